@@ -1,0 +1,3 @@
+from aurane.cli.main import entry
+
+entry()

@@ -1,0 +1,128 @@
+"""The named-tensor IR: one uniform Node type and typed Values, frozen.
+
+Shapes include the batch axis as the string ``"batch"`` first. A shape of ``None`` means
+inference failed upstream (a diagnostic was already reported); consumers skip such values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aurane.source import Span
+
+BATCH = "batch"
+
+Dim = int | str
+Shape = tuple[Dim, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    name: str
+    shape: Shape | None
+    dtype: str | None
+    span: Span
+    source_name: str | None = None  # the name the program bound it to, when it did
+
+    @property
+    def sample_shape(self) -> tuple[int, ...] | None:
+        """The shape without the batch axis (every remaining dim is an int)."""
+        if self.shape is None:
+            return None
+        return tuple(int(d) for d in self.shape[1:])
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str  # unique within the graph, derived from the op: conv2d1, dense2, relu1
+    op: str  # catalog name (aliases resolved), "block" for a model call, "repeat"
+    args: Mapping[str, Any]  # resolved arguments, defaults included
+    inputs: tuple[str, ...]
+    output: str
+    parameters: int
+    span: Span
+    arg_spans: Mapping[str, Span] = field(default_factory=dict)
+    block: str | None = None  # called model name for "block" and "repeat"
+    subgraph: Graph | None = None  # the block lowered at this call's input type
+    repeat: int = 1
+    suffix_of: str | None = None  # node id this suffix node (activation/residual) follows
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "op": self.op,
+            "inputs": list(self.inputs),
+            "output": self.output,
+            "args": {k: _jsonable(v) for k, v in self.args.items()},
+            "parameters": self.parameters,
+            "span": self.span.to_json(),
+            **({"block": self.block, "repeat": self.repeat} if self.block else {}),
+        }
+
+
+@dataclass(frozen=True)
+class Graph:
+    name: str
+    input: str
+    output: str
+    values: tuple[Value, ...]
+    nodes: tuple[Node, ...]
+    span: Span
+    input_dtype: str | None
+    param_dtype: str = "float32"
+    padding_idx: int | None = None  # input_padding_idx for attention models
+
+    def value(self, name: str) -> Value:
+        for value in self.values:
+            if value.name == name:
+                return value
+        raise KeyError(name)
+
+    @property
+    def value_map(self) -> dict[str, Value]:
+        return {v.name: v for v in self.values}
+
+    @property
+    def input_value(self) -> Value:
+        return self.value(self.input)
+
+    @property
+    def output_value(self) -> Value:
+        return self.value(self.output)
+
+    @property
+    def parameters(self) -> int:
+        return sum(node.parameters for node in self.nodes)
+
+    @property
+    def has_attention(self) -> bool:
+        return any(
+            node.op == "multihead_attention" or (node.subgraph and node.subgraph.has_attention)
+            for node in self.nodes
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "input": self.input,
+            "output": self.output,
+            "parameters": self.parameters,
+            "values": [
+                {
+                    "name": v.name,
+                    "shape": list(v.shape) if v.shape is not None else None,
+                    "dtype": v.dtype,
+                    "span": v.span.to_json(),
+                }
+                for v in self.values
+            ],
+            "nodes": [node.to_json() for node in self.nodes],
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,178 @@
+"""Operation specs: typed parameters, shape/dtype rules, parameter and FLOP formulas.
+
+An ``OpSpec`` is the single description of an operation that every stage reads: the
+semantic pass binds and validates arguments with ``params``, lowering calls ``infer``,
+the profiler calls ``parameters`` and ``macs``, backends look the op up by ``name``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from aurane.source import Span
+
+
+class ArgKind(Enum):
+    INT = "int"
+    FLOAT = "float"  # ints accepted
+    BOOL = "bool"
+    STR = "str"
+    INT_OR_PAIR = "int or pair of ints"  # spatial sizes: kernel=3 or kernel=(2, 3)
+    INT_OR_TUPLE = "int or tuple of ints"  # upsample size
+    FLOAT_OR_TUPLE = "float or tuple of floats"  # upsample scale_factor
+    INT_OR_STR = "int, pair or string"  # conv padding: 1, (1, 2) or "same"
+    OPTIONAL_INT = "int or None"
+    OPTIONAL_FLOAT = "float or None"
+    MODEL = "model name"  # repeat(Block, n)
+    ANY = "value"
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    kind: ArgKind
+    default: Any = REQUIRED
+    # A check returns an error message (lowercase, e.g. "must be in [0, 1)") or None.
+    check: Callable[[Any], str | None] | None = None
+    choices: tuple[str, ...] | None = None
+    keyword_only: bool = False
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True, slots=True)
+class TensorType:
+    """A per-sample tensor type: shape excludes the batch axis; dtype None means unknown."""
+
+    shape: tuple[int, ...]
+    dtype: str | None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        total = 1
+        for dim in self.shape:
+            total *= dim
+        return total
+
+
+@dataclass(frozen=True, slots=True)
+class ArgValue:
+    value: Any
+    span: Span | None  # None when the default was used
+
+
+@dataclass(frozen=True)
+class BoundArgs:
+    """Arguments by parameter name, defaults filled in."""
+
+    values: Mapping[str, ArgValue]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name].value
+
+    def span(self, name: str) -> Span | None:
+        entry = self.values.get(name)
+        return entry.span if entry else None
+
+    def given(self, name: str) -> bool:
+        entry = self.values.get(name)
+        return entry is not None and entry.span is not None
+
+    def plain(self) -> dict[str, Any]:
+        return {name: entry.value for name, entry in self.values.items()}
+
+
+class OpError(Exception):
+    """Raised by shape/dtype rules. ``blame`` names the argument (or ``input0``...) at fault.
+
+    ``code`` is a key of aurane.codes.CODES (type stage). Lowering turns it into a located
+    diagnostic at the blamed argument's span (or the operation's span when blame is None).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        blame: str | None = None,
+        hint: str | None = None,
+        input_notes: tuple[tuple[int, str], ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.blame = blame
+        self.hint = hint
+        # (input index, note) pairs: rendered as secondary labels where each input came from
+        self.input_notes = input_notes
+
+
+@dataclass(frozen=True)
+class InferContext:
+    args: BoundArgs
+    inputs: tuple[TensorType, ...]
+    param_dtype: str  # floating dtype for parameters (float32 unless input_dtype says otherwise)
+
+    @property
+    def input(self) -> TensorType:
+        return self.inputs[0]
+
+
+InferRule = Callable[[InferContext], TensorType]
+CountRule = Callable[[InferContext, TensorType], int]
+
+
+def _zero(ctx: InferContext, out: TensorType) -> int:
+    return 0
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    params: tuple[Param, ...]
+    infer: InferRule
+    doc: str
+    # sample argument sets and per-sample input shapes used by catalog tests
+    samples: tuple[tuple[Mapping[str, Any], tuple[tuple[int, ...], ...]], ...]
+    aliases: tuple[str, ...] = ()
+    kinds: frozenset[str] = frozenset()
+    min_inputs: int = 1
+    max_inputs: int | None = 1  # None: variadic (add, concat)
+    parameters: CountRule = _zero
+    macs: CountRule = _zero  # multiply-accumulates counted in FLOPs (x2)
+    other_flops: CountRule = _zero  # elementwise, normalization, pooling work
+    input_dtypes: str = "float"  # "float", "int" (embedding) or "any"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_activation(self) -> bool:
+        return "activation" in self.kinds
+
+    @property
+    def variadic(self) -> bool:
+        return self.max_inputs is None
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def positional_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if not p.keyword_only)
