@@ -48,6 +48,9 @@ class Param:
     choices: tuple[str, ...] | None = None
     keyword_only: bool = False
     doc: str = ""
+    # A variadic parameter (last positional one) collects every remaining positional
+    # argument into a tuple: reshape(6, -1) binds shape=(6, -1). Its check sees the tuple.
+    variadic: bool = False
 
     @property
     def required(self) -> bool:

@@ -1,0 +1,273 @@
+"""Static cost profile of a lowered model, read only from the IR and the op catalog.
+
+Every count is an estimate of work and memory, not a latency measurement:
+
+- parameters come from each node's catalog ``parameters`` rule (the IR stores them too);
+- FLOPs per sample are 2 per multiply-accumulate, where MACs come from the catalog ``macs``
+  rule (dense, convolution, attention projections and score/value products, recurrent
+  matrix products), the ``torch.utils.flop_counter`` convention;
+- other FLOPs (bias adds, elementwise, normalization, pooling) come from ``other_flops``;
+- activation memory is the size of every IR value (the input included) at the value's
+  dtype; a value of unknown dtype is guessed at 4 bytes per element (float32).
+
+Composed blocks are profiled at their call's input type and rolled up into one layer, with
+the block's own layers kept as children (one copy; ``repeat`` multiplies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from aurane import ops
+from aurane.analysis.formulas import macs_formula, pretty
+from aurane.ir.graph import Graph, Node, Value
+from aurane.ops.spec import ArgValue, BoundArgs, InferContext, TensorType
+
+DTYPE_BYTES: dict[str, int] = {
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int32": 4,
+    "int64": 8,
+    "bool": 1,
+}
+UNKNOWN_DTYPE_BYTES = 4  # a stated guess: float32
+
+
+def dtype_bytes(dtype: str | None) -> int:
+    """Bytes per element of ``dtype``; unknown dtypes are guessed at 4 (float32)."""
+    if dtype is None:
+        return UNKNOWN_DTYPE_BYTES
+    return DTYPE_BYTES.get(dtype, UNKNOWN_DTYPE_BYTES)
+
+
+@dataclass(frozen=True)
+class LayerProfile:
+    """One IR node's cost per sample. For a block, totals over all its copies."""
+
+    node: str
+    op: str
+    output_shape: tuple[int, ...] | None
+    dtype: str | None
+    parameters: int
+    macs: int
+    other_flops: int
+    activation_bytes: int  # per sample: the values this layer produces
+    unknown_dtypes: int  # how many of those values had no dtype (4-byte guess)
+    formula: str | None = None
+    block: str | None = None
+    repeat: int = 1
+    children: tuple[LayerProfile, ...] = ()  # one copy of the block's layers
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.macs
+
+    @property
+    def is_block(self) -> bool:
+        return self.block is not None
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    name: str
+    input_shape: tuple[int, ...] | None
+    input_dtype: str | None
+    output_shape: tuple[int, ...] | None
+    output_dtype: str | None
+    param_dtype: str
+    layers: tuple[LayerProfile, ...]
+    batch_size: int
+    input_bytes: int  # per sample
+    input_unknown: int  # 1 when the input dtype is unknown
+
+    @property
+    def parameters(self) -> int:
+        return sum(layer.parameters for layer in self.layers)
+
+    @property
+    def trainable_parameters(self) -> int:
+        # every parameter the IR creates requires grad (no freezing in the language)
+        return self.parameters
+
+    @property
+    def macs(self) -> int:
+        return sum(layer.macs for layer in self.layers)
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.macs
+
+    @property
+    def other_flops(self) -> int:
+        return sum(layer.other_flops for layer in self.layers)
+
+    @property
+    def activation_bytes_per_sample(self) -> int:
+        return self.input_bytes + sum(layer.activation_bytes for layer in self.layers)
+
+    @property
+    def activation_bytes(self) -> int:
+        return self.batch_size * self.activation_bytes_per_sample
+
+    @property
+    def parameter_bytes(self) -> int:
+        return self.parameters * dtype_bytes(self.param_dtype)
+
+    @property
+    def unknown_dtypes(self) -> int:
+        return self.input_unknown + sum(layer.unknown_dtypes for layer in self.layers)
+
+
+def profile(graph: Graph, batch_size: int = 1) -> ModelProfile:
+    """The cost profile of ``graph`` (a model lowered at its input type)."""
+    if batch_size < 1:
+        raise ValueError("batch size must be positive")
+    values = graph.value_map
+    inp = values[graph.input]
+    out = values[graph.output]
+    return ModelProfile(
+        name=graph.name,
+        input_shape=inp.sample_shape,
+        input_dtype=inp.dtype,
+        output_shape=out.sample_shape,
+        output_dtype=out.dtype,
+        param_dtype=graph.param_dtype,
+        layers=profile_layers(graph),
+        batch_size=batch_size,
+        input_bytes=_value_bytes(inp),
+        input_unknown=int(inp.dtype is None),
+    )
+
+
+def profile_layers(graph: Graph) -> tuple[LayerProfile, ...]:
+    values = graph.value_map
+    return tuple(_layer(node, values, graph.param_dtype) for node in graph.nodes)
+
+
+def _value_bytes(value: Value) -> int:
+    shape = value.sample_shape
+    if shape is None:
+        return 0
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count * dtype_bytes(value.dtype)
+
+
+def _layer(node: Node, values: Mapping[str, Value], param_dtype: str) -> LayerProfile:
+    out = values[node.output]
+    if node.subgraph is not None:
+        return _block_layer(node, out)
+    spec = ops.lookup(node.op)
+    built = catalog_context(node, values, param_dtype) if spec is not None else None
+    if spec is None or built is None:  # unknown op or unknown shapes: nothing to count
+        return LayerProfile(node.id, node.op, out.sample_shape, out.dtype, node.parameters,
+                            0, 0, _value_bytes(out), int(out.dtype is None))
+    ctx, result = built
+    macs = spec.macs(ctx, result)
+    formula = macs_formula(spec.name, ctx, result)
+    return LayerProfile(
+        node=node.id,
+        op=node.op,
+        output_shape=out.sample_shape,
+        dtype=out.dtype,
+        parameters=spec.parameters(ctx, result),
+        macs=macs,
+        other_flops=spec.other_flops(ctx, result),
+        activation_bytes=_value_bytes(out),
+        unknown_dtypes=int(out.dtype is None),
+        formula=_formula_text(formula, macs),
+    )
+
+
+def _formula_text(formula: tuple[str, str] | None, macs: int) -> str:
+    if formula is None:
+        return "no multiply-accumulates (work counted in other FLOPs)"
+    meaning, expression = formula
+    return f"MACs = {meaning} = {pretty(expression)} = {macs:,}; FLOPs = 2 \u00b7 MACs"
+
+
+def catalog_context(
+    node: Node, values: Mapping[str, Value], param_dtype: str
+) -> tuple[InferContext, TensorType] | None:
+    """The catalog's InferContext for ``node`` (args and input types from the IR) and its
+    output type, or None when a shape is unknown."""
+    inputs: list[TensorType] = []
+    for name in node.inputs:
+        shape = values[name].sample_shape
+        if shape is None:
+            return None
+        inputs.append(TensorType(shape, values[name].dtype))
+    out = values[node.output]
+    if out.sample_shape is None:
+        return None
+    bound = BoundArgs(
+        {key: ArgValue(value, node.arg_spans.get(key)) for key, value in node.args.items()}
+    )
+    return InferContext(bound, tuple(inputs), param_dtype), TensorType(out.sample_shape, out.dtype)
+
+
+def _block_layer(node: Node, out: Value) -> LayerProfile:
+    sub = node.subgraph
+    assert sub is not None
+    children = profile_layers(sub)
+    times = node.repeat
+    label = f"repeat {sub.name} x{times}" if node.op == "repeat" else f"block {sub.name}"
+    return LayerProfile(
+        node=node.id,
+        op=node.op,
+        output_shape=out.sample_shape,
+        dtype=out.dtype,
+        parameters=times * sum(c.parameters for c in children),
+        macs=times * sum(c.macs for c in children),
+        other_flops=times * sum(c.other_flops for c in children),
+        activation_bytes=times * sum(c.activation_bytes for c in children),
+        unknown_dtypes=times * sum(c.unknown_dtypes for c in children),
+        formula=f"{label}: the sum of its layers" + (f", times {times} copies" if times > 1 else ""),
+        block=sub.name,
+        repeat=times,
+        children=children,
+    )
+
+
+def walk(
+    layers: tuple[LayerProfile, ...], prefix: str = "", depth: int = 0
+) -> Iterator[tuple[str, int, LayerProfile]]:
+    """Every layer with its path (``residualunit1/conv2d1``) and nesting depth."""
+    for layer in layers:
+        path = f"{prefix}{layer.node}"
+        yield path, depth, layer
+        if layer.children:
+            yield from walk(layer.children, path + "/", depth + 1)
+
+
+@dataclass(frozen=True)
+class OpTotal:
+    op: str
+    count: int
+    parameters: int
+    macs: int
+    other_flops: int
+
+
+def by_operation(profile_: ModelProfile) -> tuple[OpTotal, ...]:
+    """Totals per catalog operation over the whole model, blocks expanded (repeat counted)."""
+    totals: dict[str, list[int]] = {}
+
+    def visit(layers: tuple[LayerProfile, ...], times: int) -> None:
+        for layer in layers:
+            if layer.children:
+                visit(layer.children, times * layer.repeat)
+                continue
+            entry = totals.setdefault(layer.op, [0, 0, 0, 0])
+            entry[0] += times
+            entry[1] += times * layer.parameters
+            entry[2] += times * layer.macs
+            entry[3] += times * layer.other_flops
+
+    visit(profile_.layers, 1)
+    rows = [OpTotal(op, *entry) for op, entry in totals.items()]
+    return tuple(sorted(rows, key=lambda r: (-r.macs, -r.parameters, r.op)))

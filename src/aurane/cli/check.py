@@ -1,0 +1,57 @@
+"""``aurane check``: semantic and type passes, human or JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "check", help="check a program for errors without compiling it",
+        description="Parse, resolve constants and run the semantic and type passes. "
+        "Diagnostics go to stderr (or stdout as JSON with --json). Exit 1 on any error.")
+    parser.add_argument("source", metavar="SRC", help="the .aur file")
+    parser.add_argument("--semantic", action="store_true", help="run the semantic pass only")
+    parser.add_argument("--types", action="store_true",
+                        help="run the type pass (shapes and dtypes); with --semantic, both")
+    parser.add_argument("--json", action="store_true", help="print a JSON payload on stdout")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from aurane.compiler import run_front_end
+    from aurane.render import check_payload
+
+    passes = []
+    if args.semantic or not args.types:
+        passes.append("semantic")
+    if args.types or not args.semantic:
+        passes.append("types")
+    try:
+        from aurane.cli.common import read_source
+
+        text, bad = read_source(args.source)
+    except CommandError as error:
+        if not args.json:
+            raise
+        payload = check_payload(args.source, [], passes)
+        payload.update(ok=False, error=error.message)
+        print_json(payload)
+        return error.code
+    if text is None:
+        assert bad is not None
+        diagnostics = [bad]
+        text = ""
+    else:
+        diagnostics = run_front_end(text, args.source, types="types" in passes).diagnostics
+    if args.json:
+        print_json(check_payload(args.source, diagnostics, passes))
+    else:
+        print_diagnostics(diagnostics, text, args.source)
+    failed = any(d.is_error for d in diagnostics)
+    if not failed and not args.json:
+        print(f"{args.source}: ok ({' and '.join(passes)} passes)", file=sys.stdout)
+    return EXIT_INPUT if failed else EXIT_OK

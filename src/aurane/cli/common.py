@@ -1,0 +1,55 @@
+"""Helpers shared by commands: reading sources, printing diagnostics, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from aurane.diagnostics import Diagnostic
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
+
+
+class CommandError(Exception):
+    """An input problem that is not a located diagnostic (missing file, unknown model)."""
+
+    def __init__(self, message: str, code: int = EXIT_INPUT) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
+    """The file's text, or a P015 diagnostic for bad UTF-8; raises CommandError if unreadable."""
+    from aurane.compiler import decode_source
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise CommandError(f"cannot read '{path}': no such file") from None
+    except IsADirectoryError:
+        raise CommandError(f"cannot read '{path}': it is a directory") from None
+    except OSError as error:
+        raise CommandError(f"cannot read '{path}': {error.strerror or error}") from None
+    return decode_source(data, path)
+
+
+def use_colour(stream: Any) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)()) and "NO_COLOR" not in os.environ
+
+
+def print_diagnostics(diagnostics: Iterable[Diagnostic], text: str, filename: str) -> None:
+    from aurane.render import render_all
+    from aurane.source import Source
+
+    items = list(diagnostics)
+    if items:
+        print(render_all(items, Source(text, filename), use_colour(sys.stderr)), file=sys.stderr)
+
+
+def print_json(payload: Any, stream: Any = None) -> None:
+    print(json.dumps(payload, indent=2, ensure_ascii=False), file=stream or sys.stdout)

@@ -1,0 +1,57 @@
+"""``aurane ir``: the lowered graph as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+
+from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "ir", help="print the lowered IR graph",
+        description="Print each model's IR: named values with shapes (batch first) and dtypes, "
+        "and nodes with resolved arguments and parameter counts.")
+    parser.add_argument("source", metavar="SRC", help="the .aur file")
+    parser.add_argument("--model", metavar="NAME", help="only this model")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="output format (default: text)")
+    parser.set_defaults(run=run)
+
+
+def load_graphs(path: str, model: str | None) -> list:  # type: ignore[type-arg]
+    """Front end + model selection shared by ir, profile and visualize."""
+    from aurane.cli.common import read_source
+    from aurane.compiler import run_front_end
+
+    text, bad = read_source(path)
+    if text is None:
+        assert bad is not None
+        print_diagnostics([bad], "", path)
+        raise CommandError("the file is not valid UTF-8") from None
+    result = run_front_end(text, path)
+    print_diagnostics(result.diagnostics, text, path)
+    if not result.ok:
+        raise CommandError(f"{path} has errors", EXIT_INPUT)
+    if model is None:
+        return list(result.graphs.values())
+    if model in result.graphs:
+        return [result.graphs[model]]
+    assert result.resolved is not None
+    names = [m.name for m in result.resolved.models]
+    if model in names:
+        raise CommandError(
+            f"model '{model}' has no input_shape: it is used only as a block of other models; "
+            "add input_shape to inspect it on its own")
+    raise CommandError(f"no model '{model}' in {path}; models: {', '.join(names) or 'none'}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from aurane.ir.printer import graph_to_text, graphs_to_json
+
+    graphs = load_graphs(args.source, args.model)
+    if args.format == "json":
+        print(graphs_to_json(graphs))
+    else:
+        print("\n\n".join(graph_to_text(g) for g in graphs))
+    return EXIT_OK

@@ -1,0 +1,97 @@
+"""Type checks of training jobs against the lowered graphs (GAN boundary, loss fit)."""
+
+from __future__ import annotations
+
+from aurane.codes import diag
+from aurane.diagnostics import Diagnostic, Label
+from aurane.ir.graph import Graph
+from aurane.semantics import config
+from aurane.source import Span
+from aurane.syntax import ast
+
+
+def _shape(shape: tuple[int, ...] | None) -> str:
+    if shape is None:
+        return "(?)"
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _field_name(fields: tuple[ast.Field, ...], name: str) -> tuple[str | None, ast.Field | None]:
+    for item in fields:
+        if item.name == name:
+            value = item.value
+            if isinstance(value, ast.Name | ast.Call):
+                key = value.id if isinstance(value, ast.Name) else value.func
+            elif isinstance(value, ast.String):
+                key = value.value
+            else:
+                return None, item
+            spec = config.LOSS_TABLE.get(key)
+            return (spec.name if spec else key), item
+    return None, None
+
+
+def _output_expression_span(model: ast.Model) -> Span | None:
+    """The operations that make a model's output: the last statement's chain steps or call."""
+    if model.forward is None or not model.forward.body:
+        return None
+    last = model.forward.body[-1]
+    value = last.chain if isinstance(last, ast.ChainStmt) else last.value
+    if isinstance(value, ast.Chain) and value.steps:
+        return value.steps[0].span.merge(value.steps[-1].span)
+    return value.span
+
+
+def _last_activation(graph: Graph) -> str | None:
+    node = next((n for n in graph.nodes if n.output == graph.output), None)
+    return node.op if node else None
+
+
+def check_jobs(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for stmt in program.statements:
+        if isinstance(stmt, ast.TrainGan):
+            out.extend(_check_gan(stmt, graphs, program))
+    return out
+
+
+def _check_gan(stmt: ast.TrainGan, graphs: dict[str, Graph], program: ast.AuraneProgram) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    gen = graphs.get(stmt.generator.id)
+    disc = graphs.get(stmt.discriminator.id)
+    if gen is None or disc is None:
+        return out
+    produced = gen.output_value
+    expected = disc.input_value
+    if produced.sample_shape != expected.sample_shape:
+        gen_model = program.model(stmt.generator.id)
+        disc_model = program.model(stmt.discriminator.id)
+        shape_field = next((f for f in disc_model.fields if f.name == "input_shape"), None) if disc_model else None
+        labels = [Label(stmt.generator.span, "generator of this train_gan job"),
+                  Label(stmt.discriminator.span, "discriminator")]
+        if shape_field is not None:
+            labels.append(Label(shape_field.value.span,
+                                f"discriminator input_shape {_shape(expected.sample_shape)}"))
+        primary = _output_expression_span(gen_model) if gen_model else None
+        out.append(diag(
+            "T008", f"generator '{gen.name}' produces shape {_shape(produced.sample_shape)} but "
+            f"discriminator '{disc.name}' takes {_shape(expected.sample_shape)}",
+            primary or produced.span, labels=tuple(labels),
+            hint="make the generator's output shape equal the discriminator's input_shape"))
+    if gen.input_dtype is not None and gen.input_dtype not in config.FLOAT_DTYPES:
+        out.append(diag(
+            "T003", f"generator '{gen.name}' takes {gen.input_dtype} input, but GAN noise is "
+            "floating point", stmt.generator.span, hint="use a floating input_dtype"))
+    loss, item = _field_name(stmt.fields, "discriminator_loss")
+    last = _last_activation(disc)
+    if item is not None and loss == "bce" and last != "sigmoid":
+        out.append(diag(
+            "T009", "discriminator_loss bce needs probabilities, but the discriminator does not "
+            "end in sigmoid", item.value.span, labels=(Label(disc.output_value.span, "output made here"),),
+            hint="end the discriminator with .sigmoid or use bce_with_logits"))
+    if item is not None and loss == "bce_with_logits" and last == "sigmoid":
+        out.append(diag(
+            "T009", "bce_with_logits applies its own sigmoid; the discriminator already ends in "
+            "sigmoid", item.value.span, labels=(Label(disc.output_value.span, "sigmoid here"),),
+            hint="remove .sigmoid or use bce"))
+    return out

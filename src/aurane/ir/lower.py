@@ -1,0 +1,411 @@
+"""Lowering to the IR with shape and dtype inference (the type checker).
+
+Each model with an input_shape lowers once; blocks lower at each call site with the
+caller's input type. A failed operation gives its output an unknown shape, and consumers of
+unknown shapes stay silent, so one mistake gives one diagnostic.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from aurane import ops
+from aurane.codes import diag
+from aurane.diagnostics import Diagnostic, Label
+from aurane.ir.graph import BATCH, Graph, Node, Value
+from aurane.ops.spec import BoundArgs, InferContext, OpError, OpSpec, TensorType
+from aurane.semantics import config
+from aurane.semantics.binding import bind_arguments
+from aurane.semantics.values import literal_value
+from aurane.source import Span
+from aurane.syntax import ast
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    input_shape: tuple[int, ...] | None
+    input_shape_span: Span | None
+    input_dtype: str | None
+    padding_idx: int | None
+    padding_span: Span | None
+
+
+def model_info(model: ast.Model) -> ModelInfo:
+    values = {f.name: f for f in model.fields}
+    shape_field = values.get("input_shape")
+    dtype_field = values.get("input_dtype")
+    pad_field = values.get("input_padding_idx")
+    shape = literal_value(shape_field.value) if shape_field else None
+    dtype = None
+    if dtype_field is not None:
+        expr = dtype_field.value
+        dtype = expr.id if isinstance(expr, ast.Name) else literal_value(expr)
+    return ModelInfo(
+        tuple(shape) if shape is not None else None,
+        shape_field.value.span if shape_field else None,
+        dtype,
+        literal_value(pad_field.value) if pad_field else None,
+        pad_field.value.span if pad_field else None,
+    )
+
+
+@dataclass
+class _Builder:
+    """Accumulates one graph's values and nodes."""
+
+    name: str
+    param_dtype: str
+    values: list[Value] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    counters: Counter[str] = field(default_factory=Counter)
+    notes: dict[str, str] = field(default_factory=dict)  # value -> where its shape came from
+    uses: Counter[str] = field(default_factory=Counter)
+
+    def fresh(self, stem: str) -> str:
+        self.counters[stem] += 1
+        return f"{stem}{self.counters[stem]}"
+
+    def value(self, name: str) -> Value:
+        return next(v for v in reversed(self.values) if v.name == name)
+
+    def add_value(self, value: Value, note: str) -> str:
+        self.values.append(value)
+        self.notes[value.name] = note
+        return value.name
+
+
+class _Lowerer:
+    def __init__(self, program: ast.AuraneProgram, skip: set[str]) -> None:
+        self.program = program
+        self.models = {m.name: m for m in program.models}
+        self.skip = skip
+        self.diagnostics: list[Diagnostic] = []
+        self.block_cache: dict[tuple[str, tuple[int, ...], str | None], Graph | None] = {}
+
+    # -------------------------------------------------------------- models
+
+    def lower_model(
+        self, model: ast.Model, input_type: TensorType, input_span: Span, graph_name: str
+    ) -> Graph | None:
+        info = model_info(model)
+        assert model.forward is not None
+        param_dtype = input_type.dtype if input_type.dtype in config.FLOAT_DTYPES else "float32"
+        builder = _Builder(graph_name, param_dtype or "float32")
+        forward = model.forward
+        input_name = forward.param
+        builder.add_value(
+            Value(input_name, (BATCH, *input_type.shape), input_type.dtype, input_span, input_name),
+            f"{shape_text(input_type.shape)} from the model input at {input_span}",
+        )
+        env: dict[str, str | None] = {forward.param: input_name}  # None: its producer failed
+        assigned: list[tuple[str, Span]] = []
+        output = input_name
+        failed = False
+        for stmt in forward.body:
+            match stmt:
+                case ast.Assign(target=target, target_span=span, value=value):
+                    result = self.tensor(builder, env, value)
+                    if result is None:
+                        failed = True
+                        env[target] = None
+                        continue
+                    env[target] = output = self.bind_name(builder, result, target)
+                    assigned.append((output, span))
+                case ast.ChainStmt(chain=chain):
+                    result = self.tensor(builder, env, chain)
+                    if result is None:
+                        failed = True
+                        if isinstance(chain.source, ast.Name):
+                            env[chain.source.id] = None
+                        continue
+                    output = result
+                    if isinstance(chain.source, ast.Name):
+                        env[chain.source.id] = self.bind_name(builder, result, chain.source.id)
+                case ast.Return(value=value):
+                    result = self.tensor(builder, env, value)
+                    if result is None:
+                        failed = True
+                        continue
+                    output = result
+        if failed:
+            return None
+        for value_name, span in assigned:
+            if value_name != output and builder.uses[value_name] == 0:
+                source = builder.value(value_name).source_name
+                self.diagnostics.append(diag(
+                    "S018", f"value '{source}' is computed but never used", span,
+                    hint="use it, return it, or delete the statement"))
+        if info.padding_idx is not None and input_type.dtype not in (None, *config.INT_DTYPES):
+            self.diagnostics.append(diag(
+                "T003", "input_padding_idx needs integer token inputs (input_dtype int64 or int32)",
+                info.padding_span, hint="set input_dtype = int64"))
+        return Graph(
+            name=graph_name,
+            input=input_name,
+            output=output,
+            values=tuple(builder.values),
+            nodes=tuple(builder.nodes),
+            span=model.span,
+            input_dtype=input_type.dtype,
+            param_dtype=builder.param_dtype,
+            padding_idx=info.padding_idx,
+        )
+
+    def bind_name(self, builder: _Builder, value_name: str, source_name: str) -> str:
+        """Record the program's name for a value (the first name wins for display)."""
+        for index, value in enumerate(builder.values):
+            if value.name == value_name and value.source_name is None:
+                builder.values[index] = Value(
+                    value.name, value.shape, value.dtype, value.span, source_name)
+        return value_name
+
+    # -------------------------------------------------------------- expressions
+
+    def tensor(self, b: _Builder, env: dict[str, str | None], expr: ast.Expr) -> str | None:
+        match expr:
+            case ast.Name(id=name):
+                value = env.get(name)
+                if value is not None:
+                    b.uses[value] += 1
+                return value
+            case ast.Call():
+                return self.call(b, env, expr, None)
+            case ast.Chain(source=source, steps=steps):
+                current = self.tensor(b, env, source)
+                for step in steps:
+                    if current is None:
+                        return None
+                    current = self.call(b, env, step, current)
+                return current
+        return None
+
+    def call(self, b: _Builder, env: dict[str, str | None], call: ast.Call, chained: str | None) -> str | None:
+        spec = ops.lookup(call.func)
+        if chained is not None:
+            inputs: list[str | None] = [chained]
+            rest = call.args
+        else:
+            count = len(call.args) if spec is not None and spec.variadic else 1
+            inputs = [self.tensor(b, env, arg) for arg in call.args[:count]]
+            rest = call.args[count:]
+        if any(i is None for i in inputs):
+            return None
+        names = [i for i in inputs if i is not None]
+        for name in names:
+            if chained is not None:
+                b.uses[name] += 1
+        if call.func in self.models and spec is None:
+            result = self.block(b, call, names[0])
+        elif spec is not None and spec.name == "repeat":
+            bound, _ = bind_arguments(spec.params, rest, call.keywords, owner="repeat",
+                                      owner_span=call.span)
+            result = self.repeat(b, call, names[0], bound["block"], bound["times"])
+        else:
+            assert spec is not None
+            bound, _ = bind_arguments(spec.params, rest, call.keywords, owner=spec.name,
+                                      owner_span=call.span)
+            result = self.apply(b, spec, bound, names, call.span, call.func_span)
+        main = result
+        for suffix in call.suffixes:
+            if result is None:
+                return None
+            result = self.suffix(b, suffix, result, main)
+        return result
+
+    def suffix(self, b: _Builder, suffix: ast.Suffix, current: str, main: str | None) -> str | None:
+        main_id = self.node_of(b, main)
+        if suffix.name == "residual":
+            before = self.node_input(b, main)
+            if before is None:
+                return current
+            spec = ops.CATALOG["add"]
+            bound = BoundArgs({})
+            return self.apply(b, spec, bound, [before, current], suffix.span, suffix.span,
+                              suffix_of=main_id, stem="residual",
+                              what="residual")
+        spec = ops.lookup(suffix.name)
+        assert spec is not None
+        bound, _ = bind_arguments(spec.params, suffix.args, suffix.keywords, owner=spec.name,
+                                  owner_span=suffix.span)
+        return self.apply(b, spec, bound, [current], suffix.span, suffix.name_span,
+                          suffix_of=main_id)
+
+    def node_of(self, b: _Builder, value: str | None) -> str | None:
+        node = next((n for n in b.nodes if n.output == value), None)
+        return node.id if node else None
+
+    def node_input(self, b: _Builder, value: str | None) -> str | None:
+        node = next((n for n in b.nodes if n.output == value), None)
+        return node.inputs[0] if node and node.inputs else None
+
+    # -------------------------------------------------------------- operations
+
+    def input_types(self, b: _Builder, names: list[str]) -> list[TensorType] | None:
+        types: list[TensorType] = []
+        for name in names:
+            value = b.value(name)
+            if value.sample_shape is None:
+                return None
+            types.append(TensorType(value.sample_shape, value.dtype))
+        return types
+
+    def apply(
+        self,
+        b: _Builder,
+        spec: OpSpec,
+        bound: BoundArgs,
+        inputs: list[str],
+        span: Span,
+        op_span: Span,
+        *,
+        suffix_of: str | None = None,
+        stem: str | None = None,
+        what: str | None = None,
+    ) -> str | None:
+        types = self.input_types(b, inputs)
+        if types is None:
+            return None
+        ctx = InferContext(bound, tuple(types), b.param_dtype)
+        try:
+            out = spec.infer(ctx)
+        except OpError as error:
+            self.report(b, error, bound, inputs, span, what or spec.name)
+            return None
+        node_id = b.fresh(stem or spec.name)
+        node = Node(
+            id=node_id, op=spec.name, args=bound.plain(), inputs=tuple(inputs), output=node_id,
+            parameters=spec.parameters(ctx, out), span=span,
+            arg_spans={k: s for k in bound.values if (s := bound.span(k)) is not None},
+            suffix_of=suffix_of,
+        )
+        b.nodes.append(node)
+        note = shape_text(out.shape)
+        if spec.name == "flatten" and types[0].rank > 1:
+            note = f"{out.shape[0]} = " + "·".join(map(str, types[0].shape))
+        return b.add_value(Value(node_id, (BATCH, *out.shape), out.dtype, span), note)
+
+    def report(
+        self, b: _Builder, error: OpError, bound: BoundArgs, inputs: list[str], span: Span,
+        what: str,
+    ) -> None:
+        primary = (bound.span(error.blame) if error.blame else None) or span
+        labels: list[Label] = []
+        for index, note in error.input_notes:
+            if index < len(inputs):
+                labels.append(Label(b.value(inputs[index]).span, self.origin(b, inputs[index], note)))
+        if not error.input_notes and inputs:
+            labels.append(Label(b.value(inputs[0]).span, "input " + self.origin(b, inputs[0], None)))
+        self.diagnostics.append(diag(
+            error.code, error.message, primary, hint=error.hint, labels=tuple(labels)))
+
+    def origin(self, b: _Builder, name: str, note: str | None) -> str:
+        value = b.value(name)
+        node = next((n for n in b.nodes if n.output == name), None)
+        text = b.notes.get(name) or note or ""
+        if node is None:
+            return text
+        return f"{text} from `{node.op}` at {node.span}"
+
+    # -------------------------------------------------------------- composition
+
+    def lower_block(self, name: str, input_type: TensorType, call_span: Span) -> Graph | None:
+        key = (name, input_type.shape, input_type.dtype)
+        if key in self.block_cache:
+            return self.block_cache[key]
+        model = self.models[name]
+        info = model_info(model)
+        if info.input_shape is not None and info.input_shape != input_type.shape:
+            self.diagnostics.append(diag(
+                "T010", f"block '{name}' expects input shape {shape_text(info.input_shape)}, "
+                f"called with {shape_text(input_type.shape)}", call_span,
+                labels=(Label(info.input_shape_span or model.name_span, "input_shape declared here"),)))
+            self.block_cache[key] = None
+            return None
+        before = len(self.diagnostics)
+        graph = self.lower_model(model, input_type, model.forward.span if model.forward else model.span,
+                                 name)
+        # errors inside the block: say which call's shapes produced them
+        for index in range(before, len(self.diagnostics)):
+            d = self.diagnostics[index]
+            if d.is_error:
+                self.diagnostics[index] = diag(
+                    d.code, d.message, d.span, hint=d.hint,
+                    labels=(*d.labels, Label(call_span, f"block called here with input "
+                                             f"{shape_text(input_type.shape)}")))
+        self.block_cache[key] = graph
+        return graph
+
+    def block(self, b: _Builder, call: ast.Call, input_name: str) -> str | None:
+        value = b.value(input_name)
+        if value.sample_shape is None:
+            return None
+        sub = self.lower_block(call.func, TensorType(value.sample_shape, value.dtype), call.span)
+        if sub is None:
+            return None
+        return self.add_block_node(b, call, input_name, sub, 1, call.func.lower())
+
+    def repeat(self, b: _Builder, call: ast.Call, input_name: str, block: str, times: int) -> str | None:
+        value = b.value(input_name)
+        if value.sample_shape is None:
+            return None
+        in_type = TensorType(value.sample_shape, value.dtype)
+        sub = self.lower_block(block, in_type, call.span)
+        if sub is None:
+            return None
+        out = sub.output_value
+        if out.sample_shape != in_type.shape or out.dtype != in_type.dtype:
+            self.diagnostics.append(diag(
+                "T001", f"repeat needs '{block}' to map its input shape to itself: "
+                f"{shape_text(in_type.shape)} became {shape_text(out.sample_shape or ())}",
+                call.span, labels=(Label(value.span, "input " + self.origin(b, input_name, None)),),
+                hint="use the block once, or make its output shape equal its input"))
+            return None
+        return self.add_block_node(b, call, input_name, sub, times, "repeat")
+
+    def add_block_node(
+        self, b: _Builder, call: ast.Call, input_name: str, sub: Graph, times: int, stem: str
+    ) -> str:
+        node_id = b.fresh(stem)
+        out = sub.output_value
+        b.nodes.append(Node(
+            id=node_id, op="repeat" if stem == "repeat" else "block",
+            args={"block": sub.name, "times": times} if stem == "repeat" else {"block": sub.name},
+            inputs=(input_name,), output=node_id, parameters=sub.parameters * times,
+            span=call.span, block=sub.name, subgraph=sub, repeat=times,
+        ))
+        return b.add_value(Value(node_id, out.shape, out.dtype, call.span),
+                           shape_text(out.sample_shape or ()))
+
+    # -------------------------------------------------------------- program
+
+    def run(self) -> dict[str, Graph]:
+        graphs: dict[str, Graph] = {}
+        for model in self.program.models:
+            if model.name in self.skip or model.forward is None:
+                continue
+            info = model_info(model)
+            if info.input_shape is None or model.name in graphs:
+                continue
+            graph = self.lower_model(
+                model, TensorType(info.input_shape, info.input_dtype),
+                info.input_shape_span or model.name_span, model.name)
+            if graph is not None:
+                graphs[model.name] = graph
+        return graphs
+
+
+def lower_program(
+    program: ast.AuraneProgram, skip: set[str] | None = None
+) -> tuple[dict[str, Graph], list[Diagnostic]]:
+    """Lower every model that has an input_shape; blocks appear inside their callers."""
+    lowerer = _Lowerer(program, skip or set())
+    graphs = lowerer.run()
+    from aurane.ir.jobs import check_jobs
+
+    lowerer.diagnostics.extend(check_jobs(program, graphs))
+    return graphs, lowerer.diagnostics

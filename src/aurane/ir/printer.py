@@ -1,0 +1,40 @@
+"""IR as text and JSON (the ``aurane ir`` outputs)."""
+
+from __future__ import annotations
+
+import json
+
+from aurane.ir.graph import Graph, Value
+
+
+def _shape(value: Value) -> str:
+    if value.shape is None:
+        return "?"
+    return "(" + ", ".join(str(d) for d in value.shape) + ")"
+
+
+def graphs_to_json(graphs: list[Graph]) -> str:
+    return json.dumps({"models": [g.to_json() for g in graphs]}, indent=2)
+
+
+def graph_to_text(graph: Graph, indent: str = "") -> str:
+    values = graph.value_map
+    inp = values[graph.input]
+    lines = [
+        f"{indent}graph {graph.name}({graph.input}: {_shape(inp)} {inp.dtype or '?'}) "
+        f"-> {graph.output}   # {graph.parameters:,} parameters"
+    ]
+    for node in graph.nodes:
+        out = values[node.output]
+        args = ", ".join(f"{k}={v!r}" for k, v in node.args.items() if k != "block")
+        call = f"{node.op}[{node.block}]" if node.block else node.op
+        times = f" x{node.repeat}" if node.op == "repeat" else ""
+        lines.append(
+            f"{indent}  {node.output}: {_shape(out)} {out.dtype or '?'} = "
+            f"{call}{times}({', '.join(node.inputs)}{', ' if args and node.inputs else ''}{args})"
+            f"   # {node.parameters:,} params @ {node.span}"
+        )
+        if node.subgraph is not None:
+            lines.append(graph_to_text(node.subgraph, indent + "    "))
+    lines.append(f"{indent}  return {graph.output}")
+    return "\n".join(lines)

@@ -1,0 +1,54 @@
+"""IR invariants: defined before use, unique names, known ops, arity, types and spans present."""
+
+from __future__ import annotations
+
+from aurane import ops
+from aurane.ir.graph import BATCH, Graph
+
+
+class IRVerificationError(AssertionError):
+    pass
+
+
+def verify(graph: Graph) -> None:
+    """Raise IRVerificationError on the first broken invariant (a compiler bug, not a user error)."""
+    names = [v.name for v in graph.values]
+    if len(names) != len(set(names)):
+        raise IRVerificationError(f"{graph.name}: duplicate value names")
+    ids = [n.id for n in graph.nodes]
+    if len(ids) != len(set(ids)):
+        raise IRVerificationError(f"{graph.name}: duplicate node ids")
+    defined = {graph.input}
+    values = graph.value_map
+    for value in graph.values:
+        if value.shape is None or value.shape[0] != BATCH:
+            raise IRVerificationError(f"{graph.name}: value {value.name} lacks a batch-first shape")
+        if not all(isinstance(d, int) and d > 0 for d in value.shape[1:]):
+            raise IRVerificationError(f"{graph.name}: value {value.name} has a bad shape {value.shape}")
+        if value.span is None:
+            raise IRVerificationError(f"{graph.name}: value {value.name} has no span")
+    for node in graph.nodes:
+        for name in node.inputs:
+            if name not in defined:
+                raise IRVerificationError(f"{graph.name}: {node.id} uses {name} before definition")
+        if node.output in defined:
+            raise IRVerificationError(f"{graph.name}: {node.output} defined twice")
+        if node.output not in values:
+            raise IRVerificationError(f"{graph.name}: {node.id} output has no value")
+        if node.op in ("block", "repeat"):
+            if node.subgraph is None:
+                raise IRVerificationError(f"{graph.name}: {node.id} lacks its subgraph")
+            verify(node.subgraph)
+        else:
+            spec = ops.CATALOG.get(node.op)
+            if spec is None:
+                raise IRVerificationError(f"{graph.name}: {node.id} has unknown op {node.op}")
+            if len(node.inputs) < spec.min_inputs or (
+                spec.max_inputs is not None and len(node.inputs) > spec.max_inputs
+            ):
+                raise IRVerificationError(f"{graph.name}: {node.id} has wrong arity")
+        if node.parameters < 0:
+            raise IRVerificationError(f"{graph.name}: {node.id} has negative parameters")
+        defined.add(node.output)
+    if graph.output not in defined:
+        raise IRVerificationError(f"{graph.name}: output {graph.output} undefined")

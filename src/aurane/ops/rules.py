@@ -1,0 +1,278 @@
+"""Rules shared by catalog entries: argument checks, kind sets, shape and dtype helpers.
+
+Every catalog module builds its specs from these helpers so that one rule (a sliding
+window size, an axis that counts the batch, a dtype requirement) is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aurane.ops.spec import InferContext, OpError, OpSpec, TensorType
+
+# kind sets: rules that apply to a whole family of operations key on these
+ACTIVATION = "activation"
+ELEMENTWISE = "elementwise"
+PARAMETER_FREE = "parameter_free"
+SHAPE_PRESERVING = "shape_preserving"
+PARAMETRIC = "parametric"
+NORMALIZATION = "normalization"
+POOLING = "pooling"
+RESHAPING = "reshaping"
+MERGE = "merge"
+RECURRENT = "recurrent"
+ATTENTION = "attention"
+STOCHASTIC = "stochastic"
+COMPOSITION = "composition"
+
+FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+INT_DTYPES = frozenset({"uint8", "int8", "int16", "int32", "int64"})
+
+Check = Callable[[Any], "str | None"]
+Samples = tuple[tuple[dict[str, Any], tuple[tuple[int, ...], ...]], ...]
+
+
+# -- argument checks (return a lowercase message or None) --------------------------------
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _ints(value: Any, lengths: tuple[int, ...]) -> tuple[int, ...] | None:
+    """``value`` as a tuple of ints when it is an int or a tuple of an allowed length."""
+    if _is_int(value):
+        return (value,)
+    if isinstance(value, tuple | list) and len(value) in lengths and all(map(_is_int, value)):
+        return tuple(value)
+    return None
+
+
+def ints_at_least(low: int, *, lengths: tuple[int, ...] = (1,)) -> Check:
+    """An int (or, with ``lengths``, a tuple of that many ints), each ``>= low``."""
+    shape = "an int" if lengths == (1,) else "an int or a pair of ints"
+
+    def check(value: Any) -> str | None:
+        items = _ints(value, lengths)
+        if items is None:
+            return f"must be {shape}"
+        if any(item < low for item in items):
+            return "must be positive" if low == 1 else f"must be at least {low}"
+        return None
+
+    return check
+
+
+POSITIVE = ints_at_least(1)
+POSITIVE_OR_PAIR = ints_at_least(1, lengths=(1, 2))
+NON_NEGATIVE_OR_PAIR = ints_at_least(0, lengths=(1, 2))
+
+
+def optional(check: Check) -> Check:
+    def wrapped(value: Any) -> str | None:
+        return None if value is None else check(value)
+
+    return wrapped
+
+
+def probability(value: Any) -> str | None:
+    """Dropout probabilities: ``0 <= p < 1``."""
+    if not _is_number(value) or not 0 <= value < 1:
+        return "must be in [0, 1)"
+    return None
+
+
+def positive_number(value: Any) -> str | None:
+    if not _is_number(value) or value <= 0:
+        return "must be positive"
+    return None
+
+
+def unit_interval(value: Any) -> str | None:
+    if not _is_number(value) or not 0 <= value <= 1:
+        return "must be in [0, 1]"
+    return None
+
+
+def padding_check(lengths: tuple[int, ...]) -> Check:
+    """Convolution padding: non-negative int(s), or "same" / "valid"."""
+    ints = ints_at_least(0, lengths=lengths)
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, str):
+            return None if value in ("same", "valid") else 'must be an int, "same" or "valid"'
+        return ints(value)
+
+    return check
+
+
+# -- shapes -------------------------------------------------------------------------------
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    """Python tuple notation, as users write input_shape: (8,), (3, 32, 32)."""
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def numel(shape: Sequence[int]) -> int:
+    total = 1
+    for dim in shape:
+        total *= dim
+    return total
+
+
+def require_rank(op: str, t: TensorType, ranks: Sequence[int], what: str) -> None:
+    """T002 unless the input rank is one of ``ranks``; ``what`` names the expected layout."""
+    if t.rank not in ranks:
+        raise OpError(
+            "T002",
+            f"{op} expects a {what} input, got shape {fmt_shape(t.shape)}",
+            hint=f"{op} needs an input of rank {' or '.join(map(str, ranks))} (batch excluded)",
+        )
+
+
+def require_min_rank(op: str, t: TensorType, low: int, what: str) -> None:
+    if t.rank < low:
+        raise OpError(
+            "T002",
+            f"{op} expects a {what} input, got shape {fmt_shape(t.shape)}",
+            hint=f"{op} needs at least {low} axes (batch excluded)",
+        )
+
+
+def spatial(op: str, name: str, value: Any, count: int) -> tuple[int, ...]:
+    """An int or tuple argument as one value per spatial axis (T002 on a length mismatch)."""
+    items = (value,) * count if _is_int(value) else tuple(value)
+    if len(items) == 1:
+        items = items * count
+    if len(items) != count:
+        raise OpError(
+            "T002",
+            f"{op} got {len(items)} values for {name} but its input has {count} spatial "
+            f"{'axis' if count == 1 else 'axes'}",
+            blame=name,
+            hint=f"pass one {name} or {count} of them",
+        )
+    return items
+
+
+def window_output(
+    op: str,
+    sizes: Sequence[int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> tuple[int, ...]:
+    """PyTorch's sliding-window output size, floor mode, with T005 when nothing is left."""
+    out: list[int] = []
+    for size, k, s, p, d in zip(sizes, kernel, stride, padding, dilation, strict=True):
+        reach = d * (k - 1) + 1
+        if size + 2 * p < reach:
+            padded = [n + 2 * q for n, q in zip(sizes, padding, strict=True)]
+            dilated = (
+                f" with dilation {fmt_shape(dilation)}" if any(x > 1 for x in dilation) else ""
+            )
+            raise OpError(
+                "T005",
+                f"{op} kernel {fmt_shape(kernel)}{dilated} is larger than its padded input "
+                f"{fmt_shape(padded)}",
+                blame="kernel",
+                hint="use a smaller kernel or add padding",
+            )
+        out.append((size + 2 * p - reach) // s + 1)
+    return tuple(out)
+
+
+def sample_axis(op: str, dim: int, rank: int) -> int:
+    """A ``dim`` argument counting the runtime batch axis, as an index into the sample shape."""
+    full = rank + 1
+    if dim == 0 or dim == -full:
+        raise OpError(
+            "T004",
+            f"{op} dim={dim} is the batch axis; dims count the batch axis first",
+            blame="dim",
+            hint=f"use dim=1 for the first sample axis or dim=-1 for the last (rank {rank})",
+        )
+    if not -full < dim < full:
+        raise OpError(
+            "T004",
+            f"{op} dim={dim} is out of range for a sample of rank {rank} "
+            f"(with the batch axis, dims run from {-full} to {full - 1})",
+            blame="dim",
+            hint="use dim=1 for the first sample axis or dim=-1 for the last",
+        )
+    return dim - 1 if dim > 0 else rank + dim
+
+
+# -- dtypes -------------------------------------------------------------------------------
+
+
+def check_input_dtypes(op: str, inputs: Sequence[TensorType], accepted: str) -> None:
+    """T003 when a known input dtype is not of the ``accepted`` family ("float", "int", "any")."""
+    family = {"float": FLOAT_DTYPES, "int": INT_DTYPES}.get(accepted)
+    if family is None:
+        return
+    for index, t in enumerate(inputs):
+        if t.dtype is not None and t.dtype not in family:
+            wanted = "a floating" if accepted == "float" else "an integer"
+            hint = (
+                "embedding takes integer token ids: set input_dtype = int64"
+                if accepted == "int"
+                else "floating layers need float16, bfloat16, float32 or float64 inputs"
+            )
+            raise OpError(
+                "T003",
+                f"{op} needs {wanted} input dtype, got {t.dtype}",
+                blame=f"input{index}" if len(inputs) > 1 else None,
+                hint=hint,
+            )
+
+
+def same_dtype(op: str, inputs: Sequence[TensorType]) -> str | None:
+    """The common dtype of merge inputs (unknown ones are compatible), T003 when they differ."""
+    known = {t.dtype for t in inputs if t.dtype is not None}
+    if len(known) > 1:
+        raise OpError(
+            "T003",
+            f"{op} inputs have different dtypes: {', '.join(str(t.dtype) for t in inputs)}",
+            hint="merged tensors need one dtype; Aurane never casts silently",
+            input_notes=tuple((i, str(t.dtype)) for i, t in enumerate(inputs)),
+        )
+    return known.pop() if known else None
+
+
+# -- spec construction --------------------------------------------------------------------
+
+
+def make_spec(**fields: Any) -> OpSpec:
+    """An OpSpec whose infer first enforces ``input_dtypes`` (default "float") on every input."""
+    infer: Callable[[InferContext], TensorType] = fields["infer"]
+    accepted: str = fields.setdefault("input_dtypes", "float")
+    name: str = fields["name"]
+
+    def checked(ctx: InferContext) -> TensorType:
+        check_input_dtypes(name, ctx.inputs, accepted)
+        return infer(ctx)
+
+    fields["infer"] = checked
+    fields["kinds"] = frozenset(fields.get("kinds", ()))
+    return OpSpec(**fields)
+
+
+def same_type(ctx: InferContext) -> TensorType:
+    return ctx.input
+
+
+def per_element(cost: int) -> Callable[[InferContext, TensorType], int]:
+    """An ``other_flops`` rule: ``cost`` operations per output element (an estimate)."""
+
+    def count(ctx: InferContext, out: TensorType) -> int:
+        return cost * out.numel
+
+    return count

@@ -1,0 +1,393 @@
+"""Parameter-free tensor operations: flatten, reshape, pooling, upsample, add, concat.
+
+Pooling follows ``nn.MaxPool1d/2d`` and ``nn.AvgPool1d/2d`` (floor mode; stride defaults to
+the kernel), ``upsample`` follows ``F.interpolate`` (output size floor(size * scale)).
+Their work is counted in ``other_flops`` (estimates); none of them has MACs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aurane.ops.rules import (
+    ELEMENTWISE,
+    MERGE,
+    NON_NEGATIVE_OR_PAIR,
+    PARAMETER_FREE,
+    POOLING,
+    POSITIVE_OR_PAIR,
+    RESHAPING,
+    SHAPE_PRESERVING,
+    fmt_shape,
+    ints_at_least,
+    make_spec,
+    numel,
+    optional,
+    positive_number,
+    require_min_rank,
+    require_rank,
+    same_dtype,
+    sample_axis,
+    spatial,
+    window_output,
+)
+from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
+
+# -- flatten and reshape ----------------------------------------------------------------------
+
+
+def _flatten_infer(ctx: InferContext) -> TensorType:
+    require_min_rank("flatten", ctx.input, 1, "non-scalar")
+    return TensorType((ctx.input.numel,), ctx.input.dtype)
+
+
+FLATTEN = make_spec(
+    name="flatten",
+    params=(),
+    infer=_flatten_infer,
+    doc="flatten every sample axis into one, keeping the batch axis (nn.Flatten)",
+    samples=(({}, ((3, 4, 5),)), ({}, ((7,),))),
+    input_dtypes="any",
+    kinds={PARAMETER_FREE, RESHAPING},
+)
+
+
+def _reshape_sizes(value: Any) -> tuple[Any, ...]:
+    items = tuple(value) if isinstance(value, tuple | list) else (value,)
+    if len(items) == 1 and isinstance(items[0], tuple | list):
+        items = tuple(items[0])  # reshape((6, -1)) as well as reshape(6, -1)
+    return items
+
+
+def _reshape_check(value: Any) -> str | None:
+    items = _reshape_sizes(value)
+    if not items or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+        return "must be one or more ints"
+    if any(i < 1 and i != -1 for i in items):
+        return "sizes must be positive or -1"
+    if items.count(-1) > 1:
+        return "at most one size may be -1"
+    return None
+
+
+def _reshape_infer(ctx: InferContext) -> TensorType:
+    t = ctx.input
+    sizes: tuple[int, ...] = _reshape_sizes(ctx.args["shape"])
+    known = numel([s for s in sizes if s != -1])
+    fits = t.numel % known == 0 if -1 in sizes else t.numel == known
+    if not fits:
+        raise OpError(
+            "T006",
+            f"reshape to {fmt_shape(sizes)} does not preserve the element count: the input "
+            f"{fmt_shape(t.shape)} has {t.numel} elements per sample",
+            hint=f"pick sizes whose product is {t.numel}",
+        )
+    shape = tuple(t.numel // known if s == -1 else s for s in sizes)
+    return TensorType(shape, t.dtype)
+
+
+RESHAPE = make_spec(
+    name="reshape",
+    params=(
+        Param(
+            "shape",
+            ArgKind.INT_OR_TUPLE,
+            check=_reshape_check,
+            variadic=True,
+            doc="new sample shape; one size may be -1",
+        ),
+    ),
+    infer=_reshape_infer,
+    doc="reshape each sample, keeping the batch axis and the element count",
+    samples=(
+        ({"shape": (6, -1)}, ((4, 3),)),
+        ({"shape": (1, 4, 4)}, ((16,),)),
+        ({"shape": (-1,)}, ((2, 5),)),
+    ),
+    input_dtypes="any",
+    kinds={PARAMETER_FREE, RESHAPING},
+)
+
+# -- pooling ----------------------------------------------------------------------------------
+
+
+def _pool_window(ctx: InferContext, op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(kernel, output spatial size) of a pooling op; 1d on (C, L), 2d on (C, H, W)."""
+    t, a = ctx.input, ctx.args
+    require_rank(op, t, (2, 3), "(channels, length) or (channels, height, width)")
+    dims = t.rank - 1
+    kernel = spatial(op, "kernel", a["kernel"], dims)
+    stride = kernel if a["stride"] is None else spatial(op, "stride", a["stride"], dims)
+    padding = spatial(op, "padding", a["padding"], dims)
+    if any(2 * p > k for p, k in zip(padding, kernel, strict=True)):
+        raise OpError(
+            "S004",
+            f"{op} padding {fmt_shape(padding)} is more than half the kernel {fmt_shape(kernel)}",
+            blame="padding",
+            hint="pytorch allows padding of at most kernel // 2",
+        )
+    return kernel, window_output(op, t.shape[1:], kernel, stride, padding, (1,) * dims)
+
+
+def _pool_spec(name: str, module: str) -> OpSpec:
+    def infer(ctx: InferContext) -> TensorType:
+        _, out = _pool_window(ctx, name)
+        return TensorType((ctx.input.shape[0], *out), ctx.input.dtype)
+
+    def other_flops(ctx: InferContext, out: TensorType) -> int:
+        kernel, _ = _pool_window(ctx, name)
+        return out.numel * numel(kernel)
+
+    return make_spec(
+        name=name,
+        params=(
+            Param("kernel", ArgKind.INT_OR_PAIR, check=POSITIVE_OR_PAIR, doc="window size"),
+            Param(
+                "stride",
+                ArgKind.INT_OR_PAIR,
+                None,
+                optional(POSITIVE_OR_PAIR),
+                doc="window step (None: the kernel)",
+            ),
+            Param(
+                "padding",
+                ArgKind.INT_OR_PAIR,
+                0,
+                NON_NEGATIVE_OR_PAIR,
+                doc="implicit padding, at most kernel // 2",
+            ),
+        ),
+        infer=infer,
+        doc=f"{module} over (channels, length) or (channels, height, width) inputs, floor mode",
+        samples=(
+            ({"kernel": 2}, ((3, 8, 8),)),
+            ({"kernel": 3, "stride": 2}, ((4, 15, 17),)),
+            ({"kernel": (2, 3), "stride": (1, 2), "padding": 1}, ((2, 6, 7),)),
+            ({"kernel": 3, "padding": 1}, ((2, 10),)),
+        ),
+        kinds={PARAMETER_FREE, POOLING},
+        other_flops=other_flops,
+    )
+
+
+MAXPOOL = _pool_spec("maxpool", "max pooling (nn.MaxPool1d / nn.MaxPool2d)")
+AVGPOOL = _pool_spec("avgpool", "average pooling (nn.AvgPool1d / nn.AvgPool2d)")
+
+
+def _global_avg_pool_infer(ctx: InferContext) -> TensorType:
+    require_min_rank("global_avg_pool", ctx.input, 2, "(channels, *spatial)")
+    return TensorType(ctx.input.shape[:1], ctx.input.dtype)
+
+
+GLOBAL_AVG_POOL = make_spec(
+    name="global_avg_pool",
+    params=(),
+    infer=_global_avg_pool_infer,
+    doc="mean over every spatial axis: (channels, *spatial) to (channels,)",
+    samples=(({}, ((4, 5, 6),)), ({}, ((3, 7),))),
+    kinds={PARAMETER_FREE, POOLING},
+    other_flops=lambda ctx, out: ctx.input.numel,
+)
+
+# -- upsample ---------------------------------------------------------------------------------
+
+_MODE_RANKS = {
+    "nearest": (2, 3, 4),
+    "nearest-exact": (2, 3, 4),
+    "linear": (2,),
+    "bilinear": (3,),
+    "bicubic": (3,),
+    "trilinear": (4,),
+}
+_LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
+_MODE_COST = {
+    "nearest": 1,
+    "nearest-exact": 1,
+    "linear": 3,
+    "bilinear": 7,
+    "bicubic": 31,
+    "trilinear": 15,
+}
+_LAYOUTS = {
+    2: "(channels, length)",
+    3: "(channels, height, width)",
+    4: "(channels, depth, height, width)",
+}
+
+
+def _upsample_args(ctx: InferContext) -> None:
+    a = ctx.args
+    if (a["size"] is None) == (a["scale_factor"] is None):
+        both = a["size"] is not None
+        raise OpError(
+            "S004" if both else "S005",
+            "upsample takes exactly one of size and scale_factor"
+            + (", got both" if both else ", got neither"),
+            blame="scale_factor" if both else None,
+            hint="pass size=... or scale_factor=...",
+        )
+    if a["align_corners"] is not None and a["mode"] not in _LINEAR_MODES:
+        raise OpError(
+            "S004",
+            f'upsample align_corners applies to linear modes only, not mode="{a["mode"]}"',
+            blame="align_corners",
+            hint="drop align_corners or use a linear, bilinear, bicubic or trilinear mode",
+        )
+
+
+def _upsample_infer(ctx: InferContext) -> TensorType:
+    _upsample_args(ctx)
+    t, a = ctx.input, ctx.args
+    mode: str = a["mode"]
+    ranks = _MODE_RANKS[mode]
+    require_rank(f'upsample mode="{mode}"', t, ranks, " or ".join(_LAYOUTS[r] for r in ranks))
+    dims = t.rank - 1
+    if a["size"] is not None:
+        out = spatial("upsample", "size", a["size"], dims)
+    else:
+        scale = a["scale_factor"]
+        factors = (
+            (scale,) * dims
+            if isinstance(scale, int | float)
+            else spatial("upsample", "scale_factor", scale, dims)
+        )
+        out = tuple(int(n * f) for n, f in zip(t.shape[1:], factors, strict=True))
+        if min(out) < 1:
+            raise OpError(
+                "T005",
+                f"upsample scale_factor={scale} leaves an empty output {fmt_shape(out)}",
+                blame="scale_factor",
+                hint="use a larger scale_factor",
+            )
+    return TensorType((t.shape[0], *out), t.dtype)
+
+
+_SIZES = ints_at_least(1, lengths=(1, 2, 3))
+
+
+def _positive_floats(value: Any) -> str | None:
+    items = value if isinstance(value, tuple | list) else (value,)
+    return (
+        next((m for m in map(positive_number, items) if m), None) if items else "must not be empty"
+    )
+
+
+UPSAMPLE = make_spec(
+    name="upsample",
+    params=(
+        Param("size", ArgKind.INT_OR_TUPLE, None, optional(_SIZES), doc="output spatial size"),
+        Param(
+            "scale_factor",
+            ArgKind.FLOAT_OR_TUPLE,
+            None,
+            optional(_positive_floats),
+            doc="spatial multiplier",
+        ),
+        Param("mode", ArgKind.STR, "nearest", choices=tuple(_MODE_RANKS), doc="interpolation mode"),
+        Param("align_corners", ArgKind.BOOL, None, doc="align corner pixels (linear modes only)"),
+    ),
+    infer=_upsample_infer,
+    doc="spatial resize by size or scale factor (F.interpolate)",
+    samples=(
+        ({"scale_factor": 2}, ((3, 4, 5),)),
+        ({"size": (7, 9), "mode": "bilinear", "align_corners": True}, ((2, 4, 4),)),
+        ({"scale_factor": 1.5, "mode": "linear"}, ((2, 5),)),
+        ({"size": 6, "mode": "nearest-exact"}, ((1, 3, 2, 4),)),
+        ({"scale_factor": (2, 0.5), "mode": "bicubic"}, ((1, 3, 6),)),
+        ({"scale_factor": 2, "mode": "trilinear", "align_corners": False}, ((1, 2, 3, 2),)),
+    ),
+    kinds={PARAMETER_FREE},
+    other_flops=lambda ctx, out: _MODE_COST[ctx.args["mode"]] * out.numel,
+)
+
+# -- merges -----------------------------------------------------------------------------------
+
+
+def _shape_notes(inputs: tuple[TensorType, ...]) -> tuple[tuple[int, str], ...]:
+    return tuple((i, fmt_shape(t.shape)) for i, t in enumerate(inputs))
+
+
+def _add_infer(ctx: InferContext) -> TensorType:
+    first = ctx.inputs[0]
+    if any(t.shape != first.shape for t in ctx.inputs[1:]):
+        raise OpError(
+            "T001",
+            "add needs inputs of equal shapes, got "
+            + ", ".join(fmt_shape(t.shape) for t in ctx.inputs),
+            hint="make the shapes agree, e.g. with a dense layer; add never broadcasts",
+            input_notes=_shape_notes(ctx.inputs),
+        )
+    return TensorType(first.shape, same_dtype("add", ctx.inputs))
+
+
+ADD = make_spec(
+    name="add",
+    params=(),
+    infer=_add_infer,
+    doc="elementwise sum of two or more tensors of equal shape (no broadcasting)",
+    samples=(({}, ((4,), (4,))), ({}, ((2, 3), (2, 3), (2, 3)))),
+    input_dtypes="any",
+    kinds={PARAMETER_FREE, MERGE, ELEMENTWISE, SHAPE_PRESERVING},
+    min_inputs=2,
+    max_inputs=None,
+    other_flops=lambda ctx, out: (len(ctx.inputs) - 1) * out.numel,
+)
+
+
+def _concat_infer(ctx: InferContext) -> TensorType:
+    first = ctx.inputs[0]
+    if any(t.rank != first.rank for t in ctx.inputs[1:]):
+        raise OpError(
+            "T002",
+            "concat needs inputs of equal rank, got "
+            + ", ".join(fmt_shape(t.shape) for t in ctx.inputs),
+            hint="reshape or flatten the inputs first",
+            input_notes=_shape_notes(ctx.inputs),
+        )
+    axis = sample_axis("concat", ctx.args["dim"], first.rank)
+
+    def others(t: TensorType) -> tuple[int, ...]:
+        return t.shape[:axis] + t.shape[axis + 1 :]
+
+    if any(others(t) != others(first) for t in ctx.inputs[1:]):
+        raise OpError(
+            "T001",
+            f"concat along dim={ctx.args['dim']} needs the other axes to match, got "
+            + ", ".join(fmt_shape(t.shape) for t in ctx.inputs),
+            hint="only the joined axis may differ",
+            input_notes=_shape_notes(ctx.inputs),
+        )
+    joined = sum(t.shape[axis] for t in ctx.inputs)
+    shape = first.shape[:axis] + (joined,) + first.shape[axis + 1 :]
+    return TensorType(shape, same_dtype("concat", ctx.inputs))
+
+
+CONCAT = make_spec(
+    name="concat",
+    params=(
+        Param("dim", ArgKind.INT, 1, keyword_only=True, doc="joined axis, counting the batch axis"),
+    ),
+    infer=_concat_infer,
+    doc="join tensors along one axis (torch.cat); dim counts the batch axis",
+    samples=(
+        ({}, ((4,), (2,))),
+        ({"dim": 1}, ((3, 4, 4), (5, 4, 4))),
+        ({"dim": -1}, ((2, 3), (2, 1), (2, 2))),
+        ({"dim": 2}, ((2, 3, 4), (2, 1, 4))),
+    ),
+    input_dtypes="any",
+    kinds={PARAMETER_FREE, MERGE},
+    min_inputs=2,
+    max_inputs=None,
+)
+
+SPECS: tuple[OpSpec, ...] = (
+    FLATTEN,
+    RESHAPE,
+    MAXPOOL,
+    AVGPOOL,
+    GLOBAL_AVG_POOL,
+    UPSAMPLE,
+    ADD,
+    CONCAT,
+)

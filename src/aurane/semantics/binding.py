@@ -1,0 +1,153 @@
+"""Binding call arguments to catalog parameters and checking their kinds and ranges."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aurane.codes import diag
+from aurane.diagnostics import Diagnostic, Label
+from aurane.ops.spec import ArgKind, ArgValue, BoundArgs, Param
+from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.values import NotLiteral, literal_value, show, type_name
+from aurane.source import Span
+from aurane.syntax import ast
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _int_tuple(v: Any) -> bool:
+    return isinstance(v, tuple) and len(v) >= 1 and all(_is_int(x) for x in v)
+
+
+_KIND_CHECKS = {
+    ArgKind.INT: _is_int,
+    ArgKind.FLOAT: _is_number,
+    ArgKind.BOOL: lambda v: isinstance(v, bool),
+    ArgKind.STR: lambda v: isinstance(v, str),
+    ArgKind.INT_OR_PAIR: lambda v: _is_int(v) or (_int_tuple(v) and len(v) <= 3),
+    ArgKind.INT_OR_TUPLE: lambda v: _is_int(v) or _int_tuple(v),
+    ArgKind.FLOAT_OR_TUPLE: lambda v: _is_number(v)
+    or (isinstance(v, tuple) and len(v) >= 1 and all(_is_number(x) for x in v)),
+    ArgKind.INT_OR_STR: lambda v: _is_int(v) or _int_tuple(v) or isinstance(v, str),
+    ArgKind.OPTIONAL_INT: lambda v: v is None or _is_int(v),
+    ArgKind.OPTIONAL_FLOAT: lambda v: v is None or _is_number(v),
+    ArgKind.ANY: lambda v: True,
+}
+
+
+def check_value(param: Param, value: Any, span: Span, owner: str) -> Diagnostic | None:
+    """Kind, choice and range check of one argument value."""
+    where = f"argument '{param.name}' of {owner}"
+    accepts = _KIND_CHECKS.get(param.kind)
+    if accepts is not None and not accepts(value):
+        if param.kind is ArgKind.BOOL:
+            message = f"{where} must be a boolean (true or false), not {show(value)}"
+        else:
+            message = f"{where} must be {_article(param.kind.value)}, got {type_name(value)} {show(value)}"
+        hint = None
+        if param.kind in (ArgKind.INT, ArgKind.INT_OR_PAIR) and isinstance(value, float):
+            hint = "'/' always gives a float; use '//' for integer division"
+        return diag("S003", message, span, hint=hint)
+    if param.choices is not None and value not in param.choices:
+        options = ", ".join(repr(c) for c in param.choices)
+        return diag("S004", f"{where} must be one of {options}, got {show(value)}", span)
+    if param.check is not None and value is not None:
+        problem = param.check(value)
+        if problem:
+            return diag("S004", f"{where} {problem}, got {show(value)}", span)
+    return None
+
+
+def _article(text: str) -> str:
+    return ("an " if text[0] in "aeiou" else "a ") + text
+
+
+def bind_arguments(
+    params: tuple[Param, ...],
+    args: tuple[ast.Expr, ...],
+    keywords: tuple[ast.Keyword, ...],
+    *,
+    owner: str,
+    owner_span: Span,
+) -> tuple[BoundArgs, list[Diagnostic]]:
+    """Bind positional and keyword arguments (already resolved to literals) to ``params``."""
+    diagnostics: list[Diagnostic] = []
+    values: dict[str, ArgValue] = {}
+    positional = [p for p in params if not p.keyword_only]
+    if positional and positional[-1].variadic and len(args) >= len(positional):
+        # the last positional parameter collects the rest: reshape(6, -1)
+        head = len(positional) - 1
+        for param, arg in zip(positional[:head], args[:head], strict=True):
+            _bind_one(param, arg, values, diagnostics, owner)
+        rest = args[head:]
+        packed: ast.Expr = rest[0]
+        if len(rest) > 1 or not isinstance(rest[0], ast.TupleExpr):
+            packed = ast.TupleExpr(rest, rest[0].span.merge(rest[-1].span))
+        _bind_one(positional[-1], packed, values, diagnostics, owner)
+        args = ()
+    for index, arg in enumerate(args):
+        if index >= len(positional):
+            diagnostics.append(diag(
+                "S006", f"{owner} takes {len(positional)} positional argument"
+                f"{'s' if len(positional) != 1 else ''}, got {len(args)}", arg.span,
+                hint="pass the remaining arguments by keyword"))
+            break
+        _bind_one(positional[index], arg, values, diagnostics, owner)
+    by_name = {p.name: p for p in params}
+    for keyword in keywords:
+        param = by_name.get(keyword.name)
+        if param is None:
+            hint = did_you_mean(keyword.name, by_name) or (
+                "accepted: " + ", ".join(by_name) if by_name else f"{owner} takes no arguments")
+            diagnostics.append(diag(
+                "S002", f"unknown argument '{keyword.name}' for {owner}", keyword.name_span,
+                hint=hint))
+            continue
+        if param.name in values:
+            diagnostics.append(diag(
+                "S008", f"argument '{keyword.name}' of {owner} is given twice", keyword.name_span,
+                labels=(Label(values[param.name].span or owner_span, "first given here"),)))
+            continue
+        _bind_one(param, keyword.value, values, diagnostics, owner, keyword.span)
+    for param in params:
+        if param.name not in values:
+            if any(param.name in d.message for d in diagnostics):
+                continue  # given but invalid: already reported
+            if param.required:
+                diagnostics.append(diag(
+                    "S005", f"{owner} needs argument '{param.name}'", owner_span,
+                    hint=f"pass {param.name}=..."))
+            else:
+                values[param.name] = ArgValue(param.default, None)
+    return BoundArgs(values), diagnostics
+
+
+def _bind_one(
+    param: Param, expr: ast.Expr, values: dict[str, ArgValue], diagnostics: list[Diagnostic],
+    owner: str, span: Span | None = None,
+) -> None:
+    """Bind one argument; ``span`` (the whole ``name=value`` for keywords) locates later errors."""
+    if param.kind is ArgKind.MODEL:
+        if isinstance(expr, ast.Name):
+            values[param.name] = ArgValue(expr.id, span or expr.span)
+        else:
+            diagnostics.append(diag(
+                "S003", f"argument '{param.name}' of {owner} must name a model", expr.span))
+        return
+    try:
+        value = literal_value(expr)
+    except NotLiteral:
+        diagnostics.append(diag(
+            "S003", f"argument '{param.name}' of {owner} must be a literal value", expr.span))
+        return
+    problem = check_value(param, value, expr.span, owner)
+    if problem is not None:
+        diagnostics.append(problem)
+        return
+    values[param.name] = ArgValue(value, span or expr.span)

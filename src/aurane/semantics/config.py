@@ -1,0 +1,325 @@
+"""One catalog of configuration concepts: losses, optimizers, schedulers, metrics, callbacks,
+transforms, dtypes, and the fields of experiment, dataset, model, train and train_gan blocks.
+
+Every stage reads these tables: constant resolution (which fields take catalog names rather
+than constants), semantic checks (names, keyword arguments, ranges), code generation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from aurane.ops.spec import REQUIRED, ArgKind, Param
+
+# ---------------------------------------------------------------- range checks
+
+
+def positive(value: Any) -> str | None:
+    return None if value > 0 else "must be positive"
+
+
+def non_negative(value: Any) -> str | None:
+    return None if value >= 0 else "must not be negative"
+
+
+def unit_interval_open(value: Any) -> str | None:
+    return None if 0 <= value < 1 else "must be in [0, 1)"
+
+
+def open_unit(value: Any) -> str | None:
+    return None if 0 < value < 1 else "must be in (0, 1)"
+
+
+def betas_check(value: Any) -> str | None:
+    if not (isinstance(value, tuple) and len(value) == 2):
+        return "must be a pair (beta1, beta2)"
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return "must be a pair of numbers"
+    return None if all(0 <= v < 1 for v in value) else "each beta must be in [0, 1)"
+
+
+def number_list(value: Any) -> str | None:
+    ok = isinstance(value, tuple | list) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    )
+    return None if ok else "must be a list of numbers"
+
+
+# ---------------------------------------------------------------- option catalogs
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """A catalog entry configured by a call: ``adam(lr=1e-3)``, ``step_lr(step_size=2)``."""
+
+    name: str
+    params: tuple[Param, ...]
+    doc: str
+    aliases: tuple[str, ...] = ()
+    torch_name: str = ""
+
+
+def _p(name: str, kind: ArgKind, default: Any = REQUIRED, check: Any = None, **kw: Any) -> Param:
+    return Param(name, kind, default, check, keyword_only=True, **kw)
+
+
+_LR = _p("lr", ArgKind.FLOAT, None, non_negative)
+_WD = _p("weight_decay", ArgKind.FLOAT, 0.0, non_negative)
+_EPS = _p("eps", ArgKind.FLOAT, 1e-8, positive)
+_WEIGHT = _p("weight", ArgKind.ANY, None, number_list)
+_IGNORE = _p("ignore_index", ArgKind.INT, -100)
+
+LOSSES: tuple[OptionSpec, ...] = (
+    OptionSpec("cross_entropy", (_WEIGHT, _IGNORE, _p("label_smoothing", ArgKind.FLOAT, 0.0,
+               unit_interval_open)), "cross entropy on logits", ("cross_entropy_loss",),
+               "CrossEntropyLoss"),
+    OptionSpec("cross_entropy_with_label_smoothing",
+               (_p("smoothing", ArgKind.FLOAT, 0.1, unit_interval_open), _WEIGHT, _IGNORE),
+               "cross entropy with label smoothing", (), "CrossEntropyLoss"),
+    OptionSpec("mse", (), "mean squared error", ("mse_loss",), "MSELoss"),
+    OptionSpec("mae", (), "mean absolute error", ("l1_loss",), "L1Loss"),
+    OptionSpec("huber", (_p("delta", ArgKind.FLOAT, 1.0, positive),), "Huber loss",
+               ("huber_loss",), "HuberLoss"),
+    OptionSpec("bce", (_WEIGHT,), "binary cross entropy on probabilities",
+               ("bce_loss", "binary_cross_entropy"), "BCELoss"),
+    OptionSpec("bce_with_logits", (_WEIGHT, _p("pos_weight", ArgKind.ANY, None, number_list)),
+               "binary cross entropy on logits", ("bce_with_logits_loss",), "BCEWithLogitsLoss"),
+    OptionSpec("nll", (_WEIGHT, _IGNORE), "negative log likelihood on log-probabilities",
+               ("nll_loss",), "NLLLoss"),
+)
+
+OPTIMIZERS: tuple[OptionSpec, ...] = (
+    OptionSpec("adam", (_LR, _p("betas", ArgKind.ANY, (0.9, 0.999), betas_check), _EPS, _WD,
+               _p("amsgrad", ArgKind.BOOL, False)), "Adam", (), "Adam"),
+    OptionSpec("adamw", (_LR, _p("betas", ArgKind.ANY, (0.9, 0.999), betas_check), _EPS,
+               _p("weight_decay", ArgKind.FLOAT, 0.01, non_negative),
+               _p("amsgrad", ArgKind.BOOL, False)), "AdamW", (), "AdamW"),
+    OptionSpec("sgd", (_LR, _p("momentum", ArgKind.FLOAT, 0.0, non_negative),
+               _p("dampening", ArgKind.FLOAT, 0.0, non_negative), _WD,
+               _p("nesterov", ArgKind.BOOL, False)), "stochastic gradient descent", (), "SGD"),
+    OptionSpec("rmsprop", (_LR, _p("alpha", ArgKind.FLOAT, 0.99, unit_interval_open), _EPS, _WD,
+               _p("momentum", ArgKind.FLOAT, 0.0, non_negative),
+               _p("centered", ArgKind.BOOL, False)), "RMSprop", (), "RMSprop"),
+    OptionSpec("adagrad", (_LR, _p("lr_decay", ArgKind.FLOAT, 0.0, non_negative), _WD,
+               _p("initial_accumulator_value", ArgKind.FLOAT, 0.0, non_negative),
+               _p("eps", ArgKind.FLOAT, 1e-10, positive)), "Adagrad", (), "Adagrad"),
+    OptionSpec("adadelta", (_LR, _p("rho", ArgKind.FLOAT, 0.9, unit_interval_open),
+               _p("eps", ArgKind.FLOAT, 1e-6, positive), _WD), "Adadelta", (), "Adadelta"),
+)
+
+SCHEDULERS: tuple[OptionSpec, ...] = (
+    OptionSpec("step_lr", (_p("step_size", ArgKind.INT, REQUIRED, positive),
+               _p("gamma", ArgKind.FLOAT, 0.1, positive)), "multiply lr by gamma every step_size epochs",
+               (), "StepLR"),
+    OptionSpec("exponential_lr", (_p("gamma", ArgKind.FLOAT, REQUIRED, positive),),
+               "multiply lr by gamma every epoch", (), "ExponentialLR"),
+    OptionSpec("cosine_annealing", (_p("T_max", ArgKind.OPTIONAL_INT, None),
+               _p("eta_min", ArgKind.FLOAT, 0.0, non_negative)),
+               "cosine annealing over T_max epochs (default: epochs)", (), "CosineAnnealingLR"),
+    OptionSpec("reduce_lr_on_plateau", (_p("mode", ArgKind.STR, "min", choices=("min", "max")),
+               _p("factor", ArgKind.FLOAT, 0.1, open_unit),
+               _p("patience", ArgKind.INT, 10, non_negative),
+               _p("threshold", ArgKind.FLOAT, 1e-4, non_negative),
+               _p("cooldown", ArgKind.INT, 0, non_negative),
+               _p("min_lr", ArgKind.FLOAT, 0.0, non_negative)),
+               "reduce lr when the monitored loss stops improving", ("reduce_on_plateau",),
+               "ReduceLROnPlateau"),
+    OptionSpec("warmup_cosine", (_p("warmup_steps", ArgKind.INT, REQUIRED, non_negative),
+               _p("max_steps", ArgKind.INT, REQUIRED, positive),
+               _p("min_lr", ArgKind.FLOAT, 0.0, non_negative)),
+               "linear warmup then cosine decay, stepped per optimizer step", (), "LambdaLR"),
+)
+
+CALLBACKS: tuple[OptionSpec, ...] = (
+    OptionSpec("early_stopping", (_p("patience", ArgKind.INT, 3, non_negative),
+               _p("min_delta", ArgKind.FLOAT, 0.0, non_negative)),
+               "stop when validation loss stops improving"),
+    OptionSpec("checkpoint", (_p("checkpoint_dir", ArgKind.STR, "./checkpoints"),
+               _p("checkpoint_every", ArgKind.OPTIONAL_INT, None),
+               _p("save_best", ArgKind.BOOL, False)), "write checkpoints"),
+)
+
+METRICS: tuple[str, ...] = (
+    "accuracy", "perplexity", "mse", "mae", "precision", "recall", "f1", "auc", "binary_accuracy",
+)
+METRIC_ALIASES = {"f1_score": "f1"}
+TOPK_METRIC = re.compile(r"top([1-9][0-9]*)_accuracy")
+
+TRANSFORMS: tuple[str, ...] = (
+    "Compose", "ToTensor", "PILToTensor", "Normalize", "Resize", "CenterCrop", "RandomCrop",
+    "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop", "ColorJitter",
+    "Grayscale", "Pad", "RandomRotation",
+)
+
+DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64", "int32", "int64", "bool")
+FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+INT_DTYPES = frozenset({"int32", "int64"})
+
+GAN_LOSSES = frozenset({"bce", "bce_with_logits", "mse"})
+
+
+def _index(specs: tuple[OptionSpec, ...]) -> dict[str, OptionSpec]:
+    table: dict[str, OptionSpec] = {}
+    for spec in specs:
+        table[spec.name] = spec
+        for alias in spec.aliases:
+            table[alias] = spec
+    return table
+
+
+LOSS_TABLE = _index(LOSSES)
+OPTIMIZER_TABLE = _index(OPTIMIZERS)
+SCHEDULER_TABLE = _index(SCHEDULERS)
+CALLBACK_TABLE = _index(CALLBACKS)
+
+
+def canonical_metric(name: str) -> str | None:
+    name = METRIC_ALIASES.get(name, name)
+    if name in METRICS or TOPK_METRIC.fullmatch(name):
+        return name
+    return None
+
+
+# ---------------------------------------------------------------- block fields
+
+
+class FieldKind(Enum):
+    INT = "integer"
+    FLOAT = "number"
+    BOOL = "boolean"
+    STR = "string"
+    SHAPE = "tuple of positive integers"
+    PAIR = "pair of numbers"
+    DTYPE = "dtype"
+    LOSS = "loss"
+    OPTIMIZER = "optimizer"
+    SCHEDULER = "scheduler"
+    METRICS = "list of metrics"
+    CALLBACKS = "list of callbacks"
+    DATASET = "dataset name"
+    TRANSFORM = "transform"
+    TRANSFORMS = "list of transforms"
+    ANY = "value"
+
+    @property
+    def takes_catalog_names(self) -> bool:
+        """Bare names in these fields are catalog entries or references, not constants."""
+        return self in _CATALOG_KINDS
+
+
+_CATALOG_KINDS = frozenset({
+    FieldKind.DTYPE, FieldKind.LOSS, FieldKind.OPTIMIZER, FieldKind.SCHEDULER, FieldKind.METRICS,
+    FieldKind.CALLBACKS, FieldKind.DATASET, FieldKind.TRANSFORM, FieldKind.TRANSFORMS,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    name: str
+    kind: FieldKind
+    check: Any = None
+    choices: tuple[str, ...] | None = None
+    aliases: tuple[str, ...] = ()
+    doc: str = ""
+
+
+def _seed(value: Any) -> str | None:
+    return None if 0 <= value < 2**64 else "must be a non-negative 64-bit integer"
+
+
+DEVICE_PATTERN = re.compile(r"cpu|cuda(:[0-9]+)?|mps|auto")
+
+
+def _device(value: Any) -> str | None:
+    ok = DEVICE_PATTERN.fullmatch(value)
+    return None if ok else 'must be "cpu", "cuda", "cuda:N", "mps" or "auto"'
+
+
+EXPERIMENT_FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec("seed", FieldKind.INT, _seed, doc="random seed for Python, NumPy and torch"),
+    FieldSpec("device", FieldKind.STR, _device, doc="where training runs"),
+    FieldSpec("backend", FieldKind.STR, choices=("torch",)),
+    FieldSpec("precision", FieldKind.STR, choices=("fp32", "fp16", "bf16")),
+)
+
+MODEL_FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec("input_shape", FieldKind.SHAPE, doc="per-sample input shape, batch excluded"),
+    FieldSpec("input_dtype", FieldKind.DTYPE, doc="input dtype; floating dtypes also set parameters"),
+    FieldSpec("input_padding_idx", FieldKind.INT, non_negative,
+              doc="token id whose positions are masked as padding in attention"),
+)
+
+LOADER_FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec("batch", FieldKind.INT, positive, aliases=("batch_size",)),
+    FieldSpec("shuffle", FieldKind.BOOL),
+    FieldSpec("num_workers", FieldKind.INT, non_negative),
+    FieldSpec("pin_memory", FieldKind.BOOL),
+    FieldSpec("drop_last", FieldKind.BOOL),
+)
+
+DATASET_FIELDS: tuple[FieldSpec, ...] = (
+    *LOADER_FIELDS,
+    FieldSpec("transform", FieldKind.TRANSFORM),
+    FieldSpec("transforms", FieldKind.TRANSFORMS),
+    FieldSpec("target_transform", FieldKind.TRANSFORM),
+    FieldSpec("download", FieldKind.BOOL),
+    FieldSpec("train", FieldKind.BOOL),
+)
+
+_COMMON_TRAIN: tuple[FieldSpec, ...] = (
+    FieldSpec("epochs", FieldKind.INT, positive),
+    FieldSpec("lr", FieldKind.FLOAT, positive, aliases=("learning_rate",)),
+    FieldSpec("gradient_clip", FieldKind.FLOAT, positive, aliases=("gradient_clipping",)),
+    FieldSpec("mixed_precision", FieldKind.BOOL),
+    FieldSpec("checkpoint_dir", FieldKind.STR),
+    FieldSpec("checkpoint_every", FieldKind.INT, positive),
+    FieldSpec("save_best", FieldKind.BOOL),
+)
+
+TRAIN_FIELDS: tuple[FieldSpec, ...] = (
+    *_COMMON_TRAIN,
+    FieldSpec("validate_on", FieldKind.DATASET),
+    FieldSpec("test_on", FieldKind.DATASET),
+    FieldSpec("loss", FieldKind.LOSS),
+    FieldSpec("optimizer", FieldKind.OPTIMIZER),
+    FieldSpec("metrics", FieldKind.METRICS),
+    FieldSpec("scheduler", FieldKind.SCHEDULER),
+    FieldSpec("early_stopping", FieldKind.BOOL),
+    FieldSpec("patience", FieldKind.INT, non_negative),
+    FieldSpec("min_delta", FieldKind.FLOAT, non_negative),
+    FieldSpec("callbacks", FieldKind.CALLBACKS),
+)
+
+GAN_FIELDS: tuple[FieldSpec, ...] = (
+    *_COMMON_TRAIN,
+    FieldSpec("generator_optimizer", FieldKind.OPTIMIZER),
+    FieldSpec("discriminator_optimizer", FieldKind.OPTIMIZER),
+    FieldSpec("generator_loss", FieldKind.LOSS),
+    FieldSpec("discriminator_loss", FieldKind.LOSS),
+    FieldSpec("discriminator_steps", FieldKind.INT, positive),
+    FieldSpec("generator_steps", FieldKind.INT, positive),
+    FieldSpec("generate_samples_every", FieldKind.INT, positive),
+    FieldSpec("num_samples", FieldKind.INT, positive),
+    FieldSpec("save_dir", FieldKind.STR),
+    FieldSpec("sample_format", FieldKind.STR, choices=("tensor", "png", "both")),
+    FieldSpec("sample_range", FieldKind.PAIR),
+)
+
+
+def field_table(specs: tuple[FieldSpec, ...]) -> dict[str, FieldSpec]:
+    table: dict[str, FieldSpec] = {}
+    for spec in specs:
+        table[spec.name] = spec
+        for alias in spec.aliases:
+            table[alias] = spec
+    return table
+
+
+EXPERIMENT_TABLE = field_table(EXPERIMENT_FIELDS)
+MODEL_TABLE = field_table(MODEL_FIELDS)
+DATASET_TABLE = field_table(DATASET_FIELDS)
+TRAIN_TABLE = field_table(TRAIN_FIELDS)
+GAN_TABLE = field_table(GAN_FIELDS)

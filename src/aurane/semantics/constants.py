@@ -1,0 +1,362 @@
+"""Constant resolution: global and model scopes, forward references, cycles, arithmetic.
+
+The result is a new program in which every value position holds a literal node located at
+the span of the expression it replaced. Positions that take tensors (graph inputs, chain
+sources), catalog names (losses, metrics, dtypes, ...) or model names keep their names.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from aurane import ops
+from aurane.codes import diag
+from aurane.diagnostics import Diagnostic, Label
+from aurane.ops.spec import ArgKind
+from aurane.semantics import config
+from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.values import to_node
+from aurane.source import Span
+from aurane.syntax import ast
+
+MODEL_FIELD_NAMES = frozenset(config.MODEL_TABLE)
+MAX_INT_BITS = 4096
+
+
+class _Failed(Exception):
+    """Evaluation failed; the diagnostic (if any) was already recorded."""
+
+
+@dataclass
+class _Scope:
+    definitions: dict[str, ast.Constant | ast.Field]
+    parent: _Scope | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)
+
+    def find(self, name: str) -> _Scope | None:
+        scope: _Scope | None = self
+        while scope is not None:
+            if name in scope.definitions:
+                return scope
+            scope = scope.parent
+        return None
+
+    def visible_names(self) -> set[str]:
+        names = set(self.definitions)
+        return names | (self.parent.visible_names() if self.parent else set())
+
+
+class _Resolver:
+    def __init__(self, program: ast.AuraneProgram) -> None:
+        self.program = program
+        self.diagnostics: list[Diagnostic] = []
+        self.stack: list[tuple[int, str]] = []
+        self.model_names = {m.name for m in program.models}
+
+    # -------------------------------------------------------------- scopes
+
+    def make_scope(self, defs: list[ast.Constant | ast.Field], parent: _Scope | None) -> _Scope:
+        table: dict[str, ast.Constant | ast.Field] = {}
+        for item in defs:
+            name, span = _def_name(item)
+            if name in table:
+                first = _def_name(table[name])[1]
+                self.diagnostics.append(diag(
+                    "R002", f"constant '{name}' is defined twice", span,
+                    labels=(Label(first, "first defined here"),),
+                    hint="remove or rename one of the definitions"))
+                continue
+            table[name] = item
+        return _Scope(table, parent)
+
+    # -------------------------------------------------------------- evaluation
+
+    def lookup(self, name: str, span: Span, scope: _Scope) -> Any:
+        owner = scope.find(name)
+        if owner is None:
+            hint = did_you_mean(name, scope.visible_names())
+            self.diagnostics.append(diag(
+                "R001", f"undefined name '{name}'", span,
+                hint=hint or "define it as a constant, globally or inside the model"))
+            raise _Failed
+        if name in owner.values:
+            return owner.values[name]
+        if name in owner.failed:
+            raise _Failed
+        key = (id(owner), name)
+        if key in self.stack:
+            cycle = [n for (_, n) in self.stack[self.stack.index(key):]] + [name]
+            self.diagnostics.append(diag(
+                "R003", "cyclic constant definition: " + " -> ".join(cycle), span,
+                hint="give one of these constants a literal value"))
+            for _, member in self.stack[self.stack.index(key):]:
+                owner.failed.add(member)
+            raise _Failed
+        self.stack.append(key)
+        try:
+            value = self.evaluate(_def_value(owner.definitions[name]), owner)
+        except _Failed:
+            owner.failed.add(name)
+            raise
+        finally:
+            self.stack.pop()
+        owner.values[name] = value
+        return value
+
+    def evaluate(self, expr: ast.Expr, scope: _Scope) -> Any:
+        match expr:
+            case ast.Number(value=v) | ast.String(value=v) | ast.Bool(value=v):
+                return v
+            case ast.NoneLit():
+                return None
+            case ast.Name(id=name, span=span):
+                return self.lookup(name, span, scope)
+            case ast.TupleExpr(items=items):
+                return tuple(self.evaluate_all(items, scope))
+            case ast.ListExpr(items=items):
+                return list(self.evaluate_all(items, scope))
+            case ast.UnaryOp(op=op, operand=operand, span=span):
+                value = self.evaluate(operand, scope)
+                if not _is_number(value):
+                    self._arith_error(f"unary '{op}' needs a number", span)
+                return -value if op == "-" else value
+            case ast.BinOp(op=op, left=left, right=right, span=span):
+                lhs = self.evaluate(left, scope)
+                rhs = self.evaluate(right, scope)
+                return self.arithmetic(op, lhs, rhs, span)
+        self.diagnostics.append(diag(
+            "R005", "a constant value must be a literal, not an operation or call", expr.span,
+            hint="write the call where it is used"))
+        raise _Failed
+
+    def evaluate_all(self, items: tuple[ast.Expr, ...], scope: _Scope) -> list[Any]:
+        values: list[Any] = []
+        failed = False
+        for item in items:
+            try:
+                values.append(self.evaluate(item, scope))
+            except _Failed:
+                failed = True
+        if failed:
+            raise _Failed
+        return values
+
+    def arithmetic(self, op: str, lhs: Any, rhs: Any, span: Span) -> Any:
+        if not (_is_number(lhs) and _is_number(rhs)):
+            self._arith_error(f"'{op}' needs numbers, got {_kind(lhs)} and {_kind(rhs)}", span)
+        try:
+            match op:
+                case "+":
+                    result = lhs + rhs
+                case "-":
+                    result = lhs - rhs
+                case "*":
+                    result = lhs * rhs
+                case "/":
+                    result = lhs / rhs
+                case "//":
+                    result = lhs // rhs
+                case "%":
+                    result = lhs % rhs
+                case "**":
+                    result = self.power(lhs, rhs, span)
+                case _:
+                    self._arith_error(f"unknown operator '{op}'", span)
+        except ZeroDivisionError:
+            self._arith_error("division by zero", span)
+        except OverflowError:
+            self._arith_error("result is too large", span)
+        if isinstance(result, float) and not math.isfinite(result):
+            self._arith_error("result is not a finite number", span)
+        if isinstance(result, int) and result.bit_length() > MAX_INT_BITS:
+            self._arith_error("result is too large", span)
+        return result
+
+    def power(self, base: Any, exponent: Any, span: Span) -> Any:
+        if isinstance(base, int) and isinstance(exponent, int):
+            if exponent < 0 and base == 0:
+                raise ZeroDivisionError
+            if abs(base) > 1 and exponent * max(1, abs(base).bit_length()) > MAX_INT_BITS:
+                self._arith_error("result is too large", span)
+        result = base**exponent
+        if isinstance(result, complex):
+            self._arith_error("result is not a real number", span)
+        return result
+
+    def _arith_error(self, message: str, span: Span) -> Any:
+        self.diagnostics.append(diag("R004", message, span))
+        raise _Failed
+
+    # -------------------------------------------------------------- rewriting
+
+    def value_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
+        """Replace a value expression by its literal; on failure keep it (already reported)."""
+        try:
+            return to_node(self.evaluate(expr, scope), expr.span)
+        except _Failed:
+            return expr
+
+    def catalog_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
+        """Names stay (catalog entries, references); call arguments are values."""
+        match expr:
+            case ast.Name() | ast.String():
+                return expr
+            case ast.Call():
+                return self.config_call(expr, scope)
+            case ast.ListExpr(items=items, span=span):
+                return ast.ListExpr(tuple(self.catalog_expr(i, scope) for i in items), span)
+        return self.value_expr(expr, scope)
+
+    def config_call(self, call: ast.Call, scope: _Scope) -> ast.Call:
+        return replace(
+            call,
+            args=tuple(self.catalog_expr(a, scope) if isinstance(a, ast.Call)
+                       else self.value_expr(a, scope) for a in call.args),
+            keywords=self.keywords(call.keywords, scope),
+            suffixes=tuple(self.suffix(s, scope) for s in call.suffixes),
+        )
+
+    def keywords(self, keywords: tuple[ast.Keyword, ...], scope: _Scope) -> tuple[ast.Keyword, ...]:
+        return tuple(replace(k, value=self.value_expr(k.value, scope)) for k in keywords)
+
+    def suffix(self, suffix: ast.Suffix, scope: _Scope) -> ast.Suffix:
+        return replace(
+            suffix,
+            args=tuple(self.value_expr(a, scope) for a in suffix.args),
+            keywords=self.keywords(suffix.keywords, scope),
+        )
+
+    def op_call(self, call: ast.Call, scope: _Scope, tensor_inputs: bool) -> ast.Call:
+        """An operation application; in graph form its leading positionals are tensors."""
+        spec = ops.lookup(call.func)
+        if spec is not None and spec.variadic:
+            n_inputs = len(call.args)  # in a chain too, so the semantic pass can explain
+        elif not tensor_inputs:
+            n_inputs = 0
+        else:
+            n_inputs = 1
+        positional = spec.positional_params if spec else ()
+        args: list[ast.Expr] = []
+        for index, arg in enumerate(call.args):
+            param_index = index - n_inputs
+            if index < n_inputs:
+                args.append(self.tensor_expr(arg, scope))
+            elif 0 <= param_index < len(positional) and positional[param_index].kind is ArgKind.MODEL:
+                args.append(arg)
+            else:
+                args.append(self.value_expr(arg, scope))
+        return replace(
+            call,
+            args=tuple(args),
+            keywords=self.keywords(call.keywords, scope),
+            suffixes=tuple(self.suffix(s, scope) for s in call.suffixes),
+        )
+
+    def tensor_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
+        match expr:
+            case ast.Call():
+                return self.op_call(expr, scope, tensor_inputs=True)
+            case ast.Chain(source=source, steps=steps, span=span):
+                return ast.Chain(
+                    self.tensor_expr(source, scope),
+                    tuple(self.op_call(step, scope, tensor_inputs=False) for step in steps),
+                    span,
+                )
+        return expr  # names are tensors; anything else is reported by the semantic pass
+
+    def forward(self, forward: ast.Forward, scope: _Scope) -> ast.Forward:
+        body: list[ast.ForwardStmt] = []
+        for stmt in forward.body:
+            match stmt:
+                case ast.Assign(value=value):
+                    body.append(replace(stmt, value=self.tensor_expr(value, scope)))
+                case ast.ChainStmt(chain=chain):
+                    resolved = self.tensor_expr(chain, scope)
+                    assert isinstance(resolved, ast.Chain)
+                    body.append(replace(stmt, chain=resolved))
+                case ast.Return(value=value):
+                    body.append(replace(stmt, value=self.tensor_expr(value, scope)))
+        return replace(forward, body=tuple(body))
+
+    def fields(
+        self, fields: tuple[ast.Field, ...], table: dict[str, config.FieldSpec], scope: _Scope,
+        *, resolve_unknown: bool,
+    ) -> tuple[ast.Field, ...]:
+        out: list[ast.Field] = []
+        for item in fields:
+            spec = table.get(item.name)
+            if spec is None and not resolve_unknown:
+                out.append(item)
+            elif spec is not None and spec.kind.takes_catalog_names:
+                out.append(replace(item, value=self.catalog_expr(item.value, scope)))
+            elif isinstance(item.value, ast.Call):
+                out.append(replace(item, value=self.config_call(item.value, scope)))
+            else:
+                out.append(replace(item, value=self.value_expr(item.value, scope)))
+        return tuple(out)
+
+    # -------------------------------------------------------------- program
+
+    def run(self) -> ast.AuraneProgram:
+        globals_ = self.make_scope(list(self.program.constants), None)
+        statements: list[ast.Statement] = []
+        for stmt in self.program.statements:
+            match stmt:
+                case ast.Constant():
+                    statements.append(replace(stmt, value=self.value_expr(stmt.value, globals_)))
+                case ast.Model():
+                    statements.append(self.model(stmt, globals_))
+                case ast.Experiment():
+                    statements.append(replace(stmt, fields=self.fields(
+                        stmt.fields, config.EXPERIMENT_TABLE, globals_, resolve_unknown=False)))
+                case ast.Dataset():
+                    statements.append(replace(stmt, fields=self.fields(
+                        stmt.fields, config.DATASET_TABLE, globals_, resolve_unknown=True)))
+                case ast.Train():
+                    statements.append(replace(stmt, fields=self.fields(
+                        stmt.fields, config.TRAIN_TABLE, globals_, resolve_unknown=False)))
+                case ast.TrainGan():
+                    statements.append(replace(stmt, fields=self.fields(
+                        stmt.fields, config.GAN_TABLE, globals_, resolve_unknown=False)))
+                case _:
+                    statements.append(stmt)
+        return replace(self.program, statements=tuple(statements))
+
+    def model(self, model: ast.Model, globals_: _Scope) -> ast.Model:
+        local = [f for f in model.fields if f.name not in MODEL_FIELD_NAMES]
+        scope = self.make_scope(list(local), globals_)
+        fields = tuple(
+            replace(f, value=self.value_expr(f.value, scope)) if f.name not in MODEL_FIELD_NAMES
+            else f
+            for f in model.fields
+        )
+        fields = self.fields(fields, config.MODEL_TABLE, scope, resolve_unknown=False)
+        forward = self.forward(model.forward, scope) if model.forward else None
+        return replace(model, fields=fields, forward=forward)
+
+
+def _def_name(item: ast.Constant | ast.Field) -> tuple[str, Span]:
+    return item.name, item.name_span
+
+
+def _def_value(item: ast.Constant | ast.Field) -> ast.Expr:
+    return item.value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    from aurane.semantics.values import type_name
+
+    return type_name(value)
+
+
+def resolve_program(program: ast.AuraneProgram) -> tuple[ast.AuraneProgram, list[Diagnostic]]:
+    resolver = _Resolver(program)
+    resolved = resolver.run()
+    return resolved, resolver.diagnostics

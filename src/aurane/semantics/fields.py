@@ -1,0 +1,224 @@
+"""Checks of configuration fields: experiment, dataset, model, train and train_gan blocks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aurane.codes import diag
+from aurane.diagnostics import Diagnostic, Label
+from aurane.semantics import config
+from aurane.semantics.binding import bind_arguments
+from aurane.semantics.config import FieldKind, FieldSpec, OptionSpec
+from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.values import NotLiteral, literal_value, show, type_name
+from aurane.source import Span
+from aurane.syntax import ast
+
+
+class FieldChecker:
+    """Checks one block's fields against its table; knows the program's dataset names."""
+
+    def __init__(self, dataset_names: set[str], diagnostics: list[Diagnostic]) -> None:
+        self.dataset_names = dataset_names
+        self.diagnostics = diagnostics
+
+    def check_block(
+        self,
+        fields: tuple[ast.Field, ...],
+        table: dict[str, FieldSpec],
+        block: str,
+        *,
+        allow_unknown: bool = False,
+    ) -> None:
+        seen: dict[str, ast.Field] = {}
+        for item in fields:
+            spec = table.get(item.name)
+            canonical = spec.name if spec else item.name
+            if canonical in seen:
+                self.diagnostics.append(diag(
+                    "S008", f"field '{item.name}' is set twice in {block}", item.name_span,
+                    labels=(Label(seen[canonical].name_span, "first set here"),)))
+                continue
+            seen[canonical] = item
+            if spec is None:
+                if not allow_unknown:
+                    hint = did_you_mean(item.name, table) or "fields: " + ", ".join(
+                        sorted({s.name for s in table.values()}))
+                    self.diagnostics.append(diag(
+                        "S010", f"unknown field '{item.name}' in {block}", item.name_span,
+                        hint=hint))
+                continue
+            self.check_field(spec, item, block)
+
+    def check_field(self, spec: FieldSpec, item: ast.Field, block: str) -> None:
+        checker = _KIND_CHECKERS.get(spec.kind)
+        if checker is not None:
+            checker(self, spec, item.value)
+            return
+        self.check_literal(spec, item.value, block)
+
+    def check_literal(self, spec: FieldSpec, expr: ast.Expr, block: str) -> None:
+        try:
+            value = literal_value(expr)
+        except NotLiteral:
+            self.error("S013", f"field '{spec.name}' must be a literal value", expr.span)
+            return
+        problem = _literal_problem(spec, value)
+        if problem:
+            self.error("S013", f"field '{spec.name}' {problem}, got {show(value)}", expr.span,
+                       hint=_literal_hint(spec, value))
+
+    def error(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
+        self.diagnostics.append(diag(code, message, span, hint=hint))
+
+    # -------------------------------------------------------------- catalog kinds
+
+    def option(self, expr: ast.Expr, table: dict[str, OptionSpec], what: str) -> None:
+        """A bare name, a quoted name or a call of a catalog entry with keyword options."""
+        match expr:
+            case ast.Name(id=name, span=span) | ast.String(value=name, span=span):
+                if name not in table:
+                    self.unknown(name, span, table, what)
+            case ast.Call(func=name, func_span=span, args=args, keywords=keywords):
+                spec = table.get(name)
+                if spec is None:
+                    self.unknown(name, span, table, what)
+                    return
+                _, problems = bind_arguments(
+                    spec.params, args, keywords, owner=f"{what} '{name}'", owner_span=expr.span)
+                self.diagnostics.extend(problems)
+            case _:
+                self.error("S013", f"expected {what} name or call, e.g. {next(iter(table))}",
+                           expr.span)
+
+    def unknown(self, name: str, span: Span, names: Any, what: str) -> None:
+        hint = did_you_mean(name, names) or f"known {what}s: " + ", ".join(sorted(names))
+        self.error("S011", f"unknown {what} '{name}'", span, hint=hint)
+
+    def loss(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        self.option(expr, config.LOSS_TABLE, "loss")
+
+    def optimizer(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        self.option(expr, config.OPTIMIZER_TABLE, "optimizer")
+
+    def scheduler(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        self.option(expr, config.SCHEDULER_TABLE, "scheduler")
+
+    def callbacks(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        for item in self.list_items(spec, expr):
+            self.option(item, config.CALLBACK_TABLE, "callback")
+
+    def metrics(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        for item in self.list_items(spec, expr):
+            match item:
+                case ast.Name(id=name, span=span) | ast.String(value=name, span=span):
+                    if config.canonical_metric(name) is None:
+                        names = [*config.METRICS, *config.METRIC_ALIASES, "top5_accuracy"]
+                        self.unknown(name, span, names, "metric")
+                case _:
+                    self.error("S013", "metrics are names such as accuracy or top5_accuracy",
+                               item.span)
+
+    def list_items(self, spec: FieldSpec, expr: ast.Expr) -> tuple[ast.Expr, ...]:
+        if isinstance(expr, ast.ListExpr | ast.TupleExpr):
+            return expr.items
+        if isinstance(expr, ast.Name | ast.String | ast.Call):
+            return (expr,)
+        self.error("S013", f"field '{spec.name}' must be a list", expr.span)
+        return ()
+
+    def dataset(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        self.dataset_ref(expr, spec.name)
+
+    def dataset_ref(self, expr: ast.Expr, role: str) -> None:
+        if not isinstance(expr, ast.Name | ast.String):
+            self.error("S013", f"'{role}' must name a dataset", expr.span)
+            return
+        name = expr.id if isinstance(expr, ast.Name) else expr.value
+        if name not in self.dataset_names:
+            hint = did_you_mean(name, self.dataset_names) or "define it with 'dataset NAME:'"
+            self.error("S012", f"undefined dataset '{name}'", expr.span, hint=hint)
+
+    def dtype(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        match expr:
+            case ast.Name(id=name, span=span) | ast.String(value=name, span=span):
+                if name not in config.DTYPES:
+                    self.unknown(name, span, config.DTYPES, "dtype")
+            case _:
+                self.error("S013", "input_dtype must be a dtype name such as float32", expr.span)
+
+    def transform(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        if not isinstance(expr, ast.Call):
+            self.error("S013", f"field '{spec.name}' must be a transform call such as "
+                       "Compose([ToTensor()])", expr.span)
+            return
+        name = expr.func.rsplit(".", 1)[-1]
+        if name not in config.TRANSFORMS:
+            self.unknown(name, expr.func_span, config.TRANSFORMS, "transform")
+            return
+        for arg in expr.args:
+            if isinstance(arg, ast.ListExpr):
+                for inner in arg.items:
+                    self.transform(spec, inner)
+
+    def transforms(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        if not isinstance(expr, ast.ListExpr):
+            self.error("S013", "field 'transforms' must be a list of transform calls", expr.span)
+            return
+        for item in expr.items:
+            self.transform(spec, item)
+
+
+_KIND_CHECKERS: dict[FieldKind, Callable[[FieldChecker, FieldSpec, ast.Expr], None]] = {
+    FieldKind.LOSS: FieldChecker.loss,
+    FieldKind.OPTIMIZER: FieldChecker.optimizer,
+    FieldKind.SCHEDULER: FieldChecker.scheduler,
+    FieldKind.METRICS: FieldChecker.metrics,
+    FieldKind.CALLBACKS: FieldChecker.callbacks,
+    FieldKind.DATASET: FieldChecker.dataset,
+    FieldKind.DTYPE: FieldChecker.dtype,
+    FieldKind.TRANSFORM: FieldChecker.transform,
+    FieldKind.TRANSFORMS: FieldChecker.transforms,
+}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_LITERAL_KINDS: dict[FieldKind, Callable[[Any], bool]] = {
+    FieldKind.INT: _is_int,
+    FieldKind.FLOAT: _is_number,
+    FieldKind.BOOL: lambda v: isinstance(v, bool),
+    FieldKind.STR: lambda v: isinstance(v, str),
+    FieldKind.SHAPE: lambda v: isinstance(v, tuple) and len(v) >= 1
+    and all(_is_int(d) and d > 0 for d in v),
+    FieldKind.PAIR: lambda v: isinstance(v, tuple) and len(v) == 2 and all(map(_is_number, v)),
+    FieldKind.ANY: lambda v: True,
+}
+
+
+def _literal_problem(spec: FieldSpec, value: Any) -> str | None:
+    accepts = _LITERAL_KINDS.get(spec.kind, lambda v: True)
+    if not accepts(value):
+        return f"must be {'an' if spec.kind.value[0] in 'aeiou' else 'a'} {spec.kind.value}" + (
+            f" (not {type_name(value)})" if spec.kind is not FieldKind.SHAPE else "")
+    if spec.choices is not None and value not in spec.choices:
+        return "must be one of " + ", ".join(repr(c) for c in spec.choices)
+    if spec.check is not None:
+        problem: str | None = spec.check(value)
+        return problem
+    return None
+
+
+def _literal_hint(spec: FieldSpec, value: Any) -> str | None:
+    if spec.kind is FieldKind.BOOL and _is_int(value):
+        return "write true or false"
+    if spec.kind is FieldKind.SHAPE and _is_int(value):
+        return f"write a one-element tuple: ({value},)"
+    return None

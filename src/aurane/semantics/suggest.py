@@ -1,0 +1,11 @@
+"""'Did you mean' hints from catalogs."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
+    matches = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean '{matches[0]}'?" if matches else None

@@ -1,0 +1,327 @@
+"""Block structure and block statements: experiment, dataset, model (with forward), train.
+
+Blocks come from indentation: a header line ending in ':' owns the following lines that are
+indented deeper (``_items`` groups them). A header whose own line fails to parse drops its
+block silently, so one broken header gives one diagnostic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from aurane import codes
+from aurane.source import Span
+from aurane.syntax import ast
+from aurane.syntax.exprs import ExprParser, ParseAbort
+from aurane.syntax.tokens import Kind, LogicalLine
+
+T = TypeVar("T")
+_GIVE_UP_AFTER = 400  # diagnostics; far past the reporting cap the rest is not worth parsing
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A logical line and the deeper lines that belong to it (its block, if it is a header)."""
+
+    line: LogicalLine
+    children: list[LogicalLine]
+
+    @property
+    def span(self) -> Span:
+        last = self.children[-1] if self.children else self.line
+        return self.line.tokens[0].span.merge(last.tokens[-1].span)
+
+
+def group_items(lines: list[LogicalLine]) -> list[Item]:
+    """Group a block's lines: each line at the block's level owns the deeper lines after it."""
+    if not lines:
+        return []
+    level = lines[0].indent
+    items: list[Item] = []
+    index = 0
+    while index < len(lines):
+        head = lines[index]
+        own = max(head.indent, level)  # a line dedented inside the block still sits at its level
+        end = index + 1
+        while end < len(lines) and lines[end].indent > own:
+            end += 1
+        items.append(Item(head, lines[index + 1 : end]))
+        index = end
+    return items
+
+
+class BlockParser(ExprParser):
+    # ------------------------------------------------------------ structure
+
+    def level_items(self, lines: list[LogicalLine], level: int) -> list[Item]:
+        """Items of one block, reporting lines that are not at the block's indentation."""
+        items = group_items(lines)
+        for item in items:
+            if item.line.indent != level:
+                self.bad_indent(item.line, level)
+        return items
+
+    def bad_indent(self, line: LogicalLine, level: int) -> None:
+        message = (
+            "unexpected indentation: this line is indented deeper than its block"
+            if line.indent > level
+            else "unindent does not match any outer indentation level"
+        )
+        hint = f"align the line with the other lines of its block (column {level + 1})"
+        self.diagnostics.append(codes.diag("P002", message, line.tokens[0].span, hint=hint))
+
+    def body(self, item: Item, what: str, header: Span) -> list[Item]:
+        """The items of a header's block; reports an empty block."""
+        if not item.children:
+            self.diagnostics.append(
+                codes.diag("P013", f"{what} has no body: nothing is indented under its header",
+                           header, hint="add the block's lines below the header, indented")
+            )
+            return []
+        return self.level_items(item.children, item.children[0].indent)
+
+    def flatten(self, item: Item) -> list[Item]:
+        """Deeper lines under a line that is no header: report once, parse them as siblings."""
+        if not item.children:
+            return []
+        self.bad_indent(item.children[0], item.line.indent)
+        return group_items(item.children)
+
+    def guarded(self, item: Item, parse: Callable[[Item], T]) -> T | None:
+        if len(self.diagnostics) > _GIVE_UP_AFTER:
+            return None
+        try:
+            return parse(item)
+        except ParseAbort:
+            return None
+
+    def each(self, items: list[Item], parse: Callable[[Item], T | None]) -> list[T]:
+        """Parse items (and lines wrongly indented under them) with ``parse``, dropping failures."""
+        out: list[T] = []
+        for item in items:
+            result = self.guarded(item, parse)
+            if result is not None:
+                out.append(result)
+            if item.children and not self._is_header(item):
+                out.extend(self.each(self.flatten(item), parse))
+        return out
+
+    @staticmethod
+    def _is_header(item: Item) -> bool:
+        return item.line.tokens[-1].is_op(":") or item.line.tokens[0].text in _HEADER_WORDS
+
+    def end_of_statement(self, what: str) -> None:
+        token = self.peek()
+        if token is None:
+            return
+        if token.is_op(":"):
+            self.fail("P006", f"unexpected ':' after the {what}; only block headers end in ':'",
+                      token.span)
+        self.fail("P006", f"unexpected {self.describe(token)} after the {what}; expected the "
+                  "end of the line", token.span)
+
+    def header_end(self, what: str) -> None:
+        """Accept the ':' ending a header; a missing one is reported but the block still parses."""
+        token = self.peek()
+        if token is None:
+            self.report(codes.diag("P010", f"expected ':' at the end of the {what} header",
+                                   self.here(), hint="add ':' at the end of the header"))
+            return
+        extra = self.peek(1)
+        if token.is_op(":") and extra is None:
+            self.advance()
+            return
+        if token.is_op(":") and extra is not None:
+            self.fail("P006", f"unexpected {self.describe(extra)} after ':'; the block's lines "
+                      "go below the header, indented", extra.span)
+        self.fail("P006", f"expected ':' at the end of the {what} header, found "
+                  f"{self.describe(token)}", token.span)
+
+    # ------------------------------------------------------------ block statements
+
+    def block_statement(self, item: Item, keyword: str) -> ast.Statement:
+        match keyword:
+            case "experiment":
+                return self._experiment(item)
+            case "dataset":
+                return self._dataset(item)
+            case "model":
+                return self._model(item)
+            case "train":
+                return self._train(item)
+        return self._train_gan(item)
+
+    def _header_name(self, keyword: str) -> tuple[str, Span, Span]:
+        start = self.advance().span
+        name = self.expect_name(f"a {keyword} name after '{keyword}'")
+        self.header_end(f"{keyword} '{name.text}'")
+        return name.text, name.span, self.span_from(start)
+
+    def _experiment(self, item: Item) -> ast.Experiment:
+        name, name_span, header = self._header_name("experiment")
+        fields = self._fields(self.body(item, f"experiment '{name}'", header), "experiment")
+        return ast.Experiment(name, name_span, tuple(fields), item.span)
+
+    def _dataset(self, item: Item) -> ast.Dataset:
+        name, name_span, header = self._header_name("dataset")
+        items = self.body(item, f"dataset '{name}'", header)
+        source: ast.Name | None = None
+        if items and self._is_from(items[0].line):
+            source = self.guarded(items[0], self._from_line)
+            items = items[1:]
+        fields = self._fields(items, "dataset")
+        return ast.Dataset(name, name_span, source, tuple(fields), item.span)
+
+    @staticmethod
+    def _is_from(line: LogicalLine) -> bool:
+        second = line.tokens[1] if len(line.tokens) > 1 else None
+        return line.tokens[0].text == "from" and not (second is not None and second.is_op("="))
+
+    def _from_line(self, item: Item) -> ast.Name:
+        self.start(item.line)
+        self.advance()
+        self.expect_name("a dotted constructor name after 'from'")
+        self.pos -= 1
+        dotted, span = self.dotted()
+        self.end_of_statement("'from' name")
+        return ast.Name(dotted, span)
+
+    def _train(self, item: Item) -> ast.Train:
+        self.advance()
+        model = self._ref("a model name after 'train'")
+        self._word("on", "after the model name in 'train Model on dataset:'")
+        dataset = self._ref("a dataset name after 'on'")
+        self.header_end(f"train '{model.id}'")
+        header = self.span_from(item.line.tokens[0].span)
+        fields = self._fields(self.body(item, f"train '{model.id}'", header), "train")
+        return ast.Train(model, dataset, tuple(fields), item.span)
+
+    def _train_gan(self, item: Item) -> ast.TrainGan:
+        self.advance()
+        generator = self._ref("a generator model name after 'train_gan'")
+        self._word("and", "between the generator and discriminator names")
+        discriminator = self._ref("a discriminator model name after 'and'")
+        self._word("on", "after the discriminator name")
+        dataset = self._ref("a dataset name after 'on'")
+        self.header_end("train_gan")
+        header = self.span_from(item.line.tokens[0].span)
+        fields = self._fields(self.body(item, "train_gan", header), "train_gan")
+        return ast.TrainGan(generator, discriminator, dataset, tuple(fields), item.span)
+
+    def _ref(self, what: str) -> ast.Name:
+        token = self.expect_name(what)
+        return ast.Name(token.text, token.span)
+
+    def _word(self, word: str, where: str) -> None:
+        if not self.at_name(word):
+            self.fail("P006", f"expected '{word}' {where}, found {self.describe(self.peek())}",
+                      self.here())
+        self.advance()
+
+    # ------------------------------------------------------------ fields
+
+    def _fields(self, items: list[Item], block: str) -> list[ast.Field]:
+        return self.each(items, lambda item: self._field(item, block))
+
+    def _field(self, item: Item, block: str) -> ast.Field:
+        self.start(item.line)
+        name = self.peek()
+        after = self.peek(1)
+        if name is None or name.kind is not Kind.NAME or after is None or not after.is_op("="):
+            found = self.describe(name)
+            if name is not None and name.text == "from" and block == "dataset":
+                self.fail("P006", "'from' must be the first line of the dataset block",
+                          name.span, hint="move the 'from' line directly under the header")
+            self.fail("P006", f"expected a field 'name = value' in the {block} block, found "
+                      f"{found}", self.here())
+        self.pos += 2
+        value = self.assigned_value(f"'{name.text} ='")
+        self.end_of_statement(f"value of '{name.text}'")
+        return ast.Field(name.text, name.span, value, self.span_from(name.span))
+
+    def assigned_value(self, after: str) -> ast.Expr:
+        if self.peek() is None:
+            self.fail("P006", f"expected a value after {after}, found the end of the line",
+                      self.here())
+        return self.value()
+
+    # ------------------------------------------------------------ model and forward
+
+    def _model(self, item: Item) -> ast.Model:
+        name, name_span, header = self._header_name("model")
+        fields: list[ast.Field] = []
+        forwards: list[ast.Forward] = []
+        for child in self.body(item, f"model '{name}'", header):
+            if child.line.tokens[0].text == "def":
+                forward = self.guarded(child, self._forward)
+                if forward is not None and forwards:
+                    self._second_forward(name, forwards[0], forward)
+                elif forward is not None:
+                    forwards.append(forward)
+            else:
+                fields.extend(self._fields([child], "model"))
+        forward_or_none = forwards[0] if forwards else None
+        return ast.Model(name, name_span, tuple(fields), forward_or_none, item.span)
+
+    def _second_forward(self, model: str, first: ast.Forward, second: ast.Forward) -> None:
+        self.diagnostics.append(
+            codes.diag("P006", f"model '{model}' already has a forward body (at {first.span})",
+                       second.span, hint="merge the two bodies into one 'def forward(x):'")
+        )
+
+    def _forward(self, item: Item) -> ast.Forward:
+        self.start(item.line)
+        start = self.advance().span
+        name = self.expect_name("'forward' after 'def'")
+        if name.text != "forward":
+            self.fail("P006", f"expected 'forward' after 'def', found '{name.text}'", name.span,
+                      hint="a model has exactly one 'def forward(x):'")
+        self.expect_op("(", "after 'def forward'")
+        param = self.expect_name("the input parameter name in 'def forward(x):'")
+        self.expect_op(")", "after the forward parameter (forward takes exactly one input)")
+        self.header_end("forward")
+        header = self.span_from(start)
+        body = self._forward_body(self.body(item, "forward", header))
+        return ast.Forward(param.text, param.span, tuple(body), item.span)
+
+    def _forward_body(self, items: list[Item]) -> list[ast.ForwardStmt]:
+        body: list[ast.ForwardStmt] = []
+        for index, item in enumerate(items):
+            if body and isinstance(body[-1], ast.Return):
+                self._after_return(body[-1], items[index])
+                break
+            body.extend(self.each([item], self._forward_statement))
+        return body
+
+    def _after_return(self, ret: ast.Return, item: Item) -> None:
+        self.diagnostics.append(
+            codes.diag("P012", f"statement after 'return' (at {ret.span}); nothing may follow "
+                       "return in a forward body", item.line.span,
+                       hint="move the statement before 'return' or delete it")
+        )
+
+    def _forward_statement(self, item: Item) -> ast.ForwardStmt:
+        self.start(item.line)
+        first = self.tokens[0]
+        after = self.peek(1)
+        if first.kind is Kind.NAME and first.text == "return":
+            self.advance()
+            value = self.assigned_value("'return'")
+            self.end_of_statement("return value")
+            return ast.Return(value, self.span_from(first.span))
+        if first.kind is Kind.NAME and after is not None and after.is_op("="):
+            self.pos += 2
+            value = self.assigned_value(f"'{first.text} ='")
+            self.end_of_statement(f"value of '{first.text}'")
+            return ast.Assign(first.text, first.span, value, self.span_from(first.span))
+        value = self.value()
+        if not isinstance(value, ast.Chain):
+            self.fail("P006", "expected a chain 'x -> op(...)', an assignment 'name = ...' or "
+                      f"'return', found {self.describe(first)}", first.span)
+        self.end_of_statement("chain")
+        return ast.ChainStmt(value, value.span)
+
+
+_HEADER_WORDS = frozenset({"model", "dataset", "experiment", "train", "train_gan", "def"})

@@ -1,0 +1,31 @@
+"""Small helpers for tests that run the front end on inline sources."""
+
+from __future__ import annotations
+
+import textwrap
+
+from aurane.compiler import FrontEnd, run_front_end
+from aurane.diagnostics import Diagnostic
+
+
+def front(source: str) -> FrontEnd:
+    return run_front_end(textwrap.dedent(source).lstrip("\n"), "t.aur")
+
+
+def errors(source: str) -> list[Diagnostic]:
+    return [d for d in front(source).diagnostics if d.is_error]
+
+
+def only_error(source: str) -> Diagnostic:
+    found = errors(source)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def codes(source: str) -> list[str]:
+    return [d.code for d in front(source).diagnostics]
+
+
+def where(diagnostic: Diagnostic) -> tuple[int, int]:
+    assert diagnostic.span is not None
+    return diagnostic.span.line, diagnostic.span.column

@@ -1,0 +1,187 @@
+"""Hand-written PyTorch twins of catalog entries, built from bound argument values.
+
+Each twin takes the plain arguments (defaults filled in) and the per-sample input shapes
+and returns an ``nn.Module`` whose ``forward`` takes the batched inputs positionally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+Twin = Callable[[dict[str, Any], tuple[tuple[int, ...], ...]], nn.Module]
+
+
+class Fn(nn.Module):
+    """A parameter-free function as a module."""
+
+    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs: torch.Tensor) -> torch.Tensor:
+        return self.fn(*xs)
+
+
+class Positional(nn.Module):
+    def __init__(self, max_len: int, features: int) -> None:
+        super().__init__()
+        self.pe = nn.Parameter(torch.zeros(1, max_len, features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.pe[:, : x.size(1)]
+
+
+class Attention(nn.Module):
+    def __init__(self, a: dict[str, Any], need_weights: bool = False) -> None:
+        super().__init__()
+        self.mha = nn.MultiheadAttention(
+            a["dim"], a["heads"], dropout=a["dropout"], bias=a["bias"], batch_first=True
+        )
+        self.causal = a["causal"]
+        self.need_weights = need_weights
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mask = None
+        if self.causal:
+            n = x.size(1)
+            mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+        return self.mha(x, x, x, attn_mask=mask, need_weights=self.need_weights)[0]
+
+
+class Recurrent(nn.Module):
+    def __init__(self, cls: type[nn.RNNBase], a: dict[str, Any], features: int) -> None:
+        super().__init__()
+        self.rnn = cls(
+            features,
+            a["hidden"],
+            num_layers=a["num_layers"],
+            bias=a["bias"],
+            batch_first=True,
+            dropout=a["dropout"],
+            bidirectional=a["bidirectional"],
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rnn(x)[0]
+
+
+def _conv(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
+    cls = nn.Conv1d if len(s[0]) == 2 else nn.Conv2d
+    return cls(
+        s[0][0],
+        a["channels"],
+        a["kernel"],
+        stride=a["stride"],
+        padding=a["padding"],
+        dilation=a["dilation"],
+        groups=a["groups"],
+        bias=a["bias"],
+    )
+
+
+def _pool(kind: str) -> Twin:
+    def build(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
+        cls = getattr(nn, f"{kind}{len(s[0]) - 1}d")
+        return cls(a["kernel"], stride=a["stride"], padding=a["padding"])  # type: ignore[no-any-return]
+
+    return build
+
+
+def _batchnorm(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
+    cls = nn.BatchNorm2d if len(s[0]) == 3 else nn.BatchNorm1d
+    return cls(
+        s[0][0],
+        eps=a["eps"],
+        momentum=a["momentum"],
+        affine=a["affine"],
+        track_running_stats=a["track_running_stats"],
+    )
+
+
+def _fn(fn: Callable[..., torch.Tensor]) -> Twin:
+    return lambda a, s: Fn(fn)
+
+
+def _act(fn: Callable[..., torch.Tensor], *names: str) -> Twin:
+    return lambda a, s: Fn(lambda x: fn(x, *(a[n] for n in names)))
+
+
+TWINS: dict[str, Twin] = {
+    "dense": lambda a, s: nn.Linear(s[0][-1], a["features"], bias=a["bias"]),
+    "conv1d": _conv,
+    "conv2d": _conv,
+    "batchnorm": _batchnorm,
+    "layer_norm": lambda a, s: nn.LayerNorm(
+        s[0][-1], eps=a["eps"], elementwise_affine=a["elementwise_affine"], bias=a["bias"]
+    ),
+    "embedding": lambda a, s: nn.Embedding(
+        a["vocabulary"],
+        a["width"],
+        padding_idx=a["padding_idx"],
+        max_norm=a["max_norm"],
+        scale_grad_by_freq=a["scale_grad_by_freq"],
+        sparse=a["sparse"],
+    ),
+    "positional_encoding": lambda a, s: Positional(a["max_len"], s[0][1]),
+    "dropout": lambda a, s: nn.Dropout(a["p"]),
+    "flatten": lambda a, s: nn.Flatten(),
+    "reshape": lambda a, s: Fn(lambda x: x.reshape(x.size(0), *a["shape"])),
+    "maxpool": _pool("MaxPool"),
+    "avgpool": _pool("AvgPool"),
+    "global_avg_pool": _fn(lambda x: x.flatten(2).mean(-1)),
+    "upsample": lambda a, s: Fn(
+        lambda x: F.interpolate(
+            x,
+            size=a["size"],
+            scale_factor=a["scale_factor"],
+            mode=a["mode"],
+            align_corners=a["align_corners"],
+        )
+    ),
+    "add": _fn(lambda *xs: sum(xs[1:], xs[0])),
+    "concat": lambda a, s: Fn(lambda *xs: torch.cat(xs, dim=a["dim"])),
+    "multihead_attention": lambda a, s: Attention(a),
+    "lstm": lambda a, s: Recurrent(nn.LSTM, a, s[0][1]),
+    "gru": lambda a, s: Recurrent(nn.GRU, a, s[0][1]),
+    "relu": _act(F.relu),
+    "gelu": _act(F.gelu),
+    "sigmoid": _act(torch.sigmoid),
+    "tanh": _act(torch.tanh),
+    "softmax": _act(F.softmax, "dim"),
+    "log_softmax": _act(F.log_softmax, "dim"),
+    "leaky_relu": _act(F.leaky_relu, "slope"),
+    "silu": _act(F.silu),
+    "mish": _act(F.mish),
+    "elu": _act(F.elu, "alpha"),
+    "selu": _act(F.selu),
+    "hardswish": _act(F.hardswish),
+}
+
+
+def unrolled_flops(cls: type[nn.RNNBase], a: dict[str, Any], shape: tuple[int, ...]) -> int:
+    """FLOPs of an LSTM/GRU unrolled into cells, which FlopCounterMode can see (batch 1)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    cell_cls = nn.LSTMCell if cls is nn.LSTM else nn.GRUCell
+    hidden, directions = a["hidden"], 2 if a["bidirectional"] else 1
+    x = torch.randn(shape[0], shape[1])
+    with FlopCounterMode(display=False) as counter:
+        for layer in range(a["num_layers"]):
+            outputs = []
+            for direction in range(directions):
+                cell = cell_cls(x.size(1), hidden, bias=a["bias"])
+                state: Any = None
+                steps = range(x.size(0)) if direction == 0 else reversed(range(x.size(0)))
+                out = [torch.empty(0)] * x.size(0)
+                for t in steps:
+                    state = cell(x[t : t + 1], state)
+                    out[t] = state[0] if isinstance(state, tuple) else state
+                outputs.append(torch.cat(out))
+            x = torch.cat(outputs, dim=1)
+            del layer
+    return int(counter.get_total_flops())
