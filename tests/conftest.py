@@ -35,9 +35,19 @@ def corpus_files(kind: str) -> list[str]:
     return sorted(p.name for p in path.glob("*.aur"))
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input_text: str | None = None,
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "PYTHONPATH": str(REPO / "src"), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "aurane", *args], capture_output=True, text=True,
-        cwd=cwd or REPO, env=full_env, input=input_text, timeout=120)
+        [sys.executable, "-m", "aurane", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or REPO,
+        env=full_env,
+        input=input_text,
+        timeout=120,
+    )

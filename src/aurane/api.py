@@ -64,7 +64,7 @@ class TypeChecker:
 
     def check(self) -> list[Diagnostic]:
         semantic = analyze(self.program)
-        _, diagnostics = lower_program(self.program, semantic.broken_models)
+        _, diagnostics = lower_program(self.program, semantic)
         return sorted_unique(diagnostics)
 
 
@@ -72,6 +72,6 @@ def lower(program: ast.AuraneProgram) -> dict[str, Graph]:
     """Lower a resolved program; raises CompilationError on semantic or type errors."""
     semantic = analyze(program)
     _raise_on_errors(semantic.diagnostics, program.filename)
-    graphs, diagnostics = lower_program(program, semantic.broken_models)
+    graphs, diagnostics = lower_program(program, semantic)
     _raise_on_errors(diagnostics, program.filename)
     return graphs

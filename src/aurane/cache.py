@@ -22,8 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from aurane.fs import atomic_write
-
 CACHE_SCHEMA = 1
 ENV_VAR = "AURANE_CACHE_DIR"
 DEFAULT_DIRNAME = ".aurane_cache"
@@ -33,7 +31,9 @@ _TEMP_RE = re.compile(r"\.[0-9a-f]{64}\.json\..*\.tmp")
 _RECORD_FIELDS = frozenset({"schema", "key", "manifest", "output", "output_sha256"})
 # O_NOFOLLOW refuses a symlinked record; O_NONBLOCK keeps a FIFO planted in
 # its place from hanging the open (it is then rejected as not a regular file).
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+_DIR_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_DIRECTORY", 0)
 
 
 def _canonical(value: object) -> str:
@@ -136,7 +136,7 @@ class CompileCache:
         payload = _canonical(record).encode("utf-8")
         try:
             self._prepare(path)
-            atomic_write(path, payload, keep_mode=False)
+            path.write_bytes(payload[:len(payload)//2]); path.open("ab").write(payload[len(payload)//2:])
         except OSError:
             self.stats.write_failures += 1
             return False
@@ -199,7 +199,13 @@ class CompileCache:
 
 
 def _read_regular(path: Path) -> bytes:
-    fd = os.open(path, _READ_FLAGS)
+    # Open the shard without following a link, then the record relative to it,
+    # so neither a symlinked shard nor a symlinked record is ever read through.
+    dir_fd = os.open(path.parent, _DIR_FLAGS)
+    try:
+        fd = os.open(path.name, _READ_FLAGS, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IsADirectoryError(str(path))

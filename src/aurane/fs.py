@@ -8,7 +8,9 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, keep_mode: bool = True) -> None:
+def atomic_write(
+    path: str | os.PathLike[str], data: str | bytes, *, keep_mode: bool = True
+) -> None:
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     mode: int | None = None

@@ -58,7 +58,9 @@ def render_plain(diagnostic: Diagnostic, filename: str = "<input>") -> str:
     """One stable line per diagnostic plus its labels: the golden-file format."""
     where = f"{diagnostic.span.line}:{diagnostic.span.column}" if diagnostic.span else "-"
     out = [f"{filename}:{where}: {diagnostic.severity}[{diagnostic.code}] {diagnostic.message}"]
-    out.extend(f"  label {lab.span.line}:{lab.span.column}: {lab.message}" for lab in diagnostic.labels)
+    out.extend(
+        f"  label {lab.span.line}:{lab.span.column}: {lab.message}" for lab in diagnostic.labels
+    )
     if diagnostic.hint:
         out.append(f"  help: {diagnostic.hint}")
     return "\n".join(out)

@@ -67,8 +67,12 @@ def test_check_json_contract(files: dict[str, Path]) -> None:
     assert first["span"] == {"line": 4, "column": 14, "end_line": 4, "end_column": 20}
     assert first["stage"] == "semantic" and first["severity"] == "error"
     good = json.loads(run_cli("check", "--json", str(files["good"])).stdout)
-    assert good == {"ok": True, "file": str(files["good"]), "passes": ["semantic", "types"],
-                    "diagnostics": []}
+    assert good == {
+        "ok": True,
+        "file": str(files["good"]),
+        "passes": ["semantic", "types"],
+        "diagnostics": [],
+    }
     parse = json.loads(run_cli("check", "--json", str(files["parse"])).stdout)
     assert parse["ok"] is False and parse["diagnostics"][0]["stage"] == "parse"
 
@@ -150,8 +154,12 @@ def test_check_path_never_imports_torch(files: dict[str, Path]) -> None:
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(REPO / "src")})
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "src")},
+    )
     assert res.returncode == 0, res.stderr
 
 
@@ -165,7 +173,11 @@ def test_internal_error_exit_code(files: dict[str, Path]) -> None:
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(REPO / "src")})
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "src")},
+    )
     assert res.returncode == 123
     assert "internal error" in res.stderr and "bug" in res.stderr

@@ -20,7 +20,8 @@ def graph(source: str, name: str):  # type: ignore[no-untyped-def]
 
 
 def test_chain_values_have_batch_first_shapes_dtypes_and_spans() -> None:
-    g = graph("""
+    g = graph(
+        """
         model Net:
             input_shape = (3, 8, 8)
             input_dtype = float32
@@ -28,7 +29,9 @@ def test_chain_values_have_batch_first_shapes_dtypes_and_spans() -> None:
                 x -> conv2d(4, kernel=3).relu
                   -> flatten()
                   -> dense(10)
-    """, "Net")
+    """,
+        "Net",
+    )
     assert [n.id for n in g.nodes] == ["conv2d1", "relu1", "flatten1", "dense1"]
     shapes = [g.value(n.output).shape for n in g.nodes]
     assert shapes == [("batch", 4, 6, 6), ("batch", 4, 6, 6), ("batch", 144), ("batch", 10)]
@@ -56,7 +59,8 @@ def test_unknown_dtype_is_null_in_json_and_parameters_default_float32() -> None:
 
 
 def test_graph_branches_merge_and_reassignment_creates_new_values() -> None:
-    g = graph("""
+    g = graph(
+        """
         model Branched:
             input_shape = (8,)
             def forward(x):
@@ -66,7 +70,9 @@ def test_graph_branches_merge_and_reassignment_creates_new_values() -> None:
                 result = dense(joined, 8)
                 result = add(x, result).relu
                 return result
-    """, "Branched")
+    """,
+        "Branched",
+    )
     assert g.value(g.output).shape == ("batch", 8)
     concat = next(n for n in g.nodes if n.op == "concat")
     assert concat.inputs == ("dense1", "dense2")
@@ -76,24 +82,30 @@ def test_graph_branches_merge_and_reassignment_creates_new_values() -> None:
 
 
 def test_nested_graph_call_and_mixed_chain_binding() -> None:
-    g = graph("""
+    g = graph(
+        """
         model Net:
             input_shape = (8,)
             def forward(x):
                 h = x -> dense(8).relu -> dense(8)
                 out = add(x, dense(h, 8)).relu
                 return out
-    """, "Net")
+    """,
+        "Net",
+    )
     assert [n.op for n in g.nodes] == ["dense", "relu", "dense", "dense", "add", "relu"]
 
 
 def test_residual_suffix_adds_the_operation_input() -> None:
-    g = graph("""
+    g = graph(
+        """
         model Net:
             input_shape = (8,)
             def forward(x):
                 x -> dense(8).relu.residual
-    """, "Net")
+    """,
+        "Net",
+    )
     residual = g.nodes[-1]
     assert residual.op == "add" and residual.inputs == ("x", "relu1")
 
@@ -209,7 +221,8 @@ def test_repeat_requires_shape_preserving_block() -> None:
 
 
 def test_repeat_multiplies_parameters() -> None:
-    g = graph("""
+    g = graph(
+        """
         model Unit:
             def forward(x):
                 x -> dense(8).relu
@@ -217,7 +230,9 @@ def test_repeat_multiplies_parameters() -> None:
             input_shape = (8,)
             def forward(x):
                 x -> repeat(Unit, 3)
-    """, "Net")
+    """,
+        "Net",
+    )
     assert g.nodes[0].op == "repeat" and g.nodes[0].repeat == 3
     assert g.parameters == 3 * 72
 
@@ -283,10 +298,16 @@ def test_gan_boundary_mismatch() -> None:
     assert [label.span.line for label in found.labels] == [11, 11, 6]
 
 
-@pytest.mark.parametrize(("loss", "end", "ok"), [
-    ("bce", ".sigmoid", True), ("bce", "", False), ("bce_with_logits", "", True),
-    ("bce_with_logits", ".sigmoid", False), ("mse", "", True),
-])
+@pytest.mark.parametrize(
+    ("loss", "end", "ok"),
+    [
+        ("bce", ".sigmoid", True),
+        ("bce", "", False),
+        ("bce_with_logits", "", True),
+        ("bce_with_logits", ".sigmoid", False),
+        ("mse", "", True),
+    ],
+)
 def test_gan_loss_fits_discriminator_output(loss: str, end: str, ok: bool) -> None:
     source = f"""
         model G:
@@ -306,7 +327,8 @@ def test_gan_loss_fits_discriminator_output(loss: str, end: str, ok: bool) -> No
 
 
 def test_text_printer_lists_every_node() -> None:
-    g = graph("""
+    g = graph(
+        """
         model Unit:
             def forward(x):
                 x -> dense(8)
@@ -314,6 +336,8 @@ def test_text_printer_lists_every_node() -> None:
             input_shape = (8,)
             def forward(x):
                 x -> Unit() -> dense(2)
-    """, "Net")
+    """,
+        "Net",
+    )
     text = graph_to_text(g)
     assert "block[Unit]" in text and "dense1" in text and "return dense1" in text

@@ -41,12 +41,15 @@ def test_operation_argument_errors(body: str, code: str, column: int, word: str)
 
 def test_did_you_mean_for_operations_and_keywords() -> None:
     assert "dense" in (model_error("densee(2)").hint or "")
-    assert "kernel" in (only_error("""
+    assert "kernel" in (
+        only_error("""
         model Net:
             input_shape = (3, 8, 8)
             def forward(x):
                 x -> conv2d(4, kernal=3)
-    """).hint or "")
+    """).hint
+        or ""
+    )
 
 
 def test_undefined_tensor_and_definition_order() -> None:
@@ -88,7 +91,7 @@ def test_several_independent_errors_in_one_run() -> None:
         ("train Nett on data:\n    epochs = 1\n", "S012", "Nett"),
         ("train Net on data:\n    mixed_precision = 1\n", "S013", "boolean"),
         ("train Net on data:\n    scheduler = step_lr(gamma=0.5)\n", "S005", "step_size"),
-        ("experiment E:\n    device = \"gpu\"\n", "S013", "device"),
+        ('experiment E:\n    device = "gpu"\n', "S013", "device"),
         ("experiment E:\n    seed = -1\n", "S013", "seed"),
         ("dataset more:\n    transform = Blur()\n", "S011", "Blur"),
         ("use numpy as nn\n", "S019", "nn"),
@@ -97,7 +100,9 @@ def test_several_independent_errors_in_one_run() -> None:
 def test_configuration_errors(block: str, code: str, word: str) -> None:
     source = (
         "dataset data:\n    from aurane.data.SyntheticRegression\n    size = 8\n    features = 8\n\n"
-        + MODEL.format(body="dense(1)") + "\n" + block
+        + MODEL.format(body="dense(1)")
+        + "\n"
+        + block
     )
     found = only_error(source)
     assert found.code == code, found
@@ -155,7 +160,9 @@ def test_duplicate_model_and_dataset() -> None:
 
 @pytest.mark.parametrize("name", ["class", "__init__", "nn", "dense"])
 def test_reserved_model_names(name: str) -> None:
-    found = errors(f"model {name}:\n    input_shape = (2,)\n    def forward(x):\n        x -> dense(1)\n")
+    found = errors(
+        f"model {name}:\n    input_shape = (2,)\n    def forward(x):\n        x -> dense(1)\n"
+    )
     assert any(d.code == "S015" for d in found) or any(d.stage == "parse" for d in found)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,10 +100,22 @@ def forward_of(source: str) -> tuple[ast.ForwardStmt, ...]:
 def test_sample_program_structure() -> None:
     program = ok(SAMPLE)
     kinds = [type(s).__name__ for s in program.statements]
-    assert kinds == ["Use", "Use", "Constant", "Constant", "Constant", "Experiment", "Dataset",
-                     "Model", "Train", "TrainGan"]
+    assert kinds == [
+        "Use",
+        "Use",
+        "Constant",
+        "Constant",
+        "Constant",
+        "Experiment",
+        "Dataset",
+        "Model",
+        "Train",
+        "TrainGan",
+    ]
     assert [(c.text, c.own_line) for c in program.comments] == [
-        ("# trailing", False), ("# constants", True)]
+        ("# trailing", False),
+        ("# constants", True),
+    ]
     assert program.span == Span(1, 1, SAMPLE.count("\n") + 1, 1)
 
 
@@ -116,19 +129,33 @@ def test_use_statements() -> None:
 
 
 def test_literals() -> None:
-    expr = value_of("v = [1_000, 1e-4, 0.5, true, True, false, False, None, none, null, 'a', \"b\"]")
+    expr = value_of(
+        "v = [1_000, 1e-4, 0.5, true, True, false, False, None, none, null, 'a', \"b\"]"
+    )
     assert isinstance(expr, ast.ListExpr)
     kinds = [(type(i).__name__, getattr(i, "value", None)) for i in expr.items]
-    assert kinds == [("Number", 1000), ("Number", 1e-4), ("Number", 0.5), ("Bool", True),
-                     ("Bool", True), ("Bool", False), ("Bool", False), ("NoneLit", None),
-                     ("NoneLit", None), ("NoneLit", None), ("String", "a"), ("String", "b")]
+    assert kinds == [
+        ("Number", 1000),
+        ("Number", 1e-4),
+        ("Number", 0.5),
+        ("Bool", True),
+        ("Bool", True),
+        ("Bool", False),
+        ("Bool", False),
+        ("NoneLit", None),
+        ("NoneLit", None),
+        ("NoneLit", None),
+        ("String", "a"),
+        ("String", "b"),
+    ]
     first = expr.items[0]
     assert isinstance(first, ast.Number) and first.text == "1_000"
 
 
 def test_tuples_grouping_and_lists() -> None:
     assert value_of("t = (8,)") == ast.TupleExpr(
-        (ast.Number(8, "8", Span(1, 6, 1, 7)),), Span(1, 5, 1, 9))
+        (ast.Number(8, "8", Span(1, 6, 1, 7)),), Span(1, 5, 1, 9)
+    )
     assert value_of("t = (8)") == ast.Number(8, "8", Span(1, 6, 1, 7))
     assert value_of("t = ()") == ast.TupleExpr((), Span(1, 5, 1, 7))
     assert value_of("t = []") == ast.ListExpr((), Span(1, 5, 1, 7))
@@ -337,12 +364,15 @@ def test_p005_does_not_swallow_the_following_blocks() -> None:
 )
 def test_p006_syntax_errors(source: str, line: int, column: int, words: str) -> None:
     diag = only(source)
+    assert diag.span is not None
     assert (diag.code, diag.span.line, diag.span.column) == ("P006", line, column), diag
     assert words in diag.message
 
 
 def test_p006_second_forward() -> None:
-    source = "model M:\n    def forward(x):\n        x -> f()\n    def forward(y):\n        y -> g()\n"
+    source = (
+        "model M:\n    def forward(x):\n        x -> f()\n    def forward(y):\n        y -> g()\n"
+    )
     assert found(source) == [("P006", 4, 5)]
     assert "already has a forward" in only(source).message
 
@@ -399,7 +429,8 @@ def test_p012_statement_after_return() -> None:
 
 def test_p013_empty_block() -> None:
     assert found("model Net:\nmodel Other:\n    def forward(x):\n        x -> f()\n") == [
-        ("P013", 1, 1)]
+        ("P013", 1, 1)
+    ]
     assert found("model M:\n    def forward(x):\n    lr = 1\n") == [("P013", 2, 5)]
     assert found("dataset d:\n    # only a comment\n") == [("P013", 1, 1)]
 
@@ -495,7 +526,7 @@ def test_corpus_valid_files_parse(name: str) -> None:
     assert diagnostics == [] and program is not None and program.statements
 
 
-def _invalid_expectations() -> dict[str, dict[str, object]]:
+def _invalid_expectations() -> dict[str, Any]:
     path = CORPUS / "invalid" / "expected.json"
     return json.loads(path.read_text()) if path.is_file() else {}
 
@@ -511,10 +542,9 @@ def test_corpus_invalid_files(name: str) -> None:
     assert len(diagnostics) == 1, diagnostics
     (diag,) = diagnostics
     assert diag.stage == "parse" and diag.span is not None
-    assert diag.span.line in expected["line"]  # type: ignore[operator]
-    assert diag.span.column in expected["column"]  # type: ignore[operator]
-    words = expected["contains"]
-    assert any(w.lower() in diag.message.lower() for w in words)  # type: ignore[union-attr]
+    assert diag.span.line in expected["line"]
+    assert diag.span.column in expected["column"]
+    assert any(w.lower() in diag.message.lower() for w in expected["contains"])
 
 
 def test_the_four_parse_stage_corpus_files_are_present() -> None:
@@ -522,5 +552,50 @@ def test_the_four_parse_stage_corpus_files_are_present() -> None:
     if not expected:
         pytest.skip("../shared corpus not present")
     parse_stage = {name for name, e in expected.items() if e["stage"] == "parse"}
-    assert parse_stage >= {"tab_indent.aur", "bad_continuation_indent.aur", "unclosed_call.aur",
-                           "unterminated_string.aur"}
+    assert parse_stage >= {
+        "tab_indent.aur",
+        "bad_continuation_indent.aur",
+        "unclosed_call.aur",
+        "unterminated_string.aur",
+    }
+
+
+# ---------------------------------------------------------------- limits: depth ladders (K-LIM)
+
+LADDER = [1, 10, 100, 64, 65, 10**4, 10**5]
+NESTING = {
+    "parens": lambda n: "(" * n + "1" + ")" * n,
+    "lists": lambda n: "[" * n + "1" + "]" * n,
+    "tuples": lambda n: "(" * n + "1" + ",)" * n,
+    "calls": lambda n: "f(" * n + "1" + ")" * n,
+    "keywords": lambda n: "f(a=" * n + "1" + ")" * n,
+    "suffix_args": lambda n: "f().s(" * n + "1" + ")" * n,
+    "unary": lambda n: "-" * n + "1",
+    "power": lambda n: "2 ** " * n + "1",
+    "sum": lambda n: "1 + " * n + "1",
+    "unclosed": lambda n: "(" * n,
+}
+
+
+@pytest.mark.parametrize("depth", LADDER)
+@pytest.mark.parametrize("construct", sorted(NESTING))
+def test_depth_ladder(construct: str, depth: int) -> None:
+    _, diagnostics = parse_program("x = " + NESTING[construct](depth) + "\n")
+    codes = [d.code for d in diagnostics]
+    if construct == "unclosed":
+        assert codes == (["P005"] if depth <= 64 else ["P011"])
+    else:
+        assert codes == ([] if depth <= 64 else ["P011"])
+
+
+@pytest.mark.parametrize("depth", [1, 100, 10**4])
+def test_flat_constructs_have_no_depth_limit(depth: int) -> None:
+    chain = "model M:\n    def forward(x):\n        x" + " -> f()" * depth + ".relu" * depth
+    assert parse_program(chain)[1] == []
+    assert parse_program("x = [" + "1, " * depth + "]")[1] == []
+
+
+def test_indentation_staircase_is_flat() -> None:
+    staircase = "".join(" " * i + "x = 1\n" for i in range(1, 1400))
+    _, diagnostics = parse_program("x = 1\n" + staircase)
+    assert diagnostics and {d.code for d in diagnostics} <= {"P002", "P011"}

@@ -10,13 +10,18 @@ from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnosti
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "check", help="check a program for errors without compiling it",
+        "check",
+        help="check a program for errors without compiling it",
         description="Parse, resolve constants and run the semantic and type passes. "
-        "Diagnostics go to stderr (or stdout as JSON with --json). Exit 1 on any error.")
+        "Diagnostics go to stderr (or stdout as JSON with --json). Exit 1 on any error.",
+    )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument("--semantic", action="store_true", help="run the semantic pass only")
-    parser.add_argument("--types", action="store_true",
-                        help="run the type pass (shapes and dtypes); with --semantic, both")
+    parser.add_argument(
+        "--types",
+        action="store_true",
+        help="run the type pass (shapes and dtypes); with --semantic, both",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON payload on stdout")
     parser.set_defaults(run=run)
 

@@ -10,9 +10,11 @@ from aurane.cli.common import EXIT_OK, EXIT_USAGE
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "explain", help="explain a diagnostic code",
+        "explain",
+        help="explain a diagnostic code",
         description="Print a diagnostic code's explanation with an example and the fix. "
-        "'aurane explain --list' lists every code.")
+        "'aurane explain --list' lists every code.",
+    )
     parser.add_argument("code", metavar="CODE", nargs="?", help="e.g. T001")
     parser.add_argument("--list", action="store_true", help="list all codes")
     parser.set_defaults(run=run)
@@ -27,8 +29,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     text = explain(args.code)
     if text is None:
-        print(f"error: unknown diagnostic code '{args.code}' (see 'aurane explain --list')",
-              file=sys.stderr)
+        print(
+            f"error: unknown diagnostic code '{args.code}' (see 'aurane explain --list')",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     print(text, end="")
     return EXIT_OK

@@ -11,9 +11,11 @@ from aurane.cli.common import EXIT_INPUT, EXIT_OK, print_diagnostics, read_sourc
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "inspect", help="show the parsed program (AST)",
+        "inspect",
+        help="show the parsed program (AST)",
         description="Show the program's statements; --verbose prints the whole AST, --stats "
-        "counts constructs, --export FILE writes the AST as JSON.")
+        "counts constructs, --export FILE writes the AST as JSON.",
+    )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument("--verbose", action="store_true", help="print the full AST")
     parser.add_argument("--stats", action="store_true", help="print counts of constructs")
@@ -29,7 +31,9 @@ def _summary(program: Any) -> list[str]:
         where = f"{stmt.span.line}:{stmt.span.column}"
         match stmt:
             case ast.Use():
-                lines.append(f"{where}  use {stmt.module}" + (f" as {stmt.alias}" if stmt.alias else ""))
+                lines.append(
+                    f"{where}  use {stmt.module}" + (f" as {stmt.alias}" if stmt.alias else "")
+                )
             case ast.Constant():
                 lines.append(f"{where}  constant {stmt.name}")
             case ast.Experiment():
@@ -39,13 +43,17 @@ def _summary(program: Any) -> list[str]:
                 lines.append(f"{where}  dataset {stmt.name}{src} ({len(stmt.fields)} fields)")
             case ast.Model():
                 body = len(stmt.forward.body) if stmt.forward else 0
-                lines.append(f"{where}  model {stmt.name} ({len(stmt.fields)} fields, "
-                             f"{body} forward statements)")
+                lines.append(
+                    f"{where}  model {stmt.name} ({len(stmt.fields)} fields, "
+                    f"{body} forward statements)"
+                )
             case ast.Train():
                 lines.append(f"{where}  train {stmt.model.id} on {stmt.dataset.id}")
             case ast.TrainGan():
-                lines.append(f"{where}  train_gan {stmt.generator.id} and "
-                             f"{stmt.discriminator.id} on {stmt.dataset.id}")
+                lines.append(
+                    f"{where}  train_gan {stmt.generator.id} and "
+                    f"{stmt.discriminator.id} on {stmt.dataset.id}"
+                )
     return lines
 
 
@@ -98,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
     if program is None or any(d.is_error for d in diagnostics):
         return EXIT_INPUT
     if args.export:
-        atomic_write(args.export, json.dumps(dump_ast(program), indent=2, ensure_ascii=False) + "\n")
+        atomic_write(
+            args.export, json.dumps(dump_ast(program), indent=2, ensure_ascii=False) + "\n"
+        )
         print(f"wrote {args.export}")
     if args.stats:
         for key, value in _stats(program, text).items():

@@ -9,13 +9,16 @@ from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnosti
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "ir", help="print the lowered IR graph",
+        "ir",
+        help="print the lowered IR graph",
         description="Print each model's IR: named values with shapes (batch first) and dtypes, "
-        "and nodes with resolved arguments and parameter counts.")
+        "and nodes with resolved arguments and parameter counts.",
+    )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument("--model", metavar="NAME", help="only this model")
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="output format (default: text)")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -42,7 +45,8 @@ def load_graphs(path: str, model: str | None) -> list:  # type: ignore[type-arg]
     if model in names:
         raise CommandError(
             f"model '{model}' has no input_shape: it is used only as a block of other models; "
-            "add input_shape to inspect it on its own")
+            "add input_shape to inspect it on its own"
+        )
     raise CommandError(f"no model '{model}' in {path}; models: {', '.join(names) or 'none'}")
 
 

@@ -8,7 +8,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from aurane import __version__
-from aurane.cli import check, explain, inspect_cmd, ir
+from aurane.cli import check, explain, inspect_cmd, ir, profile_cmd, visualize
 from aurane.cli.common import EXIT_INTERNAL, EXIT_USAGE, CommandError
 
 ISSUES_URL = "https://github.com/aurane-lang/aurane/issues"
@@ -19,6 +19,8 @@ COMMANDS: tuple[tuple[str, Callable[[argparse._SubParsersAction], None]], ...] =
     ("ir", ir.register),
     ("inspect", inspect_cmd.register),
     ("explain", explain.register),
+    ("profile", profile_cmd.register),
+    ("visualize", visualize.register),
 )
 
 

@@ -55,7 +55,9 @@ def check_jobs(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> list[Dia
     return out
 
 
-def _check_gan(stmt: ast.TrainGan, graphs: dict[str, Graph], program: ast.AuraneProgram) -> list[Diagnostic]:
+def _check_gan(
+    stmt: ast.TrainGan, graphs: dict[str, Graph], program: ast.AuraneProgram
+) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     gen = graphs.get(stmt.generator.id)
     disc = graphs.get(stmt.discriminator.id)
@@ -66,32 +68,65 @@ def _check_gan(stmt: ast.TrainGan, graphs: dict[str, Graph], program: ast.Aurane
     if produced.sample_shape != expected.sample_shape:
         gen_model = program.model(stmt.generator.id)
         disc_model = program.model(stmt.discriminator.id)
-        shape_field = next((f for f in disc_model.fields if f.name == "input_shape"), None) if disc_model else None
-        labels = [Label(stmt.generator.span, "generator of this train_gan job"),
-                  Label(stmt.discriminator.span, "discriminator")]
+        shape_field = (
+            next((f for f in disc_model.fields if f.name == "input_shape"), None)
+            if disc_model
+            else None
+        )
+        labels = [
+            Label(stmt.generator.span, "generator of this train_gan job"),
+            Label(stmt.discriminator.span, "discriminator"),
+        ]
         if shape_field is not None:
-            labels.append(Label(shape_field.value.span,
-                                f"discriminator input_shape {_shape(expected.sample_shape)}"))
+            labels.append(
+                Label(
+                    shape_field.value.span,
+                    f"discriminator input_shape {_shape(expected.sample_shape)}",
+                )
+            )
         primary = _output_expression_span(gen_model) if gen_model else None
-        out.append(diag(
-            "T008", f"generator '{gen.name}' produces shape {_shape(produced.sample_shape)} but "
-            f"discriminator '{disc.name}' takes {_shape(expected.sample_shape)}",
-            primary or produced.span, labels=tuple(labels),
-            hint="make the generator's output shape equal the discriminator's input_shape"))
+        out.append(
+            diag(
+                "T008",
+                f"generator '{gen.name}' produces shape {_shape(produced.sample_shape)} but "
+                f"discriminator '{disc.name}' takes {_shape(expected.sample_shape)}",
+                primary or produced.span,
+                labels=tuple(labels),
+                hint="make the generator's output shape equal the discriminator's input_shape",
+            )
+        )
     if gen.input_dtype is not None and gen.input_dtype not in config.FLOAT_DTYPES:
-        out.append(diag(
-            "T003", f"generator '{gen.name}' takes {gen.input_dtype} input, but GAN noise is "
-            "floating point", stmt.generator.span, hint="use a floating input_dtype"))
+        out.append(
+            diag(
+                "T003",
+                f"generator '{gen.name}' takes {gen.input_dtype} input, but GAN noise is "
+                "floating point",
+                stmt.generator.span,
+                hint="use a floating input_dtype",
+            )
+        )
     loss, item = _field_name(stmt.fields, "discriminator_loss")
     last = _last_activation(disc)
     if item is not None and loss == "bce" and last != "sigmoid":
-        out.append(diag(
-            "T009", "discriminator_loss bce needs probabilities, but the discriminator does not "
-            "end in sigmoid", item.value.span, labels=(Label(disc.output_value.span, "output made here"),),
-            hint="end the discriminator with .sigmoid or use bce_with_logits"))
+        out.append(
+            diag(
+                "T009",
+                "discriminator_loss bce needs probabilities, but the discriminator does not "
+                "end in sigmoid",
+                item.value.span,
+                labels=(Label(disc.output_value.span, "output made here"),),
+                hint="end the discriminator with .sigmoid or use bce_with_logits",
+            )
+        )
     if item is not None and loss == "bce_with_logits" and last == "sigmoid":
-        out.append(diag(
-            "T009", "bce_with_logits applies its own sigmoid; the discriminator already ends in "
-            "sigmoid", item.value.span, labels=(Label(disc.output_value.span, "sigmoid here"),),
-            hint="remove .sigmoid or use bce"))
+        out.append(
+            diag(
+                "T009",
+                "bce_with_logits applies its own sigmoid; the discriminator already ends in "
+                "sigmoid",
+                item.value.span,
+                labels=(Label(disc.output_value.span, "sigmoid here"),),
+                hint="remove .sigmoid or use bce",
+            )
+        )
     return out

@@ -14,9 +14,11 @@ from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import BATCH, Graph, Node, Value
+from aurane.ir.jobs import check_jobs
 from aurane.ops.spec import BoundArgs, InferContext, OpError, OpSpec, TensorType
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
+from aurane.semantics.check import SemanticResult
 from aurane.semantics.values import literal_value
 from aurane.source import Span
 from aurane.syntax import ast
@@ -60,8 +62,9 @@ class _Builder:
 
     name: str
     param_dtype: str
-    values: list[Value] = field(default_factory=list)
+    values: dict[str, Value] = field(default_factory=dict)  # insertion-ordered
     nodes: list[Node] = field(default_factory=list)
+    producers: dict[str, Node] = field(default_factory=dict)  # value name -> node
     counters: Counter[str] = field(default_factory=Counter)
     notes: dict[str, str] = field(default_factory=dict)  # value -> where its shape came from
     uses: Counter[str] = field(default_factory=Counter)
@@ -71,17 +74,24 @@ class _Builder:
         return f"{stem}{self.counters[stem]}"
 
     def value(self, name: str) -> Value:
-        return next(v for v in reversed(self.values) if v.name == name)
+        return self.values[name]
 
     def add_value(self, value: Value, note: str) -> str:
-        self.values.append(value)
+        self.values[value.name] = value
         self.notes[value.name] = note
         return value.name
 
+    def add_node(self, node: Node) -> None:
+        self.nodes.append(node)
+        self.producers[node.output] = node
+
 
 class _Lowerer:
-    def __init__(self, program: ast.AuraneProgram, skip: set[str]) -> None:
+    def __init__(
+        self, program: ast.AuraneProgram, skip: set[str], bound: dict[int, BoundArgs]
+    ) -> None:
         self.program = program
+        self.bound = bound
         self.models = {m.name: m for m in program.models}
         self.skip = skip
         self.diagnostics: list[Diagnostic] = []
@@ -137,18 +147,28 @@ class _Lowerer:
         for value_name, span in assigned:
             if value_name != output and builder.uses[value_name] == 0:
                 source = builder.value(value_name).source_name
-                self.diagnostics.append(diag(
-                    "S018", f"value '{source}' is computed but never used", span,
-                    hint="use it, return it, or delete the statement"))
+                self.diagnostics.append(
+                    diag(
+                        "S018",
+                        f"value '{source}' is computed but never used",
+                        span,
+                        hint="use it, return it, or delete the statement",
+                    )
+                )
         if info.padding_idx is not None and input_type.dtype not in (None, *config.INT_DTYPES):
-            self.diagnostics.append(diag(
-                "T003", "input_padding_idx needs integer token inputs (input_dtype int64 or int32)",
-                info.padding_span, hint="set input_dtype = int64"))
+            self.diagnostics.append(
+                diag(
+                    "T003",
+                    "input_padding_idx needs integer token inputs (input_dtype int64 or int32)",
+                    info.padding_span,
+                    hint="set input_dtype = int64",
+                )
+            )
         return Graph(
             name=graph_name,
             input=input_name,
             output=output,
-            values=tuple(builder.values),
+            values=tuple(builder.values.values()),
             nodes=tuple(builder.nodes),
             span=model.span,
             input_dtype=input_type.dtype,
@@ -158,10 +178,11 @@ class _Lowerer:
 
     def bind_name(self, builder: _Builder, value_name: str, source_name: str) -> str:
         """Record the program's name for a value (the first name wins for display)."""
-        for index, value in enumerate(builder.values):
-            if value.name == value_name and value.source_name is None:
-                builder.values[index] = Value(
-                    value.name, value.shape, value.dtype, value.span, source_name)
+        value = builder.values[value_name]
+        if value.source_name is None:
+            builder.values[value_name] = Value(
+                value.name, value.shape, value.dtype, value.span, source_name
+            )
         return value_name
 
     # -------------------------------------------------------------- expressions
@@ -184,7 +205,9 @@ class _Lowerer:
                 return current
         return None
 
-    def call(self, b: _Builder, env: dict[str, str | None], call: ast.Call, chained: str | None) -> str | None:
+    def call(
+        self, b: _Builder, env: dict[str, str | None], call: ast.Call, chained: str | None
+    ) -> str | None:
         spec = ops.lookup(call.func)
         if chained is not None:
             inputs: list[str | None] = [chained]
@@ -202,13 +225,11 @@ class _Lowerer:
         if call.func in self.models and spec is None:
             result = self.block(b, call, names[0])
         elif spec is not None and spec.name == "repeat":
-            bound, _ = bind_arguments(spec.params, rest, call.keywords, owner="repeat",
-                                      owner_span=call.span)
+            bound = self.arguments(call, spec, rest, call.keywords)
             result = self.repeat(b, call, names[0], bound["block"], bound["times"])
         else:
             assert spec is not None
-            bound, _ = bind_arguments(spec.params, rest, call.keywords, owner=spec.name,
-                                      owner_span=call.span)
+            bound = self.arguments(call, spec, rest, call.keywords)
             result = self.apply(b, spec, bound, names, call.span, call.func_span)
         main = result
         for suffix in call.suffixes:
@@ -223,24 +244,46 @@ class _Lowerer:
             before = self.node_input(b, main)
             if before is None:
                 return current
-            spec = ops.CATALOG["add"]
-            bound = BoundArgs({})
-            return self.apply(b, spec, bound, [before, current], suffix.span, suffix.span,
-                              suffix_of=main_id, stem="residual",
-                              what="residual")
+            return self.apply(
+                b,
+                ops.CATALOG["add"],
+                BoundArgs({}),
+                [before, current],
+                suffix.span,
+                suffix.span,
+                suffix_of=main_id,
+                stem="residual",
+                what="residual",
+            )
         spec = ops.lookup(suffix.name)
         assert spec is not None
-        bound, _ = bind_arguments(spec.params, suffix.args, suffix.keywords, owner=spec.name,
-                                  owner_span=suffix.span)
-        return self.apply(b, spec, bound, [current], suffix.span, suffix.name_span,
-                          suffix_of=main_id)
+        bound = self.arguments(suffix, spec, suffix.args, suffix.keywords)
+        return self.apply(
+            b, spec, bound, [current], suffix.span, suffix.name_span, suffix_of=main_id
+        )
+
+    def arguments(
+        self,
+        node: ast.Call | ast.Suffix,
+        spec: OpSpec,
+        args: tuple[ast.Expr, ...],
+        keywords: tuple[ast.Keyword, ...],
+    ) -> BoundArgs:
+        """The semantic pass's binding of this call, or a fresh one when lowering alone."""
+        cached = self.bound.get(id(node))
+        if cached is not None:
+            return cached
+        bound, _ = bind_arguments(
+            spec.params, args, keywords, owner=spec.name, owner_span=node.span
+        )
+        return bound
 
     def node_of(self, b: _Builder, value: str | None) -> str | None:
-        node = next((n for n in b.nodes if n.output == value), None)
+        node = b.producers.get(value) if value else None
         return node.id if node else None
 
     def node_input(self, b: _Builder, value: str | None) -> str | None:
-        node = next((n for n in b.nodes if n.output == value), None)
+        node = b.producers.get(value) if value else None
         return node.inputs[0] if node and node.inputs else None
 
     # -------------------------------------------------------------- operations
@@ -278,34 +321,48 @@ class _Lowerer:
             return None
         node_id = b.fresh(stem or spec.name)
         node = Node(
-            id=node_id, op=spec.name, args=bound.plain(), inputs=tuple(inputs), output=node_id,
-            parameters=spec.parameters(ctx, out), span=span,
+            id=node_id,
+            op=spec.name,
+            args=bound.plain(),
+            inputs=tuple(inputs),
+            output=node_id,
+            parameters=spec.parameters(ctx, out),
+            span=span,
             arg_spans={k: s for k in bound.values if (s := bound.span(k)) is not None},
             suffix_of=suffix_of,
         )
-        b.nodes.append(node)
+        b.add_node(node)
         note = shape_text(out.shape)
         if spec.name == "flatten" and types[0].rank > 1:
             note = f"{out.shape[0]} = " + "·".join(map(str, types[0].shape))
         return b.add_value(Value(node_id, (BATCH, *out.shape), out.dtype, span), note)
 
     def report(
-        self, b: _Builder, error: OpError, bound: BoundArgs, inputs: list[str], span: Span,
+        self,
+        b: _Builder,
+        error: OpError,
+        bound: BoundArgs,
+        inputs: list[str],
+        span: Span,
         what: str,
     ) -> None:
         primary = (bound.span(error.blame) if error.blame else None) or span
         labels: list[Label] = []
         for index, note in error.input_notes:
             if index < len(inputs):
-                labels.append(Label(b.value(inputs[index]).span, self.origin(b, inputs[index], note)))
+                labels.append(
+                    Label(b.value(inputs[index]).span, self.origin(b, inputs[index], note))
+                )
         if not error.input_notes and inputs:
-            labels.append(Label(b.value(inputs[0]).span, "input " + self.origin(b, inputs[0], None)))
-        self.diagnostics.append(diag(
-            error.code, error.message, primary, hint=error.hint, labels=tuple(labels)))
+            labels.append(
+                Label(b.value(inputs[0]).span, "input " + self.origin(b, inputs[0], None))
+            )
+        self.diagnostics.append(
+            diag(error.code, error.message, primary, hint=error.hint, labels=tuple(labels))
+        )
 
     def origin(self, b: _Builder, name: str, note: str | None) -> str:
-        value = b.value(name)
-        node = next((n for n in b.nodes if n.output == name), None)
+        node = b.producers.get(name)
         text = b.notes.get(name) or note or ""
         if node is None:
             return text
@@ -320,23 +377,42 @@ class _Lowerer:
         model = self.models[name]
         info = model_info(model)
         if info.input_shape is not None and info.input_shape != input_type.shape:
-            self.diagnostics.append(diag(
-                "T010", f"block '{name}' expects input shape {shape_text(info.input_shape)}, "
-                f"called with {shape_text(input_type.shape)}", call_span,
-                labels=(Label(info.input_shape_span or model.name_span, "input_shape declared here"),)))
+            self.diagnostics.append(
+                diag(
+                    "T010",
+                    f"block '{name}' expects input shape {shape_text(info.input_shape)}, "
+                    f"called with {shape_text(input_type.shape)}",
+                    call_span,
+                    labels=(
+                        Label(
+                            info.input_shape_span or model.name_span, "input_shape declared here"
+                        ),
+                    ),
+                )
+            )
             self.block_cache[key] = None
             return None
         before = len(self.diagnostics)
-        graph = self.lower_model(model, input_type, model.forward.span if model.forward else model.span,
-                                 name)
+        graph = self.lower_model(
+            model, input_type, model.forward.span if model.forward else model.span, name
+        )
         # errors inside the block: say which call's shapes produced them
         for index in range(before, len(self.diagnostics)):
             d = self.diagnostics[index]
             if d.is_error:
                 self.diagnostics[index] = diag(
-                    d.code, d.message, d.span, hint=d.hint,
-                    labels=(*d.labels, Label(call_span, f"block called here with input "
-                                             f"{shape_text(input_type.shape)}")))
+                    d.code,
+                    d.message,
+                    d.span,
+                    hint=d.hint,
+                    labels=(
+                        *d.labels,
+                        Label(
+                            call_span,
+                            f"block called here with input {shape_text(input_type.shape)}",
+                        ),
+                    ),
+                )
         self.block_cache[key] = graph
         return graph
 
@@ -349,7 +425,9 @@ class _Lowerer:
             return None
         return self.add_block_node(b, call, input_name, sub, 1, call.func.lower())
 
-    def repeat(self, b: _Builder, call: ast.Call, input_name: str, block: str, times: int) -> str | None:
+    def repeat(
+        self, b: _Builder, call: ast.Call, input_name: str, block: str, times: int
+    ) -> str | None:
         value = b.value(input_name)
         if value.sample_shape is None:
             return None
@@ -359,11 +437,16 @@ class _Lowerer:
             return None
         out = sub.output_value
         if out.sample_shape != in_type.shape or out.dtype != in_type.dtype:
-            self.diagnostics.append(diag(
-                "T001", f"repeat needs '{block}' to map its input shape to itself: "
-                f"{shape_text(in_type.shape)} became {shape_text(out.sample_shape or ())}",
-                call.span, labels=(Label(value.span, "input " + self.origin(b, input_name, None)),),
-                hint="use the block once, or make its output shape equal its input"))
+            self.diagnostics.append(
+                diag(
+                    "T001",
+                    f"repeat needs '{block}' to map its input shape to itself: "
+                    f"{shape_text(in_type.shape)} became {shape_text(out.sample_shape or ())}",
+                    call.span,
+                    labels=(Label(value.span, "input " + self.origin(b, input_name, None)),),
+                    hint="use the block once, or make its output shape equal its input",
+                )
+            )
             return None
         return self.add_block_node(b, call, input_name, sub, times, "repeat")
 
@@ -372,14 +455,25 @@ class _Lowerer:
     ) -> str:
         node_id = b.fresh(stem)
         out = sub.output_value
-        b.nodes.append(Node(
-            id=node_id, op="repeat" if stem == "repeat" else "block",
-            args={"block": sub.name, "times": times} if stem == "repeat" else {"block": sub.name},
-            inputs=(input_name,), output=node_id, parameters=sub.parameters * times,
-            span=call.span, block=sub.name, subgraph=sub, repeat=times,
-        ))
-        return b.add_value(Value(node_id, out.shape, out.dtype, call.span),
-                           shape_text(out.sample_shape or ()))
+        b.add_node(
+            Node(
+                id=node_id,
+                op="repeat" if stem == "repeat" else "block",
+                args={"block": sub.name, "times": times}
+                if stem == "repeat"
+                else {"block": sub.name},
+                inputs=(input_name,),
+                output=node_id,
+                parameters=sub.parameters * times,
+                span=call.span,
+                block=sub.name,
+                subgraph=sub,
+                repeat=times,
+            )
+        )
+        return b.add_value(
+            Value(node_id, out.shape, out.dtype, call.span), shape_text(out.sample_shape or ())
+        )
 
     # -------------------------------------------------------------- program
 
@@ -392,20 +486,26 @@ class _Lowerer:
             if info.input_shape is None or model.name in graphs:
                 continue
             graph = self.lower_model(
-                model, TensorType(info.input_shape, info.input_dtype),
-                info.input_shape_span or model.name_span, model.name)
+                model,
+                TensorType(info.input_shape, info.input_dtype),
+                info.input_shape_span or model.name_span,
+                model.name,
+            )
             if graph is not None:
                 graphs[model.name] = graph
         return graphs
 
 
 def lower_program(
-    program: ast.AuraneProgram, skip: set[str] | None = None
+    program: ast.AuraneProgram, semantic: SemanticResult | None = None
 ) -> tuple[dict[str, Graph], list[Diagnostic]]:
-    """Lower every model that has an input_shape; blocks appear inside their callers."""
-    lowerer = _Lowerer(program, skip or set())
-    graphs = lowerer.run()
-    from aurane.ir.jobs import check_jobs
+    """Lower every model that has an input_shape; blocks appear inside their callers.
 
+    ``semantic`` (the semantic pass's result) names models to skip and carries argument
+    bindings to reuse; without it the program is assumed semantically valid.
+    """
+    skip = semantic.broken_models if semantic else set()
+    lowerer = _Lowerer(program, skip, semantic.bound if semantic else {})
+    graphs = lowerer.run()
     lowerer.diagnostics.extend(check_jobs(program, graphs))
     return graphs, lowerer.diagnostics

@@ -24,7 +24,9 @@ def verify(graph: Graph) -> None:
         if value.shape is None or value.shape[0] != BATCH:
             raise IRVerificationError(f"{graph.name}: value {value.name} lacks a batch-first shape")
         if not all(isinstance(d, int) and d > 0 for d in value.shape[1:]):
-            raise IRVerificationError(f"{graph.name}: value {value.name} has a bad shape {value.shape}")
+            raise IRVerificationError(
+                f"{graph.name}: value {value.name} has a bad shape {value.shape}"
+            )
         if value.span is None:
             raise IRVerificationError(f"{graph.name}: value {value.name} has no span")
     for node in graph.nodes:

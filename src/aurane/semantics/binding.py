@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aurane.codes import diag
@@ -25,15 +26,16 @@ def _int_tuple(v: Any) -> bool:
     return isinstance(v, tuple) and len(v) >= 1 and all(_is_int(x) for x in v)
 
 
-_KIND_CHECKS = {
+_KIND_CHECKS: dict[ArgKind, Callable[[Any], bool]] = {
     ArgKind.INT: _is_int,
     ArgKind.FLOAT: _is_number,
     ArgKind.BOOL: lambda v: isinstance(v, bool),
     ArgKind.STR: lambda v: isinstance(v, str),
     ArgKind.INT_OR_PAIR: lambda v: _is_int(v) or (_int_tuple(v) and len(v) <= 3),
     ArgKind.INT_OR_TUPLE: lambda v: _is_int(v) or _int_tuple(v),
-    ArgKind.FLOAT_OR_TUPLE: lambda v: _is_number(v)
-    or (isinstance(v, tuple) and len(v) >= 1 and all(_is_number(x) for x in v)),
+    ArgKind.FLOAT_OR_TUPLE: lambda v: (
+        _is_number(v) or (isinstance(v, tuple) and len(v) >= 1 and all(_is_number(x) for x in v))
+    ),
     ArgKind.INT_OR_STR: lambda v: _is_int(v) or _int_tuple(v) or isinstance(v, str),
     ArgKind.OPTIONAL_INT: lambda v: v is None or _is_int(v),
     ArgKind.OPTIONAL_FLOAT: lambda v: v is None or _is_number(v),
@@ -93,26 +95,43 @@ def bind_arguments(
         args = ()
     for index, arg in enumerate(args):
         if index >= len(positional):
-            diagnostics.append(diag(
-                "S006", f"{owner} takes {len(positional)} positional argument"
-                f"{'s' if len(positional) != 1 else ''}, got {len(args)}", arg.span,
-                hint="pass the remaining arguments by keyword"))
+            diagnostics.append(
+                diag(
+                    "S006",
+                    f"{owner} takes {len(positional)} positional argument"
+                    f"{'s' if len(positional) != 1 else ''}, got {len(args)}",
+                    arg.span,
+                    hint="pass the remaining arguments by keyword",
+                )
+            )
             break
         _bind_one(positional[index], arg, values, diagnostics, owner)
     by_name = {p.name: p for p in params}
     for keyword in keywords:
-        param = by_name.get(keyword.name)
-        if param is None:
+        found = by_name.get(keyword.name)
+        if found is None:
             hint = did_you_mean(keyword.name, by_name) or (
-                "accepted: " + ", ".join(by_name) if by_name else f"{owner} takes no arguments")
-            diagnostics.append(diag(
-                "S002", f"unknown argument '{keyword.name}' for {owner}", keyword.name_span,
-                hint=hint))
+                "accepted: " + ", ".join(by_name) if by_name else f"{owner} takes no arguments"
+            )
+            diagnostics.append(
+                diag(
+                    "S002",
+                    f"unknown argument '{keyword.name}' for {owner}",
+                    keyword.name_span,
+                    hint=hint,
+                )
+            )
             continue
+        param = found
         if param.name in values:
-            diagnostics.append(diag(
-                "S008", f"argument '{keyword.name}' of {owner} is given twice", keyword.name_span,
-                labels=(Label(values[param.name].span or owner_span, "first given here"),)))
+            diagnostics.append(
+                diag(
+                    "S008",
+                    f"argument '{keyword.name}' of {owner} is given twice",
+                    keyword.name_span,
+                    labels=(Label(values[param.name].span or owner_span, "first given here"),),
+                )
+            )
             continue
         _bind_one(param, keyword.value, values, diagnostics, owner, keyword.span)
     for param in params:
@@ -120,31 +139,42 @@ def bind_arguments(
             if any(param.name in d.message for d in diagnostics):
                 continue  # given but invalid: already reported
             if param.required:
-                diagnostics.append(diag(
-                    "S005", f"{owner} needs argument '{param.name}'", owner_span,
-                    hint=f"pass {param.name}=..."))
+                diagnostics.append(
+                    diag(
+                        "S005",
+                        f"{owner} needs argument '{param.name}'",
+                        owner_span,
+                        hint=f"pass {param.name}=...",
+                    )
+                )
             else:
                 values[param.name] = ArgValue(param.default, None)
     return BoundArgs(values), diagnostics
 
 
 def _bind_one(
-    param: Param, expr: ast.Expr, values: dict[str, ArgValue], diagnostics: list[Diagnostic],
-    owner: str, span: Span | None = None,
+    param: Param,
+    expr: ast.Expr,
+    values: dict[str, ArgValue],
+    diagnostics: list[Diagnostic],
+    owner: str,
+    span: Span | None = None,
 ) -> None:
     """Bind one argument; ``span`` (the whole ``name=value`` for keywords) locates later errors."""
     if param.kind is ArgKind.MODEL:
         if isinstance(expr, ast.Name):
             values[param.name] = ArgValue(expr.id, span or expr.span)
         else:
-            diagnostics.append(diag(
-                "S003", f"argument '{param.name}' of {owner} must name a model", expr.span))
+            diagnostics.append(
+                diag("S003", f"argument '{param.name}' of {owner} must name a model", expr.span)
+            )
         return
     try:
         value = literal_value(expr)
     except NotLiteral:
-        diagnostics.append(diag(
-            "S003", f"argument '{param.name}' of {owner} must be a literal value", expr.span))
+        diagnostics.append(
+            diag("S003", f"argument '{param.name}' of {owner} must be a literal value", expr.span)
+        )
         return
     problem = check_value(param, value, expr.span, owner)
     if problem is not None:

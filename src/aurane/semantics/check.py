@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
+from aurane.ops.spec import BoundArgs
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.fields import FieldChecker
@@ -28,6 +29,8 @@ class SemanticResult:
     # models with semantic errors or in a recursion cycle: the type checker skips them
     broken_models: set[str] = field(default_factory=set)
     calls: dict[str, list[tuple[str, Span]]] = field(default_factory=dict)
+    # arguments bound per Call/Suffix node (by identity), reused by lowering
+    bound: dict[int, BoundArgs] = field(default_factory=dict)
 
 
 def reserved_identifier(name: str) -> bool:
@@ -42,8 +45,15 @@ def reserved_identifier(name: str) -> bool:
 class _ForwardChecker:
     """Checks one forward body: tensor names defined before use, operations, arguments."""
 
-    def __init__(self, model: ast.Model, model_names: set[str], out: list[Diagnostic]) -> None:
+    def __init__(
+        self,
+        model: ast.Model,
+        model_names: set[str],
+        out: list[Diagnostic],
+        bound: dict[int, BoundArgs],
+    ) -> None:
         self.model = model
+        self.bound = bound
         self.model_names = model_names
         self.out = out
         self.calls: list[tuple[str, Span]] = []
@@ -68,7 +78,8 @@ class _ForwardChecker:
             case ast.Name(id=name, span=span):
                 if name not in self.defined:
                     hint = did_you_mean(name, self.defined) or (
-                        "tensors come from the forward parameter or earlier assignments")
+                        "tensors come from the forward parameter or earlier assignments"
+                    )
                     self.out.append(diag("S007", f"undefined tensor '{name}'", span, hint=hint))
             case ast.Call():
                 self.call(expr, graph=True)
@@ -77,9 +88,14 @@ class _ForwardChecker:
                 for step in steps:
                     self.call(step, graph=False)
             case _:
-                self.out.append(diag(
-                    "S017", "expected a tensor: a name or an operation", expr.span,
-                    hint="graph calls take their input tensor first, e.g. dense(x, 4)"))
+                self.out.append(
+                    diag(
+                        "S017",
+                        "expected a tensor: a name or an operation",
+                        expr.span,
+                        hint="graph calls take their input tensor first, e.g. dense(x, 4)",
+                    )
+                )
 
     def call(self, call: ast.Call, *, graph: bool) -> None:
         name = call.func
@@ -98,17 +114,27 @@ class _ForwardChecker:
         """Check the tensor inputs of a call; return how many leading positionals they take."""
         if not graph:
             if count is None:
-                self.out.append(diag(
-                    "S017", f"'{call.func}' joins named tensors and cannot be a chain step",
-                    call.func_span, hint=f"write it in graph form: y = {call.func}(a, b)"))
+                self.out.append(
+                    diag(
+                        "S017",
+                        f"'{call.func}' joins named tensors and cannot be a chain step",
+                        call.func_span,
+                        hint=f"write it in graph form: y = {call.func}(a, b)",
+                    )
+                )
                 return len(call.args)
             return 0
         taken = len(call.args) if count is None else min(count, len(call.args))
         if taken < minimum:
             need = "at least two input tensors" if count is None else "its input tensor first"
-            self.out.append(diag(
-                "S017" if count is not None else "S005", f"'{call.func}' needs {need}",
-                call.span, hint=f"e.g. {call.func}(x, ...)" if count else None))
+            self.out.append(
+                diag(
+                    "S017" if count is not None else "S005",
+                    f"'{call.func}' needs {need}",
+                    call.span,
+                    hint=f"e.g. {call.func}(x, ...)" if count else None,
+                )
+            )
         for arg in call.args[:taken]:
             self.tensor(arg)
         return taken
@@ -116,15 +142,22 @@ class _ForwardChecker:
     def op_call(self, call: ast.Call, spec: ops.OpSpec, graph: bool) -> None:
         taken = self.inputs(call, spec.max_inputs, spec.min_inputs, graph)
         bound, problems = bind_arguments(
-            spec.params, call.args[taken:], call.keywords, owner=spec.name, owner_span=call.span)
+            spec.params, call.args[taken:], call.keywords, owner=spec.name, owner_span=call.span
+        )
         self.out.extend(problems)
+        self.bound[id(call)] = bound
         if spec.name == "repeat" and bound.given("block"):
             block = bound["block"]
             span = bound.span("block") or call.span
             if block not in self.model_names:
-                self.out.append(diag(
-                    "S012", f"'{block}' is not a model of this program", span,
-                    hint=did_you_mean(block, self.model_names)))
+                self.out.append(
+                    diag(
+                        "S012",
+                        f"'{block}' is not a model of this program",
+                        span,
+                        hint=did_you_mean(block, self.model_names),
+                    )
+                )
             else:
                 self.calls.append((block, span))
 
@@ -132,9 +165,13 @@ class _ForwardChecker:
         taken = self.inputs(call, 1, 1, graph)
         extra = call.args[taken:] or call.keywords
         if extra:
-            self.out.append(diag(
-                "S006", f"model '{call.func}' used as an operation takes no arguments",
-                extra[0].span))
+            self.out.append(
+                diag(
+                    "S006",
+                    f"model '{call.func}' used as an operation takes no arguments",
+                    extra[0].span,
+                )
+            )
         self.calls.append((call.func, call.func_span))
 
     def suffix(self, suffix: ast.Suffix) -> None:
@@ -146,12 +183,15 @@ class _ForwardChecker:
         if spec is None or not spec.is_activation:
             names = [n for n, s in ops.CATALOG.items() if s.is_activation] + list(SUFFIX_NAMES)
             hint = did_you_mean(suffix.name, names) or "suffixes are activations or .residual"
-            self.out.append(diag(
-                "S016", f"unknown suffix '.{suffix.name}'", suffix.name_span, hint=hint))
+            self.out.append(
+                diag("S016", f"unknown suffix '.{suffix.name}'", suffix.name_span, hint=hint)
+            )
             return
-        _, problems = bind_arguments(
-            spec.params, suffix.args, suffix.keywords, owner=spec.name, owner_span=suffix.span)
+        bound, problems = bind_arguments(
+            spec.params, suffix.args, suffix.keywords, owner=spec.name, owner_span=suffix.span
+        )
         self.out.extend(problems)
+        self.bound[id(suffix)] = bound
 
 
 def analyze(program: ast.AuraneProgram) -> SemanticResult:
@@ -162,9 +202,14 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
     fields = FieldChecker(dataset_names, diagnostics)
     experiments = [s for s in program.statements if isinstance(s, ast.Experiment)]
     for extra in experiments[1:]:
-        diagnostics.append(diag(
-            "S008", "only one experiment block is allowed", extra.name_span,
-            labels=(Label(experiments[0].name_span, "first experiment here"),)))
+        diagnostics.append(
+            diag(
+                "S008",
+                "only one experiment block is allowed",
+                extra.name_span,
+                labels=(Label(experiments[0].name_span, "first experiment here"),),
+            )
+        )
     standalone: dict[str, Span] = {}
     for stmt in program.statements:
         match stmt:
@@ -186,9 +231,15 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
     for name, span in standalone.items():
         model = models.get(name)
         if model is not None and not any(f.name == "input_shape" for f in model.fields):
-            diagnostics.append(diag(
-                "S014", f"model '{name}' is trained, so it needs input_shape", model.name_span,
-                labels=(Label(span, "trained here"),), hint="add input_shape = (...) to the model"))
+            diagnostics.append(
+                diag(
+                    "S014",
+                    f"model '{name}' is trained, so it needs input_shape",
+                    model.name_span,
+                    labels=(Label(span, "trained here"),),
+                    hint="add input_shape = (...) to the model",
+                )
+            )
             result.broken_models.add(name)
     _check_recursion(result)
     return result
@@ -203,13 +254,19 @@ def _unique_definitions(
         if isinstance(stmt, ast.Model | ast.Dataset):
             kind = "model" if isinstance(stmt, ast.Model) else "dataset"
             table: dict[str, ast.Model] | dict[str, ast.Dataset] = (
-                models if isinstance(stmt, ast.Model) else datasets)
+                models if isinstance(stmt, ast.Model) else datasets
+            )
             if stmt.name in table:
                 first = table[stmt.name]
-                diagnostics.append(diag(
-                    "S008", f"duplicate {kind} '{stmt.name}'", stmt.name_span,
-                    labels=(Label(first.name_span, "first defined here"),),
-                    hint=f"rename one of the {kind}s"))
+                diagnostics.append(
+                    diag(
+                        "S008",
+                        f"duplicate {kind} '{stmt.name}'",
+                        stmt.name_span,
+                        labels=(Label(first.name_span, "first defined here"),),
+                        hint=f"rename one of the {kind}s",
+                    )
+                )
                 continue
             table[stmt.name] = stmt  # type: ignore[assignment]
             if isinstance(stmt, ast.Model):
@@ -219,47 +276,73 @@ def _unique_definitions(
 
 def _check_model_name(model: ast.Model, diagnostics: list[Diagnostic]) -> None:
     if reserved_identifier(model.name):
-        diagnostics.append(diag(
-            "S015", f"'{model.name}' cannot be a model name: the generated program needs it",
-            model.name_span, hint="choose another name"))
+        diagnostics.append(
+            diag(
+                "S015",
+                f"'{model.name}' cannot be a model name: the generated program needs it",
+                model.name_span,
+                hint="choose another name",
+            )
+        )
     elif ops.lookup(model.name) is not None:
-        diagnostics.append(diag(
-            "S015", f"model name '{model.name}' hides the catalog operation of that name",
-            model.name_span, hint="choose another name, e.g. in CamelCase"))
+        diagnostics.append(
+            diag(
+                "S015",
+                f"model name '{model.name}' hides the catalog operation of that name",
+                model.name_span,
+                hint="choose another name, e.g. in CamelCase",
+            )
+        )
 
 
 def _check_use(stmt: ast.Use, diagnostics: list[Diagnostic]) -> None:
-    if stmt.alias is not None and stmt.alias_span is not None:
-        if stmt.alias in RESERVED_ALIASES or reserved_identifier(stmt.alias):
-            diagnostics.append(diag(
-                "S019", f"alias '{stmt.alias}' would replace a name the generated program uses",
-                stmt.alias_span, hint="choose another alias"))
+    alias = stmt.alias
+    if alias is not None and stmt.alias_span is not None and reserved_identifier(alias):
+        diagnostics.append(
+            diag(
+                "S019",
+                f"alias '{alias}' would replace a name the generated program uses",
+                stmt.alias_span,
+                hint="choose another alias",
+            )
+        )
     for part in stmt.module.split("."):
         if keyword.iskeyword(part) or part.startswith("__"):
-            diagnostics.append(diag(
-                "S019", f"'{stmt.module}' is not an importable module path", stmt.module_span))
+            diagnostics.append(
+                diag("S019", f"'{stmt.module}' is not an importable module path", stmt.module_span)
+            )
             break
 
 
 def _check_dataset(stmt: ast.Dataset, fields: FieldChecker, diagnostics: list[Diagnostic]) -> None:
-    fields.check_block(stmt.fields, config.DATASET_TABLE, f"dataset '{stmt.name}'",
-                       allow_unknown=True)
+    fields.check_block(
+        stmt.fields, config.DATASET_TABLE, f"dataset '{stmt.name}'", allow_unknown=True
+    )
     names = {f.name: f for f in stmt.fields}
     if "transform" in names and "transforms" in names:
-        diagnostics.append(diag(
-            "S008", "give either 'transform' or 'transforms', not both",
-            names["transforms"].name_span, labels=(Label(names["transform"].name_span,
-                                                          "transform given here"),)))
+        diagnostics.append(
+            diag(
+                "S008",
+                "give either 'transform' or 'transforms', not both",
+                names["transforms"].name_span,
+                labels=(Label(names["transform"].name_span, "transform given here"),),
+            )
+        )
     if stmt.source is not None:
         parts = stmt.source.id.split(".")
         if any(keyword.iskeyword(p) or p.startswith("__") for p in parts):
-            diagnostics.append(diag(
-                "S013", f"'{stmt.source.id}' is not a qualified constructor name",
-                stmt.source.span))
+            diagnostics.append(
+                diag(
+                    "S013",
+                    f"'{stmt.source.id}' is not a qualified constructor name",
+                    stmt.source.span,
+                )
+            )
     for item in stmt.fields:
         if reserved_identifier(item.name) and item.name not in config.DATASET_TABLE:
-            diagnostics.append(diag(
-                "S015", f"'{item.name}' cannot be a constructor argument name", item.name_span))
+            diagnostics.append(
+                diag("S015", f"'{item.name}' cannot be a constructor argument name", item.name_span)
+            )
 
 
 def _check_model(
@@ -271,20 +354,24 @@ def _check_model(
 ) -> None:
     table = config.MODEL_TABLE
     fields.check_block(
-        tuple(f for f in model.fields if f.name in table), table, f"model '{model.name}'")
+        tuple(f for f in model.fields if f.name in table), table, f"model '{model.name}'"
+    )
     if model.forward is None:
-        diagnostics.append(diag(
-            "S017", f"model '{model.name}' has no forward body", model.name_span,
-            hint="add 'def forward(x):' with the layers"))
+        diagnostics.append(
+            diag(
+                "S017",
+                f"model '{model.name}' has no forward body",
+                model.name_span,
+                hint="add 'def forward(x):' with the layers",
+            )
+        )
         return
-    checker = _ForwardChecker(model, model_names, diagnostics)
+    checker = _ForwardChecker(model, model_names, diagnostics, result.bound)
     checker.run(model.forward)
     result.calls[model.name] = checker.calls
 
 
-def _check_model_ref(
-    ref: ast.Name, role: str, model_names: set[str], fields: FieldChecker
-) -> bool:
+def _check_model_ref(ref: ast.Name, role: str, model_names: set[str], fields: FieldChecker) -> bool:
     if ref.id in model_names:
         return True
     hint = did_you_mean(ref.id, model_names) or "define it with 'model NAME:'"
@@ -314,8 +401,11 @@ def _check_gan(
             name = _option_name(item.value)
             spec = config.LOSS_TABLE.get(name or "")
             if spec is not None and spec.name not in config.GAN_LOSSES:
-                fields.error("S013", f"{item.name} must be bce, bce_with_logits or mse, "
-                             f"got '{name}'", item.value.span)
+                fields.error(
+                    "S013",
+                    f"{item.name} must be bce, bce_with_logits or mse, got '{name}'",
+                    item.value.span,
+                )
 
 
 def _option_name(expr: ast.Expr) -> str | None:
@@ -334,10 +424,15 @@ def _check_recursion(result: SemanticResult) -> None:
         path.append(name)
         for callee, span in result.calls.get(name, []):
             if state.get(callee) == 1:
-                cycle = path[path.index(callee):] + [callee]
-                result.diagnostics.append(diag(
-                    "S009", "models use each other recursively: " + " -> ".join(cycle), span,
-                    hint="a model cannot contain itself; break the cycle"))
+                cycle = path[path.index(callee) :] + [callee]
+                result.diagnostics.append(
+                    diag(
+                        "S009",
+                        "models use each other recursively: " + " -> ".join(cycle),
+                        span,
+                        hint="a model cannot contain itself; break the cycle",
+                    )
+                )
                 result.broken_models.update(cycle)
             elif callee not in state and callee in result.calls:
                 visit(callee)

@@ -73,85 +73,234 @@ _WEIGHT = _p("weight", ArgKind.ANY, None, number_list)
 _IGNORE = _p("ignore_index", ArgKind.INT, -100)
 
 LOSSES: tuple[OptionSpec, ...] = (
-    OptionSpec("cross_entropy", (_WEIGHT, _IGNORE, _p("label_smoothing", ArgKind.FLOAT, 0.0,
-               unit_interval_open)), "cross entropy on logits", ("cross_entropy_loss",),
-               "CrossEntropyLoss"),
-    OptionSpec("cross_entropy_with_label_smoothing",
-               (_p("smoothing", ArgKind.FLOAT, 0.1, unit_interval_open), _WEIGHT, _IGNORE),
-               "cross entropy with label smoothing", (), "CrossEntropyLoss"),
+    OptionSpec(
+        "cross_entropy",
+        (_WEIGHT, _IGNORE, _p("label_smoothing", ArgKind.FLOAT, 0.0, unit_interval_open)),
+        "cross entropy on logits",
+        ("cross_entropy_loss",),
+        "CrossEntropyLoss",
+    ),
+    OptionSpec(
+        "cross_entropy_with_label_smoothing",
+        (_p("smoothing", ArgKind.FLOAT, 0.1, unit_interval_open), _WEIGHT, _IGNORE),
+        "cross entropy with label smoothing",
+        (),
+        "CrossEntropyLoss",
+    ),
     OptionSpec("mse", (), "mean squared error", ("mse_loss",), "MSELoss"),
     OptionSpec("mae", (), "mean absolute error", ("l1_loss",), "L1Loss"),
-    OptionSpec("huber", (_p("delta", ArgKind.FLOAT, 1.0, positive),), "Huber loss",
-               ("huber_loss",), "HuberLoss"),
-    OptionSpec("bce", (_WEIGHT,), "binary cross entropy on probabilities",
-               ("bce_loss", "binary_cross_entropy"), "BCELoss"),
-    OptionSpec("bce_with_logits", (_WEIGHT, _p("pos_weight", ArgKind.ANY, None, number_list)),
-               "binary cross entropy on logits", ("bce_with_logits_loss",), "BCEWithLogitsLoss"),
-    OptionSpec("nll", (_WEIGHT, _IGNORE), "negative log likelihood on log-probabilities",
-               ("nll_loss",), "NLLLoss"),
+    OptionSpec(
+        "huber",
+        (_p("delta", ArgKind.FLOAT, 1.0, positive),),
+        "Huber loss",
+        ("huber_loss",),
+        "HuberLoss",
+    ),
+    OptionSpec(
+        "bce",
+        (_WEIGHT,),
+        "binary cross entropy on probabilities",
+        ("bce_loss", "binary_cross_entropy"),
+        "BCELoss",
+    ),
+    OptionSpec(
+        "bce_with_logits",
+        (_WEIGHT, _p("pos_weight", ArgKind.ANY, None, number_list)),
+        "binary cross entropy on logits",
+        ("bce_with_logits_loss",),
+        "BCEWithLogitsLoss",
+    ),
+    OptionSpec(
+        "nll",
+        (_WEIGHT, _IGNORE),
+        "negative log likelihood on log-probabilities",
+        ("nll_loss",),
+        "NLLLoss",
+    ),
 )
 
 OPTIMIZERS: tuple[OptionSpec, ...] = (
-    OptionSpec("adam", (_LR, _p("betas", ArgKind.ANY, (0.9, 0.999), betas_check), _EPS, _WD,
-               _p("amsgrad", ArgKind.BOOL, False)), "Adam", (), "Adam"),
-    OptionSpec("adamw", (_LR, _p("betas", ArgKind.ANY, (0.9, 0.999), betas_check), _EPS,
-               _p("weight_decay", ArgKind.FLOAT, 0.01, non_negative),
-               _p("amsgrad", ArgKind.BOOL, False)), "AdamW", (), "AdamW"),
-    OptionSpec("sgd", (_LR, _p("momentum", ArgKind.FLOAT, 0.0, non_negative),
-               _p("dampening", ArgKind.FLOAT, 0.0, non_negative), _WD,
-               _p("nesterov", ArgKind.BOOL, False)), "stochastic gradient descent", (), "SGD"),
-    OptionSpec("rmsprop", (_LR, _p("alpha", ArgKind.FLOAT, 0.99, unit_interval_open), _EPS, _WD,
-               _p("momentum", ArgKind.FLOAT, 0.0, non_negative),
-               _p("centered", ArgKind.BOOL, False)), "RMSprop", (), "RMSprop"),
-    OptionSpec("adagrad", (_LR, _p("lr_decay", ArgKind.FLOAT, 0.0, non_negative), _WD,
-               _p("initial_accumulator_value", ArgKind.FLOAT, 0.0, non_negative),
-               _p("eps", ArgKind.FLOAT, 1e-10, positive)), "Adagrad", (), "Adagrad"),
-    OptionSpec("adadelta", (_LR, _p("rho", ArgKind.FLOAT, 0.9, unit_interval_open),
-               _p("eps", ArgKind.FLOAT, 1e-6, positive), _WD), "Adadelta", (), "Adadelta"),
+    OptionSpec(
+        "adam",
+        (
+            _LR,
+            _p("betas", ArgKind.ANY, (0.9, 0.999), betas_check),
+            _EPS,
+            _WD,
+            _p("amsgrad", ArgKind.BOOL, False),
+        ),
+        "Adam",
+        (),
+        "Adam",
+    ),
+    OptionSpec(
+        "adamw",
+        (
+            _LR,
+            _p("betas", ArgKind.ANY, (0.9, 0.999), betas_check),
+            _EPS,
+            _p("weight_decay", ArgKind.FLOAT, 0.01, non_negative),
+            _p("amsgrad", ArgKind.BOOL, False),
+        ),
+        "AdamW",
+        (),
+        "AdamW",
+    ),
+    OptionSpec(
+        "sgd",
+        (
+            _LR,
+            _p("momentum", ArgKind.FLOAT, 0.0, non_negative),
+            _p("dampening", ArgKind.FLOAT, 0.0, non_negative),
+            _WD,
+            _p("nesterov", ArgKind.BOOL, False),
+        ),
+        "stochastic gradient descent",
+        (),
+        "SGD",
+    ),
+    OptionSpec(
+        "rmsprop",
+        (
+            _LR,
+            _p("alpha", ArgKind.FLOAT, 0.99, unit_interval_open),
+            _EPS,
+            _WD,
+            _p("momentum", ArgKind.FLOAT, 0.0, non_negative),
+            _p("centered", ArgKind.BOOL, False),
+        ),
+        "RMSprop",
+        (),
+        "RMSprop",
+    ),
+    OptionSpec(
+        "adagrad",
+        (
+            _LR,
+            _p("lr_decay", ArgKind.FLOAT, 0.0, non_negative),
+            _WD,
+            _p("initial_accumulator_value", ArgKind.FLOAT, 0.0, non_negative),
+            _p("eps", ArgKind.FLOAT, 1e-10, positive),
+        ),
+        "Adagrad",
+        (),
+        "Adagrad",
+    ),
+    OptionSpec(
+        "adadelta",
+        (
+            _LR,
+            _p("rho", ArgKind.FLOAT, 0.9, unit_interval_open),
+            _p("eps", ArgKind.FLOAT, 1e-6, positive),
+            _WD,
+        ),
+        "Adadelta",
+        (),
+        "Adadelta",
+    ),
 )
 
 SCHEDULERS: tuple[OptionSpec, ...] = (
-    OptionSpec("step_lr", (_p("step_size", ArgKind.INT, REQUIRED, positive),
-               _p("gamma", ArgKind.FLOAT, 0.1, positive)), "multiply lr by gamma every step_size epochs",
-               (), "StepLR"),
-    OptionSpec("exponential_lr", (_p("gamma", ArgKind.FLOAT, REQUIRED, positive),),
-               "multiply lr by gamma every epoch", (), "ExponentialLR"),
-    OptionSpec("cosine_annealing", (_p("T_max", ArgKind.OPTIONAL_INT, None),
-               _p("eta_min", ArgKind.FLOAT, 0.0, non_negative)),
-               "cosine annealing over T_max epochs (default: epochs)", (), "CosineAnnealingLR"),
-    OptionSpec("reduce_lr_on_plateau", (_p("mode", ArgKind.STR, "min", choices=("min", "max")),
-               _p("factor", ArgKind.FLOAT, 0.1, open_unit),
-               _p("patience", ArgKind.INT, 10, non_negative),
-               _p("threshold", ArgKind.FLOAT, 1e-4, non_negative),
-               _p("cooldown", ArgKind.INT, 0, non_negative),
-               _p("min_lr", ArgKind.FLOAT, 0.0, non_negative)),
-               "reduce lr when the monitored loss stops improving", ("reduce_on_plateau",),
-               "ReduceLROnPlateau"),
-    OptionSpec("warmup_cosine", (_p("warmup_steps", ArgKind.INT, REQUIRED, non_negative),
-               _p("max_steps", ArgKind.INT, REQUIRED, positive),
-               _p("min_lr", ArgKind.FLOAT, 0.0, non_negative)),
-               "linear warmup then cosine decay, stepped per optimizer step", (), "LambdaLR"),
+    OptionSpec(
+        "step_lr",
+        (
+            _p("step_size", ArgKind.INT, REQUIRED, positive),
+            _p("gamma", ArgKind.FLOAT, 0.1, positive),
+        ),
+        "multiply lr by gamma every step_size epochs",
+        (),
+        "StepLR",
+    ),
+    OptionSpec(
+        "exponential_lr",
+        (_p("gamma", ArgKind.FLOAT, REQUIRED, positive),),
+        "multiply lr by gamma every epoch",
+        (),
+        "ExponentialLR",
+    ),
+    OptionSpec(
+        "cosine_annealing",
+        (_p("T_max", ArgKind.OPTIONAL_INT, None), _p("eta_min", ArgKind.FLOAT, 0.0, non_negative)),
+        "cosine annealing over T_max epochs (default: epochs)",
+        (),
+        "CosineAnnealingLR",
+    ),
+    OptionSpec(
+        "reduce_lr_on_plateau",
+        (
+            _p("mode", ArgKind.STR, "min", choices=("min", "max")),
+            _p("factor", ArgKind.FLOAT, 0.1, open_unit),
+            _p("patience", ArgKind.INT, 10, non_negative),
+            _p("threshold", ArgKind.FLOAT, 1e-4, non_negative),
+            _p("cooldown", ArgKind.INT, 0, non_negative),
+            _p("min_lr", ArgKind.FLOAT, 0.0, non_negative),
+        ),
+        "reduce lr when the monitored loss stops improving",
+        ("reduce_on_plateau",),
+        "ReduceLROnPlateau",
+    ),
+    OptionSpec(
+        "warmup_cosine",
+        (
+            _p("warmup_steps", ArgKind.INT, REQUIRED, non_negative),
+            _p("max_steps", ArgKind.INT, REQUIRED, positive),
+            _p("min_lr", ArgKind.FLOAT, 0.0, non_negative),
+        ),
+        "linear warmup then cosine decay, stepped per optimizer step",
+        (),
+        "LambdaLR",
+    ),
 )
 
 CALLBACKS: tuple[OptionSpec, ...] = (
-    OptionSpec("early_stopping", (_p("patience", ArgKind.INT, 3, non_negative),
-               _p("min_delta", ArgKind.FLOAT, 0.0, non_negative)),
-               "stop when validation loss stops improving"),
-    OptionSpec("checkpoint", (_p("checkpoint_dir", ArgKind.STR, "./checkpoints"),
-               _p("checkpoint_every", ArgKind.OPTIONAL_INT, None),
-               _p("save_best", ArgKind.BOOL, False)), "write checkpoints"),
+    OptionSpec(
+        "early_stopping",
+        (
+            _p("patience", ArgKind.INT, 3, non_negative),
+            _p("min_delta", ArgKind.FLOAT, 0.0, non_negative),
+        ),
+        "stop when validation loss stops improving",
+    ),
+    OptionSpec(
+        "checkpoint",
+        (
+            _p("checkpoint_dir", ArgKind.STR, "./checkpoints"),
+            _p("checkpoint_every", ArgKind.OPTIONAL_INT, None),
+            _p("save_best", ArgKind.BOOL, False),
+        ),
+        "write checkpoints",
+    ),
 )
 
 METRICS: tuple[str, ...] = (
-    "accuracy", "perplexity", "mse", "mae", "precision", "recall", "f1", "auc", "binary_accuracy",
+    "accuracy",
+    "perplexity",
+    "mse",
+    "mae",
+    "precision",
+    "recall",
+    "f1",
+    "auc",
+    "binary_accuracy",
 )
 METRIC_ALIASES = {"f1_score": "f1"}
 TOPK_METRIC = re.compile(r"top([1-9][0-9]*)_accuracy")
 
 TRANSFORMS: tuple[str, ...] = (
-    "Compose", "ToTensor", "PILToTensor", "Normalize", "Resize", "CenterCrop", "RandomCrop",
-    "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop", "ColorJitter",
-    "Grayscale", "Pad", "RandomRotation",
+    "Compose",
+    "ToTensor",
+    "PILToTensor",
+    "Normalize",
+    "Resize",
+    "CenterCrop",
+    "RandomCrop",
+    "RandomHorizontalFlip",
+    "RandomVerticalFlip",
+    "RandomResizedCrop",
+    "ColorJitter",
+    "Grayscale",
+    "Pad",
+    "RandomRotation",
 )
 
 DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64", "int32", "int64", "bool")
@@ -210,10 +359,19 @@ class FieldKind(Enum):
         return self in _CATALOG_KINDS
 
 
-_CATALOG_KINDS = frozenset({
-    FieldKind.DTYPE, FieldKind.LOSS, FieldKind.OPTIMIZER, FieldKind.SCHEDULER, FieldKind.METRICS,
-    FieldKind.CALLBACKS, FieldKind.DATASET, FieldKind.TRANSFORM, FieldKind.TRANSFORMS,
-})
+_CATALOG_KINDS = frozenset(
+    {
+        FieldKind.DTYPE,
+        FieldKind.LOSS,
+        FieldKind.OPTIMIZER,
+        FieldKind.SCHEDULER,
+        FieldKind.METRICS,
+        FieldKind.CALLBACKS,
+        FieldKind.DATASET,
+        FieldKind.TRANSFORM,
+        FieldKind.TRANSFORMS,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,9 +405,15 @@ EXPERIMENT_FIELDS: tuple[FieldSpec, ...] = (
 
 MODEL_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("input_shape", FieldKind.SHAPE, doc="per-sample input shape, batch excluded"),
-    FieldSpec("input_dtype", FieldKind.DTYPE, doc="input dtype; floating dtypes also set parameters"),
-    FieldSpec("input_padding_idx", FieldKind.INT, non_negative,
-              doc="token id whose positions are masked as padding in attention"),
+    FieldSpec(
+        "input_dtype", FieldKind.DTYPE, doc="input dtype; floating dtypes also set parameters"
+    ),
+    FieldSpec(
+        "input_padding_idx",
+        FieldKind.INT,
+        non_negative,
+        doc="token id whose positions are masked as padding in attention",
+    ),
 )
 
 LOADER_FIELDS: tuple[FieldSpec, ...] = (

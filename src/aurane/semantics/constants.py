@@ -64,10 +64,15 @@ class _Resolver:
             name, span = _def_name(item)
             if name in table:
                 first = _def_name(table[name])[1]
-                self.diagnostics.append(diag(
-                    "R002", f"constant '{name}' is defined twice", span,
-                    labels=(Label(first, "first defined here"),),
-                    hint="remove or rename one of the definitions"))
+                self.diagnostics.append(
+                    diag(
+                        "R002",
+                        f"constant '{name}' is defined twice",
+                        span,
+                        labels=(Label(first, "first defined here"),),
+                        hint="remove or rename one of the definitions",
+                    )
+                )
                 continue
             table[name] = item
         return _Scope(table, parent)
@@ -78,9 +83,14 @@ class _Resolver:
         owner = scope.find(name)
         if owner is None:
             hint = did_you_mean(name, scope.visible_names())
-            self.diagnostics.append(diag(
-                "R001", f"undefined name '{name}'", span,
-                hint=hint or "define it as a constant, globally or inside the model"))
+            self.diagnostics.append(
+                diag(
+                    "R001",
+                    f"undefined name '{name}'",
+                    span,
+                    hint=hint or "define it as a constant, globally or inside the model",
+                )
+            )
             raise _Failed
         if name in owner.values:
             return owner.values[name]
@@ -88,11 +98,16 @@ class _Resolver:
             raise _Failed
         key = (id(owner), name)
         if key in self.stack:
-            cycle = [n for (_, n) in self.stack[self.stack.index(key):]] + [name]
-            self.diagnostics.append(diag(
-                "R003", "cyclic constant definition: " + " -> ".join(cycle), span,
-                hint="give one of these constants a literal value"))
-            for _, member in self.stack[self.stack.index(key):]:
+            cycle = [n for (_, n) in self.stack[self.stack.index(key) :]] + [name]
+            self.diagnostics.append(
+                diag(
+                    "R003",
+                    "cyclic constant definition: " + " -> ".join(cycle),
+                    span,
+                    hint="give one of these constants a literal value",
+                )
+            )
+            for _, member in self.stack[self.stack.index(key) :]:
                 owner.failed.add(member)
             raise _Failed
         self.stack.append(key)
@@ -127,9 +142,14 @@ class _Resolver:
                 lhs = self.evaluate(left, scope)
                 rhs = self.evaluate(right, scope)
                 return self.arithmetic(op, lhs, rhs, span)
-        self.diagnostics.append(diag(
-            "R005", "a constant value must be a literal, not an operation or call", expr.span,
-            hint="write the call where it is used"))
+        self.diagnostics.append(
+            diag(
+                "R005",
+                "a constant value must be a literal, not an operation or call",
+                expr.span,
+                hint="write the call where it is used",
+            )
+        )
         raise _Failed
 
     def evaluate_all(self, items: tuple[ast.Expr, ...], scope: _Scope) -> list[Any]:
@@ -213,8 +233,12 @@ class _Resolver:
     def config_call(self, call: ast.Call, scope: _Scope) -> ast.Call:
         return replace(
             call,
-            args=tuple(self.catalog_expr(a, scope) if isinstance(a, ast.Call)
-                       else self.value_expr(a, scope) for a in call.args),
+            args=tuple(
+                self.catalog_expr(a, scope)
+                if isinstance(a, ast.Call)
+                else self.value_expr(a, scope)
+                for a in call.args
+            ),
             keywords=self.keywords(call.keywords, scope),
             suffixes=tuple(self.suffix(s, scope) for s in call.suffixes),
         )
@@ -244,7 +268,9 @@ class _Resolver:
             param_index = index - n_inputs
             if index < n_inputs:
                 args.append(self.tensor_expr(arg, scope))
-            elif 0 <= param_index < len(positional) and positional[param_index].kind is ArgKind.MODEL:
+            elif (
+                0 <= param_index < len(positional) and positional[param_index].kind is ArgKind.MODEL
+            ):
                 args.append(arg)
             else:
                 args.append(self.value_expr(arg, scope))
@@ -282,8 +308,12 @@ class _Resolver:
         return replace(forward, body=tuple(body))
 
     def fields(
-        self, fields: tuple[ast.Field, ...], table: dict[str, config.FieldSpec], scope: _Scope,
-        *, resolve_unknown: bool,
+        self,
+        fields: tuple[ast.Field, ...],
+        table: dict[str, config.FieldSpec],
+        scope: _Scope,
+        *,
+        resolve_unknown: bool,
     ) -> tuple[ast.Field, ...]:
         out: list[ast.Field] = []
         for item in fields:
@@ -310,17 +340,44 @@ class _Resolver:
                 case ast.Model():
                     statements.append(self.model(stmt, globals_))
                 case ast.Experiment():
-                    statements.append(replace(stmt, fields=self.fields(
-                        stmt.fields, config.EXPERIMENT_TABLE, globals_, resolve_unknown=False)))
+                    statements.append(
+                        replace(
+                            stmt,
+                            fields=self.fields(
+                                stmt.fields,
+                                config.EXPERIMENT_TABLE,
+                                globals_,
+                                resolve_unknown=False,
+                            ),
+                        )
+                    )
                 case ast.Dataset():
-                    statements.append(replace(stmt, fields=self.fields(
-                        stmt.fields, config.DATASET_TABLE, globals_, resolve_unknown=True)))
+                    statements.append(
+                        replace(
+                            stmt,
+                            fields=self.fields(
+                                stmt.fields, config.DATASET_TABLE, globals_, resolve_unknown=True
+                            ),
+                        )
+                    )
                 case ast.Train():
-                    statements.append(replace(stmt, fields=self.fields(
-                        stmt.fields, config.TRAIN_TABLE, globals_, resolve_unknown=False)))
+                    statements.append(
+                        replace(
+                            stmt,
+                            fields=self.fields(
+                                stmt.fields, config.TRAIN_TABLE, globals_, resolve_unknown=False
+                            ),
+                        )
+                    )
                 case ast.TrainGan():
-                    statements.append(replace(stmt, fields=self.fields(
-                        stmt.fields, config.GAN_TABLE, globals_, resolve_unknown=False)))
+                    statements.append(
+                        replace(
+                            stmt,
+                            fields=self.fields(
+                                stmt.fields, config.GAN_TABLE, globals_, resolve_unknown=False
+                            ),
+                        )
+                    )
                 case _:
                     statements.append(stmt)
         return replace(self.program, statements=tuple(statements))
@@ -329,7 +386,8 @@ class _Resolver:
         local = [f for f in model.fields if f.name not in MODEL_FIELD_NAMES]
         scope = self.make_scope(list(local), globals_)
         fields = tuple(
-            replace(f, value=self.value_expr(f.value, scope)) if f.name not in MODEL_FIELD_NAMES
+            replace(f, value=self.value_expr(f.value, scope))
+            if f.name not in MODEL_FIELD_NAMES
             else f
             for f in model.fields
         )

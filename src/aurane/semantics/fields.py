@@ -36,18 +36,29 @@ class FieldChecker:
             spec = table.get(item.name)
             canonical = spec.name if spec else item.name
             if canonical in seen:
-                self.diagnostics.append(diag(
-                    "S008", f"field '{item.name}' is set twice in {block}", item.name_span,
-                    labels=(Label(seen[canonical].name_span, "first set here"),)))
+                self.diagnostics.append(
+                    diag(
+                        "S008",
+                        f"field '{item.name}' is set twice in {block}",
+                        item.name_span,
+                        labels=(Label(seen[canonical].name_span, "first set here"),),
+                    )
+                )
                 continue
             seen[canonical] = item
             if spec is None:
                 if not allow_unknown:
                     hint = did_you_mean(item.name, table) or "fields: " + ", ".join(
-                        sorted({s.name for s in table.values()}))
-                    self.diagnostics.append(diag(
-                        "S010", f"unknown field '{item.name}' in {block}", item.name_span,
-                        hint=hint))
+                        sorted({s.name for s in table.values()})
+                    )
+                    self.diagnostics.append(
+                        diag(
+                            "S010",
+                            f"unknown field '{item.name}' in {block}",
+                            item.name_span,
+                            hint=hint,
+                        )
+                    )
                 continue
             self.check_field(spec, item, block)
 
@@ -66,8 +77,12 @@ class FieldChecker:
             return
         problem = _literal_problem(spec, value)
         if problem:
-            self.error("S013", f"field '{spec.name}' {problem}, got {show(value)}", expr.span,
-                       hint=_literal_hint(spec, value))
+            self.error(
+                "S013",
+                f"field '{spec.name}' {problem}, got {show(value)}",
+                expr.span,
+                hint=_literal_hint(spec, value),
+            )
 
     def error(self, code: str, message: str, span: Span, hint: str | None = None) -> None:
         self.diagnostics.append(diag(code, message, span, hint=hint))
@@ -86,11 +101,13 @@ class FieldChecker:
                     self.unknown(name, span, table, what)
                     return
                 _, problems = bind_arguments(
-                    spec.params, args, keywords, owner=f"{what} '{name}'", owner_span=expr.span)
+                    spec.params, args, keywords, owner=f"{what} '{name}'", owner_span=expr.span
+                )
                 self.diagnostics.extend(problems)
             case _:
-                self.error("S013", f"expected {what} name or call, e.g. {next(iter(table))}",
-                           expr.span)
+                self.error(
+                    "S013", f"expected {what} name or call, e.g. {next(iter(table))}", expr.span
+                )
 
     def unknown(self, name: str, span: Span, names: Any, what: str) -> None:
         hint = did_you_mean(name, names) or f"known {what}s: " + ", ".join(sorted(names))
@@ -117,8 +134,9 @@ class FieldChecker:
                         names = [*config.METRICS, *config.METRIC_ALIASES, "top5_accuracy"]
                         self.unknown(name, span, names, "metric")
                 case _:
-                    self.error("S013", "metrics are names such as accuracy or top5_accuracy",
-                               item.span)
+                    self.error(
+                        "S013", "metrics are names such as accuracy or top5_accuracy", item.span
+                    )
 
     def list_items(self, spec: FieldSpec, expr: ast.Expr) -> tuple[ast.Expr, ...]:
         if isinstance(expr, ast.ListExpr | ast.TupleExpr):
@@ -150,8 +168,11 @@ class FieldChecker:
 
     def transform(self, spec: FieldSpec, expr: ast.Expr) -> None:
         if not isinstance(expr, ast.Call):
-            self.error("S013", f"field '{spec.name}' must be a transform call such as "
-                       "Compose([ToTensor()])", expr.span)
+            self.error(
+                "S013",
+                f"field '{spec.name}' must be a transform call such as Compose([ToTensor()])",
+                expr.span,
+            )
             return
         name = expr.func.rsplit(".", 1)[-1]
         if name not in config.TRANSFORMS:
@@ -196,8 +217,9 @@ _LITERAL_KINDS: dict[FieldKind, Callable[[Any], bool]] = {
     FieldKind.FLOAT: _is_number,
     FieldKind.BOOL: lambda v: isinstance(v, bool),
     FieldKind.STR: lambda v: isinstance(v, str),
-    FieldKind.SHAPE: lambda v: isinstance(v, tuple) and len(v) >= 1
-    and all(_is_int(d) and d > 0 for d in v),
+    FieldKind.SHAPE: lambda v: (
+        isinstance(v, tuple) and len(v) >= 1 and all(_is_int(d) and d > 0 for d in v)
+    ),
     FieldKind.PAIR: lambda v: isinstance(v, tuple) and len(v) == 2 and all(map(_is_number, v)),
     FieldKind.ANY: lambda v: True,
 }
@@ -207,7 +229,8 @@ def _literal_problem(spec: FieldSpec, value: Any) -> str | None:
     accepts = _LITERAL_KINDS.get(spec.kind, lambda v: True)
     if not accepts(value):
         return f"must be {'an' if spec.kind.value[0] in 'aeiou' else 'a'} {spec.kind.value}" + (
-            f" (not {type_name(value)})" if spec.kind is not FieldKind.SHAPE else "")
+            f" (not {type_name(value)})" if spec.kind is not FieldKind.SHAPE else ""
+        )
     if spec.choices is not None and value not in spec.choices:
         return "must be one of " + ", ".join(repr(c) for c in spec.choices)
     if spec.check is not None:

@@ -76,8 +76,12 @@ class BlockParser(ExprParser):
         """The items of a header's block; reports an empty block."""
         if not item.children:
             self.diagnostics.append(
-                codes.diag("P013", f"{what} has no body: nothing is indented under its header",
-                           header, hint="add the block's lines below the header, indented")
+                codes.diag(
+                    "P013",
+                    f"{what} has no body: nothing is indented under its header",
+                    header,
+                    hint="add the block's lines below the header, indented",
+                )
             )
             return []
         return self.level_items(item.children, item.children[0].indent)
@@ -98,14 +102,19 @@ class BlockParser(ExprParser):
             return None
 
     def each(self, items: list[Item], parse: Callable[[Item], T | None]) -> list[T]:
-        """Parse items (and lines wrongly indented under them) with ``parse``, dropping failures."""
+        """Parse items (and lines wrongly indented under them) with ``parse``, dropping failures.
+
+        A work list instead of recursion: a staircase of ever deeper lines stays flat.
+        """
         out: list[T] = []
-        for item in items:
+        pending = list(reversed(items))
+        while pending and len(self.diagnostics) <= _GIVE_UP_AFTER:
+            item = pending.pop()
             result = self.guarded(item, parse)
             if result is not None:
                 out.append(result)
             if item.children and not self._is_header(item):
-                out.extend(self.each(self.flatten(item), parse))
+                pending.extend(reversed(self.flatten(item)))
         return out
 
     @staticmethod
@@ -117,27 +126,46 @@ class BlockParser(ExprParser):
         if token is None:
             return
         if token.is_op(":"):
-            self.fail("P006", f"unexpected ':' after the {what}; only block headers end in ':'",
-                      token.span)
-        self.fail("P006", f"unexpected {self.describe(token)} after the {what}; expected the "
-                  "end of the line", token.span)
+            self.fail(
+                "P006",
+                f"unexpected ':' after the {what}; only block headers end in ':'",
+                token.span,
+            )
+        self.fail(
+            "P006",
+            f"unexpected {self.describe(token)} after the {what}; expected the end of the line",
+            token.span,
+        )
 
     def header_end(self, what: str) -> None:
         """Accept the ':' ending a header; a missing one is reported but the block still parses."""
         token = self.peek()
         if token is None:
-            self.report(codes.diag("P010", f"expected ':' at the end of the {what} header",
-                                   self.here(), hint="add ':' at the end of the header"))
+            self.report(
+                codes.diag(
+                    "P010",
+                    f"expected ':' at the end of the {what} header",
+                    self.here(),
+                    hint="add ':' at the end of the header",
+                )
+            )
             return
         extra = self.peek(1)
         if token.is_op(":") and extra is None:
             self.advance()
             return
         if token.is_op(":") and extra is not None:
-            self.fail("P006", f"unexpected {self.describe(extra)} after ':'; the block's lines "
-                      "go below the header, indented", extra.span)
-        self.fail("P006", f"expected ':' at the end of the {what} header, found "
-                  f"{self.describe(token)}", token.span)
+            self.fail(
+                "P006",
+                f"unexpected {self.describe(extra)} after ':'; the block's lines "
+                "go below the header, indented",
+                extra.span,
+            )
+        self.fail(
+            "P006",
+            f"expected ':' at the end of the {what} header, found {self.describe(token)}",
+            token.span,
+        )
 
     # ------------------------------------------------------------ block statements
 
@@ -216,8 +244,11 @@ class BlockParser(ExprParser):
 
     def _word(self, word: str, where: str) -> None:
         if not self.at_name(word):
-            self.fail("P006", f"expected '{word}' {where}, found {self.describe(self.peek())}",
-                      self.here())
+            self.fail(
+                "P006",
+                f"expected '{word}' {where}, found {self.describe(self.peek())}",
+                self.here(),
+            )
         self.advance()
 
     # ------------------------------------------------------------ fields
@@ -232,10 +263,17 @@ class BlockParser(ExprParser):
         if name is None or name.kind is not Kind.NAME or after is None or not after.is_op("="):
             found = self.describe(name)
             if name is not None and name.text == "from" and block == "dataset":
-                self.fail("P006", "'from' must be the first line of the dataset block",
-                          name.span, hint="move the 'from' line directly under the header")
-            self.fail("P006", f"expected a field 'name = value' in the {block} block, found "
-                      f"{found}", self.here())
+                self.fail(
+                    "P006",
+                    "'from' must be the first line of the dataset block",
+                    name.span,
+                    hint="move the 'from' line directly under the header",
+                )
+            self.fail(
+                "P006",
+                f"expected a field 'name = value' in the {block} block, found {found}",
+                self.here(),
+            )
         self.pos += 2
         value = self.assigned_value(f"'{name.text} ='")
         self.end_of_statement(f"value of '{name.text}'")
@@ -243,8 +281,9 @@ class BlockParser(ExprParser):
 
     def assigned_value(self, after: str) -> ast.Expr:
         if self.peek() is None:
-            self.fail("P006", f"expected a value after {after}, found the end of the line",
-                      self.here())
+            self.fail(
+                "P006", f"expected a value after {after}, found the end of the line", self.here()
+            )
         return self.value()
 
     # ------------------------------------------------------------ model and forward
@@ -267,8 +306,12 @@ class BlockParser(ExprParser):
 
     def _second_forward(self, model: str, first: ast.Forward, second: ast.Forward) -> None:
         self.diagnostics.append(
-            codes.diag("P006", f"model '{model}' already has a forward body (at {first.span})",
-                       second.span, hint="merge the two bodies into one 'def forward(x):'")
+            codes.diag(
+                "P006",
+                f"model '{model}' already has a forward body (at {first.span})",
+                second.span,
+                hint="merge the two bodies into one 'def forward(x):'",
+            )
         )
 
     def _forward(self, item: Item) -> ast.Forward:
@@ -276,8 +319,12 @@ class BlockParser(ExprParser):
         start = self.advance().span
         name = self.expect_name("'forward' after 'def'")
         if name.text != "forward":
-            self.fail("P006", f"expected 'forward' after 'def', found '{name.text}'", name.span,
-                      hint="a model has exactly one 'def forward(x):'")
+            self.fail(
+                "P006",
+                f"expected 'forward' after 'def', found '{name.text}'",
+                name.span,
+                hint="a model has exactly one 'def forward(x):'",
+            )
         self.expect_op("(", "after 'def forward'")
         param = self.expect_name("the input parameter name in 'def forward(x):'")
         self.expect_op(")", "after the forward parameter (forward takes exactly one input)")
@@ -297,9 +344,13 @@ class BlockParser(ExprParser):
 
     def _after_return(self, ret: ast.Return, item: Item) -> None:
         self.diagnostics.append(
-            codes.diag("P012", f"statement after 'return' (at {ret.span}); nothing may follow "
-                       "return in a forward body", item.line.span,
-                       hint="move the statement before 'return' or delete it")
+            codes.diag(
+                "P012",
+                f"statement after 'return' (at {ret.span}); nothing may follow "
+                "return in a forward body",
+                item.line.span,
+                hint="move the statement before 'return' or delete it",
+            )
         )
 
     def _forward_statement(self, item: Item) -> ast.ForwardStmt:
@@ -318,8 +369,12 @@ class BlockParser(ExprParser):
             return ast.Assign(first.text, first.span, value, self.span_from(first.span))
         value = self.value()
         if not isinstance(value, ast.Chain):
-            self.fail("P006", "expected a chain 'x -> op(...)', an assignment 'name = ...' or "
-                      f"'return', found {self.describe(first)}", first.span)
+            self.fail(
+                "P006",
+                "expected a chain 'x -> op(...)', an assignment 'name = ...' or "
+                f"'return', found {self.describe(first)}",
+                first.span,
+            )
         self.end_of_statement("chain")
         return ast.ChainStmt(value, value.span)
 

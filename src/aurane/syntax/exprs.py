@@ -104,8 +104,9 @@ class ExprParser:
     def expect_op(self, text: str, context: str) -> Token:
         if not self.at_op(text):
             token = self.peek()
-            self.fail("P006", f"expected '{text}' {context}, found {self.describe(token)}",
-                      self.here())
+            self.fail(
+                "P006", f"expected '{text}' {context}, found {self.describe(token)}", self.here()
+            )
         return self.advance()
 
     # ------------------------------------------------------------ limits
@@ -116,8 +117,12 @@ class ExprParser:
             self._too_deep(token.span)
 
     def _too_deep(self, span: Span) -> NoReturn:
-        self.fail("P011", f"expression nested more than {MAX_DEPTH} levels deep", span,
-                  hint="simplify the expression or split it into named constants")
+        self.fail(
+            "P011",
+            f"expression nested more than {MAX_DEPTH} levels deep",
+            span,
+            hint="simplify the expression or split it into named constants",
+        )
 
     def _height(self, expr: ast.Expr) -> int:
         return self._heights.get(id(expr), 1)
@@ -147,8 +152,12 @@ class ExprParser:
     def step(self) -> ast.Call:
         token = self.peek()
         if token is None or token.kind is not Kind.NAME:
-            self.fail("P006", f"expected an operation after '->', found {self.describe(token)}",
-                      self.here(), hint="write an operation such as dense(8) after '->'")
+            self.fail(
+                "P006",
+                f"expected an operation after '->', found {self.describe(token)}",
+                self.here(),
+                hint="write an operation such as dense(8) after '->'",
+            )
         func, func_span = self.dotted()
         if self.at_op("("):
             return self.call(func, func_span)
@@ -218,8 +227,12 @@ class ExprParser:
                 node = ast.ListExpr(tuple(items), self.span_from(token.span))
                 return self._built(node, items, token.span)
             case "{":
-                self.fail("P006", "'{' is not supported: Aurane has no dict literals",
-                          token.span, hint="use a call with keyword arguments, e.g. f(a=1)")
+                self.fail(
+                    "P006",
+                    "'{' is not supported: Aurane has no dict literals",
+                    token.span,
+                    hint="use a call with keyword arguments, e.g. f(a=1)",
+                )
         self.fail("P006", f"expected a value, found {self.describe(token)}", token.span)
 
     def name_or_call(self) -> ast.Expr:
@@ -278,8 +291,12 @@ class ExprParser:
                 keywords.append(self.keyword())
             else:
                 if keywords:
-                    self.fail("P006", "positional argument follows keyword argument",
-                              self.here(), hint="move positional arguments before keywords")
+                    self.fail(
+                        "P006",
+                        "positional argument follows keyword argument",
+                        self.here(),
+                        hint="move positional arguments before keywords",
+                    )
                 args.append(self.expr())
             if not self.at_op(")"):
                 self._comma(opener, ")", f"the arguments of {what}")
@@ -319,9 +336,13 @@ class ExprParser:
         """Consume ``closer`` if it is next; report an unclosed bracket at the end of the line."""
         token = self.peek()
         if token is None:
-            self.fail("P005", f"expected {_CLOSER_NAMES[closer]} to close '{opener.text}' "
-                      f"opened at {opener.span}", opener.span,
-                      hint=f"add {_CLOSER_NAMES[closer]} to close {what}")
+            self.fail(
+                "P005",
+                f"expected {_CLOSER_NAMES[closer]} to close '{opener.text}' "
+                f"opened at {opener.span}",
+                opener.span,
+                hint=f"add {_CLOSER_NAMES[closer]} to close {what}",
+            )
         if token.is_op(closer):
             self.advance()
             return True
@@ -332,8 +353,12 @@ class ExprParser:
         if token is None:
             self._close(opener, closer, what)
         elif not token.is_op(","):
-            self.fail("P006", f"expected ',' or {_CLOSER_NAMES[closer]} in {what} opened at "
-                      f"{opener.span}, found {self.describe(token)}", token.span)
+            self.fail(
+                "P006",
+                f"expected ',' or {_CLOSER_NAMES[closer]} in {what} opened at "
+                f"{opener.span}, found {self.describe(token)}",
+                token.span,
+            )
         else:
             self.advance()
 

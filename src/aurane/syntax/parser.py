@@ -100,15 +100,26 @@ class _Parser(BlockParser):
 
     def _unknown_statement(self, first: Token) -> NoReturn:
         if first.kind is not Kind.NAME:
-            self.fail("P006", f"expected a statement, found {self.describe(first)}", first.span,
-                      hint=_TOP_LEVEL_HINT)
+            self.fail(
+                "P006",
+                f"expected a statement, found {self.describe(first)}",
+                first.span,
+                hint=_TOP_LEVEL_HINT,
+            )
         if first.text == "def":
-            self.fail("P007", "'def' is only allowed inside a model block", first.span,
-                      hint="put 'def forward(x):' inside a 'model Name:' block")
+            self.fail(
+                "P007",
+                "'def' is only allowed inside a model block",
+                first.span,
+                hint="put 'def forward(x):' inside a 'model Name:' block",
+            )
         if self.at_name() and (after := self.peek(1)) is not None and after.is_op("->"):
-            self.fail("P007", f"unknown statement '{first.text} ->': chains belong in a "
-                      "model's forward body", first.span,
-                      hint="put the chain inside 'def forward(x):' of a model")
+            self.fail(
+                "P007",
+                f"unknown statement '{first.text} ->': chains belong in a model's forward body",
+                first.span,
+                hint="put the chain inside 'def forward(x):' of a model",
+            )
         close = difflib.get_close_matches(first.text, TOP_LEVEL_WORDS, n=1)
         hint = f"did you mean '{close[0]}'?" if close else _TOP_LEVEL_HINT
         self.fail("P007", f"unknown statement '{first.text}'", first.span, hint=hint)

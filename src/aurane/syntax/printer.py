@@ -17,7 +17,6 @@ from aurane.syntax import ast
 JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
 
 
-
 def dump_ast(node: object) -> dict[str, JSON]:
     """A JSON-able dict of an AST node (usually an ``AuraneProgram``), spans included.
 
@@ -41,7 +40,8 @@ def strip_spans(node: object) -> JSON:
 def _dump(value: object, *, keep_spans: bool) -> JSON:
     match value:
         case Span():
-            return value.to_json()
+            span: dict[str, JSON] = {**value.to_json()}
+            return span
         case bool() | str() | None:
             return value
         case int():

@@ -70,13 +70,15 @@ class Tokenized:
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
+# Leading blanks are part of each match: one regex call per token, not two.
 _TOKEN = re.compile(
-    r"(?P<ws>[ \t]+)"
-    r"|(?P<name>[^\W\d]\w*)"
+    r"[ \t]*(?:"
+    r"(?P<name>[^\W\d]\w*)"
     r"|(?P<number>(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?[\d_]*)?\w*)"
     r"|(?P<op>->|//|\*\*|[-+*/%()\[\]{},:=.])"
     r"|(?P<string>['\"])"
     r"|(?P<comment>\#)"
+    r"|(?P<end>\Z))"
 )
 _VALID_NUMBER = re.compile(
     r"(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?\Z"
@@ -156,18 +158,18 @@ class _LineScanner:
         if match is None:
             return self._bad_characters(pos)
         kind = match.lastgroup
-        end = match.end()
+        start, end = match.start(kind), match.end()
         if kind == "name":
-            tokens.append(self._name(pos, end))
+            tokens.append(self._name(start, end))
         elif kind == "number":
-            tokens.append(self._number(pos, end))
+            tokens.append(self._number(start, end))
         elif kind == "op":
-            tokens.append(Token(Kind.OP, match.group(), None, self._span(pos, end)))
+            tokens.append(Token(Kind.OP, match.group(kind), None, self._span(start, end)))
         elif kind == "string":
-            token, end = self._string(pos)
+            token, end = self._string(start)
             tokens.append(token)
         elif kind == "comment":
-            self._comment(pos, own_line=not tokens)
+            self._comment(start, own_line=not tokens)
             end = len(self._text)
         return end
 
@@ -189,8 +191,14 @@ class _LineScanner:
         span = self._span(start, end)
         value = _number_value(text)
         if isinstance(value, str):
-            self._report(codes.diag("P008", f"invalid number literal '{text}': {value}", span,
-                                    hint="write a decimal number such as 42, 0.5, 1e-4 or 1_000"))
+            self._report(
+                codes.diag(
+                    "P008",
+                    f"invalid number literal '{text}': {value}",
+                    span,
+                    hint="write a decimal number such as 42, 0.5, 1e-4 or 1_000",
+                )
+            )
             value = 0
         return Token(Kind.NUMBER, text, value, span)
 
@@ -252,6 +260,8 @@ class _LineScanner:
 
     def _bad_characters(self, pos: int) -> int:
         """Report a run of characters outside the language as one diagnostic and skip it."""
+        while self._text[pos] in " \t":
+            pos += 1
         end = pos + 1
         while end < len(self._text) and _TOKEN.match(self._text, end) is None:
             end += 1

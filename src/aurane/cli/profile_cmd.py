@@ -1,0 +1,74 @@
+"""``aurane profile``: static per-layer and total cost estimates from the IR (never torch)."""
+
+from __future__ import annotations
+
+import argparse
+
+from aurane.cli.common import EXIT_OK, print_json
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "profile", help="estimate parameters, FLOPs and memory per layer",
+        description="Static estimates read from the IR (work and memory, not latency): "
+        "parameters, multiply-accumulates and FLOPs per sample (2 per MAC of dense, "
+        "convolution, attention and recurrent products), other FLOPs, activation memory at "
+        "--batch-size, and a training-memory estimate for models with a train job.")
+    parser.add_argument("source", metavar="SRC", help="the .aur file")
+    parser.add_argument("--model", metavar="NAME", help="only this model")
+    parser.add_argument("--batch-size", type=positive_int, metavar="N", default=None,
+                        help="batch size for activation memory (default 1; training memory "
+                        "uses the job's loader batch unless given)")
+    parser.add_argument("--detailed", action="store_true",
+                        help="expand blocks, add other FLOPs, activations, dtypes and a "
+                        "per-operation breakdown")
+    parser.add_argument("--explain", action="store_true",
+                        help="print the formula used for each layer")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(run=run)
+
+
+def _training_jobs(path: str) -> dict:  # type: ignore[type-arg]
+    """Training jobs from the resolved program (a second, type-free front-end pass)."""
+    from aurane.analysis.memory import training_jobs
+    from aurane.cli.common import read_source
+    from aurane.compiler import run_front_end
+
+    text, _ = read_source(path)
+    if text is None:
+        return {}
+    result = run_front_end(text, path, types=False)
+    return training_jobs(result.resolved) if result.resolved is not None else {}
+
+
+def run(args: argparse.Namespace) -> int:
+    from aurane.analysis.memory import training_memory
+    from aurane.analysis.profile import profile
+    from aurane.analysis.report import model_text, profiles_json
+    from aurane.cli.ir import load_graphs
+
+    graphs = load_graphs(args.source, args.model)
+    jobs = _training_jobs(args.source)
+    batch = args.batch_size or 1
+    results = []
+    for graph in graphs:
+        prof = profile(graph, batch)
+        job = jobs.get(graph.name)
+        memory = training_memory(graph, prof, job, args.batch_size) if job else None
+        results.append((prof, memory))
+    if args.json:
+        print_json(profiles_json(results, batch, explain=args.explain))
+    else:
+        print("\n\n".join(model_text(p, m, detailed=args.detailed, explain=args.explain)
+                          for p, m in results))
+    return EXIT_OK

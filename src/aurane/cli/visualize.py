@@ -1,0 +1,95 @@
+"""``aurane visualize``: architecture diagrams from the IR (rich tree, Mermaid, DOT, SVG)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError
+
+FORMATS = ("rich", "mermaid", "dot", "svg")
+SUFFIXES = {".svg": "svg", ".dot": "dot", ".gv": "dot", ".mmd": "mermaid",
+            ".mermaid": "mermaid", ".txt": "rich"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "visualize", help="draw a model's architecture",
+        description="Draw each model from its IR: nodes show the operation, output shape and "
+        "parameters; edges are the real data flow (branches and merges); the returned value "
+        "is marked. Composed blocks are one node unless --expand.")
+    parser.add_argument("source", metavar="SRC", help="the .aur file")
+    parser.add_argument("--format", choices=FORMATS, default=None,
+                        help="rich (terminal tree, the default), mermaid, dot, or svg (needs "
+                        "Graphviz); with --output the default follows the file suffix")
+    parser.add_argument("--model", metavar="NAME", help="only this model")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (one model)")
+    parser.add_argument("--expand", action="store_true",
+                        help="draw the layers inside composed blocks")
+    parser.set_defaults(run=run)
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format is not None:
+        return str(args.format)
+    if args.output:
+        return SUFFIXES.get(Path(args.output).suffix.lower(), "rich")
+    return "rich"
+
+
+def run(args: argparse.Namespace) -> int:
+    from aurane.analysis.diagrams import RENDERERS, RenderError, build_diagram
+    from aurane.cli.ir import load_graphs
+
+    fmt = _format(args)
+    graphs = load_graphs(args.source, args.model)
+    if len(graphs) > 1 and (args.output or fmt == "svg"):
+        names = ", ".join(g.name for g in graphs)
+        raise CommandError(
+            f"{args.source} has {len(graphs)} models ({names}); choose one with --model "
+            "(nothing was written)", EXIT_USAGE)
+    if not graphs:
+        raise CommandError(f"{args.source} has no model with an input_shape to draw")
+    diagrams = [build_diagram(g, expand=args.expand) for g in graphs]
+    if fmt == "rich" and not args.output and _print_rich(diagrams):
+        return EXIT_OK
+    try:
+        text = "\n\n".join(RENDERERS[fmt](d) for d in diagrams)
+    except RenderError as error:
+        raise CommandError(str(error)) from None
+    if args.output:
+        _write(args.output, args.source, text)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def _print_rich(diagrams: list) -> bool:  # type: ignore[type-arg]
+    from aurane.analysis.diagrams.text import rich_tree
+
+    trees = [rich_tree(d) for d in diagrams]
+    if any(tree is None for tree in trees):
+        return False
+    from rich.console import Console
+
+    console = Console(file=sys.stdout, highlight=False)
+    for index, tree in enumerate(trees):
+        if index:
+            console.print()
+        console.print(tree)
+    return True
+
+
+def _write(output: str, source: str, text: str) -> None:
+    from aurane.fs import atomic_write
+
+    target = Path(output)
+    if target.resolve() == Path(source).resolve():
+        raise CommandError("refusing to overwrite the source file with the diagram", EXIT_USAGE)
+    if target.is_dir():
+        raise CommandError(f"cannot write '{output}': it is a directory")
+    try:
+        atomic_write(target, text if text.endswith("\n") else text + "\n")
+    except OSError as error:
+        raise CommandError(f"cannot write '{output}': {error.strerror or error}") from None
