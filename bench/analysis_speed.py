@@ -35,7 +35,11 @@ def aur_source(units: int) -> str:
 
 
 def torch_source(units: int) -> str:
-    init = [f"        self.d{i}_{k} = nn.Linear({WIDTH}, {WIDTH})" for i in range(units) for k in range(3)]
+    init = [
+        f"        self.d{i}_{k} = nn.Linear({WIDTH}, {WIDTH})"
+        for i in range(units)
+        for k in range(3)
+    ]
     body = []
     for i in range(units):
         body += [
@@ -44,11 +48,22 @@ def torch_source(units: int) -> str:
             f"        b = self.d{i}_2(x)",
             "        x = a + b",
         ]
-    return "\n".join([
-        "import torch", "from torch import nn", "", "class Big(nn.Module):",
-        "    def __init__(self):", "        super().__init__()", *init, "",
-        "    def forward(self, x):", *body, "        return x", "",
-    ])
+    return "\n".join(
+        [
+            "import torch",
+            "from torch import nn",
+            "",
+            "class Big(nn.Module):",
+            "    def __init__(self):",
+            "        super().__init__()",
+            *init,
+            "",
+            "    def forward(self, x):",
+            *body,
+            "        return x",
+            "",
+        ]
+    )
 
 
 def time_front_end(source: str, repeats: int) -> tuple[float, int]:
@@ -88,16 +103,24 @@ def time_check_cli() -> list[float]:
         times = []
         for _ in range(7):
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "aurane", "check", str(path)], check=True,
-                           capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "aurane", "check", str(path)],
+                check=True,
+                capture_output=True,
+            )
             times.append(time.perf_counter() - start)
     return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000],
-                        help="operation counts (rounded to units of 5)")
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[1000, 10000],
+        help="operation counts (rounded to units of 5)",
+    )
     args = parser.parse_args()
     results = {}
     print(f"{'ops':>8} {'aurane s':>10} {'ops/s':>12} {'fx+ShapeProp s':>15} {'speed-up':>9}")
@@ -112,8 +135,10 @@ def main() -> None:
     if 1000 in results and 10000 in results:
         print(f"10k/1k time ratio: {results[10000] / results[1000]:.2f} (target <= 11)")
     cli = time_check_cli()
-    print(f"`aurane check` small file, fresh process: median {statistics.median(cli) * 1000:.0f} ms, "
-          f"min {min(cli) * 1000:.0f} ms (target < 100 ms)")
+    print(
+        f"`aurane check` small file, fresh process: median {statistics.median(cli) * 1000:.0f} ms, "
+        f"min {min(cli) * 1000:.0f} ms (target < 100 ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,15 @@ def chain_graph(ops: int, width: int = WIDTH) -> Graph:
     for index in range(ops):
         if index % 2 == 0:
             name = f"dense{index // 2 + 1}"
-            node = Node(name, "dense", {"features": width, "bias": True}, (current,), name,
-                        width * width + width, SPAN)
+            node = Node(
+                name,
+                "dense",
+                {"features": width, "bias": True},
+                (current,),
+                name,
+                width * width + width,
+                SPAN,
+            )
         else:
             name = f"relu{index // 2 + 1}"
             node = Node(name, "relu", {}, (current,), name, 0, SPAN)
@@ -60,15 +67,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--front-end", action="store_true",
-                        help="also time the front end on the same model written as source")
+    parser.add_argument(
+        "--front-end",
+        action="store_true",
+        help="also time the front end on the same model written as source",
+    )
     args = parser.parse_args()
     graph = chain_graph(args.ops)
     seconds = best_of(args.repeat, lambda: profile(graph, 32))
     result = profile(graph, 32)
-    print(f"profile of a {len(graph.nodes):,}-operation model: {seconds:.3f} s "
-          f"(budget 1 s, {1 / seconds:.1f}x under) -> {result.flops:,} FLOPs per sample, "
-          f"{result.parameters:,} parameters")
+    print(
+        f"profile of a {len(graph.nodes):,}-operation model: {seconds:.3f} s "
+        f"(budget 1 s, {1 / seconds:.1f}x under) -> {result.flops:,} FLOPs per sample, "
+        f"{result.parameters:,} parameters"
+    )
     diagram_s = best_of(args.repeat, lambda: render_dot(build_diagram(graph)))
     mermaid_s = best_of(args.repeat, lambda: render_mermaid(build_diagram(graph)))
     print(f"diagram (node/edge list + DOT): {diagram_s:.3f} s; + Mermaid: {mermaid_s:.3f} s")
@@ -82,8 +94,10 @@ def main() -> None:
         lowered = front.graphs["Deep"]
         start = time.perf_counter()
         profile(lowered, 32)
-        print(f"front end on the same model as source: {front_s:.3f} s (parse, check, lower); "
-              f"profile of the lowered IR: {time.perf_counter() - start:.3f} s")
+        print(
+            f"front end on the same model as source: {front_s:.3f} s (parse, check, lower); "
+            f"profile of the lowered IR: {time.perf_counter() - start:.3f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ def entry(source: str, **overrides: object) -> tuple[str, dict[str, object]]:
 
 
 def random_output(rng: random.Random) -> str:
-    alphabet = "abc xyz\n\t\"\\{}[]:,é€𝛼\u0000\u001f"
+    alphabet = 'abc xyz\n\t"\\{}[]:,é€𝛼\u0000\u001f'
     return "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 400)))
 
 
@@ -53,7 +53,9 @@ def remove(path: Path) -> None:
 # --- hits -------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(source=TEXT, output=TEXT)
 def test_hit_is_byte_identical(tmp_path: Path, source: str, output: str) -> None:
     key, manifest = entry(source)
@@ -159,7 +161,11 @@ def _wrong_types(path: Path, rng: random.Random, corpus: Corpus) -> None:
     elif choice == 1:
         # Anything but the original value with its original type (schema 1 stays valid).
         original = record[field]
-        values = [v for v in (None, 1, True, [], {}, "1", 1.0) if (type(v), v) != (type(original), original)]
+        values = [
+            v
+            for v in (None, 1, True, [], {}, "1", 1.0)
+            if (type(v), v) != (type(original), original)
+        ]
         record[field] = rng.choice(values)
     elif choice == 2:
         record["extra"] = 1
@@ -251,6 +257,28 @@ def test_corruption_is_a_miss_then_rewritten(tmp_path: Path, kind: str) -> None:
     assert wrong == 0
     assert cache.stats.hits == ROUNDS and cache.stats.misses == ROUNDS
     assert not list(cache.directory.rglob("*.tmp"))
+
+
+def test_every_single_byte_edit_is_a_miss(tmp_path: Path) -> None:
+    # Exhaustive over positions; includes edits that still decode to the same record
+    # (hex case in \u escapes, added whitespace), which only the canonical-bytes check catches.
+    cache = CompileCache(tmp_path)
+    key, manifest = entry("escapes")
+    output = 'a\u0000b\u001fc\u007f"\\é'
+    assert cache.put(key, manifest, output)
+    path = cache.path_for(key)
+    good = path.read_bytes()
+    assert b"\\u001f" in good
+    edits = [good[:i] + bytes([good[i] ^ 0x20]) + good[i + 1 :] for i in range(len(good))]
+    edits += [good[:i] + b" " + good[i:] for i in range(len(good) + 1)]
+    record = json.loads(good)
+    edits += [json.dumps(record, sort_keys=True).encode(), json.dumps(record, indent=1).encode()]
+    edits += [good + b"\n", good.replace(b"\\u001f", b"\\u001F")]
+    for data in edits:
+        path.write_bytes(data)
+        assert cache.get(key, manifest) is None
+    path.write_bytes(good)
+    assert cache.get(key, manifest) == output
 
 
 def _root_reads_anything(tmp_path: Path) -> bool:
@@ -401,8 +429,22 @@ def test_disabled_cache_does_no_io(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         raise AssertionError("disabled cache touched the filesystem")
 
     with monkeypatch.context() as patch:
-        for name in ("open", "mkdir", "makedirs", "lstat", "stat", "replace", "rename",
-                     "unlink", "rmdir", "scandir", "listdir", "fsync", "mkfifo", "symlink"):
+        for name in (
+            "open",
+            "mkdir",
+            "makedirs",
+            "lstat",
+            "stat",
+            "replace",
+            "rename",
+            "unlink",
+            "rmdir",
+            "scandir",
+            "listdir",
+            "fsync",
+            "mkfifo",
+            "symlink",
+        ):
             patch.setattr(os, name, no_io)
         patch.setattr(builtins, "open", no_io)
         patch.setattr(tempfile, "mkstemp", no_io)
@@ -467,13 +509,22 @@ def test_key_stable_across_hash_seeds() -> None:
         " options={'z': 1, 'a': [1, 'x'], 'm': {'q': None, 'b': 2.5}}, source='model é')[0])"
     )
     expected = cache_key(
-        compiler_version="0.1.0", backend="Torch", cache_version="1",
-        options={"m": {"b": 2.5, "q": None}, "a": [1, "x"], "z": 1}, source="model é",
+        compiler_version="0.1.0",
+        backend="Torch",
+        cache_version="1",
+        options={"m": {"b": 2.5, "q": None}, "a": [1, "x"], "z": 1},
+        source="model é",
     )[0]
     for seed in ("0", "1", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO / "src")}
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env=env, check=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=60,
+        )
         assert out.stdout.strip() == expected
 
 

@@ -1,5 +1,7 @@
 """Aurane: compile compact .aur network descriptions into readable PyTorch source."""
 
+from typing import TYPE_CHECKING
+
 from aurane.api import (
     CompilationError,
     TypeChecker,
@@ -11,17 +13,49 @@ from aurane.api import (
 from aurane.diagnostics import Diagnostic, LocatedError
 from aurane.source import Span
 
+if TYPE_CHECKING:  # real imports for type checkers; at run time they load lazily
+    from aurane.backends.registry import register_backend
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import compile_file, compile_source
+    from aurane.optimize import optimize_ast
+
 __version__ = "0.1.0"
+
+# Loaded on first use so that `import aurane` stays fast and never imports torch.
+_LAZY = {
+    "compile_source": "aurane.compile",
+    "compile_file": "aurane.compile",
+    "register_backend": "aurane.backends.registry",
+    "optimize_ast": "aurane.optimize",
+    "TorchCodeGenerator": "aurane.backends.torch",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aurane' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CompilationError",
     "Diagnostic",
     "LocatedError",
     "Span",
+    "TorchCodeGenerator",
     "TypeChecker",
     "__version__",
     "analyze_semantics",
+    "compile_file",
+    "compile_source",
     "lower",
+    "optimize_ast",
     "parse",
+    "register_backend",
     "resolve_constants",
 ]

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from aurane.fs import atomic_write
+
 CACHE_SCHEMA = 1
 ENV_VAR = "AURANE_CACHE_DIR"
 DEFAULT_DIRNAME = ".aurane_cache"
@@ -136,7 +138,7 @@ class CompileCache:
         payload = _canonical(record).encode("utf-8")
         try:
             self._prepare(path)
-            path.write_bytes(payload[:len(payload)//2]); path.open("ab").write(payload[len(payload)//2:])
+            atomic_write(path, payload, keep_mode=False)
         except OSError:
             self.stats.write_failures += 1
             return False

@@ -13,8 +13,16 @@ _BOLD, _BLUE, _RESET = "\033[1m", "\033[1;34m", "\033[0m"
 
 
 def _safe(text: str) -> str:
-    """Keep control characters out of terminals."""
-    return "".join(c if c.isprintable() or c == " " else f"\\u{ord(c):04x}" for c in text)
+    """Keep control characters out of terminals; a tab shows as one space so carets align."""
+    out = []
+    for char in text:
+        if char == "\t":
+            out.append(" ")
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(f"\\u{ord(char):04x}")
+    return "".join(out)
 
 
 def _underline(source: Source, span: Span, marker: str) -> tuple[str, str, int]:

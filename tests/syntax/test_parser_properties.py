@@ -208,7 +208,7 @@ def _join(parts: list[str], open_: str, close: str, trailing: bool) -> str:
 
 
 def _extend(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-    items = st.lists(children, max_size=3)
+    items = st.lists(children, min_size=1, max_size=3)
     keywords = st.lists(st.tuples(names, children).map("=".join), max_size=2)
     return st.one_of(
         st.builds(
@@ -225,7 +225,8 @@ def _extend(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     )
 
 
-exprs = st.recursive(ints | floats | strings | literals | dotted, _extend, max_leaves=8)
+empties = st.sampled_from(["[]", "()", "f()", "a.b()"])
+exprs = st.recursive(ints | floats | strings | literals | dotted | empties, _extend, max_leaves=8)
 args = st.lists(exprs, max_size=2)
 suffix = st.sampled_from([".relu", ".residual", ".leaky_relu(0.2)", ".softmax(dim=-1)", ""])
 steps = st.builds(lambda f, a, s: f"{f}({', '.join(a)}){s}", names, args, suffix) | names

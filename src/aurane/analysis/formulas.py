@@ -19,7 +19,7 @@ FormulaRule = Callable[[InferContext, TensorType], Formula]
 
 def _kernel_elements(kernel: int | tuple[int, ...], dims: int) -> int:
     if isinstance(kernel, int):
-        return kernel**dims
+        return int(kernel**dims)
     total = 1
     for size in kernel:
         total *= size

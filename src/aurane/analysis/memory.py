@@ -56,7 +56,12 @@ class TrainingMemory:
 
     @property
     def total_bytes(self) -> int:
-        return self.parameter_bytes + self.gradient_bytes + self.optimizer_bytes + self.activation_bytes
+        return (
+            self.parameter_bytes
+            + self.gradient_bytes
+            + self.optimizer_bytes
+            + self.activation_bytes
+        )
 
 
 def optimizer_states(name: str, options: Mapping[str, Any]) -> tuple[int, str]:
@@ -90,15 +95,28 @@ def training_jobs(program: ast.AuraneProgram) -> dict[str, TrainJob]:
         if isinstance(stmt, ast.Train):
             sides = [(stmt.model.id, "train", "optimizer")]
         elif isinstance(stmt, ast.TrainGan):
-            sides = [(stmt.generator.id, "generator", "generator_optimizer"),
-                     (stmt.discriminator.id, "discriminator", "discriminator_optimizer")]
+            sides = [
+                (stmt.generator.id, "generator", "generator_optimizer"),
+                (stmt.discriminator.id, "discriminator", "discriminator_optimizer"),
+            ]
         else:
             continue
         amp = _bool_field(stmt.fields, "mixed_precision")
         for model, role, key in sides:
             name, options = _optimizer(stmt.fields, key)
-            jobs.setdefault(model, TrainJob(model, role, stmt.dataset.id, name, options, amp,
-                                            batches.get(stmt.dataset.id), low))
+            jobs.setdefault(
+                model,
+                TrainJob(
+                    model,
+                    role,
+                    stmt.dataset.id,
+                    name,
+                    options,
+                    amp,
+                    batches.get(stmt.dataset.id),
+                    low,
+                ),
+            )
     return jobs
 
 
@@ -204,8 +222,11 @@ def _amp_values(graph: Graph, low: str) -> list[tuple[int, str | None]]:
 
 
 def _collect_sizes(
-    graph: Graph, prefix: str, dtypes: Mapping[str, str | None],
-    sizes: list[tuple[int, str | None]], top: bool,
+    graph: Graph,
+    prefix: str,
+    dtypes: Mapping[str, str | None],
+    sizes: list[tuple[int, str | None]],
+    top: bool,
 ) -> None:
     values = graph.value_map
     if top:
@@ -236,8 +257,10 @@ def training_memory(
     states, note = optimizer_states(job.optimizer, job.options)
     if job.mixed_precision:
         per_sample = amp_activation_bytes(graph, job.low_dtype)
-        act_note = (f"mixed precision on CUDA: matrix products in {job.low_dtype}, "
-                    "norms and softmax in float32 (full precision on CPU)")
+        act_note = (
+            f"mixed precision on CUDA: matrix products in {job.low_dtype}, "
+            "norms and softmax in float32 (full precision on CPU)"
+        )
     else:
         per_sample = profile_.activation_bytes_per_sample
         act_note = "each value at its dtype"

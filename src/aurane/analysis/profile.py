@@ -164,8 +164,17 @@ def _layer(node: Node, values: Mapping[str, Value], param_dtype: str) -> LayerPr
     spec = ops.lookup(node.op)
     built = catalog_context(node, values, param_dtype) if spec is not None else None
     if spec is None or built is None:  # unknown op or unknown shapes: nothing to count
-        return LayerProfile(node.id, node.op, out.sample_shape, out.dtype, node.parameters,
-                            0, 0, _value_bytes(out), int(out.dtype is None))
+        return LayerProfile(
+            node.id,
+            node.op,
+            out.sample_shape,
+            out.dtype,
+            node.parameters,
+            0,
+            0,
+            _value_bytes(out),
+            int(out.dtype is None),
+        )
     ctx, result = built
     macs = spec.macs(ctx, result)
     formula = macs_formula(spec.name, ctx, result)
@@ -226,7 +235,8 @@ def _block_layer(node: Node, out: Value) -> LayerProfile:
         other_flops=times * sum(c.other_flops for c in children),
         activation_bytes=times * sum(c.activation_bytes for c in children),
         unknown_dtypes=times * sum(c.unknown_dtypes for c in children),
-        formula=f"{label}: the sum of its layers" + (f", times {times} copies" if times > 1 else ""),
+        formula=f"{label}: the sum of its layers"
+        + (f", times {times} copies" if times > 1 else ""),
         block=sub.name,
         repeat=times,
         children=children,

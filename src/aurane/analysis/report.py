@@ -145,14 +145,29 @@ def _layer_rows(p: ModelProfile, detailed: bool) -> list[list[str]]:
     items = walk(p.layers) if detailed else ((layer.node, 0, layer) for layer in p.layers)
     for path, depth, layer in items:
         name = "  " * depth + (path.rsplit("/", 1)[-1] if depth else path)
-        row = [name, op_label(layer), shape_text(layer.output_shape), f"{layer.parameters:,}",
-               f"{layer.macs:,}", f"{layer.flops:,}"]
+        row = [
+            name,
+            op_label(layer),
+            shape_text(layer.output_shape),
+            f"{layer.parameters:,}",
+            f"{layer.macs:,}",
+            f"{layer.flops:,}",
+        ]
         if detailed:
-            row += [f"{layer.other_flops:,}", human_bytes(p.batch_size * layer.activation_bytes),
-                    layer.dtype or "? (4 B guess)"]
+            row += [
+                f"{layer.other_flops:,}",
+                human_bytes(p.batch_size * layer.activation_bytes),
+                layer.dtype or "? (4 B guess)",
+            ]
         rows.append(row)
-    total = ["total", "", shape_text(p.output_shape), f"{p.parameters:,}", f"{p.macs:,}",
-             f"{p.flops:,}"]
+    total = [
+        "total",
+        "",
+        shape_text(p.output_shape),
+        f"{p.parameters:,}",
+        f"{p.macs:,}",
+        f"{p.flops:,}",
+    ]
     if detailed:
         total += [f"{p.other_flops:,}", human_bytes(p.activation_bytes), ""]
     rows.append(total)
@@ -160,11 +175,17 @@ def _layer_rows(p: ModelProfile, detailed: bool) -> list[list[str]]:
 
 
 def model_text(
-    p: ModelProfile, memory: TrainingMemory | None = None, *, detailed: bool = False,
+    p: ModelProfile,
+    memory: TrainingMemory | None = None,
+    *,
+    detailed: bool = False,
     explain: bool = False,
 ) -> str:
-    lines = [f"model {p.name}: {shape_text(p.input_shape)} {p.input_dtype or 'dtype ?'} -> "
-             f"{shape_text(p.output_shape)}", f"  ({ESTIMATE_NOTE})"]
+    lines = [
+        f"model {p.name}: {shape_text(p.input_shape)} {p.input_dtype or 'dtype ?'} -> "
+        f"{shape_text(p.output_shape)}",
+        f"  ({ESTIMATE_NOTE})",
+    ]
     lines += _table(_layer_rows(p, detailed), right={3, 4, 5, 6, 7})
     lines.append("")
     lines += _summary(p)
@@ -173,8 +194,10 @@ def model_text(
     if detailed:
         lines += ["", "  by operation (blocks expanded, copies counted):"]
         rows = [["op", "count", "params", "MACs", "other FLOPs"]]
-        rows += [[t.op, str(t.count), f"{t.parameters:,}", f"{t.macs:,}", f"{t.other_flops:,}"]
-                 for t in by_operation(p)]
+        rows += [
+            [t.op, str(t.count), f"{t.parameters:,}", f"{t.macs:,}", f"{t.other_flops:,}"]
+            for t in by_operation(p)
+        ]
         lines += ["  " + line for line in _table(rows, right={1, 2, 3, 4})]
     if explain:
         lines += ["", "  formulas (counts from the op catalog rules):"]
@@ -185,8 +208,14 @@ def model_text(
 
 
 def _summary(p: ModelProfile) -> list[str]:
-    guess = (f"; {p.unknown_dtypes} values of unknown dtype guessed at "
-             f"{UNKNOWN_DTYPE_BYTES} bytes (float32)") if p.unknown_dtypes else ""
+    guess = (
+        (
+            f"; {p.unknown_dtypes} values of unknown dtype guessed at "
+            f"{UNKNOWN_DTYPE_BYTES} bytes (float32)"
+        )
+        if p.unknown_dtypes
+        else ""
+    )
     return [
         f"  parameters: {p.parameters:,} ({p.trainable_parameters:,} trainable), "
         f"{human_bytes(p.parameter_bytes)} as {p.param_dtype}",
@@ -200,13 +229,18 @@ def _summary(p: ModelProfile) -> list[str]:
 def memory_text(m: TrainingMemory) -> list[str]:
     job = m.job
     where = f"train_gan {job.role}" if job.role != "train" else "train"
-    lines = [f"  training memory estimate ({where} on {job.dataset}, {job.optimizer}, "
-             f"batch {m.batch_size}):"]
+    lines = [
+        f"  training memory estimate ({where} on {job.dataset}, {job.optimizer}, "
+        f"batch {m.batch_size}):"
+    ]
     rows = [
         ["parameters", human_bytes(m.parameter_bytes), ""],
         ["gradients", human_bytes(m.gradient_bytes), "one per trainable parameter"],
-        ["optimizer state", human_bytes(m.optimizer_bytes),
-         f"{m.states_per_parameter} per parameter ({m.state_note})"],
+        [
+            "optimizer state",
+            human_bytes(m.optimizer_bytes),
+            f"{m.states_per_parameter} per parameter ({m.state_note})",
+        ],
         ["activations", human_bytes(m.activation_bytes), m.activation_note],
         ["total", human_bytes(m.total_bytes), "excludes allocator overhead and workspaces"],
     ]

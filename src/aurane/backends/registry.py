@@ -16,7 +16,8 @@ from typing import Protocol
 
 from aurane.semantics.suggest import did_you_mean
 
-_BUILTIN_MODULES = ("aurane.backends.torch",)
+# Each module registers its backends on import (builtin.py: "torch").
+_BUILTIN_MODULES = ("aurane.backends.builtin",)
 
 
 @dataclass(frozen=True)

@@ -8,19 +8,40 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from aurane import __version__
-from aurane.cli import check, explain, inspect_cmd, ir, profile_cmd, visualize
+from aurane.cli import (
+    benchmark_cmd,
+    check,
+    clean_cmd,
+    compile_cmd,
+    explain,
+    format_cmd,
+    inspect_cmd,
+    interactive_cmd,
+    ir,
+    lint_cmd,
+    profile_cmd,
+    visualize,
+    watch_cmd,
+)
 from aurane.cli.common import EXIT_INTERNAL, EXIT_USAGE, CommandError
 
 ISSUES_URL = "https://github.com/aurane-lang/aurane/issues"
 
 Command = Callable[[argparse.Namespace], int]
 COMMANDS: tuple[tuple[str, Callable[[argparse._SubParsersAction], None]], ...] = (  # type: ignore[type-arg]
+    ("compile", compile_cmd.register),
     ("check", check.register),
     ("ir", ir.register),
     ("inspect", inspect_cmd.register),
     ("explain", explain.register),
     ("profile", profile_cmd.register),
     ("visualize", visualize.register),
+    ("watch", watch_cmd.register),
+    ("lint", lint_cmd.register),
+    ("format", format_cmd.register),
+    ("benchmark", benchmark_cmd.register),
+    ("interactive", interactive_cmd.register),
+    ("clean", clean_cmd.register),
 )
 
 

@@ -19,21 +19,31 @@ def positive_int(text: str) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "profile", help="estimate parameters, FLOPs and memory per layer",
+        "profile",
+        help="estimate parameters, FLOPs and memory per layer",
         description="Static estimates read from the IR (work and memory, not latency): "
         "parameters, multiply-accumulates and FLOPs per sample (2 per MAC of dense, "
         "convolution, attention and recurrent products), other FLOPs, activation memory at "
-        "--batch-size, and a training-memory estimate for models with a train job.")
+        "--batch-size, and a training-memory estimate for models with a train job.",
+    )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument("--model", metavar="NAME", help="only this model")
-    parser.add_argument("--batch-size", type=positive_int, metavar="N", default=None,
-                        help="batch size for activation memory (default 1; training memory "
-                        "uses the job's loader batch unless given)")
-    parser.add_argument("--detailed", action="store_true",
-                        help="expand blocks, add other FLOPs, activations, dtypes and a "
-                        "per-operation breakdown")
-    parser.add_argument("--explain", action="store_true",
-                        help="print the formula used for each layer")
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        metavar="N",
+        default=None,
+        help="batch size for activation memory (default 1; training memory "
+        "uses the job's loader batch unless given)",
+    )
+    parser.add_argument(
+        "--detailed",
+        action="store_true",
+        help="expand blocks, add other FLOPs, activations, dtypes and a per-operation breakdown",
+    )
+    parser.add_argument(
+        "--explain", action="store_true", help="print the formula used for each layer"
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(run=run)
 
@@ -69,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(profiles_json(results, batch, explain=args.explain))
     else:
-        print("\n\n".join(model_text(p, m, detailed=args.detailed, explain=args.explain)
-                          for p, m in results))
+        print(
+            "\n\n".join(
+                model_text(p, m, detailed=args.detailed, explain=args.explain) for p, m in results
+            )
+        )
     return EXIT_OK

@@ -9,24 +9,37 @@ from pathlib import Path
 from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError
 
 FORMATS = ("rich", "mermaid", "dot", "svg")
-SUFFIXES = {".svg": "svg", ".dot": "dot", ".gv": "dot", ".mmd": "mermaid",
-            ".mermaid": "mermaid", ".txt": "rich"}
+SUFFIXES = {
+    ".svg": "svg",
+    ".dot": "dot",
+    ".gv": "dot",
+    ".mmd": "mermaid",
+    ".mermaid": "mermaid",
+    ".txt": "rich",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "visualize", help="draw a model's architecture",
+        "visualize",
+        help="draw a model's architecture",
         description="Draw each model from its IR: nodes show the operation, output shape and "
         "parameters; edges are the real data flow (branches and merges); the returned value "
-        "is marked. Composed blocks are one node unless --expand.")
+        "is marked. Composed blocks are one node unless --expand.",
+    )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
-    parser.add_argument("--format", choices=FORMATS, default=None,
-                        help="rich (terminal tree, the default), mermaid, dot, or svg (needs "
-                        "Graphviz); with --output the default follows the file suffix")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="rich (terminal tree, the default), mermaid, dot, or svg (needs "
+        "Graphviz); with --output the default follows the file suffix",
+    )
     parser.add_argument("--model", metavar="NAME", help="only this model")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (one model)")
-    parser.add_argument("--expand", action="store_true",
-                        help="draw the layers inside composed blocks")
+    parser.add_argument(
+        "--expand", action="store_true", help="draw the layers inside composed blocks"
+    )
     parser.set_defaults(run=run)
 
 
@@ -48,11 +61,14 @@ def run(args: argparse.Namespace) -> int:
         names = ", ".join(g.name for g in graphs)
         raise CommandError(
             f"{args.source} has {len(graphs)} models ({names}); choose one with --model "
-            "(nothing was written)", EXIT_USAGE)
+            "(nothing was written)",
+            EXIT_USAGE,
+        )
     if not graphs:
         raise CommandError(f"{args.source} has no model with an input_shape to draw")
     diagrams = [build_diagram(g, expand=args.expand) for g in graphs]
-    if fmt == "rich" and not args.output and _print_rich(diagrams):
+    # rich draws in a terminal; pipes and files get the same tree as stable plain text
+    if fmt == "rich" and not args.output and sys.stdout.isatty() and _print_rich(diagrams):
         return EXIT_OK
     try:
         text = "\n\n".join(RENDERERS[fmt](d) for d in diagrams)
@@ -71,7 +87,7 @@ def _print_rich(diagrams: list) -> bool:  # type: ignore[type-arg]
     trees = [rich_tree(d) for d in diagrams]
     if any(tree is None for tree in trees):
         return False
-    from rich.console import Console
+    from rich.console import Console  # type: ignore[import-not-found, unused-ignore]
 
     console = Console(file=sys.stdout, highlight=False)
     for index, tree in enumerate(trees):

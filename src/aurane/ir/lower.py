@@ -100,7 +100,12 @@ class _Lowerer:
     # -------------------------------------------------------------- models
 
     def lower_model(
-        self, model: ast.Model, input_type: TensorType, input_span: Span, graph_name: str
+        self,
+        model: ast.Model,
+        input_type: TensorType,
+        input_span: Span,
+        graph_name: str,
+        input_origin: str | None = None,
     ) -> Graph | None:
         info = model_info(model)
         assert model.forward is not None
@@ -110,7 +115,7 @@ class _Lowerer:
         input_name = forward.param
         builder.add_value(
             Value(input_name, (BATCH, *input_type.shape), input_type.dtype, input_span, input_name),
-            f"{shape_text(input_type.shape)} from the model input at {input_span}",
+            f"{shape_text(input_type.shape)} from {input_origin or f'the model input at {input_span}'}",
         )
         env: dict[str, str | None] = {forward.param: input_name}  # None: its producer failed
         assigned: list[tuple[str, Span]] = []
@@ -393,8 +398,13 @@ class _Lowerer:
             self.block_cache[key] = None
             return None
         before = len(self.diagnostics)
+        assert model.forward is not None
         graph = self.lower_model(
-            model, input_type, model.forward.span if model.forward else model.span, name
+            model,
+            input_type,
+            model.forward.param_span,
+            name,
+            input_origin=f"the call at {call_span}",
         )
         # errors inside the block: say which call's shapes produced them
         for index in range(before, len(self.diagnostics)):

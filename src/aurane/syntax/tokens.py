@@ -157,7 +157,7 @@ class _LineScanner:
         match = _TOKEN.match(self._text, pos)
         if match is None:
             return self._bad_characters(pos)
-        kind = match.lastgroup
+        kind = match.lastgroup or "end"
         start, end = match.start(kind), match.end()
         if kind == "name":
             tokens.append(self._name(start, end))

@@ -17,5 +17,13 @@ RENDERERS: dict[str, Callable[[Diagram], str]] = {
     "svg": render_svg,
 }
 
-__all__ = ["RENDERERS", "Diagram", "RenderError", "build_diagram", "render_dot",
-           "render_mermaid", "render_svg", "render_text"]
+__all__ = [
+    "RENDERERS",
+    "Diagram",
+    "RenderError",
+    "build_diagram",
+    "render_dot",
+    "render_mermaid",
+    "render_svg",
+    "render_text",
+]

@@ -84,22 +84,37 @@ def build_diagram(graph: Graph, *, expand: bool = False) -> Diagram:
     """The diagram of ``graph``: blocks collapsed unless ``expand``."""
     b = _Builder(expand)
     inp = graph.input_value
-    first = DiagramNode(b.new_id(), inp.name, inp.source_name or inp.name, "input",
-                        shape_text(inp.sample_shape), inp.dtype, 0, "input")
+    first = DiagramNode(
+        b.new_id(),
+        inp.name,
+        inp.source_name or inp.name,
+        "input",
+        shape_text(inp.sample_shape),
+        inp.dtype,
+        0,
+        "input",
+    )
     b.nodes.append(first)
     env = {graph.input: first.id}
     _add_graph(b, graph, env, "", None)
     output = env[graph.output]
-    nodes = tuple(
-        _marked(n) if n.id == output else n for n in b.nodes
-    )
-    return Diagram(graph.name, nodes, tuple(b.edges), tuple(b.clusters), output,
-                   graph.parameters)
+    nodes = tuple(_marked(n) if n.id == output else n for n in b.nodes)
+    return Diagram(graph.name, nodes, tuple(b.edges), tuple(b.clusters), output, graph.parameters)
 
 
 def _marked(node: DiagramNode) -> DiagramNode:
-    return DiagramNode(node.id, node.path, node.name, node.op, node.shape, node.dtype,
-                       node.parameters, node.kind, node.cluster, True)
+    return DiagramNode(
+        node.id,
+        node.path,
+        node.name,
+        node.op,
+        node.shape,
+        node.dtype,
+        node.parameters,
+        node.kind,
+        node.cluster,
+        True,
+    )
 
 
 def _add_graph(
@@ -112,8 +127,16 @@ def _add_graph(
             continue
         out = values[node.output]
         diagram_node = DiagramNode(
-            b.new_id(), prefix + node.id, node.id, _op_text(node), shape_text(out.sample_shape),
-            out.dtype, node.parameters, "block" if node.subgraph is not None else "op", cluster)
+            b.new_id(),
+            prefix + node.id,
+            node.id,
+            _op_text(node),
+            shape_text(out.sample_shape),
+            out.dtype,
+            node.parameters,
+            "block" if node.subgraph is not None else "op",
+            cluster,
+        )
         b.nodes.append(diagram_node)
         for name in node.inputs:
             b.edges.append(DiagramEdge(env[name], diagram_node.id, name))

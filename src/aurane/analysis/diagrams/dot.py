@@ -10,10 +10,13 @@ from aurane.analysis.diagrams.common import Diagram, DiagramNode
 
 
 def quote(text: str) -> str:
-    escaped = (
-        text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ").replace("\r", " ")
-    )
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ").replace("\r", " ")
     return f'"{escaped}"'
+
+
+def identifier(text: str) -> str:
+    """A quoted DOT ID. IDs are not escape strings, so backslashes and quotes become '_'."""
+    return '"' + text.replace("\\", "_").replace('"', "_").replace("\n", " ") + '"'
 
 
 def label(lines: tuple[str, ...]) -> str:
@@ -35,7 +38,7 @@ def _node_line(node: DiagramNode) -> str:
 
 def render_dot(diagram: Diagram) -> str:
     lines = [
-        f"digraph {quote(diagram.name)} {{",
+        f"digraph {identifier(diagram.name)} {{",
         "  // static diagram from the Aurane IR: one node per IR node, one edge per input",
         "  rankdir=TB;",
         '  node [shape=box, style=rounded, fontname="Helvetica", fontsize=10];',

@@ -28,8 +28,13 @@ def render_svg(diagram: Diagram, timeout: float = 60.0) -> str:
         raise RenderError(MISSING_DOT)
     try:
         done = subprocess.run(
-            [program, "-Tsvg"], input=render_dot(diagram), capture_output=True, text=True,
-            timeout=timeout, check=False)
+            [program, "-Tsvg"],
+            input=render_dot(diagram),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise RenderError(f"graphviz could not render the diagram: {error}") from None
     if done.returncode != 0 or "<svg" not in done.stdout:

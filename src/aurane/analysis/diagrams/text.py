@@ -59,8 +59,9 @@ def plain_tree(item: Item) -> str:
     def visit(children: list[Item], indent: str) -> None:
         for index, child in enumerate(children):
             last = index == len(children) - 1
-            lines.append(indent + ("\u2514\u2500\u2500 " if last else "\u251c\u2500\u2500 ")
-                         + child.text)
+            lines.append(
+                indent + ("\u2514\u2500\u2500 " if last else "\u251c\u2500\u2500 ") + child.text
+            )
             visit(child.children, indent + ("    " if last else "\u2502   "))
 
     visit(item.children, "")
@@ -75,8 +76,8 @@ def render_text(diagram: Diagram) -> str:
 def rich_tree(diagram: Diagram) -> Any | None:
     """A ``rich.tree.Tree`` of the diagram, or None when rich is not installed."""
     try:
-        from rich.text import Text
-        from rich.tree import Tree
+        from rich.text import Text  # type: ignore[import-not-found, unused-ignore]
+        from rich.tree import Tree  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return None
 

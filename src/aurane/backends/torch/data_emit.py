@@ -1,0 +1,267 @@
+"""Dataset factories: ``dataset name:`` blocks become lazy ``_make_<name>_loader()`` functions.
+
+Loader fields (``batch``, ``shuffle``, ``num_workers``, ``pin_memory``, ``drop_last``) go to
+the DataLoader, every other field to the constructor named by ``from``. Torchvision
+sources get ``ToTensor()`` unless a transform is given; ``transforms = [...]`` is shorthand
+for ``transform = Compose([...])``. Nothing is built (or downloaded) at import time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aurane.semantics.config import DATASET_TABLE, LOADER_FIELDS, FieldSpec, OptionSpec
+from aurane.semantics.values import literal_value
+from aurane.syntax import ast
+
+WIDTH = 100  # the project's ruff line length; exploded calls carry a trailing comma
+
+_LOADER_NAMES = {spec.name for spec in LOADER_FIELDS}
+_TRANSFORM_FIELDS = ("transform", "target_transform")
+
+
+@dataclass(frozen=True)
+class Seq:
+    """``head`` + bracketed items: a call, list or tuple that may be exploded one per line."""
+
+    head: str
+    items: tuple[Doc, ...]
+    brackets: str = "()"
+    one_tuple: bool = False  # ``(x,)`` keeps its comma when flat
+
+
+Doc = Seq | str
+
+
+def flat(doc: Doc) -> str:
+    if isinstance(doc, str):
+        return doc
+    inner = ", ".join(flat(item) for item in doc.items) + ("," if doc.one_tuple else "")
+    return f"{doc.head}{doc.brackets[0]}{inner}{doc.brackets[1]}"
+
+
+def render(doc: Doc, indent: int, suffix: str = "") -> list[str]:
+    """Flat when it fits in ``WIDTH``; else exploded with trailing commas (ruff keeps those)."""
+    pad = " " * indent
+    one = pad + flat(doc) + suffix
+    if isinstance(doc, str) or len(one) <= WIDTH or not doc.items:
+        return [one]
+    lines = [pad + doc.head + doc.brackets[0]]
+    for item in doc.items:
+        lines += render(item, indent + 4, ",")
+    return [*lines, pad + doc.brackets[1] + suffix]
+
+
+def format_call(head: str, args: list[Doc], indent: int, suffix: str = "") -> list[str]:
+    """``head(args)`` on one line when it fits, else one argument per line (trailing comma)."""
+    return render(Seq(head, tuple(args)), indent, suffix)
+
+
+def quote(text: str) -> str:
+    """repr() with double quotes where that needs no escaping (ruff-format's preference)."""
+    shown = repr(text)
+    if shown.startswith("'") and '"' not in text and "'" not in text:
+        return '"' + shown[1:-1] + '"'
+    return shown
+
+
+def literal_doc(value: Any, head: str = "") -> Doc:
+    """A literal as Python source; every user string goes through repr."""
+    if isinstance(value, tuple):
+        return Seq(head, tuple(literal_doc(v) for v in value), "()", len(value) == 1)
+    if isinstance(value, list):
+        return Seq(head, tuple(literal_doc(v) for v in value), "[]")
+    if isinstance(value, dict):
+        items = tuple(literal_doc(v, f"{quote(k)}: ") for k, v in value.items())
+        return Seq(head, items, "{}")
+    return head + (quote(value) if isinstance(value, str) else repr(value))
+
+
+def format_literal(value: Any) -> str:
+    return flat(literal_doc(value))
+
+
+def format_dict(head: str, items: dict[str, Any], indent: int) -> list[str]:
+    return render(literal_doc(items, head), indent)
+
+
+def loader_name(dataset: str) -> str:
+    return f"_make_{dataset}_loader"
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    source: str | None  # the dotted constructor, or None (a loader must be injected)
+    constructor: dict[str, ast.Expr]
+    loader: dict[str, Any]
+
+    @property
+    def module(self) -> str | None:
+        if self.source is None or "." not in self.source:
+            return None
+        return self.source.rsplit(".", 1)[0]
+
+    @property
+    def torchvision(self) -> bool:
+        return self.source is not None and self.source.startswith("torchvision.")
+
+
+def dataset_info(dataset: ast.Dataset) -> DatasetInfo:
+    constructor: dict[str, ast.Expr] = {}
+    loader: dict[str, Any] = {}
+    for item in dataset.fields:
+        spec = DATASET_TABLE.get(item.name)
+        name = spec.name if spec else item.name
+        if name in _LOADER_NAMES:
+            loader[name] = literal_value(item.value)
+        else:
+            constructor[name] = item.value
+    source = dataset.source.id if dataset.source is not None else None
+    return DatasetInfo(dataset.name, source, constructor, loader)
+
+
+def uses_torchvision(info: DatasetInfo) -> bool:
+    names = ("transform", "transforms", "target_transform")
+    return info.torchvision or any(key in info.constructor for key in names)
+
+
+def imports_for(info: DatasetInfo) -> tuple[str, ...]:
+    lines = []
+    if uses_torchvision(info):
+        lines.append("import torchvision")
+    if info.module and not info.module.startswith("torchvision"):
+        lines.append(f"import {info.module}")
+    return tuple(lines)
+
+
+def transform_expr(expr: ast.Expr, head: str = "") -> Doc:
+    """A transform call (or list of them) as torchvision source."""
+    if isinstance(expr, ast.Call):
+        name = expr.func.rsplit(".", 1)[-1]
+        args = [transform_expr(arg) for arg in expr.args]
+        args += [transform_expr(kw.value, f"{kw.name}=") for kw in expr.keywords]
+        return Seq(f"{head}torchvision.transforms.{name}", tuple(args))
+    if isinstance(expr, ast.ListExpr):
+        return Seq(head, tuple(transform_expr(item) for item in expr.items), "[]")
+    if isinstance(expr, ast.TupleExpr):
+        items = tuple(transform_expr(item) for item in expr.items)
+        return Seq(head, items, "()", len(items) == 1)
+    return literal_doc(literal_value(expr), head)
+
+
+def _constructor_args(info: DatasetInfo) -> list[Doc]:
+    args: list[Doc] = []
+    transform: Doc | None = None
+    for key, expr in info.constructor.items():
+        if key == "transforms":
+            transform = Seq("transform=torchvision.transforms.Compose", (transform_expr(expr),))
+        elif key == "transform":
+            transform = transform_expr(expr, "transform=")
+        elif key == "target_transform":
+            args.append(transform_expr(expr, "target_transform="))
+        else:
+            args.append(literal_doc(literal_value(expr), f"{key}="))
+    if transform is None and info.torchvision:
+        transform = "transform=torchvision.transforms.ToTensor()"  # PIL images to tensors
+    if transform is not None:
+        args.append(transform)
+    return args
+
+
+def emit_loader_factory(info: DatasetInfo) -> str:
+    """The source of ``_make_<name>_loader(seed=None)``."""
+    lines = [f"def {loader_name(info.name)}(seed=None):"]
+    if info.source is None:
+        message = f"dataset {info.name} has no 'from' source: pass its loader to the job"
+        lines += [
+            f'    """The {info.name} dataset names no source, so its loader is injected."""',
+            *format_call("raise ValueError", [quote(message)], 4),
+        ]
+        return "\n".join(lines)
+    lines.append(f'    """The {info.name} dataset ({info.source}), batched; built on first use."""')
+    lines += format_call("dataset = " + info.source, _constructor_args(info), 4)
+    shuffle = info.loader.get("shuffle")
+    if shuffle is None:
+        # SPEC §6: shuffle defaults to the value of `train` when given, else True.
+        train = info.constructor.get("train")
+        shuffle = literal_value(train) if train is not None else True
+    loader_args = [
+        "dataset",
+        f"batch_size={info.loader.get('batch', 1)!r}",
+        f"shuffle={shuffle!r}",
+        "seed=seed",
+    ]
+    for key in ("num_workers", "pin_memory", "drop_last"):
+        if key in info.loader:
+            loader_args.append(f"{key}={info.loader[key]!r}")
+    lines += format_call("return _data_loader", loader_args, 4)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- catalog options
+
+
+@dataclass(frozen=True)
+class Option:
+    """A catalog entry as written: ``adam`` or ``adam(lr=1e-3)``, aliases resolved."""
+
+    name: str
+    spec: OptionSpec
+    kwargs: dict[str, Any]
+
+
+def read_option(expr: ast.Expr, table: dict[str, OptionSpec]) -> Option:
+    if isinstance(expr, ast.Call):
+        spec = table[expr.func]
+        kwargs = {kw.name: literal_value(kw.value) for kw in expr.keywords}
+        return Option(spec.name, spec, kwargs)
+    name = expr.id if isinstance(expr, ast.Name) else literal_value(expr)
+    spec = table[name]
+    return Option(spec.name, spec, {})
+
+
+def default_of(spec: OptionSpec, param: str) -> Any:
+    return next(p.default for p in spec.params if p.name == param)
+
+
+def block_fields(fields: tuple[ast.Field, ...], table: dict[str, FieldSpec]) -> dict[str, ast.Expr]:
+    """Field values by canonical name (``gradient_clipping`` is ``gradient_clip``)."""
+    found: dict[str, ast.Expr] = {}
+    for item in fields:
+        spec = table.get(item.name)
+        found[spec.name if spec else item.name] = item.value
+    return found
+
+
+def dataset_ref(expr: ast.Expr) -> str:
+    return expr.id if isinstance(expr, ast.Name) else str(literal_value(expr))
+
+
+def loss_source(option: Option, target: str, indent: int) -> list[str]:
+    """``target = nn.<Loss>(...)``; weight lists become float32 tensors on ``device``."""
+    kwargs = dict(option.kwargs)
+    if option.name == "cross_entropy_with_label_smoothing":
+        kwargs["label_smoothing"] = kwargs.pop("smoothing", default_of(option.spec, "smoothing"))
+    args: list[Doc] = []
+    for key, value in kwargs.items():
+        if key in ("weight", "pos_weight"):
+            tensor = f"torch.tensor({format_literal(list(value))}, dtype=torch.float32, device=device)"
+            args.append(f"{key}={tensor}")
+        else:
+            args.append(literal_doc(value, f"{key}="))
+    return format_call(f"{target} = nn.{option.spec.torch_name}", args, indent)
+
+
+def optimizer_source(
+    option: Option, block_lr: Any, params: str, target: str, indent: int
+) -> tuple[list[str], dict[str, Any]]:
+    """``target = torch.optim.<Opt>(params, lr=..., ...)`` and the options used (for the config)."""
+    kwargs = dict(option.kwargs)
+    lr = kwargs.pop("lr", None)
+    if lr is None:
+        lr = block_lr if block_lr is not None else 0.001
+    used = {"lr": lr, **kwargs}
+    args: list[Doc] = [params, *(literal_doc(value, f"{key}=") for key, value in used.items())]
+    return format_call(f"{target} = torch.optim.{option.spec.torch_name}", args, indent), used

@@ -1,0 +1,303 @@
+"""Training code for a program: dataset factories, train and train_gan functions, helpers.
+
+``emit_jobs`` is called by the model code generator. Configuration comes from the
+resolved AST and the catalogs in ``aurane.semantics.config``; shapes come from the IR.
+Everything emitted is deterministic: the same program gives the same text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aurane import __version__
+from aurane.backends.torch import data_emit, gan, runtime, training
+from aurane.backends.torch.data_emit import (
+    Option,
+    block_fields,
+    dataset_ref,
+    format_call,
+    format_dict,
+    format_literal,
+    loader_name,
+    quote,
+    read_option,
+)
+from aurane.ir.graph import Graph
+from aurane.semantics import config as catalog
+from aurane.semantics.values import literal_value
+from aurane.syntax import ast
+
+if TYPE_CHECKING:
+    from aurane.backends.torch import JobCode
+
+REGISTRY: dict[str, runtime.Helper] = {**runtime.HELPERS, **training.HELPERS, **gan.HELPERS}
+
+# The loss decides how outputs pair with targets and how metrics read the outputs.
+_TASKS = {
+    "cross_entropy": ("class", "logits"),
+    "cross_entropy_with_label_smoothing": ("class", "logits"),
+    "nll": ("class", "log_probabilities"),
+    "bce": ("binary", "probabilities"),
+    "bce_with_logits": ("binary", "logits"),
+    "mse": ("regression", "outputs"),
+    "mae": ("regression", "outputs"),
+    "huber": ("regression", "outputs"),
+}
+_EPOCH_SCHEDULERS = {"step_lr", "exponential_lr", "cosine_annealing"}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    seed: int | None
+    device: str
+    precision: str
+
+
+def _experiment(program: ast.AuraneProgram) -> Experiment:
+    block = next((s for s in program.statements if isinstance(s, ast.Experiment)), None)
+    values = block_fields(block.fields, catalog.EXPERIMENT_TABLE) if block else {}
+    read = {key: literal_value(expr) for key, expr in values.items()}
+    return Experiment(read.get("seed"), read.get("device", "auto"), read.get("precision", "fp32"))
+
+
+def _lit(fields: dict[str, ast.Expr], name: str, default: Any = None) -> Any:
+    return literal_value(fields[name]) if name in fields else default
+
+
+def _callbacks(fields: dict[str, ast.Expr]) -> dict[str, Option]:
+    expr = fields.get("callbacks")
+    if expr is None:
+        return {}
+    items = expr.items if isinstance(expr, ast.ListExpr | ast.TupleExpr) else (expr,)
+    found = (read_option(item, catalog.CALLBACK_TABLE) for item in items)
+    return {option.name: option for option in found}
+
+
+def _checkpointing(fields: dict[str, ast.Expr], callbacks: dict[str, Option], job: str) -> Any:
+    """(folder, every, save_best), or None when the job writes no checkpoints."""
+    options = callbacks["checkpoint"].kwargs if "checkpoint" in callbacks else {}
+    folder = _lit(fields, "checkpoint_dir", options.get("checkpoint_dir"))
+    every = _lit(fields, "checkpoint_every", options.get("checkpoint_every"))
+    save_best = bool(_lit(fields, "save_best", options.get("save_best", False)))
+    if folder is None and "checkpoint" in callbacks:
+        folder = "./checkpoints"
+    if folder is None and (every is not None or save_best):
+        folder = f"./checkpoints/{job}"
+    return None if folder is None else (folder, every, save_best)
+
+
+def _amp_dtype(experiment: Experiment) -> str:
+    return "torch.bfloat16" if experiment.precision == "bf16" else "torch.float16"
+
+
+def _uses_amp(fields: dict[str, ast.Expr], experiment: Experiment) -> bool:
+    return bool(_lit(fields, "mixed_precision", False)) or experiment.precision != "fp32"
+
+
+def _scheduler(option: Option, epochs: int) -> tuple[list[str], str, dict[str, Any]]:
+    kwargs = dict(option.kwargs)
+    if option.name == "cosine_annealing" and kwargs.get("T_max") is None:
+        kwargs["T_max"] = epochs  # SPEC: T_max defaults to the job's epochs
+    args = [f"{key}={format_literal(value)}" for key, value in kwargs.items()]
+    if option.name == "warmup_cosine":
+        lines = format_call("scheduler = _warmup_cosine", ["optimizer", *args], 4)
+        return lines, "step", kwargs
+    head = f"scheduler = torch.optim.lr_scheduler.{option.spec.torch_name}"
+    when = "plateau" if option.name == "reduce_lr_on_plateau" else "epoch"
+    return format_call(head, ["optimizer", *args], 4), when, kwargs
+
+
+def emit_train(
+    stmt: ast.Train, name: str, class_name: str, experiment: Experiment
+) -> tuple[str, set[str]]:
+    """The ``train_<model>`` function source and the helpers it calls."""
+    fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
+    callbacks = _callbacks(fields)
+    epochs = int(_lit(fields, "epochs", 1))
+    loss = read_option(fields.get("loss", ast.Name("cross_entropy", stmt.span)), catalog.LOSS_TABLE)
+    task, outputs = _TASKS[loss.name]
+    opt_expr = fields.get("optimizer", ast.Name("adam", stmt.span))
+    optimizer = read_option(opt_expr, catalog.OPTIMIZER_TABLE)
+    opt_lines, opt_used = data_emit.optimizer_source(
+        optimizer, _lit(fields, "lr"), "model.parameters()", "optimizer", 4)
+    metrics = [catalog.canonical_metric(dataset_ref(m)) for m in _list(fields.get("metrics"))]
+    flags: set[str] = set()
+    values: dict[str, str] = {}
+    config: dict[str, Any] = {
+        "model": stmt.model.id,
+        "loss": [loss.name, loss.kwargs],
+        "optimizer": [optimizer.name, opt_used],
+    }
+    if "scheduler" in fields:
+        sched = read_option(fields["scheduler"], catalog.SCHEDULER_TABLE)
+        lines, when, used = _scheduler(sched, epochs)
+        flags |= {"sched", f"{when}_sched"}
+        values["scheduler"] = "\n".join(lines)
+        config["scheduler"] = [sched.name, used]
+    clip = _lit(fields, "gradient_clip")
+    if clip is not None:
+        flags.add("clip")
+        values["clip"] = format_literal(clip)
+        config["gradient_clip"] = clip
+    if _uses_amp(fields, experiment):
+        flags.add("amp")
+        config["mixed_precision"] = experiment.precision if experiment.precision != "fp32" else True
+    early = _lit(fields, "early_stopping", False) or "early_stopping" in callbacks
+    es_options = callbacks["early_stopping"].kwargs if "early_stopping" in callbacks else {}
+    es_spec = catalog.CALLBACK_TABLE["early_stopping"]
+    patience = _lit(fields, "patience", es_options.get("patience", data_emit.default_of(es_spec, "patience")))
+    min_delta = _lit(fields, "min_delta", es_options.get("min_delta", 0.0))
+    if early:
+        flags.add("es")
+        config["early_stopping"] = {"patience": patience, "min_delta": min_delta}
+    ckpt = _checkpointing(fields, callbacks, name)
+    if ckpt is not None:
+        flags.add("ckpt")
+        values.update(checkpoint_dir=quote(ckpt[0]), every=repr(ckpt[1]),
+                      save_best="improved" if ckpt[2] else "False")
+    validate = dataset_ref(fields["validate_on"]) if "validate_on" in fields else None
+    test = dataset_ref(fields["test_on"]) if "test_on" in fields else None
+    monitor = "val_loss" if validate else "loss"
+    dataset = stmt.dataset.id
+    if validate:
+        flags.add("val")
+        values["make_val"] = loader_name(validate)
+    if test:
+        flags.add("test")
+        values["make_test"] = loader_name(test)
+    doc = f"Train {class_name} on {dataset}" + (f", validated on {validate}" if validate else "")
+    ignore = loss.kwargs.get("ignore_index")
+    values.update(
+        name=name,
+        doc=doc + f", for {epochs} epoch{'s' if epochs != 1 else ''}.",
+        epochs=repr(epochs),
+        config="\n".join(format_dict("config = ", config, 4)),
+        seed=repr(experiment.seed),
+        device=quote(experiment.device),
+        make_train=loader_name(dataset),
+        model_class=class_name,
+        loss="\n".join(data_emit.loss_source(loss, "loss_fn", 4)),
+        optimizer="\n".join(opt_lines),
+        amp_dtype=_amp_dtype(experiment),
+        metrics=format_literal(metrics),
+        task=quote(task),
+        outputs=quote(outputs),
+        ignore=f", ignore_index={ignore!r}" if ignore is not None else "",
+        job_name=quote(name),
+        version=quote(__version__),
+        train_what=quote(f"training data {dataset!r}"),
+        monitor_key=quote(monitor),
+        best_bound='monitor["best"]' + (f" - {min_delta!r}" if min_delta else ""),
+        patience=repr(patience),
+        stop_message=quote(f"early stopping: {monitor} did not improve for {patience} epochs"),
+    )
+    amp_arg = ["amp_dtype=amp_dtype"] if "amp" in flags else []
+    for role, loader, what in (("val", "validation_loader", validate), ("test", "test_loader", test)):
+        if what is not None:
+            label = "validation" if role == "val" else "test"
+            args = ["model", loader, "loss_fn", "stats", "device", quote(task),
+                    quote(f"{label} data {what!r}"), *amp_arg]
+            target = "scores" if role == "val" else "test_metrics"
+            values[f"{role}_call"] = "\n".join(
+                format_call(f"{target} = _evaluate", args, 8 if role == "val" else 4))
+    helpers = set(training.TRAIN_HELPERS)
+    if "step_sched" in flags:
+        helpers.add("_warmup_cosine")
+    return training.fill(training.TRAIN_TEMPLATE, flags, values), helpers
+
+
+def _list(expr: ast.Expr | None) -> tuple[ast.Expr, ...]:
+    if expr is None:
+        return ()
+    return expr.items if isinstance(expr, ast.ListExpr | ast.TupleExpr) else (expr,)
+
+
+def _job_names(program: ast.AuraneProgram) -> list[tuple[ast.Train | ast.TrainGan, str]]:
+    """``train_<model>`` / ``train_gan_<generator>``, with ``_2``, ``_3`` for repeats."""
+    seen: dict[str, int] = {}
+    jobs: list[tuple[ast.Train | ast.TrainGan, str]] = []
+    for stmt in program.statements:
+        if isinstance(stmt, ast.Train):
+            base = f"train_{stmt.model.id.lower()}"
+        elif isinstance(stmt, ast.TrainGan):
+            base = f"train_gan_{stmt.generator.id.lower()}"
+        else:
+            continue
+        seen[base] = seen.get(base, 0) + 1
+        jobs.append((stmt, base if seen[base] == 1 else f"{base}_{seen[base]}"))
+    return jobs
+
+
+def _used_datasets(jobs: list[tuple[ast.Train | ast.TrainGan, str]]) -> set[str]:
+    used = set()
+    for stmt, _ in jobs:
+        used.add(stmt.dataset.id)
+        if isinstance(stmt, ast.Train):
+            fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
+            used |= {dataset_ref(fields[key]) for key in ("validate_on", "test_on") if key in fields}
+    return used
+
+
+def emit_jobs(
+    program: ast.AuraneProgram, graphs: dict[str, Graph], class_names: dict[str, str]
+) -> JobCode:
+    """Imports, top-level sections and main-guard statements for every dataset and job."""
+    try:
+        from aurane.backends.torch import JobCode as Code
+    except ImportError:  # the model generator defines JobCode; this shape until it lands
+        Code = _FallbackJobCode  # type: ignore[assignment,misc]  # noqa: N806
+    experiment = _experiment(program)
+    jobs = _job_names(program)
+    if not jobs and not program.datasets:
+        return Code(imports=(), sections=(), main=())
+    used = _used_datasets(jobs)
+    imports: set[str] = set(training.TRAIN_IMPORTS) if jobs else {"import torch"}
+    helpers: set[str] = {"_data_loader"} if program.datasets else set()
+    sections: list[str] = []
+    for dataset in program.datasets:
+        info = data_emit.dataset_info(dataset)
+        imports.update(data_emit.imports_for(info))
+        if dataset.name in used or info.source is not None:
+            sections.append(data_emit.emit_loader_factory(info))
+    main: list[str] = []
+    for stmt, name in jobs:
+        if isinstance(stmt, ast.Train):
+            code, needed = emit_train(stmt, name, class_names[stmt.model.id], experiment)
+        else:
+            code, needed = gan.emit_gan(stmt, name, graphs, class_names, experiment)
+        helpers |= needed
+        sections.append(code)
+        main.append(f"{name}()")
+    if jobs:
+        helpers.add("_finish_distributed")
+        main.append("_finish_distributed()")
+    helper_imports, helper_code = runtime.helper_sources(helpers, REGISTRY)
+    imports.update(helper_imports)
+    return Code(
+        imports=tuple(sorted(imports, key=_import_order)),
+        sections=(*helper_code, *sections),
+        main=tuple(main),
+    )
+
+
+def _import_order(line: str) -> tuple[int, str]:
+    """Standard library first, then torch, torchvision and the rest (isort-like)."""
+    module = line.split()[1]
+    root = module.split(".")[0]
+    group = 0 if root not in {"torch", "torchvision", "aurane"} and "." not in module else 1
+    if root in {"torch", "torchvision"}:
+        group = 1
+    elif root not in _STDLIB:
+        group = 2
+    return group, line
+
+
+_STDLIB = {"hashlib", "math", "os", "random", "sys", "time", "zlib", "struct"}
+
+
+@dataclass(frozen=True)
+class _FallbackJobCode:
+    imports: tuple[str, ...]
+    sections: tuple[str, ...]
+    main: tuple[str, ...]

@@ -1,0 +1,284 @@
+"""``aurane compile SRC [OUT]``: Python to OUT or stdout; diagnostics to stderr.
+
+Decisions (SPEC §11 leaves them open):
+- stdout carries only the generated Python (when no OUT) or the ``--diff``; every
+  message, warning and diagnostic goes to stderr.
+- ``--optimize`` alone means level 1; ``--opt-level N`` sets the level (with or
+  without ``--optimize``).
+- ``--format`` uses Black when it is importable; otherwise a warning on stderr and
+  the unformatted output (the compile itself succeeded, so it is not an error).
+- ``--diff`` needs OUT; prints a unified diff of OUT's current text (empty when
+  missing) against the new output, writes nothing, exits 0.
+- ``--show-ast`` prints the JSON dump of the program the backend receives
+  (constants resolved, optimizations applied) to stderr, keeping stdout clean.
+- The cache is on by default (``AURANE_CACHE_DIR`` or ``.aurane_cache`` in the
+  working directory); ``--no-cache`` does no cache I/O.
+- ``--json-errors``: any failure after argument parsing prints one JSON object
+  (``check --json``'s shape plus ``stage`` and, for non-diagnostic failures,
+  ``error``) on stderr; stdout stays empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from aurane.cli.common import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    print_diagnostics,
+    read_source,
+)
+
+PASSES = ["semantic", "types"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "compile",
+        help="compile a program to PyTorch source",
+        description="Compile SRC to Python, written to OUT (atomically, only on success) or to "
+        "stdout. Diagnostics go to stderr. Exit 0 ok, 1 errors in the input, 2 usage errors, "
+        "123 internal error.",
+    )
+    parser.add_argument("source", metavar="SRC", help="the .aur file")
+    parser.add_argument("out", metavar="OUT", nargs="?", help="output file (default: stdout)")
+    parser.add_argument("-o", "--output", metavar="OUT", help="output file (same as OUT)")
+    parser.add_argument(
+        "--analyze",
+        action="store_true",
+        help="strict analysis: semantic and type warnings fail the compile",
+    )
+    parser.add_argument(
+        "--validate",
+        action="store_true",
+        help="verify the IR and check that the generated Python compiles",
+    )
+    parser.add_argument(
+        "--optimize",
+        action="store_true",
+        help="apply proven AST rewrites (level 1 unless --opt-level)",
+    )
+    parser.add_argument(
+        "--opt-level", metavar="N", type=int, choices=range(3), help="optimization level 0, 1 or 2"
+    )
+    parser.add_argument(
+        "--backend", default="torch", metavar="NAME", help="code generator (default: torch)"
+    )
+    parser.add_argument(
+        "--format", action="store_true", help="format the output with Black when it is installed"
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="print a unified diff against the existing OUT; write nothing",
+    )
+    parser.add_argument(
+        "--show-ast",
+        action="store_true",
+        help="print the AST given to the backend (JSON) on stderr",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no success message")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    parser.add_argument(
+        "--json-errors", action="store_true", help="on failure print one JSON object on stderr"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except CommandError as error:
+        if not args.json_errors:
+            raise
+        _json_failure(args, [], error=error.message)
+        return error.code
+    except Exception as error:  # a bug; with --json-errors stderr must stay one JSON object
+        if not args.json_errors:
+            raise
+        from aurane import __version__
+
+        _json_failure(
+            args,
+            [],
+            error=f"internal error in aurane {__version__} (this is a bug, "
+            f"not your input): {type(error).__name__}: {error}",
+            traceback=traceback.format_exc(),
+        )
+        return EXIT_INTERNAL
+
+
+def _run(args: argparse.Namespace) -> int:
+    from aurane.api import CompilationError
+    from aurane.backends.registry import UnknownBackendError
+    from aurane.compile import compile_detailed
+
+    out = _output_path(args)
+    text, bad = read_source(args.source)
+    if text is None:
+        assert bad is not None
+        return _fail(args, CompilationError([bad], args.source), "")
+    try:
+        result = compile_detailed(
+            text,
+            backend=args.backend,
+            analyze=args.analyze,
+            validate=args.validate,
+            optimize=_level(args),
+            cache=_cache(args),
+            filename=args.source,
+        )
+    except CompilationError as error:
+        return _fail(args, error, text)
+    except UnknownBackendError as error:
+        raise CommandError(str(error), EXIT_USAGE) from None
+    output = _format(result.output) if args.format else result.output
+    if args.show_ast:
+        _show_ast(args, text, result.program)
+    if args.diff:
+        assert out is not None
+        sys.stdout.write(_diff(out, output))
+        return EXIT_OK
+    _publish(out, output)
+    if not args.quiet:
+        where = f" -> {out}" if out is not None else ""
+        cached = " (cached)" if result.cached else ""
+        print(f"compiled {args.source}{where}{cached}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _output_path(args: argparse.Namespace) -> str | None:
+    out: str | None = args.out
+    if args.output is not None:
+        if out is not None and out != args.output:
+            raise CommandError(
+                f"two different outputs given: '{out}' and '{args.output}'", EXIT_USAGE
+            )
+        out = args.output
+    if args.diff and out is None:
+        raise CommandError("--diff needs an output file to compare against", EXIT_USAGE)
+    if out is not None:
+        _refuse_overwriting_source(args.source, out)
+    return out
+
+
+def _refuse_overwriting_source(source: str, out: str) -> None:
+    same = Path(out).resolve() == Path(source).resolve()
+    if not same and os.path.exists(out) and os.path.exists(source):
+        try:
+            same = os.path.samefile(out, source)
+        except OSError:
+            same = False
+    if same:
+        raise CommandError(
+            f"refusing to overwrite the source '{source}' with its output", EXIT_USAGE
+        )
+    if os.path.isdir(out):
+        raise CommandError(f"output '{out}' is a directory", EXIT_USAGE)
+
+
+def _level(args: argparse.Namespace) -> int:
+    if args.opt_level is not None:
+        level: int = args.opt_level
+        return level
+    return 1 if args.optimize else 0
+
+
+def _cache(args: argparse.Namespace) -> Any:
+    if args.no_cache:
+        return None
+    from aurane.cache import CompileCache
+
+    return CompileCache()
+
+
+def _fail(args: argparse.Namespace, error: Any, text: str) -> int:
+    if args.json_errors:
+        _json_failure(args, error.diagnostics, stage=error.stage)
+    else:
+        print_diagnostics(error.diagnostics, text, args.source)
+    return EXIT_INPUT
+
+
+def _json_failure(args: argparse.Namespace, diagnostics: list[Any], **extra: Any) -> None:
+    from aurane.render import check_payload
+
+    payload = check_payload(args.source, diagnostics, PASSES)
+    payload["ok"] = False
+    payload.setdefault("stage", None)
+    payload.update(extra)
+    print(json.dumps(payload, ensure_ascii=False), file=sys.stderr)
+
+
+def _format(output: str) -> str:
+    try:
+        import black
+    except ImportError:
+        print(
+            "warning: --format needs Black (pip install black); output left unformatted",
+            file=sys.stderr,
+        )
+        return output
+    try:
+        formatted: str = black.format_str(output, mode=black.Mode())
+    except Exception as error:  # Black refusing our output is worth a warning, not a failure
+        print(
+            f"warning: Black could not format the output ({error}); left unformatted",
+            file=sys.stderr,
+        )
+        return output
+    return formatted
+
+
+def _show_ast(args: argparse.Namespace, text: str, program: Any) -> None:
+    from aurane.compile import prepare_program
+    from aurane.syntax.printer import dump_ast
+
+    if program is None:  # a cache hit ran no pass; rebuild what the backend received
+        program, _, _ = prepare_program(text, optimize=_level(args), filename=args.source)
+    print(json.dumps(dump_ast(program), indent=2, ensure_ascii=False), file=sys.stderr)
+
+
+def _diff(out: str, output: str) -> str:
+    try:
+        old = Path(out).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = ""
+    except (OSError, UnicodeDecodeError) as error:
+        raise CommandError(f"cannot read '{out}' to compare: {error}") from None
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        output.splitlines(keepends=True),
+        fromfile=f"{out} (current)",
+        tofile=f"{out} (new)",
+    )
+    return "".join(lines)
+
+
+def _publish(out: str | None, output: str) -> None:
+    from aurane.fs import atomic_write
+
+    if out is None:
+        # UTF-8 bytes, whatever the terminal's encoding: this is a Python source file.
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is not None:
+            sys.stdout.flush()
+            buffer.write(output.encode("utf-8"))
+            buffer.flush()
+        else:
+            sys.stdout.write(output)
+        return
+    try:
+        atomic_write(out, output)
+    except OSError as error:
+        raise CommandError(f"cannot write '{out}': {error.strerror or error}") from None

@@ -1,0 +1,126 @@
+"""``aurane format``: rewrite files in canonical layout (safe: same AST and IR, or untouched)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from aurane.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, print_diagnostics
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "format",
+        help="rewrite .aur files in the canonical layout",
+        description="Format files and folders (every .aur file below, skipping VCS folders, "
+        "caches and virtual environments). The result must parse to the same program and "
+        "lower to the same IR, or the file is left untouched. A file that does not parse is "
+        "never modified. Use '-' to read stdin and write stdout.",
+    )
+    parser.add_argument("paths", metavar="PATH", nargs="+", help="files or folders ('-': stdin)")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if a file would change"
+    )
+    parser.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
+    parser.add_argument("--quiet", "-q", action="store_true", help="report only problems")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from aurane.cli.common import CommandError
+    from aurane.tools.format import discover
+
+    if "-" in args.paths:
+        if len(args.paths) > 1:
+            raise CommandError("'-' (stdin) cannot be combined with other paths", EXIT_USAGE)
+        return _stdin(args)
+    worst = EXIT_OK
+    counts = {"changed": 0, "same": 0, "failed": 0}
+    for given in args.paths:
+        path = Path(given)
+        if not path.exists():
+            print(f"error: cannot format '{given}': no such file or folder", file=sys.stderr)
+            worst, counts["failed"] = max(worst, EXIT_INPUT), counts["failed"] + 1
+            continue
+        for file in discover(path):
+            status = _one(file, args)
+            counts[_KIND[status]] += 1
+            worst = max(worst, _EXIT[status])
+    if not args.quiet:
+        _summary(counts, args.check or args.diff)
+    return worst
+
+
+_KIND = {"same": "same", "changed": "changed", "bad": "failed", "unsafe": "failed"}
+_EXIT = {"same": EXIT_OK, "changed": EXIT_OK, "bad": EXIT_INPUT, "unsafe": EXIT_INTERNAL}
+
+
+def _one(file: Path, args: argparse.Namespace) -> str:
+    from aurane.cli.common import CommandError, read_source
+    from aurane.fs import atomic_write
+    from aurane.tools.format import format_source, unified_diff
+
+    try:
+        text, bad = read_source(str(file))
+    except CommandError as error:
+        print(f"error: {error.message}", file=sys.stderr)
+        return "bad"
+    if text is None:
+        assert bad is not None
+        print_diagnostics([bad], "", str(file))
+        return "bad"
+    result = format_source(text, str(file))
+    if result.error is not None:
+        print(f"error: {result.error}", file=sys.stderr)
+        return "unsafe"
+    if result.output is None:
+        print_diagnostics(result.diagnostics, text, str(file))
+        print(f"error: cannot format {file}: it does not parse", file=sys.stderr)
+        return "bad"
+    if not result.changed:
+        return "same"
+    if args.diff:
+        sys.stdout.write(unified_diff(text, result.output, str(file)))
+    if args.check or args.diff:
+        if not args.quiet:
+            print(f"would reformat {file}", file=sys.stderr)
+        return "changed" if not args.check else "would"
+    # Write through a symlink to its target, so the link itself stays a link.
+    atomic_write(os.path.realpath(file), result.output)
+    if not args.quiet:
+        print(f"reformatted {file}", file=sys.stderr)
+    return "changed"
+
+
+_KIND["would"] = "changed"
+_EXIT["would"] = EXIT_INPUT
+
+
+def _summary(counts: dict[str, int], dry: bool) -> None:
+    verb = "would be reformatted" if dry else "reformatted"
+    parts = [f"{counts['changed']} file(s) {verb}", f"{counts['same']} unchanged"]
+    if counts["failed"]:
+        parts.append(f"{counts['failed']} failed")
+    print(", ".join(parts), file=sys.stderr)
+
+
+def _stdin(args: argparse.Namespace) -> int:
+    from aurane.tools.format import format_source, unified_diff
+
+    text = sys.stdin.read()
+    result = format_source(text, "<stdin>")
+    if result.error is not None:
+        print(f"error: {result.error}", file=sys.stderr)
+        sys.stdout.write(text)
+        return EXIT_INTERNAL
+    if result.output is None:
+        print_diagnostics(result.diagnostics, text, "<stdin>")
+        sys.stdout.write(text)
+        return EXIT_INPUT
+    if args.diff:
+        sys.stdout.write(unified_diff(text, result.output, "<stdin>"))
+    elif not args.check:
+        sys.stdout.write(result.output)
+    return EXIT_INPUT if args.check and result.changed else EXIT_OK

@@ -1,0 +1,75 @@
+"""``aurane lint``: style, dead-code and training-mistake rules; ``--auto-fix`` for the fixable."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "lint",
+        help="report style problems, dead code and common training mistakes",
+        description="Rules W001 trailing whitespace (fixable), W002 missing block colon "
+        "(fixable), W003 line over 100 characters, E001 does not parse, L1xx dead code and "
+        "L2xx training mistakes; 'aurane explain CODE' describes each. Exit 1 on errors only.",
+    )
+    parser.add_argument("paths", metavar="SRC", nargs="+", help=".aur files or folders")
+    parser.add_argument(
+        "--auto-fix",
+        action="store_true",
+        help="fix W001/W002 in place; written only if the result parses and keeps the IR",
+    )
+    parser.add_argument("--select", metavar="CODES", help="comma-separated codes to report")
+    parser.add_argument("--json", action="store_true", help="print diagnostics as JSON")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from aurane.tools.format import discover
+
+    select = [c.strip().upper() for c in args.select.split(",")] if args.select else None
+    failed = False
+    payload: list[dict[str, object]] = []
+    for given in args.paths:
+        path = Path(given)
+        if not path.exists():
+            raise CommandError(f"cannot lint '{given}': no such file or folder")
+        for file in discover(path):
+            failed |= _one(file, args, select, payload)
+    if args.json:
+        print_json({"files": payload})
+    return EXIT_INPUT if failed else EXIT_OK
+
+
+def _one(
+    file: Path, args: argparse.Namespace, select: list[str] | None, payload: list[dict[str, object]]
+) -> bool:
+    from aurane.cli.common import read_source
+    from aurane.fs import atomic_write
+    from aurane.tools.lint import fix_source, lint_source
+
+    text, bad = read_source(str(file))
+    if text is None:
+        assert bad is not None
+        print_diagnostics([bad], "", str(file))
+        return True
+    if args.auto_fix:
+        fixed = fix_source(text, str(file))
+        if fixed.error is not None:
+            print(f"error: {fixed.error}", file=sys.stderr)
+        elif fixed.changed and fixed.output is not None:
+            atomic_write(os.path.realpath(file), fixed.output)
+            print(f"fixed {len(fixed.fixed)} problem(s) in {file}", file=sys.stderr)
+            text = fixed.output
+    found = lint_source(text, str(file), select=select)
+    if args.json:
+        entry = {"file": str(file), "diagnostics": [d.to_json() for d in found]}
+        payload.append(entry)
+    else:
+        print_diagnostics(found, text, str(file))
+    return any(d.is_error for d in found)

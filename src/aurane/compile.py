@@ -1,0 +1,326 @@
+"""Compile API (SPEC §9, §10): ``compile_source`` and ``compile_file``.
+
+Pipeline: parse -> resolve constants -> semantic pass -> lowering (always; lowering
+needs a semantically valid program) -> ``optimize_ast`` (``optimize`` > 0, then
+lowered again) -> backend generator. What the switches add:
+
+- ``analyze=True``: strict analysis. The semantic and type passes' *warnings*
+  (e.g. a value computed but never used) fail the compile like errors. Without it
+  warnings are not reported by this API (``aurane check`` shows them).
+- ``validate=True``: every graph is checked by the IR verifier (after lowering and
+  after optimization), and the generated text is ``ast.parse``d and ``compile()``d,
+  must have no encoding cookie on lines 1-2 and no raw line-breaking or NUL
+  characters (K-GEN, K-INJ). A failure there is a compiler bug: it raises
+  ``BackendOutputError`` or ``IRVerificationError``, not ``CompilationError``.
+- ``cache``: ``None``/``False`` = no caching and no cache I/O; ``True`` = the default
+  location; a ``CompileCache`` or a directory path. Backends without a cache version
+  are never cached; a source with lone surrogates (not UTF-8 encodable) is not cached.
+
+Errors in the *source* always raise ``CompilationError`` (stage, span, diagnostics).
+Errors in the *options* (unknown backend, bad level, wrong types) raise
+``UnknownBackendError`` (a ``LookupError``), ``ValueError`` or ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import ast as pyast
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aurane import __version__
+from aurane.api import CompilationError
+from aurane.backends.registry import BackendEntry, GenerationRequest, get_backend
+from aurane.cache import CompileCache, cache_key
+from aurane.compiler import decode_source, run_front_end
+from aurane.diagnostics import Diagnostic
+from aurane.ir.graph import Graph
+from aurane.syntax import ast
+
+CacheArg = CompileCache | str | os.PathLike[str] | bool | None
+
+# PEP 263: a comment matching this on line 1 or 2 changes how Python decodes the file.
+_CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+# Characters some tool treats as a line break or terminator; repr() escapes all of
+# them, so a correct backend never emits one raw.
+_RAW_FORBIDDEN = ("\r", "\x00", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+class BackendOutputError(RuntimeError):
+    """A backend produced text that is not valid, safe Python: a compiler bug."""
+
+
+class OptimizerError(RuntimeError):
+    """An optimized program no longer lowers: a bug in a rewrite, never the user's input."""
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    backend: str = "torch"
+    analyze: bool = False
+    validate: bool = False
+    optimize: int = 0
+
+    def key_options(self, backend: BackendEntry, filename: str | None) -> dict[str, object]:
+        # The file name is passed to the generator (it may name it in a header), so
+        # it is part of the key: a hit must be byte-identical to a cold compile.
+        return {
+            "backend": backend.name,
+            "analyze": self.analyze,
+            "validate": self.validate,
+            "optimize": self.optimize,
+            "filename": filename,
+        }
+
+
+@dataclass
+class CompileResult:
+    output: str
+    backend: str
+    cached: bool = False
+    # Warnings of the passes (empty on a cache hit, where no pass ran).
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    program: ast.AuraneProgram | None = None  # what was lowered (resolved, optimized)
+    graphs: dict[str, Graph] = field(default_factory=dict)
+
+
+def _options(
+    backend: object, analyze: object, validate: object, optimize: object
+) -> CompileOptions:
+    from aurane.optimize import check_level
+
+    if not isinstance(backend, str):
+        raise TypeError(f"backend must be a string, got {type(backend).__name__}")
+    for name, value in (("analyze", analyze), ("validate", validate)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
+    assert isinstance(analyze, bool) and isinstance(validate, bool)
+    return CompileOptions(backend, analyze, validate, check_level(optimize))
+
+
+def _open_cache(cache: CacheArg) -> CompileCache | None:
+    if cache is None or cache is False:
+        return None
+    if cache is True:
+        return CompileCache()
+    if isinstance(cache, CompileCache):
+        return cache
+    if isinstance(cache, str | os.PathLike):
+        return CompileCache(os.fspath(cache))
+    raise TypeError(
+        f"cache must be None, a bool, a path or a CompileCache, got {type(cache).__name__}"
+    )
+
+
+def _backend(name: str) -> BackendEntry:
+    from aurane.backends.builtin import register_builtins
+
+    register_builtins()
+    return get_backend(name)
+
+
+def prepare_program(
+    source: str,
+    *,
+    analyze: bool = False,
+    optimize: int = 0,
+    validate: bool = False,
+    filename: str | None = None,
+) -> tuple[ast.AuraneProgram, dict[str, Graph], list[Diagnostic]]:
+    """Front end plus optimizer: the program and graphs a backend receives, and the warnings.
+
+    Raises ``CompilationError`` on any error (and, with ``analyze``, on warnings).
+    """
+    front = run_front_end(source, filename or "<input>")
+    if not front.ok or front.resolved is None:
+        raise CompilationError(front.diagnostics, filename)
+    warnings = [d for d in front.diagnostics if not d.is_error]
+    if analyze and warnings:
+        raise CompilationError(warnings, filename)
+    program, graphs = front.resolved, front.graphs
+    if validate:
+        _verify_graphs(graphs)
+    if optimize:
+        program, graphs = _optimize(program, optimize)
+        if validate:
+            _verify_graphs(graphs)
+    return program, graphs, warnings
+
+
+def _optimize(program: ast.AuraneProgram, level: int) -> tuple[ast.AuraneProgram, dict[str, Graph]]:
+    from aurane.ir.lower import lower_program
+    from aurane.optimize import optimize_ast
+    from aurane.semantics.check import analyze
+
+    optimized = optimize_ast(program, level)
+    semantic = analyze(optimized)
+    graphs, found = lower_program(optimized, semantic)
+    problems = [d for d in [*semantic.diagnostics, *found] if d.is_error]
+    if problems:
+        raise OptimizerError(f"optimization level {level} broke the program: {problems[0].message}")
+    return optimized, graphs
+
+
+def _verify_graphs(graphs: Mapping[str, Graph]) -> None:
+    from aurane.ir.verify import verify
+
+    for graph in graphs.values():
+        verify(graph)
+
+
+def validate_python(output: str, filename: str | None = None) -> None:
+    """Raise ``BackendOutputError`` unless ``output`` is valid, cookie-free Python."""
+    if not isinstance(output, str):
+        raise BackendOutputError(f"backend returned {type(output).__name__}, not str")
+    for char in _RAW_FORBIDDEN:
+        if char in output:
+            raise BackendOutputError(f"generated code contains a raw {char!r} character")
+    for line in output.split("\n")[:2]:
+        if _CODING_COOKIE.match(line):
+            raise BackendOutputError("generated code has an encoding cookie on line 1 or 2")
+    try:
+        tree = pyast.parse(output, filename or "<generated>")
+        compile(tree, filename or "<generated>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        raise BackendOutputError(f"generated code does not compile: {error}") from error
+
+
+def compile_detailed(
+    source: str,
+    *,
+    backend: str = "torch",
+    analyze: bool = False,
+    validate: bool = False,
+    optimize: int = 0,
+    cache: CacheArg = None,
+    filename: str | None = None,
+) -> CompileResult:
+    """``compile_source`` with the details: cache hit, warnings, the lowered program."""
+    if not isinstance(source, str):
+        raise TypeError(f"source must be str, got {type(source).__name__}")
+    if filename is not None and not isinstance(filename, str):
+        raise TypeError(f"filename must be a string, got {type(filename).__name__}")
+    options = _options(backend, analyze, validate, optimize)
+    entry = _backend(options.backend)
+    store = _open_cache(cache)
+    key = _key(store, entry, options, source, filename)
+    if store is not None and key is not None:
+        hit = store.get(*key)
+        if hit is not None:
+            return CompileResult(hit, entry.name, cached=True)
+    program, graphs, warnings = prepare_program(
+        source,
+        analyze=options.analyze,
+        optimize=options.optimize,
+        validate=options.validate,
+        filename=filename,
+    )
+    request = GenerationRequest(program, graphs, {**options.key_options(entry, filename)})
+    output = entry.generator(request)
+    if not isinstance(output, str):
+        raise BackendOutputError(
+            f"backend {entry.name!r} returned {type(output).__name__}, not str"
+        )
+    if options.validate:
+        validate_python(output, filename)
+    if store is not None and key is not None:
+        store.put(*key, output)  # a failed write is not fatal (K-CACHE)
+    return CompileResult(output, entry.name, False, warnings, program, graphs)
+
+
+def _key(
+    store: CompileCache | None,
+    entry: BackendEntry,
+    options: CompileOptions,
+    source: str,
+    filename: str | None,
+) -> tuple[str, dict[str, object]] | None:
+    if store is None or entry.cache_version is None:
+        return None
+    try:
+        (filename or "").encode("utf-8")
+        source.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: no stable bytes to hash
+        return None
+    return cache_key(
+        compiler_version=__version__,
+        backend=entry.name,
+        cache_version=entry.cache_version,
+        options=options.key_options(entry, filename),
+        source=source,
+    )
+
+
+def compile_source(
+    source: str,
+    *,
+    backend: str = "torch",
+    analyze: bool = False,
+    validate: bool = False,
+    optimize: int = 0,
+    cache: CacheArg = None,
+    filename: str | None = None,
+) -> str:
+    """Compile Aurane source text to the backend's output (Python for ``torch``)."""
+    return compile_detailed(
+        source,
+        backend=backend,
+        analyze=analyze,
+        validate=validate,
+        optimize=optimize,
+        cache=cache,
+        filename=filename,
+    ).output
+
+
+def read_source_file(path: str | os.PathLike[str], filename: str | None = None) -> str:
+    """The file's text; bad UTF-8 raises a located ``CompilationError`` (P015).
+
+    A missing or unreadable file raises ``OSError``, as Python's own ``open`` does.
+    """
+    name = filename or os.fspath(path)
+    data = Path(path).read_bytes()
+    text, bad = decode_source(data, name)
+    if text is None:
+        assert bad is not None
+        raise CompilationError([bad], name)
+    return text
+
+
+def compile_file(
+    path: str | os.PathLike[str],
+    *,
+    backend: str = "torch",
+    analyze: bool = False,
+    validate: bool = False,
+    optimize: int = 0,
+    cache: CacheArg = None,
+    filename: str | None = None,
+) -> str:
+    """``compile_source`` of a file; its name is in every ``CompilationError``."""
+    name = filename or os.fspath(path)
+    return compile_source(
+        read_source_file(path, name),
+        backend=backend,
+        analyze=analyze,
+        validate=validate,
+        optimize=optimize,
+        cache=cache,
+        filename=name,
+    )
+
+
+__all__ = [
+    "BackendOutputError",
+    "CompilationError",
+    "CompileResult",
+    "OptimizerError",
+    "compile_detailed",
+    "compile_file",
+    "compile_source",
+    "prepare_program",
+    "read_source_file",
+    "validate_python",
+]

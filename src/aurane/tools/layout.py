@@ -1,0 +1,344 @@
+"""Expression layout for ``aurane format``: flat printing and comment-aware line breaking.
+
+Everything is printed from the AST. The source text is consulted only for what the AST keeps
+by reference: string literals (printed exactly as written) and the positions of comments and of
+chain steps (spans), which decide where a statement must break.
+
+Rules: an expression is printed on one line when it fits in ``WIDTH`` columns and holds no
+comment; otherwise its outermost brackets are exploded black-style (one item per line, indented
+four more, trailing comma, closer on its own line). Chains keep the breaks the author chose
+before a ``->`` and align continuation arrows under the first; a chain that still does not fit
+breaks before every arrow. A comment that cannot be kept in its place raises ``Unplaceable``
+and the caller prints that statement verbatim (re-indented), so no comment is ever lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aurane.source import Span
+from aurane.syntax import ast
+
+WIDTH = 100
+INDENT = 4
+_ADDITIVE = {"+": 0, "-": 0}
+_PRECEDENCE = {**_ADDITIVE, "*": 1, "/": 1, "//": 1, "%": 1, "**": 3}
+_BRACKETED = (ast.Call, ast.TupleExpr, ast.ListExpr)
+_ATOMS = (ast.Number, ast.String, ast.Bool, ast.NoneLit, ast.Name, ast.TupleExpr, ast.ListExpr)
+
+Pos = tuple[int, int]
+
+
+class Unplaceable(Exception):
+    """A comment sits where the structured layout has no place for it."""
+
+
+@dataclass(slots=True)
+class Line:
+    """One output line: ``indent`` spaces, ``text``, then an optional trailing comment."""
+
+    indent: int
+    text: str
+    comment: str | None = None
+    own_comment: bool = False  # the line is a comment on its own
+
+    @property
+    def width(self) -> int:
+        extra = len(self.comment) + 2 if self.comment is not None else 0
+        return self.indent + len(self.text) + extra
+
+    def render(self) -> str:
+        if not self.text and self.comment is None:
+            return ""
+        tail = f"  {self.comment}" if self.comment is not None else ""
+        return " " * self.indent + self.text + tail
+
+
+def start(span: Span) -> Pos:
+    return (span.line, span.column)
+
+
+def end(span: Span) -> Pos:
+    return (span.end_line, span.end_column)
+
+
+def normalize_number(text: str) -> str:
+    """Lower-case exponent, no '+' in it, and a digit on both sides of the point."""
+    mantissa, exponent = text, ""
+    for marker in ("e", "E"):
+        if marker in text:
+            mantissa, rest = text.split(marker, 1)
+            exponent = "e" + rest.removeprefix("+")
+    if mantissa.startswith("."):
+        mantissa = "0" + mantissa
+    if mantissa.endswith("."):
+        mantissa += "0"
+    return mantissa + exponent
+
+
+class SourceText:
+    """The source lines (BOM removed) for slicing string literals by span."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def slice(self, span: Span) -> str:
+        return self.lines[span.line - 1][span.column - 1 : span.end_column - 1]
+
+
+class Printer:
+    def __init__(self, source: SourceText, width: int = WIDTH) -> None:
+        self.source = source
+        self.width = width
+
+    # ------------------------------------------------------------ flat printing
+
+    def flat(self, expr: ast.Expr) -> str:
+        match expr:
+            case ast.Number():
+                return normalize_number(expr.text)
+            case ast.String():
+                return self.source.slice(expr.span)  # strings are never touched
+            case ast.Bool():
+                return "true" if expr.value else "false"
+            case ast.NoneLit():
+                return "None"
+            case ast.Name():
+                return expr.id
+            case ast.TupleExpr():
+                inner = ", ".join(self.flat(item) for item in expr.items)
+                return f"({inner},)" if len(expr.items) == 1 else f"({inner})"
+            case ast.ListExpr():
+                return "[" + ", ".join(self.flat(item) for item in expr.items) + "]"
+            case ast.Call():
+                return f"{expr.func}({self._arguments(expr.args, expr.keywords)})" + "".join(
+                    self._suffix(s) for s in expr.suffixes
+                )
+            case ast.BinOp():
+                return self._binop(expr)
+            case ast.UnaryOp():
+                operand = self.flat(expr.operand)
+                if isinstance(expr.operand, ast.BinOp) and expr.operand.op != "**":
+                    operand = f"({operand})"
+                return expr.op + operand
+            case ast.Chain():
+                return " -> ".join([self.flat(expr.source), *(self.flat(s) for s in expr.steps)])
+        raise TypeError(f"not an expression: {type(expr).__name__}")
+
+    def _arguments(self, args: tuple[ast.Expr, ...], keywords: tuple[ast.Keyword, ...]) -> str:
+        parts = [self.flat(a) for a in args] + [f"{k.name}={self.flat(k.value)}" for k in keywords]
+        return ", ".join(parts)
+
+    def _suffix(self, suffix: ast.Suffix) -> str:
+        if not suffix.has_parens:
+            return f".{suffix.name}"
+        return f".{suffix.name}({self._arguments(suffix.args, suffix.keywords)})"
+
+    def _binop(self, expr: ast.BinOp) -> str:
+        left, right = self.flat(expr.left), self.flat(expr.right)
+        left_wrap, right_wrap = self._wraps(expr)
+        left = f"({left})" if left_wrap else left
+        right = f"({right})" if right_wrap else right
+        return f"{left} {expr.op} {right}"
+
+    # ------------------------------------------------------------ broken layout
+
+    def lay(
+        self,
+        expr: ast.Expr,
+        indent: int,
+        head: str,
+        tail: str,
+        comments: list[ast.Comment],
+        extra: int = 0,
+    ) -> list[Line]:
+        """Lines for ``head + expr + tail`` starting at ``indent``; ``comments`` lie inside
+        ``expr``; ``extra`` columns are reserved on the last line (its trailing comment)."""
+        if isinstance(expr, ast.Chain):  # chains keep the author's breaks even when short
+            return self._chain(expr, indent, head, tail, comments, extra)
+        if not comments:
+            line = Line(indent, head + self.flat(expr) + tail)
+            if line.width + extra <= self.width or not _explodable(expr):
+                return [line]
+        if _explodable(expr) or (isinstance(expr, _BRACKETED) and comments):
+            return self._explode(expr, indent, head, tail, comments)
+        if isinstance(expr, ast.BinOp):
+            return self._binop_lines(expr, indent, head, tail, comments, extra)
+        if isinstance(expr, ast.UnaryOp):
+            wrap = isinstance(expr.operand, ast.BinOp) and expr.operand.op != "**"
+            inner = _between(comments, start(expr.operand.span), end(expr.operand.span))
+            if len(inner) != len(comments):
+                raise Unplaceable
+            opened, closed = ("(", ")") if wrap else ("", "")
+            return self.lay(expr.operand, indent, head + expr.op + opened, closed + tail, inner, extra)
+        raise Unplaceable
+
+    def _binop_lines(
+        self,
+        expr: ast.BinOp,
+        indent: int,
+        head: str,
+        tail: str,
+        comments: list[ast.Comment],
+        extra: int,
+    ) -> list[Line]:
+        """Comments inside an operand: the operands are laid out in turn, the operator hugging
+        the end of the left one. A comment between the operands has no place."""
+        left_wrap, right_wrap = self._wraps(expr)
+        left = _between(comments, start(expr.left.span), end(expr.left.span))
+        right = _between(comments, start(expr.right.span), end(expr.right.span))
+        if len(left) + len(right) != len(comments):
+            raise Unplaceable
+        opened, closed = ("(", ")") if left_wrap else ("", "")
+        lines = self.lay(expr.left, indent, head + opened, closed, left, 0)
+        last = lines.pop()
+        if last.comment is not None or last.own_comment:
+            raise Unplaceable
+        opened, closed = ("(", ")") if right_wrap else ("", "")
+        joined = f"{last.text} {expr.op} {opened}"
+        return lines + self.lay(expr.right, last.indent, joined, closed + tail, right, extra)
+
+    def _wraps(self, expr: ast.BinOp) -> tuple[bool, bool]:
+        """Whether the left and right operands need parentheses (the parser's precedence)."""
+        if expr.op == "**":  # the base is a primary; the exponent a unary or another power
+            left = not isinstance(expr.left, (*_ATOMS, ast.Call))
+            return left, isinstance(expr.right, ast.BinOp) and expr.right.op != "**"
+        precedence = _PRECEDENCE[expr.op]
+        left = isinstance(expr.left, ast.BinOp) and _PRECEDENCE[expr.left.op] < precedence
+        right = isinstance(expr.right, ast.BinOp) and _PRECEDENCE[expr.right.op] <= precedence
+        return left, right
+
+    def _explode(
+        self, expr: ast.Expr, indent: int, head: str, tail: str, comments: list[ast.Comment]
+    ) -> list[Line]:
+        opener, items, closer = self._parts(expr)
+        if isinstance(expr, ast.Call) and expr.suffixes:
+            suffix_start = start(expr.suffixes[0].span)
+            if any(start(c.span) > suffix_start for c in comments):
+                raise Unplaceable
+        lines = [Line(indent, head + opener)]
+        inner = indent + INDENT
+        bounds = [start(_item_span(item)) for item in items] + [(1 << 30, 0)]
+        previous = start(expr.span)
+        for index, item in enumerate(items):
+            span = _item_span(item)
+            _place(_between(comments, previous, start(span)), lines, inner)
+            after = _between(comments, end(span), bounds[index + 1])
+            extra = next((len(c.text) + 2 for c in after if not c.own_line), 0)
+            lines += self._item(item, inner, _between(comments, start(span), end(span)), extra)
+            previous = end(span)
+        _place(_between(comments, previous, (1 << 30, 0)), lines, inner)
+        lines.append(Line(indent, closer + tail))
+        return lines
+
+    def _item(
+        self, item: ast.Expr | ast.Keyword, indent: int, comments: list[ast.Comment], extra: int
+    ) -> list[Line]:
+        if isinstance(item, ast.Keyword):
+            if any(start(c.span) < start(item.value.span) for c in comments):
+                raise Unplaceable
+            return self.lay(item.value, indent, f"{item.name}=", ",", comments, extra)
+        return self.lay(item, indent, "", ",", comments, extra)
+
+    def _parts(self, expr: ast.Expr) -> tuple[str, list[ast.Expr | ast.Keyword], str]:
+        match expr:
+            case ast.Call():
+                suffixes = "".join(self._suffix(s) for s in expr.suffixes)
+                return f"{expr.func}(", [*expr.args, *expr.keywords], ")" + suffixes
+            case ast.TupleExpr():
+                return "(", list(expr.items), ")"
+            case ast.ListExpr():
+                return "[", list(expr.items), "]"
+        raise Unplaceable
+
+    def _chain(
+        self,
+        chain: ast.Chain,
+        indent: int,
+        head: str,
+        tail: str,
+        comments: list[ast.Comment],
+        extra: int,
+    ) -> list[Line]:
+        breaks = _source_breaks(chain)
+        lines = self._chain_lines(chain, indent, head, tail, comments, extra, breaks)
+        if any(line.width > self.width for line in lines) and not all(breaks[1:]):
+            lines = self._chain_lines(
+                chain, indent, head, tail, comments, extra, [breaks[0]] + [True] * len(breaks[1:])
+            )
+        return lines
+
+    def _chain_lines(
+        self,
+        chain: ast.Chain,
+        indent: int,
+        head: str,
+        tail: str,
+        comments: list[ast.Comment],
+        extra: int,
+        breaks: list[bool],
+    ) -> list[Line]:
+        source = chain.source
+        inside = _between(comments, start(source.span), end(source.span))
+        lines = self.lay(source, indent, head, "", inside, 0)
+        arrow = lines[-1].indent + len(lines[-1].text) + 1  # where the first '->' goes
+        previous = end(source.span)
+        for index, step in enumerate(chain.steps):
+            last_step = index == len(chain.steps) - 1
+            gap = _between(comments, previous, start(step.span))
+            _place(gap, lines, arrow)
+            inside = _between(comments, start(step.span), end(step.span))
+            step_tail = tail if last_step else ""
+            step_extra = extra if last_step else 0
+            if breaks[index] or gap:  # a comment before a step puts it on its own line
+                lines += self.lay(step, arrow, "-> ", step_tail, inside, step_extra)
+            else:
+                last = lines.pop()
+                if last.comment is not None:
+                    raise Unplaceable
+                lines += self.lay(step, last.indent, f"{last.text} -> ", step_tail, inside, step_extra)
+            previous = end(step.span)
+        return lines
+
+
+def _explodable(expr: ast.Expr) -> bool:
+    match expr:
+        case ast.Call():
+            return bool(expr.args or expr.keywords)
+        case ast.TupleExpr() | ast.ListExpr():
+            return bool(expr.items)
+        case ast.Chain():
+            return True
+    return False
+
+
+def _item_span(item: ast.Expr | ast.Keyword) -> Span:
+    return item.span
+
+
+def _between(comments: list[ast.Comment], low: Pos, high: Pos) -> list[ast.Comment]:
+    return [c for c in comments if low <= start(c.span) < high]
+
+
+def _place(comments: list[ast.Comment], lines: list[Line], indent: int) -> None:
+    """Own-line comments get a line; a trailing one goes after the last code line, which must
+    be the last line so far (else the comment order would change) and have no comment yet."""
+    for comment in comments:
+        text = comment.text.rstrip(" \t")
+        if comment.own_line:
+            lines.append(Line(indent, text, own_comment=True))
+            continue
+        last = lines[-1]
+        if last.own_comment or last.comment is not None:
+            raise Unplaceable
+        last.comment = text
+
+
+def _source_breaks(chain: ast.Chain) -> list[bool]:
+    """Whether each step starts a new line in the source; the first stays on the head line."""
+    breaks = [False]
+    previous = chain.steps[0].span if chain.steps else chain.source.span
+    for step in chain.steps[1:]:
+        breaks.append(step.span.line > previous.end_line)
+        previous = step.span
+    return breaks

@@ -1,0 +1,265 @@
+"""Hostile sources (RELIABILITY K-INJ, K-GEN, K-ERR): each one is either rejected with a
+located diagnostic or compiles to Python whose AST holds only what the program asked for.
+
+Every case compiles a program built from one template with one hostile part, and audits
+the output against the same program with benign parts (its twin); see ``audit.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aurane import CompilationError, compile_source
+from tests.security.audit import problems, string_round_trips
+
+pytest.importorskip("aurane.backends.torch.modules")
+
+BENIGN = {"model": "Net", "tensor": "h", "const": "width", "dataset": "images", "param": "x",
+          "string": "data/run", "use": ""}
+
+
+def aur_string(value: str, *, raw_separators: bool = False) -> str:
+    """An Aurane double-quoted literal whose value is ``value``."""
+    out = []
+    for ch in value:
+        if ch in "\\\"":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif raw_separators and ch in "\u2028\u2029":
+            out.append(ch)
+        elif not ch.isprintable() or 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append(f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def training_program(**parts: str) -> str:
+    p = {**BENIGN, **parts}
+    literal = p.get("literal") or aur_string(p["string"])
+    return (
+        f"{p['use']}\n"
+        f"{p['const']} = 8\n"
+        f"dataset {p['dataset']}:\n"
+        "    from torchvision.datasets.FakeData\n"
+        "    size = 8\n"
+        "    image_size = (1, 2, 2)\n"
+        "    num_classes = 2\n"
+        "    batch = 2\n"
+        f"    root = {literal}\n"
+        f"model {p['model']}:\n"
+        "    input_shape = (1, 2, 2)\n"
+        f"    def forward({p['param']}):\n"
+        f"        {p['tensor']} = flatten({p['param']})\n"
+        f"        {p['tensor']} = dense({p['tensor']}, {p['const']}).relu\n"
+        f"        return dense({p['tensor']}, 2)\n"
+        f"train {p['model']} on {p['dataset']}:\n"
+        "    epochs = 1\n"
+        "    loss = cross_entropy\n"
+        "    optimizer = adam(lr=0.001)\n"
+        f"    checkpoint_dir = {literal}\n"
+    )
+
+
+def model_program(**parts: str) -> str:
+    p = {**BENIGN, **parts}
+    return (
+        f"{p['use']}\n"
+        f"{p['const']} = 8\n"
+        f"model {p['model']}:\n"
+        "    input_shape = (4,)\n"
+        f"    def forward({p['param']}):\n"
+        f"        {p['tensor']} = dense({p['param']}, {p['const']}).relu\n"
+        f"        return dense({p['tensor']}, 2)\n"
+    )
+
+
+TWIN = compile_source(training_program(), validate=True)
+MODEL_TWIN = compile_source(model_program(), validate=True)
+
+
+def located(error: CompilationError, source: str) -> None:
+    lines = source.split("\n")
+    assert error.diagnostics
+    assert error.span is not None, error
+    assert 1 <= error.span.line <= len(lines), error
+
+
+def check(source: str, twin: str | None, *, uses: tuple[str, ...] = (),
+          derived: tuple[str, ...] = (), strings: tuple[str, ...] = ()) -> str | None:
+    """Compile and audit; returns the output, or None for a (located) rejection."""
+    try:
+        out = compile_source(source, validate=True, filename="hostile.aur")
+    except CompilationError as error:
+        located(error, source)
+        return None
+    found = problems(out, uses=uses, twin=twin, derived=derived)
+    assert not found, found
+    first_two = out.split("\n")[:2]
+    assert first_two == (twin or MODEL_TWIN).split("\n")[:2]  # no user text on lines 1-2
+    for value in strings:
+        assert string_round_trips(out, value), value
+    return out
+
+
+# ------------------------------------------------------------------ strings
+
+HOSTILE_STRINGS = [
+    "'", '"', "\\", "\\\\'", "\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b\x0c",
+    '"""', "'''", '"""; import os; os.system("echo pwned"); """',
+    "'); __import__('os').system('echo pwned'); ('",
+    "# -*- coding: latin-1 -*-", "\n# coding: utf-16\n", "\n\n# vim: set fileencoding=cp1252",
+    "{__import__('os').system('id')}", "%s%(x)s{0}", "\x00", "\x1b[31mred", "\u202eevil",
+    "\\N{BULLET}", "\\x41\\u0041", "données/😀", "a" * 5000, "\t\tindent", "\ud800",
+]
+
+
+@pytest.mark.parametrize("value", HOSTILE_STRINGS, ids=ascii)
+def test_hostile_strings_reach_output_only_as_literals(value: str) -> None:
+    source = training_program(string=value)
+    out = check(source, TWIN, strings=(value,))
+    assert out is not None  # every string is a legal root/checkpoint_dir value
+
+
+@pytest.mark.parametrize("value", ["a\u2028b", "\u2029", "x\u2028\u2028"], ids=ascii)
+def test_raw_line_separators_inside_strings(value: str) -> None:
+    source = training_program(literal=aur_string(value, raw_separators=True))
+    check(source, TWIN, strings=(value,))
+
+
+# ------------------------------------------------------------------ identifiers
+
+HOSTILE_NAMES = sorted(
+    set(keyword.kwlist) | set(keyword.softkwlist)
+    | {"print", "open", "eval", "exec", "getattr", "super", "object", "len", "int", "input",
+       "id", "type", "range", "isinstance", "compile", "globals", "vars", "__import__",
+       "__init__", "__class__", "__builtins__", "__name__", "__x", "_", "__",
+       "torch", "nn", "F", "self", "forward", "math", "os", "sys", "random", "np", "dist",
+       "DataLoader", "time", "hashlib", "torchvision", "aurane", "padding_mask", "block",
+       "training", "state_dict", "parameters", "cuda", "to", "eval_",
+       "ﬁle", "ｅｖａｌ", "ｓｕｐｅｒ", "ℌ", "données", "变量", "x1", "dense1", "conv2d1",
+       "train_net", "_make_images_loader", "Net_2", "Net", "x", "h", "width", "images"}
+)
+ROLES = ["model", "tensor", "const", "dataset", "param"]
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=ascii)
+def test_hostile_identifiers(role: str, name: str) -> None:
+    if role == "model" and name in ("h", "width", "images", "x"):
+        pytest.skip("collides with another benign part of the template by design")
+    check(training_program(**{role: name}), TWIN)
+
+
+@pytest.mark.parametrize("role", ROLES[:-2] + ["param"])
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=ascii)
+def test_hostile_identifiers_in_model_only_programs(role: str, name: str) -> None:
+    check(model_program(**{role: name}), None)
+
+
+def test_nfkc_colliding_tensor_names_stay_distinct() -> None:
+    torch = pytest.importorskip("torch")
+    source = (
+        "model Net:\n    input_shape = (3,)\n    def forward(x):\n"
+        "        file = dense(x, 2)\n        ﬁle = dense(x, 2)\n        return add(file, ﬁle)\n"
+    )
+    out = check(source, None)
+    assert out is not None
+    namespace: dict[str, object] = {}
+    exec(compile(out, "<generated>", "exec"), namespace)  # noqa: S102
+    model = namespace["Net"]()  # type: ignore[operator]
+    x = torch.randn(2, 3)
+    layers = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(layers) == 2
+    assert torch.allclose(model(x), layers[0](x) + layers[1](x))
+
+
+# ------------------------------------------------------------------ use / from targets
+
+USE_LINES = [
+    ("use os", ("os",)), ("use __import__", ()), ("use os.system", ("os.system",)),
+    ("use builtins", ("builtins",)), ("use subprocess", ("subprocess",)),
+    ("use subprocess as sp", ("subprocess",)), ("use a.class.b", ()), ("use os.__dict__", ()),
+    ("use torch.nn.functional", ("torch.nn.functional",)), ("use math", ("math",)),
+    ("use open", ()), ("use os as open", ()), ("use os as super", ()), ("use os as print", ()),
+    ("use os as __x", ()), ("use os as ｓｕｐｅｒ", ()), ("use os as random", ()),
+    ("use os as np", ()), ("use os as nn", ()), ("use os as F", ()), ("use os as self", ()),
+    ("use numpy as torch", ()), ("use os as Net", ("os",)), ("use os as x", ("os",)),
+    ("use os as ﬁle", ("os",)), ("use match", ("match",)), ("use a.match.b", ("a.match.b",)),
+    ("use type", ()),
+]
+
+
+@pytest.mark.parametrize(("line", "uses"), USE_LINES, ids=lambda v: ascii(v))
+def test_hostile_use_lines(line: str, uses: tuple[str, ...]) -> None:
+    check(training_program(use=line), TWIN, uses=uses)
+    check(model_program(use=line), None, uses=uses)
+
+
+FROM_TARGETS = [
+    ("os.system", (), ("os.system",)),
+    ("subprocess.Popen", ("subprocess",), ("subprocess.Popen",)),
+    ("eval", (), ()), ("exec", (), ()), ("open", (), ()), ("getattr", (), ()),
+    ("builtins.eval", (), ()), ("__import__", (), ()), ("os.__dict__", (), ()),
+    ("torchvision.datasets.FakeData.__init__", (), ()), ("a.class.b", (), ()),
+    ("torchvision.datasets.MNIST", (), ()),
+]
+
+
+@pytest.mark.parametrize(("target", "uses", "derived"), FROM_TARGETS, ids=lambda v: ascii(v))
+def test_hostile_dataset_sources(target: str, uses: tuple[str, ...],
+                                 derived: tuple[str, ...]) -> None:
+    source = training_program().replace("from torchvision.datasets.FakeData", f"from {target}")
+    out = check(source, TWIN, uses=uses, derived=derived)
+    if target in ("eval", "exec", "open", "getattr", "builtins.eval"):
+        assert out is None, f"'from {target}' should be refused"
+
+
+@pytest.mark.parametrize("filename", ["a\nimport os\n.aur", "# coding: latin-1", "x\u2028y.aur",
+                                      "x\r# coding: utf-16\r.aur", '"""', "\ud800.aur",
+                                      "'; import os; '.aur"], ids=ascii)
+def test_hostile_file_names(filename: str) -> None:
+    out = compile_source(model_program(), validate=True, filename=filename)
+    assert not problems(out, twin=MODEL_TWIN)
+    assert out.split("\n")[:2] == MODEL_TWIN.split("\n")[:2]
+
+
+# ------------------------------------------------------------------ generated
+
+IDENT_CHARS = st.characters(categories=("Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Pc"))
+IDENTS = st.one_of(
+    st.sampled_from(HOSTILE_NAMES),
+    st.text(IDENT_CHARS, min_size=1, max_size=12),
+)
+STRINGS = st.one_of(st.sampled_from(HOSTILE_STRINGS), st.text(max_size=40))
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(role=st.sampled_from(ROLES), name=IDENTS, value=STRINGS)
+def test_generated_identifiers_and_strings(role: str, name: str, value: str) -> None:
+    source = training_program(**{role: name, "string": value})
+    try:
+        compile_source(source, validate=True)
+    except CompilationError as error:
+        located(error, source)
+        # the rejection may be the name; with a benign name the string itself must pass
+        out = check(training_program(string=value), TWIN, strings=(value,))
+        assert out is not None
+        return
+    check(source, TWIN, strings=(value,))
+
+
+def test_twin_is_itself_clean() -> None:
+    assert not problems(MODEL_TWIN)
+    tree = ast.parse(TWIN)
+    assert any(isinstance(n, ast.ClassDef) and n.name == "Net" for n in ast.walk(tree))

@@ -1,0 +1,213 @@
+"""``aurane format``: expected layouts, safety, comments, blank lines and the corpus (K-FMT)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from aurane.tools.format import equivalence_problem, format_source, format_text
+from aurane.tools.lint import lint_source
+from tests.conftest import CORPUS, corpus_files
+
+
+def fmt(source: str) -> str:
+    text = textwrap.dedent(source).lstrip("\n")
+    result = format_source(text)
+    assert result.error is None and result.output is not None, (result.error, result.diagnostics)
+    again = format_source(result.output)
+    assert again.output == result.output, "not stable under one more pass"
+    return result.output
+
+
+def same(source: str) -> None:
+    text = textwrap.dedent(source).lstrip("\n")
+    assert fmt(text) == text
+
+
+CASES = {
+    "spacing": (
+        "w=4*(2+3)\nuse   torch.nn   as   tnn\n",
+        "w = 4 * (2 + 3)\nuse torch.nn as tnn\n",
+    ),
+    "literals": (
+        "a = 1E+5\nb = .5\nc = 5.\nd = True\ne = none\nf = 1_000\ng = 2.E-3\n",
+        "a = 1e5\nb = 0.5\nc = 5.0\nd = true\ne = None\nf = 1_000\ng = 2.0e-3\n",
+    ),
+    "strings untouched": (
+        "s = 'it\\'s'\nt = \"a  # not a comment\"\nu = '\\u00e9'\n",
+        "s = 'it\\'s'\nt = \"a  # not a comment\"\nu = '\\u00e9'\n",
+    ),
+    "tuples": ("t = ( 1 , )\nu = (1,2)\nv = ()\n", "t = (1,)\nu = (1, 2)\nv = ()\n"),
+    "precedence": (
+        "a = (1 + 2) * 3\nb = 1 - (2 - 3)\nc = 2 ** (3 ** 4)\nd = (2 ** 3) ** 4\n"
+        "e = -(1 + 2)\nf = (-2) ** 2\ng = -2 ** 2\nh = (1 * 2) + 3\n",
+        "a = (1 + 2) * 3\nb = 1 - (2 - 3)\nc = 2 ** 3 ** 4\nd = (2 ** 3) ** 4\n"
+        "e = -(1 + 2)\nf = (-2) ** 2\ng = -2 ** 2\nh = 1 * 2 + 3\n",
+    ),
+    "blocks reindented": (
+        "model Net :\n  input_shape=( 8, )\n  def forward( x ):\n      x->dense( 4 ).relu->dense(2)\n",
+        "model Net:\n    input_shape = (8,)\n    def forward(x):\n        x -> dense(4).relu -> dense(2)\n",
+    ),
+    "continuation arrows aligned under the first": (
+        "model N:\n    def forward(tokens):\n        tokens->dense(4)\n            ->dense(2)\n"
+        "        h = tokens -> dense(3)\n          -> dense(1)\n",
+        "model N:\n    def forward(tokens):\n        tokens -> dense(4)\n               -> dense(2)\n"
+        "        h = tokens -> dense(3)\n                  -> dense(1)\n",
+    ),
+    "joined brackets": (
+        "t = [1,\n      2,\n   3]\n",
+        "t = [1, 2, 3]\n",
+    ),
+    "blank lines capped": (
+        "a = 1\n\n\n\n\nb = 2\nmodel M:\n\n    x = 1\n\n\n    y = 2\n\n\n",
+        "a = 1\n\n\nb = 2\nmodel M:\n    x = 1\n\n    y = 2\n",
+    ),
+    "trailing whitespace": ("a = 1   \n# c  \n\n   \nb = 2\t\n", "a = 1\n# c\n\nb = 2\n"),
+    "header spacing": (
+        "train   Net   on   data :\n  epochs=2\ntrain_gan G  and D on d:\n  epochs = 1\n",
+        "train Net on data:\n    epochs = 2\ntrain_gan G and D on d:\n    epochs = 1\n",
+    ),
+    "dataset from line": (
+        "dataset d:\n  from   torchvision.datasets.FakeData\n  size=4\n",
+        "dataset d:\n    from torchvision.datasets.FakeData\n    size = 4\n",
+    ),
+    "suffixes and keywords": (
+        "model M:\n    def forward(x):\n        x -> dense( 4 , bias = false ) . leaky_relu( 0.2 )\n",
+        "model M:\n    def forward(x):\n        x -> dense(4, bias=false).leaky_relu(0.2)\n",
+    ),
+    "empty input": ("", ""),
+    "only blank lines": ("\n\n   \n", ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_expected_layout(name: str) -> None:
+    source, expected = CASES[name]
+    assert fmt(source) == expected
+
+
+def test_comments_kept_in_place() -> None:
+    source = """\
+        # header
+        width = 4   # trailing
+        model Net:
+              # about the shape
+              input_shape = (8,)
+              def forward(x):
+                  x -> dense(width).relu  # first step
+                    # between steps
+                    -> dense(2)
+                  # end of body
+        # footer
+        """
+    assert fmt(source) == textwrap.dedent(
+        """\
+        # header
+        width = 4  # trailing
+        model Net:
+            # about the shape
+            input_shape = (8,)
+            def forward(x):
+                x -> dense(width).relu  # first step
+                  # between steps
+                  -> dense(2)
+                # end of body
+        # footer
+        """
+    )
+
+
+def test_comments_inside_brackets_explode_them() -> None:
+    source = """\
+        dataset d:
+            transforms = [ToTensor(),  # first
+                # own line
+                Normalize((0.5,), (0.5,))]
+        """
+    assert fmt(source) == textwrap.dedent(
+        """\
+        dataset d:
+            transforms = [
+                ToTensor(),  # first
+                # own line
+                Normalize((0.5,), (0.5,)),
+            ]
+        """
+    )
+
+
+def test_long_lines_are_broken_and_stay_under_the_limit() -> None:
+    args = ", ".join(f"argument_{i}={i}" for i in range(12))
+    chain = " -> ".join(f"dense({i * 100}).relu" for i in range(1, 12))
+    source = f"opt = adam({args})\nmodel M:\n    def forward(x):\n        x -> {chain}\n"
+    out = fmt(source)
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert "    argument_0=0,\n" in out and out.count("\n          -> dense(") == 10
+    assert not {d.code for d in lint_source(out)} & {"W001", "W002", "W003"}
+
+
+def test_unplaceable_comment_keeps_the_statement_verbatim() -> None:
+    # A comment between two operands has no structural place: the statement is kept as
+    # written (re-indented, trailing blanks stripped), so the comment survives.
+    source = "model M:\n  x = f(1 +  # why\n        2)   \n"
+    assert fmt(source) == "model M:\n    x = f(1 +  # why\n          2)\n"
+
+
+def test_crlf_and_bom_are_kept() -> None:
+    text = "\ufeffa=1\r\nb = 2\r\n"
+    assert format_text(text) == "\ufeffa = 1\r\nb = 2\r\n"
+
+
+def test_fields_after_forward_keep_their_order() -> None:
+    same(
+        """\
+        model M:
+            def forward(x):
+                x -> dense(w)
+            w = 3
+        """
+    )
+
+
+@pytest.mark.parametrize("source", ["model M\n    x = 1\n", "x -> dense(4\n", "a = 'open\n"])
+def test_unparseable_input_is_not_formatted(source: str) -> None:
+    result = format_source(source)
+    assert result.output is None and result.diagnostics and not result.changed
+
+
+def test_safety_check_detects_a_changed_program() -> None:
+    assert equivalence_problem("a = 1\n", "a = 2\n") is not None
+    assert equivalence_problem("a = 1\n", "a = (1\n") is not None
+    assert equivalence_problem("a = 1 # x\n", "a = 1  # x\n") is None
+
+
+def test_a_refused_result_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    import aurane.tools.format as module
+
+    monkeypatch.setattr(module, "layout_program", lambda program, text: "a = 2\n")
+    result = module.format_source("a = 1\n")
+    assert result.output is None and result.error is not None and "refusing" in result.error
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+def _corpus() -> list[str]:
+    return [f"{kind}/{name}" for kind in ("valid", "invalid") for name in corpus_files(kind)]
+
+
+@pytest.mark.parametrize("name", _corpus())
+def test_corpus_idempotent_and_ir_preserving(name: str) -> None:
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    result = format_source(text, name)
+    if result.output is None and result.error is None:
+        assert result.diagnostics  # does not parse: never formatted
+        return
+    assert result.error is None
+    out = result.output
+    assert out is not None
+    assert equivalence_problem(text, out, name) is None
+    assert format_source(out, name).output == out
+    before = {d.code for d in lint_source(text, name)}
+    assert {d.code for d in lint_source(out, name)} <= before
