@@ -23,7 +23,7 @@ from aurane.cache import CACHE_SCHEMA, CompileCache, cache_key
 
 REPO = Path(__file__).resolve().parents[1]
 ROUNDS = 100  # RELIABILITY K-CACHE: each corruption kind at least 100 times
-TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
+TEXT = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=300)
 
 
 def entry(source: str, **overrides: object) -> tuple[str, dict[str, object]]:
@@ -161,16 +161,14 @@ def _wrong_types(path: Path, rng: random.Random, corpus: Corpus) -> None:
     elif choice == 1:
         # Anything but the original value with its original type (schema 1 stays valid).
         original = record[field]
-        values = [
-            v
-            for v in (None, 1, True, [], {}, "1", 1.0)
-            if (type(v), v) != (type(original), original)
-        ]
+        candidates: tuple[object, ...] = (None, 1, True, [], {}, "1", 1.0)
+        values = [v for v in candidates if (type(v), v) != (type(original), original)]
         record[field] = rng.choice(values)
     elif choice == 2:
         record["extra"] = 1
     else:
-        record = rng.choice([[record], "record", 1, None])  # type: ignore[assignment]
+        path.write_text(json.dumps(rng.choice([[record], "record", 1, None])))  # not an object
+        return
     path.write_text(json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 

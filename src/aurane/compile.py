@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast as pyast
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,19 @@ CacheArg = CompileCache | str | os.PathLike[str] | bool | None
 
 # PEP 263: a comment matching this on line 1 or 2 changes how Python decodes the file.
 _CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+# Module-level names the torch backend's training runtime imports (besides TEMPLATE).
+_RUNTIME_NAMES = frozenset(
+    {
+        "random",
+        "time",
+        "hashlib",
+        "np",
+        "dist",
+        "DataLoader",
+        "DistributedSampler",
+        "DistributedDataParallel",
+    }
+)
 # Characters some tool treats as a line break or terminator; repr() escapes all of
 # them, so a correct backend never emits one raw.
 _RAW_FORBIDDEN = ("\r", "\x00", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -140,6 +154,9 @@ def prepare_program(
     if analyze and warnings:
         raise CompilationError(warnings, filename)
     program, graphs = front.resolved, front.graphs
+    unsafe = python_name_problems(program)
+    if unsafe:
+        raise CompilationError(unsafe, filename)
     if validate:
         _verify_graphs(graphs)
     if optimize:
@@ -147,6 +164,53 @@ def prepare_program(
         if validate:
             _verify_graphs(graphs)
     return program, graphs, warnings
+
+
+def python_name_problems(program: ast.AuraneProgram) -> list[Diagnostic]:
+    """Names the front end accepts but the generated Python must not bind or call.
+
+    A ``use`` alias (or an unaliased top-level module) becomes a module-level name:
+    it must not hide a builtin the generated code calls (``use os as super``) or a
+    module its runtime imports (``use os as random``), nor be a private name Python
+    would mangle (``__x``). A dataset ``from`` rooted at a builtin (``from eval``,
+    ``from builtins.exec``) is not a constructor of a data source. Python compares
+    identifiers after NFKC normalization, so this check does too.
+    """
+    from aurane.backends.torch.names import BUILTINS, KEYWORDS, SOFT_KEYWORDS, TEMPLATE
+    from aurane.codes import diag
+
+    found: list[Diagnostic] = []
+    for stmt in program.statements:
+        if isinstance(stmt, ast.Use):
+            bound = unicodedata.normalize("NFKC", stmt.alias or stmt.module.split(".")[0])
+            span = stmt.alias_span or stmt.module_span
+            bad_alias = stmt.alias is not None and (
+                bound.startswith("__")
+                or not bound.isidentifier()
+                or bound in KEYWORDS | SOFT_KEYWORDS | TEMPLATE | _RUNTIME_NAMES
+            )
+            if bad_alias or bound in BUILTINS:
+                found.append(
+                    diag(
+                        "S019",
+                        f"'{bound}' would replace a name the generated program uses",
+                        span,
+                        hint="choose another alias",
+                    )
+                )
+        elif isinstance(stmt, ast.Dataset) and stmt.source is not None:
+            root = unicodedata.normalize("NFKC", stmt.source.id.split(".")[0])
+            if root in BUILTINS or root == "builtins":
+                found.append(
+                    diag(
+                        "S013",
+                        f"'{stmt.source.id}' is a Python builtin, not a dataset constructor",
+                        stmt.source.span,
+                        hint="name a dataset class, e.g. "
+                        "torchvision.datasets.FakeData or aurane.data.SyntheticImages",
+                    )
+                )
+    return found
 
 
 def _optimize(program: ast.AuraneProgram, level: int) -> tuple[ast.AuraneProgram, dict[str, Graph]]:

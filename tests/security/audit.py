@@ -54,23 +54,52 @@ def _dotted(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else "?"
 
 
-def _bound_names(tree: ast.AST) -> Iterable[tuple[str, str]]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            yield "assign", node.id
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            yield type(node).__name__, node.name
-        elif isinstance(node, ast.arg):
-            yield "arg", node.arg
-        elif isinstance(node, ast.alias):
-            yield "import", node.asname or node.name.split(".")[0]
+def _scope_bindings(body: list[ast.stmt]) -> Iterable[tuple[str, str]]:
+    """Names bound directly in a module body (not inside functions or classes)."""
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield type(stmt).__name__, stmt.name
+            continue
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            for alias in stmt.names:
+                yield "import", alias.asname or alias.name.split(".")[0]
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                yield "assign", node.id
+
+
+def _function_shadowing(tree: ast.AST, imported: set[str]) -> Iterable[str]:
+    """Local names that hide a builtin or an import the same function still relies on.
+
+    A local named like a module is harmless unless the function also uses the module
+    (``random.getstate()``) or calls the builtin (``super()``, ``len(...)``) by that name.
+    """
+    for func in ast.walk(tree):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        local = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
+        local |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store)}
+        relied: set[str] = set()
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id in _BUILTIN_NAMES or node.func.id in imported:
+                    relied.add(node.func.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if node.value.id in imported:
+                    relied.add(node.value.id)
+        for name in sorted(local & relied - {"self"}):
+            yield f"{func.name} shadows {name}"
 
 
 def profile(code: str) -> Counter[str]:
     """Security-relevant constructs of ``code``, as a multiset of short descriptions."""
     tree = ast.parse(code)
+    assert isinstance(tree, ast.Module)
     items: Counter[str] = Counter(f"import {name}" for name in imports(tree))
-    imported = {name for kind, name in _bound_names(tree) if kind == "import"}
+    module_names = list(_scope_bindings(tree.body))
+    imported = {name for kind, name in module_names if kind == "import"}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
@@ -82,15 +111,14 @@ def profile(code: str) -> Counter[str]:
             dunder = node.attr.startswith("__") and node.attr.endswith("__")
             if dunder and node.attr not in ALLOWED_DUNDER_ATTRIBUTES:
                 items[f"attribute {node.attr}"] += 1
-    for kind, name in _bound_names(tree):
-        if kind == "import":
-            if name in _BUILTIN_NAMES:
-                items[f"import shadows builtin {name}"] += 1
-            continue
+    for kind, name in module_names:
         if name.startswith("__") and name not in ALLOWED_DUNDER_BINDINGS:
             items[f"binds dunder {name}"] += 1
-        elif name in _BUILTIN_NAMES or name in imported:
-            items[f"binds {name} ({kind})"] += 1
+        elif name in _BUILTIN_NAMES:
+            items[f"binds builtin {name} ({kind})"] += 1
+        elif kind != "import" and name in imported:
+            items[f"binds imported {name} ({kind})"] += 1
+    items.update(_function_shadowing(tree, imported))
     return items
 
 
@@ -121,9 +149,8 @@ def problems(
             expected[f"import {module}"] += mine[f"import {module}"] - expected[f"import {module}"]
         for name in derived:
             expected[f"call {name}"] = mine[f"call {name}"]
-        extra, missing = mine - expected, expected - mine
-        found += [f"not in the benign twin: {item}" for item in extra]
-        found += [f"missing versus the benign twin: {item}" for item in missing]
+        # Fewer constructs than the twin (a dataset that needs no torchvision) is no risk.
+        found += [f"not in the benign twin: {item}" for item in mine - expected]
     return found
 
 

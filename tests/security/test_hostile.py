@@ -207,7 +207,7 @@ def test_hostile_use_lines(line: str, uses: tuple[str, ...]) -> None:
 
 
 FROM_TARGETS = [
-    ("os.system", (), ("os.system",)),
+    ("os.system", ("os",), ("os.system",)),
     ("subprocess.Popen", ("subprocess",), ("subprocess.Popen",)),
     ("eval", (), ()), ("exec", (), ()), ("open", (), ()), ("getattr", (), ()),
     ("builtins.eval", (), ()), ("__import__", (), ()), ("os.__dict__", (), ()),

@@ -186,3 +186,41 @@ def test_old_compiler_forms_are_accepted() -> None:
     """)
     assert result.ok, result.diagnostics
     assert result.graphs["LM"].output_value.sample_shape == (4, 10)
+
+
+def test_dataset_transforms_and_nested_calls_resolve() -> None:
+    result = front("""
+        mean = 0.5
+        dataset d:
+            from torchvision.datasets.FakeData
+            size = 8
+            transform = Compose([ToTensor(), Normalize((mean,), (0.5,))])
+            target_transform = Compose([])
+    """)
+    assert result.ok, result.diagnostics
+
+
+def test_transform_and_transforms_are_exclusive_and_names_checked() -> None:
+    found = errors("""
+        dataset d:
+            from torchvision.datasets.FakeData
+            transform = Compose([ToTensor()])
+            transforms = [ToTensr()]
+    """)
+    assert sorted(d.code for d in found) == ["S008", "S011"]
+    assert any("ToTensor" in (d.hint or "") for d in found)
+
+
+def test_callback_and_scheduler_arguments_are_checked() -> None:
+    found = errors("""
+        dataset d:
+            from aurane.data.SyntheticRegression
+        model Net:
+            input_shape = (8,)
+            def forward(x):
+                x -> dense(1)
+        train Net on d:
+            scheduler = step_lr(step_size=0)
+            callbacks = [early_stopping(patience=2), checkpoint(checkpoint_dirr="x")]
+    """)
+    assert [d.code for d in found] == ["S004", "S002"]

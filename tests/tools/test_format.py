@@ -53,7 +53,7 @@ CASES = {
         "model N:\n    def forward(tokens):\n        tokens->dense(4)\n            ->dense(2)\n"
         "        h = tokens -> dense(3)\n          -> dense(1)\n",
         "model N:\n    def forward(tokens):\n        tokens -> dense(4)\n               -> dense(2)\n"
-        "        h = tokens -> dense(3)\n                  -> dense(1)\n",
+        "        h = tokens -> dense(3)\n                   -> dense(1)\n",
     ),
     "joined brackets": (
         "t = [1,\n      2,\n   3]\n",
@@ -63,7 +63,7 @@ CASES = {
         "a = 1\n\n\n\n\nb = 2\nmodel M:\n\n    x = 1\n\n\n    y = 2\n\n\n",
         "a = 1\n\n\nb = 2\nmodel M:\n    x = 1\n\n    y = 2\n",
     ),
-    "trailing whitespace": ("a = 1   \n# c  \n\n   \nb = 2\t\n", "a = 1\n# c\n\nb = 2\n"),
+    "trailing whitespace": ("a = 1   \n# c  \n\n   \nb = 2\t\n", "a = 1\n# c\n\n\nb = 2\n"),
     "header spacing": (
         "train   Net   on   data :\n  epochs=2\ntrain_gan G  and D on d:\n  epochs = 1\n",
         "train Net on data:\n    epochs = 2\ntrain_gan G and D on d:\n    epochs = 1\n",

@@ -233,15 +233,23 @@ class _Resolver:
     def config_call(self, call: ast.Call, scope: _Scope) -> ast.Call:
         return replace(
             call,
-            args=tuple(
-                self.catalog_expr(a, scope)
-                if isinstance(a, ast.Call)
-                else self.value_expr(a, scope)
-                for a in call.args
+            args=tuple(self.config_value(a, scope) for a in call.args),
+            keywords=tuple(
+                replace(k, value=self.config_value(k.value, scope)) for k in call.keywords
             ),
-            keywords=self.keywords(call.keywords, scope),
             suffixes=tuple(self.suffix(s, scope) for s in call.suffixes),
         )
+
+    def config_value(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
+        """An argument of a configuration call: nested calls (Compose([ToTensor()])) stay."""
+        match expr:
+            case ast.Call():
+                return self.config_call(expr, scope)
+            case ast.ListExpr(items=items, span=span) if any(
+                isinstance(i, ast.Call) for i in items
+            ):
+                return ast.ListExpr(tuple(self.config_value(i, scope) for i in items), span)
+        return self.value_expr(expr, scope)
 
     def keywords(self, keywords: tuple[ast.Keyword, ...], scope: _Scope) -> tuple[ast.Keyword, ...]:
         return tuple(replace(k, value=self.value_expr(k.value, scope)) for k in keywords)

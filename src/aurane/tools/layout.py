@@ -261,12 +261,25 @@ class Printer:
         extra: int,
     ) -> list[Line]:
         breaks = _source_breaks(chain)
-        lines = self._chain_lines(chain, indent, head, tail, comments, extra, breaks)
-        if any(line.width > self.width for line in lines) and not all(breaks[1:]):
-            lines = self._chain_lines(
-                chain, indent, head, tail, comments, extra, [breaks[0]] + [True] * len(breaks[1:])
-            )
-        return lines
+        if not comments and not self._fits(chain, indent, head, tail, extra, breaks):
+            breaks = [False] + [True] * (len(breaks) - 1)  # too long as written: one step a line
+        return self._chain_lines(chain, indent, head, tail, comments, extra, breaks)
+
+    def _fits(
+        self, chain: ast.Chain, indent: int, head: str, tail: str, extra: int, breaks: list[bool]
+    ) -> bool:
+        """Whether every line of the chain, broken only where ``breaks`` says, fits flat."""
+        line = indent + len(head) + len(self.flat(chain.source))
+        arrow = line + 1
+        widths = []
+        for index, step in enumerate(chain.steps):
+            if breaks[index]:
+                widths.append(line)
+                line = arrow + 3 + len(self.flat(step))
+            else:
+                line += 4 + len(self.flat(step))
+        widths.append(line + len(tail) + extra)
+        return max(widths) <= self.width
 
     def _chain_lines(
         self,

@@ -65,20 +65,13 @@ def shape_text(shape: tuple[int | str, ...] | None) -> str:
 
 
 def node_values(graph: Graph) -> list[Value]:
-    """The input value, then each node's output value, in node order.
-
-    Matched by position rather than by name, so a graph in which a name is defined twice
-    (an input named like a node id) still resolves every use to the right definition.
-    """
-    values = list(graph.values)
-    out = [values[0]]
-    cursor = 1
-    for node in graph.nodes:
-        while values[cursor].name != node.output:
-            cursor += 1
-        out.append(values[cursor])
-        cursor += 1
-    return out
+    """The input value, then each node's output value, in node order."""
+    by_name = graph.value_map
+    if len(by_name) != len(graph.nodes) + 1 or any(n.output not in by_name for n in graph.nodes):
+        # e.g. a forward parameter named like a generated node id (dense1): the IR then has
+        # one value for two definitions and shapes cannot be trusted; refuse, never guess
+        raise ValueError(f"graph {graph.name!r} does not give each value a unique name")
+    return [by_name[graph.input], *(by_name[n.output] for n in graph.nodes)]
 
 
 @dataclass(frozen=True)

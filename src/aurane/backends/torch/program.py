@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aurane import __version__
-from aurane.backends.torch.emit import ATTENTION_HELPER_SOURCE
+from aurane.backends.torch.emit import ATTENTION_HELPER, ATTENTION_HELPER_SOURCE
 from aurane.backends.torch.modules import ClassPlan, emit_class
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
 from aurane.ir.graph import Graph
@@ -53,19 +53,24 @@ class TorchCodeGenerator:
         self.program = program
         self.graphs = graphs
         self.filename = filename if filename is not None else program.filename
-        self.globals = Namespace(RESERVED)
-        self.globals.claim(_bound_import_names(program) | _job_names(program))
+        self.class_names: dict[str, str] = {}
+        self._plan(frozenset())
+
+    # -- planning ----------------------------------------------------------------------
+
+    def _plan(self, taken: frozenset[str]) -> None:
+        # private_ok=False: a model named _Progress must not shadow the jobs' private helpers
+        self.globals = Namespace(RESERVED, private_ok=False)
+        self.globals.claim(_bound_import_names(self.program) | _job_names(self.program) | taken)
         self._graphs: dict[ClassKey, Graph] = {}
         self._top: set[ClassKey] = set()
         self._discover()
         self._classes = self._name_classes()
-        self.class_names: dict[str, str] = {}
+        self.class_names = {}
         for key in self._graphs:
             self.class_names.setdefault(key[0], self._classes[key])
-        for name, graph in graphs.items():
+        for name, graph in self.graphs.items():
             self.class_names[name] = self._classes[_key(graph, graph.input_dtype)]
-
-    # -- planning ----------------------------------------------------------------------
 
     def _discover(self) -> None:
         tops = [self.graphs[m.name] for m in self.program.models if m.name in self.graphs]
@@ -124,12 +129,17 @@ class TorchCodeGenerator:
     # -- assembly ----------------------------------------------------------------------
 
     def generate(self) -> str:
+        jobs = _emit_jobs(self.program, self.graphs, self.class_names)
+        if jobs is not None:
+            clash = _defined_globals(jobs) & {*self._classes.values(), ATTENTION_HELPER}
+            if clash:  # a job helper took a class's name: rename the classes, emit again
+                self._plan(frozenset(_defined_globals(jobs)))
+                jobs = _emit_jobs(self.program, self.graphs, self.class_names)
         plans = self.plans()
         module_names = frozenset(self.globals.used)
         classes = ["\n".join(emit_class(p, self._class_of, module_names)) for p in plans]
         if any(p.attention for p in plans):
             classes.insert(0, ATTENTION_HELPER_SOURCE)
-        jobs = _emit_jobs(self.program, self.graphs, self.class_names)
         code = "\n\n\n".join(classes)
         imports = _core_imports(code) + _use_imports(self.program) + list(jobs.imports if jobs else ())
         header = "\n".join(_header(self.filename))
@@ -233,6 +243,22 @@ def _emit_jobs(
     module = importlib.import_module(JOBS_MODULE)
     jobs: JobCode = module.emit_jobs(program, graphs, dict(class_names))
     return jobs
+
+
+def _defined_globals(jobs: JobCode) -> set[str]:
+    """Module-level names the job code binds (functions, classes, assignments, imports)."""
+    tree = pyast.parse("\n".join([*jobs.imports, *jobs.sections, *jobs.main]))
+    names: set[str] = set()
+    for stmt in tree.body:
+        for node in pyast.walk(stmt):
+            if isinstance(node, pyast.FunctionDef | pyast.ClassDef | pyast.AsyncFunctionDef):
+                if node is stmt:
+                    names.add(node.name)
+            elif isinstance(node, pyast.Name) and isinstance(node.ctx, pyast.Store):
+                names.add(node.id)
+            elif isinstance(node, pyast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+    return names
 
 
 def sort_imports(lines: list[str]) -> list[str]:
