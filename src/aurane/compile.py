@@ -189,7 +189,8 @@ def python_name_problems(program: ast.AuraneProgram) -> list[Diagnostic]:
                 or not bound.isidentifier()
                 or bound in KEYWORDS | SOFT_KEYWORDS | TEMPLATE | _RUNTIME_NAMES
             )
-            if bad_alias or bound in BUILTINS:
+            # "type" is a builtin too; the backend's table files it as a soft keyword only.
+            if bad_alias or bound in BUILTINS | {"type"}:
                 found.append(
                     diag(
                         "S019",

@@ -153,18 +153,36 @@ HOSTILE_NAMES = sorted(
 ROLES = ["model", "tensor", "const", "dataset", "param"]
 
 
+# Known front-end bugs, reported (strict: the test fails once they are fixed, to be removed).
+KNOWN = {
+    # ir/lower.py names the input value after the forward parameter without reserving it
+    # in the node-id allocator, so `def forward(dense1)` gives two values named dense1.
+    ("param", "dense1"): "IR: input value named like a node id (IRVerificationError)",
+}
+
+
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("name", HOSTILE_NAMES, ids=ascii)
-def test_hostile_identifiers(role: str, name: str) -> None:
+def test_hostile_identifiers(role: str, name: str, request: pytest.FixtureRequest) -> None:
     if role == "model" and name in ("h", "width", "images", "x"):
         pytest.skip("collides with another benign part of the template by design")
+    _mark_known(request, role, name)
     check(training_program(**{role: name}), TWIN)
 
 
-@pytest.mark.parametrize("role", ROLES[:-2] + ["param"])
+@pytest.mark.parametrize("role", ["model", "tensor", "const", "param"])
 @pytest.mark.parametrize("name", HOSTILE_NAMES, ids=ascii)
-def test_hostile_identifiers_in_model_only_programs(role: str, name: str) -> None:
+def test_hostile_identifiers_in_model_only_programs(
+    role: str, name: str, request: pytest.FixtureRequest
+) -> None:
+    _mark_known(request, role, name)
     check(model_program(**{role: name}), None)
+
+
+def _mark_known(request: pytest.FixtureRequest, role: str, name: str) -> None:
+    reason = KNOWN.get((role, name))
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
 
 
 def test_nfkc_colliding_tensor_names_stay_distinct() -> None:

@@ -13,8 +13,25 @@ from collections.abc import Callable
 from hypothesis import strategies as st
 
 _RESERVED = {
-    "true", "false", "none", "null", "return", "def", "from", "use", "model", "dataset",
-    "experiment", "train", "train_gan", "and", "on", "as", "True", "False", "None",
+    "true",
+    "false",
+    "none",
+    "null",
+    "return",
+    "def",
+    "from",
+    "use",
+    "model",
+    "dataset",
+    "experiment",
+    "train",
+    "train_gan",
+    "and",
+    "on",
+    "as",
+    "True",
+    "False",
+    "None",
 }
 names = st.from_regex(r"\A[a-z_][a-z0-9_]{0,6}\Z").filter(lambda n: n not in _RESERVED)
 ints = st.sampled_from(["0", "1", "2", "8", "16", "1_000", "42"])
@@ -86,7 +103,11 @@ def expr(lay: Layout, indent: int, depth: int = 0) -> str:
         op = draw(st.sampled_from(["+", "-", "*", "/", "//", "%", "**"]))
         return f"{expr(lay, indent, depth + 1)}{lay.around()}{op}{lay.around()}{expr(lay, indent, depth + 1)}"
     if kind == 6:
-        return "(" + expr(lay, indent, depth + 1) + ")" if draw(st.booleans()) else "-" + expr(lay, indent, depth + 1)
+        return (
+            "(" + expr(lay, indent, depth + 1) + ")"
+            if draw(st.booleans())
+            else "-" + expr(lay, indent, depth + 1)
+        )
     items = [expr(lay, indent, depth + 1) for _ in range(draw(st.integers(0, 3)))]
     if kind == 7:
         return _bracket(lay, indent, "[", items, "]")
@@ -94,15 +115,23 @@ def expr(lay: Layout, indent: int, depth: int = 0) -> str:
         if len(items) == 1:
             return "(" + lay.space() + items[0] + "," + lay.space() + ")"
         return _bracket(lay, indent, "(", items, ")") if len(items) != 1 else "(" + items[0] + ",)"
-    keywords = [f"{draw(names)}{lay.space()}={lay.space()}{expr(lay, indent, depth + 1)}" for _ in range(draw(st.integers(0, 2)))]
+    keywords = [
+        f"{draw(names)}{lay.space()}={lay.space()}{expr(lay, indent, depth + 1)}"
+        for _ in range(draw(st.integers(0, 2)))
+    ]
     return draw(names) + _bracket(lay, indent, "(", items + keywords, ")")
 
 
 # ---------------------------------------------------------------- valid models
 
 _OPS = [
-    ("dense({n})", True), ("dense({n}, bias={b})", True), ("dropout(0.{d})", False),
-    ("layer_norm()", False), ("relu()", False), ("gelu()", False), ("batchnorm()", False),
+    ("dense({n})", True),
+    ("dense({n}, bias={b})", True),
+    ("dropout(0.{d})", False),
+    ("layer_norm()", False),
+    ("relu()", False),
+    ("gelu()", False),
+    ("batchnorm()", False),
 ]
 _SUFFIXES = ["", "", ".relu", ".gelu", ".tanh", ".leaky_relu(0.2)", ".residual", ".sigmoid"]
 
@@ -111,10 +140,14 @@ def _step(lay: Layout, indent: int, width: str) -> str:
     draw = lay.draw
     template, _ = draw(st.sampled_from(_OPS))
     n = draw(st.sampled_from([width, "4", "8", f"{width} * 2", f"({width} + 1) // 2", "2 ** 3"]))
-    step = template.format(n=n, b=draw(st.sampled_from(["true", "False"])), d=draw(st.integers(0, 9)))
+    step = template.format(
+        n=n, b=draw(st.sampled_from(["true", "False"])), d=draw(st.integers(0, 9))
+    )
     step = step.replace("(", "(" + lay.inside(indent), 1) if "()" not in step else step
     suffix = draw(st.sampled_from(_SUFFIXES))
-    if suffix == ".residual" and not step.startswith(("dropout", "layer_norm", "relu", "gelu", "batchnorm")):
+    if suffix == ".residual" and not step.startswith(
+        ("dropout", "layer_norm", "relu", "gelu", "batchnorm")
+    ):
         suffix = ""
     return step + suffix
 
@@ -144,7 +177,9 @@ def valid_model(draw: st.DrawFn, lay: Layout, unit: int, name: str, width: str) 
     for _ in range(draw(st.integers(1, 3))):
         text += lay.own_comment() + chain(lay, unit * 2, body, "x", width) + lay.end() + lay.blank()
     if draw(st.booleans()):
-        text += f"{body}h{lay.around()}={lay.around()}dense({lay.inside(unit * 2)}x, 4).relu{lay.end()}"
+        text += (
+            f"{body}h{lay.around()}={lay.around()}dense({lay.inside(unit * 2)}x, 4).relu{lay.end()}"
+        )
         text += f"{body}return {lay.space()}add(h,{lay.inside(unit * 2)}dense(x, 4)){lay.end()}"
     return text
 
@@ -160,7 +195,9 @@ def programs(draw: st.DrawFn) -> str:
     out += f"{width}{lay.around()}={lay.around()}{draw(st.sampled_from(['8', '4 * 2', '16 // 2']))}{lay.end()}"
     for index in range(draw(st.integers(1, 4))):
         unit = draw(st.sampled_from([2, 3, 4, 5]))
-        kind = draw(st.sampled_from(["model", "model", "const", "use", "experiment", "dataset", "train"]))
+        kind = draw(
+            st.sampled_from(["model", "model", "const", "use", "experiment", "dataset", "train"])
+        )
         out += lay.blank() + lay.own_comment()
         if kind == "model":
             out += draw(valid_model(lay, unit, f"M{index}", width))
@@ -170,10 +207,16 @@ def programs(draw: st.DrawFn) -> str:
             alias = draw(st.sampled_from(["", f" as {draw(names)}"]))
             out += f"use {draw(names)}.{draw(names)}{alias}{lay.end()}"
         else:
-            header = {"experiment": "experiment E{i}", "dataset": "dataset d{i}", "train": "train M{i} on d{i}"}
+            header = {
+                "experiment": "experiment E{i}",
+                "dataset": "dataset d{i}",
+                "train": "train M{i} on d{i}",
+            }
             out += header[kind].format(i=index) + ":" + lay.end()
             if kind == "dataset":
                 out += " " * unit + "from aurane.data.SyntheticImages" + lay.end()
             for _ in range(draw(st.integers(1, 3))):
-                out += lay.own_comment() + " " * unit + f"{draw(names)} = {expr(lay, unit)}{lay.end()}"
+                out += (
+                    lay.own_comment() + " " * unit + f"{draw(names)} = {expr(lay, unit)}{lay.end()}"
+                )
     return out + lay.own_comment() + lay.blank()

@@ -91,7 +91,7 @@ train L on images:
     scheduler = exponential_lr(gamma=0.9)
 
 train B on binary:
-    validate_on = images_val
+    validate_on = binary
     epochs = 3
     loss = bce_with_logits(pos_weight=[2.0])
     optimizer = adagrad(lr=0.1)
@@ -112,7 +112,7 @@ train R on numbers:
     metrics = [mse, mae]
 
 train R on numbers:
-    epochs = 2
+    epochs = 5
     loss = mae
     optimizer = adam(lr=0.5)
     callbacks = [early_stopping(patience=0, min_delta=100.0), checkpoint(checkpoint_dir="stop")]
@@ -151,7 +151,7 @@ assert lrs[0] == 0.0 and 0 < lrs[1] <= 1.0, lrs  # warmup from 0, stepped per op
 r = m.train_r()
 assert set(r.training_history[0]) == {"epoch", "loss", "mse", "mae", "lr"}
 stopped = m.train_r_2()
-assert len(stopped.training_history) == 1, stopped.training_history  # min_delta=100: stops
+assert len(stopped.training_history) == 2, stopped.training_history  # min_delta=100: stops
 assert torch.load("stop/last.pt", weights_only=True)["monitor"]["stopped"] is True
 try:
     m.train_r_3()

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics
+
+if TYPE_CHECKING:
+    from aurane.compiler import FrontEnd
+    from aurane.ir.graph import Graph
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,8 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.set_defaults(run=run)
 
 
-def load_graphs(path: str, model: str | None) -> list:  # type: ignore[type-arg]
-    """Front end + model selection shared by ir, profile and visualize."""
+def load_graphs(path: str, model: str | None) -> list[Graph]:
+    """Front end + model selection shared by ir and visualize."""
+    return load(path, model)[1]
+
+
+def load(path: str, model: str | None) -> tuple[FrontEnd, list[Graph]]:
+    """The front end's result and the selected graphs (every model with an input_shape)."""
     from aurane.cli.common import read_source
     from aurane.compiler import run_front_end
 
@@ -37,9 +47,9 @@ def load_graphs(path: str, model: str | None) -> list:  # type: ignore[type-arg]
     if not result.ok:
         raise CommandError(f"{path} has errors", EXIT_INPUT)
     if model is None:
-        return list(result.graphs.values())
+        return result, list(result.graphs.values())
     if model in result.graphs:
-        return [result.graphs[model]]
+        return result, [result.graphs[model]]
     assert result.resolved is not None
     names = [m.name for m in result.resolved.models]
     if model in names:

@@ -68,7 +68,7 @@ def _one(
             text = fixed.output
     found = lint_source(text, str(file), select=select)
     if args.json:
-        entry = {"file": str(file), "diagnostics": [d.to_json() for d in found]}
+        entry: dict[str, object] = {"file": str(file), "diagnostics": [d.to_json() for d in found]}
         payload.append(entry)
     else:
         print_diagnostics(found, text, str(file))

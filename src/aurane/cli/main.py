@@ -15,15 +15,17 @@ from aurane.cli import (
     compile_cmd,
     explain,
     format_cmd,
+    init_cmd,
     inspect_cmd,
     interactive_cmd,
     ir,
     lint_cmd,
     profile_cmd,
+    run_cmd,
     visualize,
     watch_cmd,
 )
-from aurane.cli.common import EXIT_INTERNAL, EXIT_USAGE, CommandError
+from aurane.cli.common import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, CommandError
 
 ISSUES_URL = "https://github.com/aurane-lang/aurane/issues"
 
@@ -42,6 +44,8 @@ COMMANDS: tuple[tuple[str, Callable[[argparse._SubParsersAction], None]], ...] =
     ("benchmark", benchmark_cmd.register),
     ("interactive", interactive_cmd.register),
     ("clean", clean_cmd.register),
+    ("run", run_cmd.register),
+    ("init", init_cmd.register),
 )
 
 
@@ -76,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`aurane ir x.aur | head`): not an error of ours
+        _silence_stdout()
+        return EXIT_OK
     except Exception:  # a bug: say so, and how to report it
         print(traceback.format_exc(), file=sys.stderr)
         print(
@@ -84,6 +92,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def entry() -> None:

@@ -48,27 +48,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.set_defaults(run=run)
 
 
-def _training_jobs(path: str) -> dict:  # type: ignore[type-arg]
-    """Training jobs from the resolved program (a second, type-free front-end pass)."""
-    from aurane.analysis.memory import training_jobs
-    from aurane.cli.common import read_source
-    from aurane.compiler import run_front_end
-
-    text, _ = read_source(path)
-    if text is None:
-        return {}
-    result = run_front_end(text, path, types=False)
-    return training_jobs(result.resolved) if result.resolved is not None else {}
-
-
 def run(args: argparse.Namespace) -> int:
-    from aurane.analysis.memory import training_memory
+    from aurane.analysis.memory import training_jobs, training_memory
     from aurane.analysis.profile import profile
     from aurane.analysis.report import model_text, profiles_json
-    from aurane.cli.ir import load_graphs
+    from aurane.cli.ir import load
 
-    graphs = load_graphs(args.source, args.model)
-    jobs = _training_jobs(args.source)
+    front, graphs = load(args.source, args.model)
+    jobs = training_jobs(front.resolved) if front.resolved is not None else {}
     batch = args.batch_size or 1
     results = []
     for graph in graphs:

@@ -8,6 +8,7 @@ one mistake gives one diagnostic. Block structure lives in ``blocks``, expressio
 from __future__ import annotations
 
 import difflib
+import gc
 from typing import NoReturn
 
 from aurane import codes
@@ -36,6 +37,18 @@ def parse_program(
     too_big = _size_error(text)
     if too_big is not None:
         return None, [too_big]
+    # Parsing allocates many small acyclic objects; the cyclic collector would rescan the
+    # growing token list again and again (half the time on large inputs), so it pauses here.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(text, filename)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _parse(text: str, filename: str | None) -> tuple[ast.AuraneProgram, list[Diagnostic]]:
     tokenized = tokenize(text)
     parser = _Parser(list(tokenized.lines))
     statements = parser.program()

@@ -59,9 +59,7 @@ def _round(source: str, filename: str, cache_dir: Path, result: BenchmarkResult 
 
 
 def summary(result: BenchmarkResult) -> str:
-    lines = [
-        f"{'phase':<14}{'mean':>11}{'median':>11}{'stdev':>11}{'min':>11}{'max':>11}  (ms)"
-    ]
+    lines = [f"{'phase':<14}{'mean':>11}{'median':>11}{'stdev':>11}{'min':>11}{'max':>11}  (ms)"]
     for phase in PHASES:
         values = [t * 1000 for t in result.timings[phase]]
         stdev = statistics.stdev(values) if len(values) > 1 else 0.0

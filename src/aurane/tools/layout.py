@@ -170,7 +170,9 @@ class Printer:
             if len(inner) != len(comments):
                 raise Unplaceable
             opened, closed = ("(", ")") if wrap else ("", "")
-            return self.lay(expr.operand, indent, head + expr.op + opened, closed + tail, inner, extra)
+            return self.lay(
+                expr.operand, indent, head + expr.op + opened, closed + tail, inner, extra
+            )
         raise Unplaceable
 
     def _binop_lines(
@@ -261,7 +263,7 @@ class Printer:
         extra: int,
     ) -> list[Line]:
         breaks = _source_breaks(chain)
-        if not comments and not self._fits(chain, indent, head, tail, extra, breaks):
+        if not self._fits(chain, indent, head, tail, extra, breaks):
             breaks = [False] + [True] * (len(breaks) - 1)  # too long as written: one step a line
         return self._chain_lines(chain, indent, head, tail, comments, extra, breaks)
 
@@ -309,7 +311,9 @@ class Printer:
                 last = lines.pop()
                 if last.comment is not None:
                     raise Unplaceable
-                lines += self.lay(step, last.indent, f"{last.text} -> ", step_tail, inside, step_extra)
+                lines += self.lay(
+                    step, last.indent, f"{last.text} -> ", step_tail, inside, step_extra
+                )
             previous = end(step.span)
         return lines
 

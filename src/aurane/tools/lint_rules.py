@@ -14,6 +14,7 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Graph, Node
 from aurane.semantics.config import LOSS_TABLE
 from aurane.semantics.constants import MODEL_FIELD_NAMES
+from aurane.source import Span
 from aurane.syntax import ast
 
 _NON_NEGATIVE = frozenset({"relu", "sigmoid", "softmax"})
@@ -108,7 +109,9 @@ def _model_constants(
         body = model.forward.body if model.forward is not None else ()
         uses |= _used([_statement_value(s) for s in body])
         if name not in uses:
-            found.append(_unused_constant(name, defined.name_span, f"constant of model '{model.name}'"))
+            found.append(
+                _unused_constant(name, defined.name_span, f"constant of model '{model.name}'")
+            )
         if name in constants:
             found.append(
                 diag(
@@ -122,7 +125,7 @@ def _model_constants(
     return found
 
 
-def _unused_constant(name: str, span: ast.Span, what: str) -> Diagnostic:
+def _unused_constant(name: str, span: Span, what: str) -> Diagnostic:
     return diag("L101", f"{what} '{name}' is never used", span, hint="use it or delete it")
 
 
@@ -199,9 +202,8 @@ def graph_rules(graphs: dict[str, Graph]) -> list[Diagnostic]:
                 continue
             if node.op == "relu" and source.op in _NON_NEGATIVE:
                 found.append(_redundant(node, source))
-            if node.op == "batchnorm" and source.op in _BIASED and source.args.get("bias"):
-                if _consumers(graph, source.output) == 1 and graph.output != source.output:
-                    found.append(_bias_before_norm(source, node))
+            if node.op == "batchnorm" and _only_feeds(graph, source):
+                found.append(_bias_before_norm(source, node))
     for graph in graphs.values():
         last = _producer(graph)
         if last is not None and last.op == "dropout":
@@ -216,8 +218,11 @@ def graph_rules(graphs: dict[str, Graph]) -> list[Diagnostic]:
     return found
 
 
-def _consumers(graph: Graph, value: str) -> int:
-    return sum(node.inputs.count(value) for node in graph.nodes)
+def _only_feeds(graph: Graph, layer: Node) -> bool:
+    """A biased layer whose output goes to one consumer only (else the bias matters)."""
+    if layer.op not in _BIASED or not layer.args.get("bias") or graph.output == layer.output:
+        return False
+    return sum(node.inputs.count(layer.output) for node in graph.nodes) == 1
 
 
 def _producer(graph: Graph) -> Node | None:
@@ -248,6 +253,7 @@ def job_rules(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> list[Diag
     found: list[Diagnostic] = []
     datasets = {d.name: d for d in program.datasets}
     for job in program.statements:
+        loss_fields: tuple[str, ...]
         if isinstance(job, ast.Train):
             models, loss_fields = [job.model.id], ("loss",)
             judged = job.model.id

@@ -36,7 +36,9 @@ class ProgramPrinter:
         self.lines = split_lines(body)
         self.printer = Printer(SourceText(self.lines))
         self.program = program
-        extents = [(ln.tokens[0].span.line, ln.tokens[-1].span.end_line) for ln in tokenize(body).lines]
+        extents = [
+            (ln.tokens[0].span.line, ln.tokens[-1].span.end_line) for ln in tokenize(body).lines
+        ]
         self._firsts = [first for first, _ in extents]
         self._extents = extents
 
@@ -133,7 +135,9 @@ class ProgramPrinter:
         match node:
             case ast.Use():
                 alias = f" as {node.alias}" if node.alias is not None else ""
-                return [self._unit(node.span.line, 0, self._simple(f"use {node.module}{alias}", None))]
+                return [
+                    self._unit(node.span.line, 0, self._simple(f"use {node.module}{alias}", None))
+                ]
             case ast.Constant():
                 return [self._unit(node.span.line, 0, self._simple(f"{node.name} = ", node.value))]
             case ast.Experiment():
@@ -160,7 +164,10 @@ class ProgramPrinter:
         raise TypeError(f"not a statement: {type(node).__name__}")
 
     def _block(
-        self, line: int, title: str, children: list[ast.Field | ast.Name] | list[ast.Field | ast.Forward]
+        self,
+        line: int,
+        title: str,
+        children: list[ast.Field | ast.Name] | list[ast.Field | ast.Forward],
     ) -> list[Unit]:
         units = [self._unit(line, 0, self._simple(title, None), header=True)]
         for child in sorted(children, key=lambda c: start(c.span)):  # fields may follow forward

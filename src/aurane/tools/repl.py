@@ -8,6 +8,7 @@ entered so far is kept and the session goes on. ``.compile`` prints the generate
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -27,10 +28,8 @@ PROMPT, MORE = ">>> ", "... "
 
 def _enable_history() -> None:
     """Line editing and in-session history where the readline module exists."""
-    try:
+    with contextlib.suppress(ImportError):
         import readline  # noqa: F401  (importing it enables input() editing and history)
-    except ImportError:
-        pass
 
 
 class Session:
@@ -53,6 +52,11 @@ class Session:
         if not self.pending and line.strip().startswith("."):
             return self._command(line.strip())
         if not self.pending and not line.strip():
+            return True
+        if not self.pending and line[:1].isspace():
+            # An entry is a top-level statement; an indented line would silently join the
+            # block of the previous entry.
+            print("unexpected indentation: an entry starts at column 1", file=self.err)
             return True
         self.pending.append(line)
         if not _complete(self.pending):
@@ -94,7 +98,9 @@ class Session:
         front = run_front_end(text, "<interactive>")
         if front.diagnostics:
             self._diagnostics(front.diagnostics, text)
-        summary = ", ".join(f"{name}: {g.parameters:,} parameters" for name, g in front.graphs.items())
+        summary = ", ".join(
+            f"{name}: {g.parameters:,} parameters" for name, g in front.graphs.items()
+        )
         print(f"ok{' (' + summary + ')' if summary else ''}", file=self.out)
 
     def _diagnostics(self, diagnostics: list, text: str) -> None:  # type: ignore[type-arg]

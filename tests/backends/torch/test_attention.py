@@ -82,9 +82,7 @@ def test_without_mask_equals_plain_attention(causal: bool) -> None:
 def test_fully_padded_rows_are_finite_zeros_with_finite_gradients(causal: bool) -> None:
     model = attention_model(causal)
     # a fully padded row, a left-padded row (causal queries see only padding) and a full row
-    mask = torch.tensor(
-        [[True] * SEQ, [True, True, False, False, False], [False] * SEQ]
-    )
+    mask = torch.tensor([[True] * SEQ, [True, True, False, False, False], [False] * SEQ])
     x = torch.randn(3, SEQ, DIM, requires_grad=True)
     out = model(x, padding_mask=mask)
     assert torch.isfinite(out).all()

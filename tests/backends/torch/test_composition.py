@@ -138,3 +138,24 @@ def test_attention_blocks_take_the_mask_through_repeat() -> None:
     out = run_and_compare_shapes(net, graph, x)
     out.sum().backward()
     assert torch.isfinite(x.grad).all()
+
+
+def test_float64_sequence_layers_create_float64_parameters() -> None:
+    fe, _, code = generate(
+        """
+        model Seq:
+            input_shape = (6, 4)
+            input_dtype = float64
+            def forward(x):
+                x -> positional_encoding(max_len=8) -> multihead_attention(heads=2, dim=4)
+                  -> lstm(3, bidirectional=true) -> gru(4) -> layer_norm() -> batchnorm()
+                  -> conv1d(2, kernel=1) -> dense(2)
+        """
+    )
+    graph = fe.graphs["Seq"]
+    net = load(code).Seq()
+    assert {p.dtype for p in net.parameters()} == {torch.float64}
+    assert sum(p.numel() for p in net.parameters()) == graph.parameters
+    out = net(torch.randn(2, 6, 4, dtype=torch.float64))
+    assert out.dtype == torch.float64
+    assert tuple(out.shape) == (2, *graph.output_value.sample_shape)

@@ -116,7 +116,9 @@ def _write_module(code: str, tmp_path: Path, name: str) -> Any:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("source", "model"), [("tiny_cnn.aur", "TinyNet"), ("sequence_lm.aur", "TinyLM")])
+@pytest.mark.parametrize(
+    ("source", "model"), [("tiny_cnn.aur", "TinyNet"), ("sequence_lm.aur", "TinyLM")]
+)
 def test_export_and_compile(source: str, model: str, tmp_path: Path) -> None:
     fe, generator, code = generate(corpus_path(source).read_text(), source)
     module = _write_module(code, tmp_path, f"gen_{model.lower()}")

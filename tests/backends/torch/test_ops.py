@@ -174,7 +174,11 @@ SUFFIXES = [
         (5,),
         lambda m, x: x + (x + m.layer_norm1(x)),
     ),
-    ("dense(x, 3).elu(alpha=0.5).tanh", (3,), lambda m, x: torch.tanh(torch.nn.functional.elu(m.dense1(x), 0.5))),
+    (
+        "dense(x, 3).elu(alpha=0.5).tanh",
+        (3,),
+        lambda m, x: torch.tanh(torch.nn.functional.elu(m.dense1(x), 0.5)),
+    ),
 ]
 
 

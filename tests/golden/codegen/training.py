@@ -654,11 +654,15 @@ def train_digits(
         monitor["stopped"] = not improved and monitor["bad_epochs"] >= 2
         history.append(row)
         _save_checkpoints(
-            "./checkpoints/digits", checkpoint_state(epoch), best=improved, every=None
+            "./checkpoints/digits",
+            checkpoint_state(epoch),
+            best=improved,
+            every=None,
         )
         _log(_epoch_line(row, epochs, time.monotonic() - started))
         if monitor["stopped"]:
-            _log("early stopping: val_loss did not improve for 2 epochs")
+            reason = "val_loss stopped improving (patience 2)"
+            _log(f"early stopping after epoch {epoch}: {reason}")
     test_metrics = {}
     model.training_history = history
     model.test_metrics = test_metrics

@@ -265,3 +265,17 @@ def optimizer_source(
     used = {"lr": lr, **kwargs}
     args: list[Doc] = [params, *(literal_doc(value, f"{key}=") for key, value in used.items())]
     return format_call(f"{target} = torch.optim.{option.spec.torch_name}", args, indent), used
+
+
+def checkpoint_calls(ckpt: tuple[str, int | None, bool] | None) -> dict[str, str]:
+    """The two ``_save_checkpoints`` calls of a job (at start and after each epoch)."""
+    if ckpt is None:
+        return {}
+    folder, every, save_best = ckpt
+    best = "improved" if save_best else "False"
+    args: list[Doc] = [quote(folder), "checkpoint_state(epoch)", f"best={best}", f"every={every!r}"]
+    first: list[Doc] = [quote(folder), "checkpoint_state(0)"]
+    return {
+        "save_call": "\n".join(format_call("_save_checkpoints", args, 8)),
+        "first_save": "\n".join(format_call("_save_checkpoints", first, 8)),
+    }

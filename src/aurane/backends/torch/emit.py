@@ -108,7 +108,9 @@ def kw(name: str, value: Any) -> str:
     return f"{name}={lit(value)}"
 
 
-def options(args: Mapping[str, Any], defaults: Mapping[str, Any], rename: Mapping[str, str] = {}) -> list[str]:  # noqa: B006
+def options(
+    args: Mapping[str, Any], defaults: Mapping[str, Any], rename: Mapping[str, str] = {}
+) -> list[str]:  # noqa: B006
     """Keyword arguments that differ from PyTorch's defaults, in ``defaults`` order."""
     out = []
     for name, default in defaults.items():
@@ -140,7 +142,9 @@ def functional(func: str, *names: str) -> OpEmitter:
 
 def _dense(site: Site) -> Call:
     bias = [] if site.args["bias"] else ["bias=False"]
-    return Call("nn.Linear", (str(site.in_shape[-1]), str(site.args["features"]), *bias, *dtype_arg(site)))
+    return Call(
+        "nn.Linear", (str(site.in_shape[-1]), str(site.args["features"]), *bias, *dtype_arg(site))
+    )
 
 
 def _conv(dims: int) -> Callable[[Site], Call]:
@@ -234,7 +238,14 @@ def _recurrent(module: str) -> Callable[[Site], Call]:
         rest = options(a, {"dropout": 0.0, "bidirectional": False})
         return Call(
             f"nn.{module}",
-            (str(site.in_shape[-1]), str(a["hidden"]), *layers, "batch_first=True", *rest, *dtype_arg(site)),
+            (
+                str(site.in_shape[-1]),
+                str(a["hidden"]),
+                *layers,
+                "batch_first=True",
+                *rest,
+                *dtype_arg(site),
+            ),
         )
 
     return init
@@ -290,7 +301,9 @@ def _repeat_forward(site: Site) -> Step:
     return Step(site.layer, loop=True) if site.block_attention else call_layer(site)
 
 
-def _module(init: Callable[[Site], Call], forward: Callable[[Site], Step] = call_layer) -> OpEmitter:
+def _module(
+    init: Callable[[Site], Call], forward: Callable[[Site], Step] = call_layer
+) -> OpEmitter:
     return OpEmitter(forward, init)
 
 
@@ -312,7 +325,9 @@ EMITTERS: dict[str, OpEmitter] = {
     "add": OpEmitter(lambda site: Step(" + ".join(site.inputs))),
     "concat": OpEmitter(_concat),
     "multihead_attention": _module(_attention, _attention_forward),
-    "lstm": _module(_recurrent("LSTM"), lambda site: Step(Call(site.layer, (site.x,)), unpack=True)),
+    "lstm": _module(
+        _recurrent("LSTM"), lambda site: Step(Call(site.layer, (site.x,)), unpack=True)
+    ),
     "gru": _module(_recurrent("GRU"), lambda site: Step(Call(site.layer, (site.x,)), unpack=True)),
     "relu": functional("F.relu"),
     "gelu": functional("F.gelu"),
@@ -322,12 +337,17 @@ EMITTERS: dict[str, OpEmitter] = {
     "log_softmax": functional("F.log_softmax", "dim"),
     "leaky_relu": OpEmitter(
         lambda site: Step(
-            Call("F.leaky_relu", (site.x, *options(site.args, {"slope": 0.01}, {"slope": "negative_slope"})))
+            Call(
+                "F.leaky_relu",
+                (site.x, *options(site.args, {"slope": 0.01}, {"slope": "negative_slope"})),
+            )
         )
     ),
     "silu": functional("F.silu"),
     "mish": functional("F.mish"),
-    "elu": OpEmitter(lambda site: Step(Call("F.elu", (site.x, *options(site.args, {"alpha": 1.0}))))),
+    "elu": OpEmitter(
+        lambda site: Step(Call("F.elu", (site.x, *options(site.args, {"alpha": 1.0}))))
+    ),
     "selu": functional("F.selu"),
     "hardswish": functional("F.hardswish"),
     "repeat": _module(_repeat_init, _repeat_forward),

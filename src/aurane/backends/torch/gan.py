@@ -177,7 +177,7 @@ $d_loss
 [ckpt]        }
 [ckpt]
 [ckpt]    if resume_from is None:  # a run killed during its first epoch still leaves last.pt
-[ckpt]        _save_checkpoints($checkpoint_dir, checkpoint_state(0))
+[ckpt]$first_save
     for epoch in range(first_epoch, epochs + 1):
         started = time.monotonic()
         generator.train()
@@ -249,7 +249,7 @@ $d_loss
             "fake_score": fake_score,
         }
         history.append(row)
-[ckpt]        improved = g_loss < best
+[save_best]        improved = g_loss < best
         best = min(best, g_loss)
 [samples]        if epoch % $every_samples == 0:
 [samples]            generator.eval()  # running statistics, not this batch's, for the samples
@@ -257,9 +257,7 @@ $d_loss
 [samples]                images = generator(fixed_noise)
 [samples]            generator.train()
 [samples]            _save_samples(images, $save_dir, epoch, $sample_format, $sample_range)
-[ckpt]        _save_checkpoints(
-[ckpt]            $checkpoint_dir, checkpoint_state(epoch), best=$save_best, every=$every
-[ckpt]        )
+[ckpt]$save_call
         _log(_epoch_line(row, epochs, time.monotonic() - started))
     generator.training_history = history
     discriminator.training_history = history
@@ -319,8 +317,9 @@ def emit_gan(
     ckpt = _checkpointing(fields, {}, name)
     if ckpt is not None:
         flags.add("ckpt")
-        values.update(checkpoint_dir=quote(ckpt[0]), every=repr(ckpt[1]),
-                      save_best="improved" if ckpt[2] else "False")
+        values.update(data_emit.checkpoint_calls(ckpt))
+        if ckpt[2]:
+            flags.add("save_best")
     noise_dtype = gen.input_dtype if gen.input_dtype in catalog.FLOAT_DTYPES else gen.param_dtype
     dataset = stmt.dataset.id
     values.update(

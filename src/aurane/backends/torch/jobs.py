@@ -154,8 +154,7 @@ def emit_train(
     ckpt = _checkpointing(fields, callbacks, name)
     if ckpt is not None:
         flags.add("ckpt")
-        values.update(checkpoint_dir=quote(ckpt[0]), every=repr(ckpt[1]),
-                      save_best="improved" if ckpt[2] else "False")
+        values.update(data_emit.checkpoint_calls(ckpt))
     validate = dataset_ref(fields["validate_on"]) if "validate_on" in fields else None
     test = dataset_ref(fields["test_on"]) if "test_on" in fields else None
     monitor = "val_loss" if validate else "loss"
@@ -190,7 +189,7 @@ def emit_train(
         monitor_key=quote(monitor),
         best_bound='monitor["best"]' + (f" - {min_delta!r}" if min_delta else ""),
         patience=repr(patience),
-        stop_message=quote(f"early stopping: {monitor} did not improve for {patience} epochs"),
+        stop_message=quote(f"{monitor} stopped improving (patience {patience})"),
     )
     amp_arg = ["amp_dtype=amp_dtype"] if "amp" in flags else []
     for role, loader, what in (("val", "validation_loader", validate), ("test", "test_loader", test)):

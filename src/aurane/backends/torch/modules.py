@@ -22,6 +22,7 @@ from aurane.ir.graph import Graph, Node, Value
 LINE_LIMIT = 100
 INDENT = "    "
 
+
 @dataclass(frozen=True)
 class ClassPlan:
     name: str  # generated class name
@@ -36,22 +37,23 @@ class ClassPlan:
 # -- layout helpers (black-compatible) ----------------------------------------------------
 
 
-def wrap(depth: int, head: str, expr: Call | str, comment: str = "") -> list[str]:
-    """``head + expr`` at ``depth`` indents, split the way black splits a long call."""
+def wrap(depth: int, head: str, expr: Call | str, comment: str = "", tail: str = "") -> list[str]:
+    """``head + expr + tail`` at ``depth`` indents, split the way black splits a long call."""
     pad = INDENT * depth
     text = expr if isinstance(expr, str) else expr.text()
-    line = f"{pad}{head}{text}"
+    line = f"{pad}{head}{text}{tail}"
     if comment:
         if len(line) + 2 + len(comment) <= LINE_LIMIT:
             return [f"{line}  {comment}"]
-        return [f"{pad}{comment}", *wrap(depth, head, expr)]
+        return [f"{pad}{comment}", *wrap(depth, head, expr, tail=tail)]
     if len(line) <= LINE_LIMIT or isinstance(expr, str) or not expr.args:
         return [line]
     inner = INDENT * (depth + 1)
     joined = inner + ", ".join(expr.args)
     if len(joined) <= LINE_LIMIT:
-        return [f"{pad}{head}{expr.func}(", joined, f"{pad})"]
-    return [f"{pad}{head}{expr.func}(", *(f"{inner}{arg}," for arg in expr.args), f"{pad})"]
+        return [f"{pad}{head}{expr.func}(", joined, f"{pad}){tail}"]
+    args = [f"{inner}{arg}," for arg in expr.args]
+    return [f"{pad}{head}{expr.func}(", *args, f"{pad}){tail}"]
 
 
 def shape_text(shape: tuple[int | str, ...] | None) -> str:
@@ -142,8 +144,15 @@ def emit_class(
     names = plan_locals(graph, values, local_namespace(module_names))
     attrs = attribute_namespace()
     attrs.allocate_all(n.id for n in graph.nodes if emitter(n.op).init is not None)
-    sites = [_site(graph, node, i, values, names, attrs, block_class) for i, node in enumerate(graph.nodes)]
-    lines = [f"class {plan.name}(nn.Module):", f"{INDENT}def __init__(self):", f"{INDENT * 2}super().__init__()"]
+    sites = [
+        _site(graph, node, i, values, names, attrs, block_class)
+        for i, node in enumerate(graph.nodes)
+    ]
+    lines = [
+        f"class {plan.name}(nn.Module):",
+        f"{INDENT}def __init__(self):",
+        f"{INDENT * 2}super().__init__()",
+    ]
     for site in sites:
         init = emitter(site.node.op).init
         if init is not None:
@@ -176,10 +185,10 @@ def _site(
 
 
 def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Value]) -> list[str]:
-    graph = plan.graph
     x = names.names[0]
-    params = f"self, {x}, {MASK}=None" if plan.attention else f"self, {x}"
-    lines = [f"{INDENT}def forward({params}):", f"{INDENT * 2}# {x}: {shape_text(values[0].shape)}"]
+    params = ("self", x, f"{MASK}=None") if plan.attention else ("self", x)
+    lines = wrap(1, "def ", Call("forward", params), tail=":")
+    lines.append(f"{INDENT * 2}# {x}: {shape_text(values[0].shape)}")
     lines += _prologue(plan, x)
     for index, site in enumerate(sites):
         target = names.names[index + 1]
@@ -193,10 +202,27 @@ def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Val
 def _prologue(plan: ClassPlan, x: str) -> list[str]:
     graph, lines = plan.graph, []
     if plan.check_dtype and graph.input_dtype is not None:
-        message = Call("TypeError", (f'f"{plan.name} expects {graph.input_dtype} input, got {{{x}.dtype}}"',))
-        lines += [f"{INDENT * 2}if {x}.dtype != torch.{graph.input_dtype}:", *wrap(3, "raise ", message)]
+        lines.append(f"{INDENT * 2}if {x}.dtype != torch.{graph.input_dtype}:")
+        lines += _raise_dtype(plan.name, graph.input_dtype, x)
     if plan.attention and graph.padding_idx is not None:
-        lines += [f"{INDENT * 2}if {MASK} is None:", f"{INDENT * 3}{MASK} = {x} == {graph.padding_idx!r}"]
+        lines += [
+            f"{INDENT * 2}if {MASK} is None:",
+            f"{INDENT * 3}{MASK} = {x} == {graph.padding_idx!r}",
+        ]
+    return lines
+
+
+def _raise_dtype(name: str, dtype: str, x: str) -> list[str]:
+    text = f'f"{name} expects {dtype} input, got {{{x}.dtype}}"'
+    lines = wrap(3, "raise ", Call("TypeError", (text,)))
+    if max(map(len, lines)) > LINE_LIMIT:  # very long names: let Python spell the class name
+        pad = INDENT * 4
+        lines = [
+            f"{INDENT * 3}raise TypeError(",
+            f'{pad}f"{{type(self).__name__}} expects {dtype} input, "',
+            f'{pad}f"got {{{x}.dtype}}"',
+            f"{INDENT * 3})",
+        ]
     return lines
 
 
@@ -204,7 +230,10 @@ def _statement(step: Step, target: str, site: Site, comment: str) -> list[str]:
     if step.loop:
         lines = [] if target == site.x else [f"{INDENT * 2}{target} = {site.x}"]
         loop = Call("block", (target, MASK))
-        return [*lines, f"{INDENT * 2}for block in {step.expr}:{'  ' + comment if comment else ''}", *wrap(3, f"{target} = ", loop)]
+        return [
+            *lines,
+            f"{INDENT * 2}for block in {step.expr}:{'  ' + comment if comment else ''}",
+            *wrap(3, f"{target} = ", loop),
+        ]
     head = f"{target}, _ = " if step.unpack else f"{target} = "
     return wrap(2, head, step.expr, comment)
-

@@ -19,15 +19,21 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # Fixed lists instead of ``keyword.kwlist`` / ``dir(builtins)``: output must be byte-identical
 # across Python versions, so the set of renamed names cannot depend on the interpreter.
-KEYWORDS = frozenset(
+KEYWORDS = _words(
     "False None True and as assert async await break class continue def del elif else "
     "except finally for from global if import in is lambda nonlocal not or pass raise "
-    "return try while with yield".split()
+    "return try while with yield"
 )
 SOFT_KEYWORDS = frozenset({"_", "case", "match", "type"})
-BUILTINS = frozenset(
+BUILTINS = _words(
     "ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup "
     "BlockingIOError BrokenPipeError BufferError BytesWarning ChildProcessError "
     "ConnectionAbortedError ConnectionError ConnectionRefusedError ConnectionResetError "
@@ -47,7 +53,7 @@ BUILTINS = frozenset(
     "globals hasattr hash help hex id input int isinstance issubclass iter len license "
     "list locals map max memoryview min next object oct open ord pow print property quit "
     "range repr reversed round set setattr slice sorted staticmethod str sum super tuple "
-    "vars zip".split()
+    "vars zip"
 )
 # Names the generated template itself uses, in any scope.
 TEMPLATE = frozenset(
@@ -69,7 +75,7 @@ TEMPLATE = frozenset(
     }
 )
 # Attributes of nn.Module (methods and state): a layer named like one would break the module.
-MODULE_ATTRIBUTES = frozenset(
+MODULE_ATTRIBUTES = _words(
     "T_destination add_module apply bfloat16 buffers call_super_init children compile cpu "
     "cuda double dump_patches eval extra_repr float forward get_buffer get_extra_state "
     "get_parameter get_submodule half ipu load_state_dict modules mtia named_buffers "
@@ -79,7 +85,7 @@ MODULE_ATTRIBUTES = frozenset(
     "register_load_state_dict_post_hook register_load_state_dict_pre_hook register_module "
     "register_parameter register_state_dict_post_hook register_state_dict_pre_hook "
     "requires_grad_ set_extra_state set_submodule share_memory state_dict to to_empty "
-    "train training type xpu zero_grad".split()
+    "train training type xpu zero_grad"
 )
 RESERVED = KEYWORDS | SOFT_KEYWORDS | BUILTINS | TEMPLATE
 
@@ -113,9 +119,7 @@ def _word_char(ch: str) -> bool:
 class Namespace:
     """One scope of generated identifiers (module globals, a class's attributes, a forward)."""
 
-    def __init__(
-        self, reserved: Iterable[str] = RESERVED, *, private_ok: bool = True
-    ) -> None:
+    def __init__(self, reserved: Iterable[str] = RESERVED, *, private_ok: bool = True) -> None:
         self.reserved = frozenset(reserved)
         self.private_ok = private_ok
         self.names: dict[str, str] = {}

@@ -141,7 +141,9 @@ class TorchCodeGenerator:
         if any(p.attention for p in plans):
             classes.insert(0, ATTENTION_HELPER_SOURCE)
         code = "\n\n\n".join(classes)
-        imports = _core_imports(code) + _use_imports(self.program) + list(jobs.imports if jobs else ())
+        imports = (
+            _core_imports(code) + _use_imports(self.program) + list(jobs.imports if jobs else ())
+        )
         header = "\n".join(_header(self.filename))
         parts = [header + "\n\n" + "\n\n".join(sort_imports(imports)), *classes]
         if jobs is not None:

@@ -312,7 +312,7 @@ $optimizer
 [ckpt]        }
 [ckpt]
 [ckpt]    if resume_from is None:  # a run killed during its first epoch still leaves last.pt
-[ckpt]        _save_checkpoints($checkpoint_dir, checkpoint_state(0))
+[ckpt]$first_save
     for epoch in range(first_epoch, epochs + 1):
         if monitor["stopped"]:
             break
@@ -349,7 +349,7 @@ $optimizer
         row["lr"] = lr
         monitored = row[$monitor_key]
 [epoch_sched]        scheduler.step()
-[plateau]        scheduler.step(monitored)
+[plateau_sched]        scheduler.step(monitored)
         improved = monitored < $best_bound
         if improved:
             monitor["best"], monitor["bad_epochs"] = monitored, 0
@@ -357,12 +357,11 @@ $optimizer
             monitor["bad_epochs"] += 1
 [es]        monitor["stopped"] = not improved and monitor["bad_epochs"] >= $patience
         history.append(row)
-[ckpt]        _save_checkpoints(
-[ckpt]            $checkpoint_dir, checkpoint_state(epoch), best=$save_best, every=$every
-[ckpt]        )
+[ckpt]$save_call
         _log(_epoch_line(row, epochs, time.monotonic() - started))
 [es]        if monitor["stopped"]:
-[es]            _log($stop_message)
+[es]            reason = $stop_message
+[es]            _log(f"early stopping after epoch {epoch}: {reason}")
     test_metrics = {}
 [test]$test_call
 [test]    _log("test - " + " - ".join(f"{key} {value:.4g}" for key, value in test_metrics.items()))

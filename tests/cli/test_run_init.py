@@ -1,0 +1,120 @@
+"""``aurane run`` and ``aurane init``: offline, files where promised, exit statuses."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import CORPUS, REPO, run_cli
+
+
+def _corpus(name: str, folder: Path) -> Path:
+    source = CORPUS / "valid" / name
+    if not source.is_file():
+        pytest.skip("../shared/corpus not present")
+    target = folder / name
+    shutil.copy(source, target)
+    return target
+
+
+def _offline() -> dict[str, str]:
+    # no proxy and no route: any download attempt fails instead of silently succeeding
+    return {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
+            "NO_PROXY": ""}
+
+
+def test_run_corpus_training_leaves_checkpoints(tmp_path: Path) -> None:
+    _corpus("training.aur", tmp_path)
+    done = run_cli("run", "training.aur", cwd=tmp_path, env=_offline())
+    assert done.returncode == 0, done.stderr
+    assert "epoch 2/2" in done.stdout
+    folder = tmp_path / "checkpoints" / "digits"
+    assert {"last.pt", "best.pt"} <= {p.name for p in folder.iterdir()}
+    checkpoint = torch.load(folder / "last.pt", weights_only=True)
+    assert checkpoint["epoch"] == 2 and len(checkpoint["history"]) == 2
+    assert not list(tmp_path.glob("*.py"))  # the temporary program is gone
+
+
+def test_run_corpus_gan_leaves_png_and_tensor_samples(tmp_path: Path) -> None:
+    _corpus("gan.aur", tmp_path)
+    done = run_cli("run", "gan.aur", cwd=tmp_path, env=_offline())
+    assert done.returncode == 0, done.stderr
+    png = tmp_path / "samples" / "samples_0001.png"
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    samples = torch.load(tmp_path / "samples" / "samples_0001.pt", weights_only=True)
+    assert samples.shape == (4, 1, 16, 16)
+    from PIL import Image
+
+    with Image.open(png) as image:
+        assert image.mode == "L" and image.size == (38, 38)  # 2x2 grid, 2 px padding
+
+
+def test_run_reports_compile_errors_and_program_failures(tmp_path: Path) -> None:
+    (tmp_path / "bad.aur").write_text("model M:\n    input_shape = (4,)\n    def forward(x):\n"
+                                      "        x -> dense(2)\n\ntrain M on nowhere:\n")
+    done = run_cli("run", "bad.aur", cwd=tmp_path)
+    assert done.returncode == 1 and "nowhere" in done.stderr
+    (tmp_path / "fails.aur").write_text(
+        "dataset d:\n    batch = 2\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
+        "        x -> dense(2)\n\ntrain M on d:\n    epochs = 1\n")
+    done = run_cli("run", "fails.aur", cwd=tmp_path)
+    assert done.returncode == 1 and "has no 'from' source" in done.stderr
+    assert run_cli("run", "missing.aur", cwd=tmp_path).returncode == 1
+
+
+def test_run_keep_temp_and_program_arguments(tmp_path: Path) -> None:
+    (tmp_path / "plain.aur").write_text("model M:\n    input_shape = (4,)\n"
+                                        "    def forward(x):\n        x -> dense(2)\n")
+    done = run_cli("run", "plain.aur", "--keep-temp", "--", "--flag", "value", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    kept = Path(re.search(r"kept the generated program: (.+)", done.stderr).group(1))  # type: ignore[union-attr]
+    assert kept.is_file() and "class M" in kept.read_text()
+    shutil.rmtree(kept.parent)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_run_interrupt_exits_130(tmp_path: Path) -> None:
+    (tmp_path / "long.aur").write_text(
+        "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 64\n    features = 4\n"
+        "    batch = 1\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
+        "        x -> dense(1)\n\ntrain M on d:\n    epochs = 100000\n    loss = mse\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    child = subprocess.Popen([sys.executable, "-m", "aurane", "run", "long.aur"], cwd=tmp_path,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    assert child.stdout is not None
+    child.stdout.readline()  # the first epoch line: training is under way
+    time.sleep(0.2)
+    os.killpg(child.pid, signal.SIGINT)  # Ctrl+C reaches the whole foreground group
+    assert child.wait(timeout=60) == 130
+
+
+def test_init_check_compile_run_offline(tmp_path: Path) -> None:
+    project = tmp_path / "demo"
+    done = run_cli("init", str(project))
+    assert done.returncode == 0, done.stderr
+    assert (project / "model.aur").is_file() and (project / "README.md").is_file()
+    assert run_cli("check", "model.aur", cwd=project).returncode == 0
+    compiled = run_cli("compile", "model.aur", "-o", "model.py", "--no-cache", cwd=project)
+    assert compiled.returncode == 0, compiled.stderr
+    assert "import aurane.data" in (project / "model.py").read_text()
+    trained = run_cli("run", "model.aur", cwd=project, env=_offline())
+    assert trained.returncode == 0, trained.stderr
+    assert "epoch 3/3" in trained.stdout
+    assert (project / "checkpoints" / "last.pt").is_file()
+
+
+def test_init_refuses_a_non_empty_directory(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    done = run_cli("init", str(tmp_path))
+    assert done.returncode == 1 and "not empty" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
