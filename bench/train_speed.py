@@ -1,9 +1,9 @@
 """Samples/s of Aurane's generated training loop vs a hand-written loop and Lightning.
 
 All three train the same model on the same in-memory data with the same optimizer for
-the same number of epochs, measured in one process, interleaved, best of ``--rounds``:
+the same number of epochs, measured in one process, interleaved (the order rotates each round), best of ``--rounds``:
 
-    python bench/train_speed.py [--epochs 3] [--rounds 3] [--size 8192] [--batch 64]
+    python bench/train_speed.py [--epochs 2] [--rounds 6] [--size 4096] [--batch 64]
 
 Targets: generated >= 0.95x hand-written, >= 1.0x Lightning's Trainer. Lightning is
 optional (``pip install lightning``); without it that row says so.
@@ -85,7 +85,9 @@ def lightning_runner() -> Callable[[nn.Module, DataLoader, int], None] | None:  
             self.net = net
             self.loss_fn = nn.CrossEntropyLoss()
 
-        def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], index: int) -> torch.Tensor:
+        def training_step(
+            self, batch: tuple[torch.Tensor, torch.Tensor], index: int
+        ) -> torch.Tensor:
             inputs, targets = batch
             return self.loss_fn(self.net(inputs), targets)  # type: ignore[no-any-return]
 
@@ -93,9 +95,15 @@ def lightning_runner() -> Callable[[nn.Module, DataLoader, int], None] | None:  
             return torch.optim.Adam(self.parameters(), lr=0.001)
 
     def run(model: nn.Module, loader: DataLoader, epochs: int) -> None:  # type: ignore[type-arg]
-        trainer = L.Trainer(max_epochs=epochs, accelerator="cpu", devices=1, logger=False,
-                            enable_checkpointing=False, enable_progress_bar=False,
-                            enable_model_summary=False)
+        trainer = L.Trainer(
+            max_epochs=epochs,
+            accelerator="cpu",
+            devices=1,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+        )
         trainer.fit(Module(model), loader)
 
     return run
@@ -103,14 +111,16 @@ def lightning_runner() -> Callable[[nn.Module, DataLoader, int], None] | None:  
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--size", type=int, default=8192)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--batch", type=int, default=64)
     args = parser.parse_args()
     generator = torch.Generator().manual_seed(0)
-    data = TensorDataset(torch.randn(args.size, 1, 28, 28, generator=generator),
-                         torch.randint(0, 10, (args.size,), generator=generator))
+    data = TensorDataset(
+        torch.randn(args.size, 1, 28, 28, generator=generator),
+        torch.randint(0, 10, (args.size,), generator=generator),
+    )
     loader = DataLoader(data, batch_size=args.batch, shuffle=True)
     with tempfile.TemporaryDirectory() as folder:
         program = compiled_module(args.epochs, args.batch, Path(folder))
@@ -120,22 +130,33 @@ def main() -> None:
             "lightning": lightning_runner(),
         }
         best: dict[str, float] = {}
-        for _ in range(args.rounds):
-            for name, runner in runners.items():
-                if runner is None:
-                    continue
+        order = [name for name, runner in runners.items() if runner is not None]
+        for round_ in range(args.rounds):
+            for name in order[round_ % len(order) :] + order[: round_ % len(order)]:
+                runner = runners[name]
+                assert runner is not None
                 model = program.Mlp()  # type: ignore[attr-defined]
                 started = time.perf_counter()
-                with contextlib.redirect_stdout(io.StringIO()), \
-                        contextlib.redirect_stderr(io.StringIO()):
+                with (
+                    contextlib.redirect_stdout(io.StringIO()),
+                    contextlib.redirect_stderr(io.StringIO()),
+                ):
                     runner(model, loader, args.epochs)
                 rate = args.epochs * args.size / (time.perf_counter() - started)
                 best[name] = max(best.get(name, 0.0), rate)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.size} samples, "
-          f"batch {args.batch}, {args.epochs} epochs, best of {args.rounds}")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.size} samples, "
+        f"batch {args.batch}, {args.epochs} epochs, best of {args.rounds}"
+    )
     for name in runners:
-        print(f"{name:>13}: " + (f"{best[name]:9.0f} samples/s" if name in best
-                                 else "not measured (pip install lightning failed or absent)"))
+        print(
+            f"{name:>13}: "
+            + (
+                f"{best[name]:9.0f} samples/s"
+                if name in best
+                else "not measured (pip install lightning failed or absent)"
+            )
+        )
     ratio = best["aurane"] / best["hand-written"]
     print(f"aurane / hand-written = {ratio:.3f} (target >= 0.95)")
     if "lightning" in best:

@@ -124,10 +124,16 @@ def test_detailed_result_reports_warnings() -> None:
     [
         ("model Net:\n    input_shape = (4,\n", "parse", 2),
         ("a = b\n", "resolve", 1),
-        ("model Net:\n    input_shape = (4,)\n    def forward(x):\n        x -> nosuch(3)\n",
-         "semantic", 4),
-        ("model Net:\n    input_shape = (4,)\n    def forward(x):\n        x -> conv2d(3)\n",
-         "type", 4),
+        (
+            "model Net:\n    input_shape = (4,)\n    def forward(x):\n        x -> nosuch(3)\n",
+            "semantic",
+            4,
+        ),
+        (
+            "model Net:\n    input_shape = (4,)\n    def forward(x):\n        x -> conv2d(3)\n",
+            "type",
+            4,
+        ),
     ],
 )
 def test_errors_are_located_compilation_errors(source: str, stage: str, line: int) -> None:
@@ -333,7 +339,9 @@ def test_surrogate_source_is_never_cached(tmp_path: Path) -> None:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(alphabet=st.sampled_from(list("model Net:\n    ->()=,.x1_#\"'\\\r\u2028")), max_size=80))
+@given(
+    st.text(alphabet=st.sampled_from(list("model Net:\n    ->()=,.x1_#\"'\\\r\u2028")), max_size=80)
+)
 def test_any_text_gives_output_or_compilation_error(text: str) -> None:
     try:
         out = compile_source(text, backend=_SHARED_STUB)
@@ -363,8 +371,12 @@ def test_public_names_are_lazy_and_torch_free() -> None:
     assert done.returncode == 0, done.stderr
     assert aurane.compile_source is compile_source
     assert set(aurane.__all__) >= {
-        "compile_source", "compile_file", "register_backend", "optimize_ast",
-        "TorchCodeGenerator", "CompilationError",
+        "compile_source",
+        "compile_file",
+        "register_backend",
+        "optimize_ast",
+        "TorchCodeGenerator",
+        "CompilationError",
     }
     with pytest.raises(AttributeError):
         aurane.no_such_name  # noqa: B018
@@ -384,7 +396,9 @@ def _torch_backend() -> None:
 def test_corpus_compiles_validated_at_every_level(name: str) -> None:
     _torch_backend()
     source = (CORPUS / "valid" / name).read_text()
-    outputs = [compile_source(source, validate=True, optimize=lvl, filename=name) for lvl in (0, 1, 2)]
+    outputs = [
+        compile_source(source, validate=True, optimize=lvl, filename=name) for lvl in (0, 1, 2)
+    ]
     assert outputs[0] == compile_source(source, filename=name)  # deterministic in-process
     assert all(isinstance(o, str) and o for o in outputs)
 
@@ -417,7 +431,10 @@ def test_same_bytes_under_different_hash_seeds() -> None:
         env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONHASHSEED": seed}
         done = subprocess.run(
             [sys.executable, "-c", code, str(CORPUS / "valid")],
-            capture_output=True, text=True, env=env, timeout=120,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
         )
         assert done.returncode == 0, done.stderr
         digests.add(done.stdout.strip())

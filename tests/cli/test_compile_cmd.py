@@ -44,7 +44,9 @@ def work(tmp_path: Path) -> Path:
 
 def cli(work: Path, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     # The cache goes to the test folder unless a test says otherwise.
-    return run_cli("compile", *args, cwd=work, env={"AURANE_CACHE_DIR": str(work / "c"), **(env or {})})
+    return run_cli(
+        "compile", *args, cwd=work, env={"AURANE_CACHE_DIR": str(work / "c"), **(env or {})}
+    )
 
 
 def test_stdout_is_only_python(work: Path) -> None:
@@ -61,8 +63,9 @@ def test_quiet_silences_the_success_message(work: Path) -> None:
     assert cli(work, "good.aur", "-q").stderr == ""
 
 
-@pytest.mark.parametrize("form", [["net.py"], ["-o", "net.py"], ["--output", "net.py"],
-                                  ["net.py", "-o", "net.py"]])
+@pytest.mark.parametrize(
+    "form", [["net.py"], ["-o", "net.py"], ["--output", "net.py"], ["net.py", "-o", "net.py"]]
+)
 def test_output_file(work: Path, form: list[str]) -> None:
     done = cli(work, "good.aur", *form)
     assert done.returncode == 0, done.stderr
@@ -77,8 +80,9 @@ def test_two_different_outputs_are_a_usage_error(work: Path) -> None:
     assert not (work / "a.py").exists() and not (work / "b.py").exists()
 
 
-@pytest.mark.parametrize("target", ["good.aur", "./good.aur", "sub/../good.aur", "link.aur",
-                                    "hard.aur"])
+@pytest.mark.parametrize(
+    "target", ["good.aur", "./good.aur", "sub/../good.aur", "link.aur", "hard.aur"]
+)
 def test_output_equal_to_source_is_refused(work: Path, target: str) -> None:
     (work / "sub").mkdir()
     (work / "link.aur").symlink_to(work / "good.aur")
@@ -239,8 +243,9 @@ def test_show_ast_goes_to_stderr(work: Path) -> None:
         dump = json.loads(done.stderr)
         assert dump["node"] == "AuraneProgram"
         steps = dump["statements"][0]["forward"]["body"][0]["chain"]["steps"]
-        assert [s["func"] for s in steps] == (["dense", "dense"] if extra else
-                                              ["dense", "dropout", "dense"])
+        assert [s["func"] for s in steps] == (
+            ["dense", "dense"] if extra else ["dense", "dropout", "dense"]
+        )
     hit = cli(work, "good.aur", "--show-ast", "-q")
     assert json.loads(hit.stderr)["node"] == "AuraneProgram"
 
@@ -278,8 +283,19 @@ def test_unwritable_cache_is_not_fatal(work: Path) -> None:
 def test_help() -> None:
     done = run_cli("compile", "--help")
     assert done.returncode == 0
-    for flag in ("--analyze", "--validate", "--optimize", "--opt-level", "--backend", "--format",
-                 "--diff", "--show-ast", "--quiet", "--no-cache", "--json-errors"):
+    for flag in (
+        "--analyze",
+        "--validate",
+        "--optimize",
+        "--opt-level",
+        "--backend",
+        "--format",
+        "--diff",
+        "--show-ast",
+        "--quiet",
+        "--no-cache",
+        "--json-errors",
+    ):
         assert flag in done.stdout
 
 
@@ -312,3 +328,16 @@ def _src() -> str:
     from tests.conftest import REPO
 
     return str(REPO / "src")
+
+
+def test_show_ast_and_json_errors_survive_lone_surrogates(work: Path) -> None:
+    source = GOOD + 'odd = "\\uD800"\n'
+    (work / "odd.aur").write_text(source)
+    done = cli(work, "odd.aur", "--show-ast", "-q")
+    assert done.returncode == 0, done.stderr
+    assert "\\ud800" in done.stderr.lower()
+    json.loads(done.stderr)
+    (work / "odd_bad.aur").write_text(source + 'model Bad:\n    nonsense = "\\uD800" +\n')
+    failed = cli(work, "odd_bad.aur", "--json-errors")
+    assert failed.returncode == 1
+    assert json.loads(failed.stderr)["ok"] is False

@@ -28,8 +28,7 @@ def _corpus(name: str, folder: Path) -> Path:
 
 def _offline() -> dict[str, str]:
     # no proxy and no route: any download attempt fails instead of silently succeeding
-    return {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
-            "NO_PROXY": ""}
+    return {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
 
 
 def test_run_corpus_training_leaves_checkpoints(tmp_path: Path) -> None:
@@ -59,21 +58,25 @@ def test_run_corpus_gan_leaves_png_and_tensor_samples(tmp_path: Path) -> None:
 
 
 def test_run_reports_compile_errors_and_program_failures(tmp_path: Path) -> None:
-    (tmp_path / "bad.aur").write_text("model M:\n    input_shape = (4,)\n    def forward(x):\n"
-                                      "        x -> dense(2)\n\ntrain M on nowhere:\n")
+    (tmp_path / "bad.aur").write_text(
+        "model M:\n    input_shape = (4,)\n    def forward(x):\n"
+        "        x -> dense(2)\n\ntrain M on nowhere:\n"
+    )
     done = run_cli("run", "bad.aur", cwd=tmp_path)
     assert done.returncode == 1 and "nowhere" in done.stderr
     (tmp_path / "fails.aur").write_text(
         "dataset d:\n    batch = 2\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
-        "        x -> dense(2)\n\ntrain M on d:\n    epochs = 1\n")
+        "        x -> dense(2)\n\ntrain M on d:\n    epochs = 1\n"
+    )
     done = run_cli("run", "fails.aur", cwd=tmp_path)
     assert done.returncode == 1 and "has no 'from' source" in done.stderr
     assert run_cli("run", "missing.aur", cwd=tmp_path).returncode == 1
 
 
 def test_run_keep_temp_and_program_arguments(tmp_path: Path) -> None:
-    (tmp_path / "plain.aur").write_text("model M:\n    input_shape = (4,)\n"
-                                        "    def forward(x):\n        x -> dense(2)\n")
+    (tmp_path / "plain.aur").write_text(
+        "model M:\n    input_shape = (4,)\n    def forward(x):\n        x -> dense(2)\n"
+    )
     done = run_cli("run", "plain.aur", "--keep-temp", "--", "--flag", "value", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     kept = Path(re.search(r"kept the generated program: (.+)", done.stderr).group(1))  # type: ignore[union-attr]
@@ -86,11 +89,17 @@ def test_run_interrupt_exits_130(tmp_path: Path) -> None:
     (tmp_path / "long.aur").write_text(
         "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 64\n    features = 4\n"
         "    batch = 1\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
-        "        x -> dense(1)\n\ntrain M on d:\n    epochs = 100000\n    loss = mse\n")
+        "        x -> dense(1)\n\ntrain M on d:\n    epochs = 100000\n    loss = mse\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    child = subprocess.Popen([sys.executable, "-m", "aurane", "run", "long.aur"], cwd=tmp_path,
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             start_new_session=True)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "aurane", "run", "long.aur"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     assert child.stdout is not None
     child.stdout.readline()  # the first epoch line: training is under way
     time.sleep(0.2)

@@ -64,7 +64,9 @@ def test_level_n_module_equals_level_0(case: Case) -> None:
         y1, gx1 = run(opt, x, weight, train=train)
         assert torch.equal(y0, y1), f"outputs differ (train={train})"
         assert torch.equal(gx0, gx1), f"input gradients differ (train={train})"
-        for (name, p0), (_, p1) in zip(base.named_parameters(), opt.named_parameters()):
+        for (name, p0), (_, p1) in zip(
+            base.named_parameters(), opt.named_parameters(), strict=True
+        ):
             assert torch.equal(p0.grad, p1.grad), f"gradient of {name} differs (train={train})"
-        for (name, b0), (_, b1) in zip(base.named_buffers(), opt.named_buffers()):
+        for (name, b0), (_, b1) in zip(base.named_buffers(), opt.named_buffers(), strict=True):
             assert torch.equal(b0, b1), f"buffer {name} differs (train={train})"

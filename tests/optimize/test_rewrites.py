@@ -86,9 +86,11 @@ def test_optimizing_is_idempotent(case: Case) -> None:
     ],
 )
 def test_unproven_steps_are_kept(body: str) -> None:
-    source = "model Net:\n    input_shape = (6,)\n    def forward(x):\n        " + body.replace(
-        "\n    ", "\n        "
-    ) + "\n"
+    source = (
+        "model Net:\n    input_shape = (6,)\n    def forward(x):\n        "
+        + body.replace("\n    ", "\n        ")
+        + "\n"
+    )
     program = resolved(source)
     for level in (1, 2):
         assert ops(optimize_ast(program, level)) == ops(program)
@@ -97,8 +99,10 @@ def test_unproven_steps_are_kept(body: str) -> None:
 def test_unresolved_names_are_not_reasoned_about() -> None:
     from aurane.syntax.parser import parse_program
 
-    source = "rate = 0\nmodel Net:\n    input_shape = (6,)\n    def forward(x):\n" \
+    source = (
+        "rate = 0\nmodel Net:\n    input_shape = (6,)\n    def forward(x):\n"
         "        x -> dense(8) -> dropout(rate) -> dense(2)\n"
+    )
     parsed, _ = parse_program(source, "t.aur")
     assert parsed is not None
     assert strip_spans(optimize_ast(parsed, 1)) == strip_spans(parsed)
@@ -151,8 +155,10 @@ def test_block_reshape_removed_when_identity_at_every_call() -> None:
 def test_program_with_errors_gets_no_shape_rewrites() -> None:
     from aurane.syntax.parser import parse_program
 
-    source = "model Net:\n    input_shape = (6,)\n    def forward(x):\n" \
+    source = (
+        "model Net:\n    input_shape = (6,)\n    def forward(x):\n"
         "        x -> reshape(6) -> conv2d(3)\n"
+    )
     parsed, _ = parse_program(source, "t.aur")
     assert parsed is not None
     assert strip_spans(optimize_ast(parsed, 2)) == strip_spans(parsed)

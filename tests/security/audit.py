@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -21,8 +22,22 @@ ALWAYS_ALLOWED_IMPORTS = frozenset(
     {"torch", "torch.nn", "torch.nn.functional", "math", "torchvision", "aurane.data"}
 )
 DANGEROUS_BUILTINS = frozenset(
-    {"eval", "exec", "__import__", "open", "getattr", "setattr", "delattr", "compile",
-     "globals", "locals", "vars", "breakpoint", "input", "memoryview"}
+    {
+        "eval",
+        "exec",
+        "__import__",
+        "open",
+        "getattr",
+        "setattr",
+        "delattr",
+        "compile",
+        "globals",
+        "locals",
+        "vars",
+        "breakpoint",
+        "input",
+        "memoryview",
+    }
 )
 DANGEROUS_MODULES = frozenset({"os", "subprocess", "sys", "builtins", "importlib", "shutil"})
 ALLOWED_DUNDER_BINDINGS = frozenset({"__init__", "__all__"})
@@ -78,25 +93,33 @@ def _function_shadowing(tree: ast.AST, imported: set[str]) -> Iterable[str]:
     for func in ast.walk(tree):
         if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        local = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
-        local |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name)
-                  and isinstance(n.ctx, ast.Store)}
+        local: set[str] = set()
         relied: set[str] = set()
         for node in ast.walk(func):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if isinstance(node, ast.arg):
+                local.add(node.arg)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                local.add(node.id)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 if node.func.id in _BUILTIN_NAMES or node.func.id in imported:
                     relied.add(node.func.id)
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                if node.value.id in imported:
-                    relied.add(node.value.id)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in imported
+            ):
+                relied.add(node.value.id)
         for name in sorted(local & relied - {"self"}):
             yield f"{func.name} shadows {name}"
 
 
+@functools.lru_cache(maxsize=64)
 def profile(code: str) -> Counter[str]:
     """Security-relevant constructs of ``code``, as a multiset of short descriptions."""
-    tree = ast.parse(code)
-    assert isinstance(tree, ast.Module)
+    return tree_profile(ast.parse(code))
+
+
+def tree_profile(tree: ast.Module) -> Counter[str]:
     items: Counter[str] = Counter(f"import {name}" for name in imports(tree))
     module_names = list(_scope_bindings(tree.body))
     imported = {name for kind, name in module_names if kind == "import"}
@@ -131,20 +154,23 @@ def problems(
     ``derived``: dotted call names the program itself asked for (a dataset ``from``).
     """
     found = [f"raw {c!r} in output" for c in RAW_FORBIDDEN if c in code]
-    found += [f"coding cookie on line {i + 1}" for i, line in
-              enumerate(code.split("\n")[:2]) if CODING.match(line)]
+    found += [
+        f"coding cookie on line {i + 1}"
+        for i, line in enumerate(code.split("\n")[:2])
+        if CODING.match(line)
+    ]
     try:
         tree = ast.parse(code)
         compile(tree, "<generated>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         return [*found, f"does not compile: {error}"]
     allowed = ALWAYS_ALLOWED_IMPORTS | set(uses)
-    mine = profile(code)
+    mine = tree_profile(tree)
     if twin is None:
         found += [f"unexpected import {name}" for name in imports(tree) if name not in allowed]
         found += [f"unexpected {item}" for item in mine if not item.startswith("import ")]
     else:
-        expected = profile(twin)
+        expected = Counter(profile(twin))  # a copy: the cached one stays as it is
         for module in uses:  # the hostile program's own use lines may add imports
             expected[f"import {module}"] += mine[f"import {module}"] - expected[f"import {module}"]
         for name in derived:
@@ -154,9 +180,9 @@ def problems(
     return found
 
 
-def string_round_trips(code: str, value: str) -> bool:
+def string_round_trips(code: str, value: str, tree: ast.Module | None = None) -> bool:
     """Some string literal in ``code`` evaluates to exactly ``value``, via its own source text."""
-    tree = ast.parse(code)
+    tree = tree or ast.parse(code)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and node.value == value:
             segment = ast.get_source_segment(code, node)

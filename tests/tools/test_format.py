@@ -211,3 +211,16 @@ def test_corpus_idempotent_and_ir_preserving(name: str) -> None:
     assert format_source(out, name).output == out
     before = {d.code for d in lint_source(text, name)}
     assert {d.code for d in lint_source(out, name)} <= before
+
+
+def test_regression_chain_comment_counts_toward_the_width() -> None:
+    # Found by the 5,000-program campaign: re-indenting 2 -> 4 spaces pushed a chain line
+    # with a trailing comment past 100 columns; the comment now counts when deciding breaks.
+    source = (
+        "model M:\n  input_shape = (8,)\n  def forward(x):\n"
+        "    x -> dense((_000000 + 1) // 2, bias=true).relu -> layer_norm().leaky_relu(0.2)"
+        "  # note 16  #x\n     -> dense(_000000)\n"
+    )
+    out = fmt(source)
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert "          -> layer_norm().leaky_relu(0.2)  # note 16  #x\n" in out

@@ -138,3 +138,17 @@ def test_compile_error_is_reported() -> None:
         ".compile",
     )
     assert "compile failed" in err and "S001" in err
+
+
+def test_readline_history_recalls_the_previous_line() -> None:
+    pytest.importorskip("readline")
+    term = Terminal()
+    term.expect(">>> ")
+    term.send("width = 4")
+    term.expect("ok")
+    os.write(term.master, b"\x1b[A\n")  # up arrow: the previous line again
+    term.expect("ok")
+    term.send(".show")
+    term.expect("width = 4\r\nwidth = 4")  # the terminal turns \n into \r\n
+    term.send(".exit")
+    assert term.close() == 0

@@ -165,3 +165,35 @@ def test_out_equal_to_src_is_refused(tmp_path: Path) -> None:
     source.write_text(NET.format(n=1))
     result = run_cli("watch", str(source), str(source))
     assert result.returncode == 2 and source.read_text() == NET.format(n=1)
+
+
+def test_source_created_after_start(tmp_path: Path) -> None:
+    source, out = tmp_path / "late.aur", tmp_path / "late.py"
+    watch = Watch(source, out)
+    try:
+        watch.wait_for("does not exist yet")
+        source.write_text(NET.format(n=5))
+        watch.wait_for("build 1: compiled")
+        assert out.read_text() == expected(5, source)
+    finally:
+        assert watch.stop() == 0
+
+
+def test_vim_style_save_and_slow_chunked_write(watched) -> None:  # type: ignore[no-untyped-def]
+    watch, source, out = watched
+    backup = source.with_name("net.aur~")
+    os.rename(source, backup)  # vim: rename to a backup, write a new file, delete the backup
+    source.write_text(NET.format(n=8))
+    backup.unlink()
+    watch.wait_for("build 2: compiled")
+    assert out.read_text() == expected(8, source)
+
+    text = NET.format(n=9)
+    with open(source, "w") as handle:  # slow writer: chunks closer together than the debounce
+        for start in range(0, len(text), 20):
+            handle.write(text[start : start + 20])
+            handle.flush()
+            time.sleep(0.02)
+    watch.quiet(0.6)
+    assert out.read_text() == expected(9, source)
+    assert sum("compiled" in line for line in watch.seen) >= 2

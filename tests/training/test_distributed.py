@@ -24,21 +24,38 @@ job._finish_distributed()
 def test_torchrun_two_ranks_identical_weights_one_set_of_files(tmp_path: Path) -> None:
     write_program(tmp_path, CLASSIFIER.format(epochs=3, folder="ck"), "job")
     (tmp_path / "driver.py").write_text(DRIVER)
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc-per-node=2", "driver.py"]
-    done = subprocess.run(command, cwd=tmp_path, env={**env(), "OMP_NUM_THREADS": "1"},
-                          capture_output=True, text=True, timeout=180)
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node=2",
+        "driver.py",
+    ]
+    done = subprocess.run(
+        command,
+        cwd=tmp_path,
+        env={**env(), "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     first, second = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
     assert all(torch.equal(first[key], second[key]) for key in first)
     assert done.stdout.count("epoch 3/3") == 1  # rank 0 alone prints
-    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["best.pt", "epoch_0002.pt",
-                                                                     "last.pt"]
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [
+        "best.pt",
+        "epoch_0002.pt",
+        "last.pt",
+    ]
     checkpoint = torch.load(tmp_path / "ck" / "last.pt", weights_only=True)
     assert checkpoint["epoch"] == 3
     # a checkpoint written at world size 2 resumes in a single process
     write_program(tmp_path, CLASSIFIER.format(epochs=4, folder="ck"), "more")
-    resumed = run_python("import more; m = more.train_net(resume_from='ck'); "
-                         "print(len(m.training_history))", tmp_path)
+    resumed = run_python(
+        "import more; m = more.train_net(resume_from='ck'); print(len(m.training_history))",
+        tmp_path,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.strip().splitlines()[-1] == "4"

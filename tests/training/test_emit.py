@@ -23,8 +23,20 @@ for corpus_name in ("training", "gan"):
     if corpus_path.is_file():
         SOURCES[f"corpus_{corpus_name}"] = corpus_path.read_text()
 
-ALLOWED_ROOTS = {"hashlib", "math", "os", "random", "struct", "sys", "time", "zlib", "torch",
-                 "torchvision", "aurane", "numpy"}
+ALLOWED_ROOTS = {
+    "hashlib",
+    "math",
+    "os",
+    "random",
+    "struct",
+    "sys",
+    "time",
+    "zlib",
+    "torch",
+    "torchvision",
+    "aurane",
+    "numpy",
+}
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
@@ -34,12 +46,28 @@ def test_generated_code_is_ruff_clean_and_formatted(tmp_path: Path, name: str) -
         pytest.skip("ruff not installed")
     path = tmp_path / "program.py"
     path.write_text(compile_text(SOURCES[name]))
-    fmt = subprocess.run([ruff, "format", "--line-length", "100", "--diff", str(path)],
-                         capture_output=True, text=True)
+    fmt = subprocess.run(
+        [ruff, "format", "--line-length", "100", "--diff", str(path)],
+        capture_output=True,
+        text=True,
+    )
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
-    lint = subprocess.run([ruff, "check", "--isolated", "--select", "E,F,W,B,UP,SIM",
-                           "--ignore", "E501", "--target-version", "py310", str(path)],
-                          capture_output=True, text=True)
+    lint = subprocess.run(
+        [
+            ruff,
+            "check",
+            "--isolated",
+            "--select",
+            "E,F,W,B,UP,SIM",
+            "--ignore",
+            "E501",
+            "--target-version",
+            "py310",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert lint.returncode == 0, lint.stdout
 
 
@@ -58,30 +86,47 @@ def test_generated_code_is_deterministic_and_imports_only_what_it_needs(name: st
         assert roots <= ALLOWED_ROOTS, roots
         if "aurane" in roots:  # only the offline datasets, never the compiler
             assert isinstance(node, ast.Import) and node.names[0].name == "aurane.data"
-    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)
-             and isinstance(n.func, ast.Name)}
+    calls = {
+        n.func.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    }
     assert not calls & {"eval", "exec", "__import__", "compile"}
 
 
 def test_job_and_factory_names_follow_the_source() -> None:
-    source = CLASSIFIER.format(epochs=1, folder="ck") + """
+    source = (
+        CLASSIFIER.format(epochs=1, folder="ck")
+        + """
 train Net on points:
     epochs = 1
 
 train Net on held_out:
     epochs = 1
 """
+    )
     tree = ast.parse(compile_text(source))
     functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
-    assert {"train_net", "train_net_2", "train_net_3", "_make_points_loader",
-            "_make_held_out_loader"} <= set(functions)
+    assert {
+        "train_net",
+        "train_net_2",
+        "train_net_3",
+        "_make_points_loader",
+        "_make_held_out_loader",
+    } <= set(functions)
     main = next(n for n in tree.body if isinstance(n, ast.If))
     calls = [ast.unparse(stmt) for stmt in main.body]
     assert calls == ["train_net()", "train_net_2()", "train_net_3()", "_finish_distributed()"]
-    signature = next(n for n in tree.body if isinstance(n, ast.FunctionDef)
-                     and n.name == "train_net").args
-    assert [a.arg for a in signature.args] == ["train_loader", "validation_loader", "model",
-                                              "resume_from", "test_loader"]
+    signature = next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "train_net"
+    ).args
+    assert [a.arg for a in signature.args] == [
+        "train_loader",
+        "validation_loader",
+        "model",
+        "resume_from",
+        "test_loader",
+    ]
     assert "train_gan_maker" in compile_text(GAN.format(epochs=1, folder="ck"))
 
 
@@ -119,8 +164,10 @@ def test_dataset_fields_split_between_constructor_and_loader() -> None:
     assert "torchvision.datasets.MNIST(root='./data', train=False, target_transform=" in mnist
     assert "torchvision.transforms.RandomCrop(28, padding=2)" in mnist
     assert "transform=torchvision.transforms.Compose([torchvision.transforms.RandomCrop" in mnist
-    assert ("_data_loader(dataset, batch_size=4, shuffle=False, seed=seed, num_workers=0, "
-            "pin_memory=False, drop_last=True)") in mnist  # shuffle follows train
+    assert (
+        "_data_loader(dataset, batch_size=4, shuffle=False, seed=seed, num_workers=0, "
+        "pin_memory=False, drop_last=True)"
+    ) in mnist  # shuffle follows train
     assert "download" not in mnist  # downloads only when asked for
     assert "download=True" in factory["_make_fetched_loader"]
     assert "batch_size=1, shuffle=True" in factory["_make_fetched_loader"]  # PyTorch defaults

@@ -25,12 +25,22 @@ NS = _namespace()
 SPLITS = [[64], [16, 16, 16, 16], [30, 30, 4], [7, 13, 1, 43]]
 
 
-def _epoch(metrics: list[str], task: str, outputs_kind: str, outputs: torch.Tensor,
-           targets: torch.Tensor, loss_fn: Any, split: list[int], **kw: Any) -> dict[str, float]:
+def _epoch(
+    metrics: list[str],
+    task: str,
+    outputs_kind: str,
+    outputs: torch.Tensor,
+    targets: torch.Tensor,
+    loss_fn: Any,
+    split: list[int],
+    **kw: Any,
+) -> dict[str, float]:
     stats = NS["_EpochStats"](metrics, task=task, outputs=outputs_kind, **kw)
     start = 0
     for size in split:
-        out, tgt = NS["_match_target"](outputs[start:start + size], targets[start:start + size], task)
+        out, tgt = NS["_match_target"](
+            outputs[start : start + size], targets[start : start + size], task
+        )
         stats.update(out, tgt, loss_fn(out, tgt))
         start += size
     result: dict[str, float] = stats.compute("test data")
@@ -51,12 +61,18 @@ def test_classification_metrics_match_sklearn(split: list[int], classes: int) ->
     assert row["accuracy"] == pytest.approx(sk.accuracy_score(y, pred), abs=1e-12)
     top2 = 1.0 if classes == 2 else sk.top_k_accuracy_score(y, logits.numpy(), k=2, labels=labels)
     assert row["top2_accuracy"] == pytest.approx(top2, abs=1e-12)
-    for name, fn in (("precision", sk.precision_score), ("recall", sk.recall_score),
-                     ("f1", sk.f1_score)):
+    for name, fn in (
+        ("precision", sk.precision_score),
+        ("recall", sk.recall_score),
+        ("f1", sk.f1_score),
+    ):
         expected = fn(y, pred, average="macro", labels=labels, zero_division=0)
         assert row[name] == pytest.approx(expected, abs=1e-12), name
-    auc = (sk.roc_auc_score(y, probs[:, 1]) if classes == 2
-           else sk.roc_auc_score(y, probs, multi_class="ovr", average="macro"))
+    auc = (
+        sk.roc_auc_score(y, probs[:, 1])
+        if classes == 2
+        else sk.roc_auc_score(y, probs, multi_class="ovr", average="macro")
+    )
     assert row["auc"] == pytest.approx(auc, abs=1e-12)
     log_loss = sk.log_loss(y, probs, labels=labels)
     assert row["loss"] == pytest.approx(log_loss, rel=1e-6)
@@ -68,8 +84,9 @@ def test_sequence_outputs_with_ignored_targets() -> None:
     logits = torch.randn(12, 5, 7, generator=g)  # (batch, sequence, vocabulary)
     targets = torch.randint(0, 7, (12, 5), generator=g)
     targets[0, :3] = -100
-    row = _epoch(["accuracy"], "class", "logits", logits, targets,
-                 torch.nn.CrossEntropyLoss(), [5, 5, 2])
+    row = _epoch(
+        ["accuracy"], "class", "logits", logits, targets, torch.nn.CrossEntropyLoss(), [5, 5, 2]
+    )
     keep = targets.reshape(-1) != -100
     y = targets.reshape(-1)[keep].numpy()
     pred = logits.reshape(-1, 7).argmax(1)[keep].numpy()
@@ -106,8 +123,9 @@ def test_binary_metrics_match_sklearn(split: list[int], kind: str) -> None:
 def test_regression_metrics_match_sklearn(split: list[int]) -> None:
     g = torch.Generator().manual_seed(3)
     outputs, targets = torch.randn(64, 3, generator=g), torch.randn(64, 3, generator=g)
-    row = _epoch(["mse", "mae"], "regression", "outputs", outputs, targets,
-                 torch.nn.MSELoss(), split)
+    row = _epoch(
+        ["mse", "mae"], "regression", "outputs", outputs, targets, torch.nn.MSELoss(), split
+    )
     y, p = targets.double().numpy(), outputs.double().numpy()
     assert row["mse"] == pytest.approx(sk.mean_squared_error(y, p), rel=1e-9)
     assert row["mae"] == pytest.approx(sk.mean_absolute_error(y, p), rel=1e-9)
@@ -117,8 +135,7 @@ def test_regression_metrics_match_sklearn(split: list[int]) -> None:
 def test_tied_scores_auc_matches_sklearn() -> None:
     scores = torch.tensor([0.1, 0.4, 0.4, 0.4, 0.8, 0.8, 0.2, 0.9]).reshape(-1, 1)
     targets = torch.tensor([0, 1, 0, 1, 1, 0, 0, 1])
-    row = _epoch(["auc"], "binary", "probabilities", scores, targets,
-                 torch.nn.BCELoss(), [3, 5])
+    row = _epoch(["auc"], "binary", "probabilities", scores, targets, torch.nn.BCELoss(), [3, 5])
     assert row["auc"] == pytest.approx(sk.roc_auc_score(targets.numpy(), scores.numpy().ravel()))
 
 

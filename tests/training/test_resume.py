@@ -61,3 +61,23 @@ def test_split_run_equals_uninterrupted(
     rest, whole = _load(tmp_path / "rest.pt"), _load(tmp_path / "whole.pt")
     assert len(whole["history"]) == n
     _assert_equal_runs(rest, whole)
+
+
+def test_incompatible_configuration_is_refused(tmp_path: Path) -> None:
+    write_program(tmp_path, CLASSIFIER.format(epochs=1, folder="ck"), "first")
+    changed = CLASSIFIER.replace("adam(lr=0.01)", "adam(lr=0.02)")
+    write_program(tmp_path, changed.format(epochs=2, folder="ck"), "second")
+    done = run_python(
+        """
+import first, second
+first.train_net()
+try:
+    second.train_net(resume_from="ck")
+except ValueError as error:
+    print(error)
+""",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "training configuration differs (optimizer:" in done.stdout
+    assert "0.01" in done.stdout and "0.02" in done.stdout

@@ -217,12 +217,12 @@ def _json_failure(args: argparse.Namespace, diagnostics: list[Any], **extra: Any
     payload["ok"] = False
     payload.setdefault("stage", None)
     payload.update(extra)
-    print(json.dumps(payload, ensure_ascii=False), file=sys.stderr)
+    _write_stderr(json.dumps(payload, ensure_ascii=False))
 
 
 def _format(output: str) -> str:
     try:
-        import black
+        import black  # type: ignore[import-not-found]  # optional
     except ImportError:
         print(
             "warning: --format needs Black (pip install black); output left unformatted",
@@ -246,7 +246,19 @@ def _show_ast(args: argparse.Namespace, text: str, program: Any) -> None:
 
     if program is None:  # a cache hit ran no pass; rebuild what the backend received
         program, _, _ = prepare_program(text, optimize=_level(args), filename=args.source)
-    print(json.dumps(dump_ast(program), indent=2, ensure_ascii=False), file=sys.stderr)
+    _write_stderr(json.dumps(dump_ast(program), indent=2, ensure_ascii=False))
+
+
+def _write_stderr(text: str) -> None:
+    """UTF-8 text on stderr; a lone surrogate (from a "\\uD800" escape) becomes its escape."""
+    data = text.encode("utf-8", "backslashreplace") + b"\n"
+    buffer = getattr(sys.stderr, "buffer", None)
+    if buffer is None:
+        sys.stderr.write(data.decode("utf-8"))
+        return
+    sys.stderr.flush()
+    buffer.write(data)
+    buffer.flush()
 
 
 def _diff(out: str, output: str) -> str:

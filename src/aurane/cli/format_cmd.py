@@ -53,8 +53,21 @@ def run(args: argparse.Namespace) -> int:
     return worst
 
 
-_KIND = {"same": "same", "changed": "changed", "bad": "failed", "unsafe": "failed"}
-_EXIT = {"same": EXIT_OK, "changed": EXIT_OK, "bad": EXIT_INPUT, "unsafe": EXIT_INTERNAL}
+# Outcome of one file -> (summary bucket, exit status). "would": changes found by --check.
+_KIND = {
+    "same": "same",
+    "changed": "changed",
+    "would": "changed",
+    "bad": "failed",
+    "unsafe": "failed",
+}
+_EXIT = {
+    "same": EXIT_OK,
+    "changed": EXIT_OK,
+    "would": EXIT_INPUT,
+    "bad": EXIT_INPUT,
+    "unsafe": EXIT_INTERNAL,
+}
 
 
 def _one(file: Path, args: argparse.Namespace) -> str:
@@ -92,10 +105,6 @@ def _one(file: Path, args: argparse.Namespace) -> str:
     if not args.quiet:
         print(f"reformatted {file}", file=sys.stderr)
     return "changed"
-
-
-_KIND["would"] = "changed"
-_EXIT["would"] = EXIT_INPUT
 
 
 def _summary(counts: dict[str, int], dry: bool) -> None:

@@ -10,9 +10,11 @@ from aurane.cli.common import EXIT_OK, CommandError
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "init", help="create a starter project",
+        "init",
+        help="create a starter project",
         description="Create DIR with a starter program that checks, compiles and trains "
-        "offline (synthetic data, no download). DIR must be new or empty.")
+        "offline (synthetic data, no download). DIR must be new or empty.",
+    )
     parser.add_argument("directory", metavar="DIR", help="the project folder to create")
     parser.set_defaults(run=run)
 

@@ -30,17 +30,21 @@ EXIT_INTERRUPTED = 130
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
-        "run", help="compile a program and run it",
+        "run",
+        help="compile a program and run it",
         description="Compile SRC to a temporary Python file and run it with the current "
         "interpreter in SRC's folder. Arguments after '--' go to the program. The exit "
-        "status is the program's (130 on interrupt).")
+        "status is the program's (130 on interrupt).",
+    )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
-    parser.add_argument("--keep-temp", action="store_true",
-                        help="keep the generated file and print its path")
+    parser.add_argument(
+        "--keep-temp", action="store_true", help="keep the generated file and print its path"
+    )
     # REMAINDER: argparse cannot mix options with positionals after '--', so the
     # tokens after SRC are split by hand in ``_split`` (our options, then '--' ARGS).
-    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="-- ARGS",
-                        help="arguments for the program")
+    parser.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="arguments for the program"
+    )
     parser.set_defaults(run=run)
 
 

@@ -70,8 +70,12 @@ class _Builder:
     uses: Counter[str] = field(default_factory=Counter)
 
     def fresh(self, stem: str) -> str:
-        self.counters[stem] += 1
-        return f"{stem}{self.counters[stem]}"
+        """A new node id; skips names already taken (a forward parameter called dense1)."""
+        while True:
+            self.counters[stem] += 1
+            name = f"{stem}{self.counters[stem]}"
+            if name not in self.values:
+                return name
 
     def value(self, name: str) -> Value:
         return self.values[name]

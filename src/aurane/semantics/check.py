@@ -5,6 +5,7 @@ Runs on a resolved program. Shapes and dtypes are the type checker's job (ir/low
 
 from __future__ import annotations
 
+import builtins
 import keyword
 from dataclasses import dataclass, field
 
@@ -20,6 +21,29 @@ from aurane.source import Span
 from aurane.syntax import ast
 
 RESERVED_ALIASES = frozenset({"torch", "nn", "F", "self", "math", "os", "sys"})
+# modules whose callables run commands or load code: never a dataset constructor
+UNSAFE_SOURCES = frozenset(
+    {
+        "os",
+        "sys",
+        "subprocess",
+        "shutil",
+        "builtins",
+        "importlib",
+        "pickle",
+        "marshal",
+        "runpy",
+        "socket",
+        "ctypes",
+        "code",
+        "pty",
+        "eval",
+        "exec",
+        "compile",
+        "open",
+        "__import__",
+    }
+)
 SUFFIX_NAMES = ("residual",)
 
 
@@ -37,9 +61,13 @@ def reserved_identifier(name: str) -> bool:
     return (
         keyword.iskeyword(name)
         or keyword.issoftkeyword(name)
-        or (name.startswith("__") and name.endswith("__"))
+        or name.startswith("__")
         or name in RESERVED_ALIASES
     )
+
+
+def _shadows_builtin(name: str) -> bool:
+    return name in dir(builtins)
 
 
 class _ForwardChecker:
@@ -297,7 +325,11 @@ def _check_model_name(model: ast.Model, diagnostics: list[Diagnostic]) -> None:
 
 def _check_use(stmt: ast.Use, diagnostics: list[Diagnostic]) -> None:
     alias = stmt.alias
-    if alias is not None and stmt.alias_span is not None and reserved_identifier(alias):
+    if (
+        alias is not None
+        and stmt.alias_span is not None
+        and (reserved_identifier(alias) or _shadows_builtin(alias))
+    ):
         diagnostics.append(
             diag(
                 "S019",
@@ -330,6 +362,16 @@ def _check_dataset(stmt: ast.Dataset, fields: FieldChecker, diagnostics: list[Di
         )
     if stmt.source is not None:
         parts = stmt.source.id.split(".")
+        if parts[0] in UNSAFE_SOURCES or (len(parts) == 1 and _shadows_builtin(parts[0])):
+            diagnostics.append(
+                diag(
+                    "S013",
+                    f"'{stmt.source.id}' is not a dataset constructor",
+                    stmt.source.span,
+                    hint="name a dataset class such as torchvision.datasets.MNIST or "
+                    "aurane.data.SyntheticImages",
+                )
+            )
         if any(keyword.iskeyword(p) or p.startswith("__") for p in parts):
             diagnostics.append(
                 diag(

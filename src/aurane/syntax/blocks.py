@@ -8,21 +8,19 @@ block silently, so one broken header gives one diagnostic.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from aurane import codes
 from aurane.source import Span
 from aurane.syntax import ast
-from aurane.syntax.exprs import ExprParser, ParseAbort
+from aurane.syntax.exprs import END, ExprParser, ParseAbort
 from aurane.syntax.tokens import Kind, LogicalLine
 
 T = TypeVar("T")
 _GIVE_UP_AFTER = 400  # diagnostics; far past the reporting cap the rest is not worth parsing
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(NamedTuple):
     """A logical line and the deeper lines that belong to it (its block, if it is a header)."""
 
     line: LogicalLine
@@ -40,14 +38,15 @@ def group_items(lines: list[LogicalLine]) -> list[Item]:
         return []
     level = lines[0].indent
     items: list[Item] = []
+    append, new, count = items.append, tuple.__new__, len(lines)
     index = 0
-    while index < len(lines):
+    while index < count:
         head = lines[index]
         own = max(head.indent, level)  # a line dedented inside the block still sits at its level
         end = index + 1
-        while end < len(lines) and lines[end].indent > own:
+        while end < count and lines[end].indent > own:
             end += 1
-        items.append(Item(head, lines[index + 1 : end]))
+        append(new(Item, (head, lines[index + 1 : end] if end > index + 1 else [])))
         index = end
     return items
 
@@ -274,10 +273,14 @@ class BlockParser(ExprParser):
                 f"expected a field 'name = value' in the {block} block, found {found}",
                 self.here(),
             )
-        self.pos += 2
-        value = self.assigned_value(f"'{name.text} ='")
-        self.end_of_statement(f"value of '{name.text}'")
-        return ast.Field(name.text, name.span, value, self.span_from(name.span))
+        self.pos = 2
+        if self._toks[2] is END:
+            self.assigned_value(f"'{name.text} ='")  # reports the missing value
+        value = self.value()
+        if self.pos < len(self.tokens):
+            self.end_of_statement(f"value of '{name.text}'")
+        span = name.span
+        return ast.Field(name.text, span, value, self.span_from(span))
 
     def assigned_value(self, after: str) -> ast.Expr:
         if self.peek() is None:
@@ -335,11 +338,18 @@ class BlockParser(ExprParser):
 
     def _forward_body(self, items: list[Item]) -> list[ast.ForwardStmt]:
         body: list[ast.ForwardStmt] = []
-        for index, item in enumerate(items):
+        diagnostics = self.diagnostics
+        for item in items:
             if body and isinstance(body[-1], ast.Return):
-                self._after_return(body[-1], items[index])
+                self._after_return(body[-1], item)
                 break
-            body.extend(self.each([item], self._forward_statement))
+            if item.children:
+                body.extend(self.each([item], self._forward_statement))
+            elif len(diagnostics) <= _GIVE_UP_AFTER:  # as ``each`` does for a single line
+                try:
+                    body.append(self._forward_statement(item))
+                except ParseAbort:
+                    pass
         return body
 
     def _after_return(self, ret: ast.Return, item: Item) -> None:
@@ -355,18 +365,22 @@ class BlockParser(ExprParser):
 
     def _forward_statement(self, item: Item) -> ast.ForwardStmt:
         self.start(item.line)
-        first = self.tokens[0]
-        after = self.peek(1)
+        toks = self._toks
+        first = toks[0]
         if first.kind is Kind.NAME and first.text == "return":
             self.advance()
             value = self.assigned_value("'return'")
             self.end_of_statement("return value")
             return ast.Return(value, self.span_from(first.span))
-        if first.kind is Kind.NAME and after is not None and after.is_op("="):
-            self.pos += 2
-            value = self.assigned_value(f"'{first.text} ='")
-            self.end_of_statement(f"value of '{first.text}'")
-            return ast.Assign(first.text, first.span, value, self.span_from(first.span))
+        if first.kind is Kind.NAME and toks[1].text == "=":
+            self.pos = 2
+            if toks[2] is END:
+                self.assigned_value(f"'{first.text} ='")  # reports the missing value
+            value = self.value()
+            if self.pos < len(self.tokens):
+                self.end_of_statement(f"value of '{first.text}'")
+            span = first.span
+            return ast.Assign(first.text, span, value, self.span_from(span))
         value = self.value()
         if not isinstance(value, ast.Chain):
             self.fail(

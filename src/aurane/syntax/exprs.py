@@ -4,6 +4,10 @@ The nesting limit is enforced twice, both before any recursion can grow: open br
 unary operators and ``**`` exponents count as they are entered (the recursion guard), and the
 height of every built node is recorded so that long flat operator chains such as
 ``1 + 1 + ... + 1`` cannot build a tree deeper than later passes can walk.
+
+Speed: the cursor reads ``_toks``, the line's tokens plus an end sentinel whose text matches
+no operator, so the hot paths test ``toks[pos].text`` without bounds checks; plain names,
+numbers and calls skip the general unary/power/primary descent. Error paths are unchanged.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ _BINARY = {"+": 0, "-": 0, "*": 1, "/": 1, "//": 1, "%": 1}
 _TRUE = frozenset({"true", "True"})
 _FALSE = frozenset({"false", "False"})
 _NONE = frozenset({"None", "none", "null"})
+_LITERAL_WORDS = _TRUE | _FALSE | _NONE
+_NAME_SLOW = frozenset({".", "(", "**"})  # after a name: not a plain ``Name`` leaf
 _CLOSER_NAMES = {")": "')'", "]": "']'"}
+_MAX_HEIGHT = MAX_DEPTH + 1
+_NAME, _NUMBER, _STRING = Kind.NAME, Kind.NUMBER, Kind.STRING
+END = Token(Kind.OP, "", None, 0, 0, 0)  # the sentinel after a line's last token
+_NAME_NODE, _NUMBER_NODE, _BINOP, _CALL = ast.Name, ast.Number, ast.BinOp, ast.Call
 
 
 class ParseAbort(Exception):
@@ -33,6 +43,7 @@ class ExprParser:
     def __init__(self) -> None:
         self.diagnostics: list[Diagnostic] = []
         self.tokens: list[Token] = []
+        self._toks: list[Token] = [END]
         self.pos = 0
         self.quiet = False
         self.line: LogicalLine | None = None
@@ -43,6 +54,7 @@ class ExprParser:
 
     def start(self, line: LogicalLine) -> None:
         self.line, self.tokens, self.pos = line, line.tokens, 0
+        self._toks = [*line.tokens, END]
         self.quiet = line.lexical_error
         self._depth = 0
         self._heights.clear()
@@ -52,12 +64,11 @@ class ExprParser:
         return self.tokens[index] if index < len(self.tokens) else None
 
     def at_op(self, text: str) -> bool:
-        token = self.peek()
-        return token is not None and token.is_op(text)
+        return self._toks[self.pos].text == text  # an operator's text is never another kind's
 
     def at_name(self, text: str | None = None) -> bool:
-        token = self.peek()
-        return token is not None and token.kind is Kind.NAME and text in (None, token.text)
+        token = self._toks[self.pos]
+        return token.kind is _NAME and text in (None, token.text)
 
     def advance(self) -> Token:
         token = self.tokens[self.pos]
@@ -69,8 +80,14 @@ class ExprParser:
         return self.tokens[self.pos - 1]
 
     def span_from(self, start: Span) -> Span:
-        end = self.previous.span
-        return Span(start.line, start.column, end.end_line, end.end_column)
+        end = self.tokens[self.pos - 1]
+        return Span(start.line, start.column, end.line, end.end_column)
+
+    def _span_at(self, index: int) -> Span:
+        """From the token at ``index`` to the previous token."""
+        toks = self._toks
+        first, end = toks[index], toks[self.pos - 1]
+        return Span(first.line, first.column, end.line, end.end_column)
 
     def here(self) -> Span:
         token = self.peek()
@@ -96,18 +113,19 @@ class ExprParser:
         raise ParseAbort
 
     def expect_name(self, what: str) -> Token:
-        token = self.peek()
-        if token is None or token.kind is not Kind.NAME:
-            self.fail("P006", f"expected {what}, found {self.describe(token)}", self.here())
-        return self.advance()
+        token = self._toks[self.pos]
+        if token.kind is not _NAME:
+            self.fail("P006", f"expected {what}, found {self.describe(self.peek())}", self.here())
+        self.pos += 1
+        return token
 
     def expect_op(self, text: str, context: str) -> Token:
-        if not self.at_op(text):
-            token = self.peek()
-            self.fail(
-                "P006", f"expected '{text}' {context}, found {self.describe(token)}", self.here()
-            )
-        return self.advance()
+        token = self._toks[self.pos]
+        if token.text != text:
+            found = self.describe(self.peek())
+            self.fail("P006", f"expected '{text}' {context}, found {found}", self.here())
+        self.pos += 1
+        return token
 
     # ------------------------------------------------------------ limits
 
@@ -124,108 +142,139 @@ class ExprParser:
             hint="simplify the expression or split it into named constants",
         )
 
-    def _height(self, expr: ast.Expr) -> int:
-        return self._heights.get(id(expr), 1)
-
-    def _built(self, node: ast.Expr, children: list[ast.Expr], at: Span) -> ast.Expr:
-        height = 1 + max((self._height(child) for child in children), default=0)
-        if height > MAX_DEPTH + 1:
-            self._too_deep(at)
-        self._heights[id(node)] = height
+    def _built(self, node: ast.Expr, children: list[ast.Expr], at: Token | Span) -> ast.Expr:
+        """Record ``node``'s height (leaves, never recorded, count 1); refuse one too tall."""
+        heights = self._heights
+        height = 1
+        for child in children:
+            child_height = heights.get(id(child), 1)
+            if child_height >= height:
+                height = child_height + 1
+        if height > _MAX_HEIGHT:
+            self._too_deep(at if isinstance(at, Span) else at.span)
+        heights[id(node)] = height
         return node
 
     # ------------------------------------------------------------ expressions
 
     def value(self) -> ast.Expr:
         """An expression, optionally continued as a chain ``source -> step -> step``."""
-        start = self.here()
+        start = self.pos
         source = self.expr()
-        if not self.at_op("->"):
+        toks = self._toks
+        if toks[self.pos].text != "->":
             return source
         steps: list[ast.Call] = []
-        while self.at_op("->"):
-            self.advance()
+        while toks[self.pos].text == "->":
+            self.pos += 1
             steps.append(self.step())
-        chain = ast.Chain(source, tuple(steps), self.span_from(start))
-        return self._built(chain, [source, *steps], start)
+        chain = ast.Chain(source, tuple(steps), self._span_at(start))
+        return self._built(chain, [source, *steps], toks[start])
 
     def step(self) -> ast.Call:
-        token = self.peek()
-        if token is None or token.kind is not Kind.NAME:
+        toks = self._toks
+        pos = self.pos
+        token = toks[pos]
+        if token.kind is not _NAME:
             self.fail(
                 "P006",
-                f"expected an operation after '->', found {self.describe(token)}",
+                f"expected an operation after '->', found {self.describe(self.peek())}",
                 self.here(),
                 hint="write an operation such as dense(8) after '->'",
             )
+        following = toks[pos + 1].text
+        if following == "(":
+            self.pos = pos + 1
+            return self.call(token.text, token.span)
         func, func_span = self.dotted()
-        if self.at_op("("):
+        if toks[self.pos].text == "(":
             return self.call(func, func_span)
         suffixes = self.suffixes()
-        call = ast.Call(func, func_span, (), (), suffixes, self.span_from(func_span))
-        self._built(call, [e for s in suffixes for e in _suffix_values(s)], func_span)
+        call = _CALL(func, func_span, (), (), suffixes, self.span_from(func_span))
+        if suffixes:
+            self._built(call, [e for s in suffixes for e in _suffix_values(s)], func_span)
         return call
 
     def expr(self, min_prec: int = 0) -> ast.Expr:
-        start = self.here()
-        left = self.unary()
+        toks = self._toks
+        start = self.pos
+        token = toks[start]
+        kind = token.kind
+        left: ast.Expr
+        if kind is _NAME and toks[start + 1].text not in _NAME_SLOW:
+            if token.text in _LITERAL_WORDS:
+                left = self.unary()
+            else:
+                self.pos = start + 1
+                left = _NAME_NODE(token.text, token.span)
+        elif kind is _NUMBER and toks[start + 1].text != "**":
+            self.pos = start + 1
+            value = token.value
+            assert isinstance(value, (int, float))
+            left = _NUMBER_NODE(value, token.text, token.span)
+        else:
+            left = self.unary()
         while True:
-            token = self.peek()
-            if token is None or token.kind is not Kind.OP:
-                return left
-            prec = _BINARY.get(token.text)
+            token = toks[self.pos]
+            prec = _BINARY.get(token.text)  # the end sentinel and non-operators give None
             if prec is None or prec < min_prec:
                 return left
-            self.advance()
+            self.pos += 1
             right = self.expr(prec + 1)
-            node = ast.BinOp(token.text, left, right, self.span_from(start))
-            left = self._built(node, [left, right], token.span)
+            node = _BINOP(token.text, left, right, self._span_at(start))
+            left = self._built(node, [left, right], token)
 
     def unary(self) -> ast.Expr:
+        toks = self._toks
+        text = toks[self.pos].text
+        if text != "-" and text != "+":
+            return self.power()
         operators: list[Token] = []
-        while self.at_op("-") or self.at_op("+"):
+        while text == "-" or text == "+":
             operators.append(self.advance())
             self._enter(operators[-1])
+            text = toks[self.pos].text
         operand = self.power()
         for token in reversed(operators):
             node = ast.UnaryOp(token.text, operand, self.span_from(token.span))
-            operand = self._built(node, [operand], token.span)
+            operand = self._built(node, [operand], token)
         self._depth -= len(operators)
         return operand
 
     def power(self) -> ast.Expr:
-        start = self.here()
+        start = self.pos
         base = self.primary()
-        if not self.at_op("**"):
+        toks = self._toks
+        if toks[self.pos].text != "**":
             return base
         operator = self.advance()
         self._enter(operator)
         exponent = self.unary()
         self._depth -= 1
-        node = ast.BinOp("**", base, exponent, self.span_from(start))
-        return self._built(node, [base, exponent], operator.span)
+        node = _BINOP("**", base, exponent, self._span_at(start))
+        return self._built(node, [base, exponent], operator)
 
     def primary(self) -> ast.Expr:
-        token = self.peek()
-        if token is None:
+        token = self._toks[self.pos]
+        kind = token.kind
+        if kind is _NAME:
+            return self.name_or_call()
+        if kind is _NUMBER:
+            self.pos += 1
+            assert isinstance(token.value, (int, float))
+            return _NUMBER_NODE(token.value, token.text, token.span)
+        if kind is _STRING:
+            self.pos += 1
+            return ast.String(str(token.value), token.span)
+        if token is END:
             self.fail("P006", "expected a value, found the end of the line", self.here())
-        match token.kind:
-            case Kind.NUMBER:
-                self.advance()
-                assert isinstance(token.value, (int, float))
-                return ast.Number(token.value, token.text, token.span)
-            case Kind.STRING:
-                self.advance()
-                return ast.String(str(token.value), token.span)
-            case Kind.NAME:
-                return self.name_or_call()
         match token.text:
             case "(":
                 return self.parenthesized()
             case "[":
                 items, _ = self.sequence("]", "list")
                 node = ast.ListExpr(tuple(items), self.span_from(token.span))
-                return self._built(node, items, token.span)
+                return self._built(node, items, token)
             case "{":
                 self.fail(
                     "P006",
@@ -236,58 +285,84 @@ class ExprParser:
         self.fail("P006", f"expected a value, found {self.describe(token)}", token.span)
 
     def name_or_call(self) -> ast.Expr:
-        token = self.peek()
-        assert token is not None
-        if token.text in _TRUE or token.text in _FALSE:
-            self.advance()
-            return ast.Bool(token.text in _TRUE, token.span)
-        if token.text in _NONE:
-            self.advance()
-            return ast.NoneLit(token.span)
+        toks = self._toks
+        pos = self.pos
+        token = toks[pos]
+        text = token.text
+        if text in _LITERAL_WORDS:
+            self.pos = pos + 1
+            if text in _NONE:
+                return ast.NoneLit(token.span)
+            return ast.Bool(text in _TRUE, token.span)
+        following = toks[pos + 1].text
+        if following == "(":
+            self.pos = pos + 1
+            return self.call(text, token.span)
+        if following != ".":
+            self.pos = pos + 1
+            return _NAME_NODE(text, token.span)
         name, span = self.dotted()
-        if self.at_op("("):
+        if toks[self.pos].text == "(":
             return self.call(name, span)
-        return ast.Name(name, span)
+        return _NAME_NODE(name, span)
 
     def dotted(self) -> tuple[str, Span]:
-        first = self.advance()
+        toks = self._toks
+        pos = self.pos
+        first = toks[pos]
         parts = [first.text]
-        while self.at_op(".") and (after := self.peek(1)) is not None and after.kind is Kind.NAME:
-            self.advance()
-            parts.append(self.advance().text)
-        return ".".join(parts), self.span_from(first.span)
+        pos += 1
+        while toks[pos].text == "." and toks[pos + 1].kind is _NAME:
+            parts.append(toks[pos + 1].text)
+            pos += 2
+        self.pos = pos
+        return ".".join(parts), self._span_at(pos - 2 * len(parts) + 1)
 
     def call(self, func: str, func_span: Span) -> ast.Call:
-        args, keywords = self.arguments(f"'{func}'")
-        suffixes = self.suffixes()
-        node = ast.Call(func, func_span, args, keywords, suffixes, self.span_from(func_span))
+        args, keywords = self.arguments(func)
+        suffixes = self.suffixes() if self._toks[self.pos].text == "." else ()
+        node = _CALL(func, func_span, args, keywords, suffixes, self.span_from(func_span))
+        if not (args or keywords or suffixes):
+            return node  # height 1, like a leaf
         children = [*args, *(k.value for k in keywords)]
-        children += [e for s in suffixes for e in _suffix_values(s)]
+        if suffixes:
+            children += [e for s in suffixes for e in _suffix_values(s)]
         self._built(node, children, func_span)
         return node
 
     def suffixes(self) -> tuple[ast.Suffix, ...]:
         found: list[ast.Suffix] = []
-        while self.at_op("."):
+        toks = self._toks
+        while toks[self.pos].text == ".":
             dot = self.advance()
             name = self.expect_name("a suffix name after '.' (such as .relu)")
             args: tuple[ast.Expr, ...] = ()
             keywords: tuple[ast.Keyword, ...] = ()
-            has_parens = self.at_op("(")
+            has_parens = toks[self.pos].text == "("
             if has_parens:
-                args, keywords = self.arguments(f"'.{name.text}'")
+                args, keywords = self.arguments("." + name.text)
             span = self.span_from(dot.span)
             found.append(ast.Suffix(name.text, name.span, args, keywords, has_parens, span))
         return tuple(found)
 
-    def arguments(self, what: str) -> tuple[tuple[ast.Expr, ...], tuple[ast.Keyword, ...]]:
-        opener = self.advance()
-        self._enter(opener)
+    def arguments(self, func: str) -> tuple[tuple[ast.Expr, ...], tuple[ast.Keyword, ...]]:
+        """The arguments of ``func`` (a name, or ``.name`` for a suffix) from its '('."""
+        toks = self._toks
+        opener = toks[self.pos]
+        self.pos += 1
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            self._too_deep(opener.span)
         args: list[ast.Expr] = []
         keywords: list[ast.Keyword] = []
-        while not self._close(opener, ")", f"the arguments of {what}"):
-            after = self.peek(1)
-            if self.at_name() and after is not None and after.is_op("="):
+        while True:
+            token = toks[self.pos]
+            if token.text == ")":
+                self.pos += 1
+                break
+            if token is END:
+                self._close(opener, ")", f"the arguments of '{func}'")
+            if token.kind is _NAME and toks[self.pos + 1].text == "=":
                 keywords.append(self.keyword())
             else:
                 if keywords:
@@ -298,25 +373,28 @@ class ExprParser:
                         hint="move positional arguments before keywords",
                     )
                 args.append(self.expr())
-            if not self.at_op(")"):
-                self._comma(opener, ")", f"the arguments of {what}")
+            text = toks[self.pos].text
+            if text == ",":
+                self.pos += 1
+            elif text != ")":
+                self._comma(opener, ")", f"the arguments of '{func}'")
         self._depth -= 1
         return tuple(args), tuple(keywords)
 
     def keyword(self) -> ast.Keyword:
-        name = self.advance()
-        self.advance()  # '='
+        name = self._toks[self.pos]
+        self.pos += 2  # the name and '='
         value = self.expr()
-        return ast.Keyword(name.text, name.span, value, self.span_from(name.span))
+        span = name.span
+        return ast.Keyword(name.text, span, value, self.span_from(span))
 
     def parenthesized(self) -> ast.Expr:
-        opener = self.peek()
-        assert opener is not None
+        opener = self._toks[self.pos]
         items, saw_comma = self.sequence(")", "tuple")
         if len(items) == 1 and not saw_comma:
             return items[0]  # grouping only
         node = ast.TupleExpr(tuple(items), self.span_from(opener.span))
-        return self._built(node, items, opener.span)
+        return self._built(node, items, opener)
 
     def sequence(self, closer: str, what: str) -> tuple[list[ast.Expr], bool]:
         """Items up to ``closer``; returns them and whether a comma was written."""
@@ -334,8 +412,8 @@ class ExprParser:
 
     def _close(self, opener: Token, closer: str, what: str) -> bool:
         """Consume ``closer`` if it is next; report an unclosed bracket at the end of the line."""
-        token = self.peek()
-        if token is None:
+        token = self._toks[self.pos]
+        if token is END:
             self.fail(
                 "P005",
                 f"expected {_CLOSER_NAMES[closer]} to close '{opener.text}' "
@@ -343,16 +421,16 @@ class ExprParser:
                 opener.span,
                 hint=f"add {_CLOSER_NAMES[closer]} to close {what}",
             )
-        if token.is_op(closer):
-            self.advance()
+        if token.text == closer:
+            self.pos += 1
             return True
         return False
 
     def _comma(self, opener: Token, closer: str, what: str) -> None:
-        token = self.peek()
-        if token is None:
+        token = self._toks[self.pos]
+        if token is END:
             self._close(opener, closer, what)
-        elif not token.is_op(","):
+        elif token.text != ",":
             self.fail(
                 "P006",
                 f"expected ',' or {_CLOSER_NAMES[closer]} in {what} opened at "
@@ -360,7 +438,7 @@ class ExprParser:
                 token.span,
             )
         else:
-            self.advance()
+            self.pos += 1
 
 
 def _suffix_values(suffix: ast.Suffix) -> list[ast.Expr]:

@@ -1,16 +1,23 @@
 """The tokenizer: source text to logical lines of tokens, plus comments and lexical diagnostics.
 
-Strings close on their own physical line, so each physical line is scanned on its own
-(`_scan_line`); a second pass (`_join_lines`) glues physical lines into logical lines while a
-bracket is open or when a line starts with ``->``. Indentation is measured per logical line;
-the parser builds blocks from it. Nothing here raises on any input.
+Strings close on their own physical line, so each physical line is scanned on its own; the
+joiner (`_Joiner`) glues physical lines into logical lines while a bracket is open or when a
+line starts with ``->``. Indentation is measured per logical line; the parser builds blocks
+from it. Nothing here raises on any input.
+
+Speed: an ordinary line (spaces, ASCII-started tokens, no backslash, NUL or surrogate, valid
+numbers, closed strings) is cut into pieces by one ``findall`` (`_fast_line`). Any other line,
+and any line the fast path has doubts about, goes through the careful scanner
+(`_LineScanner`), which produces the same tokens and all lexical diagnostics.
 """
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 from aurane import codes
 from aurane.diagnostics import Diagnostic
@@ -29,12 +36,19 @@ class Kind(Enum):
     OP = "op"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
+    """One token; it never spans lines, so a line and two columns (1-based) locate it."""
+
     kind: Kind
     text: str  # as written (for strings: including the quotes)
     value: str | int | float | None  # decoded string or number; None for names and operators
-    span: Span
+    line: int
+    column: int
+    end_column: int  # exclusive
+
+    @property
+    def span(self) -> Span:
+        return Span(self.line, self.column, self.line, self.end_column)
 
     def is_op(self, text: str) -> bool:
         return self.kind is Kind.OP and self.text == text
@@ -56,8 +70,8 @@ class LogicalLine:
     @property
     def end(self) -> Span:
         """The point just after the last token, where an 'expected ...' at end of line points."""
-        last = self.tokens[-1].span
-        return Span(last.end_line, last.end_column, last.end_line, last.end_column + 1)
+        last = self.tokens[-1]
+        return Span(last.line, last.end_column, last.line, last.end_column + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,18 +82,42 @@ class Tokenized:
     line_count: int
 
 
+_NEW = tuple.__new__
+_OP, _NAME, _NUMBER, _STRING = Kind.OP, Kind.NAME, Kind.NUMBER, Kind.STRING
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
+_BRACKETS = frozenset("()[]{}")
+_NAME_PATTERN = r"[^\W\d]\w*"
+_NUMBER_PATTERN = r"(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?[\d_]*)?\w*"
+_OP_PATTERN = r"->|//|\*\*|[-+*/%()\[\]{},:=.]"
 # Leading blanks are part of each match: one regex call per token, not two.
 _TOKEN = re.compile(
     r"[ \t]*(?:"
-    r"(?P<name>[^\W\d]\w*)"
-    r"|(?P<number>(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?[\d_]*)?\w*)"
-    r"|(?P<op>->|//|\*\*|[-+*/%()\[\]{},:=.])"
+    rf"(?P<name>{_NAME_PATTERN})"
+    rf"|(?P<number>{_NUMBER_PATTERN})"
+    rf"|(?P<op>{_OP_PATTERN})"
     r"|(?P<string>['\"])"
     r"|(?P<comment>\#)"
     r"|(?P<end>\Z))"
 )
+# The fast path: the same alternatives in the same order, blank runs as pieces of their own,
+# strings only when closed (backslashes never reach it). A gap between pieces sends the line
+# to the careful scanner.
+_PIECES = re.compile(
+    rf"[ \t]+|{_NAME_PATTERN}|{_NUMBER_PATTERN}|{_OP_PATTERN}|'[^']*'|\"[^\"]*\"|\#.*"
+)
+_SLOW_CHARS = re.compile("[\\\\\x00\ud800-\udfff]")  # escapes and invalid text: careful path
+_BLANK, _WORD, _DIGIT, _SYMBOL, _DOT, _QUOTE, _HASH = range(7)
+_FIRST: dict[str, int] = {
+    **dict.fromkeys(" \t", _BLANK),
+    **dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", _WORD),
+    **dict.fromkeys("0123456789", _DIGIT),
+    **dict.fromkeys("-+*/%()[]{},:=", _SYMBOL),
+    ".": _DOT,
+    "'": _QUOTE,
+    '"': _QUOTE,
+    "#": _HASH,
+}
 _VALID_NUMBER = re.compile(
     r"(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?\Z"
 )
@@ -95,17 +133,35 @@ _STATEMENT_WORDS = frozenset(
 
 def tokenize(text: str) -> Tokenized:
     """Split ``text`` into logical lines of tokens. A leading BOM is ignored."""
+    # Tokens are many small acyclic objects; the cyclic collector would rescan them again and
+    # again as the list grows, so it pauses (as in ``parse_program``).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _tokenize(text)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _tokenize(text: str) -> Tokenized:
     if text.startswith("\ufeff"):
         text = text[1:]
     physical = split_lines(text)
     scanner = _LineScanner()
-    scanned = [scanner.scan(number, line) for number, line in enumerate(physical, start=1)]
     joiner = _Joiner()
-    for row in scanned:
-        joiner.add(row)
-    lines = joiner.finish()
+    fast = _FastScanner(scanner.comments)
+    slow_chars = _SLOW_CHARS.search
+    add = joiner.add
+    for number, line in enumerate(physical, start=1):
+        row = None
+        if slow_chars(line) is None:
+            row = fast.scan(number, line)
+        add(scanner.scan(number, line) if row is None else row)
     diagnostics = scanner.diagnostics + joiner.diagnostics
-    return Tokenized(tuple(lines), tuple(scanner.comments), tuple(diagnostics), len(physical))
+    return Tokenized(
+        tuple(joiner.lines), tuple(scanner.comments), tuple(diagnostics), len(physical)
+    )
 
 
 @dataclass(slots=True)
@@ -115,10 +171,90 @@ class _Physical:
     tab: bool
     tokens: list[Token]
     error: bool
+    brackets: list[str]  # the bracket tokens' texts, in order
+
+
+class _FastScanner:
+    """Ordinary lines, cut by one ``findall``; each distinct piece is classified once."""
+
+    def __init__(self, comments: list[Comment]) -> None:
+        self.comments = comments
+        # piece text -> its kind (False for a blank run) and value, for this source only
+        self.kinds: dict[str, Kind | bool] = {}
+        self.values: dict[str, str | int | float | None] = {}
+
+    def scan(self, number: int, text: str) -> _Physical | None:
+        """The tokens of an ordinary line, or None when the careful scanner must look at it."""
+        stripped = text.lstrip(" ")
+        indent = len(text) - len(stripped)
+        if stripped[:1] == "\t":
+            return None  # tab indentation is an error
+        tokens: list[Token] = []
+        brackets: list[str] = []
+        append, new, kind_of = tokens.append, _NEW, self.kinds.get
+        column = indent + 1
+        for piece in _PIECES.findall(text, indent):
+            end = column + len(piece)
+            kind = kind_of(piece)
+            if kind is _NAME or kind is _OP:
+                append(new(Token, (kind, piece, None, number, column, end)))
+                if piece in _BRACKETS:
+                    brackets.append(piece)
+            elif kind is None:
+                if piece[0] == "#":
+                    span = Span(number, column, number, end)
+                    self.comments.append(Comment(piece, span, not tokens))
+                elif not self._learn(piece):
+                    return self._decline(number)
+                else:
+                    kind = self.kinds[piece]
+                    if isinstance(kind, Kind):
+                        append(new(Token, (kind, piece, self.values[piece], number, column, end)))
+                    if piece in _BRACKETS:
+                        brackets.append(piece)
+            elif kind:  # a number or a string (a blank run is False)
+                append(new(Token, (kind, piece, self.values[piece], number, column, end)))
+            column = end
+        if column != len(text) + 1:
+            return self._decline(number)  # a gap: characters no token matches
+        return _Physical(number, indent, False, tokens, False, brackets)
+
+    def _decline(self, number: int) -> None:
+        if self.comments and self.comments[-1].span.line == number:
+            self.comments.pop()  # the careful scanner records it again
+        return None
+
+    def _learn(self, piece: str) -> bool:
+        """Classify a piece not seen before; False when it needs the careful scanner."""
+        start = _FIRST.get(piece[0])
+        value: str | int | float | None = None
+        kind: Kind | bool
+        if start == _BLANK:
+            kind = False
+        elif start == _WORD:
+            if len(piece) > MAX_IDENTIFIER:
+                return False
+            kind = _NAME
+        elif start == _SYMBOL or (start == _DOT and len(piece) == 1):
+            kind = _OP
+        elif start == _DIGIT or start == _DOT:
+            number = _number_value(piece)
+            if isinstance(number, str):
+                return False  # invalid: the careful scanner reports it
+            kind, value = _NUMBER, number
+        elif start == _QUOTE:
+            kind, value = _STRING, piece[1:-1]
+        else:
+            return False  # a piece starting outside ASCII
+        self.kinds[piece] = kind
+        self.values[piece] = value
+        return True
 
 
 @dataclass
 class _LineScanner:
+    """The careful scanner: every line the fast path declines, with all lexical diagnostics."""
+
     diagnostics: list[Diagnostic] = field(default_factory=list)
     comments: list[Comment] = field(default_factory=list)
 
@@ -129,7 +265,8 @@ class _LineScanner:
         pos = indent
         while pos < len(text):
             pos = self._next(pos, tokens)
-        return _Physical(number, indent, tab, tokens, self._error)
+        brackets = [t.text for t in tokens if t.kind is _OP and t.text in _BRACKETS]
+        return _Physical(number, indent, tab, tokens, self._error, brackets)
 
     def _report(self, diag: Diagnostic) -> None:
         self._error = True
@@ -137,6 +274,9 @@ class _LineScanner:
 
     def _span(self, start: int, end: int) -> Span:
         return Span(self._line, start + 1, self._line, end + 1)
+
+    def _token(self, kind: Kind, text: str, value: str | int | float | None, start: int) -> Token:
+        return Token(kind, text, value, self._line, start + 1, start + len(text) + 1)
 
     def _indentation(self) -> tuple[int, bool]:
         text = self._text
@@ -164,7 +304,7 @@ class _LineScanner:
         elif kind == "number":
             tokens.append(self._number(start, end))
         elif kind == "op":
-            tokens.append(Token(Kind.OP, match.group(kind), None, self._span(start, end)))
+            tokens.append(self._token(_OP, match.group(kind), None, start))
         elif kind == "string":
             token, end = self._string(start)
             tokens.append(token)
@@ -184,23 +324,22 @@ class _LineScanner:
                     hint="use a shorter name",
                 )
             )
-        return Token(Kind.NAME, text, None, self._span(start, end))
+        return self._token(_NAME, text, None, start)
 
     def _number(self, start: int, end: int) -> Token:
         text = self._text[start:end]
-        span = self._span(start, end)
         value = _number_value(text)
         if isinstance(value, str):
             self._report(
                 codes.diag(
                     "P008",
                     f"invalid number literal '{text}': {value}",
-                    span,
+                    self._span(start, end),
                     hint="write a decimal number such as 42, 0.5, 1e-4 or 1_000",
                 )
             )
             value = 0
-        return Token(Kind.NUMBER, text, value, span)
+        return self._token(_NUMBER, text, value, start)
 
     def _string(self, start: int) -> tuple[Token, int]:
         text, quote = self._text, self._text[start]
@@ -222,7 +361,7 @@ class _LineScanner:
             body, end = text[start + 1 : pos], pos + 1
         self._check_valid_text(body, start + 1)
         value = self._decode(body, start + 1)
-        return Token(Kind.STRING, text[start:end], value, self._span(start, end)), end
+        return self._token(_STRING, text[start:end], value, start), end
 
     def _decode(self, body: str, offset: int) -> str:
         def replace(match: re.Match[str]) -> str:
@@ -322,7 +461,7 @@ class _Joiner:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     lines: list[LogicalLine] = field(default_factory=list)
     _current: LogicalLine | None = None
-    _stack: list[Token] = field(default_factory=list)
+    _stack: list[str] = field(default_factory=list)  # the open brackets' texts
     _open_count: dict[str, int] = field(default_factory=dict)
 
     def add(self, row: _Physical) -> None:
@@ -331,12 +470,19 @@ class _Joiner:
             # lexical error there (a NUL in a comment) is still reported.
             return
         current = self._current
-        if current is not None and self._continues(current, row):
+        if current is not None and (self._stack or row.tokens[0].text == "->"):
+            self._continue(current, row)
+        else:
+            self._start(row)
+        if row.brackets:
+            self._track(row.brackets)
+
+    def _continue(self, current: LogicalLine, row: _Physical) -> None:
+        if self._continues(current, row):
             current.tokens.extend(row.tokens)
             current.lexical_error |= row.error
         else:
             self._start(row)
-        self._track(row.tokens)
 
     def _continues(self, current: LogicalLine, row: _Physical) -> bool:
         first = row.tokens[0]
@@ -358,7 +504,7 @@ class _Joiner:
             codes.diag(
                 "P003",
                 f"continuation line is not indented inside its statement: '->' at column "
-                f"{arrow.span.column} must be indented deeper than the statement that starts "
+                f"{arrow.column} must be indented deeper than the statement that starts "
                 f"at {start}",
                 arrow.span,
                 hint=f"indent the '->' line to column {start.column + 2} or more",
@@ -366,12 +512,13 @@ class _Joiner:
         )
 
     def _start(self, row: _Physical) -> None:
-        self._stack.clear()
-        self._open_count.clear()
+        if self._stack:
+            self._stack.clear()
+            self._open_count.clear()
         indent = row.indent
         if row.tab:
             indent = self._guess_indent()
-        self._current = LogicalLine(indent, list(row.tokens), row.error, row.tab)
+        self._current = LogicalLine(indent, row.tokens, row.error, row.tab)
         self.lines.append(self._current)
 
     def _guess_indent(self) -> int:
@@ -381,23 +528,18 @@ class _Joiner:
         previous = self.lines[-1]
         return previous.indent + 4 if previous.tokens[-1].is_op(":") else previous.indent
 
-    def _track(self, tokens: list[Token]) -> None:
+    def _track(self, brackets: list[str]) -> None:
         stack, open_count = self._stack, self._open_count
-        for token in tokens:
-            if token.kind is not Kind.OP:
-                continue
-            if token.text in _OPENERS:
-                stack.append(token)
-                open_count[token.text] = open_count.get(token.text, 0) + 1
-            elif open_count.get(_CLOSERS.get(token.text, ""), 0):
+        for text in brackets:
+            if text in _OPENERS:
+                stack.append(text)
+                open_count[text] = open_count.get(text, 0) + 1
+            elif open_count.get(_CLOSERS[text], 0):
                 # A closer pops back to its opener; a stray closer changes nothing. Counting
                 # openers keeps this linear even for deep stacks and many stray closers.
-                opener = _CLOSERS[token.text]
+                opener = _CLOSERS[text]
                 while True:
                     popped = stack.pop()
-                    open_count[popped.text] -= 1
-                    if popped.text == opener:
+                    open_count[popped] -= 1
+                    if popped == opener:
                         break
-
-    def finish(self) -> list[LogicalLine]:
-        return self.lines

@@ -10,7 +10,7 @@ from pathlib import Path
 
 PROGRAM_NAME = "model.aur"
 
-PROGRAM = '''\
+PROGRAM = """\
 # A small image classifier on offline synthetic data.
 #   aurane check model.aur
 #   aurane compile model.aur -o model.py
@@ -55,9 +55,9 @@ train Classifier on train_images:
     metrics = [accuracy]
     checkpoint_dir = "./checkpoints"
     save_best = true
-'''
+"""
 
-README = '''\
+README = """\
 # {name}
 
 A starter [Aurane](https://github.com/aurane-lang/aurane) project: a small image
@@ -77,7 +77,7 @@ Training prints one line per epoch and writes `checkpoints/last.pt` and
 To use real data, replace `from aurane.data.SyntheticImages` with a torchvision
 dataset such as `torchvision.datasets.MNIST` and add `root = "./data"` and
 `download = true`.
-'''
+"""
 
 GITIGNORE = "checkpoints/\n__pycache__/\n.aurane_cache/\n"
 

@@ -120,7 +120,8 @@ class Printer:
                 operand = self.flat(expr.operand)
                 if isinstance(expr.operand, ast.BinOp) and expr.operand.op != "**":
                     operand = f"({operand})"
-                return expr.op + operand
+                gap = " " if operand.startswith(("-", "+")) else ""  # '- -3', not '--3'
+                return expr.op + gap + operand
             case ast.Chain():
                 return " -> ".join([self.flat(expr.source), *(self.flat(s) for s in expr.steps)])
         raise TypeError(f"not an expression: {type(expr).__name__}")
@@ -160,6 +161,11 @@ class Printer:
             line = Line(indent, head + self.flat(expr) + tail)
             if line.width + extra <= self.width or not _explodable(expr):
                 return [line]
+            exploded = self._explode(expr, indent, head, tail, comments)
+            # Exploding must help: a deep staircase of brackets only gets wider.
+            if max(ln.width for ln in exploded) < line.width + extra:
+                return exploded
+            return [line]
         if _explodable(expr) or (isinstance(expr, _BRACKETED) and comments):
             return self._explode(expr, indent, head, tail, comments)
         if isinstance(expr, ast.BinOp):
@@ -263,23 +269,35 @@ class Printer:
         extra: int,
     ) -> list[Line]:
         breaks = _source_breaks(chain)
-        if not self._fits(chain, indent, head, tail, extra, breaks):
+        if not self._fits(chain, indent, head, tail, extra, breaks, comments):
             breaks = [False] + [True] * (len(breaks) - 1)  # too long as written: one step a line
         return self._chain_lines(chain, indent, head, tail, comments, extra, breaks)
 
     def _fits(
-        self, chain: ast.Chain, indent: int, head: str, tail: str, extra: int, breaks: list[bool]
+        self,
+        chain: ast.Chain,
+        indent: int,
+        head: str,
+        tail: str,
+        extra: int,
+        breaks: list[bool],
+        comments: list[ast.Comment],
     ) -> bool:
-        """Whether every line of the chain, broken only where ``breaks`` says, fits flat."""
+        """Whether every line of the chain, broken only where ``breaks`` says, fits flat
+        (trailing comments between steps included)."""
         line = indent + len(head) + len(self.flat(chain.source))
         arrow = line + 1
         widths = []
+        previous = end(chain.source.span)
         for index, step in enumerate(chain.steps):
-            if breaks[index]:
-                widths.append(line)
+            gap = _between(comments, previous, start(step.span))
+            if breaks[index] or gap:
+                note = next((len(c.text.rstrip(" \t")) + 2 for c in gap if not c.own_line), 0)
+                widths.append(line + note)
                 line = arrow + 3 + len(self.flat(step))
             else:
                 line += 4 + len(self.flat(step))
+            previous = end(step.span)
         widths.append(line + len(tail) + extra)
         return max(widths) <= self.width
 

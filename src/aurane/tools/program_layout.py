@@ -10,7 +10,7 @@ the structured layout cannot keep in place is printed verbatim, re-indented.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from aurane.source import split_lines
@@ -19,6 +19,7 @@ from aurane.syntax.tokens import tokenize
 from aurane.tools.layout import INDENT, Line, Printer, SourceText, Unplaceable, end, start
 
 Render = Callable[[int, list[ast.Comment]], list[Line]]
+Member = ast.Field | ast.Name | ast.Forward
 
 
 @dataclass(slots=True)
@@ -143,12 +144,12 @@ class ProgramPrinter:
             case ast.Experiment():
                 return self._block(node.span.line, f"experiment {node.name}:", list(node.fields))
             case ast.Dataset():
-                children: list[ast.Field | ast.Name] = list(node.fields)
+                children: list[Member] = list(node.fields)
                 if node.source is not None:
                     children.insert(0, node.source)
                 return self._block(node.span.line, f"dataset {node.name}:", children)
             case ast.Model():
-                members: list[ast.Field | ast.Forward] = list(node.fields)
+                members: list[Member] = list(node.fields)
                 if node.forward is not None:
                     members.append(node.forward)
                 return self._block(node.span.line, f"model {node.name}:", members)
@@ -163,18 +164,13 @@ class ProgramPrinter:
                 return self._block(node.span.line, title, list(node.fields))
         raise TypeError(f"not a statement: {type(node).__name__}")
 
-    def _block(
-        self,
-        line: int,
-        title: str,
-        children: list[ast.Field | ast.Name] | list[ast.Field | ast.Forward],
-    ) -> list[Unit]:
+    def _block(self, line: int, title: str, children: Sequence[Member]) -> list[Unit]:
         units = [self._unit(line, 0, self._simple(title, None), header=True)]
         for child in sorted(children, key=lambda c: start(c.span)):  # fields may follow forward
             units += self._member_units(child)
         return units
 
-    def _member_units(self, node: ast.Field | ast.Name | ast.Forward) -> list[Unit]:
+    def _member_units(self, node: Member) -> list[Unit]:
         match node:
             case ast.Field():
                 return [self._unit(node.span.line, 1, self._simple(f"{node.name} = ", node.value))]

@@ -133,7 +133,11 @@ class Watcher:
             self._report(error, text or "")
             self.say(f"build {self.builds} failed; kept the previous {self.config.out}")
             return
-        atomic_write(self.config.out, output)
+        try:
+            atomic_write(self.config.out, output)
+        except OSError as error:  # e.g. OUT's folder vanished: report, keep watching
+            self.say(f"build {self.builds}: cannot write {self.config.out}: {error}")
+            return
         elapsed = (time.perf_counter() - started) * 1000
         self.say(f"build {self.builds}: compiled {name} -> {self.config.out} ({elapsed:.0f} ms)")
 

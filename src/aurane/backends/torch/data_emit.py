@@ -8,6 +8,7 @@ for ``transform = Compose([...])``. Nothing is built (or downloaded) at import t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +54,7 @@ def render(doc: Doc, indent: int, suffix: str = "") -> list[str]:
     return [*lines, pad + doc.brackets[1] + suffix]
 
 
-def format_call(head: str, args: list[Doc], indent: int, suffix: str = "") -> list[str]:
+def format_call(head: str, args: Sequence[Doc], indent: int, suffix: str = "") -> list[str]:
     """``head(args)`` on one line when it fits, else one argument per line (trailing comma)."""
     return render(Seq(head, tuple(args)), indent, suffix)
 
@@ -247,7 +248,9 @@ def loss_source(option: Option, target: str, indent: int) -> list[str]:
     args: list[Doc] = []
     for key, value in kwargs.items():
         if key in ("weight", "pos_weight"):
-            tensor = f"torch.tensor({format_literal(list(value))}, dtype=torch.float32, device=device)"
+            tensor = (
+                f"torch.tensor({format_literal(list(value))}, dtype=torch.float32, device=device)"
+            )
             args.append(f"{key}={tensor}")
         else:
             args.append(literal_doc(value, f"{key}="))

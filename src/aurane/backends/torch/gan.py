@@ -18,8 +18,7 @@ from aurane.backends.torch.data_emit import (
     quote,
     read_option,
 )
-from aurane.backends.torch.runtime import Helper
-from aurane.backends.torch.training import fill
+from aurane.backends.torch.runtime import Helper, fill
 from aurane.ir.graph import Graph
 from aurane.semantics import config as catalog
 from aurane.syntax import ast
@@ -109,8 +108,11 @@ def _write_png(path, grid):
 
 HELPERS: dict[str, Helper] = {
     "_freeze": (FREEZE, (), ("import torch",)),
-    "_save_samples": (SAMPLES, ("_is_main_process", "_save_checkpoints"),
-                      ("import math", "import os", "import struct", "import torch", "import zlib")),
+    "_save_samples": (
+        SAMPLES,
+        ("_is_main_process", "_save_checkpoints"),
+        ("import math", "import os", "import struct", "import torch", "import zlib"),
+    ),
 }
 
 GAN_TEMPLATE = '''\
@@ -264,8 +266,17 @@ $d_loss
     return generator, discriminator'''
 
 GAN_HELPERS = (
-    "_setup", "_log", "_data_loader", "_set_epoch", "_distribute", "_rng_state", "_fingerprint",
-    "_save_checkpoints", "_Progress", "_epoch_line", "_freeze",
+    "_setup",
+    "_log",
+    "_data_loader",
+    "_set_epoch",
+    "_distribute",
+    "_rng_state",
+    "_fingerprint",
+    "_save_checkpoints",
+    "_Progress",
+    "_epoch_line",
+    "_freeze",
 )
 _SCORES = {"bce": "", "bce_with_logits": "torch.sigmoid", "mse": ""}
 
@@ -287,16 +298,22 @@ def emit_gan(
 
     fields = block_fields(stmt.fields, catalog.GAN_TABLE)
     epochs = int(_lit(fields, "epochs", 1))
-    gen, disc = graphs[stmt.generator.id], graphs[stmt.discriminator.id]
+    gen = graphs[stmt.generator.id]
     lines: dict[str, str] = {}
-    config: dict[str, Any] = {"generator": stmt.generator.id, "discriminator": stmt.discriminator.id}
+    config: dict[str, Any] = {
+        "generator": stmt.generator.id,
+        "discriminator": stmt.discriminator.id,
+    }
     for role, short in (("generator", "g"), ("discriminator", "d")):
         expr = fields.get(f"{role}_optimizer", ast.Name("adam", stmt.span))
         option = read_option(expr, catalog.OPTIMIZER_TABLE)
         source, used = data_emit.optimizer_source(
-            option, _lit(fields, "lr"), f"{role}.parameters()", f"{short}_optimizer", 4)
+            option, _lit(fields, "lr"), f"{role}.parameters()", f"{short}_optimizer", 4
+        )
         lines[f"{short}_optimizer"] = "\n".join(source)
-        loss = read_option(fields.get(f"{role}_loss", ast.Name("bce", stmt.span)), catalog.LOSS_TABLE)
+        loss = read_option(
+            fields.get(f"{role}_loss", ast.Name("bce", stmt.span)), catalog.LOSS_TABLE
+        )
         lines[f"{short}_loss"] = "\n".join(data_emit.loss_source(loss, f"{short}_loss_fn", 4))
         config[f"{role}_optimizer"] = [option.name, used]
         config[f"{role}_loss"] = [loss.name, loss.kwargs]

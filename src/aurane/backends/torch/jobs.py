@@ -120,7 +120,8 @@ def emit_train(
     opt_expr = fields.get("optimizer", ast.Name("adam", stmt.span))
     optimizer = read_option(opt_expr, catalog.OPTIMIZER_TABLE)
     opt_lines, opt_used = data_emit.optimizer_source(
-        optimizer, _lit(fields, "lr"), "model.parameters()", "optimizer", 4)
+        optimizer, _lit(fields, "lr"), "model.parameters()", "optimizer", 4
+    )
     metrics = [catalog.canonical_metric(dataset_ref(m)) for m in _list(fields.get("metrics"))]
     flags: set[str] = set()
     values: dict[str, str] = {}
@@ -146,7 +147,9 @@ def emit_train(
     early = _lit(fields, "early_stopping", False) or "early_stopping" in callbacks
     es_options = callbacks["early_stopping"].kwargs if "early_stopping" in callbacks else {}
     es_spec = catalog.CALLBACK_TABLE["early_stopping"]
-    patience = _lit(fields, "patience", es_options.get("patience", data_emit.default_of(es_spec, "patience")))
+    patience = _lit(
+        fields, "patience", es_options.get("patience", data_emit.default_of(es_spec, "patience"))
+    )
     min_delta = _lit(fields, "min_delta", es_options.get("min_delta", 0.0))
     if early:
         flags.add("es")
@@ -192,18 +195,30 @@ def emit_train(
         stop_message=quote(f"{monitor} stopped improving (patience {patience})"),
     )
     amp_arg = ["amp_dtype=amp_dtype"] if "amp" in flags else []
-    for role, loader, what in (("val", "validation_loader", validate), ("test", "test_loader", test)):
+    for role, loader, what in (
+        ("val", "validation_loader", validate),
+        ("test", "test_loader", test),
+    ):
         if what is not None:
             label = "validation" if role == "val" else "test"
-            args = ["model", loader, "loss_fn", "stats", "device", quote(task),
-                    quote(f"{label} data {what!r}"), *amp_arg]
+            args = [
+                "model",
+                loader,
+                "loss_fn",
+                "stats",
+                "device",
+                quote(task),
+                quote(f"{label} data {what!r}"),
+                *amp_arg,
+            ]
             target = "scores" if role == "val" else "test_metrics"
             values[f"{role}_call"] = "\n".join(
-                format_call(f"{target} = _evaluate", args, 8 if role == "val" else 4))
+                format_call(f"{target} = _evaluate", args, 8 if role == "val" else 4)
+            )
     helpers = set(training.TRAIN_HELPERS)
     if "step_sched" in flags:
         helpers.add("_warmup_cosine")
-    return training.fill(training.TRAIN_TEMPLATE, flags, values), helpers
+    return runtime.fill(training.TRAIN_TEMPLATE, flags, values), helpers
 
 
 def _list(expr: ast.Expr | None) -> tuple[ast.Expr, ...]:
@@ -234,7 +249,9 @@ def _used_datasets(jobs: list[tuple[ast.Train | ast.TrainGan, str]]) -> set[str]
         used.add(stmt.dataset.id)
         if isinstance(stmt, ast.Train):
             fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
-            used |= {dataset_ref(fields[key]) for key in ("validate_on", "test_on") if key in fields}
+            used |= {
+                dataset_ref(fields[key]) for key in ("validate_on", "test_on") if key in fields
+            }
     return used
 
 
@@ -274,25 +291,10 @@ def emit_jobs(
     helper_imports, helper_code = runtime.helper_sources(helpers, REGISTRY)
     imports.update(helper_imports)
     return Code(
-        imports=tuple(sorted(imports, key=_import_order)),
+        imports=tuple(sorted(imports)),  # the generator groups and merges them
         sections=(*helper_code, *sections),
         main=tuple(main),
     )
-
-
-def _import_order(line: str) -> tuple[int, str]:
-    """Standard library first, then torch, torchvision and the rest (isort-like)."""
-    module = line.split()[1]
-    root = module.split(".")[0]
-    group = 0 if root not in {"torch", "torchvision", "aurane"} and "." not in module else 1
-    if root in {"torch", "torchvision"}:
-        group = 1
-    elif root not in _STDLIB:
-        group = 2
-    return group, line
-
-
-_STDLIB = {"hashlib", "math", "os", "random", "sys", "time", "zlib", "struct"}
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,13 @@ to ``(source, dependencies)``; ``helper_sources`` returns the closure in a fixed
 
 from __future__ import annotations
 
-NUMPY_IMPORT = '''\
+import re
+
+NUMPY_IMPORT = """\
 try:
     import numpy as np
 except ImportError:  # NumPy is optional for torch; then there is no NumPy RNG to seed
-    np = None'''
+    np = None"""
 
 SETUP = '''\
 def _setup(seed, device):
@@ -44,16 +46,16 @@ def _is_main_process():
     """True outside torchrun and on rank 0: the only process that writes files and prints."""
     return not dist.is_initialized() or dist.get_rank() == 0'''
 
-LOG = '''\
+LOG = """\
 def _log(message):
     if _is_main_process():
-        print(message, flush=True)'''
+        print(message, flush=True)"""
 
-FINISH = '''\
+FINISH = """\
 def _finish_distributed():
     if dist.is_initialized():
         dist.barrier()
-        dist.destroy_process_group()'''
+        dist.destroy_process_group()"""
 
 DATA_LOADER = '''\
 def _data_loader(
@@ -281,22 +283,40 @@ Helper = tuple[str, tuple[str, ...], tuple[str, ...]]
 
 HELPERS: dict[str, Helper] = {
     "numpy": (NUMPY_IMPORT, (), ()),
-    "_setup": (SETUP, ("numpy",), ("import os", "import random", "import torch",
-                                    "import torch.distributed as dist")),
+    "_setup": (
+        SETUP,
+        ("numpy",),
+        ("import os", "import random", "import torch", "import torch.distributed as dist"),
+    ),
     "_is_main_process": (IS_MAIN, (), ("import torch.distributed as dist",)),
     "_log": (LOG, ("_is_main_process",), ()),
     "_finish_distributed": (FINISH, (), ("import torch.distributed as dist",)),
-    "_data_loader": (DATA_LOADER, (), ("import torch",
-                                       "from torch.utils.data import DataLoader, DistributedSampler",
-                                       "import torch.distributed as dist")),
+    "_data_loader": (
+        DATA_LOADER,
+        (),
+        (
+            "import torch",
+            "from torch.utils.data import DataLoader, DistributedSampler",
+            "import torch.distributed as dist",
+        ),
+    ),
     "_set_epoch": (SET_EPOCH, (), ("from torch.utils.data import DataLoader, DistributedSampler",)),
-    "_distribute": (DISTRIBUTE, (), ("import torch.distributed as dist",
-                                     "from torch.nn.parallel import DistributedDataParallel")),
+    "_distribute": (
+        DISTRIBUTE,
+        (),
+        (
+            "import torch.distributed as dist",
+            "from torch.nn.parallel import DistributedDataParallel",
+        ),
+    ),
     "_rng_state": (RNG, ("numpy",), ("import random", "import torch")),
     "_fingerprint": (FINGERPRINT, (), ("import hashlib",)),
     "_CHECKPOINT_FORMAT": (CHECKPOINT_FORMAT, (), ()),
-    "_save_checkpoints": (CHECKPOINT, ("_is_main_process", "_CHECKPOINT_FORMAT"),
-                          ("import os", "import torch", "import torch.distributed as dist")),
+    "_save_checkpoints": (
+        CHECKPOINT,
+        ("_is_main_process", "_CHECKPOINT_FORMAT"),
+        ("import os", "import torch", "import torch.distributed as dist"),
+    ),
     "_Progress": (PROGRESS, ("_is_main_process",), ("import sys", "import time")),
     "_epoch_line": (EPOCH_LINE, (), ()),
     "_warmup_cosine": (WARMUP_COSINE, (), ("import math", "import torch")),
@@ -322,3 +342,23 @@ def helper_sources(
     closure = helper_closure(names, registry)
     imports = sorted({line for name in closure for line in registry[name][2]})
     return tuple(imports), tuple(registry[name][0] for name in closure)
+
+
+_PLACEHOLDER = re.compile(r"\$(\w+)")
+
+
+def fill(template: str, flags: set[str], values: dict[str, str]) -> str:
+    """Keep the lines whose flags hold, then substitute ``$name`` placeholders."""
+    kept = []
+    for line in template.split("\n"):
+        if line.startswith("["):
+            condition, line = line[1:].split("]", 1)
+            if not all(_holds(part, flags) for part in condition.split("&")):
+                continue
+        kept.append(line)
+    # One pass, so a substituted value (which may hold user text) is never rescanned.
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], "\n".join(kept))
+
+
+def _holds(flag: str, flags: set[str]) -> bool:
+    return flag[1:] not in flags if flag.startswith("!") else flag in flags

@@ -7,11 +7,7 @@ placeholders are filled by ``jobs.py`` with already-rendered Python source.
 
 from __future__ import annotations
 
-import re
-
 from aurane.backends.torch.runtime import Helper
-
-_PLACEHOLDER = re.compile(r"\$(\w+)")
 
 MATCH_TARGET = '''\
 def _match_target(outputs, targets, task):
@@ -74,6 +70,7 @@ class _EpochStats:
         self.task = task
         self.outputs = outputs  # "logits", "probabilities" or "log_probabilities"
         self.ignore_index = ignore_index
+        self.counts_classes = bool({"accuracy", "precision", "recall", "f1"} & set(metrics))
         for name in self.metrics:
             kind = "topk" if name.startswith("top") else name
             if kind not in _METRICS_BY_TASK[task]:
@@ -119,14 +116,16 @@ class _EpochStats:
         count = keep.sum()
         self._add("count", count.double())
         self._add("loss", loss.detach().double() * count)
-        predicted = outputs.argmax(1)
-        # Excluded targets go to an extra bin, so counting needs no data-dependent indexing.
-        spare = torch.full_like(targets, classes)
-        hits = torch.where(keep & (predicted == targets), targets, spare)
-        bins = classes + 1
-        self._add("true_positive", torch.bincount(hits, minlength=bins))
-        self._add("predicted", torch.bincount(torch.where(keep, predicted, spare), minlength=bins))
-        self._add("actual", torch.bincount(torch.where(keep, targets, spare), minlength=bins))
+        if self.counts_classes:
+            predicted = outputs.argmax(1)
+            # Excluded targets go to an extra bin: counting needs no data-dependent indexing.
+            spare = torch.full_like(targets, classes)
+            hits = torch.where(keep & (predicted == targets), targets, spare)
+            bins = classes + 1
+            self._add("true_positive", torch.bincount(hits, minlength=bins))
+            predicted = torch.where(keep, predicted, spare)
+            self._add("predicted", torch.bincount(predicted, minlength=bins))
+            self._add("actual", torch.bincount(torch.where(keep, targets, spare), minlength=bins))
         for name in self.metrics:
             if name.startswith("top"):
                 k = min(int(name[3:].split("_")[0]), classes)
@@ -245,8 +244,11 @@ def _evaluate(model, loader, loss_fn, stats, device, task, what, amp_dtype=None)
 
 HELPERS: dict[str, Helper] = {
     "_match_target": (MATCH_TARGET, (), ("import torch",)),
-    "_EpochStats": (EPOCH_STATS, (), ("import math", "import torch",
-                                      "import torch.distributed as dist")),
+    "_EpochStats": (
+        EPOCH_STATS,
+        (),
+        ("import math", "import torch", "import torch.distributed as dist"),
+    ),
     "_evaluate": (EVALUATE, ("_match_target", "_EpochStats"), ("import torch",)),
 }
 
@@ -370,25 +372,18 @@ $optimizer
     return model'''
 
 TRAIN_HELPERS = (
-    "_setup", "_log", "_data_loader", "_set_epoch", "_distribute", "_rng_state",
-    "_fingerprint", "_save_checkpoints", "_Progress", "_epoch_line", "_EpochStats",
-    "_match_target", "_evaluate",
+    "_setup",
+    "_log",
+    "_data_loader",
+    "_set_epoch",
+    "_distribute",
+    "_rng_state",
+    "_fingerprint",
+    "_save_checkpoints",
+    "_Progress",
+    "_epoch_line",
+    "_EpochStats",
+    "_match_target",
+    "_evaluate",
 )
 TRAIN_IMPORTS = ("import math", "import time", "import torch", "from torch import nn")
-
-
-def fill(template: str, flags: set[str], values: dict[str, str]) -> str:
-    """Keep the lines whose flags hold, then substitute ``$name`` placeholders."""
-    kept = []
-    for line in template.split("\n"):
-        if line.startswith("["):
-            condition, line = line[1:].split("]", 1)
-            if not all(_holds(part, flags) for part in condition.split("&")):
-                continue
-        kept.append(line)
-    # One pass, so a substituted value (which may hold user text) is never rescanned.
-    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], "\n".join(kept))
-
-
-def _holds(flag: str, flags: set[str]) -> bool:
-    return flag[1:] not in flags if flag.startswith("!") else flag in flags
