@@ -13,11 +13,12 @@ from typing import NamedTuple, TypeVar
 from aurane import codes
 from aurane.source import Span
 from aurane.syntax import ast
-from aurane.syntax.exprs import END, ExprParser, ParseAbort
+from aurane.syntax.exprs import END, ExprParser, ParseAbort, fast_new, token_span
 from aurane.syntax.tokens import Kind, LogicalLine
 
 T = TypeVar("T")
 _GIVE_UP_AFTER = 400  # diagnostics; far past the reporting cap the rest is not worth parsing
+_ASSIGN, _CHAIN_STMT, _FIELD = fast_new(ast.Assign), fast_new(ast.ChainStmt), fast_new(ast.Field)
 
 
 class Item(NamedTuple):
@@ -279,8 +280,8 @@ class BlockParser(ExprParser):
         value = self.value()
         if self.pos < len(self.tokens):
             self.end_of_statement(f"value of '{name.text}'")
-        span = name.span
-        return ast.Field(name.text, span, value, self.span_from(span))
+        span = token_span(name)
+        return _FIELD(name.text, span, value, self.span_from(span))
 
     def assigned_value(self, after: str) -> ast.Expr:
         if self.peek() is None:
@@ -338,18 +339,15 @@ class BlockParser(ExprParser):
 
     def _forward_body(self, items: list[Item]) -> list[ast.ForwardStmt]:
         body: list[ast.ForwardStmt] = []
-        diagnostics = self.diagnostics
+        parse = self._forward_statement
         for item in items:
             if body and isinstance(body[-1], ast.Return):
                 self._after_return(body[-1], item)
                 break
             if item.children:
-                body.extend(self.each([item], self._forward_statement))
-            elif len(diagnostics) <= _GIVE_UP_AFTER:  # as ``each`` does for a single line
-                try:
-                    body.append(self._forward_statement(item))
-                except ParseAbort:
-                    pass
+                body.extend(self.each([item], parse))
+            elif (statement := self.guarded(item, parse)) is not None:  # ``each``, one line
+                body.append(statement)
         return body
 
     def _after_return(self, ret: ast.Return, item: Item) -> None:
@@ -379,8 +377,8 @@ class BlockParser(ExprParser):
             value = self.value()
             if self.pos < len(self.tokens):
                 self.end_of_statement(f"value of '{first.text}'")
-            span = first.span
-            return ast.Assign(first.text, span, value, self.span_from(span))
+            span = token_span(first)
+            return _ASSIGN(first.text, span, value, self.span_from(span))
         value = self.value()
         if not isinstance(value, ast.Chain):
             self.fail(
@@ -390,7 +388,7 @@ class BlockParser(ExprParser):
                 first.span,
             )
         self.end_of_statement("chain")
-        return ast.ChainStmt(value, value.span)
+        return _CHAIN_STMT(value, value.span)
 
 
 _HEADER_WORDS = frozenset({"model", "dataset", "experiment", "train", "train_gan", "def"})

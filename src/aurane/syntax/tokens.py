@@ -5,10 +5,9 @@ joiner (`_Joiner`) glues physical lines into logical lines while a bracket is op
 line starts with ``->``. Indentation is measured per logical line; the parser builds blocks
 from it. Nothing here raises on any input.
 
-Speed: an ordinary line (spaces, ASCII-started tokens, no backslash, NUL or surrogate, valid
-numbers, closed strings) is cut into pieces by one ``findall`` (`_fast_line`). Any other line,
-and any line the fast path has doubts about, goes through the careful scanner
-(`_LineScanner`), which produces the same tokens and all lexical diagnostics.
+Speed: an ordinary line (space indentation, no backslash, NUL or surrogate, valid names and
+numbers, closed strings) is cut by one ``findall`` (`_FastScanner`); any other line goes to
+the careful scanner (`_LineScanner`), which makes the same tokens and all lexical diagnostics.
 """
 
 from __future__ import annotations
@@ -100,24 +99,13 @@ _TOKEN = re.compile(
     r"|(?P<comment>\#)"
     r"|(?P<end>\Z))"
 )
-# The fast path: the same alternatives in the same order, blank runs as pieces of their own,
-# strings only when closed (backslashes never reach it). A gap between pieces sends the line
-# to the careful scanner.
+# The fast path: the same alternatives in the same order, each with its leading blanks (and
+# trailing blanks alone), strings only when closed (backslashes never reach it). A gap
+# between pieces sends the line to the careful scanner.
 _PIECES = re.compile(
-    rf"[ \t]+|{_NAME_PATTERN}|{_NUMBER_PATTERN}|{_OP_PATTERN}|'[^']*'|\"[^\"]*\"|\#.*"
+    rf"[ \t]*(?:{_NAME_PATTERN}|{_NUMBER_PATTERN}|{_OP_PATTERN}|'[^']*'|\"[^\"]*\"|\#.*)|[ \t]+"
 )
 _SLOW_CHARS = re.compile("[\\\\\x00\ud800-\udfff]")  # escapes and invalid text: careful path
-_BLANK, _WORD, _DIGIT, _SYMBOL, _DOT, _QUOTE, _HASH = range(7)
-_FIRST: dict[str, int] = {
-    **dict.fromkeys(" \t", _BLANK),
-    **dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", _WORD),
-    **dict.fromkeys("0123456789", _DIGIT),
-    **dict.fromkeys("-+*/%()[]{},:=", _SYMBOL),
-    ".": _DOT,
-    "'": _QUOTE,
-    '"': _QUOTE,
-    "#": _HASH,
-}
 _VALID_NUMBER = re.compile(
     r"(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?\Z"
 )
@@ -150,22 +138,15 @@ def _tokenize(text: str) -> Tokenized:
     physical = split_lines(text)
     scanner = _LineScanner()
     joiner = _Joiner()
-    fast = _FastScanner(scanner.comments)
-    slow_chars = _SLOW_CHARS.search
-    add = joiner.add
+    fast, slow_chars, add = _FastScanner(scanner.comments), _SLOW_CHARS.search, joiner.add
     for number, line in enumerate(physical, start=1):
-        row = None
-        if slow_chars(line) is None:
-            row = fast.scan(number, line)
+        row = fast.scan(number, line) if slow_chars(line) is None else None
         add(scanner.scan(number, line) if row is None else row)
-    diagnostics = scanner.diagnostics + joiner.diagnostics
-    return Tokenized(
-        tuple(joiner.lines), tuple(scanner.comments), tuple(diagnostics), len(physical)
-    )
+    diagnostics = (*scanner.diagnostics, *joiner.diagnostics)
+    return Tokenized(tuple(joiner.lines), tuple(scanner.comments), diagnostics, len(physical))
 
 
-@dataclass(slots=True)
-class _Physical:
+class _Physical(NamedTuple):
     number: int
     indent: int
     tab: bool
@@ -174,14 +155,17 @@ class _Physical:
     brackets: list[str]  # the bracket tokens' texts, in order
 
 
+_Piece = tuple[Kind | None, str, str | int | float | None, int, bool]
+
+
 class _FastScanner:
     """Ordinary lines, cut by one ``findall``; each distinct piece is classified once."""
 
     def __init__(self, comments: list[Comment]) -> None:
         self.comments = comments
-        # piece text -> its kind (False for a blank run) and value, for this source only
-        self.kinds: dict[str, Kind | bool] = {}
-        self.values: dict[str, str | int | float | None] = {}
+        # piece (a token with its leading blanks) -> kind (None: blanks only), text, value,
+        # number of leading blanks, is a bracket; for this source only
+        self.pieces: dict[str, _Piece] = {}
 
     def scan(self, number: int, text: str) -> _Physical | None:
         """The tokens of an ordinary line, or None when the careful scanner must look at it."""
@@ -191,64 +175,57 @@ class _FastScanner:
             return None  # tab indentation is an error
         tokens: list[Token] = []
         brackets: list[str] = []
-        append, new, kind_of = tokens.append, _NEW, self.kinds.get
+        append, new, known = tokens.append, _NEW, self.pieces.get
         column = indent + 1
         for piece in _PIECES.findall(text, indent):
+            entry = known(piece)
+            if entry is None:
+                body = piece.lstrip(" \t")
+                if body[:1] == "#":
+                    end = column + len(piece)
+                    span = Span(number, end - len(body), number, end)
+                    self.comments.append(Comment(body, span, not tokens))
+                    column = end
+                    continue
+                entry = self._learn(piece, body)
+                if entry is None:
+                    return None
+            kind, token_text, value, lead, bracket = entry
             end = column + len(piece)
-            kind = kind_of(piece)
-            if kind is _NAME or kind is _OP:
-                append(new(Token, (kind, piece, None, number, column, end)))
-                if piece in _BRACKETS:
-                    brackets.append(piece)
-            elif kind is None:
-                if piece[0] == "#":
-                    span = Span(number, column, number, end)
-                    self.comments.append(Comment(piece, span, not tokens))
-                elif not self._learn(piece):
-                    return self._decline(number)
-                else:
-                    kind = self.kinds[piece]
-                    if isinstance(kind, Kind):
-                        append(new(Token, (kind, piece, self.values[piece], number, column, end)))
-                    if piece in _BRACKETS:
-                        brackets.append(piece)
-            elif kind:  # a number or a string (a blank run is False)
-                append(new(Token, (kind, piece, self.values[piece], number, column, end)))
+            if kind is not None:
+                append(new(Token, (kind, token_text, value, number, column + lead, end)))
+                if bracket:
+                    brackets.append(token_text)
             column = end
-        if column != len(text) + 1:
-            return self._decline(number)  # a gap: characters no token matches
-        return _Physical(number, indent, False, tokens, False, brackets)
+        if column != len(text) + 1:  # a gap: characters no token matches
+            if self.comments and self.comments[-1].span.line == number:
+                self.comments.pop()  # the careful scanner records it again
+            return None
+        return _NEW(_Physical, (number, indent, False, tokens, False, brackets))
 
-    def _decline(self, number: int) -> None:
-        if self.comments and self.comments[-1].span.line == number:
-            self.comments.pop()  # the careful scanner records it again
-        return None
-
-    def _learn(self, piece: str) -> bool:
-        """Classify a piece not seen before; False when it needs the careful scanner."""
-        start = _FIRST.get(piece[0])
+    def _learn(self, piece: str, body: str) -> _Piece | None:
+        """Classify a piece not seen before (as ``_TOKEN`` does); None: the careful scanner."""
+        group = match.lastgroup if (match := _TOKEN.match(body)) else None
         value: str | int | float | None = None
-        kind: Kind | bool
-        if start == _BLANK:
-            kind = False
-        elif start == _WORD:
-            if len(piece) > MAX_IDENTIFIER:
-                return False
+        kind: Kind | None = None  # "end": trailing blanks
+        if group == "name":
+            if len(body) > MAX_IDENTIFIER:
+                return None
             kind = _NAME
-        elif start == _SYMBOL or (start == _DOT and len(piece) == 1):
+        elif group == "op":
             kind = _OP
-        elif start == _DIGIT or start == _DOT:
-            number = _number_value(piece)
+        elif group == "string":
+            kind, value = _STRING, body[1:-1]
+        elif group == "number":
+            number = _number_value(body)
             if isinstance(number, str):
-                return False  # invalid: the careful scanner reports it
+                return None  # invalid: the careful scanner reports it
             kind, value = _NUMBER, number
-        elif start == _QUOTE:
-            kind, value = _STRING, piece[1:-1]
-        else:
-            return False  # a piece starting outside ASCII
-        self.kinds[piece] = kind
-        self.values[piece] = value
-        return True
+        elif group != "end":
+            return None
+        entry = (kind, body, value, len(piece) - len(body), body in _BRACKETS)
+        self.pieces[piece] = entry
+        return entry
 
 
 @dataclass
@@ -470,19 +447,14 @@ class _Joiner:
             # lexical error there (a NUL in a comment) is still reported.
             return
         current = self._current
-        if current is not None and (self._stack or row.tokens[0].text == "->"):
-            self._continue(current, row)
-        else:
-            self._start(row)
-        if row.brackets:
-            self._track(row.brackets)
-
-    def _continue(self, current: LogicalLine, row: _Physical) -> None:
-        if self._continues(current, row):
+        continues = self._stack or row.tokens[0].text == "->"  # cheap test first
+        if current is not None and continues and self._continues(current, row):
             current.tokens.extend(row.tokens)
             current.lexical_error |= row.error
         else:
             self._start(row)
+        if row.brackets:
+            self._track(row.brackets)
 
     def _continues(self, current: LogicalLine, row: _Physical) -> bool:
         first = row.tokens[0]

@@ -354,6 +354,7 @@ class _EpochStats:
         self.task = task
         self.outputs = outputs  # "logits", "probabilities" or "log_probabilities"
         self.ignore_index = ignore_index
+        self.counts_classes = bool({"accuracy", "precision", "recall", "f1"} & set(metrics))
         for name in self.metrics:
             kind = "topk" if name.startswith("top") else name
             if kind not in _METRICS_BY_TASK[task]:
@@ -399,14 +400,16 @@ class _EpochStats:
         count = keep.sum()
         self._add("count", count.double())
         self._add("loss", loss.detach().double() * count)
-        predicted = outputs.argmax(1)
-        # Excluded targets go to an extra bin, so counting needs no data-dependent indexing.
-        spare = torch.full_like(targets, classes)
-        hits = torch.where(keep & (predicted == targets), targets, spare)
-        bins = classes + 1
-        self._add("true_positive", torch.bincount(hits, minlength=bins))
-        self._add("predicted", torch.bincount(torch.where(keep, predicted, spare), minlength=bins))
-        self._add("actual", torch.bincount(torch.where(keep, targets, spare), minlength=bins))
+        if self.counts_classes:
+            predicted = outputs.argmax(1)
+            # Excluded targets go to an extra bin: counting needs no data-dependent indexing.
+            spare = torch.full_like(targets, classes)
+            hits = torch.where(keep & (predicted == targets), targets, spare)
+            bins = classes + 1
+            self._add("true_positive", torch.bincount(hits, minlength=bins))
+            predicted = torch.where(keep, predicted, spare)
+            self._add("predicted", torch.bincount(predicted, minlength=bins))
+            self._add("actual", torch.bincount(torch.where(keep, targets, spare), minlength=bins))
         for name in self.metrics:
             if name.startswith("top"):
                 k = min(int(name[3:].split("_")[0]), classes)
