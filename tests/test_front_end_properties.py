@@ -23,11 +23,37 @@ from tests.conftest import CORPUS, EXAMPLES
 
 EXAMPLES_PER_TEST = int(os.environ.get("AURANE_FUZZ_EXAMPLES", "700"))
 SEEDS = [
-    p.read_text()
-    for p in [*sorted(CORPUS.glob("*/*.aur")), *sorted(EXAMPLES.glob("*.aur"))]
+    p.read_text() for p in [*sorted(CORPUS.glob("*/*.aur")), *sorted(EXAMPLES.glob("*.aur"))]
 ] or [(EXAMPLES / "quickstart.aur").read_text()]
-INSERTS = ["\ufeff", "\x00", "\r", "\u2028", "\ud800", "\t", "(", ")", "->", ":", "\n", "'", '"',
-           "[", "]", ".", ",", "=", "#", "\\", " ", "    ", "x", "1e309", "-", "**", "/ 0"]
+INSERTS = [
+    "\ufeff",
+    "\x00",
+    "\r",
+    "\u2028",
+    "\ud800",
+    "\t",
+    "(",
+    ")",
+    "->",
+    ":",
+    "\n",
+    "'",
+    '"',
+    "[",
+    "]",
+    ".",
+    ",",
+    "=",
+    "#",
+    "\\",
+    " ",
+    "    ",
+    "x",
+    "1e309",
+    "-",
+    "**",
+    "/ 0",
+]
 
 
 @contextmanager
@@ -67,13 +93,13 @@ def mutated(draw: st.DrawFn) -> str:
             break
         at = draw(st.integers(0, len(text) - 1))
         if kind == "flip":
-            text = text[:at] + chr(ord(text[at]) ^ (1 << draw(st.integers(0, 6)))) + text[at + 1:]
+            text = text[:at] + chr(ord(text[at]) ^ (1 << draw(st.integers(0, 6)))) + text[at + 1 :]
         elif kind == "delete":
             width = draw(st.integers(1, 8))
-            text = text[:at] + text[at + width:]
+            text = text[:at] + text[at + width :]
         elif kind == "duplicate":
             width = draw(st.integers(1, 12))
-            text = text[:at] + text[at:at + width] * 2 + text[at + width:]
+            text = text[:at] + text[at : at + width] * 2 + text[at + width :]
         elif kind == "insert":
             text = text[:at] + draw(st.sampled_from(INSERTS)) + text[at:]
         elif kind == "truncate":
@@ -86,8 +112,12 @@ def mutated(draw: st.DrawFn) -> str:
     return text
 
 
-FUZZ = settings(max_examples=EXAMPLES_PER_TEST, deadline=None, derandomize=True,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=EXAMPLES_PER_TEST,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
 
 
 @FUZZ
@@ -111,15 +141,18 @@ NESTING = {
     "power": lambda n: "n = " + "2 ** " * n + "1\n",
     "calls": lambda n: (
         "model M:\n    input_shape = (4,)\n    def forward(x):\n        y = "
-        + "relu(" * n + "x" + ")" * n + "\n"
+        + "relu(" * n
+        + "x"
+        + ")" * n
+        + "\n"
     ),
     "chain": lambda n: (
         "model M:\n    input_shape = (4,)\n    def forward(x):\n        x -> "
-        + " -> ".join(["relu()"] * n) + "\n"
+        + " -> ".join(["relu()"] * n)
+        + "\n"
     ),
     "statements": lambda n: (
-        "model M:\n    input_shape = (4,)\n    def forward(x):\n"
-        + "        x -> relu()\n" * n
+        "model M:\n    input_shape = (4,)\n    def forward(x):\n" + "        x -> relu()\n" * n
     ),
     "indentation": lambda n: "".join("    " * i + f"model M{i}:\n" for i in range(min(n, 2000))),
 }

@@ -20,16 +20,22 @@ def _tool(name: str) -> list[str]:
 
 def test_ruff_check_and_format() -> None:
     ruff = _tool("ruff")
-    check = subprocess.run([*ruff, "check", "src", "tests", "bench"], cwd=REPO,
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [*ruff, "check", "src", "tests", "bench"], cwd=REPO, capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stdout + check.stderr
-    fmt = subprocess.run([*ruff, "format", "--check", "src"], cwd=REPO, capture_output=True,
-                         text=True)
+    fmt = subprocess.run(
+        [*ruff, "format", "--check", "src", "tests", "bench"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
 def test_mypy_strict() -> None:
     _tool("mypy")
-    result = subprocess.run([sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr

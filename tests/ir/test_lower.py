@@ -341,3 +341,25 @@ def test_text_printer_lists_every_node() -> None:
     )
     text = graph_to_text(g)
     assert "block[Unit]" in text and "dense1" in text and "return dense1" in text
+
+
+@pytest.mark.parametrize(("fmt", "ok"), [('"png"', False), ('"both"', False), ('"tensor"', True)])
+def test_png_samples_need_image_shaped_generator_output(fmt: str, ok: bool) -> None:
+    source = f"""
+        model G:
+            input_shape = (4,)
+            def forward(z):
+                z -> dense(6)
+        model D:
+            input_shape = (6,)
+            def forward(x):
+                x -> dense(1).sigmoid
+        dataset data:
+            from aurane.data.SyntheticRegression
+        train_gan G and D on data:
+            sample_format = {fmt}
+    """
+    found = errors(source)
+    assert (found == []) is ok
+    if not ok:
+        assert found[0].code == "T008" and "image" in found[0].message

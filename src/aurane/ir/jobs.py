@@ -31,6 +31,26 @@ def _field_name(fields: tuple[ast.Field, ...], name: str) -> tuple[str | None, a
     return None, None
 
 
+def _check_png_samples(stmt: ast.TrainGan, gen: Graph) -> list[Diagnostic]:
+    """PNG sample grids need (1 or 3 channels, height, width) generator outputs."""
+    item = next((f for f in stmt.fields if f.name == "sample_format"), None)
+    if item is None or not isinstance(item.value, ast.String) or item.value.value == "tensor":
+        return []
+    shape = gen.output_value.sample_shape
+    if shape is not None and len(shape) == 3 and shape[0] in (1, 3):
+        return []
+    return [
+        diag(
+            "T008",
+            f"sample_format {item.value.value!r} writes image grids, but generator "
+            f"'{gen.name}' produces shape {_shape(shape)}, not (1 or 3 channels, height, width)",
+            item.value.span,
+            labels=(Label(gen.output_value.span, "generator output made here"),),
+            hint='use sample_format = "tensor" or reshape the output to (C, H, W)',
+        )
+    ]
+
+
 def _output_expression_span(model: ast.Model) -> Span | None:
     """The operations that make a model's output: the last statement's chain steps or call."""
     if model.forward is None or not model.forward.body:
@@ -105,6 +125,7 @@ def _check_gan(
                 hint="use a floating input_dtype",
             )
         )
+    out.extend(_check_png_samples(stmt, gen))
     loss, item = _field_name(stmt.fields, "discriminator_loss")
     last = _last_activation(disc)
     if item is not None and loss == "bce" and last != "sigmoid":

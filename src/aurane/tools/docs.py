@@ -24,7 +24,8 @@ def errors_markdown() -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     lines += [
-        f"| {c.code} | {c.stage} | {c.severity} | `{c.slug}` | {c.summary} |" for c in CODES.values()
+        f"| {c.code} | {c.stage} | {c.severity} | `{c.slug}` | {c.summary} |"
+        for c in CODES.values()
     ]
     for code in CODES.values():
         example = "\n".join(code.example.splitlines())

@@ -20,7 +20,6 @@ import unicodedata
 from collections.abc import Iterable
 
 
-
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
