@@ -123,6 +123,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     results = {}
+    time_fx(2)  # warm up fx's lazy imports so that neither side pays one-time costs
     print(f"{'ops':>8} {'aurane s':>10} {'ops/s':>12} {'fx+ShapeProp s':>15} {'speed-up':>9}")
     for size in args.sizes:
         units = max(1, size // 5)

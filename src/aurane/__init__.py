@@ -2,18 +2,17 @@
 
 from typing import TYPE_CHECKING
 
-from aurane.api import (
-    CompilationError,
-    TypeChecker,
-    analyze_semantics,
-    lower,
-    parse,
-    resolve_constants,
-)
-from aurane.diagnostics import Diagnostic, LocatedError
-from aurane.source import Span
-
 if TYPE_CHECKING:  # real imports for type checkers; at run time they load lazily
+    from aurane.api import (
+        CompilationError,
+        TypeChecker,
+        analyze_semantics,
+        lower,
+        parse,
+        resolve_constants,
+    )
+    from aurane.diagnostics import Diagnostic, LocatedError
+    from aurane.source import Span
     from aurane.backends.registry import register_backend
     from aurane.backends.torch import TorchCodeGenerator
     from aurane.compile import compile_file, compile_source
@@ -21,8 +20,18 @@ if TYPE_CHECKING:  # real imports for type checkers; at run time they load lazil
 
 __version__ = "0.1.0"
 
-# Loaded on first use so that `import aurane` stays fast and never imports torch.
+# Loaded on first use so that `import aurane` (and so every CLI start) stays fast and never
+# imports torch.
 _LAZY = {
+    "CompilationError": "aurane.api",
+    "TypeChecker": "aurane.api",
+    "analyze_semantics": "aurane.api",
+    "lower": "aurane.api",
+    "parse": "aurane.api",
+    "resolve_constants": "aurane.api",
+    "Diagnostic": "aurane.diagnostics",
+    "LocatedError": "aurane.diagnostics",
+    "Span": "aurane.source",
     "compile_source": "aurane.compile",
     "compile_file": "aurane.compile",
     "register_backend": "aurane.backends.registry",

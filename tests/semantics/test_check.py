@@ -224,3 +224,21 @@ def test_callback_and_scheduler_arguments_are_checked() -> None:
             callbacks = [early_stopping(patience=2), checkpoint(checkpoint_dirr="x")]
     """)
     assert [d.code for d in found] == ["S004", "S002"]
+
+
+def test_gan_jobs_refuse_mixed_precision_rather_than_ignore_it() -> None:
+    found = only_error("""
+        dataset d:
+            from aurane.data.SyntheticRegression
+        model G:
+            input_shape = (4,)
+            def forward(z):
+                z -> dense(4)
+        model D:
+            input_shape = (4,)
+            def forward(x):
+                x -> dense(1).sigmoid
+        train_gan G and D on d:
+            mixed_precision = true
+    """)
+    assert found.code == "S010" and where(found) == (12, 5)

@@ -2,11 +2,14 @@
 example and diagnostics-golden program, recorded in tests/golden/parse/<name>.json.
 
 They pin the parser's exact output, so a rewrite for speed is provably behaviour-preserving.
-Set AURANE_UPDATE_GOLDEN=1 to rewrite the expected files after an intended change.
+Each file records the SHA-256 of its source: an edited example or corpus file fails with a
+message saying so (not with an AST diff). Set AURANE_UPDATE_GOLDEN=1 to rewrite the expected
+files after an intended change to the source or to the parser.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -30,8 +33,10 @@ def _sources() -> list[tuple[str, Path]]:
 
 
 def _parse_dump(path: Path) -> str:
-    program, diagnostics = parse_program(path.read_text(), path.name)
+    text = path.read_text()
+    program, diagnostics = parse_program(text, path.name)
     dumped = {
+        "source_sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
         "ast": dump_ast(program) if program is not None else None,
         "diagnostics": [d.to_json() for d in diagnostics],
     }
@@ -52,4 +57,10 @@ def test_parse_matches_golden(name: str, path: Path) -> None:
     if UPDATE_GOLDEN or not expected.exists():
         GOLDEN.mkdir(parents=True, exist_ok=True)
         expected.write_text(dumped)
-    assert dumped == expected.read_text()
+    recorded = expected.read_text()
+    source_hash = json.loads(dumped)["source_sha256"]
+    assert json.loads(recorded).get("source_sha256") == source_hash, (
+        f"{path} changed since {expected.name} was recorded; check the parse and rerun "
+        "with AURANE_UPDATE_GOLDEN=1"
+    )
+    assert dumped == recorded

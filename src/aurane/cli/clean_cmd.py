@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
 
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError
 
@@ -23,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aurane.tools.clean import clean
 
     root = Path(args.directory)

@@ -21,12 +21,10 @@ Decisions (SPEC §11 leaves them open):
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
 import traceback
-from pathlib import Path
 from typing import Any
 
 from aurane.cli.common import (
@@ -173,6 +171,8 @@ def _output_path(args: argparse.Namespace) -> str | None:
 
 
 def _refuse_overwriting_source(source: str, out: str) -> None:
+    from pathlib import Path
+
     same = Path(out).resolve() == Path(source).resolve()
     if not same and os.path.exists(out) and os.path.exists(source):
         try:
@@ -262,6 +262,9 @@ def _write_stderr(text: str) -> None:
 
 
 def _diff(out: str, output: str) -> str:
+    import difflib
+    from pathlib import Path
+
     try:
         old = Path(out).read_text(encoding="utf-8")
     except FileNotFoundError:

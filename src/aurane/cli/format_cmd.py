@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aurane.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, print_diagnostics
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     worst = EXIT_OK
     counts = {"changed": 0, "same": 0, "failed": 0}
     for given in args.paths:
+        from pathlib import Path
+
         path = Path(given)
         if not path.exists():
             print(f"error: cannot format '{given}': no such file or folder", file=sys.stderr)

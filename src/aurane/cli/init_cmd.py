@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
 
 from aurane.cli.common import EXIT_OK, CommandError
 
@@ -20,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aurane.tools.init import PROGRAM_NAME, InitError, create_project
 
     folder = Path(args.directory)

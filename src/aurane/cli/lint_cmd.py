@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics, print_json
 
@@ -30,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aurane.tools.format import discover
 
     select = [c.strip().upper() for c in args.select.split(",")] if args.select else None

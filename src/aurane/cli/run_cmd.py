@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 from aurane.cli.common import (
     EXIT_INPUT,
@@ -49,6 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     from aurane.compile import CompilationError, compile_source
 
     text, bad = read_source(args.source)
@@ -89,12 +93,16 @@ def _split(tokens: list[str], keep_temp: bool) -> tuple[bool, list[str]]:
 
 
 def _module_name(source: str) -> str:
+    from pathlib import Path
+
     stem = Path(source).stem
     name = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in stem)
     return name if name and not name[0].isdigit() else f"program_{name}"
 
 
 def _execute(program: Path, folder: Path, extra: list[str]) -> int:
+    import subprocess
+
     paths = [str(folder), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     try:

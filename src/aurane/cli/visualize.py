@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
 
 from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError
 
@@ -44,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _format(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
     if args.format is not None:
         return str(args.format)
     if args.output:
@@ -98,6 +103,8 @@ def _print_rich(diagrams: list) -> bool:  # type: ignore[type-arg]
 
 
 def _write(output: str, source: str, text: str) -> None:
+    from pathlib import Path
+
     from aurane.fs import atomic_write
 
     target = Path(output)

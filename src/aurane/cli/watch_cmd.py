@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
 
 from aurane.cli.common import EXIT_USAGE, CommandError
 
@@ -34,6 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from aurane.tools.watch import WatchConfig, watch
 
     source, out = Path(args.source), Path(args.out)

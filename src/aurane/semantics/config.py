@@ -437,7 +437,6 @@ _COMMON_TRAIN: tuple[FieldSpec, ...] = (
     FieldSpec("epochs", FieldKind.INT, positive),
     FieldSpec("lr", FieldKind.FLOAT, positive, aliases=("learning_rate",)),
     FieldSpec("gradient_clip", FieldKind.FLOAT, positive, aliases=("gradient_clipping",)),
-    FieldSpec("mixed_precision", FieldKind.BOOL),
     FieldSpec("checkpoint_dir", FieldKind.STR),
     FieldSpec("checkpoint_every", FieldKind.INT, positive),
     FieldSpec("save_best", FieldKind.BOOL),
@@ -445,6 +444,8 @@ _COMMON_TRAIN: tuple[FieldSpec, ...] = (
 
 TRAIN_FIELDS: tuple[FieldSpec, ...] = (
     *_COMMON_TRAIN,
+    # GAN jobs train in full precision; their blocks refuse the field rather than ignore it
+    FieldSpec("mixed_precision", FieldKind.BOOL),
     FieldSpec("validate_on", FieldKind.DATASET),
     FieldSpec("test_on", FieldKind.DATASET),
     FieldSpec("loss", FieldKind.LOSS),

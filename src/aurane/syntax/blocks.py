@@ -13,12 +13,12 @@ from typing import NamedTuple, TypeVar
 from aurane import codes
 from aurane.source import Span
 from aurane.syntax import ast
-from aurane.syntax.exprs import END, ExprParser, ParseAbort, fast_new, token_span
+from aurane.syntax.exprs import END, ExprParser, ParseAbort, token_span
 from aurane.syntax.tokens import Kind, LogicalLine
 
 T = TypeVar("T")
 _GIVE_UP_AFTER = 400  # diagnostics; far past the reporting cap the rest is not worth parsing
-_ASSIGN, _CHAIN_STMT, _FIELD = fast_new(ast.Assign), fast_new(ast.ChainStmt), fast_new(ast.Field)
+_ASSIGN, _CHAIN_STMT, _FIELD = ast.Assign, ast.ChainStmt, ast.Field
 
 
 class Item(NamedTuple):

@@ -7,16 +7,12 @@ height of every built node is recorded so that long flat operator chains such as
 
 Speed: the cursor reads ``_toks``, the line's tokens plus an end sentinel whose text matches
 no operator, so the hot paths test ``toks[pos].text`` without bounds checks; plain names,
-numbers and calls skip the general unary/power/primary descent; the nodes and spans built on
-those paths come from ``fast_new`` constructors. Error paths are unchanged.
+numbers and calls skip the general unary/power/primary descent. Error paths are unchanged.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import types
-from collections.abc import Callable
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import NoReturn
 
 from aurane import codes
 from aurane.diagnostics import Diagnostic
@@ -33,40 +29,12 @@ _CLOSER_NAMES = {")": "')'", "]": "']'"}
 _MAX_HEIGHT = MAX_DEPTH + 1
 _NAME, _NUMBER, _STRING = Kind.NAME, Kind.NUMBER, Kind.STRING
 END = Token(Kind.OP, "", None, 0, 0, 0)  # the sentinel after a line's last token
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
-def fast_new(cls: Callable[P, T]) -> Callable[P, T]:
-    """A constructor for a frozen, slotted dataclass that builds the same object as ``cls(...)``
-    about twice as fast: the generated ``__init__`` sets each field by name through
-    ``object.__setattr__``; this sets the slots directly. Only for classes whose ``__init__``
-    is the generated one, takes every field positionally and has no ``__post_init__``
-    (checked here, once); tests/syntax/test_fast_new.py compares it with ``cls``.
-    """
-    assert isinstance(cls, type) and dataclasses.is_dataclass(cls)
-    params = cls.__dataclass_params__  # type: ignore[attr-defined]
-    names = [f.name for f in dataclasses.fields(cls)]
-    generated = cls.__init__.__code__.co_filename == "<string>"  # dataclasses' own
-    if not (params.frozen and generated and "__slots__" in cls.__dict__):
-        raise TypeError(f"fast_new needs a frozen, slotted dataclass, not {cls.__name__}")
-    if hasattr(cls, "__post_init__") or any(not f.init for f in dataclasses.fields(cls)):
-        raise TypeError(f"fast_new cannot build {cls.__name__}: it has init-time logic")
-    setters = {f"_set_{name}": cls.__dict__[name].__set__ for name in names}
-    args = ", ".join(names)
-    body = "".join(f"    _set_{name}(self, {name})\n" for name in names)
-    namespace: dict[str, object] = {"_new": object.__new__, "_cls": cls, **setters}
-    exec(f"def new({args}):\n    self = _new(_cls)\n{body}    return self\n", namespace)
-    made = namespace["new"]
-    assert isinstance(made, types.FunctionType)
-    made.__qualname__ = f"fast_new({cls.__name__})"
-    return made  # type: ignore[no-any-return]
-
-
-new_span = fast_new(Span)
-_NAME_NODE, _NUMBER_NODE, _BINOP = fast_new(ast.Name), fast_new(ast.Number), fast_new(ast.BinOp)
-_CALL, _SUFFIX, _KEYWORD = fast_new(ast.Call), fast_new(ast.Suffix), fast_new(ast.Keyword)
-_CHAIN = fast_new(ast.Chain)
+new_span = Span
+_NAME_NODE, _NUMBER_NODE, _BINOP = ast.Name, ast.Number, ast.BinOp
+_CALL, _SUFFIX, _KEYWORD = ast.Call, ast.Suffix, ast.Keyword
+_CHAIN = ast.Chain
 
 
 class ParseAbort(Exception):

@@ -270,6 +270,13 @@ def optimizer_source(
     return format_call(f"{target} = torch.optim.{option.spec.torch_name}", args, indent), used
 
 
+def load_call(kind: str, entries: Sequence[str]) -> str:
+    """The resume's ``_load_checkpoint`` call; ``entries`` are the job's own (dotted) entries."""
+    args: list[Doc] = ["resume_from", quote(kind), "fingerprint", "versions"]
+    args.append(literal_doc(tuple(entries)))
+    return "\n".join(format_call("checkpoint = _load_checkpoint", args, 8))
+
+
 def checkpoint_calls(ckpt: tuple[str, int | None, bool] | None) -> dict[str, str]:
     """The two ``_save_checkpoints`` calls of a job (at start and after each epoch)."""
     if ckpt is None:

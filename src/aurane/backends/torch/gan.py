@@ -146,11 +146,12 @@ $d_loss
     fixed_noise = fixed_noise.to(device, $noise_dtype)
     history = []
     fingerprint = _fingerprint(config, generator, discriminator)
+    versions = {"aurane": $version, "torch": str(torch.__version__)}
     loaders = [train_loader]
     best = math.inf
     first_epoch = 1
     if resume_from is not None:
-        checkpoint = _load_checkpoint(resume_from, "gan", fingerprint)
+$load_call
         generator.load_state_dict(checkpoint["generator"])
         discriminator.load_state_dict(checkpoint["discriminator"])
         g_optimizer.load_state_dict(checkpoint["generator_optimizer"])
@@ -166,7 +167,7 @@ $d_loss
 [ckpt]            "format": _CHECKPOINT_FORMAT,
 [ckpt]            "kind": "gan",
 [ckpt]            "job": $job_name,
-[ckpt]            "versions": {"aurane": $version, "torch": str(torch.__version__)},
+[ckpt]            "versions": versions,
 [ckpt]            "fingerprint": fingerprint,
 [ckpt]            "epoch": epoch,
 [ckpt]            "generator": generator.state_dict(),
@@ -367,5 +368,7 @@ def emit_gan(
         empty_message=quote(f"training data {dataset!r} produced no batches; check size and batch"),
     )
     values.update(lines)
+    entries = ("generator", "discriminator", "generator_optimizer", "discriminator_optimizer")
+    values["load_call"] = data_emit.load_call("gan", (*entries, "best"))
     helpers = set(GAN_HELPERS) | ({"_save_samples"} if "samples" in flags else set())
     return fill(GAN_TEMPLATE, flags, values), helpers

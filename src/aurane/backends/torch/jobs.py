@@ -158,6 +158,10 @@ def emit_train(
     if ckpt is not None:
         flags.add("ckpt")
         values.update(data_emit.checkpoint_calls(ckpt))
+    entries = ["model", "optimizer"]  # what the resume reads, checked by _load_checkpoint
+    entries += [key for key, flag in (("scheduler", "sched"), ("scaler", "amp")) if flag in flags]
+    entries += ["monitor.best", "monitor.bad_epochs", "monitor.stopped"]
+    values["load_call"] = data_emit.load_call("train", entries)
     validate = dataset_ref(fields["validate_on"]) if "validate_on" in fields else None
     test = dataset_ref(fields["test_on"]) if "test_on" in fields else None
     monitor = "val_loss" if validate else "loss"

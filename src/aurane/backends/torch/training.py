@@ -283,10 +283,11 @@ $optimizer
     history = []
     monitor = {"best": math.inf, "bad_epochs": 0, "stopped": False}
     fingerprint = _fingerprint(config, model)
+    versions = {"aurane": $version, "torch": str(torch.__version__)}
     loaders = [train_loader, validation_loader, test_loader]
     first_epoch = 1
     if resume_from is not None:
-        checkpoint = _load_checkpoint(resume_from, "train", fingerprint)
+$load_call
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
 [sched]        scheduler.load_state_dict(checkpoint["scheduler"])
@@ -301,7 +302,7 @@ $optimizer
 [ckpt]            "format": _CHECKPOINT_FORMAT,
 [ckpt]            "kind": "train",
 [ckpt]            "job": $job_name,
-[ckpt]            "versions": {"aurane": $version, "torch": str(torch.__version__)},
+[ckpt]            "versions": versions,
 [ckpt]            "fingerprint": fingerprint,
 [ckpt]            "epoch": epoch,
 [ckpt]            "model": model.state_dict(),
