@@ -11,12 +11,12 @@ if TYPE_CHECKING:  # real imports for type checkers; at run time they load lazil
         parse,
         resolve_constants,
     )
-    from aurane.diagnostics import Diagnostic, LocatedError
-    from aurane.source import Span
     from aurane.backends.registry import register_backend
     from aurane.backends.torch import TorchCodeGenerator
     from aurane.compile import compile_file, compile_source
+    from aurane.diagnostics import Diagnostic, LocatedError
     from aurane.optimize import optimize_ast
+    from aurane.source import Span
 
 __version__ = "0.1.0"
 
