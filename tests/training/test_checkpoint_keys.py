@@ -168,8 +168,8 @@ for name in {drops!r}:
     edited("drop:" + name, name, lambda target, source, leaf: target.pop(leaf))
 special = {{name: float(value) for name, value in {special!r}.items()}}
 for name in {swaps!r}:
-    value = (lambda s, leaf: special[name]) if name in special else (lambda s, leaf: s[leaf])
-    edited("swap:" + name, name, lambda target, source, leaf: target.update({{leaf: value(source, leaf)}}))
+    swap = lambda target, source, leaf: target.update({{leaf: special.get(name, source[leaf])}})
+    edited("swap:" + name, name, swap)
 edited("edit:versions.torch", "versions.torch", lambda t, s, leaf: t.update({{leaf: "0.0"}}))
 folders = {{}}
 for index, (label, path) in enumerate(variants.items()):
@@ -207,12 +207,13 @@ class Runs:
             return None, error.read_text()
         return self.outcome_of(folder), None
 
-    def diverged(self, outcome: dict[str, Any]) -> bool:
-        for left, right in zip(outcome["states"], self.whole["states"], strict=True):
+    def diverged(self, outcome: dict[str, Any], reference: str = "whole") -> bool:
+        """Whether ``outcome`` differs from the uninterrupted run's or a variant's."""
+        other = self.whole if reference == "whole" else self.outcome_of(self.variant(reference)[0])
+        for left, right in zip(outcome["states"], other["states"], strict=True):
             if left.keys() != right.keys() or not all(torch.equal(left[k], right[k]) for k in left):
                 return True
-        fields = ("history", "best_epoch", "final")
-        return any(outcome[field] != self.whole[field] for field in fields)
+        return any(outcome[field] != other[field] for field in ("history", "best_epoch", "final"))
 
 
 def _drive(folder: Path, job: dict[str, Any]) -> Runs:
@@ -281,7 +282,8 @@ def test_dropping_an_entry_is_refused_clearly_or_diverges(
     result = runs(name)
     outcome, error = result.result("drop:" + key)
     if outcome is not None:
-        assert result.diverged(outcome), f"{key!r} is dead: dropping it changes nothing"
+        dead = f"{key!r} is dead: dropping it changes nothing"
+        assert result.diverged(outcome) and result.diverged(outcome, "exact"), dead
         return
     assert error is not None
     message = error.strip().splitlines()[-1]
@@ -298,7 +300,9 @@ def test_every_state_entry_is_used_by_the_resume(
     outcome, error = result.result("swap:" + key)
     assert error is None, error
     assert outcome is not None
-    assert result.diverged(outcome), f"{key!r} is not restored: its epoch-0 value changes nothing"
+    # against the unedited resume: a resume that ignored the entry would match it
+    unused = f"{key!r} is not restored: another value changes nothing"
+    assert result.diverged(outcome, "exact"), unused
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=fork_only) for n in JOBS])
@@ -318,55 +322,64 @@ def test_other_versions_are_noted_and_resume_exactly(
 # step_size=2: after epoch 1 the rate is unchanged and only the scheduler's counter knows
 # a step is due; after epoch 2 the scheduler has just decayed it. warmup_cosine steps
 # after every optimizer step, so any epoch boundary follows one of its steps.
-STEPPED = CLASSIFIER.replace("step_size=1", "step_size=2")
-WARMUP = CLASSIFIER.replace(
-    "step_lr(step_size=1, gamma=0.7)", "warmup_cosine(warmup_steps=4, max_steps=20)"
-)
-
-
+# checkpoint_every=1 keeps epoch_0001.pt beside epoch_0002.pt (not part of the fingerprint).
+SCHEDULED = {
+    "stepped": CLASSIFIER.replace("step_size=1", "step_size=2"),
+    "warmup": CLASSIFIER.replace(
+        "step_lr(step_size=1, gamma=0.7)", "warmup_cosine(warmup_steps=4, max_steps=20)"
+    ),
+}
 FRESH_N = 4
+
+# The uninterrupted runs and the split runs share one process (each job reseeds every
+# RNG); only the resumes, the runs under test, need a fresh interpreter each.
+REFERENCES = """
+import torch
+torch.use_deterministic_algorithms(True)
+{imports}
+for name in {names!r}:
+    model = getattr(globals()[name + "_whole"], "train_net")()
+    torch.save(
+        {{"states": [model.state_dict()], "history": model.training_history}}, name + "_whole.pt"
+    )
+    getattr(globals()[name + "_part"], "train_net")()
+"""
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[str, Any]]:
-    done: dict[str, dict[str, Any]] = {}
-
-    def get(source: str) -> dict[str, Any]:
-        if source not in done:
-            folder = tmp_path_factory.mktemp("whole")
-            write_program(folder, source.format(epochs=FRESH_N, folder="ck"), "whole")
-            _run(folder, "whole", "train_net", "whole.pt")
-            done[source] = _load(folder / "whole.pt")
-        return done[source]
-
-    return get
+def split_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("scheduled")
+    for name, source in SCHEDULED.items():
+        every = source.replace("checkpoint_every = 2", "checkpoint_every = 1")
+        write_program(
+            folder, source.format(epochs=FRESH_N, folder="whole_" + name), name + "_whole"
+        )
+        write_program(folder, every.format(epochs=2, folder=name), name + "_part")
+    imports = "\n".join(f"import {name}_whole, {name}_part" for name in SCHEDULED)
+    done = run_python(REFERENCES.format(imports=imports, names=list(SCHEDULED)), folder)
+    assert done.returncode == 0, done.stderr
+    return folder
 
 
 @pytest.mark.parametrize(
-    ("source", "k", "lr"),
+    ("name", "k", "lr"),
     [
-        (STEPPED, 1, 0.01),
-        (STEPPED, 2, 0.007),
-        (WARMUP, 1, 0.01 * 0.5 * (1 + math.cos(math.pi * 2 / 16))),
+        ("stepped", 1, 0.01),
+        ("stepped", 2, 0.007),
+        ("warmup", 1, 0.01 * 0.5 * (1 + math.cos(math.pi * 2 / 16))),
     ],
     ids=["epoch_boundary_k1", "right_after_epoch_scheduler_step", "after_per_step_scheduler"],
 )
-def test_resume_in_a_fresh_process(
-    tmp_path: Path,
-    uninterrupted: Callable[[str], dict[str, Any]],
-    source: str,
-    k: int,
-    lr: float,
-) -> None:
-    write_program(tmp_path, source.format(epochs=k, folder="split"), "part")
-    write_program(tmp_path, source.format(epochs=FRESH_N, folder="split"), "rest")
-    _run(tmp_path, "part", "train_net", "part.pt")
-    checkpoint = _load(tmp_path / "split" / "last.pt")
+def test_resume_in_a_fresh_process(split_runs: Path, name: str, k: int, lr: float) -> None:
+    resume = f"{name}/epoch_{k:04d}.pt"
+    checkpoint = _load(split_runs / resume)
     assert checkpoint["epoch"] == k
-    steps = 6 * k if source is WARMUP else k  # 43 samples in batches of 8: 6 per epoch
+    steps = 6 * k if name == "warmup" else k  # 43 samples in batches of 8: 6 steps an epoch
     assert checkpoint["scheduler"]["last_epoch"] == steps
     assert checkpoint["optimizer"]["param_groups"][0]["lr"] == pytest.approx(lr)
-    _run(tmp_path, "rest", "train_net", "rest.pt", resume="split/last.pt")
-    whole = uninterrupted(source)
+    rest = f"{name}_rest{k}"
+    write_program(split_runs, SCHEDULED[name].format(epochs=FRESH_N, folder=rest), rest)
+    _run(split_runs, rest, "train_net", rest + ".pt", resume=resume)
+    whole = _load(split_runs / f"{name}_whole.pt")
     assert len(whole["history"]) == FRESH_N
-    _assert_equal_runs(_load(tmp_path / "rest.pt"), whole)
+    _assert_equal_runs(_load(split_runs / f"{rest}.pt"), whole)

@@ -205,6 +205,22 @@ def _fingerprint(config, *models):
 
 
 _CHECKPOINT_FORMAT = "aurane-checkpoint-1"
+# What every checkpoint holds besides "format", "kind" and the job's own entries.
+_CHECKPOINT_ENTRIES = (
+    "job",
+    "versions.aurane",
+    "versions.torch",
+    "fingerprint.model",
+    "fingerprint.config",
+    "epoch",
+    "history",
+    "rng.python",
+    "rng.numpy",
+    "rng.torch",
+    "rng.cuda",
+    "rng.loaders",
+)
+_NUMPY_ENTRIES = tuple(f"rng.numpy.{key}" for key in ("keys", "position", "has_gauss", "cached"))
 
 
 def _save_file(path, payload):
@@ -238,8 +254,12 @@ def _save_checkpoints(folder, checkpoint, *, best=False, every=None):
         dist.barrier()  # no rank runs ahead of a checkpoint it might need to resume from
 
 
-def _load_checkpoint(path, kind, fingerprint):
-    """Load with weights_only=True and refuse a checkpoint of another model or configuration."""
+def _load_checkpoint(path, kind, fingerprint, versions, entries):
+    """Load with weights_only=True; refuse an incomplete checkpoint or one of another job.
+
+    ``entries`` are the job's own (dotted) entries, checked with those every job saves, so
+    a missing one is named instead of surfacing as a bare KeyError during the resume.
+    """
     if os.path.isdir(path):
         path = os.path.join(path, "last.pt")
     if not os.path.isfile(path):
@@ -249,11 +269,20 @@ def _load_checkpoint(path, kind, fingerprint):
     except Exception as error:
         message = f"cannot resume from {path!r}: not a readable checkpoint ({error})"
         raise ValueError(message) from None
-    if not isinstance(checkpoint, dict) or checkpoint.get("format") != _CHECKPOINT_FORMAT:
+    if not isinstance(checkpoint, dict):
         raise ValueError(f"cannot resume from {path!r}: not an Aurane checkpoint")
-    if checkpoint.get("kind") != kind:
-        found = checkpoint.get("kind")
+    if checkpoint.get("format") != _CHECKPOINT_FORMAT:
+        raise ValueError(
+            f"cannot resume from {path!r}: not an Aurane checkpoint "
+            f"(format {checkpoint.get('format')!r}, expected {_CHECKPOINT_FORMAT!r})"
+        )
+    _check_entries(path, checkpoint, ("kind",))
+    if checkpoint["kind"] != kind:
+        found = checkpoint["kind"]
         raise ValueError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
+    _check_entries(path, checkpoint, (*_CHECKPOINT_ENTRIES, *entries))
+    if checkpoint["rng"]["numpy"] is not None:
+        _check_entries(path, checkpoint, _NUMPY_ENTRIES)
     saved = checkpoint["fingerprint"]
     if saved["model"] != fingerprint["model"]:
         raise ValueError(
@@ -270,7 +299,29 @@ def _load_checkpoint(path, kind, fingerprint):
         raise ValueError(
             f"cannot resume from {path!r}: the training configuration differs ({details})"
         )
+    written = checkpoint["versions"]
+    if (written["aurane"], written["torch"]) != (versions["aurane"], versions["torch"]):
+        _log(
+            f"note: {path!r} was written by aurane {written['aurane']} with torch "
+            f"{written['torch']}; this is aurane {versions['aurane']} with torch "
+            f"{versions['torch']}, so the resumed run may differ from an uninterrupted one"
+        )
     return checkpoint
+
+
+def _check_entries(path, checkpoint, names):
+    """Refuse a checkpoint without one of ``names``; "rng.torch" is checkpoint["rng"]["torch"]."""
+    for name in names:
+        value = checkpoint
+        parts = name.split(".")
+        for depth, part in enumerate(parts):
+            if not isinstance(value, dict) or part not in value:
+                missing = ".".join(parts[: depth + 1])
+                raise ValueError(
+                    f"cannot resume from {path!r}: the checkpoint has no {missing!r} entry "
+                    "(it is incomplete or was edited)"
+                )
+            value = value[part]
 
 
 class _Progress:
@@ -441,11 +492,24 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
     fixed_noise = fixed_noise.to(device, torch.float32)
     history = []
     fingerprint = _fingerprint(config, generator, discriminator)
+    versions = {"aurane": "0.1.0", "torch": str(torch.__version__)}
     loaders = [train_loader]
     best = math.inf
     first_epoch = 1
     if resume_from is not None:
-        checkpoint = _load_checkpoint(resume_from, "gan", fingerprint)
+        checkpoint = _load_checkpoint(
+            resume_from,
+            "gan",
+            fingerprint,
+            versions,
+            (
+                "generator",
+                "discriminator",
+                "generator_optimizer",
+                "discriminator_optimizer",
+                "best",
+            ),
+        )
         generator.load_state_dict(checkpoint["generator"])
         discriminator.load_state_dict(checkpoint["discriminator"])
         g_optimizer.load_state_dict(checkpoint["generator_optimizer"])
