@@ -25,11 +25,25 @@ def _safe(text: str) -> str:
     return "".join(out)
 
 
+_MAX_SHOWN = 120  # longer source lines are shown as a window around the span
+_CONTEXT = 40
+
+
 def _underline(source: Source, span: Span, marker: str) -> tuple[str, str, int]:
     text = source.line_text(span.line)
     end = span.end_column if span.end_line == span.line else len(text) + 1
     width = max(1, end - span.column)
-    return _safe(text), " " * (span.column - 1) + marker * width, span.line
+    start = span.column - 1
+    if len(text) <= _MAX_SHOWN:
+        return _safe(text), " " * start + marker * width, span.line
+    # a very long line (generated or minified input): show a window, marked with '...'
+    first = max(0, start - _CONTEXT)
+    width = min(width, _MAX_SHOWN - _CONTEXT)
+    last = min(len(text), start + width + _CONTEXT)
+    before = "..." if first > 0 else ""
+    after = "..." if last < len(text) else ""
+    shown = before + _safe(text[first:last]) + after
+    return shown, " " * (len(before) + start - first) + marker * width, span.line
 
 
 def render_human(diagnostic: Diagnostic, source: Source, colour: bool = False) -> str:

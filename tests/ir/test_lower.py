@@ -363,3 +363,17 @@ def test_png_samples_need_image_shaped_generator_output(fmt: str, ok: bool) -> N
     assert (found == []) is ok
     if not ok:
         assert found[0].code == "T008" and "image" in found[0].message
+
+
+def test_residual_shape_mismatch_names_the_suffix_not_add() -> None:
+    found = only_error("""
+        model Net:
+            input_shape = (3, 8, 8)
+            def forward(x):
+                x -> conv2d(3, kernel=3).relu.residual
+    """)
+    assert found.code == "T001"
+    assert found.message.startswith("'.residual' adds the operation's input to its result")
+    assert "the input is (3, 8, 8), the result (3, 6, 6)" in found.message
+    assert found.hint is not None and "'.residual'" in found.hint
+    assert where(found) == (4, 38)

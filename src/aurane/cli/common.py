@@ -22,6 +22,12 @@ class CommandError(Exception):
         self.code = code
 
 
+def os_reason(error: OSError) -> str:
+    """The OS's reason in the lowercase style of every other message ('no such file ...')."""
+    reason = str(error.strerror or error)
+    return reason[:1].lower() + reason[1:]
+
+
 def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
     """The file's text, or a P015 diagnostic for bad UTF-8; raises CommandError if unreadable."""
     from aurane.compiler import decode_source
@@ -34,7 +40,7 @@ def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
     except IsADirectoryError:
         raise CommandError(f"cannot read '{path}': it is a directory") from None
     except OSError as error:
-        raise CommandError(f"cannot read '{path}': {error.strerror or error}") from None
+        raise CommandError(f"cannot read '{path}': {os_reason(error)}") from None
     return decode_source(data, path)
 
 

@@ -33,6 +33,7 @@ from aurane.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     CommandError,
+    os_reason,
     print_diagnostics,
     read_source,
 )
@@ -296,4 +297,4 @@ def _publish(out: str | None, output: str) -> None:
     try:
         atomic_write(out, output)
     except OSError as error:
-        raise CommandError(f"cannot write '{out}': {error.strerror or error}") from None
+        raise CommandError(f"cannot write '{out}': {os_reason(error)}") from None

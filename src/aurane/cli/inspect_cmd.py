@@ -37,15 +37,19 @@ def _summary(program: Any) -> list[str]:
             case ast.Constant():
                 lines.append(f"{where}  constant {stmt.name}")
             case ast.Experiment():
-                lines.append(f"{where}  experiment {stmt.name} ({len(stmt.fields)} fields)")
+                lines.append(
+                    f"{where}  experiment {stmt.name} ({_count(len(stmt.fields), 'field')})"
+                )
             case ast.Dataset():
                 src = f" from {stmt.source.id}" if stmt.source else ""
-                lines.append(f"{where}  dataset {stmt.name}{src} ({len(stmt.fields)} fields)")
+                lines.append(
+                    f"{where}  dataset {stmt.name}{src} ({_count(len(stmt.fields), 'field')})"
+                )
             case ast.Model():
                 body = len(stmt.forward.body) if stmt.forward else 0
                 lines.append(
-                    f"{where}  model {stmt.name} ({len(stmt.fields)} fields, "
-                    f"{body} forward statements)"
+                    f"{where}  model {stmt.name} ({_count(len(stmt.fields), 'field')}, "
+                    f"{_count(body, 'forward statement')})"
                 )
             case ast.Train():
                 lines.append(f"{where}  train {stmt.model.id} on {stmt.dataset.id}")
@@ -55,6 +59,10 @@ def _summary(program: Any) -> list[str]:
                     f"{stmt.discriminator.id} on {stmt.dataset.id}"
                 )
     return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _stats(program: Any, text: str) -> dict[str, int]:

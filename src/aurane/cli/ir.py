@@ -53,10 +53,24 @@ def load(path: str, model: str | None) -> tuple[FrontEnd, list[Graph]]:
     assert result.resolved is not None
     names = [m.name for m in result.resolved.models]
     if model in names:
-        raise CommandError(
-            f"model '{model}' has no input_shape: it is used only as a block of other models; "
-            "add input_shape to inspect it on its own"
+        # SPEC 4: a model named with --model must stand alone; a located S014 like `train`
+        from aurane.codes import diag
+
+        chosen = next(m for m in result.resolved.models if m.name == model)
+        print_diagnostics(
+            [
+                diag(
+                    "S014",
+                    f"model '{model}' is selected with --model, so it needs input_shape",
+                    chosen.name_span,
+                    hint="add input_shape = (...) to the model; without it, it is only a block "
+                    "of other models",
+                )
+            ],
+            text,
+            path,
         )
+        raise CommandError(f"{path} has errors", EXIT_INPUT)
     raise CommandError(f"no model '{model}' in {path}; models: {', '.join(names) or 'none'}")
 
 

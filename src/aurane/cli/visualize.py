@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
-from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError
+from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError, os_reason
 
 FORMATS = ("rich", "mermaid", "dot", "svg")
 SUFFIXES = {
@@ -115,4 +115,4 @@ def _write(output: str, source: str, text: str) -> None:
     try:
         atomic_write(target, text if text.endswith("\n") else text + "\n")
     except OSError as error:
-        raise CommandError(f"cannot write '{output}': {error.strerror or error}") from None
+        raise CommandError(f"cannot write '{output}': {os_reason(error)}") from None

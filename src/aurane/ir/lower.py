@@ -366,9 +366,18 @@ class _Lowerer:
             labels.append(
                 Label(b.value(inputs[0]).span, "input " + self.origin(b, inputs[0], None))
             )
-        self.diagnostics.append(
-            diag(error.code, error.message, primary, hint=error.hint, labels=tuple(labels))
-        )
+        message, hint = error.message, error.hint
+        if what == "residual":
+            # the user wrote '.residual', not add(...): say so
+            shapes = [b.value(name).sample_shape for name in inputs]
+            if error.code == "T001" and len(shapes) == 2 and None not in shapes:
+                before, after = (shape_text(s) for s in shapes if s is not None)
+                message = (
+                    "'.residual' adds the operation's input to its result, so the shapes must "
+                    f"be equal: the input is {before}, the result {after}"
+                )
+            hint = "make the operation keep its input shape, or drop '.residual'"
+        self.diagnostics.append(diag(error.code, message, primary, hint=hint, labels=tuple(labels)))
 
     def origin(self, b: _Builder, name: str, note: str | None) -> str:
         node = b.producers.get(name)

@@ -64,9 +64,9 @@ def _reshape_check(value: Any) -> str | None:
     if not items or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
         return "must be one or more ints"
     if any(i < 1 and i != -1 for i in items):
-        return "sizes must be positive or -1"
+        return "must have sizes that are positive or -1"
     if items.count(-1) > 1:
-        return "at most one size may be -1"
+        return "may have at most one -1 size"
     return None
 
 

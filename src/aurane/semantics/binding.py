@@ -66,6 +66,15 @@ def check_value(param: Param, value: Any, span: Span, owner: str) -> Diagnostic 
     return None
 
 
+def _too_many_hint(owner: str, params: tuple[Param, ...]) -> str:
+    keyword_only = [p.name for p in params if p.keyword_only]
+    if keyword_only:
+        return "pass the remaining arguments by keyword: " + ", ".join(keyword_only)
+    if params:
+        return f"{owner} accepts only " + ", ".join(p.name for p in params)
+    return f"{owner} takes no arguments"
+
+
 def _article(text: str) -> str:
     return ("an " if text[0] in "aeiou" else "a ") + text
 
@@ -101,7 +110,7 @@ def bind_arguments(
                     f"{owner} takes {len(positional)} positional argument"
                     f"{'s' if len(positional) != 1 else ''}, got {len(args)}",
                     arg.span,
-                    hint="pass the remaining arguments by keyword",
+                    hint=_too_many_hint(owner, params),
                 )
             )
             break

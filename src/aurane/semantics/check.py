@@ -105,8 +105,10 @@ class _ForwardChecker:
         match expr:
             case ast.Name(id=name, span=span):
                 if name not in self.defined:
-                    hint = did_you_mean(name, self.defined) or (
-                        "tensors come from the forward parameter or earlier assignments"
+                    hint = (
+                        self.suffix_on_name_hint(name)
+                        or did_you_mean(name, self.defined)
+                        or "tensors come from the forward parameter or earlier assignments"
                     )
                     self.out.append(diag("S007", f"undefined tensor '{name}'", span, hint=hint))
             case ast.Call():
@@ -125,6 +127,21 @@ class _ForwardChecker:
                     )
                 )
 
+    def suffix_on_name_hint(self, dotted: str) -> str | None:
+        """`y.relu`: suffixes follow operations, not tensor names; suggest the call form."""
+        head, _, tail = dotted.partition(".")
+        if head not in self.defined or "." in tail:
+            return None
+        spec = ops.lookup(tail)
+        if tail == "residual":
+            return f"suffixes follow an operation, not a tensor name; write add({head}, ...)"
+        if spec is not None and spec.is_activation:
+            return (
+                f"suffixes follow an operation, not a tensor name; write {tail}({head}) "
+                "or put the suffix on the operation that produced it"
+            )
+        return None
+
     def call(self, call: ast.Call, *, graph: bool) -> None:
         name = call.func
         if name in self.model_names:
@@ -133,7 +150,11 @@ class _ForwardChecker:
             self.op_call(call, spec, graph)
         else:
             candidates = [*ops.CATALOG, *ops.ALIASES, *self.model_names]
-            hint = did_you_mean(name, candidates) or "see docs/language.md for the catalog"
+            hint = (
+                self.suffix_on_name_hint(name)
+                or did_you_mean(name, candidates)
+                or "see docs/language.md for the catalog"
+            )
             self.out.append(diag("S001", f"unknown operation '{name}'", call.func_span, hint=hint))
         for suffix in call.suffixes:
             self.suffix(suffix)
