@@ -13,17 +13,20 @@ def atomic_write(
 ) -> None:
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    mode: int | None = None
     if keep_mode and target.exists():
         mode = target.stat().st_mode & 0o7777
+    else:
+        # mkstemp creates 0600; a new file gets the permissions open() would give it
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

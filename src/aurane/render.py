@@ -13,7 +13,7 @@ _BOLD, _BLUE, _RESET = "\033[1m", "\033[1;34m", "\033[0m"
 
 
 def _safe(text: str) -> str:
-    """Keep control characters out of terminals; a tab shows as one space so carets align."""
+    """Keep control characters out of terminals; each shows as one column so carets align."""
     out = []
     for char in text:
         if char == "\t":
@@ -21,7 +21,7 @@ def _safe(text: str) -> str:
         elif char.isprintable():
             out.append(char)
         else:
-            out.append(f"\\u{ord(char):04x}")
+            out.append("\ufffd")  # one column, like the character it replaces
     return "".join(out)
 
 

@@ -60,3 +60,26 @@ def test_too_many_positional_arguments_hint_fits_the_operation(body: str, hint: 
     found = only_error(MODEL.format(body=body))
     assert found.code == "S006"
     assert found.hint == hint
+
+
+def test_bare_word_for_a_string_field_suggests_quoting() -> None:
+    from tests.helpers import only_error, where
+
+    found = only_error("""
+        experiment E:
+            precision = fp16
+    """)
+    assert found.code == "R001" and where(found) == (2, 17)
+    assert found.hint == 'quote it: precision = "fp16"'
+
+
+def test_tuple_elements_keep_their_own_spans() -> None:
+    from tests.helpers import only_error
+
+    found = only_error("""
+        model M:
+            input_shape = (3, 8, 8)
+            def forward(x):
+                x -> conv2d(4, stride=(1, 0))
+    """)
+    assert found.span is not None and found.span.line == 4

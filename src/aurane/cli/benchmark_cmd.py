@@ -35,13 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from aurane.api import CompilationError
-    from aurane.cli.common import read_source
+    from aurane.cli.common import load_text
     from aurane.tools.benchmark import run_benchmark, summary
 
-    text, bad = read_source(args.source)
+    text = load_text(args.source)
     if text is None:
-        assert bad is not None
-        print_diagnostics([bad], "", args.source)
         return EXIT_INPUT
     try:
         result = run_benchmark(text, args.source, args.iterations)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics, print_json
+from aurane.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    CommandError,
+    print_diagnostics,
+    print_json,
+    shown_text,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -49,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if text is None:
         assert bad is not None
         diagnostics = [bad]
-        text = ""
+        text = shown_text(args.source)
     else:
         diagnostics = run_front_end(text, args.source, types="types" in passes).diagnostics
     if args.json:

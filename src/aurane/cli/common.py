@@ -59,3 +59,18 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], text: str, filename: st
 
 def print_json(payload: Any, stream: Any = None) -> None:
     print(json.dumps(payload, indent=2, ensure_ascii=False), file=stream or sys.stdout)
+
+
+def shown_text(path: str) -> str:
+    """A file that is not valid UTF-8, decoded as well as it goes, for showing its lines."""
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
+
+
+def load_text(path: str) -> str | None:
+    """The file's text; on bad UTF-8, print the located diagnostic and return None."""
+    text, bad = read_source(path)
+    if text is None:
+        assert bad is not None
+        print_diagnostics([bad], shown_text(path), path)
+    return text

@@ -36,6 +36,7 @@ from aurane.cli.common import (
     os_reason,
     print_diagnostics,
     read_source,
+    shown_text,
 )
 
 PASSES = ["semantic", "types"]
@@ -126,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     text, bad = read_source(args.source)
     if text is None:
         assert bad is not None
-        return _fail(args, CompilationError([bad], args.source), "")
+        return _fail(args, CompilationError([bad], args.source), shown_text(args.source))
     try:
         result = compile_detailed(
             text,

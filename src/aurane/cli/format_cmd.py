@@ -76,7 +76,7 @@ _EXIT = {
 
 
 def _one(file: Path, args: argparse.Namespace) -> str:
-    from aurane.cli.common import CommandError, read_source
+    from aurane.cli.common import CommandError, read_source, shown_text
     from aurane.fs import atomic_write
     from aurane.tools.format import format_source, unified_diff
 
@@ -87,7 +87,7 @@ def _one(file: Path, args: argparse.Namespace) -> str:
         return "bad"
     if text is None:
         assert bad is not None
-        print_diagnostics([bad], "", str(file))
+        print_diagnostics([bad], shown_text(str(file)), str(file))
         return "bad"
     result = format_source(text, str(file))
     if result.error is not None:

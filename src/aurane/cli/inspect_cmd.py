@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from aurane.cli.common import EXIT_INPUT, EXIT_OK, print_diagnostics, read_source
+from aurane.cli.common import EXIT_INPUT, EXIT_OK, load_text, print_diagnostics
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -104,10 +104,8 @@ def run(args: argparse.Namespace) -> int:
     from aurane.syntax.parser import parse_program
     from aurane.syntax.printer import dump_ast
 
-    text, bad = read_source(args.source)
+    text = load_text(args.source)
     if text is None:
-        assert bad is not None
-        print_diagnostics([bad], "", args.source)
         return EXIT_INPUT
     program, diagnostics = parse_program(text, args.source)
     print_diagnostics(diagnostics, text, args.source)

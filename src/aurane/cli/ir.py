@@ -34,13 +34,11 @@ def load_graphs(path: str, model: str | None) -> list[Graph]:
 
 def load(path: str, model: str | None) -> tuple[FrontEnd, list[Graph]]:
     """The front end's result and the selected graphs (every model with an input_shape)."""
-    from aurane.cli.common import read_source
+    from aurane.cli.common import load_text
     from aurane.compiler import run_front_end
 
-    text, bad = read_source(path)
+    text = load_text(path)
     if text is None:
-        assert bad is not None
-        print_diagnostics([bad], "", path)
         raise CommandError("the file is not valid UTF-8") from None
     result = run_front_end(text, path)
     print_diagnostics(result.diagnostics, text, path)

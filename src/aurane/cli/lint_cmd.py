@@ -54,14 +54,12 @@ def run(args: argparse.Namespace) -> int:
 def _one(
     file: Path, args: argparse.Namespace, select: list[str] | None, payload: list[dict[str, object]]
 ) -> bool:
-    from aurane.cli.common import read_source
+    from aurane.cli.common import load_text
     from aurane.fs import atomic_write
     from aurane.tools.lint import fix_source, lint_source
 
-    text, bad = read_source(str(file))
+    text = load_text(str(file))
     if text is None:
-        assert bad is not None
-        print_diagnostics([bad], "", str(file))
         return True
     if args.auto_fix:
         fixed = fix_source(text, str(file))

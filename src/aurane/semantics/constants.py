@@ -214,6 +214,10 @@ class _Resolver:
 
     def value_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
         """Replace a value expression by its literal; on failure keep it (already reported)."""
+        if isinstance(expr, ast.TupleExpr | ast.ListExpr):
+            # item by item, so each element keeps its own span: stride=(1, 0) points at the 0
+            items = tuple(self.value_expr(item, scope) for item in expr.items)
+            return type(expr)(items, expr.span)
         try:
             return to_node(self.evaluate(expr, scope), expr.span)
         except _Failed:
@@ -332,9 +336,31 @@ class _Resolver:
                 out.append(replace(item, value=self.catalog_expr(item.value, scope)))
             elif isinstance(item.value, ast.Call):
                 out.append(replace(item, value=self.config_call(item.value, scope)))
+            elif self.bare_label(item, spec, scope):
+                out.append(item)
             else:
                 out.append(replace(item, value=self.value_expr(item.value, scope)))
         return tuple(out)
+
+    def bare_label(self, item: ast.Field, spec: config.FieldSpec | None, scope: _Scope) -> bool:
+        """A bare word for a string field (precision = fp16): say to quote it."""
+        value = item.value
+        if not (
+            spec is not None
+            and spec.kind is config.FieldKind.STR
+            and isinstance(value, ast.Name)
+            and scope.find(value.id) is None
+        ):
+            return False
+        self.diagnostics.append(
+            diag(
+                "R001",
+                f"undefined name '{value.id}': field '{item.name}' takes a string",
+                value.span,
+                hint=f'quote it: {item.name} = "{value.id}"',
+            )
+        )
+        return True
 
     # -------------------------------------------------------------- program
 
