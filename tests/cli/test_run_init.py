@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -105,6 +106,50 @@ def test_run_interrupt_exits_130(tmp_path: Path) -> None:
     time.sleep(0.2)
     os.killpg(child.pid, signal.SIGINT)  # Ctrl+C reaches the whole foreground group
     assert child.wait(timeout=60) == 130
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_run_terminated_forwards_the_signal_and_cleans_up(tmp_path: Path) -> None:
+    """A plain ``kill`` of ``aurane run`` ends the program too and removes the temp file."""
+    if not hasattr(signal, "SIGTERM") or sys.platform == "win32":
+        pytest.skip("POSIX signals")
+    (tmp_path / "long.aur").write_text(
+        "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 64\n    features = 4\n"
+        "    batch = 1\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
+        "        x -> dense(1)\n\ntrain M on d:\n    epochs = 100000\n    loss = mse\n"
+    )
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TMPDIR": str(temp)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "aurane", "run", "long.aur"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert child.stdout is not None
+    try:
+        child.stdout.readline()  # the first epoch line: training is under way
+        programs = list(temp.glob("aurane-run-*/long.py"))
+        assert len(programs) == 1
+        child.terminate()  # SIGTERM to aurane alone, not to the process group
+        assert child.wait(timeout=60) == 128 + signal.SIGTERM
+        leftover = _group_alive(child.pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)  # whatever the group left behind
+        child.wait()
+    assert not leftover, "the program outlived aurane run as an orphan"
+    assert not list(temp.glob("aurane-run-*"))  # the temporary folder is gone
 
 
 def test_init_check_compile_run_offline(tmp_path: Path) -> None:

@@ -17,6 +17,16 @@ from tests.training.programs import CLASSIFIER, GAN
 SOURCES = {
     "classifier": CLASSIFIER.format(epochs=2, folder="ck"),
     "gan": GAN.format(epochs=1, folder="ck"),
+    # many metrics and an ignore_index: the _EpochStats call must wrap at 100 columns
+    "many_metrics": CLASSIFIER.format(epochs=1, folder="ck")
+    .replace(
+        "metrics = [accuracy, f1]",
+        "metrics = [accuracy, top2_accuracy, precision, recall, f1, auc, perplexity]",
+    )
+    .replace(
+        "optimizer = adam(lr=0.01)",
+        "optimizer = adam(lr=0.01)\n    loss = cross_entropy(ignore_index=2)",
+    ),
 }
 for corpus_name in ("training", "gan"):
     corpus_path = CORPUS / "valid" / f"{corpus_name}.aur"
@@ -190,3 +200,29 @@ def test_user_strings_reach_the_output_only_through_repr() -> None:
     strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
     assert 'x"\nimport os #' in strings
     assert "\nimport os #" not in text
+
+
+def test_gan_progress_bar_shows_the_generator_loss(tmp_path: Path) -> None:
+    """On a terminal the GAN bar shows a running loss, not a constant 'loss nan'."""
+    write_program(tmp_path, GAN.format(epochs=1, folder=str(tmp_path / "ck")))
+    done = run_python(
+        """
+        import io, sys
+
+        class Terminal(io.StringIO):
+            def isatty(self):
+                return True
+
+        bar = Terminal()
+        sys.stderr = bar
+        import job
+
+        job.train_gan_maker()
+        sys.stderr = sys.__stderr__
+        print(repr(bar.getvalue()))
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    drawn = done.stdout.strip().splitlines()[-1]
+    assert "loss " in drawn and "loss nan" not in drawn

@@ -96,6 +96,37 @@ def test_sequence_outputs_with_ignored_targets() -> None:
 
 
 @pytest.mark.parametrize("split", SPLITS)
+def test_an_ignored_class_is_left_out_of_macro_averages(split: list[int]) -> None:
+    """ignore_index = 0 (a padding token that is also a class index) is excluded everywhere.
+
+    The split [7, 13, 1, 43] has a one-sample batch whose target is ignored: its NaN mean
+    loss must not make the epoch's loss NaN.
+    """
+    g = torch.Generator().manual_seed(4)
+    logits = torch.randn(64, 5, generator=g)
+    targets = torch.randint(0, 5, (64,), generator=g)
+    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=0)
+    names = ["accuracy", "precision", "recall", "f1", "auc"]
+    row = _epoch(names, "class", "logits", logits, targets, loss_fn, split, ignore_index=0)
+    keep = targets != 0
+    y, pred = targets[keep].numpy(), logits.argmax(1)[keep].numpy()
+    labels = [1, 2, 3, 4]  # predictions of class 0 stay wrong predictions of no kept class
+    assert row["accuracy"] == pytest.approx(sk.accuracy_score(y, pred), abs=1e-12)
+    for name, fn in (
+        ("precision", sk.precision_score),
+        ("recall", sk.recall_score),
+        ("f1", sk.f1_score),
+    ):
+        expected = fn(y, pred, average="macro", labels=labels, zero_division=0)
+        assert row[name] == pytest.approx(expected, abs=1e-12), name
+    expected_loss = torch.nn.functional.cross_entropy(logits, targets, ignore_index=0)
+    assert row["loss"] == pytest.approx(float(expected_loss), rel=1e-6)
+    probs = torch.softmax(logits.double(), 1)[keep].numpy()
+    per_class = [sk.roc_auc_score(y == c, probs[:, c]) for c in labels]
+    assert row["auc"] == pytest.approx(sum(per_class) / len(per_class), abs=1e-12)
+
+
+@pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize("kind", ["logits", "probabilities"])
 def test_binary_metrics_match_sklearn(split: list[int], kind: str) -> None:
     g = torch.Generator().manual_seed(2)

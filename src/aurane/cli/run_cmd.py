@@ -15,6 +15,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable
     from pathlib import Path
 
 from aurane.cli.common import (
@@ -109,6 +111,7 @@ def _execute(program: Path, folder: Path, extra: list[str]) -> int:
         child = subprocess.Popen([sys.executable, str(program), *extra], cwd=folder, env=env)
     except OSError as error:
         raise CommandError(f"cannot start {sys.executable}: {error.strerror or error}") from None
+    restore = _forward_signals(child)
     try:
         status = child.wait()
     except KeyboardInterrupt:
@@ -119,6 +122,39 @@ def _execute(program: Path, folder: Path, extra: list[str]) -> int:
             child.kill()
             child.wait()
         return EXIT_INTERRUPTED
+    finally:
+        restore()
     if status < 0:  # ended by a signal
         return EXIT_INTERRUPTED if -status == 2 else 128 - status
     return status
+
+
+def _forward_signals(child: subprocess.Popen[bytes]) -> Callable[[], None]:
+    """Pass SIGTERM and SIGHUP on to the program instead of dying around it.
+
+    Without this a ``kill`` of ``aurane run`` ends this process at once: the program keeps
+    running as an orphan and the temporary folder is never removed. With it the program
+    gets the signal, ``child.wait()`` returns its status and the cleanup runs. Returns a
+    function restoring the previous handlers.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # signal handlers can only be set from the main thread
+
+    def forward(signum: int, _frame: object) -> None:
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            previous[number] = signal.signal(number, forward)
+
+    def restore() -> None:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+    return restore

@@ -519,6 +519,10 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
         first_epoch = checkpoint["epoch"] + 1
     g_net = _distribute(generator, device)
     d_net = _distribute(discriminator, device)
+
+    def running_loss():  # the progress bar's figure: the epoch's generator loss so far
+        return float(totals[3]) / max(sums["g_count"], 1)
+
     for epoch in range(first_epoch, epochs + 1):
         started = time.monotonic()
         generator.train()
@@ -526,7 +530,7 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
         _set_epoch(train_loader, epoch)
         sums = {"count": 0, "g_count": 0}
         totals = torch.zeros(4, dtype=torch.float64, device=device)
-        progress = _Progress(f"epoch {epoch}/{epochs}", train_loader, lambda: math.nan)
+        progress = _Progress(f"epoch {epoch}/{epochs}", train_loader, running_loss)
         for batch in train_loader:
             real = _real_batch(batch).to(device, torch.float32, non_blocking=True)
             size = real.shape[0]

@@ -181,6 +181,10 @@ $load_call
 [ckpt]
 [ckpt]    if resume_from is None:  # a run killed during its first epoch still leaves last.pt
 [ckpt]$first_save
+
+    def running_loss():  # the progress bar's figure: the epoch's generator loss so far
+        return float(totals[3]) / max(sums["g_count"], 1)
+
     for epoch in range(first_epoch, epochs + 1):
         started = time.monotonic()
         generator.train()
@@ -188,7 +192,7 @@ $load_call
         _set_epoch(train_loader, epoch)
         sums = {"count": 0, "g_count": 0}
         totals = torch.zeros(4, dtype=torch.float64, device=device)
-        progress = _Progress(f"epoch {epoch}/{epochs}", train_loader, lambda: math.nan)
+        progress = _Progress(f"epoch {epoch}/{epochs}", train_loader, running_loss)
         for batch in train_loader:
             real = _real_batch(batch).to(device, $noise_dtype, non_blocking=True)
             size = real.shape[0]

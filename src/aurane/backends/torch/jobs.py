@@ -186,10 +186,19 @@ def emit_train(
         loss="\n".join(data_emit.loss_source(loss, "loss_fn", 4)),
         optimizer="\n".join(opt_lines),
         amp_dtype=_amp_dtype(experiment),
-        metrics=format_literal(metrics),
         task=quote(task),
-        outputs=quote(outputs),
-        ignore=f", ignore_index={ignore!r}" if ignore is not None else "",
+        stats="\n".join(
+            format_call(
+                "stats = _EpochStats",
+                [
+                    data_emit.literal_doc(metrics),
+                    f"task={quote(task)}",
+                    f"outputs={quote(outputs)}",
+                    *([f"ignore_index={ignore!r}"] if ignore is not None else []),
+                ],
+                4,
+            )
+        ),
         job_name=quote(name),
         version=quote(__version__),
         train_what=quote(f"training data {dataset!r}"),

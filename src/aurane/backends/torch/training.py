@@ -62,7 +62,9 @@ class _EpochStats:
     """Loss and metrics over a whole epoch from sums and counts, never a mean of batch means.
 
     Sums stay on the device until ``compute``, so training does not wait on every batch.
-    Macro precision, recall and F1 average over every class; AUC is one-vs-rest macro.
+    Macro precision, recall and F1 average over every class but an ignored one (an
+    ``ignore_index`` inside the class range, such as a padding token); AUC is one-vs-rest
+    macro.
     """
 
     def __init__(self, metrics, *, task, outputs, ignore_index=-100):
@@ -115,7 +117,10 @@ class _EpochStats:
         keep = targets != self.ignore_index
         count = keep.sum()
         self._add("count", count.double())
-        self._add("loss", loss.detach().double() * count)
+        # A batch of ignored targets only has a NaN mean loss (0 / 0) and zero gradients:
+        # it adds nothing, instead of turning the epoch's loss into NaN.
+        batch_loss = loss.detach().double() * count
+        self._add("loss", torch.where(count > 0, batch_loss, torch.zeros_like(batch_loss)))
         if self.counts_classes:
             predicted = outputs.argmax(1)
             # Excluded targets go to an extra bin: counting needs no data-dependent indexing.
@@ -192,6 +197,9 @@ class _EpochStats:
         predicted, actual = sums["predicted"], sums["actual"]
         if self.task == "class":  # drop the excluded-target bin
             tp, predicted, actual = tp[:-1], predicted[:-1], actual[:-1]
+            if 0 <= self.ignore_index < tp.numel():  # an ignored class (padding) is not averaged
+                kept = torch.arange(tp.numel(), device=tp.device) != self.ignore_index
+                tp, predicted, actual = tp[kept], predicted[kept], actual[kept]
         if name == "precision":
             per_class = torch.where(predicted > 0, tp / predicted.clamp(min=1), 0.0)
         elif name == "recall":
@@ -279,7 +287,7 @@ $optimizer
 [amp]    # mixed_precision: CUDA autocast with a gradient scaler; full precision elsewhere
 [amp]    amp_dtype = $amp_dtype if device.type == "cuda" else None
 [amp]    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
-    stats = _EpochStats($metrics, task=$task, outputs=$outputs$ignore)
+$stats
     history = []
     monitor = {"best": math.inf, "bad_epochs": 0, "stopped": False}
     fingerprint = _fingerprint(config, model)
