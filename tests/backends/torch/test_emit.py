@@ -127,3 +127,13 @@ def test_generator_does_not_import_torch() -> None:
         [sys.executable, "-c", _NO_TORCH, str(corpus_path("composition.aur"))],
         check=True, cwd=REPO, timeout=60,
     )  # fmt: skip
+
+
+def test_a_program_without_models_does_not_import_nn() -> None:
+    from aurane.compile import compile_source
+
+    code = compile_source(
+        "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 8\n    features = 2\n"
+    )
+    assert "from torch import nn" not in code
+    compile(code, "d.py", "exec")

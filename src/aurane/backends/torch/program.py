@@ -189,7 +189,8 @@ def _header(filename: str | None) -> list[str]:
 def _core_imports(code: str) -> list[str]:
     # `import torch` only where used: a file of Linear layers and F.relu needs just nn and F
     lines = ["import torch"] if re.search(r"\btorch\.", code) else []
-    lines.append("from torch import nn")
+    if re.search(r"\bnn\.", code):
+        lines.append("from torch import nn")
     if re.search(r"\bF\.", code):
         lines.append("import torch.nn.functional as F")
     if re.search(r"\bmath\.", code):
