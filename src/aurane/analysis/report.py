@@ -12,17 +12,12 @@ from aurane.analysis.profile import (
     by_operation,
     walk,
 )
+from aurane.ops.rules import fmt_shape as shape_text
 
 ESTIMATE_NOTE = (
     "static estimates from the IR: work and memory, not latency; "
     "FLOPs = 2 per multiply-accumulate (MAC)"
 )
-
-
-def shape_text(shape: tuple[int, ...] | None) -> str:
-    if shape is None:
-        return "?"
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def human_bytes(count: int) -> str:

@@ -5,15 +5,10 @@ from __future__ import annotations
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Graph
+from aurane.ops.rules import fmt_shape as _shape
 from aurane.semantics import config
 from aurane.source import Span
 from aurane.syntax import ast
-
-
-def _shape(shape: tuple[int, ...] | None) -> str:
-    if shape is None:
-        return "(?)"
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _field_name(fields: tuple[ast.Field, ...], name: str) -> tuple[str | None, ast.Field | None]:

@@ -7,87 +7,19 @@ unknown shapes stay silent, so one mistake gives one diagnostic.
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
+from aurane.ir.builder import GraphBuilder, model_info
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ir.jobs import check_jobs
+from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import BoundArgs, InferContext, OpError, OpSpec, TensorType
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import SemanticResult
-from aurane.semantics.values import literal_value
 from aurane.source import Span
 from aurane.syntax import ast
-
-
-def shape_text(shape: tuple[int, ...]) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    input_shape: tuple[int, ...] | None
-    input_shape_span: Span | None
-    input_dtype: str | None
-    padding_idx: int | None
-    padding_span: Span | None
-
-
-def model_info(model: ast.Model) -> ModelInfo:
-    values = {f.name: f for f in model.fields}
-    shape_field = values.get("input_shape")
-    dtype_field = values.get("input_dtype")
-    pad_field = values.get("input_padding_idx")
-    shape = literal_value(shape_field.value) if shape_field else None
-    dtype = None
-    if dtype_field is not None:
-        expr = dtype_field.value
-        dtype = expr.id if isinstance(expr, ast.Name) else literal_value(expr)
-    return ModelInfo(
-        tuple(shape) if shape is not None else None,
-        shape_field.value.span if shape_field else None,
-        dtype,
-        literal_value(pad_field.value) if pad_field else None,
-        pad_field.value.span if pad_field else None,
-    )
-
-
-@dataclass
-class _Builder:
-    """Accumulates one graph's values and nodes."""
-
-    name: str
-    param_dtype: str
-    values: dict[str, Value] = field(default_factory=dict)  # insertion-ordered
-    nodes: list[Node] = field(default_factory=list)
-    producers: dict[str, Node] = field(default_factory=dict)  # value name -> node
-    counters: Counter[str] = field(default_factory=Counter)
-    notes: dict[str, str] = field(default_factory=dict)  # value -> where its shape came from
-    uses: Counter[str] = field(default_factory=Counter)
-
-    def fresh(self, stem: str) -> str:
-        """A new node id; skips names already taken (a forward parameter called dense1)."""
-        while True:
-            self.counters[stem] += 1
-            name = f"{stem}{self.counters[stem]}"
-            if name not in self.values:
-                return name
-
-    def value(self, name: str) -> Value:
-        return self.values[name]
-
-    def add_value(self, value: Value, note: str) -> str:
-        self.values[value.name] = value
-        self.notes[value.name] = note
-        return value.name
-
-    def add_node(self, node: Node) -> None:
-        self.nodes.append(node)
-        self.producers[node.output] = node
 
 
 class _Lowerer:
@@ -114,7 +46,7 @@ class _Lowerer:
         info = model_info(model)
         assert model.forward is not None
         param_dtype = input_type.dtype if input_type.dtype in config.FLOAT_DTYPES else "float32"
-        builder = _Builder(graph_name, param_dtype or "float32")
+        builder = GraphBuilder(graph_name, param_dtype or "float32")
         forward = model.forward
         input_name = forward.param
         builder.add_value(
@@ -185,7 +117,7 @@ class _Lowerer:
             padding_idx=info.padding_idx,
         )
 
-    def bind_name(self, builder: _Builder, value_name: str, source_name: str) -> str:
+    def bind_name(self, builder: GraphBuilder, value_name: str, source_name: str) -> str:
         """Record the program's name for a value (the first name wins for display)."""
         value = builder.values[value_name]
         if value.source_name is None:
@@ -196,7 +128,7 @@ class _Lowerer:
 
     # -------------------------------------------------------------- expressions
 
-    def tensor(self, b: _Builder, env: dict[str, str | None], expr: ast.Expr) -> str | None:
+    def tensor(self, b: GraphBuilder, env: dict[str, str | None], expr: ast.Expr) -> str | None:
         match expr:
             case ast.Name(id=name):
                 value = env.get(name)
@@ -215,7 +147,7 @@ class _Lowerer:
         return None
 
     def call(
-        self, b: _Builder, env: dict[str, str | None], call: ast.Call, chained: str | None
+        self, b: GraphBuilder, env: dict[str, str | None], call: ast.Call, chained: str | None
     ) -> str | None:
         spec = ops.lookup(call.func)
         if chained is not None:
@@ -247,7 +179,9 @@ class _Lowerer:
             result = self.suffix(b, suffix, result, main)
         return result
 
-    def suffix(self, b: _Builder, suffix: ast.Suffix, current: str, main: str | None) -> str | None:
+    def suffix(
+        self, b: GraphBuilder, suffix: ast.Suffix, current: str, main: str | None
+    ) -> str | None:
         main_id = self.node_of(b, main)
         if suffix.name == "residual":
             before = self.node_input(b, main)
@@ -287,17 +221,17 @@ class _Lowerer:
         )
         return bound
 
-    def node_of(self, b: _Builder, value: str | None) -> str | None:
+    def node_of(self, b: GraphBuilder, value: str | None) -> str | None:
         node = b.producers.get(value) if value else None
         return node.id if node else None
 
-    def node_input(self, b: _Builder, value: str | None) -> str | None:
+    def node_input(self, b: GraphBuilder, value: str | None) -> str | None:
         node = b.producers.get(value) if value else None
         return node.inputs[0] if node and node.inputs else None
 
     # -------------------------------------------------------------- operations
 
-    def input_types(self, b: _Builder, names: list[str]) -> list[TensorType] | None:
+    def input_types(self, b: GraphBuilder, names: list[str]) -> list[TensorType] | None:
         types: list[TensorType] = []
         for name in names:
             value = b.value(name)
@@ -308,7 +242,7 @@ class _Lowerer:
 
     def apply(
         self,
-        b: _Builder,
+        b: GraphBuilder,
         spec: OpSpec,
         bound: BoundArgs,
         inputs: list[str],
@@ -348,7 +282,7 @@ class _Lowerer:
 
     def report(
         self,
-        b: _Builder,
+        b: GraphBuilder,
         error: OpError,
         bound: BoundArgs,
         inputs: list[str],
@@ -379,7 +313,7 @@ class _Lowerer:
             hint = "make the operation keep its input shape, or drop '.residual'"
         self.diagnostics.append(diag(error.code, message, primary, hint=hint, labels=tuple(labels)))
 
-    def origin(self, b: _Builder, name: str, note: str | None) -> str:
+    def origin(self, b: GraphBuilder, name: str, note: str | None) -> str:
         node = b.producers.get(name)
         text = b.notes.get(name) or note or ""
         if node is None:
@@ -439,7 +373,7 @@ class _Lowerer:
         self.block_cache[key] = graph
         return graph
 
-    def block(self, b: _Builder, call: ast.Call, input_name: str) -> str | None:
+    def block(self, b: GraphBuilder, call: ast.Call, input_name: str) -> str | None:
         value = b.value(input_name)
         if value.sample_shape is None:
             return None
@@ -449,7 +383,7 @@ class _Lowerer:
         return self.add_block_node(b, call, input_name, sub, 1, call.func.lower())
 
     def repeat(
-        self, b: _Builder, call: ast.Call, input_name: str, block: str, times: int
+        self, b: GraphBuilder, call: ast.Call, input_name: str, block: str, times: int
     ) -> str | None:
         value = b.value(input_name)
         if value.sample_shape is None:
@@ -474,7 +408,7 @@ class _Lowerer:
         return self.add_block_node(b, call, input_name, sub, times, "repeat")
 
     def add_block_node(
-        self, b: _Builder, call: ast.Call, input_name: str, sub: Graph, times: int, stem: str
+        self, b: GraphBuilder, call: ast.Call, input_name: str, sub: Graph, times: int, stem: str
     ) -> str:
         node_id = b.fresh(stem)
         out = sub.output_value

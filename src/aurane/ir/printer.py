@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 from aurane.ir.graph import Graph, Value
+from aurane.ops.rules import fmt_shape
 
 
 def _shape(value: Value) -> str:
-    if value.shape is None:
-        return "?"
-    return "(" + ", ".join(str(d) for d in value.shape) + ")"
+    return fmt_shape(value.shape)
 
 
 def graphs_to_json(graphs: list[Graph]) -> str:

@@ -114,8 +114,14 @@ def padding_check(lengths: tuple[int, ...]) -> Check:
 # -- shapes -------------------------------------------------------------------------------
 
 
-def fmt_shape(shape: Sequence[int]) -> str:
-    """Python tuple notation, as users write input_shape: (8,), (3, 32, 32)."""
+def fmt_shape(shape: Sequence[int | str] | None) -> str:
+    """Python tuple notation, as users write input_shape: (8,), (3, 32, 32); ? when unknown.
+
+    The one shape formatter: diagnostics, IR text, profile tables, diagrams and the shape
+    comments of generated code all print shapes through it.
+    """
+    if shape is None:
+        return "?"
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 

@@ -12,12 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aurane.ir.graph import Graph, Node
-
-
-def shape_text(shape: tuple[int, ...] | None) -> str:
-    if shape is None:
-        return "?"
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+from aurane.ops.rules import fmt_shape as shape_text
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from aurane.backends.torch.emit import MASK, Call, Site, Step, emitter
 from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
 from aurane.ir.graph import Graph, Node, Value
+from aurane.ops.rules import fmt_shape as shape_text
 
 LINE_LIMIT = 100
 INDENT = "    "
@@ -54,13 +55,6 @@ def wrap(depth: int, head: str, expr: Call | str, comment: str = "", tail: str =
         return [f"{pad}{head}{expr.func}(", joined, f"{pad}){tail}"]
     args = [f"{inner}{arg}," for arg in expr.args]
     return [f"{pad}{head}{expr.func}(", *args, f"{pad}){tail}"]
-
-
-def shape_text(shape: tuple[int | str, ...] | None) -> str:
-    if shape is None:
-        return "unknown"
-    items = ", ".join(str(d) for d in shape)
-    return f"({items},)" if len(shape) == 1 else f"({items})"
 
 
 # -- values and local names ---------------------------------------------------------------

@@ -1,0 +1,73 @@
+"""Per-model lowering state and the model fields lowering reads."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from aurane.ir.graph import Node, Value
+from aurane.semantics.values import literal_value
+from aurane.source import Span
+from aurane.syntax import ast
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    input_shape: tuple[int, ...] | None
+    input_shape_span: Span | None
+    input_dtype: str | None
+    padding_idx: int | None
+    padding_span: Span | None
+
+
+def model_info(model: ast.Model) -> ModelInfo:
+    values = {f.name: f for f in model.fields}
+    shape_field = values.get("input_shape")
+    dtype_field = values.get("input_dtype")
+    pad_field = values.get("input_padding_idx")
+    shape = literal_value(shape_field.value) if shape_field else None
+    dtype = None
+    if dtype_field is not None:
+        expr = dtype_field.value
+        dtype = expr.id if isinstance(expr, ast.Name) else literal_value(expr)
+    return ModelInfo(
+        tuple(shape) if shape is not None else None,
+        shape_field.value.span if shape_field else None,
+        dtype,
+        literal_value(pad_field.value) if pad_field else None,
+        pad_field.value.span if pad_field else None,
+    )
+
+
+@dataclass
+class GraphBuilder:
+    """Accumulates one graph's values and nodes."""
+
+    name: str
+    param_dtype: str
+    values: dict[str, Value] = field(default_factory=dict)  # insertion-ordered
+    nodes: list[Node] = field(default_factory=list)
+    producers: dict[str, Node] = field(default_factory=dict)  # value name -> node
+    counters: Counter[str] = field(default_factory=Counter)
+    notes: dict[str, str] = field(default_factory=dict)  # value -> where its shape came from
+    uses: Counter[str] = field(default_factory=Counter)
+
+    def fresh(self, stem: str) -> str:
+        """A new node id; skips names already taken (a forward parameter called dense1)."""
+        while True:
+            self.counters[stem] += 1
+            name = f"{stem}{self.counters[stem]}"
+            if name not in self.values:
+                return name
+
+    def value(self, name: str) -> Value:
+        return self.values[name]
+
+    def add_value(self, value: Value, note: str) -> str:
+        self.values[value.name] = value
+        self.notes[value.name] = note
+        return value.name
+
+    def add_node(self, node: Node) -> None:
+        self.nodes.append(node)
+        self.producers[node.output] = node
