@@ -63,6 +63,18 @@ class Diagram:
     output: str  # id of the node producing the returned value
     parameters: int
 
+    def nesting(
+        self,
+    ) -> tuple[dict[str | None, list[str]], dict[str | None, list[DiagramNode]], dict[str, str]]:
+        """Child clusters and member nodes per cluster (None = top level), and cluster labels."""
+        children: dict[str | None, list[str]] = {}
+        for cluster in self.clusters:
+            children.setdefault(cluster.parent, []).append(cluster.id)
+        members: dict[str | None, list[DiagramNode]] = {}
+        for node in self.nodes:
+            members.setdefault(node.cluster, []).append(node)
+        return children, members, {c.id: c.label for c in self.clusters}
+
 
 @dataclass
 class _Builder:

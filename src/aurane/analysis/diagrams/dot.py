@@ -44,13 +44,7 @@ def render_dot(diagram: Diagram) -> str:
         '  node [shape=box, style=rounded, fontname="Helvetica", fontsize=10];',
         '  edge [fontname="Helvetica", fontsize=9];',
     ]
-    children: dict[str | None, list[str]] = {}
-    for cluster in diagram.clusters:
-        children.setdefault(cluster.parent, []).append(cluster.id)
-    members: dict[str | None, list[DiagramNode]] = {}
-    for node in diagram.nodes:
-        members.setdefault(node.cluster, []).append(node)
-    labels = {c.id: c.label for c in diagram.clusters}
+    children, members, labels = diagram.nesting()
 
     def emit(cluster: str | None, depth: int) -> None:
         pad = "  " * depth

@@ -41,13 +41,7 @@ def _node_line(node: DiagramNode) -> str:
 
 def render_mermaid(diagram: Diagram) -> str:
     lines = ["flowchart TB", f"  %% model {escape(diagram.name)}: static diagram from the IR"]
-    children: dict[str | None, list[str]] = {}
-    for cluster in diagram.clusters:
-        children.setdefault(cluster.parent, []).append(cluster.id)
-    members: dict[str | None, list[DiagramNode]] = {}
-    for node in diagram.nodes:
-        members.setdefault(node.cluster, []).append(node)
-    labels = {c.id: c.label for c in diagram.clusters}
+    children, members, labels = diagram.nesting()
 
     def emit(cluster: str | None, depth: int) -> None:
         pad = "  " * depth
