@@ -461,6 +461,7 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
     (generator_loss, discriminator_loss, real_score, fake_score per epoch).
     """
     epochs = 1
+    discriminator_steps, generator_steps = 1, 1  # updates per batch
     config = {
         "generator": "Generator",
         "discriminator": "Critic",
@@ -485,6 +486,7 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
     d_loss_fn = nn.BCELoss()
     noise_shape = (16,)  # the generator's input_shape
     sample_shape = (1, 16, 16)  # what the generator makes per sample
+    generate_samples_every = 1  # epochs
     _check_sample_shape(sample_shape, "both")
     # Fixed noise from its own generator: the same samples every epoch, and after a resume.
     noise_source = torch.Generator().manual_seed(0)
@@ -534,7 +536,7 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
         for batch in train_loader:
             real = _real_batch(batch).to(device, torch.float32, non_blocking=True)
             size = real.shape[0]
-            for _ in range(1):
+            for _ in range(discriminator_steps):
                 # Discriminator phase: fakes made without a graph, so G gets no gradient.
                 noise = torch.randn((size, *noise_shape), device=device, dtype=torch.float32)
                 with torch.no_grad():
@@ -559,7 +561,7 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
             # Generator phase: D is frozen (parameters and running statistics); the bare
             # module is called, so DDP never waits for gradients a frozen D cannot give.
             frozen = _freeze(discriminator)
-            for _ in range(1):
+            for _ in range(generator_steps):
                 noise = torch.randn((size, *noise_shape), device=device, dtype=torch.float32)
                 g_optimizer.zero_grad(set_to_none=True)
                 judged = discriminator(g_net(noise))
@@ -593,7 +595,7 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
         }
         history.append(row)
         best = min(best, g_loss)
-        if epoch % 1 == 0:
+        if epoch % generate_samples_every == 0:
             generator.eval()  # running statistics, not this batch's, for the samples
             with torch.no_grad():
                 images = generator(fixed_noise)

@@ -123,6 +123,7 @@ def $name(train_loader=None, generator=None, discriminator=None, resume_from=Non
     (generator_loss, discriminator_loss, real_score, fake_score per epoch).
     """
     epochs = $epochs
+    discriminator_steps, generator_steps = $d_steps, $g_steps  # updates per batch
 $config
     device = _setup(seed=$seed, device=$device)
     if train_loader is None:
@@ -139,6 +140,7 @@ $g_loss
 $d_loss
     noise_shape = $noise_shape  # the generator's input_shape
 [samples]    sample_shape = $sample_shape  # what the generator makes per sample
+[samples]    generate_samples_every = $every_samples  # epochs
 [samples]    _check_sample_shape(sample_shape, $sample_format)
     # Fixed noise from its own generator: the same samples every epoch, and after a resume.
     noise_source = torch.Generator().manual_seed($noise_seed)
@@ -196,7 +198,7 @@ $load_call
         for batch in train_loader:
             real = _real_batch(batch).to(device, $noise_dtype, non_blocking=True)
             size = real.shape[0]
-            for _ in range($d_steps):
+            for _ in range(discriminator_steps):
                 # Discriminator phase: fakes made without a graph, so G gets no gradient.
                 noise = torch.randn((size, *noise_shape), device=device, dtype=$noise_dtype)
                 with torch.no_grad():
@@ -222,7 +224,7 @@ $load_call
             # Generator phase: D is frozen (parameters and running statistics); the bare
             # module is called, so DDP never waits for gradients a frozen D cannot give.
             frozen = _freeze(discriminator)
-            for _ in range($g_steps):
+            for _ in range(generator_steps):
                 noise = torch.randn((size, *noise_shape), device=device, dtype=$noise_dtype)
                 g_optimizer.zero_grad(set_to_none=True)
                 judged = discriminator(g_net(noise))
@@ -258,7 +260,7 @@ $load_call
         history.append(row)
 [save_best]        improved = g_loss < best
         best = min(best, g_loss)
-[samples]        if epoch % $every_samples == 0:
+[samples]        if epoch % generate_samples_every == 0:
 [samples]            generator.eval()  # running statistics, not this batch's, for the samples
 [samples]            with torch.no_grad():
 [samples]                images = generator(fixed_noise)
