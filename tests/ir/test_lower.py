@@ -377,3 +377,23 @@ def test_residual_shape_mismatch_names_the_suffix_not_add() -> None:
     assert "the input is (3, 8, 8), the result (3, 6, 6)" in found.message
     assert found.hint is not None and "'.residual'" in found.hint
     assert where(found) == (4, 38)
+
+
+def test_gan_generator_and_discriminator_dtypes_must_agree() -> None:
+    found = only_error("""
+        model G:
+            input_shape = (4,)
+            input_dtype = float64
+            def forward(z):
+                z -> dense(4)
+        model D:
+            input_shape = (4,)
+            input_dtype = float32
+            def forward(x):
+                x -> dense(1).sigmoid
+        dataset data:
+            from aurane.data.SyntheticRegression
+        train_gan G and D on data:
+            epochs = 1
+    """)
+    assert found.code == "T008" and "float64" in found.message and where(found) == (13, 11)

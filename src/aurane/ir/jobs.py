@@ -120,6 +120,21 @@ def _check_gan(
                 hint="use a floating input_dtype",
             )
         )
+    if (
+        produced.sample_shape == expected.sample_shape
+        and None not in (produced.dtype, expected.dtype)
+        and produced.dtype != expected.dtype
+    ):
+        out.append(
+            diag(
+                "T008",
+                f"generator '{gen.name}' produces {produced.dtype} but discriminator "
+                f"'{disc.name}' takes {expected.dtype}",
+                stmt.generator.span,
+                labels=(Label(produced.span, f"{produced.dtype} output made here"),),
+                hint="give both models the same floating input_dtype",
+            )
+        )
     out.extend(_check_png_samples(stmt, gen))
     loss, item = _field_name(stmt.fields, "discriminator_loss")
     last = _last_activation(disc)
