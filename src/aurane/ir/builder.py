@@ -49,7 +49,7 @@ class GraphBuilder:
     nodes: list[Node] = field(default_factory=list)
     producers: dict[str, Node] = field(default_factory=dict)  # value name -> node
     counters: Counter[str] = field(default_factory=Counter)
-    notes: dict[str, str] = field(default_factory=dict)  # value -> where its shape came from
+    notes: dict[str, str] = field(default_factory=dict)  # value -> how its shape came about
     uses: Counter[str] = field(default_factory=Counter)
 
     def fresh(self, stem: str) -> str:
@@ -63,9 +63,11 @@ class GraphBuilder:
     def value(self, name: str) -> Value:
         return self.values[name]
 
-    def add_value(self, value: Value, note: str) -> str:
+    def add_value(self, value: Value, note: str | None = None) -> str:
+        """Add a value; ``note`` says where its shape came from when the shape alone won't."""
         self.values[value.name] = value
-        self.notes[value.name] = note
+        if note is not None:
+            self.notes[value.name] = note
         return value.name
 
     def add_node(self, node: Node) -> None:

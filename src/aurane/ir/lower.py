@@ -271,11 +271,11 @@ class _Lowerer:
             output=node_id,
             parameters=spec.parameters(ctx, out),
             span=span,
-            arg_spans={k: s for k in bound.values if (s := bound.span(k)) is not None},
+            arg_spans={k: v.span for k, v in bound.values.items() if v.span is not None},
             suffix_of=suffix_of,
         )
         b.add_node(node)
-        note = shape_text(out.shape)
+        note = None
         if spec.name == "flatten" and types[0].rank > 1:
             note = f"{out.shape[0]} = " + "·".join(map(str, types[0].shape))
         return b.add_value(Value(node_id, (BATCH, *out.shape), out.dtype, span), note)
@@ -315,7 +315,7 @@ class _Lowerer:
 
     def origin(self, b: GraphBuilder, name: str, note: str | None) -> str:
         node = b.producers.get(name)
-        text = b.notes.get(name) or note or ""
+        text = b.notes.get(name) or note or shape_text(b.value(name).sample_shape)
         if node is None:
             return text
         return f"{text} from `{node.op}` at {node.span}"
@@ -428,9 +428,7 @@ class _Lowerer:
                 repeat=times,
             )
         )
-        return b.add_value(
-            Value(node_id, out.shape, out.dtype, call.span), shape_text(out.sample_shape or ())
-        )
+        return b.add_value(Value(node_id, out.shape, out.dtype, call.span))
 
     # -------------------------------------------------------------- program
 
