@@ -23,8 +23,8 @@ from aurane.cli.common import (
     EXIT_INPUT,
     EXIT_USAGE,
     CommandError,
+    load_text,
     print_diagnostics,
-    read_source,
 )
 
 EXIT_INTERRUPTED = 130
@@ -57,10 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     from aurane.compile import CompilationError, compile_source
 
-    text, bad = read_source(args.source)
+    text = load_text(args.source)
     if text is None:
-        assert bad is not None
-        print_diagnostics([bad], "", args.source)
         return EXIT_INPUT
     try:
         code = compile_source(text, filename=args.source, cache=False)

@@ -171,7 +171,7 @@ class _Lowerer:
         else:
             assert spec is not None
             bound = self.arguments(call, spec, rest, call.keywords)
-            result = self.apply(b, spec, bound, names, call.span, call.func_span)
+            result = self.apply(b, spec, bound, names, call.span)
         main = result
         for suffix in call.suffixes:
             if result is None:
@@ -193,7 +193,6 @@ class _Lowerer:
                 BoundArgs({}),
                 [before, current],
                 suffix.span,
-                suffix.span,
                 suffix_of=main_id,
                 stem="residual",
                 what="residual",
@@ -201,9 +200,7 @@ class _Lowerer:
         spec = ops.lookup(suffix.name)
         assert spec is not None
         bound = self.arguments(suffix, spec, suffix.args, suffix.keywords)
-        return self.apply(
-            b, spec, bound, [current], suffix.span, suffix.name_span, suffix_of=main_id
-        )
+        return self.apply(b, spec, bound, [current], suffix.span, suffix_of=main_id)
 
     def arguments(
         self,
@@ -247,7 +244,6 @@ class _Lowerer:
         bound: BoundArgs,
         inputs: list[str],
         span: Span,
-        op_span: Span,
         *,
         suffix_of: str | None = None,
         stem: str | None = None,

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import json
 
-from aurane.ir.graph import Graph, Value
+from aurane.ir.graph import Graph
 from aurane.ops.rules import fmt_shape
-
-
-def _shape(value: Value) -> str:
-    return fmt_shape(value.shape)
 
 
 def graphs_to_json(graphs: list[Graph]) -> str:
@@ -20,7 +16,7 @@ def graph_to_text(graph: Graph, indent: str = "") -> str:
     values = graph.value_map
     inp = values[graph.input]
     lines = [
-        f"{indent}graph {graph.name}({graph.input}: {_shape(inp)} {inp.dtype or '?'}) "
+        f"{indent}graph {graph.name}({graph.input}: {fmt_shape(inp.shape)} {inp.dtype or '?'}) "
         f"-> {graph.output}   # {graph.parameters:,} parameters"
     ]
     for node in graph.nodes:
@@ -29,7 +25,7 @@ def graph_to_text(graph: Graph, indent: str = "") -> str:
         call = f"{node.op}[{node.block}]" if node.block else node.op
         times = f" x{node.repeat}" if node.op == "repeat" else ""
         lines.append(
-            f"{indent}  {node.output}: {_shape(out)} {out.dtype or '?'} = "
+            f"{indent}  {node.output}: {fmt_shape(out.shape)} {out.dtype or '?'} = "
             f"{call}{times}({', '.join(node.inputs)}{', ' if args and node.inputs else ''}{args})"
             f"   # {node.parameters:,} params @ {node.span}"
         )

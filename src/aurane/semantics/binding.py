@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from aurane.codes import diag
@@ -79,6 +80,49 @@ def _article(text: str) -> str:
     return ("an " if text[0] in "aeiou" else "a ") + text
 
 
+@dataclass
+class _Binding:
+    """Arguments bound so far, the problems found, and where each parameter was given."""
+
+    owner: str
+    values: dict[str, ArgValue] = field(default_factory=dict)
+    given: dict[str, Span] = field(default_factory=dict)  # valid or not
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def bind(self, param: Param, expr: ast.Expr, span: Span | None = None) -> None:
+        """Bind one argument; ``span`` (the whole ``name=value`` for keywords) locates errors."""
+        span = span or expr.span
+        self.given[param.name] = span
+        if param.kind is ArgKind.MODEL:
+            if isinstance(expr, ast.Name):
+                self.values[param.name] = ArgValue(expr.id, span)
+            else:
+                self.diagnostics.append(
+                    diag(
+                        "S003",
+                        f"argument '{param.name}' of {self.owner} must name a model",
+                        expr.span,
+                    )
+                )
+            return
+        try:
+            value = literal_value(expr)
+        except NotLiteral:
+            self.diagnostics.append(
+                diag(
+                    "S003",
+                    f"argument '{param.name}' of {self.owner} must be a literal value",
+                    expr.span,
+                )
+            )
+            return
+        problem = check_value(param, value, expr.span, self.owner)
+        if problem is not None:
+            self.diagnostics.append(problem)
+            return
+        self.values[param.name] = ArgValue(value, span)
+
+
 def bind_arguments(
     params: tuple[Param, ...],
     args: tuple[ast.Expr, ...],
@@ -88,23 +132,22 @@ def bind_arguments(
     owner_span: Span,
 ) -> tuple[BoundArgs, list[Diagnostic]]:
     """Bind positional and keyword arguments (already resolved to literals) to ``params``."""
-    diagnostics: list[Diagnostic] = []
-    values: dict[str, ArgValue] = {}
+    binding = _Binding(owner)
     positional = [p for p in params if not p.keyword_only]
     if positional and positional[-1].variadic and len(args) >= len(positional):
         # the last positional parameter collects the rest: reshape(6, -1)
         head = len(positional) - 1
         for param, arg in zip(positional[:head], args[:head], strict=True):
-            _bind_one(param, arg, values, diagnostics, owner)
+            binding.bind(param, arg)
         rest = args[head:]
         packed: ast.Expr = rest[0]
         if len(rest) > 1 or not isinstance(rest[0], ast.TupleExpr):
             packed = ast.TupleExpr(rest, rest[0].span.merge(rest[-1].span))
-        _bind_one(positional[-1], packed, values, diagnostics, owner)
+        binding.bind(positional[-1], packed)
         args = ()
     for index, arg in enumerate(args):
         if index >= len(positional):
-            diagnostics.append(
+            binding.diagnostics.append(
                 diag(
                     "S006",
                     f"{owner} takes {len(positional)} positional argument"
@@ -114,15 +157,15 @@ def bind_arguments(
                 )
             )
             break
-        _bind_one(positional[index], arg, values, diagnostics, owner)
+        binding.bind(positional[index], arg)
     by_name = {p.name: p for p in params}
     for keyword in keywords:
-        found = by_name.get(keyword.name)
-        if found is None:
+        named = by_name.get(keyword.name)
+        if named is None:
             hint = did_you_mean(keyword.name, by_name) or (
                 "accepted: " + ", ".join(by_name) if by_name else f"{owner} takes no arguments"
             )
-            diagnostics.append(
+            binding.diagnostics.append(
                 diag(
                     "S002",
                     f"unknown argument '{keyword.name}' for {owner}",
@@ -130,63 +173,29 @@ def bind_arguments(
                     hint=hint,
                 )
             )
-            continue
-        param = found
-        if param.name in values:
-            diagnostics.append(
+        elif named.name in binding.given:
+            binding.diagnostics.append(
                 diag(
                     "S008",
                     f"argument '{keyword.name}' of {owner} is given twice",
                     keyword.name_span,
-                    labels=(Label(values[param.name].span or owner_span, "first given here"),),
+                    labels=(Label(binding.given[named.name], "first given here"),),
                 )
             )
-            continue
-        _bind_one(param, keyword.value, values, diagnostics, owner, keyword.span)
-    for param in params:
-        if param.name not in values:
-            if any(param.name in d.message for d in diagnostics):
-                continue  # given but invalid: already reported
-            if param.required:
-                diagnostics.append(
-                    diag(
-                        "S005",
-                        f"{owner} needs argument '{param.name}'",
-                        owner_span,
-                        hint=f"pass {param.name}=...",
-                    )
-                )
-            else:
-                values[param.name] = ArgValue(param.default, None)
-    return BoundArgs(values), diagnostics
-
-
-def _bind_one(
-    param: Param,
-    expr: ast.Expr,
-    values: dict[str, ArgValue],
-    diagnostics: list[Diagnostic],
-    owner: str,
-    span: Span | None = None,
-) -> None:
-    """Bind one argument; ``span`` (the whole ``name=value`` for keywords) locates later errors."""
-    if param.kind is ArgKind.MODEL:
-        if isinstance(expr, ast.Name):
-            values[param.name] = ArgValue(expr.id, span or expr.span)
         else:
-            diagnostics.append(
-                diag("S003", f"argument '{param.name}' of {owner} must name a model", expr.span)
+            binding.bind(named, keyword.value, keyword.span)
+    for param in params:
+        if param.name in binding.given:
+            continue  # bound, or given but invalid (already reported)
+        if param.required:
+            binding.diagnostics.append(
+                diag(
+                    "S005",
+                    f"{owner} needs argument '{param.name}'",
+                    owner_span,
+                    hint=f"pass {param.name}=...",
+                )
             )
-        return
-    try:
-        value = literal_value(expr)
-    except NotLiteral:
-        diagnostics.append(
-            diag("S003", f"argument '{param.name}' of {owner} must be a literal value", expr.span)
-        )
-        return
-    problem = check_value(param, value, expr.span, owner)
-    if problem is not None:
-        diagnostics.append(problem)
-        return
-    values[param.name] = ArgValue(value, span or expr.span)
+        else:
+            binding.values[param.name] = ArgValue(param.default, None)
+    return BoundArgs(binding.values), binding.diagnostics

@@ -17,7 +17,7 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.spec import ArgKind
 from aurane.semantics import config
 from aurane.semantics.suggest import did_you_mean
-from aurane.semantics.values import to_node
+from aurane.semantics.values import to_node, type_name
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -166,7 +166,9 @@ class _Resolver:
 
     def arithmetic(self, op: str, lhs: Any, rhs: Any, span: Span) -> Any:
         if not (_is_number(lhs) and _is_number(rhs)):
-            self._arith_error(f"'{op}' needs numbers, got {_kind(lhs)} and {_kind(rhs)}", span)
+            self._arith_error(
+                f"'{op}' needs numbers, got {type_name(lhs)} and {type_name(rhs)}", span
+            )
         try:
             match op:
                 case "+":
@@ -440,12 +442,6 @@ def _def_value(item: ast.Constant | ast.Field) -> ast.Expr:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _kind(value: Any) -> str:
-    from aurane.semantics.values import type_name
-
-    return type_name(value)
 
 
 def resolve_program(program: ast.AuraneProgram) -> tuple[ast.AuraneProgram, list[Diagnostic]]:
