@@ -131,3 +131,43 @@ def test_catalog_fields_take_bare_names() -> None:
             optimizer = sgd(lr=0.1, momentum=0.9)
             metrics = [mae]
     """)
+
+
+def test_resolution_shares_unchanged_nodes_and_rewrites_only_references() -> None:
+    from aurane.semantics.constants import resolve_program
+    from aurane.syntax import ast
+    from aurane.syntax.parser import parse_program
+
+    source = (
+        "width = 8\n"
+        "model A:\n"
+        "    input_shape = (4,)\n"
+        "    def forward(x):\n"
+        "        x -> dense(16).relu\n"
+        "        y = dense(x, width, bias=false).leaky_relu(0.2)\n"
+        "        return y\n"
+    )
+    program, found = parse_program(source, "a.aur")
+    assert program is not None and not found
+    resolved, found = resolve_program(program)
+    assert not found
+    (model,) = program.models
+    (new_model,) = resolved.models
+    assert model.forward is not None and new_model.forward is not None
+    plain, with_constant, returned = model.forward.body
+    new_plain, new_with_constant, new_returned = new_model.forward.body
+    # nothing to resolve: the very same objects, not copies
+    assert new_plain is plain and new_returned is returned
+    assert new_model.fields == model.fields
+    # a constant reference becomes a literal at the reference's span; its siblings are shared
+    assert isinstance(with_constant, ast.Assign) and isinstance(new_with_constant, ast.Assign)
+    call, new_call = with_constant.value, new_with_constant.value
+    assert isinstance(call, ast.Call) and isinstance(new_call, ast.Call)
+    reference, literal = call.args[1], new_call.args[1]
+    assert isinstance(reference, ast.Name) and isinstance(literal, ast.Number)
+    assert (literal.value, literal.span) == (8, reference.span)
+    assert new_call.args[0] is call.args[0]
+    assert new_call.keywords is call.keywords and new_call.suffixes is call.suffixes
+    # resolving the resolved program changes nothing at all
+    again, _ = resolve_program(resolved)
+    assert again.models[0].forward is new_model.forward

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from aurane.source import Span
 
@@ -31,7 +31,7 @@ class Value:
         """The shape without the batch axis (every remaining dim is an int)."""
         if self.shape is None:
             return None
-        return tuple(int(d) for d in self.shape[1:])
+        return cast(tuple[int, ...], self.shape[1:])  # only the batch axis is symbolic
 
 
 @dataclass(frozen=True)

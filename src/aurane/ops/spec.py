@@ -164,6 +164,12 @@ class OpSpec:
     other_flops: CountRule = _zero  # elementwise, normalization, pooling work
     input_dtypes: str = "float"  # "float", "int" (embedding) or "any"
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # derived from params once: argument binding reads it for every call
+    positional_params: tuple[Param, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        positional = tuple(p for p in self.params if not p.keyword_only)
+        object.__setattr__(self, "positional_params", positional)
 
     @property
     def is_activation(self) -> bool:
@@ -175,7 +181,3 @@ class OpSpec:
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
-
-    @property
-    def positional_params(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if not p.keyword_only)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from operator import is_
 from typing import Any
 
 from aurane import ops
@@ -216,10 +217,12 @@ class _Resolver:
 
     def value_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
         """Replace a value expression by its literal; on failure keep it (already reported)."""
+        if isinstance(expr, _LITERALS):
+            return expr  # already a literal: shared, not copied
         if isinstance(expr, ast.TupleExpr | ast.ListExpr):
             # item by item, so each element keeps its own span: stride=(1, 0) points at the 0
             items = tuple(self.value_expr(item, scope) for item in expr.items)
-            return type(expr)(items, expr.span)
+            return expr if _same(expr.items, items) else type(expr)(items, expr.span)
         try:
             return to_node(self.evaluate(expr, scope), expr.span)
         except _Failed:
@@ -258,14 +261,27 @@ class _Resolver:
         return self.value_expr(expr, scope)
 
     def keywords(self, keywords: tuple[ast.Keyword, ...], scope: _Scope) -> tuple[ast.Keyword, ...]:
-        return tuple(replace(k, value=self.value_expr(k.value, scope)) for k in keywords)
+        if not keywords:
+            return keywords
+        resolved = tuple(self.keyword(k, scope) for k in keywords)
+        return keywords if _same(keywords, resolved) else resolved
+
+    def keyword(self, keyword: ast.Keyword, scope: _Scope) -> ast.Keyword:
+        value = self.value_expr(keyword.value, scope)
+        return keyword if value is keyword.value else replace(keyword, value=value)
 
     def suffix(self, suffix: ast.Suffix, scope: _Scope) -> ast.Suffix:
-        return replace(
-            suffix,
-            args=tuple(self.value_expr(a, scope) for a in suffix.args),
-            keywords=self.keywords(suffix.keywords, scope),
-        )
+        args = tuple(self.value_expr(a, scope) for a in suffix.args)
+        keywords = self.keywords(suffix.keywords, scope)
+        if _same(suffix.args, args) and keywords is suffix.keywords:
+            return suffix
+        return replace(suffix, args=args, keywords=keywords)
+
+    def suffixes(self, suffixes: tuple[ast.Suffix, ...], scope: _Scope) -> tuple[ast.Suffix, ...]:
+        if not suffixes:
+            return suffixes
+        resolved = tuple(self.suffix(s, scope) for s in suffixes)
+        return suffixes if _same(suffixes, resolved) else resolved
 
     def op_call(self, call: ast.Call, scope: _Scope, tensor_inputs: bool) -> ast.Call:
         """An operation application; in graph form its leading positionals are tensors."""
@@ -288,38 +304,38 @@ class _Resolver:
                 args.append(arg)
             else:
                 args.append(self.value_expr(arg, scope))
-        return replace(
-            call,
-            args=tuple(args),
-            keywords=self.keywords(call.keywords, scope),
-            suffixes=tuple(self.suffix(s, scope) for s in call.suffixes),
-        )
+        keywords = self.keywords(call.keywords, scope)
+        suffixes = self.suffixes(call.suffixes, scope)
+        if _same(call.args, args) and keywords is call.keywords and suffixes is call.suffixes:
+            return call
+        return replace(call, args=tuple(args), keywords=keywords, suffixes=suffixes)
 
     def tensor_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
         match expr:
             case ast.Call():
                 return self.op_call(expr, scope, tensor_inputs=True)
             case ast.Chain(source=source, steps=steps, span=span):
-                return ast.Chain(
-                    self.tensor_expr(source, scope),
-                    tuple(self.op_call(step, scope, tensor_inputs=False) for step in steps),
-                    span,
-                )
+                new_source = self.tensor_expr(source, scope)
+                new_steps = tuple(self.op_call(step, scope, tensor_inputs=False) for step in steps)
+                if new_source is source and _same(steps, new_steps):
+                    return expr
+                return ast.Chain(new_source, new_steps, span)
         return expr  # names are tensors; anything else is reported by the semantic pass
 
     def forward(self, forward: ast.Forward, scope: _Scope) -> ast.Forward:
-        body: list[ast.ForwardStmt] = []
-        for stmt in forward.body:
-            match stmt:
-                case ast.Assign(value=value):
-                    body.append(replace(stmt, value=self.tensor_expr(value, scope)))
-                case ast.ChainStmt(chain=chain):
-                    resolved = self.tensor_expr(chain, scope)
-                    assert isinstance(resolved, ast.Chain)
-                    body.append(replace(stmt, chain=resolved))
-                case ast.Return(value=value):
-                    body.append(replace(stmt, value=self.tensor_expr(value, scope)))
-        return replace(forward, body=tuple(body))
+        body = tuple(self.forward_statement(stmt, scope) for stmt in forward.body)
+        return forward if _same(forward.body, body) else replace(forward, body=body)
+
+    def forward_statement(self, stmt: ast.ForwardStmt, scope: _Scope) -> ast.ForwardStmt:
+        match stmt:
+            case ast.Assign(value=value) | ast.Return(value=value):
+                resolved = self.tensor_expr(value, scope)
+                return stmt if resolved is value else replace(stmt, value=resolved)
+            case ast.ChainStmt(chain=chain):
+                resolved = self.tensor_expr(chain, scope)
+                assert isinstance(resolved, ast.Chain)
+                return stmt if resolved is chain else replace(stmt, chain=resolved)
+        return stmt
 
     def fields(
         self,
@@ -430,6 +446,14 @@ class _Resolver:
         fields = self.fields(fields, config.MODEL_TABLE, scope, resolve_unknown=False)
         forward = self.forward(model.forward, scope) if model.forward else None
         return replace(model, fields=fields, forward=forward)
+
+
+_LITERALS = (ast.Number, ast.String, ast.Bool, ast.NoneLit)
+
+
+def _same(old: tuple[Any, ...], new: tuple[Any, ...] | list[Any]) -> bool:
+    """Whether rewriting changed nothing, so the original node can be shared."""
+    return len(old) == len(new) and all(map(is_, old, new))
 
 
 def _def_name(item: ast.Constant | ast.Field) -> tuple[str, Span]:
