@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,6 +146,16 @@ def test_explain() -> None:
     assert "P001" in listing.stdout and "T010" in listing.stdout
 
 
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter that sees only the source tree."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO / "src")},
+    )
+
+
 def test_check_path_never_imports_torch(files: dict[str, Path]) -> None:
     code = (
         "import sys\nfrom aurane.cli.main import main\n"
@@ -151,15 +163,7 @@ def test_check_path_never_imports_torch(files: dict[str, Path]) -> None:
         f"rc2 = main(['ir', {str(files['good'])!r}])\n"
         "assert 'torch' not in sys.modules, 'torch imported'\nsys.exit(rc or rc2)\n"
     )
-    import subprocess
-    import sys
-
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(REPO / "src")},
-    )
+    res = run_python(code)
     assert res.returncode == 0, res.stderr
 
 
@@ -170,14 +174,44 @@ def test_internal_error_exit_code(files: dict[str, Path]) -> None:
         "c.run_front_end = boom\nfrom aurane.cli.main import main\n"
         f"sys.exit(main(['check', {str(files['good'])!r}]))\n"
     )
-    import subprocess
-    import sys
-
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(REPO / "src")},
-    )
+    res = run_python(code)
     assert res.returncode == 123
     assert "internal error" in res.stderr and "bug" in res.stderr
+
+
+def test_help_lists_every_command_from_the_table() -> None:
+    from aurane.cli.commands import COMMANDS
+
+    res = run_cli("--help")
+    assert res.returncode == 0
+    listing = " ".join(res.stdout.split())  # argparse wraps long summaries
+    for name, (_, summary) in COMMANDS.items():
+        assert f"{name} {summary}" in listing, name
+    for name in COMMANDS:  # each command's own parser loads when it is the one named
+        page = run_cli(name, "--help")
+        assert page.returncode == 0 and f"usage: aurane {name}" in page.stdout, name
+
+
+def test_each_command_registers_its_table_summary() -> None:
+    import argparse
+    import importlib
+
+    from aurane.cli.commands import COMMANDS
+
+    for name, (module, summary) in COMMANDS.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(sub)
+        (action,) = sub._choices_actions
+        assert (action.dest, action.help) == (name, summary)
+
+
+def test_check_imports_no_other_command(files: dict[str, Path]) -> None:
+    code = (
+        "import sys\nfrom aurane.cli.main import main\n"
+        f"rc = main(['check', {str(files['good'])!r}])\n"
+        "from aurane.cli.commands import COMMANDS\n"
+        "loaded = [m for n, (m, _) in COMMANDS.items() if n != 'check' and m in sys.modules]\n"
+        "assert not loaded, loaded\nsys.exit(rc)\n"
+    )
+    res = run_python(code)
+    assert res.returncode == 0, res.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, print_diagnostics, print_json
 
 
@@ -21,7 +22,7 @@ def _positive(text: str) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "benchmark",
-        help="time parsing, cold compiles and warm (cached) compiles",
+        help=command_help("benchmark"),
         description="Time parse, cold compile (empty cache) and warm compile (cache hit) "
         "separately, each --iterations times, after one untimed round.",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import (
     EXIT_INPUT,
     EXIT_OK,
@@ -18,7 +19,7 @@ from aurane.cli.common import (
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "check",
-        help="check a program for errors without compiling it",
+        help=command_help("check"),
         description="Parse, resolve constants and run the semantic and type passes. "
         "Diagnostics go to stderr (or stdout as JSON with --json). Exit 1 on any error.",
     )

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "clean",
-        help="remove compiler caches and Python bytecode",
+        help=command_help("clean"),
         description="Remove .aurane_cache and __pycache__ folders and *.pyc files below DIR "
         "(default: the current folder). Never touches sources, generated files, virtual "
         "environments, .git/.hg/.svn or anything behind a symlink.",

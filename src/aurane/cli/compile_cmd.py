@@ -27,6 +27,7 @@ import sys
 import traceback
 from typing import Any
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import (
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -45,7 +46,7 @@ PASSES = ["semantic", "types"]
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "compile",
-        help="compile a program to PyTorch source",
+        help=command_help("compile"),
         description="Compile SRC to Python, written to OUT (atomically, only on success) or to "
         "stdout. Diagnostics go to stderr. Exit 0 ok, 1 errors in the input, 2 usage errors, "
         "123 internal error.",

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_OK, EXIT_USAGE
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "explain",
-        help="explain a diagnostic code",
+        help=command_help("explain"),
         description="Print a diagnostic code's explanation with an example and the fix. "
         "'aurane explain --list' lists every code.",
     )

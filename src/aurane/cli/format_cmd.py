@@ -7,6 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, print_diagnostics
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "format",
-        help="rewrite .aur files in the canonical layout",
+        help=command_help("format"),
         description="Format files and folders (every .aur file below, skipping VCS folders, "
         "caches and virtual environments). The result must parse to the same program and "
         "lower to the same IR, or the file is left untouched. A file that does not parse is "

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_OK, CommandError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "init",
-        help="create a starter project",
+        help=command_help("init"),
         description="Create DIR with a starter program that checks, compiles and trains "
         "offline (synthetic data, no download). DIR must be new or empty.",
     )

@@ -6,13 +6,14 @@ import argparse
 import json
 from typing import Any
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, load_text, print_diagnostics
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "inspect",
-        help="show the parsed program (AST)",
+        help=command_help("inspect"),
         description="Show the program's statements; --verbose prints the whole AST, --stats "
         "counts constructs, --export FILE writes the AST as JSON.",
     )

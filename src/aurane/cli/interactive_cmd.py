@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from aurane.cli.commands import command_help
+
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "interactive",
-        help="enter a program statement by statement and see the generated Python",
+        help=command_help("interactive"),
         description="A REPL: type statements (a header ending in ':' continues until an empty "
         "line), then .compile to see the Python. Commands: .help .show .compile .clear .exit. "
         "Errors do not end the session; nothing is executed.",

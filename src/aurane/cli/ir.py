@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "ir",
-        help="print the lowered IR graph",
+        help=command_help("ir"),
         description="Print each model's IR: named values with shapes (batch first) and dtypes, "
         "and nodes with resolved arguments and parameter counts.",
     )

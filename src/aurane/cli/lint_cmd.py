@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "lint",
-        help="report style problems, dead code and common training mistakes",
+        help=command_help("lint"),
         description="Rules W001 trailing whitespace (fixable), W002 missing block colon "
         "(fixable), W003 line over 100 characters, E001 does not parse, L1xx dead code and "
         "L2xx training mistakes; 'aurane explain CODE' describes each. Exit 1 on errors only.",

@@ -1,55 +1,24 @@
-"""``aurane`` entry point: argument parsing and dispatch. Commands import heavy things lazily."""
+"""``aurane`` entry point: argument parsing and dispatch. Only the chosen command is imported."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
 from aurane import __version__
-from aurane.cli import (
-    benchmark_cmd,
-    check,
-    clean_cmd,
-    compile_cmd,
-    explain,
-    format_cmd,
-    init_cmd,
-    inspect_cmd,
-    interactive_cmd,
-    ir,
-    lint_cmd,
-    profile_cmd,
-    run_cmd,
-    visualize,
-    watch_cmd,
-)
+from aurane.cli.commands import COMMANDS
 from aurane.cli.common import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, CommandError
 
 ISSUES_URL = "https://github.com/aurane-lang/aurane/issues"
 
 Command = Callable[[argparse.Namespace], int]
-COMMANDS: tuple[tuple[str, Callable[[argparse._SubParsersAction], None]], ...] = (  # type: ignore[type-arg]
-    ("compile", compile_cmd.register),
-    ("check", check.register),
-    ("ir", ir.register),
-    ("inspect", inspect_cmd.register),
-    ("explain", explain.register),
-    ("profile", profile_cmd.register),
-    ("visualize", visualize.register),
-    ("watch", watch_cmd.register),
-    ("lint", lint_cmd.register),
-    ("format", format_cmd.register),
-    ("benchmark", benchmark_cmd.register),
-    ("interactive", interactive_cmd.register),
-    ("clean", clean_cmd.register),
-    ("run", run_cmd.register),
-    ("init", init_cmd.register),
-)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser of ``command``; every other command is listed by its summary only."""
     parser = argparse.ArgumentParser(
         prog="aurane",
         description="Compile .aur network descriptions into readable PyTorch source.",
@@ -58,15 +27,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"aurane {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for _, register in COMMANDS:
-        register(sub)
+    for name, (module, summary) in COMMANDS.items():
+        if name == command:
+            importlib.import_module(module).register(sub)
+        else:
+            sub.add_parser(name, help=summary)  # never parsed: argv names another command
     return parser
 
 
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command argv names: its first word that is not an option."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(chosen_command(words))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exit_:
         return int(exit_.code or 0) if isinstance(exit_.code, int) else EXIT_USAGE
     if args.command is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_OK, print_json
 
 
@@ -20,7 +21,7 @@ def positive_int(text: str) -> int:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "profile",
-        help="estimate parameters, FLOPs and memory per layer",
+        help=command_help("profile"),
         description="Static estimates read from the IR (work and memory, not latency): "
         "parameters, multiply-accumulates and FLOPs per sample (2 per MAC of dense, "
         "convolution, attention and recurrent products), other FLOPs, activation memory at "

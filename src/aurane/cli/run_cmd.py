@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import (
     EXIT_INPUT,
     EXIT_USAGE,
@@ -33,7 +34,7 @@ EXIT_INTERRUPTED = 130
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "run",
-        help="compile a program and run it",
+        help=command_help("run"),
         description="Compile SRC to a temporary Python file and run it with the current "
         "interpreter in SRC's folder. Arguments after '--' go to the program. The exit "
         "status is the program's (130 on interrupt).",

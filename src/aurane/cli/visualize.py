@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError, os_reason
 
 FORMATS = ("rich", "mermaid", "dot", "svg")
@@ -25,7 +26,7 @@ SUFFIXES = {
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "visualize",
-        help="draw a model's architecture",
+        help=command_help("visualize"),
         description="Draw each model from its IR: nodes show the operation, output shape and "
         "parameters; edges are the real data flow (branches and merges); the returned value "
         "is marked. Composed blocks are one node unless --expand.",

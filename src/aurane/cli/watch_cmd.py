@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
+from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_USAGE, CommandError
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "watch",
-        help="recompile SRC into OUT whenever SRC changes",
+        help=command_help("watch"),
         description="Compile SRC to OUT, then recompile on every change (in-place write, "
         "atomic replace, delete and re-create), debounced so the final content of a burst of "
         "saves is built once. A failed build keeps the previous OUT. Ctrl+C stops (exit 0).",
