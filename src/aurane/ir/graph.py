@@ -34,7 +34,7 @@ class Value:
         return cast(tuple[int, ...], self.shape[1:])  # only the batch axis is symbolic
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     id: str  # unique within the graph, derived from the op: conv2d1, dense2, relu1
     op: str  # catalog name (aliases resolved), "block" for a model call, "repeat"

@@ -219,9 +219,12 @@ def sample_axis(op: str, dim: int, rank: int) -> int:
 # -- dtypes -------------------------------------------------------------------------------
 
 
+_DTYPE_FAMILIES = {"float": FLOAT_DTYPES, "int": INT_DTYPES}
+
+
 def check_input_dtypes(op: str, inputs: Sequence[TensorType], accepted: str) -> None:
     """T003 when a known input dtype is not of the ``accepted`` family ("float", "int", "any")."""
-    family = {"float": FLOAT_DTYPES, "int": INT_DTYPES}.get(accepted)
+    family = _DTYPE_FAMILIES.get(accepted)
     if family is None:
         return
     for index, t in enumerate(inputs):

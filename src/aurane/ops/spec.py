@@ -82,7 +82,7 @@ class ArgValue:
     span: Span | None  # None when the default was used
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BoundArgs:
     """Arguments by parameter name, defaults filled in."""
 
@@ -128,7 +128,7 @@ class OpError(Exception):
         self.input_notes = input_notes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InferContext:
     args: BoundArgs
     inputs: tuple[TensorType, ...]
