@@ -638,14 +638,13 @@ def diag(
     *,
     hint: str | None = None,
     labels: tuple[Label, ...] = (),
-    severity: Severity | None = None,
 ) -> Diagnostic:
-    """Build a diagnostic whose stage and default severity come from the code table."""
+    """Build a diagnostic whose stage and severity come from the code table."""
     entry = CODES[code]
     return Diagnostic(
         code=code,
         stage=entry.stage,
-        severity=severity or entry.severity,
+        severity=entry.severity,
         message=message,
         span=span,
         hint=hint,

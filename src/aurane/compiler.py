@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass, field
 
 from aurane.codes import diag
@@ -13,6 +12,7 @@ from aurane.semantics.check import analyze
 from aurane.semantics.constants import resolve_program
 from aurane.source import Source, Span
 from aurane.syntax import ast
+from aurane.syntax.gc_pause import paused_gc
 from aurane.syntax.parser import parse_program
 
 
@@ -33,15 +33,8 @@ class FrontEnd:
 
 
 def run_front_end(text: str, filename: str = "<input>", *, types: bool = True) -> FrontEnd:
-    # The passes build many small acyclic objects; cyclic GC passes over them cost more
-    # than they free (a 10k-operation model spends a fifth of its time there).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # the passes build many small acyclic objects
         return _run(text, filename, types)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _run(text: str, filename: str, types: bool) -> FrontEnd:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 from aurane.source import Span
@@ -59,29 +59,6 @@ class LocatedError(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
-
-
-@dataclass
-class DiagnosticBag:
-    """Collects diagnostics for one pass; de-duplicates and sorts on read."""
-
-    items: list[Diagnostic] = field(default_factory=list)
-
-    def add(self, diagnostic: Diagnostic) -> None:
-        self.items.append(diagnostic)
-
-    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
-        self.items.extend(diagnostics)
-
-    @property
-    def has_errors(self) -> bool:
-        return any(d.is_error for d in self.items)
-
-    def __iter__(self) -> Iterator[Diagnostic]:
-        return iter(sorted_unique(self.items))
-
-    def __len__(self) -> int:
-        return len(self.items)
 
 
 def sorted_unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

@@ -14,10 +14,6 @@ class Span:
     end_line: int
     end_column: int
 
-    @staticmethod
-    def point(line: int, column: int) -> Span:
-        return Span(line, column, line, column + 1)
-
     def merge(self, other: Span) -> Span:
         start = min((self.line, self.column), (other.line, other.column))
         end = max((self.end_line, self.end_column), (other.end_line, other.end_column))

@@ -11,18 +11,12 @@ from aurane.source import Span
 from aurane.syntax import ast
 
 
-def _field_name(fields: tuple[ast.Field, ...], name: str) -> tuple[str | None, ast.Field | None]:
+def _loss_field(fields: tuple[ast.Field, ...], name: str) -> tuple[str | None, ast.Field | None]:
+    """The loss field ``name`` and its loss: the catalog name, or as written when unknown."""
     for item in fields:
         if item.name == name:
-            value = item.value
-            if isinstance(value, ast.Name | ast.Call):
-                key = value.id if isinstance(value, ast.Name) else value.func
-            elif isinstance(value, ast.String):
-                key = value.value
-            else:
-                return None, item
-            spec = config.LOSS_TABLE.get(key)
-            return (spec.name if spec else key), item
+            written = config.option_name(item.value)
+            return config.canonical_loss(written) or written, item
     return None, None
 
 
@@ -136,7 +130,7 @@ def _check_gan(
             )
         )
     out.extend(_check_png_samples(stmt, gen))
-    loss, item = _field_name(stmt.fields, "discriminator_loss")
+    loss, item = _loss_field(stmt.fields, "discriminator_loss")
     last = _last_activation(disc)
     if item is not None and loss == "bce" and last != "sigmoid":
         out.append(

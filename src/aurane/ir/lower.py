@@ -7,10 +7,12 @@ unknown shapes stay silent, so one mistake gives one diagnostic.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
-from aurane.ir.builder import GraphBuilder, model_info
+from aurane.ir.builder import GraphBuilder, ModelInfo, model_info
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ir.jobs import check_jobs
 from aurane.ops.rules import fmt_shape as shape_text
@@ -38,15 +40,16 @@ class _Lowerer:
     def lower_model(
         self,
         model: ast.Model,
+        info: ModelInfo,
         input_type: TensorType,
         input_span: Span,
         graph_name: str,
         input_origin: str | None = None,
     ) -> Graph | None:
-        info = model_info(model)
         assert model.forward is not None
-        param_dtype = input_type.dtype if input_type.dtype in config.FLOAT_DTYPES else "float32"
-        builder = GraphBuilder(graph_name, param_dtype or "float32")
+        dtype = input_type.dtype
+        param_dtype = dtype if dtype is not None and dtype in config.FLOAT_DTYPES else "float32"
+        builder = GraphBuilder(graph_name, param_dtype)
         forward = model.forward
         input_name = forward.param
         builder.add_value(
@@ -96,7 +99,8 @@ class _Lowerer:
                         hint="use it, return it, or delete the statement",
                     )
                 )
-        if info.padding_idx is not None and input_type.dtype not in (None, *config.INT_DTYPES):
+        not_integer = dtype is not None and dtype not in config.INPUT_INT_DTYPES
+        if info.padding_idx is not None and not_integer:
             self.diagnostics.append(
                 diag(
                     "T003",
@@ -151,18 +155,16 @@ class _Lowerer:
     ) -> str | None:
         spec = ops.lookup(call.func)
         if chained is not None:
-            inputs: list[str | None] = [chained]
+            b.uses[chained] += 1
+            names = [chained]
             rest = call.args
         else:
             count = len(call.args) if spec is not None and spec.variadic else 1
             inputs = [self.tensor(b, env, arg) for arg in call.args[:count]]
+            names = [i for i in inputs if i is not None]
+            if len(names) != len(inputs):
+                return None
             rest = call.args[count:]
-        if any(i is None for i in inputs):
-            return None
-        names = [i for i in inputs if i is not None]
-        for name in names:
-            if chained is not None:
-                b.uses[name] += 1
         if call.func in self.models and spec is None:
             result = self.block(b, call, names[0])
         elif spec is not None and spec.name == "repeat":
@@ -344,6 +346,7 @@ class _Lowerer:
         assert model.forward is not None
         graph = self.lower_model(
             model,
+            info,
             input_type,
             model.forward.param_span,
             name,
@@ -353,27 +356,18 @@ class _Lowerer:
         for index in range(before, len(self.diagnostics)):
             d = self.diagnostics[index]
             if d.is_error:
-                self.diagnostics[index] = diag(
-                    d.code,
-                    d.message,
-                    d.span,
-                    hint=d.hint,
-                    labels=(
-                        *d.labels,
-                        Label(
-                            call_span,
-                            f"block called here with input {shape_text(input_type.shape)}",
-                        ),
-                    ),
+                called = Label(
+                    call_span, f"block called here with input {shape_text(input_type.shape)}"
                 )
+                self.diagnostics[index] = replace(d, labels=(*d.labels, called))
         self.block_cache[key] = graph
         return graph
 
     def block(self, b: GraphBuilder, call: ast.Call, input_name: str) -> str | None:
-        value = b.value(input_name)
-        if value.sample_shape is None:
+        types = self.input_types(b, [input_name])
+        if types is None:
             return None
-        sub = self.lower_block(call.func, TensorType(value.sample_shape, value.dtype), call.span)
+        sub = self.lower_block(call.func, types[0], call.span)
         if sub is None:
             return None
         return self.add_block_node(b, call, input_name, sub, 1, call.func.lower())
@@ -381,10 +375,10 @@ class _Lowerer:
     def repeat(
         self, b: GraphBuilder, call: ast.Call, input_name: str, block: str, times: int
     ) -> str | None:
-        value = b.value(input_name)
-        if value.sample_shape is None:
+        types = self.input_types(b, [input_name])
+        if types is None:
             return None
-        in_type = TensorType(value.sample_shape, value.dtype)
+        in_type = types[0]
         sub = self.lower_block(block, in_type, call.span)
         if sub is None:
             return None
@@ -396,7 +390,11 @@ class _Lowerer:
                     f"repeat needs '{block}' to map its input shape to itself: "
                     f"{shape_text(in_type.shape)} became {shape_text(out.sample_shape or ())}",
                     call.span,
-                    labels=(Label(value.span, "input " + self.origin(b, input_name, None)),),
+                    labels=(
+                        Label(
+                            b.value(input_name).span, "input " + self.origin(b, input_name, None)
+                        ),
+                    ),
                     hint="use the block once, or make its output shape equal its input",
                 )
             )
@@ -438,6 +436,7 @@ class _Lowerer:
                 continue
             graph = self.lower_model(
                 model,
+                info,
                 TensorType(info.input_shape, info.input_dtype),
                 info.input_shape_span or model.name_span,
                 model.name,

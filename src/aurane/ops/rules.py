@@ -6,6 +6,7 @@ window size, an axis that counts the batch, a dtype requirement) is written once
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,19 +37,21 @@ Samples = tuple[tuple[dict[str, Any], tuple[tuple[int, ...], ...]], ...]
 # -- argument checks (return a lowercase message or None) --------------------------------
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """An int that is not a bool (``true`` is no count)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """An int or float that is not a bool."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _ints(value: Any, lengths: tuple[int, ...]) -> tuple[int, ...] | None:
     """``value`` as a tuple of ints when it is an int or a tuple of an allowed length."""
-    if _is_int(value):
+    if is_int(value):
         return (value,)
-    if isinstance(value, tuple | list) and len(value) in lengths and all(map(_is_int, value)):
+    if isinstance(value, tuple | list) and len(value) in lengths and all(map(is_int, value)):
         return tuple(value)
     return None
 
@@ -81,20 +84,20 @@ def optional(check: Check) -> Check:
 
 
 def probability(value: Any) -> str | None:
-    """Dropout probabilities: ``0 <= p < 1``."""
-    if not _is_number(value) or not 0 <= value < 1:
+    """Probabilities and rates such as dropout or label smoothing: ``0 <= p < 1``."""
+    if not is_number(value) or not 0 <= value < 1:
         return "must be in [0, 1)"
     return None
 
 
 def positive_number(value: Any) -> str | None:
-    if not _is_number(value) or value <= 0:
+    if not is_number(value) or value <= 0:
         return "must be positive"
     return None
 
 
 def unit_interval(value: Any) -> str | None:
-    if not _is_number(value) or not 0 <= value <= 1:
+    if not is_number(value) or not 0 <= value <= 1:
         return "must be in [0, 1]"
     return None
 
@@ -126,10 +129,7 @@ def fmt_shape(shape: Sequence[int | str] | None) -> str:
 
 
 def numel(shape: Sequence[int]) -> int:
-    total = 1
-    for dim in shape:
-        total *= dim
-    return total
+    return math.prod(shape)
 
 
 def require_rank(op: str, t: TensorType, ranks: Sequence[int], what: str) -> None:
@@ -153,7 +153,7 @@ def require_min_rank(op: str, t: TensorType, low: int, what: str) -> None:
 
 def spatial(op: str, name: str, value: Any, count: int) -> tuple[int, ...]:
     """An int or tuple argument as one value per spatial axis (T002 on a length mismatch)."""
-    items = (value,) * count if _is_int(value) else tuple(value)
+    items = (value,) * count if is_int(value) else tuple(value)
     if len(items) == 1:
         items = items * count
     if len(items) != count:

@@ -7,6 +7,7 @@ the profiler calls ``parameters`` and ``macs``, backends look the op up by ``nam
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -70,10 +71,7 @@ class TensorType:
 
     @property
     def numel(self) -> int:
-        total = 1
-        for dim in self.shape:
-            total *= dim
-        return total
+        return math.prod(self.shape)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from aurane.ops.rules import (
     SHAPE_PRESERVING,
     fmt_shape,
     ints_at_least,
+    is_int,
     make_spec,
     numel,
     optional,
@@ -61,7 +62,7 @@ def _reshape_sizes(value: Any) -> tuple[Any, ...]:
 
 def _reshape_check(value: Any) -> str | None:
     items = _reshape_sizes(value)
-    if not items or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+    if not items or not all(map(is_int, items)):
         return "must be one or more ints"
     if any(i < 1 and i != -1 for i in items):
         return "must have sizes that are positive or -1"

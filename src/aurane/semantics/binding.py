@@ -8,6 +8,7 @@ from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
+from aurane.ops.rules import is_int, is_number
 from aurane.ops.spec import ArgKind, ArgValue, BoundArgs, Param
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.values import NotLiteral, literal_value, show, type_name
@@ -15,31 +16,23 @@ from aurane.source import Span
 from aurane.syntax import ast
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
 def _int_tuple(v: Any) -> bool:
-    return isinstance(v, tuple) and len(v) >= 1 and all(_is_int(x) for x in v)
+    return isinstance(v, tuple) and len(v) >= 1 and all(is_int(x) for x in v)
 
 
 _KIND_CHECKS: dict[ArgKind, Callable[[Any], bool]] = {
-    ArgKind.INT: _is_int,
-    ArgKind.FLOAT: _is_number,
+    ArgKind.INT: is_int,
+    ArgKind.FLOAT: is_number,
     ArgKind.BOOL: lambda v: isinstance(v, bool),
     ArgKind.STR: lambda v: isinstance(v, str),
-    ArgKind.INT_OR_PAIR: lambda v: _is_int(v) or (_int_tuple(v) and len(v) <= 3),
-    ArgKind.INT_OR_TUPLE: lambda v: _is_int(v) or _int_tuple(v),
+    ArgKind.INT_OR_PAIR: lambda v: is_int(v) or (_int_tuple(v) and len(v) <= 3),
+    ArgKind.INT_OR_TUPLE: lambda v: is_int(v) or _int_tuple(v),
     ArgKind.FLOAT_OR_TUPLE: lambda v: (
-        _is_number(v) or (isinstance(v, tuple) and len(v) >= 1 and all(_is_number(x) for x in v))
+        is_number(v) or (isinstance(v, tuple) and len(v) >= 1 and all(is_number(x) for x in v))
     ),
-    ArgKind.INT_OR_STR: lambda v: _is_int(v) or _int_tuple(v) or isinstance(v, str),
-    ArgKind.OPTIONAL_INT: lambda v: v is None or _is_int(v),
-    ArgKind.OPTIONAL_FLOAT: lambda v: v is None or _is_number(v),
+    ArgKind.INT_OR_STR: lambda v: is_int(v) or _int_tuple(v) or isinstance(v, str),
+    ArgKind.OPTIONAL_INT: lambda v: v is None or is_int(v),
+    ArgKind.OPTIONAL_FLOAT: lambda v: v is None or is_number(v),
     ArgKind.ANY: lambda v: True,
 }
 

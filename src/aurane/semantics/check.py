@@ -91,7 +91,7 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
             case ast.Use():
                 _check_use(stmt, diagnostics)
             case ast.Experiment():
-                fields.check_block(stmt.fields, config.EXPERIMENT_TABLE, "experiment")
+                _check_fields(stmt, "experiment", fields)
             case ast.Dataset():
                 _check_dataset(stmt, fields, diagnostics)
             case ast.Model():
@@ -194,9 +194,7 @@ def _check_use(stmt: ast.Use, diagnostics: list[Diagnostic]) -> None:
 
 
 def _check_dataset(stmt: ast.Dataset, fields: FieldChecker, diagnostics: list[Diagnostic]) -> None:
-    fields.check_block(
-        stmt.fields, config.DATASET_TABLE, f"dataset '{stmt.name}'", allow_unknown=True
-    )
+    _check_fields(stmt, f"dataset '{stmt.name}'", fields)
     names = {f.name: f for f in stmt.fields}
     if "transform" in names and "transforms" in names:
         diagnostics.append(
@@ -255,9 +253,14 @@ def _check_model(
             )
         )
         return
-    checker = ForwardChecker(model, model_names, diagnostics, result.bound)
+    checker = ForwardChecker(model_names, diagnostics, result.bound)
     checker.run(model.forward)
     result.calls[model.name] = checker.calls
+
+
+def _check_fields(stmt: config.ConfigBlock, block: str, fields: FieldChecker) -> None:
+    table, allows_unknown = config.BLOCK_TABLES[type(stmt)]
+    fields.check_block(stmt.fields, table, block, allow_unknown=allows_unknown)
 
 
 def _check_model_ref(ref: ast.Name, role: str, model_names: set[str], fields: FieldChecker) -> bool:
@@ -274,7 +277,7 @@ def _check_train(
     if _check_model_ref(stmt.model, "trained", model_names, fields):
         standalone.setdefault(stmt.model.id, stmt.model.span)
     fields.dataset_ref(stmt.dataset, "on")
-    fields.check_block(stmt.fields, config.TRAIN_TABLE, "train")
+    _check_fields(stmt, "train", fields)
 
 
 def _check_gan(
@@ -284,24 +287,17 @@ def _check_gan(
         if _check_model_ref(ref, role, model_names, fields):
             standalone.setdefault(ref.id, ref.span)
     fields.dataset_ref(stmt.dataset, "on")
-    fields.check_block(stmt.fields, config.GAN_TABLE, "train_gan")
+    _check_fields(stmt, "train_gan", fields)
     for item in stmt.fields:
         if item.name in ("generator_loss", "discriminator_loss"):
-            name = _option_name(item.value)
-            spec = config.LOSS_TABLE.get(name or "")
-            if spec is not None and spec.name not in config.GAN_LOSSES:
+            name = config.option_name(item.value)
+            loss = config.canonical_loss(name)
+            if loss is not None and loss not in config.GAN_LOSSES:
                 fields.error(
                     "S013",
                     f"{item.name} must be bce, bce_with_logits or mse, got '{name}'",
                     item.value.span,
                 )
-
-
-def _option_name(expr: ast.Expr) -> str | None:
-    match expr:
-        case ast.Name(id=name) | ast.String(value=name) | ast.Call(func=name):
-            return name
-    return None
 
 
 def _check_recursion(result: SemanticResult) -> None:

@@ -10,23 +10,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
+from aurane.ops.rules import FLOAT_DTYPES as FLOAT_DTYPES
+from aurane.ops.rules import is_number
+from aurane.ops.rules import positive_number as positive
+from aurane.ops.rules import probability as unit_interval_open
 from aurane.ops.spec import REQUIRED, ArgKind, Param
+from aurane.syntax import ast
 
 # ---------------------------------------------------------------- range checks
-
-
-def positive(value: Any) -> str | None:
-    return None if value > 0 else "must be positive"
+# positive and unit_interval_open ([0, 1)) are the operation catalog's checks
 
 
 def non_negative(value: Any) -> str | None:
     return None if value >= 0 else "must not be negative"
-
-
-def unit_interval_open(value: Any) -> str | None:
-    return None if 0 <= value < 1 else "must be in [0, 1)"
 
 
 def open_unit(value: Any) -> str | None:
@@ -36,15 +34,13 @@ def open_unit(value: Any) -> str | None:
 def betas_check(value: Any) -> str | None:
     if not (isinstance(value, tuple) and len(value) == 2):
         return "must be a pair (beta1, beta2)"
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+    if not all(map(is_number, value)):
         return "must be a pair of numbers"
     return None if all(0 <= v < 1 for v in value) else "each beta must be in [0, 1)"
 
 
 def number_list(value: Any) -> str | None:
-    ok = isinstance(value, tuple | list) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in value
-    )
+    ok = isinstance(value, tuple | list) and all(map(is_number, value))
     return None if ok else "must be a list of numbers"
 
 
@@ -303,15 +299,28 @@ TRANSFORMS: tuple[str, ...] = (
     "RandomRotation",
 )
 
+# what input_dtype may name; FLOAT_DTYPES (the floating ones) comes from the operation rules
 DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "float64", "int32", "int64", "bool")
-FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
-INT_DTYPES = frozenset({"int32", "int64"})
+# the integer dtypes input_dtype may name (operations accept more: ops.rules.INT_DTYPES)
+INPUT_INT_DTYPES = frozenset({"int32", "int64"})
 
 GAN_LOSSES = frozenset({"bce", "bce_with_logits", "mse"})
 
 
-def _index(specs: tuple[OptionSpec, ...]) -> dict[str, OptionSpec]:
-    table: dict[str, OptionSpec] = {}
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+
+
+_SpecT = TypeVar("_SpecT", bound=_Named)
+
+
+def _index(specs: tuple[_SpecT, ...]) -> dict[str, _SpecT]:
+    """Specs by name and by each alias."""
+    table: dict[str, _SpecT] = {}
     for spec in specs:
         table[spec.name] = spec
         for alias in spec.aliases:
@@ -323,6 +332,20 @@ LOSS_TABLE = _index(LOSSES)
 OPTIMIZER_TABLE = _index(OPTIMIZERS)
 SCHEDULER_TABLE = _index(SCHEDULERS)
 CALLBACK_TABLE = _index(CALLBACKS)
+
+
+def option_name(expr: ast.Expr) -> str | None:
+    """The catalog name an option field gives (``adam``, ``"adam"``, ``adam(lr=...)``), or None."""
+    match expr:
+        case ast.Name(id=name) | ast.String(value=name) | ast.Call(func=name):
+            return name
+    return None
+
+
+def canonical_loss(name: str | None) -> str | None:
+    """The catalog name of the loss ``name`` (an alias resolved); None when it is no loss."""
+    spec = LOSS_TABLE.get(name) if name is not None else None
+    return spec.name if spec is not None else None
 
 
 def canonical_metric(name: str) -> str | None:
@@ -474,17 +497,19 @@ GAN_FIELDS: tuple[FieldSpec, ...] = (
 )
 
 
-def field_table(specs: tuple[FieldSpec, ...]) -> dict[str, FieldSpec]:
-    table: dict[str, FieldSpec] = {}
-    for spec in specs:
-        table[spec.name] = spec
-        for alias in spec.aliases:
-            table[alias] = spec
-    return table
+EXPERIMENT_TABLE = _index(EXPERIMENT_FIELDS)
+MODEL_TABLE = _index(MODEL_FIELDS)
+DATASET_TABLE = _index(DATASET_FIELDS)
+TRAIN_TABLE = _index(TRAIN_FIELDS)
+GAN_TABLE = _index(GAN_FIELDS)
 
+ConfigBlock = ast.Experiment | ast.Dataset | ast.Train | ast.TrainGan
 
-EXPERIMENT_TABLE = field_table(EXPERIMENT_FIELDS)
-MODEL_TABLE = field_table(MODEL_FIELDS)
-DATASET_TABLE = field_table(DATASET_FIELDS)
-TRAIN_TABLE = field_table(TRAIN_FIELDS)
-GAN_TABLE = field_table(GAN_FIELDS)
+# each configuration block's field table, and whether it accepts fields outside the table
+# (a dataset's other fields are arguments of its constructor: resolved, never reported)
+BLOCK_TABLES: dict[type[ConfigBlock], tuple[dict[str, FieldSpec], bool]] = {
+    ast.Experiment: (EXPERIMENT_TABLE, False),
+    ast.Dataset: (DATASET_TABLE, True),
+    ast.Train: (TRAIN_TABLE, False),
+    ast.TrainGan: (GAN_TABLE, False),
+}

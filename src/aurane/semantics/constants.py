@@ -15,6 +15,7 @@ from typing import Any
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
+from aurane.ops.rules import is_number
 from aurane.ops.spec import ArgKind
 from aurane.semantics import config
 from aurane.semantics.suggest import did_you_mean
@@ -55,7 +56,6 @@ class _Resolver:
         self.program = program
         self.diagnostics: list[Diagnostic] = []
         self.stack: list[tuple[int, str]] = []
-        self.model_names = {m.name for m in program.models}
 
     # -------------------------------------------------------------- scopes
 
@@ -136,7 +136,7 @@ class _Resolver:
                 return list(self.evaluate_all(items, scope))
             case ast.UnaryOp(op=op, operand=operand, span=span):
                 value = self.evaluate(operand, scope)
-                if not _is_number(value):
+                if not is_number(value):
                     self._arith_error(f"unary '{op}' needs a number", span)
                 return -value if op == "-" else value
             case ast.BinOp(op=op, left=left, right=right, span=span):
@@ -166,7 +166,7 @@ class _Resolver:
         return values
 
     def arithmetic(self, op: str, lhs: Any, rhs: Any, span: Span) -> Any:
-        if not (_is_number(lhs) and _is_number(rhs)):
+        if not (is_number(lhs) and is_number(rhs)):
             self._arith_error(
                 f"'{op}' needs numbers, got {type_name(lhs)} and {type_name(rhs)}", span
             )
@@ -246,7 +246,7 @@ class _Resolver:
             keywords=tuple(
                 replace(k, value=self.config_value(k.value, scope)) for k in call.keywords
             ),
-            suffixes=tuple(self.suffix(s, scope) for s in call.suffixes),
+            suffixes=self.suffixes(call.suffixes, scope),
         )
 
     def config_value(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
@@ -391,45 +391,12 @@ class _Resolver:
                     statements.append(replace(stmt, value=self.value_expr(stmt.value, globals_)))
                 case ast.Model():
                     statements.append(self.model(stmt, globals_))
-                case ast.Experiment():
-                    statements.append(
-                        replace(
-                            stmt,
-                            fields=self.fields(
-                                stmt.fields,
-                                config.EXPERIMENT_TABLE,
-                                globals_,
-                                resolve_unknown=False,
-                            ),
-                        )
+                case ast.Experiment() | ast.Dataset() | ast.Train() | ast.TrainGan():
+                    table, allows_unknown = config.BLOCK_TABLES[type(stmt)]
+                    fields = self.fields(
+                        stmt.fields, table, globals_, resolve_unknown=allows_unknown
                     )
-                case ast.Dataset():
-                    statements.append(
-                        replace(
-                            stmt,
-                            fields=self.fields(
-                                stmt.fields, config.DATASET_TABLE, globals_, resolve_unknown=True
-                            ),
-                        )
-                    )
-                case ast.Train():
-                    statements.append(
-                        replace(
-                            stmt,
-                            fields=self.fields(
-                                stmt.fields, config.TRAIN_TABLE, globals_, resolve_unknown=False
-                            ),
-                        )
-                    )
-                case ast.TrainGan():
-                    statements.append(
-                        replace(
-                            stmt,
-                            fields=self.fields(
-                                stmt.fields, config.GAN_TABLE, globals_, resolve_unknown=False
-                            ),
-                        )
-                    )
+                    statements.append(replace(stmt, fields=fields))
                 case _:
                     statements.append(stmt)
         return replace(self.program, statements=tuple(statements))
@@ -462,10 +429,6 @@ def _def_name(item: ast.Constant | ast.Field) -> tuple[str, Span]:
 
 def _def_value(item: ast.Constant | ast.Field) -> ast.Expr:
     return item.value
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def resolve_program(program: ast.AuraneProgram) -> tuple[ast.AuraneProgram, list[Diagnostic]]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
+from aurane.ops.rules import is_int, is_number
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.config import FieldKind, FieldSpec, OptionSpec
@@ -204,23 +205,15 @@ _KIND_CHECKERS: dict[FieldKind, Callable[[FieldChecker, FieldSpec, ast.Expr], No
 }
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 _LITERAL_KINDS: dict[FieldKind, Callable[[Any], bool]] = {
-    FieldKind.INT: _is_int,
-    FieldKind.FLOAT: _is_number,
+    FieldKind.INT: is_int,
+    FieldKind.FLOAT: is_number,
     FieldKind.BOOL: lambda v: isinstance(v, bool),
     FieldKind.STR: lambda v: isinstance(v, str),
     FieldKind.SHAPE: lambda v: (
-        isinstance(v, tuple) and len(v) >= 1 and all(_is_int(d) and d > 0 for d in v)
+        isinstance(v, tuple) and len(v) >= 1 and all(is_int(d) and d > 0 for d in v)
     ),
-    FieldKind.PAIR: lambda v: isinstance(v, tuple) and len(v) == 2 and all(map(_is_number, v)),
+    FieldKind.PAIR: lambda v: isinstance(v, tuple) and len(v) == 2 and all(map(is_number, v)),
     FieldKind.ANY: lambda v: True,
 }
 
@@ -240,8 +233,8 @@ def _literal_problem(spec: FieldSpec, value: Any) -> str | None:
 
 
 def _literal_hint(spec: FieldSpec, value: Any) -> str | None:
-    if spec.kind is FieldKind.BOOL and _is_int(value):
+    if spec.kind is FieldKind.BOOL and is_int(value):
         return "write true or false"
-    if spec.kind is FieldKind.SHAPE and _is_int(value):
+    if spec.kind is FieldKind.SHAPE and is_int(value):
         return f"write a one-element tuple: ({value},)"
     return None

@@ -18,13 +18,8 @@ class ForwardChecker:
     """Checks one forward body: tensor names defined before use, operations, arguments."""
 
     def __init__(
-        self,
-        model: ast.Model,
-        model_names: set[str],
-        out: list[Diagnostic],
-        bound: dict[int, BoundArgs],
+        self, model_names: set[str], out: list[Diagnostic], bound: dict[int, BoundArgs]
     ) -> None:
-        self.model = model
         self.bound = bound
         self.model_names = model_names
         self.out = out

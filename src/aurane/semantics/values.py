@@ -28,14 +28,6 @@ def literal_value(expr: ast.Expr) -> Any:
     raise NotLiteral(expr)
 
 
-def is_literal(expr: ast.Expr) -> bool:
-    try:
-        literal_value(expr)
-    except NotLiteral:
-        return False
-    return True
-
-
 def to_node(value: Any, span: Span) -> ast.Expr:
     """A literal AST node holding ``value``, located at ``span`` (the reference's span)."""
     if isinstance(value, bool):

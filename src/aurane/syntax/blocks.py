@@ -14,9 +14,10 @@ from aurane import codes
 from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.exprs import END, ExprParser, ParseAbort, token_span
-from aurane.syntax.tokens import Kind, LogicalLine
+from aurane.syntax.tokens import Kind, LogicalLine, Token
 
 T = TypeVar("T")
+_Bound = TypeVar("_Bound", ast.Assign, ast.Field, ast.Constant)  # ``name = value`` nodes
 _GIVE_UP_AFTER = 400  # diagnostics; far past the reporting cap the rest is not worth parsing
 _ASSIGN, _CHAIN_STMT, _FIELD = ast.Assign, ast.ChainStmt, ast.Field
 
@@ -274,6 +275,10 @@ class BlockParser(ExprParser):
                 f"expected a field 'name = value' in the {block} block, found {found}",
                 self.here(),
             )
+        return self.assignment(name, _FIELD)
+
+    def assignment(self, name: Token, node: type[_Bound]) -> _Bound:
+        """``node`` of the line ``NAME = value``: its first two tokens, then the value."""
         self.pos = 2
         if self._toks[2] is END:
             self.assigned_value(f"'{name.text} ='")  # reports the missing value
@@ -281,7 +286,7 @@ class BlockParser(ExprParser):
         if self.pos < len(self.tokens):
             self.end_of_statement(f"value of '{name.text}'")
         span = token_span(name)
-        return _FIELD(name.text, span, value, self.span_from(span))
+        return node(name.text, span, value, self.span_from(span))
 
     def assigned_value(self, after: str) -> ast.Expr:
         if self.peek() is None:
@@ -371,14 +376,7 @@ class BlockParser(ExprParser):
             self.end_of_statement("return value")
             return ast.Return(value, self.span_from(first.span))
         if first.kind is Kind.NAME and toks[1].text == "=":
-            self.pos = 2
-            if toks[2] is END:
-                self.assigned_value(f"'{first.text} ='")  # reports the missing value
-            value = self.value()
-            if self.pos < len(self.tokens):
-                self.end_of_statement(f"value of '{first.text}'")
-            span = token_span(first)
-            return _ASSIGN(first.text, span, value, self.span_from(span))
+            return self.assignment(first, _ASSIGN)
         value = self.value()
         if not isinstance(value, ast.Chain):
             self.fail(

@@ -8,14 +8,14 @@ one mistake gives one diagnostic. Block structure lives in ``blocks``, expressio
 from __future__ import annotations
 
 import difflib
-import gc
 from typing import NoReturn
 
 from aurane import codes
 from aurane.diagnostics import Diagnostic, sorted_unique
-from aurane.source import Span, split_lines
+from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.blocks import BlockParser, Item
+from aurane.syntax.gc_pause import paused_gc
 from aurane.syntax.tokens import MAX_FILE_BYTES, Kind, LogicalLine, Token, tokenize
 
 __all__ = ["MAX_DIAGNOSTICS", "parse_program"]
@@ -37,15 +37,8 @@ def parse_program(
     too_big = _size_error(text)
     if too_big is not None:
         return None, [too_big]
-    # Parsing allocates many small acyclic objects; the cyclic collector would rescan the
-    # growing token list again and again (half the time on large inputs), so it pauses here.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # parsing allocates many small acyclic objects
         return _parse(text, filename)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _parse(text: str, filename: str | None) -> tuple[ast.AuraneProgram, list[Diagnostic]]:
@@ -53,7 +46,7 @@ def _parse(text: str, filename: str | None) -> tuple[ast.AuraneProgram, list[Dia
     parser = _Parser(list(tokenized.lines))
     statements = parser.program()
     diagnostics = sorted_unique([*tokenized.diagnostics, *parser.diagnostics])
-    span = _program_span(text)
+    span = _program_span(text, tokenized.line_count)
     program = ast.AuraneProgram(tuple(statements), tokenized.comments, filename, span)
     return program, _capped(diagnostics)
 
@@ -72,9 +65,12 @@ def _size_error(text: str) -> Diagnostic | None:
     )
 
 
-def _program_span(text: str) -> Span:
-    lines = split_lines(text[1:] if text.startswith("\ufeff") else text)
-    return Span(1, 1, len(lines), len(lines[-1]) + 1)
+def _program_span(text: str, line_count: int) -> Span:
+    """From the start to the end of the last line (``split_lines``'s last one, BOM dropped)."""
+    last_start = max(text.rfind("\n"), text.rfind("\r")) + 1
+    if last_start == 0 and text.startswith("\ufeff"):
+        last_start = 1
+    return Span(1, 1, line_count, len(text) - last_start + 1)
 
 
 def _capped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -103,7 +99,7 @@ class _Parser(BlockParser):
         first = self.tokens[0]
         second = self.peek(1)
         if first.kind is Kind.NAME and second is not None and second.is_op("="):
-            return self._constant()
+            return self.assignment(first, ast.Constant)
         match first.text if first.kind is Kind.NAME else None:
             case "use":
                 return self._use()
@@ -136,13 +132,6 @@ class _Parser(BlockParser):
         close = difflib.get_close_matches(first.text, TOP_LEVEL_WORDS, n=1)
         hint = f"did you mean '{close[0]}'?" if close else _TOP_LEVEL_HINT
         self.fail("P007", f"unknown statement '{first.text}'", first.span, hint=hint)
-
-    def _constant(self) -> ast.Constant:
-        name = self.advance()
-        self.advance()  # '='
-        value = self.assigned_value(f"'{name.text} ='")
-        self.end_of_statement(f"value of '{name.text}'")
-        return ast.Constant(name.text, name.span, value, self.span_from(name.span))
 
     def _use(self) -> ast.Use:
         keyword = self.advance()

@@ -12,7 +12,6 @@ the careful scanner (`_LineScanner`), which makes the same tokens and all lexica
 
 from __future__ import annotations
 
-import gc
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -22,6 +21,7 @@ from aurane import codes
 from aurane.diagnostics import Diagnostic
 from aurane.source import Span, split_lines
 from aurane.syntax.ast import Comment
+from aurane.syntax.gc_pause import paused_gc
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 64
@@ -121,15 +121,8 @@ _STATEMENT_WORDS = frozenset(
 
 def tokenize(text: str) -> Tokenized:
     """Split ``text`` into logical lines of tokens. A leading BOM is ignored."""
-    # Tokens are many small acyclic objects; the cyclic collector would rescan them again and
-    # again as the list grows, so it pauses (as in ``parse_program``).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # tokens are many small acyclic objects
         return _tokenize(text)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _tokenize(text: str) -> Tokenized:

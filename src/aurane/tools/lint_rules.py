@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Graph, Node
-from aurane.semantics.config import LOSS_TABLE
+from aurane.semantics.config import canonical_loss, option_name
 from aurane.semantics.constants import MODEL_FIELD_NAMES
 from aurane.source import Span
 from aurane.syntax import ast
@@ -271,22 +271,8 @@ def job_rules(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> list[Diag
     return found
 
 
-def _loss_name(expr: ast.Expr) -> str | None:
-    match expr:
-        case ast.Name():
-            name = expr.id
-        case ast.Call():
-            name = expr.func
-        case ast.String():
-            name = expr.value
-        case _:
-            return None
-    spec = LOSS_TABLE.get(name)
-    return spec.name if spec is not None else None
-
-
 def _loss_rule(field: ast.Field, graph: Graph) -> list[Diagnostic]:
-    loss, last = _loss_name(field.value), _producer(graph)
+    loss, last = canonical_loss(option_name(field.value)), _producer(graph)
     if loss is None or last is None:
         return []
     if loss in _CROSS_ENTROPY and last.op == "softmax":
