@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from aurane.backends.registry import normalize_name
 from aurane.fs import atomic_write
 
 CACHE_SCHEMA = 1
@@ -50,10 +51,6 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def normalize_backend_name(name: str) -> str:
-    return name.strip().lower()
-
-
 def cache_key(
     *,
     compiler_version: str,
@@ -66,14 +63,14 @@ def cache_key(
     manifest: dict[str, object] = {
         "schema": CACHE_SCHEMA,
         "compiler_version": compiler_version,
-        "backend": normalize_backend_name(backend),
+        "backend": normalize_name(backend),
         "cache_version": cache_version,
         "options": {str(k): options[k] for k in sorted(options, key=str)},
         "source_sha256": _sha256(source),
     }
     # Round-trip so the returned manifest equals what a record stores (tuples -> lists).
     text = _canonical(manifest)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest(), json.loads(text)
+    return _sha256(text), json.loads(text)
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 Pipeline: parse -> resolve constants -> semantic pass -> lowering (always; lowering
 needs a semantically valid program) -> ``optimize_ast`` (``optimize`` > 0, then
-lowered again) -> backend generator. What the switches add:
+lowered again if a rewrite changed the program) -> backend generator. What the
+switches add:
 
 - ``analyze=True``: strict analysis. The semantic and type passes' *warnings*
   (e.g. a value computed but never used) fail the compile like errors. Without it
@@ -128,13 +129,6 @@ def _open_cache(cache: CacheArg) -> CompileCache | None:
     )
 
 
-def _backend(name: str) -> BackendEntry:
-    from aurane.backends.builtin import register_builtins
-
-    register_builtins()
-    return get_backend(name)
-
-
 def prepare_program(
     source: str,
     *,
@@ -160,9 +154,10 @@ def prepare_program(
     if validate:
         _verify_graphs(graphs)
     if optimize:
-        program, graphs = _optimize(program, optimize)
-        if validate:
+        optimized, graphs = _optimize(program, optimize, graphs)
+        if validate and optimized is not program:
             _verify_graphs(graphs)
+        program = optimized
     return program, graphs, warnings
 
 
@@ -214,12 +209,17 @@ def python_name_problems(program: ast.AuraneProgram) -> list[Diagnostic]:
     return found
 
 
-def _optimize(program: ast.AuraneProgram, level: int) -> tuple[ast.AuraneProgram, dict[str, Graph]]:
+def _optimize(
+    program: ast.AuraneProgram, level: int, graphs: dict[str, Graph]
+) -> tuple[ast.AuraneProgram, dict[str, Graph]]:
+    """The optimized program and its graphs; ``graphs`` (the front end's) when nothing changed."""
     from aurane.ir.lower import lower_program
     from aurane.optimize import optimize_ast
     from aurane.semantics.check import analyze
 
     optimized = optimize_ast(program, level)
+    if optimized is program:  # no rewrite applied: lowering again would give the same graphs
+        return program, graphs
     semantic = analyze(optimized)
     graphs, found = lower_program(optimized, semantic)
     problems = [d for d in [*semantic.diagnostics, *found] if d.is_error]
@@ -268,9 +268,10 @@ def compile_detailed(
     if filename is not None and not isinstance(filename, str):
         raise TypeError(f"filename must be a string, got {type(filename).__name__}")
     options = _options(backend, analyze, validate, optimize)
-    entry = _backend(options.backend)
+    entry = get_backend(options.backend)  # loads the built-in backends on first use
     store = _open_cache(cache)
-    key = _key(store, entry, options, source, filename)
+    key_options = options.key_options(entry, filename)
+    key = _key(store, entry, key_options, source, filename)
     if store is not None and key is not None:
         hit = store.get(*key)
         if hit is not None:
@@ -282,7 +283,7 @@ def compile_detailed(
         validate=options.validate,
         filename=filename,
     )
-    request = GenerationRequest(program, graphs, {**options.key_options(entry, filename)})
+    request = GenerationRequest(program, graphs, dict(key_options))
     output = entry.generator(request)
     if not isinstance(output, str):
         raise BackendOutputError(
@@ -298,7 +299,7 @@ def compile_detailed(
 def _key(
     store: CompileCache | None,
     entry: BackendEntry,
-    options: CompileOptions,
+    key_options: dict[str, object],
     source: str,
     filename: str | None,
 ) -> tuple[str, dict[str, object]] | None:
@@ -313,7 +314,7 @@ def _key(
         compiler_version=__version__,
         backend=entry.name,
         cache_version=entry.cache_version,
-        options=options.key_options(entry, filename),
+        options=key_options,
         source=source,
     )
 

@@ -1,8 +1,9 @@
 """Registration of the built-in backends (today: ``torch``).
 
-``register_builtins()`` is idempotent and never replaces an entry someone else
-registered under the same name, so a user's ``register_backend("torch", ...)``
-made before the first compile is kept.
+The registry's lazy loader imports this module once (``registry._load_builtins``),
+before any lookup or registration, and importing it registers the built-ins. So a
+user's ``register_backend("torch", ...)``, made before or after the first compile, is
+kept: the built-in entry never replaces it.
 
 The torch backend's cache version is its format version plus a fingerprint of the
 compiler's own source files: output depends on the front end too, and a hand-bumped
@@ -19,7 +20,6 @@ from aurane.backends.registry import GenerationRequest, backend_names, register_
 
 TORCH_FORMAT = "torch-1"
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-_registered = False
 
 
 def source_fingerprint(root: Path = _PACKAGE_ROOT) -> str:
@@ -50,18 +50,10 @@ def generate_torch_request(request: GenerationRequest) -> str:
     )
 
 
-def register_builtins() -> None:
-    global _registered
-    if _registered:
-        return
-    _registered = True
-    if "torch" not in backend_names():
-        register_backend("torch", generate_torch_request, f"{TORCH_FORMAT}+{source_fingerprint()}")
+__all__ = ["TORCH_FORMAT", "generate_torch_request", "source_fingerprint"]
 
 
-__all__ = ["TORCH_FORMAT", "generate_torch_request", "register_builtins", "source_fingerprint"]
-
-
-# The registry's lazy loader imports built-in modules and expects them to register
-# themselves on import; the flag above makes the explicit calls elsewhere harmless.
-register_builtins()
+# The registry's lazy loader imports this module once and expects it to register its
+# backends on import.
+if "torch" not in backend_names():
+    register_backend("torch", generate_torch_request, f"{TORCH_FORMAT}+{source_fingerprint()}")

@@ -13,7 +13,6 @@ identity reshape can put two ReLUs next to each other for level 1 to collapse.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 from aurane.optimize.dropout_zero import drop_zero_dropout
@@ -39,7 +38,10 @@ def check_level(level: object) -> int:
 
 
 def optimize_ast(program: ast.AuraneProgram, level: int) -> ast.AuraneProgram:
-    """A new program with the rewrites of ``level`` applied in order.
+    """The program with the rewrites of ``level`` applied in order.
+
+    A rewrite that changes nothing returns its input, so when no rewrite applies the
+    result is ``program`` itself (callers may then reuse what they derived from it).
 
     Works on parsed or constant-resolved programs; only literal arguments are
     reasoned about, so a resolved program gives the most rewrites. Level 2 uses
@@ -49,7 +51,7 @@ def optimize_ast(program: ast.AuraneProgram, level: int) -> ast.AuraneProgram:
         raise TypeError(f"optimize_ast needs an AuraneProgram, got {type(program).__name__}")
     for rewrite in REWRITES[check_level(level)]:
         program = rewrite(program)
-    return dataclasses.replace(program)
+    return program
 
 
 __all__ = ["LEVELS", "REWRITES", "Rewrite", "check_level", "optimize_ast"]

@@ -8,17 +8,9 @@ IR and must hold at every lowering of the step (see ``shapes.spans_where``).
 
 from __future__ import annotations
 
-from aurane.optimize.chains import drop_steps, map_program, plain_call
-from aurane.optimize.shapes import same_type, spans_where
+from aurane.optimize.shapes import drop_where, same_type
 from aurane.syntax import ast
 
 
 def drop_identity_reshape(program: ast.AuraneProgram) -> ast.AuraneProgram:
-    spans = spans_where(program, "reshape", same_type)
-    if not spans:
-        return program
-
-    def identity(previous: ast.Call | None, step: ast.Call) -> bool:
-        return plain_call(step, "reshape") and step.span in spans
-
-    return map_program(program, steps=lambda steps: drop_steps(steps, identity))
+    return drop_where(program, "reshape", same_type)

@@ -9,8 +9,7 @@ must be 1 at every lowering of the step.
 from __future__ import annotations
 
 from aurane.ir.graph import Node, Value
-from aurane.optimize.chains import drop_steps, map_program, plain_call
-from aurane.optimize.shapes import same_type, spans_where
+from aurane.optimize.shapes import drop_where, same_type
 from aurane.syntax import ast
 
 
@@ -20,11 +19,4 @@ def _rank1(node: Node, inputs: tuple[Value, ...], output: Value) -> bool:
 
 
 def drop_rank1_flatten(program: ast.AuraneProgram) -> ast.AuraneProgram:
-    spans = spans_where(program, "flatten", _rank1)
-    if not spans:
-        return program
-
-    def identity(previous: ast.Call | None, step: ast.Call) -> bool:
-        return plain_call(step, "flatten") and step.span in spans
-
-    return map_program(program, steps=lambda steps: drop_steps(steps, identity))
+    return drop_where(program, "flatten", _rank1)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from aurane.diagnostics import has_errors
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ir.lower import lower_program
+from aurane.optimize.chains import drop_steps, map_program, plain_call
 from aurane.semantics.check import analyze
 from aurane.semantics.constants import resolve_program
 from aurane.source import Span
@@ -58,6 +59,18 @@ def spans_where(program: ast.AuraneProgram, op: str, fact: NodeFact) -> frozense
         ok = fact(node, inputs, values[node.output])
         holds[node.span] = holds.get(node.span, True) and ok
     return frozenset(span for span, ok in holds.items() if ok)
+
+
+def drop_where(program: ast.AuraneProgram, op: str, fact: NodeFact) -> ast.AuraneProgram:
+    """Drop the plain ``op`` chain steps for which ``fact`` holds at every lowering."""
+    spans = spans_where(program, op, fact)
+    if not spans:
+        return program
+
+    def identity(previous: ast.Call | None, step: ast.Call) -> bool:
+        return plain_call(step, op) and step.span in spans
+
+    return map_program(program, steps=lambda steps: drop_steps(steps, identity))
 
 
 def same_type(node: Node, inputs: tuple[Value, ...], output: Value) -> bool:

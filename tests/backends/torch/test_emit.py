@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aurane.backends.torch import generate_torch
-from aurane.backends.torch.emit import EMITTERS, Call, lit, quoted
+from aurane.backends.torch.data_emit import quote
+from aurane.backends.torch.emit import EMITTERS, Call, lit
 from aurane.backends.torch.modules import wrap
 from aurane.ops import CATALOG
 from aurane.syntax import ast as syntax
@@ -53,7 +54,7 @@ def test_literals_round_trip(value: object) -> None:
 
 @given(st.text())
 def test_strings_prefer_double_quotes_like_black(text: str) -> None:
-    literal = quoted(text)
+    literal = quote(text)
     assert ast.literal_eval(literal) == text
     if "'" not in text and '"' not in text:
         assert literal.startswith('"')

@@ -7,7 +7,8 @@ torch: it only formats text from the IR and the operation catalog.
 
 from __future__ import annotations
 
-from aurane.backends.torch.program import JobCode, TorchCodeGenerator
+from aurane.backends.torch.jobs import JobCode
+from aurane.backends.torch.program import TorchCodeGenerator
 from aurane.ir.graph import Graph
 from aurane.syntax import ast
 

@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aurane.semantics.config import DATASET_TABLE, LOADER_FIELDS, FieldSpec, OptionSpec
+from aurane import __version__
+from aurane.semantics.config import (
+    DATASET_TABLE,
+    LOADER_FIELDS,
+    FieldSpec,
+    OptionSpec,
+    option_name,
+)
 from aurane.semantics.values import literal_value
 from aurane.syntax import ast
 
@@ -112,13 +119,11 @@ class DatasetInfo:
 def dataset_info(dataset: ast.Dataset) -> DatasetInfo:
     constructor: dict[str, ast.Expr] = {}
     loader: dict[str, Any] = {}
-    for item in dataset.fields:
-        spec = DATASET_TABLE.get(item.name)
-        name = spec.name if spec else item.name
+    for name, value in block_fields(dataset.fields, DATASET_TABLE).items():
         if name in _LOADER_NAMES:
-            loader[name] = literal_value(item.value)
+            loader[name] = literal_value(value)
         else:
-            constructor[name] = item.value
+            constructor[name] = value
     source = dataset.source.id if dataset.source is not None else None
     return DatasetInfo(dataset.name, source, constructor, loader)
 
@@ -214,13 +219,11 @@ class Option:
 
 
 def read_option(expr: ast.Expr, table: dict[str, OptionSpec]) -> Option:
-    if isinstance(expr, ast.Call):
-        spec = table[expr.func]
-        kwargs = {kw.name: literal_value(kw.value) for kw in expr.keywords}
-        return Option(spec.name, spec, kwargs)
-    name = expr.id if isinstance(expr, ast.Name) else literal_value(expr)
+    name = option_name(expr)
+    assert name is not None, "the semantic pass accepts only named options"
     spec = table[name]
-    return Option(spec.name, spec, {})
+    keywords = expr.keywords if isinstance(expr, ast.Call) else ()
+    return Option(spec.name, spec, {kw.name: literal_value(kw.value) for kw in keywords})
 
 
 def default_of(spec: OptionSpec, param: str) -> Any:
@@ -277,10 +280,42 @@ def load_call(kind: str, entries: Sequence[str]) -> str:
     return "\n".join(format_call("checkpoint = _load_checkpoint", args, 8))
 
 
-def checkpoint_calls(ckpt: tuple[str, int | None, bool] | None) -> dict[str, str]:
+# ---------------------------------------------------------------- pieces of every job
+
+
+# (folder, every, save_best) of a job that writes checkpoints
+Checkpointing = tuple[str, int | None, bool]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    seed: int | None
+    device: str
+    precision: str
+
+
+def field_literal(fields: dict[str, ast.Expr], name: str, default: Any = None) -> Any:
+    """The literal value of a job field, or ``default`` when the job does not set it."""
+    return literal_value(fields[name]) if name in fields else default
+
+
+def checkpointing(
+    fields: dict[str, ast.Expr], callbacks: dict[str, Option], job: str
+) -> Checkpointing | None:
+    """(folder, every, save_best), or None when the job writes no checkpoints."""
+    options = callbacks["checkpoint"].kwargs if "checkpoint" in callbacks else {}
+    folder = field_literal(fields, "checkpoint_dir", options.get("checkpoint_dir"))
+    every = field_literal(fields, "checkpoint_every", options.get("checkpoint_every"))
+    save_best = bool(field_literal(fields, "save_best", options.get("save_best", False)))
+    if folder is None and "checkpoint" in callbacks:
+        folder = "./checkpoints"
+    if folder is None and (every is not None or save_best):
+        folder = f"./checkpoints/{job}"
+    return None if folder is None else (folder, every, save_best)
+
+
+def checkpoint_calls(ckpt: Checkpointing) -> dict[str, str]:
     """The two ``_save_checkpoints`` calls of a job (at start and after each epoch)."""
-    if ckpt is None:
-        return {}
     folder, every, save_best = ckpt
     best = "improved" if save_best else "False"
     args: list[Doc] = [quote(folder), "checkpoint_state(epoch)", f"best={best}", f"every={every!r}"]
@@ -288,4 +323,52 @@ def checkpoint_calls(ckpt: tuple[str, int | None, bool] | None) -> dict[str, str
     return {
         "save_call": "\n".join(format_call("_save_checkpoints", args, 8)),
         "first_save": "\n".join(format_call("_save_checkpoints", first, 8)),
+    }
+
+
+def add_clip(
+    fields: dict[str, ast.Expr], flags: set[str], values: dict[str, str], config: dict[str, Any]
+) -> None:
+    """``gradient_clip``: the ``[clip]`` lines, their value and the config entry."""
+    clip = field_literal(fields, "gradient_clip")
+    if clip is not None:
+        flags.add("clip")
+        values["clip"] = format_literal(clip)
+        config["gradient_clip"] = clip
+
+
+def add_checkpointing(
+    fields: dict[str, ast.Expr],
+    callbacks: dict[str, Option],
+    job: str,
+    flags: set[str],
+    values: dict[str, str],
+) -> Checkpointing | None:
+    """The ``[ckpt]`` lines and their save calls when the job writes checkpoints."""
+    ckpt = checkpointing(fields, callbacks, job)
+    if ckpt is not None:
+        flags.add("ckpt")
+        values.update(checkpoint_calls(ckpt))
+    return ckpt
+
+
+def job_values(
+    name: str,
+    title: str,
+    epochs: int,
+    config: dict[str, Any],
+    experiment: Experiment,
+    dataset: str,
+) -> dict[str, str]:
+    """Placeholders every job template has; ``title`` starts the docstring's first line."""
+    return {
+        "name": name,
+        "doc": title + f", for {epochs} epoch{'s' if epochs != 1 else ''}.",
+        "epochs": repr(epochs),
+        "config": "\n".join(format_dict("config = ", config, 4)),
+        "seed": repr(experiment.seed),
+        "device": quote(experiment.device),
+        "make_train": loader_name(dataset),
+        "job_name": quote(name),
+        "version": quote(__version__),
     }

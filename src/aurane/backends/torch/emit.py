@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aurane.backends.torch.data_emit import quote
 from aurane.ir.graph import Node
 
 MASK = "padding_mask"  # the forward parameter of models containing attention
@@ -89,19 +90,11 @@ def lit(value: Any) -> str:
             raise ValueError(f"non-finite argument {value!r} cannot be emitted")
         return repr(value)
     if isinstance(value, str):
-        return quoted(value)
+        return quote(value)
     if isinstance(value, tuple | list):
         items = ", ".join(lit(v) for v in value)
         return f"({items},)" if len(value) == 1 else f"({items})"
     raise TypeError(f"cannot emit a literal of type {type(value).__name__}")
-
-
-def quoted(text: str) -> str:
-    """``repr`` with black's preference for double quotes when that needs no escapes."""
-    literal = repr(text)
-    if literal.startswith("'") and '"' not in text and "'" not in text:
-        return '"' + literal[1:-1] + '"'
-    return literal
 
 
 def kw(name: str, value: Any) -> str:

@@ -7,24 +7,21 @@ only the generator learns from it. Samples come from one fixed noise batch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from aurane import __version__
 from aurane.backends.torch import data_emit
 from aurane.backends.torch.data_emit import (
+    Experiment,
     block_fields,
-    format_dict,
+    field_literal,
     format_literal,
     quote,
     read_option,
 )
-from aurane.backends.torch.runtime import Helper, fill
+from aurane.backends.torch.runtime import JOB_HELPERS, Helper, fill
 from aurane.ir.graph import Graph
 from aurane.semantics import config as catalog
 from aurane.syntax import ast
-
-if TYPE_CHECKING:
-    from aurane.backends.torch.jobs import Experiment
 
 FREEZE = '''\
 def _freeze(model):
@@ -272,19 +269,7 @@ $load_call
     discriminator.training_history = history
     return generator, discriminator'''
 
-GAN_HELPERS = (
-    "_setup",
-    "_log",
-    "_data_loader",
-    "_set_epoch",
-    "_distribute",
-    "_rng_state",
-    "_fingerprint",
-    "_save_checkpoints",
-    "_Progress",
-    "_epoch_line",
-    "_freeze",
-)
+GAN_HELPERS = (*JOB_HELPERS, "_freeze")
 _SCORES = {"bce": "", "bce_with_logits": "torch.sigmoid", "mse": ""}
 
 
@@ -301,10 +286,8 @@ def emit_gan(
     class_names: dict[str, str],
     experiment: Experiment,
 ) -> tuple[str, set[str]]:
-    from aurane.backends.torch.jobs import _checkpointing, _lit
-
     fields = block_fields(stmt.fields, catalog.GAN_TABLE)
-    epochs = int(_lit(fields, "epochs", 1))
+    epochs = int(field_literal(fields, "epochs", 1))
     gen = graphs[stmt.generator.id]
     lines: dict[str, str] = {}
     config: dict[str, Any] = {
@@ -315,7 +298,7 @@ def emit_gan(
         expr = fields.get(f"{role}_optimizer", ast.Name("adam", stmt.span))
         option = read_option(expr, catalog.OPTIMIZER_TABLE)
         source, used = data_emit.optimizer_source(
-            option, _lit(fields, "lr"), f"{role}.parameters()", f"{short}_optimizer", 4
+            option, field_literal(fields, "lr"), f"{role}.parameters()", f"{short}_optimizer", 4
         )
         lines[f"{short}_optimizer"] = "\n".join(source)
         loss = read_option(
@@ -327,50 +310,40 @@ def emit_gan(
     d_loss = config["discriminator_loss"][0]
     flags: set[str] = set()
     values: dict[str, str] = {}
-    clip = _lit(fields, "gradient_clip")
-    if clip is not None:
-        flags.add("clip")
-        values["clip"] = format_literal(clip)
-        config["gradient_clip"] = clip
-    steps = {key: int(_lit(fields, f"{key}_steps", 1)) for key in ("discriminator", "generator")}
+    data_emit.add_clip(fields, flags, values, config)
+    steps = {
+        key: int(field_literal(fields, f"{key}_steps", 1)) for key in ("discriminator", "generator")
+    }
     config["steps"] = [steps["discriminator"], steps["generator"]]
     sample_keys = ("generate_samples_every", "num_samples", "save_dir", "sample_format")
     if any(key in fields for key in sample_keys):
         flags.add("samples")
-    sample_format = _lit(fields, "sample_format", "png")
-    ckpt = _checkpointing(fields, {}, name)
-    if ckpt is not None:
-        flags.add("ckpt")
-        values.update(data_emit.checkpoint_calls(ckpt))
-        if ckpt[2]:
-            flags.add("save_best")
+    sample_format = field_literal(fields, "sample_format", "png")
+    ckpt = data_emit.add_checkpointing(fields, {}, name, flags, values)
+    if ckpt is not None and ckpt[2]:
+        flags.add("save_best")
     noise_dtype = gen.input_dtype if gen.input_dtype in catalog.FLOAT_DTYPES else gen.param_dtype
     dataset = stmt.dataset.id
+    generator, discriminator = class_names[stmt.generator.id], class_names[stmt.discriminator.id]
+    title = f"Train {generator} against {discriminator} on {dataset}"
+    values.update(data_emit.job_values(name, title, epochs, config, experiment, dataset))
     values.update(
-        name=name,
-        doc=f"Train {class_names[stmt.generator.id]} against {class_names[stmt.discriminator.id]}"
-        f" on {dataset}, for {epochs} epoch{'s' if epochs != 1 else ''}.",
-        epochs=repr(epochs),
-        config="\n".join(format_dict("config = ", config, 4)),
-        seed=repr(experiment.seed),
-        device=quote(experiment.device),
-        make_train=data_emit.loader_name(dataset),
-        generator_class=class_names[stmt.generator.id],
-        discriminator_class=class_names[stmt.discriminator.id],
+        generator_class=generator,
+        discriminator_class=discriminator,
         noise_shape=format_literal(gen.input_value.sample_shape),
         sample_shape=format_literal(gen.output_value.sample_shape),
         noise_dtype=f"torch.{noise_dtype or 'float32'}",
-        num_samples=repr(int(_lit(fields, "num_samples", 16))),
+        num_samples=repr(int(field_literal(fields, "num_samples", 16))),
         noise_seed=repr(experiment.seed if experiment.seed is not None else 0),
         d_steps=repr(steps["discriminator"]),
         g_steps=repr(steps["generator"]),
         score=_SCORES.get(d_loss, ""),
-        every_samples=repr(int(_lit(fields, "generate_samples_every", 1))),
-        save_dir=quote(_lit(fields, "save_dir", "./samples")),
+        every_samples=repr(int(field_literal(fields, "generate_samples_every", 1))),
+        save_dir=quote(field_literal(fields, "save_dir", "./samples")),
         sample_format=quote(sample_format),
-        sample_range=format_literal(tuple(_lit(fields, "sample_range", _sample_range(gen)))),
-        job_name=quote(name),
-        version=quote(__version__),
+        sample_range=format_literal(
+            tuple(field_literal(fields, "sample_range", _sample_range(gen)))
+        ),
         empty_message=quote(f"training data {dataset!r} produced no batches; check size and batch"),
     )
     values.update(lines)

@@ -8,16 +8,16 @@ Everything emitted is deterministic: the same program gives the same text.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from aurane import __version__
 from aurane.backends.torch import data_emit, gan, runtime, training
 from aurane.backends.torch.data_emit import (
+    Experiment,
     Option,
     block_fields,
     dataset_ref,
+    field_literal,
     format_call,
-    format_dict,
     format_literal,
     loader_name,
     quote,
@@ -27,9 +27,6 @@ from aurane.ir.graph import Graph
 from aurane.semantics import config as catalog
 from aurane.semantics.values import literal_value
 from aurane.syntax import ast
-
-if TYPE_CHECKING:
-    from aurane.backends.torch import JobCode
 
 REGISTRY: dict[str, runtime.Helper] = {**runtime.HELPERS, **training.HELPERS, **gan.HELPERS}
 
@@ -48,10 +45,12 @@ _EPOCH_SCHEDULERS = {"step_lr", "exponential_lr", "cosine_annealing"}
 
 
 @dataclass(frozen=True)
-class Experiment:
-    seed: int | None
-    device: str
-    precision: str
+class JobCode:
+    """What the training emitter contributes to a file (``TorchCodeGenerator`` places it)."""
+
+    imports: tuple[str, ...]  # full import lines, e.g. "import torchvision"
+    sections: tuple[str, ...]  # top-level code blocks (functions), in order
+    main: tuple[str, ...]  # statements for `if __name__ == "__main__":`, unindented
 
 
 def _experiment(program: ast.AuraneProgram) -> Experiment:
@@ -61,30 +60,9 @@ def _experiment(program: ast.AuraneProgram) -> Experiment:
     return Experiment(read.get("seed"), read.get("device", "auto"), read.get("precision", "fp32"))
 
 
-def _lit(fields: dict[str, ast.Expr], name: str, default: Any = None) -> Any:
-    return literal_value(fields[name]) if name in fields else default
-
-
 def _callbacks(fields: dict[str, ast.Expr]) -> dict[str, Option]:
-    expr = fields.get("callbacks")
-    if expr is None:
-        return {}
-    items = expr.items if isinstance(expr, ast.ListExpr | ast.TupleExpr) else (expr,)
-    found = (read_option(item, catalog.CALLBACK_TABLE) for item in items)
+    found = (read_option(item, catalog.CALLBACK_TABLE) for item in _list(fields.get("callbacks")))
     return {option.name: option for option in found}
-
-
-def _checkpointing(fields: dict[str, ast.Expr], callbacks: dict[str, Option], job: str) -> Any:
-    """(folder, every, save_best), or None when the job writes no checkpoints."""
-    options = callbacks["checkpoint"].kwargs if "checkpoint" in callbacks else {}
-    folder = _lit(fields, "checkpoint_dir", options.get("checkpoint_dir"))
-    every = _lit(fields, "checkpoint_every", options.get("checkpoint_every"))
-    save_best = bool(_lit(fields, "save_best", options.get("save_best", False)))
-    if folder is None and "checkpoint" in callbacks:
-        folder = "./checkpoints"
-    if folder is None and (every is not None or save_best):
-        folder = f"./checkpoints/{job}"
-    return None if folder is None else (folder, every, save_best)
 
 
 def _amp_dtype(experiment: Experiment) -> str:
@@ -92,7 +70,7 @@ def _amp_dtype(experiment: Experiment) -> str:
 
 
 def _uses_amp(fields: dict[str, ast.Expr], experiment: Experiment) -> bool:
-    return bool(_lit(fields, "mixed_precision", False)) or experiment.precision != "fp32"
+    return bool(field_literal(fields, "mixed_precision", False)) or experiment.precision != "fp32"
 
 
 def _scheduler(option: Option, epochs: int) -> tuple[list[str], str, dict[str, Any]]:
@@ -114,13 +92,13 @@ def emit_train(
     """The ``train_<model>`` function source and the helpers it calls."""
     fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
     callbacks = _callbacks(fields)
-    epochs = int(_lit(fields, "epochs", 1))
+    epochs = int(field_literal(fields, "epochs", 1))
     loss = read_option(fields.get("loss", ast.Name("cross_entropy", stmt.span)), catalog.LOSS_TABLE)
     task, outputs = _TASKS[loss.name]
     opt_expr = fields.get("optimizer", ast.Name("adam", stmt.span))
     optimizer = read_option(opt_expr, catalog.OPTIMIZER_TABLE)
     opt_lines, opt_used = data_emit.optimizer_source(
-        optimizer, _lit(fields, "lr"), "model.parameters()", "optimizer", 4
+        optimizer, field_literal(fields, "lr"), "model.parameters()", "optimizer", 4
     )
     metrics = [catalog.canonical_metric(dataset_ref(m)) for m in _list(fields.get("metrics"))]
     flags: set[str] = set()
@@ -136,28 +114,21 @@ def emit_train(
         flags |= {"sched", f"{when}_sched"}
         values["scheduler"] = "\n".join(lines)
         config["scheduler"] = [sched.name, used]
-    clip = _lit(fields, "gradient_clip")
-    if clip is not None:
-        flags.add("clip")
-        values["clip"] = format_literal(clip)
-        config["gradient_clip"] = clip
+    data_emit.add_clip(fields, flags, values, config)
     if _uses_amp(fields, experiment):
         flags.add("amp")
         config["mixed_precision"] = experiment.precision if experiment.precision != "fp32" else True
-    early = _lit(fields, "early_stopping", False) or "early_stopping" in callbacks
+    early = field_literal(fields, "early_stopping", False) or "early_stopping" in callbacks
     es_options = callbacks["early_stopping"].kwargs if "early_stopping" in callbacks else {}
     es_spec = catalog.CALLBACK_TABLE["early_stopping"]
-    patience = _lit(
+    patience = field_literal(
         fields, "patience", es_options.get("patience", data_emit.default_of(es_spec, "patience"))
     )
-    min_delta = _lit(fields, "min_delta", es_options.get("min_delta", 0.0))
+    min_delta = field_literal(fields, "min_delta", es_options.get("min_delta", 0.0))
     if early:
         flags.add("es")
         config["early_stopping"] = {"patience": patience, "min_delta": min_delta}
-    ckpt = _checkpointing(fields, callbacks, name)
-    if ckpt is not None:
-        flags.add("ckpt")
-        values.update(data_emit.checkpoint_calls(ckpt))
+    data_emit.add_checkpointing(fields, callbacks, name, flags, values)
     entries = ["model", "optimizer"]  # what the resume reads, checked by _load_checkpoint
     entries += [key for key, flag in (("scheduler", "sched"), ("scaler", "amp")) if flag in flags]
     entries += ["monitor.best", "monitor.bad_epochs", "monitor.stopped"]
@@ -172,16 +143,10 @@ def emit_train(
     if test:
         flags.add("test")
         values["make_test"] = loader_name(test)
-    doc = f"Train {class_name} on {dataset}" + (f", validated on {validate}" if validate else "")
+    title = f"Train {class_name} on {dataset}" + (f", validated on {validate}" if validate else "")
     ignore = loss.kwargs.get("ignore_index")
+    values.update(data_emit.job_values(name, title, epochs, config, experiment, dataset))
     values.update(
-        name=name,
-        doc=doc + f", for {epochs} epoch{'s' if epochs != 1 else ''}.",
-        epochs=repr(epochs),
-        config="\n".join(format_dict("config = ", config, 4)),
-        seed=repr(experiment.seed),
-        device=quote(experiment.device),
-        make_train=loader_name(dataset),
         model_class=class_name,
         loss="\n".join(data_emit.loss_source(loss, "loss_fn", 4)),
         optimizer="\n".join(opt_lines),
@@ -199,8 +164,6 @@ def emit_train(
                 4,
             )
         ),
-        job_name=quote(name),
-        version=quote(__version__),
         train_what=quote(f"training data {dataset!r}"),
         monitor_key=quote(monitor),
         best_bound='monitor["best"]' + (f" - {min_delta!r}" if min_delta else ""),
@@ -240,7 +203,7 @@ def _list(expr: ast.Expr | None) -> tuple[ast.Expr, ...]:
     return expr.items if isinstance(expr, ast.ListExpr | ast.TupleExpr) else (expr,)
 
 
-def _job_names(program: ast.AuraneProgram) -> list[tuple[ast.Train | ast.TrainGan, str]]:
+def job_names(program: ast.AuraneProgram) -> list[tuple[ast.Train | ast.TrainGan, str]]:
     """``train_<model>`` / ``train_gan_<generator>``, with ``_2``, ``_3`` for repeats."""
     seen: dict[str, int] = {}
     jobs: list[tuple[ast.Train | ast.TrainGan, str]] = []
@@ -272,14 +235,10 @@ def emit_jobs(
     program: ast.AuraneProgram, graphs: dict[str, Graph], class_names: dict[str, str]
 ) -> JobCode:
     """Imports, top-level sections and main-guard statements for every dataset and job."""
-    try:
-        from aurane.backends.torch import JobCode as Code
-    except ImportError:  # the model generator defines JobCode; this shape until it lands
-        Code = _FallbackJobCode  # type: ignore[assignment,misc]  # noqa: N806
     experiment = _experiment(program)
-    jobs = _job_names(program)
+    jobs = job_names(program)
     if not jobs and not program.datasets:
-        return Code(imports=(), sections=(), main=())
+        return JobCode(imports=(), sections=(), main=())
     used = _used_datasets(jobs)
     imports: set[str] = set(training.TRAIN_IMPORTS) if jobs else {"import torch"}
     helpers: set[str] = {"_data_loader"} if program.datasets else set()
@@ -303,15 +262,8 @@ def emit_jobs(
         main.append("_finish_distributed()")
     helper_imports, helper_code = runtime.helper_sources(helpers, REGISTRY)
     imports.update(helper_imports)
-    return Code(
+    return JobCode(
         imports=tuple(sorted(imports)),  # the generator groups and merges them
         sections=(*helper_code, *sections),
         main=tuple(main),
     )
-
-
-@dataclass(frozen=True)
-class _FallbackJobCode:
-    imports: tuple[str, ...]
-    sections: tuple[str, ...]
-    main: tuple[str, ...]

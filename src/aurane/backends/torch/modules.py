@@ -106,14 +106,14 @@ def plan_locals(graph: Graph, values: list[Value], ns: Namespace) -> Locals:
             preferred[slot] = nodes[slot - 1].id
     ns.allocate_all([*preferred, *(n.id for n in nodes)])
     names = [ns.allocate(graph.input)]
+    busy = {names[0]: last_use[0]}  # name -> the last step that reads a value it has held
     for slot in range(1, len(values)):
         index = slot - 1
-
-        def free(name: str, index: int = index) -> bool:
-            return all(held != name or last_use[t] <= index for t, held in enumerate(names))
-
         choices = (ns.allocate(preferred[slot]), ns.allocate(nodes[index].id))
-        names.append(next((c for c in choices if free(c)), None) or ns.fresh(nodes[index].id))
+        name = next((c for c in choices if busy.get(c, -1) <= index), None)
+        name = name or ns.fresh(nodes[index].id)
+        names.append(name)
+        busy[name] = max(busy.get(name, -1), last_use[slot])
     return Locals(tuple(names), reads, output)
 
 

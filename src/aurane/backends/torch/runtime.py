@@ -373,6 +373,20 @@ HELPERS: dict[str, Helper] = {
     "_warmup_cosine": (WARMUP_COSINE, (), ("import math", "import torch")),
 }
 
+# What every training job calls (train and train_gan); each job kind adds its own.
+JOB_HELPERS = (
+    "_setup",
+    "_log",
+    "_data_loader",
+    "_set_epoch",
+    "_distribute",
+    "_rng_state",
+    "_fingerprint",
+    "_save_checkpoints",
+    "_Progress",
+    "_epoch_line",
+)
+
 
 def helper_closure(names: set[str], registry: dict[str, Helper]) -> list[str]:
     """``names`` and every helper they depend on, in the fixed order of ``registry``."""

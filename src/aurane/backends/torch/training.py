@@ -7,7 +7,7 @@ placeholders are filled by ``jobs.py`` with already-rendered Python source.
 
 from __future__ import annotations
 
-from aurane.backends.torch.runtime import Helper
+from aurane.backends.torch.runtime import JOB_HELPERS, Helper
 
 MATCH_TARGET = '''\
 def _match_target(outputs, targets, task):
@@ -380,19 +380,5 @@ $load_call
     model.test_metrics = test_metrics
     return model'''
 
-TRAIN_HELPERS = (
-    "_setup",
-    "_log",
-    "_data_loader",
-    "_set_epoch",
-    "_distribute",
-    "_rng_state",
-    "_fingerprint",
-    "_save_checkpoints",
-    "_Progress",
-    "_epoch_line",
-    "_EpochStats",
-    "_match_target",
-    "_evaluate",
-)
+TRAIN_HELPERS = (*JOB_HELPERS, "_EpochStats", "_match_target", "_evaluate")
 TRAIN_IMPORTS = ("import math", "import time", "import torch", "from torch import nn")
