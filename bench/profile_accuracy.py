@@ -3,9 +3,9 @@
 For every model of ``../shared/corpus/valid``: the true count (hand-written PyTorch twins,
 ``expected.json``), Aurane's profile (IR only, no torch), and torchinfo, fvcore, ptflops,
 thop (whichever are installed) and ``torch.utils.flop_counter.FlopCounterMode`` run on a
-torch module of the model. The module is the generated one when ``aurane.api`` has
-``compile_source`` and its output runs; otherwise an IR-interpreting twin built from the
-hand-written per-op twins in tests/ops/twins.py (noted in the output).
+torch module of the model. The module is the generated one (``aurane.compile.compile_source``)
+when its output runs; otherwise an IR-interpreting twin built from the hand-written per-op
+twins in tests/ops/twins.py (noted in the output).
 
 FLOPs are 2 per multiply-accumulate everywhere: peers that report MACs (torchinfo mult-adds,
 fvcore "flops", ptflops, thop) are doubled. A cell marked ``*`` misses the true count.
@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from aurane.analysis.profile import profile  # noqa: E402
+from aurane.compile import compile_source  # noqa: E402
 from aurane.compiler import run_front_end  # noqa: E402
 from aurane.ir.graph import Graph  # noqa: E402
 
@@ -70,15 +71,9 @@ class IRModule(nn.Module):
 
 
 def generated_module(text: str, filename: str, model: str) -> nn.Module | None:
-    """The generated nn.Module, once code generation exists (else None)."""
+    """The generated nn.Module, or None (noted) when its code does not compile or run."""
     try:
-        import aurane.api as api
-    except ImportError:
-        return None
-    if not hasattr(api, "compile_source"):
-        return None
-    try:
-        code = api.compile_source(text, filename=filename)
+        code = compile_source(text, filename=filename)
         namespace: dict[str, Any] = {"__name__": "aurane_bench_generated"}
         exec(compile(code, filename, "exec"), namespace)
         module = namespace[model]()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from aurane.analysis.diagrams import build_diagram, render_dot, render_mermaid
+from aurane.analysis.diagrams import build_diagram, render_dot, render_mermaid, render_text
 from aurane.analysis.profile import profile
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.source import Span
@@ -83,7 +83,11 @@ def main() -> None:
     )
     diagram_s = best_of(args.repeat, lambda: render_dot(build_diagram(graph)))
     mermaid_s = best_of(args.repeat, lambda: render_mermaid(build_diagram(graph)))
-    print(f"diagram (node/edge list + DOT): {diagram_s:.3f} s; + Mermaid: {mermaid_s:.3f} s")
+    text_s = best_of(args.repeat, lambda: render_text(build_diagram(graph)))
+    print(
+        f"diagram (node/edge list + DOT): {diagram_s:.3f} s; + Mermaid: {mermaid_s:.3f} s; "
+        f"+ text tree: {text_s:.3f} s"
+    )
     if args.front_end:
         from aurane.compiler import run_front_end
 

@@ -87,6 +87,30 @@ def test_every_formula_agrees_with_the_catalog_on_every_sample() -> None:
     assert checked >= len(FORMULAS)
 
 
+def explained_arithmetic(formula: str) -> int:
+    """Evaluate the arithmetic of an ``--explain`` line (``MACs = meaning = a · b = n; ...``)."""
+    expression = formula.split("; ")[0].split(" = ")[2]
+    python = expression.replace(" \u00b7 ", " * ").replace(" / ", " // ")
+    return int(eval(python, {"__builtins__": {}}))
+
+
+@pytest.mark.parametrize("kernel", ["(3,)", "3", "(2, 3)", "(3, 1)"])
+def test_explained_conv_formula_arithmetic_equals_the_count(kernel: str) -> None:
+    # a 1-tuple kernel broadcasts to every spatial axis, in the formula as in the count
+    graph = front(f"""
+        model K:
+            input_shape = (6, 8, 8)
+            def forward(x):
+                x -> conv2d(4, kernel={kernel}, groups=2)
+    """).graphs["K"]
+    result = profile(graph)
+    (layer,) = result.layers
+    assert layer.formula is not None
+    assert explained_arithmetic(layer.formula) == layer.macs == result.macs
+    text = model_text(result, detailed=True, explain=True)
+    assert f"conv2d1: {layer.formula}" in text
+
+
 def chain(nodes: list[tuple[str, str, dict, tuple[int, ...], str | None, int]]) -> Graph:
     """A hand-built graph: (id, op, args, output sample shape, dtype, parameters)."""
     values = [Value("x", (BATCH, 8), None, SPAN, "x")]

@@ -10,20 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from aurane.ops.rules import numel, spatial
 from aurane.ops.spec import InferContext, TensorType
 
 # (what the formula means, arithmetic with the layer's numbers) or None: no MACs
 Formula = tuple[str, str]
 FormulaRule = Callable[[InferContext, TensorType], Formula]
-
-
-def _kernel_elements(kernel: int | tuple[int, ...], dims: int) -> int:
-    if isinstance(kernel, int):
-        return int(kernel**dims)
-    total = 1
-    for size in kernel:
-        total *= size
-    return total
 
 
 def _dense(ctx: InferContext, out: TensorType) -> Formula:
@@ -34,10 +26,12 @@ def _dense(ctx: InferContext, out: TensorType) -> Formula:
 
 
 def _conv(dims: int) -> FormulaRule:
+    op = f"conv{dims}d"
+
     def rule(ctx: InferContext, out: TensorType) -> Formula:
         channels = ctx.input.shape[0]
         groups: int = ctx.args["groups"]
-        kernel = _kernel_elements(ctx.args["kernel"], dims)
+        kernel = numel(spatial(op, "kernel", ctx.args["kernel"], dims))
         return (
             "output elements x (input channels / groups) x kernel elements",
             f"{out.numel} * ({channels} // {groups}) * {kernel}",

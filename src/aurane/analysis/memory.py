@@ -19,6 +19,7 @@ from typing import Any
 
 from aurane.analysis.profile import ModelProfile, dtype_bytes
 from aurane.ir.graph import Graph
+from aurane.ops.rules import FLOAT_DTYPES, is_int, numel
 from aurane.semantics import config
 from aurane.semantics.values import NotLiteral, literal_value
 from aurane.syntax import ast
@@ -66,8 +67,7 @@ class TrainingMemory:
 
 def optimizer_states(name: str, options: Mapping[str, Any]) -> tuple[int, str]:
     """Per-parameter state tensors kept by ``torch.optim`` for optimizer ``name``."""
-    spec = config.OPTIMIZER_TABLE.get(name)
-    key = spec.name if spec else name
+    key = _canonical_optimizer(name)
     if key in ("adam", "adamw"):
         if options.get("amsgrad"):
             return 3, f"{key} with amsgrad: two moments and the running maximum"
@@ -135,7 +135,7 @@ def _literal(expr: ast.Expr | None) -> Any:
 
 def _int_field(fields: tuple[ast.Field, ...], *names: str) -> int | None:
     value = _literal(_find(fields, *names))
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if is_int(value) else None
 
 
 def _bool_field(fields: tuple[ast.Field, ...], name: str) -> bool:
@@ -193,13 +193,13 @@ def _amp_walk(graph: Graph, dtypes: dict[str, str | None], prefix: str, low: str
 
 
 def _amp_dtype(op: str, ir_dtype: str | None, ins: list[str | None], low: str) -> str | None:
-    if ir_dtype is not None and ir_dtype not in config.FLOAT_DTYPES:
+    if ir_dtype is not None and ir_dtype not in FLOAT_DTYPES:
         return ir_dtype  # integer values are never autocast
     if op in LOW_PRECISION_OPS:
         return low
     if op in FULL_PRECISION_OPS:
         return "float32"
-    floats = [d or "float32" for d in ins if d is None or d in config.FLOAT_DTYPES]
+    floats = [d or "float32" for d in ins if d is None or d in FLOAT_DTYPES]
     if op in PROMOTING_OPS:
         if op == "positional_encoding":
             floats.append("float32")  # a float32 parameter is added
@@ -241,10 +241,7 @@ def _collect_sizes(
 
 
 def _numel(shape: tuple[int, ...] | None) -> int:
-    total = 1
-    for dim in shape or ():
-        total *= dim
-    return total if shape is not None else 0
+    return 0 if shape is None else numel(shape)
 
 
 def training_memory(

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 from aurane import ops
 from aurane.analysis.formulas import macs_formula, pretty
+from aurane.analysis.naming import op_text
 from aurane.ir.graph import Graph, Node, Value
+from aurane.ops.rules import numel
 from aurane.ops.spec import ArgValue, BoundArgs, InferContext, TensorType
 
 DTYPE_BYTES: dict[str, int] = {
@@ -65,10 +67,6 @@ class LayerProfile:
     def flops(self) -> int:
         return 2 * self.macs
 
-    @property
-    def is_block(self) -> bool:
-        return self.block is not None
-
 
 @dataclass(frozen=True)
 class ModelProfile:
@@ -76,7 +74,6 @@ class ModelProfile:
     input_shape: tuple[int, ...] | None
     input_dtype: str | None
     output_shape: tuple[int, ...] | None
-    output_dtype: str | None
     param_dtype: str
     layers: tuple[LayerProfile, ...]
     batch_size: int
@@ -133,7 +130,6 @@ def profile(graph: Graph, batch_size: int = 1) -> ModelProfile:
         input_shape=inp.sample_shape,
         input_dtype=inp.dtype,
         output_shape=out.sample_shape,
-        output_dtype=out.dtype,
         param_dtype=graph.param_dtype,
         layers=profile_layers(graph),
         batch_size=batch_size,
@@ -151,10 +147,7 @@ def _value_bytes(value: Value) -> int:
     shape = value.sample_shape
     if shape is None:
         return 0
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count * dtype_bytes(value.dtype)
+    return numel(shape) * dtype_bytes(value.dtype)
 
 
 def _layer(node: Node, values: Mapping[str, Value], param_dtype: str) -> LayerProfile:
@@ -224,7 +217,7 @@ def _block_layer(node: Node, out: Value) -> LayerProfile:
     assert sub is not None
     children = profile_layers(sub)
     times = node.repeat
-    label = f"repeat {sub.name} x{times}" if node.op == "repeat" else f"block {sub.name}"
+    label = op_text(node)
     return LayerProfile(
         node=node.id,
         op=node.op,

@@ -9,8 +9,9 @@ to the caller's values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from aurane.analysis.naming import op_text
 from aurane.ir.graph import Graph, Node
 from aurane.ops.rules import fmt_shape as shape_text
 
@@ -29,15 +30,17 @@ class DiagramNode:
     is_output: bool = False
 
     @property
+    def base_lines(self) -> tuple[str, ...]:
+        """Name, operation, shape (and dtype) and parameters: the label without the marker."""
+        details = f"{self.shape} {self.dtype}" if self.dtype else self.shape
+        if self.kind == "input":
+            return (self.name, self.op, details)
+        return (self.name, self.op, details, f"{self.parameters:,} params")
+
+    @property
     def lines(self) -> tuple[str, ...]:
         """The label's lines, shared by every format."""
-        details = f"{self.shape} {self.dtype}" if self.dtype else self.shape
-        lines = [self.name, self.op, details]
-        if self.kind != "input":
-            lines.append(f"{self.parameters:,} params")
-        if self.is_output:
-            lines.append("returned")
-        return tuple(lines)
+        return (*self.base_lines, "returned") if self.is_output else self.base_lines
 
 
 @dataclass(frozen=True)
@@ -110,18 +113,7 @@ def build_diagram(graph: Graph, *, expand: bool = False) -> Diagram:
 
 
 def _marked(node: DiagramNode) -> DiagramNode:
-    return DiagramNode(
-        node.id,
-        node.path,
-        node.name,
-        node.op,
-        node.shape,
-        node.dtype,
-        node.parameters,
-        node.kind,
-        node.cluster,
-        True,
-    )
+    return replace(node, is_output=True)
 
 
 def _add_graph(
@@ -137,7 +129,7 @@ def _add_graph(
             b.new_id(),
             prefix + node.id,
             node.id,
-            _op_text(node),
+            op_text(node),
             shape_text(out.sample_shape),
             out.dtype,
             node.parameters,
@@ -165,11 +157,3 @@ def _expand(b: _Builder, node: Node, env: dict[str, str], prefix: str, cluster: 
         _add_graph(b, sub, inner_env, f"{prefix}{node.id}{suffix}/", inner_id)
         current = inner_env[sub.output]
     env[node.output] = current
-
-
-def _op_text(node: Node) -> str:
-    if node.op == "repeat":
-        return f"repeat {node.block} x{node.repeat}"
-    if node.op == "block":
-        return f"block {node.block}"
-    return node.op

@@ -19,13 +19,9 @@ class Item:
     children: list[Item] = field(default_factory=list)
 
 
-def node_text(diagram: Diagram, node: DiagramNode, names: dict[str, str]) -> str:
-    sources = [names[e.source] for e in diagram.edges if e.target == node.id]
-    details = f"{node.shape} {node.dtype}" if node.dtype else node.shape
-    parts = [node.name, node.op, details]
-    if node.kind != "input":
-        parts.append(f"{node.parameters:,} params")
-    text = "  ".join(parts)
+def node_text(node: DiagramNode, sources: list[str]) -> str:
+    """One tree line: the node's label, the paths it reads from, and the returned marker."""
+    text = "  ".join(node.base_lines)
     if sources:
         text += "  <- " + ", ".join(sources)
     if node.is_output:
@@ -35,6 +31,9 @@ def node_text(diagram: Diagram, node: DiagramNode, names: dict[str, str]) -> str
 
 def build_tree(diagram: Diagram) -> Item:
     names = {n.id: n.path for n in diagram.nodes}
+    incoming: dict[str, list[str]] = {}
+    for edge in diagram.edges:
+        incoming.setdefault(edge.target, []).append(names[edge.source])
     root = Item(f"model {diagram.name}  ({diagram.parameters:,} params)")
     holders: dict[str | None, Item] = {None: root}
     parents = {c.id: c.parent for c in diagram.clusters}
@@ -49,7 +48,7 @@ def build_tree(diagram: Diagram) -> Item:
         return holders[cluster]
 
     for node in diagram.nodes:
-        holder(node.cluster).children.append(Item(node_text(diagram, node, names)))
+        holder(node.cluster).children.append(Item(node_text(node, incoming.get(node.id, []))))
     return root
 
 
