@@ -209,6 +209,23 @@ def test_visualize_errors(files: dict[str, Path], tmp_path: Path) -> None:
     assert same.returncode == 2 and files["one"].read_text() == ONE
 
 
+@pytest.mark.parametrize("kind", ["symlink", "hard link", "dotted"])
+def test_visualize_never_overwrites_the_source(
+    files: dict[str, Path], tmp_path: Path, kind: str
+) -> None:
+    target = tmp_path / "alias.aur"
+    if kind == "symlink":
+        target.symlink_to(files["one"])
+    elif kind == "hard link":
+        os.link(files["one"], target)
+    else:
+        target = tmp_path / "sub" / ".." / "one.aur"
+        (tmp_path / "sub").mkdir()
+    same = run_cli("visualize", "--format", "dot", str(files["one"]), "-o", str(target))
+    assert same.returncode == 2 and "refusing to overwrite the source" in same.stderr
+    assert files["one"].read_text() == ONE
+
+
 def test_visualize_expand() -> None:
     path = CORPUS / "valid" / "composition.aur"
     if not path.exists():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -117,6 +118,27 @@ def test_lint_select(messy: Path) -> None:
     assert json.loads(result.stdout)["files"][0]["diagnostics"] == []
 
 
+def test_lint_auto_fix_then_select_reports_the_fixed_text(tmp_path: Path) -> None:
+    path = tmp_path / "fix.aur"
+    path.write_text("w = 4   \n" + CLEAN.split("\n", 1)[1])
+    result = run_cli("lint", "--auto-fix", "--select", "W001", "--json", str(path))
+    assert result.returncode == 0 and "fixed 1 problem(s)" in result.stderr
+    assert path.read_text() == CLEAN
+    assert json.loads(result.stdout)["files"][0]["diagnostics"] == []
+    again = run_cli("lint", "--auto-fix", "--select", "W001", str(path))
+    assert again.returncode == 0 and "fixed" not in again.stderr
+    assert path.read_text() == CLEAN
+
+
+def test_lint_auto_fix_nothing_fixable_leaves_the_file(messy: Path) -> None:
+    messy.write_text(CLEAN + "x" * 101 + " = 1\n")
+    before = messy.stat().st_mtime_ns
+    result = run_cli("lint", "--auto-fix", "--select", "W003", "--json", str(messy))
+    assert result.returncode == 0 and "fixed" not in result.stderr
+    codes = [d["code"] for d in json.loads(result.stdout)["files"][0]["diagnostics"]]
+    assert codes == ["W003"] and messy.stat().st_mtime_ns == before
+
+
 def test_explain_a_lint_code() -> None:
     result = run_cli("explain", "L201")
     assert result.returncode == 0 and "bias" in result.stdout
@@ -161,10 +183,40 @@ def test_benchmark_iterations_must_be_positive(tmp_path: Path, bad: str) -> None
     assert run_cli("benchmark", str(path), "--iterations", bad).returncode == 2
 
 
+def test_benchmark_iterations_error_names_a_positive_integer(tmp_path: Path) -> None:
+    path = tmp_path / "net.aur"
+    path.write_text(CLEAN)
+    for bad in ("0", "x"):
+        result = run_cli("benchmark", str(path), "--iterations", bad)
+        assert result.returncode == 2 and "positive integer" in result.stderr
+
+
 def test_benchmark_invalid_source(tmp_path: Path) -> None:
     path = tmp_path / "broken.aur"
     path.write_text(BROKEN)
     assert run_cli("benchmark", str(path)).returncode == 1
+
+
+# ---------------------------------------------------------------- watch (refusals)
+
+
+@pytest.mark.parametrize("kind", ["same", "symlink", "hard link", "dotted"])
+def test_watch_refuses_an_output_that_is_the_source(tmp_path: Path, kind: str) -> None:
+    source = tmp_path / "net.aur"
+    source.write_text(CLEAN)
+    out = tmp_path / "alias.aur"
+    if kind == "same":
+        out = source
+    elif kind == "symlink":
+        out.symlink_to(source)
+    elif kind == "hard link":
+        os.link(source, out)
+    else:
+        (tmp_path / "sub").mkdir()
+        out = tmp_path / "sub" / ".." / "net.aur"
+    result = run_cli("watch", str(source), str(out))
+    assert result.returncode == 2 and "OUT must differ from SRC" in result.stderr
+    assert source.read_text() == CLEAN
 
 
 # ---------------------------------------------------------------- interactive (piped)

@@ -182,6 +182,16 @@ def test_safety_check_detects_a_changed_program() -> None:
     assert equivalence_problem("a = 1 # x\n", "a = 1  # x\n") is None
 
 
+def test_safety_check_names_the_problem() -> None:
+    unparsed = equivalence_problem("a = 1\n", "a = (1\n")
+    assert unparsed == "the formatted text does not parse (this is a formatter bug)"
+    changed = equivalence_problem("a = 1\n", "a = 2\n")
+    assert changed == "the formatted text parses to a different AST (this is a formatter bug)"
+    # the before text with front-end errors (not parse errors) still compares
+    broken = "model M:\n    def forward(x):\n        x -> nope(4)\n"
+    assert equivalence_problem(broken, broken.replace("->", " -> ")) is None
+
+
 def test_a_refused_result_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     import aurane.tools.format as module
 

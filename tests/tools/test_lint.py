@@ -9,7 +9,8 @@ import pytest
 
 from aurane.codes import CODES
 from aurane.syntax.parser import parse_program
-from aurane.tools.lint import fix_source, lint_source, program_ir
+from aurane.tools.lint import FIXABLE as FIXABLE_CODES
+from aurane.tools.lint import apply_fixes, fix_source, lint_source, program_ir
 from tests.conftest import CORPUS, corpus_files
 
 NET = """\
@@ -174,3 +175,18 @@ def test_auto_fix_refuses_a_result_that_does_not_parse() -> None:
 def test_auto_fix_keeps_crlf_line_endings() -> None:
     result = fix_source("a = 1  \r\nb = 2\r\n")
     assert result.output == "a = 1\r\nb = 2\r\n"
+
+
+def test_auto_fix_reuses_the_lint_result() -> None:
+    found = lint_source(FIXABLE, "t.aur")
+    given = fix_source(FIXABLE, "t.aur", found)
+    alone = fix_source(FIXABLE, "t.aur")
+    assert given.output == alone.output and given.output is not None
+    assert [d.code for d in given.fixed] == [d.code for d in alone.fixed]
+    assert {"W001", "W002"} <= {d.code for d in given.fixed}
+    # the W002 spans are exactly the colons the parser reports missing
+    colons = [d.span for d in found if d.code == "W002" and d.span is not None]
+    assert apply_fixes(FIXABLE, "t.aur", colon_spans=colons) == apply_fixes(FIXABLE, "t.aur")
+    # nothing fixable in the given result: the text comes back untouched, unfixed
+    clean = fix_source(FIXABLE, "t.aur", [d for d in found if d.code not in FIXABLE_CODES])
+    assert clean.output == FIXABLE and not clean.changed and clean.fixed == []

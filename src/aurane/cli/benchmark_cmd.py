@@ -6,17 +6,14 @@ import argparse
 import sys
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, print_diagnostics, print_json
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+from aurane.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    positive_int,
+    print_diagnostics,
+    print_json,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument(
-        "--iterations", "-n", type=_positive, default=10, metavar="N", help="rounds (default 10)"
+        "--iterations", "-n", type=positive_int, default=10, metavar="N", help="rounds (default 10)"
     )
     parser.add_argument("--json", action="store_true", help="print raw seconds as JSON")
     parser.set_defaults(run=run)

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aurane.diagnostics import Diagnostic
+if TYPE_CHECKING:  # imported where used: `aurane --help` needs neither
+    from aurane.diagnostics import Diagnostic
 
 EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
 
@@ -22,10 +22,36 @@ class CommandError(Exception):
         self.code = code
 
 
+def positive_int(text: str) -> int:
+    """argparse ``type=``: an integer of at least 1 (the error says "positive integer")."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
 def os_reason(error: OSError) -> str:
     """The OS's reason in the lowercase style of every other message ('no such file ...')."""
     reason = str(error.strerror or error)
     return reason[:1].lower() + reason[1:]
+
+
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file: the same path once resolved (``./a``, ``b/../a``,
+    symlinks), or one existing file (hard links too). Neither needs to exist."""
+    from pathlib import Path
+
+    if Path(first).resolve() == Path(second).resolve():
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except (OSError, ValueError):  # missing, unreadable, or not a valid path
+        return False
 
 
 def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
@@ -58,6 +84,8 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], text: str, filename: st
 
 
 def print_json(payload: Any, stream: Any = None) -> None:
+    import json
+
     print(json.dumps(payload, indent=2, ensure_ascii=False), file=stream or sys.stdout)
 
 

@@ -37,6 +37,7 @@ from aurane.cli.common import (
     os_reason,
     print_diagnostics,
     read_source,
+    same_file,
     shown_text,
 )
 
@@ -174,15 +175,7 @@ def _output_path(args: argparse.Namespace) -> str | None:
 
 
 def _refuse_overwriting_source(source: str, out: str) -> None:
-    from pathlib import Path
-
-    same = Path(out).resolve() == Path(source).resolve()
-    if not same and os.path.exists(out) and os.path.exists(source):
-        try:
-            same = os.path.samefile(out, source)
-        except OSError:
-            same = False
-    if same:
+    if same_file(out, source):
         raise CommandError(
             f"refusing to overwrite the source '{source}' with its output", EXIT_USAGE
         )

@@ -77,18 +77,16 @@ _EXIT = {
 
 
 def _one(file: Path, args: argparse.Namespace) -> str:
-    from aurane.cli.common import CommandError, read_source, shown_text
+    from aurane.cli.common import CommandError, load_text
     from aurane.fs import atomic_write
     from aurane.tools.format import format_source, unified_diff
 
     try:
-        text, bad = read_source(str(file))
+        text = load_text(str(file))
     except CommandError as error:
         print(f"error: {error.message}", file=sys.stderr)
         return "bad"
-    if text is None:
-        assert bad is not None
-        print_diagnostics([bad], shown_text(str(file)), str(file))
+    if text is None:  # bad UTF-8: load_text printed the located diagnostic
         return "bad"
     result = format_source(text, str(file))
     if result.error is not None:

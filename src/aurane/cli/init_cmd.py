@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_OK, CommandError

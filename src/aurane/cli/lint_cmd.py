@@ -57,20 +57,24 @@ def _one(
 ) -> bool:
     from aurane.cli.common import load_text
     from aurane.fs import atomic_write
-    from aurane.tools.lint import fix_source, lint_source
+    from aurane.tools.lint import FIXABLE, fix_source, lint_source
 
     text = load_text(str(file))
     if text is None:
         return True
-    if args.auto_fix:
-        fixed = fix_source(text, str(file))
+    found = lint_source(text, str(file))
+    if args.auto_fix and any(d.code in FIXABLE for d in found):
+        fixed = fix_source(text, str(file), found)
         if fixed.error is not None:
             print(f"error: {fixed.error}", file=sys.stderr)
         elif fixed.changed and fixed.output is not None:
             atomic_write(os.path.realpath(file), fixed.output)
             print(f"fixed {len(fixed.fixed)} problem(s) in {file}", file=sys.stderr)
             text = fixed.output
-    found = lint_source(text, str(file), select=select)
+            found = lint_source(text, str(file))
+    if select is not None:
+        chosen = set(select)
+        found = [d for d in found if d.code in chosen]
     if args.json:
         entry: dict[str, object] = {"file": str(file), "diagnostics": [d.to_json() for d in found]}
         payload.append(entry)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 
 from aurane import __version__
@@ -63,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_OK
     except Exception:  # a bug: say so, and how to report it
+        import traceback
+
         print(traceback.format_exc(), file=sys.stderr)
         print(
             f"error: internal error in aurane {__version__} (this is a bug, not your input).\n"

@@ -5,17 +5,7 @@ from __future__ import annotations
 import argparse
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_OK, print_json
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+from aurane.cli.common import EXIT_OK, positive_int, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

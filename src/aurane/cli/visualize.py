@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError, os_reason
+from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError, os_reason, same_file
 
 FORMATS = ("rich", "mermaid", "dot", "svg")
 SUFFIXES = {
@@ -109,7 +105,7 @@ def _write(output: str, source: str, text: str) -> None:
     from aurane.fs import atomic_write
 
     target = Path(output)
-    if target.resolve() == Path(source).resolve():
+    if same_file(target, source):
         raise CommandError("refusing to overwrite the source file with the diagram", EXIT_USAGE)
     if target.is_dir():
         raise CommandError(f"cannot write '{output}': it is a directory")

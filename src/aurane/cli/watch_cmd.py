@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_USAGE, CommandError
+from aurane.cli.common import EXIT_USAGE, CommandError, same_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,9 +40,7 @@ def run(args: argparse.Namespace) -> int:
     source, out = Path(args.source), Path(args.out)
     if not 50 <= args.debounce <= 100:
         raise CommandError("--debounce must be between 50 and 100 ms", EXIT_USAGE)
-    if os.path.abspath(source) == os.path.abspath(out) or (
-        out.exists() and source.exists() and os.path.samefile(source, out)
-    ):
+    if same_file(source, out):
         raise CommandError("OUT must differ from SRC (it would overwrite the source)", EXIT_USAGE)
     if source.is_dir():
         raise CommandError(f"cannot watch '{source}': it is a directory")

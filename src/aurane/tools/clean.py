@@ -71,6 +71,7 @@ def clean(root: Path, *, dry_run: bool = False) -> CleanReport:
 
 
 def _is_link(path: Path) -> bool:
+    # not Path.is_symlink: that raises on errors other than "missing" (e.g. EACCES)
     try:
         return stat.S_ISLNK(os.lstat(path).st_mode)
     except OSError:

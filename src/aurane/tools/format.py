@@ -77,14 +77,13 @@ def equivalence_problem(before: str, after: str, filename: str = "<input>") -> s
     """Why ``after`` is not the same program as ``before``, or None when it is."""
     from aurane.compiler import run_front_end
 
-    first, _ = parse_program(before, filename)
-    second, found = parse_program(after, filename)
-    if second is None or has_errors(found):
+    new = run_front_end(after, filename)
+    if new.program is None or new.failed_stage == "parse":
         return "the formatted text does not parse (this is a formatter bug)"
-    assert first is not None
-    if program_structure(first) != program_structure(second):
+    old = run_front_end(before, filename)
+    assert old.program is not None
+    if program_structure(old.program) != program_structure(new.program):
         return "the formatted text parses to a different AST (this is a formatter bug)"
-    old, new = run_front_end(before, filename), run_front_end(after, filename)
     if [d.code for d in old.diagnostics] != [d.code for d in new.diagnostics]:
         return "the formatted text gives different diagnostics (this is a formatter bug)"
     if graphs_structure(old.graphs) != graphs_structure(new.graphs):

@@ -226,10 +226,10 @@ class Printer:
                 raise Unplaceable
         lines = [Line(indent, head + opener)]
         inner = indent + INDENT
-        bounds = [start(_item_span(item)) for item in items] + [(1 << 30, 0)]
+        bounds = [start(item.span) for item in items] + [(1 << 30, 0)]
         previous = start(expr.span)
         for index, item in enumerate(items):
-            span = _item_span(item)
+            span = item.span
             _place(_between(comments, previous, start(span)), lines, inner)
             after = _between(comments, end(span), bounds[index + 1])
             extra = next((len(c.text) + 2 for c in after if not c.own_line), 0)
@@ -345,10 +345,6 @@ def _explodable(expr: ast.Expr) -> bool:
         case ast.Chain():
             return True
     return False
-
-
-def _item_span(item: ast.Expr | ast.Keyword) -> Span:
-    return item.span
 
 
 def _between(comments: list[ast.Comment], low: Pos, high: Pos) -> list[ast.Comment]:

@@ -89,10 +89,18 @@ def _parse_error(parsed: Diagnostic) -> Diagnostic:
     )
 
 
-def apply_fixes(text: str, filename: str = "<input>") -> str:
-    """``text`` with trailing whitespace removed and missing block colons added."""
-    _, parsed = parse_program(text, filename)
-    colons = {(d.span.line, d.span.column) for d in parsed if d.code == _MISSING_COLON and d.span}
+def apply_fixes(
+    text: str, filename: str = "<input>", *, colon_spans: Iterable[Span] | None = None
+) -> str:
+    """``text`` with trailing whitespace removed and missing block colons added.
+
+    ``colon_spans`` are where colons are missing (the spans of the text's W002 diagnostics);
+    when not given, the text is parsed to find them.
+    """
+    if colon_spans is None:
+        _, parsed = parse_program(text, filename)
+        colon_spans = [d.span for d in parsed if d.code == _MISSING_COLON and d.span]
+    colons = {(span.line, span.column) for span in colon_spans}
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom) :]
     pieces = _split_keeping_ends(body)
@@ -123,11 +131,17 @@ def _split_keeping_ends(text: str) -> list[tuple[str, str]]:
     return pieces
 
 
-def fix_source(text: str, filename: str = "<input>") -> FixResult:
-    fixable = [d for d in lint_source(text, filename) if d.code in FIXABLE]
+def fix_source(
+    text: str, filename: str = "<input>", found: Iterable[Diagnostic] | None = None
+) -> FixResult:
+    """Fix ``text``; ``found`` is its ``lint_source`` result (unselected), linted when not given."""
+    if found is None:
+        found = lint_source(text, filename)
+    fixable = [d for d in found if d.code in FIXABLE]
     if not fixable:
         return FixResult(text, text)
-    fixed = apply_fixes(text, filename)
+    colons = [d.span for d in fixable if d.code == "W002" and d.span is not None]
+    fixed = apply_fixes(text, filename, colon_spans=colons)
     problem = _fix_problem(text, fixed, filename)
     if problem is not None:
         return FixResult(text, None, fixable, f"{filename}: not fixed: {problem}")

@@ -80,24 +80,17 @@ class Session:
     # ------------------------------------------------------------ entries
 
     def _submit(self, entry: str) -> None:
-        from aurane.diagnostics import has_errors
-        from aurane.syntax.parser import parse_program
+        from aurane.compiler import run_front_end
 
         candidate = self.program + entry
-        _, diagnostics = parse_program(candidate, "<interactive>")
-        if has_errors(diagnostics):
-            self._diagnostics(diagnostics, candidate)
+        front = run_front_end(candidate, "<interactive>")
+        if front.failed_stage == "parse":
+            self._diagnostics(front.diagnostics, candidate)
             print("entry not added: it does not parse", file=self.err)
             return
         self.entries.append(entry)
-        self._check(candidate)
-
-    def _check(self, text: str) -> None:
-        from aurane.compiler import run_front_end
-
-        front = run_front_end(text, "<interactive>")
         if front.diagnostics:
-            self._diagnostics(front.diagnostics, text)
+            self._diagnostics(front.diagnostics, candidate)
         summary = ", ".join(
             f"{name}: {g.parameters:,} parameters" for name, g in front.graphs.items()
         )

@@ -17,7 +17,6 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -101,9 +100,7 @@ class Watcher:
     def _read(self) -> bytes | None:
         try:
             return self.config.source.read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
-        except OSError:
+        except OSError:  # missing, a folder, unreadable: no content
             return None
 
     # ------------------------------------------------------------ build
@@ -161,8 +158,5 @@ def _digest(content: bytes | None) -> str | None:
     return None if content is None else hashlib.sha256(content).hexdigest()
 
 
-def watch(config: WatchConfig, on_ready: Callable[[Watcher], None] | None = None) -> int:
-    watcher = Watcher(config)
-    if on_ready is not None:
-        on_ready(watcher)
-    return watcher.run()
+def watch(config: WatchConfig) -> int:
+    return Watcher(config).run()
