@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -35,13 +36,39 @@ def corpus_files(kind: str) -> list[str]:
     return sorted(p.name for p in path.glob("*.aur"))
 
 
+def env(**extra: str) -> dict[str, str]:
+    """The environment for a child interpreter: this checkout's ``src`` first on the path.
+
+    An existing ``PYTHONPATH`` is kept after it; ``extra`` overrides any variable.
+    """
+    paths = [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p), **extra}
+
+
+def run_python(
+    code: str, cwd: Path, timeout: float = 120, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter in ``cwd`` (where the compiled program lives)."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=cwd,
+        env=env(**(extra_env or {})),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+_child_env = env  # run_cli's ``env`` argument shadows the function
+
+
 def run_cli(
     *args: str,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     input_text: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "PYTHONPATH": str(REPO / "src"), **(env or {})}
+    full_env = _child_env(**(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "aurane", *args],
         capture_output=True,

@@ -7,9 +7,34 @@ import textwrap
 from aurane.compiler import FrontEnd, run_front_end
 from aurane.diagnostics import Diagnostic
 
+# Words the parser reserves: generated identifiers must avoid them.
+RESERVED_WORDS = frozenset(
+    {
+        "true",
+        "false",
+        "none",
+        "null",
+        "return",
+        "def",
+        "from",
+        "use",
+        "model",
+        "dataset",
+        "experiment",
+        "train",
+        "train_gan",
+        "and",
+        "on",
+        "as",
+        "True",
+        "False",
+        "None",
+    }
+)
 
-def front(source: str) -> FrontEnd:
-    return run_front_end(textwrap.dedent(source).lstrip("\n"), "t.aur")
+
+def front(source: str, filename: str = "t.aur") -> FrontEnd:
+    return run_front_end(textwrap.dedent(source).lstrip("\n"), filename)
 
 
 def errors(source: str) -> list[Diagnostic]:

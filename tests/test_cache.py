@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from aurane import cache as cache_mod
 from aurane.cache import CACHE_SCHEMA, CompileCache, cache_key
+from tests.conftest import env as child_env
 
-REPO = Path(__file__).resolve().parents[1]
 ROUNDS = 100  # RELIABILITY K-CACHE: each corruption kind at least 100 times
 TEXT = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=300)
 
@@ -514,7 +514,7 @@ def test_key_stable_across_hash_seeds() -> None:
         source="model é",
     )[0]
     for seed in ("0", "1", "4242"):
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO / "src")}
+        env = child_env(PYTHONHASHSEED=seed)
         out = subprocess.run(
             [sys.executable, "-c", code],
             capture_output=True,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import subprocess
 import sys
 import textwrap
@@ -25,7 +24,8 @@ from aurane import CompilationError, compile_file, compile_source, register_back
 from aurane.backends.registry import GenerationRequest, UnknownBackendError
 from aurane.cache import CompileCache
 from aurane.compile import BackendOutputError, compile_detailed, validate_python
-from tests.conftest import CORPUS, REPO, corpus_files
+from tests.conftest import CORPUS, corpus_files
+from tests.conftest import env as child_env
 
 _ids = itertools.count()
 
@@ -366,7 +366,7 @@ def test_public_names_are_lazy_and_torch_free() -> None:
         "assert 'torch' not in sys.modules\n"
         "print('ok')\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    env = child_env()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert aurane.compile_source is compile_source
@@ -428,7 +428,7 @@ def test_same_bytes_under_different_hash_seeds() -> None:
     )
     digests = set()
     for seed in ("0", "1", "12345"):
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONHASHSEED": seed}
+        env = child_env(PYTHONHASHSEED=seed)
         done = subprocess.run(
             [sys.executable, "-c", code, str(CORPUS / "valid")],
             capture_output=True,

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,20 @@ from tests.conftest import CORPUS, corpus_files
 SPAN = Span(1, 1, 1, 2)
 HAS_DOT = shutil.which("dot") is not None
 needs_dot = pytest.mark.skipif(not HAS_DOT, reason="graphviz 'dot' is not installed")
+
+
+def dot_json(diagram: Diagram) -> dict[str, Any]:
+    """Graphviz's own reading of the diagram's DOT (``dot -Tjson0``)."""
+    done = subprocess.run(
+        ["dot", "-Tjson0"],
+        input=render_dot(diagram),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    parsed: dict[str, Any] = json.loads(done.stdout)
+    return parsed
 
 
 def corpus_graphs() -> list[tuple[str, Graph]]:
@@ -113,15 +128,7 @@ def test_dot_and_mermaid_match_the_ir(key: str, graph: Graph, expand: bool) -> N
 @pytest.mark.parametrize(("key", "graph"), GRAPHS, ids=IDS)
 def test_graphviz_parses_dot_and_renders_svg(key: str, graph: Graph, expand: bool) -> None:
     diagram = build_diagram(graph, expand=expand)
-    done = subprocess.run(
-        ["dot", "-Tjson0"],
-        input=render_dot(diagram),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    parsed = json.loads(done.stdout)
+    parsed = dot_json(diagram)
     nodes = [o for o in parsed.get("objects", []) if "nodes" not in o]
     clusters = [o for o in parsed.get("objects", []) if "nodes" in o]
     want_nodes, want_edges = ir_counts(graph, expand)
@@ -186,15 +193,7 @@ def test_labels_are_escaped_per_format() -> None:
 @needs_dot
 def test_graphviz_keeps_escaped_labels_literal() -> None:
     diagram = build_diagram(nasty_graph())
-    done = subprocess.run(
-        ["dot", "-Tjson0"],
-        input=render_dot(diagram),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert json.loads(done.stdout)["name"] == NASTY.replace("\\", "_").replace('"', "_")
+    assert dot_json(diagram)["name"] == NASTY.replace("\\", "_").replace('"', "_")
     svg = svg_module.render_svg(diagram)
     texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
     assert NASTY in texts  # Graphviz drew the name literally: no escape sequence fired

@@ -15,16 +15,34 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import CORPUS, REPO, run_cli
+from tests.conftest import corpus_dir, env, run_cli
+
+# 100000 epochs of one-sample batches: still training when the test signals it
+LONG_RUN = (
+    "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 64\n    features = 4\n"
+    "    batch = 1\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
+    "        x -> dense(1)\n\ntrain M on d:\n    epochs = 100000\n    loss = mse\n"
+)
 
 
 def _corpus(name: str, folder: Path) -> Path:
-    source = CORPUS / "valid" / name
-    if not source.is_file():
-        pytest.skip("../shared/corpus not present")
+    # skips when ../shared/corpus is absent; a corpus without ``name`` is an error
     target = folder / name
-    shutil.copy(source, target)
+    shutil.copy(corpus_dir("valid") / name, target)
     return target
+
+
+def _start_long_run(tmp_path: Path, **extra_env: str) -> subprocess.Popen[bytes]:
+    """``aurane run long.aur`` in ``tmp_path``, in a new session, stdout and stderr piped."""
+    (tmp_path / "long.aur").write_text(LONG_RUN)
+    return subprocess.Popen(
+        [sys.executable, "-m", "aurane", "run", "long.aur"],
+        cwd=tmp_path,
+        env=env(**extra_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _offline() -> dict[str, str]:
@@ -87,20 +105,7 @@ def test_run_keep_temp_and_program_arguments(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_run_interrupt_exits_130(tmp_path: Path) -> None:
-    (tmp_path / "long.aur").write_text(
-        "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 64\n    features = 4\n"
-        "    batch = 1\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
-        "        x -> dense(1)\n\ntrain M on d:\n    epochs = 100000\n    loss = mse\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "aurane", "run", "long.aur"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    child = _start_long_run(tmp_path)
     assert child.stdout is not None
     child.stdout.readline()  # the first epoch line: training is under way
     time.sleep(0.2)
@@ -120,22 +125,9 @@ def test_run_terminated_forwards_the_signal_and_cleans_up(tmp_path: Path) -> Non
     """A plain ``kill`` of ``aurane run`` ends the program too and removes the temp file."""
     if not hasattr(signal, "SIGTERM") or sys.platform == "win32":
         pytest.skip("POSIX signals")
-    (tmp_path / "long.aur").write_text(
-        "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 64\n    features = 4\n"
-        "    batch = 1\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
-        "        x -> dense(1)\n\ntrain M on d:\n    epochs = 100000\n    loss = mse\n"
-    )
     temp = tmp_path / "tmp"
     temp.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TMPDIR": str(temp)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "aurane", "run", "long.aur"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    child = _start_long_run(tmp_path, TMPDIR=str(temp))
     assert child.stdout is not None
     try:
         child.stdout.readline()  # the first epoch line: training is under way

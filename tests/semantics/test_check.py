@@ -163,7 +163,8 @@ def test_reserved_model_names(name: str) -> None:
     found = errors(
         f"model {name}:\n    input_shape = (2,)\n    def forward(x):\n        x -> dense(1)\n"
     )
-    assert any(d.code == "S015" for d in found) or any(d.stage == "parse" for d in found)
+    reserved = [d for d in found if d.code == "S015"]
+    assert len(reserved) == 1 and f"'{name}'" in reserved[0].message, found
 
 
 def test_old_compiler_forms_are_accepted() -> None:

@@ -20,6 +20,7 @@ from aurane.source import split_lines
 from aurane.syntax import ast
 from aurane.syntax.parser import parse_program
 from aurane.syntax.printer import dump_ast, strip_spans
+from tests.helpers import RESERVED_WORDS
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
 _CAMPAIGN = os.environ.get("AURANE_FUZZ_EXAMPLES")
@@ -175,26 +176,8 @@ def test_arbitrary_text_never_raises(text: str) -> None:
 
 # ---------------------------------------------------------------- grammar-generated programs
 
-_RESERVED = {
-    "true",
-    "false",
-    "none",
-    "null",
-    "return",
-    "def",
-    "from",
-    "use",
-    "model",
-    "dataset",
-    "experiment",
-    "train",
-    "train_gan",
-    "and",
-    "on",
-    "as",
-}
 names = st.from_regex(r"\A[a-zA-Z_][a-zA-Z0-9_]{0,7}\Z").filter(
-    lambda n: n not in _RESERVED and n not in {"True", "False", "None"}
+    lambda n: n not in RESERVED_WORDS
 ) | st.sampled_from(["größe", "π", "naïve_2", "x"])
 dotted = st.lists(names, min_size=1, max_size=3).map(".".join)
 ints = st.integers(0, 10**12).map(str) | st.sampled_from(["1_000", "0", "42"])

@@ -12,28 +12,9 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
-_RESERVED = {
-    "true",
-    "false",
-    "none",
-    "null",
-    "return",
-    "def",
-    "from",
-    "use",
-    "model",
-    "dataset",
-    "experiment",
-    "train",
-    "train_gan",
-    "and",
-    "on",
-    "as",
-    "True",
-    "False",
-    "None",
-}
-names = st.from_regex(r"\A[a-z_][a-z0-9_]{0,6}\Z").filter(lambda n: n not in _RESERVED)
+from tests.helpers import RESERVED_WORDS
+
+names = st.from_regex(r"\A[a-z_][a-z0-9_]{0,6}\Z").filter(lambda n: n not in RESERVED_WORDS)
 ints = st.sampled_from(["0", "1", "2", "8", "16", "1_000", "42"])
 floats = st.sampled_from(["0.5", "1e-4", "2.", ".25", "3E+2", "1_0.0_1", "0.1"])
 strings = st.sampled_from(["'a'", '"b  c"', r"'\n\t'", r'"\u00e9\x41"', "'it\\'s'", '""', "'#'"])

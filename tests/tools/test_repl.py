@@ -12,7 +12,7 @@ import time
 import pytest
 
 from aurane.tools.repl import Session
-from tests.conftest import REPO
+from tests.conftest import env
 
 pty = pytest.importorskip("pty")
 
@@ -29,13 +29,12 @@ MODEL = [
 class Terminal:
     def __init__(self) -> None:
         master, slave = pty.openpty()
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "TERM": "dumb"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "aurane", "interactive"],
             stdin=slave,
             stdout=slave,
             stderr=slave,
-            env=env,
+            env=env(TERM="dumb"),
             close_fds=True,
         )
         os.close(slave)

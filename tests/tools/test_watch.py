@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aurane.compile import compile_source
-from tests.conftest import REPO
+from tests.conftest import env
 
 NET = "model Net:\n    input_shape = (8,)\n    def forward(x):\n        x -> dense({n}).relu\n"
 BROKEN = "model Net:\n    input_shape = (8,)\n    def forward(x):\n        x -> dense(\n"
@@ -27,13 +27,12 @@ def expected(n: int, path: Path) -> str:
 
 class Watch:
     def __init__(self, source: Path, out: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "aurane", "watch", str(source), str(out)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            env=env,
+            env=env(PYTHONUNBUFFERED="1"),
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []

@@ -47,6 +47,17 @@ def _epoch(
     return result
 
 
+def _assert_macro(row: dict[str, float], y: Any, pred: Any, labels: list[int]) -> None:
+    """Macro precision, recall and F1 over ``labels`` equal scikit-learn's."""
+    for name, fn in (
+        ("precision", sk.precision_score),
+        ("recall", sk.recall_score),
+        ("f1", sk.f1_score),
+    ):
+        expected = fn(y, pred, average="macro", labels=labels, zero_division=0)
+        assert row[name] == pytest.approx(expected, abs=1e-12), name
+
+
 @pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize("classes", [2, 5])
 def test_classification_metrics_match_sklearn(split: list[int], classes: int) -> None:
@@ -61,13 +72,7 @@ def test_classification_metrics_match_sklearn(split: list[int], classes: int) ->
     assert row["accuracy"] == pytest.approx(sk.accuracy_score(y, pred), abs=1e-12)
     top2 = 1.0 if classes == 2 else sk.top_k_accuracy_score(y, logits.numpy(), k=2, labels=labels)
     assert row["top2_accuracy"] == pytest.approx(top2, abs=1e-12)
-    for name, fn in (
-        ("precision", sk.precision_score),
-        ("recall", sk.recall_score),
-        ("f1", sk.f1_score),
-    ):
-        expected = fn(y, pred, average="macro", labels=labels, zero_division=0)
-        assert row[name] == pytest.approx(expected, abs=1e-12), name
+    _assert_macro(row, y, pred, labels)
     auc = (
         sk.roc_auc_score(y, probs[:, 1])
         if classes == 2
@@ -112,13 +117,7 @@ def test_an_ignored_class_is_left_out_of_macro_averages(split: list[int]) -> Non
     y, pred = targets[keep].numpy(), logits.argmax(1)[keep].numpy()
     labels = [1, 2, 3, 4]  # predictions of class 0 stay wrong predictions of no kept class
     assert row["accuracy"] == pytest.approx(sk.accuracy_score(y, pred), abs=1e-12)
-    for name, fn in (
-        ("precision", sk.precision_score),
-        ("recall", sk.recall_score),
-        ("f1", sk.f1_score),
-    ):
-        expected = fn(y, pred, average="macro", labels=labels, zero_division=0)
-        assert row[name] == pytest.approx(expected, abs=1e-12), name
+    _assert_macro(row, y, pred, labels)
     expected_loss = torch.nn.functional.cross_entropy(logits, targets, ignore_index=0)
     assert row["loss"] == pytest.approx(float(expected_loss), rel=1e-6)
     probs = torch.softmax(logits.double(), 1)[keep].numpy()

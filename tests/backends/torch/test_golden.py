@@ -9,7 +9,6 @@ import ast
 import hashlib
 import io
 import json
-import os
 import subprocess
 import sys
 import tokenize
@@ -22,6 +21,7 @@ from aurane.compiler import FrontEnd, run_front_end
 from aurane.syntax import ast as syntax
 from tests.backends.torch.util import corpus_path, corpus_sources
 from tests.conftest import REPO, UPDATE_GOLDEN
+from tests.conftest import env as child_env
 
 GOLDEN = REPO / "tests" / "golden" / "codegen"
 CORE_IMPORTS = {"torch", "torch.nn", "torch.nn.functional", "math"}
@@ -72,7 +72,7 @@ def test_same_bytes_across_hash_seeds() -> None:
     paths = [str(corpus_path(n)) for n in names]
     local = {n: hashlib.sha256(compile_corpus(n).encode()).hexdigest() for n in names}
     for seed in ("0", "1", "2", "3", "7", "42", "99", "1234", "4242", "65535"):  # K-DET: 10 seeds
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO / "src")}
+        env = child_env(PYTHONHASHSEED=seed)
         result = subprocess.run(
             [sys.executable, "-c", _DIGESTS, *paths],
             capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=True,

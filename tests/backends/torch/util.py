@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import textwrap
 import types
 from pathlib import Path
 from typing import Any
 
 from aurane.backends.torch import TorchCodeGenerator
-from aurane.compiler import FrontEnd, run_front_end
+from aurane.compiler import FrontEnd
 from tests.conftest import CORPUS, corpus_files
+from tests.helpers import front
 
 VALID = CORPUS / "valid"
 
 
 def front_end(source: str, filename: str = "t.aur") -> FrontEnd:
-    fe = run_front_end(textwrap.dedent(source).lstrip("\n"), filename)
+    fe = front(source, filename)
     errors = [str(d.message) for d in fe.diagnostics if d.is_error]
     assert not errors, errors
     return fe
