@@ -1,326 +1,379 @@
-"""Front-end speed: parse -> resolve -> check -> lower on generated models of N operations,
-against torch.fx on the equivalent hand-written module, measured in the same run.
+"""Front-end speed: Aurane's parse -> resolve -> check -> lower against torch.fx
+``symbolic_trace`` + ``ShapeProp`` on the same models, and ``aurane check`` start-up.
 
-    python bench/analysis_speed.py                 # N = 1,000 and 10,000
-    python bench/analysis_speed.py --sizes 500 2000 --width 512
+    .venv/bin/python bench/analysis_speed.py [--quick | --smoke] [--sizes 1000 5000]
 
-Two fx baselines, both warmed up first and both excluding module construction:
+Models: a realistic mix scaled to N operations (each unit: a convolution, a residual
+block with batch norm called as a block, a reshape to a sequence, a transformer block
+with multi-head attention, layer norm and an MLP, and a reshape back), and every shipped
+program (bench/programs, examples, examples/zoo when present). The fx side traces the
+module Aurane generates for that very program (the equivalent hand-written module),
+built before timing; it propagates shapes with fake tensors (compute-free, what
+torch.compile/export use) and, for the scaled model, with real small tensors too (fx's
+own per-node cost).
 
-- fx + ShapeProp, real tensors: ``symbolic_trace`` then ``ShapeProp.propagate`` on a real
-  (1, width) input. With the default width of 16 the tensors are nearly empty, so this is
-  fx's own per-node cost, the cheapest fx can ever be.
-- fx + ShapeProp, fake tensors: the same under ``FakeTensorMode`` with the module built in
-  that mode (fake parameters), torch's compute-free shape propagation (what torch.compile
-  and torch.export use): the like-for-like peer of a static shape checker, and independent
-  of tensor sizes.
+Both sides: same warm-up, same runs, median and spread, GC enabled with a collection
+before each run, 1 torch thread. (Aurane's front end pauses GC internally while it
+builds its records: that is the product's behaviour, kept.) Checked equal before any
+ratio: output shape, parameter count and number of parametrised layers, per model.
 
-It also prints where Aurane's time goes (per stage), the share of it spent constructing
-frozen AST/IR records (DESIGN: "count it in the analysis benchmark"), and `aurane check`
-on a small file as a fresh process, interpreter start included, with and without a
-bytecode cache.
+Also: time per operation at the largest vs the smallest size (linearity), and stage
+times (parse, resolve, check, lower) measured inside one pipeline run each, so they add
+up to the pipeline total (in the JSON details).
+
+``aurane check examples/quickstart.aur`` (a small file) runs as a fresh process with
+bytecode compiled first (PYTHONDONTWRITEBYTECODE removed for that measurement, a private
+PYTHONPYCACHEPREFIX), interpreter start included; the baseline is a bare
+``python -c pass`` under the same settings. Target: median under 100 ms.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import gc
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as c  # noqa: E402
+
 TARGET_RATIO = 50.0
 CLI_TARGET_MS = 100.0
+UNIT_OPS = 17  # flattened IR operations per unit (asserted)
 
 
-def aur_source(units: int, width: int) -> str:
-    """Each unit is 5 operations: a chain (dense + relu) and a branch pair merged by add."""
-    lines = ["model Big:", f"    input_shape = ({width},)", "    def forward(x):"]
+def aur_source(units: int) -> str:
+    blocks = (c.PROGRAMS / "mix.aur").read_text().split("model Hybrid:")[0]
+    lines = [blocks, "model Big:", "    input_shape = (16, 8, 8)", "    def forward(x):"]
     for _ in range(units):
         lines += [
-            f"        x -> dense({width}).relu",
-            f"        a = dense(x, {width})",
-            f"        b = dense(x, {width})",
-            "        x = add(a, b)",
+            "        x -> conv2d(16, kernel=3, padding=1).relu",
+            "        x -> ConvUnit()",
+            "        x -> reshape(16, 64) -> AttentionBlock() -> reshape(16, 8, 8)",
         ]
     lines.append("        return x")
     return "\n".join(lines) + "\n"
 
 
-def torch_source(units: int, width: int) -> str:
-    init = [
-        f"        self.d{i}_{k} = nn.Linear({width}, {width})"
-        for i in range(units)
-        for k in range(3)
-    ]
-    body = []
-    for i in range(units):
-        body += [
-            f"        x = torch.relu(self.d{i}_0(x))",
-            f"        a = self.d{i}_1(x)",
-            f"        b = self.d{i}_2(x)",
-            "        x = a + b",
-        ]
-    return "\n".join(
-        [
-            "import torch",
-            "from torch import nn",
-            "",
-            "class Big(nn.Module):",
-            "    def __init__(self):",
-            "        super().__init__()",
-            *init,
-            "",
-            "    def forward(self, x):",
-            *body,
-            "        return x",
-            "",
-        ]
-    )
-
-
 # ------------------------------------------------------------------ Aurane
 
 
-def best_of(repeats: int, run: Callable[[], Any]) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def time_front_end(source: str, repeats: int) -> tuple[float, int]:
-    from aurane.compiler import run_front_end
-
-    result = run_front_end(source, "big.aur")
+def front_end(source: str) -> Any:
+    result = c.run_front_end(source, "big.aur")
     assert result.ok, result.diagnostics[:3]
-    seconds = best_of(repeats, lambda: run_front_end(source, "big.aur"))
-    return seconds, len(result.graphs["Big"].nodes)
+    return result
 
 
-def time_stages(source: str, repeats: int) -> dict[str, float]:
-    """Each stage alone on the previous stage's output, best of ``repeats``, GC paused."""
+def staged(source: str) -> dict[str, float]:
+    """One pipeline run with a clock between stages (the same calls run_front_end makes)."""
     from aurane.ir.lower import lower_program
     from aurane.semantics.check import analyze
     from aurane.semantics.constants import resolve_program
+    from aurane.syntax.gc_pause import paused_gc
     from aurane.syntax.parser import parse_program
 
-    program, _ = parse_program(source, "big.aur")
-    assert program is not None
-    resolved, _ = resolve_program(program)
-    semantic = analyze(resolved)
-    stages: dict[str, Callable[[], Any]] = {
-        "parse": lambda: parse_program(source, "big.aur"),
-        "resolve": lambda: resolve_program(program),
-        "check": lambda: analyze(resolved),
-        "lower": lambda: lower_program(resolved, semantic),
-    }
-    gc.disable()
-    try:
-        return {name: best_of(repeats, run) for name, run in stages.items()}
-    finally:
-        gc.enable()
-
-
-def count_records(source: str) -> int:
-    """Frozen dataclass instances the front end keeps: AST (with spans) and IR records."""
-    from aurane.compiler import run_front_end
-
-    result = run_front_end(source, "big.aur")
-    seen: set[int] = set()
-    stack: list[Any] = [result.program, result.resolved, *result.graphs.values()]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, tuple | list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif dataclasses.is_dataclass(item) and id(item) not in seen:
-            seen.add(id(item))
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
-    return len(seen)
-
-
-def record_cost() -> float:
-    """Seconds to construct one frozen AST record, averaged over a Span, a Name and a Call."""
-    from aurane.source import Span
-    from aurane.syntax import ast
-
-    span = Span(1, 1, 1, 2)
-    name = ast.Name("x", span)
-    rounds = 20_000
-    start = time.perf_counter()
-    for _ in range(rounds):
-        Span(1, 1, 1, 2)
-        ast.Name("x", span)
-        ast.Call("dense", span, (name,), (), (), span)
-    return (time.perf_counter() - start) / (3 * rounds)
+    times: dict[str, float] = {}
+    with paused_gc():
+        start = time.perf_counter()
+        program, _ = parse_program(source, "big.aur")
+        assert program is not None
+        times["parse"] = time.perf_counter() - start
+        start = time.perf_counter()
+        resolved, _ = resolve_program(program)
+        times["resolve"] = time.perf_counter() - start
+        start = time.perf_counter()
+        semantic = analyze(resolved)
+        times["check"] = time.perf_counter() - start
+        start = time.perf_counter()
+        lower_program(resolved, semantic)
+        times["lower"] = time.perf_counter() - start
+    return times
 
 
 # ------------------------------------------------------------------ torch.fx
 
 
-def build_twin(units: int, width: int) -> Any:
-    namespace: dict[str, Any] = {}
-    exec(compile(torch_source(units, width), "big_twin.py", "exec"), namespace)  # noqa: S102 - our own twin
-    return namespace["Big"]()
+def fx_runner(source: str, filename: str, model: str, graph: Any, fake: bool) -> tuple[Any, Any]:
+    """(run, module): ``run()`` traces ``model`` of the generated module and propagates
+    shapes, returning the traced graph. The module is built here, outside any timing."""
+    import inspect
 
-
-def time_fx(units: int, width: int, fake: bool) -> float:
     import torch
     from torch.fx import symbolic_trace
     from torch.fx.passes.shape_prop import ShapeProp
+
+    from aurane.compile import compile_source
+
+    name = f"bench_fx_{Path(filename).stem}_{model}_{fake}"
+    namespace = c.load_generated(compile_source(source, filename=filename), name)
+    cls = namespace[model]
+    # optional arguments (padding_mask) are fixed at None, as a plain call leaves them
+    concrete = {
+        p.name: None
+        for p in list(inspect.signature(cls.forward).parameters.values())[2:]
+        if p.default is None
+    }
+    value = graph.input_value
+    shape = (2, *value.sample_shape)
+    integer = value.dtype in ("int64", "int32")
+
+    def example_input() -> Any:
+        if integer:
+            return torch.ones(shape, dtype=getattr(torch, value.dtype))
+        return torch.randn(shape)
 
     if fake:
         from torch._subclasses.fake_tensor import FakeTensorMode
 
         mode = FakeTensorMode()
-        with mode:  # fake parameters too, so no real tensor is converted while timing
-            module = build_twin(units, width)
-            example = torch.empty(1, width)
-        start = time.perf_counter()
-        traced = symbolic_trace(module)
-        ShapeProp(traced, fake_mode=mode).propagate(example)
+        with mode:  # fake parameters too: no real tensor is converted while timing
+            module = cls()
+            example = example_input()
+
+        def run() -> Any:
+            traced = symbolic_trace(module, concrete_args=concrete)
+            ShapeProp(traced, fake_mode=mode).propagate(example)
+            return traced
+
     else:
-        module = build_twin(units, width)
-        example = torch.randn(1, width)
-        start = time.perf_counter()
-        traced = symbolic_trace(module)
-        ShapeProp(traced).propagate(example)
-    seconds = time.perf_counter() - start
+        module = cls()
+        real = example_input()
+
+        def run() -> Any:
+            traced = symbolic_trace(module, concrete_args=concrete)
+            ShapeProp(traced).propagate(real)
+            return traced
+
+    return run, module
+
+
+def check_fx(label: str, graph: Any, run: Any, module: Any, result: c.Result) -> int:
+    """Assert fx found what Aurane found; return fx's operation-node count."""
+    nodes = c.flat_nodes(graph)
+    shape, layers, fx_ops = fx_facts(run())
+    result.work.same(f"{label}: output shape", graph.value(graph.output).sample_shape, shape)
+    result.work.same(
+        f"{label}: parameters",
+        sum(n.parameters for n in nodes),
+        sum(p.numel() for p in module.parameters()),
+    )
+    result.work.same(f"{label}: parametrised layers", sum(n.parameters > 0 for n in nodes), layers)
+    return fx_ops
+
+
+def fx_facts(traced: Any) -> tuple[tuple[int, ...], int, int]:
+    """(output sample shape, parametrised layer calls, operation nodes) of a traced graph."""
     output = next(n for n in traced.graph.nodes if n.op == "output").args[0]
-    assert tuple(output.meta["tensor_meta"].shape) == (1, width)  # fx really inferred it
-    return seconds
-
-
-def torch_available() -> bool:
-    try:
-        import torch  # noqa: F401
-        from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: F401
-        from torch.fx.passes.shape_prop import ShapeProp  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    shape = tuple(output.meta["tensor_meta"].shape)[1:]
+    layers = 0
+    ops = 0
+    for node in traced.graph.nodes:
+        if node.op in ("call_module", "call_function", "call_method"):
+            ops += 1
+        if node.op == "call_module":
+            sub = traced.get_submodule(node.target)
+            layers += any(True for _ in sub.parameters())
+    return shape, layers, ops
 
 
 # ------------------------------------------------------------------ CLI start
 
 
-def time_check_cli(width: int) -> dict[str, list[float]]:
-    """`aurane check` on a small file in fresh processes, with and without Aurane's bytecode."""
-    results: dict[str, list[float]] = {}
+def time_check_cli(settings: c.Settings, result: c.Result) -> None:
+    """Item 4: ``aurane check`` on a small file, fresh process, bytecode cached."""
+    runs = max(settings.runs, 11)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "small.aur"
-        path.write_text(aur_source(3, width))
-        # A copy of the package that never gets bytecode: every start compiles its modules,
-        # as the first run after an editable install does (the standard library keeps its own).
-        copy = Path(tmp) / "src"
-        shutil.copytree(
-            Path(__file__).resolve().parents[1] / "src" / "aurane",
-            copy / "aurane",
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
+        path.write_text((c.REPO / "examples" / "quickstart.aur").read_text())
+        prefix = f"{tmp}/pycache"
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        cached = [sys.executable, "-X", f"pycache_prefix={tmp}/cache", "-m", "aurane"]
-        runs = {
-            "bytecode cached (as after pip install)": (cached, env),
-            "first run, Aurane compiled from source": (
-                [sys.executable, "-m", "aurane"],
-                {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(copy)},
-            ),
+        env["PYTHONPATH"] = str(c.REPO / "src")
+        env["PYTHONPYCACHEPREFIX"] = prefix
+        # compile Aurane's bytecode (the interpreter writes the standard library's on its
+        # first start below): what a user has after `pip install`
+        compile_all = [sys.executable, "-m", "compileall", "-q", str(c.REPO / "src" / "aurane")]
+        subprocess.run(compile_all, check=True, capture_output=True, env=env)
+        check = [sys.executable, "-m", "aurane", "check", str(path)]
+        bare = [sys.executable, "-c", "pass"]
+        for command in (check, bare):
+            subprocess.run(command, check=True, capture_output=True, env=env)
+        out = subprocess.run(check, check=True, capture_output=True, env=env, text=True)
+        result.work.same(
+            "`aurane check` exit status and verdict", "ok" in out.stdout + out.stderr, True
+        )
+
+        def run_check() -> None:
+            subprocess.run(check, check=True, capture_output=True, env=env)
+
+        def run_bare() -> None:
+            subprocess.run(bare, check=True, capture_output=True, env=env)
+
+        timed = c.paired({"check": run_check, "bare": run_bare}, settings, runs=runs)
+    ours = c.Summary.of(timed["check"].wall).scaled(1e3)
+    theirs = c.Summary.of(timed["bare"].wall).scaled(1e3)
+    result.rows.append(
+        c.Row(
+            "`aurane check` small file, fresh process, bytecode cached (item 4)",
+            "ms",
+            ours,
+            theirs,
+            "python -c pass (interpreter alone)",
+            ours.median / theirs.median,
+            "aurane / bare interpreter (median)",
+            f"aurane < {CLI_TARGET_MS:g} ms",
+            ours.median < CLI_TARGET_MS,
+        )
+    )
+
+
+# ------------------------------------------------------------------ main
+
+
+def run(settings: c.Settings, sizes: list[int] | None = None, cli: bool = True) -> c.Result:
+    result = c.Result("analysis_speed", settings=c.configure(settings))
+    if sizes is None:
+        sizes = settings.pick([1000, 5000], [100], [UNIT_OPS])
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        result.note("torch is not installed: fx baselines skipped")
+        sizes = []
+    per_op: dict[int, list[float]] = {}
+    for size in sizes:
+        units = max(1, size // UNIT_OPS)
+        source = aur_source(units)
+        graph = front_end(source).graphs["Big"]
+        nodes = c.flat_nodes(graph)
+        ops = len(nodes)
+        assert ops == units * UNIT_OPS, (ops, units)
+        runners = {
+            kind: fx_runner(source, "big.aur", "Big", graph, fake)
+            for kind, fake in (("fake", True), ("real", False))
         }
-        subprocess.run([*cached, "check", str(path)], check=True, capture_output=True, env=env)
-        for label, (command, run_env) in runs.items():
-            times = []
-            for _ in range(11):
-                start = time.perf_counter()
-                subprocess.run(
-                    [*command, "check", str(path)], check=True, capture_output=True, env=run_env
+        for kind, (fx_run, module) in runners.items():
+            label = f"{ops} ops, fx {kind} tensors"
+            result.details[f"{ops} ops: fx {kind} graph nodes"] = check_fx(
+                label, graph, fx_run, module, result
+            )
+        sides = {
+            "aurane": lambda source=source: front_end(source),
+            "fx_fake": runners["fake"][0],
+            "fx_real": runners["real"][0],
+        }
+        timed = c.paired(sides, settings, runs=c.MIN_RUNS if size > 2000 else None)
+        for kind in ("fake", "real"):
+            result.rows.append(
+                c.speedup_row(
+                    f"front end on {ops:,} ops (conv, blocks, attention, reshape) vs fx "
+                    f"trace + ShapeProp, {kind} tensors",
+                    timed["aurane"].wall,
+                    timed[f"fx_{kind}"].wall,
+                    f"torch.fx + ShapeProp ({kind})",
+                    TARGET_RATIO,
                 )
-                times.append(time.perf_counter() - start)
-            results[label] = times
-    return results
+            )
+        stage_runs = [staged(source) for _ in range(settings.runs)]
+        medians = {k: statistics.median(r[k] for r in stage_runs) * 1e3 for k in stage_runs[0]}
+        total = statistics.median(sum(r.values()) for r in stage_runs) * 1e3
+        result.details[f"{ops} ops: stage medians ms"] = {
+            k: round(v, 2) for k, v in medians.items()
+        }
+        result.details[f"{ops} ops: staged total ms"] = round(total, 2)
+        per_op[ops] = [t / ops for t in timed["aurane"].wall]
+        result.details[f"{ops} ops: us per op"] = round(statistics.median(per_op[ops]) * 1e6, 2)
+    if len(per_op) >= 2:
+        small, large = min(per_op), max(per_op)
+        row = c.speedup_row(
+            f"front end linearity: time per op at {large:,} vs {small:,} ops",
+            per_op[large],
+            per_op[small],
+            f"Aurane at {small:,} ops",
+            1.0,
+            unit="us/op",
+        )
+        row.aurane = c.Summary.of(per_op[large]).scaled(1e6)
+        row.baseline = c.Summary.of(per_op[small]).scaled(1e6)
+        row.ratio = 1 / row.ratio if row.ratio else None
+        row.ratio_means = "per-op time large / small (median)"
+        row.target = "<= 1.1"
+        row.met = row.ratio is not None and row.ratio <= 1.1
+        result.rows.append(row)
+    if sizes:
+        shipped(settings, result)
+    if cli:
+        time_check_cli(settings, result)
+    return result
 
 
-# ------------------------------------------------------------------ report
+def shipped(settings: c.Settings, result: c.Result) -> None:
+    """Every shipped program (bench/programs, examples, examples/zoo) against fx (fake)."""
+    files = c.usable_programs(result) if not settings.smoke else [c.PROGRAMS / "mix.aur"]
+    sources: dict[str, str] = {}
+    runners = []
+    ops = 0
+    for path in files:
+        text = path.read_text()
+        try:  # fx must trace every model of a file, or the file is left out of both sides
+            found = []
+            for model, graph in front_end(text).graphs.items():
+                if graph.input_value.sample_shape is None:
+                    continue  # a block: traced inside its callers
+                run_fx, module = fx_runner(text, path.name, model, graph, fake=True)
+                found.append((model, graph, run_fx, module))
+            for entry in found:
+                fx_facts(entry[2]())
+        except Exception as error:
+            result.note(f"{path.name} left out of the fx row: fx fails ({type(error).__name__})")
+            continue
+        for model, graph, run_fx, module in found:
+            check_fx(f"{path.name}:{model}, fx fake tensors", graph, run_fx, module, result)
+            runners.append(run_fx)
+            ops += len(c.flat_nodes(graph))
+        sources[path.name] = text
+
+    def aurane_all() -> None:
+        for name, text in sources.items():
+            c.run_front_end(text, name)
+
+    def fx_all() -> None:
+        for run_fx in runners:
+            run_fx()
+
+    timed = c.paired({"aurane": aurane_all, "fx": fx_all}, settings)
+    result.rows.append(
+        c.speedup_row(
+            f"front end on {len(sources)} shipped programs ({len(runners)} models, {ops:,} ops) "
+            "vs fx trace + ShapeProp, fake tensors",
+            timed["aurane"].wall,
+            timed["fx"].wall,
+            "torch.fx + ShapeProp (fake)",
+            TARGET_RATIO,
+        )
+    )
 
 
-def ratio_text(baseline: float, ours: float) -> str:
-    ratio = baseline / ours
-    verdict = "meets" if ratio >= TARGET_RATIO else "below"
-    return f"{ratio:7.1f}x ({verdict} {TARGET_RATIO:.0f}x)"
-
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=[1000, 10000],
-        help="operation counts (rounded to units of 5)",
-    )
-    parser.add_argument("--width", type=int, default=16, help="features per layer (default 16)")
-    parser.add_argument("--no-cli", action="store_true", help="skip the `aurane check` timing")
-    args = parser.parse_args()
-    width = args.width
-    have_torch = torch_available()
-    if have_torch:  # one-time imports and dispatch caches are nobody's per-model cost
-        time_fx(2, width, fake=False)
-        time_fx(2, width, fake=True)
-    else:
-        print("torch is not installed: fx baselines skipped (pip install -e '.[torch]')")
-    totals: dict[int, float] = {}
-    for size in args.sizes:
-        units = max(1, size // 5)
-        source = aur_source(units, width)
-        repeats = 3 if size <= 2000 else 2
-        seconds, nodes = time_front_end(source, repeats)
-        totals[size] = seconds
-        stages = time_stages(source, repeats)
-        records = count_records(source)
-        per_record = record_cost()
-        print(f"\n{nodes:,} operations, width {width}")
-        print(
-            f"  aurane parse+resolve+check+lower  {seconds:8.3f} s  "
-            f"{nodes / seconds:9,.0f} ops/s  {seconds / nodes * 1e6:6.1f} us/op"
-        )
-        print("    stages: " + "  ".join(f"{k} {v * 1e3:.1f} ms" for k, v in stages.items()))
-        floor = records * per_record
-        print(
-            f"    frozen records kept: {records:,} ({records / nodes:.1f}/op) at "
-            f"{per_record * 1e6:.2f} us each = {floor * 1e3:.1f} ms, "
-            f"{floor / seconds:.0%} of the total"
-        )
-        if have_torch:
-            for kind, fake in (("real", False), ("fake", True)):
-                fx = time_fx(units, width, fake=fake)
-                print(
-                    f"  fx trace + ShapeProp, {kind} tensors {fx:8.3f} s  {ratio_text(fx, seconds)}"
-                )
-    if 1000 in totals and 10000 in totals:
-        print(f"\n10k/1k time ratio: {totals[10000] / totals[1000]:.2f} (target <= 11)")
-    if not args.no_cli:
-        print("\n`aurane check` on a small file, fresh process, interpreter start included:")
-        for label, times in time_check_cli(width).items():
-            median = statistics.median(times) * 1000
-            verdict = "meets" if median < CLI_TARGET_MS else "above"
-            print(
-                f"  {label:42} median {median:5.0f} ms, min {min(times) * 1000:4.0f} ms "
-                f"({verdict} the {CLI_TARGET_MS:.0f} ms target)"
-            )
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None)
+    parser.add_argument("--no-cli", action="store_true", help="skip `aurane check` timing")
+    args = parser.parse_args(argv)
+    settings = c.Settings.make(args.quick, smoke=args.smoke)
+    result = run(settings, args.sizes, cli=not (args.no_cli or args.smoke))
+    from run_all import print_result
+
+    print_result(result)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

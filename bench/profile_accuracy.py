@@ -1,16 +1,28 @@
-"""Profile accuracy: Aurane's static parameters and FLOPs beside the peers, on the corpus.
+"""Profile accuracy: Aurane's static parameter and FLOP counts beside the peers.
 
-For every model of ``../shared/corpus/valid``: the true count (hand-written PyTorch twins,
-``expected.json``), Aurane's profile (IR only, no torch), and torchinfo, fvcore, ptflops,
-thop (whichever are installed) and ``torch.utils.flop_counter.FlopCounterMode`` run on a
-torch module of the model. The module is the generated one (``aurane.compile.compile_source``)
-when its output runs; otherwise an IR-interpreting twin built from the hand-written per-op
-twins in tests/ops/twins.py (noted in the output).
+    .venv/bin/python bench/profile_accuracy.py [--quick]
 
-FLOPs are 2 per multiply-accumulate everywhere: peers that report MACs (torchinfo mult-adds,
-fvcore "flops", ptflops, thop) are doubled. A cell marked ``*`` misses the true count.
+Models: bench/programs/mix.aur (conv, batch norm, residual blocks, reshape, attention
+blocks, MLP, CNN), examples/*.aur, examples/zoo/*.aur when present, and the valid
+conformance corpus with its hand-computed true counts (``../shared/corpus/valid`` when
+it sits beside the checkout, else the project's copy in ``tests/corpus/valid``).
 
-    .venv/bin/python bench/profile_accuracy.py [--corpus DIR]
+Every peer runs on the module Aurane generates for the model, in the same mode for all:
+train mode with autograd on (no ``no_grad``, no ``eval``), so nn.MultiheadAttention takes
+its ordinary path, not the fused inference fast path that hides work from counters.
+The input is a batch of 2 (batch norm needs 2 in train mode) and counts are divided by 2.
+Peers: ``torch.utils.flop_counter.FlopCounterMode`` always; torchinfo, fvcore, ptflops,
+thop only when installed. FLOPs are 2 per multiply-accumulate everywhere (peers that
+report MACs are doubled).
+
+A difference is labelled "convention" when the peer documents counting other work than
+Aurane does (bias adds, activations, pooling, normalization) and counts more on a model
+that has such layers; otherwise it is a "miss" (of whichever side is off the truth, when
+a true count is known).
+
+Checked equal for every model before comparing: the parameter count (Aurane's IR vs
+torch's ``numel`` of the generated module) and the output shape (IR vs the module's
+actual output).
 """
 
 from __future__ import annotations
@@ -27,70 +39,78 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import torch
-from torch import nn
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import _common as c  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
-from aurane.analysis.profile import profile  # noqa: E402
-from aurane.compile import compile_source  # noqa: E402
-from aurane.compiler import run_front_end  # noqa: E402
-from aurane.ir.graph import Graph  # noqa: E402
+# the shared conformance corpus beside the checkout, else the project's copy of it
+CORPUS = next(
+    (
+        folder
+        for folder in (
+            c.REPO.parent / "shared" / "corpus" / "valid",
+            c.REPO / "tests" / "corpus" / "valid",
+        )
+        if (folder / "expected.json").is_file()
+    ),
+    c.REPO / "tests" / "corpus" / "valid",
+)
+BATCH = 2
+Count = tuple[int | None, int | None]  # (parameters, FLOPs per sample); None: not reported
 
-Count = tuple[int | None, int | None]  # (parameters, FLOPs); None: not reported
-
-
-# ---------------------------------------------------------------- torch modules
-
-
-class IRModule(nn.Module):
-    """Runs an IR graph with one hand-written twin module per node (tests/ops/twins.py)."""
-
-    def __init__(self, graph: Graph) -> None:
-        super().__init__()
-        from tests.ops.twins import TWINS
-
-        values = graph.value_map
-        self.graph = graph
-        self.layers = nn.ModuleDict()
-        for node in graph.nodes:
-            if node.subgraph is not None:
-                sub = node.subgraph
-                module: nn.Module = nn.Sequential(*(IRModule(sub) for _ in range(node.repeat)))
-            else:
-                shapes = tuple(values[i].sample_shape or () for i in node.inputs)
-                module = TWINS[node.op](dict(node.args), shapes)
-            self.layers[node.id] = module
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        env = {self.graph.input: x}
-        for node in self.graph.nodes:
-            env[node.output] = self.layers[node.id](*(env[i] for i in node.inputs))
-        return env[self.graph.output]
-
-
-def generated_module(text: str, filename: str, model: str) -> nn.Module | None:
-    """The generated nn.Module, or None (noted) when its code does not compile or run."""
-    try:
-        code = compile_source(text, filename=filename)
-        namespace: dict[str, Any] = {"__name__": "aurane_bench_generated"}
-        exec(compile(code, filename, "exec"), namespace)
-        module = namespace[model]()
-        assert isinstance(module, nn.Module)
-        return module
-    except Exception as error:  # report and fall back: the bench must still run
-        print(f"note: generated module for {model} failed ({error}); using the IR twin")
-        return None
-
-
-def sample_input(graph: Graph) -> torch.Tensor:
-    value = graph.input_value
-    shape = (1, *(value.sample_shape or ()))
-    if value.dtype in ("int64", "int32"):
-        return torch.randint(1, 50, shape, dtype=getattr(torch, value.dtype))
-    dtype = getattr(torch, value.dtype) if value.dtype else torch.float32
-    return torch.randn(shape, dtype=dtype)
+# What each peer counts besides the products Aurane counts (from their documentation),
+# and the IR ops that bring that work into a model.
+CONVENTIONS: dict[str, tuple[str, frozenset[str]]] = {
+    "flop_counter": ("counts only aten matmul/conv/attention products, as Aurane", frozenset()),
+    "torchinfo": (
+        "mult-adds include the bias add of dense/conv layers",
+        frozenset({"dense", "conv1d", "conv2d"}),
+    ),
+    "fvcore": (
+        "counts normalization, pooling and upsample work",
+        frozenset({"batchnorm", "layer_norm", "maxpool", "avgpool", "global_avg_pool", "upsample"}),
+    ),
+    "ptflops": (
+        "adds bias, activation, pooling and normalization work to the MACs",
+        frozenset(
+            {
+                "dense",
+                "conv1d",
+                "conv2d",
+                "relu",
+                "gelu",
+                "batchnorm",
+                "layer_norm",
+                "maxpool",
+                "avgpool",
+                "global_avg_pool",
+                "upsample",
+                "leaky_relu",
+                "elu",
+                "sigmoid",
+                "tanh",
+            }
+        ),
+    ),
+    "thop": (
+        "counts activation, pooling and normalization ops",
+        frozenset(
+            {
+                "relu",
+                "gelu",
+                "batchnorm",
+                "layer_norm",
+                "maxpool",
+                "avgpool",
+                "global_avg_pool",
+                "upsample",
+                "softmax",
+            }
+        ),
+    ),
+}
 
 
 # ---------------------------------------------------------------- peers
@@ -102,10 +122,18 @@ def _quiet(fn: Callable[[], Count]) -> Count:
         return fn()
 
 
+def peer_flop_counter(module: nn.Module, x: torch.Tensor) -> Count:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        module(x)
+    return sum(p.numel() for p in module.parameters()), int(counter.get_total_flops())
+
+
 def peer_torchinfo(module: nn.Module, x: torch.Tensor) -> Count:
     import torchinfo
 
-    stats = torchinfo.summary(module, input_data=[x], verbose=0)
+    stats = torchinfo.summary(module, input_data=[x], verbose=0, mode="train")
     return int(stats.total_params), 2 * int(stats.total_mult_adds)
 
 
@@ -138,140 +166,278 @@ def peer_thop(module: nn.Module, x: torch.Tensor) -> Count:
     return int(params), 2 * int(macs)
 
 
-def peer_flop_counter(module: nn.Module, x: torch.Tensor) -> Count:
-    from torch.utils.flop_counter import FlopCounterMode
-
-    with FlopCounterMode(display=False) as counter:
-        module(x)
-    return sum(p.numel() for p in module.parameters()), int(counter.get_total_flops())
-
-
 PEERS: dict[str, Callable[[nn.Module, torch.Tensor], Count]] = {
+    "flop_counter": peer_flop_counter,
     "torchinfo": peer_torchinfo,
     "fvcore": peer_fvcore,
     "ptflops": peer_ptflops,
     "thop": peer_thop,
-    "flop_counter": peer_flop_counter,
 }
 
 
-def available_peers() -> dict[str, Callable[[nn.Module, torch.Tensor], Count]]:
+def available_peers(result: c.Result) -> dict[str, Callable[[nn.Module, torch.Tensor], Count]]:
+    import importlib.util
+
     found = {}
     for name, fn in PEERS.items():
-        module = {"flop_counter": "torch.utils.flop_counter"}.get(name, name)
-        try:
-            __import__(module)
-        except Exception:
-            print(f"note: {name} is not installed; its column is skipped")
+        module = "torch.utils.flop_counter" if name == "flop_counter" else name
+        if importlib.util.find_spec(module) is None:
+            result.note(f"{name} is not installed: its column is skipped")
             continue
         found[name] = fn
     return found
 
 
-# ---------------------------------------------------------------- table
+def run_peer(
+    fn: Callable[[nn.Module, torch.Tensor], Count], module: nn.Module, x: torch.Tensor
+) -> Count:
+    """One peer on a fresh copy, train mode, autograd on; per-sample FLOPs."""
+    model = copy.deepcopy(module).train()
+    params, flops = _quiet(lambda: fn(model, x))
+    return params, (None if flops is None else flops // x.shape[0])
 
 
-def run_peers(module: nn.Module, x: torch.Tensor, peers: dict[str, Any]) -> dict[str, Count]:
-    results: dict[str, Count] = {}
-    for name, fn in peers.items():
-        try:
-            with torch.no_grad():
-                results[name] = _quiet(lambda fn=fn: fn(copy.deepcopy(module).eval(), x))
-        except Exception as error:  # a peer crashing on a model is a result too
-            results[name] = (None, None)
-            print(
-                f"note: {name} failed on {module.__class__.__name__}: "
-                f"{type(error).__name__}: {str(error)[:80]}"
-            )
-    return results
+# ---------------------------------------------------------------- models
 
 
-# why the misses above happen (observed on this corpus with the eval-mode, no-grad modules)
-CAUSES: dict[str, str] = {
-    "torchinfo": "mult-adds include bias adds; a Linear on (batch, sequence, features) is "
-    "counted once per sample, not per position, and nn.MultiheadAttention counts 0",
-    "fvcore": "no handle for LSTM/GRU (counted as 0); attention score/value products and the "
-    "fused attention fast path are missed; normalization, pooling and upsample are counted",
-    "ptflops": "its pytorch backend adds bias, activation, pooling and normalization work to "
-    "the MACs (OddPools: pooling dominates)",
-    "thop": "counts parameters only of module types it hooks (nn.MultiheadAttention, "
-    "nn.Embedding and bare parameters are missed, and attention FLOPs with them); counts "
-    "activation, pooling and normalization ops",
-    "flop_counter": "sees only aten matmul/conv ops: the fused nn.MultiheadAttention fast "
-    "path and the fused LSTM/GRU kernels are invisible",
-}
+def sample_input(graph: Any) -> torch.Tensor:
+    value = graph.input_value
+    shape = (BATCH, *(value.sample_shape or ()))
+    if value.dtype in ("int64", "int32"):
+        return torch.randint(1, 50, shape, dtype=getattr(torch, value.dtype))
+    return torch.randn(shape)
 
 
-def cell(value: int | None, truth: int) -> str:
-    if value is None:
-        return "-"
-    if value == truth:
-        return f"{value:,}"
-    return f"{value:,}*"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared/corpus/valid")
-    args = parser.parse_args()
-    expected = json.loads((args.corpus / "expected.json").read_text())
-    peers = available_peers()
-    columns = ["model", "count", "true", "aurane", *peers]
-    rows: list[list[str]] = []
-    misses: dict[str, list[str]] = {name: [] for name in ["aurane", *peers]}
-    sources: set[str] = set()
-    torch.manual_seed(0)
-    for file, models in expected.items():
-        path = args.corpus / file
+def models(quick: bool, result: c.Result) -> list[tuple[str, str, str, Any, dict[str, Any] | None]]:
+    """(file label, model, source, graph, truth or None) for every measured model."""
+    expected: dict[str, Any] = {}
+    files = [c.PROGRAMS / "mix.aur"]
+    if not quick:
+        examples = [*sorted((c.REPO / "examples").glob("*.aur")), *c.zoo_programs()]
+        files += c.usable_programs(result, examples)
+        if (CORPUS / "expected.json").is_file():
+            expected = json.loads((CORPUS / "expected.json").read_text())
+            files += [CORPUS / name for name in expected]
+    found = []
+    for path in files:
         text = path.read_text()
-        front = run_front_end(text, str(path))
-        for model, facts in models.items():
-            graph = front.graphs[model]
-            ours = profile(graph)
-            module = generated_module(text, str(path), model)
-            sources.add("generated" if module is not None else "IR twin")
-            module = module or IRModule(graph)
-            results = {
-                "aurane": (ours.parameters, ours.flops),
-                **run_peers(module.eval(), sample_input(graph), peers),
-            }
-            for index, (label, key) in enumerate(
-                (("params", "parameters"), ("FLOPs", "flops_per_sample"))
-            ):
-                truth = facts[key]
-                row = [model if index == 0 else "", label, f"{truth:,}"]
-                for name, counts in results.items():
-                    value = counts[index]
-                    row.append(cell(value, truth))
-                    if value is not None and value != truth:
-                        misses[name].append(f"{model} {label} {value / truth:.2f}x")
-                rows.append(row)
-    print_table(columns, rows)
-    print(
-        f"\ntorch module: {', '.join(sorted(sources))}; FLOPs = 2 x MACs for every column; "
-        "* = differs from the true count"
-    )
-    print("\nwhere each tool misses the true count (ratio to truth):")
-    for name, items in misses.items():
-        print(f"  {name}: {'; '.join(items) if items else 'none'}")
-        if items and name in CAUSES:
-            print(f"    why: {CAUSES[name]}")
+        front = c.run_front_end(text, path.name)
+        if not front.ok:
+            continue
+        truths = expected.get(path.name, {}) if path.parent == CORPUS else {}
+        for model, graph in front.graphs.items():
+            if graph.input_value.sample_shape is None:
+                continue  # a block without an input shape: measured inside its callers
+            found.append((path.name, model, text, graph, truths.get(model)))
+    return found
 
 
-def print_table(columns: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(r[i]) for r in [columns, *rows]) for i in range(len(columns))]
+RECURRENT = frozenset({"lstm", "gru"})
 
-    def line(r: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i < 2 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths, strict=True))
+
+def reference_flops(
+    module: nn.Module, x: torch.Tensor, truth: dict[str, Any] | None
+) -> tuple[int | None, str]:
+    """The count a verdict is measured against: the hand-computed truth when known, else
+    FlopCounterMode with attention forced onto the math kernel (every product is then an
+    aten matmul it counts; the default CPU flash kernel has no FLOP formula)."""
+    if truth is not None:
+        return int(truth["flops_per_sample"]), "true"
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.MATH):
+        _, flops = run_peer(peer_flop_counter, module, x)
+    return flops, "decomposed"
+
+
+def label(peer: str, ours: int, theirs: int | None, ops: set[str], reference: int | None) -> str:
+    if theirs is None:
+        return "not reported"
+    if theirs == ours:
+        return "equal"
+    reason, kinds = CONVENTIONS.get(peer, ("", frozenset()))
+    if theirs > ours and ops & kinds:
+        return f"convention ({reason})"
+    if reference is None:
+        return "miss"
+    if ours == reference:
+        return "miss (peer)"
+    return "miss (aurane)" if theirs == reference else "miss (both)"
+
+
+# ---------------------------------------------------------------- main
+
+
+def run(settings: c.Settings) -> c.Result:
+    from aurane.analysis.profile import profile
+    from aurane.compile import compile_source
+
+    result = c.Result("profile_accuracy", settings=c.configure(settings))
+    result.settings["mode"] = "train mode, autograd on, batch 2, counts per sample"
+    peers = available_peers(result)
+    torch.manual_seed(0)
+    agree: dict[str, list[str]] = {name: [] for name in peers}
+    truth_hits = 0
+    per_model: list[dict[str, Any]] = []
+    truth_total = 0
+    namespaces: dict[str, dict[str, Any]] = {}
+    for file, model, text, graph, truth in models(settings.quick, result):
+        if file not in namespaces:
+            namespaces[file] = c.load_generated(
+                compile_source(text, filename=file), f"bench_profile_{Path(file).stem}"
+            )
+        module: nn.Module = namespaces[file][model]()
+        x = sample_input(graph)
+        ours = profile(graph)
+        label_model = f"{file}:{model}"
+        result.work.same(
+            f"{label_model}: parameters (IR vs torch numel)",
+            ours.parameters,
+            sum(p.numel() for p in module.parameters()),
         )
+        with torch.no_grad():  # only to read the shape; the peers run with autograd on
+            out_shape = tuple(module.train()(x).shape[1:])
+        result.work.same(
+            f"{label_model}: output shape", graph.value(graph.output).sample_shape, out_shape
+        )
+        ops = {n.op for n in c.flat_nodes(graph)}
+        if truth is not None:
+            truth_total += 1
+            truth_hits += ours.flops == truth["flops_per_sample"] and (
+                ours.parameters == truth["parameters"]
+            )
+        reference, source = reference_flops(module, x, truth)
+        ours_ok = ours.flops == reference if reference is not None else None
+        if ours_ok is False and truth is None and ops & RECURRENT:
+            ours_ok = None  # no independent count of fused recurrent kernels
+        for peer, fn in peers.items():
+            try:
+                params, flops = run_peer(fn, module, x)
+            except Exception as error:  # a peer crashing on a model is a result too
+                result.details[f"{label_model} {peer}"] = f"failed: {type(error).__name__}"
+                agree[peer].append(f"{model}: failed")
+                continue
+            verdict = label(peer, ours.flops, flops, ops, reference)
+            if verdict.startswith("miss (peer)") and peer == "flop_counter":
+                verdict += (
+                    ": fused CPU attention kernel has no FLOP formula"
+                    if "multihead_attention" in ops
+                    else ": fused recurrent kernel counted in part"
+                    if ops & RECURRENT
+                    else ""
+                )
+            result.details[f"{label_model} {peer}"] = {
+                "aurane_flops": ours.flops,
+                "peer_flops": flops,
+                "peer_params": params,
+                "reference_flops": reference,
+                "reference": source,
+                "verdict": verdict,
+            }
+            if peer == "flop_counter":
+                per_model.append(
+                    {
+                        "model": label_model,
+                        "aurane": ours.flops,
+                        "flop_counter": flops,
+                        "reference": reference,
+                        "reference_kind": source,
+                        "aurane_ok": ours_ok,
+                        "verdict": verdict,
+                    }
+                )
+            agree[peer].append(verdict)
+    result.details["per_model"] = per_model
+    checked = [m for m in per_model if m["aurane_ok"] is not None]
+    exact = sum(bool(m["aurane_ok"]) for m in checked)
+    result.rows.append(
+        c.Row(
+            "models whose Aurane FLOPs equal the reference (true count, else FlopCounterMode "
+            "with attention decomposed)",
+            "models",
+            c.Summary.one(exact),
+            c.Summary.one(len(checked)),
+            "models with a reference",
+            exact / len(checked) if checked else None,
+            "exact / measured",
+            "1.00",
+            exact == len(checked),
+            note=f"{len(per_model) - len(checked)} unverifiable (recurrent, no true count)"
+            if len(per_model) > len(checked)
+            else "",
+        )
+    )
+    if "flop_counter" in agree:
+        verdicts = agree["flop_counter"]
+        equal = sum(v == "equal" for v in verdicts)
+        kinds: dict[str, int] = {}
+        for m in per_model:
+            if m["verdict"] != "equal":
+                kinds[m["verdict"]] = kinds.get(m["verdict"], 0) + 1
+        misses = [f"{n} x {verdict}" for verdict, n in kinds.items()]
+        result.rows.append(
+            c.Row(
+                "models where FlopCounterMode (default kernels, train mode) equals Aurane",
+                "models",
+                c.Summary.one(equal),
+                c.Summary.one(len(verdicts)),
+                "models measured",
+                equal / len(verdicts) if verdicts else None,
+                "equal / measured",
+                "informational",
+                None,
+                note="; ".join(misses),
+            )
+        )
+    for peer, verdicts in agree.items():
+        if peer == "flop_counter" or not verdicts:
+            continue
+        explained = sum(v == "equal" or v.startswith("convention") for v in verdicts)
+        result.rows.append(
+            c.Row(
+                f"models where {peer} equals Aurane or differs by convention",
+                "models",
+                c.Summary.one(explained),
+                c.Summary.one(len(verdicts)),
+                "models measured",
+                explained / len(verdicts),
+                "explained / measured",
+                "informational",
+                None,
+            )
+        )
+    if truth_total:
+        result.rows.append(
+            c.Row(
+                "corpus models where Aurane's params and FLOPs equal the true count",
+                "models",
+                c.Summary.one(truth_hits),
+                c.Summary.one(truth_total),
+                "models with a true count",
+                truth_hits / truth_total,
+                "exact / measured",
+                "1.00",
+                truth_hits == truth_total,
+            )
+        )
+    else:
+        result.note("--quick: the corpus with true counts is not measured")
+    return result
 
-    print(line(columns))
-    print("  ".join("-" * w for w in widths))
-    for row in rows:
-        print(line(row))
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args(argv)
+    from run_all import print_result
+
+    result = run(c.Settings.make(args.quick, smoke=args.smoke))
+    print_result(result)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,108 +1,158 @@
-"""Profiling speed: a 10,000-operation model profiled (and drawn) from its IR.
+"""Profiling speed from source, as a user runs it, beside torch's FlopCounterMode.
 
-Builds the model twice: by hand as an IR graph (5,000 dense + 5,000 relu nodes), and from
-``.aur`` source through the front end (reported separately: that is parse/check/lower
-time, not profiling). Prints seconds and the ratio against the one-second budget.
+    .venv/bin/python bench/profile_speed.py [--quick] [--ops 10000]
 
-    .venv/bin/python bench/profile_speed.py [--ops 10000] [--repeat 5]
+Aurane's side is what ``aurane profile`` does in-process: parse, resolve, check and lower
+the source, then profile every model (parameters, FLOPs, activation memory). The
+baseline is the PyTorch user's way to get the same FLOP count: a forward pass under
+``torch.utils.flop_counter.FlopCounterMode`` on the equivalent module (the one Aurane
+generates for the program, built before timing, train mode, batch 2, attention on the
+math kernel so that FlopCounterMode sees every product). Checked equal before timing:
+FLOPs per sample and parameters, per model.
+
+Two workloads: one large file (the mixed conv / residual-block / attention / reshape unit
+of analysis_speed.py scaled to ``--ops`` operations; target: under 1 s from source), and
+every shipped program in a row (bench/programs, examples, examples/zoo).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
-from aurane.analysis.diagrams import build_diagram, render_dot, render_mermaid, render_text
-from aurane.analysis.profile import profile
-from aurane.ir.graph import BATCH, Graph, Node, Value
-from aurane.source import Span
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-SPAN = Span(1, 1, 1, 2)
-WIDTH = 16
+import _common as c  # noqa: E402
+import torch  # noqa: E402
+from analysis_speed import UNIT_OPS, aur_source  # noqa: E402
+from torch import nn  # noqa: E402
 
-
-def chain_graph(ops: int, width: int = WIDTH) -> Graph:
-    """``x -> dense(width).relu -> ...``: ``ops`` IR nodes alternating dense and relu."""
-    values = [Value("x", (BATCH, width), "float32", SPAN, "x")]
-    nodes: list[Node] = []
-    current = "x"
-    for index in range(ops):
-        if index % 2 == 0:
-            name = f"dense{index // 2 + 1}"
-            node = Node(
-                name,
-                "dense",
-                {"features": width, "bias": True},
-                (current,),
-                name,
-                width * width + width,
-                SPAN,
-            )
-        else:
-            name = f"relu{index // 2 + 1}"
-            node = Node(name, "relu", {}, (current,), name, 0, SPAN)
-        nodes.append(node)
-        values.append(Value(name, (BATCH, width), "float32", SPAN))
-        current = name
-    return Graph("Deep", "x", current, tuple(values), tuple(nodes), SPAN, "float32")
+BUDGET_S = 1.0
+BATCH = 2
 
 
-def chain_source(ops: int, width: int = WIDTH) -> str:
-    lines = ["model Deep:", f"    input_shape = ({width},)", "    def forward(x):"]
-    lines += [f"        x -> dense({width}).relu" for _ in range(ops // 2)]
-    return "\n".join(lines) + "\n"
+def aurane_side(files: dict[str, str]) -> Callable[[], dict[str, tuple[int, int]]]:
+    from aurane.analysis.profile import profile
+
+    def run() -> dict[str, tuple[int, int]]:
+        counts = {}
+        for name, text in files.items():
+            front = c.run_front_end(text, name)
+            assert front.ok, front.diagnostics[:3]
+            for model, graph in front.graphs.items():
+                if graph.input_value.sample_shape is None:
+                    continue
+                report = profile(graph)
+                counts[f"{name}:{model}"] = (report.parameters, report.flops)
+        return counts
+
+    return run
 
 
-def best_of(repeat: int, fn: object) -> float:
-    assert callable(fn)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def flop_counter_side(files: dict[str, str]) -> Callable[[], dict[str, tuple[int, int]]]:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.flop_counter import FlopCounterMode
 
+    from aurane.compile import compile_source
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument(
-        "--front-end",
-        action="store_true",
-        help="also time the front end on the same model written as source",
-    )
-    args = parser.parse_args()
-    graph = chain_graph(args.ops)
-    seconds = best_of(args.repeat, lambda: profile(graph, 32))
-    result = profile(graph, 32)
-    print(
-        f"profile of a {len(graph.nodes):,}-operation model: {seconds:.3f} s "
-        f"(budget 1 s, {1 / seconds:.1f}x under) -> {result.flops:,} FLOPs per sample, "
-        f"{result.parameters:,} parameters"
-    )
-    diagram_s = best_of(args.repeat, lambda: render_dot(build_diagram(graph)))
-    mermaid_s = best_of(args.repeat, lambda: render_mermaid(build_diagram(graph)))
-    text_s = best_of(args.repeat, lambda: render_text(build_diagram(graph)))
-    print(
-        f"diagram (node/edge list + DOT): {diagram_s:.3f} s; + Mermaid: {mermaid_s:.3f} s; "
-        f"+ text tree: {text_s:.3f} s"
-    )
-    if args.front_end:
-        from aurane.compiler import run_front_end
-
-        text = chain_source(args.ops)
-        start = time.perf_counter()
-        front = run_front_end(text, "deep.aur")
-        front_s = time.perf_counter() - start
-        lowered = front.graphs["Deep"]
-        start = time.perf_counter()
-        profile(lowered, 32)
-        print(
-            f"front end on the same model as source: {front_s:.3f} s (parse, check, lower); "
-            f"profile of the lowered IR: {time.perf_counter() - start:.3f} s"
+    modules: list[tuple[str, nn.Module, torch.Tensor]] = []
+    for name, text in files.items():
+        front = c.run_front_end(text, name)
+        namespace = c.load_generated(
+            compile_source(text, filename=name), f"bench_ps_{len(modules)}"
         )
+        for model, graph in front.graphs.items():
+            value = graph.input_value
+            if value.sample_shape is None:
+                continue
+            shape = (BATCH, *value.sample_shape)
+            if value.dtype in ("int64", "int32"):
+                x = torch.randint(1, 50, shape, dtype=getattr(torch, value.dtype))
+            else:
+                x = torch.randn(shape)
+            modules.append((f"{name}:{model}", namespace[model]().train(), x))
+
+    def run() -> dict[str, tuple[int, int]]:
+        counts = {}
+        for label, module, x in modules:
+            with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
+                module(x)
+            params = sum(p.numel() for p in module.parameters())
+            counts[label] = (params, int(counter.get_total_flops()) // BATCH)
+        return counts
+
+    return run
+
+
+def compare(
+    label: str, files: dict[str, str], settings: c.Settings, result: c.Result
+) -> tuple[list[float], list[float]]:
+    ours, theirs = aurane_side(files), flop_counter_side(files)
+    a, b = ours(), theirs()
+    result.work.same(f"{label}: models profiled", sorted(a), sorted(b))
+    for key in a:
+        result.work.same(f"{label}: {key} parameters", a[key][0], b[key][0])
+        result.work.same(f"{label}: {key} FLOPs per sample", a[key][1], b[key][1])
+    timed = c.paired({"aurane": ours, "flop_counter": theirs}, settings)
+    return timed["aurane"].wall, timed["flop_counter"].wall
+
+
+def run(settings: c.Settings, ops: int | None = None) -> c.Result:
+    result = c.Result("profile_speed", settings=c.configure(settings))
+    result.settings["baseline"] = "FlopCounterMode, train mode, batch 2, SDPA math kernel"
+    if ops is None:
+        ops = settings.pick(10_000, 340, UNIT_OPS)
+    units = max(1, round(ops / UNIT_OPS))
+    big = {"big.aur": aur_source(units)}
+    ours, theirs = compare("large file", big, settings, result)
+    row = c.speedup_row(
+        f"profile from source, one file of {units * UNIT_OPS:,} ops (parse+check+lower+profile)",
+        ours,
+        theirs,
+        "FlopCounterMode forward (module prebuilt)",
+        1.0,
+    )
+    row.target = f"aurane < {BUDGET_S:g} s"
+    row.met = row.aurane is not None and row.aurane.median < BUDGET_S * 1e3
+    row.ratio_means = "baseline / aurane (median); > 1 = Aurane faster"
+    result.rows.append(row)
+    shipped = {}
+    for path in c.usable_programs(result):
+        try:  # the peer must run every model of a file, or the file is left out of both
+            flop_counter_side({path.name: path.read_text()})()
+        except Exception as error:
+            result.note(f"{path.name} left out: FlopCounterMode fails ({type(error).__name__})")
+            continue
+        shipped[path.name] = path.read_text()
+    ours, theirs = compare("shipped programs", shipped, settings, result)
+    row = c.speedup_row(
+        f"profile from source, {len(shipped)} shipped programs in a row",
+        ours,
+        theirs,
+        "FlopCounterMode forward (modules prebuilt)",
+        1.0,
+    )
+    row.target, row.met = "informational", None
+    row.ratio_means = "baseline / aurane (median); > 1 = Aurane faster"
+    result.rows.append(row)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--ops", type=int, default=None)
+    args = parser.parse_args(argv)
+    from run_all import print_result
+
+    print_result(run(c.Settings.make(args.quick, smoke=args.smoke), args.ops))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

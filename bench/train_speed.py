@@ -1,101 +1,93 @@
-"""Samples/s of Aurane's generated training loop vs a hand-written loop and Lightning.
+"""Per-step overhead of Aurane's generated training loop against a minimal hand-written loop.
 
-All three train the same model on the same in-memory data with the same optimizer for
-the same number of epochs, measured in one process, interleaved (the order rotates each round), best of ``--rounds``:
+    .venv/bin/python bench/train_speed.py [--quick]
 
-    python bench/train_speed.py [--epochs 2] [--rounds 6] [--size 8192] [--threads 1] [--batch 64]
+Models: the small MLP and the small CNN of bench/programs/train.aur (small, so the loop's
+own per-step cost is visible instead of hidden behind large matrix products). Both sides
+train the same initial weights on the same in-memory data in the same order (no
+shuffle) with the same optimizer for the same epochs; the hand-written loop is what a
+user would write (forward, loss, zero_grad, backward, step, and the running loss).
+Before any ratio is printed, both sides are checked to have run the same number of
+steps, reached the same final epoch loss and the same final parameters.
 
-Targets: generated >= 0.95x hand-written, >= 1.0x Lightning's Trainer. Lightning is
-optional (``pip install lightning``); without it that row says so.
+Timed: the whole call (optimizer construction included on both sides), wall clock and
+CPU time (``time.process_time``), same warm-up and runs, interleaved, 1 torch thread.
+Ratio: median time per step, Aurane / hand-written; target <= 1/0.95 (throughput >=
+0.95x). The per-step overhead in microseconds is shown beside it.
+
+Lightning's ``Trainer`` is compared too when ``lightning`` is installed; its trainers are
+constructed before the timed region.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
+import math
 import sys
-import tempfile
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-import torch
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+import _common as c  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from aurane.backends.torch import generate_torch  # noqa: E402
-from aurane.compiler import run_front_end  # noqa: E402
-
-SOURCE = """
-dataset images:
-    batch = {batch}
-
-model Mlp:
-    input_shape = (1, 28, 28)
-    def forward(x):
-        x -> flatten() -> dense(512).relu -> dense(512).relu -> dense(10)
-
-train Mlp on images:
-    epochs = {epochs}
-    loss = cross_entropy
-    optimizer = adam(lr=0.001)
-"""
+TARGET = 1 / 0.95
+EPOCHS = 2  # as in bench/programs/train.aur
+LR = 0.001
 
 
-def compiled_module(epochs: int, batch: int, folder: Path) -> object:
-    front = run_front_end(SOURCE.format(epochs=epochs, batch=batch), "bench.aur")
-    assert front.ok and front.resolved is not None, front.diagnostics
-    path = folder / "bench_program.py"
-    path.write_text(generate_torch(front.resolved, front.graphs))
-    spec = importlib.util.spec_from_file_location("bench_program", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+class CountingLoader:
+    """A DataLoader wrapper that counts the batches each side takes."""
+
+    def __init__(self, loader: DataLoader[Any]) -> None:
+        self.loader = loader
+        self.dataset = loader.dataset
+        self.sampler = loader.sampler
+        self.batch_size = loader.batch_size
+        self.steps = 0
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch in self.loader:
+            self.steps += 1
+            yield batch
 
 
-def hand_written(model: nn.Module, loader: DataLoader, epochs: int) -> None:  # type: ignore[type-arg]
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+def hand_written(model: nn.Module, loader: CountingLoader, epochs: int) -> float:
+    """A minimal loop; returns the last epoch's mean loss (per sample)."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR)
     loss_fn = nn.CrossEntropyLoss()
     model.train()
+    mean = math.nan
     for _ in range(epochs):
-        total = torch.zeros(())
+        total = torch.zeros((), dtype=torch.float64)
+        count = 0
         for inputs, targets in loader:
             loss = loss_fn(model(inputs), targets)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total += loss.detach()  # a minimal loop still tracks its loss
-        print(f"loss {float(total) / len(loader):.4f}")
+            total += loss.detach().double() * len(targets)
+            count += len(targets)
+        mean = float(total) / count
+    return mean
 
 
-def lightning_runner() -> Callable[[nn.Module, DataLoader, int], None] | None:  # type: ignore[type-arg]
+def lightning_trainers(count: int, epochs: int) -> list[Any] | None:
     try:
         import lightning as L
     except ImportError:
         return None
-
-    class Module(L.LightningModule):  # type: ignore[misc]
-        def __init__(self, net: nn.Module) -> None:
-            super().__init__()
-            self.net = net
-            self.loss_fn = nn.CrossEntropyLoss()
-
-        def training_step(
-            self, batch: tuple[torch.Tensor, torch.Tensor], index: int
-        ) -> torch.Tensor:
-            inputs, targets = batch
-            return self.loss_fn(self.net(inputs), targets)  # type: ignore[no-any-return]
-
-        def configure_optimizers(self) -> torch.optim.Optimizer:
-            return torch.optim.Adam(self.parameters(), lr=0.001)
-
-    def run(model: nn.Module, loader: DataLoader, epochs: int) -> None:  # type: ignore[type-arg]
-        trainer = L.Trainer(
+    return [
+        L.Trainer(
             max_epochs=epochs,
             accelerator="cpu",
             devices=1,
@@ -104,75 +96,147 @@ def lightning_runner() -> Callable[[nn.Module, DataLoader, int], None] | None:  
             enable_progress_bar=False,
             enable_model_summary=False,
         )
-        trainer.fit(Module(model), loader)
+        for _ in range(count)
+    ]
 
-    return run
+
+def lightning_module(net: nn.Module) -> Any:
+    import lightning as L
+
+    class Module(L.LightningModule):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+            self.loss_fn = nn.CrossEntropyLoss()
+
+        def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], index: int) -> Any:
+            return self.loss_fn(self.net(batch[0]), batch[1])
+
+        def configure_optimizers(self) -> torch.optim.Optimizer:
+            return torch.optim.Adam(self.parameters(), lr=LR)
+
+    return Module()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--size", type=int, default=8192)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch threads (1: CPU time is then robust to other load)",
-    )
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    generator = torch.Generator().manual_seed(0)
-    data = TensorDataset(
-        torch.randn(args.size, 1, 28, 28, generator=generator),
-        torch.randint(0, 10, (args.size,), generator=generator),
-    )
-    loader = DataLoader(data, batch_size=args.batch, shuffle=True)
-    with tempfile.TemporaryDirectory() as folder:
-        program = compiled_module(args.epochs, args.batch, Path(folder))
-        runners: dict[str, Callable[[nn.Module, DataLoader, int], None] | None] = {  # type: ignore[type-arg]
-            "hand-written": hand_written,
-            "aurane": lambda m, dl, e: program.train_mlp(train_loader=dl, model=m),  # type: ignore[attr-defined]
-            "lightning": lightning_runner(),
-        }
-        best: dict[str, float] = {}
-        best_cpu: dict[str, float] = {}
-        order = [name for name, runner in runners.items() if runner is not None]
-        for round_ in range(args.rounds):
-            for name in order[round_ % len(order) :] + order[: round_ % len(order)]:
-                runner = runners[name]
-                assert runner is not None
-                model = program.Mlp()  # type: ignore[attr-defined]
-                started, cpu = time.perf_counter(), time.process_time()
-                with (
-                    contextlib.redirect_stdout(io.StringIO()),
-                    contextlib.redirect_stderr(io.StringIO()),
-                ):
-                    runner(model, loader, args.epochs)
-                samples = args.epochs * args.size
-                best[name] = max(best.get(name, 0.0), samples / (time.perf_counter() - started))
-                cpu_rate = samples / (time.process_time() - cpu)
-                best_cpu[name] = max(best_cpu.get(name, 0.0), cpu_rate)
-    print(
-        f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.size} samples, "
-        f"batch {args.batch}, {args.epochs} epochs, best of {args.rounds}"
-    )
-    for name in runners:
-        if name not in best:
-            print(f"{name:>13}: not measured (lightning is not installed)")
-            continue
-        print(
-            f"{name:>13}: {best[name]:9.0f} samples/s wall, "
-            f"{best_cpu[name]:9.0f} samples per CPU second"
+def bench_model(
+    name: str,
+    program: dict[str, Any],
+    data: TensorDataset,
+    settings: c.Settings,
+    result: c.Result,
+) -> None:
+    torch.manual_seed(0)
+    initial = {k: v.clone() for k, v in program[name]().state_dict().items()}
+    loader = CountingLoader(DataLoader(data, batch_size=32, shuffle=False))
+    train = program[f"train_{name.lower()}"]
+    finals: dict[str, tuple[float, int, dict[str, torch.Tensor]]] = {}
+    quiet = io.StringIO()
+
+    def fresh() -> nn.Module:
+        model: nn.Module = program[name]()
+        model.load_state_dict(initial)
+        return model
+
+    def run_aurane() -> None:
+        model, before = fresh(), loader.steps
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            trained = train(train_loader=loader, model=model)
+        finals["aurane"] = (
+            float(trained.training_history[-1]["loss"]),
+            loader.steps - before,
+            trained.state_dict(),
         )
-    for other, target in (("hand-written", 0.95), ("lightning", 1.0)):
-        if other in best:
-            print(
-                f"aurane / {other:<12} = {best['aurane'] / best[other]:.3f} wall, "
-                f"{best_cpu['aurane'] / best_cpu[other]:.3f} CPU (target >= {target})"
+
+    def run_hand() -> None:
+        model, before = fresh(), loader.steps
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            loss = hand_written(model, loader, EPOCHS)
+        finals["hand"] = (loss, loader.steps - before, model.state_dict())
+
+    sides: dict[str, Callable[[], None]] = {"aurane": run_aurane, "hand": run_hand}
+    trainers = lightning_trainers(settings.warmup + settings.runs, EPOCHS)
+    if trainers is not None:
+
+        def run_lightning() -> None:
+            assert trainers is not None
+            model, before = fresh(), loader.steps
+            with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+                trainers.pop().fit(lightning_module(model), loader)
+            finals["lightning"] = (math.nan, loader.steps - before, model.state_dict())
+
+        sides["lightning"] = run_lightning
+    else:
+        result.note("lightning is not installed: the Lightning row is skipped")
+    timed = c.paired(sides, settings)
+    loss_a, steps_a, state_a = finals["aurane"]
+    loss_h, steps_h, state_h = finals["hand"]
+    result.work.same(f"{name}: steps per run", steps_a, steps_h)
+    result.work.same(f"{name}: final epoch loss", loss_a, loss_h, tolerance=1e-9)
+    same_params = all(torch.equal(state_a[k], state_h[k]) for k in state_h)
+    result.work.same(f"{name}: final parameters bitwise equal", same_params, True)
+    if "lightning" in finals:
+        result.work.same(f"{name}: Lightning steps per run", finals["lightning"][1], steps_h)
+    steps = steps_h
+    for clock in ("cpu", "wall"):
+        ours = [t / steps for t in getattr(timed["aurane"], clock)]
+        for other, label in (("hand", "hand-written loop"), ("lightning", "Lightning Trainer")):
+            if other not in timed:
+                continue
+            theirs = [t / steps for t in getattr(timed[other], clock)]
+            a, b = c.Summary.of(ours), c.Summary.of(theirs)
+            ratio = a.median / b.median
+            overhead = (a.median - b.median) * 1e6
+            result.rows.append(
+                c.Row(
+                    f"training loop {name}, {clock} time per step ({steps} steps/run)",
+                    "ms/step",
+                    a.scaled(1e3),
+                    b.scaled(1e3),
+                    label,
+                    ratio,
+                    "aurane / baseline (median)",
+                    f"<= {TARGET:.3f} (>= 0.95x throughput)",
+                    ratio <= TARGET,
+                    note=f"overhead {overhead:+.0f} us/step",
+                )
             )
 
 
+def run(settings: c.Settings) -> c.Result:
+    result = c.Result("train_speed", settings=c.configure(settings))
+    from aurane.compile import compile_source
+
+    text = (c.PROGRAMS / "train.aur").read_text()
+    program = c.load_generated(compile_source(text, filename="train.aur"), "bench_train")
+    size = settings.pick(2048, 256, 64)
+    generator = torch.Generator().manual_seed(0)
+    datasets = {
+        "Mlp": TensorDataset(
+            torch.randn(size, 64, generator=generator),
+            torch.randint(0, 10, (size,), generator=generator),
+        ),
+        "SmallCnn": TensorDataset(
+            torch.randn(size, 1, 16, 16, generator=generator),
+            torch.randint(0, 10, (size,), generator=generator),
+        ),
+    }
+    for name, data in datasets.items():
+        bench_model(name, program, data, settings, result)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args(argv)
+    from run_all import print_result
+
+    print_result(run(c.Settings.make(args.quick, smoke=args.smoke)))
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""Run every benchmark in bench/ and write bench/results/latest.json and latest.md.
+
+    .venv/bin/python bench/run_all.py            # full sizes (minutes on 2 cores)
+    .venv/bin/python bench/run_all.py --quick    # smoke run: tiny sizes, same rules
+    .venv/bin/python bench/run_all.py --only train_speed profile_speed --out /tmp/res
+
+Every benchmark follows bench/_common.py: both sides get the same warm-up, runs (>= 7),
+statistic (median, IQR, min/max), GC and thread settings, and each records the work both
+sides did and stops when it differs. The table lists every ratio with its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as c  # noqa: E402
+
+BENCHMARKS = ("analysis_speed", "model_speed", "train_speed", "profile_accuracy", "profile_speed")
+
+
+def fmt(summary: dict[str, Any] | None, unit: str) -> str:
+    if summary is None:
+        return "-"
+    if summary["n"] <= 1 and float(summary["median"]).is_integer():
+        return f"{int(summary['median']):,} {unit}"
+    digits = 3 if summary["median"] < 10 else 1
+    median = f"{summary['median']:.{digits}f}"
+    if summary["n"] <= 1 or summary["q1"] == summary["q3"] == summary["median"]:
+        return f"{median} {unit}".strip()
+    return (
+        f"{median} {unit} (IQR {summary['q1']:.{digits}f}-{summary['q3']:.{digits}f}, "
+        f"n={summary['n']})"
+    )
+
+
+def markdown(report: dict[str, Any]) -> str:
+    m = report["machine"]
+    lines = [
+        "# Aurane benchmarks",
+        "",
+        f"Command: `{report['command']}`{'' if report.get('level', 'full') == 'full' else ' (' + report['level'] + ' run: small sizes, not a result)'}  ",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['platform']}; Python {m['python']}, "
+        f"torch {m['torch']}, aurane {m['aurane']}; load average at start "
+        f"{m.get('load_average', '?')}  ",
+        f"Date: {report['date']}; wall time {report['seconds']:.0f} s",
+        "",
+        "Medians with IQR over n interleaved runs per side (same warm-up, GC and threads "
+        "for both). Ratio as defined per row.",
+        "",
+        "| benchmark | metric | Aurane | baseline | ratio | target | met? |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, bench in report["benchmarks"].items():
+        if "error" in bench:
+            lines.append(f"| {name} | FAILED: {bench['error']} | | | | | no |")
+            continue
+        for row in bench["rows"]:
+            ratio = "-" if row["ratio"] is None else f"{row['ratio']:.3f}"
+            if row["ratio"] is not None and row["ratio"] >= 10:
+                ratio = f"{row['ratio']:.1f}"
+            met = {True: "yes", False: "**no**", None: "-"}[row["met"]]
+            baseline = fmt(row["baseline"], row["unit"])
+            if row["baseline_name"]:
+                baseline = f"{row['baseline_name']}: {baseline}"
+            metric = row["metric"] + (f" ({row['note']})" if row["note"] else "")
+            lines.append(
+                f"| {name} | {metric} | {fmt(row['aurane'], row['unit'])} | {baseline} | "
+                f"{ratio} ({row['ratio_means']}) | {row['target']} | {met} |"
+            )
+    per_model = report["benchmarks"].get("profile_accuracy", {}).get("details", {}).get("per_model")
+    if per_model:
+        lines += [
+            "",
+            "profile_accuracy per model (FLOPs per sample; reference = true count when the "
+            "shared corpus gives one, else FlopCounterMode with attention on the math kernel):",
+            "",
+            "| model | Aurane | FlopCounterMode | reference | Aurane = reference? | peer verdict |",
+            "|---|---|---|---|---|---|",
+        ]
+        for m in per_model:
+            ok = {True: "yes", False: "**no**", None: "unverified"}[m["aurane_ok"]]
+            peer = "-" if m["flop_counter"] is None else f"{m['flop_counter']:,}"
+            ref = "-" if m["reference"] is None else f"{m['reference']:,} ({m['reference_kind']})"
+            lines.append(
+                f"| {m['model']} | {m['aurane']:,} | {peer} | {ref} | {ok} | {m['verdict']} |"
+            )
+    lines += ["", "Work asserted equal on both sides:", ""]
+    for name, bench in report["benchmarks"].items():
+        checks = bench.get("work", [])
+        ok = bench.get("work_equal", False)
+        lines.append(f"- {name}: {len(checks)} checks, {'all equal' if ok else 'NOT EQUAL'}")
+    notes = [(n, note) for n, b in report["benchmarks"].items() for note in b.get("notes", [])]
+    if notes:
+        lines += ["", "Notes:", ""]
+        lines += [f"- {name}: {note}" for name, note in notes]
+    return "\n".join(lines) + "\n"
+
+
+README_HEADING = "## Benchmarks"
+
+
+def readme_section(report: dict[str, Any]) -> str:
+    """The README's Benchmarks section: how to run, the rules, the latest table."""
+    table = markdown(report).split("\n\n")
+    rows = next(block for block in table if block.startswith("| benchmark |"))
+    m = report["machine"]
+    return f"""{README_HEADING}
+
+`bench/run_all.py` runs every benchmark and writes `bench/results/latest.json` and
+`bench/results/latest.md` (this table, the per-model profile table and every work check);
+`--quick` is a fast run with small sizes, `--only NAME ...` picks benchmarks, and each
+`bench/*.py` also runs alone. Rules (bench/_common.py): both sides get the same warm-up,
+runs (>= 7, interleaved, alternating order), statistic (median with IQR), GC state and torch
+threads (1); each benchmark asserts both sides did the same work (graph sizes and output
+shapes, parameters, outputs and gradients, steps, final loss and parameters) before it
+reports a ratio; `tests/test_bench_smoke.py` runs them all at minimal sizes so they cannot rot.
+
+```bash
+.venv/bin/python bench/run_all.py            # full run, 5 to 7 minutes on 2 cores
+.venv/bin/python bench/run_all.py --quick    # about 20 s
+```
+
+Latest full run: `{report["command"]}` on {m["cpu"]}, {m["cores"]} cores (shared with other
+work: load average {m.get("load_average", "?")} at the start), Python {m["python"]}, torch
+{m["torch"]}, {report["date"]}. CPU-time rows are less disturbed by other load than
+wall-clock rows (which include waiting for a core), but on a busy machine both move by
+several percent between runs: compare ratios within one run, not figures across runs.
+Targets are the ones the earlier bench scripts stated.
+
+{rows}
+"""
+
+
+def update_readme(report: dict[str, Any], path: Path = c.REPO / "README.md") -> None:
+    """Replace the Benchmarks section (up to the next ``## `` heading) or append it."""
+    text = path.read_text()
+    section = readme_section(report)
+    start = text.find(f"\n{README_HEADING}\n")
+    if start < 0:
+        path.write_text(text.rstrip("\n") + "\n\n" + section)
+        return
+    end = text.find("\n## ", start + 1)
+    tail = "" if end < 0 else "\n" + text[end + 1 :]
+    path.write_text(text[: start + 1] + section + tail)
+
+
+def print_result(result: c.Result) -> None:
+    data = result.to_json()
+    print(
+        markdown(
+            {
+                "machine": c.machine(),
+                "command": " ".join(sys.argv),
+                "quick": False,
+                "date": time.strftime("%Y-%m-%d %H:%M"),
+                "seconds": 0.0,
+                "benchmarks": {result.name: data},
+            }
+        )
+    )
+    for key, value in result.details.items():
+        print(f"  {key}: {value}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, same rules (minutes)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="minimal sizes, no subprocess timings (the test)"
+    )
+    parser.add_argument("--only", nargs="+", choices=BENCHMARKS, default=list(BENCHMARKS))
+    parser.add_argument("--out", type=Path, default=c.BENCH / "results", help="results folder")
+    parser.add_argument("--runs", type=int, default=None, help="runs per side (>= 7)")
+    parser.add_argument("--no-cli", action="store_true", help="skip subprocess timings")
+    parser.add_argument(
+        "--readme", action="store_true", help="also put the table into README.md (full runs)"
+    )
+    args = parser.parse_args(argv)
+    settings = c.Settings.make(args.quick, args.runs, smoke=args.smoke)
+    started = time.perf_counter()
+    report: dict[str, Any] = {
+        "machine": c.machine(),
+        "command": "python bench/run_all.py" + (" " + " ".join(argv or sys.argv[1:])).rstrip(),
+        "quick": settings.quick,
+        "level": settings.level,
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "benchmarks": {},
+    }
+    failed = False
+    for name in args.only:
+        module = importlib.import_module(name)
+        t0 = time.perf_counter()
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        try:
+            kwargs = (
+                {"cli": False}
+                if (args.no_cli or args.smoke) and name in ("analysis_speed", "model_speed")
+                else {}
+            )
+            result: c.Result = module.run(settings, **kwargs)
+            data = result.to_json()
+        except Exception as error:  # one broken benchmark must not hide the others
+            traceback.print_exc()
+            data = {"name": name, "error": f"{type(error).__name__}: {error}", "work_equal": False}
+            failed = True
+        data["seconds"] = round(time.perf_counter() - t0, 2)
+        report["benchmarks"][name] = data
+    report["seconds"] = time.perf_counter() - started
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "latest.json").write_text(json.dumps(report, indent=1) + "\n")
+    text = markdown(report)
+    (args.out / "latest.md").write_text(text)
+    if args.readme and not failed:
+        update_readme(report)
+    print(text)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
