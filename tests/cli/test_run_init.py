@@ -26,7 +26,7 @@ LONG_RUN = (
 
 
 def _corpus(name: str, folder: Path) -> Path:
-    # skips when ../shared/corpus is absent; a corpus without ``name`` is an error
+    # the project's copy of the valid corpus (tests/corpus/valid); a missing ``name`` is an error
     target = folder / name
     shutil.copy(corpus_dir("valid") / name, target)
     return target
@@ -93,11 +93,10 @@ def test_run_reports_compile_errors_and_program_failures(tmp_path: Path) -> None
 
 
 def test_run_keep_temp_and_program_arguments(tmp_path: Path) -> None:
-    (tmp_path / "plain.aur").write_text(
-        "model M:\n    input_shape = (4,)\n    def forward(x):\n        x -> dense(2)\n"
-    )
-    done = run_cli("run", "plain.aur", "--keep-temp", "--", "--flag", "value", cwd=tmp_path)
+    (tmp_path / "short.aur").write_text(LONG_RUN.replace("100000", "3"))
+    done = run_cli("run", "short.aur", "--keep-temp", "--", "--epochs", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert "epoch 1/1" in done.stdout  # the arguments after '--' reached the program
     kept = Path(re.search(r"kept the generated program: (.+)", done.stderr).group(1))  # type: ignore[union-attr]
     assert kept.is_file() and "class M" in kept.read_text()
     shutil.rmtree(kept.parent)

@@ -137,14 +137,19 @@ def run(module, folder, resume=None):
         os._exit(code)
     os.waitpid(pid, 0)
 
-save = part._save_checkpoints
+owner, attribute = (
+    (part, "_save_checkpoints")  # --standalone
+    if hasattr(part, "_save_checkpoints")
+    else (__import__("aurane.runtime.run", fromlist=["run"]), "save_checkpoints")
+)
+save = getattr(owner, attribute)
 
 def keep_epoch_zero(folder, checkpoint, **options):  # what a run starts from
     if checkpoint["epoch"] == 0:
         torch.save(checkpoint, "epoch0.pt")
     return save(folder, checkpoint, **options)
 
-part._save_checkpoints = keep_epoch_zero
+setattr(owner, attribute, keep_epoch_zero)
 run(job, "whole")
 run(part, "part")
 last = os.path.abspath("part/ck/last.pt")

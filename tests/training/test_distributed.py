@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from tests.training.helpers import env, run_python, write_program
@@ -17,12 +18,15 @@ import torch
 import job
 model = job.train_net()
 torch.save(model.state_dict(), f"rank{os.environ['RANK']}.pt")
-job._finish_distributed()
+(job._finish_distributed if hasattr(job, "_finish_distributed") else job.rt.finish_distributed)()
 """
 
 
-def test_torchrun_two_ranks_identical_weights_one_set_of_files(tmp_path: Path) -> None:
-    write_program(tmp_path, CLASSIFIER.format(epochs=3, folder="ck"), "job")
+@pytest.mark.parametrize("standalone", [False, True], ids=["default", "standalone"])
+def test_torchrun_two_ranks_identical_weights_one_set_of_files(
+    tmp_path: Path, standalone: bool
+) -> None:
+    write_program(tmp_path, CLASSIFIER.format(epochs=3, folder="ck"), "job", standalone=standalone)
     (tmp_path / "driver.py").write_text(DRIVER)
     command = [
         sys.executable,
@@ -44,11 +48,14 @@ def test_torchrun_two_ranks_identical_weights_one_set_of_files(tmp_path: Path) -
     first, second = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
     assert all(torch.equal(first[key], second[key]) for key in first)
     assert done.stdout.count("epoch 3/3") == 1  # rank 0 alone prints
-    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [
+    written = sorted(p.name for p in (tmp_path / "ck").iterdir())
+    assert [name for name in written if name.endswith(".pt")] == [
         "best.pt",
         "epoch_0002.pt",
         "last.pt",
     ]
+    assert {"metrics.csv", "metrics.jsonl"} <= set(written)  # the history, written by rank 0
+    assert not any(name.endswith((".tmp", ".lock")) for name in written)
     checkpoint = torch.load(tmp_path / "ck" / "last.pt", weights_only=True)
     assert checkpoint["epoch"] == 3
     # a checkpoint written at world size 2 resumes in a single process

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import VALID
 from tests.training.helpers import compile_text, run_python, write_program
 from tests.training.programs import CLASSIFIER, GAN
 
@@ -29,11 +29,21 @@ SOURCES = {
     ),
 }
 for corpus_name in ("training", "gan"):
-    corpus_path = CORPUS / "valid" / f"{corpus_name}.aur"
+    corpus_path = VALID / f"{corpus_name}.aur"
     if corpus_path.is_file():
         SOURCES[f"corpus_{corpus_name}"] = corpus_path.read_text()
 
 ALLOWED_ROOTS = {
+    "__future__",
+    "contextlib",
+    "argparse",
+    "csv",
+    "io",
+    "json",
+    "shlex",
+    "signal",
+    "socket",
+    "threading",
     "hashlib",
     "math",
     "os",
@@ -46,6 +56,9 @@ ALLOWED_ROOTS = {
     "torchvision",
     "aurane",
     "numpy",
+    # optional, imported inside the function that uses them, only when installed
+    "matplotlib",
+    "tqdm",
 }
 
 
@@ -81,10 +94,13 @@ def test_generated_code_is_ruff_clean_and_formatted(tmp_path: Path, name: str) -
     assert lint.returncode == 0, lint.stdout
 
 
+@pytest.mark.parametrize("standalone", [False, True], ids=["default", "standalone"])
 @pytest.mark.parametrize("name", sorted(SOURCES))
-def test_generated_code_is_deterministic_and_imports_only_what_it_needs(name: str) -> None:
-    text = compile_text(SOURCES[name])
-    assert text == compile_text(SOURCES[name])
+def test_generated_code_is_deterministic_and_imports_only_what_it_needs(
+    name: str, standalone: bool
+) -> None:
+    text = compile_text(SOURCES[name], standalone=standalone)
+    assert text == compile_text(SOURCES[name], standalone=standalone)
     tree = ast.parse(text)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -94,8 +110,12 @@ def test_generated_code_is_deterministic_and_imports_only_what_it_needs(name: st
         else:
             continue
         assert roots <= ALLOWED_ROOTS, roots
-        if "aurane" in roots:  # only the offline datasets, never the compiler
-            assert isinstance(node, ast.Import) and node.names[0].name == "aurane.data"
+        if "aurane" in roots:  # the offline datasets and the runtime, never the compiler
+            if isinstance(node, ast.ImportFrom):
+                assert not standalone
+                assert ast.unparse(node) == "from aurane import runtime as rt"
+            else:
+                assert node.names[0].name == "aurane.data"
     calls = {
         n.func.id
         for n in ast.walk(tree)
@@ -126,7 +146,7 @@ train Net on held_out:
     } <= set(functions)
     main = next(n for n in tree.body if isinstance(n, ast.If))
     calls = [ast.unparse(stmt) for stmt in main.body]
-    assert calls == ["train_net()", "train_net_2()", "train_net_3()", "_finish_distributed()"]
+    assert calls == ["rt.main(train_net, train_net_2, train_net_3)"]
     signature = next(
         n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "train_net"
     ).args
@@ -175,7 +195,7 @@ def test_dataset_fields_split_between_constructor_and_loader() -> None:
     assert "torchvision.transforms.RandomCrop(28, padding=2)" in mnist
     assert "transform=torchvision.transforms.Compose([torchvision.transforms.RandomCrop" in mnist
     assert (
-        "_data_loader(dataset, batch_size=4, shuffle=False, seed=seed, num_workers=0, "
+        "rt.data_loader(dataset, batch_size=4, shuffle=False, seed=seed, num_workers=0, "
         "pin_memory=False, drop_last=True)"
     ) in mnist  # shuffle follows train
     assert "download" not in mnist  # downloads only when asked for

@@ -10,18 +10,9 @@ import pytest
 import torch
 from sklearn import metrics as sk
 
-from aurane.backends.torch.jobs import REGISTRY
-from aurane.backends.torch.runtime import helper_sources
+from aurane.runtime import metrics
 
-
-def _namespace() -> dict[str, Any]:
-    imports, blocks = helper_sources({"_EpochStats", "_match_target"}, REGISTRY)
-    namespace: dict[str, Any] = {}
-    exec("\n".join(imports) + "\n\n" + "\n\n".join(blocks), namespace)  # noqa: S102
-    return namespace
-
-
-NS = _namespace()
+NS: dict[str, Any] = {"_EpochStats": metrics.EpochStats, "_match_target": metrics.match_target}
 SPLITS = [[64], [16, 16, 16, 16], [30, 30, 4], [7, 13, 1, 43]]
 
 

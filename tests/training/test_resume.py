@@ -47,12 +47,16 @@ def _assert_equal_runs(a: dict, b: dict) -> None:  # type: ignore[type-arg]
     [(CLASSIFIER, "train_net", 2, 4), (GAN, "train_gan_maker", 1, 3)],
     ids=["standard", "gan"],
 )
+@pytest.mark.parametrize("standalone", [False, True], ids=["default", "standalone"])
 def test_split_run_equals_uninterrupted(
-    tmp_path: Path, source: str, function: str, k: int, n: int
+    tmp_path: Path, source: str, function: str, k: int, n: int, standalone: bool
 ) -> None:
-    write_program(tmp_path, source.format(epochs=k, folder="split"), "part")
-    write_program(tmp_path, source.format(epochs=n, folder="split"), "rest")
-    write_program(tmp_path, source.format(epochs=n, folder="whole"), "whole")
+    """The split run in one mode equals the uninterrupted run in the other, bitwise."""
+    mode = {"standalone": standalone}
+    write_program(tmp_path, source.format(epochs=k, folder="split"), "part", **mode)
+    write_program(tmp_path, source.format(epochs=n, folder="split"), "rest", **mode)
+    other = {"standalone": not standalone}
+    write_program(tmp_path, source.format(epochs=n, folder="whole"), "whole", **other)
     _run(tmp_path, "part", function, "part.pt")
     checkpoint = _load(tmp_path / "split" / "last.pt")
     assert checkpoint["epoch"] == k

@@ -64,11 +64,15 @@ print("epoch at last kill", checkpoint["epoch"], "loads", loads)
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 @pytest.mark.skipif(sys.platform == "darwin", reason="fork after torch import is unsafe on macOS")
-def test_sigkill_at_random_moments_always_leaves_a_resumable_last_pt(tmp_path: Path) -> None:
+@pytest.mark.parametrize("standalone", [False, True], ids=["default", "standalone"])
+def test_sigkill_at_random_moments_always_leaves_a_resumable_last_pt(
+    tmp_path: Path, standalone: bool
+) -> None:
     # a slow lr decay, so every epoch still changes the weights the final check compares
     source = CLASSIFIER.replace("gamma=0.7", "gamma=0.99")
-    write_program(tmp_path, source.format(epochs=150, folder="ck"), "job")
-    write_program(tmp_path, source.format(epochs=150, folder="whole_ck"), "whole")
+    mode = {"standalone": standalone}
+    write_program(tmp_path, source.format(epochs=150, folder="ck"), "job", **mode)
+    write_program(tmp_path, source.format(epochs=150, folder="whole_ck"), "whole", **mode)
     done = run_python(DRIVER.format(seed=11, kills=KILLS), tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"loads {KILLS}" in done.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from aurane.cli.commands import command_help
 from aurane.cli.common import (
@@ -14,6 +15,10 @@ from aurane.cli.common import (
     print_json,
     shown_text,
 )
+
+if TYPE_CHECKING:
+    from aurane.diagnostics import Diagnostic
+    from aurane.syntax.ast import AuraneProgram
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -35,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from aurane.compiler import run_front_end
+    from aurane.frontend import run_front_end
     from aurane.render import check_payload
 
     passes = []
@@ -59,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         diagnostics = [bad]
         text = shown_text(args.source)
     else:
-        diagnostics = run_front_end(text, args.source, types="types" in passes).diagnostics
+        front = run_front_end(text, args.source, types="types" in passes)
+        diagnostics = [*front.diagnostics, *_no_models(front.program)]
     if args.json:
         print_json(check_payload(args.source, diagnostics, passes))
     else:
@@ -68,3 +74,13 @@ def run(args: argparse.Namespace) -> int:
     if not failed and not args.json:
         print(f"{args.source}: ok ({' and '.join(passes)} passes)", file=sys.stdout)
     return EXIT_INPUT if failed else EXIT_OK
+
+
+def _no_models(program: AuraneProgram | None) -> list[Diagnostic]:
+    """Issue 12: S100 for an empty file or a program without models (a warning, check only)."""
+    from aurane.codes import diag
+
+    if program is None or program.models:
+        return []
+    message = "the file is empty" if not program.statements else "the program defines no models"
+    return [diag("S100", message, program.span, hint="add a model block")]

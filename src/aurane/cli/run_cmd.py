@@ -1,15 +1,25 @@
-"""``aurane run SRC [-- ARGS...]``: compile to a temporary file and run it (SPEC §11).
+"""``aurane run SRC [--resume [PATH]] [--epochs N] [-- ARGS...]``: compile and run (SPEC §11).
 
-Decisions: the program runs with this interpreter (``sys.executable``) in SRC's folder,
-with that folder on ``PYTHONPATH`` so modules beside the source still import. The exit
-status is the program's (128 + N when a signal N ended it, 130 on Ctrl+C). The
-temporary file is removed afterwards, whatever happened, unless ``--keep-temp``. The
-compile cache is not used: a run should not leave cache folders beside the source.
+Decisions:
+- The program runs with this interpreter (``sys.executable``) in the working directory
+  the user ran ``aurane run`` from, so relative paths in the program (``checkpoint_dir``,
+  dataset roots, ``save_dir``) mean the same as for ``python out.py`` run from there.
+  SRC's folder is put on ``PYTHONPATH`` so modules beside the source still import.
+- ``--resume [PATH]`` and ``--epochs N`` are passed to the program (the runtime's
+  ``main``); arguments after ``--`` are passed as they are.
+- The program runs in its own process group; SIGINT, SIGTERM and SIGHUP sent to this
+  process (Ctrl-C at a terminal included) are passed on once, so the program stops at a
+  safe point and prints how to resume. The exit status is the program's (130 after SIGINT,
+  143 after SIGTERM, 128 + N when a signal N ended it).
+- A program without a training job is refused (exit 1): there would be nothing to run.
+- The temporary file is removed afterwards, whatever happened, unless ``--keep-temp``.
+  The compile cache is not used: a run should not leave cache folders behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -22,29 +32,42 @@ if TYPE_CHECKING:
 from aurane.cli.commands import command_help
 from aurane.cli.common import (
     EXIT_INPUT,
-    EXIT_USAGE,
     CommandError,
     load_text,
     print_diagnostics,
 )
 
 EXIT_INTERRUPTED = 130
+MAIN_GUARD = 'if __name__ == "__main__":'
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "run",
         help=command_help("run"),
-        description="Compile SRC to a temporary Python file and run it with the current "
-        "interpreter in SRC's folder. Arguments after '--' go to the program. The exit "
-        "status is the program's (130 on interrupt).",
+        description="Compile SRC to a temporary Python file and run its training jobs with the "
+        "current interpreter. Paths: relative paths in the program (checkpoint_dir, dataset "
+        "roots, save_dir) resolve against the working directory you run 'aurane run' from, "
+        "exactly as for 'python out.py' run there; SRC's folder is on PYTHONPATH. Arguments "
+        "after '--' go to the program. Ctrl-C or SIGTERM stop at a safe point (exit 130 or "
+        "143) and print how to resume.",
     )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument(
         "--keep-temp", action="store_true", help="keep the generated file and print its path"
     )
-    # REMAINDER: argparse cannot mix options with positionals after '--', so the
-    # tokens after SRC are split by hand in ``_split`` (our options, then '--' ARGS).
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="continue from a checkpoint file or folder (default: each job's own last.pt)",
+    )
+    parser.add_argument(
+        "--epochs", type=int, metavar="N", help="total epochs for every job (extends a run)"
+    )
+    # REMAINDER: argparse cannot mix options with positionals after SRC, so the tokens
+    # after SRC are split by hand in ``_split`` (our options, then '--' ARGS).
     parser.add_argument(
         "args", nargs=argparse.REMAINDER, metavar="-- ARGS", help="arguments for the program"
     )
@@ -52,10 +75,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    import shlex
     import shutil
     import tempfile
     from pathlib import Path
 
+    from aurane import sourcemap
     from aurane.compile import CompilationError, compile_source
 
     text = load_text(args.source)
@@ -63,34 +88,60 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     try:
         code = compile_source(text, filename=args.source, cache=False)
+        code = sourcemap.attach(code, text, args.source)  # issue 13: .aur lines in tracebacks
     except CompilationError as error:
         print_diagnostics(error.diagnostics, text, args.source)
         return EXIT_INPUT
-    keep_temp, extra = _split(list(args.args), args.keep_temp)
+    if MAIN_GUARD not in code:
+        raise CommandError(
+            f"{args.source} has no training job ('train' or 'train_gan'): nothing to run; "
+            "use 'aurane compile' to get its models",
+            EXIT_INPUT,
+        )
+    extra = _split(list(args.args), args)
+    if args.resume is not None:
+        extra = ["--resume", *([args.resume] if args.resume else []), *extra]
+    if args.epochs is not None:
+        extra = ["--epochs", str(args.epochs), *extra]
     folder = Path(args.source).resolve().parent
     temp_dir = Path(tempfile.mkdtemp(prefix="aurane-run-"))
     program = temp_dir / (_module_name(args.source) + ".py")
+    command = f"aurane run {shlex.quote(args.source)}"
     try:
         program.write_text(code, encoding="utf-8")
-        return _execute(program, folder, extra)
+        return _execute(program, folder, extra, command)
     finally:
-        if keep_temp:
+        if args.keep_temp:
             print(f"kept the generated program: {program}", file=sys.stderr)
         else:
             shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def _split(tokens: list[str], keep_temp: bool) -> tuple[bool, list[str]]:
-    """(keep_temp, program arguments) from the tokens after SRC."""
-    while tokens and tokens[0] != "--":
-        option = tokens.pop(0)
-        if option != "--keep-temp":
-            raise CommandError(
-                f"unknown option {option!r} for run; put program arguments after '--'",
-                EXIT_USAGE,
-            )
-        keep_temp = True
-    return keep_temp, tokens[1:]
+def _split(tokens: list[str], args: argparse.Namespace) -> list[str]:
+    """Read our options from the tokens after SRC into ``args``; return the program's.
+
+    Our options come first; '--' (which argparse may already have removed) or the first
+    token that is not one of ours starts the program's arguments.
+    """
+    while tokens:
+        token = tokens[0]
+        if token == "--":
+            return tokens[1:]
+        if token == "--keep-temp":
+            args.keep_temp = True
+        elif token == "--resume":
+            has_path = len(tokens) > 1 and not tokens[1].startswith("-")
+            args.resume = tokens.pop(1) if has_path else ""
+        elif token.startswith("--resume="):
+            args.resume = token.split("=", 1)[1]
+        elif token in ("--epochs",) and len(tokens) > 1 and tokens[1].isdigit():
+            args.epochs = int(tokens.pop(1))
+        elif token.startswith("--epochs=") and token.split("=", 1)[1].isdigit():
+            args.epochs = int(token.split("=", 1)[1])
+        else:
+            return tokens
+        tokens.pop(0)
+    return tokens
 
 
 def _module_name(source: str) -> str:
@@ -101,26 +152,34 @@ def _module_name(source: str) -> str:
     return name if name and not name[0].isdigit() else f"program_{name}"
 
 
-def _execute(program: Path, folder: Path, extra: list[str]) -> int:
+def _execute(program: Path, folder: Path, extra: list[str], command: str) -> int:
     import subprocess
 
+    from aurane import sourcemap
+
     paths = [str(folder), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in paths if p),
+        "AURANE_RUN_COMMAND": command,  # the runtime's "resume with: ..." hint
+    }
     try:
-        child = subprocess.Popen([sys.executable, str(program), *extra], cwd=folder, env=env)
+        child = subprocess.Popen(
+            [*sourcemap.command(str(program)), *extra],
+            env=env,
+            start_new_session=True,  # Ctrl-C reaches aurane run alone; it forwards it once
+            preexec_fn=_end_with_parent if sys.platform == "linux" else None,  # noqa: PLW1509
+        )
     except OSError as error:
         raise CommandError(f"cannot start {sys.executable}: {error.strerror or error}") from None
     restore = _forward_signals(child)
     try:
-        status = child.wait()
-    except KeyboardInterrupt:
-        # The child got the same Ctrl+C (same process group); let it finish cleaning up.
-        try:
-            child.wait(timeout=10)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            child.kill()
-            child.wait()
-        return EXIT_INTERRUPTED
+        while True:
+            try:
+                status = child.wait()
+                break
+            except KeyboardInterrupt:  # only if forwarding is off (not the main thread)
+                child.send_signal(2)
     finally:
         restore()
     if status < 0:  # ended by a signal
@@ -128,13 +187,24 @@ def _execute(program: Path, folder: Path, extra: list[str]) -> int:
     return status
 
 
-def _forward_signals(child: subprocess.Popen[bytes]) -> Callable[[], None]:
-    """Pass SIGTERM and SIGHUP on to the program instead of dying around it.
+def _end_with_parent() -> None:
+    """In the child (Linux): SIGTERM when ``aurane run`` dies, even by SIGKILL, so the
+    program (in its own session) never trains on as an orphan."""
+    import ctypes
+    import signal
 
-    Without this a ``kill`` of ``aurane run`` ends this process at once: the program keeps
-    running as an orphan and the temporary folder is never removed. With it the program
-    gets the signal, ``child.wait()`` returns its status and the cleanup runs. Returns a
-    function restoring the previous handlers.
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _forward_signals(child: subprocess.Popen[bytes]) -> Callable[[], None]:
+    """Pass SIGINT, SIGTERM and SIGHUP on to the program instead of dying around it.
+
+    The program runs in its own session, so a Ctrl-C at the terminal reaches only this
+    process; passing it on once lets the program stop at a safe point and report. Without
+    this a ``kill`` of ``aurane run`` would orphan the program and leave the temporary folder.
+    Returns a function restoring the previous handlers.
     """
     import signal
     import threading
@@ -147,7 +217,7 @@ def _forward_signals(child: subprocess.Popen[bytes]) -> Callable[[], None]:
             child.send_signal(signum)
 
     previous = {}
-    for name in ("SIGTERM", "SIGHUP"):
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)
         if number is not None:
             previous[number] = signal.signal(number, forward)

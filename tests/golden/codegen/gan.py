@@ -2,22 +2,12 @@
 
 """PyTorch models compiled from 'gan.aur'."""
 
-import hashlib
-import math
-import os
-import random
-import struct
-import sys
-import time
-import zlib
-
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 import torchvision
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data import DataLoader, DistributedSampler
+
+from aurane import runtime as rt
 
 
 class Generator(nn.Module):
@@ -56,389 +46,7 @@ class Critic(nn.Module):
         return x
 
 
-try:
-    import numpy as np
-except ImportError:  # NumPy is optional for torch; then there is no NumPy RNG to seed
-    np = None
-
-
-def _setup(seed, device):
-    """Seed Python, NumPy and torch; join torchrun's process group; return the device."""
-    if seed is not None:
-        random.seed(seed)
-        torch.manual_seed(seed)
-        if np is not None:
-            np.random.seed(seed % 2**32)
-    world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    if world_size > 1 and not dist.is_initialized():
-        # Started by torchrun: one process per device, gradients averaged by DDP.
-        backend = "nccl" if torch.cuda.is_available() and device != "cpu" else "gloo"
-        dist.init_process_group(backend)
-    if dist.is_initialized() and torch.cuda.is_available() and device != "cpu":
-        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-        torch.cuda.set_device(local_rank)
-        return torch.device("cuda", local_rank)
-    if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    return torch.device(device)
-
-
-def _is_main_process():
-    """True outside torchrun and on rank 0: the only process that writes files and prints."""
-    return not dist.is_initialized() or dist.get_rank() == 0
-
-
-def _log(message):
-    if _is_main_process():
-        print(message, flush=True)
-
-
-def _finish_distributed():
-    if dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
-
-
-def _data_loader(
-    dataset,
-    *,
-    batch_size,
-    shuffle,
-    seed,
-    num_workers=0,
-    pin_memory=False,
-    drop_last=False,
-):
-    """A DataLoader whose shuffling comes from its own generator (saved in checkpoints).
-
-    Under torchrun each process reads its own shard through a DistributedSampler.
-    """
-    generator = torch.Generator()
-    if seed is None:  # no experiment seed: draw one from torch's global generator
-        seed = int(torch.randint(2**62, ()).item())
-    generator.manual_seed(seed)
-    sampler = None
-    if dist.is_initialized():
-        sampler = DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
-        shuffle = False
-    return DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=shuffle,
-        sampler=sampler,
-        num_workers=num_workers,
-        pin_memory=pin_memory,
-        drop_last=drop_last,
-        generator=generator,
-    )
-
-
-def _set_epoch(loader, epoch):
-    """Give every epoch its own DistributedSampler order (the same again after a resume)."""
-    sampler = getattr(loader, "sampler", None)
-    if isinstance(sampler, DistributedSampler):
-        sampler.set_epoch(epoch)
-
-
-def _distribute(model, device):
-    """Wrap ``model`` in DistributedDataParallel under torchrun; unchanged otherwise."""
-    if not dist.is_initialized():
-        return model
-    device_ids = [device.index] if device.type == "cuda" else None
-    return DistributedDataParallel(model, device_ids=device_ids)
-
-
-def _rng_state(loaders):
-    """Every random state a resumed run needs to continue exactly like an uninterrupted one."""
-    state = {
-        "python": random.getstate(),
-        "numpy": None,
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-        "loaders": [_loader_generator_state(loader) for loader in loaders],
-    }
-    if np is not None:
-        name, keys, position, has_gauss, cached = np.random.get_state()
-        # Plain tensors and numbers only, so the checkpoint loads with weights_only=True.
-        state["numpy"] = {
-            "keys": torch.from_numpy(keys.astype(np.int64)),
-            "position": int(position),
-            "has_gauss": int(has_gauss),
-            "cached": float(cached),
-        }
-    return state
-
-
-def _loader_generator_state(loader):
-    generator = getattr(loader, "generator", None)
-    return generator.get_state() if generator is not None else None
-
-
-def _restore_rng(state, loaders):
-    random.setstate(state["python"])
-    if np is not None and state["numpy"] is not None:
-        saved = state["numpy"]
-        keys = saved["keys"].numpy().astype(np.uint32)
-        position, has_gauss = saved["position"], saved["has_gauss"]
-        np.random.set_state(("MT19937", keys, position, has_gauss, saved["cached"]))
-    torch.set_rng_state(state["torch"])
-    if torch.cuda.is_available() and state["cuda"]:
-        torch.cuda.set_rng_state_all(state["cuda"])
-    for loader, saved in zip(loaders, state["loaders"], strict=True):
-        generator = getattr(loader, "generator", None)
-        if generator is not None and saved is not None:
-            generator.set_state(saved)
-
-
-def _fingerprint(config, *models):
-    """What a checkpoint must match to be resumed: parameter layout and training configuration."""
-    layout = [
-        (name, tuple(tensor.shape), str(tensor.dtype))
-        for model in models
-        for name, tensor in model.state_dict().items()
-    ]
-    return {"model": hashlib.sha256(repr(layout).encode()).hexdigest(), "config": config}
-
-
-_CHECKPOINT_FORMAT = "aurane-checkpoint-1"
-# What every checkpoint holds besides "format", "kind" and the job's own entries.
-_CHECKPOINT_ENTRIES = (
-    "job",
-    "versions.aurane",
-    "versions.torch",
-    "fingerprint.model",
-    "fingerprint.config",
-    "epoch",
-    "history",
-    "rng.python",
-    "rng.numpy",
-    "rng.torch",
-    "rng.cuda",
-    "rng.loaders",
-)
-_NUMPY_ENTRIES = tuple(f"rng.numpy.{key}" for key in ("keys", "position", "has_gauss", "cached"))
-
-
-def _save_file(path, payload):
-    """Write atomically: a temporary file in the same folder, fsync, then os.replace."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    temporary = path + ".tmp"
-    with open(temporary, "wb") as handle:
-        torch.save(payload, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-    if hasattr(os, "O_DIRECTORY"):  # make the rename itself durable (POSIX)
-        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
-def _save_checkpoints(folder, checkpoint, *, best=False, every=None):
-    """last.pt every epoch, best.pt on improvement, epoch_NNNN.pt every ``every`` epochs."""
-    if _is_main_process():
-        epoch = checkpoint["epoch"]
-        _save_file(os.path.join(folder, "last.pt"), checkpoint)
-        if best:
-            _save_file(os.path.join(folder, "best.pt"), checkpoint)
-        if every is not None and epoch > 0 and epoch % every == 0:
-            _save_file(os.path.join(folder, f"epoch_{epoch:04d}.pt"), checkpoint)
-    if dist.is_initialized():
-        dist.barrier()  # no rank runs ahead of a checkpoint it might need to resume from
-
-
-def _load_checkpoint(path, kind, fingerprint, versions, entries):
-    """Load with weights_only=True; refuse an incomplete checkpoint or one of another job.
-
-    ``entries`` are the job's own (dotted) entries, checked with those every job saves, so
-    a missing one is named instead of surfacing as a bare KeyError during the resume.
-    """
-    if os.path.isdir(path):
-        path = os.path.join(path, "last.pt")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"cannot resume: no checkpoint at {path!r}")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:
-        message = f"cannot resume from {path!r}: not a readable checkpoint ({error})"
-        raise ValueError(message) from None
-    if not isinstance(checkpoint, dict):
-        raise ValueError(f"cannot resume from {path!r}: not an Aurane checkpoint")
-    if checkpoint.get("format") != _CHECKPOINT_FORMAT:
-        raise ValueError(
-            f"cannot resume from {path!r}: not an Aurane checkpoint "
-            f"(format {checkpoint.get('format')!r}, expected {_CHECKPOINT_FORMAT!r})"
-        )
-    _check_entries(path, checkpoint, ("kind",))
-    if checkpoint["kind"] != kind:
-        found = checkpoint["kind"]
-        raise ValueError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
-    _check_entries(path, checkpoint, (*_CHECKPOINT_ENTRIES, *entries))
-    if checkpoint["rng"]["numpy"] is not None:
-        _check_entries(path, checkpoint, _NUMPY_ENTRIES)
-    saved = checkpoint["fingerprint"]
-    if saved["model"] != fingerprint["model"]:
-        raise ValueError(
-            f"cannot resume from {path!r}: it was written for a different model "
-            "(parameter names, shapes or dtypes differ)"
-        )
-    now = fingerprint["config"]
-    old = saved["config"]
-    changed = [key for key in sorted(set(old) | set(now)) if old.get(key) != now.get(key)]
-    if changed:
-        details = "; ".join(
-            f"{key}: checkpoint {old.get(key)!r}, now {now.get(key)!r}" for key in changed
-        )
-        raise ValueError(
-            f"cannot resume from {path!r}: the training configuration differs ({details})"
-        )
-    written = checkpoint["versions"]
-    if (written["aurane"], written["torch"]) != (versions["aurane"], versions["torch"]):
-        _log(
-            f"note: {path!r} was written by aurane {written['aurane']} with torch "
-            f"{written['torch']}; this is aurane {versions['aurane']} with torch "
-            f"{versions['torch']}, so the resumed run may differ from an uninterrupted one"
-        )
-    return checkpoint
-
-
-def _check_entries(path, checkpoint, names):
-    """Refuse a checkpoint without one of ``names``; "rng.torch" is checkpoint["rng"]["torch"]."""
-    for name in names:
-        value = checkpoint
-        parts = name.split(".")
-        for depth, part in enumerate(parts):
-            if not isinstance(value, dict) or part not in value:
-                missing = ".".join(parts[: depth + 1])
-                raise ValueError(
-                    f"cannot resume from {path!r}: the checkpoint has no {missing!r} entry "
-                    "(it is incomplete or was edited)"
-                )
-            value = value[part]
-
-
-class _Progress:
-    """A progress bar with the running loss on a terminal; silent otherwise (epoch lines follow)."""
-
-    def __init__(self, label, loader, running_loss):
-        self.enabled = _is_main_process() and sys.stderr.isatty()
-        self.label = label
-        self.total = len(loader) if hasattr(loader, "__len__") else None
-        self.running_loss = running_loss
-        self.done = 0
-        self.drawn_at = 0.0
-
-    def step(self):
-        self.done += 1
-        now = time.monotonic()
-        if not self.enabled or (now - self.drawn_at < 0.1 and self.done != self.total):
-            return
-        self.drawn_at = now
-        if self.total:
-            filled = 30 * self.done // self.total
-            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}"
-        else:
-            bar = f"{self.done} batches"
-        sys.stderr.write(f"\r{self.label} {bar} loss {self.running_loss():.4f}")
-        sys.stderr.flush()
-
-    def close(self):
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 79 + "\r")
-            sys.stderr.flush()
-
-
-def _epoch_line(row, epochs, seconds):
-    parts = [f"epoch {row['epoch']}/{epochs}"]
-    parts += [f"{key} {value:.4g}" for key, value in row.items() if key != "epoch"]
-    return " - ".join(parts) + f" - {seconds:.1f}s"
-
-
-def _freeze(model):
-    """Stop ``model`` learning in the other player's phase: no gradients, same statistics."""
-    flags = [parameter.requires_grad for parameter in model.parameters()]
-    model.requires_grad_(False)
-    return flags, [buffer.clone() for buffer in model.buffers()]
-
-
-def _unfreeze(model, frozen):
-    flags, buffers = frozen
-    for parameter, flag in zip(model.parameters(), flags, strict=True):
-        parameter.requires_grad_(flag)
-    with torch.no_grad():
-        for buffer, saved in zip(model.buffers(), buffers, strict=True):
-            buffer.copy_(saved)  # running statistics as they were before the phase
-
-
-def _real_batch(batch):
-    """The images of a batch: (input, target) pairs give their inputs."""
-    return batch[0] if isinstance(batch, (list, tuple)) else batch
-
-
-def _check_sample_shape(shape, sample_format):
-    if sample_format != "tensor" and (len(shape) != 3 or shape[0] not in (1, 3)):
-        raise ValueError(
-            f"sample_format {sample_format!r} writes PNG image grids, which need generator "
-            f"outputs of shape (1 or 3, height, width), not {tuple(shape)}; use 'tensor'"
-        )
-
-
-def _save_samples(images, folder, epoch, sample_format, value_range):
-    """samples_NNNN.pt and/or samples_NNNN.png (a grid) for one epoch's fixed-noise batch."""
-    if not _is_main_process():
-        return
-    images = images.detach().to("cpu", torch.float32)
-    stem = os.path.join(folder, f"samples_{epoch:04d}")
-    if sample_format in ("tensor", "both"):
-        _save_file(stem + ".pt", images)
-    if sample_format in ("png", "both"):
-        _write_png(stem + ".png", _image_grid(images, value_range))
-
-
-def _image_grid(images, value_range, padding=2):
-    """(N, C, H, W) floats in ``value_range`` to one (H', W', C) uint8 grid, near square."""
-    low, high = value_range
-    pixels = ((images - low) / (high - low)).clamp(0, 1).mul(255).round().to(torch.uint8)
-    count, channels, height, width = pixels.shape
-    columns = math.ceil(math.sqrt(count))
-    rows = math.ceil(count / columns)
-    grid = torch.zeros(
-        (rows * (height + padding) + padding, columns * (width + padding) + padding, channels),
-        dtype=torch.uint8,
-    )
-    for index in range(count):
-        top = padding + (index // columns) * (height + padding)
-        left = padding + (index % columns) * (width + padding)
-        grid[top : top + height, left : left + width] = pixels[index].permute(1, 2, 0)
-    return grid
-
-
-def _write_png(path, grid):
-    """A minimal PNG encoder (8-bit grey or RGB), so samples need no imaging library."""
-    height, width, channels = grid.shape
-    rows = b"".join(b"\x00" + bytes(grid[row].flatten().tolist()) for row in range(height))
-
-    def chunk(kind, data):
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 0 if channels == 1 else 2, 0, 0, 0)
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-    png += chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
-    temporary = path + ".tmp"
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(temporary, "wb") as handle:
-        handle.write(png)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+rt.require(1)  # the Aurane runtime this file was compiled for
 
 
 def _make_faces_loader(seed=None):
@@ -451,7 +59,7 @@ def _make_faces_loader(seed=None):
             [torchvision.transforms.ToTensor(), torchvision.transforms.Normalize((0.5,), (0.5,))],
         ),
     )
-    return _data_loader(dataset, batch_size=8, shuffle=True, seed=seed)
+    return rt.data_loader(dataset, batch_size=8, shuffle=True, seed=seed)
 
 
 def train_gan_generator(train_loader=None, generator=None, discriminator=None, resume_from=None):
@@ -460,18 +68,8 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
     Returns ``(generator, discriminator)``; the generator carries ``training_history``
     (generator_loss, discriminator_loss, real_score, fake_score per epoch).
     """
-    epochs = 1
     discriminator_steps, generator_steps = 1, 1  # updates per batch
-    config = {
-        "generator": "Generator",
-        "discriminator": "Critic",
-        "generator_optimizer": ["adam", {"lr": 0.0002, "betas": (0.5, 0.999)}],
-        "generator_loss": ["bce", {}],
-        "discriminator_optimizer": ["adam", {"lr": 0.0002, "betas": (0.5, 0.999)}],
-        "discriminator_loss": ["bce", {}],
-        "steps": [1, 1],
-    }
-    device = _setup(seed=None, device="auto")
+    device = rt.setup(seed=None, device="auto")
     if train_loader is None:
         train_loader = _make_faces_loader(seed=None)
     if generator is None:
@@ -487,126 +85,93 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
     noise_shape = (16,)  # the generator's input_shape
     sample_shape = (1, 16, 16)  # what the generator makes per sample
     generate_samples_every = 1  # epochs
-    _check_sample_shape(sample_shape, "both")
+    rt.check_sample_shape(sample_shape, "both")
     # Fixed noise from its own generator: the same samples every epoch, and after a resume.
     noise_source = torch.Generator().manual_seed(0)
     fixed_noise = torch.randn((4, *noise_shape), generator=noise_source)
     fixed_noise = fixed_noise.to(device, torch.float32)
-    history = []
-    fingerprint = _fingerprint(config, generator, discriminator)
-    versions = {"aurane": "0.1.0", "torch": str(torch.__version__)}
-    loaders = [train_loader]
-    best = math.inf
-    first_epoch = 1
-    if resume_from is not None:
-        checkpoint = _load_checkpoint(
-            resume_from,
-            "gan",
-            fingerprint,
-            versions,
-            (
-                "generator",
-                "discriminator",
-                "generator_optimizer",
-                "discriminator_optimizer",
-                "best",
-            ),
-        )
-        generator.load_state_dict(checkpoint["generator"])
-        discriminator.load_state_dict(checkpoint["discriminator"])
-        g_optimizer.load_state_dict(checkpoint["generator_optimizer"])
-        d_optimizer.load_state_dict(checkpoint["discriminator_optimizer"])
-        history, best = checkpoint["history"], checkpoint["best"]
-        _restore_rng(checkpoint["rng"], loaders)
-        first_epoch = checkpoint["epoch"] + 1
-    g_net = _distribute(generator, device)
-    d_net = _distribute(discriminator, device)
 
     def running_loss():  # the progress bar's figure: the epoch's generator loss so far
         return float(totals[3]) / max(sums["g_count"], 1)
 
-    for epoch in range(first_epoch, epochs + 1):
-        started = time.monotonic()
-        generator.train()
-        discriminator.train()
-        _set_epoch(train_loader, epoch)
-        sums = {"count": 0, "g_count": 0}
-        totals = torch.zeros(4, dtype=torch.float64, device=device)
-        progress = _Progress(f"epoch {epoch}/{epochs}", train_loader, running_loss)
-        for batch in train_loader:
-            real = _real_batch(batch).to(device, torch.float32, non_blocking=True)
-            size = real.shape[0]
-            for _ in range(discriminator_steps):
-                # Discriminator phase: fakes made without a graph, so G gets no gradient.
-                noise = torch.randn((size, *noise_shape), device=device, dtype=torch.float32)
-                with torch.no_grad():
-                    fake = generator(noise)
-                d_optimizer.zero_grad(set_to_none=True)
-                real_out = d_net(real)
-                d_loss_real = d_loss_fn(real_out, torch.ones_like(real_out))
-                d_loss_real.backward()
-                fake_out = d_net(fake)
-                d_loss_fake = d_loss_fn(fake_out, torch.zeros_like(fake_out))
-                d_loss_fake.backward()
-                d_optimizer.step()
-                scores = torch.stack(
-                    [
-                        (d_loss_real + d_loss_fake).detach().double(),
-                        (real_out.detach()).mean().double(),
-                        (fake_out.detach()).mean().double(),
-                    ]
-                )
-                totals[:3] += scores * size
-                sums["count"] += size
-            # Generator phase: D is frozen (parameters and running statistics); the bare
-            # module is called, so DDP never waits for gradients a frozen D cannot give.
-            frozen = _freeze(discriminator)
-            for _ in range(generator_steps):
-                noise = torch.randn((size, *noise_shape), device=device, dtype=torch.float32)
-                g_optimizer.zero_grad(set_to_none=True)
-                judged = discriminator(g_net(noise))
-                g_loss = g_loss_fn(judged, torch.ones_like(judged))
-                g_loss.backward()
-                g_optimizer.step()
-                totals[3] += g_loss.detach().double() * size
-                sums["g_count"] += size
-            _unfreeze(discriminator, frozen)
-            progress.step()
-        progress.close()
-        counts = torch.tensor([sums["count"], sums["g_count"]], dtype=torch.float64, device=device)
-        if dist.is_initialized():
-            dist.all_reduce(totals)
-            dist.all_reduce(counts)
-        if counts[0] == 0:
-            raise ValueError("training data 'faces' produced no batches; check size and batch")
-        d_loss, real_score, fake_score = (totals[:3] / counts[0]).tolist()
-        g_loss = float(totals[3] / counts[1])
-        if not (math.isfinite(d_loss) and math.isfinite(g_loss)):
-            raise FloatingPointError(
-                f"non-finite GAN loss in epoch {epoch} (generator {g_loss}, "
-                f"discriminator {d_loss}); lower the learning rates or set gradient_clip"
-            )
-        row = {
-            "epoch": epoch,
-            "generator_loss": g_loss,
-            "discriminator_loss": d_loss,
-            "real_score": real_score,
-            "fake_score": fake_score,
-        }
-        history.append(row)
-        best = min(best, g_loss)
-        if epoch % generate_samples_every == 0:
-            generator.eval()  # running statistics, not this batch's, for the samples
-            with torch.no_grad():
-                images = generator(fixed_noise)
+    with rt.Run(
+        "train_gan_generator",
+        epochs=1,
+        config={
+            "generator": "Generator",
+            "discriminator": "Critic",
+            "generator_optimizer": ["adam", {"lr": 0.0002, "betas": (0.5, 0.999)}],
+            "generator_loss": ["bce", {}],
+            "discriminator_optimizer": ["adam", {"lr": 0.0002, "betas": (0.5, 0.999)}],
+            "discriminator_loss": ["bce", {}],
+            "steps": [1, 1],
+        },
+        state={
+            "generator": generator,
+            "discriminator": discriminator,
+            "generator_optimizer": g_optimizer,
+            "discriminator_optimizer": d_optimizer,
+        },
+        loaders=[train_loader],
+        kind="gan",
+        resume_from=resume_from,
+        monitor="generator_loss",
+    ) as run:
+        g_net = rt.distribute(generator, device)
+        d_net = rt.distribute(discriminator, device)
+        for epoch in run.epochs():
             generator.train()
-            _save_samples(images, "./samples", epoch, "both", (-1, 1))
-        _log(_epoch_line(row, epochs, time.monotonic() - started))
-    generator.training_history = history
-    discriminator.training_history = history
-    return generator, discriminator
+            discriminator.train()
+            sums = {"count": 0, "g_count": 0}
+            totals = torch.zeros(4, dtype=torch.float64, device=device)
+            for batch in run.batches(train_loader, running_loss):
+                real = rt.real_batch(batch).to(device, torch.float32, non_blocking=True)
+                size = real.shape[0]
+                for _ in range(discriminator_steps):
+                    # Discriminator phase: fakes made without a graph, so G gets no gradient.
+                    noise = torch.randn((size, *noise_shape), device=device, dtype=torch.float32)
+                    with torch.no_grad():
+                        fake = generator(noise)
+                    d_optimizer.zero_grad(set_to_none=True)
+                    real_out = d_net(real)
+                    d_loss_real = d_loss_fn(real_out, torch.ones_like(real_out))
+                    d_loss_real.backward()
+                    fake_out = d_net(fake)
+                    d_loss_fake = d_loss_fn(fake_out, torch.zeros_like(fake_out))
+                    d_loss_fake.backward()
+                    d_optimizer.step()
+                    scores = torch.stack(
+                        [
+                            (d_loss_real + d_loss_fake).detach().double(),
+                            (real_out.detach()).mean().double(),
+                            (fake_out.detach()).mean().double(),
+                        ]
+                    )
+                    totals[:3] += scores * size
+                    sums["count"] += size
+                # Generator phase: D is frozen (parameters and running statistics); the bare
+                # module is called, so DDP never waits for gradients a frozen D cannot give.
+                frozen = rt.freeze(discriminator)
+                for _ in range(generator_steps):
+                    noise = torch.randn((size, *noise_shape), device=device, dtype=torch.float32)
+                    g_optimizer.zero_grad(set_to_none=True)
+                    judged = discriminator(g_net(noise))
+                    g_loss = g_loss_fn(judged, torch.ones_like(judged))
+                    g_loss.backward()
+                    g_optimizer.step()
+                    totals[3] += g_loss.detach().double() * size
+                    sums["g_count"] += size
+                rt.unfreeze(discriminator, frozen)
+            scores = rt.gan_scores(totals, sums, epoch, "training data 'faces'")
+            if epoch % generate_samples_every == 0:
+                generator.eval()  # running statistics, not this batch's, for the samples
+                with torch.no_grad():
+                    images = generator(fixed_noise)
+                generator.train()
+                rt.save_samples(images, "./samples", epoch, "both", (-1, 1))
+            run.end_epoch(epoch, scores)
+        return run.finish(generator, discriminator)
 
 
 if __name__ == "__main__":
-    train_gan_generator()
-    _finish_distributed()
+    rt.main(train_gan_generator)

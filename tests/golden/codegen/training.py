@@ -2,20 +2,12 @@
 
 """PyTorch models compiled from 'training.aur'."""
 
-import hashlib
-import math
-import os
-import random
-import sys
-import time
-
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 import torchvision
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data import DataLoader, DistributedSampler
+
+from aurane import runtime as rt
 
 
 class Digits(nn.Module):
@@ -40,550 +32,7 @@ class Digits(nn.Module):
         return x
 
 
-try:
-    import numpy as np
-except ImportError:  # NumPy is optional for torch; then there is no NumPy RNG to seed
-    np = None
-
-
-def _setup(seed, device):
-    """Seed Python, NumPy and torch; join torchrun's process group; return the device."""
-    if seed is not None:
-        random.seed(seed)
-        torch.manual_seed(seed)
-        if np is not None:
-            np.random.seed(seed % 2**32)
-    world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    if world_size > 1 and not dist.is_initialized():
-        # Started by torchrun: one process per device, gradients averaged by DDP.
-        backend = "nccl" if torch.cuda.is_available() and device != "cpu" else "gloo"
-        dist.init_process_group(backend)
-    if dist.is_initialized() and torch.cuda.is_available() and device != "cpu":
-        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-        torch.cuda.set_device(local_rank)
-        return torch.device("cuda", local_rank)
-    if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    return torch.device(device)
-
-
-def _is_main_process():
-    """True outside torchrun and on rank 0: the only process that writes files and prints."""
-    return not dist.is_initialized() or dist.get_rank() == 0
-
-
-def _log(message):
-    if _is_main_process():
-        print(message, flush=True)
-
-
-def _finish_distributed():
-    if dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()
-
-
-def _data_loader(
-    dataset,
-    *,
-    batch_size,
-    shuffle,
-    seed,
-    num_workers=0,
-    pin_memory=False,
-    drop_last=False,
-):
-    """A DataLoader whose shuffling comes from its own generator (saved in checkpoints).
-
-    Under torchrun each process reads its own shard through a DistributedSampler.
-    """
-    generator = torch.Generator()
-    if seed is None:  # no experiment seed: draw one from torch's global generator
-        seed = int(torch.randint(2**62, ()).item())
-    generator.manual_seed(seed)
-    sampler = None
-    if dist.is_initialized():
-        sampler = DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
-        shuffle = False
-    return DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=shuffle,
-        sampler=sampler,
-        num_workers=num_workers,
-        pin_memory=pin_memory,
-        drop_last=drop_last,
-        generator=generator,
-    )
-
-
-def _set_epoch(loader, epoch):
-    """Give every epoch its own DistributedSampler order (the same again after a resume)."""
-    sampler = getattr(loader, "sampler", None)
-    if isinstance(sampler, DistributedSampler):
-        sampler.set_epoch(epoch)
-
-
-def _distribute(model, device):
-    """Wrap ``model`` in DistributedDataParallel under torchrun; unchanged otherwise."""
-    if not dist.is_initialized():
-        return model
-    device_ids = [device.index] if device.type == "cuda" else None
-    return DistributedDataParallel(model, device_ids=device_ids)
-
-
-def _rng_state(loaders):
-    """Every random state a resumed run needs to continue exactly like an uninterrupted one."""
-    state = {
-        "python": random.getstate(),
-        "numpy": None,
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-        "loaders": [_loader_generator_state(loader) for loader in loaders],
-    }
-    if np is not None:
-        name, keys, position, has_gauss, cached = np.random.get_state()
-        # Plain tensors and numbers only, so the checkpoint loads with weights_only=True.
-        state["numpy"] = {
-            "keys": torch.from_numpy(keys.astype(np.int64)),
-            "position": int(position),
-            "has_gauss": int(has_gauss),
-            "cached": float(cached),
-        }
-    return state
-
-
-def _loader_generator_state(loader):
-    generator = getattr(loader, "generator", None)
-    return generator.get_state() if generator is not None else None
-
-
-def _restore_rng(state, loaders):
-    random.setstate(state["python"])
-    if np is not None and state["numpy"] is not None:
-        saved = state["numpy"]
-        keys = saved["keys"].numpy().astype(np.uint32)
-        position, has_gauss = saved["position"], saved["has_gauss"]
-        np.random.set_state(("MT19937", keys, position, has_gauss, saved["cached"]))
-    torch.set_rng_state(state["torch"])
-    if torch.cuda.is_available() and state["cuda"]:
-        torch.cuda.set_rng_state_all(state["cuda"])
-    for loader, saved in zip(loaders, state["loaders"], strict=True):
-        generator = getattr(loader, "generator", None)
-        if generator is not None and saved is not None:
-            generator.set_state(saved)
-
-
-def _fingerprint(config, *models):
-    """What a checkpoint must match to be resumed: parameter layout and training configuration."""
-    layout = [
-        (name, tuple(tensor.shape), str(tensor.dtype))
-        for model in models
-        for name, tensor in model.state_dict().items()
-    ]
-    return {"model": hashlib.sha256(repr(layout).encode()).hexdigest(), "config": config}
-
-
-_CHECKPOINT_FORMAT = "aurane-checkpoint-1"
-# What every checkpoint holds besides "format", "kind" and the job's own entries.
-_CHECKPOINT_ENTRIES = (
-    "job",
-    "versions.aurane",
-    "versions.torch",
-    "fingerprint.model",
-    "fingerprint.config",
-    "epoch",
-    "history",
-    "rng.python",
-    "rng.numpy",
-    "rng.torch",
-    "rng.cuda",
-    "rng.loaders",
-)
-_NUMPY_ENTRIES = tuple(f"rng.numpy.{key}" for key in ("keys", "position", "has_gauss", "cached"))
-
-
-def _save_file(path, payload):
-    """Write atomically: a temporary file in the same folder, fsync, then os.replace."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    temporary = path + ".tmp"
-    with open(temporary, "wb") as handle:
-        torch.save(payload, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-    if hasattr(os, "O_DIRECTORY"):  # make the rename itself durable (POSIX)
-        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
-def _save_checkpoints(folder, checkpoint, *, best=False, every=None):
-    """last.pt every epoch, best.pt on improvement, epoch_NNNN.pt every ``every`` epochs."""
-    if _is_main_process():
-        epoch = checkpoint["epoch"]
-        _save_file(os.path.join(folder, "last.pt"), checkpoint)
-        if best:
-            _save_file(os.path.join(folder, "best.pt"), checkpoint)
-        if every is not None and epoch > 0 and epoch % every == 0:
-            _save_file(os.path.join(folder, f"epoch_{epoch:04d}.pt"), checkpoint)
-    if dist.is_initialized():
-        dist.barrier()  # no rank runs ahead of a checkpoint it might need to resume from
-
-
-def _load_checkpoint(path, kind, fingerprint, versions, entries):
-    """Load with weights_only=True; refuse an incomplete checkpoint or one of another job.
-
-    ``entries`` are the job's own (dotted) entries, checked with those every job saves, so
-    a missing one is named instead of surfacing as a bare KeyError during the resume.
-    """
-    if os.path.isdir(path):
-        path = os.path.join(path, "last.pt")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"cannot resume: no checkpoint at {path!r}")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:
-        message = f"cannot resume from {path!r}: not a readable checkpoint ({error})"
-        raise ValueError(message) from None
-    if not isinstance(checkpoint, dict):
-        raise ValueError(f"cannot resume from {path!r}: not an Aurane checkpoint")
-    if checkpoint.get("format") != _CHECKPOINT_FORMAT:
-        raise ValueError(
-            f"cannot resume from {path!r}: not an Aurane checkpoint "
-            f"(format {checkpoint.get('format')!r}, expected {_CHECKPOINT_FORMAT!r})"
-        )
-    _check_entries(path, checkpoint, ("kind",))
-    if checkpoint["kind"] != kind:
-        found = checkpoint["kind"]
-        raise ValueError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
-    _check_entries(path, checkpoint, (*_CHECKPOINT_ENTRIES, *entries))
-    if checkpoint["rng"]["numpy"] is not None:
-        _check_entries(path, checkpoint, _NUMPY_ENTRIES)
-    saved = checkpoint["fingerprint"]
-    if saved["model"] != fingerprint["model"]:
-        raise ValueError(
-            f"cannot resume from {path!r}: it was written for a different model "
-            "(parameter names, shapes or dtypes differ)"
-        )
-    now = fingerprint["config"]
-    old = saved["config"]
-    changed = [key for key in sorted(set(old) | set(now)) if old.get(key) != now.get(key)]
-    if changed:
-        details = "; ".join(
-            f"{key}: checkpoint {old.get(key)!r}, now {now.get(key)!r}" for key in changed
-        )
-        raise ValueError(
-            f"cannot resume from {path!r}: the training configuration differs ({details})"
-        )
-    written = checkpoint["versions"]
-    if (written["aurane"], written["torch"]) != (versions["aurane"], versions["torch"]):
-        _log(
-            f"note: {path!r} was written by aurane {written['aurane']} with torch "
-            f"{written['torch']}; this is aurane {versions['aurane']} with torch "
-            f"{versions['torch']}, so the resumed run may differ from an uninterrupted one"
-        )
-    return checkpoint
-
-
-def _check_entries(path, checkpoint, names):
-    """Refuse a checkpoint without one of ``names``; "rng.torch" is checkpoint["rng"]["torch"]."""
-    for name in names:
-        value = checkpoint
-        parts = name.split(".")
-        for depth, part in enumerate(parts):
-            if not isinstance(value, dict) or part not in value:
-                missing = ".".join(parts[: depth + 1])
-                raise ValueError(
-                    f"cannot resume from {path!r}: the checkpoint has no {missing!r} entry "
-                    "(it is incomplete or was edited)"
-                )
-            value = value[part]
-
-
-class _Progress:
-    """A progress bar with the running loss on a terminal; silent otherwise (epoch lines follow)."""
-
-    def __init__(self, label, loader, running_loss):
-        self.enabled = _is_main_process() and sys.stderr.isatty()
-        self.label = label
-        self.total = len(loader) if hasattr(loader, "__len__") else None
-        self.running_loss = running_loss
-        self.done = 0
-        self.drawn_at = 0.0
-
-    def step(self):
-        self.done += 1
-        now = time.monotonic()
-        if not self.enabled or (now - self.drawn_at < 0.1 and self.done != self.total):
-            return
-        self.drawn_at = now
-        if self.total:
-            filled = 30 * self.done // self.total
-            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}"
-        else:
-            bar = f"{self.done} batches"
-        sys.stderr.write(f"\r{self.label} {bar} loss {self.running_loss():.4f}")
-        sys.stderr.flush()
-
-    def close(self):
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 79 + "\r")
-            sys.stderr.flush()
-
-
-def _epoch_line(row, epochs, seconds):
-    parts = [f"epoch {row['epoch']}/{epochs}"]
-    parts += [f"{key} {value:.4g}" for key, value in row.items() if key != "epoch"]
-    return " - ".join(parts) + f" - {seconds:.1f}s"
-
-
-def _match_target(outputs, targets, task):
-    """Pair outputs with targets for the loss; a shape mismatch is an error, never broadcast.
-
-    "class": outputs (batch, classes) or (batch, ..., classes) with integer targets
-    (batch, ...), flattened to (N, classes) and (N,); (batch, classes, ...) also works.
-    "binary" and "regression": outputs and targets of one shape, targets cast to the
-    outputs' dtype; for binary losses (batch, 1) outputs take (batch,) targets.
-    """
-    if task == "class":
-        if targets.is_floating_point() or targets.dtype == torch.bool:
-            raise TypeError(f"class targets must be integer indices, got {targets.dtype}")
-        if outputs.dim() == targets.dim() + 1:
-            if outputs.dim() > 2 and outputs.shape[:-1] == targets.shape:
-                return outputs.reshape(-1, outputs.shape[-1]), targets.reshape(-1)
-            if outputs.shape[:1] + outputs.shape[2:] == targets.shape:
-                flat = outputs.movedim(1, -1).reshape(-1, outputs.shape[1])
-                return flat, targets.reshape(-1)
-        wanted = "one class index per output row"
-    else:
-        single = outputs.dim() == 2 and outputs.shape[1] == 1
-        if task == "binary" and single and targets.shape == outputs.shape[:1]:
-            targets = targets.reshape(-1, 1)
-        if outputs.shape == targets.shape:
-            return outputs, targets.to(outputs.dtype)
-        wanted = "the same shape as the outputs"
-    raise ValueError(
-        f"model outputs of shape {tuple(outputs.shape)} do not fit targets of shape "
-        f"{tuple(targets.shape)}: a {task} loss needs {wanted} (shapes are never broadcast)"
-    )
-
-
-_METRICS_BY_TASK = {
-    "class": {"accuracy", "topk", "precision", "recall", "f1", "auc", "perplexity"},
-    "binary": {
-        "accuracy",
-        "binary_accuracy",
-        "precision",
-        "recall",
-        "f1",
-        "auc",
-        "mse",
-        "mae",
-        "perplexity",
-    },
-    "regression": {"mse", "mae", "perplexity"},
-}
-
-
-class _EpochStats:
-    """Loss and metrics over a whole epoch from sums and counts, never a mean of batch means.
-
-    Sums stay on the device until ``compute``, so training does not wait on every batch.
-    Macro precision, recall and F1 average over every class but an ignored one (an
-    ``ignore_index`` inside the class range, such as a padding token); AUC is one-vs-rest
-    macro.
-    """
-
-    def __init__(self, metrics, *, task, outputs, ignore_index=-100):
-        self.metrics = list(metrics)
-        self.task = task
-        self.outputs = outputs  # "logits", "probabilities" or "log_probabilities"
-        self.ignore_index = ignore_index
-        self.counts_classes = bool({"accuracy", "precision", "recall", "f1"} & set(metrics))
-        for name in self.metrics:
-            kind = "topk" if name.startswith("top") else name
-            if kind not in _METRICS_BY_TASK[task]:
-                raise ValueError(f"metric {name!r} does not apply to a {task} loss")
-        self.reset()
-
-    def reset(self):
-        self.sums = {}
-        self.scores = []
-        self.labels = []
-        self.batches = 0
-
-    def _add(self, key, value):
-        self.sums[key] = self.sums[key] + value if key in self.sums else value
-
-    def update(self, outputs, targets, loss):
-        self.batches += 1
-        if self.task == "class":
-            self._update_class(outputs, targets, loss)
-            return
-        count = targets.numel()
-        self._add("count", torch.tensor(float(count), device=targets.device))
-        self._add("loss", loss.detach().double() * count)
-        logits = self.outputs == "logits"
-        scores = torch.sigmoid(outputs) if logits else outputs
-        if self.task == "binary":
-            predicted = outputs > 0 if logits else outputs > 0.5
-            truth = targets > 0.5
-            self._add("correct", (predicted == truth).sum())
-            self._add("true_positive", (predicted & truth).sum())
-            self._add("predicted", predicted.sum())
-            self._add("actual", truth.sum())
-            if "auc" in self.metrics:
-                self.scores.append(scores.detach().double().flatten().cpu())
-                self.labels.append(truth.flatten().cpu())
-        error = scores.detach().double() - targets.double()
-        self._add("squared_error", (error * error).sum())
-        self._add("absolute_error", error.abs().sum())
-
-    def _update_class(self, outputs, targets, loss):
-        classes = outputs.shape[1]
-        keep = targets != self.ignore_index
-        count = keep.sum()
-        self._add("count", count.double())
-        # A batch of ignored targets only has a NaN mean loss (0 / 0) and zero gradients:
-        # it adds nothing, instead of turning the epoch's loss into NaN.
-        batch_loss = loss.detach().double() * count
-        self._add("loss", torch.where(count > 0, batch_loss, torch.zeros_like(batch_loss)))
-        if self.counts_classes:
-            predicted = outputs.argmax(1)
-            # Excluded targets go to an extra bin: counting needs no data-dependent indexing.
-            spare = torch.full_like(targets, classes)
-            hits = torch.where(keep & (predicted == targets), targets, spare)
-            bins = classes + 1
-            self._add("true_positive", torch.bincount(hits, minlength=bins))
-            predicted = torch.where(keep, predicted, spare)
-            self._add("predicted", torch.bincount(predicted, minlength=bins))
-            self._add("actual", torch.bincount(torch.where(keep, targets, spare), minlength=bins))
-        for name in self.metrics:
-            if name.startswith("top"):
-                k = min(int(name[3:].split("_")[0]), classes)
-                top = outputs.topk(k, dim=1).indices == targets[:, None]
-                self._add(name, (top.any(1) & keep).sum())
-        if "auc" in self.metrics:
-            if self.outputs == "logits":
-                scores = torch.softmax(outputs.detach().double(), dim=1)
-            elif self.outputs == "log_probabilities":
-                scores = outputs.detach().double().exp()
-            else:
-                scores = outputs.detach().double()
-            self.scores.append(scores[keep].cpu())
-            self.labels.append(targets[keep].cpu())
-
-    def running_loss(self):
-        if "count" not in self.sums:
-            return math.nan
-        return float(self.sums["loss"] / self.sums["count"].clamp(min=1))
-
-    def compute(self, what):
-        """Loss and metrics of the epoch; fails clearly on empty data or a non-finite loss."""
-        sums = {key: value.double() for key, value in self.sums.items()}
-        scores, labels = self.scores, self.labels
-        if dist.is_initialized():
-            for key in sorted(sums):
-                dist.all_reduce(sums[key])
-            gathered = [None] * dist.get_world_size()
-            dist.all_gather_object(gathered, (scores, labels))
-            scores = [s for part in gathered for s in part[0]]
-            labels = [y for part in gathered for y in part[1]]
-        if self.batches == 0 or "count" not in sums or float(sums["count"]) == 0:
-            raise ValueError(
-                f"{what} produced no batches (or only ignored targets); "
-                "check its size, batch and drop_last"
-            )
-        count = float(sums["count"])
-        loss = float(sums["loss"]) / count
-        if not math.isfinite(loss):
-            raise FloatingPointError(
-                f"non-finite loss ({loss}) on {what}; lower the learning rate, set "
-                "gradient_clip, or check the data for NaN and inf values"
-            )
-        row = {"loss": loss}
-        for name in self.metrics:
-            row[name] = self._metric(name, sums, count, loss, scores, labels)
-        return row
-
-    def _metric(self, name, sums, count, loss, scores, labels):
-        if name == "perplexity":
-            return math.exp(min(loss, 700.0))
-        if name == "mse":
-            return float(sums["squared_error"]) / count
-        if name == "mae":
-            return float(sums["absolute_error"]) / count
-        if name == "auc":
-            return _auc(torch.cat(scores), torch.cat(labels), self.task)
-        if name.startswith("top"):
-            return float(sums[name]) / count
-        if name in ("accuracy", "binary_accuracy"):
-            hits = sums["correct"] if self.task == "binary" else sums["true_positive"][:-1].sum()
-            return float(hits) / count
-        tp = sums["true_positive"]
-        predicted, actual = sums["predicted"], sums["actual"]
-        if self.task == "class":  # drop the excluded-target bin
-            tp, predicted, actual = tp[:-1], predicted[:-1], actual[:-1]
-            if 0 <= self.ignore_index < tp.numel():  # an ignored class (padding) is not averaged
-                kept = torch.arange(tp.numel(), device=tp.device) != self.ignore_index
-                tp, predicted, actual = tp[kept], predicted[kept], actual[kept]
-        if name == "precision":
-            per_class = torch.where(predicted > 0, tp / predicted.clamp(min=1), 0.0)
-        elif name == "recall":
-            per_class = torch.where(actual > 0, tp / actual.clamp(min=1), 0.0)
-        else:
-            total = predicted + actual
-            per_class = torch.where(total > 0, 2 * tp / total.clamp(min=1), 0.0)
-        return float(per_class.mean())
-
-
-def _auc(scores, labels, task):
-    """ROC AUC from ranks (ties share their mean rank): binary, or one-vs-rest macro."""
-    if task == "binary":
-        return _binary_auc(scores, labels.bool())
-    per_class = [_binary_auc(scores[:, c], labels == c) for c in range(scores.shape[1])]
-    defined = [value for value in per_class if not math.isnan(value)]
-    return sum(defined) / len(defined) if defined else math.nan
-
-
-def _binary_auc(scores, positive):
-    n_positive = int(positive.sum())
-    n_negative = positive.numel() - n_positive
-    if n_positive == 0 or n_negative == 0:
-        return math.nan  # undefined without both classes
-    ordered, order = torch.sort(scores)
-    _, inverse, counts = torch.unique_consecutive(ordered, return_inverse=True, return_counts=True)
-    ends = counts.cumsum(0).double()
-    mean_rank = ends - (counts.double() - 1) / 2
-    ranks = torch.empty_like(scores, dtype=torch.float64)
-    ranks[order] = mean_rank[inverse]
-    rank_sum = float(ranks[positive].sum())
-    return (rank_sum - n_positive * (n_positive + 1) / 2) / (n_positive * n_negative)
-
-
-def _evaluate(model, loader, loss_fn, stats, device, task, what, amp_dtype=None):
-    """Loss and metrics of ``model`` over ``loader`` in eval mode, without gradients."""
-    model.eval()
-    stats.reset()
-    with torch.no_grad():
-        for inputs, targets in loader:
-            inputs = inputs.to(device, non_blocking=True)
-            targets = targets.to(device, non_blocking=True)
-            with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-                outputs = model(inputs)
-            if amp_dtype is not None:
-                outputs = outputs.to(torch.float32)
-            outputs, targets = _match_target(outputs, targets, task)
-            stats.update(outputs, targets, loss_fn(outputs, targets))
-    return stats.compute(what)
+rt.require(1)  # the Aurane runtime this file was compiled for
 
 
 def _make_train_images_loader(seed=None):
@@ -596,7 +45,7 @@ def _make_train_images_loader(seed=None):
             [torchvision.transforms.ToTensor(), torchvision.transforms.Normalize((0.5,), (0.5,))],
         ),
     )
-    return _data_loader(dataset, batch_size=16, shuffle=True, seed=seed)
+    return rt.data_loader(dataset, batch_size=16, shuffle=True, seed=seed)
 
 
 def _make_val_images_loader(seed=None):
@@ -608,7 +57,7 @@ def _make_val_images_loader(seed=None):
         random_offset=1000,
         transform=torchvision.transforms.ToTensor(),
     )
-    return _data_loader(dataset, batch_size=32, shuffle=False, seed=seed)
+    return rt.data_loader(dataset, batch_size=32, shuffle=False, seed=seed)
 
 
 def train_digits(
@@ -619,16 +68,7 @@ def train_digits(
     Returns the model with ``model.training_history`` (one dict per epoch) and
     ``model.test_metrics``; ``resume_from`` is a checkpoint file or its folder.
     """
-    epochs = 2
-    config = {
-        "model": "Digits",
-        "loss": ["cross_entropy", {}],
-        "optimizer": ["adamw", {"lr": 0.003, "weight_decay": 0.01}],
-        "scheduler": ["step_lr", {"step_size": 1, "gamma": 0.5}],
-        "gradient_clip": 1.0,
-        "early_stopping": {"patience": 2, "min_delta": 0.0},
-    }
-    device = _setup(seed=7, device="auto")
+    device = rt.setup(seed=7, device="auto")
     if train_loader is None:
         train_loader = _make_train_images_loader(seed=7)
     if validation_loader is None:
@@ -639,112 +79,53 @@ def train_digits(
     loss_fn = nn.CrossEntropyLoss()
     optimizer = torch.optim.AdamW(model.parameters(), lr=0.003, weight_decay=0.01)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
-    stats = _EpochStats(["accuracy", "top3_accuracy", "f1"], task="class", outputs="logits")
-    history = []
-    monitor = {"best": math.inf, "bad_epochs": 0, "stopped": False}
-    fingerprint = _fingerprint(config, model)
-    versions = {"aurane": "0.1.0", "torch": str(torch.__version__)}
-    loaders = [train_loader, validation_loader, test_loader]
-    first_epoch = 1
-    if resume_from is not None:
-        checkpoint = _load_checkpoint(
-            resume_from,
-            "train",
-            fingerprint,
-            versions,
-            (
-                "model",
-                "optimizer",
-                "scheduler",
-                "monitor.best",
-                "monitor.bad_epochs",
-                "monitor.stopped",
-            ),
-        )
-        model.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
-        scheduler.load_state_dict(checkpoint["scheduler"])
-        history, monitor = checkpoint["history"], checkpoint["monitor"]
-        _restore_rng(checkpoint["rng"], loaders)
-        first_epoch = checkpoint["epoch"] + 1
-    net = _distribute(model, device)
-
-    def checkpoint_state(epoch):
-        return {
-            "format": _CHECKPOINT_FORMAT,
-            "kind": "train",
-            "job": "train_digits",
-            "versions": versions,
-            "fingerprint": fingerprint,
-            "epoch": epoch,
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(),
-            "history": history,
-            "monitor": monitor,
-            "rng": _rng_state(loaders),
-        }
-
-    if resume_from is None:  # a run killed during its first epoch still leaves last.pt
-        _save_checkpoints("./checkpoints/digits", checkpoint_state(0))
-    for epoch in range(first_epoch, epochs + 1):
-        if monitor["stopped"]:
-            break
-        started = time.monotonic()
-        lr = optimizer.param_groups[0]["lr"]
-        net.train()
-        stats.reset()
-        _set_epoch(train_loader, epoch)
-        progress = _Progress(f"epoch {epoch}/{epochs}", train_loader, stats.running_loss)
-        for inputs, targets in train_loader:
-            inputs = inputs.to(device, non_blocking=True)
-            targets = targets.to(device, non_blocking=True)
-            outputs, targets = _match_target(net(inputs), targets, "class")
-            loss = loss_fn(outputs, targets)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            stats.update(outputs.detach(), targets, loss.detach())
-            progress.step()
-        progress.close()
-        row = {"epoch": epoch, **stats.compute("training data 'train_images'")}
-        scores = _evaluate(
-            model,
-            validation_loader,
-            loss_fn,
-            stats,
-            device,
-            "class",
-            "validation data 'val_images'",
-        )
-        row.update({"val_" + key: value for key, value in scores.items()})
-        row["lr"] = lr
-        monitored = row["val_loss"]
-        scheduler.step()
-        improved = monitored < monitor["best"]
-        if improved:
-            monitor["best"], monitor["bad_epochs"] = monitored, 0
-        else:
-            monitor["bad_epochs"] += 1
-        monitor["stopped"] = not improved and monitor["bad_epochs"] >= 2
-        history.append(row)
-        _save_checkpoints(
-            "./checkpoints/digits",
-            checkpoint_state(epoch),
-            best=improved,
-            every=None,
-        )
-        _log(_epoch_line(row, epochs, time.monotonic() - started))
-        if monitor["stopped"]:
-            reason = "val_loss stopped improving (patience 2)"
-            _log(f"early stopping after epoch {epoch}: {reason}")
-    test_metrics = {}
-    model.training_history = history
-    model.test_metrics = test_metrics
-    return model
+    stats = rt.EpochStats(["accuracy", "top3_accuracy", "f1"], task="class", outputs="logits")
+    with rt.Run(
+        "train_digits",
+        epochs=2,
+        config={
+            "model": "Digits",
+            "loss": ["cross_entropy", {}],
+            "optimizer": ["adamw", {"lr": 0.003, "weight_decay": 0.01}],
+            "scheduler": ["step_lr", {"step_size": 1, "gamma": 0.5}],
+            "gradient_clip": 1.0,
+            "early_stopping": {"patience": 2, "min_delta": 0.0},
+        },
+        state={"model": model, "optimizer": optimizer, "scheduler": scheduler},
+        loaders=[train_loader, validation_loader, test_loader],
+        checkpoint_dir="./checkpoints/digits",
+        save_best=True,
+        resume_from=resume_from,
+        monitor="val_loss",
+        patience=2,
+    ) as run:
+        net = rt.distribute(model, device)
+        for epoch in run.epochs():
+            net.train()
+            stats.reset()
+            for inputs, targets in run.batches(train_loader, stats.running_loss):
+                inputs = inputs.to(device, non_blocking=True)
+                targets = targets.to(device, non_blocking=True)
+                outputs, targets = rt.match_target(net(inputs), targets, "class")
+                loss = loss_fn(outputs, targets)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                stats.update(outputs.detach(), targets, loss.detach())
+            scores = stats.compute("training data 'train_images'")
+            val_scores = rt.evaluate(
+                model,
+                validation_loader,
+                loss_fn,
+                stats,
+                device,
+                "validation data 'val_images'",
+            )
+            scheduler.step()
+            run.end_epoch(epoch, scores, val_scores)
+        return run.finish(model)
 
 
 if __name__ == "__main__":
-    train_digits()
-    _finish_distributed()
+    rt.main(train_digits)

@@ -8,11 +8,12 @@ for ``transform = Compose([...])``. Nothing is built (or downloaded) at import t
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aurane import __version__
+from aurane.backends.torch.names import Namespace
 from aurane.semantics.config import (
     DATASET_TABLE,
     LOADER_FIELDS,
@@ -124,7 +125,8 @@ def dataset_info(dataset: ast.Dataset) -> DatasetInfo:
             loader[name] = literal_value(value)
         else:
             constructor[name] = value
-    source = dataset.source.id if dataset.source is not None else None
+    # as Python reads it (semantics/sources.py checked this form against the allowlist)
+    source = unicodedata.normalize("NFKC", dataset.source.id) if dataset.source else None
     return DatasetInfo(dataset.name, source, constructor, loader)
 
 
@@ -187,14 +189,18 @@ def emit_loader_factory(info: DatasetInfo) -> str:
         ]
         return "\n".join(lines)
     lines.append(f'    """The {info.name} dataset ({info.source}), batched; built on first use."""')
-    lines += format_call("dataset = " + info.source, _constructor_args(info), 4)
+    # the local is allocated: `use dataset` + `from dataset.Data` must not hide the module
+    names = Namespace()
+    names.claim({info.source.split(".")[0], "seed", "rt"})
+    local = names.fresh("dataset")
+    lines += format_call(f"{local} = {info.source}", _constructor_args(info), 4)
     shuffle = info.loader.get("shuffle")
     if shuffle is None:
         # SPEC §6: shuffle defaults to the value of `train` when given, else True.
         train = info.constructor.get("train")
         shuffle = literal_value(train) if train is not None else True
     loader_args = [
-        "dataset",
+        local,
         f"batch_size={info.loader.get('batch', 1)!r}",
         f"shuffle={shuffle!r}",
         "seed=seed",
@@ -202,7 +208,7 @@ def emit_loader_factory(info: DatasetInfo) -> str:
     for key in ("num_workers", "pin_memory", "drop_last"):
         if key in info.loader:
             loader_args.append(f"{key}={info.loader[key]!r}")
-    lines += format_call("return _data_loader", loader_args, 4)
+    lines += format_call("return rt.data_loader", loader_args, 4)
     return "\n".join(lines)
 
 
@@ -273,13 +279,6 @@ def optimizer_source(
     return format_call(f"{target} = torch.optim.{option.spec.torch_name}", args, indent), used
 
 
-def load_call(kind: str, entries: Sequence[str]) -> str:
-    """The resume's ``_load_checkpoint`` call; ``entries`` are the job's own (dotted) entries."""
-    args: list[Doc] = ["resume_from", quote(kind), "fingerprint", "versions"]
-    args.append(literal_doc(tuple(entries)))
-    return "\n".join(format_call("checkpoint = _load_checkpoint", args, 8))
-
-
 # ---------------------------------------------------------------- pieces of every job
 
 
@@ -314,16 +313,34 @@ def checkpointing(
     return None if folder is None else (folder, every, save_best)
 
 
-def checkpoint_calls(ckpt: Checkpointing) -> dict[str, str]:
-    """The two ``_save_checkpoints`` calls of a job (at start and after each epoch)."""
-    folder, every, save_best = ckpt
-    best = "improved" if save_best else "False"
-    args: list[Doc] = [quote(folder), "checkpoint_state(epoch)", f"best={best}", f"every={every!r}"]
-    first: list[Doc] = [quote(folder), "checkpoint_state(0)"]
-    return {
-        "save_call": "\n".join(format_call("_save_checkpoints", args, 8)),
-        "first_save": "\n".join(format_call("_save_checkpoints", first, 8)),
-    }
+def run_call(
+    name: str,
+    kind: str,
+    config: dict[str, Any],
+    state: dict[str, str],
+    loaders: Sequence[str],
+    ckpt: Checkpointing | None,
+    epochs: int,
+    extra: Sequence[Doc] = (),
+) -> str:
+    """The job's ``with rt.Run(...) as run:`` line (resume, checkpoints, lock, summary)."""
+    items = tuple(f"{quote(key)}: {value}" for key, value in state.items())
+    args: list[Doc] = [
+        quote(name),
+        f"epochs={epochs!r}",
+        literal_doc(config, "config="),
+        Seq("state=", items, "{}"),
+        Seq("loaders=", tuple(loaders), "[]"),
+    ]
+    if kind != "train":
+        args.append(f"kind={quote(kind)}")
+    if ckpt is not None:
+        folder, every, save_best = ckpt
+        args.append(f"checkpoint_dir={quote(folder)}")
+        args += ["save_best=True"] if save_best else []
+        args += [f"checkpoint_every={every!r}"] if every is not None else []
+    args += ["resume_from=resume_from", *extra]
+    return "\n".join(format_call("with rt.Run", args, 4, " as run:"))
 
 
 def add_clip(
@@ -342,13 +359,11 @@ def add_checkpointing(
     callbacks: dict[str, Option],
     job: str,
     flags: set[str],
-    values: dict[str, str],
 ) -> Checkpointing | None:
-    """The ``[ckpt]`` lines and their save calls when the job writes checkpoints."""
+    """The job's checkpointing (folder, every, save_best), flagging ``ckpt`` when it has one."""
     ckpt = checkpointing(fields, callbacks, job)
     if ckpt is not None:
         flags.add("ckpt")
-        values.update(checkpoint_calls(ckpt))
     return ckpt
 
 
@@ -356,7 +371,6 @@ def job_values(
     name: str,
     title: str,
     epochs: int,
-    config: dict[str, Any],
     experiment: Experiment,
     dataset: str,
 ) -> dict[str, str]:
@@ -365,10 +379,7 @@ def job_values(
         "name": name,
         "doc": title + f", for {epochs} epoch{'s' if epochs != 1 else ''}.",
         "epochs": repr(epochs),
-        "config": "\n".join(format_dict("config = ", config, 4)),
         "seed": repr(experiment.seed),
         "device": quote(experiment.device),
         "make_train": loader_name(dataset),
-        "job_name": quote(name),
-        "version": quote(__version__),
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aurane.backends.torch import data_emit, gan, runtime, training
+from aurane.backends.torch import data_emit, gan, training
 from aurane.backends.torch.data_emit import (
     Experiment,
     Option,
@@ -23,12 +23,12 @@ from aurane.backends.torch.data_emit import (
     quote,
     read_option,
 )
+from aurane.backends.torch.runtime import fill
 from aurane.ir.graph import Graph
+from aurane.runtime.version import RUNTIME_VERSION
 from aurane.semantics import config as catalog
 from aurane.semantics.values import literal_value
 from aurane.syntax import ast
-
-REGISTRY: dict[str, runtime.Helper] = {**runtime.HELPERS, **training.HELPERS, **gan.HELPERS}
 
 # The loss decides how outputs pair with targets and how metrics read the outputs.
 _TASKS = {
@@ -42,6 +42,70 @@ _TASKS = {
     "huber": ("regression", "outputs"),
 }
 _EPOCH_SCHEDULERS = {"step_lr", "exponential_lr", "cosine_annealing"}
+
+
+RUNTIME_IMPORT = "from aurane import runtime as rt"
+# The runtime version this compiler's jobs are written for (``aurane.runtime.version``).
+REQUIRE_LINE = f"rt.require({RUNTIME_VERSION})  # the Aurane runtime this file was compiled for"
+
+
+# Every name a generated job function binds or reads besides the model classes and its
+# own parameters: a model class must not take one (issue 11 reserves them in names.py).
+JOB_LOCALS = frozenset(
+    {
+        "rt",
+        "nn",
+        "torch",
+        # train
+        "device",
+        "loss_fn",
+        "optimizer",
+        "scheduler",
+        "scaler",
+        "amp_dtype",
+        "stats",
+        "run",
+        "net",
+        "epoch",
+        "inputs",
+        "targets",
+        "outputs",
+        "loss",
+        "scores",
+        "val_scores",
+        "test_metrics",
+        # train_gan
+        "discriminator_steps",
+        "generator_steps",
+        "g_optimizer",
+        "d_optimizer",
+        "g_loss_fn",
+        "d_loss_fn",
+        "noise_shape",
+        "sample_shape",
+        "generate_samples_every",
+        "noise_source",
+        "fixed_noise",
+        "running_loss",
+        "g_net",
+        "d_net",
+        "sums",
+        "totals",
+        "batch",
+        "real",
+        "size",
+        "noise",
+        "fake",
+        "real_out",
+        "fake_out",
+        "d_loss_real",
+        "d_loss_fake",
+        "frozen",
+        "judged",
+        "g_loss",
+        "images",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -79,17 +143,15 @@ def _scheduler(option: Option, epochs: int) -> tuple[list[str], str, dict[str, A
         kwargs["T_max"] = epochs  # SPEC: T_max defaults to the job's epochs
     args = [f"{key}={format_literal(value)}" for key, value in kwargs.items()]
     if option.name == "warmup_cosine":
-        lines = format_call("scheduler = _warmup_cosine", ["optimizer", *args], 4)
+        lines = format_call("scheduler = rt.warmup_cosine", ["optimizer", *args], 4)
         return lines, "step", kwargs
     head = f"scheduler = torch.optim.lr_scheduler.{option.spec.torch_name}"
     when = "plateau" if option.name == "reduce_lr_on_plateau" else "epoch"
     return format_call(head, ["optimizer", *args], 4), when, kwargs
 
 
-def emit_train(
-    stmt: ast.Train, name: str, class_name: str, experiment: Experiment
-) -> tuple[str, set[str]]:
-    """The ``train_<model>`` function source and the helpers it calls."""
+def emit_train(stmt: ast.Train, name: str, class_name: str, experiment: Experiment) -> str:
+    """The ``train_<model>`` function source."""
     fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
     callbacks = _callbacks(fields)
     epochs = int(field_literal(fields, "epochs", 1))
@@ -128,11 +190,7 @@ def emit_train(
     if early:
         flags.add("es")
         config["early_stopping"] = {"patience": patience, "min_delta": min_delta}
-    data_emit.add_checkpointing(fields, callbacks, name, flags, values)
-    entries = ["model", "optimizer"]  # what the resume reads, checked by _load_checkpoint
-    entries += [key for key, flag in (("scheduler", "sched"), ("scaler", "amp")) if flag in flags]
-    entries += ["monitor.best", "monitor.bad_epochs", "monitor.stopped"]
-    values["load_call"] = data_emit.load_call("train", entries)
+    ckpt = data_emit.add_checkpointing(fields, callbacks, name, flags)
     validate = dataset_ref(fields["validate_on"]) if "validate_on" in fields else None
     test = dataset_ref(fields["test_on"]) if "test_on" in fields else None
     monitor = "val_loss" if validate else "loss"
@@ -145,7 +203,7 @@ def emit_train(
         values["make_test"] = loader_name(test)
     title = f"Train {class_name} on {dataset}" + (f", validated on {validate}" if validate else "")
     ignore = loss.kwargs.get("ignore_index")
-    values.update(data_emit.job_values(name, title, epochs, config, experiment, dataset))
+    values.update(data_emit.job_values(name, title, epochs, experiment, dataset))
     values.update(
         model_class=class_name,
         loss="\n".join(data_emit.loss_source(loss, "loss_fn", 4)),
@@ -154,7 +212,7 @@ def emit_train(
         task=quote(task),
         stats="\n".join(
             format_call(
-                "stats = _EpochStats",
+                "stats = rt.EpochStats",
                 [
                     data_emit.literal_doc(metrics),
                     f"task={quote(task)}",
@@ -165,11 +223,20 @@ def emit_train(
             )
         ),
         train_what=quote(f"training data {dataset!r}"),
-        monitor_key=quote(monitor),
-        best_bound='monitor["best"]' + (f" - {min_delta!r}" if min_delta else ""),
-        patience=repr(patience),
-        stop_message=quote(f"{monitor} stopped improving (patience {patience})"),
+        plateau_value='val_scores["loss"]' if validate else 'scores["loss"]',
+        end_epoch=f"            run.end_epoch(epoch, scores{', val_scores' if validate else ''})",
+        finish_args="model" + (", test_metrics=test_metrics" if test else ""),
     )
+    state = {"model": "model", "optimizer": "optimizer"}
+    state.update(
+        {key: key for key, flag in (("scheduler", "sched"), ("scaler", "amp")) if flag in flags}
+    )
+    extra: list[data_emit.Doc] = [] if monitor == "loss" else [f"monitor={quote(monitor)}"]
+    if early:
+        extra.append(f"patience={patience!r}")
+        extra += [f"min_delta={min_delta!r}"] if min_delta else []
+    loaders = ["train_loader", "validation_loader", "test_loader"]
+    values["run"] = data_emit.run_call(name, "train", config, state, loaders, ckpt, epochs, extra)
     amp_arg = ["amp_dtype=amp_dtype"] if "amp" in flags else []
     for role, loader, what in (
         ("val", "validation_loader", validate),
@@ -183,18 +250,14 @@ def emit_train(
                 "loss_fn",
                 "stats",
                 "device",
-                quote(task),
                 quote(f"{label} data {what!r}"),
                 *amp_arg,
             ]
-            target = "scores" if role == "val" else "test_metrics"
+            target = "val_scores" if role == "val" else "test_metrics"
             values[f"{role}_call"] = "\n".join(
-                format_call(f"{target} = _evaluate", args, 8 if role == "val" else 4)
+                format_call(f"{target} = rt.evaluate", args, 12 if role == "val" else 8)
             )
-    helpers = set(training.TRAIN_HELPERS)
-    if "step_sched" in flags:
-        helpers.add("_warmup_cosine")
-    return runtime.fill(training.TRAIN_TEMPLATE, flags, values), helpers
+    return fill(training.TRAIN_TEMPLATE, flags, values)
 
 
 def _list(expr: ast.Expr | None) -> tuple[ast.Expr, ...]:
@@ -240,30 +303,26 @@ def emit_jobs(
     if not jobs and not program.datasets:
         return JobCode(imports=(), sections=(), main=())
     used = _used_datasets(jobs)
-    imports: set[str] = set(training.TRAIN_IMPORTS) if jobs else {"import torch"}
-    helpers: set[str] = {"_data_loader"} if program.datasets else set()
-    sections: list[str] = []
+    imports: set[str] = {"import torch", RUNTIME_IMPORT}
+    if jobs:
+        imports.add("from torch import nn")
+    sections: list[str] = [REQUIRE_LINE]
     for dataset in program.datasets:
         info = data_emit.dataset_info(dataset)
         imports.update(data_emit.imports_for(info))
         if dataset.name in used or info.source is not None:
             sections.append(data_emit.emit_loader_factory(info))
-    main: list[str] = []
+    names: list[str] = []
     for stmt, name in jobs:
         if isinstance(stmt, ast.Train):
-            code, needed = emit_train(stmt, name, class_names[stmt.model.id], experiment)
+            code = emit_train(stmt, name, class_names[stmt.model.id], experiment)
         else:
-            code, needed = gan.emit_gan(stmt, name, graphs, class_names, experiment)
-        helpers |= needed
+            code = gan.emit_gan(stmt, name, graphs, class_names, experiment)
         sections.append(code)
-        main.append(f"{name}()")
-    if jobs:
-        helpers.add("_finish_distributed")
-        main.append("_finish_distributed()")
-    helper_imports, helper_code = runtime.helper_sources(helpers, REGISTRY)
-    imports.update(helper_imports)
+        names.append(name)
+    main = ("rt.main(" + ", ".join(names) + ")",) if names else ()
     return JobCode(
         imports=tuple(sorted(imports)),  # the generator groups and merges them
-        sections=(*helper_code, *sections),
-        main=tuple(main),
+        sections=tuple(sections),
+        main=main,
     )

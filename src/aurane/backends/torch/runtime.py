@@ -1,412 +1,258 @@
-"""Runtime helpers emitted once per generated file (templates, not imported at run time).
+"""``--standalone``: copy the runtime parts a generated program uses into the program.
 
-Each entry is the source of one top-level function or class with a leading underscore.
-Generated programs depend only on torch and the standard library, so these helpers are
-copied into the program rather than imported from Aurane. ``HELPERS`` maps a helper name
-to ``(source, dependencies)``; ``helper_sources`` returns the closure in a fixed order.
+A default program imports ``aurane.runtime`` as ``rt`` and calls ``rt.NAME``. ``standalone``
+rewrites such a program so it needs no Aurane: every ``rt.NAME`` it uses, and everything
+those need, is copied from the runtime's own source files (``aurane/runtime/*.py``, read
+with ``importlib.resources``) in dependency order; public names gain a leading underscore
+(``rt.Run`` becomes ``_Run``) so they cannot meet a model class's name, and the runtime's
+imports join the program's. Nothing else changes. ``fill`` expands the job templates.
 """
 
 from __future__ import annotations
 
+import ast as pyast
+import functools
 import re
+from dataclasses import dataclass
+from importlib import resources
 
-NUMPY_IMPORT = """\
-try:
-    import numpy as np
-except ImportError:  # NumPy is optional for torch; then there is no NumPy RNG to seed
-    np = None"""
-
-SETUP = '''\
-def _setup(seed, device):
-    """Seed Python, NumPy and torch; join torchrun's process group; return the device."""
-    if seed is not None:
-        random.seed(seed)
-        torch.manual_seed(seed)
-        if np is not None:
-            np.random.seed(seed % 2**32)
-    world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    if world_size > 1 and not dist.is_initialized():
-        # Started by torchrun: one process per device, gradients averaged by DDP.
-        backend = "nccl" if torch.cuda.is_available() and device != "cpu" else "gloo"
-        dist.init_process_group(backend)
-    if dist.is_initialized() and torch.cuda.is_available() and device != "cpu":
-        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-        torch.cuda.set_device(local_rank)
-        return torch.device("cuda", local_rank)
-    if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    return torch.device(device)'''
-
-IS_MAIN = '''\
-def _is_main_process():
-    """True outside torchrun and on rank 0: the only process that writes files and prints."""
-    return not dist.is_initialized() or dist.get_rank() == 0'''
-
-LOG = """\
-def _log(message):
-    if _is_main_process():
-        print(message, flush=True)"""
-
-FINISH = """\
-def _finish_distributed():
-    if dist.is_initialized():
-        dist.barrier()
-        dist.destroy_process_group()"""
-
-DATA_LOADER = '''\
-def _data_loader(
-    dataset,
-    *,
-    batch_size,
-    shuffle,
-    seed,
-    num_workers=0,
-    pin_memory=False,
-    drop_last=False,
-):
-    """A DataLoader whose shuffling comes from its own generator (saved in checkpoints).
-
-    Under torchrun each process reads its own shard through a DistributedSampler.
-    """
-    generator = torch.Generator()
-    if seed is None:  # no experiment seed: draw one from torch's global generator
-        seed = int(torch.randint(2**62, ()).item())
-    generator.manual_seed(seed)
-    sampler = None
-    if dist.is_initialized():
-        sampler = DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
-        shuffle = False
-    return DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=shuffle,
-        sampler=sampler,
-        num_workers=num_workers,
-        pin_memory=pin_memory,
-        drop_last=drop_last,
-        generator=generator,
-    )'''
-
-SET_EPOCH = '''\
-def _set_epoch(loader, epoch):
-    """Give every epoch its own DistributedSampler order (the same again after a resume)."""
-    sampler = getattr(loader, "sampler", None)
-    if isinstance(sampler, DistributedSampler):
-        sampler.set_epoch(epoch)'''
-
-DISTRIBUTE = '''\
-def _distribute(model, device):
-    """Wrap ``model`` in DistributedDataParallel under torchrun; unchanged otherwise."""
-    if not dist.is_initialized():
-        return model
-    device_ids = [device.index] if device.type == "cuda" else None
-    return DistributedDataParallel(model, device_ids=device_ids)'''
-
-RNG = '''\
-def _rng_state(loaders):
-    """Every random state a resumed run needs to continue exactly like an uninterrupted one."""
-    state = {
-        "python": random.getstate(),
-        "numpy": None,
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-        "loaders": [_loader_generator_state(loader) for loader in loaders],
-    }
-    if np is not None:
-        name, keys, position, has_gauss, cached = np.random.get_state()
-        # Plain tensors and numbers only, so the checkpoint loads with weights_only=True.
-        state["numpy"] = {
-            "keys": torch.from_numpy(keys.astype(np.int64)),
-            "position": int(position),
-            "has_gauss": int(has_gauss),
-            "cached": float(cached),
-        }
-    return state
-
-
-def _loader_generator_state(loader):
-    generator = getattr(loader, "generator", None)
-    return generator.get_state() if generator is not None else None
-
-
-def _restore_rng(state, loaders):
-    random.setstate(state["python"])
-    if np is not None and state["numpy"] is not None:
-        saved = state["numpy"]
-        keys = saved["keys"].numpy().astype(np.uint32)
-        position, has_gauss = saved["position"], saved["has_gauss"]
-        np.random.set_state(("MT19937", keys, position, has_gauss, saved["cached"]))
-    torch.set_rng_state(state["torch"])
-    if torch.cuda.is_available() and state["cuda"]:
-        torch.cuda.set_rng_state_all(state["cuda"])
-    for loader, saved in zip(loaders, state["loaders"], strict=True):
-        generator = getattr(loader, "generator", None)
-        if generator is not None and saved is not None:
-            generator.set_state(saved)'''
-
-FINGERPRINT = '''\
-def _fingerprint(config, *models):
-    """What a checkpoint must match to be resumed: parameter layout and training configuration."""
-    layout = [
-        (name, tuple(tensor.shape), str(tensor.dtype))
-        for model in models
-        for name, tensor in model.state_dict().items()
-    ]
-    return {"model": hashlib.sha256(repr(layout).encode()).hexdigest(), "config": config}'''
-
-CHECKPOINT = '''\
-def _save_file(path, payload):
-    """Write atomically: a temporary file in the same folder, fsync, then os.replace."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    temporary = path + ".tmp"
-    with open(temporary, "wb") as handle:
-        torch.save(payload, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-    if hasattr(os, "O_DIRECTORY"):  # make the rename itself durable (POSIX)
-        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
-def _save_checkpoints(folder, checkpoint, *, best=False, every=None):
-    """last.pt every epoch, best.pt on improvement, epoch_NNNN.pt every ``every`` epochs."""
-    if _is_main_process():
-        epoch = checkpoint["epoch"]
-        _save_file(os.path.join(folder, "last.pt"), checkpoint)
-        if best:
-            _save_file(os.path.join(folder, "best.pt"), checkpoint)
-        if every is not None and epoch > 0 and epoch % every == 0:
-            _save_file(os.path.join(folder, f"epoch_{epoch:04d}.pt"), checkpoint)
-    if dist.is_initialized():
-        dist.barrier()  # no rank runs ahead of a checkpoint it might need to resume from
-
-
-def _load_checkpoint(path, kind, fingerprint, versions, entries):
-    """Load with weights_only=True; refuse an incomplete checkpoint or one of another job.
-
-    ``entries`` are the job's own (dotted) entries, checked with those every job saves, so
-    a missing one is named instead of surfacing as a bare KeyError during the resume.
-    """
-    if os.path.isdir(path):
-        path = os.path.join(path, "last.pt")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"cannot resume: no checkpoint at {path!r}")
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:
-        message = f"cannot resume from {path!r}: not a readable checkpoint ({error})"
-        raise ValueError(message) from None
-    if not isinstance(checkpoint, dict):
-        raise ValueError(f"cannot resume from {path!r}: not an Aurane checkpoint")
-    if checkpoint.get("format") != _CHECKPOINT_FORMAT:
-        raise ValueError(
-            f"cannot resume from {path!r}: not an Aurane checkpoint "
-            f"(format {checkpoint.get('format')!r}, expected {_CHECKPOINT_FORMAT!r})"
-        )
-    _check_entries(path, checkpoint, ("kind",))
-    if checkpoint["kind"] != kind:
-        found = checkpoint["kind"]
-        raise ValueError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
-    _check_entries(path, checkpoint, (*_CHECKPOINT_ENTRIES, *entries))
-    if checkpoint["rng"]["numpy"] is not None:
-        _check_entries(path, checkpoint, _NUMPY_ENTRIES)
-    saved = checkpoint["fingerprint"]
-    if saved["model"] != fingerprint["model"]:
-        raise ValueError(
-            f"cannot resume from {path!r}: it was written for a different model "
-            "(parameter names, shapes or dtypes differ)"
-        )
-    now = fingerprint["config"]
-    old = saved["config"]
-    changed = [key for key in sorted(set(old) | set(now)) if old.get(key) != now.get(key)]
-    if changed:
-        details = "; ".join(
-            f"{key}: checkpoint {old.get(key)!r}, now {now.get(key)!r}" for key in changed
-        )
-        raise ValueError(
-            f"cannot resume from {path!r}: the training configuration differs ({details})"
-        )
-    written = checkpoint["versions"]
-    if (written["aurane"], written["torch"]) != (versions["aurane"], versions["torch"]):
-        _log(
-            f"note: {path!r} was written by aurane {written['aurane']} with torch "
-            f"{written['torch']}; this is aurane {versions['aurane']} with torch "
-            f"{versions['torch']}, so the resumed run may differ from an uninterrupted one"
-        )
-    return checkpoint
-
-
-def _check_entries(path, checkpoint, names):
-    """Refuse a checkpoint without one of ``names``; "rng.torch" is checkpoint["rng"]["torch"]."""
-    for name in names:
-        value = checkpoint
-        parts = name.split(".")
-        for depth, part in enumerate(parts):
-            if not isinstance(value, dict) or part not in value:
-                missing = ".".join(parts[: depth + 1])
-                raise ValueError(
-                    f"cannot resume from {path!r}: the checkpoint has no {missing!r} entry "
-                    "(it is incomplete or was edited)"
-                )
-            value = value[part]'''
-
-CHECKPOINT_FORMAT = """\
-_CHECKPOINT_FORMAT = "aurane-checkpoint-1"
-# What every checkpoint holds besides "format", "kind" and the job's own entries.
-_CHECKPOINT_ENTRIES = (
-    "job",
-    "versions.aurane",
-    "versions.torch",
-    "fingerprint.model",
-    "fingerprint.config",
-    "epoch",
+# Runtime modules in dependency order (a module only uses those before it).
+MODULES = (
+    "version",
+    "distributed",
+    "rng",
+    "checkpoint",
+    "lock",
     "history",
-    "rng.python",
-    "rng.numpy",
-    "rng.torch",
-    "rng.cuda",
-    "rng.loaders",
+    "progress",
+    "metrics",
+    "schedule",
+    "gan",
+    "run",
 )
-_NUMPY_ENTRIES = tuple(f"rng.numpy.{key}" for key in ("keys", "position", "has_gauss", "cached"))"""
-
-PROGRESS = '''\
-class _Progress:
-    """A progress bar with the running loss on a terminal; silent otherwise (epoch lines follow)."""
-
-    def __init__(self, label, loader, running_loss):
-        self.enabled = _is_main_process() and sys.stderr.isatty()
-        self.label = label
-        self.total = len(loader) if hasattr(loader, "__len__") else None
-        self.running_loss = running_loss
-        self.done = 0
-        self.drawn_at = 0.0
-
-    def step(self):
-        self.done += 1
-        now = time.monotonic()
-        if not self.enabled or (now - self.drawn_at < 0.1 and self.done != self.total):
-            return
-        self.drawn_at = now
-        if self.total:
-            filled = 30 * self.done // self.total
-            bar = f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total}"
-        else:
-            bar = f"{self.done} batches"
-        sys.stderr.write(f"\\r{self.label} {bar} loss {self.running_loss():.4f}")
-        sys.stderr.flush()
-
-    def close(self):
-        if self.enabled:
-            sys.stderr.write("\\r" + " " * 79 + "\\r")
-            sys.stderr.flush()'''
-
-EPOCH_LINE = '''\
-def _epoch_line(row, epochs, seconds):
-    parts = [f"epoch {row['epoch']}/{epochs}"]
-    parts += [f"{key} {value:.4g}" for key, value in row.items() if key != "epoch"]
-    return " - ".join(parts) + f" - {seconds:.1f}s"'''
-
-WARMUP_COSINE = '''\
-def _warmup_cosine(optimizer, *, warmup_steps, max_steps, min_lr=0.0):
-    """Linear warmup for ``warmup_steps`` optimizer steps, then cosine decay to ``min_lr``."""
-    base_lr = optimizer.param_groups[0]["lr"]
-    floor = min_lr / base_lr if base_lr > 0 else 0.0
-
-    def factor(step):
-        if step < warmup_steps:
-            return step / max(1, warmup_steps)
-        progress = min(1.0, (step - warmup_steps) / max(1, max_steps - warmup_steps))
-        return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
-
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)'''
-
-# name -> (source, helpers it calls, import lines it needs)
-Helper = tuple[str, tuple[str, ...], tuple[str, ...]]
-
-HELPERS: dict[str, Helper] = {
-    "numpy": (NUMPY_IMPORT, (), ()),
-    "_setup": (
-        SETUP,
-        ("numpy",),
-        ("import os", "import random", "import torch", "import torch.distributed as dist"),
-    ),
-    "_is_main_process": (IS_MAIN, (), ("import torch.distributed as dist",)),
-    "_log": (LOG, ("_is_main_process",), ()),
-    "_finish_distributed": (FINISH, (), ("import torch.distributed as dist",)),
-    "_data_loader": (
-        DATA_LOADER,
-        (),
-        (
-            "import torch",
-            "from torch.utils.data import DataLoader, DistributedSampler",
-            "import torch.distributed as dist",
-        ),
-    ),
-    "_set_epoch": (SET_EPOCH, (), ("from torch.utils.data import DataLoader, DistributedSampler",)),
-    "_distribute": (
-        DISTRIBUTE,
-        (),
-        (
-            "import torch.distributed as dist",
-            "from torch.nn.parallel import DistributedDataParallel",
-        ),
-    ),
-    "_rng_state": (RNG, ("numpy",), ("import random", "import torch")),
-    "_fingerprint": (FINGERPRINT, (), ("import hashlib",)),
-    "_CHECKPOINT_FORMAT": (CHECKPOINT_FORMAT, (), ()),
-    "_save_checkpoints": (
-        CHECKPOINT,
-        ("_is_main_process", "_log", "_CHECKPOINT_FORMAT"),
-        ("import os", "import torch", "import torch.distributed as dist"),
-    ),
-    "_Progress": (PROGRESS, ("_is_main_process",), ("import sys", "import time")),
-    "_epoch_line": (EPOCH_LINE, (), ()),
-    "_warmup_cosine": (WARMUP_COSINE, (), ("import math", "import torch")),
-}
-
-# What every training job calls (train and train_gan); each job kind adds its own.
-JOB_HELPERS = (
-    "_setup",
-    "_log",
-    "_data_loader",
-    "_set_epoch",
-    "_distribute",
-    "_rng_state",
-    "_fingerprint",
-    "_save_checkpoints",
-    "_Progress",
-    "_epoch_line",
-)
+RUNTIME_ALIAS = "rt"
+_FUTURE = "from __future__ import annotations"
 
 
-def helper_closure(names: set[str], registry: dict[str, Helper]) -> list[str]:
-    """``names`` and every helper they depend on, in the fixed order of ``registry``."""
-    wanted: set[str] = set()
-    stack = list(names)
+@dataclass(frozen=True)
+class Symbol:
+    """One top-level statement of a runtime module and what it needs."""
+
+    names: tuple[str, ...]  # what it binds
+    module: str
+    order: int
+    node: pyast.stmt
+    source: str  # the module's whole text (positions in ``node`` refer to it)
+    uses: frozenset[str]  # names it reads outside annotations
+    imports: tuple[tuple[str, str], ...]  # (name, import line) of the external names it reads
+
+
+def _annotation_free_names(node: pyast.AST) -> set[str]:
+    """Names read by ``node``, skipping annotations (never evaluated under PEP 563)."""
+    found: set[str] = set()
+
+    def visit(item: pyast.AST) -> None:
+        if isinstance(item, pyast.Name) and isinstance(item.ctx, pyast.Load):
+            found.add(item.id)
+        for field, value in pyast.iter_fields(item):
+            if field in ("annotation", "returns"):
+                continue
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, pyast.AST):
+                    visit(child)
+
+    visit(node)
+    return found
+
+
+def _bound(stmt: pyast.stmt) -> tuple[str, ...]:
+    """Module-level names a top-level statement binds (not its comprehension variables)."""
+    if isinstance(stmt, pyast.FunctionDef | pyast.ClassDef | pyast.AsyncFunctionDef):
+        return (stmt.name,)
+    if isinstance(stmt, pyast.Assign | pyast.AnnAssign):
+        targets = stmt.targets if isinstance(stmt, pyast.Assign) else [stmt.target]
+        return tuple(t.id for t in targets if isinstance(t, pyast.Name))
+    if isinstance(stmt, pyast.Import | pyast.ImportFrom):
+        return tuple((a.asname or a.name).split(".")[0] for a in stmt.names)
+    if isinstance(stmt, pyast.Try):
+        inner = [*stmt.body, *(s for h in stmt.handlers for s in h.body)]
+        return tuple(dict.fromkeys(name for s in inner for name in _bound(s)))
+    return ()
+
+
+@functools.cache
+def symbols() -> dict[str, Symbol]:
+    """Every inlinable top-level name of the runtime, from its source files."""
+    table: dict[str, Symbol] = {}
+    order = 0
+    package = resources.files("aurane.runtime")
+    for module in MODULES:
+        source = package.joinpath(f"{module}.py").read_text(encoding="utf-8")
+        tree = pyast.parse(source)
+        external: dict[str, str] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, pyast.Import | pyast.ImportFrom):
+                if isinstance(stmt, pyast.ImportFrom) and (stmt.module or "").startswith(
+                    ("aurane.runtime", "__future__")
+                ):
+                    continue  # runtime names resolve to their own symbols
+                for alias in stmt.names:
+                    bound = (alias.asname or alias.name).split(".")[0]
+                    if isinstance(stmt, pyast.Import):
+                        line = f"import {alias.name}" + (
+                            f" as {alias.asname}" if alias.asname else ""
+                        )
+                    else:
+                        line = f"from {stmt.module} import {alias.name}" + (
+                            f" as {alias.asname}" if alias.asname else ""
+                        )
+                    external[bound] = line
+        for stmt in tree.body:
+            if isinstance(stmt, pyast.Import | pyast.ImportFrom):
+                continue
+            if isinstance(stmt, pyast.Expr) and isinstance(stmt.value, pyast.Constant):
+                continue  # the module docstring
+            uses = _annotation_free_names(stmt)
+            imports = tuple(sorted((n, external[n]) for n in uses if n in external))
+            names = _bound(stmt)
+            symbol = Symbol(names, module, order, stmt, source, frozenset(uses), imports)
+            order += 1
+            for name in names:
+                table[name] = symbol
+    return table
+
+
+def closure(names: set[str]) -> list[Symbol]:
+    """The symbols ``names`` need, transitively, in source order."""
+    table = symbols()
+    wanted: dict[int, Symbol] = {}
+    stack = [name for name in names if name in table]
     while stack:
-        name = stack.pop()
-        if name not in wanted:
-            wanted.add(name)
-            stack.extend(registry[name][1])
-    return [name for name in registry if name in wanted]
+        symbol = table[stack.pop()]
+        if symbol.order not in wanted:
+            wanted[symbol.order] = symbol
+            stack += [name for name in symbol.uses if name in table]
+    return [wanted[key] for key in sorted(wanted)]
 
 
-def helper_sources(
-    names: set[str], registry: dict[str, Helper]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(import lines, source blocks) for the helpers ``names`` need."""
-    closure = helper_closure(names, registry)
-    imports = sorted({line for name in closure for line in registry[name][2]})
-    return tuple(imports), tuple(registry[name][0] for name in closure)
+def inlined_name(name: str) -> str:
+    """A public runtime name gains a leading underscore; imports (``np``) keep theirs."""
+    symbol = symbols().get(name)
+    if name.startswith("_") or (symbol is not None and isinstance(symbol.node, pyast.Try)):
+        return name
+    return "_" + name
+
+
+def _replace(lines: list[bytes], edits: list[tuple[int, int, int, int, str]]) -> None:
+    """Apply (line, col, end_line, end_col, text) edits (1-based lines, byte columns)."""
+    for line, col, end_line, end_col, text in sorted(edits, reverse=True):
+        head = lines[line - 1][:col]
+        tail = lines[end_line - 1][end_col:]
+        lines[line - 1 : end_line] = [head + text.encode() + tail]
+
+
+def symbol_source(symbol: Symbol) -> str:
+    """The statement's text with runtime names renamed for inlining."""
+    node = symbol.node
+    all_lines = symbol.source.encode().split(b"\n")
+    first = node.lineno - 1
+    if isinstance(node, pyast.FunctionDef | pyast.ClassDef) and node.decorator_list:
+        first = node.decorator_list[0].lineno - 1
+    end = node.end_lineno or node.lineno
+    lines = all_lines[first:end]
+    lines[-1] = lines[-1][: node.end_col_offset]
+    table = symbols()
+    edits = []
+    for item in pyast.walk(node):
+        if isinstance(item, pyast.Name) and item.id in table and item.id != inlined_name(item.id):
+            assert item.end_lineno is not None and item.end_col_offset is not None
+            edits.append(
+                (
+                    item.lineno - first,
+                    item.col_offset,
+                    item.end_lineno - first,
+                    item.end_col_offset,
+                    inlined_name(item.id),
+                )
+            )
+    _replace(lines, edits)
+    text = b"\n".join(lines).decode()
+    if isinstance(node, pyast.FunctionDef | pyast.ClassDef) and node.name != inlined_name(
+        node.name
+    ):
+        keyword = "class" if isinstance(node, pyast.ClassDef) else "def"
+        text = re.sub(
+            rf"^(\s*{keyword} ){node.name}\b",
+            rf"\g<1>{inlined_name(node.name)}",
+            text,
+            count=1,
+            flags=re.M,
+        )
+    return text
+
+
+def standalone(code: str) -> str:
+    """``code`` (a default generated program) with the runtime it uses copied in."""
+    from aurane.backends.torch.program import sort_imports
+
+    tree = pyast.parse(code)
+    lines = code.encode().split(b"\n")
+    used: set[str] = set()
+    edits: list[tuple[int, int, int, int, str]] = []
+    for node in pyast.walk(tree):
+        if (
+            isinstance(node, pyast.Attribute)
+            and isinstance(node.value, pyast.Name)
+            and node.value.id == RUNTIME_ALIAS
+        ):
+            used.add(node.attr)
+            assert node.end_lineno is not None and node.end_col_offset is not None
+            end = (node.end_lineno, node.end_col_offset)
+            edits.append((node.lineno, node.col_offset, *end, inlined_name(node.attr)))
+    if not used:
+        return code
+    used.discard("require")
+    needed = closure(used)
+    import_lines = [_FUTURE]
+    for symbol in needed:
+        import_lines += [line for _, line in symbol.imports]
+    first_import = None
+    last_import = 0
+    require_at = None
+    for stmt in tree.body:
+        if isinstance(stmt, pyast.Import | pyast.ImportFrom):
+            segment = pyast.get_source_segment(code, stmt)
+            assert segment is not None
+            if not (isinstance(stmt, pyast.ImportFrom) and stmt.module == "aurane"):
+                import_lines.append(segment)
+            first_import = stmt.lineno if first_import is None else first_import
+            last_import = stmt.end_lineno or stmt.lineno
+        elif _is_require(stmt):
+            require_at = stmt.lineno
+    edits = [e for e in edits if e[0] != require_at]
+    _replace(lines, edits)
+    runtime = "\n\n\n".join(
+        [
+            "# The Aurane runtime parts this program uses, copied from aurane/runtime/*.py"
+            " (--standalone)",
+            *(symbol_source(s) for s in needed),
+        ]
+    )
+    if require_at is not None:
+        lines[require_at - 1] = runtime.encode()
+    assert first_import is not None
+    block = "\n\n".join(sort_imports(import_lines)).encode()
+    lines[first_import - 1 : last_import] = [block]
+    return b"\n".join(lines).decode()
+
+
+def _is_require(stmt: pyast.stmt) -> bool:
+    return (
+        isinstance(stmt, pyast.Expr)
+        and isinstance(stmt.value, pyast.Call)
+        and isinstance(stmt.value.func, pyast.Attribute)
+        and stmt.value.func.attr == "require"
+    )
 
 
 _PLACEHOLDER = re.compile(r"\$(\w+)")

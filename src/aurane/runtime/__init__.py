@@ -1,0 +1,145 @@
+"""Aurane's training runtime: what generated training functions call.
+
+Ordinary typed modules, importable on their own; a generated program imports this package
+as ``rt`` and calls ``rt.require(N)`` with the runtime version it was compiled for.
+``aurane compile --standalone`` copies the parts a program uses into the program instead
+(see ``aurane.backends.torch.runtime``), from these same files.
+
+Modules: ``distributed`` (seeding, devices, torchrun/DDP, rank-0 output), ``rng`` (capture
+and restore), ``checkpoint`` (atomic writes, fingerprints, validated loads), ``metrics``
+(epoch metrics, evaluation), ``progress``, ``history`` (metrics.csv/jsonl, plots), ``lock``,
+``run`` (the run around a training loop, interrupts, summary, ``main``), ``schedule``,
+``gan``, ``version``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aurane.runtime.checkpoint import (
+        CHECKPOINT_FORMAT,
+        fingerprint,
+        load_checkpoint,
+        save_checkpoints,
+        save_file,
+    )
+    from aurane.runtime.distributed import (
+        data_loader,
+        distribute,
+        finish_distributed,
+        is_main_process,
+        log,
+        set_epoch,
+        setup,
+    )
+    from aurane.runtime.gan import (
+        check_sample_shape,
+        freeze,
+        gan_scores,
+        real_batch,
+        save_samples,
+        unfreeze,
+    )
+    from aurane.runtime.history import plot_runs, read_history, write_history
+    from aurane.runtime.lock import RunLockedError, acquire_lock, release_lock
+    from aurane.runtime.metrics import EpochStats, evaluate, match_target
+    from aurane.runtime.progress import Progress, epoch_line
+    from aurane.runtime.rng import restore_rng, rng_state
+    from aurane.runtime.run import Interrupted, Run, main
+    from aurane.runtime.schedule import warmup_cosine
+    from aurane.runtime.version import AURANE_VERSION, RUNTIME_VERSION, require
+
+# name -> submodule: the package imports torch only when a program first uses it, so the
+# compiler can read ``aurane.runtime.version`` without importing torch.
+_WHERE = {
+    "CHECKPOINT_FORMAT": "checkpoint",
+    "fingerprint": "checkpoint",
+    "load_checkpoint": "checkpoint",
+    "save_checkpoints": "checkpoint",
+    "save_file": "checkpoint",
+    "data_loader": "distributed",
+    "distribute": "distributed",
+    "finish_distributed": "distributed",
+    "is_main_process": "distributed",
+    "log": "distributed",
+    "set_epoch": "distributed",
+    "setup": "distributed",
+    "check_sample_shape": "gan",
+    "freeze": "gan",
+    "gan_scores": "gan",
+    "real_batch": "gan",
+    "save_samples": "gan",
+    "unfreeze": "gan",
+    "plot_runs": "history",
+    "read_history": "history",
+    "write_history": "history",
+    "RunLockedError": "lock",
+    "acquire_lock": "lock",
+    "release_lock": "lock",
+    "EpochStats": "metrics",
+    "evaluate": "metrics",
+    "match_target": "metrics",
+    "Progress": "progress",
+    "epoch_line": "progress",
+    "restore_rng": "rng",
+    "rng_state": "rng",
+    "Interrupted": "run",
+    "Run": "run",
+    "main": "run",
+    "warmup_cosine": "schedule",
+    "AURANE_VERSION": "version",
+    "RUNTIME_VERSION": "version",
+    "require": "version",
+}
+
+__all__ = [
+    "AURANE_VERSION",
+    "CHECKPOINT_FORMAT",
+    "EpochStats",
+    "Interrupted",
+    "Progress",
+    "RUNTIME_VERSION",
+    "Run",
+    "RunLockedError",
+    "acquire_lock",
+    "check_sample_shape",
+    "data_loader",
+    "distribute",
+    "epoch_line",
+    "evaluate",
+    "fingerprint",
+    "finish_distributed",
+    "freeze",
+    "gan_scores",
+    "is_main_process",
+    "load_checkpoint",
+    "log",
+    "main",
+    "match_target",
+    "plot_runs",
+    "read_history",
+    "real_batch",
+    "release_lock",
+    "require",
+    "restore_rng",
+    "rng_state",
+    "save_checkpoints",
+    "save_file",
+    "save_samples",
+    "set_epoch",
+    "setup",
+    "unfreeze",
+    "warmup_cosine",
+    "write_history",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aurane.runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"aurane.runtime.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

@@ -1,0 +1,164 @@
+"""Checkpoints: atomic writes, fingerprints, and a load that refuses what it cannot resume.
+
+A checkpoint is a plain dict of tensors, numbers, strings and containers, so it loads with
+``torch.load(weights_only=True)``; ``last.pt`` is always a complete old or a complete new file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from aurane.runtime.distributed import is_main_process, log
+
+CHECKPOINT_FORMAT = "aurane-checkpoint-1"
+# What every checkpoint holds besides "format", "kind" and the job's own entries.
+CHECKPOINT_ENTRIES = (
+    "job",
+    "versions.aurane",
+    "versions.torch",
+    "fingerprint.model",
+    "fingerprint.config",
+    "epoch",
+    "history",
+    "rng.python",
+    "rng.numpy",
+    "rng.torch",
+    "rng.cuda",
+    "rng.loaders",
+)
+NUMPY_ENTRIES = tuple(f"rng.numpy.{key}" for key in ("keys", "position", "has_gauss", "cached"))
+
+
+def fingerprint(config: dict[str, Any], *models: torch.nn.Module) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed: parameter layout and training configuration."""
+    layout = [
+        (name, tuple(tensor.shape), str(tensor.dtype))
+        for model in models
+        for name, tensor in model.state_dict().items()
+    ]
+    return {"model": hashlib.sha256(repr(layout).encode()).hexdigest(), "config": config}
+
+
+def save_file(path: str, payload: Any) -> None:
+    """Write atomically: a temporary file in the same folder, fsync, then os.replace."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    temporary = path + ".tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            if isinstance(payload, bytes):
+                handle.write(payload)
+            else:
+                torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:  # an error or a second Ctrl-C: leave no partial file behind
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    if hasattr(os, "O_DIRECTORY"):  # make the rename itself durable (POSIX)
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def save_checkpoints(
+    folder: str, checkpoint: dict[str, Any], *, best: bool = False, every: int | None = None
+) -> None:
+    """last.pt every epoch, best.pt on improvement, epoch_NNNN.pt every ``every`` epochs."""
+    if is_main_process():
+        epoch = checkpoint["epoch"]
+        save_file(os.path.join(folder, "last.pt"), checkpoint)
+        if best:
+            save_file(os.path.join(folder, "best.pt"), checkpoint)
+        if every is not None and epoch > 0 and epoch % every == 0:
+            save_file(os.path.join(folder, f"epoch_{epoch:04d}.pt"), checkpoint)
+    if dist.is_initialized():
+        dist.barrier()  # no rank runs ahead of a checkpoint it might need to resume from
+
+
+def load_checkpoint(
+    path: str,
+    kind: str,
+    expected: dict[str, Any],
+    versions: dict[str, str],
+    entries: Sequence[str],
+) -> dict[str, Any]:
+    """Load with weights_only=True; refuse an incomplete checkpoint or one of another job.
+
+    ``entries`` are the job's own (dotted) entries, checked with those every job saves, so
+    a missing one is named instead of surfacing as a bare KeyError during the resume.
+    """
+    if os.path.isdir(path):
+        path = os.path.join(path, "last.pt")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"cannot resume: no checkpoint at {path!r}")
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:
+        message = f"cannot resume from {path!r}: not a readable checkpoint ({error})"
+        raise ValueError(message) from None
+    if not isinstance(checkpoint, dict):
+        raise ValueError(f"cannot resume from {path!r}: not an Aurane checkpoint")
+    if checkpoint.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(
+            f"cannot resume from {path!r}: not an Aurane checkpoint "
+            f"(format {checkpoint.get('format')!r}, expected {CHECKPOINT_FORMAT!r})"
+        )
+    _check_entries(path, checkpoint, ("kind",))
+    if checkpoint["kind"] != kind:
+        found = checkpoint["kind"]
+        raise ValueError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
+    _check_entries(path, checkpoint, (*CHECKPOINT_ENTRIES, *entries))
+    if checkpoint["rng"]["numpy"] is not None:
+        _check_entries(path, checkpoint, NUMPY_ENTRIES)
+    _check_fingerprint(path, checkpoint["fingerprint"], expected)
+    written = checkpoint["versions"]
+    if (written["aurane"], written["torch"]) != (versions["aurane"], versions["torch"]):
+        log(
+            f"note: {path!r} was written by aurane {written['aurane']} with torch "
+            f"{written['torch']}; this is aurane {versions['aurane']} with torch "
+            f"{versions['torch']}, so the resumed run may differ from an uninterrupted one"
+        )
+    return checkpoint
+
+
+def _check_fingerprint(path: str, saved: dict[str, Any], now: dict[str, Any]) -> None:
+    if saved["model"] != now["model"]:
+        raise ValueError(
+            f"cannot resume from {path!r}: it was written for a different model "
+            "(parameter names, shapes or dtypes differ)"
+        )
+    new, old = now["config"], saved["config"]
+    changed = [key for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
+    if changed:
+        details = "; ".join(
+            f"{key}: checkpoint {old.get(key)!r}, now {new.get(key)!r}" for key in changed
+        )
+        raise ValueError(
+            f"cannot resume from {path!r}: the training configuration differs ({details})"
+        )
+
+
+def _check_entries(path: str, checkpoint: dict[str, Any], names: Sequence[str]) -> None:
+    """Refuse a checkpoint without one of ``names``; "rng.torch" is checkpoint["rng"]["torch"]."""
+    for name in names:
+        value: Any = checkpoint
+        parts = name.split(".")
+        for depth, part in enumerate(parts):
+            if not isinstance(value, dict) or part not in value:
+                missing = ".".join(parts[: depth + 1])
+                raise ValueError(
+                    f"cannot resume from {path!r}: the checkpoint has no {missing!r} entry "
+                    "(it is incomplete or was edited)"
+                )
+            value = value[part]

@@ -1,0 +1,244 @@
+"""Issue 12, item 4: a run that reports and behaves (K-RUN), with real signals.
+
+Every test drives ``aurane run`` or the generated program in a child process: summary at
+the end, paths against the working directory, SIGINT/SIGTERM at a safe point with one
+line and exit 130/143, ``--resume`` and ``-- ARGS``, the checkpoint-folder lock, and the
+guards of ``compile -o`` and ``run``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import env, run_cli
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+SHORT = (
+    "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 32\n    features = 4\n"
+    "    batch = 8\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
+    "        x -> dense(1)\n\ntrain M on d:\n    epochs = {epochs}\n    loss = mse\n"
+    '    checkpoint_dir = "{folder}"\n    save_best = true\n'
+)
+# one-sample batches for 100000 epochs: still training when a test signals it
+LONG = SHORT.replace("batch = 8", "batch = 1")
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    """A child in its own session (as a shell would start it), stdout and stderr piped."""
+    return subprocess.Popen(
+        args,
+        cwd=cwd,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _aurane(*args: str) -> list[str]:
+    return [sys.executable, "-m", "aurane", *args]
+
+
+def _wait_for_training(child: subprocess.Popen[str]) -> None:
+    assert child.stdout is not None
+    line = child.stdout.readline()  # the first epoch line: training is under way
+    assert line.startswith("epoch 1/"), line + (child.stderr.read() if child.stderr else "")
+
+
+def _finish(child: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
+    try:
+        out, err = child.communicate(timeout=timeout)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+    return child.returncode, out, err
+
+
+def _only_complete_files(folder: Path) -> None:
+    names = {p.name for p in folder.iterdir()}
+    assert not [n for n in names if n.endswith(".tmp")], names
+    assert ".aurane-run.lock" not in names, names  # the lock went with the run
+    checkpoint = torch.load(folder / "last.pt", weights_only=True)
+    assert checkpoint["format"] == "aurane-checkpoint-1"
+
+
+def test_summary_files_and_paths_against_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "prog.aur").write_text(SHORT.format(epochs=2, folder="ck"))
+    done = run_cli("run", "src/prog.aur", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "ck"  # beside the working directory, not beside the source
+    assert not (tmp_path / "src" / "ck").exists()
+    assert {"last.pt", "best.pt", "metrics.csv", "metrics.jsonl"} <= {
+        p.name for p in folder.iterdir()
+    }
+    _only_complete_files(folder)
+    out = done.stdout
+    assert "train_m: 2 epochs in" in out
+    assert "final (epoch 2): loss" in out and "best epoch" in out
+    assert "files in ck: best.pt, last.pt, metrics.csv, metrics.jsonl" in out
+    assert "resume or extend: aurane run src/prog.aur --resume ck/last.pt --epochs 3" in out
+    rows = (folder / "metrics.csv").read_text().splitlines()
+    assert rows[0].startswith("epoch,loss") and len(rows) == 3
+    # the generated program resolves the same relative path against its working directory
+    compiled = run_cli("compile", "src/prog.aur", "-o", "src/prog.py", "--no-cache", cwd=tmp_path)
+    assert compiled.returncode == 0, compiled.stderr
+    (tmp_path / "elsewhere").mkdir()
+    done = subprocess.run(
+        [sys.executable, "../src/prog.py"],
+        cwd=tmp_path / "elsewhere",
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "elsewhere" / "ck" / "last.pt").is_file()
+    assert "resume or extend: python ../src/prog.py --resume ck/last.pt" in done.stdout
+    helped = run_cli("run", "--help", cwd=tmp_path)
+    assert "working directory" in " ".join(helped.stdout.split())
+
+
+def test_resume_extend_and_program_arguments(tmp_path: Path) -> None:
+    (tmp_path / "prog.aur").write_text(SHORT.format(epochs=2, folder="ck"))
+    first = run_cli("run", "prog.aur", "--", "--epochs", "1", cwd=tmp_path)  # passed through
+    assert first.returncode == 0, first.stderr
+    assert "epoch 1/1" in first.stdout and "epoch 2/" not in first.stdout
+    resumed = run_cli("run", "prog.aur", "--resume", "--epochs", "3", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = [line for line in resumed.stdout.splitlines() if line.startswith("epoch ")]
+    assert [line.split(" - ")[0] for line in lines] == ["epoch 2/3", "epoch 3/3"]
+    explicit = run_cli("run", "prog.aur", "--resume", "ck/last.pt", "--epochs", "4", cwd=tmp_path)
+    assert explicit.returncode == 0, explicit.stderr
+    assert "epoch 4/4" in explicit.stdout and "epoch 3/4" not in explicit.stdout
+    history = torch.load(tmp_path / "ck" / "last.pt", weights_only=True)["history"]
+    assert [row["epoch"] for row in history] == [1, 2, 3, 4]
+    bad = run_cli("run", "prog.aur", "--", "--no-such-option", cwd=tmp_path)
+    assert bad.returncode == 2 and "--no-such-option" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("how", "signum", "status"),
+    [
+        ("aurane", signal.SIGINT, 130),
+        ("aurane", signal.SIGTERM, 143),
+        ("python", signal.SIGINT, 130),
+        ("python", signal.SIGTERM, 143),
+    ],
+)
+def test_interrupts_stop_at_a_safe_point_with_one_line(
+    tmp_path: Path, how: str, signum: int, status: int
+) -> None:
+    (tmp_path / "long.aur").write_text(LONG.format(epochs=100000, folder="ck"))
+    if how == "aurane":
+        args = _aurane("run", "long.aur")
+    else:
+        compiled = run_cli("compile", "long.aur", "-o", "long.py", "--no-cache", cwd=tmp_path)
+        assert compiled.returncode == 0, compiled.stderr
+        args = [sys.executable, "long.py"]
+    child = _start(args, tmp_path)
+    try:
+        _wait_for_training(child)
+    finally:
+        os.kill(child.pid, signum)  # to the one process, as `kill -INT PID` would
+    code, _, err = _finish(child)
+    assert code == status, err
+    assert "Traceback" not in err
+    report = [line for line in err.splitlines() if line.startswith("interrupted ")]
+    assert len(report) == 1, err
+    assert "last complete checkpoint ck/last.pt (epoch " in report[0]
+    command = "aurane run long.aur" if how == "aurane" else "python long.py"
+    assert f"resume with: {command} --resume ck/last.pt" in report[0]
+    _only_complete_files(tmp_path / "ck")
+
+
+def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "long.aur").write_text(LONG.format(epochs=100000, folder="ck"))
+    first = _start(_aurane("run", "long.aur"), tmp_path)
+    try:
+        _wait_for_training(first)
+        second = run_cli("run", "long.aur", cwd=tmp_path)
+        assert second.returncode == 1, second.stderr
+        assert "is in use by another run" in second.stderr and "Traceback" not in second.stderr
+        # SIGKILL the training program itself (its pid is in the lock): the lock stays behind
+        owner = int((tmp_path / "ck" / ".aurane-run.lock").read_text().split()[0])
+        os.kill(owner, signal.SIGKILL)
+        assert first.wait(timeout=60) == 128 + signal.SIGKILL
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    assert (tmp_path / "ck" / ".aurane-run.lock").is_file()
+    (tmp_path / "short.aur").write_text(SHORT.format(epochs=1, folder="ck"))
+    third = run_cli("run", "short.aur", cwd=tmp_path)  # the stale lock does not stop it
+    assert third.returncode == 0, third.stderr
+    _only_complete_files(tmp_path / "ck")
+
+
+def test_killing_aurane_run_with_sigkill_ends_the_program_too(tmp_path: Path) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux-only")
+    (tmp_path / "long.aur").write_text(LONG.format(epochs=100000, folder="ck"))
+    first = _start(_aurane("run", "long.aur"), tmp_path)
+    try:
+        _wait_for_training(first)
+        owner = int((tmp_path / "ck" / ".aurane-run.lock").read_text().split()[0])
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        for _ in range(600):  # the program gets SIGTERM and stops at its next safe point
+            if not (tmp_path / "ck" / ".aurane-run.lock").exists():
+                break
+            time.sleep(0.1)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(owner, 0)
+        assert not (tmp_path / "ck" / ".aurane-run.lock").exists()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(first.pid, signal.SIGKILL)
+    _only_complete_files(tmp_path / "ck")
+
+
+def test_compile_refuses_to_overwrite_a_file_aurane_did_not_write(tmp_path: Path) -> None:
+    (tmp_path / "prog.aur").write_text(SHORT.format(epochs=1, folder="ck"))
+    mine = tmp_path / "train.py"
+    mine.write_text("print('my own training script')\n")
+    refused = run_cli("compile", "prog.aur", "-o", "train.py", "--no-cache", cwd=tmp_path)
+    assert refused.returncode == 1 and "--force" in refused.stderr
+    assert mine.read_text() == "print('my own training script')\n"
+    forced = run_cli("compile", "prog.aur", "-o", "train.py", "--force", "--no-cache", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert mine.read_text().startswith("# Generated by Aurane")
+    again = run_cli("compile", "prog.aur", "-o", "train.py", "--no-cache", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr  # a generated file is replaced freely
+
+
+def test_run_without_a_training_job_says_so(tmp_path: Path) -> None:
+    (tmp_path / "plain.aur").write_text(
+        "model M:\n    input_shape = (4,)\n    def forward(x):\n        x -> dense(2)\n"
+    )
+    done = run_cli("run", "plain.aur", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "no training job" in done.stderr
+
+
+def test_check_warns_about_an_empty_file_and_a_program_without_models(tmp_path: Path) -> None:
+    (tmp_path / "empty.aur").write_text("")
+    (tmp_path / "data.aur").write_text("dataset d:\n    from aurane.data.SyntheticImages\n")
+    empty = run_cli("check", "empty.aur", cwd=tmp_path)
+    assert empty.returncode == 0 and "warning[S100]: the file is empty" in empty.stderr
+    draft = run_cli("check", "data.aur", "--json", cwd=tmp_path)
+    assert draft.returncode == 0
+    assert '"code": "S100"' in draft.stdout and "defines no models" in draft.stdout
