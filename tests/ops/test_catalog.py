@@ -55,7 +55,12 @@ def test_required_operations_present() -> None:
         "dense conv1d conv2d batchnorm layer_norm embedding positional_encoding dropout flatten"
         " reshape maxpool avgpool global_avg_pool upsample add concat multihead_attention lstm"
         " gru relu gelu sigmoid tanh softmax log_softmax leaky_relu silu mish elu selu"
-        " hardswish repeat"
+        " hardswish repeat scaled_dot_product_attention rotary_embedding"
+        " multiply subtract divide matmul permute transpose unsqueeze squeeze select slice"
+        " expand split chunk pad pixel_shuffle identity mean sum max amax parameter"
+        " conv3d conv_transpose1d conv_transpose2d conv_transpose3d adaptive_avg_pool"
+        " adaptive_max_pool global_max_pool group_norm instance_norm rms_norm drop_path"
+        " softplus relu6 hardtanh hardsigmoid glu"
     }
     assert set(CATALOG) == set(next(iter(expected)).split())
     assert lookup("swish") is CATALOG["silu"]
@@ -136,7 +141,7 @@ def test_macs_match_flop_counter(
     module, xs = _run_twin(spec, args, shapes)
     if spec.name == "multihead_attention":
         module = Attention(
-            bind_defaults(spec, args).plain(), need_weights=True
+            bind_defaults(spec, args).plain(), shapes, need_weights=True
         )  # train: no fused path
     with FlopCounterMode(display=False) as counter, torch.no_grad():
         module(*xs)
@@ -223,7 +228,7 @@ ERRORS = [
     ("positional_encoding", {"max_len": 32}, [(40, 8)], None, "T005", "max_len", "max_len"),
     ("positional_encoding", {"max_len": 32}, [(8,)], None, "T002", None, "(sequence, features)"),
     ("layer_norm", {}, [()], None, "T002", None, "layer_norm"),
-    ("batchnorm", {}, [(1, 2, 3, 4)], None, "T002", None, "batchnorm"),
+    ("batchnorm", {}, [(1, 2, 3, 4, 5)], None, "T002", None, "batchnorm"),
     ("dropout", {"p": 0.1}, [(4,)], "int64", "T003", None, "dtype"),
     ("multihead_attention", {"heads": 4, "dim": 30}, [(10, 30)], None, "T007", "heads", "heads"),
     (

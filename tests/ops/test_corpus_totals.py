@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from aurane.ops import argument_errors, bind_defaults, lookup
 from aurane.ops.spec import InferContext, TensorType
+from tests.conftest import VALID
 
-EXPECTED = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "valid" / "expected.json"
-if not EXPECTED.exists():
-    EXPECTED = Path("/work/shared/corpus/valid/expected.json")
+EXPECTED = VALID / "expected.json"  # the project's copy of the corpus facts (tests/corpus)
 
 
 class Tally:
@@ -161,8 +159,6 @@ MODELS: dict[tuple[str, str], tuple[Model, str | None]] = {
 
 @pytest.mark.parametrize("key", list(MODELS), ids=[name for _, name in MODELS])
 def test_corpus_model_totals(key: tuple[str, str]) -> None:
-    if not EXPECTED.exists():
-        pytest.skip("corpus not available")
     facts = json.loads(EXPECTED.read_text())[key[0]][key[1]]
     model, dtype = MODELS[key]
     tally = Tally()
@@ -173,7 +169,5 @@ def test_corpus_model_totals(key: tuple[str, str]) -> None:
 
 
 def test_every_corpus_model_is_covered() -> None:
-    if not EXPECTED.exists():
-        pytest.skip("corpus not available")
     expected = json.loads(EXPECTED.read_text())
     assert {(f, m) for f, models in expected.items() for m in models} == set(MODELS)

@@ -37,20 +37,77 @@ class Positional(nn.Module):
 
 
 class Attention(nn.Module):
-    def __init__(self, a: dict[str, Any], need_weights: bool = False) -> None:
+    """Self-attention on one input; cross-attention ``mha(x, memory, memory)`` on two."""
+
+    def __init__(
+        self,
+        a: dict[str, Any],
+        shapes: tuple[tuple[int, ...], ...] = (),
+        need_weights: bool = False,
+    ) -> None:
         super().__init__()
+        width = shapes[1][-1] if len(shapes) == 2 else a["dim"]
         self.mha = nn.MultiheadAttention(
-            a["dim"], a["heads"], dropout=a["dropout"], bias=a["bias"], batch_first=True
+            a["dim"],
+            a["heads"],
+            dropout=a["dropout"],
+            bias=a["bias"],
+            batch_first=True,
+            kdim=width,
+            vdim=width,
         )
         self.causal = a["causal"]
         self.need_weights = need_weights
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, *memory: torch.Tensor) -> torch.Tensor:
+        kv = memory[0] if memory else x
         mask = None
         if self.causal:
-            n = x.size(1)
-            mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
-        return self.mha(x, x, x, attn_mask=mask, need_weights=self.need_weights)[0]
+            mask = torch.triu(torch.ones(x.size(1), kv.size(1), dtype=torch.bool), diagonal=1)
+        return self.mha(x, kv, kv, attn_mask=mask, need_weights=self.need_weights)[0]
+
+
+class ManualAttention(nn.Module):
+    """softmax(q k^T * scale) v written out, key/value heads repeated for grouped queries."""
+
+    def __init__(self, a: dict[str, Any]) -> None:
+        super().__init__()
+        self.a = a
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        groups = q.size(1) // k.size(1)
+        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+        scale = self.a["scale"] if self.a["scale"] is not None else q.size(-1) ** -0.5
+        scores = q @ k.transpose(-2, -1) * scale
+        if self.a["causal"]:
+            hidden = torch.ones(q.size(2), k.size(2), dtype=torch.bool).triu(1)
+            scores = scores.masked_fill(hidden, float("-inf"))
+        weights = F.dropout(scores.softmax(dim=-1), self.a["dropout"], self.training)
+        return weights @ v
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class HFRotary(nn.Module):
+    """Hugging Face Llama's rotary embedding (LlamaRotaryEmbedding + apply_rotary_pos_emb)."""
+
+    def __init__(self, base: float, dim: int) -> None:
+        super().__init__()
+        exponents = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+        self.register_buffer("inv_freq", 1.0 / (base**exponents), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(x.shape[-2])[None].float()  # (1, seq)
+        inv_freq: torch.Tensor = self.inv_freq  # type: ignore[assignment]
+        # HF writes this outer product as a matmul with inner size 1: the same numbers, but
+        # FlopCounterMode would count it; elementwise here so the twin has no MACs
+        freqs = (inv_freq[None, :, None] * positions[:, None, :]).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)  # (1, seq, dim)
+        cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+        return x * cos + rotate_half(x) * sin
 
 
 class Recurrent(nn.Module):
@@ -145,7 +202,9 @@ TWINS: dict[str, Twin] = {
     ),
     "add": _fn(lambda *xs: sum(xs[1:], xs[0])),
     "concat": lambda a, s: Fn(lambda *xs: torch.cat(xs, dim=a["dim"])),
-    "multihead_attention": lambda a, s: Attention(a),
+    "multihead_attention": lambda a, s: Attention(a, s),
+    "scaled_dot_product_attention": lambda a, s: ManualAttention(a),
+    "rotary_embedding": lambda a, s: HFRotary(a["base"], s[0][-1]),
     "lstm": lambda a, s: Recurrent(nn.LSTM, a, s[0][1]),
     "gru": lambda a, s: Recurrent(nn.GRU, a, s[0][1]),
     "relu": _act(F.relu),
@@ -185,3 +244,16 @@ def unrolled_flops(cls: type[nn.RNNBase], a: dict[str, Any], shape: tuple[int, .
             x = torch.cat(outputs, dim=1)
             del layer
     return int(counter.get_total_flops())
+
+
+def _register_tensor_twins() -> None:
+    # twins of ops/arith.py, shape.py, reduce.py live in twins_tensor.py (it imports Fn)
+    from .twins_tensor import TENSOR_TWINS
+
+    TWINS.update(TENSOR_TWINS)
+    from .twins_layers import LAYER_TWINS
+
+    TWINS.update(LAYER_TWINS)
+
+
+_register_tensor_twins()

@@ -40,12 +40,48 @@ def _conv(dims: int) -> FormulaRule:
     return rule
 
 
+def _conv_transpose(dims: int) -> FormulaRule:
+    op = f"conv_transpose{dims}d"
+
+    def rule(ctx: InferContext, out: TensorType) -> Formula:
+        channels: int = ctx.args["channels"]
+        groups: int = ctx.args["groups"]
+        kernel = numel(spatial(op, "kernel", ctx.args["kernel"], dims))
+        return (
+            "input elements x (output channels / groups) x kernel elements",
+            f"{ctx.input.numel} * ({channels} // {groups}) * {kernel}",
+        )
+
+    return rule
+
+
 def _attention(ctx: InferContext, out: TensorType) -> Formula:
     length, dim = ctx.input.shape
+    if len(ctx.inputs) == 2:  # cross-attention: keys and values from the memory
+        kv_length, width = ctx.inputs[1].shape
+        return (
+            "2 S D^2 (q and output projections) + 2 S_kv M D (k and v projections from the "
+            "memory) + 2 S S_kv D (scores and weighted values)",
+            f"2 * {length} * {dim}**2 + 2 * {kv_length} * {width} * {dim}"
+            f" + 2 * {length} * {kv_length} * {dim}",
+        )
     return (
         "4 S D^2 (q, k, v and output projections) + 2 S^2 D (scores and weighted values)",
         f"4 * {length} * {dim}**2 + 2 * {length}**2 * {dim}",
     )
+
+
+def _sdpa(ctx: InferContext, out: TensorType) -> Formula:
+    q, k, v = ctx.inputs
+    heads, length, head_dim = q.shape
+    return (
+        "heads x S x S_kv x (Dh for q k^T + Dv for the weighted values)",
+        f"{heads} * {length} * {k.shape[1]} * ({head_dim} + {v.shape[2]})",
+    )
+
+
+def _matmul(ctx: InferContext, out: TensorType) -> Formula:
+    return ("output elements x shared axis k", f"{out.numel} * {ctx.inputs[0].shape[-1]}")
 
 
 def _recurrent(gates: int) -> FormulaRule:
@@ -68,7 +104,13 @@ FORMULAS: dict[str, FormulaRule] = {
     "dense": _dense,
     "conv1d": _conv(1),
     "conv2d": _conv(2),
+    "conv3d": _conv(3),
+    "conv_transpose1d": _conv_transpose(1),
+    "conv_transpose2d": _conv_transpose(2),
+    "conv_transpose3d": _conv_transpose(3),
     "multihead_attention": _attention,
+    "scaled_dot_product_attention": _sdpa,
+    "matmul": _matmul,
     "lstm": _recurrent(4),
     "gru": _recurrent(3),
 }

@@ -24,8 +24,22 @@ from aurane.semantics import config
 from aurane.semantics.values import NotLiteral, literal_value
 from aurane.syntax import ast
 
-LOW_PRECISION_OPS = frozenset({"dense", "conv1d", "conv2d", "multihead_attention", "lstm", "gru"})
-FULL_PRECISION_OPS = frozenset({"layer_norm", "softmax", "log_softmax"})
+LOW_PRECISION_OPS = frozenset(
+    {
+        "dense",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "multihead_attention",
+        "scaled_dot_product_attention",
+        "lstm",
+        "gru",
+    }
+)
+FULL_PRECISION_OPS = frozenset({"layer_norm", "group_norm", "softmax", "log_softmax", "softplus"})
 PROMOTING_OPS = frozenset({"add", "concat", "positional_encoding"})
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aurane.ops import activations as act
-from aurane.ops import layers, sequence, tensor
+from aurane.ops import arith, attention, conv, layers, norm, pool, reduce, sequence, shape, tensor
 from aurane.ops.rules import COMPOSITION, POSITIVE
 from aurane.ops.spec import (
     REQUIRED,
@@ -55,22 +55,26 @@ CATALOG: dict[str, OpSpec] = {
     "dense": layers.DENSE,
     "conv1d": layers.CONV1D,
     "conv2d": layers.CONV2D,
+    **{spec.name: spec for spec in conv.SPECS},
     "batchnorm": layers.BATCHNORM,
     "layer_norm": layers.LAYER_NORM,
+    **{spec.name: spec for spec in norm.SPECS},
     "embedding": layers.EMBEDDING,
     "positional_encoding": layers.POSITIONAL_ENCODING,
     "dropout": layers.DROPOUT,
+    "drop_path": layers.DROP_PATH,
     # tensor
     "flatten": tensor.FLATTEN,
     "reshape": tensor.RESHAPE,
-    "maxpool": tensor.MAXPOOL,
-    "avgpool": tensor.AVGPOOL,
-    "global_avg_pool": tensor.GLOBAL_AVG_POOL,
+    **{spec.name: spec for spec in pool.SPECS},
     "upsample": tensor.UPSAMPLE,
     "add": tensor.ADD,
     "concat": tensor.CONCAT,
+    **{spec.name: spec for spec in (*arith.SPECS, *shape.SPECS, *reduce.SPECS)},
     # sequence
-    "multihead_attention": sequence.MULTIHEAD_ATTENTION,
+    "multihead_attention": attention.MULTIHEAD_ATTENTION,
+    "scaled_dot_product_attention": attention.SCALED_DOT_PRODUCT_ATTENTION,
+    "rotary_embedding": attention.ROTARY_EMBEDDING,
     "lstm": sequence.LSTM,
     "gru": sequence.GRU,
     # activations
@@ -86,6 +90,7 @@ CATALOG: dict[str, OpSpec] = {
     "elu": act.ELU,
     "selu": act.SELU,
     "hardswish": act.HARDSWISH,
+    **{s.name: s for s in (act.SOFTPLUS, act.RELU6, act.HARDTANH, act.HARDSIGMOID, act.GLU)},
     # composition
     "repeat": REPEAT,
 }

@@ -18,10 +18,11 @@ from aurane.ops.rules import (
     Samples,
     make_spec,
     per_element,
+    positive_number,
     same_type,
     sample_axis,
 )
-from aurane.ops.spec import ArgKind, InferContext, OpSpec, Param, TensorType
+from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
 
 ACTIVATION_KINDS = frozenset({ACTIVATION, ELEMENTWISE, PARAMETER_FREE, SHAPE_PRESERVING})
 
@@ -110,3 +111,71 @@ SPECS: tuple[OpSpec, ...] = (
     SELU,
     HARDSWISH,
 )
+
+# -- issue 10 additions -----------------------------------------------------------------------
+
+
+SOFTPLUS = _activation(
+    "softplus",
+    "smooth rectifier log(1 + exp(beta * x)) / beta, linear above threshold (F.softplus)",
+    4,
+    params=(
+        Param("beta", ArgKind.FLOAT, 1.0, positive_number, doc="sharpness"),
+        Param("threshold", ArgKind.FLOAT, 20.0, doc="beta * x above which the output is x"),
+    ),
+    samples=(({}, ((6,),)), ({"beta": 2.0, "threshold": 1.0}, ((2, 3, 4),))),
+)
+RELU6 = _activation("relu6", "rectifier clipped at 6, min(max(x, 0), 6) (F.relu6)", 2)
+
+
+def _hardtanh_infer(ctx: InferContext) -> TensorType:
+    low, high = ctx.args["min_val"], ctx.args["max_val"]
+    if high <= low:
+        raise OpError(
+            "S004",
+            f"hardtanh max_val={high} must be larger than min_val={low}",
+            blame="max_val",
+            hint="pick min_val < max_val",
+        )
+    return ctx.input
+
+
+HARDTANH = _activation(
+    "hardtanh",
+    "clip to [min_val, max_val] (F.hardtanh)",
+    2,
+    params=(
+        Param("min_val", ArgKind.FLOAT, -1.0, doc="lower clip value"),
+        Param("max_val", ArgKind.FLOAT, 1.0, doc="upper clip value"),
+    ),
+    samples=(({}, ((6,),)), ({"min_val": 0.0, "max_val": 6.0}, ((2, 3),))),
+    infer=_hardtanh_infer,
+)
+HARDSIGMOID = _activation("hardsigmoid", "hard sigmoid relu6(x + 3) / 6 (F.hardsigmoid)", 3)
+
+
+def _glu_infer(ctx: InferContext) -> TensorType:
+    t = ctx.input
+    axis = sample_axis("glu", ctx.args["dim"], t.rank)
+    if t.shape[axis] % 2:
+        raise OpError(
+            "T007",
+            f"glu halves dim={ctx.args['dim']}, whose size {t.shape[axis]} is odd",
+            blame="dim",
+            hint="glu splits the axis into a value half and a gate half; use an even size",
+        )
+    shape = (*t.shape[:axis], t.shape[axis] // 2, *t.shape[axis + 1 :])
+    return TensorType(shape, t.dtype)
+
+
+GLU = make_spec(
+    name="glu",
+    params=(Param("dim", ArgKind.INT, -1, doc="halved axis, counting the batch axis"),),
+    infer=_glu_infer,
+    doc="gated linear unit a * sigmoid(b) of the two halves of dim (F.glu); halves the axis",
+    samples=(({}, ((6,),)), ({"dim": 1}, ((4, 3),)), ({"dim": -2}, ((2, 6, 3),))),
+    kinds={PARAMETER_FREE},
+    other_flops=lambda ctx, out: 5 * out.numel,
+)
+
+SPECS += (SOFTPLUS, RELU6, HARDTANH, HARDSIGMOID, GLU)

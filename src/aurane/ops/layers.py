@@ -9,6 +9,7 @@ not MACs, matching ``torch.utils.flop_counter``); ``other_flops`` are rough esti
 
 from __future__ import annotations
 
+from aurane.ops.norm import AXES, trailing_axes
 from aurane.ops.rules import (
     ELEMENTWISE,
     NORMALIZATION,
@@ -29,6 +30,7 @@ from aurane.ops.rules import (
     require_min_rank,
     require_rank,
     same_type,
+    sample_axis,
     spatial,
     unit_interval,
     window_output,
@@ -183,8 +185,9 @@ def _batchnorm_infer(ctx: InferContext) -> TensorType:
     require_rank(
         "batchnorm",
         ctx.input,
-        (1, 2, 3),
-        "(features,), (channels, length) or (channels, height, width)",
+        (1, 2, 3, 4),
+        "(features,), (channels, length), (channels, height, width) or "
+        "(channels, depth, height, width)",
     )
     return ctx.input
 
@@ -206,11 +209,12 @@ BATCHNORM = make_spec(
         ),
     ),
     infer=_batchnorm_infer,
-    doc="batch normalization over the first sample axis (nn.BatchNorm1d / nn.BatchNorm2d)",
+    doc="batch normalization over the first sample axis (nn.BatchNorm1d / 2d / 3d)",
     samples=(
         ({}, ((6,),)),
         ({"affine": False}, ((3, 7),)),
         ({"eps": 1e-3, "momentum": None, "track_running_stats": False}, ((4, 5, 5),)),
+        ({}, ((3, 2, 4, 4),)),
     ),
     aliases=("batch_norm",),
     kinds={PARAMETRIC, NORMALIZATION, SHAPE_PRESERVING},
@@ -219,32 +223,98 @@ BATCHNORM = make_spec(
 )
 
 
+def channel_first(dim: int, rank: int) -> bool:
+    """``layer_norm(dim=1)`` on (C, *spatial): normalize the channel axis at each position."""
+    return rank > 1 and dim in (1, -rank)
+
+
+def _layer_norm_shape(ctx: InferContext) -> tuple[int, ...]:
+    """The normalized shape: the last ``axes`` axes, or the channel axis with ``dim=1``."""
+    t, dim = ctx.input, ctx.args["dim"]
+    if dim == -1:
+        return trailing_axes("layer_norm", ctx)
+    require_min_rank("layer_norm", t, 1, "(..., features)")
+    axis = sample_axis("layer_norm", dim, t.rank)
+    if 0 < axis < t.rank - 1:
+        raise OpError(
+            "T004",
+            f"layer_norm dim={dim} is neither the first nor the last sample axis of shape "
+            f"{fmt_shape(t.shape)}",
+            blame="dim",
+            hint="use dim=1 (channels first, as torchvision's LayerNorm2d) or dim=-1 (the last)",
+        )
+    if not channel_first(dim, t.rank):
+        return trailing_axes("layer_norm", ctx)
+    if ctx.args["axes"] != 1:
+        raise OpError(
+            "T004",
+            f"layer_norm dim={dim} normalizes the channel axis alone; axes="
+            f"{ctx.args['axes']} cannot go with it",
+            blame="axes",
+            hint="drop axes, or normalize the trailing axes with dim=-1",
+        )
+    return (t.shape[0],)
+
+
 def _layer_norm_infer(ctx: InferContext) -> TensorType:
-    require_min_rank("layer_norm", ctx.input, 1, "(..., features)")
+    _layer_norm_shape(ctx)
     return ctx.input
 
 
 def _layer_norm_parameters(ctx: InferContext, out: TensorType) -> int:
     if not ctx.args["elementwise_affine"]:
         return 0
-    return ctx.input.shape[-1] * (2 if ctx.args["bias"] else 1)
+    return numel(_layer_norm_shape(ctx)) * (2 if ctx.args["bias"] else 1)
 
 
 LAYER_NORM = make_spec(
     name="layer_norm",
     params=(
-        Param("eps", ArgKind.FLOAT, 1e-5, positive_number, doc="added to the variance"),
-        Param("elementwise_affine", ArgKind.BOOL, True, doc="learn a per-feature scale"),
+        # keyword-only: `layer_norm(3)` reads as nn.LayerNorm(3) (a normalized shape, which
+        # comes from the input here), never as eps=3
         Param(
-            "bias", ArgKind.BOOL, True, doc="learn a per-feature shift (with elementwise_affine)"
+            "eps",
+            ArgKind.FLOAT,
+            1e-5,
+            positive_number,
+            keyword_only=True,
+            doc="added to the variance",
+        ),
+        Param(
+            "elementwise_affine",
+            ArgKind.BOOL,
+            True,
+            keyword_only=True,
+            doc="learn a per-feature scale",
+        ),
+        Param(
+            "bias",
+            ArgKind.BOOL,
+            True,
+            keyword_only=True,
+            doc="learn a per-feature shift (with elementwise_affine)",
+        ),
+        AXES,
+        Param(
+            "dim",
+            ArgKind.INT,
+            -1,
+            keyword_only=True,
+            doc="normalized axis, counting the batch axis: -1 (last) or 1 (channels first)",
         ),
     ),
     infer=_layer_norm_infer,
-    doc="layer normalization over the last axis (nn.LayerNorm)",
+    doc="layer normalization over the last axis, the last axes=n axes (nn.LayerNorm), "
+    "or the channel axis with dim=1 (torchvision's LayerNorm2d)",
     samples=(
         ({}, ((10,),)),
         ({"bias": False}, ((4, 6),)),
         ({"elementwise_affine": False, "eps": 1e-6}, ((2, 3, 5),)),
+        ({"axes": 3}, ((3, 4, 5),)),
+        ({"axes": 2, "bias": False}, ((2, 3, 4),)),
+        ({"dim": 1, "eps": 1e-6}, ((6, 4, 5),)),
+        ({"dim": 1, "bias": False}, ((4, 7),)),
+        ({"dim": 1, "elementwise_affine": False}, ((3, 2, 4, 4),)),
     ),
     aliases=("layernorm",),
     kinds={PARAMETRIC, NORMALIZATION, SHAPE_PRESERVING},
@@ -259,6 +329,15 @@ def _embedding_infer(ctx: InferContext) -> TensorType:
     a = ctx.args
     vocabulary: int = a["vocabulary"]
     index = a["padding_idx"]
+    if a["sparse"] and a["scale_grad_by_freq"]:
+        # forward runs; torch's embedding_backward refuses the pair
+        raise OpError(
+            "S081",
+            "embedding cannot combine sparse=true with scale_grad_by_freq=true: torch's "
+            "backward pass refuses it",
+            blame="scale_grad_by_freq",
+            hint="drop one of the two",
+        )
     if index is not None and not -vocabulary <= index < vocabulary:
         raise OpError(
             "S004",
@@ -290,7 +369,9 @@ EMBEDDING = make_spec(
     samples=(
         ({"vocabulary": 20, "width": 8}, ((5,),)),
         ({"vocabulary": 10, "width": 4, "padding_idx": 0, "max_norm": 1.0}, ((3, 2),)),
-        ({"vocabulary": 7, "width": 3, "scale_grad_by_freq": True, "sparse": True}, ((),)),
+        # torch's backward refuses sparse with scale_grad_by_freq (S081): one at a time
+        ({"vocabulary": 7, "width": 3, "scale_grad_by_freq": True}, ((),)),
+        ({"vocabulary": 7, "width": 3, "sparse": True}, ((),)),
     ),
     input_dtypes="int",
     kinds={PARAMETRIC},
@@ -333,6 +414,23 @@ DROPOUT = make_spec(
     other_flops=per_element(1),
 )
 
+
+def _drop_path_infer(ctx: InferContext) -> TensorType:
+    require_min_rank("drop_path", ctx.input, 1, "non-scalar")
+    return ctx.input
+
+
+DROP_PATH = make_spec(
+    name="drop_path",
+    params=(Param("p", ArgKind.FLOAT, check=probability, doc="probability of dropping a sample"),),
+    infer=_drop_path_infer,
+    doc="stochastic depth: in training zero whole samples with probability p and scale the "
+    "rest by 1 / (1 - p), identity in evaluation (torchvision StochasticDepth, row mode)",
+    samples=(({"p": 0.0}, ((5,),)), ({"p": 0.5}, ((2, 3, 4),)), ({"p": 0.2}, ((3, 4, 4),))),
+    kinds={PARAMETER_FREE, SHAPE_PRESERVING, STOCHASTIC},
+    other_flops=per_element(1),
+)
+
 SPECS: tuple[OpSpec, ...] = (
     DENSE,
     CONV1D,
@@ -342,4 +440,5 @@ SPECS: tuple[OpSpec, ...] = (
     EMBEDDING,
     POSITIONAL_ENCODING,
     DROPOUT,
+    DROP_PATH,
 )

@@ -132,6 +132,27 @@ def numel(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
 
+INT64_MAX = 2**63 - 1
+
+
+def check_int64(op: str, out: TensorType, parameters: int) -> None:
+    """T090 when a size, an element count or a parameter count is past torch's int64."""
+    elements = numel(out.shape)
+    if elements > INT64_MAX:
+        raise OpError(
+            "T090",
+            f"{op} gives a sample of shape {fmt_shape(out.shape)}: {elements} elements, more "
+            "than torch can index (2**63 - 1)",
+            hint="check the sizes: torch stores every size as a 64-bit integer",
+        )
+    if parameters > INT64_MAX:
+        raise OpError(
+            "T090",
+            f"{op} would hold {parameters} parameters, more than torch can index (2**63 - 1)",
+            hint="check the sizes: torch stores every size as a 64-bit integer",
+        )
+
+
 def require_rank(op: str, t: TensorType, ranks: Sequence[int], what: str) -> None:
     """T002 unless the input rank is one of ``ranks``; ``what`` names the expected layout."""
     if t.rank not in ranks:
@@ -153,16 +174,16 @@ def require_min_rank(op: str, t: TensorType, low: int, what: str) -> None:
 
 def spatial(op: str, name: str, value: Any, count: int) -> tuple[int, ...]:
     """An int or tuple argument as one value per spatial axis (T002 on a length mismatch)."""
+    # an int is repeated; a tuple is taken as written, as torch does: _pair((3,)) is (3,),
+    # so conv2d(kernel=(3,)) builds a 1-D kernel that a 2-D input refuses
     items = (value,) * count if is_int(value) else tuple(value)
-    if len(items) == 1:
-        items = items * count
     if len(items) != count:
         raise OpError(
             "T002",
             f"{op} got {len(items)} values for {name} but its input has {count} spatial "
             f"{'axis' if count == 1 else 'axes'}",
             blame=name,
-            hint=f"pass one {name} or {count} of them",
+            hint=f"pass one int or a tuple of {count}",
         )
     return items
 

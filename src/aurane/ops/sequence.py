@@ -1,91 +1,26 @@
-"""Sequence layers on (sequence, features) inputs: self-attention, LSTM and GRU.
+"""Sequence layers on (sequence, features) inputs: LSTM and GRU (attention: ops/attention.py).
 
-Parameter counts are those of ``nn.MultiheadAttention(batch_first=True)`` and
-``nn.LSTM`` / ``nn.GRU(batch_first=True)``. MACs count the attention projections
-(q, k, v, out: ``4*S*D*D``), the score and value products (``S*S*D`` each), and per
+Parameter counts are those of ``nn.LSTM`` / ``nn.GRU(batch_first=True)``. MACs count per
 recurrent layer, direction and step the gate products ``gates*hidden*(input+hidden)``.
-``torch.utils.flop_counter`` sees the attention products but not fused LSTM/GRU kernels.
+``torch.utils.flop_counter`` does not see fused LSTM/GRU kernels.
 """
 
 from __future__ import annotations
 
+from aurane.ops.attention import MULTIHEAD_ATTENTION
 from aurane.ops.rules import (
-    ATTENTION,
     PARAMETRIC,
     POSITIVE,
     RECURRENT,
-    SHAPE_PRESERVING,
     make_spec,
     probability,
     require_rank,
 )
 from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
 
+__all__ = ["GRU", "LSTM", "MULTIHEAD_ATTENTION", "SPECS"]
+
 _SEQUENCE = "(sequence, features)"
-
-# -- attention --------------------------------------------------------------------------------
-
-
-def _attention_infer(ctx: InferContext) -> TensorType:
-    t, a = ctx.input, ctx.args
-    require_rank("multihead_attention", t, (2,), _SEQUENCE)
-    dim: int = a["dim"]
-    heads: int = a["heads"]
-    if dim != t.shape[1]:
-        raise OpError(
-            "T001",
-            f"multihead_attention dim={dim} does not match the input feature size {t.shape[1]}",
-            blame="dim",
-            hint=f"use dim={t.shape[1]} or project the input with dense({dim}) first",
-        )
-    if dim % heads:
-        raise OpError(
-            "T007",
-            f"multihead_attention heads={heads} does not divide dim={dim}",
-            blame="heads",
-            hint="pick a number of heads that divides dim",
-        )
-    return t
-
-
-def _attention_parameters(ctx: InferContext, out: TensorType) -> int:
-    dim: int = ctx.args["dim"]
-    return 4 * dim * dim + (4 * dim if ctx.args["bias"] else 0)
-
-
-def _attention_macs(ctx: InferContext, out: TensorType) -> int:
-    length, dim = ctx.input.shape
-    return 4 * length * dim * dim + 2 * length * length * dim
-
-
-def _attention_other(ctx: InferContext, out: TensorType) -> int:
-    length, dim = ctx.input.shape
-    heads: int = ctx.args["heads"]
-    scores = heads * length * length
-    return 4 * scores + (4 * length * dim if ctx.args["bias"] else 0)  # scale + softmax, biases
-
-
-MULTIHEAD_ATTENTION = make_spec(
-    name="multihead_attention",
-    params=(
-        Param("heads", ArgKind.INT, check=POSITIVE, doc="attention heads; must divide dim"),
-        Param("dim", ArgKind.INT, check=POSITIVE, doc="model width, equal to the input features"),
-        Param("dropout", ArgKind.FLOAT, 0.0, probability, doc="dropout on attention weights"),
-        Param("causal", ArgKind.BOOL, False, doc="mask attention to later positions"),
-        Param("bias", ArgKind.BOOL, True, doc="biases in the projections"),
-    ),
-    infer=_attention_infer,
-    doc="batch-first multi-head self-attention (nn.MultiheadAttention)",
-    samples=(
-        ({"heads": 2, "dim": 8}, ((5, 8),)),
-        ({"heads": 4, "dim": 12, "causal": True, "bias": False}, ((6, 12),)),
-        ({"heads": 1, "dim": 4, "dropout": 0.1}, ((3, 4),)),
-    ),
-    kinds={PARAMETRIC, ATTENTION, SHAPE_PRESERVING},
-    parameters=_attention_parameters,
-    macs=_attention_macs,
-    other_flops=_attention_other,
-)
 
 # -- recurrent layers -------------------------------------------------------------------------
 

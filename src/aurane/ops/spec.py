@@ -8,7 +8,7 @@ the profiler calls ``parameters`` and ``macs``, backends look the op up by ``nam
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -176,6 +176,21 @@ class OpSpec:
     @property
     def variadic(self) -> bool:
         return self.max_inputs is None
+
+    def graph_inputs(self, args: Sequence[Any], is_tensor: Callable[[Any], bool]) -> int:
+        """How many leading positional arguments of a graph-form call are tensor inputs.
+
+        All of them for a variadic op; otherwise ``min_inputs`` and then, up to
+        ``max_inputs``, each next argument that ``is_tensor`` (a tensor expression, not a
+        value): ``multihead_attention(x, memory, heads=2, dim=8)`` takes two inputs,
+        ``multihead_attention(x, 2, 8)`` one.
+        """
+        if self.max_inputs is None:
+            return len(args)
+        count = min(self.min_inputs, len(args))
+        while count < min(self.max_inputs, len(args)) and is_tensor(args[count]):
+            count += 1
+        return count
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

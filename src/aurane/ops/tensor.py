@@ -1,21 +1,20 @@
 """Parameter-free tensor operations: flatten, reshape, pooling, upsample, add, concat.
 
-Pooling follows ``nn.MaxPool1d/2d`` and ``nn.AvgPool1d/2d`` (floor mode; stride defaults to
-the kernel), ``upsample`` follows ``F.interpolate`` (output size floor(size * scale)).
-Their work is counted in ``other_flops`` (estimates); none of them has MACs.
+Pooling lives in ops/pool.py (re-exported here); ``upsample`` follows ``F.interpolate``
+(output size floor(size * scale)). Their work is counted in ``other_flops`` (estimates); none of them has MACs.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from aurane.ops.pool import AVGPOOL, GLOBAL_AVG_POOL, MAXPOOL
 from aurane.ops.rules import (
     ELEMENTWISE,
+    INT64_MAX,
     MERGE,
-    NON_NEGATIVE_OR_PAIR,
     PARAMETER_FREE,
-    POOLING,
-    POSITIVE_OR_PAIR,
     RESHAPING,
     SHAPE_PRESERVING,
     fmt_shape,
@@ -30,7 +29,6 @@ from aurane.ops.rules import (
     same_dtype,
     sample_axis,
     spatial,
-    window_output,
 )
 from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
 
@@ -109,86 +107,7 @@ RESHAPE = make_spec(
     kinds={PARAMETER_FREE, RESHAPING},
 )
 
-# -- pooling ----------------------------------------------------------------------------------
-
-
-def _pool_window(ctx: InferContext, op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(kernel, output spatial size) of a pooling op; 1d on (C, L), 2d on (C, H, W)."""
-    t, a = ctx.input, ctx.args
-    require_rank(op, t, (2, 3), "(channels, length) or (channels, height, width)")
-    dims = t.rank - 1
-    kernel = spatial(op, "kernel", a["kernel"], dims)
-    stride = kernel if a["stride"] is None else spatial(op, "stride", a["stride"], dims)
-    padding = spatial(op, "padding", a["padding"], dims)
-    if any(2 * p > k for p, k in zip(padding, kernel, strict=True)):
-        raise OpError(
-            "S004",
-            f"{op} padding {fmt_shape(padding)} is more than half the kernel {fmt_shape(kernel)}",
-            blame="padding",
-            hint="pytorch allows padding of at most kernel // 2",
-        )
-    return kernel, window_output(op, t.shape[1:], kernel, stride, padding, (1,) * dims)
-
-
-def _pool_spec(name: str, module: str) -> OpSpec:
-    def infer(ctx: InferContext) -> TensorType:
-        _, out = _pool_window(ctx, name)
-        return TensorType((ctx.input.shape[0], *out), ctx.input.dtype)
-
-    def other_flops(ctx: InferContext, out: TensorType) -> int:
-        kernel, _ = _pool_window(ctx, name)
-        return out.numel * numel(kernel)
-
-    return make_spec(
-        name=name,
-        params=(
-            Param("kernel", ArgKind.INT_OR_PAIR, check=POSITIVE_OR_PAIR, doc="window size"),
-            Param(
-                "stride",
-                ArgKind.INT_OR_PAIR,
-                None,
-                optional(POSITIVE_OR_PAIR),
-                doc="window step (None: the kernel)",
-            ),
-            Param(
-                "padding",
-                ArgKind.INT_OR_PAIR,
-                0,
-                NON_NEGATIVE_OR_PAIR,
-                doc="implicit padding, at most kernel // 2",
-            ),
-        ),
-        infer=infer,
-        doc=f"{module} over (channels, length) or (channels, height, width) inputs, floor mode",
-        samples=(
-            ({"kernel": 2}, ((3, 8, 8),)),
-            ({"kernel": 3, "stride": 2}, ((4, 15, 17),)),
-            ({"kernel": (2, 3), "stride": (1, 2), "padding": 1}, ((2, 6, 7),)),
-            ({"kernel": 3, "padding": 1}, ((2, 10),)),
-        ),
-        kinds={PARAMETER_FREE, POOLING},
-        other_flops=other_flops,
-    )
-
-
-MAXPOOL = _pool_spec("maxpool", "max pooling (nn.MaxPool1d / nn.MaxPool2d)")
-AVGPOOL = _pool_spec("avgpool", "average pooling (nn.AvgPool1d / nn.AvgPool2d)")
-
-
-def _global_avg_pool_infer(ctx: InferContext) -> TensorType:
-    require_min_rank("global_avg_pool", ctx.input, 2, "(channels, *spatial)")
-    return TensorType(ctx.input.shape[:1], ctx.input.dtype)
-
-
-GLOBAL_AVG_POOL = make_spec(
-    name="global_avg_pool",
-    params=(),
-    infer=_global_avg_pool_infer,
-    doc="mean over every spatial axis: (channels, *spatial) to (channels,)",
-    samples=(({}, ((4, 5, 6),)), ({}, ((3, 7),))),
-    kinds={PARAMETER_FREE, POOLING},
-    other_flops=lambda ctx, out: ctx.input.numel,
-)
+# -- pooling: ops/pool.py (re-exported here) --------------------------------------------------
 
 # -- upsample ---------------------------------------------------------------------------------
 
@@ -252,7 +171,15 @@ def _upsample_infer(ctx: InferContext) -> TensorType:
             if isinstance(scale, int | float)
             else spatial("upsample", "scale_factor", scale, dims)
         )
-        out = tuple(int(n * f) for n, f in zip(t.shape[1:], factors, strict=True))
+        scaled = [n * f for n, f in zip(t.shape[1:], factors, strict=True)]
+        if not all(math.isfinite(v) and v <= INT64_MAX for v in scaled):
+            raise OpError(
+                "T090",
+                f"upsample scale_factor={scale} gives a size past torch's int64 sizes",
+                blame="scale_factor",
+                hint="use a smaller scale_factor",
+            )
+        out = tuple(int(v) for v in scaled)
         if min(out) < 1:
             raise OpError(
                 "T005",
@@ -310,12 +237,18 @@ def _shape_notes(inputs: tuple[TensorType, ...]) -> tuple[tuple[int, str], ...]:
 
 def _add_infer(ctx: InferContext) -> TensorType:
     first = ctx.inputs[0]
+    broadcast = ctx.args.values.get("broadcast")  # the residual suffix binds no arguments
+    if broadcast is not None and broadcast.value:
+        from aurane.ops.arith import broadcast_shapes
+
+        return TensorType(broadcast_shapes("add", ctx.inputs), same_dtype("add", ctx.inputs))
     if any(t.shape != first.shape for t in ctx.inputs[1:]):
         raise OpError(
             "T001",
             "add needs inputs of equal shapes, got "
             + ", ".join(fmt_shape(t.shape) for t in ctx.inputs),
-            hint="make the shapes agree, e.g. with a dense layer; add never broadcasts",
+            hint="make the shapes agree, e.g. with a dense layer; add never broadcasts "
+            "unless asked: add(a, b, broadcast=true) stretches size-1 axes",
             input_notes=_shape_notes(ctx.inputs),
         )
     return TensorType(first.shape, same_dtype("add", ctx.inputs))
@@ -323,10 +256,22 @@ def _add_infer(ctx: InferContext) -> TensorType:
 
 ADD = make_spec(
     name="add",
-    params=(),
+    params=(
+        Param(
+            "broadcast",
+            ArgKind.BOOL,
+            False,
+            keyword_only=True,
+            doc="stretch size-1 axes (equal ranks), as multiply does",
+        ),
+    ),
     infer=_add_infer,
-    doc="elementwise sum of two or more tensors of equal shape (no broadcasting)",
-    samples=(({}, ((4,), (4,))), ({}, ((2, 3), (2, 3), (2, 3)))),
+    doc="elementwise sum of tensors of equal shape; broadcast=true stretches size-1 axes",
+    samples=(
+        ({}, ((4,), (4,))),
+        ({}, ((2, 3), (2, 3), (2, 3))),
+        ({"broadcast": True}, ((2, 3), (1, 3))),
+    ),
     input_dtypes="any",
     kinds={PARAMETER_FREE, MERGE, ELEMENTWISE, SHAPE_PRESERVING},
     min_inputs=2,

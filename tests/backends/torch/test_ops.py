@@ -52,7 +52,7 @@ def cases() -> list[Any]:
         if op == "repeat":
             continue  # composition: tests/backends/torch/test_composition.py
         for index, (args, shapes) in enumerate([*spec.samples, *EXTRA.get(op, [])]):
-            if any(len(s) == 0 for s in shapes):
+            if not shapes or any(len(s) == 0 for s in shapes):  # parameter: no input
                 continue  # a model input needs at least one axis
             out.append(pytest.param(op, dict(args), shapes, id=f"{op}-{index}"))
     return out

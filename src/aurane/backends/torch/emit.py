@@ -34,6 +34,8 @@ class Site:
     param_dtype: str = "float32"
     block_class: str | None = None  # generated class of a block / repeat
     block_attention: bool = False  # the block takes padding_mask
+    block_args: tuple[str, ...] = ()  # constructor arguments of a parameterised block
+    batch: str = ""  # the forward input, whose shape[0] is the batch size (parameter)
 
     @property
     def args(self) -> Mapping[str, Any]:
@@ -284,7 +286,8 @@ def _block_forward(site: Site) -> Step:
 
 def _repeat_init(site: Site) -> Call:
     # nn.Sequential cannot pass padding_mask along, so attention blocks use a ModuleList loop
-    copies = f"{_block_class(site)}() for _ in range({site.node.repeat})"
+    made = Call(_block_class(site), site.block_args).text()
+    copies = f"{made} for _ in range({site.node.repeat})"
     if site.block_attention:
         return Call("nn.ModuleList", (f"[{copies}]",))
     return Call("nn.Sequential", (f"*[{copies}]",))
@@ -344,8 +347,24 @@ EMITTERS: dict[str, OpEmitter] = {
     "selu": functional("F.selu"),
     "hardswish": functional("F.hardswish"),
     "repeat": _module(_repeat_init, _repeat_forward),
-    "block": _module(lambda site: Call(_block_class(site)), _block_forward),
+    "block": _module(lambda site: Call(_block_class(site), site.block_args), _block_forward),
 }
+
+
+def _register() -> None:
+    # attention emitters live in emit_attention.py, which imports this module's helpers
+    from aurane.backends.torch.emit_attention import ATTENTION_EMITTERS
+
+    EMITTERS.update(ATTENTION_EMITTERS)
+    from aurane.backends.torch.emit_tensor import TENSOR_EMITTERS
+
+    EMITTERS.update(TENSOR_EMITTERS)
+    from aurane.backends.torch.emit_layers import LAYER_EMITTERS
+
+    EMITTERS.update(LAYER_EMITTERS)
+
+
+_register()
 
 
 def emitter(op: str) -> OpEmitter:

@@ -1,0 +1,113 @@
+"""Emission of the attention operations (ops/attention.py), registered in ``emit.EMITTERS``.
+
+- ``multihead_attention`` with one input keeps its self-attention emission (the
+  ``self_attention`` helper that applies ``padding_mask``); with a memory input it becomes
+  ``y, _ = self.attn(x, memory, memory, need_weights=False)`` (no padding mask: see
+  ops/attention.py), with ``kdim``/``vdim`` in the constructor when the memory width
+  differs from ``dim``.
+- ``scaled_dot_product_attention`` becomes ``F.scaled_dot_product_attention``; dropout is
+  written ``dropout_p=p if self.training else 0.0`` (the function drops in eval mode too);
+  grouped-query keys and values are repeated over the head axis with
+  ``repeat_interleave`` (the same numbers as ``enable_gqa=True``, which needs torch 2.5).
+- ``rotary_embedding`` calls the ``rotary_embedding`` helper function, emitted once into
+  each file that uses it (generated files never import aurane).
+"""
+
+from __future__ import annotations
+
+from aurane.backends.torch.emit import (
+    ATTENTION_HELPER,
+    Call,
+    OpEmitter,
+    Site,
+    Step,
+    _attention_forward,
+    dtype_arg,
+    kw,
+    lit,
+    options,
+)
+
+ROTARY_HELPER = "rotary_embedding"
+
+
+def _attention_init(site: Site) -> Call:
+    a = site.args
+    extra = options(a, {"dropout": 0.0, "bias": True})
+    if len(site.in_shapes) == 2:
+        width = site.in_shapes[1][-1]
+        if width != a["dim"]:
+            extra += [f"kdim={width}", f"vdim={width}"]
+    return Call(
+        "nn.MultiheadAttention",
+        (str(a["dim"]), str(a["heads"]), *extra, "batch_first=True", *dtype_arg(site)),
+    )
+
+
+def _attention_step(site: Site) -> Step:
+    if len(site.inputs) == 1:
+        return _attention_forward(site)
+    x, memory = site.inputs
+    mask = []
+    if site.args["causal"]:
+        ones = Call(
+            "torch.ones",
+            (f"{x}.shape[1]", f"{memory}.shape[1]", "dtype=torch.bool", f"device={x}.device"),
+        )
+        mask = [f"attn_mask={ones.text()}.triu(1)"]
+    return Step(Call(site.layer, (x, memory, memory, *mask, "need_weights=False")), unpack=True)
+
+
+def _repeat_heads(name: str, times: int) -> str:
+    return name if times == 1 else f"{name}.repeat_interleave({times}, dim=1)"
+
+
+def _sdpa(site: Site) -> Step:
+    a = site.args
+    q, k, v = site.inputs
+    times = site.in_shapes[0][0] // site.in_shapes[1][0]
+    extra = []
+    if a["dropout"]:
+        extra.append(f"dropout_p={lit(a['dropout'])} if self.training else 0.0")
+    if a["causal"]:
+        extra.append("is_causal=True")
+    if a["scale"] is not None:
+        extra.append(kw("scale", float(a["scale"])))
+    args = (q, _repeat_heads(k, times), _repeat_heads(v, times), *extra)
+    return Step(Call("F.scaled_dot_product_attention", args))
+
+
+def _rotary(site: Site) -> Step:
+    base = float(site.args["base"])
+    extra = [] if base == 10000.0 else [kw("base", base)]
+    return Step(Call(ROTARY_HELPER, (site.x, *extra)))
+
+
+ATTENTION_EMITTERS: dict[str, OpEmitter] = {
+    "multihead_attention": OpEmitter(_attention_step, _attention_init),
+    "scaled_dot_product_attention": OpEmitter(_sdpa),
+    "rotary_embedding": OpEmitter(_rotary),
+}
+
+# -- helper functions, emitted once per file whose classes use the operation -----------------
+
+ROTARY_HELPER_SOURCE = f'''def {ROTARY_HELPER}(x, base=10000.0):
+    """Rotary position embedding over (..., seq, head_dim), rotate-half as in HF Llama."""
+    seq_len, head_dim = x.shape[-2], x.shape[-1]
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=x.device) / head_dim
+    inv_freq = 1.0 / base**exponents
+    positions = torch.arange(seq_len, dtype=torch.float32, device=x.device)
+    angles = torch.outer(positions, inv_freq)
+    angles = torch.cat((angles, angles), dim=-1)  # (seq, head_dim)
+    x1, x2 = x.chunk(2, dim=-1)
+    rotated = torch.cat((-x2, x1), dim=-1)
+    return x * angles.cos().to(x.dtype) + rotated * angles.sin().to(x.dtype)'''
+
+# op -> (global function name, source)
+HELPERS: dict[str, tuple[str, str]] = {"rotary_embedding": (ROTARY_HELPER, ROTARY_HELPER_SOURCE)}
+HELPER_NAMES: frozenset[str] = frozenset({ATTENTION_HELPER, *(n for n, _ in HELPERS.values())})
+
+
+def helper_sources(ops: set[str]) -> list[str]:
+    """The helper functions the given operations call, in a fixed order."""
+    return [source for op, (_, source) in HELPERS.items() if op in ops]
