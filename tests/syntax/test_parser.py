@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +13,7 @@ from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.parser import MAX_DIAGNOSTICS, parse_program
 from aurane.syntax.printer import dump_ast, strip_spans
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-CORPUS = SHARED / "corpus"
+from tests.conftest import CORPUS, corpus_dir, corpus_params, requires_shared
 
 SAMPLE = """\
 use torch
@@ -507,21 +504,9 @@ def test_strip_spans_ignores_layout_but_not_meaning() -> None:
 # ---------------------------------------------------------------- corpus
 
 
-def corpus(kind: str) -> Path:
-    path = CORPUS / kind
-    if not path.is_dir():
-        pytest.skip("../shared corpus not present")
-    return path
-
-
-def corpus_names(kind: str) -> list[str]:
-    path = CORPUS / kind
-    return sorted(p.name for p in path.glob("*.aur")) if path.is_dir() else ["<absent>"]
-
-
-@pytest.mark.parametrize("name", corpus_names("valid"))
+@pytest.mark.parametrize("name", corpus_params("valid"))
 def test_corpus_valid_files_parse(name: str) -> None:
-    path = corpus("valid") / name
+    path = corpus_dir("valid") / name
     program, diagnostics = parse_program(path.read_text(encoding="utf-8"), str(path))
     assert diagnostics == [] and program is not None and program.statements
 
@@ -531,9 +516,9 @@ def _invalid_expectations() -> dict[str, Any]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-@pytest.mark.parametrize("name", corpus_names("invalid"))
+@pytest.mark.parametrize("name", corpus_params("invalid"))
 def test_corpus_invalid_files(name: str) -> None:
-    path = corpus("invalid") / name
+    path = corpus_dir("invalid") / name
     expected = _invalid_expectations()[name]
     _, diagnostics = parse_program(path.read_text(encoding="utf-8"), str(path))
     if expected["stage"] != "parse":
@@ -547,10 +532,9 @@ def test_corpus_invalid_files(name: str) -> None:
     assert any(w.lower() in diag.message.lower() for w in expected["contains"])
 
 
+@requires_shared
 def test_the_four_parse_stage_corpus_files_are_present() -> None:
     expected = _invalid_expectations()
-    if not expected:
-        pytest.skip("../shared corpus not present")
     parse_stage = {name for name, e in expected.items() if e["stage"] == "parse"}
     assert parse_stage >= {
         "tab_indent.aur",

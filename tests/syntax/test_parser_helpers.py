@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from aurane.compiler import run_front_end
+from aurane.frontend import run_front_end
 from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.gc_pause import paused_gc

@@ -133,8 +133,29 @@ def _step(lay: Layout, indent: int, width: str) -> str:
     return step + suffix
 
 
-def chain(lay: Layout, indent: int, head: str, source: str, width: str) -> str:
+def _layer_name(lay: Layout) -> str:
+    """A fresh layer path for ``as``: plain, dotted or numbered (``l3``, ``m.l3``, ``m.3``)."""
+    lay.count += 1
+    return lay.draw(st.sampled_from(["l{n}", "m{n}.l{n}", "seq{n}.0", "a{n}.b.{n}"])).format(
+        n=lay.count
+    )
+
+
+def _named(lay: Layout, step: str) -> str:
+    """Maybe ``step as NAME`` (random spacing around 'as')."""
+    if lay.draw(st.integers(0, 2)) or ".residual" in step:  # a residual add is no layer
+        return step
+    return f"{step}{lay.draw(st.sampled_from([' ', '  ']))}as {_layer_name(lay)}"
+
+
+def chain(
+    lay: Layout, indent: int, head: str, source: str, width: str, *, names: bool = True
+) -> str:
     steps = [_step(lay, indent, width) for _ in range(lay.draw(st.integers(1, 5)))]
+    if names:
+        steps = [_named(lay, step) for step in steps]
+    else:  # a step of a named chain (an nn.Sequential) cannot add a residual
+        steps = [step.replace(".residual", "") for step in steps]
     text = f"{head}{source}{lay.around()}->{lay.around()}{steps[0]}"
     for step in steps[1:]:
         if lay.draw(st.booleans()):
@@ -157,11 +178,39 @@ def valid_model(draw: st.DrawFn, lay: Layout, unit: int, name: str, width: str) 
     text += f"{inner}def forward({lay.space()}x{lay.space()}){lay.space()}:{lay.end()}"
     for _ in range(draw(st.integers(1, 3))):
         text += lay.own_comment() + chain(lay, unit * 2, body, "x", width) + lay.end() + lay.blank()
+    if draw(st.booleans()):  # a named chain: one nn.Sequential
+        inner = chain(lay, unit * 2 + 4, "(", "x", width, names=False)
+        text += f"{body}x{lay.around()}={lay.around()}{inner}) as {_layer_name(lay)}{lay.end()}"
     if draw(st.booleans()):
         text += (
             f"{body}h{lay.around()}={lay.around()}dense({lay.inside(unit * 2)}x, 4).relu{lay.end()}"
         )
         text += f"{body}return {lay.space()}add(h,{lay.inside(unit * 2)}dense(x, 4)){lay.end()}"
+    return text
+
+
+@st.composite
+def parameterised_block(draw: st.DrawFn, lay: Layout, unit: int, index: int) -> str:
+    """``model B(w, k: int = 2):`` and a model calling it in a chain, by keyword and in
+    ``repeat``; the calls keep the width so that ``repeat`` maps a shape to itself."""
+    inner, body = " " * unit, " " * (unit * 2)
+    sep = f",{lay.space()}"
+    default = draw(st.sampled_from(["k: int = 2", "k=2", "k:int=1 + 1", "k = 2"]))
+    text = f"model B{index}({lay.space()}w{sep}{default}{lay.space()}){lay.space()}:{lay.end()}"
+    text += f"{inner}def forward(x):{lay.end()}"
+    text += f"{body}x -> dense(w * k) as fc -> relu(){lay.end()}"
+    text += lay.blank() + lay.own_comment()
+    call = draw(st.sampled_from(["B{i}(4, k=2)", "B{i}(w=8, k=1)", "B{i}(8,{s}k = 1)"]))
+    call = call.format(i=index, s=lay.space())
+    text += f"model C{index}:{lay.end()}{inner}input_shape = (8,){lay.end()}"
+    text += f"{inner}def forward(x):{lay.end()}"
+    text += f"{body}x -> {call} as {_layer_name(lay)}{lay.end()}"
+    if draw(st.booleans()):
+        text += f"{body}x -> repeat(B{index}(8, k=1),{lay.space()}2) as {_layer_name(lay)}"
+        text += lay.end()
+    if draw(st.booleans()):
+        text += f"{body}h = B{index}(x, 4) as {_layer_name(lay)}{lay.end()}"
+        text += f"{body}return h{lay.end()}"
     return text
 
 
@@ -177,11 +226,15 @@ def programs(draw: st.DrawFn) -> str:
     for index in range(draw(st.integers(1, 4))):
         unit = draw(st.sampled_from([2, 3, 4, 5]))
         kind = draw(
-            st.sampled_from(["model", "model", "const", "use", "experiment", "dataset", "train"])
+            st.sampled_from(
+                ["model", "model", "block", "const", "use", "experiment", "dataset", "train"]
+            )
         )
         out += lay.blank() + lay.own_comment()
         if kind == "model":
             out += draw(valid_model(lay, unit, f"M{index}", width))
+        elif kind == "block":
+            out += draw(parameterised_block(lay, unit, index))
         elif kind == "const":
             out += f"{draw(names)}{lay.around()}={lay.around()}{expr(lay, 0)}{lay.end()}"
         elif kind == "use":

@@ -8,7 +8,7 @@ import pytest
 
 from aurane.tools.format import equivalence_problem, format_source, format_text
 from aurane.tools.lint import lint_source
-from tests.conftest import CORPUS, corpus_files
+from tests.conftest import corpus_dir, corpus_files
 
 
 def fmt(source: str) -> str:
@@ -209,7 +209,8 @@ def _corpus() -> list[str]:
 
 @pytest.mark.parametrize("name", _corpus())
 def test_corpus_idempotent_and_ir_preserving(name: str) -> None:
-    text = (CORPUS / name).read_text(encoding="utf-8")
+    kind, _, file = name.partition("/")
+    text = (corpus_dir(kind) / file).read_text(encoding="utf-8")
     result = format_source(text, name)
     if result.output is None and result.error is None:
         assert result.diagnostics  # does not parse: never formatted

@@ -11,7 +11,7 @@ from aurane.codes import CODES
 from aurane.syntax.parser import parse_program
 from aurane.tools.lint import FIXABLE as FIXABLE_CODES
 from aurane.tools.lint import apply_fixes, fix_source, lint_source, program_ir
-from tests.conftest import CORPUS, corpus_files
+from tests.conftest import VALID, corpus_files
 
 NET = """\
 model Net:
@@ -134,7 +134,7 @@ def test_only_errors_fail() -> None:
 
 def test_corpus_valid_programs_have_no_warnings() -> None:
     for name in corpus_files("valid"):
-        text = (CORPUS / "valid" / name).read_text()
+        text = (VALID / name).read_text()
         found = [d for d in lint_source(text, name) if d.severity != "info"]
         assert not found, (name, found)
 

@@ -41,7 +41,7 @@ class Terminal:
         self.master = master
         self.buffer = ""
 
-    def expect(self, text: str, timeout: float = 20.0) -> str:
+    def expect(self, text: str, timeout: float = 60.0) -> str:  # a hang guard, not a speed limit
         deadline = time.monotonic() + timeout
         while text not in self.buffer:
             left = deadline - time.monotonic()

@@ -43,7 +43,7 @@ class Watch:
         for line in self.proc.stdout:
             self.lines.put(line)
 
-    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+    def wait_for(self, text: str, timeout: float = 60.0) -> str:  # a hang guard, not a speed limit
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:

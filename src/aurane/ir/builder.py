@@ -51,6 +51,8 @@ class GraphBuilder:
     counters: Counter[str] = field(default_factory=Counter)
     notes: dict[str, str] = field(default_factory=dict)  # value -> how its shape came about
     uses: Counter[str] = field(default_factory=Counter)
+    layer_spans: dict[str, Span] = field(default_factory=dict)  # node id -> its 'as' name
+    ties: dict[str, tuple[str, Span]] = field(default_factory=dict)  # node id -> tie= path
 
     def fresh(self, stem: str) -> str:
         """A new node id; skips names already taken (a forward parameter called dense1)."""

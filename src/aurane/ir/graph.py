@@ -48,6 +48,7 @@ class Node:
     subgraph: Graph | None = None  # the block lowered at this call's input type
     repeat: int = 1
     suffix_of: str | None = None  # node id this suffix node (activation/residual) follows
+    layer: str | None = None  # ``as conv1`` / ``as layer1.0``: attribute path in the module
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +60,7 @@ class Node:
             "parameters": self.parameters,
             "span": self.span.to_json(),
             **({"block": self.block, "repeat": self.repeat} if self.block else {}),
+            **({"layer": self.layer} if self.layer else {}),
         }
 
 
@@ -73,6 +75,11 @@ class Graph:
     input_dtype: str | None
     param_dtype: str = "float32"
     padding_idx: int | None = None  # input_padding_idx for attention models
+    # a parameterised block's instance: its parameter names and this call's values
+    block_params: tuple[str, ...] | None = None
+    block_args: Mapping[str, Any] = field(default_factory=dict)
+    block_defaults: Mapping[str, Any] = field(default_factory=dict)  # evaluated defaults
+    tied: Mapping[str, str] = field(default_factory=dict)  # node id -> layer path it shares
 
     def value(self, name: str) -> Value:
         for value in self.values:
@@ -99,7 +106,9 @@ class Graph:
     @property
     def has_attention(self) -> bool:
         return any(
-            node.op == "multihead_attention" or (node.subgraph and node.subgraph.has_attention)
+            # self-attention reads padding_mask; cross-attention (a memory input) does not
+            (node.op == "multihead_attention" and len(node.inputs) == 1)
+            or (node.subgraph and node.subgraph.has_attention)
             for node in self.nodes
         )
 
@@ -119,6 +128,7 @@ class Graph:
                 for v in self.values
             ],
             "nodes": [node.to_json() for node in self.nodes],
+            **({"tied": dict(self.tied)} if self.tied else {}),  # node id -> layer it shares
         }
 
 

@@ -114,16 +114,19 @@ def _check_gan(
                 hint="use a floating input_dtype",
             )
         )
+    # a discriminator without input_dtype takes what its parameters are (float32 Linear
+    # weights refuse a float64 batch at run time)
+    takes = expected.dtype or disc.param_dtype
     if (
         produced.sample_shape == expected.sample_shape
-        and None not in (produced.dtype, expected.dtype)
-        and produced.dtype != expected.dtype
+        and None not in (produced.dtype, takes)
+        and produced.dtype != takes
     ):
         out.append(
             diag(
                 "T008",
                 f"generator '{gen.name}' produces {produced.dtype} but discriminator "
-                f"'{disc.name}' takes {expected.dtype}",
+                f"'{disc.name}' takes {takes}",
                 stmt.generator.span,
                 labels=(Label(produced.span, f"{produced.dtype} output made here"),),
                 hint="give both models the same floating input_dtype",

@@ -12,14 +12,20 @@ from dataclasses import replace
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
+from aurane.ir import blocks, layers
 from aurane.ir.builder import GraphBuilder, ModelInfo, model_info
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ir.jobs import check_jobs
+from aurane.ir.tying import resolve_ties, tie_target
+from aurane.ops.rules import check_int64
 from aurane.ops.rules import fmt_shape as shape_text
-from aurane.ops.spec import BoundArgs, InferContext, OpError, OpSpec, TensorType
+from aurane.ops.shape import piece_sizes
+from aurane.ops.spec import ArgValue, BoundArgs, InferContext, OpError, OpSpec, TensorType
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import SemanticResult
+from aurane.semantics.symbolic import plain
+from aurane.semantics.tying import split_tie
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -33,7 +39,8 @@ class _Lowerer:
         self.models = {m.name: m for m in program.models}
         self.skip = skip
         self.diagnostics: list[Diagnostic] = []
-        self.block_cache: dict[tuple[str, tuple[int, ...], str | None], Graph | None] = {}
+        self.block_cache: dict[tuple[object, ...], Graph | None] = {}
+        self.instances: list[ast.Model] = []  # block instances stay alive: bound is by id
 
     # -------------------------------------------------------------- models
 
@@ -62,6 +69,15 @@ class _Lowerer:
         failed = False
         for stmt in forward.body:
             match stmt:
+                case ast.Assign(targets=targets) if targets:  # a, b = chunk(x, 2)
+                    pieces = self.pieces(builder, env, stmt)
+                    for index, (target, span) in enumerate(targets):
+                        if pieces is None:
+                            env[target] = None
+                            continue
+                        env[target] = output = self.bind_name(builder, pieces[index], target)
+                        assigned.append((output, span))
+                    failed = failed or pieces is None
                 case ast.Assign(target=target, target_span=span, value=value):
                     result = self.tensor(builder, env, value)
                     if result is None:
@@ -88,6 +104,8 @@ class _Lowerer:
                     output = result
         if failed:
             return None
+        layers.check_names(self, builder)
+        tied = resolve_ties(builder, self.diagnostics)
         for value_name, span in assigned:
             if value_name != output and builder.uses[value_name] == 0:
                 source = builder.value(value_name).source_name
@@ -99,7 +117,8 @@ class _Lowerer:
                         hint="use it, return it, or delete the statement",
                     )
                 )
-        not_integer = dtype is not None and dtype not in config.INPUT_INT_DTYPES
+        # no input_dtype is float32: a float input has no token ids to compare with
+        not_integer = input_type.dtype not in config.INPUT_INT_DTYPES
         if info.padding_idx is not None and not_integer:
             self.diagnostics.append(
                 diag(
@@ -109,7 +128,7 @@ class _Lowerer:
                     hint="set input_dtype = int64",
                 )
             )
-        return Graph(
+        graph = Graph(
             name=graph_name,
             input=input_name,
             output=output,
@@ -119,7 +138,20 @@ class _Lowerer:
             input_dtype=input_type.dtype,
             param_dtype=builder.param_dtype,
             padding_idx=info.padding_idx,
+            tied=tied,
         )
+        if info.padding_idx is not None and not not_integer and not graph.has_attention:
+            self.diagnostics.append(
+                diag(
+                    "T091",
+                    "input_padding_idx masks padding in self-attention, and this model has none: "
+                    "it would be ignored",
+                    info.padding_span,
+                    hint="remove input_padding_idx, or add multihead_attention / a transformer "
+                    "block",
+                )
+            )
+        return graph
 
     def bind_name(self, builder: GraphBuilder, value_name: str, source_name: str) -> str:
         """Record the program's name for a value (the first name wins for display)."""
@@ -143,10 +175,13 @@ class _Lowerer:
                 return self.call(b, env, expr, None)
             case ast.Chain(source=source, steps=steps):
                 current = self.tensor(b, env, source)
+                first = len(b.nodes)
                 for step in steps:
                     if current is None:
                         return None
                     current = self.call(b, env, step, current)
+                if current is not None and expr.layer is not None:
+                    layers.name_chain(self, b, first, expr)
                 return current
         return None
 
@@ -159,27 +194,85 @@ class _Lowerer:
             names = [chained]
             rest = call.args
         else:
-            count = len(call.args) if spec is not None and spec.variadic else 1
+            count = spec.graph_inputs(call.args, _is_tensor) if spec is not None else 1
             inputs = [self.tensor(b, env, arg) for arg in call.args[:count]]
             names = [i for i in inputs if i is not None]
             if len(names) != len(inputs):
                 return None
             rest = call.args[count:]
         if call.func in self.models and spec is None:
-            result = self.block(b, call, names[0])
+            result = self.block(b, call, names[0], rest)
         elif spec is not None and spec.name == "repeat":
             bound = self.arguments(call, spec, rest, call.keywords)
-            result = self.repeat(b, call, names[0], bound["block"], bound["times"])
+            result = self.repeat(b, call, names[0], bound["block"], bound["times"], rest)
         else:
             assert spec is not None
-            bound = self.arguments(call, spec, rest, call.keywords)
+            bound = self.arguments(call, spec, rest, split_tie(call.keywords)[0])
             result = self.apply(b, spec, bound, names, call.span)
+            tied = tie_target(call.keywords)
+            if result is not None and tied is not None and (node := b.producers.get(result)):
+                b.ties[node.id] = tied
+        if result is not None and call.layer is not None:
+            layers.name_node(self, b, result, call)
         main = result
         for suffix in call.suffixes:
             if result is None:
                 return None
             result = self.suffix(b, suffix, result, main)
         return result
+
+    def pieces(
+        self, b: GraphBuilder, env: dict[str, str | None], stmt: ast.Assign
+    ) -> list[str] | None:
+        """``a, b = chunk(x, 2)``: one split/chunk node per name, each with its ``index``."""
+        call = stmt.value
+        spec = ops.lookup(call.func) if isinstance(call, ast.Call) else None
+        if not isinstance(call, ast.Call) or spec is None or not call.args:
+            return None  # the semantic pass reported it (S065)
+        source = self.tensor(b, env, call.args[0])
+        types = self.input_types(b, [source]) if source is not None else None
+        if source is None or types is None:
+            return None
+        bound = self.arguments(call, spec, call.args[1:], call.keywords)
+        names = stmt.targets
+        if bound.given("index"):
+            self.diagnostics.append(
+                diag(
+                    "S065",
+                    f"{spec.name} binds every piece to a name here; index= picks one piece",
+                    bound.span("index") or call.span,
+                    hint=f"drop index=, or bind one name: h = {spec.name}(..., index=0)",
+                )
+            )
+            return None
+        try:
+            _, sizes = piece_sizes(InferContext(bound, tuple(types), b.param_dtype))
+        except OpError as error:
+            self.report(b, error, bound, [source], call.span, spec.name)
+            return None
+        if len(sizes) != len(names):
+            where = names[0][1].merge(names[-1][1])
+            self.diagnostics.append(
+                diag(
+                    "S065",
+                    f"{len(names)} names for the {len(sizes)} pieces of {spec.name}: "
+                    f"{shape_text(types[0].shape)} cut into {shape_text(sizes)}",
+                    where,
+                    hint=f"bind exactly {len(sizes)} names",
+                    labels=(Label(call.span, f"{spec.name} gives {len(sizes)} pieces"),),
+                )
+            )
+            return None
+        results: list[str] = []
+        for index in range(len(sizes)):
+            if index:
+                b.uses[source] += 1
+            args = BoundArgs({**bound.values, "index": ArgValue(index, None)})
+            result = self.apply(b, spec, args, [source], call.span)
+            if result is None:
+                return None
+            results.append(result)
+        return results
 
     def suffix(
         self, b: GraphBuilder, suffix: ast.Suffix, current: str, main: str | None
@@ -257,6 +350,12 @@ class _Lowerer:
         ctx = InferContext(bound, tuple(types), b.param_dtype)
         try:
             out = spec.infer(ctx)
+            parameters = spec.parameters(ctx, out)
+            check_int64(spec.name, out, parameters)
+        except OverflowError:
+            error = OpError("T090", f"{spec.name} computes a size too large for torch (int64)")
+            self.report(b, error, bound, inputs, span, what or spec.name)
+            return None
         except OpError as error:
             self.report(b, error, bound, inputs, span, what or spec.name)
             return None
@@ -267,7 +366,7 @@ class _Lowerer:
             args=bound.plain(),
             inputs=tuple(inputs),
             output=node_id,
-            parameters=spec.parameters(ctx, out),
+            parameters=parameters,
             span=span,
             arg_spans={k: v.span for k, v in bound.values.items() if v.span is not None},
             suffix_of=suffix_of,
@@ -320,11 +419,27 @@ class _Lowerer:
 
     # -------------------------------------------------------------- composition
 
-    def lower_block(self, name: str, input_type: TensorType, call_span: Span) -> Graph | None:
-        key = (name, input_type.shape, input_type.dtype)
+    def lower_block(
+        self,
+        name: str,
+        input_type: TensorType,
+        call_span: Span,
+        call: ast.Call | None = None,
+        args: tuple[ast.Expr, ...] = (),
+    ) -> Graph | None:
+        model = self.models[name]
+        values: dict[str, object] | None = None
+        if model.params:
+            values = blocks.bind(self, model, args, call, call_span)
+            if values is None:
+                return None
+        key = (name, input_type.shape, input_type.dtype, blocks.values_key(values))
         if key in self.block_cache:
             return self.block_cache[key]
-        model = self.models[name]
+        if values is not None:
+            graph = blocks.lower_instance(self, model, values, input_type, call_span)
+            self.block_cache[key] = graph
+            return graph
         info = model_info(model)
         if info.input_shape is not None and info.input_shape != input_type.shape:
             self.diagnostics.append(
@@ -363,23 +478,34 @@ class _Lowerer:
         self.block_cache[key] = graph
         return graph
 
-    def block(self, b: GraphBuilder, call: ast.Call, input_name: str) -> str | None:
+    def block(
+        self, b: GraphBuilder, call: ast.Call, input_name: str, rest: tuple[ast.Expr, ...] = ()
+    ) -> str | None:
         types = self.input_types(b, [input_name])
         if types is None:
             return None
-        sub = self.lower_block(call.func, types[0], call.span)
+        sub = self.lower_block(call.func, types[0], call.span, call, rest)
         if sub is None:
             return None
         return self.add_block_node(b, call, input_name, sub, 1, call.func.lower())
 
     def repeat(
-        self, b: GraphBuilder, call: ast.Call, input_name: str, block: str, times: int
+        self,
+        b: GraphBuilder,
+        call: ast.Call,
+        input_name: str,
+        block: str,
+        times: int,
+        rest: tuple[ast.Expr, ...] = (),
     ) -> str | None:
         types = self.input_types(b, [input_name])
         if types is None:
             return None
         in_type = types[0]
-        sub = self.lower_block(block, in_type, call.span)
+        inner = blocks.repeated_call(call, rest)
+        sub = self.lower_block(
+            block, in_type, call.span, inner, inner.args if inner is not None else ()
+        )
         if sub is None:
             return None
         out = sub.output_value
@@ -406,13 +532,16 @@ class _Lowerer:
     ) -> str:
         node_id = b.fresh(stem)
         out = sub.output_value
+        args: dict[str, object] = (
+            {"block": sub.name, "times": times} if stem == "repeat" else {"block": sub.name}
+        )
+        if sub.block_params is not None:
+            args["arguments"] = dict(sub.block_args)
         b.add_node(
             Node(
                 id=node_id,
                 op="repeat" if stem == "repeat" else "block",
-                args={"block": sub.name, "times": times}
-                if stem == "repeat"
-                else {"block": sub.name},
+                args=args,
                 inputs=(input_name,),
                 output=node_id,
                 parameters=sub.parameters * times,
@@ -422,7 +551,8 @@ class _Lowerer:
                 repeat=times,
             )
         )
-        return b.add_value(Value(node_id, out.shape, out.dtype, call.span))
+        shape = plain(out.shape)  # the block's own symbols stay inside it
+        return b.add_value(Value(node_id, shape, out.dtype, call.span))
 
     # -------------------------------------------------------------- program
 
@@ -459,3 +589,8 @@ def lower_program(
     graphs = lowerer.run()
     lowerer.diagnostics.extend(check_jobs(program, graphs))
     return graphs, lowerer.diagnostics
+
+
+def _is_tensor(expr: ast.Expr) -> bool:
+    """A graph-form argument that is a tensor (constants are literals by now)."""
+    return isinstance(expr, ast.Name | ast.Call | ast.Chain)

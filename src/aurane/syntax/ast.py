@@ -89,6 +89,8 @@ class Call:
     keywords: tuple[Keyword, ...]
     suffixes: tuple[Suffix, ...]
     span: Span
+    layer: str | None = None  # ``... as conv1`` / ``as layer1.0.conv1``: the attribute path
+    layer_span: Span | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +115,8 @@ class Chain:
     source: Expr
     steps: tuple[Call, ...]
     span: Span
+    layer: str | None = None  # ``(x -> a -> b) as downsample``: one nn.Sequential
+    layer_span: Span | None = None
 
 
 Expr: TypeAlias = (
@@ -124,12 +128,17 @@ Expr: TypeAlias = (
 
 @dataclass(frozen=True, slots=True)
 class Assign:
-    """``name = value``: a constant or field in blocks, a tensor binding in forward bodies."""
+    """``name = value``: a constant or field in blocks, a tensor binding in forward bodies.
+
+    ``a, b = chunk(x, 2)`` (forward bodies only) binds several names: ``targets`` lists
+    every (name, span) then, and ``target`` is the first; it is empty for one name.
+    """
 
     target: str
     target_span: Span
     value: Expr
     span: Span
+    targets: tuple[tuple[str, Span], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,14 +211,29 @@ class Dataset:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelParam:
+    """One parameter of ``model Block(width, stride: int = 1):``."""
+
+    name: str
+    name_span: Span
+    annotation: str | None  # int, float, bool or str
+    default: Expr | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class Model:
-    """``model Name:``; ``fields`` holds input_shape/input_dtype/... and model constants alike."""
+    """``model Name:``; ``fields`` holds input_shape/input_dtype/... and model constants alike.
+
+    ``params`` are the parameters of a parameterised block (``model Block(width):``).
+    """
 
     name: str
     name_span: Span
     fields: tuple[Field, ...]
     forward: Forward | None
     span: Span
+    params: tuple[ModelParam, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

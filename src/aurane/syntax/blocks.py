@@ -298,7 +298,12 @@ class BlockParser(ExprParser):
     # ------------------------------------------------------------ model and forward
 
     def _model(self, item: Item) -> ast.Model:
-        name, name_span, header = self._header_name("model")
+        start = self.advance().span
+        name_token = self.expect_name("a model name after 'model'")
+        name, name_span = name_token.text, name_token.span
+        params = self._model_params(name) if self.at_op("(") else ()
+        self.header_end(f"model '{name}'")
+        header = self.span_from(start)
         fields: list[ast.Field] = []
         forwards: list[ast.Forward] = []
         for child in self.body(item, f"model '{name}'", header):
@@ -311,7 +316,48 @@ class BlockParser(ExprParser):
             else:
                 fields.extend(self._fields([child], "model"))
         forward_or_none = forwards[0] if forwards else None
-        return ast.Model(name, name_span, tuple(fields), forward_or_none, item.span)
+        return ast.Model(name, name_span, tuple(fields), forward_or_none, item.span, params)
+
+    def _model_params(self, model: str) -> tuple[ast.ModelParam, ...]:
+        """``(width, stride: int = 1)`` after a model name: the block's parameters."""
+        opener = self.advance()
+        params: list[ast.ModelParam] = []
+        while not self._close(opener, ")", f"the parameters of model '{model}'"):
+            name = self.expect_name(f"a parameter name in model '{model}'")
+            if any(p.name == name.text for p in params):
+                self.fail(
+                    "S040",
+                    f"parameter '{name.text}' of model '{model}' is declared twice",
+                    name.span,
+                    hint="give each parameter its own name",
+                )
+            annotation: str | None = None
+            if self.at_op(":"):
+                self.advance()
+                kind = self.expect_name("a type after ':' (int, float, bool or str)")
+                if kind.text not in _PARAM_TYPES:
+                    self.fail(
+                        "S040",
+                        f"unknown parameter type '{kind.text}'; use int, float, bool or str",
+                        kind.span,
+                    )
+                annotation = kind.text
+            default: ast.Expr | None = None
+            if self.at_op("="):
+                self.advance()
+                default = self.expr()
+            elif params and params[-1].default is not None:
+                self.fail(
+                    "S040",
+                    f"parameter '{name.text}' without a default follows one with a default",
+                    name.span,
+                    hint="put parameters with defaults last",
+                )
+            span = self.span_from(token_span(name))
+            params.append(ast.ModelParam(name.text, token_span(name), annotation, default, span))
+            if not self.at_op(")"):
+                self._comma(opener, ")", f"the parameters of model '{model}'")
+        return tuple(params)
 
     def _second_forward(self, model: str, first: ast.Forward, second: ast.Forward) -> None:
         self.diagnostics.append(
@@ -366,6 +412,29 @@ class BlockParser(ExprParser):
             )
         )
 
+    def _multi_assignment(self, first: Token) -> ast.Assign:
+        """``a, b = chunk(x, 2, dim=-1)``: one name per piece of a split."""
+        names = [first]
+        self.pos = 1
+        while self.at_op(","):
+            self.advance()
+            name = self.expect_name("a name after ',' on the left of '='")
+            if any(n.text == name.text for n in names):
+                self.fail(
+                    "P040",
+                    f"'{name.text}' is bound twice in one statement",
+                    name.span,
+                    hint="give each piece its own name",
+                )
+            names.append(name)
+        self.expect_op("=", "after the names being bound")
+        value = self.assigned_value("'='")
+        if self.pos < len(self.tokens):
+            self.end_of_statement(f"value of '{', '.join(n.text for n in names)}'")
+        targets = tuple((n.text, token_span(n)) for n in names)
+        span = token_span(first)
+        return ast.Assign(first.text, span, value, self.span_from(span), targets)
+
     def _forward_statement(self, item: Item) -> ast.ForwardStmt:
         self.start(item.line)
         toks = self._toks
@@ -377,6 +446,8 @@ class BlockParser(ExprParser):
             return ast.Return(value, self.span_from(first.span))
         if first.kind is Kind.NAME and toks[1].text == "=":
             return self.assignment(first, _ASSIGN)
+        if first.kind is Kind.NAME and toks[1].text == ",":
+            return self._multi_assignment(first)
         value = self.value()
         if not isinstance(value, ast.Chain):
             self.fail(
@@ -389,4 +460,5 @@ class BlockParser(ExprParser):
         return _CHAIN_STMT(value, value.span)
 
 
+_PARAM_TYPES = frozenset({"int", "float", "bool", "str"})
 _HEADER_WORDS = frozenset({"model", "dataset", "experiment", "train", "train_gan", "def"})

@@ -12,6 +12,7 @@ numbers and calls skip the general unary/power/primary descent. Error paths are 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NoReturn
 
 from aurane import codes
@@ -166,14 +167,49 @@ class ExprParser:
         start = self.pos
         source = self.expr()
         toks = self._toks
+        if toks[self.pos].text == "as" and toks[self.pos].kind is _NAME:
+            source = self.named(source)
         if toks[self.pos].text != "->":
             return source
         steps: list[ast.Call] = []
         while toks[self.pos].text == "->":
             self.pos += 1
-            steps.append(self.step())
+            step = self.step()
+            if toks[self.pos].text == "as" and toks[self.pos].kind is _NAME:
+                named = self.named(step)
+                assert isinstance(named, ast.Call)
+                step = named
+            steps.append(step)
         chain = _CHAIN(source, tuple(steps), self._span_at(start))
         return self._built(chain, [source, *steps], toks[start])
+
+    def named(self, node: ast.Expr) -> ast.Expr:
+        """``node as conv1`` / ``as layer1.0.conv1``: the layer's attribute path, at 'as'."""
+        word = self.advance()
+        if not isinstance(node, ast.Call | ast.Chain):
+            self.fail(
+                "P006",
+                "only an operation, a block call or a parenthesised chain can be named with 'as'",
+                word.span,
+                hint="write 'as NAME' after a call, e.g. conv2d(64) as conv1",
+            )
+        first = self.expect_name("a layer name after 'as'")
+        parts = [first.text]
+        toks = self._toks
+        while True:
+            token = toks[self.pos]
+            if token.text == "." and toks[self.pos + 1].kind is _NAME:
+                parts.append(toks[self.pos + 1].text)
+                self.pos += 2
+            elif token.kind is _NUMBER and token.text[:1] == "." and token.text[1:].isdigit():
+                parts.append(token.text[1:])  # ``layer2.0`` lexes as layer2, .0
+                self.pos += 1
+            else:
+                break
+        span = self.span_from(token_span(first))
+        named = replace(node, layer=".".join(parts), layer_span=span)
+        self._heights[id(named)] = self._heights.get(id(node), 1)
+        return named
 
     def step(self) -> ast.Call:
         toks = self._toks
@@ -421,11 +457,40 @@ class ExprParser:
 
     def parenthesized(self) -> ast.Expr:
         opener = self._toks[self.pos]
+        if self._holds_chain():  # ``(x -> conv2d(8) -> batchnorm()) as downsample``
+            self.advance()
+            self._enter(opener)
+            chain = self.value()
+            if not self._close(opener, ")", "the chain"):
+                self.fail(
+                    "P006",
+                    f"expected ')' to close the chain opened at {opener.span}, "
+                    f"found {self.describe(self.peek())}",
+                    self.here(),
+                )
+            self._depth -= 1
+            return chain
         items, saw_comma = self.sequence(")", "tuple")
         if len(items) == 1 and not saw_comma:
             return items[0]  # grouping only
         node = ast.TupleExpr(tuple(items), self.span_from(opener.span))
         return self._built(node, items, opener)
+
+    def _holds_chain(self) -> bool:
+        """Whether the '(' at the cursor encloses a chain: a '->' at its own level."""
+        toks = self._toks
+        depth = 0
+        for index in range(self.pos, len(toks)):
+            text = toks[index].text
+            if text in ("(", "["):
+                depth += 1
+            elif text in (")", "]"):
+                depth -= 1
+                if depth == 0:
+                    return False
+            elif text == "->" and depth == 1:
+                return True
+        return False
 
     def sequence(self, closer: str, what: str) -> tuple[list[ast.Expr], bool]:
         """Items up to ``closer``; returns them and whether a comma was written."""

@@ -63,8 +63,13 @@ def _dump_node(node: object, *, keep_spans: bool) -> dict[str, JSON]:
         name = field.name
         if not keep_spans and _presentation_only(node, name):
             continue
+        if name in _OPTIONAL and not getattr(node, name):
+            continue  # Assign of one name: the dump predates `a, b = ...`
         out[name] = _dump(getattr(node, name), keep_spans=keep_spans)
     return out
+
+
+_OPTIONAL = frozenset({"targets", "layer", "layer_span", "params"})  # omitted when empty
 
 
 def _presentation_only(node: object, name: str) -> bool:

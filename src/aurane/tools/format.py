@@ -75,7 +75,7 @@ def format_source(text: str, filename: str = "<input>", *, safe: bool = True) ->
 
 def equivalence_problem(before: str, after: str, filename: str = "<input>") -> str | None:
     """Why ``after`` is not the same program as ``before``, or None when it is."""
-    from aurane.compiler import run_front_end
+    from aurane.frontend import run_front_end
 
     new = run_front_end(after, filename)
     if new.program is None or new.failed_stage == "parse":

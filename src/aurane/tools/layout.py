@@ -111,8 +111,10 @@ class Printer:
             case ast.ListExpr():
                 return "[" + ", ".join(self.flat(item) for item in expr.items) + "]"
             case ast.Call():
-                return f"{expr.func}({self._arguments(expr.args, expr.keywords)})" + "".join(
-                    self._suffix(s) for s in expr.suffixes
+                return (
+                    f"{expr.func}({self._arguments(expr.args, expr.keywords)})"
+                    + "".join(self._suffix(s) for s in expr.suffixes)
+                    + _named(expr)
                 )
             case ast.BinOp():
                 return self._binop(expr)
@@ -122,8 +124,9 @@ class Printer:
                     operand = f"({operand})"
                 gap = " " if operand.startswith(("-", "+")) else ""  # '- -3', not '--3'
                 return expr.op + gap + operand
-            case ast.Chain():
-                return " -> ".join([self.flat(expr.source), *(self.flat(s) for s in expr.steps)])
+            case ast.Chain():  # nested: always in parentheses (a statement's chain is laid out)
+                inner = " -> ".join([self.flat(expr.source), *(self.flat(s) for s in expr.steps)])
+                return f"({inner}){_named(expr)}"
         raise TypeError(f"not an expression: {type(expr).__name__}")
 
     def _arguments(self, args: tuple[ast.Expr, ...], keywords: tuple[ast.Keyword, ...]) -> str:
@@ -152,11 +155,16 @@ class Printer:
         tail: str,
         comments: list[ast.Comment],
         extra: int = 0,
+        *,
+        top: bool = False,
     ) -> list[Line]:
         """Lines for ``head + expr + tail`` starting at ``indent``; ``comments`` lie inside
-        ``expr``; ``extra`` columns are reserved on the last line (its trailing comment)."""
+        ``expr``; ``extra`` columns are reserved on the last line (its trailing comment).
+        ``top``: ``expr`` is a statement's whole value (a chain there needs no parentheses)."""
         if isinstance(expr, ast.Chain):  # chains keep the author's breaks even when short
-            return self._chain(expr, indent, head, tail, comments, extra)
+            if top and expr.layer is None:
+                return self._chain(expr, indent, head, tail, comments, extra)
+            return self._parenthesised_chain(expr, indent, head, tail, comments, extra)
         if not comments:
             line = Line(indent, head + self.flat(expr) + tail)
             if line.width + extra <= self.width or not _explodable(expr):
@@ -252,7 +260,8 @@ class Printer:
         match expr:
             case ast.Call():
                 suffixes = "".join(self._suffix(s) for s in expr.suffixes)
-                return f"{expr.func}(", [*expr.args, *expr.keywords], ")" + suffixes
+                closer = ")" + suffixes + _named(expr)
+                return f"{expr.func}(", [*expr.args, *expr.keywords], closer
             case ast.TupleExpr():
                 return "(", list(expr.items), ")"
             case ast.ListExpr():
@@ -272,6 +281,26 @@ class Printer:
         if not self._fits(chain, indent, head, tail, extra, breaks, comments):
             breaks = [False] + [True] * (len(breaks) - 1)  # too long as written: one step a line
         return self._chain_lines(chain, indent, head, tail, comments, extra, breaks)
+
+    def _parenthesised_chain(
+        self,
+        chain: ast.Chain,
+        indent: int,
+        head: str,
+        tail: str,
+        comments: list[ast.Comment],
+        extra: int,
+    ) -> list[Line]:
+        """``(x -> a -> b) as downsample`` on one line when it fits and the author wrote it on
+        one; otherwise black-style: ``(`` ends the line, the chain follows four columns deeper
+        (keeping the author's breaks), ``) as NAME`` closes at the statement's indent."""
+        if not comments and not any(_source_breaks(chain)):
+            line = Line(indent, head + self.flat(chain) + tail)
+            if line.width + extra <= self.width:
+                return [line]
+        lines = [Line(indent, head + "(")]
+        lines += self._chain(chain, indent + INDENT, "", "", comments, 0)
+        return [*lines, Line(indent, ")" + _named(chain) + tail)]
 
     def _fits(
         self,
@@ -334,6 +363,11 @@ class Printer:
                 )
             previous = end(step.span)
         return lines
+
+
+def _named(expr: ast.Call | ast.Chain) -> str:
+    """`` as NAME`` for a layer the author named, else nothing."""
+    return f" as {expr.layer}" if expr.layer is not None else ""
 
 
 def _explodable(expr: ast.Expr) -> bool:

@@ -17,14 +17,24 @@ from aurane.semantics.constants import MODEL_FIELD_NAMES
 from aurane.source import Span
 from aurane.syntax import ast
 
-_NON_NEGATIVE = frozenset({"relu", "sigmoid", "softmax"})
-_BIASED = frozenset({"conv1d", "conv2d", "dense"})
+_NON_NEGATIVE = frozenset({"relu", "sigmoid", "softmax", "relu6", "hardsigmoid", "softplus"})
+_BIASED = frozenset(
+    {
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "dense",
+    }
+)
 _CROSS_ENTROPY = frozenset({"cross_entropy", "cross_entropy_with_label_smoothing"})
 _BATCH_FIELDS = frozenset({"batch", "batch_size"})
 
 
 def program_rules(program: ast.AuraneProgram, text: str, filename: str) -> list[Diagnostic]:
-    from aurane.compiler import run_front_end
+    from aurane.frontend import run_front_end
 
     found = constant_rules(program) + unused_values(program) + unused_datasets(program)
     front = run_front_end(text, filename)
@@ -65,7 +75,8 @@ def _values(node: ast.Statement) -> list[ast.Expr]:
             return [f.value for f in node.fields]
         case ast.Model():
             body = node.forward.body if node.forward is not None else ()
-            return [f.value for f in node.fields] + [_statement_value(s) for s in body]
+            defaults = [p.default for p in node.params if p.default is not None]
+            return [f.value for f in node.fields] + [_statement_value(s) for s in body] + defaults
     return []
 
 
@@ -103,7 +114,11 @@ def _model_constants(
     found: list[Diagnostic] = []
     own = {f.name: f for f in model.fields if f.name not in MODEL_FIELD_NAMES}
     used = _used(_values(model))
-    used_globally |= used - set(own)
+    params = {p.name: p for p in model.params}  # a block's parameters shadow globals too
+    used_globally |= used - set(own) - set(params) | _used(
+        [p.default for p in model.params if p.default is not None]
+    )
+    found += _block_parameters(model, params, constants)
     for name, defined in own.items():
         uses = _used([f.value for f in model.fields if f.name != name])
         body = model.forward.body if model.forward is not None else ()
@@ -118,6 +133,37 @@ def _model_constants(
                     "L103",
                     f"model constant '{name}' shadows the global constant of the same name",
                     defined.name_span,
+                    hint="rename one of them if the shadowing is not intended",
+                    labels=(Label(constants[name].name_span, "the global constant"),),
+                )
+            )
+    return found
+
+
+def _block_parameters(
+    model: ast.Model, params: dict[str, ast.ModelParam], constants: dict[str, ast.Constant]
+) -> list[Diagnostic]:
+    """L101 for a parameter the block never reads; L103 for one named like a global."""
+    found: list[Diagnostic] = []
+    body = model.forward.body if model.forward is not None else ()
+    uses = _used([f.value for f in model.fields] + [_statement_value(s) for s in body])
+    for name, param in params.items():
+        if name not in uses:
+            found.append(
+                diag(
+                    "L101",
+                    f"parameter '{name}' of model '{model.name}' is never used",
+                    param.name_span,
+                    hint="use it or delete it",
+                )
+            )
+        if name in constants:
+            found.append(
+                diag(
+                    "L103",
+                    f"parameter '{name}' of model '{model.name}' shadows the global constant "
+                    "of the same name",
+                    param.name_span,
                     hint="rename one of them if the shadowing is not intended",
                     labels=(Label(constants[name].name_span, "the global constant"),),
                 )

@@ -152,7 +152,8 @@ class ProgramPrinter:
                 members: list[Member] = list(node.fields)
                 if node.forward is not None:
                     members.append(node.forward)
-                return self._block(node.span.line, f"model {node.name}:", members)
+                title = f"model {node.name}{self._params(node.params)}:"
+                return self._block(node.span.line, title, members)
             case ast.Train():
                 title = f"train {node.model.id} on {node.dataset.id}:"
                 return self._block(node.span.line, title, list(node.fields))
@@ -163,6 +164,21 @@ class ProgramPrinter:
                 )
                 return self._block(node.span.line, title, list(node.fields))
         raise TypeError(f"not a statement: {type(node).__name__}")
+
+    def _params(self, params: tuple[ast.ModelParam, ...]) -> str:
+        """``(width, stride: int = 1)``: PEP 8 spacing, defaults printed flat."""
+        if not params:
+            return ""
+        parts = []
+        for param in params:
+            text = param.name
+            if param.annotation is not None:
+                text += f": {param.annotation}"
+            if param.default is not None:
+                equals = " = " if param.annotation is not None else "="
+                text += equals + self.printer.flat(param.default)
+            parts.append(text)
+        return "(" + ", ".join(parts) + ")"
 
     def _block(self, line: int, title: str, children: Sequence[Member]) -> list[Unit]:
         units = [self._unit(line, 0, self._simple(title, None), header=True)]
@@ -185,7 +201,8 @@ class ProgramPrinter:
     def _forward_render(self, node: ast.ForwardStmt) -> Render:
         match node:
             case ast.Assign():
-                return self._simple(f"{node.target} = ", node.value)
+                names = ", ".join(name for name, _ in node.targets) or node.target
+                return self._simple(f"{names} = ", node.value)
             case ast.Return():
                 return self._simple("return ", node.value)
         return self._simple("", node.chain)
@@ -210,7 +227,7 @@ class ProgramPrinter:
         if value is None:
             lines = [Line(indent, prefix)]
         else:
-            lines = self.printer.lay(value, indent, prefix, "", inside, extra)
+            lines = self.printer.lay(value, indent, prefix, "", inside, extra, top=True)
         if trailing is not None:
             if lines[-1].comment is not None or lines[-1].own_comment:
                 raise Unplaceable

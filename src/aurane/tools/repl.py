@@ -80,7 +80,7 @@ class Session:
     # ------------------------------------------------------------ entries
 
     def _submit(self, entry: str) -> None:
-        from aurane.compiler import run_front_end
+        from aurane.frontend import run_front_end
 
         candidate = self.program + entry
         front = run_front_end(candidate, "<interactive>")
@@ -128,8 +128,8 @@ class Session:
         print("program cleared", file=self.out)
 
     def _compile(self) -> None:
-        from aurane.api import CompilationError
         from aurane.compile import compile_source
+        from aurane.stages import CompilationError
 
         try:
             output = compile_source(self.program, filename="<interactive>")

@@ -106,10 +106,10 @@ class Watcher:
     # ------------------------------------------------------------ build
 
     def _build(self, content: bytes) -> None:
-        from aurane.api import CompilationError
         from aurane.compile import compile_source
-        from aurane.compiler import decode_source
+        from aurane.frontend import decode_source
         from aurane.fs import atomic_write
+        from aurane.stages import CompilationError
 
         self._attempted = _digest(content)
         self.builds += 1

@@ -16,7 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from aurane.backends.torch.emit import MASK, Call, Site, Step, emitter
+from aurane.backends.torch.emit_tensor import pieces_call, split_group
+from aurane.backends.torch.named import Container, access, module_dicts, module_init, tree
 from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
+from aurane.backends.torch.sequential import sequential_run
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape as shape_text
 
@@ -29,6 +32,8 @@ class ClassPlan:
     name: str  # generated class name
     graph: Graph
     check_dtype: bool  # the model declared input_dtype: forward rejects other dtypes
+    init_params: tuple[str, ...] = ()  # constructor parameters (a parameterised block)
+    rename: tuple[tuple[str, str], ...] = ()  # placeholder -> constructor parameter name
 
     @property
     def attention(self) -> bool:
@@ -117,6 +122,13 @@ def plan_locals(graph: Graph, values: list[Value], ns: Namespace) -> Locals:
     return Locals(tuple(names), reads, output)
 
 
+def _shape(shape: tuple[int | str, ...] | None) -> str:
+    """A shape comment: numbers, even in a parameterised block's class."""
+    if shape is None:
+        return shape_text(shape)
+    return shape_text(tuple(int(d) if isinstance(d, int) else d for d in shape))
+
+
 # -- class emission -----------------------------------------------------------------------
 
 
@@ -128,31 +140,156 @@ def attribute_namespace() -> Namespace:
     return Namespace(RESERVED | MODULE_ATTRIBUTES, private_ok=False)
 
 
+BlockCall = Callable[[Node, tuple[int, ...]], tuple[str, ...]]
+
+
 def emit_class(
     plan: ClassPlan,
     block_class: Callable[[Graph], str],
     module_names: frozenset[str],
+    block_call: BlockCall | None = None,
 ) -> list[str]:
     graph = plan.graph
     values = node_values(graph)
     names = plan_locals(graph, values, local_namespace(module_names))
     attrs = attribute_namespace()
-    attrs.allocate_all(n.id for n in graph.nodes if emitter(n.op).init is not None)
+    attrs.claim(n.layer.split(".")[0] for n in graph.nodes if n.layer)  # the user's names
+    attrs.allocate_all(n.id for n in graph.nodes if emitter(n.op).init is not None and not n.layer)
+    dicts = _module_dicts(graph)
     sites = [
-        _site(graph, node, i, values, names, attrs, block_class)
+        _site(graph, node, i, values, names, attrs, block_class, block_call, dicts)
         for i, node in enumerate(graph.nodes)
     ]
+    init_head = Call("def __init__", ("self", *plan.init_params))
     lines = [
         f"class {plan.name}(nn.Module):",
-        f"{INDENT}def __init__(self):",
+        *wrap(1, "", init_head, tail=":"),
         f"{INDENT * 2}super().__init__()",
     ]
-    for site in sites:
-        init = emitter(site.node.op).init
-        if init is not None:
-            lines += wrap(2, f"self.{site.attr} = ", init(site))
+    lines += _inits(sites)
+    for node_id, path in graph.tied.items():
+        site = next(s for s in sites if s.node.id == node_id)
+        lines.append(f"{INDENT * 2}{site.layer}.weight = self.{access(path, dicts)}.weight")
     lines += ["", *_forward(plan, names, sites, values)]
+    for old, new in plan.rename:
+        lines = [line.replace(old, new) for line in lines]
     return lines
+
+
+def _module_dicts(graph: Graph) -> frozenset[str]:
+    return module_dicts(n.layer for n in graph.nodes if n.layer and "." in n.layer)
+
+
+def _inits(sites: list[Site]) -> list[str]:
+    """``self.attr = ...`` per layer; a named container once, where its first layer is."""
+    named: dict[str, list[tuple[str, Call]]] = {}
+    for site in sites:
+        path = site.node.layer
+        if path is not None and "." in path:
+            init = module_init(site)
+            assert init is not None  # lowering refused names for layerless operations
+            named.setdefault(path.split(".")[0], []).append((path, init))
+    lines: list[str] = []
+    for site in sites:
+        path = site.node.layer
+        if path is None:
+            make = emitter(site.node.op).init
+            if make is not None:
+                lines += wrap(2, f"self.{site.attr} = ", make(site))
+        elif "." not in path:
+            made = module_init(site)
+            assert made is not None
+            lines += wrap(2, f"self.{path} = ", made)
+        else:
+            top = path.split(".")[0]
+            if top in named:
+                container = tree(named.pop(top))[top]
+                assert isinstance(container, Container)
+                lines += _container(f"self.{top}", container)
+    return lines
+
+
+def _container(target: str, container: Container) -> list[str]:
+    """``self.features = nn.Sequential(...)``; a container holding a parameter is an empty
+    ``nn.Module`` given its children one by one (``self.encoder.pos_embedding = ...``)."""
+    if not container.holds_parameter:
+        return nested(2, f"{target} = ", container.call())
+    lines = [f"{INDENT * 2}{target} = nn.Module()"]
+    for key, child in container.children.items():
+        if isinstance(child, Container):
+            lines += _container(f"{target}.{key}", child)
+        else:
+            lines += wrap(2, f"{target}.{key} = ", child)
+    return lines
+
+
+def nested(depth: int, head: str, call: Call, tail: str = "") -> list[str]:
+    """Like ``wrap``, but a long container's items go one per line, recursively."""
+    flat = wrap(depth, head, call, tail=tail)
+    if len(flat) == 1:
+        return flat
+    pad = INDENT * depth
+    lines = [f"{pad}{head}{call.func}("]
+    for arg in call.args:
+        inner = _parse_call(arg)
+        items = _dict_items(arg)
+        if items is not None and len(INDENT * (depth + 1) + arg) + 1 > LINE_LIMIT:
+            lines.append(f"{INDENT * (depth + 1)}{{")  # nn.ModuleDict({"0": ..., "2": ...})
+            for item in items:
+                key, _, value = item.partition(": ")
+                parsed = _parse_call(value)
+                if parsed is not None and len(INDENT * (depth + 2) + item) + 1 > LINE_LIMIT:
+                    lines += nested(depth + 2, f"{key}: ", parsed[1], ",")
+                else:
+                    lines.append(f"{INDENT * (depth + 2)}{item},")
+            lines.append(f"{INDENT * (depth + 1)}}},")
+        elif inner is not None and len(INDENT * (depth + 1) + arg) + 1 > LINE_LIMIT:
+            key, sub = inner
+            lines += nested(depth + 1, key, sub, ",")
+        else:
+            lines.append(f"{INDENT * (depth + 1)}{arg},")
+    lines.append(f"{pad}){tail}")
+    return lines
+
+
+def _dict_items(text: str) -> list[str] | None:
+    """``{"0": a(1, 2), "2": b()}`` split into its items (top-level commas), else None."""
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    parsed = _parse_call("dict(" + text[1:-1] + ")")
+    return list(parsed[1].args) if parsed is not None else None
+
+
+def _parse_call(text: str) -> tuple[str, Call] | None:
+    """``key=func(a, b)`` or ``func(a, b)`` split back into head and Call (top-level commas)."""
+    head = ""
+    eq = text.find("=")
+    paren = text.find("(")
+    if 0 < eq < paren and text[:eq].isidentifier():
+        head, text = text[: eq + 1], text[eq + 1 :]
+        paren = text.find("(")
+    if paren <= 0 or not text.endswith(")"):
+        return None
+    args, depth, start, quote = [], 0, paren + 1, ""
+    for index in range(paren + 1, len(text) - 1):
+        ch = text[index]
+        if quote:
+            quote = "" if ch == quote and text[index - 1] != "\\" else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            args.append(text[start:index].strip())
+            start = index + 1
+    last = text[start:-1].strip()
+    if last:
+        args.append(last)
+    return head, Call(text[:paren], tuple(args))
 
 
 def _site(
@@ -163,18 +300,28 @@ def _site(
     names: Locals,
     attrs: Namespace,
     block_class: Callable[[Graph], str],
+    block_call: BlockCall | None = None,
+    dicts: frozenset[str] = frozenset(),
 ) -> Site:
     slots = names.inputs[index]
     sub = node.subgraph
+    in_shapes = tuple(values[s].sample_shape or () for s in slots)
+    if node.layer is not None:
+        attr = access(node.layer, dicts)
+    else:
+        attr = attrs.allocate(node.id) if emitter(node.op).init is not None else ""
+    ctor = block_call(node, in_shapes[0]) if block_call and sub and in_shapes else ()
     return Site(
         node=node,
         inputs=tuple(names.names[s] for s in slots),
-        in_shapes=tuple(values[s].sample_shape or () for s in slots),
+        in_shapes=in_shapes,
         out_shape=values[index + 1].sample_shape or (),
-        attr=attrs.allocate(node.id) if emitter(node.op).init is not None else "",
+        attr=attr,
         param_dtype=graph.param_dtype,
         block_class=block_class(sub) if sub is not None else None,
         block_attention=sub is not None and sub.has_attention,
+        batch=names.names[0],
+        block_args=ctor,
     )
 
 
@@ -182,12 +329,33 @@ def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Val
     x = names.names[0]
     params = ("self", x, f"{MASK}=None") if plan.attention else ("self", x)
     lines = wrap(1, "def ", Call("forward", params), tail=":")
-    lines.append(f"{INDENT * 2}# {x}: {shape_text(values[0].shape)}")
+    lines.append(f"{INDENT * 2}# {x}: {_shape(values[0].shape)}")
     lines += _prologue(plan, x)
+    grouped = 0  # sites up to here were emitted by a grouped split/chunk statement
     for index, site in enumerate(sites):
+        if index < grouped:
+            continue
+        pieces = split_group(sites, index)
+        if pieces > 1:  # a, b = x.chunk(2, dim=-1)
+            targets = ", ".join(names.names[index + 1 : index + 1 + pieces])
+            shapes = {_shape(values[index + 1 + k].shape) for k in range(pieces)}
+            comment = f"# {shapes.pop()} each" if len(shapes) == 1 else ""
+            lines += wrap(2, f"{targets} = ", pieces_call(site), comment)
+            grouped = index + pieces
+            continue
+        run = sequential_run(plan.graph, sites, index, names.inputs, names.output)
+        if run is not None:  # a named nn.Sequential applied whole: s = self.downsample(x)
+            path, count = run
+            target = names.names[index + count]
+            changed = sites[index + count - 1].out_shape != site.in_shapes[0]
+            comment = f"# {_shape(values[index + count].shape)}" if changed else ""
+            reach = access(path, _module_dicts(plan.graph))
+            lines += wrap(2, f"{target} = ", Call(f"self.{reach}", (site.x,)), comment)
+            grouped = index + count
+            continue
         target = names.names[index + 1]
         changed = site.out_shape != (site.in_shapes[0] if site.in_shapes else None)
-        comment = f"# {shape_text(values[index + 1].shape)}" if changed else ""
+        comment = f"# {_shape(values[index + 1].shape)}" if changed else ""
         lines += _statement(emitter(site.node.op).forward(site), target, site, comment)
     lines.append(f"{INDENT * 2}return {names.names[names.output]}")
     return lines

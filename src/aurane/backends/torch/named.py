@@ -1,0 +1,163 @@
+"""Layers named with ``as``: attribute paths, containers and module forms of functions.
+
+A dotted path builds containers: a container whose children are exactly ``0..n-1`` is an
+``nn.Sequential``, any other an ``nn.ModuleDict`` (``dict(wte=..., h=...)``, nanoGPT's
+spelling). A function such as ``relu`` that takes a name (or sits in a named chain) becomes
+its module (``nn.ReLU()``), so indices match torchvision's ``Conv2dNormActivation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aurane.backends.torch.emit import Call, Site, emitter, lit, options
+
+PARAMETER = "nn.Parameter"  # the constructor of the parameter operation
+
+# ops that a chain step may be: applied as module(x)
+_NOT_CHAINABLE = frozenset(
+    {"multihead_attention", "lstm", "gru", "positional_encoding", "add", "concat"}
+)
+
+
+def _simple(name: str) -> Callable[[Site], Call]:
+    return lambda site: Call(name)
+
+
+def _with(name: str, defaults: dict[str, Any], rename: dict[str, str] | None = None) -> Any:
+    return lambda site: Call(name, tuple(options(site.args, defaults, rename or {})))
+
+
+FUNCTION_MODULES: dict[str, Callable[[Site], Call]] = {
+    "relu": _simple("nn.ReLU"),
+    "gelu": _simple("nn.GELU"),
+    "sigmoid": _simple("nn.Sigmoid"),
+    "tanh": _simple("nn.Tanh"),
+    "silu": _simple("nn.SiLU"),
+    "mish": _simple("nn.Mish"),
+    "selu": _simple("nn.SELU"),
+    "hardswish": _simple("nn.Hardswish"),
+    "relu6": _simple("nn.ReLU6"),
+    "hardsigmoid": _simple("nn.Hardsigmoid"),
+    "softplus": _simple("nn.Softplus"),
+    "identity": _simple("nn.Identity"),
+    "elu": _with("nn.ELU", {"alpha": 1.0}),
+    "leaky_relu": _with("nn.LeakyReLU", {"slope": 0.01}, {"slope": "negative_slope"}),
+    "softmax": lambda site: Call("nn.Softmax", (f"dim={lit(site.args['dim'])}",)),
+    "log_softmax": lambda site: Call("nn.LogSoftmax", (f"dim={lit(site.args['dim'])}",)),
+    "flatten": lambda site: Call("nn.Flatten"),
+}
+
+
+def _has_init(op: str) -> bool:
+    try:
+        return emitter(op).init is not None
+    except KeyError:
+        return False
+
+
+def nameable(op: str) -> bool:
+    return op in FUNCTION_MODULES or _has_init(op)
+
+
+def chainable(op: str) -> bool:
+    return nameable(op) and op not in _NOT_CHAINABLE
+
+
+def module_init(site: Site) -> Call | None:
+    """The constructor of a named node: its own, or the module form of its function."""
+    init = emitter(site.node.op).init
+    if init is not None:
+        return init(site)
+    make = FUNCTION_MODULES.get(site.node.op)
+    return make(site) if make is not None else None
+
+
+def access(path: str, dicts: frozenset[str] = frozenset()) -> str:
+    """``transformer.h[3].attn``: the Python text reaching a layer from ``self``.
+
+    A number indexes an ``nn.Sequential``; in an ``nn.ModuleDict`` (a container of
+    ``dicts``, see ``module_dicts``) it is a string key: ``block["0"]``.
+    """
+    text = prefix = ""
+    for part in path.split("."):
+        if part.isdigit():
+            text += f'["{part}"]' if prefix in dicts else f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+        prefix = f"{prefix}.{part}" if prefix else part
+    return text
+
+
+def module_dicts(paths: Iterable[str]) -> frozenset[str]:
+    """The containers among the dotted layer ``paths`` (in first-use order, as ``tree``
+    builds them) that become ``nn.ModuleDict``s: those whose children are not ``0..n-1``."""
+    children: dict[str, dict[str, None]] = {}
+    for path in paths:
+        parts = path.split(".")
+        for depth in range(1, len(parts)):
+            children.setdefault(".".join(parts[:depth]), {})[parts[depth]] = None
+    return frozenset(
+        prefix
+        for prefix, keys in children.items()
+        if list(keys) != [str(i) for i in range(len(keys))]
+    )
+
+
+@dataclass
+class Container:
+    """A node of the layer tree: children by key, each a container or a constructor."""
+
+    children: dict[str, Container | Call] = field(default_factory=dict)
+
+    @property
+    def holds_parameter(self) -> bool:
+        """A parameter below: no ``nn.Sequential``/``nn.ModuleDict`` can hold it, so this
+        container is a plain ``nn.Module`` with attributes (lowering keeps its keys words)."""
+        return any(
+            child.holds_parameter if isinstance(child, Container) else child.func == PARAMETER
+            for child in self.children.values()
+        )
+
+    @property
+    def sequential(self) -> bool:
+        return list(self.children) == [str(i) for i in range(len(self.children))]
+
+    def call(self) -> Call:
+        items = [
+            child.call() if isinstance(child, Container) else child
+            for child in self.children.values()
+        ]
+        if self.sequential:
+            return Call("nn.Sequential", tuple(_text(i) for i in items))
+        keys = list(self.children)
+        if all(k.isidentifier() for k in keys):
+            inner = Call("dict", tuple(f"{k}={_text(i)}" for k, i in zip(keys, items, strict=True)))
+        else:
+            pairs = ", ".join(f'"{k}": {_text(i)}' for k, i in zip(keys, items, strict=True))
+            inner = Call("", (f"{{{pairs}}}",))
+        return Call("nn.ModuleDict", (inner.text() if inner.func else pairs_text(inner),))
+
+
+def pairs_text(call: Call) -> str:
+    return call.args[0]
+
+
+def _text(item: Call) -> str:
+    return item.text()
+
+
+def tree(named: list[tuple[str, Call]]) -> dict[str, Container | Call]:
+    """Top-level attributes: plain layers and containers, in first-use order."""
+    root = Container()
+    for path, init in named:
+        parts = path.split(".")
+        holder = root
+        for part in parts[:-1]:
+            child = holder.children.setdefault(part, Container())
+            assert isinstance(child, Container)
+            holder = child
+        holder.children[parts[-1]] = init
+    return root.children

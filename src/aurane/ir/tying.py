@@ -1,0 +1,115 @@
+"""Weight tying: ``dense(vocab, bias=false, tie=transformer.wte) as lm_head``.
+
+``tie=PATH`` is not an argument of the operation (the catalog never sees it): the semantic
+pass checks its form (``dense`` only, a layer path), lowering records it per node and, once the
+whole graph is built, resolves the path to a named ``embedding`` or ``dense`` of the same
+model, checks that the two weights have the same shape and removes the shared weight from the
+tied node's parameter count (a shared tensor is counted once, as ``nn.Module.parameters()``
+does). Codegen writes ``self.lm_head.weight = self.transformer.wte.weight``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from aurane.codes import diag
+from aurane.diagnostics import Diagnostic, Label
+from aurane.ir.graph import Node
+from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.tying import split_tie
+from aurane.source import Span
+from aurane.syntax import ast
+
+if TYPE_CHECKING:
+    from aurane.ir.builder import GraphBuilder
+
+TARGET_OPS = frozenset({"embedding", "dense"})  # the layers whose weight can be shared
+
+
+def tie_target(keywords: tuple[ast.Keyword, ...]) -> tuple[str, Span] | None:
+    """The layer path a call's ``tie=`` names, when it is written as a name."""
+    _, tie = split_tie(keywords)
+    if tie is None or not isinstance(tie.value, ast.Name):
+        return None
+    return tie.value.id, tie.value.span
+
+
+def weight_shape(node: Node, in_features: int | None) -> tuple[int, int] | None:
+    """The ``weight`` tensor's shape of a dense or embedding node."""
+    if node.op == "embedding":
+        return (int(node.args["vocabulary"]), int(node.args["width"]))
+    if node.op == "dense" and in_features is not None:
+        return (int(node.args["features"]), in_features)
+    return None
+
+
+def resolve_ties(builder: GraphBuilder, diagnostics: list[Diagnostic]) -> dict[str, str]:
+    """Check every recorded ``tie=`` of a built graph; the tied node ids and their targets.
+
+    Each tied node's parameter count loses the shared weight.
+    """
+    by_path = {node.layer: node for node in builder.nodes if node.layer is not None}
+    tied: dict[str, str] = {}
+    for node_id, (path, span) in builder.ties.items():
+        index = next(i for i, n in enumerate(builder.nodes) if n.id == node_id)
+        node = builder.nodes[index]
+        target = by_path.get(path)
+        if target is None or target.op not in TARGET_OPS or target.id == node_id:
+            diagnostics.append(_bad_target(path, span, target, node_id, by_path))
+            continue
+        shape = weight_shape(node, _in_features(builder, node))
+        shared = weight_shape(target, _in_features(builder, target))
+        if shape is None or shared is None:
+            continue  # an upstream shape failed and was reported
+        if shape != shared:
+            where = builder.layer_spans.get(target.id, target.span)
+            diagnostics.append(
+                diag(
+                    "T041",
+                    f"cannot tie: this dense weight is {_shape(shape)} (out, in) but "
+                    f"'{path}' ({target.op}) has weight {_shape(shared)}",
+                    span,
+                    labels=(Label(where, f"'{path}' is named here"),),
+                    hint="make the vocabulary and width agree, or drop tie=",
+                )
+            )
+            continue
+        tied[node_id] = path
+        builder.nodes[index] = replace(node, parameters=node.parameters - shape[0] * shape[1])
+        builder.producers[node.output] = builder.nodes[index]
+    return tied
+
+
+def _bad_target(
+    path: str, span: Span, target: Node | None, node_id: str, by_path: dict[str, Node]
+) -> Diagnostic:
+    if target is None:
+        candidates = [p for p, n in by_path.items() if n.op in TARGET_OPS and n.id != node_id]
+        return diag(
+            "S047",
+            f"tie={path}: no layer of this model is named '{path}'",
+            span,
+            hint=did_you_mean(path, candidates)
+            or "name the embedding with 'as NAME' in this model and tie to that name",
+        )
+    if target.id == node_id:
+        return diag("S047", "a layer cannot tie its weight to itself", span)
+    return diag(
+        "S047",
+        f"tie={path}: '{path}' is a {target.op} layer; only an embedding or dense weight "
+        "can be shared",
+        span,
+        hint="tie to the embedding (or dense) layer",
+    )
+
+
+def _in_features(builder: GraphBuilder, node: Node) -> int | None:
+    if node.op != "dense" or not node.inputs:
+        return None
+    shape = builder.values[node.inputs[0]].sample_shape
+    return int(shape[-1]) if shape else None
+
+
+def _shape(shape: tuple[int, int]) -> str:
+    return f"({shape[0]}, {shape[1]})"
