@@ -1,0 +1,230 @@
+"""Print the table of docs/zoo.md: lines, parameters, MACs and `aurane check` time per model.
+
+Run from the repository root: ``python -m tests.zoo.zoo_table`` (needs torch and
+torchvision for the reference line counts). Lines are *code lines*: not blank, not only a
+comment, not a docstring; the same rule for the ``.aur`` program and the reference source.
+``aurane check`` time is the wall time of ``python -m aurane check FILE`` (interpreter start
+and imports included), best of three, and the front end alone (in process, best of three).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import subprocess
+import sys
+import time
+import tokenize
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aurane.analysis.profile import profile
+from aurane.compile import compile_detailed
+from aurane.frontend import run_front_end
+
+REPO = Path(__file__).resolve().parents[2]
+ZOO = REPO / "examples" / "zoo"
+
+
+def code_lines(text: str, python: bool) -> int:
+    """Lines that hold code: not blank, not only a comment, not a docstring; for ``.aur``
+    text, not in a dataset, experiment or training job either."""
+    skip: set[int] = set()
+    if python:
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+                value = body[0].value
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    end = body[0].end_lineno or body[0].lineno
+                    skip.update(range(body[0].lineno, end + 1))
+        counted: set[int] = set()
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE):
+                continue
+            if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+                continue
+            counted.update(range(token.start[0], token.end[0] + 1))
+        return len(counted - skip)
+    count, job = 0, False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if not line[0].isspace():  # a top-level statement: is it a job or a dataset?
+            job = stripped.split()[0] in JOB_WORDS
+        count += not job
+    return count
+
+
+# Top-level blocks left out of the .aur count: the reference has no data or training code.
+JOB_WORDS = frozenset({"dataset", "train", "train_gan", "experiment"})
+
+
+def _source(objects: list[Any]) -> str:
+    return "\n".join(inspect.getsource(obj) for obj in objects)
+
+
+def references() -> dict[str, tuple[str, Callable[[], list[Any]]]]:
+    """file -> (what the reference is, the classes and functions its builder uses)."""
+
+    def tv() -> Any:
+        import torchvision.models as models
+
+        return models
+
+    def resnet(blocks: str) -> list[Any]:
+        m = tv().resnet
+        return [m.conv3x3, m.conv1x1, getattr(m, blocks), m.ResNet]
+
+    def misc() -> list[Any]:
+        from torchvision.ops import misc as ops_misc
+
+        return [ops_misc.ConvNormActivation, ops_misc.Conv2dNormActivation]
+
+    def mobilenet() -> list[Any]:
+        m = tv().mobilenetv2
+        return [m.InvertedResidual, m.MobileNetV2, *misc()]
+
+    def vit() -> list[Any]:
+        m = tv().vision_transformer
+        return [m.MLPBlock, m.EncoderBlock, m.Encoder, m.VisionTransformer]
+
+    def convnext() -> list[Any]:
+        m = tv().convnext
+        from torchvision.ops.stochastic_depth import StochasticDepth, stochastic_depth
+
+        return [
+            m.LayerNorm2d,
+            m.CNBlock,
+            m.CNBlockConfig,
+            m.ConvNeXt,
+            StochasticDepth,
+            stochastic_depth,
+            *misc(),
+        ]
+
+    def efficientnet() -> list[Any]:
+        m = tv().efficientnet
+        from torchvision.ops import misc as ops_misc
+        from torchvision.ops.stochastic_depth import StochasticDepth, stochastic_depth
+
+        return [
+            m.MBConvConfig,
+            m.MBConv,
+            m.EfficientNet,
+            ops_misc.SqueezeExcitation,
+            StochasticDepth,
+            stochastic_depth,
+            *misc(),
+        ]
+
+    def twin(*names: str) -> Callable[[], list[Any]]:
+        def objects() -> list[Any]:
+            from tests.zoo import twins
+
+            return [getattr(twins, name) for name in names]
+
+        return objects
+
+    return {
+        "resnet18": ("torchvision ResNet, BasicBlock", lambda: resnet("BasicBlock")),
+        "resnet50": ("torchvision ResNet, Bottleneck", lambda: resnet("Bottleneck")),
+        "mobilenet_v2": ("torchvision MobileNetV2", mobilenet),
+        "vit_b_16": ("torchvision VisionTransformer", vit),
+        "convnext_tiny": ("torchvision ConvNeXt", convnext),
+        "efficientnet_b0": ("torchvision EfficientNet", efficientnet),
+        "gpt2": (
+            "twin: nanoGPT",
+            twin("GPTConfig", "CausalSelfAttention", "MLP", "Block", "GPT"),
+        ),
+        "llama": (
+            "twin: HF Llama",
+            twin(
+                "LlamaConfig",
+                "LlamaRMSNorm",
+                "rotate_half",
+                "LlamaRotaryEmbedding",
+                "apply_rotary_pos_emb",
+                "repeat_kv",
+                "LlamaAttention",
+                "LlamaMLP",
+                "LlamaDecoderLayer",
+                "LlamaModel",
+                "LlamaForCausalLM",
+            ),
+        ),
+        "unet": ("twin: milesial U-Net", twin("DoubleConv", "Down", "Up", "OutConv", "UNet")),
+        "dcgan": ("twin: PyTorch DCGAN tutorial", twin("Generator", "Discriminator")),
+    }
+
+
+# The model(s) of each program whose figures the table shows.
+MODELS = {
+    "resnet18": ["ResNet18"],
+    "resnet50": ["ResNet50"],
+    "mobilenet_v2": ["MobileNetV2"],
+    "vit_b_16": ["ViT_B_16"],
+    "convnext_tiny": ["ConvNeXtTiny"],
+    "efficientnet_b0": ["EfficientNetB0"],
+    "gpt2": ["GPT"],
+    "llama": ["Llama"],
+    "unet": ["UNet"],
+    "dcgan": ["Generator", "Discriminator"],
+}
+
+
+def _si(count: int) -> str:
+    for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M")):
+        if count >= scale / 10:
+            return f"{count / scale:.3g} {unit}"
+    return f"{count:,}"
+
+
+def _best(work: Callable[[], object], times: int = 3) -> float:
+    best = float("inf")
+    for _ in range(times):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def row(file: str) -> list[str]:
+    path = ZOO / f"{file}.aur"
+    text = path.read_text(encoding="utf-8")
+    what, objects = references()[file]
+    reference_lines = code_lines(_source(objects()), python=True)
+    result = compile_detailed(text, filename=path.name)
+    params, macs = [], []
+    for model in MODELS[file]:
+        p = profile(result.graphs[model])
+        params.append(f"{p.parameters:,}")
+        macs.append(_si(p.macs))
+    front = _best(lambda: run_front_end(text, path.name))
+    command = [sys.executable, "-m", "aurane", "check", str(path)]
+    cli = _best(lambda: subprocess.run(command, check=True, capture_output=True))
+    return [
+        f"`{file}`",
+        str(code_lines(text, python=False)),
+        f"{reference_lines} ({what})",
+        " / ".join(params),
+        " / ".join(macs),
+        f"{cli:.2f} s ({front * 1000:.0f} ms)",
+    ]
+
+
+def main() -> None:
+    header = ["program", ".aur lines", "reference lines", "parameters", "MACs", "aurane check"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join(" --- " for _ in header) + "|")
+    for file in MODELS:
+        if (ZOO / f"{file}.aur").exists():
+            print("| " + " | ".join(row(file)) + " |")
+
+
+if __name__ == "__main__":
+    main()
