@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -381,6 +382,7 @@ def test_hostile_use_lines(line: str, uses: tuple[str, ...]) -> None:
         "use os as hashlib",
         "use numpy as dist",
         "use os as open",
+        "use numpy as rt",
     ],
 )
 def test_use_aliases_cannot_hide_the_training_runtime(line: str) -> None:
@@ -390,30 +392,143 @@ def test_use_aliases_cannot_hide_the_training_runtime(line: str) -> None:
     assert info.value.span is not None and info.value.span.line == 1
 
 
-FROM_TARGETS = [
-    ("os.system", ("os",), ("os.system",)),
-    ("subprocess.Popen", ("subprocess",), ("subprocess.Popen",)),
-    ("eval", (), ()),
-    ("exec", (), ()),
-    ("open", (), ()),
-    ("getattr", (), ()),
-    ("builtins.eval", (), ()),
-    ("__import__", (), ()),
-    ("os.__dict__", (), ()),
-    ("torchvision.datasets.FakeData.__init__", (), ()),
-    ("a.class.b", (), ()),
-    ("torchvision.datasets.MNIST", (), ()),
+# Dataset sources (SPEC/docs/security.md): an allowlist, checked after NFKC normalisation.
+# Each refused target is refused at its span with S080, whatever the rest of the program.
+REFUSED_SOURCES = [
+    "os.system",
+    "posix.system",
+    "nt.system",
+    "io.open",
+    "subprocess.Popen",
+    "pty.spawn",
+    "pickle.loads",
+    "shutil.rmtree",
+    "importlib.import_module",
+    "codecs.open",
+    "pathlib.Path",
+    "webbrowser.open",
+    "ｏｓ.system",  # fullwidth letters: Python reads os.system
+    "ｐｏｓｉｘ.system",
+    "eval",
+    "exec",
+    "open",
+    "getattr",
+    "builtins.eval",
+    "__import__",
+    "os.__dict__",
+    "torchvision.datasets.FakeData.__init__",
+    "torchvision.datasets.__builtins__",
+    "torchvision.datasets.VisionDataset",
+    "torchvision.datasets.wrap_dataset_for_transforms_v2",
+    "torchvision.io.read_file",
+    "torchvision.datasets.utils.download_url",
+    "torch.load",
+    "torch.hub.load",
+    "aurane.data._TensorPairs",
+    "aurane.data.torch",
+    "aurane.compile.compile_file",
+    "a.class.b",
+    "FakeData",
 ]
 
 
-@pytest.mark.parametrize(("target", "uses", "derived"), FROM_TARGETS, ids=lambda v: ascii(v))
-def test_hostile_dataset_sources(
-    target: str, uses: tuple[str, ...], derived: tuple[str, ...]
-) -> None:
+@pytest.mark.parametrize("target", REFUSED_SOURCES, ids=ascii)
+def test_refused_dataset_sources(target: str) -> None:
     source = data_program().replace("from torchvision.datasets.FakeData", f"from {target}")
-    out = check(source, DATA_TWIN, uses=uses, derived=derived)
-    if target in ("eval", "exec", "open", "getattr", "builtins.eval"):
-        assert out is None, f"'from {target}' should be refused"
+    with pytest.raises(CompilationError) as info:
+        compile_source(source, validate=True, filename="hostile.aur")
+    found = [d for d in info.value.diagnostics if d.code == "S080"]
+    assert found, info.value.diagnostics
+    assert found[0].span is not None
+    assert (found[0].span.line, found[0].span.column) == (4, 10)
+    assert found[0].hint
+
+
+@pytest.mark.parametrize(
+    ("target", "uses"),
+    [
+        ("torchvision.datasets.MNIST", ()),
+        ("torchvision.datasets.FakeData", ()),
+        ("ｔｏｒｃｈｖｉｓｉｏｎ.datasets.FakeData", ()),
+        ("aurane.data.SyntheticImages", ("aurane.data",)),
+    ],
+    ids=ascii,
+)
+def test_allowed_dataset_sources(target: str, uses: tuple[str, ...]) -> None:
+    source = data_program().replace("from torchvision.datasets.FakeData", f"from {target}")
+    out = check(source, DATA_TWIN, uses=uses)
+    assert out is not None
+    assert out.isascii() or target.isascii()
+    assert "ｔ" not in out  # emitted as Python reads it
+
+
+@pytest.mark.parametrize(
+    ("use", "target"),
+    [
+        ("use mylib", "mylib.Data"),
+        ("use mylib.data", "mylib.data.sets.Data"),
+        ("use ｍｙｌｉｂ", "mylib.Data"),
+        # the author imports os: a use line is trusted, and visible (docs/security.md)
+        ("use os", "os.system"),
+    ],
+    ids=ascii,
+)
+def test_sources_under_declared_modules(use: str, target: str) -> None:
+    source = data_program(use=use).replace("from torchvision.datasets.FakeData", f"from {target}")
+    out = compile_source(source, validate=True)
+    module = target.rsplit(".", 1)[0]
+    assert f"dataset = {target}(" in out
+    assert f"import {module}" in out or module == "os"
+
+
+@pytest.mark.parametrize(
+    ("use", "target"),
+    [
+        ("use mylib as m", "m.Data"),  # the module path, not the alias, names the class
+        ("use mylib", "mylibx.Data"),
+        ("use mylib.data", "mylib.Data"),
+        ("use mylib", "mylib.__init__"),
+        ("use mylib", "mylib"),
+    ],
+    ids=ascii,
+)
+def test_sources_outside_declared_modules(use: str, target: str) -> None:
+    source = data_program(use=use).replace("from torchvision.datasets.FakeData", f"from {target}")
+    with pytest.raises(CompilationError) as info:
+        compile_source(source)
+    assert any(d.code == "S080" for d in info.value.diagnostics)
+
+
+def test_fullwidth_os_system_never_runs(tmp_path: Path) -> None:
+    """The issue's example: it compiled and ran the command when the loader was built."""
+    marker = tmp_path / "pwned"
+    source = (
+        "dataset d:\n    from ｏｓ.system\n"
+        f"    command = {aur_string('touch ' + str(marker))}\n"
+        "model Net:\n    input_shape = (4,)\n    def forward(x):\n        return dense(x, 2)\n"
+        "train Net on d:\n    epochs = 1\n"
+    )
+    with pytest.raises(CompilationError) as info:
+        compile_source(source)
+    assert [d.code for d in info.value.diagnostics] == ["S080"]
+    assert not marker.exists()
+
+
+def test_allowlists_match_the_libraries() -> None:
+    torchvision = pytest.importorskip("torchvision")
+    import aurane.data
+    from aurane.semantics.sources import AURANE_DATASETS, TORCHVISION_DATASETS
+
+    assert set(aurane.data.__all__) == AURANE_DATASETS
+    for name in TORCHVISION_DATASETS:
+        cls = getattr(torchvision.datasets, name)
+        assert isinstance(cls, type) and issubclass(cls, torch_dataset()), name
+
+
+def torch_dataset() -> type:
+    from torch.utils.data import Dataset
+
+    return Dataset
 
 
 @pytest.mark.parametrize(

@@ -89,6 +89,8 @@ class _Binding:
         if param.kind is ArgKind.MODEL:
             if isinstance(expr, ast.Name):
                 self.values[param.name] = ArgValue(expr.id, span)
+            elif isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
+                self.values[param.name] = ArgValue(expr.func, span)  # repeat(Block(64), 2)
             else:
                 self.diagnostics.append(
                     diag(

@@ -13,7 +13,8 @@ from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.spec import BoundArgs
-from aurane.semantics import config
+from aurane.semantics import config, sources
+from aurane.semantics.block_args import check_block_params
 from aurane.semantics.fields import FieldChecker
 from aurane.semantics.forward import ForwardChecker
 from aurane.semantics.suggest import did_you_mean
@@ -21,29 +22,6 @@ from aurane.source import Span
 from aurane.syntax import ast
 
 RESERVED_ALIASES = frozenset({"torch", "nn", "F", "self", "math", "os", "sys"})
-# modules whose callables run commands or load code: never a dataset constructor
-UNSAFE_SOURCES = frozenset(
-    {
-        "os",
-        "sys",
-        "subprocess",
-        "shutil",
-        "builtins",
-        "importlib",
-        "pickle",
-        "marshal",
-        "runpy",
-        "socket",
-        "ctypes",
-        "code",
-        "pty",
-        "eval",
-        "exec",
-        "compile",
-        "open",
-        "__import__",
-    }
-)
 
 
 @dataclass
@@ -54,6 +32,7 @@ class SemanticResult:
     calls: dict[str, list[tuple[str, Span]]] = field(default_factory=dict)
     # arguments bound per Call/Suffix node (by identity), reused by lowering
     bound: dict[int, BoundArgs] = field(default_factory=dict)
+    parameterised: set[str] = field(default_factory=set)  # models declaring parameters
 
 
 def reserved_identifier(name: str) -> bool:
@@ -73,6 +52,7 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
     diagnostics: list[Diagnostic] = []
     result = SemanticResult(diagnostics)
     models = _unique_definitions(program, diagnostics)
+    result.parameterised = {name for name, m in models.items() if m.params}
     dataset_names = {d.name for d in program.datasets}
     fields = FieldChecker(dataset_names, diagnostics)
     experiments = [s for s in program.statements if isinstance(s, ast.Experiment)]
@@ -86,6 +66,7 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
             )
         )
     standalone: dict[str, Span] = {}
+    modules = sources.declared_modules(program)
     for stmt in program.statements:
         match stmt:
             case ast.Use():
@@ -93,7 +74,7 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
             case ast.Experiment():
                 _check_fields(stmt, "experiment", fields)
             case ast.Dataset():
-                _check_dataset(stmt, fields, diagnostics)
+                _check_dataset(stmt, fields, diagnostics, modules)
             case ast.Model():
                 before = len(diagnostics)
                 _check_model(stmt, set(models), fields, diagnostics, result)
@@ -193,7 +174,12 @@ def _check_use(stmt: ast.Use, diagnostics: list[Diagnostic]) -> None:
             break
 
 
-def _check_dataset(stmt: ast.Dataset, fields: FieldChecker, diagnostics: list[Diagnostic]) -> None:
+def _check_dataset(
+    stmt: ast.Dataset,
+    fields: FieldChecker,
+    diagnostics: list[Diagnostic],
+    modules: frozenset[str],
+) -> None:
     _check_fields(stmt, f"dataset '{stmt.name}'", fields)
     names = {f.name: f for f in stmt.fields}
     if "transform" in names and "transforms" in names:
@@ -206,25 +192,9 @@ def _check_dataset(stmt: ast.Dataset, fields: FieldChecker, diagnostics: list[Di
             )
         )
     if stmt.source is not None:
-        parts = stmt.source.id.split(".")
-        if parts[0] in UNSAFE_SOURCES or (len(parts) == 1 and _shadows_builtin(parts[0])):
-            diagnostics.append(
-                diag(
-                    "S013",
-                    f"'{stmt.source.id}' is not a dataset constructor",
-                    stmt.source.span,
-                    hint="name a dataset class such as torchvision.datasets.MNIST or "
-                    "aurane.data.SyntheticImages",
-                )
-            )
-        if any(keyword.iskeyword(p) or p.startswith("__") for p in parts):
-            diagnostics.append(
-                diag(
-                    "S013",
-                    f"'{stmt.source.id}' is not a qualified constructor name",
-                    stmt.source.span,
-                )
-            )
+        refused = sources.check_source(stmt.source, modules)
+        if refused is not None:
+            diagnostics.append(refused)
     for item in stmt.fields:
         if reserved_identifier(item.name) and item.name not in config.DATASET_TABLE:
             diagnostics.append(
@@ -254,6 +224,10 @@ def _check_model(
         )
         return
     checker = ForwardChecker(model_names, diagnostics, result.bound)
+    checker.parameterised = frozenset(result.parameterised)
+    if model.params:
+        check_block_params(model, model_names, diagnostics)
+        checker.deferred = True  # the body is checked again for each call, with its values
     checker.run(model.forward)
     result.calls[model.name] = checker.calls
 

@@ -8,6 +8,7 @@ than constants), semantic checks (names, keyword arguments, ranges), code genera
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeVar
@@ -39,12 +40,32 @@ def betas_check(value: Any) -> str | None:
     return None if all(0 <= v < 1 for v in value) else "each beta must be in [0, 1)"
 
 
+INT64_MAX = 2**63 - 1
+
+
+def within_int64(value: Any) -> str | None:
+    """A shape whose element count (and so every size computed from it) torch can index."""
+    if isinstance(value, tuple) and all(isinstance(d, int) for d in value):
+        total = 1
+        for d in value:
+            total *= d
+        if total > INT64_MAX:
+            return f"has {total} elements, more than torch's int64 sizes allow (2**63 - 1)"
+    return None
+
+
 def number_list(value: Any) -> str | None:
     ok = isinstance(value, tuple | list) and all(map(is_number, value))
     return None if ok else "must be a list of numbers"
 
 
 # ---------------------------------------------------------------- option catalogs
+
+
+# A cross-argument rule: given the bound values (defaults filled in), None when they agree,
+# else (the argument to point at, the problem). Rules mirror what torch checks when it builds
+# or steps the object (tests/semantics/test_config_torch.py draws argument sets against it).
+Rule = Callable[[dict[str, Any]], "tuple[str, str] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +77,19 @@ class OptionSpec:
     doc: str
     aliases: tuple[str, ...] = ()
     torch_name: str = ""
+    rules: tuple[Rule, ...] = ()
+
+
+def _nesterov(v: dict[str, Any]) -> tuple[str, str] | None:
+    if v["nesterov"] and (v["momentum"] <= 0 or v["dampening"] != 0):
+        return "nesterov", "needs momentum > 0 and dampening = 0 (as torch.optim.SGD checks)"
+    return None
+
+
+def _warmup_within_max(v: dict[str, Any]) -> tuple[str, str] | None:
+    if v["warmup_steps"] > v["max_steps"]:
+        return "warmup_steps", f"({v['warmup_steps']}) must not exceed max_steps ({v['max_steps']})"
+    return None
 
 
 def _p(name: str, kind: ArgKind, default: Any = REQUIRED, check: Any = None, **kw: Any) -> Param:
@@ -154,6 +188,7 @@ OPTIMIZERS: tuple[OptionSpec, ...] = (
         "stochastic gradient descent",
         (),
         "SGD",
+        (_nesterov,),
     ),
     OptionSpec(
         "rmsprop",
@@ -216,7 +251,10 @@ SCHEDULERS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec(
         "cosine_annealing",
-        (_p("T_max", ArgKind.OPTIONAL_INT, None), _p("eta_min", ArgKind.FLOAT, 0.0, non_negative)),
+        (
+            _p("T_max", ArgKind.OPTIONAL_INT, None, positive),
+            _p("eta_min", ArgKind.FLOAT, 0.0, non_negative),
+        ),
         "cosine annealing over T_max epochs (default: epochs)",
         (),
         "CosineAnnealingLR",
@@ -245,6 +283,7 @@ SCHEDULERS: tuple[OptionSpec, ...] = (
         "linear warmup then cosine decay, stepped per optimizer step",
         (),
         "LambdaLR",
+        (_warmup_within_max,),
     ),
 )
 
@@ -427,7 +466,12 @@ EXPERIMENT_FIELDS: tuple[FieldSpec, ...] = (
 )
 
 MODEL_FIELDS: tuple[FieldSpec, ...] = (
-    FieldSpec("input_shape", FieldKind.SHAPE, doc="per-sample input shape, batch excluded"),
+    FieldSpec(
+        "input_shape",
+        FieldKind.SHAPE,
+        within_int64,
+        doc="per-sample input shape, batch excluded",
+    ),
     FieldSpec(
         "input_dtype", FieldKind.DTYPE, doc="input dtype; floating dtypes also set parameters"
     ),

@@ -19,6 +19,7 @@ from aurane.ops.rules import is_number
 from aurane.ops.spec import ArgKind
 from aurane.semantics import config
 from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.tying import TIE
 from aurane.semantics.values import to_node, type_name
 from aurane.source import Span
 from aurane.syntax import ast
@@ -56,6 +57,10 @@ class _Resolver:
         self.program = program
         self.diagnostics: list[Diagnostic] = []
         self.stack: list[tuple[int, str]] = []
+        # spans of value expressions left unresolved (their error is already reported):
+        # later passes skip them instead of reporting the same mistake again
+        self.failed_spans: set[Span] = set()
+        self.model_names = frozenset(m.name for m in program.models)
 
     # -------------------------------------------------------------- scopes
 
@@ -222,10 +227,13 @@ class _Resolver:
         if isinstance(expr, ast.TupleExpr | ast.ListExpr):
             # item by item, so each element keeps its own span: stride=(1, 0) points at the 0
             items = tuple(self.value_expr(item, scope) for item in expr.items)
+            if any(item.span in self.failed_spans for item in items):
+                self.failed_spans.add(expr.span)  # the tuple is incomplete: skip it too
             return expr if _same(expr.items, items) else type(expr)(items, expr.span)
         try:
             return to_node(self.evaluate(expr, scope), expr.span)
         except _Failed:
+            self.failed_spans.add(expr.span)
             return expr
 
     def catalog_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
@@ -267,6 +275,8 @@ class _Resolver:
         return keywords if _same(keywords, resolved) else resolved
 
     def keyword(self, keyword: ast.Keyword, scope: _Scope) -> ast.Keyword:
+        if keyword.name == TIE:
+            return keyword  # tie=transformer.wte names a layer, not a constant
         value = self.value_expr(keyword.value, scope)
         return keyword if value is keyword.value else replace(keyword, value=value)
 
@@ -286,12 +296,22 @@ class _Resolver:
     def op_call(self, call: ast.Call, scope: _Scope, tensor_inputs: bool) -> ast.Call:
         """An operation application; in graph form its leading positionals are tensors."""
         spec = ops.lookup(call.func)
+        if spec is None and call.func not in self.model_names:
+            return call  # an unknown operation (S001): its arguments mean nothing yet
         if spec is not None and spec.variadic:
             n_inputs = len(call.args)  # in a chain too, so the semantic pass can explain
         elif not tensor_inputs:
             n_inputs = 0
-        else:
+        elif spec is None:
             n_inputs = 1
+        else:  # a name that is no constant here is a tensor: multihead_attention(x, memory)
+            n_inputs = spec.graph_inputs(
+                call.args,
+                lambda arg: (
+                    isinstance(arg, ast.Call | ast.Chain)
+                    or (isinstance(arg, ast.Name) and scope.find(arg.id) is None)
+                ),
+            )
         positional = spec.positional_params if spec else ()
         args: list[ast.Expr] = []
         for index, arg in enumerate(call.args):
@@ -301,7 +321,7 @@ class _Resolver:
             elif (
                 0 <= param_index < len(positional) and positional[param_index].kind is ArgKind.MODEL
             ):
-                args.append(arg)
+                args.append(self.op_call(arg, scope, False) if isinstance(arg, ast.Call) else arg)
             else:
                 args.append(self.value_expr(arg, scope))
         keywords = self.keywords(call.keywords, scope)
@@ -319,7 +339,7 @@ class _Resolver:
                 new_steps = tuple(self.op_call(step, scope, tensor_inputs=False) for step in steps)
                 if new_source is source and _same(steps, new_steps):
                     return expr
-                return ast.Chain(new_source, new_steps, span)
+                return replace(expr, source=new_source, steps=new_steps, span=span)
         return expr  # names are tensors; anything else is reported by the semantic pass
 
     def forward(self, forward: ast.Forward, scope: _Scope) -> ast.Forward:
@@ -378,6 +398,7 @@ class _Resolver:
                 hint=f'quote it: {item.name} = "{value.id}"',
             )
         )
+        self.failed_spans.add(value.span)
         return True
 
     # -------------------------------------------------------------- program
@@ -401,9 +422,23 @@ class _Resolver:
                     statements.append(stmt)
         return replace(self.program, statements=tuple(statements))
 
-    def model(self, model: ast.Model, globals_: _Scope) -> ast.Model:
-        local = [f for f in model.fields if f.name not in MODEL_FIELD_NAMES]
+    def model(
+        self, model: ast.Model, globals_: _Scope, params: dict[str, Any] | None = None
+    ) -> ast.Model:
+        """Resolve a model; a parameterised block resolves only per call (``params`` given)."""
+        if model.params and params is None:  # resolved per call by ``resolve_block``
+            fields = self.fields(model.fields, config.MODEL_TABLE, globals_, resolve_unknown=False)
+            return replace(model, fields=fields)
+        local: list[ast.Constant | ast.Field] = [
+            f for f in model.fields if f.name not in MODEL_FIELD_NAMES
+        ]
+        if params is not None:
+            local += [
+                ast.Constant(p.name, p.name_span, ast.NoneLit(p.span), p.span) for p in model.params
+            ]
         scope = self.make_scope(list(local), globals_)
+        if params is not None:
+            scope.values.update(params)
         fields = tuple(
             replace(f, value=self.value_expr(f.value, scope))
             if f.name not in MODEL_FIELD_NAMES
@@ -431,7 +466,34 @@ def _def_value(item: ast.Constant | ast.Field) -> ast.Expr:
     return item.value
 
 
+def evaluate_constant(program: ast.AuraneProgram, expr: ast.Expr) -> tuple[Any, list[Diagnostic]]:
+    """The value of a constant expression in the program's global scope (None on error)."""
+    resolver = _Resolver(program)
+    scope = resolver.make_scope(list(program.constants), None)
+    try:
+        return resolver.evaluate(expr, scope), resolver.diagnostics
+    except _Failed:
+        return None, resolver.diagnostics
+
+
+def resolve_block(
+    program: ast.AuraneProgram, model: ast.Model, params: dict[str, Any]
+) -> tuple[ast.Model, list[Diagnostic]]:
+    """One call's instance of a parameterised block: ``params`` bound as constants."""
+    resolver = _Resolver(program)
+    globals_ = resolver.make_scope(list(program.constants), None)
+    return resolver.model(model, globals_, params), resolver.diagnostics
+
+
 def resolve_program(program: ast.AuraneProgram) -> tuple[ast.AuraneProgram, list[Diagnostic]]:
+    resolved, diagnostics, _ = resolve_with_failures(program)
+    return resolved, diagnostics
+
+
+def resolve_with_failures(
+    program: ast.AuraneProgram,
+) -> tuple[ast.AuraneProgram, list[Diagnostic], frozenset[Span]]:
+    """``resolve_program`` plus the spans of the value expressions that stayed unresolved."""
     resolver = _Resolver(program)
     resolved = resolver.run()
-    return resolved, resolver.diagnostics
+    return resolved, resolver.diagnostics, frozenset(resolver.failed_spans)

@@ -96,19 +96,42 @@ class FieldChecker:
             case ast.Name(id=name, span=span) | ast.String(value=name, span=span):
                 if name not in table:
                     self.unknown(name, span, table, what)
+                    return
+                # a bare `step_lr` is a call without arguments: required ones are missing
+                self.bind_option(table[name], (), (), what, expr.span)
             case ast.Call(func=name, func_span=span, args=args, keywords=keywords):
                 spec = table.get(name)
                 if spec is None:
                     self.unknown(name, span, table, what)
                     return
-                _, problems = bind_arguments(
-                    spec.params, args, keywords, owner=f"{what} '{name}'", owner_span=expr.span
-                )
-                self.diagnostics.extend(problems)
+                self.bind_option(spec, args, keywords, what, expr.span)
             case _:
                 self.error(
                     "S013", f"expected {what} name or call, e.g. {next(iter(table))}", expr.span
                 )
+
+    def bind_option(
+        self,
+        spec: OptionSpec,
+        args: tuple[ast.Expr, ...],
+        keywords: tuple[ast.Keyword, ...],
+        what: str,
+        span: Span,
+    ) -> None:
+        """Bind the arguments; when each is valid, check the entry's cross-argument rules."""
+        owner = f"{what} '{spec.name}'"
+        bound, problems = bind_arguments(spec.params, args, keywords, owner=owner, owner_span=span)
+        self.diagnostics.extend(problems)
+        if problems:
+            return
+        values = {name: entry.value for name, entry in bound.values.items()}
+        for rule in spec.rules:
+            found = rule(values)
+            if found is not None:
+                param, problem = found
+                given = bound.span(param)
+                hint = None if given else f"pass {param}=... explicitly"
+                self.error("S081", f"argument '{param}' of {owner} {problem}", given or span, hint)
 
     def unknown(self, name: str, span: Span, names: Any, what: str) -> None:
         hint = did_you_mean(name, names) or f"known {what}s: " + ", ".join(sorted(names))

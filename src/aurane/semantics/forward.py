@@ -8,6 +8,7 @@ from aurane.diagnostics import Diagnostic
 from aurane.ops.spec import BoundArgs
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.tying import check_tie, split_tie
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -25,6 +26,8 @@ class ForwardChecker:
         self.out = out
         self.calls: list[tuple[str, Span]] = []
         self.defined: dict[str, Span] = {}
+        self.parameterised: frozenset[str] = frozenset()  # models that take arguments
+        self.deferred = False  # a parameterised body: arguments are checked per call
 
     def run(self, forward: ast.Forward) -> None:
         self.defined[forward.param] = forward.param_span
@@ -33,12 +36,31 @@ class ForwardChecker:
                 case ast.Assign(target=target, target_span=span, value=value):
                     self.tensor(value)
                     self.defined[target] = span
+                    if stmt.targets:
+                        self.pieces(stmt)
                 case ast.ChainStmt(chain=chain):
                     self.tensor(chain)
                     if isinstance(chain.source, ast.Name):
                         self.defined[chain.source.id] = chain.source.span
                 case ast.Return(value=value):
                     self.tensor(value)
+
+    def pieces(self, stmt: ast.Assign) -> None:
+        """``a, b = chunk(...)``: several names need an operation with several outputs."""
+        self.defined.update(stmt.targets)
+        value = stmt.value
+        splits = isinstance(value, ast.Call) and not value.suffixes and ops.canonical(value.func)
+        if splits not in ("split", "chunk"):
+            names = ", ".join(name for name, _ in stmt.targets)
+            self.out.append(
+                diag(
+                    "S065",
+                    f"{len(stmt.targets)} names ({names}) need an operation with several "
+                    "outputs; only split and chunk have them",
+                    value.span,
+                    hint="write a, b = chunk(x, 2, dim=-1) or bind one name",
+                )
+            )
 
     def tensor(self, expr: ast.Expr) -> None:
         match expr:
@@ -114,7 +136,13 @@ class ForwardChecker:
             return 0
         taken = len(call.args) if count is None else min(count, len(call.args))
         if taken < minimum:
-            need = "at least two input tensors" if count is None else "its input tensor first"
+            need = (
+                "at least two input tensors"
+                if count is None
+                else "its input tensor first"
+                if minimum == 1
+                else f"its {minimum} input tensors first"
+            )
             self.out.append(
                 diag(
                     "S017" if count is not None else "S005",
@@ -128,9 +156,18 @@ class ForwardChecker:
         return taken
 
     def op_call(self, call: ast.Call, spec: ops.OpSpec, graph: bool) -> None:
-        taken = self.inputs(call, spec.max_inputs, spec.min_inputs, graph)
+        count = spec.max_inputs
+        if graph and count is not None and count > spec.min_inputs:  # multihead_attention
+            tensors = ast.Name | ast.Call | ast.Chain  # constants are literals by now
+            count = spec.graph_inputs(call.args, lambda arg: isinstance(arg, tensors))
+        taken = self.inputs(call, count, spec.min_inputs, graph)
+        if self.deferred:  # values depend on the block's parameters: checked per call
+            self._deferred_repeat(call, spec)
+            return
+        keywords, _ = split_tie(call.keywords)  # tie= is no argument of the operation
+        self.out.extend(check_tie(spec.name, call.keywords))
         bound, problems = bind_arguments(
-            spec.params, call.args[taken:], call.keywords, owner=spec.name, owner_span=call.span
+            spec.params, call.args[taken:], keywords, owner=spec.name, owner_span=call.span
         )
         self.out.extend(problems)
         self.bound[id(call)] = bound
@@ -148,10 +185,37 @@ class ForwardChecker:
                 )
             else:
                 self.calls.append((block, span))
+                self._block_arguments(call.args[0] if call.args else None, block)
+
+    def _deferred_repeat(self, call: ast.Call, spec: ops.OpSpec) -> None:
+        if spec.name != "repeat" or not call.args:
+            return
+        first = call.args[0]
+        name = first.func if isinstance(first, ast.Call) else getattr(first, "id", None)
+        if name in self.model_names:
+            self.calls.append((name, first.span))
+
+    def _block_arguments(self, expr: ast.Expr | None, block: str) -> None:
+        """``repeat(Block(64), 2)``: arguments only for a block that declares parameters."""
+        if not isinstance(expr, ast.Call) or block in self.parameterised:
+            return
+        extra = expr.args or expr.keywords
+        if extra:
+            self.out.append(
+                diag(
+                    "S006",
+                    f"model '{block}' declares no parameters and takes no arguments",
+                    extra[0].span,
+                    hint=f"declare them in its header: model {block}(width):",
+                )
+            )
 
     def block_call(self, call: ast.Call, graph: bool) -> None:
         taken = self.inputs(call, 1, 1, graph)
         extra = call.args[taken:] or call.keywords
+        if call.func in self.parameterised:  # bound and checked per call by lowering
+            self.calls.append((call.func, call.func_span))
+            return
         if extra:
             self.out.append(
                 diag(
@@ -168,6 +232,8 @@ class ForwardChecker:
                 self.out.append(diag("S006", "'.residual' takes no arguments", suffix.span))
             return
         spec = ops.lookup(suffix.name)
+        if spec is not None and spec.is_activation and self.deferred:
+            return
         if spec is None or not spec.is_activation:
             names = [n for n, s in ops.CATALOG.items() if s.is_activation] + list(SUFFIX_NAMES)
             hint = did_you_mean(suffix.name, names) or "suffixes are activations or .residual"
