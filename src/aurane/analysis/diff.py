@@ -1,0 +1,307 @@
+"""``aurane diff``: what an edit changed in each model, read from the two IRs.
+
+Models match by name; layers match by node id (the generated attribute name) and op, so a
+layer whose id now names another operation counts as removed plus added. A matched layer
+is *changed* when its resolved arguments, output shape, dtype, parameters or MACs differ.
+Every count comes from ``aurane.analysis.profile``; shapes come from the IR values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aurane.analysis.profile import LayerProfile, profile, profile_layers
+from aurane.ir.graph import Graph, Node
+from aurane.ops.rules import fmt_shape
+
+Status = Literal["added", "removed", "changed", "unchanged"]
+MARK = {"added": "+", "removed": "-", "changed": "~", "unchanged": " "}
+COLOUR = {"added": "#c8f7c5", "removed": "#f7c5c5", "changed": "#fde8a6", "unchanged": "#ffffff"}
+
+
+@dataclass(frozen=True)
+class Facts:
+    op: str
+    args: Mapping[str, Any]
+    inputs: tuple[str, ...]
+    output_shape: tuple[int, ...] | None
+    dtype: str | None
+    parameters: int
+    macs: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "args": _jsonable(dict(self.args)),
+            "output_shape": list(self.output_shape) if self.output_shape is not None else None,
+            "dtype": self.dtype,
+            "parameters": self.parameters,
+            "macs": self.macs,
+        }
+
+
+@dataclass(frozen=True)
+class LayerDiff:
+    node: str
+    status: Status
+    before: Facts | None
+    after: Facts | None
+    changes: tuple[str, ...] = ()
+
+    @property
+    def op(self) -> str:
+        facts = self.after or self.before
+        assert facts is not None
+        return facts.op
+
+    def delta(self, key: str) -> int:
+        return int(getattr(self.after, key, 0) or 0) - int(getattr(self.before, key, 0) or 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "op": self.op,
+            "status": self.status,
+            "changes": list(self.changes),
+            "before": self.before.to_json() if self.before else None,
+            "after": self.after.to_json() if self.after else None,
+            "delta": {"parameters": self.delta("parameters"), "macs": self.delta("macs")},
+        }
+
+
+@dataclass(frozen=True)
+class Totals:
+    parameters: int
+    macs: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"parameters": self.parameters, "macs": self.macs, "flops": 2 * self.macs}
+
+
+@dataclass
+class ModelDiff:
+    name: str
+    status: Status
+    before: Totals | None
+    after: Totals | None
+    layers: list[LayerDiff] = field(default_factory=list)
+    before_graph: Graph | None = None
+    after_graph: Graph | None = None
+
+    def delta(self, key: str) -> int:
+        return int(getattr(self.after, key, 0) or 0) - int(getattr(self.before, key, 0) or 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "before": self.before.to_json() if self.before else None,
+            "after": self.after.to_json() if self.after else None,
+            "delta": {
+                "parameters": self.delta("parameters"),
+                "macs": self.delta("macs"),
+                "flops": 2 * self.delta("macs"),
+            },
+            "layers": [layer.to_json() for layer in self.layers],
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
+
+
+# -- comparing ------------------------------------------------------------------------------
+
+
+def _facts(graph: Graph) -> dict[str, Facts]:
+    values = graph.value_map
+    producer = {n.output: n.id for n in graph.nodes}
+    layers: dict[str, LayerProfile] = {p.node: p for p in profile_layers(graph)}
+    out: dict[str, Facts] = {}
+    for node in graph.nodes:
+        layer = layers[node.id]
+        value = values[node.output]
+        out[node.id] = Facts(
+            op=_op_label(node),
+            args=node.args,
+            inputs=tuple(producer.get(name, "input") for name in node.inputs),
+            output_shape=value.sample_shape,
+            dtype=value.dtype,
+            parameters=layer.parameters,
+            macs=layer.macs,
+        )
+    return out
+
+
+def _op_label(node: Node) -> str:
+    if node.block is None:
+        return node.op
+    return f"{node.op} {node.block}" + (f" x{node.repeat}" if node.repeat > 1 else "")
+
+
+def _changes(before: Facts, after: Facts) -> tuple[str, ...]:
+    found = []
+    for key in sorted(set(before.args) | set(after.args)):
+        old, new = before.args.get(key), after.args.get(key)
+        if old != new:
+            found.append(f"{key}: {old!r} -> {new!r}")
+    if before.inputs != after.inputs:
+        found.append(f"inputs: {', '.join(before.inputs)} -> {', '.join(after.inputs)}")
+    if before.output_shape != after.output_shape:
+        found.append(f"shape: {fmt_shape(before.output_shape)} -> {fmt_shape(after.output_shape)}")
+    if before.dtype != after.dtype:
+        found.append(f"dtype: {before.dtype} -> {after.dtype}")
+    if before.parameters != after.parameters:
+        found.append(f"parameters: {before.parameters:,} -> {after.parameters:,}")
+    if before.macs != after.macs:
+        found.append(f"MACs: {before.macs:,} -> {after.macs:,}")
+    return tuple(found)
+
+
+def diff_graph(name: str, before: Graph | None, after: Graph | None) -> ModelDiff:
+    old = _facts(before) if before is not None else {}
+    new = _facts(after) if after is not None else {}
+    layers: list[LayerDiff] = []
+    for node_id, facts in new.items():
+        prior = old.get(node_id)
+        if prior is None or prior.op != facts.op:
+            layers.append(LayerDiff(node_id, "added", None, facts))
+            continue
+        changes = _changes(prior, facts)
+        layers.append(
+            LayerDiff(node_id, "changed" if changes else "unchanged", prior, facts, changes)
+        )
+    for node_id, facts in old.items():
+        if node_id not in new or new[node_id].op != facts.op:
+            layers.append(LayerDiff(node_id, "removed", facts, None))
+    status: Status
+    if before is None:
+        status = "added"
+    elif after is None:
+        status = "removed"
+    else:
+        status = "changed" if any(d.status != "unchanged" for d in layers) else "unchanged"
+    return ModelDiff(name, status, _totals(before), _totals(after), layers, before, after)
+
+
+def _totals(graph: Graph | None) -> Totals | None:
+    if graph is None:
+        return None
+    prof = profile(graph)
+    return Totals(prof.parameters, prof.macs)
+
+
+def diff_programs(before: Mapping[str, Graph], after: Mapping[str, Graph]) -> list[ModelDiff]:
+    names = list(after) + [n for n in before if n not in after]
+    return [diff_graph(name, before.get(name), after.get(name)) for name in names]
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+
+def _count(value: int) -> str:
+    for unit, size in (("G", 10**9), ("M", 10**6), ("K", 10**3)):
+        if abs(value) >= size:
+            return f"{value / size:.2f}{unit}"
+    return str(value)
+
+
+def _signed(value: int) -> str:
+    return ("+" if value > 0 else "") + (_count(value) if value else "0")
+
+
+def render_text(diffs: list[ModelDiff], before_name: str, after_name: str) -> str:
+    lines = [f"--- {before_name}", f"+++ {after_name}"]
+    for model in diffs:
+        lines.append("")
+        lines.append(f"{MARK[model.status]} model {model.name} ({model.status})")
+        b, a = model.before, model.after
+        for key, title in (("parameters", "parameters"), ("macs", "MACs")):
+            old = _count(getattr(b, key)) if b else "-"
+            new = _count(getattr(a, key)) if a else "-"
+            lines.append(f"    {title}: {old} -> {new} ({_signed(model.delta(key))})")
+        for layer in model.layers:
+            if layer.status == "unchanged":
+                continue
+            facts = layer.after or layer.before
+            assert facts is not None
+            head = f"  {MARK[layer.status]} {layer.node:<20} {layer.op:<22}"
+            stats = (
+                f"shape {fmt_shape(facts.output_shape)}  params {_signed(layer.delta('parameters'))}"
+                f"  MACs {_signed(layer.delta('macs'))}"
+            )
+            lines.append(f"{head} {stats}")
+            lines.extend(f"        {change}" for change in layer.changes)
+    return "\n".join(lines) + "\n"
+
+
+def render_json(diffs: list[ModelDiff], before_name: str, after_name: str) -> str:
+    payload = {
+        "before": before_name,
+        "after": after_name,
+        "changed": any(d.status != "unchanged" for d in diffs),
+        "models": [d.to_json() for d in diffs],
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _diagram_rows(model: ModelDiff) -> tuple[list[tuple[str, str, Status]], list[tuple[str, str]]]:
+    """(node key, label, status) rows and (from, to) edges of the union of both graphs."""
+    rows: list[tuple[str, str, Status]] = [("input", "input", "unchanged")]
+    edges: list[tuple[str, str]] = []
+    seen_edges: set[tuple[str, str]] = set()
+    for layer in model.layers:
+        facts = layer.after or layer.before
+        assert facts is not None
+        label = f"{layer.node}: {layer.op} {fmt_shape(facts.output_shape)}"
+        rows.append((layer.node, label, layer.status))
+        sources = set(facts.inputs) | set(layer.before.inputs if layer.before else ())
+        for src in sorted(sources):
+            if (src, layer.node) not in seen_edges:
+                seen_edges.add((src, layer.node))
+                edges.append((src, layer.node))
+    return rows, edges
+
+
+def render_mermaid(diffs: list[ModelDiff]) -> str:
+    from aurane.analysis.diagrams.mermaid import escape
+
+    lines = ["flowchart TB"]
+    for status, colour in COLOUR.items():
+        lines.append(f"  classDef {status} fill:{colour},stroke:#555")
+    for index, model in enumerate(diffs):
+        rows, edges = _diagram_rows(model)
+        ident = {key: f"m{index}_{i}" for i, (key, _, _) in enumerate(rows)}
+        lines.append(f'  subgraph m{index}["{escape(model.name)} ({model.status})"]')
+        for key, label, status in rows:
+            lines.append(f'    {ident[key]}["{escape(MARK[status] + " " + label)}"]:::{status}')
+        lines.extend(f"    {ident[a]} --> {ident[b]}" for a, b in edges if a in ident)
+        lines.append("  end")
+    return "\n".join(lines) + "\n"
+
+
+def render_dot(diffs: list[ModelDiff]) -> str:
+    from aurane.analysis.diagrams.dot import quote
+
+    lines = ["digraph diff {", "  rankdir=TB;", "  node [shape=box, style=filled];"]
+    for index, model in enumerate(diffs):
+        rows, edges = _diagram_rows(model)
+        ident = {key: f"m{index}_{i}" for i, (key, _, _) in enumerate(rows)}
+        lines.append(f"  subgraph cluster_{index} {{")
+        lines.append(f"    label={quote(f'{model.name} ({model.status})')};")
+        for key, label, status in rows:
+            text = quote(MARK[status] + " " + label)
+            lines.append(f'    {ident[key]} [label={text}, fillcolor="{COLOUR[status]}"];')
+        lines.extend(f"    {ident[a]} -> {ident[b]};" for a, b in edges if a in ident)
+        lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

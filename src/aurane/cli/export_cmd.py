@@ -1,0 +1,112 @@
+"""``aurane export SRC --format onnx|pt2 [--model NAME] [-o OUT]``.
+
+One model (the only one, or ``--model``): OUT is the file (default ``SRC`` with the
+format's suffix). Several models: OUT is a folder (created) holding ``<Model>.<format>``;
+without OUT the files go beside SRC as ``<stem>.<Model>.<format>``. Each artifact is
+loaded back and checked numerically against the module before success is reported.
+Exit 0 ok, 1 errors in the input, 2 usage errors (including a missing optional package:
+``pip install 'aurane[export]'``), 123 when an exporter fails or the exported program
+disagrees with the module (a bug, said so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aurane.cli.commands import command_help
+from aurane.cli.common import (
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    print_diagnostics,
+    print_json,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "export",
+        help=command_help("export"),
+        description="Export models to ONNX or a torch.export program (.pt2) with a dynamic "
+        "batch axis and input/output names from the source; the exported outputs are "
+        "checked against the module's on a random input before success is reported.",
+    )
+    parser.add_argument("source", metavar="SRC", help="the .aur file")
+    parser.add_argument("--format", choices=("onnx", "pt2"), required=True, help="artifact kind")
+    parser.add_argument("--model", metavar="NAME", help="only this model")
+    parser.add_argument("-o", "--output", metavar="OUT", help="output file (folder: several)")
+    parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    from aurane.cli.common import load_text
+    from aurane.export import (
+        ExportMismatch,
+        ExportUnavailable,
+        default_path,
+        export_model,
+        missing_packages,
+    )
+    from aurane.stages import CompilationError
+    from aurane.verify import load_generated
+
+    missing = missing_packages(args.format)
+    if missing:
+        raise CommandError(
+            f"--format {args.format} needs {', '.join(missing)}: pip install 'aurane[export]'",
+            EXIT_USAGE,
+        )
+    text = load_text(args.source)
+    if text is None:
+        return EXIT_INPUT
+    try:
+        gen = load_generated(text, args.source)
+    except CompilationError as error:
+        print_diagnostics(error.diagnostics, text, args.source)
+        return EXIT_INPUT
+    if args.model is not None and args.model not in gen.graphs:
+        names = ", ".join(gen.graphs) or "none"
+        raise CommandError(f"no standalone model '{args.model}' in {args.source}; models: {names}")
+    models = [args.model] if args.model is not None else list(gen.graphs)
+    if not models:
+        raise CommandError(f"{args.source} has no model with an input_shape to export")
+    several = len(models) > 1
+    if several and args.output is not None:
+        os.makedirs(args.output, exist_ok=True)
+    results = []
+    for model in models:
+        if args.output is None:
+            path = default_path(args.source, model, args.format, several)
+        else:
+            path = os.path.join(args.output, f"{model}.{args.format}") if several else args.output
+        try:
+            results.append(export_model(gen, model, args.format, path))
+        except ExportUnavailable as error:
+            raise CommandError(str(error), EXIT_USAGE) from None
+        except ExportMismatch as error:
+            print(f"error: {error} (this is a bug in aurane, please report it)", file=sys.stderr)
+            return EXIT_INTERNAL
+        except Exception as error:  # the exporter refused generated code: our bug
+            print(
+                f"error: exporting {model} to {args.format} failed (this is a bug in aurane, "
+                f"please report it): {type(error).__name__}: {error}",
+                file=sys.stderr,
+            )
+            return EXIT_INTERNAL
+    if args.json:
+        print_json({"ok": True, "file": args.source, "exports": [r.to_json() for r in results]})
+    else:
+        for r in results:
+            print(
+                f"exported {r.model} -> {r.path} ({r.exporter}; input '{r.input_name}', "
+                f"output '{r.output_name}', batch dynamic; checked, max |diff| "
+                f"{r.max_abs_difference:.1e})",
+                file=sys.stderr,
+            )
+    return EXIT_OK

@@ -1,0 +1,459 @@
+"""``aurane verify``: the compiler's static claims checked against what torch observes.
+
+Each selected model's generated class is built on the ``meta`` device (no real weights)
+and run on inputs of the declared shape and dtype (batch 2). A trace of every generated
+``forward`` (``sys.settrace``, lines mapped to IR nodes by ``aurane.sourcemap``) reads
+the local each statement binds, so every IR value's shape and dtype is compared with the
+tensor torch produced, and every node that owns a submodule has that submodule's
+parameter count compared with the IR's. A difference is a compiler bug, reported as a
+located diagnostic at the ``.aur`` span that produced the value. Ops without a meta
+kernel fall back to a real CPU run (reported as ``device: cpu``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aurane.codes import diag
+from aurane.diagnostics import Diagnostic
+from aurane.ir.graph import BATCH, Graph, Node, Value
+from aurane.sourcemap import ClassMap, Statement, class_maps, layer_path
+
+BATCH_SIZE = 2
+BUG_HINT = "this is a compiler bug, not a mistake in your program; please report it with the file"
+
+
+@dataclass
+class ModelReport:
+    name: str
+    class_name: str
+    device: str = "meta"
+    values_checked: int = 0
+    values_expected: int = 0  # IR values of every invocation: blocks and repeat copies included
+    parameters_checked: int = 0
+    unmapped_classes: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "class": self.class_name,
+            "ok": self.ok,
+            "device": self.device,
+            "values_checked": self.values_checked,
+            "values_expected": self.values_expected,
+            "parameters_checked": self.parameters_checked,
+            "unmapped_classes": self.unmapped_classes,
+            "seconds": round(self.seconds, 4),
+            "diagnostics": [_diag_json(d) for d in self.diagnostics],
+        }
+
+
+def _diag_json(d: Diagnostic) -> dict[str, Any]:
+    return {
+        "severity": d.severity,
+        "code": d.code,
+        "stage": d.stage,
+        "message": d.message,
+        "hint": d.hint,
+        "span": d.span.to_json() if d.span else None,
+    }
+
+
+@dataclass
+class Generated:
+    """A compiled program loaded in-process: graphs, class names, maps, the module."""
+
+    graphs: dict[str, Graph]
+    class_names: dict[str, str]
+    class_graphs: dict[str, Graph]
+    maps: dict[str, ClassMap]
+    module: types.ModuleType
+    code: str
+
+
+def load_generated(text: str, filename: str) -> Generated:
+    """Compile ``text`` (raising ``CompilationError``) and execute the generated module."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(text, filename=filename)
+    generator = TorchCodeGenerator(program, graphs, filename=filename)
+    code = generator.generate()
+    plans = [(p.name, p.graph) for p in generator.plans()]
+    module = types.ModuleType("aurane_generated")
+    module.__dict__["__file__"] = f"<aurane:{filename}>"
+    exec(compile(code, f"<aurane:{filename}>", "exec"), module.__dict__)
+    return Generated(
+        dict(graphs),
+        dict(generator.class_names),
+        dict(plans),
+        class_maps(code, plans),
+        module,
+        code,
+    )
+
+
+def sample_input(graph: Graph, device: str, batch: int = BATCH_SIZE) -> Any:
+    """A tensor of the model's declared input shape and dtype (float32 when unknown)."""
+    import torch
+
+    declared = graph.input_value.shape or (BATCH,)
+    shape = (batch, *(d if isinstance(d, int) else 1 for d in declared[1:]))
+    dtype_name = graph.input_dtype or "float32"
+    dtype = getattr(torch, dtype_name)
+    if dtype_name == "bool":
+        return torch.zeros(shape, dtype=dtype, device=device)
+    if not dtype.is_floating_point:
+        return torch.randint(0, max(1, _vocabulary(graph)), shape, dtype=dtype, device=device)
+    return torch.randn(shape, dtype=dtype, device=device)
+
+
+def _vocabulary(graph: Graph) -> int:
+    sizes = [n.args["vocabulary"] for n in _all_nodes(graph) if n.op == "embedding"]
+    return min(sizes, default=2)
+
+
+def ir_values(graph: Graph) -> int:
+    """How many IR values one forward of ``graph`` produces, blocks and copies included."""
+    total = 1 + len(graph.nodes)
+    for node in graph.nodes:
+        if node.subgraph is not None:
+            total += node.repeat * ir_values(node.subgraph)
+    return total
+
+
+def _all_nodes(graph: Graph) -> list[Node]:
+    out = []
+    for node in graph.nodes:
+        out.append(node)
+        if node.subgraph is not None:
+            out += _all_nodes(node.subgraph)
+    return out
+
+
+# -- tracing --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Call:
+    cmap: ClassMap | None  # None: a generated class the aligner could not map
+    graph: Graph | None  # the graph of this call site (shapes differ between call sites)
+    pending: Statement | None = None
+    claimed: set[int] = field(default_factory=set)  # parameter ids counted (ties count once)
+    children: list[Any] = field(default_factory=list)  # a whole-container statement's layers
+    outputs: dict[int, Any] = field(default_factory=dict)  # child index -> its output
+    hooks: list[Any] = field(default_factory=list)
+    current: int = 0  # the container layer running now (its node calls nested blocks)
+
+    def node(self, planned: Node) -> Node | None:
+        """This call site's node for a node of the class's planned graph (same id)."""
+        if self.graph is None:
+            return None
+        return next((n for n in self.graph.nodes if n.id == planned.id), None)
+
+
+class _Tracer:
+    """Records, per traced forward statement, the shapes/dtypes of the locals it bound.
+
+    Each generated class is planned from one call site, but a class serves every call with
+    the same signature; each invocation is therefore checked against the graph of the
+    call site that made it: the block node of the caller's executing statement.
+    """
+
+    def __init__(self, gen: Generated, report: ModelReport, top: Graph) -> None:
+        self.report = report
+        self.top = top
+        self.by_code: dict[Any, ClassMap | None] = {}
+        self.stack: list[_Call] = []
+        self.checked_params: set[tuple[int, str]] = set()
+        self.failure: tuple[Node, BaseException] | None = None
+        for name in gen.class_graphs:
+            forward = getattr(getattr(gen.module, name, None), "forward", None)
+            if forward is not None:
+                self.by_code[forward.__code__] = gen.maps.get(name)
+            if name not in gen.maps:
+                report.unmapped_classes.append(name)
+
+    def _call_graph(self, cmap: ClassMap | None) -> Graph | None:
+        if not self.stack:
+            return self.top
+        parent = self.stack[-1]
+        if cmap is None or parent.pending is None:
+            return None
+        planned = parent.pending.nodes
+        node = parent.node(planned[parent.current if parent.pending.run else 0])
+        sub = node.subgraph if node is not None else None
+        return sub if sub is not None and sub.name == cmap.graph.name else None
+
+    def global_trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if frame.f_code not in self.by_code:
+            return None
+        cmap = self.by_code[frame.f_code]
+        call = _Call(cmap, self._call_graph(cmap))
+        self.stack.append(call)
+        if call.graph is not None:
+            self._check_value(call.graph.input_value, frame.f_locals.get(_first_arg(frame)))
+
+        def local(frame: types.FrameType, event: str, arg: Any) -> Any:
+            if event == "line" and cmap is not None:
+                line = frame.f_lineno
+                if call.pending is not None and call.pending.first <= line <= call.pending.last:
+                    return local
+                self._flush(call, frame)
+                call.pending = cmap.statement_at(line)
+                if call.pending is not None and call.pending.run is not None:
+                    self._hook_children(call, call.pending.run, frame.f_locals.get("self"))
+            elif event == "return":
+                self._flush(call, frame)
+                if self.stack and self.stack[-1] is call:
+                    self.stack.pop()
+            elif event == "exception" and self.failure is None and call.pending is not None:
+                self.failure = (call.node(call.pending.nodes[0]) or call.pending.nodes[0], arg[1])
+            return local
+
+        return local
+
+    def _hook_children(self, call: _Call, path: str, owner: Any) -> None:
+        """Forward hooks on each layer of a container applied whole: its outputs are the
+        values of the nodes the statement covers (no local holds them)."""
+        container = _resolve(owner, path) if owner is not None else None
+        if container is None:
+            return
+        for index, child in enumerate(container.children()):
+
+            def enter(_m: Any, _a: Any, index: int = index) -> None:
+                call.current = index
+
+            def record(_m: Any, _a: Any, out: Any, index: int = index) -> None:
+                call.outputs[index] = out
+
+            call.children.append(child)
+            call.hooks.append(child.register_forward_pre_hook(enter))
+            call.hooks.append(child.register_forward_hook(record))
+
+    def _flush_run(self, call: _Call, stmt: Statement) -> None:
+        for hook in call.hooks:
+            hook.remove()
+        values = call.graph.value_map if call.graph is not None else {}
+        for index, planned in enumerate(stmt.nodes):
+            node = call.node(planned)
+            if node is None or index >= len(call.children):
+                continue
+            if index in call.outputs:
+                self._check_value(values[node.output], call.outputs[index], node)
+            self._count(call, node, call.children[index], f"{stmt.run}.{index}")
+        call.children, call.outputs, call.hooks, call.current = [], {}, [], 0
+
+    def _flush(self, call: _Call, frame: types.FrameType) -> None:
+        stmt = call.pending
+        call.pending = None
+        if stmt is not None and stmt.run is not None:
+            self._flush_run(call, stmt)
+            return
+        if stmt is None or call.graph is None:
+            return
+        local_vars = frame.f_locals
+        values = call.graph.value_map
+        for target, planned in zip(stmt.targets, stmt.nodes, strict=False):
+            node = call.node(planned)
+            if node is not None and target in local_vars:
+                self._check_value(values[node.output], local_vars[target], node)
+        if stmt.attribute is not None and len(stmt.nodes) == 1:
+            self._check_parameters(call, stmt, local_vars.get("self"))
+
+    def _check_value(
+        self, value: Value, observed: Any, node: Node | None = None, count: bool = True
+    ) -> None:
+        import torch
+
+        if value.shape is None or not isinstance(observed, torch.Tensor):
+            return
+        self.report.values_checked += count
+        expected = tuple(BATCH_SIZE if d == BATCH else d for d in value.shape)
+        actual = tuple(observed.shape)
+        what = f"'{node.id}'" if node is not None else "the input"
+        if len(actual) != len(expected) or any(
+            isinstance(e, int) and e != a for e, a in zip(expected, actual, strict=False)
+        ):
+            self._add(
+                "T110",
+                f"compiler bug: {what} has shape {_shape(actual)} at run time, "
+                f"but the compiler inferred {_shape(value.shape)}",
+                value,
+            )
+        if value.dtype is not None and str(observed.dtype) != f"torch.{value.dtype}":
+            self._add(
+                "T111",
+                f"compiler bug: {what} has dtype {str(observed.dtype).removeprefix('torch.')} "
+                f"at run time, but the compiler inferred {value.dtype}",
+                value,
+            )
+
+    def _check_parameters(self, call: _Call, stmt: Statement, owner: Any) -> None:
+        node = call.node(stmt.nodes[0])
+        if node is None or owner is None:
+            return
+        for path in stmt.attributes:
+            target = _resolve(owner, path)
+            if _parameters(target) or _is_module(target):
+                self._count(call, node, target, path)
+                return
+
+    def _count(self, call: _Call, node: Node, target: Any, path: str) -> None:
+        key = (id(call.graph), node.id)
+        if key in self.checked_params:
+            return
+        self.checked_params.add(key)
+        params = _parameters(target)
+        fresh = [p for p in params if id(p) not in call.claimed]
+        call.claimed.update(id(p) for p in params)
+        count = sum(p.numel() for p in fresh)
+        self.report.parameters_checked += 1
+        if count != node.parameters:
+            self._add(
+                "T112",
+                f"compiler bug: '{node.id}' has {count:,} parameters at run time "
+                f"(self.{path}), but the compiler counted {node.parameters:,}",
+                node,
+            )
+
+    def _add(self, code: str, message: str, where: Value | Node) -> None:
+        self.report.diagnostics.append(diag(code, message, where.span, hint=BUG_HINT))
+
+
+def _first_arg(frame: types.FrameType) -> str:
+    names = frame.f_code.co_varnames
+    return names[1] if len(names) > 1 else ""
+
+
+def _resolve(owner: Any, path: str) -> Any:
+    """The object ``self.<path>`` names (``block[0].fc1`` or ``block.0.fc1``), or None."""
+    current = owner
+    for part in layer_path(path).split("."):
+        try:
+            current = getattr(current, part)
+        except (AttributeError, TypeError):
+            return None
+    return current
+
+
+def _is_module(target: Any) -> bool:
+    import torch
+
+    return isinstance(target, torch.nn.Module)
+
+
+def _parameters(target: Any) -> list[Any]:
+    import torch
+
+    if isinstance(target, torch.nn.Parameter):
+        return [target]
+    if isinstance(target, torch.nn.Module):
+        return list(target.parameters())
+    return []
+
+
+def _shape(shape: Any) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+# -- running a model ------------------------------------------------------------------------
+
+
+def verify_model(gen: Generated, name: str) -> ModelReport:
+    """Build the model ``name`` without real weights, run it traced and compare."""
+    graph = gen.graphs[name]
+    report = ModelReport(name, gen.class_names[name], values_expected=ir_values(graph))
+    started = time.perf_counter()
+    cls = getattr(gen.module, report.class_name)
+    for device in ("meta", "cpu"):
+        report.device = device
+        report.diagnostics.clear()
+        report.values_checked = report.parameters_checked = 0
+        report.unmapped_classes.clear()
+        error = _run(gen, graph, cls, device, report)
+        if error is None or device == "cpu" or not _meta_unsupported(error):
+            break
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _run(
+    gen: Generated, graph: Graph, cls: Callable[[], Any], device: str, report: ModelReport
+) -> BaseException | None:
+    import torch
+
+    tracer = _Tracer(gen, report, graph)
+    try:
+        with torch.device(device):
+            net = cls()
+        net.eval()
+        x = sample_input(graph, device)
+    except Exception as error:  # constructing the module failed: a compiler bug too
+        report.diagnostics.append(
+            diag("T113", f"compiler bug: building {report.class_name} failed: {error}",
+                 graph.span, hint=BUG_HINT)
+        )  # fmt: skip
+        return error
+    previous = sys.gettrace()
+    sys.settrace(tracer.global_trace)
+    try:
+        with torch.no_grad():
+            out = net(x)
+    except Exception as error:
+        sys.settrace(previous)
+        if not (device == "meta" and _meta_unsupported(error)):
+            span = tracer.failure[0].span if tracer.failure else graph.span
+            report.diagnostics.append(
+                diag(
+                    "T113",
+                    f"compiler bug: the generated forward of {report.class_name} raised "
+                    f"{type(error).__name__}: {error}",
+                    span,
+                    hint=BUG_HINT,
+                )
+            )
+        return error
+    finally:
+        sys.settrace(previous)
+    tracer._check_value(graph.output_value, out, _producer(graph), count=False)  # returned
+    total = sum(p.numel() for p in net.parameters())
+    if total != graph.parameters:
+        report.diagnostics.append(
+            diag(
+                "T112",
+                f"compiler bug: {report.class_name} has {total:,} parameters at run time, "
+                f"but the compiler counted {graph.parameters:,}",
+                graph.span,
+                hint=BUG_HINT,
+            )
+        )
+    report.parameters_checked += 1
+    return None
+
+
+def _producer(graph: Graph) -> Node | None:
+    return next((n for n in graph.nodes if n.output == graph.output), None)
+
+
+def _meta_unsupported(error: BaseException) -> bool:
+    text = str(error).lower()
+    return isinstance(error, NotImplementedError) or "meta" in text
+
+
+def verify_text(text: str, filename: str, model: str | None = None) -> list[ModelReport]:
+    """Reports for ``model`` or every model with an input shape (raises CompilationError)."""
+    gen = load_generated(text, filename)
+    names = [model] if model is not None else list(gen.graphs)
+    return [verify_model(gen, name) for name in names]

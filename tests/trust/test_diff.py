@@ -1,0 +1,127 @@
+"""``aurane diff``: layers added, removed and changed, with parameter and MAC deltas."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from aurane.analysis.diff import diff_programs
+from aurane.analysis.profile import profile
+from tests.conftest import run_cli
+from tests.helpers import front
+
+BEFORE = """\
+model Net:
+    input_shape = (3, 16, 16)
+    def forward(x):
+        x -> conv2d(8, kernel=3).relu
+          -> maxpool(2)
+          -> flatten()
+          -> dense(10)
+"""
+
+AFTER = """\
+model Net:
+    input_shape = (3, 16, 16)
+    def forward(x):
+        x -> conv2d(16, kernel=3).relu
+          -> flatten()
+          -> dense(10)
+
+model Extra:
+    input_shape = (4,)
+    def forward(x):
+        x -> dense(2)
+"""
+
+
+def test_layers_and_totals_come_from_the_ir_and_profile() -> None:
+    before, after = front(BEFORE).graphs, front(AFTER).graphs
+    [net, extra] = diff_programs(before, after)
+    assert (net.name, net.status, extra.status) == ("Net", "changed", "added")
+    status = {layer.node: layer.status for layer in net.layers}
+    assert status == {
+        "conv2d1": "changed",
+        "relu1": "changed",
+        "flatten1": "changed",
+        "dense1": "changed",
+        "maxpool1": "removed",
+    }
+    assert net.before is not None and net.after is not None
+    assert net.before.parameters == profile(before["Net"]).parameters
+    assert net.after.macs == profile(after["Net"]).macs
+    conv = next(layer for layer in net.layers if layer.node == "conv2d1")
+    assert "channels: 8 -> 16" in conv.changes and conv.delta("parameters") == 224
+    assert sum(layer.delta("parameters") for layer in net.layers) == net.delta("parameters")
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Path:
+    (tmp_path / "a.aur").write_text(BEFORE)
+    (tmp_path / "b.aur").write_text(AFTER)
+    return tmp_path
+
+
+def test_cli_json(pair: Path) -> None:
+    done = run_cli("diff", "a.aur", "b.aur", "--format", "json", cwd=pair)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["changed"] is True
+    net = payload["models"][0]
+    assert net["delta"]["parameters"] == net["after"]["parameters"] - net["before"]["parameters"]
+    removed = [layer for layer in net["layers"] if layer["status"] == "removed"]
+    assert [layer["node"] for layer in removed] == ["maxpool1"]
+    assert removed[0]["before"]["output_shape"] == [8, 7, 7] and removed[0]["after"] is None
+
+
+def test_cli_text_and_diagrams(pair: Path) -> None:
+    text = run_cli("diff", "a.aur", "b.aur", cwd=pair)
+    assert text.returncode == 0
+    assert "~ model Net (changed)" in text.stdout and "- maxpool1" in text.stdout
+    assert "+ model Extra (added)" in text.stdout
+    mermaid = run_cli("diff", "a.aur", "b.aur", "--format", "mermaid", cwd=pair).stdout
+    assert mermaid.startswith("flowchart TB") and ":::removed" in mermaid
+    assert ":::changed" in mermaid and ":::added" in mermaid
+    dot = run_cli("diff", "a.aur", "b.aur", "--format", "dot", cwd=pair).stdout
+    assert dot.startswith("digraph diff {") and 'fillcolor="#f7c5c5"' in dot
+
+
+def test_cli_exit_statuses(pair: Path) -> None:
+    same = run_cli("diff", "a.aur", "a.aur", "--exit-code", cwd=pair)
+    assert same.returncode == 0 and "(unchanged)" in same.stdout
+    assert run_cli("diff", "a.aur", "b.aur", "--exit-code", cwd=pair).returncode == 1
+    assert run_cli("diff", "a.aur", cwd=pair).returncode == 2
+    (pair / "bad.aur").write_text(BEFORE.replace("dense(10)", "dense(10"))
+    assert run_cli("diff", "a.aur", "bad.aur", cwd=pair).returncode == 1
+    assert run_cli("diff", "a.aur", "missing.aur", cwd=pair).returncode == 1
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_git_revisions(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+        )
+
+    git("init", "-q")
+    (tmp_path / "net.aur").write_text(BEFORE)
+    git("add", "net.aur")
+    git("commit", "-q", "-m", "one")
+    (tmp_path / "net.aur").write_text(AFTER)
+    git("commit", "-q", "-am", "two")
+    both = run_cli("diff", "net.aur", "--rev", "HEAD~1", "--rev", "HEAD", "--format", "json",
+                   cwd=tmp_path)  # fmt: skip
+    assert both.returncode == 0, both.stderr
+    payload = json.loads(both.stdout)
+    assert payload["before"] == "net.aur@HEAD~1" and payload["changed"] is True
+    working = run_cli("diff", "net.aur", "--rev", "HEAD", "--exit-code", cwd=tmp_path)
+    assert working.returncode == 0, working.stderr
+    missing = run_cli("diff", "net.aur", "--rev", "nope", cwd=tmp_path)
+    assert missing.returncode == 1 and "git show" in missing.stderr
