@@ -23,22 +23,33 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "visualize",
         help=command_help("visualize"),
-        description="Draw each model from its IR: nodes show the operation, output shape and "
-        "parameters; edges are the real data flow (branches and merges); the returned value "
-        "is marked. Composed blocks are one node unless --expand.",
+        description="Draw each model from its IR: nodes show the call, the user's name for "
+        "the value, output shape and parameters, coloured by operation family (legend); "
+        "activations and suffixes are folded into the node they follow; edges are the real "
+        "data flow (branches and merges), labelled with the shape where it changes; the "
+        "returned value is marked. Composed blocks are one node unless --expand or "
+        "--expand-block.",
     )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument(
         "--format",
         choices=FORMATS,
         default=None,
-        help="rich (terminal tree, the default), mermaid, dot, or svg (needs "
-        "Graphviz); with --output the default follows the file suffix",
+        help="rich (terminal tree, the default), mermaid, dot, or svg (drawn by Aurane, "
+        "no Graphviz needed); with --output the default follows the file suffix",
     )
     parser.add_argument("--model", metavar="NAME", help="only this model")
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (one model)")
     parser.add_argument(
-        "--expand", action="store_true", help="draw the layers inside composed blocks"
+        "--expand", action="store_true", help="draw the layers inside every composed block"
+    )
+    parser.add_argument(
+        "--expand-block",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="draw the layers of this block call only (its node path, e.g. residualunit1 or "
+        "repeat1[2]/block1; repeatable)",
     )
     parser.set_defaults(run=run)
 
@@ -68,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if not graphs:
         raise CommandError(f"{args.source} has no model with an input_shape to draw")
-    diagrams = [build_diagram(g, expand=args.expand) for g in graphs]
+    expand = True if args.expand else args.expand_block
+    diagrams = [build_diagram(g, expand=expand) for g in graphs]
     # rich draws in a terminal; pipes and files get the same tree as stable plain text
     if fmt == "rich" and not args.output and sys.stdout.isatty() and _print_rich(diagrams):
         return EXIT_OK

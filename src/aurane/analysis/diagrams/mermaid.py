@@ -6,7 +6,7 @@ label or open markup; lines are joined with ``<br/>``.
 
 from __future__ import annotations
 
-from aurane.analysis.diagrams.common import Diagram, DiagramNode
+from aurane.analysis.diagrams.common import FAMILIES, Diagram, DiagramEdge, DiagramNode
 
 _ENTITIES = (
     ("#", "#35;"),  # first: the entity marker itself
@@ -39,6 +39,13 @@ def _node_line(node: DiagramNode) -> str:
     return f"{node.id}[{text}]"
 
 
+def _edge_line(edge: DiagramEdge) -> str:
+    arrow = "-.->" if edge.kind == "residual" else "-->"
+    if edge.shape is not None:
+        return f'  {edge.source} {arrow}|"{escape(edge.shape)}"| {edge.target}'
+    return f"  {edge.source} {arrow} {edge.target}"
+
+
 def render_mermaid(diagram: Diagram) -> str:
     lines = ["flowchart TB", f"  %% model {escape(diagram.name)}: static diagram from the IR"]
     children, members, labels = diagram.nesting()
@@ -53,7 +60,16 @@ def render_mermaid(diagram: Diagram) -> str:
             lines.append(pad + "end")
 
     emit(None, 1)
-    lines += [f"  {edge.source} --> {edge.target}" for edge in diagram.edges]
+    lines += [_edge_line(edge) for edge in diagram.edges]
+    lines.append('  subgraph legend["legend"]')
+    for fam in diagram.families:
+        lines.append(f"    legend_{fam}[{label((FAMILIES[fam][0],))}]")
+    lines.append("  end")
+    for fam in diagram.families:
+        _, fill, stroke = FAMILIES[fam]
+        ids = [n.id for n in diagram.nodes if n.family == fam] + [f"legend_{fam}"]
+        lines.append(f"  classDef fam_{fam} fill:{fill},stroke:{stroke}")
+        lines.append(f"  class {','.join(ids)} fam_{fam}")
     lines.append("  classDef returned stroke-width:3px,stroke:#d33")
     lines.append(f"  class {diagram.output} returned")
     return "\n".join(lines)

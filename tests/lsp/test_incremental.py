@@ -1,0 +1,106 @@
+"""The incremental front end agrees with ``run_front_end`` and reuses what an edit cannot affect."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from aurane.frontend import run_front_end
+from aurane.incremental import IncrementalFrontEnd, same_result, shift, split_blocks
+from aurane.source import Span
+
+ROOT = Path(__file__).resolve().parents[2]
+# the project's copy of the conformance corpus, and the shared one beside the checkout
+CORPORA = [ROOT / "tests" / "corpus", ROOT.parent / "shared" / "corpus"]
+EXAMPLES = sorted((ROOT / "examples").rglob("*.aur"))
+CORPUS_FILES = sorted({p for c in CORPORA if c.is_dir() for p in c.rglob("*.aur")})
+EDIT_CHARS = "ax1(),:= \n#-.\t"
+
+
+def _check(engine: IncrementalFrontEnd, text: str, name: str) -> None:
+    got = engine.update(text)
+    full = run_front_end(text, name)
+    problems = same_result(got, full)
+    assert problems == [], f"{name}: {problems}\n--- text ---\n{text}"
+    if full.failed_stage != "parse" and not engine.stats.full:
+        assert got.program == full.program
+
+
+def _replay(path: Path, edits: int, seed: int) -> None:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    engine = IncrementalFrontEnd(str(path))
+    _check(engine, text, str(path))
+    rng = random.Random(seed)
+    original = text
+    for _ in range(edits):
+        where = rng.randrange(len(text) + 1)
+        if text and rng.random() < 0.3:
+            where = min(where, len(text) - 1)
+            text = text[:where] + text[where + 1 :]
+        else:
+            text = text[:where] + rng.choice(EDIT_CHARS) + text[where:]
+        _check(engine, text, str(path))
+        if rng.random() < 0.3:
+            text = original  # an undo: the caches must give the first answer back
+            _check(engine, text, str(path))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_agree_after_random_edits(path: Path) -> None:
+    _replay(path, edits=12, seed=1)
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason="no corpus (tests/corpus, ../shared/corpus)")
+def test_corpus_agrees_after_random_edits() -> None:
+    for index, path in enumerate(CORPUS_FILES):
+        _replay(path, edits=6, seed=index)
+
+
+def _program(models: int) -> str:
+    parts = ["hidden = 8\n", "\n"]
+    parts += [
+        "model Unit:\n    def forward(x):\n        h = dense(x, hidden).relu\n"
+        "        return add(x, h)\n\n"
+    ]
+    for i in range(models):
+        parts.append(
+            f"model Net{i}:\n    input_shape = (hidden,)\n    def forward(x):\n"
+            f"        x -> dense(hidden).relu\n          -> Unit()\n          -> dense({i + 2})\n\n"
+        )
+    return "".join(parts)
+
+
+def test_an_edit_reanalyses_only_what_it_can_affect() -> None:
+    text = _program(20)
+    engine = IncrementalFrontEnd()
+    _check(engine, text, "<input>")
+    assert engine.stats.analysed == 22  # every block with statements, once
+    edited = text.replace("dense(7)", "dense(70)")
+    _check(engine, edited, "<input>")
+    assert engine.stats.parsed == 1 and engine.stats.analysed == 1
+    # a block used by every model: they all depend on it
+    edited = edited.replace("h = dense(x, hidden).relu", "h = dense(x, hidden).gelu")
+    _check(engine, edited, "<input>")
+    assert engine.stats.analysed == 21
+    # a line inserted at the top moves everything: reused, shifted
+    _check(engine, "\n" + edited, "<input>")
+    assert engine.stats.analysed <= 1 and engine.stats.reused >= 20
+    # a syntax error stops at parsing, as the full front end does
+    _check(engine, edited.replace("dense(70)", "dense(70"), "<input>")
+    assert engine.stats.analysed == 0
+
+
+def test_blocks_and_shift() -> None:
+    text = "# c\nx = 1\n\nmodel A:\n    def forward(x):\n        x -> dense(2)\ny = 2\n"
+    blocks = split_blocks(text)
+    assert [start for start, _ in blocks] == [1, 2, 4, 7]
+    assert "".join(body for _, body in blocks) == text
+    assert split_blocks(text.replace("\n", "\r\n")) == [
+        (s, b.replace("\n", "\r\n")) for s, b in blocks
+    ]
+    assert shift((Span(1, 2, 3, 4), [Span(2, 1, 2, 5)]), 2) == (
+        Span(3, 2, 5, 4),
+        [Span(4, 1, 4, 5)],
+    )

@@ -1,0 +1,49 @@
+"""A playground server on a free port of 127.0.0.1, serving a temporary copy of a program."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from aurane.playground.server import PlaygroundServer, make_server
+
+PROGRAM = """\
+model ResidualUnit:
+    def forward(x):
+        h = conv2d(x, 16, kernel=3, padding=1).relu
+        h = conv2d(h, 16, kernel=3, padding=1)
+        return add(x, h).relu
+
+model SmallResNet:
+    input_shape = (3, 32, 32)
+    def forward(x):
+        x -> conv2d(16, kernel=3, padding=1).relu
+          -> ResidualUnit()
+          -> maxpool(2)
+          -> ResidualUnit()
+          -> global_avg_pool()
+          -> dense(10)
+"""
+
+
+@pytest.fixture
+def program_file(tmp_path: Path) -> Path:
+    path = tmp_path / "net.aur"
+    path.write_text(PROGRAM, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def server(program_file: Path) -> Iterator[PlaygroundServer]:
+    srv = make_server(program_file, port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(5)
