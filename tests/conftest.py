@@ -8,20 +8,34 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+# The shared conformance corpus lives beside the checkout (``../shared/corpus``); a fresh clone
+# has none. AURANE_SHARED points elsewhere (the fresh-clone check sets it to a missing folder).
+SHARED = Path(os.environ.get("AURANE_SHARED") or REPO.parent / "shared")
 CORPUS = SHARED / "corpus"
+# The project's own copy of the valid corpus (tests/corpus/README.md): always present, checked
+# against ``CORPUS / "valid"`` when that exists. Every valid-program test reads it from here.
+VALID = REPO / "tests" / "corpus" / "valid"
 EXAMPLES = REPO / "examples"
 UPDATE_GOLDEN = os.environ.get("AURANE_UPDATE_GOLDEN") == "1"
+SHARED_ABSENT = f"{CORPUS} not present: the shared-corpus tests need ../shared beside the checkout"
+requires_shared = pytest.mark.skipif(not CORPUS.is_dir(), reason=SHARED_ABSENT)
+"""Mark a test that reads the shared corpus itself (skipped, with the reason, on a clone)."""
+
+
+def _folder(kind: str) -> Path:
+    return VALID if kind == "valid" else CORPUS / kind
 
 
 def corpus_dir(kind: str) -> Path:
-    path = CORPUS / kind
+    """``valid``: the project's copy; any other kind: the shared corpus, skipping when absent."""
+    path = _folder(kind)
     if not path.is_dir():
-        pytest.skip(f"../shared/corpus/{kind} not present (CI has it beside the checkout)")
+        pytest.skip(SHARED_ABSENT)
     return path
 
 
@@ -30,10 +44,22 @@ def corpus_expected(kind: str) -> dict:  # type: ignore[type-arg]
 
 
 def corpus_files(kind: str) -> list[str]:
-    path = CORPUS / kind
+    path = _folder(kind)
     if not path.is_dir():
         return []
     return sorted(p.name for p in path.glob("*.aur"))
+
+
+def corpus_paths() -> list[Path]:
+    """Every corpus program: the valid copy, then the shared invalid ones when present."""
+    invalid = CORPUS / "invalid"
+    return sorted(VALID.glob("*.aur")) + (sorted(invalid.glob("*.aur")) if invalid.is_dir() else [])
+
+
+def corpus_params(kind: str) -> list[Any]:
+    """``corpus_files(kind)`` for ``parametrize``; one skipped case, with the reason, if absent."""
+    names = corpus_files(kind)
+    return names or [pytest.param("<absent>", marks=pytest.mark.skip(reason=SHARED_ABSENT))]
 
 
 def env(**extra: str) -> dict[str, str]:

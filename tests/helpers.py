@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import cProfile
+import pstats
 import textwrap
+from collections.abc import Callable
 
-from aurane.compiler import FrontEnd, run_front_end
 from aurane.diagnostics import Diagnostic
+from aurane.frontend import FrontEnd, run_front_end
 
 # Words the parser reserves: generated identifiers must avoid them.
 RESERVED_WORDS = frozenset(
@@ -54,3 +57,15 @@ def codes(source: str) -> list[str]:
 def where(diagnostic: Diagnostic) -> tuple[int, int]:
     assert diagnostic.span is not None
     return diagnostic.span.line, diagnostic.span.column
+
+
+def calls_made(work: Callable[[], object]) -> int:
+    """The Python and builtin function calls ``work()`` makes: a measure of work, not of time,
+    so a limit on it holds on a busy machine (tests bound it instead of wall-clock seconds)."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        work()
+    finally:
+        profiler.disable()
+    return int(pstats.Stats(profiler).total_calls)  # type: ignore[attr-defined]

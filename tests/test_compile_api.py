@@ -24,7 +24,7 @@ from aurane import CompilationError, compile_file, compile_source, register_back
 from aurane.backends.registry import GenerationRequest, UnknownBackendError
 from aurane.cache import CompileCache
 from aurane.compile import BackendOutputError, compile_detailed, validate_python
-from tests.conftest import CORPUS, corpus_files
+from tests.conftest import VALID, corpus_files
 from tests.conftest import env as child_env
 
 _ids = itertools.count()
@@ -395,7 +395,7 @@ def _torch_backend() -> None:
 @pytest.mark.parametrize("name", corpus_files("valid"))
 def test_corpus_compiles_validated_at_every_level(name: str) -> None:
     _torch_backend()
-    source = (CORPUS / "valid" / name).read_text()
+    source = (VALID / name).read_text()
     outputs = [
         compile_source(source, validate=True, optimize=lvl, filename=name) for lvl in (0, 1, 2)
     ]
@@ -406,7 +406,7 @@ def test_corpus_compiles_validated_at_every_level(name: str) -> None:
 def test_cache_on_and_off_agree_over_the_corpus(tmp_path: Path) -> None:
     _torch_backend()
     for name in corpus_files("valid"):
-        source = (CORPUS / "valid" / name).read_text()
+        source = (VALID / name).read_text()
         plain = compile_source(source, filename=name)
         cold = compile_detailed(source, filename=name, cache=tmp_path)
         warm = compile_detailed(source, filename=name, cache=tmp_path)
@@ -430,7 +430,7 @@ def test_same_bytes_under_different_hash_seeds() -> None:
     for seed in ("0", "1", "12345"):
         env = child_env(PYTHONHASHSEED=seed)
         done = subprocess.run(
-            [sys.executable, "-c", code, str(CORPUS / "valid")],
+            [sys.executable, "-c", code, str(VALID)],
             capture_output=True,
             text=True,
             env=env,

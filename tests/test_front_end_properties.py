@@ -16,15 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aurane.compiler import run_front_end
+from aurane.frontend import run_front_end
 from aurane.ir.verify import verify
 from aurane.source import split_lines
-from tests.conftest import CORPUS, EXAMPLES
+from tests.conftest import EXAMPLES, corpus_paths
+from tests.helpers import calls_made
 
 EXAMPLES_PER_TEST = int(os.environ.get("AURANE_FUZZ_EXAMPLES", "700"))
-SEEDS = [
-    p.read_text() for p in [*sorted(CORPUS.glob("*/*.aur")), *sorted(EXAMPLES.glob("*.aur"))]
-] or [(EXAMPLES / "quickstart.aur").read_text()]
+SEEDS = [p.read_text() for p in [*corpus_paths(), *sorted(EXAMPLES.glob("*.aur"))]] or [
+    (EXAMPLES / "quickstart.aur").read_text()
+]
 INSERTS = [
     "\ufeff",
     "\x00",
@@ -57,9 +58,12 @@ INSERTS = [
 
 
 @contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
+def hang_guard(seconds: int) -> Iterator[None]:
+    """Turns a hang into a failure instead of a stuck suite. Not a speed limit: a call takes
+    milliseconds, the guard minutes; growth is bounded as work by test_front_end_work_is_linear."""
+
     def expire(signum: int, frame: object) -> None:
-        raise TimeoutError(f"front end took more than {seconds} s")
+        raise TimeoutError(f"front end still running after {seconds} s: a hang")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
@@ -71,7 +75,7 @@ def time_limit(seconds: int) -> Iterator[None]:
 
 
 def check_input(text: str) -> None:
-    with time_limit(10):
+    with hang_guard(300):
         result = run_front_end(text, "fuzz.aur")
     lines = len(split_lines(text))
     for diagnostic in result.diagnostics:
@@ -165,6 +169,17 @@ def test_depth_ladder(construct: str, depth: int) -> None:
     if len(source.encode()) > 1024 * 1024:
         source = source[: 1024 * 1024 + 10]  # past the size limit: must be P011, not a crash
     check_input(source)
+
+
+@pytest.mark.parametrize("construct", sorted(NESTING))
+def test_front_end_work_is_linear(construct: str) -> None:
+    # a work limit, not a time limit: ten times the depth or length may cost at most 11 times
+    # the function calls (a quadratic step would cost about 100 times)
+    small, large = (NESTING[construct](n) for n in (1_000, 10_000))
+    ratio = calls_made(lambda: run_front_end(large, "l.aur")) / calls_made(
+        lambda: run_front_end(small, "s.aur")
+    )
+    assert ratio <= 11, f"{construct}: 10x the size made {ratio:.1f}x the calls"
 
 
 def test_limits_are_diagnostics() -> None:

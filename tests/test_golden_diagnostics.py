@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aurane.compiler import run_front_end
+from aurane.frontend import run_front_end
 from aurane.render import render_all
 from tests.conftest import UPDATE_GOLDEN
 

@@ -3,7 +3,13 @@
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # real imports for type checkers; at run time they load lazily
-    from aurane.api import (
+    from aurane.backends.registry import register_backend
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import compile_file, compile_source
+    from aurane.diagnostics import Diagnostic, LocatedError
+    from aurane.optimize import optimize_ast
+    from aurane.source import Span
+    from aurane.stages import (
         CompilationError,
         TypeChecker,
         analyze_semantics,
@@ -11,24 +17,18 @@ if TYPE_CHECKING:  # real imports for type checkers; at run time they load lazil
         parse,
         resolve_constants,
     )
-    from aurane.backends.registry import register_backend
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import compile_file, compile_source
-    from aurane.diagnostics import Diagnostic, LocatedError
-    from aurane.optimize import optimize_ast
-    from aurane.source import Span
 
-__version__ = "0.1.0"
+from aurane.version import __version__
 
 # Loaded on first use so that `import aurane` (and so every CLI start) stays fast and never
 # imports torch.
 _LAZY = {
-    "CompilationError": "aurane.api",
-    "TypeChecker": "aurane.api",
-    "analyze_semantics": "aurane.api",
-    "lower": "aurane.api",
-    "parse": "aurane.api",
-    "resolve_constants": "aurane.api",
+    "CompilationError": "aurane.stages",
+    "TypeChecker": "aurane.stages",
+    "analyze_semantics": "aurane.stages",
+    "lower": "aurane.stages",
+    "parse": "aurane.stages",
+    "resolve_constants": "aurane.stages",
     "Diagnostic": "aurane.diagnostics",
     "LocatedError": "aurane.diagnostics",
     "Span": "aurane.source",

@@ -160,6 +160,15 @@ _CODES: tuple[Code, ...] = (
         "(a file saved as Latin-1)",
         "Re-save the file as UTF-8.",
     ),
+    Code(
+        "P040",
+        "name-bound-twice",
+        "parse",
+        "a name is bound twice in one statement",
+        "`a, b = chunk(x, 2)` binds one name per piece; each name appears once.",
+        "a, a = chunk(x, 2, dim=-1)",
+        "Give each piece its own name.",
+    ),
     # resolve
     Code(
         "R001",
@@ -382,6 +391,164 @@ _CODES: tuple[Code, ...] = (
         "use torch as nn",
         "Choose an alias the generated code does not rely on.",
     ),
+    Code(
+        "S040",
+        "bad-block-parameter",
+        "semantic",
+        "invalid parameter in a model header",
+        "A parameterised block declares 'model Name(p, q=1):'. Each parameter has its own\n"
+        "name (an ASCII identifier the generated Python can use as a constructor argument),\n"
+        "an optional type (int, float, bool or str) and an optional constant default;\n"
+        "parameters with defaults come last.",
+        "model Block(width, width):",
+        "Rename the parameter, move defaults last, or use int, float, bool or str.",
+    ),
+    Code(
+        "S041",
+        "unknown-block-argument",
+        "semantic",
+        "unknown argument in a block call",
+        "A block call passes only the parameters its model declares.",
+        "model Block(width):\n    ...\n... x -> Block(128, depth=2)",
+        "Use one of the declared parameter names (see the model header).",
+    ),
+    Code(
+        "S042",
+        "missing-block-argument",
+        "semantic",
+        "block call misses a parameter",
+        "Every parameter without a default must be given in each call of the block.",
+        "model Block(width):\n    ...\n... x -> Block()",
+        "Pass the parameter, positionally or as width=...",
+    ),
+    Code(
+        "S043",
+        "too-many-block-arguments",
+        "semantic",
+        "block call passes too many or repeated arguments",
+        "A block call passes at most one value per declared parameter.",
+        "model Block(width):\n    ...\n... x -> Block(64, 128)",
+        "Drop the extra argument or declare another parameter.",
+    ),
+    Code(
+        "S044",
+        "duplicate-layer-name",
+        "semantic",
+        "two layers have the same name",
+        "'as NAME' sets a layer's attribute in the generated module; each name (and each\n"
+        "container path such as layer1.0) names exactly one layer of a model.",
+        "h = conv2d(x, 8) as conv1\nh = conv2d(h, 8) as conv1",
+        "Give each layer its own name.",
+    ),
+    Code(
+        "S045",
+        "invalid-layer-name",
+        "semantic",
+        "a layer name Python or PyTorch cannot use",
+        "Layer names become attributes of an nn.Module: each part of a dotted path is an\n"
+        "ASCII identifier or a number, and no part is a Python keyword or an attribute\n"
+        "nn.Module, nn.ModuleDict or nn.Sequential already has (forward, train, keys, ...).\n"
+        "A name cannot be both a layer and a container (conv1 and conv1.0).",
+        "h = conv2d(x, 8) as forward",
+        "Choose another name.",
+    ),
+    Code(
+        "S046",
+        "unnameable-step",
+        "semantic",
+        "this operation cannot be part of a named layer or chain",
+        "A named chain becomes one nn.Sequential, so each of its steps must be a module\n"
+        "applied to the previous step's output: layers, activations, flatten, dropout.\n"
+        "Operations joining several tensors or returning extra state cannot be named.",
+        "h = (x -> dense(8).residual) as proj",
+        "Name the layers one by one, or take the operation out of the chain.",
+    ),
+    Code(
+        "S047",
+        "bad-tie",
+        "semantic",
+        "tie= does not name a layer whose weight can be shared",
+        "dense(..., tie=path) shares its weight with the embedding or dense layer named\n"
+        "path elsewhere in the same model.",
+        "x -> dense(100, tie=wte)   # no layer is named wte",
+        "Name the embedding with 'as wte', or drop tie=.",
+    ),
+    Code(
+        "T040",
+        "block-argument-type",
+        "type",
+        "block argument of the wrong type",
+        "A parameter annotated int, float, bool or str (or whose default has that type)\n"
+        "accepts only values of that type (an int is accepted for float).",
+        "model Block(width: int):\n    ...\n... x -> Block(1.5)",
+        "Pass a value of the declared type.",
+    ),
+    Code(
+        "T041",
+        "tie-shape",
+        "type",
+        "tied weights have different shapes",
+        "Tying dense(V) to an embedding needs the embedding's table (V, D) to equal the\n"
+        "dense weight (out V, in D).",
+        "x -> dense(100, tie=wte)   # wte = embedding(50, 32)",
+        "Make the vocabulary and width agree, or drop tie=.",
+    ),
+    Code(
+        "S080",
+        "dataset-source-not-allowed",
+        "semantic",
+        "dataset source is not an allowed dataset class",
+        "A dataset's 'from' line becomes a constructor call when the generated program runs,\n"
+        "so it must name a dataset class: aurane.data.<Class>, torchvision.datasets.<Class>\n"
+        "(its dataset classes), or a class under a module the program imports with 'use'.\n"
+        "Names are NFKC-normalised first, as Python reads them. See docs/security.md.",
+        "dataset d:\n    from posix.system",
+        "Name a dataset class, or 'use' the module that defines yours.",
+    ),
+    Code(
+        "S081",
+        "conflicting-arguments",
+        "semantic",
+        "arguments that torch refuses together",
+        "Some options are valid alone but not together, exactly as torch checks them when it\n"
+        "builds or steps the object: SGD's nesterov needs momentum > 0 and dampening = 0;\n"
+        "warmup_cosine's warmup_steps may not exceed max_steps.",
+        "optimizer = sgd(lr=0.1, nesterov=true)",
+        "Change one of the arguments, e.g. add momentum=0.9.",
+    ),
+    Code(
+        "S100",
+        "no-models",
+        "semantic",
+        "the program defines no models",
+        "A program without a 'model' block compiles to a module with no network in it, and\n"
+        "an empty file compiles to an empty module. Usually the file is not the one meant,\n"
+        "or it is still a draft.",
+        "dataset d:\n    from aurane.data.SyntheticImages",
+        "Add a model block (see 'aurane init' for a starter program), or check the file name.",
+        "warning",
+    ),
+    Code(
+        "T090",
+        "size-past-int64",
+        "type",
+        "a size past torch's int64 sizes",
+        "torch stores sizes, element counts and parameter counts as 64-bit integers; a shape\n"
+        "or layer whose count passes 2**63 - 1 cannot be built, so it is refused here instead\n"
+        "of compiling to a layer that overflows.",
+        "x -> upsample(scale_factor=1e308)",
+        "Check the sizes.",
+    ),
+    Code(
+        "T091",
+        "setting-without-effect",
+        "type",
+        "a setting the model would ignore",
+        "input_padding_idx builds the padding mask that self-attention reads; a model without\n"
+        "self-attention would silently ignore it.",
+        "model Net:\n    input_dtype = int64\n    input_padding_idx = 0   # no attention",
+        "Remove the setting, or add the layer that uses it.",
+    ),
     # type
     Code(
         "T001",
@@ -474,6 +641,149 @@ _CODES: tuple[Code, ...] = (
         "A model used as an operation with its own input_shape must be called with that shape.",
         "x -> Block()",
         "Call it with a matching input or drop its input_shape.",
+    ),
+    Code(
+        "T080",
+        "rotary-odd-dim",
+        "type",
+        "rotary embedding needs an even head size",
+        "rotary_embedding rotates the two halves of the last axis (rotate-half), so that axis\n"
+        "must have an even size.",
+        "q -> rotary_embedding()   # on (heads, sequence, 7)",
+        "Use an even head size.",
+    ),
+    Code(
+        "T081",
+        "kv-heads",
+        "type",
+        "query heads are not a multiple of the key/value heads",
+        "Grouped-query attention shares each key/value head among heads // kv_heads query\n"
+        "heads, so the key/value heads must divide the query heads.",
+        "scaled_dot_product_attention(q, k, v)   # q (8, S, 64), k and v (3, S, 64)",
+        "Pick a number of key/value heads that divides the query heads.",
+    ),
+    Code(
+        "T082",
+        "causal-lengths",
+        "type",
+        "causal attention over sequences of different lengths",
+        "A causal mask orders the positions of one sequence: queries and keys must have the\n"
+        "same length.",
+        "multihead_attention(x, memory, heads=2, dim=8, causal=true)   # 5 queries, 7 keys",
+        "Drop causal for cross-attention, or attend over sequences of equal length.",
+    ),
+    Code(
+        "T083",
+        "kv-width-without-memory",
+        "type",
+        "key/value width given to self-attention",
+        "kdim and vdim describe a memory input of another width (cross-attention); in\n"
+        "self-attention keys and values have the model width dim.",
+        "x -> multihead_attention(heads=2, dim=8, kdim=4)",
+        "Drop kdim/vdim, or pass the memory: multihead_attention(x, memory, ...).",
+    ),
+    # ops-tensor (issue 10)
+    Code(
+        "T060",
+        "broadcast-mismatch",
+        "type",
+        "shapes do not broadcast",
+        "multiply, subtract, divide, matmul (leading axes), add(broadcast=true) and expand\n"
+        "stretch size-1 axes only: on every axis the sizes are equal or one of them is 1.\n"
+        "Both inputs carry the batch axis, so their ranks must be equal too.",
+        "multiply(x, gate)   # (64, 8, 8) and (32, 1, 1)",
+        "Make each axis equal or 1 on one side, e.g. with a dense layer or a reshape.",
+    ),
+    Code(
+        "T062",
+        "squeeze-size",
+        "type",
+        "squeeze of an axis whose size is not 1",
+        "squeeze removes one size-1 axis. PyTorch silently returns the input unchanged when\n"
+        "the axis is larger; Aurane refuses, because the shapes after it would be wrong.",
+        "x -> squeeze(1)   # on (4, 8)",
+        "Squeeze a size-1 axis, or use select / reshape.",
+    ),
+    Code(
+        "T063",
+        "index-range",
+        "type",
+        "index out of range",
+        "select's index must lie within its axis; a piece index of split/chunk within the\n"
+        "number of pieces.",
+        "x -> select(dim=1, index=5)   # on (5, 8)",
+        "Use an index from -size to size - 1.",
+    ),
+    Code(
+        "T064",
+        "unbound-pieces",
+        "type",
+        "several outputs bound to one name",
+        "split and chunk give several tensors. Bind each to a name in one statement,\n"
+        "`a, b = chunk(x, 2, dim=-1)`, or pick one piece with index=.",
+        "h = chunk(x, 2, dim=-1)",
+        "Write a, b = chunk(x, 2, dim=-1).",
+    ),
+    Code(
+        "T065",
+        "parameter-input",
+        "type",
+        "parameter given an input tensor",
+        "parameter(shape) is a learned tensor of its own; it reads no input, so it cannot be a\n"
+        "chain step.",
+        "x -> parameter((1, 768))",
+        "Write it as a graph statement: cls = parameter((1, 768)).",
+    ),
+    Code(
+        "S065",
+        "piece-count",
+        "semantic",
+        "names on the left do not match the pieces",
+        "`a, b = chunk(x, 2)` binds one name per piece. The number of names must equal the\n"
+        "number of pieces split or chunk gives, and only split and chunk have several outputs.",
+        "a, b, c = chunk(x, 2, dim=-1)",
+        "Bind exactly one name per piece.",
+    ),
+    # verify (issue 13): static claims that torch contradicts at run time: compiler bugs
+    Code(
+        "T110",
+        "verify-shape",
+        "type",
+        "run-time shape differs from the inferred shape (compiler bug)",
+        "`aurane verify` ran the generated module and a value's shape is not the one the IR\n"
+        "claims. Every consumer (code generation, profile, diagrams) trusts the IR, so this\n"
+        "is a bug in the compiler's shape rule for the operation at this span.",
+        "x -> conv2d(8, kernel=3)",
+        "Report it with the file; until fixed, do not trust shapes printed for this model.",
+    ),
+    Code(
+        "T111",
+        "verify-dtype",
+        "type",
+        "run-time dtype differs from the inferred dtype (compiler bug)",
+        "`aurane verify` observed a dtype other than the one the IR claims for this value.",
+        "x -> embedding(100, 16)",
+        "Report it with the file.",
+    ),
+    Code(
+        "T112",
+        "verify-parameters",
+        "type",
+        "run-time parameter count differs from the IR's (compiler bug)",
+        "The submodule built for this operation holds a different number of parameters\n"
+        "than the IR (and therefore `profile`) counts.",
+        "x -> dense(10)",
+        "Report it with the file; `profile` figures for this model are wrong until fixed.",
+    ),
+    Code(
+        "T113",
+        "verify-runtime-error",
+        "type",
+        "the generated module failed on inputs of its declared type (compiler bug)",
+        "A program the checker accepts must run; the generated module raised an error while\n"
+        "`aurane verify` ran it on inputs of the declared shape and dtype.",
+        "x -> dense(10)",
+        "Report it with the file.",
     ),
     # lint
     Code(

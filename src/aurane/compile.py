@@ -32,14 +32,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aurane import __version__
-from aurane.api import CompilationError
 from aurane.backends.registry import BackendEntry, GenerationRequest, get_backend
 from aurane.cache import CompileCache, cache_key
-from aurane.compiler import decode_source, run_front_end
 from aurane.diagnostics import Diagnostic
+from aurane.frontend import decode_source, run_front_end
 from aurane.ir.graph import Graph
+from aurane.stages import CompilationError
 from aurane.syntax import ast
+from aurane.version import __version__
 
 CacheArg = CompileCache | str | os.PathLike[str] | bool | None
 
@@ -56,7 +56,15 @@ _RUNTIME_NAMES = frozenset(
         "DataLoader",
         "DistributedSampler",
         "DistributedDataParallel",
+        "rt",  # from aurane import runtime as rt
     }
+)
+# Names the generated program binds to something other than the module of that name
+# (`from torch import nn`, `self`): an unaliased `use` of a module called so is refused.
+_TEMPLATE_ALIASES = frozenset(
+    {"nn", "F", "self", "super", "forward", "np", "dist", "rt", "DataLoader"}
+    | {"DistributedSampler", "DistributedDataParallel", "padding_mask", "self_attention"}
+    | {"rotary_embedding", "block"}
 )
 # Characters some tool treats as a line break or terminator; repr() escapes all of
 # them, so a correct backend never emits one raw.
@@ -184,8 +192,10 @@ def python_name_problems(program: ast.AuraneProgram) -> list[Diagnostic]:
                 or not bound.isidentifier()
                 or bound in KEYWORDS | SOFT_KEYWORDS | TEMPLATE | _RUNTIME_NAMES
             )
+            # `use nn` imports a module called nn, not torch.nn: the template's aliases
+            bad_root = stmt.alias is None and bound in _TEMPLATE_ALIASES
             # "type" is a builtin too; the backend's table files it as a soft keyword only.
-            if bad_alias or bound in BUILTINS | {"type"}:
+            if bad_alias or bad_root or bound in BUILTINS | {"type"}:
                 found.append(
                     diag(
                         "S019",

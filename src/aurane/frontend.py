@@ -8,8 +8,8 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, has_errors, sorted_unique
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_program
-from aurane.semantics.check import analyze
-from aurane.semantics.constants import resolve_program
+from aurane.semantics.check import SemanticResult, analyze
+from aurane.semantics.constants import resolve_with_failures
 from aurane.source import Source, Span
 from aurane.syntax import ast
 from aurane.syntax.gc_pause import paused_gc
@@ -43,16 +43,54 @@ def _run(text: str, filename: str, types: bool) -> FrontEnd:
     result.program = program
     if _stop(result, found, "parse") or program is None:
         return result
-    resolved, found = resolve_program(program)
+    return analyze_program(result, program, types)
+
+
+def analyze_program(result: FrontEnd, program: ast.AuraneProgram, types: bool = True) -> FrontEnd:
+    """The passes after parsing, on a parsed program (the incremental front end reuses them)."""
+    resolved, found, unresolved = resolve_with_failures(program)
     result.resolved = resolved
-    if _stop(result, found, "resolve"):
-        return result
+    # Resolve errors do not hide independent semantic and shape errors: the later passes
+    # run, skipping what stayed unresolved (reported once, by the resolver).
+    _stop(result, found, "resolve", keep_going=True)
     semantic = analyze(resolved)
+    if unresolved:
+        semantic.diagnostics[:] = [
+            d for d in semantic.diagnostics if not _inside_any(d.span, unresolved)
+        ]
+        for model in resolved.models:
+            if any(_inside(span, model.span) for span in unresolved):
+                semantic.broken_models.add(model.name)
+        semantic.broken_models.update(_models_calling(semantic, semantic.broken_models))
     if _stop(result, semantic.diagnostics, "semantic", keep_going=True) or not types:
         return result
     result.graphs, found = lower_program(resolved, semantic)
     _stop(result, found, "type")
     return result
+
+
+def _inside(span: Span | None, outer: Span) -> bool:
+    if span is None:
+        return False
+    start = (span.line, span.column) >= (outer.line, outer.column)
+    return start and (span.end_line, span.end_column) <= (outer.end_line, outer.end_column)
+
+
+def _inside_any(span: Span | None, outers: frozenset[Span]) -> bool:
+    return any(_inside(span, outer) for outer in outers)
+
+
+def _models_calling(semantic: SemanticResult, broken: set[str]) -> set[str]:
+    """Models that use a broken one, directly or not: they cannot be type checked either."""
+    found = set(broken)
+    changed = True
+    while changed:
+        changed = False
+        for name, calls in semantic.calls.items():
+            if name not in found and any(c in found for c, _ in calls):
+                found.add(name)
+                changed = True
+    return found
 
 
 def _stop(result: FrontEnd, found: list[Diagnostic], stage: str, keep_going: bool = False) -> bool:

@@ -169,7 +169,7 @@ def test_check_path_never_imports_torch(files: dict[str, Path]) -> None:
 
 def test_internal_error_exit_code(files: dict[str, Path]) -> None:
     code = (
-        "import sys\nimport aurane.compiler as c\n"
+        "import sys\nimport aurane.frontend as c\n"
         "def boom(*a, **k):\n    raise RuntimeError('boom')\n"
         "c.run_front_end = boom\nfrom aurane.cli.main import main\n"
         f"sys.exit(main(['check', {str(files['good'])!r}]))\n"

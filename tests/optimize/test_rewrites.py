@@ -11,7 +11,7 @@ from aurane.optimize import LEVEL_1, LEVEL_2, REWRITES
 from aurane.optimize.shapes import iter_nodes, lower_quietly
 from aurane.syntax import ast
 from aurane.syntax.printer import strip_spans
-from tests.conftest import CORPUS, corpus_files
+from tests.conftest import VALID, corpus_files
 from tests.helpers import front
 from tests.optimize.programs import CASES, Case
 
@@ -179,7 +179,7 @@ def test_not_a_program_is_refused() -> None:
 @pytest.mark.parametrize("name", corpus_files("valid"))
 @pytest.mark.parametrize("level", [1, 2])
 def test_corpus_lowers_and_verifies_after_every_rewrite(name: str, level: int) -> None:
-    program = resolved((CORPUS / "valid" / name).read_text())
+    program = resolved((VALID / name).read_text())
     expected = {
         model: sum(n.parameters for n in g.nodes) for model, g in graphs_of(program).items()
     }

@@ -17,7 +17,7 @@ the block's own layers kept as children (one copy; ``repeat`` multiplies).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aurane import ops
 from aurane.analysis.formulas import macs_formula, pretty
@@ -140,7 +140,18 @@ def profile(graph: Graph, batch_size: int = 1) -> ModelProfile:
 
 def profile_layers(graph: Graph) -> tuple[LayerProfile, ...]:
     values = graph.value_map
-    return tuple(_layer(node, values, graph.param_dtype) for node in graph.nodes)
+    layers = tuple(_layer(node, values, graph.param_dtype) for node in graph.nodes)
+    if not graph.tied:
+        return layers
+    # a tied layer (dense(..., tie=wte)) shares its weight: counted once, at the embedding;
+    # the IR already holds the tied node's own count without the shared weight
+    nodes = {node.id: node for node in graph.nodes}
+    return tuple(
+        replace(layer, parameters=nodes[layer.node].parameters)
+        if layer.node in graph.tied
+        else layer
+        for layer in layers
+    )
 
 
 def _value_bytes(value: Value) -> int:

@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from aurane.api import CompilationError
     from aurane.cli.common import load_text
+    from aurane.stages import CompilationError
     from aurane.tools.benchmark import run_benchmark, summary
 
     text = load_text(args.source)

@@ -31,7 +31,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "clean": ("aurane.cli.clean_cmd", "remove compiler caches and Python bytecode"),
     "run": ("aurane.cli.run_cmd", "compile a program and run it"),
+    "plot": ("aurane.cli.plot_cmd", "draw loss and metric curves of training runs"),
     "init": ("aurane.cli.init_cmd", "create a starter project"),
+    "verify": (
+        "aurane.cli.verify_cmd",
+        "check inferred shapes, dtypes and parameter counts against torch",
+    ),
+    "export": ("aurane.cli.export_cmd", "export models to ONNX or torch.export (.pt2)"),
+    "diff": ("aurane.cli.diff_cmd", "compare the models of two programs or revisions"),
+    "playground": ("aurane.cli.playground_cmd", "edit a program in a local web page, live"),
+    "lsp": ("aurane.cli.lsp_cmd", "run the language server for editors (stdio)"),
 }
 
 

@@ -14,12 +14,36 @@ EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
 
 
 class CommandError(Exception):
-    """An input problem that is not a located diagnostic (missing file, unknown model)."""
+    """An input problem that is not a located diagnostic (missing file, unknown model).
 
-    def __init__(self, message: str, code: int = EXIT_INPUT) -> None:
+    ``diagnostics``: the located ones behind it (a file with errors), for JSON output.
+    """
+
+    def __init__(
+        self, message: str, code: int = EXIT_INPUT, diagnostics: list[Diagnostic] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
+        self.diagnostics = diagnostics or []
+
+
+def wants_json(args: Any) -> bool:
+    """Whether the command line asked for JSON on stdout (``--json``, ``--format json``)."""
+    return bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json"
+
+
+def json_failure(args: Any, message: str, diagnostics: Iterable[Diagnostic] = ()) -> None:
+    """One JSON object on stdout for a failed ``--json`` command: check --json's shape."""
+    items = list(diagnostics)
+    print_json(
+        {
+            "ok": False,
+            "file": getattr(args, "source", None),
+            "diagnostics": [d.to_json() for d in items],
+            "error": message,
+        }
+    )
 
 
 def positive_int(text: str) -> int:
@@ -56,7 +80,7 @@ def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> 
 
 def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
     """The file's text, or a P015 diagnostic for bad UTF-8; raises CommandError if unreadable."""
-    from aurane.compiler import decode_source
+    from aurane.frontend import decode_source
 
     try:
         with open(path, "rb") as handle:
@@ -93,6 +117,18 @@ def shown_text(path: str) -> str:
     """A file that is not valid UTF-8, decoded as well as it goes, for showing its lines."""
     with open(path, "rb") as handle:
         return handle.read().decode("utf-8", errors="replace")
+
+
+def source_text(path: str, *, json: bool = False) -> str:
+    """The file's text; a CommandError carrying the P015 diagnostic on bad UTF-8 (rendered on
+    stderr first unless ``json``, where the caller prints it as JSON)."""
+    text, bad = read_source(path)
+    if text is None:
+        assert bad is not None
+        if not json:
+            print_diagnostics([bad], shown_text(path), path)
+        raise CommandError("the file is not valid UTF-8", EXIT_INPUT, [bad])
+    return text
 
 
 def load_text(path: str) -> str | None:

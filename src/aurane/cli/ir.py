@@ -9,7 +9,7 @@ from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics
 
 if TYPE_CHECKING:
-    from aurane.compiler import FrontEnd
+    from aurane.frontend import FrontEnd
     from aurane.ir.graph import Graph
 
 
@@ -33,18 +33,21 @@ def load_graphs(path: str, model: str | None) -> list[Graph]:
     return load(path, model)[1]
 
 
-def load(path: str, model: str | None) -> tuple[FrontEnd, list[Graph]]:
-    """The front end's result and the selected graphs (every model with an input_shape)."""
-    from aurane.cli.common import load_text
-    from aurane.compiler import run_front_end
+def load(path: str, model: str | None, *, json: bool = False) -> tuple[FrontEnd, list[Graph]]:
+    """The front end's result and the selected graphs (every model with an input_shape).
 
-    text = load_text(path)
-    if text is None:
-        raise CommandError("the file is not valid UTF-8") from None
+    With ``json``, located errors travel in the ``CommandError`` (the caller prints JSON)
+    instead of being rendered on stderr.
+    """
+    from aurane.cli.common import source_text
+    from aurane.frontend import run_front_end
+
+    text = source_text(path, json=json)
     result = run_front_end(text, path)
-    print_diagnostics(result.diagnostics, text, path)
+    if not (json and not result.ok):
+        print_diagnostics(result.diagnostics, text, path)
     if not result.ok:
-        raise CommandError(f"{path} has errors", EXIT_INPUT)
+        raise CommandError(f"{path} has errors", EXIT_INPUT, result.diagnostics)
     if model is None:
         return result, list(result.graphs.values())
     if model in result.graphs:
@@ -56,27 +59,23 @@ def load(path: str, model: str | None) -> tuple[FrontEnd, list[Graph]]:
         from aurane.codes import diag
 
         chosen = next(m for m in result.resolved.models if m.name == model)
-        print_diagnostics(
-            [
-                diag(
-                    "S014",
-                    f"model '{model}' is selected with --model, so it needs input_shape",
-                    chosen.name_span,
-                    hint="add input_shape = (...) to the model; without it, it is only a block "
-                    "of other models",
-                )
-            ],
-            text,
-            path,
+        selected = diag(
+            "S014",
+            f"model '{model}' is selected with --model, so it needs input_shape",
+            chosen.name_span,
+            hint="add input_shape = (...) to the model; without it, it is only a block "
+            "of other models",
         )
-        raise CommandError(f"{path} has errors", EXIT_INPUT)
+        if not json:
+            print_diagnostics([selected], text, path)
+        raise CommandError(f"{path} has errors", EXIT_INPUT, [selected])
     raise CommandError(f"no model '{model}' in {path}; models: {', '.join(names) or 'none'}")
 
 
 def run(args: argparse.Namespace) -> int:
     from aurane.ir.printer import graph_to_text, graphs_to_json
 
-    graphs = load_graphs(args.source, args.model)
+    graphs = load(args.source, args.model, json=args.format == "json")[1]
     if args.format == "json":
         print(graphs_to_json(graphs))
     else:

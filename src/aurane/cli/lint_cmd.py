@@ -55,11 +55,18 @@ def run(args: argparse.Namespace) -> int:
 def _one(
     file: Path, args: argparse.Namespace, select: list[str] | None, payload: list[dict[str, object]]
 ) -> bool:
-    from aurane.cli.common import load_text
+    from aurane.cli.common import load_text, read_source
     from aurane.fs import atomic_write
     from aurane.tools.lint import FIXABLE, fix_source, lint_source
 
-    text = load_text(str(file))
+    if args.json:
+        text, bad = read_source(str(file))
+        if text is None:
+            assert bad is not None
+            payload.append({"file": str(file), "diagnostics": [bad.to_json()]})
+            return True
+    else:
+        text = load_text(str(file))
     if text is None:
         return True
     found = lint_source(text, str(file))

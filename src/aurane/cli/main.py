@@ -7,9 +7,16 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from aurane import __version__
 from aurane.cli.commands import COMMANDS
-from aurane.cli.common import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, CommandError
+from aurane.cli.common import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    json_failure,
+    wants_json,
+)
+from aurane.version import __version__
 
 ISSUES_URL = "https://github.com/aurane-lang/aurane/issues"
 
@@ -53,7 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except CommandError as error:
-        print(f"error: {error.message}", file=sys.stderr)
+        if wants_json(args):  # every outcome of a --json command is JSON on stdout
+            json_failure(args, error.message, error.diagnostics)
+        else:
+            print(f"error: {error.message}", file=sys.stderr)
         return error.code
     except KeyboardInterrupt:
         return 130
@@ -70,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"Please report it with the traceback above and the source file at {ISSUES_URL}",
             file=sys.stderr,
         )
+        if wants_json(args):
+            json_failure(args, f"internal error in aurane {__version__} (this is a bug)")
         return EXIT_INTERNAL
 
 

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from aurane.analysis.report import model_text, profiles_json
     from aurane.cli.ir import load
 
-    front, graphs = load(args.source, args.model)
+    front, graphs = load(args.source, args.model, json=args.json)
     jobs = training_jobs(front.resolved) if front.resolved is not None else {}
     batch = args.batch_size or 1
     results = []

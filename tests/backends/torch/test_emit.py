@@ -114,7 +114,7 @@ def models_only(text: str, name: str) -> str:
 _NO_TORCH = """
 import sys
 from aurane.backends.torch import generate_torch
-from aurane.compiler import run_front_end
+from aurane.frontend import run_front_end
 fe = run_front_end(open(sys.argv[1], encoding="utf-8").read(), "x.aur")
 generate_torch(fe.resolved, fe.graphs)
 assert "torch" not in sys.modules, "the generator imported torch"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from aurane.backends.torch import TorchCodeGenerator, generate_torch
-from aurane.compiler import FrontEnd, run_front_end
+from aurane.frontend import FrontEnd, run_front_end
 from aurane.syntax import ast as syntax
 from tests.backends.torch.util import corpus_path, corpus_sources
 from tests.conftest import REPO, UPDATE_GOLDEN
@@ -53,7 +53,7 @@ def test_golden_codegen(name: str) -> None:
 _DIGESTS = """
 import hashlib, json, sys
 from aurane.backends.torch import TorchCodeGenerator, generate_torch
-from aurane.compiler import FrontEnd, run_front_end
+from aurane.frontend import FrontEnd, run_front_end
 from aurane.syntax import ast as syntax
 out = {}
 for path in sys.argv[1:]:

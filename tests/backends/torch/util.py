@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from aurane.backends.torch import TorchCodeGenerator
-from aurane.compiler import FrontEnd
-from tests.conftest import CORPUS, corpus_files
+from aurane.frontend import FrontEnd
+from tests.conftest import VALID, corpus_files
 from tests.helpers import front
-
-VALID = CORPUS / "valid"
 
 
 def front_end(source: str, filename: str = "t.aur") -> FrontEnd:
