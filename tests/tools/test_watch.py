@@ -76,7 +76,7 @@ class Watch:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         try:
-            return self.proc.wait(timeout=20)
+            return self.proc.wait(timeout=60)  # a hang guard, not a speed limit
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
