@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aurane.ops.layers import _conv_geometry
+from aurane.ops.layers import _conv_geometry, check_groups
 from aurane.ops.rules import (
     PARAMETRIC,
     POSITIVE,
@@ -118,15 +118,7 @@ def transpose_geometry(ctx: InferContext, op: str, dims: int) -> tuple[int, ...]
     """Validate a transposed convolution against its input; return the output spatial size."""
     t, a = ctx.input, ctx.args
     require_rank(op, t, (dims + 1,), LAYOUTS[dims])
-    groups: int = a["groups"]
-    for side, count in (("input", t.shape[0]), ("output", a["channels"])):
-        if count % groups:
-            raise OpError(
-                "T007",
-                f"{op} groups={groups} does not divide the {count} {side} channels",
-                blame="groups",
-                hint="groups must divide both the input and the output channel counts",
-            )
+    check_groups(ctx, op)
     kernel = spatial(op, "kernel", a["kernel"], dims)
     stride = spatial(op, "stride", a["stride"], dims)
     padding = spatial(op, "padding", a["padding"], dims)

@@ -78,11 +78,10 @@ DENSE = make_spec(
 # -- convolutions -------------------------------------------------------------------------
 
 
-def _conv_geometry(ctx: InferContext, op: str, dims: int) -> tuple[int, ...]:
-    """Validate a convolution's arguments against its input; return the output spatial size."""
-    t, a = ctx.input, ctx.args
-    groups: int = a["groups"]
-    for side, count in (("input", t.shape[0]), ("output", a["channels"])):
+def check_groups(ctx: InferContext, op: str) -> None:
+    """``groups`` must divide both channel counts (convolutions and transposed ones alike)."""
+    groups: int = ctx.args["groups"]
+    for side, count in (("input", ctx.input.shape[0]), ("output", ctx.args["channels"])):
         if count % groups:
             raise OpError(
                 "T007",
@@ -90,6 +89,12 @@ def _conv_geometry(ctx: InferContext, op: str, dims: int) -> tuple[int, ...]:
                 blame="groups",
                 hint="groups must divide both the input and the output channel counts",
             )
+
+
+def _conv_geometry(ctx: InferContext, op: str, dims: int) -> tuple[int, ...]:
+    """Validate a convolution's arguments against its input; return the output spatial size."""
+    t, a = ctx.input, ctx.args
+    check_groups(ctx, op)
     kernel = spatial(op, "kernel", a["kernel"], dims)
     stride = spatial(op, "stride", a["stride"], dims)
     dilation = spatial(op, "dilation", a["dilation"], dims)

@@ -160,24 +160,6 @@ def _conv(dims: int) -> Callable[[Site], Call]:
     return init
 
 
-def _batchnorm(site: Site) -> Call:
-    # BatchNorm1d covers (features,) and (channels, length); 2d covers (channels, h, w)
-    dims = 2 if len(site.in_shape) == 3 else 1
-    defaults = {"eps": 1e-5, "momentum": 0.1, "affine": True, "track_running_stats": True}
-    return Call(
-        f"nn.BatchNorm{dims}d",
-        (str(site.in_shape[0]), *options(site.args, defaults), *dtype_arg(site)),
-    )
-
-
-def _layer_norm(site: Site) -> Call:
-    a = site.args
-    extra = options(a, {"eps": 1e-5, "elementwise_affine": True})
-    if a["elementwise_affine"] and not a["bias"]:
-        extra.append("bias=False")
-    return Call("nn.LayerNorm", (str(site.in_shape[-1]), *extra, *dtype_arg(site)))
-
-
 def _embedding(site: Site) -> Call:
     a = site.args
     defaults = {"padding_idx": None, "max_norm": None, "scale_grad_by_freq": False, "sparse": False}
@@ -196,15 +178,6 @@ def _positional(site: Site) -> Call:
 
 def _positional_forward(site: Site) -> Step:
     return Step(f"{site.x} + {site.layer}[:, : {site.x}.shape[1]]")
-
-
-def _pool(kind: str) -> Callable[[Site], Call]:
-    def init(site: Site) -> Call:
-        dims = len(site.in_shape) - 1
-        extra = options(site.args, {"stride": None, "padding": 0})
-        return Call(f"nn.{kind}{dims}d", (lit(site.args["kernel"]), *extra))
-
-    return init
 
 
 def _upsample(site: Site) -> Call:
@@ -307,15 +280,11 @@ EMITTERS: dict[str, OpEmitter] = {
     "dense": _module(_dense),
     "conv1d": _module(_conv(1)),
     "conv2d": _module(_conv(2)),
-    "batchnorm": _module(_batchnorm),
-    "layer_norm": _module(_layer_norm),
     "embedding": _module(_embedding),
     "positional_encoding": _module(_positional, _positional_forward),
     "dropout": _module(lambda site: Call("nn.Dropout", (lit(site.args["p"]),))),
     "flatten": OpEmitter(lambda site: Step(Call("torch.flatten", (site.x, "1")))),
     "reshape": OpEmitter(_reshape),
-    "maxpool": _module(_pool("MaxPool")),
-    "avgpool": _module(_pool("AvgPool")),
     "global_avg_pool": OpEmitter(_global_avg_pool),
     "upsample": _module(_upsample),
     "add": OpEmitter(lambda site: Step(" + ".join(site.inputs))),
