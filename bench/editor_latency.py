@@ -77,6 +77,7 @@ FOOTER = """dataset numbers:
     from aurane.data.SyntheticRegression
     size = 64
     features = 32
+    targets = 10
     batch = 8
 
 train Net1 on numbers:

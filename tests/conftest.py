@@ -13,6 +13,13 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# Runs started by tests, in process or in children, draw no metrics.png (a second or more
+# each, over a hundred runs); the tests of the plot itself set AURANE_PLOT=1.
+os.environ.setdefault("AURANE_PLOT", "0")
+if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+    # Each pytest-xdist worker takes a core: one intra-op torch thread per worker (and per
+    # child process it starts) instead of every worker's torch reaching for every core.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 # The shared conformance corpus lives beside the checkout (``../shared/corpus``); a fresh clone
 # has none. AURANE_SHARED points elsewhere (the fresh-clone check sets it to a missing folder).
 SHARED = Path(os.environ.get("AURANE_SHARED") or REPO.parent / "shared")
@@ -68,7 +75,8 @@ def env(**extra: str) -> dict[str, str]:
     An existing ``PYTHONPATH`` is kept after it; ``extra`` overrides any variable.
     """
     paths = [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p), **extra}
+    path = os.pathsep.join(p for p in paths if p)
+    return {**os.environ, "PYTHONPATH": path, **extra}
 
 
 def run_python(

@@ -549,6 +549,64 @@ _CODES: tuple[Code, ...] = (
         "model Net:\n    input_dtype = int64\n    input_padding_idx = 0   # no attention",
         "Remove the setting, or add the layer that uses it.",
     ),
+    Code(
+        "T092",
+        "data-model-input",
+        "type",
+        "the dataset's samples do not fit the model's input",
+        "A job feeds each batch of its dataset to the model as it is: the sample shape and\n"
+        "dtype the dataset yields (after its transforms, see docs/training.md) must equal\n"
+        "the model's input_shape and input_dtype. The labels say where each side came from.",
+        "dataset d:\n    from aurane.data.SyntheticImages\n    image_size = (3, 16, 16)\n"
+        "model Net:\n    input_shape = (1, 16, 16)",
+        "Make the dataset's image_size (or transforms) and the model's input_shape agree.",
+    ),
+    Code(
+        "T093",
+        "data-targets-loss",
+        "type",
+        "the model's output does not fit the dataset's targets under the loss",
+        "Class losses need one logit per class: a head with fewer outputs than the dataset's\n"
+        "num_classes fails on the first larger label. Class losses need integer labels; binary\n"
+        "and regression losses need outputs of the targets' shape (never broadcast; a (1,)\n"
+        "output pairs with scalar binary targets); bce needs targets in [0, 1].",
+        "num_classes = 10\n...\n    x -> dense(4)   # loss = cross_entropy",
+        "Make the head's size equal the number of classes, or pick the loss the targets need.",
+    ),
+    Code(
+        "T094",
+        "metric-task",
+        "type",
+        "a metric that does not apply to the job's loss",
+        "The loss decides the task: class losses (cross_entropy, nll) take accuracy, topN,\n"
+        "precision, recall, f1, auc; binary losses (bce) also binary_accuracy, mse, mae;\n"
+        "regression losses (mse, mae, huber) take mse, mae. topN_accuracy needs at least N\n"
+        "classes.",
+        "loss = mse\nmetrics = [accuracy]",
+        "Drop the metric or change the loss.",
+    ),
+    Code(
+        "T095",
+        "transform-input",
+        "type",
+        "a dataset transform that cannot apply to what the dataset yields",
+        "ToTensor converts PIL images (not tensors); Normalize needs float tensors with 1 or C\n"
+        "means; RandomCrop needs an image at least as large as the crop; a DataLoader cannot\n"
+        "batch PIL images, so torchvision transforms must end in ToTensor.",
+        "dataset d:\n    from torchvision.datasets.MNIST\n    transforms = [Normalize((0.5,), (0.5,))]",
+        "Fix the transform list, e.g. add ToTensor() first.",
+    ),
+    Code(
+        "T096",
+        "padding-mask-length",
+        "type",
+        "the padding mask no longer matches the sequence before attention",
+        "input_padding_idx builds a (batch, sequence) mask from the input tokens; an operation\n"
+        "that changes the sequence length between the input and self-attention leaves the\n"
+        "mask the wrong length.",
+        "x -> embedding(100, 16) -> maxpool1d(2) -> multihead_attention(heads=2, dim=16)",
+        "Keep the sequence length until attention, or drop input_padding_idx.",
+    ),
     # type
     Code(
         "T001",
@@ -784,6 +842,63 @@ _CODES: tuple[Code, ...] = (
         "`aurane verify` ran it on inputs of the declared shape and dtype.",
         "x -> dense(10)",
         "Report it with the file.",
+    ),
+    # symbolic sizes and budgets (issue 13)
+    Code(
+        "S110",
+        "bad-dim",
+        "semantic",
+        "a symbolic size declaration is malformed",
+        "`seq = dim(min, max)` declares a size that stays symbolic through shape inference.\n"
+        "Both bounds are positive integers (max may be omitted: unbounded) and max >= min.",
+        "seq = dim(0, 2048)",
+        "Write dim(), dim(1, 2048) or dim(max=2048).",
+    ),
+    Code(
+        "S111",
+        "symbolic-size-used",
+        "semantic",
+        "a symbolic size is used where a concrete value is needed",
+        "A size declared with dim(...) may appear only in `input_shape` (alone or in\n"
+        "+ - * // arithmetic). Operation arguments and other constants need concrete numbers.",
+        "seq = dim(1, 64)\nmodel M:\n    input_shape = (seq, 8)\n"
+        "    def forward(x):\n        x -> positional_encoding(max_len=seq)",
+        "Write a number (the largest size you need), or derive the size from the input.",
+    ),
+    Code(
+        "S112",
+        "bad-budget",
+        "semantic",
+        "a budget line is malformed",
+        "`budget params <= 25M, macs <= 4.1G, activations <= 2GiB at batch 32` limits a\n"
+        "model's parameters, multiply-accumulates per sample and activation memory. Each item\n"
+        "is `NAME <= AMOUNT` with an amount such as 25M, 4.1G, 2GiB or 1_000_000.",
+        "budget params <= lots",
+        "Use params, macs, flops or activations with a number and an optional unit.",
+    ),
+    Code(
+        "T114",
+        "size-must-be-concrete",
+        "type",
+        "an operation needs a concrete size where a symbolic one reaches it",
+        "Symbolic sizes (`seq = dim(...)`) flow through shape inference as formulas, but\n"
+        "some rules need a number: a layer whose parameters depend on the size (dense over a\n"
+        "symbolic feature axis), or a check that holds for only part of the declared range.",
+        "seq = dim(1, 64)\nmodel M:\n    input_shape = (8, seq)\n"
+        "    def forward(x):\n        x -> dense(4)",
+        "Make that axis concrete, move the symbolic axis elsewhere, or narrow dim(min, max).",
+    ),
+    Code(
+        "T115",
+        "budget-exceeded",
+        "type",
+        "a model exceeds its budget",
+        "A `budget` line in a model states limits on parameters, MACs (or FLOPs) per sample\n"
+        "and activation memory at a batch size; the compiler's figures exceed one of them.\n"
+        "The message gives the actual figure and the layers that contribute most.",
+        "model M:\n    budget params <= 1K\n    input_shape = (64,)\n"
+        "    def forward(x):\n        x -> dense(64)",
+        "Shrink the largest contributors, or raise the budget if it was set too low.",
     ),
     # lint
     Code(

@@ -171,3 +171,48 @@ class SyntheticRegression(_TensorPairs):
         self.inputs = torch.randn((size, n_in), generator=samples)
         clean = self.inputs @ self.weight + self.bias
         self.targets = clean + noise * torch.randn((size, n_out), generator=samples)
+
+
+class SyntheticSegmentation(_TensorPairs):
+    """Float32 images ``image_size = (channels, height, width)`` with int64 per-pixel class
+    masks ``(height, width)`` in ``[0, num_classes)``, for segmentation (a U-Net's task).
+
+    A mask is a grid of random class cells (``cell`` pixels wide, default a quarter of the
+    shorter side); each class has a fixed random colour (``seed``), and a pixel is its
+    class's colour times ``signal`` plus Gaussian noise, so per-pixel labels are learnable.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        image_size: tuple[int, int, int] = (3, 32, 32),
+        num_classes: int = 2,
+        seed: int = 0,
+        *,
+        train: bool = True,
+        signal: float = 1.0,
+        cell: int | None = None,
+        transform: Transform = None,
+        target_transform: Transform = None,
+    ) -> None:
+        super().__init__(transform, target_transform)
+        size = _positive("size", size)
+        num_classes = _positive("num_classes", num_classes)
+        if len(image_size) != 3:
+            raise ValueError(f"image_size must be (channels, height, width), got {image_size!r}")
+        channels, height, width = (_positive("image_size entry", int(d)) for d in image_size)
+        step = _positive("cell", cell) if cell is not None else max(1, min(height, width) // 4)
+        task = _generator(seed, _TASK_STREAM)
+        colours = torch.randn((num_classes, channels), generator=task)
+        samples = _generator(seed, _SAMPLE_STREAM[bool(train)])
+        rows, cols = -(-height // step), -(-width // step)
+        coarse = torch.randint(0, num_classes, (size, rows, cols), generator=samples)
+        masks = coarse.repeat_interleave(step, 1).repeat_interleave(step, 2)[:, :height, :width]
+        self.targets = masks.contiguous()
+        noise = torch.randn((size, channels, height, width), generator=samples)
+        self.inputs = signal * colours[self.targets].permute(0, 3, 1, 2) + noise
+        self.num_classes = num_classes
+        self.image_size = (channels, height, width)
+
+
+__all__ += ["SyntheticSegmentation"]

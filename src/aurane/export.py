@@ -17,12 +17,14 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import math
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aurane.ir.sizes import SizeExpr, bounds, example_sizes
 from aurane.verify import Generated, sample_input
 
 FORMATS = ("onnx", "pt2")
@@ -32,6 +34,11 @@ CHECK_BATCH = 3
 
 class ExportUnavailable(RuntimeError):
     """A package the format needs is not installed (a usage problem, exit 2)."""
+
+
+class ExportSpecialized(RuntimeError):
+    """torch could not keep a symbolic size (``seq = dim(...)``) dynamic for this model:
+    its tracer specialised it to the traced value (a limit of torch, not a bug; exit 1)."""
 
 
 class ExportMismatch(RuntimeError):
@@ -47,6 +54,7 @@ class ExportResult:
     output_name: str
     exporter: str
     max_abs_difference: float
+    dynamic: tuple[str, ...] = ("batch",)  # the input's dynamic axes: batch, then symbols
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +65,7 @@ class ExportResult:
             "output": self.output_name,
             "exporter": self.exporter,
             "max_abs_difference": self.max_abs_difference,
+            "dynamic": list(self.dynamic),
         }
 
 
@@ -96,25 +105,42 @@ def export_model(gen: Generated, model: str, fmt: str, path: str) -> ExportResul
     torch.manual_seed(0)
     net = getattr(gen.module, gen.class_names[model])().eval()
     input_name, output_name = names(gen, model)
-    x = sample_input(graph, "cpu", TRACE_BATCH)
-    check = sample_input(graph, "cpu", CHECK_BATCH)
+    declared = graph.input_value.shape or ()
+    x = sample_input(graph, "cpu", TRACE_BATCH, sizes=example_sizes(declared, 0))
+    check = sample_input(graph, "cpu", CHECK_BATCH, sizes=example_sizes(declared, 1))
     with torch.no_grad():
         expected = net(check)
     batch = torch.export.Dim("batch", min=1, max=1 << 16)
-    dynamic = {input_name: {0: batch}}
+    dynamic = {input_name: {0: batch, **dynamic_axes(declared)}}
     tmp = f"{path}.tmp-{os.getpid()}.{fmt}"
+    symbols = tuple(axis_names(graph).values())
     try:
         with contextlib.redirect_stdout(sys.stderr):  # exporters print progress on stdout
-            if fmt == "pt2":
-                exporter, actual = _pt2(net, x, check, dynamic, tmp)
-            else:
-                exporter, actual = _onnx(net, x, check, input_name, output_name, dynamic, tmp)
+            try:
+                if fmt == "pt2":
+                    exporter, actual = _pt2(net, x, check, dynamic, tmp)
+                else:
+                    exporter, actual = _onnx(
+                        net, x, check, input_name, output_name, dynamic, tmp, graph
+                    )
+            except Exception as error:
+                if symbols and _specialized(error):
+                    first = str(error).strip().splitlines()[0]
+                    raise ExportSpecialized(
+                        f"{model}: torch could not keep {', '.join(symbols)} dynamic in the "
+                        f"{fmt} program ({first}); an operation of this model needs a fixed "
+                        "size in torch's tracer: export with concrete sizes instead"
+                    ) from None
+                raise
         difference = _compare(model, fmt, expected, actual)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return ExportResult(model, fmt, path, input_name, output_name, exporter, difference)
+    dynamic_names = ("batch", *axis_names(graph).values())
+    return ExportResult(
+        model, fmt, path, input_name, output_name, exporter, difference, dynamic_names
+    )
 
 
 def _pt2(net: Any, x: Any, check: Any, dynamic: dict[str, Any], tmp: str) -> tuple[str, Any]:
@@ -136,6 +162,7 @@ def _onnx(
     output_name: str,
     dynamic: dict[str, Any],
     tmp: str,
+    graph: Any,
 ) -> tuple[str, Any]:
     import onnxruntime
     import torch
@@ -160,9 +187,14 @@ def _onnx(
                 tmp,
                 input_names=[input_name],
                 output_names=[output_name],
-                dynamic_axes={input_name: {0: "batch"}, output_name: {0: "batch"}},
+                dynamic_axes={
+                    input_name: {0: "batch", **axis_names(graph)},
+                    output_name: {0: "batch"},
+                },
                 dynamo=False,
             )
+    if dynamo:
+        _name_onnx_axes(tmp, input_name, {0: "batch", **axis_names(graph)})
     session = onnxruntime.InferenceSession(tmp, providers=["CPUExecutionProvider"])
     found = (session.get_inputs()[0].name, session.get_outputs()[0].name)
     if found != (input_name, output_name):
@@ -170,6 +202,61 @@ def _onnx(
     outputs = session.run(None, {session.get_inputs()[0].name: check.numpy()})
     exporter = "torch.onnx (dynamo)" if dynamo else "torch.onnx (torchscript)"
     return exporter, torch.from_numpy(outputs[0])
+
+
+def dynamic_axes(shape: tuple[Any, ...]) -> dict[int, Any]:
+    """``torch.export`` dims for the symbolic axes of an input shape (batch axis first).
+
+    An axis whose size is a formula over symbols (``seq``, ``2*seq``) becomes
+    ``Dim.DYNAMIC`` bounded by the formula's range over the declared ``dim(min, max)``
+    ranges: torch may add its own guards inside that range (an intermediate size that must
+    not be 1) instead of refusing the export. A formula with one value stays static.
+    """
+    import torch
+
+    axes: dict[int, Any] = {}
+    for axis, size in enumerate(shape):
+        if not isinstance(size, SizeExpr):
+            continue
+        low, high = bounds(size)
+        if low == high:
+            continue
+        top = int(high) if math.isfinite(high) else None
+        axes[axis] = torch.export.Dim.DYNAMIC(min=max(int(low), 0), max=top)
+    return axes
+
+
+def _specialized(error: BaseException) -> bool:
+    text = str(error)
+    return any(marker in text for marker in ("Guard failed", "Constraints violated", "specializ"))
+
+
+def _name_onnx_axes(path: str, input_name: str, names: dict[int, str]) -> None:
+    """Name the ONNX graph's dynamic input axes after the source (``batch``, ``seq``), and
+    every other use of the same symbolic dimension (the outputs' axes) alike."""
+    import onnx
+
+    model = onnx.load(path)
+    renames: dict[str, str] = {}
+    for value in model.graph.input:
+        if value.name != input_name:
+            continue
+        for axis, dim in enumerate(value.type.tensor_type.shape.dim):
+            if axis in names and dim.dim_param:
+                renames[dim.dim_param] = names[axis]
+    if not renames:
+        return
+    for value in [*model.graph.input, *model.graph.output, *model.graph.value_info]:
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.dim_param in renames:
+                dim.dim_param = renames[dim.dim_param]
+    onnx.save(model, path)
+
+
+def axis_names(graph: Any) -> dict[int, str]:
+    """ONNX ``dynamic_axes`` names for the symbolic input axes: the formula's text."""
+    shape = graph.input_value.shape or ()
+    return {axis: str(size) for axis, size in enumerate(shape) if isinstance(size, SizeExpr)}
 
 
 def _compare(model: str, fmt: str, expected: Any, actual: Any) -> float:

@@ -65,6 +65,11 @@ def analyze_program(result: FrontEnd, program: ast.AuraneProgram, types: bool = 
     if _stop(result, semantic.diagnostics, "semantic", keep_going=True) or not types:
         return result
     result.graphs, found = lower_program(resolved, semantic)
+    if any(model.budgets for model in resolved.models):
+        # the profiler is imported only for programs with budget lines (check's start-up)
+        from aurane.analysis.budgets import check_budgets
+
+        found += check_budgets(resolved, result.graphs)  # T115, S112
     _stop(result, found, "type")
     return result
 

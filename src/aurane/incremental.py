@@ -135,9 +135,14 @@ def shift(obj: Any, delta: int) -> Any:
     return remap(obj, lambda line: line + delta)
 
 
+_ATOMIC = frozenset({str, int, float, bool, type(None), bytes})
+
+
 def remap(obj: Any, move: Callable[[int], int]) -> Any:
     """``obj`` with every line number ``n`` (spans, ``line:column`` in messages) now ``move(n)``."""
     kind = type(obj)
+    if kind in _ATOMIC:
+        return obj
     if kind is Span:
         return Span(move(obj.line), obj.column, move(obj.end_line), obj.end_column)
     if kind is tuple:
@@ -157,12 +162,16 @@ def remap(obj: Any, move: Callable[[int], int]) -> Any:
                 Label(remap(lab.span, move), _move_text(lab.message, move)) for lab in obj.labels
             ),
         )
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        names = _FIELDS.get(kind)
-        if names is None:
-            names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(obj) if f.init)
-        return kind(**{name: remap(getattr(obj, name), move) for name in names})
-    return obj
+    names = _FIELDS.get(kind)
+    if names is None:
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            names = tuple(f.name for f in dataclasses.fields(obj) if f.init)
+        else:
+            names = ()  # not a dataclass: kept as it is
+        _FIELDS[kind] = names
+    if not names:
+        return obj
+    return kind(**{name: remap(getattr(obj, name), move) for name in names})
 
 
 def _move_text(text: str, move: Callable[[int], int]) -> str:

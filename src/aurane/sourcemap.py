@@ -302,7 +302,18 @@ def with_table(
     if program is not None:
         table = dict(sorted({**job_table(code, program), **table}.items()))
     rendered = render_table(table, source_name)
-    return code + ("\n" + rendered if rendered else "")
+    return code + ("\n\n" + rendered if rendered else "")  # two blank lines, as black writes
+
+
+def strip_table(code: str) -> str:
+    """``code`` without its source-map table (and the blank line before it), so a
+    post-processed file (``--standalone``, ``--format``) can get a table of its own lines."""
+    if PREFIX not in code:
+        return code
+    lines = [line for line in code.splitlines() if not line.startswith(PREFIX)]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)

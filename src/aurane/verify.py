@@ -15,13 +15,14 @@ from __future__ import annotations
 import sys
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ir.graph import BATCH, Graph, Node, Value
+from aurane.ir.sizes import evaluate, example_sizes
 from aurane.sourcemap import ClassMap, Statement, class_maps, layer_path
 
 BATCH_SIZE = 2
@@ -104,11 +105,16 @@ def load_generated(text: str, filename: str) -> Generated:
     )
 
 
-def sample_input(graph: Graph, device: str, batch: int = BATCH_SIZE) -> Any:
-    """A tensor of the model's declared input shape and dtype (float32 when unknown)."""
+def sample_input(
+    graph: Graph, device: str, batch: int = BATCH_SIZE, sizes: Mapping[str, int] | None = None
+) -> Any:
+    """A tensor of the model's declared input shape and dtype (float32 when unknown); a
+    symbolic size (``seq = dim(...)``) takes its value from ``sizes`` (default: an example
+    inside its declared range)."""
     import torch
 
     declared = graph.input_value.shape or (BATCH,)
+    declared = evaluate(declared, sizes if sizes is not None else example_sizes(declared))
     shape = (batch, *(d if isinstance(d, int) else 1 for d in declared[1:]))
     dtype_name = graph.input_dtype or "float32"
     dtype = getattr(torch, dtype_name)
@@ -171,9 +177,12 @@ class _Tracer:
     call site that made it: the block node of the caller's executing statement.
     """
 
-    def __init__(self, gen: Generated, report: ModelReport, top: Graph) -> None:
+    def __init__(
+        self, gen: Generated, report: ModelReport, top: Graph, sizes: Mapping[str, int]
+    ) -> None:
         self.report = report
         self.top = top
+        self.sizes = sizes  # the symbolic sizes of this run
         self.by_code: dict[Any, ClassMap | None] = {}
         self.stack: list[_Call] = []
         self.checked_params: set[tuple[int, str]] = set()
@@ -280,7 +289,8 @@ class _Tracer:
         if value.shape is None or not isinstance(observed, torch.Tensor):
             return
         self.report.values_checked += count
-        expected = tuple(BATCH_SIZE if d == BATCH else d for d in value.shape)
+        shape = evaluate(value.shape, self.sizes)
+        expected = tuple(BATCH_SIZE if d == BATCH else d for d in shape)
         actual = tuple(observed.shape)
         what = f"'{node.id}'" if node is not None else "the input"
         if len(actual) != len(expected) or any(
@@ -371,9 +381,15 @@ def _shape(shape: Any) -> str:
 # -- running a model ------------------------------------------------------------------------
 
 
-def verify_model(gen: Generated, name: str) -> ModelReport:
-    """Build the model ``name`` without real weights, run it traced and compare."""
+def verify_model(gen: Generated, name: str, sizes: Mapping[str, int] | None = None) -> ModelReport:
+    """Build the model ``name`` without real weights, run it traced and compare.
+
+    Symbolic sizes run at ``sizes`` (default: an example inside each declared range); every
+    formula of the IR is evaluated there and compared with torch's shapes.
+    """
     graph = gen.graphs[name]
+    if sizes is None:
+        sizes = example_sizes(graph.input_value.shape)
     report = ModelReport(name, gen.class_names[name], values_expected=ir_values(graph))
     started = time.perf_counter()
     cls = getattr(gen.module, report.class_name)
@@ -382,7 +398,7 @@ def verify_model(gen: Generated, name: str) -> ModelReport:
         report.diagnostics.clear()
         report.values_checked = report.parameters_checked = 0
         report.unmapped_classes.clear()
-        error = _run(gen, graph, cls, device, report)
+        error = _run(gen, graph, cls, device, report, sizes)
         if error is None or device == "cpu" or not _meta_unsupported(error):
             break
     report.seconds = time.perf_counter() - started
@@ -390,16 +406,21 @@ def verify_model(gen: Generated, name: str) -> ModelReport:
 
 
 def _run(
-    gen: Generated, graph: Graph, cls: Callable[[], Any], device: str, report: ModelReport
+    gen: Generated,
+    graph: Graph,
+    cls: Callable[[], Any],
+    device: str,
+    report: ModelReport,
+    sizes: Mapping[str, int],
 ) -> BaseException | None:
     import torch
 
-    tracer = _Tracer(gen, report, graph)
+    tracer = _Tracer(gen, report, graph, sizes)
     try:
         with torch.device(device):
             net = cls()
         net.eval()
-        x = sample_input(graph, device)
+        x = sample_input(graph, device, sizes=sizes)
     except Exception as error:  # constructing the module failed: a compiler bug too
         report.diagnostics.append(
             diag("T113", f"compiler bug: building {report.class_name} failed: {error}",

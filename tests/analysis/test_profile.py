@@ -20,7 +20,7 @@ from aurane.analysis.profile import (
     profile,
     walk,
 )
-from aurane.analysis.report import human_bytes, model_json, model_text, profiles_json
+from aurane.analysis.report import human_bytes, model_json, model_text, op_label, profiles_json
 from aurane.frontend import run_front_end
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.source import Span
@@ -301,3 +301,43 @@ def test_profiling_work_grows_linearly_with_the_operations() -> None:
     assert profile(large, 32).macs == 5_000 * 16 * 16
     ratio = calls_made(lambda: profile(large, 32)) / calls_made(lambda: profile(small, 32))
     assert ratio <= 11, f"10x the operations made {ratio:.1f}x the calls"
+
+
+NAMED = """
+use torch
+
+model Basic(width, stride=1):
+    def forward(x):
+        h = conv2d(x, width, kernel=3, stride=stride, padding=1, bias=false) as conv1
+        h -> batchnorm() as bn1
+
+model Net:
+    input_shape = (3, 16, 16)
+    def forward(x):
+        x -> conv2d(8, kernel=3, padding=1) as stem
+          -> repeat(Basic(8), 2) as layer1
+          -> Basic(16, stride=2) as layer2
+          -> Basic(16)
+          -> flatten() -> dense(4) as head
+"""
+
+
+def test_rows_show_layer_names_and_block_calls() -> None:
+    result = profile(front(NAMED).graphs["Net"], 2)
+    rows = [(layer.shown, op_label(layer)) for layer in result.layers]
+    assert rows == [
+        ("stem", "conv2d"),
+        ("layer1", "Basic(8) x2"),
+        ("layer2", "Basic(16, stride=2) (block)"),
+        ("basic2", "Basic(16) (block)"),  # unnamed: the IR node id
+        ("flatten1", "flatten"),
+        ("head", "dense"),
+    ]
+    paths = [path for path, _, _ in walk(result.layers)]
+    assert "layer2/conv1" in paths and "layer1/bn1" in paths
+    text = model_text(result)
+    assert "Basic(16, stride=2) (block)" in text and "  head " in text
+    payload = model_json(result)
+    layer2 = payload["layers"][2]
+    assert layer2["name"] == "layer2" and layer2["call"] == "Basic(16, stride=2)"
+    assert layer2["node"] == "basic1"  # the IR node id stays available

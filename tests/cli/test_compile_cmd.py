@@ -212,7 +212,8 @@ def test_format_uses_black_when_importable(work: Path) -> None:
     )
     done = cli(work, "good.aur", "--format", env={"PYTHONPATH": f"{fake}{os.pathsep}{_src()}"})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.endswith("# formatted by black\n")
+    assert "# formatted by black\n" in done.stdout  # the source-map table follows it
+    assert done.stdout.rstrip().splitlines()[-1].startswith("# aurane-source-map:")
 
 
 def test_diff_needs_an_output(work: Path) -> None:

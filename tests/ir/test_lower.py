@@ -291,11 +291,12 @@ def test_gan_boundary_mismatch() -> None:
                 x -> flatten() -> dense(1).sigmoid
         dataset data:
             from torchvision.datasets.FakeData
+            image_size = (1, 2, 2)
         train_gan G and D on data:
             epochs = 1
     """)
     assert found.code == "T008" and where(found) == (4, 14)
-    assert [label.span.line for label in found.labels] == [11, 11, 6]
+    assert [label.span.line for label in found.labels] == [12, 12, 6]
 
 
 @pytest.mark.parametrize(
@@ -320,6 +321,7 @@ def test_gan_loss_fits_discriminator_output(loss: str, end: str, ok: bool) -> No
                 x -> dense(1){end}
         dataset data:
             from aurane.data.SyntheticRegression
+            features = 4
         train_gan G and D on data:
             discriminator_loss = {loss}
     """
@@ -360,6 +362,7 @@ def test_png_samples_need_image_shaped_generator_output(fmt: str, ok: bool) -> N
                 x -> dense(1).sigmoid
         dataset data:
             from aurane.data.SyntheticRegression
+            features = 6
         train_gan G and D on data:
             sample_format = {fmt}
     """
@@ -397,7 +400,8 @@ def test_gan_generator_and_discriminator_dtypes_must_agree() -> None:
                 x -> dense(1).sigmoid
         dataset data:
             from aurane.data.SyntheticRegression
+            features = 4
         train_gan G and D on data:
             epochs = 1
     """)
-    assert found.code == "T008" and "float64" in found.message and where(found) == (13, 11)
+    assert found.code == "T008" and "float64" in found.message and where(found) == (14, 11)

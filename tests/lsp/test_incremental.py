@@ -104,3 +104,21 @@ def test_blocks_and_shift() -> None:
         Span(3, 2, 5, 4),
         [Span(4, 1, 4, 5)],
     )
+
+
+def test_latency_bench_program_is_valid() -> None:
+    """``bench/editor_latency.py``'s generated program stays valid as the checks grow."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "editor_latency", ROOT / "bench/editor_latency.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    text, operations = bench.generate(40)  # asserts the program has no errors
+    assert operations >= 40
+    engine = IncrementalFrontEnd("bench.aur")
+    _check(engine, text, "bench.aur")
+    edited = text.replace("classes = 10", "classes = 1O", 1)  # one keystroke
+    _check(engine, edited, "bench.aur")

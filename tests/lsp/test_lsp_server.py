@@ -38,6 +38,7 @@ dataset data:
     from aurane.data.SyntheticRegression
     size = 64
     features = 16
+    targets = 4
     batch = 8
 
 train Net on data:
@@ -184,11 +185,67 @@ def test_hover_values_ops_and_blocks(client: LspClient) -> None:
     assert "model Unit(w, scale = 2)" in block and "parameters:" in block
     assert "MACs:" in block
     value = hover_text(client, uri, BLOCKS, "h = dense(h", 0)
-    assert "shape `(B, 32)`" in value or "shape `(B, 16)`" in value
+    assert "shape `(B, 16)`" in value  # what this statement binds, not the previous h
+    earlier = hover_text(client, uri, BLOCKS, "dense(h, w)", 6)
+    assert "shape `(B, 32)`" in earlier  # the argument reads the previous binding
     constant = hover_text(client, uri, BLOCKS, "width = 16", 0)
     assert "width = 16" in constant
     model = hover_text(client, uri, BLOCKS, "model Net", 7)
     assert "input `(B, 16)` → output `(B, 4)`" in model
+
+
+GRAPH = """model Res(w):
+    def forward(x):
+        h = dense(x, w).relu
+        return add(x, h)
+
+model Plain:
+    def forward(x):
+        x -> dense(8)
+
+model G:
+    input_shape = (8,)
+    input_dtype = float16
+    def forward(x):
+        h = dense(x, 16)
+        h = dense(h, 8)
+        r = repeat(h, Res(8), 2)
+        y = Plain(r)
+        a, b = chunk(y, 2, dim=-1)
+        z = add(a, b)
+        return concat(z, x)
+"""
+
+
+def test_hover_on_later_references_and_block_calls(client: LspClient) -> None:
+    uri = "file:///graph.aur"
+    assert client.open(uri, GRAPH) == []
+
+    def value(needle: str, offset: int = 0) -> str:
+        text = hover_text(client, uri, GRAPH, needle, offset)
+        assert text.startswith("**"), text  # the value, not the call around it
+        return text
+
+    # a use shows the value it reads: h in dense(h, 8) is the first h, (B, 16)
+    assert "shape `(B, 16)` · dtype float16" in value("h, 8)")
+    assert "**h** (value in `G`)" in value("h, 8)")
+    assert "shape `(B, 8)`" in value("h, Res")  # the second h
+    assert "shape `(B, 8)` · dtype float16" in value("r)")
+    assert "shape `(B, 4)`" in value("a, b)") and "shape `(B, 4)`" in value("b)")
+    assert "shape `(B, 4)`" in value("z, x)") and "shape `(B, 8)`" in value("x)")
+    assert "shape `(B, 8)`" in value("y, 2")
+    # inside a block: the value in the block's graph for its call
+    assert "**h** (value in `Res`)" in value("h)") and "shape `(B, 8)`" in value("h)")
+    # block calls: graph form, chain form and inside repeat show the call's facts
+    plain = hover_text(client, uri, GRAPH, "Plain(r)", 1)
+    assert plain.startswith("**Plain** → `(B, 8)` float16") and "parameters: 72" in plain
+    assert "model Plain" in plain
+    repeated = hover_text(client, uri, GRAPH, "Res(8), 2", 1)
+    assert repeated.startswith("**Res** → `(B, 8)`") and "repeated 2 times" in repeated
+    assert "model Res(w)" in repeated and "parameters: 144" in repeated
+    # the operation's own name still shows the operation
+    add = hover_text(client, uri, GRAPH, "add(a", 1)
+    assert add.startswith("**add** → `(B, 4)`") and "elementwise" in add
 
 
 def test_inlay_hints_and_toggle(client: LspClient) -> None:
@@ -233,6 +290,25 @@ def test_definition_references_rename(client: LspClient) -> None:
         {**at(client, uri, BLOCKS, "width = 16", 1), "context": {"includeDeclaration": True}},
     )
     assert len(refs) == 4  # the definition and three uses
+
+    def references(needle: str, offset: int = 1, declaration: bool = True) -> int:
+        found = client.request(
+            "textDocument/references",
+            {
+                **at(client, uri, BLOCKS, needle, offset),
+                "context": {"includeDeclaration": declaration},
+            },
+        )
+        return len(found)
+
+    assert references("add(x, h)", 7) == 4  # a graph value: both bindings and both uses
+    assert references("add(x, h)", 7, declaration=False) == 2
+    assert references("data:", 0) == 2 and references("Net on", 0) == 2  # dataset, model
+    assert references("Unit(w,", 0, declaration=False) == 1  # a block: its one call
+    values = client.request(
+        "textDocument/rename", {**at(client, uri, BLOCKS, "add(x, h)", 7), "newName": "y"}
+    )
+    assert len(values["changes"][uri]) == 4
     edit = client.request(
         "textDocument/rename", {**at(client, uri, BLOCKS, "Unit(width)", 1), "newName": "Cell"}
     )

@@ -99,10 +99,9 @@ def test_several_independent_errors_in_one_run() -> None:
 )
 def test_configuration_errors(block: str, code: str, word: str) -> None:
     source = (
-        "dataset data:\n    from aurane.data.SyntheticRegression\n    size = 8\n    features = 8\n\n"
-        + MODEL.format(body="dense(1)")
-        + "\n"
-        + block
+        # class data (the default loss is cross_entropy; data contracts are checked too)
+        "dataset data:\n    from aurane.data.SyntheticImages\n    size = 8\n    image_size = (8,)\n"
+        "    num_classes = 1\n\n" + MODEL.format(body="dense(1)") + "\n" + block
     )
     found = only_error(source)
     assert found.code == code, found
@@ -221,6 +220,7 @@ def test_callback_and_scheduler_arguments_are_checked() -> None:
             def forward(x):
                 x -> dense(1)
         train Net on d:
+            loss = mse
             scheduler = step_lr(step_size=0)
             callbacks = [early_stopping(patience=2), checkpoint(checkpoint_dirr="x")]
     """)
@@ -231,6 +231,7 @@ def test_gan_jobs_refuse_mixed_precision_rather_than_ignore_it() -> None:
     found = only_error("""
         dataset d:
             from aurane.data.SyntheticRegression
+            features = 4
         model G:
             input_shape = (4,)
             def forward(z):
@@ -242,4 +243,4 @@ def test_gan_jobs_refuse_mixed_precision_rather_than_ignore_it() -> None:
         train_gan G and D on d:
             mixed_precision = true
     """)
-    assert found.code == "S010" and where(found) == (12, 5)
+    assert found.code == "S010" and where(found) == (13, 5)

@@ -24,9 +24,9 @@ torch = pytest.importorskip("torch")
 
 PROGRAM = """\
 model Net:
-    input_shape = (4,)
+    input_shape = (8,)
     def forward(x):
-        return dense(x, 2)
+        return dense(x, 1)
 dataset d:
     from aurane.data.SyntheticRegression
     size = 4

@@ -1,6 +1,6 @@
 """Hypothesis: mutated sources never crash the parser; grammar-generated programs parse cleanly.
 
-CI budget: about 2,000 examples in all. A campaign scales every test with
+CI budget: about 1,150 examples in all. A campaign scales every test with
 ``AURANE_FUZZ_EXAMPLES=100000`` (the per-test max_examples).
 """
 
@@ -152,7 +152,7 @@ def _one_mutation(text: str) -> st.SearchStrategy[str]:
     )
 
 
-@budget(1000)
+@budget(500)
 @given(mutated())
 def test_mutated_sources_give_diagnostics_never_exceptions(text: str) -> None:
     program, diagnostics = parse_program(text, "fuzz.aur")
@@ -290,7 +290,7 @@ _KIND_OF = {
 }
 
 
-@budget(600)
+@budget(250)
 @given(programs())
 def test_generated_programs_parse_without_errors(generated: tuple[str, list[str]]) -> None:
     text, kinds = generated

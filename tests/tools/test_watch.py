@@ -25,6 +25,10 @@ def expected(n: int, path: Path) -> str:
     return compile_source(NET.format(n=n), filename=str(path))
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Watch:
     def __init__(self, source: Path, out: Path) -> None:
         self.proc = subprocess.Popen(
@@ -33,6 +37,10 @@ class Watch:
             stderr=subprocess.STDOUT,
             text=True,
             env=env(PYTHONUNBUFFERED="1"),
+            # Python turns SIGINT into KeyboardInterrupt only when it starts with the default
+            # disposition; a suite launched from a non-interactive shell's background job
+            # inherits SIGINT ignored, so the child gets the default back, as in a terminal.
+            preexec_fn=_default_sigint,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []

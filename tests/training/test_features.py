@@ -195,6 +195,13 @@ dataset regress:
     targets = 3
     batch = 4
 
+dataset regress_two:
+    from aurane.data.SyntheticRegression
+    size = 8
+    features = 4
+    targets = 2
+    batch = 4
+
 model M:
     input_shape = (1, 2, 2)
     def forward(x):
@@ -213,7 +220,7 @@ model Big:
 train M on tiny:
     epochs = 1
 
-train W on regress:
+train W on regress_two:
     epochs = 1
     loss = mse
 
@@ -237,7 +244,10 @@ def fails(call, kind, text):
         raise AssertionError(f"expected {kind.__name__}")
 
 fails(e.train_m, ValueError, "produced no batches")
-fails(e.train_w, ValueError, "never broadcast")
+# targets the program did not declare (check refuses declared ones: T093)
+data = torch.utils.data.TensorDataset(torch.randn(8, 4), torch.randn(8, 3))
+loader = torch.utils.data.DataLoader(data, batch_size=4)
+fails(lambda: e.train_w(train_loader=loader), ValueError, "never broadcast")
 fails(e.train_big, FloatingPointError, "non-finite loss")
 fails(lambda: e.train_w(resume_from="big/last.pt"), ValueError, "different model")
 fails(lambda: e.train_big(resume_from="missing.pt"), FileNotFoundError, "no checkpoint")

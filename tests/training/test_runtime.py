@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import signal
@@ -204,6 +205,7 @@ def test_run_in_process_logs_to_tensorboard_and_summarises(
 ) -> None:
     import types
 
+    monkeypatch.setenv("AURANE_PLOT", "1")  # the automatic plot, checked below
     fake = types.ModuleType("torch.utils.tensorboard")
     fake.SummaryWriter = _Writer  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", fake)
@@ -219,6 +221,17 @@ def test_run_in_process_logs_to_tensorboard_and_summarises(
     assert ("loss", 0.5, 2) in _Writer.logged and ("lr", 0.1, 1) in _Writer.logged
     summary = active.summary()
     assert "train_tiny: 2 epochs" in summary and "best epoch 2: loss 0.5" in summary
+    if importlib.util.find_spec("matplotlib") is not None:  # the automatic plot
+        assert (tmp_path / "ck" / "metrics.png").read_bytes()[:4] == b"\x89PNG"
+        assert "metrics.png" in summary
+
+
+def test_the_automatic_plot_can_be_switched_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AURANE_PLOT", "0")
+    assert history.plot_history(str(tmp_path), [{"epoch": 1, "loss": 1.0}]) is None
+    assert not (tmp_path / "metrics.png").exists()
 
 
 def test_a_pending_signal_stops_the_run_between_batches(tmp_path: Path) -> None:

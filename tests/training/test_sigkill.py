@@ -3,8 +3,10 @@
 One driver process imports torch once and forks a training child per attempt (a fresh
 interpreter per kill would spend the CI budget on imports). Each child resumes from the
 previous child's last.pt; the driver kills it after a random delay and loads last.pt
-with weights_only=True. After the kills, a last child finishes the job and its weights
-must equal an uninterrupted run's, bitwise. AURANE_LONG=1 raises the kill count.
+with weights_only=True. The children alternate between the default program and its
+--standalone twin, so each mode resumes the other's checkpoints. After the kills, a last
+child finishes the job and its weights must equal an uninterrupted run's, bitwise.
+AURANE_LONG=1 raises the kill count.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ import os, random, signal, time
 import torch
 torch.set_num_threads(1)
 torch.use_deterministic_algorithms(True)
-import job, whole
+import job_default, job_standalone, whole
+jobs = (job_default, job_standalone)
 
 def child(function, resume):
     pid = os.fork()
@@ -43,7 +46,7 @@ rng = random.Random({seed})
 loads = 0
 for attempt in range({kills}):
     resume = "ck/last.pt" if os.path.exists("ck/last.pt") else None
-    pid = child(job.train_net, resume)
+    pid = child(jobs[attempt % 2].train_net, resume)
     while resume is None and not os.path.exists("ck/last.pt"):
         time.sleep(0.005)  # training has started once the first last.pt exists
     time.sleep(rng.uniform(0.0, 0.25))
@@ -53,7 +56,7 @@ for attempt in range({kills}):
     checkpoint = torch.load("ck/last.pt", weights_only=True)
     assert checkpoint["format"] == "aurane-checkpoint-1"
     loads += 1
-for function, resume in ((job.train_net, "ck/last.pt"), (whole.train_net, None)):
+for function, resume in ((job_standalone.train_net, "ck/last.pt"), (whole.train_net, None)):
     _, status = os.waitpid(child(function, resume), 0)
     assert os.WEXITSTATUS(status) == 0, status
 final, reference = torch.load("final.pt"), torch.load("whole.pt")
@@ -64,15 +67,13 @@ print("epoch at last kill", checkpoint["epoch"], "loads", loads)
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 @pytest.mark.skipif(sys.platform == "darwin", reason="fork after torch import is unsafe on macOS")
-@pytest.mark.parametrize("standalone", [False, True], ids=["default", "standalone"])
-def test_sigkill_at_random_moments_always_leaves_a_resumable_last_pt(
-    tmp_path: Path, standalone: bool
-) -> None:
+def test_sigkill_at_random_moments_always_leaves_a_resumable_last_pt(tmp_path: Path) -> None:
     # a slow lr decay, so every epoch still changes the weights the final check compares
     source = CLASSIFIER.replace("gamma=0.7", "gamma=0.99")
-    mode = {"standalone": standalone}
-    write_program(tmp_path, source.format(epochs=150, folder="ck"), "job", **mode)
-    write_program(tmp_path, source.format(epochs=150, folder="whole_ck"), "whole", **mode)
+    for mode in ("default", "standalone"):
+        job = source.format(epochs=150, folder="ck")
+        write_program(tmp_path, job, f"job_{mode}", standalone=mode == "standalone")
+    write_program(tmp_path, source.format(epochs=150, folder="whole_ck"), "whole")
     done = run_python(DRIVER.format(seed=11, kills=KILLS), tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"loads {KILLS}" in done.stdout

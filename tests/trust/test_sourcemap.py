@@ -21,13 +21,33 @@ from net_gen import Net
 Net()(torch.randn(2, 5))
 """
 
-TRAIN = """\
-dataset points:
-    from aurane.data.SyntheticRegression
-    size = 8
-    features = 5
-    batch = 4
+# `check` refuses data that does not fit a model when it knows the dataset, and the program
+# checks the first batch of one it does not; this one drifts after its first batch.
+DRIFT = """\
+import torch
 
+
+class Drift(torch.utils.data.Dataset):
+    def __init__(self, size, features, later, targets=1, later_targets=1):
+        self.size, self.widths = size, ((features, targets), (later, later_targets))
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, index):
+        width, targets = self.widths[index >= 4]
+        return torch.randn(width), torch.randn(targets)
+"""
+
+TRAIN = """\
+use drift
+dataset points:
+    from drift.Drift
+    size = 8
+    features = 4
+    later = 5
+    batch = 4
+    shuffle = false
 model Reg:
     input_shape = (4,)
     def forward(x):
@@ -88,15 +108,17 @@ def test_the_runner_module_installs_the_hook(tmp_path: Path) -> None:
 
 def test_aurane_run_reports_the_aur_line(tmp_path: Path) -> None:
     (tmp_path / "train.aur").write_text(TRAIN)
+    (tmp_path / "drift.py").write_text(DRIFT)
     done = run_cli("run", "train.aur", cwd=tmp_path)
     assert done.returncode == 1
-    assert "produced by train.aur:10:14" in done.stderr
+    assert "produced by train.aur:12:14" in done.stderr
 
 
 def test_a_training_function_error_names_its_train_block(tmp_path: Path) -> None:
-    wrong_targets = TRAIN.replace("    features = 5\n", "    features = 4\n    targets = 3\n")
+    wrong_targets = TRAIN.replace("    later = 5\n", "    later = 4\n    later_targets = 3\n")
     (tmp_path / "train.aur").write_text(wrong_targets)
+    (tmp_path / "drift.py").write_text(DRIFT)
     done = run_cli("run", "train.aur", cwd=tmp_path)
     assert done.returncode == 1
     frame = done.stderr.index(", in train_reg")
-    assert "produced by train.aur:14:1" in done.stderr[frame:]  # train Reg on points:
+    assert "produced by train.aur:16:1" in done.stderr[frame:]  # train Reg on points:

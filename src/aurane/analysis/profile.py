@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from aurane import ops
 from aurane.analysis.formulas import macs_formula, pretty
 from aurane.analysis.naming import op_text
+from aurane.ir.blocks import call_text
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import numel
 from aurane.ops.spec import ArgValue, BoundArgs, InferContext, TensorType
@@ -62,6 +63,13 @@ class LayerProfile:
     block: str | None = None
     repeat: int = 1
     children: tuple[LayerProfile, ...] = ()  # one copy of the block's layers
+    name: str | None = None  # the user's layer name (``as layer1.0``), when given
+    call: str | None = None  # a parameterised block's call: ``BasicBlock(128, stride=2)``
+
+    @property
+    def shown(self) -> str:
+        """The row's name: the user's layer name where given, else the IR node id."""
+        return self.name or self.node
 
     @property
     def flops(self) -> int:
@@ -140,7 +148,9 @@ def profile(graph: Graph, batch_size: int = 1) -> ModelProfile:
 
 def profile_layers(graph: Graph) -> tuple[LayerProfile, ...]:
     values = graph.value_map
-    layers = tuple(_layer(node, values, graph.param_dtype) for node in graph.nodes)
+    layers = tuple(
+        replace(_layer(node, values, graph.param_dtype), name=node.layer) for node in graph.nodes
+    )
     if not graph.tied:
         return layers
     # a tied layer (dense(..., tie=wte)) shares its weight: counted once, at the embedding;
@@ -244,15 +254,19 @@ def _block_layer(node: Node, out: Value) -> LayerProfile:
         block=sub.name,
         repeat=times,
         children=children,
+        call=call_text(sub.name, dict(sub.block_args), dict(sub.block_defaults))
+        if sub.block_params is not None
+        else None,
     )
 
 
 def walk(
     layers: tuple[LayerProfile, ...], prefix: str = "", depth: int = 0
 ) -> Iterator[tuple[str, int, LayerProfile]]:
-    """Every layer with its path (``residualunit1/conv2d1``) and nesting depth."""
+    """Every layer with its path (``layer1/conv1``, ``residualunit1/conv2d1``: the user's
+    layer names where given, else node ids) and nesting depth."""
     for layer in layers:
-        path = f"{prefix}{layer.node}"
+        path = f"{prefix}{layer.shown}"
         yield path, depth, layer
         if layer.children:
             yield from walk(layer.children, path + "/", depth + 1)

@@ -21,6 +21,8 @@ ESTIMATE_NOTE = (
 
 
 def human_bytes(count: int) -> str:
+    if not isinstance(count, int):  # a symbolic size's formula (seq = dim(...))
+        return f"{count} B"
     size = float(count)
     for unit in ("B", "KiB", "MiB", "GiB"):
         if size < 1024 or unit == "GiB":
@@ -30,10 +32,12 @@ def human_bytes(count: int) -> str:
 
 
 def op_label(layer: LayerProfile) -> str:
+    """``conv2d``, ``BasicBlock(128, stride=2) (block)``, ``Bottleneck(64) x3``."""
+    called = layer.call or layer.block
     if layer.op == "repeat":
-        return f"{layer.block} x{layer.repeat}"
+        return f"{called} x{layer.repeat}"
     if layer.op == "block":
-        return f"{layer.block} (block)"
+        return f"{called} (block)"
     return layer.op
 
 
@@ -51,8 +55,12 @@ def layer_json(layer: LayerProfile, batch: int, explain: bool) -> dict[str, Any]
         "other_flops_per_sample": layer.other_flops,
         "activation_bytes": batch * layer.activation_bytes,
     }
+    if layer.name is not None:
+        item["name"] = layer.name  # the user's layer name (``as conv1``)
     if explain:
         item["formula"] = layer.formula
+    if layer.call is not None:
+        item["call"] = layer.call
     if layer.block is not None:
         item["block"] = layer.block
         item["repeat"] = layer.repeat
@@ -137,7 +145,7 @@ def _layer_rows(p: ModelProfile, detailed: bool) -> list[list[str]]:
     if detailed:
         header += ["other FLOPs", "activations", "dtype"]
     rows = [header]
-    items = walk(p.layers) if detailed else ((layer.node, 0, layer) for layer in p.layers)
+    items = walk(p.layers) if detailed else ((layer.shown, 0, layer) for layer in p.layers)
     for path, depth, layer in items:
         name = "  " * depth + (path.rsplit("/", 1)[-1] if depth else path)
         row = [

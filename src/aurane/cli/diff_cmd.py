@@ -134,4 +134,27 @@ def _graphs(text: str, name: str) -> dict[str, Graph] | None:
 
     result = run_front_end(text, name)
     print_diagnostics(result.diagnostics, text, name)
-    return result.graphs if result.ok else None
+    if not result.ok:
+        return None
+    return _concrete(result.resolved, result.graphs, name)
+
+
+def _concrete(program: object, graphs: dict[str, Graph], name: str) -> dict[str, Graph] | None:
+    """Symbolic sizes (``seq = dim(1, 2048)``) bound at their declared maximum (or an
+    example size when unbounded), so figures and deltas are numbers; said on stderr."""
+    from aurane.analysis.bind import bind_sizes, symbols_of
+    from aurane.syntax import ast
+
+    declared = symbols_of(list(graphs.values()))
+    if not declared or not isinstance(program, ast.AuraneProgram):
+        return graphs
+    sizes = {
+        sym: high if high is not None else max(low, 17) for sym, (low, high) in declared.items()
+    }
+    bound, diagnostics = bind_sizes(program, list(graphs.values()), sizes)
+    if not bound:
+        print_diagnostics(diagnostics, "", name)
+        return None
+    shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    print(f"note: {name}: symbolic sizes compared at {shown}", file=sys.stderr)
+    return {g.name: g for g in bound}

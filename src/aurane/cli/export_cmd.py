@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from aurane.cli.common import load_text
     from aurane.export import (
         ExportMismatch,
+        ExportSpecialized,
         ExportUnavailable,
         default_path,
         export_model,
@@ -89,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
             results.append(export_model(gen, model, args.format, path))
         except ExportUnavailable as error:
             raise CommandError(str(error), EXIT_USAGE) from None
+        except ExportSpecialized as error:  # a symbolic size torch's tracer fixed: not a bug
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_INPUT
         except ExportMismatch as error:
             print(f"error: {error} (this is a bug in aurane, please report it)", file=sys.stderr)
             return EXIT_INTERNAL
@@ -105,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         for r in results:
             print(
                 f"exported {r.model} -> {r.path} ({r.exporter}; input '{r.input_name}', "
-                f"output '{r.output_name}', batch dynamic; checked, max |diff| "
+                f"output '{r.output_name}', {', '.join(r.dynamic)} dynamic; checked, max |diff| "
                 f"{r.max_abs_difference:.1e})",
                 file=sys.stderr,
             )

@@ -33,7 +33,9 @@ def load_graphs(path: str, model: str | None) -> list[Graph]:
     return load(path, model)[1]
 
 
-def load(path: str, model: str | None, *, json: bool = False) -> tuple[FrontEnd, list[Graph]]:
+def load(
+    path: str, model: str | None, *, json: bool = False, allow: frozenset[str] = frozenset()
+) -> tuple[FrontEnd, list[Graph]]:
     """The front end's result and the selected graphs (every model with an input_shape).
 
     With ``json``, located errors travel in the ``CommandError`` (the caller prints JSON)
@@ -46,7 +48,7 @@ def load(path: str, model: str | None, *, json: bool = False) -> tuple[FrontEnd,
     result = run_front_end(text, path)
     if not (json and not result.ok):
         print_diagnostics(result.diagnostics, text, path)
-    if not result.ok:
+    if any(d.is_error and d.code not in allow for d in result.diagnostics):
         raise CommandError(f"{path} has errors", EXIT_INPUT, result.diagnostics)
     if model is None:
         return result, list(result.graphs.values())

@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=command_help("lint"),
         description="Rules W001 trailing whitespace (fixable), W002 missing block colon "
         "(fixable), W003 line over 100 characters, E001 does not parse, L1xx dead code and "
-        "L2xx training mistakes; 'aurane explain CODE' describes each. Exit 1 on errors only.",
+        "L2xx training mistakes; 'aurane explain CODE' describes each. Like 'check', at most "
+        "100 diagnostics a file are shown (a note gives the total). Exit 1 on errors only.",
     )
     parser.add_argument("paths", metavar="SRC", nargs="+", help=".aur files or folders")
     parser.add_argument(
@@ -57,6 +58,7 @@ def _one(
 ) -> bool:
     from aurane.cli.common import load_text, read_source
     from aurane.fs import atomic_write
+    from aurane.syntax.parser import MAX_DIAGNOSTICS
     from aurane.tools.lint import FIXABLE, fix_source, lint_source
 
     if args.json:
@@ -82,9 +84,18 @@ def _one(
     if select is not None:
         chosen = set(select)
         found = [d for d in found if d.code in chosen]
+    shown = found[:MAX_DIAGNOSTICS]  # the cap 'check' has (a flood of them helps no one)
     if args.json:
-        entry: dict[str, object] = {"file": str(file), "diagnostics": [d.to_json() for d in found]}
+        entry: dict[str, object] = {"file": str(file), "diagnostics": [d.to_json() for d in shown]}
+        if len(found) > len(shown):
+            entry["truncated"] = {"shown": len(shown), "total": len(found)}
         payload.append(entry)
     else:
-        print_diagnostics(found, text, str(file))
+        print_diagnostics(shown, text, str(file))
+        if len(found) > len(shown):
+            print(
+                f"note: {file}: too many problems; showing the first {len(shown)} of "
+                f"{len(found)} (fix these, or narrow with --select, and lint again)",
+                file=sys.stderr,
+            )
     return any(d.is_error for d in found)

@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from aurane.cli.commands import COMMANDS
 from aurane.cli.common import (
@@ -32,12 +33,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "1 errors in the input, 2 usage errors, 123 internal error.",
     )
     parser.add_argument("--version", action="version", version=f"aurane {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # The other commands are never parsed (argv names this one): they share one empty
+    # parser, listed by their summaries, instead of building 20 parsers per start.
+    stub = argparse.ArgumentParser(add_help=False)
+    shared: list[argparse.ArgumentParser] = []
+
+    def make_parser(**kwargs: Any) -> argparse.ArgumentParser:
+        return shared[0] if shared else argparse.ArgumentParser(**kwargs)
+
+    parser_class = cast("type[argparse.ArgumentParser]", make_parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     for name, (module, summary) in COMMANDS.items():
         if name == command:
             importlib.import_module(module).register(sub)
         else:
+            shared.append(stub)
             sub.add_parser(name, help=summary)  # never parsed: argv names another command
+            shared.clear()
     return parser
 
 

@@ -8,7 +8,10 @@ the block in terms of its constructor parameters.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import ast as pyast
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from aurane.diagnostics import Diagnostic, Label
@@ -20,6 +23,7 @@ from aurane.semantics.block_args import bind_block_call, inner_values
 from aurane.semantics.constants import evaluate_constant, resolve_block
 from aurane.semantics.forward import ForwardChecker
 from aurane.semantics.symbolic import is_symbolic, plain, symbol
+from aurane.semantics.uncalled import name_references
 from aurane.semantics.values import show
 from aurane.source import Span
 from aurane.syntax import ast
@@ -98,6 +102,124 @@ def symbolic_input(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(dims)
 
 
+_BINARY: dict[type[pyast.operator], Callable[[Any, Any], Any]] = {
+    pyast.Add: operator.add,
+    pyast.Sub: operator.sub,
+    pyast.Mult: operator.mul,
+    pyast.Div: operator.truediv,
+    pyast.FloorDiv: operator.floordiv,
+    pyast.Mod: operator.mod,
+    pyast.Pow: operator.pow,
+}
+
+
+def _evaluate(node: pyast.expr, env: Mapping[str, Any]) -> Any:
+    match node:
+        case pyast.Constant(value=value) if isinstance(value, int | float):
+            return value
+        case pyast.Name(id=name):
+            return env[name]
+        case pyast.UnaryOp(op=pyast.USub(), operand=operand):
+            return -_evaluate(operand, env)
+        case pyast.UnaryOp(op=pyast.UAdd(), operand=operand):
+            return _evaluate(operand, env)
+        case pyast.BinOp(left=left, op=op, right=right) if type(op) in _BINARY:
+            return _BINARY[type(op)](_evaluate(left, env), _evaluate(right, env))
+    raise KeyError(pyast.dump(node))
+
+
+def rebase(value: Any, env: Mapping[str, Any]) -> Any:
+    """A block's symbolic number re-expressed in the caller's terms.
+
+    ``value.expr`` names the block's parameters and input sizes (``INPUT_DIMS``); ``env``
+    maps each to the caller's value (a plain number, or a symbolic number of the caller's
+    own parameters), so ``channels`` of ``SqueezeExcitation(h, hidden, 4)`` becomes
+    ``hidden`` in the calling block. Anything that cannot be re-expressed becomes plain.
+    """
+    if isinstance(value, tuple):
+        return tuple(rebase(v, env) for v in value)
+    if not is_symbolic(value):
+        return value
+    text = value.expr
+    for index, mark in enumerate(INPUT_DIMS):
+        text = text.replace(mark, f"__in{index}")
+    try:
+        found = _evaluate(pyast.parse(text, mode="eval").body, env)
+    except (KeyError, SyntaxError, ArithmeticError, TypeError):
+        return plain(value)
+    return found if found == plain(value) else plain(value)
+
+
+def output_shape(sub: Graph, in_shape: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The shape a block call produces, its symbols re-expressed at the call site.
+
+    ``in_shape`` is the call's input shape (batch axis first). Plain blocks and blocks
+    whose output does not depend on the call give plain numbers, as before.
+    """
+    out = sub.output_value.shape
+    if out is None or sub.block_params is None:
+        return None if out is None else tuple(plain(out))
+    env: dict[str, Any] = dict(sub.block_args)
+    for index in range(len(INPUT_DIMS)):
+        if index + 1 < len(in_shape):
+            env[f"__in{index}"] = in_shape[index + 1]
+    return tuple(rebase(tuple(out), env))
+
+
+def _calls(node: object, out: dict[Span, ast.Call]) -> None:
+    if isinstance(node, ast.Call):
+        out.setdefault(node.span, node)
+    if isinstance(node, tuple):
+        for item in node:
+            _calls(item, out)
+    elif is_dataclass(node) and not isinstance(node, Span | type):
+        for item in fields(node):
+            _calls(getattr(node, item.name), out)
+
+
+def _inside(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (
+        inner.end_line,
+        inner.end_column,
+    ) <= (outer.end_line, outer.end_column)
+
+
+def text_refs(
+    model: ast.Model, values: Mapping[str, Any], graph: Graph
+) -> dict[str, dict[str, str]]:
+    """Boolean and string arguments of the instance's nodes that a parameter gave, by name.
+
+    Numbers remember their parameter through symbolic numbers; booleans and strings cannot,
+    so the argument whose span holds a reference to the parameter is recorded instead
+    (``conv2d(..., bias=use_bias)``), letting the backend write ``bias=use_bias``.
+    """
+    names = frozenset(k for k, v in values.items() if isinstance(v, bool | str))
+    if not names or model.forward is None:
+        return {}
+    spans = name_references(model.forward, names)
+    calls: dict[Span, ast.Call] = {}
+    _calls(model.forward, calls)
+    out: dict[str, dict[str, str]] = {}
+    for node in graph.nodes:
+        call = calls.get(node.span)
+        given = node.args.get("arguments") if node.subgraph is not None else None
+        if call is not None and isinstance(given, Mapping):
+            for kw in call.keywords:  # Inner(h, flag=use_bias): the inner call's argument
+                param = spans.get(kw.value.span)
+                if param is not None and type(given.get(kw.name)) is type(values[param]):
+                    out.setdefault(node.id, {})[f"arguments.{kw.name}"] = param
+        for arg, arg_span in node.arg_spans.items():
+            for ref, param in spans.items():
+                value = node.args.get(arg)
+                if (
+                    _inside(ref, arg_span)
+                    and type(value) is type(values[param])
+                    and value == values[param]
+                ):
+                    out.setdefault(node.id, {})[arg] = param
+    return out
+
+
 def lower_instance(
     lowerer: _Lowerer,
     model: ast.Model,
@@ -143,6 +265,7 @@ def lower_instance(
         block_params=tuple(p.name for p in model.params),
         block_args=dict(values),
         block_defaults=defaults,
+        block_refs=text_refs(model, values, graph),
     )
 
 
@@ -159,4 +282,13 @@ def _shape_refused(
     )
 
 
-__all__ = ["INPUT_DIMS", "bind", "call_text", "is_symbolic", "lower_instance", "values_key"]
+__all__ = [
+    "INPUT_DIMS",
+    "bind",
+    "call_text",
+    "is_symbolic",
+    "lower_instance",
+    "output_shape",
+    "rebase",
+    "values_key",
+]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from aurane.ir.graph import Node, Value
+from aurane.ir.sizes import ConcreteSizeNeeded, Symbol
+from aurane.semantics.dims import has_symbols, shape_value
 from aurane.semantics.values import literal_value
 from aurane.source import Span
 from aurane.syntax import ast
@@ -20,12 +23,25 @@ class ModelInfo:
     padding_span: Span | None
 
 
-def model_info(model: ast.Model) -> ModelInfo:
+def model_info(
+    model: ast.Model,
+    dims: Mapping[str, Symbol] | None = None,
+    sizes: Mapping[str, int] | None = None,
+) -> ModelInfo:
+    """The fields lowering reads; ``dims`` are the declared size symbols (``seq =
+    dim(...)``) an ``input_shape`` may use, ``sizes`` binds some of them to numbers."""
     values = {f.name: f for f in model.fields}
     shape_field = values.get("input_shape")
     dtype_field = values.get("input_dtype")
     pad_field = values.get("input_padding_idx")
-    shape = literal_value(shape_field.value) if shape_field else None
+    shape = None
+    if shape_field is not None and has_symbols(shape_field.value):
+        try:
+            shape = shape_value(shape_field.value, dims or {}, sizes)
+        except (KeyError, ConcreteSizeNeeded, ZeroDivisionError):
+            shape = None  # reported by constant resolution; lowered as a block without one
+    elif shape_field is not None:
+        shape = literal_value(shape_field.value)
     dtype = None
     if dtype_field is not None:
         expr = dtype_field.value

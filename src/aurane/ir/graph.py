@@ -79,6 +79,8 @@ class Graph:
     block_params: tuple[str, ...] | None = None
     block_args: Mapping[str, Any] = field(default_factory=dict)
     block_defaults: Mapping[str, Any] = field(default_factory=dict)  # evaluated defaults
+    # node id -> {argument: block parameter} for boolean/string arguments a parameter gave
+    block_refs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     tied: Mapping[str, str] = field(default_factory=dict)  # node id -> layer path it shares
 
     def value(self, name: str) -> Value:
@@ -121,7 +123,7 @@ class Graph:
             "values": [
                 {
                     "name": v.name,
-                    "shape": list(v.shape) if v.shape is not None else None,
+                    "shape": [_dim_json(d) for d in v.shape] if v.shape is not None else None,
                     "dtype": v.dtype,
                     "span": v.span.to_json(),
                 }
@@ -129,7 +131,20 @@ class Graph:
             ],
             "nodes": [node.to_json() for node in self.nodes],
             **({"tied": dict(self.tied)} if self.tied else {}),  # node id -> layer it shares
+            **({"symbols": self.symbols_json()} if self.symbols_json() else {}),
         }
+
+    def symbols_json(self) -> dict[str, dict[str, int | None]]:
+        """The symbolic sizes (``seq = dim(1, 2048)``) of the input: name -> min, max."""
+        from aurane.ir.sizes import free_symbols
+
+        shape = self.input_value.shape or ()
+        return {s.name: {"min": s.low, "max": s.high} for s in sorted(free_symbols(shape))}
+
+
+def _dim_json(dim: Any) -> Any:
+    """A shape entry in JSON: an int, "batch", or a symbolic size's formula ("2*seq")."""
+    return dim if isinstance(dim, int | str) else str(dim)
 
 
 def _jsonable(value: Any) -> Any:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
+from aurane.ir.contracts import check_data
 from aurane.ir.graph import Graph
 from aurane.ops.rules import fmt_shape as _shape
 from aurane.semantics import config
@@ -56,11 +59,16 @@ def _last_activation(graph: Graph) -> str | None:
     return node.op if node else None
 
 
-def check_jobs(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> list[Diagnostic]:
+def check_jobs(
+    program: ast.AuraneProgram, graphs: dict[str, Graph], prior: Sequence[Diagnostic] = ()
+) -> list[Diagnostic]:
+    """GAN boundaries and data contracts; ``prior``: errors found so far (a job with one
+    in its block or its datasets is not checked against its data)."""
     out: list[Diagnostic] = []
     for stmt in program.statements:
         if isinstance(stmt, ast.TrainGan):
             out.extend(_check_gan(stmt, graphs, program))
+    out.extend(check_data(program, graphs, prior))  # datasets -> models -> losses
     return out
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from aurane.codes import diag
 from aurane.diagnostics import Label
 from aurane.ir.builder import GraphBuilder
+from aurane.ops.modules import chainable, nameable
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -53,7 +54,7 @@ def name_node(lowerer: _Lowerer, b: GraphBuilder, value: str, call: ast.Call) ->
         return
     index = b.nodes.index(node)
     span = call.layer_span or call.span
-    if not _nameable(node.op):
+    if not nameable(node.op):
         lowerer.diagnostics.append(
             diag(
                 "S046",
@@ -82,7 +83,7 @@ def name_chain(lowerer: _Lowerer, b: GraphBuilder, first: int, chain: ast.Chain)
                 )
             )
             return
-        if len(node.inputs) != 1 or not _chainable(node.op):
+        if len(node.inputs) != 1 or not chainable(node.op):
             lowerer.diagnostics.append(
                 diag(
                     "S046",
@@ -187,15 +188,3 @@ def _check_parameter_containers(lowerer: _Lowerer, b: GraphBuilder, seen: dict[s
                     )
                 )
                 break
-
-
-def _nameable(op: str) -> bool:
-    from aurane.backends.torch.named import nameable
-
-    return nameable(op)
-
-
-def _chainable(op: str) -> bool:
-    from aurane.backends.torch.named import chainable
-
-    return chainable(op)

@@ -7,6 +7,7 @@ unknown shapes stay silent, so one mistake gives one diagnostic.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from aurane import ops
@@ -14,8 +15,10 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir import blocks, layers
 from aurane.ir.builder import GraphBuilder, ModelInfo, model_info
+from aurane.ir.contracts import padding_mask_length
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ir.jobs import check_jobs
+from aurane.ir.sizes import ConcreteSizeNeeded, UndecidedSize, free_symbols
 from aurane.ir.tying import resolve_ties, tie_target
 from aurane.ops.rules import check_int64
 from aurane.ops.rules import fmt_shape as shape_text
@@ -24,7 +27,7 @@ from aurane.ops.spec import ArgValue, BoundArgs, InferContext, OpError, OpSpec, 
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import SemanticResult
-from aurane.semantics.symbolic import plain
+from aurane.semantics.dims import declared_dims
 from aurane.semantics.tying import split_tie
 from aurane.source import Span
 from aurane.syntax import ast
@@ -32,9 +35,14 @@ from aurane.syntax import ast
 
 class _Lowerer:
     def __init__(
-        self, program: ast.AuraneProgram, skip: set[str], bound: dict[int, BoundArgs]
+        self,
+        program: ast.AuraneProgram,
+        skip: set[str],
+        bound: dict[int, BoundArgs],
+        sizes: Mapping[str, int] | None = None,
     ) -> None:
         self.program = program
+        self.sizes = dict(sizes or {})  # symbolic sizes bound to numbers (profile --at)
         self.bound = bound
         self.models = {m.name: m for m in program.models}
         self.skip = skip
@@ -151,6 +159,9 @@ class _Lowerer:
                     "block",
                 )
             )
+        wrong_length = padding_mask_length(graph, info.padding_span)  # ir/contracts.py
+        if wrong_length is not None:
+            self.diagnostics.append(wrong_length)
         return graph
 
     def bind_name(self, builder: GraphBuilder, value_name: str, source_name: str) -> str:
@@ -352,11 +363,31 @@ class _Lowerer:
             out = spec.infer(ctx)
             parameters = spec.parameters(ctx, out)
             check_int64(spec.name, out, parameters)
+            if not isinstance(parameters, int):  # a SizeExpr: weights sized by a symbol
+                raise ConcreteSizeNeeded(f"its parameter count would be {parameters}")
+        except ConcreteSizeNeeded as needed:
+            problem = (
+                "does not hold for every size in the declared range"
+                if isinstance(needed, UndecidedSize)
+                else "needs a concrete size here"
+            )
+            error = OpError(
+                "T114",
+                f"{spec.name} {problem}: {needed}",
+                hint="make that axis a number in input_shape, or narrow the dim(min, max) range",
+            )
+            self.report(b, error, bound, inputs, span, what or spec.name)
+            return None
         except OverflowError:
             error = OpError("T090", f"{spec.name} computes a size too large for torch (int64)")
             self.report(b, error, bound, inputs, span, what or spec.name)
             return None
         except OpError as error:
+            if error.code == "T006" and free_symbols(tuple(t.shape for t in types)):
+                error.hint = (
+                    "the element count is a formula of a symbolic size, so the target must be "
+                    "proven equal for every size: keep the symbolic part in one -1 axis"
+                )
             self.report(b, error, bound, inputs, span, what or spec.name)
             return None
         node_id = b.fresh(stem or spec.name)
@@ -551,7 +582,8 @@ class _Lowerer:
                 repeat=times,
             )
         )
-        shape = plain(out.shape)  # the block's own symbols stay inside it
+        # the block's own symbols, re-expressed in the caller's terms
+        shape = blocks.output_shape(sub, b.value(input_name).shape or ())
         return b.add_value(Value(node_id, shape, out.dtype, call.span))
 
     # -------------------------------------------------------------- program
@@ -561,7 +593,7 @@ class _Lowerer:
         for model in self.program.models:
             if model.name in self.skip or model.forward is None:
                 continue
-            info = model_info(model)
+            info = model_info(model, declared_dims(self.program, model), self.sizes)
             if info.input_shape is None or model.name in graphs:
                 continue
             graph = self.lower_model(
@@ -577,7 +609,10 @@ class _Lowerer:
 
 
 def lower_program(
-    program: ast.AuraneProgram, semantic: SemanticResult | None = None
+    program: ast.AuraneProgram,
+    semantic: SemanticResult | None = None,
+    *,
+    sizes: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, Graph], list[Diagnostic]]:
     """Lower every model that has an input_shape; blocks appear inside their callers.
 
@@ -585,9 +620,10 @@ def lower_program(
     bindings to reuse; without it the program is assumed semantically valid.
     """
     skip = semantic.broken_models if semantic else set()
-    lowerer = _Lowerer(program, skip, semantic.bound if semantic else {})
+    lowerer = _Lowerer(program, skip, semantic.bound if semantic else {}, sizes)
     graphs = lowerer.run()
-    lowerer.diagnostics.extend(check_jobs(program, graphs))
+    prior = [*(semantic.diagnostics if semantic else ()), *lowerer.diagnostics]
+    lowerer.diagnostics.extend(check_jobs(program, graphs, prior))
     return graphs, lowerer.diagnostics
 
 

@@ -1,15 +1,20 @@
 """Weight tying: ``dense(vocab, bias=false, tie=transformer.wte) as lm_head``.
 
 ``tie=PATH`` is not an argument of the operation (the catalog never sees it): the semantic
-pass checks its form (``dense`` only, a layer path), lowering records it per node and, once the
-whole graph is built, resolves the path to a named ``embedding`` or ``dense`` of the same
-model, checks that the two weights have the same shape and removes the shared weight from the
-tied node's parameter count (a shared tensor is counted once, as ``nn.Module.parameters()``
-does). Codegen writes ``self.lm_head.weight = self.transformer.wte.weight``.
+pass checks its form (``dense`` only, a layer path), lowering records it per node and, once
+the whole graph is built, resolves the path to a named ``embedding`` or ``dense`` of the
+same model, or to one inside a named block call (``encoder.wte``: layer ``wte`` of the call
+``as encoder``; a numbered path into a named ``repeat`` is resolved too, though ``tie=``
+cannot spell one yet: ``layers.0`` reads as a number). It checks that
+the two weights have the same shape and removes the shared weight from the tied node's
+parameter count (a shared tensor is counted once, as ``nn.Module.parameters()`` does).
+Codegen writes ``self.lm_head.weight = self.transformer.wte.weight``. A layer inside a
+block cannot tie to a layer of its caller (the block's class is built before it): S047.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -55,11 +60,16 @@ def resolve_ties(builder: GraphBuilder, diagnostics: list[Diagnostic]) -> dict[s
         index = next(i for i, n in enumerate(builder.nodes) if n.id == node_id)
         node = builder.nodes[index]
         target = by_path.get(path)
+        inside = None if target is not None else _in_block(builder.nodes, path)
+        if inside is not None:
+            target, target_features = inside
+        elif target is not None:
+            target_features = _in_features(builder, target)
         if target is None or target.op not in TARGET_OPS or target.id == node_id:
             diagnostics.append(_bad_target(path, span, target, node_id, by_path))
             continue
         shape = weight_shape(node, _in_features(builder, node))
-        shared = weight_shape(target, _in_features(builder, target))
+        shared = weight_shape(target, target_features)
         if shape is None or shared is None:
             continue  # an upstream shape failed and was reported
         if shape != shared:
@@ -88,10 +98,11 @@ def _bad_target(
         candidates = [p for p, n in by_path.items() if n.op in TARGET_OPS and n.id != node_id]
         return diag(
             "S047",
-            f"tie={path}: no layer of this model is named '{path}'",
+            f"tie={path}: no layer of this model, nor of the blocks it calls, is named '{path}'",
             span,
             hint=did_you_mean(path, candidates)
-            or "name the embedding with 'as NAME' in this model and tie to that name",
+            or "tie= reaches the layers of this model and, through a named call, of its blocks "
+            "(encoder.wte); not a layer of the model that calls this one",
         )
     if target.id == node_id:
         return diag("S047", "a layer cannot tie its weight to itself", span)
@@ -102,6 +113,32 @@ def _bad_target(
         span,
         hint="tie to the embedding (or dense) layer",
     )
+
+
+def _in_block(nodes: Sequence[Node], path: str) -> tuple[Node, int | None] | None:
+    """A layer inside a named block call: ``encoder.wte`` is layer ``wte`` of the block
+    named ``encoder``; ``layers.0.wte`` that of the first copy of ``repeat(...) as layers``.
+    Returns the layer's node and its input features (for a dense)."""
+    for node in nodes:
+        sub = node.subgraph
+        if sub is None or node.layer is None or not path.startswith(node.layer + "."):
+            continue
+        rest = path[len(node.layer) + 1 :]
+        if node.op == "repeat":
+            index, _, rest = rest.partition(".")
+            if not index.isdigit() or int(index) >= node.repeat or not rest:
+                continue
+        for inner in sub.nodes:
+            if inner.layer == rest:
+                features = None
+                if inner.op == "dense" and inner.inputs:
+                    shape = sub.value(inner.inputs[0]).sample_shape
+                    features = int(shape[-1]) if shape else None
+                return inner, features
+        found = _in_block(sub.nodes, rest)
+        if found is not None:
+            return found
+    return None
 
 
 def _in_features(builder: GraphBuilder, node: Node) -> int | None:

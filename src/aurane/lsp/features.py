@@ -163,7 +163,12 @@ def hover(doc: Document, line: int, column: int) -> lsp.Hover | None:
     occurrence = doc.index.at(line, column)
     parts: list[str] = []
     found = node_at(doc, line, column)
-    on_call = found is not None and word is not None and _on_node_name(found[1], word[1])
+    on_call = (
+        found is not None
+        and word is not None
+        # the call's own name, or the block inside ``repeat(Block(64), 2)``
+        and (_on_node_name(found[1], word[1]) or found[1].block == word[0])
+    )
     if occurrence is not None and not on_call:
         parts += _symbol_hover(doc, occurrence)
     elif found is not None and word is not None:
@@ -185,7 +190,9 @@ def hover(doc: Document, line: int, column: int) -> lsp.Hover | None:
 
 
 def _on_node_name(node: Node, word: Span) -> bool:
-    return word.line == node.span.line and node.span.column <= word.column <= node.span.end_column
+    """Whether ``word`` is the call's own name (a node's span starts at its operation or
+    block name), not an argument inside it such as ``h`` in ``add(h, x)``."""
+    return (word.line, word.column) == (node.span.line, node.span.column)
 
 
 def _node_hover(doc: Document, graph: Graph, node: Node) -> list[str]:
@@ -217,11 +224,22 @@ def _node_hover(doc: Document, graph: Graph, node: Node) -> list[str]:
 def _symbol_hover(doc: Document, occurrence: Occurrence) -> list[str]:
     if occurrence.key[0] == LOCAL:
         model, name = occurrence.key[1], occurrence.key[2]
-        value = _bound_value(doc, model, name, occurrence.span)
         head = f"**{name}** ({occurrence.kind} in `{model}`)"
-        if value is None:
+        found = _bound_values(doc, model, name, occurrence)
+        facts = sorted(
+            {(shape_text(value.shape), value.dtype or "?") for value, _ in found},
+            key=str,
+        )
+        if not facts:
             return [head]
-        return [head, f"shape `{shape_text(value.shape)}` · dtype {value.dtype or '?'}"]
+        if len(facts) == 1:
+            shape, dtype = facts[0]
+            return [head, f"shape `{shape}` · dtype {dtype}"]
+        lines = [head]  # a block called with different inputs: one line per call
+        for value, call in found:
+            where = f" (the call at {call.span.line}:{call.span.column})" if call else ""
+            lines.append(f"shape `{shape_text(value.shape)}` · dtype {value.dtype or '?'}{where}")
+        return lines
     stmt = doc.index.statements.get(occurrence.name)
     if isinstance(stmt, ast.Constant):
         return [f"```aurane\n{stmt.name} = {span_text(doc.lines, stmt.value.span)}\n```"]
@@ -245,26 +263,66 @@ def _symbol_hover(doc: Document, occurrence: Occurrence) -> list[str]:
     return []
 
 
-def _bound_value(doc: Document, model: str, name: str, at: Span) -> Value | None:
-    best: Value | None = None
-    for graph in _graphs_of(doc, model):
-        for value in graph.values:
-            if (value.source_name or value.name) != name:
-                continue
-            if (value.span.line, value.span.column) <= (at.line, at.end_column) and (
-                best is None or (value.span.line, value.span.column) >= (best.span.line, 0)
-            ):
-                best = value
-        if best is None and graph.input_value.name == name:
-            best = graph.input_value
-        if best is not None:
-            return best
-    return None
+def _bindings(model: ast.Model) -> list[tuple[str, Span, Span]]:
+    """(name, name span, statement span) of every tensor binding in the forward body."""
+    if model.forward is None:
+        return []
+    forward = model.forward
+    out = [(forward.param, forward.param_span, forward.param_span)]
+    for stmt in forward.body:
+        if isinstance(stmt, ast.Assign):
+            for name, span in stmt.targets or ((stmt.target, stmt.target_span),):
+                out.append((name, span, stmt.span))
+    return out
 
 
-def _graphs_of(doc: Document, model: str) -> list[Graph]:
-    out = [g for g in doc.graphs.values() if g.name == model]
-    out += [n.subgraph for _, n in walk_graphs(doc.graphs) if n.subgraph and n.block == model]
+def _bound_values(
+    doc: Document, model: str, name: str, occurrence: Occurrence
+) -> list[tuple[Value, Node | None]]:
+    """The value ``occurrence`` denotes in each graph of ``model`` (with the block call).
+
+    A definition denotes what its statement binds; a use denotes the latest binding whose
+    statement ends before it (``h = dense(h, 4)`` reads the previous ``h``).
+    """
+    stmt = doc.index.statements.get(model)
+    if not isinstance(stmt, ast.Model):
+        return []
+    at = occurrence.span
+    bindings = [b for b in _bindings(stmt) if b[0] == name]
+    if occurrence.definition:
+        chosen = next((b for b in bindings if b[1] == at), None)
+    else:
+        before = [b for b in bindings if (b[2].end_line, b[2].end_column) <= (at.line, at.column)]
+        chosen = before[-1] if before else None
+    if chosen is None:
+        return []
+    out: list[tuple[Value, Node | None]] = []
+    for graph, call in _graphs_of(doc, model):
+        if chosen[1] == chosen[2]:  # the forward parameter: the graph's input
+            out.append((graph.input_value, call))
+            continue
+        inside = [
+            v
+            for v in graph.values
+            if (v.source_name or v.name) == name and _within(v.span, chosen[2])
+        ]
+        if inside:
+            out.append((max(inside, key=lambda v: (v.span.line, v.span.column)), call))
+    return out
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (
+        inner.end_line,
+        inner.end_column,
+    ) <= (outer.end_line, outer.end_column)
+
+
+def _graphs_of(doc: Document, model: str) -> list[tuple[Graph, Node | None]]:
+    out: list[tuple[Graph, Node | None]] = [
+        (g, None) for g in doc.graphs.values() if g.name == model
+    ]
+    out += [(n.subgraph, n) for _, n in walk_graphs(doc.graphs) if n.subgraph and n.block == model]
     return out
 
 

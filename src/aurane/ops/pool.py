@@ -71,6 +71,16 @@ def _pool_window(ctx: InferContext, op: str) -> tuple[tuple[int, ...], tuple[int
             blame="padding",
             hint="pytorch allows padding of at most kernel // 2",
         )
+    sizes = t.shape[1:]
+    if op == "avgpool" and dims == 3 and any(n < k for n, k in zip(sizes, kernel, strict=True)):
+        # avg_pool3d alone checks the unpadded input against the kernel (check_input_size)
+        raise OpError(
+            "T005",
+            f"avgpool of a 3-D input {fmt_shape(sizes)} smaller than its kernel "
+            f"{fmt_shape(kernel)}: torch's avg_pool3d refuses it even with padding",
+            blame="kernel",
+            hint="use a kernel no larger than each spatial size",
+        )
     return kernel, pool_output(op, t.shape[1:], kernel, stride, padding, a["ceil_mode"])
 
 
@@ -170,16 +180,23 @@ def adaptive_sizes(ctx: InferContext, op: str) -> tuple[int, ...]:
             blame="output_size",
             hint="None keeps one axis inside a tuple: output_size=(None, 7)",
         )
-    items = tuple(value) if isinstance(value, tuple | list) else (value,)
-    if len(items) == 1:
-        items = items * dims
+    # torch broadcasts a bare int only: a tuple has one entry per spatial axis
+    items = tuple(value) if isinstance(value, tuple | list) else (value,) * dims
     if len(items) != dims:
         raise OpError(
             "T002",
             f"{op} got {len(items)} values for output_size but its input has {dims} spatial "
             f"{'axis' if dims == 1 else 'axes'}",
             blame="output_size",
-            hint=f"pass one output_size or {dims} of them",
+            hint=f"pass one int or a tuple of {dims}",
+        )
+    if dims == 1 and None in items:
+        raise OpError(
+            "S004",
+            f"{op} of a 1-D input takes an int output_size: torch's 1-D adaptive pools "
+            "do not accept None",
+            blame="output_size",
+            hint=f"write the length itself: output_size={t.shape[1]}",
         )
     return tuple(n if o is None else o for n, o in zip(t.shape[1:], items, strict=True))
 

@@ -67,6 +67,17 @@ def _axis(op: str, dim: int, rank: int, name: str = "dim") -> int:
         raise
 
 
+def _dim_axis(ctx: InferContext, op: str) -> int:
+    """The sample axis that ``dim`` names, for ops that index one axis of a non-scalar."""
+    require_min_rank(op, ctx.input, 1, "non-scalar")
+    return _axis(op, ctx.args["dim"], ctx.input.rank)
+
+
+def _without(t: TensorType, axis: int) -> TensorType:
+    """``t`` with sample axis ``axis`` removed."""
+    return TensorType(t.shape[:axis] + t.shape[axis + 1 :], t.dtype)
+
+
 # -- permute, transpose, unsqueeze, squeeze ----------------------------------------------------
 
 
@@ -165,8 +176,7 @@ UNSQUEEZE = make_spec(
 
 def _squeeze_infer(ctx: InferContext) -> TensorType:
     t = ctx.input
-    require_min_rank("squeeze", t, 1, "non-scalar")
-    axis = _axis("squeeze", ctx.args["dim"], t.rank)
+    axis = _dim_axis(ctx, "squeeze")
     if t.shape[axis] != 1:
         raise OpError(
             SQUEEZE_SIZE,
@@ -175,7 +185,7 @@ def _squeeze_infer(ctx: InferContext) -> TensorType:
             blame="dim",
             hint="squeeze removes a size-1 axis; pytorch would silently do nothing",
         )
-    return TensorType(t.shape[:axis] + t.shape[axis + 1 :], t.dtype)
+    return _without(t, axis)
 
 
 SQUEEZE = make_spec(
@@ -193,8 +203,7 @@ SQUEEZE = make_spec(
 
 def _select_infer(ctx: InferContext) -> TensorType:
     t = ctx.input
-    require_min_rank("select", t, 1, "non-scalar")
-    axis = _axis("select", ctx.args["dim"], t.rank)
+    axis = _dim_axis(ctx, "select")
     index, size = ctx.args["index"], t.shape[axis]
     if not -size <= index < size:
         raise OpError(
@@ -203,7 +212,7 @@ def _select_infer(ctx: InferContext) -> TensorType:
             blame="index",
             hint=f"use an index from {-size} to {size - 1}",
         )
-    return TensorType(t.shape[:axis] + t.shape[axis + 1 :], t.dtype)
+    return _without(t, axis)
 
 
 SELECT = make_spec(
@@ -222,8 +231,7 @@ SELECT = make_spec(
 
 def _slice_range(ctx: InferContext) -> tuple[int, range]:
     t = ctx.input
-    require_min_rank("slice", t, 1, "non-scalar")
-    axis = _axis("slice", ctx.args["dim"], t.rank)
+    axis = _dim_axis(ctx, "slice")
     a = ctx.args
     picked = range(t.shape[axis])[slice(a["start"], a["end"], a["step"])]
     if len(picked) == 0:
@@ -318,16 +326,26 @@ EXPAND = make_spec(
 # -- split and chunk ---------------------------------------------------------------------------
 
 
+MAX_PIECES = 65536  # split/chunk pieces a program may ask for (each is a tensor at run time)
+
+
 def piece_sizes(ctx: InferContext) -> tuple[int, tuple[int, ...]]:
     """(axis index, size of each piece) of a split or chunk node."""
     t, a = ctx.input, ctx.args
     op = "split" if "size" in a.values else "chunk"
-    require_min_rank(op, t, 1, "non-scalar")
-    axis = _axis(op, a["dim"], t.rank)
+    axis = _dim_axis(ctx, op)
     length = t.shape[axis]
     if op == "split":
         size = a["size"]
         if is_int(size):
+            if size >= 1 and -(-length // size) > MAX_PIECES:  # never build a huge tuple
+                raise OpError(
+                    "T007",
+                    f"split({size}) of dim={a['dim']} with size {length} gives "
+                    f"{-(-length // size)} pieces, more than {MAX_PIECES}",
+                    blame="size",
+                    hint="split into fewer, larger pieces",
+                )
             sizes = tuple(min(size, length - s) for s in range(0, length, size))
         else:
             sizes = tuple(size)
@@ -341,7 +359,14 @@ def piece_sizes(ctx: InferContext) -> tuple[int, tuple[int, ...]]:
                 )
     else:
         chunks = a["chunks"]
-        step = math.ceil(length / chunks)
+        if chunks > MAX_PIECES:
+            raise OpError(
+                "T007",
+                f"chunk({chunks}) asks for more than {MAX_PIECES} pieces",
+                blame="chunks",
+                hint="chunk into fewer pieces",
+            )
+        step = -(-length // chunks)  # integer ceil: exact for any int64 size
         sizes = tuple(min(step, length - s) for s in range(0, length, step))
         if len(sizes) != chunks:
             raise OpError(
@@ -483,6 +508,14 @@ def _pad_infer(ctx: InferContext) -> TensorType:
                 blame="padding",
                 hint="use smaller padding or mode=replicate",
             )
+        if mode == "circular" and max(left, right) > shape[axis]:
+            raise OpError(
+                "T005",
+                f"circular padding {max(left, right)} wraps around more than once: "
+                f"dim={axis + 1} has size {shape[axis]}",
+                blame="padding",
+                hint="pad by at most the axis size, or use mode=replicate",
+            )
         if mode != "constant" and min(left, right) < 0:
             raise OpError(
                 "S004",
@@ -540,15 +573,15 @@ PAD = make_spec(
 
 def _pixel_shuffle_infer(ctx: InferContext) -> TensorType:
     t = ctx.input
-    if t.rank != 3:
+    if t.rank < 3:  # torch would read the batch axis as channels and mix the samples
         raise OpError(
             "T002",
-            f"pixel_shuffle expects a (channels, height, width) input, got shape "
-            f"{fmt_shape(t.shape)}",
-            hint="pixel_shuffle needs an input of rank 3 (batch excluded)",
+            "pixel_shuffle expects a (channels, height, width) input (leading axes kept), "
+            f"got shape {fmt_shape(t.shape)}",
+            hint="pixel_shuffle needs an input of rank 3 or more (batch excluded)",
         )
     r = ctx.args["upscale_factor"]
-    channels, height, width = t.shape
+    *lead, channels, height, width = t.shape
     if channels % (r * r):
         raise OpError(
             "T007",
@@ -556,15 +589,19 @@ def _pixel_shuffle_infer(ctx: InferContext) -> TensorType:
             blame="upscale_factor",
             hint=f"use a multiple of {r * r} channels",
         )
-    return TensorType((channels // (r * r), height * r, width * r), t.dtype)
+    return TensorType((*lead, channels // (r * r), height * r, width * r), t.dtype)
 
 
 PIXEL_SHUFFLE = make_spec(
     name="pixel_shuffle",
     params=(Param("upscale_factor", ArgKind.INT, check=POSITIVE, doc="spatial multiplier r"),),
     infer=_pixel_shuffle_infer,
-    doc="rearrange (c * r * r, h, w) into (c, h * r, w * r) (nn.PixelShuffle)",
-    samples=(({"upscale_factor": 2}, ((8, 3, 4),)), ({"upscale_factor": 3}, ((9, 2, 2),))),
+    doc="rearrange (..., c * r * r, h, w) into (..., c, h * r, w * r) (nn.PixelShuffle)",
+    samples=(
+        ({"upscale_factor": 2}, ((8, 3, 4),)),
+        ({"upscale_factor": 3}, ((9, 2, 2),)),
+        ({"upscale_factor": 2}, ((2, 8, 3, 4),)),  # leading axes kept, as torch does
+    ),
     input_dtypes="any",
     kinds={PARAMETER_FREE, RESHAPING},
 )

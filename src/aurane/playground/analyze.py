@@ -207,7 +207,9 @@ def analyze(
             "expanded": sorted(expand) if not isinstance(expand, bool) else expand,
         }
     python, mapping, python_error = _python(front, filename)
-    return {
+    from aurane.ir.sizes import jsonable  # symbolic sizes (seq = dim(...)) as formula text
+
+    result = {
         "ok": front.ok,
         "diagnostics": [_diagnostic(d) for d in front.diagnostics],
         "models": models,
@@ -218,3 +220,4 @@ def analyze(
         "hovers": _hovers(list(graphs.values())),
         "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
     }
+    return jsonable(result)  # type: ignore[no-any-return]

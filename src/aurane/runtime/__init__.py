@@ -9,7 +9,7 @@ Modules: ``distributed`` (seeding, devices, torchrun/DDP, rank-0 output), ``rng`
 and restore), ``checkpoint`` (atomic writes, fingerprints, validated loads), ``metrics``
 (epoch metrics, evaluation), ``progress``, ``history`` (metrics.csv/jsonl, plots), ``lock``,
 ``run`` (the run around a training loop, interrupts, summary, ``main``), ``schedule``,
-``gan``, ``version``.
+``gan``, ``contracts`` (the first-batch check of data not known statically), ``version``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         save_checkpoints,
         save_file,
     )
+    from aurane.runtime.contracts import BatchCheck, DataMismatch
     from aurane.runtime.distributed import (
         data_loader,
         distribute,
@@ -59,6 +60,8 @@ _WHERE = {
     "load_checkpoint": "checkpoint",
     "save_checkpoints": "checkpoint",
     "save_file": "checkpoint",
+    "BatchCheck": "contracts",
+    "DataMismatch": "contracts",
     "data_loader": "distributed",
     "distribute": "distributed",
     "finish_distributed": "distributed",
@@ -96,7 +99,9 @@ _WHERE = {
 
 __all__ = [
     "AURANE_VERSION",
+    "BatchCheck",
     "CHECKPOINT_FORMAT",
+    "DataMismatch",
     "EpochStats",
     "Interrupted",
     "Progress",

@@ -23,6 +23,8 @@ def match_target(
     if task == "class":
         if targets.is_floating_point() or targets.dtype == torch.bool:
             raise TypeError(f"class targets must be integer indices, got {targets.dtype}")
+        if outputs.dim() == 2 and targets.dim() == 1 and outputs.shape[0] == targets.shape[0]:
+            return outputs, targets  # the common case, without a tensor operation
         if outputs.dim() == targets.dim() + 1:
             if outputs.dim() > 2 and outputs.shape[:-1] == targets.shape:
                 return outputs.reshape(-1, outputs.shape[-1]), targets.reshape(-1)
@@ -63,11 +65,17 @@ METRICS_BY_TASK = {
 class EpochStats:
     """Loss and metrics over a whole epoch from sums and counts, never a mean of batch means.
 
-    Sums stay on the device until ``compute``, so training does not wait on every batch.
-    Macro precision, recall and F1 average over every class but an ignored one (an
-    ``ignore_index`` inside the class range, such as a padding token); AUC is one-vs-rest
-    macro.
+    ``update`` only keeps references to what each batch needs (the loss, the targets, the
+    argmax or top-k indices for class metrics) and folds them into the sums in vectorised
+    passes every ``FLUSH_BATCHES`` batches (or ``FLUSH_ELEMENTS`` kept elements), so a
+    training step pays for almost no extra tensor operations and never waits on the device.
+    Sums stay on the device until ``compute``. Macro precision, recall and F1 average over
+    every class but an ignored one (an ``ignore_index`` inside the class range, such as a
+    padding token); AUC is one-vs-rest macro over the classes it is defined for.
     """
+
+    FLUSH_BATCHES = 256
+    FLUSH_ELEMENTS = 1 << 20
 
     def __init__(
         self, metrics: Sequence[str], *, task: str, outputs: str, ignore_index: int = -100
@@ -77,10 +85,16 @@ class EpochStats:
         self.outputs = outputs  # "logits", "probabilities" or "log_probabilities"
         self.ignore_index = ignore_index
         self.counts_classes = bool({"accuracy", "precision", "recall", "f1"} & set(metrics))
+        self.topk = {
+            name: int(name[3:].split("_")[0]) for name in metrics if name.startswith("top")
+        }
         for name in self.metrics:
             kind = "topk" if name.startswith("top") else name
             if kind not in METRICS_BY_TASK[task]:
                 raise ValueError(f"metric {name!r} does not apply to a {task} loss")
+        # binary and regression metrics other than the loss need the outputs themselves
+        self.keeps_outputs = task != "class" and bool(set(metrics) - {"perplexity"})
+        self._sizes_cache: dict[tuple[tuple[int, ...], torch.device], torch.Tensor] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -88,19 +102,116 @@ class EpochStats:
         self.scores: list[torch.Tensor] = []
         self.labels: list[torch.Tensor] = []
         self.batches = 0
+        self.classes = 0
+        self._losses: list[torch.Tensor] = []
+        self._targets: list[torch.Tensor] = []
+        self._sizes: list[int] = []
+        self._outputs: list[torch.Tensor] = []  # binary/regression outputs, or argmax/top-k
+        self._topk: dict[str, list[torch.Tensor]] = {name: [] for name in self.topk}
+        self._scores: list[torch.Tensor] = []  # class probabilities (AUC)
+        self._pending = 0
 
     def _add(self, key: str, value: torch.Tensor) -> None:
         self.sums[key] = self.sums[key] + value if key in self.sums else value
 
     def update(self, outputs: torch.Tensor, targets: torch.Tensor, loss: torch.Tensor) -> None:
+        """Record one batch (outputs and targets as ``match_target`` returns them, the mean
+        loss detached)."""
         self.batches += 1
+        self._losses.append(loss)
+        size = targets.numel()
+        self._sizes.append(size)
+        self._pending += size
         if self.task == "class":
-            self._update_class(outputs, targets, loss)
+            self.classes = outputs.shape[1]
+            self._targets.append(targets)
+            if self.counts_classes:
+                self._outputs.append(outputs.argmax(1))
+            for name, k in self.topk.items():
+                self._topk[name].append(outputs.topk(min(k, self.classes), dim=1).indices)
+            if "auc" in self.metrics:
+                self._scores.append(self._probabilities(outputs))
+        elif self.keeps_outputs:
+            self._targets.append(targets)
+            self._outputs.append(outputs)
+        if len(self._losses) >= self.FLUSH_BATCHES or self._pending >= self.FLUSH_ELEMENTS:
+            self._flush()
+
+    def _probabilities(self, outputs: torch.Tensor) -> torch.Tensor:
+        if self.outputs == "logits":
+            return torch.softmax(outputs.double(), dim=1)
+        if self.outputs == "log_probabilities":
+            return outputs.double().exp()
+        return outputs.double()
+
+    def _loss_terms(
+        self,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """(loss sum, count, targets, kept targets) of the batches since the last flush."""
+        losses = torch.stack(self._losses).double()
+        sizes = self._sizes_tensor(losses.device)
+        if self.task != "class":
+            return (losses * sizes).sum(), sizes.sum().double(), None, None
+        flat = [t if t.dim() == 1 else t.reshape(-1) for t in self._targets]
+        targets = flat[0] if len(flat) == 1 else torch.cat(flat)
+        keep = targets != self.ignore_index
+        # each element weighs its batch's mean loss; a batch of ignored targets only (a NaN
+        # mean loss, zero gradients) adds nothing instead of making the epoch's loss NaN
+        per_element = torch.repeat_interleave(losses, sizes, output_size=targets.numel())
+        return torch.where(keep, per_element, 0.0).sum(), keep.sum().double(), targets, keep
+
+    def _flush(self) -> None:
+        """Fold the batches recorded since the last flush into ``sums``."""
+        if not self._losses:
             return
-        count = targets.numel()
-        self._add("count", torch.tensor(float(count), device=targets.device))
-        self._add("loss", loss.detach().double() * count)
+        loss, count, targets, keep = self._loss_terms()
+        self._add("count", count)
+        self._add("loss", loss)
+        if targets is not None and keep is not None:
+            self._flush_class(targets, keep)
+        elif self.keeps_outputs:
+            self._flush_outputs()
+        self._losses, self._targets, self._sizes, self._outputs = [], [], [], []
+        self._topk = {name: [] for name in self.topk}
+        self._scores, self._pending = [], 0
+
+    def _sizes_tensor(self, device: torch.device) -> torch.Tensor:
+        """The recorded batch sizes as a tensor; every epoch has the same ones, so it is
+        built once (building a tensor from a list costs more than the rest of a flush)."""
+        key = (tuple(self._sizes), device)
+        sizes = self._sizes_cache.get(key)
+        if sizes is None:
+            if len(self._sizes_cache) > 8:
+                self._sizes_cache.clear()
+            sizes = self._sizes_cache[key] = torch.tensor(self._sizes, device=device)
+        return sizes
+
+    def _flush_class(self, targets: torch.Tensor, keep: torch.Tensor) -> None:
+        classes = self.classes
+        if self.counts_classes:
+            predicted = torch.cat(self._outputs)
+            # Excluded targets go to an extra bin: counting needs no data-dependent indexing.
+            spare = torch.full_like(targets, classes)
+            hits = torch.where(keep & (predicted == targets), targets, spare)
+            bins = classes + 1
+            self._add("true_positive", torch.bincount(hits, minlength=bins))
+            predicted = torch.where(keep, predicted, spare)
+            self._add("predicted", torch.bincount(predicted, minlength=bins))
+            self._add("actual", torch.bincount(torch.where(keep, targets, spare), minlength=bins))
+        for name, parts in self._topk.items():
+            top = torch.cat(parts) == targets[:, None]
+            self._add(name, (top.any(1) & keep).sum())
+        if "auc" in self.metrics:  # scores and labels of the kept targets, on the CPU
+            self.scores.append(torch.cat(self._scores)[keep].cpu())
+            self.labels.append(targets[keep].cpu())
+
+    def _flush_outputs(self) -> None:
+        raw = torch.cat([o.reshape(-1) for o in self._outputs])
+        targets = torch.cat([t.reshape(-1) for t in self._targets]).double()
         logits = self.outputs == "logits"
+        outputs = raw.double()
+        # in float64: float32 kernels round by an element's place in the vector, so a batch
+        # would score (in the last bits) differently depending on where a flush cut
         scores = torch.sigmoid(outputs) if logits else outputs
         if self.task == "binary":
             predicted = outputs > 0 if logits else outputs > 0.5
@@ -110,55 +221,27 @@ class EpochStats:
             self._add("predicted", predicted.sum())
             self._add("actual", truth.sum())
             if "auc" in self.metrics:
-                self.scores.append(scores.detach().double().flatten().cpu())
-                self.labels.append(truth.flatten().cpu())
-        error = scores.detach().double() - targets.double()
+                self.scores.append(scores.cpu())
+                self.labels.append(truth.cpu())
+        error = scores - targets
         self._add("squared_error", (error * error).sum())
         self._add("absolute_error", error.abs().sum())
 
-    def _update_class(
-        self, outputs: torch.Tensor, targets: torch.Tensor, loss: torch.Tensor
-    ) -> None:
-        classes = outputs.shape[1]
-        keep = targets != self.ignore_index
-        count = keep.sum()
-        self._add("count", count.double())
-        # A batch of ignored targets only has a NaN mean loss (0 / 0) and zero gradients:
-        # it adds nothing, instead of turning the epoch's loss into NaN.
-        batch_loss = loss.detach().double() * count
-        self._add("loss", torch.where(count > 0, batch_loss, torch.zeros_like(batch_loss)))
-        if self.counts_classes:
-            predicted = outputs.argmax(1)
-            # Excluded targets go to an extra bin: counting needs no data-dependent indexing.
-            spare = torch.full_like(targets, classes)
-            hits = torch.where(keep & (predicted == targets), targets, spare)
-            bins = classes + 1
-            self._add("true_positive", torch.bincount(hits, minlength=bins))
-            predicted = torch.where(keep, predicted, spare)
-            self._add("predicted", torch.bincount(predicted, minlength=bins))
-            self._add("actual", torch.bincount(torch.where(keep, targets, spare), minlength=bins))
-        for name in self.metrics:
-            if name.startswith("top"):
-                k = min(int(name[3:].split("_")[0]), classes)
-                top = outputs.topk(k, dim=1).indices == targets[:, None]
-                self._add(name, (top.any(1) & keep).sum())
-        if "auc" in self.metrics:
-            if self.outputs == "logits":
-                scores = torch.softmax(outputs.detach().double(), dim=1)
-            elif self.outputs == "log_probabilities":
-                scores = outputs.detach().double().exp()
-            else:
-                scores = outputs.detach().double()
-            self.scores.append(scores[keep].cpu())
-            self.labels.append(targets[keep].cpu())
-
     def running_loss(self) -> float:
-        if "count" not in self.sums:
+        """The epoch's mean loss so far (waits for the device). It folds nothing into the
+        sums, so when a progress bar reads it cannot change the epoch's figures."""
+        loss, count = self.sums.get("loss"), self.sums.get("count")
+        if self._losses:
+            pending_loss, pending_count, _, _ = self._loss_terms()
+            loss = pending_loss if loss is None else loss + pending_loss
+            count = pending_count if count is None else count + pending_count
+        if loss is None or count is None:
             return math.nan
-        return float(self.sums["loss"] / self.sums["count"].clamp(min=1))
+        return float(loss / count.clamp(min=1))
 
     def compute(self, what: str) -> dict[str, float]:
         """Loss and metrics of the epoch; fails clearly on empty data or a non-finite loss."""
+        self._flush()
         sums = {key: value.double() for key, value in self.sums.items()}
         scores, labels = self.scores, self.labels
         if dist.is_initialized():
@@ -256,12 +339,18 @@ def evaluate(
     device: torch.device,
     what: str,
     amp_dtype: torch.dtype | None = None,
+    check: Callable[[str, torch.Tensor, torch.Tensor], None] | None = None,
 ) -> dict[str, float]:
-    """Loss and metrics of ``model`` over ``loader`` in eval mode, without gradients."""
+    """Loss and metrics of ``model`` over ``loader`` in eval mode, without gradients.
+
+    ``check`` (an ``rt.BatchCheck``) sees each batch first when the data is not known
+    statically."""
     model.eval()
     stats.reset()
     with torch.no_grad():
         for inputs, targets in loader:
+            if check is not None:
+                check(what, inputs, targets)
             inputs = inputs.to(device, non_blocking=True)
             targets = targets.to(device, non_blocking=True)
             with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):

@@ -35,6 +35,7 @@ from aurane.runtime.checkpoint import (
     load_checkpoint,
     save_checkpoints,
 )
+from aurane.runtime.contracts import DataMismatch
 from aurane.runtime.distributed import finish_distributed, is_main_process, log, set_epoch
 from aurane.runtime.history import log_scalars, plot_history, tensorboard_writer, write_history
 from aurane.runtime.lock import RunLockedError, acquire_lock, release_lock
@@ -88,7 +89,8 @@ def _shown(path: str) -> str:
 
 class Run:
     """One training job's run. ``state`` maps checkpoint entries ("model", "optimizer",
-    "scheduler", ...) to objects with ``state_dict``/``load_state_dict``."""
+    "scheduler", ...) to objects with ``state_dict``/``load_state_dict``; ``log_every = N``
+    adds a step row to the history files every N training batches."""
 
     def __init__(
         self,
@@ -106,13 +108,14 @@ class Run:
         monitor: str = "loss",
         patience: int | None = None,
         min_delta: float = 0.0,
+        log_every: int | None = None,
     ) -> None:
         self.job, self.kind, self.total = job, kind, _OVERRIDES.get("epochs", epochs)
         self.state, self.loaders, self.folder = state, list(loaders), checkpoint_dir
         self.resume_from, self.save_best, self.every = resume_from, save_best, checkpoint_every
         self.monitor_key, self.patience, self.min_delta = monitor, patience, min_delta
-        models = [value for value in state.values() if isinstance(value, torch.nn.Module)]
-        self.fingerprint = fingerprint(config, *models)
+        self.config = config
+        self._fingerprint: dict[str, Any] | None = None
         self.versions = {"aurane": AURANE_VERSION, "torch": str(torch.__version__)}
         self.history: list[dict[str, Any]] = []
         self.monitor: dict[str, Any] = {"best": float("inf"), "bad_epochs": 0, "stopped": False}
@@ -124,6 +127,21 @@ class Run:
         self.handlers: dict[int, Any] = {}
         self.files: list[str] = []
         self.writer: Any = None  # TensorBoard, when installed
+        # ``log_every = N``: a step row (epoch, step, running loss, lr) every N batches
+        self.log_every = log_every
+        self.step = 0  # training batches so far, over all epochs (kept only with log_every)
+        self.next_log = log_every if log_every else -1
+        self.step_rows: list[dict[str, Any]] = []
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """The model graph and training configuration's fingerprint (computed when a
+        checkpoint is first written or read: parameter names, shapes and dtypes do not
+        change while training)."""
+        if self._fingerprint is None:
+            models = [v for v in self.state.values() if isinstance(v, torch.nn.Module)]
+            self._fingerprint = fingerprint(self.config, *models)
+        return self._fingerprint
 
     # -- entering and leaving ------------------------------------------------------
 
@@ -169,6 +187,10 @@ class Run:
         else:
             self.monitor["best"] = checkpoint["best"]
         restore_rng(checkpoint["rng"], self.loaders)
+        if self.log_every:  # optional: a run may start logging steps when it is resumed
+            steps = checkpoint.get("steps", {"count": 0, "rows": []})
+            self.step, self.step_rows = steps["count"], steps["rows"]
+            self.next_log = (self.step // self.log_every + 1) * self.log_every
         self.saved_epoch = checkpoint["epoch"]
         self.first_epoch = self.saved_epoch + 1
 
@@ -189,6 +211,8 @@ class Run:
         else:
             payload["best"] = self.monitor["best"]
         payload["rng"] = rng_state(self.loaders)
+        if self.log_every:
+            payload["steps"] = {"count": self.step, "rows": self.step_rows}
         return payload
 
     def _save(self, epoch: int, *, best: bool) -> None:
@@ -196,7 +220,7 @@ class Run:
         save_checkpoints(self.folder, self.checkpoint(epoch), best=best, every=self.every)
         self.saved_epoch = epoch
         if is_main_process() and epoch > 0:
-            self.files = write_history(self.folder, self.history)
+            self.files = write_history(self.folder, self.history, self.step_rows)
             if self.writer is None and epoch == self.first_epoch:
                 self.writer = tensorboard_writer(self.folder)
             if self.writer is not None:
@@ -218,12 +242,28 @@ class Run:
         """``loader``'s batches for this epoch, with a progress bar; stops at an interrupt."""
         set_epoch(loader, self.epoch)
         self.progress = Progress(f"epoch {self.epoch}/{self.total}", loader, running_loss)
+        progress = self.progress
         for batch in loader:
             if _PENDING:
                 self._interrupt(f"interrupted in epoch {self.epoch}")
             yield batch
-            self.progress.step()
-        self.progress.close()
+            if self.next_log > 0:
+                self.step += 1
+                if self.step == self.next_log:
+                    self._log_step(running_loss)
+            progress.step()
+        progress.close()
+
+    def _log_step(self, running_loss: Callable[[], float]) -> None:
+        """A step row: the epoch in progress, the global step, the epoch's running loss
+        and the learning rate now; written to the history files with the epoch's row."""
+        assert self.log_every is not None
+        self.next_log += self.log_every
+        row: dict[str, Any] = {"epoch": self.epoch, "step": self.step, "loss": running_loss()}
+        optimizer = self.state.get("optimizer")
+        if optimizer is not None:
+            row["lr"] = optimizer.param_groups[0]["lr"]
+        self.step_rows.append(row)
 
     def end_epoch(
         self, epoch: int, scores: dict[str, float], validation: dict[str, float] | None = None
@@ -232,6 +272,8 @@ class Run:
         if epoch != self.epoch:
             raise ValueError(f"end_epoch({epoch}) inside epoch {self.epoch}")
         row: dict[str, Any] = {"epoch": epoch, **scores}
+        if self.log_every:
+            row = {"epoch": epoch, "step": self.step, **scores}
         if validation is not None:
             row.update({"val_" + key: value for key, value in validation.items()})
         if self.lr is not None:
@@ -278,7 +320,7 @@ class Run:
         if test_metrics:
             log("test - " + " - ".join(f"{k} {v:.4g}" for k, v in test_metrics.items()))
         if is_main_process() and self.folder is not None and self.history:
-            png = plot_history(self.folder, self.history)
+            png = plot_history(self.folder, self.history, self.step_rows)
             self.files += [png] if png else []
         log(self.summary())
         return models[0] if len(models) == 1 else models
@@ -335,7 +377,7 @@ def main(*jobs: Callable[..., Any], argv: Sequence[str] | None = None) -> None:
         if is_main_process():
             print(error, file=sys.stderr, flush=True)
         raise SystemExit(128 + error.signum) from None
-    except RunLockedError as error:
+    except (RunLockedError, DataMismatch) as error:
         print(f"error: {error}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     finally:

@@ -41,6 +41,8 @@ def check_value(param: Param, value: Any, span: Span, owner: str) -> Diagnostic 
     """Kind, choice and range check of one argument value."""
     where = f"argument '{param.name}' of {owner}"
     accepts = _KIND_CHECKS.get(param.kind)
+    if value is None and param.default is None:  # its own default, written out
+        accepts = None
     if accepts is not None and not accepts(value):
         if param.kind is ArgKind.BOOL:
             message = f"{where} must be a boolean (true or false), not {show(value)}"

@@ -18,6 +18,7 @@ from aurane.semantics.block_args import check_block_params
 from aurane.semantics.fields import FieldChecker
 from aurane.semantics.forward import ForwardChecker
 from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.uncalled import check_uncalled
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -97,8 +98,25 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
                 )
             )
             result.broken_models.add(name)
+    called = _reached(models, result.calls)
+    for block, found in check_uncalled(program, models, called, set(models), diagnostics).items():
+        diagnostics.extend(found)
+        if any(d.is_error for d in found):
+            result.broken_models.add(block)
     _check_recursion(result)
     return result
+
+
+def _reached(models: dict[str, ast.Model], calls: dict[str, list[tuple[str, Span]]]) -> set[str]:
+    """The models lowered: those with an input_shape and every block they call, in turn."""
+    todo = [n for n, m in models.items() if any(f.name == "input_shape" for f in m.fields)]
+    reached: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(block for block, _ in calls.get(name, ()))
+    return reached
 
 
 def _unique_definitions(

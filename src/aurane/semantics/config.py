@@ -507,6 +507,8 @@ _COMMON_TRAIN: tuple[FieldSpec, ...] = (
     FieldSpec("checkpoint_dir", FieldKind.STR),
     FieldSpec("checkpoint_every", FieldKind.INT, positive),
     FieldSpec("save_best", FieldKind.BOOL),
+    # a step row (epoch, step, running loss, lr) in the history files every N batches
+    FieldSpec("log_every", FieldKind.INT, positive),
 )
 
 TRAIN_FIELDS: tuple[FieldSpec, ...] = (

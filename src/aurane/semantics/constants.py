@@ -18,6 +18,7 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.rules import is_number
 from aurane.ops.spec import ArgKind
 from aurane.semantics import config
+from aurane.semantics.dims import dim_declaration, is_dim_call
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.tying import TIE
 from aurane.semantics.values import to_node, type_name
@@ -52,9 +53,14 @@ class _Scope:
         return names | (self.parent.visible_names() if self.parent else set())
 
 
+class _Symbolic(Exception):
+    """A reference to a size symbol (``seq = dim(...)``): the expression stays as written."""
+
+
 class _Resolver:
     def __init__(self, program: ast.AuraneProgram) -> None:
         self.program = program
+        self.allow_symbols = False  # while resolving input_shape, symbols stay symbolic
         self.diagnostics: list[Diagnostic] = []
         self.stack: list[tuple[int, str]] = []
         # spans of value expressions left unresolved (their error is already reported):
@@ -98,6 +104,8 @@ class _Resolver:
                 )
             )
             raise _Failed
+        if is_dim_call(_def_value(owner.definitions[name])):
+            raise _Symbolic(name)
         if name in owner.values:
             return owner.values[name]
         if name in owner.failed:
@@ -224,6 +232,10 @@ class _Resolver:
         """Replace a value expression by its literal; on failure keep it (already reported)."""
         if isinstance(expr, _LITERALS):
             return expr  # already a literal: shared, not copied
+        if isinstance(expr, ast.Call) and is_dim_call(expr):
+            declared = self.config_call(expr, scope)  # a size symbol's declaration
+            self.diagnostics += dim_declaration("", declared)[1]
+            return declared
         if isinstance(expr, ast.TupleExpr | ast.ListExpr):
             # item by item, so each element keeps its own span: stride=(1, 0) points at the 0
             items = tuple(self.value_expr(item, scope) for item in expr.items)
@@ -235,6 +247,32 @@ class _Resolver:
         except _Failed:
             self.failed_spans.add(expr.span)
             return expr
+        except _Symbolic as symbolic:
+            return self.symbolic_expr(expr, scope, str(symbolic))
+
+    def symbolic_expr(self, expr: ast.Expr, scope: _Scope, name: str) -> ast.Expr:
+        """An expression over a size symbol: kept (constants inside it resolved) where
+        symbols are allowed (input_shape), S111 elsewhere."""
+        if not self.allow_symbols:
+            self.diagnostics.append(
+                diag(
+                    "S111",
+                    f"'{name}' is a symbolic size (declared with dim); only input_shape may "
+                    "use it: the value here must be concrete",
+                    expr.span,
+                    hint="write a number here, e.g. the largest size you need",
+                )
+            )
+            self.failed_spans.add(expr.span)
+            return expr
+        match expr:
+            case ast.BinOp(left=left, right=right):
+                return replace(
+                    expr, left=self.value_expr(left, scope), right=self.value_expr(right, scope)
+                )
+            case ast.UnaryOp(operand=operand):
+                return replace(expr, operand=self.value_expr(operand, scope))
+        return expr
 
     def catalog_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
         """Names stay (catalog entries, references); call arguments are values."""
@@ -377,7 +415,11 @@ class _Resolver:
             elif self.bare_label(item, spec, scope):
                 out.append(item)
             else:
-                out.append(replace(item, value=self.value_expr(item.value, scope)))
+                self.allow_symbols = item.name == "input_shape" and table is config.MODEL_TABLE
+                try:
+                    out.append(replace(item, value=self.value_expr(item.value, scope)))
+                finally:
+                    self.allow_symbols = False
         return tuple(out)
 
     def bare_label(self, item: ast.Field, spec: config.FieldSpec | None, scope: _Scope) -> bool:

@@ -11,6 +11,7 @@ from aurane.ops.rules import is_int, is_number
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.config import FieldKind, FieldSpec, OptionSpec
+from aurane.semantics.dims import has_symbols
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.values import NotLiteral, literal_value, show, type_name
 from aurane.source import Span
@@ -71,6 +72,8 @@ class FieldChecker:
         self.check_literal(spec, item.value, block)
 
     def check_literal(self, spec: FieldSpec, expr: ast.Expr, block: str) -> None:
+        if spec.kind is FieldKind.SHAPE and has_symbols(expr):
+            return  # symbolic sizes (seq = dim(...)): resolved and checked when lowering
         try:
             value = literal_value(expr)
         except NotLiteral:

@@ -28,7 +28,9 @@ from aurane.semantics.suggest import did_you_mean
 from aurane.syntax import ast
 
 # aurane.data.__all__ (a test keeps the two equal; the front end does not import torch).
-AURANE_DATASETS = frozenset({"SyntheticImages", "SyntheticRegression", "SyntheticTokens"})
+AURANE_DATASETS = frozenset(
+    {"SyntheticImages", "SyntheticRegression", "SyntheticSegmentation", "SyntheticTokens"}
+)
 
 # torchvision.datasets' dataset classes (torchvision 0.29). Not listed: VisionDataset (the
 # abstract base) and wrap_dataset_for_transforms_v2 (a function, not a data source).

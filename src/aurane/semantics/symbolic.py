@@ -171,6 +171,33 @@ class ShownFloat(float):
     __str__ = __repr__
 
 
+class ShownBool(int):
+    """A boolean block parameter printed as its name (an int: ``bool`` cannot be subclassed)."""
+
+    text: str
+
+    def __new__(cls, value: bool, text: str) -> ShownBool:
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+class ShownStr(str):
+    """A string block parameter printed as its name (``lit`` writes ``text``, not a quote)."""
+
+    text: str
+
+    def __new__(cls, value: str, text: str) -> ShownStr:
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+
 def shown(value: Any, rename: dict[str, str] | None = None) -> Any:
     """``value`` with symbolic numbers turned into numbers printed as their expression."""
     if isinstance(value, SymInt | SymFloat):

@@ -53,6 +53,15 @@ def group_items(lines: list[LogicalLine]) -> list[Item]:
     return items
 
 
+BUDGET_METRICS = ("params", "macs", "flops", "activations")
+
+
+def _is_budget(line: LogicalLine) -> bool:
+    """``budget params <= ...``: not ``budget = 3`` (a model constant named budget)."""
+    tokens = line.tokens
+    return tokens[0].text == "budget" and len(tokens) > 1 and tokens[1].kind is Kind.NAME
+
+
 class BlockParser(ExprParser):
     # ------------------------------------------------------------ structure
 
@@ -306,8 +315,13 @@ class BlockParser(ExprParser):
         header = self.span_from(start)
         fields: list[ast.Field] = []
         forwards: list[ast.Forward] = []
+        budgets: list[ast.Budget] = []
         for child in self.body(item, f"model '{name}'", header):
-            if child.line.tokens[0].text == "def":
+            if _is_budget(child.line):
+                budget = self.guarded(child, self._budget)
+                if budget is not None:
+                    budgets.append(budget)
+            elif child.line.tokens[0].text == "def":
                 forward = self.guarded(child, self._forward)
                 if forward is not None and forwards:
                     self._second_forward(name, forwards[0], forward)
@@ -316,7 +330,59 @@ class BlockParser(ExprParser):
             else:
                 fields.extend(self._fields([child], "model"))
         forward_or_none = forwards[0] if forwards else None
-        return ast.Model(name, name_span, tuple(fields), forward_or_none, item.span, params)
+        return ast.Model(
+            name, name_span, tuple(fields), forward_or_none, item.span, params, tuple(budgets)
+        )
+
+    def _budget(self, item: Item) -> ast.Budget:
+        """``budget params <= 25M, macs <= 4.1G, activations <= 2GiB at batch 32``."""
+        self.start(item.line)
+        keyword = self.advance()
+        limits: list[ast.BudgetLimit] = []
+        while True:
+            metric = self.expect_name("a budget metric (params, macs, flops or activations)")
+            if metric.text not in BUDGET_METRICS:
+                self.fail(
+                    "S112",
+                    f"unknown budget metric '{metric.text}'",
+                    metric.span,
+                    hint="budget params, macs, flops or activations",
+                )
+            self.expect_op("<=", f"after '{metric.text}' in a budget line")
+            amount = self._whole_number(f"an amount after '{metric.text} <='")
+            span = self.span_from(metric.span)
+            count = int(amount.value or 0)
+            limits.append(ast.BudgetLimit(metric.text, metric.span, count, amount.text, span))
+            if not self.at_op(","):
+                break
+            self.advance()
+        at: list[tuple[str, int]] = []
+        if self.at_name("at"):
+            self.advance()
+            while True:
+                name = self.expect_name("a size name after 'at' (batch 32, seq 512)")
+                if self.at_op("="):
+                    self.advance()
+                value = self._whole_number(f"a number for '{name.text}'")
+                at.append((name.text, int(value.value or 0)))
+                if not self.at_op(","):
+                    break
+                self.advance()
+        self.end_of_statement("budget line")
+        return ast.Budget(tuple(limits), tuple(at), self.span_from(keyword.span))
+
+    def _whole_number(self, what: str) -> Token:
+        token = self.peek()
+        if token is None or token.kind is not Kind.NUMBER or isinstance(token.value, float):
+            found = self.describe(token)
+            self.fail(
+                "S112",
+                f"expected {what}, found {found}",
+                self.here(),
+                hint="write a whole number, optionally with a unit: 25M, 4.1G, 2GiB",
+            )
+        self.pos += 1
+        return token
 
     def _model_params(self, model: str) -> tuple[ast.ModelParam, ...]:
         """``(width, stride: int = 1)`` after a model name: the block's parameters."""

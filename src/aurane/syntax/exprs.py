@@ -19,7 +19,7 @@ from aurane import codes
 from aurane.diagnostics import Diagnostic
 from aurane.source import Span
 from aurane.syntax import ast
-from aurane.syntax.tokens import MAX_DEPTH, Kind, LogicalLine, Token
+from aurane.syntax.tokens import MAX_DEPTH, Amount, Kind, LogicalLine, Token
 
 _BINARY = {"+": 0, "-": 0, "*": 1, "/": 1, "//": 1, "%": 1}
 _TRUE = frozenset({"true", "True"})
@@ -112,6 +112,14 @@ class ExprParser:
     def report(self, diag: Diagnostic) -> None:
         if not self.quiet:
             self.diagnostics.append(diag)
+
+    def _amount_here(self, token: Token) -> NoReturn:
+        self.fail(
+            "P008",
+            f"invalid number literal '{token.text}': unit suffixes belong in budget lines only",
+            token.span,
+            hint="write a decimal number such as 42, 0.5, 1e-4 or 1_000",
+        )
 
     def fail(self, code: str, message: str, span: Span, hint: str | None = None) -> NoReturn:
         self.report(codes.diag(code, message, span, hint=hint))
@@ -260,6 +268,8 @@ class ExprParser:
         elif kind is _NUMBER and toks[start + 1].text != "**":
             self.pos = start + 1
             value = token.value
+            if isinstance(value, Amount):
+                self._amount_here(token)
             assert isinstance(value, (int, float))
             left = _NUMBER_NODE(value, token.text, token_span(token))
         else:
@@ -314,6 +324,8 @@ class ExprParser:
             return self.name_or_call()
         if kind is _NUMBER:
             self.pos += 1
+            if isinstance(token.value, Amount):
+                self._amount_here(token)
             assert isinstance(token.value, (int, float))
             return _NUMBER_NODE(token.value, token.text, token.span)
         if kind is _STRING:

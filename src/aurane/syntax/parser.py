@@ -7,7 +7,6 @@ one mistake gives one diagnostic. Block structure lives in ``blocks``, expressio
 
 from __future__ import annotations
 
-import difflib
 from typing import NoReturn
 
 from aurane import codes
@@ -129,6 +128,8 @@ class _Parser(BlockParser):
                 first.span,
                 hint="put the chain inside 'def forward(x):' of a model",
             )
+        import difflib  # an error path: kept off the start-up of `aurane check`
+
         close = difflib.get_close_matches(first.text, TOP_LEVEL_WORDS, n=1)
         hint = f"did you mean '{close[0]}'?" if close else _TOP_LEVEL_HINT
         self.fail("P007", f"unknown statement '{first.text}'", first.span, hint=hint)

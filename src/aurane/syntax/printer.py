@@ -69,7 +69,7 @@ def _dump_node(node: object, *, keep_spans: bool) -> dict[str, JSON]:
     return out
 
 
-_OPTIONAL = frozenset({"targets", "layer", "layer_span", "params"})  # omitted when empty
+_OPTIONAL = frozenset({"targets", "layer", "layer_span", "params", "budgets"})  # omitted when empty
 
 
 def _presentation_only(node: object, name: str) -> bool:

@@ -88,7 +88,7 @@ _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _BRACKETS = frozenset("()[]{}")
 _NAME_PATTERN = r"[^\W\d]\w*"
 _NUMBER_PATTERN = r"(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?[\d_]*)?\w*"
-_OP_PATTERN = r"->|//|\*\*|[-+*/%()\[\]{},:=.]"
+_OP_PATTERN = r"->|//|\*\*|<=|[-+*/%()\[\]{},:=.]"
 # Leading blanks are part of each match: one regex call per token, not two.
 _TOKEN = re.compile(
     r"[ \t]*(?:"
@@ -383,10 +383,39 @@ class _LineScanner:
         return end
 
 
+class Amount(int):
+    """A number with a unit suffix (``25M``, ``4.1G``, ``2GiB``), valid only in a budget line.
+
+    ``text`` is the spelling; the value is the whole count (``25M`` is 25_000_000, ``2GiB``
+    is 2 * 2**30). The expression parser refuses it anywhere else (P008).
+    """
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> Amount:
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+
+_AMOUNT = re.compile(r"(\d(?:_?\d)*(?:\.\d(?:_?\d)*)?)(K|M|G|T|Ki|Mi|Gi|Ti)?(B?)\Z")
+_UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_UNITS.update({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40})
+
+
+def amount_value(text: str) -> Amount | None:
+    """``25M`` -> 25_000_000, ``2GiB`` -> 2 * 2**30, ``512B``; None when not an amount."""
+    match = _AMOUNT.match(text)
+    if match is None or not (match.group(2) or match.group(3)):
+        return None
+    number = float(match.group(1).replace("_", "")) * _UNITS[match.group(2) or ""]
+    return Amount(round(number), text)
+
+
 def _number_value(text: str) -> int | float | str:
     """The value of a number literal, or a string saying why it is invalid."""
     if not _VALID_NUMBER.match(text):
-        return "not a decimal number"
+        return amount_value(text) or "not a decimal number"
     plain = text.replace("_", "")
     if "." in plain or "e" in plain or "E" in plain:
         return float(plain)

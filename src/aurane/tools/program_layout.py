@@ -19,7 +19,7 @@ from aurane.syntax.tokens import tokenize
 from aurane.tools.layout import INDENT, Line, Printer, SourceText, Unplaceable, end, start
 
 Render = Callable[[int, list[ast.Comment]], list[Line]]
-Member = ast.Field | ast.Name | ast.Forward
+Member = ast.Field | ast.Name | ast.Forward | ast.Budget
 
 
 @dataclass(slots=True)
@@ -149,7 +149,7 @@ class ProgramPrinter:
                     children.insert(0, node.source)
                 return self._block(node.span.line, f"dataset {node.name}:", children)
             case ast.Model():
-                members: list[Member] = list(node.fields)
+                members: list[Member] = [*node.fields, *node.budgets]
                 if node.forward is not None:
                     members.append(node.forward)
                 title = f"model {node.name}{self._params(node.params)}:"
@@ -192,6 +192,8 @@ class ProgramPrinter:
                 return [self._unit(node.span.line, 1, self._simple(f"{node.name} = ", node.value))]
             case ast.Name():  # a dataset's 'from' line
                 return [self._unit(node.span.line, 1, self._simple(f"from {node.id}", None))]
+            case ast.Budget():
+                return [self._unit(node.span.line, 1, self._simple(node.text(), None))]
         header = self._simple(f"def forward({node.param}):", None)
         units = [self._unit(node.span.line, 1, header, header=True)]
         for statement in node.body:

@@ -23,3 +23,7 @@ class Branched(nn.Module):
         result = x + result
         result = F.relu(result)
         return result
+
+
+# aurane-source-map: src=branched.aur 13=5:16 14=6:17 15=8:18 19=5:16 20=6:17 21=7:18 22=8:18
+# aurane-source-map: 23=9:18 24=9:32

@@ -97,3 +97,10 @@ class SmallResNet(nn.Module):
         x = x.mean(dim=(2, 3))  # (batch, 8)
         x = self.dense1(x)  # (batch, 4)
         return x
+
+
+# aurane-source-map: src=composition.aur 35=6:14 36=7:14 37=8:14 38=9:14 39=10:14 43=6:14 44=6:55
+# aurane-source-map: 45=7:14 46=8:14 47=8:32 48=9:14 49=10:14 56=15:14 57=16:14 61-62=15:14 63=16:14
+# aurane-source-map: 70=20:13 71=21:13 75=20:13 76=20:46 77=21:13 78=22:16 79=22:25 86=27:14
+# aurane-source-map: 87=28:14 88=29:14 89=31:14 93=27:14 94=27:44 95=28:14 96=29:14 97=30:14
+# aurane-source-map: 98=31:14

@@ -35,3 +35,7 @@ class UsesGlobal(nn.Module):
         x = self.dense2(x)  # (batch, 5)
         x = F.log_softmax(x, dim=-1)
         return x
+
+
+# aurane-source-map: src=constants.aur 12=9:14 13=10:14 14=11:14 18=9:14 19=9:26 20=10:14 21=11:14
+# aurane-source-map: 28=16:14 29=16:35 33=16:14 34=16:26 35=16:35 36=16:49

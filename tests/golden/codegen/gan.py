@@ -175,3 +175,8 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
 
 if __name__ == "__main__":
     rt.main(train_gan_generator)
+
+
+# aurane-source-map: src=gan.aur 16=15:14 17=16:14 18=17:14 22=15:14 23=15:23 24=16:14 25=17:14
+# aurane-source-map: 26=17:24 27=18:14 34=24:14 35=25:14 36=26:14 40=23:14 41=24:14 42=24:23
+# aurane-source-map: 43=25:14 44=26:14 45=26:22 52-62=4:1 65-173=28:1

@@ -28,3 +28,7 @@ class OddPools(nn.Module):
         x = self.dense1(x)  # (batch, 2)
         x = F.softmax(x, dim=-1)
         return x
+
+
+# aurane-source-map: src=pooling_shapes.aur 13=4:14 14=5:14 15=6:14 16=8:14 17=10:14 21=4:14 22=5:14
+# aurane-source-map: 23=6:14 24=6:65 25=7:14 26=8:14 27=9:14 28=10:14 29=10:22

@@ -39,3 +39,8 @@ class Signal(nn.Module):
         x = x.mean(dim=2)  # (batch, 16)
         x = self.dense1(x)  # (batch, 3)
         return x
+
+
+# aurane-source-map: src=recurrent.aur 12=4:14 13=5:14 14=6:14 18=4:14 19=5:14 20=6:14 27=11:14
+# aurane-source-map: 28=12:14 29=13:14 30=15:14 34=11:14 35=11:54 36=12:14 37=12:56 38=13:14
+# aurane-source-map: 39=14:14 40=15:14

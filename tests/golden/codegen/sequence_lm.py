@@ -62,3 +62,8 @@ class TinyLM(nn.Module):
         tokens = self.layer_norm2(tokens)
         tokens = self.dense3(tokens)  # (batch, 32, 1000)
         return tokens
+
+
+# aurane-source-map: src=sequence_lm.aur 35=9:19 36=10:19 37=11:19 38=12:19 39=13:19 40=14:19
+# aurane-source-map: 41=15:19 42=16:19 43=17:19 51=9:19 52=10:19 53=11:19 54-56=12:19 57=12:73
+# aurane-source-map: 58=13:19 59=14:19 60=14:37 61=15:19 62=16:19 63=17:19

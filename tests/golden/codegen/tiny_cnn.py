@@ -25,3 +25,7 @@ class TinyNet(nn.Module):
         x = F.relu(x)
         x = self.dense2(x)  # (batch, 10)
         return x
+
+
+# aurane-source-map: src=tiny_cnn.aur 13=10:14 14=11:14 15=13:14 16=14:14 20=10:14 21=10:34 22=11:14
+# aurane-source-map: 23=12:14 24=13:14 25=13:23 26=14:14

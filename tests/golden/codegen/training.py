@@ -129,3 +129,8 @@ def train_digits(
 
 if __name__ == "__main__":
     rt.main(train_digits)
+
+
+# aurane-source-map: src=training.aur 16=28:14 17=29:14 18=31:14 19=32:14 20=33:14 24=28:14 25=28:33
+# aurane-source-map: 26=29:14 27=30:14 28=31:14 29=31:23 30=32:14 31=33:14 38-48=8:1 51-60=16:1
+# aurane-source-map: 63-127=35:1

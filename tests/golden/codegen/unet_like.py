@@ -33,3 +33,8 @@ class TinyUNet(nn.Module):
         out = self.conv2d4(out)  # (batch, 1, 32, 32)
         out = torch.sigmoid(out)
         return out
+
+
+# aurane-source-map: src=unet_like.aur 13=5:16 14=6:18 15=7:15 16=8:14 17=10:15 18=11:15 24=5:16
+# aurane-source-map: 25=5:50 26=6:18 27=7:15 28=7:54 29=8:14 30=9:16 31=10:15 32=10:57 33=11:15
+# aurane-source-map: 34=11:39

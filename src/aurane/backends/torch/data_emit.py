@@ -313,6 +313,12 @@ def checkpointing(
     return None if folder is None else (folder, every, save_best)
 
 
+def log_every_args(fields: dict[str, ast.Expr]) -> list[Doc]:
+    """``log_every=N`` for ``rt.Run`` when the job logs step rows (``log_every = N``)."""
+    every = field_literal(fields, "log_every")
+    return [] if every is None else [f"log_every={int(every)!r}"]
+
+
 def run_call(
     name: str,
     kind: str,

@@ -17,6 +17,7 @@ from typing import Any
 
 from aurane.backends.torch.data_emit import quote
 from aurane.ir.graph import Node
+from aurane.semantics.symbolic import ShownStr
 
 MASK = "padding_mask"  # the forward parameter of models containing attention
 ATTENTION_HELPER = "self_attention"
@@ -85,6 +86,8 @@ class OpEmitter:
 
 def lit(value: Any) -> str:
     """A Python literal for a resolved argument; ``ast.literal_eval`` gives the value back."""
+    if isinstance(value, ShownStr):
+        return value.text  # a block's string parameter, by name
     if value is None or isinstance(value, bool | int):
         return repr(value)
     if isinstance(value, float):

@@ -107,7 +107,8 @@ def _piece(site: Site) -> Step:
 
 def _pad(site: Site) -> Step:
     extra = options(site.args, {"mode": "constant", "value": 0.0})
-    if site.args["mode"] == "constant" and site.args["value"] == 0:
+    # lit: a block parameter (``mode=mode``) is written even when its value is the default
+    if lit(site.args["mode"]) == lit("constant") and lit(site.args["value"]) in ("0", "0.0"):
         extra = []
     return Step(Call("F.pad", (site.x, lit(_dims(site.args["padding"])), *extra)))
 
@@ -162,7 +163,16 @@ TENSOR_EMITTERS: Mapping[str, OpEmitter] = {
     "chunk": OpEmitter(_piece),
     "pad": OpEmitter(_pad),
     "pixel_shuffle": OpEmitter(
-        lambda site: Step(Call("F.pixel_shuffle", (site.x, str(site.args["upscale_factor"]))))
+        # torch's pixel_shuffle of 5 or more axes takes only contiguous memory
+        lambda site: Step(
+            Call(
+                "F.pixel_shuffle",
+                (
+                    site.x if len(site.in_shape) <= 3 else f"{site.x}.contiguous()",
+                    str(site.args["upscale_factor"]),
+                ),
+            )
+        )
     ),
     "identity": OpEmitter(
         lambda site: Step(Call(site.layer, (site.x,))), lambda site: Call("nn.Identity")

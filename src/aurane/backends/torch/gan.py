@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aurane.backends.torch import data_emit
+from aurane.backends.torch import data_check, data_emit
 from aurane.backends.torch.data_emit import (
     Experiment,
     block_fields,
@@ -56,6 +56,7 @@ $d_loss
     def running_loss():  # the progress bar's figure: the epoch's generator loss so far
         return float(totals[3]) / max(sums["g_count"], 1)
 
+[check]$data_check
 $run
         g_net = rt.distribute(generator, device)
         d_net = rt.distribute(discriminator, device)
@@ -65,6 +66,7 @@ $run
             sums = {"count": 0, "g_count": 0}
             totals = torch.zeros(4, dtype=torch.float64, device=device)
             for batch in run.batches(train_loader, running_loss):
+[check]                data_check($check_what, rt.real_batch(batch), None)
                 real = rt.real_batch(batch).to(device, $noise_dtype, non_blocking=True)
                 size = real.shape[0]
                 for _ in range(discriminator_steps):
@@ -129,6 +131,7 @@ def emit_gan(
     graphs: dict[str, Graph],
     class_names: dict[str, str],
     experiment: Experiment,
+    program: ast.AuraneProgram | None = None,
 ) -> str:
     fields = block_fields(stmt.fields, catalog.GAN_TABLE)
     epochs = int(field_literal(fields, "epochs", 1))
@@ -195,13 +198,20 @@ def emit_gan(
         ),
     )
     values.update(lines)
+    disc = graphs.get(stmt.discriminator.id)
+    if program is not None and disc is not None and data_check.unknown_datasets(program, [dataset]):
+        # real batches are cast to the noise's dtype, so only their shape is checked
+        check = data_check.batch_check(stmt.discriminator.id, disc, check_dtype=False)
+        if check is not None:
+            flags.add("check")
+            values.update(data_check=check, check_what=quote(f"training data {dataset!r}"))
     state = {
         "generator": "generator",
         "discriminator": "discriminator",
         "generator_optimizer": "g_optimizer",
         "discriminator_optimizer": "d_optimizer",
     }
-    extra = ['monitor="generator_loss"']
+    extra = ['monitor="generator_loss"', *data_emit.log_every_args(fields)]
     values["run"] = data_emit.run_call(
         name, "gan", config, state, ["train_loader"], ckpt, epochs, extra
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aurane.backends.torch import data_emit, gan, training
+from aurane.backends.torch import data_check, data_emit, gan, training
 from aurane.backends.torch.data_emit import (
     Experiment,
     Option,
@@ -74,6 +74,7 @@ JOB_LOCALS = frozenset(
         "scores",
         "val_scores",
         "test_metrics",
+        "data_check",
         # train_gan
         "discriminator_steps",
         "generator_steps",
@@ -150,8 +151,17 @@ def _scheduler(option: Option, epochs: int) -> tuple[list[str], str, dict[str, A
     return format_call(head, ["optimizer", *args], 4), when, kwargs
 
 
-def emit_train(stmt: ast.Train, name: str, class_name: str, experiment: Experiment) -> str:
-    """The ``train_<model>`` function source."""
+def emit_train(
+    stmt: ast.Train,
+    name: str,
+    class_name: str,
+    experiment: Experiment,
+    *,
+    program: ast.AuraneProgram | None = None,
+    graph: Graph | None = None,
+) -> str:
+    """The ``train_<model>`` function source (``program`` and ``graph``: to check the first
+    batch of data not known statically)."""
     fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
     callbacks = _callbacks(fields)
     epochs = int(field_literal(fields, "epochs", 1))
@@ -235,9 +245,19 @@ def emit_train(stmt: ast.Train, name: str, class_name: str, experiment: Experime
     if early:
         extra.append(f"patience={patience!r}")
         extra += [f"min_delta={min_delta!r}"] if min_delta else []
+    extra += data_emit.log_every_args(fields)
     loaders = ["train_loader", "validation_loader", "test_loader"]
     values["run"] = data_emit.run_call(name, "train", config, state, loaders, ckpt, epochs, extra)
     amp_arg = ["amp_dtype=amp_dtype"] if "amp" in flags else []
+    unknown = set()
+    if program is not None and graph is not None:
+        unknown = data_check.unknown_datasets(program, [dataset, validate, test])
+    check = None
+    if unknown and graph is not None:
+        check = data_check.batch_check(stmt.model.id, graph, loss=loss.name, ignore_index=ignore)
+    if check is not None:
+        flags |= {"check", *(["check_train"] if dataset in unknown else [])}
+        values["data_check"] = check
     for role, loader, what in (
         ("val", "validation_loader", validate),
         ("test", "test_loader", test),
@@ -252,6 +272,7 @@ def emit_train(stmt: ast.Train, name: str, class_name: str, experiment: Experime
                 "device",
                 quote(f"{label} data {what!r}"),
                 *amp_arg,
+                *(["check=data_check"] if check is not None and what in unknown else []),
             ]
             target = "val_scores" if role == "val" else "test_metrics"
             values[f"{role}_call"] = "\n".join(
@@ -315,9 +336,16 @@ def emit_jobs(
     names: list[str] = []
     for stmt, name in jobs:
         if isinstance(stmt, ast.Train):
-            code = emit_train(stmt, name, class_names[stmt.model.id], experiment)
+            code = emit_train(
+                stmt,
+                name,
+                class_names[stmt.model.id],
+                experiment,
+                program=program,
+                graph=graphs.get(stmt.model.id),
+            )
         else:
-            code = gan.emit_gan(stmt, name, graphs, class_names, experiment)
+            code = gan.emit_gan(stmt, name, graphs, class_names, experiment, program)
         sections.append(code)
         names.append(name)
     main = ("rt.main(" + ", ".join(names) + ")",) if names else ()

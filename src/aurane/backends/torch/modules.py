@@ -34,6 +34,7 @@ class ClassPlan:
     check_dtype: bool  # the model declared input_dtype: forward rejects other dtypes
     init_params: tuple[str, ...] = ()  # constructor parameters (a parameterised block)
     rename: tuple[tuple[str, str], ...] = ()  # placeholder -> constructor parameter name
+    stored: tuple[str, ...] = ()  # constructor parameters a forward statement reads (self.x)
 
     @property
     def attention(self) -> bool:
@@ -154,6 +155,7 @@ def emit_class(
     names = plan_locals(graph, values, local_namespace(module_names))
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for n in graph.nodes if n.layer)  # the user's names
+    attrs.claim(plan.stored)
     attrs.allocate_all(n.id for n in graph.nodes if emitter(n.op).init is not None and not n.layer)
     dicts = _module_dicts(graph)
     sites = [
@@ -165,6 +167,7 @@ def emit_class(
         f"class {plan.name}(nn.Module):",
         *wrap(1, "", init_head, tail=":"),
         f"{INDENT * 2}super().__init__()",
+        *(f"{INDENT * 2}self.{name} = {name}" for name in plan.stored),
     ]
     lines += _inits(sites)
     for node_id, path in graph.tied.items():

@@ -13,13 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aurane.backends.torch.emit import Call, Site, emitter, lit, options
+from aurane.ops import modules
 
 PARAMETER = "nn.Parameter"  # the constructor of the parameter operation
-
-# ops that a chain step may be: applied as module(x)
-_NOT_CHAINABLE = frozenset(
-    {"multihead_attention", "lstm", "gru", "positional_encoding", "add", "concat"}
-)
 
 
 def _simple(name: str) -> Callable[[Site], Call]:
@@ -51,19 +47,13 @@ FUNCTION_MODULES: dict[str, Callable[[Site], Call]] = {
 }
 
 
-def _has_init(op: str) -> bool:
-    try:
-        return emitter(op).init is not None
-    except KeyError:
-        return False
-
-
 def nameable(op: str) -> bool:
-    return op in FUNCTION_MODULES or _has_init(op)
+    """Whether ``op`` can take a layer name (the table is ``aurane.ops.modules``)."""
+    return modules.nameable(op)
 
 
 def chainable(op: str) -> bool:
-    return nameable(op) and op not in _NOT_CHAINABLE
+    return modules.chainable(op)
 
 
 def module_init(site: Site) -> Call | None:

@@ -20,7 +20,7 @@ from aurane.backends.torch.modules import ClassPlan, emit_class
 from aurane.backends.torch.names import Namespace
 from aurane.ir.blocks import INPUT_DIMS
 from aurane.ir.graph import Graph, Node
-from aurane.semantics.symbolic import plain, shown
+from aurane.semantics.symbolic import ShownBool, ShownStr, plain, shown
 
 
 @dataclass
@@ -33,8 +33,29 @@ class _Class:
     members: list[list[str]] = field(default_factory=list)  # each instance's lines
 
 
-def _shown_graph(graph: Graph, rename: dict[str, str] | None = None) -> Graph:
-    nodes = tuple(replace(n, args=shown(dict(n.args), rename)) for n in graph.nodes)
+def _shown_args(
+    node: Node, graph: Graph, rename: dict[str, str] | None, init: frozenset[str] | None
+) -> dict[str, Any]:
+    """``node``'s arguments as the class writes them: symbolic numbers as expressions,
+    boolean/string parameters by name (``self.name`` outside the ``init`` nodes)."""
+    args: dict[str, Any] = shown(dict(node.args), rename)
+    for arg, param in graph.block_refs.get(node.id, {}).items():
+        text = param if init is None or node.id in init else f"self.{param}"
+        holder, key = args, arg
+        if arg.startswith("arguments."):  # a nested block call's argument
+            holder = args["arguments"] = dict(args["arguments"])
+            key = arg.removeprefix("arguments.")
+        value = holder[key]
+        holder[key] = ShownStr(value, text) if isinstance(value, str) else ShownBool(value, text)
+    return args
+
+
+def _shown_graph(
+    graph: Graph, rename: dict[str, str] | None = None, init: frozenset[str] | None = None
+) -> Graph:
+    """``graph`` as the class shows it; ``init``: the nodes whose boolean/string arguments
+    the constructor reads (None: all); the others read them from ``self``."""
+    nodes = tuple(replace(n, args=_shown_args(n, graph, rename, init)) for n in graph.nodes)
     values = tuple(replace(v, shape=shown(v.shape, rename)) for v in graph.values)
     return replace(graph, nodes=nodes, values=values)
 
@@ -95,8 +116,11 @@ class ParamClasses:
         names = _input_names(dims, len(graph.input_value.shape or ()) - 1, params)
         rename = {INPUT_DIMS[d]: n for d, n in zip(dims, names, strict=True)}
         display = _shown_graph(graph, rename)
-        probe = ClassPlan(graph.name, display, False, tuple(names))
-        lines = emit_class(probe, self._sub_class, frozenset(self.globals.used), self.call_args)
+        lines = self._emit(display, names)
+        stored: tuple[str, ...] = ()
+        if graph.block_refs:
+            display, stored = self._constructor_refs(graph, rename, names, lines)
+            lines = self._emit(display, names, stored)
         signature = [*names]
         for param in params:
             if param in defaults:
@@ -110,10 +134,43 @@ class ParamClasses:
             name = (
                 self.globals.allocate(graph.name) if not by_key else self.globals.fresh(graph.name)
             )
-            plan = ClassPlan(name, display, False, tuple(signature))
+            plan = ClassPlan(name, display, False, tuple(signature), stored=stored)
             found = by_key[key] = _Class(name, plan, dims, params, defaults)
         found.members.append(lines)
         self.by_graph[id(graph)] = found
+
+    def _emit(self, graph: Graph, names: list[str], stored: tuple[str, ...] = ()) -> list[str]:
+        probe = ClassPlan(graph.name, graph, False, tuple(names), stored=stored)
+        return emit_class(probe, self._sub_class, frozenset(self.globals.used), self.call_args)
+
+    def _constructor_refs(
+        self, graph: Graph, rename: dict[str, str], names: list[str], lines: list[str]
+    ) -> tuple[Graph, tuple[str, ...]]:
+        """Where each boolean/string parameter is read: by the constructor (the nodes whose
+        forward statement does not change when it is written by name), or by a forward
+        statement, which cannot see a constructor argument: the constructor then stores it
+        (``self.mode = mode``) and the statement reads ``self.mode``."""
+
+        def only(nodes: frozenset[str]) -> Graph:
+            refs = {k: v for k, v in graph.block_refs.items() if k in nodes}
+            return replace(graph, block_refs=refs)
+
+        expected = _forward_part(self._emit(_shown_graph(only(frozenset()), rename), names))
+        if _forward_part(lines) == expected:
+            return _shown_graph(graph, rename), ()
+        init = frozenset(
+            node
+            for node in graph.block_refs
+            if _forward_part(self._emit(_shown_graph(only(frozenset({node})), rename), names))
+            == expected
+        )
+        stored = sorted(
+            {p for n, refs in graph.block_refs.items() if n not in init for p in refs.values()}
+        )
+        used = {n.layer.split(".")[0] for n in graph.nodes if n.layer} | set(names) | _MODULE
+        if used & set(stored):  # the attribute is a layer's: write the values instead
+            return _shown_graph(only(init), rename), ()
+        return _shown_graph(graph, rename, init), tuple(stored)
 
     def plans(self, model: str) -> list[ClassPlan]:
         out = []
@@ -161,6 +218,49 @@ class ParamClasses:
             if symbolic or plain(value) != default or type(plain(value)) is not type(default):
                 args.append(f"{param}={lit(value)}")
         return tuple(args)
+
+
+# nn.Module attributes a stored parameter must not replace
+_MODULE = frozenset(
+    {
+        "training",
+        "forward",
+        "train",
+        "eval",
+        "to",
+        "cpu",
+        "cuda",
+        "float",
+        "double",
+        "half",
+        "type",
+        "apply",
+        "children",
+        "modules",
+        "parameters",
+        "buffers",
+        "state_dict",
+        "load_state_dict",
+        "zero_grad",
+        "requires_grad_",
+        "named_modules",
+        "named_parameters",
+        "named_buffers",
+        "named_children",
+        "register_buffer",
+        "register_parameter",
+        "add_module",
+        "get_submodule",
+        "extra_repr",
+        "dump_patches",
+        "call_super_init",
+    }
+)
+
+
+def _forward_part(lines: list[str]) -> list[str]:
+    starts = [i for i, line in enumerate(lines) if line.lstrip().startswith("def forward(")]
+    return lines[starts[0] :] if starts else []
 
 
 def _input_names(dims: tuple[int, ...], rank: int, params: tuple[str, ...]) -> list[str]:

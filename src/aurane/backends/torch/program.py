@@ -166,7 +166,12 @@ class TorchCodeGenerator:
             if jobs.main:
                 body = "\n".join(_indent(line) for line in jobs.main)
                 parts.append(f'if __name__ == "__main__":\n{body}')
-        return "\n\n\n".join(p for p in parts if p) + "\n"
+        code = "\n\n\n".join(p for p in parts if p) + "\n"
+        # the source-map table (issue 13): a compact comment block at the end, so a
+        # run-time error maps to its .aur line with aurane run or aurane.sourcemap
+        from aurane.sourcemap import with_table
+
+        return with_table(code, [(p.name, p.graph) for p in plans], self.filename, self.program)
 
 
 def _variant_stem(key: ClassKey) -> str:

@@ -19,6 +19,7 @@ from importlib import resources
 # Runtime modules in dependency order (a module only uses those before it).
 MODULES = (
     "version",
+    "contracts",
     "distributed",
     "rng",
     "checkpoint",

@@ -35,12 +35,14 @@ $optimizer
 [amp]    amp_dtype = $amp_dtype if device.type == "cuda" else None
 [amp]    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
 $stats
+[check]$data_check
 $run
         net = rt.distribute(model, device)
         for epoch in run.epochs():
             net.train()
             stats.reset()
             for inputs, targets in run.batches(train_loader, stats.running_loss):
+[check_train]                data_check($train_what, inputs, targets)
                 inputs = inputs.to(device, non_blocking=True)
                 targets = targets.to(device, non_blocking=True)
 [amp]                with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):

@@ -1,0 +1,60 @@
+"""The first-batch check of data ``check`` could not know (``aurane.runtime.contracts``).
+
+A job whose dataset is known statically gets nothing: ``check`` has compared it with the
+model already (``ir/contracts.py``). Otherwise the training function builds one
+``data_check = rt.BatchCheck(...)`` from the IR's shapes and calls it on the first batch
+of each unknown dataset, so a misfit stops with one line instead of a traceback from
+inside a layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aurane.backends.torch.data_emit import Doc, format_call, format_literal, quote
+from aurane.ir.contracts import runtime_check
+from aurane.ir.graph import Graph
+from aurane.semantics.data_contracts import LOSS_TASKS
+from aurane.syntax import ast
+
+COMMENT = (
+    "    # data the compiler cannot know: each dataset's first batch is checked against the model"
+)
+
+
+def unknown_datasets(program: ast.AuraneProgram, names: list[str | None]) -> set[str]:
+    """The names among ``names`` whose samples or labels the compiler does not know."""
+    datasets = {d.name: d for d in program.datasets}
+    return {n for n in names if n is not None and runtime_check(datasets.get(n))}
+
+
+def _shape(shape: tuple[Any, ...] | None) -> tuple[int | None, ...] | None:
+    """A per-sample shape with symbolic sizes as None (any size)."""
+    if shape is None:
+        return None
+    return tuple(d if isinstance(d, int) else None for d in shape)
+
+
+def batch_check(
+    model: str,
+    graph: Graph,
+    *,
+    loss: str | None = None,
+    ignore_index: int | None = None,
+    check_dtype: bool = True,
+) -> str | None:
+    """``data_check = rt.BatchCheck(...)`` for ``graph`` (None when its input is unknown)."""
+    shape = _shape(graph.input_value.sample_shape)
+    if shape is None:
+        return None
+    dtype = graph.input_dtype or "float32"
+    args: list[Doc] = [quote(model), format_literal(shape), quote(dtype) if check_dtype else "None"]
+    output = _shape(graph.output_value.sample_shape)
+    if loss is not None and output is not None:
+        args += [
+            f"task={quote(LOSS_TASKS.get(loss, 'class'))}",
+            f"outputs={format_literal(output)}",
+        ]
+        if ignore_index is not None:
+            args.append(f"ignore_index={ignore_index!r}")
+    return "\n".join([COMMENT, *format_call("data_check = rt.BatchCheck", args, 4)])

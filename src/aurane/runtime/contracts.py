@@ -1,0 +1,120 @@
+"""The first batch of a dataset the compiler could not know, checked against the model.
+
+``aurane check`` compares a dataset's samples with the model's input and the loss's targets
+wherever the dataset is known statically (``aurane.semantics.data_contracts``). For the
+rest (a module the program imports with ``use``, an injected loader, a folder of images of
+unknown sizes) the generated training function builds a ``BatchCheck`` and calls it on each
+batch before the model sees it; it looks at the first batch of each dataset only. A batch
+that does not fit raises ``DataMismatch``, one line naming the dataset, the model and both
+sides, which ``main`` prints without a traceback (exit status 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+_INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+class DataMismatch(ValueError):
+    """A batch that does not fit the model or the loss; ``str()`` is the one-line report."""
+
+
+def _shape(shape: Sequence[int | None]) -> str:
+    shown = ["?" if size is None else str(size) for size in shape]
+    return "(" + ", ".join(shown) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _dtype(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+class BatchCheck:
+    """What model ``model`` takes and what its loss needs, checked once per dataset.
+
+    ``shape`` and ``dtype`` are the model's per-sample input (batch excluded; None: any
+    size, or any dtype where the job casts the batch itself); ``task`` is
+    the loss's ("class", "binary", "regression", or None to skip targets); ``outputs`` the
+    model's per-sample output shape, from which class losses read the number of classes.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        shape: Sequence[int | None],
+        dtype: str | None,
+        *,
+        task: str | None = None,
+        outputs: Sequence[int | None] | None = None,
+        ignore_index: int = -100,
+    ) -> None:
+        self.model, self.shape, self.dtype = model, tuple(shape), dtype
+        self.task, self.ignore_index = task, ignore_index
+        self.outputs = tuple(outputs) if outputs is not None else None
+        self.checked: set[str] = set()
+
+    def __call__(self, what: str, inputs: torch.Tensor, targets: torch.Tensor | None) -> None:
+        """Check the first batch of ``what`` (e.g. "training data 'images'")."""
+        if what in self.checked:
+            return
+        self.checked.add(what)
+        self.check_inputs(what, inputs)
+        # symbolic output sizes (None) leave the targets to the loss
+        outputs = self.outputs
+        if targets is not None and self.task is not None and outputs and None not in outputs:
+            self.check_targets(what, targets)
+
+    def check_inputs(self, what: str, inputs: object) -> None:
+        wanted = f"{_shape(self.shape)}" + (f" {self.dtype}" if self.dtype else "")
+        if not isinstance(inputs, torch.Tensor):
+            raise DataMismatch(
+                f"{what} gives {type(inputs).__name__} inputs, but model '{self.model}' takes "
+                f"tensors of shape {wanted}"
+            )
+        sample = tuple(inputs.shape[1:])
+        fits = len(sample) == len(self.shape) and all(
+            want is None or want == size for want, size in zip(self.shape, sample, strict=True)
+        )
+        dtype = _dtype(inputs.dtype)
+        if self.dtype is not None:
+            integer = inputs.dtype in _INTEGER
+            fits = fits and ((integer and self.dtype.startswith("int")) or dtype == self.dtype)
+        if not fits:
+            raise DataMismatch(
+                f"{what} gives inputs of shape {_shape(sample)} {dtype}, but model "
+                f"'{self.model}' takes {wanted}"
+            )
+
+    def check_targets(self, what: str, targets: torch.Tensor) -> None:
+        outputs = tuple(int(size or 0) for size in self.outputs or ())
+        target = tuple(targets.shape[1:])
+        if self.task == "class":
+            if targets.is_floating_point() or targets.dtype == torch.bool:
+                raise DataMismatch(
+                    f"{what} gives {_dtype(targets.dtype)} targets, but the loss of model "
+                    f"'{self.model}' needs integer class labels"
+                )
+            if len(outputs) != len(target) + 1 or target not in (outputs[:-1], outputs[1:]):
+                raise DataMismatch(
+                    f"{what} gives targets of shape {_shape(target)}, but model "
+                    f"'{self.model}' outputs {_shape(outputs)}: a class loss needs one "
+                    "class index per output row"
+                )
+            classes = outputs[-1] if len(outputs) > 1 and outputs[:-1] == target else outputs[0]
+            labels = targets[targets != self.ignore_index]
+            if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= classes):
+                low, high = int(labels.min()), int(labels.max())
+                raise DataMismatch(
+                    f"{what} gives labels from {low} to {high}, but model '{self.model}' "
+                    f"outputs {classes} class scores (labels 0 to {classes - 1})"
+                )
+            return
+        single = outputs == (1,) and target == ()
+        if target != outputs and not (self.task == "binary" and single):
+            raise DataMismatch(
+                f"{what} gives targets of shape {_shape(target)}, but model '{self.model}' "
+                f"outputs {_shape(outputs)}: a {self.task} loss needs the same shape "
+                "(shapes are never broadcast)"
+            )

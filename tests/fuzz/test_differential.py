@@ -1,0 +1,156 @@
+"""K-DIFF: random programs over the whole catalog, the compiler's claims against torch.
+
+A CI-sized differential run (fixed seeds) plus the runner's own behaviour: a wrong shape
+rule, a refusal of what torch runs and an internal error are each reported as bugs, and
+sizes past int64 are refused at their span. The long campaign is
+``python -m aurane.tools.fuzz --programs 20000 --seed 1`` (README, Benchmarks and campaigns).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+
+import pytest
+
+from aurane import ops
+from aurane.codes import CODES
+from aurane.ops.spec import InferContext, OpError, TensorType
+from aurane.stages import CompilationError
+from aurane.tools import differential as diff
+from aurane.tools.fuzz import Program, Step, generate
+from aurane.verify import load_generated
+from tests.conftest import REPO
+from tests.ops.twins import TWINS
+
+pytest.importorskip("torch")
+
+# AURANE_DIFF_PROGRAMS=2000 scales the CI run (README "Long campaigns and benchmarks")
+CI_SEEDS = range(7_000, 7_000 + int(os.environ.get("AURANE_DIFF_PROGRAMS", "60")))
+
+
+def test_every_catalog_operation_is_generated() -> None:
+    seen: Counter[str] = Counter()
+    for seed in range(300):
+        seen.update(generate(seed).ops)
+    missing = set(ops.CATALOG) - set(seen)
+    assert not missing, f"never generated in 300 programs: {sorted(missing)}"
+
+
+def test_generation_is_deterministic_and_programs_vary() -> None:
+    assert generate(11).text == generate(11).text
+    texts = {generate(seed).text for seed in range(40)}
+    assert len(texts) == 40
+    kinds = [generate(seed) for seed in range(200)]
+    assert any(p.culprit is not None for p in kinds)  # rejections are exercised
+    assert sum(p.expect_valid for p in kinds) > 120  # most programs are meant to pass
+    text = "".join(p.text for p in kinds)
+    for construct in (" -> ", "repeat(", "model Blk", " as layer", ".residual", ", h"):
+        assert construct in text, construct
+
+
+def test_ci_differential_run_finds_no_bug() -> None:
+    summary = diff.campaign(CI_SEEDS, TWINS)
+    assert summary.programs == len(CI_SEEDS)
+    assert summary.accepted > len(CI_SEEDS) // 2
+    assert summary.rejected > 0
+    assert summary.bugs == 0, summary.text()
+    assert not summary.generator_errors, summary.generator_errors
+    assert summary.verdicts["unmapped"] == 0, summary.text()
+
+
+# -- the runner reports what it must ----------------------------------------------------------
+
+NET = """\
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> conv2d(4, kernel=3) -> flatten() -> dense(5)
+"""
+
+
+def _program(text: str, steps: list[Step] | None = None) -> Program:
+    program = Program(seed=0, text=text, steps=steps or [], models=["Net"])
+    for step in program.steps:
+        assert step.line
+    return program
+
+
+def test_a_wrong_shape_rule_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    right = ops.CATALOG["conv2d"].infer
+
+    def wrong(ctx: InferContext) -> TensorType:
+        out = right(ctx)
+        return TensorType((out.shape[0] + 1, *out.shape[1:]), out.dtype)
+
+    spec = dataclasses.replace(ops.CATALOG["conv2d"], infer=wrong)
+    monkeypatch.setitem(ops.CATALOG, "conv2d", spec)
+    outcome = diff.run_program(_program(NET))
+    assert outcome.verdict == "bug" and outcome.is_bug
+    assert "verify" in outcome.detail or "parameters" in outcome.detail
+
+
+def test_a_rejection_torch_runs_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(ctx: InferContext) -> TensorType:
+        raise OpError("T002", "dense refuses everything today")
+
+    monkeypatch.setitem(
+        ops.CATALOG, "dense", dataclasses.replace(ops.CATALOG["dense"], infer=refuse)
+    )
+    step = Step("dense", {"features": 5}, ((192,),), "float32", line=4)
+    outcome = diff.run_program(_program(NET, [step]), TWINS)
+    assert outcome.verdict == "rejected-bug", outcome
+    assert outcome.op == "dense" and outcome.line == 4
+
+
+def test_rejections_torch_agrees_with_and_deliberate_ones() -> None:
+    head = "model Net:\n    input_shape = (3, 8, 8)\n    def forward(x):\n"
+    conv1d = Step("conv1d", {"channels": 2}, ((3, 8, 8),), "float32", line=4)
+    outcome = diff.run_program(_program(head + "        x -> conv1d(2)\n", [conv1d]), TWINS)
+    assert outcome.verdict == "agreed", outcome
+    squeeze = Step("squeeze", {"dim": 1}, ((3, 8, 8),), "float32", line=4)
+    outcome = diff.run_program(_program(head + "        x -> squeeze(1)\n", [squeeze]), TWINS)
+    assert outcome.verdict == "deliberate", outcome
+    assert diff.deliberate(outcome.code or "", "squeeze", outcome.detail) is not None
+
+
+@pytest.mark.parametrize(
+    "shape_or_call",
+    [
+        ("(4294967296, 4294967296, 4294967296)", "flatten() -> dense(2)"),
+        ("(8,)", "dense(18446744073709551616)"),
+        ("(8,)", "dense(4611686018427387904)"),  # 2**62 * 9 parameters: past int64
+        ("(3, 8, 8)", "conv2d(9223372036854775808)"),
+    ],
+)
+def test_sizes_past_int64_are_refused_at_their_span(shape_or_call: tuple[str, str]) -> None:
+    shape, call = shape_or_call
+    text = f"model Net:\n    input_shape = {shape}\n    def forward(x):\n        x -> {call}\n"
+    with pytest.raises(CompilationError) as caught:
+        load_generated(text, "huge.aur")
+    first = next(d for d in caught.value.diagnostics if d.is_error)
+    assert first.span is not None and first.span.line in (2, 4), first
+
+
+def test_edge_programs_are_judged() -> None:
+    edges = [p for p in (generate(seed, edge=1.0) for seed in range(12)) if p.edge]
+    assert edges
+    for program in edges:
+        outcome = diff.run_program(program, TWINS)
+        assert not outcome.is_bug, (program.text, outcome)
+
+
+def test_deliberate_rejections_are_documented() -> None:
+    doc = (REPO / "docs" / "fuzzing.md").read_text(encoding="utf-8")
+    assert diff.deliberate_table() in doc, "docs/fuzzing.md: copy diff.deliberate_table()"
+    for entry in diff.DELIBERATE:
+        assert entry.code in CODES
+
+
+def test_cli_shows_one_program(capsys: pytest.CaptureFixture[str]) -> None:
+    from aurane.tools.fuzz import main
+
+    assert main(["--show", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "model Net:" in out and "'verdict'" in out

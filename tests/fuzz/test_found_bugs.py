@@ -1,0 +1,98 @@
+"""Regression tests for the bugs the differential fuzzer found (docs/fuzzing.md).
+
+Each program was accepted while torch failed on it, or refused while torch runs it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from aurane.stages import CompilationError
+from aurane.verify import verify_text
+from tests.helpers import errors
+
+pytest.importorskip("torch")
+
+
+def _model(shape: str, body: str) -> str:
+    return f"model Net:\n    input_shape = {shape}\n    def forward(x):\n        {body}\n"
+
+
+def _refused(text: str) -> tuple[str, int, int]:
+    with pytest.raises(CompilationError) as caught:
+        verify_text(text, "found.aur")
+    first = next(d for d in caught.value.diagnostics if d.is_error)
+    assert first.span is not None
+    return first.code, first.span.line, first.span.column
+
+
+def _runs(text: str) -> None:
+    for report in verify_text(text, "found.aur"):
+        assert report.ok, [d.message for d in report.diagnostics]
+
+
+def test_adaptive_pool_of_a_1d_input_takes_no_none() -> None:
+    # torch's adaptive_*_pool1d refuses None; 2-D and 3-D pools keep the axis
+    text = _model("(3, 8)", "x -> adaptive_avg_pool((none,))")
+    assert _refused(text)[:2] == ("S004", 4)
+    _runs(_model("(3, 8)", "x -> adaptive_max_pool((4,))"))
+    _runs(_model("(3, 8, 6)", "x -> adaptive_max_pool((none, 2))"))
+
+
+def test_adaptive_pool_tuple_has_one_entry_per_axis() -> None:
+    # torch broadcasts a bare int only: output_size=(3,) on a 2-D input fails there
+    assert _refused(_model("(3, 8, 6)", "x -> adaptive_avg_pool((3,))"))[0] == "T002"
+    _runs(_model("(3, 8, 6)", "x -> adaptive_avg_pool(3)"))
+
+
+def test_avgpool_3d_input_smaller_than_the_kernel() -> None:
+    # avg_pool3d alone checks the unpadded input against the kernel, padding or not
+    text = _model("(3, 2, 1, 3)", "x -> avgpool(2, stride=2, padding=1, ceil_mode=true)")
+    assert _refused(text)[:2] == ("T005", 4)
+    _runs(_model("(3, 2, 1, 3)", "x -> maxpool(2, stride=2, padding=1, ceil_mode=true)"))
+    _runs(_model("(3, 2, 2, 3)", "x -> avgpool(2, stride=2, padding=1)"))
+
+
+def test_pixel_shuffle_keeps_leading_axes() -> None:
+    _runs(_model("(2, 8, 3, 4)", "x -> pixel_shuffle(2) -> flatten() -> dense(3)"))
+    assert _refused(_model("(8, 3)", "x -> pixel_shuffle(2)"))[0] == "T002"
+    # torch's pixel_shuffle of a non-contiguous 5-D tensor fails: the code makes it contiguous
+    _runs(_model("(2, 3, 4, 5)", "x -> layer_norm(dim=-4) -> pixel_shuffle(1)"))
+
+
+def test_an_argument_may_be_written_as_its_default_none() -> None:
+    _runs(_model("(3, 4)", "x -> mean(dim=none) -> unsqueeze(1)"))
+    _runs(_model("(3, 8, 8)", "x -> maxpool(2, stride=none)"))
+
+
+def test_class_weights_must_match_the_class_count() -> None:
+    text = """\
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        return dense(x, 3)
+dataset d:
+    from aurane.data.SyntheticImages
+    size = 4
+    image_size = (8,)
+    num_classes = 3
+train Net on d:
+    epochs = 1
+    loss = cross_entropy(weight=(1.0, 2.0))
+"""
+    [found] = errors(text)
+    assert found.code == "T093" and "2 class weights" in found.message
+    assert not errors(text.replace("(1.0, 2.0)", "(1.0, 2.0, 3.0)"))
+
+
+def test_circular_pad_wraps_around_at_most_once() -> None:
+    # torch: "Padding value causes wrapping around more than once"
+    assert _refused(_model("(6, 1)", 'x -> pad((1, 2), mode="circular")'))[:2] == ("T005", 4)
+    _runs(_model("(6, 2)", 'x -> pad((2, 2), mode="circular")'))
+
+
+def test_split_into_too_many_pieces_is_refused_without_building_them() -> None:
+    # input (2**62,) split by 4: the compiler built a tuple of 2**60 sizes (16 GB, then OOM)
+    text = _model("(4611686018427387904,)", "h = split(x, 4, dim=1, index=0)")
+    assert _refused(text)[:2] == ("T007", 4)
+    assert _refused(_model("(8,)", "h = chunk(x, 1099511627776, dim=1, index=0)"))[0] == "T007"
