@@ -141,61 +141,38 @@ for _name, _method in _methods(float).items():
     setattr(SymFloat, _name, _method)
 
 
-class ShownInt(int):
+class _WithText:
+    """A value that carries the source text it is emitted as (``text``)."""
+
+    text: str
+
+    def __new__(cls, value: Any, text: str) -> Any:
+        obj = super().__new__(cls, value)  # type: ignore[call-arg]  # the builtin base's
+        obj.text = text
+        return obj
+
+
+class _Shown(_WithText):
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+class ShownInt(_Shown, int):
     """A number printed as its expression (``str`` and ``repr``): for emission only."""
 
-    text: str
 
-    def __new__(cls, value: int, text: str) -> ShownInt:
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __repr__(self) -> str:
-        return self.text
-
-    __str__ = __repr__
+class ShownFloat(_Shown, float):
+    """A float printed as its expression (``str`` and ``repr``): for emission only."""
 
 
-class ShownFloat(float):
-    text: str
-
-    def __new__(cls, value: float, text: str) -> ShownFloat:
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __repr__(self) -> str:
-        return self.text
-
-    __str__ = __repr__
-
-
-class ShownBool(int):
+class ShownBool(_Shown, int):
     """A boolean block parameter printed as its name (an int: ``bool`` cannot be subclassed)."""
 
-    text: str
 
-    def __new__(cls, value: bool, text: str) -> ShownBool:
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __repr__(self) -> str:
-        return self.text
-
-    __str__ = __repr__
-
-
-class ShownStr(str):
+class ShownStr(_WithText, str):
     """A string block parameter printed as its name (``lit`` writes ``text``, not a quote)."""
-
-    text: str
-
-    def __new__(cls, value: str, text: str) -> ShownStr:
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
 
 
 def shown(value: Any, rename: dict[str, str] | None = None) -> Any:
