@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -77,6 +78,16 @@ def env(**extra: str) -> dict[str, str]:
     paths = [str(REPO / "src"), os.environ.get("PYTHONPATH", "")]
     path = os.pathsep.join(p for p in paths if p)
     return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that must answer Ctrl+C (SIGINT) as in a terminal.
+
+    Python turns SIGINT into KeyboardInterrupt only when it starts with the default
+    disposition, and a suite launched from a non-interactive shell's background job (CI)
+    inherits SIGINT ignored; the child gets the default back before it starts.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_python(

@@ -22,7 +22,7 @@ import pytest
 from aurane.cli.interactive_cmd import MORE, PROMPT, Session, repl
 from aurane.tools.repl import is_entry_complete
 from tests.cli.test_interactive import session
-from tests.conftest import env
+from tests.conftest import default_sigint, env
 
 MODEL = [
     "model Net:",
@@ -128,6 +128,7 @@ class Terminal:
             stderr=slave,
             env=env(TERM="dumb"),
             close_fds=True,
+            preexec_fn=default_sigint,  # Ctrl+C reaches it, however the suite was started
         )
         os.close(slave)
         self.master = master

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aurane.compile import compile_source
-from tests.conftest import env
+from tests.conftest import default_sigint, env
 
 NET = "model Net:\n    input_shape = (8,)\n    def forward(x):\n        x -> dense({n}).relu\n"
 BROKEN = "model Net:\n    input_shape = (8,)\n    def forward(x):\n        x -> dense(\n"
@@ -25,10 +25,6 @@ def expected(n: int, path: Path) -> str:
     return compile_source(NET.format(n=n), filename=str(path))
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 class Watch:
     def __init__(self, source: Path, out: Path) -> None:
         self.proc = subprocess.Popen(
@@ -37,10 +33,7 @@ class Watch:
             stderr=subprocess.STDOUT,
             text=True,
             env=env(PYTHONUNBUFFERED="1"),
-            # Python turns SIGINT into KeyboardInterrupt only when it starts with the default
-            # disposition; a suite launched from a non-interactive shell's background job
-            # inherits SIGINT ignored, so the child gets the default back, as in a terminal.
-            preexec_fn=_default_sigint,
+            preexec_fn=default_sigint,  # SIGINT stops it, however the suite was started
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
