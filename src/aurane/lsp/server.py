@@ -111,6 +111,15 @@ def create_server() -> AuraneServer:
         line, column = doc.lines.point(position)
         return doc, line, column
 
+    def at_point(what: str, empty: T, params: Any, feature: Callable[..., T], *extra: Any) -> T:
+        """``feature`` at the request's document position (and ``extra``), guarded."""
+        where = params.text_document.uri, params.position
+        return _guard(server, what, empty, lambda: feature(*point(*where), *extra))
+
+    def on_document(what: str, params: Any, feature: Callable[[Document], list[T]]) -> list[T]:
+        """``feature`` of the request's whole document, guarded (empty on failure)."""
+        return _guard(server, what, [], lambda: feature(server.document(params.text_document.uri)))
+
     @server.feature(lsp.INITIALIZE)
     def initialize(params: lsp.InitializeParams) -> None:
         _guard(server, "initialize", None, lambda: server.configure(params.initialization_options))
@@ -146,12 +155,7 @@ def create_server() -> AuraneServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(params: lsp.HoverParams) -> lsp.Hover | None:
-        return _guard(
-            server,
-            "hover",
-            None,
-            lambda: features.hover(*point(params.text_document.uri, params.position)),
-        )
+        return at_point("hover", None, params, features.hover)
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
     def inlay_hint(params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
@@ -166,44 +170,20 @@ def create_server() -> AuraneServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
     def definition(params: lsp.DefinitionParams) -> list[lsp.Location]:
-        return _guard(
-            server,
-            "definition",
-            [],
-            lambda: features.definition(*point(params.text_document.uri, params.position)),
-        )
+        return at_point("definition", [], params, features.definition)
 
     @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
     def references(params: lsp.ReferenceParams) -> list[lsp.Location]:
-        return _guard(
-            server,
-            "references",
-            [],
-            lambda: features.references(
-                *point(params.text_document.uri, params.position),
-                params.context.include_declaration,
-            ),
-        )
+        include = params.context.include_declaration
+        return at_point("references", [], params, features.references, include)
 
     @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
     def prepare_rename(params: lsp.PrepareRenameParams) -> lsp.Range | None:
-        return _guard(
-            server,
-            "prepareRename",
-            None,
-            lambda: features.prepare_rename(*point(params.text_document.uri, params.position)),
-        )
+        return at_point("prepareRename", None, params, features.prepare_rename)
 
     @server.feature(lsp.TEXT_DOCUMENT_RENAME)
     def rename(params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
-        return _guard(
-            server,
-            "rename",
-            None,
-            lambda: features.rename(
-                *point(params.text_document.uri, params.position), params.new_name
-            ),
-        )
+        return at_point("rename", None, params, features.rename, params.new_name)
 
     @server.feature(
         lsp.TEXT_DOCUMENT_COMPLETION,
@@ -226,39 +206,19 @@ def create_server() -> AuraneServer:
         lsp.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=["="]),
     )
     def signature_help(params: lsp.SignatureHelpParams) -> lsp.SignatureHelp | None:
-        return _guard(
-            server,
-            "signatureHelp",
-            None,
-            lambda: features.signature_help(*point(params.text_document.uri, params.position)),
-        )
+        return at_point("signatureHelp", None, params, features.signature_help)
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbol(params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
-        return _guard(
-            server,
-            "documentSymbol",
-            [],
-            lambda: features.document_symbols(server.document(params.text_document.uri)),
-        )
+        return on_document("documentSymbol", params, features.document_symbols)
 
     @server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
     def folding_range(params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
-        return _guard(
-            server,
-            "foldingRange",
-            [],
-            lambda: features.folding_ranges(server.document(params.text_document.uri)),
-        )
+        return on_document("foldingRange", params, features.folding_ranges)
 
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     def formatting(params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit]:
-        return _guard(
-            server,
-            "formatting",
-            [],
-            lambda: features.formatting(server.document(params.text_document.uri)),
-        )
+        return on_document("formatting", params, features.formatting)
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,
