@@ -8,25 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from aurane.playground.server import PlaygroundServer, make_server
+from aurane.playground.server import EXAMPLE, PlaygroundServer, make_server
 
-PROGRAM = """\
-model ResidualUnit:
-    def forward(x):
-        h = conv2d(x, 16, kernel=3, padding=1).relu
-        h = conv2d(h, 16, kernel=3, padding=1)
-        return add(x, h).relu
-
-model SmallResNet:
-    input_shape = (3, 32, 32)
-    def forward(x):
-        x -> conv2d(16, kernel=3, padding=1).relu
-          -> ResidualUnit()
-          -> maxpool(2)
-          -> ResidualUnit()
-          -> global_avg_pool()
-          -> dense(10)
-"""
+# the playground's own example, without its opening comment line
+PROGRAM = EXAMPLE.split("\n", 1)[1]
 
 
 @pytest.fixture
