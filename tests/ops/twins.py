@@ -128,7 +128,7 @@ class Recurrent(nn.Module):
 
 
 def _conv(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
-    cls = nn.Conv1d if len(s[0]) == 2 else nn.Conv2d
+    cls = {2: nn.Conv1d, 3: nn.Conv2d, 4: nn.Conv3d}[len(s[0])]  # (C, *spatial)
     return cls(
         s[0][0],
         a["channels"],
@@ -139,14 +139,6 @@ def _conv(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
         groups=a["groups"],
         bias=a["bias"],
     )
-
-
-def _pool(kind: str) -> Twin:
-    def build(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
-        cls = getattr(nn, f"{kind}{len(s[0]) - 1}d")
-        return cls(a["kernel"], stride=a["stride"], padding=a["padding"])  # type: ignore[no-any-return]
-
-    return build
 
 
 def _batchnorm(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
@@ -188,8 +180,6 @@ TWINS: dict[str, Twin] = {
     "dropout": lambda a, s: nn.Dropout(a["p"]),
     "flatten": lambda a, s: nn.Flatten(),
     "reshape": lambda a, s: Fn(lambda x: x.reshape(x.size(0), *a["shape"])),
-    "maxpool": _pool("MaxPool"),
-    "avgpool": _pool("AvgPool"),
     "global_avg_pool": _fn(lambda x: x.flatten(2).mean(-1)),
     "upsample": lambda a, s: Fn(
         lambda x: F.interpolate(

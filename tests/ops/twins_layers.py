@@ -13,26 +13,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from .twins import Fn
+from .twins import Fn, _conv
 
 Twin = Callable[[dict[str, Any], tuple[tuple[int, ...], ...]], nn.Module]
 
 
 def _dims(s: tuple[tuple[int, ...], ...]) -> int:
     return len(s[0]) - 1
-
-
-def _conv3d(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
-    return nn.Conv3d(
-        s[0][0],
-        a["channels"],
-        a["kernel"],
-        stride=a["stride"],
-        padding=a["padding"],
-        dilation=a["dilation"],
-        groups=a["groups"],
-        bias=a["bias"],
-    )
 
 
 def _transpose(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.Module:
@@ -127,7 +114,7 @@ def _stochastic_depth(a: dict[str, Any], s: tuple[tuple[int, ...], ...]) -> nn.M
 
 
 LAYER_TWINS: dict[str, Twin] = {
-    "conv3d": _conv3d,
+    "conv3d": _conv,
     "conv_transpose1d": _transpose,
     "conv_transpose2d": _transpose,
     "conv_transpose3d": _transpose,
