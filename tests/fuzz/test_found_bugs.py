@@ -60,6 +60,17 @@ def test_pixel_shuffle_keeps_leading_axes() -> None:
     _runs(_model("(2, 3, 4, 5)", "x -> layer_norm(dim=-4) -> pixel_shuffle(1)"))
 
 
+def test_pixel_shuffle_backward_takes_a_non_contiguous_gradient() -> None:
+    # campaign seed 100000006287: layer_norm(dim=1) after a 5-D pixel_shuffle hands its
+    # backward a permuted gradient, which torch's pixel_unshuffle of 5 axes refuses
+    from aurane.tools.differential import run_accepted
+    from aurane.verify import load_generated
+
+    text = _model("(2, 8, 3, 4)", "x -> pixel_shuffle(2) -> layer_norm(dim=1)")
+    gen = load_generated(text, "found.aur")
+    assert run_accepted(gen, "Net", 0) is None
+
+
 def test_an_argument_may_be_written_as_its_default_none() -> None:
     _runs(_model("(3, 4)", "x -> mean(dim=none) -> unsqueeze(1)"))
     _runs(_model("(3, 8, 8)", "x -> maxpool(2, stride=none)"))

@@ -147,6 +147,17 @@ def _parameter_forward(site: Site) -> Step:
     return Step(f"{site.layer}.expand({site.batch}.shape[0]{keep})")
 
 
+def _pixel_shuffle(site: Site) -> Step:
+    factor = str(site.args["upscale_factor"])
+    if len(site.in_shape) <= 3:
+        return Step(Call("F.pixel_shuffle", (site.x, factor)))
+    # torch's pixel_shuffle of 5 or more axes takes (and, in backward, hands back) only
+    # contiguous memory: fold the leading axes into the batch, the reshapes copy when needed
+    lead = len(site.in_shape) - 2
+    folded = Call("F.pixel_shuffle", (f"{site.x}.flatten(0, {lead - 1})", factor))
+    return Step(Call(f"{folded.text()}.unflatten", ("0", f"{site.x}.shape[:{lead}]")))
+
+
 TENSOR_EMITTERS: Mapping[str, OpEmitter] = {
     "multiply": _binary("*"),
     "subtract": _binary("-"),
@@ -162,18 +173,7 @@ TENSOR_EMITTERS: Mapping[str, OpEmitter] = {
     "split": OpEmitter(_piece),
     "chunk": OpEmitter(_piece),
     "pad": OpEmitter(_pad),
-    "pixel_shuffle": OpEmitter(
-        # torch's pixel_shuffle of 5 or more axes takes only contiguous memory
-        lambda site: Step(
-            Call(
-                "F.pixel_shuffle",
-                (
-                    site.x if len(site.in_shape) <= 3 else f"{site.x}.contiguous()",
-                    str(site.args["upscale_factor"]),
-                ),
-            )
-        )
-    ),
+    "pixel_shuffle": OpEmitter(_pixel_shuffle),
     "identity": OpEmitter(
         lambda site: Step(Call(site.layer, (site.x,))), lambda site: Call("nn.Identity")
     ),
