@@ -107,3 +107,10 @@ def test_split_into_too_many_pieces_is_refused_without_building_them() -> None:
     text = _model("(4611686018427387904,)", "h = split(x, 4, dim=1, index=0)")
     assert _refused(text)[:2] == ("T007", 4)
     assert _refused(_model("(8,)", "h = chunk(x, 1099511627776, dim=1, index=0)"))[0] == "T007"
+
+
+def test_ceil_mode_pool_may_overhang_a_short_input() -> None:
+    # campaign seed 300001487: with ceil_mode torch keeps one window larger than the input
+    _runs(_model("(1, 1)", "x -> maxpool((4,), ceil_mode=true)"))
+    _runs(_model("(2, 3, 3)", "x -> avgpool(4, stride=2, ceil_mode=true)"))
+    assert _refused(_model("(1, 1)", "x -> maxpool((4,))"))[:2] == ("T005", 4)

@@ -44,15 +44,23 @@ def pool_output(
     ceil_mode: bool,
 ) -> tuple[int, ...]:
     """PyTorch's pooling output size (``pooling_output_shape``), T005 when nothing is left."""
-    floor = window_output(op, sizes, kernel, stride, padding, (1,) * len(sizes))
     if not ceil_mode:
-        return floor
+        return window_output(op, sizes, kernel, stride, padding, (1,) * len(sizes))
     out = []
     for size, k, s, p in zip(sizes, kernel, stride, padding, strict=True):
         n = -(-(size + 2 * p - k) // s) + 1
         if (n - 1) * s >= size + p:  # the last window would start in the right padding
             n -= 1
         out.append(n)
+    if min(out) < 1:
+        # rounding up keeps a window that overhangs the input: only an empty output fails
+        raise OpError(
+            "T005",
+            f"{op} of {fmt_shape(sizes)} with kernel {fmt_shape(kernel)} and stride "
+            f"{fmt_shape(stride)} leaves no output even with ceil_mode",
+            blame="kernel",
+            hint="use a smaller kernel or add padding",
+        )
     return tuple(out)
 
 
