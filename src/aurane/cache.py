@@ -19,11 +19,11 @@ import re
 import shutil
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from aurane.backends.registry import normalize_name
 from aurane.fs import atomic_write
+from aurane.records import record
 
 CACHE_SCHEMA = 1
 ENV_VAR = "AURANE_CACHE_DIR"
@@ -73,7 +73,7 @@ def cache_key(
     return _sha256(text), json.loads(text)
 
 
-@dataclass
+@record
 class CacheStats:
     hits: int = 0
     misses: int = 0

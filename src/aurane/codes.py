@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from aurane.diagnostics import Diagnostic, Label, Severity, Stage
+from aurane.records import record
 from aurane.source import Span
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Code:
     code: str
     slug: str

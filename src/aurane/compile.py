@@ -29,7 +29,6 @@ import os
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from aurane.backends.registry import BackendEntry, GenerationRequest, get_backend
@@ -37,6 +36,7 @@ from aurane.cache import CompileCache, cache_key
 from aurane.diagnostics import Diagnostic
 from aurane.frontend import decode_source, run_front_end
 from aurane.ir.graph import Graph
+from aurane.records import field, record
 from aurane.stages import CompilationError
 from aurane.syntax import ast
 from aurane.version import __version__
@@ -79,7 +79,7 @@ class OptimizerError(RuntimeError):
     """An optimized program no longer lowers: a bug in a rewrite, never the user's input."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CompileOptions:
     backend: str = "torch"
     analyze: bool = False
@@ -98,7 +98,7 @@ class CompileOptions:
         }
 
 
-@dataclass
+@record
 class CompileResult:
     output: str
     backend: str

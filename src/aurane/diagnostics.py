@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
 
+from aurane.records import record
 from aurane.source import Span
 
 Severity = Literal["error", "warning", "info"]
@@ -14,7 +14,7 @@ Stage = Literal["parse", "resolve", "semantic", "type", "lint"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Label:
     """A secondary span with a short note, e.g. where the other side of a mismatch came from."""
 
@@ -22,7 +22,7 @@ class Label:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Diagnostic:
     code: str
     stage: Stage

@@ -20,11 +20,11 @@ import inspect
 import math
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aurane.ir.sizes import SizeExpr, bounds, example_sizes
+from aurane.records import record
 from aurane.verify import Generated, sample_input
 
 FORMATS = ("onnx", "pt2")
@@ -45,7 +45,7 @@ class ExportMismatch(RuntimeError):
     """The exported program's outputs differ from the module's (a bug, exit 123)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ExportResult:
     model: str
     format: str

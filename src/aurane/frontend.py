@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, has_errors, sorted_unique
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_program
+from aurane.records import field, record
 from aurane.semantics.check import SemanticResult, analyze
 from aurane.semantics.constants import resolve_with_failures
 from aurane.source import Source, Span
@@ -16,7 +15,7 @@ from aurane.syntax.gc_pause import paused_gc
 from aurane.syntax.parser import parse_program
 
 
-@dataclass
+@record
 class FrontEnd:
     """Everything the front end learned about one source."""
 

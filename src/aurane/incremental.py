@@ -23,18 +23,17 @@ the answer is the blocks' parse diagnostics, each block parsed once per text.
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from aurane import ops
+from aurane import ops, records
 from aurane.diagnostics import Diagnostic, Label, has_errors, sorted_unique
 from aurane.frontend import FrontEnd, analyze_program, run_front_end
 from aurane.ir.graph import Graph
+from aurane.records import field, record
 from aurane.semantics import config
 from aurane.source import Source, Span
 from aurane.syntax import ast
@@ -154,7 +153,7 @@ def remap(obj: Any, move: Callable[[int], int]) -> Any:
     if kind is MappingProxyType:
         return MappingProxyType({key: remap(value, move) for key, value in obj.items()})
     if kind is Diagnostic:
-        return dataclasses.replace(
+        return records.replace(
             obj,
             message=_move_text(obj.message, move),
             span=remap(obj.span, move),
@@ -164,8 +163,8 @@ def remap(obj: Any, move: Callable[[int], int]) -> Any:
         )
     names = _FIELDS.get(kind)
     if names is None:
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            names = tuple(f.name for f in dataclasses.fields(obj) if f.init)
+        if records.is_record(obj) and not isinstance(obj, type):
+            names = tuple(f.name for f in records.fields(obj) if f.init)
         else:
             names = ()  # not a dataclass: kept as it is
         _FIELDS[kind] = names
@@ -194,7 +193,7 @@ def _mover(old: list[tuple[int, int, int]]) -> Callable[[int], int]:
 # ---------------------------------------------------------------- one block
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Parsed:
     """A block parsed alone at line 1, with the names it defines and mentions."""
 
@@ -208,7 +207,7 @@ class _Parsed:
     is_model: str | None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Block:
     start: int  # first line (1-based)
     text: str
@@ -277,20 +276,20 @@ def _names(node: Any, mentions: set[str], local: set[str]) -> None:
         local.add(node.param)
     elif kind in (ast.Number, ast.String, ast.Bool, ast.NoneLit) or kind is Span:
         return
-    if dataclasses.is_dataclass(node):
+    if records.is_record(node):
         names = _FIELDS.get(kind)
         if names is None:
-            names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(node) if f.init)
+            names = _FIELDS[kind] = tuple(f.name for f in records.fields(node) if f.init)
         for name in names:
             value = getattr(node, name)
-            if isinstance(value, tuple) or dataclasses.is_dataclass(value):
+            if isinstance(value, tuple) or records.is_record(value):
                 _names(value, mentions, local)
 
 
 # ---------------------------------------------------------------- the front end
 
 
-@dataclass
+@record
 class Stats:
     """What the last update did."""
 
@@ -301,7 +300,7 @@ class Stats:
     full: bool = False  # fell back to a whole-document run
 
 
-@dataclass
+@record
 class _Contribution:
     starts: list[int]  # the context blocks' first lines when computed
     diagnostics: tuple[Diagnostic, ...]
@@ -309,7 +308,7 @@ class _Contribution:
     failed_stage: str | None = None
 
 
-@dataclass
+@record
 class IncrementalFrontEnd:
     """Holds the caches of one document; ``update(text)`` returns a ``FrontEnd``."""
 

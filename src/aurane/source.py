@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from aurane.records import field, record
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(frozen=True, slots=True, order=True)
 class Span:
     """A region of source text. Columns count code points; ``end_column`` is exclusive."""
 
@@ -31,7 +31,7 @@ class Span:
         return f"{self.line}:{self.column}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     """The text of one input with a line index for rendering diagnostics."""
 

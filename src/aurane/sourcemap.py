@@ -25,11 +25,11 @@ import linecache
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from aurane.ir.graph import Graph, Node
+from aurane.records import record
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -38,7 +38,7 @@ _LINE_WIDTH = 100
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,60}$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Statement:
     """One forward statement: its generated lines, the locals it binds and its nodes."""
 
@@ -53,7 +53,7 @@ class Statement:
     attributes: tuple[str, ...] = ()  # every ``self.`` path read, longest first
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClassMap:
     name: str  # generated class name
     graph: Graph
@@ -316,7 +316,7 @@ def strip_table(code: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ParsedMap:
     source: str | None
     lines: Mapping[int, tuple[int, int]]

@@ -16,20 +16,20 @@ import sys
 import time
 import types
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ir.sizes import evaluate, example_sizes
+from aurane.records import field, record
 from aurane.sourcemap import ClassMap, Statement, class_maps, layer_path
 
 BATCH_SIZE = 2
 BUG_HINT = "this is a compiler bug, not a mistake in your program; please report it with the file"
 
 
-@dataclass
+@record
 class ModelReport:
     name: str
     class_name: str
@@ -71,7 +71,7 @@ def _diag_json(d: Diagnostic) -> dict[str, Any]:
     }
 
 
-@dataclass
+@record
 class Generated:
     """A compiled program loaded in-process: graphs, class names, maps, the module."""
 
@@ -151,7 +151,7 @@ def _all_nodes(graph: Graph) -> list[Node]:
 # -- tracing --------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class _Call:
     cmap: ClassMap | None  # None: a generated class the aligner could not map
     graph: Graph | None  # the graph of this call site (shapes differ between call sites)

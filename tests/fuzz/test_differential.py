@@ -8,13 +8,12 @@ sizes past int64 are refused at their span. The long campaign is
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections import Counter
 
 import pytest
 
-from aurane import ops
+from aurane import ops, records
 from aurane.codes import CODES
 from aurane.ops.spec import InferContext, OpError, TensorType
 from aurane.stages import CompilationError
@@ -84,7 +83,7 @@ def test_a_wrong_shape_rule_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
         out = right(ctx)
         return TensorType((out.shape[0] + 1, *out.shape[1:]), out.dtype)
 
-    spec = dataclasses.replace(ops.CATALOG["conv2d"], infer=wrong)
+    spec = records.replace(ops.CATALOG["conv2d"], infer=wrong)
     monkeypatch.setitem(ops.CATALOG, "conv2d", spec)
     outcome = diff.run_program(_program(NET))
     assert outcome.verdict == "bug" and outcome.is_bug
@@ -95,9 +94,7 @@ def test_a_rejection_torch_runs_is_a_bug(monkeypatch: pytest.MonkeyPatch) -> Non
     def refuse(ctx: InferContext) -> TensorType:
         raise OpError("T002", "dense refuses everything today")
 
-    monkeypatch.setitem(
-        ops.CATALOG, "dense", dataclasses.replace(ops.CATALOG["dense"], infer=refuse)
-    )
+    monkeypatch.setitem(ops.CATALOG, "dense", records.replace(ops.CATALOG["dense"], infer=refuse))
     step = Step("dense", {"features": 5}, ((192,),), "float32", line=4)
     outcome = diff.run_program(_program(NET, [step]), TWINS)
     assert outcome.verdict == "rejected-bug", outcome

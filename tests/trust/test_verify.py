@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aurane import ops
+from aurane import ops, records
 from aurane.ops.spec import InferContext, TensorType
 from aurane.verify import verify_text
 from tests.conftest import REPO, run_cli
@@ -40,7 +39,7 @@ def test_every_value_of_every_class_is_checked() -> None:
 
 def _patch(monkeypatch: pytest.MonkeyPatch, op: str, **changes: Any) -> None:
     spec = ops.CATALOG[op]
-    monkeypatch.setitem(ops.CATALOG, op, dataclasses.replace(spec, **changes))
+    monkeypatch.setitem(ops.CATALOG, op, records.replace(spec, **changes))
 
 
 def test_a_wrong_shape_rule_is_caught_at_its_span(monkeypatch: pytest.MonkeyPatch) -> None:

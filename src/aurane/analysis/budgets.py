@@ -11,7 +11,6 @@ symbol without one needs ``at``: ``S112``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aurane.analysis.profile import LayerProfile, ModelProfile, profile
@@ -19,6 +18,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Graph
 from aurane.ir.sizes import evaluate, free_symbols
+from aurane.records import record
 from aurane.syntax import ast
 
 __all__ = ["BudgetCheck", "budget_json", "budget_lines", "check_budgets", "evaluate_budgets"]
@@ -26,7 +26,7 @@ __all__ = ["BudgetCheck", "budget_json", "budget_lines", "check_budgets", "evalu
 _NOUNS = {"params": "parameters", "macs": "MACs", "flops": "FLOPs", "activations": ""}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BudgetCheck:
     """One limit against the actual figure (at ``batch`` and the bound sizes ``at``)."""
 

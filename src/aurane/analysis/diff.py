@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aurane.analysis.profile import LayerProfile, profile, profile_layers
 from aurane.ir.graph import Graph, Node
 from aurane.ops.rules import fmt_shape
+from aurane.records import field, record
 
 Status = Literal["added", "removed", "changed", "unchanged"]
 MARK = {"added": "+", "removed": "-", "changed": "~", "unchanged": " "}
 COLOUR = {"added": "#c8f7c5", "removed": "#f7c5c5", "changed": "#fde8a6", "unchanged": "#ffffff"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Facts:
     op: str
     args: Mapping[str, Any]
@@ -43,7 +43,7 @@ class Facts:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LayerDiff:
     node: str
     status: Status
@@ -72,7 +72,7 @@ class LayerDiff:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Totals:
     parameters: int
     macs: int
@@ -81,7 +81,7 @@ class Totals:
         return {"parameters": self.parameters, "macs": self.macs, "flops": 2 * self.macs}
 
 
-@dataclass
+@record
 class ModelDiff:
     name: str
     status: Status

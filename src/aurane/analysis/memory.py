@@ -14,12 +14,12 @@ optimizer state stay float32. Activations are every IR value, as saved for backw
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from aurane.analysis.profile import ModelProfile, dtype_bytes
 from aurane.ir.graph import Graph
 from aurane.ops.rules import FLOAT_DTYPES, is_int, numel
+from aurane.records import field, record
 from aurane.semantics import config
 from aurane.semantics.values import NotLiteral, literal_value
 from aurane.syntax import ast
@@ -43,7 +43,7 @@ FULL_PRECISION_OPS = frozenset({"layer_norm", "group_norm", "softmax", "log_soft
 PROMOTING_OPS = frozenset({"add", "concat", "positional_encoding"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TrainJob:
     """What the profiler needs from one training job (standard or GAN side)."""
 
@@ -57,7 +57,7 @@ class TrainJob:
     low_dtype: str = "float16"  # autocast dtype (bfloat16 when the experiment says bf16)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TrainingMemory:
     job: TrainJob
     batch_size: int

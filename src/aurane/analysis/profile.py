@@ -17,7 +17,6 @@ the block's own layers kept as children (one copy; ``repeat`` multiplies).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
 
 from aurane import ops
 from aurane.analysis.formulas import macs_formula, pretty
@@ -26,6 +25,7 @@ from aurane.ir.blocks import call_text
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import numel
 from aurane.ops.spec import ArgValue, BoundArgs, InferContext, TensorType
+from aurane.records import record, replace
 
 DTYPE_BYTES: dict[str, int] = {
     "float16": 2,
@@ -46,7 +46,7 @@ def dtype_bytes(dtype: str | None) -> int:
     return DTYPE_BYTES.get(dtype, UNKNOWN_DTYPE_BYTES)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LayerProfile:
     """One IR node's cost per sample. For a block, totals over all its copies."""
 
@@ -76,7 +76,7 @@ class LayerProfile:
         return 2 * self.macs
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelProfile:
     name: str
     input_shape: tuple[int, ...] | None
@@ -272,7 +272,7 @@ def walk(
             yield from walk(layer.children, path + "/", depth + 1)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OpTotal:
     op: str
     count: int

@@ -11,16 +11,16 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
+from aurane.records import record
 from aurane.semantics.suggest import did_you_mean
 
 # Each module registers its backends on import (builtin.py: "torch").
 _BUILTIN_MODULES = ("aurane.backends.builtin",)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GenerationRequest:
     program: object
     graphs: Mapping[str, object]
@@ -31,7 +31,7 @@ class Backend(Protocol):
     def __call__(self, request: GenerationRequest) -> str: ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BackendEntry:
     name: str
     generator: Backend

@@ -17,10 +17,10 @@ import argparse
 import sys
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from aurane.cli.commands import command_help
+from aurane.records import record
 
 if TYPE_CHECKING:
     from aurane.diagnostics import Diagnostic
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- the program
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Entry:
     """One top-level statement as typed (comments that follow it included)."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
@@ -24,9 +25,31 @@ ISSUES_URL = "https://github.com/aurane-lang/aurane/issues"
 Command = Callable[[argparse.Namespace], int]
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` reads it (COLUMNS, then the
+    terminal, then 80)."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose help formatter is given the width: argparse's own formatter
+    imports ``shutil`` (with bz2, lzma and zlib) for it at every ``add_argument``, a
+    noticeable part of ``aurane check``'s start-up (issue 14)."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser of ``command``; every other command is listed by its summary only."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="aurane",
         description="Compile .aur network descriptions into readable PyTorch source.",
         epilog="Run 'aurane COMMAND --help' for a command's options. Exit status: 0 ok, "
@@ -35,11 +58,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"aurane {__version__}")
     # The other commands are never parsed (argv names this one): they share one empty
     # parser, listed by their summaries, instead of building 20 parsers per start.
-    stub = argparse.ArgumentParser(add_help=False)
+    stub = _Parser(add_help=False)
     shared: list[argparse.ArgumentParser] = []
 
     def make_parser(**kwargs: Any) -> argparse.ArgumentParser:
-        return shared[0] if shared else argparse.ArgumentParser(**kwargs)
+        return shared[0] if shared else _Parser(**kwargs)
 
     parser_class = cast("type[argparse.ArgumentParser]", make_parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)

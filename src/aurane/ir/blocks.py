@@ -8,10 +8,8 @@ the block in terms of its constructor parameters.
 
 from __future__ import annotations
 
-import ast as pyast
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from aurane.diagnostics import Diagnostic, Label
@@ -19,6 +17,7 @@ from aurane.ir.builder import model_info
 from aurane.ir.graph import Graph
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import TensorType
+from aurane.records import fields, is_record, replace
 from aurane.semantics.block_args import bind_block_call, inner_values
 from aurane.semantics.constants import evaluate_constant, resolve_block
 from aurane.semantics.forward import ForwardChecker
@@ -29,6 +28,8 @@ from aurane.source import Span
 from aurane.syntax import ast
 
 if TYPE_CHECKING:
+    import ast as pyast
+
     from aurane.ir.lower import _Lowerer
 
 # placeholders for the block input's sizes; the backend names them (in_channels, ...)
@@ -102,18 +103,22 @@ def symbolic_input(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(dims)
 
 
-_BINARY: dict[type[pyast.operator], Callable[[Any, Any], Any]] = {
-    pyast.Add: operator.add,
-    pyast.Sub: operator.sub,
-    pyast.Mult: operator.mul,
-    pyast.Div: operator.truediv,
-    pyast.FloorDiv: operator.floordiv,
-    pyast.Mod: operator.mod,
-    pyast.Pow: operator.pow,
+# Python's operators by their ``ast`` class name: ``ast`` is imported only when a block's
+# symbolic size is re-expressed (``aurane check`` of a plain program never needs it)
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": operator.add,
+    "Sub": operator.sub,
+    "Mult": operator.mul,
+    "Div": operator.truediv,
+    "FloorDiv": operator.floordiv,
+    "Mod": operator.mod,
+    "Pow": operator.pow,
 }
 
 
 def _evaluate(node: pyast.expr, env: Mapping[str, Any]) -> Any:
+    import ast as pyast
+
     match node:
         case pyast.Constant(value=value) if isinstance(value, int | float):
             return value
@@ -123,8 +128,8 @@ def _evaluate(node: pyast.expr, env: Mapping[str, Any]) -> Any:
             return -_evaluate(operand, env)
         case pyast.UnaryOp(op=pyast.UAdd(), operand=operand):
             return _evaluate(operand, env)
-        case pyast.BinOp(left=left, op=op, right=right) if type(op) in _BINARY:
-            return _BINARY[type(op)](_evaluate(left, env), _evaluate(right, env))
+        case pyast.BinOp(left=left, op=op, right=right) if type(op).__name__ in _BINARY:
+            return _BINARY[type(op).__name__](_evaluate(left, env), _evaluate(right, env))
     raise KeyError(pyast.dump(node))
 
 
@@ -143,6 +148,8 @@ def rebase(value: Any, env: Mapping[str, Any]) -> Any:
     text = value.expr
     for index, mark in enumerate(INPUT_DIMS):
         text = text.replace(mark, f"__in{index}")
+    import ast as pyast
+
     try:
         found = _evaluate(pyast.parse(text, mode="eval").body, env)
     except (KeyError, SyntaxError, ArithmeticError, TypeError):
@@ -172,7 +179,7 @@ def _calls(node: object, out: dict[Span, ast.Call]) -> None:
     if isinstance(node, tuple):
         for item in node:
             _calls(item, out)
-    elif is_dataclass(node) and not isinstance(node, Span | type):
+    elif is_record(node) and not isinstance(node, Span | type):
         for item in fields(node):
             _calls(getattr(node, item.name), out)
 

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from aurane.ir.graph import Node, Value
 from aurane.ir.sizes import ConcreteSizeNeeded, Symbol
+from aurane.records import field, record
 from aurane.semantics.dims import has_symbols, shape_value
 from aurane.semantics.values import literal_value
 from aurane.source import Span
 from aurane.syntax import ast
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModelInfo:
     input_shape: tuple[int, ...] | None
     input_shape_span: Span | None
@@ -55,7 +55,7 @@ def model_info(
     )
 
 
-@dataclass
+@record
 class GraphBuilder:
     """Accumulates one graph's values and nodes."""
 

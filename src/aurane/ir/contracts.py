@@ -11,13 +11,13 @@ transforms themselves (T095). Facts that are not known statically are skipped he
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Graph
 from aurane.ops.rules import fmt_shape
+from aurane.records import record
 from aurane.semantics import config
 from aurane.semantics.data_contracts import (
     LOSS_TASKS,
@@ -34,7 +34,7 @@ from aurane.syntax import ast
 _FLOATS = config.FLOAT_DTYPES
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Loss:
     name: str
     task: str

@@ -7,9 +7,9 @@ inference failed upstream (a diagnostic was already reported); consumers skip su
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, cast
 
+from aurane.records import field, record
 from aurane.source import Span
 
 BATCH = "batch"
@@ -18,7 +18,7 @@ Dim = int | str
 Shape = tuple[Dim, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Value:
     name: str
     shape: Shape | None
@@ -34,7 +34,7 @@ class Value:
         return cast(tuple[int, ...], self.shape[1:])  # only the batch axis is symbolic
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Node:
     id: str  # unique within the graph, derived from the op: conv2d1, dense2, relu1
     op: str  # catalog name (aliases resolved), "block" for a model call, "repeat"
@@ -64,7 +64,7 @@ class Node:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Graph:
     name: str
     input: str

@@ -9,13 +9,13 @@ identifier or a number, the first part an identifier. Errors are located at the 
 from __future__ import annotations
 
 import keyword
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from aurane.codes import diag
 from aurane.diagnostics import Label
 from aurane.ir.builder import GraphBuilder
 from aurane.ops.modules import chainable, nameable
+from aurane.records import replace
 from aurane.source import Span
 from aurane.syntax import ast
 

@@ -8,7 +8,6 @@ unknown shapes stay silent, so one mistake gives one diagnostic.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from aurane import ops
 from aurane.codes import diag
@@ -24,6 +23,7 @@ from aurane.ops.rules import check_int64
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.shape import piece_sizes
 from aurane.ops.spec import ArgValue, BoundArgs, InferContext, OpError, OpSpec, TensorType
+from aurane.records import replace
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import SemanticResult

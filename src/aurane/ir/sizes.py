@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Union  # noqa: UP035
+
+from aurane.records import record
 
 __all__ = [
     "ConcreteSizeNeeded",
@@ -45,7 +46,7 @@ class UndecidedSize(ConcreteSizeNeeded):
     """A comparison of sizes holds for part of the symbols' ranges only."""
 
 
-@dataclass(frozen=True, order=True)
+@record(frozen=True, order=True)
 class Symbol:
     """A declared size: ``seq`` with ``low <= seq <= high`` (``high`` None: unbounded)."""
 
@@ -57,7 +58,7 @@ class Symbol:
         return self.name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FloorDiv:
     """``expr // divisor`` where the divisor (> 1) does not divide ``expr`` exactly."""
 
@@ -85,7 +86,7 @@ def _mono_key(item: tuple[Monomial, int]) -> tuple[int, list[tuple[int, str]]]:
     return (-len(mono) if mono else 1, [_atom_key(a) for a in mono])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SizeExpr:
     """A polynomial: ``terms`` maps monomials (sorted atom tuples) to non-zero coefficients."""
 

@@ -15,12 +15,12 @@ block cannot tie to a layer of its caller (the block's class is built before it)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Node
+from aurane.records import replace
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.tying import split_tie
 from aurane.source import Span

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from aurane.frontend import FrontEnd
 from aurane.incremental import IncrementalFrontEnd
 from aurane.ir.graph import Graph, Node
 from aurane.lsp.positions import LineIndex, contains, size
+from aurane.records import field, record
 from aurane.semantics import config
 from aurane.source import Span, split_lines
 from aurane.syntax import ast
@@ -17,7 +17,7 @@ GLOBAL = "global"
 LOCAL = "local"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Occurrence:
     """A name in the text: a definition or a use of a model, block, constant, dataset or value."""
 
@@ -28,7 +28,7 @@ class Occurrence:
     kind: str  # model, block, constant, dataset, value, parameter
 
 
-@dataclass
+@record
 class SymbolIndex:
     occurrences: list[Occurrence] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)  # global name -> kind

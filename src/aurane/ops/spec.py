@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from aurane.records import field, record
 from aurane.source import Span
 
 
@@ -39,7 +39,7 @@ class _Required:
 REQUIRED: Any = _Required()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Param:
     name: str
     kind: ArgKind
@@ -58,7 +58,7 @@ class Param:
         return self.default is REQUIRED
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class TensorType:
     """A per-sample tensor type: shape excludes the batch axis; dtype None means unknown."""
 
@@ -74,13 +74,13 @@ class TensorType:
         return math.prod(self.shape)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class ArgValue:
     value: Any
     span: Span | None  # None when the default was used
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class BoundArgs:
     """Arguments by parameter name, defaults filled in."""
 
@@ -126,7 +126,7 @@ class OpError(Exception):
         self.input_notes = input_notes
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class InferContext:
     args: BoundArgs
     inputs: tuple[TensorType, ...]
@@ -145,7 +145,7 @@ def _zero(ctx: InferContext, out: TensorType) -> int:
     return 0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OpSpec:
     name: str
     params: tuple[Param, ...]

@@ -9,10 +9,9 @@ name, and the proof obligation is not worth the risk.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
-from aurane import ops
+from aurane import ops, records
 from aurane.ops.rules import ACTIVATION
 from aurane.source import Span
 from aurane.syntax import ast
@@ -34,7 +33,7 @@ def map_program(
     )
     if statements == program.statements:
         return program
-    return dataclasses.replace(program, statements=statements)
+    return records.replace(program, statements=statements)
 
 
 class _Walker:
@@ -48,16 +47,16 @@ class _Walker:
         body = tuple(self.statement(stmt) for stmt in model.forward.body)
         if body == model.forward.body:
             return model
-        return dataclasses.replace(model, forward=dataclasses.replace(model.forward, body=body))
+        return records.replace(model, forward=records.replace(model.forward, body=body))
 
     def statement(self, stmt: ast.ForwardStmt) -> ast.ForwardStmt:
         match stmt:
             case ast.Assign(value=value) | ast.Return(value=value):
-                return dataclasses.replace(stmt, value=self.expr(value))
+                return records.replace(stmt, value=self.expr(value))
             case ast.ChainStmt(chain=chain):
                 new = self.expr(chain)
                 assert isinstance(new, ast.Chain)
-                return dataclasses.replace(stmt, chain=new)
+                return records.replace(stmt, chain=new)
         return stmt
 
     def expr(self, expr: ast.Expr) -> ast.Expr:
@@ -66,17 +65,17 @@ class _Walker:
                 new_steps = tuple(self.call(step) for step in steps)
                 if self.steps is not None:
                     new_steps = self.steps(new_steps)
-                return dataclasses.replace(expr, source=self.expr(source), steps=new_steps)
+                return records.replace(expr, source=self.expr(source), steps=new_steps)
             case ast.Call():
                 return self.call(expr)
             case ast.TupleExpr(items=items) | ast.ListExpr(items=items):
-                return dataclasses.replace(expr, items=tuple(self.expr(i) for i in items))
+                return records.replace(expr, items=tuple(self.expr(i) for i in items))
         return expr
 
     def call(self, call: ast.Call) -> ast.Call:
         args = tuple(self.expr(arg) for arg in call.args)
-        keywords = tuple(dataclasses.replace(k, value=self.expr(k.value)) for k in call.keywords)
-        new = dataclasses.replace(call, args=args, keywords=keywords)
+        keywords = tuple(records.replace(k, value=self.expr(k.value)) for k in call.keywords)
+        new = records.replace(call, args=args, keywords=keywords)
         return self.call_rewrite(new) if self.call_rewrite is not None else new
 
 

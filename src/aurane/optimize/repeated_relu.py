@@ -11,8 +11,7 @@ Only a ReLU whose input is *directly* another ReLU's output is removed: a
 
 from __future__ import annotations
 
-import dataclasses
-
+from aurane import records
 from aurane.optimize.chains import canonical_op, drop_steps, map_program, plain_call
 from aurane.syntax import ast
 
@@ -47,7 +46,7 @@ def collapse_suffixes(call: ast.Call) -> ast.Call:
         kept.append(suffix)
     if len(kept) == len(call.suffixes):
         return call
-    return dataclasses.replace(call, suffixes=tuple(kept))
+    return records.replace(call, suffixes=tuple(kept))
 
 
 def is_repeated_relu(previous: ast.Call | None, step: ast.Call) -> bool:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from aurane.playground.analyze import analyze
+from aurane.records import record
 
 MAX_BODY = 4 * 1024 * 1024
 TYPES = {
@@ -69,7 +69,7 @@ def static_files() -> dict[str, bytes]:
     return found
 
 
-@dataclass
+@record
 class State:
     path: Path | None  # the FILE given, or None: the example, no saving
     text: str

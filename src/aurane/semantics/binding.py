@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.rules import is_int, is_number
 from aurane.ops.spec import ArgKind, ArgValue, BoundArgs, Param
+from aurane.records import field, record
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.values import NotLiteral, literal_value, show, type_name
 from aurane.source import Span
@@ -75,7 +75,7 @@ def _article(text: str) -> str:
     return ("an " if text[0] in "aeiou" else "a ") + text
 
 
-@dataclass
+@record
 class _Binding:
     """Arguments bound so far, the problems found, and where each parameter was given."""
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import builtins
 import keyword
-from dataclasses import dataclass, field
 
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.spec import BoundArgs
+from aurane.records import field, record
 from aurane.semantics import config, sources
 from aurane.semantics.block_args import check_block_params
 from aurane.semantics.fields import FieldChecker
@@ -25,7 +25,7 @@ from aurane.syntax import ast
 RESERVED_ALIASES = frozenset({"torch", "nn", "F", "self", "math", "os", "sys"})
 
 
-@dataclass
+@record
 class SemanticResult:
     diagnostics: list[Diagnostic]
     # models with semantic errors or in a recursion cycle: the type checker skips them

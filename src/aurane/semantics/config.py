@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeVar
 
@@ -18,6 +17,7 @@ from aurane.ops.rules import is_number
 from aurane.ops.rules import positive_number as positive
 from aurane.ops.rules import probability as unit_interval_open
 from aurane.ops.spec import REQUIRED, ArgKind, Param
+from aurane.records import record
 from aurane.syntax import ast
 
 # ---------------------------------------------------------------- range checks
@@ -68,7 +68,7 @@ def number_list(value: Any) -> str | None:
 Rule = Callable[[dict[str, Any]], "tuple[str, str] | None"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class OptionSpec:
     """A catalog entry configured by a call: ``adam(lr=1e-3)``, ``step_lr(step_size=2)``."""
 
@@ -436,7 +436,7 @@ _CATALOG_KINDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class FieldSpec:
     name: str
     kind: FieldKind

@@ -8,7 +8,6 @@ sources), catalog names (losses, metrics, dtypes, ...) or model names keep their
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
 from operator import is_
 from typing import Any
 
@@ -17,6 +16,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.rules import is_number
 from aurane.ops.spec import ArgKind
+from aurane.records import field, record, replace
 from aurane.semantics import config
 from aurane.semantics.dims import dim_declaration, is_dim_call
 from aurane.semantics.suggest import did_you_mean
@@ -33,7 +33,7 @@ class _Failed(Exception):
     """Evaluation failed; the diagnostic (if any) was already recorded."""
 
 
-@dataclass
+@record
 class _Scope:
     definitions: dict[str, ast.Constant | ast.Field]
     parent: _Scope | None = None

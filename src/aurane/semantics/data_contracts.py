@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ops.rules import fmt_shape
+from aurane.records import record, replace
 from aurane.semantics.values import NotLiteral, literal_value
 from aurane.source import Span
 from aurane.syntax import ast
@@ -62,7 +62,7 @@ METRICS_BY_TASK: dict[str, frozenset[str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Origin:
     """Where a fact came from, shown as ``from `image_size` at 12:5``."""
 
@@ -73,7 +73,7 @@ class Origin:
         return f"{self.what} at {self.span}" if self.span is not None else self.what
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Sample:
     """One input sample as the loader yields it (batch axis excluded)."""
 
@@ -83,7 +83,7 @@ class Sample:
     dtype_origin: Origin | None = None  # of the dtype, when another step set it
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Targets:
     """One target. ``kind``: "class" (integer labels in ``[low, classes)``), "regression"
     (floats), or None when unknown."""
@@ -96,7 +96,7 @@ class Targets:
     low: int = 0  # STL10's unlabeled split marks samples with -1
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class DataContract:
     dataset: str
     source: str | None
@@ -136,7 +136,7 @@ def _shape(value: Any) -> tuple[int, ...] | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class _Source:
     """A dataset class: what it yields given its arguments."""
 
@@ -292,7 +292,7 @@ SOURCES: dict[str, dict[str, _Source]] = {
 # ---------------------------------------------------------------- transforms
 
 
-@dataclass
+@record
 class _State:
     """A sample on its way through the transforms."""
 

@@ -18,10 +18,10 @@ Shapes are not checked: they need a call's input.
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass
 from typing import Any
 
 from aurane.diagnostics import Diagnostic
+from aurane.records import fields, is_record
 from aurane.semantics.block_args import bind_block_call, inner_values
 from aurane.semantics.constants import evaluate_constant, resolve_block
 from aurane.semantics.forward import ForwardChecker
@@ -81,7 +81,7 @@ def name_references(node: object, names: frozenset[str]) -> dict[Span, str]:
         elif isinstance(item, tuple):
             for child in item:
                 visit(child)
-        elif is_dataclass(item) and not isinstance(item, Span | type):
+        elif is_record(item) and not isinstance(item, Span | type):
             for member in fields(item):
                 visit(getattr(item, member.name))
 

@@ -1,4 +1,4 @@
-"""The Aurane AST: one frozen, slotted dataclass per construct, tuples for children, span last.
+"""The Aurane AST: one frozen, slotted record per construct, tuples for children, span last.
 
 Expressions are shared by every context (constants, operation arguments, configuration
 fields). Forward bodies use ``Call`` for operation applications, with suffixes attached
@@ -7,109 +7,68 @@ fields). Forward bodies use ``Call`` for operation applications, with suffixes a
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, fields
-from operator import attrgetter
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
+from aurane.records import record
 from aurane.source import Span
-
-
-class _Node:
-    """What ``@dataclass`` would generate per node class, written once: ``==`` field by field
-    between nodes of the same class, ``hash`` of the field tuple, ``Name(field=value, ...)``
-    repr. Each class's decorator says ``repr=False, eq=False`` so that importing the AST does
-    not compile ninety such methods (``aurane check`` start-up, issue 14)."""
-
-    __slots__ = ()
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return _field_values(self) == _field_values(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(_field_values(self))
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))  # type: ignore[arg-type]
-        return f"{self.__class__.__qualname__}({shown})"
-
-
-_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
-
-
-def _field_values(node: _Node) -> tuple[Any, ...]:
-    """The node's field values in declaration order (what dataclass compares and hashes)."""
-    cls = node.__class__
-    getter = _GETTERS.get(cls)
-    if getter is None:
-        names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
-        if len(names) == 1:  # attrgetter of one name returns the value, not a 1-tuple
-            getter = lambda item, name=names[0]: (getattr(item, name),)  # noqa: E731
-        else:
-            getter = attrgetter(*names)
-        _GETTERS[cls] = getter
-    return getter(node)
-
 
 # ---------------------------------------------------------------- expressions
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Number(_Node):
+@record(frozen=True, slots=True)
+class Number:
     value: int | float
     text: str  # as written, for the formatter
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class String(_Node):
+@record(frozen=True, slots=True)
+class String:
     value: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Bool(_Node):
+@record(frozen=True, slots=True)
+class Bool:
     value: bool
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class NoneLit(_Node):
+@record(frozen=True, slots=True)
+class NoneLit:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Name(_Node):
+@record(frozen=True, slots=True)
+class Name:
     """A bare or dotted name; ``id`` is the full dotted text (``torchvision.datasets.FakeData``)."""
 
     id: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class TupleExpr(_Node):
+@record(frozen=True, slots=True)
+class TupleExpr:
     items: tuple[Expr, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class ListExpr(_Node):
+@record(frozen=True, slots=True)
+class ListExpr:
     items: tuple[Expr, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Keyword(_Node):
+@record(frozen=True, slots=True)
+class Keyword:
     name: str
     name_span: Span
     value: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Suffix(_Node):
+@record(frozen=True, slots=True)
+class Suffix:
     """``.relu``, ``.leaky_relu(0.2)``, ``.softmax(dim=-1)``, ``.residual``."""
 
     name: str
@@ -120,8 +79,8 @@ class Suffix(_Node):
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Call(_Node):
+@record(frozen=True, slots=True)
+class Call:
     """``func(args, key=value).suffix...``; ``func`` may be dotted; span covers suffixes."""
 
     func: str
@@ -134,23 +93,23 @@ class Call(_Node):
     layer_span: Span | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class BinOp(_Node):
+@record(frozen=True, slots=True)
+class BinOp:
     op: str  # one of + - * / // % **
     left: Expr
     right: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class UnaryOp(_Node):
+@record(frozen=True, slots=True)
+class UnaryOp:
     op: str  # "-" or "+"
     operand: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Chain(_Node):
+@record(frozen=True, slots=True)
+class Chain:
     """``source -> step -> step``: each step is a Call whose input is the previous value."""
 
     source: Expr
@@ -167,8 +126,8 @@ Expr: TypeAlias = (
 # ---------------------------------------------------------------- statements
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Assign(_Node):
+@record(frozen=True, slots=True)
+class Assign:
     """``name = value``: a constant or field in blocks, a tensor binding in forward bodies.
 
     ``a, b = chunk(x, 2)`` (forward bodies only) binds several names: ``targets`` lists
@@ -182,16 +141,16 @@ class Assign(_Node):
     targets: tuple[tuple[str, Span], ...] = ()
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class ChainStmt(_Node):
+@record(frozen=True, slots=True)
+class ChainStmt:
     """A bare chain in a forward body: ``x -> a -> b`` rebinds ``x`` (when the source is a name)."""
 
     chain: Chain
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Return(_Node):
+@record(frozen=True, slots=True)
+class Return:
     value: Expr
     span: Span
 
@@ -199,16 +158,16 @@ class Return(_Node):
 ForwardStmt: TypeAlias = Assign | ChainStmt | Return
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Forward(_Node):
+@record(frozen=True, slots=True)
+class Forward:
     param: str
     param_span: Span
     body: tuple[ForwardStmt, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Field(_Node):
+@record(frozen=True, slots=True)
+class Field:
     """``name = value`` inside experiment/dataset/train/train_gan blocks."""
 
     name: str
@@ -217,8 +176,8 @@ class Field(_Node):
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Use(_Node):
+@record(frozen=True, slots=True)
+class Use:
     module: str
     module_span: Span
     alias: str | None
@@ -226,24 +185,24 @@ class Use(_Node):
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Constant(_Node):
+@record(frozen=True, slots=True)
+class Constant:
     name: str
     name_span: Span
     value: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Experiment(_Node):
+@record(frozen=True, slots=True)
+class Experiment:
     name: str
     name_span: Span
     fields: tuple[Field, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Dataset(_Node):
+@record(frozen=True, slots=True)
+class Dataset:
     name: str
     name_span: Span
     source: Name | None  # the ``from`` line
@@ -251,8 +210,8 @@ class Dataset(_Node):
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class ModelParam(_Node):
+@record(frozen=True, slots=True)
+class ModelParam:
     """One parameter of ``model Block(width, stride: int = 1):``."""
 
     name: str
@@ -262,8 +221,8 @@ class ModelParam(_Node):
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class BudgetLimit(_Node):
+@record(frozen=True, slots=True)
+class BudgetLimit:
     """``params <= 25M`` in a budget line: the metric, the amount and its spelling."""
 
     metric: str  # params, macs, flops or activations
@@ -273,8 +232,8 @@ class BudgetLimit(_Node):
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Budget(_Node):
+@record(frozen=True, slots=True)
+class Budget:
     """``budget params <= 25M, activations <= 2GiB at batch 32`` in a model block.
 
     ``at`` binds the batch size (activations) and symbolic sizes (``at batch 32, seq 512``).
@@ -291,8 +250,8 @@ class Budget(_Node):
         return f"budget {body}" + (f" at {where}" if where else "")
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Model(_Node):
+@record(frozen=True, slots=True)
+class Model:
     """``model Name:``; ``fields`` holds input_shape/input_dtype/... and model constants alike.
 
     ``params`` are the parameters of a parameterised block (``model Block(width):``).
@@ -307,16 +266,16 @@ class Model(_Node):
     budgets: tuple[Budget, ...] = ()  # ``budget ...`` lines (docs/trust.md)
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Train(_Node):
+@record(frozen=True, slots=True)
+class Train:
     model: Name
     dataset: Name
     fields: tuple[Field, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class TrainGan(_Node):
+@record(frozen=True, slots=True)
+class TrainGan:
     generator: Name
     discriminator: Name
     dataset: Name
@@ -327,15 +286,15 @@ class TrainGan(_Node):
 Statement: TypeAlias = Use | Constant | Experiment | Dataset | Model | Train | TrainGan
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class Comment(_Node):
+@record(frozen=True, slots=True)
+class Comment:
     text: str  # including the leading '#'
     span: Span
     own_line: bool  # False for a trailing comment after code
 
 
-@dataclass(frozen=True, slots=True, repr=False, eq=False)
-class AuraneProgram(_Node):
+@record(frozen=True, slots=True)
+class AuraneProgram:
     statements: tuple[Statement, ...]
     comments: tuple[Comment, ...]
     filename: str | None

@@ -12,11 +12,11 @@ numbers and calls skip the general unary/power/primary descent. Error paths are 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import NoReturn
 
 from aurane import codes
 from aurane.diagnostics import Diagnostic
+from aurane.records import replace
 from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.tokens import MAX_DEPTH, Amount, Kind, LogicalLine, Token

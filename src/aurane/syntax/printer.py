@@ -7,10 +7,10 @@ an edit. Recursion depth is bounded by the parser's nesting limit.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TypeAlias
 
+from aurane import records
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -50,7 +50,7 @@ def _dump(value: object, *, keep_spans: bool) -> JSON:
             return value if math.isfinite(value) else repr(value)
         case tuple() | list():
             return [_dump(item, keep_spans=keep_spans) for item in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if records.is_record(value) and not isinstance(value, type):
         return _dump_node(value, keep_spans=keep_spans)
     raise TypeError(f"not an AST value: {type(value).__name__}")
 
@@ -59,7 +59,7 @@ def _dump_node(node: object, *, keep_spans: bool) -> dict[str, JSON]:
     out: dict[str, JSON] = {"node": type(node).__name__}
     if not keep_spans and isinstance(node, ast.Number):
         out["kind"] = type(node.value).__name__
-    for field in dataclasses.fields(node):  # type: ignore[arg-type]
+    for field in records.fields(node):  # type: ignore[arg-type]
         name = field.name
         if not keep_spans and _presentation_only(node, name):
             continue

@@ -13,12 +13,12 @@ the careful scanner (`_LineScanner`), which makes the same tokens and all lexica
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
 
 from aurane import codes
 from aurane.diagnostics import Diagnostic
+from aurane.records import field, record
 from aurane.source import Span, split_lines
 from aurane.syntax.ast import Comment
 from aurane.syntax.gc_pause import paused_gc
@@ -53,7 +53,7 @@ class Token(NamedTuple):
         return self.kind is Kind.OP and self.text == text
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class LogicalLine:
     """One statement's tokens, possibly over several physical lines."""
 
@@ -73,7 +73,7 @@ class LogicalLine:
         return Span(last.line, last.end_column, last.line, last.end_column + 1)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Tokenized:
     lines: tuple[LogicalLine, ...]
     comments: tuple[Comment, ...]
@@ -221,7 +221,7 @@ class _FastScanner:
         return entry
 
 
-@dataclass
+@record
 class _LineScanner:
     """The careful scanner: every line the fast path declines, with all lexical diagnostics."""
 
@@ -453,7 +453,7 @@ def _bad_char_diag(char: str, span: Span) -> Diagnostic:
     return codes.diag("P009", f"character {_char_name(char)} is not allowed here", span, hint=hint)
 
 
-@dataclass
+@record
 class _Joiner:
     """Glues physical lines into logical lines: open brackets and leading '->' continue."""
 

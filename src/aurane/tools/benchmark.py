@@ -10,13 +10,14 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from aurane.records import field, record
 
 PHASES = ("parse", "cold_compile", "warm_compile")
 
 
-@dataclass
+@record
 class BenchmarkResult:
     timings: dict[str, list[float]] = field(default_factory=lambda: {p: [] for p in PHASES})
     warm_hits: int = 0

@@ -11,15 +11,16 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from aurane.records import field, record
 
 CACHE_DIRS = frozenset({".aurane_cache", "__pycache__"})
 BYTECODE_SUFFIXES = (".pyc", ".pyo")
 NEVER_ENTER = frozenset({".git", ".hg", ".svn"})
 
 
-@dataclass
+@record
 class CleanReport:
     removed: list[Path] = field(default_factory=list)  # or, on a dry run, would be removed
     errors: list[str] = field(default_factory=list)

@@ -28,10 +28,10 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from aurane import ops
+from aurane.records import field, record
 from aurane.stages import CompilationError
 from aurane.tools.fuzz import FLOAT_DTYPES, Program, Step, generate
 
@@ -41,7 +41,7 @@ Twins = dict[str, Callable[[dict[str, Any], tuple[tuple[int, ...], ...]], Any]]
 RUN_LIMIT = 4_000_000  # parameters or elements per value above which a model is not run
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Deliberate:
     """A rejection torch would run, made on purpose (documented in docs/fuzzing.md)."""
 
@@ -159,7 +159,7 @@ ACCEPTED = frozenset({"ok", "skipped", "batch-dependent", "bug"})
 REJECTED = frozenset({"agreed", "deliberate", "rejected-bug", "unmapped", "unclassified"})
 
 
-@dataclass
+@record
 class Outcome:
     seed: int
     verdict: str  # ok, skipped, bug, agreed, deliberate, rejected-bug, unmapped, crash
@@ -176,7 +176,7 @@ class Outcome:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
 
 
-@dataclass
+@record
 class Summary:
     programs: int = 0
     accepted: int = 0

@@ -8,15 +8,15 @@ An input that does not parse is never formatted.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aurane import records
 from aurane.diagnostics import Diagnostic, has_errors
+from aurane.records import field, record
 from aurane.syntax import ast
 from aurane.syntax.parser import parse_program
 from aurane.syntax.printer import strip_spans
@@ -39,7 +39,7 @@ class UnsafeFormat(Exception):
     """The formatted text would not mean the same program: a formatter bug, never applied."""
 
 
-@dataclass
+@record
 class FormatResult:
     source: str
     output: str | None = None  # None: not formatted (see diagnostics / error)
@@ -93,8 +93,8 @@ def equivalence_problem(before: str, after: str, filename: str = "<input>") -> s
 
 def program_structure(program: ast.AuraneProgram) -> Any:
     """Span-free AST; comments compared without trailing blanks (the formatter strips them)."""
-    comments = tuple(dataclasses.replace(c, text=c.text.rstrip(" \t")) for c in program.comments)
-    return strip_spans(dataclasses.replace(program, comments=comments))
+    comments = tuple(records.replace(c, text=c.text.rstrip(" \t")) for c in program.comments)
+    return strip_spans(records.replace(program, comments=comments))
 
 
 def graphs_structure(graphs: dict[str, Any]) -> Any:

@@ -23,11 +23,11 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from aurane import ops
 from aurane.ops.spec import REQUIRED, ArgKind, InferContext, OpSpec, Param, TensorType
+from aurane.records import field, record
 
 INT64_MAX = 2**63 - 1
 SIZES = (1, 2, 3, 4, 5, 6, 8)
@@ -40,7 +40,7 @@ GRAPH_ONLY = frozenset({"add", "concat", "parameter", "matmul", "scaled_dot_prod
 SIZE_NAMES = frozenset({"channels", "features", "width", "hidden"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Value:
     """A named per-sample tensor of the forward being generated."""
 
@@ -57,7 +57,7 @@ class Value:
         return math.prod(self.shape)
 
 
-@dataclass
+@record
 class Step:
     """One generated call: where it is, what it does, and the shape rule's verdict."""
 
@@ -71,7 +71,7 @@ class Step:
     model: str = ""
 
 
-@dataclass
+@record
 class Program:
     seed: int
     text: str
@@ -346,7 +346,7 @@ def infer(spec: OpSpec, args: dict[str, Any], inputs: Sequence[Value], param_dty
 # -- the forward body -----------------------------------------------------------------------
 
 
-@dataclass
+@record
 class _Body:
     """Lines of one forward being generated, and the values it has defined."""
 

@@ -14,8 +14,7 @@ and the caller prints that statement verbatim (re-indented), so no comment is ev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from aurane.records import record
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -33,7 +32,7 @@ class Unplaceable(Exception):
     """A comment sits where the structured layout has no place for it."""
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Line:
     """One output line: ``indent`` spaces, ``text``, then an optional trailing comment."""
 

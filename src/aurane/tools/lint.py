@@ -9,10 +9,10 @@ has nothing left to fix.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, has_errors, sorted_unique
+from aurane.records import field, record
 from aurane.source import Span, split_lines
 from aurane.syntax import ast
 from aurane.syntax.parser import parse_program
@@ -22,7 +22,7 @@ FIXABLE = frozenset({"W001", "W002"})
 _MISSING_COLON = "P010"
 
 
-@dataclass
+@record
 class FixResult:
     source: str
     output: str | None = None  # the fixed text, when it is safe to publish

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from aurane.records import record
 from aurane.source import split_lines
 from aurane.syntax import ast
 from aurane.syntax.tokens import tokenize
@@ -22,7 +22,7 @@ Render = Callable[[int, list[ast.Comment]], list[Line]]
 Member = ast.Field | ast.Name | ast.Forward | ast.Budget
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Unit:
     first: int  # first and last physical line of the logical line
     last: int

@@ -17,14 +17,15 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from aurane.records import record
 
 Signature = tuple[int, int, int, int] | None
 
 
-@dataclass
+@record
 class WatchConfig:
     source: Path
     out: Path

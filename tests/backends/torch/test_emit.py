@@ -6,7 +6,6 @@ import ast
 import shutil
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from aurane.backends.torch.data_emit import quote
 from aurane.backends.torch.emit import EMITTERS, Call, lit
 from aurane.backends.torch.modules import wrap
 from aurane.ops import CATALOG
+from aurane.records import replace
 from aurane.syntax import ast as syntax
 from tests.backends.torch.util import corpus_path, corpus_sources, front_end
 from tests.conftest import REPO

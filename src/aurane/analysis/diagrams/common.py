@@ -20,13 +20,13 @@ when there are some. The returned value's node is marked.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aurane import ops
 from aurane.analysis.naming import op_text
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape as shape_text
+from aurane.records import field, record, replace
 
 # family -> (legend text, fill, stroke): shared by every format
 FAMILIES: dict[str, tuple[str, str, str]] = {
@@ -74,7 +74,7 @@ def family(op: str) -> str:
     return "other"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DiagramNode:
     id: str  # a safe identifier in every format: n0, n1, ...
     path: str  # the IR name, qualified inside expanded blocks: residualunit1/conv2d1
@@ -119,7 +119,7 @@ class DiagramNode:
         return self.kind == "block"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DiagramEdge:
     source: str
     target: str
@@ -128,7 +128,7 @@ class DiagramEdge:
     kind: str = "data"  # "data" or "residual" (a folded residual suffix's skip input)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Cluster:
     id: str
     label: str
@@ -136,7 +136,7 @@ class Cluster:
     path: str = ""  # the block node's path: collapse it again with this
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Diagram:
     name: str
     nodes: tuple[DiagramNode, ...]
@@ -202,7 +202,7 @@ class Diagram:
         }
 
 
-@dataclass
+@record
 class _Builder:
     expand: bool | frozenset[str]
     nodes: list[DiagramNode] = field(default_factory=list)

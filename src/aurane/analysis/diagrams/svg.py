@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from dataclasses import dataclass
 from html import escape
 
 from aurane.analysis.diagrams.common import FAMILIES, Diagram, DiagramNode
 from aurane.analysis.diagrams.dot import render_dot
+from aurane.records import record
 
 MISSING_DOT = (
     "this rendering needs the Graphviz 'dot' program, which is not installed; install Graphviz "
@@ -45,7 +45,7 @@ class RenderError(Exception):
     """Graphviz is missing or failed (``render_graphviz_svg`` only)."""
 
 
-@dataclass
+@record
 class _Box:
     node: DiagramNode
     rank: int

@@ -7,13 +7,13 @@ reads from (``<- a, b``), so branches and merges stay visible; the returned valu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from aurane.analysis.diagrams.common import Diagram, DiagramNode
+from aurane.records import field, record
 
 
-@dataclass
+@record
 class Item:
     text: str
     children: list[Item] = field(default_factory=list)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from aurane.backends.torch.names import Namespace
+from aurane.records import record
 from aurane.semantics.config import (
     DATASET_TABLE,
     LOADER_FIELDS,
@@ -30,7 +30,7 @@ _LOADER_NAMES = {spec.name for spec in LOADER_FIELDS}
 _TRANSFORM_FIELDS = ("transform", "target_transform")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Seq:
     """``head`` + bracketed items: a call, list or tuple that may be exploded one per line."""
 
@@ -99,7 +99,7 @@ def loader_name(dataset: str) -> str:
     return f"_make_{dataset}_loader"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DatasetInfo:
     name: str
     source: str | None  # the dotted constructor, or None (a loader must be injected)
@@ -215,7 +215,7 @@ def emit_loader_factory(info: DatasetInfo) -> str:
 # ---------------------------------------------------------------- catalog options
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Option:
     """A catalog entry as written: ``adam`` or ``adam(lr=1e-3)``, aliases resolved."""
 
@@ -286,7 +286,7 @@ def optimizer_source(
 Checkpointing = tuple[str, int | None, bool]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Experiment:
     seed: int | None
     device: str

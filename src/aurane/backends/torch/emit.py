@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aurane.backends.torch.data_emit import quote
 from aurane.ir.graph import Node
+from aurane.records import record
 from aurane.semantics.symbolic import ShownStr
 
 MASK = "padding_mask"  # the forward parameter of models containing attention
 ATTENTION_HELPER = "self_attention"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Site:
     """One node at its place in a generated class: local names, IR shapes, attribute."""
 
@@ -55,7 +55,7 @@ class Site:
         return f"self.{self.attr}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Call:
     """``func(arg, ...)``; kept structured so long calls can be wrapped like black does."""
 
@@ -66,7 +66,7 @@ class Call:
         return f"{self.func}({', '.join(self.args)})"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Step:
     """A forward statement producing the node's output."""
 
@@ -75,7 +75,7 @@ class Step:
     loop: bool = False  # expr is an nn.ModuleList applied in sequence with the mask
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OpEmitter:
     forward: Callable[[Site], Step]
     init: Callable[[Site], Call] | None = None

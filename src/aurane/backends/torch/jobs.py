@@ -7,7 +7,6 @@ Everything emitted is deterministic: the same program gives the same text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from aurane.backends.torch import data_check, data_emit, gan, training
@@ -25,6 +24,7 @@ from aurane.backends.torch.data_emit import (
 )
 from aurane.backends.torch.runtime import fill
 from aurane.ir.graph import Graph
+from aurane.records import record
 from aurane.runtime.version import RUNTIME_VERSION
 from aurane.semantics import config as catalog
 from aurane.semantics.values import literal_value
@@ -109,7 +109,7 @@ JOB_LOCALS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class JobCode:
     """What the training emitter contributes to a file (``TorchCodeGenerator`` places it)."""
 

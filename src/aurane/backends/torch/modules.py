@@ -13,7 +13,6 @@ that held it is dead, which a liveness check over the node order guarantees.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from aurane.backends.torch.emit import MASK, Call, Site, Step, emitter
 from aurane.backends.torch.emit_tensor import pieces_call, split_group
@@ -22,12 +21,13 @@ from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
 from aurane.backends.torch.sequential import sequential_run
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape as shape_text
+from aurane.records import record
 
 LINE_LIMIT = 100
 INDENT = "    "
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClassPlan:
     name: str  # generated class name
     graph: Graph
@@ -76,7 +76,7 @@ def node_values(graph: Graph) -> list[Value]:
     return [by_name[graph.input], *(by_name[n.output] for n in graph.nodes)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Locals:
     names: tuple[str, ...]  # variable per slot: 0 = input, i + 1 = output of node i
     inputs: tuple[tuple[int, ...], ...]  # slots read by each node

@@ -9,11 +9,11 @@ its module (``nn.ReLU()``), so indices match torchvision's ``Conv2dNormActivatio
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aurane.backends.torch.emit import Call, Site, emitter, lit, options
 from aurane.ops import modules
+from aurane.records import field, record
 
 PARAMETER = "nn.Parameter"  # the constructor of the parameter operation
 
@@ -96,7 +96,7 @@ def module_dicts(paths: Iterable[str]) -> frozenset[str]:
     )
 
 
-@dataclass
+@record
 class Container:
     """A node of the layer tree: children by key, each a container or a constructor."""
 

@@ -12,7 +12,6 @@ class (``BasicBlock_2``). Shape comments that differ between the calls are left 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aurane.backends.torch.emit import lit
@@ -20,10 +19,11 @@ from aurane.backends.torch.modules import ClassPlan, emit_class
 from aurane.backends.torch.names import Namespace
 from aurane.ir.blocks import INPUT_DIMS
 from aurane.ir.graph import Graph, Node
+from aurane.records import field, record, replace
 from aurane.semantics.symbolic import ShownBool, ShownStr, plain, shown
 
 
-@dataclass
+@record
 class _Class:
     name: str
     plan: ClassPlan

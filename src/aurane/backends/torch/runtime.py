@@ -13,8 +13,9 @@ from __future__ import annotations
 import ast as pyast
 import functools
 import re
-from dataclasses import dataclass
 from importlib import resources
+
+from aurane.records import record
 
 # Runtime modules in dependency order (a module only uses those before it).
 MODULES = (
@@ -35,7 +36,7 @@ RUNTIME_ALIAS = "rt"
 _FUTURE = "from __future__ import annotations"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Symbol:
     """One top-level statement of a runtime module and what it needs."""
 
