@@ -18,6 +18,7 @@ from typing import Any
 
 from aurane.analysis.profile import ModelProfile, dtype_bytes
 from aurane.ir.graph import Graph
+from aurane.ops.modules import CONVOLUTIONS
 from aurane.ops.rules import FLOAT_DTYPES, is_int, numel
 from aurane.records import field, record
 from aurane.semantics import config
@@ -27,12 +28,7 @@ from aurane.syntax import ast
 LOW_PRECISION_OPS = frozenset(
     {
         "dense",
-        "conv1d",
-        "conv2d",
-        "conv3d",
-        "conv_transpose1d",
-        "conv_transpose2d",
-        "conv_transpose3d",
+        *CONVOLUTIONS,
         "multihead_attention",
         "scaled_dot_product_attention",
         "lstm",

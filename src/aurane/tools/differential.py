@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from aurane import ops
+from aurane.ops.modules import CONVOLUTIONS
 from aurane.records import field, record
 from aurane.stages import CompilationError
 from aurane.tools.fuzz import FLOAT_DTYPES, Program, Step, generate
@@ -114,12 +115,7 @@ DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate(
         "T002",
         (
-            "conv1d",
-            "conv2d",
-            "conv3d",
-            "conv_transpose1d",
-            "conv_transpose2d",
-            "conv_transpose3d",
+            *CONVOLUTIONS,
             "pixel_shuffle",
             "multihead_attention",
             "lstm",
