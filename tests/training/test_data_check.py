@@ -61,6 +61,32 @@ def test_targets_that_fit() -> None:
     BatchCheck("N", (3,), "float32", task="binary", outputs=(1,))("d", inputs, torch.zeros(2))
 
 
+@pytest.mark.parametrize(
+    ("targets", "ignore_index", "message"),
+    [
+        ([-100, 0, 5], -100, "labels from 0 to 5,"),  # the ignored label is not reported
+        ([-1, 2], -100, "labels from -1 to 2,"),
+        ([3, -100, -7], -100, "labels from -7 to 3,"),
+        ([4, 9, 0], 9, "labels from 0 to 4,"),  # an ignore_index above the classes
+    ],
+)
+def test_labels_outside_the_classes_name_the_kept_ones(
+    targets: list[int], ignore_index: int, message: str
+) -> None:
+    check = BatchCheck("N", (3,), "float32", task="class", outputs=(4,), ignore_index=ignore_index)
+    with pytest.raises(DataMismatch, match=message):
+        check("d", torch.zeros(3, 3), torch.tensor(targets))
+
+
+@pytest.mark.parametrize(
+    ("targets", "ignore_index"),
+    [([-100, -100], -100), ([0, 9, 3], 9), ([], -100), ([3, 0], 3)],
+)
+def test_ignored_labels_may_lie_outside_the_classes(targets: list[int], ignore_index: int) -> None:
+    check = BatchCheck("N", (3,), "float32", task="class", outputs=(4,), ignore_index=ignore_index)
+    check("d", torch.zeros(len(targets), 3), torch.tensor(targets, dtype=torch.int64))
+
+
 MODULE = """\
 import torch
 

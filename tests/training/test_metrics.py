@@ -180,6 +180,15 @@ def test_empty_epoch_fails_clearly() -> None:
         stats.compute("training data 'x'")
 
 
+def test_an_epoch_of_ignored_targets_only_fails_clearly() -> None:
+    stats = NS["_EpochStats"]([], task="class", outputs="logits")
+    targets = torch.full((4,), -100)
+    loss = torch.nn.functional.cross_entropy(torch.zeros(4, 3), targets)  # NaN: nothing kept
+    stats.update(torch.zeros(4, 3), targets, loss)
+    with pytest.raises(ValueError, match=r"no batches \(or only ignored targets\)"):
+        stats.compute("training data 'x'")
+
+
 def test_non_finite_loss_fails_clearly() -> None:
     stats = NS["_EpochStats"]([], task="regression", outputs="outputs")
     stats.update(torch.zeros(2, 1), torch.zeros(2, 1), torch.tensor(float("nan")))

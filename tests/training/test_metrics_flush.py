@@ -94,3 +94,19 @@ def test_a_step_costs_no_tensor_work_beyond_what_its_metrics_need(
         out, tgt = match_target(outputs, targets, "class")
         stats.update(out, tgt, loss)
     assert ops.names == expected
+
+
+def test_an_epoch_of_loss_alone_costs_ten_operators() -> None:
+    """The fixed work of ``compute`` for a class loss without metrics (issue 12, overhead):
+    stack the losses, join the targets, spread the losses over the kept targets, the two
+    sums and their two reads; the element-to-batch index is built in the first epoch only."""
+    stats = EpochStats([], task="class", outputs="logits")
+    outputs, targets = torch.randn(8, 4), torch.randint(0, 4, (8,))
+    loss = torch.nn.functional.cross_entropy(outputs, targets).detach()
+    for _ in range(2):
+        stats.reset()
+        for _ in range(3):
+            stats.update(outputs, targets, loss)
+        with _Ops() as ops:
+            stats.compute("test data")
+    assert len(ops.names) <= 10, ops.names

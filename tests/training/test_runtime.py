@@ -251,6 +251,50 @@ def test_a_pending_signal_stops_the_run_between_batches(tmp_path: Path) -> None:
     assert not run_module._PENDING and not (tmp_path / "ck" / ".aurane-run.lock").exists()
 
 
+def test_a_run_restores_the_signal_handlers_it_replaced(tmp_path: Path) -> None:
+    from aurane.runtime import run as run_module
+
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    run, _ = _tiny_run(tmp_path / "ck", 1)
+    with run:  # type: ignore[attr-defined]
+        assert signal.getsignal(signal.SIGTERM) is run_module._on_signal
+        inner, _ = _tiny_run(tmp_path / "inner", 1)
+        with inner:  # type: ignore[attr-defined]
+            pass
+        assert signal.getsignal(signal.SIGINT) is run_module._on_signal  # the outer run's
+    assert {number: signal.getsignal(number) for number in before} == before
+
+
+def test_to_device_moves_a_model_only_when_a_tensor_is_elsewhere() -> None:
+    import torch
+
+    from aurane import runtime as rt
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+            self.register_buffer("scale", torch.ones(1), persistent=False)
+            self.moves = 0
+
+        def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]
+            self.moves += 1
+            return super()._apply(fn, recurse)
+
+    net, cpu, meta = Net(), torch.device("cpu"), torch.device("meta")
+    assert rt.to_device(net, cpu) is net and net.moves == 0
+    assert rt.to_device(net, meta) is net and net.moves == 1
+    assert {t.device for t in [*net.parameters(), *net.buffers()]} == {meta}
+    rt.to_device(net, meta)
+    assert net.moves == 1
+    net.inner[1].running_mean = torch.zeros(2)  # one buffer on the CPU, deep inside
+    rt.to_device(net, meta)
+    assert net.moves == 2 and net.inner[1].running_mean.device == meta
+    net.scale = torch.ones(1)  # a non-persistent buffer counts too
+    rt.to_device(net, meta)
+    assert net.moves == 3 and net.scale.device == meta
+
+
 def test_job_locals_lists_every_name_a_job_function_binds() -> None:
     from aurane.backends.torch.jobs import JOB_LOCALS
     from tests.training.programs import CLASSIFIER, GAN

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         log,
         set_epoch,
         setup,
+        to_device,
     )
     from aurane.runtime.gan import (
         check_sample_shape,
@@ -69,6 +70,7 @@ _WHERE = {
     "log": "distributed",
     "set_epoch": "distributed",
     "setup": "distributed",
+    "to_device": "distributed",
     "check_sample_shape": "gan",
     "freeze": "gan",
     "gan_scores": "gan",
@@ -135,6 +137,7 @@ __all__ = [
     "save_samples",
     "set_epoch",
     "setup",
+    "to_device",
     "unfreeze",
     "warmup_cosine",
     "write_history",

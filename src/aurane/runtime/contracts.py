@@ -66,12 +66,14 @@ class BatchCheck:
         if targets is not None and self.task is not None and outputs and None not in outputs:
             self.check_targets(what, targets)
 
+    def _wanted(self) -> str:
+        return _shape(self.shape) + (f" {self.dtype}" if self.dtype else "")
+
     def check_inputs(self, what: str, inputs: object) -> None:
-        wanted = f"{_shape(self.shape)}" + (f" {self.dtype}" if self.dtype else "")
         if not isinstance(inputs, torch.Tensor):
             raise DataMismatch(
                 f"{what} gives {type(inputs).__name__} inputs, but model '{self.model}' takes "
-                f"tensors of shape {wanted}"
+                f"tensors of shape {self._wanted()}"
             )
         sample = tuple(inputs.shape[1:])
         fits = len(sample) == len(self.shape) and all(
@@ -84,7 +86,7 @@ class BatchCheck:
         if not fits:
             raise DataMismatch(
                 f"{what} gives inputs of shape {_shape(sample)} {dtype}, but model "
-                f"'{self.model}' takes {wanted}"
+                f"'{self.model}' takes {self._wanted()}"
             )
 
     def check_targets(self, what: str, targets: torch.Tensor) -> None:
@@ -103,9 +105,9 @@ class BatchCheck:
                     "class index per output row"
                 )
             classes = outputs[-1] if len(outputs) > 1 and outputs[:-1] == target else outputs[0]
-            labels = targets[targets != self.ignore_index]
-            if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= classes):
-                low, high = int(labels.min()), int(labels.max())
+            outside = self._labels_outside(targets, classes)
+            if outside is not None:
+                low, high = outside
                 raise DataMismatch(
                     f"{what} gives labels from {low} to {high}, but model '{self.model}' "
                     f"outputs {classes} class scores (labels 0 to {classes - 1})"
@@ -118,3 +120,25 @@ class BatchCheck:
                 f"outputs {_shape(outputs)}: a {self.task} loss needs the same shape "
                 "(shapes are never broadcast)"
             )
+
+    def _labels_outside(self, targets: torch.Tensor, classes: int) -> tuple[int, int] | None:
+        """(lowest, highest) label kept for the loss when one lies outside 0..classes-1."""
+        if not targets.numel():
+            return None
+        # One reduction over every target first: when they all fit, no mask is built. An
+        # ignored target (ignore_index, usually -100) lies outside, so then the kept ones
+        # are judged alone.
+        low, high = _range(targets)
+        if low >= 0 and high < classes:
+            return None
+        labels = targets[targets != self.ignore_index]
+        if not labels.numel():
+            return None
+        low, high = _range(labels)
+        return None if low >= 0 and high < classes else (low, high)
+
+
+def _range(labels: torch.Tensor) -> tuple[int, int]:
+    """The lowest and highest of non-empty integer labels, in one reduction."""
+    low, high = torch.aminmax(labels)
+    return int(low), int(high)

@@ -43,6 +43,23 @@ def setup(seed: int | None, device: str) -> torch.device:
     return torch.device(device)
 
 
+def to_device(model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
+    """``model.to(device)``, skipped when every parameter and buffer is already there.
+
+    ``Module.to`` sends every submodule and tensor through ``_apply`` even when nothing
+    moves (about 50 us for a 3-layer MLP, on every call of a training function); reading
+    the tensors' devices costs a tenth of that. A device without an index, such as "cuda",
+    never equals a tensor's "cuda:0": such a model takes the full ``to``, right either way.
+    """
+    for module in model.modules():
+        # each module's own tensors, read from the dicts that ``parameters(recurse=False)``
+        # and ``buffers(recurse=False)`` would walk through two generators each
+        for tensor in (*module._parameters.values(), *module._buffers.values()):
+            if tensor is not None and tensor.device != device:
+                return model.to(device)
+    return model
+
+
 def is_main_process() -> bool:
     """True outside torchrun and on rank 0: the only process that writes files and prints."""
     return not dist.is_initialized() or dist.get_rank() == 0

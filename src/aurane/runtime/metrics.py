@@ -76,6 +76,7 @@ class EpochStats:
 
     FLUSH_BATCHES = 256
     FLUSH_ELEMENTS = 1 << 20
+    INDEX_CACHE_ELEMENTS = 1 << 16  # the longest element-to-batch index kept (int64)
 
     def __init__(
         self, metrics: Sequence[str], *, task: str, outputs: str, ignore_index: int = -100
@@ -95,6 +96,7 @@ class EpochStats:
         # binary and regression metrics other than the loss need the outputs themselves
         self.keeps_outputs = task != "class" and bool(set(metrics) - {"perplexity"})
         self._sizes_cache: dict[tuple[tuple[int, ...], torch.device], torch.Tensor] = {}
+        self._index_cache: dict[tuple[tuple[int, ...], torch.device], torch.Tensor] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -147,18 +149,22 @@ class EpochStats:
     def _loss_terms(
         self,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        """(loss sum, count, targets, kept targets) of the batches since the last flush."""
-        losses = torch.stack(self._losses).double()
-        sizes = self._sizes_tensor(losses.device)
+        """(loss sum, count, targets, kept targets) of the batches since the last flush.
+
+        Sums are float64, of values converted exactly; ``sum(dtype=torch.float64)`` converts
+        its input itself, one operator fewer than ``.double()`` first."""
+        losses = torch.stack(self._losses)
         if self.task != "class":
-            return (losses * sizes).sum(), sizes.sum().double(), None, None
+            sizes = self._sizes_tensor(losses.device)
+            return (losses.double() * sizes).sum(), sizes.sum(dtype=torch.float64), None, None
         flat = [t if t.dim() == 1 else t.reshape(-1) for t in self._targets]
         targets = flat[0] if len(flat) == 1 else torch.cat(flat)
         keep = targets != self.ignore_index
         # each element weighs its batch's mean loss; a batch of ignored targets only (a NaN
         # mean loss, zero gradients) adds nothing instead of making the epoch's loss NaN
-        per_element = torch.repeat_interleave(losses, sizes, output_size=targets.numel())
-        return torch.where(keep, per_element, 0.0).sum(), keep.sum().double(), targets, keep
+        per_element = losses.index_select(0, self._element_batches(losses.device, targets.numel()))
+        loss = torch.where(keep, per_element, 0.0).sum(dtype=torch.float64)
+        return loss, keep.sum(dtype=torch.float64), targets, keep
 
     def _flush(self) -> None:
         """Fold the batches recorded since the last flush into ``sums``."""
@@ -185,6 +191,23 @@ class EpochStats:
                 self._sizes_cache.clear()
             sizes = self._sizes_cache[key] = torch.tensor(self._sizes, device=device)
         return sizes
+
+    def _element_batches(self, device: torch.device, elements: int) -> torch.Tensor:
+        """Each recorded element's batch (0, 0, ..., 1, 1, ...), to spread the batches' mean
+        losses over their elements. Building it (``repeat_interleave``) costs several times
+        what indexing with it does, so while it is small it is kept, as every epoch has the
+        same batch sizes; a large one is rebuilt, where the per-element work dominates and
+        holding it would cost device memory."""
+        key = (tuple(self._sizes), device)
+        index = self._index_cache.get(key)
+        if index is None:
+            sizes = self._sizes_tensor(device)
+            index = torch.repeat_interleave(sizes, output_size=elements)
+            if elements <= self.INDEX_CACHE_ELEMENTS:
+                if len(self._index_cache) > 8:
+                    self._index_cache.clear()
+                self._index_cache[key] = index
+        return index
 
     def _flush_class(self, targets: torch.Tensor, keep: torch.Tensor) -> None:
         classes = self.classes
@@ -251,12 +274,12 @@ class EpochStats:
             dist.all_gather_object(gathered, (scores, labels))
             scores = [s for part in gathered for s in part[0]]
             labels = [y for part in gathered for y in part[1]]
-        if self.batches == 0 or "count" not in sums or float(sums["count"]) == 0:
+        count = float(sums["count"]) if "count" in sums else 0.0
+        if self.batches == 0 or count == 0:
             raise ValueError(
                 f"{what} produced no batches (or only ignored targets); "
                 "check its size, batch and drop_last"
             )
-        count = float(sums["count"])
         loss = float(sums["loss"]) / count
         if not math.isfinite(loss):
             raise FloatingPointError(

@@ -71,8 +71,12 @@ def _catch_signals() -> dict[int, Any]:
     previous = {}
     for name in _SIGNALS:
         number = getattr(signal, name)
-        if signal.getsignal(number) is not _on_signal:
-            previous[number] = signal.signal(number, _on_signal)
+        # ``signal.signal`` returns the handler it replaced, so no ``getsignal`` is needed
+        # first (each call converts handlers to enums, a dozen Python calls); reinstalling
+        # ``_on_signal`` over itself (under ``main``) changes nothing and is not undone later
+        replaced = signal.signal(number, _on_signal)
+        if replaced is not _on_signal:
+            previous[number] = replaced
     return previous
 
 

@@ -76,8 +76,8 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
         generator = Generator()
     if discriminator is None:
         discriminator = Critic()
-    generator.to(device)
-    discriminator.to(device)
+    rt.to_device(generator, device)
+    rt.to_device(discriminator, device)
     g_optimizer = torch.optim.Adam(generator.parameters(), lr=0.0002, betas=(0.5, 0.999))
     d_optimizer = torch.optim.Adam(discriminator.parameters(), lr=0.0002, betas=(0.5, 0.999))
     g_loss_fn = nn.BCELoss()

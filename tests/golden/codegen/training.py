@@ -75,7 +75,7 @@ def train_digits(
         validation_loader = _make_val_images_loader(seed=7)
     if model is None:
         model = Digits()
-    model.to(device)
+    rt.to_device(model, device)
     loss_fn = nn.CrossEntropyLoss()
     optimizer = torch.optim.AdamW(model.parameters(), lr=0.003, weight_decay=0.01)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
@@ -101,7 +101,7 @@ def train_digits(
     ) as run:
         net = rt.distribute(model, device)
         for epoch in run.epochs():
-            net.train()
+            net.train()  # the validation pass below leaves the model in eval mode
             stats.reset()
             for inputs, targets in run.batches(train_loader, stats.running_loss):
                 inputs = inputs.to(device, non_blocking=True)

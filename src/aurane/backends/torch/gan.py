@@ -38,8 +38,8 @@ def $name(train_loader=None, generator=None, discriminator=None, resume_from=Non
         generator = $generator_class()
     if discriminator is None:
         discriminator = $discriminator_class()
-    generator.to(device)
-    discriminator.to(device)
+    rt.to_device(generator, device)
+    rt.to_device(discriminator, device)
 $g_optimizer
 $d_optimizer
 $g_loss

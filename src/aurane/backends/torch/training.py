@@ -27,7 +27,7 @@ def $name(
 [test]        test_loader = $make_test(seed=$seed)
     if model is None:
         model = $model_class()
-    model.to(device)
+    rt.to_device(model, device)
 $loss
 $optimizer
 [sched]$scheduler
@@ -38,8 +38,9 @@ $stats
 [check]$data_check
 $run
         net = rt.distribute(model, device)
+[!val]        net.train()
         for epoch in run.epochs():
-            net.train()
+[val]            net.train()  # the validation pass below leaves the model in eval mode
             stats.reset()
             for inputs, targets in run.batches(train_loader, stats.running_loss):
 [check_train]                data_check($train_what, inputs, targets)
