@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import os
 import platform
 import statistics
@@ -161,6 +162,23 @@ def paired(
             result[name].cpu.append((time.process_time() - cpu) / inner)
             result[name].wall.append((time.perf_counter() - wall) / inner)
     return result
+
+
+def median_interval(values: list[float], coverage: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median of ``values``: the order statistics
+    ``(k, n - k + 1)`` with the largest ``k`` whose binomial coverage is at least
+    ``coverage`` (no assumption about the shape of the noise)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    k, below = 0, 0.0  # below: P(Binomial(n, 1/2) < k)
+    while True:
+        nxt = below + math.comb(n, k) / 2**n
+        if 1 - 2 * nxt < coverage or k + 1 > n // 2:
+            break
+        below, k = nxt, k + 1
+    if k == 0:
+        return ordered[0], ordered[-1]
+    return ordered[k - 1], ordered[n - k]
 
 
 def round_ratios(ours: list[float], theirs: list[float]) -> Summary:

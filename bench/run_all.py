@@ -67,7 +67,8 @@ def markdown(report: dict[str, Any]) -> str:
             ratio = "-" if row["ratio"] is None else f"{row['ratio']:.3f}"
             if row["ratio"] is not None and row["ratio"] >= 10:
                 ratio = f"{row['ratio']:.1f}"
-            met = {True: "yes", False: "**no**", None: "-"}[row["met"]]
+            judged = row["target"] not in ("informational", "-", "")
+            met = {True: "yes", False: "**no**", None: "unresolved" if judged else "-"}[row["met"]]
             baseline = fmt(row["baseline"], row["unit"])
             if row["baseline_name"]:
                 baseline = f"{row['baseline_name']}: {baseline}"
