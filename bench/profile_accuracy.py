@@ -200,6 +200,10 @@ def run_peer(
 # ---------------------------------------------------------------- models
 
 
+# a 1.1 B-parameter decoder at its 2,048-token context needs more than 24 GiB with autograd
+MAX_PARAMETERS = 200_000_000
+
+
 def sample_input(graph: Any) -> torch.Tensor:
     value = graph.input_value
     shape = (BATCH, *(value.sample_shape or ()))
@@ -228,6 +232,12 @@ def models(quick: bool, result: c.Result) -> list[tuple[str, str, str, Any, dict
         for model, graph in front.graphs.items():
             if graph.input_value.sample_shape is None:
                 continue  # a block without an input shape: measured inside its callers
+            if graph.parameters > MAX_PARAMETERS:
+                result.note(
+                    f"{path.name}:{model} skipped: {graph.parameters:,} parameters, too large "
+                    "to run forward and backward with every peer on this machine"
+                )
+                continue
             found.append((path.name, model, text, graph, truths.get(model)))
     return found
 
@@ -322,6 +332,9 @@ def run(settings: c.Settings) -> c.Result:
                 verdict += (
                     ": fused CPU attention kernel has no FLOP formula"
                     if "multihead_attention" in ops
+                    else ": fused scaled-dot-product kernel counted otherwise (its math path "
+                    "equals Aurane)"
+                    if "scaled_dot_product_attention" in ops
                     else ": fused recurrent kernel counted in part"
                     if ops & RECURRENT
                     else ""
