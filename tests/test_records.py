@@ -155,13 +155,38 @@ def test_declaration_errors_match_dataclasses() -> None:
         field(default=1, default_factory=list)
 
 
-def test_init_is_compiled_once_on_first_use() -> None:
+def test_init_is_compiled_after_the_first_instances() -> None:
     @record(frozen=True, slots=True)
     class Lazy:
         value: int
+        extra: list[int] = field(default_factory=list)
 
-    assert Lazy.__init__ is records._lazy_init
-    assert Lazy(3).value == 3
-    compiled = Lazy.__init__
-    assert compiled is not records._lazy_init and compiled.__qualname__.endswith("Lazy.__init__")
-    assert Lazy(4).value == 4 and Lazy.__init__ is compiled
+    assert Lazy.__init__ is records._record_init
+    interpreted = [Lazy(n) for n in range(records.COMPILE_AFTER)]
+    assert Lazy.__init__ is records._record_init  # the shared, interpreted __init__ so far
+    compiled = [Lazy(n) for n in range(records.COMPILE_AFTER)]
+    init = Lazy.__init__
+    assert init is not records._record_init and init.__qualname__.endswith("Lazy.__init__")
+    assert interpreted == compiled and Lazy(4, [1]).extra == [1] and Lazy.__init__ is init
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_both_inits_bind_arguments_as_python_does(compiled: bool) -> None:
+    @record(frozen=True)
+    class Pair:
+        left: int
+        right: str = "r"
+
+    if compiled:
+        for _ in range(records.COMPILE_AFTER + 1):
+            Pair(0)
+        assert Pair.__init__ is not records._record_init
+    assert Pair(1) == Pair(left=1) == Pair(1, "r") == Pair(right="r", left=1)
+    for args, kwargs, message in [
+        ((), {}, "missing"),
+        ((1, "a", 3), {}, "positional arguments"),
+        ((1,), {"left": 2}, "multiple values"),
+        ((1,), {"other": 2}, "unexpected keyword"),
+    ]:
+        with pytest.raises(TypeError, match=message):
+            Pair(*args, **kwargs)

@@ -12,8 +12,9 @@ Why not ``dataclasses`` itself: the standard decorator compiles every class's me
 source text when the module is imported, about 1 ms a class, and the module imports
 ``inspect``. That was 90 ms of the 150 ms that ``aurane check`` spent importing the compiler
 (issue 14). Here the shared methods are ordinary functions written once; only ``__init__``
-is compiled per class, on the class's first instantiation, so a command pays for the
-classes it builds and nothing else.
+is compiled per class, once the class has built ``COMPILE_AFTER`` instances (one shared
+interpreted ``__init__`` builds the first ones), so a short command compiles nothing and a
+long one runs at compiled speed.
 """
 
 from __future__ import annotations
@@ -159,12 +160,60 @@ def _frozen_setstate(self: Any, state: tuple[Any, ...]) -> None:
         object.__setattr__(self, name, value)
 
 
-def _lazy_init(self: Any, *args: Any, **kwargs: Any) -> None:
-    """Compile the record's ``__init__`` on its first instantiation, install it, call it."""
-    owner = next(k for k in type(self).__mro__ if k.__dict__.get("__init__") is _lazy_init)
-    init = _compile_init(owner)
-    setattr(owner, "__init__", init)  # noqa: B010 (the class, not this instance)
-    init(self, *args, **kwargs)
+# A record's first instances are built by one shared, interpreted __init__; the class
+# compiles its own (what dataclasses compile for every class at import) once it has made this
+# many, so a short command compiles nothing and a long one runs at compiled speed.
+COMPILE_AFTER = 24
+
+
+def _record_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """``__init__`` of every record until its class compiles its own (``COMPILE_AFTER``)."""
+    cls = type(self)
+    owner = cls if cls.__dict__.get("__init__") is _record_init else _init_owner(cls)
+    made = owner.__dict__.get("__record_made__", 0) + 1
+    if made > COMPILE_AFTER:
+        init = _compile_init(owner)
+        setattr(owner, "__init__", init)  # noqa: B010 (the class, not this instance)
+        init(self, *args, **kwargs)
+        return
+    type.__setattr__(owner, "__record_made__", made)
+    _bind(owner, self, args, kwargs)
+
+
+def _init_owner(cls: type) -> type:
+    return next(k for k in cls.__mro__ if k.__dict__.get("__init__") is _record_init)
+
+
+def _bind(cls: Any, self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Python's argument binding for the record's fields, then ``__post_init__``."""
+    record_fields: dict[str, Field] = cls.__record_fields__
+    names: tuple[str, ...] = cls.__match_args__
+    name = f"{cls.__qualname__}.__init__()"
+    if len(args) > len(names):
+        raise TypeError(
+            f"{name} takes {len(names) + 1} positional arguments but {len(args) + 1} were given"
+        )
+    values = dict(zip(names, args, strict=False))  # args may stop short: defaults follow
+    for key, value in kwargs.items():
+        if key not in names:
+            raise TypeError(f"{name} got an unexpected keyword argument {key!r}")
+        if key in values:
+            raise TypeError(f"{name} got multiple values for argument {key!r}")
+        values[key] = value
+    for key, spec in record_fields.items():
+        if key in values:
+            continue
+        if spec.default_factory is not MISSING:
+            values[key] = spec.default_factory()
+        elif spec.default is not MISSING:
+            values[key] = spec.default
+        elif spec.init:
+            raise TypeError(f"{name} missing 1 required positional argument: {key!r}")
+    assign = object.__setattr__ if cls.__record_frozen__ else setattr
+    for key, value in values.items():
+        assign(self, key, value)
+    if hasattr(cls, "__post_init__"):
+        self.__post_init__()
 
 
 def _compile_init(cls: type) -> Callable[..., None]:
@@ -262,7 +311,7 @@ def _make_record(
     explicit_hash = "__hash__" in cls.__dict__ and not (
         cls.__dict__["__hash__"] is None and "__eq__" in cls.__dict__
     )
-    methods: dict[str, Any] = {"__init__": _lazy_init}
+    methods: dict[str, Any] = {"__init__": _record_init}
     if shown:
         methods["__repr__"] = _record_repr
     if eq:
