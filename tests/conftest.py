@@ -80,6 +80,20 @@ def env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
+def start_session(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    """A child interpreter in its own session (as a shell starts a foreground job, so a
+    signal to its process group reaches it alone), text stdout and stderr piped."""
+    return subprocess.Popen(
+        args,
+        cwd=cwd,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def default_sigint() -> None:
     """``preexec_fn`` for a child that must answer Ctrl+C (SIGINT) as in a terminal.
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import env, run_cli
+from tests.conftest import env, run_cli, start_session
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -31,19 +31,6 @@ SHORT = (
 )
 # one-sample batches for 100000 epochs: still training when a test signals it
 LONG = SHORT.replace("batch = 8", "batch = 1")
-
-
-def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    """A child in its own session (as a shell would start it), stdout and stderr piped."""
-    return subprocess.Popen(
-        args,
-        cwd=cwd,
-        env=env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
 
 
 def _aurane(*args: str) -> list[str]:
@@ -147,7 +134,7 @@ def test_interrupts_stop_at_a_safe_point_with_one_line(
         compiled = run_cli("compile", "long.aur", "-o", "long.py", "--no-cache", cwd=tmp_path)
         assert compiled.returncode == 0, compiled.stderr
         args = [sys.executable, "long.py"]
-    child = _start(args, tmp_path)
+    child = start_session(args, tmp_path)
     try:
         _wait_for_training(child)
     finally:
@@ -167,7 +154,7 @@ def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "long.aur").write_text(LONG.format(epochs=100000, folder="ck"))
-    first = _start(_aurane("run", "long.aur"), tmp_path)
+    first = start_session(_aurane("run", "long.aur"), tmp_path)
     try:
         _wait_for_training(first)
         second = run_cli("run", "long.aur", cwd=tmp_path)
@@ -192,7 +179,7 @@ def test_killing_aurane_run_with_sigkill_ends_the_program_too(tmp_path: Path) ->
     if not sys.platform.startswith("linux"):
         pytest.skip("PR_SET_PDEATHSIG is Linux-only")
     (tmp_path / "long.aur").write_text(LONG.format(epochs=100000, folder="ck"))
-    first = _start(_aurane("run", "long.aur"), tmp_path)
+    first = start_session(_aurane("run", "long.aur"), tmp_path)
     try:
         _wait_for_training(first)
         owner = int((tmp_path / "ck" / ".aurane-run.lock").read_text().split()[0])

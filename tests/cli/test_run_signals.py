@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import env
+from tests.conftest import start_session
 from tests.training.helpers import compile_text
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -30,19 +30,6 @@ LONG = (
     "        x -> dense(1)\n\ntrain M on d:\n    epochs = 100000\n    loss = mse\n"
     '    checkpoint_dir = "ck"\n'
 )
-
-
-def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    """A child leading its own process group, as a shell starts a foreground job."""
-    return subprocess.Popen(
-        args,
-        cwd=cwd,
-        env=env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
 
 
 def _interrupt(child: subprocess.Popen[str], send: list[tuple[str, int]]) -> tuple[int, str]:
@@ -72,7 +59,7 @@ def _complete(folder: Path) -> None:
 
 def test_ctrl_c_to_the_aurane_run_job_is_reported_once(tmp_path: Path) -> None:
     (tmp_path / "long.aur").write_text(LONG)
-    child = _start([sys.executable, "-m", "aurane", "run", "long.aur"], tmp_path)
+    child = start_session([sys.executable, "-m", "aurane", "run", "long.aur"], tmp_path)
     status, err = _interrupt(child, [("group", signal.SIGINT)])
     assert status == 130, err
     assert "Traceback" not in err
@@ -85,7 +72,7 @@ def test_ctrl_c_to_the_aurane_run_job_is_reported_once(tmp_path: Path) -> None:
 def test_a_second_signal_stops_at_once_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "long.aur").write_text(LONG)
     (tmp_path / "long.py").write_text(compile_text(LONG, "long.aur"))  # no interpreter start
-    child = _start([sys.executable, "long.py"], tmp_path)
+    child = start_session([sys.executable, "long.py"], tmp_path)
     status, err = _interrupt(child, [("process", signal.SIGTERM), ("process", signal.SIGTERM)])
     assert status == 143, err
     assert "Traceback" not in err

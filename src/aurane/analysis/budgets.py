@@ -43,24 +43,15 @@ class BudgetCheck:
         return self.actual <= self.limit.amount
 
 
-def _figure(metric: str, p: ModelProfile) -> Any:
-    if metric == "params":
-        return p.parameters
-    if metric == "macs":
-        return p.macs
-    if metric == "flops":
-        return p.flops
-    return p.activation_bytes
+_FIGURES = {"params": "parameters", "macs": "macs", "flops": "flops"}
 
 
-def _layer_figure(metric: str, layer: LayerProfile, batch: int) -> Any:
-    if metric == "params":
-        return layer.parameters
-    if metric == "macs":
-        return layer.macs
-    if metric == "flops":
-        return layer.flops
-    return batch * layer.activation_bytes
+def _figure(metric: str, p: ModelProfile | LayerProfile, batch: int = 1) -> Any:
+    """The metric's figure of a model (activations already at its batch) or of one layer
+    (activations per sample, times ``batch``)."""
+    if metric in _FIGURES:
+        return getattr(p, _FIGURES[metric])
+    return batch * p.activation_bytes
 
 
 def evaluate_budgets(model: ast.Model, graph: Graph) -> tuple[list[BudgetCheck], list[Diagnostic]]:
@@ -108,7 +99,7 @@ def evaluate_budgets(model: ast.Model, graph: Graph) -> tuple[list[BudgetCheck],
             formula = _figure(limit.metric, prof)
             actual = evaluate(formula, env)
             figures = [
-                (layer.node, evaluate(_layer_figure(limit.metric, layer, batch), env))
+                (layer.node, evaluate(_figure(limit.metric, layer, batch), env))
                 for layer in prof.layers
             ]
             figures = [f for f in figures if isinstance(f[1], int) and f[1] > 0]

@@ -370,6 +370,15 @@ class _Body:
             step.model = self.model
             self.steps.append(step)
 
+    def define(
+        self, x: Value, chain: bool, chained: str, assigned: str, step: Step | None, out: Any
+    ) -> None:
+        """``x -> chained`` (``x`` rebound) or ``hN = assigned`` (a fresh name), bound to a
+        value of ``out``'s shape and dtype."""
+        name = x.name if chain else self.fresh()
+        self.emit(f"{x.name} -> {chained}" if chain else f"{name} = {assigned}", step)
+        self.bind(Value(name, out.shape, out.dtype))
+
     def bind(self, value: Value) -> None:
         # a chain rebinds its name: the old value is no longer reachable by it
         self.pool = [v for v in self.pool if v.name != value.name]
@@ -498,13 +507,10 @@ def add_step(body: _Body, op: str, allow_bad: bool) -> bool:
         and x.name in [v.name for v in inputs]
         and rng.random() < 0.5
     )
-    if chain:
-        body.emit(f"{x.name} -> {call_text(spec, [], args, False)}{suffix}{name}", step)
-        body.bind(Value(x.name, out.shape, out.dtype))
-    else:
-        target = body.fresh()
-        body.emit(f"{target} = {call_text(spec, names, args, False)}{suffix}{name}", step)
-        body.bind(Value(target, out.shape, out.dtype))
+    chained = f"{call_text(spec, [], args, False)}{suffix}{name}"
+    body.define(
+        x, chain, chained, f"{call_text(spec, names, args, False)}{suffix}{name}", step, out
+    )
     return True
 
 
@@ -622,21 +628,13 @@ def _block(
     if preserving and rng.random() < 0.5:
         times = rng.randint(1, 3)
         step = Step("repeat", {"block": name, "times": times}, (x.shape,), x.dtype)
-        if rng.random() < 0.5:
-            body.emit(f"{x.name} -> repeat({call}, {times})", step)
-            body.bind(Value(x.name, x.shape, x.dtype))
-        else:
-            target = body.fresh()
-            body.emit(f"{target} = repeat({x.name}, {call}, {times})", step)
-            body.bind(Value(target, x.shape, x.dtype))
-    elif rng.random() < 0.5:
-        body.emit(f"{x.name} -> {call}", None)
-        body.bind(Value(x.name, out.shape, out.dtype))
+        chain = rng.random() < 0.5
+        body.define(
+            x, chain, f"repeat({call}, {times})", f"repeat({x.name}, {call}, {times})", step, x
+        )
     else:
-        target = body.fresh()
-        graph_call = f"{name}({', '.join([x.name, *call_args])})"
-        body.emit(f"{target} = {graph_call}", None)
-        body.bind(Value(target, out.shape, out.dtype))
+        chain = rng.random() < 0.5
+        body.define(x, chain, call, f"{name}({', '.join([x.name, *call_args])})", None, out)
     return definition, inner.steps
 
 
