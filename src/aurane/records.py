@@ -188,27 +188,31 @@ def _bind(cls: Any, self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     """Python's argument binding for the record's fields, then ``__post_init__``."""
     record_fields: dict[str, Field] = cls.__record_fields__
     names: tuple[str, ...] = cls.__match_args__
-    name = f"{cls.__qualname__}.__init__()"
     if len(args) > len(names):
         raise TypeError(
-            f"{name} takes {len(names) + 1} positional arguments but {len(args) + 1} were given"
+            f"{cls.__qualname__}.__init__() takes {len(names) + 1} positional arguments but "
+            f"{len(args) + 1} were given"
         )
     values = dict(zip(names, args, strict=False))  # args may stop short: defaults follow
-    for key, value in kwargs.items():
-        if key not in names:
-            raise TypeError(f"{name} got an unexpected keyword argument {key!r}")
-        if key in values:
-            raise TypeError(f"{name} got multiple values for argument {key!r}")
-        values[key] = value
-    for key, spec in record_fields.items():
-        if key in values:
-            continue
-        if spec.default_factory is not MISSING:
-            values[key] = spec.default_factory()
-        elif spec.default is not MISSING:
-            values[key] = spec.default
-        elif spec.init:
-            raise TypeError(f"{name} missing 1 required positional argument: {key!r}")
+    if kwargs:
+        for key, value in kwargs.items():
+            if key not in names or key in values:
+                problem = "multiple values for argument" if key in values else "an unexpected"
+                word = "" if key in values else " keyword argument"
+                raise TypeError(f"{cls.__qualname__}.__init__() got {problem}{word} {key!r}")
+            values[key] = value
+    if len(values) < len(record_fields):
+        for key, spec in record_fields.items():
+            if key in values:
+                continue
+            if spec.default_factory is not MISSING:
+                values[key] = spec.default_factory()
+            elif spec.default is not MISSING:
+                values[key] = spec.default
+            elif spec.init:
+                raise TypeError(
+                    f"{cls.__qualname__}.__init__() missing 1 required positional argument: {key!r}"
+                )
     assign = object.__setattr__ if cls.__record_frozen__ else setattr
     for key, value in values.items():
         assign(self, key, value)

@@ -13,8 +13,14 @@ from aurane.cli.common import (
     CommandError,
     print_diagnostics,
     print_json,
+    read_source,
     shown_text,
 )
+
+# This module loads only when `check` is the command, during start-up (cli.main), so the
+# compiler loads with it, with the collector paused.
+from aurane.frontend import run_front_end
+from aurane.render import check_payload
 
 if TYPE_CHECKING:
     from aurane.diagnostics import Diagnostic
@@ -40,17 +46,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from aurane.frontend import run_front_end
-    from aurane.render import check_payload
-
     passes = []
     if args.semantic or not args.types:
         passes.append("semantic")
     if args.types or not args.semantic:
         passes.append("types")
     try:
-        from aurane.cli.common import read_source
-
         text, bad = read_source(args.source)
     except CommandError as error:
         if not args.json:

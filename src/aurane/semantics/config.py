@@ -319,7 +319,7 @@ METRICS: tuple[str, ...] = (
     "binary_accuracy",
 )
 METRIC_ALIASES = {"f1_score": "f1"}
-TOPK_METRIC = re.compile(r"top([1-9][0-9]*)_accuracy")
+TOPK_METRIC = r"top([1-9][0-9]*)_accuracy"  # compiled on first use (re's cache)
 
 TRANSFORMS: tuple[str, ...] = (
     "Compose",
@@ -389,7 +389,7 @@ def canonical_loss(name: str | None) -> str | None:
 
 def canonical_metric(name: str) -> str | None:
     name = METRIC_ALIASES.get(name, name)
-    if name in METRICS or TOPK_METRIC.fullmatch(name):
+    if name in METRICS or re.fullmatch(TOPK_METRIC, name):
         return name
     return None
 
@@ -450,11 +450,11 @@ def _seed(value: Any) -> str | None:
     return None if 0 <= value < 2**64 else "must be a non-negative 64-bit integer"
 
 
-DEVICE_PATTERN = re.compile(r"cpu|cuda(:[0-9]+)?|mps|auto")
+DEVICE_PATTERN = r"cpu|cuda(:[0-9]+)?|mps|auto"  # compiled on first use (re's cache)
 
 
 def _device(value: Any) -> str | None:
-    ok = DEVICE_PATTERN.fullmatch(value)
+    ok = re.fullmatch(DEVICE_PATTERN, value)
     return None if ok else 'must be "cpu", "cuda", "cuda:N", "mps" or "auto"'
 
 

@@ -105,13 +105,13 @@ _TOKEN = re.compile(
 _PIECES = re.compile(
     rf"[ \t]*(?:{_NAME_PATTERN}|{_NUMBER_PATTERN}|{_OP_PATTERN}|'[^']*'|\"[^\"]*\"|\#.*)|[ \t]+"
 )
-_SLOW_CHARS = re.compile("[\\\\\x00\ud800-\udfff]")  # escapes and invalid text: careful path
 _VALID_NUMBER = re.compile(
     r"(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?\Z"
 )
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
+# Patterns of rare paths stay strings: re compiles (and caches) them on first use, not at
+# every start (issue 14).
+_ESCAPE = r"(?s)\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)"
 _SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
-_INVALID_TEXT = re.compile("[\x00\ud800-\udfff]")
 # Keywords that start a statement: a line beginning with one at or left of the statement's
 # indentation ends an unclosed bracket early, so one missing ')' does not swallow the file.
 _STATEMENT_WORDS = frozenset(
@@ -131,12 +131,28 @@ def _tokenize(text: str) -> Tokenized:
     physical = split_lines(text)
     scanner = _LineScanner()
     joiner = _Joiner()
-    fast, slow_chars, add = _FastScanner(scanner.comments), _SLOW_CHARS.search, joiner.add
+    fast, add = _FastScanner(scanner.comments), joiner.add
     for number, line in enumerate(physical, start=1):
-        row = fast.scan(number, line) if slow_chars(line) is None else None
+        careful = "\\" in line or _first_invalid(line) is not None  # escapes, invalid text
+        row = None if careful else fast.scan(number, line)
         add(scanner.scan(number, line) if row is None else row)
     diagnostics = (*scanner.diagnostics, *joiner.diagnostics)
     return Tokenized(tuple(joiner.lines), tuple(scanner.comments), diagnostics, len(physical))
+
+
+def _first_invalid(text: str) -> int | None:
+    """Where ``text`` has a NUL or a lone surrogate (text the language refuses), or None."""
+    if "\x00" not in text:
+        if text.isascii():
+            return None
+        try:
+            text.encode("utf-8")  # strict UTF-8 refuses exactly the surrogates
+            return None
+        except UnicodeEncodeError:
+            pass
+    return next(
+        at for at, char in enumerate(text) if char == "\x00" or "\ud800" <= char <= "\udfff"
+    )
 
 
 class _Physical(NamedTuple):
@@ -352,7 +368,7 @@ class _LineScanner:
             )
             return match.group()
 
-        return _ESCAPE.sub(replace, body) if "\\" in body else body
+        return re.sub(_ESCAPE, replace, body) if "\\" in body else body
 
     def _comment(self, start: int, *, own_line: bool) -> None:
         body = self._text[start:]
@@ -362,9 +378,9 @@ class _LineScanner:
 
     def _check_valid_text(self, body: str, offset: int) -> None:
         """NUL and lone surrogates are refused even inside strings and comments."""
-        bad = _INVALID_TEXT.search(body)
+        bad = _first_invalid(body)
         if bad is not None:
-            at = offset + bad.start()
+            at = offset + bad
             self._report(_encoding_diag(self._text[at], self._span(at, at + 1)))
 
     def _bad_characters(self, pos: int) -> int:
@@ -376,7 +392,7 @@ class _LineScanner:
             end += 1
         char = self._text[pos]
         span = self._span(pos, end)
-        if _INVALID_TEXT.match(char):
+        if _first_invalid(char) is not None:
             self._report(_encoding_diag(char, span))
         else:
             self._report(_bad_char_diag(char, span))
@@ -398,14 +414,14 @@ class Amount(int):
         return obj
 
 
-_AMOUNT = re.compile(r"(\d(?:_?\d)*(?:\.\d(?:_?\d)*)?)(K|M|G|T|Ki|Mi|Gi|Ti)?(B?)\Z")
+_AMOUNT = r"(\d(?:_?\d)*(?:\.\d(?:_?\d)*)?)(K|M|G|T|Ki|Mi|Gi|Ti)?(B?)\Z"
 _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 _UNITS.update({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40})
 
 
 def amount_value(text: str) -> Amount | None:
     """``25M`` -> 25_000_000, ``2GiB`` -> 2 * 2**30, ``512B``; None when not an amount."""
-    match = _AMOUNT.match(text)
+    match = re.match(_AMOUNT, text)
     if match is None or not (match.group(2) or match.group(3)):
         return None
     number = float(match.group(1).replace("_", "")) * _UNITS[match.group(2) or ""]
