@@ -23,6 +23,11 @@ step is 0.4%: a busy or virtual machine often cannot resolve it; the counted row
 are load-independent). The ratio of the medians and the wall-clock figures are shown
 beside it, for information.
 
+A full run also counts the same runs in instructions under valgrind
+(``train_instructions.py``: load-independent, converted to CPU time at a measured rate),
+which settles the target where the timings cannot; it is skipped, with a note, where
+valgrind or gcc is missing.
+
 Lightning's ``Trainer`` is compared too when ``lightning`` is installed; its trainers are
 constructed before the timed region.
 """
@@ -316,6 +321,9 @@ def run(settings: c.Settings) -> c.Result:
     for name, data in datasets.items():
         bench_model(name, program, data, settings, result)
     count_work(program, result)
+    import train_instructions  # the same runs, counted in instructions (valgrind)
+
+    train_instructions.count_instructions(settings, result)
     return result
 
 
