@@ -317,6 +317,16 @@ def example_programs() -> list[Path]:
     return [*bench_programs(), *sorted((REPO / "examples").glob("*.aur")), *zoo_programs()]
 
 
+# a 1.1 B-parameter decoder at its 2,048-token context needs more than 24 GiB with autograd:
+# benchmarks that run models in torch leave out larger ones, with a note
+MAX_PARAMETERS = 200_000_000
+
+
+def too_large(graph: Any) -> bool:
+    """A model too large to run forward and backward in torch on the development machine."""
+    return int(graph.parameters) > MAX_PARAMETERS
+
+
 def usable_programs(result: Result, paths: list[Path] | None = None) -> list[Path]:
     """``paths`` (default: every shipped program) that compile; the others are noted and
     left out of both sides (a program being written in examples/zoo must not stop a run)."""

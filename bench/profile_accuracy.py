@@ -200,10 +200,6 @@ def run_peer(
 # ---------------------------------------------------------------- models
 
 
-# a 1.1 B-parameter decoder at its 2,048-token context needs more than 24 GiB with autograd
-MAX_PARAMETERS = 200_000_000
-
-
 def sample_input(graph: Any) -> torch.Tensor:
     value = graph.input_value
     shape = (BATCH, *(value.sample_shape or ()))
@@ -232,7 +228,7 @@ def models(quick: bool, result: c.Result) -> list[tuple[str, str, str, Any, dict
         for model, graph in front.graphs.items():
             if graph.input_value.sample_shape is None:
                 continue  # a block without an input shape: measured inside its callers
-            if graph.parameters > MAX_PARAMETERS:
+            if c.too_large(graph):
                 result.note(
                     f"{path.name}:{model} skipped: {graph.parameters:,} parameters, too large "
                     "to run forward and backward with every peer on this machine"

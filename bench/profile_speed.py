@@ -120,6 +120,14 @@ def run(settings: c.Settings, ops: int | None = None) -> c.Result:
     result.rows.append(row)
     shipped = {}
     for path in c.usable_programs(result):
+        front = c.run_front_end(path.read_text(), path.name)
+        large = [model for model, graph in front.graphs.items() if c.too_large(graph)]
+        if large:  # the peer runs every model in torch: leave the file out of both sides
+            result.note(
+                f"{path.name} left out: {', '.join(large)} too large to run in torch here "
+                f"(over {c.MAX_PARAMETERS:,} parameters)"
+            )
+            continue
         try:  # the peer must run every model of a file, or the file is left out of both
             flop_counter_side({path.name: path.read_text()})()
         except Exception as error:

@@ -7,6 +7,7 @@
 Every benchmark follows bench/_common.py: both sides get the same warm-up, runs (>= 7),
 statistic (median, IQR, min/max), GC and thread settings, and each records the work both
 sides did and stops when it differs. The table lists every ratio with its target.
+A full run gives each benchmark a process of its own (a quick or smoke run stays in one).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -172,6 +175,38 @@ def print_result(result: c.Result) -> None:
         print(f"  {key}: {value}")
 
 
+def run_one(name: str, settings: c.Settings, no_cli: bool) -> dict[str, Any]:
+    """One benchmark in this process: its JSON, or an error entry (one broken benchmark must
+    not hide the others)."""
+    try:
+        module = importlib.import_module(name)
+        smoke = no_cli or settings.smoke
+        kwargs = {"cli": False} if smoke and name in ("analysis_speed", "model_speed") else {}
+        result: c.Result = module.run(settings, **kwargs)
+        return result.to_json()
+    except Exception as error:
+        traceback.print_exc()
+        return {"name": name, "error": f"{type(error).__name__}: {error}", "work_equal": False}
+
+
+def run_isolated(name: str, argv: list[str] | None) -> dict[str, Any]:
+    """One benchmark in a child process with this run's options."""
+    options = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--readme"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / f"{name}.json"
+        command = [sys.executable, __file__, *options, "--one", name, str(out)]
+        done = subprocess.run(command)
+        if done.returncode == 0 and out.exists():
+            data: dict[str, Any] = json.loads(out.read_text())
+            return data
+    why = f"killed by signal {-done.returncode}" if done.returncode < 0 else "failed"
+    return {
+        "name": name,
+        "error": f"its process {why} (exit {done.returncode})",
+        "work_equal": False,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -187,7 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--readme", action="store_true", help="also put the table into README.md (full runs)"
     )
+    parser.add_argument("--one", nargs=2, metavar=("NAME", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.one is not None:
+        args.one[1] = Path(args.one[1])
     settings = c.Settings.make(args.quick, args.runs, smoke=args.smoke)
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -198,23 +236,18 @@ def main(argv: list[str] | None = None) -> int:
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "benchmarks": {},
     }
+    if args.one is not None:  # the child of a full run: one benchmark, its JSON to a file
+        args.one[1].write_text(json.dumps(run_one(args.one[0], settings, args.no_cli)))
+        return 0
     failed = False
     for name in args.only:
-        module = importlib.import_module(name)
         t0 = time.perf_counter()
         print(f"running {name} ...", file=sys.stderr, flush=True)
-        try:
-            kwargs = (
-                {"cli": False}
-                if (args.no_cli or args.smoke) and name in ("analysis_speed", "model_speed")
-                else {}
-            )
-            result: c.Result = module.run(settings, **kwargs)
-            data = result.to_json()
-        except Exception as error:  # one broken benchmark must not hide the others
-            traceback.print_exc()
-            data = {"name": name, "error": f"{type(error).__name__}: {error}", "work_equal": False}
-            failed = True
+        # A full run gives each benchmark a process of its own: one benchmark's memory (or
+        # its death by the out-of-memory killer) cannot reach the next one's figures.
+        isolate = settings.level == "full"
+        data = run_isolated(name, argv) if isolate else run_one(name, settings, args.no_cli)
+        failed = failed or "error" in data
         data["seconds"] = round(time.perf_counter() - t0, 2)
         report["benchmarks"][name] = data
     report["seconds"] = time.perf_counter() - started
