@@ -120,7 +120,8 @@ def run(settings: c.Settings, ops: int | None = None) -> c.Result:
     result.rows.append(row)
     shipped = {}
     for path in c.usable_programs(result):
-        front = c.run_front_end(path.read_text(), path.name)
+        text = path.read_text()
+        front = c.run_front_end(text, path.name)
         large = [model for model, graph in front.graphs.items() if c.too_large(graph)]
         if large:  # the peer runs every model in torch: leave the file out of both sides
             result.note(
@@ -129,11 +130,11 @@ def run(settings: c.Settings, ops: int | None = None) -> c.Result:
             )
             continue
         try:  # the peer must run every model of a file, or the file is left out of both
-            flop_counter_side({path.name: path.read_text()})()
+            flop_counter_side({path.name: text})()
         except Exception as error:
             result.note(f"{path.name} left out: FlopCounterMode fails ({type(error).__name__})")
             continue
-        shipped[path.name] = path.read_text()
+        shipped[path.name] = text
     ours, theirs = compare("shipped programs", shipped, settings, result)
     row = c.speedup_row(
         f"profile from source, {len(shipped)} shipped programs in a row",

@@ -224,9 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--one", nargs=2, metavar=("NAME", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.one is not None:
-        args.one[1] = Path(args.one[1])
     settings = c.Settings.make(args.quick, args.runs, smoke=args.smoke)
+    if args.one is not None:  # the child of a full run: one benchmark, its JSON to a file
+        name, out = args.one
+        Path(out).write_text(json.dumps(run_one(name, settings, args.no_cli)))
+        return 0
     started = time.perf_counter()
     report: dict[str, Any] = {
         "machine": c.machine(),
@@ -236,9 +238,6 @@ def main(argv: list[str] | None = None) -> int:
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "benchmarks": {},
     }
-    if args.one is not None:  # the child of a full run: one benchmark, its JSON to a file
-        args.one[1].write_text(json.dumps(run_one(args.one[0], settings, args.no_cli)))
-        return 0
     failed = False
     for name in args.only:
         t0 = time.perf_counter()

@@ -30,9 +30,7 @@ Rows, per model:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import ctypes
-import io
 import json
 import os
 import re
@@ -105,40 +103,6 @@ def _calibration(rounds: int) -> int:
     return len(box.seen)
 
 
-def _sides(
-    program: dict[str, Any], name: str, data: Any
-) -> dict[str, Callable[[], tuple[int, float]]]:
-    """Each side's run on ``data``: returns its steps and its last epoch's mean loss."""
-    import torch
-    import train_speed as ts
-    from torch.utils.data import DataLoader
-
-    torch.manual_seed(0)
-    initial = {k: v.clone() for k, v in program[name]().state_dict().items()}
-    loader = ts.CountingLoader(DataLoader(data, batch_size=32, shuffle=False))
-    train = program[f"train_{name.lower()}"]
-    quiet = io.StringIO()
-
-    def fresh() -> Any:
-        model = program[name]()
-        model.load_state_dict(initial)
-        return model
-
-    def aurane() -> tuple[int, float]:
-        before = loader.steps
-        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-            trained = train(train_loader=loader, model=fresh())
-        return loader.steps - before, float(trained.training_history[-1]["loss"])
-
-    def hand() -> tuple[int, float]:
-        before = loader.steps
-        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-            loss = ts.hand_written(fresh(), loader, ts.EPOCHS)
-        return loader.steps - before, loss
-
-    return {"aurane": aurane, "hand": hand}
-
-
 def _datasets() -> dict[str, dict[str, Any]]:
     import torch
     from torch.utils.data import TensorDataset
@@ -164,6 +128,7 @@ def _datasets() -> dict[str, dict[str, Any]]:
 def child(library: str, out: str) -> None:
     """Runs under callgrind: every counted run between a zero and a labelled dump."""
     import torch
+    import train_speed as ts
 
     from aurane.compile import compile_source
 
@@ -171,21 +136,22 @@ def child(library: str, out: str) -> None:
     probe = ctypes.CDLL(library)
     text = (c.PROGRAMS / "train.aur").read_text()
     program = c.load_generated(compile_source(text, filename="train.aur"), "bench_train")
-    runs = {
-        (name, size): _sides(program, name, data)
+    loops = {
+        (name, size): ts.Loops(program, name, data)
         for name, by_size in _datasets().items()
         for size, data in by_size.items()
     }
-    for sides in runs.values():  # first use, not counted
-        for run in sides.values():
-            run()
+    sides = ("aurane", "hand")
+    for each in loops.values():  # first use, not counted
+        for side in sides:
+            getattr(each, side)()
     _calibration(CALIBRATION_ROUNDS)
     outcomes: dict[str, Any] = {}
     probe.probe_start()
-    for (name, size), sides in runs.items():
-        for side, run in sides.items():
+    for (name, size), each in loops.items():
+        for side in sides:
             probe.probe_zero()
-            steps, loss = run()
+            steps, loss, _ = getattr(each, side)()
             probe.probe_dump(f"{name}:{size}:{side}".encode())
             outcomes[f"{name}:{size}:{side}"] = {"steps": steps, "loss": loss}
     probe.probe_zero()
@@ -227,6 +193,7 @@ def native_rates(settings: c.Settings) -> dict[str, float]:
     """CPU seconds of the calibration and of one hand-written MLP and CNN run at the large
     size, each the median of the benchmark's runs, without valgrind."""
     import torch
+    import train_speed as ts
 
     from aurane.compile import compile_source
 
@@ -237,7 +204,7 @@ def native_rates(settings: c.Settings) -> dict[str, float]:
         "calibration": lambda: _calibration(CALIBRATION_ROUNDS),
     }
     for name in datasets:
-        jobs[name] = _sides(program, name, datasets[name]["large"])["hand"]
+        jobs[name] = ts.Loops(program, name, datasets[name]["large"]).hand
     torch.set_num_threads(settings.threads)
     seconds: dict[str, float] = {}
     for label, job in jobs.items():
@@ -265,7 +232,7 @@ def count_instructions(settings: c.Settings, result: c.Result) -> None:
         result.note(f"{missing}: instructions not counted (apt-get install valgrind gcc)")
         return
     if settings.quick:
-        result.note("instructions are counted in full runs only (about 4 minutes under valgrind)")
+        result.note("instructions are counted in full runs only (about 10 minutes under valgrind)")
         return
     with tempfile.TemporaryDirectory() as tmp:
         counts, outcomes = count(Path(tmp))

@@ -132,6 +132,48 @@ def lightning_module(net: nn.Module) -> Any:
     return Module()
 
 
+# a run's steps, its last epoch's mean loss (per sample) and its final parameters
+Outcome = tuple[int, float, dict[str, torch.Tensor]]
+
+
+class Loops:
+    """Both loops of one model on ``data``: the same initial weights, one loader (counting
+    the batches each side takes), output kept quiet. ``aurane()`` and ``hand()`` each train
+    a fresh copy. Shared with ``train_instructions.py``, which counts the same runs."""
+
+    def __init__(self, program: dict[str, Any], name: str, data: TensorDataset) -> None:
+        torch.manual_seed(0)
+        self.make: Callable[[], nn.Module] = program[name]
+        self.initial = {k: v.clone() for k, v in self.make().state_dict().items()}
+        self.loader = CountingLoader(DataLoader(data, batch_size=32, shuffle=False))
+        self.train = program[f"train_{name.lower()}"]
+        self.quiet = io.StringIO()
+
+    def fresh(self) -> nn.Module:
+        model = self.make()
+        model.load_state_dict(self.initial)
+        return model
+
+    def silenced(self) -> contextlib.ExitStack:
+        stack = contextlib.ExitStack()
+        stack.enter_context(contextlib.redirect_stdout(self.quiet))
+        stack.enter_context(contextlib.redirect_stderr(self.quiet))
+        return stack
+
+    def aurane(self) -> Outcome:
+        model, before = self.fresh(), self.loader.steps
+        with self.silenced():
+            trained = self.train(train_loader=self.loader, model=model)
+        loss = float(trained.training_history[-1]["loss"])
+        return self.loader.steps - before, loss, trained.state_dict()
+
+    def hand(self) -> Outcome:
+        model, before = self.fresh(), self.loader.steps
+        with self.silenced():
+            loss = hand_written(model, self.loader, EPOCHS)
+        return self.loader.steps - before, loss, model.state_dict()
+
+
 def bench_model(
     name: str,
     program: dict[str, Any],
@@ -139,33 +181,14 @@ def bench_model(
     settings: c.Settings,
     result: c.Result,
 ) -> None:
-    torch.manual_seed(0)
-    initial = {k: v.clone() for k, v in program[name]().state_dict().items()}
-    loader = CountingLoader(DataLoader(data, batch_size=32, shuffle=False))
-    train = program[f"train_{name.lower()}"]
-    finals: dict[str, tuple[float, int, dict[str, torch.Tensor]]] = {}
-    quiet = io.StringIO()
-
-    def fresh() -> nn.Module:
-        model: nn.Module = program[name]()
-        model.load_state_dict(initial)
-        return model
+    loops = Loops(program, name, data)
+    finals: dict[str, Outcome] = {}
 
     def run_aurane() -> None:
-        model, before = fresh(), loader.steps
-        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-            trained = train(train_loader=loader, model=model)
-        finals["aurane"] = (
-            float(trained.training_history[-1]["loss"]),
-            loader.steps - before,
-            trained.state_dict(),
-        )
+        finals["aurane"] = loops.aurane()
 
     def run_hand() -> None:
-        model, before = fresh(), loader.steps
-        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-            loss = hand_written(model, loader, EPOCHS)
-        finals["hand"] = (loss, loader.steps - before, model.state_dict())
+        finals["hand"] = loops.hand()
 
     sides: dict[str, Callable[[], None]] = {"aurane": run_aurane, "hand": run_hand}
     # the overhead is a small difference of two noisy totals: more rounds than the default
@@ -175,23 +198,23 @@ def bench_model(
 
         def run_lightning() -> None:
             assert trainers is not None
-            model, before = fresh(), loader.steps
-            with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-                trainers.pop().fit(lightning_module(model), loader)
-            finals["lightning"] = (math.nan, loader.steps - before, model.state_dict())
+            model, before = loops.fresh(), loops.loader.steps
+            with loops.silenced():
+                trainers.pop().fit(lightning_module(model), loops.loader)
+            finals["lightning"] = (loops.loader.steps - before, math.nan, model.state_dict())
 
         sides["lightning"] = run_lightning
     else:
         result.note("lightning is not installed: the Lightning row is skipped")
     timed = c.paired(sides, settings, runs=rounds)
-    loss_a, steps_a, state_a = finals["aurane"]
-    loss_h, steps_h, state_h = finals["hand"]
+    steps_a, loss_a, state_a = finals["aurane"]
+    steps_h, loss_h, state_h = finals["hand"]
     result.work.same(f"{name}: steps per run", steps_a, steps_h)
     result.work.same(f"{name}: final epoch loss", loss_a, loss_h, tolerance=1e-9)
     same_params = all(torch.equal(state_a[k], state_h[k]) for k in state_h)
     result.work.same(f"{name}: final parameters bitwise equal", same_params, True)
     if "lightning" in finals:
-        result.work.same(f"{name}: Lightning steps per run", finals["lightning"][1], steps_h)
+        result.work.same(f"{name}: Lightning steps per run", finals["lightning"][0], steps_h)
     steps = steps_h
     for clock in ("cpu", "wall"):
         ours = [t / steps for t in getattr(timed["aurane"], clock)]

@@ -197,9 +197,12 @@ def _bind(cls: Any, self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     if kwargs:
         for key, value in kwargs.items():
             if key not in names or key in values:
-                problem = "multiple values for argument" if key in values else "an unexpected"
-                word = "" if key in values else " keyword argument"
-                raise TypeError(f"{cls.__qualname__}.__init__() got {problem}{word} {key!r}")
+                problem = (
+                    "multiple values for argument"
+                    if key in values
+                    else "an unexpected keyword argument"
+                )
+                raise TypeError(f"{cls.__qualname__}.__init__() got {problem} {key!r}")
             values[key] = value
     if len(values) < len(record_fields):
         for key, spec in record_fields.items():
