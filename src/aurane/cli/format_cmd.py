@@ -120,9 +120,14 @@ def _summary(counts: dict[str, int], dry: bool) -> None:
 
 
 def _stdin(args: argparse.Namespace) -> int:
+    from aurane.cli.common import read_stdin_source
     from aurane.tools.format import format_source, unified_diff
 
-    text = sys.stdin.read()
+    text, bad = read_stdin_source()
+    if text is None:  # past the size limit (read no further) or bad UTF-8
+        assert bad is not None
+        print_diagnostics([bad], "", "<stdin>")
+        return EXIT_INPUT
     result = format_source(text, "<stdin>")
     if result.error is not None:
         print(f"error: {result.error}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_USAGE, CommandError, same_file
+from aurane.cli.common import EXIT_USAGE, STDOUT, CommandError, check_output, same_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -42,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--debounce must be between 50 and 100 ms", EXIT_USAGE)
     if same_file(source, out):
         raise CommandError("OUT must differ from SRC (it would overwrite the source)", EXIT_USAGE)
+    if args.out == STDOUT:
+        raise CommandError("OUT must be a file to keep up to date, not '-'", EXIT_USAGE)
+    check_output(args.out)  # a device, FIFO, directory or read-only file: refused now
     if source.is_dir():
         raise CommandError(f"cannot watch '{source}': it is a directory")
     config = WatchConfig(
