@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
             f"--format {args.format} needs {', '.join(missing)}: pip install 'aurane[export]'",
             EXIT_USAGE,
         )
+    if args.output not in (None, STDOUT) and not os.path.isdir(args.output):
+        check_output(args.output, args.source)  # before the (slow) compile and export
     text = load_text(args.source)
     if text is None:
         return EXIT_INPUT

@@ -45,8 +45,11 @@ def run(args: argparse.Namespace) -> int:
     if args.out == STDOUT:
         raise CommandError("OUT must be a file to keep up to date, not '-'", EXIT_USAGE)
     check_output(args.out)  # a device, FIFO, directory or read-only file: refused now
-    if source.is_dir():
-        raise CommandError(f"cannot watch '{source}': it is a directory")
+    if source.exists() and not source.is_file():  # a FIFO or a device is never read
+        from aurane.fs import kind_of
+
+        kind = kind_of(source.stat().st_mode)
+        raise CommandError(f"cannot watch '{source}': it is {kind}, not a regular file")
     config = WatchConfig(
         source, out, analyze=args.analyze, validate=args.validate, debounce=args.debounce / 1000
     )

@@ -83,8 +83,8 @@ def read_history(folder: str) -> list[dict[str, Any]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise HistoryError(path, line, "not UTF-8 text") from None
+        bad_line = data[: error.start].count(b"\n") + 1
+        raise HistoryError(path, bad_line, "not UTF-8 text") from None
     rows: list[dict[str, Any]] = []
     names: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):

@@ -120,10 +120,13 @@ class Watcher:
         self.builds += 1
         started = time.perf_counter()
         name = str(self.config.source)
-        if len(content) > MAX_FILE_BYTES:  # _read stopped one byte past the limit
-            text, bad = None, oversized_source(len(content), exact=False)
-        else:
-            text, bad = decode_source(content, name)
+        # past the limit, _read stopped one byte after it
+        too_large = len(content) > MAX_FILE_BYTES
+        text, bad = (
+            (None, oversized_source(len(content), exact=False))
+            if too_large
+            else decode_source(content, name)
+        )
         try:
             if text is None:
                 assert bad is not None
