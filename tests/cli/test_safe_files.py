@@ -406,3 +406,49 @@ def test_plot_draws_what_it_can_of_rows_with_gaps(
     status, _, err = run_guarded(["plot", str(run)], capsys)
     assert status == 0, err
     assert (run / "metrics.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_compile_diff_reads_a_bounded_out(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``compile --diff`` reads the existing OUT: a FIFO is refused, a huge OUT is cut off
+    at ``MAX_COMPARED_BYTES`` (a sparse file: never read)."""
+    from aurane.cli.compile_cmd import MAX_COMPARED_BYTES
+
+    fifo = work / "fifo.py"
+    os.mkfifo(fifo)
+    argv = ["compile", str(work / "net.aur"), str(fifo), "--diff", "--no-cache"]
+    status, _, err = run_guarded(argv, capsys, (fifo,))
+    assert status == 2 and "FIFO" in err
+    huge = work / "huge.py"
+    with open(huge, "wb") as handle:
+        handle.truncate(MAX_COMPARED_BYTES + 1)
+    argv = ["compile", str(work / "net.aur"), str(huge), "--diff", "--no-cache"]
+    status, _, err = run_guarded(argv, capsys)
+    assert status == 1 and f"the limit is {MAX_COMPARED_BYTES}" in err
+
+
+def test_diff_rev_refuses_a_revision_over_the_source_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from aurane.syntax.tokens import MAX_FILE_BYTES
+
+    program = tmp_path / "big.aur"
+    program.write_text("#" * (MAX_FILE_BYTES + 1) + "\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    for command in (["init", "-q"], ["add", "big.aur"], ["commit", "-qm", "big"]):
+        subprocess.run([*git, *command], check=True, capture_output=True, timeout=60)
+    program.write_text(PROGRAM)
+    status, _, err = run_guarded(["diff", str(program), "--rev", "HEAD"], capsys)
+    assert status == 1 and f"the limit is {MAX_FILE_BYTES} bytes" in err
+
+
+def test_format_leaves_a_read_only_file_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rewriting a source in place follows the output rule too: exit 1, not a traceback."""
+    source = tmp_path / "ugly.aur"
+    ugly = PROGRAM.replace("input_shape = (4,)", "input_shape=(4,)")
+    source.write_text(ugly)
+    source.chmod(0o444)
+    status, _, err = run_guarded(["format", str(source)], capsys)
+    assert status == 1 and "it is read-only" in err and "Traceback" not in err
+    assert source.read_text() == ugly

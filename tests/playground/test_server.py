@@ -56,6 +56,9 @@ def test_page_and_bundled_assets_are_served(server: PlaygroundServer) -> None:
     token = server.state.token
     assert len(token) >= 40 and f'<meta name="aurane-token" content="{token}">'.encode() in body
     assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert headers["X-Frame-Options"] == "DENY" and headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Cross-Origin-Resource-Policy"] == "same-origin"
+    assert headers["Connection"] == "close"  # one request per connection
     assert "default-src 'self'" in headers["Content-Security-Policy"]  # nothing from a CDN
     status, headers, body = request(server, "GET", "/static/playground.js")
     assert status == 200 and headers["Content-Type"].startswith("text/javascript")

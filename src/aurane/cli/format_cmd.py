@@ -77,7 +77,7 @@ _EXIT = {
 
 
 def _one(file: Path, args: argparse.Namespace) -> str:
-    from aurane.cli.common import CommandError, load_text
+    from aurane.cli.common import CommandError, load_text, os_reason
     from aurane.fs import atomic_write
     from aurane.tools.format import format_source, unified_diff
 
@@ -105,7 +105,11 @@ def _one(file: Path, args: argparse.Namespace) -> str:
             print(f"would reformat {file}", file=sys.stderr)
         return "changed" if not args.check else "would"
     # Write through a symlink to its target, so the link itself stays a link.
-    atomic_write(os.path.realpath(file), result.output)
+    try:
+        atomic_write(os.path.realpath(file), result.output)
+    except OSError as error:  # a read-only file (the output rule), a full disk
+        print(f"error: cannot write '{file}': {os_reason(error)}", file=sys.stderr)
+        return "bad"
     if not args.quiet:
         print(f"reformatted {file}", file=sys.stderr)
     return "changed"
