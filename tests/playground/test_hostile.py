@@ -39,8 +39,8 @@ def fast_limits(**changes: Any) -> Any:
     values = {
         "body_bytes": FAST_BODY,
         "json_depth": 8,
-        "request_seconds": 0.6,
-        "idle_seconds": 0.3,
+        "request_seconds": 1.0,
+        "idle_seconds": 0.5,
         "workers": 8,
         "connections": 64,
         **changes,
@@ -57,7 +57,7 @@ def fast_server(program_file: Path) -> Iterator[PlaygroundServer]:
 
 
 def _serve(srv: PlaygroundServer) -> Iterator[PlaygroundServer]:
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield srv
@@ -253,11 +253,11 @@ def test_slow_body_and_slow_headers_are_cut_at_the_request_deadline(
     head, body = whole.split(b"\r\n\r\n", 1)
     drip: list[Part] = []
     for byte in body:
-        drip += [0.2, bytes([byte])]  # 0.2 s < idle 0.3 s; 30 bytes > 0.6 s deadline
+        drip += [0.2, bytes([byte])]  # 0.2 s < idle 0.5 s; 30 bytes > 1 s deadline
     slow_body = exchange(port, [head + b"\r\n\r\n", *drip])
     assert status_of(slow_body) in (408, None)
     slow_head: list[Part] = [b"POST /api/save HTTP/1.1\r\n"]
-    for _ in range(5):  # 1 s of headers > the 0.6 s deadline
+    for _ in range(8):  # 1.6 s of headers > the 1 s deadline
         slow_head += [0.2, b"X-Pad: 1\r\n"]
     assert status_of(exchange(port, slow_head)) in (408, None)
     stalled = exchange(port, [whole[:-5]])  # the last bytes never come
@@ -286,15 +286,18 @@ def test_one_slow_client_per_worker_does_not_starve_a_legitimate_request(
 ) -> None:
     """Every worker held by a client that sends nothing: the next request is served once
     the idle timeout frees them; past the connection limit, new ones get 503 at once."""
-    limits = fast_limits(request_seconds=1.0, idle_seconds=0.5, workers=2, connections=4)
+    limits = fast_limits(request_seconds=2.0, idle_seconds=1.0, workers=2, connections=4)
     for srv in _serve(make_server(program_file, port=0, limits=limits)):
         port = srv.server_address[1]
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
         try:
-            time.sleep(0.1)
+            waited = time.monotonic() + HANG_GUARD
+            while srv.open_connections < 4:  # accepted: two served, two waiting
+                assert time.monotonic() < waited, "the server never accepted them"
+                time.sleep(0.01)
             busy = exchange(port, [b"GET / HTTP/1.1\r\n"])
             assert status_of(busy) == 503  # 4 open connections: the limit
-            for conn in idle:  # the server closes each idle one after 0.5 s
+            for conn in idle:  # the server closes each idle one after 1 s
                 conn.settimeout(HANG_GUARD)
                 assert conn.recv(100) == b""
         finally:

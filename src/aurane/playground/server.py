@@ -469,6 +469,7 @@ class PlaygroundServer(HTTPServer):
         self.limits = limits or Limits()
         self.counts: dict[str, int] = {}
         self.errors: list[str] = []  # unexpected exceptions in a handler: bugs
+        self._open_count = 0
         self._counts_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(self.limits.workers, thread_name_prefix="playground")
         self._open = threading.BoundedSemaphore(self.limits.connections)
@@ -482,15 +483,26 @@ class PlaygroundServer(HTTPServer):
         with self._counts_lock:
             self.counts[what] = self.counts.get(what, 0) + 1
 
+    @property
+    def open_connections(self) -> int:
+        """Connections accepted and not yet closed (served or waiting for a worker)."""
+        return self._open_count
+
+    def _opened(self, change: int) -> None:
+        with self._counts_lock:
+            self._open_count += change
+
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._open.acquire(blocking=False):
             self.count("busy")
             _refuse_busy(request)
             self.shutdown_request(request)
             return
+        self._opened(1)
         try:
             self._pool.submit(self._serve, request, client_address)
         except RuntimeError:  # the pool is shut down: the server is closing
+            self._opened(-1)
             self._open.release()
             self.shutdown_request(request)
 
@@ -501,6 +513,7 @@ class PlaygroundServer(HTTPServer):
             self.handle_error(request, client_address)
         finally:
             self.shutdown_request(request)
+            self._opened(-1)
             self._open.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
