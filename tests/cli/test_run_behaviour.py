@@ -163,15 +163,43 @@ def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
         # SIGKILL the training program itself (its pid is in the lock): the lock stays behind
         owner = int((tmp_path / "ck" / ".aurane-run.lock").read_text().split()[0])
         os.kill(owner, signal.SIGKILL)
-        assert first.wait(timeout=60) == 128 + signal.SIGKILL
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(first.pid, signal.SIGKILL)
-        first.wait()
+        code, _, err = _finish(first, timeout=60)
+    assert code == 128 + signal.SIGKILL, err  # 137: aurane run passes the program's end on
+    assert "Traceback" not in err
+    assert "ended by SIGKILL; every checkpoint it finished is complete" in err
+    assert "to continue from its last.pt: aurane run long.aur --resume" in err
     assert (tmp_path / "ck" / ".aurane-run.lock").is_file()
     (tmp_path / "short.aur").write_text(SHORT.format(epochs=1, folder="ck"))
     third = run_cli("run", "short.aur", cwd=tmp_path)  # the stale lock does not stop it
     assert third.returncode == 0, third.stderr
+    assert f"took over the lock 'ck/.aurane-run.lock' of a run that is gone (pid {owner} " in (
+        third.stderr
+    )
+    _only_complete_files(tmp_path / "ck")
+
+
+def test_resume_with_no_checkpoint_yet_says_so_without_a_traceback_and_leaves_no_lock(
+    tmp_path: Path,
+) -> None:
+    """Issue 21, item 6: a failure before the first checkpoint (nothing to resume, or a
+    checkpoint of another configuration) is one error line, exit 1, and no lock left."""
+    (tmp_path / "prog.aur").write_text(SHORT.format(epochs=1, folder="ck"))
+    missing = run_cli("run", "prog.aur", "--resume", cwd=tmp_path)
+    assert missing.returncode == 1, missing.stderr
+    assert "Traceback" not in missing.stderr
+    assert "error: cannot resume: no checkpoint at 'ck/last.pt'" in missing.stderr
+    assert "to start from the beginning: aurane run prog.aur without --resume" in missing.stderr
+    assert os.listdir(tmp_path / "ck") == []  # no lock, no temporary file
+    assert run_cli("run", "prog.aur", cwd=tmp_path).returncode == 0
+    changed = SHORT.replace("loss = mse", "loss = mse\n    optimizer = sgd(lr=0.5)")
+    (tmp_path / "prog.aur").write_text(changed.format(epochs=2, folder="ck"))
+    refused = run_cli("run", "prog.aur", "--resume", cwd=tmp_path)
+    assert refused.returncode == 1, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert "error: cannot resume from 'ck/last.pt': the training configuration differs" in (
+        refused.stderr
+    )
     _only_complete_files(tmp_path / "ck")
 
 

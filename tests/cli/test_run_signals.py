@@ -76,5 +76,9 @@ def test_a_second_signal_stops_at_once_without_a_traceback(tmp_path: Path) -> No
     status, err = _interrupt(child, [("process", signal.SIGTERM), ("process", signal.SIGTERM)])
     assert status == 143, err
     assert "Traceback" not in err
-    assert len([line for line in err.splitlines() if line.startswith("interrupted")]) == 1, err
+    report = [line for line in err.splitlines() if line.startswith("interrupted")]
+    assert len(report) == 1, err
+    # the second signal's report also says where the last checkpoint is (issue 21, K-RUN)
+    assert "last complete checkpoint ck/last.pt (epoch " in report[0], report
+    assert "resume with: python long.py --resume ck/last.pt" in report[0], report
     _complete(tmp_path / "ck")

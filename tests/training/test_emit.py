@@ -38,6 +38,7 @@ ALLOWED_ROOTS = {
     "contextlib",
     "argparse",
     "csv",
+    "fcntl",  # the checkpoint folder's lock (flock); absent on Windows, where the pid decides
     "io",
     "json",
     "shlex",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import pytest
 
 import aurane
 from aurane.backends.torch.runtime import inlined_name, standalone, symbols
-from aurane.runtime import history, lock, version
+from aurane.runtime import history, version
 from tests.training.helpers import compile_text, env
 
 # torchvision's FakeData: a program that needs nothing from Aurane once standalone
@@ -65,23 +64,6 @@ def test_no_runtime_function_shadows_a_runtime_name() -> None:
     publics = {name for name in table if not name.startswith("_")}
     renamed = {inlined_name(name) for name in publics} - publics
     assert not renamed & set(table)  # no _x beside x
-
-
-def test_lock_refuses_a_live_owner_and_takes_over_a_stale_one(tmp_path: Path) -> None:
-    folder = str(tmp_path / "ck")
-    path = lock.acquire_lock(folder)
-    assert lock.acquire_lock(folder) == path  # the same process may take it again
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        Path(path).write_text(f"{sleeper.pid} {os.uname().nodename}\n")
-        with pytest.raises(lock.RunLockedError, match="in use by another run"):
-            lock.acquire_lock(folder)
-    finally:
-        sleeper.send_signal(signal.SIGKILL)
-        sleeper.wait()
-    lock.acquire_lock(folder)  # its owner is gone: stale
-    lock.release_lock(path)
-    assert not Path(path).exists()
 
 
 def test_history_files_and_plot(tmp_path: Path) -> None:

@@ -2,11 +2,14 @@
 
 One driver process imports torch once and forks a training child per attempt (a fresh
 interpreter per kill would spend the CI budget on imports). Each child resumes from the
-previous child's last.pt; the driver kills it after a random delay and loads last.pt
-with weights_only=True. The children alternate between the default program and its
---standalone twin, so each mode resumes the other's checkpoints. After the kills, a last
-child finishes the job and its weights must equal an uninterrupted run's, bitwise.
-AURANE_LONG=1 raises the kill count.
+previous child's last.pt; the driver kills it after a random delay, loads last.pt with
+weights_only=True and checks every file that last.pt's epoch commits (``kill_checks``: no
+epoch_NNNN.pt lost, best.pt not behind the recorded best, no history row lost). The
+children alternate between the default program and its --standalone twin, so each mode
+resumes the other's checkpoints. After the kills, a last child finishes the job: its
+weights, and every file of its folder, must equal an uninterrupted run's, bitwise, with no
+.tmp file or lock left. test_save_kill_points.py kills at each named point of the save;
+AURANE_LONG=1 raises the kill count here to 100 (the campaign, see docs/training.md).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.training.helpers import run_python, write_program
+from tests.training.kill_checks import CHECKS
 from tests.training.programs import CLASSIFIER
 
 KILLS = 100 if os.environ.get("AURANE_LONG") == "1" else 20
@@ -55,12 +59,16 @@ for attempt in range({kills}):
     assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) == 0, status
     checkpoint = torch.load("ck/last.pt", weights_only=True)
     assert checkpoint["format"] == "aurane-checkpoint-1"
+    epoch, problems = committed("ck")
+    assert not problems, (attempt, problems)
     loads += 1
 for function, resume in ((job_standalone.train_net, "ck/last.pt"), (whole.train_net, None)):
     _, status = os.waitpid(child(function, resume), 0)
     assert os.WEXITSTATUS(status) == 0, status
 final, reference = torch.load("final.pt"), torch.load("whole.pt")
 assert all(torch.equal(final[k], reference[k]) for k in reference)
+problems = same_folders("ck", "whole_ck")
+assert not problems, problems
 print("epoch at last kill", checkpoint["epoch"], "loads", loads)
 """
 
@@ -74,6 +82,6 @@ def test_sigkill_at_random_moments_always_leaves_a_resumable_last_pt(tmp_path: P
         job = source.format(epochs=150, folder="ck")
         write_program(tmp_path, job, f"job_{mode}", standalone=mode == "standalone")
     write_program(tmp_path, source.format(epochs=150, folder="whole_ck"), "whole")
-    done = run_python(DRIVER.format(seed=11, kills=KILLS), tmp_path, timeout=600)
+    done = run_python(CHECKS + DRIVER.format(seed=11, kills=KILLS), tmp_path, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"loads {KILLS}" in done.stdout

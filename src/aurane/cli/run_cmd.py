@@ -10,7 +10,9 @@ Decisions:
 - The program runs in its own process group; SIGINT, SIGTERM and SIGHUP sent to this
   process (Ctrl-C at a terminal included) are passed on once, so the program stops at a
   safe point and prints how to resume. The exit status is the program's (130 after SIGINT,
-  143 after SIGTERM, 128 + N when a signal N ended it).
+  143 after SIGTERM, 128 + N when a signal N ended it: 137 for SIGKILL). A program ended by
+  a signal cannot report, so ``aurane run`` says how to resume instead (its checkpoints are
+  complete whatever the moment: K-CKPT).
 - A program without a training job is refused (exit 1): there would be nothing to run.
 - The temporary file is removed afterwards, whatever happened, unless ``--keep-temp``.
   The compile cache is not used: a run should not leave cache folders behind.
@@ -182,9 +184,25 @@ def _execute(program: Path, folder: Path, extra: list[str], command: str) -> int
                 child.send_signal(2)
     finally:
         restore()
-    if status < 0:  # ended by a signal
+    if status < 0:  # ended by a signal, before it could say anything
+        _report_signal(-status, command)
         return EXIT_INTERRUPTED if -status == 2 else 128 - status
     return status
+
+
+def _report_signal(signum: int, command: str) -> None:
+    import signal
+
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    print(
+        f"{command}: the program was ended by {name}; every checkpoint it finished is "
+        f"complete; to continue from its last.pt: {command} --resume",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _end_with_parent() -> None:

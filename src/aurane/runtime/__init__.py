@@ -6,7 +6,8 @@ as ``rt`` and calls ``rt.require(N)`` with the runtime version it was compiled f
 (see ``aurane.backends.torch.runtime``), from these same files.
 
 Modules: ``distributed`` (seeding, devices, torchrun/DDP, rank-0 output), ``rng`` (capture
-and restore), ``checkpoint`` (atomic writes, fingerprints, validated loads), ``metrics``
+and restore), ``checkpoint`` (atomic writes committed by last.pt, fingerprints, validated
+loads, leftovers of killed runs), ``faults`` (pid liveness, the kill tests' named points), ``metrics``
 (epoch metrics, evaluation), ``progress``, ``history`` (metrics.csv/jsonl, plots), ``lock``,
 ``run`` (the run around a training loop, interrupts, summary, ``main``), ``schedule``,
 ``gan``, ``contracts`` (the first-batch check of data not known statically), ``version``.
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aurane.runtime.checkpoint import (
         CHECKPOINT_FORMAT,
+        CheckpointError,
+        CheckpointMissing,
         fingerprint,
         load_checkpoint,
         save_checkpoints,
@@ -57,6 +60,8 @@ if TYPE_CHECKING:
 # compiler can read ``aurane.runtime.version`` without importing torch.
 _WHERE = {
     "CHECKPOINT_FORMAT": "checkpoint",
+    "CheckpointError": "checkpoint",
+    "CheckpointMissing": "checkpoint",
     "fingerprint": "checkpoint",
     "load_checkpoint": "checkpoint",
     "save_checkpoints": "checkpoint",
@@ -103,6 +108,8 @@ __all__ = [
     "AURANE_VERSION",
     "BatchCheck",
     "CHECKPOINT_FORMAT",
+    "CheckpointError",
+    "CheckpointMissing",
     "DataMismatch",
     "EpochStats",
     "Interrupted",

@@ -2,6 +2,14 @@
 
 A checkpoint is a plain dict of tensors, numbers, strings and containers, so it loads with
 ``torch.load(weights_only=True)``; ``last.pt`` is always a complete old or a complete new file.
+
+``last.pt`` is the commit record of an epoch (K-CKPT): each file is written whole beside its
+name and renamed over it, and an epoch's other files (``epoch_NNNN.pt``, ``best.pt``, the
+history files) are all in place before its ``last.pt`` is. A SIGKILL at any instruction
+therefore leaves every file ``last.pt``'s epoch needs; at worst some of the next epoch's
+files are already written, and the resumed run, which trains that epoch again, writes them
+again. The temporary files a kill leaves (``NAME.tmp``) are removed by the next run
+(``remove_leftovers``, called once it holds the folder's lock).
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import torch
 import torch.distributed as dist
 
 from aurane.runtime.distributed import is_main_process, log
+from aurane.runtime.faults import fault_point
 
 CHECKPOINT_FORMAT = "aurane-checkpoint-1"
 # What every checkpoint holds besides "format", "kind" and the job's own entries.
@@ -33,6 +42,17 @@ CHECKPOINT_ENTRIES = (
     "rng.loaders",
 )
 NUMPY_ENTRIES = tuple(f"rng.numpy.{key}" for key in ("keys", "position", "has_gauss", "cached"))
+# What a run writes through ``save_file`` into its checkpoint folder (besides epoch_NNNN.pt):
+# a leftover ``NAME.tmp`` of these is a killed run's.
+RUN_FILES = ("last.pt", "best.pt", "metrics.csv", "metrics.jsonl", "metrics.png")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be resumed: missing, unreadable, incomplete or another job's."""
+
+
+class CheckpointMissing(CheckpointError, FileNotFoundError):
+    """``--resume`` names no checkpoint file (none written yet, or a wrong path)."""
 
 
 def fingerprint(config: dict[str, Any], *models: torch.nn.Module) -> dict[str, Any]:
@@ -50,19 +70,25 @@ def save_file(path: str, payload: Any) -> None:
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
     temporary = path + ".tmp"
+    point = os.path.basename(path)
+    point = "epoch_NNNN.pt" if _is_epoch_file(point) else point
     try:
         with open(temporary, "wb") as handle:
+            fault_point(point + ":opened")
             if isinstance(payload, bytes):
                 handle.write(payload)
             else:
                 torch.save(payload, handle)
+            fault_point(point + ":written")  # part of it may still be in the buffer
             handle.flush()
             os.fsync(handle.fileno())
+        fault_point(point + ":synced")
         os.replace(temporary, path)
     except BaseException:  # an error or a second Ctrl-C: leave no partial file behind
         if os.path.exists(temporary):
             os.remove(temporary)
         raise
+    fault_point(point + ":replaced")
     if hasattr(os, "O_DIRECTORY"):  # make the rename itself durable (POSIX)
         descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
@@ -74,16 +100,40 @@ def save_file(path: str, payload: Any) -> None:
 def save_checkpoints(
     folder: str, checkpoint: dict[str, Any], *, best: bool = False, every: int | None = None
 ) -> None:
-    """last.pt every epoch, best.pt on improvement, epoch_NNNN.pt every ``every`` epochs."""
+    """epoch_NNNN.pt every ``every`` epochs, best.pt on improvement, then last.pt, which
+    commits the epoch: the others are in place before it (see the module's docstring)."""
     if is_main_process():
         epoch = checkpoint["epoch"]
-        save_file(os.path.join(folder, "last.pt"), checkpoint)
-        if best:
-            save_file(os.path.join(folder, "best.pt"), checkpoint)
         if every is not None and epoch > 0 and epoch % every == 0:
             save_file(os.path.join(folder, f"epoch_{epoch:04d}.pt"), checkpoint)
+        if best:
+            save_file(os.path.join(folder, "best.pt"), checkpoint)
+        save_file(os.path.join(folder, "last.pt"), checkpoint)
     if dist.is_initialized():
         dist.barrier()  # no rank runs ahead of a checkpoint it might need to resume from
+
+
+def remove_leftovers(folder: str) -> list[str]:
+    """Remove the temporary files a killed run left in ``folder`` (call it holding the
+    folder's lock, so no live run is writing them); returns their names."""
+    removed = []
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    for name in names:
+        written = name.removesuffix(".tmp")
+        if written == name or not (written in RUN_FILES or _is_epoch_file(written)):
+            continue  # not a temporary file of ours
+        try:
+            os.remove(os.path.join(folder, name))
+        except FileNotFoundError:
+            continue
+        removed.append(name)
+    return removed
+
+
+def _is_epoch_file(name: str) -> bool:
+    """``epoch_NNNN.pt``: epoch_0002.pt, epoch_12345.pt."""
+    number = name.removeprefix("epoch_").removesuffix(".pt")
+    return name == f"epoch_{number}.pt" and len(number) >= 4 and number.isdigit()
 
 
 def load_checkpoint(
@@ -101,23 +151,23 @@ def load_checkpoint(
     if os.path.isdir(path):
         path = os.path.join(path, "last.pt")
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"cannot resume: no checkpoint at {path!r}")
+        raise CheckpointMissing(f"cannot resume: no checkpoint at {path!r}")
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:
         message = f"cannot resume from {path!r}: not a readable checkpoint ({error})"
-        raise ValueError(message) from None
+        raise CheckpointError(message) from None
     if not isinstance(checkpoint, dict):
-        raise ValueError(f"cannot resume from {path!r}: not an Aurane checkpoint")
+        raise CheckpointError(f"cannot resume from {path!r}: not an Aurane checkpoint")
     if checkpoint.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(
+        raise CheckpointError(
             f"cannot resume from {path!r}: not an Aurane checkpoint "
             f"(format {checkpoint.get('format')!r}, expected {CHECKPOINT_FORMAT!r})"
         )
     _check_entries(path, checkpoint, ("kind",))
     if checkpoint["kind"] != kind:
         found = checkpoint["kind"]
-        raise ValueError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
+        raise CheckpointError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
     _check_entries(path, checkpoint, (*CHECKPOINT_ENTRIES, *entries))
     if checkpoint["rng"]["numpy"] is not None:
         _check_entries(path, checkpoint, NUMPY_ENTRIES)
@@ -134,7 +184,7 @@ def load_checkpoint(
 
 def _check_fingerprint(path: str, saved: dict[str, Any], now: dict[str, Any]) -> None:
     if saved["model"] != now["model"]:
-        raise ValueError(
+        raise CheckpointError(
             f"cannot resume from {path!r}: it was written for a different model "
             "(parameter names, shapes or dtypes differ)"
         )
@@ -144,7 +194,7 @@ def _check_fingerprint(path: str, saved: dict[str, Any], now: dict[str, Any]) ->
         details = "; ".join(
             f"{key}: checkpoint {old.get(key)!r}, now {new.get(key)!r}" for key in changed
         )
-        raise ValueError(
+        raise CheckpointError(
             f"cannot resume from {path!r}: the training configuration differs ({details})"
         )
 
@@ -157,7 +207,7 @@ def _check_entries(path: str, checkpoint: dict[str, Any], names: Sequence[str]) 
         for depth, part in enumerate(parts):
             if not isinstance(value, dict) or part not in value:
                 missing = ".".join(parts[: depth + 1])
-                raise ValueError(
+                raise CheckpointError(
                     f"cannot resume from {path!r}: the checkpoint has no {missing!r} entry "
                     "(it is incomplete or was edited)"
                 )

@@ -12,7 +12,10 @@ A generated training function builds its model, optimizer and data, then::
         return run.finish(model)
 
 ``main`` is the program's entry point: ``--resume [PATH]`` and ``--epochs N`` for every job,
-one line and exit status 130 (SIGINT) or 143 (SIGTERM) on an interrupt, no traceback.
+one line and exit status 130 (SIGINT) or 143 (SIGTERM) on an interrupt, no traceback; a
+checkpoint that cannot be resumed, or a folder another run holds, is one ``error:`` line and
+exit status 1. The lock is released on every way out of a run, a failure before its first
+checkpoint included; a signal during a save waits for the save to end (K-RUN).
 """
 
 from __future__ import annotations
@@ -31,8 +34,11 @@ import torch
 
 from aurane.runtime.checkpoint import (
     CHECKPOINT_FORMAT,
+    CheckpointError,
+    CheckpointMissing,
     fingerprint,
     load_checkpoint,
+    remove_leftovers,
     save_checkpoints,
 )
 from aurane.runtime.contracts import DataMismatch
@@ -58,10 +64,12 @@ class Interrupted(KeyboardInterrupt):
 
 
 def _on_signal(signum: int, _frame: object) -> None:
-    if _ACTIVE and not _PENDING:
-        _PENDING.append(signum)  # stop at the next safe point (between batches)
+    if _ACTIVE and (not _PENDING or _ACTIVE[-1].saving):
+        # stop at the next safe point (between batches, or once the save in progress ends)
+        _PENDING.append(signum)
         return
-    raise Interrupted(f"interrupted ({signal.Signals(signum).name})", signum)
+    where = f"; {_ACTIVE[-1].where()}" if _ACTIVE else ""
+    raise Interrupted(f"interrupted ({signal.Signals(signum).name}){where}", signum)
 
 
 def _catch_signals() -> dict[int, Any]:
@@ -128,6 +136,7 @@ class Run:
         self.lr: float | None = None
         self.progress: Progress | None = None
         self.lock: str | None = None
+        self.saving = False  # a signal now waits for the save to end
         self.handlers: dict[int, Any] = {}
         self.files: list[str] = []
         self.writer: Any = None  # TensorBoard, when installed
@@ -151,18 +160,26 @@ class Run:
 
     def __enter__(self) -> Run:
         self.started_at = time.monotonic()
-        if self.folder is not None and is_main_process():
-            self.lock = acquire_lock(self.folder)
-        self.handlers = _catch_signals()
-        _ACTIVE.append(self)
-        if self.resume_from is not None and self.resume_from is not False:
-            self._resume(self.folder if self.resume_from is True else self.resume_from)
-        elif self.folder is not None:  # a run killed during its first epoch still leaves last.pt
-            self._save(0, best=False)
+        try:  # a failure before the with block (no checkpoint to resume) releases the lock too
+            if self.folder is not None and is_main_process():
+                self.lock = acquire_lock(self.folder)
+                left = remove_leftovers(self.folder)
+                if left:
+                    log(f"removed what an interrupted run left: {', '.join(left)}")
+            self.handlers = _catch_signals()
+            _ACTIVE.append(self)
+            if self.resume_from is not None and self.resume_from is not False:
+                self._resume(self.folder if self.resume_from is True else self.resume_from)
+            elif self.folder is not None:  # a run killed in its first epoch still leaves last.pt
+                self._save(0, best=False)
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _ACTIVE.remove(self)
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         _PENDING.clear()
         for number, handler in self.handlers.items():
             signal.signal(number, handler)
@@ -179,7 +196,7 @@ class Run:
 
     def _resume(self, path: str | None) -> None:
         if path is None:
-            raise FileNotFoundError(f"cannot resume {self.job}: it writes no checkpoints")
+            raise CheckpointMissing(f"cannot resume {self.job}: it writes no checkpoints")
         checkpoint = load_checkpoint(
             str(path), self.kind, self.fingerprint, self.versions, self._entries()
         )
@@ -220,11 +237,17 @@ class Run:
         return payload
 
     def _save(self, epoch: int, *, best: bool) -> None:
+        """The epoch's files, last.pt last: it commits them (see ``checkpoint``)."""
         assert self.folder is not None
-        save_checkpoints(self.folder, self.checkpoint(epoch), best=best, every=self.every)
-        self.saved_epoch = epoch
+        self.saving = True
+        try:
+            if is_main_process() and epoch > 0:
+                self.files = write_history(self.folder, self.history, self.step_rows)
+            save_checkpoints(self.folder, self.checkpoint(epoch), best=best, every=self.every)
+            self.saved_epoch = epoch
+        finally:
+            self.saving = False
         if is_main_process() and epoch > 0:
-            self.files = write_history(self.folder, self.history, self.step_rows)
             if self.writer is None and epoch == self.first_epoch:
                 self.writer = tensorboard_writer(self.folder)
             if self.writer is not None:
@@ -305,14 +328,17 @@ class Run:
     def _interrupt(self, what: str) -> None:
         if self.progress is not None:
             self.progress.close()
-        signum = _PENDING[0]
-        if self.folder is None or self.saved_epoch < 0:
-            where = "no checkpoint was written (the job sets no checkpoint_dir)"
-        else:
-            last = _shown(os.path.join(self.folder, "last.pt"))
-            where = f"last complete checkpoint {last} (epoch {self.saved_epoch}); "
-            where += f"resume with: {_resume_command()} --resume {shlex.quote(last)}"
-        raise Interrupted(f"{what}; {where}", signum)
+        raise Interrupted(f"{what}; {self.where()}", _PENDING[0])
+
+    def where(self) -> str:
+        """Where the last complete checkpoint is and how to resume from it."""
+        if self.folder is None:
+            return "no checkpoint was written (the job sets no checkpoint_dir)"
+        if self.saved_epoch < 0:
+            return "no checkpoint was written yet"
+        last = _shown(os.path.join(self.folder, "last.pt"))
+        where = f"last complete checkpoint {last} (epoch {self.saved_epoch}); "
+        return where + f"resume with: {_resume_command()} --resume {shlex.quote(last)}"
 
     # -- the end -------------------------------------------------------------------
 
@@ -381,7 +407,11 @@ def main(*jobs: Callable[..., Any], argv: Sequence[str] | None = None) -> None:
         if is_main_process():
             print(error, file=sys.stderr, flush=True)
         raise SystemExit(128 + error.signum) from None
-    except (RunLockedError, DataMismatch) as error:
+    except CheckpointMissing as error:
+        start = f"{_resume_command()} without --resume"
+        print(f"error: {error}; to start from the beginning: {start}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
+    except (RunLockedError, DataMismatch, CheckpointError) as error:
         print(f"error: {error}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     finally:

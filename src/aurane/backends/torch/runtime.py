@@ -20,6 +20,7 @@ from aurane.records import record
 # Runtime modules in dependency order (a module only uses those before it).
 MODULES = (
     "version",
+    "faults",
     "contracts",
     "distributed",
     "rng",
