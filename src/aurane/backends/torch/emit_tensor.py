@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aurane.backends.torch.emit import Call, OpEmitter, Site, Step, dtype_arg, kw, lit, options
+from aurane.backends.torch.emit_common import (
+    Call,
+    OpEmitter,
+    Site,
+    Step,
+    dtype_arg,
+    kw,
+    lit,
+    options,
+)
 from aurane.ops import CATALOG, context
 from aurane.ops.shape import _permute_order, piece_sizes, stored_shape
 
