@@ -18,10 +18,10 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import GraphBuilder, ModelInfo
 from aurane.ir.graph import BATCH, Graph, Node, Value
-from aurane.ir.sizes import ConcreteSizeNeeded, UndecidedSize, free_symbols
 from aurane.ops.rules import check_int64
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import BoundArgs, InferContext, OpError, OpSpec, TensorType
+from aurane.semantics.sizes import ConcreteSizeNeeded, UndecidedSize, free_symbols
 from aurane.source import Span
 from aurane.syntax import ast
 

@@ -275,7 +275,7 @@ def _refuse_hidden_uses(program: ast.AuraneProgram, jobs: JobCode) -> None:
     harmlessly (``use torch``).
     """
     from aurane.codes import diag
-    from aurane.stages import CompilationError
+    from aurane.diagnostics import CompilationError
 
     hiding: set[str] = set()
     for code in ("\n".join([*jobs.imports, *jobs.main]), *jobs.sections):
