@@ -9,7 +9,8 @@ Modules: ``distributed`` (seeding, devices, torchrun/DDP, rank-0 output), ``rng`
 and restore), ``checkpoint`` (atomic writes, fingerprints, validated loads), ``metrics``
 (epoch metrics, evaluation), ``progress``, ``history`` (metrics.csv/jsonl, plots), ``lock``,
 ``run`` (the run around a training loop, interrupts, summary, ``main``), ``schedule``,
-``gan``, ``contracts`` (the first-batch check of data not known statically), ``version``.
+``gan``, ``contracts`` (the first-batch check of data not known statically), ``tasks`` (the
+metrics each loss task allows, also read by the checker), ``version``.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ MODULES = (
     "lock",
     "history",
     "progress",
+    "tasks",
     "metrics",
     "schedule",
     "gan",
