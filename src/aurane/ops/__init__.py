@@ -107,6 +107,12 @@ ACTIVATIONS: frozenset[str] = frozenset(
 ) | frozenset(alias for alias, name in ALIASES.items() if CATALOG[name].is_activation)
 
 
+def family(name: str) -> tuple[str, ...]:
+    """The operations of one family (``OpSpec.family``, e.g. ``rules.CONVOLUTION``), in
+    catalog order: read from the entries, so a new member joins by naming its family."""
+    return tuple(op for op, spec in CATALOG.items() if spec.family == name)
+
+
 def canonical(name: str) -> str | None:
     """The canonical catalog name for ``name`` (itself or an alias), or None."""
     if name in CATALOG:
@@ -180,5 +186,6 @@ __all__ = [
     "bind_defaults",
     "canonical",
     "context",
+    "family",
     "lookup",
 ]
