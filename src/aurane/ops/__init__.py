@@ -12,7 +12,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aurane.ops import activations as act
-from aurane.ops import arith, attention, conv, layers, norm, pool, reduce, sequence, shape, tensor
+from aurane.ops import (
+    arith,
+    attention,
+    conv,
+    layers,
+    norm,
+    pad,
+    parameter,
+    pool,
+    reduce,
+    sequence,
+    shape,
+    tensor,
+)
 from aurane.ops.rules import COMPOSITION, POSITIVE
 from aurane.ops.spec import (
     REQUIRED,
@@ -70,7 +83,10 @@ CATALOG: dict[str, OpSpec] = {
     "upsample": tensor.UPSAMPLE,
     "add": tensor.ADD,
     "concat": tensor.CONCAT,
-    **{spec.name: spec for spec in (*arith.SPECS, *shape.SPECS, *reduce.SPECS)},
+    **{
+        spec.name: spec
+        for spec in (*arith.SPECS, *shape.SPECS, *pad.SPECS, *parameter.SPECS, *reduce.SPECS)
+    },
     # sequence
     "multihead_attention": attention.MULTIHEAD_ATTENTION,
     "scaled_dot_product_attention": attention.SCALED_DOT_PRODUCT_ATTENTION,
