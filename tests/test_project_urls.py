@@ -50,12 +50,12 @@ def test_init_links_the_homepage(tmp_path: Path) -> None:
 def test_an_internal_error_names_where_to_report_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import aurane.frontend
+    import aurane.cli.check
 
     def boom(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(aurane.frontend, "run_front_end", boom)
+    monkeypatch.setattr(aurane.cli.check, "run_front_end", boom)
     assert main(["check", str(REPO / "examples" / "quickstart.aur")]) == 123
     err = capsys.readouterr().err
     issues = project_url("Issues")
