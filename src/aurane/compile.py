@@ -29,12 +29,11 @@ import os
 import re
 import unicodedata
 from collections.abc import Mapping
-from pathlib import Path
 
 from aurane.backends.registry import BackendEntry, GenerationRequest, get_backend
 from aurane.cache import CompileCache, cache_key
 from aurane.diagnostics import Diagnostic
-from aurane.frontend import decode_source, run_front_end
+from aurane.frontend import read_source_text, run_front_end
 from aurane.ir.graph import Graph
 from aurane.records import field, record
 from aurane.stages import CompilationError
@@ -352,13 +351,14 @@ def compile_source(
 
 
 def read_source_file(path: str | os.PathLike[str], filename: str | None = None) -> str:
-    """The file's text; bad UTF-8 raises a located ``CompilationError`` (P015).
+    """The file's text; bad UTF-8 or a file over the size limit raises a located
+    ``CompilationError`` (P015, P011: the size is checked before reading).
 
-    A missing or unreadable file raises ``OSError``, as Python's own ``open`` does.
+    A missing or unreadable file raises ``OSError``, as Python's own ``open`` does; a FIFO,
+    device or directory raises ``aurane.fs.NotAFile`` (an ``OSError``) without waiting.
     """
     name = filename or os.fspath(path)
-    data = Path(path).read_bytes()
-    text, bad = decode_source(data, name)
+    text, bad = read_source_text(os.fspath(path), name)
     if text is None:
         assert bad is not None
         raise CompilationError([bad], name)

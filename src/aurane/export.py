@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aurane.fs import publish_file
 from aurane.records import record
 from aurane.semantics.sizes import SizeExpr, bounds, example_sizes
 from aurane.verify import Generated, sample_input
@@ -133,7 +134,7 @@ def export_model(gen: Generated, model: str, fmt: str, path: str) -> ExportResul
                     ) from None
                 raise
         difference = _compare(model, fmt, expected, actual)
-        os.replace(tmp, path)
+        publish_file(tmp, path)  # the output rule (K-OUT): never onto a device or FIFO
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

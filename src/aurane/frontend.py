@@ -119,3 +119,36 @@ def decode_source(data: bytes, filename: str) -> tuple[str | None, Diagnostic | 
             Span(line, column, line, column + 1),
             hint="re-save the file as UTF-8",
         )
+
+
+def oversized_source(size: int, exact: bool = True) -> Diagnostic:
+    """P011 at the start of a source over ``MAX_FILE_BYTES``, worded as the parser words it
+    (``exact``: ``size`` is the file's size; else reading stopped after ``size`` bytes)."""
+    from aurane.syntax.tokens import MAX_FILE_BYTES
+
+    shown = f"{size} bytes" if exact else f"more than {MAX_FILE_BYTES} bytes"
+    return diag(
+        "P011",
+        f"file is {shown}; the limit is {MAX_FILE_BYTES} bytes (1 MiB)",
+        Span(1, 1, 1, 2),
+        hint="split the program into smaller files",
+    )
+
+
+def read_source_text(
+    path: str, filename: str | None = None
+) -> tuple[str | None, Diagnostic | None]:
+    """A source file's text, or its located P011 (past the size limit: checked before
+    reading, at most the limit and one byte are read) or P015 (bad UTF-8).
+
+    Raises ``OSError`` as ``open`` does, and ``aurane.fs.NotAFile`` for a FIFO, device,
+    socket or directory (refused at once, never waited on).
+    """
+    from aurane.fs import TooLarge, read_limited
+    from aurane.syntax.tokens import MAX_FILE_BYTES
+
+    try:
+        data = read_limited(path, MAX_FILE_BYTES)
+    except TooLarge as error:
+        return None, oversized_source(error.size, error.exact)
+    return decode_source(data, filename or path)

@@ -24,7 +24,7 @@ def program_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def server(program_file: Path) -> Iterator[PlaygroundServer]:
     srv = make_server(program_file, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread = threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield srv

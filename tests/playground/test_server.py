@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,13 @@ from typing import Any
 import pytest
 
 from aurane.playground.analyze import analyze
-from aurane.playground.server import EXAMPLE, PlaygroundServer, make_server, static_files
+from aurane.playground.server import (
+    EXAMPLE,
+    TOKEN_HEADER,
+    PlaygroundServer,
+    make_server,
+    static_files,
+)
 from tests.playground.conftest import PROGRAM
 
 
@@ -23,9 +30,11 @@ def request(
     body: Any = None,
     headers: dict[str, str] | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
+    """One request as the page sends it: JSON, with the launch's token (override either)."""
     host, port = server.server_address[:2]
     conn = http.client.HTTPConnection(str(host), port, timeout=30)
     sent = {"Content-Type": "application/json"} if body is not None else {}
+    sent[TOKEN_HEADER] = server.state.token
     sent.update(headers or {})
     data = json.dumps(body).encode() if body is not None and not isinstance(body, bytes) else body
     conn.request(method, path, body=data, headers=sent)
@@ -44,10 +53,17 @@ def test_page_and_bundled_assets_are_served(server: PlaygroundServer) -> None:
     status, headers, body = request(server, "GET", "/")
     assert status == 200 and headers["Content-Type"].startswith("text/html")
     assert b'<script src="/static/playground.js">' in body
+    token = server.state.token
+    assert len(token) >= 40 and f'<meta name="aurane-token" content="{token}">'.encode() in body
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert headers["X-Frame-Options"] == "DENY" and headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Cross-Origin-Resource-Policy"] == "same-origin"
+    assert headers["Connection"] == "close"  # one request per connection
     assert "default-src 'self'" in headers["Content-Security-Policy"]  # nothing from a CDN
     status, headers, body = request(server, "GET", "/static/playground.js")
     assert status == 200 and headers["Content-Type"].startswith("text/javascript")
     assert b"cm-editor" in body  # CodeMirror is bundled, not fetched
+    assert TOKEN_HEADER.encode() in body and b"aurane-token" in body  # sent on /api/
     assert b"http://" not in body.replace(b"http://www.w3.org", b"")
     assert {"index.html", "playground.js", "playground.css"} <= set(static_files())
     status, _, body = request(server, "GET", "/static/THIRD_PARTY_LICENSES.txt")
@@ -55,7 +71,14 @@ def test_page_and_bundled_assets_are_served(server: PlaygroundServer) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["/static/../server.py", "/static/%2e%2e/server.py", "/static/missing.js", "/etc"]
+    "path",
+    [
+        "/static/../server.py",
+        "/static/%2e%2e/server.py",
+        "/static/missing.js",
+        "/etc",
+        "/static/index.html",  # the page is served only at /, with its token
+    ],
 )
 def test_nothing_outside_the_assets_is_served(server: PlaygroundServer, path: str) -> None:
     assert request(server, "GET", path)[0] == 404
@@ -202,9 +225,19 @@ def test_cli_serves_the_file_until_stopped(program_file: Path) -> None:
         url = first.split()[3]
         port = int(url.rstrip("/").rsplit(":", 1)[1])
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.request("GET", "/api/file")
-        assert json.loads(conn.getresponse().read())["text"] == PROGRAM
+        conn.request("GET", "/")
+        page = conn.getresponse().read().decode()
         conn.close()
+        token = re.search(r'name="aurane-token" content="([^"]+)"', page)
+        assert token is not None
+        for sent, status in (({}, 403), ({TOKEN_HEADER: token.group(1)}, 200)):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/api/file", headers=sent)
+            response = conn.getresponse()
+            assert response.status == status
+            if status == 200:
+                assert json.loads(response.read())["text"] == PROGRAM
+            conn.close()
     finally:
         proc.terminate()
         proc.wait(30)

@@ -79,19 +79,84 @@ def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> 
 
 
 def read_source(path: str) -> tuple[str | None, Diagnostic | None]:
-    """The file's text, or a P015 diagnostic for bad UTF-8; raises CommandError if unreadable."""
-    from aurane.frontend import decode_source
+    """The file's text, or a located diagnostic: P015 for bad UTF-8, P011 past the size
+    limit (checked before reading: at most the limit and one byte are read). Raises
+    CommandError when the path is missing, unreadable, or not a regular file (a FIFO or a
+    device is refused at once, never waited on)."""
+    from aurane.frontend import read_source_text
 
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        return read_source_text(path)
     except FileNotFoundError:
         raise CommandError(f"cannot read '{path}': no such file") from None
-    except IsADirectoryError:
-        raise CommandError(f"cannot read '{path}': it is a directory") from None
     except OSError as error:
         raise CommandError(f"cannot read '{path}': {os_reason(error)}") from None
-    return decode_source(data, path)
+
+
+def read_stdin_source(name: str = "<stdin>") -> tuple[str | None, Diagnostic | None]:
+    """Standard input as a source (``-``): at most the size limit and one byte are read."""
+    from aurane.frontend import decode_source, oversized_source
+    from aurane.syntax.tokens import MAX_FILE_BYTES
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        data: bytes = stream.read(MAX_FILE_BYTES + 1)
+    else:  # a text stream put in place of stdin (tests): its characters as UTF-8
+        data = sys.stdin.read(MAX_FILE_BYTES + 1).encode("utf-8", "surrogatepass")
+    if len(data) > MAX_FILE_BYTES:
+        return None, oversized_source(len(data), exact=False)
+    return decode_source(data, name)
+
+
+STDOUT = "-"
+
+
+def refused_output(path: str, error: OSError) -> CommandError:
+    """The error for an output path that could not be written: exit 2 when the output rule
+    (RELIABILITY K-OUT) refuses what the path names, else 1 (the OS's reason)."""
+    from aurane.fs import NotAFile, RefusedOutput
+
+    code = EXIT_USAGE if isinstance(error, NotAFile | RefusedOutput) else EXIT_INPUT
+    return CommandError(f"cannot write '{path}': {os_reason(error)}", code)
+
+
+def check_output(path: str, source: str | None = None) -> None:
+    """Refuse, before any work, an output ``path`` the output rule would not write (a
+    device, FIFO, socket, directory, read-only file, a link out of its folder) or the
+    ``source`` itself; ``-`` (stdout) passes. Writing checks again (:func:`write_output`)."""
+    from aurane.fs import output_target
+
+    if path == STDOUT:
+        return
+    if source is not None and same_file(path, source):
+        raise CommandError(
+            f"refusing to overwrite the source '{source}' with its output", EXIT_USAGE
+        )
+    try:
+        output_target(path)
+    except OSError as error:
+        raise refused_output(path, error) from None
+
+
+def write_output(path: str, data: str | bytes) -> None:
+    """``data`` to ``path`` under the output rule, atomically; ``-``: stdout (text as UTF-8
+    bytes, whatever the terminal's encoding)."""
+    from aurane.fs import atomic_write
+
+    if path == STDOUT:
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        buffer = getattr(sys.stdout, "buffer", None)
+        sys.stdout.flush()
+        if buffer is not None:
+            buffer.write(payload)
+            buffer.flush()
+        else:  # a text stream put in place of stdout
+            sys.stdout.write(payload.decode("utf-8", "replace"))
+        return
+    try:
+        atomic_write(path, data)
+    except OSError as error:
+        raise refused_output(path, error) from None
 
 
 def use_colour(stream: Any) -> bool:
@@ -114,25 +179,33 @@ def print_json(payload: Any, stream: Any = None) -> None:
 
 
 def shown_text(path: str) -> str:
-    """A file that is not valid UTF-8, decoded as well as it goes, for showing its lines."""
-    with open(path, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
+    """A file that could not be read as a source (bad UTF-8, too large), decoded as well as
+    it goes, for showing its lines: at most the size limit is read."""
+    from aurane.fs import read_limited
+    from aurane.syntax.tokens import MAX_FILE_BYTES
+
+    try:
+        data = read_limited(path, MAX_FILE_BYTES, truncate=True)
+    except OSError:
+        return ""
+    return data.decode("utf-8", errors="replace")
 
 
 def source_text(path: str, *, json: bool = False) -> str:
-    """The file's text; a CommandError carrying the P015 diagnostic on bad UTF-8 (rendered on
+    """The file's text; a CommandError carrying the P015/P011 diagnostic (rendered on
     stderr first unless ``json``, where the caller prints it as JSON)."""
     text, bad = read_source(path)
     if text is None:
         assert bad is not None
         if not json:
             print_diagnostics([bad], shown_text(path), path)
-        raise CommandError("the file is not valid UTF-8", EXIT_INPUT, [bad])
+        raise CommandError(bad.message, EXIT_INPUT, [bad])
     return text
 
 
 def load_text(path: str) -> str | None:
-    """The file's text; on bad UTF-8, print the located diagnostic and return None."""
+    """The file's text; on bad UTF-8 or past the size limit, print the located diagnostic
+    and return None."""
     text, bad = read_source(path)
     if text is None:
         assert bad is not None

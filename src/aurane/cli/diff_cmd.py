@@ -89,8 +89,8 @@ def _inputs(args: argparse.Namespace) -> tuple[str, str, str, str]:
             second = (f"{path}@{revs[1]}", _git_show(path, revs[1]))
         else:
             text = load_text(path)
-            if text is None:
-                raise CommandError(f"{path} is not valid UTF-8")
+            if text is None:  # load_text printed the located P011/P015
+                raise CommandError(f"cannot compare '{path}': it is not a readable program")
             second = (path, text)
         return first[0], first[1], second[0], second[1]
     if len(args.sources) != 2:
@@ -98,8 +98,8 @@ def _inputs(args: argparse.Namespace) -> tuple[str, str, str, str]:
     texts = []
     for path in args.sources:
         text = load_text(path)
-        if text is None:
-            raise CommandError(f"{path} is not valid UTF-8")
+        if text is None:  # load_text printed the located P011/P015
+            raise CommandError(f"cannot compare '{path}': it is not a readable program")
         texts.append(text)
     return args.sources[0], texts[0], args.sources[1], texts[1]
 
@@ -107,6 +107,8 @@ def _inputs(args: argparse.Namespace) -> tuple[str, str, str, str]:
 def _git_show(path: str, rev: str) -> str:
     import subprocess
     from pathlib import Path
+
+    from aurane.syntax.tokens import MAX_FILE_BYTES
 
     if rev.startswith("-"):
         raise CommandError(f"not a revision: {rev!r}", EXIT_USAGE)
@@ -123,6 +125,10 @@ def _git_show(path: str, rev: str) -> str:
     if done.returncode != 0:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise CommandError(f"git show {rev}:{path} failed: {reason[-1] if reason else ''}")
+    if len(done.stdout) > MAX_FILE_BYTES:
+        raise CommandError(
+            f"{path} at {rev} is {len(done.stdout)} bytes; the limit is {MAX_FILE_BYTES} bytes"
+        )
     try:
         return done.stdout.decode("utf-8")
     except UnicodeDecodeError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from aurane.cli.commands import command_help
 from aurane.cli.common import (
@@ -20,9 +21,14 @@ from aurane.cli.common import (
     EXIT_INTERNAL,
     EXIT_OK,
     EXIT_USAGE,
+    STDOUT,
     CommandError,
+    check_output,
+    os_reason,
     print_diagnostics,
     print_json,
+    refused_output,
+    write_output,
 )
 
 
@@ -37,7 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument("--format", choices=("onnx", "pt2"), required=True, help="artifact kind")
     parser.add_argument("--model", metavar="NAME", help="only this model")
-    parser.add_argument("-o", "--output", metavar="OUT", help="output file (folder: several)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="output file (folder: several; '-': stdout, one model)",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
     parser.set_defaults(run=run)
 
@@ -63,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
             f"--format {args.format} needs {', '.join(missing)}: pip install 'aurane[export]'",
             EXIT_USAGE,
         )
+    if args.output not in (None, STDOUT) and not os.path.isdir(args.output):
+        check_output(args.output, args.source)  # before the (slow) compile and export
     text = load_text(args.source)
     if text is None:
         return EXIT_INPUT
@@ -78,16 +91,31 @@ def run(args: argparse.Namespace) -> int:
     if not models:
         raise CommandError(f"{args.source} has no model with an input_shape to export")
     several = len(models) > 1
+    to_stdout = args.output == STDOUT
+    if to_stdout and (several or args.json):
+        what = "several models" if several else "--json"
+        raise CommandError(f"-o - (stdout) takes one model's artifact, not {what}", EXIT_USAGE)
     if several and args.output is not None:
-        os.makedirs(args.output, exist_ok=True)
-    results = []
-    for model in models:
+        try:
+            os.makedirs(args.output, exist_ok=True)
+        except OSError as error:
+            reason = os_reason(error)
+            raise CommandError(f"cannot make the folder '{args.output}': {reason}") from None
+    paths = {}
+    for model in models:  # every output checked before the first (slow) export
         if args.output is None:
             path = default_path(args.source, model, args.format, several)
         else:
             path = os.path.join(args.output, f"{model}.{args.format}") if several else args.output
+        check_output(path, args.source)
+        paths[model] = path
+    results = []
+    for model in models:
         try:
-            results.append(export_model(gen, model, args.format, path))
+            if to_stdout:
+                results.append(_to_stdout(gen, model, args.format))
+            else:
+                results.append(export_model(gen, model, args.format, paths[model]))
         except ExportUnavailable as error:
             raise CommandError(str(error), EXIT_USAGE) from None
         except ExportSpecialized as error:  # a symbolic size torch's tracer fixed: not a bug
@@ -96,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
         except ExportMismatch as error:
             print(f"error: {error} (this is a bug in aurane, please report it)", file=sys.stderr)
             return EXIT_INTERNAL
+        except OSError as error:  # publishing the artifact: the output rule, a full disk
+            raise refused_output(paths[model], error) from None
         except Exception as error:  # the exporter refused generated code: our bug
             print(
                 f"error: exporting {model} to {args.format} failed (this is a bug in aurane, "
@@ -114,3 +144,18 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     return EXIT_OK
+
+
+def _to_stdout(gen: Any, model: str, fmt: str) -> Any:
+    """Export into a private temporary folder, then copy the artifact to stdout."""
+    import tempfile
+    from pathlib import Path
+
+    from aurane.export import export_model
+    from aurane.records import replace
+
+    with tempfile.TemporaryDirectory(prefix="aurane-export-") as folder:
+        path = Path(folder) / f"{model}.{fmt}"
+        result = export_model(gen, model, fmt, str(path))
+        write_output(STDOUT, path.read_bytes())
+    return replace(result, path=STDOUT)

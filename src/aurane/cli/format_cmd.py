@@ -77,7 +77,7 @@ _EXIT = {
 
 
 def _one(file: Path, args: argparse.Namespace) -> str:
-    from aurane.cli.common import CommandError, load_text
+    from aurane.cli.common import CommandError, load_text, os_reason
     from aurane.fs import atomic_write
     from aurane.tools.format import format_source, unified_diff
 
@@ -105,7 +105,11 @@ def _one(file: Path, args: argparse.Namespace) -> str:
             print(f"would reformat {file}", file=sys.stderr)
         return "changed" if not args.check else "would"
     # Write through a symlink to its target, so the link itself stays a link.
-    atomic_write(os.path.realpath(file), result.output)
+    try:
+        atomic_write(os.path.realpath(file), result.output)
+    except OSError as error:  # a read-only file (the output rule), a full disk
+        print(f"error: cannot write '{file}': {os_reason(error)}", file=sys.stderr)
+        return "bad"
     if not args.quiet:
         print(f"reformatted {file}", file=sys.stderr)
     return "changed"
@@ -120,9 +124,14 @@ def _summary(counts: dict[str, int], dry: bool) -> None:
 
 
 def _stdin(args: argparse.Namespace) -> int:
+    from aurane.cli.common import read_stdin_source
     from aurane.tools.format import format_source, unified_diff
 
-    text = sys.stdin.read()
+    text, bad = read_stdin_source()
+    if text is None:  # past the size limit (read no further) or bad UTF-8
+        assert bad is not None
+        print_diagnostics([bad], "", "<stdin>")
+        return EXIT_INPUT
     result = format_source(text, "<stdin>")
     if result.error is not None:
         print(f"error: {result.error}", file=sys.stderr)

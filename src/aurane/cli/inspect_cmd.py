@@ -7,7 +7,15 @@ import json
 from typing import Any
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_INPUT, EXIT_OK, load_text, print_diagnostics
+from aurane.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    STDOUT,
+    check_output,
+    load_text,
+    print_diagnostics,
+    write_output,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument("--verbose", action="store_true", help="print the full AST")
     parser.add_argument("--stats", action="store_true", help="print counts of constructs")
-    parser.add_argument("--export", metavar="FILE", help="write the AST as JSON to FILE")
+    parser.add_argument(
+        "--export", metavar="FILE", help="write the AST as JSON to FILE ('-': stdout)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -101,10 +111,11 @@ def _count_calls(node: Any) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from aurane.fs import atomic_write
     from aurane.syntax.parser import parse_program
     from aurane.syntax.printer import dump_ast
 
+    if args.export:  # before any work: a FIFO, a device or the source is never opened
+        check_output(args.export, args.source)
     text = load_text(args.source)
     if text is None:
         return EXIT_INPUT
@@ -113,10 +124,11 @@ def run(args: argparse.Namespace) -> int:
     if program is None or any(d.is_error for d in diagnostics):
         return EXIT_INPUT
     if args.export:
-        atomic_write(
+        write_output(
             args.export, json.dumps(dump_ast(program), indent=2, ensure_ascii=False) + "\n"
         )
-        print(f"wrote {args.export}")
+        if args.export != STDOUT:
+            print(f"wrote {args.export}")
     if args.stats:
         for key, value in _stats(program, text).items():
             print(f"{key:<12} {value}")

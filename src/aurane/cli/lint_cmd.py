@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 def _one(
     file: Path, args: argparse.Namespace, select: list[str] | None, payload: list[dict[str, object]]
 ) -> bool:
-    from aurane.cli.common import load_text, read_source
+    from aurane.cli.common import load_text, os_reason, read_source
     from aurane.fs import atomic_write
     from aurane.syntax.parser import MAX_DIAGNOSTICS
     from aurane.tools.lint import FIXABLE, fix_source, lint_source
@@ -77,7 +77,11 @@ def _one(
         if fixed.error is not None:
             print(f"error: {fixed.error}", file=sys.stderr)
         elif fixed.changed and fixed.output is not None:
-            atomic_write(os.path.realpath(file), fixed.output)
+            try:
+                atomic_write(os.path.realpath(file), fixed.output)
+            except OSError as error:  # a read-only file (the output rule), a full disk
+                print(f"error: cannot write '{file}': {os_reason(error)}", file=sys.stderr)
+                return True
             print(f"fixed {len(fixed.fixed)} problem(s) in {file}", file=sys.stderr)
             text = fixed.output
             found = lint_source(text, str(file))

@@ -43,14 +43,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise CommandError("--port must be between 0 and 65535", EXIT_USAGE)
     path = Path(args.file) if args.file else None
-    if path is not None and path.is_dir():
-        raise CommandError(f"cannot open '{path}': it is a directory")
     try:
         server = make_server(path, args.port)
     except UnicodeDecodeError:
         raise CommandError(f"cannot open '{path}': it is not UTF-8 text") from None
-    except OSError as error:
-        what = f"cannot open '{path}'" if path and not path.is_file() else "cannot start the server"
+    except OSError as error:  # the file's errors name it; binding the port's do not
+        what = f"cannot open '{path}'" if error.filename else "cannot start the server"
         raise CommandError(f"{what}: {os_reason(error)}") from None
     print(f"Aurane playground on {server.url} (Ctrl+C stops)", flush=True)
     if not args.no_browser:

@@ -13,7 +13,15 @@ import os
 import sys
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError
+from aurane.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    STDOUT,
+    CommandError,
+    check_output,
+    os_reason,
+    write_output,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,7 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "holding the metrics.jsonl a run writes beside its checkpoints) into one PNG.",
     )
     parser.add_argument("runs", metavar="RUN_DIR", nargs="+", help="a run's checkpoint folder")
-    parser.add_argument("-o", "--output", metavar="PNG", help="where to write the figure")
+    parser.add_argument(
+        "-o", "--output", metavar="PNG", help="where to write the figure ('-': stdout)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -35,23 +45,32 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             "aurane plot needs matplotlib: pip install 'aurane[plot]'", EXIT_INPUT
         ) from None
-    from aurane.runtime.history import plot_runs, read_history
+    from aurane.runtime.history import read_history, render_runs
 
+    default = os.path.join(args.runs[0], "metrics.png") if len(args.runs) == 1 else "runs.png"
+    output = args.output or default
+    check_output(output)  # before any work: a FIFO or a device is never opened
     runs = []
     for folder in args.runs:
+        where = os.path.join(folder, "metrics.jsonl")
         try:
             history = read_history(folder)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise CommandError(
                 f"no metrics.jsonl in '{folder}': is it a run's checkpoint folder?", EXIT_INPUT
             ) from None
-        except ValueError as error:
-            raise CommandError(
-                f"cannot read '{folder}/metrics.jsonl': {error}", EXIT_INPUT
-            ) from None
+        except OSError as error:
+            raise CommandError(f"cannot read '{where}': {os_reason(error)}") from None
+        except ValueError as error:  # HistoryError: located at its line
+            raise CommandError(str(error), EXIT_INPUT) from None
+        if not history:
+            raise CommandError(f"{where}: no rows yet (the run has not finished an epoch)")
         runs.append((os.path.basename(os.path.normpath(folder)) or folder, history))
-    default = os.path.join(args.runs[0], "metrics.png") if len(runs) == 1 else "runs.png"
-    output = args.output or default
-    plot_runs(runs, output)
-    print(f"wrote {output}", file=sys.stderr)
+    try:
+        png, _ = render_runs(runs)
+    except ValueError as error:  # too many quantities across the runs
+        raise CommandError(str(error), EXIT_INPUT) from None
+    write_output(output, png)
+    if output != STDOUT:
+        print(f"wrote {output}", file=sys.stderr)
     return EXIT_OK

@@ -6,7 +6,14 @@ import argparse
 import sys
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_OK, EXIT_USAGE, CommandError, os_reason, same_file
+from aurane.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    STDOUT,
+    CommandError,
+    check_output,
+    write_output,
+)
 
 FORMATS = ("rich", "mermaid", "dot", "svg")
 SUFFIXES = {
@@ -39,7 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "no Graphviz needed); with --output the default follows the file suffix",
     )
     parser.add_argument("--model", metavar="NAME", help="only this model")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (one model)")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE (one model; '-': stdout)"
+    )
     parser.add_argument(
         "--expand", action="store_true", help="draw the layers inside every composed block"
     )
@@ -68,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     from aurane.analysis.diagrams import RENDERERS, RenderError, build_diagram
     from aurane.cli.ir import load_graphs
 
+    if args.output == STDOUT:  # '-': stdout, as without --output
+        args.output = None
+    if args.output:  # before any work: a FIFO, a device or the source is never opened
+        check_output(args.output, args.source)
     fmt = _format(args)
     graphs = load_graphs(args.source, args.model)
     if len(graphs) > 1 and (args.output or fmt == "svg"):
@@ -89,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     except RenderError as error:
         raise CommandError(str(error)) from None
     if args.output:
-        _write(args.output, args.source, text)
+        write_output(args.output, text if text.endswith("\n") else text + "\n")
     else:
         print(text)
     return EXIT_OK
@@ -109,19 +122,3 @@ def _print_rich(diagrams: list) -> bool:  # type: ignore[type-arg]
             console.print()
         console.print(tree)
     return True
-
-
-def _write(output: str, source: str, text: str) -> None:
-    from pathlib import Path
-
-    from aurane.fs import atomic_write
-
-    target = Path(output)
-    if same_file(target, source):
-        raise CommandError("refusing to overwrite the source file with the diagram", EXIT_USAGE)
-    if target.is_dir():
-        raise CommandError(f"cannot write '{output}': it is a directory")
-    try:
-        atomic_write(target, text if text.endswith("\n") else text + "\n")
-    except OSError as error:
-        raise CommandError(f"cannot write '{output}': {os_reason(error)}") from None

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_USAGE, CommandError, print_diagnostics, same_file
+from aurane.cli.common import (
+    EXIT_USAGE,
+    STDOUT,
+    CommandError,
+    check_output,
+    print_diagnostics,
+    same_file,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -42,8 +49,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--debounce must be between 50 and 100 ms", EXIT_USAGE)
     if same_file(source, out):
         raise CommandError("OUT must differ from SRC (it would overwrite the source)", EXIT_USAGE)
-    if source.is_dir():
-        raise CommandError(f"cannot watch '{source}': it is a directory")
+    if args.out == STDOUT:
+        raise CommandError("OUT must be a file to keep up to date, not '-'", EXIT_USAGE)
+    check_output(args.out)  # a device, FIFO, directory or read-only file: refused now
+    if source.exists() and not source.is_file():  # a FIFO or a device is never read
+        from aurane.fs import kind_of
+
+        kind = kind_of(source.stat().st_mode)
+        raise CommandError(f"cannot watch '{source}': it is {kind}, not a regular file")
     config = WatchConfig(
         source, out, analyze=args.analyze, validate=args.validate, debounce=args.debounce / 1000
     )

@@ -107,8 +107,11 @@ class Watcher:
             self._build(content)
 
     def _read(self) -> bytes | None:
-        try:
-            return self.config.source.read_bytes()
+        from aurane.fs import read_limited
+        from aurane.syntax.tokens import MAX_FILE_BYTES
+
+        try:  # a FIFO or device is no content; past the limit, the first limit + 1 bytes
+            return read_limited(self.config.source, MAX_FILE_BYTES + 1, truncate=True)
         except OSError:  # missing, a folder, unreadable: no content
             return None
 
@@ -116,15 +119,22 @@ class Watcher:
 
     def _build(self, content: bytes) -> None:
         from aurane.compile import compile_source
-        from aurane.frontend import decode_source
+        from aurane.frontend import decode_source, oversized_source
         from aurane.fs import atomic_write
         from aurane.stages import CompilationError
+        from aurane.syntax.tokens import MAX_FILE_BYTES
 
         self._attempted = _digest(content)
         self.builds += 1
         started = time.perf_counter()
         name = str(self.config.source)
-        text, bad = decode_source(content, name)
+        # past the limit, _read stopped one byte after it
+        too_large = len(content) > MAX_FILE_BYTES
+        text, bad = (
+            (None, oversized_source(len(content), exact=False))
+            if too_large
+            else decode_source(content, name)
+        )
         try:
             if text is None:
                 assert bad is not None
@@ -142,7 +152,8 @@ class Watcher:
         try:
             atomic_write(self.config.out, output)
         except OSError as error:  # e.g. OUT's folder vanished: report, keep watching
-            self.say(f"build {self.builds}: cannot write {self.config.out}: {error}")
+            reason = error.strerror or error
+            self.say(f"build {self.builds}: cannot write {self.config.out}: {reason}")
             return
         elapsed = (time.perf_counter() - started) * 1000
         self.say(f"build {self.builds}: compiled {name} -> {self.config.out} ({elapsed:.0f} ms)")

@@ -17,6 +17,16 @@ import { aurane } from "./aurane-mode.js";
 const DEBOUNCE_MS = 250;
 const $ = (id) => document.getElementById(id);
 
+// The server writes this launch's secret into the page it serves (never a cookie, which a
+// request from any other page would carry too); every /api/ request sends it back.
+const TOKEN = document.querySelector('meta[name="aurane-token"]')?.content ?? "";
+function api(path, body) {
+  const headers = { "X-Aurane-Token": TOKEN };
+  if (body === undefined) return fetch(path, { headers, credentials: "omit" });
+  headers["Content-Type"] = "application/json";
+  return fetch(path, { method: "POST", headers, body: JSON.stringify(body), credentials: "omit" });
+}
+
 const state = {
   result: null, // the last analysis
   model: null, // model drawn
@@ -173,11 +183,7 @@ async function refresh() {
   };
   let result;
   try {
-    const response = await fetch("/api/analyze", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
+    const response = await api("/api/analyze", body);
     result = await response.json();
     if (!response.ok) throw new Error(result.error || response.statusText);
   } catch (error) {
@@ -445,17 +451,13 @@ $("collapse-all").addEventListener("click", () => {
   refresh();
 });
 $("save").addEventListener("click", async () => {
-  const response = await fetch("/api/save", {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ source: source.state.doc.toString() }),
-  });
+  const response = await api("/api/save", { source: source.state.doc.toString() });
   const data = await response.json();
   setStatus(response.ok ? "ok" : "error", response.ok ? `saved ${data.saved}` : data.error);
 });
 
 async function start() {
-  const response = await fetch("/api/file");
+  const response = await api("/api/file");
   const file = await response.json();
   $("file-name").textContent = file.name;
   $("save").hidden = !file.can_save;
