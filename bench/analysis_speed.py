@@ -419,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = c.Settings.make(args.quick, smoke=args.smoke)
     result = run(settings, args.sizes, cli=not (args.no_cli or args.smoke))
-    from run_all import print_result
+    from report import print_result
 
     print_result(result)
     return 0

@@ -379,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--no-cli", action="store_true")
     args = parser.parse_args(argv)
-    from run_all import print_result
+    from report import print_result
 
     settings = c.Settings.make(args.quick, smoke=args.smoke)
     print_result(run(settings, cli=not (args.no_cli or args.smoke)))

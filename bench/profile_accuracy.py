@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args(argv)
-    from run_all import print_result
+    from report import print_result
 
     result = run(c.Settings.make(args.quick, smoke=args.smoke))
     print_result(result)

@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--ops", type=int, default=None)
     args = parser.parse_args(argv)
-    from run_all import print_result
+    from report import print_result
 
     print_result(run(c.Settings.make(args.quick, smoke=args.smoke), args.ops))
     return 0

@@ -9,12 +9,12 @@ callgrind counts the instructions a run executes instead; the count does not dep
 machine's load (the same run gives the same count, to the instruction, with
 ``PYTHONHASHSEED=0``).
 
-Method: the models, data, loaders and the two loops of ``train_speed.py`` (the same code,
-imported). One process runs under callgrind with instrumentation off until the counted part:
-each side first runs once (first-use imports and caches are not the loop's work), then each
-side runs at 8 and at 128 steps a run (2 epochs of 4 and of 64 batches), each run counted
-alone through Valgrind's client requests (``callgrind_probe.c``). Both sides must reach the
-same steps and final loss, as in ``train_speed.py``.
+Method: the models, data, loaders and the two loops of ``train_loops.py`` (the code that
+``train_speed.py`` times). One process runs under callgrind with instrumentation off until
+the counted part: each side first runs once (first-use imports and caches are not the
+loop's work), then each side runs at 8 and at 128 steps a run (2 epochs of 4 and of 64
+batches), each run counted alone through Valgrind's client requests (``callgrind_probe.c``).
+Both sides must reach the same steps and final loss, as in ``train_speed.py``.
 
 Rows, per model:
 - instructions per step at 128 steps a run: everything the generated function does (set-up
@@ -128,7 +128,7 @@ def _datasets() -> dict[str, dict[str, Any]]:
 def child(library: str, out: str) -> None:
     """Runs under callgrind: every counted run between a zero and a labelled dump."""
     import torch
-    import train_speed as ts
+    import train_loops
 
     from aurane.compile import compile_source
 
@@ -137,7 +137,7 @@ def child(library: str, out: str) -> None:
     text = (c.PROGRAMS / "train.aur").read_text()
     program = c.load_generated(compile_source(text, filename="train.aur"), "bench_train")
     loops = {
-        (name, size): ts.Loops(program, name, data)
+        (name, size): train_loops.Loops(program, name, data)
         for name, by_size in _datasets().items()
         for size, data in by_size.items()
     }
@@ -193,7 +193,7 @@ def native_rates(settings: c.Settings) -> dict[str, float]:
     """CPU seconds of the calibration and of one hand-written MLP and CNN run at the large
     size, each the median of the benchmark's runs, without valgrind."""
     import torch
-    import train_speed as ts
+    import train_loops
 
     from aurane.compile import compile_source
 
@@ -204,7 +204,7 @@ def native_rates(settings: c.Settings) -> dict[str, float]:
         "calibration": lambda: _calibration(CALIBRATION_ROUNDS),
     }
     for name in datasets:
-        jobs[name] = ts.Loops(program, name, datasets[name]["large"]).hand
+        jobs[name] = train_loops.Loops(program, name, datasets[name]["large"]).hand
     torch.set_num_threads(settings.threads)
     seconds: dict[str, float] = {}
     for label, job in jobs.items():
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(*args.child)
         return 0
-    from run_all import print_result
+    from report import print_result
 
     print_result(run(c.Settings.make(args.quick, smoke=args.smoke)))
     return 0

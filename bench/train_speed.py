@@ -39,7 +39,7 @@ import contextlib
 import io
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,51 +48,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as c  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
-from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+from torch.utils.data import TensorDataset  # noqa: E402
+from train_loops import EPOCHS, LR, Loops, Outcome, hand_written  # noqa: E402
 
 TARGET_US = 5.0  # per-step overhead in CPU time, microseconds
 ROUNDS = 31  # paired rounds of a full run (its 95% interval of the median: rounds 10 to 22)
-EPOCHS = 2  # as in bench/programs/train.aur
-LR = 0.001
-
-
-class CountingLoader:
-    """A DataLoader wrapper that counts the batches each side takes."""
-
-    def __init__(self, loader: DataLoader[Any]) -> None:
-        self.loader = loader
-        self.dataset = loader.dataset
-        self.sampler = loader.sampler
-        self.batch_size = loader.batch_size
-        self.steps = 0
-
-    def __len__(self) -> int:
-        return len(self.loader)
-
-    def __iter__(self) -> Iterator[Any]:
-        for batch in self.loader:
-            self.steps += 1
-            yield batch
-
-
-def hand_written(model: nn.Module, loader: CountingLoader, epochs: int) -> float:
-    """A minimal loop; returns the last epoch's mean loss (per sample)."""
-    optimizer = torch.optim.Adam(model.parameters(), lr=LR)
-    loss_fn = nn.CrossEntropyLoss()
-    model.train()
-    mean = math.nan
-    for _ in range(epochs):
-        total = torch.zeros((), dtype=torch.float64)
-        count = 0
-        for inputs, targets in loader:
-            loss = loss_fn(model(inputs), targets)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            total += loss.detach().double() * len(targets)
-            count += len(targets)
-        mean = float(total) / count
-    return mean
 
 
 def lightning_trainers(count: int, epochs: int) -> list[Any] | None:
@@ -130,48 +90,6 @@ def lightning_module(net: nn.Module) -> Any:
             return torch.optim.Adam(self.parameters(), lr=LR)
 
     return Module()
-
-
-# a run's steps, its last epoch's mean loss (per sample) and its final parameters
-Outcome = tuple[int, float, dict[str, torch.Tensor]]
-
-
-class Loops:
-    """Both loops of one model on ``data``: the same initial weights, one loader (counting
-    the batches each side takes), output kept quiet. ``aurane()`` and ``hand()`` each train
-    a fresh copy. Shared with ``train_instructions.py``, which counts the same runs."""
-
-    def __init__(self, program: dict[str, Any], name: str, data: TensorDataset) -> None:
-        torch.manual_seed(0)
-        self.make: Callable[[], nn.Module] = program[name]
-        self.initial = {k: v.clone() for k, v in self.make().state_dict().items()}
-        self.loader = CountingLoader(DataLoader(data, batch_size=32, shuffle=False))
-        self.train = program[f"train_{name.lower()}"]
-        self.quiet = io.StringIO()
-
-    def fresh(self) -> nn.Module:
-        model = self.make()
-        model.load_state_dict(self.initial)
-        return model
-
-    def silenced(self) -> contextlib.ExitStack:
-        stack = contextlib.ExitStack()
-        stack.enter_context(contextlib.redirect_stdout(self.quiet))
-        stack.enter_context(contextlib.redirect_stderr(self.quiet))
-        return stack
-
-    def aurane(self) -> Outcome:
-        model, before = self.fresh(), self.loader.steps
-        with self.silenced():
-            trained = self.train(train_loader=self.loader, model=model)
-        loss = float(trained.training_history[-1]["loss"])
-        return self.loader.steps - before, loss, trained.state_dict()
-
-    def hand(self) -> Outcome:
-        model, before = self.fresh(), self.loader.steps
-        with self.silenced():
-            loss = hand_written(model, self.loader, EPOCHS)
-        return self.loader.steps - before, loss, model.state_dict()
 
 
 def bench_model(
@@ -360,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "--runs", type=int, help="timed runs per side (more narrow the overhead's spread)"
     )
     args = parser.parse_args(argv)
-    from run_all import print_result
+    from report import print_result
 
     print_result(run(c.Settings.make(args.quick, runs=args.runs, smoke=args.smoke)))
     return 0

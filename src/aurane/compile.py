@@ -388,14 +388,45 @@ def compile_file(
     )
 
 
+# -- source maps for a compiled text (aurane run, compile --standalone/--format) --------
+
+
+def generated_source(text: str, filename: str) -> str:
+    """Compile ``text`` (raising ``CompilationError``) and append its source-map table."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.backends.torch.program import with_table
+
+    program, graphs, _ = prepare_program(text, filename=filename)
+    generator = TorchCodeGenerator(program, graphs, filename=filename)
+    code = generator.generate()
+    return with_table(code, [(p.name, p.graph) for p in generator.plans()], filename, program)
+
+
+def attach_source_map(code: str, text: str, filename: str) -> str:
+    """``code`` (compiled from ``text``) with its table appended; unchanged on any problem,
+    so a run never fails for want of a source map."""
+    try:
+        from aurane.backends.torch import TorchCodeGenerator
+        from aurane.backends.torch.program import with_table
+
+        program, graphs, _ = prepare_program(text, filename=filename)
+        generator = TorchCodeGenerator(program, graphs, filename=filename)
+        plans = [(p.name, p.graph) for p in generator.plans()]
+        return with_table(code, plans, filename, program)
+    except Exception:
+        return code
+
+
 __all__ = [
     "BackendOutputError",
     "CompilationError",
     "CompileResult",
     "OptimizerError",
+    "attach_source_map",
     "compile_detailed",
     "compile_file",
     "compile_source",
+    "generated_source",
     "prepare_program",
     "read_source_file",
     "validate_python",

@@ -74,3 +74,24 @@ def sorted_unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     return any(d.is_error for d in diagnostics)
+
+
+class CompilationError(Exception):
+    """Readable text plus the failing ``stage``, the first error's ``span`` and every diagnostic."""
+
+    def __init__(self, diagnostics: list[Diagnostic], filename: str | None = None) -> None:
+        self.diagnostics = sorted_unique(diagnostics)
+        errors = [d for d in self.diagnostics if d.is_error] or self.diagnostics
+        first = errors[0] if errors else None
+        self.stage: str | None = first.stage if first else None
+        self.span: Span | None = first.span if first else None
+        self.filename = filename
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        name = self.filename or "<input>"
+        lines = []
+        for d in self.diagnostics:
+            where = f"{name}:{d.span.line}:{d.span.column}" if d.span else name
+            lines.append(f"{where}: {d.severity}[{d.code}]: {d.message}")
+        return "\n".join(lines) or "compilation failed"

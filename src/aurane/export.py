@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from aurane.fs import publish_file
-from aurane.ir.sizes import SizeExpr, bounds, example_sizes
 from aurane.records import record
+from aurane.semantics.sizes import SizeExpr, bounds, example_sizes
 from aurane.verify import Generated, sample_input
 
 FORMATS = ("onnx", "pt2")

@@ -13,7 +13,10 @@ The table travels in the generated file as comment lines at its end::
 
     # aurane-source-map: src=net.aur 40=5:9 41-43=6:11 ...
 
-(generated line or line range ``=`` ``.aur`` line:column). ``install()`` adds the ``.aur``
+(generated line or line range ``=`` ``.aur`` line:column); the torch backend appends it
+(``backends/torch/program.with_table``, from ``class_maps`` and ``render_table`` here), and
+``aurane.compile.attach_source_map`` makes it again for a post-processed file. This module
+imports nothing of the backends or the compiler. ``install()`` adds the ``.aur``
 location beside each mapped frame of a traceback; ``python -m aurane.sourcemap out.py``
 runs a generated program with it installed.
 """
@@ -30,8 +33,6 @@ from typing import Any
 
 from aurane.ir.graph import Graph, Node
 from aurane.records import record
-from aurane.source import Span
-from aurane.syntax import ast
 
 PREFIX = "# aurane-source-map:"
 _LINE_WIDTH = 100
@@ -271,40 +272,6 @@ def render_table(
     return "\n".join(out) + "\n"
 
 
-def job_table(code: str, program: ast.AuraneProgram) -> dict[tuple[int, int], tuple[int, int]]:
-    """Each generated training function (``train_net``) and dataset factory
-    (``_make_images_loader``) -> the ``train`` / ``dataset`` block that produced it."""
-    from aurane.backends.torch.data_emit import loader_name
-    from aurane.backends.torch.jobs import job_names
-
-    owners: dict[str, Span] = {name: stmt.span for stmt, name in job_names(program)}
-    for stmt in program.statements:
-        if isinstance(stmt, ast.Dataset):
-            owners[loader_name(stmt.name)] = stmt.span
-    table: dict[tuple[int, int], tuple[int, int]] = {}
-    for node in pyast.parse(code).body:
-        if isinstance(node, pyast.FunctionDef) and node.name in owners:
-            span = owners[node.name]
-            table[(node.lineno, node.end_lineno or node.lineno)] = (span.line, span.column)
-    return table
-
-
-def with_table(
-    code: str,
-    plans: Iterable[tuple[str, Graph]],
-    source_name: str | None,
-    program: ast.AuraneProgram | None = None,
-) -> str:
-    """``code`` with its source-map table appended (unchanged when it already has one)."""
-    if PREFIX in code:
-        return code
-    table = line_table(class_maps(code, plans))
-    if program is not None:
-        table = dict(sorted({**job_table(code, program), **table}.items()))
-    rendered = render_table(table, source_name)
-    return code + ("\n\n" + rendered if rendered else "")  # two blank lines, as black writes
-
-
 def strip_table(code: str) -> str:
     """``code`` without its source-map table (and the blank line before it), so a
     post-processed file (``--standalone``, ``--format``) can get a table of its own lines."""
@@ -353,32 +320,6 @@ def map_for_file(filename: str) -> ParsedMap | None:
     if filename not in _CACHE:
         _CACHE[filename] = parse_table(linecache.getlines(filename))
     return _CACHE[filename]
-
-
-def generated_source(text: str, filename: str) -> str:
-    """Compile ``text`` (raising ``CompilationError``) and append its source-map table."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(text, filename=filename)
-    generator = TorchCodeGenerator(program, graphs, filename=filename)
-    code = generator.generate()
-    return with_table(code, [(p.name, p.graph) for p in generator.plans()], filename, program)
-
-
-def attach(code: str, text: str, filename: str) -> str:
-    """``code`` (compiled from ``text``) with its table appended; unchanged on any problem,
-    so a run never fails for want of a source map."""
-    try:
-        from aurane.backends.torch import TorchCodeGenerator
-        from aurane.compile import prepare_program
-
-        program, graphs, _ = prepare_program(text, filename=filename)
-        generator = TorchCodeGenerator(program, graphs, filename=filename)
-        plans = [(p.name, p.graph) for p in generator.plans()]
-        return with_table(code, plans, filename, program)
-    except Exception:
-        return code
 
 
 def command(program: str) -> list[str]:

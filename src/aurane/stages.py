@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
+# CompilationError lives with the diagnostics it carries, so the backends can raise it too
+from aurane.diagnostics import CompilationError as CompilationError
 from aurane.diagnostics import Diagnostic, has_errors, sorted_unique
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_program
 from aurane.semantics.check import analyze
 from aurane.semantics.constants import resolve_program
-from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.parser import parse_program
-
-
-class CompilationError(Exception):
-    """Readable text plus the failing ``stage``, the first error's ``span`` and every diagnostic."""
-
-    def __init__(self, diagnostics: list[Diagnostic], filename: str | None = None) -> None:
-        self.diagnostics = sorted_unique(diagnostics)
-        errors = [d for d in self.diagnostics if d.is_error] or self.diagnostics
-        first = errors[0] if errors else None
-        self.stage: str | None = first.stage if first else None
-        self.span: Span | None = first.span if first else None
-        self.filename = filename
-        super().__init__(self._text())
-
-    def _text(self) -> str:
-        name = self.filename or "<input>"
-        lines = []
-        for d in self.diagnostics:
-            where = f"{name}:{d.span.line}:{d.span.column}" if d.span else name
-            lines.append(f"{where}: {d.severity}[{d.code}]: {d.message}")
-        return "\n".join(lines) or "compilation failed"
 
 
 def _raise_on_errors(diagnostics: list[Diagnostic], filename: str | None = None) -> None:

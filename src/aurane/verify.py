@@ -21,8 +21,8 @@ from typing import Any
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ir.graph import BATCH, Graph, Node, Value
-from aurane.ir.sizes import evaluate, example_sizes
 from aurane.records import field, record
+from aurane.semantics.sizes import evaluate, example_sizes
 from aurane.sourcemap import ClassMap, Statement, class_maps, layer_path
 
 BATCH_SIZE = 2

@@ -72,8 +72,10 @@ def test_run_corpus_gan_leaves_png_and_tensor_samples(tmp_path: Path) -> None:
     assert samples.shape == (4, 1, 16, 16)
     from PIL import Image
 
-    with Image.open(png) as image:
-        assert image.mode == "L" and image.size == (38, 38)  # 2x2 grid, 2 px padding
+    with Image.open(png) as image:  # torchvision's save_image draws one-channel grids as RGB
+        assert image.mode == "RGB" and image.size == (38, 38)  # 2x2 grid, 2 px padding
+        red, green, blue = image.split()
+        assert red.tobytes() == green.tobytes() == blue.tobytes()
 
 
 def test_run_reports_compile_errors_and_program_failures(tmp_path: Path) -> None:

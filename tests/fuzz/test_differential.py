@@ -146,8 +146,24 @@ def test_deliberate_rejections_are_documented() -> None:
 
 
 def test_cli_shows_one_program(capsys: pytest.CaptureFixture[str]) -> None:
-    from aurane.tools.fuzz import main
+    from aurane.tools.differential import main
 
     assert main(["--show", "3"]) == 0
     out = capsys.readouterr().out
     assert "model Net:" in out and "'verdict'" in out
+
+
+def test_the_documented_campaign_command_starts() -> None:
+    """``python -m aurane.tools.fuzz`` (a package: its ``__main__`` runs the differential
+    runner, which the generator itself never imports)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "aurane.tools.fuzz", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m aurane.tools.fuzz")

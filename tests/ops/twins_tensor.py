@@ -1,4 +1,5 @@
-"""PyTorch twins of the tensor operations (ops/arith.py, ops/shape.py, ops/reduce.py).
+"""PyTorch twins of the tensor operations (ops/arith.py, ops/shape.py, ops/pad.py,
+ops/parameter.py, ops/reduce.py).
 
 Written from PyTorch's own functions, not from Aurane's emitters, with axis arguments as
 Aurane gives them (they count the batch axis, as PyTorch's do).

@@ -118,6 +118,8 @@ def test_standalone_output_runs_with_aurane_hidden(tmp_path: Path) -> None:
         if isinstance(node, ast.Import | ast.ImportFrom)
     }
     assert standalone(code) == code  # nothing left to inline
+    # the metrics each task allows (runtime/tasks.py, which the checker reads too) came along
+    assert code.count("_METRICS_BY_TASK: dict[str, frozenset[str]] = {") == 1
     (tmp_path / "fake.py").write_text(code)
     # -S -I: no site processing (so no editable install of aurane), no PYTHONPATH; then the
     # site-packages folder alone, where torch lives but aurane is only a .pth entry.

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from aurane.sourcemap import PREFIX, generated_source, parse_table
+from aurane.compile import generated_source
+from aurane.sourcemap import PREFIX, parse_table
 from tests.conftest import env, run_cli
 from tests.trust.util import MLP
 

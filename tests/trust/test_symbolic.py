@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from aurane.frontend import run_front_end
-from aurane.ir.sizes import (
+from aurane.semantics.sizes import (
     ConcreteSizeNeeded,
     SizeExpr,
     UndecidedSize,

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from aurane.diagnostics import Diagnostic, has_errors
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_program
-from aurane.ir.sizes import free_symbols
 from aurane.semantics.check import analyze
+from aurane.semantics.sizes import free_symbols
 from aurane.syntax import ast
 
 __all__ = ["bind_sizes", "symbols_of"]

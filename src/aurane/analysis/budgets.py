@@ -17,8 +17,8 @@ from aurane.analysis.profile import LayerProfile, ModelProfile, profile
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Graph
-from aurane.ir.sizes import evaluate, free_symbols
 from aurane.records import record
+from aurane.semantics.sizes import evaluate, free_symbols
 from aurane.syntax import ast
 
 __all__ = ["BudgetCheck", "budget_json", "budget_lines", "check_budgets", "evaluate_budgets"]

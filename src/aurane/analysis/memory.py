@@ -18,8 +18,8 @@ from typing import Any
 
 from aurane.analysis.profile import ModelProfile, dtype_bytes
 from aurane.ir.graph import Graph
-from aurane.ops.modules import CONVOLUTIONS
-from aurane.ops.rules import FLOAT_DTYPES, is_int, numel
+from aurane.ops import family
+from aurane.ops.rules import CONVOLUTION, FLOAT_DTYPES, is_int, numel
 from aurane.records import field, record
 from aurane.semantics import config
 from aurane.semantics.values import NotLiteral, literal_value
@@ -28,7 +28,7 @@ from aurane.syntax import ast
 LOW_PRECISION_OPS = frozenset(
     {
         "dense",
-        *CONVOLUTIONS,
+        *family(CONVOLUTION),
         "multihead_attention",
         "scaled_dot_product_attention",
         "lstm",

@@ -169,9 +169,10 @@ def _run(args: argparse.Namespace) -> int:
         output = standalone(output)
     output = _format(output) if args.format else output
     if args.standalone or args.format:  # lines moved: the source map is made again
-        from aurane.sourcemap import attach, strip_table
+        from aurane.compile import attach_source_map
+        from aurane.sourcemap import strip_table
 
-        output = attach(strip_table(output), text, args.source)
+        output = attach_source_map(strip_table(output), text, args.source)
     if args.verify:  # issue 13: static shapes checked against torch before publishing
         from aurane.cli.verify_cmd import show, verify_reports
 

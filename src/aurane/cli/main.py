@@ -22,8 +22,6 @@ from aurane.cli.common import (
 from aurane.syntax.gc_pause import paused_gc
 from aurane.version import __version__
 
-ISSUES_URL = "https://github.com/aurane-lang/aurane/issues"
-
 Command = Callable[[argparse.Namespace], int]
 
 
@@ -119,10 +117,14 @@ def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int
     except Exception:  # a bug: say so, and how to report it
         import traceback
 
+        from aurane.project import project_url
+
         print(traceback.format_exc(), file=sys.stderr)
+        issues = project_url("Issues")  # pyproject.toml's [project.urls], when installed
         print(
             f"error: internal error in aurane {__version__} (this is a bug, not your input).\n"
-            f"Please report it with the traceback above and the source file at {ISSUES_URL}",
+            "Please report it with the traceback above and the source file"
+            + (f" at {issues}" if issues else ""),
             file=sys.stderr,
         )
         if wants_json(args):

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from aurane.analysis.profile import profile
     from aurane.analysis.report import model_text, profiles_json
     from aurane.cli.ir import load
-    from aurane.ir.sizes import jsonable
+    from aurane.semantics.sizes import jsonable
 
     # an exceeded budget (T115) is an error for check and compile; profile shows it
     front, graphs = load(args.source, args.model, json=args.json, allow=frozenset({"T115"}))

@@ -82,15 +82,14 @@ def run(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from aurane import sourcemap
-    from aurane.compile import CompilationError, compile_source
+    from aurane.compile import CompilationError, attach_source_map, compile_source
 
     text = load_text(args.source)
     if text is None:
         return EXIT_INPUT
     try:
         code = compile_source(text, filename=args.source, cache=False)
-        code = sourcemap.attach(code, text, args.source)  # issue 13: .aur lines in tracebacks
+        code = attach_source_map(code, text, args.source)  # issue 13: .aur lines in tracebacks
     except CompilationError as error:
         print_diagnostics(error.diagnostics, text, args.source)
         return EXIT_INPUT

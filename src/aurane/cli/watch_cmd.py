@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_USAGE, STDOUT, CommandError, check_output, same_file
+from aurane.cli.common import (
+    EXIT_USAGE,
+    STDOUT,
+    CommandError,
+    check_output,
+    print_diagnostics,
+    same_file,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,4 +60,4 @@ def run(args: argparse.Namespace) -> int:
     config = WatchConfig(
         source, out, analyze=args.analyze, validate=args.validate, debounce=args.debounce / 1000
     )
-    return watch(config)
+    return watch(config, print_diagnostics)

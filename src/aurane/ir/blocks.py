@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import model_info
 from aurane.ir.graph import Graph
+from aurane.ir.lowering import Lowering
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import TensorType
 from aurane.records import fields, is_record, replace
@@ -29,8 +30,6 @@ from aurane.syntax import ast
 
 if TYPE_CHECKING:
     import ast as pyast
-
-    from aurane.ir.lower import _Lowerer
 
 # placeholders for the block input's sizes; the backend names them (in_channels, ...)
 INPUT_DIMS = ("\u27e8in0\u27e9", "\u27e8in1\u27e9")
@@ -49,7 +48,7 @@ def call_text(name: str, values: dict[str, Any], defaults: dict[str, Any]) -> st
     return f"{name}({', '.join(parts)})"
 
 
-def defaults_of(lowerer: _Lowerer, model: ast.Model) -> dict[str, Any]:
+def defaults_of(lowerer: Lowering, model: ast.Model) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for param in model.params:
         if param.default is not None:
@@ -60,7 +59,7 @@ def defaults_of(lowerer: _Lowerer, model: ast.Model) -> dict[str, Any]:
 
 
 def bind(
-    lowerer: _Lowerer,
+    lowerer: Lowering,
     model: ast.Model,
     args: tuple[ast.Expr, ...],
     call: ast.Call | None,
@@ -228,7 +227,7 @@ def text_refs(
 
 
 def lower_instance(
-    lowerer: _Lowerer,
+    lowerer: Lowering,
     model: ast.Model,
     values: dict[str, Any],
     input_type: TensorType,

@@ -6,9 +6,9 @@ from collections import Counter
 from collections.abc import Mapping
 
 from aurane.ir.graph import Node, Value
-from aurane.ir.sizes import ConcreteSizeNeeded, Symbol
 from aurane.records import field, record
 from aurane.semantics.dims import has_symbols, shape_value
+from aurane.semantics.sizes import ConcreteSizeNeeded, Symbol
 from aurane.semantics.values import literal_value
 from aurane.source import Span
 from aurane.syntax import ast

@@ -18,10 +18,10 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Graph
 from aurane.ops.rules import fmt_shape
 from aurane.records import record
+from aurane.runtime.tasks import METRICS_BY_TASK
 from aurane.semantics import config
 from aurane.semantics.data_contracts import (
     LOSS_TASKS,
-    METRICS_BY_TASK,
     PIL,
     DataContract,
     Origin,

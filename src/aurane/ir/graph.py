@@ -136,7 +136,7 @@ class Graph:
 
     def symbols_json(self) -> dict[str, dict[str, int | None]]:
         """The symbolic sizes (``seq = dim(1, 2048)``) of the input: name -> min, max."""
-        from aurane.ir.sizes import free_symbols
+        from aurane.semantics.sizes import free_symbols
 
         shape = self.input_value.shape or ()
         return {s.name: {"min": s.low, "max": s.high} for s in sorted(free_symbols(shape))}

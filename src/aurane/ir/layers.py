@@ -9,18 +9,15 @@ identifier or a number, the first part an identifier. Errors are located at the 
 from __future__ import annotations
 
 import keyword
-from typing import TYPE_CHECKING
 
 from aurane.codes import diag
 from aurane.diagnostics import Label
 from aurane.ir.builder import GraphBuilder
+from aurane.ir.lowering import Lowering
 from aurane.ops.modules import chainable, nameable
 from aurane.records import replace
 from aurane.source import Span
 from aurane.syntax import ast
-
-if TYPE_CHECKING:
-    from aurane.ir.lower import _Lowerer
 
 # attributes nn.Module / nn.ModuleDict / nn.Sequential already have: a layer cannot take them
 _MODULE_ATTRIBUTES = frozenset(
@@ -46,7 +43,7 @@ def _set_layer(b: GraphBuilder, index: int, path: str, span: Span) -> None:
     b.layer_spans[node.id] = span
 
 
-def name_node(lowerer: _Lowerer, b: GraphBuilder, value: str, call: ast.Call) -> None:
+def name_node(lowerer: Lowering, b: GraphBuilder, value: str, call: ast.Call) -> None:
     """``op(...) as NAME``: the node producing ``value`` (the call's own node) takes NAME."""
     assert call.layer is not None
     node = b.producers.get(value)
@@ -67,7 +64,7 @@ def name_node(lowerer: _Lowerer, b: GraphBuilder, value: str, call: ast.Call) ->
     _set_layer(b, index, call.layer, span)
 
 
-def name_chain(lowerer: _Lowerer, b: GraphBuilder, first: int, chain: ast.Chain) -> None:
+def name_chain(lowerer: Lowering, b: GraphBuilder, first: int, chain: ast.Chain) -> None:
     """``(x -> a -> b) as NAME``: node i of the chain becomes ``NAME.i``."""
     assert chain.layer is not None
     span = chain.layer_span or chain.span
@@ -116,7 +113,7 @@ def _problem(path: str) -> str | None:
     return None
 
 
-def check_names(lowerer: _Lowerer, b: GraphBuilder) -> None:
+def check_names(lowerer: Lowering, b: GraphBuilder) -> None:
     """Names valid for Python and PyTorch, unique, and no name both a layer and a container."""
     seen: dict[str, Span] = {}
     for node in b.nodes:
@@ -159,7 +156,7 @@ def check_names(lowerer: _Lowerer, b: GraphBuilder) -> None:
     _check_parameter_containers(lowerer, b, seen)
 
 
-def _check_parameter_containers(lowerer: _Lowerer, b: GraphBuilder, seen: dict[str, Span]) -> None:
+def _check_parameter_containers(lowerer: Lowering, b: GraphBuilder, seen: dict[str, Span]) -> None:
     """A container holding a parameter is a plain nn.Module: its children need word names."""
     holders: dict[str, str] = {}  # container -> a parameter it holds
     for node in b.nodes:

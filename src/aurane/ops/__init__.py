@@ -12,7 +12,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aurane.ops import activations as act
-from aurane.ops import arith, attention, conv, layers, norm, pool, reduce, sequence, shape, tensor
+from aurane.ops import (
+    arith,
+    attention,
+    conv,
+    layers,
+    norm,
+    pad,
+    parameter,
+    pool,
+    reduce,
+    sequence,
+    shape,
+    tensor,
+)
 from aurane.ops.rules import COMPOSITION, POSITIVE
 from aurane.ops.spec import (
     REQUIRED,
@@ -70,7 +83,10 @@ CATALOG: dict[str, OpSpec] = {
     "upsample": tensor.UPSAMPLE,
     "add": tensor.ADD,
     "concat": tensor.CONCAT,
-    **{spec.name: spec for spec in (*arith.SPECS, *shape.SPECS, *reduce.SPECS)},
+    **{
+        spec.name: spec
+        for spec in (*arith.SPECS, *shape.SPECS, *pad.SPECS, *parameter.SPECS, *reduce.SPECS)
+    },
     # sequence
     "multihead_attention": attention.MULTIHEAD_ATTENTION,
     "scaled_dot_product_attention": attention.SCALED_DOT_PRODUCT_ATTENTION,
@@ -105,6 +121,12 @@ ALIASES: dict[str, str] = {
 ACTIVATIONS: frozenset[str] = frozenset(
     name for name, spec in CATALOG.items() if spec.is_activation
 ) | frozenset(alias for alias, name in ALIASES.items() if CATALOG[name].is_activation)
+
+
+def family(name: str) -> tuple[str, ...]:
+    """The operations of one family (``OpSpec.family``, e.g. ``rules.CONVOLUTION``), in
+    catalog order: read from the entries, so a new member joins by naming its family."""
+    return tuple(op for op, spec in CATALOG.items() if spec.family == name)
 
 
 def canonical(name: str) -> str | None:
@@ -180,5 +202,6 @@ __all__ = [
     "bind_defaults",
     "canonical",
     "context",
+    "family",
     "lookup",
 ]

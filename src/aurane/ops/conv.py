@@ -19,6 +19,7 @@ from typing import Any
 
 from aurane.ops.layers import _conv_geometry, check_groups
 from aurane.ops.rules import (
+    CONVOLUTION,
     PARAMETRIC,
     POSITIVE,
     Check,
@@ -106,6 +107,7 @@ CONV3D = make_spec(
         ({"channels": 2, "kernel": 2, "padding": "same", "dilation": 2}, ((2, 4, 5, 3),)),
     ),
     kinds={PARAMETRIC},
+    family=CONVOLUTION,
     parameters=_conv3d_parameters,
     macs=lambda ctx, out: out.numel * _conv3d_weight_per_output(ctx),
     other_flops=_conv_bias_flops,
@@ -224,6 +226,7 @@ def _transpose_spec(dims: int) -> OpSpec:
         doc=f"transposed convolution over a {LAYOUTS[dims]} input (nn.ConvTranspose{dims}d)",
         samples=samples[dims],
         kinds={PARAMETRIC},
+        family=CONVOLUTION,
         parameters=parameters,
         macs=lambda ctx, out: ctx.input.numel * weight_per_input(ctx),
         other_flops=_conv_bias_flops,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from aurane.ops.norm import AXES, trailing_axes
 from aurane.ops.rules import (
+    CONVOLUTION,
     ELEMENTWISE,
     NORMALIZATION,
     PARAMETER_FREE,
@@ -174,6 +175,7 @@ def _conv_spec(dims: int) -> OpSpec:
             ({"channels": 2, "padding": "valid"}, ((1, 5) if dims == 1 else (1, 5, 4),)),
         ),
         kinds={PARAMETRIC},
+        family=CONVOLUTION,
         parameters=parameters,
         macs=macs,
         other_flops=lambda ctx, out: out.numel if ctx.args["bias"] else 0,

@@ -12,16 +12,8 @@ backend implements it (its emission table and module forms must cover it exactly
 
 from __future__ import annotations
 
-# the convolution family: layers with a weight and an optional bias over 1-3 spatial axes
-# (also read by lint, the memory estimate and the fuzzer's table of deliberate rejections)
-CONVOLUTIONS: tuple[str, ...] = (
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "conv_transpose3d",
-)
+from aurane.ops import family
+from aurane.ops.rules import CONVOLUTION
 
 MODULE_OPS: frozenset[str] = frozenset(
     {
@@ -30,7 +22,7 @@ MODULE_OPS: frozenset[str] = frozenset(
         "avgpool",
         "batchnorm",
         "block",
-        *CONVOLUTIONS,
+        *family(CONVOLUTION),
         "dense",
         "drop_path",
         "dropout",

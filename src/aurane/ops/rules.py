@@ -26,6 +26,9 @@ RECURRENT = "recurrent"
 ATTENTION = "attention"
 STOCHASTIC = "stochastic"
 COMPOSITION = "composition"
+# operation families (``OpSpec.family``): convolutions are the layers with a weight and an
+# optional bias over 1-3 spatial axes (conv1d ... conv_transpose3d)
+CONVOLUTION = "convolution"
 
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 INT_DTYPES = frozenset({"uint8", "int8", "int16", "int32", "int64"})

@@ -1,5 +1,5 @@
 """Axis operations: permute, transpose, unsqueeze, squeeze, select, slice, expand, split,
-chunk, pad, pixel_shuffle, identity, and the learned ``parameter`` tensor.
+chunk.
 
 Every axis argument counts the runtime batch axis, as PyTorch does: ``dim=1`` is the first
 sample axis, negative dims count from the end, and the batch axis itself is refused.
@@ -9,31 +9,21 @@ sample axis, negative dims count from the end, and the batch axis itself is refu
 argument naming its piece; the torch backend groups the siblings back into one unpacking
 statement.
 
-``parameter(shape)`` is a learned tensor with no tensor input. Its value is the same for
-every sample: in the IR it is an ordinary batched value of per-sample shape ``shape``
-(the generated forward expands the stored tensor over the batch, a view without a copy),
-so it joins any operation: ``concat(cls, x, dim=1)``, ``multiply(gamma, x)``.
-It is stored as ``nn.Parameter`` of shape ``(1, *shape)`` (torchvision's class token and
-position table), or exactly ``shape`` with ``batch_axis=false`` (ConvNeXt's layer scale
-``(C, 1, 1)``), so a reference state dict loads.
+``pad``, ``pixel_shuffle`` and ``identity`` are in ``ops/pad.py``; the learned ``parameter``
+tensor in ``ops/parameter.py``.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from aurane.ops.rules import (
     PARAMETER_FREE,
-    PARAMETRIC,
     POSITIVE,
     RESHAPING,
-    SHAPE_PRESERVING,
     fmt_shape,
     is_int,
-    is_number,
     make_spec,
-    numel,
     require_min_rank,
     sample_axis,
 )
@@ -455,264 +445,6 @@ CHUNK = make_spec(
     kinds={PARAMETER_FREE, RESHAPING},
 )
 
-# -- pad, pixel_shuffle, identity -----------------------------------------------------------
-
-
-def _padding_check(value: Any) -> str | None:
-    items = _ints(value)
-    if not items or not all(map(is_int, items)):
-        return "must be a tuple of ints"
-    if len(items) % 2:
-        return "must have an even length: (left, right) per axis, last axis first"
-    return None
-
-
-def _pad_infer(ctx: InferContext) -> TensorType:
-    t, a = ctx.input, ctx.args
-    pads = _ints(a["padding"])
-    axes = len(pads) // 2
-    if axes > t.rank:
-        raise OpError(
-            "T004",
-            f"pad gives {axes} (left, right) pairs but the sample {fmt_shape(t.shape)} has "
-            f"{t.rank} axes; the batch axis is never padded",
-            blame="padding",
-            hint="give at most one pair per sample axis, last axis first",
-        )
-    mode = a["mode"]
-    if mode != "constant":
-        if a["value"] != 0:
-            raise OpError(
-                "S004",
-                f'pad value applies to mode="constant" only, not mode="{mode}"',
-                blame="value",
-                hint="drop value or use mode=constant",
-            )
-        if not 2 <= t.rank <= 4 or axes != t.rank - 1:
-            raise OpError(
-                "T002",
-                f'pad mode="{mode}" pads every spatial axis of a (channels, *spatial) input '
-                f"with 1 to 3 spatial axes; got {axes} pairs for {fmt_shape(t.shape)}",
-                blame="padding",
-                hint=f"give {max(t.rank - 1, 1)} (left, right) pairs",
-            )
-    shape = list(t.shape)
-    for pair in range(axes):
-        axis = t.rank - 1 - pair
-        left, right = pads[2 * pair], pads[2 * pair + 1]
-        if mode == "reflect" and max(left, right) >= shape[axis]:
-            raise OpError(
-                "T005",
-                f"reflect padding {max(left, right)} needs an axis longer than it, "
-                f"dim={axis + 1} has size {shape[axis]}",
-                blame="padding",
-                hint="use smaller padding or mode=replicate",
-            )
-        if mode == "circular" and max(left, right) > shape[axis]:
-            raise OpError(
-                "T005",
-                f"circular padding {max(left, right)} wraps around more than once: "
-                f"dim={axis + 1} has size {shape[axis]}",
-                blame="padding",
-                hint="pad by at most the axis size, or use mode=replicate",
-            )
-        if mode != "constant" and min(left, right) < 0:
-            raise OpError(
-                "S004",
-                f'pad mode="{mode}" takes no negative padding',
-                blame="padding",
-                hint="negative padding (cropping) works with mode=constant only",
-            )
-        shape[axis] += left + right
-        if shape[axis] < 1:
-            raise OpError(
-                "T005",
-                f"pad leaves nothing of dim={axis + 1} (size {t.shape[axis]})",
-                blame="padding",
-                hint="negative padding crops; crop less",
-            )
-    return TensorType(tuple(shape), t.dtype)
-
-
-def _number(value: Any) -> str | None:
-    return None if is_number(value) and math.isfinite(value) else "must be a finite number"
-
-
-PAD = make_spec(
-    name="pad",
-    params=(
-        Param(
-            "padding",
-            ArgKind.INT_OR_TUPLE,
-            check=_padding_check,
-            doc="(left, right) per axis, last axis first, as F.pad",
-        ),
-        Param(
-            "mode",
-            ArgKind.STR,
-            "constant",
-            choices=("constant", "reflect", "replicate", "circular"),
-            doc="how new positions are filled",
-        ),
-        Param("value", ArgKind.FLOAT, 0.0, _number, doc="fill value for mode=constant"),
-    ),
-    infer=_pad_infer,
-    doc="pad the trailing axes (F.pad); pairs run from the last axis backwards",
-    samples=(
-        ({"padding": (1, 2)}, ((3, 5),)),
-        ({"padding": (1, 1, 2, 0), "value": 0.5}, ((2, 4, 4),)),
-        ({"padding": (2, 2, 1, 1), "mode": "reflect"}, ((3, 5, 5),)),
-        ({"padding": (1, 1), "mode": "circular"}, ((2, 6),)),
-        ({"padding": (-1, 0)}, ((2, 6),)),
-    ),
-    input_dtypes="any",
-    kinds={PARAMETER_FREE},
-    other_flops=lambda ctx, out: out.numel,
-)
-
-
-def _pixel_shuffle_infer(ctx: InferContext) -> TensorType:
-    t = ctx.input
-    if t.rank < 3:  # torch would read the batch axis as channels and mix the samples
-        raise OpError(
-            "T002",
-            "pixel_shuffle expects a (channels, height, width) input (leading axes kept), "
-            f"got shape {fmt_shape(t.shape)}",
-            hint="pixel_shuffle needs an input of rank 3 or more (batch excluded)",
-        )
-    r = ctx.args["upscale_factor"]
-    *lead, channels, height, width = t.shape
-    if channels % (r * r):
-        raise OpError(
-            "T007",
-            f"pixel_shuffle upscale_factor={r} needs channels divisible by {r * r}, got {channels}",
-            blame="upscale_factor",
-            hint=f"use a multiple of {r * r} channels",
-        )
-    return TensorType((*lead, channels // (r * r), height * r, width * r), t.dtype)
-
-
-PIXEL_SHUFFLE = make_spec(
-    name="pixel_shuffle",
-    params=(Param("upscale_factor", ArgKind.INT, check=POSITIVE, doc="spatial multiplier r"),),
-    infer=_pixel_shuffle_infer,
-    doc="rearrange (..., c * r * r, h, w) into (..., c, h * r, w * r) (nn.PixelShuffle)",
-    samples=(
-        ({"upscale_factor": 2}, ((8, 3, 4),)),
-        ({"upscale_factor": 3}, ((9, 2, 2),)),
-        ({"upscale_factor": 2}, ((2, 8, 3, 4),)),  # leading axes kept, as torch does
-    ),
-    input_dtypes="any",
-    kinds={PARAMETER_FREE, RESHAPING},
-)
-
-IDENTITY = make_spec(
-    name="identity",
-    params=(),
-    infer=lambda ctx: ctx.input,
-    doc="return the input unchanged (nn.Identity), a placeholder layer",
-    samples=(({}, ((4,),)), ({}, ((2, 3, 3),))),
-    input_dtypes="any",
-    kinds={PARAMETER_FREE, SHAPE_PRESERVING},
-)
-
-# -- parameter ---------------------------------------------------------------------------------
-
-
-def _shape_check(value: Any) -> str | None:
-    items = _ints(value)
-    if not items or not all(map(is_int, items)):
-        return "must be one or more ints"
-    if any(i < 1 for i in items):
-        return "must have positive sizes"
-    return None
-
-
-def _parameter_infer(ctx: InferContext) -> TensorType:
-    if ctx.inputs:
-        raise OpError(
-            NO_INPUT,
-            "parameter takes no input tensor: it is a learned tensor of its own",
-            hint="write it as a graph statement: cls = parameter((1, 768))",
-        )
-    a = ctx.args
-    if a["init"] == "full" and a["value"] is None:
-        raise OpError(
-            "S005",
-            'parameter init="full" needs a value',
-            blame="init",
-            hint='e.g. parameter((768, 1, 1), init="full", value=1e-6)',
-        )
-    if a["init"] != "full" and a["value"] is not None:
-        raise OpError(
-            "S004",
-            f'parameter value applies to init="full" only, not init="{a["init"]}"',
-            blame="value",
-            hint='drop value or use init="full"',
-        )
-    return TensorType(tuple(_ints(a["shape"])), ctx.param_dtype)
-
-
-def stored_shape(args: Any) -> tuple[int, ...]:
-    """The shape of the ``nn.Parameter`` a parameter node stores."""
-    shape = tuple(_ints(args["shape"]))
-    return (1, *shape) if args["batch_axis"] else shape
-
-
-PARAMETER = make_spec(
-    name="parameter",
-    params=(
-        Param(
-            "shape",
-            ArgKind.INT_OR_TUPLE,
-            check=_shape_check,
-            variadic=True,
-            doc="per-sample shape of the learned tensor",
-        ),
-        Param(
-            "init",
-            ArgKind.STR,
-            "zeros",
-            choices=("zeros", "ones", "normal", "full"),
-            keyword_only=True,
-            doc="initial values",
-        ),
-        Param(
-            "std",
-            ArgKind.FLOAT,
-            0.02,
-            lambda v: None if is_number(v) and v > 0 else "must be positive",
-            keyword_only=True,
-            doc='standard deviation of init="normal"',
-        ),
-        Param(
-            "value",
-            ArgKind.OPTIONAL_FLOAT,
-            None,
-            keyword_only=True,
-            doc='fill value of init="full" (layer scale: 1e-6)',
-        ),
-        Param(
-            "batch_axis",
-            ArgKind.BOOL,
-            True,
-            keyword_only=True,
-            doc="store (1, *shape); false stores exactly shape",
-        ),
-    ),
-    infer=_parameter_infer,
-    doc="a learned tensor of the given per-sample shape, the same for every sample",
-    samples=(
-        ({"shape": (1, 8)}, ()),
-        ({"shape": (5, 8), "init": "normal"}, ()),
-        ({"shape": (4, 1, 1), "init": "full", "value": 1e-6, "batch_axis": False}, ()),
-    ),
-    input_dtypes="any",
-    kinds={PARAMETRIC},
-    min_inputs=0,
-    max_inputs=0,
-    parameters=lambda ctx, out: numel(out.shape),
-)
 
 SPECS: tuple[OpSpec, ...] = (
     PERMUTE,
@@ -724,8 +456,4 @@ SPECS: tuple[OpSpec, ...] = (
     EXPAND,
     SPLIT,
     CHUNK,
-    PAD,
-    PIXEL_SHUFFLE,
-    IDENTITY,
-    PARAMETER,
 )

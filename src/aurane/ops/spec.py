@@ -161,6 +161,9 @@ class OpSpec:
     macs: CountRule = _zero  # multiply-accumulates counted in FLOPs (x2)
     other_flops: CountRule = _zero  # elementwise, normalization, pooling work
     input_dtypes: str = "float"  # "float", "int" (embedding) or "any"
+    # the family of related operations it belongs to (``rules.CONVOLUTION``), "" for none;
+    # ``aurane.ops.family`` lists a family's members from these entries
+    family: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
     # derived from params once: argument binding reads it for every call
     positional_params: tuple[Param, ...] = field(init=False, repr=False, compare=False)

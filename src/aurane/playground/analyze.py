@@ -207,7 +207,7 @@ def analyze(
             "expanded": sorted(expand) if not isinstance(expand, bool) else expand,
         }
     python, mapping, python_error = _python(front, filename)
-    from aurane.ir.sizes import jsonable  # symbolic sizes (seq = dim(...)) as formula text
+    from aurane.semantics.sizes import jsonable  # symbolic sizes (seq = dim(...)) as formula text
 
     result = {
         "ok": front.ok,

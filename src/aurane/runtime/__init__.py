@@ -10,7 +10,8 @@ and restore), ``checkpoint`` (atomic writes committed by last.pt, fingerprints, 
 loads, leftovers of killed runs), ``faults`` (pid liveness, the kill tests' named points), ``metrics``
 (epoch metrics, evaluation), ``progress``, ``history`` (metrics.csv/jsonl, plots), ``lock``,
 ``run`` (the run around a training loop, interrupts, summary, ``main``), ``schedule``,
-``gan``, ``contracts`` (the first-batch check of data not known statically), ``version``.
+``gan``, ``contracts`` (the first-batch check of data not known statically), ``tasks`` (the
+metrics each loss task allows, also read by the checker), ``version``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import struct
-import zlib
 from typing import Any
 
 import torch
@@ -60,45 +58,26 @@ def save_samples(
     if sample_format in ("tensor", "both"):
         save_file(stem + ".pt", images)
     if sample_format in ("png", "both"):
-        _write_png(stem + ".png", _image_grid(images, value_range))
+        _save_grid(stem + ".png", images, value_range)
 
 
-def _image_grid(
-    images: torch.Tensor, value_range: tuple[float, float], padding: int = 2
-) -> torch.Tensor:
-    """(N, C, H, W) floats in ``value_range`` to one (H', W', C) uint8 grid, near square."""
-    low, high = value_range
-    pixels = ((images - low) / (high - low)).clamp(0, 1).mul(255).round().to(torch.uint8)
-    count, channels, height, width = pixels.shape
-    columns = math.ceil(math.sqrt(count))
-    rows = math.ceil(count / columns)
-    grid = torch.zeros(
-        (rows * (height + padding) + padding, columns * (width + padding) + padding, channels),
-        dtype=torch.uint8,
-    )
-    for index in range(count):
-        top = padding + (index // columns) * (height + padding)
-        left = padding + (index % columns) * (width + padding)
-        grid[top : top + height, left : left + width] = pixels[index].permute(1, 2, 0)
-    return grid
+def _save_grid(path: str, images: torch.Tensor, value_range: tuple[float, float]) -> None:
+    """(N, C, H, W) floats in ``value_range`` as one near-square PNG grid (2 px padding),
+    drawn by torchvision's ``save_image`` and replaced atomically, like the checkpoints."""
+    from torchvision.utils import save_image  # the torch extra; imported for PNG samples only
 
-
-def _write_png(path: str, grid: torch.Tensor) -> None:
-    """A minimal PNG encoder (8-bit grey or RGB), so samples need no imaging library."""
-    height, width, channels = grid.shape
-    rows = b"".join(b"\x00" + bytes(grid[row].flatten().tolist()) for row in range(height))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 0 if channels == 1 else 2, 0, 0, 0)
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-    png += chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b"")
     temporary = path + ".tmp"
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(temporary, "wb") as handle:
-        handle.write(png)
+        save_image(
+            images,
+            handle,
+            format="png",
+            nrow=math.ceil(math.sqrt(images.shape[0])),
+            padding=2,
+            normalize=True,
+            value_range=value_range,
+        )
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)

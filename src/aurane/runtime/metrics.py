@@ -9,6 +9,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from aurane.runtime.tasks import METRICS_BY_TASK
+
 
 def match_target(
     outputs: torch.Tensor, targets: torch.Tensor, task: str
@@ -43,23 +45,6 @@ def match_target(
         f"model outputs of shape {tuple(outputs.shape)} do not fit targets of shape "
         f"{tuple(targets.shape)}: a {task} loss needs {wanted} (shapes are never broadcast)"
     )
-
-
-METRICS_BY_TASK = {
-    "class": {"accuracy", "topk", "precision", "recall", "f1", "auc", "perplexity"},
-    "binary": {
-        "accuracy",
-        "binary_accuracy",
-        "precision",
-        "recall",
-        "f1",
-        "auc",
-        "mse",
-        "mae",
-        "perplexity",
-    },
-    "regression": {"mse", "mae", "perplexity"},
-}
 
 
 class EpochStats:

@@ -32,7 +32,7 @@ from aurane.syntax import ast
 PIL = "PIL image"  # the "dtype" of a sample that is still a PIL image (uint8 pixels)
 
 # The loss decides the task (how outputs pair with targets); the runtime's EpochStats and
-# match_target read the same names (a test keeps METRICS_BY_TASK equal to the runtime's).
+# match_target read the same names; the metrics each task allows: aurane.runtime.tasks.
 LOSS_TASKS: dict[str, str] = {
     "cross_entropy": "class",
     "cross_entropy_with_label_smoothing": "class",
@@ -42,23 +42,6 @@ LOSS_TASKS: dict[str, str] = {
     "mse": "regression",
     "mae": "regression",
     "huber": "regression",
-}
-METRICS_BY_TASK: dict[str, frozenset[str]] = {
-    "class": frozenset({"accuracy", "topk", "precision", "recall", "f1", "auc", "perplexity"}),
-    "binary": frozenset(
-        {
-            "accuracy",
-            "binary_accuracy",
-            "precision",
-            "recall",
-            "f1",
-            "auc",
-            "mse",
-            "mae",
-            "perplexity",
-        }
-    ),
-    "regression": frozenset({"mse", "mae", "perplexity"}),
 }
 
 

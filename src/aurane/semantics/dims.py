@@ -3,7 +3,7 @@
 A constant (global or in a model) whose value is a ``dim(min=1, max=None)`` call declares a
 size symbol. Constant resolution leaves references to it in place (``input_shape = (seq,
 512)`` keeps the name ``seq``, ``(2 * seq, 512)`` the arithmetic); lowering turns them into
-``aurane.ir.sizes.SizeExpr`` values, or into plain ints when a size is bound
+``aurane.semantics.sizes.SizeExpr`` values, or into plain ints when a size is bound
 (``profile --at seq=128``). Any other use of a symbol is an error: the size there must be
 concrete.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
-from aurane.ir.sizes import Size, SizeExpr, Symbol, symbol
+from aurane.semantics.sizes import Size, SizeExpr, Symbol, symbol
 from aurane.syntax import ast
 
 __all__ = [

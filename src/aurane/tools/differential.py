@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from aurane import ops
-from aurane.ops.modules import CONVOLUTIONS
+from aurane.ops.rules import CONVOLUTION
 from aurane.records import field, record
 from aurane.stages import CompilationError
 from aurane.tools.fuzz import FLOAT_DTYPES, Program, Step, generate
@@ -115,7 +115,7 @@ DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate(
         "T002",
         (
-            *CONVOLUTIONS,
+            *ops.family(CONVOLUTION),
             "pixel_shuffle",
             "multihead_attention",
             "lstm",

@@ -60,7 +60,7 @@ train Classifier on train_images:
 README = """\
 # {name}
 
-A starter [Aurane](https://github.com/aurane-lang/aurane) project: a small image
+A starter {aurane} project: a small image
 classifier trained on offline synthetic data (`aurane.data.SyntheticImages`), so it runs
 anywhere without a download.
 
@@ -86,6 +86,14 @@ class InitError(Exception):
     pass
 
 
+def _aurane_link() -> str:
+    """``[Aurane](homepage)`` with the URL of pyproject.toml (the installed metadata)."""
+    from aurane.project import project_url
+
+    homepage = project_url("Homepage")
+    return f"[Aurane]({homepage})" if homepage else "Aurane"
+
+
 def create_project(folder: Path) -> list[Path]:
     """Write the starter files into ``folder`` (created if missing; must be empty)."""
     if folder.exists() and not folder.is_dir():
@@ -95,7 +103,7 @@ def create_project(folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     files = {
         PROGRAM_NAME: PROGRAM,
-        "README.md": README.format(name=folder.resolve().name),
+        "README.md": README.format(name=folder.resolve().name, aurane=_aurane_link()),
         ".gitignore": GITIGNORE,
     }
     written = []

@@ -12,14 +12,15 @@ from collections.abc import Iterator
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Graph, Node
-from aurane.ops.modules import CONVOLUTIONS
+from aurane.ops import family
+from aurane.ops.rules import CONVOLUTION
 from aurane.semantics.config import canonical_loss, option_name
 from aurane.semantics.constants import MODEL_FIELD_NAMES
 from aurane.source import Span
 from aurane.syntax import ast
 
 _NON_NEGATIVE = frozenset({"relu", "sigmoid", "softmax", "relu6", "hardsigmoid", "softplus"})
-_BIASED = frozenset({*CONVOLUTIONS, "dense"})
+_BIASED = frozenset({*family(CONVOLUTION), "dense"})
 _CROSS_ENTROPY = frozenset({"cross_entropy", "cross_entropy_with_label_smoothing"})
 _BATCH_FIELDS = frozenset({"batch", "batch_size"})
 

@@ -17,12 +17,19 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from aurane.records import record
 
+if TYPE_CHECKING:
+    from aurane.diagnostics import Diagnostic
+
 Signature = tuple[int, int, int, int] | None
+# prints a failed build's diagnostics: (diagnostics, source text, file name); the command
+# line passes its own printer (cli.common.print_diagnostics)
+Report = Callable[[Sequence["Diagnostic"], str, str], None]
 
 
 @record
@@ -37,8 +44,9 @@ class WatchConfig:
 
 
 class Watcher:
-    def __init__(self, config: WatchConfig, stdout: TextIO | None = None) -> None:
+    def __init__(self, config: WatchConfig, report: Report, stdout: TextIO | None = None) -> None:
         self.config = config
+        self.report = report
         self.stdout = stdout or sys.stdout
         self.builds = 0
         self._signature: Signature = None
@@ -151,10 +159,8 @@ class Watcher:
         self.say(f"build {self.builds}: compiled {name} -> {self.config.out} ({elapsed:.0f} ms)")
 
     def _report(self, error: Exception, text: str) -> None:
-        from aurane.cli.common import print_diagnostics
-
         diagnostics = getattr(error, "diagnostics", [])
-        print_diagnostics(diagnostics, text, str(self.config.source))
+        self.report(diagnostics, text, str(self.config.source))
         sys.stderr.flush()
 
 
@@ -170,5 +176,5 @@ def _digest(content: bytes | None) -> str | None:
     return None if content is None else hashlib.sha256(content).hexdigest()
 
 
-def watch(config: WatchConfig) -> int:
-    return Watcher(config).run()
+def watch(config: WatchConfig, report: Report) -> int:
+    return Watcher(config, report).run()

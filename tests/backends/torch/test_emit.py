@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from aurane.backends.torch import generate_torch
 from aurane.backends.torch.data_emit import quote
-from aurane.backends.torch.emit import EMITTERS, Call, lit
+from aurane.backends.torch.emit import EMITTERS
+from aurane.backends.torch.emit_common import Call, lit
 from aurane.backends.torch.modules import wrap
 from aurane.ops import CATALOG
 from aurane.records import replace

@@ -25,6 +25,7 @@ from typing import Any
 from aurane import ops
 from aurane.analysis.naming import op_text
 from aurane.ir.graph import Graph, Node, Value
+from aurane.ops.rules import CONVOLUTION
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.records import field, record, replace
 
@@ -51,13 +52,13 @@ def family(op: str) -> str:
     """The colour family of a catalog op (``block``/``repeat`` are blocks)."""
     if op in ("block", "repeat", "input"):
         return "block" if op != "input" else "input"
-    if op.startswith("conv"):
+    spec = ops.lookup(op)
+    if spec is not None and spec.family == CONVOLUTION:
         return "conv"
     if op in ("embedding", "positional_encoding", "rotary_embedding", "parameter"):
         return "embedding"
     if op == "dense":
         return "linear"
-    spec = ops.lookup(op)
     kinds = spec.kinds if spec is not None else frozenset()
     for kind, name in (
         ("normalization", "norm"),

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from aurane.backends.torch.emit import (
+from aurane.backends.torch.emit_common import (
     ATTENTION_HELPER,
     Call,
     OpEmitter,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from aurane.backends.torch.emit import (
+from aurane.backends.torch.emit_common import (
     Call,
     OpEmitter,
     Site,

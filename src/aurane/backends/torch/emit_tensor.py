@@ -1,4 +1,5 @@
-"""Emission of the tensor operations of ops/arith.py, ops/shape.py and ops/reduce.py.
+"""Emission of the tensor operations of ops/arith.py, ops/shape.py, ops/pad.py,
+ops/parameter.py and ops/reduce.py.
 
 Registered in ``emit.EMITTERS``. Most become one method call or operator a person would
 write: ``a * b``, ``x * 0.5``, ``q @ k``, ``x.transpose(1, 2)``, ``x[:, 0]``,
@@ -13,9 +14,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aurane.backends.torch.emit import Call, OpEmitter, Site, Step, dtype_arg, kw, lit, options
+from aurane.backends.torch.emit_common import (
+    Call,
+    OpEmitter,
+    Site,
+    Step,
+    dtype_arg,
+    kw,
+    lit,
+    options,
+)
 from aurane.ops import CATALOG, context
-from aurane.ops.shape import _permute_order, piece_sizes, stored_shape
+from aurane.ops.parameter import stored_shape
+from aurane.ops.shape import _permute_order, piece_sizes
 
 SPLITS = frozenset({"split", "chunk"})
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from aurane.backends.torch.emit import MASK, Call, Site, Step, emitter
+from aurane.backends.torch.emit import emitter
+from aurane.backends.torch.emit_common import MASK, Call, Site, Step
 from aurane.backends.torch.emit_tensor import pieces_call, split_group
 from aurane.backends.torch.named import Container, access, module_dicts, module_init, tree
 from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace

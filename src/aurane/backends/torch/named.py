@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from aurane.backends.torch.emit import Call, Site, emitter, lit, options
+from aurane.backends.torch.emit import emitter
+from aurane.backends.torch.emit_common import Call, Site, lit, options
 from aurane.ops import modules
 from aurane.records import field, record
 

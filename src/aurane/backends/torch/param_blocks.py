@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aurane.backends.torch.emit import lit
+from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import ClassPlan, emit_class
 from aurane.backends.torch.names import Namespace
 from aurane.ir.blocks import INPUT_DIMS

@@ -13,19 +13,21 @@ from __future__ import annotations
 import ast as pyast
 import functools
 import re
-import sys
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from aurane.backends.torch.data_emit import loader_name
 from aurane.backends.torch.emit import ATTENTION_HELPER_SOURCE
 from aurane.backends.torch.emit_attention import HELPER_NAMES, helper_sources
 from aurane.backends.torch.emit_layers import LAYER_HELPER_NAMES, layer_helper_sources
+from aurane.backends.torch.imports import sort_imports
 from aurane.backends.torch.jobs import JobCode, emit_jobs, job_names
 from aurane.backends.torch.modules import ClassPlan, emit_class
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
 from aurane.backends.torch.param_blocks import ParamClasses
 from aurane.ir.graph import Graph
+from aurane.source import Span
+from aurane.sourcemap import PREFIX, class_maps, line_table, render_table
 from aurane.syntax import ast
 from aurane.version import __version__
 
@@ -169,8 +171,6 @@ class TorchCodeGenerator:
         code = "\n\n\n".join(p for p in parts if p) + "\n"
         # the source-map table (issue 13): a compact comment block at the end, so a
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
-        from aurane.sourcemap import with_table
-
         return with_table(code, [(p.name, p.graph) for p in plans], self.filename, self.program)
 
 
@@ -275,7 +275,7 @@ def _refuse_hidden_uses(program: ast.AuraneProgram, jobs: JobCode) -> None:
     harmlessly (``use torch``).
     """
     from aurane.codes import diag
-    from aurane.stages import CompilationError
+    from aurane.diagnostics import CompilationError
 
     hiding: set[str] = set()
     for code in ("\n".join([*jobs.imports, *jobs.main]), *jobs.sections):
@@ -330,46 +330,35 @@ def _bound_names(code: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def sort_imports(lines: list[str]) -> list[str]:
-    """Deduplicated import blocks in ruff/isort order: stdlib, third party, aurane."""
-    plain: set[tuple[str, str | None]] = set()
-    froms: dict[str, set[tuple[str, str | None]]] = {}
-    for line in lines:
-        for stmt in pyast.parse(line).body:
-            if isinstance(stmt, pyast.Import):
-                plain.update((a.name, a.asname) for a in stmt.names)
-            elif isinstance(stmt, pyast.ImportFrom) and stmt.module and not stmt.level:
-                froms.setdefault(stmt.module, set()).update((a.name, a.asname) for a in stmt.names)
-            else:
-                raise ValueError(f"not an absolute import line: {line!r}")
-    sections: dict[int, list[str]] = {}
-    for module, alias in sorted(plain, key=lambda m: (m[0].lower(), m[0], m[1] or "")):
-        text = f"import {module}" + (f" as {alias}" if alias else "")
-        sections.setdefault(_section(module), []).append(text)
-    for module in sorted(froms, key=lambda m: (m.lower(), m)):
-        names = sorted(froms[module], key=_member_order)
-        items = [n + (f" as {a}" if a else "") for n, a in names]
-        sections.setdefault(_section(module), []).append(_from_line(module, items))
-    return ["\n".join(sections[s]) for s in sorted(sections)]
+# -- the source-map table (issue 13), appended to every generated file ------------------
 
 
-def _section(module: str) -> int:
-    top = module.split(".")[0]
-    if top == "__future__":
-        return 0
-    if top in sys.stdlib_module_names:
-        return 1
-    return 3 if top == "aurane" else 2
+def job_table(code: str, program: ast.AuraneProgram) -> dict[tuple[int, int], tuple[int, int]]:
+    """Each generated training function (``train_net``) and dataset factory
+    (``_make_images_loader``) -> the ``train`` / ``dataset`` block that produced it."""
+    owners: dict[str, Span] = {name: stmt.span for stmt, name in job_names(program)}
+    for stmt in program.statements:
+        if isinstance(stmt, ast.Dataset):
+            owners[loader_name(stmt.name)] = stmt.span
+    table: dict[tuple[int, int], tuple[int, int]] = {}
+    for node in pyast.parse(code).body:
+        if isinstance(node, pyast.FunctionDef) and node.name in owners:
+            span = owners[node.name]
+            table[(node.lineno, node.end_lineno or node.lineno)] = (span.line, span.column)
+    return table
 
 
-def _member_order(item: tuple[str, str | None]) -> tuple[int, str, str]:
-    name = item[0]
-    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
-    return (kind, name, item[1] or "")
-
-
-def _from_line(module: str, items: list[str]) -> str:
-    line = f"from {module} import {', '.join(items)}"
-    if len(line) <= 100:
-        return line
-    return f"from {module} import (\n" + "".join(f"    {i},\n" for i in items) + ")"
+def with_table(
+    code: str,
+    plans: Iterable[tuple[str, Graph]],
+    source_name: str | None,
+    program: ast.AuraneProgram | None = None,
+) -> str:
+    """``code`` with its source-map table appended (unchanged when it already has one)."""
+    if PREFIX in code:
+        return code
+    table = line_table(class_maps(code, plans))
+    if program is not None:
+        table = dict(sorted({**job_table(code, program), **table}.items()))
+    rendered = render_table(table, source_name)
+    return code + ("\n\n" + rendered if rendered else "")  # two blank lines, as black writes

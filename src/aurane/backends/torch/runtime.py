@@ -15,6 +15,7 @@ import functools
 import re
 from importlib import resources
 
+from aurane.backends.torch.imports import sort_imports
 from aurane.records import record
 
 # Runtime modules in dependency order (a module only uses those before it).
@@ -28,6 +29,7 @@ MODULES = (
     "lock",
     "history",
     "progress",
+    "tasks",
     "metrics",
     "schedule",
     "gan",
@@ -196,8 +198,6 @@ def symbol_source(symbol: Symbol) -> str:
 
 def standalone(code: str) -> str:
     """``code`` (a default generated program) with the runtime it uses copied in."""
-    from aurane.backends.torch.program import sort_imports
-
     tree = pyast.parse(code)
     lines = code.encode().split(b"\n")
     used: set[str] = set()

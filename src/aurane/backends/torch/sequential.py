@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aurane.backends.torch.emit import Call, Site, emitter
+from aurane.backends.torch.emit import emitter
+from aurane.backends.torch.emit_common import Call, Site
 from aurane.backends.torch.named import FUNCTION_MODULES
 from aurane.ir.graph import Graph
 

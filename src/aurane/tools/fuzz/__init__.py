@@ -1,0 +1,46 @@
+"""Random ``.aur`` programs over the whole operation catalog, for differential testing.
+
+``generate(seed)`` writes one program: a model with a random input shape and dtype whose
+forward mixes chain steps, graph statements, several-output ``split``/``chunk``, learned
+``parameter`` tensors, suffixes (activations, ``.residual``), layer names, parameterised
+blocks and ``repeat``. Operations and their arguments are drawn from the catalog's typed
+parameter specs (``aurane.ops.CATALOG``): every ``Param`` kind has a generic drawer, a few
+argument names have shape-aware drawers (``dim`` from the input's rank, ``groups`` from
+the channel counts, ``reshape`` sizes from the element count), and each spec's ``samples``
+seed the draw, so an operation added to the catalog is generated without touching this file.
+
+Each drawn call is filtered with the catalog's own shape rule: most programs are meant to be
+accepted; with probability ``bad`` one call that the rule refuses is kept as the program's
+*culprit* (the program ends there), so rejections are exercised too. The generator's
+prediction is only a hint: ``aurane.tools.differential`` compiles every program and compares
+the compiler's verdict with what torch does.
+
+Run a campaign with ``python -m aurane.tools.fuzz --programs 20000 --seed 1``.
+
+The package: ``steps.py`` (what a program is made of, and its text), ``draw.py`` (arguments
+from the catalog), ``body.py`` (one forward: a call added, or inputs made for one),
+``generator.py`` (whole programs, ``generate``); ``__main__.py`` runs a campaign.
+"""
+
+from __future__ import annotations
+
+from aurane.tools.fuzz.body import OPS, adapt, add_step
+from aurane.tools.fuzz.draw import draw_args, draw_param, infer
+from aurane.tools.fuzz.generator import generate
+from aurane.tools.fuzz.steps import FLOAT_DTYPES, Program, Step, Value, call_text, literal
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "OPS",
+    "Program",
+    "Step",
+    "Value",
+    "adapt",
+    "add_step",
+    "call_text",
+    "draw_args",
+    "draw_param",
+    "generate",
+    "infer",
+    "literal",
+]
