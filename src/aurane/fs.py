@@ -18,7 +18,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 # Opening a FIFO for reading would wait for a writer; O_NONBLOCK returns at once (then the
@@ -169,6 +168,8 @@ def atomic_write(
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
+    import tempfile  # imported on first write: `aurane check` reads but never writes
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -20,6 +20,7 @@ from aurane.cli.common import (
 # This module loads only when `check` is the command, during start-up (cli.main), so the
 # compiler loads with it, with the collector paused.
 from aurane.frontend import run_front_end
+from aurane.fs import read_limited  # noqa: F401  # read_source's reader, loaded at start-up
 from aurane.render import check_payload
 
 if TYPE_CHECKING:
