@@ -195,6 +195,10 @@ class CompileCache:
             return
         if stat.S_ISDIR(st.st_mode):
             shutil.rmtree(path)
+        elif not stat.S_ISREG(st.st_mode):
+            # a FIFO, socket, device or link squatting on the record: the cache owns the
+            # name, and the output rule (fs.output_target) would refuse to write over it
+            os.unlink(path)
 
 
 def _read_regular(path: Path) -> bytes:
