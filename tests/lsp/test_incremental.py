@@ -122,6 +122,12 @@ def test_latency_bench_program_is_valid() -> None:
     _check(engine, text, "bench.aur")
     edited = text.replace("classes = 10", "classes = 1O", 1)  # one keystroke
     _check(engine, edited, "bench.aur")
+    # at the benchmark's size the contexts stay per block (a budget too tight made every
+    # keystroke a whole-program analysis)
+    text, _ = bench.generate(10000)
+    engine = IncrementalFrontEnd("bench.aur")
+    engine.update(text)
+    assert not engine.stats.whole and engine.stats.analysed == engine.stats.blocks - 1
 
 
 # ---------------------------------------------------------------- issue 21 item 4: linear work

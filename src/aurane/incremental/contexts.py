@@ -8,7 +8,7 @@ from aurane.incremental.blocks import Block
 
 # Per-block contexts pay while they stay near the size of the program; past these bounds
 # the program is analysed as one context (the work of one full analysis per edit).
-CONTEXT_BLOCKS_PER_BLOCK = 16  # blocks in all contexts together, per block
+CONTEXT_BLOCKS_PER_BLOCK = 64  # blocks in all contexts, and the work to find them, per block
 CONTEXT_CHARS_PER_CHAR = 8  # characters in all contexts together, per character of text
 
 
