@@ -28,6 +28,8 @@ class LspClient:
         )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self.notifications: list[dict[str, Any]] = []
+        self.responses: dict[Any, dict[str, Any]] = {}  # by id, kept by ``collect``
+        self.null_errors: list[dict[str, Any]] = []  # error replies whose id is null
         self.stderr: list[str] = []
         self.next_id = 0
         self.versions: dict[str, int] = {}
@@ -80,9 +82,13 @@ class LspClient:
 
     def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        self.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def send_bytes(self, data: bytes) -> None:
+        """Write raw bytes to the server (framing of the caller's choice)."""
         stdin = self.process.stdin
         assert stdin is not None
-        stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        stdin.write(data)
         stdin.flush()
 
     def _dispatch(self, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -93,6 +99,8 @@ class LspClient:
         if "method" in message:
             self.notifications.append(message)
             return None
+        if message.get("id") is None and "error" in message:
+            self.null_errors.append(message)
         return message
 
     def request(self, method: str, params: Any, timeout: float = 20.0) -> Any:
@@ -103,10 +111,22 @@ class LspClient:
         while True:
             message = self.messages.get(timeout=max(deadline - time.monotonic(), 0.01))
             response = self._dispatch(message)
+            if response is not None and response.get("id") is not None:
+                self.responses[response["id"]] = response
             if response is not None and response.get("id") == ident:
                 if "error" in response:
                     raise AssertionError(f"{method} failed: {response['error']}")
                 return response.get("result")
+
+    def collect(self, ids: set[Any], timeout: float = 30.0) -> dict[Any, dict[str, Any]]:
+        """The responses (result or error) to the requests ``ids``, waiting for all of them."""
+        deadline = time.monotonic() + timeout
+        while not ids <= self.responses.keys():
+            message = self.messages.get(timeout=max(deadline - time.monotonic(), 0.01))
+            response = self._dispatch(message)
+            if response is not None and response.get("id") is not None:
+                self.responses[response["id"]] = response
+        return {ident: self.responses[ident] for ident in ids}
 
     def notify(self, method: str, params: Any) -> None:
         self._send({"method": method, "params": params})

@@ -122,3 +122,131 @@ def test_latency_bench_program_is_valid() -> None:
     _check(engine, text, "bench.aur")
     edited = text.replace("classes = 10", "classes = 1O", 1)  # one keystroke
     _check(engine, edited, "bench.aur")
+    # at the benchmark's size the contexts stay per block (a budget too tight made every
+    # keystroke a whole-program analysis)
+    text, _ = bench.generate(10000)
+    engine = IncrementalFrontEnd("bench.aur")
+    engine.update(text)
+    assert not engine.stats.whole and engine.stats.analysed == engine.stats.blocks - 1
+
+
+# ---------------------------------------------------------------- issue 21 item 4: linear work
+
+
+def _constants(count: int) -> str:
+    return "".join(f"c{i}=1\n" for i in range(count))
+
+
+@pytest.mark.parametrize("count", [1000, 2000])
+def test_issue21_4_one_space_indent_edit_parses_only_its_block(count: int) -> None:
+    """N lines of ``c{i}=1``, one space inserted at line 2: the work does not grow with N
+    (it re-parsed the rest of the file once per block: 6.6 s at 1,000 lines, 27 s at 2,000)."""
+    text = _constants(count)
+    engine = IncrementalFrontEnd()
+    _check(engine, text, "<input>")
+    cached = engine.cached_chars
+    lines = text.splitlines(keepends=True)
+    lines[1] = " " + lines[1]
+    edited = "".join(lines)
+    _check(engine, edited, "<input>")
+    assert engine.stats.parsed == 1 and engine.stats.parsed_chars == len("c0=1\n c1=1\n")
+    assert engine.cached_chars - cached <= 4 * len("c0=1\n c1=1\n")
+    _check(engine, text, "<input>")  # the undo: everything cached
+    assert engine.stats.parsed == 0 and engine.stats.analysed == 0
+
+
+@pytest.mark.parametrize("count", [1000, 4000])
+@pytest.mark.parametrize("where", ["top", "middle"])
+def test_issue21_4_open_bracket_edit_parses_linearly(count: int, where: str) -> None:
+    """A bracket left open joins the following column-0 lines into one statement: the
+    blocks are parsed together in doubling rounds, linear in the text, not once per line."""
+    text = _constants(count)
+    engine = IncrementalFrontEnd()
+    _check(engine, text, "<input>")
+    cut = 0 if where == "top" else text.index(f"c{count // 2}=")
+    edited = text[:cut] + "x = f(1,\n" + text[cut:]
+    _check(engine, edited, "<input>")
+    assert engine.stats.parsed_chars <= 3 * len(edited)
+    closed = text[:cut] + "x = f(1,\n)\n" + text[cut:]
+    _check(engine, closed, "<input>")
+    assert engine.stats.parsed_chars <= 3 * len(closed)
+
+
+def test_a_chain_of_constants_is_analysed_as_one_context() -> None:
+    """Each constant uses the one before: per-block contexts would hold N**2 / 2 blocks."""
+    count = 2000
+    text = "c0 = 1\n" + "".join(f"c{i} = c{i - 1} + 1\n" for i in range(1, count))
+    engine = IncrementalFrontEnd()
+    _check(engine, text, "<input>")
+    assert engine.stats.whole and engine.stats.analysed == 1
+    _check(engine, text.replace("c7 = c6 + 1", "c7 = c6 + 2"), "<input>")
+    assert engine.stats.whole and engine.stats.analysed == 1 and engine.stats.parsed == 1
+
+
+def test_ends_open_line_is_the_tokenizers_set() -> None:
+    from aurane.incremental import ENDS_OPEN_LINE
+    from aurane.syntax import tokens
+
+    assert ENDS_OPEN_LINE == tokens._STATEMENT_WORDS
+
+
+FRAGMENTS = [
+    "x = (",
+    "x = f(1,",
+    "a)",
+    "b = 1",
+    "b = [1,",
+    "  2]",
+    ")",
+    "]",
+    "def",
+    "return x",
+    "use torch",
+    "model M:",
+    "model é:",
+    "modelé = (",
+    "    input_shape = (4,)",
+    "    def forward(x):",
+    "        x -> dense(2",
+    "        x -> dense(2)",
+    "          -> dense(3)",
+    "-> dense(3)",
+    "    y = (",
+    "\tz = 1",
+    "# comment (",
+    "",
+]
+
+
+def test_random_bracket_layouts_agree_with_a_full_parse() -> None:
+    rng = random.Random(4)
+    engine = IncrementalFrontEnd()
+    for _ in range(300):
+        text = "\n".join(rng.choice(FRAGMENTS) for _ in range(rng.randrange(1, 25))) + "\n"
+        _check(engine, text, "<input>")
+
+
+@pytest.mark.skipif(not CORPUS_FILES, reason="no corpus (tests/corpus, ../shared/corpus)")
+def test_every_line_prefix_of_the_corpus_agrees() -> None:
+    """K-LSP: every document state while a corpus program is typed line by line."""
+    for path in CORPUS_FILES:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = text.splitlines(keepends=True)
+        engine = IncrementalFrontEnd(str(path))
+        for end in range(len(lines) + 1):
+            _check(engine, "".join(lines[:end]), str(path))
+
+
+def test_editing_the_word_after_an_open_bracket_rejoins_the_lines() -> None:
+    """``x = (`` before ``model M:``: the statement word ends the open line; edit the word
+    into a name and the two lines join (the block before the edit must not be kept)."""
+    from aurane.incremental import ENDS_OPEN_LINE
+
+    for word in sorted(ENDS_OPEN_LINE):
+        text = f"a = 1\nx = (\n{word} M:\n    b = 2\nc = 3\n"
+        engine = IncrementalFrontEnd()
+        _check(engine, text, "<input>")
+        at = text.index(word) + len(word)
+        _check(engine, text[:at] + "x" + text[at:], "<input>")
+        _check(engine, text, "<input>")
+        _check(engine, text[: at - 1] + text[at:], "<input>")

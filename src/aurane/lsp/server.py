@@ -2,7 +2,10 @@
 
 Every handler runs inside ``_guard``: an exception is logged (stderr and window/logMessage,
 type Error) and answered with the empty result, so one bad request never takes the server
-down. Tests fail on any such log line.
+down. Tests fail on any such log line. A request about a document that is not open is
+answered with the empty result too: the server never reads a file the client names (pygls
+would read it from disk, and ``file:///dev/zero`` never ends). Messages travel through
+``transport`` (framing that survives wrong headers, errors for malformed requests).
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -21,11 +25,18 @@ from aurane.diagnostics import Diagnostic
 from aurane.incremental import shift
 from aurane.lsp import features
 from aurane.lsp.document import Document
+from aurane.lsp.transport import serve_stdio
+from aurane.syntax.tokens import MAX_FILE_BYTES
 from aurane.version import __version__
 
 T = TypeVar("T")
 log = logging.getLogger("aurane.lsp")
 FAILURE_MARK = "aurane-lsp handler failed"
+LINT_CACHE_CHARS = 4 * MAX_FILE_BYTES  # the block texts whose lint results are kept
+
+
+class NotOpen(Exception):
+    """A request names a document the client has not opened (or the server is not ready)."""
 
 
 class AuraneServer(LanguageServer):
@@ -36,6 +47,10 @@ class AuraneServer(LanguageServer):
         self.documents: dict[str, Document] = {}
         self.settings: dict[str, Any] = {"inlayHints": True, "lint": True}
         self._lint_cache: dict[str, tuple[Diagnostic, ...]] = {}
+        self._lint_chars = 0
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        serve_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
 
     def configure(self, options: Any) -> None:
         if isinstance(options, dict):
@@ -53,7 +68,7 @@ class AuraneServer(LanguageServer):
         else:
             doc.update(text, version)
         extra = []
-        if self.settings["lint"]:
+        if self.settings["lint"] and not _too_big(text):  # too big: the P011 error alone
             extra = self._lint_lines(doc, text)
         return features.diagnostics(doc, extra)
 
@@ -68,9 +83,11 @@ class AuraneServer(LanguageServer):
         for block in blocks:
             found = self._lint_cache.get(block.text)
             if found is None:
-                if len(self._lint_cache) > 20000:
+                if len(self._lint_cache) > 20000 or self._lint_chars > LINT_CACHE_CHARS:
                     self._lint_cache.clear()
+                    self._lint_chars = 0
                 found = self._lint_cache[block.text] = tuple(text_rules(block.text))
+                self._lint_chars += len(block.text)
             if found:
                 out += shift(found, block.start - 1)
         return out
@@ -80,8 +97,15 @@ class AuraneServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, found, version))
 
     def document(self, uri: str) -> Document:
+        """The open document ``uri``, analysed; ``NotOpen`` for any other."""
+        try:
+            opened = self.workspace.text_documents.get(unquote(uri))
+        except RuntimeError:  # no workspace before ``initialize``
+            opened = None
+        if opened is None:
+            raise NotOpen(uri)
         doc = self.documents.get(uri)
-        text = self.workspace.get_text_document(uri).source
+        text = opened.source
         if doc is None or doc.text != text:
             self.analyse(uri, text)
             doc = self.documents[uri]
@@ -95,9 +119,17 @@ class AuraneServer(LanguageServer):
             self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, message))
 
 
+def _too_big(text: str) -> bool:
+    return len(text) * 4 > MAX_FILE_BYTES and len(text.encode("utf-8", "surrogatepass")) > (
+        MAX_FILE_BYTES
+    )
+
+
 def _guard(server: AuraneServer, what: str, empty: T, run: Callable[[], T]) -> T:
     try:
         return run()
+    except NotOpen:
+        return empty
     except Exception as error:
         server.failed(what, error)
         return empty
@@ -138,8 +170,9 @@ def create_server() -> AuraneServer:
         uri = params.text_document.uri
 
         def run() -> None:
-            text = server.workspace.get_text_document(uri).source
-            server.publish(uri, text, params.text_document.version)
+            opened = server.workspace.text_documents.get(unquote(uri))
+            if opened is not None:
+                server.publish(uri, opened.source, params.text_document.version)
 
         _guard(server, "didChange", None, run)
 
