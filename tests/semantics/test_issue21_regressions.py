@@ -4,6 +4,8 @@ numeric field, every identifier that reaches Python), not only the issue's examp
 
 from __future__ import annotations
 
+import ast as pyast
+
 import pytest
 
 from aurane import CompilationError, compile_source
@@ -76,3 +78,75 @@ def test_case8_the_largest_finite_numbers_still_compile() -> None:
     """The range is float64's: the edge itself is no error."""
     assert not errors("a = 1.7976931348623157e308\nb = 2 ** 1023\nc = 3 ** 646\n")
     assert only("a = 1.7976931348623159e308\n")[0] == "P008"  # rounds to inf
+
+
+# ------------------------------------------------------------------ case 8: names as Python reads them
+
+
+def test_case8_nfkc_equal_dataset_fields_file_and_ligature_file() -> None:
+    """`ﬁle` and `file` are one keyword argument to Python: the generated call repeated it."""
+    source = edited("batch = 32", 'batch = 32\n    ﬁle = "a"\n    file = "b"')
+    assert only(source) == ("S015", *at(source, "ﬁle"))
+    assert "write 'file'" in (errors(source)[0].hint or "")
+
+
+def test_case8_fullwidth_import_field_is_not_emitted_as_the_keyword_import() -> None:
+    source = edited("batch = 32", "batch = 32\n    ｉmport = 1")
+    assert only(source) == ("S015", *at(source, "ｉmport"))
+    assert errors(source)[0].hint == "choose another name"
+
+
+@pytest.mark.parametrize(
+    ("keywords", "code", "needle"),
+    [
+        ("ｍean=0.5, mean=0.5, std=0.5", "S015", "ｍean"),  # `mean` twice to Python
+        ("mean=0.5, mean=0.5, std=0.5", "S008", "mean=0.5, std"),
+        ("ｉmport=0.5, std=0.5", "S015", "ｉmport"),
+        ("__class__=0.5, std=0.5", "S015", "__class__"),
+    ],
+    ids=ascii,
+)
+def test_case8_transform_keywords_are_compared_as_python_reads_them(
+    keywords: str, code: str, needle: str
+) -> None:
+    source = edited("batch = 32", f"batch = 32\n    transforms = [Normalize({keywords})]")
+    found = errors(source)
+    assert found and found[0].code == code, found
+    assert found[0].span is not None
+    assert (found[0].span.line, found[0].span.column) == at(source, needle)
+
+
+def test_case8_nfkc_equal_dataset_names_are_duplicates() -> None:
+    """A dataset's name is spelled into `_make_<dataset>_loader`: one name to Python.
+    (Models may differ so: the backend's allocator gives their classes distinct names.)"""
+    copy = "    from aurane.data.SyntheticImages\n    size = 8\n    image_size = (1, 16, 16)\n"
+    source = edited("dataset shapes_val:", f"dataset ｓhapes_val:\n{copy}dataset shapes_val:")
+    assert only(source) == ("S008", *at(source, "shapes_val:"))
+    assert "Python reads both as 'shapes_val'" in errors(source)[0].message
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["use os as rt", "use nn", "use os as random", "use os as ｒt", "use seed", "use os as F"],
+    ids=ascii,
+)
+def test_case8_use_lines_compile_refuses_are_refused_by_check(line: str) -> None:
+    """`check` passed them and `compile` refused them (S019): one rule now, in check."""
+    source = edited("use torch", line)
+    code, line_number, column = only(source)
+    assert (code, line_number) == ("S019", 2)
+    with pytest.raises(CompilationError) as info:
+        compile_source(source)
+    assert [d.code for d in info.value.diagnostics] == ["S019"]
+
+
+def test_case8_training_functions_of_nfkc_equal_models_stay_apart() -> None:
+    """`train Ｓ...` and `train S...` made `def train_ｓhapenet` and `def train_shapenet`:
+    one function to Python, so the second job replaced the first."""
+    model = "model ＳhapeNet:\n    input_shape = (1, 16, 16)\n    def forward(x):\n"
+    model += "        x -> flatten() -> dense(classes)\n"
+    train = "train ＳhapeNet on shapes:\n    epochs = 1\n"
+    code = compile_source(edited("model ShapeNet:", model + "model ShapeNet:") + train)
+    tree = pyast.parse(code)
+    jobs = [f.name for f in tree.body if isinstance(f, pyast.FunctionDef) and "train" in f.name]
+    assert sorted(jobs) == ["train_shapenet", "train_shapenet_2"]
