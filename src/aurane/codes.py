@@ -386,9 +386,14 @@ _CODES: tuple[Code, ...] = (
         "bad-use",
         "semantic",
         "invalid use statement",
-        "'use' imports a dotted module path, optionally 'as' an alias.",
-        "use torch as nn",
-        "Choose an alias the generated code does not rely on.",
+        "'use' imports a dotted module path, optionally 'as' an alias. The path is dotted\n"
+        "identifiers, none a keyword or a dunder, ASCII after NFKC normalisation. The name it\n"
+        "binds (the alias, else the first part) must not replace a keyword, builtin or name\n"
+        "the generated program binds (nn, F, rt, random, np, ...) nor, in a program with\n"
+        "training code, a name the training functions bind (seed, model, dataset, ...).\n"
+        "Names are compared after NFKC normalisation, as Python compares them.",
+        "use os as random",
+        "Choose another alias (use os as system_os), or import the module under one.",
     ),
     Code(
         "S040",
@@ -499,9 +504,13 @@ _CODES: tuple[Code, ...] = (
         "dataset source is not an allowed dataset class",
         "A dataset's 'from' line becomes a constructor call when the generated program runs,\n"
         "so it must name a dataset class: aurane.data.<Class>, torchvision.datasets.<Class>\n"
-        "(its dataset classes), or a class under a module the program imports with 'use'.\n"
-        "Names are NFKC-normalised first, as Python reads them. See docs/security.md.",
-        "dataset d:\n    from posix.system",
+        "(their dataset classes), or a class under a module the program imports with 'use'\n"
+        "(checked to be a torch Dataset subclass when the program runs). Nothing else of\n"
+        "torch, torchvision, aurane, the standard library or a few well-known packages is a\n"
+        "source, 'use' line or not: 'use torch' does not make torch.load one. Names are\n"
+        "NFKC-normalised first, as Python reads them, and must then be ASCII. See\n"
+        "docs/security.md.",
+        "use torch\ndataset d:\n    from torch.load",
         "Name a dataset class, or 'use' the module that defines yours.",
     ),
     Code(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         save_checkpoints,
         save_file,
     )
-    from aurane.runtime.contracts import BatchCheck, DataMismatch
+    from aurane.runtime.contracts import BatchCheck, DataMismatch, dataset_class
     from aurane.runtime.distributed import (
         data_loader,
         distribute,
@@ -63,6 +63,7 @@ _WHERE = {
     "save_file": "checkpoint",
     "BatchCheck": "contracts",
     "DataMismatch": "contracts",
+    "dataset_class": "contracts",
     "data_loader": "distributed",
     "distribute": "distributed",
     "finish_distributed": "distributed",
@@ -113,6 +114,7 @@ __all__ = [
     "acquire_lock",
     "check_sample_shape",
     "data_loader",
+    "dataset_class",
     "distribute",
     "epoch_line",
     "evaluate",

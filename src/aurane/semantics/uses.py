@@ -15,7 +15,8 @@ safely, so a program ``check`` accepts always compiles:
   parameter ``seed`` would hide the module where the dataset is built).
 
 Names are compared as Python reads them, after NFKC normalisation: ``use ｉmport`` is
-``import import`` to Python, and refused.
+``import import`` to Python, and refused. A module path must be ASCII once normalised
+(``use ｏｓ`` is ``use os``; ``use оs`` with a Cyrillic ``о`` is refused: a look-alike).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from aurane.semantics.pynames import (
     TEMPLATE_ALIASES,
     TRAINING_NAMES,
 )
+from aurane.semantics.sources import non_ascii
 from aurane.syntax import ast
 
 # Names an alias may not take: everything a generated module binds or calls at its top.
@@ -102,6 +104,15 @@ def _use_problem(stmt: ast.Use, hidden: set[str]) -> Diagnostic | None:
             f"{shown(stmt.module)} is not an importable module path",
             stmt.module_span,
             hint="a module path is dotted identifiers, none a Python keyword or a dunder",
+        )
+    foreign = non_ascii(nfkc(stmt.module))
+    if foreign is not None:
+        # `use оs` (Cyrillic о) would import a file that looks like os to a reader
+        return diag(
+            "S019",
+            f"module path {shown(stmt.module)} has the non-ASCII letter {foreign}",
+            stmt.module_span,
+            hint="module names are ASCII; retype the name if it was pasted",
         )
     if stmt.alias is not None and stmt.alias_span is not None:
         alias = nfkc(stmt.alias)
