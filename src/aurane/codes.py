@@ -908,6 +908,31 @@ _CODES: tuple[Code, ...] = (
         "    def forward(x):\n        x -> dense(64)",
         "Shrink the largest contributors, or raise the budget if it was set too low.",
     ),
+    Code(
+        "T116",
+        "repeat-count-too-large",
+        "type",
+        "a repeat count is over the limit",
+        "`repeat(Block, n)` may repeat a block at most 10,000 times (docs/limits.md): every\n"
+        "tool that expands a repeat (visualize --expand, verify, profile, the playground, the\n"
+        "generated module) does work per copy, so the count is checked before anything expands.",
+        "model M:\n    input_shape = (8,)\n    def forward(x):\n"
+        "        x -> repeat(Block, 1000000)",
+        "Repeat the block fewer times.",
+    ),
+    Code(
+        "T117",
+        "expansion-too-large",
+        "type",
+        "a model expands to too many operations",
+        "The operations of a model with every repeat and block call expanded (a block called\n"
+        "twice counts twice, a repeat of n counts n times) may be at most 20,000\n"
+        "(docs/limits.md). The count is computed on the compact graph before anything expands;\n"
+        "the error points at the call that takes the model over the limit.",
+        "model M:\n    input_shape = (8,)\n    def forward(x):\n"
+        "        x -> repeat(Block, 9000) -> repeat(Block, 9000) -> repeat(Block, 9000)",
+        "Repeat fewer times or nest fewer blocks.",
+    ),
     # lint
     Code(
         "W001",

@@ -5,11 +5,12 @@ numeric field, every identifier that reaches Python), not only the issue's examp
 from __future__ import annotations
 
 import ast as pyast
+from pathlib import Path
 
 import pytest
 
 from aurane import CompilationError, compile_source
-from tests.conftest import REPO
+from tests.conftest import REPO, run_cli
 from tests.helpers import errors
 
 QUICKSTART = (REPO / "examples" / "quickstart.aur").read_text(encoding="utf-8")
@@ -150,3 +151,123 @@ def test_case8_training_functions_of_nfkc_equal_models_stay_apart() -> None:
     tree = pyast.parse(code)
     jobs = [f.name for f in tree.body if isinstance(f, pyast.FunctionDef) and "train" in f.name]
     assert sorted(jobs) == ["train_shapenet", "train_shapenet_2"]
+
+
+# ------------------------------------------------------------------ case 5: expansion limits
+
+MILLION = """\
+model B:
+    input_shape = (4,)
+    def forward(x):
+        x -> dense(4).relu
+model M:
+    input_shape = (4,)
+    def forward(x):
+        x -> repeat(B, 1000000) -> dense(2)
+"""
+
+
+def test_case5_a_million_repeats_is_refused_at_the_repeat() -> None:
+    """The issue's 8 lines: check passed, then every tool that expands hung."""
+    from aurane.ir.expansion import MAX_REPEAT
+
+    assert only(MILLION) == ("T116", 8, 14)
+    assert f"{MAX_REPEAT:,}" in errors(MILLION)[0].message
+    at_limit = MILLION.replace("1000000", str(MAX_REPEAT)).replace("dense(4).relu", "relu()")
+    assert not errors(at_limit)  # the limit itself is fine
+
+
+def test_case5_a_model_over_the_expanded_limit_is_refused_at_the_repeat() -> None:
+    source = MILLION.replace("repeat(B, 1000000)", "repeat(B, 6000) -> repeat(B, 6000)")
+    code, line, column = only(source)  # 24,000 operations: each repeat alone is allowed
+    assert (code, line, column) == ("T117", 8, 33)  # the repeat that passes the limit
+    assert "24,001 operations" in errors(source)[0].message  # and the dense(2)
+
+
+def nested_blocks(depth: int) -> str:
+    """B0 is one dense; each Bi calls B(i-1) twice: 2**depth operations, no repeat at all."""
+    lines = ["model B0:\n    input_shape = (4,)\n    def forward(x):\n        x -> dense(4)\n"]
+    for i in range(1, depth + 1):
+        lines.append(
+            f"model B{i}:\n    input_shape = (4,)\n    def forward(x):\n"
+            f"        x -> B{i - 1}() -> B{i - 1}()\n"
+        )
+    return "".join(lines)
+
+
+def test_case5_nested_blocks_are_counted_without_expanding() -> None:
+    """2**40 operations in B40, counted on the compact graphs: the work is the program's."""
+    from tests.helpers import calls_made
+
+    small, large = nested_blocks(10), nested_blocks(40)
+    assert not errors(small)
+    # every model B15..B40 is over the limit; the one error is where it is first crossed:
+    # B15 calls B14 (16,384 operations) twice
+    line, column = at(large, "B14() -> B14()")
+    assert only(large) == ("T117", line, column + len("B14() -> "))
+    assert "model 'B15' expands to 32,768 operations" in errors(large)[0].message
+    # the check's own work grows with the program (4x the lines), not with 2**40 / 2**10
+    assert calls_made(lambda: errors(large)) < 8 * calls_made(lambda: errors(small))
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [("visualize", ["--expand"]), ("verify", []), ("profile", []), ("compile", ["-o", "m.py"])],
+)
+def test_case5_every_tool_that_expands_inherits_the_limit(
+    tool: str, args: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / "m.aur").write_text(MILLION, encoding="utf-8")
+    result = run_cli(tool, *args, "m.aur", cwd=tmp_path)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "m.aur:8:14: error[T116]" in result.stderr
+
+
+def test_case5_the_playground_draws_no_model_over_the_limit() -> None:
+    """The playground draws models of programs with errors: one over a limit has no graph."""
+    from aurane.playground.analyze import analyze
+
+    state = analyze(MILLION, expand=True)
+    assert [d["code"] for d in state["diagnostics"]] == ["T116"]
+    assert state["diagram"] is not None and state["diagram"]["model"] == "B"  # B alone is fine
+    assert "M" not in [m["name"] for m in state["models"]]
+
+
+def zoo(name: str) -> str:
+    return (REPO / "examples" / "zoo" / f"{name}.aur").read_text(encoding="utf-8")
+
+
+def test_case5_real_models_are_within_the_limits() -> None:
+    """The zoo, and its programs grown to the deepest real models, check clean."""
+    from aurane.frontend import run_front_end
+    from aurane.ir.expansion import MAX_EXPANDED_OPERATIONS, expanded_operations
+
+    bottlenecks = "          -> Bottleneck(256) as layer3.5\n"
+    grown = {
+        "gpt3_depth": edited("n_layer = 12", "n_layer = 96", zoo("gpt2")),
+        "llama_70b_depth": edited("n_layer = 22", "n_layer = 80", zoo("llama")),
+        "resnet152_depth": edited(
+            bottlenecks, bottlenecks + "          -> repeat(Bottleneck(256), 30)\n", zoo("resnet50")
+        ),
+    }
+    programs = {
+        p.stem: p.read_text(encoding="utf-8") for p in (REPO / "examples" / "zoo").glob("*")
+    }
+    assert len(programs) == 10
+    for name, source in {**programs, **grown, "quickstart": QUICKSTART}.items():
+        front = run_front_end(source, f"{name}.aur")
+        assert front.ok, (name, [d.message for d in front.diagnostics if d.is_error])
+        assert front.graphs
+        for graph in front.graphs.values():
+            assert expanded_operations(graph) <= MAX_EXPANDED_OPERATIONS // 4, name
+
+
+def test_case5_a_flat_chain_counts_too() -> None:
+    """No repeat, no block: 25,000 operations in one chain, refused where it passes 20,000."""
+    from aurane.ir.expansion import MAX_EXPANDED_OPERATIONS
+
+    chain = " -> ".join(["relu()"] * 25_000)
+    source = f"model M:\n    input_shape = (4,)\n    def forward(x):\n        x -> {chain}\n"
+    code, line, column = only(source)
+    assert (code, line) == ("T117", 4)
+    assert column == len("        x -> ") + 1 + MAX_EXPANDED_OPERATIONS * len("relu() -> ")
