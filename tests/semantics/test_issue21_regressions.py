@@ -5,6 +5,7 @@ numeric field, every identifier that reaches Python), not only the issue's examp
 from __future__ import annotations
 
 import ast as pyast
+import re
 from pathlib import Path
 
 import pytest
@@ -271,3 +272,56 @@ def test_case5_a_flat_chain_counts_too() -> None:
     code, line, column = only(source)
     assert (code, line) == ("T117", 4)
     assert column == len("        x -> ") + 1 + MAX_EXPANDED_OPERATIONS * len("relu() -> ")
+
+
+# ------------------------------------------------------------------ case 8: budgets, --validate
+
+
+def encoder_example() -> str:
+    """docs/language.md's Encoder example (symbolic sizes and a budget), as documented."""
+    text = (REPO / "docs" / "language.md").read_text(encoding="utf-8")
+    block = text.split("```aur\nseq = dim(1, 2048)\n", 1)[1].split("```", 1)[0]
+    return "seq = dim(1, 2048)\n" + block
+
+
+@pytest.mark.parametrize("at_clause", ["at batch 0", "at batch 32, seq 0", "at batch 0, seq 512"])
+def test_case8_budget_at_batch_0_is_a_located_error(at_clause: str) -> None:
+    """check, compile and profile exited 123 (the profiler divided by the batch)."""
+    source = re.sub(r"at batch 32, seq 512", at_clause, encoder_example())
+    zero = re.search(r"(batch|seq) 0\b", source)
+    assert zero is not None
+    line, column = at(source, zero.group(0))
+    assert only(source) == ("S112", line, column + len(zero.group(1)) + 1)  # at the 0
+
+
+def test_case8_budget_at_a_size_outside_its_range() -> None:
+    source = encoder_example().replace("seq 512", "seq 4096")
+    code, line, _ = only(source)
+    assert (code, line) == ("S112", at(source, "budget")[0])
+    assert "dim(1, 2048)" in errors(source)[0].message
+
+
+@pytest.mark.parametrize("tool", ["check", "compile", "profile"])
+def test_case8_budget_at_batch_0_never_exits_123(tool: str, tmp_path: Path) -> None:
+    (tmp_path / "m.aur").write_text(
+        encoder_example().replace("at batch 32, seq 512", "at batch 0"), encoding="utf-8"
+    )
+    result = run_cli(tool, "m.aur", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "error[S112]" in result.stderr
+
+
+def test_case8_compile_validate_accepts_symbolic_sizes(tmp_path: Path) -> None:
+    """--validate called every symbolic size a bad shape: an internal error, exit 123."""
+    (tmp_path / "encoder.aur").write_text(encoder_example(), encoding="utf-8")
+    result = run_cli("compile", "--validate", "encoder.aur", "-o", "encoder.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "class Encoder" in (tmp_path / "encoder.py").read_text(encoding="utf-8")
+    strided = encoder_example().replace("dim(1, 2048)", "dim(8, 2048)")
+    strided = strided.replace(
+        "x -> dense(512).relu",
+        "x -> transpose(1, 2) -> conv1d(512, 3, stride=2) -> transpose(1, 2)",
+    )
+    (tmp_path / "strided.aur").write_text(strided, encoding="utf-8")
+    result = run_cli("compile", "--validate", "strided.aur", "-o", "strided.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
