@@ -403,9 +403,11 @@ _CODES: tuple[Code, ...] = (
         "A parameterised block declares 'model Name(p, q=1):'. Each parameter has its own\n"
         "name (an ASCII identifier the generated Python can use as a constructor argument),\n"
         "an optional type (int, float, bool or str) and an optional constant default;\n"
-        "parameters with defaults come last.",
+        "parameters with defaults come last. A block takes its input shape from each call,\n"
+        "so it declares no input_shape.",
         "model Block(width, width):",
-        "Rename the parameter, move defaults last, or use int, float, bool or str.",
+        "Rename the parameter, move defaults last, use int, float, bool or str, or remove\n"
+        "the block's input_shape.",
     ),
     Code(
         "S041",

@@ -10,9 +10,10 @@ safely, so a program ``check`` accepts always compiles:
   training runtime (``use os as rt``, ``use os as random``, ``use os as super``);
 - an unaliased module called like a name the template binds to something else
   (``use nn`` would hide ``from torch import nn``) or like a builtin;
-- in a program with datasets or training jobs, an unaliased module called like a name the
+- in a program with datasets or training jobs, a module or alias called like a name the
   generated training code binds (``use seed`` + ``from seed.Data``: the loader factory's
-  parameter ``seed`` would hide the module where the dataset is built).
+  parameter ``seed`` would hide the module where the dataset is built; ``use os as
+  train_net``: the job function would replace it).
 
 Names are compared as Python reads them, after NFKC normalisation: ``use ｉmport`` is
 ``import import`` to Python, and refused. A module path must be ASCII once normalised
@@ -120,6 +121,14 @@ def _use_problem(stmt: ast.Use, hidden: set[str]) -> Diagnostic | None:
             return diag(
                 "S019",
                 f"alias {shown(stmt.alias)} would replace a name the generated program uses",
+                stmt.alias_span,
+                hint="choose another alias",
+            )
+        if alias in hidden:
+            # `def train_net` would replace the module, a parameter `model` hide it
+            return diag(
+                "S019",
+                f"alias {shown(stmt.alias)} is a name the generated training code binds",
                 stmt.alias_span,
                 hint="choose another alias",
             )
