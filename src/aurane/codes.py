@@ -887,6 +887,17 @@ _CODES: tuple[Code, ...] = (
         "Use params, macs, flops or activations with a number and an optional unit.",
     ),
     Code(
+        "S113",
+        "blocks-nested-too-deeply",
+        "semantic",
+        "blocks are nested too deeply",
+        "A model may call a block that calls a block, and so on, at most 32 levels deep\n"
+        "(docs/limits.md): lowering, code generation and the tools walk the levels. Real\n"
+        "models nest a few. The error points at the call where the chain passes the limit.",
+        "model B33:\n    def forward(x):\n        x -> B32()",
+        "Call the inner blocks one after another instead of inside each other.",
+    ),
+    Code(
         "T114",
         "size-must-be-concrete",
         "type",

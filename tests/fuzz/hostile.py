@@ -12,7 +12,8 @@ with a repeated block, a training job) with one or two hostile parts:
 - ``numbers``: infinite, huge, zero and negative numbers in every numeric training field,
   every numeric argument of the optimizer, scheduler, loss and callback catalogs, dataset
   fields, operation arguments, shapes, constants, ``dim`` bounds and budgets;
-- ``repeats``: huge repeat counts, nested repeats and nested blocks;
+- ``repeats``: huge repeat counts, nested repeats, blocks calling blocks twice, chains of
+  blocks thousands deep;
 - ``budgets``: budgets at batch 0 or size 0, huge amounts and sizes;
 - ``uses``: ``use`` lines whose module or alias is a name the generated program binds.
 
@@ -468,7 +469,15 @@ HUGE_COUNTS = (10_001, 65_536, 1_000_000, 2**31, 2**63, 10**30)
 
 
 def _repeats(rng: random.Random, parts: Parts) -> tuple[Parts, str, bool, tuple[str, ...]]:
-    style = rng.choice(["huge", "nested", "blocks", "many"])
+    style = rng.choice(["huge", "nested", "blocks", "deep", "many"])
+    if style == "deep":  # D_i calls D_(i-1) once: Net, D_depth ... D_1, Step levels
+        depth = rng.choice([rng.randint(1, 40), rng.randint(100, 3000)])
+        blocks = list(parts.blocks)
+        for i in range(1, depth + 1):
+            inner = "Step" if i == 1 else f"D{i - 1}"
+            blocks.append(f"model D{i}:\n    def forward(x):\n        x -> {inner}()\n")
+        body = (*parts.body, f"{{t}} = {{t}} -> D{depth}()")
+        return replace(parts, blocks=tuple(blocks), body=body), f"deep {depth}", depth + 2 > 32, ()
     if style == "huge":
         count = rng.choice(HUGE_COUNTS)
         body = (*parts.body, f"{{t}} = {{t}} -> repeat(Step, {count})")

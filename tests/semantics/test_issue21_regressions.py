@@ -197,17 +197,17 @@ def nested_blocks(depth: int) -> str:
 
 
 def test_case5_nested_blocks_are_counted_without_expanding() -> None:
-    """2**40 operations in B40, counted on the compact graphs: the work is the program's."""
+    """2**30 operations in B30, counted on the compact graphs: the work is the program's."""
     from tests.helpers import calls_made
 
-    small, large = nested_blocks(10), nested_blocks(40)
+    small, large = nested_blocks(10), nested_blocks(30)
     assert not errors(small)
-    # every model B15..B40 is over the limit; the one error is where it is first crossed:
+    # every model B15..B30 is over the limit; the one error is where it is first crossed:
     # B15 calls B14 (16,384 operations) twice
     line, column = at(large, "B14() -> B14()")
     assert only(large) == ("T117", line, column + len("B14() -> "))
     assert "model 'B15' expands to 32,768 operations" in errors(large)[0].message
-    # the check's own work grows with the program (4x the lines), not with 2**40 / 2**10
+    # the check's own work grows with the program (3x the lines), not with 2**30 / 2**10
     assert calls_made(lambda: errors(large)) < 8 * calls_made(lambda: errors(small))
 
 
@@ -325,3 +325,24 @@ def test_case8_compile_validate_accepts_symbolic_sizes(tmp_path: Path) -> None:
     (tmp_path / "strided.aur").write_text(strided, encoding="utf-8")
     result = run_cli("compile", "--validate", "strided.aur", "-o", "strided.py", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+
+
+def test_case5_blocks_nested_past_the_limit_are_refused_without_recursion() -> None:
+    """2,000 blocks each calling the next: lowering recursed per level (RecursionError past
+    about 190 levels, exit 123); now S113 where the chain passes 32 levels, found without
+    recursion (the count and the cycle check are iterative too)."""
+    from aurane.semantics.check import MAX_BLOCK_NESTING
+
+    def chain(levels: int) -> str:
+        lines = ["model B0:\n    input_shape = (4,)\n    def forward(x):\n        x -> dense(4)\n"]
+        for i in range(1, levels):
+            lines.append(
+                f"model B{i}:\n    input_shape = (4,)\n    def forward(x):\n"
+                f"        x -> B{i - 1}()\n"
+            )
+        return "".join(lines)
+
+    assert not errors(chain(MAX_BLOCK_NESTING))
+    deep = chain(2000)
+    line, column = at(deep, f"x -> B{MAX_BLOCK_NESTING - 1}()\n")  # B32 calls B31: 33 levels
+    assert only(deep) == ("S113", line, column + len("x -> "))

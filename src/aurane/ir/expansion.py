@@ -9,7 +9,7 @@ operation. ``check`` therefore refuses, before anything expands, a repeat count 
 ``MAX_EXPANDED_OPERATIONS``; every consumer runs only on programs ``check`` accepts.
 
 Counting is arithmetic on the compact graphs, memoised per block graph, so a program of
-nested blocks that would expand to 2**40 operations is counted in a few steps.
+nested blocks that would expand to 2**30 operations is counted in a few steps.
 """
 
 from __future__ import annotations
@@ -31,21 +31,39 @@ MAX_EXPANDED_OPERATIONS = 20_000
 
 
 class _Counter:
-    """Expanded operation counts of graphs, memoised by identity (blocks are shared)."""
+    """Expanded operation counts of graphs, memoised by identity (blocks are shared).
+
+    Iterative, not recursive: a program may nest thousands of blocks (each calling the
+    next), deeper than Python's recursion limit.
+    """
 
     def __init__(self) -> None:
         self.memo: dict[int, int] = {}
 
     def graph(self, graph: Graph) -> int:
-        key = id(graph)
-        if key not in self.memo:
-            self.memo[key] = sum(self.node(node) for node in graph.nodes)
-        return self.memo[key]
+        stack = [graph]
+        while stack:
+            top = stack[-1]
+            if id(top) in self.memo:
+                stack.pop()
+                continue
+            pending = [
+                n.subgraph
+                for n in top.nodes
+                if n.subgraph is not None and id(n.subgraph) not in self.memo
+            ]
+            if pending:
+                stack.extend(pending)
+            else:
+                self.memo[id(top)] = sum(self.node(node) for node in top.nodes)
+                stack.pop()
+        return self.memo[id(graph)]
 
     def node(self, node: Node) -> int:
+        """A node's count; a block's graph must be counted already (``graph`` sees to it)."""
         if node.subgraph is None:
             return 1
-        return max(node.repeat, 0) * self.graph(node.subgraph)
+        return max(node.repeat, 0) * self.memo[id(node.subgraph)]
 
 
 def expanded_operations(graph: Graph) -> int:
@@ -65,7 +83,7 @@ def limit_expansion(graphs: Mapping[str, Graph]) -> tuple[dict[str, Graph], list
     counter = _Counter()
     reported: set[tuple[int, int]] = set()
     for name, graph in graphs.items():
-        repeats = _repeats_over_limit(graph, set())
+        repeats = _repeats_over_limit(graph)
         for node in repeats:
             if (node.span.line, node.span.column) not in reported:
                 reported.add((node.span.line, node.span.column))
@@ -96,17 +114,18 @@ def limit_expansion(graphs: Mapping[str, Graph]) -> tuple[dict[str, Graph], list
     return kept, found
 
 
-def _repeats_over_limit(graph: Graph, seen: set[int]) -> list[Node]:
+def _repeats_over_limit(graph: Graph) -> list[Node]:
     """Repeat nodes over ``MAX_REPEAT`` in ``graph`` and its blocks, each graph visited once."""
-    if id(graph) in seen:
-        return []
-    seen.add(id(graph))
     found: list[Node] = []
-    for node in graph.nodes:
-        if node.op == "repeat" and node.repeat > MAX_REPEAT:
-            found.append(node)
-        if node.subgraph is not None:
-            found += _repeats_over_limit(node.subgraph, seen)
+    seen = {id(graph)}
+    todo = [graph]
+    while todo:
+        for node in todo.pop().nodes:
+            if node.op == "repeat" and node.repeat > MAX_REPEAT:
+                found.append(node)
+            if node.subgraph is not None and id(node.subgraph) not in seen:
+                seen.add(id(node.subgraph))
+                todo.append(node.subgraph)
     return found
 
 

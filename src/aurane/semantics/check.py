@@ -281,13 +281,21 @@ def _check_gan(
 
 
 def _check_recursion(result: SemanticResult) -> None:
+    # iterative depth-first search: a program may nest thousands of blocks
     state: dict[str, int] = {}  # 1 visiting, 2 done
-    path: list[str] = []
-
-    def visit(name: str) -> None:
-        state[name] = 1
-        path.append(name)
-        for callee, span in result.calls.get(name, []):
+    for root in result.calls:
+        if root in state:
+            continue
+        state[root] = 1
+        path = [root]
+        todo = [iter(result.calls.get(root, []))]
+        while todo:
+            step = next(todo[-1], None)
+            if step is None:
+                state[path.pop()] = 2
+                todo.pop()
+                continue
+            callee, span = step
             if state.get(callee) == 1:
                 cycle = path[path.index(callee) :] + [callee]
                 result.diagnostics.append(
@@ -300,13 +308,10 @@ def _check_recursion(result: SemanticResult) -> None:
                 )
                 result.broken_models.update(cycle)
             elif callee not in state and callee in result.calls:
-                visit(callee)
-        path.pop()
-        state[name] = 2
-
-    for name in result.calls:
-        if name not in state:
-            visit(name)
+                state[callee] = 1
+                path.append(callee)
+                todo.append(iter(result.calls.get(callee, [])))
+    _check_nesting(result)
     # a model calling a broken one cannot be type checked either
     changed = True
     while changed:
@@ -317,3 +322,46 @@ def _check_recursion(result: SemanticResult) -> None:
             ):
                 result.broken_models.add(name)
                 changed = True
+
+
+# Blocks inside blocks, counted from a model to its deepest block (docs/limits.md). Real
+# models nest a few levels; lowering, code generation and the tools walk the levels.
+MAX_BLOCK_NESTING = 32
+
+
+def _check_nesting(result: SemanticResult) -> None:
+    """S113 at the call where a chain of block calls passes ``MAX_BLOCK_NESTING`` levels.
+
+    Depths are computed bottom-up without recursion.
+    """
+    depth: dict[str, int] = {}
+    for root in result.calls:
+        todo = [root]
+        while todo:
+            name = todo[-1]
+            if name in depth:
+                todo.pop()
+                continue
+            callees = [c for c, _ in result.calls.get(name, []) if c in result.calls]
+            # cycles are broken models by now (S009): they count as leaves here
+            pending = [c for c in callees if c not in depth and c not in result.broken_models]
+            if pending:
+                todo.extend(pending)
+                continue
+            depth[name] = 1 + max((depth.get(c, 0) for c in callees), default=0)
+            todo.pop()
+    for name, calls in result.calls.items():
+        if depth.get(name, 0) <= MAX_BLOCK_NESTING:
+            continue
+        result.broken_models.add(name)
+        deepest, span = max(calls, key=lambda call: depth.get(call[0], 0))
+        if depth.get(deepest, 0) <= MAX_BLOCK_NESTING:  # report where the limit is passed
+            result.diagnostics.append(
+                diag(
+                    "S113",
+                    f"blocks nested {depth[name]} levels deep here, over the limit of "
+                    f"{MAX_BLOCK_NESTING}",
+                    span,
+                    hint="flatten the nesting: call the inner blocks one after another",
+                )
+            )
