@@ -386,9 +386,14 @@ _CODES: tuple[Code, ...] = (
         "bad-use",
         "semantic",
         "invalid use statement",
-        "'use' imports a dotted module path, optionally 'as' an alias.",
-        "use torch as nn",
-        "Choose an alias the generated code does not rely on.",
+        "'use' imports a dotted module path, optionally 'as' an alias. The path is dotted\n"
+        "identifiers, none a keyword or a dunder, ASCII after NFKC normalisation. The name it\n"
+        "binds (the alias, else the first part) must not replace a keyword, builtin or name\n"
+        "the generated program binds (nn, F, rt, random, np, ...) nor, in a program with\n"
+        "training code, a name the training functions bind (seed, model, dataset, ...).\n"
+        "Names are compared after NFKC normalisation, as Python compares them.",
+        "use os as random",
+        "Choose another alias (use os as system_os), or import the module under one.",
     ),
     Code(
         "S040",
@@ -398,9 +403,11 @@ _CODES: tuple[Code, ...] = (
         "A parameterised block declares 'model Name(p, q=1):'. Each parameter has its own\n"
         "name (an ASCII identifier the generated Python can use as a constructor argument),\n"
         "an optional type (int, float, bool or str) and an optional constant default;\n"
-        "parameters with defaults come last.",
+        "parameters with defaults come last. A block takes its input shape from each call,\n"
+        "so it declares no input_shape.",
         "model Block(width, width):",
-        "Rename the parameter, move defaults last, or use int, float, bool or str.",
+        "Rename the parameter, move defaults last, use int, float, bool or str, or remove\n"
+        "the block's input_shape.",
     ),
     Code(
         "S041",
@@ -499,9 +506,13 @@ _CODES: tuple[Code, ...] = (
         "dataset source is not an allowed dataset class",
         "A dataset's 'from' line becomes a constructor call when the generated program runs,\n"
         "so it must name a dataset class: aurane.data.<Class>, torchvision.datasets.<Class>\n"
-        "(its dataset classes), or a class under a module the program imports with 'use'.\n"
-        "Names are NFKC-normalised first, as Python reads them. See docs/security.md.",
-        "dataset d:\n    from posix.system",
+        "(their dataset classes), or a class under a module the program imports with 'use'\n"
+        "(checked to be a torch Dataset subclass when the program runs). Nothing else of\n"
+        "torch, torchvision, aurane, the standard library or a few well-known packages is a\n"
+        "source, 'use' line or not: 'use torch' does not make torch.load one. Names are\n"
+        "NFKC-normalised first, as Python reads them, and must then be ASCII. See\n"
+        "docs/security.md.",
+        "use torch\ndataset d:\n    from torch.load",
         "Name a dataset class, or 'use' the module that defines yours.",
     ),
     Code(
@@ -876,6 +887,17 @@ _CODES: tuple[Code, ...] = (
         "Use params, macs, flops or activations with a number and an optional unit.",
     ),
     Code(
+        "S113",
+        "blocks-nested-too-deeply",
+        "semantic",
+        "blocks are nested too deeply",
+        "A model may call a block that calls a block, and so on, at most 32 levels deep\n"
+        "(docs/limits.md): lowering, code generation and the tools walk the levels. Real\n"
+        "models nest a few. The error points at the call where the chain passes the limit.",
+        "model B33:\n    def forward(x):\n        x -> B32()",
+        "Call the inner blocks one after another instead of inside each other.",
+    ),
+    Code(
         "T114",
         "size-must-be-concrete",
         "type",
@@ -898,6 +920,31 @@ _CODES: tuple[Code, ...] = (
         "model M:\n    budget params <= 1K\n    input_shape = (64,)\n"
         "    def forward(x):\n        x -> dense(64)",
         "Shrink the largest contributors, or raise the budget if it was set too low.",
+    ),
+    Code(
+        "T116",
+        "repeat-count-too-large",
+        "type",
+        "a repeat count is over the limit",
+        "`repeat(Block, n)` may repeat a block at most 10,000 times (docs/limits.md): every\n"
+        "tool that expands a repeat (visualize --expand, verify, profile, the playground, the\n"
+        "generated module) does work per copy, so the count is checked before anything expands.",
+        "model M:\n    input_shape = (8,)\n    def forward(x):\n"
+        "        x -> repeat(Block, 1000000)",
+        "Repeat the block fewer times.",
+    ),
+    Code(
+        "T117",
+        "expansion-too-large",
+        "type",
+        "a model expands to too many operations",
+        "The operations of a model with every repeat and block call expanded (a block called\n"
+        "twice counts twice, a repeat of n counts n times) may be at most 20,000\n"
+        "(docs/limits.md). The count is computed on the compact graph before anything expands;\n"
+        "the error points at the call that takes the model over the limit.",
+        "model M:\n    input_shape = (8,)\n    def forward(x):\n"
+        "        x -> repeat(Block, 9000) -> repeat(Block, 9000) -> repeat(Block, 9000)",
+        "Repeat fewer times or nest fewer blocks.",
     ),
     # lint
     Code(

@@ -44,27 +44,6 @@ CacheArg = CompileCache | str | os.PathLike[str] | bool | None
 
 # PEP 263: a comment matching this on line 1 or 2 changes how Python decodes the file.
 _CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
-# Module-level names the torch backend's training runtime imports (besides TEMPLATE).
-_RUNTIME_NAMES = frozenset(
-    {
-        "random",
-        "time",
-        "hashlib",
-        "np",
-        "dist",
-        "DataLoader",
-        "DistributedSampler",
-        "DistributedDataParallel",
-        "rt",  # from aurane import runtime as rt
-    }
-)
-# Names the generated program binds to something other than the module of that name
-# (`from torch import nn`, `self`): an unaliased `use` of a module called so is refused.
-_TEMPLATE_ALIASES = frozenset(
-    {"nn", "F", "self", "super", "forward", "np", "dist", "rt", "DataLoader"}
-    | {"DistributedSampler", "DistributedDataParallel", "padding_mask", "self_attention"}
-    | {"rotary_embedding", "block"}
-)
 # Characters some tool treats as a line break or terminator; repr() escapes all of
 # them, so a correct backend never emits one raw.
 _RAW_FORBIDDEN = ("\r", "\x00", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -178,32 +157,14 @@ def python_name_problems(program: ast.AuraneProgram) -> list[Diagnostic]:
     ``from builtins.exec``) is not a constructor of a data source. Python compares
     identifiers after NFKC normalization, so this check does too.
     """
-    from aurane.backends.torch.names import BUILTINS, KEYWORDS, SOFT_KEYWORDS, TEMPLATE
+    from aurane.backends.torch.names import BUILTINS
     from aurane.codes import diag
+    from aurane.semantics.uses import check_uses
 
-    found: list[Diagnostic] = []
+    # the semantic pass's own rule (semantics/uses.py), so check reports the same names
+    found = check_uses(program)
     for stmt in program.statements:
-        if isinstance(stmt, ast.Use):
-            bound = unicodedata.normalize("NFKC", stmt.alias or stmt.module.split(".")[0])
-            span = stmt.alias_span or stmt.module_span
-            bad_alias = stmt.alias is not None and (
-                bound.startswith("__")
-                or not bound.isidentifier()
-                or bound in KEYWORDS | SOFT_KEYWORDS | TEMPLATE | _RUNTIME_NAMES
-            )
-            # `use nn` imports a module called nn, not torch.nn: the template's aliases
-            bad_root = stmt.alias is None and bound in _TEMPLATE_ALIASES
-            # "type" is a builtin too; the backend's table files it as a soft keyword only.
-            if bad_alias or bad_root or bound in BUILTINS | {"type"}:
-                found.append(
-                    diag(
-                        "S019",
-                        f"'{bound}' would replace a name the generated program uses",
-                        span,
-                        hint="choose another alias",
-                    )
-                )
-        elif isinstance(stmt, ast.Dataset) and stmt.source is not None:
+        if isinstance(stmt, ast.Dataset) and stmt.source is not None:
             root = unicodedata.normalize("NFKC", stmt.source.id.split(".")[0])
             if root in BUILTINS or root == "builtins":
                 found.append(

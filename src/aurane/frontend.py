@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, has_errors, sorted_unique
+from aurane.ir.expansion import limit_expansion
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_program
 from aurane.records import field, record
@@ -64,6 +65,8 @@ def analyze_program(result: FrontEnd, program: ast.AuraneProgram, types: bool = 
     if _stop(result, semantic.diagnostics, "semantic", keep_going=True) or not types:
         return result
     result.graphs, found = lower_program(resolved, semantic)
+    result.graphs, too_large = limit_expansion(result.graphs)  # before anything expands
+    found += too_large  # T116, T117
     if any(model.budgets for model in resolved.models):
         # the profiler is imported only for programs with budget lines (check's start-up)
         from aurane.analysis.budgets import check_budgets

@@ -432,9 +432,14 @@ REFUSED_SOURCES = [
 ]
 
 
+@pytest.mark.parametrize("use", ["", "use torch", "root"])
 @pytest.mark.parametrize("target", REFUSED_SOURCES, ids=ascii)
-def test_refused_dataset_sources(target: str) -> None:
-    source = data_program().replace("from torchvision.datasets.FakeData", f"from {target}")
+def test_refused_dataset_sources(target: str, use: str) -> None:
+    """Refused without a use line, after `use torch`, and after a use of its own module."""
+    if use == "root":
+        use = f"use {target.rpartition('.')[0] or target}"
+    source = data_program(use=use)
+    source = source.replace("from torchvision.datasets.FakeData", f"from {target}")
     with pytest.raises(CompilationError) as info:
         compile_source(source, validate=True, filename="hostile.aur")
     found = [d for d in info.value.diagnostics if d.code == "S080"]
@@ -468,17 +473,17 @@ def test_allowed_dataset_sources(target: str, uses: tuple[str, ...]) -> None:
         ("use mylib", "mylib.Data"),
         ("use mylib.data", "mylib.data.sets.Data"),
         ("use ｍｙｌｉｂ", "mylib.Data"),
-        # the author imports os: a use line is trusted, and visible (docs/security.md)
-        ("use os", "os.system"),
     ],
     ids=ascii,
 )
 def test_sources_under_declared_modules(use: str, target: str) -> None:
+    """A class of the program's own module: called only after the runtime check."""
     source = data_program(use=use).replace("from torchvision.datasets.FakeData", f"from {target}")
     out = compile_source(source, validate=True)
     module = target.rsplit(".", 1)[0]
-    assert f"dataset = {target}(" in out
-    assert f"import {module}" in out or module == "os"
+    assert f"dataset_class = rt.dataset_class({target}, {target!r})".replace("'", '"') in out
+    assert "dataset = dataset_class(" in out
+    assert f"import {module}" in out
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,25 @@ def evaluate_budgets(model: ast.Model, graph: Graph) -> tuple[list[BudgetCheck],
                 )
             )
             continue
+        outside = [
+            (sym, given[sym.name])
+            for sym in symbols
+            if sym.name in given
+            and not (sym.low <= given[sym.name] <= (sym.high or given[sym.name]))
+        ]
+        if outside:
+            sym, value = outside[0]
+            declared = f"dim({sym.low}, {sym.high})" if sym.high else f"dim({sym.low})"
+            problems.append(
+                diag(
+                    "S112",
+                    f"budget 'at {sym.name} {value}': {sym.name} is declared {declared}, so "
+                    "the model never sees that size",
+                    budget.span,
+                    hint=f"choose a size {sym.name} can take",
+                )
+            )
+            continue
         env = dict(given)
         missing = []
         for sym in symbols:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aurane import ops
 from aurane.ir.graph import BATCH, Graph
+from aurane.ir.sizes import SizeExpr, bounds
 
 
 class IRVerificationError(AssertionError):
@@ -23,7 +24,7 @@ def verify(graph: Graph) -> None:
     for value in graph.values:
         if value.shape is None or value.shape[0] != BATCH:
             raise IRVerificationError(f"{graph.name}: value {value.name} lacks a batch-first shape")
-        if not all(isinstance(d, int) and d > 0 for d in value.shape[1:]):
+        if not all(_positive_size(d) for d in value.shape[1:]):
             raise IRVerificationError(
                 f"{graph.name}: value {value.name} has a bad shape {value.shape}"
             )
@@ -54,3 +55,11 @@ def verify(graph: Graph) -> None:
         defined.add(node.output)
     if graph.output not in defined:
         raise IRVerificationError(f"{graph.name}: output {graph.output} undefined")
+
+
+def _positive_size(dim: object) -> bool:
+    """A positive int, or a symbolic size (``seq``, ``(seq + 1) // 2``) that can be positive
+    over its symbols' declared ranges (lowering checked the rules that need more)."""
+    if isinstance(dim, SizeExpr):
+        return bounds(dim)[1] > 0
+    return isinstance(dim, int) and not isinstance(dim, bool) and dim > 0

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         save_checkpoints,
         save_file,
     )
-    from aurane.runtime.contracts import BatchCheck, DataMismatch
+    from aurane.runtime.contracts import BatchCheck, DataMismatch, dataset_class
     from aurane.runtime.distributed import (
         data_loader,
         distribute,
@@ -69,6 +69,7 @@ _WHERE = {
     "save_file": "checkpoint",
     "BatchCheck": "contracts",
     "DataMismatch": "contracts",
+    "dataset_class": "contracts",
     "data_loader": "distributed",
     "distribute": "distributed",
     "finish_distributed": "distributed",
@@ -121,6 +122,7 @@ __all__ = [
     "acquire_lock",
     "check_sample_shape",
     "data_loader",
+    "dataset_class",
     "distribute",
     "epoch_line",
     "evaluate",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+from torch.utils.data import Dataset
 
 _INTEGER = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
@@ -142,3 +143,27 @@ def _range(labels: torch.Tensor) -> tuple[int, int]:
     """The lowest and highest of non-empty integer labels, in one reduction."""
     low, high = torch.aminmax(labels)
     return int(low), int(high)
+
+
+def dataset_class(source: object, name: str) -> type:
+    """``source`` itself when it is a dataset class; a one-line ``DataMismatch`` otherwise.
+
+    A dataset's ``from`` line may name a class of a module the program imports with ``use``
+    (docs/security.md). The compiler cannot know what that object is without importing the
+    module, which compiling never does, so the loader factory calls this before calling the
+    object: only a subclass of ``torch.utils.data.Dataset`` or ``IterableDataset`` is ever
+    called, never a function such as ``torch.load`` or ``os.system``.
+    """
+    # type(source), not isinstance(): an object cannot fake its own type, and a real class
+    # is checked against Dataset by its MRO (IterableDataset is a Dataset subclass)
+    is_class = isinstance(source, type) and issubclass(type(source), type)
+    if is_class and isinstance(source, type) and issubclass(source, Dataset):
+        return source
+    if is_class:
+        what = "a class that is not a torch dataset"
+    else:
+        what = f"a {type(source).__name__}, not a class"
+    raise DataMismatch(
+        f"dataset source {name} is {what}: a 'from' line must name a dataset class "
+        "(a subclass of torch.utils.data.Dataset or IterableDataset), so it is not called"
+    )

@@ -27,7 +27,20 @@ _BUILTIN_TYPES = frozenset({"int", "float", "bool", "str", "tuple", "list", "dic
 def check_block_params(
     model: ast.Model, model_names: set[str], diagnostics: list[Diagnostic]
 ) -> None:
-    """Each parameter name must be usable as a Python constructor argument."""
+    """Each parameter name must be usable as a Python constructor argument, and the block
+    takes its input shape from each call (an `input_shape` of its own would lower it with
+    its parameters unbound)."""
+    for item in model.fields:
+        if item.name == "input_shape":
+            diagnostics.append(
+                diag(
+                    "S040",
+                    f"model '{model.name}' has parameters, so it is a block: its input shape "
+                    "comes from each call",
+                    item.name_span,
+                    hint="remove input_shape, or the parameters to make a standalone model",
+                )
+            )
     for param in model.params:
         name = param.name
         problem = None

@@ -5,7 +5,6 @@ Runs on a resolved program. Shapes and dtypes are the type checker's job (ir/low
 
 from __future__ import annotations
 
-import builtins
 import keyword
 
 from aurane import ops
@@ -13,7 +12,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.spec import BoundArgs
 from aurane.records import field, record
-from aurane.semantics import config, sources
+from aurane.semantics import config, sources, uses
 from aurane.semantics.block_args import check_block_params
 from aurane.semantics.fields import FieldChecker
 from aurane.semantics.forward import ForwardChecker
@@ -45,10 +44,6 @@ def reserved_identifier(name: str) -> bool:
     )
 
 
-def _shadows_builtin(name: str) -> bool:
-    return name in dir(builtins)
-
-
 def analyze(program: ast.AuraneProgram) -> SemanticResult:
     diagnostics: list[Diagnostic] = []
     result = SemanticResult(diagnostics)
@@ -68,10 +63,9 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
         )
     standalone: dict[str, Span] = {}
     modules = sources.declared_modules(program)
+    diagnostics.extend(uses.check_uses(program))
     for stmt in program.statements:
         match stmt:
-            case ast.Use():
-                _check_use(stmt, diagnostics)
             case ast.Experiment():
                 _check_fields(stmt, "experiment", fields)
             case ast.Dataset():
@@ -123,27 +117,30 @@ def _unique_definitions(
     program: ast.AuraneProgram, diagnostics: list[Diagnostic]
 ) -> dict[str, ast.Model]:
     models: dict[str, ast.Model] = {}
-    datasets: dict[str, ast.Dataset] = {}
+    # by kind, then by name; a dataset's as Python reads it (NFKC), since it is spelled
+    # into its loader factory, `_make_<dataset>_loader` (a model's class name comes from
+    # the backend's namespace allocator, which keeps `ﬁle` and `file` apart)
+    seen: dict[str, dict[str, ast.Model | ast.Dataset]] = {"model": {}, "dataset": {}}
     for stmt in program.statements:
         if isinstance(stmt, ast.Model | ast.Dataset):
             kind = "model" if isinstance(stmt, ast.Model) else "dataset"
-            table: dict[str, ast.Model] | dict[str, ast.Dataset] = (
-                models if isinstance(stmt, ast.Model) else datasets
-            )
-            if stmt.name in table:
-                first = table[stmt.name]
+            key = uses.nfkc(stmt.name) if kind == "dataset" else stmt.name
+            first = seen[kind].get(key)
+            if first is not None:
+                same = "" if first.name == stmt.name else f": Python reads both as '{key}'"
                 diagnostics.append(
                     diag(
                         "S008",
-                        f"duplicate {kind} '{stmt.name}'",
+                        f"duplicate {kind} '{stmt.name}'{same}",
                         stmt.name_span,
                         labels=(Label(first.name_span, "first defined here"),),
                         hint=f"rename one of the {kind}s",
                     )
                 )
                 continue
-            table[stmt.name] = stmt  # type: ignore[assignment]
+            seen[kind][key] = stmt
             if isinstance(stmt, ast.Model):
+                models[stmt.name] = stmt
                 _check_model_name(stmt, diagnostics)
     return models
 
@@ -169,29 +166,6 @@ def _check_model_name(model: ast.Model, diagnostics: list[Diagnostic]) -> None:
         )
 
 
-def _check_use(stmt: ast.Use, diagnostics: list[Diagnostic]) -> None:
-    alias = stmt.alias
-    if (
-        alias is not None
-        and stmt.alias_span is not None
-        and (reserved_identifier(alias) or _shadows_builtin(alias))
-    ):
-        diagnostics.append(
-            diag(
-                "S019",
-                f"alias '{alias}' would replace a name the generated program uses",
-                stmt.alias_span,
-                hint="choose another alias",
-            )
-        )
-    for part in stmt.module.split("."):
-        if keyword.iskeyword(part) or part.startswith("__"):
-            diagnostics.append(
-                diag("S019", f"'{stmt.module}' is not an importable module path", stmt.module_span)
-            )
-            break
-
-
 def _check_dataset(
     stmt: ast.Dataset,
     fields: FieldChecker,
@@ -214,7 +188,21 @@ def _check_dataset(
         if refused is not None:
             diagnostics.append(refused)
     for item in stmt.fields:
-        if reserved_identifier(item.name) and item.name not in config.DATASET_TABLE:
+        read = uses.nfkc(item.name)
+        if read != item.name:
+            # a field becomes a keyword argument, which Python compares after NFKC: `ﬁle` and
+            # `file` would be one argument given twice, `ｉmport` the keyword `import`
+            diagnostics.append(
+                diag(
+                    "S015",
+                    f"field {uses.shown(item.name)} must be written as Python reads it",
+                    item.name_span,
+                    hint="choose another name"
+                    if reserved_identifier(read) and read not in config.DATASET_TABLE
+                    else f"write '{read}'",
+                )
+            )
+        elif reserved_identifier(item.name) and item.name not in config.DATASET_TABLE:
             diagnostics.append(
                 diag("S015", f"'{item.name}' cannot be a constructor argument name", item.name_span)
             )
@@ -293,13 +281,21 @@ def _check_gan(
 
 
 def _check_recursion(result: SemanticResult) -> None:
+    # iterative depth-first search: a program may nest thousands of blocks
     state: dict[str, int] = {}  # 1 visiting, 2 done
-    path: list[str] = []
-
-    def visit(name: str) -> None:
-        state[name] = 1
-        path.append(name)
-        for callee, span in result.calls.get(name, []):
+    for root in result.calls:
+        if root in state:
+            continue
+        state[root] = 1
+        path = [root]
+        todo = [iter(result.calls.get(root, []))]
+        while todo:
+            step = next(todo[-1], None)
+            if step is None:
+                state[path.pop()] = 2
+                todo.pop()
+                continue
+            callee, span = step
             if state.get(callee) == 1:
                 cycle = path[path.index(callee) :] + [callee]
                 result.diagnostics.append(
@@ -312,13 +308,10 @@ def _check_recursion(result: SemanticResult) -> None:
                 )
                 result.broken_models.update(cycle)
             elif callee not in state and callee in result.calls:
-                visit(callee)
-        path.pop()
-        state[name] = 2
-
-    for name in result.calls:
-        if name not in state:
-            visit(name)
+                state[callee] = 1
+                path.append(callee)
+                todo.append(iter(result.calls.get(callee, [])))
+    _check_nesting(result)
     # a model calling a broken one cannot be type checked either
     changed = True
     while changed:
@@ -329,3 +322,46 @@ def _check_recursion(result: SemanticResult) -> None:
             ):
                 result.broken_models.add(name)
                 changed = True
+
+
+# Blocks inside blocks, counted from a model to its deepest block (docs/limits.md). Real
+# models nest a few levels; lowering, code generation and the tools walk the levels.
+MAX_BLOCK_NESTING = 32
+
+
+def _check_nesting(result: SemanticResult) -> None:
+    """S113 at the call where a chain of block calls passes ``MAX_BLOCK_NESTING`` levels.
+
+    Depths are computed bottom-up without recursion.
+    """
+    depth: dict[str, int] = {}
+    for root in result.calls:
+        todo = [root]
+        while todo:
+            name = todo[-1]
+            if name in depth:
+                todo.pop()
+                continue
+            callees = [c for c, _ in result.calls.get(name, []) if c in result.calls]
+            # cycles are broken models by now (S009): they count as leaves here
+            pending = [c for c in callees if c not in depth and c not in result.broken_models]
+            if pending:
+                todo.extend(pending)
+                continue
+            depth[name] = 1 + max((depth.get(c, 0) for c in callees), default=0)
+            todo.pop()
+    for name, calls in result.calls.items():
+        if depth.get(name, 0) <= MAX_BLOCK_NESTING:
+            continue
+        result.broken_models.add(name)
+        deepest, span = max(calls, key=lambda call: depth.get(call[0], 0))
+        if depth.get(deepest, 0) <= MAX_BLOCK_NESTING:  # report where the limit is passed
+            result.diagnostics.append(
+                diag(
+                    "S113",
+                    f"blocks nested {depth[name]} levels deep here, over the limit of "
+                    f"{MAX_BLOCK_NESTING}",
+                    span,
+                    hint="flatten the nesting: call the inner blocks one after another",
+                )
+            )

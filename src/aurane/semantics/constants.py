@@ -24,9 +24,12 @@ from aurane.semantics.tying import TIE
 from aurane.semantics.values import to_node, type_name
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.tokens import MAX_NUMBER
 
 MODEL_FIELD_NAMES = frozenset(config.MODEL_TABLE)
-MAX_INT_BITS = 4096
+# No result past the largest float64 (MAX_NUMBER, as for literals): an integer beyond it
+# is infinite wherever torch reads it as a float. ``**`` is refused before computing.
+MAX_INT_BITS = 1024
 
 
 class _Failed(Exception):
@@ -207,7 +210,7 @@ class _Resolver:
             self._arith_error("result is too large", span)
         if isinstance(result, float) and not math.isfinite(result):
             self._arith_error("result is not a finite number", span)
-        if isinstance(result, int) and result.bit_length() > MAX_INT_BITS:
+        if isinstance(result, int) and abs(result) > MAX_NUMBER:
             self._arith_error("result is too large", span)
         return result
 
@@ -215,7 +218,8 @@ class _Resolver:
         if isinstance(base, int) and isinstance(exponent, int):
             if exponent < 0 and base == 0:
                 raise ZeroDivisionError
-            if abs(base) > 1 and exponent * max(1, abs(base).bit_length()) > MAX_INT_BITS:
+            # |base| >= 2**(bits - 1), so the result has at least exponent * (bits - 1) bits
+            if abs(base) > 1 and exponent * (abs(base).bit_length() - 1) > MAX_INT_BITS:
                 self._arith_error("result is too large", span)
         result = base**exponent
         if isinstance(result, complex):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.config import FieldKind, FieldSpec, OptionSpec
 from aurane.semantics.dims import has_symbols
+from aurane.semantics.pynames import KEYWORDS
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.values import NotLiteral, literal_value, show, type_name
 from aurane.source import Span
@@ -205,10 +207,37 @@ class FieldChecker:
         if name not in config.TRANSFORMS:
             self.unknown(name, expr.func_span, config.TRANSFORMS, "transform")
             return
+        self.keyword_names(expr.keywords, f"transform '{name}'")
         for arg in expr.args:
             if isinstance(arg, ast.ListExpr):
                 for inner in arg.items:
                     self.transform(spec, inner)
+
+    def keyword_names(self, keywords: tuple[ast.Keyword, ...], owner: str) -> None:
+        """Keywords passed to a Python call as written: each once, each a name Python reads
+        unchanged (NFKC), none a keyword or a dunder."""
+        seen: dict[str, ast.Keyword] = {}
+        for item in keywords:
+            read = unicodedata.normalize("NFKC", item.name)
+            if read != item.name or read in KEYWORDS or read.startswith("__"):
+                clean = read not in KEYWORDS and not read.startswith("__")
+                hint = f"write '{read}'" if clean else "choose another name"
+                self.error(
+                    "S015",
+                    f"'{item.name}' cannot be a keyword argument of {owner}",
+                    item.name_span,
+                    hint,
+                )
+            elif read in seen:
+                self.diagnostics.append(
+                    diag(
+                        "S008",
+                        f"argument '{read}' of {owner} is given twice",
+                        item.name_span,
+                        labels=(Label(seen[read].name_span, "first given here"),),
+                    )
+                )
+            seen.setdefault(read, item)
 
     def transforms(self, spec: FieldSpec, expr: ast.Expr) -> None:
         if not isinstance(expr, ast.ListExpr):

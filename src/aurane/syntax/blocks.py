@@ -364,6 +364,14 @@ class BlockParser(ExprParser):
                 if self.at_op("="):
                     self.advance()
                 value = self._whole_number(f"a number for '{name.text}'")
+                if int(value.value or 0) < 1:
+                    # a profile at batch 0 divides by it; no size is 0 (dim() starts at 1)
+                    self.fail(
+                        "S112",
+                        f"budget 'at {name.text} {value.text}': a batch or size is at least 1",
+                        value.span,
+                        hint=f"write 'at {name.text} 1' or larger",
+                    )
                 at.append((name.text, int(value.value or 0)))
                 if not self.at_op(","):
                     break

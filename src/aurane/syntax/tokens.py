@@ -12,6 +12,7 @@ the careful scanner (`_LineScanner`), which makes the same tokens and all lexica
 
 from __future__ import annotations
 
+import math
 import re
 from enum import Enum
 from typing import NamedTuple
@@ -26,6 +27,10 @@ from aurane.syntax.gc_pause import paused_gc
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 64
 MAX_IDENTIFIER = 256
+# Every number is a finite float64 or an integer no larger (docs/limits.md): ``inf`` is no
+# Python literal (generated code would read it as a name), and an integer past this is
+# infinite wherever torch takes it as a float (``lr``, ``eps``, ``gamma``).
+MAX_NUMBER = 1.7976931348623157e308
 
 
 class Kind(Enum):
@@ -421,26 +426,40 @@ _UNITS.update({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40})
 
 def amount_value(text: str) -> Amount | None:
     """``25M`` -> 25_000_000, ``2GiB`` -> 2 * 2**30, ``512B``; None when not an amount."""
+    found = _amount(text)
+    return found if isinstance(found, Amount) else None
+
+
+# The resolver holds computed values to the same range (semantics/constants.py).
+_TOO_LARGE = "too large: numbers must be finite, at most about 1.8e308"
+
+
+def _amount(text: str) -> Amount | str | None:
+    """An amount, a string saying why it is invalid, or None when ``text`` is no amount."""
     match = re.match(_AMOUNT, text)
     if match is None or not (match.group(2) or match.group(3)):
         return None
     number = float(match.group(1).replace("_", "")) * _UNITS[match.group(2) or ""]
+    if not math.isfinite(number) or number > MAX_NUMBER:
+        return _TOO_LARGE
     return Amount(round(number), text)
 
 
 def _number_value(text: str) -> int | float | str:
     """The value of a number literal, or a string saying why it is invalid."""
     if not _VALID_NUMBER.match(text):
-        return amount_value(text) or "not a decimal number"
+        return _amount(text) or "not a decimal number"
     plain = text.replace("_", "")
     if "." in plain or "e" in plain or "E" in plain:
-        return float(plain)
+        value = float(plain)
+        return value if math.isfinite(value) else _TOO_LARGE
     if len(plain) > 1 and plain[0] == "0" and plain.strip("0"):
         return "leading zeros are not allowed"
     try:
-        return int(plain)
+        value = int(plain)
     except ValueError:  # more digits than Python converts
         return "too many digits"
+    return value if value <= MAX_NUMBER else _TOO_LARGE
 
 
 def _char_name(char: str) -> str:

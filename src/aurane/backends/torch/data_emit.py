@@ -21,6 +21,7 @@ from aurane.semantics.config import (
     OptionSpec,
     option_name,
 )
+from aurane.semantics.sources import checked_at_run_time
 from aurane.semantics.values import literal_value
 from aurane.syntax import ast
 
@@ -193,7 +194,14 @@ def emit_loader_factory(info: DatasetInfo) -> str:
     names = Namespace()
     names.claim({info.source.split(".")[0], "seed", "rt"})
     local = names.fresh("dataset")
-    lines += format_call(f"{local} = {info.source}", _constructor_args(info), 4)
+    constructor = info.source
+    if checked_at_run_time(info.source):
+        # a class of the program's own `use` module: only a dataset class is called
+        constructor = names.fresh("dataset_class")
+        lines += format_call(
+            f"{constructor} = rt.dataset_class", [info.source, quote(info.source)], 4
+        )
+    lines += format_call(f"{local} = {constructor}", _constructor_args(info), 4)
     shuffle = info.loader.get("shuffle")
     if shuffle is None:
         # SPEC §6: shuffle defaults to the value of `train` when given, else True.

@@ -7,6 +7,7 @@ Everything emitted is deterministic: the same program gives the same text.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from aurane.backends.torch import data_check, data_emit, gan, training
@@ -298,6 +299,7 @@ def job_names(program: ast.AuraneProgram) -> list[tuple[ast.Train | ast.TrainGan
             base = f"train_gan_{stmt.generator.id.lower()}"
         else:
             continue
+        base = unicodedata.normalize("NFKC", base)  # as Python reads it: `ｎet` is `net`
         seen[base] = seen.get(base, 0) + 1
         jobs.append((stmt, base if seen[base] == 1 else f"{base}_{seen[base]}"))
     return jobs

@@ -19,65 +19,22 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from aurane.semantics.pynames import BUILTINS, KEYWORDS, SOFT_KEYWORDS, TEMPLATE, words
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+__all__ = [
+    "BUILTINS",
+    "KEYWORDS",
+    "MODULE_ATTRIBUTES",
+    "RESERVED",
+    "SOFT_KEYWORDS",
+    "TEMPLATE",
+    "Namespace",
+    "ascii_identifier",
+]
 
 
-# Fixed lists instead of ``keyword.kwlist`` / ``dir(builtins)``: output must be byte-identical
-# across Python versions, so the set of renamed names cannot depend on the interpreter.
-KEYWORDS = _words(
-    "False None True and as assert async await break class continue def del elif else "
-    "except finally for from global if import in is lambda nonlocal not or pass raise "
-    "return try while with yield"
-)
-SOFT_KEYWORDS = frozenset({"_", "case", "match", "type"})
-BUILTINS = _words(
-    "ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup "
-    "BlockingIOError BrokenPipeError BufferError BytesWarning ChildProcessError "
-    "ConnectionAbortedError ConnectionError ConnectionRefusedError ConnectionResetError "
-    "DeprecationWarning EOFError Ellipsis EncodingWarning EnvironmentError Exception "
-    "ExceptionGroup FileExistsError FileNotFoundError FloatingPointError FutureWarning "
-    "GeneratorExit IOError ImportError ImportWarning IndentationError IndexError "
-    "InterruptedError IsADirectoryError KeyError KeyboardInterrupt LookupError MemoryError "
-    "ModuleNotFoundError NameError NotADirectoryError NotImplemented NotImplementedError "
-    "OSError OverflowError PendingDeprecationWarning PermissionError ProcessLookupError "
-    "PythonFinalizationError RecursionError ReferenceError ResourceWarning RuntimeError "
-    "RuntimeWarning StopAsyncIteration StopIteration SyntaxError SyntaxWarning SystemError "
-    "SystemExit TabError TimeoutError TypeError UnboundLocalError UnicodeDecodeError "
-    "UnicodeEncodeError UnicodeError UnicodeTranslateError UnicodeWarning UserWarning "
-    "ValueError Warning ZeroDivisionError abs aiter all anext any ascii bin bool breakpoint "
-    "bytearray bytes callable chr classmethod compile complex copyright credits delattr "
-    "dict dir divmod enumerate eval exec exit filter float format frozenset getattr "
-    "globals hasattr hash help hex id input int isinstance issubclass iter len license "
-    "list locals map max memoryview min next object oct open ord pow print property quit "
-    "range repr reversed round set setattr slice sorted staticmethod str sum super tuple "
-    "vars zip"
-)
-# Names the generated template itself uses, in any scope.
-TEMPLATE = frozenset(
-    {
-        "torch",
-        "nn",
-        "F",
-        "math",
-        "os",
-        "sys",
-        "self",
-        "super",
-        "forward",
-        "padding_mask",
-        "self_attention",
-        "rotary_embedding",
-        "DropPath",
-        "LayerNorm2d",
-        "block",
-        "aurane",
-        "torchvision",
-    }
-)
 # Attributes of nn.Module (methods and state): a layer named like one would break the module.
-MODULE_ATTRIBUTES = _words(
+MODULE_ATTRIBUTES = words(
     "T_destination add_module apply bfloat16 buffers call_super_init children compile cpu "
     "cuda double dump_patches eval extra_repr float forward get_buffer get_extra_state "
     "get_parameter get_submodule half ipu load_state_dict modules mtia named_buffers "
