@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aurane import ops
 from aurane.ir.graph import BATCH, Graph
-from aurane.ir.sizes import SizeExpr, bounds
+from aurane.semantics.sizes import SizeExpr, bounds
 
 
 class IRVerificationError(AssertionError):
