@@ -75,6 +75,8 @@ def access(path: str, dicts: frozenset[str] = frozenset()) -> str:
     for part in path.split("."):
         if part.isdigit():
             text += f'["{part}"]' if prefix in dicts else f"[{part}]"
+        elif not part.isidentifier():  # a hyphenated key: only an nn.ModuleDict holds it
+            text += f'["{part}"]'
         else:
             text += f".{part}" if text else part
         prefix = f"{prefix}.{part}" if prefix else part
