@@ -138,11 +138,13 @@ def functional(func: str, *names: str) -> OpEmitter:
 # -- layers -----------------------------------------------------------------------------
 
 
+TRANSPOSED_LINEAR_CLASS = "TransposedLinear"  # dense(transposed=true): HF's Conv1D layout
+
+
 def _dense(site: Site) -> Call:
     bias = [] if site.args["bias"] else ["bias=False"]
-    return Call(
-        "nn.Linear", (str(site.in_shape[-1]), str(site.args["features"]), *bias, *dtype_arg(site))
-    )
+    cls = TRANSPOSED_LINEAR_CLASS if site.args.get("transposed") else "nn.Linear"
+    return Call(cls, (str(site.in_shape[-1]), str(site.args["features"]), *bias, *dtype_arg(site)))
 
 
 def _conv(dims: int) -> Callable[[Site], Call]:
@@ -298,7 +300,9 @@ EMITTERS: dict[str, OpEmitter] = {
     ),
     "gru": _module(_recurrent("GRU"), lambda site: Step(Call(site.layer, (site.x,)), unpack=True)),
     "relu": functional("F.relu"),
-    "gelu": functional("F.gelu"),
+    "gelu": OpEmitter(
+        lambda site: Step(Call("F.gelu", (site.x, *options(site.args, {"approximate": "none"}))))
+    ),
     "sigmoid": functional("torch.sigmoid"),
     "tanh": functional("torch.tanh"),
     "softmax": functional("F.softmax", "dim"),
