@@ -16,9 +16,11 @@ imported program looks like any other.
 from __future__ import annotations
 
 import keyword
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from aurane.lift.lower import GAP_ORIGIN
 from aurane.lift.structure import BlockDef, Program, Step
 from aurane.ops import CATALOG, lookup
 from aurane.records import field, record
@@ -352,8 +354,12 @@ def _hint(statement: Statement) -> str:
     if first.kind == "op" and first.op is not None and first.op.op == "dense" and first.name:
         word = first.name.split(".")[-1]
         if not word.isdigit():
-            return word
+            return word.removesuffix("_proj") or word
     return "h"
+
+
+# projections worth their own name even where the input's name could be reused
+_PROJECTIONS = re.compile(r"(^|_)(q|k|v|query|key|value|gate|up)$")
 
 
 def render_block(block: BlockDef, program: Program, *, top: bool) -> list[str]:
@@ -390,6 +396,10 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
     lines: list[str] = []
     for i, statement in enumerate(stmts):
         final = i == len(stmts) - 1
+        for part in statement.parts:  # --partial: what stands in for a gap says so
+            op = part.step.op
+            if op is not None and op.origin.startswith(GAP_ORIGIN):
+                lines.append(f"# {MARK} {op.origin}")
 
         def dead_after(value: str, i: int = i) -> bool:
             return value not in later[i] and value != block.output
@@ -411,7 +421,8 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
             dead = [v for v in statement.inputs if v in names and dead_after(v)]
             plain = [v for v in dead if v not in learned]
             source_value = (plain or dead or [""])[0]
-        reuse = source_value in names and dead_after(source_value)
+        hint = _hint(statement)
+        reuse = source_value in names and dead_after(source_value) and not _PROJECTIONS.search(hint)
         if final and statement.output == block.output and statement.kind == "graph":
             lines.append(f"return {_graph_text(statement, names, block)}")
             names[statement.output] = "<returned>"
@@ -419,7 +430,7 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
         if reuse:
             target = names[source_value]
         else:
-            target = namer.fresh(_hint(statement), live | {names.get(source_value, "")})
+            target = namer.fresh(hint, live | {names.get(source_value, "")})
         names[statement.output] = target
         if statement.kind == "chain":
             text = _chain_text(statement, names, block)
@@ -531,8 +542,15 @@ def _named_text(statement: Statement, names: Mapping[str, str], block: BlockDef)
     return f"({' -> '.join(pieces)}) as {source_step.name}"
 
 
+MARK = "TODO(aurane import):"  # marks the parts --partial could not express
+
+
 def render(program: Program, header: list[str] | None = None) -> str:
     lines: list[str] = list(header or [])
+    if program.gaps_text:
+        lines.append(f"# {MARK} these parts could not be expressed; identity() stands in")
+        lines.append("# for those that keep their input's shape, the rest are missing:")
+        lines += [f"#   {text}" for text in program.gaps_text]
     lines.append("use torch")
     lines.append("")
     for block in program.blocks:

@@ -167,6 +167,11 @@ class Stop(Exception):
 
 
 UNKNOWN = "unknown_"  # the id prefix of a value lost to a gap
+SHARED = (
+    "it is applied twice, sharing its weights between the calls: a program names each "
+    "layer once (tie= shares only a dense weight with an embedding or dense)"
+)
+GAP_ORIGIN = "not expressed: "  # the origin of the identity standing in for a gap
 
 
 class Lowerer:
@@ -201,6 +206,7 @@ class Lowerer:
             if isinstance(weight, torch.Tensor):
                 self.owners.setdefault(id(weight), path)
         self.parameters_made: dict[str, TensorRef] = {}
+        self.applied: set[str] = set()  # layers with weights already applied once
         self.members: dict[str, list[fx.Node]] = {}  # a layer call's nodes (export graphs)
         self.leaf_groups = self._leaf_groups() if traced.tracer == EXPORT else {}
         from aurane.lift.patterns import find_rotary
@@ -334,8 +340,10 @@ class Lowerer:
                 continue
             try:
                 self.env[node] = self._lower(node)
-            except Unexpressible as error:
-                self.gap(error.what, error.why)
+            except Unexpressible as error:  # at the layer's own path, or the module's
+                self.gap(
+                    error.what, error.why, str(node.target) if node.op == "call_module" else None
+                )
                 self.env[node] = self._placeholder(node)
             except Stop:
                 self.env[node] = self._placeholder(node)
@@ -354,7 +362,8 @@ class Lowerer:
                 and not ref.id.startswith(UNKNOWN)
                 and self.shape_of(ref) == first.shape[1:]
             ):
-                return self.emit("identity", (ref.id,), {}, first, origin="gap")
+                gap = self.gaps[-1].describe() if self.gaps else "a part above"
+                return self.emit("identity", (ref.id,), {}, first, origin=f"{GAP_ORIGIN}{gap}")
         return TensorRef(f"{UNKNOWN}{node.name}")
 
     # -- export: a layer's nodes folded back into the layer ------------------------------------
@@ -502,6 +511,10 @@ class Lowerer:
         first, _ = self.meta(node)
         label = layers.class_label(module)
         op, call, arguments = layers.layer_call(module)
+        if any(True for _ in module.parameters()):
+            if path in self.applied:
+                raise Unexpressible(label, SHARED)
+            self.applied.add(path)
         tensors = [a for a in args if isinstance(a, TensorRef)]
         if call == layers.TABLE and not tensors:
             from aurane.lift import patterns

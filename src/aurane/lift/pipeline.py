@@ -41,6 +41,7 @@ class ImportResult:
     dropped_outputs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # trace, observe, ... -> seconds
 
     @property
     def problem(self) -> str | None:
@@ -75,6 +76,7 @@ class ImportResult:
             "check": self.check.to_json() if self.check is not None else None,
             "lines": code_lines(self.text) if self.text else 0,
             "seconds": round(self.seconds, 3),
+            "phases": {k: round(v, 3) for k, v in self.phases.items()},
             "notes": self.notes,
         }
 
@@ -118,9 +120,14 @@ def lift_module(
     check: bool = True,
     header: list[str] | None = None,
 ) -> ImportResult:
-    from aurane.lift.check import vocabulary
+    """Lift ``model`` (put in eval mode); ``ValueError`` when its input is not evident."""
+    from aurane.lift.check import sample_input, vocabulary
+    from aurane.lift.emit import render
+    from aurane.lift.lower import Lowerer
+    from aurane.lift.structure import structure
+    from aurane.lift.values import FIRST, observe
 
-    start = time.perf_counter()
+    clock = _Clock()
     result = ImportResult()
     model.eval()
     if input_shape is None:
@@ -132,37 +139,31 @@ def lift_module(
             )
         input_shape, guessed = inferred
         input_dtype = input_dtype or guessed
-    dtype = input_dtype or "float32"
-    result.input_shape, result.input_dtype = tuple(input_shape), dtype
+    shape, dtype = tuple(input_shape), input_dtype or "float32"
+    result.input_shape, result.input_dtype = shape, dtype
     vocab = vocabulary(model)
 
     def make_input(batch: int) -> tuple[torch.Tensor, ...]:
-        from aurane.lift.check import sample_input
-
-        return (sample_input(tuple(input_shape), dtype, vocab, batch=batch, seed=batch),)
+        return (sample_input(shape, dtype, vocab, batch=batch, seed=batch),)
 
     try:
-        traced = trace(model, make_input(2), tracer)
+        traced = trace(model, make_input(FIRST), tracer)
     except TraceFailure as failure:
         result.failure = failure
-        result.seconds = time.perf_counter() - start
-        return result
+        return clock.done(result)
+    clock.lap("trace")
     result.tracer = traced.tracer
     if traced.fx_error:
         result.notes.append(f"torch.fx could not trace it ({traced.fx_error}); used torch.export")
-    from aurane.lift.lower import Lowerer
-    from aurane.lift.values import observe
-
     observed = observe(traced.graph_module, make_input)
-    lowerer = Lowerer(traced, observed)
-    lowerer.output_names = _output_names(traced, model, make_input)  # type: ignore[attr-defined]
-    lowerer.wanted_output = output  # type: ignore[attr-defined]
+    clock.lap("observe")
+    lowerer = Lowerer(traced, observed, _output_names(traced), output)
     try:
-        graph = lowerer.run(tuple(input_shape), dtype)
-    except Unexpressible as error:
+        graph = lowerer.run(shape, dtype)
+    except Unexpressible as error:  # the output itself
         result.gaps = [*lowerer.gaps, Gap("", error.what, error.why)]
-        result.seconds = time.perf_counter() - start
-        return result
+        return clock.done(result)
+    clock.lap("lower")
     result.gaps = list(graph.gaps)
     result.output_name = graph.output_name
     result.dropped_outputs = graph.dropped_outputs
@@ -172,21 +173,41 @@ def lift_module(
             f"(not {', '.join(repr(d) for d in graph.dropped_outputs)}): choose with --output"
         )
     if result.gaps and not partial:
-        result.seconds = time.perf_counter() - start
-        return result
-    from aurane.lift.emit import render
-    from aurane.lift.structure import structure
-
+        return clock.done(result)
     program = structure(graph, model, constructors, name)
     result.gaps += program.gaps
+    from aurane.lift.graph import summarize
+
+    program.gaps_text = [
+        gap.describe() + (f" [{count} places]" if count > 1 else "")
+        for gap, count in summarize(result.gaps)
+    ]
     result.model = program.top.name
-    text = render(program, header)
-    result.text = _formatted(text)
+    result.text = _formatted(render(program, header))
+    clock.lap("write")
     if check and not result.gaps:
         result.check = _check(result, model, program.top.name)
         result.exact = result.check.exact
-    result.seconds = time.perf_counter() - start
-    return result
+        clock.lap("check")
+    return clock.done(result)
+
+
+class _Clock:
+    """Seconds per phase (``ImportResult.phases``) and in all."""
+
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+        self.phases: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.phases[name] = now - self.last
+        self.last = now
+
+    def done(self, result: ImportResult) -> ImportResult:
+        result.seconds = time.perf_counter() - self.start
+        result.phases = dict(self.phases)
+        return result
 
 
 def _formatted(text: str) -> str:
@@ -216,7 +237,7 @@ def _check(result: ImportResult, model: nn.Module, model_name: str) -> CheckResu
     return compare(model, cls, result.input_shape, result.input_dtype, result.output_name)
 
 
-def _output_names(traced: Any, model: nn.Module, make_input: Any) -> list[str] | None:
+def _output_names(traced: Any) -> list[str] | None:
     """The names of the flat outputs of an exported graph (its output spec's keys)."""
     spec = getattr(traced.graph_module, "_out_spec", None)
     context = getattr(spec, "context", None)

@@ -84,7 +84,8 @@ class Program:
     top: BlockDef
     input_shape: tuple[int, ...]
     input_dtype: str
-    gaps: list[Gap] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)  # found while rebuilding blocks
+    gaps_text: list[str] = field(default_factory=list)  # every gap, for the --partial header
 
 
 # -- regions --------------------------------------------------------------------------------------
@@ -246,12 +247,22 @@ class Structurer:
         self.modules = dict(root.named_modules(remove_duplicate=False))
         self.stateless = {path for path, module in self.modules.items() if not _stateful(module)}
         self.blocks: list[BlockDef] = []
+        self.producer = graph.producer()
         self.taken: set[str] = set()
         self.gaps: list[Gap] = []
 
     def run(self) -> Program:
         top = build_regions(self.graph, self.root)
         classify(top, self.stateless)
+        seen: set[str] = set()
+        for region in _walk(top):  # a block with weights called twice shares them: a gap
+            if region.kind == "block" and region.scope is not None:
+                if region.path in seen:
+                    from aurane.lift.lower import SHARED
+
+                    label = type(region.module).__name__
+                    self.gaps.append(Gap(region.path, label, SHARED))
+                seen.add(region.path)
         regions = list(_walk(top))
         for region in regions:
             if region.kind == "block":
@@ -355,7 +366,9 @@ class Structurer:
     def _define_variant(self, name: str, cls: type, group: list[Region]) -> None:
         numbers = [_numbers(region.steps) for region in group]
         ctors = [self._constructor(region.module) for region in group]
-        params, exprs, values = _parameterise(numbers, ctors, cls)
+        shapes = [self.producer[r.outputs[0]].shape for r in group if r.outputs[0] in self.producer]
+        outputs = {tuple(s[0] for s in shapes), tuple(s[-1] for s in shapes)} if shapes else set()
+        params, exprs, values = _parameterise(numbers, ctors, cls, outputs)
         first = group[0]
         steps = [_copy_step(step) for step in first.steps]
         for (index, position, arg, sub), text in exprs.items():
@@ -563,6 +576,7 @@ def _parameterise(
     numbers: list[dict[tuple[int, int, str, int], Any]],
     ctors: list[dict[str, Any]],
     cls: type,
+    outputs: set[tuple[int, ...]] | frozenset[tuple[int, ...]] = frozenset(),
 ) -> tuple[list[ParamDef], dict[tuple[int, int, str, int], str], list[dict[str, Any]]]:
     slots = sorted(set().union(*[set(n) for n in numbers]))
     count = len(numbers)
@@ -586,23 +600,30 @@ def _parameterise(
         if any(v is None for v in vector):
             continue
         varying = len(set(vector)) > 1
-        if not varying and count > 1:
-            continue
         text: str | None = None
         if varying:  # the same numbers as a parameter already found: that parameter
             text = next((name for name, values in params if values == vector), None)
-        match = _from_constructor(vector, ctors, ctor_names, varying, exact=True)
+        # a constructor argument of these values, then a multiple of a parameter found,
+        # then one sizing the input (Aurane infers input sizes: in_channels is a last resort)
+        sizing_output = [name for name in ctor_names if _rank_name(name)[0] == 0]
+        sizing_input = [name for name in ctor_names if _rank_name(name)[0] == 1]
+        match = _from_constructor(vector, ctors, sizing_output, varying, exact=True)
         if text is None and match is not None:
             add(match[0], tuple(c[match[0]] for c in ctors))
             text = match[0]
         if text is None and varying:
             text = _existing(vector, params)
+        match = _from_constructor(vector, ctors, sizing_input, varying, exact=True)
+        if text is None and match is not None:
+            add(match[0], tuple(c[match[0]] for c in ctors))
+            text = match[0]
         match = _from_constructor(vector, ctors, ctor_names, varying, exact=False)
         if text is None and match is not None:
             add(match[0], tuple(c[match[0]] for c in ctors))
             text = f"{match[1]} * {match[0]}"
         if text is None and varying:
-            name = _fresh_param(slot[2], used)
+            sizes_output = slot[2] in ("channels", "features") and vector in outputs
+            name = _fresh_param("out" if sizes_output else slot[2], used)
             add(name, vector)
             text = name
         if text is not None:
@@ -620,6 +641,9 @@ def _parameterise(
     return definitions, exprs, calls
 
 
+MAX_DIVISOR = 8  # ``k // 2`` reads as intended; ``hidden // 24`` is mostly a coincidence
+
+
 def _existing(vector: tuple[Any, ...], params: list[tuple[str, tuple[Any, ...]]]) -> str | None:
     """``vector`` as a multiple (``4 * width``) or a quotient (``k // 2``) of a parameter's."""
     for name, values in params:
@@ -631,7 +655,7 @@ def _existing(vector: tuple[Any, ...], params: list[tuple[str, tuple[Any, ...]]]
             if len(factors) == 1 and (factor := factors.pop()) > 1:
                 return f"{factor} * {name}"
         for divisor in sorted({w // v for v, w in pairs if w >= v}):
-            if divisor > 1 and all(w // divisor == v for v, w in pairs):
+            if 1 < divisor <= MAX_DIVISOR and all(w // divisor == v for v, w in pairs):
                 return f"{name} // {divisor}"
     return None
 
@@ -648,19 +672,17 @@ def _from_constructor(
     multiple of: (its name, the factor)."""
     if not names:
         return None
-    if not varying:
-        if not exact:
-            return None
+    if not varying:  # the same number everywhere: named only by an unambiguous argument
         value = vector[0]
-        if value in (0, 1) or not isinstance(value, int):
+        if not exact or value in (0, 1) or not isinstance(value, int):
             return None
-        matches = [n for n in names if ctors[0][n] == value and type(ctors[0][n]) is type(value)]
-        preferred = [n for n in matches if _rank_name(n)[0] == 0]
-        if len(preferred) == 1:
-            return preferred[0], 1
-        if not preferred and len(matches) == 1:
-            return matches[0], 1
-        return None
+        matches = [
+            n
+            for n in names
+            if _rank_name(n)[0] == 0
+            and all(c[n] == value and type(c[n]) is type(value) for c in ctors)
+        ]
+        return (matches[0], 1) if len(matches) == 1 else None
     if exact:
         for name in names:
             if all(

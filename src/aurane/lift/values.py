@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
-from torch import fx
+from torch import fx, nn
 
 from aurane.records import record
 
@@ -123,24 +123,56 @@ def _leaves(value: Any) -> Iterator[Any]:
         yield value
 
 
-def observe(
-    module: fx.GraphModule, make_input: Any, *, placeholders: int | None = None
-) -> Observed:
-    """Run ``module`` at batch FIRST and SECOND; ``make_input(batch)`` gives the inputs."""
+def observe(module: fx.GraphModule, make_input: Any) -> Observed:
+    """Run ``module`` at batch FIRST, then at SECOND on the ``meta`` device (shapes and
+    Python values only, no arithmetic: a second real run of a ViT-L would cost seconds);
+    ``make_input(batch)`` gives the inputs."""
     dependent = data_dependent(module.graph)
     keep = {n for n in module.graph.nodes if n not in dependent}
-    runs: list[_Recorder] = []
-    output: Any = None
     with torch.no_grad():
-        for batch in (FIRST, SECOND):
-            recorder = _Recorder(module, keep if batch == FIRST else set())
-            result = recorder.run(*make_input(batch))
-            if batch == FIRST:
-                output = result
-            runs.append(recorder)
-    first, second = runs
+        first = _Recorder(module, keep)
+        output = first.run(*make_input(FIRST))
+        second = _Recorder(module, set())
+        _run_on_meta(second, module, make_input(SECOND))
     seen = {
         node: Seen(first.seen.get(node), second.seen.get(node), first.constants.get(node))
         for node in module.graph.nodes
     }
     return Observed(seen, output, dependent)
+
+
+class _Run(nn.Module):
+    """``recorder.run`` as a module holding the traced graph, for ``functional_call``."""
+
+    def __init__(self, module: fx.GraphModule, recorder: _Recorder) -> None:
+        super().__init__()
+        self.graph_module = module
+        self.recorder = recorder
+
+    def forward(self, *inputs: Any) -> Any:
+        return self.recorder.run(*inputs)
+
+
+def _run_on_meta(recorder: _Recorder, module: fx.GraphModule, inputs: tuple[Any, ...]) -> None:
+    """``recorder`` run with every parameter, buffer and input on the ``meta`` device (and
+    tensors created meanwhile there too); a real run where that fails (a tensor the module
+    keeps outside its parameters and buffers, an operation without a meta kernel)."""
+    from torch.func import functional_call
+
+    meta = {
+        f"graph_module.{name}": tensor.to("meta")
+        for name, tensor in (
+            *module.named_parameters(remove_duplicate=False),
+            *module.named_buffers(remove_duplicate=False),
+        )
+    }
+    try:
+        with torch.device("meta"):
+            functional_call(_Run(module, recorder), meta, tuple(_to_meta(x) for x in inputs))
+    except Exception:  # observe it for real instead
+        recorder.seen.clear()
+        recorder.run(*inputs)
+
+
+def _to_meta(value: Any) -> Any:
+    return value.to("meta") if isinstance(value, torch.Tensor) else value
