@@ -1,17 +1,18 @@
 """Models for the ``aurane import`` tests, built cheaply and the same way every time.
 
-``build`` records constructor arguments (as ``aurane import SPEC`` does) and, where the
-builder allows, builds on the ``meta`` device and fills the weights with seeded random
-values: a 300M-parameter ViT-L builds in a second instead of ten (its default init is a
-truncated normal). The lift's faithfulness check does not care where the weights came from;
-constant tensors (norm weights, running statistics) get values near their usual ones.
+``build`` records constructor arguments (as ``aurane import SPEC`` does), skips the
+builder's weight initialisation and fills the weights with seeded random values instead: a
+300M-parameter ViT-L builds in a second instead of ten (its default init is a truncated
+normal). The lift's faithfulness check does not care where the weights came from; constant
+tensors (norm weights, running statistics) get values near their usual ones.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -34,14 +35,14 @@ def fill(model: nn.Module, seed: int = 0) -> None:
     block = torch.rand(PERIOD, generator=generator) * 2 - 1
     for name, tensor in model.state_dict(keep_vars=True).items():
         if not tensor.is_floating_point():
-            tensor.zero_()
-            continue
+            continue  # counters, index tables (Swin's relative positions): as built
         if tensor.dim() >= 2:
             bound = 1.0 / math.sqrt(max(1, tensor[0].numel()))
             if tensor.numel() > 4 * PERIOD:
-                flat = tensor.view(-1)
-                repeats = -(-flat.numel() // PERIOD)
-                flat.copy_(block.repeat(repeats)[: flat.numel()] * bound)
+                flat, scaled = tensor.view(-1), block * bound
+                rows = flat.numel() // PERIOD
+                flat[: rows * PERIOD].view(rows, PERIOD).copy_(scaled.expand(rows, PERIOD))
+                flat[rows * PERIOD :].copy_(scaled[: flat.numel() - rows * PERIOD])
             else:
                 tensor.uniform_(-bound, bound, generator=generator)
         elif name.endswith("running_var"):
@@ -52,37 +53,49 @@ def fill(model: nn.Module, seed: int = 0) -> None:
             tensor.copy_(0.1 * torch.randn(tensor.shape, generator=generator))
 
 
-def _only_float_state(model: nn.Module) -> bool:
-    """Every buffer is in the state dict and floating (or a batch counter): filling it is
-    harmless. Index buffers (Swin's relative positions) must keep their computed values."""
-    persistent = set(model.state_dict())
-    for name, buffer in model.named_buffers():
-        if name not in persistent:
-            return False
-        if not buffer.is_floating_point() and not name.endswith("num_batches_tracked"):
-            return False
-    return True
+_INIT_FUNCTIONS = (
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+)
+
+
+@contextlib.contextmanager
+def _no_initialisation() -> Iterator[None]:
+    """``torch.nn.init``'s functions and the tensors' own ``normal_``/``uniform_`` as
+    no-ops while a model is built: its weights are filled afterwards, much faster (RegNet
+    computes its widths with tensors, so building on the meta device is no option)."""
+    saved_init = {name: getattr(nn.init, name) for name in _INIT_FUNCTIONS}
+    saved_tensor = {name: getattr(torch.Tensor, name) for name in ("normal_", "uniform_")}
+
+    def keep(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        return tensor
+
+    try:
+        for name in _INIT_FUNCTIONS:
+            setattr(nn.init, name, keep)
+        for name in saved_tensor:
+            setattr(torch.Tensor, name, keep)
+        yield
+    finally:
+        for name, function in saved_init.items():
+            setattr(nn.init, name, function)
+        for name, method in saved_tensor.items():
+            setattr(torch.Tensor, name, method)
 
 
 def build(builder: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[nn.Module, Recorder]:
     """``builder(*args, **kwargs)`` in eval mode, with its constructors' arguments."""
     torch.manual_seed(0)
-    try:
-        with torch.device("meta"):
-            model, recorder = call_recording(builder, *args, **kwargs)
-    except Exception:  # builders that compute with tensors (RegNet's widths) need real ones
-        model = None
-    if model is None or not _only_float_state(model):
+    with _no_initialisation():
         model, recorder = call_recording(builder, *args, **kwargs)
-        return model.eval(), recorder
-    shared: dict[int, list[tuple[nn.Module, str]]] = {}  # tied weights (GPT-2's head)
-    for module in model.modules():
-        for name, parameter in module.named_parameters(recurse=False):
-            shared.setdefault(id(parameter), []).append((module, name))
-    model.to_empty(device="cpu")  # gives each holder its own tensor: tie them again
-    for holders in shared.values():
-        first, name = holders[0]
-        for module, other in holders[1:]:
-            setattr(module, other, getattr(first, name))
     fill(model)
     return model.eval(), recorder

@@ -106,6 +106,7 @@ def test_data_dependent_control_flow_is_one_error_naming_the_line(folder: Path) 
     assert f"tiny.py:{_line(folder, 'if h.sum() > 0')}" in errors[0]
     assert "data-dependent control flow" in errors[0]
     assert "if h.sum() > 0:" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 2, done.stderr  # torch's dumps kept out
     assert not (folder / "b.aur").exists()
 
 
@@ -113,7 +114,9 @@ def test_what_cannot_be_expressed_is_located_and_partial_marks_it(folder: Path) 
     done = run_cli("import", "tiny:Rolled", "--input-shape", "8", "-o", "r.aur", cwd=folder)
     assert done.returncode == 1 and not (folder / "r.aur").exists()
     where = f"tiny.py:{_line(folder, 'torch.roll')}"
-    assert "<root>: torch.roll: no catalog operation computes it (" in done.stderr
+    assert (
+        "<root>: torch.roll: torch.roll (a cyclic shift) has no catalog operation (" in done.stderr
+    )
     assert where in done.stderr and "Traceback" not in done.stderr
     partial = run_cli(
         "import", "tiny:Rolled", "--input-shape", "8", "--partial", "-o", "r.aur", cwd=folder

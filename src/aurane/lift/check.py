@@ -173,7 +173,13 @@ def compare(
         x = sample_input(input_shape, input_dtype, vocabulary(original))
         with torch.no_grad():
             expected = _pick(original(x), output_name)
-            got = lifted(x)
+            try:
+                got = lifted(x)
+            except Exception as error:  # the generated module itself fails: a compiler bug
+                first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                return CheckResult(
+                    False, f"the compiled program fails to run: {type(error).__name__}: {first}"
+                )
         if expected is None:
             return CheckResult(False, f"the original has no output named {output_name!r}")
         if not isinstance(got, torch.Tensor) or got.shape != expected.shape:

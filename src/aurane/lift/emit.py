@@ -442,7 +442,7 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
             lines.append(f"{target} = {_named_text(statement, names, block)}")
         else:
             lines.append(f"{target} = {_graph_text(statement, names, block)}")
-    if stmts and stmts[-1].output != block.output:
+    if not stmts or stmts[-1].output != block.output:  # (--partial: maybe the input itself)
         lines.append(f"return {names[block.output]}")
     return lines
 

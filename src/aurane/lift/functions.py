@@ -835,6 +835,32 @@ _ACTIVATIONS: dict[str, Handler] = {
     "gelu": _gelu,
 }
 
+# why a function no handler takes cannot be written, where there is more to say than
+# "no catalog operation computes it" (docs/import.md lists them)
+EXPLAINED: dict[str, str] = {
+    "shifted_window_attention": "Swin's windowed attention folds the windows into the batch "
+    "axis, shifts them with torch.roll and adds a relative position bias gathered from a "
+    "table; the catalog has no per-window attention, roll or gather",
+    "_get_relative_position_bias": "a learned table gathered by a constant index buffer: "
+    "the catalog has no gather",
+    "_patch_merging_pad": "Swin's patch merging (pad, then four strided slices of the spatial "
+    "axes) is one traced function the catalog has no operation for",
+    "einsum": "torch.einsum has no catalog operation (matmul covers a product of two "
+    "operands over their last two axes)",
+    "roll": "torch.roll (a cyclic shift) has no catalog operation",
+    "exp": "torch.exp has no catalog operation",
+    "log": "torch.log has no catalog operation",
+    "sqrt": "torch.sqrt has no catalog operation",
+    "rsqrt": "torch.rsqrt has no catalog operation (write a norm as rms_norm or layer_norm)",
+    "pow": "a power has no catalog operation",
+    "where": "torch.where selects by a tensor's values: the language has no conditionals",
+    "masked_fill": "masked_fill with a mask computed from the input: only causal masks are "
+    "recognised (scaled_dot_product_attention's causal=true)",
+    "cumsum": "torch.cumsum has no catalog operation",
+    "gather": "torch.gather has no catalog operation",
+    "index": "indexing by a tensor (a gather) has no catalog operation",
+}
+
 HANDLERS: dict[str, Handler] = {
     **_ACTIVATIONS,
     "add": _binary("add"),

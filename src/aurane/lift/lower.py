@@ -472,7 +472,8 @@ class Lowerer:
 
         handler = functions.HANDLERS.get(name)
         if handler is None:
-            raise Unexpressible(function_label(node), "no catalog operation computes it")
+            why = functions.EXPLAINED.get(name, "no catalog operation computes it")
+            raise Unexpressible(function_label(node), why)
         return handler(self, node, args, kwargs)
 
     def _reads_parameter(self, node: fx.Node) -> bool:
@@ -628,6 +629,11 @@ class Lowerer:
 
         resolved = self.ref(output)
         chosen, name, dropped = choose_output(self, resolved)
+        notes = []
+        if chosen.startswith(UNKNOWN):  # --partial: the output itself is lost to a gap
+            known = [op for op in self.ops if op.op in CATALOG and op.op != "parameter"]
+            chosen = known[-1].id if known else "input"
+            notes.append("the output is lost to a gap: the program returns the last value before")
         graph = LiftedGraph(
             ops=self.ops,
             input="input",
@@ -637,6 +643,7 @@ class Lowerer:
             output_name=name,
             dropped_outputs=dropped,
             gaps=self.gaps,
+            notes=notes,
         )
         from aurane.lift.patterns import drop_repeated_heads
 

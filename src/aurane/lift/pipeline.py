@@ -165,6 +165,7 @@ def lift_module(
         return clock.done(result)
     clock.lap("lower")
     result.gaps = list(graph.gaps)
+    result.notes += graph.notes
     result.output_name = graph.output_name
     result.dropped_outputs = graph.dropped_outputs
     if graph.dropped_outputs:

@@ -33,6 +33,7 @@ from torch import nn
 
 from aurane.lift.graph import Gap, LiftedGraph, Op, Scope
 from aurane.ops import CATALOG
+from aurane.ops.modules import MODULE_OPS
 from aurane.records import field, record
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -364,11 +365,13 @@ class Structurer:
         return candidate
 
     def _define_variant(self, name: str, cls: type, group: list[Region]) -> None:
-        numbers = [_numbers(region.steps) for region in group]
+        counted = [_numbers(region.steps) for region in group]
+        numbers = [found for found, _ in counted]
+        layered = set().union(*(slots for _, slots in counted))
         ctors = [self._constructor(region.module) for region in group]
         shapes = [self.producer[r.outputs[0]].shape for r in group if r.outputs[0] in self.producer]
         outputs = {tuple(s[0] for s in shapes), tuple(s[-1] for s in shapes)} if shapes else set()
-        params, exprs, values = _parameterise(numbers, ctors, cls, outputs)
+        params, exprs, values = _parameterise(numbers, ctors, cls, outputs, layered)
         first = group[0]
         steps = [_copy_step(step) for step in first.steps]
         for (index, position, arg, sub), text in exprs.items():
@@ -456,27 +459,50 @@ def _op_args(step: Step) -> list[tuple[int, Op]]:
     return list(enumerate(step.ops))
 
 
-def _numbers(steps: list[Step]) -> dict[tuple[int, int, str, int], Any]:
-    """Every number of a body: (step, op in the step, argument, element) -> value."""
+# arguments that are axes or positions, never sizes: they stay as written (and two
+# instances that differ in one are two structures)
+AXES = frozenset({"dim", "dim0", "dim1", "dims", "index", "start", "end", "step", "axes", "chunks"})
+
+
+def _sizing(op: str, key: str) -> bool:
+    """Whether argument ``key`` of ``op`` is a size a block parameter may stand for."""
+    return key not in AXES or (op == "multihead_attention" and key == "dim")
+
+
+def _numbers(steps: list[Step]) -> tuple[dict[tuple[int, int, str, int], Any], set[Any]]:
+    """Every size of a body: (step, op in the step, argument, element) -> value; and the
+    slots that are a layer's or a block call's (the ones a constructor argument may name
+    even where every instance has the same value)."""
     found: dict[tuple[int, int, str, int], Any] = {}
+    layered: set[Any] = set()
     for index, step in enumerate(steps):
         if step.kind == "call":
             _, call, _ = _callee(step)
             for key, value in call.items():
                 if _is_number(value):
                     found[(index, 0, key, -1)] = value
+                    layered.add((index, 0, key, -1))
             continue
         for position, op in _op_args(step):
             for key, value in op.args.items():
+                if not _sizing(op.op, key):
+                    continue
+                slots: list[tuple[tuple[int, int, str, int], Any]] = []
                 if _is_number(value):
-                    found[(index, position, key, -1)] = value
+                    slots.append(((index, position, key, -1), value))
                 elif isinstance(value, tuple) and all(_is_number(v) for v in value):
-                    for sub, item in enumerate(value):
-                        found[(index, position, key, sub)] = item
-    return found
+                    slots += [((index, position, key, sub), v) for sub, v in enumerate(value)]
+                for slot, item in slots:
+                    found[slot] = item
+                    if op.op in MODULE_OPS:
+                        layered.add(slot)
+    return found, layered
 
 
-def _shape_of_value(value: Any) -> Any:
+def _shape_of_value(op: str, key: str, value: Any) -> Any:
+    """An argument as the structure sees it: sizes blanked out, everything else as is."""
+    if not _sizing(op, key):
+        return value
     if _is_number(value):
         return "#"
     if isinstance(value, tuple) and all(_is_number(v) for v in value):
@@ -498,7 +524,9 @@ def _signature(steps: list[Step], block_input: str) -> Any:
                 tuple(
                     (
                         op.op,
-                        tuple(sorted((k, _shape_of_value(v)) for k, v in op.args.items())),
+                        tuple(
+                            sorted((k, _shape_of_value(op.op, k, v)) for k, v in op.args.items())
+                        ),
                         op.group is not None,
                     )
                     for _, op in _op_args(step)
@@ -577,6 +605,7 @@ def _parameterise(
     ctors: list[dict[str, Any]],
     cls: type,
     outputs: set[tuple[int, ...]] | frozenset[tuple[int, ...]] = frozenset(),
+    layered: set[Any] | frozenset[Any] = frozenset(),
 ) -> tuple[list[ParamDef], dict[tuple[int, int, str, int], str], list[dict[str, Any]]]:
     slots = sorted(set().union(*[set(n) for n in numbers]))
     count = len(numbers)
@@ -600,6 +629,8 @@ def _parameterise(
         if any(v is None for v in vector):
             continue
         varying = len(set(vector)) > 1
+        if not varying and slot not in layered:
+            continue  # a constant of a shape operation (a shuffle's 2 groups) stays a number
         text: str | None = None
         if varying:  # the same numbers as a parameter already found: that parameter
             text = next((name for name, values in params if values == vector), None)
@@ -710,6 +741,8 @@ def _fresh_param(arg: str, used: set[str]) -> str:
         "features": "width",
         "channels": "width",
         "output_size": "size",
+        "shape": "size",
+        "sizes": "size",
         "constant": "scale",
     }.get(arg, arg)
     base = re.sub(r"[^0-9A-Za-z_]", "_", base).strip("_") or "n"

@@ -19,9 +19,14 @@ torch), and export is not tried (it would fail on the same branch).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import linecache
+import logging
 import os
 import traceback
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -120,11 +125,28 @@ def trace_fx(root: nn.Module) -> fx.GraphModule:
     return fx.GraphModule(tracer.root, graph, name)
 
 
+@contextlib.contextmanager
+def quiet_torch() -> Iterator[None]:
+    """torch's own output (export's guard warnings, the partial graph it prints to stderr
+    when it fails) kept off the user's terminal: what matters reaches them as one located
+    message."""
+    logger = logging.getLogger("torch")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
 def trace_export(root: nn.Module, example: tuple[Any, ...]) -> fx.GraphModule:
     from torch.export import Dim, export
 
     dynamic = tuple({0: Dim.AUTO} for _ in example)
-    program = export(root, example, strict=False, dynamic_shapes=dynamic)
+    with quiet_torch():
+        program = export(root, example, strict=False, dynamic_shapes=dynamic)
     module = program.module()
     assert isinstance(module, fx.GraphModule)
     return module
