@@ -18,7 +18,6 @@ unexpressible result as the value of an ``identity`` placeholder when the shape 
 from __future__ import annotations
 
 import math
-import operator
 import re
 from collections.abc import Callable
 from typing import Any
@@ -771,7 +770,6 @@ __all__ = [
     "Pieces",
     "Py",
     "TensorRef",
-    "operator",
     "size",
     "static",
 ]

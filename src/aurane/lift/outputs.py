@@ -59,13 +59,14 @@ def _reach(lw: Lowerer, start: str) -> int:
 
 
 def choose_output(lw: Lowerer, resolved: Any) -> tuple[str, str, list[str]]:
-    names = getattr(lw, "output_names", None)
+    """(the output's value, its name, the names of the outputs left out)."""
+    names = lw.output_names
     found = _named(resolved)
     if names and len(names) == len(found):
         found = [(name, ref) for name, (_, ref) in zip(names, found, strict=True)]
     if not found:
         raise Unexpressible("the module's output", "it returns no tensor computed from the input")
-    wanted = getattr(lw, "wanted_output", None)
+    wanted = lw.wanted_output
     if wanted is not None:
         for name, ref in found:
             if name == wanted or name.split(".")[-1] == wanted:
