@@ -105,6 +105,10 @@ def run_case(case: Case) -> dict[str, Any]:
     return row
 
 
+def _count(parameters: int) -> str:
+    return f"{parameters / 1e6:.1f}M" if parameters >= 1e6 else f"{parameters / 1e3:.0f}K"
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| model | exact | .aur lines | original lines | ratio | parameters | import s (cpu) | CI | why not exact |",
@@ -115,7 +119,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| `{row['model']}` | {'yes' if row['exact'] else '**no**'} | "
             f"{row['aur_lines'] or '-'} | {row['original_lines']} | {ratio} | "
-            f"{row['parameters'] / 1e6:.1f}M | {row['seconds']:.1f} ({row['cpu_seconds']:.1f}) | "
+            f"{_count(row['parameters'])} | {row['seconds']:.1f} ({row['cpu_seconds']:.1f}) | "
             f"{'yes' if row['ci'] else 'no'} | {row['why']} |"
         )
     exact = sum(row["exact"] for row in rows)

@@ -521,6 +521,12 @@ class Lowerer:
 
             return patterns.constant_lookup(self, module, path, args, node)
         if not tensors:
+            if any(isinstance(a, ConstRef) for a in args):
+                raise Unexpressible(
+                    label,
+                    "it is applied to a tensor computed without the input (a table of "
+                    "relative positions): the language has no tensor constants",
+                )
             raise Unexpressible(label, "it is applied to no tensor computed from the input")
         x = tensors[0]
         if x.id.startswith(UNKNOWN):
