@@ -164,3 +164,15 @@ def test_spec_forms() -> None:
     for bad in ("resnet50", "torchvision.models:", "a b:c", "m:f(x=open('/'))", "m:f(**k)"):
         with pytest.raises(SpecError):
             parse_spec(bad)
+
+
+def test_a_module_fx_cannot_trace_goes_through_torch_export() -> None:
+    """nn.TransformerEncoderLayer branches on its input's sizes (its fast path), which
+    symbolic tracing cannot follow: torch.export does, and its attention folds back into
+    one multihead_attention layer."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+    result = lift_module(layer, input_shape=(5, 16))
+    text = _exact(result)
+    assert result.tracer == "export" and any("torch.export" in n for n in result.notes)
+    assert "multihead_attention(x, heads=2, dim=16, dropout=0.1) as self_attn" in text

@@ -412,8 +412,14 @@ class Lowerer:
                 if isinstance(ref, TensorRef | ConstRef) and ref not in inputs:
                     inputs.append(ref)
         module = self.modules[leaf.path]
+        tensors = [ref for ref in inputs if isinstance(ref, TensorRef)]
+        if isinstance(module, nn.MultiheadAttention) and len(tensors) in (1, 2):
+            inputs = [tensors[0], tensors[-1], tensors[-1]]  # self- or cross-attention
         try:
-            self.env[node] = self._layer(module, leaf.path, inputs, {}, node)
+            result = self._layer(module, leaf.path, inputs, {}, node)
+            if isinstance(result, Pieces) and isinstance(self.meta(node)[0], Meta):
+                result = result.items[0]  # export flattens (output, weights) to the output
+            self.env[node] = result
         except Unexpressible as error:
             self.gap(error.what, error.why, leaf.path)
             self.env[node] = self._placeholder(node)
