@@ -37,6 +37,7 @@ from aurane.ops.modules import MODULE_OPS
 from aurane.records import field, record
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
+_DIGITS_THEN_PART = re.compile(r"-\d+\.")  # ``block1-0.proj``: lexes as a malformed number
 RESERVED = frozenset({"torch", "nn", "F", "self", "input", "model", "rt", "math"})
 
 
@@ -326,6 +327,15 @@ class Structurer:
         name = _relative(op.layer, base) if op.layer is not None else None
         if op.layer is not None and op.op != "parameter" and op.layer in self.stateless:
             name = None  # a layer without weights: its name is no state dict key
+        if name is not None and _DIGITS_THEN_PART.search(name):
+            self.gaps.append(
+                Gap(
+                    op.layer or base,
+                    f"the layer name {name}",
+                    "a key ending in -digits must end the name (block1-0.proj reads as a "
+                    "number): its module is written inline here, not as a block",
+                )
+            )
         return Step("op", op.inputs, op.id, op=op, name=name)
 
     # -- block definitions ------------------------------------------------------------------
