@@ -38,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "check inferred shapes, dtypes and parameter counts against torch",
     ),
     "export": ("aurane.cli.export_cmd", "export models to ONNX or torch.export (.pt2)"),
+    "import": (
+        "aurane.cli.import_cmd",
+        "lift a PyTorch module into a .aur program, checked against it",
+    ),
     "diff": ("aurane.cli.diff_cmd", "compare the models of two programs or revisions"),
     "playground": ("aurane.cli.playground_cmd", "edit a program in a local web page, live"),
     "lsp": ("aurane.cli.lsp_cmd", "run the language server for editors (stdio)"),

@@ -45,6 +45,8 @@ def weight_shape(node: Node, in_features: int | None) -> tuple[int, int] | None:
     if node.op == "embedding":
         return (int(node.args["vocabulary"]), int(node.args["width"]))
     if node.op == "dense" and in_features is not None:
+        if node.args.get("transposed"):  # stored (in, out), HF's Conv1D
+            return (in_features, int(node.args["features"]))
         return (int(node.args["features"]), in_features)
     return None
 

@@ -212,12 +212,33 @@ class ExprParser:
             elif token.kind is _NUMBER and token.text[:1] == "." and token.text[1:].isdigit():
                 parts.append(token.text[1:])  # ``layer2.0`` lexes as layer2, .0
                 self.pos += 1
+            elif len(parts) > 1 and self._hyphenated(token):
+                # a container key such as torchvision RegNet's ``block1-0``
+                parts[-1] += f"-{toks[self.pos + 1].text}"
+                self.pos += 2
             else:
                 break
         span = self.span_from(token_span(first))
         named = replace(node, layer=".".join(parts), layer_span=span)
         self._heights[id(named)] = self._heights.get(id(node), 1)
         return named
+
+    def _hyphenated(self, token: Token) -> bool:
+        """``-`` joining two pieces of a layer name's part: no space on either side, a word or
+        digits after it (``block1-0``); ``a - 0`` and ``a -> b`` are not names. Digits
+        followed by a dot (``block1-0.proj``) lex as one malformed number, so a hyphenated
+        part ends the name unless a word follows the hyphen."""
+        toks = self._toks
+        if token.text != "-" or self.pos + 1 >= len(toks):
+            return False
+        before, after = toks[self.pos - 1], toks[self.pos + 1]
+        return (
+            (after.kind is _NAME or after.kind is _NUMBER and after.text.isdigit())
+            and before.line == token.line == after.line
+            and before.end_column == token.column
+            and token.end_column == after.column
+            and after.text[:1].isalnum()
+        )
 
     def step(self) -> ast.Call:
         toks = self._toks

@@ -29,7 +29,7 @@ def _with(name: str, defaults: dict[str, Any], rename: dict[str, str] | None = N
 
 FUNCTION_MODULES: dict[str, Callable[[Site], Call]] = {
     "relu": _simple("nn.ReLU"),
-    "gelu": _simple("nn.GELU"),
+    "gelu": _with("nn.GELU", {"approximate": "none"}),
     "sigmoid": _simple("nn.Sigmoid"),
     "tanh": _simple("nn.Tanh"),
     "silu": _simple("nn.SiLU"),
@@ -76,6 +76,8 @@ def access(path: str, dicts: frozenset[str] = frozenset()) -> str:
     for part in path.split("."):
         if part.isdigit():
             text += f'["{part}"]' if prefix in dicts else f"[{part}]"
+        elif not part.isidentifier():  # a hyphenated key: only an nn.ModuleDict holds it
+            text += f'["{part}"]'
         else:
             text += f".{part}" if text else part
         prefix = f"{prefix}.{part}" if prefix else part
