@@ -77,7 +77,10 @@ class Measured:
     activation_bytes: int = 0
     saved_bytes: int = 0  # the part of activations that autograd saved
     peak_bytes: int | None = None  # CUDA only: max_memory_allocated over the last step
-    notes: list[str] = field(default_factory=list)
+    # CUDA only: memory_allocated after the loss minus before the forward pass
+    allocated_activation_bytes: int = 0
+    # every activation storage: (bytes, shape of a tensor on it, dtype)
+    storages: list[tuple[int, tuple[int, ...], str]] = field(default_factory=list)
 
 
 def storage_key(tensor: torch.Tensor) -> int:
@@ -199,8 +202,11 @@ def measure_step(
         saved.append(tensor)
         return tensor
 
+    before = torch.cuda.memory_allocated() if cuda else 0
     outputs, target, value = forward(torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t))
     result = Measured()
+    if cuda:
+        result.allocated_activation_bytes = torch.cuda.memory_allocated() - before
     params = {storage_key(p): storage_bytes(p) for p in model.parameters()}
     buffers = {storage_key(b): storage_bytes(b) for b in model.buffers()}
     state = set(params) | set(buffers)
@@ -211,7 +217,14 @@ def measure_step(
     result.saved_bytes = _sum_storages(iter(saved), state)
     live = [*saved, inputs, targets, target, outputs, value]
     result.activation_bytes = _sum_storages(iter(live), state)
-    del saved, live
+    kinds: dict[int, tuple[int, tuple[int, ...], str]] = {}
+    for tensor in live:
+        key = storage_key(tensor)
+        if key not in state:
+            kinds.setdefault(key, (storage_bytes(tensor), tuple(tensor.shape), str(tensor.dtype)))
+    result.storages = sorted(kinds.values())
+    saved.clear()
+    del live
     for entry in optimizer.state.values():
         for key, tensor in entry.items():
             if not isinstance(tensor, torch.Tensor):

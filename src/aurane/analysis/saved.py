@@ -22,7 +22,6 @@ PyTorch decides whether a reshape can be a view), so the walk runs at the batch 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from aurane import ops
 from aurane.analysis.memory import FULL_PRECISION_OPS, LOW_PRECISION_OPS, PROMOTING_OPS
@@ -328,6 +327,8 @@ class _Walker:
         self.steps: list[Step] = []
         self.grad_bytes: dict[int, int] = {}
         self.layer = -1
+        self.layer_names: list[str] = []
+        self.frozen = False  # parameters do not require grad (a GAN's discriminator, G phase)
         self.unit = -1
         self.unit_inputs: dict[int, set[int]] = {}
         self.path = ""
@@ -417,11 +418,12 @@ class _Walker:
     def walk_graph(self, graph: Graph, first: View, prefix: str, top: bool) -> View:
         views: dict[str, View] = {graph.input: first}
         values = graph.value_map
-        for index, node in enumerate(graph.nodes):
-            if top:
-                self.layer = index
-            ins = [views[name] for name in node.inputs]
+        for node in graph.nodes:
             path = f"{prefix}{node.layer or node.id}"
+            if top:
+                self.layer = len(self.layer_names)
+                self.layer_names.append(path)
+            ins = [views[name] for name in node.inputs]
             if node.subgraph is not None:
                 current = ins[0]
                 for copy in range(node.repeat):
@@ -451,7 +453,8 @@ class _Walker:
     ) -> View:
         self.saved = []
         rule = RULES.get(node.op, _saves_inputs)
-        grad_in = any(v.grad for v in ins) or node.parameters > 0
+        trainable = node.parameters > 0 and not self.frozen
+        grad_in = any(v.grad for v in ins) or trainable
         in_shape = ins[0].shape[1:] if ins else None
         if self.policy == "autocast" and node.op in LOW_PRECISION_OPS:
             ins = [self.cast(v, self.low) for v in ins]
@@ -464,7 +467,7 @@ class _Walker:
         if not grad_in:
             self.saved = []  # no autograd node: nothing is saved
             out = View(out.storage, out.shape, out.strides, out.dtype, False, GRAD_NONE)
-        tensors = parameter_tensors(node, in_shape)
+        tensors = parameter_tensors(node, in_shape) if trainable else ()
         self.steps.append(
             Step(
                 node=path,
@@ -725,7 +728,7 @@ def _parameter(w: _Walker, node: Node, ins: list[View], shape: tuple[int, ...], 
     strides = tuple(
         0 if i == 0 and shape[0] != 1 else s for i, s in enumerate(contiguous_strides(shape))
     )
-    return View(PARAMETER, shape, strides, dtype, True)
+    return View(PARAMETER, shape, strides, dtype, not w.frozen)
 
 
 def _sdpa_core(w: _Walker, q: View, k: View, v: View, dropout: float, dtype: str) -> View:
@@ -977,7 +980,8 @@ def _loss(w: _Walker, out: View, loss: str, target_shape: tuple[int, ...]) -> tu
         live.append(out.storage)
         w.save(out)  # bce, mse, l1, huber keep their input (and the targets)
     targets = w.new(target_shape, target_dtype, grad=False)
-    loss_value = w.new((), "float32")
+    # mse and bce reduce an elementwise buffer that the scalar loss keeps as its storage
+    loss_value = w.new(out.shape if loss in ("mse", "bce") else (), out.dtype)
     w.steps.append(
         Step(
             "loss",
@@ -1018,33 +1022,111 @@ def step_memory(
     """Walk ``graph`` at ``batch`` (see the module doc). ``policy``: ``ir`` (each value at
     its IR dtype), ``autocast`` (CUDA autocast to ``low``) or ``low`` (every float value in
     ``low``: FSDP's mixed precision). ``loss``: the job's loss (None: the model alone)."""
+    w = _start(batch, device, policy, low)
+    first = _input(w, graph)
+    out = w.walk_graph(graph, first, "", top=True)
+    live: tuple[int, ...] = (first.storage, out.storage)
+    if loss is not None:
+        live = (first.storage, *_finish(w, out, loss, targets))
+    return _result(w, live)
+
+
+def gan_step_memory(
+    generator: Graph,
+    discriminator: Graph,
+    batch: int,
+    loss: str = "bce",
+    *,
+    device: str = "cuda",
+    policy: str = "ir",
+    low: str = "float16",
+) -> StepMemory:
+    """The larger of a ``train_gan`` step's two phases (backends/torch/gan.py): the
+    discriminator phase keeps D's activations on the real batch beside the fakes G made
+    without a graph; the generator phase keeps G's activations and those of the frozen D
+    judging G's output."""
+    g_name, d_name = generator.name, discriminator.name
+    w = _start(batch, device, policy, low)
+    noise = _input(w, generator)
+    fake = w.walk_graph(generator, noise, f"{g_name}/", top=True)
+    w.frozen = True
+    judged = w.walk_graph(discriminator, fake, f"{d_name}/", top=True)
+    w.frozen = False
+    generator_phase = _result(w, (noise.storage, *_finish(w, judged, loss, None)))
+    w = _start(batch, device, policy, low)
+    w.layer = -1
+    made = w.new((batch, *(generator.output_value.sample_shape or ())), "float32", grad=False)
+    real = _input(w, discriminator)
+    out = w.walk_graph(discriminator, real, f"{d_name}/", top=True)
+    d_phase = _result(w, (made.storage, real.storage, *_finish(w, out, loss, None)))
+    if d_phase.activation_bytes > generator_phase.activation_bytes:
+        return d_phase
+    return generator_phase
+
+
+def _start(batch: int, device: str, policy: str, low: str) -> _Walker:
     if batch < 1:
         raise ValueError("batch size must be positive")
     if policy not in DTYPE_POLICIES:
         raise ValueError(f"unknown dtype policy {policy!r}")
-    w = _Walker(batch, device, policy, low)
+    return _Walker(batch, device, policy, low)
+
+
+def _input(w: _Walker, graph: Graph) -> View:
     inp = graph.input_value
-    shape = (batch, *(inp.sample_shape or ()))
+    shape = (w.batch, *(inp.sample_shape or ()))
     dtype = inp.dtype or "float32"
-    if policy == "low" and dtype in FLOAT_DTYPES:
-        dtype = low
+    if w.policy == "low" and dtype in FLOAT_DTYPES:
+        dtype = w.low
     w.layer = -1
-    first = w.new(shape, dtype, grad=False)
-    out = w.walk_graph(graph, first, "", top=True)
-    live: tuple[int, ...] = (first.storage, out.storage)
-    if loss is not None:
-        wanted = targets if targets is not None else target_shape(out.shape[1:], loss)
-        if policy == "autocast" and out.dtype != "float32":
-            w.layer = -2
-            out = w.cast(out, "float32")  # outputs.to(torch.float32) before the loss
-        live = (first.storage, *_loss(w, out, loss, (batch, *wanted)))
-    names = tuple(node.layer or node.id for node in graph.nodes)
+    return w.new(shape, dtype, grad=False)
+
+
+def _finish(w: _Walker, out: View, loss: str, targets: tuple[int, ...] | None) -> tuple[int, ...]:
+    wanted = targets if targets is not None else target_shape(out.shape[1:], loss)
+    if w.policy == "autocast" and out.dtype != "float32":
+        w.layer = -2
+        out = w.cast(out, "float32")  # outputs.to(torch.float32) before the loss
+    return _loss(w, out, loss, (w.batch, *wanted))
+
+
+def _result(w: _Walker, live: tuple[int, ...]) -> StepMemory:
     return StepMemory(
-        batch=batch,
+        batch=w.batch,
         storages=tuple(w.storages),
         steps=tuple(w.steps),
         live=frozenset(live),
         grad_bytes=dict(w.grad_bytes),
         unit_inputs={u: frozenset(s) for u, s in w.unit_inputs.items()},
-        layers=names,
+        layers=tuple(w.layer_names),
     )
+
+
+def graph_parameter_tensors(graph: Graph) -> list[int]:
+    """The element counts of every parameter tensor of ``graph`` (blocks and repeats
+    expanded), as ``model.parameters()`` lists them; a tied weight counts once."""
+    values = graph.value_map
+    found: list[int] = []
+    for node in graph.nodes:
+        if node.subgraph is not None:
+            found += node.repeat * graph_parameter_tensors(node.subgraph)
+            continue
+        shape = values[node.inputs[0]].sample_shape if node.inputs else None
+        found += parameter_tensors(node, shape)
+    return found
+
+
+def buffer_bytes(graph: Graph) -> int:
+    """Running statistics: float32 mean and variance per channel and an int64 counter for
+    each batchnorm (and instance_norm with ``track_running_stats``)."""
+    values = graph.value_map
+    total = 0
+    for node in graph.nodes:
+        if node.subgraph is not None:
+            total += node.repeat * buffer_bytes(node.subgraph)
+        elif node.op in ("batchnorm", "instance_norm") and node.args.get(
+            "track_running_stats", node.op == "batchnorm"
+        ):
+            shape = values[node.inputs[0]].sample_shape or (0,)
+            total += 2 * 4 * shape[0] + 8
+    return total
