@@ -206,7 +206,7 @@ def op_probes() -> dict[str, Any]:
     import torch.nn.functional as F
     from torch import nn
 
-    dev = torch.device("cuda")
+    dev = torch.device(DEVICE)
     x = torch.randn(2, 8, 64, device=dev, requires_grad=True)
     img = torch.randn(2, 4, 6, 6, device=dev, requires_grad=True)
     q = torch.randn(2, 4, 40, 16, device=dev, requires_grad=True)
