@@ -283,8 +283,8 @@ def main() -> None:
         sys.exit("plan_cuda.py needs a CUDA GPU (or --cpu for a dry run)")
     torch.backends.cudnn.benchmark = False
     started = time.perf_counter()
-    name = torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu (dry run)"
-    print(f"# plan vs measured on {name}, torch {torch.__version__}")
+    device_name = torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu (dry run)"
+    print(f"# plan vs measured on {device_name}, torch {torch.__version__}")
     print(
         "| program | model | batch | state | activations plan MiB | saved MiB (err) | "
         "allocator MiB | peak plan MiB | peak measured MiB (err) |"
@@ -323,7 +323,7 @@ def main() -> None:
         Path(args.out).write_text(
             json.dumps(
                 {
-                    "device": torch.cuda.get_device_name(),
+                    "device": device_name,
                     "torch": torch.__version__,
                     "results": results,
                     "ops": probes,
