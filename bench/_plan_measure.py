@@ -72,6 +72,7 @@ class Measured:
     parameter_bytes: int = 0
     buffer_bytes: int = 0
     gradient_bytes: int = 0
+    gradient_storage_bytes: int = 0  # the storages the gradients keep
     optimizer_bytes: int = 0  # moments and other per-parameter buffers
     step_counter_bytes: int = 0  # the optimizer's per-tensor ``step`` scalars
     activation_bytes: int = 0
@@ -159,12 +160,14 @@ def measure_step(
     inputs: torch.Tensor,
     targets: torch.Tensor,
     loss: str,
-    optimizer: Any,
+    optimizer: Any | None,
     *,
     warmup: int = 1,
     amp_dtype: torch.dtype | None = None,
 ) -> Measured:
-    """Run ``warmup`` training steps, then one measured step (see the module doc)."""
+    """Run ``warmup`` training steps, then one measured step (see the module doc). Without
+    an ``optimizer`` only the forward pass and the loss run: activations, parameters and
+    buffers are measured, gradients and optimizer state are not."""
     loss_fn = LOSSES[loss]()
     task = TASKS[loss]
     device = inputs.device
@@ -185,13 +188,15 @@ def measure_step(
         return out, target, value
 
     def finish(value: torch.Tensor) -> None:
+        if optimizer is None:
+            return
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(value).backward()
         scaler.step(optimizer)
         scaler.update()
 
     model.train()
-    for _ in range(warmup):
+    for _ in range(warmup if optimizer is not None else 0):
         finish(forward(_nothing())[2])
     if cuda:
         torch.cuda.synchronize()
@@ -213,7 +218,11 @@ def measure_step(
     result.parameter_bytes = sum(params.values())
     result.buffer_bytes = sum(buffers.values())
     grads = [p.grad for p in model.parameters() if p.grad is not None]
-    result.gradient_bytes = _sum_storages(iter(grads))
+    # each gradient's own bytes: a .grad stolen from a wider buffer (the gradient of a
+    # parameter expanded over a batch of 1 and concatenated) keeps that whole storage,
+    # counted apart in gradient_storage_bytes
+    result.gradient_bytes = sum(g.numel() * g.element_size() for g in grads)
+    result.gradient_storage_bytes = _sum_storages(iter(grads))
     result.saved_bytes = _sum_storages(iter(saved), state)
     live = [*saved, inputs, targets, target, outputs, value]
     result.activation_bytes = _sum_storages(iter(live), state)
@@ -225,7 +234,7 @@ def measure_step(
     result.storages = sorted(kinds.values())
     saved.clear()
     del live
-    for entry in optimizer.state.values():
+    for entry in optimizer.state.values() if optimizer is not None else ():
         for key, tensor in entry.items():
             if not isinstance(tensor, torch.Tensor):
                 continue

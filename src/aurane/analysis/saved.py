@@ -80,6 +80,7 @@ class StepMemory:
     grad_bytes: Mapping[int, int]  # grad buffer id -> bytes
     unit_inputs: Mapping[int, frozenset[int]] = field(default_factory=dict)
     layers: tuple[str, ...] = ()  # top-level layer names, by index
+    batch_data: frozenset[int] = frozenset()  # inputs and targets: made before the forward
 
     @property
     def kept(self) -> frozenset[int]:
@@ -331,7 +332,7 @@ class _Walker:
         self.frozen = False  # parameters do not require grad (a GAN's discriminator, G phase)
         self.unit = -1
         self.unit_inputs: dict[int, set[int]] = {}
-        self.path = ""
+        self.data: set[int] = set()  # the batch: inputs and targets
         # set by each rule for the step being built
         self.saved: list[int] = []
 
@@ -980,6 +981,7 @@ def _loss(w: _Walker, out: View, loss: str, target_shape: tuple[int, ...]) -> tu
         live.append(out.storage)
         w.save(out)  # bce, mse, l1, huber keep their input (and the targets)
     targets = w.new(target_shape, target_dtype, grad=False)
+    w.data.add(targets.storage)
     # mse and bce reduce an elementwise buffer that the scalar loss keeps as its storage
     loss_value = w.new(out.shape if loss in ("mse", "bce") else (), out.dtype)
     w.steps.append(
@@ -1079,7 +1081,9 @@ def _input(w: _Walker, graph: Graph) -> View:
     if w.policy == "low" and dtype in FLOAT_DTYPES:
         dtype = w.low
     w.layer = -1
-    return w.new(shape, dtype, grad=False)
+    made = w.new(shape, dtype, grad=False)
+    w.data.add(made.storage)
+    return made
 
 
 def _finish(w: _Walker, out: View, loss: str, targets: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -1099,6 +1103,7 @@ def _result(w: _Walker, live: tuple[int, ...]) -> StepMemory:
         grad_bytes=dict(w.grad_bytes),
         unit_inputs={u: frozenset(s) for u, s in w.unit_inputs.items()},
         layers=tuple(w.layer_names),
+        batch_data=frozenset(w.data),
     )
 
 
