@@ -621,8 +621,11 @@ def _instance_norm(
     x = ins[0]
     folded = w.reshaped(x, (1, x.shape[0] * x.shape[1], *x.shape[2:]))
     w.save(folded)
-    w.extra(x.shape[0] * x.shape[1])
-    w.extra(x.shape[0] * x.shape[1])
+    rows = x.shape[0] * x.shape[1]
+    w.extra(rows)  # save_mean
+    w.extra(rows)  # save_invstd
+    if node.parameters:  # the weight repeated over the batch, a new tensor batch_norm saves
+        w.extra(rows, dtype)
     return w.new(shape, dtype)
 
 
@@ -799,18 +802,21 @@ def _attention(w: _Walker, node: Node, ins: list[View], shape: tuple[int, ...], 
     if len(ins) == 2:
         memory = w.permuted(ins[1], (1, 0, 2))
         kv_len = memory.shape[0]
-        w.save(w.reshaped(memory, (kv_len * batch, memory.shape[2])))
+        folded = (kv_len * batch, memory.shape[2])
         qp = w.new((seq, batch, dim), dtype)
-        packed = w.new((2, kv_len, batch, dim), dtype)
-        q = _heads_view(qp, 0, seq, batch, heads, head, 0)
-        k = _heads_view(packed, 0, kv_len, batch, heads, head, 1)
-        v = _heads_view(packed, kv_len * batch * dim, kv_len, batch, heads, head, 1)
+        q = _heads_view(qp, seq, batch, heads, head)
+        if memory.shape[2] == dim:  # packed key/value projection, one contiguous copy
+            w.save(w.reshaped(memory, folded))
+            packed = w.new((2, kv_len, batch, dim), dtype)
+            k = v = _heads_view(packed, kv_len, batch, heads, head)
+        else:  # kdim/vdim: separate projections, each folding the memory itself
+            w.save(w.reshaped(memory, folded), w.reshaped(memory, folded))
+            k = _heads_view(w.new((kv_len, batch, dim), dtype), kv_len, batch, heads, head)
+            v = _heads_view(w.new((kv_len, batch, dim), dtype), kv_len, batch, heads, head)
     else:
         kv_len = seq
         packed = w.new((3, seq, batch, dim), dtype)
-        q = _heads_view(packed, 0, seq, batch, heads, head, 1)
-        k = _heads_view(packed, seq * batch * dim, seq, batch, heads, head, 1)
-        v = _heads_view(packed, 2 * seq * batch * dim, seq, batch, heads, head, 1)
+        q = k = v = _heads_view(packed, seq, batch, heads, head)
     if node.args.get("causal"):  # the boolean mask becomes an additive float (seq, kv) mask
         w.extra(seq * kv_len, dtype)
     out = _sdpa_core(w, q, k, v, float(node.args.get("dropout") or 0.0), dtype)
@@ -822,11 +828,8 @@ def _attention(w: _Walker, node: Node, ins: list[View], shape: tuple[int, ...], 
     return View(projected.storage, shape, (dim, batch * dim, 1), dtype, True, projected.grad_id)
 
 
-def _heads_view(
-    packed: View, offset: int, seq: int, batch: int, heads: int, head: int, stacked: int
-) -> View:
-    """q, k or v of a packed (n, seq, batch, dim) projection seen as (batch, heads, seq, head)."""
-    del offset, stacked
+def _heads_view(packed: View, seq: int, batch: int, heads: int, head: int) -> View:
+    """q, k or v of a (n, seq, batch, dim) projection seen as (batch, heads, seq, head)."""
     dim = heads * head
     return View(
         packed.storage,
