@@ -141,8 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _model(sweep: Sweep, chosen: str | None) -> str:
-    from aurane.analysis.plan import plan_jobs
     from aurane.analysis.sweep import SweepError
+    from aurane.syntax import ast
 
     assert sweep.program is not None
     names = [m.name for m in sweep.program.models]
@@ -155,18 +155,12 @@ def _model(sweep: Sweep, chosen: str | None) -> str:
     ]
     if len(with_input) == 1:
         return with_input[0]
-    # the constants are not resolved yet: the statement order names the trained model
-    for stmt in sweep.program.statements:
-        if isinstance(stmt, _train_types()):
-            return stmt.model.id if hasattr(stmt, "model") else stmt.generator.id
-    del plan_jobs
+    for stmt in sweep.program.statements:  # else the model the first training job trains
+        if isinstance(stmt, ast.Train):
+            return stmt.model.id
+        if isinstance(stmt, ast.TrainGan):
+            return stmt.generator.id
     raise SweepError(f"{sweep.filename} has several models: choose one with --model")
-
-
-def _train_types() -> tuple[type, ...]:
-    from aurane.syntax import ast
-
-    return (ast.Train, ast.TrainGan)
 
 
 def sweep_text(
@@ -199,12 +193,10 @@ def sweep_text(
             cells += [f"{f.parameters:,}", _count(f.macs), memory]
         table.append(cells)
     widths = [max(len(r[i]) for r in [headers, *table]) for i in range(len(headers))]
-    for cells, row in zip([headers, *table], [None, *rows], strict=True):
+    notes = [""] + [_error_note(row) for row in rows]
+    for cells, note in zip([headers, *table], notes, strict=True):
         text = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
-        if row is not None and row.figures is None:
-            first = row.diagnostics[0] if row.diagnostics else None
-            text += f"  error {first.code}: {first.message}" if first else "  error"
-        lines.append(f"  {text}".rstrip())
+        lines.append(f"  {text}{note}".rstrip())
     if limits:
         budget = ", ".join(
             f"{name} <= {format_bytes(amount) if name == 'memory' else _count(amount)}"
@@ -224,6 +216,13 @@ def sweep_text(
                 )
             )
     return "\n".join(lines)
+
+
+def _error_note(row: Row) -> str:
+    if row.figures is not None:
+        return ""
+    first = row.diagnostics[0] if row.diagnostics else None
+    return f"  error {first.code}: {first.message}" if first else "  error"
 
 
 def _count(value: int) -> str:
