@@ -29,9 +29,11 @@ the full-size zoo (a 1.1B-parameter Llama) is measured on a laptop. The CUDA pea
 from __future__ import annotations
 
 import contextlib
+import re
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -253,3 +255,33 @@ def fake_mode() -> Any:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     return FakeTensorMode(allow_non_fake_inputs=False)
+
+
+ZOO = Path(__file__).resolve().parents[1] / "examples" / "zoo"
+
+
+def zoo_cases(only: list[str], rewrite: list[str]) -> list[tuple[str, str, Any, Any, str]]:
+    """(program, model, plan job, graphs, source) for every zoo job (``only``: these
+    programs; ``rewrite``: NAME=VALUE lines). A GAN's models come as two plain jobs: the
+    generator with mse to an image, the discriminator with bce."""
+    from aurane.analysis.plan import PlanJob, Side, plan_jobs
+    from aurane.frontend import run_front_end
+
+    found = []
+    for path in sorted(ZOO.glob("*.aur")):
+        if only and path.stem not in only:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for item in rewrite:
+            name, _, value = item.partition("=")
+            text = re.sub(rf"^{re.escape(name)} = .*$", f"{name} = {value}", text, flags=re.M)
+        front = run_front_end(text, path.name)
+        assert front.ok and front.resolved is not None, path
+        for job in plan_jobs(front.resolved):
+            if job.kind == "train":
+                found.append((path.stem, job.sides[0].model, job, front.graphs, text))
+                continue
+            for side, loss in zip(job.sides, ("mse", "bce"), strict=True):
+                alone = PlanJob("train", job.dataset, (Side(side.model, side.train, loss),), 16)
+                found.append((path.stem, side.model, alone, front.graphs, text))
+    return found

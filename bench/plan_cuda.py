@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import re
 import sys
 import time
 import traceback
@@ -41,34 +40,10 @@ import _plan_measure as pm  # noqa: E402
 import torch  # noqa: E402
 
 from aurane.analysis.memory import TrainJob  # noqa: E402
-from aurane.analysis.plan import STRATEGIES, PlanJob, Side, plan_job, plan_jobs  # noqa: E402
-from aurane.frontend import run_front_end  # noqa: E402
+from aurane.analysis.plan import STRATEGIES, PlanJob, Side, plan_job  # noqa: E402
 
-ZOO = BENCH.parent / "examples" / "zoo"
 SINGLE = tuple(s for s in STRATEGIES if s.name == "single")
 DEVICE = "cuda"  # --cpu: a dry run of the script's logic (no peak), small programs only
-
-
-def cases(only: list[str], rewrite: list[str]) -> list[tuple[str, str, PlanJob, Any, str]]:
-    """(program, model, plan job, graphs, source) for every zoo model."""
-    found = []
-    for path in sorted(ZOO.glob("*.aur")):
-        if only and path.stem not in only:
-            continue
-        text = path.read_text(encoding="utf-8")
-        for item in rewrite:
-            name, _, value = item.partition("=")
-            text = re.sub(rf"^{re.escape(name)} = .*$", f"{name} = {value}", text, flags=re.M)
-        front = run_front_end(text, path.name)
-        assert front.ok and front.resolved is not None, path
-        for job in plan_jobs(front.resolved):
-            if job.kind == "train":
-                found.append((path.stem, job.sides[0].model, job, front.graphs, text))
-                continue
-            for side, loss in zip(job.sides, ("mse", "bce"), strict=True):
-                alone = PlanJob("train", job.dataset, (Side(side.model, side.train, loss),), 16)
-                found.append((path.stem, side.model, alone, front.graphs, text))
-    return found
 
 
 def measure(
@@ -291,7 +266,7 @@ def main() -> None:
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
     results: list[dict[str, Any]] = []
-    for name, model, job, graphs, text in cases(args.only, args.set):
+    for name, model, job, graphs, text in pm.zoo_cases(args.only, args.set):
         first = job.batch or 1
         runs = [(first, False), (2 * first, False)]
         if not args.no_amp and name in ("gpt2", "resnet50"):
