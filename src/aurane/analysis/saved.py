@@ -22,6 +22,7 @@ PyTorch decides whether a reshape can be a view), so the walk runs at the batch 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from aurane import ops
 from aurane.analysis.memory import FULL_PRECISION_OPS, LOW_PRECISION_OPS, PROMOTING_OPS
@@ -318,6 +319,19 @@ def _tensor_layout(node: Node, in_shape: tuple[int, ...] | None) -> tuple[int, .
 
 # ---------------------------------------------------------------- the walk
 
+
+@record(frozen=True, slots=True)
+class _Copy:
+    """What one walked copy of a block made: its input, output and the id ranges."""
+
+    signature: tuple[Any, ...]
+    first: View
+    out: View
+    start: tuple[int, int, int]  # storages, steps, grad buffers before the copy
+    end: tuple[int, int, int]
+    prefix: str
+
+
 Rule = Callable[["_Walker", Node, list[View], tuple[int, ...], str], View]
 
 
@@ -426,22 +440,77 @@ class _Walker:
                 self.layer_names.append(path)
             ins = [views[name] for name in node.inputs]
             if node.subgraph is not None:
-                current = ins[0]
-                for copy in range(node.repeat):
-                    if top:
-                        self.unit = len(self.unit_inputs)
-                        self.unit_inputs[self.unit] = {current.storage} - {PARAMETER}
-                    inner = f"{path}/{copy}/" if node.repeat > 1 else f"{path}/"
-                    current = self.walk_graph(node.subgraph, current, inner, top=False)
-                if top:
-                    self.unit = -1
-                views[node.output] = current
+                views[node.output] = self.walk_copies(node, node.subgraph, ins[0], path, top)
                 continue
             out = values[node.output]
             shape = (self.batch, *(out.sample_shape or ()))
             dtype = self.out_dtype(node, ins, out.dtype)
             views[node.output] = self.step(node, ins, shape, dtype, path, node.id in graph.tied)
         return views[graph.output]
+
+    def walk_copies(self, node: Node, sub: Graph, current: View, path: str, top: bool) -> View:
+        """Every copy of a block call. A copy whose input looks like the previous copy's
+        (shape, strides, dtype) makes the same storages and steps: it is replayed with its
+        ids moved instead of walked again (a 24-layer transformer walks two layers)."""
+        last: _Copy | None = None
+        for copy in range(node.repeat):
+            if top:
+                self.unit = len(self.unit_inputs)
+                self.unit_inputs[self.unit] = {current.storage} - {PARAMETER}
+            inner = f"{path}/{copy}/" if node.repeat > 1 else f"{path}/"
+            signature = (current.shape, current.strides, current.dtype, current.grad)
+            if last is not None and last.signature == signature:
+                current = self.replay(last, current, inner)
+                continue
+            marks = (len(self.storages), len(self.steps), len(self.grad_bytes))
+            out = self.walk_graph(sub, current, inner, top=False)
+            last = _Copy(signature, current, out, marks, self.marks(), inner)
+            current = out
+        if top:
+            self.unit = -1
+        return current
+
+    def marks(self) -> tuple[int, int, int]:
+        return len(self.storages), len(self.steps), len(self.grad_bytes)
+
+    def replay(self, last: _Copy, first: View, prefix: str) -> View:
+        (s0, t0, g0), (s1, t1, g1) = last.start, last.end
+        ds, dg = len(self.storages) - s0, len(self.grad_bytes) - g0
+        old_in, old_in_grad = last.first.storage, last.first.grad_id
+
+        def storage(i: int) -> int:
+            if s0 <= i < s1:
+                return i + ds
+            return first.storage if i == old_in else i
+
+        def grad(i: int) -> int:
+            if g0 <= i < g1:
+                return i + dg
+            return first.grad_id if i == old_in_grad and i != GRAD_NONE else i
+
+        for made in self.storages[s0:s1]:
+            self.storages.append(Storage(made.bytes, self.layer, self.unit))
+        for index in range(g0, g1):
+            self.grad_bytes[index + dg] = self.grad_bytes[index]
+        cut = len(last.prefix)
+        for step in self.steps[t0:t1]:
+            self.steps.append(
+                Step(
+                    prefix + step.node[cut:],
+                    step.op,
+                    self.layer,
+                    self.unit,
+                    tuple(storage(i) for i in step.saved),
+                    step.param_tensors,
+                    grad(step.grad_out),
+                    tuple(grad(i) for i in step.grad_ins),
+                    step.scratch,
+                )
+            )
+        out = last.out
+        return View(
+            storage(out.storage), out.shape, out.strides, out.dtype, out.grad, grad(out.grad_id)
+        )
 
     def step(
         self,
