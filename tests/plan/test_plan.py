@@ -94,6 +94,29 @@ def test_gpt2_state_and_every_strategy_rule() -> None:
         assert row.temporary_bytes == max(0, row.peak_bytes - row.phases["forward"])
 
 
+def test_fsdp_on_one_device_computes_on_its_shard() -> None:
+    by = rows(plan_of(zoo("resnet50")))
+    single, fsdp, mixed = by["single"], by["fsdp"], by["fsdp+mixed"]
+    assert fsdp.parameter_bytes == single.parameter_bytes  # type: ignore[attr-defined]
+    assert fsdp.peak_bytes == single.peak_bytes  # type: ignore[attr-defined]
+    assert mixed.parameter_bytes > single.parameter_bytes  # type: ignore[attr-defined]
+
+
+def test_largest_batch_takes_a_few_walks_and_plain_ints() -> None:
+    """Regression: sizes computed from constants carry their expression's text; left in,
+    a 1 TiB search on ResNet-50 built ever longer strings for minutes. Now the bytes are
+    plain ints and each candidate moment of the peak is a line in the batch: a handful of
+    walks find the boundary."""
+    front = zoo("resnet50")
+    plan = plan_of(front, memory_limit=2**40)
+    # per dtype policy batches 1, 2, 3, and per strategy its answer and one more
+    assert plan.walks <= 2 * 3 + 2 * len(STRATEGIES)
+    walk = step_memory(front.graphs["ResNet50"], 3, "cross_entropy")
+    assert all(type(s.bytes) is int for s in walk.storages)
+    largest = plan.largest_batch["single"]
+    assert largest is not None and largest > 10_000
+
+
 def test_generated_strategies_are_single_and_ddp() -> None:
     assert [s.name for s in STRATEGIES if s.generated] == ["single", "ddp"]
 

@@ -193,6 +193,9 @@ class StrategyMemory:
     peak_bytes: int
     host_bytes: int = 0
     phases: Mapping[str, int] = field(default_factory=dict)
+    # every moment the peak is the largest of (end of forward, optimizer step, each
+    # operation's backward): for batches of 2 and more each is affine in the batch
+    candidates: tuple[int, ...] = ()
 
     @property
     def steady_bytes(self) -> int:
@@ -231,6 +234,7 @@ class JobPlan:
     largest_batch: Mapping[str, int | None] = field(default_factory=dict)
     memory_limit: int | None = None
     units: int = 0  # wrapped blocks (checkpoint / FSDP units)
+    walks: int = 0  # IR walks made (batch sizes x dtype policies): the plan's work
 
     @property
     def checkpointed_bytes(self) -> int:
@@ -334,7 +338,10 @@ def _strategy_memory(
     width = state.parameter_bytes // max(state.parameters, 1) if state.parameters else 4
     root, largest_unit = _units(walk)
     working_width = 2 if strategy.low_precision else width
-    working = (root + largest_unit) * working_width if strategy.shard else 0
+    # the unsharded copy of the units in use; on one device FSDP computes on its only
+    # shard in place, unless it must move it (offload) or cast it (mixed precision)
+    copies = strategy.shard and (devices > 1 or strategy.offload or strategy.low_precision)
+    working = (root + largest_unit) * working_width if copies else 0
     if strategy.offload:
         params = working
         grads = working
@@ -366,10 +373,12 @@ def _strategy_memory(
     forward_end = persistent + grads + activations
     if strategy.checkpoint:
         flow = max(0, walk.backward_peak(0) - walk.activation_bytes)
-        backward = persistent + grads + activations + flow
+        held = [persistent + grads + activations + flow]
     else:
         local_grads = grads - (working if strategy.shard and not strategy.offload else 0)
-        backward = persistent + walk.backward_peak(local_grads) + (grads - local_grads)
+        extra = persistent + grads - local_grads
+        held = [extra + value for value in walk.backward_held(local_grads)]
+    backward = max(held, default=persistent)
     step = persistent + grads + live + scratch
     peak = max(forward_end, backward, step)
     return StrategyMemory(
@@ -384,27 +393,47 @@ def _strategy_memory(
         peak_bytes=peak,
         host_bytes=host,
         phases={"forward": forward_end, "backward": backward, "optimizer_step": step},
+        candidates=(forward_end, step, *held),
     )
 
 
 def _largest_batch(
     strategy: Strategy, walks: _Walks, state: State, devices: int, limit: int
 ) -> int | None:
-    """The largest batch per device whose peak fits ``limit`` (None: not even 1)."""
+    """The largest batch per device whose peak fits ``limit`` (None: not even 1).
 
-    def peak(batch: int) -> int:
-        return _strategy_memory(strategy, walks, state, batch, devices).peak_bytes
+    From batch 2 on, every storage is a fixed size or proportional to the batch (the view
+    decisions that differ at batch 1 are the same for 2 and more), so each candidate moment
+    of the peak is affine in the batch: two walks (batch 2 and 3) give each line, the
+    answer is where the first line crosses the limit, and it is checked on both sides
+    (bisection takes over should a check fail)."""
 
-    if peak(1) > limit:
+    def memory(batch: int) -> StrategyMemory:
+        return _strategy_memory(strategy, walks, state, batch, devices)
+
+    if memory(1).peak_bytes > limit:
         return None
-    low, high = 1, 2
-    while high < MAX_BATCH and peak(high) <= limit:
+    two, three = memory(2).candidates, memory(3).candidates
+    if memory(2).peak_bytes > limit:
+        return 1
+    guess = MAX_BATCH
+    if len(two) == len(three):
+        for at_two, at_three in zip(two, three, strict=True):
+            slope = at_three - at_two
+            if slope > 0:
+                guess = min(guess, 2 + (limit - at_two) // slope)
+        guess = max(2, min(guess, MAX_BATCH))
+        fits = memory(guess).peak_bytes <= limit
+        if fits and (guess == MAX_BATCH or memory(guess + 1).peak_bytes > limit):
+            return guess
+    low, high = 2, 4  # bisection: the peak never falls as the batch grows
+    while high < MAX_BATCH and memory(high).peak_bytes <= limit:
         low, high = high, high * 2
-    if high >= MAX_BATCH and peak(MAX_BATCH) <= limit:
+    if high >= MAX_BATCH and memory(MAX_BATCH).peak_bytes <= limit:
         return MAX_BATCH
-    while high - low > 1:  # peak is increasing in the batch: bisect
+    while high - low > 1:
         middle = (low + high) // 2
-        if peak(middle) <= limit:
+        if memory(middle).peak_bytes <= limit:
             low = middle
         else:
             high = middle
@@ -448,6 +477,7 @@ def plan_job(
         largest_batch=largest,
         memory_limit=memory_limit,
         units=len(base.unit_inputs),
+        walks=len(walks.cache),
     )
 
 

@@ -125,14 +125,17 @@ class StepMemory:
         return totals
 
     def backward_peak(self, grad_total: int) -> int:
-        """The most memory held at once during the backward pass, besides parameters,
+        return max(self.backward_held(grad_total), default=0)
+
+    def backward_held(self, grad_total: int) -> list[int]:
+        """Memory held during each operation's backward (last operation first), besides parameters,
         buffers and optimizer state: saved storages still needed, parameter gradients made
         so far (their share of ``grad_total``), and the gradients flowing between
         operations. Gradients of the previous step are freed by ``zero_grad(set_to_none=
         True)`` just before backward, so ``grad_total`` grows back as backward runs."""
         count = len(self.steps)
         if count == 0:
-            return 0
+            return []
         kept = self.kept
         # a saved storage is freed once the first step (in forward order) saving it is done
         released = [0] * count
@@ -162,17 +165,22 @@ class StepMemory:
         param_total = sum(sum(s.param_tensors) for s in self.steps) or 1
         alive = sum(self.storages[s].bytes for s in kept)
         made = 0
-        worst = 0
+        held = []
         for index in range(count - 1, -1, -1):
             step = self.steps[index]
             made += sum(step.param_tensors)
-            held = alive + grad_total * made // param_total + flowing[index] + step.scratch
-            worst = max(worst, held)
+            held.append(alive + grad_total * made // param_total + flowing[index] + step.scratch)
             alive -= released[index]
-        return worst
+        return held
 
 
 DTYPE_POLICIES = ("ir", "autocast", "low")
+
+
+def plain(shape: Sequence[int] | None) -> tuple[int, ...]:
+    """A shape as plain ints: IR sizes computed from constants carry their expression's
+    text (``semantics.symbolic``), whose arithmetic builds ever longer strings."""
+    return tuple(int(size) for size in shape or ())
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -275,10 +283,10 @@ def _channels_last(view: View) -> bool:
 def parameter_tensors(node: Node, in_shape: tuple[int, ...] | None) -> tuple[int, ...]:
     """The element counts of the parameter tensors ``node`` creates (as torch.nn lays them
     out), summing to the node's parameter count; one tensor when the layout is unknown."""
-    total = node.parameters
+    total = int(node.parameters)
     if total <= 0:
         return ()
-    found = _tensor_layout(node, in_shape)
+    found = tuple(int(size) for size in _tensor_layout(node, in_shape))
     return found if found and sum(found) == total else (total,)
 
 
@@ -377,7 +385,7 @@ class _Walker:
 
     def extra(self, count: int, dtype: str = "float32") -> None:
         """A buffer the operation makes and saves for backward (statistics, masks)."""
-        self.storages.append(Storage(count * dtype_bytes(dtype), self.layer, self.unit))
+        self.storages.append(Storage(int(count) * dtype_bytes(dtype), self.layer, self.unit))
         self.saved.append(len(self.storages) - 1)
 
     def save(self, *views: View) -> None:
@@ -443,7 +451,7 @@ class _Walker:
                 views[node.output] = self.walk_copies(node, node.subgraph, ins[0], path, top)
                 continue
             out = values[node.output]
-            shape = (self.batch, *(out.sample_shape or ()))
+            shape = (self.batch, *plain(out.sample_shape))
             dtype = self.out_dtype(node, ins, out.dtype)
             views[node.output] = self.step(node, ins, shape, dtype, path, node.id in graph.tied)
         return views[graph.output]
@@ -1129,7 +1137,7 @@ def gan_step_memory(
     generator_phase = _result(w, (noise.storage, *_finish(w, judged, loss, None)))
     w = _start(batch, device, policy, low)
     w.layer = -1
-    made = w.new((batch, *(generator.output_value.sample_shape or ())), "float32", grad=False)
+    made = w.new((batch, *plain(generator.output_value.sample_shape)), "float32", grad=False)
     real = _input(w, discriminator)
     out = w.walk_graph(discriminator, real, f"{d_name}/", top=True)
     d_phase = _result(w, (made.storage, real.storage, *_finish(w, out, loss, None)))
@@ -1148,7 +1156,7 @@ def _start(batch: int, device: str, policy: str, low: str) -> _Walker:
 
 def _input(w: _Walker, graph: Graph) -> View:
     inp = graph.input_value
-    shape = (w.batch, *(inp.sample_shape or ()))
+    shape = (w.batch, *plain(inp.sample_shape))
     dtype = inp.dtype or "float32"
     if w.policy == "low" and dtype in FLOAT_DTYPES:
         dtype = w.low
@@ -1189,7 +1197,7 @@ def graph_parameter_tensors(graph: Graph) -> list[int]:
             found += node.repeat * graph_parameter_tensors(node.subgraph)
             continue
         shape = values[node.inputs[0]].sample_shape if node.inputs else None
-        found += parameter_tensors(node, shape)
+        found += parameter_tensors(node, plain(shape) if shape is not None else None)
     return found
 
 
@@ -1204,6 +1212,6 @@ def buffer_bytes(graph: Graph) -> int:
         elif node.op in ("batchnorm", "instance_norm") and node.args.get(
             "track_running_stats", node.op == "batchnorm"
         ):
-            shape = values[node.inputs[0]].sample_shape or (0,)
+            shape = plain(values[node.inputs[0]].sample_shape) or (0,)
             total += 2 * 4 * shape[0] + 8
     return total

@@ -219,7 +219,7 @@ class Sweep:
             single = tuple(s for s in STRATEGIES if s.name == "single")
             plan = plan_job(job, front.graphs, batch=batch, device=device, strategies=single)
             memory = plan.strategies[0].peak_bytes
-        return Row(values, Figures(prof.parameters, prof.macs, memory))
+        return Row(values, Figures(int(prof.parameters), int(prof.macs), memory))
 
 
 def _job_of(program: ast.AuraneProgram, model: str) -> PlanJob | None:
