@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/sweep_speed.py [--runs 7]
 
-Two measurements, each the median of ``--runs`` runs (with min and max):
+Two measurements, each the median of ``--runs`` runs (with min and max), and the in-process
+run's CPU time (``time.process_time``), which load on a shared machine moves least:
 
 - in process: parse once, then resolve, check and lower the program, profile it and plan
   its training memory at each of 100 configurations (``aurane.analysis.sweep.Sweep``:
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -37,21 +39,21 @@ DEPTHS = [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]
 TARGET_S = 2.0
 
 
-def in_process() -> tuple[float, list[tuple[int, int, int | None]]]:
+def in_process() -> tuple[float, float, list[tuple[int, int, int | None]]]:
     text = GPT2.read_text(encoding="utf-8")
     configurations = grid([("n_embd", WIDTHS), ("n_layer", DEPTHS)])
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     sweep = Sweep(text, str(GPT2))
     with paused_gc():
         rows = [sweep.evaluate(values, "GPT") for values in configurations]
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert (sweep.parses, sweep.analyses) == (1, 100), (sweep.parses, sweep.analyses)
     figures = []
     for row in rows:
         assert row.figures is not None, row.label()
         figures.append((row.figures.parameters, row.figures.macs, row.figures.memory))
-    return seconds, figures
+    return seconds, cpu, figures
 
 
 def command() -> tuple[float, list[tuple[int, int, int | None]]]:
@@ -83,12 +85,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     in_proc: list[float] = []
+    cpu_times: list[float] = []
     cli: list[float] = []
     reference = None
     in_process()  # warm-up: imports and caches
     for _ in range(args.runs):
-        seconds, rows = in_process()
+        seconds, cpu, rows = in_process()
         in_proc.append(seconds)
+        cpu_times.append(cpu)
         reference = reference or rows
         assert rows == reference
         seconds, rows = command()
@@ -97,8 +101,12 @@ def main() -> None:
     rate = 100 / statistics.median(in_proc)
     print("aurane sweep, GPT-2 program, 100 configurations (10 n_embd x 10 n_layer)")
     print(f"  in process: {summary(in_proc)}; {rate:,.0f} configurations per second")
+    print(
+        f"  in process, CPU time: {summary(cpu_times)} (what load on a shared machine moves least)"
+    )
     print(f"  command:    {summary(cli)} (interpreter start included); target < {TARGET_S} s")
     print("  work per run: 1 parse, 100 analyses (resolve, check, lower), 100 plans")
+    print(f"  load average at the end: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":
