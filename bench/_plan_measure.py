@@ -285,3 +285,29 @@ def zoo_cases(only: list[str], rewrite: list[str]) -> list[tuple[str, str, Any, 
                 alone = PlanJob("train", job.dataset, (Side(side.model, side.train, loss),), 16)
                 found.append((path.stem, side.model, alone, front.graphs, text))
     return found
+
+
+def mem_tracker_peak(
+    model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor, loss: str, optimizer: Any
+) -> int:
+    """The peak of one more training step as ``torch.distributed._tools.mem_tracker.
+    MemTracker`` tracks it (every tensor: parameters, buffers, gradients, optimizer state,
+    activations and temporaries; on CUDA rounded up to 512 bytes). Works on real and
+    fake tensors; ``optimizer`` must have stepped once (its state exists)."""
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    loss_fn = LOSSES[loss]()
+    task = TASKS[loss]
+
+    def step() -> None:
+        out, target = match_target(model(inputs), targets, task)
+        value = loss_fn(out, target)
+        optimizer.zero_grad(set_to_none=True)
+        value.backward()
+        optimizer.step()
+
+    tracker = MemTracker()
+    tracker.track_external(model, optimizer, inputs, targets)
+    with tracker:
+        step()
+    return int(tracker.get_tracker_snapshot("peak")[inputs.device]["Total"])

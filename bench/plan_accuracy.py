@@ -9,7 +9,8 @@ it would (shapes, strides, storages, views), but nothing is allocated or compute
 1.1B-parameter Llama at 2048 tokens runs on a laptop. Compared (bench/_plan_measure.py):
 parameters, buffers, gradients and optimizer state, byte for byte, and the activations
 (the storages autograd saved plus the loop's inputs, targets, outputs and loss, each once)
-with the plan's. The plan is for the CPU (``--device cpu``: dropout keeps float noise, the
+with the plan's, and the peak of a third step as ``MemTracker`` tracks it (every tensor)
+with the plan's peak. The plan is for the CPU (``--device cpu``: dropout keeps float noise, the
 RMSNorm composite keeps its normalized input, step counters live with the state); the
 CUDA side is bench/plan_cuda.py. The GAN's models run as plain jobs (see plan_cuda.py),
 on real tensors: they are small, and FakeTensorMode's ``mse_loss`` returns a fresh scalar
@@ -59,6 +60,7 @@ def run_case(name: str, job: Any, graphs: Any, text: str, batch: int) -> dict[st
             torch.device("cpu"),
         )
         measured = pm.measure_step(model, inputs, targets, side.loss, optimizer)
+        peak = pm.mem_tracker_peak(model, inputs, targets, side.loss, optimizer)
     plan = plan_job(job, graphs, batch=batch, device="cpu", strategies=SINGLE)
     state = plan.state
     planned_state = (
@@ -83,6 +85,7 @@ def run_case(name: str, job: Any, graphs: Any, text: str, batch: int) -> dict[st
         "plan_activations": plan.activation_bytes,
         "measured_activations": measured.activation_bytes,
         "plan_peak": plan.strategies[0].peak_bytes,
+        "measured_peak": peak,
         "seconds": round(time.perf_counter() - started, 1),
     }
 
@@ -105,9 +108,9 @@ def main() -> None:
     print(f"# aurane plan vs PyTorch {torch.__version__} on the CPU (FakeTensorMode; dcgan real)")
     print(
         "| program | model | batch | state (params + grads + optimizer) MiB | state | "
-        "activations plan MiB | measured MiB | error | plan peak MiB |"
+        "activations plan MiB | measured MiB | error | peak plan MiB | MemTracker MiB | error |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", flush=True)
     rows = []
     for name, _model, job, graphs, text in pm.zoo_cases(args.only, []):
         first = job.batch or 1
@@ -120,7 +123,8 @@ def main() -> None:
                 f"{'exact' if row['state_equal'] else 'DIFFERS'} | "
                 f"{mib(row['plan_activations'])} | {mib(row['measured_activations'])} | "
                 f"{error(row['plan_activations'], row['measured_activations'])} | "
-                f"{mib(row['plan_peak'])} |",
+                f"{mib(row['plan_peak'])} | {mib(row['measured_peak'])} | "
+                f"{error(row['plan_peak'], row['measured_peak'])} |",
                 flush=True,
             )
     print(f"# {len(rows)} cases in {time.perf_counter() - started:.0f} s")

@@ -194,3 +194,36 @@ def test_mem_tracker_agrees(pm: object) -> None:
     if EXACT:
         assert planned == activations, (program, planned, activations)
     assert abs(planned - activations) <= 0.10 * activations, (program, planned, activations)
+
+
+@pytest.mark.parametrize("program", sorted(SMALL))
+def test_peak_is_mem_trackers_peak(pm: object, program: str) -> None:
+    """The plan's peak (the largest of end of forward, each operation's backward and the
+    optimizer step) against MemTracker's peak over a whole training step, every tensor
+    counted, at batch 1 and 3."""
+    job, graphs, text = job_of(program)
+    side = job.sides[0]
+    graph = graphs[side.model]
+    module = pm.compile_module(text, f"{program}.aur")  # type: ignore[attr-defined]
+    vocab = next((int(n.args["vocabulary"]) for n in graph.nodes if n.op == "embedding"), 10)
+    for batch in (1, 3):
+        torch.manual_seed(0)
+        model = getattr(module, side.model)()
+        options = dict(side.train.options)
+        optimizer = pm.make_optimizer(model, side.train.optimizer, options)  # type: ignore[attr-defined]
+        inputs, targets = pm.sample_batch(  # type: ignore[attr-defined]
+            graph.input_value.sample_shape,
+            graph.input_value.dtype,
+            graph.output_value.sample_shape,
+            side.loss,
+            batch,
+            vocab,
+            torch.device("cpu"),
+        )
+        pm.measure_step(model, inputs, targets, side.loss, optimizer)  # type: ignore[attr-defined]
+        measured = pm.mem_tracker_peak(model, inputs, targets, side.loss, optimizer)  # type: ignore[attr-defined]
+        plan = plan_job(job, graphs, batch=batch, device="cpu", strategies=SINGLE)
+        peak = plan.strategies[0].peak_bytes
+        if EXACT:
+            assert peak == measured, (program, batch, peak, measured)
+        assert abs(peak - measured) <= 0.10 * measured, (program, batch, peak, measured)
