@@ -177,7 +177,7 @@ def _saved_by(fn: Any, arg: torch.Tensor) -> tuple[list[torch.Tensor], torch.Ten
 
 
 def op_probes() -> dict[str, Any]:
-    """What autograd saves for single operations on CUDA (to calibrate saved.py)."""
+    """What autograd saves for single operations on CUDA (to calibrate autograd_rules.py)."""
     import torch.nn.functional as F
     from torch import nn
 

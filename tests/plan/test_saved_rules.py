@@ -1,6 +1,6 @@
-"""The per-operation rules of ``aurane.analysis.saved`` against what PyTorch's autograd
-saves on the CPU, one small program per family of operations, at batch 1 and batch 3
-(strides differ at batch 1), plus the view arithmetic, parameter tensors and optimizer
+"""The per-operation rules of ``aurane.analysis.autograd_rules`` against what PyTorch's
+autograd saves on the CPU, one small program per family of operations, at batch 1 and
+batch 3 (strides differ at batch 1), plus the view arithmetic, parameter tensors and optimizer
 state against torch itself."""
 
 from __future__ import annotations
