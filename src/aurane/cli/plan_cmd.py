@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{what} in {args.source}: plan needs a train block", EXIT_INPUT)
     for job in jobs:
         for side in job.sides:
+            if side.model not in by_name:
+                raise CommandError(f"model '{side.model}' has no input_shape: nothing to plan")
             symbols = by_name[side.model].symbols_json()
             if symbols:
                 names = ", ".join(f"{name}=N" for name in symbols)
