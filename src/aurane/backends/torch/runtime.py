@@ -26,10 +26,12 @@ MODULES = (
     "rng",
     "checkpoint",
     "lock",
+    "folders",
     "history",
     "progress",
     "metrics",
     "schedule",
+    "optim",
     "gan",
     "run",
 )
