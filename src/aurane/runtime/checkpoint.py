@@ -43,6 +43,20 @@ CHECKPOINT_ENTRIES = (
     "rng.cuda",
     "rng.loaders",
 )
+# What a format-2 checkpoint also holds: the step count and step rows, the run's length, a
+# position in the middle of an epoch (None at an epoch's end), the seconds and sessions.
+STEP_ENTRIES = (
+    "steps.count",
+    "steps.rows",
+    "budget.epochs",
+    "budget.max_steps",
+    "budget.accumulate",
+    "budget.batches_per_epoch",
+    "budget.steps",
+    "partial",
+    "elapsed",
+    "sessions",
+)
 NUMPY_ENTRIES = tuple(f"rng.numpy.{key}" for key in ("keys", "position", "has_gauss", "cached"))
 # What a run writes through ``save_file`` into its checkpoint folder (besides epoch_NNNN.pt):
 # a leftover ``NAME.tmp`` of these is a killed run's.
@@ -173,6 +187,8 @@ def load_checkpoint(
         found = checkpoint["kind"]
         raise CheckpointError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
     _check_entries(path, checkpoint, (*CHECKPOINT_ENTRIES, *entries))
+    if checkpoint["format"] == CHECKPOINT_FORMAT:
+        _check_entries(path, checkpoint, STEP_ENTRIES)
     if checkpoint["rng"]["numpy"] is not None:
         _check_entries(path, checkpoint, NUMPY_ENTRIES)
     _check_fingerprint(path, checkpoint["fingerprint"], expected)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from typing import Any
 
 from aurane.runtime.checkpoint import _is_epoch_file, save_file
@@ -84,11 +83,25 @@ def clear_run_files(folder: str) -> list[str]:
         if name in _RUN_NAMES or _is_epoch_file(name):
             os.remove(path)
         elif name == "tensorboard" and os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
+            _remove_tree(path)
         else:
             continue
         removed.append(name)
     return removed
+
+
+def _remove_tree(path: str) -> None:
+    """``shutil.rmtree`` without links followed (a standalone program imports no shutil)."""
+    for root, folders, files in os.walk(path, topdown=False):
+        for name in files:
+            os.remove(os.path.join(root, name))
+        for name in folders:
+            inner = os.path.join(root, name)
+            if os.path.islink(inner):
+                os.remove(inner)
+            else:
+                os.rmdir(inner)
+    os.rmdir(path)
 
 
 def latest_run(job_folder: str) -> str | None:
@@ -105,6 +118,20 @@ def latest_run(job_folder: str) -> str | None:
         return None  # not a pointer we wrote
     folder = os.path.join(job_folder, name)
     return folder if os.path.isdir(folder) else None
+
+
+def resumable_run(job_folder: str) -> str | None:
+    """The run ``--resume`` continues: the one ``latest`` names, else (a run killed before
+    it could point ``latest`` at itself) the highest-numbered run with a ``last.pt``."""
+    latest = latest_run(job_folder)
+    if latest is not None and os.path.isfile(os.path.join(latest, "last.pt")):
+        return latest
+    names = os.listdir(job_folder) if os.path.isdir(job_folder) else []
+    runs = sorted((number, name) for name in names if (number := _run_number(name)) is not None)
+    for _, name in reversed(runs):
+        if os.path.isfile(os.path.join(job_folder, name, "last.pt")):
+            return os.path.join(job_folder, name)
+    return latest
 
 
 def point_latest(job_folder: str, run_folder: str) -> None:
@@ -148,17 +175,14 @@ def resume_target(job_folder: str | None, resume_from: str | bool) -> tuple[str,
     if resume_from is True:
         if job_folder is None:
             return "", None  # the caller refuses: the job writes no checkpoints
-        latest = latest_run(job_folder)
-        if latest is not None:
-            return os.path.join(latest, "last.pt"), latest
-        # a checkpoint folder written before run folders existed
-        return os.path.join(job_folder, "last.pt"), job_folder
+        resume_from = job_folder
     path = str(resume_from)
     if os.path.isdir(path):
         if not os.path.exists(os.path.join(path, "last.pt")):
-            latest = latest_run(path)
+            latest = resumable_run(path)
             if latest is not None:  # a job's folder: its latest run
                 return os.path.join(latest, "last.pt"), latest
+        # a run's folder, or a checkpoint folder written before run folders existed
         return os.path.join(path, "last.pt"), path
     if os.path.basename(path) == "last.pt":
         return path, os.path.dirname(path) or "."

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import json
 import math
 import os
@@ -69,6 +68,7 @@ from aurane.runtime.folders import (
     new_run_folder,
     point_latest,
     read_run_config,
+    resumable_run,
     resume_target,
     write_run_config,
 )
@@ -353,7 +353,7 @@ class Run:
             checkpoint, folder = resume_target(job, resume)
             if not os.path.isfile(checkpoint):
                 where = f"no checkpoint at {checkpoint!r}"
-                if resume is True and latest_run(job or ".") is None:
+                if resume is True and resumable_run(job or ".") is None:
                     where = f"no run to resume in {job!r} (no checkpoint at {checkpoint!r})"
                 raise CheckpointMissing(f"cannot resume: {where}")
             if folder is None and job is not None:  # from another file: a run of its own
@@ -464,7 +464,7 @@ class Run:
         record = read_run_config(self.folder) if resume is not None else {}
         sessions = record.get("sessions")
         sessions = sessions if isinstance(sessions, list) else []
-        stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         session: dict[str, Any] = {
             "started": stamp,
             "command": _resume_command(),
@@ -531,7 +531,7 @@ class Run:
         assert self.folder is not None
         self.saving = True
         try:
-            if is_main_process() and (epoch > 0 or partial is not None):
+            if is_main_process() and (self.history or self.step_rows):
                 self.files = write_history(self.folder, self.history, self.step_rows)
             save_checkpoints(
                 self.folder, self.checkpoint(epoch, partial), best=best, every=self.every
@@ -679,11 +679,11 @@ class Run:
             self._log_step(getattr(stats, "running_loss", stats))
         if step == self.next_eval and self.validate is not None:
             self._evaluate_step()
-        if step == self.next_checkpoint:
-            saved = self._save_within(stats)
+        if step == self.next_checkpoint and self.batch != self.budget.batches:
+            saved = self._save_within(stats)  # (at an epoch's last batch, end_epoch saves)
         stop = self._steps_done()
         self._plan_events()
-        if pending and not stop:
+        if pending and not stop and self.batch != self.budget.batches:  # (else: end_epoch)
             if not saved:
                 saved = self._save_within(stats)
             self._interrupt(f"interrupted in epoch {self.epoch} at step {step}")
@@ -818,6 +818,14 @@ class Run:
             )
         where = f"last complete checkpoint {last} ({at}); "
         return where + f"resume with: {_resume_command()} --resume {shlex.quote(last)}"
+
+    def output(self, folder: str) -> str:
+        """Where this run writes files outside its checkpoint folder (GAN samples):
+        ``folder``/<the run's name>, so a second run never writes over the first's; the
+        folder itself when the job writes no checkpoints."""
+        if self.folder is None or self.folder == self.job_folder:
+            return folder
+        return os.path.join(folder, os.path.basename(os.path.normpath(self.folder)))
 
     # -- the end -------------------------------------------------------------------
 
