@@ -162,7 +162,9 @@ def test_a_kill_at_a_step_checkpoint_resumes_from_the_middle_of_an_epoch(
         "steps/step@5",
     }
     assert not steps["steps/last.pt:synced@2"]["partial"]  # epoch 0's, until the rename
-    assert not {point: outcome["problems"] for point, outcome in steps.items() if outcome["problems"]}
+    assert not {
+        point: outcome["problems"] for point, outcome in steps.items() if outcome["problems"]
+    }
     assert not {point: outcome["after"] for point, outcome in steps.items() if outcome["after"]}
 
 
