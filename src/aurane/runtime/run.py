@@ -263,6 +263,7 @@ class Run:
         self.elapsed_before, self.sessions = 0.0, 1
         self.resumed: dict[str, Any] | None = None
         self.first_session_epoch = 1
+        self.outputs: str | None = None  # ``output``'s folder for a job without checkpoints
 
     @property
     def fingerprint(self) -> dict[str, Any]:
@@ -821,11 +822,15 @@ class Run:
 
     def output(self, folder: str) -> str:
         """Where this run writes files outside its checkpoint folder (GAN samples):
-        ``folder``/<the run's name>, so a second run never writes over the first's; the
-        folder itself when the job writes no checkpoints."""
-        if self.folder is None or self.folder == self.job_folder:
-            return folder
-        return os.path.join(folder, os.path.basename(os.path.normpath(self.folder)))
+        ``folder``/<the run's name>, so a second run never writes over the first's. A job
+        without a checkpoint folder numbers its own (the first call makes it, on rank 0)."""
+        if self.folder is not None and self.folder == self.job_folder:
+            return folder  # a checkpoint folder from before run folders: as it was
+        if self.folder is not None:
+            return os.path.join(folder, os.path.basename(os.path.normpath(self.folder)))
+        if self.outputs is None and is_main_process():
+            self.outputs = new_run_folder(folder)
+        return self.outputs or folder
 
     # -- the end -------------------------------------------------------------------
 
