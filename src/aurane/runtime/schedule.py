@@ -99,6 +99,8 @@ def warmup_cosine(
 ) -> torch.optim.lr_scheduler.LambdaLR:
     """Linear warmup for ``warmup_steps`` optimizer steps (or the fraction ``warmup`` of
     ``max_steps``), then cosine decay to ``min_lr`` at ``max_steps``."""
+    if warmup_steps is not None and warmup is not None:  # what `aurane check` refuses
+        raise ValueError("warmup_cosine takes warmup_steps or warmup (a fraction), not both")
     if warmup_steps is None:
         warmup_steps = round((warmup or 0.0) * max_steps)
     if not 0 <= warmup_steps <= max_steps or max_steps < 1:  # what `aurane check` refuses
