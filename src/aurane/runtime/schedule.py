@@ -101,6 +101,8 @@ def warmup_cosine(
     ``max_steps``), then cosine decay to ``min_lr`` at ``max_steps``."""
     if warmup_steps is not None and warmup is not None:  # what `aurane check` refuses
         raise ValueError("warmup_cosine takes warmup_steps or warmup (a fraction), not both")
+    if warmup is not None and not 0 <= warmup <= 1:
+        raise ValueError(f"warmup_cosine's warmup is a fraction of the run, got {warmup}")
     if warmup_steps is None:
         warmup_steps = round((warmup or 0.0) * max_steps)
     if not 0 <= warmup_steps <= max_steps or max_steps < 1:  # what `aurane check` refuses

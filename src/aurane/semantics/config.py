@@ -28,6 +28,10 @@ def non_negative(value: Any) -> str | None:
     return None if value >= 0 else "must not be negative"
 
 
+def fraction(value: Any) -> str | None:
+    return None if 0 <= value <= 1 else "must be in [0, 1]"
+
+
 def open_unit(value: Any) -> str | None:
     return None if 0 < value < 1 else "must be in (0, 1)"
 
@@ -280,7 +284,7 @@ SCHEDULERS: tuple[OptionSpec, ...] = (
         "warmup_cosine",
         (
             _p("warmup_steps", ArgKind.OPTIONAL_INT, None, non_negative),
-            _p("warmup", ArgKind.FLOAT, None, unit_interval_open),
+            _p("warmup", ArgKind.FLOAT, None, fraction),
             _p("max_steps", ArgKind.OPTIONAL_INT, None, positive),
             _p("min_lr", ArgKind.FLOAT, 0.0, non_negative),
         ),
