@@ -852,7 +852,8 @@ class Run:
         every file written, how to resume or extend it."""
         this_session = time.monotonic() - self.started_at
         epochs = len(self.history)
-        head = f"{self.job}: {epochs} epochs, {self.step} steps in {self.elapsed():.1f}s"
+        counted = f"{epochs} epoch{'s' if epochs != 1 else ''}, {self.step} steps"
+        head = f"{self.job}: {counted} in {self.elapsed():.1f}s"
         if self.sessions > 1:
             done = [r["epoch"] for r in self.history if r["epoch"] >= self.first_session_epoch]
             part = f"epochs {done[0]}-{done[-1]}" if done else "no epochs"

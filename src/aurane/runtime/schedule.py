@@ -83,7 +83,8 @@ class Budget:
             return f"{steps} (max_steps)"
         batches = "?" if self.batches is None else str(self.batches)
         group = f" / {self.accumulate}" if self.accumulate > 1 else ""
-        text = f"{self.max_epochs} epochs x {batches} batches{group} = {steps}"
+        epochs = f"{self.max_epochs} epoch{'s' if self.max_epochs != 1 else ''}"
+        text = f"{epochs} x {batches} batches{group} = {steps}"
         if self.max_steps is not None and self.steps == self.max_steps:
             text += " (max_steps)"
         return text
