@@ -558,6 +558,8 @@ class Run:
             self.epoch, self.epoch_started = epoch, time.monotonic()
             optimizer = self.state.get("optimizer")
             self.lr = optimizer.param_groups[0]["lr"] if optimizer is not None else None
+            if self.partial is not None:  # resumed within the epoch: the rate it began with
+                self.lr = self.partial["lr"]
             yield epoch
             epoch += 1
 
@@ -761,6 +763,7 @@ class Run:
             "loader": self.epoch_rng,
             "loader_index": self.loader_index,
             "world_size": self.world,
+            "lr": self.lr,  # the rate the epoch began with (its row's)
         }
         self._save(self.epoch - 1, best=False, partial=partial)
         return True
