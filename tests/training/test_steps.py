@@ -61,7 +61,11 @@ def _same(a: Any, b: Any, where: str = "") -> list[str]:
             return [f"{where} (keys)"]
         return [d for k in a if k not in ("elapsed", "sessions") for d in _same(a[k], b[k], k)]
     if isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _same(x, y, f"{where}[{i}]")]
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in _same(x, y, f"{where}[{i}]")
+        ]
     return [] if a == b else [where]
 
 
