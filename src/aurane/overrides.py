@@ -208,25 +208,53 @@ def apply_overrides(text: str, filename: str, arguments: Sequence[str]) -> Edite
     if program is None:
         return Edited(text, ())
     starts = _line_starts(text)
-    edits: dict[tuple[int, int], Edit] = {}  # a later --set of the same field wins
+    edits: dict[tuple[int, int, str], Edit] = {}  # a later --set of the same field wins
     tail = ""
     for item in overrides:
         blocks = _targets(program, item)
         if not blocks:  # an experiment field without an experiment block: add one
             tail = f"\n\nexperiment Overrides:\n    {item.name} = "
             edit = Edit(len(text), len(text), tail + item.value + "\n", len(tail), item)
-            edits[(len(text), -1)] = edit
+            edits[(len(text), -1, item.name)] = edit
             continue
         for block in blocks:
-            edit = _edit(text, starts, block, item)
-            edits[(edit.start, edit.end)] = edit
-    ordered = tuple(sorted(edits.values(), key=lambda e: (e.start, e.end)))
+            for edit in _edits(text, starts, block, item):
+                edits[(edit.start, edit.end, item.name)] = edit
+    ordered: tuple[Edit, ...] = ()
+    for edit in sorted(edits.values(), key=lambda e: (e.start, -e.end)):  # stable: as given
+        if ordered and edit.start < ordered[-1].end:
+            continue  # inside a value another override replaces whole (optimizer=..., lr=...)
+        ordered += (edit,)
     pieces, at = [], 0
     for edit in ordered:
         pieces += [text[at : edit.start], edit.new]
         at = edit.end
     pieces.append(text[at:])
     return Edited("".join(pieces), ordered)
+
+
+def _edits(text: str, starts: list[int], block: Block, item: Override) -> list[Edit]:
+    """The field's edit, and for ``lr`` also each optimizer call's own ``lr=`` argument
+    (which wins over the field: ``--set lr=...`` must change the rate that is used)."""
+    edits = [_edit(text, starts, block, item)]
+    if isinstance(block, ast.Experiment | ast.Dataset):
+        return edits
+    table = _table(block) or {}
+    spec = table.get(item.name)
+    if spec is None or spec.name != "lr":
+        return edits
+    for found in block.fields:
+        known = table.get(found.name)
+        if known is None or known.kind is not config.FieldKind.OPTIMIZER:
+            continue
+        if isinstance(found.value, ast.Call):
+            for keyword in found.value.keywords:
+                if keyword.name == "lr":
+                    span = keyword.value.span
+                    start = _offset(starts, span.line, span.column)
+                    end = _offset(starts, span.end_line, span.end_column)
+                    edits.append(Edit(start, end, item.value, 0, item))
+    return edits
 
 
 def _edit(text: str, starts: list[int], block: Block, item: Override) -> Edit:
