@@ -80,30 +80,37 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("signal_name", "status", "standalone"),
-    [("SIGINT", 130, False), ("SIGTERM", 143, True)],
-    ids=["sigint-default", "sigterm-standalone"],
+    ("signal_name", "status", "standalone", "step"),
+    [("SIGINT", 130, False, 5), ("SIGTERM", 143, True, 5), ("SIGINT", 130, False, 1)],
+    ids=["sigint-default-step5", "sigterm-standalone-step5", "sigint-default-step1"],
 )
 def test_a_signal_mid_epoch_then_resume_equals_the_uninterrupted_run_bitwise(
-    tmp_path: Path, uninterrupted: Path, signal_name: str, status: int, standalone: bool
+    tmp_path: Path,
+    uninterrupted: Path,
+    signal_name: str,
+    status: int,
+    standalone: bool,
+    step: int,
 ) -> None:
     write_program(
         tmp_path, EVERYTHING.format(epochs=4, folder="split"), "split", standalone=standalone
     )
-    # a real signal through the real handler, after step 5: epoch 2, its 4th batch of 6
-    stopped = _python(tmp_path, "split.py", AURANE_SIGNAL_AT=f"5:{signal_name}")
+    # a real signal through the real handler, after step 5 (epoch 2, its 4th batch of 6)
+    # or step 1 (epoch 1, its 2nd batch)
+    epoch, batches = (step - 1) // 3 + 1, ((step - 1) % 3 + 1) * 2
+    stopped = _python(tmp_path, "split.py", AURANE_SIGNAL_AT=f"{step}:{signal_name}")
     assert stopped.returncode == status, stopped.stderr
     assert "Traceback" not in stopped.stderr
     report = stopped.stderr.strip().splitlines()[-1]
-    assert report.startswith("interrupted in epoch 2 at step 5; last complete checkpoint ")
-    assert "split/run_0001/last.pt (step 5, in epoch 2)" in report
+    assert report.startswith(f"interrupted in epoch {epoch} at step {step}; last complete ")
+    assert f"split/run_0001/last.pt (step {step}, in epoch {epoch})" in report
     assert "resume with: python split.py --resume split/run_0001/last.pt" in report
     partial = _final(tmp_path / "split" / "run_0001" / "last.pt")
-    assert partial["partial"]["epoch"] == 2 and partial["partial"]["batches"] == 4
-    assert partial["steps"]["count"] == 5 and partial["epoch"] == 1
+    assert partial["partial"]["epoch"] == epoch and partial["partial"]["batches"] == batches
+    assert partial["steps"]["count"] == step and partial["epoch"] == epoch - 1
     resumed = _python(tmp_path, "split.py", "--resume")
     assert resumed.returncode == 0, resumed.stderr
-    assert "resumed at epoch 2, step 5 (session 2)" in resumed.stdout
+    assert f"resumed at epoch {epoch}, step {step} (session 2)" in resumed.stdout
     whole = _final(uninterrupted / "last.pt")
     split = _final(tmp_path / "split" / "run_0001" / "last.pt")
     assert not _same(whole, split), _same(whole, split)
