@@ -886,6 +886,33 @@ _CODES: tuple[Code, ...] = (
         "budget params <= lots",
         "Use params, macs, flops or activations with a number and an optional unit.",
     ),
+    # training jobs and their command-line overrides (issue 25)
+    Code(
+        "S130",
+        "conflicting-train-fields",
+        "semantic",
+        "train fields that do not work together",
+        "Some train fields need another one, or a model of a certain kind:\n"
+        "eval_every_steps validates, so it needs validate_on; channels_last stores images\n"
+        "as (batch, height, width, channels) in memory, so the model's input_shape must be\n"
+        "(channels, height, width).",
+        "train Net on data:\n    eval_every_steps = 100",
+        "Add the field it needs (validate_on = ...), or remove this one.",
+    ),
+    Code(
+        "S131",
+        "bad-override",
+        "semantic",
+        "a --set override names no field of the program",
+        "`aurane run FILE --set NAME=VALUE` sets a field of a train, train_gan, dataset or\n"
+        "experiment block before the program is checked: NAME is a field (lr, batch, seed:\n"
+        "the jobs' field, their training datasets' field, the experiment's) or BLOCK.FIELD\n"
+        "(a dataset, the experiment, or a trained model's job: shapes_val.batch,\n"
+        "experiment.seed, ShapeNet.lr); VALUE is one Aurane value such as 3e-4, true,\n"
+        '"./ck" or adamw(lr=1e-3).',
+        "aurane run quickstart.aur --set lrr=3e-4",
+        "Name a field the program's blocks take; qualify it with the block when it is ambiguous.",
+    ),
     Code(
         "S113",
         "blocks-nested-too-deeply",

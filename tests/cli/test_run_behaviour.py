@@ -39,6 +39,8 @@ def _aurane(*args: str) -> list[str]:
 
 def _wait_for_training(child: subprocess.Popen[str]) -> None:
     assert child.stdout is not None
+    header = child.stdout.readline()  # the run's header: its folder and its length
+    assert header.startswith("train_m: run ck/run_"), header
     line = child.stdout.readline()  # the first epoch line: training is under way
     assert line.startswith("epoch 1/"), line + (child.stderr.read() if child.stderr else "")
 
@@ -57,7 +59,7 @@ def _only_complete_files(folder: Path) -> None:
     assert not [n for n in names if n.endswith(".tmp")], names
     assert ".aurane-run.lock" not in names, names  # the lock went with the run
     checkpoint = torch.load(folder / "last.pt", weights_only=True)
-    assert checkpoint["format"] == "aurane-checkpoint-1"
+    assert checkpoint["format"] == "aurane-checkpoint-2"
 
 
 def test_summary_files_and_paths_against_the_working_directory(tmp_path: Path) -> None:
@@ -65,17 +67,18 @@ def test_summary_files_and_paths_against_the_working_directory(tmp_path: Path) -
     (tmp_path / "src" / "prog.aur").write_text(SHORT.format(epochs=2, folder="ck"))
     done = run_cli("run", "src/prog.aur", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    folder = tmp_path / "ck"  # beside the working directory, not beside the source
+    folder = tmp_path / "ck" / "run_0001"  # beside the working directory, not the source
     assert not (tmp_path / "src" / "ck").exists()
     assert {"last.pt", "best.pt", "metrics.csv", "metrics.jsonl"} <= {
         p.name for p in folder.iterdir()
     }
     _only_complete_files(folder)
     out = done.stdout
-    assert "train_m: 2 epochs in" in out
+    assert out.startswith("train_m: run ck/run_0001 - 2 epochs x 4 batches = 8 steps\n")
+    assert "train_m: 2 epochs, 8 steps in" in out
     assert "final (epoch 2): loss" in out and "best epoch" in out
-    assert "files in ck: best.pt, last.pt, metrics.csv, metrics.jsonl" in out
-    assert "resume or extend: aurane run src/prog.aur --resume ck/last.pt --epochs 3" in out
+    assert "files in ck/run_0001: best.pt, config.json, last.pt, metrics.csv, metrics.jsonl" in out
+    assert "resume or extend: aurane run src/prog.aur --resume ck/run_0001 --epochs 3" in out
     rows = (folder / "metrics.csv").read_text().splitlines()
     assert rows[0].startswith("epoch,loss") and len(rows) == 3
     # the generated program resolves the same relative path against its working directory
@@ -91,8 +94,8 @@ def test_summary_files_and_paths_against_the_working_directory(tmp_path: Path) -
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "elsewhere" / "ck" / "last.pt").is_file()
-    assert "resume or extend: python ../src/prog.py --resume ck/last.pt" in done.stdout
+    assert (tmp_path / "elsewhere" / "ck" / "latest" / "last.pt").is_file()
+    assert "resume or extend: python ../src/prog.py --resume ck/run_0001" in done.stdout
     helped = run_cli("run", "--help", cwd=tmp_path)
     assert "working directory" in " ".join(helped.stdout.split())
 
@@ -106,10 +109,13 @@ def test_resume_extend_and_program_arguments(tmp_path: Path) -> None:
     assert resumed.returncode == 0, resumed.stderr
     lines = [line for line in resumed.stdout.splitlines() if line.startswith("epoch ")]
     assert [line.split(" - ")[0] for line in lines] == ["epoch 2/3", "epoch 3/3"]
-    explicit = run_cli("run", "prog.aur", "--resume", "ck/last.pt", "--epochs", "4", cwd=tmp_path)
+    last = "ck/run_0001/last.pt"  # a run's last.pt: continued in its folder
+    explicit = run_cli("run", "prog.aur", "--resume", last, "--epochs", "4", cwd=tmp_path)
     assert explicit.returncode == 0, explicit.stderr
     assert "epoch 4/4" in explicit.stdout and "epoch 3/4" not in explicit.stdout
-    history = torch.load(tmp_path / "ck" / "last.pt", weights_only=True)["history"]
+    assert "4 epochs, 16 steps in" in explicit.stdout and "over 3 sessions" in explicit.stdout
+    assert [p.name for p in (tmp_path / "ck").glob("run_*")] == ["run_0001"]
+    history = torch.load(tmp_path / last, weights_only=True)["history"]
     assert [row["epoch"] for row in history] == [1, 2, 3, 4]
     bad = run_cli("run", "prog.aur", "--", "--no-such-option", cwd=tmp_path)
     assert bad.returncode == 2 and "--no-such-option" in bad.stderr
@@ -144,10 +150,19 @@ def test_interrupts_stop_at_a_safe_point_with_one_line(
     assert "Traceback" not in err
     report = [line for line in err.splitlines() if line.startswith("interrupted ")]
     assert len(report) == 1, err
-    assert "last complete checkpoint ck/last.pt (epoch " in report[0]
+    # 32 one-sample steps an epoch: a checkpoint of the step the signal stopped at (or of
+    # the epoch, when it came as the epoch's line was written)
+    saved = torch.load(tmp_path / "ck" / "run_0001" / "last.pt", weights_only=True)
+    if report[0].startswith("interrupted after epoch "):
+        assert f"ck/run_0001/last.pt (epoch {saved['epoch']})" in report[0], report
+        assert saved["partial"] is None
+    else:
+        step = int(report[0].split(" at step ")[1].split(";")[0])
+        assert f"checkpoint ck/run_0001/last.pt (step {step}, in epoch " in report[0], report
+        assert saved["steps"]["count"] == step and saved["partial"] is not None
     command = "aurane run long.aur" if how == "aurane" else "python long.py"
-    assert f"resume with: {command} --resume ck/last.pt" in report[0]
-    _only_complete_files(tmp_path / "ck")
+    assert f"resume with: {command} --resume ck/run_0001/last.pt" in report[0]
+    _only_complete_files(tmp_path / "ck" / "run_0001")
 
 
 def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
@@ -155,13 +170,14 @@ def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
 ) -> None:
     (tmp_path / "long.aur").write_text(LONG.format(epochs=100000, folder="ck"))
     first = start_session(_aurane("run", "long.aur"), tmp_path)
+    lock = tmp_path / "ck" / "run_0001" / ".aurane-run.lock"
     try:
         _wait_for_training(first)
-        second = run_cli("run", "long.aur", cwd=tmp_path)
+        second = run_cli("run", "long.aur", "--resume", cwd=tmp_path)  # the run in progress
         assert second.returncode == 1, second.stderr
         assert "is in use by another run" in second.stderr and "Traceback" not in second.stderr
         # SIGKILL the training program itself (its pid is in the lock): the lock stays behind
-        owner = int((tmp_path / "ck" / ".aurane-run.lock").read_text().split()[0])
+        owner = int(lock.read_text().split()[0])
         os.kill(owner, signal.SIGKILL)
     finally:
         code, _, err = _finish(first, timeout=60)
@@ -169,14 +185,13 @@ def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
     assert "Traceback" not in err
     assert "ended by SIGKILL; every checkpoint it finished is complete" in err
     assert "to continue from its last.pt: aurane run long.aur --resume" in err
-    assert (tmp_path / "ck" / ".aurane-run.lock").is_file()
+    assert lock.is_file()
     (tmp_path / "short.aur").write_text(SHORT.format(epochs=1, folder="ck"))
-    third = run_cli("run", "short.aur", cwd=tmp_path)  # the stale lock does not stop it
+    third = run_cli("run", "short.aur", "--resume", cwd=tmp_path)  # the stale lock: no matter
     assert third.returncode == 0, third.stderr
-    assert f"took over the lock 'ck/.aurane-run.lock' of a run that is gone (pid {owner} " in (
-        third.stderr
-    )
-    _only_complete_files(tmp_path / "ck")
+    taken = "took over the lock 'ck/run_0001/.aurane-run.lock' of a run that is gone (pid "
+    assert f"{taken}{owner} " in third.stderr
+    _only_complete_files(tmp_path / "ck" / "run_0001")
 
 
 def test_resume_with_no_checkpoint_yet_says_so_without_a_traceback_and_leaves_no_lock(
@@ -188,19 +203,19 @@ def test_resume_with_no_checkpoint_yet_says_so_without_a_traceback_and_leaves_no
     missing = run_cli("run", "prog.aur", "--resume", cwd=tmp_path)
     assert missing.returncode == 1, missing.stderr
     assert "Traceback" not in missing.stderr
-    assert "error: cannot resume: no checkpoint at 'ck/last.pt'" in missing.stderr
+    assert "error: cannot resume: no run to resume in 'ck'" in missing.stderr
     assert "to start from the beginning: aurane run prog.aur without --resume" in missing.stderr
-    assert os.listdir(tmp_path / "ck") == []  # no lock, no temporary file
+    assert not (tmp_path / "ck").exists()  # no folder, no lock, no temporary file
     assert run_cli("run", "prog.aur", cwd=tmp_path).returncode == 0
     changed = SHORT.replace("loss = mse", "loss = mse\n    optimizer = sgd(lr=0.5)")
     (tmp_path / "prog.aur").write_text(changed.format(epochs=2, folder="ck"))
     refused = run_cli("run", "prog.aur", "--resume", cwd=tmp_path)
     assert refused.returncode == 1, refused.stderr
     assert "Traceback" not in refused.stderr
-    assert "error: cannot resume from 'ck/last.pt': the training configuration differs" in (
+    assert "error: cannot resume from 'ck/run_0001/last.pt': the training configuration " in (
         refused.stderr
     )
-    _only_complete_files(tmp_path / "ck")
+    _only_complete_files(tmp_path / "ck" / "run_0001")
 
 
 def test_killing_aurane_run_with_sigkill_ends_the_program_too(tmp_path: Path) -> None:
@@ -210,20 +225,21 @@ def test_killing_aurane_run_with_sigkill_ends_the_program_too(tmp_path: Path) ->
     first = start_session(_aurane("run", "long.aur"), tmp_path)
     try:
         _wait_for_training(first)
-        owner = int((tmp_path / "ck" / ".aurane-run.lock").read_text().split()[0])
+        lock = tmp_path / "ck" / "run_0001" / ".aurane-run.lock"
+        owner = int(lock.read_text().split()[0])
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
         for _ in range(600):  # the program gets SIGTERM and stops at its next safe point
-            if not (tmp_path / "ck" / ".aurane-run.lock").exists():
+            if not lock.exists():
                 break
             time.sleep(0.1)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(owner, 0)
-        assert not (tmp_path / "ck" / ".aurane-run.lock").exists()
+        assert not lock.exists()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(first.pid, signal.SIGKILL)
-    _only_complete_files(tmp_path / "ck")
+    _only_complete_files(tmp_path / "ck" / "run_0001")
 
 
 def test_compile_refuses_to_overwrite_a_file_aurane_did_not_write(tmp_path: Path) -> None:

@@ -55,8 +55,8 @@ def test_run_corpus_training_leaves_checkpoints(tmp_path: Path) -> None:
     done = run_cli("run", "training.aur", cwd=tmp_path, env=_offline())
     assert done.returncode == 0, done.stderr
     assert "epoch 2/2" in done.stdout
-    folder = tmp_path / "checkpoints" / "digits"
-    assert {"last.pt", "best.pt"} <= {p.name for p in folder.iterdir()}
+    folder = tmp_path / "checkpoints" / "digits" / "run_0001"
+    assert {"last.pt", "best.pt", "config.json"} <= {p.name for p in folder.iterdir()}
     checkpoint = torch.load(folder / "last.pt", weights_only=True)
     assert checkpoint["epoch"] == 2 and len(checkpoint["history"]) == 2
     assert not list(tmp_path.glob("*.py"))  # the temporary program is gone
@@ -66,9 +66,10 @@ def test_run_corpus_gan_leaves_png_and_tensor_samples(tmp_path: Path) -> None:
     _corpus("gan.aur", tmp_path)
     done = run_cli("run", "gan.aur", cwd=tmp_path, env=_offline())
     assert done.returncode == 0, done.stderr
-    png = tmp_path / "samples" / "samples_0001.png"
+    # each run's samples in a folder of their own, named like its checkpoint folder
+    png = tmp_path / "samples" / "run_0001" / "samples_0001.png"
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-    samples = torch.load(tmp_path / "samples" / "samples_0001.pt", weights_only=True)
+    samples = torch.load(png.with_suffix(".pt"), weights_only=True)
     assert samples.shape == (4, 1, 16, 16)
     from PIL import Image
 
@@ -157,7 +158,7 @@ def test_init_check_compile_run_offline(tmp_path: Path) -> None:
     trained = run_cli("run", "model.aur", cwd=project, env=_offline())
     assert trained.returncode == 0, trained.stderr
     assert "epoch 3/3" in trained.stdout
-    assert (project / "checkpoints" / "last.pt").is_file()
+    assert (project / "checkpoints" / "latest" / "last.pt").is_file()
 
 
 def test_init_refuses_a_non_empty_directory(tmp_path: Path) -> None:

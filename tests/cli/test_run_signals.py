@@ -36,6 +36,8 @@ def _interrupt(child: subprocess.Popen[str], send: list[tuple[str, int]]) -> tup
     """Wait for the first epoch line, send the signals, return (status, stderr)."""
     assert child.stdout is not None and child.stderr is not None
     try:
+        header = child.stdout.readline()  # the run's folder and length
+        assert header.startswith("train_m: run ck/run_0001"), header + child.stderr.read()
         line = child.stdout.readline()
         assert line.startswith("epoch 1/"), line + child.stderr.read()
         for target, signum in send:
@@ -54,7 +56,7 @@ def _complete(folder: Path) -> None:
     names = {p.name for p in folder.iterdir()}
     assert not [n for n in names if n.endswith(".tmp")], names
     assert ".aurane-run.lock" not in names, names
-    assert torch.load(folder / "last.pt", weights_only=True)["format"] == "aurane-checkpoint-1"
+    assert torch.load(folder / "last.pt", weights_only=True)["format"] == "aurane-checkpoint-2"
 
 
 def test_ctrl_c_to_the_aurane_run_job_is_reported_once(tmp_path: Path) -> None:
@@ -65,8 +67,8 @@ def test_ctrl_c_to_the_aurane_run_job_is_reported_once(tmp_path: Path) -> None:
     assert "Traceback" not in err
     report = [line for line in err.splitlines() if line.startswith("interrupted")]
     assert len(report) == 1, err  # passed on once: not a second, immediate stop
-    assert "resume with: aurane run long.aur --resume ck/last.pt" in report[0]
-    _complete(tmp_path / "ck")
+    assert "resume with: aurane run long.aur --resume ck/run_0001/last.pt" in report[0]
+    _complete(tmp_path / "ck" / "run_0001")
 
 
 def test_a_second_signal_stops_at_once_without_a_traceback(tmp_path: Path) -> None:
@@ -79,6 +81,6 @@ def test_a_second_signal_stops_at_once_without_a_traceback(tmp_path: Path) -> No
     report = [line for line in err.splitlines() if line.startswith("interrupted")]
     assert len(report) == 1, err
     # the second signal's report also says where the last checkpoint is (issue 21, K-RUN)
-    assert "last complete checkpoint ck/last.pt (epoch " in report[0], report
-    assert "resume with: python long.py --resume ck/last.pt" in report[0], report
-    _complete(tmp_path / "ck")
+    assert "last complete checkpoint ck/run_0001/last.pt (" in report[0], report
+    assert "resume with: python long.py --resume ck/run_0001/last.pt" in report[0], report
+    _complete(tmp_path / "ck" / "run_0001")

@@ -105,6 +105,8 @@ def torch_scheduler(spec: config.OptionSpec, kwargs: dict[str, Any]) -> None:
     if spec.name == "cosine_annealing" and given.get("T_max") is None:
         given["T_max"] = 2  # SPEC: the job's epochs
     if spec.name == "warmup_cosine":
+        if given.get("max_steps") is None:
+            given["max_steps"] = 10  # the run's optimizer steps (rt.Budget)
         scheduler = warmup_cosine(optimizer, **given)
     else:
         scheduler = getattr(torch.optim.lr_scheduler, spec.torch_name)(optimizer, **given)

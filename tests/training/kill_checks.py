@@ -8,7 +8,10 @@
   files missing a committed epoch. Returns ``(epoch of last.pt or -1, [problem, ...])``.
 - ``same_folders(folder, reference)``: the problems of a finished folder against an
   uninterrupted run's: other file names (a ``.tmp`` or lock left behind), or a file whose
-  content differs (``.pt`` files compared loaded, tensor by tensor, exactly).
+  content differs (``.pt`` files compared loaded, tensor by tensor, exactly). What records
+  the sessions themselves differs by nature and is left out: a checkpoint's ``elapsed``
+  (seconds) and ``sessions`` (count), and config.json's content (each session's start).
+- ``run_of(job_folder)``: the run folder ``--resume`` would continue (``latest``), or None.
 """
 
 from __future__ import annotations
@@ -22,13 +25,27 @@ def _load(path):
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
+def run_of(job_folder):
+    latest = os.path.join(job_folder, "latest")
+    if os.path.isdir(latest):
+        return os.path.join(job_folder, os.readlink(latest))
+    runs = sorted(n for n in os.listdir(job_folder) if n.startswith("run_")) if os.path.isdir(job_folder) else []
+    for name in reversed(runs):  # killed before it pointed latest at itself
+        if os.path.exists(os.path.join(job_folder, name, "last.pt")):
+            return os.path.join(job_folder, name)
+    return None
+
+
+_SESSION_KEYS = ("elapsed", "sessions")
+
+
 def committed(folder, monitor="val_loss", every=2):
     names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
     if "last.pt" not in names:
         return -1, []
     problems = []
     last = _load(os.path.join(folder, "last.pt"))
-    if last.get("format") != "aurane-checkpoint-1":
+    if last.get("format") != "aurane-checkpoint-2":
         return -1, ["last: not an Aurane checkpoint"]
     epoch = last["epoch"]
     for number in range(every, epoch + 1, every):
@@ -60,7 +77,7 @@ def committed(folder, monitor="val_loss", every=2):
     return epoch, problems
 
 
-def _differences(a, b, where):
+def _differences(a, b, where, depth=0):
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         same = (
             isinstance(a, torch.Tensor)
@@ -73,11 +90,18 @@ def _differences(a, b, where):
     if isinstance(a, dict) and isinstance(b, dict):
         if a.keys() != b.keys():
             return [where + " (keys)"]
-        return [d for key in a for d in _differences(a[key], b[key], f"{where}.{key}")]
+        keys = [key for key in a if not (key in _SESSION_KEYS and depth == 0)]
+        return [
+            d for key in keys for d in _differences(a[key], b[key], f"{where}.{key}", depth + 1)
+        ]
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         if len(a) != len(b):
             return [where + " (length)"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{where}[{i}]")]
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b))
+            for d in _differences(x, y, f"{where}[{i}]", depth + 1)
+        ]
     return [] if a == b else [where]
 
 
@@ -89,6 +113,8 @@ def same_folders(folder, reference):
     problems = []
     for name in names:
         mine, theirs = os.path.join(folder, name), os.path.join(reference, name)
+        if name == "config.json":
+            continue  # each session's start time and command
         if name.endswith(".pt"):
             problems += _differences(_load(mine), _load(theirs), name)
         else:

@@ -50,6 +50,9 @@ GAN_BEST = GAN.replace(
 )
 
 COMMON = ["format", "kind", "job", "versions", "fingerprint", "epoch", "history", "rng"]
+# issue 25: the run's position in steps, its length, a mid-epoch position (None at an
+# epoch's end), and the seconds and sessions so far
+COMMON += ["steps", "budget", "partial", "elapsed", "sessions"]
 NESTED = [
     "versions.aurane",
     "versions.torch",
@@ -64,6 +67,13 @@ NESTED = [
     "rng.numpy.position",
     "rng.numpy.has_gauss",
     "rng.numpy.cached",
+    "steps.count",
+    "steps.rows",
+    "budget.epochs",
+    "budget.max_steps",
+    "budget.accumulate",
+    "budget.batches_per_epoch",
+    "budget.steps",
 ]
 # rng.cuda and the (disabled) scaler cannot change a CPU run: they are only checked.
 USED_RNG = ["rng.python", "rng.numpy", "rng.torch", "rng.loaders"]
@@ -112,7 +122,9 @@ def run(module, folder, resume=None):
         code = 0
         os.makedirs(folder)
         if resume is not None:  # resume in place, beside the split run's best.pt
-            shutil.copytree("part/ck", os.path.join(folder, "ck"))
+            shutil.copytree("part/ck", os.path.join(folder, "ck"), symlinks=True)
+            shutil.copyfile(resume, os.path.join(folder, "ck", "run_0001", "last.pt"))
+            resume = "ck"  # the job's folder: its latest run, run_0001
         os.chdir(folder)
         output = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT)
         os.dup2(output, 1)
@@ -121,11 +133,11 @@ def run(module, folder, resume=None):
             loader.dataset.transform = noisy
             result = module.{function}(train_loader=loader, resume_from=resume)
             models = result if isinstance(result, tuple) else (result,)
-            final = torch.load("ck/last.pt", weights_only=True)
+            final = torch.load("ck/latest/last.pt", weights_only=True)
             outcome = {{
                 "states": [m.state_dict() for m in models],
                 "history": models[0].training_history,
-                "best_epoch": torch.load("ck/best.pt", weights_only=True)["epoch"],
+                "best_epoch": torch.load("ck/latest/best.pt", weights_only=True)["epoch"],
                 "final": {{k: final[k] for k in ("epoch", "monitor", "best") if k in final}},
             }}
             torch.save(outcome, "outcome.pt")
@@ -152,7 +164,7 @@ def keep_epoch_zero(folder, checkpoint, **options):  # what a run starts from
 setattr(owner, attribute, keep_epoch_zero)
 run(job, "whole")
 run(part, "part")
-last = os.path.abspath("part/ck/last.pt")
+last = os.path.abspath("part/ck/run_0001/last.pt")
 checkpoint = torch.load(last, weights_only=True)
 fresh = torch.load("part/epoch0.pt", weights_only=True)
 variants = {{"exact": last}}
@@ -181,7 +193,8 @@ for index, (label, path) in enumerate(variants.items()):
     folders[label] = f"v{{index}}"
     run(job, folders[label], path)
 manifest = {{"keys": sorted(checkpoint), "epoch": checkpoint["epoch"]}}
-manifest["variants"] = {{label: [folders[label], variants[label]] for label in variants}}
+# the resumed file, as the runs name it: the variant, copied over the run's last.pt
+manifest["variants"] = {{label: [folders[label], "ck/run_0001/last.pt"] for label in variants}}
 with open("manifest.json", "w") as handle:
     json.dump(manifest, handle)
 """
@@ -376,7 +389,7 @@ def split_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ids=["epoch_boundary_k1", "right_after_epoch_scheduler_step", "after_per_step_scheduler"],
 )
 def test_resume_in_a_fresh_process(split_runs: Path, name: str, k: int, lr: float) -> None:
-    resume = f"{name}/epoch_{k:04d}.pt"
+    resume = f"{name}/run_0001/epoch_{k:04d}.pt"  # an epoch's file: a new run from it
     checkpoint = _load(split_runs / resume)
     assert checkpoint["epoch"] == k
     steps = 6 * k if name == "warmup" else k  # 43 samples in batches of 8: 6 steps an epoch

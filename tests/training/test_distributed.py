@@ -53,15 +53,16 @@ def test_torchrun_two_ranks_identical_weights_one_set_of_files(tmp_path: Path) -
         first = torch.load(tmp_path / f"job_{mode}_rank0.pt")
         second = torch.load(tmp_path / f"job_{mode}_rank1.pt")
         assert all(torch.equal(first[key], second[key]) for key in first), mode
-        written = sorted(p.name for p in (tmp_path / f"ck_{mode}").iterdir())
+        written = sorted(p.name for p in (tmp_path / f"ck_{mode}" / "latest").iterdir())
         assert [name for name in written if name.endswith(".pt")] == [
             "best.pt",
             "epoch_0002.pt",
             "last.pt",
         ]
-        assert {"metrics.csv", "metrics.jsonl"} <= set(written)  # the history, by rank 0
+        assert {"metrics.csv", "metrics.jsonl", "config.json"} <= set(written)  # by rank 0
+        assert [p.name for p in (tmp_path / f"ck_{mode}").glob("run_*")] == ["run_0001"]
         assert not any(name.endswith((".tmp", ".lock")) for name in written)
-        checkpoint = torch.load(tmp_path / f"ck_{mode}" / "last.pt", weights_only=True)
+        checkpoint = torch.load(tmp_path / f"ck_{mode}" / "latest" / "last.pt", weights_only=True)
         assert checkpoint["epoch"] == 3
     # the two modes train the same weights
     default, standalone = (torch.load(tmp_path / f"job_{m}_rank0.pt") for m in MODES[::-1])
@@ -74,3 +75,66 @@ def test_torchrun_two_ranks_identical_weights_one_set_of_files(tmp_path: Path) -
     )
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.strip().splitlines()[-1] == "4"
+
+
+# Issue 25: a signal on one rank in the middle of an epoch stops both at the same step (they
+# decide together), rank 0 writes a checkpoint of that step with each rank's figures so far,
+# and the resumed run (both ranks) ends with the uninterrupted run's weights and history,
+# bitwise. accumulate = 2 also runs DDP's no_sync on the batches that do not end a step.
+SPLIT_DRIVER = """
+import os
+import torch
+from aurane.runtime import Interrupted
+import job_whole, job_split
+rank = os.environ["RANK"]
+whole = job_whole.train_net()
+os.environ.update(AURANE_SIGNAL_AT="3", AURANE_SIGNAL_RANK="1")  # rank 1 alone, after step 3
+try:
+    job_split.train_net()
+except Interrupted as error:
+    print(f"rank {rank}: {error}", flush=True)
+else:
+    raise SystemExit("the signal did not stop the run")
+del os.environ["AURANE_SIGNAL_AT"]
+partial = torch.load("ck_split/latest/last.pt", weights_only=True)["partial"]
+assert partial is not None and partial["epoch"] == 2 and partial["batches"] == 2, partial
+assert len(partial["stats"]) == 2  # each rank's figures of epoch 2 so far
+resumed = job_split.train_net(resume_from="ck_split")
+torch.save(
+    {"whole": whole.state_dict(), "resumed": resumed.state_dict(),
+     "histories": [whole.training_history, resumed.training_history]},
+    f"split_rank{rank}.pt",
+)
+job_whole.rt.finish_distributed()
+"""
+
+
+def test_torchrun_a_signal_on_one_rank_mid_epoch_then_resume_equals_uninterrupted(
+    tmp_path: Path,
+) -> None:
+    source = CLASSIFIER.replace("save_best = true", "save_best = true\n    accumulate = 2")
+    write_program(tmp_path, source.format(epochs=3, folder="ck_whole"), "job_whole")
+    write_program(tmp_path, source.format(epochs=3, folder="ck_split"), "job_split")
+    (tmp_path / "driver.py").write_text(SPLIT_DRIVER)
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    done = subprocess.run(
+        [*command, "--nproc-per-node=2", "driver.py"],
+        cwd=tmp_path,
+        env={**env(), "OMP_NUM_THREADS": "1", "AURANE_PLOT": "0"},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    # 43 samples over 2 ranks: 22 each, 3 batches of 8 an epoch, 2 steps (2 + 1 batches)
+    stopped = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
+    # both ranks stopped at the same step, rank 1's signal (rank 0 had none)
+    assert sorted(line.split(": ", 1)[0] for line in stopped) == ["rank 0", "rank 1"]
+    assert len({line.split(": ", 1)[1] for line in stopped}) == 1, stopped
+    assert "interrupted in epoch 2 at step 3; last complete checkpoint" in stopped[0]
+    assert "ck_split/run_0001/last.pt (step 3, in epoch 2)" in stopped[0]
+    for rank in (0, 1):
+        saved = torch.load(tmp_path / f"split_rank{rank}.pt")
+        whole, resumed = saved["whole"], saved["resumed"]
+        assert all(torch.equal(whole[key], resumed[key]) for key in whole), rank
+        assert saved["histories"][0] == saved["histories"][1]

@@ -143,7 +143,7 @@ l = m.train_l()
 assert [round(r["lr"], 6) for r in l.training_history] == [0.01, 0.009]
 b = m.train_b()
 assert "val_binary_accuracy" in b.training_history[0] and "val_auc" in b.training_history[0]
-best = torch.load("plateau/last.pt", weights_only=True)["scheduler"]["best"]
+best = torch.load("plateau/latest/last.pt", weights_only=True)["scheduler"]["best"]
 assert best == min(row["val_loss"] for row in b.training_history), best
 p = m.train_p()
 lrs = [row["lr"] for row in p.training_history]
@@ -152,7 +152,7 @@ r = m.train_r()
 assert set(r.training_history[0]) == {"epoch", "loss", "mse", "mae", "lr"}
 stopped = m.train_r_2()
 assert len(stopped.training_history) == 2, stopped.training_history  # min_delta=100: stops
-assert torch.load("stop/last.pt", weights_only=True)["monitor"]["stopped"] is True
+assert torch.load("stop/latest/last.pt", weights_only=True)["monitor"]["stopped"] is True
 try:
     m.train_r_3()
 except ValueError as error:
@@ -249,7 +249,7 @@ data = torch.utils.data.TensorDataset(torch.randn(8, 4), torch.randn(8, 3))
 loader = torch.utils.data.DataLoader(data, batch_size=4)
 fails(lambda: e.train_w(train_loader=loader), ValueError, "never broadcast")
 fails(e.train_big, FloatingPointError, "non-finite loss")
-fails(lambda: e.train_w(resume_from="big/last.pt"), ValueError, "different model")
+fails(lambda: e.train_w(resume_from="big"), ValueError, "different model")
 fails(lambda: e.train_big(resume_from="missing.pt"), FileNotFoundError, "no checkpoint")
 print("errors ok")
 """

@@ -43,7 +43,7 @@ def _program(folder: Path, epochs: int, log_every: int | None = 4) -> dict[str, 
 
 
 def _rows(folder: Path) -> list[dict[str, Any]]:
-    lines = (folder / "metrics.jsonl").read_text().splitlines()
+    lines = (folder / "latest" / "metrics.jsonl").read_text().splitlines()  # the latest run
     return [json.loads(line) for line in lines]
 
 
@@ -66,7 +66,7 @@ def test_step_rows_sit_beside_epoch_rows_and_continue_after_a_resume(
     assert steps[-1]["loss"] == pytest.approx(epochs[-1]["loss"], rel=1e-12)
     # training_history stays one dict per epoch (SPEC §7), now with its step
     assert [r["step"] for r in model.training_history] == [6, 12]
-    with (folder / "metrics.csv").open() as handle:
+    with (folder / "latest" / "metrics.csv").open() as handle:
         table = list(csv.DictReader(handle))
     assert list(table[0])[:3] == ["kind", "epoch", "step"]
     assert [(r["kind"], r["step"]) for r in table] == [(r["kind"], str(r["step"])) for r in rows]

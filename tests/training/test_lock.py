@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from aurane.runtime import lock
-from aurane.runtime.checkpoint import CheckpointMissing
+from aurane.runtime.checkpoint import CheckpointError, CheckpointMissing
 from tests.training.helpers import env, run_python
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX processes")
@@ -216,3 +216,29 @@ def test_a_failure_before_the_first_checkpoint_leaves_no_lock(tmp_path: Path) ->
         pass
     assert not (tmp_path / "ck" / lock.LOCK_NAME).exists()
     assert isinstance(CheckpointMissing("x"), FileNotFoundError)  # callers catching it still do
+    # issue 25: a resume refused once the new run's folder is made and locked (a checkpoint
+    # of another model) leaves neither the lock nor the empty folder
+    other = torch.nn.Linear(3, 1)
+    with Run(
+        "train_other",
+        epochs=1,
+        config={},
+        state={"model": other},
+        loaders=[],
+        checkpoint_dir=str(tmp_path / "other"),
+    ):
+        pass
+    elsewhere = str(tmp_path / "foreign.pt")  # not a run's last.pt: a new run from it
+    os.link(tmp_path / "other" / "run_0001" / "last.pt", elsewhere)
+    refused = Run(
+        "train_tiny",
+        epochs=1,
+        config={},
+        state={"model": model},
+        loaders=[],
+        checkpoint_dir=str(tmp_path / "ck"),
+        resume_from=elsewhere,
+    )
+    with pytest.raises(CheckpointError, match="different model"), refused:
+        pass
+    assert os.listdir(tmp_path / "ck") == []

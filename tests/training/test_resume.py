@@ -81,12 +81,13 @@ def test_split_run_equals_uninterrupted(
     runs: list[tuple[str, str, str | None, str]] = [
         (f"part_{mode}", function, None, f"part_{mode}.pt") for mode in modes
     ]
-    runs += [(f"rest_{m}", function, f"split_{m}/last.pt", f"rest_{m}.pt") for m in modes]
+    runs += [(f"rest_{m}", function, f"split_{m}", f"rest_{m}.pt") for m in modes]
     runs += [(f"whole_{mode}", function, None, f"whole_{mode}.pt") for mode in modes]
     _runs(tmp_path, *runs)
     for mode, other in (("default", "standalone"), ("standalone", "default")):
         assert len(_load(tmp_path / f"part_{mode}.pt")["history"]) == k
-        assert _load(tmp_path / f"split_{mode}" / "last.pt")["epoch"] == n  # resumed in place
+        assert [p.name for p in (tmp_path / f"split_{mode}").glob("run_*")] == ["run_0001"]
+        assert _load(tmp_path / f"split_{mode}" / "latest" / "last.pt")["epoch"] == n  # in place
         rest, whole = _load(tmp_path / f"rest_{other}.pt"), _load(tmp_path / f"whole_{mode}.pt")
         assert len(whole["history"]) == n
         _assert_equal_runs(rest, whole)

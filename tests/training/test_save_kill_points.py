@@ -50,10 +50,20 @@ def _points() -> list[str]:
     points = [
         f"{name}:{phase}@{n}" for name, ns in ARRIVALS.items() for phase in PHASES for n in ns
     ]
-    return [*points, "last.pt:synced@1", "last.pt:replaced@1"]  # before any training
+    before = ["last.pt:synced@1", "last.pt:replaced@1"]  # before any training
+    # making the run's folder, and pointing ``latest`` at it after its first checkpoint
+    return [*points, *before, "run:created", "latest:linked"]
 
 
 POINTS = _points()
+# issue 25: the checkpoint every 4 steps (6 batches an epoch: steps 4, 8, 16, ... are in the
+# middle of an epoch). last.pt's second arrival is step 4's, in epoch 1 (no history yet);
+# its fourth is step 8's, in epoch 2, as is the history files' second (after epoch 1's).
+STEP_POINTS = [
+    *(f"steps/last.pt:{phase}@{n}" for phase in PHASES for n in (2, 4)),
+    *(f"steps/metrics.jsonl:{phase}@2" for phase in ("written", "replaced")),
+    "steps/step@5",  # between two step checkpoints: resumed from step 4's
+]
 
 DRIVER = (
     CHECKS
@@ -62,8 +72,10 @@ import json, sys, traceback
 torch.set_num_threads(1)
 torch.use_deterministic_algorithms(True)
 torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)  # imports what the runs need
-import job_default, job_standalone
-jobs = (job_default, job_standalone)
+import job_default, job_standalone, steps_default, steps_standalone
+programs = {"": (job_default, job_standalone), "steps": (steps_default, steps_standalone)}
+for program in ("", "steps"):
+    os.makedirs("ref" + program)
 
 def child(folder, job, resume, kill_at):
     pid = os.fork()
@@ -82,22 +94,30 @@ def child(folder, job, resume, kill_at):
         os._exit(code)
     return os.waitpid(pid, 0)[1]
 
-os.makedirs("ref")
 assert child("ref", job_default, None, None) == 0
+assert child("refsteps", steps_default, None, None) == 0
 results = {}
-for index, point in enumerate(%(points)r):
+for index, named in enumerate(%(points)r):
+    program, _, point = named.rpartition("/")
+    jobs = programs[program]
     folder = f"p{index}"
     os.makedirs(folder)
     status = child(folder, jobs[index %% 2], None, point)
     outcome = {"killed": os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9}
-    outcome["epoch"], outcome["problems"] = committed(folder + "/ck")
-    outcome["left"] = sorted(os.listdir(folder + "/ck")) if os.path.isdir(folder + "/ck") else []
-    resume = "ck/last.pt" if os.path.exists(folder + "/ck/last.pt") else None
+    run = run_of(folder + "/ck")
+    outcome["epoch"], outcome["problems"] = committed(run) if run else (-1, [])
+    outcome["left"] = sorted(os.listdir(run)) if run else []
+    if run is None and os.path.isdir(folder + "/ck"):  # killed before its first checkpoint
+        outcome["left"] = sorted(os.listdir(os.path.join(folder, "ck", "run_0001")))
+    outcome["partial"] = bool(run) and torch.load(
+        os.path.join(run, "last.pt"), weights_only=True
+    )["partial"] is not None
+    resume = "ck" if run is not None else None
     if child(folder, jobs[(index + 1) %% 2], resume, None) != 0:
         outcome["after"] = ["the resumed run failed"]
     else:
-        outcome["after"] = same_folders(folder + "/ck", "ref/ck")
-    results[point] = outcome
+        outcome["after"] = same_folders(run_of(folder + "/ck"), run_of(f"ref{program}/ck"))
+    results[named] = outcome
 print("RESULTS " + json.dumps(results))
 """
 )
@@ -109,7 +129,10 @@ def kills(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     source = CLASSIFIER.format(epochs=EPOCHS, folder="ck")
     write_program(folder, source, "job_default")
     write_program(folder, source, "job_standalone", standalone=True)
-    done = run_python(DRIVER % {"points": POINTS}, folder, timeout=900)
+    steps = source.replace("save_best = true", "save_best = true\n    checkpoint_every_steps = 4")
+    write_program(folder, steps, "steps_default")
+    write_program(folder, steps, "steps_standalone", standalone=True)
+    done = run_python(DRIVER % {"points": POINTS + STEP_POINTS}, folder, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("RESULTS "))
     results: dict[str, Any] = json.loads(line.removeprefix("RESULTS "))
@@ -122,8 +145,27 @@ def _problems(kills: dict[str, Any], kind: str) -> dict[str, list[str]]:
 
 
 def test_every_phase_point_of_every_save_is_reached_and_killed(kills: dict[str, Any]) -> None:
-    assert len(kills) == len(POINTS) >= 22
+    assert len(kills) == len(POINTS) + len(STEP_POINTS) >= 33
     assert not [point for point, outcome in kills.items() if not outcome["killed"]]
+
+
+def test_a_kill_at_a_step_checkpoint_resumes_from_the_middle_of_an_epoch(
+    kills: dict[str, Any],
+) -> None:
+    """Issue 25: kills around the checkpoints every 4 steps (and between two of them) leave
+    a last.pt of the step before, or of this step once it is renamed into place; the run
+    resumed from it (in the middle of an epoch) equals an uninterrupted one, file by file."""
+    steps = {point: kills[point] for point in STEP_POINTS}
+    assert {p for p, r in steps.items() if r["partial"]} >= {
+        "steps/last.pt:replaced@2",
+        "steps/last.pt:replaced@4",
+        "steps/step@5",
+    }
+    assert not steps["steps/last.pt:synced@2"]["partial"]  # epoch 0's, until the rename
+    assert not {
+        point: outcome["problems"] for point, outcome in steps.items() if outcome["problems"]
+    }
+    assert not {point: outcome["after"] for point, outcome in steps.items() if outcome["after"]}
 
 
 def test_a_kill_between_checkpoint_writes_loses_no_epoch_file(kills: dict[str, Any]) -> None:
@@ -144,9 +186,11 @@ def test_history_files_never_lose_a_committed_epoch(kills: dict[str, Any]) -> No
 def test_tmp_files_left_by_a_kill_are_removed_by_the_next_run(kills: dict[str, Any]) -> None:
     left = {p: [n for n in r["left"] if n.endswith(".tmp")] for p, r in kills.items()}
     # a kill before the rename leaves the temporary file (half written at "written")...
-    before_rename = [p for p in kills if p.split(":")[1].split("@")[0] != "replaced"]
+    files = [p for p in POINTS if p.split(":")[0] in ARRIVALS or p.startswith("last.pt")]
+    before_rename = [p for p in files if p.split(":")[1].split("@")[0] != "replaced"]
     assert all(left[point] for point in before_rename), left
-    assert all(".aurane-run.lock" in kills[point]["left"] for point in kills)
+    locked = [point for point in kills if point != "run:created"]  # (killed before the lock)
+    assert all(".aurane-run.lock" in kills[point]["left"] for point in locked)
     # ...and the resumed run removes it and the stale lock (same_folders: no extra names)
     assert not {p: r["after"] for p, r in kills.items() if any("files" in m for m in r["after"])}
 

@@ -49,25 +49,26 @@ def child(function, resume):
 rng = random.Random({seed})
 loads = 0
 for attempt in range({kills}):
-    resume = "ck/last.pt" if os.path.exists("ck/last.pt") else None
+    resume = "ck" if run_of("ck") is not None else None  # the job's folder: its latest run
     pid = child(jobs[attempt % 2].train_net, resume)
-    while resume is None and not os.path.exists("ck/last.pt"):
+    while resume is None and run_of("ck") is None:
         time.sleep(0.005)  # training has started once the first last.pt exists
     time.sleep(rng.uniform(0.0, 0.25))
     os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) == 0, status
-    checkpoint = torch.load("ck/last.pt", weights_only=True)
-    assert checkpoint["format"] == "aurane-checkpoint-1"
-    epoch, problems = committed("ck")
+    assert len([n for n in os.listdir("ck") if n.startswith("run_")]) == 1  # resumed in place
+    checkpoint = torch.load(os.path.join(run_of("ck"), "last.pt"), weights_only=True)
+    assert checkpoint["format"] == "aurane-checkpoint-2"
+    epoch, problems = committed(run_of("ck"))
     assert not problems, (attempt, problems)
     loads += 1
-for function, resume in ((job_standalone.train_net, "ck/last.pt"), (whole.train_net, None)):
+for function, resume in ((job_standalone.train_net, "ck"), (whole.train_net, None)):
     _, status = os.waitpid(child(function, resume), 0)
     assert os.WEXITSTATUS(status) == 0, status
 final, reference = torch.load("final.pt"), torch.load("whole.pt")
 assert all(torch.equal(final[k], reference[k]) for k in reference)
-problems = same_folders("ck", "whole_ck")
+problems = same_folders(run_of("ck"), run_of("whole_ck"))
 assert not problems, problems
 print("epoch at last kill", checkpoint["epoch"], "loads", loads)
 """

@@ -1,12 +1,18 @@
-"""``aurane run SRC [--resume [PATH]] [--epochs N] [-- ARGS...]``: compile and run (SPEC §11).
+"""``aurane run SRC [--set NAME=VALUE]... [--resume [PATH]] [--epochs N] [--max-steps N]
+[--run NAME] [--overwrite] [-- ARGS...]``: compile and run (SPEC §11).
 
 Decisions:
 - The program runs with this interpreter (``sys.executable``) in the working directory
   the user ran ``aurane run`` from, so relative paths in the program (``checkpoint_dir``,
   dataset roots, ``save_dir``) mean the same as for ``python out.py`` run from there.
   SRC's folder is put on ``PYTHONPATH`` so modules beside the source still import.
-- ``--resume [PATH]`` and ``--epochs N`` are passed to the program (the runtime's
-  ``main``); arguments after ``--`` are passed as they are.
+- ``--set NAME=VALUE`` (repeatable) changes a field of the program before it is checked
+  (``aurane.overrides``): a bad value is a located error at that ``--set``, exit 1, and
+  nothing runs. The overrides go to the program in AURANE_RUN_OVERRIDES, for its header
+  and its run's config.json.
+- ``--resume [PATH]``, ``--epochs N``, ``--max-steps N``, ``--run NAME`` and
+  ``--overwrite`` are passed to the program (the runtime's ``main``); arguments after
+  ``--`` are passed as they are.
 - The program runs in its own process group; SIGINT, SIGTERM and SIGHUP sent to this
   process (Ctrl-C at a terminal included) are passed on once, so the program stops at a
   safe point and prints how to resume. The exit status is the program's (130 after SIGINT,
@@ -31,6 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from aurane.diagnostics import Diagnostic
+
 from aurane.cli.commands import command_help
 from aurane.cli.common import (
     EXIT_INPUT,
@@ -52,7 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "roots, save_dir) resolve against the working directory you run 'aurane run' from, "
         "exactly as for 'python out.py' run there; SRC's folder is on PYTHONPATH. Arguments "
         "after '--' go to the program. Ctrl-C or SIGTERM stop at a safe point (exit 130 or "
-        "143) and print how to resume.",
+        "143) after writing a checkpoint of the step they are at, and print how to resume. Each "
+        "run writes into a folder of its own under the job's checkpoint_dir (run_0001, ...; "
+        "'latest' points at the newest); --resume continues the latest run.",
     )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument(
@@ -67,6 +77,29 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument(
         "--epochs", type=int, metavar="N", help="total epochs for every job (extends a run)"
+    )
+    parser.add_argument(
+        "--max-steps", type=int, metavar="N", help="total optimizer steps for every job"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        dest="overrides",
+        help="change a field before the program is checked (repeatable): lr=3e-4, batch=64, "
+        "shapes_val.batch=128, experiment.seed=1",
+    )
+    parser.add_argument(
+        "--run",
+        metavar="NAME",
+        dest="run_name",
+        help="name the run's folder (default: run_NNNN, the next free number)",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="reuse the latest run's folder (or --run NAME's) for a new run, removing its files",
     )
     # REMAINDER: argparse cannot mix options with positionals after SRC, so the tokens
     # after SRC are split by hand in ``_split`` (our options, then '--' ARGS).
@@ -83,15 +116,22 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from aurane.compile import CompilationError, attach_source_map, compile_source
+    from aurane.overrides import OverrideError, apply_overrides
 
     text = load_text(args.source)
     if text is None:
         return EXIT_INPUT
+    extra = _split(list(args.args), args)
     try:
-        code = compile_source(text, filename=args.source, cache=False)
-        code = attach_source_map(code, text, args.source)  # issue 13: .aur lines in tracebacks
+        edited = apply_overrides(text, args.source, args.overrides)
+    except OverrideError as error:
+        _print_located(error.located)
+        return EXIT_INPUT
+    try:
+        code = compile_source(edited.text, filename=args.source, cache=False)
+        code = attach_source_map(code, edited.text, args.source)  # .aur lines in tracebacks
     except CompilationError as error:
-        print_diagnostics(error.diagnostics, text, args.source)
+        _print_located(edited.locate(error.diagnostics, text, args.source))
         return EXIT_INPUT
     if MAIN_GUARD not in code:
         raise CommandError(
@@ -99,23 +139,40 @@ def run(args: argparse.Namespace) -> int:
             "use 'aurane compile' to get its models",
             EXIT_INPUT,
         )
-    extra = _split(list(args.args), args)
     if args.resume is not None:
         extra = ["--resume", *([args.resume] if args.resume else []), *extra]
     if args.epochs is not None:
         extra = ["--epochs", str(args.epochs), *extra]
+    if args.max_steps is not None:
+        extra = ["--max-steps", str(args.max_steps), *extra]
+    if args.run_name is not None:
+        extra = ["--run", args.run_name, *extra]
+    if args.overwrite:
+        extra = ["--overwrite", *extra]
     folder = Path(args.source).resolve().parent
     temp_dir = Path(tempfile.mkdtemp(prefix="aurane-run-"))
     program = temp_dir / (_module_name(args.source) + ".py")
-    command = f"aurane run {shlex.quote(args.source)}"
+    command = " ".join(
+        [
+            "aurane run",
+            shlex.quote(args.source),
+            *(f"--set {shlex.quote(o)}" for o in args.overrides),
+        ]
+    )
     try:
         program.write_text(code, encoding="utf-8")
-        return _execute(program, folder, extra, command)
+        return _execute(program, folder, extra, command, args.overrides)
     finally:
         if args.keep_temp:
             print(f"kept the generated program: {program}", file=sys.stderr)
         else:
             shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _print_located(located: list[tuple[Diagnostic, str, str]]) -> None:
+    """Diagnostics, each shown in the text it points into (a --set argument or the file)."""
+    for diagnostic, text, filename in located:
+        print_diagnostics([diagnostic], text, filename)
 
 
 def _split(tokens: list[str], args: argparse.Namespace) -> list[str]:
@@ -135,10 +192,21 @@ def _split(tokens: list[str], args: argparse.Namespace) -> list[str]:
             args.resume = tokens.pop(1) if has_path else ""
         elif token.startswith("--resume="):
             args.resume = token.split("=", 1)[1]
-        elif token in ("--epochs",) and len(tokens) > 1 and tokens[1].isdigit():
-            args.epochs = int(tokens.pop(1))
-        elif token.startswith("--epochs=") and token.split("=", 1)[1].isdigit():
-            args.epochs = int(token.split("=", 1)[1])
+        elif token in ("--epochs", "--max-steps") and len(tokens) > 1 and tokens[1].isdigit():
+            setattr(args, token[2:].replace("-", "_"), int(tokens.pop(1)))
+        elif token.startswith(("--epochs=", "--max-steps=")) and token.split("=", 1)[1].isdigit():
+            name, value = token[2:].split("=", 1)
+            setattr(args, name.replace("-", "_"), int(value))
+        elif token == "--set" and len(tokens) > 1:
+            args.overrides.append(tokens.pop(1))
+        elif token.startswith("--set="):
+            args.overrides.append(token.split("=", 1)[1])
+        elif token == "--run" and len(tokens) > 1:
+            args.run_name = tokens.pop(1)
+        elif token.startswith("--run="):
+            args.run_name = token.split("=", 1)[1]
+        elif token == "--overwrite":
+            args.overwrite = True
         else:
             return tokens
         tokens.pop(0)
@@ -153,7 +221,10 @@ def _module_name(source: str) -> str:
     return name if name and not name[0].isdigit() else f"program_{name}"
 
 
-def _execute(program: Path, folder: Path, extra: list[str], command: str) -> int:
+def _execute(
+    program: Path, folder: Path, extra: list[str], command: str, overrides: list[str]
+) -> int:
+    import json
     import subprocess
 
     from aurane import sourcemap
@@ -163,6 +234,7 @@ def _execute(program: Path, folder: Path, extra: list[str], command: str) -> int
         **os.environ,
         "PYTHONPATH": os.pathsep.join(p for p in paths if p),
         "AURANE_RUN_COMMAND": command,  # the runtime's "resume with: ..." hint
+        "AURANE_RUN_OVERRIDES": json.dumps(overrides),  # the run's header and config.json
     }
     try:
         child = subprocess.Popen(

@@ -9,9 +9,11 @@ Modules: ``distributed`` (seeding, devices, torchrun/DDP, rank-0 output), ``rng`
 and restore), ``checkpoint`` (atomic writes committed by last.pt, fingerprints, validated
 loads, leftovers of killed runs), ``faults`` (pid liveness, the kill tests' named points), ``metrics``
 (epoch metrics, evaluation), ``progress``, ``history`` (metrics.csv/jsonl, plots), ``lock``,
-``run`` (the run around a training loop, interrupts, summary, ``main``), ``schedule``,
-``gan``, ``contracts`` (the first-batch check of data not known statically), ``tasks`` (the
-metrics each loss task allows, also read by the checker), ``version``.
+``folders`` (a folder per run, ``latest``), ``optim`` (weight-decay groups), ``run`` (the
+run around a training loop: steps, interrupts, summary, ``main``), ``schedule`` (the run's
+length in steps, warmup_cosine), ``gan``, ``contracts`` (the first-batch check of data not
+known statically), ``tasks`` (the metrics each loss task allows, also read by the checker),
+``version``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
         setup,
         to_device,
     )
+    from aurane.runtime.folders import RunFolderError, latest_run
     from aurane.runtime.gan import (
         check_sample_shape,
         freeze,
@@ -51,10 +54,11 @@ if TYPE_CHECKING:
     from aurane.runtime.history import plot_runs, read_history, write_history
     from aurane.runtime.lock import RunLockedError, acquire_lock, release_lock
     from aurane.runtime.metrics import EpochStats, evaluate, match_target
+    from aurane.runtime.optim import decay_groups
     from aurane.runtime.progress import Progress, epoch_line
     from aurane.runtime.rng import restore_rng, rng_state
     from aurane.runtime.run import Interrupted, Run, main
-    from aurane.runtime.schedule import warmup_cosine
+    from aurane.runtime.schedule import Budget, warmup_cosine
     from aurane.runtime.version import AURANE_VERSION, RUNTIME_VERSION, require
 
 # name -> submodule: the package imports torch only when a program first uses it, so the
@@ -84,6 +88,8 @@ _WHERE = {
     "real_batch": "gan",
     "save_samples": "gan",
     "unfreeze": "gan",
+    "RunFolderError": "folders",
+    "latest_run": "folders",
     "plot_runs": "history",
     "read_history": "history",
     "write_history": "history",
@@ -95,11 +101,13 @@ _WHERE = {
     "match_target": "metrics",
     "Progress": "progress",
     "epoch_line": "progress",
+    "decay_groups": "optim",
     "restore_rng": "rng",
     "rng_state": "rng",
     "Interrupted": "run",
     "Run": "run",
     "main": "run",
+    "Budget": "schedule",
     "warmup_cosine": "schedule",
     "AURANE_VERSION": "version",
     "RUNTIME_VERSION": "version",
@@ -109,6 +117,7 @@ _WHERE = {
 __all__ = [
     "AURANE_VERSION",
     "BatchCheck",
+    "Budget",
     "CHECKPOINT_FORMAT",
     "CheckpointError",
     "CheckpointMissing",
@@ -118,11 +127,13 @@ __all__ = [
     "Progress",
     "RUNTIME_VERSION",
     "Run",
+    "RunFolderError",
     "RunLockedError",
     "acquire_lock",
     "check_sample_shape",
     "data_loader",
     "dataset_class",
+    "decay_groups",
     "distribute",
     "epoch_line",
     "evaluate",
@@ -131,6 +142,7 @@ __all__ = [
     "freeze",
     "gan_scores",
     "is_main_process",
+    "latest_run",
     "load_checkpoint",
     "log",
     "main",

@@ -25,7 +25,9 @@ import torch.distributed as dist
 from aurane.runtime.distributed import is_main_process, log
 from aurane.runtime.faults import fault_point
 
-CHECKPOINT_FORMAT = "aurane-checkpoint-1"
+CHECKPOINT_FORMAT = "aurane-checkpoint-2"
+# Format 1 (before step positions): resumed at its epoch boundary, as it was written.
+READABLE_FORMATS = ("aurane-checkpoint-1", CHECKPOINT_FORMAT)
 # What every checkpoint holds besides "format", "kind" and the job's own entries.
 CHECKPOINT_ENTRIES = (
     "job",
@@ -41,10 +43,24 @@ CHECKPOINT_ENTRIES = (
     "rng.cuda",
     "rng.loaders",
 )
+# What a format-2 checkpoint also holds: the step count and step rows, the run's length, a
+# position in the middle of an epoch (None at an epoch's end), the seconds and sessions.
+STEP_ENTRIES = (
+    "steps.count",
+    "steps.rows",
+    "budget.epochs",
+    "budget.max_steps",
+    "budget.accumulate",
+    "budget.batches_per_epoch",
+    "budget.steps",
+    "partial",
+    "elapsed",
+    "sessions",
+)
 NUMPY_ENTRIES = tuple(f"rng.numpy.{key}" for key in ("keys", "position", "has_gauss", "cached"))
 # What a run writes through ``save_file`` into its checkpoint folder (besides epoch_NNNN.pt):
 # a leftover ``NAME.tmp`` of these is a killed run's.
-RUN_FILES = ("last.pt", "best.pt", "metrics.csv", "metrics.jsonl", "metrics.png")
+RUN_FILES = ("last.pt", "best.pt", "metrics.csv", "metrics.jsonl", "metrics.png", "config.json")
 
 
 class CheckpointError(ValueError):
@@ -101,12 +117,14 @@ def save_checkpoints(
     folder: str, checkpoint: dict[str, Any], *, best: bool = False, every: int | None = None
 ) -> None:
     """epoch_NNNN.pt every ``every`` epochs, best.pt on improvement, then last.pt, which
-    commits the epoch: the others are in place before it (see the module's docstring)."""
+    commits the epoch: the others are in place before it (see the module's docstring). A
+    checkpoint in the middle of an epoch (its ``partial`` entry) is last.pt alone."""
     if is_main_process():
         epoch = checkpoint["epoch"]
-        if every is not None and epoch > 0 and epoch % every == 0:
+        within = checkpoint.get("partial") is not None
+        if every is not None and epoch > 0 and epoch % every == 0 and not within:
             save_file(os.path.join(folder, f"epoch_{epoch:04d}.pt"), checkpoint)
-        if best:
+        if best and not within:
             save_file(os.path.join(folder, "best.pt"), checkpoint)
         save_file(os.path.join(folder, "last.pt"), checkpoint)
     if dist.is_initialized():
@@ -159,7 +177,7 @@ def load_checkpoint(
         raise CheckpointError(message) from None
     if not isinstance(checkpoint, dict):
         raise CheckpointError(f"cannot resume from {path!r}: not an Aurane checkpoint")
-    if checkpoint.get("format") != CHECKPOINT_FORMAT:
+    if checkpoint.get("format") not in READABLE_FORMATS:
         raise CheckpointError(
             f"cannot resume from {path!r}: not an Aurane checkpoint "
             f"(format {checkpoint.get('format')!r}, expected {CHECKPOINT_FORMAT!r})"
@@ -169,6 +187,8 @@ def load_checkpoint(
         found = checkpoint["kind"]
         raise CheckpointError(f"cannot resume from {path!r}: a {found} checkpoint, not {kind}")
     _check_entries(path, checkpoint, (*CHECKPOINT_ENTRIES, *entries))
+    if checkpoint["format"] == CHECKPOINT_FORMAT:
+        _check_entries(path, checkpoint, STEP_ENTRIES)
     if checkpoint["rng"]["numpy"] is not None:
         _check_entries(path, checkpoint, NUMPY_ENTRIES)
     _check_fingerprint(path, checkpoint["fingerprint"], expected)

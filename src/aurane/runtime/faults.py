@@ -2,8 +2,12 @@
 
 ``AURANE_KILL_AT=POINT[@N]`` SIGKILLs the process the Nth time (default: the first) it
 reaches POINT: an instant of a checkpoint save (``last.pt:synced``, see ``checkpoint``) or
-of taking the folder's lock (``lock:linked``, see ``lock``). Without the variable a point
-costs one environment lookup. No torch here, so the lock imports none.
+of taking the folder's lock (``lock:linked``, see ``lock``), of making a run folder
+(``run:created``) or pointing ``latest`` (``latest:linked``), or ``step`` (after an
+optimizer step). Without the variable a point costs one environment lookup; steps are never
+looked up: a run reads ``step_signal()`` once. ``AURANE_SIGNAL_AT=N[:SIGNAL]`` makes a run
+send itself SIGNAL (default SIGINT) after step N, a real signal through the real handler
+(``AURANE_SIGNAL_RANK=R``: on rank R only). No torch here, so the lock imports none.
 """
 
 from __future__ import annotations
@@ -38,3 +42,25 @@ def pid_runs(pid: int) -> bool:
     except OSError:  # alive, another user's
         return True
     return True
+
+
+def step_signal() -> tuple[int, int] | None:
+    """(step, signal): after which optimizer step this process signals itself, from
+    ``AURANE_SIGNAL_AT=N[:SIGNAL]`` or ``AURANE_KILL_AT=step@N`` (SIGKILL); None without."""
+    wanted = os.environ.get("AURANE_SIGNAL_AT")
+    if wanted:
+        rank = os.environ.get("AURANE_SIGNAL_RANK")
+        if rank is not None and rank != os.environ.get("RANK", "0"):
+            return None
+        step, _, name = wanted.partition(":")
+        return int(step), int(getattr(signal, name or "SIGINT"))
+    killed = os.environ.get("AURANE_KILL_AT", "")
+    if killed.startswith("step@"):
+        return int(killed.removeprefix("step@")), int(getattr(signal, "SIGKILL", signal.SIGTERM))
+    return None
+
+
+def send_signal(signum: int) -> None:
+    """Signal this process (``step_signal``'s test hook)."""
+    sys.stdout.flush()
+    os.kill(os.getpid(), signum)

@@ -98,6 +98,37 @@ class EpochStats:
         self._scores: list[torch.Tensor] = []  # class probabilities (AUC)
         self._pending = 0
 
+    # what ``state_dict`` keeps: everything an epoch has recorded so far, flushed or not, so
+    # a run resumed in the middle of an epoch computes the epoch's figures exactly as an
+    # uninterrupted one (folding the pending batches early would round differently)
+    _STATE = (
+        "sums",
+        "scores",
+        "labels",
+        "batches",
+        "classes",
+        "_losses",
+        "_targets",
+        "_sizes",
+        "_outputs",
+        "_topk",
+        "_scores",
+        "_pending",
+    )
+
+    def state_dict(self) -> dict[str, Any]:
+        """The epoch so far, as tensors and containers (a mid-epoch checkpoint's entry)."""
+        return {key: getattr(self, key) for key in self._STATE}
+
+    def load_state_dict(self, state: dict[str, Any], device: torch.device | None = None) -> None:
+        """Continue the epoch ``state`` recorded; its tensors go to ``device`` (checkpoints
+        load on the CPU), except AUC's scores and labels, which are kept there."""
+        for key in self._STATE:
+            value = state[key]
+            if device is not None and key not in ("scores", "labels"):
+                value = _move_to(value, device)
+            setattr(self, key, value)
+
     def _add(self, key: str, value: torch.Tensor) -> None:
         self.sums[key] = self.sums[key] + value if key in self.sums else value
 
@@ -313,6 +344,16 @@ class EpochStats:
             total = predicted + actual
             per_class = torch.where(total > 0, 2 * tp / total.clamp(min=1), 0.0)
         return float(per_class.mean())
+
+
+def _move_to(value: Any, device: torch.device) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, list):
+        return [_move_to(item, device) for item in value]
+    if isinstance(value, dict):
+        return {key: _move_to(item, device) for key, item in value.items()}
+    return value
 
 
 def _auc(scores: torch.Tensor, labels: torch.Tensor, task: str) -> float:

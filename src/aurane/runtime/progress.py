@@ -45,8 +45,9 @@ class Progress:
             self.bar = None
 
 
-def epoch_line(row: dict[str, Any], epochs: int, seconds: float) -> str:
-    """``epoch 3/5 - loss 0.41 - accuracy 0.88 - ... - 1.2s``."""
-    parts = [f"epoch {row['epoch']}/{epochs}"]
+def epoch_line(row: dict[str, Any], epochs: int | None, seconds: float) -> str:
+    """``epoch 3/5 - loss 0.41 - accuracy 0.88 - ... - 1.2s`` (``epoch 3 - ...`` for a run
+    whose length is ``max_steps`` only)."""
+    parts = [f"epoch {row['epoch']}" + (f"/{epochs}" if epochs is not None else "")]
     parts += [f"{key} {value:.4g}" for key, value in row.items() if key != "epoch"]
     return " - ".join(parts) + f" - {seconds:.1f}s"

@@ -17,6 +17,7 @@ from aurane.semantics.block_args import check_block_params
 from aurane.semantics.fields import FieldChecker
 from aurane.semantics.forward import ForwardChecker
 from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.train_rules import check_train_fields
 from aurane.semantics.uncalled import check_uncalled
 from aurane.source import Span
 from aurane.syntax import ast
@@ -77,6 +78,7 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
                     result.broken_models.add(stmt.name)
             case ast.Train():
                 _check_train(stmt, set(models), fields, standalone)
+                check_train_fields(stmt, models, diagnostics)
             case ast.TrainGan():
                 _check_gan(stmt, set(models), fields, standalone)
     for name, span in standalone.items():

@@ -28,6 +28,10 @@ def non_negative(value: Any) -> str | None:
     return None if value >= 0 else "must not be negative"
 
 
+def fraction(value: Any) -> str | None:
+    return None if 0 <= value <= 1 else "must be in [0, 1]"
+
+
 def open_unit(value: Any) -> str | None:
     return None if 0 < value < 1 else "must be in (0, 1)"
 
@@ -87,7 +91,10 @@ def _nesterov(v: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _warmup_within_max(v: dict[str, Any]) -> tuple[str, str] | None:
-    if v["warmup_steps"] > v["max_steps"]:
+    if v["warmup_steps"] is not None and v["warmup"] is not None:
+        return "warmup", "and warmup_steps both give the warmup: keep one"
+    both = v["warmup_steps"] is not None and v["max_steps"] is not None
+    if both and v["warmup_steps"] > v["max_steps"]:
         return "warmup_steps", f"({v['warmup_steps']}) must not exceed max_steps ({v['max_steps']})"
     return None
 
@@ -276,11 +283,13 @@ SCHEDULERS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "warmup_cosine",
         (
-            _p("warmup_steps", ArgKind.INT, REQUIRED, non_negative),
-            _p("max_steps", ArgKind.INT, REQUIRED, positive),
+            _p("warmup_steps", ArgKind.OPTIONAL_INT, None, non_negative),
+            _p("warmup", ArgKind.FLOAT, None, fraction),
+            _p("max_steps", ArgKind.OPTIONAL_INT, None, positive),
             _p("min_lr", ArgKind.FLOAT, 0.0, non_negative),
         ),
-        "linear warmup then cosine decay, stepped per optimizer step",
+        "linear warmup (warmup_steps, or warmup: a fraction of the run) then cosine decay to "
+        "min_lr at max_steps (default: the run's optimizer steps), stepped per optimizer step",
         (),
         "LambdaLR",
         (_warmup_within_max,),
@@ -507,12 +516,43 @@ _COMMON_TRAIN: tuple[FieldSpec, ...] = (
     FieldSpec("checkpoint_dir", FieldKind.STR),
     FieldSpec("checkpoint_every", FieldKind.INT, positive),
     FieldSpec("save_best", FieldKind.BOOL),
-    # a step row (epoch, step, running loss, lr) in the history files every N batches
-    FieldSpec("log_every", FieldKind.INT, positive),
+    # a step row (epoch, step, running loss, lr) in the history files every N steps
+    FieldSpec("log_every", FieldKind.INT, positive, aliases=("log_every_steps",)),
 )
+
+
+# what weight decay leaves out by default (aurane.runtime.optim.NO_DECAY_DEFAULT)
+NO_WEIGHT_DECAY_DEFAULT = ("bias", "norm", "embedding")
+
+
+def _no_decay(value: Any) -> str | None:
+    kinds = NO_WEIGHT_DECAY_DEFAULT
+    if isinstance(value, tuple | list) and all(item in kinds for item in value):
+        return None
+    return "must be a list of " + ", ".join(f'"{kind}"' for kind in kinds)
+
 
 TRAIN_FIELDS: tuple[FieldSpec, ...] = (
     *_COMMON_TRAIN,
+    # the run's length in optimizer steps, and what happens every N of them (issue 25)
+    FieldSpec("max_steps", FieldKind.INT, positive, doc="end after this many optimizer steps"),
+    FieldSpec("eval_every_steps", FieldKind.INT, positive, doc="validate every N steps"),
+    FieldSpec("checkpoint_every_steps", FieldKind.INT, positive, doc="last.pt every N steps"),
+    FieldSpec(
+        "accumulate",
+        FieldKind.INT,
+        positive,
+        aliases=("gradient_accumulation_steps", "accumulate_grad_batches"),
+        doc="batches per optimizer step",
+    ),
+    FieldSpec("compile", FieldKind.BOOL, doc="train through torch.compile"),
+    FieldSpec("channels_last", FieldKind.BOOL, doc="channels-last memory for image models"),
+    FieldSpec(
+        "no_weight_decay",
+        FieldKind.ANY,
+        _no_decay,
+        doc='parameters weight decay leaves out (default ["bias", "norm", "embedding"])',
+    ),
     # GAN jobs train in full precision; their blocks refuse the field rather than ignore it
     FieldSpec("mixed_precision", FieldKind.BOOL),
     FieldSpec("validate_on", FieldKind.DATASET),

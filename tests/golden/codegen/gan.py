@@ -46,7 +46,7 @@ class Critic(nn.Module):
         return x
 
 
-rt.require(1)  # the Aurane runtime this file was compiled for
+rt.require(2)  # the Aurane runtime this file was compiled for
 
 
 def _make_faces_loader(seed=None):
@@ -168,7 +168,7 @@ def train_gan_generator(train_loader=None, generator=None, discriminator=None, r
                 with torch.no_grad():
                     images = generator(fixed_noise)
                 generator.train()
-                rt.save_samples(images, "./samples", epoch, "both", (-1, 1))
+                rt.save_samples(images, run.output("./samples"), epoch, "both", (-1, 1))
             run.end_epoch(epoch, scores)
         return run.finish(generator, discriminator)
 

@@ -32,7 +32,7 @@ class Digits(nn.Module):
         return x
 
 
-rt.require(1)  # the Aurane runtime this file was compiled for
+rt.require(2)  # the Aurane runtime this file was compiled for
 
 
 def _make_train_images_loader(seed=None):
@@ -66,7 +66,7 @@ def train_digits(
     """Train Digits on train_images, validated on val_images, for 2 epochs.
 
     Returns the model with ``model.training_history`` (one dict per epoch) and
-    ``model.test_metrics``; ``resume_from`` is a checkpoint file or its folder.
+    ``model.test_metrics``; ``resume_from`` is a run folder or a checkpoint file.
     """
     device = rt.setup(seed=7, device="auto")
     if train_loader is None:
@@ -77,7 +77,11 @@ def train_digits(
         model = Digits()
     rt.to_device(model, device)
     loss_fn = nn.CrossEntropyLoss()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=0.003, weight_decay=0.01)
+    optimizer = torch.optim.AdamW(
+        rt.decay_groups(model, 0.01),
+        lr=0.003,
+        fused=device.type == "cuda",
+    )
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
     stats = rt.EpochStats(["accuracy", "top3_accuracy", "f1"], task="class", outputs="logits")
     with rt.Run(
@@ -87,6 +91,7 @@ def train_digits(
             "model": "Digits",
             "loss": ["cross_entropy", {}],
             "optimizer": ["adamw", {"lr": 0.003, "weight_decay": 0.01}],
+            "weight_decay_groups": ["bias", "norm", "embedding"],
             "scheduler": ["step_lr", {"step_size": 1, "gamma": 0.5}],
             "gradient_clip": 1.0,
             "early_stopping": {"patience": 2, "min_delta": 0.0},
@@ -103,7 +108,7 @@ def train_digits(
         for epoch in run.epochs():
             net.train()  # the validation pass below leaves the model in eval mode
             stats.reset()
-            for inputs, targets in run.batches(train_loader, stats.running_loss):
+            for inputs, targets in run.batches(train_loader, stats):
                 inputs = inputs.to(device, non_blocking=True)
                 targets = targets.to(device, non_blocking=True)
                 outputs, targets = rt.match_target(net(inputs), targets, "class")
@@ -133,4 +138,4 @@ if __name__ == "__main__":
 
 # aurane-source-map: src=training.aur 16=28:14 17=29:14 18=31:14 19=32:14 20=33:14 24=28:14 25=28:33
 # aurane-source-map: 26=29:14 27=30:14 28=31:14 29=31:23 30=32:14 31=33:14 38-48=8:1 51-60=16:1
-# aurane-source-map: 63-127=35:1
+# aurane-source-map: 63-132=35:1

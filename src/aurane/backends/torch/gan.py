@@ -184,7 +184,7 @@ def emit_gan(
         g_steps=repr(steps["generator"]),
         score=_SCORES.get(d_loss, ""),
         every_samples=repr(int(field_literal(fields, "generate_samples_every", 1))),
-        save_dir=quote(field_literal(fields, "save_dir", "./samples")),
+        save_dir=f"run.output({quote(field_literal(fields, 'save_dir', './samples'))})",
         sample_format=quote(sample_format),
         sample_range=format_literal(
             tuple(field_literal(fields, "sample_range", _sample_range(gen)))

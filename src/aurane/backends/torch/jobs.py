@@ -64,7 +64,10 @@ JOB_LOCALS = frozenset(
         "scheduler",
         "scaler",
         "amp_dtype",
+        "budget",
         "stats",
+        "val_stats",
+        "validate",
         "run",
         "net",
         "epoch",
@@ -131,25 +134,131 @@ def _callbacks(fields: dict[str, ast.Expr]) -> dict[str, Option]:
     return {option.name: option for option in found}
 
 
-def _amp_dtype(experiment: Experiment) -> str:
-    return "torch.bfloat16" if experiment.precision == "bf16" else "torch.float16"
-
-
 def _uses_amp(fields: dict[str, ast.Expr], experiment: Experiment) -> bool:
     return bool(field_literal(fields, "mixed_precision", False)) or experiment.precision != "fp32"
 
 
-def _scheduler(option: Option, epochs: int) -> tuple[list[str], str, dict[str, Any]]:
+# Optimizers with a fused (single-kernel) CUDA implementation; torch picks foreach (one
+# kernel per group of tensors) for the others on CUDA by itself.
+_FUSED = {"adam", "adamw", "sgd"}
+
+
+def _optimizer_source(
+    option: Option, fields: dict[str, ast.Expr], config: dict[str, Any]
+) -> list[str]:
+    """``optimizer = torch.optim.<Opt>(...)``: weight decay in groups that leave out biases,
+    norms and embeddings (``no_weight_decay``), fused kernels on CUDA where torch has them.
+    Records the options used (and the groups) in ``config``."""
     kwargs = dict(option.kwargs)
-    if option.name == "cosine_annealing" and kwargs.get("T_max") is None:
-        kwargs["T_max"] = epochs  # SPEC: T_max defaults to the job's epochs
+    lr = kwargs.pop("lr", None)
+    if lr is None:
+        lr = field_literal(fields, "lr")
+    used = {"lr": lr if lr is not None else 0.001, **kwargs}
+    config["optimizer"] = [option.name, used]
+    decay = used.get("weight_decay", data_emit.default_of(option.spec, "weight_decay"))
+    skip = field_literal(fields, "no_weight_decay", list(catalog.NO_WEIGHT_DECAY_DEFAULT))
+    params: data_emit.Doc = "model.parameters()"
+    if decay and skip:
+        used = {key: value for key, value in used.items() if key != "weight_decay"}
+        args = ["model", repr(decay)]
+        if list(skip) != list(catalog.NO_WEIGHT_DECAY_DEFAULT):
+            args.append(format_literal(list(skip)))
+        params = data_emit.Seq("rt.decay_groups", tuple(args))
+        config["weight_decay_groups"] = list(skip)
+    items: list[data_emit.Doc] = [params]
+    items += [data_emit.literal_doc(value, f"{key}=") for key, value in used.items()]
+    if option.name in _FUSED:
+        items.append('fused=device.type == "cuda"')
+    head = f"optimizer = torch.optim.{option.spec.torch_name}"
+    return format_call(head, items, 4)
+
+
+def _scheduler(option: Option) -> tuple[list[str], str, dict[str, Any]]:
+    """The scheduler line, when it steps ("step", "epoch", "plateau"), and its options as
+    written; a length the program leaves out comes from ``budget`` (the run's)."""
+    kwargs = dict(option.kwargs)
     args = [f"{key}={format_literal(value)}" for key, value in kwargs.items()]
+    if option.name == "cosine_annealing" and kwargs.get("T_max") is None:
+        args.append("T_max=budget.epochs")  # SPEC: T_max defaults to the job's epochs
     if option.name == "warmup_cosine":
+        if kwargs.get("max_steps") is None:
+            args.append("max_steps=budget.total_steps()")
         lines = format_call("scheduler = rt.warmup_cosine", ["optimizer", *args], 4)
         return lines, "step", kwargs
     head = f"scheduler = torch.optim.lr_scheduler.{option.spec.torch_name}"
     when = "plateau" if option.name == "reduce_lr_on_plateau" else "epoch"
     return format_call(head, ["optimizer", *args], 4), when, kwargs
+
+
+def _sized_by_run(option: Option) -> bool:
+    """Whether the schedule's length is the run's (a length the program leaves out)."""
+    if option.name == "cosine_annealing":
+        return option.kwargs.get("T_max") is None
+    return option.name == "warmup_cosine" and option.kwargs.get("max_steps") is None
+
+
+def _amp_lines(experiment: Experiment) -> tuple[list[str], bool]:
+    """The autocast set-up and whether fp16's gradient scaler is used."""
+    if experiment.precision == "bf16":
+        return [
+            "    # bf16 autocast on every device; bfloat16 keeps float32's range: no loss scaling",
+            "    amp_dtype = torch.bfloat16",
+        ], False
+    return [
+        "    # fp16 autocast with a gradient scaler on CUDA; full precision elsewhere",
+        '    amp_dtype = torch.float16 if device.type == "cuda" else None',
+        '    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype is not None)',
+    ], True
+
+
+def _forward(task: str, amp: bool, indent: int) -> str:
+    text = (training.FORWARD_AMP if amp else training.FORWARD).replace("$task", task)
+    return "\n".join(" " * indent + line for line in text.split("\n"))
+
+
+def _budget(fields: dict[str, ast.Expr]) -> tuple[int | None, int | None, int]:
+    """(epochs, max_steps, accumulate) as the job gives them (epochs 1 when neither)."""
+    max_steps = field_literal(fields, "max_steps")
+    epochs = field_literal(fields, "epochs", None if max_steps is not None else 1)
+    return epochs, max_steps, int(field_literal(fields, "accumulate", 1))
+
+
+def _length_args(epochs: int | None, max_steps: int | None, accumulate: int) -> list[str]:
+    args = [] if epochs is None else [f"epochs={epochs!r}"]
+    args += [] if max_steps is None else [f"max_steps={max_steps!r}"]
+    return args + ([] if accumulate == 1 else [f"accumulate={accumulate!r}"])
+
+
+def _length_doc(epochs: int | None, max_steps: int | None) -> str:
+    parts = [] if epochs is None else [f"{epochs} epoch{'s' if epochs != 1 else ''}"]
+    parts += [] if max_steps is None else [f"at most {max_steps} steps"]
+    return " and ".join(parts)
+
+
+def _run_call(
+    name: str,
+    config: dict[str, Any],
+    state: dict[str, str],
+    length: list[str],
+    ckpt: data_emit.Checkpointing | None,
+    extra: list[data_emit.Doc],
+) -> str:
+    """The job's ``with rt.Run(...) as run:`` line (folders, resume, checkpoints, budget)."""
+    items = tuple(f"{quote(key)}: {value}" for key, value in state.items())
+    args: list[data_emit.Doc] = [
+        quote(name),
+        *length,
+        data_emit.literal_doc(config, "config="),
+        data_emit.Seq("state=", items, "{}"),
+        data_emit.Seq("loaders=", ("train_loader", "validation_loader", "test_loader"), "[]"),
+    ]
+    if ckpt is not None:
+        folder, every, save_best = ckpt
+        args.append(f"checkpoint_dir={quote(folder)}")
+        args += ["save_best=True"] if save_best else []
+        args += [f"checkpoint_every={every!r}"] if every is not None else []
+    args += ["resume_from=resume_from", *extra]
+    return "\n".join(format_call("with rt.Run", args, 4, " as run:"))
 
 
 def emit_train(
@@ -165,32 +274,44 @@ def emit_train(
     batch of data not known statically)."""
     fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
     callbacks = _callbacks(fields)
-    epochs = int(field_literal(fields, "epochs", 1))
+    epochs, max_steps, accumulate = _budget(fields)
     loss = read_option(fields.get("loss", ast.Name("cross_entropy", stmt.span)), catalog.LOSS_TABLE)
     task, outputs = _TASKS[loss.name]
     opt_expr = fields.get("optimizer", ast.Name("adam", stmt.span))
     optimizer = read_option(opt_expr, catalog.OPTIMIZER_TABLE)
-    opt_lines, opt_used = data_emit.optimizer_source(
-        optimizer, field_literal(fields, "lr"), "model.parameters()", "optimizer", 4
-    )
     metrics = [catalog.canonical_metric(dataset_ref(m)) for m in _list(fields.get("metrics"))]
     flags: set[str] = set()
     values: dict[str, str] = {}
-    config: dict[str, Any] = {
-        "model": stmt.model.id,
-        "loss": [loss.name, loss.kwargs],
-        "optimizer": [optimizer.name, opt_used],
-    }
+    config: dict[str, Any] = {"model": stmt.model.id, "loss": [loss.name, loss.kwargs]}
+    opt_lines = _optimizer_source(optimizer, fields, config)
+    length = _length_args(epochs, max_steps, accumulate)
     if "scheduler" in fields:
         sched = read_option(fields["scheduler"], catalog.SCHEDULER_TABLE)
-        lines, when, used = _scheduler(sched, epochs)
+        sized = _sized_by_run(sched)
+        lines, when, used = _scheduler(sched)
         flags |= {"sched", f"{when}_sched"}
         values["scheduler"] = "\n".join(lines)
         config["scheduler"] = [sched.name, used]
+        if sized:
+            flags.add("budget")
+            budget = format_call("budget = rt.Budget", ["train_loader", *length], 4)
+            budget[-1] += "  # the run's length sizes the schedule"
+            values["budget"] = "\n".join(budget)
+            length = ["budget=budget"]
     data_emit.add_clip(fields, flags, values, config)
+    if accumulate > 1:
+        flags.add("accum")
+        config["accumulate"] = accumulate
     if _uses_amp(fields, experiment):
-        flags.add("amp")
+        amp_lines, scaler = _amp_lines(experiment)
+        flags |= {"amp", *(["scaler"] if scaler else [])}
+        values["amp"] = "\n".join(amp_lines)
         config["mixed_precision"] = experiment.precision if experiment.precision != "fp32" else True
+    if field_literal(fields, "compile", False):
+        flags.add("compile")
+    channels = bool(field_literal(fields, "channels_last", False))
+    if channels:
+        flags.add("channels")
     early = field_literal(fields, "early_stopping", False) or "early_stopping" in callbacks
     es_options = callbacks["early_stopping"].kwargs if "early_stopping" in callbacks else {}
     es_spec = catalog.CALLBACK_TABLE["early_stopping"]
@@ -214,42 +335,50 @@ def emit_train(
         values["make_test"] = loader_name(test)
     title = f"Train {class_name} on {dataset}" + (f", validated on {validate}" if validate else "")
     ignore = loss.kwargs.get("ignore_index")
-    values.update(data_emit.job_values(name, title, epochs, experiment, dataset))
+    values.update(data_emit.job_values(name, title, epochs or 1, experiment, dataset))
+    values["doc"] = f"{title}, for {_length_doc(epochs, max_steps)}."
+    stats_args: list[data_emit.Doc] = [
+        data_emit.literal_doc(metrics),
+        f"task={quote(task)}",
+        f"outputs={quote(outputs)}",
+        *([f"ignore_index={ignore!r}"] if ignore is not None else []),
+    ]
+    amp = "amp" in flags
+    net = "torch.compile(model)" if "compile" in flags else "model"
     values.update(
         model_class=class_name,
         loss="\n".join(data_emit.loss_source(loss, "loss_fn", 4)),
         optimizer="\n".join(opt_lines),
-        amp_dtype=_amp_dtype(experiment),
         task=quote(task),
-        stats="\n".join(
-            format_call(
-                "stats = rt.EpochStats",
-                [
-                    data_emit.literal_doc(metrics),
-                    f"task={quote(task)}",
-                    f"outputs={quote(outputs)}",
-                    *([f"ignore_index={ignore!r}"] if ignore is not None else []),
-                ],
-                4,
-            )
-        ),
+        stats="\n".join(format_call("stats = rt.EpochStats", stats_args, 4)),
         train_what=quote(f"training data {dataset!r}"),
         plateau_value='val_scores["loss"]' if validate else 'scores["loss"]',
         end_epoch=f"            run.end_epoch(epoch, scores{', val_scores' if validate else ''})",
         finish_args="model" + (", test_metrics=test_metrics" if test else ""),
+        forward=_forward(quote(task), amp, 20 if accumulate > 1 else 16),
+        accumulate=repr(accumulate),
+        memory_format=", memory_format=torch.channels_last" if channels else "",
+        net=f"rt.distribute({net}, device)" + ("  # compile = true" if "compile" in flags else ""),
     )
     state = {"model": "model", "optimizer": "optimizer"}
     state.update(
-        {key: key for key, flag in (("scheduler", "sched"), ("scaler", "amp")) if flag in flags}
+        {key: key for key, flag in (("scheduler", "sched"), ("scaler", "scaler")) if flag in flags}
     )
     extra: list[data_emit.Doc] = [] if monitor == "loss" else [f"monitor={quote(monitor)}"]
     if early:
         extra.append(f"patience={patience!r}")
         extra += [f"min_delta={min_delta!r}"] if min_delta else []
     extra += data_emit.log_every_args(fields)
-    loaders = ["train_loader", "validation_loader", "test_loader"]
-    values["run"] = data_emit.run_call(name, "train", config, state, loaders, ckpt, epochs, extra)
-    amp_arg = ["amp_dtype=amp_dtype"] if "amp" in flags else []
+    eval_every = field_literal(fields, "eval_every_steps")
+    if eval_every is not None and validate:
+        flags.add("evals")
+        extra += [f"eval_every_steps={int(eval_every)!r}", "validate=validate"]
+        values["eval_every"] = str(int(eval_every))
+    every_steps = field_literal(fields, "checkpoint_every_steps")
+    if every_steps is not None:
+        extra.append(f"checkpoint_every_steps={int(every_steps)!r}")
+    values["run"] = _run_call(name, config, state, length, ckpt, extra)
+    amp_arg = ["amp_dtype=amp_dtype"] if amp else []
     unknown = set()
     if program is not None and graph is not None:
         unknown = data_check.unknown_datasets(program, [dataset, validate, test])
@@ -269,12 +398,19 @@ def emit_train(
                 "model",
                 loader,
                 "loss_fn",
-                "stats",
+                "val_stats" if role == "val" and "evals" in flags else "stats",
                 "device",
                 quote(f"{label} data {what!r}"),
                 *amp_arg,
                 *(["check=data_check"] if check is not None and what in unknown else []),
             ]
+            if role == "val" and "evals" in flags:
+                values["validate"] = "\n".join(format_call("return rt.evaluate", args, 8))
+                values["val_stats"] = "\n".join(
+                    format_call("val_stats = rt.EpochStats", stats_args, 4)
+                )
+                values["val_call"] = "            val_scores = validate()"
+                continue
             target = "val_scores" if role == "val" else "test_metrics"
             values[f"{role}_call"] = "\n".join(
                 format_call(f"{target} = rt.evaluate", args, 12 if role == "val" else 8)

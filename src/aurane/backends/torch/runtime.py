@@ -27,11 +27,13 @@ MODULES = (
     "rng",
     "checkpoint",
     "lock",
+    "folders",
     "history",
     "progress",
     "tasks",
     "metrics",
     "schedule",
+    "optim",
     "gan",
     "run",
 )

@@ -1,10 +1,16 @@
 """The template of a standard training job (SPEC §7): one readable ``train_<model>`` function.
 
-The loop (epochs, batches, forward, loss, backward, step, validation) is written out; the
-infrastructure around it (resume, checkpoints, history, lock, interrupts, summary) is the
-runtime's ``rt.Run`` (``aurane.runtime``). A line starting with ``[flag]`` is kept only when
-``flag`` is set (``[!flag]`` when it is not); ``$name`` placeholders are filled by
-``jobs.py`` with already-rendered Python source.
+The loop (epochs, batches, forward, loss, backward, step, validation) is written out, as
+in nanoGPT's ``train.py``; the infrastructure around it (run folders, resume, checkpoints,
+the step budget, history, lock, interrupts, summary) is the runtime's ``rt.Run``
+(``aurane.runtime``). A line starting with ``[flag]`` is kept only when ``flag`` is set
+(``[!flag]`` when it is not; ``[a&b]`` when both are); ``$name`` placeholders are filled
+by ``jobs.py`` with already-rendered Python source.
+
+Flags: ``val``, ``test``, ``evals`` (validation every N steps through ``validate()``),
+``sched``/``step_sched``/``epoch_sched``/``plateau_sched``, ``budget`` (a schedule sized
+from the run's length), ``amp`` (autocast), ``scaler`` (fp16's gradient scaler), ``clip``,
+``accum`` (``accumulate`` > 1), ``compile``, ``channels``, ``check``/``check_train``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ def $name(
     """$doc
 
     Returns the model with ``model.training_history`` (one dict per epoch) and
-    ``model.test_metrics``; ``resume_from`` is a checkpoint file or its folder.
+    ``model.test_metrics``; ``resume_from`` is a run folder or a checkpoint file.
     """
     device = rt.setup(seed=$seed, device=$device)
     if train_loader is None:
@@ -28,39 +34,53 @@ def $name(
     if model is None:
         model = $model_class()
     rt.to_device(model, device)
+[channels]    model = model.to(memory_format=torch.channels_last)  # channels_last = true
 $loss
 $optimizer
+[budget]$budget
 [sched]$scheduler
-[amp]    # mixed_precision: CUDA autocast with a gradient scaler; full precision elsewhere
-[amp]    amp_dtype = $amp_dtype if device.type == "cuda" else None
-[amp]    scaler = torch.amp.GradScaler("cuda", enabled=amp_dtype == torch.float16)
+[amp]$amp
 $stats
+[evals]$val_stats
+[evals]
+[evals]    def validate():  # every $eval_every steps, and after each epoch
+[evals]$validate
+[evals]
 [check]$data_check
 $run
-        net = rt.distribute(model, device)
+        net = $net
 [!val]        net.train()
         for epoch in run.epochs():
 [val]            net.train()  # the validation pass below leaves the model in eval mode
             stats.reset()
-            for inputs, targets in run.batches(train_loader, stats.running_loss):
+            for inputs, targets in run.batches(train_loader, stats):
 [check_train]                data_check($train_what, inputs, targets)
-                inputs = inputs.to(device, non_blocking=True)
+                inputs = inputs.to(device, non_blocking=True$memory_format)
                 targets = targets.to(device, non_blocking=True)
-[amp]                with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-[amp]                    outputs = net(inputs)
-[amp]                # the loss runs in float32 (BCELoss refuses half precision)
-[amp]                outputs, targets = rt.match_target(outputs.to(torch.float32), targets, $task)
-[!amp]                outputs, targets = rt.match_target(net(inputs), targets, $task)
-                loss = loss_fn(outputs, targets)
-                optimizer.zero_grad(set_to_none=True)
-[amp]                scaler.scale(loss).backward()
-[amp&clip]                scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
-[!amp]                loss.backward()
-[clip]                torch.nn.utils.clip_grad_norm_(model.parameters(), $clip)
-[amp]                scaler.step(optimizer)
-[amp]                scaler.update()
-[!amp]                optimizer.step()
-[step_sched]                scheduler.step()  # warmup_cosine advances every optimizer step
+[!accum]$forward
+[!accum]                loss = loss_fn(outputs, targets)
+[!accum]                optimizer.zero_grad(set_to_none=True)
+[!accum&scaler]                scaler.scale(loss).backward()
+[!accum&scaler&clip]                scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
+[!accum&!scaler]                loss.backward()
+[!accum&clip]                torch.nn.utils.clip_grad_norm_(model.parameters(), $clip)
+[!accum&scaler]                scaler.step(optimizer)
+[!accum&scaler]                scaler.update()
+[!accum&!scaler]                optimizer.step()
+[!accum&step_sched]                scheduler.step()  # warmup_cosine advances every optimizer step
+[accum]                with run.accumulating(net):  # DDP syncs gradients on a step's last batch
+[accum]$forward
+[accum]                    loss = loss_fn(outputs, targets)
+[accum&scaler]                    scaler.scale(loss * run.share).backward()  # its share of the step
+[accum&!scaler]                    (loss * run.share).backward()  # its share of the step's samples
+[accum]                if run.stepping:  # every $accumulate batches, and an epoch's last
+[accum&scaler&clip]                    scaler.unscale_(optimizer)  # clip the true gradients
+[accum&clip]                    torch.nn.utils.clip_grad_norm_(model.parameters(), $clip)
+[accum&scaler]                    scaler.step(optimizer)
+[accum&scaler]                    scaler.update()
+[accum&!scaler]                    optimizer.step()
+[accum]                    optimizer.zero_grad(set_to_none=True)
+[accum&step_sched]                    scheduler.step()  # warmup_cosine advances every optimizer step
                 stats.update(outputs.detach(), targets, loss.detach())
             scores = stats.compute($train_what)
 [val]$val_call
@@ -69,3 +89,12 @@ $run
 $end_epoch
 [test]$test_call
         return run.finish($finish_args)'''
+
+# The forward pass, at the loop's indentation (``$forward``; ``accum`` adds one level).
+FORWARD = """\
+outputs, targets = rt.match_target(net(inputs), targets, $task)"""
+FORWARD_AMP = """\
+with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+    outputs = net(inputs)
+# the loss runs in float32 (BCELoss refuses half precision)
+outputs, targets = rt.match_target(outputs.to(torch.float32), targets, $task)"""
