@@ -69,7 +69,20 @@ def _dump_node(node: object, *, keep_spans: bool) -> dict[str, JSON]:
     return out
 
 
-_OPTIONAL = frozenset({"targets", "layer", "layer_span", "params", "budgets"})  # omitted when empty
+_OPTIONAL = frozenset(
+    {
+        "targets",
+        "layer",
+        "layer_span",
+        "layer_holes",
+        "splice",
+        "origin",
+        "params",
+        "budgets",
+        "base",
+        "inits",
+    }
+)  # omitted when empty
 
 
 def _presentation_only(node: object, name: str) -> bool:
