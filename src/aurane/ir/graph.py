@@ -11,6 +11,8 @@ from typing import Any, cast
 
 from aurane.records import field, record
 from aurane.source import Span
+from aurane.semantics.values import OpValue
+from aurane.syntax import ast
 
 BATCH = "batch"
 
@@ -49,6 +51,8 @@ class Node:
     repeat: int = 1
     suffix_of: str | None = None  # node id this suffix node (activation/residual) follows
     layer: str | None = None  # ``as conv1`` / ``as layer1.0``: attribute path in the module
+    # the loop iterations and branches of the statement that made it (issue 24's unrolling)
+    origin: tuple[ast.Origin, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +65,7 @@ class Node:
             "span": self.span.to_json(),
             **({"block": self.block, "repeat": self.repeat} if self.block else {}),
             **({"layer": self.layer} if self.layer else {}),
+            **({"origin": [_origin_json(frame) for frame in self.origin]} if self.origin else {}),
         }
 
 
@@ -142,6 +147,11 @@ class Graph:
         return {s.name: {"min": s.low, "max": s.high} for s in sorted(free_symbols(shape))}
 
 
+def _origin_json(frame: ast.Origin) -> dict[str, Any]:
+    """A loop iteration (``index``) or chosen branch, with its header's span."""
+    return {"kind": frame.kind, "index": frame.index, "text": frame.text, "span": frame.span.to_json()}
+
+
 def _dim_json(dim: Any) -> Any:
     """A shape entry in JSON: an int, "batch", or a symbolic size's formula ("2*seq")."""
     return dim if isinstance(dim, int | str) else str(dim)
@@ -150,4 +160,8 @@ def _dim_json(dim: Any) -> Any:
 def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, OpValue):  # act=gelu given to a block: the operation's name
+        return value.name
     return value

@@ -27,7 +27,9 @@ from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import SemanticResult
 from aurane.semantics.dims import declared_dims
+from aurane.semantics.constants import per_call
 from aurane.semantics.tying import split_tie
+from aurane.semantics.unroll import label_new
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -62,40 +64,16 @@ class _Lowerer(Lowering):
         output = input_name
         failed = False
         for stmt in forward.body:
-            match stmt:
-                case ast.Assign(targets=targets) if targets:  # a, b = chunk(x, 2)
-                    pieces = self.pieces(builder, env, stmt)
-                    for index, (target, span) in enumerate(targets):
-                        if pieces is None:
-                            env[target] = None
-                            continue
-                        env[target] = output = self.bind_name(builder, pieces[index], target)
-                        assigned.append((output, span))
-                    failed = failed or pieces is None
-                case ast.Assign(target=target, target_span=span, value=value):
-                    result = self.tensor(builder, env, value)
-                    if result is None:
-                        failed = True
-                        env[target] = None
-                        continue
-                    env[target] = output = self.bind_name(builder, result, target)
-                    assigned.append((output, span))
-                case ast.ChainStmt(chain=chain):
-                    result = self.tensor(builder, env, chain)
-                    if result is None:
-                        failed = True
-                        if isinstance(chain.source, ast.Name):
-                            env[chain.source.id] = None
-                        continue
-                    output = result
-                    if isinstance(chain.source, ast.Name):
-                        env[chain.source.id] = self.bind_name(builder, result, chain.source.id)
-                case ast.Return(value=value):
-                    result = self.tensor(builder, env, value)
-                    if result is None:
-                        failed = True
-                        continue
-                    output = result
+            before, first_node = len(self.diagnostics), len(builder.nodes)
+            result = self.statement(builder, env, stmt, assigned)
+            if result is None:
+                failed = True
+            elif result:
+                output = result
+            origin = getattr(stmt, "origin", ())
+            if origin:  # unrolled: say which iteration or branch
+                label_new(self.diagnostics, before, origin)
+                self.stamp_origin(builder, first_node, origin)
         if failed:
             return None
         layers.check_names(self, builder)
@@ -149,6 +127,43 @@ class _Lowerer(Lowering):
         if wrong_length is not None:
             self.diagnostics.append(wrong_length)
         return graph
+
+    def statement(
+        self,
+        builder: GraphBuilder,
+        env: dict[str, str | None],
+        stmt: ast.ForwardStmt,
+        assigned: list[tuple[str, Span]],
+    ) -> str | None:
+        """Lower one statement: the value it makes the output (``""``: none), None on failure."""
+        match stmt:
+            case ast.Assign(targets=targets) if targets:  # a, b = chunk(x, 2)
+                pieces = self.pieces(builder, env, stmt)
+                output = ""
+                for index, (target, span) in enumerate(targets):
+                    if pieces is None:
+                        env[target] = None
+                        continue
+                    env[target] = output = self.bind_name(builder, pieces[index], target)
+                    assigned.append((output, span))
+                return None if pieces is None else output
+            case ast.Assign(target=target, target_span=span, value=value):
+                result = self.tensor(builder, env, value)
+                if result is None:
+                    env[target] = None
+                    return None
+                env[target] = output = self.bind_name(builder, result, target)
+                assigned.append((output, span))
+                return output
+            case ast.ChainStmt(chain=chain):
+                result = self.tensor(builder, env, chain)
+                if isinstance(chain.source, ast.Name):
+                    source = chain.source.id
+                    env[source] = None if result is None else self.bind_name(builder, result, source)
+                return result
+            case ast.Return(value=value):
+                return self.tensor(builder, env, value)
+        return ""  # if/for: constant resolution has unrolled them
 
     def bind_name(self, builder: GraphBuilder, value_name: str, source_name: str) -> str:
         """Record the program's name for a value (the first name wins for display)."""
@@ -330,8 +345,8 @@ class _Lowerer(Lowering):
     ) -> Graph | None:
         model = self.models[name]
         values: dict[str, object] | None = None
-        if model.params:
-            values = blocks.bind(self, model, args, call, call_span)
+        if per_call(model):
+            values = blocks.bind(self, model, args, call, call_span) if model.params else {}
             if values is None:
                 return None
         key = (name, input_type.shape, input_type.dtype, blocks.values_key(values))
@@ -359,15 +374,20 @@ class _Lowerer(Lowering):
             self.block_cache[key] = None
             return None
         before = len(self.diagnostics)
-        assert model.forward is not None
-        graph = self.lower_model(
-            model,
-            info,
-            input_type,
-            model.forward.param_span,
-            name,
-            input_origin=f"the call at {call_span}",
-        )
+        if model.base is not None:  # a variant called as a block
+            graph = blocks.lower_variant(
+                self, model, info, input_type, call_span, name, f"the call at {call_span}"
+            )
+        else:
+            assert model.forward is not None
+            graph = self.lower_model(
+                model,
+                info,
+                input_type,
+                model.forward.param_span,
+                name,
+                input_origin=f"the call at {call_span}",
+            )
         # errors inside the block: say which call's shapes produced them
         for index in range(before, len(self.diagnostics)):
             d = self.diagnostics[index]
@@ -461,18 +481,17 @@ class _Lowerer(Lowering):
     def run(self) -> dict[str, Graph]:
         graphs: dict[str, Graph] = {}
         for model in self.program.models:
-            if model.name in self.skip or model.forward is None:
+            if model.name in self.skip or (model.forward is None and model.base is None):
                 continue
             info = model_info(model, declared_dims(self.program, model), self.sizes)
             if info.input_shape is None or model.name in graphs:
                 continue
-            graph = self.lower_model(
-                model,
-                info,
-                TensorType(info.input_shape, info.input_dtype),
-                info.input_shape_span or model.name_span,
-                model.name,
-            )
+            input_type = TensorType(info.input_shape, info.input_dtype)
+            span = info.input_shape_span or model.name_span
+            if model.base is not None:
+                graph = blocks.lower_variant(self, model, info, input_type, span, model.name)
+            else:
+                graph = self.lower_model(model, info, input_type, span, model.name)
             if graph is not None:
                 graphs[model.name] = graph
         return graphs

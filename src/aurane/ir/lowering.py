@@ -21,6 +21,7 @@ from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ops.rules import check_int64
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import BoundArgs, InferContext, OpError, OpSpec, TensorType
+from aurane.records import replace
 from aurane.semantics.sizes import ConcreteSizeNeeded, UndecidedSize, free_symbols
 from aurane.source import Span
 from aurane.syntax import ast
@@ -56,6 +57,15 @@ class Lowering(ABC):
         """The graph of ``model``'s forward at ``input_type`` (``lower.py``)."""
 
     # -------------------------------------------------------------- operations
+
+    def stamp_origin(self, b: GraphBuilder, first: int, origin: tuple[ast.Origin, ...]) -> None:
+        """The nodes from index ``first`` came from an unrolled iteration or chosen branch."""
+        if not origin:
+            return
+        for index in range(first, len(b.nodes)):
+            node = replace(b.nodes[index], origin=origin)
+            b.nodes[index] = node
+            b.producers[node.output] = node
 
     def input_types(self, b: GraphBuilder, names: list[str]) -> list[TensorType] | None:
         types: list[TensorType] = []

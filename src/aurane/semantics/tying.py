@@ -8,6 +8,7 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.syntax import ast
 
 TIE = "tie"
+INIT = "init"  # init=normal(0.02): an initialiser, not an argument of the operation
 TIED_OPS = frozenset({"dense"})  # the operations that accept tie=
 
 

@@ -183,6 +183,7 @@ class OpRef:
 
     name: str
     span: Span
+    is_model: bool = False
 
 
 Expr: TypeAlias = (

@@ -95,3 +95,51 @@ def _presentation_only(node: object, name: str) -> bool:
         case ast.AuraneProgram():
             return name == "filename"
     return False
+
+
+def expr_text(expr: ast.Expr) -> str:
+    """A short, readable rendering of an expression for messages (``width > 64``).
+
+    Not the formatter's layout (``aurane.tools.layout``): parentheses only where the
+    operands are compound, strings in double quotes.
+    """
+    match expr:
+        case ast.Number():
+            return expr.text
+        case ast.String():
+            return '"' + expr.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        case ast.Bool():
+            return "true" if expr.value else "false"
+        case ast.NoneLit():
+            return "none"
+        case ast.Name() | ast.OpRef():
+            return expr.id if isinstance(expr, ast.Name) else expr.name
+        case ast.TupleExpr():
+            inner = ", ".join(expr_text(item) for item in expr.items)
+            return f"({inner},)" if len(expr.items) == 1 else f"({inner})"
+        case ast.ListExpr():
+            return "[" + ", ".join(expr_text(item) for item in expr.items) + "]"
+        case ast.Call():
+            args = [expr_text(a) for a in expr.args]
+            args += [f"{k.name}={expr_text(k.value)}" for k in expr.keywords]
+            return f"{expr.func}({', '.join(args)})"
+        case ast.BinOp() | ast.Compare() | ast.BoolOp():
+            return f"{_operand(expr.left)} {expr.op} {_operand(expr.right)}"
+        case ast.UnaryOp():
+            return expr.op + _operand(expr.operand)
+        case ast.Not():
+            return "not " + _operand(expr.operand)
+        case ast.IfExp():
+            test = _operand(expr.test)
+            return f"{_operand(expr.body)} if {test} else {_operand(expr.orelse)}"
+        case ast.Subscript():
+            return f"{_operand(expr.value)}[{expr_text(expr.index)}]"
+        case ast.Chain():
+            return " -> ".join([expr_text(expr.source), *(expr_text(s) for s in expr.steps)])
+    return "..."
+
+
+def _operand(expr: ast.Expr) -> str:
+    text = expr_text(expr)
+    compound = (ast.BinOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Not, ast.UnaryOp, ast.Chain)
+    return f"({text})" if isinstance(expr, compound) else text
