@@ -100,8 +100,8 @@ def _presentation_only(node: object, name: str) -> bool:
 def expr_text(expr: ast.Expr) -> str:
     """A short, readable rendering of an expression for messages (``width > 64``).
 
-    Not the formatter's layout (``aurane.tools.layout``): parentheses only where the
-    operands are compound, strings in double quotes.
+    Not the formatter's layout (``aurane.tools.layout``): parentheses only where Python's
+    precedence needs them, strings in double quotes.
     """
     match expr:
         case ast.Number():
@@ -112,8 +112,10 @@ def expr_text(expr: ast.Expr) -> str:
             return "true" if expr.value else "false"
         case ast.NoneLit():
             return "none"
-        case ast.Name() | ast.OpRef():
-            return expr.id if isinstance(expr, ast.Name) else expr.name
+        case ast.Name():
+            return expr.id
+        case ast.OpRef():
+            return expr.name
         case ast.TupleExpr():
             inner = ", ".join(expr_text(item) for item in expr.items)
             return f"({inner},)" if len(expr.items) == 1 else f"({inner})"
@@ -124,22 +126,48 @@ def expr_text(expr: ast.Expr) -> str:
             args += [f"{k.name}={expr_text(k.value)}" for k in expr.keywords]
             return f"{expr.func}({', '.join(args)})"
         case ast.BinOp() | ast.Compare() | ast.BoolOp():
-            return f"{_operand(expr.left)} {expr.op} {_operand(expr.right)}"
+            own = _level(expr)
+            right_assoc = isinstance(expr, ast.BinOp) and expr.op == "**"
+            left = _at(expr.left, own + 1 if right_assoc else own)
+            right = _at(expr.right, own if right_assoc else own + 1)
+            return f"{left} {expr.op} {right}"
         case ast.UnaryOp():
-            return expr.op + _operand(expr.operand)
+            return expr.op + _at(expr.operand, _level(expr))
         case ast.Not():
-            return "not " + _operand(expr.operand)
+            return "not " + _at(expr.operand, _level(expr))
         case ast.IfExp():
-            test = _operand(expr.test)
-            return f"{_operand(expr.body)} if {test} else {_operand(expr.orelse)}"
+            return f"{_at(expr.body, 2)} if {_at(expr.test, 2)} else {_at(expr.orelse, 1)}"
         case ast.Subscript():
-            return f"{_operand(expr.value)}[{expr_text(expr.index)}]"
+            return f"{_at(expr.value, _ATOM)}[{expr_text(expr.index)}]"
         case ast.Chain():
             return " -> ".join([expr_text(expr.source), *(expr_text(s) for s in expr.steps)])
     return "..."
 
 
-def _operand(expr: ast.Expr) -> str:
+_ATOM = 10
+_BINARY_LEVELS = {"+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7, "**": 9}
+
+
+def _level(expr: ast.Expr) -> int:
+    """Python's precedence, loosest first: conditional 1 ... power 9, atoms 10."""
+    match expr:
+        case ast.IfExp():
+            return 1
+        case ast.BoolOp():
+            return 2 if expr.op == "or" else 3
+        case ast.Not():
+            return 4
+        case ast.Compare():
+            return 5
+        case ast.BinOp():
+            return _BINARY_LEVELS.get(expr.op, 6)
+        case ast.UnaryOp():
+            return 8
+        case ast.Chain():
+            return 0
+    return _ATOM
+
+
+def _at(expr: ast.Expr, needed: int) -> str:
     text = expr_text(expr)
-    compound = (ast.BinOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Not, ast.UnaryOp, ast.Chain)
-    return f"({text})" if isinstance(expr, compound) else text
+    return f"({text})" if _level(expr) < needed else text
