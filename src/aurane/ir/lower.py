@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
-from aurane.ir import blocks, layers
+from aurane.ir import blocks, containers, layers
 from aurane.ir.builder import GraphBuilder, ModelInfo, model_info
 from aurane.ir.contracts import padding_mask_length
 from aurane.ir.graph import BATCH, Graph, Node, Value
@@ -212,11 +212,18 @@ class _Lowerer(Lowering):
             if len(names) != len(inputs):
                 return None
             rest = call.args[count:]
-        if call.func in self.models and spec is None:
+        named = call.layer is not None
+        if call.func in self.models and spec is None and call.splice and call.layer is not None:
+            result = self.splice(b, call, names[0], call.layer, rest)
+            named = False  # the spliced layers took their names
+        elif call.func in self.models and spec is None:
             result = self.block(b, call, names[0], rest)
         elif spec is not None and spec.name == "repeat":
             bound = self.arguments(call, spec, rest, call.keywords)
             result = self.repeat(b, call, names[0], bound["block"], bound["times"], rest)
+            start = int(bound["start"]) if bound.given("start") else None
+            if result is not None and call.layer is not None:
+                named = not self.continue_container(b, call, call.layer, start)
         else:
             assert spec is not None
             bound = self.arguments(call, spec, rest, split_tie(call.keywords)[0])
@@ -224,7 +231,7 @@ class _Lowerer(Lowering):
             tied = tie_target(call.keywords)
             if result is not None and tied is not None and (node := b.producers.get(result)):
                 b.ties[node.id] = tied
-        if result is not None and call.layer is not None:
+        if result is not None and named:
             layers.name_node(self, b, result, call)
         main = result
         for suffix in call.suffixes:
@@ -447,6 +454,44 @@ class _Lowerer(Lowering):
             )
             return None
         return self.add_block_node(b, call, input_name, sub, times, "repeat")
+
+    def splice(
+        self,
+        b: GraphBuilder,
+        call: ast.Call,
+        input_name: str,
+        container: str,
+        rest: tuple[ast.Expr, ...],
+    ) -> str | None:
+        """``-> *Block(...) as features``: the block's nodes, inlined into ``features``."""
+        types = self.input_types(b, [input_name])
+        if types is None:
+            return None
+        sub = self.lower_block(call.func, types[0], call.span, call, rest)
+        if sub is None:
+            return None
+        span = call.layer_span or call.span
+        in_shape = b.value(input_name).shape or ()
+        return containers.splice(b, sub, input_name, container, span, in_shape, self.diagnostics)
+
+    def continue_container(
+        self, b: GraphBuilder, call: ast.Call, container: str, start: int | None
+    ) -> bool:
+        """``repeat(B, n, start=k) as P`` or a repeat into a container that already holds
+        numbered layers: its copies become ``P.k``.. (True when it named them so)."""
+        if container.endswith(".*"):
+            return False  # P.*: the repeat is one child at P's next index
+        following = containers.next_index(b, container)
+        if start is None and following == 0:
+            return False  # a plain named repeat: one nn.Sequential, as before
+        index = len(b.nodes) - 1
+        if b.nodes[index].op != "repeat":
+            return False
+        span = call.layer_span or call.span
+        containers.expand_repeat(b, index, container, following if start is None else start)
+        for node in b.nodes[index:]:
+            b.layer_spans[node.id] = span
+        return True
 
     def add_block_node(
         self, b: GraphBuilder, call: ast.Call, input_name: str, sub: Graph, times: int, stem: str

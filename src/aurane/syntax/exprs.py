@@ -596,7 +596,15 @@ class ExprParser(LayerNames):
     def keyword(self) -> ast.Keyword:
         name = self._toks[self.pos]
         self.pos += 2  # the name and '='
-        value = self.expr()
+        value: ast.Expr
+        token = self._toks[self.pos]
+        if name.text == "tie" and token.kind is _NAME:  # tie=layers.0.wte, a layer path
+            text, holes, span = self.layer_name()
+            if holes or text.endswith("*"):
+                self.fail("P006", "tie= takes a layer path without '{}' or '*'", span)
+            value = _NAME_NODE(text, span)
+        else:
+            value = self.expr()
         span = token_span(name)
         return _KEYWORD(name.text, span, value, self.span_from(span))
 

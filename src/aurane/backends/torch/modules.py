@@ -215,10 +215,18 @@ def _inits(sites: list[Site]) -> list[str]:
 
 def _container(target: str, container: Container) -> list[str]:
     """``self.features = nn.Sequential(...)``; a container holding a parameter is an empty
-    ``nn.Module`` given its children one by one (``self.encoder.pos_embedding = ...``)."""
+    ``nn.Module`` given its children one by one (``self.encoder.pos_embedding = ...``), also
+    inside a numbered container (``self.blocks[0].gamma = ...``)."""
     if not container.holds_parameter:
-        return nested(2, f"{target} = ", container.call())
-    lines = [f"{INDENT * 2}{target} = nn.Module()"]
+        lines = nested(2, f"{target} = ", container.call())
+        for reach, plain in container.plain_below(target):
+            lines += _plain_children(reach, plain)
+        return lines
+    return [f"{INDENT * 2}{target} = nn.Module()", *_plain_children(target, container)]
+
+
+def _plain_children(target: str, container: Container) -> list[str]:
+    lines: list[str] = []
     for key, child in container.children.items():
         if isinstance(child, Container):
             lines += _container(f"{target}.{key}", child)
