@@ -22,6 +22,7 @@ from aurane.records import fields, is_record, replace
 from aurane.semantics.block_args import bind_block_call, inner_values
 from aurane.semantics.constants import evaluate_constant, per_call, resolve_block
 from aurane.semantics.forward import ForwardChecker
+from aurane.semantics.inits import read_rules
 from aurane.semantics.symbolic import is_symbolic, plain, symbol
 from aurane.semantics.uncalled import name_references
 from aurane.semantics.values import OpValue, show
@@ -335,7 +336,11 @@ def lower_variant(
             lowerer.diagnostics[index] = replace(found, labels=(*found.labels, label))
     if graph is None:
         return None
-    return replace(graph, name=graph_name, span=variant.span)
+    rules, problems = read_rules(variant)  # the variant's own rules come after the block's
+    lowerer.diagnostics.extend(problems)
+    return replace(
+        graph, name=graph_name, span=variant.span, init_rules=(*graph.init_rules, *rules)
+    )
 
 
 def _lower_resolved(

@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from aurane.records import field, record
 from aurane.source import Span
+from aurane.semantics.inits import InitSpec, Rule
 from aurane.semantics.values import OpValue
 from aurane.syntax import ast
 
@@ -53,6 +54,7 @@ class Node:
     layer: str | None = None  # ``as conv1`` / ``as layer1.0``: attribute path in the module
     # the loop iterations and branches of the statement that made it (issue 24's unrolling)
     origin: tuple[ast.Origin, ...] = ()
+    init: tuple[tuple[str, InitSpec], ...] = ()  # init=normal(0.02): parameter -> initialiser
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +68,7 @@ class Node:
             **({"block": self.block, "repeat": self.repeat} if self.block else {}),
             **({"layer": self.layer} if self.layer else {}),
             **({"origin": [_origin_json(frame) for frame in self.origin]} if self.origin else {}),
+            **({"init": {k: spec.text() for k, spec in self.init}} if self.init else {}),
         }
 
 
@@ -87,6 +90,7 @@ class Graph:
     # node id -> {argument: block parameter} for boolean/string arguments a parameter gave
     block_refs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     tied: Mapping[str, str] = field(default_factory=dict)  # node id -> layer path it shares
+    init_rules: tuple[Rule, ...] = ()  # the model's ``init TARGET: SPEC`` lines, in order
 
     def value(self, name: str) -> Value:
         for value in self.values:
@@ -136,6 +140,11 @@ class Graph:
             ],
             "nodes": [node.to_json() for node in self.nodes],
             **({"tied": dict(self.tied)} if self.tied else {}),  # node id -> layer it shares
+            **(
+                {"init_rules": [{"target": r.text, "init": r.spec.text()} for r in self.init_rules]}
+                if self.init_rules
+                else {}
+            ),
             **({"symbols": self.symbols_json()} if self.symbols_json() else {}),
         }
 

@@ -16,6 +16,7 @@ from aurane.ir import blocks, containers, layers
 from aurane.ir.builder import GraphBuilder, ModelInfo, model_info
 from aurane.ir.contracts import padding_mask_length
 from aurane.ir.graph import BATCH, Graph, Node, Value
+from aurane.ir.inits import rule_reaches_nothing
 from aurane.ir.jobs import check_jobs
 from aurane.ir.lowering import Lowering
 from aurane.ir.tying import resolve_ties, tie_target
@@ -27,6 +28,7 @@ from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import SemanticResult
 from aurane.semantics.dims import declared_dims
+from aurane.semantics.inits import check_layer_init, read_rules, split_init
 from aurane.semantics.constants import per_call
 from aurane.semantics.tying import split_tie
 from aurane.semantics.unroll import label_new
@@ -100,6 +102,8 @@ class _Lowerer(Lowering):
                     hint="set input_dtype = int64",
                 )
             )
+        rules, problems = read_rules(model)
+        self.diagnostics.extend(problems)
         graph = Graph(
             name=graph_name,
             input=input_name,
@@ -111,7 +115,19 @@ class _Lowerer(Lowering):
             param_dtype=builder.param_dtype,
             padding_idx=info.padding_idx,
             tied=tied,
+            init_rules=rules,
         )
+        for rule in rules:
+            if rule_reaches_nothing(graph, rule):
+                self.diagnostics.append(
+                    diag(
+                        "S127",
+                        f"'init {rule.text}' reaches no parameter of model '{graph_name}'",
+                        rule.span,
+                        hint="check the operation or the pattern against the layer names "
+                        "(aurane ir lists them)",
+                    )
+                )
         if info.padding_idx is not None and not not_integer and not graph.has_attention:
             self.diagnostics.append(
                 diag(
@@ -226,11 +242,14 @@ class _Lowerer(Lowering):
                 named = not self.continue_container(b, call, call.layer, start)
         else:
             assert spec is not None
-            bound = self.arguments(call, spec, rest, split_tie(call.keywords)[0])
+            keywords, init = split_init(split_tie(call.keywords)[0], spec.name)
+            bound = self.arguments(call, spec, rest, keywords)
             result = self.apply(b, spec, bound, names, call.span)
             tied = tie_target(call.keywords)
             if result is not None and tied is not None and (node := b.producers.get(result)):
                 b.ties[node.id] = tied
+            if result is not None and init is not None:
+                self.initialise(b, result, spec.name, init)
         if result is not None and named:
             layers.name_node(self, b, result, call)
         main = result
@@ -239,6 +258,18 @@ class _Lowerer(Lowering):
                 return None
             result = self.suffix(b, suffix, result, main)
         return result
+
+    def initialise(self, b: GraphBuilder, value: str, op: str, keyword: ast.Keyword) -> None:
+        """``dense(8, init=normal(0.02))``: the node records its weight's initialiser."""
+        spec, problems = check_layer_init(op, keyword)
+        node = b.producers.get(value)
+        if spec is None or node is None:
+            if not self.bound:  # lowering alone: the semantic pass did not report it
+                self.diagnostics.extend(problems)
+            return
+        made = replace(node, init=(("weight", spec),))
+        b.nodes[b.nodes.index(node)] = made
+        b.producers[value] = made
 
     def pieces(
         self, b: GraphBuilder, env: dict[str, str | None], stmt: ast.Assign

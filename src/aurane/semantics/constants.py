@@ -28,7 +28,8 @@ from aurane.semantics.functions import (
 )
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.symbolic import plain
-from aurane.semantics.tying import INIT, TIE
+from aurane.semantics.inits import INIT
+from aurane.semantics.tying import TIE
 from aurane.semantics.unroll import (
     ControlFlow,
     Failed,

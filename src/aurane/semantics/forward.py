@@ -7,6 +7,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ops.spec import BoundArgs
 from aurane.semantics.binding import bind_arguments
+from aurane.semantics.inits import check_layer_init, split_init
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.tying import check_tie, split_tie
 from aurane.semantics.unroll import label_new
@@ -183,6 +184,9 @@ class ForwardChecker:
             return
         keywords, _ = split_tie(call.keywords)  # tie= is no argument of the operation
         self.out.extend(check_tie(spec.name, call.keywords))
+        keywords, init = split_init(keywords, spec.name)  # nor is init=normal(0.02)
+        if init is not None:
+            self.out.extend(check_layer_init(spec.name, init)[1])
         bound, problems = bind_arguments(
             spec.params, call.args[taken:], keywords, owner=spec.name, owner_span=call.span
         )

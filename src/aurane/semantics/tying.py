@@ -8,7 +8,6 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.syntax import ast
 
 TIE = "tie"
-INIT = "init"  # init=normal(0.02): an initialiser, not an argument of the operation
 # the operations whose weight tie= can share (ir/tying.py knows each one's weight shape)
 TIED_OPS = frozenset(
     {

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import MASK, Call, Site, Step
 from aurane.backends.torch.emit_tensor import pieces_call, split_group
+from aurane.backends.torch.inits import init_method
 from aurane.backends.torch.named import Container, access, module_dicts, module_init, tree
 from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
 from aurane.backends.torch.sequential import sequential_run
@@ -171,9 +172,14 @@ def emit_class(
         *(f"{INDENT * 2}self.{name} = {name}" for name in plan.stored),
     ]
     lines += _inits(sites)
+    initialise = init_method(graph, sites)  # before tying: the shared weight keeps its init
+    if initialise:
+        lines.append(f"{INDENT * 2}self._init_weights()")
     for node_id, path in graph.tied.items():
         site = next(s for s in sites if s.node.id == node_id)
         lines.append(f"{INDENT * 2}{site.layer}.weight = self.{access(path, dicts)}.weight")
+    if initialise:
+        lines += ["", f"{INDENT}def _init_weights(self):", *initialise]
     lines += ["", *_forward(plan, names, sites, values)]
     for old, new in plan.rename:
         lines = [line.replace(old, new) for line in lines]
