@@ -249,12 +249,14 @@ class ControlFlow(ABC):
             )
             raise Failed
         out: list[ast.SimpleStmt] = []
+        names = ", ".join(name for name, _ in _names(stmt.target))
+        header = f"for {names} in {expr_text(stmt.iterable)}"
         for index, item in enumerate(items):
             bound: dict[str, tuple[Any, Span]] = {}
             self._bind(stmt.target, item, bound, stmt, index)
             shown = ", ".join(f"{name} = {show(plain(v))}" for name, (v, _) in bound.items())
             text = f"in iteration {shown} of the loop at {stmt.header_span}"
-            frame = ast.Origin("loop", text, stmt.header_span, index)
+            frame = ast.Origin("loop", text, stmt.header_span, index, header, len(items))
             out += self.unroll(stmt.body, self.child_scope(scope, bound), (*origin, frame))
             if state.returned:
                 break

@@ -221,6 +221,8 @@ class Origin:
     text: str
     span: Span
     index: int = 0  # the iteration (0 for a branch)
+    header: str = ""  # the loop's header as written, shortened: ``for i in range(4)``
+    count: int = 1  # how many iterations the loop has
 
 
 @record(frozen=True, slots=True)
@@ -296,6 +298,30 @@ class For:
 
 ForwardStmt: TypeAlias = Assign | ChainStmt | Return | If | For
 SimpleStmt: TypeAlias = Assign | ChainStmt | Return
+
+
+def statement_value(stmt: SimpleStmt) -> Expr:
+    """What an assignment, chain or return computes."""
+    return stmt.chain if isinstance(stmt, ChainStmt) else stmt.value
+
+
+def body_expressions(body: tuple[ForwardStmt, ...]) -> list[Expr]:
+    """Every expression a forward body reads as written: statements' values, ``if``
+    conditions and ``for`` iterables (loop variables are not expressions)."""
+    out: list[Expr] = []
+    pending: list[ForwardStmt] = list(reversed(body))
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, If):
+            out += [branch.test for branch in stmt.branches if branch.test is not None]
+            for branch in reversed(stmt.branches):
+                pending.extend(reversed(branch.body))
+        elif isinstance(stmt, For):
+            out.append(stmt.iterable)
+            pending.extend(reversed(stmt.body))
+        else:
+            out.append(statement_value(stmt))
+    return out
 
 
 def simple_statements(body: tuple[ForwardStmt, ...]) -> list[SimpleStmt]:
