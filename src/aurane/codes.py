@@ -1021,8 +1021,7 @@ _CODES: tuple[Code, ...] = (
         "`features` (each unnamed layer at the next index, as torchvision's flat\n"
         "nn.Sequential). Only a block call can be spliced, and it needs the container's\n"
         "name after `as`.",
-        "model N:\n    input_shape = (4,)\n    def forward(x):\n"
-        "        x -> *dense(2) as features",
+        "model N:\n    input_shape = (4,)\n    def forward(x):\n        x -> *dense(2) as features",
         "Splice a block call, and name the container it goes into.",
     ),
     Code(

@@ -419,7 +419,10 @@ def test_a_loop_is_one_collapsible_group() -> None:
     assert 'data-block="for@9:9"' in svg
     expanded = build_diagram(graph, expand=["for@9:9"])
     (cluster,) = expanded.clusters
-    assert (cluster.path, cluster.label) == ("for@9:9", "for i, c in enumerate([8, 16, 32]) (3 iterations)")
+    assert (cluster.path, cluster.label) == (
+        "for@9:9",
+        "for i, c in enumerate([8, 16, 32]) (3 iterations)",
+    )
     inside = [n.title for n in expanded.nodes if n.cluster == cluster.id]
     assert inside == ["Stage(8)", "Stage(16)", "Stage(32)"]
     everything = build_diagram(graph, expand=True)  # the loop and the blocks inside it

@@ -112,7 +112,7 @@ def test_ir_and_profile_show_each_layers_init() -> None:
     [
         ("x -> dense(4, init=gaussian(1))", "unknown initialiser 'gaussian'"),
         ("x -> dense(4, init=normal(-1))", "must not be negative"),
-        ("x -> dense(4, init=kaiming_normal(mode=\"fan\"))", "must be one of fan_in, fan_out"),
+        ('x -> dense(4, init=kaiming_normal(mode="fan"))', "must be one of fan_in, fan_out"),
         ("x -> relu(init=zeros)", "'relu' has no weight"),
         ("x -> dense(4, init=constant())", "needs its argument 'val'"),
     ],

@@ -288,7 +288,9 @@ def test_function_not_in_the_list_and_limits() -> None:
     head = "model Net:\n    input_shape = (4,)\n    def forward(x):\n"
     found = errors(head + "        x -> dense(pow(2, 3))\n")
     assert found[0][:3] == ("R005", 4, 20) and "not a constant function" in found[0][3]
-    found = errors(head + "        for i in range(20000):\n            x -> relu()\n        return x\n")
+    found = errors(
+        head + "        for i in range(20000):\n            x -> relu()\n        return x\n"
+    )
     assert found[0][:3] == ("S123", 4, 18)
     found = errors(
         head

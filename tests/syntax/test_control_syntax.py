@@ -171,7 +171,9 @@ def test_variant_with_a_forward_is_refused() -> None:
 
 FORMAT_CASES = {
     "conditions": (
-        "c = (1 if a else 2)if not(b)else[x  for_ ]\n" if False else "c = (1 if a else 2)if not(b)else 3\n",
+        "c = (1 if a else 2)if not(b)else[x  for_ ]\n"
+        if False
+        else "c = (1 if a else 2)if not(b)else 3\n",
         "c = (1 if a else 2) if not b else 3\n",
     ),
     "parentheses stay where the grammar needs them": (
@@ -181,12 +183,12 @@ FORMAT_CASES = {
     "control statements and templates": (
         "model B(n, act=relu):\n    init  dense :normal( 0.02 )\n    def forward(x):\n"
         "        for i,(a ,b) in enumerate( [(1,2)] ):\n"
-        "            if a>1 :\n                x -> dense(a).act as l{i+1}.\"b{ i }-0\"\n"
+        '            if a>1 :\n                x -> dense(a).act as l{i+1}."b{ i }-0"\n'
         "            elif b:\n                x -> *Stem( a )as features.*\n"
         "            else :\n                x -> act()\n        return x\n",
         "model B(n, act=relu):\n    init dense: normal(0.02)\n    def forward(x):\n"
         "        for i, (a, b) in enumerate([(1, 2)]):\n"
-        "            if a > 1:\n                x -> dense(a).act as l{i + 1}.\"b{i}-0\"\n"
+        '            if a > 1:\n                x -> dense(a).act as l{i + 1}."b{i}-0"\n'
         "            elif b:\n                x -> *Stem(a) as features.*\n"
         "            else:\n                x -> act()\n        return x\n",
     ),

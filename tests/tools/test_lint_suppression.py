@@ -38,7 +38,8 @@ def test_both_lines_warn_without_comments() -> None:
 
 
 @pytest.mark.parametrize(
-    "comment", ["  # aurane: ignore[L201]", "  # aurane: ignore", "  # why # aurane: ignore[l201, W003]"]
+    "comment",
+    ["  # aurane: ignore[L201]", "  # aurane: ignore", "  # why # aurane: ignore[l201, W003]"],
 )
 def test_a_comment_silences_its_line_only(comment: str) -> None:
     assert codes(program(first=comment)) == [("L201", 5)]
@@ -50,7 +51,9 @@ def test_other_codes_stay_and_unknown_forms_do_nothing() -> None:
 
 
 def test_a_comment_covers_every_line_of_its_statement() -> None:
-    text = program().replace("          -> batchnorm().relu", "          -> batchnorm().relu  # aurane: ignore")
+    text = program().replace(
+        "          -> batchnorm().relu", "          -> batchnorm().relu  # aurane: ignore"
+    )
     assert codes(text) == [("L201", 4)]
 
 
@@ -99,4 +102,8 @@ def test_cli_reads_the_nearest_config(tmp_path: Path) -> None:
     assert result.returncode == 0
     (tmp_path / "aurane.toml").write_text("[lint]\nignore = 3\n")
     result = run_cli("lint", str(source))
-    assert result.returncode == 2 and "aurane.toml" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        result.returncode == 2
+        and "aurane.toml" in result.stderr
+        and "Traceback" not in result.stderr
+    )

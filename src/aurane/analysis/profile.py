@@ -22,8 +22,8 @@ from aurane import ops
 from aurane.analysis.formulas import macs_formula, pretty
 from aurane.analysis.naming import op_text
 from aurane.ir.blocks import call_text
-from aurane.ir.inits import effective_inits
 from aurane.ir.graph import Graph, Node, Value
+from aurane.ir.inits import effective_inits
 from aurane.ops.rules import numel
 from aurane.ops.spec import ArgValue, BoundArgs, InferContext, TensorType
 from aurane.records import record, replace

@@ -305,7 +305,9 @@ def lower_variant(
         return None  # S128, reported by the semantic pass
     before = len(lowerer.diagnostics)
     if model.base is not None:  # a variant of a variant
-        graph = lower_variant(lowerer, model, info, input_type, input_span, graph_name, input_origin)
+        graph = lower_variant(
+            lowerer, model, info, input_type, input_span, graph_name, input_origin
+        )
     elif per_call(model):
         values = bind(lowerer, model, base.args, base, base.span) if model.params else {}
         graph = None

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from aurane.records import field, record
-from aurane.source import Span
 from aurane.semantics.inits import InitSpec, Rule
 from aurane.semantics.values import OpValue
+from aurane.source import Span
 from aurane.syntax import ast
 
 BATCH = "batch"
@@ -158,7 +158,12 @@ class Graph:
 
 def _origin_json(frame: ast.Origin) -> dict[str, Any]:
     """A loop iteration (``index``) or chosen branch, with its header's span."""
-    return {"kind": frame.kind, "index": frame.index, "text": frame.text, "span": frame.span.to_json()}
+    return {
+        "kind": frame.kind,
+        "index": frame.index,
+        "text": frame.text,
+        "span": frame.span.to_json(),
+    }
 
 
 def _dim_json(dim: Any) -> Any:

@@ -27,9 +27,9 @@ from aurane.records import replace
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import SemanticResult
+from aurane.semantics.constants import per_call
 from aurane.semantics.dims import declared_dims
 from aurane.semantics.inits import check_layer_init, read_rules, split_init
-from aurane.semantics.constants import per_call
 from aurane.semantics.tying import split_tie
 from aurane.semantics.unroll import label_new
 from aurane.source import Span
@@ -175,7 +175,9 @@ class _Lowerer(Lowering):
                 result = self.tensor(builder, env, chain)
                 if isinstance(chain.source, ast.Name):
                     source = chain.source.id
-                    env[source] = None if result is None else self.bind_name(builder, result, source)
+                    env[source] = (
+                        None if result is None else self.bind_name(builder, result, source)
+                    )
                 return result
             case ast.Return(value=value):
                 return self.tensor(builder, env, value)

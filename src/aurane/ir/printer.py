@@ -6,8 +6,8 @@ import json
 
 from aurane.ir.graph import Graph
 from aurane.ir.inits import effective_inits, layer_path
-from aurane.semantics.inits import InitSpec
 from aurane.ops.rules import fmt_shape
+from aurane.semantics.inits import InitSpec
 
 
 def graphs_to_json(graphs: list[Graph]) -> str:

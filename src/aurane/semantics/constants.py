@@ -26,9 +26,9 @@ from aurane.semantics.functions import (
     call_function,
     is_function,
 )
+from aurane.semantics.inits import INIT
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.symbolic import plain
-from aurane.semantics.inits import INIT
 from aurane.semantics.tying import TIE
 from aurane.semantics.unroll import (
     ControlFlow,
@@ -188,8 +188,7 @@ class _Resolver(ControlFlow):
             self.diagnostics.append(
                 diag(
                     "S121",
-                    "a 'for' loop is unrolled at compile time and runs over a constant: "
-                    + problem,
+                    "a 'for' loop is unrolled at compile time and runs over a constant: " + problem,
                     span,
                     hint="loop over range(n) or a list constant",
                 )
@@ -288,7 +287,9 @@ class _Resolver(ControlFlow):
     def compare(self, op: str, lhs: Any, rhs: Any, span: Span) -> bool:
         if op in ("in", "not in"):
             if not isinstance(rhs, list | tuple | range | str):
-                self._arith_error(f"'{op}' needs a list, tuple or range, got {type_name(rhs)}", span)
+                self._arith_error(
+                    f"'{op}' needs a list, tuple or range, got {type_name(rhs)}", span
+                )
             if isinstance(rhs, str) and not isinstance(lhs, str):
                 self._arith_error(f"'{op}' a string needs a string, got {type_name(lhs)}", span)
             found = lhs in rhs
@@ -582,7 +583,9 @@ class _Resolver(ControlFlow):
         resolved = tuple(self.keyword(k, scope, initialised) for k in keywords)
         return keywords if _same(keywords, resolved) else resolved
 
-    def keyword(self, keyword: ast.Keyword, scope: _Scope, initialised: bool = False) -> ast.Keyword:
+    def keyword(
+        self, keyword: ast.Keyword, scope: _Scope, initialised: bool = False
+    ) -> ast.Keyword:
         if keyword.name == TIE:
             return keyword  # tie=transformer.wte names a layer, not a constant
         if keyword.name == INIT and initialised:
@@ -705,8 +708,7 @@ class _Resolver(ControlFlow):
             self.diagnostics.append(
                 diag(
                     "S124",
-                    f"the layer name '{path}' is given twice by this name: {first}, and "
-                    f"{here}",
+                    f"the layer name '{path}' is given twice by this name: {first}, and {here}",
                     span,
                     hint="make the name depend on the loop variable, e.g. layer{i + 1}",
                 )

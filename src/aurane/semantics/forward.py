@@ -258,8 +258,7 @@ class ForwardChecker:
             self.out.append(
                 diag(
                     "S129",
-                    f"only a block call can be spliced; '{call.func}' is no model of this "
-                    "program",
+                    f"only a block call can be spliced; '{call.func}' is no model of this program",
                     call.func_span,
                     hint=f"drop the '*': -> {call.func}(...)",
                 )

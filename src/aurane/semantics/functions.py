@@ -35,9 +35,7 @@ def _sequence(name: str, value: Any) -> list[Any] | range:
 
 def _number(name: str, value: Any) -> Any:
     if not is_number(value):
-        raise FunctionError(
-            f"{name}() needs a number, got {type_name(value)} {show(plain(value))}"
-        )
+        raise FunctionError(f"{name}() needs a number, got {type_name(value)} {show(plain(value))}")
     return value
 
 
@@ -110,11 +108,11 @@ def _round(value: Any, digits: Any = None) -> Any:
 
 
 def _ceil(value: Any) -> int:
-    return math.ceil(plain(_number("ceil", value)))
+    return int(math.ceil(plain(_number("ceil", value))))
 
 
 def _floor(value: Any) -> int:
-    return math.floor(plain(_number("floor", value)))
+    return int(math.floor(plain(_number("floor", value))))
 
 
 def _sqrt(value: Any) -> float:

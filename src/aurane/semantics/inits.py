@@ -187,12 +187,14 @@ def read_init(expr: ast.Expr) -> tuple[InitSpec | None, list[Diagnostic]]:
     pairs += [(k.name, k.value) for k in call.keywords]
     for key, value_expr in pairs:
         if key not in entry.positional or key in given:
-            problem = "is given twice" if key in given else "is not an argument"
-            return None, [_error(f"'{key}' {problem} of {call.func}", value_expr.span)]
+            why = "is given twice" if key in given else "is not an argument"
+            return None, [_error(f"'{key}' {why} of {call.func}", value_expr.span)]
         try:
             value = literal_value(value_expr)
         except NotLiteral:
-            return None, [_error(f"argument '{key}' of {call.func} must be a constant", value_expr.span)]
+            return None, [
+                _error(f"argument '{key}' of {call.func} must be a constant", value_expr.span)
+            ]
         problem = _check(call.func, key, value, dict(entry.choices))
         if problem is not None:
             return None, [_error(problem, value_expr.span)]
@@ -226,7 +228,8 @@ def read_target(rule: ast.InitRule) -> tuple[InitTarget | None, list[Diagnostic]
     canonical = ops.canonical(head) if "*" not in head else None
     if canonical is not None and canonical in INIT_OPS:
         if rest in ("", "weight", "bias"):
-            return InitTarget(canonical, rest or "weight", None), []
+            param: str = rest or "weight"
+            return InitTarget(canonical, param, None), []
         return None, [
             _error(
                 f"'init {text}': a rule for {canonical} layers names their weight or bias",

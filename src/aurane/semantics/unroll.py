@@ -180,9 +180,7 @@ class ControlFlow(ABC):
         finally:
             state.context = None
 
-    def _if(
-        self, stmt: ast.If, scope: Any, origin: tuple[ast.Origin, ...]
-    ) -> list[ast.SimpleStmt]:
+    def _if(self, stmt: ast.If, scope: Any, origin: tuple[ast.Origin, ...]) -> list[ast.SimpleStmt]:
         for branch in stmt.branches:
             if branch.test is None:
                 chosen = True
@@ -241,8 +239,7 @@ class ControlFlow(ABC):
             self.diagnostics.append(
                 diag(
                     "S123",
-                    f"this loop would run {len(items):,} times; the limit is "
-                    f"{MAX_ITERATIONS:,}",
+                    f"this loop would run {len(items):,} times; the limit is {MAX_ITERATIONS:,}",
                     stmt.iterable.span,
                     hint="use a smaller bound, or repeat(Block, n) for many copies of a block",
                 )
@@ -316,4 +313,3 @@ def _items(value: Any) -> list[Any] | range | None:
     if isinstance(value, list | tuple):
         return list(value)
     return None
-

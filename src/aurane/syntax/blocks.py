@@ -7,6 +7,7 @@ block silently, so one broken header gives one diagnostic.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
@@ -412,7 +413,9 @@ class BlockParser(ExprParser):
         target_span = self.span_from(first.span)
         self.expect_op(":", "after the target of 'init'")
         if self.peek() is None:
-            self.fail("P006", "expected an initialiser after ':', such as normal(0.02)", self.here())
+            self.fail(
+                "P006", "expected an initialiser after ':', such as normal(0.02)", self.here()
+            )
         spec = self.expr()
         self.end_of_statement("initialiser")
         return ast.InitRule("".join(parts), target_span, spec, self.span_from(keyword.span))
@@ -596,7 +599,7 @@ class BlockParser(ExprParser):
         finally:
             self._nesting -= 1
 
-    def _branch(self, item: Item, keyword: str) -> ast.Branch:
+    def _branch(self, item: Item, *, keyword: str) -> ast.Branch:
         self.start(item.line)
         first = self.advance()
         test = None
@@ -615,7 +618,7 @@ class BlockParser(ExprParser):
         broken = False
         keyword = "if"
         while True:
-            branch = self.guarded(items[index], lambda item: self._branch(item, keyword))
+            branch = self.guarded(items[index], functools.partial(self._branch, keyword=keyword))
             broken |= branch is None
             if branch is not None:
                 branches.append(branch)
@@ -768,4 +771,6 @@ def _is_init(line: LogicalLine) -> bool:
     """``init dense: ...``: not ``init = 3`` (a model constant named init)."""
     tokens = line.tokens
     return tokens[0].text == "init" and len(tokens) > 1 and not tokens[1].is_op("=")
+
+
 _HEADER_WORDS = frozenset({"model", "dataset", "experiment", "train", "train_gan", "def"})

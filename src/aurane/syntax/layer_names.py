@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NoReturn
 
+from aurane.diagnostics import Diagnostic
 from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.tokens import Kind, LogicalLine, Token, tokenize
@@ -39,7 +40,7 @@ class LayerNames:
     # provided by the expression parser
     _toks: list[Token]
     pos: int
-    diagnostics: list[object]
+    diagnostics: list[Diagnostic]
     quiet: bool
     expr: Callable[[], ast.Expr]
     expect_op: Callable[[str, str], Token]
@@ -154,7 +155,7 @@ class LayerNames:
                         f"invalid layer name part {token.text}: a quoted part holds letters, "
                         "digits, '_' and '-' (and {holes})",
                         span,
-                        hint="torchvision's names look like \"block1-0\"",
+                        hint='torchvision\'s names look like "block1-0"',
                     )
                 shown.append(piece)
             offset += len(piece)
@@ -168,7 +169,9 @@ class LayerNames:
             self.fail("P006", "empty '{}' in a layer name", token.span, hint="write {i + 1}")
         found = tokenize(text)
         shifted = [
-            t._replace(line=line, column=t.column + column - 1, end_column=t.end_column + column - 1)
+            t._replace(
+                line=line, column=t.column + column - 1, end_column=t.end_column + column - 1
+            )
             for logical in found.lines
             for t in logical.tokens
         ]

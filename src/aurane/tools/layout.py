@@ -52,6 +52,7 @@ def level(expr: ast.Expr) -> int:
             return _COMPARE_LEVEL
     return _ARITH_LEVEL
 
+
 Pos = tuple[int, int]
 
 
@@ -147,9 +148,9 @@ class Printer:
                 return self._binop(expr)
             case ast.UnaryOp():
                 operand = self.flat(expr.operand)
-                if (
-                    isinstance(expr.operand, ast.BinOp) and expr.operand.op != "**"
-                ) or level(expr.operand) < _ARITH_LEVEL:
+                if (isinstance(expr.operand, ast.BinOp) and expr.operand.op != "**") or level(
+                    expr.operand
+                ) < _ARITH_LEVEL:
                     operand = f"({operand})"
                 gap = " " if operand.startswith(("-", "+")) else ""  # '- -3', not '--3'
                 return expr.op + gap + operand

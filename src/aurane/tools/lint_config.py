@@ -20,6 +20,7 @@ installed, and otherwise the file is skipped with a warning (docs/tools.md).
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -159,7 +160,7 @@ def load_config(path: Path) -> LintConfig:
 
 def _codes(value: Any, where: str) -> frozenset[str]:
     if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
-        raise ConfigError(f"{where} must be a list of codes such as [\"L201\"]")
+        raise ConfigError(f'{where} must be a list of codes such as ["L201"]')
     codes = frozenset(c.strip().upper() for c in value)
     bad = sorted(c for c in codes if not _CODE.match(c))
     if bad:
@@ -168,11 +169,10 @@ def _codes(value: Any, where: str) -> frozenset[str]:
 
 
 def _toml_reader() -> Any:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    """``tomllib.loads`` (3.11+), else ``tomli``'s (3.10), else None."""
+    for name in ("tomllib", "tomli"):
         try:
-            import tomli as tomllib  # type: ignore[import-not-found,no-redef]
+            return importlib.import_module(name).loads
         except ModuleNotFoundError:
-            return None
-    return tomllib.loads
+            continue
+    return None
