@@ -390,3 +390,20 @@ def test_return_inside_a_branch_ends_the_body() -> None:
     assert first is not None and second is not None
     assert first.output_value.shape == ("batch", 2)
     assert second.output_value.shape == ("batch", 3)
+
+
+def test_block_valued_argument_cycle_is_refused_not_recursed() -> None:
+    found = errors(
+        """
+        model A(blk):
+            def forward(x):
+                return x -> blk(blk)
+
+        model Net:
+            input_shape = (4,)
+            def forward(x):
+                return x -> A(A)
+        """
+    )
+    assert found[0][:3] == ("S009", 3, 21) and "A -> A" in found[0][3]
+

@@ -26,7 +26,7 @@ from aurane.ops.spec import ArgValue, BoundArgs, InferContext, OpError, OpSpec, 
 from aurane.records import replace
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
-from aurane.semantics.check import SemanticResult
+from aurane.semantics.check import MAX_BLOCK_NESTING, SemanticResult
 from aurane.semantics.constants import per_call
 from aurane.semantics.dims import declared_dims
 from aurane.semantics.inits import check_layer_init, read_rules, split_init
@@ -384,6 +384,24 @@ class _Lowerer(Lowering):
         args: tuple[ast.Expr, ...] = (),
     ) -> Graph | None:
         model = self.models[name]
+        if name in self.lowering or len(self.lowering) >= MAX_BLOCK_NESTING:
+            self.diagnostics.append(_too_deep(name, self.lowering, call_span))
+            return None
+        self.lowering.append(name)
+        try:
+            return self._lower_block(name, model, input_type, call_span, call, args)
+        finally:
+            self.lowering.pop()
+
+    def _lower_block(
+        self,
+        name: str,
+        model: ast.Model,
+        input_type: TensorType,
+        call_span: Span,
+        call: ast.Call | None,
+        args: tuple[ast.Expr, ...],
+    ) -> Graph | None:
         values: dict[str, object] | None = None
         if per_call(model):
             values = blocks.bind(self, model, args, call, call_span) if model.params else {}
@@ -592,6 +610,25 @@ def lower_program(
     prior = [*(semantic.diagnostics if semantic else ()), *lowerer.diagnostics]
     lowerer.diagnostics.extend(check_jobs(program, graphs, prior))
     return graphs, lowerer.diagnostics
+
+
+def _too_deep(name: str, stack: list[str], span: Span) -> Diagnostic:
+    """S009 for a block that calls itself through a block-valued argument, else S113."""
+    if name in stack:
+        cycle = " -> ".join([*stack[stack.index(name) :], name])
+        return diag(
+            "S009",
+            f"models use each other recursively: {cycle} (through a block-valued argument)",
+            span,
+            hint="a model cannot contain itself; pass another block",
+        )
+    return diag(
+        "S113",
+        f"blocks nested more than {MAX_BLOCK_NESTING} levels deep here (through "
+        "block-valued arguments)",
+        span,
+        hint="flatten the nesting: call the inner blocks one after another",
+    )
 
 
 def _is_tensor(expr: ast.Expr) -> bool:

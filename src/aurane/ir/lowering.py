@@ -42,6 +42,9 @@ class Lowering(ABC):
         self.skip = skip
         self.diagnostics: list[Diagnostic] = []
         self.block_cache: dict[tuple[object, ...], Graph | None] = {}
+        # the blocks being lowered, outermost first: a block-valued argument can make a
+        # cycle (``A(A)``) or a nesting the semantic pass cannot see
+        self.lowering: list[str] = []
         self.instances: list[ast.Model] = []  # block instances stay alive: bound is by id
 
     @abstractmethod
