@@ -407,3 +407,50 @@ def test_block_valued_argument_cycle_is_refused_not_recursed() -> None:
     )
     assert found[0][:3] == ("S009", 3, 21) and "A -> A" in found[0][3]
 
+
+
+def test_a_symbolic_input_size_cannot_decide() -> None:
+    found = errors(
+        """
+        seq = dim(1, 64)
+
+        model Net:
+            input_shape = (seq, 4)
+            def forward(x):
+                if x.shape[1] > 4:
+                    x -> relu()
+                return x
+        """
+    )
+    assert found[0][:3] == ("S126", 6, 12) and "symbolic size 'seq'" in found[0][3]
+
+
+def test_parameter_takes_the_initialiser_form() -> None:
+    source = """
+    model Net:
+        input_shape = (4,)
+        def forward(x):
+            p = parameter((4,), init=normal(0.5)) as a
+            q = parameter((4,), init=constant(2.0)) as b
+            return add(add(x, p), q)
+    """
+    _, _, code = generate(textwrap.dedent(source))
+    assert "torch.empty(1, 4).normal_(std=0.5)" in code and "torch.full((1, 4), 2.0)" in code
+    found = errors(source.replace("constant(2.0)", "xavier_uniform"))
+    assert found[0][0] == "S127"
+
+
+def test_repeat_start_needs_a_name() -> None:
+    found = errors(
+        """
+        model B:
+            def forward(x):
+                return x -> dense(4)
+
+        model Net:
+            input_shape = (4,)
+            def forward(x):
+                return x -> repeat(B, 2, start=3)
+        """
+    )
+    assert found[0][0] == "S045" and "start=" in found[0][3]

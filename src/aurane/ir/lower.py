@@ -242,6 +242,16 @@ class _Lowerer(Lowering):
             start = int(bound["start"]) if bound.given("start") else None
             if result is not None and call.layer is not None:
                 named = not self.continue_container(b, call, call.layer, start)
+            elif start is not None:
+                self.diagnostics.append(
+                    diag(
+                        "S045",
+                        "start= numbers the copies in a named container, and this repeat "
+                        "has no name",
+                        bound.span("start") or call.span,
+                        hint="add 'as NAME' after the repeat, or drop start=",
+                    )
+                )
         else:
             assert spec is not None
             keywords, init = split_init(split_tie(call.keywords)[0], spec.name)

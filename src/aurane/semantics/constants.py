@@ -42,6 +42,7 @@ from aurane.semantics.values import OpValue, show, to_node, type_name
 from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.layer_names import QUOTED_PART, layer_parts
+from aurane.syntax.printer import expr_text
 from aurane.syntax.tokens import MAX_NUMBER
 
 MODEL_FIELD_NAMES = frozenset(config.MODEL_TABLE)
@@ -412,7 +413,16 @@ class _Resolver(ControlFlow):
             raise _Failed
         size = state.input_shape[axis - 1]
         if not isinstance(size, int):
-            raise _Symbolic(str(size))
+            self.diagnostics.append(
+                diag(
+                    "S126",
+                    f"{head}.shape[{int(position)}] is the symbolic size '{size}', known only "
+                    "when the model runs",
+                    span,
+                    hint="make that axis a number in input_shape to decide on it",
+                )
+            )
+            raise _Failed
         return size
 
     def function(self, call: ast.Call, scope: _Scope) -> Any:
@@ -755,11 +765,47 @@ class _Resolver(ControlFlow):
             else:
                 args.append(self.value_expr(arg, scope))
         initialised = spec is not None and spec.name != "parameter"  # its own init= argument
+        if spec is not None and spec.name == "parameter":
+            call = self.parameter_init(call)
         keywords = self.keywords(call.keywords, scope, initialised=initialised)
         suffixes = self.suffixes(call.suffixes, scope)
         if _same(call.args, args) and keywords is call.keywords and suffixes is call.suffixes:
             return call
         return replace(call, args=tuple(args), keywords=keywords, suffixes=suffixes)
+
+    def parameter_init(self, call: ast.Call) -> ast.Call:
+        """``parameter(shape, init=normal(0.02))``: the initialiser form of every layer, as
+        the parameter's own arguments (``init="normal", std=0.02``)."""
+        found = next((k for k in call.keywords if k.name == INIT), None)
+        if found is None or isinstance(found.value, ast.String):
+            return call
+        value = found.value
+        name = value.id if isinstance(value, ast.Name) else getattr(value, "func", None)
+        args = value.args if isinstance(value, ast.Call) else ()
+        given = value.keywords if isinstance(value, ast.Call) else ()
+        extra: list[ast.Keyword] = []
+        if name in ("zeros", "ones") and not args and not given:
+            mode = name
+        elif name == "normal" and len(args) <= 1 and all(k.name == "std" for k in given):
+            mode = "normal"
+            extra = [ast.Keyword("std", a.span, a, a.span) for a in args] + list(given)
+        elif name in ("constant", "full") and len(args) == 1 and not given:
+            mode = "full"
+            extra = [ast.Keyword("value", args[0].span, args[0], args[0].span)]
+        else:
+            self.diagnostics.append(
+                diag(
+                    "S127",
+                    "parameter's init= is zeros, ones, normal(std) or constant(v)",
+                    value.span,
+                    hint='e.g. parameter((1, 768), init=normal(0.02)) or init="zeros"',
+                )
+            )
+            self.failed_spans.add(call.span)
+            raise _Failed
+        mode_node = ast.String(mode, value.span)
+        kept = [k for k in call.keywords if k is not found]
+        return replace(call, keywords=(*kept, replace(found, value=mode_node), *extra))
 
     def model_arg(self, arg: ast.Expr, scope: _Scope) -> ast.Expr:
         """``repeat(block(64), 2)`` / ``repeat(block, 2)`` with ``block`` a model constant."""
@@ -976,7 +1022,8 @@ def _declared_shape(fields: tuple[ast.Field, ...]) -> tuple[Any, ...] | None:
     out: list[Any] = []
     for item in found.items:
         value = item.value if isinstance(item, ast.Number) else None
-        out.append(value if isinstance(value, int) and not isinstance(value, bool) else "size")
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        out.append(value if whole else expr_text(item))
     return tuple(out)
 
 
