@@ -189,7 +189,7 @@ def _self_attributes(stmt: pyast.stmt) -> tuple[str, ...]:
 def layer_path(attribute: str) -> str:
     """``block[0].fc1`` or ``block['0'].fc1`` -> ``block.0.fc1``: the layer name the IR records
     (``Node.layer``); string keys index an ``nn.ModuleDict``."""
-    return re.sub(r"""\[(['"]?)([\w\-]+)\1\]""", r".\2", attribute)
+    return re.sub(r"""\[(['"]?)([\w-]+)\1\]""", r".\2", attribute)
 
 
 def _run(stmt: pyast.stmt, nodes: tuple[Node, ...], index: int) -> tuple[str, int] | None:

@@ -408,7 +408,6 @@ def test_block_valued_argument_cycle_is_refused_not_recursed() -> None:
     assert found[0][:3] == ("S009", 3, 21) and "A -> A" in found[0][3]
 
 
-
 def test_a_symbolic_input_size_cannot_decide() -> None:
     found = errors(
         """

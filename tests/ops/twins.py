@@ -156,12 +156,29 @@ def _fn(fn: Callable[..., torch.Tensor]) -> Twin:
     return lambda a, s: Fn(fn)
 
 
+class TransposedDense(nn.Module):
+    """Hugging Face's Conv1D (GPT-2): a linear layer with its weight stored (in, out)."""
+
+    def __init__(self, inputs: int, features: int, bias: bool) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(inputs, features))
+        self.bias = nn.Parameter(torch.zeros(features)) if bias else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x @ self.weight
+        return y + self.bias if self.bias is not None else y
+
+
 def _act(fn: Callable[..., torch.Tensor], *names: str) -> Twin:
     return lambda a, s: Fn(lambda x: fn(x, *(a[n] for n in names)))
 
 
 TWINS: dict[str, Twin] = {
-    "dense": lambda a, s: nn.Linear(s[0][-1], a["features"], bias=a["bias"]),
+    "dense": lambda a, s: (
+        TransposedDense(s[0][-1], a["features"], a["bias"])
+        if a["transposed"]
+        else nn.Linear(s[0][-1], a["features"], bias=a["bias"])
+    ),
     "conv1d": _conv,
     "conv2d": _conv,
     "batchnorm": _batchnorm,
@@ -198,7 +215,7 @@ TWINS: dict[str, Twin] = {
     "lstm": lambda a, s: Recurrent(nn.LSTM, a, s[0][1]),
     "gru": lambda a, s: Recurrent(nn.GRU, a, s[0][1]),
     "relu": _act(F.relu),
-    "gelu": _act(F.gelu),
+    "gelu": lambda a, s: Fn(lambda x: F.gelu(x, approximate=a["approximate"])),
     "sigmoid": _act(torch.sigmoid),
     "tanh": _act(torch.tanh),
     "softmax": _act(F.softmax, "dim"),

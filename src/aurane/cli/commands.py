@@ -14,6 +14,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("aurane.cli.inspect_cmd", "show the parsed program (AST)"),
     "explain": ("aurane.cli.explain", "explain a diagnostic code"),
     "profile": ("aurane.cli.profile_cmd", "estimate parameters, FLOPs and memory per layer"),
+    "plan": (
+        "aurane.cli.plan_cmd",
+        "training memory per device for each strategy, and the largest batch that fits",
+    ),
+    "sweep": (
+        "aurane.cli.sweep_cmd",
+        "parameters, MACs and training memory over a grid of constants",
+    ),
     "visualize": ("aurane.cli.visualize", "draw a model's architecture"),
     "watch": ("aurane.cli.watch_cmd", "recompile SRC into OUT whenever SRC changes"),
     "lint": (
@@ -38,6 +46,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "check inferred shapes, dtypes and parameter counts against torch",
     ),
     "export": ("aurane.cli.export_cmd", "export models to ONNX or torch.export (.pt2)"),
+    "import": (
+        "aurane.cli.import_cmd",
+        "lift a PyTorch module into a .aur program, checked against it",
+    ),
     "diff": ("aurane.cli.diff_cmd", "compare the models of two programs or revisions"),
     "playground": ("aurane.cli.playground_cmd", "edit a program in a local web page, live"),
     "lsp": ("aurane.cli.lsp_cmd", "run the language server for editors (stdio)"),

@@ -3,12 +3,15 @@
 ``conv2d(x, 64) as conv1`` names the node of the call; ``(x -> a -> b) as downsample``
 names every node of the chain ``downsample.0``, ``downsample.1``, ... (suffix activations
 included, torchvision's layout). A name is a dotted attribute path: each part an ASCII
-identifier or a number, the first part an identifier. Errors are located at the name.
+identifier or a number, the first part an identifier; a later part may join words and
+numbers with hyphens (``trunk_output.block1.block1-0``, torchvision's RegNet), a key of the
+``nn.ModuleDict`` that holds it. Errors are located at the name.
 """
 
 from __future__ import annotations
 
 import keyword
+import re
 
 from aurane.codes import diag
 from aurane.diagnostics import Label
@@ -36,6 +39,10 @@ _MODULE_ATTRIBUTES = frozenset(
         "training type update values xpu zero_grad"
     )
 )
+
+
+# a word or number joined to others by hyphens: a key only a container can hold
+_KEY = re.compile(r"[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)+")
 
 
 def _set_layer(b: GraphBuilder, index: int, path: str, span: Span) -> None:
@@ -110,8 +117,9 @@ def _problem(path: str) -> str | None:
             if index == 0:
                 return "a layer name cannot start with a number"
             continue
-        if index and QUOTED_PART.match(part) and not part.isidentifier() and part[0] != "_":
-            continue  # "block1-0": a key of an nn.ModuleDict (a quoted part)
+        key = _KEY.fullmatch(part) or (QUOTED_PART.match(part) and part[0] != "_")
+        if index and key and not part.isidentifier():
+            continue  # "block1-0": a key of an nn.ModuleDict (hyphenated or quoted)
         if not (part.isascii() and part.isidentifier()):
             return f"'{part}' is not an ASCII identifier"
         if keyword.iskeyword(part) or keyword.issoftkeyword(part) and part == "_":

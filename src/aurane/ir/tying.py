@@ -54,6 +54,8 @@ def weight_shape(node: Node, in_shape: tuple[int, ...] | None) -> tuple[int, ...
     if in_shape is None or not in_shape:
         return None
     if node.op == "dense":
+        if args.get("transposed"):  # stored (in, out), HF's Conv1D
+            return (int(in_shape[-1]), int(args["features"]))
         return (int(args["features"]), int(in_shape[-1]))
     if node.op in TIED_OPS and "conv" in node.op:
         dims = int(node.op[-2])

@@ -71,7 +71,21 @@ def _normalizing(name: str, doc: str) -> OpSpec:
 
 
 RELU = _activation("relu", "rectified linear unit max(x, 0) (F.relu)", 1)
-GELU = _activation("gelu", "gaussian error linear unit, exact erf form (F.gelu)", 8)
+GELU = _activation(
+    "gelu",
+    "gaussian error linear unit, exact erf form or its tanh approximation (F.gelu)",
+    8,
+    params=(
+        Param(
+            "approximate",
+            ArgKind.STR,
+            "none",
+            choices=("none", "tanh"),
+            doc='"tanh": the tanh approximation (GPT-2\'s gelu_new)',
+        ),
+    ),
+    samples=(({}, ((6,),)), ({}, ((2, 3, 4),)), ({"approximate": "tanh"}, ((2, 3),))),
+)
 SIGMOID = _activation("sigmoid", "logistic sigmoid 1 / (1 + exp(-x)) (torch.sigmoid)", 4)
 TANH = _activation("tanh", "hyperbolic tangent (torch.tanh)", 5)
 SOFTMAX = _normalizing("softmax", "softmax along dim (F.softmax)")

@@ -61,13 +61,21 @@ DENSE = make_spec(
     params=(
         Param("features", ArgKind.INT, check=POSITIVE, doc="output features"),
         Param("bias", ArgKind.BOOL, True, doc="learn an additive bias"),
+        Param(
+            "transposed",
+            ArgKind.BOOL,
+            False,
+            keyword_only=True,
+            doc="store the weight (in, out), as Hugging Face's Conv1D (GPT-2), not (out, in)",
+        ),
     ),
     infer=_dense_infer,
-    doc="fully connected layer over the last axis (nn.Linear)",
+    doc="fully connected layer over the last axis (nn.Linear; transposed=true: HF's Conv1D)",
     samples=(
         ({"features": 4}, ((8,),)),
         ({"features": 3, "bias": False}, ((5, 6),)),
         ({"features": 2}, ((2, 3, 4),)),
+        ({"features": 3, "transposed": True}, ((2, 5),)),
     ),
     aliases=("linear",),
     kinds={PARAMETRIC},

@@ -61,6 +61,7 @@ TEMPLATE = frozenset(
         "rotary_embedding",
         "DropPath",
         "LayerNorm2d",
+        "TransposedLinear",
         "block",
         "aurane",
         "torchvision",

@@ -120,10 +120,29 @@ class LayerNames:
             elif token.kind is Kind.OP and token.text == "{":
                 holes.append(self._hole(token))
                 text += "{}"
+            elif not first_part and self._hyphenated(token):
+                # a container key such as torchvision RegNet's ``block1-0``, unquoted
+                text += "-" + toks[self.pos + 1].text
+                self.pos += 2
             else:
                 break
             previous = toks[self.pos - 1]
         return text
+
+    def _hyphenated(self, token: Token) -> bool:
+        """``-`` joining two pieces of a part with no space on either side, a word or digits
+        after it (``block1-0``); ``a - 0`` and ``a -> b`` are not names. Digits followed by
+        a dot (``block1-0.proj``) lex as one malformed number, so an unquoted hyphenated
+        part ends the name unless a word follows the hyphen (quote it: ``"block1-0".proj``)."""
+        toks = self._toks
+        if token.kind is not Kind.OP or token.text != "-" or self.pos + 1 >= len(toks):
+            return False
+        after = toks[self.pos + 1]
+        return (
+            (after.kind is Kind.NAME or (after.kind is Kind.NUMBER and after.text.isdigit()))
+            and _touching(token, after)
+            and after.text[:1].isalnum()
+        )
 
     def _hole(self, opener: Token) -> ast.Expr:
         """``{expr}`` in a name, at its '{'."""

@@ -21,6 +21,7 @@ from aurane.backends.torch.emit_attention import ATTENTION_EMITTERS
 from aurane.backends.torch.emit_common import (
     ATTENTION_HELPER,
     MASK,
+    TRANSPOSED_LINEAR_CLASS,
     Call,
     OpEmitter,
     Site,
@@ -42,9 +43,8 @@ from aurane.backends.torch.emit_tensor import TENSOR_EMITTERS
 
 def _dense(site: Site) -> Call:
     bias = [] if site.args["bias"] else ["bias=False"]
-    return Call(
-        "nn.Linear", (str(site.in_shape[-1]), str(site.args["features"]), *bias, *dtype_arg(site))
-    )
+    cls = TRANSPOSED_LINEAR_CLASS if site.args.get("transposed") else "nn.Linear"
+    return Call(cls, (str(site.in_shape[-1]), str(site.args["features"]), *bias, *dtype_arg(site)))
 
 
 def _embedding(site: Site) -> Call:
@@ -177,7 +177,9 @@ EMITTERS: dict[str, OpEmitter] = {
     ),
     "gru": _module(_recurrent("GRU"), lambda site: Step(Call(site.layer, (site.x,)), unpack=True)),
     "relu": functional("F.relu"),
-    "gelu": functional("F.gelu"),
+    "gelu": OpEmitter(
+        lambda site: Step(Call("F.gelu", (site.x, *options(site.args, {"approximate": "none"}))))
+    ),
     "sigmoid": functional("torch.sigmoid"),
     "tanh": functional("torch.tanh"),
     "softmax": functional("F.softmax", "dim"),

@@ -157,3 +157,6 @@ def _conv(dims: int) -> Callable[[Site], Call]:
 def _attention_forward(site: Site) -> Step:
     causal = ["causal=True"] if site.args["causal"] else []
     return Step(Call(ATTENTION_HELPER, (site.layer, site.x, MASK, *causal)))
+
+
+TRANSPOSED_LINEAR_CLASS = "TransposedLinear"  # dense(transposed=true): HF's Conv1D layout

@@ -16,7 +16,9 @@ knew, so existing programs compile byte-identically):
 - ``softplus``, ``relu6``, ``hardtanh``, ``hardsigmoid`` and ``glu`` as ``F`` functions;
 - ``drop_path`` as a ``DropPath`` module, a small class emitted once into each file that
   uses it (generated files never import aurane): torchvision's ``StochasticDepth(p, "row")``
-  written out, so the same random draws give the same numbers.
+  written out, so the same random draws give the same numbers;
+- ``dense(transposed=true)`` as a ``TransposedLinear`` module (emitted the same way): the
+  weight stored (in, out) and applied with ``addmm``, as Hugging Face's ``Conv1D``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from aurane.backends.torch.emit_common import (
+    TRANSPOSED_LINEAR_CLASS,
     Call,
     OpEmitter,
     Site,
@@ -207,11 +210,30 @@ LAYER_NORM_2D_SOURCE = f'''class {LAYER_NORM_2D_CLASS}(nn.LayerNorm):
     def forward(self, x):
         return super().forward(x.movedim(1, -1)).movedim(-1, 1)'''
 
+TRANSPOSED_LINEAR_SOURCE = f'''class {TRANSPOSED_LINEAR_CLASS}(nn.Module):
+    """A linear layer whose weight is stored (in, out), as Hugging Face's Conv1D (GPT-2)."""
+
+    def __init__(self, in_features, out_features, bias=True, dtype=None):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(in_features, out_features, dtype=dtype))
+        self.bias = nn.Parameter(torch.zeros(out_features, dtype=dtype)) if bias else None
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, x):
+        flat = x.reshape(-1, x.shape[-1])
+        if self.bias is None:
+            out = flat @ self.weight
+        else:
+            out = torch.addmm(self.bias, flat, self.weight)
+        return out.reshape(*x.shape[:-1], -1)'''
+
 # op -> (global name, source); emitted where the generated classes call the name (a
-# layer_norm is an nn.LayerNorm unless dim=1 asks for the channel axis)
+# layer_norm is an nn.LayerNorm unless dim=1 asks for the channel axis, a dense an
+# nn.Linear unless transposed=true)
 LAYER_HELPERS: dict[str, tuple[str, str]] = {
     "drop_path": (DROP_PATH_CLASS, DROP_PATH_SOURCE),
     "layer_norm": (LAYER_NORM_2D_CLASS, LAYER_NORM_2D_SOURCE),
+    "dense": (TRANSPOSED_LINEAR_CLASS, TRANSPOSED_LINEAR_SOURCE),
 }
 LAYER_HELPER_NAMES: frozenset[str] = frozenset(name for name, _ in LAYER_HELPERS.values())
 

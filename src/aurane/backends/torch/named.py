@@ -29,7 +29,7 @@ def _with(name: str, defaults: dict[str, Any], rename: dict[str, str] | None = N
 
 FUNCTION_MODULES: dict[str, Callable[[Site], Call]] = {
     "relu": _simple("nn.ReLU"),
-    "gelu": _simple("nn.GELU"),
+    "gelu": _with("nn.GELU", {"approximate": "none"}),
     "sigmoid": _simple("nn.Sigmoid"),
     "tanh": _simple("nn.Tanh"),
     "silu": _simple("nn.SiLU"),

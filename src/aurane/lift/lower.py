@@ -1,0 +1,787 @@
+"""Traced nodes to catalog operations: the flat ``LiftedGraph``.
+
+Every node of the traced graph becomes one of:
+
+- an ``Op`` (a layer, or a function with a catalog operation), its result a tensor value;
+- a Python value observed in both runs (sizes, flags), used as an argument;
+- a constant tensor (computed without the input: masks, position ids), only meaningful to
+  the patterns that consume it (``aurane.lift.patterns``);
+- a parameter or buffer read directly (``self.class_token``), which becomes a
+  ``parameter(...)`` operation where a tensor operation uses it;
+- several of these (``torch.chunk``, ``nn.MultiheadAttention``'s ``(output, weights)``).
+
+What cannot be expressed becomes a ``Gap`` at the module path and Python line responsible;
+lowering goes on past it (with ``--partial`` the rest is still written) by treating the
+unexpressible result as the value of an ``identity`` placeholder when the shape allows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import fx, nn
+
+from aurane.lift import layers
+from aurane.lift.graph import Gap, LiftedGraph, Op, Scope
+from aurane.lift.layers import Unexpressible
+from aurane.lift.trace import EXPORT, Traced
+from aurane.lift.values import FIRST, SECOND, Meta, Observed, dtype_name
+from aurane.ops import CATALOG
+from aurane.records import record
+
+# -- references: what a traced node stands for -------------------------------------------------
+
+
+@record(frozen=True)
+class TensorRef:
+    id: str  # a value of the lifted graph
+
+
+@record(frozen=True)
+class Py:
+    """A Python value as observed at batch FIRST and SECOND."""
+
+    first: Any
+    second: Any
+
+
+@record(frozen=True)
+class ParamRef:
+    path: str  # attribute path from the root (``encoder.pos_embedding``)
+    tensor: torch.Tensor
+
+
+@record(frozen=True)
+class ConstRef:
+    tensor: torch.Tensor  # the value at batch FIRST
+    meta: Any  # the Meta at batch SECOND (its batch axis, if any)
+
+
+@record(frozen=True)
+class Pieces:
+    items: tuple[Any, ...]
+
+
+Ref = TensorRef | Py | ParamRef | ConstRef | Pieces
+
+BIG = 1 << 62  # slice ends at least this large mean "to the end"
+
+
+class Batch:
+    """Marker: a size that is the batch size in both runs."""
+
+    def __repr__(self) -> str:
+        return "batch"
+
+
+BATCH = Batch()
+
+
+def _aliases() -> dict[str, str]:
+    table = {
+        "iadd": "add",
+        "isub": "sub",
+        "imul": "mul",
+        "itruediv": "truediv",
+        "div": "truediv",
+        "multiply": "mul",
+        "subtract": "sub",
+        "true_divide": "truediv",
+        "swapaxes": "transpose",
+        "swapdims": "transpose",
+        "concat": "cat",
+        "concatenate": "cat",
+        "_unsafe_view": "view",
+        "matmul": "matmul",
+        "bmm": "matmul",
+        "scaled_dot_product_attention": "sdpa",
+        "_native_batch_norm_legit_no_training": "batch_norm",
+        "reshape_as": "view_as",
+        "__and__": "and_",
+        "and": "and_",
+    }
+    return table
+
+
+ALIASES = _aliases()
+IGNORED = frozenset(
+    {"_assert", "_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range_for_size"}
+)
+_PASS_THROUGH = frozenset(
+    {"to", "_to_copy", "alias", "clone", "contiguous", "detach", "lift_fresh_copy", "type_as"}
+)
+
+
+def call_name(node: fx.Node) -> str:
+    if node.op == "call_method":
+        name = str(node.target)
+    else:
+        target = node.target
+        if isinstance(target, torch._ops.OpOverload):
+            name = target.overloadpacket.__name__
+        elif isinstance(target, torch._ops.OpOverloadPacket):
+            name = target.__name__
+        else:
+            name = getattr(target, "__name__", str(target))
+    return ALIASES.get(name, name)
+
+
+def function_label(node: fx.Node) -> str:
+    if node.op == "call_method":
+        return f"Tensor.{node.target}"
+    target = node.target
+    if isinstance(target, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+        return f"aten.{call_name(node)}"
+    module = getattr(target, "__module__", "") or ""
+    name = getattr(target, "__name__", str(target))
+    if module in ("_operator", "operator"):
+        return f"operator.{name}"
+    if module.startswith("torch.nn.functional") or module == "torch._C._nn":
+        return f"F.{name}"
+    if module == "torch" or module.startswith("torch."):
+        return f"torch.{name}"
+    return f"{module}.{name}" if module else name
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _where(node: fx.Node) -> str | None:
+    trace = node.meta.get("stack_trace") or node.stack_trace
+    if not trace:
+        return None
+    found = [m for m in _FRAME.finditer(trace) if "/torch/" not in m.group(1)]
+    if not found:
+        return None
+    last = found[-1]
+    return f"{last.group(1)}:{last.group(2)}"
+
+
+class Stop(Exception):
+    """The node reads a value lost to a gap already reported: its result is unknown too."""
+
+
+UNKNOWN = "unknown_"  # the id prefix of a value lost to a gap
+SHARED = (
+    "it is applied twice, sharing its weights between the calls: a program names each "
+    "layer once (tie= shares only a dense weight with an embedding or dense)"
+)
+GAP_ORIGIN = "not expressed: "  # the origin of the identity standing in for a gap
+
+
+class Lowerer:
+    """Walks the traced graph once, in order, keeping what each node stands for (``env``)."""
+
+    def __init__(
+        self,
+        traced: Traced,
+        observed: Observed,
+        output_names: list[str] | None = None,
+        wanted_output: str | None = None,
+    ) -> None:
+        self.traced = traced
+        self.output_names = output_names
+        self.wanted_output = wanted_output
+        self.root = traced.root
+        self.module = traced.graph_module
+        self.observed = observed
+        self.ops: list[Op] = []
+        self.by_id: dict[str, Op] = {}
+        self.gaps: list[Gap] = []
+        self.env: dict[fx.Node, Any] = {}
+        self.modules = dict(self.root.named_modules(remove_duplicate=False))
+        self.scope: tuple[Scope, ...] = ()
+        self.node: fx.Node | None = None
+        self.counter = 0
+        self.groups = 0
+        self.parameter_ids = {id(p) for p in self.root.parameters()}
+        self.owners: dict[int, str] = {}  # parameter -> the first module holding it
+        for path, module in self.root.named_modules(remove_duplicate=False):
+            weight = getattr(module, "weight", None)
+            if isinstance(weight, torch.Tensor):
+                self.owners.setdefault(id(weight), path)
+        self.parameters_made: dict[str, TensorRef] = {}
+        self.applied: set[str] = set()  # layers with weights already applied once
+        self.members: dict[str, list[fx.Node]] = {}  # a layer call's nodes (export graphs)
+        self.leaf_groups = self._leaf_groups() if traced.tracer == EXPORT else {}
+        from aurane.lift.patterns import find_rotary
+
+        self.rotary = find_rotary(self.module, observed)
+        self.folded = {inner for found in self.rotary.values() for inner in found.inner}
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        return f"{base}_{self.counter}"
+
+    def gap(self, what: str, why: str, path: str | None = None) -> None:
+        where = _where(self.node) if self.node is not None else None
+        if path is None:
+            path = self.scope[-1].path if self.scope else ""
+        self.gaps.append(Gap(path, what, why, where))
+
+    def meta(self, node: fx.Node) -> tuple[Any, Any]:
+        seen = self.observed.seen[node]
+        return seen.first, seen.second
+
+    def emit(
+        self,
+        op: str,
+        inputs: tuple[str, ...],
+        args: dict[str, Any],
+        meta: Any,
+        *,
+        layer: str | None = None,
+        origin: str = "",
+        group: str | None = None,
+        pieces: int = 0,
+        scope: tuple[Scope, ...] | None = None,
+    ) -> TensorRef:
+        if not isinstance(meta, Meta):
+            raise Unexpressible(origin or op, "its result is not a single tensor")
+        name = self.fresh(op)
+        made = Op(
+            name,
+            op,
+            inputs,
+            args,
+            meta.shape[1:],
+            meta.dtype,
+            layer=layer,
+            scope=self.scope if scope is None else scope,
+            origin=origin,
+            group=group,
+            pieces=pieces,
+            where=_where(self.node) if self.node is not None else None,
+        )
+        self.ops.append(made)
+        self.by_id[name] = made
+        return TensorRef(name)
+
+    def shape_of(self, ref: TensorRef) -> tuple[int, ...]:
+        """A value's per-sample shape (``Stop`` for one lost to a gap)."""
+        if ref.id.startswith(UNKNOWN):
+            raise Stop
+        made = self.by_id.get(ref.id)
+        return made.shape if made is not None else self.input_shape
+
+    def dtype_of(self, ref: TensorRef) -> str:
+        made = self.by_id.get(ref.id)
+        return made.dtype if made is not None else self.input_dtype
+
+    # -- scopes ------------------------------------------------------------------------------
+
+    def _module_at(self, path: str) -> nn.Module | None:
+        return self.modules.get(path)
+
+    def _scope_of(self, node: fx.Node) -> tuple[tuple[Scope, ...], Scope | None]:
+        """The non-leaf module calls ``node`` ran in, and the layer call it ran in (if any)."""
+        stack = node.meta.get("nn_module_stack") or {}
+        scopes: list[Scope] = []
+        for key, entry in stack.items():
+            path = entry[0] if isinstance(entry, tuple) else str(entry)
+            module = self._module_at(path)
+            if module is None or path == "":
+                continue
+            if layers.is_leaf(module):
+                return tuple(scopes), Scope(str(key), path, type(module))
+            scopes.append(Scope(str(key), path, type(module)))
+        return tuple(scopes), None
+
+    def _leaf_groups(self) -> dict[fx.Node, Scope]:
+        """Export graphs: the nodes that run inside a known layer, by the layer's call."""
+        found: dict[fx.Node, Scope] = {}
+        for node in self.module.graph.nodes:
+            if node.op not in ("call_function", "get_attr"):
+                continue
+            _, leaf = self._scope_of(node)
+            if leaf is not None:
+                found[node] = leaf
+                self.members.setdefault(leaf.key, []).append(node)
+        return found
+
+    # -- driver ------------------------------------------------------------------------------
+
+    def run(self, input_shape: tuple[int, ...], input_dtype: str) -> LiftedGraph:
+        self.input_shape = input_shape
+        self.input_dtype = input_dtype
+        graph = self.module.graph
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        input_id = "input"
+        for index, node in enumerate(placeholders):
+            if index == 0:
+                self.env[node] = TensorRef(input_id)
+            else:
+                self.env[node] = Py(None, None)  # an optional argument left at its default
+        output: Any = None
+        handled_groups: set[str] = set()
+        for node in graph.nodes:
+            if node.op in ("placeholder",):
+                continue
+            self.node = node
+            if node.op == "output":
+                output = node.args[0]
+                continue
+            self.scope, _ = self._scope_of(node)
+            leaf = self.leaf_groups.get(node)
+            if leaf is not None:
+                self._lower_export_leaf(node, leaf, handled_groups)
+                continue
+            if node in self.folded and all(
+                u in self.folded or u in self.rotary for u in node.users
+            ):
+                self.env[node] = Py(None, None)  # part of a recognised pattern
+                continue
+            try:
+                self.env[node] = self._lower(node)
+            except Unexpressible as error:  # at the layer's own path, or the module's
+                self.gap(
+                    error.what, error.why, str(node.target) if node.op == "call_module" else None
+                )
+                self.env[node] = self._placeholder(node)
+            except Stop:
+                self.env[node] = self._placeholder(node)
+        return self._finish(output)
+
+    def _placeholder(self, node: fx.Node) -> Any:
+        """After a gap: an ``identity`` of the first tensor input when the shape allows,
+        else a value marked unknown (what reads it stops too, without a second report)."""
+        first, second = self.meta(node)
+        if not isinstance(first, Meta):
+            return _unknown_like(first, node.name) if _holds_meta(first) else Py(first, second)
+        for arg in node.all_input_nodes:
+            ref = self.env.get(arg)
+            if (
+                isinstance(ref, TensorRef)
+                and not ref.id.startswith(UNKNOWN)
+                and self.shape_of(ref) == first.shape[1:]
+            ):
+                gap = self.gaps[-1].describe() if self.gaps else "a part above"
+                return self.emit("identity", (ref.id,), {}, first, origin=f"{GAP_ORIGIN}{gap}")
+        return TensorRef(f"{UNKNOWN}{node.name}")
+
+    # -- export: a layer's nodes folded back into the layer ------------------------------------
+
+    def _group_output(self, node: fx.Node, leaf: Scope) -> bool:
+        return any(self.leaf_groups.get(user) != leaf for user in node.users)
+
+    def _alias_source(self, node: fx.Node, leaf: Scope) -> Any:
+        """A layer node that only passes its input on (``x.to(float32)`` of a float32 ``x``
+        inside an RMS norm, read again by the residual): the input's reference, or None."""
+        current = node
+        while self.leaf_groups.get(current) == leaf:
+            if call_name(current) not in _PASS_THROUGH or not current.args:
+                return None
+            source = current.args[0]
+            if not isinstance(source, fx.Node):
+                return None
+            before, after = self.observed.seen[source].first, self.observed.seen[current].first
+            if not (isinstance(before, Meta) and before == after):
+                return None
+            current = source
+        return self.env.get(current)
+
+    def _lower_export_leaf(self, node: fx.Node, leaf: Scope, handled: set[str]) -> None:
+        if not self._group_output(node, leaf):
+            self.env[node] = Py(None, None)  # inside the layer: its value is not needed
+            return
+        alias = self._alias_source(node, leaf)
+        if alias is not None:
+            self.env[node] = alias
+            return
+        if leaf.key in handled:
+            self.gap(
+                layers.class_label(self.modules[leaf.path]),
+                "two of its results are used outside it; a layer gives one",
+                leaf.path,
+            )
+            self.env[node] = self._placeholder(node)
+            return
+        handled.add(leaf.key)
+        inputs: list[Any] = []
+        for member in self.members[leaf.key]:
+            for arg in member.all_input_nodes:
+                if self.leaf_groups.get(arg) == leaf or arg.op == "get_attr":
+                    continue
+                ref = self.env.get(arg)
+                if isinstance(ref, TensorRef | ConstRef) and ref not in inputs:
+                    inputs.append(ref)
+        module = self.modules[leaf.path]
+        tensors = [ref for ref in inputs if isinstance(ref, TensorRef)]
+        if isinstance(module, nn.MultiheadAttention) and len(tensors) in (1, 2):
+            inputs = [tensors[0], tensors[-1], tensors[-1]]  # self- or cross-attention
+        try:
+            result = self._layer(module, leaf.path, inputs, {}, node)
+            if isinstance(result, Pieces) and isinstance(self.meta(node)[0], Meta):
+                result = result.items[0]  # export flattens (output, weights) to the output
+            self.env[node] = result
+        except Unexpressible as error:
+            self.gap(error.what, error.why, leaf.path)
+            self.env[node] = self._placeholder(node)
+        except Stop:
+            self.env[node] = self._placeholder(node)
+
+    # -- one node ----------------------------------------------------------------------------
+
+    def ref(self, value: Any) -> Any:
+        """Resolve fx arguments (nodes, nested lists) to references."""
+        if isinstance(value, fx.Node):
+            return self.env[value]
+        if isinstance(value, tuple | list):
+            items = [self.ref(v) for v in value]
+            return tuple(items) if isinstance(value, tuple) else items
+        if isinstance(value, dict):
+            return {k: self.ref(v) for k, v in value.items()}
+        return value
+
+    def _lower(self, node: fx.Node) -> Any:
+        first, second = self.meta(node)
+        if node.op == "get_attr":
+            return self._attribute(node, first, second)
+        if node.op == "call_module":
+            if str(node.target) == "_guards_fn":  # torch.export's shape guards
+                return Py(None, None)
+            module = self.module.get_submodule(str(node.target))
+            path = str(node.target)
+            args = [self.ref(a) for a in node.args]
+            kwargs = {k: self.ref(v) for k, v in node.kwargs.items()}
+            return self._layer(module, path, args, kwargs, node)
+        name = call_name(node)
+        if name in IGNORED:
+            return Py(None, None)
+        rotary = self.rotary.get(node)
+        if rotary is not None:
+            source = self.env[rotary.source]
+            if not isinstance(source, TensorRef) or source.id.startswith(UNKNOWN):
+                raise Stop
+            given = {} if rotary.base == 10000.0 else {"base": rotary.base}
+            return self.emit("rotary_embedding", (source.id,), given, first, origin="rotary")
+        dependent = node in self.observed.dependent
+        if not dependent and isinstance(first, Meta) and not self._reads_parameter(node):
+            constant = self.observed.seen[node].constant
+            if constant is None:
+                raise Unexpressible(
+                    function_label(node), "a large tensor computed without the input"
+                )
+            return ConstRef(constant, second)
+        if not isinstance(first, Meta) and not _holds_meta(first):
+            return Py(first, second)  # sizes, flags: observed, nothing to emit
+        args = [self.ref(a) for a in node.args]
+        kwargs = {k: self.ref(v) for k, v in node.kwargs.items()}
+        from aurane.lift import functions
+
+        handler = functions.HANDLERS.get(name)
+        if handler is None:
+            why = functions.EXPLAINED.get(name, "no catalog operation computes it")
+            raise Unexpressible(function_label(node), why)
+        return handler(self, node, args, kwargs)
+
+    def _reads_parameter(self, node: fx.Node) -> bool:
+        seen: set[fx.Node] = set()
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current.op == "get_attr":
+                ref = self.env.get(current)
+                if isinstance(ref, ParamRef):
+                    return True
+            stack.extend(current.all_input_nodes)
+        return False
+
+    def _attribute(self, node: fx.Node, first: Any, second: Any) -> Any:
+        path = str(node.target)
+        value = _fetch(self.module, path)
+        if isinstance(value, torch.Tensor):
+            original = _fetch_path(self.root, path)
+            owner = original if isinstance(original, torch.Tensor) else value
+            if id(owner) in self.parameter_ids or isinstance(owner, nn.Parameter):
+                return ParamRef(path, owner.detach())
+            return ConstRef(
+                value.detach().clone(), Meta(tuple(value.shape), dtype_name(value.dtype))
+            )
+        return Py(first, second)
+
+    # -- layers ------------------------------------------------------------------------------
+
+    def _layer(
+        self, module: nn.Module, path: str, args: list[Any], kwargs: dict[str, Any], node: fx.Node
+    ) -> Any:
+        first, _ = self.meta(node)
+        label = layers.class_label(module)
+        op, call, arguments = layers.layer_call(module)
+        if any(True for _ in module.parameters()):
+            if path in self.applied:
+                raise Unexpressible(label, SHARED)
+            self.applied.add(path)
+        tensors = [a for a in args if isinstance(a, TensorRef)]
+        if call == layers.TABLE and not tensors:
+            from aurane.lift import patterns
+
+            return patterns.constant_lookup(self, module, path, args, node)
+        if not tensors:
+            if any(isinstance(a, ConstRef) for a in args):
+                raise Unexpressible(
+                    label,
+                    "it is applied to a tensor computed without the input (a table of "
+                    "relative positions): the language has no tensor constants",
+                )
+            raise Unexpressible(label, "it is applied to no tensor computed from the input")
+        x = tensors[0]
+        if x.id.startswith(UNKNOWN):
+            raise Stop
+        if call == layers.ATTENTION:
+            return self._attention(module, path, op, arguments, args, kwargs, node, label)
+        if call == layers.RECURRENT:
+            extra = [a for a in args[1:] if not (isinstance(a, Py) and a.first is None)]
+            if extra:
+                raise Unexpressible(label, "an initial state is given; the catalog starts at zero")
+            out_meta = first[0] if isinstance(first, tuple | list) else first
+            out = self.emit(op, (x.id,), arguments, out_meta, layer=path, origin=label)
+            return Pieces((out, Py(None, None)))
+        if op == "flatten":
+            return self._flatten(
+                x, arguments["start_dim"], arguments["end_dim"], first, label, path
+            )
+        if op == "pad":  # a function in the catalog: no module to name
+            return self.emit(op, (x.id,), arguments, first, origin=label)
+        if op == "dense":
+            owner = self.owners.get(id(getattr(module, "weight", None)), path)
+            if owner != path:  # the weight is another layer's: tie=
+                if arguments.get("transposed"):
+                    raise Unexpressible(label, f"its (in, out) weight is shared with {owner}")
+                arguments = {**arguments, "tie": owner}
+        return self.emit(op, (x.id,), arguments, first, layer=path, origin=label)
+
+    def _flatten(
+        self, x: TensorRef, start: int, end: int, meta: Any, label: str, path: str | None = None
+    ) -> TensorRef:
+        rank = len(self.shape_of(x)) + 1
+        start, end = start % rank, end % rank
+        if start == 0:
+            raise Unexpressible(label, "it flattens the batch axis into the sample")
+        if start == 1 and end == rank - 1:
+            return self.emit("flatten", (x.id,), {}, meta, layer=path, origin=label)
+        return self.emit("reshape", (x.id,), {"shape": meta.shape[1:]}, meta, origin=label)
+
+    def _attention(
+        self,
+        module: nn.Module,
+        path: str,
+        op: str,
+        arguments: dict[str, Any],
+        args: list[Any],
+        kwargs: dict[str, Any],
+        node: fx.Node,
+        label: str,
+    ) -> Any:
+        first, _ = self.meta(node)
+        names = ["query", "key", "value", "key_padding_mask", "need_weights", "attn_mask"]
+        given = dict(zip(names, args, strict=False))
+        given.update(kwargs)
+        query, key, value = given.get("query"), given.get("key"), given.get("value")
+        for mask in ("key_padding_mask", "attn_mask"):
+            found = given.get(mask)
+            if found is not None and not (isinstance(found, Py) and found.first is None):
+                raise Unexpressible(label, f"a {mask} is given; the catalog takes none")
+        if given.get("is_causal") not in (None, False) and not (
+            isinstance(given.get("is_causal"), Py) and not given["is_causal"].first
+        ):
+            arguments = {**arguments, "causal": True}
+        out_meta = first[0] if isinstance(first, tuple | list) else first
+        if not isinstance(query, TensorRef):
+            raise Unexpressible(label, "its query is not computed from the input")
+        if key == query and value == query:
+            out = self.emit(op, (query.id,), arguments, out_meta, layer=path, origin=label)
+        elif key == value and isinstance(key, TensorRef):
+            out = self.emit(op, (query.id, key.id), arguments, out_meta, layer=path, origin=label)
+        else:
+            raise Unexpressible(label, "keys and values differ; the catalog takes one memory")
+        return Pieces((out, Py(None, None)))
+
+    # -- parameters read directly ---------------------------------------------------------------
+
+    def parameter(
+        self, ref: ParamRef, batched_rank: int | None, meta_shape: tuple[int, ...] | None = None
+    ) -> TensorRef:
+        """A ``parameter(...)`` op for ``ref`` used against batched values of ``batched_rank``
+        (None: used as given, with a batch axis added by an expand)."""
+        shape = tuple(int(d) for d in ref.tensor.shape)
+        if batched_rank is not None and len(shape) == batched_rank and shape[:1] == (1,):
+            per_sample, batch_axis = shape[1:], True
+        else:
+            per_sample, batch_axis = shape, False
+        key = f"{ref.path}/{batch_axis}"
+        made = self.parameters_made.get(key)
+        if made is not None:
+            return made
+        args: dict[str, Any] = {"shape": per_sample or (1,)}
+        args.update(_init_of(ref.tensor))
+        if not batch_axis:
+            args["batch_axis"] = False
+        if not per_sample:
+            raise Unexpressible(f"parameter {ref.path}", "a scalar parameter has no shape")
+        meta = Meta((FIRST, *per_sample), dtype_name(ref.tensor.dtype))
+        out = self.emit("parameter", (), args, meta, layer=ref.path, origin="nn.Parameter")
+        self.parameters_made[key] = out
+        return out
+
+    # -- the end: output, dead code -------------------------------------------------------------
+
+    def _finish(self, output: Any) -> LiftedGraph:
+        from aurane.lift.outputs import choose_output
+
+        resolved = self.ref(output)
+        chosen, name, dropped = choose_output(self, resolved)
+        notes = []
+        if chosen.startswith(UNKNOWN):  # --partial: the output itself is lost to a gap
+            known = [op for op in self.ops if op.op in CATALOG and op.op != "parameter"]
+            chosen = known[-1].id if known else "input"
+            notes.append("the output is lost to a gap: the program returns the last value before")
+        graph = LiftedGraph(
+            ops=self.ops,
+            input="input",
+            input_shape=self.input_shape,
+            input_dtype=self.input_dtype,
+            output=chosen,
+            output_name=name,
+            dropped_outputs=dropped,
+            gaps=self.gaps,
+            notes=notes,
+        )
+        from aurane.lift.patterns import drop_repeated_heads
+
+        drop_repeated_heads(graph)
+        prune(graph)
+        for op in graph.ops:  # a helper operation no pattern took up
+            if op.op not in CATALOG:
+                graph.gaps.append(
+                    Gap(
+                        op.scope[-1].path if op.scope else "",
+                        op.origin,
+                        "no catalog operation computes it",
+                        op.where,
+                    )
+                )
+        return graph
+
+
+def prune(graph: LiftedGraph) -> None:
+    """Drop operations the output does not need (split/chunk siblings of a needed piece and
+    parametric layers stay: their weights are in the state dict)."""
+    needed = {graph.output}
+    producer = graph.producer()
+    for op in reversed(graph.ops):
+        if op.id in needed:
+            needed.update(op.inputs)
+    groups = {op.group for op in graph.ops if op.id in needed and op.group}
+    graph.ops = [op for op in graph.ops if op.id in needed or (op.group in groups and op.group)]
+    del producer
+
+
+def _unknown_like(value: Any, name: str) -> Any:
+    if isinstance(value, Meta):
+        return TensorRef(f"{UNKNOWN}{name}")
+    if isinstance(value, tuple | list):
+        return Pieces(tuple(_unknown_like(v, f"{name}_{i}") for i, v in enumerate(value)))
+    return Py(None, None)
+
+
+def _holds_meta(value: Any) -> bool:
+    if isinstance(value, Meta):
+        return True
+    if isinstance(value, tuple | list):
+        return any(_holds_meta(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_meta(v) for v in value.values())
+    return False
+
+
+def _fetch(module: nn.Module, target: str) -> Any:
+    value: Any = module
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _fetch_path(root: nn.Module, path: str) -> Any:
+    try:
+        return _fetch(root, path)
+    except AttributeError:
+        return None
+
+
+def _init_of(tensor: torch.Tensor) -> dict[str, Any]:
+    """The ``init=`` that a person would write for these values."""
+    flat = tensor.detach().reshape(-1).float()
+    if flat.numel() == 0:
+        return {}
+    first = float(flat[0])
+    if bool((flat == first).all()):
+        if first == 0.0:
+            return {}
+        if first == 1.0:
+            return {"init": "ones"}
+        return {"init": "full", "value": _round(first)}
+    std = float(flat.std()) if flat.numel() > 1 else 0.02
+    args: dict[str, Any] = {"init": "normal"}
+    if std > 0 and abs(std - 0.02) > 0.005:
+        args["std"] = _round(std)
+    return args
+
+
+def _round(value: float) -> float:
+    if value == 0 or not math.isfinite(value):
+        return value
+    digits = 2 - int(math.floor(math.log10(abs(value))))
+    return round(value, max(digits, 0) + 2)
+
+
+def static(ref: Any, what: str) -> Any:
+    """The Python value of ``ref``, the same in both runs; ``Unexpressible`` otherwise."""
+    if isinstance(ref, Py):
+        if ref.first == ref.second:
+            return ref.first
+        raise Unexpressible(what, "an argument depends on the batch size")
+    if isinstance(ref, tuple | list):
+        return type(ref)(static(r, what) for r in ref)
+    if isinstance(ref, TensorRef | ParamRef | ConstRef):
+        raise Unexpressible(what, "an argument is a tensor where the catalog takes a number")
+    return ref
+
+
+def size(ref: Any, what: str) -> Any:
+    """An int size, or BATCH when it is the batch size in both runs."""
+    if isinstance(ref, Py):
+        if ref.first == ref.second:
+            return ref.first
+        if (ref.first, ref.second) == (FIRST, SECOND):
+            return BATCH
+        raise Unexpressible(what, "a size depends on the batch size (not as the batch axis)")
+    return static(ref, what)
+
+
+Handler = Callable[[Lowerer, fx.Node, list[Any], dict[str, Any]], Any]
+
+__all__ = [
+    "BATCH",
+    "BIG",
+    "UNKNOWN",
+    "Stop",
+    "ConstRef",
+    "Handler",
+    "Lowerer",
+    "ParamRef",
+    "Pieces",
+    "Py",
+    "TensorRef",
+    "size",
+    "static",
+]

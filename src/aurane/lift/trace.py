@@ -1,0 +1,199 @@
+"""Tracing a module into a graph that keeps its module hierarchy.
+
+Two tracers, tried in order:
+
+- ``torch.fx`` symbolic tracing with PyTorch's layers as leaves (``aurane.lift.layers``):
+  each ``nn.Conv2d`` stays one ``call_module`` node, every function call between layers is
+  a node, and ``node.meta["nn_module_stack"]`` names the module calls a node ran inside.
+  It is fast (milliseconds for a ResNet) and sees the code as written: ``x.view(...)``,
+  ``torch.cat``, ``F.relu``. Every torchvision classifier traces this way.
+- ``torch.export`` (non-strict), when symbolic tracing fails for any reason other than
+  control flow on a tensor (Hugging Face models: keyword-only forwards, cache objects,
+  item assignment on proxies). Its graph is ATen operations; the nodes of each known layer
+  (by ``nn_module_stack``) are folded back into one layer node by ``aurane.lift.lower``.
+
+A module whose forward branches on a tensor's value cannot become a static program: that
+is one ``TraceFailure`` naming the line of Python responsible (the innermost frame outside
+torch), and export is not tried (it would fail on the same branch).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import linecache
+import logging
+import os
+import traceback
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import fx, nn
+
+from aurane.lift import layers
+from aurane.records import record
+
+FX = "fx"
+EXPORT = "export"
+TRACERS = ("auto", FX, EXPORT)
+
+
+class TraceFailure(Exception):
+    """The module could not be traced: ``message``, at ``where`` (file:line) when known."""
+
+    def __init__(self, message: str, where: str | None = None, line: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        self.line = line
+
+    def describe(self) -> str:
+        if self.where is None:
+            return self.message
+        code = f"\n    {self.line}" if self.line else ""
+        return f"{self.where}: {self.message}{code}"
+
+
+@record
+class Traced:
+    graph_module: fx.GraphModule
+    root: nn.Module
+    tracer: str  # FX or EXPORT
+    fx_error: str | None = None  # why symbolic tracing failed, when export was used
+
+
+class _LeafTracer(fx.Tracer):
+    """Symbolic tracing that stops at the layers Aurane maps (and unknown torch.nn leaves),
+    recording each node's Python line for the report of what cannot be expressed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.record_stack_traces = True
+
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        return layers.is_leaf(m)
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_frame(error: BaseException) -> tuple[str, str] | None:
+    """(file:line, source line) of the innermost traceback frame outside torch and Aurane."""
+    frames = traceback.extract_tb(error.__traceback__)
+    for frame in reversed(frames):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(_TORCH_DIR) or path.startswith(_HERE):
+            continue
+        if frame.filename.startswith("<"):
+            continue
+        text = (frame.line or linecache.getline(frame.filename, frame.lineno or 0)).strip()
+        return f"{frame.filename}:{frame.lineno}", text
+    return None
+
+
+def _is_control_flow(error: BaseException) -> bool:
+    text = str(error)
+    return isinstance(error, fx.proxy.TraceError) and (
+        "control flow" in text or "iterate" in text or "len(" in text
+    )
+
+
+def _defaults_after_input(root: nn.Module) -> dict[str, Any]:
+    """Arguments of ``forward`` after the input that have defaults (``padding_mask=None``):
+    traced at their default, as a call with the input alone runs them."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(root.forward).parameters.values())
+    except (TypeError, ValueError):
+        return {}
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {
+        p.name: p.default
+        for p in parameters[1:]
+        if p.kind in kinds and p.default is not inspect.Parameter.empty
+    }
+
+
+def trace_fx(root: nn.Module) -> fx.GraphModule:
+    tracer = _LeafTracer()
+    graph = tracer.trace(root, concrete_args=_defaults_after_input(root) or None)
+    name = type(root).__name__
+    return fx.GraphModule(tracer.root, graph, name)
+
+
+@contextlib.contextmanager
+def quiet_torch() -> Iterator[None]:
+    """torch's own output (export's guard warnings, the partial graph it prints to stderr
+    when it fails) kept off the user's terminal: what matters reaches them as one located
+    message."""
+    logger = logging.getLogger("torch")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def trace_export(root: nn.Module, example: tuple[Any, ...]) -> fx.GraphModule:
+    from torch.export import Dim, export
+
+    dynamic = tuple({0: Dim.AUTO} for _ in example)
+    with quiet_torch():
+        program = export(root, example, strict=False, dynamic_shapes=dynamic)
+    module = program.module()
+    assert isinstance(module, fx.GraphModule)
+    return module
+
+
+def trace(root: nn.Module, example: tuple[Any, ...], tracer: str = "auto") -> Traced:
+    """Trace ``root`` (in eval mode); ``TraceFailure`` with the responsible line when neither
+    tracer can."""
+    root.eval()
+    fx_error: str | None = None
+    branch: tuple[str, str] | None = None  # where symbolic tracing met a branch on a value
+    if tracer in ("auto", FX):
+        try:
+            return Traced(trace_fx(root), root, FX)
+        except Exception as error:  # any failure of user code or of the tracer
+            found = user_frame(error)
+            if _is_control_flow(error):
+                # a branch on a proxy: on a tensor's values, or only on its dtype or sizes,
+                # which torch.export (fake tensors of the example's shape) can follow
+                branch = found or ("", "")
+            fx_error = f"{type(error).__name__}: {error}"
+            if found is not None:
+                fx_error += f" ({found[0]})"
+            if tracer == FX:
+                where, line = found if found is not None else (None, None)
+                raise TraceFailure(
+                    f"torch.fx could not trace it: {fx_error}", where, line
+                ) from None
+    try:
+        with torch.no_grad():
+            module = trace_export(root, example)
+    except Exception as error:
+        found = user_frame(error)
+        data_dependent = "data-dependent" in str(error) or "DataDependent" in type(error).__name__
+        if branch is not None and (data_dependent or found is None):
+            found = branch if branch[0] else found
+            data_dependent = True
+        where, line = found if found is not None else (None, None)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        message = f"torch.export could not trace it: {type(error).__name__}: {first}"
+        if data_dependent:
+            message = BRANCH
+        raise TraceFailure(message, where, line) from None
+    return Traced(module, root, EXPORT, fx_error)
+
+
+BRANCH = (
+    "the forward branches on a tensor's value (data-dependent control flow): a traced "
+    "program has one path, and the language has no conditionals on values"
+)
