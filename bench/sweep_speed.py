@@ -6,7 +6,7 @@ Two measurements, each the median of ``--runs`` runs (with min and max), and the
 run's CPU time (``time.process_time``), which load on a shared machine moves least:
 
 - in process: parse once, then resolve, check and lower the program, profile it and plan
-  its training memory at each of 100 configurations (``aurane.analysis.sweep.Sweep``:
+  its training memory at each of 100 configurations (``aurane.tools.sweep.Sweep``:
   10 widths x 10 depths); reported as configurations per second;
 - the command as a user runs it: ``python -m aurane sweep examples/zoo/gpt2.aur --set
   n_embd=... --set n_layer=... --json`` (interpreter start and imports included).
@@ -30,8 +30,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from aurane.analysis.sweep import Sweep, grid  # noqa: E402
 from aurane.syntax.gc_pause import paused_gc  # noqa: E402
+from aurane.tools.sweep import Sweep, grid  # noqa: E402
 
 GPT2 = REPO / "examples" / "zoo" / "gpt2.aur"
 WIDTHS = [192, 288, 384, 480, 576, 672, 768, 864, 960, 1056]

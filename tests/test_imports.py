@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("command line", ("aurane", "aurane.__main__", "aurane.cli")),
     (
         "tools and editors",
-        ("aurane.tools", "aurane.lsp", "aurane.playground", "aurane.incremental"),
+        ("aurane.tools", "aurane.lsp", "aurane.playground", "aurane.incremental", "aurane.lift"),
     ),
     ("trust", ("aurane.verify", "aurane.export")),
     ("compile", ("aurane.compile", "aurane.cache", "aurane.frontend", "aurane.stages")),

@@ -1,4 +1,4 @@
-"""``aurane.analysis.sweep``: the constants override (no re-parsing), the grid, budgets."""
+"""``aurane.tools.sweep``: the constants override (no re-parsing), the grid, budgets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from aurane.analysis.profile import profile
-from aurane.analysis.sweep import (
+from aurane.frontend import run_front_end
+from aurane.syntax import ast
+from aurane.tools.sweep import (
     Figures,
     Row,
     Sweep,
@@ -19,8 +21,6 @@ from aurane.analysis.sweep import (
     parse_limit,
     with_constants,
 )
-from aurane.frontend import run_front_end
-from aurane.syntax import ast
 
 GPT2 = Path(__file__).resolve().parents[2] / "examples" / "zoo" / "gpt2.aur"
 WIDTHS = [192, 288, 384, 480, 576, 672, 768, 864, 960, 1056]

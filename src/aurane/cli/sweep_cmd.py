@@ -21,7 +21,7 @@ from aurane.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from aurane.analysis.sweep import Row, Sweep
+    from aurane.tools.sweep import Row, Sweep
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -74,7 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from aurane.analysis.sweep import (
+    from aurane.cli.common import source_text
+    from aurane.syntax.gc_pause import paused_gc
+    from aurane.tools.sweep import (
         Sweep,
         SweepError,
         grid,
@@ -83,8 +85,6 @@ def run(args: argparse.Namespace) -> int:
         parse_limit,
         row_json,
     )
-    from aurane.cli.common import source_text
-    from aurane.syntax.gc_pause import paused_gc
 
     try:
         assignments = [parse_assignment(text) for text in args.assignments]
@@ -141,8 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _model(sweep: Sweep, chosen: str | None) -> str:
-    from aurane.analysis.sweep import SweepError
     from aurane.syntax import ast
+    from aurane.tools.sweep import SweepError
 
     assert sweep.program is not None
     names = [m.name for m in sweep.program.models]
@@ -172,7 +172,7 @@ def sweep_text(
     args: argparse.Namespace,
 ) -> str:
     from aurane.analysis.plan import format_bytes
-    from aurane.analysis.sweep import format_value
+    from aurane.tools.sweep import format_value
 
     names = [name for name, _ in rows[0].values] if rows else []
     batch = f"batch {args.batch}" if args.batch else "the job's batch"
@@ -253,7 +253,7 @@ def _figure(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from aurane.analysis.sweep import format_value
+    from aurane.tools.sweep import format_value
 
     x_name = assignments[0][0]
     panels = [("parameters", "parameters"), ("MACs per sample", "macs")]

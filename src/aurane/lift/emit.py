@@ -20,8 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from aurane.lift.lower import GAP_ORIGIN
-from aurane.lift.structure import BlockDef, Program, Step
+from aurane.lift.graph import GAP_ORIGIN
+from aurane.lift.program import BlockDef, Program, Step
 from aurane.ops import CATALOG, lookup
 from aurane.records import field, record
 

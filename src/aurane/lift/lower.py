@@ -17,97 +17,32 @@ unexpressible result as the value of an ``identity`` placeholder when the shape 
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import fx, nn
 
-from aurane.lift import layers
-from aurane.lift.graph import Gap, LiftedGraph, Op, Scope
+from aurane.lift import functions, layers, patterns
+from aurane.lift.graph import GAP_ORIGIN, SHARED, Gap, LiftedGraph, Scope
 from aurane.lift.layers import Unexpressible
+from aurane.lift.lowering import Lowering
+from aurane.lift.outputs import choose_output
+from aurane.lift.patterns import drop_repeated_heads, find_rotary
+from aurane.lift.refs import (
+    UNKNOWN,
+    ConstRef,
+    ParamRef,
+    Pieces,
+    Py,
+    Stop,
+    TensorRef,
+    call_name,
+    function_label,
+)
 from aurane.lift.trace import EXPORT, Traced
-from aurane.lift.values import FIRST, SECOND, Meta, Observed, dtype_name
+from aurane.lift.values import Meta, Observed, dtype_name
 from aurane.ops import CATALOG
-from aurane.records import record
 
-# -- references: what a traced node stands for -------------------------------------------------
-
-
-@record(frozen=True)
-class TensorRef:
-    id: str  # a value of the lifted graph
-
-
-@record(frozen=True)
-class Py:
-    """A Python value as observed at batch FIRST and SECOND."""
-
-    first: Any
-    second: Any
-
-
-@record(frozen=True)
-class ParamRef:
-    path: str  # attribute path from the root (``encoder.pos_embedding``)
-    tensor: torch.Tensor
-
-
-@record(frozen=True)
-class ConstRef:
-    tensor: torch.Tensor  # the value at batch FIRST
-    meta: Any  # the Meta at batch SECOND (its batch axis, if any)
-
-
-@record(frozen=True)
-class Pieces:
-    items: tuple[Any, ...]
-
-
-Ref = TensorRef | Py | ParamRef | ConstRef | Pieces
-
-BIG = 1 << 62  # slice ends at least this large mean "to the end"
-
-
-class Batch:
-    """Marker: a size that is the batch size in both runs."""
-
-    def __repr__(self) -> str:
-        return "batch"
-
-
-BATCH = Batch()
-
-
-def _aliases() -> dict[str, str]:
-    table = {
-        "iadd": "add",
-        "isub": "sub",
-        "imul": "mul",
-        "itruediv": "truediv",
-        "div": "truediv",
-        "multiply": "mul",
-        "subtract": "sub",
-        "true_divide": "truediv",
-        "swapaxes": "transpose",
-        "swapdims": "transpose",
-        "concat": "cat",
-        "concatenate": "cat",
-        "_unsafe_view": "view",
-        "matmul": "matmul",
-        "bmm": "matmul",
-        "scaled_dot_product_attention": "sdpa",
-        "_native_batch_norm_legit_no_training": "batch_norm",
-        "reshape_as": "view_as",
-        "__and__": "and_",
-        "and": "and_",
-    }
-    return table
-
-
-ALIASES = _aliases()
 IGNORED = frozenset(
     {"_assert", "_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range_for_size"}
 )
@@ -116,64 +51,7 @@ _PASS_THROUGH = frozenset(
 )
 
 
-def call_name(node: fx.Node) -> str:
-    if node.op == "call_method":
-        name = str(node.target)
-    else:
-        target = node.target
-        if isinstance(target, torch._ops.OpOverload):
-            name = target.overloadpacket.__name__
-        elif isinstance(target, torch._ops.OpOverloadPacket):
-            name = target.__name__
-        else:
-            name = getattr(target, "__name__", str(target))
-    return ALIASES.get(name, name)
-
-
-def function_label(node: fx.Node) -> str:
-    if node.op == "call_method":
-        return f"Tensor.{node.target}"
-    target = node.target
-    if isinstance(target, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
-        return f"aten.{call_name(node)}"
-    module = getattr(target, "__module__", "") or ""
-    name = getattr(target, "__name__", str(target))
-    if module in ("_operator", "operator"):
-        return f"operator.{name}"
-    if module.startswith("torch.nn.functional") or module == "torch._C._nn":
-        return f"F.{name}"
-    if module == "torch" or module.startswith("torch."):
-        return f"torch.{name}"
-    return f"{module}.{name}" if module else name
-
-
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def _where(node: fx.Node) -> str | None:
-    trace = node.meta.get("stack_trace") or node.stack_trace
-    if not trace:
-        return None
-    found = [m for m in _FRAME.finditer(trace) if "/torch/" not in m.group(1)]
-    if not found:
-        return None
-    last = found[-1]
-    return f"{last.group(1)}:{last.group(2)}"
-
-
-class Stop(Exception):
-    """The node reads a value lost to a gap already reported: its result is unknown too."""
-
-
-UNKNOWN = "unknown_"  # the id prefix of a value lost to a gap
-SHARED = (
-    "it is applied twice, sharing its weights between the calls: a program names each "
-    "layer once (tie= shares only a dense weight with an embedding or dense)"
-)
-GAP_ORIGIN = "not expressed: "  # the origin of the identity standing in for a gap
-
-
-class Lowerer:
+class Lowerer(Lowering):
     """Walks the traced graph once, in order, keeping what each node stands for (``env``)."""
 
     def __init__(
@@ -183,96 +61,10 @@ class Lowerer:
         output_names: list[str] | None = None,
         wanted_output: str | None = None,
     ) -> None:
-        self.traced = traced
-        self.output_names = output_names
-        self.wanted_output = wanted_output
-        self.root = traced.root
-        self.module = traced.graph_module
-        self.observed = observed
-        self.ops: list[Op] = []
-        self.by_id: dict[str, Op] = {}
-        self.gaps: list[Gap] = []
-        self.env: dict[fx.Node, Any] = {}
-        self.modules = dict(self.root.named_modules(remove_duplicate=False))
-        self.scope: tuple[Scope, ...] = ()
-        self.node: fx.Node | None = None
-        self.counter = 0
-        self.groups = 0
-        self.parameter_ids = {id(p) for p in self.root.parameters()}
-        self.owners: dict[int, str] = {}  # parameter -> the first module holding it
-        for path, module in self.root.named_modules(remove_duplicate=False):
-            weight = getattr(module, "weight", None)
-            if isinstance(weight, torch.Tensor):
-                self.owners.setdefault(id(weight), path)
-        self.parameters_made: dict[str, TensorRef] = {}
-        self.applied: set[str] = set()  # layers with weights already applied once
-        self.members: dict[str, list[fx.Node]] = {}  # a layer call's nodes (export graphs)
+        super().__init__(traced, observed, output_names, wanted_output)
         self.leaf_groups = self._leaf_groups() if traced.tracer == EXPORT else {}
-        from aurane.lift.patterns import find_rotary
-
         self.rotary = find_rotary(self.module, observed)
         self.folded = {inner for found in self.rotary.values() for inner in found.inner}
-
-    # -- plumbing ----------------------------------------------------------------------------
-
-    def fresh(self, base: str) -> str:
-        self.counter += 1
-        return f"{base}_{self.counter}"
-
-    def gap(self, what: str, why: str, path: str | None = None) -> None:
-        where = _where(self.node) if self.node is not None else None
-        if path is None:
-            path = self.scope[-1].path if self.scope else ""
-        self.gaps.append(Gap(path, what, why, where))
-
-    def meta(self, node: fx.Node) -> tuple[Any, Any]:
-        seen = self.observed.seen[node]
-        return seen.first, seen.second
-
-    def emit(
-        self,
-        op: str,
-        inputs: tuple[str, ...],
-        args: dict[str, Any],
-        meta: Any,
-        *,
-        layer: str | None = None,
-        origin: str = "",
-        group: str | None = None,
-        pieces: int = 0,
-        scope: tuple[Scope, ...] | None = None,
-    ) -> TensorRef:
-        if not isinstance(meta, Meta):
-            raise Unexpressible(origin or op, "its result is not a single tensor")
-        name = self.fresh(op)
-        made = Op(
-            name,
-            op,
-            inputs,
-            args,
-            meta.shape[1:],
-            meta.dtype,
-            layer=layer,
-            scope=self.scope if scope is None else scope,
-            origin=origin,
-            group=group,
-            pieces=pieces,
-            where=_where(self.node) if self.node is not None else None,
-        )
-        self.ops.append(made)
-        self.by_id[name] = made
-        return TensorRef(name)
-
-    def shape_of(self, ref: TensorRef) -> tuple[int, ...]:
-        """A value's per-sample shape (``Stop`` for one lost to a gap)."""
-        if ref.id.startswith(UNKNOWN):
-            raise Stop
-        made = self.by_id.get(ref.id)
-        return made.shape if made is not None else self.input_shape
-
-    def dtype_of(self, ref: TensorRef) -> str:
-        made = self.by_id.get(ref.id)
-        return made.dtype if made is not None else self.input_dtype
 
     # -- scopes ------------------------------------------------------------------------------
 
@@ -473,8 +265,6 @@ class Lowerer:
             return Py(first, second)  # sizes, flags: observed, nothing to emit
         args = [self.ref(a) for a in node.args]
         kwargs = {k: self.ref(v) for k, v in node.kwargs.items()}
-        from aurane.lift import functions
-
         handler = functions.HANDLERS.get(name)
         if handler is None:
             why = functions.EXPLAINED.get(name, "no catalog operation computes it")
@@ -523,8 +313,6 @@ class Lowerer:
             self.applied.add(path)
         tensors = [a for a in args if isinstance(a, TensorRef)]
         if call == layers.TABLE and not tensors:
-            from aurane.lift import patterns
-
             return patterns.constant_lookup(self, module, path, args, node)
         if not tensors:
             if any(isinstance(a, ConstRef) for a in args):
@@ -559,17 +347,6 @@ class Lowerer:
                     raise Unexpressible(label, f"its (in, out) weight is shared with {owner}")
                 arguments = {**arguments, "tie": owner}
         return self.emit(op, (x.id,), arguments, first, layer=path, origin=label)
-
-    def _flatten(
-        self, x: TensorRef, start: int, end: int, meta: Any, label: str, path: str | None = None
-    ) -> TensorRef:
-        rank = len(self.shape_of(x)) + 1
-        start, end = start % rank, end % rank
-        if start == 0:
-            raise Unexpressible(label, "it flattens the batch axis into the sample")
-        if start == 1 and end == rank - 1:
-            return self.emit("flatten", (x.id,), {}, meta, layer=path, origin=label)
-        return self.emit("reshape", (x.id,), {"shape": meta.shape[1:]}, meta, origin=label)
 
     def _attention(
         self,
@@ -606,38 +383,9 @@ class Lowerer:
             raise Unexpressible(label, "keys and values differ; the catalog takes one memory")
         return Pieces((out, Py(None, None)))
 
-    # -- parameters read directly ---------------------------------------------------------------
-
-    def parameter(
-        self, ref: ParamRef, batched_rank: int | None, meta_shape: tuple[int, ...] | None = None
-    ) -> TensorRef:
-        """A ``parameter(...)`` op for ``ref`` used against batched values of ``batched_rank``
-        (None: used as given, with a batch axis added by an expand)."""
-        shape = tuple(int(d) for d in ref.tensor.shape)
-        if batched_rank is not None and len(shape) == batched_rank and shape[:1] == (1,):
-            per_sample, batch_axis = shape[1:], True
-        else:
-            per_sample, batch_axis = shape, False
-        key = f"{ref.path}/{batch_axis}"
-        made = self.parameters_made.get(key)
-        if made is not None:
-            return made
-        args: dict[str, Any] = {"shape": per_sample or (1,)}
-        args.update(_init_of(ref.tensor))
-        if not batch_axis:
-            args["batch_axis"] = False
-        if not per_sample:
-            raise Unexpressible(f"parameter {ref.path}", "a scalar parameter has no shape")
-        meta = Meta((FIRST, *per_sample), dtype_name(ref.tensor.dtype))
-        out = self.emit("parameter", (), args, meta, layer=ref.path, origin="nn.Parameter")
-        self.parameters_made[key] = out
-        return out
-
     # -- the end: output, dead code -------------------------------------------------------------
 
     def _finish(self, output: Any) -> LiftedGraph:
-        from aurane.lift.outputs import choose_output
-
         resolved = self.ref(output)
         chosen, name, dropped = choose_output(self, resolved)
         notes = []
@@ -656,8 +404,6 @@ class Lowerer:
             gaps=self.gaps,
             notes=notes,
         )
-        from aurane.lift.patterns import drop_repeated_heads
-
         drop_repeated_heads(graph)
         prune(graph)
         for op in graph.ops:  # a helper operation no pattern took up
@@ -718,70 +464,4 @@ def _fetch_path(root: nn.Module, path: str) -> Any:
         return None
 
 
-def _init_of(tensor: torch.Tensor) -> dict[str, Any]:
-    """The ``init=`` that a person would write for these values."""
-    flat = tensor.detach().reshape(-1).float()
-    if flat.numel() == 0:
-        return {}
-    first = float(flat[0])
-    if bool((flat == first).all()):
-        if first == 0.0:
-            return {}
-        if first == 1.0:
-            return {"init": "ones"}
-        return {"init": "full", "value": _round(first)}
-    std = float(flat.std()) if flat.numel() > 1 else 0.02
-    args: dict[str, Any] = {"init": "normal"}
-    if std > 0 and abs(std - 0.02) > 0.005:
-        args["std"] = _round(std)
-    return args
-
-
-def _round(value: float) -> float:
-    if value == 0 or not math.isfinite(value):
-        return value
-    digits = 2 - int(math.floor(math.log10(abs(value))))
-    return round(value, max(digits, 0) + 2)
-
-
-def static(ref: Any, what: str) -> Any:
-    """The Python value of ``ref``, the same in both runs; ``Unexpressible`` otherwise."""
-    if isinstance(ref, Py):
-        if ref.first == ref.second:
-            return ref.first
-        raise Unexpressible(what, "an argument depends on the batch size")
-    if isinstance(ref, tuple | list):
-        return type(ref)(static(r, what) for r in ref)
-    if isinstance(ref, TensorRef | ParamRef | ConstRef):
-        raise Unexpressible(what, "an argument is a tensor where the catalog takes a number")
-    return ref
-
-
-def size(ref: Any, what: str) -> Any:
-    """An int size, or BATCH when it is the batch size in both runs."""
-    if isinstance(ref, Py):
-        if ref.first == ref.second:
-            return ref.first
-        if (ref.first, ref.second) == (FIRST, SECOND):
-            return BATCH
-        raise Unexpressible(what, "a size depends on the batch size (not as the batch axis)")
-    return static(ref, what)
-
-
-Handler = Callable[[Lowerer, fx.Node, list[Any], dict[str, Any]], Any]
-
-__all__ = [
-    "BATCH",
-    "BIG",
-    "UNKNOWN",
-    "Stop",
-    "ConstRef",
-    "Handler",
-    "Lowerer",
-    "ParamRef",
-    "Pieces",
-    "Py",
-    "TensorRef",
-    "size",
-    "static",
-]
+__all__ = ["Lowerer", "prune"]

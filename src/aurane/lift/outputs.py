@@ -10,17 +10,14 @@ The others are reported as dropped.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aurane.lift.layers import Unexpressible
-
-if TYPE_CHECKING:
-    from aurane.lift.lower import Lowerer
+from aurane.lift.lowering import Lowering
+from aurane.lift.refs import Pieces, TensorRef
 
 
 def _named(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    from aurane.lift.lower import Pieces, TensorRef
-
     if isinstance(value, TensorRef):
         return [(prefix or "output", value)]
     if isinstance(value, Pieces):
@@ -38,7 +35,7 @@ def _named(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return []
 
 
-def _reach(lw: Lowerer, start: str) -> int:
+def _reach(lw: Lowering, start: str) -> int:
     """How many weighted layers the value ``start`` reads."""
     producer = {op.id: op for op in lw.ops}
     seen: set[str] = set()
@@ -58,7 +55,7 @@ def _reach(lw: Lowerer, start: str) -> int:
     return layers
 
 
-def choose_output(lw: Lowerer, resolved: Any) -> tuple[str, str, list[str]]:
+def choose_output(lw: Lowering, resolved: Any) -> tuple[str, str, list[str]]:
     """(the output's value, its name, the names of the outputs left out)."""
     names = lw.output_names
     found = _named(resolved)

@@ -16,25 +16,17 @@ is recognised where it is consumed and turned into what the catalog says instead
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import fx, nn
 
 from aurane.lift.graph import LiftedGraph, Op
 from aurane.lift.layers import Unexpressible
+from aurane.lift.lowering import Lowering
+from aurane.lift.refs import ConstRef, ParamRef, call_name
 from aurane.lift.values import Meta, Observed
 from aurane.records import record
-
-if TYPE_CHECKING:
-    from aurane.lift.lower import Lowerer
-
-
-def call_name(node: fx.Node) -> str:
-    from aurane.lift.lower import call_name as name
-
-    return name(node)
-
 
 NO_MASK, CAUSAL = "none", "causal"
 
@@ -43,8 +35,6 @@ def mask_kind(mask: Any, query: tuple[int, ...], key: tuple[int, ...]) -> str | 
     """What an attention mask (a boolean keep-mask or an additive float mask) computed
     without the input amounts to: every position kept (``NO_MASK``), exactly the lower
     triangle (``CAUSAL``), or something the catalog cannot say (None)."""
-    from aurane.lift.lower import ConstRef
-
     if not isinstance(mask, ConstRef):
         return None
     tensor = mask.tensor
@@ -57,8 +47,6 @@ def mask_kind(mask: Any, query: tuple[int, ...], key: tuple[int, ...]) -> str | 
 
 def is_causal_mask(mask: Any, query: tuple[int, ...], key: tuple[int, ...]) -> bool:
     """Whether ``mask`` (a boolean keep-mask or an additive float mask) is the causal one."""
-    from aurane.lift.lower import ConstRef
-
     if not isinstance(mask, ConstRef):
         return False
     tensor = mask.tensor
@@ -77,11 +65,9 @@ def is_causal_mask(mask: Any, query: tuple[int, ...], key: tuple[int, ...]) -> b
 
 
 def constant_lookup(
-    lw: Lowerer, module: nn.Module, path: str, args: list[Any], node: fx.Node
+    lw: Lowering, module: nn.Module, path: str, args: list[Any], node: fx.Node
 ) -> Any:
     """An ``nn.Embedding`` applied to constant ids: rows of its table, as a parameter."""
-    from aurane.lift.lower import ConstRef, ParamRef
-
     ids = next((a for a in args if isinstance(a, ConstRef)), None)
     label = f"nn.Embedding at constant ids ({path})"
     if ids is None:

@@ -1,0 +1,130 @@
+"""Arithmetic and reductions as catalog operations: ``x + y`` (a number operand becomes
+the operation's ``constant``), ``-x``, ``a @ b``, ``x.mean(dim)`` (a mean over every
+spatial axis is ``global_avg_pool``). Registered in ``functions.HANDLERS``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import fx
+
+from aurane.lift.functions_common import _arg, _axis, _meta_of, _out, _rank, _tensor, _value
+from aurane.lift.layers import Unexpressible
+from aurane.lift.lowering import Handler, Lowering
+from aurane.lift.refs import ConstRef, Py, TensorRef, function_label
+
+# -- arithmetic --------------------------------------------------------------------------------
+
+
+def _number(ref: Any) -> float | int | None:
+    if isinstance(ref, bool):
+        return None
+    if isinstance(ref, int | float):
+        return ref
+    if isinstance(ref, Py) and ref.first == ref.second and isinstance(ref.first, int | float):
+        return None if isinstance(ref.first, bool) else ref.first
+    if isinstance(ref, ConstRef) and ref.tensor.numel() == 1:
+        return ref.tensor.item()  # type: ignore[no-any-return]
+    return None
+
+
+def _align(lw: Lowering, a: TensorRef, b: TensorRef) -> tuple[TensorRef, TensorRef]:
+    """Unsqueeze the value of lower rank (per sample) until the ranks agree, as torch's
+    right-aligned broadcasting would."""
+    while _rank(lw, a) < _rank(lw, b):
+        shape = lw.shape_of(a)
+        a = lw.emit(
+            "unsqueeze", (a.id,), {"dim": 1}, _meta_of(lw, a, (1, *shape)), origin="broadcast"
+        )
+    while _rank(lw, b) < _rank(lw, a):
+        shape = lw.shape_of(b)
+        b = lw.emit(
+            "unsqueeze", (b.id,), {"dim": 1}, _meta_of(lw, b, (1, *shape)), origin="broadcast"
+        )
+    return a, b
+
+
+_TENSOR_OPS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide"}
+
+
+def _binary(kind: str) -> Handler:
+    def handle(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        what = function_label(node)
+        a, b = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "other")
+        alpha = kwargs.get("alpha")
+        if alpha is not None and _number(alpha) != 1:
+            raise Unexpressible(what, "alpha is not 1")
+        out = _out(lw, node)
+        rank = len(out.shape)
+        na, nb = _number(a), _number(b)
+        if na is None and nb is None:
+            ta = _tensor(lw, a, what, rank)
+            tb = _tensor(lw, b, what, rank)
+            ta, tb = _align(lw, ta, tb)
+            args_: dict[str, Any] = {}
+            if kind == "add" and lw.shape_of(ta) != lw.shape_of(tb):
+                args_["broadcast"] = True
+            return lw.emit(_TENSOR_OPS[kind], (ta.id, tb.id), args_, out, origin=what)
+        if na is not None and nb is not None:
+            return Py(_value(Py(lw.meta(node)[0], lw.meta(node)[1]), what), None)
+        if nb is not None:  # tensor (op) number
+            x = _tensor(lw, a, what, rank)
+            c = float(nb)
+            if kind == "add":
+                return lw.emit("subtract", (x.id,), {"constant": -c}, out, origin=what)
+            return lw.emit(_TENSOR_OPS[kind], (x.id,), {"constant": c}, out, origin=what)
+        x = _tensor(lw, b, what, rank)  # number (op) tensor
+        c = float(na)  # type: ignore[arg-type]
+        if kind == "add":
+            return lw.emit("subtract", (x.id,), {"constant": -c}, out, origin=what)
+        if kind == "mul":
+            return lw.emit("multiply", (x.id,), {"constant": c}, out, origin=what)
+        if kind == "sub":  # c - x = (x * -1) - (-c)
+            negated = lw.emit("multiply", (x.id,), {"constant": -1.0}, out, origin=what)
+            return lw.emit("subtract", (negated.id,), {"constant": -c}, out, origin=what)
+        raise Unexpressible(what, "a number divided by a tensor has no catalog operation")
+
+    return handle
+
+
+def _neg(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    x = _tensor(lw, args[0], function_label(node))
+    return lw.emit("multiply", (x.id,), {"constant": -1.0}, _out(lw, node), origin="neg")
+
+
+def _matmul(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    what = function_label(node)
+    out = _out(lw, node)
+    a = _tensor(lw, args[0], what, len(out.shape))
+    b = _tensor(lw, args[1], what, len(out.shape))
+    if _rank(lw, a) != _rank(lw, b):
+        raise Unexpressible(what, "the two operands have different ranks")
+    return lw.emit("matmul", (a.id, b.id), {}, out, origin=what)
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+
+def _reduce(op: str, pool: str | None) -> Handler:
+    def handle(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        what = function_label(node)
+        x = _tensor(lw, args[0], what)
+        dim = _value(_arg(args, kwargs, 1, "dim"), what)
+        keepdim = bool(_value(_arg(args, kwargs, 2, "keepdim", False), what))
+        out = _out(lw, node)
+        rank = _rank(lw, x)
+        if dim is None:
+            raise Unexpressible(what, "it reduces over the batch axis too")
+        dims = sorted(
+            {_axis(d, rank, what) for d in (dim if isinstance(dim, tuple | list) else [dim])}
+        )
+        if pool is not None and not keepdim and rank >= 3 and dims == list(range(2, rank)):
+            return lw.emit(pool, (x.id,), {}, out, origin=what)
+        given = dim if not isinstance(dim, list) else tuple(dim)
+        args_: dict[str, Any] = {"dim": given}
+        if keepdim:
+            args_["keepdim"] = True
+        return lw.emit(op, (x.id,), args_, out, origin=what)
+
+    return handle
