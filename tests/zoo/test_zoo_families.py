@@ -39,6 +39,16 @@ FAMILIES: dict[str, list[tuple[str, bool]]] = {
         ("resnext101_32x8d", False),
         ("wide_resnet50_2", False),
     ],
+    "vgg": [
+        ("vgg11", False),
+        ("vgg11_bn", True),
+        ("vgg13", False),
+        ("vgg13_bn", False),
+        ("vgg16", False),
+        ("vgg16_bn", False),
+        ("vgg19", False),
+        ("vgg19_bn", False),
+    ],
 }
 
 CASES = [
