@@ -49,6 +49,7 @@ FAMILIES: dict[str, list[tuple[str, bool]]] = {
         ("vgg19", False),
         ("vgg19_bn", False),
     ],
+    "mobilenet_v3": [("mobilenet_v3_large", True), ("mobilenet_v3_small", True)],
 }
 
 CASES = [
