@@ -50,6 +50,7 @@ FAMILIES: dict[str, list[tuple[str, bool]]] = {
         ("vgg19_bn", False),
     ],
     "mobilenet_v3": [("mobilenet_v3_large", True), ("mobilenet_v3_small", True)],
+    "efficientnet": [(f"efficientnet_b{k}", k == 0) for k in range(8)],
 }
 
 CASES = [
