@@ -52,6 +52,7 @@ FAMILIES: dict[str, list[tuple[str, bool]]] = {
     "mobilenet_v3": [("mobilenet_v3_large", True), ("mobilenet_v3_small", True)],
     "efficientnet": [(f"efficientnet_b{k}", k == 0) for k in range(8)],
     "densenet": [(f"densenet{k}", k == 121) for k in (121, 161, 169, 201)],
+    "convnext": [("convnext_tiny", True), ("convnext_small", False), ("convnext_base", False)],
 }
 
 CASES = [
