@@ -23,6 +23,7 @@ torchvision = pytest.importorskip("torchvision")
 from aurane.analysis.profile import profile  # noqa: E402
 from aurane.compile import compile_detailed  # noqa: E402
 from tests.zoo.harness import ZOO, parameter_count, perturb_constants  # noqa: E402
+from tests.zoo.zoo_table import family_row  # noqa: E402
 
 LONG = os.environ.get("AURANE_LONG") == "1"
 IMAGE = 64
@@ -103,3 +104,10 @@ def test_every_family_variant_is_listed() -> None:
         text = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
         entries = re.findall(r"^model (\w+) = \w+\(.*\):$", text, flags=re.MULTILINE)
         assert entries == [variant for variant, _ in variants], family
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_family_is_no_longer_than_torchvision(family: str) -> None:
+    _, aur_lines, reference_lines, variants = family_row(family)
+    assert int(aur_lines) <= int(reference_lines), family
+    assert variants.split(", ") == [variant for variant, _ in FAMILIES[family]]
