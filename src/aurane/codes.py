@@ -210,9 +210,12 @@ _CODES: tuple[Code, ...] = (
         "constant-not-literal",
         "resolve",
         "constant value is not a literal",
-        "Constants hold numbers, strings, booleans, None, tuples and lists of those.",
+        "Constants hold numbers, strings, booleans, None, tuples and lists of those, and\n"
+        "the results of the pure constant functions len, range, enumerate, zip, min, max,\n"
+        "abs, round, ceil, floor, sqrt, int, float and make_divisible (torchvision's\n"
+        "_make_divisible). No other call is evaluated at compile time.",
         "opt = adam(lr=0.1)",
-        "Write the call where it is used.",
+        "Write the call where it is used, or compute the value with the functions above.",
     ),
     # semantic
     Code(
@@ -923,6 +926,130 @@ _CODES: tuple[Code, ...] = (
         "models nest a few. The error points at the call where the chain passes the limit.",
         "model B33:\n    def forward(x):\n        x -> B32()",
         "Call the inner blocks one after another instead of inside each other.",
+    ),
+    Code(
+        "S120",
+        "condition-not-constant",
+        "semantic",
+        "an `if` condition is not known at compile time",
+        "An `if` in a forward body chooses which layers the model has, so it is decided when\n"
+        "the program compiles: its condition reads constants, block parameters, loop\n"
+        "variables and the input's sizes (`x.shape[1]`), never a tensor's values. The error\n"
+        "says which tensor (or symbolic size) the condition read.",
+        "model B(n):\n    def forward(x):\n        if x:\n            x -> relu()\n"
+        "        return x",
+        "Test a constant or parameter (`if n > 1:`); data-dependent paths are not layers.",
+    ),
+    Code(
+        "S121",
+        "loop-not-constant",
+        "semantic",
+        "a `for` loop does not run over a constant",
+        "A `for` loop is unrolled at compile time: it runs over `range(...)`, a list or tuple\n"
+        "constant or parameter, `enumerate(...)` or `zip(...)` of those. A tensor, a number\n"
+        "or anything else that is not a constant sequence cannot be unrolled.",
+        "model B(n):\n    def forward(x):\n        for i in x:\n            x -> relu()\n"
+        "        return x",
+        "Loop over range(n) or a list constant such as [64, 128, 256].",
+    ),
+    Code(
+        "S122",
+        "loop-unpacking",
+        "semantic",
+        "loop variables do not match the items",
+        "`for a, b in LIST` unpacks each item into as many names as it has values; an item\n"
+        "with another count (or a number where a tuple is expected) cannot be unpacked.\n"
+        "The error names the iteration and the item.",
+        "model B:\n    def forward(x):\n        for a, b in [(1, 2), (3,)]:\n"
+        "            x -> dense(a)\n        return x",
+        "Make every item a tuple of the same length, or change the loop variables.",
+    ),
+    Code(
+        "S123",
+        "unroll-limit",
+        "semantic",
+        "unrolling makes too many statements",
+        "Loops are unrolled when the program compiles. A loop may run at most 10,000 times\n"
+        "and one forward body may unroll into at most 20,000 statements (docs/limits.md),\n"
+        "so that a mistaken bound is refused instead of filling memory.",
+        "model B:\n    def forward(x):\n        for i in range(100000):\n"
+        "            x -> relu()\n        return x",
+        "Use a smaller bound, or repeat(Block, n) for many copies of one block.",
+    ),
+    Code(
+        "S124",
+        "layer-name-template",
+        "semantic",
+        "a layer name template gives an invalid or repeated name",
+        "`as layer{i + 1}` fills each `{...}` with a constant (an integer or a string) in\n"
+        "each iteration. A template that gives the same name in two iterations is an error\n"
+        "naming both; so is a value that is no valid name part (a float, or a string with\n"
+        "characters other than letters, digits, '_' and '-').",
+        "model B:\n    def forward(x):\n        for i in range(2):\n"
+        "            x -> dense(8) as fc{i // 2}\n        return x",
+        "Make the template depend on every loop variable that changes (`fc{i}`).",
+    ),
+    Code(
+        "S125",
+        "not-an-operation",
+        "semantic",
+        "a value is used as an operation, or an operation as a value",
+        "An operation-valued constant or parameter (`act = relu`, `block = Bottleneck`)\n"
+        "is applied as a step `-> act()`, a suffix `.act` or a call `block(64)`; `none`\n"
+        "applies nothing. Calling a constant that holds a number, or using an operation\n"
+        "where a number or tensor is expected, is an error.",
+        "model B(act = 3):\n    def forward(x):\n        x -> act()\n        return x",
+        "Give an operation or model name (`act = gelu`), or `none` to skip the step.",
+    ),
+    Code(
+        "S126",
+        "input-size",
+        "semantic",
+        "an input size cannot be read here",
+        "`x.shape[k]` is a constant inside a model: the size of axis k of the forward's\n"
+        "input (k counts the batch axis as 0, negatives count from the end), known for each\n"
+        "call. The batch axis is not known at compile time, an index must lie inside the\n"
+        "input's rank, and only the forward's own input has known sizes before lowering.",
+        "model B:\n    def forward(x):\n        x -> dense(x.shape[0])\n        return x",
+        "Read a sample axis of the forward input, e.g. x.shape[1] for the channels.",
+    ),
+    Code(
+        "S127",
+        "bad-initialiser",
+        "semantic",
+        "an initialiser or init rule is invalid",
+        "`init=` on a parametric operation, and `init TARGET: SPEC` lines in a model, take\n"
+        "one of normal(std), trunc_normal(std), uniform(a, b), zeros, ones, constant(v),\n"
+        "xavier_uniform, xavier_normal, kaiming_uniform and kaiming_normal (mode,\n"
+        "nonlinearity), with numeric arguments. A rule's target is an operation name\n"
+        "(optionally .weight or .bias) or a parameter name pattern; a target that matches\n"
+        "no parameter of the model is an error.",
+        "model N:\n    input_shape = (4,)\n    def forward(x):\n"
+        "        x -> dense(2, init=gaussian(1))",
+        "Use one of the initialisers listed, e.g. init=normal(0.02).",
+    ),
+    Code(
+        "S128",
+        "bad-variant",
+        "semantic",
+        "a model variant is invalid",
+        "`model NAME = Block(args):` defines a model whose layers and forward are exactly\n"
+        "the block's, called with those arguments: it has no forward of its own, the base\n"
+        "must be a model of the program, and a variant cannot itself take parameters.",
+        "model v = B(2):\n    def forward(x):\n        return x",
+        "Remove the forward, or write an ordinary model that calls the block.",
+    ),
+    Code(
+        "S129",
+        "bad-splice",
+        "semantic",
+        "a spliced call cannot be spliced",
+        "`-> *Block(...) as features` puts the block's layers into the container\n"
+        "`features` (each unnamed layer at the next index, as torchvision's flat\n"
+        "nn.Sequential). Only a block call can be spliced, and it needs the container's\n"
+        "name after `as`.",
+        "model N:\n    input_shape = (4,)\n    def forward(x):\n        x -> *dense(2) as features",
+        "Splice a block call, and name the container it goes into.",
     ),
     Code(
         "T114",

@@ -388,3 +388,44 @@ def test_every_catalog_op_has_a_colour_family() -> None:
     assert family("block") == family("repeat") == "block"
     # every family has its own colour
     assert len({fill for _, fill, _ in FAMILIES.values()}) == len(FAMILIES)
+
+
+LOOP = """model Stage(c):
+    def forward(x):
+        return x -> conv2d(c, kernel=3, padding=1).relu
+
+model Net:
+    input_shape = (3, 16, 16)
+    def forward(x):
+        x -> conv2d(8, kernel=1) as stem
+        for i, c in enumerate([8, 16, 32]):
+            x -> Stage(c) as layer{i + 1}
+        return x -> global_avg_pool() -> dense(4)
+"""
+
+
+def test_a_loop_is_one_collapsible_group() -> None:
+    front = run_front_end(LOOP, "loop.aur")
+    assert front.ok
+    graph = front.graphs["Net"]
+    collapsed = build_diagram(graph)
+    loop = next(n for n in collapsed.nodes if n.op == "loop")
+    assert loop.path == "for@9:9" and loop.expandable and loop.family == "block"
+    assert loop.title == "for i, c in enumerate([8, 16, 32]) x3"
+    assert loop.members == ("stage1", "stage2", "stage3") and loop.shape == "(32, 16, 16)"
+    assert loop.parameters == sum(n.parameters for n in graph.nodes[1:4])
+    assert [n.title for n in collapsed.nodes].count("Stage(8)") == 0
+    svg = svg_module.render_svg(collapsed)
+    assert 'data-block="for@9:9"' in svg
+    expanded = build_diagram(graph, expand=["for@9:9"])
+    (cluster,) = expanded.clusters
+    assert (cluster.path, cluster.label) == (
+        "for@9:9",
+        "for i, c in enumerate([8, 16, 32]) (3 iterations)",
+    )
+    inside = [n.title for n in expanded.nodes if n.cluster == cluster.id]
+    assert inside == ["Stage(8)", "Stage(16)", "Stage(32)"]
+    everything = build_diagram(graph, expand=True)  # the loop and the blocks inside it
+    assert len(everything.clusters) == 4
+    assert "subgraph cluster_" in render_dot(expanded)
+    assert "subgraph c0" in render_mermaid(expanded)

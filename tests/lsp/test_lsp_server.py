@@ -444,3 +444,24 @@ def test_garbage_never_crashes(client: LspClient) -> None:
         "textDocument/formatting",
         {"textDocument": {"uri": uri}, "options": {"tabSize": 4, "insertSpaces": True}},
     )
+
+
+LOOPS = """model Net:
+    input_shape = (3, 16, 16)
+    def forward(x):
+        for i, c in enumerate([8, 16, 32]):
+            h = conv2d(x, c, kernel=3, stride=2, padding=1) as layer{i + 1}
+            x = relu(h)
+        return x
+"""
+
+
+def test_hover_inside_an_unrolled_loop_shows_every_iteration(client: LspClient) -> None:
+    uri = "file:///loops.aur"
+    assert client.open(uri, LOOPS) == []
+    op = hover_text(client, uri, LOOPS, "conv2d(x, c")
+    assert "per iteration:" in op
+    assert "- iteration i = 0, c = 8: `(B, 8, 8, 8)`" in op
+    assert "- iteration i = 2, c = 32: `(B, 32, 2, 2)`" in op
+    value = hover_text(client, uri, LOOPS, "h = conv2d")
+    assert "iteration i = 1, c = 16: shape `(B, 16, 4, 4)`" in value

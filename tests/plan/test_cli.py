@@ -179,7 +179,9 @@ def test_sweep_invalid_configuration_is_a_located_error() -> None:
     done = run_cli("sweep", GPT2, "--set", "n_embd=250,768")
     assert done.returncode == 1
     assert "error T006" in done.stdout  # the row says why
-    assert "n_embd=250:" in done.stderr and "gpt2.aur:24:" in done.stderr  # located
+    lines = Path(GPT2).read_text(encoding="utf-8").splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "reshape(q, block" in text)
+    assert "n_embd=250:" in done.stderr and f"gpt2.aur:{line}:" in done.stderr  # located
 
 
 def test_sweep_plot(tmp_path: Path) -> None:

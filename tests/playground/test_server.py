@@ -256,3 +256,16 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     missing = run(str(tmp_path / "missing.aur"), "--no-browser", "--port", "0")
     assert missing.returncode == 1 and "cannot open" in missing.stderr
     assert run("--port", "70000", "--no-browser").returncode == 2
+
+
+def test_an_unrolled_loop_expands_in_the_playground(server: PlaygroundServer) -> None:
+    source = (
+        "model Net:\n    input_shape = (4,)\n    def forward(x):\n"
+        "        for w in [8, 16]:\n            x -> dense(w).relu as fc{w}\n        return x\n"
+    )
+    _, collapsed = post(server, "/api/analyze", {"source": source})
+    nodes = collapsed["diagram"]["data"]["nodes"]
+    assert [n["path"] for n in nodes if n["kind"] == "block"] == ["for@4:9"]
+    assert "class Net(nn.Module)" in collapsed["python"]
+    _, expanded = post(server, "/api/analyze", {"source": source, "expand": ["for@4:9"]})
+    assert [c["path"] for c in expanded["diagram"]["data"]["clusters"]] == ["for@4:9"]

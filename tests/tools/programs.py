@@ -100,7 +100,28 @@ def expr(lay: Layout, indent: int, depth: int = 0) -> str:
         f"{draw(names)}{lay.space()}={lay.space()}{expr(lay, indent, depth + 1)}"
         for _ in range(draw(st.integers(0, 2)))
     ]
+    if draw(st.integers(0, 2)) == 0:  # issue 24's conditions, items and functions
+        return _condition(lay, indent, depth)
     return draw(names) + _bracket(lay, indent, "(", items + keywords, ")")
+
+
+def _condition(lay: Layout, indent: int, depth: int) -> str:
+    draw = lay.draw
+    left, right = expr(lay, indent, depth + 1), expr(lay, indent, depth + 1)
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in"]))
+        return f"{left}{lay.around()}{op} {right}"
+    if kind == 1:
+        return f"{left} {draw(st.sampled_from(['and', 'or']))} {right}"
+    if kind == 2:
+        return f"not {left}"
+    if kind == 3:
+        return f"{left} if {right} else {expr(lay, indent, depth + 1)}"
+    if kind == 4:
+        return f"{draw(names)}[{left}]"
+    fn = draw(st.sampled_from(["max", "min", "len", "make_divisible", "round", "ceil"]))
+    return f"{fn}({left},{lay.space()}{right})"
 
 
 # ---------------------------------------------------------------- valid models
@@ -214,6 +235,40 @@ def parameterised_block(draw: st.DrawFn, lay: Layout, unit: int, index: int) -> 
     return text
 
 
+@st.composite
+def control_block(draw: st.DrawFn, lay: Layout, unit: int, index: int) -> str:
+    """Issue 24: ``if``/``for`` with a tuple target, name templates, quoted parts, ``*``,
+    an operation-valued parameter, init rules, splicing and a variant calling the block."""
+    inner = " " * unit
+    body, deeper, deepest = (" " * (unit * k) for k in (2, 3, 4))
+    text = f"cfg{index}{lay.around()}={lay.around()}[(8, 1),{lay.space()}(4, 2)]{lay.end()}"
+    text += lay.blank() + lay.own_comment()
+    text += f"model Unit{index}(c):{lay.end()}{inner}def forward(x):{lay.end()}"
+    text += f"{body}return x -> dense(c) -> relu(){lay.end()}{lay.blank()}"
+    act = draw(st.sampled_from(["act=relu", "act = gelu", "act=none"]))
+    text += f"model S{index}(w,{lay.space()}{act},{lay.space()}deep: bool = true):{lay.end()}"
+    if draw(st.booleans()):
+        text += f"{inner}init{lay.space()} dense:{lay.space()}normal(0.02){lay.end()}"
+    if draw(st.booleans()):
+        text += f"{inner}init *.weight: zeros{lay.end()}"
+    text += f"{inner}def forward(x):{lay.end()}"
+    loop = draw(st.sampled_from(["j, (c, k) in enumerate(cfg{i})", "j,(c,k) in enumerate(cfg{i})"]))
+    text += f"{body}for {loop.format(i=index)}{lay.space()}:{lay.end()}"
+    text += lay.own_comment()
+    text += f"{deeper}if deep and c > 4:{lay.end()}"
+    text += f"{deepest}x -> dense(c * k).act as layers{{{lay.space()}j{lay.space()}}}{lay.end()}"
+    text += f"{deeper}elif c == 4{lay.space()}:{lay.end()}"
+    text += f'{deepest}x -> dense(w) as blocks.{{j}}."b{{j}}-0"{lay.end()}'
+    text += f"{deeper}else:{lay.end()}{deepest}x -> act(){lay.end()}"
+    if draw(st.booleans()):
+        text += f"{body}x -> *Unit{index}(4) as tail.*{lay.end()}"
+    text += f"{body}x -> dense(8) as tail.*{lay.end()}{body}return x{lay.end()}"
+    text += lay.blank() + lay.own_comment()
+    text += f"model V{index}{lay.around()}={lay.around()}S{index}(4,{lay.space()}deep=false):"
+    text += f"{lay.end()}{inner}input_shape = (8,){lay.end()}"
+    return text
+
+
 # ---------------------------------------------------------------- whole programs
 
 
@@ -227,7 +282,17 @@ def programs(draw: st.DrawFn) -> str:
         unit = draw(st.sampled_from([2, 3, 4, 5]))
         kind = draw(
             st.sampled_from(
-                ["model", "model", "block", "const", "use", "experiment", "dataset", "train"]
+                [
+                    "model",
+                    "model",
+                    "block",
+                    "control",
+                    "const",
+                    "use",
+                    "experiment",
+                    "dataset",
+                    "train",
+                ]
             )
         )
         out += lay.blank() + lay.own_comment()
@@ -235,6 +300,8 @@ def programs(draw: st.DrawFn) -> str:
             out += draw(valid_model(lay, unit, f"M{index}", width))
         elif kind == "block":
             out += draw(parameterised_block(lay, unit, index))
+        elif kind == "control":
+            out += draw(control_block(lay, unit, index))
         elif kind == "const":
             out += f"{draw(names)}{lay.around()}={lay.around()}{expr(lay, 0)}{lay.end()}"
         elif kind == "use":

@@ -26,7 +26,20 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
     return module, result.output
 
 
-@pytest.mark.parametrize("path", sorted(ZOO.glob("*.aur")), ids=lambda p: p.stem)
+# The family programs (issue 24 item 6) call their blocks with block-valued arguments and
+# from variants: one class per block definition there is issue 24 item 3, still open.
+FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
+ITEM_3 = pytest.mark.xfail(strict=True, reason="issue 24 item 3: one class per block definition")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(path, marks=ITEM_3) if path.stem in FAMILIES else path
+        for path in sorted(ZOO.glob("*.aur"))
+    ],
+    ids=lambda p: p.stem,
+)
 def test_zoo_has_one_class_per_model(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     code = compile_detailed(source, filename=path.name).output

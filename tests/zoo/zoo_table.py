@@ -226,5 +226,86 @@ def main() -> None:
             print("| " + " | ".join(row(file)) + " |")
 
 
+def _module_parts(module: Any, names: set[str]) -> str:
+    """The top-level statements of ``module`` that define ``names`` (functions, classes and
+    assignments such as VGG's ``cfgs``), in source order."""
+    text = inspect.getsource(module)
+    lines = text.splitlines()
+    parts = []
+    for node in ast.parse(text).body:
+        targets: list[str] = []
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            targets = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            nodes = node.targets if isinstance(node, ast.Assign) else [node.target]
+            targets = [t.id for t in nodes if isinstance(t, ast.Name)]
+        if names.intersection(targets):
+            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            parts.append("\n".join(lines[start - 1 : node.end_lineno]))
+    return "\n".join(parts)
+
+
+# family -> (torchvision module, what its builders use besides torchvision.ops); the
+# reference counts those classes, functions and tables plus the builder of every variant
+# (decorators included), not the weights enums.
+FAMILY_REFERENCES: dict[str, tuple[str, list[str]]] = {
+    "resnet": ("resnet", ["conv3x3", "conv1x1", "BasicBlock", "Bottleneck", "ResNet", "_resnet"]),
+    "vgg": ("vgg", ["VGG", "make_layers", "cfgs", "_vgg"]),
+    "mobilenet_v3": (
+        "mobilenetv3",
+        ["InvertedResidualConfig", "InvertedResidual", "MobileNetV3", "_mobilenet_v3_conf"],
+    ),
+    "efficientnet": (
+        "efficientnet",
+        ["_MBConvConfig", "MBConvConfig", "MBConv", "EfficientNet", "_efficientnet_conf"],
+    ),
+    "densenet": (
+        "densenet",
+        ["_DenseLayer", "_DenseBlock", "_Transition", "DenseNet", "_densenet"],
+    ),
+    "convnext": ("convnext", ["LayerNorm2d", "CNBlock", "CNBlockConfig", "ConvNeXt", "_convnext"]),
+}
+
+
+def family_row(family: str) -> list[str]:
+    import importlib
+    import re
+
+    from torchvision.ops import misc
+    from torchvision.ops.stochastic_depth import StochasticDepth, stochastic_depth
+
+    text = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
+    variants = re.findall(r"^model (\w+) = ", text, flags=re.MULTILINE)
+    name, parts = FAMILY_REFERENCES[family]
+    module = importlib.import_module(f"torchvision.models.{name}")
+    source = _module_parts(module, {*parts, *variants})
+    ops: list[Any] = []
+    if family in ("mobilenet_v3", "efficientnet", "convnext"):
+        ops += [misc.ConvNormActivation, misc.Conv2dNormActivation]
+    if family in ("mobilenet_v3", "efficientnet"):
+        ops += [misc.SqueezeExcitation]
+    if family in ("efficientnet", "convnext"):
+        ops += [StochasticDepth, stochastic_depth]
+    if ops:
+        source += "\n" + _source(ops)
+    return [
+        f"`{family}`",
+        str(code_lines(text, python=False)),
+        str(code_lines(source, python=True)),
+        ", ".join(variants),
+    ]
+
+
+def families() -> None:
+    header = ["family", ".aur lines", "torchvision lines", "variants"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join(" --- " for _ in header) + "|")
+    for family in FAMILY_REFERENCES:
+        print("| " + " | ".join(family_row(family)) + " |")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["families"]:
+        families()
+    else:
+        main()

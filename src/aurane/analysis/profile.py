@@ -23,6 +23,7 @@ from aurane.analysis.formulas import macs_formula, pretty
 from aurane.analysis.naming import op_text
 from aurane.ir.blocks import call_text
 from aurane.ir.graph import Graph, Node, Value
+from aurane.ir.inits import effective_inits
 from aurane.ops.rules import numel
 from aurane.ops.spec import ArgValue, BoundArgs, InferContext, TensorType
 from aurane.records import record, replace
@@ -87,6 +88,8 @@ class ModelProfile:
     batch_size: int
     input_bytes: int  # per sample
     input_unknown: int  # 1 when the input dtype is unknown
+    # parameters an init= or init rule reaches: (layer path, "weight=normal(std=0.02), ...")
+    inits: tuple[tuple[str, str], ...] = ()
 
     @property
     def parameters(self) -> int:
@@ -143,6 +146,10 @@ def profile(graph: Graph, batch_size: int = 1) -> ModelProfile:
         batch_size=batch_size,
         input_bytes=_value_bytes(inp),
         input_unknown=int(inp.dtype is None),
+        inits=tuple(
+            (path, ", ".join(f"{param}={spec.text()}" for param, spec in specs.items()))
+            for path, specs in effective_inits(graph).items()
+        ),
     )
 
 

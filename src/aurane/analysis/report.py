@@ -109,6 +109,7 @@ def model_json(
         "estimate": True,
         "layers": [layer_json(layer, p.batch_size, explain) for layer in p.layers],
         "training_memory": memory_json(memory),
+        **({"init": dict(p.inits)} if p.inits else {}),  # layer path -> its initialisers
     }
 
 
@@ -202,6 +203,9 @@ def model_text(
             for t in by_operation(p)
         ]
         lines += ["  " + line for line in _table(rows, right={1, 2, 3, 4})]
+    if p.inits:
+        lines += ["", "  initialisation (parameters not left at PyTorch's default):"]
+        lines += [f"    {path}: {text}" for path, text in p.inits]
     if explain:
         lines += ["", "  formulas (counts from the op catalog rules):"]
         lines += [f"    {path}: {layer.formula}" for path, _, layer in walk(p.layers)]

@@ -81,8 +81,8 @@ def _stats(program: Any, text: str) -> dict[str, int]:
 
     steps = 0
     for model in program.models:
-        for stmt in model.forward.body if model.forward else ():
-            steps += _count_calls(stmt)
+        for stmt in ast.simple_statements(model.forward.body) if model.forward else ():
+            steps += _count_calls(stmt)  # as written: a loop's body counts once
     return {
         "lines": len(text.splitlines()),
         "statements": len(program.statements),

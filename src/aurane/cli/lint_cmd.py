@@ -11,7 +11,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 from aurane.cli.commands import command_help
-from aurane.cli.common import EXIT_INPUT, EXIT_OK, CommandError, print_diagnostics, print_json
+from aurane.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    print_diagnostics,
+    print_json,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -40,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from aurane.tools.format import discover
 
     select = [c.strip().upper() for c in args.select.split(",")] if args.select else None
+    args.configs = {}  # aurane.toml path -> its settings
     failed = False
     payload: list[dict[str, object]] = []
     for given in args.paths:
@@ -51,6 +59,26 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"files": payload})
     return EXIT_INPUT if failed else EXIT_OK
+
+
+def _ignored(file: Path, configs: dict[Path, object]) -> frozenset[str]:
+    """The codes ``aurane.toml`` silences in ``file`` (none without one)."""
+    from aurane.tools.lint_config import ConfigError, LintConfig, find_config, load_config
+
+    path = find_config(file.parent)
+    if path is None:
+        return frozenset()
+    config = configs.get(path)
+    if config is None:
+        try:
+            config = load_config(path)
+        except ConfigError as error:
+            raise CommandError(str(error), EXIT_USAGE) from None
+        configs[path] = config
+        if config.warning is not None:
+            print(f"warning: {config.warning}", file=sys.stderr)
+    assert isinstance(config, LintConfig)
+    return config.ignored(file)
 
 
 def _one(
@@ -71,7 +99,8 @@ def _one(
         text = load_text(str(file))
     if text is None:
         return True
-    found = lint_source(text, str(file))
+    ignore = _ignored(file, args.configs)
+    found = lint_source(text, str(file), ignore=ignore)
     if args.auto_fix and any(d.code in FIXABLE for d in found):
         fixed = fix_source(text, str(file), found)
         if fixed.error is not None:
@@ -84,7 +113,7 @@ def _one(
                 return True
             print(f"fixed {len(fixed.fixed)} problem(s) in {file}", file=sys.stderr)
             text = fixed.output
-            found = lint_source(text, str(file))
+            found = lint_source(text, str(file), ignore=ignore)
     if select is not None:
         chosen = set(select)
         found = [d for d in found if d.code in chosen]

@@ -13,20 +13,22 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aurane.diagnostics import Diagnostic, Label
-from aurane.ir.builder import model_info
+from aurane.ir.builder import ModelInfo, model_info
 from aurane.ir.graph import Graph
 from aurane.ir.lowering import Lowering
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import TensorType
 from aurane.records import fields, is_record, replace
 from aurane.semantics.block_args import bind_block_call, inner_values
-from aurane.semantics.constants import evaluate_constant, resolve_block
+from aurane.semantics.constants import evaluate_constant, per_call, resolve_block
 from aurane.semantics.forward import ForwardChecker
+from aurane.semantics.inits import read_rules
 from aurane.semantics.symbolic import is_symbolic, plain, symbol
 from aurane.semantics.uncalled import name_references
-from aurane.semantics.values import show
+from aurane.semantics.values import OpValue, show
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.printer import expr_text
 
 if TYPE_CHECKING:
     import ast as pyast
@@ -235,10 +237,11 @@ def lower_instance(
 ) -> Graph | None:
     defaults = defaults_of(lowerer, model)
     shown_call = f"in the call {call_text(model.name, values, defaults)}"
-    instance, problems = resolve_block(lowerer.program, model, inner_values(values))
+    symbolic = symbolic_input(input_type.shape)
+    instance, problems = resolve_block(lowerer.program, model, inner_values(values), symbolic)
     checker = ForwardChecker(set(lowerer.models), problems, lowerer.bound)
     checker.parameterised = frozenset(n for n, m in lowerer.models.items() if m.params)
-    if instance.forward is not None:
+    if instance.forward is not None and not any(d.is_error for d in problems):
         checker.run(instance.forward)
     lowerer.instances.append(instance)
     before = len(lowerer.diagnostics)
@@ -254,7 +257,7 @@ def lower_instance(
             graph = lowerer.lower_model(
                 instance,
                 info,
-                TensorType(symbolic_input(input_type.shape), input_type.dtype),
+                TensorType(symbolic, input_type.dtype),
                 instance.forward.param_span,
                 model.name,
                 input_origin=f"the call at {call_span}",
@@ -266,13 +269,103 @@ def lower_instance(
             lowerer.diagnostics[index] = replace(found, labels=(*found.labels, label))
     if graph is None:
         return None
+    # an operation-valued parameter (act=relu) shapes the class itself: until one class per
+    # block definition (issue 24 item 3), it is no constructor argument
+    kept = [
+        p.name
+        for p in model.params
+        if not isinstance(values.get(p.name), OpValue)
+        and not isinstance(defaults.get(p.name), OpValue)
+    ]
     return replace(
         graph,
-        block_params=tuple(p.name for p in model.params),
-        block_args=dict(values),
-        block_defaults=defaults,
-        block_refs=text_refs(model, values, graph),
+        block_params=tuple(kept),
+        block_args={k: v for k, v in values.items() if k in kept},
+        block_defaults={k: v for k, v in defaults.items() if k in kept},
+        block_refs=text_refs(model, {k: v for k, v in values.items() if k in kept}, graph),
     )
+
+
+def lower_variant(
+    lowerer: Lowering,
+    variant: ast.Model,
+    info: ModelInfo,
+    input_type: TensorType,
+    input_span: Span,
+    graph_name: str,
+    input_origin: str | None = None,
+) -> Graph | None:
+    """``model resnet50 = ResNet(Bottleneck, [3, 4, 6, 3])``: the block's forward with those
+    arguments, lowered as the variant itself (its layers at the root, its own input_shape,
+    dtype and init rules)."""
+    base = variant.base
+    assert base is not None
+    model = lowerer.models.get(base.func)
+    if model is None or (model.forward is None and model.base is None):
+        return None  # S128, reported by the semantic pass
+    before = len(lowerer.diagnostics)
+    if model.base is not None:  # a variant of a variant
+        graph = lower_variant(
+            lowerer, model, info, input_type, input_span, graph_name, input_origin
+        )
+    elif per_call(model):
+        values = bind(lowerer, model, base.args, base, base.span) if model.params else {}
+        graph = None
+        if values is not None:
+            graph = _lower_resolved(
+                lowerer, model, values, info, input_type, input_span, graph_name, input_origin
+            )
+    else:
+        if base.args or base.keywords:
+            from aurane.codes import diag
+
+            extra = (*base.args, *base.keywords)[0]
+            lowerer.diagnostics.append(
+                diag(
+                    "S006",
+                    f"model '{model.name}' declares no parameters and takes no arguments",
+                    extra.span,
+                    hint=f"declare them in its header: model {model.name}(width):",
+                )
+            )
+            return None
+        assert model.forward is not None
+        graph = lowerer.lower_model(model, info, input_type, input_span, graph_name, input_origin)
+    label = Label(variant.name_span, f"in the variant {variant.name} = {expr_text(base)}")
+    for index in range(before, len(lowerer.diagnostics)):
+        found = lowerer.diagnostics[index]
+        if label not in found.labels:
+            lowerer.diagnostics[index] = replace(found, labels=(*found.labels, label))
+    if graph is None:
+        return None
+    rules, problems = read_rules(variant)  # the variant's own rules come after the block's
+    lowerer.diagnostics.extend(problems)
+    return replace(
+        graph, name=graph_name, span=variant.span, init_rules=(*graph.init_rules, *rules)
+    )
+
+
+def _lower_resolved(
+    lowerer: Lowering,
+    model: ast.Model,
+    values: dict[str, Any],
+    info: ModelInfo,
+    input_type: TensorType,
+    input_span: Span,
+    graph_name: str,
+    input_origin: str | None,
+) -> Graph | None:
+    """A per-call block resolved with plain values, lowered as a standalone model."""
+    instance, problems = resolve_block(lowerer.program, model, dict(values), input_type.shape)
+    checker = ForwardChecker(set(lowerer.models), problems, lowerer.bound)
+    checker.parameterised = frozenset(n for n, m in lowerer.models.items() if m.params)
+    if instance.forward is not None and not any(d.is_error for d in problems):
+        checker.run(instance.forward)
+    lowerer.instances.append(instance)
+    lowerer.diagnostics.extend(problems)
+    if any(d.is_error for d in problems) or instance.forward is None:
+        return None
+    return lowerer.lower_model(instance, info, input_type, input_span, graph_name, input_origin)
 
 
 def _shape_refused(

@@ -10,7 +10,10 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from aurane.records import field, record
+from aurane.semantics.inits import InitSpec, Rule
+from aurane.semantics.values import OpValue
 from aurane.source import Span
+from aurane.syntax import ast
 
 BATCH = "batch"
 
@@ -49,6 +52,9 @@ class Node:
     repeat: int = 1
     suffix_of: str | None = None  # node id this suffix node (activation/residual) follows
     layer: str | None = None  # ``as conv1`` / ``as layer1.0``: attribute path in the module
+    # the loop iterations and branches of the statement that made it (issue 24's unrolling)
+    origin: tuple[ast.Origin, ...] = ()
+    init: tuple[tuple[str, InitSpec], ...] = ()  # init=normal(0.02): parameter -> initialiser
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +67,8 @@ class Node:
             "span": self.span.to_json(),
             **({"block": self.block, "repeat": self.repeat} if self.block else {}),
             **({"layer": self.layer} if self.layer else {}),
+            **({"origin": [_origin_json(frame) for frame in self.origin]} if self.origin else {}),
+            **({"init": {k: spec.text() for k, spec in self.init}} if self.init else {}),
         }
 
 
@@ -82,6 +90,7 @@ class Graph:
     # node id -> {argument: block parameter} for boolean/string arguments a parameter gave
     block_refs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     tied: Mapping[str, str] = field(default_factory=dict)  # node id -> layer path it shares
+    init_rules: tuple[Rule, ...] = ()  # the model's ``init TARGET: SPEC`` lines, in order
 
     def value(self, name: str) -> Value:
         for value in self.values:
@@ -131,6 +140,11 @@ class Graph:
             ],
             "nodes": [node.to_json() for node in self.nodes],
             **({"tied": dict(self.tied)} if self.tied else {}),  # node id -> layer it shares
+            **(
+                {"init_rules": [{"target": r.text, "init": r.spec.text()} for r in self.init_rules]}
+                if self.init_rules
+                else {}
+            ),
             **({"symbols": self.symbols_json()} if self.symbols_json() else {}),
         }
 
@@ -142,6 +156,16 @@ class Graph:
         return {s.name: {"min": s.low, "max": s.high} for s in sorted(free_symbols(shape))}
 
 
+def _origin_json(frame: ast.Origin) -> dict[str, Any]:
+    """A loop iteration (``index``) or chosen branch, with its header's span."""
+    return {
+        "kind": frame.kind,
+        "index": frame.index,
+        "text": frame.text,
+        "span": frame.span.to_json(),
+    }
+
+
 def _dim_json(dim: Any) -> Any:
     """A shape entry in JSON: an int, "batch", or a symbolic size's formula ("2*seq")."""
     return dim if isinstance(dim, int | str) else str(dim)
@@ -150,4 +174,8 @@ def _dim_json(dim: Any) -> Any:
 def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, OpValue):  # act=gelu given to a block: the operation's name
+        return value.name
     return value

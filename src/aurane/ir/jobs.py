@@ -48,7 +48,9 @@ def _output_expression_span(model: ast.Model) -> Span | None:
     if model.forward is None or not model.forward.body:
         return None
     last = model.forward.body[-1]
-    value = last.chain if isinstance(last, ast.ChainStmt) else last.value
+    if isinstance(last, ast.If | ast.For):  # resolved programs have none; be safe
+        return None
+    value = ast.statement_value(last)
     if isinstance(value, ast.Chain) and value.steps:
         return value.steps[0].span.merge(value.steps[-1].span)
     return value.span

@@ -16,11 +16,13 @@ import re
 from aurane.codes import diag
 from aurane.diagnostics import Label
 from aurane.ir.builder import GraphBuilder
+from aurane.ir.containers import resolve_star
 from aurane.ir.lowering import Lowering
 from aurane.ops.modules import chainable, nameable
 from aurane.records import replace
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.layer_names import QUOTED_PART
 
 # attributes nn.Module / nn.ModuleDict / nn.Sequential already have: a layer cannot take them
 _MODULE_ATTRIBUTES = frozenset(
@@ -56,8 +58,11 @@ def name_node(lowerer: Lowering, b: GraphBuilder, value: str, call: ast.Call) ->
     node = b.producers.get(value)
     if node is None:
         return
-    index = b.nodes.index(node)
     span = call.layer_span or call.span
+    path = resolve_star(b, call.layer, span, lowerer.diagnostics)
+    if path is None:
+        return
+    index = b.nodes.index(node)
     if not nameable(node.op):
         lowerer.diagnostics.append(
             diag(
@@ -68,13 +73,16 @@ def name_node(lowerer: Lowering, b: GraphBuilder, value: str, call: ast.Call) ->
             )
         )
         return
-    _set_layer(b, index, call.layer, span)
+    _set_layer(b, index, path, span)
 
 
 def name_chain(lowerer: Lowering, b: GraphBuilder, first: int, chain: ast.Chain) -> None:
     """``(x -> a -> b) as NAME``: node i of the chain becomes ``NAME.i``."""
     assert chain.layer is not None
     span = chain.layer_span or chain.span
+    container = resolve_star(b, chain.layer, span, lowerer.diagnostics)
+    if container is None:
+        return
     for offset, node in enumerate(b.nodes[first:]):
         if node.layer is not None:
             lowerer.diagnostics.append(
@@ -83,7 +91,7 @@ def name_chain(lowerer: Lowering, b: GraphBuilder, first: int, chain: ast.Chain)
                     f"a step of the named chain '{chain.layer}' has its own name '{node.layer}'",
                     b.layer_spans.get(node.id, node.span),
                     labels=(Label(span, "the chain is named here"),),
-                    hint=f"its name is {chain.layer}.{offset}; drop the inner 'as'",
+                    hint=f"its name is {container}.{offset}; drop the inner 'as'",
                 )
             )
             return
@@ -99,7 +107,7 @@ def name_chain(lowerer: Lowering, b: GraphBuilder, first: int, chain: ast.Chain)
                 )
             )
             return
-        _set_layer(b, first + offset, f"{chain.layer}.{offset}", span)
+        _set_layer(b, first + offset, f"{container}.{offset}", span)
 
 
 def _problem(path: str) -> str | None:
@@ -109,8 +117,9 @@ def _problem(path: str) -> str | None:
             if index == 0:
                 return "a layer name cannot start with a number"
             continue
-        if index > 0 and _KEY.fullmatch(part):
-            continue  # a container key with hyphens (``block1-0``): an nn.ModuleDict key
+        key = _KEY.fullmatch(part) or (QUOTED_PART.match(part) and part[0] != "_")
+        if index and key and not part.isidentifier():
+            continue  # "block1-0": a key of an nn.ModuleDict (hyphenated or quoted)
         if not (part.isascii() and part.isidentifier()):
             return f"'{part}' is not an ASCII identifier"
         if keyword.iskeyword(part) or keyword.issoftkeyword(part) and part == "_":
@@ -167,17 +176,15 @@ def check_names(lowerer: Lowering, b: GraphBuilder) -> None:
 
 def _check_parameter_containers(lowerer: Lowering, b: GraphBuilder, seen: dict[str, Span]) -> None:
     """A container holding a parameter is a plain nn.Module: its children need word names."""
-    holders: dict[str, str] = {}  # container -> a parameter it holds
+    holders: dict[str, str] = {}  # container -> a parameter it holds directly
     for node in b.nodes:
         if node.op == "parameter" and node.layer is not None and "." in node.layer:
-            parts = node.layer.split(".")
-            for depth in range(1, len(parts)):
-                holders.setdefault(".".join(parts[:depth]), node.layer)
+            holders.setdefault(node.layer.rsplit(".", 1)[0], node.layer)
     for path, span in seen.items():
         parts = path.split(".")
         for depth in range(1, len(parts)):
             prefix = ".".join(parts[:depth])
-            if prefix in holders and parts[depth].isdigit():
+            if prefix in holders and not parts[depth].isidentifier():
                 lowerer.diagnostics.append(
                     diag(
                         "S045",

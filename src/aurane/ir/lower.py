@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
-from aurane.ir import blocks, layers
+from aurane.ir import blocks, containers, layers
 from aurane.ir.builder import GraphBuilder, ModelInfo, model_info
 from aurane.ir.contracts import padding_mask_length
 from aurane.ir.graph import BATCH, Graph, Node, Value
+from aurane.ir.inits import rule_reaches_nothing
 from aurane.ir.jobs import check_jobs
 from aurane.ir.lowering import Lowering
 from aurane.ir.tying import resolve_ties, tie_target
@@ -25,9 +26,12 @@ from aurane.ops.spec import ArgValue, BoundArgs, InferContext, OpError, OpSpec, 
 from aurane.records import replace
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
-from aurane.semantics.check import SemanticResult
+from aurane.semantics.check import MAX_BLOCK_NESTING, SemanticResult
+from aurane.semantics.constants import per_call
 from aurane.semantics.dims import declared_dims
+from aurane.semantics.inits import check_layer_init, read_rules, split_init
 from aurane.semantics.tying import split_tie
+from aurane.semantics.unroll import label_new
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -62,40 +66,16 @@ class _Lowerer(Lowering):
         output = input_name
         failed = False
         for stmt in forward.body:
-            match stmt:
-                case ast.Assign(targets=targets) if targets:  # a, b = chunk(x, 2)
-                    pieces = self.pieces(builder, env, stmt)
-                    for index, (target, span) in enumerate(targets):
-                        if pieces is None:
-                            env[target] = None
-                            continue
-                        env[target] = output = self.bind_name(builder, pieces[index], target)
-                        assigned.append((output, span))
-                    failed = failed or pieces is None
-                case ast.Assign(target=target, target_span=span, value=value):
-                    result = self.tensor(builder, env, value)
-                    if result is None:
-                        failed = True
-                        env[target] = None
-                        continue
-                    env[target] = output = self.bind_name(builder, result, target)
-                    assigned.append((output, span))
-                case ast.ChainStmt(chain=chain):
-                    result = self.tensor(builder, env, chain)
-                    if result is None:
-                        failed = True
-                        if isinstance(chain.source, ast.Name):
-                            env[chain.source.id] = None
-                        continue
-                    output = result
-                    if isinstance(chain.source, ast.Name):
-                        env[chain.source.id] = self.bind_name(builder, result, chain.source.id)
-                case ast.Return(value=value):
-                    result = self.tensor(builder, env, value)
-                    if result is None:
-                        failed = True
-                        continue
-                    output = result
+            before, first_node = len(self.diagnostics), len(builder.nodes)
+            result = self.statement(builder, env, stmt, assigned)
+            if result is None:
+                failed = True
+            elif result:
+                output = result
+            origin = getattr(stmt, "origin", ())
+            if origin:  # unrolled: say which iteration or branch
+                label_new(self.diagnostics, before, origin)
+                self.stamp_origin(builder, first_node, origin)
         if failed:
             return None
         layers.check_names(self, builder)
@@ -122,6 +102,8 @@ class _Lowerer(Lowering):
                     hint="set input_dtype = int64",
                 )
             )
+        rules, problems = read_rules(model)
+        self.diagnostics.extend(problems)
         graph = Graph(
             name=graph_name,
             input=input_name,
@@ -133,7 +115,19 @@ class _Lowerer(Lowering):
             param_dtype=builder.param_dtype,
             padding_idx=info.padding_idx,
             tied=tied,
+            init_rules=rules,
         )
+        for rule in rules:
+            if rule_reaches_nothing(graph, rule):
+                self.diagnostics.append(
+                    diag(
+                        "S127",
+                        f"'init {rule.text}' reaches no parameter of model '{graph_name}'",
+                        rule.span,
+                        hint="check the operation or the pattern against the layer names "
+                        "(aurane ir lists them)",
+                    )
+                )
         if info.padding_idx is not None and not not_integer and not graph.has_attention:
             self.diagnostics.append(
                 diag(
@@ -149,6 +143,45 @@ class _Lowerer(Lowering):
         if wrong_length is not None:
             self.diagnostics.append(wrong_length)
         return graph
+
+    def statement(
+        self,
+        builder: GraphBuilder,
+        env: dict[str, str | None],
+        stmt: ast.ForwardStmt,
+        assigned: list[tuple[str, Span]],
+    ) -> str | None:
+        """Lower one statement: the value it makes the output (``""``: none), None on failure."""
+        match stmt:
+            case ast.Assign(targets=targets) if targets:  # a, b = chunk(x, 2)
+                pieces = self.pieces(builder, env, stmt)
+                output = ""
+                for index, (target, span) in enumerate(targets):
+                    if pieces is None:
+                        env[target] = None
+                        continue
+                    env[target] = output = self.bind_name(builder, pieces[index], target)
+                    assigned.append((output, span))
+                return None if pieces is None else output
+            case ast.Assign(target=target, target_span=span, value=value):
+                result = self.tensor(builder, env, value)
+                if result is None:
+                    env[target] = None
+                    return None
+                env[target] = output = self.bind_name(builder, result, target)
+                assigned.append((output, span))
+                return output
+            case ast.ChainStmt(chain=chain):
+                result = self.tensor(builder, env, chain)
+                if isinstance(chain.source, ast.Name):
+                    source = chain.source.id
+                    env[source] = (
+                        None if result is None else self.bind_name(builder, result, source)
+                    )
+                return result
+            case ast.Return(value=value):
+                return self.tensor(builder, env, value)
+        return ""  # if/for: constant resolution has unrolled them
 
     def bind_name(self, builder: GraphBuilder, value_name: str, source_name: str) -> str:
         """Record the program's name for a value (the first name wins for display)."""
@@ -197,19 +230,39 @@ class _Lowerer(Lowering):
             if len(names) != len(inputs):
                 return None
             rest = call.args[count:]
-        if call.func in self.models and spec is None:
+        named = call.layer is not None
+        if call.func in self.models and spec is None and call.splice and call.layer is not None:
+            result = self.splice(b, call, names[0], call.layer, rest)
+            named = False  # the spliced layers took their names
+        elif call.func in self.models and spec is None:
             result = self.block(b, call, names[0], rest)
         elif spec is not None and spec.name == "repeat":
             bound = self.arguments(call, spec, rest, call.keywords)
             result = self.repeat(b, call, names[0], bound["block"], bound["times"], rest)
+            start = int(bound["start"]) if bound.given("start") else None
+            if result is not None and call.layer is not None:
+                named = not self.continue_container(b, call, call.layer, start)
+            elif start is not None:
+                self.diagnostics.append(
+                    diag(
+                        "S045",
+                        "start= numbers the copies in a named container, and this repeat "
+                        "has no name",
+                        bound.span("start") or call.span,
+                        hint="add 'as NAME' after the repeat, or drop start=",
+                    )
+                )
         else:
             assert spec is not None
-            bound = self.arguments(call, spec, rest, split_tie(call.keywords)[0])
+            keywords, init = split_init(split_tie(call.keywords)[0], spec.name)
+            bound = self.arguments(call, spec, rest, keywords)
             result = self.apply(b, spec, bound, names, call.span)
             tied = tie_target(call.keywords)
             if result is not None and tied is not None and (node := b.producers.get(result)):
                 b.ties[node.id] = tied
-        if result is not None and call.layer is not None:
+            if result is not None and init is not None:
+                self.initialise(b, result, spec.name, init)
+        if result is not None and named:
             layers.name_node(self, b, result, call)
         main = result
         for suffix in call.suffixes:
@@ -217,6 +270,18 @@ class _Lowerer(Lowering):
                 return None
             result = self.suffix(b, suffix, result, main)
         return result
+
+    def initialise(self, b: GraphBuilder, value: str, op: str, keyword: ast.Keyword) -> None:
+        """``dense(8, init=normal(0.02))``: the node records its weight's initialiser."""
+        spec, problems = check_layer_init(op, keyword)
+        node = b.producers.get(value)
+        if spec is None or node is None:
+            if not self.bound:  # lowering alone: the semantic pass did not report it
+                self.diagnostics.extend(problems)
+            return
+        made = replace(node, init=(("weight", spec),))
+        b.nodes[b.nodes.index(node)] = made
+        b.producers[value] = made
 
     def pieces(
         self, b: GraphBuilder, env: dict[str, str | None], stmt: ast.Assign
@@ -329,9 +394,27 @@ class _Lowerer(Lowering):
         args: tuple[ast.Expr, ...] = (),
     ) -> Graph | None:
         model = self.models[name]
+        if name in self.lowering or len(self.lowering) >= MAX_BLOCK_NESTING:
+            self.diagnostics.append(_too_deep(name, self.lowering, call_span))
+            return None
+        self.lowering.append(name)
+        try:
+            return self._lower_block(name, model, input_type, call_span, call, args)
+        finally:
+            self.lowering.pop()
+
+    def _lower_block(
+        self,
+        name: str,
+        model: ast.Model,
+        input_type: TensorType,
+        call_span: Span,
+        call: ast.Call | None,
+        args: tuple[ast.Expr, ...],
+    ) -> Graph | None:
         values: dict[str, object] | None = None
-        if model.params:
-            values = blocks.bind(self, model, args, call, call_span)
+        if per_call(model):
+            values = blocks.bind(self, model, args, call, call_span) if model.params else {}
             if values is None:
                 return None
         key = (name, input_type.shape, input_type.dtype, blocks.values_key(values))
@@ -359,15 +442,20 @@ class _Lowerer(Lowering):
             self.block_cache[key] = None
             return None
         before = len(self.diagnostics)
-        assert model.forward is not None
-        graph = self.lower_model(
-            model,
-            info,
-            input_type,
-            model.forward.param_span,
-            name,
-            input_origin=f"the call at {call_span}",
-        )
+        if model.base is not None:  # a variant called as a block
+            graph = blocks.lower_variant(
+                self, model, info, input_type, call_span, name, f"the call at {call_span}"
+            )
+        else:
+            assert model.forward is not None
+            graph = self.lower_model(
+                model,
+                info,
+                input_type,
+                model.forward.param_span,
+                name,
+                input_origin=f"the call at {call_span}",
+            )
         # errors inside the block: say which call's shapes produced them
         for index in range(before, len(self.diagnostics)):
             d = self.diagnostics[index]
@@ -428,6 +516,44 @@ class _Lowerer(Lowering):
             return None
         return self.add_block_node(b, call, input_name, sub, times, "repeat")
 
+    def splice(
+        self,
+        b: GraphBuilder,
+        call: ast.Call,
+        input_name: str,
+        container: str,
+        rest: tuple[ast.Expr, ...],
+    ) -> str | None:
+        """``-> *Block(...) as features``: the block's nodes, inlined into ``features``."""
+        types = self.input_types(b, [input_name])
+        if types is None:
+            return None
+        sub = self.lower_block(call.func, types[0], call.span, call, rest)
+        if sub is None:
+            return None
+        span = call.layer_span or call.span
+        in_shape = b.value(input_name).shape or ()
+        return containers.splice(b, sub, input_name, container, span, in_shape, self.diagnostics)
+
+    def continue_container(
+        self, b: GraphBuilder, call: ast.Call, container: str, start: int | None
+    ) -> bool:
+        """``repeat(B, n, start=k) as P`` or a repeat into a container that already holds
+        numbered layers: its copies become ``P.k``.. (True when it named them so)."""
+        if container.endswith(".*"):
+            return False  # P.*: the repeat is one child at P's next index
+        following = containers.next_index(b, container)
+        if start is None and following == 0:
+            return False  # a plain named repeat: one nn.Sequential, as before
+        index = len(b.nodes) - 1
+        if b.nodes[index].op != "repeat":
+            return False
+        span = call.layer_span or call.span
+        containers.expand_repeat(b, index, container, following if start is None else start)
+        for node in b.nodes[index:]:
+            b.layer_spans[node.id] = span
+        return True
+
     def add_block_node(
         self, b: GraphBuilder, call: ast.Call, input_name: str, sub: Graph, times: int, stem: str
     ) -> str:
@@ -461,18 +587,17 @@ class _Lowerer(Lowering):
     def run(self) -> dict[str, Graph]:
         graphs: dict[str, Graph] = {}
         for model in self.program.models:
-            if model.name in self.skip or model.forward is None:
+            if model.name in self.skip or (model.forward is None and model.base is None):
                 continue
             info = model_info(model, declared_dims(self.program, model), self.sizes)
             if info.input_shape is None or model.name in graphs:
                 continue
-            graph = self.lower_model(
-                model,
-                info,
-                TensorType(info.input_shape, info.input_dtype),
-                info.input_shape_span or model.name_span,
-                model.name,
-            )
+            input_type = TensorType(info.input_shape, info.input_dtype)
+            span = info.input_shape_span or model.name_span
+            if model.base is not None:
+                graph = blocks.lower_variant(self, model, info, input_type, span, model.name)
+            else:
+                graph = self.lower_model(model, info, input_type, span, model.name)
             if graph is not None:
                 graphs[model.name] = graph
         return graphs
@@ -495,6 +620,25 @@ def lower_program(
     prior = [*(semantic.diagnostics if semantic else ()), *lowerer.diagnostics]
     lowerer.diagnostics.extend(check_jobs(program, graphs, prior))
     return graphs, lowerer.diagnostics
+
+
+def _too_deep(name: str, stack: list[str], span: Span) -> Diagnostic:
+    """S009 for a block that calls itself through a block-valued argument, else S113."""
+    if name in stack:
+        cycle = " -> ".join([*stack[stack.index(name) :], name])
+        return diag(
+            "S009",
+            f"models use each other recursively: {cycle} (through a block-valued argument)",
+            span,
+            hint="a model cannot contain itself; pass another block",
+        )
+    return diag(
+        "S113",
+        f"blocks nested more than {MAX_BLOCK_NESTING} levels deep here (through "
+        "block-valued arguments)",
+        span,
+        hint="flatten the nesting: call the inner blocks one after another",
+    )
 
 
 def _is_tensor(expr: ast.Expr) -> bool:

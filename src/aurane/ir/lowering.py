@@ -21,6 +21,7 @@ from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ops.rules import check_int64
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import BoundArgs, InferContext, OpError, OpSpec, TensorType
+from aurane.records import replace
 from aurane.semantics.sizes import ConcreteSizeNeeded, UndecidedSize, free_symbols
 from aurane.source import Span
 from aurane.syntax import ast
@@ -41,6 +42,9 @@ class Lowering(ABC):
         self.skip = skip
         self.diagnostics: list[Diagnostic] = []
         self.block_cache: dict[tuple[object, ...], Graph | None] = {}
+        # the blocks being lowered, outermost first: a block-valued argument can make a
+        # cycle (``A(A)``) or a nesting the semantic pass cannot see
+        self.lowering: list[str] = []
         self.instances: list[ast.Model] = []  # block instances stay alive: bound is by id
 
     @abstractmethod
@@ -56,6 +60,15 @@ class Lowering(ABC):
         """The graph of ``model``'s forward at ``input_type`` (``lower.py``)."""
 
     # -------------------------------------------------------------- operations
+
+    def stamp_origin(self, b: GraphBuilder, first: int, origin: tuple[ast.Origin, ...]) -> None:
+        """The nodes from index ``first`` came from an unrolled iteration or chosen branch."""
+        if not origin:
+            return
+        for index in range(first, len(b.nodes)):
+            node = replace(b.nodes[index], origin=origin)
+            b.nodes[index] = node
+            b.producers[node.output] = node
 
     def input_types(self, b: GraphBuilder, names: list[str]) -> list[TensorType] | None:
         types: list[TensorType] = []

@@ -5,15 +5,26 @@ from __future__ import annotations
 import json
 
 from aurane.ir.graph import Graph
+from aurane.ir.inits import effective_inits, layer_path
 from aurane.ops.rules import fmt_shape
+from aurane.semantics.inits import InitSpec
 
 
 def graphs_to_json(graphs: list[Graph]) -> str:
     return json.dumps({"models": [g.to_json() for g in graphs]}, indent=2)
 
 
-def graph_to_text(graph: Graph, indent: str = "") -> str:
+def graph_to_text(
+    graph: Graph,
+    indent: str = "",
+    inits: dict[str, dict[str, InitSpec]] | None = None,
+    prefix: str = "",
+) -> str:
+    """``inits``: every layer's initialisers by path (of the top graph; a repeat's block shows
+    its first copy's), ``prefix`` this graph's path in it."""
     values = graph.value_map
+    if inits is None:
+        inits = effective_inits(graph)
     inp = values[graph.input]
     lines = [
         f"{indent}graph {graph.name}({graph.input}: {fmt_shape(inp.shape)} {inp.dtype or '?'}) "
@@ -28,8 +39,16 @@ def graph_to_text(graph: Graph, indent: str = "") -> str:
             f"{indent}  {node.output}: {fmt_shape(out.shape)} {out.dtype or '?'} = "
             f"{call}{times}({', '.join(node.inputs)}{', ' if args and node.inputs else ''}{args})"
             f"   # {node.parameters:,} params @ {node.span}"
+            + _init_note(inits.get(prefix + layer_path(node)))
         )
         if node.subgraph is not None:
-            lines.append(graph_to_text(node.subgraph, indent + "    "))
+            inner = f"{prefix}{layer_path(node)}." + ("0." if node.op == "repeat" else "")
+            lines.append(graph_to_text(node.subgraph, indent + "    ", inits, inner))
     lines.append(f"{indent}  return {graph.output}")
     return "\n".join(lines)
+
+
+def _init_note(specs: dict[str, InitSpec] | None) -> str:
+    if not specs:
+        return ""
+    return "  init " + ", ".join(f"{param}={spec.text()}" for param, spec in specs.items())

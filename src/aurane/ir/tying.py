@@ -14,6 +14,7 @@ block cannot tie to a layer of its caller (the block's class is built before it)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -22,32 +23,49 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Node
 from aurane.records import replace
 from aurane.semantics.suggest import did_you_mean
-from aurane.semantics.tying import split_tie
+from aurane.semantics.tying import TIED_OPS, split_tie
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.layer_names import layer_parts
 
 if TYPE_CHECKING:
     from aurane.ir.builder import GraphBuilder
 
-TARGET_OPS = frozenset({"embedding", "dense"})  # the layers whose weight can be shared
+TARGET_OPS = TIED_OPS  # the layers whose weight can be shared
 
 
 def tie_target(keywords: tuple[ast.Keyword, ...]) -> tuple[str, Span] | None:
-    """The layer path a call's ``tie=`` names, when it is written as a name."""
+    """The layer path a call's ``tie=`` names (quoted parts unquoted: ``"block1-0"``)."""
     _, tie = split_tie(keywords)
     if tie is None or not isinstance(tie.value, ast.Name):
         return None
-    return tie.value.id, tie.value.span
+    path = ".".join(part.strip("\"'") for part in layer_parts(tie.value.id))
+    return path, tie.value.span
 
 
-def weight_shape(node: Node, in_features: int | None) -> tuple[int, int] | None:
-    """The ``weight`` tensor's shape of a dense or embedding node."""
+def weight_shape(node: Node, in_shape: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """The ``weight`` tensor's shape of a layer (None: unknown, or it has none).
+
+    ``in_shape`` is the layer input's per-sample shape (channels first for a convolution).
+    """
+    args = node.args
     if node.op == "embedding":
-        return (int(node.args["vocabulary"]), int(node.args["width"]))
-    if node.op == "dense" and in_features is not None:
-        if node.args.get("transposed"):  # stored (in, out), HF's Conv1D
-            return (in_features, int(node.args["features"]))
-        return (int(node.args["features"]), in_features)
+        return (int(args["vocabulary"]), int(args["width"]))
+    if in_shape is None or not in_shape:
+        return None
+    if node.op == "dense":
+        if args.get("transposed"):  # stored (in, out), HF's Conv1D
+            return (int(in_shape[-1]), int(args["features"]))
+        return (int(args["features"]), int(in_shape[-1]))
+    if node.op in TIED_OPS and "conv" in node.op:
+        dims = int(node.op[-2])
+        kernel = args["kernel"]
+        sizes = tuple(kernel) if isinstance(kernel, tuple | list) else (kernel,) * dims
+        groups = int(args.get("groups", 1))
+        out, inputs = int(args["channels"]), int(in_shape[0])
+        if node.op.startswith("conv_transpose"):
+            return (inputs, out // groups, *map(int, sizes))
+        return (out, inputs // groups, *map(int, sizes))
     return None
 
 
@@ -64,14 +82,14 @@ def resolve_ties(builder: GraphBuilder, diagnostics: list[Diagnostic]) -> dict[s
         target = by_path.get(path)
         inside = None if target is not None else _in_block(builder.nodes, path)
         if inside is not None:
-            target, target_features = inside
+            target, target_input = inside
         elif target is not None:
-            target_features = _in_features(builder, target)
+            target_input = _in_shape(builder, target)
         if target is None or target.op not in TARGET_OPS or target.id == node_id:
             diagnostics.append(_bad_target(path, span, target, node_id, by_path))
             continue
-        shape = weight_shape(node, _in_features(builder, node))
-        shared = weight_shape(target, target_features)
+        shape = weight_shape(node, _in_shape(builder, node))
+        shared = weight_shape(target, target_input)
         if shape is None or shared is None:
             continue  # an upstream shape failed and was reported
         if shape != shared:
@@ -79,16 +97,16 @@ def resolve_ties(builder: GraphBuilder, diagnostics: list[Diagnostic]) -> dict[s
             diagnostics.append(
                 diag(
                     "T041",
-                    f"cannot tie: this dense weight is {_shape(shape)} (out, in) but "
+                    f"cannot tie: this {node.op} weight is {_shape(shape)} but "
                     f"'{path}' ({target.op}) has weight {_shape(shared)}",
                     span,
                     labels=(Label(where, f"'{path}' is named here"),),
-                    hint="make the vocabulary and width agree, or drop tie=",
+                    hint="make the two layers' weight shapes agree, or drop tie=",
                 )
             )
             continue
         tied[node_id] = path
-        builder.nodes[index] = replace(node, parameters=node.parameters - shape[0] * shape[1])
+        builder.nodes[index] = replace(node, parameters=node.parameters - math.prod(shape))
         builder.producers[node.output] = builder.nodes[index]
     return tied
 
@@ -110,17 +128,16 @@ def _bad_target(
         return diag("S047", "a layer cannot tie its weight to itself", span)
     return diag(
         "S047",
-        f"tie={path}: '{path}' is a {target.op} layer; only an embedding or dense weight "
-        "can be shared",
+        f"tie={path}: '{path}' is a {target.op} layer, which has no weight to share",
         span,
-        hint="tie to the embedding (or dense) layer",
+        hint="tie to a dense, embedding or convolution layer",
     )
 
 
-def _in_block(nodes: Sequence[Node], path: str) -> tuple[Node, int | None] | None:
+def _in_block(nodes: Sequence[Node], path: str) -> tuple[Node, tuple[int, ...] | None] | None:
     """A layer inside a named block call: ``encoder.wte`` is layer ``wte`` of the block
     named ``encoder``; ``layers.0.wte`` that of the first copy of ``repeat(...) as layers``.
-    Returns the layer's node and its input features (for a dense)."""
+    Returns the layer's node and its input's per-sample shape."""
     for node in nodes:
         sub = node.subgraph
         if sub is None or node.layer is None or not path.startswith(node.layer + "."):
@@ -132,23 +149,20 @@ def _in_block(nodes: Sequence[Node], path: str) -> tuple[Node, int | None] | Non
                 continue
         for inner in sub.nodes:
             if inner.layer == rest:
-                features = None
-                if inner.op == "dense" and inner.inputs:
-                    shape = sub.value(inner.inputs[0]).sample_shape
-                    features = int(shape[-1]) if shape else None
-                return inner, features
+                shape = sub.value(inner.inputs[0]).sample_shape if inner.inputs else None
+                return inner, tuple(map(int, shape)) if shape else None
         found = _in_block(sub.nodes, rest)
         if found is not None:
             return found
     return None
 
 
-def _in_features(builder: GraphBuilder, node: Node) -> int | None:
-    if node.op != "dense" or not node.inputs:
+def _in_shape(builder: GraphBuilder, node: Node) -> tuple[int, ...] | None:
+    if not node.inputs:
         return None
     shape = builder.values[node.inputs[0]].sample_shape
-    return int(shape[-1]) if shape else None
+    return tuple(map(int, shape)) if shape else None
 
 
-def _shape(shape: tuple[int, int]) -> str:
-    return f"({shape[0]}, {shape[1]})"
+def _shape(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ")"

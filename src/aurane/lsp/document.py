@@ -126,6 +126,10 @@ class _Walker:
                     self.expr(item.value)
                     if item.name not in config.MODEL_TABLE:
                         self.local_def(item.name, item.name_span, "constant")
+                if stmt.base is not None:
+                    self.expr(stmt.base)
+                for rule in stmt.inits:
+                    self.expr(rule.spec)
                 if stmt.forward is not None:
                     self.local_def(stmt.forward.param, stmt.forward.param_span)
                     for body in stmt.forward.body:
@@ -137,6 +141,21 @@ class _Walker:
 
     def forward(self, stmt: ast.ForwardStmt) -> None:
         match stmt:
+            case ast.If():
+                for branch in stmt.branches:
+                    self.expr(branch.test)
+                    for inner in branch.body:
+                        self.forward(inner)
+            case ast.For():
+                self.expr(stmt.iterable)
+                targets = [stmt.target]
+                while targets:
+                    target = targets.pop()
+                    if target.name is not None:
+                        self.local_def(target.name, target.span, "loop variable")
+                    targets.extend(target.items)
+                for inner in stmt.body:
+                    self.forward(inner)
             case ast.Assign():
                 self.expr(stmt.value)
                 for name, span in stmt.targets or ((stmt.target, stmt.target_span),):
@@ -155,9 +174,9 @@ class _Walker:
                 for item in expr.items:
                     self.expr(item)
             case ast.Call():
-                if expr.func in self.index.kinds:
+                if expr.func in self.index.kinds or expr.func in self.locals:
                     self.use(expr.func, expr.func_span)
-                for arg in expr.args:
+                for arg in (*expr.args, *expr.layer_holes):
                     self.expr(arg)
                 for keyword in expr.keywords:
                     self.expr(keyword.value)
@@ -166,11 +185,18 @@ class _Walker:
                         self.expr(arg)
                     for keyword in suffix.keywords:
                         self.expr(keyword.value)
-            case ast.BinOp():
+            case ast.BinOp() | ast.Compare() | ast.BoolOp():
                 self.expr(expr.left)
                 self.expr(expr.right)
-            case ast.UnaryOp():
+            case ast.UnaryOp() | ast.Not():
                 self.expr(expr.operand)
+            case ast.IfExp():
+                self.expr(expr.body)
+                self.expr(expr.test)
+                self.expr(expr.orelse)
+            case ast.Subscript():
+                self.expr(expr.value)
+                self.expr(expr.index)
             case ast.Chain():
                 self.expr(expr.source)
                 for step in expr.steps:

@@ -87,6 +87,16 @@ def hover(doc: Document, line: int, column: int) -> lsp.Hover | None:
     )
 
 
+def _iteration(node: Node) -> str:
+    """``iteration i = 2`` (nested loops joined by ', '), or ``''`` outside any loop."""
+    steps = [
+        frame.text.removeprefix("in ").split(" of the loop at ")[0]
+        for frame in node.origin
+        if frame.kind == "loop"
+    ]
+    return ", ".join(steps)
+
+
 def _on_node_name(node: Node, word: Span) -> bool:
     """Whether ``word`` is the call's own name (a node's span starts at its operation or
     block name), not an argument inside it such as ``h`` in ``add(h, x)``."""
@@ -105,6 +115,13 @@ def _node_hover(doc: Document, graph: Graph, node: Node) -> list[str]:
     if profile is not None:
         facts.append(f"MACs: {profile.macs:,}")
     lines.append(" · ".join(facts))
+    twins = [n for n in graph.nodes if n.span == node.span and n.op == node.op and n.origin]
+    if len(twins) > 1:  # an unrolled statement: one node per iteration
+        lines.append("per iteration:")
+        for twin in twins:
+            value = value_of(graph, twin.output)
+            shown = shape_text(value.shape if value else None)
+            lines.append(f"- {_iteration(twin)}: `{shown}`")
     if node.block is not None:
         model = doc.index.statements.get(node.block)
         if isinstance(model, ast.Model):
@@ -133,10 +150,16 @@ def _symbol_hover(doc: Document, occurrence: Occurrence) -> list[str]:
         if len(facts) == 1:
             shape, dtype = facts[0]
             return [head, f"shape `{shape}` · dtype {dtype}"]
-        lines = [head]  # a block called with different inputs: one line per call
+        lines = [head]  # a block called with different inputs, or unrolled: one line each
+        producers = {n.output: n for _, n in walk_graphs(doc.graphs)}
         for value, call in found:
             where = f" (the call at {call.span.line}:{call.span.column})" if call else ""
-            lines.append(f"shape `{shape_text(value.shape)}` · dtype {value.dtype or '?'}{where}")
+            node = producers.get(value.name)
+            step = _iteration(node) if node is not None else ""
+            lead = f"{step}: " if step else ""
+            lines.append(
+                f"{lead}shape `{shape_text(value.shape)}` · dtype {value.dtype or '?'}{where}"
+            )
         return lines
     stmt = doc.index.statements.get(occurrence.name)
     if isinstance(stmt, ast.Constant):
@@ -167,7 +190,7 @@ def _bindings(model: ast.Model) -> list[tuple[str, Span, Span]]:
         return []
     forward = model.forward
     out = [(forward.param, forward.param_span, forward.param_span)]
-    for stmt in forward.body:
+    for stmt in ast.simple_statements(forward.body):
         if isinstance(stmt, ast.Assign):
             for name, span in stmt.targets or ((stmt.target, stmt.target_span),):
                 out.append((name, span, stmt.span))
@@ -204,8 +227,11 @@ def _bound_values(
             for v in graph.values
             if (v.source_name or v.name) == name and _within(v.span, chosen[2])
         ]
-        if inside:
-            out.append((max(inside, key=lambda v: (v.span.line, v.span.column)), call))
+        if not inside:
+            continue
+        last = max(inside, key=lambda v: (v.span.line, v.span.column))
+        # an unrolled statement binds the name once per iteration: every iteration's value
+        out += [(v, call) for v in inside if v.span == last.span]
     return out
 
 

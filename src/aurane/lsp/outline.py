@@ -22,7 +22,7 @@ def document_symbols(doc: Document) -> list[lsp.DocumentSymbol]:
                     for f in stmt.fields
                 ]
                 if stmt.forward is not None:
-                    for body in stmt.forward.body:
+                    for body in ast.simple_statements(stmt.forward.body):
                         if isinstance(body, ast.Assign):
                             children.append(
                                 lsp.DocumentSymbol(

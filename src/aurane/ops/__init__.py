@@ -26,7 +26,7 @@ from aurane.ops import (
     shape,
     tensor,
 )
-from aurane.ops.rules import COMPOSITION, POSITIVE
+from aurane.ops.rules import COMPOSITION, POSITIVE, ints_at_least
 from aurane.ops.spec import (
     REQUIRED,
     ArgKind,
@@ -54,6 +54,14 @@ REPEAT = OpSpec(
         ),
         Param(
             "times", ArgKind.INT, check=POSITIVE, doc="number of fresh copies applied in sequence"
+        ),
+        Param(
+            "start",
+            ArgKind.INT,
+            default=0,
+            check=ints_at_least(0),
+            keyword_only=True,
+            doc="index of the first copy in the named container (numbers continue from it)",
         ),
     ),
     infer=_repeat_infer,

@@ -14,6 +14,7 @@ from aurane.ops.spec import BoundArgs
 from aurane.records import field, record
 from aurane.semantics import config, sources, uses
 from aurane.semantics.block_args import check_block_params
+from aurane.semantics.constants import per_call
 from aurane.semantics.fields import FieldChecker
 from aurane.semantics.forward import ForwardChecker
 from aurane.semantics.suggest import did_you_mean
@@ -63,6 +64,7 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
             )
         )
     standalone: dict[str, Span] = {}
+    constants = frozenset(c.name for c in program.constants)
     modules = sources.declared_modules(program)
     diagnostics.extend(uses.check_uses(program))
     for stmt in program.statements:
@@ -73,7 +75,7 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
                 _check_dataset(stmt, fields, diagnostics, modules)
             case ast.Model():
                 before = len(diagnostics)
-                _check_model(stmt, set(models), fields, diagnostics, result)
+                _check_model(stmt, set(models), fields, diagnostics, result, constants)
                 if any(d.is_error for d in diagnostics[before:]):
                     result.broken_models.add(stmt.name)
             case ast.Train():
@@ -216,11 +218,15 @@ def _check_model(
     fields: FieldChecker,
     diagnostics: list[Diagnostic],
     result: SemanticResult,
+    constants: frozenset[str] = frozenset(),
 ) -> None:
     table = config.MODEL_TABLE
     fields.check_block(
         tuple(f for f in model.fields if f.name in table), table, f"model '{model.name}'"
     )
+    if model.base is not None:
+        _check_variant(model, model_names, diagnostics, result)
+        return
     if model.forward is None:
         diagnostics.append(
             diag(
@@ -235,9 +241,63 @@ def _check_model(
     checker.parameterised = frozenset(result.parameterised)
     if model.params:
         check_block_params(model, model_names, diagnostics)
+    if per_call(model):
         checker.deferred = True  # the body is checked again for each call, with its values
+        checker.constant_names = _constant_names(model, constants)
     checker.run(model.forward)
     result.calls[model.name] = checker.calls
+
+
+def _check_variant(
+    model: ast.Model, model_names: set[str], diagnostics: list[Diagnostic], result: SemanticResult
+) -> None:
+    """``model resnet50 = ResNet(Bottleneck, [3, 4, 6, 3])``: the base is a model here; its
+    arguments are bound (and checked) when the variant is lowered."""
+    base = model.base
+    assert base is not None
+    if model.params:
+        diagnostics.append(
+            diag(
+                "S128",
+                f"the variant '{model.name}' cannot take parameters: its block's are given",
+                model.params[0].name_span,
+                hint=f"write model {model.name} = {base.func}(...) without parameters",
+            )
+        )
+    if base.func not in model_names:
+        diagnostics.append(
+            diag(
+                "S128",
+                f"'{base.func}' is no model of this program, so '{model.name}' cannot be a "
+                "variant of it",
+                base.func_span,
+                hint=did_you_mean(base.func, model_names) or "define the block with 'model'",
+            )
+        )
+        return
+    calls = [(base.func, base.func_span)]
+    calls += [(a.id, a.span) for a in base.args if isinstance(a, ast.Name) and a.id in model_names]
+    result.calls[model.name] = calls
+
+
+def _constant_names(model: ast.Model, constants: frozenset[str]) -> frozenset[str]:
+    """What a deferred body's names may be besides tensors: parameters, model constants,
+    global constants and loop variables."""
+    names = set(constants) | {p.name for p in model.params} | {f.name for f in model.fields}
+    pending = list(model.forward.body) if model.forward is not None else []
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, ast.If):
+            pending.extend(s for branch in stmt.branches for s in branch.body)
+        elif isinstance(stmt, ast.For):
+            pending.extend(stmt.body)
+            targets = [stmt.target]
+            while targets:
+                target = targets.pop()
+                if target.name is not None:
+                    names.add(target.name)
+                targets.extend(target.items)
+    return frozenset(names)
 
 
 def _check_fields(stmt: config.ConfigBlock, block: str, fields: FieldChecker) -> None:

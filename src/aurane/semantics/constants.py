@@ -9,21 +9,40 @@ from __future__ import annotations
 
 import math
 from operator import is_
-from typing import Any
+from typing import Any, TypeVar
 
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
-from aurane.ops.rules import is_number
+from aurane.ops.rules import is_int, is_number
 from aurane.ops.spec import ArgKind
 from aurane.records import field, record, replace
 from aurane.semantics import config
 from aurane.semantics.dims import dim_declaration, is_dim_call
+from aurane.semantics.functions import (
+    FUNCTION_NAMES,
+    MAX_SEQUENCE,
+    FunctionError,
+    call_function,
+    is_function,
+)
+from aurane.semantics.inits import INIT
 from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.symbolic import plain
 from aurane.semantics.tying import TIE
-from aurane.semantics.values import to_node, type_name
+from aurane.semantics.unroll import (
+    ControlFlow,
+    Failed,
+    Unrolling,
+    origin_text,
+    reads_input_shape,
+    tensor_names,
+)
+from aurane.semantics.values import OpValue, show, to_node, type_name
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.layer_names import QUOTED_PART, layer_parts
+from aurane.syntax.printer import expr_text
 from aurane.syntax.tokens import MAX_NUMBER
 
 MODEL_FIELD_NAMES = frozenset(config.MODEL_TABLE)
@@ -32,8 +51,7 @@ MODEL_FIELD_NAMES = frozenset(config.MODEL_TABLE)
 MAX_INT_BITS = 1024
 
 
-class _Failed(Exception):
-    """Evaluation failed; the diagnostic (if any) was already recorded."""
+_Failed = Failed  # evaluation failed; the diagnostic (if any) was already recorded
 
 
 @record
@@ -60,9 +78,10 @@ class _Symbolic(Exception):
     """A reference to a size symbol (``seq = dim(...)``): the expression stays as written."""
 
 
-class _Resolver:
+class _Resolver(ControlFlow):
     def __init__(self, program: ast.AuraneProgram) -> None:
         self.program = program
+        self.unrolling: Unrolling | None = None  # the forward body being unrolled
         self.allow_symbols = False  # while resolving input_shape, symbols stay symbolic
         self.diagnostics: list[Diagnostic] = []
         self.stack: list[tuple[int, str]] = []
@@ -97,16 +116,7 @@ class _Resolver:
     def lookup(self, name: str, span: Span, scope: _Scope) -> Any:
         owner = scope.find(name)
         if owner is None:
-            hint = did_you_mean(name, scope.visible_names())
-            self.diagnostics.append(
-                diag(
-                    "R001",
-                    f"undefined name '{name}'",
-                    span,
-                    hint=hint or "define it as a constant, globally or inside the model",
-                )
-            )
-            raise _Failed
+            return self.not_constant(name, span, scope)
         if is_dim_call(_def_value(owner.definitions[name])):
             raise _Symbolic(name)
         if name in owner.values:
@@ -138,8 +148,82 @@ class _Resolver:
         owner.values[name] = value
         return value
 
+    def not_constant(self, name: str, span: Span, scope: _Scope) -> Any:
+        """A name that is no constant: an operation or model as a value, a tensor, or R001."""
+        if name in self.model_names:
+            return OpValue(name, True)
+        if ops.lookup(name) is not None:
+            return OpValue(name, False)
+        state = self.unrolling
+        if state is not None and name.split(".")[0] in state.tensors:
+            self.tensor_read(name, span, state)
+        hint = did_you_mean(name, scope.visible_names())
+        self.diagnostics.append(
+            diag(
+                "R001",
+                f"undefined name '{name}'",
+                span,
+                hint=hint or "define it as a constant, globally or inside the model",
+            )
+        )
+        raise _Failed
+
+    def tensor_read(self, name: str, span: Span, state: Unrolling) -> Any:
+        """A tensor where a constant is needed: S120 in a condition, S121 in a loop."""
+        head = name.split(".")[0]
+        if name.endswith(".shape"):
+            problem = f"'{name}' needs an index: {name}[1] is the size of axis 1"
+        else:
+            problem = f"'{head}' is a tensor, whose values exist only when the model runs"
+        if state.context == "if":
+            self.diagnostics.append(
+                diag(
+                    "S120",
+                    f"an 'if' is decided at compile time, on constants: {problem}",
+                    span,
+                    hint="test a constant, a block parameter, a loop variable or an input "
+                    "size such as x.shape[1]",
+                )
+            )
+        elif state.context == "for":
+            self.diagnostics.append(
+                diag(
+                    "S121",
+                    "a 'for' loop is unrolled at compile time and runs over a constant: " + problem,
+                    span,
+                    hint="loop over range(n) or a list constant",
+                )
+            )
+        else:
+            self.diagnostics.append(
+                diag(
+                    "S125",
+                    f"a constant is needed here, but {problem}",
+                    span,
+                    hint="use a constant, a block parameter or an input size (x.shape[1])",
+                )
+            )
+        raise _Failed
+
+    def child_scope(self, scope: _Scope, values: dict[str, tuple[Any, Span]]) -> _Scope:
+        definitions: dict[str, ast.Constant | ast.Field] = {
+            name: ast.Constant(name, span, ast.NoneLit(span), span)
+            for name, (_, span) in values.items()
+        }
+        child = _Scope(definitions, scope)
+        child.values.update({name: value for name, (value, _) in values.items()})
+        return child
+
     def evaluate(self, expr: ast.Expr, scope: _Scope) -> Any:
         match expr:
+            case ast.Compare() | ast.BoolOp() | ast.Not() | ast.IfExp():
+                return self.condition(expr, scope)
+            case ast.Subscript(value=value, index=index, span=span):
+                return self.subscript(value, index, span, scope)
+            case ast.Call() if is_function(expr.func) and not expr.suffixes:
+                return self.function(expr, scope)
+            case ast.OpRef(name=name, is_model=is_model):
+                return OpValue(name, is_model)
             case ast.Number(value=v) | ast.String(value=v) | ast.Bool(value=v):
                 return v
             case ast.NoneLit():
@@ -159,6 +243,18 @@ class _Resolver:
                 lhs = self.evaluate(left, scope)
                 rhs = self.evaluate(right, scope)
                 return self.arithmetic(op, lhs, rhs, span)
+        if isinstance(expr, ast.Call):
+            self.diagnostics.append(
+                diag(
+                    "R005",
+                    f"'{expr.func}' is not a constant function: a constant is a literal or "
+                    "a call of " + ", ".join(FUNCTION_NAMES),
+                    expr.func_span,
+                    hint="write the call where it is used, or compute the value with those "
+                    "functions",
+                )
+            )
+            raise _Failed
         self.diagnostics.append(
             diag(
                 "R005",
@@ -168,6 +264,179 @@ class _Resolver:
             )
         )
         raise _Failed
+
+    def condition(self, expr: ast.Expr, scope: _Scope) -> Any:
+        """``==``, ``in``, ``and``, ``not``, ``a if c else b``: Python's results; ``and``,
+        ``or`` and the conditional evaluate only the side they need."""
+        match expr:
+            case ast.Not(operand=operand):
+                return not self.evaluate(operand, scope)
+            case ast.BoolOp(op=op, left=left, right=right):
+                first = self.evaluate(left, scope)
+                if bool(first) == (op == "or"):
+                    return first
+                return self.evaluate(right, scope)
+            case ast.IfExp(body=body, test=test, orelse=orelse):
+                chosen = body if self.evaluate(test, scope) else orelse
+                return self.evaluate(chosen, scope)
+            case ast.Compare(op=op, left=left, right=right, span=span):
+                lhs = self.evaluate(left, scope)
+                rhs = self.evaluate(right, scope)
+                return self.compare(op, lhs, rhs, span)
+        raise _Failed
+
+    def compare(self, op: str, lhs: Any, rhs: Any, span: Span) -> bool:
+        if op in ("in", "not in"):
+            if not isinstance(rhs, list | tuple | range | str):
+                self._arith_error(
+                    f"'{op}' needs a list, tuple or range, got {type_name(rhs)}", span
+                )
+            if isinstance(rhs, str) and not isinstance(lhs, str):
+                self._arith_error(f"'{op}' a string needs a string, got {type_name(lhs)}", span)
+            found = lhs in rhs
+            return found if op == "in" else not found
+        if op in ("==", "!="):
+            same = type_name(lhs) == type_name(rhs) or (is_number(lhs) and is_number(rhs))
+            equal = same and plain(lhs) == plain(rhs)
+            return equal if op == "==" else not equal
+        ordered = (is_number(lhs) and is_number(rhs)) or (
+            isinstance(lhs, str) and isinstance(rhs, str)
+        )
+        if not ordered:
+            self._arith_error(
+                f"'{op}' needs two numbers or two strings, got {type_name(lhs)} and "
+                f"{type_name(rhs)}",
+                span,
+            )
+        match op:
+            case "<":
+                return bool(lhs < rhs)
+            case "<=":
+                return bool(lhs <= rhs)
+            case ">":
+                return bool(lhs > rhs)
+        return bool(lhs >= rhs)
+
+    def subscript(self, value: ast.Expr, index: ast.Expr, span: Span, scope: _Scope) -> Any:
+        if (
+            isinstance(value, ast.Name)
+            and value.id.endswith(".shape")
+            and scope.find(value.id) is None
+        ):
+            position = self.evaluate(index, scope)
+            return self.input_size(value, position, index.span, span)
+        container = self.evaluate(value, scope)
+        position = self.evaluate(index, scope)
+        if not isinstance(container, list | tuple | range | str):
+            self._arith_error(
+                f"only a list, tuple, range or string has items; this is {type_name(container)}",
+                value.span,
+            )
+        if not is_int(position):
+            self._arith_error(
+                f"an index must be an integer, got {type_name(position)} {show(plain(position))}",
+                index.span,
+            )
+        if not -len(container) <= position < len(container):
+            shown = show(plain(container)) if len(container) <= 16 else type_name(container)
+            self._arith_error(
+                f"index {int(position)} is outside the {len(container)} items of {shown}",
+                index.span,
+            )
+        return container[int(position)]
+
+    def input_size(self, value: ast.Name, position: Any, index_span: Span, span: Span) -> Any:
+        """``x.shape[k]``: axis k of the forward input (k = 0 is the batch axis)."""
+        state = self.unrolling
+        head = value.id.removesuffix(".shape")
+        if state is None or head != state.param:
+            inside = state is not None and head in state.tensors
+            self.diagnostics.append(
+                diag(
+                    "S126",
+                    f"'{head}.shape' cannot be read here: only the forward input's sizes are "
+                    "known at compile time"
+                    + (f" ('{head}' is a tensor of this forward body)" if inside else ""),
+                    value.span,
+                    hint=f"read {state.param}.shape[k], the input's sizes"
+                    if state is not None
+                    else "read x.shape[k] inside a forward body",
+                )
+            )
+            raise _Failed
+        if state.rebound is not None:
+            self.diagnostics.append(
+                diag(
+                    "S126",
+                    f"{head}.shape reads the sizes of the forward's input, but '{head}' holds "
+                    f"another value since {state.rebound}",
+                    value.span,
+                    labels=(Label(state.rebound, f"'{head}' is rebound here"),),
+                    hint=f"read {head}.shape before that statement, or bind the new value to "
+                    "another name and pass its size to a block",
+                )
+            )
+            raise _Failed
+        if state.input_shape is None:
+            self.diagnostics.append(
+                diag(
+                    "S126",
+                    f"the sizes of '{head}' are not known here",
+                    value.span,
+                    hint="give the model an input_shape, or call it as a block",
+                )
+            )
+            raise _Failed
+        rank = len(state.input_shape) + 1  # with the batch axis
+        if not is_int(position) or not -rank <= position < rank:
+            self.diagnostics.append(
+                diag(
+                    "S126",
+                    f"{head}.shape has {rank} axes (the batch axis is 0), so index "
+                    f"{show(plain(position))} is outside it",
+                    index_span,
+                    hint=f"use 1 to {rank - 1}, or -1 for the last axis",
+                )
+            )
+            raise _Failed
+        axis = int(position) % rank
+        if axis == 0:
+            self.diagnostics.append(
+                diag(
+                    "S126",
+                    f"{head}.shape[{int(position)}] is the batch size, which is known only "
+                    "when the model runs",
+                    span,
+                    hint="read a sample axis, e.g. x.shape[1] for the channels",
+                )
+            )
+            raise _Failed
+        size = state.input_shape[axis - 1]
+        if not isinstance(size, int):
+            self.diagnostics.append(
+                diag(
+                    "S126",
+                    f"{head}.shape[{int(position)}] is the symbolic size '{size}', known only "
+                    "when the model runs",
+                    span,
+                    hint="make that axis a number in input_shape to decide on it",
+                )
+            )
+            raise _Failed
+        return size
+
+    def function(self, call: ast.Call, scope: _Scope) -> Any:
+        args = self.evaluate_all(call.args, scope)
+        keywords: dict[str, Any] = {}
+        for keyword in call.keywords:
+            keywords[keyword.name] = self.evaluate(keyword.value, scope)
+        try:
+            result = call_function(call.func, args, keywords)
+        except FunctionError as error:
+            self._arith_error(str(error), call.span)
+        if isinstance(result, float) and not math.isfinite(result):
+            self._arith_error("result is not a finite number", call.span)
+        return result
 
     def evaluate_all(self, items: tuple[ast.Expr, ...], scope: _Scope) -> list[Any]:
         values: list[Any] = []
@@ -247,7 +516,12 @@ class _Resolver:
                 self.failed_spans.add(expr.span)  # the tuple is incomplete: skip it too
             return expr if _same(expr.items, items) else type(expr)(items, expr.span)
         try:
-            return to_node(self.evaluate(expr, scope), expr.span)
+            value = self.evaluate(expr, scope)
+            if isinstance(value, range):
+                if len(value) > MAX_SEQUENCE:
+                    self._arith_error(f"a range of {len(value):,} numbers is too long", expr.span)
+                value = list(value)
+            return to_node(value, expr.span)
         except _Failed:
             self.failed_spans.add(expr.span)
             return expr
@@ -310,15 +584,22 @@ class _Resolver:
                 return ast.ListExpr(tuple(self.config_value(i, scope) for i in items), span)
         return self.value_expr(expr, scope)
 
-    def keywords(self, keywords: tuple[ast.Keyword, ...], scope: _Scope) -> tuple[ast.Keyword, ...]:
+    def keywords(
+        self, keywords: tuple[ast.Keyword, ...], scope: _Scope, *, initialised: bool = False
+    ) -> tuple[ast.Keyword, ...]:
+        """``initialised``: ``init=`` is an initialiser (``normal(0.02)``), not an argument."""
         if not keywords:
             return keywords
-        resolved = tuple(self.keyword(k, scope) for k in keywords)
+        resolved = tuple(self.keyword(k, scope, initialised) for k in keywords)
         return keywords if _same(keywords, resolved) else resolved
 
-    def keyword(self, keyword: ast.Keyword, scope: _Scope) -> ast.Keyword:
+    def keyword(
+        self, keyword: ast.Keyword, scope: _Scope, initialised: bool = False
+    ) -> ast.Keyword:
         if keyword.name == TIE:
             return keyword  # tie=transformer.wte names a layer, not a constant
+        if keyword.name == INIT and initialised:
+            return replace(keyword, value=self.init_spec(keyword.value, scope))
         value = self.value_expr(keyword.value, scope)
         return keyword if value is keyword.value else replace(keyword, value=value)
 
@@ -332,12 +613,129 @@ class _Resolver:
     def suffixes(self, suffixes: tuple[ast.Suffix, ...], scope: _Scope) -> tuple[ast.Suffix, ...]:
         if not suffixes:
             return suffixes
-        resolved = tuple(self.suffix(s, scope) for s in suffixes)
+        named = [self.suffix_operation(s, scope) for s in suffixes]
+        resolved = tuple(self.suffix(s, scope) for s in named if s is not None)
         return suffixes if _same(suffixes, resolved) else resolved
+
+    def suffix_operation(self, suffix: ast.Suffix, scope: _Scope) -> ast.Suffix | None:
+        """``.act`` with ``act`` an operation constant: that operation (None for none)."""
+        if suffix.name == "residual" or ops.lookup(suffix.name) is not None:
+            return suffix
+        if scope.find(suffix.name) is None:
+            return suffix  # an unknown suffix (S016)
+        try:
+            value = self.evaluate(ast.Name(suffix.name, suffix.name_span), scope)
+        except _Symbolic:
+            return suffix
+        except _Failed:
+            self.failed_spans.add(suffix.span)
+            return suffix
+        if value is None:
+            return None
+        if not isinstance(value, OpValue) or value.is_model:
+            what = f"{type_name(value)} {show(plain(value))}"
+            self.diagnostics.append(
+                diag(
+                    "S125",
+                    f"'.{suffix.name}' is {what}: a suffix applies an activation",
+                    suffix.name_span,
+                    hint=f"give '{suffix.name}' an activation such as relu, or none",
+                )
+            )
+            self.failed_spans.add(suffix.span)
+            return suffix
+        return replace(suffix, name=value.name)
+
+    def applied(self, call: ast.Call, scope: _Scope) -> ast.Call | None:
+        """``act()``/``block(64)`` where ``act``/``block`` is a constant naming an operation
+        or model: the call of that operation (None for ``none``: nothing is applied)."""
+        if "." in call.func or scope.find(call.func) is None:
+            return call
+        try:
+            value = self.evaluate(ast.Name(call.func, call.func_span), scope)
+        except _Symbolic:
+            return call
+        except _Failed:
+            self.failed_spans.add(call.span)
+            raise
+        if value is None:
+            return None
+        if not isinstance(value, OpValue):
+            self.diagnostics.append(
+                diag(
+                    "S125",
+                    f"'{call.func}' is {type_name(value)} {show(plain(value))}, not an "
+                    "operation or model, so it cannot be applied",
+                    call.func_span,
+                    hint=f"give '{call.func}' an operation (relu) or a model, or none",
+                )
+            )
+            self.failed_spans.add(call.span)
+            raise _Failed
+        return replace(call, func=value.name)
+
+    def layer_name(self, node: _Named, scope: _Scope) -> _Named:
+        """Fill the name's template holes and drop the quotes of quoted parts."""
+        layer = node.layer
+        if layer is None or not ("{" in layer or '"' in layer or "'" in layer):
+            return node
+        span = node.layer_span or node.span
+        pieces = layer.split("{}")
+        text = pieces[0]
+        for hole, piece in zip(node.layer_holes, pieces[1:], strict=True):
+            value = self.evaluate(hole, scope)
+            if isinstance(value, bool) or not (is_int(value) or isinstance(value, str)):
+                self.template_error(
+                    f"a name template takes integers and strings, got {type_name(value)} "
+                    f"{show(plain(value))}",
+                    hole.span,
+                )
+            shown = str(int(value)) if is_int(value) else str(value)
+            if not QUOTED_PART.match(shown):
+                self.template_error(
+                    f"{show(plain(value))} cannot be part of a layer name: names hold letters, "
+                    "digits, '_' and '-'",
+                    hole.span,
+                )
+            text += shown + piece
+        path = ".".join(part.strip("\"'") for part in layer_parts(text))
+        self.record_name(path, span)
+        return replace(node, layer=path, layer_holes=())
+
+    def template_error(self, message: str, span: Span) -> None:
+        self.diagnostics.append(diag("S124", message, span, hint="write as layer{i + 1}"))
+        raise _Failed
+
+    def record_name(self, path: str, span: Span) -> None:
+        """A name a template gave in one iteration; the same name twice is S124."""
+        state = self.unrolling
+        if state is None or not state.origin or path.endswith(".*"):
+            return
+        here = origin_text(state.origin)
+        given = state.names.setdefault(span, {})
+        first = given.get(path)
+        if first is not None and first != here:
+            self.diagnostics.append(
+                diag(
+                    "S124",
+                    f"the layer name '{path}' is given twice by this name: {first}, and {here}",
+                    span,
+                    hint="make the name depend on the loop variable, e.g. layer{i + 1}",
+                )
+            )
+            raise _Failed
+        given[path] = here
 
     def op_call(self, call: ast.Call, scope: _Scope, tensor_inputs: bool) -> ast.Call:
         """An operation application; in graph form its leading positionals are tensors."""
         spec = ops.lookup(call.func)
+        if spec is None and call.func not in self.model_names:
+            applied = self.applied(call, scope)
+            if applied is None:
+                return _DROP_CALL
+            call = applied
+            spec = ops.lookup(call.func)
+        call = self.layer_name(call, scope)
         if spec is None and call.func not in self.model_names:
             return call  # an unknown operation (S001): its arguments mean nothing yet
         if spec is not None and spec.variadic:
@@ -363,39 +761,130 @@ class _Resolver:
             elif (
                 0 <= param_index < len(positional) and positional[param_index].kind is ArgKind.MODEL
             ):
-                args.append(self.op_call(arg, scope, False) if isinstance(arg, ast.Call) else arg)
+                args.append(self.model_arg(arg, scope))
             else:
                 args.append(self.value_expr(arg, scope))
-        keywords = self.keywords(call.keywords, scope)
+        initialised = spec is not None and spec.name != "parameter"  # its own init= argument
+        if spec is not None and spec.name == "parameter":
+            call = self.parameter_init(call)
+        keywords = self.keywords(call.keywords, scope, initialised=initialised)
         suffixes = self.suffixes(call.suffixes, scope)
         if _same(call.args, args) and keywords is call.keywords and suffixes is call.suffixes:
             return call
         return replace(call, args=tuple(args), keywords=keywords, suffixes=suffixes)
 
+    def parameter_init(self, call: ast.Call) -> ast.Call:
+        """``parameter(shape, init=normal(0.02))``: the initialiser form of every layer, as
+        the parameter's own arguments (``init="normal", std=0.02``)."""
+        found = next((k for k in call.keywords if k.name == INIT), None)
+        if found is None or isinstance(found.value, ast.String):
+            return call
+        value = found.value
+        name = value.id if isinstance(value, ast.Name) else getattr(value, "func", None)
+        args = value.args if isinstance(value, ast.Call) else ()
+        given = value.keywords if isinstance(value, ast.Call) else ()
+        extra: list[ast.Keyword] = []
+        if name in ("zeros", "ones") and not args and not given:
+            mode = name
+        elif name == "normal" and len(args) <= 1 and all(k.name == "std" for k in given):
+            mode = "normal"
+            extra = [ast.Keyword("std", a.span, a, a.span) for a in args] + list(given)
+        elif name in ("constant", "full") and len(args) == 1 and not given:
+            mode = "full"
+            extra = [ast.Keyword("value", args[0].span, args[0], args[0].span)]
+        else:
+            self.diagnostics.append(
+                diag(
+                    "S127",
+                    "parameter's init= is zeros, ones, normal(std) or constant(v)",
+                    value.span,
+                    hint='e.g. parameter((1, 768), init=normal(0.02)) or init="zeros"',
+                )
+            )
+            self.failed_spans.add(call.span)
+            raise _Failed
+        mode_node = ast.String(mode, value.span)
+        kept = [k for k in call.keywords if k is not found]
+        return replace(call, keywords=(*kept, replace(found, value=mode_node), *extra))
+
+    def model_arg(self, arg: ast.Expr, scope: _Scope) -> ast.Expr:
+        """``repeat(block(64), 2)`` / ``repeat(block, 2)`` with ``block`` a model constant."""
+        if isinstance(arg, ast.Call):
+            resolved = self.op_call(arg, scope, False)
+            if resolved is _DROP_CALL:
+                self.diagnostics.append(
+                    diag("S125", "none cannot be repeated: it is no model", arg.span)
+                )
+                self.failed_spans.add(arg.span)
+                return arg
+            return resolved
+        if isinstance(arg, ast.Name) and "." not in arg.id and scope.find(arg.id) is not None:
+            try:
+                value = self.evaluate(arg, scope)
+            except (_Failed, _Symbolic):
+                self.failed_spans.add(arg.span)
+                return arg
+            if isinstance(value, OpValue):
+                return ast.Name(value.name, arg.span)
+        return arg
+
     def tensor_expr(self, expr: ast.Expr, scope: _Scope) -> ast.Expr:
         match expr:
             case ast.Call():
-                return self.op_call(expr, scope, tensor_inputs=True)
+                resolved = self.op_call(expr, scope, tensor_inputs=True)
+                if resolved is _DROP_CALL:  # h = act(x) with act = none: h is x
+                    return self.tensor_expr(expr.args[0], scope) if expr.args else expr
+                return resolved
             case ast.Chain(source=source, steps=steps, span=span):
                 new_source = self.tensor_expr(source, scope)
-                new_steps = tuple(self.op_call(step, scope, tensor_inputs=False) for step in steps)
-                if new_source is source and _same(steps, new_steps):
+                applied = [self.op_call(step, scope, tensor_inputs=False) for step in steps]
+                new_steps = tuple(step for step in applied if step is not _DROP_CALL)
+                if not new_steps:
+                    return new_source
+                named = self.layer_name(expr, scope)
+                if new_source is source and _same(steps, new_steps) and named is expr:
                     return expr
-                return replace(expr, source=new_source, steps=new_steps, span=span)
+                return replace(named, source=new_source, steps=new_steps, span=span)
         return expr  # names are tensors; anything else is reported by the semantic pass
 
-    def forward(self, forward: ast.Forward, scope: _Scope) -> ast.Forward:
-        body = tuple(self.forward_statement(stmt, scope) for stmt in forward.body)
+    def forward(
+        self,
+        forward: ast.Forward,
+        scope: _Scope,
+        input_shape: tuple[Any, ...] | None = None,
+    ) -> ast.Forward:
+        """The body with its ``if``/``for`` unrolled and every value resolved."""
+        self.unrolling = Unrolling(forward.param, input_shape, tensor_names(forward))
+        try:
+            body = tuple(self.unroll(forward.body, scope, ()))
+        except _Symbolic as symbolic:
+            self.diagnostics.append(
+                diag(
+                    "S120",
+                    f"this depends on the symbolic size '{symbolic}', whose value is known "
+                    "only when the model runs",
+                    forward.span,
+                    hint="compare a concrete size, or make that axis a number",
+                )
+            )
+            self.failed_spans.add(forward.span)
+            return forward
+        except _Failed:
+            self.failed_spans.add(forward.span)  # what follows would only add noise
+            return forward
+        finally:
+            self.unrolling = None
         return forward if _same(forward.body, body) else replace(forward, body=body)
 
-    def forward_statement(self, stmt: ast.ForwardStmt, scope: _Scope) -> ast.ForwardStmt:
+    def simple_statement(self, stmt: ast.SimpleStmt, scope: _Scope) -> ast.SimpleStmt | None:
         match stmt:
             case ast.Assign(value=value) | ast.Return(value=value):
                 resolved = self.tensor_expr(value, scope)
                 return stmt if resolved is value else replace(stmt, value=resolved)
             case ast.ChainStmt(chain=chain):
                 resolved = self.tensor_expr(chain, scope)
-                assert isinstance(resolved, ast.Chain)
+                if not isinstance(resolved, ast.Chain):
+                    return None  # every step applied none: x -> act() does nothing
                 return stmt if resolved is chain else replace(stmt, chain=resolved)
         return stmt
 
@@ -469,10 +958,15 @@ class _Resolver:
         return replace(self.program, statements=tuple(statements))
 
     def model(
-        self, model: ast.Model, globals_: _Scope, params: dict[str, Any] | None = None
+        self,
+        model: ast.Model,
+        globals_: _Scope,
+        params: dict[str, Any] | None = None,
+        input_shape: tuple[Any, ...] | None = None,
     ) -> ast.Model:
-        """Resolve a model; a parameterised block resolves only per call (``params`` given)."""
-        if model.params and params is None:  # resolved per call by ``resolve_block``
+        """Resolve a model; a block resolved per call (``params`` given, ``{}`` for one that
+        reads its input's sizes) unrolls its forward at that call's ``input_shape``."""
+        if per_call(model) and params is None:  # resolved per call by ``resolve_block``
             fields = self.fields(model.fields, config.MODEL_TABLE, globals_, resolve_unknown=False)
             return replace(model, fields=fields)
         local: list[ast.Constant | ast.Field] = [
@@ -492,11 +986,45 @@ class _Resolver:
             for f in model.fields
         )
         fields = self.fields(fields, config.MODEL_TABLE, scope, resolve_unknown=False)
-        forward = self.forward(model.forward, scope) if model.forward else None
-        return replace(model, fields=fields, forward=forward)
+        shape = input_shape if input_shape is not None else _declared_shape(fields)
+        forward = self.forward(model.forward, scope, shape) if model.forward else None
+        inits = tuple(replace(r, spec=self.init_spec(r.spec, scope)) for r in model.inits)
+        base = self.config_call(model.base, scope) if model.base is not None else None
+        return replace(model, fields=fields, forward=forward, inits=inits, base=base)
+
+    def init_spec(self, spec: ast.Expr, scope: _Scope) -> ast.Expr:
+        """``normal(0.02 / sqrt(2 * n_layer))``: the initialiser stays, its arguments resolve."""
+        if isinstance(spec, ast.Call):
+            return self.config_call(spec, scope)
+        return spec
 
 
-_LITERALS = (ast.Number, ast.String, ast.Bool, ast.NoneLit)
+_LITERALS = (ast.Number, ast.String, ast.Bool, ast.NoneLit, ast.OpRef)
+_NOWHERE = Span(0, 0, 0, 1)
+_DROP_CALL = ast.Call("none", _NOWHERE, (), (), (), _NOWHERE)  # applies nothing
+_Named = TypeVar("_Named", ast.Call, ast.Chain)
+
+
+def per_call(model: ast.Model) -> bool:
+    """Whether ``model`` is resolved at each call: it has parameters, or its forward reads
+    its input's sizes (``x.shape[1]``) and no input_shape fixes them."""
+    if model.params:
+        return True
+    declared = any(f.name == "input_shape" for f in model.fields)
+    return not declared and reads_input_shape(model)
+
+
+def _declared_shape(fields: tuple[ast.Field, ...]) -> tuple[Any, ...] | None:
+    """A resolved input_shape as values (a symbolic axis as its text), for x.shape[k]."""
+    found = next((f.value for f in fields if f.name == "input_shape"), None)
+    if not isinstance(found, ast.TupleExpr):
+        return None
+    out: list[Any] = []
+    for item in found.items:
+        value = item.value if isinstance(item, ast.Number) else None
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        out.append(value if whole else expr_text(item))
+    return tuple(out)
 
 
 def _same(old: tuple[Any, ...], new: tuple[Any, ...] | list[Any]) -> bool:
@@ -523,12 +1051,16 @@ def evaluate_constant(program: ast.AuraneProgram, expr: ast.Expr) -> tuple[Any, 
 
 
 def resolve_block(
-    program: ast.AuraneProgram, model: ast.Model, params: dict[str, Any]
+    program: ast.AuraneProgram,
+    model: ast.Model,
+    params: dict[str, Any],
+    input_shape: tuple[Any, ...] | None = None,
 ) -> tuple[ast.Model, list[Diagnostic]]:
-    """One call's instance of a parameterised block: ``params`` bound as constants."""
+    """One call's instance of a block: ``params`` bound as constants, its forward unrolled
+    at the call's per-sample ``input_shape`` (for ``x.shape[k]``)."""
     resolver = _Resolver(program)
     globals_ = resolver.make_scope(list(program.constants), None)
-    return resolver.model(model, globals_, params), resolver.diagnostics
+    return resolver.model(model, globals_, params, input_shape), resolver.diagnostics
 
 
 def resolve_program(program: ast.AuraneProgram) -> tuple[ast.AuraneProgram, list[Diagnostic]]:

@@ -7,8 +7,10 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ops.spec import BoundArgs
 from aurane.semantics.binding import bind_arguments
+from aurane.semantics.inits import check_layer_init, split_init
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.tying import check_tie, split_tie
+from aurane.semantics.unroll import label_new
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -28,11 +30,22 @@ class ForwardChecker:
         self.defined: dict[str, Span] = {}
         self.parameterised: frozenset[str] = frozenset()  # models that take arguments
         self.deferred = False  # a parameterised body: arguments are checked per call
+        # deferred: names that may hold an operation or model (act(), block(64), .act)
+        self.constant_names: frozenset[str] = frozenset()
 
     def run(self, forward: ast.Forward) -> None:
         self.defined[forward.param] = forward.param_span
-        for stmt in forward.body:
+        self.body(forward.body)
+
+    def body(self, statements: tuple[ast.ForwardStmt, ...]) -> None:
+        for stmt in statements:
+            before = len(self.out)
             match stmt:
+                case ast.If(branches=branches):  # a deferred body: every branch
+                    for branch in branches:
+                        self.body(branch.body)
+                case ast.For(body=body):
+                    self.body(body)
                 case ast.Assign(target=target, target_span=span, value=value):
                     self.tensor(value)
                     self.defined[target] = span
@@ -44,6 +57,7 @@ class ForwardChecker:
                         self.defined[chain.source.id] = chain.source.span
                 case ast.Return(value=value):
                     self.tensor(value)
+            label_new(self.out, before, getattr(stmt, "origin", ()))
 
     def pieces(self, stmt: ast.Assign) -> None:
         """``a, b = chunk(...)``: several names need an operation with several outputs."""
@@ -105,6 +119,10 @@ class ForwardChecker:
 
     def call(self, call: ast.Call, *, graph: bool) -> None:
         name = call.func
+        if self.deferred and name in self.constant_names and name not in self.model_names:
+            return  # act(), block(64): an operation-valued parameter, checked per call
+        if call.splice:
+            self.splice(call)
         if name in self.model_names:
             self.block_call(call, graph)
         elif (spec := ops.lookup(name)) is not None:
@@ -166,6 +184,9 @@ class ForwardChecker:
             return
         keywords, _ = split_tie(call.keywords)  # tie= is no argument of the operation
         self.out.extend(check_tie(spec.name, call.keywords))
+        keywords, init = split_init(keywords, spec.name)  # nor is init=normal(0.02)
+        if init is not None:
+            self.out.extend(check_layer_init(spec.name, init)[1])
         bound, problems = bind_arguments(
             spec.params, call.args[taken:], keywords, owner=spec.name, owner_span=call.span
         )
@@ -215,6 +236,11 @@ class ForwardChecker:
         extra = call.args[taken:] or call.keywords
         if call.func in self.parameterised:  # bound and checked per call by lowering
             self.calls.append((call.func, call.func_span))
+            # ResNet(Bottleneck, [3, 4]): a model given as an argument is called too
+            for value in (*call.args[taken:], *(k.value for k in call.keywords)):
+                name = value.id if isinstance(value, ast.Name) else getattr(value, "name", None)
+                if name in self.model_names:
+                    self.calls.append((name, value.span))
             return
         if extra:
             self.out.append(
@@ -226,7 +252,30 @@ class ForwardChecker:
             )
         self.calls.append((call.func, call.func_span))
 
+    def splice(self, call: ast.Call) -> None:
+        """``-> *Block(64) as features``: a block's layers, into a named container."""
+        if call.func not in self.model_names:
+            self.out.append(
+                diag(
+                    "S129",
+                    f"only a block call can be spliced; '{call.func}' is no model of this program",
+                    call.func_span,
+                    hint=f"drop the '*': -> {call.func}(...)",
+                )
+            )
+        elif call.layer is None:
+            self.out.append(
+                diag(
+                    "S129",
+                    f"splicing '{call.func}' puts its layers into a container: name it",
+                    call.span,
+                    hint=f"-> *{call.func}(...) as features",
+                )
+            )
+
     def suffix(self, suffix: ast.Suffix) -> None:
+        if self.deferred and suffix.name in self.constant_names:
+            return  # .act with act a parameter: checked per call
         if suffix.name == "residual":
             if suffix.args or suffix.keywords:
                 self.out.append(diag("S006", "'.residual' takes no arguments", suffix.span))

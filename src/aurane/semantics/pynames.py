@@ -50,6 +50,7 @@ TEMPLATE = frozenset(
         "nn",
         "F",
         "math",
+        "fnmatch",
         "os",
         "sys",
         "self",

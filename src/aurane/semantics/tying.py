@@ -8,7 +8,19 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.syntax import ast
 
 TIE = "tie"
-TIED_OPS = frozenset({"dense"})  # the operations that accept tie=
+# the operations whose weight tie= can share (ir/tying.py knows each one's weight shape)
+TIED_OPS = frozenset(
+    {
+        "dense",
+        "embedding",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    }
+)
 
 
 def split_tie(
@@ -41,9 +53,11 @@ def check_tie(op: str, keywords: tuple[ast.Keyword, ...]) -> list[Diagnostic]:
         out.append(
             diag(
                 "S047",
-                f"'{op}' cannot tie its weight: tie= is for dense layers",
+                f"'{op}' cannot tie its weight: tie= is for dense, embedding and convolution "
+                "layers",
                 tie.name_span,
-                hint="put tie= on the dense layer that shares the embedding's table",
+                hint="put tie= on a layer with a weight, e.g. the dense layer that shares the "
+                "embedding's table",
             )
         )
     elif not isinstance(tie.value, ast.Name):

@@ -8,6 +8,29 @@ from aurane.source import Span
 from aurane.syntax import ast
 
 
+class OpValue:
+    """An operation or model as a constant value: ``act = relu``, ``block = Bottleneck``.
+
+    Applied as a step ``-> act()``, a suffix ``.act`` or a call ``block(64)`` (constant
+    resolution replaces the name by ``name``); in a resolved program it is an ``ast.OpRef``.
+    """
+
+    __slots__ = ("is_model", "name")
+
+    def __init__(self, name: str, is_model: bool) -> None:
+        self.name = name
+        self.is_model = is_model
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OpValue) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("op", self.name))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 class NotLiteral(Exception):
     def __init__(self, expr: ast.Expr) -> None:
         super().__init__("not a literal")
@@ -25,6 +48,8 @@ def literal_value(expr: ast.Expr) -> Any:
             return tuple(literal_value(item) for item in items)
         case ast.ListExpr(items=items):
             return [literal_value(item) for item in items]
+        case ast.OpRef(name=name, is_model=is_model):
+            return OpValue(name, is_model)
     raise NotLiteral(expr)
 
 
@@ -42,6 +67,8 @@ def to_node(value: Any, span: Span) -> ast.Expr:
         return ast.TupleExpr(tuple(to_node(v, span) for v in value), span)
     if isinstance(value, list):
         return ast.ListExpr(tuple(to_node(v, span) for v in value), span)
+    if isinstance(value, OpValue):
+        return ast.OpRef(value.name, span, value.is_model)
     raise TypeError(f"cannot represent {value!r}")
 
 
@@ -60,6 +87,10 @@ def type_name(value: Any) -> str:
         return "tuple"
     if isinstance(value, list):
         return "list"
+    if isinstance(value, OpValue):
+        return "model" if value.is_model else "operation"
+    if isinstance(value, range):
+        return "range"
     return type(value).__name__
 
 

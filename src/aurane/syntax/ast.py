@@ -81,7 +81,14 @@ class Suffix:
 
 @record(frozen=True, slots=True)
 class Call:
-    """``func(args, key=value).suffix...``; ``func`` may be dotted; span covers suffixes."""
+    """``func(args, key=value).suffix...``; ``func`` may be dotted; span covers suffixes.
+
+    ``layer`` is the path after ``as`` as written, with each template hole ``{expr}`` shown
+    as ``{}`` (its expression in ``layer_holes``, in order) and quoted segments kept quoted:
+    ``as layer{i + 1}."block-0".*`` is ``layer{}."block-0".*``. Constant resolution fills
+    the holes and drops the quotes. ``splice``: ``-> *Block(...)``, the block's layers go
+    into the enclosing container instead of one child holding them.
+    """
 
     func: str
     func_span: Span
@@ -91,6 +98,8 @@ class Call:
     span: Span
     layer: str | None = None  # ``... as conv1`` / ``as layer1.0.conv1``: the attribute path
     layer_span: Span | None = None
+    layer_holes: tuple[Expr, ...] = ()
+    splice: bool = False
 
 
 @record(frozen=True, slots=True)
@@ -117,13 +126,103 @@ class Chain:
     span: Span
     layer: str | None = None  # ``(x -> a -> b) as downsample``: one nn.Sequential
     layer_span: Span | None = None
+    layer_holes: tuple[Expr, ...] = ()  # as in ``Call``
+
+
+@record(frozen=True, slots=True)
+class Compare:
+    """``a == b``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in`` (not chained)."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@record(frozen=True, slots=True)
+class BoolOp:
+    """``a and b`` / ``a or b`` (Python's short-circuit and result)."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@record(frozen=True, slots=True)
+class Not:
+    operand: Expr
+    span: Span
+
+
+@record(frozen=True, slots=True)
+class IfExp:
+    """``body if test else orelse``."""
+
+    body: Expr
+    test: Expr
+    orelse: Expr
+    span: Span
+
+
+@record(frozen=True, slots=True)
+class Subscript:
+    """``cfg[i]``, ``cfg[i][0]``, ``x.shape[1]``: an item of a constant (compile time)."""
+
+    value: Expr
+    index: Expr
+    span: Span
+
+
+@record(frozen=True, slots=True)
+class OpRef:
+    """An operation or model used as a value (``act = relu``, ``ResNet(Bottleneck, ...)``).
+
+    Only constant resolution makes it (the parser reads ``relu`` as a ``Name``).
+    """
+
+    name: str
+    span: Span
+    is_model: bool = False
 
 
 Expr: TypeAlias = (
-    Number | String | Bool | NoneLit | Name | TupleExpr | ListExpr | Call | BinOp | UnaryOp | Chain
+    Number
+    | String
+    | Bool
+    | NoneLit
+    | Name
+    | TupleExpr
+    | ListExpr
+    | Call
+    | BinOp
+    | UnaryOp
+    | Chain
+    | Compare
+    | BoolOp
+    | Not
+    | IfExp
+    | Subscript
+    | OpRef
 )
 
 # ---------------------------------------------------------------- statements
+
+
+@record(frozen=True, slots=True)
+class Origin:
+    """Where an unrolled statement came from: one loop iteration or one chosen branch.
+
+    ``text`` reads ``in iteration i = 2 of the loop at 12:9`` or ``in the branch 'elif
+    width > 64' at 14:9``; ``span`` is the loop's or branch's header.
+    """
+
+    kind: str  # "loop" or "branch"
+    text: str
+    span: Span
+    index: int = 0  # the iteration (0 for a branch)
+    header: str = ""  # the loop's header as written, shortened: ``for i in range(4)``
+    count: int = 1  # how many iterations the loop has
 
 
 @record(frozen=True, slots=True)
@@ -139,6 +238,7 @@ class Assign:
     value: Expr
     span: Span
     targets: tuple[tuple[str, Span], ...] = ()
+    origin: tuple[Origin, ...] = ()  # set by unrolling: the loops and branches it came from
 
 
 @record(frozen=True, slots=True)
@@ -147,15 +247,98 @@ class ChainStmt:
 
     chain: Chain
     span: Span
+    origin: tuple[Origin, ...] = ()
 
 
 @record(frozen=True, slots=True)
 class Return:
     value: Expr
     span: Span
+    origin: tuple[Origin, ...] = ()
 
 
-ForwardStmt: TypeAlias = Assign | ChainStmt | Return
+@record(frozen=True, slots=True)
+class Branch:
+    """One arm of an ``if``: ``if TEST:``, ``elif TEST:`` or ``else:`` (``test`` None)."""
+
+    keyword: str
+    test: Expr | None
+    body: tuple[ForwardStmt, ...]
+    header_span: Span  # the header line
+    span: Span
+
+
+@record(frozen=True, slots=True)
+class If:
+    """``if``/``elif``/``else`` in a forward body, decided at compile time."""
+
+    branches: tuple[Branch, ...]
+    span: Span
+
+
+@record(frozen=True, slots=True)
+class LoopTarget:
+    """``i``, ``a, b`` or ``i, (c, k, s)``: a name, or a tuple of targets (``name`` None)."""
+
+    name: str | None
+    items: tuple[LoopTarget, ...]
+    span: Span
+
+
+@record(frozen=True, slots=True)
+class For:
+    """``for TARGET in ITERABLE:`` in a forward body, unrolled at compile time."""
+
+    target: LoopTarget
+    iterable: Expr
+    body: tuple[ForwardStmt, ...]
+    header_span: Span
+    span: Span
+
+
+ForwardStmt: TypeAlias = Assign | ChainStmt | Return | If | For
+SimpleStmt: TypeAlias = Assign | ChainStmt | Return
+
+
+def statement_value(stmt: SimpleStmt) -> Expr:
+    """What an assignment, chain or return computes."""
+    return stmt.chain if isinstance(stmt, ChainStmt) else stmt.value
+
+
+def body_expressions(body: tuple[ForwardStmt, ...]) -> list[Expr]:
+    """Every expression a forward body reads as written: statements' values, ``if``
+    conditions and ``for`` iterables (loop variables are not expressions)."""
+    out: list[Expr] = []
+    pending: list[ForwardStmt] = list(reversed(body))
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, If):
+            out += [branch.test for branch in stmt.branches if branch.test is not None]
+            for branch in reversed(stmt.branches):
+                pending.extend(reversed(branch.body))
+        elif isinstance(stmt, For):
+            out.append(stmt.iterable)
+            pending.extend(reversed(stmt.body))
+        else:
+            out.append(statement_value(stmt))
+    return out
+
+
+def simple_statements(body: tuple[ForwardStmt, ...]) -> list[SimpleStmt]:
+    """Every assignment, chain and return of ``body``, those inside ``if`` and ``for`` too,
+    in source order (each once, as written: nothing is unrolled)."""
+    out: list[SimpleStmt] = []
+    pending: list[ForwardStmt] = list(reversed(body))
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, If):
+            for branch in reversed(stmt.branches):
+                pending.extend(reversed(branch.body))
+        elif isinstance(stmt, For):
+            pending.extend(reversed(stmt.body))
+        else:
+            out.append(stmt)
+    return out
 
 
 @record(frozen=True, slots=True)
@@ -251,10 +434,26 @@ class Budget:
 
 
 @record(frozen=True, slots=True)
+class InitRule:
+    """``init dense: normal(0.02)`` or ``init *.c_proj.weight: normal(0.02)`` in a model.
+
+    ``target`` is an operation name (its layers' weights; ``dense.bias`` names the bias) or
+    a pattern over parameter names (``*`` matches any text, dots included).
+    """
+
+    target: str
+    target_span: Span
+    spec: Expr  # normal(0.02), zeros, kaiming_normal(mode="fan_out")
+    span: Span
+
+
+@record(frozen=True, slots=True)
 class Model:
     """``model Name:``; ``fields`` holds input_shape/input_dtype/... and model constants alike.
 
     ``params`` are the parameters of a parameterised block (``model Block(width):``).
+    ``base`` is the block call of a variant (``model resnet50 = ResNet(Bottleneck, [3, 4, 6,
+    3]):``): its layers are exactly the block's, and it has no forward of its own.
     """
 
     name: str
@@ -264,6 +463,8 @@ class Model:
     span: Span
     params: tuple[ModelParam, ...] = ()
     budgets: tuple[Budget, ...] = ()  # ``budget ...`` lines (docs/trust.md)
+    base: Call | None = None
+    inits: tuple[InitRule, ...] = ()
 
 
 @record(frozen=True, slots=True)

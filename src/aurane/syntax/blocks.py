@@ -7,6 +7,7 @@ block silently, so one broken header gives one diagnostic.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
@@ -14,7 +15,7 @@ from aurane import codes
 from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.exprs import END, ExprParser, ParseAbort, token_span
-from aurane.syntax.tokens import Kind, LogicalLine, Token
+from aurane.syntax.tokens import MAX_DEPTH, Kind, LogicalLine, Token
 
 T = TypeVar("T")
 _Bound = TypeVar("_Bound", ast.Assign, ast.Field, ast.Constant)  # ``name = value`` nodes
@@ -63,6 +64,10 @@ def _is_budget(line: LogicalLine) -> bool:
 
 
 class BlockParser(ExprParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self._nesting = 0  # if/for blocks entered
+
     # ------------------------------------------------------------ structure
 
     def level_items(self, lines: list[LogicalLine], level: int) -> list[Item]:
@@ -311,13 +316,22 @@ class BlockParser(ExprParser):
         name_token = self.expect_name("a model name after 'model'")
         name, name_span = name_token.text, name_token.span
         params = self._model_params(name) if self.at_op("(") else ()
+        base = self._variant_base(name) if self.at_op("=") and not params else None
+        if base is not None and self.peek() is None and not item.children:
+            # ``model resnet18 = ResNet(BasicBlock, [2, 2, 2, 2])``: a pure alias
+            return ast.Model(name, name_span, (), None, item.span, base=base)
         self.header_end(f"model '{name}'")
         header = self.span_from(start)
         fields: list[ast.Field] = []
         forwards: list[ast.Forward] = []
         budgets: list[ast.Budget] = []
+        inits: list[ast.InitRule] = []
         for child in self.body(item, f"model '{name}'", header):
-            if _is_budget(child.line):
+            if _is_init(child.line):
+                rule = self.guarded(child, self._init_rule)
+                if rule is not None:
+                    inits.append(rule)
+            elif _is_budget(child.line):
                 budget = self.guarded(child, self._budget)
                 if budget is not None:
                     budgets.append(budget)
@@ -330,9 +344,81 @@ class BlockParser(ExprParser):
             else:
                 fields.extend(self._fields([child], "model"))
         forward_or_none = forwards[0] if forwards else None
+        if base is not None and forward_or_none is not None:
+            self.diagnostics.append(
+                codes.diag(
+                    "S128",
+                    f"model '{name}' is a variant of '{base.func}': its layers and forward are "
+                    "the block's, so it cannot have a forward of its own",
+                    forward_or_none.span,
+                    hint=f"remove 'def forward', or write 'model {name}:' with a forward",
+                )
+            )
+            forward_or_none = None
         return ast.Model(
-            name, name_span, tuple(fields), forward_or_none, item.span, params, tuple(budgets)
+            name,
+            name_span,
+            tuple(fields),
+            forward_or_none,
+            item.span,
+            params,
+            tuple(budgets),
+            base,
+            tuple(inits),
         )
+
+    def _variant_base(self, name: str) -> ast.Call:
+        """``= ResNet(Bottleneck, [3, 4, 6, 3])`` after a model's name."""
+        self.advance()
+        token = self.expect_name(f"a block call after 'model {name} ='")
+        if not self.at_op("("):
+            span = token_span(token)
+            return ast.Call(token.text, span, (), (), (), span)
+        self.pos -= 1
+        value = self.expr()
+        if not isinstance(value, ast.Call) or value.suffixes:
+            self.fail(
+                "P006",
+                f"expected a block call after 'model {name} =', such as ResNet(Bottleneck, [3, 4])",
+                value.span,
+            )
+        return value
+
+    def _init_rule(self, item: Item) -> ast.InitRule:
+        """``init dense: normal(0.02)`` / ``init *.c_proj.weight: normal(0.02)``."""
+        self.start(item.line)
+        keyword = self.advance()
+        parts: list[str] = []
+        first = self.peek()
+        while (token := self.peek()) is not None and not token.is_op(":"):
+            if token.kind is Kind.STRING:
+                parts.append(str(token.value))
+            elif token.kind in (Kind.NAME, Kind.NUMBER) or token.text in (".", "*"):
+                parts.append(token.text)
+            else:
+                self.fail(
+                    "P006",
+                    f"unexpected {self.describe(token)} in the target of 'init'",
+                    token.span,
+                    hint="init dense: normal(0.02), or init *.c_proj.weight: normal(0.02)",
+                )
+            self.advance()
+        if first is None or not parts:
+            self.fail(
+                "P006",
+                "expected an operation or a parameter name pattern after 'init'",
+                self.here(),
+                hint="init dense: normal(0.02)",
+            )
+        target_span = self.span_from(first.span)
+        self.expect_op(":", "after the target of 'init'")
+        if self.peek() is None:
+            self.fail(
+                "P006", "expected an initialiser after ':', such as normal(0.02)", self.here()
+            )
+        spec = self.expr()
+        self.end_of_statement("initialiser")
+        return ast.InitRule("".join(parts), target_span, spec, self.span_from(keyword.span))
 
     def _budget(self, item: Item) -> ast.Budget:
         """``budget params <= 25M, macs <= 4.1G, activations <= 2GiB at batch 32``."""
@@ -465,15 +551,141 @@ class BlockParser(ExprParser):
     def _forward_body(self, items: list[Item]) -> list[ast.ForwardStmt]:
         body: list[ast.ForwardStmt] = []
         parse = self._forward_statement
-        for item in items:
+        index = 0
+        while index < len(items):
+            item = items[index]
             if body and isinstance(body[-1], ast.Return):
                 self._after_return(body[-1], item)
                 break
-            if item.children:
+            word = _control_word(item.line)
+            if word == "if":
+                found, index = self._if(items, index)
+                if found is not None:
+                    body.append(found)
+                continue
+            index += 1
+            if word in ("elif", "else"):
+                self.diagnostics.append(
+                    codes.diag(
+                        "P006",
+                        f"'{word}' without an 'if' before it",
+                        item.line.tokens[0].span,
+                        hint=f"put '{word}' right after the 'if' block it continues",
+                    )
+                )
+            elif word == "for":
+                if (loop := self.guarded(item, self._for)) is not None:
+                    body.append(loop)
+            elif item.children:
                 body.extend(self.each([item], parse))
             elif (statement := self.guarded(item, parse)) is not None:  # ``each``, one line
                 body.append(statement)
         return body
+
+    # ------------------------------------------------------------ compile-time control
+
+    def _nested_body(self, item: Item, what: str, header: Span) -> tuple[ast.ForwardStmt, ...]:
+        """The statements of an ``if``/``for`` block, one nesting level deeper."""
+        self._nesting += 1
+        try:
+            if self._nesting > MAX_DEPTH:
+                self.fail(
+                    "P011",
+                    f"'if' and 'for' blocks nested more than {MAX_DEPTH} levels deep",
+                    header,
+                    hint="flatten the nesting, or move the inner part into a block",
+                )
+            return tuple(self._forward_body(self.body(item, what, header)))
+        finally:
+            self._nesting -= 1
+
+    def _branch(self, item: Item, *, keyword: str) -> ast.Branch:
+        self.start(item.line)
+        first = self.advance()
+        test = None
+        if keyword != "else":
+            if self.at_op(":") or self.peek() is None:
+                self.fail("P006", f"expected a condition after '{keyword}'", self.here())
+            test = self.expr()
+        self.header_end(keyword)
+        header = self.span_from(first.span)
+        body = self._nested_body(item, f"'{keyword}'", header)
+        return ast.Branch(keyword, test, body, header, item.span)
+
+    def _if(self, items: list[Item], index: int) -> tuple[ast.If | None, int]:
+        """``if`` and the ``elif``/``else`` blocks after it; returns the index after them."""
+        branches: list[ast.Branch] = []
+        broken = False
+        keyword = "if"
+        while True:
+            branch = self.guarded(items[index], functools.partial(self._branch, keyword=keyword))
+            broken |= branch is None
+            if branch is not None:
+                branches.append(branch)
+            index += 1
+            if keyword == "else" or index >= len(items):
+                break
+            keyword = _control_word(items[index].line) or ""
+            if keyword not in ("elif", "else"):
+                break
+        if broken or not branches:
+            return None, index
+        span = branches[0].span.merge(branches[-1].span)
+        return ast.If(tuple(branches), span), index
+
+    def _for(self, item: Item) -> ast.For:
+        self.start(item.line)
+        first = self.advance()
+        target = self._loop_target(top=True)
+        names: dict[str, Span] = {}
+        for name, span in _target_names(target):
+            if name in names:
+                self.fail(
+                    "P040",
+                    f"'{name}' is bound twice in one loop target",
+                    span,
+                    hint="give each loop variable its own name",
+                )
+            names[name] = span
+        if not self.at_name("in"):
+            found = self.describe(self.peek())
+            self.fail(
+                "P006",
+                f"expected 'in' after the loop variables, found {found}",
+                self.here(),
+                hint="for i in range(4):",
+            )
+        self.advance()
+        if self.at_op(":") or self.peek() is None:
+            self.fail("P006", "expected what to loop over after 'in'", self.here())
+        iterable = self.expr()
+        self.header_end("for")
+        header = self.span_from(first.span)
+        body = self._nested_body(item, "'for'", header)
+        return ast.For(target, iterable, body, header, item.span)
+
+    def _loop_target(self, *, top: bool) -> ast.LoopTarget:
+        start = self.here()
+        items = [self._target_item()]
+        while self.at_op(","):
+            self.advance()
+            items.append(self._target_item())
+        if len(items) == 1 and top:
+            return items[0]
+        return ast.LoopTarget(None, tuple(items), self.span_from(start))
+
+    def _target_item(self) -> ast.LoopTarget:
+        if self.at_op("("):
+            opener = self.advance()
+            self._enter(opener)
+            inner = self._loop_target(top=False)
+            self.expect_op(")", f"to close the '(' at {opener.span} in the loop variables")
+            self._depth -= 1
+            return ast.LoopTarget(None, inner.items, self.span_from(opener.span))
+        name = self.expect_name("a loop variable name")
+        if name.text in _CONTROL_WORDS or name.text in ("in", "not", "and", "or"):
+            self.fail("P006", f"'{name.text}' cannot be a loop variable", name.span)
+        return ast.LoopTarget(name.text, (), token_span(name))
 
     def _after_return(self, ret: ast.Return, item: Item) -> None:
         self.diagnostics.append(
@@ -535,4 +747,30 @@ class BlockParser(ExprParser):
 
 
 _PARAM_TYPES = frozenset({"int", "float", "bool", "str"})
+_CONTROL_WORDS = frozenset({"if", "elif", "else", "for"})
+
+
+def _control_word(line: LogicalLine) -> str | None:
+    """``if``/``elif``/``else``/``for`` starting a line (not ``if = 3``, a field)."""
+    tokens = line.tokens
+    first = tokens[0]
+    if first.kind is not Kind.NAME or first.text not in _CONTROL_WORDS:
+        return None
+    if len(tokens) > 1 and tokens[1].kind is Kind.OP and tokens[1].text in ("=", ","):
+        return None
+    return first.text
+
+
+def _target_names(target: ast.LoopTarget) -> list[tuple[str, Span]]:
+    if target.name is not None:
+        return [(target.name, target.span)]
+    return [found for item in target.items for found in _target_names(item)]
+
+
+def _is_init(line: LogicalLine) -> bool:
+    """``init dense: ...``: not ``init = 3`` (a model constant named init)."""
+    tokens = line.tokens
+    return tokens[0].text == "init" and len(tokens) > 1 and not tokens[1].is_op("=")
+
+
 _HEADER_WORDS = frozenset({"model", "dataset", "experiment", "train", "train_gan", "def"})

@@ -19,9 +19,13 @@ from aurane.diagnostics import Diagnostic
 from aurane.records import replace
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.layer_names import LayerNames
 from aurane.syntax.tokens import MAX_DEPTH, Amount, Kind, LogicalLine, Token
 
 _BINARY = {"+": 0, "-": 0, "*": 1, "/": 1, "//": 1, "%": 1}
+_COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
+# what may follow an arithmetic expression inside a larger (conditional) one
+_TEST_WORDS = _COMPARISONS | {"in", "not", "and", "or", "if"}
 _TRUE = frozenset({"true", "True"})
 _FALSE = frozenset({"false", "False"})
 _NONE = frozenset({"None", "none", "null"})
@@ -42,7 +46,7 @@ class ParseAbort(Exception):
     """Abandons the current logical line after its first error (the parser resynchronises)."""
 
 
-class ExprParser:
+class ExprParser(LayerNames):
     """A cursor over one logical line's tokens with the expression grammar."""
 
     def __init__(self) -> None:
@@ -54,6 +58,9 @@ class ExprParser:
         self.line: LogicalLine | None = None
         self._depth = 0
         self._heights: dict[int, int] = {}
+
+    def sub_parser(self) -> ExprParser:
+        return ExprParser()
 
     # ------------------------------------------------------------ cursor
 
@@ -201,46 +208,20 @@ class ExprParser:
                 word.span,
                 hint="write 'as NAME' after a call, e.g. conv2d(64) as conv1",
             )
-        first = self.expect_name("a layer name after 'as'")
-        parts = [first.text]
-        toks = self._toks
-        while True:
-            token = toks[self.pos]
-            if token.text == "." and toks[self.pos + 1].kind is _NAME:
-                parts.append(toks[self.pos + 1].text)
-                self.pos += 2
-            elif token.kind is _NUMBER and token.text[:1] == "." and token.text[1:].isdigit():
-                parts.append(token.text[1:])  # ``layer2.0`` lexes as layer2, .0
-                self.pos += 1
-            elif len(parts) > 1 and self._hyphenated(token):
-                # a container key such as torchvision RegNet's ``block1-0``
-                parts[-1] += f"-{toks[self.pos + 1].text}"
-                self.pos += 2
-            else:
-                break
-        span = self.span_from(token_span(first))
-        named = replace(node, layer=".".join(parts), layer_span=span)
+        text, holes, span = self.layer_name()
+        named = replace(node, layer=text, layer_span=span, layer_holes=holes)
         self._heights[id(named)] = self._heights.get(id(node), 1)
         return named
 
-    def _hyphenated(self, token: Token) -> bool:
-        """``-`` joining two pieces of a layer name's part: no space on either side, a word or
-        digits after it (``block1-0``); ``a - 0`` and ``a -> b`` are not names. Digits
-        followed by a dot (``block1-0.proj``) lex as one malformed number, so a hyphenated
-        part ends the name unless a word follows the hyphen."""
-        toks = self._toks
-        if token.text != "-" or self.pos + 1 >= len(toks):
-            return False
-        before, after = toks[self.pos - 1], toks[self.pos + 1]
-        return (
-            (after.kind is _NAME or after.kind is _NUMBER and after.text.isdigit())
-            and before.line == token.line == after.line
-            and before.end_column == token.column
-            and token.end_column == after.column
-            and after.text[:1].isalnum()
-        )
-
     def step(self) -> ast.Call:
+        toks = self._toks
+        token = toks[self.pos]
+        if token.text == "*" and token.kind is Kind.OP and toks[self.pos + 1].kind is _NAME:
+            self.pos += 1  # ``-> *Block(64) as features``: splice the block's layers
+            return replace(self._step(), splice=True)
+        return self._step()
+
+    def _step(self) -> ast.Call:
         toks = self._toks
         pos = self.pos
         token = toks[pos]
@@ -268,7 +249,20 @@ class ExprParser:
             self._built(call, [e for s in suffixes for e in _suffix_values(s)], func_span)
         return call
 
-    def expr(self, min_prec: int = 0) -> ast.Expr:
+    def expr(self) -> ast.Expr:
+        """A full expression: arithmetic, then comparisons, ``not``/``and``/``or`` and
+        ``a if test else b`` (Python's precedence). Plain arithmetic takes the fast path."""
+        toks = self._toks
+        start = self.pos
+        token = toks[start]
+        if token.text == "not" and token.kind is _NAME:
+            return self._conditional(start, None)
+        left = self.arith()
+        if toks[self.pos].text not in _TEST_WORDS:
+            return left
+        return self._conditional(start, left)
+
+    def arith(self, min_prec: int = 0) -> ast.Expr:
         toks = self._toks
         start = self.pos
         token = toks[start]
@@ -279,9 +273,11 @@ class ExprParser:
             if following == "(":  # a call, as ``primary`` would parse it
                 self.pos = start + 1
                 left = self.call(token.text, token_span(token))
+                if toks[self.pos].text == "[":
+                    left = self._subscripts(left, start)
                 if toks[self.pos].text == "**":
                     left = self._exponent(left, start)
-            elif following == "." or following == "**":
+            elif following == "." or following == "**" or following == "[":
                 left = self.unary()
             else:
                 self.pos = start + 1
@@ -301,9 +297,123 @@ class ExprParser:
             if prec is None or prec < min_prec:
                 return left
             self.pos += 1
-            right = self.expr(prec + 1)
+            right = self.arith(prec + 1)
             node = _BINOP(token.text, left, right, self._span_at(start))
             left = self._built(node, [left, right], token)
+
+    # ------------------------------------------------------------ conditions
+
+    def _conditional(self, start: int, left: ast.Expr | None) -> ast.Expr:
+        """``body if test else orelse`` (``left``: the arithmetic already parsed at ``start``)."""
+        body = self._disjunction(start, left)
+        toks = self._toks
+        token = toks[self.pos]
+        if token.text != "if" or token.kind is not _NAME:
+            return body
+        self.pos += 1
+        self._enter(token)
+        test = self._disjunction(self.pos, None)
+        if not self.at_name("else"):
+            found = self.describe(self.peek())
+            self.fail(
+                "P006",
+                f"expected 'else' in the conditional expression, found {found}",
+                self.here(),
+                hint="write VALUE if CONDITION else OTHER",
+            )
+        self.pos += 1
+        orelse = self.expr()
+        self._depth -= 1
+        node = ast.IfExp(body, test, orelse, self._span_at(start))
+        return self._built(node, [body, test, orelse], token)
+
+    def _disjunction(self, start: int, left: ast.Expr | None) -> ast.Expr:
+        node = self._conjunction(start, left)
+        toks = self._toks
+        while toks[self.pos].text == "or" and toks[self.pos].kind is _NAME:
+            token = self.advance()
+            right = self._conjunction(self.pos, None)
+            node = self._built(
+                ast.BoolOp("or", node, right, self._span_at(start)), [node, right], token
+            )
+        return node
+
+    def _conjunction(self, start: int, left: ast.Expr | None) -> ast.Expr:
+        node = self._inversion(start, left)
+        toks = self._toks
+        while toks[self.pos].text == "and" and toks[self.pos].kind is _NAME:
+            token = self.advance()
+            right = self._inversion(self.pos, None)
+            node = self._built(
+                ast.BoolOp("and", node, right, self._span_at(start)), [node, right], token
+            )
+        return node
+
+    def _inversion(self, start: int, left: ast.Expr | None) -> ast.Expr:
+        token = self._toks[self.pos]
+        if left is None and token.text == "not" and token.kind is _NAME:
+            self.pos += 1
+            self._enter(token)
+            operand = self._inversion(self.pos, None)
+            self._depth -= 1
+            return self._built(ast.Not(operand, self._span_at(start)), [operand], token)
+        return self._comparison(start, left)
+
+    def _compare_op(self) -> str | None:
+        """The comparison operator at the cursor (consumed), or None."""
+        toks = self._toks
+        token = toks[self.pos]
+        if token.kind is Kind.OP and token.text in _COMPARISONS:
+            self.pos += 1
+            return token.text
+        if token.kind is _NAME and token.text == "in":
+            self.pos += 1
+            return "in"
+        if token.kind is _NAME and token.text == "not" and toks[self.pos + 1].text == "in":
+            self.pos += 2
+            return "not in"
+        return None
+
+    def _comparison(self, start: int, left: ast.Expr | None) -> ast.Expr:
+        if left is None:
+            left = self.arith()
+        at = self._toks[self.pos]
+        op = self._compare_op()
+        if op is None:
+            return left
+        right = self.arith()
+        node = self._built(ast.Compare(op, left, right, self._span_at(start)), [left, right], at)
+        chained = self._toks[self.pos]
+        if self._compare_op() is not None:
+            self.fail(
+                "P006",
+                "comparisons cannot be chained",
+                chained.span,
+                hint="join them with 'and': a < b and b < c",
+            )
+        return node
+
+    def _subscripts(self, value: ast.Expr, start: int) -> ast.Expr:
+        """``value[index]...`` at a '[' right after a value."""
+        toks = self._toks
+        while toks[self.pos].text == "[":
+            opener = self.advance()
+            self._enter(opener)
+            if toks[self.pos].text == "]":
+                self.fail("P006", "expected an index inside '[]'", self.here())
+            index = self.expr()
+            if not self._close(opener, "]", "the index"):
+                found = self.describe(self.peek())
+                self.fail(
+                    "P006",
+                    f"expected ']' to close the index opened at {opener.span}, found {found}",
+                    self.here(),
+                    hint="an index is one value: cfg[i], cfg[i][0], x.shape[1]",
+                )
+            self._depth -= 1
+            node = ast.Subscript(value, index, self._span_at(start))
+            value = self._built(node, [value, index], opener)
+        return value
 
     def unary(self) -> ast.Expr:
         toks = self._toks
@@ -325,6 +435,8 @@ class ExprParser:
     def power(self) -> ast.Expr:
         start = self.pos
         base = self.primary()
+        if self._toks[self.pos].text == "[":
+            base = self._subscripts(base, start)
         if self._toks[self.pos].text != "**":
             return base
         return self._exponent(base, start)
@@ -484,7 +596,15 @@ class ExprParser:
     def keyword(self) -> ast.Keyword:
         name = self._toks[self.pos]
         self.pos += 2  # the name and '='
-        value = self.expr()
+        value: ast.Expr
+        token = self._toks[self.pos]
+        if name.text == "tie" and token.kind is _NAME:  # tie=layers.0.wte, a layer path
+            text, holes, span = self.layer_name()
+            if holes or text.endswith("*"):
+                self.fail("P006", "tie= takes a layer path without '{}' or '*'", span)
+            value = _NAME_NODE(text, span)
+        else:
+            value = self.expr()
         span = token_span(name)
         return _KEYWORD(name.text, span, value, self.span_from(span))
 

@@ -69,7 +69,20 @@ def _dump_node(node: object, *, keep_spans: bool) -> dict[str, JSON]:
     return out
 
 
-_OPTIONAL = frozenset({"targets", "layer", "layer_span", "params", "budgets"})  # omitted when empty
+_OPTIONAL = frozenset(
+    {
+        "targets",
+        "layer",
+        "layer_span",
+        "layer_holes",
+        "splice",
+        "origin",
+        "params",
+        "budgets",
+        "base",
+        "inits",
+    }
+)  # omitted when empty
 
 
 def _presentation_only(node: object, name: str) -> bool:
@@ -82,3 +95,79 @@ def _presentation_only(node: object, name: str) -> bool:
         case ast.AuraneProgram():
             return name == "filename"
     return False
+
+
+def expr_text(expr: ast.Expr) -> str:
+    """A short, readable rendering of an expression for messages (``width > 64``).
+
+    Not the formatter's layout (``aurane.tools.layout``): parentheses only where Python's
+    precedence needs them, strings in double quotes.
+    """
+    match expr:
+        case ast.Number():
+            return expr.text
+        case ast.String():
+            return '"' + expr.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        case ast.Bool():
+            return "true" if expr.value else "false"
+        case ast.NoneLit():
+            return "none"
+        case ast.Name():
+            return expr.id
+        case ast.OpRef():
+            return expr.name
+        case ast.TupleExpr():
+            inner = ", ".join(expr_text(item) for item in expr.items)
+            return f"({inner},)" if len(expr.items) == 1 else f"({inner})"
+        case ast.ListExpr():
+            return "[" + ", ".join(expr_text(item) for item in expr.items) + "]"
+        case ast.Call():
+            args = [expr_text(a) for a in expr.args]
+            args += [f"{k.name}={expr_text(k.value)}" for k in expr.keywords]
+            return f"{expr.func}({', '.join(args)})"
+        case ast.BinOp() | ast.Compare() | ast.BoolOp():
+            own = _level(expr)
+            right_assoc = isinstance(expr, ast.BinOp) and expr.op == "**"
+            left = _at(expr.left, own + 1 if right_assoc else own)
+            right = _at(expr.right, own if right_assoc else own + 1)
+            return f"{left} {expr.op} {right}"
+        case ast.UnaryOp():
+            return expr.op + _at(expr.operand, _level(expr))
+        case ast.Not():
+            return "not " + _at(expr.operand, _level(expr))
+        case ast.IfExp():
+            return f"{_at(expr.body, 2)} if {_at(expr.test, 2)} else {_at(expr.orelse, 1)}"
+        case ast.Subscript():
+            return f"{_at(expr.value, _ATOM)}[{expr_text(expr.index)}]"
+        case ast.Chain():
+            return " -> ".join([expr_text(expr.source), *(expr_text(s) for s in expr.steps)])
+    return "..."
+
+
+_ATOM = 10
+_BINARY_LEVELS = {"+": 6, "-": 6, "*": 7, "/": 7, "//": 7, "%": 7, "**": 9}
+
+
+def _level(expr: ast.Expr) -> int:
+    """Python's precedence, loosest first: conditional 1 ... power 9, atoms 10."""
+    match expr:
+        case ast.IfExp():
+            return 1
+        case ast.BoolOp():
+            return 2 if expr.op == "or" else 3
+        case ast.Not():
+            return 4
+        case ast.Compare():
+            return 5
+        case ast.BinOp():
+            return _BINARY_LEVELS.get(expr.op, 6)
+        case ast.UnaryOp():
+            return 8
+        case ast.Chain():
+            return 0
+    return _ATOM
+
+
+def _at(expr: ast.Expr, needed: int) -> str:
+    text = expr_text(expr)
+    return f"({text})" if _level(expr) < needed else text

@@ -93,7 +93,7 @@ _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _BRACKETS = frozenset("()[]{}")
 _NAME_PATTERN = r"[^\W\d]\w*"
 _NUMBER_PATTERN = r"(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?[\d_]*)?\w*"
-_OP_PATTERN = r"->|//|\*\*|<=|[-+*/%()\[\]{},:=.]"
+_OP_PATTERN = r"->|//|\*\*|<=|>=|==|!=|[-+*/%()\[\]{},:=.<>]"
 # Leading blanks are part of each match: one regex call per token, not two.
 _TOKEN = re.compile(
     r"[ \t]*(?:"

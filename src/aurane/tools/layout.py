@@ -23,7 +23,35 @@ INDENT = 4
 _ADDITIVE = {"+": 0, "-": 0}
 _PRECEDENCE = {**_ADDITIVE, "*": 1, "/": 1, "//": 1, "%": 1, "**": 3}
 _BRACKETED = (ast.Call, ast.TupleExpr, ast.ListExpr)
-_ATOMS = (ast.Number, ast.String, ast.Bool, ast.NoneLit, ast.Name, ast.TupleExpr, ast.ListExpr)
+_ATOMS = (
+    ast.Number,
+    ast.String,
+    ast.Bool,
+    ast.NoneLit,
+    ast.Name,
+    ast.TupleExpr,
+    ast.ListExpr,
+    ast.Subscript,
+)
+# levels of the conditional grammar (Python's): a child below its place's level is wrapped
+_ARITH_LEVEL = 6
+_COMPARE_LEVEL = 5
+
+
+def level(expr: ast.Expr) -> int:
+    match expr:
+        case ast.IfExp():
+            return 1
+        case ast.BoolOp(op="or"):
+            return 2
+        case ast.BoolOp():
+            return 3
+        case ast.Not():
+            return 4
+        case ast.Compare():
+            return _COMPARE_LEVEL
+    return _ARITH_LEVEL
+
 
 Pos = tuple[int, int]
 
@@ -111,22 +139,58 @@ class Printer:
                 return "[" + ", ".join(self.flat(item) for item in expr.items) + "]"
             case ast.Call():
                 return (
-                    f"{expr.func}({self._arguments(expr.args, expr.keywords)})"
+                    ("*" if expr.splice else "")
+                    + f"{expr.func}({self._arguments(expr.args, expr.keywords)})"
                     + "".join(self._suffix(s) for s in expr.suffixes)
-                    + _named(expr)
+                    + self.named(expr)
                 )
             case ast.BinOp():
                 return self._binop(expr)
             case ast.UnaryOp():
                 operand = self.flat(expr.operand)
-                if isinstance(expr.operand, ast.BinOp) and expr.operand.op != "**":
+                if (isinstance(expr.operand, ast.BinOp) and expr.operand.op != "**") or level(
+                    expr.operand
+                ) < _ARITH_LEVEL:
                     operand = f"({operand})"
                 gap = " " if operand.startswith(("-", "+")) else ""  # '- -3', not '--3'
                 return expr.op + gap + operand
             case ast.Chain():  # nested: always in parentheses (a statement's chain is laid out)
                 inner = " -> ".join([self.flat(expr.source), *(self.flat(s) for s in expr.steps)])
-                return f"({inner}){_named(expr)}"
+                return f"({inner}){self.named(expr)}"
+            case ast.Compare():
+                left = self._at(expr.left, _ARITH_LEVEL)
+                return f"{left} {expr.op} {self._at(expr.right, _ARITH_LEVEL)}"
+            case ast.BoolOp():
+                own = level(expr)
+                return f"{self._at(expr.left, own)} {expr.op} {self._at(expr.right, own + 1)}"
+            case ast.Not():
+                return f"not {self._at(expr.operand, 4)}"
+            case ast.IfExp():
+                body, test = self._at(expr.body, 2), self._at(expr.test, 2)
+                return f"{body} if {test} else {self._at(expr.orelse, 1)}"
+            case ast.Subscript():
+                value = self.flat(expr.value)
+                if not isinstance(expr.value, (*_ATOMS, ast.Call)):
+                    value = f"({value})"
+                return f"{value}[{self.flat(expr.index)}]"
+            case ast.OpRef():
+                return expr.name
         raise TypeError(f"not an expression: {type(expr).__name__}")
+
+    def _at(self, expr: ast.Expr, needed: int) -> str:
+        """``expr`` where the grammar needs at least ``needed`` (parenthesised below it)."""
+        text = self.flat(expr)
+        return f"({text})" if level(expr) < needed else text
+
+    def named(self, expr: ast.Call | ast.Chain) -> str:
+        """`` as NAME`` for a layer the author named (template holes printed), else nothing."""
+        if expr.layer is None:
+            return ""
+        pieces = expr.layer.split("{}")
+        text = pieces[0]
+        for hole, piece in zip(expr.layer_holes, pieces[1:], strict=False):
+            text += "{" + self.flat(hole) + "}" + piece
+        return f" as {text}"
 
     def _arguments(self, args: tuple[ast.Expr, ...], keywords: tuple[ast.Keyword, ...]) -> str:
         parts = [self.flat(a) for a in args] + [f"{k.name}={self.flat(k.value)}" for k in keywords]
@@ -217,10 +281,13 @@ class Printer:
         """Whether the left and right operands need parentheses (the parser's precedence)."""
         if expr.op == "**":  # the base is a primary; the exponent a unary or another power
             left = not isinstance(expr.left, (*_ATOMS, ast.Call))
-            return left, isinstance(expr.right, ast.BinOp) and expr.right.op != "**"
+            right = isinstance(expr.right, ast.BinOp) and expr.right.op != "**"
+            return left, right or level(expr.right) < _ARITH_LEVEL
         precedence = _PRECEDENCE[expr.op]
         left = isinstance(expr.left, ast.BinOp) and _PRECEDENCE[expr.left.op] < precedence
         right = isinstance(expr.right, ast.BinOp) and _PRECEDENCE[expr.right.op] <= precedence
+        left = left or level(expr.left) < _ARITH_LEVEL
+        right = right or level(expr.right) < _ARITH_LEVEL
         return left, right
 
     def _explode(
@@ -259,8 +326,9 @@ class Printer:
         match expr:
             case ast.Call():
                 suffixes = "".join(self._suffix(s) for s in expr.suffixes)
-                closer = ")" + suffixes + _named(expr)
-                return f"{expr.func}(", [*expr.args, *expr.keywords], closer
+                closer = ")" + suffixes + self.named(expr)
+                opener = ("*" if expr.splice else "") + f"{expr.func}("
+                return opener, [*expr.args, *expr.keywords], closer
             case ast.TupleExpr():
                 return "(", list(expr.items), ")"
             case ast.ListExpr():
@@ -299,7 +367,7 @@ class Printer:
                 return [line]
         lines = [Line(indent, head + "(")]
         lines += self._chain(chain, indent + INDENT, "", "", comments, 0)
-        return [*lines, Line(indent, ")" + _named(chain) + tail)]
+        return [*lines, Line(indent, ")" + self.named(chain) + tail)]
 
     def _fits(
         self,
@@ -362,11 +430,6 @@ class Printer:
                 )
             previous = end(step.span)
         return lines
-
-
-def _named(expr: ast.Call | ast.Chain) -> str:
-    """`` as NAME`` for a layer the author named, else nothing."""
-    return f" as {expr.layer}" if expr.layer is not None else ""
 
 
 def _explodable(expr: ast.Expr) -> bool:

@@ -35,9 +35,15 @@ class FixResult:
 
 
 def lint_source(
-    text: str, filename: str = "<input>", *, select: Iterable[str] | None = None
+    text: str,
+    filename: str = "<input>",
+    *,
+    select: Iterable[str] | None = None,
+    ignore: frozenset[str] = frozenset(),
 ) -> list[Diagnostic]:
-    """Every lint diagnostic of ``text``, sorted; ``select`` keeps only those codes."""
+    """Every lint diagnostic of ``text``, sorted; ``select`` keeps only those codes, and
+    ``ignore`` (``aurane.toml``) and ``# aurane: ignore[...]`` comments silence some."""
+    from aurane.tools.lint_config import drop_silenced
     from aurane.tools.lint_rules import program_rules
 
     program, parsed = parse_program(text, filename)
@@ -48,7 +54,8 @@ def lint_source(
     if program is not None and not has_errors(parsed):
         found += program_rules(program, text, filename)
     chosen = set(select) if select is not None else None
-    return sorted_unique(d for d in found if chosen is None or d.code in chosen)
+    kept = drop_silenced(found, text, ignore)
+    return sorted_unique(d for d in kept if chosen is None or d.code in chosen)
 
 
 def text_rules(text: str) -> list[Diagnostic]:

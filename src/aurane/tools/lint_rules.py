@@ -48,15 +48,21 @@ def names_in(expr: ast.Expr) -> Iterator[ast.Name]:
             case ast.TupleExpr() | ast.ListExpr():
                 pending += node.items
             case ast.Call():
-                pending += [*node.args, *(k.value for k in node.keywords)]
+                yield ast.Name(node.func, node.func_span)  # act() with act a parameter
+                pending += [*node.args, *(k.value for k in node.keywords), *node.layer_holes]
                 for suffix in node.suffixes:
+                    yield ast.Name(suffix.name, suffix.name_span)  # .act
                     pending += [*suffix.args, *(k.value for k in suffix.keywords)]
-            case ast.BinOp():
+            case ast.BinOp() | ast.Compare() | ast.BoolOp():
                 pending += [node.left, node.right]
-            case ast.UnaryOp():
+            case ast.UnaryOp() | ast.Not():
                 pending.append(node.operand)
+            case ast.IfExp():
+                pending += [node.body, node.test, node.orelse]
+            case ast.Subscript():
+                pending += [node.value, node.index]
             case ast.Chain():
-                pending += [node.source, *node.steps]
+                pending += [node.source, *node.steps, *node.layer_holes]
 
 
 def _values(node: ast.Statement) -> list[ast.Expr]:
@@ -66,14 +72,18 @@ def _values(node: ast.Statement) -> list[ast.Expr]:
         case ast.Experiment() | ast.Dataset() | ast.Train() | ast.TrainGan():
             return [f.value for f in node.fields]
         case ast.Model():
-            body = node.forward.body if node.forward is not None else ()
             defaults = [p.default for p in node.params if p.default is not None]
-            return [f.value for f in node.fields] + [_statement_value(s) for s in body] + defaults
+            return [f.value for f in node.fields] + _model_reads(node) + defaults
     return []
 
 
-def _statement_value(statement: ast.ForwardStmt) -> ast.Expr:
-    return statement.chain if isinstance(statement, ast.ChainStmt) else statement.value
+def _model_reads(model: ast.Model) -> list[ast.Expr]:
+    """The forward body's expressions, a variant's block call and the init rules."""
+    body = ast.body_expressions(model.forward.body) if model.forward is not None else []
+    extra: list[ast.Expr] = [rule.spec for rule in model.inits]
+    if model.base is not None:
+        extra.append(model.base)
+    return body + extra
 
 
 def _used(exprs: list[ast.Expr]) -> set[str]:
@@ -113,8 +123,7 @@ def _model_constants(
     found += _block_parameters(model, params, constants)
     for name, defined in own.items():
         uses = _used([f.value for f in model.fields if f.name != name])
-        body = model.forward.body if model.forward is not None else ()
-        uses |= _used([_statement_value(s) for s in body])
+        uses |= _used(_model_reads(model))
         if name not in uses:
             found.append(
                 _unused_constant(name, defined.name_span, f"constant of model '{model.name}'")
@@ -137,8 +146,7 @@ def _block_parameters(
 ) -> list[Diagnostic]:
     """L101 for a parameter the block never reads; L103 for one named like a global."""
     found: list[Diagnostic] = []
-    body = model.forward.body if model.forward is not None else ()
-    uses = _used([f.value for f in model.fields] + [_statement_value(s) for s in body])
+    uses = _used([f.value for f in model.fields] + _model_reads(model))
     for name, param in params.items():
         if name not in uses:
             found.append(
@@ -191,7 +199,9 @@ def unused_values(program: ast.AuraneProgram) -> list[Diagnostic]:
 
 def _read_later(target: str, rest: tuple[ast.ForwardStmt, ...]) -> bool:
     for statement in rest:
-        if target in _used([_statement_value(statement)]):
+        if not isinstance(statement, ast.Assign | ast.ChainStmt | ast.Return):
+            return True  # an if or for: read in some branch or iteration, maybe
+        if target in _used([ast.statement_value(statement)]):
             return True
         if isinstance(statement, ast.Assign) and statement.target == target:
             return False  # rebound before any read

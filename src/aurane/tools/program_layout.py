@@ -19,7 +19,7 @@ from aurane.syntax.tokens import tokenize
 from aurane.tools.layout import INDENT, Line, Printer, SourceText, Unplaceable, end, start
 
 Render = Callable[[int, list[ast.Comment]], list[Line]]
-Member = ast.Field | ast.Name | ast.Forward | ast.Budget
+Member = ast.Field | ast.Name | ast.Forward | ast.Budget | ast.InitRule
 
 
 @record(slots=True)
@@ -129,8 +129,8 @@ class ProgramPrinter:
         first, last = self._extent(line)
         return Unit(first, last, level, header, render)
 
-    def _simple(self, prefix: str, value: ast.Expr | None) -> Render:
-        return lambda indent, comments: self._statement(indent, prefix, value, comments)
+    def _simple(self, prefix: str, value: ast.Expr | None, tail: str = "") -> Render:
+        return lambda indent, comments: self._statement(indent, prefix, value, comments, tail)
 
     def _statement_units(self, node: ast.Statement) -> list[Unit]:
         match node:
@@ -149,11 +149,15 @@ class ProgramPrinter:
                     children.insert(0, node.source)
                 return self._block(node.span.line, f"dataset {node.name}:", children)
             case ast.Model():
-                members: list[Member] = [*node.fields, *node.budgets]
+                members: list[Member] = [*node.fields, *node.budgets, *node.inits]
                 if node.forward is not None:
                     members.append(node.forward)
-                title = f"model {node.name}{self._params(node.params)}:"
-                return self._block(node.span.line, title, members)
+                title = f"model {node.name}{self._params(node.params)}"
+                if node.base is not None:  # a variant: model resnet50 = ResNet(...)
+                    title += " = " + self.printer.flat(node.base)
+                    if not members:
+                        return [self._unit(node.span.line, 0, self._simple(title, None))]
+                return self._block(node.span.line, title + ":", members)
             case ast.Train():
                 title = f"train {node.model.id} on {node.dataset.id}:"
                 return self._block(node.span.line, title, list(node.fields))
@@ -194,13 +198,39 @@ class ProgramPrinter:
                 return [self._unit(node.span.line, 1, self._simple(f"from {node.id}", None))]
             case ast.Budget():
                 return [self._unit(node.span.line, 1, self._simple(node.text(), None))]
+            case ast.InitRule():
+                render = self._simple(f"init {node.target}: ", node.spec)
+                return [self._unit(node.span.line, 1, render)]
         header = self._simple(f"def forward({node.param}):", None)
         units = [self._unit(node.span.line, 1, header, header=True)]
-        for statement in node.body:
-            units.append(self._unit(statement.span.line, 2, self._forward_render(statement)))
+        return units + self._body_units(node.body, 2)
+
+    def _body_units(self, body: tuple[ast.ForwardStmt, ...], level: int) -> list[Unit]:
+        units: list[Unit] = []
+        for statement in body:
+            match statement:
+                case ast.If():
+                    for branch in statement.branches:
+                        render = (
+                            self._simple("else:", None)
+                            if branch.test is None
+                            else self._simple(f"{branch.keyword} ", branch.test, ":")
+                        )
+                        line = branch.header_span.line
+                        units.append(self._unit(line, level, render, header=True))
+                        units += self._body_units(branch.body, level + 1)
+                case ast.For():
+                    head = f"for {_target_text(statement.target)} in "
+                    render = self._simple(head, statement.iterable, ":")
+                    line = statement.header_span.line
+                    units.append(self._unit(line, level, render, header=True))
+                    units += self._body_units(statement.body, level + 1)
+                case _:
+                    line = statement.span.line
+                    units.append(self._unit(line, level, self._forward_render(statement)))
         return units
 
-    def _forward_render(self, node: ast.ForwardStmt) -> Render:
+    def _forward_render(self, node: ast.SimpleStmt) -> Render:
         match node:
             case ast.Assign():
                 names = ", ".join(name for name, _ in node.targets) or node.target
@@ -212,7 +242,12 @@ class ProgramPrinter:
     # ------------------------------------------------------------ one logical line
 
     def _statement(
-        self, indent: int, prefix: str, value: ast.Expr | None, comments: list[ast.Comment]
+        self,
+        indent: int,
+        prefix: str,
+        value: ast.Expr | None,
+        comments: list[ast.Comment],
+        tail: str = "",
     ) -> list[Line]:
         if value is None:
             inside: list[ast.Comment] = []
@@ -229,12 +264,20 @@ class ProgramPrinter:
         if value is None:
             lines = [Line(indent, prefix)]
         else:
-            lines = self.printer.lay(value, indent, prefix, "", inside, extra, top=True)
+            lines = self.printer.lay(value, indent, prefix, tail, inside, extra, top=True)
         if trailing is not None:
             if lines[-1].comment is not None or lines[-1].own_comment:
                 raise Unplaceable
             lines[-1].comment = trailing
         return lines
+
+
+def _target_text(target: ast.LoopTarget, top: bool = True) -> str:
+    """``i``, ``a, b``, ``i, (c, k, s)``."""
+    if target.name is not None:
+        return target.name
+    inner = ", ".join(_target_text(item, top=False) for item in target.items)
+    return inner if top else f"({inner})"
 
 
 def _inside(comment: ast.Comment, covered: list[tuple[int, int]]) -> bool:

@@ -28,6 +28,8 @@ from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import CONVOLUTION
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.records import field, record, replace
+from aurane.source import Span
+from aurane.syntax import ast
 
 # family -> (legend text, fill, stroke): shared by every format
 FAMILIES: dict[str, tuple[str, str, str]] = {
@@ -300,18 +302,101 @@ def _add_graph(
     values = graph.value_map
     uses = _consumers(graph)
     owner: dict[str, str] = {}  # value -> IR node id producing it, at this level
-    for node in graph.nodes:
+    loops = _loop_runs(graph.nodes)
+    looped: dict[int, str] = {}  # IR node (by identity) -> the expanded loop's cluster
+    skipped: set[int] = set()  # IR nodes a collapsed loop stands for
+    for index, node in enumerate(graph.nodes):
+        run = loops.get(index)
+        if run is not None:  # the first node of an unrolled loop
+            frame, members = run
+            key = f"{prefix}for@{frame.span.line}:{frame.span.column}"
+            if not b.expands(key):
+                _loop_node(b, values, frame, members, env, prefix, cluster)
+                for member in members:
+                    owner[member.output] = member.id
+                skipped.update(id(m) for m in members)
+                continue
+            inner = f"c{len(b.clusters)}"
+            label = f"{frame.header} ({frame.count} iteration{'s' if frame.count != 1 else ''})"
+            b.clusters.append(Cluster(inner, label, cluster, key))
+            looped.update({id(m): inner for m in members})
+        if id(node) in skipped:
+            continue
+        node_cluster = looped.get(id(node), cluster)
         path = prefix + node.id
         if node.subgraph is not None and b.expands(path):
-            _expand(b, node, env, prefix, cluster)
+            _expand(b, node, env, prefix, node_cluster)
             continue
         out = values[node.output]
         into = _foldable(b, node, env, owner, uses)
         if into is not None:
             _fold(b, into, node, out, env, path)
         else:
-            _new_node(b, values, node, out, env, path, cluster)
+            _new_node(b, values, node, out, env, path, node_cluster)
         owner[node.output] = node.id
+
+
+def _loop_runs(nodes: tuple[Node, ...]) -> dict[int, tuple[ast.Origin, list[Node]]]:
+    """Index of the first node of each unrolled loop (its outermost loop frame) -> the frame
+    and every node the loop made (they are consecutive: each statement's nodes are)."""
+    runs: dict[int, tuple[ast.Origin, list[Node]]] = {}
+    current: tuple[Span, int] | None = None
+    for index, node in enumerate(nodes):
+        frame = next((f for f in node.origin if f.kind == "loop"), None)
+        key = None if frame is None else (frame.span, index)
+        if frame is None:
+            current = None
+            continue
+        if current is not None and current[0] == frame.span:
+            runs[current[1]][1].append(node)
+            continue
+        assert key is not None
+        current = (frame.span, index)
+        runs[index] = (frame, [node])
+    return runs
+
+
+def _loop_node(
+    b: _Builder,
+    values: Mapping[str, Value],
+    frame: ast.Origin,
+    members: list[Node],
+    env: dict[str, str],
+    prefix: str,
+    cluster: str | None,
+) -> None:
+    """A collapsed loop: one node for all its iterations (expand it with its path,
+    ``for@LINE:COLUMN`` after the prefix of the graph it is in)."""
+    path = f"{prefix}for@{frame.span.line}:{frame.span.column}"
+    made = {m.output for m in members}
+    last = values[members[-1].output]
+    first_in = values[members[0].inputs[0]].sample_shape if members[0].inputs else None
+    node = DiagramNode(
+        b.new_id(),
+        path,
+        path.removeprefix(prefix),
+        "loop",
+        shape_text(last.sample_shape),
+        last.dtype,
+        sum(m.parameters for m in members),
+        "block",
+        cluster,
+        family="block",
+        title=f"{frame.header} x{frame.count}",
+        members=tuple(prefix + m.id for m in members),
+        line=frame.span.line,
+        column=frame.span.column,
+        in_shape=shape_text(first_in) if first_in is not None else None,
+    )
+    b.add(node)
+    seen: set[str] = set()
+    for member in members:
+        for name in member.inputs:
+            if name not in made and name not in seen:
+                seen.add(name)
+                b.edges.append(_edge(env[name], node.id, name, values))
+    for name in made:
+        env[name] = node.id
 
 
 def _value_label(value: Value, node: Node, input_name: str) -> str | None:

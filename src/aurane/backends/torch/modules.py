@@ -17,6 +17,7 @@ from collections.abc import Callable
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import MASK, Call, Site, Step
 from aurane.backends.torch.emit_tensor import pieces_call, split_group
+from aurane.backends.torch.inits import init_method
 from aurane.backends.torch.named import Container, access, module_dicts, module_init, tree
 from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
 from aurane.backends.torch.sequential import sequential_run
@@ -171,9 +172,14 @@ def emit_class(
         *(f"{INDENT * 2}self.{name} = {name}" for name in plan.stored),
     ]
     lines += _inits(sites)
+    initialise = init_method(graph, sites)  # before tying: the shared weight keeps its init
+    if initialise:
+        lines.append(f"{INDENT * 2}self._init_weights()")
     for node_id, path in graph.tied.items():
         site = next(s for s in sites if s.node.id == node_id)
         lines.append(f"{INDENT * 2}{site.layer}.weight = self.{access(path, dicts)}.weight")
+    if initialise:
+        lines += ["", f"{INDENT}def _init_weights(self):", *initialise]
     lines += ["", *_forward(plan, names, sites, values)]
     for old, new in plan.rename:
         lines = [line.replace(old, new) for line in lines]
@@ -215,10 +221,18 @@ def _inits(sites: list[Site]) -> list[str]:
 
 def _container(target: str, container: Container) -> list[str]:
     """``self.features = nn.Sequential(...)``; a container holding a parameter is an empty
-    ``nn.Module`` given its children one by one (``self.encoder.pos_embedding = ...``)."""
+    ``nn.Module`` given its children one by one (``self.encoder.pos_embedding = ...``), also
+    inside a numbered container (``self.blocks[0].gamma = ...``)."""
     if not container.holds_parameter:
-        return nested(2, f"{target} = ", container.call())
-    lines = [f"{INDENT * 2}{target} = nn.Module()"]
+        lines = nested(2, f"{target} = ", container.call())
+        for reach, plain in container.plain_below(target):
+            lines += _plain_children(reach, plain)
+        return lines
+    return [f"{INDENT * 2}{target} = nn.Module()", *_plain_children(target, container)]
+
+
+def _plain_children(target: str, container: Container) -> list[str]:
+    lines: list[str] = []
     for key, child in container.children.items():
         if isinstance(child, Container):
             lines += _container(f"{target}.{key}", child)

@@ -76,7 +76,7 @@ def access(path: str, dicts: frozenset[str] = frozenset()) -> str:
     for part in path.split("."):
         if part.isdigit():
             text += f'["{part}"]' if prefix in dicts else f"[{part}]"
-        elif not part.isidentifier():  # a hyphenated key: only an nn.ModuleDict holds it
+        elif not part.isidentifier():  # "block1-0": an nn.ModuleDict key (letters, digits, _ -)
             text += f'["{part}"]'
         else:
             text += f".{part}" if text else part
@@ -107,20 +107,43 @@ class Container:
 
     @property
     def holds_parameter(self) -> bool:
-        """A parameter below: no ``nn.Sequential``/``nn.ModuleDict`` can hold it, so this
-        container is a plain ``nn.Module`` with attributes (lowering keeps its keys words)."""
+        """A parameter among its children: no ``nn.Sequential``/``nn.ModuleDict`` can hold
+        it, so this container is a plain ``nn.Module`` given its children one by one as
+        attributes (lowering keeps their keys words)."""
         return any(
-            child.holds_parameter if isinstance(child, Container) else child.func == PARAMETER
-            for child in self.children.values()
+            isinstance(child, Call) and child.func == PARAMETER for child in self.children.values()
         )
+
+    def plain_below(self, target: str) -> list[tuple[str, Container]]:
+        """The plain containers below this one (``holds_parameter``), each with the Python
+        text reaching it from ``target``, outermost first."""
+        found: list[tuple[str, Container]] = []
+        for key, child in self.children.items():
+            if not isinstance(child, Container):
+                continue
+            if key.isdigit():
+                reach = f"{target}[{key}]" if self.sequential else f'{target}["{key}"]'
+            elif key.isidentifier():
+                reach = f"{target}.{key}"
+            else:
+                reach = f'{target}["{key}"]'
+            if child.holds_parameter:
+                found.append((reach, child))
+            else:
+                found += child.plain_below(reach)
+        return found
 
     @property
     def sequential(self) -> bool:
         return list(self.children) == [str(i) for i in range(len(self.children))]
 
     def call(self) -> Call:
+        """The constructor; a plain child container is an empty ``nn.Module()``, filled in
+        afterwards (``plain_below``)."""
         items = [
-            child.call() if isinstance(child, Container) else child
+            (Call("nn.Module") if child.holds_parameter else child.call())
+            if isinstance(child, Container)
+            else child
             for child in self.children.values()
         ]
         if self.sequential:

@@ -215,6 +215,8 @@ def _core_imports(code: str) -> list[str]:
         lines.append("import torch.nn.functional as F")
     if re.search(r"\bmath\.", code):
         lines.append("import math")
+    if re.search(r"\bfnmatch\.", code):
+        lines.append("import fnmatch")
     return lines
 
 
