@@ -44,8 +44,13 @@ SIZES: dict[str, dict[str, str]] = {
 }
 
 
+# issue 24's families (several entry models each) are verified against torchvision directly
+# (tests/zoo/test_zoo_families.py); the single-model programs above cover their blocks here
+FAMILIES = {"resnet", "vgg", "efficientnet", "mobilenet_v3", "densenet", "convnext"}
+
+
 def test_every_zoo_program_is_covered() -> None:
-    assert sorted(SIZES) == sorted(p.stem for p in ZOO.glob("*.aur"))
+    assert sorted(SIZES) == sorted(p.stem for p in ZOO.glob("*.aur") if p.stem not in FAMILIES)
 
 
 def _small(name: str) -> str:
