@@ -14,6 +14,13 @@ from aurane.runtime.data import (
     SyntheticRegression,
     SyntheticSegmentation,
     SyntheticTokens,
+    Table,
 )
 
-__all__ = ["SyntheticImages", "SyntheticRegression", "SyntheticSegmentation", "SyntheticTokens"]
+__all__ = [
+    "SyntheticImages",
+    "SyntheticRegression",
+    "SyntheticSegmentation",
+    "SyntheticTokens",
+    "Table",
+]

@@ -217,3 +217,88 @@ class SyntheticSegmentation(_TensorPairs):
 
 
 __all__ += ["SyntheticSegmentation"]
+
+
+# ---------------------------------------------------------------- real data
+
+_DATA_EXTRA = "pip install 'aurane[data]'"
+
+
+def _need(module: str) -> Any:
+    """Import an optional data package, or say which extra installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(f"{module} is needed to read this data: {_DATA_EXTRA}") from error
+
+
+def table_format(path: str) -> str:
+    """ "csv" or "parquet", from the file name (the checker reads the same rule)."""
+    lowered = str(path).lower()
+    if lowered.endswith((".csv", ".csv.gz", ".tsv")):
+        return "csv"
+    if lowered.endswith((".parquet", ".pq")):
+        return "parquet"
+    raise ValueError(f"{path!r}: a table must be a .csv, .tsv or .parquet file")
+
+
+class Table(_TensorPairs):
+    """Rows of a CSV or Parquet file: the ``inputs`` columns as a float32 ``(len(inputs),)``
+    sample, the ``target`` column as int64 class labels when ``classes`` is given (a
+    scalar per row, checked to lie in ``[0, classes)``), else float32 ``(1,)`` values.
+
+    The file is read once, only the named columns (pandas; Parquet through pyarrow).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        inputs: list[str] | tuple[str, ...] | str,
+        target: str,
+        classes: int | None = None,
+        *,
+        transform: Transform = None,
+        target_transform: Transform = None,
+    ) -> None:
+        super().__init__(transform, target_transform)
+        pandas = _need("pandas")
+        names = [inputs] if isinstance(inputs, str) else list(inputs)
+        if not names or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"inputs must name one or more columns, got {inputs!r}")
+        wanted = [*names, target]
+        if table_format(path) == "csv":
+            sep = "\t" if str(path).lower().endswith(".tsv") else ","
+            header = list(pandas.read_csv(path, sep=sep, nrows=0).columns)
+            _columns_present(path, wanted, header)
+            frame = pandas.read_csv(path, sep=sep, usecols=wanted)
+        else:
+            _need("pyarrow")
+            parquet = _need("pyarrow.parquet")
+            _columns_present(path, wanted, list(parquet.read_schema(path).names))
+            frame = pandas.read_parquet(path, columns=wanted)
+        try:
+            self.inputs = torch.tensor(frame[names].to_numpy(dtype="float32"))
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{path}: input columns {names} are not all numeric") from error
+        column = frame[target]
+        if classes is not None:
+            classes = _positive("classes", classes)
+            labels = torch.tensor(column.to_numpy(dtype="int64"))
+            if len(labels) and (int(labels.min()) < 0 or int(labels.max()) >= classes):
+                raise ValueError(f"{path}: target {target!r} has labels outside [0, {classes})")
+            self.targets = labels
+        else:
+            self.targets = torch.tensor(column.to_numpy(dtype="float32")).reshape(-1, 1)
+        self.columns = names
+        self.num_classes = classes
+
+
+def _columns_present(path: str, wanted: list[str], header: list[str]) -> None:
+    missing = [name for name in wanted if name not in header]
+    if missing:
+        raise ValueError(f"{path}: no column {missing[0]!r} (columns: {', '.join(header)})")
+
+
+__all__ += ["Table"]

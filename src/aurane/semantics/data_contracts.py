@@ -17,6 +17,7 @@ Pure front end: never imports torch or torchvision, never runs the source.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,6 +26,8 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ops.rules import fmt_shape
 from aurane.records import record, replace
+from aurane.semantics.data_files import DataFileError, csv_header, parquet_columns, table_format
+from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.values import NotLiteral, literal_value
 from aurane.source import Span
 from aurane.syntax import ast
@@ -245,6 +248,73 @@ def _stl10(args: Args, source: Origin) -> tuple[Sample, Targets]:
     return Sample((3, 96, 96), PIL, origin), targets
 
 
+class _Problem(Exception):
+    """A data file that contradicts the dataset block (T116), raised while building."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def _problem(message: str, origin: Origin | None, source: Origin, hint: str) -> _Problem:
+    span = origin.span if origin is not None and origin.span is not None else source.span
+    return _Problem(diag("T116", message, span, hint=hint))
+
+
+def _table(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """Table: the header (CSV) or footer (Parquet) names the columns; nothing else is read."""
+    path, path_origin = _arg(args, "path", None)
+    inputs, inputs_origin = _arg(args, "inputs", None)
+    target, target_origin = _arg(args, "target", None)
+    classes, classes_origin = _arg(args, "classes", None)
+    unknown = Origin("Table (a file not read at check time)", source.span)
+    names = [inputs] if isinstance(inputs, str) else inputs
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        names = None
+    if not isinstance(path, str) or names is None or not isinstance(target, str):
+        return Sample(None, None, unknown), Targets(None, None, None, None, unknown)
+    kind = table_format(path)
+    if kind is None:
+        raise _problem(
+            f"'{path}' is not a table file",
+            path_origin,
+            source,
+            "name a .csv, .tsv or .parquet file",
+        )
+    if not os.path.exists(path):  # data prepared elsewhere: the program checks its first batch
+        missing = Origin(f"Table ('{path}' not found at check time)", source.span)
+        return Sample(None, None, missing), Targets(None, None, None, None, missing)
+    try:
+        columns = {n: "float" for n in csv_header(path)} if kind == "csv" else parquet_columns(path)
+    except DataFileError as error:
+        raise _problem(str(error), path_origin, source, error.hint) from None
+    for name, origin in [*((n, inputs_origin) for n in names), (target, target_origin)]:
+        if name not in columns:
+            hint = did_you_mean(name, columns) or f"columns: {', '.join(list(columns)[:20])}"
+            raise _problem(f"'{path}' has no column '{name}'", origin, source, hint)
+        if kind == "parquet" and columns[name] not in ("int", "float", "bool"):
+            raise _problem(
+                f"column '{name}' of '{path}' is {columns[name]}, not a number",
+                origin,
+                source,
+                "name numeric columns only",
+            )
+    header = "header" if kind == "csv" else "footer"
+    where = Origin(f"the columns of '{path}' (its {header})", (inputs_origin or source).span)
+    sample = Sample((len(names),), "float32", where)
+    count = _int(classes)
+    if count is None:
+        return sample, Targets("regression", (1,), "float32", None, target_origin or where)
+    if kind == "parquet" and columns[target] != "int":
+        raise _problem(
+            f"column '{target}' of '{path}' is {columns[target]}, not integer class labels",
+            target_origin,
+            source,
+            "drop `classes` for a regression target",
+        )
+    return sample, Targets("class", (), "int64", count, classes_origin or where)
+
+
 _AURANE: dict[str, _Source] = {
     "SyntheticImages": _Source(_synthetic_images, "float32 `image_size` tensors, `num_classes`"),
     "SyntheticSegmentation": _Source(
@@ -256,6 +326,11 @@ _AURANE: dict[str, _Source] = {
     ),
     "SyntheticRegression": _Source(
         _synthetic_regression, "float32 `(features,)`, float32 `(targets,)` targets"
+    ),
+    "Table": _Source(
+        _table,
+        "float32 `(len(inputs),)` from the named columns of a CSV/Parquet `path`; `target`: "
+        "int64 labels `< classes`, or float32 `(1,)`",
     ),
 }
 _TORCHVISION: dict[str, _Source] = {
@@ -516,7 +591,11 @@ def contract(dataset: ast.Dataset) -> DataContract:
         return _unknown(dataset, f"{dotted} (not known statically)")
     fields = {f.name: f for f in dataset.fields}
     short = dotted.rpartition(".")[2]
-    sample, targets = spec.build(fields, Origin(short, dataset.source.span))
+    try:
+        sample, targets = spec.build(fields, Origin(short, dataset.source.span))
+    except _Problem as problem:
+        unknown = _unknown(dataset, f"{dotted} (its data file does not fit)")
+        return replace(unknown, problems=(problem.diagnostic,))
     state = _State(sample.shape, sample.dtype, sample.origin, [], dataset.name)
     transform = fields.get("transform") or fields.get("transforms")
     if transform is not None:

@@ -1,0 +1,114 @@
+"""Bounded metadata readers for the data files a dataset names (``check`` never loads data).
+
+Each reader looks at headers only: a CSV's first line (at most ``CSV_HEADER_BYTES``, parsed
+by the ``csv`` module), a Parquet file's footer (pyarrow's schema reader, which reads the
+footer and nothing else), a token file's JSON sidecar (at most ``META_BYTES``). Nothing is
+executed or unpickled. Every data file is hostile input: a problem is a ``DataFileError``
+that the caller turns into a located diagnostic, never a traceback. pyarrow is imported
+here lazily; without it the error names the extra that installs it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+
+CSV_HEADER_BYTES = 1 << 20  # a header line longer than this is refused
+META_BYTES = 1 << 16  # a token file's JSON sidecar
+DATA_EXTRA = "pip install 'aurane[data]'"
+
+
+class DataFileError(Exception):
+    """A data file that cannot give its metadata; ``hint`` says what to do."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def table_format(path: str) -> str | None:
+    """ "csv" or "parquet" by the file name (the runtime's Table reads the same rule)."""
+    lowered = path.lower()
+    if lowered.endswith((".csv", ".csv.gz", ".tsv")):
+        return "csv"
+    if lowered.endswith((".parquet", ".pq")):
+        return "parquet"
+    return None
+
+
+def _read_prefix(path: str, limit: int) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit + 1)
+    except OSError as error:
+        raise DataFileError(f"cannot read '{path}': {error.strerror}", "check the path") from None
+
+
+def csv_header(path: str) -> list[str]:
+    """The column names on a CSV (or TSV) file's first line."""
+    if path.lower().endswith(".gz"):
+        raise DataFileError(
+            f"'{path}' is compressed; check reads only plain CSV headers", "decompress the file"
+        )
+    data = _read_prefix(path, CSV_HEADER_BYTES)
+    line, newline, _ = data.partition(b"\n")
+    if not newline and len(data) > CSV_HEADER_BYTES:
+        raise DataFileError(
+            f"the header line of '{path}' is longer than {CSV_HEADER_BYTES} bytes",
+            "give the file a header line of column names",
+        )
+    try:
+        text = line.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DataFileError(f"the header of '{path}' is not UTF-8", "save it as UTF-8") from None
+    delimiter = "\t" if path.lower().endswith(".tsv") else ","
+    names = next(csv.reader(io.StringIO(text.rstrip("\r")), delimiter=delimiter), [])
+    if not names or not any(name.strip() for name in names):
+        raise DataFileError(f"'{path}' has no header line", "put the column names on line 1")
+    return names
+
+
+def parquet_columns(path: str) -> dict[str, str]:
+    """Column name -> "int", "float", "bool" or the Arrow type's name, from the footer."""
+    try:
+        import pyarrow.parquet as parquet
+        import pyarrow.types as types
+    except ImportError:
+        raise DataFileError(f"reading the columns of '{path}' needs pyarrow", DATA_EXTRA) from None
+    if not os.path.isfile(path):
+        raise DataFileError(f"cannot read '{path}': not a file", "check the path")
+    try:
+        schema = parquet.read_schema(path)
+    except Exception as error:  # pyarrow raises its own error types for a broken footer
+        first = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        raise DataFileError(
+            f"'{path}' is not a readable Parquet file: {first}", "check the file"
+        ) from None
+    kinds: dict[str, str] = {}
+    for field in schema:
+        if types.is_boolean(field.type):
+            kinds[field.name] = "bool"
+        elif types.is_integer(field.type):
+            kinds[field.name] = "int"
+        elif types.is_floating(field.type) or types.is_decimal(field.type):
+            kinds[field.name] = "float"
+        else:
+            kinds[field.name] = str(field.type)
+    return kinds
+
+
+def token_meta(path: str) -> dict[str, object]:
+    """The JSON sidecar ``<path>.json`` that ``prepare_tokens`` writes beside a token file."""
+    meta_path = path + ".json"
+    data = _read_prefix(meta_path, META_BYTES)
+    if len(data) > META_BYTES:
+        raise DataFileError(f"'{meta_path}' is larger than {META_BYTES} bytes", "rewrite it")
+    try:
+        meta = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise DataFileError(f"'{meta_path}' is not JSON", "run prepare_tokens again") from None
+    if not isinstance(meta, dict):
+        raise DataFileError(f"'{meta_path}' is not a JSON object", "run prepare_tokens again")
+    return meta
