@@ -170,3 +170,119 @@ def test_aurane_run_trains_on_a_table(tmp_path: Path, suffix: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     history = next((tmp_path / "ck").rglob("metrics.csv")).read_text().splitlines()
     assert len(history) == 4  # a header and one row per epoch
+
+
+# ------------------------------------------------------------------ tokenized text
+
+TEXT = "the cat sat on the mat. the dog sat on the log.\n" * 20
+
+
+def write_tokenizer(path: Path, corpus: Path) -> Path:
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import models, pre_tokenizers, trainers
+
+    tokenizer = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(vocab_size=40, special_tokens=["[UNK]"])
+    tokenizer.train([str(corpus)], trainer)
+    tokenizer.save(str(path))
+    return path
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    from aurane.data import prepare_tokens
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT)
+    tokenizer = write_tokenizer(tmp_path / "tokenizer.json", corpus)
+    out = tmp_path / "train.bin"
+    meta = prepare_tokens([str(corpus)], str(tokenizer), str(out), lines_per_batch=3)
+    assert meta["dtype"] == "uint16" and meta["tokens"] > 100
+    return out
+
+
+def test_prepare_tokens_packs_the_tokenizer_ids(token_file: Path) -> None:
+    import json
+
+    import numpy
+    from tokenizers import Tokenizer
+
+    from aurane.data import TokenFile
+
+    meta = json.loads(Path(f"{token_file}.json").read_text())
+    tokenizer = Tokenizer.from_file(str(token_file.parent / "tokenizer.json"))
+    expected = [i for line in TEXT.splitlines(keepends=True) for i in tokenizer.encode(line).ids]
+    stored = numpy.fromfile(token_file, dtype=numpy.uint16).tolist()
+    assert stored == expected and meta["tokens"] == len(expected)
+    assert meta["vocab_size"] == tokenizer.get_vocab_size()
+    windows = TokenFile(str(token_file), sequence_length=8)
+    assert len(windows) == (len(expected) - 1) // 8
+    x, y = windows[2]
+    assert x.dtype == torch.int64 and x.tolist() == expected[16:24]
+    assert y.tolist() == expected[17:25]
+    with pytest.raises(IndexError):
+        windows[len(windows)]
+
+
+def test_token_file_contract_reads_the_vocabulary(token_file: Path) -> None:
+    block = (
+        f'dataset d:\n    from aurane.data.TokenFile\n    path = "{token_file}"\n'
+        "    sequence_length = 8\n    batch = 4\n\n"
+    )
+    data = data_contract(block)
+    vocab = __import__("json").loads(Path(f"{token_file}.json").read_text())["vocab_size"]
+    assert data.problems == ()
+    assert (data.sample.shape, data.sample.dtype) == ((8,), "int64")
+    assert (data.targets.kind, data.targets.shape, data.targets.classes) == ("class", (8,), vocab)
+    wrong = block.replace("    batch", f"    vocab_size = {vocab + 1}\n    batch")
+    found = errors(wrong)
+    assert [d.code for d in found] == ["T116"] and f"vocabulary of {vocab}" in found[0].message
+    # a head smaller than the vocabulary fails check (T093) from the sidecar alone
+    model = (
+        "model M:\n    input_shape = (8,)\n    input_dtype = int64\n    def forward(x):\n"
+        f"        x -> embedding({vocab}, 8) -> dense(4)\n\n"
+        "train M on d:\n    epochs = 1\n    loss = cross_entropy\n"
+    )
+    assert "T093" in [d.code for d in errors(block + model)]
+
+
+@pytest.mark.parametrize(
+    "sidecar",
+    [b"[1, 2]", b"{not json", b"{" + b" " * (1 << 16) + b"}", b'{"vocab_size": "many"}'],
+    ids=["list", "broken", "too-large", "bad-vocab"],
+)
+def test_hostile_token_sidecar_is_a_located_error(tmp_path: Path, sidecar: bytes) -> None:
+    (tmp_path / "t.bin").write_bytes(b"\x00\x00")
+    (tmp_path / "t.bin.json").write_bytes(sidecar)
+    block = (
+        f'dataset d:\n    from aurane.data.TokenFile\n    path = "{tmp_path / "t.bin"}"\n'
+        "    sequence_length = 8\n"
+    )
+    assert [d.code for d in errors(block)] == ["T116"]
+
+
+def test_prepare_tokens_command_and_a_run(token_file: Path) -> None:
+    folder = token_file.parent
+    import subprocess
+    import sys
+
+    made = subprocess.run(
+        [sys.executable, "-m", "aurane.data", "prepare-tokens", "corpus.txt",
+         "--tokenizer", "tokenizer.json", "--out", "again.bin"],
+        cwd=folder, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert (folder / "again.bin").read_bytes() == token_file.read_bytes()
+    program = (
+        'dataset d:\n    from aurane.data.TokenFile\n    path = "again.bin"\n'
+        "    sequence_length = 8\n    batch = 8\n\n"
+        "model M:\n    input_shape = (8,)\n    input_dtype = int64\n    def forward(x):\n"
+        "        x -> embedding(40, 16) -> dense(40)\n\n"
+        "train M on d:\n    epochs = 2\n    lr = 0.01\n    loss = cross_entropy\n"
+        '    checkpoint_dir = "ck"\n'
+    )
+    (folder / "prog.aur").write_text(program)
+    ran = run_cli("run", "prog.aur", cwd=folder)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert len(next((folder / "ck").rglob("metrics.csv")).read_text().splitlines()) == 3

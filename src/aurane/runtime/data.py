@@ -302,3 +302,126 @@ def _columns_present(path: str, wanted: list[str], header: list[str]) -> None:
 
 
 __all__ += ["Table"]
+
+
+# ---------------------------------------------------------------- tokenized text
+
+TOKENS_FORMAT = "aurane-tokens-1"
+_TOKEN_META_BYTES = 1 << 16  # the checker's bound on the sidecar, too
+
+
+def _token_dtype(vocab_size: int) -> str:
+    return "uint16" if vocab_size <= 1 << 16 else "uint32"
+
+
+def prepare_tokens(
+    texts: list[str] | tuple[str, ...] | str,
+    tokenizer: str,
+    out: str,
+    *,
+    lines_per_batch: int = 1024,
+) -> dict[str, Any]:
+    """Tokenize text files with a Hugging Face ``tokenizer.json`` into one flat token file
+    (``out``: uint16 ids when the vocabulary fits, else uint32), as nanoGPT's prepare.py,
+    plus the sidecar ``out + ".json"`` (format, dtype, vocab_size, tokens) that ``check``
+    and ``TokenFile`` read. Text is encoded a batch of lines at a time, so memory stays
+    bounded by ``lines_per_batch``; returns the sidecar's contents."""
+    import itertools
+    import json
+
+    numpy = _need("numpy")
+    tokenizers = _need("tokenizers")
+    encoder = tokenizers.Tokenizer.from_file(str(tokenizer))
+    vocab = int(encoder.get_vocab_size(with_added_tokens=True))
+    dtype = _token_dtype(vocab)
+    count = 0
+    with open(out, "wb") as sink:
+        for text in [texts] if isinstance(texts, str) else texts:
+            with open(text, encoding="utf-8") as source:
+                while batch := list(itertools.islice(source, lines_per_batch)):
+                    for encoding in encoder.encode_batch(batch, add_special_tokens=False):
+                        ids = numpy.asarray(encoding.ids, dtype=dtype)
+                        sink.write(ids.tobytes())
+                        count += int(ids.size)
+    meta = {"format": TOKENS_FORMAT, "dtype": dtype, "vocab_size": vocab, "tokens": count}
+    with open(str(out) + ".json", "w", encoding="utf-8") as handle:
+        json.dump(meta, handle)
+    return meta
+
+
+def read_token_meta(path: str) -> dict[str, Any]:
+    """The sidecar of a token file, validated (bounded read; JSON only)."""
+    import json
+
+    with open(str(path) + ".json", "rb") as handle:
+        data = handle.read(_TOKEN_META_BYTES + 1)
+    if len(data) > _TOKEN_META_BYTES:
+        raise ValueError(f"{path}.json is larger than {_TOKEN_META_BYTES} bytes")
+    meta = json.loads(data.decode("utf-8"))
+    if (
+        not isinstance(meta, dict)
+        or meta.get("format") != TOKENS_FORMAT
+        or meta.get("dtype") not in ("uint16", "uint32")
+        or not isinstance(meta.get("vocab_size"), int)
+        or not isinstance(meta.get("tokens"), int)
+    ):
+        raise ValueError(f"{path}.json is not a token file sidecar ({TOKENS_FORMAT})")
+    return meta
+
+
+class TokenFile(Dataset[tuple[torch.Tensor, torch.Tensor]]):
+    """Fixed-length windows of a token file that ``prepare_tokens`` wrote, memory-mapped
+    (nothing is loaded up front): sample ``i`` is tokens ``[i*L, i*L + L)`` as int64
+    ``(sequence_length,)``, its target the same window shifted by one (next tokens,
+    ``< vocab_size``). Windows do not overlap; the loader's ``shuffle`` orders them."""
+
+    def __init__(
+        self,
+        path: str,
+        sequence_length: int,
+        vocab_size: int | None = None,
+        *,
+        transform: Transform = None,
+        target_transform: Transform = None,
+    ) -> None:
+        import os
+
+        numpy = _need("numpy")
+        meta = read_token_meta(path)
+        self.length = _positive("sequence_length", sequence_length)
+        self.vocab_size = int(meta["vocab_size"])
+        if vocab_size is not None and vocab_size != self.vocab_size:
+            raise ValueError(
+                f"{path}: vocab_size {vocab_size} given, the file has {self.vocab_size}"
+            )
+        itemsize = 2 if meta["dtype"] == "uint16" else 4
+        if os.path.getsize(path) != meta["tokens"] * itemsize:
+            raise ValueError(f"{path}: size does not match its sidecar ({meta['tokens']} tokens)")
+        self.tokens: Any = (
+            numpy.memmap(path, dtype=meta["dtype"], mode="r") if meta["tokens"] else []
+        )
+        self.windows = max(0, (int(meta["tokens"]) - 1) // self.length)
+        self.transform = transform
+        self.target_transform = target_transform
+
+    def __len__(self) -> int:
+        return self.windows
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        if not -self.windows <= index < self.windows:
+            raise IndexError(index)
+        start = (index % self.windows) * self.length
+        chunk = torch.from_numpy(self.tokens[start : start + self.length + 1].astype("int64"))
+        item: Any = chunk[:-1]
+        target: Any = chunk[1:]
+        if self.transform is not None:
+            item = self.transform(item)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return item, target
+
+    def __repr__(self) -> str:
+        return f"TokenFile(windows={self.windows}, sequence_length={self.length})"
+
+
+__all__ += ["TokenFile", "prepare_tokens"]

@@ -26,7 +26,13 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ops.rules import fmt_shape
 from aurane.records import record, replace
-from aurane.semantics.data_files import DataFileError, csv_header, parquet_columns, table_format
+from aurane.semantics.data_files import (
+    DataFileError,
+    csv_header,
+    parquet_columns,
+    table_format,
+    token_meta,
+)
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.values import NotLiteral, literal_value
 from aurane.source import Span
@@ -315,6 +321,43 @@ def _table(args: Args, source: Origin) -> tuple[Sample, Targets]:
     return sample, Targets("class", (), "int64", count, classes_origin or where)
 
 
+def _token_file(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """TokenFile: the vocabulary size from the sidecar ``prepare_tokens`` wrote."""
+    path, path_origin = _arg(args, "path", None)
+    length, length_origin = _arg(args, "sequence_length", None)
+    given, given_origin = _arg(args, "vocab_size", None)
+    shape = (length,) if _int(length) else None
+    where = length_origin or source
+    sample = Sample(shape, "int64", where)
+    if not isinstance(path, str) or not os.path.exists(path + ".json"):
+        # data prepared elsewhere: the vocabulary is known only from `vocab_size`, if given
+        vocab = _int(given)
+        origin = given_origin or Origin("TokenFile (its sidecar not found at check time)", None)
+        origin = origin if origin.span is not None else replace(origin, span=source.span)
+        return sample, Targets("class", shape, "int64", vocab, origin)
+    try:
+        meta = token_meta(path)
+    except DataFileError as error:
+        raise _problem(str(error), path_origin, source, error.hint) from None
+    stored = meta.get("vocab_size")
+    if not (_int(stored) and meta.get("dtype") in ("uint16", "uint32")):
+        raise _problem(
+            f"'{path}.json' is not a token file sidecar (vocab_size, dtype)",
+            path_origin,
+            source,
+            "write it with aurane.data.prepare_tokens",
+        )
+    if _int(given) is not None and given != stored:
+        raise _problem(
+            f"vocab_size = {given}, but '{path}' holds tokens of a vocabulary of {stored}",
+            given_origin,
+            source,
+            f"write vocab_size = {stored}, or drop it",
+        )
+    origin = Origin(f"the vocabulary of '{path}' (its sidecar)", (path_origin or source).span)
+    return sample, Targets("class", shape, "int64", _int(stored), origin)
+
+
 _AURANE: dict[str, _Source] = {
     "SyntheticImages": _Source(_synthetic_images, "float32 `image_size` tensors, `num_classes`"),
     "SyntheticSegmentation": _Source(
@@ -331,6 +374,11 @@ _AURANE: dict[str, _Source] = {
         _table,
         "float32 `(len(inputs),)` from the named columns of a CSV/Parquet `path`; `target`: "
         "int64 labels `< classes`, or float32 `(1,)`",
+    ),
+    "TokenFile": _Source(
+        _token_file,
+        "int64 `(sequence_length,)` windows of a prepared token file, next tokens "
+        "`< vocab_size` (from its sidecar)",
     ),
 }
 _TORCHVISION: dict[str, _Source] = {
