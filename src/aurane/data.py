@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 
 from aurane.runtime.data import (
+    HFDataset,
     SyntheticImages,
     SyntheticRegression,
     SyntheticSegmentation,
@@ -25,6 +26,7 @@ from aurane.runtime.data import (
 )
 
 __all__ = [
+    "HFDataset",
     "SyntheticImages",
     "SyntheticRegression",
     "SyntheticSegmentation",

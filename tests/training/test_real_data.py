@@ -286,3 +286,95 @@ def test_prepare_tokens_command_and_a_run(token_file: Path) -> None:
     ran = run_cli("run", "prog.aur", cwd=folder)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert len(next((folder / "ck").rglob("metrics.csv")).read_text().splitlines()) == 3
+
+
+# ------------------------------------------------------------------ Hugging Face datasets
+
+
+def save_hf(path: Path, count: int = 64, *, as_dict: bool = False) -> Path:
+    datasets = pytest.importorskip("datasets")
+    features = datasets.Features(
+        {
+            "a": datasets.Value("float32"),
+            "b": datasets.Value("float32"),
+            "label": datasets.ClassLabel(names=["neg", "pos"]),
+            "y": datasets.Value("float64"),
+            "text": datasets.Value("string"),
+        }
+    )
+    rows = _rows(count)
+    rows["text"] = ["row"] * count
+    table = datasets.Dataset.from_dict(rows, features=features)
+    (datasets.DatasetDict({"train": table, "test": table}) if as_dict else table).save_to_disk(
+        str(path)
+    )
+    return path
+
+
+def hf_block(path: Path | str, target: str = '"label"', extra: str = "") -> str:
+    return (
+        f'dataset d:\n    from aurane.data.HFDataset\n    path = "{path}"\n'
+        f'    inputs = ["a", "b"]\n    target = {target}\n{extra}    batch = 8\n\n'
+    )
+
+
+def test_saved_dataset_contract_reads_dataset_info(tmp_path: Path) -> None:
+    path = save_hf(tmp_path / "saved")
+    data = data_contract(hf_block(path))
+    assert data.problems == ()
+    assert (data.sample.shape, data.sample.dtype) == ((2,), "float32")
+    # the ClassLabel gives the class count without a `classes` field
+    assert (data.targets.kind, data.targets.classes) == ("class", 2)
+    assert data_contract(hf_block(path, target='"y"')).targets.kind == "regression"
+    assert [d.code for d in errors(hf_block(path, target='"txt"'))] == ["T116"]
+    text = errors(hf_block(path, target='"text"'))
+    assert [d.code for d in text] == ["T116"] and "not a number" in text[0].message
+
+    from aurane.data import HFDataset
+
+    rows = HFDataset(str(path), ["a", "b"], "label")
+    item, label = rows[3]
+    expected = _rows(64)
+    assert item.tolist() == pytest.approx([expected["a"][3], expected["b"][3]])
+    assert label.dtype == torch.int64 and int(label) == expected["label"][3]
+    assert rows.num_classes == 2 and len(rows) == 64
+
+
+def test_saved_dataset_dict_split(tmp_path: Path) -> None:
+    path = save_hf(tmp_path / "saved", as_dict=True)
+    assert data_contract(hf_block(path, extra='    split = "test"\n')).targets.classes == 2
+    found = errors(hf_block(path, extra='    split = "validation"\n'))
+    assert [d.code for d in found] == ["T116"] and "splits: train, test" in found[0].message
+
+
+def test_hostile_dataset_info_is_a_located_error(tmp_path: Path) -> None:
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    (folder / "dataset_info.json").write_bytes(b"{" * 100_000)
+    assert [d.code for d in errors(hf_block(folder))] == ["T116"]
+    (folder / "dataset_info.json").write_bytes(b'{"features": [1]}')
+    assert [d.code for d in errors(hf_block(folder))] == ["T116"]
+
+
+def test_hf_dataset_from_a_local_csv(tmp_path: Path) -> None:
+    from aurane.data import HFDataset
+
+    path = write_csv(tmp_path / "rows.csv")
+    rows = HFDataset(str(path), ["a", "b"], "y", cache_dir=str(tmp_path / "cache"))
+    item, target = rows[0]
+    assert tuple(item.shape) == (2,) and target.dtype == torch.float32
+    assert data_contract(hf_block(path, target='"y"')).targets.shape == (1,)
+
+
+def test_aurane_run_trains_on_a_saved_dataset(tmp_path: Path) -> None:
+    save_hf(tmp_path / "saved")
+    program = hf_block("saved") + (
+        "model M:\n    input_shape = (2,)\n    def forward(x):\n"
+        "        x -> dense(8) -> relu -> dense(2)\n\n"
+        "train M on d:\n    epochs = 2\n    lr = 0.1\n    loss = cross_entropy\n"
+        '    optimizer = sgd\n    checkpoint_dir = "ck"\n'
+    )
+    (tmp_path / "prog.aur").write_text(program)
+    done = run_cli("run", "prog.aur", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(next((tmp_path / "ck").rglob("metrics.csv")).read_text().splitlines()) == 3

@@ -425,3 +425,90 @@ class TokenFile(Dataset[tuple[torch.Tensor, torch.Tensor]]):
 
 
 __all__ += ["TokenFile", "prepare_tokens"]
+
+
+# ---------------------------------------------------------------- Hugging Face datasets
+
+_HF_BUILDERS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_HF_BUILDERS |= {".json": "json", ".jsonl": "json"}
+
+
+class HFDataset(Dataset[tuple[torch.Tensor, torch.Tensor]]):
+    """Rows of a Hugging Face dataset, as ``Table``: a folder written by ``save_to_disk``
+    (a ``DatasetDict``'s ``split``, default "train"), or a local CSV, Parquet or JSON-lines
+    file (``datasets.load_dataset``; its cache in ``cache_dir``). ``inputs`` columns give a
+    float32 ``(len(inputs),)`` sample; ``target`` int64 labels when ``classes`` is given or
+    the column is a ``ClassLabel`` (its class count), else float32 ``(1,)``. Rows stay in
+    Arrow's memory-mapped files and are read one at a time; nothing is downloaded."""
+
+    def __init__(
+        self,
+        path: str,
+        inputs: list[str] | tuple[str, ...] | str,
+        target: str,
+        classes: int | None = None,
+        split: str | None = None,
+        *,
+        cache_dir: str | None = None,
+        transform: Transform = None,
+        target_transform: Transform = None,
+    ) -> None:
+        import os
+
+        datasets = _need("datasets")
+        names = [inputs] if isinstance(inputs, str) else list(inputs)
+        if os.path.isdir(path):
+            loaded = datasets.load_from_disk(path)
+            if isinstance(loaded, datasets.DatasetDict):
+                chosen = split or "train"
+                if chosen not in loaded:
+                    raise ValueError(f"{path}: no split {chosen!r} (splits: {', '.join(loaded)})")
+                loaded = loaded[chosen]
+        else:
+            suffix = os.path.splitext(str(path))[1].lower()
+            builder = _HF_BUILDERS.get(suffix)
+            if builder is None:
+                raise ValueError(f"{path!r}: a saved dataset folder or a .csv/.parquet/.jsonl file")
+            options = {"delimiter": "\t"} if suffix == ".tsv" else {}
+            loaded = datasets.load_dataset(
+                builder,
+                data_files=str(path),
+                split=split or "train",
+                cache_dir=cache_dir,
+                **options,
+            )
+        _columns_present(path, [*names, target], list(loaded.column_names))
+        feature = loaded.features[target]
+        if classes is None and isinstance(feature, datasets.ClassLabel):
+            classes = int(feature.num_classes)
+        self.num_classes = None if classes is None else _positive("classes", classes)
+        self.rows = loaded.select_columns([*names, target])
+        self.columns = names
+        self.target = target
+        self.transform = transform
+        self.target_transform = target_transform
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        row = self.rows[index]
+        item: Any = torch.tensor([float(row[name]) for name in self.columns])
+        if self.num_classes is not None:
+            label = int(row[self.target])
+            if not 0 <= label < self.num_classes:
+                raise ValueError(f"row {index}: label {label} outside [0, {self.num_classes})")
+            target: Any = torch.tensor(label)
+        else:
+            target = torch.tensor([float(row[self.target])])
+        if self.transform is not None:
+            item = self.transform(item)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return item, target
+
+    def __repr__(self) -> str:
+        return f"HFDataset(rows={len(self)}, inputs={self.columns}, target={self.target!r})"
+
+
+__all__ += ["HFDataset"]

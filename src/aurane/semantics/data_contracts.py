@@ -30,6 +30,7 @@ from aurane.semantics.data_files import (
     DataFileError,
     csv_header,
     parquet_columns,
+    saved_dataset_columns,
     table_format,
     token_meta,
 )
@@ -267,18 +268,64 @@ def _problem(message: str, origin: Origin | None, source: Origin, hint: str) -> 
     return _Problem(diag("T116", message, span, hint=hint))
 
 
-def _table(args: Args, source: Origin) -> tuple[Sample, Targets]:
-    """Table: the header (CSV) or footer (Parquet) names the columns; nothing else is read."""
+def _column_args(args: Args) -> tuple[Any, ...]:
     path, path_origin = _arg(args, "path", None)
     inputs, inputs_origin = _arg(args, "inputs", None)
     target, target_origin = _arg(args, "target", None)
-    classes, classes_origin = _arg(args, "classes", None)
-    unknown = Origin("Table (a file not read at check time)", source.span)
     names = [inputs] if isinstance(inputs, str) else inputs
     if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
         names = None
+    return path, path_origin, names, inputs_origin, target, target_origin
+
+
+def _columns_facts(
+    args: Args, source: Origin, path: str, columns: dict[str, str], typed: bool, read: str
+) -> tuple[Sample, Targets]:
+    """Inputs and target from named columns whose kinds (int, float, bool, class:N) are
+    known (``typed``; a CSV header names columns only). ``read``: what check read."""
+    _, path_origin, names, inputs_origin, target, target_origin = _column_args(args)
+    classes, classes_origin = _arg(args, "classes", None)
+    for name, origin in [*((n, inputs_origin) for n in names), (target, target_origin)]:
+        if name not in columns:
+            hint = did_you_mean(name, columns) or f"columns: {', '.join(list(columns)[:20])}"
+            raise _problem(f"'{path}' has no column '{name}'", origin, source, hint)
+        numeric = columns[name] in ("int", "float", "bool") or columns[name].startswith("class:")
+        if typed and not numeric:
+            raise _problem(
+                f"column '{name}' of '{path}' is {columns[name]}, not a number",
+                origin,
+                source,
+                "name numeric columns only",
+            )
+    where = Origin(f"the columns of '{path}' ({read})", (inputs_origin or source).span)
+    sample = Sample((len(names),), "float32", where)
+    labelled = columns[target].startswith("class:")
+    count = _int(classes)
+    if count is None and labelled:
+        count = int(columns[target].partition(":")[2])
+        classes_origin = Origin(f"the ClassLabel of '{target}' ({read})", target_origin.span)
+    if count is None:
+        return sample, Targets("regression", (1,), "float32", None, target_origin or where)
+    if typed and columns[target] != "int" and not labelled:
+        raise _problem(
+            f"column '{target}' of '{path}' is {columns[target]}, not integer class labels",
+            target_origin,
+            source,
+            "drop `classes` for a regression target",
+        )
+    return sample, Targets("class", (), "int64", count, classes_origin or where)
+
+
+def _unknown_facts(what: str, source: Origin) -> tuple[Sample, Targets]:
+    origin = Origin(what, source.span)
+    return Sample(None, None, origin), Targets(None, None, None, None, origin)
+
+
+def _table(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """Table: the header (CSV) or footer (Parquet) names the columns; nothing else is read."""
+    path, path_origin, names, _, target, _ = _column_args(args)
     if not isinstance(path, str) or names is None or not isinstance(target, str):
-        return Sample(None, None, unknown), Targets(None, None, None, None, unknown)
+        return _unknown_facts("Table (a file not read at check time)", source)
     kind = table_format(path)
     if kind is None:
         raise _problem(
@@ -288,37 +335,42 @@ def _table(args: Args, source: Origin) -> tuple[Sample, Targets]:
             "name a .csv, .tsv or .parquet file",
         )
     if not os.path.exists(path):  # data prepared elsewhere: the program checks its first batch
-        missing = Origin(f"Table ('{path}' not found at check time)", source.span)
-        return Sample(None, None, missing), Targets(None, None, None, None, missing)
+        return _unknown_facts(f"Table ('{path}' not found at check time)", source)
     try:
         columns = {n: "float" for n in csv_header(path)} if kind == "csv" else parquet_columns(path)
     except DataFileError as error:
         raise _problem(str(error), path_origin, source, error.hint) from None
-    for name, origin in [*((n, inputs_origin) for n in names), (target, target_origin)]:
-        if name not in columns:
-            hint = did_you_mean(name, columns) or f"columns: {', '.join(list(columns)[:20])}"
-            raise _problem(f"'{path}' has no column '{name}'", origin, source, hint)
-        if kind == "parquet" and columns[name] not in ("int", "float", "bool"):
-            raise _problem(
-                f"column '{name}' of '{path}' is {columns[name]}, not a number",
-                origin,
-                source,
-                "name numeric columns only",
-            )
-    header = "header" if kind == "csv" else "footer"
-    where = Origin(f"the columns of '{path}' (its {header})", (inputs_origin or source).span)
-    sample = Sample((len(names),), "float32", where)
-    count = _int(classes)
-    if count is None:
-        return sample, Targets("regression", (1,), "float32", None, target_origin or where)
-    if kind == "parquet" and columns[target] != "int":
-        raise _problem(
-            f"column '{target}' of '{path}' is {columns[target]}, not integer class labels",
-            target_origin,
-            source,
-            "drop `classes` for a regression target",
-        )
-    return sample, Targets("class", (), "int64", count, classes_origin or where)
+    read = "its header" if kind == "csv" else "its footer"
+    return _columns_facts(args, source, path, columns, kind == "parquet", read)
+
+
+def _hf_dataset(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """HFDataset: a saved dataset's dataset_info.json, or a CSV/Parquet data file's header."""
+    path, path_origin, names, _, target, _ = _column_args(args)
+    split, split_origin = _arg(args, "split", None)
+    if not isinstance(path, str) or names is None or not isinstance(target, str):
+        return _unknown_facts("HFDataset (not read at check time)", source)
+    if not os.path.exists(path):
+        return _unknown_facts(f"HFDataset ('{path}' not found at check time)", source)
+    try:
+        if os.path.isdir(path):
+            columns = saved_dataset_columns(path, split if isinstance(split, str) else None)
+            if columns is None:
+                raise DataFileError(
+                    f"'{path}' is not a dataset saved with save_to_disk (no dataset_info.json)",
+                    "name the folder save_to_disk wrote, or a data file",
+                )
+            return _columns_facts(args, source, path, columns, True, "its dataset_info.json")
+        kind = table_format(path)
+        if kind is None:  # JSON lines, text: columns known when the program reads them
+            return _unknown_facts(f"HFDataset ('{path}': columns not read at check time)", source)
+        typed = kind == "parquet"
+        columns = parquet_columns(path) if typed else {n: "float" for n in csv_header(path)}
+    except DataFileError as error:
+        where = split_origin if "split" in str(error) else path_origin
+        raise _problem(str(error), where, source, error.hint) from None
+    read = "its footer" if typed else "its header"
+    return _columns_facts(args, source, path, columns, typed, read)
 
 
 def _token_file(args: Args, source: Origin) -> tuple[Sample, Targets]:
@@ -374,6 +426,10 @@ _AURANE: dict[str, _Source] = {
         _table,
         "float32 `(len(inputs),)` from the named columns of a CSV/Parquet `path`; `target`: "
         "int64 labels `< classes`, or float32 `(1,)`",
+    ),
+    "HFDataset": _Source(
+        _hf_dataset,
+        "like Table, from a dataset saved with `save_to_disk` (`split`) or a local data file",
     ),
     "TokenFile": _Source(
         _token_file,

@@ -112,3 +112,62 @@ def token_meta(path: str) -> dict[str, object]:
     if not isinstance(meta, dict):
         raise DataFileError(f"'{meta_path}' is not a JSON object", "run prepare_tokens again")
     return meta
+
+
+HF_INFO_BYTES = 4 << 20  # a saved dataset's dataset_info.json / dataset_dict.json
+
+
+def _bounded_json(path: str, limit: int) -> object:
+    data = _read_prefix(path, limit)
+    if len(data) > limit:
+        raise DataFileError(f"'{path}' is larger than {limit} bytes", "check the dataset")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise DataFileError(f"'{path}' is not JSON", "save the dataset again") from None
+
+
+def _feature_kind(feature: object) -> str:
+    """ "int", "float", "bool", "class:N" or a description of another feature type."""
+    if not isinstance(feature, dict):
+        return "a nested feature"
+    kind = feature.get("_type")
+    if kind == "ClassLabel":
+        names = feature.get("names")
+        count = len(names) if isinstance(names, list) else feature.get("num_classes")
+        return f"class:{count}" if isinstance(count, int) and count > 0 else "int"
+    if kind == "Value":
+        dtype = str(feature.get("dtype", ""))
+        if dtype == "bool":
+            return "bool"
+        if dtype.startswith(("int", "uint")):
+            return "int"
+        if dtype.startswith("float"):
+            return "float"
+        return dtype or "unknown"
+    return str(kind or "unknown")
+
+
+def saved_dataset_columns(path: str, split: str | None) -> dict[str, str] | None:
+    """The columns of a dataset saved with ``save_to_disk`` (its ``dataset_info.json``;
+    a ``DatasetDict``'s ``dataset_dict.json`` names the splits), or None when ``path`` is
+    not a saved dataset."""
+    folder = path
+    if os.path.isfile(os.path.join(path, "dataset_dict.json")):
+        splits = _bounded_json(os.path.join(path, "dataset_dict.json"), HF_INFO_BYTES)
+        names = splits.get("splits") if isinstance(splits, dict) else None
+        if not isinstance(names, list):
+            raise DataFileError(f"'{path}/dataset_dict.json' lists no splits", "save it again")
+        chosen = split or "train"
+        if chosen not in names:
+            shown = ", ".join(str(n) for n in names[:20])
+            raise DataFileError(f"'{path}' has no split '{chosen}' (splits: {shown})", "name one")
+        folder = os.path.join(path, chosen)
+    info_path = os.path.join(folder, "dataset_info.json")
+    if not os.path.isfile(info_path):
+        return None
+    info = _bounded_json(info_path, HF_INFO_BYTES)
+    features = info.get("features") if isinstance(info, dict) else None
+    if not isinstance(features, dict):
+        raise DataFileError(f"'{info_path}' has no features", "save the dataset again")
+    return {str(name): _feature_kind(feature) for name, feature in features.items()}

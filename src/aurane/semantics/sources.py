@@ -34,6 +34,7 @@ AURANE_DATASETS = frozenset(
         "SyntheticRegression",
         "SyntheticSegmentation",
         "SyntheticTokens",
+        "HFDataset",
         "Table",
         "TokenFile",
     }
