@@ -16,6 +16,7 @@ import sys
 
 from aurane.runtime.data import (
     HFDataset,
+    Shards,
     SyntheticImages,
     SyntheticRegression,
     SyntheticSegmentation,
@@ -27,6 +28,7 @@ from aurane.runtime.data import (
 
 __all__ = [
     "HFDataset",
+    "Shards",
     "SyntheticImages",
     "SyntheticRegression",
     "SyntheticSegmentation",

@@ -378,3 +378,136 @@ def test_aurane_run_trains_on_a_saved_dataset(tmp_path: Path) -> None:
     done = run_cli("run", "prog.aur", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(next((tmp_path / "ck").rglob("metrics.csv")).read_text().splitlines()) == 3
+
+
+# ------------------------------------------------------------------ webdataset shards
+
+
+def write_shards(folder: Path, shards: int = 3, per_shard: int = 8) -> list[Path]:
+    import io
+    import tarfile
+
+    import numpy
+
+    folder.mkdir(exist_ok=True)
+    paths = []
+    for s in range(shards):
+        path = folder / f"shard-{s:04d}.tar"
+        with tarfile.open(path, "w") as archive:
+            for i in range(per_shard):
+                index = s * per_shard + i
+                buffer = io.BytesIO()
+                numpy.save(buffer, numpy.full((2,), index, dtype=numpy.float32))
+                for ext, data in (("npy", buffer.getvalue()), ("cls", str(index % 2).encode())):
+                    member = tarfile.TarInfo(f"{index:06d}.{ext}")
+                    member.size = len(data)
+                    archive.addfile(member, io.BytesIO(data))
+        paths.append(path)
+    return paths
+
+
+def shards_block(urls: str, extra: str = "") -> str:
+    return f"dataset d:\n    from aurane.data.Shards\n    urls = {urls}\n{extra}    batch = 4\n\n"
+
+
+def test_shards_resume_at_their_position(tmp_path: Path) -> None:
+    pytest.importorskip("webdataset")
+    from aurane.data import Shards
+
+    write_shards(tmp_path / "s")
+    stream = Shards(str(tmp_path / "s" / "shard-*.tar"), classes=2)
+    assert len(stream) == 24
+    seen = []
+    for item, label in stream:
+        seen.append(int(item[0]))
+        assert int(label) == seen[-1] % 2 and label.dtype == torch.int64
+        if len(seen) == 11:
+            break
+    position = stream.state_dict()
+    assert position == {"shard": 1, "sample": 3}
+    resumed = Shards(str(tmp_path / "s" / "shard-*.tar"), classes=2)
+    resumed.load_state_dict(position)
+    rest = [int(item[0]) for item, _ in resumed]
+    assert seen + rest == list(range(24))
+    assert resumed.state_dict() == {"shard": 0, "sample": 0}  # the next pass starts over
+    assert [int(x[0]) for x, _ in resumed][:2] == [0, 1]
+
+
+def test_shards_contract_reads_the_first_npy_header(tmp_path: Path) -> None:
+    paths = write_shards(tmp_path / "s", shards=1)
+    data = data_contract(shards_block(f'["{paths[0]}"]', "    classes = 2\n"))
+    assert data.problems == ()
+    assert (data.sample.shape, data.sample.dtype) == ((2,), "float32")
+    assert (data.targets.kind, data.targets.classes) == ("class", 2)
+    found = errors(shards_block(f'"{paths[0]}"', '    inputs = "jpg"\n'))
+    assert [d.code for d in found] == ["T116"] and ".jpg" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"not a tar at all" * 40, b"\x00" * 10],
+    ids=["garbage", "short"],
+)
+def test_hostile_shard_is_a_located_error(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "bad.tar"
+    path.write_bytes(content)
+    assert [d.code for d in errors(shards_block(f'"{path}"'))] == ["T116"]
+
+
+def test_hostile_npy_header_is_refused(tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    from aurane.semantics.data_files import DataFileError, npy_header
+
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': __import__('os').getpid()}"
+    data = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+    with pytest.raises(DataFileError):
+        npy_header(data, "x")
+    path = tmp_path / "evil.tar"
+    with tarfile.open(path, "w") as archive:
+        member = tarfile.TarInfo("0.npy")
+        member.size = len(data)
+        archive.addfile(member, io.BytesIO(data))
+    assert [d.code for d in errors(shards_block(f'"{path}"'))] == ["T116"]
+
+
+def test_aurane_run_streams_shards(tmp_path: Path) -> None:
+    pytest.importorskip("webdataset")
+    write_shards(tmp_path / "s")
+    program = shards_block('["s/shard-0000.tar", "s/shard-0001.tar"]', "    classes = 2\n") + (
+        "model M:\n    input_shape = (2,)\n    def forward(x):\n        x -> dense(2)\n\n"
+        "train M on d:\n    epochs = 2\n    loss = cross_entropy\n"
+        '    checkpoint_dir = "ck"\n'
+    )
+    (tmp_path / "prog.aur").write_text(program)
+    done = run_cli("run", "prog.aur", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 epochs x 4 batches" in done.stdout  # 16 samples in two shards, each epoch
+
+
+def test_checking_real_data_imports_no_data_library(tmp_path: Path) -> None:
+    """The compiler stays light: check reads CSV headers, sidecars, dataset_info.json and
+    tar/.npy headers without pandas, numpy, datasets or webdataset (pyarrow: Parquet only)."""
+    import subprocess
+    import sys
+
+    write_csv(tmp_path / "rows.csv")
+    save_hf(tmp_path / "saved")
+    write_shards(tmp_path / "s", shards=1)
+    program = (
+        table_block("rows.csv")
+        + hf_block("saved").replace("dataset d:", "dataset h:")
+        + shards_block('"s/shard-0000.tar"').replace("dataset d:", "dataset w:")
+    )
+    (tmp_path / "prog.aur").write_text(program)
+    code = (
+        "import sys\nfrom aurane.cli.main import main\n"
+        "code = main(['check', 'prog.aur'])\n"
+        "heavy = {'pandas', 'numpy', 'pyarrow', 'datasets', 'webdataset', 'tokenizers', 'torch'}\n"
+        "print(sorted(heavy & set(sys.modules)), code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[] 0", done.stdout + done.stderr

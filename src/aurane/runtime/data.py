@@ -512,3 +512,133 @@ class HFDataset(Dataset[tuple[torch.Tensor, torch.Tensor]]):
 
 
 __all__ += ["HFDataset"]
+
+
+# ---------------------------------------------------------------- webdataset shards
+
+
+def _shard_paths(urls: list[str] | tuple[str, ...] | str) -> list[str]:
+    import glob
+
+    patterns = [urls] if isinstance(urls, str) else list(urls)
+    paths: list[str] = []
+    for pattern in patterns:
+        found = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
+        paths += found
+    if not paths:
+        raise ValueError(f"no shards match {urls!r}")
+    return paths
+
+
+def _decode_array(data: bytes, where: str) -> torch.Tensor:
+    import io
+
+    numpy = _need("numpy")
+    array = numpy.load(io.BytesIO(data), allow_pickle=False)  # never unpickles
+    if array.dtype.kind == "f":
+        return torch.from_numpy(array.astype("float32"))
+    if array.dtype.kind in "iub":
+        return torch.from_numpy(array.astype("int64"))
+    raise ValueError(f"{where}: an array of {array.dtype} is not numeric")
+
+
+def _decode_number(data: bytes, where: str) -> float:
+    try:
+        return float(data.decode("utf-8").strip())
+    except (UnicodeDecodeError, ValueError):
+        raise ValueError(f"{where}: not a number") from None
+
+
+class Shards(torch.utils.data.IterableDataset[tuple[torch.Tensor, torch.Tensor]]):
+    """Samples streamed from webdataset tar shards (files ``KEY.EXT`` grouped by key), for
+    data larger than memory: ``inputs`` is the extension of a ``.npy`` array member
+    (loaded without pickle; float arrays as float32, integer as int64), ``target`` of a
+    number as text (``cls``): int64 labels when ``classes`` is given, else float32 ``(1,)``.
+
+    Shards are read in order, one sample at a time. ``state_dict()`` is the position (shard,
+    samples done in it); ``load_state_dict`` resumes there without reading the earlier
+    shards. A finished pass starts the next at the beginning. The loader cannot shuffle a
+    stream: shuffle the samples when writing the shards."""
+
+    def __init__(
+        self,
+        urls: list[str] | tuple[str, ...] | str,
+        inputs: str = "npy",
+        target: str = "cls",
+        classes: int | None = None,
+        *,
+        transform: Transform = None,
+        target_transform: Transform = None,
+    ) -> None:
+        super().__init__()
+        self.paths = _shard_paths(urls)
+        self.inputs = inputs
+        self.target = target
+        self.num_classes = None if classes is None else _positive("classes", classes)
+        self.transform = transform
+        self.target_transform = target_transform
+        self.shard = 0
+        self.done = 0  # samples of self.shard already yielded
+        self._length: int | None = None
+
+    def state_dict(self) -> dict[str, int]:
+        return {"shard": self.shard, "sample": self.done}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        shard, done = int(state["shard"]), int(state["sample"])
+        if not 0 <= shard <= len(self.paths) or done < 0:
+            raise ValueError(f"no position {state!r} in {len(self.paths)} shards")
+        self.shard, self.done = shard, done
+
+    def __len__(self) -> int:
+        """Samples in all shards, counted once from the tar headers (no data read)."""
+        if self._length is None:
+            import tarfile
+
+            keys = set()
+            for index, path in enumerate(self.paths):
+                with tarfile.open(path, "r:") as archive:
+                    for member in archive:
+                        stem, _, ext = member.name.rpartition("/")[2].partition(".")
+                        if ext == self.inputs:
+                            keys.add((index, stem))
+            self._length = len(keys)
+        return self._length
+
+    def __iter__(self) -> Any:
+        tariterators = _need("webdataset.tariterators")
+        first, skip = self.shard, self.done
+        for index in range(first, len(self.paths)):
+            path = self.paths[index]
+            with open(path, "rb") as stream:
+                members = tariterators.tar_file_iterator(stream)
+                files = ({**member, "__url__": path} for member in members)
+                for count, sample in enumerate(tariterators.group_by_keys(files)):
+                    if index == first and count < skip:
+                        continue
+                    self.shard, self.done = index, count + 1
+                    yield self._decode(sample, f"{path}: {sample.get('__key__')}")
+            self.shard, self.done = index + 1, 0
+        self.shard, self.done = 0, 0
+
+    def _decode(self, sample: dict[str, Any], where: str) -> tuple[Any, Any]:
+        for ext in (self.inputs, self.target):
+            if ext not in sample:
+                raise ValueError(f"{where}: no .{ext} member")
+        item: Any = _decode_array(sample[self.inputs], where)
+        value = _decode_number(sample[self.target], where)
+        target: Any
+        if self.num_classes is not None:
+            if value != int(value) or not 0 <= value < self.num_classes:
+                raise ValueError(f"{where}: label {value} outside [0, {self.num_classes})")
+            target = torch.tensor(int(value))
+        else:
+            target = torch.tensor([value], dtype=torch.float32)
+        if self.transform is not None:
+            item = self.transform(item)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return item, target
+
+
+__all__ += ["Shards"]

@@ -29,6 +29,7 @@ from aurane.records import record, replace
 from aurane.semantics.data_files import (
     DataFileError,
     csv_header,
+    first_shard_array,
     parquet_columns,
     saved_dataset_columns,
     table_format,
@@ -410,6 +411,31 @@ def _token_file(args: Args, source: Origin) -> tuple[Sample, Targets]:
     return sample, Targets("class", shape, "int64", _int(stored), origin)
 
 
+def _shards(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """Shards: the first shard's tar headers and its first input array's .npy header."""
+    urls, urls_origin = _arg(args, "urls", None)
+    ext, ext_origin = _arg(args, "inputs", "npy")
+    classes, classes_origin = _arg(args, "classes", None)
+    first = urls if isinstance(urls, str) else urls[0] if isinstance(urls, list | tuple) else None
+    if not isinstance(first, str) or not isinstance(ext, str) or any(c in first for c in "*?["):
+        return _unknown_facts("Shards (not read at check time)", source)
+    if not os.path.exists(first):
+        return _unknown_facts(f"Shards ('{first}' not found at check time)", source)
+    try:
+        shape, dtype = first_shard_array(first, ext)
+    except DataFileError as error:
+        where = ext_origin if "member" in str(error) else urls_origin
+        raise _problem(str(error), where, source, error.hint) from None
+    origin = Origin(
+        f"the first .{ext} array of '{first}' (its header)", (urls_origin or source).span
+    )
+    sample = Sample(shape, dtype, origin)
+    count = _int(classes)
+    if count is None:
+        return sample, Targets("regression", (1,), "float32", None, origin)
+    return sample, Targets("class", (), "int64", count, classes_origin or origin)
+
+
 _AURANE: dict[str, _Source] = {
     "SyntheticImages": _Source(_synthetic_images, "float32 `image_size` tensors, `num_classes`"),
     "SyntheticSegmentation": _Source(
@@ -430,6 +456,11 @@ _AURANE: dict[str, _Source] = {
     "HFDataset": _Source(
         _hf_dataset,
         "like Table, from a dataset saved with `save_to_disk` (`split`) or a local data file",
+    ),
+    "Shards": _Source(
+        _shards,
+        "`.npy` arrays (float32 or int64, shape from the first shard) of webdataset `urls`; "
+        "`target` labels `< classes`, or float32 `(1,)`",
     ),
     "TokenFile": _Source(
         _token_file,

@@ -171,3 +171,63 @@ def saved_dataset_columns(path: str, split: str | None) -> dict[str, str] | None
     if not isinstance(features, dict):
         raise DataFileError(f"'{info_path}' has no features", "save the dataset again")
     return {str(name): _feature_kind(feature) for name, feature in features.items()}
+
+
+SHARD_MEMBERS = 64  # tar headers read to find the first sample's array
+NPY_HEADER_BYTES = 1 << 16
+
+
+def npy_header(data: bytes, where: str) -> tuple[tuple[int, ...], str]:
+    """(shape, "float32" or "int64" as the runtime yields it) from a .npy header: the
+    magic, the version, then a dict literal (``ast.literal_eval``: nothing executed)."""
+    import ast as pyast
+    import struct
+
+    bad = DataFileError(f"{where} is not a .npy array", "write arrays with numpy.save")
+    if len(data) < 10 or not data.startswith(b"\x93NUMPY"):
+        raise bad
+    major = data[6]
+    if major == 1:
+        size, start = struct.unpack("<H", data[8:10])[0], 10
+    elif major in (2, 3) and len(data) >= 12:
+        size, start = struct.unpack("<I", data[8:12])[0], 12
+    else:
+        raise bad
+    if size > NPY_HEADER_BYTES or len(data) < start + size:
+        raise bad
+    try:
+        header = pyast.literal_eval(data[start : start + size].decode("latin-1"))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise bad from None
+    if not isinstance(header, dict):
+        raise bad
+    shape, descr = header.get("shape"), header.get("descr")
+    if not (isinstance(shape, tuple) and all(type(d) is int and d >= 0 for d in shape)):
+        raise bad
+    if not isinstance(descr, str) or len(descr) < 2 or descr[1] not in "fiub":
+        raise DataFileError(f"{where} holds {descr!r} values, not numbers", "store numbers")
+    return shape, "float32" if descr[1] == "f" else "int64"
+
+
+def first_shard_array(path: str, ext: str) -> tuple[tuple[int, ...], str]:
+    """The shape and dtype of the first ``.ext`` array in a tar shard: tar headers (at
+    most ``SHARD_MEMBERS``) and that member's .npy header, nothing else."""
+    import tarfile
+
+    try:
+        with tarfile.open(path, "r:") as archive:
+            for _, member in zip(range(SHARD_MEMBERS), archive, strict=False):
+                if member.isfile() and member.name.rpartition("/")[2].partition(".")[2] == ext:
+                    handle = archive.extractfile(member)
+                    if handle is None:
+                        break
+                    head = handle.read(NPY_HEADER_BYTES + 12)
+                    return npy_header(head, f"'{path}': {member.name}")
+    except (OSError, tarfile.TarError, EOFError) as error:
+        raise DataFileError(
+            f"'{path}' is not a readable tar shard: {error}", "check the shard"
+        ) from None
+    raise DataFileError(
+        f"'{path}' has no .{ext} member among its first {SHARD_MEMBERS} files",
+        "name the extension the shards store inputs under",
+    )

@@ -35,6 +35,7 @@ AURANE_DATASETS = frozenset(
         "SyntheticSegmentation",
         "SyntheticTokens",
         "HFDataset",
+        "Shards",
         "Table",
         "TokenFile",
     }
