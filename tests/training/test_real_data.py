@@ -511,3 +511,37 @@ def test_checking_real_data_imports_no_data_library(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert done.stdout.strip().splitlines()[-1] == "[] 0", done.stdout + done.stderr
+
+
+def test_standalone_hf_dataset_reads_json_lines(tmp_path: Path) -> None:
+    """Regression: an augmented module-level assignment was not copied by --standalone,
+    so a standalone program lost the JSON-lines builder."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("datasets")
+    rows = _rows(16)
+    with (tmp_path / "rows.jsonl").open("w") as handle:
+        for a, b, label in zip(rows["a"], rows["b"], rows["label"], strict=True):
+            handle.write(json.dumps({"a": a, "b": b, "label": label}) + "\n")
+    program = hf_block("rows.jsonl", extra="    classes = 2\n") + (
+        "model M:\n    input_shape = (2,)\n    def forward(x):\n        x -> dense(2)\n\n"
+        "train M on d:\n    epochs = 1\n    loss = cross_entropy\n"
+    )
+    (tmp_path / "prog.aur").write_text(program)
+    made = run_cli("compile", "prog.aur", "--standalone", "-o", "prog.py", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert "aurane" not in [
+        line.split()[1].split(".")[0]
+        for line in (tmp_path / "prog.py").read_text().splitlines()
+        if line.startswith(("import ", "from "))
+    ]
+    env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    ran = subprocess.run(
+        [sys.executable, "prog.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "2 batches" in ran.stdout, ran.stdout

@@ -429,8 +429,15 @@ __all__ += ["TokenFile", "prepare_tokens"]
 
 # ---------------------------------------------------------------- Hugging Face datasets
 
-_HF_BUILDERS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
-_HF_BUILDERS |= {".json": "json", ".jsonl": "json"}
+# one literal: --standalone copies a module-level name's defining statement only
+_HF_BUILDERS = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".json": "json",
+    ".jsonl": "json",
+}
 
 
 class HFDataset(Dataset[tuple[torch.Tensor, torch.Tensor]]):
