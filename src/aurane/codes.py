@@ -927,7 +927,7 @@ _CODES: tuple[Code, ...] = (
         "Shrink the largest contributors, or raise the budget if it was set too low.",
     ),
     Code(
-        "T116",
+        "T118",
         "data-file",
         "type",
         "a data file that does not have what its dataset block names",

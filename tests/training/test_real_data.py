@@ -99,7 +99,7 @@ def test_missing_column_is_a_located_error(tmp_path: Path, suffix: str) -> None:
     writer = write_csv if suffix == ".csv" else write_parquet
     path = writer(tmp_path / f"rows{suffix}")
     source = table_block(path, target='"lable"', extra="    classes = 2\n")
-    found = [d for d in errors(source) if d.code == "T116"]
+    found = [d for d in errors(source) if d.code == "T118"]
     assert len(found) == 1
     assert "no column 'lable'" in found[0].message
     assert found[0].hint is not None and "label" in found[0].hint
@@ -110,14 +110,14 @@ def test_missing_column_is_a_located_error(tmp_path: Path, suffix: str) -> None:
 def test_float_column_as_class_labels_is_refused_from_the_footer(tmp_path: Path) -> None:
     path = write_parquet(tmp_path / "rows.parquet")
     source = table_block(path, target='"y"', extra="    classes = 2\n")
-    assert [d.code for d in errors(source)] == ["T116"]
+    assert [d.code for d in errors(source)] == ["T118"]
 
 
 def test_text_column_in_parquet_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "rows.parquet"
     pandas.DataFrame({"a": ["x", "y"], "y": [1.0, 2.0]}).to_parquet(path)
     found = errors(table_block(path, inputs='["a"]'))
-    assert [d.code for d in found] == ["T116"] and "not a number" in found[0].message
+    assert [d.code for d in found] == ["T118"] and "not a number" in found[0].message
 
 
 @pytest.mark.parametrize(
@@ -129,14 +129,14 @@ def test_hostile_csv_is_a_located_error(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "rows.csv"
     path.write_bytes(content)
     found = errors(table_block(path))
-    assert [d.code for d in found] == ["T116"]
+    assert [d.code for d in found] == ["T118"]
 
 
 def test_broken_parquet_footer_is_a_located_error(tmp_path: Path) -> None:
     path = tmp_path / "rows.parquet"
     path.write_bytes(b"PAR1" + b"\x00" * 64 + b"\xff\xff\xff\x7fPAR1")
     found = errors(table_block(path))
-    assert [d.code for d in found] == ["T116"] and "Parquet" in found[0].message
+    assert [d.code for d in found] == ["T118"] and "Parquet" in found[0].message
 
 
 def test_missing_file_leaves_the_contract_to_the_first_batch(tmp_path: Path) -> None:
@@ -237,7 +237,7 @@ def test_token_file_contract_reads_the_vocabulary(token_file: Path) -> None:
     assert (data.targets.kind, data.targets.shape, data.targets.classes) == ("class", (8,), vocab)
     wrong = block.replace("    batch", f"    vocab_size = {vocab + 1}\n    batch")
     found = errors(wrong)
-    assert [d.code for d in found] == ["T116"] and f"vocabulary of {vocab}" in found[0].message
+    assert [d.code for d in found] == ["T118"] and f"vocabulary of {vocab}" in found[0].message
     # a head smaller than the vocabulary fails check (T093) from the sidecar alone
     model = (
         "model M:\n    input_shape = (8,)\n    input_dtype = int64\n    def forward(x):\n"
@@ -259,7 +259,7 @@ def test_hostile_token_sidecar_is_a_located_error(tmp_path: Path, sidecar: bytes
         f'dataset d:\n    from aurane.data.TokenFile\n    path = "{tmp_path / "t.bin"}"\n'
         "    sequence_length = 8\n"
     )
-    assert [d.code for d in errors(block)] == ["T116"]
+    assert [d.code for d in errors(block)] == ["T118"]
 
 
 def test_prepare_tokens_command_and_a_run(token_file: Path) -> None:
@@ -326,9 +326,9 @@ def test_saved_dataset_contract_reads_dataset_info(tmp_path: Path) -> None:
     # the ClassLabel gives the class count without a `classes` field
     assert (data.targets.kind, data.targets.classes) == ("class", 2)
     assert data_contract(hf_block(path, target='"y"')).targets.kind == "regression"
-    assert [d.code for d in errors(hf_block(path, target='"txt"'))] == ["T116"]
+    assert [d.code for d in errors(hf_block(path, target='"txt"'))] == ["T118"]
     text = errors(hf_block(path, target='"text"'))
-    assert [d.code for d in text] == ["T116"] and "not a number" in text[0].message
+    assert [d.code for d in text] == ["T118"] and "not a number" in text[0].message
 
     from aurane.data import HFDataset
 
@@ -344,16 +344,16 @@ def test_saved_dataset_dict_split(tmp_path: Path) -> None:
     path = save_hf(tmp_path / "saved", as_dict=True)
     assert data_contract(hf_block(path, extra='    split = "test"\n')).targets.classes == 2
     found = errors(hf_block(path, extra='    split = "validation"\n'))
-    assert [d.code for d in found] == ["T116"] and "splits: train, test" in found[0].message
+    assert [d.code for d in found] == ["T118"] and "splits: train, test" in found[0].message
 
 
 def test_hostile_dataset_info_is_a_located_error(tmp_path: Path) -> None:
     folder = tmp_path / "saved"
     folder.mkdir()
     (folder / "dataset_info.json").write_bytes(b"{" * 100_000)
-    assert [d.code for d in errors(hf_block(folder))] == ["T116"]
+    assert [d.code for d in errors(hf_block(folder))] == ["T118"]
     (folder / "dataset_info.json").write_bytes(b'{"features": [1]}')
-    assert [d.code for d in errors(hf_block(folder))] == ["T116"]
+    assert [d.code for d in errors(hf_block(folder))] == ["T118"]
 
 
 def test_hf_dataset_from_a_local_csv(tmp_path: Path) -> None:
@@ -440,7 +440,7 @@ def test_shards_contract_reads_the_first_npy_header(tmp_path: Path) -> None:
     assert (data.sample.shape, data.sample.dtype) == ((2,), "float32")
     assert (data.targets.kind, data.targets.classes) == ("class", 2)
     found = errors(shards_block(f'"{paths[0]}"', '    inputs = "jpg"\n'))
-    assert [d.code for d in found] == ["T116"] and ".jpg" in found[0].message
+    assert [d.code for d in found] == ["T118"] and ".jpg" in found[0].message
 
 
 @pytest.mark.parametrize(
@@ -451,7 +451,7 @@ def test_shards_contract_reads_the_first_npy_header(tmp_path: Path) -> None:
 def test_hostile_shard_is_a_located_error(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "bad.tar"
     path.write_bytes(content)
-    assert [d.code for d in errors(shards_block(f'"{path}"'))] == ["T116"]
+    assert [d.code for d in errors(shards_block(f'"{path}"'))] == ["T118"]
 
 
 def test_hostile_npy_header_is_refused(tmp_path: Path) -> None:
@@ -469,7 +469,7 @@ def test_hostile_npy_header_is_refused(tmp_path: Path) -> None:
         member = tarfile.TarInfo("0.npy")
         member.size = len(data)
         archive.addfile(member, io.BytesIO(data))
-    assert [d.code for d in errors(shards_block(f'"{path}"'))] == ["T116"]
+    assert [d.code for d in errors(shards_block(f'"{path}"'))] == ["T118"]
 
 
 def test_aurane_run_streams_shards(tmp_path: Path) -> None:

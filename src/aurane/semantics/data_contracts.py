@@ -257,7 +257,7 @@ def _stl10(args: Args, source: Origin) -> tuple[Sample, Targets]:
 
 
 class _Problem(Exception):
-    """A data file that contradicts the dataset block (T116), raised while building."""
+    """A data file that contradicts the dataset block (T118), raised while building."""
 
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
@@ -266,7 +266,7 @@ class _Problem(Exception):
 
 def _problem(message: str, origin: Origin | None, source: Origin, hint: str) -> _Problem:
     span = origin.span if origin is not None and origin.span is not None else source.span
-    return _Problem(diag("T116", message, span, hint=hint))
+    return _Problem(diag("T118", message, span, hint=hint))
 
 
 def _column_args(args: Args) -> tuple[Any, ...]:
