@@ -136,3 +136,27 @@ def _has_torch() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_extra_all_installs_every_extra_the_docs_name() -> None:
+    """`pip install 'aurane[all]'` brings every extra a doc tells users to install (issue 25
+    item 8): plot, export and lsp were each found through an error message before."""
+    import re
+
+    tomllib = pytest.importorskip("tomllib")
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    (spec,) = extras["all"]
+    bundled = set(re.fullmatch(r"aurane\[([a-z,]+)\]", spec).group(1).split(","))  # type: ignore[union-attr]
+    assert bundled <= set(extras)
+    texts = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *REPO.glob("src/**/*.py")]
+    named = set()
+    for path in texts:
+        text = path.read_text(encoding="utf-8")
+        for group in re.findall(r"aurane\[([a-z,]+)\]", text):
+            named |= set(group.split(","))
+        named |= set(re.findall(r"'\.\[([a-z]+)\]'", text))
+    # the test suite's and the benchmarks' extras are not for users of the docs
+    assert named - {"dev", "bench", "all"} <= bundled, named
+    assert set(extras) - {"dev", "bench", "all"} == bundled

@@ -1100,6 +1100,20 @@ _CODES: tuple[Code, ...] = (
         "        x -> repeat(Block, 9000) -> repeat(Block, 9000) -> repeat(Block, 9000)",
         "Repeat fewer times or nest fewer blocks.",
     ),
+    Code(
+        "T118",
+        "data-file",
+        "type",
+        "a data file that does not have what its dataset block names",
+        "check reads the headers of the data files a dataset names (a CSV's first line, a\n"
+        "Parquet file's footer, a token file's JSON sidecar) and nothing else; a column that\n"
+        "is not there, a non-numeric column, or a file that cannot be read is reported at\n"
+        "the field that names it. A file that does not exist yet is left to the program's\n"
+        "first-batch check.",
+        'dataset d:\n    from aurane.data.Table\n    path = "rows.csv"\n    inputs = ["x1"]\n'
+        '    target = "lable"',
+        "Name a column the file has (the message lists them), or fix the file.",
+    ),
     # lint
     Code(
         "W001",

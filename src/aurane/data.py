@@ -1,218 +1,65 @@
-"""Deterministic offline datasets, usable as ``from`` sources in ``.aur`` programs.
+"""Deterministic offline datasets, usable as ``from`` sources in ``.aur`` programs
+(``from aurane.data.SyntheticImages``).
 
-Each dataset returns ``(input, target)`` pairs and is fully determined by its arguments:
-the same ``seed`` gives the same tensors in every process. ``seed`` fixes the *task*
-(class prototypes, the linear map, the token transition table); ``train`` picks one of
-two disjoint sample streams of that task, so a model fitted on ``train=True`` can be
-evaluated on ``train=False``.
+The classes live in :mod:`aurane.runtime.data`, so ``aurane compile --standalone`` copies
+them into a program like the rest of the runtime (a standalone program imports nothing of
+Aurane); this module is the name programs and users write. It needs torch; ``import
+aurane`` never imports it.
 
-This module needs torch. ``import aurane`` never imports it; generated programs that
-name one of these datasets import ``aurane.data`` themselves.
+``python -m aurane.data prepare-tokens TEXT... --tokenizer tokenizer.json --out train.bin``
+tokenizes text files into the token file ``TokenFile`` reads (``prepare_tokens``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import sys
 
-import torch
-from torch.utils.data import Dataset
+from aurane.runtime.data import (
+    HFDataset,
+    Shards,
+    SyntheticImages,
+    SyntheticRegression,
+    SyntheticSegmentation,
+    SyntheticTokens,
+    Table,
+    TokenFile,
+    prepare_tokens,
+)
 
-__all__ = ["SyntheticImages", "SyntheticRegression", "SyntheticTokens"]
-
-Transform = Callable[[Any], Any] | None
-
-# Task and sample streams use distinct generator seeds so that changing ``train``
-# never changes the task itself.
-_TASK_STREAM = 0
-_SAMPLE_STREAM = {True: 1, False: 2}
-
-
-def _generator(seed: int, stream: int) -> torch.Generator:
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    # Mix the stream into the seed with a large odd multiplier; stays within 64 bits.
-    return torch.Generator().manual_seed((seed * 0x9E3779B1 + stream) % (2**63))
-
-
-def _positive(name: str, value: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return value
+__all__ = [
+    "HFDataset",
+    "Shards",
+    "SyntheticImages",
+    "SyntheticRegression",
+    "SyntheticSegmentation",
+    "SyntheticTokens",
+    "Table",
+    "TokenFile",
+    "prepare_tokens",
+]
 
 
-class _TensorPairs(Dataset[tuple[torch.Tensor, torch.Tensor]]):
-    """Precomputed ``inputs[i], targets[i]`` pairs with optional transforms."""
+def main(argv: list[str] | None = None) -> int:
+    """``python -m aurane.data prepare-tokens``: text files -> a token file and its sidecar."""
+    import argparse
 
-    inputs: torch.Tensor
-    targets: torch.Tensor
-
-    def __init__(self, transform: Transform, target_transform: Transform) -> None:
-        self.transform = transform
-        self.target_transform = target_transform
-
-    def __len__(self) -> int:
-        return int(self.inputs.shape[0])
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        item: Any = self.inputs[index]
-        target: Any = self.targets[index]
-        if self.transform is not None:
-            item = self.transform(item)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return item, target
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(size={len(self)})"
+    parser = argparse.ArgumentParser(prog="python -m aurane.data")
+    commands = parser.add_subparsers(dest="command", required=True)
+    prepare = commands.add_parser("prepare-tokens", help="tokenize text into a token file")
+    prepare.add_argument("texts", nargs="+", help="UTF-8 text files, in order")
+    prepare.add_argument("--tokenizer", required=True, help="a Hugging Face tokenizer.json")
+    prepare.add_argument("--out", required=True, help="the token file to write (.bin)")
+    args = parser.parse_args(argv)
+    try:
+        meta = prepare_tokens(args.texts, args.tokenizer, args.out)
+    except Exception as error:  # noqa: BLE001 (tokenizers raises its own types): one line, no traceback
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"wrote {meta['tokens']} {meta['dtype']} tokens (vocab {meta['vocab_size']}) to {args.out}"
+    )
+    return 0
 
 
-class SyntheticImages(_TensorPairs):
-    """Float32 images of shape ``image_size`` with int64 labels in ``[0, num_classes)``.
-
-    Every class has a fixed random prototype; a sample is its class prototype plus
-    Gaussian noise, so a small network learns the labels well above chance.
-    """
-
-    def __init__(
-        self,
-        size: int,
-        image_size: tuple[int, ...] = (1, 28, 28),
-        num_classes: int = 10,
-        seed: int = 0,
-        *,
-        train: bool = True,
-        signal: float = 1.0,
-        transform: Transform = None,
-        target_transform: Transform = None,
-    ) -> None:
-        super().__init__(transform, target_transform)
-        size = _positive("size", size)
-        num_classes = _positive("num_classes", num_classes)
-        shape = tuple(_positive("image_size entry", int(d)) for d in image_size)
-        task = _generator(seed, _TASK_STREAM)
-        prototypes = torch.randn((num_classes, *shape), generator=task)
-        samples = _generator(seed, _SAMPLE_STREAM[bool(train)])
-        self.targets = torch.randint(0, num_classes, (size,), generator=samples)
-        noise = torch.randn((size, *shape), generator=samples)
-        self.inputs = signal * prototypes[self.targets] + noise
-        self.num_classes = num_classes
-        self.image_size = shape
-
-
-class SyntheticTokens(_TensorPairs):
-    """Next-token pairs: ``input`` is tokens ``0..L-1`` of a sequence, ``target`` tokens ``1..L``.
-
-    Sequences follow a fixed random successor table (each token has a preferred next
-    token, taken with probability ``1 - noise``), so next-token prediction is learnable.
-    Both tensors are int64 of shape ``(sequence_length,)``.
-    """
-
-    def __init__(
-        self,
-        size: int,
-        sequence_length: int = 32,
-        vocab_size: int = 64,
-        seed: int = 0,
-        *,
-        train: bool = True,
-        noise: float = 0.2,
-        transform: Transform = None,
-        target_transform: Transform = None,
-    ) -> None:
-        super().__init__(transform, target_transform)
-        size = _positive("size", size)
-        length = _positive("sequence_length", sequence_length)
-        vocab = _positive("vocab_size", vocab_size)
-        if not 0.0 <= noise <= 1.0:
-            raise ValueError(f"noise must be in [0, 1], got {noise!r}")
-        successor = torch.randint(0, vocab, (vocab,), generator=_generator(seed, _TASK_STREAM))
-        samples = _generator(seed, _SAMPLE_STREAM[bool(train)])
-        tokens = torch.empty((size, length + 1), dtype=torch.int64)
-        tokens[:, 0] = torch.randint(0, vocab, (size,), generator=samples)
-        for t in range(1, length + 1):
-            random_next = torch.randint(0, vocab, (size,), generator=samples)
-            keep = torch.rand((size,), generator=samples) >= noise
-            tokens[:, t] = torch.where(keep, successor[tokens[:, t - 1]], random_next)
-        self.inputs = tokens[:, :-1].contiguous()
-        self.targets = tokens[:, 1:].contiguous()
-        self.vocab_size = vocab
-
-
-class SyntheticRegression(_TensorPairs):
-    """Float32 features ``(features,)`` and targets ``(targets,)`` of a fixed linear map plus noise.
-
-    ``target = features @ weight + bias + noise * N(0, 1)``; ``weight`` and ``bias`` depend
-    on ``seed`` only and are exposed as attributes.
-    """
-
-    def __init__(
-        self,
-        size: int,
-        features: int = 8,
-        targets: int = 1,
-        noise: float = 0.1,
-        seed: int = 0,
-        *,
-        train: bool = True,
-        transform: Transform = None,
-        target_transform: Transform = None,
-    ) -> None:
-        super().__init__(transform, target_transform)
-        size = _positive("size", size)
-        n_in = _positive("features", features)
-        n_out = _positive("targets", targets)
-        if noise < 0:
-            raise ValueError(f"noise must not be negative, got {noise!r}")
-        task = _generator(seed, _TASK_STREAM)
-        self.weight = torch.randn((n_in, n_out), generator=task) / n_in**0.5
-        self.bias = torch.randn((n_out,), generator=task)
-        samples = _generator(seed, _SAMPLE_STREAM[bool(train)])
-        self.inputs = torch.randn((size, n_in), generator=samples)
-        clean = self.inputs @ self.weight + self.bias
-        self.targets = clean + noise * torch.randn((size, n_out), generator=samples)
-
-
-class SyntheticSegmentation(_TensorPairs):
-    """Float32 images ``image_size = (channels, height, width)`` with int64 per-pixel class
-    masks ``(height, width)`` in ``[0, num_classes)``, for segmentation (a U-Net's task).
-
-    A mask is a grid of random class cells (``cell`` pixels wide, default a quarter of the
-    shorter side); each class has a fixed random colour (``seed``), and a pixel is its
-    class's colour times ``signal`` plus Gaussian noise, so per-pixel labels are learnable.
-    """
-
-    def __init__(
-        self,
-        size: int,
-        image_size: tuple[int, int, int] = (3, 32, 32),
-        num_classes: int = 2,
-        seed: int = 0,
-        *,
-        train: bool = True,
-        signal: float = 1.0,
-        cell: int | None = None,
-        transform: Transform = None,
-        target_transform: Transform = None,
-    ) -> None:
-        super().__init__(transform, target_transform)
-        size = _positive("size", size)
-        num_classes = _positive("num_classes", num_classes)
-        if len(image_size) != 3:
-            raise ValueError(f"image_size must be (channels, height, width), got {image_size!r}")
-        channels, height, width = (_positive("image_size entry", int(d)) for d in image_size)
-        step = _positive("cell", cell) if cell is not None else max(1, min(height, width) // 4)
-        task = _generator(seed, _TASK_STREAM)
-        colours = torch.randn((num_classes, channels), generator=task)
-        samples = _generator(seed, _SAMPLE_STREAM[bool(train)])
-        rows, cols = -(-height // step), -(-width // step)
-        coarse = torch.randint(0, num_classes, (size, rows, cols), generator=samples)
-        masks = coarse.repeat_interleave(step, 1).repeat_interleave(step, 2)[:, :height, :width]
-        self.targets = masks.contiguous()
-        noise = torch.randn((size, channels, height, width), generator=samples)
-        self.inputs = signal * colours[self.targets].permute(0, 3, 1, 2) + noise
-        self.num_classes = num_classes
-        self.image_size = (channels, height, width)
-
-
-__all__ += ["SyntheticSegmentation"]
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,6 +1,7 @@
 """``aurane export``: models to ONNX (onnxruntime-checked) or ``torch.export`` programs.
 
-Each model is built on the CPU with freshly initialised weights, in eval mode. The batch
+Each model is built on the CPU with freshly initialised weights, in eval mode, or with a
+trained checkpoint's weights (``--checkpoint``: ``load_trained``). The batch
 axis is dynamic; the input is named after the forward's parameter (``x``, ``tokens``) and
 the output after the value the program returns when it bound a name (else ``output``).
 Before reporting success the exported artifact is loaded again and run on a random input
@@ -26,6 +27,7 @@ from typing import Any
 from aurane.fs import publish_file
 from aurane.records import record
 from aurane.semantics.sizes import SizeExpr, bounds, example_sizes
+from aurane.trained import load_trained
 from aurane.verify import Generated, sample_input
 
 FORMATS = ("onnx", "pt2")
@@ -92,7 +94,11 @@ def default_path(source: str, model: str, fmt: str, several: bool) -> str:
     return f"{stem}.{model}.{fmt}" if several else f"{stem}.{fmt}"
 
 
-def export_model(gen: Generated, model: str, fmt: str, path: str) -> ExportResult:
+def export_model(
+    gen: Generated, model: str, fmt: str, path: str, checkpoint: str | None = None
+) -> ExportResult:
+    """Export ``model``; with ``checkpoint`` (a file ``checkpoint_file`` found) its trained
+    weights, else fresh ones (seed 0)."""
     import torch
 
     if fmt not in FORMATS:
@@ -104,7 +110,10 @@ def export_model(gen: Generated, model: str, fmt: str, path: str) -> ExportResul
         )
     graph = gen.graphs[model]
     torch.manual_seed(0)
-    net = getattr(gen.module, gen.class_names[model])().eval()
+    net = getattr(gen.module, gen.class_names[model])()
+    if checkpoint is not None:
+        load_trained(net, model, checkpoint)
+    net.eval()
     input_name, output_name = names(gen, model)
     declared = graph.input_value.shape or ()
     x = sample_input(graph, "cpu", TRACE_BATCH, sizes=example_sizes(declared, 0))

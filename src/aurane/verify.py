@@ -40,6 +40,8 @@ class ModelReport:
     unmapped_classes: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     seconds: float = 0.0
+    checkpoint: str | None = None  # the trained weights checked (aurane verify --checkpoint)
+    weights_entry: str | None = None  # the checkpoint entry they came from
 
     @property
     def ok(self) -> bool:
@@ -56,6 +58,8 @@ class ModelReport:
             "parameters_checked": self.parameters_checked,
             "unmapped_classes": self.unmapped_classes,
             "seconds": round(self.seconds, 4),
+            "checkpoint": self.checkpoint,
+            "weights_entry": self.weights_entry,
             "diagnostics": [_diag_json(d) for d in self.diagnostics],
         }
 
@@ -381,19 +385,27 @@ def _shape(shape: Any) -> str:
 # -- running a model ------------------------------------------------------------------------
 
 
-def verify_model(gen: Generated, name: str, sizes: Mapping[str, int] | None = None) -> ModelReport:
+def verify_model(
+    gen: Generated,
+    name: str,
+    sizes: Mapping[str, int] | None = None,
+    checkpoint: str | None = None,
+) -> ModelReport:
     """Build the model ``name`` without real weights, run it traced and compare.
 
     Symbolic sizes run at ``sizes`` (default: an example inside each declared range); every
-    formula of the IR is evaluated there and compared with torch's shapes.
+    formula of the IR is evaluated there and compared with torch's shapes. With
+    ``checkpoint`` (a file) the model runs on the CPU with the weights a training checkpoint
+    holds for it (``aurane.trained.load_trained``: CheckpointRefused when it holds none).
     """
     graph = gen.graphs[name]
     if sizes is None:
         sizes = example_sizes(graph.input_value.shape)
     report = ModelReport(name, gen.class_names[name], values_expected=ir_values(graph))
+    report.checkpoint = checkpoint
     started = time.perf_counter()
     cls = getattr(gen.module, report.class_name)
-    for device in ("meta", "cpu"):
+    for device in ("cpu",) if checkpoint is not None else ("meta", "cpu"):
         report.device = device
         report.diagnostics.clear()
         report.values_checked = report.parameters_checked = 0
@@ -415,6 +427,8 @@ def _run(
 ) -> BaseException | None:
     import torch
 
+    from aurane.trained import load_trained
+
     tracer = _Tracer(gen, report, graph, sizes)
     try:
         with torch.device(device):
@@ -427,6 +441,9 @@ def _run(
                  graph.span, hint=BUG_HINT)
         )  # fmt: skip
         return error
+    if report.checkpoint is not None:  # a refusal is the input's problem: raised, not a T113
+        report.weights_entry = load_trained(net, report.name, report.checkpoint)
+        net.eval()
     previous = sys.gettrace()
     sys.settrace(tracer.global_trace)
     try:

@@ -16,7 +16,7 @@ import pytest
 import aurane
 from aurane.backends.torch.runtime import inlined_name, standalone, symbols
 from aurane.runtime import history, version
-from tests.training.helpers import compile_text, env
+from tests.training.helpers import compile_text, env, run_python
 
 # torchvision's FakeData: a program that needs nothing from Aurane once standalone
 FAKE = """
@@ -297,3 +297,37 @@ def test_job_locals_lists_every_name_a_job_function_binds() -> None:
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
                 }
                 assert bound - parameters - {"_"} <= JOB_LOCALS, bound - JOB_LOCALS
+
+
+ALONE = (
+    "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 16\n    features = 4\n"
+    "    batch = 8\n\nmodel M:\n    input_shape = (4,)\n    def forward(x):\n"
+    "        x -> dense(1)\n\ntrain M on d:\n    epochs = 1\n    loss = mse\n"
+)
+# every import of aurane (the package and its submodules) fails, wherever it is installed
+_BLOCK_AURANE = (
+    "import sys, runpy\n"
+    "class Blocker:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name == 'aurane' or name.startswith('aurane.'):\n"
+    "            raise ModuleNotFoundError(f'blocked: {name}')\n"
+    "        return None\n"
+    "sys.meta_path.insert(0, Blocker())\n"
+    "try:\n    import aurane.data\nexcept ImportError:\n    pass\n"
+    "else:\n    raise SystemExit('aurane is importable: the test hides nothing')\n"
+    "sys.argv = ['alone.py']\n"
+    "runpy.run_path('alone.py', run_name='__main__')\n"
+    "assert not [m for m in sys.modules if m.split('.')[0] == 'aurane']\n"
+)
+
+
+def test_standalone_output_copies_aurane_data_in(tmp_path: Path) -> None:
+    """Issue 25 item 6: a program training on aurane.data.SyntheticRegression, compiled with
+    --standalone, runs where every import of aurane fails (the dataset copied in)."""
+    code = compile_text(ALONE, "alone.aur", standalone=True)
+    assert "_SyntheticRegression(" in code and "import aurane" not in code
+    assert standalone(code) == code
+    (tmp_path / "alone.py").write_text(code)
+    done = run_python(_BLOCK_AURANE, tmp_path, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "train_m: 1 epoch" in done.stdout

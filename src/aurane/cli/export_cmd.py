@@ -49,6 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="OUT",
         help="output file (folder: several; '-': stdout, one model)",
     )
+    parser.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="export a training checkpoint's weights (a file, run folder or job folder; "
+        "default: fresh weights, seed 0)",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
     parser.set_defaults(run=run)
 
@@ -66,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         missing_packages,
     )
     from aurane.stages import CompilationError
+    from aurane.trained import CheckpointRefused, checkpoint_file, holds_weights
     from aurane.verify import load_generated
 
     missing = missing_packages(args.format)
@@ -90,6 +97,14 @@ def run(args: argparse.Namespace) -> int:
     models = [args.model] if args.model is not None else list(gen.graphs)
     if not models:
         raise CommandError(f"{args.source} has no model with an input_shape to export")
+    checkpoint = None
+    if args.checkpoint is not None:
+        try:
+            checkpoint = checkpoint_file(args.checkpoint)
+            # without --model: the models whose weights it holds (refused when none)
+            models = holds_weights(gen, models, checkpoint, every=args.model is not None)
+        except CheckpointRefused as error:
+            raise CommandError(str(error)) from None
     several = len(models) > 1
     to_stdout = args.output == STDOUT
     if to_stdout and (several or args.json):
@@ -113,9 +128,9 @@ def run(args: argparse.Namespace) -> int:
     for model in models:
         try:
             if to_stdout:
-                results.append(_to_stdout(gen, model, args.format))
+                results.append(_to_stdout(gen, model, args.format, checkpoint))
             else:
-                results.append(export_model(gen, model, args.format, paths[model]))
+                results.append(export_model(gen, model, args.format, paths[model], checkpoint))
         except ExportUnavailable as error:
             raise CommandError(str(error), EXIT_USAGE) from None
         except ExportSpecialized as error:  # a symbolic size torch's tracer fixed: not a bug
@@ -136,17 +151,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"ok": True, "file": args.source, "exports": [r.to_json() for r in results]})
     else:
+        trained = f"; trained weights: {checkpoint}" if checkpoint else ""
         for r in results:
             print(
                 f"exported {r.model} -> {r.path} ({r.exporter}; input '{r.input_name}', "
                 f"output '{r.output_name}', {', '.join(r.dynamic)} dynamic; checked, max |diff| "
-                f"{r.max_abs_difference:.1e})",
+                f"{r.max_abs_difference:.1e}{trained})",
                 file=sys.stderr,
             )
     return EXIT_OK
 
 
-def _to_stdout(gen: Any, model: str, fmt: str) -> Any:
+def _to_stdout(gen: Any, model: str, fmt: str, checkpoint: str | None) -> Any:
     """Export into a private temporary folder, then copy the artifact to stdout."""
     import tempfile
     from pathlib import Path
@@ -156,6 +172,6 @@ def _to_stdout(gen: Any, model: str, fmt: str) -> Any:
 
     with tempfile.TemporaryDirectory(prefix="aurane-export-") as folder:
         path = Path(folder) / f"{model}.{fmt}"
-        result = export_model(gen, model, fmt, str(path))
+        result = export_model(gen, model, fmt, str(path), checkpoint)
         write_output(STDOUT, path.read_bytes())
     return replace(result, path=STDOUT)

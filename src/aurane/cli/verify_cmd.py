@@ -29,6 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument("source", metavar="SRC", help="the .aur file")
     parser.add_argument("--model", metavar="NAME", help="only this model")
+    parser.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="run with a training checkpoint's weights (a file, run folder or job folder): "
+        "only the models whose weights it holds, on the CPU",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
     parser.set_defaults(run=run)
 
@@ -42,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if text is None:
         return EXIT_INPUT
     try:
-        reports = verify_reports(text, args.source, args.model)
+        reports = verify_reports(text, args.source, args.model, args.checkpoint)
     except CompilationError as error:
         print_diagnostics(error.diagnostics, text, args.source)
         if args.json:
@@ -51,8 +57,12 @@ def run(args: argparse.Namespace) -> int:
     return show(reports, text, args.source, as_json=args.json)
 
 
-def verify_reports(text: str, filename: str, model: str | None) -> list[ModelReport]:
-    """Reports for the selected models; an unknown ``--model`` is a CommandError."""
+def verify_reports(
+    text: str, filename: str, model: str | None, checkpoint: str | None = None
+) -> list[ModelReport]:
+    """Reports for the selected models; an unknown ``--model`` is a CommandError. With a
+    checkpoint: the selected models whose weights it holds (none: a CommandError)."""
+    from aurane.trained import CheckpointRefused, checkpoint_file
     from aurane.verify import load_generated, verify_model
 
     gen = load_generated(text, filename)
@@ -60,7 +70,21 @@ def verify_reports(text: str, filename: str, model: str | None) -> list[ModelRep
         known = ", ".join(gen.graphs) or "none"
         raise CommandError(f"no standalone model '{model}' in {filename}; models: {known}")
     names = [model] if model is not None else list(gen.graphs)
-    return [verify_model(gen, name) for name in names]
+    if checkpoint is None:
+        return [verify_model(gen, name) for name in names]
+    try:
+        path = checkpoint_file(checkpoint)
+    except CheckpointRefused as error:
+        raise CommandError(str(error)) from None
+    reports, refusals = [], []
+    for name in names:
+        try:
+            reports.append(verify_model(gen, name, checkpoint=path))
+        except CheckpointRefused as error:
+            refusals.append(str(error))
+    if not reports:
+        raise CommandError("; ".join(refusals) or f"{filename} has no model to verify")
+    return reports
 
 
 def show(
@@ -82,6 +106,8 @@ def show(
     for r in reports:
         state = "ok" if r.ok else f"FAILED ({len(r.diagnostics)} mismatches)"
         note = f"; not traced: {', '.join(r.unmapped_classes)}" if r.unmapped_classes else ""
+        if r.checkpoint is not None:
+            note += f"; trained weights: {r.checkpoint} ({r.weights_entry})"
         print(
             f"{r.name}: {state}: {r.values_checked} of {r.values_expected} values and "
             f"{r.parameters_checked} "

@@ -12,7 +12,7 @@ loads, leftovers of killed runs), ``faults`` (pid liveness, the kill tests' name
 ``folders`` (a folder per run, ``latest``), ``optim`` (weight-decay groups), ``run`` (the
 run around a training loop: steps, interrupts, summary, ``main``), ``schedule`` (the run's
 length in steps, warmup_cosine), ``gan``, ``contracts`` (the first-batch check of data not
-known statically), ``tasks`` (the metrics each loss task allows, also read by the checker),
+known statically), ``data`` (the synthetic datasets ``aurane.data`` re-exports), ``tasks`` (the metrics each loss task allows, also read by the checker),
 ``version``.
 """
 

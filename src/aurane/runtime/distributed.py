@@ -97,7 +97,9 @@ def data_loader(
         seed = int(torch.randint(2**62, ()).item())
     generator.manual_seed(seed)
     sampler: DistributedSampler[Any] | None = None
-    if dist.is_initialized():
+    if isinstance(dataset, torch.utils.data.IterableDataset):  # a stream keeps its order
+        shuffle = False
+    elif dist.is_initialized():
         sampler = DistributedSampler(dataset, shuffle=shuffle, seed=seed, drop_last=drop_last)
         shuffle = False
     return DataLoader(

@@ -328,6 +328,18 @@ METRICS: tuple[str, ...] = (
     "binary_accuracy",
 )
 METRIC_ALIASES = {"f1_score": "f1"}
+# what each metric measures (docs/reference.md; a test requires an entry for every metric)
+METRIC_DOCS: dict[str, str] = {
+    "accuracy": "fraction predicted right (argmax; binary tasks: thresholded)",
+    "perplexity": "exp of the epoch's mean loss",
+    "mse": "mean squared error",
+    "mae": "mean absolute error",
+    "precision": "macro precision over the classes (binary: class 1; zero division 0)",
+    "recall": "macro recall over the classes (binary: class 1; zero division 0)",
+    "f1": "macro F1 over the classes (binary: class 1; zero division 0)",
+    "auc": "area under the ROC curve (several classes: one-vs-rest macro on softmax)",
+    "binary_accuracy": "binary tasks: logits thresholded at 0, probabilities at 0.5",
+}
 TOPK_METRIC = r"top([1-9][0-9]*)_accuracy"  # compiled on first use (re's cache)
 
 TRANSFORMS: tuple[str, ...] = (
@@ -470,8 +482,15 @@ def _device(value: Any) -> str | None:
 EXPERIMENT_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("seed", FieldKind.INT, _seed, doc="random seed for Python, NumPy and torch"),
     FieldSpec("device", FieldKind.STR, _device, doc="where training runs"),
-    FieldSpec("backend", FieldKind.STR, choices=("torch",)),
-    FieldSpec("precision", FieldKind.STR, choices=("fp32", "fp16", "bf16")),
+    FieldSpec(
+        "backend", FieldKind.STR, choices=("torch",), doc="code generation target (only torch)"
+    ),
+    FieldSpec(
+        "precision",
+        FieldKind.STR,
+        choices=("fp32", "fp16", "bf16"),
+        doc='fp32, or autocast: "bf16" everywhere, "fp16" with a gradient scaler on CUDA',
+    ),
 )
 
 MODEL_FIELDS: tuple[FieldSpec, ...] = (
@@ -493,31 +512,72 @@ MODEL_FIELDS: tuple[FieldSpec, ...] = (
 )
 
 LOADER_FIELDS: tuple[FieldSpec, ...] = (
-    FieldSpec("batch", FieldKind.INT, positive, aliases=("batch_size",)),
-    FieldSpec("shuffle", FieldKind.BOOL),
-    FieldSpec("num_workers", FieldKind.INT, non_negative),
-    FieldSpec("pin_memory", FieldKind.BOOL),
-    FieldSpec("drop_last", FieldKind.BOOL),
+    FieldSpec("batch", FieldKind.INT, positive, aliases=("batch_size",), doc="samples per batch"),
+    FieldSpec("shuffle", FieldKind.BOOL, doc="reshuffle the samples every epoch"),
+    FieldSpec(
+        "num_workers",
+        FieldKind.INT,
+        non_negative,
+        doc="DataLoader worker processes (0: load in the training process)",
+    ),
+    FieldSpec(
+        "pin_memory", FieldKind.BOOL, doc="page-locked host memory for faster copies to the GPU"
+    ),
+    FieldSpec("drop_last", FieldKind.BOOL, doc="drop the last incomplete batch"),
 )
 
 DATASET_FIELDS: tuple[FieldSpec, ...] = (
     *LOADER_FIELDS,
-    FieldSpec("transform", FieldKind.TRANSFORM),
-    FieldSpec("transforms", FieldKind.TRANSFORMS),
-    FieldSpec("target_transform", FieldKind.TRANSFORM),
-    FieldSpec("download", FieldKind.BOOL),
-    FieldSpec("train", FieldKind.BOOL),
+    FieldSpec("transform", FieldKind.TRANSFORM, doc="torchvision transform applied to each input"),
+    FieldSpec(
+        "transforms",
+        FieldKind.TRANSFORMS,
+        doc="torchvision transforms composed in order on each input",
+    ),
+    FieldSpec(
+        "target_transform", FieldKind.TRANSFORM, doc="torchvision transform applied to each target"
+    ),
+    FieldSpec(
+        "download", FieldKind.BOOL, doc="let torchvision download the dataset (never without it)"
+    ),
+    FieldSpec("train", FieldKind.BOOL, doc="torchvision's train split (false: its test split)"),
 )
 
 _COMMON_TRAIN: tuple[FieldSpec, ...] = (
-    FieldSpec("epochs", FieldKind.INT, positive),
-    FieldSpec("lr", FieldKind.FLOAT, positive, aliases=("learning_rate",)),
-    FieldSpec("gradient_clip", FieldKind.FLOAT, positive, aliases=("gradient_clipping",)),
-    FieldSpec("checkpoint_dir", FieldKind.STR),
-    FieldSpec("checkpoint_every", FieldKind.INT, positive),
-    FieldSpec("save_best", FieldKind.BOOL),
+    FieldSpec("epochs", FieldKind.INT, positive, doc="passes over the training data"),
+    FieldSpec(
+        "lr",
+        FieldKind.FLOAT,
+        positive,
+        aliases=("learning_rate",),
+        doc="learning rate (the optimizer call's own lr= wins)",
+    ),
+    FieldSpec(
+        "gradient_clip",
+        FieldKind.FLOAT,
+        positive,
+        aliases=("gradient_clipping",),
+        doc="clip the gradients' global norm to this value",
+    ),
+    FieldSpec(
+        "checkpoint_dir",
+        FieldKind.STR,
+        doc="folder of the job's run folders (last.pt, best.pt, history)",
+    ),
+    FieldSpec("checkpoint_every", FieldKind.INT, positive, doc="keep epoch_NNNN.pt every N epochs"),
+    FieldSpec(
+        "save_best",
+        FieldKind.BOOL,
+        doc="keep best.pt (lowest validation loss; GAN jobs: lowest generator loss)",
+    ),
     # a step row (epoch, step, running loss, lr) in the history files every N steps
-    FieldSpec("log_every", FieldKind.INT, positive, aliases=("log_every_steps",)),
+    FieldSpec(
+        "log_every",
+        FieldKind.INT,
+        positive,
+        aliases=("log_every_steps",),
+        doc="a step row (epoch, step, running loss, lr) in the history every N steps",
+    ),
 )
 
 
@@ -554,32 +614,80 @@ TRAIN_FIELDS: tuple[FieldSpec, ...] = (
         doc='parameters weight decay leaves out (default ["bias", "norm", "embedding"])',
     ),
     # GAN jobs train in full precision; their blocks refuse the field rather than ignore it
-    FieldSpec("mixed_precision", FieldKind.BOOL),
-    FieldSpec("validate_on", FieldKind.DATASET),
-    FieldSpec("test_on", FieldKind.DATASET),
-    FieldSpec("loss", FieldKind.LOSS),
-    FieldSpec("optimizer", FieldKind.OPTIMIZER),
-    FieldSpec("metrics", FieldKind.METRICS),
-    FieldSpec("scheduler", FieldKind.SCHEDULER),
-    FieldSpec("early_stopping", FieldKind.BOOL),
-    FieldSpec("patience", FieldKind.INT, non_negative),
-    FieldSpec("min_delta", FieldKind.FLOAT, non_negative),
-    FieldSpec("callbacks", FieldKind.CALLBACKS),
+    FieldSpec(
+        "mixed_precision", FieldKind.BOOL, doc='autocast as precision = "fp16" (train jobs only)'
+    ),
+    FieldSpec(
+        "validate_on",
+        FieldKind.DATASET,
+        doc="dataset evaluated after every epoch (and every eval_every_steps)",
+    ),
+    FieldSpec("test_on", FieldKind.DATASET, doc="dataset evaluated once after training"),
+    FieldSpec("loss", FieldKind.LOSS, doc="loss function (catalog below)"),
+    FieldSpec("optimizer", FieldKind.OPTIMIZER, doc="optimizer (catalog below; default adam)"),
+    FieldSpec(
+        "metrics", FieldKind.METRICS, doc="metrics reported on validation and test (catalog below)"
+    ),
+    FieldSpec("scheduler", FieldKind.SCHEDULER, doc="learning-rate scheduler (catalog below)"),
+    FieldSpec("early_stopping", FieldKind.BOOL, doc="stop when validation loss stops improving"),
+    FieldSpec(
+        "patience",
+        FieldKind.INT,
+        non_negative,
+        doc="evaluations without improvement before early stopping",
+    ),
+    FieldSpec(
+        "min_delta",
+        FieldKind.FLOAT,
+        non_negative,
+        doc="smallest decrease of validation loss that counts as improvement",
+    ),
+    FieldSpec("callbacks", FieldKind.CALLBACKS, doc="callbacks (catalog below)"),
 )
 
 GAN_FIELDS: tuple[FieldSpec, ...] = (
     *_COMMON_TRAIN,
-    FieldSpec("generator_optimizer", FieldKind.OPTIMIZER),
-    FieldSpec("discriminator_optimizer", FieldKind.OPTIMIZER),
-    FieldSpec("generator_loss", FieldKind.LOSS),
-    FieldSpec("discriminator_loss", FieldKind.LOSS),
-    FieldSpec("discriminator_steps", FieldKind.INT, positive),
-    FieldSpec("generator_steps", FieldKind.INT, positive),
-    FieldSpec("generate_samples_every", FieldKind.INT, positive),
-    FieldSpec("num_samples", FieldKind.INT, positive),
-    FieldSpec("save_dir", FieldKind.STR),
-    FieldSpec("sample_format", FieldKind.STR, choices=("tensor", "png", "both")),
-    FieldSpec("sample_range", FieldKind.PAIR),
+    FieldSpec(
+        "generator_optimizer", FieldKind.OPTIMIZER, doc="the generator's optimizer (catalog below)"
+    ),
+    FieldSpec(
+        "discriminator_optimizer",
+        FieldKind.OPTIMIZER,
+        doc="the discriminator's optimizer (catalog below)",
+    ),
+    FieldSpec(
+        "generator_loss", FieldKind.LOSS, doc="the generator's loss (bce, bce_with_logits or mse)"
+    ),
+    FieldSpec(
+        "discriminator_loss",
+        FieldKind.LOSS,
+        doc="the discriminator's loss (bce, bce_with_logits or mse)",
+    ),
+    FieldSpec(
+        "discriminator_steps", FieldKind.INT, positive, doc="discriminator updates per batch"
+    ),
+    FieldSpec("generator_steps", FieldKind.INT, positive, doc="generator updates per batch"),
+    FieldSpec(
+        "generate_samples_every",
+        FieldKind.INT,
+        positive,
+        doc="write generated samples every N epochs",
+    ),
+    FieldSpec("num_samples", FieldKind.INT, positive, doc="samples generated each time"),
+    FieldSpec(
+        "save_dir", FieldKind.STR, doc="folder of the generated samples (a folder per run inside)"
+    ),
+    FieldSpec(
+        "sample_format",
+        FieldKind.STR,
+        choices=("tensor", "png", "both"),
+        doc="samples as tensors (.pt), PNG images, or both",
+    ),
+    FieldSpec(
+        "sample_range",
+        FieldKind.PAIR,
+        doc="the generator's output range, mapped to pixels in PNG samples",
+    ),
 )
 
 

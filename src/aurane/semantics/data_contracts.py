@@ -17,6 +17,7 @@ Pure front end: never imports torch or torchvision, never runs the source.
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,6 +26,16 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ops.rules import fmt_shape
 from aurane.records import record, replace
+from aurane.semantics.data_files import (
+    DataFileError,
+    csv_header,
+    first_shard_array,
+    parquet_columns,
+    saved_dataset_columns,
+    table_format,
+    token_meta,
+)
+from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.values import NotLiteral, literal_value
 from aurane.source import Span
 from aurane.syntax import ast
@@ -228,6 +239,186 @@ def _stl10(args: Args, source: Origin) -> tuple[Sample, Targets]:
     return Sample((3, 96, 96), PIL, origin), targets
 
 
+class _Problem(Exception):
+    """A data file that contradicts the dataset block (T118), raised while building."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def _problem(message: str, origin: Origin | None, source: Origin, hint: str) -> _Problem:
+    span = origin.span if origin is not None and origin.span is not None else source.span
+    return _Problem(diag("T118", message, span, hint=hint))
+
+
+def _column_args(args: Args) -> tuple[Any, ...]:
+    path, path_origin = _arg(args, "path", None)
+    inputs, inputs_origin = _arg(args, "inputs", None)
+    target, target_origin = _arg(args, "target", None)
+    names = [inputs] if isinstance(inputs, str) else inputs
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        names = None
+    return path, path_origin, names, inputs_origin, target, target_origin
+
+
+def _columns_facts(
+    args: Args, source: Origin, path: str, columns: dict[str, str], typed: bool, read: str
+) -> tuple[Sample, Targets]:
+    """Inputs and target from named columns whose kinds (int, float, bool, class:N) are
+    known (``typed``; a CSV header names columns only). ``read``: what check read."""
+    _, path_origin, names, inputs_origin, target, target_origin = _column_args(args)
+    classes, classes_origin = _arg(args, "classes", None)
+    for name, origin in [*((n, inputs_origin) for n in names), (target, target_origin)]:
+        if name not in columns:
+            hint = did_you_mean(name, columns) or f"columns: {', '.join(list(columns)[:20])}"
+            raise _problem(f"'{path}' has no column '{name}'", origin, source, hint)
+        numeric = columns[name] in ("int", "float", "bool") or columns[name].startswith("class:")
+        if typed and not numeric:
+            raise _problem(
+                f"column '{name}' of '{path}' is {columns[name]}, not a number",
+                origin,
+                source,
+                "name numeric columns only",
+            )
+    where = Origin(f"the columns of '{path}' ({read})", (inputs_origin or source).span)
+    sample = Sample((len(names),), "float32", where)
+    labelled = columns[target].startswith("class:")
+    count = _int(classes)
+    if count is None and labelled:
+        count = int(columns[target].partition(":")[2])
+        classes_origin = Origin(f"the ClassLabel of '{target}' ({read})", target_origin.span)
+    if count is None:
+        return sample, Targets("regression", (1,), "float32", None, target_origin or where)
+    if typed and columns[target] != "int" and not labelled:
+        raise _problem(
+            f"column '{target}' of '{path}' is {columns[target]}, not integer class labels",
+            target_origin,
+            source,
+            "drop `classes` for a regression target",
+        )
+    return sample, Targets("class", (), "int64", count, classes_origin or where)
+
+
+def _unknown_facts(what: str, source: Origin) -> tuple[Sample, Targets]:
+    origin = Origin(what, source.span)
+    return Sample(None, None, origin), Targets(None, None, None, None, origin)
+
+
+def _table(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """Table: the header (CSV) or footer (Parquet) names the columns; nothing else is read."""
+    path, path_origin, names, _, target, _ = _column_args(args)
+    if not isinstance(path, str) or names is None or not isinstance(target, str):
+        return _unknown_facts("Table (a file not read at check time)", source)
+    kind = table_format(path)
+    if kind is None:
+        raise _problem(
+            f"'{path}' is not a table file",
+            path_origin,
+            source,
+            "name a .csv, .tsv or .parquet file",
+        )
+    if not os.path.exists(path):  # data prepared elsewhere: the program checks its first batch
+        return _unknown_facts(f"Table ('{path}' not found at check time)", source)
+    try:
+        columns = {n: "float" for n in csv_header(path)} if kind == "csv" else parquet_columns(path)
+    except DataFileError as error:
+        raise _problem(str(error), path_origin, source, error.hint) from None
+    read = "its header" if kind == "csv" else "its footer"
+    return _columns_facts(args, source, path, columns, kind == "parquet", read)
+
+
+def _hf_dataset(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """HFDataset: a saved dataset's dataset_info.json, or a CSV/Parquet data file's header."""
+    path, path_origin, names, _, target, _ = _column_args(args)
+    split, split_origin = _arg(args, "split", None)
+    if not isinstance(path, str) or names is None or not isinstance(target, str):
+        return _unknown_facts("HFDataset (not read at check time)", source)
+    if not os.path.exists(path):
+        return _unknown_facts(f"HFDataset ('{path}' not found at check time)", source)
+    try:
+        if os.path.isdir(path):
+            columns = saved_dataset_columns(path, split if isinstance(split, str) else None)
+            if columns is None:
+                raise DataFileError(
+                    f"'{path}' is not a dataset saved with save_to_disk (no dataset_info.json)",
+                    "name the folder save_to_disk wrote, or a data file",
+                )
+            return _columns_facts(args, source, path, columns, True, "its dataset_info.json")
+        kind = table_format(path)
+        if kind is None:  # JSON lines, text: columns known when the program reads them
+            return _unknown_facts(f"HFDataset ('{path}': columns not read at check time)", source)
+        typed = kind == "parquet"
+        columns = parquet_columns(path) if typed else {n: "float" for n in csv_header(path)}
+    except DataFileError as error:
+        where = split_origin if "split" in str(error) else path_origin
+        raise _problem(str(error), where, source, error.hint) from None
+    read = "its footer" if typed else "its header"
+    return _columns_facts(args, source, path, columns, typed, read)
+
+
+def _token_file(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """TokenFile: the vocabulary size from the sidecar ``prepare_tokens`` wrote."""
+    path, path_origin = _arg(args, "path", None)
+    length, length_origin = _arg(args, "sequence_length", None)
+    given, given_origin = _arg(args, "vocab_size", None)
+    shape = (length,) if _int(length) else None
+    where = length_origin or source
+    sample = Sample(shape, "int64", where)
+    if not isinstance(path, str) or not os.path.exists(path + ".json"):
+        # data prepared elsewhere: the vocabulary is known only from `vocab_size`, if given
+        vocab = _int(given)
+        origin = given_origin or Origin("TokenFile (its sidecar not found at check time)", None)
+        origin = origin if origin.span is not None else replace(origin, span=source.span)
+        return sample, Targets("class", shape, "int64", vocab, origin)
+    try:
+        meta = token_meta(path)
+    except DataFileError as error:
+        raise _problem(str(error), path_origin, source, error.hint) from None
+    stored = meta.get("vocab_size")
+    if not (_int(stored) and meta.get("dtype") in ("uint16", "uint32")):
+        raise _problem(
+            f"'{path}.json' is not a token file sidecar (vocab_size, dtype)",
+            path_origin,
+            source,
+            "write it with aurane.data.prepare_tokens",
+        )
+    if _int(given) is not None and given != stored:
+        raise _problem(
+            f"vocab_size = {given}, but '{path}' holds tokens of a vocabulary of {stored}",
+            given_origin,
+            source,
+            f"write vocab_size = {stored}, or drop it",
+        )
+    origin = Origin(f"the vocabulary of '{path}' (its sidecar)", (path_origin or source).span)
+    return sample, Targets("class", shape, "int64", _int(stored), origin)
+
+
+def _shards(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    """Shards: the first shard's tar headers and its first input array's .npy header."""
+    urls, urls_origin = _arg(args, "urls", None)
+    ext, ext_origin = _arg(args, "inputs", "npy")
+    classes, classes_origin = _arg(args, "classes", None)
+    first = urls if isinstance(urls, str) else urls[0] if isinstance(urls, list | tuple) else None
+    if not isinstance(first, str) or not isinstance(ext, str) or any(c in first for c in "*?["):
+        return _unknown_facts("Shards (not read at check time)", source)
+    if not os.path.exists(first):
+        return _unknown_facts(f"Shards ('{first}' not found at check time)", source)
+    try:
+        shape, dtype = first_shard_array(first, ext)
+    except DataFileError as error:
+        where = ext_origin if "member" in str(error) else urls_origin
+        raise _problem(str(error), where, source, error.hint) from None
+    origin = Origin(
+        f"the first .{ext} array of '{first}' (its header)", (urls_origin or source).span
+    )
+    sample = Sample(shape, dtype, origin)
+    count = _int(classes)
+    if count is None:
+        return sample, Targets("regression", (1,), "float32", None, origin)
+    return sample, Targets("class", (), "int64", count, classes_origin or origin)
+
+
 _AURANE: dict[str, _Source] = {
     "SyntheticImages": _Source(_synthetic_images, "float32 `image_size` tensors, `num_classes`"),
     "SyntheticSegmentation": _Source(
@@ -239,6 +430,25 @@ _AURANE: dict[str, _Source] = {
     ),
     "SyntheticRegression": _Source(
         _synthetic_regression, "float32 `(features,)`, float32 `(targets,)` targets"
+    ),
+    "Table": _Source(
+        _table,
+        "float32 `(len(inputs),)` from the named columns of a CSV/Parquet `path`; `target`: "
+        "int64 labels `< classes`, or float32 `(1,)`",
+    ),
+    "HFDataset": _Source(
+        _hf_dataset,
+        "like Table, from a dataset saved with `save_to_disk` (`split`) or a local data file",
+    ),
+    "Shards": _Source(
+        _shards,
+        "`.npy` arrays (float32 or int64, shape from the first shard) of webdataset `urls`; "
+        "`target` labels `< classes`, or float32 `(1,)`",
+    ),
+    "TokenFile": _Source(
+        _token_file,
+        "int64 `(sequence_length,)` windows of a prepared token file, next tokens "
+        "`< vocab_size` (from its sidecar)",
     ),
 }
 _TORCHVISION: dict[str, _Source] = {
@@ -499,7 +709,11 @@ def contract(dataset: ast.Dataset) -> DataContract:
         return _unknown(dataset, f"{dotted} (not known statically)")
     fields = {f.name: f for f in dataset.fields}
     short = dotted.rpartition(".")[2]
-    sample, targets = spec.build(fields, Origin(short, dataset.source.span))
+    try:
+        sample, targets = spec.build(fields, Origin(short, dataset.source.span))
+    except _Problem as problem:
+        unknown = _unknown(dataset, f"{dotted} (its data file does not fit)")
+        return replace(unknown, problems=(problem.diagnostic,))
     state = _State(sample.shape, sample.dtype, sample.origin, [], dataset.name)
     transform = fields.get("transform") or fields.get("transforms")
     if transform is not None:

@@ -38,7 +38,16 @@ from aurane.syntax import ast
 
 # aurane.data.__all__ (a test keeps the two equal; the front end does not import torch).
 AURANE_DATASETS = frozenset(
-    {"SyntheticImages", "SyntheticRegression", "SyntheticSegmentation", "SyntheticTokens"}
+    {
+        "SyntheticImages",
+        "SyntheticRegression",
+        "SyntheticSegmentation",
+        "SyntheticTokens",
+        "HFDataset",
+        "Shards",
+        "Table",
+        "TokenFile",
+    }
 )
 
 # torchvision.datasets' dataset classes (torchvision 0.29). Not listed: VisionDataset (the

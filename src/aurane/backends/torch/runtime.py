@@ -5,7 +5,9 @@ rewrites such a program so it needs no Aurane: every ``rt.NAME`` it uses, and ev
 those need, is copied from the runtime's own source files (``aurane/runtime/*.py``, read
 with ``importlib.resources``) in dependency order; public names gain a leading underscore
 (``rt.Run`` becomes ``_Run``) so they cannot meet a model class's name, and the runtime's
-imports join the program's. Nothing else changes. ``fill`` expands the job templates.
+imports join the program's. The datasets a program names as ``aurane.data.NAME`` are
+copied the same way (from ``aurane/runtime/data.py``), so a standalone program imports
+nothing of Aurane. Nothing else changes. ``fill`` expands the job templates.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from aurane.records import record
 # Runtime modules in dependency order (a module only uses those before it).
 MODULES = (
     "version",
+    "data",
     "faults",
     "contracts",
     "distributed",
@@ -38,6 +41,7 @@ MODULES = (
     "run",
 )
 RUNTIME_ALIAS = "rt"
+DATA_MODULE = "aurane.data"  # the datasets' public name in programs (aurane/runtime/data.py)
 _FUTURE = "from __future__ import annotations"
 
 
@@ -209,7 +213,7 @@ def standalone(code: str) -> str:
             isinstance(node, pyast.Attribute)
             and isinstance(node.value, pyast.Name)
             and node.value.id == RUNTIME_ALIAS
-        ):
+        ) or (isinstance(node, pyast.Attribute) and pyast.unparse(node.value) == DATA_MODULE):
             used.add(node.attr)
             assert node.end_lineno is not None and node.end_col_offset is not None
             end = (node.end_lineno, node.end_col_offset)
@@ -228,7 +232,9 @@ def standalone(code: str) -> str:
         if isinstance(stmt, pyast.Import | pyast.ImportFrom):
             segment = pyast.get_source_segment(code, stmt)
             assert segment is not None
-            if not (isinstance(stmt, pyast.ImportFrom) and stmt.module == "aurane"):
+            ours = isinstance(stmt, pyast.ImportFrom) and stmt.module == "aurane"
+            data = isinstance(stmt, pyast.Import) and [a.name for a in stmt.names] == [DATA_MODULE]
+            if not (ours or data):
                 import_lines.append(segment)
             first_import = stmt.lineno if first_import is None else first_import
             last_import = stmt.end_lineno or stmt.lineno
