@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "tools and editors",
         ("aurane.tools", "aurane.lsp", "aurane.playground", "aurane.incremental", "aurane.lift"),
     ),
-    ("trust", ("aurane.verify", "aurane.export")),
+    ("trust", ("aurane.verify", "aurane.export", "aurane.trained")),
     ("compile", ("aurane.compile", "aurane.cache", "aurane.frontend", "aurane.stages")),
     (
         "backends and analysis",
