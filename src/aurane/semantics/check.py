@@ -72,7 +72,7 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
                 _check_dataset(stmt, fields, diagnostics, modules)
             case ast.Model():
                 before = len(diagnostics)
-                _check_model(stmt, set(models), fields, diagnostics, result)
+                _check_model(stmt, set(models), fields, diagnostics, result, program.constants)
                 if any(d.is_error for d in diagnostics[before:]):
                     result.broken_models.add(stmt.name)
             case ast.Train():
@@ -214,6 +214,7 @@ def _check_model(
     fields: FieldChecker,
     diagnostics: list[Diagnostic],
     result: SemanticResult,
+    program_constants: tuple[ast.Constant, ...] = (),
 ) -> None:
     table = config.MODEL_TABLE
     fields.check_block(
@@ -234,6 +235,11 @@ def _check_model(
     if model.params:
         check_block_params(model, model_names, diagnostics)
         checker.deferred = True  # the body is checked again for each call, with its values
+        checker.constants = frozenset(
+            [p.name for p in model.params]
+            + [f.name for f in model.fields if f.name not in config.MODEL_TABLE]
+            + [c.name for c in program_constants]
+        )
     checker.run(model.forward)
     result.calls[model.name] = checker.calls
 

@@ -28,6 +28,9 @@ class ForwardChecker:
         self.defined: dict[str, Span] = {}
         self.parameterised: frozenset[str] = frozenset()  # models that take arguments
         self.deferred = False  # a parameterised body: arguments are checked per call
+        # constants a deferred body reads by name (its parameters, the model's and the
+        # program's constants): values, not tensors (resolved per call)
+        self.constants: frozenset[str] = frozenset()
 
     def run(self, forward: ast.Forward) -> None:
         self.defined[forward.param] = forward.param_span
@@ -64,6 +67,17 @@ class ForwardChecker:
 
     def tensor(self, expr: ast.Expr) -> None:
         match expr:
+            case ast.Name(id=name, span=span) if name in self.constants:
+                if name not in self.defined:
+                    self.out.append(
+                        diag(
+                            "S017",
+                            f"expected a tensor, but '{name}' is a constant",
+                            span,
+                            hint="a tensor comes from the forward parameter or an assignment; "
+                            "a constant is an argument: multiply(x, " + name + ")",
+                        )
+                    )
             case ast.Name(id=name, span=span):
                 if name not in self.defined:
                     hint = (
@@ -120,6 +134,13 @@ class ForwardChecker:
         for suffix in call.suffixes:
             self.suffix(suffix)
 
+    def is_tensor(self, expr: ast.Expr) -> bool:
+        """A tensor expression, not a value (constants are literals by now, except the
+        names a deferred body reads)."""
+        if isinstance(expr, ast.Name):
+            return expr.id not in self.constants or expr.id in self.defined
+        return isinstance(expr, ast.Call | ast.Chain)
+
     def inputs(self, call: ast.Call, count: int | None, minimum: int, graph: bool) -> int:
         """Check the tensor inputs of a call; return how many leading positionals they take."""
         if not graph:
@@ -158,8 +179,7 @@ class ForwardChecker:
     def op_call(self, call: ast.Call, spec: ops.OpSpec, graph: bool) -> None:
         count = spec.max_inputs
         if graph and count is not None and count > spec.min_inputs:  # multihead_attention
-            tensors = ast.Name | ast.Call | ast.Chain  # constants are literals by now
-            count = spec.graph_inputs(call.args, lambda arg: isinstance(arg, tensors))
+            count = spec.graph_inputs(call.args, self.is_tensor)
         taken = self.inputs(call, count, spec.min_inputs, graph)
         if self.deferred:  # values depend on the block's parameters: checked per call
             self._deferred_repeat(call, spec)
