@@ -120,19 +120,22 @@ def leaves(tree: Expr) -> Iterator[Leaf]:
 
 
 # precedence of Python's grammar: a higher number binds tighter
-_SUM, _PRODUCT, _UNARY, _POWER, _ATOM = 1, 2, 3, 4, 5
-_PREC = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT, "//": _PRODUCT, "%": _PRODUCT}
+SUM, PRODUCT, UNARY, POWER, ATOM = 1, 2, 3, 4, 5
+PREC = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "//": PRODUCT, "%": PRODUCT}
 
 
-def _precedence(tree: Expr) -> int:
+def precedence(tree: Expr) -> int:
+    """How tightly the printed ``tree`` binds (``SUM`` < ``PRODUCT`` < ``UNARY`` < ``POWER`` <
+    ``ATOM``): an operator of precedence p needs parentheses around a right operand of
+    precedence p or lower."""
     match tree:
         case BinOp(op=op):
-            return _PREC.get(op, _POWER)
+            return PREC.get(op, POWER)
         case Neg():
-            return _UNARY
+            return UNARY
         case Lit(value=value):
-            return _UNARY if value < 0 else _ATOM
-    return _ATOM
+            return UNARY if value < 0 else ATOM
+    return ATOM
 
 
 def to_python(tree: Expr, name: Callable[[Leaf], str]) -> str:
@@ -146,15 +149,15 @@ def to_python(tree: Expr, name: Callable[[Leaf], str]) -> str:
             return name(tree)
         case Neg(operand=operand):
             inner = to_python(operand, name)
-            return f"-({inner})" if _precedence(operand) <= _UNARY else f"-{inner}"
+            return f"-({inner})" if precedence(operand) <= UNARY else f"-{inner}"
         case Apply(func=func, args=args):
             return f"{func}({', '.join(to_python(a, name) for a in args)})"
         case BinOp(op=op, left=left, right=right):
-            prec = _precedence(tree)
+            prec = precedence(tree)
             ltext, rtext = to_python(left, name), to_python(right, name)
-            lprec, rprec = _precedence(left), _precedence(right)
+            lprec, rprec = precedence(left), precedence(right)
             if op == "**":  # right-associative, and tighter than a unary minus on its left
-                left_parens, right_parens = lprec <= prec, rprec < _UNARY
+                left_parens, right_parens = lprec <= prec, rprec < UNARY
             else:  # left-associative: a right operand of the same precedence keeps its
                 left_parens, right_parens = lprec < prec, rprec <= prec  # parentheses
             ltext = f"({ltext})" if left_parens else ltext
@@ -253,11 +256,37 @@ def _simplified(op: str, left: Any, right: Any, result: Any) -> Expr | None:
     return None
 
 
+def _offset(op: str, left: Any, right: Any) -> Expr | None:
+    """``x - 1 + 1`` as ``x``, ``k - 2 - 1`` as ``k - 3``: integer offsets of a sum
+    combined (exact for ints; the rules' ``d * (k - 1) + 1`` otherwise piles them up)."""
+    tree = tree_of(left)
+    if not (
+        op in ("+", "-")
+        and isinstance(left, SymInt)
+        and type(right) is int
+        and isinstance(tree, BinOp)
+        and tree.op in ("+", "-")
+        and isinstance(tree.right, Lit)
+        and type(tree.right.value) is int
+    ):
+        return None
+    offset = (tree.right.value if tree.op == "+" else -tree.right.value) + (
+        right if op == "+" else -right
+    )
+    if offset == 0:
+        return tree.left
+    return BinOp("+" if offset > 0 else "-", tree.left, Lit(abs(offset)))
+
+
 def _binary(op: str, left: Any, right: Any) -> Any:
     result = _OPERATORS[op](plain(left), plain(right))
     if isinstance(result, bool) or not _number(result):
         return result
-    tree = _simplified(op, left, right, result) or BinOp(op, tree_of(left), tree_of(right))
+    tree = (
+        _simplified(op, left, right, result)
+        or _offset(op, left, right)
+        or BinOp(op, tree_of(left), tree_of(right))
+    )
     return symbol(result, tree)
 
 

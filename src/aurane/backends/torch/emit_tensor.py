@@ -25,9 +25,11 @@ from aurane.backends.torch.emit_common import (
     lit,
     options,
 )
+from aurane.backends.torch.shown import operand
 from aurane.ops import CATALOG, context
 from aurane.ops.parameter import stored_shape
 from aurane.ops.shape import _permute_order, piece_sizes
+from aurane.semantics.symbolic import PREC
 
 SPLITS = frozenset({"split", "chunk"})
 
@@ -36,7 +38,8 @@ def _binary(symbol: str) -> OpEmitter:
     def forward(site: Site) -> Step:
         if len(site.inputs) == 2:
             return Step(f"{site.inputs[0]} {symbol} {site.inputs[1]}")
-        return Step(f"{site.x} {symbol} {lit(site.args['constant'])}")
+        constant = site.args["constant"]
+        return Step(f"{site.x} {symbol} {operand(constant, lit(constant), PREC[symbol])}")
 
     return OpEmitter(forward)
 

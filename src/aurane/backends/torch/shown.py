@@ -14,7 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aurane.semantics.symbolic import Leaf, Ref, SymFloat, SymInt, to_python
+from aurane.semantics.symbolic import (
+    ATOM,
+    UNARY,
+    Leaf,
+    Ref,
+    SymFloat,
+    SymInt,
+    precedence,
+    to_python,
+)
 
 Naming = Callable[[Leaf], str]
 
@@ -24,10 +33,12 @@ class _WithText:
     is printed: the scope's naming then learns which references the class reads."""
 
     _write: Callable[[], str]
+    precedence: int  # of the expression written (symbolic.precedence)
 
-    def __new__(cls, value: Any, write: Callable[[], str]) -> Any:
+    def __new__(cls, value: Any, write: Callable[[], str], binds: int = ATOM) -> Any:
         obj = super().__new__(cls, value)  # type: ignore[call-arg]  # the builtin base's
         obj._write = write
+        obj.precedence = binds
         return obj
 
     @property
@@ -64,7 +75,7 @@ def show(value: Any, name: Naming) -> Any:
     if isinstance(value, SymInt | SymFloat):
         tree = value.tree
         kind = ShownInt if isinstance(value, SymInt) else ShownFloat
-        return kind(value, lambda: to_python(tree, name))
+        return kind(value, lambda: to_python(tree, name), precedence(tree))
     if isinstance(value, tuple):
         return tuple(show(v, name) for v in value)
     if isinstance(value, list):
@@ -78,3 +89,16 @@ def show_named(value: Any, param: str, name: Naming) -> Any:
     """A boolean or string argument shown as the block parameter that gave it."""
     kind = ShownStr if isinstance(value, str) else ShownBool
     return kind(value, lambda: name(Ref(param)))
+
+
+def operand(value: Any, text: str, binds: int) -> str:
+    """``text`` (the written ``value``) as the right operand of an operator of precedence
+    ``binds`` (``x * (4 / (wd - 1))``): parenthesised when the expression binds no tighter
+    than the operator. A plain negative number binds as a unary minus."""
+    if isinstance(value, _WithText):
+        tight = value.precedence
+    elif isinstance(value, int | float) and value < 0:
+        tight = UNARY
+    else:
+        tight = ATOM
+    return f"({text})" if tight <= binds else text
