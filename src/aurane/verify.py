@@ -20,6 +20,7 @@ from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
+from aurane.ir.contracts import unknown_input_needs
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.records import field, record
 from aurane.semantics.sizes import evaluate, example_sizes
@@ -108,7 +109,8 @@ def load_generated(text: str, filename: str) -> Generated:
 def sample_input(
     graph: Graph, device: str, batch: int = BATCH_SIZE, sizes: Mapping[str, int] | None = None
 ) -> Any:
-    """A tensor of the model's declared input shape and dtype (float32 when unknown); a
+    """A tensor of the model's declared input shape and dtype (when unknown: what its first
+    layers need, else float32); a
     symbolic size (``seq = dim(...)``) takes its value from ``sizes`` (default: an example
     inside its declared range)."""
     import torch
@@ -116,7 +118,9 @@ def sample_input(
     declared = graph.input_value.shape or (BATCH,)
     declared = evaluate(declared, sizes if sizes is not None else example_sizes(declared))
     shape = (batch, *(d if isinstance(d, int) else 1 for d in declared[1:]))
-    dtype_name = graph.input_dtype or "float32"
+    needs = unknown_input_needs(graph) if graph.input_dtype is None else None
+    # an unknown input dtype: what the first layers need (token ids for an embedding)
+    dtype_name = graph.input_dtype or (needs[0] if needs is not None else "float32")
     dtype = getattr(torch, dtype_name)
     if dtype_name == "bool":
         return torch.zeros(shape, dtype=dtype, device=device)

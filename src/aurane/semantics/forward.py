@@ -154,6 +154,16 @@ class ForwardChecker:
                     )
                 )
                 return len(call.args)
+            if minimum > 1:  # a chain step has one input: the running value
+                names = ", ".join("abcdefgh"[:minimum])
+                self.out.append(
+                    diag(
+                        "S017",
+                        f"'{call.func}' takes {minimum} input tensors and cannot be a chain step",
+                        call.func_span,
+                        hint=f"write it in graph form: y = {call.func}({names})",
+                    )
+                )
             return 0
         taken = len(call.args) if count is None else min(count, len(call.args))
         if taken < minimum:

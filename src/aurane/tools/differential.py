@@ -289,9 +289,7 @@ def run_accepted(gen: Any, name: str, seed: int) -> str | None:
         report = verify_model(gen, name, device="cpu", train=train, batch=batch, seed=seed)
         if report.diagnostics:
             mode = "train" if train else "eval"
-            return f"{mode} batch {batch}: " + "; ".join(
-                d.message for d in report.diagnostics[:3]
-            )
+            return f"{mode} batch {batch}: " + "; ".join(d.message for d in report.diagnostics[:3])
     return None
 
 
