@@ -210,9 +210,12 @@ _CODES: tuple[Code, ...] = (
         "constant-not-literal",
         "resolve",
         "constant value is not a literal",
-        "Constants hold numbers, strings, booleans, None, tuples and lists of those.",
+        "Constants hold numbers, strings, booleans, None, tuples and lists of those, and\n"
+        "arithmetic of numbers, min(...), max(...) and abs(...), computed at compile time.\n"
+        "Any other call (an operation, a configuration entry) is no constant value.",
         "opt = adam(lr=0.1)",
-        "Write the call where it is used.",
+        "Write a configuration call in the field that takes it (optimizer = adam(lr=0.1)),\n"
+        "an operation in forward; compute numbers with arithmetic, min, max and abs.",
     ),
     # semantic
     Code(
@@ -626,7 +629,8 @@ _CODES: tuple[Code, ...] = (
         "The operation needs its inputs to have compatible shapes; the labels show where each\n"
         "shape came from.",
         "out = add(dense(x, 4), dense(x, 2))",
-        "Make the shapes agree, e.g. with a dense layer.",
+        "Make the shapes agree: a dense layer for features, a 1x1 convolution for the\n"
+        "channels of a residual's shortcut, pooling or a strided convolution for sizes.",
     ),
     Code(
         "T002",

@@ -148,3 +148,80 @@ def test_integer_arithmetic() -> None:
 
 def test_drop_path_of_a_per_sample_scalar() -> None:
     runs(net("x -> sum(dim=1) -> drop_path(0.5)", shape="(8,)"))
+
+
+# -- item 4: help that names the right fix -------------------------------------------------
+
+
+def test_max_of_a_block_parameter_is_computed_not_r005() -> None:
+    """`conv2d(max(8, c // 4), ...)` was R005 "write the call where it is used" (it is)."""
+    block = """
+    model B(c):
+        def forward(x):
+            h = x -> conv2d(max(8, c // 4), kernel=1)
+            return multiply(h, min(2, c))
+
+    """
+    code = runs(net("x -> B(16) -> B(64)", shape="(3, 4, 4)", blocks=block))
+    assert "nn.Conv2d(in_channels, max(8, c // 4), kernel_size=1)" in code
+    assert "h * min(2, self.c)" in code
+
+
+def test_r005_names_what_the_call_is() -> None:
+    code, _, message, hint = refused("w = foo(3)\n" + net("x -> dense(w)", "(8,)"))
+    assert code == "R005" and "cannot call 'foo'" in message and "min" in hint
+    code, _, message, hint = refused("w = dense(3)\n" + net("x -> dense(w)", "(8,)"))
+    assert code == "R005" and "'dense' is an operation" in message and "in forward" in hint
+
+
+def test_a_constant_computed_inside_forward_says_where_constants_go() -> None:
+    """It was S017 "graph calls take their input tensor first", and R001 at each use."""
+    found = errors(net("k = 3 * 2\nx -> dense(k)", "(8,)"))
+    assert [d.code for d in found] == ["S017"], found
+    assert "'k' is computed from constants" in found[0].message
+    assert "before 'def forward'" in (found[0].hint or "")
+
+
+def test_an_undefined_tensor_in_a_chain_is_not_told_to_be_a_constant() -> None:
+    code, _, message, hint = refused(net("h = dense(x, 8)\nx -> multiply(h)", "(8,)"))
+    assert (code, message) == ("R001", "'h' is a tensor, not a constant")
+    assert hint == "pass a tensor as an input, in graph form: y = multiply(x, h)"
+    code, _, message, hint = refused(net("x -> multiply(hh)", "(8,)"))
+    assert code == "R001" and "a tensor assigned earlier in forward" in hint
+
+
+def test_s001_help_points_at_the_catalog() -> None:
+    code, _, _, hint = refused(net("x -> zzzz()", "(8,)"))
+    assert code == "S001" and hint == "see docs/catalog.md for the operations"
+
+
+def test_acc_suggests_accuracy() -> None:
+    source = (
+        "dataset d:\n    from aurane.data.SyntheticImages\n    size = 8\n"
+        "    image_size = (1, 4, 4)\n\n"
+        + net("x -> flatten() -> dense(10)", "(1, 4, 4)")
+        + "\ntrain Net on d:\n    metrics = [acc]\n"
+    )
+    code, _, _, hint = refused(source)
+    assert code == "S011" and hint == "did you mean 'accuracy'?"
+
+
+def test_t001_on_a_convolution_residual_suggests_a_convolution() -> None:
+    code, _, _, hint = refused(net("h = conv2d(x, 8, kernel=3, padding=1)\nreturn add(h, x)"))
+    assert code == "T001" and "1x1 convolution on the shortcut: conv2d(8, kernel=1)" in hint
+    _, _, _, hint = refused(net("h = dense(x, 4)\nreturn add(h, x)", "(8,)"))
+    assert "dense layer" in hint
+
+
+def test_verify_reports_no_shape_for_a_value_forward_never_computed() -> None:
+    """Forward raised at the statement; verify compared the stale value the statement's
+    name still held (T110) besides reporting the error."""
+    from aurane.verify import verify_model
+
+    gen = load_generated(net("x -> dense(4) -> dense(6)", "(8,)"), "v.aur")
+    broken = gen.code.replace("x = self.dense2(x)", "x = self.dense2(x[:, :3])")
+    module = type(gen.module)("broken")
+    exec(compile(broken, "<aurane:v.aur>", "exec"), module.__dict__)
+    gen.module, gen.code = module, broken
+    report = verify_model(gen, "Net")
+    assert [d.code for d in report.diagnostics] == ["T113"], report.diagnostics

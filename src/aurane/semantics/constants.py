@@ -8,6 +8,7 @@ sources), catalog names (losses, metrics, dtypes, ...) or model names keep their
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from operator import is_
 from typing import Any
 
@@ -20,6 +21,7 @@ from aurane.records import field, record, replace
 from aurane.semantics import config
 from aurane.semantics.dims import dim_declaration, is_dim_call
 from aurane.semantics.suggest import did_you_mean
+from aurane.semantics.symbolic import FUNCTIONS
 from aurane.semantics.tying import TIE
 from aurane.semantics.values import to_node, type_name
 from aurane.source import Span
@@ -70,6 +72,11 @@ class _Resolver:
         # later passes skip them instead of reporting the same mistake again
         self.failed_spans: set[Span] = set()
         self.model_names = frozenset(m.name for m in program.models)
+        # the tensors the forward being resolved binds (name -> its value), and the
+        # operation whose arguments are being resolved: an undefined name there may be a
+        # tensor meant as an input, whose help is not "define it as a constant"
+        self.tensors: dict[str, ast.Expr] = {}
+        self.argument_of: ops.OpSpec | None = None
 
     # -------------------------------------------------------------- scopes
 
@@ -97,15 +104,7 @@ class _Resolver:
     def lookup(self, name: str, span: Span, scope: _Scope) -> Any:
         owner = scope.find(name)
         if owner is None:
-            hint = did_you_mean(name, scope.visible_names())
-            self.diagnostics.append(
-                diag(
-                    "R001",
-                    f"undefined name '{name}'",
-                    span,
-                    hint=hint or "define it as a constant, globally or inside the model",
-                )
-            )
+            self.undefined(name, span, scope)
             raise _Failed
         if is_dim_call(_def_value(owner.definitions[name])):
             raise _Symbolic(name)
@@ -138,6 +137,31 @@ class _Resolver:
         owner.values[name] = value
         return value
 
+    def undefined(self, name: str, span: Span, scope: _Scope) -> None:
+        """R001 for ``name``, with help for what it is meant to be; nothing for a constant
+        computed inside forward (the semantic pass reports that assignment, S017)."""
+        value = self.tensors.get(name)
+        if isinstance(value, ast.BinOp | ast.UnaryOp | ast.Number):
+            return
+        spec = self.argument_of
+        takes_tensor = spec is not None and (spec.max_inputs or 2) > 1
+        if value is not None:
+            message = f"'{name}' is a tensor, not a constant"
+            hint = (
+                f"pass a tensor as an input, in graph form: y = {spec.name}(x, {name})"
+                if spec is not None and takes_tensor
+                else "an argument here is a constant value"
+            )
+        else:
+            message = f"undefined name '{name}'"
+            hint = did_you_mean(name, scope.visible_names()) or (
+                f"define it: a tensor assigned earlier in forward, passed in graph form "
+                f"(y = {spec.name}(x, {name})), or a constant"
+                if spec is not None and takes_tensor
+                else "define it as a constant, globally or inside the model"
+            )
+        self.diagnostics.append(diag("R001", message, span, hint=hint))
+
     def evaluate(self, expr: ast.Expr, scope: _Scope) -> Any:
         match expr:
             case ast.Number(value=v) | ast.String(value=v) | ast.Bool(value=v):
@@ -159,15 +183,46 @@ class _Resolver:
                 lhs = self.evaluate(left, scope)
                 rhs = self.evaluate(right, scope)
                 return self.arithmetic(op, lhs, rhs, span)
-        self.diagnostics.append(
-            diag(
-                "R005",
-                "a constant value must be a literal, not an operation or call",
-                expr.span,
-                hint="write the call where it is used",
-            )
-        )
+            case ast.Call(func=func, keywords=(), suffixes=(), layer=None) if func in FUNCTIONS:
+                return self.function(expr, scope)
+        self.diagnostics.append(self.not_literal(expr))
         raise _Failed
+
+    def function(self, call: ast.Call, scope: _Scope) -> Any:
+        """``max(8, c // 4)``, ``min(...)``, ``abs(...)`` of numbers (symbolic numbers of
+        a block's parameters too: the class writes ``max(8, c // 4)``)."""
+        values = self.evaluate_all(call.args, scope)
+        wanted = 1 if call.func == "abs" else 2
+        if len(values) < wanted or (call.func == "abs" and len(values) > 1):
+            count = "one number" if call.func == "abs" else "two or more numbers"
+            self._arith_error(f"{call.func}() takes {count}, got {len(values)}", call.span)
+        for value, arg in zip(values, call.args, strict=True):
+            if not is_number(value):
+                self._arith_error(f"{call.func}() takes numbers, got {type_name(value)}", arg.span)
+        return FUNCTIONS[call.func](*values)
+
+    def not_literal(self, expr: ast.Expr) -> Diagnostic:
+        """R005 with the fix for what the expression is."""
+        if not isinstance(expr, ast.Call):
+            return diag("R005", "a constant value must be a literal", expr.span)
+        known = sorted(FUNCTIONS)
+        if ops.lookup(expr.func) is not None or expr.func in self.model_names:
+            return diag(
+                "R005",
+                f"'{expr.func}' is an operation: it makes a tensor, not a constant value",
+                expr.span,
+                hint="apply it to a tensor in forward (y = " + expr.func + "(x, ...)); a "
+                "value here is a number, string, tuple or arithmetic of them",
+            )
+        return diag(
+            "R005",
+            f"a constant value cannot call '{expr.func}': only {', '.join(known)} are "
+            "computed at compile time",
+            expr.span,
+            hint="compute it with numbers, + - * / // % ** and "
+            + ", ".join(known)
+            + "; a configuration call (adam(...), ToTensor()) goes in the field that takes it",
+        )
 
     def evaluate_all(self, items: tuple[ast.Expr, ...], scope: _Scope) -> list[Any]:
         values: list[Any] = []
@@ -350,7 +405,10 @@ class _Resolver:
             n_inputs = spec.graph_inputs(
                 call.args,
                 lambda arg: (
-                    isinstance(arg, ast.Call | ast.Chain)
+                    (
+                        isinstance(arg, ast.Call | ast.Chain)
+                        and not value_call(arg, lambda name: scope.find(name) is not None)
+                    )
                     or (isinstance(arg, ast.Name) and scope.find(arg.id) is None)
                 ),
             )
@@ -365,7 +423,11 @@ class _Resolver:
             ):
                 args.append(self.op_call(arg, scope, False) if isinstance(arg, ast.Call) else arg)
             else:
-                args.append(self.value_expr(arg, scope))
+                outer, self.argument_of = self.argument_of, spec
+                try:
+                    args.append(self.value_expr(arg, scope))
+                finally:
+                    self.argument_of = outer
         keywords = self.keywords(call.keywords, scope)
         suffixes = self.suffixes(call.suffixes, scope)
         if _same(call.args, args) and keywords is call.keywords and suffixes is call.suffixes:
@@ -385,7 +447,13 @@ class _Resolver:
         return expr  # names are tensors; anything else is reported by the semantic pass
 
     def forward(self, forward: ast.Forward, scope: _Scope) -> ast.Forward:
+        self.tensors = {forward.param: ast.Name(forward.param, forward.param_span)}
+        for stmt in forward.body:
+            if isinstance(stmt, ast.Assign):
+                self.tensors[stmt.target] = stmt.value
+                self.tensors.update((name, stmt.value) for name, _ in stmt.targets)
         body = tuple(self.forward_statement(stmt, scope) for stmt in forward.body)
+        self.tensors = {}
         return forward if _same(forward.body, body) else replace(forward, body=body)
 
     def forward_statement(self, stmt: ast.ForwardStmt, scope: _Scope) -> ast.ForwardStmt:
@@ -497,6 +565,25 @@ class _Resolver:
 
 
 _LITERALS = (ast.Number, ast.String, ast.Bool, ast.NoneLit)
+
+
+def value_call(expr: ast.Expr, is_constant: Callable[[str], bool]) -> bool:
+    """``max(8, c // 4)``: a call of a function constants compute (``FUNCTIONS``) whose
+    first argument is a value, not the reduction ``max(x, 1)`` of a tensor ``x``."""
+    if not (
+        isinstance(expr, ast.Call)
+        and expr.func in FUNCTIONS
+        and expr.args
+        and not (expr.keywords or expr.suffixes or expr.layer)
+    ):
+        return False
+    first = expr.args[0]
+    match first:
+        case ast.Number() | ast.UnaryOp() | ast.BinOp():
+            return True
+        case ast.Name(id=name):
+            return is_constant(name)
+    return value_call(first, is_constant)
 
 
 def _same(old: tuple[Any, ...], new: tuple[Any, ...] | list[Any]) -> bool:

@@ -7,6 +7,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ops.spec import BoundArgs
 from aurane.semantics.binding import bind_arguments
+from aurane.semantics.constants import value_call
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.tying import check_tie, split_tie
 from aurane.source import Span
@@ -37,7 +38,7 @@ class ForwardChecker:
         for stmt in forward.body:
             match stmt:
                 case ast.Assign(target=target, target_span=span, value=value):
-                    self.tensor(value)
+                    self.tensor(value, target if not stmt.targets else None)
                     self.defined[target] = span
                     if stmt.targets:
                         self.pieces(stmt)
@@ -65,7 +66,8 @@ class ForwardChecker:
                 )
             )
 
-    def tensor(self, expr: ast.Expr) -> None:
+    def tensor(self, expr: ast.Expr, target: str | None = None) -> None:
+        """Check a tensor expression; ``target``: the name an assignment binds it to."""
         match expr:
             case ast.Name(id=name, span=span) if name in self.constants:
                 if name not in self.defined:
@@ -92,6 +94,16 @@ class ForwardChecker:
                 self.tensor(source)
                 for step in steps:
                     self.call(step, graph=False)
+            case ast.BinOp() | ast.UnaryOp() | ast.Number() if target is not None:
+                self.out.append(
+                    diag(
+                        "S017",
+                        f"'{target}' is computed from constants: forward binds tensors",
+                        expr.span,
+                        hint="define the constant before 'def forward', in the model or "
+                        f"globally ({target} = ...), and use it as an argument",
+                    )
+                )
             case _:
                 self.out.append(
                     diag(
@@ -128,7 +140,7 @@ class ForwardChecker:
             hint = (
                 self.suffix_on_name_hint(name)
                 or did_you_mean(name, candidates)
-                or "see docs/language.md for the catalog"
+                or "see docs/catalog.md for the operations"
             )
             self.out.append(diag("S001", f"unknown operation '{name}'", call.func_span, hint=hint))
         for suffix in call.suffixes:
@@ -139,7 +151,8 @@ class ForwardChecker:
         names a deferred body reads)."""
         if isinstance(expr, ast.Name):
             return expr.id not in self.constants or expr.id in self.defined
-        return isinstance(expr, ast.Call | ast.Chain)
+        constant = self.constants.__contains__
+        return isinstance(expr, ast.Call | ast.Chain) and not value_call(expr, constant)
 
     def inputs(self, call: ast.Call, count: int | None, minimum: int, graph: bool) -> int:
         """Check the tensor inputs of a call; return how many leading positionals they take."""
