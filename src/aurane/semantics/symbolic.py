@@ -243,7 +243,9 @@ def _simplified(op: str, left: Any, right: Any, result: Any) -> Expr | None:
     """The operand the result equals exactly (``x * 1``, ``x + 0``, ``x // 1``), keeping
     the generated expressions free of the rules' neutral terms; None otherwise."""
     for keep, other, on_left in ((left, right, True), (right, left, False)):
-        if is_symbolic(other) or type(plain(keep)) is not type(result):
+        if (other != 0 and other != 1) or is_symbolic(other):  # cheap test first: hot path
+            continue
+        if type(plain(keep)) is not type(result):
             continue
         neutral = (
             (op == "*" and other == 1)
@@ -259,12 +261,11 @@ def _simplified(op: str, left: Any, right: Any, result: Any) -> Expr | None:
 def _offset(op: str, left: Any, right: Any) -> Expr | None:
     """``x - 1 + 1`` as ``x``, ``k - 2 - 1`` as ``k - 3``: integer offsets of a sum
     combined (exact for ints; the rules' ``d * (k - 1) + 1`` otherwise piles them up)."""
-    tree = tree_of(left)
+    if not (op in ("+", "-") and isinstance(left, SymInt) and type(right) is int):
+        return None
+    tree = left.tree
     if not (
-        op in ("+", "-")
-        and isinstance(left, SymInt)
-        and type(right) is int
-        and isinstance(tree, BinOp)
+        isinstance(tree, BinOp)
         and tree.op in ("+", "-")
         and isinstance(tree.right, Lit)
         and type(tree.right.value) is int
@@ -278,8 +279,18 @@ def _offset(op: str, left: Any, right: Any) -> Expr | None:
     return BinOp("+" if offset > 0 else "-", tree.left, Lit(abs(offset)))
 
 
+def _raw(value: Any) -> Any:
+    """A number's plain value (``plain`` for the operands of one operator: no containers)."""
+    kind = type(value)
+    if kind is SymInt:
+        return int(value)
+    if kind is SymFloat:
+        return float(value)
+    return value
+
+
 def _binary(op: str, left: Any, right: Any) -> Any:
-    result = _OPERATORS[op](plain(left), plain(right))
+    result = _OPERATORS[op](_raw(left), _raw(right))
     if isinstance(result, bool) or not _number(result):
         return result
     tree = (
