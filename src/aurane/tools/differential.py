@@ -139,6 +139,13 @@ DELIBERATE: tuple[Deliberate, ...] = (
         r".",
         "add of different shapes without broadcast=true: broadcasting is explicit",
     ),
+    Deliberate(
+        "S004",
+        ("multiply", "divide", "add", "subtract"),
+        r"a second tensor or a constant, not both",
+        "a second tensor and a constant in one call: the twin would silently drop the "
+        "constant; which operand the call means is ambiguous",
+    ),
 )
 
 
