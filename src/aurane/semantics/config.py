@@ -328,6 +328,9 @@ METRICS: tuple[str, ...] = (
     "binary_accuracy",
 )
 METRIC_ALIASES = {"f1_score": "f1"}
+# what a train_gan job logs every epoch; its `metrics` field names them (upstream 3.0's
+# examples list all four), and each is in the history whichever are named
+GAN_METRICS: tuple[str, ...] = ("generator_loss", "discriminator_loss", "real_score", "fake_score")
 TOPK_METRIC = r"top([1-9][0-9]*)_accuracy"  # compiled on first use (re's cache)
 
 TRANSFORMS: tuple[str, ...] = (
@@ -418,6 +421,7 @@ class FieldKind(Enum):
     OPTIMIZER = "optimizer"
     SCHEDULER = "scheduler"
     METRICS = "list of metrics"
+    GAN_METRICS = "list of GAN metrics"
     CALLBACKS = "list of callbacks"
     DATASET = "dataset name"
     TRANSFORM = "transform"
@@ -437,6 +441,7 @@ _CATALOG_KINDS = frozenset(
         FieldKind.OPTIMIZER,
         FieldKind.SCHEDULER,
         FieldKind.METRICS,
+        FieldKind.GAN_METRICS,
         FieldKind.CALLBACKS,
         FieldKind.DATASET,
         FieldKind.TRANSFORM,
@@ -580,6 +585,7 @@ GAN_FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("save_dir", FieldKind.STR),
     FieldSpec("sample_format", FieldKind.STR, choices=("tensor", "png", "both")),
     FieldSpec("sample_range", FieldKind.PAIR),
+    FieldSpec("metrics", FieldKind.GAN_METRICS),
 )
 
 
