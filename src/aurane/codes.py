@@ -213,9 +213,11 @@ _CODES: tuple[Code, ...] = (
         "Constants hold numbers, strings, booleans, None, tuples and lists of those, and\n"
         "the results of the pure constant functions len, range, enumerate, zip, min, max,\n"
         "abs, round, ceil, floor, sqrt, int, float and make_divisible (torchvision's\n"
-        "_make_divisible). No other call is evaluated at compile time.",
+        "_make_divisible), computed at compile time. Any other call (an operation, a\n"
+        "configuration entry) is no constant value.",
         "opt = adam(lr=0.1)",
-        "Write the call where it is used, or compute the value with the functions above.",
+        "Write a configuration call in the field that takes it (optimizer = adam(lr=0.1)),\n"
+        "an operation in forward; compute numbers with arithmetic and the functions above.",
     ),
     # semantic
     Code(
@@ -629,7 +631,8 @@ _CODES: tuple[Code, ...] = (
         "The operation needs its inputs to have compatible shapes; the labels show where each\n"
         "shape came from.",
         "out = add(dense(x, 4), dense(x, 2))",
-        "Make the shapes agree, e.g. with a dense layer.",
+        "Make the shapes agree: a dense layer for features, a 1x1 convolution for the\n"
+        "channels of a residual's shortcut, pooling or a strided convolution for sizes.",
     ),
     Code(
         "T002",

@@ -20,6 +20,7 @@ from typing import Any
 
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
+from aurane.ir.contracts import unknown_input_needs
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.records import field, record
 from aurane.semantics.sizes import evaluate, example_sizes
@@ -112,7 +113,8 @@ def load_generated(text: str, filename: str) -> Generated:
 def sample_input(
     graph: Graph, device: str, batch: int = BATCH_SIZE, sizes: Mapping[str, int] | None = None
 ) -> Any:
-    """A tensor of the model's declared input shape and dtype (float32 when unknown); a
+    """A tensor of the model's declared input shape and dtype (when unknown: what its first
+    layers need, else float32); a
     symbolic size (``seq = dim(...)``) takes its value from ``sizes`` (default: an example
     inside its declared range)."""
     import torch
@@ -120,7 +122,9 @@ def sample_input(
     declared = graph.input_value.shape or (BATCH,)
     declared = evaluate(declared, sizes if sizes is not None else example_sizes(declared))
     shape = (batch, *(d if isinstance(d, int) else 1 for d in declared[1:]))
-    dtype_name = graph.input_dtype or "float32"
+    needs = unknown_input_needs(graph) if graph.input_dtype is None else None
+    # an unknown input dtype: what the first layers need (token ids for an embedding)
+    dtype_name = graph.input_dtype or (needs[0] if needs is not None else "float32")
     dtype = getattr(torch, dtype_name)
     if dtype_name == "bool":
         return torch.zeros(shape, dtype=dtype, device=device)
@@ -182,11 +186,17 @@ class _Tracer:
     """
 
     def __init__(
-        self, gen: Generated, report: ModelReport, top: Graph, sizes: Mapping[str, int]
+        self,
+        gen: Generated,
+        report: ModelReport,
+        top: Graph,
+        sizes: Mapping[str, int],
+        batch: int = BATCH_SIZE,
     ) -> None:
         self.report = report
         self.top = top
         self.sizes = sizes  # the symbolic sizes of this run
+        self.batch = batch
         self.by_code: dict[Any, ClassMap | None] = {}
         self.stack: list[_Call] = []
         self.checked_params: set[tuple[int, str]] = set()
@@ -231,8 +241,15 @@ class _Tracer:
                 self._flush(call, frame)
                 if self.stack and self.stack[-1] is call:
                     self.stack.pop()
-            elif event == "exception" and self.failure is None and call.pending is not None:
-                self.failure = (call.node(call.pending.nodes[0]) or call.pending.nodes[0], arg[1])
+            elif event == "exception" and call.pending is not None:
+                if self.failure is None:
+                    planned = call.pending.nodes[0]
+                    self.failure = (call.node(planned) or planned, arg[1])
+                # the statement never completed: its targets still hold earlier values
+                # (or none), which are not the values it computes
+                for hook in call.hooks:
+                    hook.remove()
+                call.pending, call.children, call.outputs, call.hooks = None, [], {}, []
             return local
 
         return local
@@ -294,7 +311,7 @@ class _Tracer:
             return
         self.report.values_checked += count
         shape = evaluate(value.shape, self.sizes)
-        expected = tuple(BATCH_SIZE if d == BATCH else d for d in shape)
+        expected = tuple(self.batch if d == BATCH else d for d in shape)
         actual = tuple(observed.shape)
         what = f"'{node.id}'" if node is not None else "the input"
         if len(actual) != len(expected) or any(
@@ -390,9 +407,18 @@ def verify_model(
     name: str,
     sizes: Mapping[str, int] | None = None,
     checkpoint: str | None = None,
+    *,
+    device: str | None = None,
+    train: bool = False,
+    batch: int = BATCH_SIZE,
+    seed: int = 0,
 ) -> ModelReport:
-    """Build the model ``name`` without real weights, run it traced and compare.
+    """Build the model ``name``, run it traced and compare.
 
+    By default the model is built without real weights (``meta``, falling back to a CPU
+    run for ops without a meta kernel) and run in eval mode without gradients; ``device``
+    names the device to use instead, and ``train`` runs it in training mode with gradients
+    and then a backward pass from its output. ``batch`` is the batch size of the input.
     Symbolic sizes run at ``sizes`` (default: an example inside each declared range); every
     formula of the IR is evaluated there and compared with torch's shapes. With
     ``checkpoint`` (a file) the model runs on the CPU with the weights a training checkpoint
@@ -405,23 +431,36 @@ def verify_model(
     report.checkpoint = checkpoint
     started = time.perf_counter()
     cls = getattr(gen.module, report.class_name)
-    for device in ("cpu",) if checkpoint is not None else ("meta", "cpu"):
-        report.device = device
+    if device is not None:
+        devices: tuple[str, ...] = (device,)
+    else:
+        devices = ("cpu",) if checkpoint is not None else ("meta", "cpu")
+    for where in devices:
+        report.device = where
         report.diagnostics.clear()
         report.values_checked = report.parameters_checked = 0
         report.unmapped_classes.clear()
-        error = _run(gen, graph, cls, device, report, sizes)
-        if error is None or device == "cpu" or not _meta_unsupported(error):
+        run = _Run(where, train, batch, seed)
+        error = _run(gen, graph, cls, run, report, sizes)
+        if error is None or where == "cpu" or not _meta_unsupported(error):
             break
     report.seconds = time.perf_counter() - started
     return report
+
+
+@record(frozen=True)
+class _Run:
+    device: str
+    train: bool
+    batch: int
+    seed: int
 
 
 def _run(
     gen: Generated,
     graph: Graph,
     cls: Callable[[], Any],
-    device: str,
+    run: _Run,
     report: ModelReport,
     sizes: Mapping[str, int],
 ) -> BaseException | None:
@@ -429,12 +468,16 @@ def _run(
 
     from aurane.trained import load_trained
 
-    tracer = _Tracer(gen, report, graph, sizes)
+    device = run.device
+    tracer = _Tracer(gen, report, graph, sizes, run.batch)
     try:
+        torch.manual_seed(run.seed)
         with torch.device(device):
             net = cls()
-        net.eval()
-        x = sample_input(graph, device, sizes=sizes)
+        net.train(run.train)
+        x = sample_input(graph, device, run.batch, sizes=sizes)
+        if run.train and x.is_floating_point():
+            x.requires_grad_(True)
     except Exception as error:  # constructing the module failed: a compiler bug too
         report.diagnostics.append(
             diag("T113", f"compiler bug: building {report.class_name} failed: {error}",
@@ -443,11 +486,11 @@ def _run(
         return error
     if report.checkpoint is not None:  # a refusal is the input's problem: raised, not a T113
         report.weights_entry = load_trained(net, report.name, report.checkpoint)
-        net.eval()
+        net.train(run.train)
     previous = sys.gettrace()
     sys.settrace(tracer.global_trace)
     try:
-        with torch.no_grad():
+        with torch.set_grad_enabled(run.train):
             out = net(x)
     except Exception as error:
         sys.settrace(previous)
@@ -466,6 +509,15 @@ def _run(
     finally:
         sys.settrace(previous)
     tracer._check_value(graph.output_value, out, _producer(graph), count=False)  # returned
+    if run.train and isinstance(out, torch.Tensor) and out.requires_grad:
+        try:
+            out.float().sum().backward()  # type: ignore[no-untyped-call]
+        except Exception as error:
+            report.diagnostics.append(
+                diag("T113", f"compiler bug: the backward pass of {report.class_name} raised "
+                     f"{type(error).__name__}: {error}", graph.span, hint=BUG_HINT)
+            )  # fmt: skip
+            return error
     total = sum(p.numel() for p in net.parameters())
     if total != graph.parameters:
         report.diagnostics.append(

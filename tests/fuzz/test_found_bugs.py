@@ -114,3 +114,33 @@ def test_ceil_mode_pool_may_overhang_a_short_input() -> None:
     _runs(_model("(1, 1)", "x -> maxpool((4,), ceil_mode=true)"))
     _runs(_model("(2, 3, 3)", "x -> avgpool(4, stride=2, ceil_mode=true)"))
     assert _refused(_model("(1, 1)", "x -> maxpool((4,))"))[:2] == ("T005", 4)
+
+
+def test_seed_1008367_circular_pad_with_a_value_is_refused_like_torch() -> None:
+    """Campaign seed 1008367: `pad(h, (1, 1), mode="circular", value=0.5)` is S004, and
+    torch refuses it too; the pad twin dropped the value outside constant mode, so the
+    runner called the rejection a bug."""
+    import torch
+
+    from tests.ops.twins import TWINS
+
+    args = {"padding": (1, 1), "mode": "circular"}
+    x = torch.randn(2, 2, 1)
+    with pytest.raises(RuntimeError, match="circular"):
+        TWINS["pad"]({**args, "value": 0.5}, [(2, 1)])(x)
+    assert TWINS["pad"]({**args, "value": 0.0}, [(2, 1)])(x).shape == (2, 2, 3)
+    text = _model("(4, 8)", 'x -> pad((1, 1), mode="circular", value=0.5)')
+    assert _refused(text)[:2] == ("S004", 4)
+
+
+def test_seed_1016402_divide_by_a_tensor_and_a_constant_is_a_deliberate_rejection() -> None:
+    """Campaign seed 1016402: `divide(h, h, constant=0.5)` is S004 (a second tensor or a
+    constant, not both); the twin ran x / y dropping the constant, so the runner called it
+    a bug. It is listed as deliberate, with its reason."""
+    from aurane.tools.differential import DELIBERATE
+
+    text = _model("(1, 1, 3)", "h = divide(x, x, constant=0.5)\n        return h")
+    code, line, _ = _refused(text)
+    assert (code, line) == ("S004", 4)
+    message = "divide takes a second tensor or a constant, not both"
+    assert any(entry.matches("S004", "divide", message) for entry in DELIBERATE)

@@ -110,7 +110,8 @@ TENSOR_TWINS: dict[str, Twin] = {
             x,
             _flat(a["padding"]),
             mode=a["mode"],
-            value=a["value"] if a["mode"] == "constant" else None,
+            # torch refuses a non-zero value in the other modes: the twin passes it on
+            value=a["value"] if a["mode"] == "constant" or a["value"] else None,
         )
     ),
     "pixel_shuffle": lambda a, s: nn.PixelShuffle(a["upscale_factor"]),

@@ -89,7 +89,7 @@ def test_generated_quickstart_checks_no_batch() -> None:
         (IMAGES, "(1, 4, 4)", "", True),
         (IMAGES, "(1, 4, 4)", "    input_dtype = float64\n", False),  # float32 data
         ("    from aurane.data.SyntheticTokens\n    size = 4\n    sequence_length = 16\n",
-         "(16,)", "", False),  # int64 tokens into a float model
+         "(16,)", "", True),  # no input_dtype: the embedding takes the int64 tokens
         ("    from aurane.data.SyntheticTokens\n    size = 4\n    sequence_length = 16\n",
          "(16,)", "    input_dtype = int32\n", True),  # int32 and int64 both index embeddings
     ],
@@ -105,6 +105,19 @@ def test_sample_dtype_must_fit_the_model(data: str, shape: str, dtype_line: str,
     )
     found = [d for d in errors(source) if d.code == "T092"]
     assert (found == []) is ok, found
+
+
+def test_unknown_input_dtype_unifies_with_the_data_and_names_the_layer_that_needs_floats() -> None:
+    """Issue 22: an omitted input_dtype is unknown, not float32. Token data fits a model
+    whose first layer is an embedding; it does not fit one whose first layer is dense,
+    and the message names that layer instead of inventing a float32 input."""
+    tokens = "    from aurane.data.SyntheticTokens\n    size = 4\n    sequence_length = 16\n"
+    found = [d for d in errors(program(tokens, "x -> dense(4)", shape="(16,)")) if d.code == "T092"]
+    assert len(found) == 1, found
+    assert "has no input_dtype and its dense at" in found[0].message
+    assert "needs float32 input" in found[0].message
+    found = errors(program(tokens, "x -> flatten()", shape="(16,)"))  # no layer needs floats
+    assert not [d for d in found if d.code == "T092"], found
 
 
 def test_validation_data_is_checked_at_its_reference() -> None:

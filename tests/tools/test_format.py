@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from aurane.tools.format import equivalence_problem, format_source, format_text
+from aurane.diagnostics import has_errors
+from aurane.syntax.parser import parse_program
+from aurane.tools.format import equivalence_problem, format_source, format_text, program_structure
 from aurane.tools.lint import lint_source
-from tests.conftest import corpus_dir, corpus_files
+from tests.conftest import REPO, corpus_dir, corpus_files
 
 
 def fmt(source: str) -> str:
@@ -235,3 +238,66 @@ def test_regression_chain_comment_counts_toward_the_width() -> None:
     out = fmt(source)
     assert max(len(line) for line in out.splitlines()) <= 100
     assert "          -> layer_norm().leaky_relu(0.2)  # note 16  #x\n" in out
+
+
+# ------------------------------------------------- statements moved (issue 22, K-FMT)
+
+
+def test_issue22_multiline_layer_name_before_unpacked_pieces_is_formatted() -> None:
+    """The formatter refused this valid file ("parses to a different AST"): joining the
+    call onto one line moved the names of `q, k = ...`, and the check compared their
+    source positions."""
+    out = fmt(
+        """
+        model Net:
+            input_shape = (4, 8)
+            def forward(x):
+                h = dense(
+                    x, 16
+                ) as proj
+                q, k = chunk(h, 2, dim=-1)
+                return add(q, k)
+        """
+    )
+    assert "h = dense(x, 16) as proj\n        q, k = chunk(h, 2, dim=-1)" in out
+
+
+def _shipped_and_test_programs() -> list[Path]:
+    roots = [REPO / "examples", REPO / "bench", REPO / "tests"]
+    found = sorted(p for root in roots for p in root.rglob("*.aur"))
+    return [p for p in found if parse_program(p.read_text(encoding="utf-8"), p.name)[0]]
+
+
+def _moved_variants(text: str) -> list[str]:
+    """The program with each top-level statement moved to the end, and with each forward
+    statement moved down a line (a blank line before it): every later position shifts."""
+    program, _ = parse_program(text, "moved.aur")
+    assert program is not None
+    lines = text.splitlines(keepends=True)
+    variants = []
+    for stmt in program.statements:
+        first, last = stmt.span.line - 1, stmt.span.end_line
+        rest = lines[:first] + lines[last:]
+        tail = "" if not rest or rest[-1].endswith("\n") else "\n"
+        variants.append("".join(rest) + tail + "".join(lines[first:last]))
+        forward = getattr(stmt, "forward", None)
+        for inner in forward.body if forward is not None else ():
+            at = inner.span.line - 1
+            variants.append("".join(lines[:at] + ["\n"] + lines[at:]))
+    return variants
+
+
+@pytest.mark.parametrize(
+    "path", _shipped_and_test_programs(), ids=lambda p: str(p.relative_to(REPO))
+)
+def test_round_trip_holds_after_moving_each_statement(path: Path) -> None:
+    """Formatting keeps the program (the structure without positions) and is stable, for
+    every shipped and test program with each statement moved (issue 22)."""
+    for variant in _moved_variants(path.read_text(encoding="utf-8")):
+        before, diagnostics = parse_program(variant, path.name)
+        if before is None or has_errors(diagnostics):
+            continue  # a forward statement moved past the chain it continues, say
+        out = format_text(variant, path.name)
+        after, _ = parse_program(out, path.name)
+        assert after is not None and program_structure(after) == program_structure(before)
+        assert format_text(out, path.name) == out

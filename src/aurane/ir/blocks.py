@@ -8,9 +8,8 @@ the block in terms of its constructor parameters.
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import ModelInfo, model_info
@@ -23,18 +22,12 @@ from aurane.semantics.block_args import bind_block_call, inner_values
 from aurane.semantics.constants import evaluate_constant, per_call, resolve_block
 from aurane.semantics.forward import ForwardChecker
 from aurane.semantics.inits import read_rules
-from aurane.semantics.symbolic import is_symbolic, plain, symbol
+from aurane.semantics.symbolic import InputSize, Ref, evaluate, is_symbolic, plain, symbol
 from aurane.semantics.uncalled import name_references
 from aurane.semantics.values import OpValue, show
 from aurane.source import Span
 from aurane.syntax import ast
 from aurane.syntax.printer import expr_text
-
-if TYPE_CHECKING:
-    import ast as pyast
-
-# placeholders for the block input's sizes; the backend names them (in_channels, ...)
-INPUT_DIMS = ("\u27e8in0\u27e9", "\u27e8in1\u27e9")
 
 
 def call_text(name: str, values: dict[str, Any], defaults: dict[str, Any]) -> str:
@@ -79,7 +72,7 @@ def values_key(values: dict[str, Any] | None) -> tuple[Any, ...]:
     if values is None:
         return ()
     return tuple(
-        (name, repr(plain(v)), type(plain(v)).__name__, getattr(v, "expr", None))
+        (name, repr(plain(v)), type(plain(v)).__name__, getattr(v, "tree", None))
         for name, v in values.items()
     )
 
@@ -97,63 +90,36 @@ def repeated_call(call: ast.Call, rest: tuple[ast.Expr, ...]) -> ast.Call | None
 def symbolic_input(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The block input's channels (axis 0) and, for (length, features), features as symbols."""
     dims = list(plain(shape))
-    if dims:
-        dims[0] = symbol(dims[0], INPUT_DIMS[0])
-    if len(dims) == 2:
-        dims[1] = symbol(dims[1], INPUT_DIMS[1])
+    for axis in range(len(dims)):
+        if axis == 0 or (axis == 1 and len(dims) == 2):
+            dims[axis] = symbol(dims[axis], InputSize(axis))
     return tuple(dims)
 
 
-# Python's operators by their ``ast`` class name: ``ast`` is imported only when a block's
-# symbolic size is re-expressed (``aurane check`` of a plain program never needs it)
-_BINARY: dict[str, Callable[[Any, Any], Any]] = {
-    "Add": operator.add,
-    "Sub": operator.sub,
-    "Mult": operator.mul,
-    "Div": operator.truediv,
-    "FloorDiv": operator.floordiv,
-    "Mod": operator.mod,
-    "Pow": operator.pow,
-}
-
-
-def _evaluate(node: pyast.expr, env: Mapping[str, Any]) -> Any:
-    import ast as pyast
-
-    match node:
-        case pyast.Constant(value=value) if isinstance(value, int | float):
-            return value
-        case pyast.Name(id=name):
-            return env[name]
-        case pyast.UnaryOp(op=pyast.USub(), operand=operand):
-            return -_evaluate(operand, env)
-        case pyast.UnaryOp(op=pyast.UAdd(), operand=operand):
-            return _evaluate(operand, env)
-        case pyast.BinOp(left=left, op=op, right=right) if type(op).__name__ in _BINARY:
-            return _BINARY[type(op).__name__](_evaluate(left, env), _evaluate(right, env))
-    raise KeyError(pyast.dump(node))
-
-
-def rebase(value: Any, env: Mapping[str, Any]) -> Any:
+def rebase(value: Any, env: Mapping[str, Any], inputs: tuple[Any, ...] = ()) -> Any:
     """A block's symbolic number re-expressed in the caller's terms.
 
-    ``value.expr`` names the block's parameters and input sizes (``INPUT_DIMS``); ``env``
-    maps each to the caller's value (a plain number, or a symbolic number of the caller's
-    own parameters), so ``channels`` of ``SqueezeExcitation(h, hidden, 4)`` becomes
-    ``hidden`` in the calling block. Anything that cannot be re-expressed becomes plain.
+    The tree of ``value`` names the block's parameters and input sizes; ``env`` maps each
+    parameter to the caller's value and ``inputs`` gives the call's per-sample input sizes
+    (plain numbers, or symbolic numbers of the caller's own parameters), so ``channels`` of
+    ``SqueezeExcitation(h, hidden, 4)`` becomes ``hidden`` in the calling block. Anything
+    that cannot be re-expressed becomes plain.
     """
     if isinstance(value, tuple):
-        return tuple(rebase(v, env) for v in value)
+        return tuple(rebase(v, env, inputs) for v in value)
     if not is_symbolic(value):
         return value
-    text = value.expr
-    for index, mark in enumerate(INPUT_DIMS):
-        text = text.replace(mark, f"__in{index}")
-    import ast as pyast
+
+    def value_of(leaf: Ref | InputSize) -> Any:
+        if isinstance(leaf, Ref):
+            return env[leaf.name]
+        if leaf.axis >= len(inputs):
+            raise KeyError(leaf)
+        return inputs[leaf.axis]
 
     try:
-        found = _evaluate(pyast.parse(text, mode="eval").body, env)
-    except (KeyError, SyntaxError, ArithmeticError, TypeError):
+        found = evaluate(value.tree, value_of)
+    except (KeyError, ArithmeticError, TypeError, ValueError):
         return plain(value)
     return found if found == plain(value) else plain(value)
 
@@ -167,11 +133,7 @@ def output_shape(sub: Graph, in_shape: tuple[Any, ...]) -> tuple[Any, ...] | Non
     out = sub.output_value.shape
     if out is None or sub.block_params is None:
         return None if out is None else tuple(plain(out))
-    env: dict[str, Any] = dict(sub.block_args)
-    for index in range(len(INPUT_DIMS)):
-        if index + 1 < len(in_shape):
-            env[f"__in{index}"] = in_shape[index + 1]
-    return tuple(rebase(tuple(out), env))
+    return tuple(rebase(tuple(out), sub.block_args, tuple(in_shape[1:])))
 
 
 def _calls(node: object, out: dict[Span, ast.Call]) -> None:
@@ -382,7 +344,6 @@ def _shape_refused(
 
 
 __all__ = [
-    "INPUT_DIMS",
     "bind",
     "call_text",
     "is_symbolic",

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
-from aurane.ir.graph import Graph
+from aurane.ir.graph import Graph, Node
 from aurane.ops.rules import fmt_shape
 from aurane.records import record
 from aurane.runtime.tasks import METRICS_BY_TASK
@@ -191,20 +192,29 @@ class _JobChecker:
                 )
             )
             return False
-        wants = graph.input_dtype or "float32"
         has = sample.dtype
-        if has is None or has in (PIL, wants):
+        needs = unknown_input_needs(graph) if graph.input_dtype is None else None
+        if graph.input_dtype is None and needs is None:
+            return True  # an unknown input dtype no layer constrains: the data's decides
+        wants = graph.input_dtype or (needs[0] if needs else None)
+        if has is None or wants is None or has in (PIL, wants):
             return True
         if has not in _FLOATS and wants in config.INPUT_INT_DTYPES and has.startswith("int"):
             return True  # int32 and int64 token ids both index embeddings
         made = sample.dtype_origin or sample.origin
+        found: list[Label] = [Label(made.span, f"{has} from {made.what}")] if made.span else []
+        wanted = f"takes {wants}"
+        if needs is not None:  # no input_dtype: what its first layers need of the data
+            node = needs[1]
+            wanted = f"has no input_dtype and its {node.op} at {node.span} needs {wants} input"
+            found.append(Label(node.span, f"{node.op} needs {wants} input"))
         self.out.append(
             diag(
                 "T092",
                 f"dataset '{data.dataset}' yields {has} samples (from {made}), but model "
-                f"'{model}' takes {wants}" + ("" if graph.input_dtype else " (no input_dtype)"),
+                f"'{model}' {wanted}",
                 where,
-                labels=(Label(made.span, f"{has} from {made.what}"),) if made.span else (),
+                labels=tuple(found),
                 hint="set the model's input_dtype to the data's dtype, or convert the data",
             )
         )
@@ -342,6 +352,28 @@ def check_data(
     """Every data-contract diagnostic of the program's datasets and jobs; ``prior``: the
     errors found before (jobs with one of them are skipped)."""
     return _JobChecker(program, graphs, prior).run()
+
+
+def unknown_input_needs(graph: Graph) -> tuple[str, Node] | None:
+    """What the first layers of a model without ``input_dtype`` need of its input's dtype,
+    and the first node that needs it: ``int64`` (token ids, any integer) for an embedding,
+    the parameter dtype for a layer that takes floats; None when nothing constrains it
+    (the values a layer reads keep the unknown dtype up to that layer)."""
+    unknown = {v.name for v in graph.values if v.dtype is None}
+    for node in graph.nodes:
+        if not any(name in unknown for name in node.inputs):
+            continue
+        if node.subgraph is not None:
+            inner = unknown_input_needs(node.subgraph)
+            if inner is not None:
+                return inner
+            continue
+        spec = ops.lookup(node.op)
+        if spec is not None and spec.input_dtypes == "int":
+            return "int64", node
+        if spec is not None and spec.input_dtypes == "float":
+            return graph.param_dtype, node
+    return None
 
 
 def runtime_check(dataset: ast.Dataset | None) -> bool:

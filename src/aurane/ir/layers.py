@@ -174,11 +174,15 @@ def check_names(lowerer: Lowering, b: GraphBuilder) -> None:
     _check_parameter_containers(lowerer, b, seen)
 
 
+# operations whose layer is an nn.Parameter, not a module (a learned positional table too)
+PARAMETER_LAYERS = frozenset({"parameter", "positional_encoding"})
+
+
 def _check_parameter_containers(lowerer: Lowering, b: GraphBuilder, seen: dict[str, Span]) -> None:
     """A container holding a parameter is a plain nn.Module: its children need word names."""
     holders: dict[str, str] = {}  # container -> a parameter it holds directly
     for node in b.nodes:
-        if node.op == "parameter" and node.layer is not None and "." in node.layer:
+        if node.op in PARAMETER_LAYERS and node.layer is not None and "." in node.layer:
             holders.setdefault(node.layer.rsplit(".", 1)[0], node.layer)
     for path, span in seen.items():
         parts = path.split(".")

@@ -498,19 +498,42 @@ class _Lowerer(Lowering):
         if sub is None:
             return None
         out = sub.output_value
-        if out.sample_shape != in_type.shape or out.dtype != in_type.dtype:
+        problem = None
+        if out.sample_shape != in_type.shape:
+            problem = (
+                f"shape to itself: {shape_text(in_type.shape)} became "
+                f"{shape_text(out.sample_shape or ())}"
+            )
+        elif out.dtype != in_type.dtype and in_type.dtype is not None:
+            problem = f"dtype to itself: {in_type.dtype} became {out.dtype}"
+        elif out.dtype != in_type.dtype and times > 1:
+            # an input of unknown dtype: the first copy decides it (a learned parameter
+            # makes it the parameters' dtype), and every later copy must keep that one
+            again = self.lower_block(
+                block, TensorType(in_type.shape, out.dtype), call.span, inner,
+                inner.args if inner is not None else (),
+            )  # fmt: skip
+            if again is None:
+                return None
+            if again.output_value.sample_shape != in_type.shape or (
+                again.output_value.dtype != out.dtype
+            ):
+                problem = (
+                    f"dtype to itself: its first copy makes {out.dtype}, the next "
+                    f"{again.output_value.dtype}"
+                )
+        if problem is not None:
             self.diagnostics.append(
                 diag(
                     "T001",
-                    f"repeat needs '{block}' to map its input shape to itself: "
-                    f"{shape_text(in_type.shape)} became {shape_text(out.sample_shape or ())}",
+                    f"repeat needs '{block}' to map its input {problem}",
                     call.span,
                     labels=(
                         Label(
                             b.value(input_name).span, "input " + self.origin(b, input_name, None)
                         ),
                     ),
-                    hint="use the block once, or make its output shape equal its input",
+                    hint="use the block once, or make its output shape and dtype equal its input's",
                 )
             )
             return None

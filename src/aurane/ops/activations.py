@@ -188,7 +188,7 @@ GLU = make_spec(
     infer=_glu_infer,
     doc="gated linear unit a * sigmoid(b) of the two halves of dim (F.glu); halves the axis",
     samples=(({}, ((6,),)), ({"dim": 1}, ((4, 3),)), ({"dim": -2}, ((2, 6, 3),))),
-    kinds={PARAMETER_FREE},
+    kinds={ACTIVATION, PARAMETER_FREE},  # an activation (a suffix too) that halves an axis
     other_flops=lambda ctx, out: 5 * out.numel,
 )
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from aurane.ops.rules import (
     ELEMENTWISE,
+    FLOAT_DTYPES,
     MERGE,
     PARAMETER_FREE,
     fmt_shape,
@@ -78,6 +79,31 @@ def _finite(value: Any) -> str | None:
     return None
 
 
+# torch's result dtype without a float in it: true division and a float constant give the
+# default floating dtype, which generated programs leave at float32
+DEFAULT_FLOAT = "float32"
+
+
+def result_dtype(name: str, dtype: str | None, constant: Any) -> str | None:
+    """The dtype torch gives ``name`` of ``dtype`` tensors (and a Python number): integer and
+    boolean arithmetic stay integer (``int64 * 2`` is int64, ``bool * 2`` int64), true
+    division and a float constant give float32 (``int64 / 2``), floats keep their dtype;
+    T003 for a subtraction of booleans, which torch refuses."""
+    if dtype is None or dtype in FLOAT_DTYPES:
+        return dtype
+    if name == "subtract" and dtype == "bool":
+        raise OpError(
+            "T003",
+            "subtract of a bool tensor: torch has no subtraction of booleans",
+            hint="use logical operations on masks, or convert to a number first",
+        )
+    if name == "divide" or isinstance(constant, float):
+        return DEFAULT_FLOAT
+    if dtype == "bool" and constant is not None:
+        return "int64"  # a Python int promotes a bool tensor to int64
+    return dtype
+
+
 def _elementwise_spec(name: str, symbol: str, verb: str) -> OpSpec:
     def infer(ctx: InferContext) -> TensorType:
         constant = ctx.args["constant"]
@@ -90,14 +116,14 @@ def _elementwise_spec(name: str, symbol: str, verb: str) -> OpSpec:
                     hint=f"write {name}(a, b) or {name}(a, 0.5)",
                 )
             shape = broadcast_shapes(name, ctx.inputs)
-            return TensorType(shape, same_dtype(name, ctx.inputs))
+            return TensorType(shape, result_dtype(name, same_dtype(name, ctx.inputs), None))
         if constant is None:
             raise OpError(
                 "S005",
                 f"{name} needs a second tensor or a constant",
                 hint=f"write {name}(a, b) with two tensors, or {name}(x, 0.5)",
             )
-        return ctx.input
+        return TensorType(ctx.input.shape, result_dtype(name, ctx.input.dtype, constant))
 
     return make_spec(
         name=name,
@@ -118,6 +144,7 @@ def _elementwise_spec(name: str, symbol: str, verb: str) -> OpSpec:
             ({}, ((1, 5), (3, 1))),
             ({"constant": 0.5}, ((2, 3),)),
         ),
+        input_dtypes="any",
         kinds={PARAMETER_FREE, ELEMENTWISE, MERGE},
         min_inputs=1,
         max_inputs=2,

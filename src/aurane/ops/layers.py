@@ -430,15 +430,10 @@ DROPOUT = make_spec(
 )
 
 
-def _drop_path_infer(ctx: InferContext) -> TensorType:
-    require_min_rank("drop_path", ctx.input, 1, "non-scalar")
-    return ctx.input
-
-
 DROP_PATH = make_spec(
     name="drop_path",
     params=(Param("p", ArgKind.FLOAT, check=probability, doc="probability of dropping a sample"),),
-    infer=_drop_path_infer,
+    infer=same_type,  # a per-sample scalar too: each sample is one value, kept or dropped
     doc="stochastic depth: in training zero whole samples with probability p and scale the "
     "rest by 1 / (1 - p), identity in evaluation (torchvision StochasticDepth, row mode)",
     samples=(({"p": 0.0}, ((5,),)), ({"p": 0.5}, ((2, 3, 4),)), ({"p": 0.2}, ((3, 4, 4),))),

@@ -51,13 +51,24 @@ def _pad_infer(ctx: InferContext) -> TensorType:
                 blame="value",
                 hint="drop value or use mode=constant",
             )
-        if not 2 <= t.rank <= 4 or axes != t.rank - 1:
+        # F.pad pads 1 to 3 trailing axes in these modes, of a (batch, channels, *axes)
+        # input or, taking the batch axis as channels, of every sample axis: both keep
+        # the samples apart (nothing is read across the channel axis)
+        if not (1 <= axes <= 3 and axes in (t.rank - 1, t.rank)):
             raise OpError(
                 "T002",
-                f'pad mode="{mode}" pads every spatial axis of a (channels, *spatial) input '
-                f"with 1 to 3 spatial axes; got {axes} pairs for {fmt_shape(t.shape)}",
+                f'pad mode="{mode}" pads 1 to 3 axes: every axis after the channels of a '
+                "(channels, *spatial) sample, or every axis of the sample; got "
+                f"{axes} pairs for {fmt_shape(t.shape)}",
                 blame="padding",
-                hint=f"give {max(t.rank - 1, 1)} (left, right) pairs",
+                hint=f"give {max(min(t.rank - 1, 3), 1)} (left, right) pairs",
+            )
+        if mode in ("reflect", "replicate") and t.dtype == "bool":
+            raise OpError(
+                "T003",
+                f'pad mode="{mode}" needs a numeric input, got bool (torch has no {mode} '
+                "padding of booleans)",
+                hint='use mode="constant" or "circular", or convert the mask to a number first',
             )
     shape = list(t.shape)
     for pair in range(axes):
@@ -78,13 +89,6 @@ def _pad_infer(ctx: InferContext) -> TensorType:
                 f"dim={axis + 1} has size {shape[axis]}",
                 blame="padding",
                 hint="pad by at most the axis size, or use mode=replicate",
-            )
-        if mode != "constant" and min(left, right) < 0:
-            raise OpError(
-                "S004",
-                f'pad mode="{mode}" takes no negative padding',
-                blame="padding",
-                hint="negative padding (cropping) works with mode=constant only",
             )
         shape[axis] += left + right
         if shape[axis] < 1:

@@ -247,11 +247,33 @@ def _add_infer(ctx: InferContext) -> TensorType:
             "T001",
             "add needs inputs of equal shapes, got "
             + ", ".join(fmt_shape(t.shape) for t in ctx.inputs),
-            hint="make the shapes agree, e.g. with a dense layer; add never broadcasts "
-            "unless asked: add(a, b, broadcast=true) stretches size-1 axes",
+            hint=f"{agree_hint(ctx.inputs)}; add never broadcasts unless asked: "
+            "add(a, b, broadcast=true) stretches size-1 axes",
             input_notes=_shape_notes(ctx.inputs),
         )
     return TensorType(first.shape, same_dtype("add", ctx.inputs))
+
+
+def agree_hint(inputs: tuple[TensorType, ...]) -> str:
+    """How to make the shapes of a sum agree, by the layout they differ in: a dense layer
+    for features, a 1x1 convolution for the channels of an image or sequence (a residual's
+    shortcut), pooling or a strided convolution for spatial sizes."""
+    first = inputs[0]
+    if any(t.rank != first.rank for t in inputs[1:]) or first.rank == 0:
+        return "make the shapes agree, e.g. with a reshape or unsqueeze"
+    differ = {
+        axis for t in inputs[1:] for axis in range(first.rank) if t.shape[axis] != first.shape[axis]
+    }
+    if first.rank == 1 or (first.rank == 2 and differ == {1}):
+        return "make the shapes agree, e.g. with a dense layer on one of them"
+    if differ == {0} and first.rank <= 4:
+        size = max(t.shape[0] for t in inputs)
+        conv = f"conv{first.rank - 1}d({size}, kernel=1)"
+        return f"make the channels agree, e.g. with a 1x1 convolution on the shortcut: {conv}"
+    return (
+        "make the sizes agree, e.g. with pooling or a strided 1x1 convolution on the "
+        "shortcut, or padding"
+    )
 
 
 ADD = make_spec(

@@ -244,6 +244,11 @@ def _check_model(
     if per_call(model):
         checker.deferred = True  # the body is checked again for each call, with its values
         checker.constant_names = _constant_names(model, constants)
+        checker.constants = frozenset(
+            [p.name for p in model.params]
+            + [f.name for f in model.fields if f.name not in config.MODEL_TABLE]
+            + list(constants)
+        )
     checker.run(model.forward)
     result.calls[model.name] = checker.calls
 

@@ -340,6 +340,9 @@ METRIC_DOCS: dict[str, str] = {
     "auc": "area under the ROC curve (several classes: one-vs-rest macro on softmax)",
     "binary_accuracy": "binary tasks: logits thresholded at 0, probabilities at 0.5",
 }
+# what a train_gan job logs every epoch; its `metrics` field names them (upstream 3.0's
+# examples list all four), and each is in the history whichever are named
+GAN_METRICS: tuple[str, ...] = ("generator_loss", "discriminator_loss", "real_score", "fake_score")
 TOPK_METRIC = r"top([1-9][0-9]*)_accuracy"  # compiled on first use (re's cache)
 
 TRANSFORMS: tuple[str, ...] = (
@@ -430,6 +433,7 @@ class FieldKind(Enum):
     OPTIMIZER = "optimizer"
     SCHEDULER = "scheduler"
     METRICS = "list of metrics"
+    GAN_METRICS = "list of GAN metrics"
     CALLBACKS = "list of callbacks"
     DATASET = "dataset name"
     TRANSFORM = "transform"
@@ -449,6 +453,7 @@ _CATALOG_KINDS = frozenset(
         FieldKind.OPTIMIZER,
         FieldKind.SCHEDULER,
         FieldKind.METRICS,
+        FieldKind.GAN_METRICS,
         FieldKind.CALLBACKS,
         FieldKind.DATASET,
         FieldKind.TRANSFORM,
@@ -687,6 +692,12 @@ GAN_FIELDS: tuple[FieldSpec, ...] = (
         "sample_range",
         FieldKind.PAIR,
         doc="the generator's output range, mapped to pixels in PNG samples",
+    ),
+    FieldSpec(
+        "metrics",
+        FieldKind.GAN_METRICS,
+        doc="what the history names (generator_loss, discriminator_loss, real_score, "
+        "fake_score); all four are logged every epoch",
     ),
 )
 

@@ -8,6 +8,7 @@ sources), catalog names (losses, metrics, dtypes, ...) or model names keep their
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from operator import is_
 from typing import Any, TypeVar
 
@@ -28,7 +29,7 @@ from aurane.semantics.functions import (
 )
 from aurane.semantics.inits import INIT
 from aurane.semantics.suggest import did_you_mean
-from aurane.semantics.symbolic import plain
+from aurane.semantics.symbolic import FUNCTIONS, is_symbolic, plain
 from aurane.semantics.tying import TIE
 from aurane.semantics.unroll import (
     ControlFlow,
@@ -89,6 +90,11 @@ class _Resolver(ControlFlow):
         # later passes skip them instead of reporting the same mistake again
         self.failed_spans: set[Span] = set()
         self.model_names = frozenset(m.name for m in program.models)
+        # the tensors the forward being resolved binds (name -> its value), and the
+        # operation whose arguments are being resolved: an undefined name there may be a
+        # tensor meant as an input, whose help is not "define it as a constant"
+        self.tensors: dict[str, ast.Expr] = {}
+        self.argument_of: ops.OpSpec | None = None
 
     # -------------------------------------------------------------- scopes
 
@@ -154,18 +160,15 @@ class _Resolver(ControlFlow):
             return OpValue(name, True)
         if ops.lookup(name) is not None:
             return OpValue(name, False)
+        if isinstance(self.tensors.get(name), ast.BinOp | ast.UnaryOp | ast.Number):
+            raise _Failed  # a constant computed inside forward: the semantic pass says S017
         state = self.unrolling
         if state is not None and name.split(".")[0] in state.tensors:
-            self.tensor_read(name, span, state)
-        hint = did_you_mean(name, scope.visible_names())
-        self.diagnostics.append(
-            diag(
-                "R001",
-                f"undefined name '{name}'",
-                span,
-                hint=hint or "define it as a constant, globally or inside the model",
-            )
-        )
+            spec = self.argument_of
+            takes_tensor = spec is not None and (spec.max_inputs or 2) > 1
+            if not (state.context is None and takes_tensor and name in self.tensors):
+                self.tensor_read(name, span, state)
+        self.undefined(name, span, scope)
         raise _Failed
 
     def tensor_read(self, name: str, span: Span, state: Unrolling) -> Any:
@@ -214,6 +217,31 @@ class _Resolver(ControlFlow):
         child.values.update({name: value for name, (value, _) in values.items()})
         return child
 
+    def undefined(self, name: str, span: Span, scope: _Scope) -> None:
+        """R001 for ``name``, with help for what it is meant to be; nothing for a constant
+        computed inside forward (the semantic pass reports that assignment, S017)."""
+        value = self.tensors.get(name)
+        if isinstance(value, ast.BinOp | ast.UnaryOp | ast.Number):
+            return
+        spec = self.argument_of
+        takes_tensor = spec is not None and (spec.max_inputs or 2) > 1
+        if value is not None:
+            message = f"'{name}' is a tensor, not a constant"
+            hint = (
+                f"pass a tensor as an input, in graph form: y = {spec.name}(x, {name})"
+                if spec is not None and takes_tensor
+                else "an argument here is a constant value"
+            )
+        else:
+            message = f"undefined name '{name}'"
+            hint = did_you_mean(name, scope.visible_names()) or (
+                f"define it: a tensor assigned earlier in forward, passed in graph form "
+                f"(y = {spec.name}(x, {name})), or a constant"
+                if spec is not None and takes_tensor
+                else "define it as a constant, globally or inside the model"
+            )
+        self.diagnostics.append(diag("R001", message, span, hint=hint))
+
     def evaluate(self, expr: ast.Expr, scope: _Scope) -> Any:
         match expr:
             case ast.Compare() | ast.BoolOp() | ast.Not() | ast.IfExp():
@@ -243,26 +271,7 @@ class _Resolver(ControlFlow):
                 lhs = self.evaluate(left, scope)
                 rhs = self.evaluate(right, scope)
                 return self.arithmetic(op, lhs, rhs, span)
-        if isinstance(expr, ast.Call):
-            self.diagnostics.append(
-                diag(
-                    "R005",
-                    f"'{expr.func}' is not a constant function: a constant is a literal or "
-                    "a call of " + ", ".join(FUNCTION_NAMES),
-                    expr.func_span,
-                    hint="write the call where it is used, or compute the value with those "
-                    "functions",
-                )
-            )
-            raise _Failed
-        self.diagnostics.append(
-            diag(
-                "R005",
-                "a constant value must be a literal, not an operation or call",
-                expr.span,
-                hint="write the call where it is used",
-            )
-        )
+        self.diagnostics.append(self.not_literal(expr))
         raise _Failed
 
     def condition(self, expr: ast.Expr, scope: _Scope) -> Any:
@@ -426,6 +435,9 @@ class _Resolver(ControlFlow):
         return size
 
     def function(self, call: ast.Call, scope: _Scope) -> Any:
+        """A constant function (``FUNCTION_NAMES``); ``max(8, c // 4)``, ``min(...)`` and
+        ``abs(...)`` of a block's symbolic parameters stay expressions (``FUNCTIONS``), so
+        the class writes ``max(8, c // 4)``."""
         args = self.evaluate_all(call.args, scope)
         keywords: dict[str, Any] = {}
         for keyword in call.keywords:
@@ -434,9 +446,40 @@ class _Resolver(ControlFlow):
             result = call_function(call.func, args, keywords)
         except FunctionError as error:
             self._arith_error(str(error), call.span)
+        if call.func in FUNCTIONS and not keywords:
+            items = list(args[0]) if len(args) == 1 and call.func != "abs" else args
+            if any(is_symbolic(item) for item in items):
+                result = FUNCTIONS[call.func](*items)
         if isinstance(result, float) and not math.isfinite(result):
             self._arith_error("result is not a finite number", call.span)
         return result
+
+    def not_literal(self, expr: ast.Expr) -> Diagnostic:
+        """R005 with the fix for what the expression is."""
+        if not isinstance(expr, ast.Call):
+            return diag(
+                "R005",
+                "a constant value must be a literal, not an operation or call",
+                expr.span,
+                hint="write the call where it is used",
+            )
+        known = ", ".join(FUNCTION_NAMES)
+        if ops.lookup(expr.func) is not None or expr.func in self.model_names:
+            return diag(
+                "R005",
+                f"'{expr.func}' is an operation: it makes a tensor, not a constant value",
+                expr.span,
+                hint="apply it to a tensor in forward (y = " + expr.func + "(x, ...)); a "
+                "value here is a number, string, tuple or arithmetic of them",
+            )
+        return diag(
+            "R005",
+            f"'{expr.func}' is not a constant function: a constant value cannot call "
+            f"'{expr.func}'; only {known} are computed at compile time",
+            expr.func_span,
+            hint=f"compute it with numbers, + - * / // % ** and {known}; a configuration "
+            "call (adam(...), ToTensor()) goes in the field that takes it",
+        )
 
     def evaluate_all(self, items: tuple[ast.Expr, ...], scope: _Scope) -> list[Any]:
         values: list[Any] = []
@@ -748,7 +791,10 @@ class _Resolver(ControlFlow):
             n_inputs = spec.graph_inputs(
                 call.args,
                 lambda arg: (
-                    isinstance(arg, ast.Call | ast.Chain)
+                    (
+                        isinstance(arg, ast.Call | ast.Chain)
+                        and not value_call(arg, lambda name: scope.find(name) is not None)
+                    )
                     or (isinstance(arg, ast.Name) and scope.find(arg.id) is None)
                 ),
             )
@@ -763,7 +809,11 @@ class _Resolver(ControlFlow):
             ):
                 args.append(self.model_arg(arg, scope))
             else:
-                args.append(self.value_expr(arg, scope))
+                outer, self.argument_of = self.argument_of, spec
+                try:
+                    args.append(self.value_expr(arg, scope))
+                finally:
+                    self.argument_of = outer
         initialised = spec is not None and spec.name != "parameter"  # its own init= argument
         if spec is not None and spec.name == "parameter":
             call = self.parameter_init(call)
@@ -855,6 +905,7 @@ class _Resolver(ControlFlow):
     ) -> ast.Forward:
         """The body with its ``if``/``for`` unrolled and every value resolved."""
         self.unrolling = Unrolling(forward.param, input_shape, tensor_names(forward))
+        self.tensors = _bound_tensors(forward)
         try:
             body = tuple(self.unroll(forward.body, scope, ()))
         except _Symbolic as symbolic:
@@ -874,6 +925,7 @@ class _Resolver(ControlFlow):
             return forward
         finally:
             self.unrolling = None
+            self.tensors = {}
         return forward if _same(forward.body, body) else replace(forward, body=body)
 
     def simple_statement(self, stmt: ast.SimpleStmt, scope: _Scope) -> ast.SimpleStmt | None:
@@ -1014,6 +1066,16 @@ def per_call(model: ast.Model) -> bool:
     return not declared and reads_input_shape(model)
 
 
+def _bound_tensors(forward: ast.Forward) -> dict[str, ast.Expr]:
+    """The forward input and each name a statement of the body binds, with its value."""
+    bound: dict[str, ast.Expr] = {forward.param: ast.Name(forward.param, forward.param_span)}
+    for stmt in ast.simple_statements(forward.body):
+        if isinstance(stmt, ast.Assign):
+            bound[stmt.target] = stmt.value
+            bound.update((name, stmt.value) for name, _ in stmt.targets)
+    return bound
+
+
 def _declared_shape(fields: tuple[ast.Field, ...]) -> tuple[Any, ...] | None:
     """A resolved input_shape as values (a symbolic axis as its text), for x.shape[k]."""
     found = next((f.value for f in fields if f.name == "input_shape"), None)
@@ -1025,6 +1087,28 @@ def _declared_shape(fields: tuple[ast.Field, ...]) -> tuple[Any, ...] | None:
         whole = isinstance(value, int) and not isinstance(value, bool)
         out.append(value if whole else expr_text(item))
     return tuple(out)
+
+
+def value_call(expr: ast.Expr, is_constant: Callable[[str], bool]) -> bool:
+    """``max(8, c // 4)``, ``make_divisible(c * 2, 8)``: a call of a constant function
+    (``FUNCTION_NAMES``) that computes a value. A function that is also an operation
+    (``max``) is a value only when its first argument is one, not the reduction
+    ``max(x, 1)`` of a tensor ``x``."""
+    if not (isinstance(expr, ast.Call) and is_function(expr.func)):
+        return False
+    if expr.suffixes or expr.layer:
+        return False
+    if ops.lookup(expr.func) is None:
+        return True
+    if not expr.args or expr.keywords:
+        return False
+    first = expr.args[0]
+    match first:
+        case ast.Number() | ast.UnaryOp() | ast.BinOp():
+            return True
+        case ast.Name(id=name):
+            return is_constant(name)
+    return value_call(first, is_constant)
 
 
 def _same(old: tuple[Any, ...], new: tuple[Any, ...] | list[Any]) -> bool:

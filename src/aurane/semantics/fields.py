@@ -167,6 +167,15 @@ class FieldChecker:
                         "S013", "metrics are names such as accuracy or top5_accuracy", item.span
                     )
 
+    def gan_metrics(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        for item in self.list_items(spec, expr):
+            match item:
+                case ast.Name(id=name, span=span) | ast.String(value=name, span=span):
+                    if name not in config.GAN_METRICS:
+                        self.unknown(name, span, config.GAN_METRICS, "GAN metric")
+                case _:
+                    self.error("S013", "GAN metrics are names such as generator_loss", item.span)
+
     def list_items(self, spec: FieldSpec, expr: ast.Expr) -> tuple[ast.Expr, ...]:
         if isinstance(expr, ast.ListExpr | ast.TupleExpr):
             return expr.items
@@ -252,6 +261,7 @@ _KIND_CHECKERS: dict[FieldKind, Callable[[FieldChecker, FieldSpec, ast.Expr], No
     FieldKind.OPTIMIZER: FieldChecker.optimizer,
     FieldKind.SCHEDULER: FieldChecker.scheduler,
     FieldKind.METRICS: FieldChecker.metrics,
+    FieldKind.GAN_METRICS: FieldChecker.gan_metrics,
     FieldKind.CALLBACKS: FieldChecker.callbacks,
     FieldKind.DATASET: FieldChecker.dataset,
     FieldKind.DTYPE: FieldChecker.dtype,

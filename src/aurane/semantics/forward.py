@@ -7,6 +7,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
 from aurane.ops.spec import BoundArgs
 from aurane.semantics.binding import bind_arguments
+from aurane.semantics.constants import value_call
 from aurane.semantics.inits import check_layer_init, split_init
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.tying import check_tie, split_tie
@@ -32,6 +33,9 @@ class ForwardChecker:
         self.deferred = False  # a parameterised body: arguments are checked per call
         # deferred: names that may hold an operation or model (act(), block(64), .act)
         self.constant_names: frozenset[str] = frozenset()
+        # constants a deferred body reads by name (its parameters, the model's and the
+        # program's constants): values, not tensors (resolved per call)
+        self.constants: frozenset[str] = frozenset()
 
     def run(self, forward: ast.Forward) -> None:
         self.defined[forward.param] = forward.param_span
@@ -47,7 +51,7 @@ class ForwardChecker:
                 case ast.For(body=body):
                     self.body(body)
                 case ast.Assign(target=target, target_span=span, value=value):
-                    self.tensor(value)
+                    self.tensor(value, target if not stmt.targets else None)
                     self.defined[target] = span
                     if stmt.targets:
                         self.pieces(stmt)
@@ -76,8 +80,20 @@ class ForwardChecker:
                 )
             )
 
-    def tensor(self, expr: ast.Expr) -> None:
+    def tensor(self, expr: ast.Expr, target: str | None = None) -> None:
+        """Check a tensor expression; ``target``: the name an assignment binds it to."""
         match expr:
+            case ast.Name(id=name, span=span) if name in self.constants:
+                if name not in self.defined:
+                    self.out.append(
+                        diag(
+                            "S017",
+                            f"expected a tensor, but '{name}' is a constant",
+                            span,
+                            hint="a tensor comes from the forward parameter or an assignment; "
+                            "a constant is an argument: multiply(x, " + name + ")",
+                        )
+                    )
             case ast.Name(id=name, span=span):
                 if name not in self.defined:
                     hint = (
@@ -92,6 +108,16 @@ class ForwardChecker:
                 self.tensor(source)
                 for step in steps:
                     self.call(step, graph=False)
+            case ast.BinOp() | ast.UnaryOp() | ast.Number() if target is not None:
+                self.out.append(
+                    diag(
+                        "S017",
+                        f"'{target}' is computed from constants: forward binds tensors",
+                        expr.span,
+                        hint="define the constant before 'def forward', in the model or "
+                        f"globally ({target} = ...), and use it as an argument",
+                    )
+                )
             case _:
                 self.out.append(
                     diag(
@@ -132,11 +158,19 @@ class ForwardChecker:
             hint = (
                 self.suffix_on_name_hint(name)
                 or did_you_mean(name, candidates)
-                or "see docs/language.md for the catalog"
+                or "see docs/catalog.md for the operations"
             )
             self.out.append(diag("S001", f"unknown operation '{name}'", call.func_span, hint=hint))
         for suffix in call.suffixes:
             self.suffix(suffix)
+
+    def is_tensor(self, expr: ast.Expr) -> bool:
+        """A tensor expression, not a value (constants are literals by now, except the
+        names a deferred body reads)."""
+        if isinstance(expr, ast.Name):
+            return expr.id not in self.constants or expr.id in self.defined
+        constant = self.constants.__contains__
+        return isinstance(expr, ast.Call | ast.Chain) and not value_call(expr, constant)
 
     def inputs(self, call: ast.Call, count: int | None, minimum: int, graph: bool) -> int:
         """Check the tensor inputs of a call; return how many leading positionals they take."""
@@ -151,6 +185,16 @@ class ForwardChecker:
                     )
                 )
                 return len(call.args)
+            if minimum > 1:  # a chain step has one input: the running value
+                names = ", ".join("abcdefgh"[:minimum])
+                self.out.append(
+                    diag(
+                        "S017",
+                        f"'{call.func}' takes {minimum} input tensors and cannot be a chain step",
+                        call.func_span,
+                        hint=f"write it in graph form: y = {call.func}({names})",
+                    )
+                )
             return 0
         taken = len(call.args) if count is None else min(count, len(call.args))
         if taken < minimum:
@@ -176,8 +220,7 @@ class ForwardChecker:
     def op_call(self, call: ast.Call, spec: ops.OpSpec, graph: bool) -> None:
         count = spec.max_inputs
         if graph and count is not None and count > spec.min_inputs:  # multihead_attention
-            tensors = ast.Name | ast.Call | ast.Chain  # constants are literals by now
-            count = spec.graph_inputs(call.args, lambda arg: isinstance(arg, tensors))
+            count = spec.graph_inputs(call.args, self.is_tensor)
         taken = self.inputs(call, count, spec.min_inputs, graph)
         if self.deferred:  # values depend on the block's parameters: checked per call
             self._deferred_repeat(call, spec)

@@ -1,48 +1,223 @@
-"""Numbers that remember the block-parameter expression they came from.
+"""Numbers that remember the block-parameter expression they came from, as a typed tree.
 
 Inside a parameterised block (``model BasicBlock(width, stride=1):``) each numeric
 parameter is bound to a ``SymInt``/``SymFloat``: it behaves exactly like the number given at
 the call (comparisons, hashing, printing, shape rules), and arithmetic on it returns another
-symbolic number whose ``expr`` is the Python text of the computation (``4 * width``). The
-torch backend prints ``expr`` instead of the value, so the generated class is written in
-terms of its constructor parameters. Values that never meet a parameter stay plain numbers.
+symbolic number whose ``tree`` records the computation (``4 * width``). The block input's
+channel/feature sizes are symbolic the same way (``InputSize``). Values that never meet a
+parameter stay plain numbers.
+
+The tree is a small, frozen expression: ``Ref`` (a block parameter), ``InputSize`` (an axis
+of the block input), ``Lit`` (a number), ``BinOp``, ``Neg`` and ``Apply`` (a pure function:
+``min``, ``max``, ``abs``). It is
+
+- evaluated (``evaluate``) with other values for its references: the caller's values
+  re-express a nested block's sizes in the caller's own parameters;
+- printed as Python (``to_python``) with the precedence of each node, each reference
+  written by a function the printer is given (``width`` in a constructor, ``self.width``
+  in ``forward``): code generation never concatenates the text of sub-expressions.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import operator
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Union
 
-# precedence of the Python text: atoms bind tightest
-_ATOM, _POWER, _UNARY, _PRODUCT, _SUM = 5, 4, 3, 2, 1
-_PREC = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT, "//": _PRODUCT, "%": _PRODUCT}
+from aurane.records import record
 
-
-class Symbolic:
-    """Mixin: ``expr`` (Python text) and its precedence ``prec``."""
-
-    expr: str
-    prec: int
+# -- the tree --------------------------------------------------------------------------------
 
 
-def expr_of(value: Any) -> tuple[str, int]:
-    """The text of ``value`` and its precedence (a plain number is an atom)."""
-    if isinstance(value, Symbolic):
-        return value.expr, value.prec
-    text = repr(int(value)) if isinstance(value, int) else repr(float(value))
-    return text, (_UNARY if text.startswith("-") else _ATOM)
+@record(frozen=True, slots=True)
+class Ref:
+    """A block parameter, by name."""
+
+    name: str
+
+
+@record(frozen=True, slots=True)
+class InputSize:
+    """An axis of the block's input (per-sample, batch excluded): 0 channels/features."""
+
+    axis: int
+
+
+@record(frozen=True, slots=True)
+class Lit:
+    """A plain number (never a bool)."""
+
+    value: int | float
+
+
+@record(frozen=True, slots=True)
+class BinOp:
+    """``left op right`` with Python's ``+ - * / // % **``."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@record(frozen=True, slots=True)
+class Neg:
+    operand: Expr
+
+
+@record(frozen=True, slots=True)
+class Apply:
+    """A call of a pure function of numbers (``FUNCTIONS``)."""
+
+    func: str
+    args: tuple[Expr, ...]
+
+
+Expr = Union[Ref, InputSize, Lit, BinOp, Neg, Apply]  # noqa: UP007 (a runtime alias)
+Leaf = Union[Ref, InputSize]  # noqa: UP007
+
+_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "**": operator.pow,
+}
+
+
+def evaluate(tree: Expr, value_of: Callable[[Leaf], Any]) -> Any:
+    """The value of ``tree`` with ``value_of`` giving each reference's value (numbers or
+    symbolic numbers, so the result may be symbolic itself). Raises ``KeyError`` for a
+    reference ``value_of`` does not know."""
+    match tree:
+        case Lit(value=value):
+            return value
+        case Ref() | InputSize():
+            return value_of(tree)
+        case BinOp(op=op, left=left, right=right):
+            return _OPERATORS[op](evaluate(left, value_of), evaluate(right, value_of))
+        case Neg(operand=operand):
+            return -evaluate(operand, value_of)
+        case Apply(func=func, args=args):
+            return FUNCTIONS[func](*(evaluate(a, value_of) for a in args))
+    raise TypeError(f"not an expression tree: {tree!r}")
+
+
+def leaves(tree: Expr) -> Iterator[Leaf]:
+    """The references of ``tree``, left to right (repeats included)."""
+    match tree:
+        case Ref() | InputSize():
+            yield tree
+        case BinOp(left=left, right=right):
+            yield from leaves(left)
+            yield from leaves(right)
+        case Neg(operand=operand):
+            yield from leaves(operand)
+        case Apply(args=args):
+            for arg in args:
+                yield from leaves(arg)
+
+
+# precedence of Python's grammar: a higher number binds tighter
+SUM, PRODUCT, UNARY, POWER, ATOM = 1, 2, 3, 4, 5
+PREC = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "//": PRODUCT, "%": PRODUCT}
+
+
+def precedence(tree: Expr) -> int:
+    """How tightly the printed ``tree`` binds (``SUM`` < ``PRODUCT`` < ``UNARY`` < ``POWER`` <
+    ``ATOM``): an operator of precedence p needs parentheses around a right operand of
+    precedence p or lower."""
+    match tree:
+        case BinOp(op=op):
+            return PREC.get(op, POWER)
+        case Neg():
+            return UNARY
+        case Lit(value=value):
+            return UNARY if value < 0 else ATOM
+    return ATOM
+
+
+def to_python(tree: Expr, name: Callable[[Leaf], str]) -> str:
+    """``tree`` as a Python expression; ``name`` writes each reference (an atom, such as
+    ``width`` or ``self.width``). Parentheses exactly where Python's precedence and
+    associativity need them, so the text computes the tree's value."""
+    match tree:
+        case Lit(value=value):
+            return repr(value)
+        case Ref() | InputSize():
+            return name(tree)
+        case Neg(operand=operand):
+            inner = to_python(operand, name)
+            return f"-({inner})" if precedence(operand) <= UNARY else f"-{inner}"
+        case Apply(func=func, args=args):
+            return f"{func}({', '.join(to_python(a, name) for a in args)})"
+        case BinOp(op=op, left=left, right=right):
+            prec = precedence(tree)
+            ltext, rtext = to_python(left, name), to_python(right, name)
+            lprec, rprec = precedence(left), precedence(right)
+            if op == "**":  # right-associative, and tighter than a unary minus on its left
+                left_parens, right_parens = lprec <= prec, rprec < UNARY
+            else:  # left-associative: a right operand of the same precedence keeps its
+                left_parens, right_parens = lprec < prec, rprec <= prec  # parentheses
+            ltext = f"({ltext})" if left_parens else ltext
+            rtext = f"({rtext})" if right_parens else rtext
+            return f"{ltext} {op} {rtext}"
+    raise TypeError(f"not an expression tree: {tree!r}")
+
+
+# -- numbers that carry a tree ---------------------------------------------------------------
+
+
+class SymInt(int):
+    """An int that remembers the expression it came from (``tree``)."""
+
+    tree: Expr
+
+    def __new__(cls, value: int, tree: Expr) -> SymInt:
+        obj = super().__new__(cls, value)
+        obj.tree = tree
+        return obj
+
+    def __reduce__(self) -> Any:
+        return (SymInt, (int(self), self.tree))
+
+
+class SymFloat(float):
+    """A float that remembers the expression it came from (``tree``)."""
+
+    tree: Expr
+
+    def __new__(cls, value: float, tree: Expr) -> SymFloat:
+        obj = super().__new__(cls, value)
+        obj.tree = tree
+        return obj
+
+    def __reduce__(self) -> Any:
+        return (SymFloat, (float(self), self.tree))
 
 
 def is_symbolic(value: Any) -> bool:
-    return isinstance(value, Symbolic)
+    return isinstance(value, SymInt | SymFloat)
 
 
-def symbol(value: Any, expr: str, prec: int = _ATOM) -> Any:
-    """``value`` remembering ``expr``; booleans and strings cannot, and stay plain."""
+def tree_of(value: Any) -> Expr:
+    """The tree of a symbolic number, or a ``Lit`` of a plain one."""
+    if isinstance(value, SymInt | SymFloat):
+        return value.tree
+    return Lit(int(value) if isinstance(value, int) else float(value))
+
+
+def symbol(value: Any, tree: Expr | str) -> Any:
+    """``value`` remembering ``tree`` (a name stands for ``Ref(name)``); booleans and
+    strings cannot, and stay plain."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value
+    if isinstance(tree, str):
+        tree = Ref(tree)
     if isinstance(value, int):
-        return SymInt(value, expr, prec)
-    return SymFloat(value, expr, prec)
+        return SymInt(int(value), tree)
+    return SymFloat(float(value), tree)
 
 
 def plain(value: Any) -> Any:
@@ -60,35 +235,82 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _binary(op: str, left: Any, right: Any, result: Any) -> Any:
-    if result is NotImplemented or isinstance(result, bool):
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _simplified(op: str, left: Any, right: Any, result: Any) -> Expr | None:
+    """The operand the result equals exactly (``x * 1``, ``x + 0``, ``x // 1``), keeping
+    the generated expressions free of the rules' neutral terms; None otherwise."""
+    for keep, other, on_left in ((left, right, True), (right, left, False)):
+        if (other != 0 and other != 1) or is_symbolic(other):  # cheap test first: hot path
+            continue
+        if type(plain(keep)) is not type(result):
+            continue
+        neutral = (
+            (op == "*" and other == 1)
+            or (op == "+" and other == 0)
+            or (on_left and op == "-" and other == 0)
+            or (on_left and op in ("//", "**") and other == 1)
+        )
+        if neutral and (op != "//" or isinstance(result, int)):
+            return tree_of(keep)
+    return None
+
+
+def _offset(op: str, left: Any, right: Any) -> Expr | None:
+    """``x - 1 + 1`` as ``x``, ``k - 2 - 1`` as ``k - 3``: integer offsets of a sum
+    combined (exact for ints; the rules' ``d * (k - 1) + 1`` otherwise piles them up)."""
+    if not (op in ("+", "-") and isinstance(left, SymInt) and type(right) is int):
+        return None
+    tree = left.tree
+    if not (
+        isinstance(tree, BinOp)
+        and tree.op in ("+", "-")
+        and isinstance(tree.right, Lit)
+        and type(tree.right.value) is int
+    ):
+        return None
+    offset = (tree.right.value if tree.op == "+" else -tree.right.value) + (
+        right if op == "+" else -right
+    )
+    if offset == 0:
+        return tree.left
+    return BinOp("+" if offset > 0 else "-", tree.left, Lit(abs(offset)))
+
+
+def _raw(value: Any) -> Any:
+    """A number's plain value (``plain`` for the operands of one operator: no containers)."""
+    kind = type(value)
+    if kind is SymInt:
+        return int(value)
+    if kind is SymFloat:
+        return float(value)
+    return value
+
+
+def _binary(op: str, left: Any, right: Any) -> Any:
+    result = _OPERATORS[op](_raw(left), _raw(right))
+    if isinstance(result, bool) or not _number(result):
         return result
-    prec = _PREC[op] if op != "**" else _POWER
-    ltext, lprec = expr_of(left)
-    rtext, rprec = expr_of(right)
-    if lprec < prec or (op == "**" and lprec <= prec):
-        ltext = f"({ltext})"
-    if rprec < prec or (rprec == prec and op not in ("+", "*")) and op != "**":
-        rtext = f"({rtext})"
-    return symbol(result, f"{ltext} {op} {rtext}", prec)
+    tree = (
+        _simplified(op, left, right, result)
+        or _offset(op, left, right)
+        or BinOp(op, tree_of(left), tree_of(right))
+    )
+    return symbol(result, tree)
 
 
-def _methods(base: type) -> dict[str, Any]:
-    def op(name: str, symbol_: str, reflected: bool) -> Any:
-        method = getattr(base, name)
-
+def _install(cls: type) -> None:
+    def method(op: str, reflected: bool) -> Any:
         def apply(self: Any, other: Any) -> Any:
-            if not isinstance(other, int | float) or isinstance(other, bool):
+            if not _number(other):
                 return NotImplemented
-            result = method(base(self), other)
-            if reflected:
-                return _binary(symbol_, other, self, result)
-            return _binary(symbol_, self, other, result)
+            return _binary(op, other, self) if reflected else _binary(op, self, other)
 
         return apply
 
-    table: dict[str, Any] = {}
-    for text, name in (
+    for op, name in (
         ("+", "add"),
         ("-", "sub"),
         ("*", "mul"),
@@ -97,97 +319,32 @@ def _methods(base: type) -> dict[str, Any]:
         ("%", "mod"),
         ("**", "pow"),
     ):
-        table[f"__{name}__"] = op(f"__{name}__", text, False)
-        table[f"__r{name}__"] = op(f"__r{name}__", text, True)
-
-    def neg(self: Any) -> Any:
-        text, prec = expr_of(self)
-        return symbol(-base(self), f"-({text})" if prec < _UNARY else f"-{text}", _UNARY)
-
-    table["__neg__"] = neg
-    table["__pos__"] = lambda self: self
-    return table
+        setattr(cls, f"__{name}__", method(op, False))
+        setattr(cls, f"__r{name}__", method(op, True))
+    base = int if cls is SymInt else float
+    setattr(cls, "__neg__", lambda self: symbol(-base(self), Neg(self.tree)))  # noqa: B010
+    setattr(cls, "__pos__", lambda self: self)  # noqa: B010
+    setattr(cls, "__abs__", lambda self: sym_abs(self))  # noqa: B010
 
 
-class SymInt(int, Symbolic):
-    expr: str
-    prec: int
-
-    def __new__(cls, value: int, expr: str, prec: int = _ATOM) -> SymInt:
-        obj = super().__new__(cls, value)
-        obj.expr, obj.prec = expr, prec
-        return obj
-
-    def __reduce__(self) -> Any:
-        return (SymInt, (int(self), self.expr, self.prec))
+_install(SymInt)
+_install(SymFloat)
 
 
-class SymFloat(float, Symbolic):
-    expr: str
-    prec: int
+def _function(name: str, compute: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*values: Any) -> Any:
+        result = compute(*(plain(v) for v in values))
+        if not any(is_symbolic(v) for v in values) or not _number(result):
+            return result
+        return symbol(result, Apply(name, tuple(tree_of(v) for v in values)))
 
-    def __new__(cls, value: float, expr: str, prec: int = _ATOM) -> SymFloat:
-        obj = super().__new__(cls, value)
-        obj.expr, obj.prec = expr, prec
-        return obj
-
-    def __reduce__(self) -> Any:
-        return (SymFloat, (float(self), self.expr, self.prec))
+    call.__name__ = f"sym_{name}"
+    return call
 
 
-for _name, _method in _methods(int).items():
-    setattr(SymInt, _name, _method)
-for _name, _method in _methods(float).items():
-    setattr(SymFloat, _name, _method)
+sym_min = _function("min", min)
+sym_max = _function("max", max)
+sym_abs = _function("abs", abs)
 
-
-class _WithText:
-    """A value that carries the source text it is emitted as (``text``)."""
-
-    text: str
-
-    def __new__(cls, value: Any, text: str) -> Any:
-        obj = super().__new__(cls, value)  # type: ignore[call-arg]  # the builtin base's
-        obj.text = text
-        return obj
-
-
-class _Shown(_WithText):
-    def __repr__(self) -> str:
-        return self.text
-
-    __str__ = __repr__
-
-
-class ShownInt(_Shown, int):
-    """A number printed as its expression (``str`` and ``repr``): for emission only."""
-
-
-class ShownFloat(_Shown, float):
-    """A float printed as its expression (``str`` and ``repr``): for emission only."""
-
-
-class ShownBool(_Shown, int):
-    """A boolean block parameter printed as its name (an int: ``bool`` cannot be subclassed)."""
-
-
-class ShownStr(_WithText, str):
-    """A string block parameter printed as its name (``lit`` writes ``text``, not a quote)."""
-
-
-def shown(value: Any, rename: dict[str, str] | None = None) -> Any:
-    """``value`` with symbolic numbers turned into numbers printed as their expression."""
-    if isinstance(value, SymInt | SymFloat):
-        text = value.expr
-        for old, new in (rename or {}).items():
-            text = text.replace(old, new)
-        if isinstance(value, SymInt):
-            return ShownInt(int(value), text)
-        return ShownFloat(float(value), text)
-    if isinstance(value, tuple):
-        return tuple(shown(v, rename) for v in value)
-    if isinstance(value, list):
-        return [shown(v, rename) for v in value]
-    if isinstance(value, dict):
-        return {k: shown(v, rename) for k, v in value.items()}
-    return value
+# the pure functions a tree may call, by the name it prints
+FUNCTIONS: Mapping[str, Callable[..., Any]] = {"min": sym_min, "max": sym_max, "abs": sym_abs}

@@ -39,7 +39,9 @@ def strip_spans(node: object) -> JSON:
 
 def _dump(value: object, *, keep_spans: bool) -> JSON:
     match value:
-        case Span():
+        case Span():  # also the spans inside tuples (the names of `q, k = chunk(...)`)
+            if not keep_spans:
+                return None
             span: dict[str, JSON] = {**value.to_json()}
             return span
         case bool() | str() | None:

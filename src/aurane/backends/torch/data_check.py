@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from aurane.backends.torch.data_emit import Doc, format_call, format_literal, quote
-from aurane.ir.contracts import runtime_check
+from aurane.ir.contracts import runtime_check, unknown_input_needs
 from aurane.ir.graph import Graph
 from aurane.semantics.data_contracts import LOSS_TASKS
 from aurane.syntax import ast
@@ -47,8 +47,11 @@ def batch_check(
     shape = _shape(graph.input_value.sample_shape)
     if shape is None:
         return None
-    dtype = graph.input_dtype or "float32"
-    args: list[Doc] = [quote(model), format_literal(shape), quote(dtype) if check_dtype else "None"]
+    needs = unknown_input_needs(graph) if graph.input_dtype is None else None
+    dtype = graph.input_dtype or (needs[0] if needs is not None else None)
+    # None: no layer constrains an unknown dtype
+    wanted = quote(dtype) if check_dtype and dtype is not None else "None"
+    args: list[Doc] = [quote(model), format_literal(shape), wanted]
     output = _shape(graph.output_value.sample_shape)
     if loss is not None and output is not None:
         args += [

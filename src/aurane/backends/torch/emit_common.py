@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aurane.backends.torch.data_emit import quote
+from aurane.backends.torch.shown import ShownStr
 from aurane.ir.graph import Node
 from aurane.records import record
-from aurane.semantics.symbolic import ShownStr
 
 MASK = "padding_mask"  # the forward parameter of models containing attention
 ATTENTION_HELPER = "self_attention"

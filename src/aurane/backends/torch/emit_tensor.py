@@ -11,6 +11,7 @@ lone piece is indexed: ``x.chunk(2, dim=-1)[1]``. ``parameter`` stores an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,9 +25,11 @@ from aurane.backends.torch.emit_common import (
     lit,
     options,
 )
+from aurane.backends.torch.shown import operand
 from aurane.ops import CATALOG, context
 from aurane.ops.parameter import stored_shape
 from aurane.ops.shape import _permute_order, piece_sizes
+from aurane.semantics.symbolic import PREC
 
 SPLITS = frozenset({"split", "chunk"})
 
@@ -35,7 +38,8 @@ def _binary(symbol: str) -> OpEmitter:
     def forward(site: Site) -> Step:
         if len(site.inputs) == 2:
             return Step(f"{site.inputs[0]} {symbol} {site.inputs[1]}")
-        return Step(f"{site.x} {symbol} {lit(site.args['constant'])}")
+        constant = site.args["constant"]
+        return Step(f"{site.x} {symbol} {operand(constant, lit(constant), PREC[symbol])}")
 
     return OpEmitter(forward)
 
@@ -44,7 +48,7 @@ def _dims(value: Any) -> tuple[int, ...]:
     items = tuple(value) if isinstance(value, tuple | list) else (value,)
     if len(items) == 1 and isinstance(items[0], tuple | list):
         items = tuple(items[0])
-    return tuple(int(i) for i in items)
+    return tuple(i if isinstance(i, int) else int(i) for i in items)  # a shown size stays
 
 
 def _permute(site: Site) -> Step:
@@ -72,10 +76,21 @@ def _select(site: Site) -> Step:
 
 def _slice(site: Site) -> Step:
     a = site.args
-    start = "" if a["start"] is None else str(a["start"])
-    end = "" if a["end"] is None else str(a["end"])
-    step = "" if a["step"] == 1 else f":{a['step']}"
-    return Step(_index(site, f"{start}:{end}{step}", a["dim"]))
+    parts = ["" if a[k] is None else str(a[k]) for k in ("start", "end")]
+    if a["step"] != 1:
+        parts.append(str(a["step"]))
+    return Step(_index(site, slice_text(parts), a["dim"]))
+
+
+def slice_text(parts: Sequence[str]) -> str:
+    """``start:end:step`` spaced as black/ruff space it: around each colon when a bound is
+    more than a name or a number (``x[:, self.s + 2 :]``), except beside an omitted one."""
+    if all(re.fullmatch(r"-?\w*", part) for part in parts):
+        return ":".join(parts)
+    text = parts[0]
+    for before, part in zip(parts, parts[1:], strict=False):
+        text += (" :" if before else ":") + (f" {part}" if part else "")
+    return text
 
 
 def _expand(site: Site) -> Step:

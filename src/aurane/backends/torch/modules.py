@@ -23,7 +23,7 @@ from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
 from aurane.backends.torch.sequential import sequential_run
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape as shape_text
-from aurane.records import record
+from aurane.records import record, replace
 
 LINE_LIMIT = 100
 INDENT = "    "
@@ -35,8 +35,11 @@ class ClassPlan:
     graph: Graph
     check_dtype: bool  # the model declared input_dtype: forward rejects other dtypes
     init_params: tuple[str, ...] = ()  # constructor parameters (a parameterised block)
-    rename: tuple[tuple[str, str], ...] = ()  # placeholder -> constructor parameter name
-    stored: tuple[str, ...] = ()  # constructor parameters a forward statement reads (self.x)
+    # a parameterised block: ``graph`` is shown as the constructor writes its values
+    # (``width``), ``forward_graph`` as forward statements do (``self.width``)
+    forward_graph: Graph | None = None
+    stored: tuple[tuple[str, str], ...] = ()  # (attribute, constructor parameter) for forward
+    claimed: tuple[str, ...] = ()  # attribute names kept for the constructor's parameters
 
     @property
     def attention(self) -> bool:
@@ -157,7 +160,7 @@ def emit_class(
     names = plan_locals(graph, values, local_namespace(module_names))
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for n in graph.nodes if n.layer)  # the user's names
-    attrs.claim(plan.stored)
+    attrs.claim(plan.claimed)
     attrs.allocate_all(n.id for n in graph.nodes if emitter(n.op).init is not None and not n.layer)
     dicts = _module_dicts(graph)
     sites = [
@@ -169,7 +172,7 @@ def emit_class(
         f"class {plan.name}(nn.Module):",
         *wrap(1, "", init_head, tail=":"),
         f"{INDENT * 2}super().__init__()",
-        *(f"{INDENT * 2}self.{name} = {name}" for name in plan.stored),
+        *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in plan.stored),
     ]
     lines += _inits(sites)
     initialise = init_method(graph, sites)  # before tying: the shared weight keeps its init
@@ -180,10 +183,27 @@ def emit_class(
         lines.append(f"{INDENT * 2}{site.layer}.weight = self.{access(path, dicts)}.weight")
     if initialise:
         lines += ["", f"{INDENT}def _init_weights(self):", *initialise]
+    if plan.forward_graph is not None:  # the same nodes, values as forward writes them
+        sites = _forward_sites(sites, plan.forward_graph, names)
+        values = node_values(plan.forward_graph)
     lines += ["", *_forward(plan, names, sites, values)]
-    for old, new in plan.rename:
-        lines = [line.replace(old, new) for line in lines]
     return lines
+
+
+def _forward_sites(sites: list[Site], graph: Graph, names: Locals) -> list[Site]:
+    values = node_values(graph)
+    out = []
+    for index, (site, node) in enumerate(zip(sites, graph.nodes, strict=True)):
+        slots = names.inputs[index]
+        out.append(
+            replace(
+                site,
+                node=node,
+                in_shapes=tuple(values[s].sample_shape or () for s in slots),
+                out_shape=values[index + 1].sample_shape or (),
+            )
+        )
+    return out
 
 
 def _module_dicts(graph: Graph) -> frozenset[str]:

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from aurane.backends.torch.emit_common import lit
-from aurane.backends.torch.modules import ClassPlan, emit_class
+from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.names import Namespace
-from aurane.ir.blocks import INPUT_DIMS
+from aurane.backends.torch.shown import Naming, show, show_named
 from aurane.ir.graph import Graph, Node
 from aurane.records import field, record, replace
-from aurane.semantics.symbolic import ShownBool, ShownStr, plain, shown
+from aurane.semantics.symbolic import InputSize, Leaf, plain
 
 
 @record
@@ -33,31 +33,53 @@ class _Class:
     members: list[list[str]] = field(default_factory=list)  # each instance's lines
 
 
-def _shown_args(
-    node: Node, graph: Graph, rename: dict[str, str] | None, init: frozenset[str] | None
-) -> dict[str, Any]:
-    """``node``'s arguments as the class writes them: symbolic numbers as expressions,
-    boolean/string parameters by name (``self.name`` outside the ``init`` nodes)."""
-    args: dict[str, Any] = shown(dict(node.args), rename)
-    for arg, param in graph.block_refs.get(node.id, {}).items():
-        text = param if init is None or node.id in init else f"self.{param}"
-        holder, key = args, arg
-        if arg.startswith("arguments."):  # a nested block call's argument
-            holder = args["arguments"] = dict(args["arguments"])
-            key = arg.removeprefix("arguments.")
-        value = holder[key]
-        holder[key] = ShownStr(value, text) if isinstance(value, str) else ShownBool(value, text)
-    return args
+class _Scopes:
+    """How a class writes its references, and which it used: the constructor writes a
+    parameter or input size by its constructor name (``width``, ``in_channels``); a forward
+    statement reads it from the module (``self.width``), which the constructor stores."""
+
+    def __init__(self, graph: Graph, params: tuple[str, ...]) -> None:
+        rank = len(graph.input_value.shape or ()) - 1
+        self.inputs = _input_names(rank, params)
+        attrs = attribute_namespace()
+        attrs.claim(n.layer.split(".")[0] for n in graph.nodes if n.layer)  # the user's names
+        self.attrs = {name: attrs.allocate(name) for name in (*self.inputs, *params)}
+        self.used_inputs: set[int] = set()
+        self.read: set[str] = set()  # constructor names a forward statement reads
+
+    def constructor_name(self, leaf: Leaf) -> str:
+        if isinstance(leaf, InputSize):
+            self.used_inputs.add(leaf.axis)
+            return self.inputs[leaf.axis]
+        return leaf.name
+
+    def init(self, leaf: Leaf) -> str:
+        return self.constructor_name(leaf)
+
+    def forward(self, leaf: Leaf) -> str:
+        name = self.constructor_name(leaf)
+        self.read.add(name)
+        return f"self.{self.attrs[name]}"
+
+    def stored(self, order: list[str]) -> tuple[tuple[str, str], ...]:
+        return tuple((self.attrs[n], n) for n in order if n in self.read)
 
 
-def _shown_graph(
-    graph: Graph, rename: dict[str, str] | None = None, init: frozenset[str] | None = None
-) -> Graph:
-    """``graph`` as the class shows it; ``init``: the nodes whose boolean/string arguments
-    the constructor reads (None: all); the others read them from ``self``."""
-    nodes = tuple(replace(n, args=_shown_args(n, graph, rename, init)) for n in graph.nodes)
-    values = tuple(replace(v, shape=shown(v.shape, rename)) for v in graph.values)
-    return replace(graph, nodes=nodes, values=values)
+def _shown_graph(graph: Graph, name: Naming) -> Graph:
+    """``graph`` as a class writes it: symbolic numbers as expressions, and the
+    boolean/string arguments a parameter gave as the parameter, references by ``name``."""
+    nodes = []
+    for node in graph.nodes:
+        args: dict[str, Any] = show(dict(node.args), name)
+        for arg, param in graph.block_refs.get(node.id, {}).items():
+            holder, key = args, arg
+            if arg.startswith("arguments."):  # a nested block call's argument
+                holder = args["arguments"] = dict(args["arguments"])
+                key = arg.removeprefix("arguments.")
+            holder[key] = show_named(holder[key], param, name)
+        nodes.append(replace(node, args=args))
+    values = tuple(replace(v, shape=show(v.shape, name)) for v in graph.values)
+    return replace(graph, nodes=tuple(nodes), values=values)
 
 
 def _strip(line: str) -> str:
@@ -105,28 +127,37 @@ class ParamClasses:
         return self.class_of(sub) if sub.block_params is not None else self.outer(sub)
 
     def _assign(self, graph: Graph) -> None:
+        """The class of one instance: written once to learn which references it reads
+        (the input sizes its constructor takes, the values forward reads from ``self``),
+        then with that signature; instances whose classes read alike share one."""
         assert graph.block_params is not None
         params = graph.block_params
         defaults = dict(graph.block_defaults)
-        display = _shown_graph(graph)
-        probe = ClassPlan(graph.name, display, False)
-        lines = emit_class(probe, self._sub_class, frozenset(self.globals.used), self.call_args)
-        text = "\n".join(lines)
-        dims = tuple(i for i, mark in enumerate(INPUT_DIMS) if mark in text)
-        names = _input_names(dims, len(graph.input_value.shape or ()) - 1, params)
-        rename = {INPUT_DIMS[d]: n for d, n in zip(dims, names, strict=True)}
-        display = _shown_graph(graph, rename)
-        lines = self._emit(display, names)
-        stored: tuple[str, ...] = ()
-        if graph.block_refs:
-            display, stored = self._constructor_refs(graph, rename, names, lines)
-            lines = self._emit(display, names, stored)
+        scopes = _Scopes(graph, params)
+        shown = _shown_graph(graph, scopes.init)
+        forward = _shown_graph(graph, scopes.forward)
+        claimed = tuple(scopes.attrs.values())
+        probe = ClassPlan(graph.name, shown, False, forward_graph=forward, claimed=claimed)
+        self._emit(probe)
+        dims = tuple(sorted(scopes.used_inputs))
+        names = [scopes.inputs[d] for d in dims]
         signature = [*names]
         for param in params:
             if param in defaults:
                 signature.append(f"{param}={lit(plain(defaults[param]))}")
             else:
                 signature.append(param)
+        stored = scopes.stored([*names, *params])
+        plan = ClassPlan(
+            graph.name,
+            shown,
+            False,
+            tuple(signature),
+            forward_graph=forward,
+            stored=stored,
+            claimed=claimed,
+        )
+        lines = self._emit(plan)
         key = tuple(_strip(line) for line in lines[1:])
         by_key = self.classes.setdefault(graph.name, {})
         found = by_key.get(key)
@@ -134,43 +165,12 @@ class ParamClasses:
             name = (
                 self.globals.allocate(graph.name) if not by_key else self.globals.fresh(graph.name)
             )
-            plan = ClassPlan(name, display, False, tuple(signature), stored=stored)
-            found = by_key[key] = _Class(name, plan, dims, params, defaults)
+            found = by_key[key] = _Class(name, replace(plan, name=name), dims, params, defaults)
         found.members.append(lines)
         self.by_graph[id(graph)] = found
 
-    def _emit(self, graph: Graph, names: list[str], stored: tuple[str, ...] = ()) -> list[str]:
-        probe = ClassPlan(graph.name, graph, False, tuple(names), stored=stored)
-        return emit_class(probe, self._sub_class, frozenset(self.globals.used), self.call_args)
-
-    def _constructor_refs(
-        self, graph: Graph, rename: dict[str, str], names: list[str], lines: list[str]
-    ) -> tuple[Graph, tuple[str, ...]]:
-        """Where each boolean/string parameter is read: by the constructor (the nodes whose
-        forward statement does not change when it is written by name), or by a forward
-        statement, which cannot see a constructor argument: the constructor then stores it
-        (``self.mode = mode``) and the statement reads ``self.mode``."""
-
-        def only(nodes: frozenset[str]) -> Graph:
-            refs = {k: v for k, v in graph.block_refs.items() if k in nodes}
-            return replace(graph, block_refs=refs)
-
-        expected = _forward_part(self._emit(_shown_graph(only(frozenset()), rename), names))
-        if _forward_part(lines) == expected:
-            return _shown_graph(graph, rename), ()
-        init = frozenset(
-            node
-            for node in graph.block_refs
-            if _forward_part(self._emit(_shown_graph(only(frozenset({node})), rename), names))
-            == expected
-        )
-        stored = sorted(
-            {p for n, refs in graph.block_refs.items() if n not in init for p in refs.values()}
-        )
-        used = {n.layer.split(".")[0] for n in graph.nodes if n.layer} | set(names) | _MODULE
-        if used & set(stored):  # the attribute is a layer's: write the values instead
-            return _shown_graph(only(init), rename), ()
-        return _shown_graph(graph, rename, init), tuple(stored)
+    def _emit(self, plan: ClassPlan) -> list[str]:
+        return emit_class(plan, self._sub_class, frozenset(self.globals.used), self.call_args)
 
     def plans(self, model: str) -> list[ClassPlan]:
         out = []
@@ -220,54 +220,13 @@ class ParamClasses:
         return tuple(args)
 
 
-# nn.Module attributes a stored parameter must not replace
-_MODULE = frozenset(
-    {
-        "training",
-        "forward",
-        "train",
-        "eval",
-        "to",
-        "cpu",
-        "cuda",
-        "float",
-        "double",
-        "half",
-        "type",
-        "apply",
-        "children",
-        "modules",
-        "parameters",
-        "buffers",
-        "state_dict",
-        "load_state_dict",
-        "zero_grad",
-        "requires_grad_",
-        "named_modules",
-        "named_parameters",
-        "named_buffers",
-        "named_children",
-        "register_buffer",
-        "register_parameter",
-        "add_module",
-        "get_submodule",
-        "extra_repr",
-        "dump_patches",
-        "call_super_init",
-    }
-)
-
-
-def _forward_part(lines: list[str]) -> list[str]:
-    starts = [i for i, line in enumerate(lines) if line.lstrip().startswith("def forward(")]
-    return lines[starts[0] :] if starts else []
-
-
-def _input_names(dims: tuple[int, ...], rank: int, params: tuple[str, ...]) -> list[str]:
-    names = []
-    for dim in dims:
-        name = "in_channels" if dim == 0 and rank >= 2 else "in_features"
+def _input_names(rank: int, params: tuple[str, ...]) -> tuple[str, ...]:
+    """Constructor names of the input's symbolic axes: channels (axis 0 of a sample of
+    rank 2 or more) or features (the last axis of a rank-1 or rank-2 sample)."""
+    names: list[str] = []
+    for axis in range(2):
+        name = "in_channels" if axis == 0 and rank >= 2 else "in_features"
         while name in params or name in names:
             name += "_"
         names.append(name)
-    return names
+    return tuple(names)

@@ -19,25 +19,44 @@ Run a campaign with ``python -m aurane.tools.fuzz --programs 20000 --seed 1``.
 
 The package: ``steps.py`` (what a program is made of, and its text), ``draw.py`` (arguments
 from the catalog), ``body.py`` (one forward: a call added, or inputs made for one),
-``generator.py`` (whole programs, ``generate``); ``__main__.py`` runs a campaign.
+``blocks.py`` (parameterised blocks: arguments written as expressions of parameters),
+``constructs.py`` (the registry of what a forward is made of: ``@construct(name,
+weight)``), ``generator.py`` (whole programs, ``generate``); ``__main__.py`` runs a
+campaign.
 """
 
 from __future__ import annotations
 
-from aurane.tools.fuzz.body import OPS, adapt, add_step
+from aurane.tools.fuzz.body import OPS, Body, adapt, add_step
+from aurane.tools.fuzz.constructs import CONSTRUCTS, Construct, Draw, Outcome, construct
 from aurane.tools.fuzz.draw import draw_args, draw_param, infer
 from aurane.tools.fuzz.generator import generate
-from aurane.tools.fuzz.steps import FLOAT_DTYPES, Program, Step, Value, call_text, literal
+from aurane.tools.fuzz.steps import (
+    FLOAT_DTYPES,
+    Program,
+    Step,
+    Value,
+    Written,
+    call_text,
+    literal,
+)
 
 __all__ = [
+    "CONSTRUCTS",
     "FLOAT_DTYPES",
     "OPS",
+    "Body",
+    "Construct",
+    "Draw",
+    "Outcome",
     "Program",
     "Step",
     "Value",
+    "Written",
     "adapt",
     "add_step",
     "call_text",
+    "construct",
     "draw_args",
     "draw_param",
     "generate",

@@ -6,19 +6,30 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from typing import Any, Protocol
 
 from aurane import ops
+from aurane.ops.modules import chainable
 from aurane.ops.spec import OpSpec
 from aurane.records import field, record
 from aurane.tools.fuzz.draw import draw_args, infer
-from aurane.tools.fuzz.steps import FLOAT_DTYPES, GRAPH_ONLY, Step, Value, call_text
+from aurane.tools.fuzz.steps import FLOAT_DTYPES, GRAPH_ONLY, Step, Value, call_text, has_written
+
+
+class Writer(Protocol):
+    """How a body writes the arguments of its calls: a parameterised block writes some of
+    them as expressions of its parameters (``aurane.tools.fuzz.blocks``)."""
+
+    def write(self, spec: OpSpec, args: dict[str, Any]) -> dict[str, Any]: ...
+
+    def written(self, value: Any, free: bool = False) -> Any: ...
+
 
 # -- the forward body -----------------------------------------------------------------------
 
 
 @record
-class _Body:
+class Body:
     """Lines of one forward being generated, and the values it has defined."""
 
     rng: random.Random
@@ -30,6 +41,21 @@ class _Body:
     layer_names: int = 0
     current: Value | None = None
     model: str = ""
+    writer: Writer | None = None  # a parameterised block's: arguments as expressions
+    depth: int = 0  # blocks nested around this body
+    blocks: list[Any] = field(default_factory=list)  # definitions made while generating it
+    containers: int = 0  # numbered children named so far (``as stack.0``, ``as stack.1``)
+    # steps of a named chain being made: chain form only, no names, no `.residual`
+    chained: list[tuple[str, Step]] | None = None
+
+    def write(self, spec: OpSpec, args: dict[str, Any], step: Step) -> dict[str, Any]:
+        """``args`` as this body writes them (the values stay in ``step``, which records
+        the arguments written as expressions)."""
+        if self.writer is None:
+            return args
+        written = self.writer.write(spec, args)
+        step.written = tuple(k for k, v in written.items() if has_written(v))
+        return written
 
     def fresh(self) -> str:
         self.counter += 1
@@ -47,7 +73,10 @@ class _Body:
         """``x -> chained`` (``x`` rebound) or ``hN = assigned`` (a fresh name), bound to a
         value of ``out``'s shape and dtype."""
         name = x.name if chain else self.fresh()
-        self.emit(f"{x.name} -> {chained}" if chain else f"{name} = {assigned}", step)
+        if self.chained is not None and step is not None:
+            self.chained.append((chained, step))
+        else:
+            self.emit(f"{x.name} -> {chained}" if chain else f"{name} = {assigned}", step)
         self.bind(Value(name, out.shape, out.dtype))
 
     def bind(self, value: Value) -> None:
@@ -60,7 +89,7 @@ class _Body:
 OPS: tuple[str, ...] = tuple(sorted(n for n in ops.CATALOG if n != "repeat"))
 
 
-def _candidates(body: _Body, spec: OpSpec) -> list[Value]:
+def _candidates(body: Body, spec: OpSpec) -> list[Value]:
     """Inputs for one call of ``spec``: the current value first, then pool partners."""
     rng = body.rng
     x = body.current
@@ -80,7 +109,7 @@ def _candidates(body: _Body, spec: OpSpec) -> list[Value]:
 
 
 def _try_op(
-    body: _Body, spec: OpSpec, tries: int
+    body: Body, spec: OpSpec, tries: int
 ) -> tuple[list[Value], dict[str, Any], Value | str]:
     """Draw up to ``tries`` argument sets; the first the rule accepts, else the last refusal."""
     rng = body.rng
@@ -111,7 +140,7 @@ def _pieces(spec: OpSpec, args: dict[str, Any], x: Value, param_dtype: str) -> l
     return out
 
 
-def _suffix(body: _Body, out: Value, x: Value | None) -> tuple[str, Value]:
+def _suffix(body: Body, out: Value, x: Value | None) -> tuple[str, Value]:
     rng = body.rng
     text = ""
     if out.dtype in FLOAT_DTYPES and rng.random() < 0.2:
@@ -121,23 +150,29 @@ def _suffix(body: _Body, out: Value, x: Value | None) -> tuple[str, Value]:
     return text, out
 
 
-def _layer_name(body: _Body, spec: OpSpec) -> str:
-    if "parametric" not in spec.kinds or body.rng.random() > 0.25:
+def _layer_name(body: Body, spec: OpSpec) -> str:
+    """A name for a layer (``as layer3``), in a dict (``as layers.l2``) or numbered
+    container (``as stack.0``, then ``as stack.1``...: an nn.Sequential)."""
+    if "parametric" not in spec.kinds or body.rng.random() > 0.3:
         return ""
     body.layer_names += 1
-    return (
-        f" as layers.l{body.layer_names}"
-        if body.rng.random() < 0.3
-        else f" as layer{body.layer_names}"
-    )
+    roll = body.rng.random()
+    if roll < 0.3:
+        return f" as layers.l{body.layer_names}"
+    if roll < 0.55 and spec.name not in ("parameter", "positional_encoding"):  # not modules
+        body.containers += 1
+        return f" as stack.{body.containers - 1}"
+    return f" as layer{body.layer_names}"
 
 
-def add_step(body: _Body, op: str, allow_bad: bool) -> bool:
+def add_step(body: Body, op: str, allow_bad: bool) -> bool:
     """Append one call of ``op``; False when no valid call was found (nothing emitted), True
     otherwise. With ``allow_bad`` a refused call is emitted as the culprit."""
     spec = ops.CATALOG[op]
     rng = body.rng
     current = body.current
+    if body.chained is not None and (not chainable(op) or spec.min_inputs != 1 or allow_bad):
+        return False
     if "recurrent" in spec.kinds and current is not None and current.rank and current.shape[0] > 64:
         return False  # a recurrent layer steps through the sequence: keep runs short
     inputs, args, result = _try_op(body, spec, tries=6)
@@ -149,16 +184,18 @@ def add_step(body: _Body, op: str, allow_bad: bool) -> bool:
             return False
         step.valid, step.error = False, result
         name = body.fresh()
-        body.emit(f"{name} = {call_text(spec, [v.name for v in inputs], args, False)}", step)
+        written = body.write(spec, args, step)
+        body.emit(f"{name} = {call_text(spec, [v.name for v in inputs], written, False)}", step)
         body.emit(f"return {name}", None)
         return True
     names = [v.name for v in inputs]
     args.pop("index", None)
-    if op in ("split", "chunk") and rng.random() < 0.7:
+    if op in ("split", "chunk") and rng.random() < 0.7 and body.chained is None:
         pieces = _pieces(spec, args, x, body.param_dtype)
         if 1 < len(pieces) <= 4:
             targets = [body.fresh() for _ in pieces]
-            body.emit(f"{', '.join(targets)} = {call_text(spec, names, args, False)}", step)
+            text = call_text(spec, names, body.write(spec, args, step), False)
+            body.emit(f"{', '.join(targets)} = {text}", step)
             for target, piece in zip(targets, pieces, strict=True):
                 body.pool.append(Value(target, piece.shape, piece.dtype))
             body.current = body.pool[-rng.randint(1, len(pieces))]
@@ -169,23 +206,27 @@ def add_step(body: _Body, op: str, allow_bad: bool) -> bool:
         pieces = _pieces(spec, args, x, body.param_dtype)
         args["index"] = rng.randrange(len(pieces)) if pieces else 0
         result = infer(spec, args, inputs, body.param_dtype)
-    suffix, out = _suffix(body, result, x if len(inputs) == 1 else None)
-    name = _layer_name(body, spec)
+    named = body.chained is not None  # a step of a named chain: no name, no .residual
+    suffix, out = _suffix(body, result, x if len(inputs) == 1 and not named else None)
+    name = "" if named else _layer_name(body, spec)
     chain = (
         op not in GRAPH_ONLY
         and len(inputs) == 1
         and not (spec.max_inputs and spec.max_inputs > 1 and len(inputs) > 1)
         and x.name in [v.name for v in inputs]
-        and rng.random() < 0.5
+        and (named or rng.random() < 0.5)
     )
-    chained = f"{call_text(spec, [], args, False)}{suffix}{name}"
+    if named and not chain:
+        return False
+    written = body.write(spec, args, step)
+    chained = f"{call_text(spec, [], written, False)}{suffix}{name}"
     body.define(
-        x, chain, chained, f"{call_text(spec, names, args, False)}{suffix}{name}", step, out
+        x, chain, chained, f"{call_text(spec, names, written, False)}{suffix}{name}", step, out
     )
     return True
 
 
-def adapt(body: _Body, spec: OpSpec) -> bool:
+def adapt(body: Body, spec: OpSpec) -> bool:
     """Make the inputs of one of ``spec``'s samples from the current value
     (``reshape(dense(flatten(x), n), *shape)``), so any operation can be reached."""
     rng = body.rng
@@ -218,6 +259,7 @@ def adapt(body: _Body, spec: OpSpec) -> bool:
         args = {**args, "index": 0}
         out = infer(spec, args, made, body.param_dtype)
         step.args = dict(args)
-    body.emit(f"{target} = {call_text(spec, [v.name for v in made], args, False)}", step)
+    written = call_text(spec, [v.name for v in made], body.write(spec, args, step), False)
+    body.emit(f"{target} = {written}", step)
     body.bind(Value(target, out.shape, out.dtype))
     return True

@@ -50,6 +50,7 @@ class Step:
     valid: bool = True
     error: str | None = None  # the shape rule's code and message when not valid
     model: str = ""
+    written: tuple[str, ...] = ()  # arguments written as expressions of block parameters
 
 
 @record
@@ -60,6 +61,7 @@ class Program:
     culprit: Step | None = None  # the call the generator expects to be rejected
     edge: str | None = None  # an edge case (huge sizes) the program exercises
     models: list[str] = field(default_factory=list)
+    constructs: dict[str, int] = field(default_factory=dict)  # how often each was added
 
     @property
     def expect_valid(self) -> bool:
@@ -69,6 +71,13 @@ class Program:
     def ops(self) -> set[str]:
         return {s.op for s in self.steps}
 
+    @property
+    def features(self) -> set[str]:
+        """The constructs and block-parameter positions the program exercises."""
+        found = {name for name, count in self.constructs.items() if count}
+        found.update(f"parameter as {name}" for step in self.steps for name in step.written)
+        return found
+
     def step_at(self, line: int) -> Step | None:
         return next((s for s in self.steps if s.line == line), None)
 
@@ -76,8 +85,25 @@ class Program:
 # -- rendering ------------------------------------------------------------------------------
 
 
+def has_written(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return any(has_written(v) for v in value)
+    return isinstance(value, Written)
+
+
+@record(frozen=True)
+class Written:
+    """An argument written as an expression of a block's parameters (``k // 2``), which
+    the compiler must evaluate to ``value``."""
+
+    value: Any
+    text: str
+
+
 def literal(value: Any) -> str:
     """``.aur`` source for a Python value (bools true/false, None none, tuples)."""
+    if isinstance(value, Written):
+        return value.text
     if value is None:
         return "none"
     if isinstance(value, bool):

@@ -1,0 +1,104 @@
+"""Values of a parameterised block's instance as its generated class writes them.
+
+A symbolic number (``aurane.semantics.symbolic``) becomes a number whose ``repr`` is its
+expression tree printed as Python (``4 * width``), each reference written by the scope the
+value is shown in: the constructor writes ``width``, a ``forward`` statement
+``self.width``. A boolean or string argument a block parameter gave is shown by the
+parameter's name the same way. The emitters need no change: they write values with
+``repr``/``lit``, and arithmetic on a shown number gives a plain one, which the class then
+writes as a literal (folded: classes differ where the literals do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aurane.semantics.symbolic import (
+    ATOM,
+    UNARY,
+    Leaf,
+    Ref,
+    SymFloat,
+    SymInt,
+    precedence,
+    to_python,
+)
+
+Naming = Callable[[Leaf], str]
+
+
+class _WithText:
+    """A value that carries the source text it is emitted as (``text``), written when it
+    is printed: the scope's naming then learns which references the class reads."""
+
+    _write: Callable[[], str]
+    precedence: int  # of the expression written (symbolic.precedence)
+
+    def __new__(cls, value: Any, write: Callable[[], str], binds: int = ATOM) -> Any:
+        obj = super().__new__(cls, value)  # type: ignore[call-arg]  # the builtin base's
+        obj._write = write
+        obj.precedence = binds
+        return obj
+
+    @property
+    def text(self) -> str:
+        return self._write()
+
+
+class _Shown(_WithText):
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
+class ShownInt(_Shown, int):
+    """A number printed as its expression (``str`` and ``repr``): for emission only."""
+
+
+class ShownFloat(_Shown, float):
+    """A float printed as its expression (``str`` and ``repr``): for emission only."""
+
+
+class ShownBool(_Shown, int):
+    """A boolean block parameter printed as its name (an int: ``bool`` cannot be subclassed)."""
+
+
+class ShownStr(_WithText, str):
+    """A string block parameter printed as its name (``lit`` writes ``text``, not a quote)."""
+
+
+def show(value: Any, name: Naming) -> Any:
+    """``value`` with symbolic numbers turned into numbers printed as their expression,
+    references written by ``name`` (tuples, lists and dicts item by item)."""
+    if isinstance(value, SymInt | SymFloat):
+        tree = value.tree
+        kind = ShownInt if isinstance(value, SymInt) else ShownFloat
+        return kind(value, lambda: to_python(tree, name), precedence(tree))
+    if isinstance(value, tuple):
+        return tuple(show(v, name) for v in value)
+    if isinstance(value, list):
+        return [show(v, name) for v in value]
+    if isinstance(value, dict):
+        return {k: show(v, name) for k, v in value.items()}
+    return value
+
+
+def show_named(value: Any, param: str, name: Naming) -> Any:
+    """A boolean or string argument shown as the block parameter that gave it."""
+    kind = ShownStr if isinstance(value, str) else ShownBool
+    return kind(value, lambda: name(Ref(param)))
+
+
+def operand(value: Any, text: str, binds: int) -> str:
+    """``text`` (the written ``value``) as the right operand of an operator of precedence
+    ``binds`` (``x * (4 / (wd - 1))``): parenthesised when the expression binds no tighter
+    than the operator. A plain negative number binds as a unary minus."""
+    if isinstance(value, _WithText):
+        tight = value.precedence
+    elif isinstance(value, int | float) and value < 0:
+        tight = UNARY
+    else:
+        tight = ATOM
+    return f"({text})" if tight <= binds else text
