@@ -47,7 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     prepare = commands.add_parser("prepare-tokens", help="tokenize text into a token file")
     prepare.add_argument("texts", nargs="+", help="UTF-8 text files, in order")
-    prepare.add_argument("--tokenizer", required=True, help="a Hugging Face tokenizer.json")
+    prepare.add_argument(
+        "--tokenizer",
+        required=True,
+        help="a Hugging Face tokenizer.json, or tiktoken:NAME (e.g. tiktoken:gpt2)",
+    )
     prepare.add_argument("--out", required=True, help="the token file to write (.bin)")
     args = parser.parse_args(argv)
     try:

@@ -225,6 +225,32 @@ def test_prepare_tokens_packs_the_tokenizer_ids(token_file: Path) -> None:
         windows[len(windows)]
 
 
+def test_prepare_tokens_with_a_tiktoken_encoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tiktoken:NAME`` encodes with tiktoken's encoder; the encoding is built here from a
+    byte-level table (tiktoken would fetch gpt2's), so the test stays offline."""
+    tiktoken = pytest.importorskip("tiktoken")
+    import numpy
+
+    from aurane.data import prepare_tokens
+
+    table = {bytes([i]): i for i in range(256)} | {b"ab": 256, b"the": 257}
+    encoding = tiktoken.Encoding(
+        name="tiny", pat_str=r"\S+|\s+", mergeable_ranks=table, special_tokens={}
+    )
+    asked: list[str] = []
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: asked.append(name) or encoding)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT)
+    out = tmp_path / "train.bin"
+    meta = prepare_tokens([str(corpus)], "tiktoken:tiny", str(out), lines_per_batch=2)
+    expected = [i for line in TEXT.splitlines(keepends=True) for i in encoding.encode(line)]
+    assert asked == ["tiny"] and 257 in expected
+    assert numpy.fromfile(out, dtype=numpy.uint16).tolist() == expected
+    assert (meta["vocab_size"], meta["tokens"]) == (258, len(expected))
+
+
 def test_token_file_contract_reads_the_vocabulary(token_file: Path) -> None:
     block = (
         f'dataset d:\n    from aurane.data.TokenFile\n    path = "{token_file}"\n'
@@ -433,6 +459,17 @@ def test_shards_resume_at_their_position(tmp_path: Path) -> None:
     assert [int(x[0]) for x, _ in resumed][:2] == [0, 1]
 
 
+def test_shards_with_loader_workers_give_each_sample_once(tmp_path: Path) -> None:
+    pytest.importorskip("webdataset")
+    from aurane.data import Shards
+
+    write_shards(tmp_path / "s")
+    stream = Shards(str(tmp_path / "s" / "shard-*.tar"), classes=2)
+    loader = torch.utils.data.DataLoader(stream, batch_size=4, num_workers=2)
+    seen = [int(value) for inputs, _ in loader for value in inputs[:, 0]]
+    assert sorted(seen) == list(range(24))
+
+
 def test_shards_contract_reads_the_first_npy_header(tmp_path: Path) -> None:
     paths = write_shards(tmp_path / "s", shards=1)
     data = data_contract(shards_block(f'["{paths[0]}"]', "    classes = 2\n"))
@@ -484,6 +521,54 @@ def test_aurane_run_streams_shards(tmp_path: Path) -> None:
     done = run_cli("run", "prog.aur", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 epochs x 4 batches" in done.stdout  # 16 samples in two shards, each epoch
+
+
+def test_a_run_interrupted_in_a_stream_resumes_at_its_position(tmp_path: Path) -> None:
+    """A mid-epoch checkpoint keeps the stream's position; the resumed run starts there
+    without reading the shards before it: shard 0 is made unreadable (its labels are not
+    numbers, its keys intact) once the run has passed it, and the resume still finishes."""
+    pytest.importorskip("webdataset")
+    import io
+    import subprocess
+    import sys
+    import tarfile
+
+    from tests.conftest import env
+    from tests.training.helpers import write_program
+
+    paths = write_shards(tmp_path / "s")  # 3 shards of 8, batches of 4: 6 batches an epoch
+    program = shards_block('"s/shard-*.tar"', "    classes = 2\n") + (
+        "model M:\n    input_shape = (2,)\n    def forward(x):\n        x -> dense(2)\n\n"
+        "train M on d:\n    epochs = 1\n    loss = cross_entropy\n"
+        '    checkpoint_dir = "ck"\n'
+    )
+    write_program(tmp_path, program, "prog")
+
+    def python(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "prog.py", *args],
+            cwd=tmp_path,
+            env=env(OMP_NUM_THREADS="1", **extra),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    stopped = python(AURANE_SIGNAL_AT="4:SIGINT")  # after 16 samples: shard 1, 8 done
+    assert stopped.returncode == 130, stopped.stderr
+    last = tmp_path / "ck" / "run_0001" / "last.pt"
+    partial = torch.load(last, weights_only=True)["partial"]
+    assert partial["batches"] == 4 and partial["stream"] == {"shard": 1, "sample": 8}
+    with tarfile.open(paths[0], "w") as archive:  # same keys, labels that fail to decode
+        for index in range(8):
+            for ext, data in (("npy", b"x"), ("cls", b"not a number")):
+                member = tarfile.TarInfo(f"{index:06d}.{ext}")
+                member.size = len(data)
+                archive.addfile(member, io.BytesIO(data))
+    resumed = python("--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed at epoch 1, step 4" in resumed.stdout
+    assert torch.load(last, weights_only=True)["steps"]["count"] == 6
 
 
 def test_checking_real_data_imports_no_data_library(tmp_path: Path) -> None:

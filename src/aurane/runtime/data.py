@@ -321,32 +321,47 @@ def prepare_tokens(
     *,
     lines_per_batch: int = 1024,
 ) -> dict[str, Any]:
-    """Tokenize text files with a Hugging Face ``tokenizer.json`` into one flat token file
-    (``out``: uint16 ids when the vocabulary fits, else uint32), as nanoGPT's prepare.py,
-    plus the sidecar ``out + ".json"`` (format, dtype, vocab_size, tokens) that ``check``
-    and ``TokenFile`` read. Text is encoded a batch of lines at a time, so memory stays
+    """Tokenize text files into one flat token file (``out``: uint16 ids when the
+    vocabulary fits, else uint32), as nanoGPT's prepare.py, plus the sidecar
+    ``out + ".json"`` (format, dtype, vocab_size, tokens) that ``check`` and ``TokenFile``
+    read. ``tokenizer`` is a Hugging Face ``tokenizer.json``, or ``tiktoken:NAME`` for one
+    of tiktoken's encodings (``tiktoken:gpt2``, as nanoGPT; tiktoken fetches its table into
+    its cache the first time). Text is encoded a batch of lines at a time, so memory stays
     bounded by ``lines_per_batch``; returns the sidecar's contents."""
     import itertools
     import json
 
     numpy = _need("numpy")
-    tokenizers = _need("tokenizers")
-    encoder = tokenizers.Tokenizer.from_file(str(tokenizer))
-    vocab = int(encoder.get_vocab_size(with_added_tokens=True))
+    vocab, encode = _text_encoder(tokenizer)
     dtype = _token_dtype(vocab)
     count = 0
     with open(out, "wb") as sink:
         for text in [texts] if isinstance(texts, str) else texts:
             with open(text, encoding="utf-8") as source:
                 while batch := list(itertools.islice(source, lines_per_batch)):
-                    for encoding in encoder.encode_batch(batch, add_special_tokens=False):
-                        ids = numpy.asarray(encoding.ids, dtype=dtype)
+                    for line in encode(batch):
+                        ids = numpy.asarray(line, dtype=dtype)
                         sink.write(ids.tobytes())
                         count += int(ids.size)
     meta = {"format": TOKENS_FORMAT, "dtype": dtype, "vocab_size": vocab, "tokens": count}
     with open(str(out) + ".json", "w", encoding="utf-8") as handle:
         json.dump(meta, handle)
     return meta
+
+
+def _text_encoder(tokenizer: str) -> tuple[int, Callable[[list[str]], list[list[int]]]]:
+    """(vocabulary size, lines -> their ids) of a ``tokenizer.json`` or ``tiktoken:NAME``;
+    no special tokens are added (a flat stream, as nanoGPT's prepare.py)."""
+    name = str(tokenizer)
+    if name.startswith("tiktoken:"):
+        encoding = _need("tiktoken").get_encoding(name.removeprefix("tiktoken:"))
+        return int(encoding.n_vocab), encoding.encode_ordinary_batch
+    encoder = _need("tokenizers").Tokenizer.from_file(name)
+
+    def encode(lines: list[str]) -> list[list[int]]:
+        return [e.ids for e in encoder.encode_batch(lines, add_special_tokens=False)]
+
+    return int(encoder.get_vocab_size(with_added_tokens=True)), encode
 
 
 def read_token_meta(path: str) -> dict[str, Any]:
@@ -565,7 +580,9 @@ class Shards(torch.utils.data.IterableDataset[tuple[torch.Tensor, torch.Tensor]]
     Shards are read in order, one sample at a time. ``state_dict()`` is the position (shard,
     samples done in it); ``load_state_dict`` resumes there without reading the earlier
     shards. A finished pass starts the next at the beginning. The loader cannot shuffle a
-    stream: shuffle the samples when writing the shards."""
+    stream: shuffle the samples when writing the shards. With loader workers, worker ``i`` of
+    ``n`` reads the shards whose index is ``i`` modulo ``n`` (write at least as many shards
+    as workers), so each sample still comes once a pass."""
 
     def __init__(
         self,
@@ -615,7 +632,11 @@ class Shards(torch.utils.data.IterableDataset[tuple[torch.Tensor, torch.Tensor]]
     def __iter__(self) -> Any:
         tariterators = _need("webdataset.tariterators")
         first, skip = self.shard, self.done
+        worker = torch.utils.data.get_worker_info()  # each loader worker reads its own shards
+        workers, me = (1, 0) if worker is None else (worker.num_workers, worker.id)
         for index in range(first, len(self.paths)):
+            if index % workers != me:
+                continue
             path = self.paths[index]
             with open(path, "rb") as stream:
                 members = tariterators.tar_file_iterator(stream)

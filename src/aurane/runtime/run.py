@@ -163,6 +163,18 @@ def _skip_batches(iterator: Any, loader: Any, count: int) -> None:
         next(iterator)
 
 
+def _stream(loader: Any) -> Any | None:
+    """``loader``'s dataset when it is a stream that keeps its own position (``Shards``) and
+    is read in this process, where its position at a batch boundary is exact; else None (a
+    resume then skips the epoch's first batches by reading them)."""
+    dataset = getattr(loader, "dataset", None)
+    keeps_position = hasattr(dataset, "state_dict") and hasattr(dataset, "load_state_dict")
+    in_process = getattr(loader, "num_workers", 1) == 0
+    return (
+        dataset if isinstance(dataset, IterableDataset) and keeps_position and in_process else None
+    )
+
+
 def _batch_sizes(loader: Any) -> tuple[int, int] | None:
     """(batch size, the last batch's size) of a DataLoader with a fixed batch size, else None."""
     size = getattr(loader, "batch_size", None)
@@ -618,9 +630,14 @@ class Run:
             self.batch = partial["batches"]
         self.epoch_rng = generator.get_state() if generator is not None else None
         self.sizes = _batch_sizes(loader) if self.accumulate > 1 else None
+        skip = self.batch
+        stream = _stream(loader)
+        if skip and stream is not None and partial is not None and partial.get("stream"):
+            stream.load_state_dict(partial["stream"])  # there, without reading what came before
+            skip = 0
         iterator: Iterator[Any] = iter(loader)
-        if self.batch:
-            _skip_batches(iterator, loader, self.batch)
+        if skip:
+            _skip_batches(iterator, loader, skip)
         return iterator
 
     def _device(self) -> torch.device | None:
@@ -756,9 +773,12 @@ class Run:
             every = gathered
         else:
             every = [figures]
+        loader = None if self.loader_index is None else self.loaders[self.loader_index]
+        stream = _stream(loader)
         partial = {
             "epoch": self.epoch,
             "batches": self.batch,
+            "stream": None if stream is None else stream.state_dict(),
             "stats": every,
             "loader": self.epoch_rng,
             "loader_index": self.loader_index,
