@@ -144,3 +144,16 @@ def test_seed_1016402_divide_by_a_tensor_and_a_constant_is_a_deliberate_rejectio
     assert (code, line) == ("S004", 4)
     message = "divide takes a second tensor or a constant, not both"
     assert any(entry.matches("S004", "divide", message) for entry in DELIBERATE)
+
+
+def test_seed_3000190_parameter_init_mode_from_a_block_parameter() -> None:
+    # issue 24's call form (init=normal(0.02)) read a block parameter holding "normal" as an
+    # initialiser name and refused it (S127); the name is a value, as a literal mode is
+    block = (
+        "model Scale(mode):\n    def forward(x):\n"
+        "        s = parameter((5, 8), init=mode, std=0.5)\n        return add(x, s)\n\n"
+    )
+    _runs(block + _model("(5, 8)", 'x -> Scale("normal")'))
+    _runs(block.replace("std=0.5", "value=1e-6") + _model("(5, 8)", 'x -> Scale("full")'))
+    _runs(_model("(5, 8)", "s = parameter((5, 8), init=normal(0.02))\n        y = add(x, s)"))
+    assert _refused(_model("(5, 8)", "s = parameter((5, 8), init=xavier_uniform)"))[0] == "S127"

@@ -55,6 +55,10 @@ MAX_INT_BITS = 1024
 _Failed = Failed  # evaluation failed; the diagnostic (if any) was already recorded
 
 
+# the initialiser names parameter(init=...) takes in call form (zeros, normal(0.02), ...)
+_PARAMETER_INITS = frozenset({"zeros", "ones", "normal", "constant", "full"})
+
+
 @record
 class _Scope:
     definitions: dict[str, ast.Constant | ast.Field]
@@ -816,14 +820,14 @@ class _Resolver(ControlFlow):
                     self.argument_of = outer
         initialised = spec is not None and spec.name != "parameter"  # its own init= argument
         if spec is not None and spec.name == "parameter":
-            call = self.parameter_init(call)
+            call = self.parameter_init(call, scope)
         keywords = self.keywords(call.keywords, scope, initialised=initialised)
         suffixes = self.suffixes(call.suffixes, scope)
         if _same(call.args, args) and keywords is call.keywords and suffixes is call.suffixes:
             return call
         return replace(call, args=tuple(args), keywords=keywords, suffixes=suffixes)
 
-    def parameter_init(self, call: ast.Call) -> ast.Call:
+    def parameter_init(self, call: ast.Call, scope: _Scope) -> ast.Call:
         """``parameter(shape, init=normal(0.02))``: the initialiser form of every layer, as
         the parameter's own arguments (``init="normal", std=0.02``)."""
         found = next((k for k in call.keywords if k.name == INIT), None)
@@ -831,6 +835,8 @@ class _Resolver(ControlFlow):
             return call
         value = found.value
         name = value.id if isinstance(value, ast.Name) else getattr(value, "func", None)
+        if isinstance(value, ast.Name) and name not in _PARAMETER_INITS and scope.find(value.id):
+            return call  # a constant or block parameter holding the mode ("normal", ...)
         args = value.args if isinstance(value, ast.Call) else ()
         given = value.keywords if isinstance(value, ast.Call) else ()
         extra: list[ast.Keyword] = []
