@@ -13,7 +13,7 @@ from typing import Any
 
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import ModelInfo, model_info
-from aurane.ir.graph import Graph
+from aurane.ir.graph import Graph, Value
 from aurane.ir.lowering import Lowering
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import TensorType
@@ -124,13 +124,16 @@ def rebase(value: Any, env: Mapping[str, Any], inputs: tuple[Any, ...] = ()) -> 
     return found if found == plain(value) else plain(value)
 
 
-def output_shape(sub: Graph, in_shape: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def output_shape(
+    sub: Graph, in_shape: tuple[Any, ...], value: Value | None = None
+) -> tuple[Any, ...] | None:
     """The shape a block call produces, its symbols re-expressed at the call site.
 
     ``in_shape`` is the call's input shape (batch axis first). Plain blocks and blocks
-    whose output does not depend on the call give plain numbers, as before.
+    whose output does not depend on the call give plain numbers, as before. ``value``:
+    one output of a block with several (the first by default).
     """
-    out = sub.output_value.shape
+    out = (value or sub.output_value).shape
     if out is None or sub.block_params is None:
         return None if out is None else tuple(plain(out))
     return tuple(rebase(tuple(out), sub.block_args, tuple(in_shape[1:])))

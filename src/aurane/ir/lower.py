@@ -13,7 +13,7 @@ from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir import blocks, containers, layers
-from aurane.ir.builder import GraphBuilder, ModelInfo, model_info
+from aurane.ir.builder import GraphBuilder, ModelInfo, input_default, model_info
 from aurane.ir.contracts import padding_mask_length
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ir.inits import rule_reaches_nothing
@@ -27,7 +27,7 @@ from aurane.records import replace
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import MAX_BLOCK_NESTING, SemanticResult
-from aurane.semantics.constants import per_call
+from aurane.semantics.constants import block_tensor_count, per_call
 from aurane.semantics.dims import declared_dims
 from aurane.semantics.inits import check_layer_init, read_rules, split_init
 from aurane.semantics.tying import split_tie
@@ -50,23 +50,45 @@ class _Lowerer(Lowering):
         input_span: Span,
         graph_name: str,
         input_origin: str | None = None,
+        more_inputs: tuple[tuple[TensorType, Span], ...] = (),
     ) -> Graph | None:
+        """Lower ``model``'s forward; ``input_type`` is the first input's, ``more_inputs``
+        the types (and where they come from) of the others of a forward with several."""
         assert model.forward is not None
         dtype = input_type.dtype
         param_dtype = dtype if dtype is not None and dtype in config.FLOAT_DTYPES else "float32"
         builder = GraphBuilder(graph_name, param_dtype)
         forward = model.forward
         input_name = forward.param
-        builder.add_value(
-            Value(input_name, (BATCH, *input_type.shape), input_type.dtype, input_span, input_name),
-            f"{shape_text(input_type.shape)} from {input_origin or f'the model input at {input_span}'}",
-        )
-        env: dict[str, str | None] = {forward.param: input_name}  # None: its producer failed
+        env: dict[str, str | None] = {}  # None: its producer failed
+        typed = [(input_type, input_span), *more_inputs]
+        for param, (in_type, span) in zip(forward.inputs, typed, strict=False):
+            builder.add_value(
+                Value(param.name, (BATCH, *in_type.shape), in_type.dtype, span, param.name),
+                f"{shape_text(in_type.shape)} from "
+                f"{input_origin or f'the model input at {span}'}"
+                + (f" (input '{param.name}')" if len(typed) > 1 else ""),
+            )
+            env[param.name] = param.name
         assigned: list[tuple[str, Span]] = []
         output = input_name
+        outputs: tuple[str, ...] = ()
+        labels: tuple[str, ...] = ()
         failed = False
         for stmt in forward.body:
             before, first_node = len(self.diagnostics), len(builder.nodes)
+            if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.TupleExpr):
+                several = [self.tensor(builder, env, item) for item in stmt.value.items]
+                if any(item is None for item in several):
+                    failed = True
+                else:
+                    outputs = tuple(item for item in several if item is not None)
+                    output = outputs[0]
+                    labels = tuple(
+                        item.id if isinstance(item, ast.Name) else value
+                        for item, value in zip(stmt.value.items, outputs, strict=True)
+                    )
+                continue
             result = self.statement(builder, env, stmt, assigned)
             if result is None:
                 failed = True
@@ -81,7 +103,7 @@ class _Lowerer(Lowering):
         layers.check_names(self, builder)
         tied = resolve_ties(builder, self.diagnostics)
         for value_name, span in assigned:
-            if value_name != output and builder.uses[value_name] == 0:
+            if value_name != output and value_name not in outputs and builder.uses[value_name] == 0:
                 source = builder.value(value_name).source_name
                 self.diagnostics.append(
                     diag(
@@ -116,6 +138,12 @@ class _Lowerer(Lowering):
             padding_idx=info.padding_idx,
             tied=tied,
             init_rules=rules,
+            input_names=forward.input_names if len(typed) > 1 else (),
+            output_names=outputs,
+            output_labels=labels,
+            input_defaults={
+                p.name: input_default(p.default) for p in forward.inputs if p.default is not None
+            },
         )
         for rule in rules:
             if rule_reaches_nothing(graph, rule):
@@ -153,6 +181,18 @@ class _Lowerer(Lowering):
     ) -> str | None:
         """Lower one statement: the value it makes the output (``""``: none), None on failure."""
         match stmt:
+            case ast.Assign(targets=targets, value=ast.Call(func=func)) if (
+                targets and func in self.models and ops.lookup(func) is None
+            ):  # h, pooled = Encoder(x, mask)
+                outs = self.block_outputs(builder, env, stmt)
+                output = ""
+                for index, (target, span) in enumerate(targets):
+                    if outs is None:
+                        env[target] = None
+                        continue
+                    env[target] = output = self.bind_name(builder, outs[index], target)
+                    assigned.append((output, span))
+                return None if outs is None else output
             case ast.Assign(targets=targets) if targets:  # a, b = chunk(x, 2)
                 pieces = self.pieces(builder, env, stmt)
                 output = ""
@@ -224,7 +264,10 @@ class _Lowerer(Lowering):
             names = [chained]
             rest = call.args
         else:
-            count = spec.graph_inputs(call.args, _is_tensor) if spec is not None else 1
+            if spec is not None:
+                count = spec.graph_inputs(call.args, _is_tensor)
+            else:
+                count = block_tensor_count(self.program.model(call.func), call.args, _is_tensor)
             inputs = [self.tensor(b, env, arg) for arg in call.args[:count]]
             names = [i for i in inputs if i is not None]
             if len(names) != len(inputs):
@@ -235,7 +278,7 @@ class _Lowerer(Lowering):
             result = self.splice(b, call, names[0], call.layer, rest)
             named = False  # the spliced layers took their names
         elif call.func in self.models and spec is None:
-            result = self.block(b, call, names[0], rest)
+            result = self.block(b, call, names, rest)
         elif spec is not None and spec.name == "repeat":
             bound = self.arguments(call, spec, rest, call.keywords)
             result = self.repeat(b, call, names[0], bound["block"], bound["times"], rest)
@@ -392,6 +435,7 @@ class _Lowerer(Lowering):
         call_span: Span,
         call: ast.Call | None = None,
         args: tuple[ast.Expr, ...] = (),
+        more: tuple[tuple[TensorType, Span], ...] = (),
     ) -> Graph | None:
         model = self.models[name]
         if name in self.lowering or len(self.lowering) >= MAX_BLOCK_NESTING:
@@ -399,7 +443,7 @@ class _Lowerer(Lowering):
             return None
         self.lowering.append(name)
         try:
-            return self._lower_block(name, model, input_type, call_span, call, args)
+            return self._lower_block(name, model, input_type, call_span, call, args, more)
         finally:
             self.lowering.pop()
 
@@ -411,13 +455,15 @@ class _Lowerer(Lowering):
         call_span: Span,
         call: ast.Call | None,
         args: tuple[ast.Expr, ...],
+        more: tuple[tuple[TensorType, Span], ...] = (),
     ) -> Graph | None:
         values: dict[str, object] | None = None
         if per_call(model):
             values = blocks.bind(self, model, args, call, call_span) if model.params else {}
             if values is None:
                 return None
-        key = (name, input_type.shape, input_type.dtype, blocks.values_key(values))
+        others = tuple((t.shape, t.dtype) for t, _ in more)
+        key = (name, input_type.shape, input_type.dtype, blocks.values_key(values), others)
         if key in self.block_cache:
             return self.block_cache[key]
         if values is not None:
@@ -425,7 +471,7 @@ class _Lowerer(Lowering):
             self.block_cache[key] = graph
             return graph
         info = model_info(model)
-        if info.input_shape is not None and info.input_shape != input_type.shape:
+        if info.input_shape is not None and info.input_shape != input_type.shape and not more:
             self.diagnostics.append(
                 diag(
                     "T010",
@@ -455,6 +501,7 @@ class _Lowerer(Lowering):
                 model.forward.param_span,
                 name,
                 input_origin=f"the call at {call_span}",
+                more_inputs=more,
             )
         # errors inside the block: say which call's shapes produced them
         for index in range(before, len(self.diagnostics)):
@@ -468,15 +515,126 @@ class _Lowerer(Lowering):
         return graph
 
     def block(
-        self, b: GraphBuilder, call: ast.Call, input_name: str, rest: tuple[ast.Expr, ...] = ()
+        self, b: GraphBuilder, call: ast.Call, names: list[str], rest: tuple[ast.Expr, ...] = ()
     ) -> str | None:
-        types = self.input_types(b, [input_name])
-        if types is None:
-            return None
-        sub = self.lower_block(call.func, types[0], call.span, call, rest)
+        """A block call; several outputs (``h, pooled = Encoder(x)``) bind through
+        ``block_outputs``, so here a block must return one tensor."""
+        sub = self.block_graph(b, call, names, rest)
         if sub is None:
             return None
-        return self.add_block_node(b, call, input_name, sub, 1, call.func.lower())
+        if len(sub.outputs) > 1:
+            self.diagnostics.append(
+                diag(
+                    "S152",
+                    f"block '{call.func}' returns {len(sub.outputs)} tensors "
+                    f"({', '.join(sub.output_label(i) for i in range(len(sub.outputs)))}): "
+                    "bind one name to each",
+                    call.span,
+                    hint=", ".join(sub.output_label(i) for i in range(len(sub.outputs)))
+                    + f" = {call.func}(...)",
+                )
+            )
+            return None
+        return self.add_block_node(b, call, names, sub, 1, call.func.lower())
+
+    def block_graph(
+        self, b: GraphBuilder, call: ast.Call, names: list[str], rest: tuple[ast.Expr, ...]
+    ) -> Graph | None:
+        """The block lowered at the types of the tensors this call passes it."""
+        types = self.input_types(b, names)
+        if types is None:
+            return None
+        more = self.omitted_inputs(call, types, names, b)
+        if more is None:
+            return None
+        return self.lower_block(call.func, types[0], call.span, call, rest, more)
+
+    def omitted_inputs(
+        self, call: ast.Call, types: list[TensorType], names: list[str], b: GraphBuilder
+    ) -> tuple[tuple[TensorType, Span], ...] | None:
+        """The types of a block's inputs after the first: those passed, then each one left
+        out (it has a default) at the shape its block declares; T130 for a dtype that
+        differs from a declared one."""
+        model = self.models[call.func]
+        if model.forward is None or len(model.forward.inputs) == 1:
+            return ()
+        info = model_info(model, declared_dims(self.program, model), self.sizes)
+        declared = {i.name: i for i in info.inputs}
+        out: list[tuple[TensorType, Span]] = []
+        for index, param in enumerate(model.forward.inputs):
+            found = declared.get(param.name)
+            if index < len(types):
+                given = types[index]
+                dtype_declared = found is not None and found.dtype is not None
+                if dtype_declared and given.dtype is not None and found.dtype != given.dtype:
+                    value = b.value(names[index])
+                    self.diagnostics.append(
+                        diag(
+                            "T130",
+                            f"block '{call.func}' takes its input '{param.name}' as "
+                            f"{found.dtype}, and this call passes {given.dtype}",
+                            call.args[index].span if index < len(call.args) else call.span,
+                            labels=(
+                                Label(value.span, f"{given.dtype} " + self.origin(b, value.name, None)),
+                                Label(param.name_span, f"'{param.name}' declared here"),
+                            ),
+                            hint=f"cast it first (to({found.dtype})) or change the block's "
+                            "input_dtype",
+                        )
+                    )
+                    return None
+                if index:
+                    out.append((given, call.args[index].span))
+                continue
+            if found is None or found.shape is None:
+                self.diagnostics.append(
+                    diag(
+                        "S151",
+                        f"this call leaves out the input '{param.name}' of block "
+                        f"'{call.func}', and the block declares no shape to build its "
+                        "default at",
+                        call.span,
+                        labels=(Label(param.name_span, "input declared here"),),
+                        hint=f"pass it, or declare input_shape = {{..., {param.name}: (...)}} "
+                        "in the block",
+                    )
+                )
+                return None
+            out.append((TensorType(found.shape, found.dtype), param.name_span))
+        return tuple(out)
+
+    def block_outputs(
+        self, b: GraphBuilder, env: dict[str, str | None], stmt: ast.Assign
+    ) -> list[str] | None:
+        """``h, pooled = Encoder(x, mask)``: one block node, one value per output."""
+        call = stmt.value
+        assert isinstance(call, ast.Call)
+        count = block_tensor_count(self.program.model(call.func), call.args, _is_tensor)
+        inputs = [self.tensor(b, env, arg) for arg in call.args[:count]]
+        names = [i for i in inputs if i is not None]
+        if len(names) != len(inputs):
+            return None
+        sub = self.block_graph(b, call, names, call.args[count:])
+        if sub is None:
+            return None
+        if len(sub.outputs) != len(stmt.targets):
+            where = stmt.targets[0][1].merge(stmt.targets[-1][1])
+            written = ", ".join(sub.output_label(i) for i in range(len(sub.outputs)))
+            self.diagnostics.append(
+                diag(
+                    "S152",
+                    f"{len(stmt.targets)} names for the {len(sub.outputs)} output"
+                    f"{'s' * (len(sub.outputs) != 1)} of block '{call.func}' ({written})",
+                    where,
+                    hint=f"bind exactly {len(sub.outputs)} name"
+                    f"{'s' * (len(sub.outputs) != 1)}: {written} = {call.func}(...)",
+                    labels=(Label(call.span, f"{call.func} returns {len(sub.outputs)}"),),
+                )
+            )
+            return None
+        first = self.add_block_node(b, call, names, sub, 1, call.func.lower())
+        node = b.producers[first]
+        return [first, *node.outputs[1:]]
 
     def repeat(
         self,
@@ -578,10 +736,19 @@ class _Lowerer(Lowering):
         return True
 
     def add_block_node(
-        self, b: GraphBuilder, call: ast.Call, input_name: str, sub: Graph, times: int, stem: str
+        self,
+        b: GraphBuilder,
+        call: ast.Call,
+        input_name: str | list[str],
+        sub: Graph,
+        times: int,
+        stem: str,
     ) -> str:
+        names = [input_name] if isinstance(input_name, str) else input_name
+        input_name = names[0]
         node_id = b.fresh(stem)
         out = sub.output_value
+        extra = tuple(f"{node_id}_{index}" for index in range(1, len(sub.outputs)))
         args: dict[str, object] = (
             {"block": sub.name, "times": times} if stem == "repeat" else {"block": sub.name}
         )
@@ -592,8 +759,9 @@ class _Lowerer(Lowering):
                 id=node_id,
                 op="repeat" if stem == "repeat" else "block",
                 args=args,
-                inputs=(input_name,),
+                inputs=tuple(names),
                 output=node_id,
+                outputs=(node_id, *extra) if extra else (),
                 parameters=sub.parameters * times,
                 span=call.span,
                 block=sub.name,
@@ -603,7 +771,12 @@ class _Lowerer(Lowering):
         )
         # the block's own symbols, re-expressed in the caller's terms
         shape = blocks.output_shape(sub, b.value(input_name).shape or ())
-        return b.add_value(Value(node_id, shape, out.dtype, call.span))
+        made = b.add_value(Value(node_id, shape, out.dtype, call.span))
+        for name, value in zip(extra, sub.outputs[1:], strict=True):
+            other = blocks.output_shape(sub, b.value(input_name).shape or (), value)
+            b.add_value(Value(name, other, value.dtype, call.span))
+            b.producers[name] = b.producers[node_id]
+        return made
 
     # -------------------------------------------------------------- program
 
@@ -617,10 +790,13 @@ class _Lowerer(Lowering):
                 continue
             input_type = TensorType(info.input_shape, info.input_dtype)
             span = info.input_shape_span or model.name_span
+            more = tuple(
+                (TensorType(i.shape, i.dtype), i.span) for i in info.inputs[1:] if i.shape
+            )
             if model.base is not None:
                 graph = blocks.lower_variant(self, model, info, input_type, span, model.name)
             else:
-                graph = self.lower_model(model, info, input_type, span, model.name)
+                graph = self.lower_model(model, info, input_type, span, model.name, None, more)
             if graph is not None:
                 graphs[model.name] = graph
         return graphs

@@ -31,6 +31,7 @@ _ATOMS = (
     ast.Name,
     ast.TupleExpr,
     ast.ListExpr,
+    ast.DictExpr,
     ast.Subscript,
 )
 # levels of the conditional grammar (Python's): a child below its place's level is wrapped
@@ -137,6 +138,9 @@ class Printer:
                 return f"({inner},)" if len(expr.items) == 1 else f"({inner})"
             case ast.ListExpr():
                 return "[" + ", ".join(self.flat(item) for item in expr.items) + "]"
+            case ast.DictExpr():
+                pairs = zip(expr.keys, expr.values, strict=True)
+                return "{" + ", ".join(f"{k.id}: {self.flat(v)}" for k, v in pairs) + "}"
             case ast.Call():
                 return (
                     ("*" if expr.splice else "")
