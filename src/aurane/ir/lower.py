@@ -565,21 +565,22 @@ class _Lowerer(Lowering):
             found = declared.get(param.name)
             if index < len(types):
                 given = types[index]
-                dtype_declared = found is not None and found.dtype is not None
-                if dtype_declared and given.dtype is not None and found.dtype != given.dtype:
+                wanted = found.dtype if found is not None else None
+                if wanted is not None and given.dtype is not None and wanted != given.dtype:
                     value = b.value(names[index])
                     self.diagnostics.append(
                         diag(
                             "T130",
                             f"block '{call.func}' takes its input '{param.name}' as "
-                            f"{found.dtype}, and this call passes {given.dtype}",
+                            f"{wanted}, and this call passes {given.dtype}",
                             call.args[index].span if index < len(call.args) else call.span,
                             labels=(
-                                Label(value.span, f"{given.dtype} " + self.origin(b, value.name, None)),
+                                Label(
+                                    value.span, f"{given.dtype} " + self.origin(b, value.name, None)
+                                ),
                                 Label(param.name_span, f"'{param.name}' declared here"),
                             ),
-                            hint=f"cast it first (to({found.dtype})) or change the block's "
-                            "input_dtype",
+                            hint=f"cast it first (to({wanted})) or change the block's input_dtype",
                         )
                     )
                     return None
@@ -790,9 +791,7 @@ class _Lowerer(Lowering):
                 continue
             input_type = TensorType(info.input_shape, info.input_dtype)
             span = info.input_shape_span or model.name_span
-            more = tuple(
-                (TensorType(i.shape, i.dtype), i.span) for i in info.inputs[1:] if i.shape
-            )
+            more = tuple((TensorType(i.shape, i.dtype), i.span) for i in info.inputs[1:] if i.shape)
             if model.base is not None:
                 graph = blocks.lower_variant(self, model, info, input_type, span, model.name)
             else:

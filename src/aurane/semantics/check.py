@@ -16,8 +16,8 @@ from aurane.semantics import config, sources, uses
 from aurane.semantics.block_args import check_block_params
 from aurane.semantics.constants import per_call
 from aurane.semantics.fields import FieldChecker
-from aurane.semantics.inputs import check_input_fields, not_yet, several_inputs, several_outputs
 from aurane.semantics.forward import ForwardChecker
+from aurane.semantics.inputs import check_input_fields, not_yet, several_inputs, several_outputs
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.train_rules import check_train_fields
 from aurane.semantics.uncalled import check_uncalled
@@ -340,7 +340,10 @@ def _check_train(
 
 
 def _check_gan(
-    stmt: ast.TrainGan, models: dict[str, ast.Model], fields: FieldChecker, standalone: dict[str, Span]
+    stmt: ast.TrainGan,
+    models: dict[str, ast.Model],
+    fields: FieldChecker,
+    standalone: dict[str, Span],
 ) -> None:
     for ref, role in ((stmt.generator, "generator"), (stmt.discriminator, "discriminator")):
         if _check_model_ref(ref, role, set(models), fields):

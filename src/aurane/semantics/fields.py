@@ -77,7 +77,9 @@ class FieldChecker:
                 )
                 return
             for value in item.value.values:  # one input each: checked as the field alone
-                self.check_field(spec, ast.Field(item.name, item.name_span, value, value.span), block)
+                self.check_field(
+                    spec, ast.Field(item.name, item.name_span, value, value.span), block
+                )
             return
         checker = _KIND_CHECKERS.get(spec.kind)
         if checker is not None:

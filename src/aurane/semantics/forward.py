@@ -73,7 +73,9 @@ class ForwardChecker:
         self.defined.update(stmt.targets)
         value = stmt.value
         splits = isinstance(value, ast.Call) and not value.suffixes and ops.canonical(value.func)
-        block = isinstance(value, ast.Call) and not value.suffixes and value.func in self.model_names
+        block = (
+            isinstance(value, ast.Call) and not value.suffixes and value.func in self.model_names
+        )
         if splits not in ("split", "chunk") and not block:
             names = ", ".join(name for name, _ in stmt.targets)
             self.out.append(

@@ -100,8 +100,7 @@ def not_yet(what: str, model: str, span: Span) -> Diagnostic:
     or outputs yet."""
     return diag(
         "S153",
-        f"{what} of model '{model}', which takes or returns several tensors, is not "
-        "supported yet",
+        f"{what} of model '{model}', which takes or returns several tensors, is not supported yet",
         span,
         hint="compile the model and call it from Python with its inputs (issue 23)",
     )

@@ -119,7 +119,9 @@ def plan_locals(graph: Graph, values: list[Value], ns: Namespace) -> Locals:
     output = env[graph.output]
     returned = tuple(env[name] for name in graph.output_names) or (output,)
     params = tuple(env[name] for name in graph.input_names) or (0,)
-    node_outputs = tuple((index + 1, *(env[o] for o in n.outputs[1:])) for index, n in enumerate(nodes))
+    node_outputs = tuple(
+        (index + 1, *(env[o] for o in n.outputs[1:])) for index, n in enumerate(nodes)
+    )
     uses: list[list[int]] = [[] for _ in values]
     for index, slots in enumerate(reads):
         for slot in slots:
@@ -135,7 +137,7 @@ def plan_locals(graph: Graph, values: list[Value], ns: Namespace) -> Locals:
     preferred = [graph.input] * len(values)
     for name in graph.input_names[1:]:
         preferred[env[name]] = name
-    for index, node in enumerate(nodes):
+    for node in nodes:
         for k, name in enumerate(node.outputs[1:], start=1):
             preferred[env[name]] = values[env[name]].source_name or f"{node.id}_{k}"
     for slot in range(len(nodes), 0, -1):
@@ -157,8 +159,8 @@ def plan_locals(graph: Graph, values: list[Value], ns: Namespace) -> Locals:
         for slot in node_outputs[index]:
             choices = (ns.allocate(preferred[slot]), ns.allocate(nodes[index].id))
             taken = set(names[s] for s in node_outputs[index] if s != slot and names[s])
-            name = next((c for c in choices if busy.get(c, -1) <= index and c not in taken), None)
-            name = name or ns.fresh(nodes[index].id)
+            free = (c for c in choices if busy.get(c, -1) <= index and c not in taken)
+            name = next(free, None) or ns.fresh(nodes[index].id)
             names[slot] = name
             busy[name] = max(busy.get(name, -1), last_use[slot])
     several = len(params) > 1 or len(returned) > 1 or any(len(o) > 1 for o in node_outputs)
