@@ -175,8 +175,7 @@ def export_model(
         got = tuple(actual) if several and isinstance(actual, tuple | list) else (actual,)
         if len(got) != len(wanted):
             raise ExportMismatch(
-                f"{model}: the {fmt} program returned {len(got)} outputs, the module "
-                f"{len(wanted)}"
+                f"{model}: the {fmt} program returned {len(got)} outputs, the module {len(wanted)}"
             )
         difference = max(
             _compare(model, fmt, want, have) for want, have in zip(wanted, got, strict=True)

@@ -321,9 +321,15 @@ class _Tracer:
         values = call.graph.value_map
         several = len(stmt.nodes) == 1 and len(stmt.nodes[0].outputs) > 1
         pairs = (
-            [(target, stmt.nodes[0], output) for target, output in zip(stmt.targets, stmt.nodes[0].outputs, strict=False)]
+            [
+                (target, stmt.nodes[0], output)
+                for target, output in zip(stmt.targets, stmt.nodes[0].outputs, strict=False)
+            ]
             if several
-            else [(target, planned, planned.output) for target, planned in zip(stmt.targets, stmt.nodes, strict=False)]
+            else [
+                (target, planned, planned.output)
+                for target, planned in zip(stmt.targets, stmt.nodes, strict=False)
+            ]
         )
         for target, planned, output in pairs:
             node = call.node(planned)

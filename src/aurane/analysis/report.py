@@ -123,7 +123,11 @@ def model_json(
                 ],
                 "input_bytes_per_sample": p.input_bytes,
                 "outputs": [
-                    {"name": name, "shape": list(shape) if shape is not None else None, "dtype": dtype}
+                    {
+                        "name": name,
+                        "shape": list(shape) if shape is not None else None,
+                        "dtype": dtype,
+                    }
                     for name, shape, dtype in p.outputs
                 ],
             }
