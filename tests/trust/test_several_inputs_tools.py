@@ -115,3 +115,16 @@ def test_onnx_export_names_inputs_outputs_and_shares_dynamic_axes(tmp_path: Path
         "h": ["batch", "seq", 16],
         "pooled": ["batch", 16],
     }
+
+
+def test_playground_shows_every_input_and_output() -> None:
+    from aurane.playground.analyze import analyze
+
+    state = analyze(TWO_TOWER)
+    assert state["ok"], state["diagnostics"]
+    [model] = state["models"]
+    assert [i["name"] for i in model["inputs"]] == ["query", "item"]
+    assert [o["name"] for o in model["outputs"]] == ["q", "i"]
+    assert "def forward(self, query, item):" in state["python"]
+    hovers = {h["text"] for h in state["hovers"]}
+    assert {"query: input (8,)", "item: input (12,)"} <= hovers
