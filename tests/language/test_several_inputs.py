@@ -407,3 +407,15 @@ def test_one_input_models_compile_as_before() -> None:
     )
     assert "def forward(self, x):" in code and "return dense1" in code
     assert "is None" not in code
+
+
+def test_ir_verifier_knows_every_input_and_output() -> None:
+    from aurane.ir.verify import IRVerificationError, verify
+    from aurane.records import replace
+
+    graph = front(ENCODER).graphs["Net"]
+    verify(graph)  # mask is defined before the block call reads it; both outputs exist
+    with pytest.raises(IRVerificationError, match="uses mask before definition"):
+        verify(replace(graph, input_names=()))
+    with pytest.raises(IRVerificationError, match="output nowhere undefined"):
+        verify(replace(graph, output_names=(*graph.output_names, "nowhere")))
