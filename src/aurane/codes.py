@@ -191,8 +191,9 @@ _CODES: tuple[Code, ...] = (
         "P043",
         "required-after-default",
         "parse",
-        "a required forward input follows one with a default",
-        "As in Python, inputs with a default (`mask=ones`) come after the required ones.",
+        "a required forward input follows one with a default, or the first has one",
+        "As in Python, inputs with a default (`mask=ones`) come after the required ones; the\n"
+        "first input is required, since a default is built at its batch size.",
         "def forward(mask=ones, ids):",
         "Put the inputs with defaults last.",
     ),
@@ -999,6 +1000,17 @@ _CODES: tuple[Code, ...] = (
         "training jobs and `aurane export` of them are not supported yet (issue 23).",
         "train Bert on text:\n    epochs = 1",
         "Call the model from your own Python code for now.",
+    ),
+    Code(
+        "S154",
+        "default-size-unknown",
+        "semantic",
+        "an optional input has a symbolic size that no required input has",
+        "A default (`mask=ones`) is built when the caller leaves the input out, at the\n"
+        "shape the IR has for it; each symbolic size of that shape (`seq`) is read from an\n"
+        "input the caller passes, so some required input must have it.",
+        "model M:\n    input_shape = {x: (4,), mask: (seq,)}\n    def forward(x, mask=ones):",
+        "Give a required input that size, make the input required, or use a number.",
     ),
     Code(
         "S113",

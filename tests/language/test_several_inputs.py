@@ -419,3 +419,38 @@ def test_ir_verifier_knows_every_input_and_output() -> None:
         verify(replace(graph, input_names=()))
     with pytest.raises(IRVerificationError, match="output nowhere undefined"):
         verify(replace(graph, output_names=(*graph.output_names, "nowhere")))
+
+
+def test_default_whose_size_no_required_input_has_is_located() -> None:
+    found = only_error(
+        """
+        seq = dim(1, 8)
+        model M:
+            input_shape = {x: (4,), mask: (seq,)}
+            def forward(x, mask=ones):
+                return x, mask
+        """
+    )
+    assert found.code == "S154" and "seq" in found.message
+    assert where(found) == (4, 25)
+
+
+def test_the_first_input_cannot_have_a_default() -> None:
+    found = only_error("model M:\n    def forward(x=ones, m=zeros):\n        return x\n")
+    assert found.code == "P043" and where(found) == (2, 19)
+
+
+def test_default_read_from_a_shared_symbolic_size() -> None:
+    _, _, code = generate(
+        """
+        seq = dim(1, 16)
+        model M:
+            input_shape = {x: (seq, 4), mask: (seq,)}
+            def forward(x, mask=0):
+                return x, mask
+        """
+    )
+    line = "mask = torch.full((x.shape[0], x.shape[1]), 0, dtype=torch.float32, device=x.device)"
+    assert line in code
+    x = torch.randn(2, 5, 4)
+    assert load(code).M()(x)[1].shape == (2, 5)

@@ -70,6 +70,8 @@ class _Lowerer(Lowering):
                 + (f" (input '{param.name}')" if len(typed) > 1 else ""),
             )
             env[param.name] = param.name
+        if not self.defaults_have_sizes(builder, forward):
+            return None
         assigned: list[tuple[str, Span]] = []
         output = input_name
         outputs: tuple[str, ...] = ()
@@ -171,6 +173,39 @@ class _Lowerer(Lowering):
         if wrong_length is not None:
             self.diagnostics.append(wrong_length)
         return graph
+
+    def defaults_have_sizes(self, builder: GraphBuilder, forward: ast.Forward) -> bool:
+        """S154: each symbolic size of an optional input's shape is an axis of a required
+        input (the generated default reads it from there)."""
+        values = builder.values
+        required = {
+            dim
+            for p in forward.inputs
+            if p.default is None and p.name in values
+            for dim in (values[p.name].shape or ())[1:]
+        }
+        ok = True
+        for param in forward.inputs:
+            if param.default is None or param.name not in values:
+                continue
+            for dim in (values[param.name].shape or ())[1:]:
+                if not isinstance(dim, int) and dim not in required:
+                    self.diagnostics.append(
+                        diag(
+                            "S154",
+                            f"the default of '{param.name}' needs the size {dim}, and no "
+                            "required input has it",
+                            param.default.span,
+                            labels=(
+                                Label(values[param.name].span, f"'{param.name}' declared here"),
+                            ),
+                            hint=f"make '{param.name}' required, or give a required input "
+                            f"the size {dim}",
+                        )
+                    )
+                    ok = False
+                    break
+        return ok
 
     def statement(
         self,

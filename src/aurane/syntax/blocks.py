@@ -563,6 +563,14 @@ class BlockParser(ExprParser):
                 )
             params.append(param)
         self.expect_op(")", "after the forward parameters")
+        if params[0].default is not None:
+            self.fail(
+                "P043",
+                f"the first input '{params[0].name}' cannot have a default: the defaults "
+                "are built at its batch size",
+                params[0].default.span,
+                hint=f"make '{params[0].name}' required",
+            )
         self.header_end("forward")
         header = self.span_from(start)
         body = self._forward_body(self.body(item, "forward", header))

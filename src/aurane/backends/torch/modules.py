@@ -492,20 +492,21 @@ def default_tensor(default: object, value: Value, given: list[tuple[str, Value]]
                 return Call(f"torch.{fill}_like", (name, dtype))
             return Call("torch.full_like", (name, repr(default), dtype))
     ref = given[0][0]
-    axes = []
-    for axis, size in enumerate(value.shape or ()):
-        found = next(
-            (
+    axes = [f"{ref}.shape[0]"]  # the batch axis
+    for size in (value.shape or ())[1:]:
+        if isinstance(size, int):
+            axes.append(str(size))
+            continue
+        # a symbolic size: read where an input passed with it has it (lowering made sure
+        # one does)
+        axes.append(
+            next(
                 f"{name}.shape[{k}]"
                 for name, other in given
                 for k, dim in enumerate(other.shape or ())
-                if dim == size and (axis == 0 or k > 0 or isinstance(size, str))
-            ),
-            None,
+                if k and dim == size
+            )
         )
-        axes.append(found if found is not None and not isinstance(size, int) else str(size))
-        if axis == 0:
-            axes[0] = f"{ref}.shape[0]"
     shape = "(" + ", ".join(axes) + ("," if len(axes) == 1 else "") + ")"
     device = f"device={ref}.device"
     if fill is not None:
