@@ -1013,6 +1013,18 @@ _CODES: tuple[Code, ...] = (
         "Give a required input that size, make the input required, or use a number.",
     ),
     Code(
+        "S155",
+        "unused-input",
+        "semantic",
+        "an input of a model with several is never used",
+        "Each input of `def forward(ids, mask):` is a tensor the caller passes; one the\n"
+        "forward never reads nor returns is probably a mistake (a mask that never reaches\n"
+        "the attention).",
+        "def forward(x, mask):\n    return dense(x, 4)",
+        "Use the input, or remove it from the forward and its input_shape entry.",
+        "warning",
+    ),
+    Code(
         "S113",
         "blocks-nested-too-deeply",
         "semantic",

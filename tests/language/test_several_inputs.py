@@ -454,3 +454,19 @@ def test_default_read_from_a_shared_symbolic_size() -> None:
     assert line in code
     x = torch.randn(2, 5, 4)
     assert load(code).M()(x)[1].shape == (2, 5)
+
+
+def test_an_input_never_used_is_a_warning_at_it() -> None:
+    found = [
+        d
+        for d in front(
+            """
+            model M:
+                input_shape = {x: (4,), mask: (4,)}
+                def forward(x, mask=ones):
+                    return dense(x, 2)
+            """
+        ).diagnostics
+    ]
+    assert [(d.code, d.severity) for d in found] == [("S155", "warning")]
+    assert "'mask'" in found[0].message and where(found[0]) == (3, 20)

@@ -104,6 +104,16 @@ class _Lowerer(Lowering):
             return None
         layers.check_names(self, builder)
         tied = resolve_ties(builder, self.diagnostics)
+        for param in forward.inputs if len(typed) > 1 else ():
+            if builder.uses[param.name] == 0 and param.name not in outputs:
+                self.diagnostics.append(
+                    diag(
+                        "S155",
+                        f"input '{param.name}' of '{graph_name}' is never used",
+                        param.name_span,
+                        hint="use it, or remove it from the forward and input_shape",
+                    )
+                )
         for value_name, span in assigned:
             if value_name != output and value_name not in outputs and builder.uses[value_name] == 0:
                 source = builder.value(value_name).source_name
