@@ -470,3 +470,26 @@ def test_an_input_never_used_is_a_warning_at_it() -> None:
     ]
     assert [(d.code, d.severity) for d in found] == [("S155", "warning")]
     assert "'mask'" in found[0].message and where(found[0]) == (3, 20)
+
+
+def test_parameterised_block_with_two_inputs_and_outputs() -> None:
+    _, _, code = generate(
+        """
+        model Mix(width):
+            def forward(a, b):
+                h = dense(a, width)
+                return h, add(h, b)
+
+        model Net:
+            input_shape = {x: (8,), y: (16,)}
+            def forward(x, y):
+                h, g = Mix(x, y, 16)
+                return h, g
+        """
+    )
+    assert "h, g = self.mix1(x, y)" in code
+    net = load(code).Net()
+    x, y = torch.randn(3, 8), torch.randn(3, 16)
+    h, g = net(x, y)
+    torch.testing.assert_close(h, net.mix1.dense1(x))
+    torch.testing.assert_close(g, h + y)

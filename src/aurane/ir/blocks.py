@@ -199,7 +199,9 @@ def lower_instance(
     values: dict[str, Any],
     input_type: TensorType,
     call_span: Span,
+    more: tuple[tuple[TensorType, Span], ...] = (),
 ) -> Graph | None:
+    """``more``: the types of the inputs after the first (a block with several)."""
     defaults = defaults_of(lowerer, model)
     shown_call = f"in the call {call_text(model.name, values, defaults)}"
     symbolic = symbolic_input(input_type.shape)
@@ -214,7 +216,11 @@ def lower_instance(
     graph = None
     if not any(d.is_error for d in problems) and instance.forward is not None:
         info = model_info(instance)
-        if info.input_shape is not None and tuple(info.input_shape) != plain(input_type.shape):
+        if (
+            info.input_shape is not None
+            and not more
+            and tuple(info.input_shape) != plain(input_type.shape)
+        ):
             lowerer.diagnostics.append(
                 _shape_refused(model, info.input_shape, input_type, call_span)
             )
@@ -226,6 +232,7 @@ def lower_instance(
                 instance.forward.param_span,
                 model.name,
                 input_origin=f"the call at {call_span}",
+                more_inputs=more,
             )
     for index in range(before, len(lowerer.diagnostics)):
         found = lowerer.diagnostics[index]

@@ -512,7 +512,7 @@ class _Lowerer(Lowering):
         if key in self.block_cache:
             return self.block_cache[key]
         if values is not None:
-            graph = blocks.lower_instance(self, model, values, input_type, call_span)
+            graph = blocks.lower_instance(self, model, values, input_type, call_span, more)
             self.block_cache[key] = graph
             return graph
         info = model_info(model)
