@@ -493,3 +493,19 @@ def test_parameterised_block_with_two_inputs_and_outputs() -> None:
     h, g = net(x, y)
     torch.testing.assert_close(h, net.mix1.dense1(x))
     torch.testing.assert_close(g, h + y)
+
+
+def test_repeat_of_a_block_with_several_inputs_is_located() -> None:
+    found = only_error(
+        """
+        model Pair:
+            def forward(a, b=zeros):
+                return add(a, b)
+        model Net:
+            input_shape = (4,)
+            def forward(x):
+                x -> repeat(Pair, 2)
+        """
+    )
+    assert found.code == "S151" and "repeat copies" in found.message
+    assert where(found) == (7, 14)

@@ -29,6 +29,7 @@ from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import MAX_BLOCK_NESTING, SemanticResult
 from aurane.semantics.constants import block_tensor_count, per_call
 from aurane.semantics.dims import declared_dims
+from aurane.semantics.inputs import several_outputs
 from aurane.semantics.inits import check_layer_init, read_rules, split_init
 from aurane.semantics.tying import split_tie
 from aurane.semantics.unroll import label_new
@@ -692,7 +693,7 @@ class _Lowerer(Lowering):
         rest: tuple[ast.Expr, ...] = (),
     ) -> str | None:
         types = self.input_types(b, [input_name])
-        if types is None:
+        if types is None or not self.one_input(block, call, "repeat copies"):
             return None
         in_type = types[0]
         inner = blocks.repeated_call(call, rest)
@@ -753,7 +754,7 @@ class _Lowerer(Lowering):
     ) -> str | None:
         """``-> *Block(...) as features``: the block's nodes, inlined into ``features``."""
         types = self.input_types(b, [input_name])
-        if types is None:
+        if types is None or not self.one_input(call.func, call, "splicing inlines"):
             return None
         sub = self.lower_block(call.func, types[0], call.span, call, rest)
         if sub is None:
@@ -761,6 +762,26 @@ class _Lowerer(Lowering):
         span = call.layer_span or call.span
         in_shape = b.value(input_name).shape or ()
         return containers.splice(b, sub, input_name, container, span, in_shape, self.diagnostics)
+
+    def one_input(self, block: str, call: ast.Call, what: str) -> bool:
+        """S151 for ``repeat``/splicing a block whose forward takes several inputs or
+        returns several outputs: they pass one tensor from copy to copy."""
+        model = self.models.get(block)
+        forward = model.forward if model is not None else None
+        if forward is None or (len(forward.inputs) == 1 and not several_outputs(model)):
+            return True
+        self.diagnostics.append(
+            diag(
+                "S151",
+                f"{what} a block with one input and one output, and '{block}' takes "
+                f"{', '.join(forward.input_names)}"
+                + (" and returns several" if several_outputs(model) else ""),
+                call.span,
+                labels=(Label(forward.param_span, "its inputs"),),
+                hint=f"call '{block}' in graph form, once per copy",
+            )
+        )
+        return False
 
     def continue_container(
         self, b: GraphBuilder, call: ast.Call, container: str, start: int | None
