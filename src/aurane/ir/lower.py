@@ -29,8 +29,8 @@ from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import MAX_BLOCK_NESTING, SemanticResult
 from aurane.semantics.constants import block_tensor_count, per_call
 from aurane.semantics.dims import declared_dims
-from aurane.semantics.inputs import several_outputs
 from aurane.semantics.inits import check_layer_init, read_rules, split_init
+from aurane.semantics.inputs import several_outputs
 from aurane.semantics.tying import split_tie
 from aurane.semantics.unroll import label_new
 from aurane.source import Span
