@@ -509,3 +509,19 @@ def test_repeat_of_a_block_with_several_inputs_is_located() -> None:
     )
     assert found.code == "S151" and "repeat copies" in found.message
     assert where(found) == (7, 14)
+
+
+def test_a_long_dict_is_laid_out_one_input_per_line() -> None:
+    names = ["input_ids", "attention_mask", "token_type_ids", "position_ids"]
+    shapes = ", ".join(f"{name}: (seq,)" for name in names)
+    source = (
+        "seq = dim(1, 512)\n\nmodel Bert:\n"
+        f"    input_shape = {{{shapes}}}\n"
+        "    input_dtype = {input_ids: int64,  # ids\n        attention_mask: float32}\n"
+        f"    def forward({', '.join(names)}):\n        return input_ids\n"
+    )
+    once = format_text(source)
+    assert "    input_shape = {\n        input_ids: (seq,),\n" in once
+    assert "        input_ids: int64,  # ids\n        attention_mask: float32,\n    }\n" in once
+    assert format_text(once) == once
+    assert strip_spans(parse_program(once)[0]) == strip_spans(parse_program(source)[0])
