@@ -767,8 +767,10 @@ class _Lowerer(Lowering):
         """S151 for ``repeat``/splicing a block whose forward takes several inputs or
         returns several outputs: they pass one tensor from copy to copy."""
         model = self.models.get(block)
-        forward = model.forward if model is not None else None
-        if forward is None or (len(forward.inputs) == 1 and not several_outputs(model)):
+        if model is None or model.forward is None:
+            return True
+        forward = model.forward
+        if len(forward.inputs) == 1 and not several_outputs(model):
             return True
         self.diagnostics.append(
             diag(
