@@ -128,3 +128,22 @@ def test_playground_shows_every_input_and_output() -> None:
     assert "def forward(self, query, item):" in state["python"]
     hovers = {h["text"] for h in state["hovers"]}
     assert {"query: input (8,)", "item: input (12,)"} <= hovers
+
+
+def test_budget_binds_a_size_only_a_later_input_has() -> None:
+    found = [
+        d
+        for d in front(
+            """
+            seq = dim(1, 64)
+            model M:
+                input_shape = {x: (4,), mask: (seq,)}
+                budget activations <= 10 at batch 1, seq 8
+                def forward(x, mask):
+                    return dense(x, 2), mask
+            """
+        ).diagnostics
+        if d.is_error
+    ]
+    # x (16 B) + mask at seq = 8 (32 B) + the dense output (8 B): every input counted
+    assert [d.code for d in found] == ["T115"] and "56 B > 10" in found[0].message
