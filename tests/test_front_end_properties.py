@@ -159,6 +159,13 @@ NESTING = {
         "model M:\n    input_shape = (4,)\n    def forward(x):\n" + "        x -> relu()\n" * n
     ),
     "indentation": lambda n: "".join("    " * i + f"model M{i}:\n" for i in range(min(n, 2000))),
+    # issue 23: two inputs, a block with two inputs and two outputs destructured n times
+    "several inputs": lambda n: (
+        "model Pair:\n    def forward(a, b):\n        return add(a, b), b\n"
+        "model M:\n    input_shape = {x: (4,), m: (4,)}\n    def forward(x, m=ones):\n"
+        + "        x, m = Pair(x, m)\n" * n
+        + "        return x, m\n"
+    ),
 }
 
 

@@ -168,6 +168,46 @@ _CODES: tuple[Code, ...] = (
         "a, a = chunk(x, 2, dim=-1)",
         "Give each piece its own name.",
     ),
+    Code(
+        "P041",
+        "bad-dict",
+        "parse",
+        "a malformed dict literal",
+        "A dict `{name: value, ...}` keys each value by a name (a model's inputs in\n"
+        "input_shape and input_dtype); each key is a name, written once, followed by ':'.",
+        "model M:\n    input_shape = {ids: (8,), ids: (8,)}",
+        "Write each key once as a name followed by ':' and its value.",
+    ),
+    Code(
+        "P042",
+        "forward-input-twice",
+        "parse",
+        "a forward names one input twice",
+        "Each parameter of `def forward(a, b):` is one input of the model, so names differ.",
+        "def forward(x, x):",
+        "Give each input its own name.",
+    ),
+    Code(
+        "P043",
+        "required-after-default",
+        "parse",
+        "a required forward input follows one with a default, or the first has one",
+        "As in Python, inputs with a default (`mask=ones`) come after the required ones; the\n"
+        "first input is required, since a default is built at its batch size.",
+        "def forward(mask=ones, ids):",
+        "Put the inputs with defaults last.",
+    ),
+    Code(
+        "P044",
+        "bad-input-default",
+        "parse",
+        "a forward input's default is not ones, zeros, none or a number",
+        "An optional input's default is a tensor the model builds when the caller leaves\n"
+        "the input out: `ones` or `zeros` (shaped and typed as input_shape/input_dtype\n"
+        "declare), a number (filled with it), or `none`.",
+        "def forward(ids, mask=relu):",
+        "Write ones, zeros, none or a number.",
+    ),
     # resolve
     Code(
         "R001",
@@ -920,6 +960,71 @@ _CODES: tuple[Code, ...] = (
         "Name a field the program's blocks take; qualify it with the block when it is ambiguous.",
     ),
     Code(
+        "S150",
+        "input-keys",
+        "semantic",
+        "input_shape/input_dtype do not match the forward's inputs",
+        "A model whose forward takes several inputs keys input_shape and input_dtype by\n"
+        "the forward's parameter names: every input has a shape, and each key names an\n"
+        "input (a missing input_dtype key is float32). A one-input model writes a tuple.",
+        "model M:\n    input_shape = {ids: (8,), mask: (8,)}\n    def forward(ids, msk=ones):\n"
+        "        return ids",
+        "Key each entry by a forward parameter, one entry per input.",
+    ),
+    Code(
+        "S151",
+        "block-input-count",
+        "semantic",
+        "a block call passes too few or too many tensors",
+        "A block whose forward takes several inputs is called with one tensor per input,\n"
+        "in order; the inputs with a default may be left out.",
+        "h = Encoder(x)  # def forward(x, mask):",
+        "Pass each required input (the message names the missing one).",
+    ),
+    Code(
+        "S152",
+        "output-count",
+        "semantic",
+        "the names bound to a block's outputs do not match its return",
+        "`h, pooled = Encoder(x)` binds one name per output of the block's `return h,\n"
+        "pooled`; a block with several outputs cannot be a step of a chain or one value.",
+        "a, b, c = Encoder(x)  # return h, pooled",
+        "Bind exactly as many names as the block returns.",
+    ),
+    Code(
+        "S153",
+        "several-inputs-not-yet",
+        "semantic",
+        "a command or job does not handle several model inputs yet",
+        "Models with several inputs or outputs check, compile, profile and run in Python;\n"
+        "training jobs and `aurane export` of them are not supported yet (issue 23).",
+        "train Bert on text:\n    epochs = 1",
+        "Call the model from your own Python code for now.",
+    ),
+    Code(
+        "S154",
+        "default-size-unknown",
+        "semantic",
+        "an optional input has a symbolic size that no required input has",
+        "A default (`mask=ones`) is built when the caller leaves the input out, at the\n"
+        "shape the IR has for it; each symbolic size of that shape (`seq`) is read from an\n"
+        "input the caller passes, so some required input must have it.",
+        "model M:\n    input_shape = {x: (4,), mask: (seq,)}\n    def forward(x, mask=ones):",
+        "Give a required input that size, make the input required, or use a number.",
+    ),
+    Code(
+        "S155",
+        "unused-input",
+        "semantic",
+        "an input of a model with several is never used",
+        "Each input of `def forward(ids, mask):` is a tensor the caller passes; one the\n"
+        "forward never reads nor returns is probably a mistake (a mask that never reaches\n"
+        "the attention).",
+        "def forward(x, mask):\n    return dense(x, 4)",
+        "Use the input, or remove it from the forward and its input_shape entry.",
+        "warning",
+    ),
+    Code(
         "S113",
         "blocks-nested-too-deeply",
         "semantic",
@@ -1116,6 +1221,16 @@ _CODES: tuple[Code, ...] = (
         'dataset d:\n    from aurane.data.Table\n    path = "rows.csv"\n    inputs = ["x1"]\n'
         '    target = "lable"',
         "Name a column the file has (the message lists them), or fix the file.",
+    ),
+    Code(
+        "T130",
+        "input-dtype",
+        "type",
+        "a tensor passed to a block input has another dtype than the block declares",
+        "A block that declares input_dtype for its inputs is called with tensors of those\n"
+        "dtypes; the message says which input and where its value came from.",
+        "h = Encoder(x, mask)  # input_dtype = {x: float32, mask: bool}, mask is int64",
+        "Cast the value (to(bool)) or change the block's input_dtype.",
     ),
     # lint
     Code(

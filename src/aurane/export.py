@@ -26,9 +26,9 @@ from typing import Any
 
 from aurane.fs import publish_file
 from aurane.records import record
-from aurane.semantics.sizes import SizeExpr, bounds, example_sizes
+from aurane.semantics.sizes import SizeExpr, bounds
 from aurane.trained import load_trained
-from aurane.verify import Generated, sample_input
+from aurane.verify import Generated, input_sizes, sample_inputs
 
 FORMATS = ("onnx", "pt2")
 TRACE_BATCH = 2
@@ -58,6 +58,9 @@ class ExportResult:
     exporter: str
     max_abs_difference: float
     dynamic: tuple[str, ...] = ("batch",)  # the input's dynamic axes: batch, then symbols
+    # several inputs/outputs (issue 23): every name, in order (empty for one of each)
+    input_names: tuple[str, ...] = ()
+    output_names: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +72,11 @@ class ExportResult:
             "exporter": self.exporter,
             "max_abs_difference": self.max_abs_difference,
             "dynamic": list(self.dynamic),
+            **(
+                {"inputs": list(self.input_names), "outputs": list(self.output_names)}
+                if self.input_names
+                else {}
+            ),
         }
 
 
@@ -87,6 +95,24 @@ def names(gen: Generated, model: str) -> tuple[str, str]:
     if not output or output == input_name or not output.isidentifier():
         output = "output"
     return input_name, output
+
+
+def all_names(gen: Generated, model: str) -> tuple[list[str], list[str]]:
+    """Every input's and output's name: the forward's parameters and the names the return
+    statement wrote (issue 23); one of each reads as ``names``."""
+    graph = gen.graphs[model]
+    if not graph.several:
+        input_name, output_name = names(gen, model)
+        return [input_name], [output_name]
+    cls = getattr(gen.module, gen.class_names[model])
+    params = list(inspect.signature(cls.forward).parameters)[1 : 1 + len(graph.inputs)]
+    outputs: list[str] = []
+    for index in range(len(graph.outputs)):
+        label = graph.output_label(index)
+        if not label.isidentifier() or label in params or label in outputs:
+            label = f"output{index}"
+        outputs.append(label)
+    return params, outputs
 
 
 def default_path(source: str, model: str, fmt: str, several: bool) -> str:
@@ -114,25 +140,27 @@ def export_model(
     if checkpoint is not None:
         load_trained(net, model, checkpoint)
     net.eval()
-    input_name, output_name = names(gen, model)
-    declared = graph.input_value.shape or ()
-    x = sample_input(graph, "cpu", TRACE_BATCH, sizes=example_sizes(declared, 0))
-    check = sample_input(graph, "cpu", CHECK_BATCH, sizes=example_sizes(declared, 1))
+    inputs, outputs = all_names(gen, model)
+    input_name, output_name = inputs[0], outputs[0]
+    # one batch dimension for every input; a symbolic size is one name across inputs
+    x = sample_inputs(graph, "cpu", TRACE_BATCH, sizes=input_sizes(graph, 0))
+    check = sample_inputs(graph, "cpu", CHECK_BATCH, sizes=input_sizes(graph, 1))
     with torch.no_grad():
-        expected = net(check)
+        expected = net(*check)
     batch = torch.export.Dim("batch", min=1, max=1 << 16)
-    dynamic = {input_name: {0: batch, **dynamic_axes(declared)}}
+    dynamic = {
+        name: {0: batch, **dynamic_axes(value.shape or ())}
+        for name, value in zip(inputs, graph.inputs, strict=True)
+    }
     tmp = f"{path}.tmp-{os.getpid()}.{fmt}"
-    symbols = tuple(axis_names(graph).values())
+    symbols = tuple(dict.fromkeys(n for v in graph.inputs for n in _axes(v.shape).values()))
     try:
         with contextlib.redirect_stdout(sys.stderr):  # exporters print progress on stdout
             try:
                 if fmt == "pt2":
                     exporter, actual = _pt2(net, x, check, dynamic, tmp)
                 else:
-                    exporter, actual = _onnx(
-                        net, x, check, input_name, output_name, dynamic, tmp, graph
-                    )
+                    exporter, actual = _onnx(net, x, check, inputs, outputs, dynamic, tmp, graph)
             except Exception as error:
                 if symbols and _specialized(error):
                     first = str(error).strip().splitlines()[0]
@@ -142,34 +170,54 @@ def export_model(
                         "size in torch's tracer: export with concrete sizes instead"
                     ) from None
                 raise
-        difference = _compare(model, fmt, expected, actual)
+        several = graph.several
+        wanted = tuple(expected) if len(graph.output_names) > 1 else (expected,)
+        got = tuple(actual) if several and isinstance(actual, tuple | list) else (actual,)
+        if len(got) != len(wanted):
+            raise ExportMismatch(
+                f"{model}: the {fmt} program returned {len(got)} outputs, the module {len(wanted)}"
+            )
+        difference = max(
+            _compare(model, fmt, want, have) for want, have in zip(wanted, got, strict=True)
+        )
         publish_file(tmp, path)  # the output rule (K-OUT): never onto a device or FIFO
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    dynamic_names = ("batch", *axis_names(graph).values())
+    dynamic_names = ("batch", *symbols)
     return ExportResult(
-        model, fmt, path, input_name, output_name, exporter, difference, dynamic_names
+        model,
+        fmt,
+        path,
+        input_name,
+        output_name,
+        exporter,
+        difference,
+        dynamic_names,
+        tuple(inputs) if graph.several else (),
+        tuple(outputs) if graph.several else (),
     )
 
 
-def _pt2(net: Any, x: Any, check: Any, dynamic: dict[str, Any], tmp: str) -> tuple[str, Any]:
+def _pt2(
+    net: Any, x: tuple[Any, ...], check: tuple[Any, ...], dynamic: dict[str, Any], tmp: str
+) -> tuple[str, Any]:
     import torch
 
     with torch.no_grad():
-        program = torch.export.export(net, (x,), dynamic_shapes=dynamic)
+        program = torch.export.export(net, x, dynamic_shapes=dynamic)
     torch.export.save(program, tmp)
     loaded = torch.export.load(tmp)
     with torch.no_grad():
-        return "torch.export", loaded.module()(check)
+        return "torch.export", loaded.module()(*check)
 
 
 def _onnx(
     net: Any,
-    x: Any,
-    check: Any,
-    input_name: str,
-    output_name: str,
+    x: tuple[Any, ...],
+    check: tuple[Any, ...],
+    input_names: list[str],
+    output_names: list[str],
     dynamic: dict[str, Any],
     tmp: str,
     graph: Any,
@@ -178,14 +226,18 @@ def _onnx(
     import torch
 
     dynamo = importlib.util.find_spec("onnxscript") is not None
+    axes = {
+        name: {0: "batch", **_axes(value.shape)}
+        for name, value in zip(input_names, graph.inputs, strict=True)
+    }
     with torch.no_grad():
         if dynamo:
             torch.onnx.export(
                 net,
-                (x,),
+                x,
                 tmp,
-                input_names=[input_name],
-                output_names=[output_name],
+                input_names=input_names,
+                output_names=output_names,
                 dynamic_shapes=dynamic,
                 dynamo=True,
                 external_data=False,
@@ -193,24 +245,28 @@ def _onnx(
         else:  # pragma: no cover - the legacy exporter, when onnxscript is missing
             torch.onnx.export(
                 net,
-                (x,),
+                x,
                 tmp,
-                input_names=[input_name],
-                output_names=[output_name],
-                dynamic_axes={
-                    input_name: {0: "batch", **axis_names(graph)},
-                    output_name: {0: "batch"},
-                },
+                input_names=input_names,
+                output_names=output_names,
+                dynamic_axes={**axes, **{name: {0: "batch"} for name in output_names}},
                 dynamo=False,
             )
     if dynamo:
-        _name_onnx_axes(tmp, input_name, {0: "batch", **axis_names(graph)})
+        for name in input_names:
+            _name_onnx_axes(tmp, name, axes[name])
     session = onnxruntime.InferenceSession(tmp, providers=["CPUExecutionProvider"])
-    found = (session.get_inputs()[0].name, session.get_outputs()[0].name)
-    if found != (input_name, output_name):
-        raise ExportMismatch(f"the ONNX graph names its input/output {found}")
-    outputs = session.run(None, {session.get_inputs()[0].name: check.numpy()})
+    found = ([i.name for i in session.get_inputs()], [o.name for o in session.get_outputs()])
+    if found != (input_names, output_names):
+        if len(input_names) == 1:
+            found_one = (found[0][0], found[1][0])
+            raise ExportMismatch(f"the ONNX graph names its input/output {found_one}")
+        raise ExportMismatch(f"the ONNX graph names its inputs/outputs {found}")
+    feeds = {name: tensor.numpy() for name, tensor in zip(input_names, check, strict=True)}
+    outputs = session.run(None, feeds)
     exporter = "torch.onnx (dynamo)" if dynamo else "torch.onnx (torchscript)"
+    if len(outputs) > 1:
+        return exporter, tuple(torch.from_numpy(o) for o in outputs)
     return exporter, torch.from_numpy(outputs[0])
 
 
@@ -265,7 +321,13 @@ def _name_onnx_axes(path: str, input_name: str, names: dict[int, str]) -> None:
 
 def axis_names(graph: Any) -> dict[int, str]:
     """ONNX ``dynamic_axes`` names for the symbolic input axes: the formula's text."""
-    shape = graph.input_value.shape or ()
+    return _axes(graph.input_value.shape)
+
+
+def _axes(shape: Any) -> dict[int, str]:
+    """The symbolic axes of one input's shape, named by their formula's text (``seq``): the
+    same name on every input that has that size."""
+    shape = shape or ()
     return {axis: str(size) for axis, size in enumerate(shape) if isinstance(size, SizeExpr)}
 
 

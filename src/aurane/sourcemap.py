@@ -134,6 +134,8 @@ def _align(body: list[pyast.stmt], nodes: tuple[Node, ...]) -> list[Statement] |
         if run is not None:
             count = run[1]
             targets = ("",) * (count - 1) + targets[:1]  # only the last output is bound
+        elif index < len(nodes) and len(nodes[index].outputs) == len(targets) > 1:
+            count = 1  # h, pooled = self.encoder1(x, mask): one block, several outputs
         else:
             count = len(targets) if isinstance(stmt, pyast.Assign) and len(targets) > 1 else 1
             targets = targets if count > 1 else targets[:1]

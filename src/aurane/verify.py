@@ -117,14 +117,36 @@ def sample_input(
     layers need, else float32); a
     symbolic size (``seq = dim(...)``) takes its value from ``sizes`` (default: an example
     inside its declared range)."""
+    return _sample(graph, graph.input_value, device, batch, sizes)
+
+
+def sample_inputs(
+    graph: Graph, device: str, batch: int = BATCH_SIZE, sizes: Mapping[str, int] | None = None
+) -> tuple[Any, ...]:
+    """One sample tensor per input of ``graph`` (issue 23: several inputs), in order; the
+    symbolic sizes they share take one value."""
+    if sizes is None:
+        sizes = input_sizes(graph)
+    return tuple(_sample(graph, value, device, batch, sizes) for value in graph.inputs)
+
+
+def input_sizes(graph: Graph, index: int = 0) -> dict[str, int]:
+    """An example value for every symbolic size of every input (shared by name)."""
+    return example_sizes(tuple(value.shape or () for value in graph.inputs), index)
+
+
+def _sample(
+    graph: Graph, value: Value, device: str, batch: int, sizes: Mapping[str, int] | None
+) -> Any:
     import torch
 
-    declared = graph.input_value.shape or (BATCH,)
+    declared = value.shape or (BATCH,)
     declared = evaluate(declared, sizes if sizes is not None else example_sizes(declared))
     shape = (batch, *(d if isinstance(d, int) else 1 for d in declared[1:]))
-    needs = unknown_input_needs(graph) if graph.input_dtype is None else None
+    first = value.name == graph.input
+    needs = unknown_input_needs(graph) if value.dtype is None and first else None
     # an unknown input dtype: what the first layers need (token ids for an embedding)
-    dtype_name = graph.input_dtype or (needs[0] if needs is not None else "float32")
+    dtype_name = value.dtype or (needs[0] if needs is not None else "float32")
     dtype = getattr(torch, dtype_name)
     if dtype_name == "bool":
         return torch.zeros(shape, dtype=dtype, device=device)
@@ -140,7 +162,7 @@ def _vocabulary(graph: Graph) -> int:
 
 def ir_values(graph: Graph) -> int:
     """How many IR values one forward of ``graph`` produces, blocks and copies included."""
-    total = 1 + len(graph.nodes)
+    total = len(graph.inputs) + len(graph.nodes) + sum(len(n.outputs[1:]) for n in graph.nodes)
     for node in graph.nodes:
         if node.subgraph is not None:
             total += node.repeat * ir_values(node.subgraph)
@@ -226,7 +248,9 @@ class _Tracer:
         call = _Call(cmap, self._call_graph(cmap))
         self.stack.append(call)
         if call.graph is not None:
-            self._check_value(call.graph.input_value, frame.f_locals.get(_first_arg(frame)))
+            names = frame.f_code.co_varnames[1 : 1 + len(call.graph.inputs)]
+            for value, name in zip(call.graph.inputs, names, strict=False):
+                self._check_value(value, frame.f_locals.get(name))
 
         def local(frame: types.FrameType, event: str, arg: Any) -> Any:
             if event == "line" and cmap is not None:
@@ -295,10 +319,23 @@ class _Tracer:
             return
         local_vars = frame.f_locals
         values = call.graph.value_map
-        for target, planned in zip(stmt.targets, stmt.nodes, strict=False):
+        several = len(stmt.nodes) == 1 and len(stmt.nodes[0].outputs) > 1
+        pairs = (
+            [
+                (target, stmt.nodes[0], output)
+                for target, output in zip(stmt.targets, stmt.nodes[0].outputs, strict=False)
+            ]
+            if several
+            else [
+                (target, planned, planned.output)
+                for target, planned in zip(stmt.targets, stmt.nodes, strict=False)
+            ]
+        )
+        for target, planned, output in pairs:
             node = call.node(planned)
             if node is not None and target in local_vars:
-                self._check_value(values[node.output], local_vars[target], node)
+                name = output if several else node.output
+                self._check_value(values[name], local_vars[target], node)
         if stmt.attribute is not None and len(stmt.nodes) == 1:
             self._check_parameters(call, stmt, local_vars.get("self"))
 
@@ -426,7 +463,7 @@ def verify_model(
     """
     graph = gen.graphs[name]
     if sizes is None:
-        sizes = example_sizes(graph.input_value.shape)
+        sizes = input_sizes(graph)
     report = ModelReport(name, gen.class_names[name], values_expected=ir_values(graph))
     report.checkpoint = checkpoint
     started = time.perf_counter()
@@ -475,9 +512,10 @@ def _run(
         with torch.device(device):
             net = cls()
         net.train(run.train)
-        x = sample_input(graph, device, run.batch, sizes=sizes)
-        if run.train and x.is_floating_point():
-            x.requires_grad_(True)
+        xs = sample_inputs(graph, device, run.batch, sizes=sizes)
+        for x in xs:
+            if run.train and x.is_floating_point():
+                x.requires_grad_(True)
     except Exception as error:  # constructing the module failed: a compiler bug too
         report.diagnostics.append(
             diag("T113", f"compiler bug: building {report.class_name} failed: {error}",
@@ -491,7 +529,7 @@ def _run(
     sys.settrace(tracer.global_trace)
     try:
         with torch.set_grad_enabled(run.train):
-            out = net(x)
+            out = net(*xs)
     except Exception as error:
         sys.settrace(previous)
         if not (device == "meta" and _meta_unsupported(error)):
@@ -508,10 +546,20 @@ def _run(
         return error
     finally:
         sys.settrace(previous)
-    tracer._check_value(graph.output_value, out, _producer(graph), count=False)  # returned
-    if run.train and isinstance(out, torch.Tensor) and out.requires_grad:
+    returned = out if graph.output_names else (out,)  # several outputs: a tuple
+    if len(returned) != len(graph.outputs):
+        report.diagnostics.append(
+            diag("T113", f"compiler bug: {report.class_name} returned {len(returned)} values, "
+                 f"the IR has {len(graph.outputs)} outputs", graph.span, hint=BUG_HINT)
+        )  # fmt: skip
+        return None
+    for value, observed in zip(graph.outputs, returned, strict=True):
+        producer = next((n for n in graph.nodes if value.name in (n.output, *n.outputs)), None)
+        tracer._check_value(value, observed, producer, count=False)  # returned
+    grads = [o for o in returned if isinstance(o, torch.Tensor) and o.requires_grad]
+    if run.train and grads:
         try:
-            out.float().sum().backward()  # type: ignore[no-untyped-call]
+            sum(o.float().sum() for o in grads).backward()  # type: ignore[union-attr]
         except Exception as error:
             report.diagnostics.append(
                 diag("T113", f"compiler bug: the backward pass of {report.class_name} raised "

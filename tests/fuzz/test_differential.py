@@ -215,3 +215,18 @@ def test_the_documented_campaign_command_starts() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: python -m aurane.tools.fuzz")
+
+
+def test_some_programs_take_two_inputs_and_return_two_outputs() -> None:
+    """Issue 23: about one program in seven has two inputs (a dict input_shape), two
+    outputs (``return h, h2``), sometimes through a block with two of each; the programs of
+    one input are the same as before for their seeds (their generator is untouched)."""
+    programs = [generate(seed) for seed in range(200)]
+    several = [p for p in programs if "def forward(x, y" in p.text]
+    assert 10 <= len(several) <= 60
+    assert any("= Pair(" in p.text for p in several)
+    assert any("def forward(x, y=" in p.text for p in several)
+    assert all(p.text.count("return ") >= 1 for p in several)
+    for program in several[:6]:
+        if program.expect_valid:
+            assert diff.run_program(program, TWINS).verdict in ("ok", "batch-dependent")

@@ -465,3 +465,38 @@ def test_hover_inside_an_unrolled_loop_shows_every_iteration(client: LspClient) 
     assert "- iteration i = 2, c = 32: `(B, 32, 2, 2)`" in op
     value = hover_text(client, uri, LOOPS, "h = conv2d")
     assert "iteration i = 1, c = 16: shape `(B, 16, 4, 4)`" in value
+
+
+SEVERAL = """seq = dim(1, 64)
+
+model Pair:
+    def forward(x, mask):
+        h = dense(x, 8)
+        return h, mask
+
+model Net:
+    input_shape = {ids: (seq,), mask: (seq,)}
+    input_dtype = {ids: int64, mask: bool}
+    def forward(ids, mask=ones):
+        e = embedding(ids, 50, 16)
+        h, m = Pair(e, mask)
+        return h, m
+"""
+
+
+def test_hover_and_inlay_hints_with_several_inputs_and_outputs(client: LspClient) -> None:
+    """Issue 23: each input of the forward hovers as its own value; a model lists its
+    inputs and outputs; a block call with several outputs hints every output's shape."""
+    uri = "file:///several.aur"
+    assert client.open(uri, SEVERAL) == []
+    mask = hover_text(client, uri, SEVERAL, "mask=ones", 0)
+    assert "shape `(B, seq)` · dtype bool" in mask
+    ids = hover_text(client, uri, SEVERAL, "ids, mask=ones", 0)
+    assert "dtype int64" in ids
+    model = hover_text(client, uri, SEVERAL, "model Net", 7)
+    assert "inputs ids `(B, seq)`, mask `(B, seq)` → outputs h `(B, seq, 8)`" in model
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 40, "character": 0}}
+    hints = client.request("textDocument/inlayHint", {"textDocument": {"uri": uri}, "range": whole})
+    labels = {(h["position"]["line"], h["label"]) for h in hints}
+    line, _ = pos(SEVERAL, "h, m = Pair")
+    assert (line, ": (B, seq, 8), (B, seq)") in labels

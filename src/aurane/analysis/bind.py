@@ -23,7 +23,7 @@ def symbols_of(graphs: list[Graph]) -> dict[str, tuple[int, int | None]]:
     """Every symbolic size of the graphs' inputs: name -> (min, max)."""
     found: dict[str, tuple[int, int | None]] = {}
     for graph in graphs:
-        for sym in free_symbols(graph.input_value.shape or ()):
+        for sym in free_symbols(tuple(v.shape or () for v in graph.inputs)):  # every input
             found[sym.name] = (sym.low, sym.high)
     return found
 

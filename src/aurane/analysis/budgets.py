@@ -58,7 +58,7 @@ def evaluate_budgets(model: ast.Model, graph: Graph) -> tuple[list[BudgetCheck],
     """Every limit of ``model``'s budget lines, checked or not yet checkable."""
     checks: list[BudgetCheck] = []
     problems: list[Diagnostic] = []
-    symbols = free_symbols(graph.input_value.shape or ())
+    symbols = free_symbols(tuple(v.shape or () for v in graph.inputs))  # every input
     for budget in model.budgets:
         given = dict(budget.at)
         batch = given.pop("batch", 1)

@@ -90,6 +90,11 @@ class ModelProfile:
     input_unknown: int  # 1 when the input dtype is unknown
     # parameters an init= or init rule reaches: (layer path, "weight=normal(std=0.02), ...")
     inits: tuple[tuple[str, str], ...] = ()
+    # a model with several inputs or outputs (issue 23): each input as (name, per-sample
+    # shape, dtype, bytes per sample) and each output as (name, shape, dtype); the
+    # ``input_*`` fields above are the first input's, ``input_bytes`` all inputs' total
+    inputs: tuple[tuple[str, tuple[int, ...] | None, str | None, int], ...] = ()
+    outputs: tuple[tuple[str, tuple[int, ...] | None, str | None], ...] = ()
 
     @property
     def parameters(self) -> int:
@@ -136,6 +141,11 @@ def profile(graph: Graph, batch_size: int = 1) -> ModelProfile:
     values = graph.value_map
     inp = values[graph.input]
     out = values[graph.output]
+    several = graph.several
+    inputs = tuple((v.name, v.sample_shape, v.dtype, _value_bytes(v)) for v in graph.inputs)
+    outputs = tuple(
+        (graph.output_label(i), v.sample_shape, v.dtype) for i, v in enumerate(graph.outputs)
+    )
     return ModelProfile(
         name=graph.name,
         input_shape=inp.sample_shape,
@@ -144,12 +154,14 @@ def profile(graph: Graph, batch_size: int = 1) -> ModelProfile:
         param_dtype=graph.param_dtype,
         layers=profile_layers(graph),
         batch_size=batch_size,
-        input_bytes=_value_bytes(inp),
-        input_unknown=int(inp.dtype is None),
+        input_bytes=sum(item[3] for item in inputs),
+        input_unknown=sum(int(v.dtype is None) for v in graph.inputs),
         inits=tuple(
             (path, ", ".join(f"{param}={spec.text()}" for param, spec in specs.items()))
             for path, specs in effective_inits(graph).items()
         ),
+        inputs=inputs if several else (),
+        outputs=outputs if several else (),
     )
 
 

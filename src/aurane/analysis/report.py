@@ -110,6 +110,30 @@ def model_json(
         "layers": [layer_json(layer, p.batch_size, explain) for layer in p.layers],
         "training_memory": memory_json(memory),
         **({"init": dict(p.inits)} if p.inits else {}),  # layer path -> its initialisers
+        **(
+            {
+                "inputs": [
+                    {
+                        "name": name,
+                        "shape": list(shape) if shape is not None else None,
+                        "dtype": dtype,
+                        "bytes_per_sample": size,
+                    }
+                    for name, shape, dtype, size in p.inputs
+                ],
+                "input_bytes_per_sample": p.input_bytes,
+                "outputs": [
+                    {
+                        "name": name,
+                        "shape": list(shape) if shape is not None else None,
+                        "dtype": dtype,
+                    }
+                    for name, shape, dtype in p.outputs
+                ],
+            }
+            if p.inputs
+            else {}
+        ),
     }
 
 
@@ -190,6 +214,16 @@ def model_text(
         f"{shape_text(p.output_shape)}",
         f"  ({ESTIMATE_NOTE})",
     ]
+    if p.inputs:  # several inputs or outputs: each one, and the inputs' total
+        ins = ", ".join(
+            f"{name} {shape_text(shape)} {dtype or 'dtype ?'} ({human_bytes(size)})"
+            for name, shape, dtype, size in p.inputs
+        )
+        outs = ", ".join(
+            f"{name} {shape_text(shape)} {dtype or 'dtype ?'}" for name, shape, dtype in p.outputs
+        )
+        lines[0] = f"model {p.name}: {ins} -> {outs}"
+        lines.insert(1, f"  inputs per sample: {human_bytes(p.input_bytes)} in all")
     lines += _table(_layer_rows(p, detailed), right={3, 4, 5, 6, 7})
     lines.append("")
     lines += _summary(p)
@@ -229,7 +263,7 @@ def _summary(p: ModelProfile) -> list[str]:
         f"  per sample: {p.macs:,} MACs = {p.flops:,} FLOPs; "
         f"other FLOPs (elementwise, normalization, pooling, estimate): {p.other_flops:,}",
         f"  activation memory at batch {p.batch_size}: {human_bytes(p.activation_bytes)} "
-        f"({p.activation_bytes:,} bytes, every IR value incl. the input{guess})",
+        f"({p.activation_bytes:,} bytes, every IR value incl. the input{'s' * bool(p.inputs)}{guess})",
     ]
 
 

@@ -153,9 +153,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         trained = f"; trained weights: {checkpoint}" if checkpoint else ""
         for r in results:
+            names = (
+                f"inputs {', '.join(r.input_names)}; outputs {', '.join(r.output_names)}"
+                if r.input_names
+                else f"input '{r.input_name}', output '{r.output_name}'"
+            )
             print(
-                f"exported {r.model} -> {r.path} ({r.exporter}; input '{r.input_name}', "
-                f"output '{r.output_name}', {', '.join(r.dynamic)} dynamic; checked, max |diff| "
+                f"exported {r.model} -> {r.path} ({r.exporter}; {names}, "
+                f"{', '.join(r.dynamic)} dynamic; checked, max |diff| "
                 f"{r.max_abs_difference:.1e}{trained})",
                 file=sys.stderr,
             )

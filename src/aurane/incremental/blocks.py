@@ -119,6 +119,8 @@ def _names(node: Any, mentions: set[str], local: set[str]) -> None:
         local.add(node.name)
     elif kind is ast.Forward:
         local.add(node.param)
+    elif kind is ast.ForwardParam:  # every input of def forward(ids, mask=ones)
+        local.add(node.name)
     elif kind in (ast.Number, ast.String, ast.Bool, ast.NoneLit) or kind is Span:
         return
     for name in init_fields(node):

@@ -13,7 +13,7 @@ from typing import Any
 
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import ModelInfo, model_info
-from aurane.ir.graph import Graph
+from aurane.ir.graph import Graph, Value
 from aurane.ir.lowering import Lowering
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import TensorType
@@ -124,13 +124,16 @@ def rebase(value: Any, env: Mapping[str, Any], inputs: tuple[Any, ...] = ()) -> 
     return found if found == plain(value) else plain(value)
 
 
-def output_shape(sub: Graph, in_shape: tuple[Any, ...]) -> tuple[Any, ...] | None:
+def output_shape(
+    sub: Graph, in_shape: tuple[Any, ...], value: Value | None = None
+) -> tuple[Any, ...] | None:
     """The shape a block call produces, its symbols re-expressed at the call site.
 
     ``in_shape`` is the call's input shape (batch axis first). Plain blocks and blocks
-    whose output does not depend on the call give plain numbers, as before.
+    whose output does not depend on the call give plain numbers, as before. ``value``:
+    one output of a block with several (the first by default).
     """
-    out = sub.output_value.shape
+    out = (value or sub.output_value).shape
     if out is None or sub.block_params is None:
         return None if out is None else tuple(plain(out))
     return tuple(rebase(tuple(out), sub.block_args, tuple(in_shape[1:])))
@@ -196,7 +199,9 @@ def lower_instance(
     values: dict[str, Any],
     input_type: TensorType,
     call_span: Span,
+    more: tuple[tuple[TensorType, Span], ...] = (),
 ) -> Graph | None:
+    """``more``: the types of the inputs after the first (a block with several)."""
     defaults = defaults_of(lowerer, model)
     shown_call = f"in the call {call_text(model.name, values, defaults)}"
     symbolic = symbolic_input(input_type.shape)
@@ -211,7 +216,11 @@ def lower_instance(
     graph = None
     if not any(d.is_error for d in problems) and instance.forward is not None:
         info = model_info(instance)
-        if info.input_shape is not None and tuple(info.input_shape) != plain(input_type.shape):
+        if (
+            info.input_shape is not None
+            and not more
+            and tuple(info.input_shape) != plain(input_type.shape)
+        ):
             lowerer.diagnostics.append(
                 _shape_refused(model, info.input_shape, input_type, call_span)
             )
@@ -223,6 +232,7 @@ def lower_instance(
                 instance.forward.param_span,
                 model.name,
                 input_origin=f"the call at {call_span}",
+                more_inputs=more,
             )
     for index in range(before, len(lowerer.diagnostics)):
         found = lowerer.diagnostics[index]

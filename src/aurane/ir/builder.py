@@ -4,14 +4,28 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 from aurane.ir.graph import Node, Value
 from aurane.records import field, record
 from aurane.semantics.dims import has_symbols, shape_value
 from aurane.semantics.sizes import ConcreteSizeNeeded, Symbol
-from aurane.semantics.values import literal_value
+from aurane.semantics.values import NotLiteral, literal_value
 from aurane.source import Span
 from aurane.syntax import ast
+
+
+@record(frozen=True)
+class InputInfo:
+    """One input of a model with several: its declared shape (None when missing or
+    unresolved), dtype, the span that declared the shape, and its default (``ones``,
+    ``zeros``, ``none``, a number; None when required)."""
+
+    name: str
+    shape: tuple[Any, ...] | None
+    dtype: str | None
+    span: Span
+    default: Any = None
 
 
 @record(frozen=True)
@@ -21,6 +35,8 @@ class ModelInfo:
     input_dtype: str | None
     padding_idx: int | None
     padding_span: Span | None
+    # a forward with several inputs: each one (the first is input_shape/input_dtype above)
+    inputs: tuple[InputInfo, ...] = ()
 
 
 def model_info(
@@ -34,25 +50,102 @@ def model_info(
     shape_field = values.get("input_shape")
     dtype_field = values.get("input_dtype")
     pad_field = values.get("input_padding_idx")
+    padding = (
+        literal_value(pad_field.value) if pad_field else None,
+        pad_field.value.span if pad_field else None,
+    )
+    forward = model.forward
+    if forward is not None and forward.params:
+        return _several(forward, shape_field, dtype_field, dims, sizes, padding)
     shape = None
-    if shape_field is not None and has_symbols(shape_field.value):
-        try:
-            shape = shape_value(shape_field.value, dims or {}, sizes)
-        except (KeyError, ConcreteSizeNeeded, ZeroDivisionError):
-            shape = None  # reported by constant resolution; lowered as a block without one
-    elif shape_field is not None:
-        shape = literal_value(shape_field.value)
+    if shape_field is not None and not isinstance(shape_field.value, ast.DictExpr):
+        shape = _shape(shape_field.value, dims, sizes)
     dtype = None
-    if dtype_field is not None:
-        expr = dtype_field.value
-        dtype = expr.id if isinstance(expr, ast.Name) else literal_value(expr)
+    if dtype_field is not None and not isinstance(dtype_field.value, ast.DictExpr):
+        dtype = _dtype(dtype_field.value)
     return ModelInfo(
         tuple(shape) if shape is not None else None,
         shape_field.value.span if shape_field else None,
         dtype,
-        literal_value(pad_field.value) if pad_field else None,
-        pad_field.value.span if pad_field else None,
+        *padding,
     )
+
+
+def _shape(
+    expr: ast.Expr, dims: Mapping[str, Symbol] | None, sizes: Mapping[str, int] | None
+) -> Any:
+    if has_symbols(expr):
+        try:
+            return shape_value(expr, dims or {}, sizes)
+        except (KeyError, ConcreteSizeNeeded, ZeroDivisionError):
+            return None  # reported by constant resolution; lowered as a block without one
+    try:
+        return literal_value(expr)
+    except NotLiteral:
+        return None  # reported by the field check
+
+
+def _dtype(expr: ast.Expr) -> str | None:
+    return expr.id if isinstance(expr, ast.Name) else literal_value(expr)
+
+
+def _several(
+    forward: ast.Forward,
+    shape_field: ast.Field | None,
+    dtype_field: ast.Field | None,
+    dims: Mapping[str, Symbol] | None,
+    sizes: Mapping[str, int] | None,
+    padding: tuple[int | None, Span | None],
+) -> ModelInfo:
+    """``input_shape = {ids: (seq,), mask: (seq,)}``: one ``InputInfo`` per forward input."""
+    shapes: dict[str, tuple[Any, Span]] = {}
+    if shape_field is not None and isinstance(shape_field.value, ast.DictExpr):
+        for key, value in zip(shape_field.value.keys, shape_field.value.values, strict=True):
+            shapes[key.id] = (_shape(value, dims, sizes), value.span)
+    elif shape_field is not None and len(forward.inputs) == 1:
+        shapes[forward.param] = (_shape(shape_field.value, dims, sizes), shape_field.value.span)
+    dtypes: dict[str, str | None] = {}
+    if dtype_field is not None and isinstance(dtype_field.value, ast.DictExpr):
+        for key, value in zip(dtype_field.value.keys, dtype_field.value.values, strict=True):
+            dtypes[key.id] = _dtype(value)
+    elif dtype_field is not None and len(forward.inputs) == 1:
+        dtypes[forward.param] = _dtype(dtype_field.value)
+    inputs = []
+    for param in forward.inputs:
+        shape, span = shapes.get(param.name, (None, param.name_span))
+        default = None if param.default is None else input_default(param.default)
+        inputs.append(
+            InputInfo(
+                param.name,
+                tuple(shape) if shape is not None else None,
+                dtypes.get(param.name, "float32" if dtype_field is not None else None),
+                span,
+                default,
+            )
+        )
+    first = inputs[0]
+    declared = shape_field is not None and all(i.shape is not None for i in inputs)
+    return ModelInfo(
+        first.shape if declared else None,
+        first.span if shape_field is not None else None,
+        first.dtype if dtype_field is not None else None,
+        *padding,
+        inputs=tuple(inputs),
+    )
+
+
+def input_default(expr: ast.Expr) -> Any:
+    """An input's default as the IR keeps it: ``"ones"``, ``"zeros"``, ``"none"`` or a number."""
+    match expr:
+        case ast.Name(id=name):
+            return name
+        case ast.NoneLit():
+            return "none"
+        case ast.UnaryOp(op="-", operand=ast.Number(value=value)):
+            return -value
+        case ast.Number(value=value) | ast.Bool(value=value):
+            return value
+    return None
 
 
 @record

@@ -55,6 +55,8 @@ class Node:
     # the loop iterations and branches of the statement that made it (issue 24's unrolling)
     origin: tuple[ast.Origin, ...] = ()
     init: tuple[tuple[str, InitSpec], ...] = ()  # init=normal(0.02): parameter -> initialiser
+    # a block that returns several tensors: every output value (``output`` is the first)
+    outputs: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +71,7 @@ class Node:
             **({"layer": self.layer} if self.layer else {}),
             **({"origin": [_origin_json(frame) for frame in self.origin]} if self.origin else {}),
             **({"init": {k: spec.text() for k, spec in self.init}} if self.init else {}),
+            **({"outputs": list(self.outputs)} if self.outputs else {}),
         }
 
 
@@ -91,6 +94,14 @@ class Graph:
     block_refs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     tied: Mapping[str, str] = field(default_factory=dict)  # node id -> layer path it shares
     init_rules: tuple[Rule, ...] = ()  # the model's ``init TARGET: SPEC`` lines, in order
+    # several inputs/outputs (issue 23): every input's value name, in the forward's order
+    # (empty: the one ``input``), every output's (empty: the one ``output``), the names the
+    # return statement wrote for them, and each optional input's default (ones, zeros,
+    # none or a number)
+    input_names: tuple[str, ...] = ()
+    output_names: tuple[str, ...] = ()
+    output_labels: tuple[str, ...] = ()
+    input_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def value(self, name: str) -> Value:
         for value in self.values:
@@ -109,6 +120,28 @@ class Graph:
     @property
     def output_value(self) -> Value:
         return self.value(self.output)
+
+    @property
+    def inputs(self) -> tuple[Value, ...]:
+        """Every input value, in the forward's order (one for a one-input model)."""
+        return tuple(self.value(name) for name in (self.input_names or (self.input,)))
+
+    @property
+    def outputs(self) -> tuple[Value, ...]:
+        """Every output value, in the return's order (one for a one-output model)."""
+        return tuple(self.value(name) for name in (self.output_names or (self.output,)))
+
+    @property
+    def several(self) -> bool:
+        """Whether the model takes or returns more than one tensor."""
+        return len(self.input_names) > 1 or len(self.output_names) > 1
+
+    def output_label(self, index: int) -> str:
+        """The name the return statement gave output ``index`` (its value's name else)."""
+        if index < len(self.output_labels):
+            return self.output_labels[index]
+        value = self.outputs[index]
+        return value.source_name or value.name
 
     @property
     def parameters(self) -> int:
@@ -139,6 +172,34 @@ class Graph:
                 for v in self.values
             ],
             "nodes": [node.to_json() for node in self.nodes],
+            **(
+                {
+                    "inputs": [
+                        {
+                            "name": v.name,
+                            "shape": _shape_json(v.shape),
+                            "dtype": v.dtype,
+                            **(
+                                {"default": self.input_defaults[v.name]}
+                                if v.name in self.input_defaults
+                                else {}
+                            ),
+                        }
+                        for v in self.inputs
+                    ],
+                    "outputs": [
+                        {
+                            "name": self.output_label(i),
+                            "value": v.name,
+                            "shape": _shape_json(v.shape),
+                            "dtype": v.dtype,
+                        }
+                        for i, v in enumerate(self.outputs)
+                    ],
+                }
+                if self.several
+                else {}
+            ),
             **({"tied": dict(self.tied)} if self.tied else {}),  # node id -> layer it shares
             **(
                 {"init_rules": [{"target": r.text, "init": r.spec.text()} for r in self.init_rules]}
@@ -152,8 +213,10 @@ class Graph:
         """The symbolic sizes (``seq = dim(1, 2048)``) of the input: name -> min, max."""
         from aurane.semantics.sizes import free_symbols
 
-        shape = self.input_value.shape or ()
-        return {s.name: {"min": s.low, "max": s.high} for s in sorted(free_symbols(shape))}
+        found = set()
+        for value in self.inputs:  # symbols are shared across inputs by name
+            found |= free_symbols(value.shape or ())
+        return {s.name: {"min": s.low, "max": s.high} for s in sorted(found)}
 
 
 def _origin_json(frame: ast.Origin) -> dict[str, Any]:
@@ -164,6 +227,10 @@ def _origin_json(frame: ast.Origin) -> dict[str, Any]:
         "text": frame.text,
         "span": frame.span.to_json(),
     }
+
+
+def _shape_json(shape: Shape | None) -> Any:
+    return [_dim_json(d) for d in shape] if shape is not None else None
 
 
 def _dim_json(dim: Any) -> Any:

@@ -13,7 +13,7 @@ from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir import blocks, containers, layers
-from aurane.ir.builder import GraphBuilder, ModelInfo, model_info
+from aurane.ir.builder import GraphBuilder, ModelInfo, input_default, model_info
 from aurane.ir.contracts import padding_mask_length
 from aurane.ir.graph import BATCH, Graph, Node, Value
 from aurane.ir.inits import rule_reaches_nothing
@@ -27,9 +27,10 @@ from aurane.records import replace
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.check import MAX_BLOCK_NESTING, SemanticResult
-from aurane.semantics.constants import per_call
+from aurane.semantics.constants import block_tensor_count, per_call
 from aurane.semantics.dims import declared_dims
 from aurane.semantics.inits import check_layer_init, read_rules, split_init
+from aurane.semantics.inputs import several_outputs
 from aurane.semantics.tying import split_tie
 from aurane.semantics.unroll import label_new
 from aurane.source import Span
@@ -50,23 +51,47 @@ class _Lowerer(Lowering):
         input_span: Span,
         graph_name: str,
         input_origin: str | None = None,
+        more_inputs: tuple[tuple[TensorType, Span], ...] = (),
     ) -> Graph | None:
+        """Lower ``model``'s forward; ``input_type`` is the first input's, ``more_inputs``
+        the types (and where they come from) of the others of a forward with several."""
         assert model.forward is not None
         dtype = input_type.dtype
         param_dtype = dtype if dtype is not None and dtype in config.FLOAT_DTYPES else "float32"
         builder = GraphBuilder(graph_name, param_dtype)
         forward = model.forward
         input_name = forward.param
-        builder.add_value(
-            Value(input_name, (BATCH, *input_type.shape), input_type.dtype, input_span, input_name),
-            f"{shape_text(input_type.shape)} from {input_origin or f'the model input at {input_span}'}",
-        )
-        env: dict[str, str | None] = {forward.param: input_name}  # None: its producer failed
+        env: dict[str, str | None] = {}  # None: its producer failed
+        typed = [(input_type, input_span), *more_inputs]
+        for param, (in_type, span) in zip(forward.inputs, typed, strict=False):
+            builder.add_value(
+                Value(param.name, (BATCH, *in_type.shape), in_type.dtype, span, param.name),
+                f"{shape_text(in_type.shape)} from "
+                f"{input_origin or f'the model input at {span}'}"
+                + (f" (input '{param.name}')" if len(typed) > 1 else ""),
+            )
+            env[param.name] = param.name
+        if not self.defaults_have_sizes(builder, forward):
+            return None
         assigned: list[tuple[str, Span]] = []
         output = input_name
+        outputs: tuple[str, ...] = ()
+        labels: tuple[str, ...] = ()
         failed = False
         for stmt in forward.body:
             before, first_node = len(self.diagnostics), len(builder.nodes)
+            if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.TupleExpr):
+                several = [self.tensor(builder, env, item) for item in stmt.value.items]
+                if any(item is None for item in several):
+                    failed = True
+                else:
+                    outputs = tuple(item for item in several if item is not None)
+                    output = outputs[0]
+                    labels = tuple(
+                        item.id if isinstance(item, ast.Name) else value
+                        for item, value in zip(stmt.value.items, outputs, strict=True)
+                    )
+                continue
             result = self.statement(builder, env, stmt, assigned)
             if result is None:
                 failed = True
@@ -80,8 +105,18 @@ class _Lowerer(Lowering):
             return None
         layers.check_names(self, builder)
         tied = resolve_ties(builder, self.diagnostics)
+        for param in forward.inputs if len(typed) > 1 else ():
+            if builder.uses[param.name] == 0 and param.name not in outputs:
+                self.diagnostics.append(
+                    diag(
+                        "S155",
+                        f"input '{param.name}' of '{graph_name}' is never used",
+                        param.name_span,
+                        hint="use it, or remove it from the forward and input_shape",
+                    )
+                )
         for value_name, span in assigned:
-            if value_name != output and builder.uses[value_name] == 0:
+            if value_name != output and value_name not in outputs and builder.uses[value_name] == 0:
                 source = builder.value(value_name).source_name
                 self.diagnostics.append(
                     diag(
@@ -116,6 +151,12 @@ class _Lowerer(Lowering):
             padding_idx=info.padding_idx,
             tied=tied,
             init_rules=rules,
+            input_names=forward.input_names if len(typed) > 1 else (),
+            output_names=outputs,
+            output_labels=labels,
+            input_defaults={
+                p.name: input_default(p.default) for p in forward.inputs if p.default is not None
+            },
         )
         for rule in rules:
             if rule_reaches_nothing(graph, rule):
@@ -144,6 +185,39 @@ class _Lowerer(Lowering):
             self.diagnostics.append(wrong_length)
         return graph
 
+    def defaults_have_sizes(self, builder: GraphBuilder, forward: ast.Forward) -> bool:
+        """S154: each symbolic size of an optional input's shape is an axis of a required
+        input (the generated default reads it from there)."""
+        values = builder.values
+        required = {
+            dim
+            for p in forward.inputs
+            if p.default is None and p.name in values
+            for dim in (values[p.name].shape or ())[1:]
+        }
+        ok = True
+        for param in forward.inputs:
+            if param.default is None or param.name not in values:
+                continue
+            for dim in (values[param.name].shape or ())[1:]:
+                if not isinstance(dim, int) and dim not in required:
+                    self.diagnostics.append(
+                        diag(
+                            "S154",
+                            f"the default of '{param.name}' needs the size {dim}, and no "
+                            "required input has it",
+                            param.default.span,
+                            labels=(
+                                Label(values[param.name].span, f"'{param.name}' declared here"),
+                            ),
+                            hint=f"make '{param.name}' required, or give a required input "
+                            f"the size {dim}",
+                        )
+                    )
+                    ok = False
+                    break
+        return ok
+
     def statement(
         self,
         builder: GraphBuilder,
@@ -153,6 +227,18 @@ class _Lowerer(Lowering):
     ) -> str | None:
         """Lower one statement: the value it makes the output (``""``: none), None on failure."""
         match stmt:
+            case ast.Assign(targets=targets, value=ast.Call(func=func)) if (
+                targets and func in self.models and ops.lookup(func) is None
+            ):  # h, pooled = Encoder(x, mask)
+                outs = self.block_outputs(builder, env, stmt)
+                output = ""
+                for index, (target, span) in enumerate(targets):
+                    if outs is None:
+                        env[target] = None
+                        continue
+                    env[target] = output = self.bind_name(builder, outs[index], target)
+                    assigned.append((output, span))
+                return None if outs is None else output
             case ast.Assign(targets=targets) if targets:  # a, b = chunk(x, 2)
                 pieces = self.pieces(builder, env, stmt)
                 output = ""
@@ -224,7 +310,10 @@ class _Lowerer(Lowering):
             names = [chained]
             rest = call.args
         else:
-            count = spec.graph_inputs(call.args, _is_tensor) if spec is not None else 1
+            if spec is not None:
+                count = spec.graph_inputs(call.args, _is_tensor)
+            else:
+                count = block_tensor_count(self.program.model(call.func), call.args, _is_tensor)
             inputs = [self.tensor(b, env, arg) for arg in call.args[:count]]
             names = [i for i in inputs if i is not None]
             if len(names) != len(inputs):
@@ -235,7 +324,7 @@ class _Lowerer(Lowering):
             result = self.splice(b, call, names[0], call.layer, rest)
             named = False  # the spliced layers took their names
         elif call.func in self.models and spec is None:
-            result = self.block(b, call, names[0], rest)
+            result = self.block(b, call, names, rest)
         elif spec is not None and spec.name == "repeat":
             bound = self.arguments(call, spec, rest, call.keywords)
             result = self.repeat(b, call, names[0], bound["block"], bound["times"], rest)
@@ -392,6 +481,7 @@ class _Lowerer(Lowering):
         call_span: Span,
         call: ast.Call | None = None,
         args: tuple[ast.Expr, ...] = (),
+        more: tuple[tuple[TensorType, Span], ...] = (),
     ) -> Graph | None:
         model = self.models[name]
         if name in self.lowering or len(self.lowering) >= MAX_BLOCK_NESTING:
@@ -399,7 +489,7 @@ class _Lowerer(Lowering):
             return None
         self.lowering.append(name)
         try:
-            return self._lower_block(name, model, input_type, call_span, call, args)
+            return self._lower_block(name, model, input_type, call_span, call, args, more)
         finally:
             self.lowering.pop()
 
@@ -411,21 +501,23 @@ class _Lowerer(Lowering):
         call_span: Span,
         call: ast.Call | None,
         args: tuple[ast.Expr, ...],
+        more: tuple[tuple[TensorType, Span], ...] = (),
     ) -> Graph | None:
         values: dict[str, object] | None = None
         if per_call(model):
             values = blocks.bind(self, model, args, call, call_span) if model.params else {}
             if values is None:
                 return None
-        key = (name, input_type.shape, input_type.dtype, blocks.values_key(values))
+        others = tuple((t.shape, t.dtype) for t, _ in more)
+        key = (name, input_type.shape, input_type.dtype, blocks.values_key(values), others)
         if key in self.block_cache:
             return self.block_cache[key]
         if values is not None:
-            graph = blocks.lower_instance(self, model, values, input_type, call_span)
+            graph = blocks.lower_instance(self, model, values, input_type, call_span, more)
             self.block_cache[key] = graph
             return graph
         info = model_info(model)
-        if info.input_shape is not None and info.input_shape != input_type.shape:
+        if info.input_shape is not None and info.input_shape != input_type.shape and not more:
             self.diagnostics.append(
                 diag(
                     "T010",
@@ -455,6 +547,7 @@ class _Lowerer(Lowering):
                 model.forward.param_span,
                 name,
                 input_origin=f"the call at {call_span}",
+                more_inputs=more,
             )
         # errors inside the block: say which call's shapes produced them
         for index in range(before, len(self.diagnostics)):
@@ -468,15 +561,127 @@ class _Lowerer(Lowering):
         return graph
 
     def block(
-        self, b: GraphBuilder, call: ast.Call, input_name: str, rest: tuple[ast.Expr, ...] = ()
+        self, b: GraphBuilder, call: ast.Call, names: list[str], rest: tuple[ast.Expr, ...] = ()
     ) -> str | None:
-        types = self.input_types(b, [input_name])
-        if types is None:
-            return None
-        sub = self.lower_block(call.func, types[0], call.span, call, rest)
+        """A block call; several outputs (``h, pooled = Encoder(x)``) bind through
+        ``block_outputs``, so here a block must return one tensor."""
+        sub = self.block_graph(b, call, names, rest)
         if sub is None:
             return None
-        return self.add_block_node(b, call, input_name, sub, 1, call.func.lower())
+        if len(sub.outputs) > 1:
+            self.diagnostics.append(
+                diag(
+                    "S152",
+                    f"block '{call.func}' returns {len(sub.outputs)} tensors "
+                    f"({', '.join(sub.output_label(i) for i in range(len(sub.outputs)))}): "
+                    "bind one name to each",
+                    call.span,
+                    hint=", ".join(sub.output_label(i) for i in range(len(sub.outputs)))
+                    + f" = {call.func}(...)",
+                )
+            )
+            return None
+        return self.add_block_node(b, call, names, sub, 1, call.func.lower())
+
+    def block_graph(
+        self, b: GraphBuilder, call: ast.Call, names: list[str], rest: tuple[ast.Expr, ...]
+    ) -> Graph | None:
+        """The block lowered at the types of the tensors this call passes it."""
+        types = self.input_types(b, names)
+        if types is None:
+            return None
+        more = self.omitted_inputs(call, types, names, b)
+        if more is None:
+            return None
+        return self.lower_block(call.func, types[0], call.span, call, rest, more)
+
+    def omitted_inputs(
+        self, call: ast.Call, types: list[TensorType], names: list[str], b: GraphBuilder
+    ) -> tuple[tuple[TensorType, Span], ...] | None:
+        """The types of a block's inputs after the first: those passed, then each one left
+        out (it has a default) at the shape its block declares; T130 for a dtype that
+        differs from a declared one."""
+        model = self.models[call.func]
+        if model.forward is None or len(model.forward.inputs) == 1:
+            return ()
+        info = model_info(model, declared_dims(self.program, model), self.sizes)
+        declared = {i.name: i for i in info.inputs}
+        out: list[tuple[TensorType, Span]] = []
+        for index, param in enumerate(model.forward.inputs):
+            found = declared.get(param.name)
+            if index < len(types):
+                given = types[index]
+                wanted = found.dtype if found is not None else None
+                if wanted is not None and given.dtype is not None and wanted != given.dtype:
+                    value = b.value(names[index])
+                    self.diagnostics.append(
+                        diag(
+                            "T130",
+                            f"block '{call.func}' takes its input '{param.name}' as "
+                            f"{wanted}, and this call passes {given.dtype}",
+                            call.args[index].span if index < len(call.args) else call.span,
+                            labels=(
+                                Label(
+                                    value.span, f"{given.dtype} " + self.origin(b, value.name, None)
+                                ),
+                                Label(param.name_span, f"'{param.name}' declared here"),
+                            ),
+                            hint=f"cast it first (to({wanted})) or change the block's input_dtype",
+                        )
+                    )
+                    return None
+                if index:
+                    out.append((given, call.args[index].span))
+                continue
+            if found is None or found.shape is None:
+                self.diagnostics.append(
+                    diag(
+                        "S151",
+                        f"this call leaves out the input '{param.name}' of block "
+                        f"'{call.func}', and the block declares no shape to build its "
+                        "default at",
+                        call.span,
+                        labels=(Label(param.name_span, "input declared here"),),
+                        hint=f"pass it, or declare input_shape = {{..., {param.name}: (...)}} "
+                        "in the block",
+                    )
+                )
+                return None
+            out.append((TensorType(found.shape, found.dtype), param.name_span))
+        return tuple(out)
+
+    def block_outputs(
+        self, b: GraphBuilder, env: dict[str, str | None], stmt: ast.Assign
+    ) -> list[str] | None:
+        """``h, pooled = Encoder(x, mask)``: one block node, one value per output."""
+        call = stmt.value
+        assert isinstance(call, ast.Call)
+        count = block_tensor_count(self.program.model(call.func), call.args, _is_tensor)
+        inputs = [self.tensor(b, env, arg) for arg in call.args[:count]]
+        names = [i for i in inputs if i is not None]
+        if len(names) != len(inputs):
+            return None
+        sub = self.block_graph(b, call, names, call.args[count:])
+        if sub is None:
+            return None
+        if len(sub.outputs) != len(stmt.targets):
+            where = stmt.targets[0][1].merge(stmt.targets[-1][1])
+            written = ", ".join(sub.output_label(i) for i in range(len(sub.outputs)))
+            self.diagnostics.append(
+                diag(
+                    "S152",
+                    f"{len(stmt.targets)} names for the {len(sub.outputs)} output"
+                    f"{'s' * (len(sub.outputs) != 1)} of block '{call.func}' ({written})",
+                    where,
+                    hint=f"bind exactly {len(sub.outputs)} name"
+                    f"{'s' * (len(sub.outputs) != 1)}: {written} = {call.func}(...)",
+                    labels=(Label(call.span, f"{call.func} returns {len(sub.outputs)}"),),
+                )
+            )
+            return None
+        first = self.add_block_node(b, call, names, sub, 1, call.func.lower())
+        node = b.producers[first]
+        return [first, *node.outputs[1:]]
 
     def repeat(
         self,
@@ -488,7 +693,7 @@ class _Lowerer(Lowering):
         rest: tuple[ast.Expr, ...] = (),
     ) -> str | None:
         types = self.input_types(b, [input_name])
-        if types is None:
+        if types is None or not self.one_input(block, call, "repeat copies"):
             return None
         in_type = types[0]
         inner = blocks.repeated_call(call, rest)
@@ -549,7 +754,7 @@ class _Lowerer(Lowering):
     ) -> str | None:
         """``-> *Block(...) as features``: the block's nodes, inlined into ``features``."""
         types = self.input_types(b, [input_name])
-        if types is None:
+        if types is None or not self.one_input(call.func, call, "splicing inlines"):
             return None
         sub = self.lower_block(call.func, types[0], call.span, call, rest)
         if sub is None:
@@ -557,6 +762,28 @@ class _Lowerer(Lowering):
         span = call.layer_span or call.span
         in_shape = b.value(input_name).shape or ()
         return containers.splice(b, sub, input_name, container, span, in_shape, self.diagnostics)
+
+    def one_input(self, block: str, call: ast.Call, what: str) -> bool:
+        """S151 for ``repeat``/splicing a block whose forward takes several inputs or
+        returns several outputs: they pass one tensor from copy to copy."""
+        model = self.models.get(block)
+        if model is None or model.forward is None:
+            return True
+        forward = model.forward
+        if len(forward.inputs) == 1 and not several_outputs(model):
+            return True
+        self.diagnostics.append(
+            diag(
+                "S151",
+                f"{what} a block with one input and one output, and '{block}' takes "
+                f"{', '.join(forward.input_names)}"
+                + (" and returns several" if several_outputs(model) else ""),
+                call.span,
+                labels=(Label(forward.param_span, "its inputs"),),
+                hint=f"call '{block}' in graph form, once per copy",
+            )
+        )
+        return False
 
     def continue_container(
         self, b: GraphBuilder, call: ast.Call, container: str, start: int | None
@@ -578,10 +805,19 @@ class _Lowerer(Lowering):
         return True
 
     def add_block_node(
-        self, b: GraphBuilder, call: ast.Call, input_name: str, sub: Graph, times: int, stem: str
+        self,
+        b: GraphBuilder,
+        call: ast.Call,
+        input_name: str | list[str],
+        sub: Graph,
+        times: int,
+        stem: str,
     ) -> str:
+        names = [input_name] if isinstance(input_name, str) else input_name
+        input_name = names[0]
         node_id = b.fresh(stem)
         out = sub.output_value
+        extra = tuple(f"{node_id}_{index}" for index in range(1, len(sub.outputs)))
         args: dict[str, object] = (
             {"block": sub.name, "times": times} if stem == "repeat" else {"block": sub.name}
         )
@@ -592,8 +828,9 @@ class _Lowerer(Lowering):
                 id=node_id,
                 op="repeat" if stem == "repeat" else "block",
                 args=args,
-                inputs=(input_name,),
+                inputs=tuple(names),
                 output=node_id,
+                outputs=(node_id, *extra) if extra else (),
                 parameters=sub.parameters * times,
                 span=call.span,
                 block=sub.name,
@@ -603,7 +840,12 @@ class _Lowerer(Lowering):
         )
         # the block's own symbols, re-expressed in the caller's terms
         shape = blocks.output_shape(sub, b.value(input_name).shape or ())
-        return b.add_value(Value(node_id, shape, out.dtype, call.span))
+        made = b.add_value(Value(node_id, shape, out.dtype, call.span))
+        for name, value in zip(extra, sub.outputs[1:], strict=True):
+            other = blocks.output_shape(sub, b.value(input_name).shape or (), value)
+            b.add_value(Value(name, other, value.dtype, call.span))
+            b.producers[name] = b.producers[node_id]
+        return made
 
     # -------------------------------------------------------------- program
 
@@ -617,10 +859,11 @@ class _Lowerer(Lowering):
                 continue
             input_type = TensorType(info.input_shape, info.input_dtype)
             span = info.input_shape_span or model.name_span
+            more = tuple((TensorType(i.shape, i.dtype), i.span) for i in info.inputs[1:] if i.shape)
             if model.base is not None:
                 graph = blocks.lower_variant(self, model, info, input_type, span, model.name)
             else:
-                graph = self.lower_model(model, info, input_type, span, model.name)
+                graph = self.lower_model(model, info, input_type, span, model.name, None, more)
             if graph is not None:
                 graphs[model.name] = graph
         return graphs

@@ -56,8 +56,10 @@ class Lowering(ABC):
         input_span: Span,
         graph_name: str,
         input_origin: str | None = None,
+        more_inputs: tuple[tuple[TensorType, Span], ...] = (),
     ) -> Graph | None:
-        """The graph of ``model``'s forward at ``input_type`` (``lower.py``)."""
+        """The graph of ``model``'s forward at ``input_type`` (``lower.py``); ``more_inputs``
+        the types of the inputs after the first (a forward with several)."""
 
     # -------------------------------------------------------------- operations
 

@@ -25,13 +25,31 @@ def graph_to_text(
     values = graph.value_map
     if inits is None:
         inits = effective_inits(graph)
-    inp = values[graph.input]
+    params = ", ".join(
+        f"{v.name}: {fmt_shape(v.shape)} {v.dtype or '?'}" + _default(graph, v.name)
+        for v in graph.inputs
+    )
+    returned = ", ".join(v.name for v in graph.outputs)
     lines = [
-        f"{indent}graph {graph.name}({graph.input}: {fmt_shape(inp.shape)} {inp.dtype or '?'}) "
-        f"-> {graph.output}   # {graph.parameters:,} parameters"
+        f"{indent}graph {graph.name}({params}) -> {returned}   # {graph.parameters:,} parameters"
     ]
     for node in graph.nodes:
         out = values[node.output]
+        target = node.output
+        if node.outputs:  # a block with several outputs: each one's shape
+            target = ", ".join(node.outputs)
+            shapes = ", ".join(
+                f"{fmt_shape(values[o].shape)} {values[o].dtype or '?'}" for o in node.outputs
+            )
+            lines.append(
+                f"{indent}  {target}: ({shapes}) = {node.op}[{node.block}]"
+                f"({', '.join(node.inputs)})   # {node.parameters:,} params @ {node.span}"
+                + _init_note(inits.get(prefix + layer_path(node)))
+            )
+            if node.subgraph is not None:
+                inner = f"{prefix}{layer_path(node)}."
+                lines.append(graph_to_text(node.subgraph, indent + "    ", inits, inner))
+            continue
         args = ", ".join(f"{k}={v!r}" for k, v in node.args.items() if k != "block")
         call = f"{node.op}[{node.block}]" if node.block else node.op
         times = f" x{node.repeat}" if node.op == "repeat" else ""
@@ -44,8 +62,15 @@ def graph_to_text(
         if node.subgraph is not None:
             inner = f"{prefix}{layer_path(node)}." + ("0." if node.op == "repeat" else "")
             lines.append(graph_to_text(node.subgraph, indent + "    ", inits, inner))
-    lines.append(f"{indent}  return {graph.output}")
+    lines.append(f"{indent}  return {returned}")
     return "\n".join(lines)
+
+
+def _default(graph: Graph, name: str) -> str:
+    """`` = ones`` after an optional input."""
+    if name not in graph.input_defaults:
+        return ""
+    return f" = {graph.input_defaults[name]}"
 
 
 def _init_note(specs: dict[str, InitSpec] | None) -> str:

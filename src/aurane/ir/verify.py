@@ -19,7 +19,9 @@ def verify(graph: Graph) -> None:
     ids = [n.id for n in graph.nodes]
     if len(ids) != len(set(ids)):
         raise IRVerificationError(f"{graph.name}: duplicate node ids")
-    defined = {graph.input}
+    defined = {v.name for v in graph.inputs} if graph.input_names else {graph.input}
+    if graph.input_names and graph.input_names[0] != graph.input:
+        raise IRVerificationError(f"{graph.name}: input {graph.input} is not its first input")
     values = graph.value_map
     for value in graph.values:
         if value.shape is None or value.shape[0] != BATCH:
@@ -38,6 +40,11 @@ def verify(graph: Graph) -> None:
             raise IRVerificationError(f"{graph.name}: {node.output} defined twice")
         if node.output not in values:
             raise IRVerificationError(f"{graph.name}: {node.id} output has no value")
+        if node.outputs and (
+            node.outputs[0] != node.output
+            or any(name not in values or name in defined for name in node.outputs)
+        ):
+            raise IRVerificationError(f"{graph.name}: {node.id} has bad outputs {node.outputs}")
         if node.op in ("block", "repeat"):
             if node.subgraph is None:
                 raise IRVerificationError(f"{graph.name}: {node.id} lacks its subgraph")
@@ -52,9 +59,10 @@ def verify(graph: Graph) -> None:
                 raise IRVerificationError(f"{graph.name}: {node.id} has wrong arity")
         if node.parameters < 0:
             raise IRVerificationError(f"{graph.name}: {node.id} has negative parameters")
-        defined.add(node.output)
-    if graph.output not in defined:
-        raise IRVerificationError(f"{graph.name}: output {graph.output} undefined")
+        defined.update(node.outputs or (node.output,))
+    for name in graph.output_names or (graph.output,):
+        if name not in defined:
+            raise IRVerificationError(f"{graph.name}: output {name} undefined")
 
 
 def _positive_size(dim: object) -> bool:

@@ -131,7 +131,8 @@ class _Walker:
                 for rule in stmt.inits:
                     self.expr(rule.spec)
                 if stmt.forward is not None:
-                    self.local_def(stmt.forward.param, stmt.forward.param_span)
+                    for inp in stmt.forward.inputs:
+                        self.local_def(inp.name, inp.name_span)
                     for body in stmt.forward.body:
                         self.forward(body)
 
@@ -172,6 +173,9 @@ class _Walker:
                 self.use(name, span)
             case ast.TupleExpr() | ast.ListExpr():
                 for item in expr.items:
+                    self.expr(item)
+            case ast.DictExpr():
+                for item in expr.values:
                     self.expr(item)
             case ast.Call():
                 if expr.func in self.index.kinds or expr.func in self.locals:

@@ -170,7 +170,14 @@ def _symbol_hover(doc: Document, occurrence: Occurrence) -> list[str]:
     if isinstance(stmt, ast.Model):
         parts = [f"```aurane\n{model_signature(stmt, doc.lines)}\n```"]
         graph = doc.graphs.get(stmt.name)
-        if graph is not None:
+        if graph is not None and graph.several:  # each input and output by name
+            ins = ", ".join(f"{v.name} `{shape_text(v.shape)}`" for v in graph.inputs)
+            outs = ", ".join(
+                f"{graph.output_label(i)} `{shape_text(v.shape)}`"
+                for i, v in enumerate(graph.outputs)
+            )
+            parts.append(f"inputs {ins} → outputs {outs} · parameters: {graph.parameters:,}")
+        elif graph is not None:
             parts.append(
                 f"input `{shape_text(graph.input_value.shape)}` → output "
                 f"`{shape_text(graph.output_value.shape)}` · parameters: {graph.parameters:,}"
@@ -189,7 +196,7 @@ def _bindings(model: ast.Model) -> list[tuple[str, Span, Span]]:
     if model.forward is None:
         return []
     forward = model.forward
-    out = [(forward.param, forward.param_span, forward.param_span)]
+    out = [(p.name, p.name_span, p.name_span) for p in forward.inputs]
     for stmt in ast.simple_statements(forward.body):
         if isinstance(stmt, ast.Assign):
             for name, span in stmt.targets or ((stmt.target, stmt.target_span),):
@@ -219,8 +226,9 @@ def _bound_values(
         return []
     out: list[tuple[Value, Node | None]] = []
     for graph, call in _graphs_of(doc, model):
-        if chosen[1] == chosen[2]:  # the forward parameter: the graph's input
-            out.append((graph.input_value, call))
+        if chosen[1] == chosen[2]:  # a forward parameter: that input of the graph
+            found = [v for v in graph.inputs if v.name == name]
+            out += [(found[0] if found else graph.input_value, call)]
             continue
         inside = [
             v

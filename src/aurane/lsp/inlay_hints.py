@@ -16,12 +16,13 @@ def inlay_hints(doc: Document, start: int, end: int) -> list[lsp.InlayHint]:
         span = node.span
         if not start <= span.end_line <= end:
             continue
-        value = value_of(graph, node.output)
-        if value is None:
+        values = [value_of(graph, name) for name in node.outputs or (node.output,)]
+        if any(value is None for value in values):
             continue
         key = (span.end_line, span.end_column)
         shapes = at.setdefault(key, [])
-        text = shape_text(value.shape)
+        # a block with several outputs: each one's shape, in the return's order
+        text = ", ".join(shape_text(value.shape) for value in values if value is not None)
         if node.suffix_of is not None and shapes:
             shapes[-1] = text  # the suffix's output is the step's output
         elif text not in shapes:

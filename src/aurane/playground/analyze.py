@@ -94,6 +94,14 @@ def _model(graph: Graph) -> dict[str, Any]:
         "name": graph.name,
         "input_shape": fmt_shape(prof.input_shape),
         "output_shape": fmt_shape(prof.output_shape),
+        **(
+            {
+                "inputs": [{"name": n, "shape": fmt_shape(s)} for n, s, _, _ in prof.inputs],
+                "outputs": [{"name": n, "shape": fmt_shape(s)} for n, s, _ in prof.outputs],
+            }
+            if prof.inputs
+            else {}
+        ),
         "parameters": prof.parameters,
         "flops": prof.flops + prof.other_flops,
         "layers": rows,
@@ -104,9 +112,10 @@ def _hovers(graphs: Collection[Graph]) -> list[dict[str, Any]]:
     """One hover text per IR node span (a block's layers once) and per named value."""
     found: dict[tuple[int, int, int, int], str] = {}
     for graph in graphs:
-        inp = graph.input_value
-        key = (inp.span.line, inp.span.column, inp.span.end_line, inp.span.end_column)
-        found.setdefault(key, f"{inp.source_name or inp.name}: input {fmt_shape(inp.sample_shape)}")
+        for inp in graph.inputs:  # each input of a model with several
+            key = (inp.span.line, inp.span.column, inp.span.end_line, inp.span.end_column)
+            text = f"{inp.source_name or inp.name}: input {fmt_shape(inp.sample_shape)}"
+            found.setdefault(key, text)
         for path, node, out in _nodes(graph):
             text = f"{call_text(node)} \u2192 {fmt_shape(out.sample_shape)}"
             if out.dtype:

@@ -17,6 +17,7 @@ from aurane.semantics.block_args import check_block_params
 from aurane.semantics.constants import per_call
 from aurane.semantics.fields import FieldChecker
 from aurane.semantics.forward import ForwardChecker
+from aurane.semantics.inputs import check_input_fields, not_yet, several_inputs, several_outputs
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.train_rules import check_train_fields
 from aurane.semantics.uncalled import check_uncalled
@@ -66,6 +67,9 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
     standalone: dict[str, Span] = {}
     constants = frozenset(c.name for c in program.constants)
     modules = sources.declared_modules(program)
+    block_inputs = {
+        name: m.forward.inputs for name, m in models.items() if m.forward and m.forward.params
+    }
     diagnostics.extend(uses.check_uses(program))
     for stmt in program.statements:
         match stmt:
@@ -75,14 +79,16 @@ def analyze(program: ast.AuraneProgram) -> SemanticResult:
                 _check_dataset(stmt, fields, diagnostics, modules)
             case ast.Model():
                 before = len(diagnostics)
-                _check_model(stmt, set(models), fields, diagnostics, result, constants)
+                _check_model(
+                    stmt, set(models), fields, diagnostics, result, constants, block_inputs
+                )
                 if any(d.is_error for d in diagnostics[before:]):
                     result.broken_models.add(stmt.name)
             case ast.Train():
-                _check_train(stmt, set(models), fields, standalone)
+                _check_train(stmt, models, fields, standalone)
                 check_train_fields(stmt, models, diagnostics)
             case ast.TrainGan():
-                _check_gan(stmt, set(models), fields, standalone)
+                _check_gan(stmt, models, fields, standalone)
     for name, span in standalone.items():
         model = models.get(name)
         if model is not None and not any(f.name == "input_shape" for f in model.fields):
@@ -219,6 +225,7 @@ def _check_model(
     diagnostics: list[Diagnostic],
     result: SemanticResult,
     constants: frozenset[str] = frozenset(),
+    block_inputs: dict[str, tuple[ast.ForwardParam, ...]] | None = None,
 ) -> None:
     table = config.MODEL_TABLE
     fields.check_block(
@@ -237,8 +244,10 @@ def _check_model(
             )
         )
         return
+    diagnostics.extend(check_input_fields(model))
     checker = ForwardChecker(model_names, diagnostics, result.bound)
     checker.parameterised = frozenset(result.parameterised)
+    checker.block_inputs = block_inputs or {}
     if model.params:
         check_block_params(model, model_names, diagnostics)
     if per_call(model):
@@ -319,20 +328,28 @@ def _check_model_ref(ref: ast.Name, role: str, model_names: set[str], fields: Fi
 
 
 def _check_train(
-    stmt: ast.Train, model_names: set[str], fields: FieldChecker, standalone: dict[str, Span]
+    stmt: ast.Train, models: dict[str, ast.Model], fields: FieldChecker, standalone: dict[str, Span]
 ) -> None:
-    if _check_model_ref(stmt.model, "trained", model_names, fields):
+    if _check_model_ref(stmt.model, "trained", set(models), fields):
         standalone.setdefault(stmt.model.id, stmt.model.span)
+        model = models[stmt.model.id]
+        if several_inputs(model) or several_outputs(model):
+            fields.diagnostics.append(not_yet("training", model.name, stmt.model.span))
     fields.dataset_ref(stmt.dataset, "on")
     _check_fields(stmt, "train", fields)
 
 
 def _check_gan(
-    stmt: ast.TrainGan, model_names: set[str], fields: FieldChecker, standalone: dict[str, Span]
+    stmt: ast.TrainGan,
+    models: dict[str, ast.Model],
+    fields: FieldChecker,
+    standalone: dict[str, Span],
 ) -> None:
     for ref, role in ((stmt.generator, "generator"), (stmt.discriminator, "discriminator")):
-        if _check_model_ref(ref, role, model_names, fields):
+        if _check_model_ref(ref, role, set(models), fields):
             standalone.setdefault(ref.id, ref.span)
+            if several_inputs(models[ref.id]) or several_outputs(models[ref.id]):
+                fields.diagnostics.append(not_yet("GAN training", ref.id, ref.span))
     fields.dataset_ref(stmt.dataset, "on")
     _check_fields(stmt, "train_gan", fields)
     for item in stmt.fields:

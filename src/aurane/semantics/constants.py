@@ -556,6 +556,11 @@ class _Resolver(ControlFlow):
             declared = self.config_call(expr, scope)  # a size symbol's declaration
             self.diagnostics += dim_declaration("", declared)[1]
             return declared
+        if isinstance(expr, ast.DictExpr):  # input_shape = {ids: (seq,), mask: (seq,)}
+            values = tuple(self.value_expr(value, scope) for value in expr.values)
+            if any(value.span in self.failed_spans for value in values):
+                self.failed_spans.add(expr.span)
+            return expr if _same(expr.values, values) else replace(expr, values=values)
         if isinstance(expr, ast.TupleExpr | ast.ListExpr):
             # item by item, so each element keeps its own span: stride=(1, 0) points at the 0
             items = tuple(self.value_expr(item, scope) for item in expr.items)
@@ -789,19 +794,18 @@ class _Resolver(ControlFlow):
             n_inputs = len(call.args)  # in a chain too, so the semantic pass can explain
         elif not tensor_inputs:
             n_inputs = 0
-        elif spec is None:
-            n_inputs = 1
         else:  # a name that is no constant here is a tensor: multihead_attention(x, memory)
-            n_inputs = spec.graph_inputs(
-                call.args,
-                lambda arg: (
-                    (
-                        isinstance(arg, ast.Call | ast.Chain)
-                        and not value_call(arg, lambda name: scope.find(name) is not None)
-                    )
-                    or (isinstance(arg, ast.Name) and scope.find(arg.id) is None)
-                ),
-            )
+
+            def is_tensor(arg: ast.Expr) -> bool:
+                return (
+                    isinstance(arg, ast.Call | ast.Chain)
+                    and not value_call(arg, lambda name: scope.find(name) is not None)
+                ) or (isinstance(arg, ast.Name) and scope.find(arg.id) is None)
+
+            if spec is None:  # a block: one tensor per input of its forward, leading
+                n_inputs = block_tensor_count(self.program.model(call.func), call.args, is_tensor)
+            else:
+                n_inputs = spec.graph_inputs(call.args, is_tensor)
         positional = spec.positional_params if spec else ()
         args: list[ast.Expr] = []
         for index, arg in enumerate(call.args):
@@ -901,6 +905,9 @@ class _Resolver(ControlFlow):
                 if new_source is source and _same(steps, new_steps) and named is expr:
                     return expr
                 return replace(named, source=new_source, steps=new_steps, span=span)
+            case ast.TupleExpr(items=items):  # return a, b
+                resolved_items = tuple(self.tensor_expr(item, scope) for item in items)
+                return expr if _same(items, resolved_items) else replace(expr, items=resolved_items)
         return expr  # names are tensors; anything else is reported by the semantic pass
 
     def forward(
@@ -959,6 +966,12 @@ class _Resolver(ControlFlow):
             spec = table.get(item.name)
             if spec is None and not resolve_unknown:
                 out.append(item)
+            elif isinstance(item.value, ast.DictExpr) and spec is not None:
+                # input_shape = {ids: (seq,), ...}: each value as the field alone would be
+                parts = [ast.Field(item.name, item.name_span, v, v.span) for v in item.value.values]
+                resolved = self.fields(tuple(parts), table, scope, resolve_unknown=resolve_unknown)
+                values = tuple(part.value for part in resolved)
+                out.append(replace(item, value=replace(item.value, values=values)))
             elif spec is not None and spec.kind.takes_catalog_names:
                 out.append(replace(item, value=self.catalog_expr(item.value, scope)))
             elif isinstance(item.value, ast.Call):
@@ -1072,9 +1085,21 @@ def per_call(model: ast.Model) -> bool:
     return not declared and reads_input_shape(model)
 
 
+def block_tensor_count(
+    model: ast.Model | None, args: tuple[ast.Expr, ...], is_tensor: Callable[[ast.Expr], bool]
+) -> int:
+    """How many leading arguments of a graph-form block call are its input tensors: the
+    first always, then each further tensor up to the count of the block's inputs."""
+    inputs = len(model.forward.inputs) if model is not None and model.forward else 1
+    count = 1
+    while count < min(inputs, len(args)) and is_tensor(args[count]):
+        count += 1
+    return min(count, len(args)) if args else 1
+
+
 def _bound_tensors(forward: ast.Forward) -> dict[str, ast.Expr]:
     """The forward input and each name a statement of the body binds, with its value."""
-    bound: dict[str, ast.Expr] = {forward.param: ast.Name(forward.param, forward.param_span)}
+    bound: dict[str, ast.Expr] = {p.name: ast.Name(p.name, p.name_span) for p in forward.inputs}
     for stmt in ast.simple_statements(forward.body):
         if isinstance(stmt, ast.Assign):
             bound[stmt.target] = stmt.value

@@ -67,6 +67,20 @@ class FieldChecker:
             self.check_field(spec, item, block)
 
     def check_field(self, spec: FieldSpec, item: ast.Field, block: str) -> None:
+        if isinstance(item.value, ast.DictExpr):
+            if spec.name not in ("input_shape", "input_dtype"):
+                self.error(
+                    "S013",
+                    f"field '{spec.name}' takes no dict (only input_shape and input_dtype "
+                    "are keyed by a model's inputs)",
+                    item.value.span,
+                )
+                return
+            for value in item.value.values:  # one input each: checked as the field alone
+                self.check_field(
+                    spec, ast.Field(item.name, item.name_span, value, value.span), block
+                )
+            return
         checker = _KIND_CHECKERS.get(spec.kind)
         if checker is not None:
             checker(self, spec, item.value)

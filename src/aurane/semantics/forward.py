@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aurane import ops
 from aurane.codes import diag
-from aurane.diagnostics import Diagnostic
+from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.spec import BoundArgs
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.constants import value_call
@@ -36,9 +36,11 @@ class ForwardChecker:
         # constants a deferred body reads by name (its parameters, the model's and the
         # program's constants): values, not tensors (resolved per call)
         self.constants: frozenset[str] = frozenset()
+        # a block with several inputs: its forward's parameters, each with its default
+        self.block_inputs: dict[str, tuple[ast.ForwardParam, ...]] = {}
 
     def run(self, forward: ast.Forward) -> None:
-        self.defined[forward.param] = forward.param_span
+        self.defined.update((p.name, p.name_span) for p in forward.inputs)
         self.body(forward.body)
 
     def body(self, statements: tuple[ast.ForwardStmt, ...]) -> None:
@@ -59,6 +61,9 @@ class ForwardChecker:
                     self.tensor(chain)
                     if isinstance(chain.source, ast.Name):
                         self.defined[chain.source.id] = chain.source.span
+                case ast.Return(value=ast.TupleExpr(items=items)):  # return a, b
+                    for item in items:
+                        self.tensor(item)
                 case ast.Return(value=value):
                     self.tensor(value)
             label_new(self.out, before, getattr(stmt, "origin", ()))
@@ -68,13 +73,16 @@ class ForwardChecker:
         self.defined.update(stmt.targets)
         value = stmt.value
         splits = isinstance(value, ast.Call) and not value.suffixes and ops.canonical(value.func)
-        if splits not in ("split", "chunk"):
+        block = (
+            isinstance(value, ast.Call) and not value.suffixes and value.func in self.model_names
+        )
+        if splits not in ("split", "chunk") and not block:
             names = ", ".join(name for name, _ in stmt.targets)
             self.out.append(
                 diag(
                     "S065",
                     f"{len(stmt.targets)} names ({names}) need an operation with several "
-                    "outputs; only split and chunk have them",
+                    "outputs; only split, chunk and blocks that return several have them",
                     value.span,
                     hint="write a, b = chunk(x, 2, dim=-1) or bind one name",
                 )
@@ -275,7 +283,11 @@ class ForwardChecker:
             )
 
     def block_call(self, call: ast.Call, graph: bool) -> None:
-        taken = self.inputs(call, 1, 1, graph)
+        params = self.block_inputs.get(call.func, ())
+        if len(params) > 1:
+            taken = self.block_tensors(call, params, graph)
+        else:
+            taken = self.inputs(call, 1, 1, graph)
         extra = call.args[taken:] or call.keywords
         if call.func in self.parameterised:  # bound and checked per call by lowering
             self.calls.append((call.func, call.func_span))
@@ -294,6 +306,36 @@ class ForwardChecker:
                 )
             )
         self.calls.append((call.func, call.func_span))
+
+    def block_tensors(
+        self, call: ast.Call, params: tuple[ast.ForwardParam, ...], graph: bool
+    ) -> int:
+        """``Encoder(x, mask)``: one tensor per input, in order; S151 for a missing required
+        one. In a chain the running value is the first input."""
+        given = [] if not graph else list(call.args[: len(params)])
+        taken = 0
+        while taken < len(given) and (taken == 0 or self.is_tensor(given[taken])):
+            taken += 1
+        have = taken if graph else 1
+        missing = [p for p in params[have:] if p.default is None]
+        if missing:
+            names = ", ".join(f"'{p.name}'" for p in missing)
+            self.out.append(
+                diag(
+                    "S151",
+                    f"block '{call.func}' needs its input{'s' * (len(missing) > 1)} {names}: "
+                    f"it takes {', '.join(p.name for p in params)}",
+                    call.span,
+                    hint=f"pass one tensor per input: {call.func}("
+                    + ", ".join(p.name for p in params if p.default is None)
+                    + ")"
+                    + ("" if graph else " in graph form, not as a chain step"),
+                    labels=(Label(missing[0].name_span, "input declared here"),),
+                )
+            )
+        for arg in call.args[:taken]:
+            self.tensor(arg)
+        return taken
 
     def splice(self, call: ast.Call) -> None:
         """``-> *Block(64) as features``: a block's layers, into a named container."""

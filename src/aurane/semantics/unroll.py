@@ -54,7 +54,7 @@ class Unrolling:
 
 def tensor_names(forward: ast.Forward) -> frozenset[str]:
     """The forward input and every name a statement of the body binds to a tensor."""
-    names = {forward.param}
+    names = set(forward.input_names)
     for stmt in ast.simple_statements(forward.body):
         match stmt:
             case ast.Assign(target=target, targets=targets):

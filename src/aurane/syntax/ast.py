@@ -60,6 +60,16 @@ class ListExpr:
 
 
 @record(frozen=True, slots=True)
+class DictExpr:
+    """``{input_ids: (seq,), attention_mask: (seq,)}``: keys are names (``input_shape`` and
+    ``input_dtype`` of a model with several inputs, keyed by its forward's parameters)."""
+
+    keys: tuple[Name, ...]
+    values: tuple[Expr, ...]
+    span: Span
+
+
+@record(frozen=True, slots=True)
 class Keyword:
     name: str
     name_span: Span
@@ -194,6 +204,7 @@ Expr: TypeAlias = (
     | Name
     | TupleExpr
     | ListExpr
+    | DictExpr
     | Call
     | BinOp
     | UnaryOp
@@ -252,6 +263,8 @@ class ChainStmt:
 
 @record(frozen=True, slots=True)
 class Return:
+    """``return y``; ``return a, b`` (several outputs) holds a ``TupleExpr`` of the values."""
+
     value: Expr
     span: Span
     origin: tuple[Origin, ...] = ()
@@ -342,11 +355,37 @@ def simple_statements(body: tuple[ForwardStmt, ...]) -> list[SimpleStmt]:
 
 
 @record(frozen=True, slots=True)
+class ForwardParam:
+    """One input of ``def forward(input_ids, attention_mask=ones):``; ``default`` is
+    ``ones``/``zeros``/``none`` (a ``Name`` or ``NoneLit``) or a number, None when required."""
+
+    name: str
+    name_span: Span
+    default: Expr | None
+    span: Span
+
+
+@record(frozen=True, slots=True)
 class Forward:
+    """``def forward(x):``; ``param`` is the first input. ``params`` lists every input when
+    the forward takes several or gives one a default (empty for the one-input form)."""
+
     param: str
     param_span: Span
     body: tuple[ForwardStmt, ...]
     span: Span
+    params: tuple[ForwardParam, ...] = ()
+
+    @property
+    def inputs(self) -> tuple[ForwardParam, ...]:
+        """Every input, the one-input form as one parameter without a default."""
+        if self.params:
+            return self.params
+        return (ForwardParam(self.param, self.param_span, None, self.param_span),)
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.inputs)
 
 
 @record(frozen=True, slots=True)

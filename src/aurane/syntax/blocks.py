@@ -541,12 +541,74 @@ class BlockParser(ExprParser):
                 hint="a model has exactly one 'def forward(x):'",
             )
         self.expect_op("(", "after 'def forward'")
-        param = self.expect_name("the input parameter name in 'def forward(x):'")
-        self.expect_op(")", "after the forward parameter (forward takes exactly one input)")
+        params = [self._forward_param()]
+        while self.at_op(","):
+            self.advance()
+            if self.at_op(")"):
+                break
+            param = self._forward_param()
+            if any(p.name == param.name for p in params):
+                self.fail(
+                    "P042",
+                    f"'{param.name}' is a forward parameter twice",
+                    param.name_span,
+                    hint="give each input its own name",
+                )
+            if params[-1].default is not None and param.default is None:
+                self.fail(
+                    "P043",
+                    f"the required input '{param.name}' follows an input with a default",
+                    param.name_span,
+                    hint="put the inputs with defaults last",
+                )
+            params.append(param)
+        self.expect_op(")", "after the forward parameters")
+        if params[0].default is not None:
+            self.fail(
+                "P043",
+                f"the first input '{params[0].name}' cannot have a default: the defaults "
+                "are built at its batch size",
+                params[0].default.span,
+                hint=f"make '{params[0].name}' required",
+            )
         self.header_end("forward")
         header = self.span_from(start)
         body = self._forward_body(self.body(item, "forward", header))
-        return ast.Forward(param.text, param.span, tuple(body), item.span)
+        first = params[0]
+        several = tuple(params) if len(params) > 1 or first.default is not None else ()
+        return ast.Forward(first.name, first.name_span, tuple(body), item.span, several)
+
+    def _forward_param(self) -> ast.ForwardParam:
+        """``ids`` or ``mask=ones``: one input of the forward, with its default."""
+        name = self.expect_name("an input name in 'def forward(x):'")
+        span = token_span(name)
+        default: ast.Expr | None = None
+        if self.at_op("="):
+            self.advance()
+            if self.peek() is None or self.at_op(",") or self.at_op(")"):
+                self.fail(
+                    "P044",
+                    f"expected a default after '{name.text}='",
+                    self.here(),
+                    hint="a default is ones, zeros or a number",
+                )
+            default = self.expr()
+            if isinstance(default, ast.NoneLit):
+                self.fail(
+                    "P044",
+                    f"an absent input ('{name.text}=none') is not supported yet",
+                    default.span,
+                    hint=f"give it a tensor default: {name.text}=ones, {name.text}=zeros or "
+                    f"{name.text}=0",
+                )
+            if not _is_input_default(default):
+                self.fail(
+                    "P044",
+                    f"the default of the input '{name.text}' must be ones, zeros or a number",
+                    default.span,
+                    hint=f"write {name.text}=ones, {name.text}=zeros or {name.text}=0",
+                )
+        return ast.ForwardParam(name.text, span, default, self.span_from(span))
 
     def _forward_body(self, items: list[Item]) -> list[ast.ForwardStmt]:
         body: list[ast.ForwardStmt] = []
@@ -728,6 +790,12 @@ class BlockParser(ExprParser):
         if first.kind is Kind.NAME and first.text == "return":
             self.advance()
             value = self.assigned_value("'return'")
+            if self.at_op(","):  # return a, b: several outputs
+                items = [value]
+                while self.at_op(","):
+                    self.advance()
+                    items.append(self.assigned_value("',' in 'return'"))
+                value = ast.TupleExpr(tuple(items), items[0].span.merge(items[-1].span))
             self.end_of_statement("return value")
             return ast.Return(value, self.span_from(first.span))
         if first.kind is Kind.NAME and toks[1].text == "=":
@@ -748,6 +816,16 @@ class BlockParser(ExprParser):
 
 _PARAM_TYPES = frozenset({"int", "float", "bool", "str"})
 _CONTROL_WORDS = frozenset({"if", "elif", "else", "for"})
+
+
+def _is_input_default(expr: ast.Expr) -> bool:
+    """``ones``, ``zeros``, ``none`` or a (signed) number: what an input's default may be."""
+    if isinstance(expr, ast.UnaryOp):
+        expr = expr.operand
+        return isinstance(expr, ast.Number)
+    if isinstance(expr, ast.Name):
+        return expr.id in ("ones", "zeros")
+    return isinstance(expr, ast.Number | ast.Bool)
 
 
 def _control_word(line: LogicalLine) -> str | None:

@@ -30,7 +30,7 @@ _TRUE = frozenset({"true", "True"})
 _FALSE = frozenset({"false", "False"})
 _NONE = frozenset({"None", "none", "null"})
 _LITERAL_WORDS = _TRUE | _FALSE | _NONE
-_CLOSER_NAMES = {")": "')'", "]": "']'"}
+_CLOSER_NAMES = {")": "')'", "]": "']'", "}": "'}'"}
 _MAX_HEIGHT = MAX_DEPTH + 1
 _NAME, _NUMBER, _STRING = Kind.NAME, Kind.NUMBER, Kind.STRING
 END = Token(Kind.OP, "", None, 0, 0, 0)  # the sentinel after a line's last token
@@ -474,12 +474,7 @@ class ExprParser(LayerNames):
                 node = ast.ListExpr(tuple(items), self.span_from(token.span))
                 return self._built(node, items, token)
             case "{":
-                self.fail(
-                    "P006",
-                    "'{' is not supported: Aurane has no dict literals",
-                    token.span,
-                    hint="use a call with keyword arguments, e.g. f(a=1)",
-                )
+                return self.dictionary()
         self.fail("P006", f"expected a value, found {self.describe(token)}", token.span)
 
     def name_or_call(self) -> ast.Expr:
@@ -644,6 +639,46 @@ class ExprParser(LayerNames):
             elif text == "->" and depth == 1:
                 return True
         return False
+
+    def dictionary(self) -> ast.Expr:
+        """``{name: value, ...}``: keys are names (a model's inputs in input_shape/input_dtype)."""
+        opener = self.advance()
+        self._enter(opener)
+        keys: list[ast.Name] = []
+        values: list[ast.Expr] = []
+        while not self._close(opener, "}", "the dict"):
+            key = self._toks[self.pos]
+            if key.kind is not _NAME:
+                self.fail(
+                    "P041",
+                    f"a dict key must be a name, found {self.describe(key)}",
+                    key.span,
+                    hint="key it by the forward's parameter: {ids: (seq,)}",
+                )
+            self.pos += 1
+            if any(k.id == key.text for k in keys):
+                self.fail(
+                    "P041",
+                    f"'{key.text}' is a key twice in one dict",
+                    key.span,
+                    hint="give each input one entry",
+                )
+            keys.append(_NAME_NODE(key.text, key.span))
+            if self._toks[self.pos].text != ":":
+                self.fail(
+                    "P041",
+                    f"expected ':' after the key '{key.text}', found "
+                    f"{self.describe(self._toks[self.pos])}",
+                    self._toks[self.pos].span,
+                    hint=f"write {key.text}: value",
+                )
+            self.pos += 1
+            values.append(self.expr())
+            if not self.at_op("}"):
+                self._comma(opener, "}", "the dict")
+        self._depth -= 1
+        node = ast.DictExpr(tuple(keys), tuple(values), self.span_from(opener.span))
+        return self._built(node, values, opener)
 
     def sequence(self, closer: str, what: str) -> tuple[list[ast.Expr], bool]:
         """Items up to ``closer``; returns them and whether a comma was written."""

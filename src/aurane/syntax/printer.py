@@ -123,6 +123,9 @@ def expr_text(expr: ast.Expr) -> str:
             return f"({inner},)" if len(expr.items) == 1 else f"({inner})"
         case ast.ListExpr():
             return "[" + ", ".join(expr_text(item) for item in expr.items) + "]"
+        case ast.DictExpr():
+            pairs = zip(expr.keys, expr.values, strict=True)
+            return "{" + ", ".join(f"{k.id}: {expr_text(v)}" for k, v in pairs) + "}"
         case ast.Call():
             args = [expr_text(a) for a in expr.args]
             args += [f"{k.name}={expr_text(k.value)}" for k in expr.keywords]

@@ -22,7 +22,7 @@ WIDTH = 100
 INDENT = 4
 _ADDITIVE = {"+": 0, "-": 0}
 _PRECEDENCE = {**_ADDITIVE, "*": 1, "/": 1, "//": 1, "%": 1, "**": 3}
-_BRACKETED = (ast.Call, ast.TupleExpr, ast.ListExpr)
+_BRACKETED = (ast.Call, ast.TupleExpr, ast.ListExpr, ast.DictExpr)
 _ATOMS = (
     ast.Number,
     ast.String,
@@ -31,6 +31,7 @@ _ATOMS = (
     ast.Name,
     ast.TupleExpr,
     ast.ListExpr,
+    ast.DictExpr,
     ast.Subscript,
 )
 # levels of the conditional grammar (Python's): a child below its place's level is wrapped
@@ -137,6 +138,9 @@ class Printer:
                 return f"({inner},)" if len(expr.items) == 1 else f"({inner})"
             case ast.ListExpr():
                 return "[" + ", ".join(self.flat(item) for item in expr.items) + "]"
+            case ast.DictExpr():
+                pairs = zip(expr.keys, expr.values, strict=True)
+                return "{" + ", ".join(f"{k.id}: {self.flat(v)}" for k, v in pairs) + "}"
             case ast.Call():
                 return (
                     ("*" if expr.splice else "")
@@ -314,16 +318,24 @@ class Printer:
         return lines
 
     def _item(
-        self, item: ast.Expr | ast.Keyword, indent: int, comments: list[ast.Comment], extra: int
+        self,
+        item: ast.Expr | ast.Keyword | _Entry,
+        indent: int,
+        comments: list[ast.Comment],
+        extra: int,
     ) -> list[Line]:
-        if isinstance(item, ast.Keyword):
+        if isinstance(item, ast.Keyword | _Entry):
             if any(start(c.span) < start(item.value.span) for c in comments):
                 raise Unplaceable
-            return self.lay(item.value, indent, f"{item.name}=", ",", comments, extra)
+            head = f"{item.name}: " if isinstance(item, _Entry) else f"{item.name}="
+            return self.lay(item.value, indent, head, ",", comments, extra)
         return self.lay(item, indent, "", ",", comments, extra)
 
-    def _parts(self, expr: ast.Expr) -> tuple[str, list[ast.Expr | ast.Keyword], str]:
+    def _parts(self, expr: ast.Expr) -> tuple[str, list[ast.Expr | ast.Keyword | _Entry], str]:
         match expr:
+            case ast.DictExpr():  # one input per line: {ids: (seq,), mask: (seq,)}
+                pairs = zip(expr.keys, expr.values, strict=True)
+                return "{", [_Entry(k.id, v, k.span.merge(v.span)) for k, v in pairs], "}"
             case ast.Call():
                 suffixes = "".join(self._suffix(s) for s in expr.suffixes)
                 closer = ")" + suffixes + self.named(expr)
@@ -432,8 +444,19 @@ class Printer:
         return lines
 
 
+@record(frozen=True, slots=True)
+class _Entry:
+    """``key: value`` of a dict, laid out like a keyword argument."""
+
+    name: str
+    value: ast.Expr
+    span: Span
+
+
 def _explodable(expr: ast.Expr) -> bool:
     match expr:
+        case ast.DictExpr():
+            return bool(expr.values)
         case ast.Call():
             return bool(expr.args or expr.keywords)
         case ast.TupleExpr() | ast.ListExpr():

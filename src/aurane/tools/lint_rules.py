@@ -47,6 +47,8 @@ def names_in(expr: ast.Expr) -> Iterator[ast.Name]:
                 yield node
             case ast.TupleExpr() | ast.ListExpr():
                 pending += node.items
+            case ast.DictExpr():  # input_shape = {ids: (seq,)}: the values, not the keys
+                pending += node.values
             case ast.Call():
                 yield ast.Name(node.func, node.func_span)  # act() with act a parameter
                 pending += [*node.args, *(k.value for k in node.keywords), *node.layer_holes]

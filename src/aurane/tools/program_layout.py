@@ -169,6 +169,13 @@ class ProgramPrinter:
                 return self._block(node.span.line, title, list(node.fields))
         raise TypeError(f"not a statement: {type(node).__name__}")
 
+    def _inputs(self, forward: ast.Forward) -> str:
+        """``input_ids, attention_mask=ones``: the forward's inputs, defaults printed flat."""
+        return ", ".join(
+            p.name + ("" if p.default is None else "=" + self.printer.flat(p.default))
+            for p in forward.inputs
+        )
+
     def _params(self, params: tuple[ast.ModelParam, ...]) -> str:
         """``(width, stride: int = 1)``: PEP 8 spacing, defaults printed flat."""
         if not params:
@@ -201,7 +208,7 @@ class ProgramPrinter:
             case ast.InitRule():
                 render = self._simple(f"init {node.target}: ", node.spec)
                 return [self._unit(node.span.line, 1, render)]
-        header = self._simple(f"def forward({node.param}):", None)
+        header = self._simple(f"def forward({self._inputs(node)}):", None)
         units = [self._unit(node.span.line, 1, header, header=True)]
         return units + self._body_units(node.body, 2)
 
@@ -235,6 +242,9 @@ class ProgramPrinter:
             case ast.Assign():
                 names = ", ".join(name for name, _ in node.targets) or node.target
                 return self._simple(f"{names} = ", node.value)
+            case ast.Return(value=ast.TupleExpr(items=items)) if len(items) > 1:
+                flat = ", ".join(self.printer.flat(item) for item in items)
+                return self._simple(f"return {flat}", None)
             case ast.Return():
                 return self._simple("return ", node.value)
         return self._simple("", node.chain)

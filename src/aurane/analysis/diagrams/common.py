@@ -235,28 +235,30 @@ def build_diagram(graph: Graph, *, expand: bool | Collection[str] = False) -> Di
     """The diagram of ``graph``: blocks collapsed, all expanded with ``expand=True``, or
     those whose paths (``residualunit1``, ``layer1[2]/block1``) are in ``expand``."""
     b = _Builder(expand if isinstance(expand, bool) else frozenset(expand))
-    inp = graph.input_value
-    first = DiagramNode(
-        b.new_id(),
-        inp.name,
-        inp.source_name or inp.name,
-        "input",
-        shape_text(inp.sample_shape),
-        inp.dtype,
-        0,
-        "input",
-        family="input",
-        title="input",
-        label=inp.source_name or inp.name,
-        line=inp.span.line,
-        column=inp.span.column,
-    )
-    b.add(first)
-    env = {graph.input: first.id}
-    b.input_name = first.label or ""
+    env: dict[str, str] = {}
+    for inp in graph.inputs:  # one entry node per input (issue 23: several)
+        entry = DiagramNode(
+            b.new_id(),
+            inp.name,
+            inp.source_name or inp.name,
+            "input",
+            shape_text(inp.sample_shape),
+            inp.dtype,
+            0,
+            "input",
+            family="input",
+            title="input",
+            label=inp.source_name or inp.name,
+            line=inp.span.line,
+            column=inp.span.column,
+        )
+        b.add(entry)
+        env[inp.name] = entry.id
+    b.input_name = graph.input_value.source_name or graph.input
     _add_graph(b, graph, env, "", None)
     output = env[graph.output]
-    nodes = tuple(replace(n, is_output=True) if n.id == output else n for n in b.nodes)
+    returned = {env[v.name] for v in graph.outputs}  # several exit nodes when it returns several
+    nodes = tuple(replace(n, is_output=True) if n.id in returned else n for n in b.nodes)
     by_id = {n.id: n for n in nodes}
     edges = tuple(_with_shape(e, by_id[e.source]) for e in b.edges)
     return Diagram(graph.name, nodes, edges, tuple(b.clusters), output, graph.parameters)
@@ -269,7 +271,7 @@ def _with_shape(edge: DiagramEdge, source: DiagramNode) -> DiagramEdge:
 
 
 def _consumers(graph: Graph) -> dict[str, int]:
-    count: dict[str, int] = {graph.output: 1}
+    count: dict[str, int] = {v.name: 1 for v in graph.outputs}
     for node in graph.nodes:
         for name in node.inputs:
             count[name] = count.get(name, 0) + 1
@@ -437,7 +439,8 @@ def _new_node(
     b.add(diagram_node)
     for name in node.inputs:
         b.edges.append(_edge(env[name], diagram_node.id, name, values))
-    env[node.output] = diagram_node.id
+    for name in node.outputs or (node.output,):  # a block with several outputs: one node
+        env[name] = diagram_node.id
 
 
 def _edge(source: str, target: str, name: str, values: Mapping[str, Value]) -> DiagramEdge:
@@ -519,6 +522,14 @@ def _expand(b: _Builder, node: Node, env: dict[str, str], prefix: str, cluster: 
     assert sub is not None
     current = env[node.inputs[0]]
     title = call_text(node)
+    if len(sub.inputs) > 1 or len(sub.outputs) > 1:  # several inputs/outputs: no repeat
+        inner_id = f"c{len(b.clusters)}"
+        b.clusters.append(Cluster(inner_id, title, cluster, prefix + node.id))
+        inner_env = {v.name: env[name] for v, name in zip(sub.inputs, node.inputs, strict=False)}
+        _add_graph(b, sub, inner_env, f"{prefix}{node.id}/", inner_id)
+        for outer, value in zip(node.outputs or (node.output,), sub.outputs, strict=False):
+            env[outer] = inner_env[value.name]
+        return
     for copy in range(node.repeat):
         suffix = f"[{copy + 1}]" if node.repeat > 1 else ""
         inner_id = f"c{len(b.clusters)}"

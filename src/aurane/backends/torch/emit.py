@@ -136,6 +136,9 @@ def _block_class(site: Site) -> str:
 
 
 def _block_forward(site: Site) -> Step:
+    if len(site.inputs) > 1:  # a block with several inputs: the mask goes by keyword
+        mask = (f"{MASK}={MASK}",) if site.block_attention else ()
+        return Step(Call(site.layer, (*site.inputs, *mask)))
     return call_layer(site, MASK) if site.block_attention else call_layer(site)
 
 

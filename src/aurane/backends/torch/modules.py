@@ -72,60 +72,106 @@ def wrap(depth: int, head: str, expr: Call | str, comment: str = "", tail: str =
 
 
 def node_values(graph: Graph) -> list[Value]:
-    """The input value, then each node's output value, in node order."""
+    """The input value, then each node's output value, in node order; then (a graph with
+    several inputs or a block with several outputs) the other inputs and the other outputs
+    of each such node, in that order: their slots come after every node's."""
     by_name = graph.value_map
-    if len(by_name) != len(graph.nodes) + 1 or any(n.output not in by_name for n in graph.nodes):
+    extra = [*graph.input_names[1:], *(o for n in graph.nodes for o in n.outputs[1:])]
+    if len(by_name) != len(graph.nodes) + 1 + len(extra) or any(
+        n.output not in by_name for n in graph.nodes
+    ):
         # e.g. a forward parameter named like a generated node id (dense1): the IR then has
         # one value for two definitions and shapes cannot be trusted; refuse, never guess
         raise ValueError(f"graph {graph.name!r} does not give each value a unique name")
-    return [by_name[graph.input], *(by_name[n.output] for n in graph.nodes)]
+    main = [by_name[graph.input], *(by_name[n.output] for n in graph.nodes)]
+    return main + [by_name[name] for name in extra]
 
 
 @record(frozen=True)
 class Locals:
-    names: tuple[str, ...]  # variable per slot: 0 = input, i + 1 = output of node i
+    names: tuple[str, ...]  # variable per slot: 0 = input, i + 1 = output of node i, extras
     inputs: tuple[tuple[int, ...], ...]  # slots read by each node
-    output: int  # slot returned
+    output: int  # slot returned (the first, when several are)
+    params: tuple[int, ...] = ()  # slots of every input, in order (several inputs)
+    outputs: tuple[int, ...] = ()  # slots of every output, in order (several outputs)
+    node_outputs: tuple[tuple[int, ...], ...] = ()  # per node: its slots (several: a block)
 
 
-def _slots(graph: Graph) -> tuple[tuple[tuple[int, ...], ...], int]:
+def _slots(graph: Graph) -> tuple[dict[str, int], tuple[tuple[int, ...], ...]]:
     env = {graph.input: 0}
+    slot = len(graph.nodes) + 1
+    for name in graph.input_names[1:]:
+        env[name] = slot
+        slot += 1
     reads = []
     for index, node in enumerate(graph.nodes):
         reads.append(tuple(env[name] for name in node.inputs))
         env[node.output] = index + 1
-    return tuple(reads), env[graph.output]
+        for name in node.outputs[1:]:
+            env[name] = slot
+            slot += 1
+    return env, tuple(reads)
 
 
 def plan_locals(graph: Graph, values: list[Value], ns: Namespace) -> Locals:
     nodes = graph.nodes
-    reads, output = _slots(graph)
+    env, reads = _slots(graph)
+    output = env[graph.output]
+    returned = tuple(env[name] for name in graph.output_names) or (output,)
+    params = tuple(env[name] for name in graph.input_names) or (0,)
+    node_outputs = tuple(
+        (index + 1, *(env[o] for o in n.outputs[1:])) for index, n in enumerate(nodes)
+    )
     uses: list[list[int]] = [[] for _ in values]
     for index, slots in enumerate(reads):
         for slot in slots:
             uses[slot].append(index)
-    uses[output].append(len(nodes))  # the return statement
-    last_use = [max(u, default=slot - 1) for slot, u in enumerate(uses)]
+    for slot in returned:
+        uses[slot].append(len(nodes))  # the return statement
+    # when each slot is defined: inputs before every node, a node's outputs at the node
+    defined = [-1] * len(values)
+    for index, slots in enumerate(node_outputs):
+        for slot in slots:
+            defined[slot] = index
+    last_use = [max(u, default=defined[slot]) for slot, u in enumerate(uses)]
     preferred = [graph.input] * len(values)
-    for slot in range(len(values) - 1, 0, -1):
+    for name in graph.input_names[1:]:
+        preferred[env[name]] = name
+    for node in nodes:
+        for k, name in enumerate(node.outputs[1:], start=1):
+            preferred[env[name]] = values[env[name]].source_name or f"{node.id}_{k}"
+    for slot in range(len(nodes), 0, -1):
         source = values[slot].source_name
         if source is not None:
             preferred[slot] = source
-        elif slot < len(nodes) and uses[slot] == [slot]:  # read once, by the next node
-            preferred[slot] = preferred[slot + 1]
+        elif slot < len(nodes) and uses[slot] == [slot] and len(node_outputs[slot - 1]) == 1:
+            preferred[slot] = preferred[slot + 1]  # read once, by the next node
         else:
             preferred[slot] = nodes[slot - 1].id
     ns.allocate_all([*preferred, *(n.id for n in nodes)])
-    names = [ns.allocate(graph.input)]
+    names = [""] * len(values)
+    names[0] = ns.allocate(graph.input)
     busy = {names[0]: last_use[0]}  # name -> the last step that reads a value it has held
-    for slot in range(1, len(values)):
-        index = slot - 1
-        choices = (ns.allocate(preferred[slot]), ns.allocate(nodes[index].id))
-        name = next((c for c in choices if busy.get(c, -1) <= index), None)
-        name = name or ns.fresh(nodes[index].id)
-        names.append(name)
-        busy[name] = max(busy.get(name, -1), last_use[slot])
-    return Locals(tuple(names), reads, output)
+    for slot in params[1:]:
+        names[slot] = ns.allocate(preferred[slot])
+        busy[names[slot]] = last_use[slot]
+    for index in range(len(nodes)):
+        for slot in node_outputs[index]:
+            choices = (ns.allocate(preferred[slot]), ns.allocate(nodes[index].id))
+            taken = set(names[s] for s in node_outputs[index] if s != slot and names[s])
+            free = (c for c in choices if busy.get(c, -1) <= index and c not in taken)
+            name = next(free, None) or ns.fresh(nodes[index].id)
+            names[slot] = name
+            busy[name] = max(busy.get(name, -1), last_use[slot])
+    several = len(params) > 1 or len(returned) > 1 or any(len(o) > 1 for o in node_outputs)
+    return Locals(
+        tuple(names),
+        reads,
+        output,
+        params if several else (),
+        returned if several else (),
+        node_outputs if several else (),
+    )
 
 
 def _shape(shape: tuple[int | str, ...] | None) -> str:
@@ -365,10 +411,18 @@ def _site(
 
 def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Value]) -> list[str]:
     x = names.names[0]
-    params = ("self", x, f"{MASK}=None") if plan.attention else ("self", x)
-    lines = wrap(1, "def ", Call("forward", params), tail=":")
-    lines.append(f"{INDENT * 2}# {x}: {_shape(values[0].shape)}")
-    lines += _prologue(plan, x)
+    graph = plan.graph
+    inputs = [names.names[slot] for slot in names.params] or [x]
+    params = ["self"]
+    for name, value in zip(inputs, graph.inputs, strict=True):
+        params.append(f"{name}=None" if value.name in graph.input_defaults else name)
+    if plan.attention:
+        params.append(f"{MASK}=None")
+    lines = wrap(1, "def ", Call("forward", tuple(params)), tail=":")
+    for name, slot in zip(inputs, names.params or (0,), strict=True):
+        lines.append(f"{INDENT * 2}# {name}: {_shape(values[slot].shape)}")
+    lines += _defaults(graph, names, values)
+    lines += _prologue(plan, x, inputs)
     grouped = 0  # sites up to here were emitted by a grouped split/chunk statement
     for index, site in enumerate(sites):
         if index < grouped:
@@ -394,14 +448,80 @@ def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Val
         target = names.names[index + 1]
         changed = site.out_shape != (site.in_shapes[0] if site.in_shapes else None)
         comment = f"# {_shape(values[index + 1].shape)}" if changed else ""
+        if names.node_outputs and len(names.node_outputs[index]) > 1:  # h, pooled = block
+            slots = names.node_outputs[index]
+            target = ", ".join(names.names[slot] for slot in slots)
+            comment = "# " + ", ".join(_shape(values[slot].shape) for slot in slots)
         lines += _statement(emitter(site.node.op).forward(site), target, site, comment)
-    lines.append(f"{INDENT * 2}return {names.names[names.output]}")
+    returned = ", ".join(names.names[slot] for slot in names.outputs or (names.output,))
+    lines.append(f"{INDENT * 2}return {returned}")
     return lines
 
 
-def _prologue(plan: ClassPlan, x: str) -> list[str]:
+def _defaults(graph: Graph, names: Locals, values: list[Value]) -> list[str]:
+    """``if mask is None: mask = torch.ones(...)`` for each optional input: its shape from
+    the IR, each axis from an input passed with it (the batch axis, a shared size)."""
+    if not graph.input_defaults:
+        return []
+    slots = names.params or (0,)
+    required = [
+        (names.names[slot], values[slot])
+        for slot in slots
+        if values[slot].name not in graph.input_defaults
+    ]
+    lines = []
+    for slot in slots:
+        value = values[slot]
+        if value.name not in graph.input_defaults:
+            continue
+        name = names.names[slot]
+        made = default_tensor(graph.input_defaults[value.name], value, required)
+        lines += [f"{INDENT * 2}if {name} is None:", *wrap(3, f"{name} = ", made)]
+    return lines
+
+
+def default_tensor(default: object, value: Value, given: list[tuple[str, Value]]) -> Call:
+    """The tensor an optional input's default stands for: ``torch.ones_like(ids,
+    dtype=torch.bool)`` when an input passed with it has its shape, else ``torch.full``
+    with each axis read from a passed input that has that size (or the number)."""
+    dtype = f"dtype=torch.{value.dtype or 'float32'}"
+    fill = {"ones": "ones", "zeros": "zeros"}.get(str(default))
+    for name, other in given:
+        if other.shape == value.shape:
+            if fill is not None:
+                return Call(f"torch.{fill}_like", (name, dtype))
+            return Call("torch.full_like", (name, repr(default), dtype))
+    ref = given[0][0]
+    axes = [f"{ref}.shape[0]"]  # the batch axis
+    for size in (value.shape or ())[1:]:
+        if isinstance(size, int):
+            axes.append(str(size))
+            continue
+        # a symbolic size: read where an input passed with it has it (lowering made sure
+        # one does)
+        axes.append(
+            next(
+                f"{name}.shape[{k}]"
+                for name, other in given
+                for k, dim in enumerate(other.shape or ())
+                if k and dim == size
+            )
+        )
+    shape = "(" + ", ".join(axes) + ("," if len(axes) == 1 else "") + ")"
+    device = f"device={ref}.device"
+    if fill is not None:
+        return Call(f"torch.{fill}", (shape, dtype, device))
+    return Call("torch.full", (shape, repr(default), dtype, device))
+
+
+def _prologue(plan: ClassPlan, x: str, inputs: list[str] | None = None) -> list[str]:
     graph, lines = plan.graph, []
-    if plan.check_dtype and graph.input_dtype is not None:
+    if plan.check_dtype and len(graph.inputs) > 1:  # each input its own dtype
+        for name, value in zip(inputs or (), graph.inputs, strict=False):
+            if value.dtype is not None:
+                lines.append(f"{INDENT * 2}if {name}.dtype != torch.{value.dtype}:")
+                lines += _raise_dtype(plan.name, value.dtype, name)
+    elif plan.check_dtype and graph.input_dtype is not None:
         lines.append(f"{INDENT * 2}if {x}.dtype != torch.{graph.input_dtype}:")
         lines += _raise_dtype(plan.name, graph.input_dtype, x)
     if plan.attention and graph.padding_idx is not None:

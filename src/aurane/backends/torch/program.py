@@ -182,7 +182,10 @@ def _variant_stem(key: ClassKey) -> str:
 
 
 def _key(graph: Graph, checked: str | None) -> ClassKey:
-    return (graph.name, graph.input_value.shape or (), graph.param_dtype, checked)
+    shape = graph.input_value.shape or ()
+    for value in graph.inputs[1:]:  # several inputs: a class per combination of them all
+        shape = (*shape, "and", *(value.shape or ())[1:], *([value.dtype] if value.dtype else []))
+    return (graph.name, shape, graph.param_dtype, checked)
 
 
 def _indent(text: str) -> str:

@@ -3,7 +3,8 @@
 ``generate(seed)`` writes one program: a model with a random input shape and dtype whose
 forward mixes chain steps, graph statements, several-output ``split``/``chunk``, learned
 ``parameter`` tensors, suffixes (activations, ``.residual``), layer names, parameterised
-blocks and ``repeat``. Operations and their arguments are drawn from the catalog's typed
+blocks and ``repeat``; some programs' models take two inputs and return two outputs
+(issue 23, ``generator.SEVERAL``). Operations and their arguments are drawn from the catalog's typed
 parameter specs (``aurane.ops.CATALOG``): every ``Param`` kind has a generic drawer, a few
 argument names have shape-aware drawers (``dim`` from the input's rank, ``groups`` from
 the channel counts, ``reshape`` sizes from the element count), and each spec's ``samples``

@@ -37,14 +37,46 @@ def _header(name: str, x: Value) -> list[str]:
             "    def forward(x):"]  # fmt: skip
 
 
+# how often a program's model takes two inputs and returns two outputs (issue 23)
+SEVERAL = 0.15
+
+
+def _second_input(rng: random.Random, x: Value, param_dtype: str) -> Value:
+    """``y``: x's shape and dtype half the time (so joins pick it as a partner), else a
+    shape of its own in the parameter dtype."""
+    if x.dtype in FLOAT_DTYPES and rng.random() < 0.5:
+        return Value("y", x.shape, x.dtype)
+    rank = rng.choice((1, 2, 3))
+    shape = tuple(rng.choice(SIZES) if i else rng.choice((1, 2, 3, 4, 6, 8)) for i in range(rank))
+    return Value("y", shape, param_dtype)
+
+
+def _several_header(rng: random.Random, x: Value, y: Value) -> list[str]:
+    default = rng.choice(("", "", "=ones", "=zeros", "=0.5"))
+    return [
+        "model Net:",
+        f"    input_shape = {{x: {literal(tuple(x.shape))}, y: {literal(tuple(y.shape))}}}",
+        f"    input_dtype = {{x: {x.dtype}, y: {y.dtype}}}",
+        f"    def forward(x, y{default}):",
+    ]
+
+
+PAIR = ["model Pair:", "    def forward(a, b):", "        c = dense(b, {k})", "        return a, c"]
+
+
 def generate(
     seed: int, *, bad: float = 0.15, edge: float = 0.03, focus: Sequence[str] = ()
 ) -> Program:
     """One random program. ``focus`` ops are drawn half of the time (coverage)."""
     rng = random.Random(seed)
+    # two inputs and two outputs: decided by a generator of its own, so that the programs
+    # of one input stay what they were for each seed
+    extra = random.Random(f"several-{seed}")
+    several = extra.random() < SEVERAL
     x = _input(rng)
     param_dtype = x.dtype if x.dtype in FLOAT_DTYPES else "float32"
-    body = Body(rng, param_dtype, [x], model="Net")
+    y = _second_input(extra, x, param_dtype) if several else None
+    body = Body(rng, param_dtype, [x] if y is None else [x, y], model="Net")
     body.current = x
     draw = Draw(rng, body, [], tuple(focus), bad)
     edge_case: str | None = None
@@ -64,17 +96,22 @@ def generate(
         body.emit("x -> identity()", Step("identity", {}, (x.shape,), x.dtype, model="Net"))
         body.current = Value("x", x.shape, x.dtype)
     returned = any(text.strip().startswith("return") for text, _ in body.lines)
-    if (
+    pair: list[str] = []
+    if y is not None and culprit is None and not returned and body.current is not None:
+        pair = _two_outputs(extra, body, y, draw.stats)
+    elif (
         culprit is None
         and body.current is not None
         and body.current.name != x.name
         and not returned
     ):
         body.emit(f"return {body.current.name}", None)
-    header = _header("Net", x)
-    if rng.random() < edge:
+    header = _header("Net", x) if y is None else _several_header(extra, x, y)
+    if rng.random() < edge and y is None:
         edge_case, header, body = _edge(rng, header, body)
-    lines: list[tuple[str, Step | None]] = []
+    lines: list[tuple[str, Step | None]] = [(line, None) for line in pair]
+    if pair:
+        lines.append(("", None))
     if edge_case is None:
         for made in draw.blocks:
             lines += made.lines + [("", None)]
@@ -86,6 +123,26 @@ def generate(
             step.line = number
     text = "\n".join(t for t, _ in lines) + "\n"
     return Program(seed, text, steps_all, culprit, edge_case, ["Net"], dict(draw.stats))
+
+
+def _two_outputs(rng: random.Random, body: Body, y: Value, stats: dict[str, int]) -> list[str]:
+    """End the forward with two outputs: the running value and ``dense(y, k)``, computed
+    in the body or by a block with two inputs and two outputs (``a, c = Pair(h, y)``);
+    returns the block's definition (empty when the body computes it)."""
+    current = body.current
+    assert current is not None
+    k = rng.randint(1, 5)
+    stats["several inputs"] = stats.get("several inputs", 0) + 1
+    if rng.random() < 0.5:
+        out = body.fresh()
+        body.emit(f"{out} = dense(y, {k})", None)
+        body.emit(f"return {current.name}, {out}", None)
+        return []
+    first, second = body.fresh(), body.fresh()
+    body.emit(f"{first}, {second} = Pair({current.name}, y)", None)
+    body.emit(f"return {first}, {second}", None)
+    stats["several outputs block"] = stats.get("several outputs block", 0) + 1
+    return [line.format(k=k) for line in PAIR]
 
 
 def _edge(rng: random.Random, header: list[str], body: Body) -> tuple[str, list[str], Body]:
