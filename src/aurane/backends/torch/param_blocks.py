@@ -11,6 +11,7 @@ class (``BasicBlock_2``). Shape comments that differ between the calls are left 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -218,6 +219,22 @@ class ParamClasses:
             if symbolic or plain(value) != default or type(plain(value)) is not type(default):
                 args.append(f"{param}={lit(value)}")
         return tuple(args)
+
+
+# emitted once in a file whose classes call it: a size such as torchvision's
+# ``_make_divisible(ratio * cin, 8)`` of a block's parameters stays an expression
+MAKE_DIVISIBLE = "make_divisible"
+MAKE_DIVISIBLE_SOURCE = f'''def {MAKE_DIVISIBLE}(value, divisor, min_value=None):
+    """torchvision's _make_divisible: a multiple of divisor, never 10% below value."""
+    floor = divisor if min_value is None else min_value
+    rounded = max(floor, int(value + divisor / 2) // divisor * divisor)
+    return rounded + divisor if rounded < 0.9 * value else rounded'''
+
+
+def function_sources(code: str) -> list[str]:
+    """The helper functions the classes' expressions call (``make_divisible``)."""
+    called = re.search(rf"(?<![\w.]){MAKE_DIVISIBLE}\(", code)
+    return [MAKE_DIVISIBLE_SOURCE] if called else []
 
 
 def _input_names(rank: int, params: tuple[str, ...]) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from aurane.backends.torch.imports import sort_imports
 from aurane.backends.torch.jobs import JobCode, emit_jobs, job_names
 from aurane.backends.torch.modules import ClassPlan, emit_class
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
-from aurane.backends.torch.param_blocks import ParamClasses
+from aurane.backends.torch.param_blocks import ParamClasses, function_sources
 from aurane.ir.graph import Graph
 from aurane.source import Span
 from aurane.sourcemap import PREFIX, class_maps, line_table, render_table
@@ -154,7 +154,12 @@ class TorchCodeGenerator:
             for p in plans
         ]
         used_ops = {node.op for p in plans for node in p.graph.nodes}
-        classes[:0] = helper_sources(used_ops) + layer_helper_sources(used_ops, "\n".join(classes))
+        joined = "\n".join(classes)
+        classes[:0] = (
+            helper_sources(used_ops)
+            + layer_helper_sources(used_ops, joined)
+            + function_sources(joined)
+        )
         if any(p.attention for p in plans):
             classes.insert(0, ATTENTION_HELPER_SOURCE)
         code = "\n\n\n".join(classes)
