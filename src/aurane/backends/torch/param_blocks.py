@@ -12,9 +12,11 @@ class (``BasicBlock_2``). Shape comments that differ between the calls are left 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from graphlib import TopologicalSorter
 from typing import Any
 
+from aurane.backends.torch.branches import Conditions, Member, Parts, Test, cut, holds, join
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.names import Namespace
@@ -22,6 +24,7 @@ from aurane.backends.torch.shown import Naming, show, show_named
 from aurane.ir.graph import Graph, Node
 from aurane.records import field, record, replace
 from aurane.semantics.symbolic import InputSize, Leaf, plain
+from aurane.syntax import ast
 
 
 @record
@@ -32,6 +35,8 @@ class _Class:
     params: tuple[str, ...]
     defaults: dict[str, Any]
     members: list[list[str]] = field(default_factory=list)  # each instance's lines
+    graphs: list[Graph] = field(default_factory=list)  # the instances it writes
+    lines: list[str] | None = None  # a class joined over branches: its text
 
 
 class _Scopes:
@@ -96,29 +101,41 @@ class ParamClasses:
         instances: dict[str, list[Graph]],
         globals_: Namespace,
         class_of: Callable[[Graph], str],
+        models: Mapping[str, ast.Model] | None = None,
+        join_branches: bool = True,
     ) -> None:
         self.globals = globals_
         self.outer = class_of
+        self.models = models or {}
         self.by_graph: dict[int, _Class] = {}
         self.classes: dict[str, dict[tuple[str, ...], _Class]] = {}
         order: list[Graph] = []
         seen: set[int] = set()
+        callees: dict[str, set[str]] = {}
 
         def visit(graph: Graph) -> None:
             if id(graph) in seen:
                 return
             seen.add(id(graph))
+            callees.setdefault(graph.name, set())
             for node in graph.nodes:
                 if node.subgraph is not None and node.subgraph.block_params is not None:
                     visit(node.subgraph)
+                    if node.subgraph.name != graph.name:
+                        callees[graph.name].add(node.subgraph.name)
             order.append(graph)
 
         for graphs in instances.values():
             for graph in graphs:
                 visit(graph)
         self.globals.allocate_all(instances)
-        for graph in order:
-            self._assign(graph)
+        # every instance of a block, then its classes joined, before any of its callers
+        for name in TopologicalSorter(callees).static_order():
+            for graph in order:
+                if graph.name == name:
+                    self._assign(graph)
+            if join_branches and name in self.models:
+                self._join(name)
 
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
@@ -127,10 +144,12 @@ class ParamClasses:
     def _sub_class(self, sub: Graph) -> str:
         return self.class_of(sub) if sub.block_params is not None else self.outer(sub)
 
-    def _assign(self, graph: Graph) -> None:
-        """The class of one instance: written once to learn which references it reads
-        (the input sizes its constructor takes, the values forward reads from ``self``),
-        then with that signature; instances whose classes read alike share one."""
+    def _plan(
+        self, graph: Graph, dims: tuple[int, ...] | None = None, reads: frozenset[str] = frozenset()
+    ) -> tuple[ClassPlan, list[str], tuple[int, ...], _Scopes]:
+        """One instance's class: written once to learn which references it reads (the input
+        sizes its constructor takes, the values forward reads from ``self``), then with that
+        signature (or with ``dims`` and ``reads`` more, for a class joined over branches)."""
         assert graph.block_params is not None
         params = graph.block_params
         defaults = dict(graph.block_defaults)
@@ -140,7 +159,9 @@ class ParamClasses:
         claimed = tuple(scopes.attrs.values())
         probe = ClassPlan(graph.name, shown, False, forward_graph=forward, claimed=claimed)
         self._emit(probe)
-        dims = tuple(sorted(scopes.used_inputs))
+        if dims is None:
+            dims = tuple(sorted(scopes.used_inputs))
+        scopes.read |= reads
         names = [scopes.inputs[d] for d in dims]
         signature = [*names]
         for param in params:
@@ -158,7 +179,12 @@ class ParamClasses:
             stored=stored,
             claimed=claimed,
         )
-        lines = self._emit(plan)
+        return plan, self._emit(plan), dims, scopes
+
+    def _assign(self, graph: Graph) -> None:
+        """The class of one instance; instances whose classes read alike share one."""
+        assert graph.block_params is not None
+        plan, lines, dims, _ = self._plan(graph)
         key = tuple(_strip(line) for line in lines[1:])
         by_key = self.classes.setdefault(graph.name, {})
         found = by_key.get(key)
@@ -166,9 +192,73 @@ class ParamClasses:
             name = (
                 self.globals.allocate(graph.name) if not by_key else self.globals.fresh(graph.name)
             )
+            params, defaults = graph.block_params, dict(graph.block_defaults)
             found = by_key[key] = _Class(name, replace(plan, name=name), dims, params, defaults)
         found.members.append(lines)
+        found.graphs.append(graph)
         self.by_graph[id(graph)] = found
+
+    def _join(self, model: str) -> None:
+        """The classes of one block, joined into one where they differ only by the ``if``
+        branches their calls took (``branches.py``); left apart otherwise."""
+        classes = list(self.classes.get(model, {}).values())
+        if len(classes) < 2:
+            return
+        conditions = Conditions(self.models[model])
+        if not conditions.supported or not conditions.ifs:
+            return
+        graphs = [g for c in classes for g in c.graphs]
+        scopes = _Scopes(graphs[0], classes[0].params)
+        tests: dict[tuple[int, int], Test] = {}
+        for i, stmt in enumerate(conditions.ifs):
+            for j in range(len(stmt.branches)):
+                found = conditions.test(i, j, scopes.init, scopes.forward)
+                if found is not None:
+                    tests[(i, j)] = found
+        for graph in graphs:
+            if not _decided(conditions, graph, tests, scopes.inputs):
+                return
+        dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
+        reads = frozenset(scopes.read)
+        parts: list[Parts] = []
+        members: list[Member] = []
+        for graph in graphs:
+            plan, lines, _, _ = self._plan(graph, dims, reads)
+            cut_lines = cut(lines)
+            if cut_lines is None:
+                return
+            parts.append(cut_lines)
+            members.append((conditions.decisions(graph), cut_lines.init))
+        first = parts[0]
+        if any(p.head[1:] != first.head[1:] or p.middle != first.middle for p in parts):
+            return
+        init = join(members, lambda i, j: tests[(i, j)].init if (i, j) in tests else None)
+        forward_members = [(m[0], p.forward) for m, p in zip(members, parts, strict=True)]
+        forward = join(
+            forward_members, lambda i, j: tests[(i, j)].forward if (i, j) in tests else None
+        )
+        if init is None or forward is None:
+            return
+        name = classes[0].name
+        plan, _, _, _ = self._plan(graphs[0], dims, reads)
+        lines = [
+            f"class {name}(nn.Module):",
+            *first.head[1:],
+            *(line for s in init for line in s),
+            *first.middle,
+            *(line for s in forward for line in s),
+        ]
+        joined = _Class(name, replace(plan, name=name), dims, classes[0].params, classes[0].defaults)
+        joined.lines = lines
+        joined.graphs = graphs
+        for graph in graphs:
+            self.by_graph[id(graph)] = joined
+        self.classes[model] = {(): joined}
+
+    def text(self, plan: ClassPlan) -> list[str] | None:
+        """The lines of a class joined over branches (None: emit ``plan``)."""
+        cls = next((c for c in self._all() if c.plan is plan), None)
+        return cls.lines if cls is not None else None
 
     def _emit(self, plan: ClassPlan) -> list[str]:
         return emit_class(plan, self._sub_class, frozenset(self.globals.used), self.call_args)
@@ -235,6 +325,27 @@ def function_sources(code: str) -> list[str]:
     """The helper functions the classes' expressions call (``make_divisible``)."""
     called = re.search(rf"(?<![\w.]){MAKE_DIVISIBLE}\(", code)
     return [MAKE_DIVISIBLE_SOURCE] if called else []
+
+
+def _decided(
+    conditions: Conditions,
+    graph: Graph,
+    tests: Mapping[tuple[int, int], Test],
+    inputs: Sequence[str],
+) -> bool:
+    """Whether the printed tests give, for this instance, the branches it took."""
+    for index, chosen in enumerate(conditions.decisions(graph)):
+        branches = conditions.ifs[index].branches
+        last = chosen if chosen >= 0 else len(branches)
+        for j in range(min(last + 1, len(branches))):
+            test = tests.get((index, j))
+            if test is None:
+                if branches[j].test is not None or j != chosen:
+                    return False
+                continue
+            if holds(test.init, graph, inputs) is not (j == chosen):
+                return False
+    return True
 
 
 def _input_names(rank: int, params: tuple[str, ...]) -> tuple[str, ...]:

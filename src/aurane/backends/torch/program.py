@@ -62,7 +62,8 @@ class TorchCodeGenerator:
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
         self._discover()
         self._classes = self._name_classes()
-        self._blocks = ParamClasses(self._instances, self.globals, self._class_of)
+        models = {m.name: m for m in self.program.models}
+        self._blocks = ParamClasses(self._instances, self.globals, self._class_of, models)
         self.class_names = {}
         for key in self._graphs:
             self.class_names.setdefault(key[0], self._classes[key])
@@ -147,7 +148,8 @@ class TorchCodeGenerator:
         module_names = frozenset(self.globals.used)
         classes = [
             "\n".join(
-                self._blocks.merge_comments(
+                self._blocks.text(p)
+                or self._blocks.merge_comments(
                     p, emit_class(p, self._class_of, module_names, self._blocks.call_args)
                 )
             )
