@@ -149,13 +149,12 @@ def _python(
             a = sub(operand)
             return None if a is None else f"not {a}"
         case ast.Call(func=func, args=args, keywords=keywords, suffixes=()) if func in PRINTED:
+
             def arg(e: ast.Expr) -> str | None:
                 return _python(e, name, params, local, x, depth + 1)
 
             texts = [arg(a) for a in args]
-            texts += [
-                None if (v := arg(k.value)) is None else f"{k.name}={v}" for k in keywords
-            ]
+            texts += [None if (v := arg(k.value)) is None else f"{k.name}={v}" for k in keywords]
             if any(t is None for t in texts):
                 return None
             return f"{PRINTED[func]}({', '.join(t for t in texts if t is not None)})"

@@ -200,13 +200,32 @@ class ParamClasses:
 
     def _join(self, model: str) -> None:
         """The classes of one block, joined into one where they differ only by the ``if``
-        branches their calls took (``branches.py``); left apart otherwise."""
+        branches their calls took (``branches.py``); classes that differ otherwise (an
+        operation-valued argument) stay apart, each joined with those it can be."""
         classes = list(self.classes.get(model, {}).values())
         if len(classes) < 2:
             return
         conditions = Conditions(self.models[model])
         if not conditions.supported or not conditions.ifs:
             return
+        groups: list[tuple[list[_Class], _Class | None]] = []
+        for cls in classes:
+            for index, (members, _) in enumerate(groups):
+                joined = self._joined(conditions, [*members, cls])
+                if joined is not None:
+                    groups[index] = ([*members, cls], joined)
+                    break
+            else:
+                groups.append(([cls], None))
+        out: dict[tuple[str, ...], _Class] = {}
+        for index, (members, joined) in enumerate(groups):
+            final = joined or members[0]
+            for graph in final.graphs:
+                self.by_graph[id(graph)] = final
+            out[(str(index),)] = final
+        self.classes[model] = out
+
+    def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
         graphs = [g for c in classes for g in c.graphs]
         scopes = _Scopes(graphs[0], classes[0].params)
         tests: dict[tuple[int, int], Test] = {}
@@ -217,7 +236,7 @@ class ParamClasses:
                     tests[(i, j)] = found
         for graph in graphs:
             if not _decided(conditions, graph, tests, scopes.inputs):
-                return
+                return None
         dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
         reads = frozenset(scopes.read)
         parts: list[Parts] = []
@@ -226,19 +245,19 @@ class ParamClasses:
             plan, lines, _, _ = self._plan(graph, dims, reads)
             cut_lines = cut(lines)
             if cut_lines is None:
-                return
+                return None
             parts.append(cut_lines)
             members.append((conditions.decisions(graph), cut_lines.init))
         first = parts[0]
         if any(p.head[1:] != first.head[1:] or p.middle != first.middle for p in parts):
-            return
+            return None
         init = join(members, lambda i, j: tests[(i, j)].init if (i, j) in tests else None)
         forward_members = [(m[0], p.forward) for m, p in zip(members, parts, strict=True)]
         forward = join(
             forward_members, lambda i, j: tests[(i, j)].forward if (i, j) in tests else None
         )
         if init is None or forward is None:
-            return
+            return None
         name = classes[0].name
         plan, _, _, _ = self._plan(graphs[0], dims, reads)
         lines = [
@@ -248,12 +267,12 @@ class ParamClasses:
             *first.middle,
             *(line for s in forward for line in s),
         ]
-        joined = _Class(name, replace(plan, name=name), dims, classes[0].params, classes[0].defaults)
+        joined = _Class(
+            name, replace(plan, name=name), dims, classes[0].params, classes[0].defaults
+        )
         joined.lines = lines
         joined.graphs = graphs
-        for graph in graphs:
-            self.by_graph[id(graph)] = joined
-        self.classes[model] = {(): joined}
+        return joined
 
     def text(self, plan: ClassPlan) -> list[str] | None:
         """The lines of a class joined over branches (None: emit ``plan``)."""
