@@ -218,8 +218,15 @@ class ParamClasses:
             else:
                 groups.append(([cls], None))
         out: dict[tuple[str, ...], _Class] = {}
+        for cls in classes[1:]:  # the classes that remain are named Block_2, Block_3, ...
+            self.globals.used.discard(cls.name)
         for index, (members, joined) in enumerate(groups):
             final = joined or members[0]
+            if index:
+                final.name = self.globals.fresh(model)
+                final.plan = replace(final.plan, name=final.name)
+                if final.lines is not None:
+                    final.lines[0] = f"class {final.name}(nn.Module):"
             for graph in final.graphs:
                 self.by_graph[id(graph)] = final
             out[(str(index),)] = final

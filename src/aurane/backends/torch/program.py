@@ -46,7 +46,7 @@ class TorchCodeGenerator:
         filename: str | None = None,
     ) -> None:
         self.program = program
-        self.graphs = graphs
+        self.graphs = _one_class_graphs(program, graphs)
         self.filename = filename if filename is not None else program.filename
         self.class_names: dict[str, str] = {}
         self._plan(frozenset())
@@ -67,6 +67,8 @@ class TorchCodeGenerator:
         self.class_names = {}
         for key in self._graphs:
             self.class_names.setdefault(key[0], self._classes[key])
+        for name, instances in self._instances.items():  # a block's first instance's class
+            self.class_names.setdefault(name, self._blocks.class_of(instances[0]))
         for name, graph in self.graphs.items():
             self.class_names[name] = self._classes[_key(graph, graph.input_dtype)]
 
@@ -179,6 +181,39 @@ class TorchCodeGenerator:
         # the source-map table (issue 13): a compact comment block at the end, so a
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
         return with_table(code, [(p.name, p.graph) for p in plans], self.filename, self.program)
+
+
+def _one_class_graphs(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> dict[str, Graph]:
+    """``graphs``, lowered again when a parameterless block is called at several input
+    shapes: then those blocks are lowered per call with symbolic input sizes, so that each
+    is one class taking ``in_channels``/``in_features`` (issue 24 item 3) rather than one
+    class per shape. The graphs are otherwise the same (node ids, layers, shapes)."""
+    models = {m.name: m for m in program.models}
+    shapes: dict[str, set[object]] = {}
+    pending = list(graphs.values())
+    seen: set[int] = set()
+    while pending:
+        graph = pending.pop()
+        for node in graph.nodes:
+            sub = node.subgraph
+            if sub is None or id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            pending.append(sub)
+            model = models.get(sub.name)
+            if sub.block_params is None and model is not None and model.forward is not None:
+                shapes.setdefault(sub.name, set()).add(sub.input_value.shape)
+    several = frozenset(name for name, found in shapes.items() if len(found) > 1)
+    if not several:
+        return graphs
+    from aurane.ir.lower import lower_program
+    from aurane.semantics.check import analyze
+
+    semantic = analyze(program)
+    again, found = lower_program(program, semantic, per_call_blocks=several)
+    if any(d.is_error for d in [*semantic.diagnostics, *found]) or set(again) != set(graphs):
+        return graphs
+    return again
 
 
 def _variant_stem(key: ClassKey) -> str:
