@@ -193,3 +193,36 @@ def test_generated_make_divisible_is_the_compilers() -> None:
         for divisor in (1, 4, 8, 16):
             for floor in (None, 1, 16):
                 assert generated(value, divisor, floor) == make_divisible(value, divisor, floor)  # type: ignore[operator]
+
+
+GROWING = """\
+use torch
+
+model DenseLayer:
+    def forward(x):
+        h = x -> batchnorm().relu -> conv2d(32, 1, bias=false) -> batchnorm().relu
+              -> conv2d(8, 3, padding=1, bias=false)
+        return concat(x, h, dim=1)
+
+model Net:
+    input_shape = (16, 6, 6)
+    def forward(x):
+        for i in range(12):
+            x -> DenseLayer() as layer{i}
+        return x -> global_avg_pool() -> dense(3)
+"""
+
+
+def test_parameterless_block_at_many_shapes_is_one_class() -> None:
+    """Issue 24 item 3: a block without parameters called at 12 input widths (DenseNet's
+    growing input) is one class taking ``in_channels``, not one class per shape."""
+    module, code = _module(GROWING, "growing")
+    assert CLASS.findall(code) == ["DenseLayer", "Net"], CLASS.findall(code)
+    assert "def __init__(self, in_channels):" in code
+    assert "self.layer0 = DenseLayer(16)" in code and "self.layer11 = DenseLayer(104)" in code
+    net = module.Net()
+    result = compile_detailed(GROWING, filename="growing.aur")
+    assert sum(p.numel() for p in net.parameters()) == result.graphs["Net"].parameters
+    assert net(torch.randn(2, 16, 6, 6)).shape == (2, 3)
+    # the IR the tools see keeps its per-shape block graphs (no parameters)
+    assert all(n.subgraph.block_params is None for n in result.graphs["Net"].nodes if n.subgraph)
