@@ -226,3 +226,37 @@ def test_parameterless_block_at_many_shapes_is_one_class() -> None:
     assert net(torch.randn(2, 16, 6, 6)).shape == (2, 3)
     # the IR the tools see keeps its per-shape block graphs (no parameters)
     assert all(n.subgraph.block_params is None for n in result.graphs["Net"].nodes if n.subgraph)
+
+
+CONSTANT_TEST = """\
+use torch
+
+base = 8
+
+model Unit(planes):
+    def forward(x):
+        h = x -> conv2d(planes, 3, padding=1)
+        if planes > base:
+            h = h -> batchnorm() as norm
+        elif planes < base // 2:
+            h = h -> dropout(0.1)
+        return relu(h)
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Unit(8) -> Unit(16) -> Unit(2) -> flatten() -> dense(2)
+"""
+
+
+def test_branch_test_reads_program_constants_and_elif() -> None:
+    """A test on a program constant prints its value; an ``elif`` is the ``else`` side's
+    own ``if``; each instance builds exactly its branch."""
+    module, code = _module(CONSTANT_TEST, "constant_test")
+    assert CLASS.findall(code) == ["Unit", "Net"], code
+    assert "if planes > 8:" in code and "elif planes < 8 // 2:" in code
+    net = module.Net().eval()
+    assert hasattr(net.unit2, "norm") and not hasattr(net.unit1, "norm")
+    result = compile_detailed(CONSTANT_TEST, filename="constant_test.aur")
+    assert sum(p.numel() for p in net.parameters()) == result.graphs["Net"].parameters
+    assert net(torch.randn(2, 3, 8, 8)).shape == (2, 2)

@@ -13,7 +13,7 @@ joined recursively, and the two sides' statements are compared (``difflib``): st
 both have stay as they are, the others go under ``if <test>:`` / ``else:``. Each side of a
 split therefore runs exactly the statements of its own instances' classes. The test is the
 branch's condition printed as Python from the source (block parameters by name, ``x.shape[1]``
-as the input size, the block's constants by their expression); before it is used it is
+as the input size, the block's and the program's constants by their expression); before it is used it is
 evaluated for every instance and must give the branch that instance took, so a condition
 the printer cannot write, a branch that made no layer, or a class that differs for another
 reason (an operation-valued argument) leaves the classes apart (``Block_2``), as before.
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.modules import LINE_LIMIT, _parse_call, nested
 from aurane.ir.graph import Graph
 from aurane.records import record
@@ -48,10 +49,13 @@ class Test:
 class Conditions:
     """The ``if`` statements of one block's forward body and their tests as Python."""
 
-    def __init__(self, model: ast.Model) -> None:
+    def __init__(self, model: ast.Model, constants: Mapping[str, ast.Expr] | None = None) -> None:
         self.model = model
         self.params = {p.name for p in model.params}
-        self.locals = {f.name: f.value for f in model.fields}
+        # the block's constants, then the program's (a parameter hides both)
+        self.locals = {**(constants or {}), **{f.name: f.value for f in model.fields}}
+        for name in self.params:
+            self.locals.pop(name, None)
         self.ifs: list[ast.If] = []
         self.supported = model.forward is not None and self._collect(model.forward.body, False)
 
@@ -261,7 +265,7 @@ Member = tuple[tuple[int, ...], tuple[tuple[str, ...], ...]]  # decisions, state
 
 
 def join(
-    members: list[Member], test: Callable[[int, int], str | None]
+    members: list[Member], test: Callable[[int, int], str | None], list_name: str = "layers"
 ) -> list[tuple[str, ...]] | None:
     """The statements of one class running each member's statements on its decisions;
     ``test(if_index, branch)`` is the branch's condition. None where it cannot."""
@@ -279,15 +283,15 @@ def join(
     condition = test(split, chosen)
     if condition is None:
         return None
-    taken = join([m for m in members if m[0][split] == chosen], test)
-    other = join([m for m in members if m[0][split] != chosen], test)
+    taken = join([m for m in members if m[0][split] == chosen], test, list_name)
+    other = join([m for m in members if m[0][split] != chosen], test, list_name)
     if taken is None or other is None:
         return None
-    return _merge(taken, other, condition)
+    return _merge(taken, other, condition, list_name)
 
 
 def _merge(
-    taken: list[tuple[str, ...]], other: list[tuple[str, ...]], condition: str
+    taken: list[tuple[str, ...]], other: list[tuple[str, ...]], condition: str, list_name: str
 ) -> list[tuple[str, ...]]:
     matcher = difflib.SequenceMatcher(
         None, [_key(s) for s in taken], [_key(s) for s in other], autojunk=False
@@ -301,11 +305,17 @@ def _merge(
             ]
             continue
         yes, no = taken[a0:a1], other[b0:b1]
+        built = _built(yes, no, condition, list_name)
+        if built is not None:
+            out += built
+            continue
         lines: list[str] = []
         if yes:
             lines.append(f"{INDENT * 2}if {condition}:")
             lines += _indented(yes)
-            if no:
+            if len(no) == 1 and no[0][0].startswith(f"{INDENT * 2}if "):  # else: if -> elif
+                lines += [f"{INDENT * 2}el{no[0][0].lstrip()}", *no[0][1:]]
+            elif no:
                 lines.append(f"{INDENT * 2}else:")
                 lines += _indented(no)
         else:
@@ -313,6 +323,73 @@ def _merge(
             lines += _indented(no)
         out.append(tuple(lines))
     return out
+
+
+def _built(
+    yes: Sequence[tuple[str, ...]], no: Sequence[tuple[str, ...]], condition: str, name: str
+) -> list[tuple[str, ...]] | None:
+    """``self.block = nn.Sequential(a, b, c)`` on one side and ``nn.Sequential(b, c)`` on the
+    other, built as torchvision builds it: ``layers = []``, ``if <test>:
+    layers.append(a)``, ..., ``self.block = nn.Sequential(*layers)`` (None: not that)."""
+    if len(yes) != 1 or len(no) != 1:
+        return None
+    first, second = _sequential(yes[0]), _sequential(no[0])
+    if first is None or second is None or first[0] != second[0]:
+        return None
+    target, a = first
+    b = second[1]
+    if not a or not b:
+        return None
+    pad = INDENT * 2
+    out: list[tuple[str, ...]] = [(f"{pad}{name} = []",)]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            out += [_append(name, item, 2) for item in a[a0:a1]]
+            continue
+        lines = [f"{pad}if {condition}:"] if a1 > a0 else [f"{pad}if not ({condition}):"]
+        lines += [line for item in (a[a0:a1] or b[b0:b1]) for line in _append(name, item, 3)]
+        if a1 > a0 and b1 > b0:
+            lines.append(f"{pad}else:")
+            lines += [line for item in b[b0:b1] for line in _append(name, item, 3)]
+        out.append(tuple(lines))
+    out.append((f"{pad}{target} = nn.Sequential(*{name})",))
+    return out
+
+
+def _append(name: str, item: str, depth: int) -> tuple[str, ...]:
+    return tuple(nested(depth, "", Call(f"{name}.append", (item,))))
+
+
+def _sequential(statement: tuple[str, ...]) -> tuple[str, list[str]] | None:
+    """``(target, items)`` of ``self.x = nn.Sequential(item, ...)``."""
+    text = _joined(list(statement))
+    head, eq, value = text.partition(" = ")
+    if not eq or not head.startswith("self.") or not value.startswith("nn.Sequential("):
+        return None
+    parsed = _parse_call(value)
+    if parsed is None or parsed[0] or parsed[1].func != "nn.Sequential":
+        return None
+    items = list(parsed[1].args)
+    if any(item.startswith("*") for item in items):
+        return None
+    return head.strip(), items
+
+
+def _joined(lines: list[str]) -> str:
+    """A statement's lines as one line (black's exploded calls joined back)."""
+    text = ""
+    for line in (line.strip() for line in lines):
+        if line.startswith("#"):
+            continue
+        line = line.partition("  # ")[0]
+        if not text or text.endswith(("(", "[", "{")) or line.startswith((")", "]", "}")):
+            text += line
+        else:
+            text += " " + line
+    for close in (")", "]", "}"):
+        text = text.replace(f",{close}", close)
+    return text
 
 
 def _indented(statements: Sequence[tuple[str, ...]]) -> list[str]:
@@ -329,14 +406,7 @@ def _rewrapped(lines: list[str]) -> list[str]:
     """A simple statement ``target = call(...)`` laid out again at its new depth."""
     first = lines[0]
     depth = (len(first) - len(first.lstrip())) // len(INDENT)
-    text = ""
-    for line in (line.strip() for line in lines):
-        if not text or text.endswith(("(", "[", "{")) or line.startswith((")", "]", "}")):
-            text += line
-        else:
-            text += " " + line
-    for close in (")", "]", "}"):
-        text = text.replace(f",{close}", close)
+    text = _joined(lines)
     head, eq, value = text.partition(" = ")
     parsed = _parse_call(value) if eq and not head.startswith(("if ", "for ")) else None
     if parsed is None or parsed[0]:

@@ -103,10 +103,12 @@ class ParamClasses:
         class_of: Callable[[Graph], str],
         models: Mapping[str, ast.Model] | None = None,
         join_branches: bool = True,
+        constants: Mapping[str, ast.Expr] | None = None,
     ) -> None:
         self.globals = globals_
         self.outer = class_of
         self.models = models or {}
+        self.constants = constants or {}
         self.by_graph: dict[int, _Class] = {}
         self.classes: dict[str, dict[tuple[str, ...], _Class]] = {}
         order: list[Graph] = []
@@ -205,7 +207,7 @@ class ParamClasses:
         classes = list(self.classes.get(model, {}).values())
         if len(classes) < 2:
             return
-        conditions = Conditions(self.models[model])
+        conditions = Conditions(self.models[model], self.constants)
         if not conditions.supported or not conditions.ifs:
             return
         groups: list[tuple[list[_Class], _Class | None]] = []
@@ -258,7 +260,13 @@ class ParamClasses:
         first = parts[0]
         if any(p.head[1:] != first.head[1:] or p.middle != first.middle for p in parts):
             return None
-        init = join(members, lambda i, j: tests[(i, j)].init if (i, j) in tests else None)
+        taken = {*classes[0].params, *(scopes.inputs[d] for d in dims)}
+        list_name = "layers"  # the list a container is built in (branches._built)
+        while list_name in taken:
+            list_name += "_"
+        init = join(
+            members, lambda i, j: tests[(i, j)].init if (i, j) in tests else None, list_name
+        )
         forward_members = [(m[0], p.forward) for m, p in zip(members, parts, strict=True)]
         forward = join(
             forward_members, lambda i, j: tests[(i, j)].forward if (i, j) in tests else None

@@ -63,7 +63,12 @@ class TorchCodeGenerator:
         self._discover()
         self._classes = self._name_classes()
         models = {m.name: m for m in self.program.models}
-        self._blocks = ParamClasses(self._instances, self.globals, self._class_of, models)
+        constants = {
+            s.name: s.value for s in self.program.statements if isinstance(s, ast.Constant)
+        }
+        self._blocks = ParamClasses(
+            self._instances, self.globals, self._class_of, models, constants=constants
+        )
         self.class_names = {}
         for key in self._graphs:
             self.class_names.setdefault(key[0], self._classes[key])
