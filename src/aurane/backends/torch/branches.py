@@ -274,9 +274,8 @@ def join(
         first = members[0][1]
         same = all(stmts == first for _, stmts in members)
         return [s if same else _bare(s) for s in first]
-    split = next(
-        (i for i in range(len(members[0][0])) if len({d[i] for d, _ in members}) > 1), None
-    )
+    relevant = _relevant(members)
+    split = next((i for i in relevant if len({d[i] for d, _ in members}) > 1), None)
     if split is None:
         return None  # the same branches, different classes: something else differs
     chosen = min(d[split] for d, _ in members if d[split] >= 0)
@@ -288,6 +287,25 @@ def join(
     if taken is None or other is None:
         return None
     return _merge(taken, other, condition, list_name)
+
+
+def _relevant(members: list[Member]) -> list[int]:
+    """The ``if`` statements this part of the class depends on. An ``if`` is left out when
+    members that decide every other ``if`` alike, and this one differently, have the same
+    statements (and some such members exist): forward then does not test what only
+    ``__init__`` needs. Mere correlation between two ``if`` statements never drops one."""
+    keep = list(range(len(members[0][0])))
+    for index in range(len(keep)):
+        others = [k for k in keep if k != index]
+        seen: dict[tuple[int, ...], dict[int, tuple[tuple[str, ...], ...]]] = {}
+        for decisions, statements in members:
+            key = tuple(decisions[k] for k in others)
+            text = tuple(_key(s) for s in statements)
+            seen.setdefault(key, {}).setdefault(decisions[index], text)
+        pairs = [texts for texts in seen.values() if len(texts) > 1]
+        if pairs and all(len(set(texts.values())) == 1 for texts in pairs):
+            keep = others
+    return keep
 
 
 def _merge(
