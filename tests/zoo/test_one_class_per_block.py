@@ -260,3 +260,30 @@ def test_branch_test_reads_program_constants_and_elif() -> None:
     result = compile_detailed(CONSTANT_TEST, filename="constant_test.aur")
     assert sum(p.numel() for p in net.parameters()) == result.graphs["Net"].parameters
     assert net(torch.randn(2, 3, 8, 8)).shape == (2, 2)
+
+
+LOOPED = """\
+use torch
+
+model Stack(n, width):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width).relu as layers{i}
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stack(2, 8) -> Stack(3, 8) -> dense(2)
+"""
+
+
+def test_loop_count_on_a_parameter_is_the_documented_fallback() -> None:
+    """A block whose loop runs a parameter's number of times is not rolled back into a
+    Python loop (docs/codegen.md): one class per distinct instance, each exact."""
+    module, code = _module(LOOPED, "looped")
+    assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
+    net = module.Net()
+    result = compile_detailed(LOOPED, filename="looped.aur")
+    assert sum(p.numel() for p in net.parameters()) == result.graphs["Net"].parameters
+    assert net(torch.randn(2, 4)).shape == (2, 2)
