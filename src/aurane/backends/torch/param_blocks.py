@@ -247,7 +247,30 @@ class ParamClasses:
             if not _decided(conditions, graph, tests, scopes.inputs):
                 return None
         dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
-        reads = frozenset(scopes.read)
+        attempt = self._join_with(conditions, classes, tests, dims, frozenset(scopes.read))
+        if attempt is None:
+            return None
+        joined, used = attempt
+        # store only what forward's tests read (self.stride, not a size only __init__ tests)
+        needed = _Scopes(graphs[0], classes[0].params)
+        for i, j in sorted(used):
+            conditions.test(i, j, needed.init, needed.forward)
+        if needed.read != scopes.read:
+            again = self._join_with(conditions, classes, tests, dims, frozenset(needed.read))
+            joined = again[0] if again is not None else joined
+        return joined
+
+    def _join_with(
+        self,
+        conditions: Conditions,
+        classes: list[_Class],
+        tests: Mapping[tuple[int, int], Test],
+        dims: tuple[int, ...],
+        reads: frozenset[str],
+    ) -> tuple[_Class, set[tuple[int, int]]] | None:
+        """The joined class when forward stores ``reads``, and the tests forward uses."""
+        graphs = [g for c in classes for g in c.graphs]
+        scopes = _Scopes(graphs[0], classes[0].params)
         parts: list[Parts] = []
         members: list[Member] = []
         for graph in graphs:
@@ -268,9 +291,13 @@ class ParamClasses:
             members, lambda i, j: tests[(i, j)].init if (i, j) in tests else None, list_name
         )
         forward_members = [(m[0], p.forward) for m, p in zip(members, parts, strict=True)]
-        forward = join(
-            forward_members, lambda i, j: tests[(i, j)].forward if (i, j) in tests else None
-        )
+        used: set[tuple[int, int]] = set()
+
+        def forward_test(i: int, j: int) -> str | None:
+            used.add((i, j))
+            return tests[(i, j)].forward if (i, j) in tests else None
+
+        forward = join(forward_members, forward_test)
         if init is None or forward is None:
             return None
         name = classes[0].name
@@ -287,7 +314,7 @@ class ParamClasses:
         )
         joined.lines = lines
         joined.graphs = graphs
-        return joined
+        return joined, used
 
     def text(self, plan: ClassPlan) -> list[str] | None:
         """The lines of a class joined over branches (None: emit ``plan``)."""
