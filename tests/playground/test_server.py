@@ -153,8 +153,9 @@ def test_mapping_points_at_the_generated_lines_of_each_layer() -> None:
     # .aur line 15: dense(10) -> its constructor and its forward call
     assert any("nn.Linear(16, 10)" in text for text in by_line[15])
     assert any("self.dense1(" in text for text in by_line[15])
-    # the block's own lines map into the block class
-    assert any("nn.Conv2d(16, 16" in text for text in by_line[3])
+    # the block's own lines map into the block class (one class for its calls at two
+    # input shapes, taking in_channels: issue 24 item 3)
+    assert any("nn.Conv2d(in_channels, 16" in text for text in by_line[3])
 
 
 def test_hovers_give_shapes_and_parameters() -> None:

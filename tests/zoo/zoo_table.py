@@ -304,8 +304,26 @@ def families() -> None:
         print("| " + " | ".join(family_row(family)) + " |")
 
 
+def classes() -> None:
+    """Generated classes and lines per zoo program (issue 24 item 3's measurement)."""
+    import re
+
+    from aurane.compile import compile_detailed
+
+    print("| program | block definitions | classes | generated lines |")
+    print("| --- | --- | --- | --- |")
+    for path in sorted(ZOO.glob("*.aur")):
+        source = path.read_text(encoding="utf-8")
+        code = compile_detailed(source, filename=path.name).output
+        models = len(re.findall(r"^model \w+", source, re.MULTILINE))
+        count = len(re.findall(r"^class \w+\(", code, re.MULTILINE))
+        print(f"| `{path.stem}` | {models} | {count} | {len(code.splitlines())} |")
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["families"]:
         families()
+    elif sys.argv[1:] == ["classes"]:
+        classes()
     else:
         main()

@@ -504,7 +504,7 @@ class _Lowerer(Lowering):
         more: tuple[tuple[TensorType, Span], ...] = (),
     ) -> Graph | None:
         values: dict[str, object] | None = None
-        if per_call(model):
+        if per_call(model) or (name in self.per_call_blocks and model.base is None):
             values = blocks.bind(self, model, args, call, call_span) if model.params else {}
             if values is None:
                 return None
@@ -874,14 +874,18 @@ def lower_program(
     semantic: SemanticResult | None = None,
     *,
     sizes: Mapping[str, int] | None = None,
+    per_call_blocks: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Graph], list[Diagnostic]]:
     """Lower every model that has an input_shape; blocks appear inside their callers.
 
     ``semantic`` (the semantic pass's result) names models to skip and carries argument
     bindings to reuse; without it the program is assumed semantically valid.
+    ``per_call_blocks`` are parameterless blocks to lower per call with symbolic input
+    sizes, as parameterised ones are (code generation: one class for several shapes).
     """
     skip = semantic.broken_models if semantic else set()
     lowerer = _Lowerer(program, skip, semantic.bound if semantic else {}, sizes)
+    lowerer.per_call_blocks = per_call_blocks
     graphs = lowerer.run()
     prior = [*(semantic.diagnostics if semantic else ()), *lowerer.diagnostics]
     lowerer.diagnostics.extend(check_jobs(program, graphs, prior))

@@ -46,6 +46,9 @@ class Lowering(ABC):
         # cycle (``A(A)``) or a nesting the semantic pass cannot see
         self.lowering: list[str] = []
         self.instances: list[ast.Model] = []  # block instances stay alive: bound is by id
+        # parameterless blocks lowered per call all the same (one class for their calls at
+        # several input shapes, issue 24 item 3: code generation asks for it)
+        self.per_call_blocks: frozenset[str] = frozenset()
 
     @abstractmethod
     def lower_model(

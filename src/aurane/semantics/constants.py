@@ -29,7 +29,7 @@ from aurane.semantics.functions import (
 )
 from aurane.semantics.inits import INIT
 from aurane.semantics.suggest import did_you_mean
-from aurane.semantics.symbolic import FUNCTIONS, is_symbolic, plain
+from aurane.semantics.symbolic import FUNCTIONS, PRINTED, is_symbolic, plain
 from aurane.semantics.tying import TIE
 from aurane.semantics.unroll import (
     ControlFlow,
@@ -439,9 +439,9 @@ class _Resolver(ControlFlow):
         return size
 
     def function(self, call: ast.Call, scope: _Scope) -> Any:
-        """A constant function (``FUNCTION_NAMES``); ``max(8, c // 4)``, ``min(...)`` and
-        ``abs(...)`` of a block's symbolic parameters stay expressions (``FUNCTIONS``), so
-        the class writes ``max(8, c // 4)``."""
+        """A constant function (``FUNCTION_NAMES``); ``max(8, c // 4)``, ``int(...)``,
+        ``make_divisible(...)`` and the other number functions of a block's symbolic
+        parameters stay expressions (``FUNCTIONS``), so the class writes ``max(8, c // 4)``."""
         args = self.evaluate_all(call.args, scope)
         keywords: dict[str, Any] = {}
         for keyword in call.keywords:
@@ -450,10 +450,16 @@ class _Resolver(ControlFlow):
             result = call_function(call.func, args, keywords)
         except FunctionError as error:
             self._arith_error(str(error), call.span)
-        if call.func in FUNCTIONS and not keywords:
-            items = list(args[0]) if len(args) == 1 and call.func != "abs" else args
+        printed = PRINTED.get(call.func)
+        if printed is not None and isinstance(result, int | float):
+            many = call.func in ("min", "max") and len(args) == 1
+            items = list(args[0]) if many else list(args)
+            if call.func == "make_divisible":  # (value, divisor, min_value) in order
+                items += [keywords[k] for k in ("divisor", "min_value") if k in keywords]
+            elif "ndigits" in keywords:
+                items.append(keywords["ndigits"])
             if any(is_symbolic(item) for item in items):
-                result = FUNCTIONS[call.func](*items)
+                result = FUNCTIONS[printed](*items)
         if isinstance(result, float) and not math.isfinite(result):
             self._arith_error("result is not a finite number", call.span)
         return result

@@ -59,6 +59,7 @@ TEMPLATE = frozenset(
         "padding_mask",
         "self_attention",
         "rotary_embedding",
+        "make_divisible",
         "DropPath",
         "LayerNorm2d",
         "TransposedLinear",

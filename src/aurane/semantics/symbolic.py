@@ -9,7 +9,8 @@ parameter stay plain numbers.
 
 The tree is a small, frozen expression: ``Ref`` (a block parameter), ``InputSize`` (an axis
 of the block input), ``Lit`` (a number), ``BinOp``, ``Neg`` and ``Apply`` (a pure function:
-``min``, ``max``, ``abs``). It is
+``min``, ``max``, ``abs``, ``int``, ``round``, ``math.ceil``/``floor``/``sqrt``,
+``make_divisible``). It is
 
 - evaluated (``evaluate``) with other values for its references: the caller's values
   re-express a nested block's sizes in the caller's own parameters;
@@ -20,6 +21,7 @@ of the block input), ``Lit`` (a number), ``BinOp``, ``Neg`` and ``Apply`` (a pur
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Union
@@ -342,9 +344,42 @@ def _function(name: str, compute: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _make_divisible(value: Any, divisor: int, min_value: Any = None) -> int:
+    """torchvision's ``_make_divisible`` (``semantics.functions.make_divisible``; the
+    generated file defines the same function)."""
+    floor = divisor if min_value is None else min_value
+    rounded = max(floor, int(value + divisor / 2) // divisor * divisor)
+    return rounded + divisor if rounded < 0.9 * value else rounded
+
+
 sym_min = _function("min", min)
 sym_max = _function("max", max)
 sym_abs = _function("abs", abs)
 
-# the pure functions a tree may call, by the name it prints
-FUNCTIONS: Mapping[str, Callable[..., Any]] = {"min": sym_min, "max": sym_max, "abs": sym_abs}
+# the pure functions a tree may call, by the name it prints (issue 24 item 3: a size that
+# rounds a parameter, ``int(planes * (base_width / 64)) * groups`` or torchvision's
+# ``_make_divisible(ratio * cin, 8)``, stays an expression so the block stays one class)
+FUNCTIONS: Mapping[str, Callable[..., Any]] = {
+    "min": sym_min,
+    "max": sym_max,
+    "abs": sym_abs,
+    "int": _function("int", int),
+    "round": _function("round", round),
+    "math.ceil": _function("math.ceil", math.ceil),
+    "math.floor": _function("math.floor", math.floor),
+    "math.sqrt": _function("math.sqrt", math.sqrt),
+    "make_divisible": _function("make_divisible", _make_divisible),
+}
+# a constant function of the language -> the name its tree prints (one argument each, but
+# make_divisible's 2 or 3 and min/max's any number)
+PRINTED: Mapping[str, str] = {
+    "min": "min",
+    "max": "max",
+    "abs": "abs",
+    "int": "int",
+    "round": "round",
+    "ceil": "math.ceil",
+    "floor": "math.floor",
+    "sqrt": "math.sqrt",
+    "make_divisible": "make_divisible",
+}

@@ -1,4 +1,5 @@
-"""Models as operations (SPEC §4.2): one class per block signature, exact parameters."""
+"""Models as operations (SPEC §4.2): one class per block definition (per parameter dtype), exact
+parameters."""
 
 from __future__ import annotations
 
@@ -89,10 +90,13 @@ def run_and_compare_shapes(net: Any, graph: Graph, x: Any, **kwargs: Any) -> Any
 def test_one_class_per_block_signature() -> None:
     _, generator, code = generate(BLOCKS)
     classes = [line.split("(")[0][6:] for line in code.splitlines() if line.startswith("class ")]
+    # Proj is called at (4,) and (8,): one class taking in_features (issue 24 item 3); its
+    # float64 call has parameters of another dtype, a class of its own
     assert classes == [
-        "Proj", "Proj_8", "Proj_8_float64", "Unit", "Unit_8_float64", "Stack",
-        "Stack_8_float64", "Two", "Wide",
+        "Proj", "Proj_2", "Unit", "Unit_8_float64", "Stack", "Stack_8_float64", "Two", "Wide",
     ]  # fmt: skip
+    assert "self.proj1 = Proj(4)" in code and "self.proj2 = Proj(8)" in code
+    assert "dtype=torch.float64" in code.split("class Proj_2")[1].split("class ")[0]
     assert generator.class_names == {
         "Proj": "Proj", "Unit": "Unit", "Stack": "Stack", "Two": "Two", "Wide": "Wide"
     }  # fmt: skip
@@ -125,8 +129,9 @@ def test_float64_model_has_float64_parameters_and_rejects_float32() -> None:
 def test_attention_blocks_take_the_mask_through_repeat() -> None:
     fe, generator, code = generate(ATTENTION)
     graph = fe.graphs["Pair"]
-    assert "nn.ModuleList([Mix() for _ in range(2)])" in code
-    assert "Mix_3x8" in code  # the (3, 8) call is its own signature
+    assert "nn.ModuleList([Mix(8) for _ in range(2)])" in code
+    assert "self.mix2 = Mix(8)" in code  # the (3, 8) call shares the class: in_features 8
+    assert code.count("class Mix(") == 1 and "Mix_" not in code
     net = load(code).Pair()
     check_call_sites(net, graph)
     assert sum(p.numel() for p in net.parameters()) == graph.parameters

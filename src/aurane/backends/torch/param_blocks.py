@@ -11,9 +11,12 @@ class (``BasicBlock_2``). Shape comments that differ between the calls are left 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping, Sequence
+from graphlib import TopologicalSorter
 from typing import Any
 
+from aurane.backends.torch.branches import Conditions, Member, Parts, Test, cut, holds, join
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.names import Namespace
@@ -21,6 +24,7 @@ from aurane.backends.torch.shown import Naming, show, show_named
 from aurane.ir.graph import Graph, Node
 from aurane.records import field, record, replace
 from aurane.semantics.symbolic import InputSize, Leaf, plain
+from aurane.syntax import ast
 
 
 @record
@@ -31,6 +35,8 @@ class _Class:
     params: tuple[str, ...]
     defaults: dict[str, Any]
     members: list[list[str]] = field(default_factory=list)  # each instance's lines
+    graphs: list[Graph] = field(default_factory=list)  # the instances it writes
+    lines: list[str] | None = None  # a class joined over branches: its text
 
 
 class _Scopes:
@@ -95,29 +101,43 @@ class ParamClasses:
         instances: dict[str, list[Graph]],
         globals_: Namespace,
         class_of: Callable[[Graph], str],
+        models: Mapping[str, ast.Model] | None = None,
+        join_branches: bool = True,
+        constants: Mapping[str, ast.Expr] | None = None,
     ) -> None:
         self.globals = globals_
         self.outer = class_of
+        self.models = models or {}
+        self.constants = constants or {}
         self.by_graph: dict[int, _Class] = {}
         self.classes: dict[str, dict[tuple[str, ...], _Class]] = {}
         order: list[Graph] = []
         seen: set[int] = set()
+        callees: dict[str, set[str]] = {}
 
         def visit(graph: Graph) -> None:
             if id(graph) in seen:
                 return
             seen.add(id(graph))
+            callees.setdefault(graph.name, set())
             for node in graph.nodes:
                 if node.subgraph is not None and node.subgraph.block_params is not None:
                     visit(node.subgraph)
+                    if node.subgraph.name != graph.name:
+                        callees[graph.name].add(node.subgraph.name)
             order.append(graph)
 
         for graphs in instances.values():
             for graph in graphs:
                 visit(graph)
         self.globals.allocate_all(instances)
-        for graph in order:
-            self._assign(graph)
+        # every instance of a block, then its classes joined, before any of its callers
+        for name in TopologicalSorter(callees).static_order():
+            for graph in order:
+                if graph.name == name:
+                    self._assign(graph)
+            if join_branches and name in self.models:
+                self._join(name)
 
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
@@ -126,10 +146,12 @@ class ParamClasses:
     def _sub_class(self, sub: Graph) -> str:
         return self.class_of(sub) if sub.block_params is not None else self.outer(sub)
 
-    def _assign(self, graph: Graph) -> None:
-        """The class of one instance: written once to learn which references it reads
-        (the input sizes its constructor takes, the values forward reads from ``self``),
-        then with that signature; instances whose classes read alike share one."""
+    def _plan(
+        self, graph: Graph, dims: tuple[int, ...] | None = None, reads: frozenset[str] = frozenset()
+    ) -> tuple[ClassPlan, list[str], tuple[int, ...], _Scopes]:
+        """One instance's class: written once to learn which references it reads (the input
+        sizes its constructor takes, the values forward reads from ``self``), then with that
+        signature (or with ``dims`` and ``reads`` more, for a class joined over branches)."""
         assert graph.block_params is not None
         params = graph.block_params
         defaults = dict(graph.block_defaults)
@@ -139,7 +161,9 @@ class ParamClasses:
         claimed = tuple(scopes.attrs.values())
         probe = ClassPlan(graph.name, shown, False, forward_graph=forward, claimed=claimed)
         self._emit(probe)
-        dims = tuple(sorted(scopes.used_inputs))
+        if dims is None:
+            dims = tuple(sorted(scopes.used_inputs))
+        scopes.read |= reads
         names = [scopes.inputs[d] for d in dims]
         signature = [*names]
         for param in params:
@@ -157,7 +181,12 @@ class ParamClasses:
             stored=stored,
             claimed=claimed,
         )
-        lines = self._emit(plan)
+        return plan, self._emit(plan), dims, scopes
+
+    def _assign(self, graph: Graph) -> None:
+        """The class of one instance; instances whose classes read alike share one."""
+        assert graph.block_params is not None
+        plan, lines, dims, _ = self._plan(graph)
         key = tuple(_strip(line) for line in lines[1:])
         by_key = self.classes.setdefault(graph.name, {})
         found = by_key.get(key)
@@ -165,9 +194,132 @@ class ParamClasses:
             name = (
                 self.globals.allocate(graph.name) if not by_key else self.globals.fresh(graph.name)
             )
+            params, defaults = graph.block_params, dict(graph.block_defaults)
             found = by_key[key] = _Class(name, replace(plan, name=name), dims, params, defaults)
         found.members.append(lines)
+        found.graphs.append(graph)
         self.by_graph[id(graph)] = found
+
+    def _join(self, model: str) -> None:
+        """The classes of one block, joined into one where they differ only by the ``if``
+        branches their calls took (``branches.py``); classes that differ otherwise (an
+        operation-valued argument) stay apart, each joined with those it can be."""
+        classes = list(self.classes.get(model, {}).values())
+        if len(classes) < 2:
+            return
+        conditions = Conditions(self.models[model], self.constants)
+        if not conditions.supported or not conditions.ifs:
+            return
+        groups: list[tuple[list[_Class], _Class | None]] = []
+        for cls in classes:
+            for index, (members, _) in enumerate(groups):
+                joined = self._joined(conditions, [*members, cls])
+                if joined is not None:
+                    groups[index] = ([*members, cls], joined)
+                    break
+            else:
+                groups.append(([cls], None))
+        out: dict[tuple[str, ...], _Class] = {}
+        for cls in classes[1:]:  # the classes that remain are named Block_2, Block_3, ...
+            self.globals.used.discard(cls.name)
+        for index, (members, joined) in enumerate(groups):
+            final = joined or members[0]
+            if index:
+                final.name = self.globals.fresh(model)
+                final.plan = replace(final.plan, name=final.name)
+                if final.lines is not None:
+                    final.lines[0] = f"class {final.name}(nn.Module):"
+            for graph in final.graphs:
+                self.by_graph[id(graph)] = final
+            out[(str(index),)] = final
+        self.classes[model] = out
+
+    def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
+        graphs = [g for c in classes for g in c.graphs]
+        scopes = _Scopes(graphs[0], classes[0].params)
+        tests: dict[tuple[int, int], Test] = {}
+        for i, stmt in enumerate(conditions.ifs):
+            for j in range(len(stmt.branches)):
+                found = conditions.test(i, j, scopes.init, scopes.forward)
+                if found is not None:
+                    tests[(i, j)] = found
+        for graph in graphs:
+            if not _decided(conditions, graph, tests, scopes.inputs):
+                return None
+        dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
+        attempt = self._join_with(conditions, classes, tests, dims, frozenset(scopes.read))
+        if attempt is None:
+            return None
+        joined, used = attempt
+        # store only what forward's tests read (self.stride, not a size only __init__ tests)
+        needed = _Scopes(graphs[0], classes[0].params)
+        for i, j in sorted(used):
+            conditions.test(i, j, needed.init, needed.forward)
+        if needed.read != scopes.read:
+            again = self._join_with(conditions, classes, tests, dims, frozenset(needed.read))
+            joined = again[0] if again is not None else joined
+        return joined
+
+    def _join_with(
+        self,
+        conditions: Conditions,
+        classes: list[_Class],
+        tests: Mapping[tuple[int, int], Test],
+        dims: tuple[int, ...],
+        reads: frozenset[str],
+    ) -> tuple[_Class, set[tuple[int, int]]] | None:
+        """The joined class when forward stores ``reads``, and the tests forward uses."""
+        graphs = [g for c in classes for g in c.graphs]
+        scopes = _Scopes(graphs[0], classes[0].params)
+        parts: list[Parts] = []
+        members: list[Member] = []
+        for graph in graphs:
+            plan, lines, _, _ = self._plan(graph, dims, reads)
+            cut_lines = cut(lines)
+            if cut_lines is None:
+                return None
+            parts.append(cut_lines)
+            members.append((conditions.decisions(graph), cut_lines.init))
+        first = parts[0]
+        if any(p.head[1:] != first.head[1:] or p.middle != first.middle for p in parts):
+            return None
+        taken = {*classes[0].params, *(scopes.inputs[d] for d in dims)}
+        list_name = "layers"  # the list a container is built in (branches._built)
+        while list_name in taken:
+            list_name += "_"
+        init = join(
+            members, lambda i, j: tests[(i, j)].init if (i, j) in tests else None, list_name
+        )
+        forward_members = [(m[0], p.forward) for m, p in zip(members, parts, strict=True)]
+        used: set[tuple[int, int]] = set()
+
+        def forward_test(i: int, j: int) -> str | None:
+            used.add((i, j))
+            return tests[(i, j)].forward if (i, j) in tests else None
+
+        forward = join(forward_members, forward_test)
+        if init is None or forward is None:
+            return None
+        name = classes[0].name
+        plan, _, _, _ = self._plan(graphs[0], dims, reads)
+        lines = [
+            f"class {name}(nn.Module):",
+            *first.head[1:],
+            *(line for s in init for line in s),
+            *first.middle,
+            *(line for s in forward for line in s),
+        ]
+        joined = _Class(
+            name, replace(plan, name=name), dims, classes[0].params, classes[0].defaults
+        )
+        joined.lines = lines
+        joined.graphs = graphs
+        return joined, used
+
+    def text(self, plan: ClassPlan) -> list[str] | None:
+        """The lines of a class joined over branches (None: emit ``plan``)."""
+        cls = next((c for c in self._all() if c.plan is plan), None)
+        return cls.lines if cls is not None else None
 
     def _emit(self, plan: ClassPlan) -> list[str]:
         return emit_class(plan, self._sub_class, frozenset(self.globals.used), self.call_args)
@@ -218,6 +370,43 @@ class ParamClasses:
             if symbolic or plain(value) != default or type(plain(value)) is not type(default):
                 args.append(f"{param}={lit(value)}")
         return tuple(args)
+
+
+# emitted once in a file whose classes call it: a size such as torchvision's
+# ``_make_divisible(ratio * cin, 8)`` of a block's parameters stays an expression
+MAKE_DIVISIBLE = "make_divisible"
+MAKE_DIVISIBLE_SOURCE = f'''def {MAKE_DIVISIBLE}(value, divisor, min_value=None):
+    """torchvision's _make_divisible: a multiple of divisor, never 10% below value."""
+    floor = divisor if min_value is None else min_value
+    rounded = max(floor, int(value + divisor / 2) // divisor * divisor)
+    return rounded + divisor if rounded < 0.9 * value else rounded'''
+
+
+def function_sources(code: str) -> list[str]:
+    """The helper functions the classes' expressions call (``make_divisible``)."""
+    called = re.search(rf"(?<![\w.]){MAKE_DIVISIBLE}\(", code)
+    return [MAKE_DIVISIBLE_SOURCE] if called else []
+
+
+def _decided(
+    conditions: Conditions,
+    graph: Graph,
+    tests: Mapping[tuple[int, int], Test],
+    inputs: Sequence[str],
+) -> bool:
+    """Whether the printed tests give, for this instance, the branches it took."""
+    for index, chosen in enumerate(conditions.decisions(graph)):
+        branches = conditions.ifs[index].branches
+        last = chosen if chosen >= 0 else len(branches)
+        for j in range(min(last + 1, len(branches))):
+            test = tests.get((index, j))
+            if test is None:
+                if branches[j].test is not None or j != chosen:
+                    return False
+                continue
+            if holds(test.init, graph, inputs) is not (j == chosen):
+                return False
+    return True
 
 
 def _input_names(rank: int, params: tuple[str, ...]) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from aurane.backends.torch.imports import sort_imports
 from aurane.backends.torch.jobs import JobCode, emit_jobs, job_names
 from aurane.backends.torch.modules import ClassPlan, emit_class
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
-from aurane.backends.torch.param_blocks import ParamClasses
+from aurane.backends.torch.param_blocks import ParamClasses, function_sources
 from aurane.ir.graph import Graph
 from aurane.source import Span
 from aurane.sourcemap import PREFIX, class_maps, line_table, render_table
@@ -46,7 +46,7 @@ class TorchCodeGenerator:
         filename: str | None = None,
     ) -> None:
         self.program = program
-        self.graphs = graphs
+        self.graphs = _one_class_graphs(program, graphs)
         self.filename = filename if filename is not None else program.filename
         self.class_names: dict[str, str] = {}
         self._plan(frozenset())
@@ -62,10 +62,18 @@ class TorchCodeGenerator:
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
         self._discover()
         self._classes = self._name_classes()
-        self._blocks = ParamClasses(self._instances, self.globals, self._class_of)
+        models = {m.name: m for m in self.program.models}
+        constants = {
+            s.name: s.value for s in self.program.statements if isinstance(s, ast.Constant)
+        }
+        self._blocks = ParamClasses(
+            self._instances, self.globals, self._class_of, models, constants=constants
+        )
         self.class_names = {}
         for key in self._graphs:
             self.class_names.setdefault(key[0], self._classes[key])
+        for name, instances in self._instances.items():  # a block's first instance's class
+            self.class_names.setdefault(name, self._blocks.class_of(instances[0]))
         for name, graph in self.graphs.items():
             self.class_names[name] = self._classes[_key(graph, graph.input_dtype)]
 
@@ -147,14 +155,20 @@ class TorchCodeGenerator:
         module_names = frozenset(self.globals.used)
         classes = [
             "\n".join(
-                self._blocks.merge_comments(
+                self._blocks.text(p)
+                or self._blocks.merge_comments(
                     p, emit_class(p, self._class_of, module_names, self._blocks.call_args)
                 )
             )
             for p in plans
         ]
         used_ops = {node.op for p in plans for node in p.graph.nodes}
-        classes[:0] = helper_sources(used_ops) + layer_helper_sources(used_ops, "\n".join(classes))
+        joined = "\n".join(classes)
+        classes[:0] = (
+            helper_sources(used_ops)
+            + layer_helper_sources(used_ops, joined)
+            + function_sources(joined)
+        )
         if any(p.attention for p in plans):
             classes.insert(0, ATTENTION_HELPER_SOURCE)
         code = "\n\n\n".join(classes)
@@ -172,6 +186,39 @@ class TorchCodeGenerator:
         # the source-map table (issue 13): a compact comment block at the end, so a
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
         return with_table(code, [(p.name, p.graph) for p in plans], self.filename, self.program)
+
+
+def _one_class_graphs(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> dict[str, Graph]:
+    """``graphs``, lowered again when a parameterless block is called at several input
+    shapes: then those blocks are lowered per call with symbolic input sizes, so that each
+    is one class taking ``in_channels``/``in_features`` (issue 24 item 3) rather than one
+    class per shape. The graphs are otherwise the same (node ids, layers, shapes)."""
+    models = {m.name: m for m in program.models}
+    shapes: dict[str, set[object]] = {}
+    pending = list(graphs.values())
+    seen: set[int] = set()
+    while pending:
+        graph = pending.pop()
+        for node in graph.nodes:
+            sub = node.subgraph
+            if sub is None or id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            pending.append(sub)
+            model = models.get(sub.name)
+            if sub.block_params is None and model is not None and model.forward is not None:
+                shapes.setdefault(sub.name, set()).add(sub.input_value.shape)
+    several = frozenset(name for name, found in shapes.items() if len(found) > 1)
+    if not several:
+        return graphs
+    from aurane.ir.lower import lower_program
+    from aurane.semantics.check import analyze
+
+    semantic = analyze(program)
+    again, found = lower_program(program, semantic, per_call_blocks=several)
+    if any(d.is_error for d in [*semantic.diagnostics, *found]) or set(again) != set(graphs):
+        return graphs
+    return again
 
 
 def _variant_stem(key: ClassKey) -> str:

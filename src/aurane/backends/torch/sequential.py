@@ -5,8 +5,9 @@ A named chain ``(x -> conv2d(...) -> batchnorm()) as downsample`` (or layers nam
 emitted as one call when applying the container is provably the same as applying its
 children in turn:
 
-- the nodes are consecutive, named ``P.0`` .. ``P.(n-1)`` in order, and no other layer of the
-  graph lives under ``P`` (the container holds exactly them);
+- the nodes are consecutive, named ``P.0`` .. ``P.(n-1)`` in order, or ``P.0.0``, ``P.0.1``,
+  ``P.1`` ... through nested containers numbered ``0..k-1`` each (the outermost such ``P``
+  is taken), and no other layer of the graph lives under ``P``;
 - each node after the first reads only the previous node's output, and every intermediate
   value is read by nothing else (not the return value either);
 - each node's forward statement is ``self.<its layer>(<its input>)``, or the node is a
@@ -30,21 +31,44 @@ def sequential_run(
     reads: Sequence[tuple[int, ...]],
     output: int,
 ) -> tuple[str, int] | None:
-    """``(P, n)`` when the sites from ``index`` on apply the whole container ``P``."""
+    """``(P, n)`` when the sites from ``index`` on apply the whole container ``P``; the
+    outermost such container, so nested ``nn.Sequential`` (``block.0.1``) run as one."""
     first = sites[index].node.layer
-    if first is None or not first.endswith(".0"):
+    if first is None:
         return None
-    path = first[: -len(".0")]
+    parts = first.split(".")
+    for k in range(1, len(parts)):
+        if all(part == "0" for part in parts[k:]):
+            found = _run(graph, sites, index, reads, output, ".".join(parts[:k]))
+            if found is not None:
+                return found
+    return None
+
+
+def _run(
+    graph: Graph,
+    sites: Sequence[Site],
+    index: int,
+    reads: Sequence[tuple[int, ...]],
+    output: int,
+    path: str,
+) -> tuple[str, int] | None:
     children = [n.layer for n in graph.nodes if n.layer and n.layer.startswith(path + ".")]
     count = len(children)
     if count < 2 or index + count > len(sites):
         return None
+    numbers: list[tuple[int, ...]] = []
     for offset in range(count):
         position = index + offset
         site = sites[position]
-        if site.node.layer != f"{path}.{offset}" or not _applies_module(site):
+        layer = site.node.layer
+        if layer is None or not layer.startswith(path + "."):
             return None
-        if len(reads[position]) != 1:
+        relative = layer[len(path) + 1 :].split(".")
+        if not all(part.isdigit() and str(int(part)) == part for part in relative):
+            return None
+        numbers.append(tuple(int(part) for part in relative))
+        if not _applies_module(site) or len(reads[position]) != 1:
             return None
         if offset and reads[position] != (position,):  # slot i + 1 is node i's output
             return None
@@ -52,7 +76,22 @@ def sequential_run(
             slot = position + 1
             if slot == output or any(slot in r for k, r in enumerate(reads) if k != slot):
                 return None
-    return path, count
+    return (path, count) if _in_order(numbers) else None
+
+
+def _in_order(numbers: list[tuple[int, ...]]) -> bool:
+    """Whether the leaves are every child of nested ``nn.Sequential`` (each numbered
+    ``0..n-1``), in the order the containers apply them."""
+    if numbers != sorted(numbers) or len(set(numbers)) != len(numbers):
+        return False
+    children: dict[tuple[int, ...], set[int]] = {}
+    for number in numbers:
+        for depth in range(len(number)):
+            children.setdefault(number[:depth], set()).add(number[depth])
+    leaves = set(numbers)
+    return all(
+        keys == set(range(len(keys))) and parent not in leaves for parent, keys in children.items()
+    )
 
 
 def _applies_module(site: Site) -> bool:

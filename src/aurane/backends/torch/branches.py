@@ -1,0 +1,432 @@
+"""One class for a block whose calls chose different ``if`` branches (issue 24 item 3).
+
+Compile-time ``if`` is resolved per call (``semantics/unroll.py``), so two calls of
+``Bottleneck`` can lower to graphs that differ in structure: one has the ``downsample``
+branch, the other not. Their classes (``param_blocks.py``) are written one per instance;
+this module joins them into one class whose ``__init__`` and ``forward`` hold the branch as
+a Python ``if`` on the constructor's parameters (``if stride != 1 or in_channels != 4 *
+planes:``), the way torchvision writes its blocks.
+
+How: each instance records which branch of each ``if`` it took (its nodes' ``origin``
+frames). The instances are split on the first ``if`` they disagree about, each side is
+joined recursively, and the two sides' statements are compared (``difflib``): statements
+both have stay as they are, the others go under ``if <test>:`` / ``else:``. Each side of a
+split therefore runs exactly the statements of its own instances' classes. The test is the
+branch's condition printed as Python from the source (block parameters by name, ``x.shape[1]``
+as the input size, the block's and the program's constants by their expression); before it is used it is
+evaluated for every instance and must give the branch that instance took, so a condition
+the printer cannot write, a branch that made no layer, or a class that differs for another
+reason (an operation-valued argument) leaves the classes apart (``Block_2``), as before.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from aurane.backends.torch.emit_common import Call
+from aurane.backends.torch.modules import LINE_LIMIT, _parse_call, nested
+from aurane.ir.graph import Graph
+from aurane.records import record
+from aurane.semantics.symbolic import PRINTED, InputSize, Leaf, Ref, plain
+from aurane.semantics.symbolic import _make_divisible as make_divisible
+from aurane.syntax import ast
+
+INDENT = "    "
+Naming = Callable[[Leaf], str]
+
+
+@record(frozen=True)
+class Test:
+    """One ``if`` branch's test, as the constructor and as forward write it."""
+
+    init: str
+    forward: str
+
+
+class Conditions:
+    """The ``if`` statements of one block's forward body and their tests as Python."""
+
+    def __init__(self, model: ast.Model, constants: Mapping[str, ast.Expr] | None = None) -> None:
+        self.model = model
+        self.params = {p.name for p in model.params}
+        # the block's constants, then the program's (a parameter hides both)
+        self.locals = {**(constants or {}), **{f.name: f.value for f in model.fields}}
+        for name in self.params:
+            self.locals.pop(name, None)
+        self.ifs: list[ast.If] = []
+        self.supported = model.forward is not None and self._collect(model.forward.body, False)
+
+    def _collect(self, body: tuple[ast.ForwardStmt, ...], in_loop: bool) -> bool:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                if in_loop:
+                    return False  # one decision per iteration: not joined
+                self.ifs.append(stmt)
+                for branch in stmt.branches:
+                    if not self._collect(branch.body, in_loop):
+                        return False
+            elif isinstance(stmt, ast.For) and not self._collect(stmt.body, True):
+                return False
+        return True
+
+    def decisions(self, graph: Graph) -> tuple[int, ...]:
+        """Per ``if``: the index of the branch this instance took, -1 for none."""
+        taken = {frame.span for node in graph.nodes for frame in node.origin}
+        out = []
+        for stmt in self.ifs:
+            chosen = [i for i, b in enumerate(stmt.branches) if b.header_span in taken]
+            out.append(chosen[0] if chosen else -1)
+        return tuple(out)
+
+    def test(self, if_index: int, branch: int, init: Naming, forward: Naming) -> Test | None:
+        expr = self.ifs[if_index].branches[branch].test
+        if expr is None:
+            return None
+        param = self.model.forward.param if self.model.forward is not None else "x"
+        first = _python(expr, init, self.params, self.locals, param, 0)
+        second = _python(expr, forward, self.params, self.locals, param, 0)
+        if first is None or second is None:
+            return None
+        return Test(first, second)
+
+
+def _python(
+    expr: ast.Expr,
+    name: Naming,
+    params: set[str],
+    local: dict[str, ast.Expr],
+    x: str,
+    depth: int,
+) -> str | None:
+    """``expr`` as Python, or None where it reads something this printer cannot write."""
+    if depth > 20:
+        return None
+
+    own = _precedence(expr)
+
+    def sub(e: ast.Expr, right: bool = False) -> str | None:
+        text = _python(e, name, params, local, x, depth + 1)
+        if text is None:
+            return None
+        inner = _precedence(local[e.id]) if isinstance(e, ast.Name) and e.id in local else None
+        prec = _precedence(e) if inner is None else inner
+        tight = prec < own or (right and prec == own and own >= _ARITH)
+        if own == _COMPARE and prec == _COMPARE:
+            tight = True
+        return f"({text})" if tight else text
+
+    match expr:
+        case ast.Number(value=value):
+            return repr(value)
+        case ast.Bool(value=value):
+            return repr(value)
+        case ast.NoneLit():
+            return "None"
+        case ast.String(value=value):
+            return repr(value)
+        case ast.Name(id=ident):
+            if ident in params:
+                return name(Ref(ident))
+            if ident in local:
+                return _python(local[ident], name, params, local, x, depth + 1)
+            return None
+        case ast.Subscript(value=ast.Name(id=ident), index=ast.Number(value=1)) if (
+            ident == f"{x}.shape"
+        ):
+            return name(InputSize(0))
+        case ast.BinOp(op=op, left=left, right=right):
+            a, b = sub(left), sub(right, right=True)
+            return None if a is None or b is None else f"{a} {op} {b}"
+        case ast.UnaryOp(op=op, operand=operand):
+            a = sub(operand)
+            return None if a is None else f"{op}{a}"
+        case ast.Compare(op=op, left=left, right=right) if op not in ("in", "not in"):
+            a, b = sub(left), sub(right)
+            return None if a is None or b is None else f"{a} {op} {b}"
+        case ast.BoolOp(op=op, left=left, right=right):
+            a, b = sub(left), sub(right)
+            return None if a is None or b is None else f"{a} {op} {b}"
+        case ast.Not(operand=operand):
+            a = sub(operand)
+            return None if a is None else f"not {a}"
+        case ast.Call(func=func, args=args, keywords=keywords, suffixes=()) if func in PRINTED:
+
+            def arg(e: ast.Expr) -> str | None:
+                return _python(e, name, params, local, x, depth + 1)
+
+            texts = [arg(a) for a in args]
+            texts += [None if (v := arg(k.value)) is None else f"{k.name}={v}" for k in keywords]
+            if any(t is None for t in texts):
+                return None
+            return f"{PRINTED[func]}({', '.join(t for t in texts if t is not None)})"
+    return None
+
+
+_OR, _AND, _NOT, _COMPARE, _ARITH, _PRODUCT, _UNARY, _POWER, _ATOM = range(9)
+_OPS = {"+": _ARITH, "-": _ARITH, "*": _PRODUCT, "/": _PRODUCT, "//": _PRODUCT, "%": _PRODUCT}
+
+
+def _precedence(expr: ast.Expr) -> int:
+    match expr:
+        case ast.BoolOp(op=op):
+            return _OR if op == "or" else _AND
+        case ast.Not():
+            return _NOT
+        case ast.Compare():
+            return _COMPARE
+        case ast.BinOp(op=op):
+            return _OPS.get(op, _POWER)
+        case ast.UnaryOp():
+            return _UNARY
+    return _ATOM
+
+
+def holds(test: str, graph: Graph, input_names: Sequence[str]) -> bool | None:
+    """The value of the constructor's ``test`` for this instance (None: not computable)."""
+    env: dict[str, Any] = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
+    shape = graph.input_value.sample_shape or ()
+    for axis, input_name in enumerate(input_names):
+        if axis < len(shape):
+            env[input_name] = shape[axis]
+    functions = {"make_divisible": make_divisible, "math": math}
+    try:
+        value = eval(test, {"__builtins__": {}, **_BUILTINS, **functions}, env)  # noqa: S307
+    except Exception:  # a name the instance does not give, an unsupported value
+        return None
+    return bool(value)
+
+
+_BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "round": round}
+
+
+# -- joining class texts ------------------------------------------------------------------
+
+
+@record(frozen=True)
+class Parts:
+    """A generated class cut where instances may differ: the constructor's statements and
+    forward's, between lines that must be equal."""
+
+    head: tuple[str, ...]  # class line, def __init__, super().__init__()
+    init: tuple[tuple[str, ...], ...]  # statements (each one or more lines)
+    middle: tuple[str, ...]  # blank line, _init_weights, def forward(...)
+    forward: tuple[tuple[str, ...], ...]
+
+
+def cut(lines: list[str]) -> Parts | None:
+    try:
+        start = lines.index(f"{INDENT * 2}super().__init__()") + 1
+        blank = lines.index("", start)
+        body = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
+    except (ValueError, StopIteration):
+        return None
+    forward_start = next(
+        (i for i in range(body, len(lines)) if lines[i].startswith(INDENT * 2)), len(lines)
+    )
+    return Parts(
+        tuple(lines[:start]),
+        _statements(lines[start:blank]),
+        tuple(lines[blank:forward_start]),
+        _statements(lines[forward_start:]),
+    )
+
+
+def _statements(lines: list[str]) -> tuple[tuple[str, ...], ...]:
+    out: list[list[str]] = []
+    for line in lines:
+        top = line.startswith(INDENT * 2) and not line.startswith(INDENT * 3)
+        if top and line.strip()[:1] not in (")", "]", "}") and not _after_comment(out):
+            out.append([line])
+        else:
+            out[-1].append(line)
+    # a comment line of its own belongs to the statement after it
+    return tuple(tuple(s) for s in out)
+
+
+def _after_comment(out: list[list[str]]) -> bool:
+    return bool(out) and out[-1][-1].strip().startswith("#")
+
+
+def _key(statement: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(
+        line.partition("  # ")[0] for line in statement if not line.strip().startswith("#")
+    )
+
+
+def _bare(statement: tuple[str, ...]) -> tuple[str, ...]:
+    """The statement without its shape comments (they differ between the instances)."""
+    return _key(statement)
+
+
+Member = tuple[tuple[int, ...], tuple[tuple[str, ...], ...]]  # decisions, statements
+
+
+def join(
+    members: list[Member], test: Callable[[int, int], str | None], list_name: str = "layers"
+) -> list[tuple[str, ...]] | None:
+    """The statements of one class running each member's statements on its decisions;
+    ``test(if_index, branch)`` is the branch's condition. None where it cannot."""
+    keys = {tuple(_key(s) for s in stmts) for _, stmts in members}
+    if len(keys) == 1:
+        first = members[0][1]
+        same = all(stmts == first for _, stmts in members)
+        return [s if same else _bare(s) for s in first]
+    relevant = _relevant(members)
+    split = next((i for i in relevant if len({d[i] for d, _ in members}) > 1), None)
+    if split is None:
+        return None  # the same branches, different classes: something else differs
+    chosen = min(d[split] for d, _ in members if d[split] >= 0)
+    condition = test(split, chosen)
+    if condition is None:
+        return None
+    taken = join([m for m in members if m[0][split] == chosen], test, list_name)
+    other = join([m for m in members if m[0][split] != chosen], test, list_name)
+    if taken is None or other is None:
+        return None
+    return _merge(taken, other, condition, list_name)
+
+
+def _relevant(members: list[Member]) -> list[int]:
+    """The ``if`` statements this part of the class depends on. An ``if`` is left out when
+    members that decide every other ``if`` alike, and this one differently, have the same
+    statements (and some such members exist): forward then does not test what only
+    ``__init__`` needs. Mere correlation between two ``if`` statements never drops one."""
+    keep = list(range(len(members[0][0])))
+    for index in range(len(keep)):
+        others = [k for k in keep if k != index]
+        seen: dict[tuple[int, ...], dict[int, tuple[tuple[str, ...], ...]]] = {}
+        for decisions, statements in members:
+            key = tuple(decisions[k] for k in others)
+            text = tuple(_key(s) for s in statements)
+            seen.setdefault(key, {}).setdefault(decisions[index], text)
+        pairs = [texts for texts in seen.values() if len(texts) > 1]
+        if pairs and all(len(set(texts.values())) == 1 for texts in pairs):
+            keep = others
+    return keep
+
+
+def _merge(
+    taken: list[tuple[str, ...]], other: list[tuple[str, ...]], condition: str, list_name: str
+) -> list[tuple[str, ...]]:
+    matcher = difflib.SequenceMatcher(
+        None, [_key(s) for s in taken], [_key(s) for s in other], autojunk=False
+    )
+    out: list[tuple[str, ...]] = []
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            out += [
+                taken[a0 + k] if taken[a0 + k] == other[b0 + k] else _bare(taken[a0 + k])
+                for k in range(a1 - a0)
+            ]
+            continue
+        yes, no = taken[a0:a1], other[b0:b1]
+        built = _built(yes, no, condition, list_name)
+        if built is not None:
+            out += built
+            continue
+        lines: list[str] = []
+        if yes:
+            lines.append(f"{INDENT * 2}if {condition}:")
+            lines += _indented(yes)
+            if len(no) == 1 and no[0][0].startswith(f"{INDENT * 2}if "):  # else: if -> elif
+                lines += [f"{INDENT * 2}el{no[0][0].lstrip()}", *no[0][1:]]
+            elif no:
+                lines.append(f"{INDENT * 2}else:")
+                lines += _indented(no)
+        else:
+            lines.append(f"{INDENT * 2}if not ({condition}):")
+            lines += _indented(no)
+        out.append(tuple(lines))
+    return out
+
+
+def _built(
+    yes: Sequence[tuple[str, ...]], no: Sequence[tuple[str, ...]], condition: str, name: str
+) -> list[tuple[str, ...]] | None:
+    """``self.block = nn.Sequential(a, b, c)`` on one side and ``nn.Sequential(b, c)`` on the
+    other, built as torchvision builds it: ``layers = []``, ``if <test>:
+    layers.append(a)``, ..., ``self.block = nn.Sequential(*layers)`` (None: not that)."""
+    if len(yes) != 1 or len(no) != 1:
+        return None
+    first, second = _sequential(yes[0]), _sequential(no[0])
+    if first is None or second is None or first[0] != second[0]:
+        return None
+    target, a = first
+    b = second[1]
+    if not a or not b:
+        return None
+    pad = INDENT * 2
+    out: list[tuple[str, ...]] = [(f"{pad}{name} = []",)]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            out += [_append(name, item, 2) for item in a[a0:a1]]
+            continue
+        lines = [f"{pad}if {condition}:"] if a1 > a0 else [f"{pad}if not ({condition}):"]
+        lines += [line for item in (a[a0:a1] or b[b0:b1]) for line in _append(name, item, 3)]
+        if a1 > a0 and b1 > b0:
+            lines.append(f"{pad}else:")
+            lines += [line for item in b[b0:b1] for line in _append(name, item, 3)]
+        out.append(tuple(lines))
+    out.append((f"{pad}{target} = nn.Sequential(*{name})",))
+    return out
+
+
+def _append(name: str, item: str, depth: int) -> tuple[str, ...]:
+    return tuple(nested(depth, "", Call(f"{name}.append", (item,))))
+
+
+def _sequential(statement: tuple[str, ...]) -> tuple[str, list[str]] | None:
+    """``(target, items)`` of ``self.x = nn.Sequential(item, ...)``."""
+    text = _joined(list(statement))
+    head, eq, value = text.partition(" = ")
+    if not eq or not head.startswith("self.") or not value.startswith("nn.Sequential("):
+        return None
+    parsed = _parse_call(value)
+    if parsed is None or parsed[0] or parsed[1].func != "nn.Sequential":
+        return None
+    items = list(parsed[1].args)
+    if any(item.startswith("*") for item in items):
+        return None
+    return head.strip(), items
+
+
+def _joined(lines: list[str]) -> str:
+    """A statement's lines as one line (black's exploded calls joined back)."""
+    text = ""
+    for line in (line.strip() for line in lines):
+        if line.startswith("#"):
+            continue
+        line = line.partition("  # ")[0]
+        if not text or text.endswith(("(", "[", "{")) or line.startswith((")", "]", "}")):
+            text += line
+        else:
+            text += " " + line
+    for close in (")", "]", "}"):
+        text = text.replace(f",{close}", close)
+    return text
+
+
+def _indented(statements: Sequence[tuple[str, ...]]) -> list[str]:
+    out: list[str] = []
+    for statement in statements:
+        lines = [INDENT + line if line else line for line in statement]
+        if max(map(len, lines)) > LINE_LIMIT:
+            lines = _rewrapped(lines)
+        out += lines
+    return out
+
+
+def _rewrapped(lines: list[str]) -> list[str]:
+    """A simple statement ``target = call(...)`` laid out again at its new depth."""
+    first = lines[0]
+    depth = (len(first) - len(first.lstrip())) // len(INDENT)
+    text = _joined(lines)
+    head, eq, value = text.partition(" = ")
+    parsed = _parse_call(value) if eq and not head.startswith(("if ", "for ")) else None
+    if parsed is None or parsed[0]:
+        return lines
+    return nested(depth, f"{head} = ", parsed[1])
