@@ -77,6 +77,13 @@ from aurane.runtime.lock import RunLockedError, acquire_lock, release_lock
 from aurane.runtime.progress import Progress, epoch_line
 from aurane.runtime.rng import restore_rng, rng_state
 from aurane.runtime.schedule import OVERRIDES, Budget
+from aurane.runtime.sharded import (
+    load_full_into_sharded,
+    load_sharded,
+    prune_sharded,
+    save_sharded,
+)
+from aurane.runtime.sharding import is_sharded
 from aurane.runtime.version import AURANE_VERSION
 
 _SIGNALS = ("SIGINT", "SIGTERM")
@@ -264,6 +271,7 @@ class Run:
         self.resumed: dict[str, Any] | None = None
         self.first_session_epoch = 1
         self.outputs: str | None = None  # ``output``'s folder for a job without checkpoints
+        self.saves = 0  # sharded checkpoints written by this session (their folders' names)
 
     @property
     def fingerprint(self) -> dict[str, Any]:
@@ -410,8 +418,7 @@ class Run:
                 f"{partial['world_size']} process(es), so it resumes with as many (this run has "
                 f"{self.world}); an epoch's checkpoint (epoch_NNNN.pt, best.pt) resumes with any"
             )
-        for key, value in self.state.items():
-            value.load_state_dict(checkpoint[key])
+        self._load_state(path, checkpoint)
         self.history = checkpoint["history"]
         if self.kind == "train":
             self.monitor = checkpoint["monitor"]
@@ -434,6 +441,21 @@ class Run:
             (r["epoch"] for r in self.history if r.get(self.monitor_key) == best), None
         )
         self.resumed = {"from": _shown(path), "epoch": self.saved_epoch, "step": self.step}
+
+    def _load_state(self, path: str, checkpoint: dict[str, Any]) -> None:
+        """Each state entry from the checkpoint; a model and optimizer sharded by FSDP
+        (this run's or the checkpoint's) through torch.distributed.checkpoint."""
+        model, optimizer = self.state.get("model"), self.state.get("optimizer")
+        done: set[str] = set()
+        if model is not None and optimizer is not None:
+            file = os.path.join(path, "last.pt") if os.path.isdir(path) else path
+            done = load_sharded(file, checkpoint, model, optimizer)
+            if not done and is_sharded(model):
+                load_full_into_sharded(model, optimizer, checkpoint)
+                done = {"model", "optimizer"}
+        for key, value in self.state.items():
+            if key not in done:
+                value.load_state_dict(checkpoint[key])
 
     def _check_length(self, path: str, saved: dict[str, Any] | None) -> None:
         """Refuse to change the length of a run whose learning-rate schedule was sized
@@ -499,8 +521,14 @@ class Run:
             lines.append("  set on the command line: " + ", ".join(overrides))
         return "\n".join(lines)
 
-    def checkpoint(self, epoch: int, partial: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Everything a resume needs, as plain tensors and containers (weights_only loads)."""
+    def checkpoint(
+        self,
+        epoch: int,
+        partial: dict[str, Any] | None = None,
+        sharded: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Everything a resume needs, as plain tensors and containers (weights_only loads);
+        ``sharded``: the entries written by ``save_sharded`` instead (FSDP)."""
         payload: dict[str, Any] = {
             "format": CHECKPOINT_FORMAT,
             "kind": self.kind,
@@ -509,7 +537,10 @@ class Run:
             "fingerprint": self.fingerprint,
             "epoch": epoch,
         }
-        payload.update({key: value.state_dict() for key, value in self.state.items()})
+        sharded = sharded or {}
+        payload.update(
+            {key: sharded.get(key) or value.state_dict() for key, value in self.state.items()}
+        )
         payload["history"] = self.history
         if self.kind == "train":
             payload["monitor"] = self.monitor
@@ -534,9 +565,15 @@ class Run:
         try:
             if is_main_process() and (self.history or self.step_rows):
                 self.files = write_history(self.folder, self.history, self.step_rows)
-            save_checkpoints(
-                self.folder, self.checkpoint(epoch, partial), best=best, every=self.every
-            )
+            model, sharded = self.state.get("model"), None
+            if is_sharded(model):  # every process writes its shards first (FSDP)
+                self.saves += 1
+                tag = f"step_{self.step:08d}-s{self.sessions}-n{self.saves}"
+                sharded = save_sharded(self.folder, tag, model, self.state["optimizer"])
+            checkpoint = self.checkpoint(epoch, partial, sharded)
+            save_checkpoints(self.folder, checkpoint, best=best, every=self.every)
+            if sharded is not None and is_main_process():
+                prune_sharded(self.folder)  # the folders no .pt file names any more
             self.saved_epoch, self.saved_step = epoch, self.step
             self.saved_within = partial is not None
         finally:
@@ -666,8 +703,13 @@ class Run:
 
     def accumulating(self, net: Any) -> Any:
         """Under DDP, ``net.no_sync()`` for a batch that does not end a step (gradients are
-        averaged over processes once per step, as nanoGPT does); otherwise nothing."""
-        if self.stepping or not hasattr(net, "no_sync"):
+        averaged over processes once per step, as nanoGPT does); under FSDP2, its
+        ``set_requires_gradient_sync(False)``; otherwise nothing."""
+        if self.stepping:
+            return contextlib.nullcontext()
+        if hasattr(net, "set_requires_gradient_sync"):  # FSDP2: reduce once per step too
+            return _gradient_sync_off(net)
+        if not hasattr(net, "no_sync"):
             return contextlib.nullcontext()
         return net.no_sync()
 
@@ -897,6 +939,16 @@ class Run:
             more = (self.max_steps or 0) + (self.budget.steps_per_epoch or self.max_steps or 1)
             return f"  resume or extend: {command} --resume {folder} --max-steps {more}"
         return f"  resume or extend: {command} --resume {folder} --epochs {(self.total or 0) + 1}"
+
+
+@contextlib.contextmanager
+def _gradient_sync_off(net: Any) -> Iterator[None]:
+    """FSDP2's ``no_sync``: gradients of the batches inside are not reduced yet."""
+    net.set_requires_gradient_sync(False)
+    try:
+        yield
+    finally:
+        net.set_requires_gradient_sync(True)
 
 
 def _cpu(value: Any, device: torch.device) -> Any:

@@ -10,7 +10,8 @@ by ``jobs.py`` with already-rendered Python source.
 Flags: ``val``, ``test``, ``evals`` (validation every N steps through ``validate()``),
 ``sched``/``step_sched``/``epoch_sched``/``plateau_sched``, ``budget`` (a schedule sized
 from the run's length), ``amp`` (autocast), ``scaler`` (fp16's gradient scaler), ``clip``,
-``accum`` (``accumulate`` > 1), ``compile``, ``channels``, ``check``/``check_train``.
+``accum`` (``accumulate`` > 1), ``compile``, ``channels``, ``check``/``check_train``,
+``wrap`` (``strategy = "fsdp"`` or ``activation_checkpointing``: the blocks' wrapping).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def $name(
         model = $model_class()
     rt.to_device(model, device)
 [channels]    model = model.to(memory_format=torch.channels_last)  # channels_last = true
+[wrap]$wrap
 $loss
 $optimizer
 [budget]$budget
