@@ -572,8 +572,8 @@ class Run:
                 sharded = save_sharded(self.folder, tag, model, self.state["optimizer"])
             checkpoint = self.checkpoint(epoch, partial, sharded)
             save_checkpoints(self.folder, checkpoint, best=best, every=self.every)
-            if sharded is not None and is_main_process():
-                prune_sharded(self.folder)  # the folders no .pt file names any more
+            if is_main_process():  # the DCP folders no .pt file names any more (FSDP)
+                prune_sharded(self.folder)
             self.saved_epoch, self.saved_step = epoch, self.step
             self.saved_within = partial is not None
         finally:

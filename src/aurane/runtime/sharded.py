@@ -19,8 +19,8 @@ any other; ``aurane checkpoint consolidate RUN -o model.pt`` writes one.
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +29,7 @@ import torch.distributed as dist
 
 from aurane.runtime.checkpoint import CheckpointError
 from aurane.runtime.distributed import is_main_process
+from aurane.runtime.faults import fault_point
 
 SHARDED_FOLDER = "sharded"
 SHARDED_ENTRIES = ("model", "optimizer")  # what FSDP shards; the rest stays in the .pt
@@ -67,6 +68,7 @@ def save_sharded(folder: str, tag: str, model: Any, optimizer: Any) -> dict[str,
     if optimizer.state:
         state["optimizer"] = get_optimizer_state_dict(model, optimizer)
     dcp.save(state, checkpoint_id=path)
+    fault_point("sharded:written")  # every shard in place, no .pt file names them yet
     return {key: {"sharded": relative} for key in state}
 
 
@@ -91,7 +93,7 @@ def load_sharded(
     state = {"model": get_model_state_dict(model)}
     if sharded_folder(checkpoint.get("optimizer")) is not None:
         state["optimizer"] = get_optimizer_state_dict(model, optimizer)
-    dcp.load(state, checkpoint_id=folder)
+    dcp.load(state, storage_reader=_reader(folder))
     set_model_state_dict(model, state["model"])
     if "optimizer" in state:
         set_optimizer_state_dict(model, optimizer, state["optimizer"])
@@ -155,17 +157,21 @@ def consolidate(path: str) -> dict[str, Any]:
     """The ordinary checkpoint of a sharded one (``path``: its ``.pt`` file): the same
     entries, with the model's tensors whole and the optimizer in torch's own layout
     (parameters numbered in its groups' order), loadable by ``torch.load(weights_only=True)``
-    in one process without torch.distributed. An ordinary checkpoint comes back as it is."""
-    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+    in one process (never inside torchrun's group). An ordinary checkpoint comes back as
+    it is."""
+    # what DCP's own dcp_to_torch_save reads with, given a reader of our own
+    from torch.distributed.checkpoint.default_planner import (
+        _EmptyStateDictLoadPlanner as Everything,
+    )
+    from torch.distributed.checkpoint.state_dict_loader import _load_state_dict as read
 
     checkpoint: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
     relative = sharded_folder(checkpoint.get("model")) if isinstance(checkpoint, dict) else None
     if relative is None:
         return checkpoint
-    with tempfile.TemporaryDirectory() as scratch:
-        whole = os.path.join(scratch, "whole.pt")
-        dcp_to_torch_save(_dcp_folder(path, relative), whole)
-        state = torch.load(whole, map_location="cpu", weights_only=True)
+    state: dict[str, Any] = {}
+    folder = _dcp_folder(path, relative)
+    read(state, storage_reader=_reader(folder), planner=Everything(), no_dist=True)
     checkpoint["model"] = dict(state["model"])
     if "optimizer" in state:  # (else the .pt file holds it: no state before the first step)
         checkpoint["optimizer"] = _numbered(state["optimizer"])
@@ -194,3 +200,59 @@ def _dcp_folder(path: str, relative: str) -> str:
             "is missing or incomplete (keep a .pt file beside its sharded/ folder)"
         )
     return folder
+
+
+# What DCP's ``.metadata`` (a pickle) may name: its own record classes, and the torch and
+# pathlib values they hold. Anything else is refused before it runs, as ``torch.load(...,
+# weights_only=True)`` refuses it in a ``.pt`` file (docs/security.md).
+_METADATA_MODULES = ("torch.distributed.checkpoint.metadata", "torch.distributed.checkpoint.filesystem")
+_METADATA_GLOBALS = {
+    ("torch", "Size"),
+    ("torch.serialization", "_get_layout"),
+    ("pathlib", "PosixPath"),
+    ("pathlib", "WindowsPath"),
+    ("pathlib", "PurePosixPath"),
+    ("pathlib", "PureWindowsPath"),
+    ("collections", "OrderedDict"),
+}
+
+
+class _MetadataUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        found = super().find_class(module, name) if module in _METADATA_MODULES else None
+        if isinstance(found, type) and found.__module__ == module:
+            return found  # a record class defined there (not a name it imported)
+        if (module, name) in _METADATA_GLOBALS:
+            return super().find_class(module, name)
+        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
+            return getattr(torch, name)
+        raise pickle.UnpicklingError(
+            f"a sharded checkpoint's .metadata names {module}.{name}, which is refused"
+        )
+
+
+def _reader(folder: str) -> Any:
+    """DCP's file-system reader, reading ``.metadata`` with ``_MetadataUnpickler``; a
+    metadata file naming anything else is a ``CheckpointError`` before DCP starts."""
+    from torch.distributed.checkpoint import FileSystemReader
+    from torch.distributed.checkpoint.metadata import StorageMeta
+
+    def read(name: str) -> Any:
+        with open(os.path.join(folder, name), "rb") as handle:
+            return _MetadataUnpickler(handle).load()
+
+    try:
+        read(".metadata")
+    except (pickle.UnpicklingError, EOFError, AttributeError, ValueError) as error:
+        raise CheckpointError(f"cannot read the sharded checkpoint {folder!r}: {error}") from None
+
+    class Reader(FileSystemReader):
+        def read_metadata(self, *args: Any, **kwargs: Any) -> Any:
+            rank = kwargs.get("rank")
+            metadata = read(".metadata" if rank is None else f"__{rank}.metadata")
+            if getattr(metadata, "storage_meta", None) is None:
+                metadata.storage_meta = StorageMeta()
+            metadata.storage_meta.load_id = self.load_id
+            return metadata
+
+    return Reader(folder)
