@@ -32,10 +32,10 @@ def checkpoint_file(path: str) -> str:
 
 def load_trained(net: Any, model: str, path: str) -> str:
     """Give ``net`` (model ``model``) the weights a training checkpoint holds for it; the
-    entry they came from. The file loads with ``weights_only=True`` (tensors and plain
-    containers, never pickled code: docs/security.md; a sharded checkpoint's entries are gathered
-from its torch.distributed.checkpoint folder); the entry is the one whose parameter
-    names and shapes are exactly the module's, so a checkpoint of another model is refused."""
+        entry they came from. The file loads with ``weights_only=True`` (tensors and plain
+        containers, never pickled code: docs/security.md; a sharded checkpoint's entries are gathered
+    from its torch.distributed.checkpoint folder); the entry is the one whose parameter
+        names and shapes are exactly the module's, so a checkpoint of another model is refused."""
     import torch
 
     from aurane.runtime.checkpoint import READABLE_FORMATS

@@ -217,9 +217,7 @@ def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Pa
     reference = torch.load(tmp_path / "from_one.pt")
     for name in ("from_fsdp", "job_fsdp3"):
         other = torch.load(tmp_path / f"{name}.pt")
-        assert _losses(other["history"]) == pytest.approx(
-            _losses(reference["history"]), rel=1e-6
-        )
+        assert _losses(other["history"]) == pytest.approx(_losses(reference["history"]), rel=1e-6)
         _close(reference["weights"], other["weights"], name)
 
 

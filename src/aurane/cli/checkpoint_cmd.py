@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "checkpoint",
         help=command_help("checkpoint"),
         description="Work with training checkpoints. consolidate: write a checkpoint whose "
-        "model and optimizer are sharded (strategy = \"fsdp\") as one ordinary file.",
+        'model and optimizer are sharded (strategy = "fsdp") as one ordinary file.',
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     consolidate = actions.add_parser(

@@ -52,11 +52,11 @@ def save_sharded(folder: str, tag: str, model: Any, optimizer: Any) -> dict[str,
     ``folder/sharded/tag``; returns the ``.pt`` file's entries naming the folder. An
     optimizer without state yet (before its first step) is left to the ``.pt`` file:
     torch's state-dict API would give it one with a step of learning rate 0 first."""
-    import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import (
         get_model_state_dict,
         get_optimizer_state_dict,
     )
+    from torch.distributed.checkpoint.state_dict_saver import save
 
     relative = f"{SHARDED_FOLDER}/{tag}"
     path = os.path.join(folder, relative)
@@ -64,36 +64,34 @@ def save_sharded(folder: str, tag: str, model: Any, optimizer: Any) -> dict[str,
         shutil.rmtree(path)  # a killed session's unnamed leftover of the same name
     if dist.is_initialized():
         dist.barrier()
-    state = {"model": get_model_state_dict(model)}
+    state: dict[str, Any] = {"model": get_model_state_dict(model)}
     if optimizer.state:
         state["optimizer"] = get_optimizer_state_dict(model, optimizer)
-    dcp.save(state, checkpoint_id=path)
+    save(state, checkpoint_id=path)
     fault_point("sharded:written")  # every shard in place, no .pt file names them yet
     return {key: {"sharded": relative} for key in state}
 
 
-def load_sharded(
-    path: str, checkpoint: Mapping[str, Any], model: Any, optimizer: Any
-) -> set[str]:
+def load_sharded(path: str, checkpoint: Mapping[str, Any], model: Any, optimizer: Any) -> set[str]:
     """Load a sharded checkpoint's model and optimizer (``path``: its ``.pt`` file) into
     ``model`` and ``optimizer``, sharded or not, resharded for this run's processes; the
     entries loaded (none for an ordinary checkpoint)."""
-    import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import (
         get_model_state_dict,
         get_optimizer_state_dict,
         set_model_state_dict,
         set_optimizer_state_dict,
     )
+    from torch.distributed.checkpoint.state_dict_loader import load
 
     relative = sharded_folder(checkpoint.get("model"))
     if relative is None:
         return set()
     folder = _dcp_folder(path, relative)
-    state = {"model": get_model_state_dict(model)}
+    state: dict[str, Any] = {"model": get_model_state_dict(model)}
     if sharded_folder(checkpoint.get("optimizer")) is not None:
         state["optimizer"] = get_optimizer_state_dict(model, optimizer)
-    dcp.load(state, storage_reader=_reader(folder))
+    load(state, storage_reader=_reader(folder))
     set_model_state_dict(model, state["model"])
     if "optimizer" in state:
         set_optimizer_state_dict(model, optimizer, state["optimizer"])
@@ -118,7 +116,7 @@ def load_full_into_sharded(model: Any, optimizer: Any, checkpoint: Mapping[str, 
         return
     names = {id(parameter): name for name, parameter in model.named_parameters()}
     order = [names[id(p)] for group in optimizer.param_groups for p in group["params"]]
-    by_name = {
+    by_name: dict[str, Any] = {
         "state": {order[int(key)]: value for key, value in saved["state"].items()},
         "param_groups": [
             {**group, "params": [order[int(i)] for i in group["params"]]}
@@ -140,7 +138,9 @@ def prune_sharded(folder: str) -> list[str]:
         if not name.endswith(".pt"):
             continue
         try:
-            checkpoint = torch.load(os.path.join(folder, name), map_location="cpu", weights_only=True)
+            checkpoint = torch.load(
+                os.path.join(folder, name), map_location="cpu", weights_only=True
+            )
         except Exception:
             return []  # being replaced, or not ours: keep everything
         if isinstance(checkpoint, dict):
@@ -171,7 +171,8 @@ def consolidate(path: str) -> dict[str, Any]:
         return checkpoint
     state: dict[str, Any] = {}
     folder = _dcp_folder(path, relative)
-    read(state, storage_reader=_reader(folder), planner=Everything(), no_dist=True)
+    planner = Everything()  # type: ignore[no-untyped-call]
+    read(state, storage_reader=_reader(folder), planner=planner, no_dist=True)
     checkpoint["model"] = dict(state["model"])
     if "optimizer" in state:  # (else the .pt file holds it: no state before the first step)
         checkpoint["optimizer"] = _numbered(state["optimizer"])
@@ -205,7 +206,10 @@ def _dcp_folder(path: str, relative: str) -> str:
 # What DCP's ``.metadata`` (a pickle) may name: its own record classes, and the torch and
 # pathlib values they hold. Anything else is refused before it runs, as ``torch.load(...,
 # weights_only=True)`` refuses it in a ``.pt`` file (docs/security.md).
-_METADATA_MODULES = ("torch.distributed.checkpoint.metadata", "torch.distributed.checkpoint.filesystem")
+_METADATA_MODULES = (
+    "torch.distributed.checkpoint.metadata",
+    "torch.distributed.checkpoint.filesystem",
+)
 _METADATA_GLOBALS = {
     ("torch", "Size"),
     ("torch.serialization", "_get_layout"),
@@ -234,7 +238,7 @@ class _MetadataUnpickler(pickle.Unpickler):
 def _reader(folder: str) -> Any:
     """DCP's file-system reader, reading ``.metadata`` with ``_MetadataUnpickler``; a
     metadata file naming anything else is a ``CheckpointError`` before DCP starts."""
-    from torch.distributed.checkpoint import FileSystemReader
+    from torch.distributed.checkpoint.filesystem import FileSystemReader
     from torch.distributed.checkpoint.metadata import StorageMeta
 
     def read(name: str) -> Any:

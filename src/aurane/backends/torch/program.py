@@ -149,9 +149,7 @@ class TorchCodeGenerator:
             if defined & {*self._classes.values(), *HELPER_NAMES, *LAYER_HELPER_NAMES}:
                 # a job helper took a class's name: rename the classes, emit again
                 self._plan(frozenset(defined))
-                jobs = _emit_jobs(
-                    self.program, self.graphs, self.class_names, self._unit_classes()
-                )
+                jobs = _emit_jobs(self.program, self.graphs, self.class_names, self._unit_classes())
             if jobs is not None:
                 _refuse_hidden_uses(self.program, jobs)
         plans = self.plans()
