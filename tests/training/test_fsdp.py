@@ -65,7 +65,7 @@ def test_fsdp_code_is_a_few_readable_lines_more_than_ddp() -> None:
     fsdp = compile_text(_program(extra=every))
     added = len(fsdp.splitlines()) - len(ddp.splitlines())
     assert 0 < added <= 15, added  # the issue's bound
-    assert added == 5, added
+    assert added == 6, added
     expected = [
         '    # strategy = "fsdp": FSDP2 shards each block, then the rest',
         "    for block in rt.blocks(model, Block):",
@@ -78,6 +78,8 @@ def test_fsdp_code_is_a_few_readable_lines_more_than_ddp() -> None:
     assert lines[start : start + len(expected)] == expected
     # the wrapping comes before the optimizer sees the (sharded) parameters
     assert start < next(i for i, line in enumerate(lines) if "optimizer = torch.optim" in line)
+    assert "        sharded=rt.ShardedCheckpoints()," in lines  # checkpoints in DCP folders
+    assert "        net = model  # sharded by FSDP above" in lines  # no DDP wrapper
     standalone = compile_text(_program(extra=FSDP + CHECKPOINTING), standalone=True)
     assert "def _fully_shard(" in standalone and "def _blocks(" in standalone
     imports = [line for line in standalone.splitlines() if line.startswith(("import", "from"))]
@@ -161,18 +163,24 @@ job_ddp.rt.finish_distributed()
 
 ONE_PROCESS = """
 import torch
+from aurane.runtime import CheckpointError
 from aurane.trained import load_trained
-import job_one, job_one3
+import job_one, job_one3, job_one3_fsdp
 model = job_one.train_gpt()
 torch.save({"weights": model.state_dict(), "history": model.training_history}, "job_one.pt")
 # export and verify read a sharded checkpoint's weights as they read any other
 net = job_one.GPT()
 print("entry", load_trained(net, "GPT", "ck_fsdp/run_0001/last.pt"))
 torch.save(net.state_dict(), "trained.pt")
+# a program without the strategy cannot read the shards, and says what to do
+try:
+    job_one3.train_gpt(resume_from="ck_fsdp/run_0001")
+except CheckpointError as error:
+    print(error)
 # the run of two FSDP processes continues in one process (no torch.distributed), and so
 # does this process's own: a third epoch each
-for name, start in (("from_fsdp", "ck_fsdp/run_0001"), ("from_one", "ck_one")):
-    more = job_one3.train_gpt(resume_from=start)
+for job, name, start in ((job_one3_fsdp, "from_fsdp", "ck_fsdp/run_0001"), (job_one3, "from_one", "ck_one")):
+    more = job.train_gpt(resume_from=start)
     torch.save({"weights": more.state_dict(), "history": more.training_history}, name + ".pt")
 """
 
@@ -184,6 +192,8 @@ def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Pa
     write_program(tmp_path, _program(epochs=3, folder="ck_fsdp3", extra=FSDP), "job_fsdp3")
     write_program(tmp_path, _program(batch=8, folder="ck_one"), "job_one")
     write_program(tmp_path, _program(batch=8, epochs=3, folder="ck_one3"), "job_one3")
+    one3_fsdp = _program(batch=8, epochs=3, folder="ck_one3", extra=FSDP)
+    write_program(tmp_path, one3_fsdp, "job_one3_fsdp")
     (tmp_path / "driver.py").write_text(EQUAL_DRIVER)
     done = _torchrun(tmp_path, "--standalone", "--nproc-per-node=2", "driver.py")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -197,6 +207,10 @@ def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Pa
     alone = run_python(ONE_PROCESS, tmp_path, timeout=180)
     assert alone.returncode == 0, alone.stdout + alone.stderr
     assert "entry model" in alone.stdout
+    assert 'its model and optimizer are sharded (written with strategy = "fsdp"); ' in (
+        alone.stdout
+    )
+    assert "aurane checkpoint consolidate ck_fsdp/run_0001/last.pt -o model.pt" in alone.stdout
     # continued in one process, the run's last.pt is an ordinary one; no shards are left
     last = torch.load(run / "last.pt", weights_only=True)
     assert last["epoch"] == 3 and sharded_folder(last["model"]) is None

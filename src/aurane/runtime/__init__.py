@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from aurane.runtime.rng import restore_rng, rng_state
     from aurane.runtime.run import Interrupted, Run, main
     from aurane.runtime.schedule import Budget, warmup_cosine
-    from aurane.runtime.sharded import consolidate
+    from aurane.runtime.sharded import ShardedCheckpoints, consolidate
     from aurane.runtime.sharding import blocks, checkpoint_activations, fully_shard
     from aurane.runtime.version import AURANE_VERSION, RUNTIME_VERSION, require
 
@@ -114,6 +114,7 @@ _WHERE = {
     "Budget": "schedule",
     "warmup_cosine": "schedule",
     "consolidate": "sharded",
+    "ShardedCheckpoints": "sharded",
     "blocks": "sharding",
     "checkpoint_activations": "sharding",
     "fully_shard": "sharding",
@@ -136,6 +137,7 @@ __all__ = [
     "RUNTIME_VERSION",
     "Run",
     "RunFolderError",
+    "ShardedCheckpoints",
     "RunLockedError",
     "acquire_lock",
     "blocks",

@@ -8,7 +8,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch.distributed.fsdp import FSDPModule
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler
 
@@ -123,9 +122,8 @@ def set_epoch(loader: Any, epoch: int) -> None:
 
 
 def distribute(model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
-    """Wrap ``model`` in DistributedDataParallel under torchrun; unchanged otherwise, and
-    when FSDP2 sharded it already (``strategy = "fsdp"``: no DDP wrapper)."""
-    if not dist.is_initialized() or isinstance(model, FSDPModule):
+    """Wrap ``model`` in DistributedDataParallel under torchrun; unchanged otherwise."""
+    if not dist.is_initialized():
         return model
     device_ids = [device.index] if device.type == "cuda" else None
     return DistributedDataParallel(model, device_ids=device_ids)

@@ -77,13 +77,6 @@ from aurane.runtime.lock import RunLockedError, acquire_lock, release_lock
 from aurane.runtime.progress import Progress, epoch_line
 from aurane.runtime.rng import restore_rng, rng_state
 from aurane.runtime.schedule import OVERRIDES, Budget
-from aurane.runtime.sharded import (
-    load_full_into_sharded,
-    load_sharded,
-    prune_sharded,
-    save_sharded,
-)
-from aurane.runtime.sharding import is_sharded
 from aurane.runtime.version import AURANE_VERSION
 
 _SIGNALS = ("SIGINT", "SIGTERM")
@@ -190,7 +183,8 @@ class Run:
     ``epochs`` and/or ``max_steps`` (or a ``budget`` that also sized the learning-rate
     schedule); ``accumulate`` batches make an optimizer step. Every N steps:
     ``log_every`` a step row, ``eval_every_steps`` a ``validate()`` call,
-    ``checkpoint_every_steps`` a checkpoint (last.pt)."""
+    ``checkpoint_every_steps`` a checkpoint (last.pt). ``sharded``: a
+    ``ShardedCheckpoints`` (``strategy = "fsdp"``) for the model and optimizer."""
 
     def __init__(
         self,
@@ -215,6 +209,7 @@ class Run:
         eval_every_steps: int | None = None,
         validate: Callable[[], dict[str, float]] | None = None,
         checkpoint_every_steps: int | None = None,
+        sharded: Any = None,
     ) -> None:
         self.job, self.kind = job, kind
         self.state, self.loaders = state, list(loaders)
@@ -271,7 +266,9 @@ class Run:
         self.resumed: dict[str, Any] | None = None
         self.first_session_epoch = 1
         self.outputs: str | None = None  # ``output``'s folder for a job without checkpoints
-        self.saves = 0  # sharded checkpoints written by this session (their folders' names)
+        # strategy = "fsdp": a ShardedCheckpoints writing the model and optimizer in DCP
+        # folders; ``saves`` counts them in this session (their folders' names)
+        self.sharded, self.saves = sharded, 0
 
     @property
     def fingerprint(self) -> dict[str, Any]:
@@ -447,12 +444,16 @@ class Run:
         (this run's or the checkpoint's) through torch.distributed.checkpoint."""
         model, optimizer = self.state.get("model"), self.state.get("optimizer")
         done: set[str] = set()
-        if model is not None and optimizer is not None:
+        if self.sharded is not None:
             file = os.path.join(path, "last.pt") if os.path.isdir(path) else path
-            done = load_sharded(file, checkpoint, model, optimizer)
-            if not done and is_sharded(model):
-                load_full_into_sharded(model, optimizer, checkpoint)
-                done = {"model", "optimizer"}
+            done = self.sharded.load(file, checkpoint, model, optimizer)
+        elif any(_names_shards(checkpoint.get(key)) for key in self.state):
+            raise CheckpointError(
+                f"cannot resume from {path!r}: its model and optimizer are sharded (written "
+                f'with strategy = "fsdp"); resume it with a program that sets strategy = '
+                f'"fsdp" (in one process or more), or make it an ordinary checkpoint first: '
+                f"aurane checkpoint consolidate {shlex.quote(path)} -o model.pt"
+            )
         for key, value in self.state.items():
             if key not in done:
                 value.load_state_dict(checkpoint[key])
@@ -565,15 +566,16 @@ class Run:
         try:
             if is_main_process() and (self.history or self.step_rows):
                 self.files = write_history(self.folder, self.history, self.step_rows)
-            model, sharded = self.state.get("model"), None
-            if is_sharded(model):  # every process writes its shards first (FSDP)
+            sharded = None
+            if self.sharded is not None:  # FSDP: every process writes its shards first
                 self.saves += 1
                 tag = f"step_{self.step:08d}-s{self.sessions}-n{self.saves}"
-                sharded = save_sharded(self.folder, tag, model, self.state["optimizer"])
+                model, optimizer = self.state["model"], self.state["optimizer"]
+                sharded = self.sharded.save(self.folder, tag, model, optimizer)
             checkpoint = self.checkpoint(epoch, partial, sharded)
             save_checkpoints(self.folder, checkpoint, best=best, every=self.every)
-            if is_main_process():  # the DCP folders no .pt file names any more (FSDP)
-                prune_sharded(self.folder)
+            if self.sharded is not None and is_main_process():
+                self.sharded.prune(self.folder)  # the folders no .pt file names any more
             self.saved_epoch, self.saved_step = epoch, self.step
             self.saved_within = partial is not None
         finally:
@@ -939,6 +941,11 @@ class Run:
             more = (self.max_steps or 0) + (self.budget.steps_per_epoch or self.max_steps or 1)
             return f"  resume or extend: {command} --resume {folder} --max-steps {more}"
         return f"  resume or extend: {command} --resume {folder} --epochs {(self.total or 0) + 1}"
+
+
+def _names_shards(entry: Any) -> bool:
+    """A checkpoint entry naming a DCP folder instead of holding tensors (FSDP)."""
+    return isinstance(entry, dict) and set(entry) == {"sharded"}
 
 
 @contextlib.contextmanager

@@ -30,9 +30,38 @@ import torch.distributed as dist
 from aurane.runtime.checkpoint import CheckpointError
 from aurane.runtime.distributed import is_main_process
 from aurane.runtime.faults import fault_point
+from aurane.runtime.sharding import is_sharded
 
 SHARDED_FOLDER = "sharded"
 SHARDED_ENTRIES = ("model", "optimizer")  # what FSDP shards; the rest stays in the .pt
+
+
+class ShardedCheckpoints:
+    """What ``rt.Run(..., sharded=rt.ShardedCheckpoints())`` writes and reads a sharded
+    model's checkpoints with (``strategy = "fsdp"``); a model FSDP did not shard (one
+    process) is saved as usual, and loads a sharded checkpoint all the same."""
+
+    def save(self, folder: str, tag: str, model: Any, optimizer: Any) -> dict[str, Any] | None:
+        """Write the shards (every process); the .pt file's entries, or None when the model
+        is not sharded (the .pt file holds it)."""
+        if not is_sharded(model):
+            return None
+        return save_sharded(folder, tag, model, optimizer)
+
+    def load(
+        self, path: str, checkpoint: Mapping[str, Any], model: Any, optimizer: Any
+    ) -> set[str]:
+        """Load what the checkpoint holds for ``model`` and ``optimizer``, sharded or not,
+        into them, sharded or not; the entries loaded (none: load them as usual)."""
+        done = load_sharded(path, checkpoint, model, optimizer)
+        if not done and is_sharded(model):
+            load_full_into_sharded(model, optimizer, checkpoint)
+            done = set(SHARDED_ENTRIES)
+        return done
+
+    def prune(self, folder: str) -> list[str]:
+        """Remove the DCP folders no .pt file names any more (rank 0, after a save)."""
+        return prune_sharded(folder)
 
 
 def sharded_folder(entry: Any) -> str | None:

@@ -366,6 +366,11 @@ def emit_train(
         memory_format=", memory_format=torch.channels_last" if channels else "",
         net=f"rt.distribute({net}, device)" + ("  # compile = true" if "compile" in flags else ""),
     )
+    fsdp = field_literal(fields, "strategy", "ddp") == "fsdp"
+    if fsdp:  # sharded above, in place: no DDP wrapper
+        values["net"] = (
+            net + "  # sharded by FSDP above" + (", compile = true" if "compile" in flags else "")
+        )
     state = {"model": "model", "optimizer": "optimizer"}
     state.update(
         {key: key for key, flag in (("scheduler", "sched"), ("scaler", "scaler")) if flag in flags}
@@ -383,6 +388,8 @@ def emit_train(
     every_steps = field_literal(fields, "checkpoint_every_steps")
     if every_steps is not None:
         extra.append(f"checkpoint_every_steps={int(every_steps)!r}")
+    if fsdp:  # the model and optimizer in torch.distributed.checkpoint folders
+        extra.append("sharded=rt.ShardedCheckpoints()")
     values["run"] = _run_call(name, config, state, length, ckpt, extra)
     amp_arg = ["amp_dtype=amp_dtype"] if amp else []
     unknown = set()
