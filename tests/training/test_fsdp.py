@@ -316,7 +316,10 @@ job_whole.rt.finish_distributed()
 def test_fsdp_resume_after_sigkill_equals_the_uninterrupted_run(tmp_path: Path) -> None:
     every = FSDP + "    checkpoint_every_steps = 3\n"
     write_program(tmp_path, _program(folder="ck_whole", extra=every), "job_whole")
-    write_program(tmp_path, _program(folder="ck_split", extra=every), "job_split")
+    # the interrupted run is the --standalone program (the shards' code copied in): its
+    # checkpoints and weights are the default program's
+    split = _program(folder="ck_split", extra=every)
+    write_program(tmp_path, split, "job_split", standalone=True)
     # the third sharded save (step 4, epoch 1's end) is killed on both processes after
     # their shards are written and before last.pt names them: last.pt stays at step 3
     killed = _torchrun(

@@ -93,8 +93,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     ),
     Strategy(
         "fsdp+mixed",
-        "FSDP2 full shard with bfloat16 parameters and compute "
-        '(and fsdp_precision = "bf16")',
+        'FSDP2 full shard with bfloat16 parameters and compute (and fsdp_precision = "bf16")',
         generated=True,
         shard=True,
         low_precision=True,
