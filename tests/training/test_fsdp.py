@@ -67,11 +67,12 @@ def test_fsdp_code_is_a_few_readable_lines_more_than_ddp() -> None:
     assert 0 < added <= 15, added  # the issue's bound
     assert added == 6, added
     expected = [
-        '    # strategy = "fsdp": FSDP2 shards each block, then the rest',
+        '    # strategy = "fsdp": FSDP2 shards each block, then the rest, each moved to the device',
         "    for block in rt.blocks(model, Block):",
         "        rt.checkpoint_activations(block)  # activation_checkpointing: recomputed in backward",
         '        rt.fully_shard(block, device, precision="bf16", cpu_offload=True)',
         '    rt.fully_shard(model, device, precision="bf16", cpu_offload=True)',
+        "    rt.to_device(model, device)",  # after: FSDP moved the shards it keeps
     ]
     lines = fsdp.splitlines()
     start = lines.index(expected[0])
@@ -148,13 +149,13 @@ EQUAL_DRIVER = """
 import os
 import torch
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
-import job_ddp, job_fsdp, job_fsdp_ac, job_fsdp3
+import job_ddp, job_fsdp, job_fsdp_ac, job_fsdp_more, job_fsdp_bf16, job_fsdp3
 whole = StateDictOptions(full_state_dict=True, cpu_offload=True)
 def keep(model, name):
     weights = get_model_state_dict(model, options=whole)  # gathered from the shards
     if os.environ["RANK"] == "0":
         torch.save({"weights": weights, "history": model.training_history}, name + ".pt")
-for job in (job_ddp, job_fsdp, job_fsdp_ac):
+for job in (job_ddp, job_fsdp, job_fsdp_ac, job_fsdp_more, job_fsdp_bf16):
     keep(job.train_gpt(), job.__name__)
 # an ordinary (DDP) checkpoint continued under FSDP: each process takes its shards
 keep(job_fsdp3.train_gpt(resume_from="ck_ddp/run_0001/last.pt"), "job_fsdp3")
@@ -187,8 +188,16 @@ for job, name, start in ((job_one3_fsdp, "from_fsdp", "ck_fsdp/run_0001"), (job_
 
 @pytest.mark.slow
 def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Path) -> None:
-    for name, extra in (("ddp", ""), ("fsdp", FSDP), ("fsdp_ac", FSDP + CHECKPOINTING)):
+    for name, extra in (
+        ("ddp", ""),
+        ("fsdp", FSDP),
+        ("fsdp_ac", FSDP + CHECKPOINTING),
+        ("fsdp_bf16", FSDP + '    fsdp_precision = "bf16"\n'),
+    ):
         write_program(tmp_path, _program(folder=f"ck_{name}", extra=extra), f"job_{name}")
+    # CPU offload (on the CPU: the same arithmetic) and accumulate = 2 batches of 2
+    more = FSDP + CHECKPOINTING + "    cpu_offload = true\n    accumulate = 2\n"
+    write_program(tmp_path, _program(batch=2, folder="ck_fsdp_more", extra=more), "job_fsdp_more")
     write_program(tmp_path, _program(epochs=3, folder="ck_fsdp3", extra=FSDP), "job_fsdp3")
     write_program(tmp_path, _program(batch=8, folder="ck_one"), "job_one")
     write_program(tmp_path, _program(batch=8, epochs=3, folder="ck_one3"), "job_one3")
@@ -217,10 +226,18 @@ def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Pa
     assert not list((run / SHARDED_FOLDER).iterdir())
 
     saved = {name: torch.load(tmp_path / f"job_{name}.pt") for name in ("one", "ddp", "fsdp")}
-    saved["fsdp_ac"] = torch.load(tmp_path / "job_fsdp_ac.pt")
+    for name in ("fsdp_ac", "fsdp_more", "fsdp_bf16"):
+        saved[name] = torch.load(tmp_path / f"job_{name}.pt")
     one = saved["one"]
     assert len(one["history"]) == 2 and one["history"][1]["loss"] < one["history"][0]["loss"]
-    for name in ("ddp", "fsdp", "fsdp_ac"):
+    # bfloat16 parameters and compute (FSDP's mixed precision): close, not equal
+    assert _losses(saved["fsdp_bf16"]["history"]) == pytest.approx(
+        _losses(one["history"]), rel=0.01
+    )
+    bf16 = saved["fsdp_bf16"]["weights"]
+    assert all(value.dtype == torch.float32 for value in bf16.values())  # the kept weights
+    assert not all(torch.equal(bf16[key], one["weights"][key]) for key in bf16)
+    for name in ("ddp", "fsdp", "fsdp_ac", "fsdp_more"):
         assert _losses(saved[name]["history"]) == pytest.approx(_losses(one["history"]), rel=1e-6)
         _close(one["weights"], saved[name]["weights"], name)
     # export/verify's loader gathers the same weights

@@ -28,9 +28,8 @@ import torch
 import torch.distributed as dist
 
 from aurane.runtime.checkpoint import CheckpointError
-from aurane.runtime.distributed import is_main_process
+from aurane.runtime.distributed import is_main_process, is_sharded
 from aurane.runtime.faults import fault_point
-from aurane.runtime.sharding import is_sharded
 
 SHARDED_FOLDER = "sharded"
 SHARDED_ENTRIES = ("model", "optimizer")  # what FSDP shards; the rest stays in the .pt

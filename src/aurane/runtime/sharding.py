@@ -85,10 +85,3 @@ def fully_shard(
         options["offload_policy"] = CPUOffloadPolicy(pin_memory=device.type == "cuda")
     shard(module, **options)
     return module
-
-
-def is_sharded(module: Any) -> bool:
-    """Whether ``module`` was sharded by FSDP2 (its parameters are DTensors)."""
-    from torch.distributed.fsdp import FSDPModule
-
-    return isinstance(module, FSDPModule)

@@ -315,6 +315,8 @@ def emit_train(
     if channels:
         flags.add("channels")
     wrapping = _wrapping(fields, class_name, units)
+    if field_literal(fields, "strategy", "ddp") == "fsdp":
+        flags.add("fsdp")
     if wrapping:
         flags.add("wrap")
         values["wrap"] = "\n".join(wrapping)
@@ -444,12 +446,15 @@ def _wrapping(fields: dict[str, ast.Expr], model: str, units: tuple[str, ...]) -
     options += [f"precision={quote(precision)}"] if precision != "fp32" else []
     options += ["cpu_offload=True"] if field_literal(fields, "cpu_offload", False) else []
     head = 'strategy = "fsdp"' if fsdp else "activation_checkpointing = true"
+    # (FSDP moves each unit to the device as it shards it: rt.to_device comes after)
     if not units:
         if not fsdp:
             return [f"    # {head}: {model} calls no block, so nothing is recomputed"]
         lines = [f"    # {head}: {model} calls no block, so it is one FSDP unit"]
         return lines + format_call("rt.fully_shard", ["model", *options], 4)
-    what = "FSDP2 shards each block, then the rest" if fsdp else "recomputed in backward"
+    what = "recomputed in backward"
+    if fsdp:
+        what = "FSDP2 shards each block, then the rest, each moved to the device"
     lines = [f"    # {head}: {what}"]
     lines += format_call("for block in rt.blocks", ["model", *units], 4, ":")
     recompute = "  # activation_checkpointing: recomputed in backward" if fsdp else ""
