@@ -116,6 +116,15 @@ def test_fsdp_options_need_the_fsdp_strategy_and_strategies_are_named() -> None:
     found = [(d.code, d.message) for d in result.diagnostics if d.is_error]
     assert [code for code, _ in found] == ["S130", "S130"]
     assert "cpu_offload is an option of FSDP, but the job's strategy is 'ddp'" in found[0][1]
+    channels = front(_program(extra=FSDP + "    channels_last = true\n"))
+    found = [(d.code, d.message) for d in channels.diagnostics if d.is_error]
+    assert found == [
+        (
+            "S130",
+            "channels_last cannot be sharded: FSDP2 shards contiguous parameters only, "
+            "and channels-last convolution weights are not",
+        )
+    ]
     unknown = front(_program(extra='    strategy = "zero3"\n'))
     messages = [d.message for d in unknown.diagnostics if d.is_error]
     assert len(messages) == 1 and "'ddp', 'fsdp'" in messages[0], messages

@@ -41,6 +41,17 @@ def check_train_fields(
                 )
             )
     channels = given.get("channels_last")
+    if fsdp and channels is not None and _is_true(channels.value):
+        diagnostics.append(
+            diag(
+                "S130",
+                "channels_last cannot be sharded: FSDP2 shards contiguous parameters only, "
+                "and channels-last convolution weights are not",
+                channels.name_span,
+                hint='remove channels_last, or use strategy = "ddp"',
+            )
+        )
+        return
     model = models.get(stmt.model.id)
     if channels is None or model is None or not _is_true(channels.value):
         return

@@ -36,10 +36,9 @@ def $name(
 [test]        test_loader = $make_test(seed=$seed)
     if model is None:
         model = $model_class()
-[fsdp&channels]    model = model.to(memory_format=torch.channels_last)  # channels_last = true
 [fsdp]$wrap
     rt.to_device(model, device)
-[!fsdp&channels]    model = model.to(memory_format=torch.channels_last)  # channels_last = true
+[channels]    model = model.to(memory_format=torch.channels_last)  # channels_last = true
 [!fsdp&wrap]$wrap
 $loss
 $optimizer
