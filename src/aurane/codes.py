@@ -941,7 +941,9 @@ _CODES: tuple[Code, ...] = (
         "Some train fields need another one, or a model of a certain kind:\n"
         "eval_every_steps validates, so it needs validate_on; channels_last stores images\n"
         "as (batch, height, width, channels) in memory, so the model's input_shape must be\n"
-        "(channels, height, width).",
+        "(channels, height, width); fsdp_precision and cpu_offload are FSDP's options, so\n"
+        'they need strategy = "fsdp", and FSDP2 shards contiguous parameters only, so it\n'
+        "does not take channels_last.",
         "train Net on data:\n    eval_every_steps = 100",
         "Add the field it needs (validate_on = ...), or remove this one.",
     ),

@@ -32,12 +32,14 @@ def checkpoint_file(path: str) -> str:
 
 def load_trained(net: Any, model: str, path: str) -> str:
     """Give ``net`` (model ``model``) the weights a training checkpoint holds for it; the
-    entry they came from. The file loads with ``weights_only=True`` (tensors and plain
-    containers, never pickled code: docs/security.md); the entry is the one whose parameter
-    names and shapes are exactly the module's, so a checkpoint of another model is refused."""
+        entry they came from. The file loads with ``weights_only=True`` (tensors and plain
+        containers, never pickled code: docs/security.md; a sharded checkpoint's entries are gathered
+    from its torch.distributed.checkpoint folder); the entry is the one whose parameter
+        names and shapes are exactly the module's, so a checkpoint of another model is refused."""
     import torch
 
     from aurane.runtime.checkpoint import READABLE_FORMATS
+    from aurane.runtime.sharded import consolidate, is_sharded_checkpoint
 
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
@@ -46,6 +48,11 @@ def load_trained(net: Any, model: str, path: str) -> str:
         raise CheckpointRefused(f"{path!r} is not a readable checkpoint ({first})") from None
     if not isinstance(checkpoint, dict) or checkpoint.get("format") not in READABLE_FORMATS:
         raise CheckpointRefused(f"{path!r} is not an Aurane training checkpoint")
+    if is_sharded_checkpoint(checkpoint):  # strategy = "fsdp": gathered from its shards
+        try:
+            checkpoint = consolidate(path)
+        except ValueError as error:  # its sharded folder is missing or incomplete
+            raise CheckpointRefused(str(error)) from None
     wanted = {key: tuple(value.shape) for key, value in net.state_dict().items()}
     found = []
     for entry in WEIGHT_ENTRIES:

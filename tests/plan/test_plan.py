@@ -117,8 +117,20 @@ def test_largest_batch_takes_a_few_walks_and_plain_ints() -> None:
     assert largest is not None and largest > 10_000
 
 
-def test_generated_strategies_are_single_and_ddp() -> None:
-    assert [s.name for s in STRATEGIES if s.generated] == ["single", "ddp"]
+def test_every_strategy_is_generated_and_names_its_train_fields() -> None:
+    from aurane.semantics.config import STRATEGIES as FIELD_VALUES
+    from aurane.semantics.config import TRAIN_TABLE
+
+    assert all(s.generated for s in STRATEGIES)
+    # each FSDP row names the train fields that generate it, and they exist (issue 27)
+    assert {s.name.split("+")[0] for s in STRATEGIES} - {"single"} == set(FIELD_VALUES)
+    for strategy, field in (
+        ("fsdp+checkpoint", "activation_checkpointing"),
+        ("fsdp+offload", "cpu_offload"),
+        ("fsdp+mixed", "fsdp_precision"),
+    ):
+        summary = next(s.summary for s in STRATEGIES if s.name == strategy)
+        assert field in summary and field in TRAIN_TABLE, strategy
 
 
 def test_largest_batch_is_the_boundary() -> None:

@@ -105,7 +105,7 @@ def test_default_output_is_short_and_imports_the_runtime() -> None:
     quickstart = Path(__file__).parents[2] / "examples" / "quickstart.aur"
     code = compile_text(quickstart.read_text(), "quickstart.aur")
     assert len(code.splitlines()) <= 120
-    assert "from aurane import runtime as rt" in code and "rt.require(2)" in code
+    assert "from aurane import runtime as rt" in code and "rt.require(3)" in code
     assert "_auc" not in code and "amp_dtype" not in code  # only what the program uses
 
 

@@ -67,25 +67,34 @@ STRATEGIES: tuple[Strategy, ...] = (
         generated=True,
         buckets=True,
     ),
-    Strategy("fsdp", "FSDP full shard, blocks wrapped", generated=False, shard=True),
+    # the train fields that generate each (issue 27): strategy, activation_checkpointing,
+    # cpu_offload, fsdp_precision; FSDP's units are rt.blocks's, as ``_units`` counts them
+    Strategy(
+        "fsdp",
+        'FSDP2 full shard, each block a unit (strategy = "fsdp")',
+        generated=True,
+        shard=True,
+    ),
     Strategy(
         "fsdp+checkpoint",
-        "FSDP full shard with activation checkpointing per block",
-        generated=False,
+        "FSDP2 full shard with activation checkpointing per block "
+        "(and activation_checkpointing = true)",
+        generated=True,
         shard=True,
         checkpoint=True,
     ),
     Strategy(
         "fsdp+offload",
-        "FSDP full shard with parameters, gradients and optimizer state on the CPU",
-        generated=False,
+        "FSDP2 full shard with parameters, gradients and optimizer state on the CPU "
+        "(and cpu_offload = true)",
+        generated=True,
         shard=True,
         offload=True,
     ),
     Strategy(
         "fsdp+mixed",
-        "FSDP full shard with bfloat16 parameters and compute (MixedPrecision)",
-        generated=False,
+        'FSDP2 full shard with bfloat16 parameters and compute (and fsdp_precision = "bf16")',
+        generated=True,
         shard=True,
         low_precision=True,
     ),

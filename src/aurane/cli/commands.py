@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "clean": ("aurane.cli.clean_cmd", "remove compiler caches and Python bytecode"),
     "run": ("aurane.cli.run_cmd", "compile a program and run it"),
     "plot": ("aurane.cli.plot_cmd", "draw loss and metric curves of training runs"),
+    "checkpoint": (
+        "aurane.cli.checkpoint_cmd",
+        "consolidate a sharded (FSDP) training checkpoint into one file",
+    ),
     "init": ("aurane.cli.init_cmd", "create a starter project"),
     "verify": (
         "aurane.cli.verify_cmd",

@@ -181,8 +181,8 @@ def plan_text(plan: JobPlan) -> str:
     for row in offloaded:
         lines.append(f"  {row.strategy.name}: {fb(row.host_bytes)} on the host per device")
     lines.append(
-        "  generated: the training code Aurane writes runs it today (one device; DDP under "
-        "torchrun). Not counted: the CUDA context, cuDNN/cuBLAS workspaces, allocator "
-        "rounding."
+        "  generated: the training code Aurane writes runs it (one device; under torchrun DDP, "
+        'or FSDP2 with strategy = "fsdp"). Not counted: the CUDA context, cuDNN/cuBLAS '
+        "workspaces, allocator rounding."
     )
     return "\n".join(lines)

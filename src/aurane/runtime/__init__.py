@@ -13,6 +13,8 @@ loads, leftovers of killed runs), ``faults`` (pid liveness, the kill tests' name
 run around a training loop: steps, interrupts, summary, ``main``), ``schedule`` (the run's
 length in steps, warmup_cosine), ``gan``, ``contracts`` (the first-batch check of data not
 known statically), ``data`` (the synthetic datasets ``aurane.data`` re-exports), ``tasks`` (the metrics each loss task allows, also read by the checker),
+``sharding`` (``strategy = "fsdp"``: FSDP2 per block, activation checkpointing),
+``sharded`` (FSDP checkpoints in torch.distributed.checkpoint folders, ``consolidate``),
 ``version``.
 """
 
@@ -59,6 +61,8 @@ if TYPE_CHECKING:
     from aurane.runtime.rng import restore_rng, rng_state
     from aurane.runtime.run import Interrupted, Run, main
     from aurane.runtime.schedule import Budget, warmup_cosine
+    from aurane.runtime.sharded import ShardedCheckpoints, consolidate
+    from aurane.runtime.sharding import blocks, checkpoint_activations, fully_shard
     from aurane.runtime.version import AURANE_VERSION, RUNTIME_VERSION, require
 
 # name -> submodule: the package imports torch only when a program first uses it, so the
@@ -109,6 +113,11 @@ _WHERE = {
     "main": "run",
     "Budget": "schedule",
     "warmup_cosine": "schedule",
+    "consolidate": "sharded",
+    "ShardedCheckpoints": "sharded",
+    "blocks": "sharding",
+    "checkpoint_activations": "sharding",
+    "fully_shard": "sharding",
     "AURANE_VERSION": "version",
     "RUNTIME_VERSION": "version",
     "require": "version",
@@ -128,9 +137,13 @@ __all__ = [
     "RUNTIME_VERSION",
     "Run",
     "RunFolderError",
+    "ShardedCheckpoints",
     "RunLockedError",
     "acquire_lock",
+    "blocks",
     "check_sample_shape",
+    "checkpoint_activations",
+    "consolidate",
     "data_loader",
     "dataset_class",
     "decay_groups",
@@ -140,6 +153,7 @@ __all__ = [
     "fingerprint",
     "finish_distributed",
     "freeze",
+    "fully_shard",
     "gan_scores",
     "is_main_process",
     "latest_run",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from typing import Any
 
 import torch
@@ -43,14 +44,24 @@ def setup(seed: int | None, device: str) -> torch.device:
     return torch.device(device)
 
 
+def is_sharded(module: Any) -> bool:
+    """Whether FSDP2 sharded ``module`` (``strategy = "fsdp"`` under torchrun). Without
+    importing ``torch.distributed.fsdp`` (seconds): nothing is sharded before it is."""
+    fsdp = sys.modules.get("torch.distributed.fsdp")
+    return fsdp is not None and isinstance(module, fsdp.FSDPModule)
+
+
 def to_device(model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
-    """``model.to(device)``, skipped when every parameter and buffer is already there.
+    """``model.to(device)``, skipped when every parameter and buffer is already there, and
+    for a model FSDP sharded (it moved its shards, or keeps them on the host: CPU offload).
 
     ``Module.to`` sends every submodule and tensor through ``_apply`` even when nothing
     moves (about 50 us for a 3-layer MLP, on every call of a training function); reading
     the tensors' devices costs a tenth of that. A device without an index, such as "cuda",
     never equals a tensor's "cuda:0": such a model takes the full ``to``, right either way.
     """
+    if is_sharded(model):
+        return model
     for module in model.modules():
         # each module's own tensors, read from the dicts that ``parameters(recurse=False)``
         # and ``buffers(recurse=False)`` would walk through two generators each

@@ -195,7 +195,8 @@ class Run:
     ``epochs`` and/or ``max_steps`` (or a ``budget`` that also sized the learning-rate
     schedule); ``accumulate`` batches make an optimizer step. Every N steps:
     ``log_every`` a step row, ``eval_every_steps`` a ``validate()`` call,
-    ``checkpoint_every_steps`` a checkpoint (last.pt)."""
+    ``checkpoint_every_steps`` a checkpoint (last.pt). ``sharded``: a
+    ``ShardedCheckpoints`` (``strategy = "fsdp"``) for the model and optimizer."""
 
     def __init__(
         self,
@@ -220,6 +221,7 @@ class Run:
         eval_every_steps: int | None = None,
         validate: Callable[[], dict[str, float]] | None = None,
         checkpoint_every_steps: int | None = None,
+        sharded: Any = None,
     ) -> None:
         self.job, self.kind = job, kind
         self.state, self.loaders = state, list(loaders)
@@ -276,6 +278,9 @@ class Run:
         self.resumed: dict[str, Any] | None = None
         self.first_session_epoch = 1
         self.outputs: str | None = None  # ``output``'s folder for a job without checkpoints
+        # strategy = "fsdp": a ShardedCheckpoints writing the model and optimizer in DCP
+        # folders; ``saves`` counts them in this session (their folders' names)
+        self.sharded, self.saves = sharded, 0
 
     @property
     def fingerprint(self) -> dict[str, Any]:
@@ -422,8 +427,7 @@ class Run:
                 f"{partial['world_size']} process(es), so it resumes with as many (this run has "
                 f"{self.world}); an epoch's checkpoint (epoch_NNNN.pt, best.pt) resumes with any"
             )
-        for key, value in self.state.items():
-            value.load_state_dict(checkpoint[key])
+        self._load_state(path, checkpoint)
         self.history = checkpoint["history"]
         if self.kind == "train":
             self.monitor = checkpoint["monitor"]
@@ -446,6 +450,25 @@ class Run:
             (r["epoch"] for r in self.history if r.get(self.monitor_key) == best), None
         )
         self.resumed = {"from": _shown(path), "epoch": self.saved_epoch, "step": self.step}
+
+    def _load_state(self, path: str, checkpoint: dict[str, Any]) -> None:
+        """Each state entry from the checkpoint; a model and optimizer sharded by FSDP
+        (this run's or the checkpoint's) through torch.distributed.checkpoint."""
+        model, optimizer = self.state.get("model"), self.state.get("optimizer")
+        done: set[str] = set()
+        if self.sharded is not None:
+            file = os.path.join(path, "last.pt") if os.path.isdir(path) else path
+            done = self.sharded.load(file, checkpoint, model, optimizer)
+        elif any(_names_shards(checkpoint.get(key)) for key in self.state):
+            raise CheckpointError(
+                f"cannot resume from {path!r}: its model and optimizer are sharded (written "
+                f'with strategy = "fsdp"); resume it with a program that sets strategy = '
+                f'"fsdp" (in one process or more), or make it an ordinary checkpoint first: '
+                f"aurane checkpoint consolidate {shlex.quote(path)} -o model.pt"
+            )
+        for key, value in self.state.items():
+            if key not in done:
+                value.load_state_dict(checkpoint[key])
 
     def _check_length(self, path: str, saved: dict[str, Any] | None) -> None:
         """Refuse to change the length of a run whose learning-rate schedule was sized
@@ -511,8 +534,14 @@ class Run:
             lines.append("  set on the command line: " + ", ".join(overrides))
         return "\n".join(lines)
 
-    def checkpoint(self, epoch: int, partial: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Everything a resume needs, as plain tensors and containers (weights_only loads)."""
+    def checkpoint(
+        self,
+        epoch: int,
+        partial: dict[str, Any] | None = None,
+        sharded: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Everything a resume needs, as plain tensors and containers (weights_only loads);
+        ``sharded``: the entries written by ``save_sharded`` instead (FSDP)."""
         payload: dict[str, Any] = {
             "format": CHECKPOINT_FORMAT,
             "kind": self.kind,
@@ -521,7 +550,10 @@ class Run:
             "fingerprint": self.fingerprint,
             "epoch": epoch,
         }
-        payload.update({key: value.state_dict() for key, value in self.state.items()})
+        sharded = sharded or {}
+        payload.update(
+            {key: sharded.get(key) or value.state_dict() for key, value in self.state.items()}
+        )
         payload["history"] = self.history
         if self.kind == "train":
             payload["monitor"] = self.monitor
@@ -546,9 +578,16 @@ class Run:
         try:
             if is_main_process() and (self.history or self.step_rows):
                 self.files = write_history(self.folder, self.history, self.step_rows)
-            save_checkpoints(
-                self.folder, self.checkpoint(epoch, partial), best=best, every=self.every
-            )
+            sharded = None
+            if self.sharded is not None:  # FSDP: every process writes its shards first
+                self.saves += 1
+                tag = f"step_{self.step:08d}-s{self.sessions}-n{self.saves}"
+                model, optimizer = self.state["model"], self.state["optimizer"]
+                sharded = self.sharded.save(self.folder, tag, model, optimizer)
+            checkpoint = self.checkpoint(epoch, partial, sharded)
+            save_checkpoints(self.folder, checkpoint, best=best, every=self.every)
+            if self.sharded is not None and is_main_process():
+                self.sharded.prune(self.folder)  # the folders no .pt file names any more
             self.saved_epoch, self.saved_step = epoch, self.step
             self.saved_within = partial is not None
         finally:
@@ -683,8 +722,13 @@ class Run:
 
     def accumulating(self, net: Any) -> Any:
         """Under DDP, ``net.no_sync()`` for a batch that does not end a step (gradients are
-        averaged over processes once per step, as nanoGPT does); otherwise nothing."""
-        if self.stepping or not hasattr(net, "no_sync"):
+        averaged over processes once per step, as nanoGPT does); under FSDP2, its
+        ``set_requires_gradient_sync(False)``; otherwise nothing."""
+        if self.stepping:
+            return contextlib.nullcontext()
+        if hasattr(net, "set_requires_gradient_sync"):  # FSDP2: reduce once per step too
+            return _gradient_sync_off(net)
+        if not hasattr(net, "no_sync"):
             return contextlib.nullcontext()
         return net.no_sync()
 
@@ -917,6 +961,21 @@ class Run:
             more = (self.max_steps or 0) + (self.budget.steps_per_epoch or self.max_steps or 1)
             return f"  resume or extend: {command} --resume {folder} --max-steps {more}"
         return f"  resume or extend: {command} --resume {folder} --epochs {(self.total or 0) + 1}"
+
+
+def _names_shards(entry: Any) -> bool:
+    """A checkpoint entry naming a DCP folder instead of holding tensors (FSDP)."""
+    return isinstance(entry, dict) and set(entry) == {"sharded"}
+
+
+@contextlib.contextmanager
+def _gradient_sync_off(net: Any) -> Iterator[None]:
+    """FSDP2's ``no_sync``: gradients of the batches inside are not reduced yet."""
+    net.set_requires_gradient_sync(False)
+    try:
+        yield
+    finally:
+        net.set_requires_gradient_sync(True)
 
 
 def _cpu(value: Any, device: torch.device) -> Any:

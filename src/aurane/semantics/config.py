@@ -586,6 +586,9 @@ _COMMON_TRAIN: tuple[FieldSpec, ...] = (
 )
 
 
+# ``strategy``: how a train job runs under torchrun (``aurane plan`` names the same)
+STRATEGIES = ("ddp", "fsdp")
+
 # what weight decay leaves out by default (aurane.runtime.optim.NO_DECAY_DEFAULT)
 NO_WEIGHT_DECAY_DEFAULT = ("bias", "norm", "embedding")
 
@@ -612,6 +615,29 @@ TRAIN_FIELDS: tuple[FieldSpec, ...] = (
     ),
     FieldSpec("compile", FieldKind.BOOL, doc="train through torch.compile"),
     FieldSpec("channels_last", FieldKind.BOOL, doc="channels-last memory for image models"),
+    # issue 27: how torchrun's processes share the model (one process: as written)
+    FieldSpec(
+        "strategy",
+        FieldKind.STR,
+        choices=STRATEGIES,
+        doc='under torchrun: "ddp" (a replica per process) or "fsdp" (FSDP2, each block sharded)',
+    ),
+    FieldSpec(
+        "activation_checkpointing",
+        FieldKind.BOOL,
+        doc="recompute each block's activations in backward instead of keeping them",
+    ),
+    FieldSpec(
+        "fsdp_precision",
+        FieldKind.STR,
+        choices=("fp32", "bf16", "fp16"),
+        doc='FSDP mixed precision: parameters gathered and computed in "bf16" or "fp16"',
+    ),
+    FieldSpec(
+        "cpu_offload",
+        FieldKind.BOOL,
+        doc="FSDP: keep parameters, gradients and optimizer state in host memory",
+    ),
     FieldSpec(
         "no_weight_decay",
         FieldKind.ANY,

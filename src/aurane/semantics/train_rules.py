@@ -12,8 +12,9 @@ from aurane.syntax import ast
 def check_train_fields(
     stmt: ast.Train, models: dict[str, ast.Model], diagnostics: list[Diagnostic]
 ) -> None:
-    """S130 for ``eval_every_steps`` without ``validate_on`` and ``channels_last`` for a
-    model whose input is not an image (channels, height, width)."""
+    """S130 for ``eval_every_steps`` without ``validate_on``, FSDP's options without
+    ``strategy = "fsdp"`` and ``channels_last`` for a model whose input is not an image
+    (channels, height, width)."""
     given = {item.name: item for item in stmt.fields}
     every = given.get("eval_every_steps")
     if every is not None and "validate_on" not in given:
@@ -25,7 +26,32 @@ def check_train_fields(
                 hint="add validate_on = <dataset>, or remove eval_every_steps",
             )
         )
+    strategy = given.get("strategy")
+    fsdp = strategy is not None and _literal(strategy.value) == "fsdp"
+    for name in ("fsdp_precision", "cpu_offload"):
+        item = given.get(name)
+        if item is not None and not fsdp:
+            diagnostics.append(
+                diag(
+                    "S130",
+                    f"{name} is an option of FSDP, but the job's strategy is "
+                    f"{_literal(strategy.value) if strategy is not None else 'ddp'!r}",
+                    item.name_span,
+                    hint=f'add strategy = "fsdp", or remove {name}',
+                )
+            )
     channels = given.get("channels_last")
+    if fsdp and channels is not None and _is_true(channels.value):
+        diagnostics.append(
+            diag(
+                "S130",
+                "channels_last cannot be sharded: FSDP2 shards contiguous parameters only, "
+                "and channels-last convolution weights are not",
+                channels.name_span,
+                hint='remove channels_last, or use strategy = "ddp"',
+            )
+        )
+        return
     model = models.get(stmt.model.id)
     if channels is None or model is None or not _is_true(channels.value):
         return
@@ -46,6 +72,13 @@ def check_train_fields(
                 hint="remove channels_last, or train a model of images",
             )
         )
+
+
+def _literal(expr: ast.Expr) -> object:
+    try:
+        return literal_value(expr)
+    except NotLiteral:
+        return None
 
 
 def _is_true(expr: ast.Expr) -> bool:

@@ -46,7 +46,7 @@ class Critic(nn.Module):
         return x
 
 
-rt.require(2)  # the Aurane runtime this file was compiled for
+rt.require(3)  # the Aurane runtime this file was compiled for
 
 
 def _make_faces_loader(seed=None):

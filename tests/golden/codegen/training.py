@@ -32,7 +32,7 @@ class Digits(nn.Module):
         return x
 
 
-rt.require(2)  # the Aurane runtime this file was compiled for
+rt.require(3)  # the Aurane runtime this file was compiled for
 
 
 def _make_train_images_loader(seed=None):

@@ -269,9 +269,11 @@ def emit_train(
     *,
     program: ast.AuraneProgram | None = None,
     graph: Graph | None = None,
+    units: tuple[str, ...] = (),
 ) -> str:
     """The ``train_<model>`` function source (``program`` and ``graph``: to check the first
-    batch of data not known statically)."""
+    batch of data not known statically; ``units``: the classes of the blocks the model
+    calls, sharded and checkpointed one by one)."""
     fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
     callbacks = _callbacks(fields)
     epochs, max_steps, accumulate = _budget(fields)
@@ -312,6 +314,12 @@ def emit_train(
     channels = bool(field_literal(fields, "channels_last", False))
     if channels:
         flags.add("channels")
+    wrapping = _wrapping(fields, class_name, units)
+    if field_literal(fields, "strategy", "ddp") == "fsdp":
+        flags.add("fsdp")
+    if wrapping:
+        flags.add("wrap")
+        values["wrap"] = "\n".join(wrapping)
     early = field_literal(fields, "early_stopping", False) or "early_stopping" in callbacks
     es_options = callbacks["early_stopping"].kwargs if "early_stopping" in callbacks else {}
     es_spec = catalog.CALLBACK_TABLE["early_stopping"]
@@ -360,6 +368,11 @@ def emit_train(
         memory_format=", memory_format=torch.channels_last" if channels else "",
         net=f"rt.distribute({net}, device)" + ("  # compile = true" if "compile" in flags else ""),
     )
+    fsdp = field_literal(fields, "strategy", "ddp") == "fsdp"
+    if fsdp:  # sharded above, in place: no DDP wrapper
+        values["net"] = (
+            net + "  # sharded by FSDP above" + (", compile = true" if "compile" in flags else "")
+        )
     state = {"model": "model", "optimizer": "optimizer"}
     state.update(
         {key: key for key, flag in (("scheduler", "sched"), ("scaler", "scaler")) if flag in flags}
@@ -377,6 +390,8 @@ def emit_train(
     every_steps = field_literal(fields, "checkpoint_every_steps")
     if every_steps is not None:
         extra.append(f"checkpoint_every_steps={int(every_steps)!r}")
+    if fsdp:  # the model and optimizer in torch.distributed.checkpoint folders
+        extra.append("sharded=rt.ShardedCheckpoints()")
     values["run"] = _run_call(name, config, state, length, ckpt, extra)
     amp_arg = ["amp_dtype=amp_dtype"] if amp else []
     unknown = set()
@@ -418,6 +433,38 @@ def emit_train(
     return fill(training.TRAIN_TEMPLATE, flags, values)
 
 
+def _wrapping(fields: dict[str, ast.Expr], model: str, units: tuple[str, ...]) -> list[str]:
+    """``strategy = "fsdp"`` and ``activation_checkpointing``: the lines that wrap the
+    model's blocks (each copy of a repeat: ``aurane plan``'s units) before the optimizer
+    sees its parameters."""
+    fsdp = field_literal(fields, "strategy", "ddp") == "fsdp"
+    checkpoint = bool(field_literal(fields, "activation_checkpointing", False))
+    if not fsdp and not checkpoint:
+        return []
+    options = ["device"]
+    precision = field_literal(fields, "fsdp_precision", "fp32")
+    options += [f"precision={quote(precision)}"] if precision != "fp32" else []
+    options += ["cpu_offload=True"] if field_literal(fields, "cpu_offload", False) else []
+    head = 'strategy = "fsdp"' if fsdp else "activation_checkpointing = true"
+    # (FSDP moves each unit to the device as it shards it: rt.to_device comes after)
+    if not units:
+        if not fsdp:
+            return [f"    # {head}: {model} calls no block, so nothing is recomputed"]
+        lines = [f"    # {head}: {model} calls no block, so it is one FSDP unit"]
+        return lines + format_call("rt.fully_shard", ["model", *options], 4)
+    what = "recomputed in backward"
+    if fsdp:
+        what = "FSDP2 shards each block, then the rest, each moved to the device"
+    lines = [f"    # {head}: {what}"]
+    lines += format_call("for block in rt.blocks", ["model", *units], 4, ":")
+    recompute = "  # activation_checkpointing: recomputed in backward" if fsdp else ""
+    lines += [f"        rt.checkpoint_activations(block){recompute}"] if checkpoint else []
+    if fsdp:
+        lines += format_call("rt.fully_shard", ["block", *options], 8)
+        lines += format_call("rt.fully_shard", ["model", *options], 4)
+    return lines
+
+
 def _list(expr: ast.Expr | None) -> tuple[ast.Expr, ...]:
     if expr is None:
         return ()
@@ -454,7 +501,10 @@ def _used_datasets(jobs: list[tuple[ast.Train | ast.TrainGan, str]]) -> set[str]
 
 
 def emit_jobs(
-    program: ast.AuraneProgram, graphs: dict[str, Graph], class_names: dict[str, str]
+    program: ast.AuraneProgram,
+    graphs: dict[str, Graph],
+    class_names: dict[str, str],
+    units: dict[str, tuple[str, ...]] | None = None,
 ) -> JobCode:
     """Imports, top-level sections and main-guard statements for every dataset and job."""
     experiment = _experiment(program)
@@ -481,6 +531,7 @@ def emit_jobs(
                 experiment,
                 program=program,
                 graph=graphs.get(stmt.model.id),
+                units=(units or {}).get(stmt.model.id, ()),
             )
         else:
             code = gan.emit_gan(stmt, name, graphs, class_names, experiment, program)

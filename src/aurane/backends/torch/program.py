@@ -129,6 +129,15 @@ class TorchCodeGenerator:
             return self._blocks.class_of(sub)
         return self._classes[self._block_key(sub)]
 
+    def _unit_classes(self) -> dict[str, tuple[str, ...]]:
+        """Per model: the classes of the blocks it calls (each copy of a repeat is one), the
+        units of ``strategy = "fsdp"`` and ``activation_checkpointing`` (``aurane plan``'s)."""
+        units: dict[str, tuple[str, ...]] = {}
+        for name, graph in self.graphs.items():
+            found = [self._class_of(n.subgraph) for n in graph.nodes if n.subgraph is not None]
+            units[name] = tuple(dict.fromkeys(found))
+        return units
+
     def plans(self) -> list[ClassPlan]:
         """Classes in source order of their models; a model's signatures in discovery order."""
         out = []
@@ -142,13 +151,13 @@ class TorchCodeGenerator:
     # -- assembly ----------------------------------------------------------------------
 
     def generate(self) -> str:
-        jobs = _emit_jobs(self.program, self.graphs, self.class_names)
+        jobs = _emit_jobs(self.program, self.graphs, self.class_names, self._unit_classes())
         if jobs is not None:
             defined = _defined_globals(jobs)
             if defined & {*self._classes.values(), *HELPER_NAMES, *LAYER_HELPER_NAMES}:
                 # a job helper took a class's name: rename the classes, emit again
                 self._plan(frozenset(defined))
-                jobs = _emit_jobs(self.program, self.graphs, self.class_names)
+                jobs = _emit_jobs(self.program, self.graphs, self.class_names, self._unit_classes())
             if jobs is not None:
                 _refuse_hidden_uses(self.program, jobs)
         plans = self.plans()
@@ -304,11 +313,14 @@ def _job_names(program: ast.AuraneProgram) -> set[str]:
 
 
 def _emit_jobs(
-    program: ast.AuraneProgram, graphs: dict[str, Graph], class_names: Mapping[str, str]
+    program: ast.AuraneProgram,
+    graphs: dict[str, Graph],
+    class_names: Mapping[str, str],
+    units: Mapping[str, tuple[str, ...]],
 ) -> JobCode | None:
     if not any(isinstance(s, ast.Dataset | ast.Train | ast.TrainGan) for s in program.statements):
         return None
-    return emit_jobs(program, graphs, dict(class_names))
+    return emit_jobs(program, graphs, dict(class_names), dict(units))
 
 
 def _defined_globals(jobs: JobCode) -> set[str]:

@@ -29,6 +29,8 @@ MODULES = (
     "distributed",
     "rng",
     "checkpoint",
+    "sharding",
+    "sharded",
     "lock",
     "folders",
     "history",

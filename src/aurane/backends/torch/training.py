@@ -10,7 +10,10 @@ by ``jobs.py`` with already-rendered Python source.
 Flags: ``val``, ``test``, ``evals`` (validation every N steps through ``validate()``),
 ``sched``/``step_sched``/``epoch_sched``/``plateau_sched``, ``budget`` (a schedule sized
 from the run's length), ``amp`` (autocast), ``scaler`` (fp16's gradient scaler), ``clip``,
-``accum`` (``accumulate`` > 1), ``compile``, ``channels``, ``check``/``check_train``.
+``accum`` (``accumulate`` > 1), ``compile``, ``channels``, ``check``/``check_train``,
+``wrap`` (``strategy = "fsdp"`` or ``activation_checkpointing``: the blocks' wrapping),
+``fsdp`` (``strategy = "fsdp"``: the blocks are sharded before the model moves, so FSDP
+moves one block at a time and a device never holds the whole model).
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ def $name(
 [test]        test_loader = $make_test(seed=$seed)
     if model is None:
         model = $model_class()
+[fsdp]$wrap
     rt.to_device(model, device)
 [channels]    model = model.to(memory_format=torch.channels_last)  # channels_last = true
+[!fsdp&wrap]$wrap
 $loss
 $optimizer
 [budget]$budget
