@@ -6,7 +6,8 @@ signature; a program compiled for another version fails at import with a clear m
 
 from __future__ import annotations
 
-RUNTIME_VERSION = 3  # 3: Run(sharded=...), rt.blocks, rt.fully_shard, rt.checkpoint_activations (issue 27)
+# 3: Run(sharded=...), rt.blocks, rt.fully_shard, rt.checkpoint_activations (issue 27)
+RUNTIME_VERSION = 3
 AURANE_VERSION = "0.1.0"  # the compiler release this runtime ships with (tests keep it equal)
 
 
