@@ -779,3 +779,85 @@ def repeat_start(draw: Draw) -> Outcome:
     body.bind(Value(x.name, x.shape, x.dtype))
     _note(draw, feature)
     return Outcome.ADDED
+
+
+@construct("loop block", 0.05)
+def loop_block(draw: Draw) -> Outcome:
+    """A block whose loop is driven by its parameters: ``for i in range(n)`` over calls
+    that keep the shape, or ``for a0, a1 in cfg`` over a list argument (``Stage(x, [(8, 3),
+    (12, 1)])``) whose calls change it; called again with another count."""
+    body, rng = draw.body, draw.rng
+    x = body.current
+    assert x is not None
+    name = _fresh(draw, "Loop")
+    params = Params(rng)
+    xin = Value("x", x.shape, x.dtype)
+    inner = Body(rng, body.param_dtype, [xin], model=name, writer=params, depth=body.depth + 1)
+    inner.current = xin
+    features = ["loop in a block"]
+    if rng.random() < 0.5:  # a count parameter over a body that keeps the shape
+        for _ in range(rng.randint(1, 2)):
+            op = draw.op()
+            if op not in ("parameter", "embedding"):
+                add_step(inner, op, allow_bad=False)
+        out = inner.current
+        assert out is not None
+        if not inner.steps or any(
+            (v.shape, v.dtype) != (xin.shape, xin.dtype) for v in inner.pool if v.name == "x"
+        ):
+            return Outcome.SKIPPED
+        n = rng.randint(0, 3)
+        params.params.append(Param("n", n, ": int" if rng.random() < 0.5 else "", False, False))
+        loop = [("        for i in range(n):", None)]
+        for text, step in inner.lines:
+            loop.append(("    " + _templated(text, "i", 1)[0], step))
+        if n == 0 or out.name != "x" and n:
+            out = xin if n == 0 else out
+        features.append("range(parameter)")
+        again: dict[str, Any] | None = {"n": rng.randint(1, 3)} if out.name == "x" else None
+    else:
+        spec_made = None
+        for op in _loop_ops(draw, x):
+            spec_made = _iterations(draw, ops.CATALOG[op], xin)
+            if spec_made is not None:
+                break
+        if spec_made is None:
+            return Outcome.SKIPPED
+        spec = ops.CATALOG[op]
+        args, varied, outs = spec_made
+        rows = [tuple(a[k] for k in varied) for a in args]
+        table = "[" + ", ".join("(" + ", ".join(map(str, r)) + ",)" for r in rows) + "]"
+        params.params.append(Param("cfg", Written(rows, table), "", False, False))
+        names = [f"a{j}" for j in range(len(varied))]
+        written = dict(args[0])
+        if rng.random() < 0.5:
+            head = f"for {', '.join(names)}, in cfg:" if len(names) == 1 else f"for {', '.join(names)} in cfg:"
+            exprs = names
+        else:
+            head = "for i in range(len(cfg)):"
+            exprs = [f"cfg[i][{j}]" for j in range(len(varied))]
+        for key, expr in zip(varied, exprs, strict=True):
+            written[key] = Written(args[0][key], expr)
+        step = Step(spec.name, args[0], (xin.shape,), xin.dtype, model=name)
+        loop = [(f"        {head}", None), (f"            x -> {call_text(spec, [], written, False)}", step)]
+        inner.steps = [step]
+        out = Value("x", outs[-1].shape, outs[-1].dtype)
+        features.append("list argument")
+        again = None
+    lines: list[tuple[str, Step | None]] = [(params.header(name), None)]
+    lines += [(f"    {c} = {e}", None) for c, e in params.constants]
+    lines += [("    def forward(x):", None), *loop, (f"        return {out.name}", None)]
+    draw.blocks.append(Block(name, lines, inner.steps))
+    body.blocks.append(name)
+    args_text = params.call_args()
+    label = f" as loop{len(body.blocks)}" if rng.random() < 0.3 else ""
+    body.define(x, rng.random() < 0.5, f"{name}({', '.join(args_text)}){label}",
+                f"{name}({', '.join([x.name, *args_text])}){label}", None, out)  # fmt: skip
+    if again is not None and (out.shape, out.dtype) == (x.shape, x.dtype) and rng.random() < 0.5:
+        current = body.current
+        assert current is not None
+        text = f"{name}({', '.join(params.call_args(again))})"
+        body.define(current, True, text, text, None, out)
+        features.append("two counts of one block")
+    _note(draw, *features)
+    return Outcome.ADDED
