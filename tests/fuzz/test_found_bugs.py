@@ -166,7 +166,9 @@ def test_seed_24100064_one_name_tuple_loop_target() -> None:
     from aurane.tools.format import format_text
 
     body = "for a, in cfg:\n            x -> dense(a)\n"
-    body += "        for i, (b,) in enumerate(cfg):\n            x -> dense(b + i)\n        return x"
+    body += (
+        "        for i, (b,) in enumerate(cfg):\n            x -> dense(b + i)\n        return x"
+    )
     text = "cfg = [(4,), (6,)]\n\n" + _model("(3,)", body)
     reports = verify_text(text, "found.aur")
     assert all(r.ok for r in reports)
