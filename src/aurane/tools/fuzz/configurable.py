@@ -137,9 +137,45 @@ def _apply_act(body: Body, act: str, rng: Any) -> str:
     return "operation as suffix"
 
 
+class ShapeWriter:
+    """A block's writer that also writes integer arguments equal to one of the block's
+    input sizes as ``x.shape[k]`` (``x.shape[k] * 2``), while ``x`` is not yet rebound."""
+
+    def __init__(self, params: Params, body: Body, x: Value) -> None:
+        self.params, self.body, self.x = params, body, x
+        self.wrote: set[str] = set()
+        self.used = False
+
+    def write(self, spec: OpSpec, args: dict[str, Any]) -> dict[str, Any]:
+        out = self.params.write(spec, args)
+        rng = self.body.rng
+        rebound = any(t.strip().startswith(("x ->", "x =")) for t, _ in self.body.lines)
+        self.wrote = set()
+        for key, value in args.items():
+            if rebound or out[key] is not value or isinstance(value, bool):
+                continue
+            if not isinstance(value, int) or rng.random() < 0.5:
+                continue
+            for axis, size in enumerate(self.x.shape, start=1):
+                if size == value:
+                    out[key] = Written(value, f"x.shape[{axis}]")
+                elif size * 2 == value:
+                    out[key] = Written(value, f"x.shape[{axis - self.x.rank - 1}] * 2")
+                else:
+                    continue
+                self.wrote.add(key)
+                break
+        return out
+
+    def written(self, value: Any, free: bool = False) -> Any:
+        return self.params.written(value, free)
+
+
 def _branch(draw: Draw, name: str, x: Value, params: Params) -> Body | None:
     inner = Body(draw.rng, draw.body.param_dtype, [Value("x", x.shape, x.dtype)], model=name,
                  writer=params, depth=draw.body.depth + 1)  # fmt: skip
+    writer = ShapeWriter(params, inner, x)
+    inner.writer = writer
     inner.current = inner.pool[0]
     for _ in range(draw.rng.randint(1, 2)):
         op = draw.op()
@@ -148,7 +184,11 @@ def _branch(draw: Draw, name: str, x: Value, params: Params) -> Body | None:
         if op in WEIGHTED and draw.rng.random() < 0.3:
             _init_step(inner, draw, op)
             continue
-        add_step(inner, op, allow_bad=False)
+        writer.wrote = set()
+        if add_step(inner, op, allow_bad=False) and writer.wrote and inner.steps:
+            step = inner.steps[-1]  # x.shape is no block parameter
+            step.written = tuple(k for k in step.written if k not in writer.wrote)
+            writer.used = True
     return inner if inner.steps else None
 
 
@@ -199,6 +239,8 @@ def if_block(draw: Draw) -> Outcome:
         atoms += _atoms(draw, params, x, env)
     act = None
     features = ["if/elif/else"]
+    if any(isinstance(b.writer, ShapeWriter) and b.writer.used for b in branches):
+        features.append("x.shape in a block")
     if x.dtype in FLOAT_DTYPES and rng.random() < 0.6:
         given = rng.choice((*ACTIVATIONS, "none"))
         act = Param("act", Written(given, given), "", rng.random() < 0.5, False)
