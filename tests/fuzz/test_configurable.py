@@ -21,7 +21,7 @@ ISSUE24 = ("for range", "for config", "growing loop", "if block", "operation val
 FEATURES = ("if/elif/else", "templated name", "quoted name", "config table", "for a, b in LIST",
             "enumerate", "zip", "len", "cfg[i][j]", "x.shape", "operation parameter",
             "operation none", "operation as step", "operation as call", "operation as suffix",
-            "two branches of one block", "make_divisible", "max", "min", "round", "ceil",
+            "two branches of one block", "block in a loop", "make_divisible", "max", "min", "round", "ceil",
             "floor", "A if C else B", "x.shape in a block", "init=", "init rule", "variant", "repeat start=",
             "repeat continues", "repeat then P.*", "splice", "as P.*")  # fmt: skip
 SOURCE_FORMS = (r"for i in range\(", r"for a0, a1 in ", r"\bif .* and |\bif .* or ",

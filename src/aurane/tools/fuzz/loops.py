@@ -23,7 +23,7 @@ from typing import Any
 from aurane import ops
 from aurane.ops.modules import chainable
 from aurane.ops.spec import OpSpec
-from aurane.tools.fuzz.blocks import Block, Param, Params
+from aurane.tools.fuzz.blocks import Block, Param, Params, make_block
 from aurane.tools.fuzz.body import Body, add_step
 from aurane.tools.fuzz.constructs import Draw, Outcome, construct
 from aurane.tools.fuzz.draw import draw_args, draw_param, infer
@@ -55,6 +55,7 @@ def _sub(body: Body, x: Value) -> Body:
     inner = Body(body.rng, body.param_dtype, list(body.pool), model=body.model, depth=body.depth)
     inner.current, inner.counter = x, body.counter
     inner.layer_names, inner.containers = body.layer_names, body.containers
+    inner.blocks = list(body.blocks)
     return inner
 
 
@@ -62,7 +63,7 @@ def _merge(body: Body, inner: Body, lines: list[tuple[str, Step | None]]) -> Non
     body.lines += lines
     body.steps += inner.steps
     body.pool, body.current, body.counter = inner.pool, inner.current, inner.counter
-    body.layer_names = inner.layer_names
+    body.layer_names, body.blocks = inner.layer_names, inner.blocks
 
 
 _NAMES = (
@@ -92,12 +93,17 @@ def for_range(draw: Draw) -> Outcome:
     assert x is not None
     before = {v.name: v for v in body.pool}
     inner = _sub(body, x)
+    called, defined = False, len(draw.blocks)
     for _ in range(rng.randint(1, 3)):
+        if rng.random() < 0.15:  # a block (maybe repeated) called in every iteration
+            called = make_block(rng, inner, draw.focus, draw.blocks) or called
+            continue
         op = draw.op()
         if op in ("embedding", "parameter"):
             continue
         add_step(inner, op, allow_bad=False)
-    if not inner.steps:
+    if not inner.steps and not called:
+        del draw.blocks[defined:]
         return Outcome.SKIPPED
     for value in inner.pool:
         old = before.get(value.name)
@@ -106,7 +112,8 @@ def for_range(draw: Draw) -> Outcome:
             and value is not old
             and (old.shape, old.dtype) != (value.shape, value.dtype)
         ):
-            return Outcome.SKIPPED  # the next iteration would see other shapes
+            del draw.blocks[defined:]  # the next iteration would see other shapes
+            return Outcome.SKIPPED
     n = rng.randint(1, 3)
     start = rng.choice((0, 0, 1))
     var = "i"
@@ -122,7 +129,7 @@ def for_range(draw: Draw) -> Outcome:
         lines.append(("    " + new, step))
     _merge(body, inner, lines)
     body.containers = inner.containers + stacked * (n - 1)
-    note(draw, *(["templated name"] if named else []))
+    note(draw, *(["templated name"] if named else []), *(["block in a loop"] if called else []))
     return Outcome.ADDED
 
 
