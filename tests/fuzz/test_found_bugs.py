@@ -157,3 +157,19 @@ def test_seed_3000190_parameter_init_mode_from_a_block_parameter() -> None:
     _runs(block.replace("std=0.5", "value=1e-6") + _model("(5, 8)", 'x -> Scale("full")'))
     _runs(_model("(5, 8)", "s = parameter((5, 8), init=normal(0.02))\n        y = add(x, s)"))
     assert _refused(_model("(5, 8)", "s = parameter((5, 8), init=xavier_uniform)"))[0] == "S127"
+
+
+def test_seed_24100064_one_name_tuple_loop_target() -> None:
+    # `for a0, in cfg:` (a one-name tuple target, as Python reads it) was P006 "'in' cannot
+    # be a loop variable", and `(b,)` inside a target did not parse; the formatter wrote
+    # such a target without its comma (another loop)
+    from aurane.tools.format import format_text
+
+    body = "for a, in cfg:\n            x -> dense(a)\n"
+    body += (
+        "        for i, (b,) in enumerate(cfg):\n            x -> dense(b + i)\n        return x"
+    )
+    text = "cfg = [(4,), (6,)]\n\n" + _model("(3,)", body)
+    reports = verify_text(text, "found.aur")
+    assert all(r.ok for r in reports)
+    assert "for a, in cfg:" in format_text(text) and "for i, (b,) in" in format_text(text)

@@ -729,10 +729,14 @@ class BlockParser(ExprParser):
     def _loop_target(self, *, top: bool) -> ast.LoopTarget:
         start = self.here()
         items = [self._target_item()]
+        trailing = False  # `for a, in pairs`: a one-name tuple target, as Python reads it
         while self.at_op(","):
             self.advance()
+            if self.at_name("in") or self.at_op(")"):
+                trailing = True
+                break
             items.append(self._target_item())
-        if len(items) == 1 and top:
+        if len(items) == 1 and top and not trailing:
             return items[0]
         return ast.LoopTarget(None, tuple(items), self.span_from(start))
 

@@ -219,7 +219,7 @@ class Summary:
         ]
         if self.features:
             shown = sorted(self.features.items(), key=lambda item: (-item[1], item[0]))
-            lines.append("accepted programs with: " + ", ".join(f"{k} {v}" for k, v in shown[:40]))
+            lines.append("accepted programs with: " + ", ".join(f"{k} {v}" for k, v in shown[:120]))
         if self.generator_errors:
             lines.append(f"generator errors {len(self.generator_errors)}: "
                          + "; ".join(self.generator_errors[:5]))  # fmt: skip

@@ -283,10 +283,12 @@ class ProgramPrinter:
 
 
 def _target_text(target: ast.LoopTarget, top: bool = True) -> str:
-    """``i``, ``a, b``, ``i, (c, k, s)``."""
+    """``i``, ``a, b``, ``i, (c, k, s)``, ``a,`` (a one-name tuple)."""
     if target.name is not None:
         return target.name
     inner = ", ".join(_target_text(item, top=False) for item in target.items)
+    if len(target.items) == 1:
+        inner += ","
     return inner if top else f"({inner})"
 
 

@@ -22,8 +22,10 @@ The package: ``steps.py`` (what a program is made of, and its text), ``draw.py``
 from the catalog), ``body.py`` (one forward: a call added, or inputs made for one),
 ``blocks.py`` (parameterised blocks: arguments written as expressions of parameters),
 ``constructs.py`` (the registry of what a forward is made of: ``@construct(name,
-weight)``), ``generator.py`` (whole programs, ``generate``); ``__main__.py`` runs a
-campaign.
+weight)``), ``loops.py`` and ``configurable.py`` (issue 24's constructs: compile-time
+loops, branches, operations as values, constant functions, initialisers, variants,
+repeats that start or continue, splicing), ``generator.py`` (whole programs,
+``generate``); ``__main__.py`` runs a campaign.
 """
 
 from __future__ import annotations
