@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from aurane.ops.spec import TensorArg
 from aurane.records import field, record
 from aurane.semantics.inits import InitSpec, Rule
 from aurane.semantics.values import OpValue
@@ -178,4 +179,6 @@ def _jsonable(value: Any) -> Any:
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, OpValue):  # act=gelu given to a block: the operation's name
         return value.name
+    if isinstance(value, TensorArg):  # attn_mask=pad: the node input it names
+        return {"input": value.index}
     return value
