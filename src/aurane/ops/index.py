@@ -454,7 +454,11 @@ def _fill_spec(name: str, fill: str | None) -> OpSpec:
         Param("shape", ArgKind.INT_OR_TUPLE, check=_sizes, variadic=True, doc="per-sample shape"),
     )
     if fill is None:
-        params += (Param("value", ArgKind.ANY, check=_fill_value, doc="the fill value"),)
+        params += (
+            Param(
+                "value", ArgKind.ANY, check=_fill_value, keyword_only=True, doc="the fill value"
+            ),
+        )
     params += (
         Param(
             "dtype",

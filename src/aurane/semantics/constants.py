@@ -829,7 +829,8 @@ class _Resolver(ControlFlow):
                     args.append(self.value_expr(arg, scope))
                 finally:
                     self.argument_of = outer
-        initialised = spec is not None and spec.name != "parameter"  # its own init= argument
+        # parameter and buffer have an init= argument of their own
+        initialised = spec is not None and spec.name not in ("parameter", "buffer")
         if spec is not None and spec.name == "parameter":
             call = self.parameter_init(call)
         keywords = self.keywords(call.keywords, scope, initialised=initialised, spec=spec)
