@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from aurane.ops.rules import (
     ATTENTION,
+    FLOAT_DTYPES,
     PARAMETER_FREE,
     PARAMETRIC,
     POSITIVE,
@@ -85,7 +86,8 @@ def check_mask(
             hint="unsqueeze the missing axes, e.g. a (key,) padding mask is "
             "unsqueeze(unsqueeze(m, 1), 1) for (1, 1, key)",
         )
-    if mask.dtype is not None and mask.dtype != "bool" and mask.dtype != query_dtype:
+    legal = {"bool", query_dtype} if query_dtype is not None else {"bool", *FLOAT_DTYPES}
+    if mask.dtype is not None and mask.dtype not in legal:
         wanted = f"bool or the query's dtype {query_dtype}" if query_dtype else "bool or float"
         raise OpError(
             MASK_DTYPE,

@@ -292,6 +292,74 @@ MASKED_FILL = make_spec(
     extra={"sample_dtypes": ("float32", "bool")},
 )
 
+# -- abs, log, clamp (the bucket arithmetic of relative positions) ----------------------------
+
+
+def _abs_infer(ctx: InferContext) -> TensorType:
+    if ctx.input.dtype == "bool":
+        raise OpError("T003", "abs of a bool tensor: torch has none", hint="cast it first")
+    return ctx.input
+
+
+def _log_infer(ctx: InferContext) -> TensorType:
+    dtype = ctx.input.dtype
+    return TensorType(
+        ctx.input.shape, dtype if dtype is None or dtype in FLOAT_DTYPES else "float32"
+    )
+
+
+def _clamp_infer(ctx: InferContext) -> TensorType:
+    low, high = ctx.args["min"], ctx.args["max"]
+    if low is None and high is None:
+        raise OpError("S005", "clamp needs min= or max=", hint="e.g. clamp(x, max=31)")
+    dtype = ctx.input.dtype
+    if dtype == "bool":
+        raise OpError("T003", "clamp of a bool tensor: torch has none", hint="cast it first")
+    if (
+        dtype is not None
+        and dtype not in FLOAT_DTYPES
+        and any(isinstance(v, float) for v in (low, high))
+    ):
+        dtype = "float32"  # torch.clamp(int_tensor, max=0.5) is float32
+    return TensorType(ctx.input.shape, dtype)
+
+
+ABS = make_spec(
+    name="abs",
+    params=(),
+    infer=_abs_infer,
+    doc="elementwise absolute value (torch.abs), any numeric dtype",
+    samples=(({}, ((4,),)), ({}, ((2, 3),))),
+    input_dtypes="any",
+    kinds={PARAMETER_FREE, SHAPE_PRESERVING, ELEMENTWISE},
+    other_flops=lambda ctx, out: out.numel,
+)
+
+LOG = make_spec(
+    name="log",
+    params=(),
+    infer=_log_infer,
+    doc="elementwise natural logarithm (torch.log); integers give float32",
+    samples=(({}, ((4,),)), ({}, ((2, 3),))),
+    input_dtypes="any",
+    kinds={PARAMETER_FREE, SHAPE_PRESERVING, ELEMENTWISE},
+    other_flops=lambda ctx, out: out.numel,
+)
+
+CLAMP = make_spec(
+    name="clamp",
+    params=(
+        Param("min", ArgKind.OPTIONAL_FLOAT, None, keyword_only=True, doc="lower bound"),
+        Param("max", ArgKind.OPTIONAL_FLOAT, None, keyword_only=True, doc="upper bound"),
+    ),
+    infer=_clamp_infer,
+    doc="elementwise bounds (torch.clamp): min(max(x, min), max)",
+    samples=(({"max": 0.5}, ((4,),)), ({"min": -1, "max": 1}, ((2, 3),))),
+    input_dtypes="any",
+    kinds={PARAMETER_FREE, SHAPE_PRESERVING, ELEMENTWISE},
+    other_flops=lambda ctx, out: out.numel,
+)
+
 # -- casts, cumsum, roll ----------------------------------------------------------------------
 
 
@@ -455,9 +523,7 @@ def _fill_spec(name: str, fill: str | None) -> OpSpec:
     )
     if fill is None:
         params += (
-            Param(
-                "value", ArgKind.ANY, check=_fill_value, keyword_only=True, doc="the fill value"
-            ),
+            Param("value", ArgKind.ANY, check=_fill_value, keyword_only=True, doc="the fill value"),
         )
     params += (
         Param(
@@ -685,6 +751,9 @@ SPECS: tuple[OpSpec, ...] = (
     LOGICAL_NOT,
     WHERE,
     MASKED_FILL,
+    ABS,
+    LOG,
+    CLAMP,
     TO,
     CUMSUM,
     ROLL,

@@ -167,6 +167,16 @@ INDEX_EMITTERS: Mapping[str, OpEmitter] = {
     "logical_not": OpEmitter(lambda site: Step(f"~{site.x}")),
     "where": OpEmitter(_where),
     "masked_fill": OpEmitter(_masked_fill),
+    "abs": OpEmitter(lambda site: Step(f"{site.x}.abs()")),
+    "log": OpEmitter(lambda site: Step(f"{site.x}.log()")),
+    "clamp": OpEmitter(
+        lambda site: Step(
+            Call(
+                f"{site.x}.clamp",
+                tuple(kw(k, site.args[k]) for k in ("min", "max") if site.args[k] is not None),
+            )
+        )
+    ),
     "to": OpEmitter(lambda site: Step(Call(f"{site.x}.to", (f"torch.{site.args['dtype']}",)))),
     "cumsum": OpEmitter(lambda site: Step(Call(f"{site.x}.cumsum", (lit(site.args["dim"]),)))),
     "roll": OpEmitter(
