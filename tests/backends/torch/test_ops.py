@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from aurane.ops import CATALOG, buffer, index
+from aurane.ops import CATALOG, buffer
+from aurane.ops import index as index_ops
 from aurane.ops.spec import tensor_positions
 from tests.backends.torch.util import aur_literal, generate, load, numel
 
@@ -19,7 +20,7 @@ torch = pytest.importorskip("torch")
 from tests.ops.twins import TWINS  # noqa: E402  (needs torch)
 
 BATCH = 3
-INDEX_OPS = frozenset(spec.name for spec in (*index.SPECS, *buffer.SPECS))
+INDEX_OPS = frozenset(spec.name for spec in (*index_ops.SPECS, *buffer.SPECS))
 
 # argument combinations that change behaviour beyond each OpSpec's samples
 EXTRA: dict[str, list[tuple[dict[str, Any], tuple[tuple[int, ...], ...]]]] = {
