@@ -373,7 +373,8 @@ def test_dtypes_flow() -> None:
     assert out == TensorType((4, 3), "float64")
     dense = CATALOG["dense"]
     for dtype in (*sorted(FLOAT_DTYPES), None):
-        assert dense.infer(context(dense, {"features": 2}, [(3,)], dtype)).dtype == dtype
+        params = dtype or "float32"  # a model's parameters take its floating input dtype
+        assert dense.infer(context(dense, {"features": 2}, [(3,)], dtype, params)).dtype == dtype
     flat = CATALOG["flatten"]
     assert flat.infer(context(flat, {}, [(2, 3)], "int64")) == TensorType((6,), "int64")
 

@@ -150,15 +150,21 @@ INDEX_TWINS: dict[str, Twin] = {
     "cumsum": lambda a, s: Fn(lambda x: torch.cumsum(x, a["dim"])),
     "roll": lambda a, s: Fn(lambda x: torch.roll(x, _ints(a["shifts"]), _ints(a["dims"]))),
     "arange": lambda a, s: Const(lambda: _arange(a)),
-    "zeros": lambda a, s: Const(lambda: torch.zeros(_ints(a["shape"]), dtype=_dtype(a["dtype"]))),
-    "ones": lambda a, s: Const(lambda: torch.ones(_ints(a["shape"]), dtype=_dtype(a["dtype"]))),
+    "zeros": lambda a, s: Const(
+        lambda: torch.zeros(_ints(a["shape"]), dtype=_dtype(a["dtype"] or "float32"))
+    ),
+    "ones": lambda a, s: Const(
+        lambda: torch.ones(_ints(a["shape"]), dtype=_dtype(a["dtype"] or "float32"))
+    ),
     "full": lambda a, s: Const(
-        lambda: torch.full(_ints(a["shape"]), _fill(a["value"]), dtype=_dtype(a["dtype"]))
+        lambda: torch.full(
+            _ints(a["shape"]), _fill(a["value"]), dtype=_dtype(a["dtype"] or "float32")
+        )
     ),
     "zeros_like": lambda a, s: Fn(lambda x: torch.zeros_like(x, dtype=_dtype(a["dtype"]))),
     "ones_like": lambda a, s: Fn(lambda x: torch.ones_like(x, dtype=_dtype(a["dtype"]))),
     "full_like": lambda a, s: Fn(
-        lambda x: torch.full_like(x, _fill(a["value"]), dtype=_dtype(a["dtype"]))
+        lambda x: torch.full_like(x, _fill(a["value"]), dtype=_dtype(a["dtype"] or "float32"))
     ),
     "gather": lambda a, s: Fn(lambda x, i: torch.gather(x, a["dim"], i)),
     "take_along_dim": lambda a, s: Fn(lambda x, i: torch.take_along_dim(x, i, dim=a["dim"])),

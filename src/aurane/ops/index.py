@@ -177,9 +177,9 @@ def _logical_spec(name: str, symbol: str, inputs: int) -> OpSpec:
     )
 
 
-LOGICAL_AND = _logical_spec("logical_and", "a & b", 2)
-LOGICAL_OR = _logical_spec("logical_or", "a | b", 2)
-LOGICAL_NOT = _logical_spec("logical_not", "~a", 1)
+LOGICAL_AND = _logical_spec("logical_and", "and (a & b)", 2)
+LOGICAL_OR = _logical_spec("logical_or", "or (torch.logical_or)", 2)
+LOGICAL_NOT = _logical_spec("logical_not", "not (~a)", 1)
 
 # -- where and masked_fill --------------------------------------------------------------------
 
@@ -529,16 +529,16 @@ def _fill_spec(name: str, fill: str | None) -> OpSpec:
         Param(
             "dtype",
             ArgKind.STR,
-            "float32",
+            None,
             choices=DTYPES,
             keyword_only=True,
-            doc="the element dtype",
+            doc="the element dtype (default: the model's float dtype)",
         ),
     )
 
     def infer(ctx: InferContext) -> TensorType:
         _no_input(name, ctx)
-        return TensorType(tuple(_ints(ctx.args["shape"])), ctx.args["dtype"])
+        return TensorType(tuple(_ints(ctx.args["shape"])), ctx.args["dtype"] or ctx.param_dtype)
 
     samples: tuple[tuple[dict[str, Any], tuple[tuple[int, ...], ...]], ...] = (
         ({"shape": (2, 3)}, ()),

@@ -267,6 +267,19 @@ def check_input_dtypes(op: str, inputs: Sequence[TensorType], accepted: str) -> 
             )
 
 
+def check_param_dtype(op: str, ctx: InferContext) -> None:
+    """T003 when a floating input of a layer differs from its parameters' dtype (a cast
+    with ``to`` or a constructor made another float precision): torch would refuse it."""
+    for index, t in enumerate(ctx.inputs):
+        if t.dtype in FLOAT_DTYPES and t.dtype != ctx.param_dtype:
+            raise OpError(
+                "T003",
+                f"{op} has {ctx.param_dtype} parameters but a {t.dtype} input",
+                blame=f"input{index}" if len(ctx.inputs) > 1 else None,
+                hint=f'cast the input: to(x, "{ctx.param_dtype}")',
+            )
+
+
 def same_dtype(op: str, inputs: Sequence[TensorType]) -> str | None:
     """The common dtype of merge inputs (unknown ones are compatible), T003 when they differ."""
     known = {t.dtype for t in inputs if t.dtype is not None}
@@ -289,8 +302,12 @@ def make_spec(**fields: Any) -> OpSpec:
     accepted: str = fields.setdefault("input_dtypes", "float")
     name: str = fields["name"]
 
+    parametric = PARAMETRIC in fields.get("kinds", ())
+
     def checked(ctx: InferContext) -> TensorType:
         check_input_dtypes(name, ctx.inputs, accepted)
+        if parametric and accepted == "float":
+            check_param_dtype(name, ctx)
         return infer(ctx)
 
     fields["infer"] = checked

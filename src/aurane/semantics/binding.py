@@ -103,7 +103,9 @@ class _Binding:
                 )
             return
         if param.kind is ArgKind.TENSOR:
-            if isinstance(expr, ast.Name):
+            if isinstance(expr, ast.NoneLit) and param.default is None:
+                self.values[param.name] = ArgValue(None, span)  # attn_mask=none: no mask
+            elif isinstance(expr, ast.Name):
                 self.values[param.name] = ArgValue(TensorName(expr.id), span)
             else:
                 self.diagnostics.append(

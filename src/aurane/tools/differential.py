@@ -61,6 +61,28 @@ class Deliberate:
 
 DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate(
+        "T003",
+        (),
+        r"needs a floating input dtype, got (bool|u?int\d+)",
+        "a floating layer or activation of a bool or integer tensor (a mask, positions): "
+        "torch runs a few of them on integers (dropout with p=0, hardtanh), but their "
+        'results are no longer what the layer means; cast with to(x, "float32")',
+    ),
+    Deliberate(
+        "T123",
+        ("logical_and", "logical_or", "logical_not"),
+        r"must be a bool tensor",
+        "logical operations of non-bool tensors: torch reads every nonzero as true, which "
+        "hides a number passed for a mask; compare first (ne(x, 0))",
+    ),
+    Deliberate(
+        "T003",
+        (),
+        r"parameters but a float\d+ input",
+        "a layer of one float precision given another (after to() or a constructor of "
+        "another dtype): torch refuses most, and autocast-free programs keep one precision",
+    ),
+    Deliberate(
         "T004",
         (),
         r"batch axis",
@@ -353,7 +375,9 @@ def torch_runs(step: Step, twins: Twins | None, seed: int = 0) -> tuple[bool | N
         module.train()
         xs = []
         for shape in step.inputs:
-            if step.dtype in FLOAT_DTYPES:
+            if step.dtype == "bool":
+                x = torch.rand((2, *shape)) > 0.5
+            elif step.dtype in FLOAT_DTYPES:
                 x = torch.randn((2, *shape), dtype=getattr(torch, step.dtype), requires_grad=True)
             else:
                 x = torch.randint(0, max(1, int(plain.get("vocabulary") or 2)), (2, *shape))

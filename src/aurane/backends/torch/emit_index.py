@@ -77,7 +77,8 @@ def _fill(func: str) -> OpEmitter:
         if func == "torch.full":
             sizes = (f"({', '.join(sizes)})",)
         value_kind = "float32" if func != "torch.full" or isinstance(a["value"], float) else ""
-        dtype = [] if a["dtype"] == value_kind else _dtype(a["dtype"])  # torch.full(.., 7) is int
+        wanted = a["dtype"] or site.param_dtype
+        dtype = [] if wanted == value_kind else _dtype(wanted)  # torch.full(.., 7) is int
         return Step(Call(func, (*sizes, *value, *dtype, _device(site))))
 
     return OpEmitter(forward)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from aurane import ops
+from aurane.ops.spec import ArgKind
 from aurane.records import field, record
 from aurane.tools.fuzz.blocks import Block, make_block
 from aurane.tools.fuzz.body import OPS, Body, adapt, add_step
@@ -85,7 +86,9 @@ def operation(draw: Draw) -> Outcome:
             draw.culprit = last
             return Outcome.CULPRIT
         return Outcome.ADDED
-    if draw.rng.random() < 0.7 and adapt(body, ops.CATALOG[op]):
+    spec = ops.CATALOG[op]
+    takes_tensor = any(p.kind is ArgKind.TENSOR and p.required for p in spec.params)
+    if (takes_tensor or draw.rng.random() < 0.7) and adapt(body, spec):
         return Outcome.ADDED
     return Outcome.SKIPPED
 

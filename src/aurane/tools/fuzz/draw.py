@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from aurane import ops
-from aurane.ops.spec import REQUIRED, ArgKind, InferContext, OpSpec, Param, TensorType
+from aurane.ops.spec import (
+    REQUIRED,
+    ArgKind,
+    InferContext,
+    OpSpec,
+    Param,
+    TensorType,
+    split_inputs,
+)
 from aurane.tools.fuzz.steps import FLOAT_DTYPES, SIZE_NAMES, SIZES, WIDTHS, Value
 
 # -- drawing arguments ----------------------------------------------------------------------
@@ -191,6 +199,8 @@ def draw_args(
     for param in spec.params:
         if param.name in args or (param.name == "index" and spec.name in ("split", "chunk")):
             continue
+        if param.kind is ArgKind.TENSOR:  # a tensor of the body: ``adapt`` makes one
+            continue
         if param.required or rng.random() < 0.35:
             value = draw_param(rng, spec, param, inputs, args)
             if value is not None or not param.required:
@@ -213,11 +223,12 @@ def infer(spec: OpSpec, args: dict[str, Any], inputs: Sequence[Value], param_dty
     if bad:
         raise ValueError(f"{bad[0][0]}: {bad[0][1]}")
     types = tuple(TensorType(v.shape, v.dtype) for v in inputs)
-    if spec.input_dtypes == "float" and any(v.dtype not in FLOAT_DTYPES for v in inputs):
+    positional = split_inputs(args, inputs)[0]
+    if spec.input_dtypes == "float" and any(v.dtype not in FLOAT_DTYPES for v in positional):
         raise ValueError("needs a floating input")
-    if spec.input_dtypes == "int" and any(v.dtype not in ("int32", "int64") for v in inputs):
+    if spec.input_dtypes == "int" and any(v.dtype not in ("int32", "int64") for v in positional):
         raise ValueError("needs an integer input")
-    out = spec.infer(InferContext(ops.bind_defaults(spec, args), types, param_dtype))
+    out = spec.infer(InferContext.of_node(ops.bind_defaults(spec, args), types, param_dtype))
     if any(not isinstance(d, int) or d <= 0 for d in out.shape):
         raise ValueError(f"empty or unknown output shape {out.shape}")
     return Value("", tuple(out.shape), out.dtype or inputs[0].dtype)
