@@ -167,3 +167,81 @@ model Causal:
     q = (x + table)[:, None]
     expected = F.scaled_dot_product_attention(q, q, q, is_causal=True)
     torch.testing.assert_close(model(x), expected)
+
+
+# -- located errors ---------------------------------------------------------------------------
+
+ERRORS = [
+    # (body lines, code, the text the error points at, words of the message)
+    (
+        ["keep = ne(ids, 0)", "y = scaled_dot_product_attention(q, q, q, attn_mask=keep)"],
+        "T119",
+        "attn_mask=keep",
+        "does not broadcast to (batch, heads, query, key)",
+    ),
+    (
+        [
+            "m = unsqueeze(unsqueeze(ids, 1), 1)",
+            "y = scaled_dot_product_attention(q, q, q, attn_mask=m)",
+        ],
+        "T120",
+        "attn_mask=m",
+        "a mask is bool or",
+    ),
+    (
+        [
+            "pad = eq(ids, 0)",
+            "z = reshape(pad, 1, 6)",
+            "y = multihead_attention(h, heads=2, dim=8, key_padding_mask=z)",
+        ],
+        "T119",
+        "key_padding_mask=z",
+        "(batch, key)",
+    ),
+    (
+        ['f = to(ids, "float32")', "y = gather(h, 1, index=f)"],
+        "T121",
+        "index=f",
+        "int64 or int32",
+    ),
+    (
+        ["y = masked_fill(h, ids, 0.0)"],
+        "T123",
+        "ids",
+        "must be a bool tensor",
+    ),
+    (
+        ['b = buffer((9, 8), init="relative_position_index", window=(3, 3))'],
+        "S132",
+        "(9, 8)",
+        "has shape (9, 9)",
+    ),
+    (
+        ["y = scaled_dot_product_attention(q, q, q, attn_mask=undefined_mask)"],
+        "S007",
+        "attn_mask=undefined_mask",
+        "undefined tensor",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "code", "at", "words"), ERRORS, ids=[e[1] for e in ERRORS])
+def test_mask_index_and_buffer_errors_are_located(
+    body: list[str], code: str, at: str, words: str
+) -> None:
+    head = [
+        "model M:",
+        "    input_shape = (6,)",
+        "    input_dtype = int64",
+        "    def forward(ids):",
+        "        h = embedding(ids, 10, 8)",
+        "        q = transpose(reshape(h, 6, 2, 4), 1, 2)",
+    ]
+    lines = head + [f"        {line}" for line in body] + [f"        return {body[-1].split()[0]}"]
+    found = errors("\n".join(lines) + "\n")
+    assert [d.code for d in found] == [code], found
+    error = found[0]
+    assert words in error.message and error.hint
+    assert error.span is not None
+    line = lines[error.span.line - 1]
+    assert line[error.span.column - 1 :].startswith(at), (line, error.span)
