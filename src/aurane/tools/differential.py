@@ -32,6 +32,7 @@ from typing import Any
 
 from aurane import ops
 from aurane.ops.rules import CONVOLUTION
+from aurane.ops.spec import split_inputs
 from aurane.records import field, record
 from aurane.stages import CompilationError
 from aurane.tools.fuzz import FLOAT_DTYPES, Program, Step, generate
@@ -286,7 +287,8 @@ def _too_large(graph: Any) -> bool:
     for node in graph.nodes:
         if node.subgraph is not None and _too_large(node.subgraph):
             return True
-        shapes: list[tuple[Any, ...]] = [tuple(values[name].shape or ()) for name in node.inputs]
+        positional = split_inputs(node.args, node.inputs)[0]  # not attn_mask= and others
+        shapes: list[tuple[Any, ...]] = [tuple(values[name].shape or ()) for name in positional]
         if not shapes or not all(isinstance(d, int) for s in shapes for d in s[1:]):
             continue
         x: tuple[Any, ...] = shapes[0][1:]

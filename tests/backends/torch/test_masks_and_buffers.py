@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.backends.torch.util import generate, load
@@ -41,7 +43,7 @@ model T5Bias:
 def test_t5_relative_position_bias_equals_hugging_face() -> None:
     t5 = pytest.importorskip("transformers.models.t5.modeling_t5")
     _, _, code = generate(T5_BIAS)
-    assert "torch.take_along_dim(" in code and "attn_mask=bias" in code
+    assert ".gather(1, buckets.flatten(1)" in code and "attn_mask=bias" in code
     model = load(code).T5Bias()
     with torch.no_grad():
         model.relative_attention_bias.normal_()
@@ -245,3 +247,22 @@ def test_mask_index_and_buffer_errors_are_located(
     assert error.span is not None
     line = lines[error.span.line - 1]
     assert line[error.span.column - 1 :].startswith(at), (line, error.span)
+
+
+def test_buffer_lookup_and_mask_export_with_a_dynamic_batch(tmp_path: Any) -> None:
+    """The lookup is a gather (take_along_dim would fix the batch at export) and the buffer
+    and the table are expanded views: torch.export keeps the batch dynamic."""
+    from aurane.export import export_model
+    from aurane.verify import load_generated
+
+    gen = load_generated(SWIN, "swin.aur")
+    path = str(tmp_path / "swin.pt2")
+    export_model(gen, "WindowBias", "pt2", path)
+    program = torch.export.load(path)
+    torch.manual_seed(0)
+    model = getattr(gen.module, gen.class_names["WindowBias"])().eval()
+    model.load_state_dict(program.state_dict, strict=False)
+    for batch in (1, 3):
+        x = torch.randn(batch, 9, 8)
+        with torch.no_grad():
+            torch.testing.assert_close(program.module()(x), model(x))

@@ -93,49 +93,67 @@ def _like(func: str) -> OpEmitter:
     return OpEmitter(forward)
 
 
-def _broadcast_index(index: str, rank: int, axis: int) -> str:
-    """A per-sample ``(n,)`` index given the other sample axes as size 1: ``i[:, :, None]``."""
+def _spread(index: str, rank: int, axis: int, x: str) -> str:
+    """A per-sample ``(n,)`` index spread over the other sample axes of ``x`` for
+    ``gather``: ``i[:, None, :].expand(-1, x.shape[1], -1)`` (gather broadcasts nothing;
+    torch.export keeps the batch dynamic through it, unlike take_along_dim)."""
     if rank == 1:
         return index
     items = [":" if k == axis else "None" for k in range(rank)]
-    return f"{index}[:, {', '.join(items)}]"
+    sizes = ["-1", *("-1" if k == axis else f"{x}.shape[{k + 1}]" for k in range(rank))]
+    return f"{index}[:, {', '.join(items)}].expand({', '.join(sizes)})"
 
 
 def _index_select(site: Site) -> Step:
     rank = len(site.in_shape)
     dim = site.args["dim"]
     axis = dim - 1 if dim > 0 else rank + dim
-    index = _broadcast_index(str(site.tensor("index")), rank, axis)
-    return Step(Call("torch.take_along_dim", (site.x, index, kw("dim", dim))))
+    index = _spread(str(site.tensor("index")), rank, axis, site.x)
+    return Step(Call(f"{site.x}.gather", (lit(dim), index)))
 
 
 def _lookup(site: Site) -> Step:
+    """Rows of the (batch-expanded) table: ``table.gather(1, rows)`` with the positions
+    flattened to one axis and spread over the features, then unflattened."""
     index = str(site.tensor("index"))
     shape = site.tensor_shape("index") or ()
+    flat = index if len(shape) == 1 else f"{index}.flatten(1)"
+    rows = f"{flat}[..., None].expand(-1, -1, {site.x}.shape[-1])"
+    gathered = Call(f"{site.x}.gather", ("1", rows))
     if len(shape) == 1:
-        return Step(Call("torch.take_along_dim", (site.x, f"{index}[..., None]", "dim=1")))
-    rows = Call("torch.take_along_dim", (site.x, f"{index}.flatten(1)[..., None]", "dim=1"))
-    return Step(Call(f"{rows.text()}.unflatten", ("1", f"{index}.shape[1:]")))
+        return Step(gathered)
+    return Step(Call(f"{gathered.text()}.unflatten", ("1", f"{index}.shape[1:]")))
 
 
 # -- buffers ---------------------------------------------------------------------------------
 
 
+_NATURAL = {"arange": "int64", "causal_mask": "bool", "relative_position_index": "int64"}
+
+
 def buffer_contents(args: Mapping[str, Any], dtype: str) -> str:
-    """The torch expression of a buffer's contents (without the batch axis)."""
+    """The torch expression of a buffer's contents (without the batch axis), converted
+    to ``dtype`` when the init makes another one."""
+    init = args["init"]
+    made = _contents(args, dtype)
+    natural = _NATURAL.get(init)
+    if natural is not None and natural != dtype:
+        return f"{made}.to(torch.{dtype})"
+    return made
+
+
+def _contents(args: Mapping[str, Any], dtype: str) -> str:
     init = args["init"]
     shape = tuple(_ints(args["shape"]))
-    given = [] if args["dtype"] is None else _dtype(args["dtype"])
     if init == "arange":
-        return Call("torch.arange", (str(shape[0]), *given)).text()
+        return Call("torch.arange", (str(shape[0]),)).text()
     if init == "causal_mask":
         return Call("torch.ones", (*map(str, shape), "dtype=torch.bool")).text() + ".tril()"
     if init == "sinusoid":
         table = Call("sinusoid_table", tuple(map(str, shape))).text()
         return table if dtype == "float32" else f"{table}.to(torch.{dtype})"
     if init == "relative_position_index":
-        index = Call("relative_position_index", tuple(map(str, _ints(args["window"])))).text()
-        return index if dtype == "int64" else f"{index}.to(torch.{dtype})"
+        return Call("relative_position_index", tuple(map(str, _ints(args["window"])))).text()
     cast = [] if dtype == "float32" else [f"dtype=torch.{dtype}"]
     if init == "full" and not cast and not isinstance(fill_number(args["value"]), float):
         cast = ["dtype=torch.float32"]  # torch.full of an int is int64

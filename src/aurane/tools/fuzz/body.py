@@ -243,7 +243,7 @@ def adapt(body: Body, spec: OpSpec) -> bool:
     x = body.current
     assert x is not None
     samples = [s for s in spec.samples if all(shape for shape in s[1])]
-    if not samples or x.dtype not in FLOAT_DTYPES:
+    if not samples or x.dtype != body.param_dtype:  # dense layers make the inputs
         return False
     sample_args, shapes = rng.choice(samples)
     args = dict(sample_args)

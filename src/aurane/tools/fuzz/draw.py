@@ -14,6 +14,7 @@ from aurane.ops.spec import (
     InferContext,
     OpSpec,
     Param,
+    TensorArg,
     TensorType,
     split_inputs,
 )
@@ -195,7 +196,9 @@ def draw_args(
     optional parameters drawn by ``draw_param``."""
     args: dict[str, Any] = {}
     if spec.samples and rng.random() < sample_bias:
-        args = dict(rng.choice(spec.samples)[0])
+        # a sample's tensor keywords (attn_mask=input3) name its own inputs: not these
+        sample = rng.choice(spec.samples)[0]
+        args = {k: v for k, v in sample.items() if not isinstance(v, TensorArg)}
     for param in spec.params:
         if param.name in args or (param.name == "index" and spec.name in ("split", "chunk")):
             continue
