@@ -832,12 +832,30 @@ class _Resolver(ControlFlow):
         # parameter and buffer have an init= argument of their own
         initialised = spec is not None and spec.name not in ("parameter", "buffer")
         if spec is not None and spec.name == "parameter":
-            call = self.parameter_init(call)
+            call = self.parameter_init(self.named_init(call, scope))
         keywords = self.keywords(call.keywords, scope, initialised=initialised, spec=spec)
         suffixes = self.suffixes(call.suffixes, scope)
         if _same(call.args, args) and keywords is call.keywords and suffixes is call.suffixes:
             return call
         return replace(call, args=tuple(args), keywords=keywords, suffixes=suffixes)
+
+    def named_init(self, call: ast.Call, scope: _Scope) -> ast.Call:
+        """``parameter(..., init=p0)`` with ``p0`` a string constant (a block's parameter
+        ``p0 = "normal"``): the string itself."""
+        found = next((k for k in call.keywords if k.name == INIT), None)
+        if found is None or not isinstance(found.value, ast.Name):
+            return call
+        if scope.find(found.value.id) is None:
+            return call
+        try:
+            value = self.evaluate(found.value, scope)
+        except (_Failed, _Symbolic):
+            return call
+        if not isinstance(value, str):
+            return call
+        text = ast.String(value, found.value.span)
+        kept = tuple(replace(k, value=text) if k is found else k for k in call.keywords)
+        return replace(call, keywords=kept)
 
     def parameter_init(self, call: ast.Call) -> ast.Call:
         """``parameter(shape, init=normal(0.02))``: the initialiser form of every layer, as
