@@ -483,6 +483,13 @@ def _arange_infer(ctx: InferContext) -> TensorType:
             hint="the end must lie past the start in the step's direction",
         )
     dtype = a["dtype"]
+    if dtype == "bool":
+        raise OpError(
+            "S004",
+            'arange makes numbers, not booleans: dtype="bool" is refused (as torch does)',
+            blame="dtype",
+            hint="compare the positions instead: lt(arange(8), 4)",
+        )
     if dtype is None:
         dtype = "int64" if all(map(is_int, (start, end, step))) else "float32"
     return TensorType((count,), dtype)
