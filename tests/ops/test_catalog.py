@@ -415,3 +415,32 @@ def test_argument_checks(op: str, args: dict[str, Any]) -> None:
     assert len(errors) == 1
     name, message = errors[0]
     assert name in args and message == message.lower()
+
+
+def test_dtype_promotion_is_torchs() -> None:
+    """``rules.promote`` equals torch.promote_types wherever it answers; two different float
+    precisions are refused (T003), and the arithmetic ops read it."""
+    torch = pytest.importorskip("torch")
+    from aurane.ops.rules import promote
+
+    kinds = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32"]
+    kinds.append("float64")
+    for a in kinds:
+        for b in kinds:
+            types = (TensorType((2,), a), TensorType((2,), b))
+            if a != b and a in FLOAT_DTYPES and b in FLOAT_DTYPES:
+                with pytest.raises(OpError) as info:
+                    promote("add", types)
+                assert info.value.code == "T003"
+                continue
+            expected = torch.promote_types(getattr(torch, a), getattr(torch, b))
+            assert promote("add", types) == str(expected).removeprefix("torch."), (a, b)
+    multiply = CATALOG["multiply"]
+    ctx = context(multiply, {}, [(3,), (3,)], dtypes=["int64", "float32"])
+    assert multiply.infer(ctx).dtype == "float32"
+    ctx = context(multiply, {}, [(3,), (3,)], dtypes=["bool", "int32"])
+    assert multiply.infer(ctx).dtype == "int32"
+    divide = CATALOG["divide"]
+    assert divide.infer(context(divide, {}, [(3,), (3,)], dtypes=["int64", "int64"])).dtype == (
+        "float32"
+    )
