@@ -313,14 +313,11 @@ def _clamp_infer(ctx: InferContext) -> TensorType:
     if low is None and high is None:
         raise OpError("S005", "clamp needs min= or max=", hint="e.g. clamp(x, max=31)")
     dtype = ctx.input.dtype
-    if dtype == "bool":
-        raise OpError("T003", "clamp of a bool tensor: torch has none", hint="cast it first")
-    if (
-        dtype is not None
-        and dtype not in FLOAT_DTYPES
-        and any(isinstance(v, float) for v in (low, high))
-    ):
-        dtype = "float32"  # torch.clamp(int_tensor, max=0.5) is float32
+    if dtype is not None and dtype not in FLOAT_DTYPES:
+        if any(isinstance(v, float) for v in (low, high)):
+            dtype = "float32"  # torch.clamp(int_tensor, max=0.5) is float32
+        elif dtype == "bool":
+            dtype = "int64"  # torch.clamp(bool_tensor, max=1) is int64
     return TensorType(ctx.input.shape, dtype)
 
 
