@@ -118,7 +118,8 @@ class Graph:
     @property
     def has_attention(self) -> bool:
         return any(
-            # self-attention reads padding_mask; cross-attention (a memory input) does not
+            # self-attention reads padding_mask; cross-attention (a memory input) and a
+            # self-attention given attn_mask= / key_padding_mask= (more inputs) do not
             (node.op == "multihead_attention" and len(node.inputs) == 1)
             or (node.subgraph and node.subgraph.has_attention)
             for node in self.nodes

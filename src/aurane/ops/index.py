@@ -27,7 +27,6 @@ from aurane.ops.arith import broadcast_shapes
 from aurane.ops.rules import (
     ELEMENTWISE,
     FLOAT_DTYPES,
-    INT_DTYPES,
     MERGE,
     PARAMETER_FREE,
     RESHAPING,
@@ -773,5 +772,3 @@ SPECS: tuple[OpSpec, ...] = (
     INDEX_SELECT,
     LOOKUP,
 )
-
-INT_INPUT_DTYPES = INT_DTYPES  # re-exported for the campaign's generators
