@@ -1,5 +1,6 @@
-"""Functions that compute a buffer's contents, inlined into the generated files that use
-them (``inspect.getsource``: generated programs never import aurane).
+"""Functions that compute a buffer's contents, and the row lookup of ``lookup``, inlined
+into the generated files that use them (``inspect.getsource``: generated programs never
+import aurane).
 
 They are ordinary Python, tested on their own against hand-written torch; this module
 imports torch only for type checking, so the compiler does not load it.
@@ -42,7 +43,14 @@ def relative_position_index(height: int, width: int) -> torch.Tensor:
     return relative.sum(-1)
 
 
-HELPERS = {f.__name__: f for f in (sinusoid_table, relative_position_index)}
+def gather_rows(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Rows of a (batch, rows, features) table at integer positions (batch, ...): an
+    embedding lookup per sample, as a gather (torch.export keeps the batch dynamic)."""
+    rows = index.flatten(1)[..., None].expand(-1, -1, table.shape[-1])
+    return table.gather(1, rows).reshape(*index.shape, table.shape[-1])
+
+
+HELPERS = {f.__name__: f for f in (sinusoid_table, relative_position_index, gather_rows)}
 HELPER_NAMES: frozenset[str] = frozenset(HELPERS)
 
 

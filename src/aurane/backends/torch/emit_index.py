@@ -113,16 +113,9 @@ def _index_select(site: Site) -> Step:
 
 
 def _lookup(site: Site) -> Step:
-    """Rows of the (batch-expanded) table: ``table.gather(1, rows)`` with the positions
-    flattened to one axis and spread over the features, then unflattened."""
-    index = str(site.tensor("index"))
-    shape = site.tensor_shape("index") or ()
-    flat = index if len(shape) == 1 else f"{index}.flatten(1)"
-    rows = f"{flat}[..., None].expand(-1, -1, {site.x}.shape[-1])"
-    gathered = Call(f"{site.x}.gather", ("1", rows))
-    if len(shape) == 1:
-        return Step(gathered)
-    return Step(Call(f"{gathered.text()}.unflatten", ("1", f"{index}.shape[1:]")))
+    """``gather_rows(table, index)`` (a helper of ``buffer_helpers.py``): the table's rows
+    at the positions, one gather over the flattened positions."""
+    return Step(Call("gather_rows", (site.x, str(site.tensor("index")))))
 
 
 # -- buffers ---------------------------------------------------------------------------------
