@@ -1234,6 +1234,75 @@ _CODES: tuple[Code, ...] = (
         "h = Encoder(x, mask)  # input_dtype = {x: float32, mask: bool}, mask is int64",
         "Cast the value (to(bool)) or change the block's input_dtype.",
     ),
+    # masks, index arithmetic and buffers (issue 23)
+    Code(
+        "T119",
+        "mask-shape",
+        "type",
+        "an attention mask that does not broadcast to (batch, heads, query, key)",
+        "scaled_dot_product_attention and multihead_attention take attn_mask= (and\n"
+        "multihead_attention key_padding_mask=), a tensor of the body. Like every value it\n"
+        "carries the batch axis first; after it the mask has one axis per (heads, query,\n"
+        "key) axis (key_padding_mask: one, the key axis), each of the attention's size or 1.\n"
+        "A (key,) padding mask is therefore unsqueezed to (1, 1, key) for attn_mask.",
+        "keep = ne(ids, 0)   # (seq,)\ny = scaled_dot_product_attention(q, k, v, attn_mask=keep)",
+        "Unsqueeze the mask to (heads or 1, query or 1, key or 1).",
+    ),
+    Code(
+        "T120",
+        "mask-dtype",
+        "type",
+        "an attention mask that is neither bool nor the query's float dtype",
+        "A bool mask selects positions (scaled_dot_product_attention: true attends;\n"
+        "nn.MultiheadAttention: true hides); a float mask of the query's dtype is added to\n"
+        "the attention scores. Integer masks (token ids, 0/1 counts) are refused: torch would\n"
+        "reject or misread them.",
+        "y = scaled_dot_product_attention(q, k, v, attn_mask=ids)   # ids is int64",
+        "Compare to get a bool mask (ne(ids, 0)) or cast it with to(m, dtype=...).",
+    ),
+    Code(
+        "T121",
+        "index-dtype",
+        "type",
+        "an index that is not an integer tensor",
+        "gather, take_along_dim, index_select and lookup read positions from an int64 or\n"
+        "int32 tensor of the body.",
+        "y = gather(x, 1, index=scores)   # scores is float32",
+        'Build positions with arange / cumsum, or cast with to(i, dtype="int64").',
+    ),
+    Code(
+        "T122",
+        "index-shape",
+        "type",
+        "an index tensor whose shape does not fit the indexed input",
+        "torch.gather needs an index of the input's rank with sizes no larger than the\n"
+        "input's off the gathered axis; take_along_dim the same rank (other axes\n"
+        "broadcast); index_select one axis of positions per sample.",
+        "y = gather(x, 1, index=i)   # x (6,), i (2, 3)",
+        "Reshape the index, or use take_along_dim to broadcast it.",
+    ),
+    Code(
+        "T123",
+        "not-a-mask",
+        "type",
+        "a condition or mask that is not a bool tensor",
+        "where's condition, masked_fill's mask and the inputs of logical_and / logical_or /\n"
+        "logical_not are bool tensors, as torch requires.",
+        "y = masked_fill(x, ids, 0.0)   # ids is int64",
+        'Make a mask with a comparison (ne(ids, 0)) or cast it with to(m, dtype="bool").',
+    ),
+    Code(
+        "S132",
+        "bad-buffer",
+        "semantic",
+        "buffer arguments that do not fit its init",
+        "buffer(shape, init=...) computes its contents at construction: value= goes with\n"
+        'init="full", window=(h, w) with init="relative_position_index" (shape (h*w, h*w)),\n'
+        'init="arange" fills one axis, init="causal_mask" is square, init="sinusoid" is a\n'
+        "(positions, even width) float table.",
+        'idx = buffer((49, 48), init="relative_position_index", window=(7, 7))',
+        "Use the shape the message gives, or the arguments the init takes.",
+    ),
     # lint
     Code(
         "W001",

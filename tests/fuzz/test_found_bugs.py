@@ -173,3 +173,27 @@ def test_seed_24100064_one_name_tuple_loop_target() -> None:
     reports = verify_text(text, "found.aur")
     assert all(r.ok for r in reports)
     assert "for a, in cfg:" in format_text(text) and "for i, (b,) in" in format_text(text)
+
+
+# -- issue 23's campaign (masks, constructors, buffers) ----------------------------------------
+
+
+def test_a_constructor_takes_the_model_float_dtype_and_layers_refuse_another() -> None:
+    # seed 7000028: full(...) made float32 in a float64 model and a GRU failed in torch
+    made = "h = full(2, 3, value=7)\n        y = gru(h, 8)\n        return y"
+    float64 = "model Net:\n    input_shape = (3,)\n    input_dtype = float64\n    def forward(x):\n"
+    _runs(float64 + "        " + made + "\n")
+    cast = 'h = to(x, "float32")\n        y = dense(h, 4)\n        return y'
+    assert _refused(float64 + "        " + cast + "\n")[:2] == ("T003", 6)
+
+
+def test_a_buffer_is_the_dtype_it_declares() -> None:
+    # seed 3000211: a causal_mask buffer of dtype float32 was made bool
+    body = 'm = buffer((3, 3), init="causal_mask", dtype="float32")\n        return m'
+    _runs(_model("(3,)", body))
+
+
+def test_arange_of_bool_is_refused() -> None:
+    # seed 11000070: torch has no arange of booleans
+    body = 'p = arange(4, dtype="bool")\n        return p'
+    assert _refused(_model("(3,)", body))[:2] == ("S004", 4)

@@ -164,3 +164,22 @@ def test_zoo_gpt2_first_loss_is_about_ln_vocab() -> None:
     # 58.8 against ln(vocab) = 4.16): the check above can fail
     plain = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("init "))
     assert _gpt_loss(plain + "\n", small["vocab"], small["block"]) > math.log(small["vocab"]) + 1
+
+
+def test_parameter_init_given_by_a_block_string_parameter() -> None:
+    """``init=p`` with ``p = "normal"`` a block parameter is the string it holds (found by
+    the random-program campaign: it was S127)."""
+    from tests.helpers import errors as found_errors
+
+    source = """
+model Blk(p: str = "normal"):
+    def forward(x):
+        h = parameter(5, 8, init=p, std=0.04, batch_axis=false)
+        return add(h, x)
+
+model Net:
+    input_shape = (5, 8)
+    def forward(x):
+        x -> Blk("ones") -> Blk()
+"""
+    assert found_errors(source) == []

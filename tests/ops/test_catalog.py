@@ -11,7 +11,7 @@ import pytest
 from aurane.codes import CODES
 from aurane.ops import ALIASES, CATALOG, argument_errors, bind_defaults, context, lookup
 from aurane.ops.rules import FLOAT_DTYPES
-from aurane.ops.spec import InferContext, OpError, OpSpec, TensorType
+from aurane.ops.spec import InferContext, OpError, OpSpec, TensorType, tensor_positions
 
 SAMPLES = [
     pytest.param(spec, args, shapes, id=f"{name}-{i}")
@@ -23,6 +23,20 @@ SAMPLES = [
 
 def _input_dtype(spec: OpSpec) -> str:
     return "int64" if spec.input_dtypes == "int" else "float32"
+
+
+def _dtypes(spec: OpSpec, count: int) -> tuple[str, ...]:
+    """Per-input dtypes of a sample: the spec's ``sample_dtypes`` (masks, indices), else one."""
+    given = tuple(spec.extra.get("sample_dtypes", ()))
+    return (given + (_input_dtype(spec),) * count)[:count]
+
+
+def _context(spec: OpSpec, args: dict[str, Any], shapes: tuple[tuple[int, ...], ...]) -> Any:
+    return context(spec, args, shapes, dtypes=_dtypes(spec, len(shapes)))
+
+
+def _positional(args: dict[str, Any], shapes: tuple[tuple[int, ...], ...]) -> int:
+    return len(shapes) - len(tensor_positions(args))
 
 
 # -- coverage and structure -------------------------------------------------------------------
@@ -39,7 +53,8 @@ def test_every_entry_has_samples_doc_and_valid_params(name: str) -> None:
     for args, shapes in spec.samples:
         assert argument_errors(spec, args) == [], (name, args)
         bind_defaults(spec, args)
-        assert spec.min_inputs <= len(shapes) and (spec.variadic or len(shapes) <= spec.max_inputs)  # type: ignore[operator]
+        count = _positional(args, shapes)
+        assert spec.min_inputs <= count and (spec.variadic or count <= spec.max_inputs)  # type: ignore[operator]
 
 
 def test_aliases_resolve_and_agree_with_specs() -> None:
@@ -61,9 +76,13 @@ def test_required_operations_present() -> None:
         " conv3d conv_transpose1d conv_transpose2d conv_transpose3d adaptive_avg_pool"
         " adaptive_max_pool global_max_pool group_norm instance_norm rms_norm drop_path"
         " softplus relu6 hardtanh hardsigmoid glu"
+        " eq ne lt le gt ge logical_and logical_or logical_not where masked_fill to cumsum roll"
+        " arange zeros ones full zeros_like ones_like full_like gather take_along_dim"
+        " index_select lookup buffer abs log clamp"
     }
     assert set(CATALOG) == set(next(iter(expected)).split())
     assert lookup("swish") is CATALOG["silu"]
+    assert lookup("cast") is CATALOG["to"]
 
 
 def test_activation_kinds_and_positional_params() -> None:
@@ -99,8 +118,25 @@ def _run_twin(spec: OpSpec, args: dict[str, Any], shapes: tuple[tuple[int, ...],
         high = plain["vocabulary"]
         xs = [torch.randint(0, high, (2, *s)) for s in shapes]
     else:
-        xs = [torch.randn(2, *s) for s in shapes]
+        xs = [
+            _sample(torch, spec, plain, shapes, d, s)
+            for d, s in zip(_dtypes(spec, len(shapes)), shapes, strict=True)
+        ]
     return module, xs
+
+
+def _sample(
+    torch: Any, spec: OpSpec, plain: dict[str, Any], shapes: Any, dtype: str, shape: Any
+) -> Any:
+    """A random input: bool masks, indices valid for the first input, floats."""
+    if dtype == "bool":
+        return torch.rand(2, *shape) > 0.3
+    if dtype == "int64":
+        first = shapes[0]
+        dim = plain.get("dim")
+        high = first[dim - 1 if dim > 0 else dim] if isinstance(dim, int) else first[0]
+        return torch.randint(0, high, (2, *shape))
+    return torch.randn(2, *shape)
 
 
 @pytest.mark.parametrize(("spec", "args", "shapes"), SAMPLES)
@@ -108,7 +144,7 @@ def test_sample_matches_pytorch(
     spec: OpSpec, args: dict[str, Any], shapes: tuple[tuple[int, ...], ...]
 ) -> None:
     torch = pytest.importorskip("torch")
-    ctx = context(spec, args, shapes, _input_dtype(spec))
+    ctx = _context(spec, args, shapes)
     out = spec.infer(ctx)
     module, xs = _run_twin(spec, args, shapes)
     with torch.no_grad():
@@ -133,7 +169,7 @@ def test_macs_match_flop_counter(
 
     from .twins import Attention, unrolled_flops
 
-    ctx = context(spec, args, shapes, _input_dtype(spec))
+    ctx = _context(spec, args, shapes)
     out = spec.infer(ctx)
     macs = spec.macs(ctx, out)
     if spec.name in ("lstm", "gru"):
@@ -337,7 +373,8 @@ def test_dtypes_flow() -> None:
     assert out == TensorType((4, 3), "float64")
     dense = CATALOG["dense"]
     for dtype in (*sorted(FLOAT_DTYPES), None):
-        assert dense.infer(context(dense, {"features": 2}, [(3,)], dtype)).dtype == dtype
+        params = dtype or "float32"  # a model's parameters take its floating input dtype
+        assert dense.infer(context(dense, {"features": 2}, [(3,)], dtype, params)).dtype == dtype
     flat = CATALOG["flatten"]
     assert flat.infer(context(flat, {}, [(2, 3)], "int64")) == TensorType((6,), "int64")
 
@@ -378,3 +415,32 @@ def test_argument_checks(op: str, args: dict[str, Any]) -> None:
     assert len(errors) == 1
     name, message = errors[0]
     assert name in args and message == message.lower()
+
+
+def test_dtype_promotion_is_torchs() -> None:
+    """``rules.promote`` equals torch.promote_types wherever it answers; two different float
+    precisions are refused (T003), and the arithmetic ops read it."""
+    torch = pytest.importorskip("torch")
+    from aurane.ops.rules import promote
+
+    kinds = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32"]
+    kinds.append("float64")
+    for a in kinds:
+        for b in kinds:
+            types = (TensorType((2,), a), TensorType((2,), b))
+            if a != b and a in FLOAT_DTYPES and b in FLOAT_DTYPES:
+                with pytest.raises(OpError) as info:
+                    promote("add", types)
+                assert info.value.code == "T003"
+                continue
+            expected = torch.promote_types(getattr(torch, a), getattr(torch, b))
+            assert promote("add", types) == str(expected).removeprefix("torch."), (a, b)
+    multiply = CATALOG["multiply"]
+    ctx = context(multiply, {}, [(3,), (3,)], dtypes=["int64", "float32"])
+    assert multiply.infer(ctx).dtype == "float32"
+    ctx = context(multiply, {}, [(3,), (3,)], dtypes=["bool", "int32"])
+    assert multiply.infer(ctx).dtype == "int32"
+    divide = CATALOG["divide"]
+    assert divide.infer(context(divide, {}, [(3,), (3,)], dtypes=["int64", "int64"])).dtype == (
+        "float32"
+    )

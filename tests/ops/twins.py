@@ -46,7 +46,9 @@ class Attention(nn.Module):
         need_weights: bool = False,
     ) -> None:
         super().__init__()
-        width = shapes[1][-1] if len(shapes) == 2 else a["dim"]
+        masks = {a[k].index for k in ("attn_mask", "key_padding_mask") if a.get(k)}
+        positional = [s for i, s in enumerate(shapes) if i not in masks]
+        width = positional[1][-1] if len(positional) == 2 else a["dim"]
         self.mha = nn.MultiheadAttention(
             a["dim"],
             a["heads"],
@@ -59,12 +61,30 @@ class Attention(nn.Module):
         self.causal = a["causal"]
         self.need_weights = need_weights
 
-    def forward(self, x: torch.Tensor, *memory: torch.Tensor) -> torch.Tensor:
+        self.masks = {k: a[k].index for k in ("attn_mask", "key_padding_mask") if a.get(k)}
+        self.heads = a["heads"]
+
+    def forward(self, x: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
+        xs = (x, *rest)
+        memory = [t for i, t in enumerate(xs[1:], 1) if i not in self.masks.values()]
         kv = memory[0] if memory else x
         mask = None
         if self.causal:
             mask = torch.triu(torch.ones(x.size(1), kv.size(1), dtype=torch.bool), diagonal=1)
-        return self.mha(x, kv, kv, attn_mask=mask, need_weights=self.need_weights)[0]
+        if "attn_mask" in self.masks:  # (batch, heads|1, L|1, S|1) -> (batch * heads, L, S)
+            given = xs[self.masks["attn_mask"]]
+            mask = given.expand(-1, self.heads, x.size(1), kv.size(1)).reshape(
+                -1, x.size(1), kv.size(1)
+            )
+        padding = xs[self.masks["key_padding_mask"]] if "key_padding_mask" in self.masks else None
+        return self.mha(
+            x,
+            kv,
+            kv,
+            attn_mask=mask,
+            key_padding_mask=padding,
+            need_weights=self.need_weights,
+        )[0]
 
 
 class ManualAttention(nn.Module):
@@ -74,7 +94,9 @@ class ManualAttention(nn.Module):
         super().__init__()
         self.a = a
 
-    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         groups = q.size(1) // k.size(1)
         k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
         scale = self.a["scale"] if self.a["scale"] is not None else q.size(-1) ** -0.5
@@ -82,6 +104,10 @@ class ManualAttention(nn.Module):
         if self.a["causal"]:
             hidden = torch.ones(q.size(2), k.size(2), dtype=torch.bool).triu(1)
             scores = scores.masked_fill(hidden, float("-inf"))
+        if mask is not None and mask.dtype == torch.bool:  # true = takes part
+            scores = scores.masked_fill(~mask, float("-inf"))
+        elif mask is not None:  # added to the scores
+            scores = scores + mask
         weights = F.dropout(scores.softmax(dim=-1), self.a["dropout"], self.training)
         return weights @ v
 
@@ -261,6 +287,9 @@ def _register_tensor_twins() -> None:
     from .twins_layers import LAYER_TWINS
 
     TWINS.update(LAYER_TWINS)
+    from .twins_index import INDEX_TWINS
+
+    TWINS.update(INDEX_TWINS)
 
 
 _register_tensor_twins()

@@ -135,6 +135,19 @@ model Net:
         z = scaled_dot_product_attention(one, reshape(dense(x, 32), 1, 10, 32), one)
         return dense(rms_norm(add(y, reshape(z, 10, 32))), 50)
 """,
+    "masks": """
+model Net:
+    input_shape = (9, 8)
+    def forward(x):
+        index = buffer((9, 9), init="relative_position_index", window=(3, 3))
+        table = parameter((25, 8), init=normal(0.02), batch_axis=false)
+        bias = select(lookup(table, index=index), dim=1, index=0)
+        z = dense(x, 8)
+        keep = where(gt(z, 0.0), z, multiply(z, 0.5))
+        pad = unsqueeze(lt(select(x, dim=2, index=0), -1.0), -1)
+        hidden = masked_fill(add(bias, keep), pad, 0.0)
+        return multiply(hidden, to(ge(x, 0.0), "float32"))
+""",
 }
 
 

@@ -29,6 +29,7 @@ from aurane.analysis.views import (
 from aurane.ir.graph import Node
 from aurane.ops.layers import channel_first
 from aurane.ops.rules import numel
+from aurane.ops.spec import split_inputs
 
 
 class Walk(Protocol):
@@ -340,6 +341,12 @@ def _parameter(w: Walk, node: Node, ins: list[View], shape: tuple[int, ...], dty
     return View(PARAMETER, shape, strides, dtype, not w.frozen)
 
 
+def _buffer(w: Walk, node: Node, ins: list[View], shape: tuple[int, ...], dtype: str) -> View:
+    """A registered buffer expanded over the batch: a view of module state, no gradient."""
+    strides = tuple(0 if i == 0 else s for i, s in enumerate(contiguous_strides(shape)))
+    return View(PARAMETER, shape, strides, dtype, False)
+
+
 def _sdpa_core(w: Walk, q: View, k: View, v: View, dropout: float, dtype: str) -> View:
     """Flash / memory-efficient attention: saves q, k, v, the output and a float32
     log-sum-exp per query (CUDA's efficient kernel pads it to multiples of 32)."""
@@ -377,7 +384,7 @@ def _heads(view: View) -> View:
 
 
 def _sdpa(w: Walk, node: Node, ins: list[View], shape: tuple[int, ...], dtype: str) -> View:
-    q, k, v = (_heads(x) for x in ins)
+    q, k, v = (_heads(x) for x in split_inputs(node.args, ins)[0])  # not attn_mask=
     if k.shape[1] != q.shape[1]:  # grouped-query: repeat_interleave copies keys and values
         k = w.new((k.shape[0], q.shape[1], *k.shape[2:]), k.dtype, grad=k.grad)
         v = w.new((v.shape[0], q.shape[1], *v.shape[2:]), v.dtype, grad=v.grad)
@@ -398,6 +405,7 @@ def _attention(w: Walk, node: Node, ins: list[View], shape: tuple[int, ...], dty
     """nn.MultiheadAttention (batch_first, need_weights=False) as F.multi_head_attention_forward
     runs it: packed in-projection of the (seq, batch, dim) transposed input, a contiguous
     copy split into q, k, v, SDPA, a contiguous copy for the output projection."""
+    ins = list(split_inputs(node.args, ins)[0])  # the masks are no query or memory
     x = ins[0]
     batch, seq, dim = x.shape
     heads = int(node.args["heads"])
@@ -534,6 +542,41 @@ RULES: dict[str, Rule] = {
     "scaled_dot_product_attention": _sdpa,
     "rotary_embedding": _rotary,
 }
+RULES["buffer"] = _buffer
+
+
+def _where(w: Walk, node: Node, ins: list[View], shape: tuple[int, ...], dtype: str) -> View:
+    """torch.where keeps the condition for backward, not the values."""
+    w.save(ins[0])
+    return w.new(shape, dtype, like(ins[1], shape))
+
+
+RULES["where"] = _where
+RULES["masked_fill"] = lambda w, node, ins, shape, dtype: _where(
+    w, node, [ins[-1], ins[0]], shape, dtype
+)
+for _name in (  # index arithmetic and constructors: nothing kept for backward
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "to",
+    "cumsum",
+    "roll",
+    "arange",
+    "zeros",
+    "ones",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+):
+    RULES[_name] = _saves_nothing
 for _name in (
     "gelu",
     "silu",

@@ -249,7 +249,8 @@ def catalog_context(
     bound = BoundArgs(
         {key: ArgValue(value, node.arg_spans.get(key)) for key, value in node.args.items()}
     )
-    return InferContext(bound, tuple(inputs), param_dtype), TensorType(out.sample_shape, out.dtype)
+    ctx = InferContext.of_node(bound, tuple(inputs), param_dtype)
+    return ctx, TensorType(out.sample_shape, out.dtype)
 
 
 def _block_layer(node: Node, out: Value) -> LayerProfile:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from aurane.ops.spec import TensorArg
 from aurane.records import field, record
 from aurane.semantics.inits import InitSpec, Rule
 from aurane.semantics.values import OpValue
@@ -150,7 +151,8 @@ class Graph:
     @property
     def has_attention(self) -> bool:
         return any(
-            # self-attention reads padding_mask; cross-attention (a memory input) does not
+            # self-attention reads padding_mask; cross-attention (a memory input) and a
+            # self-attention given attn_mask= / key_padding_mask= (more inputs) do not
             (node.op == "multihead_attention" and len(node.inputs) == 1)
             or (node.subgraph and node.subgraph.has_attention)
             for node in self.nodes
@@ -245,4 +247,6 @@ def _jsonable(value: Any) -> Any:
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, OpValue):  # act=gelu given to a block: the operation's name
         return value.name
+    if isinstance(value, TensorArg):  # attn_mask=pad: the node input it names
+        return {"input": value.index}
     return value

@@ -22,7 +22,16 @@ from aurane.ir.lowering import Lowering
 from aurane.ir.tying import resolve_ties, tie_target
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.shape import piece_sizes
-from aurane.ops.spec import ArgValue, BoundArgs, InferContext, OpError, OpSpec, TensorType
+from aurane.ops.spec import (
+    ArgValue,
+    BoundArgs,
+    InferContext,
+    OpError,
+    OpSpec,
+    TensorArg,
+    TensorName,
+    TensorType,
+)
 from aurane.records import replace
 from aurane.semantics import config
 from aurane.semantics.binding import bind_arguments
@@ -345,7 +354,8 @@ class _Lowerer(Lowering):
             assert spec is not None
             keywords, init = split_init(split_tie(call.keywords)[0], spec.name)
             bound = self.arguments(call, spec, rest, keywords)
-            result = self.apply(b, spec, bound, names, call.span)
+            tensors = self.tensor_keywords(b, env, bound, names)
+            result = None if tensors is None else self.apply(b, spec, tensors, names, call.span)
             tied = tie_target(call.keywords)
             if result is not None and tied is not None and (node := b.producers.get(result)):
                 b.ties[node.id] = tied
@@ -359,6 +369,24 @@ class _Lowerer(Lowering):
                 return None
             result = self.suffix(b, suffix, result, main)
         return result
+
+    def tensor_keywords(
+        self, b: GraphBuilder, env: dict[str, str | None], bound: BoundArgs, names: list[str]
+    ) -> BoundArgs | None:
+        """``attn_mask=pad``: each tensor keyword's value joins the node's inputs (after the
+        positional ones) and its argument becomes that position (``TensorArg``)."""
+        if not any(isinstance(v.value, TensorName) for v in bound.values.values()):
+            return bound
+        values = dict(bound.values)
+        for key, entry in bound.values.items():
+            if not isinstance(entry.value, TensorName) or entry.span is None:
+                continue
+            value = self.tensor(b, env, ast.Name(entry.value.name, entry.span))
+            if value is None:
+                return None
+            names.append(value)
+            values[key] = ArgValue(TensorArg(len(names) - 1), entry.span)
+        return BoundArgs(values)
 
     def initialise(self, b: GraphBuilder, value: str, op: str, keyword: ast.Keyword) -> None:
         """``dense(8, init=normal(0.02))``: the node records its weight's initialiser."""
@@ -397,7 +425,7 @@ class _Lowerer(Lowering):
             )
             return None
         try:
-            _, sizes = piece_sizes(InferContext(bound, tuple(types), b.param_dtype))
+            _, sizes = piece_sizes(InferContext.of_node(bound, tuple(types), b.param_dtype))
         except OpError as error:
             self.report(b, error, bound, [source], call.span, spec.name)
             return None

@@ -99,7 +99,7 @@ class Lowering(ABC):
         types = self.input_types(b, inputs)
         if types is None:
             return None
-        ctx = InferContext(bound, tuple(types), b.param_dtype)
+        ctx = InferContext.of_node(bound, tuple(types), b.param_dtype)
         try:
             out = spec.infer(ctx)
             parameters = spec.parameters(ctx, out)

@@ -7,6 +7,7 @@ import json
 from aurane.ir.graph import Graph
 from aurane.ir.inits import effective_inits, layer_path
 from aurane.ops.rules import fmt_shape
+from aurane.ops.spec import split_inputs
 from aurane.semantics.inits import InitSpec
 
 
@@ -50,12 +51,17 @@ def graph_to_text(
                 inner = f"{prefix}{layer_path(node)}."
                 lines.append(graph_to_text(node.subgraph, indent + "    ", inits, inner))
             continue
-        args = ", ".join(f"{k}={v!r}" for k, v in node.args.items() if k != "block")
+        positional, tensors = split_inputs(node.args, node.inputs)
+        args = ", ".join(
+            f"{k}={tensors[k] if k in tensors else repr(v)}"
+            for k, v in node.args.items()
+            if k != "block"
+        )
         call = f"{node.op}[{node.block}]" if node.block else node.op
         times = f" x{node.repeat}" if node.op == "repeat" else ""
         lines.append(
             f"{indent}  {node.output}: {fmt_shape(out.shape)} {out.dtype or '?'} = "
-            f"{call}{times}({', '.join(node.inputs)}{', ' if args and node.inputs else ''}{args})"
+            f"{call}{times}({', '.join(positional)}{', ' if args and positional else ''}{args})"
             f"   # {node.parameters:,} params @ {node.span}"
             + _init_note(inits.get(prefix + layer_path(node)))
         )

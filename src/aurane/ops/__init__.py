@@ -15,7 +15,9 @@ from aurane.ops import activations as act
 from aurane.ops import (
     arith,
     attention,
+    buffer,
     conv,
+    index,
     layers,
     norm,
     pad,
@@ -95,6 +97,8 @@ CATALOG: dict[str, OpSpec] = {
         spec.name: spec
         for spec in (*arith.SPECS, *shape.SPECS, *pad.SPECS, *parameter.SPECS, *reduce.SPECS)
     },
+    # index arithmetic, masks, constructors and non-trainable state
+    **{spec.name: spec for spec in (*index.SPECS, *buffer.SPECS)},
     # sequence
     "multihead_attention": attention.MULTIHEAD_ATTENTION,
     "scaled_dot_product_attention": attention.SCALED_DOT_PRODUCT_ATTENTION,
@@ -124,6 +128,7 @@ ALIASES: dict[str, str] = {
     "batch_norm": "batchnorm",
     "layernorm": "layer_norm",
     "swish": "silu",
+    "cast": "to",
 }
 
 ACTIVATIONS: frozenset[str] = frozenset(
@@ -187,10 +192,14 @@ def context(
     shapes: Sequence[tuple[int, ...]],
     dtype: str | None = None,
     param_dtype: str = "float32",
+    dtypes: Sequence[str | None] | None = None,
 ) -> InferContext:
-    """An InferContext for ``spec`` on inputs of the given per-sample shapes and one dtype."""
-    inputs = tuple(TensorType(tuple(shape), dtype) for shape in shapes)
-    return InferContext(bind_defaults(spec, args), inputs, param_dtype)
+    """An InferContext for ``spec`` on inputs of the given per-sample shapes and one dtype
+    (or one per input with ``dtypes``); ``args`` may place tensor keywords (``TensorArg``)
+    among the inputs."""
+    kinds = tuple(dtypes) if dtypes is not None else (dtype,) * len(shapes)
+    inputs = tuple(TensorType(tuple(s), d) for s, d in zip(shapes, kinds, strict=True))
+    return InferContext.of_node(bind_defaults(spec, args), inputs, param_dtype)
 
 
 __all__ = [

@@ -25,6 +25,7 @@ from aurane.ops.rules import (
     is_number,
     make_spec,
     numel,
+    promote,
     same_dtype,
 )
 from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
@@ -116,7 +117,7 @@ def _elementwise_spec(name: str, symbol: str, verb: str) -> OpSpec:
                     hint=f"write {name}(a, b) or {name}(a, 0.5)",
                 )
             shape = broadcast_shapes(name, ctx.inputs)
-            return TensorType(shape, result_dtype(name, same_dtype(name, ctx.inputs), None))
+            return TensorType(shape, result_dtype(name, promote(name, ctx.inputs), None))
         if constant is None:
             raise OpError(
                 "S005",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from aurane.ops.rules import (
     ATTENTION,
+    FLOAT_DTYPES,
     PARAMETER_FREE,
     PARAMETRIC,
     POSITIVE,
@@ -42,9 +43,60 @@ from aurane.ops.rules import (
     require_rank,
     same_dtype,
 )
-from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
+from aurane.ops.spec import (
+    ArgKind,
+    InferContext,
+    OpError,
+    OpSpec,
+    Param,
+    TensorArg,
+    TensorType,
+)
 
 _SEQUENCE = "(sequence, features)"
+
+# -- attention masks ---------------------------------------------------------------------------
+
+MASK_SHAPE = "T119"
+MASK_DTYPE = "T120"
+
+
+def check_mask(
+    op: str,
+    name: str,
+    mask: TensorType | None,
+    target: tuple[int, ...],
+    query_dtype: str | None,
+    layout: str,
+) -> None:
+    """A mask broadcasts to ``target`` (per sample; the batch axis is its first axis, as for
+    every value) under the size-1 rule and is bool or the query's float dtype (added)."""
+    if mask is None:
+        return
+    fits = mask.rank == len(target) and all(
+        m in (1, t) for m, t in zip(mask.shape, target, strict=True)
+    )
+    if not fits:
+        raise OpError(
+            MASK_SHAPE,
+            f"{op} {name} {fmt_shape(mask.shape)} does not broadcast to (batch, {layout}) = "
+            f"(batch, {', '.join(map(str, target))}): a mask has one axis per {layout} axis "
+            "(batch first), each of the same size or 1",
+            blame=name,
+            hint="unsqueeze the missing axes, e.g. a (key,) padding mask is "
+            "unsqueeze(unsqueeze(m, 1), 1) for (1, 1, key)",
+        )
+    legal = {"bool", query_dtype} if query_dtype is not None else {"bool", *FLOAT_DTYPES}
+    if mask.dtype is not None and mask.dtype not in legal:
+        wanted = f"bool or the query's dtype {query_dtype}" if query_dtype else "bool or float"
+        raise OpError(
+            MASK_DTYPE,
+            f"{op} {name} has dtype {mask.dtype}; a mask is {wanted} (bool selects positions, "
+            "a float mask is added to the scores)",
+            blame=name,
+            hint='make it bool with a comparison (ne(ids, 0)) or cast it: to(m, dtype="float32")',
+        )
+
 
 # -- multihead_attention: self (one input) or cross (query, memory) ---------------------------
 
@@ -107,6 +159,18 @@ def _attention_infer(ctx: InferContext) -> TensorType:
                 blame=name,
                 hint=f"use {name}={memory.shape[1]} or leave it out (it defaults to the memory width)",
             )
+    _conflict(op, ctx)
+    check_mask(
+        op,
+        "attn_mask",
+        ctx.tensor("attn_mask"),
+        (heads, t.shape[0], memory.shape[0]),
+        t.dtype,
+        "heads, query, key",
+    )
+    check_mask(
+        op, "key_padding_mask", ctx.tensor("key_padding_mask"), (memory.shape[0],), t.dtype, "key"
+    )
     if is_cross(ctx):
         if a["causal"] and memory.shape[0] != t.shape[0]:
             raise OpError(
@@ -118,6 +182,17 @@ def _attention_infer(ctx: InferContext) -> TensorType:
             )
         return TensorType(t.shape, same_dtype(op, ctx.inputs))
     return t
+
+
+def _conflict(op: str, ctx: InferContext) -> None:
+    if ctx.args["causal"] and ctx.tensor("attn_mask") is not None:
+        raise OpError(
+            "S004",
+            f"{op} takes causal=true or an attn_mask, not both",
+            blame="causal",
+            hint="fold the causal rule into the mask (logical_and with a causal_mask buffer) "
+            "or drop the mask",
+        )
 
 
 def _attention_parameters(ctx: InferContext, out: TensorType) -> int:
@@ -167,6 +242,21 @@ MULTIHEAD_ATTENTION = make_spec(
             keyword_only=True,
             doc="value width of the memory (cross-attention); defaults to the memory width",
         ),
+        Param(
+            "attn_mask",
+            ArgKind.TENSOR,
+            None,
+            keyword_only=True,
+            doc="(heads or 1, query or 1, key or 1) mask, bool (true = hidden, as torch's "
+            "nn.MultiheadAttention) or float added to the scores",
+        ),
+        Param(
+            "key_padding_mask",
+            ArgKind.TENSOR,
+            None,
+            keyword_only=True,
+            doc="(key,) mask of the memory positions, bool (true = padding) or float added",
+        ),
     ),
     infer=_attention_infer,
     doc="batch-first multi-head attention (nn.MultiheadAttention): self-attention on one "
@@ -178,6 +268,9 @@ MULTIHEAD_ATTENTION = make_spec(
         ({"heads": 2, "dim": 8}, ((5, 8), (7, 8))),
         ({"heads": 2, "dim": 8, "kdim": 6, "vdim": 6}, ((5, 8), (3, 6))),
         ({"heads": 4, "dim": 8, "causal": True, "bias": False}, ((4, 8), (4, 5))),
+        ({"heads": 2, "dim": 8, "key_padding_mask": TensorArg(1)}, ((5, 8), (5,))),
+        ({"heads": 2, "dim": 8, "attn_mask": TensorArg(1)}, ((5, 8), (1, 5, 5))),
+        ({"heads": 2, "dim": 8, "attn_mask": TensorArg(2)}, ((5, 8), (3, 8), (2, 1, 3))),
     ),
     kinds={PARAMETRIC, ATTENTION, SHAPE_PRESERVING},
     min_inputs=1,
@@ -222,6 +315,15 @@ def _sdpa_infer(ctx: InferContext) -> TensorType:
             "query heads: pick kv_heads dividing heads",
             input_notes=shapes,
         )
+    _conflict(op, ctx)
+    check_mask(
+        op,
+        "attn_mask",
+        ctx.tensor("attn_mask"),
+        (q.shape[0], q.shape[1], k.shape[1]),
+        q.dtype,
+        "heads, query, key",
+    )
     if ctx.args["causal"] and q.shape[1] != k.shape[1]:
         raise OpError(
             "T082",
@@ -262,6 +364,14 @@ SCALED_DOT_PRODUCT_ATTENTION = make_spec(
             optional(positive_number),
             doc="score scale; None means 1 / sqrt(head_dim)",
         ),
+        Param(
+            "attn_mask",
+            ArgKind.TENSOR,
+            None,
+            keyword_only=True,
+            doc="(heads or 1, query or 1, key or 1) mask, bool (true = attend, as "
+            "F.scaled_dot_product_attention) or float added to the scores",
+        ),
     ),
     infer=_sdpa_infer,
     doc="softmax(q k^T * scale) v on (heads, S, Dh) tensors (F.scaled_dot_product_attention); "
@@ -270,6 +380,8 @@ SCALED_DOT_PRODUCT_ATTENTION = make_spec(
         ({}, ((2, 5, 4), (2, 5, 4), (2, 5, 4))),
         ({"causal": True}, ((4, 6, 8), (2, 6, 8), (2, 6, 8))),
         ({"scale": 0.5, "dropout": 0.1}, ((2, 3, 4), (1, 7, 4), (1, 7, 6))),
+        ({"attn_mask": TensorArg(3)}, ((2, 5, 4), (2, 6, 4), (2, 6, 4), (1, 1, 6))),
+        ({"attn_mask": TensorArg(3)}, ((4, 3, 4), (2, 3, 4), (2, 3, 4), (4, 3, 3))),
     ),
     kinds={PARAMETER_FREE, ATTENTION},
     min_inputs=3,

@@ -22,6 +22,7 @@ MODULE_OPS: frozenset[str] = frozenset(
         "avgpool",
         "batchnorm",
         "block",
+        "buffer",
         *family(CONVOLUTION),
         "dense",
         "drop_path",
@@ -66,7 +67,7 @@ FUNCTION_MODULE_OPS: frozenset[str] = frozenset(
 )
 
 NOT_CHAINABLE: frozenset[str] = frozenset(
-    {"multihead_attention", "lstm", "gru", "positional_encoding", "add", "concat"}
+    {"multihead_attention", "lstm", "gru", "positional_encoding", "add", "concat", "buffer"}
 )
 
 

@@ -267,6 +267,19 @@ def check_input_dtypes(op: str, inputs: Sequence[TensorType], accepted: str) -> 
             )
 
 
+def check_param_dtype(op: str, ctx: InferContext) -> None:
+    """T003 when a floating input of a layer differs from its parameters' dtype (a cast
+    with ``to`` or a constructor made another float precision): torch would refuse it."""
+    for index, t in enumerate(ctx.inputs):
+        if t.dtype in FLOAT_DTYPES and t.dtype != ctx.param_dtype:
+            raise OpError(
+                "T003",
+                f"{op} has {ctx.param_dtype} parameters but a {t.dtype} input",
+                blame=f"input{index}" if len(ctx.inputs) > 1 else None,
+                hint=f'cast the input: to(x, "{ctx.param_dtype}")',
+            )
+
+
 def same_dtype(op: str, inputs: Sequence[TensorType]) -> str | None:
     """The common dtype of merge inputs (unknown ones are compatible), T003 when they differ."""
     known = {t.dtype for t in inputs if t.dtype is not None}
@@ -289,8 +302,12 @@ def make_spec(**fields: Any) -> OpSpec:
     accepted: str = fields.setdefault("input_dtypes", "float")
     name: str = fields["name"]
 
+    parametric = PARAMETRIC in fields.get("kinds", ())
+
     def checked(ctx: InferContext) -> TensorType:
         check_input_dtypes(name, ctx.inputs, accepted)
+        if parametric and accepted == "float":
+            check_param_dtype(name, ctx)
         return infer(ctx)
 
     fields["infer"] = checked
@@ -309,3 +326,51 @@ def per_element(cost: int) -> Callable[[InferContext, TensorType], int]:
         return cost * out.numel
 
     return count
+
+
+# -- dtype promotion (PyTorch's rules for tensors of different kinds) -----------------------
+
+_INT_BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
+
+
+def _kind(dtype: str) -> int:
+    """0 for bool, 1 for integers, 2 for floats (torch promotes up this order)."""
+    return 0 if dtype == "bool" else 2 if dtype in FLOAT_DTYPES else 1
+
+
+def _promote_ints(a: str, b: str) -> str:
+    """torch.promote_types of two integer dtypes: uint8 with int8 is int16, else the wider
+    (a signed type when one of them is uint8)."""
+    if {a, b} == {"uint8", "int8"}:
+        return "int16"
+    if "uint8" in (a, b):
+        return b if a == "uint8" else a
+    return a if _INT_BITS[a] >= _INT_BITS[b] else b
+
+
+def promote(op: str, inputs: Sequence[TensorType]) -> str | None:
+    """The result dtype of combining tensors as torch does: bool < integers < floats, the
+    wider integer, the float of an integer and a float (``int64 * float32`` is float32).
+    Two different floating dtypes stay an error (T003): Aurane never casts between float
+    precisions silently. Unknown dtypes are compatible with any (as in ``same_dtype``)."""
+    dtypes = [t.dtype for t in inputs if t.dtype is not None]
+    if not dtypes:
+        return None
+    floats = {d for d in dtypes if d in FLOAT_DTYPES}
+    if len(floats) > 1:
+        raise OpError(
+            "T003",
+            f"{op} inputs have different floating dtypes: {', '.join(dtypes)}",
+            hint="cast one of them with to(x, dtype=...): Aurane never changes a float "
+            "precision silently",
+            input_notes=tuple((i, d) for i, d in enumerate(dtypes)),
+        )
+    if floats:
+        return floats.pop()
+    result = dtypes[0]
+    for dtype in dtypes[1:]:
+        if _kind(dtype) > _kind(result):
+            result = dtype
+        elif _kind(dtype) == _kind(result) == 1:
+            result = _promote_ints(result, dtype)
+    return result

@@ -28,6 +28,7 @@ class ArgKind(Enum):
     OPTIONAL_INT = "int or None"
     OPTIONAL_FLOAT = "float or None"
     MODEL = "model name"  # repeat(Block, n)
+    TENSOR = "named tensor"  # attn_mask=pad: a tensor of the body, an extra node input
     ANY = "value"
 
 
@@ -56,6 +57,43 @@ class Param:
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+
+@record(frozen=True, slots=True)
+class TensorName:
+    """A tensor keyword argument as the program wrote it (``attn_mask=pad``): the name of a
+    tensor of the body, before lowering makes it an input of the node."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@record(frozen=True, slots=True)
+class TensorArg:
+    """A tensor keyword argument after lowering: its position in the node's inputs (after
+    the positional tensor inputs, in parameter order)."""
+
+    index: int
+
+    def __str__(self) -> str:
+        return f"input{self.index}"
+
+
+def tensor_positions(args: Mapping[str, Any]) -> dict[str, int]:
+    """Tensor keyword arguments by name -> their index among a node's inputs."""
+    return {name: v.index for name, v in args.items() if isinstance(v, TensorArg)}
+
+
+def split_inputs(
+    args: Mapping[str, Any], items: Sequence[Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A node's inputs (names, shapes or types) as (positional inputs, tensor keywords)."""
+    positions = tensor_positions(args)
+    taken = set(positions.values())
+    positional = tuple(item for index, item in enumerate(items) if index not in taken)
+    return positional, {name: items[index] for name, index in positions.items()}
 
 
 @record(frozen=True, slots=True)
@@ -131,10 +169,22 @@ class InferContext:
     args: BoundArgs
     inputs: tuple[TensorType, ...]
     param_dtype: str  # floating dtype for parameters (float32 unless input_dtype says otherwise)
+    # tensor keyword arguments (``attn_mask=pad``) by parameter name; ``inputs`` holds the
+    # positional tensor inputs only
+    tensors: Mapping[str, TensorType] = field(default_factory=dict)
 
     @property
     def input(self) -> TensorType:
         return self.inputs[0]
+
+    def tensor(self, name: str) -> TensorType | None:
+        return self.tensors.get(name)
+
+    @staticmethod
+    def of_node(args: BoundArgs, types: Sequence[TensorType], param_dtype: str) -> InferContext:
+        """The context of a node whose inputs hold its tensor keywords too (``TensorArg``)."""
+        positional, tensors = split_inputs(args.plain(), types)
+        return InferContext(args, positional, param_dtype, tensors)
 
 
 InferRule = Callable[[InferContext], TensorType]

@@ -24,6 +24,7 @@ from aurane.ops.rules import (
     numel,
     optional,
     positive_number,
+    promote,
     require_min_rank,
     require_rank,
     same_dtype,
@@ -241,7 +242,7 @@ def _add_infer(ctx: InferContext) -> TensorType:
     if broadcast is not None and broadcast.value:
         from aurane.ops.arith import broadcast_shapes
 
-        return TensorType(broadcast_shapes("add", ctx.inputs), same_dtype("add", ctx.inputs))
+        return TensorType(broadcast_shapes("add", ctx.inputs), promote("add", ctx.inputs))
     if any(t.shape != first.shape for t in ctx.inputs[1:]):
         raise OpError(
             "T001",
@@ -251,7 +252,7 @@ def _add_infer(ctx: InferContext) -> TensorType:
             "add(a, b, broadcast=true) stretches size-1 axes",
             input_notes=_shape_notes(ctx.inputs),
         )
-    return TensorType(first.shape, same_dtype("add", ctx.inputs))
+    return TensorType(first.shape, promote("add", ctx.inputs))
 
 
 def agree_hint(inputs: tuple[TensorType, ...]) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.rules import is_int, is_number
-from aurane.ops.spec import ArgKind, ArgValue, BoundArgs, Param
+from aurane.ops.spec import ArgKind, ArgValue, BoundArgs, Param, TensorName
 from aurane.records import field, record
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.values import NotLiteral, literal_value, show, type_name
@@ -99,6 +99,21 @@ class _Binding:
                         "S003",
                         f"argument '{param.name}' of {self.owner} must name a model",
                         expr.span,
+                    )
+                )
+            return
+        if param.kind is ArgKind.TENSOR:
+            if isinstance(expr, ast.NoneLit) and param.default is None:
+                self.values[param.name] = ArgValue(None, span)  # attn_mask=none: no mask
+            elif isinstance(expr, ast.Name):
+                self.values[param.name] = ArgValue(TensorName(expr.id), span)
+            else:
+                self.diagnostics.append(
+                    diag(
+                        "S003",
+                        f"argument '{param.name}' of {self.owner} must name a tensor of the body",
+                        expr.span,
+                        hint=f"bind the tensor to a name first: m = ...; then {param.name}=m",
                     )
                 )
             return

@@ -643,12 +643,21 @@ class _Resolver(ControlFlow):
         return self.value_expr(expr, scope)
 
     def keywords(
-        self, keywords: tuple[ast.Keyword, ...], scope: _Scope, *, initialised: bool = False
+        self,
+        keywords: tuple[ast.Keyword, ...],
+        scope: _Scope,
+        *,
+        initialised: bool = False,
+        spec: ops.OpSpec | None = None,
     ) -> tuple[ast.Keyword, ...]:
-        """``initialised``: ``init=`` is an initialiser (``normal(0.02)``), not an argument."""
+        """``initialised``: ``init=`` is an initialiser (``normal(0.02)``), not an argument;
+        a tensor keyword of ``spec`` (``attn_mask=pad``) names a tensor and stays a name."""
         if not keywords:
             return keywords
-        resolved = tuple(self.keyword(k, scope, initialised) for k in keywords)
+        resolved = tuple(
+            k if _names_tensor(spec, k, scope) else self.keyword(k, scope, initialised)
+            for k in keywords
+        )
         return keywords if _same(keywords, resolved) else resolved
 
     def keyword(
@@ -822,20 +831,45 @@ class _Resolver(ControlFlow):
                 0 <= param_index < len(positional) and positional[param_index].kind is ArgKind.MODEL
             ):
                 args.append(self.model_arg(arg, scope))
+            elif (
+                0 <= param_index < len(positional)
+                and positional[param_index].kind is ArgKind.TENSOR
+                and _tensor_like(arg, scope)
+            ):
+                args.append(arg)  # masked_fill(x, pad, 0.0): a tensor of the body
             else:
                 outer, self.argument_of = self.argument_of, spec
                 try:
                     args.append(self.value_expr(arg, scope))
                 finally:
                     self.argument_of = outer
-        initialised = spec is not None and spec.name != "parameter"  # its own init= argument
+        # parameter and buffer have an init= argument of their own
+        initialised = spec is not None and spec.name not in ("parameter", "buffer")
         if spec is not None and spec.name == "parameter":
-            call = self.parameter_init(call, scope)
-        keywords = self.keywords(call.keywords, scope, initialised=initialised)
+            call = self.parameter_init(self.named_init(call, scope), scope)
+        keywords = self.keywords(call.keywords, scope, initialised=initialised, spec=spec)
         suffixes = self.suffixes(call.suffixes, scope)
         if _same(call.args, args) and keywords is call.keywords and suffixes is call.suffixes:
             return call
         return replace(call, args=tuple(args), keywords=keywords, suffixes=suffixes)
+
+    def named_init(self, call: ast.Call, scope: _Scope) -> ast.Call:
+        """``parameter(..., init=p0)`` with ``p0`` a string constant (a block's parameter
+        ``p0 = "normal"``): the string itself."""
+        found = next((k for k in call.keywords if k.name == INIT), None)
+        if found is None or not isinstance(found.value, ast.Name):
+            return call
+        if scope.find(found.value.id) is None:
+            return call
+        try:
+            value = self.evaluate(found.value, scope)
+        except (_Failed, _Symbolic):
+            return call
+        if not isinstance(value, str):
+            return call
+        text = ast.String(value, found.value.span)
+        kept = tuple(replace(k, value=text) if k is found else k for k in call.keywords)
+        return replace(call, keywords=kept)
 
     def parameter_init(self, call: ast.Call, scope: _Scope) -> ast.Call:
         """``parameter(shape, init=normal(0.02))``: the initialiser form of every layer, as
@@ -1196,3 +1230,16 @@ def resolve_with_failures(
     resolver = _Resolver(program)
     resolved = resolver.run()
     return resolved, resolver.diagnostics, frozenset(resolver.failed_spans)
+
+
+def _names_tensor(spec: ops.OpSpec | None, keyword: ast.Keyword, scope: _Scope) -> bool:
+    """``attn_mask=pad``: a tensor keyword whose value is a name that is no constant."""
+    param = spec.param(keyword.name) if spec is not None else None
+    return param is not None and param.kind is ArgKind.TENSOR and _tensor_like(keyword.value, scope)
+
+
+def _tensor_like(expr: ast.Expr, scope: _Scope) -> bool:
+    """A name that is no constant, or an operation call (binding asks to name it)."""
+    if isinstance(expr, ast.Name):
+        return scope.find(expr.id) is None
+    return isinstance(expr, ast.Call | ast.Chain)

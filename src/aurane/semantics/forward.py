@@ -5,7 +5,7 @@ from __future__ import annotations
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
-from aurane.ops.spec import BoundArgs
+from aurane.ops.spec import BoundArgs, TensorName
 from aurane.semantics.binding import bind_arguments
 from aurane.semantics.constants import value_call
 from aurane.semantics.inits import check_layer_init, split_init
@@ -243,6 +243,9 @@ class ForwardChecker:
         )
         self.out.extend(problems)
         self.bound[id(call)] = bound
+        for entry in bound.values.values():
+            if isinstance(entry.value, TensorName) and entry.span is not None:
+                self.tensor(ast.Name(entry.value.name, entry.span))  # attn_mask=pad: defined?
         if spec.name == "repeat" and bound.given("block"):
             block = bound["block"]
             span = bound.span("block") or call.span

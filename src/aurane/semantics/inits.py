@@ -259,8 +259,9 @@ def read_target(rule: ast.InitRule) -> tuple[InitTarget | None, list[Diagnostic]
 def split_init(
     keywords: tuple[ast.Keyword, ...], op: str
 ) -> tuple[tuple[ast.Keyword, ...], ast.Keyword | None]:
-    """The keywords without ``init=`` (except ``parameter``'s own), and the ``init=``."""
-    if op == "parameter":
+    """The keywords without ``init=`` (except ``parameter``'s and ``buffer``'s own), and the
+    ``init=``."""
+    if op in ("parameter", "buffer"):
         return keywords, None
     found = next((k for k in reversed(keywords) if k.name == INIT), None)
     if found is None:

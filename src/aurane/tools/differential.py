@@ -32,6 +32,7 @@ from typing import Any
 
 from aurane import ops
 from aurane.ops.rules import CONVOLUTION
+from aurane.ops.spec import split_inputs
 from aurane.records import field, record
 from aurane.stages import CompilationError
 from aurane.tools.fuzz import FLOAT_DTYPES, Program, Step, generate
@@ -60,6 +61,28 @@ class Deliberate:
 
 
 DELIBERATE: tuple[Deliberate, ...] = (
+    Deliberate(
+        "T003",
+        (),
+        r"needs a floating input dtype, got (bool|u?int\d+)",
+        "a floating layer or activation of a bool or integer tensor (a mask, positions): "
+        "torch runs a few of them on integers (dropout with p=0, hardtanh), but their "
+        'results are no longer what the layer means; cast with to(x, "float32")',
+    ),
+    Deliberate(
+        "T123",
+        ("logical_and", "logical_or", "logical_not"),
+        r"must be a bool tensor",
+        "logical operations of non-bool tensors: torch reads every nonzero as true, which "
+        "hides a number passed for a mask; compare first (ne(x, 0))",
+    ),
+    Deliberate(
+        "T003",
+        (),
+        r"parameters but a float\d+ input",
+        "a layer of one float precision given another (after to() or a constructor of "
+        "another dtype): torch refuses most, and autocast-free programs keep one precision",
+    ),
     Deliberate(
         "T004",
         (),
@@ -264,7 +287,8 @@ def _too_large(graph: Any) -> bool:
     for node in graph.nodes:
         if node.subgraph is not None and _too_large(node.subgraph):
             return True
-        shapes: list[tuple[Any, ...]] = [tuple(values[name].shape or ()) for name in node.inputs]
+        positional = split_inputs(node.args, node.inputs)[0]  # not attn_mask= and others
+        shapes: list[tuple[Any, ...]] = [tuple(values[name].shape or ()) for name in positional]
         if not shapes or not all(isinstance(d, int) for s in shapes for d in s[1:]):
             continue
         x: tuple[Any, ...] = shapes[0][1:]
@@ -353,7 +377,9 @@ def torch_runs(step: Step, twins: Twins | None, seed: int = 0) -> tuple[bool | N
         module.train()
         xs = []
         for shape in step.inputs:
-            if step.dtype in FLOAT_DTYPES:
+            if step.dtype == "bool":
+                x = torch.rand((2, *shape)) > 0.5
+            elif step.dtype in FLOAT_DTYPES:
                 x = torch.randn((2, *shape), dtype=getattr(torch, step.dtype), requires_grad=True)
             else:
                 x = torch.randint(0, max(1, int(plain.get("vocabulary") or 2)), (2, *shape))

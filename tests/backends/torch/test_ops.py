@@ -11,13 +11,16 @@ from typing import Any
 
 import pytest
 
-from aurane.ops import CATALOG
+from aurane.ops import CATALOG, buffer
+from aurane.ops import index as index_ops
+from aurane.ops.spec import tensor_positions
 from tests.backends.torch.util import aur_literal, generate, load, numel
 
 torch = pytest.importorskip("torch")
 from tests.ops.twins import TWINS  # noqa: E402  (needs torch)
 
 BATCH = 3
+INDEX_OPS = frozenset(spec.name for spec in (*index_ops.SPECS, *buffer.SPECS))
 
 # argument combinations that change behaviour beyond each OpSpec's samples
 EXTRA: dict[str, list[tuple[dict[str, Any], tuple[tuple[int, ...], ...]]]] = {
@@ -51,6 +54,8 @@ def cases() -> list[Any]:
     for op, spec in CATALOG.items():
         if op == "repeat":
             continue  # composition: tests/backends/torch/test_composition.py
+        if op in INDEX_OPS:
+            continue  # masks, indices, constructors: tests/backends/torch/test_index_ops.py
         for index, (args, shapes) in enumerate([*spec.samples, *EXTRA.get(op, [])]):
             if not shapes or any(len(s) == 0 for s in shapes):  # parameter: no input
                 continue  # a model input needs at least one axis
@@ -61,8 +66,11 @@ def cases() -> list[Any]:
 def source(op: str, args: dict[str, Any], shapes: tuple[tuple[int, ...], ...]) -> str:
     spec = CATALOG[op]
     parts: list[str] = []
+    keywords = tensor_positions(args)
     for param in spec.params:
-        if param.name in args:
+        if param.name in keywords:  # attn_mask=extra2: a tensor of the body
+            parts.append(f"{param.name}=extra{keywords[param.name] - 1}")
+        elif param.name in args:
             value = args[param.name]
             if param.variadic:
                 parts += [aur_literal(v) for v in value]
@@ -78,7 +86,8 @@ def source(op: str, args: dict[str, Any], shapes: tuple[tuple[int, ...], ...]) -
         sizes = ", ".join(map(str, shape))
         lines.append(f"        extra{index} = reshape(dense(flat, {numel(shape)}), {sizes})")
         inputs.append(f"extra{index}")
-    lines.append(f"        out = {op}({', '.join(inputs + parts)})")
+    positional = [name for i, name in enumerate(inputs) if i not in keywords.values()]
+    lines.append(f"        out = {op}({', '.join(positional + parts)})")
     lines.append("        return out")
     if len(shapes) == 1:
         lines.remove("        flat = flatten(x)")

@@ -35,6 +35,7 @@ from aurane.backends.torch.emit_common import (
     lit,
     options,
 )
+from aurane.backends.torch.emit_index import INDEX_EMITTERS
 from aurane.backends.torch.emit_layers import LAYER_EMITTERS
 from aurane.backends.torch.emit_tensor import TENSOR_EMITTERS
 
@@ -212,6 +213,7 @@ EMITTERS: dict[str, OpEmitter] = {
 EMITTERS.update(ATTENTION_EMITTERS)
 EMITTERS.update(TENSOR_EMITTERS)
 EMITTERS.update(LAYER_EMITTERS)
+EMITTERS.update(INDEX_EMITTERS)
 
 
 def emitter(op: str) -> OpEmitter:

@@ -27,6 +27,7 @@ from aurane.backends.torch.emit_common import (
     lit,
     options,
 )
+from aurane.ops.spec import split_inputs
 
 ROTARY_HELPER = "rotary_embedding"
 
@@ -34,8 +35,9 @@ ROTARY_HELPER = "rotary_embedding"
 def _attention_init(site: Site) -> Call:
     a = site.args
     extra = options(a, {"dropout": 0.0, "bias": True})
-    if len(site.in_shapes) == 2:
-        width = site.in_shapes[1][-1]
+    shapes = split_inputs(a, site.in_shapes)[0]
+    if len(shapes) == 2:
+        width = shapes[1][-1]
         if width != a["dim"]:
             extra += [f"kdim={width}", f"vdim={width}"]
     return Call(
@@ -44,11 +46,26 @@ def _attention_init(site: Site) -> Call:
     )
 
 
+def _masks(site: Site, memory: str) -> list[str]:
+    """``key_padding_mask=`` as given; ``attn_mask=`` (batch, heads or 1, query or 1, key or
+    1) as nn.MultiheadAttention reads a batched mask: (batch * heads, query, key)."""
+    given = []
+    padding = site.tensor("key_padding_mask")
+    if padding is not None:
+        given.append(f"key_padding_mask={padding}")
+    mask = site.tensor("attn_mask")
+    if mask is not None:
+        sizes = (str(site.args["heads"]), f"{site.x}.shape[1]", f"{memory}.shape[1]")
+        given.append(f"attn_mask={mask}.expand(-1, {', '.join(sizes)}).flatten(0, 1)")
+    return given
+
+
 def _attention_step(site: Site) -> Step:
+    positional = site.positional
     if len(site.inputs) == 1:
         return _attention_forward(site)
-    x, memory = site.inputs
-    mask = []
+    x, memory = positional if len(positional) == 2 else (site.x, site.x)
+    mask = _masks(site, memory)
     if site.args["causal"]:
         ones = Call(
             "torch.ones",
@@ -64,9 +81,12 @@ def _repeat_heads(name: str, times: int) -> str:
 
 def _sdpa(site: Site) -> Step:
     a = site.args
-    q, k, v = site.inputs
+    q, k, v = site.positional
     times = site.in_shapes[0][0] // site.in_shapes[1][0]
     extra = []
+    mask = site.tensor("attn_mask")
+    if mask is not None:
+        extra.append(f"attn_mask={mask}")
     if a["dropout"]:
         extra.append(f"dropout_p={lit(a['dropout'])} if self.training else 0.0")
     if a["causal"]:

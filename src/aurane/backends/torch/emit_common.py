@@ -15,6 +15,7 @@ from typing import Any
 from aurane.backends.torch.data_emit import quote
 from aurane.backends.torch.shown import ShownStr
 from aurane.ir.graph import Node
+from aurane.ops.spec import split_inputs
 from aurane.records import record
 
 MASK = "padding_mask"  # the forward parameter of models containing attention
@@ -51,6 +52,20 @@ class Site:
     @property
     def layer(self) -> str:
         return f"self.{self.attr}"
+
+    @property
+    def positional(self) -> tuple[str, ...]:
+        """The positional tensor inputs (``inputs`` also holds the tensor keywords)."""
+        return split_inputs(self.args, self.inputs)[0]
+
+    def tensor(self, name: str) -> str | None:
+        """The local variable of tensor keyword ``name`` (``attn_mask=pad``), if given."""
+        found: str | None = split_inputs(self.args, self.inputs)[1].get(name)
+        return found
+
+    def tensor_shape(self, name: str) -> tuple[int, ...] | None:
+        found: tuple[int, ...] | None = split_inputs(self.args, self.in_shapes)[1].get(name)
+        return found
 
 
 @record(frozen=True)

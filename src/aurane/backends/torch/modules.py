@@ -256,6 +256,9 @@ def _module_dicts(graph: Graph) -> frozenset[str]:
     return module_dicts(n.layer for n in graph.nodes if n.layer and "." in n.layer)
 
 
+REGISTERED = frozenset({"buffer"})  # state that __init__ registers instead of assigning
+
+
 def _inits(sites: list[Site]) -> list[str]:
     """``self.attr = ...`` per layer; a named container once, where its first layer is."""
     named: dict[str, list[tuple[str, Call]]] = {}
@@ -268,7 +271,11 @@ def _inits(sites: list[Site]) -> list[str]:
     lines: list[str] = []
     for site in sites:
         path = site.node.layer
-        if path is None:
+        if site.node.op in REGISTERED and (path is None or "." not in path):
+            make = emitter(site.node.op).init
+            assert make is not None
+            lines += wrap(2, "", make(site))  # self.register_buffer("name", ...)
+        elif path is None:
             make = emitter(site.node.op).init
             if make is not None:
                 lines += wrap(2, f"self.{site.attr} = ", make(site))

@@ -16,6 +16,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 
+from aurane.backends.torch.buffer_helpers import HELPER_NAMES as BUFFER_HELPER_NAMES
+from aurane.backends.torch.buffer_helpers import buffer_helper_sources
 from aurane.backends.torch.data_emit import loader_name
 from aurane.backends.torch.emit import ATTENTION_HELPER_SOURCE
 from aurane.backends.torch.emit_attention import HELPER_NAMES, helper_sources
@@ -154,7 +156,12 @@ class TorchCodeGenerator:
         jobs = _emit_jobs(self.program, self.graphs, self.class_names, self._unit_classes())
         if jobs is not None:
             defined = _defined_globals(jobs)
-            if defined & {*self._classes.values(), *HELPER_NAMES, *LAYER_HELPER_NAMES}:
+            if defined & {
+                *self._classes.values(),
+                *HELPER_NAMES,
+                *LAYER_HELPER_NAMES,
+                *BUFFER_HELPER_NAMES,
+            }:
                 # a job helper took a class's name: rename the classes, emit again
                 self._plan(frozenset(defined))
                 jobs = _emit_jobs(self.program, self.graphs, self.class_names, self._unit_classes())
@@ -177,6 +184,7 @@ class TorchCodeGenerator:
             helper_sources(used_ops)
             + layer_helper_sources(used_ops, joined)
             + function_sources(joined)
+            + buffer_helper_sources(joined)
         )
         if any(p.attention for p in plans):
             classes.insert(0, ATTENTION_HELPER_SOURCE)

@@ -30,7 +30,8 @@ WRITE_CHANCE = 0.45  # of each numeric argument of a block's call
 # float arguments a second call may scale: they decide no shape, and no rule ties them to
 # another argument (hardtanh's min_val < max_val does)
 _SHAPE_FREE = frozenset({ArgKind.FLOAT, ArgKind.OPTIONAL_FLOAT})
-_TIED = frozenset({"scale_factor", "min_val", "max_val"})
+# (arange's start, end and step are floats that decide its length)
+_TIED = frozenset({"scale_factor", "min_val", "max_val", "start", "end", "step", "min", "max"})
 
 
 @record
@@ -228,7 +229,7 @@ def _call(rng: random.Random, body: Body, name: str, params: Params, x: Value, o
     graph_args = ", ".join([x.name, *args])
     body.define(x, chain, f"{call}{label}", f"{name}({graph_args}){label}", None, out)
     changed = params.changed_values()
-    if keeps and changed and rng.random() < 0.5:  # one class serves both calls
+    if keeps and changed and rng.random() < 0.8:  # one class serves both calls
         again = f"{name}({', '.join(params.call_args(changed))})"
         current = body.current
         assert current is not None

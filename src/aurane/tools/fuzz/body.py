@@ -10,10 +10,18 @@ from typing import Any, Protocol
 
 from aurane import ops
 from aurane.ops.modules import chainable
-from aurane.ops.spec import OpSpec
+from aurane.ops.spec import ArgKind, OpSpec, tensor_positions
 from aurane.records import field, record
 from aurane.tools.fuzz.draw import draw_args, infer
-from aurane.tools.fuzz.steps import FLOAT_DTYPES, GRAPH_ONLY, Step, Value, call_text, has_written
+from aurane.tools.fuzz.steps import (
+    FLOAT_DTYPES,
+    GRAPH_ONLY,
+    Named,
+    Step,
+    Value,
+    call_text,
+    has_written,
+)
 
 
 class Writer(Protocol):
@@ -171,6 +179,8 @@ def add_step(body: Body, op: str, allow_bad: bool) -> bool:
     spec = ops.CATALOG[op]
     rng = body.rng
     current = body.current
+    if any(p.kind is ArgKind.TENSOR and p.required for p in spec.params):
+        return False  # index=, mask=: ``adapt`` makes the named tensors they take
     if body.chained is not None and (not chainable(op) or spec.min_inputs != 1 or allow_bad):
         return False
     if "recurrent" in spec.kinds and current is not None and current.rank and current.shape[0] > 64:
@@ -233,21 +243,21 @@ def adapt(body: Body, spec: OpSpec) -> bool:
     x = body.current
     assert x is not None
     samples = [s for s in spec.samples if all(shape for shape in s[1])]
-    if not samples or x.dtype not in FLOAT_DTYPES:
+    if not samples or x.dtype != body.param_dtype:  # dense layers make the inputs
         return False
     sample_args, shapes = rng.choice(samples)
     args = dict(sample_args)
+    kinds = (tuple(spec.extra.get("sample_dtypes", ())) + (x.dtype,) * len(shapes))[: len(shapes)]
     made: list[Value] = []
-    for shape in shapes:
+    for shape, kind in zip(shapes, kinds, strict=True):
         numel = math.prod(shape)
         name = body.fresh()
         flat = {0: f"unsqueeze({x.name}, 1)", 1: x.name}.get(x.rank, f"flatten({x.name})")
         dims = ", ".join(str(d) for d in shape)
         dense = f"dense({flat}, {numel})"
-        body.emit(
-            f"{name} = reshape({dense}, {dims})" if len(shape) > 1 else f"{name} = {dense}", None
-        )
-        made.append(Value(name, tuple(shape), x.dtype))
+        made_from = f"reshape({dense}, {dims})" if len(shape) > 1 else dense
+        body.emit(f"{name} = {_of_dtype(made_from, kind, spec, args, shapes)}", None)
+        made.append(Value(name, tuple(shape), x.dtype if kind == "float32" else kind))
     body.pool += made
     try:
         out = infer(spec, dict(args), made, body.param_dtype)
@@ -259,7 +269,23 @@ def adapt(body: Body, spec: OpSpec) -> bool:
         args = {**args, "index": 0}
         out = infer(spec, args, made, body.param_dtype)
         step.args = dict(args)
-    written = call_text(spec, [v.name for v in made], body.write(spec, args, step), False)
+    keywords = tensor_positions(args)
+    names = [v.name for i, v in enumerate(made) if i not in keywords.values()]
+    named = {**args, **{k: Named(made[i].name) for k, i in keywords.items()}}
+    written = call_text(spec, names, body.write(spec, named, step), False)
     body.emit(f"{target} = {written}", step)
     body.bind(Value(target, out.shape, out.dtype))
     return True
+
+
+def _of_dtype(expr: str, kind: str, spec: OpSpec, args: dict[str, Any], shapes: Any) -> str:
+    """A float expression made into a sample's input of dtype ``kind``: a bool mask
+    (``gt(e, 0.0)``) or integer positions below the indexed axis's size."""
+    if kind == "bool":
+        return f"gt({expr}, 0.0)"
+    if kind in ("int64", "int32"):
+        dim = args.get("dim")
+        first = shapes[0]
+        high = first[dim - 1 if dim > 0 else dim] if isinstance(dim, int) else first[0]
+        return f'to(multiply(sigmoid({expr}), {high}), "{kind}")'
+    return expr

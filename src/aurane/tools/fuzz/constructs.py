@@ -15,6 +15,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from aurane import ops
+from aurane.ops.spec import ArgKind, TensorArg
 from aurane.records import field, record
 from aurane.tools.fuzz.blocks import Block, make_block
 from aurane.tools.fuzz.body import OPS, Body, adapt, add_step
@@ -85,7 +86,9 @@ def operation(draw: Draw) -> Outcome:
             draw.culprit = last
             return Outcome.CULPRIT
         return Outcome.ADDED
-    if draw.rng.random() < 0.7 and adapt(body, ops.CATALOG[op]):
+    spec = ops.CATALOG[op]
+    takes_tensor = any(p.kind is ArgKind.TENSOR and p.required for p in spec.params)
+    if (takes_tensor or draw.rng.random() < 0.7) and adapt(body, spec):
         return Outcome.ADDED
     return Outcome.SKIPPED
 
@@ -126,4 +129,44 @@ def named_chain(draw: Draw) -> Outcome:
         body.steps.append(step)
     assert out is not None
     body.bind(Value(target, out.shape, out.dtype))
+    return Outcome.ADDED
+
+
+@construct("attention mask", 0.05)
+def attention_mask(draw: Draw) -> Outcome:
+    """A bool mask computed from the current ``(S, F)`` value reaching attention as a tensor
+    keyword: ``pad = lt(select(x, dim=2, index=0), 0.0)`` then ``multihead_attention(x,
+    heads=h, dim=F, key_padding_mask=pad)``, or a ``(1, 1, S)`` ``attn_mask=`` of
+    ``scaled_dot_product_attention`` on one head (``unsqueeze(x, 1)``)."""
+    body, rng = draw.body, draw.rng
+    x = body.current
+    if x is None or x.rank != 2 or x.dtype != body.param_dtype or x.shape[1] > 64:
+        return Outcome.SKIPPED
+    length, width = x.shape
+    pad = body.fresh()
+    body.emit(f"{pad} = lt(select({x.name}, dim=2, index=0), {rng.choice((-1.0, 0.0))})", None)
+    body.pool.append(Value(pad, (length,), "bool"))
+    out = body.fresh()
+    if rng.random() < 0.5:
+        heads = rng.choice([d for d in range(1, width + 1) if width % d == 0])
+        args = {"heads": heads, "dim": width, "key_padding_mask": TensorArg(1)}
+        step = Step("multihead_attention", args, (x.shape, (length,)), x.dtype)
+        call = f"multihead_attention({x.name}, heads={heads}, dim={width}, key_padding_mask={pad})"
+        body.emit(f"{out} = {call}", step)
+        body.bind(Value(out, x.shape, x.dtype))
+        return Outcome.ADDED
+    keep, q = body.fresh(), body.fresh()
+    body.emit(f"{keep} = unsqueeze(unsqueeze(logical_not({pad}), 1), 1)", None)
+    body.emit(f"{q} = unsqueeze({x.name}, 1)", None)
+    args = {"attn_mask": TensorArg(3)}
+    step = Step(
+        "scaled_dot_product_attention",
+        args,
+        ((1, length, width),) * 3 + ((1, 1, length),),
+        x.dtype,
+    )
+    body.emit(f"{out} = scaled_dot_product_attention({q}, {q}, {q}, attn_mask={keep})", step)
+    flat = body.fresh()
+    body.emit(f"{flat} = reshape({out}, {length}, {width})", None)
+    body.bind(Value(flat, x.shape, x.dtype))
     return Outcome.ADDED

@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from aurane import ops
-from aurane.ops.spec import REQUIRED, ArgKind, InferContext, OpSpec, Param, TensorType
+from aurane.ops.spec import (
+    REQUIRED,
+    ArgKind,
+    InferContext,
+    OpSpec,
+    Param,
+    TensorArg,
+    TensorType,
+    split_inputs,
+)
 from aurane.tools.fuzz.steps import FLOAT_DTYPES, SIZE_NAMES, SIZES, WIDTHS, Value
 
 # -- drawing arguments ----------------------------------------------------------------------
@@ -187,9 +196,13 @@ def draw_args(
     optional parameters drawn by ``draw_param``."""
     args: dict[str, Any] = {}
     if spec.samples and rng.random() < sample_bias:
-        args = dict(rng.choice(spec.samples)[0])
+        # a sample's tensor keywords (attn_mask=input3) name its own inputs: not these
+        sample = rng.choice(spec.samples)[0]
+        args = {k: v for k, v in sample.items() if not isinstance(v, TensorArg)}
     for param in spec.params:
         if param.name in args or (param.name == "index" and spec.name in ("split", "chunk")):
+            continue
+        if param.kind is ArgKind.TENSOR:  # a tensor of the body: ``adapt`` makes one
             continue
         if param.required or rng.random() < 0.35:
             value = draw_param(rng, spec, param, inputs, args)
@@ -213,11 +226,12 @@ def infer(spec: OpSpec, args: dict[str, Any], inputs: Sequence[Value], param_dty
     if bad:
         raise ValueError(f"{bad[0][0]}: {bad[0][1]}")
     types = tuple(TensorType(v.shape, v.dtype) for v in inputs)
-    if spec.input_dtypes == "float" and any(v.dtype not in FLOAT_DTYPES for v in inputs):
+    positional = split_inputs(args, inputs)[0]
+    if spec.input_dtypes == "float" and any(v.dtype not in FLOAT_DTYPES for v in positional):
         raise ValueError("needs a floating input")
-    if spec.input_dtypes == "int" and any(v.dtype not in ("int32", "int64") for v in inputs):
+    if spec.input_dtypes == "int" and any(v.dtype not in ("int32", "int64") for v in positional):
         raise ValueError("needs an integer input")
-    out = spec.infer(InferContext(ops.bind_defaults(spec, args), types, param_dtype))
+    out = spec.infer(InferContext.of_node(ops.bind_defaults(spec, args), types, param_dtype))
     if any(not isinstance(d, int) or d <= 0 for d in out.shape):
         raise ValueError(f"empty or unknown output shape {out.shape}")
     return Value("", tuple(out.shape), out.dtype or inputs[0].dtype)

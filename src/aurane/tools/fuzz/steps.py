@@ -100,10 +100,19 @@ class Written:
     text: str
 
 
+@record(frozen=True)
+class Named:
+    """A tensor keyword argument (``attn_mask=h3``): a tensor of the body, by name."""
+
+    name: str
+
+
 def literal(value: Any) -> str:
     """``.aur`` source for a Python value (bools true/false, None none, tuples)."""
     if isinstance(value, Written):
         return value.text
+    if isinstance(value, Named):
+        return value.name
     if value is None:
         return "none"
     if isinstance(value, bool):
