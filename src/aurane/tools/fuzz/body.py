@@ -287,5 +287,6 @@ def _of_dtype(expr: str, kind: str, spec: OpSpec, args: dict[str, Any], shapes: 
         dim = args.get("dim")
         first = shapes[0]
         high = first[dim - 1 if dim > 0 else dim] if isinstance(dim, int) else first[0]
-        return f'to(multiply(sigmoid({expr}), {high}), "{kind}")'
+        # clamped: sigmoid rounds to 1.0 for large inputs and a NaN casts to the int minimum
+        return f'clamp(to(multiply(sigmoid({expr}), {high}), "{kind}"), min=0, max={high - 1})'
     return expr

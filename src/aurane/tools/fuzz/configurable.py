@@ -178,7 +178,7 @@ def _branch(draw: Draw, name: str, x: Value, params: Params) -> Body | None:
     inner.writer = writer
     inner.current = inner.pool[0]
     for _ in range(draw.rng.randint(1, 2)):
-        op = draw.op()
+        op = draw.favoured_op()
         if op in ("parameter", "embedding"):
             continue
         if op in WEIGHTED and draw.rng.random() < 0.3:
@@ -415,7 +415,7 @@ class ConstWriter:
         return Written(v, text)
 
 
-@construct("constant functions", 0.05)
+@construct("constant functions", 0.08)
 def constant_functions(draw: Draw) -> Outcome:
     """A call whose integer arguments are written with the language's pure functions."""
     body = draw.body
@@ -427,7 +427,7 @@ def constant_functions(draw: Draw) -> Outcome:
     writer = ConstWriter(draw, body.pool[0].name == "x" and not rebound)
     body.writer = writer
     try:
-        added = add_step(body, draw.op(), allow_bad=False)
+        added = add_step(body, draw.favoured_op(), allow_bad=False)
     finally:
         body.writer = None
     if not added:
@@ -462,7 +462,7 @@ def _keeping_block(draw: Draw, x: Value) -> tuple[Block, Params] | None:
                      writer=params, depth=draw.body.depth + 1)  # fmt: skip
         inner.current = inner.pool[0]
         for _ in range(rng.randint(1, 2)):
-            op = draw.op()
+            op = draw.favoured_op()
             if op not in ("parameter", "embedding"):
                 add_step(inner, op, allow_bad=False)
         out = inner.current

@@ -21,6 +21,10 @@ from aurane.tools.fuzz.blocks import Block, make_block
 from aurane.tools.fuzz.body import OPS, Body, adapt, add_step
 from aurane.tools.fuzz.steps import Step, Value
 
+# operations with integer arguments (and weights): the catalog is large, so loops, blocks
+# and constant functions draw from these often enough for their forms to appear
+FAVOURED = ("dense", "dense", "conv1d", "conv2d", "maxpool", "avgpool", "flatten")
+
 
 class Outcome(Enum):
     ADDED = "added"  # something was added to the body
@@ -44,6 +48,9 @@ class Draw:
         if self.focus and self.rng.random() < 0.5:
             return self.rng.choice(self.focus)
         return self.rng.choice(OPS)
+
+    def favoured_op(self) -> str:
+        return self.rng.choice(FAVOURED) if self.rng.random() < 0.4 else self.op()
 
 
 @record(frozen=True)

@@ -136,7 +136,7 @@ def for_range(draw: Draw) -> Outcome:
 def _loop_ops(draw: Draw, x: Value) -> list[str]:
     return [
         op
-        for op in (draw.op() for _ in range(8))
+        for op in (draw.favoured_op() for _ in range(8))
         if chainable(op) and op not in GRAPH_ONLY and ops.CATALOG[op].min_inputs == 1
         and op not in ("embedding", "parameter", "repeat")
         and not (x.dtype not in FLOAT_DTYPES and ops.CATALOG[op].input_dtypes == "float")
