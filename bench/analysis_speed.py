@@ -62,6 +62,27 @@ def aur_source(units: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def several_inputs_source(units: int) -> str:
+    """The scaled mix with two inputs: an image and a per-sample bias of the same shape,
+    added at every unit, so every unit reads both inputs (issue 23's scaling check)."""
+    blocks = (c.PROGRAMS / "mix.aur").read_text().split("model Hybrid:")[0]
+    lines = [
+        blocks,
+        "model Big:",
+        "    input_shape = {x: (16, 8, 8), bias: (16, 8, 8)}",
+        "    def forward(x, bias=zeros):",
+    ]
+    for _ in range(units):
+        lines += [
+            "        x -> conv2d(16, kernel=3, padding=1).relu",
+            "        x = add(x, bias)",
+            "        x -> ConvUnit()",
+            "        x -> reshape(16, 64) -> AttentionBlock() -> reshape(16, 8, 8)",
+        ]
+    lines.append("        return x, bias")
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------ Aurane
 
 
@@ -355,10 +376,48 @@ def run(settings: c.Settings, sizes: list[int] | None = None, cli: bool = True) 
         row.met = row.ratio is not None and row.ratio <= 1.1
         result.rows.append(row)
     if sizes:
+        several_inputs(settings, result, settings.pick([1000, 10000], [100, 1000], [UNIT_OPS]))
         shipped(settings, result)
     if cli:
         time_check_cli(settings, result)
     return result
+
+
+def several_inputs(settings: c.Settings, result: c.Result, sizes: list[int]) -> None:
+    """Front-end time per operation of a two-input, two-output model at the largest vs the
+    smallest size: several inputs keep the front end linear."""
+    per_op: dict[int, list[float]] = {}
+    for size in sizes:
+        units = max(1, size // UNIT_OPS)
+        source = several_inputs_source(units)
+        graph = front_end(source).graphs["Big"]
+        ops = len(c.flat_nodes(graph))
+        result.work.same(f"two inputs, {size} ops: inputs", len(graph.inputs), 2)
+        result.work.same(f"two inputs, {size} ops: outputs", len(graph.outputs), 2)
+        result.work.same(f"two inputs, {size} ops: operations", ops, units * (UNIT_OPS + 1))
+        timed = c.paired({"aurane": lambda source=source: front_end(source)}, settings)
+        per_op[ops] = [t / ops for t in timed["aurane"].wall]
+        result.details[f"two inputs, {ops} ops: us per op"] = round(
+            statistics.median(per_op[ops]) * 1e6, 2
+        )
+    if len(per_op) < 2:
+        return
+    small, large = min(per_op), max(per_op)
+    ratio = statistics.median(per_op[large]) / statistics.median(per_op[small])
+    result.rows.append(
+        c.Row(
+            f"front end linearity, two inputs and two outputs: time per op at {large:,} vs "
+            f"{small:,} ops",
+            "us/op",
+            c.Summary.of(per_op[large]).scaled(1e6),
+            c.Summary.of(per_op[small]).scaled(1e6),
+            f"Aurane at {small:,} ops",
+            ratio,
+            "per-op time large / small (median)",
+            "<= 1.1",
+            ratio <= 1.1,
+        )
+    )
 
 
 def shipped(settings: c.Settings, result: c.Result) -> None:
