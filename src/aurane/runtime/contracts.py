@@ -167,3 +167,75 @@ def dataset_class(source: object, name: str) -> type:
         f"dataset source {name} is {what}: a 'from' line must name a dataset class "
         "(a subclass of torch.utils.data.Dataset or IterableDataset), so it is not called"
     )
+
+
+Key = str | int
+
+
+class Feed:
+    """A batch of samples with several fields, as the model's inputs and the targets.
+
+    ``inputs`` maps each model input, in the forward's order, to the field that feeds it:
+    a dict sample's key (``"input_ids"``), a tuple sample's position, or None (the input's
+    default: the model builds it). A list of names instead leaves the fields to the batch:
+    each input the field of its name (dicts) or its position (tuples and lists), an input
+    in ``optional`` none when the batch has no such field. ``target``: the target's field;
+    None: the field no input takes (dicts), the last one (tuples). A missing field raises
+    ``DataMismatch`` naming the data, the input and the fields there are.
+    """
+
+    def __init__(
+        self,
+        inputs: dict[str, Key | None] | Sequence[str],
+        target: Key | None = None,
+        optional: Sequence[str] = (),
+    ) -> None:
+        self.by_field = dict(inputs) if isinstance(inputs, dict) else None
+        self.names = list(inputs)
+        self.target = target
+        self.optional = frozenset(optional)
+
+    def keys(self, batch: object) -> tuple[list[Key | None], Key]:
+        """The field of each input and of the target in ``batch``."""
+        keyed = isinstance(batch, dict)
+        fields: list[Key] = list(batch) if keyed else list(range(len(batch)))  # type: ignore[arg-type]
+        if self.by_field is not None:
+            keys = list(self.by_field.values())
+        elif keyed:
+            keys = [n if n in fields or n not in self.optional else None for n in self.names]
+        else:
+            keys = [i if i < len(fields) - 1 or n not in self.optional else None
+                    for i, n in enumerate(self.names)]
+        target = self.target
+        if target is None:
+            left = [key for key in fields if key not in keys]
+            target = left[-1] if not keyed and left else left[0] if len(left) == 1 else None
+            if target is None:
+                raise DataMismatch(
+                    f"cannot tell the target among the fields {left} that feed no input: "
+                    "name it with target = FIELD in the train block"
+                )
+        return keys, target
+
+    def __call__(
+        self, batch: object, device: torch.device, what: str
+    ) -> tuple[list[torch.Tensor | None], torch.Tensor]:
+        keys, target = self.keys(batch)
+        fields = list(batch) if isinstance(batch, dict) else list(range(len(batch)))  # type: ignore[arg-type]
+
+        def read(key: Key, name: str) -> torch.Tensor:
+            if key not in fields:
+                shown = ", ".join(repr(f) for f in fields)
+                raise DataMismatch(
+                    f"{what} has no field {key!r} for {name} (its samples have {shown})"
+                )
+            value = batch[key]  # type: ignore[index]
+            if not isinstance(value, torch.Tensor):
+                value = torch.as_tensor(value)
+            return value.to(device, non_blocking=True)
+
+        inputs = [
+            None if key is None else read(key, f"input {name!r}")
+            for name, key in zip(self.names, keys, strict=True)
+        ]
+        return inputs, read(target, "the target")
