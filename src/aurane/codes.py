@@ -998,10 +998,10 @@ _CODES: tuple[Code, ...] = (
         "several-inputs-not-yet",
         "semantic",
         "a command or job does not handle several model inputs yet",
-        "Models with several inputs or outputs check, compile, profile and run in Python;\n"
-        "training jobs and `aurane export` of them are not supported yet (issue 23).",
-        "train Bert on text:\n    epochs = 1",
-        "Call the model from your own Python code for now.",
+        "Models with several inputs or outputs check, compile, profile, train (`train`)\n"
+        "and run in Python; GAN training (`train_gan`) of them is not supported yet.",
+        "train_gan Generator and Critic on images:  # def forward(noise, label)",
+        "Train the generator in your own Python code for now.",
     ),
     Code(
         "S154",

@@ -180,7 +180,9 @@ class _JobChecker:
         the targets can be compared."""
         if data.problems:
             return False
-        feed, problems = feeding.plan(model, stmt, data, where)
+        dataset = next((d for d in self.program.datasets if d.name == data.dataset), None)
+        source = dataset.source.span if dataset is not None and dataset.source else None
+        feed, problems = feeding.plan(model, stmt, data, where, source)
         self.out.extend(problems)
         if problems or not feed.static:
             return False
@@ -194,7 +196,7 @@ class _JobChecker:
             sample = fields[key]
             what = f"{data.dataset}' field '{key}" if isinstance(key, str) else data.dataset
             shown = replace(data, dataset=what, sample=sample)
-            if len(feed.inputs) > 1:
+            if len(feed.inputs) > 1 and key != name:
                 shown = replace(shown, dataset=f"{what}' for input '{name}")
             ok = self.model_input(shown, single, model.name, where) and ok
         if feed.target != feeding.target_key(data):

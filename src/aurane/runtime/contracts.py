@@ -12,6 +12,7 @@ sides, which ``main`` prints without a traceback (exit status 1).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch.utils.data import Dataset
@@ -195,47 +196,50 @@ class Feed:
         self.target = target
         self.optional = frozenset(optional)
 
-    def keys(self, batch: object) -> tuple[list[Key | None], Key]:
+    def keys(self, batch: Any, what: str) -> tuple[list[Key | None], Key]:
         """The field of each input and of the target in ``batch``."""
         keyed = isinstance(batch, dict)
-        fields: list[Key] = list(batch) if keyed else list(range(len(batch)))  # type: ignore[arg-type]
+        fields: list[Key] = list(batch) if keyed else list(range(len(batch)))
+        keys: list[Key | None]
         if self.by_field is not None:
             keys = list(self.by_field.values())
         elif keyed:
             keys = [n if n in fields or n not in self.optional else None for n in self.names]
         else:
-            keys = [i if i < len(fields) - 1 or n not in self.optional else None
-                    for i, n in enumerate(self.names)]
+            last = len(fields) - 1  # the target's position
+            keys = [
+                i if i < last or n not in self.optional else None
+                for i, n in enumerate(self.names)
+            ]
+        shown = ", ".join(repr(f) for f in fields)
+        for name, key in zip(self.names, keys, strict=True):
+            if key is not None and key not in fields:
+                raise DataMismatch(
+                    f"{what} has no field {key!r} for the model's input {name!r} "
+                    f"(its samples have {shown})"
+                )
         target = self.target
         if target is None:
             left = [key for key in fields if key not in keys]
             target = left[-1] if not keyed and left else left[0] if len(left) == 1 else None
             if target is None:
                 raise DataMismatch(
-                    f"cannot tell the target among the fields {left} that feed no input: "
-                    "name it with target = FIELD in the train block"
+                    f"{what}: cannot tell the target among the fields that feed no input "
+                    f"({', '.join(repr(f) for f in left)}): name it with target = FIELD"
                 )
+        elif target not in fields:
+            raise DataMismatch(f"{what} has no field {target!r} for the target ({shown})")
         return keys, target
 
     def __call__(
-        self, batch: object, device: torch.device, what: str
+        self, batch: Any, device: torch.device, what: str
     ) -> tuple[list[torch.Tensor | None], torch.Tensor]:
-        keys, target = self.keys(batch)
-        fields = list(batch) if isinstance(batch, dict) else list(range(len(batch)))  # type: ignore[arg-type]
+        keys, target = self.keys(batch, what)
 
-        def read(key: Key, name: str) -> torch.Tensor:
-            if key not in fields:
-                shown = ", ".join(repr(f) for f in fields)
-                raise DataMismatch(
-                    f"{what} has no field {key!r} for {name} (its samples have {shown})"
-                )
-            value = batch[key]  # type: ignore[index]
+        def read(key: Key) -> torch.Tensor:
+            value = batch[key]
             if not isinstance(value, torch.Tensor):
                 value = torch.as_tensor(value)
             return value.to(device, non_blocking=True)
 
-        inputs = [
-            None if key is None else read(key, f"input {name!r}")
-            for name, key in zip(self.names, keys, strict=True)
-        ]
-        return inputs, read(target, "the target")
+        return [None if key is None else read(key) for key in keys], read(target)

@@ -212,10 +212,14 @@ def _masked_text_fields(args: Args, source: Origin) -> tuple[tuple[str, Sample],
     default = Origin("the default of SyntheticMaskedText", source.span)
     shape = (length,) if _int(length) else None
     origin = length_origin or default
+
+    def field(name: str) -> Origin:
+        return Origin(f"SyntheticMaskedText's {name}", source.span)
+
     return (
-        ("input_ids", Sample(shape, "int64", origin)),
-        ("attention_mask", Sample(shape, "int64", origin)),
-        ("label", Sample((), "int64", origin)),
+        ("input_ids", Sample(shape, "int64", origin, field("input_ids"))),
+        ("attention_mask", Sample(shape, "int64", origin, field("attention_mask"))),
+        ("label", Sample((), "int64", origin, field("label"))),
     )
 
 
@@ -230,10 +234,14 @@ def _denoising_fields(args: Args, source: Origin) -> tuple[tuple[str, Sample], .
     size, size_origin = _arg(args, "image_size", (1, 16, 16))
     origin = size_origin or Origin("the default of SyntheticDenoising", source.span)
     shape = _shape(size)
+
+    def field(name: str) -> Origin:
+        return Origin(f"SyntheticDenoising's {name}", source.span)
+
     return (
-        ("image", Sample(shape, "float32", origin)),
-        ("timestep", Sample((), "int64", Origin("SyntheticDenoising (one step each)", source.span))),
-        ("noise", Sample(shape, "float32", origin)),
+        ("image", Sample(shape, "float32", origin, field("image"))),
+        ("timestep", Sample((), "int64", field("timestep"), field("timestep"))),
+        ("noise", Sample(shape, "float32", origin, field("noise"))),
     )
 
 

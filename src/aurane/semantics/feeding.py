@@ -180,7 +180,11 @@ def _shown(key: Key) -> str:
 
 
 def plan(
-    model: ast.Model, stmt: ast.Train, data: DataContract | None, where: Span
+    model: ast.Model,
+    stmt: ast.Train,
+    data: DataContract | None,
+    where: Span,
+    source: Span | None = None,
 ) -> tuple[FeedPlan, list[Diagnostic]]:
     """Resolve the job's feed for ``data`` (None or unknown samples: at run time).
     Diagnostics: T150 (a required input no field feeds, a named field the data lacks) and
@@ -194,12 +198,12 @@ def plan(
         inputs = tuple((p.name, mapping[p.name][0] if p.name in mapping else None) for p in params)
         return FeedPlan(inputs, target[0] if target else None, False), []
     available = data_fields(data)
-    listed = ", ".join(_shown(k) for k in [*available, target_key(data)] if k is not None)
+    everything = list(dict.fromkeys([*available, target_key(data)]))
+    listed = ", ".join(_shown(k) for k in everything)
     shape = "dict samples with fields" if data.fields else "(input, target) pairs:"
-    origin = data.sample.origin
-    data_label = Label(origin.span, f"dataset '{data.dataset}' yields {listed}")
+    there = source or data.sample.origin.span
+    data_labels = (Label(there, f"dataset '{data.dataset}' yields {listed}"),) if there else ()
     out: list[Diagnostic] = []
-    everything = [*available, target_key(data)]
     resolved: list[tuple[str, Key | None]] = []
     for index, param in enumerate(params):
         if param.name in mapping:
@@ -212,7 +216,7 @@ def plan(
                         f" for input '{param.name}' ({shape} {listed})",
                         span,
                         hint="name one of the dataset's fields",
-                        labels=(data_label,) if origin.span else (),
+                        labels=data_labels,
                     )
                 )
             resolved.append((param.name, key))
@@ -231,7 +235,7 @@ def plan(
                     "default in the forward",
                     labels=(
                         Label(param.name_span, "input declared here"),
-                        *((data_label,) if origin.span else ()),
+                        *data_labels,
                     ),
                 )
             )
@@ -264,7 +268,7 @@ def plan(
                 where,
                 hint=f"add it to the forward's inputs, map it with inputs = {{NAME: {key}}}, "
                 "or name it with target = ...",
-                labels=(data_label,) if origin.span else (),
+                labels=data_labels,
             )
         )
     return FeedPlan(tuple(resolved), target_is, True), out

@@ -251,7 +251,7 @@ def _feed_line(model: ast.Model, stmt: ast.Train, program: ast.AuraneProgram) ->
             args = [format_literal([name for name, _ in plan.inputs])]
             optional = [p.name for p in (model.forward.inputs if model.forward else ()) if p.default]
             args += [f"optional={format_literal(optional)}"] if optional else []
-        comment = "  # inputs by field name (dicts) or position (tuples)"
+        comment = "  # by field name, or position"
     if plan.target is not None:
         args.append(f"target={_key_source(plan.target)}")
     lines = format_call("feed = rt.Feed", args, 4)
