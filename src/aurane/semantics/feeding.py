@@ -258,7 +258,7 @@ def plan(
         default = target_key(data)
         target_is = default if default in left else (left[0] if len(left) == 1 else None)
     for key in everything:
-        if key in used or key == target_is:
+        if key in used or key == target_is or out:  # one mistake (a misnamed field), one error
             continue
         out.append(
             diag(
