@@ -60,7 +60,9 @@ def _load(source: str) -> dict[str, object]:
 def test_the_text_program_checks_and_feeds_its_inputs_by_name() -> None:
     assert errors(TEXT) == []
     code = compile_source(TEXT, filename="t.aur")
-    wanted = 'rt.Feed({"input_ids": "input_ids", "attention_mask": "attention_mask"}, target="label")'
+    wanted = (
+        'rt.Feed({"input_ids": "input_ids", "attention_mask": "attention_mask"}, target="label")'
+    )
     assert wanted in code
     assert "inputs, targets = feed(batch, device, \"training data 'reviews'\")" in code
     assert "outputs = net(*inputs)[0]  # output = logits" in code
@@ -79,7 +81,9 @@ def test_a_required_input_no_field_feeds_is_t150_at_the_dataset_reference() -> N
 
 
 def test_a_named_field_the_data_lacks_is_t150_at_the_name() -> None:
-    source = _edit("    output = logits\n", "    output = logits\n    inputs = {input_ids: tokens}\n")
+    source = _edit(
+        "    output = logits\n", "    output = logits\n    inputs = {input_ids: tokens}\n"
+    )
     (found,) = errors(source)
     assert found.code == "T150" and where(found) == (19, 26)
     assert "no field 'tokens' for input 'input_ids'" in found.message
@@ -104,14 +108,20 @@ def test_several_outputs_without_output_is_s191_at_the_model() -> None:
 
 
 def test_an_inputs_key_that_is_no_input_is_s192_at_the_key() -> None:
-    (found,) = errors(_edit("    output = logits\n", "    output = logits\n    inputs = {mask: x}\n"))
+    (found,) = errors(
+        _edit("    output = logits\n", "    output = logits\n    inputs = {mask: x}\n")
+    )
     assert found.code == "S192" and where(found) == (19, 15)
 
 
 def test_a_dataset_field_with_no_input_is_t151() -> None:
     source = _edit("def forward(input_ids, attention_mask=ones):", "def forward(input_ids):")
-    source = _edit("input_shape = {input_ids: (8,), attention_mask: (8,)}", "input_shape = (8,)", source)
-    source = _edit("input_dtype = {input_ids: int64, attention_mask: int64}", "input_dtype = int64", source)
+    source = _edit(
+        "input_shape = {input_ids: (8,), attention_mask: (8,)}", "input_shape = (8,)", source
+    )
+    source = _edit(
+        "input_dtype = {input_ids: int64, attention_mask: int64}", "input_dtype = int64", source
+    )
     source = _edit('to(attention_mask, "float32")', 'ones_like(input_ids, dtype="float32")', source)
     (found,) = errors(source)
     assert found.code == "T151" and where(found) == (17, 14)
@@ -160,7 +170,9 @@ def test_a_mapped_feed_trains_on_hugging_face_names_and_validates() -> None:
         "    output = logits\n    inputs = {ids: input_ids, mask: attention_mask}\n"
         "    validate_on = reviews\n",
     )
-    source = source.replace("    size = 32\n", "    from aurane.data.SyntheticMaskedText\n    size = 32\n")
+    source = source.replace(
+        "    size = 32\n", "    from aurane.data.SyntheticMaskedText\n    size = 32\n"
+    )
     assert errors(source) == []
     code = compile_source(source, filename="t.aur")
     assert 'rt.Feed({"ids": "input_ids", "mask": "attention_mask"}, target="label")' in code
@@ -211,6 +223,8 @@ def test_example_trains_with_aurane_run_and_resumes(name: str, job: str, tmp_pat
     first = run_cli("run", source.name, "--epochs", "1", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert f"{job}: 1 epoch, 4 steps" in first.stdout, first.stdout
+    if name == "denoiser_timestep":
+        return  # the resume below is the same code for both (one subprocess less)
     (folder,) = (tmp_path / "checkpoints" / name).glob("run_*")
     resumed = run_cli("run", source.name, "--resume", "--epochs", "2", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr

@@ -208,8 +208,7 @@ class Feed:
         else:
             last = len(fields) - 1  # the target's position
             keys = [
-                i if i < last or n not in self.optional else None
-                for i, n in enumerate(self.names)
+                i if i < last or n not in self.optional else None for i, n in enumerate(self.names)
             ]
         shown = ", ".join(repr(f) for f in fields)
         for name, key in zip(self.names, keys, strict=True):

@@ -212,8 +212,9 @@ def plan(
                 out.append(
                     diag(
                         "T150",
-                        f"dataset '{data.dataset}' has no field {_shown(key) if key is not None else ''}"
-                        f" for input '{param.name}' ({shape} {listed})",
+                        f"dataset '{data.dataset}' has no field "
+                        f"{_shown(key) if key is not None else ''} for input '{param.name}' "
+                        f"({shape} {listed})",
                         span,
                         hint="name one of the dataset's fields",
                         labels=data_labels,

@@ -249,7 +249,9 @@ def _feed_line(model: ast.Model, stmt: ast.Train, program: ast.AuraneProgram) ->
             args = [data_emit.Seq("", items, "{}")]
         else:
             args = [format_literal([name for name, _ in plan.inputs])]
-            optional = [p.name for p in (model.forward.inputs if model.forward else ()) if p.default]
+            optional = [
+                p.name for p in (model.forward.inputs if model.forward else ()) if p.default
+            ]
             args += [f"optional={format_literal(optional)}"] if optional else []
         comment = "  # by field name, or position"
     if plan.target is not None:
