@@ -233,3 +233,32 @@ def test_example_trains_with_aurane_run_and_resumes(name: str, job: str, tmp_pat
     assert rows and all(torch.isfinite(torch.tensor(row["loss"])) for row in rows if "loss" in row)
     checkpoint = torch.load(folder / "last.pt", weights_only=True)
     assert checkpoint["steps"]["count"] == 8 and len(rows) == 2
+
+
+def test_one_input_and_two_outputs_train_on_pairs_with_amp_and_accumulation() -> None:
+    source = """\
+dataset d:
+    from aurane.data.SyntheticRegression
+    size = 32
+    features = 4
+    batch = 8
+
+model Two:
+    input_shape = (4,)
+    def forward(x):
+        h = x -> dense(8).relu
+        y = h -> dense(1)
+        return h, y
+
+train Two on d:
+    output = y
+    loss = mse
+    accumulate = 2
+    mixed_precision = true
+"""
+    assert errors(source) == []
+    code = compile_source(source, filename="t.aur")
+    assert "rt.Feed" not in code  # (input, target) pairs, as before
+    assert "outputs = net(inputs)[1]  # output = y" in code
+    model = _load(source)["train_two"]()
+    assert torch.isfinite(torch.tensor(model.training_history[0]["loss"]))

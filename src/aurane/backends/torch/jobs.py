@@ -457,7 +457,13 @@ def emit_train(
         unknown = data_check.unknown_datasets(program, [dataset, validate, test])
     check = None
     if unknown and graph is not None and feed is None:  # a Feed reports missing fields
-        check = data_check.batch_check(stmt.model.id, graph, loss=loss.name, ignore_index=ignore)
+        check = data_check.batch_check(
+            stmt.model.id,
+            graph,
+            loss=loss.name,
+            ignore_index=ignore,
+            output=pick[0] if pick is not None else None,
+        )
     if check is not None:
         flags |= {"check", *(["check_train"] if dataset in unknown else [])}
         values["data_check"] = check
