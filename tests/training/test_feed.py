@@ -262,3 +262,19 @@ train Two on d:
     assert "outputs = net(inputs)[1]  # output = y" in code
     model = _load(source)["train_two"]()
     assert torch.isfinite(torch.tensor(model.training_history[0]["loss"]))
+
+
+def test_without_input_dtype_each_input_is_held_to_its_own_first_layers() -> None:
+    # the timestep's embedding needs int64 of the timestep, not of the float image
+    source = (EXAMPLES / "denoiser_timestep.aur").read_text(encoding="utf-8")
+    source = _edit("    input_dtype = {image: float32, timestep: int64}\n", "", source)
+    assert errors(source) == []
+
+
+def test_a_field_of_the_wrong_shape_for_its_input_is_t092() -> None:
+    swapped = _edit(
+        "    output = logits\n", "    output = logits\n    inputs = {input_ids: label}\n"
+    )
+    (found,) = errors(swapped)
+    assert found.code == "T092" and where(found) == (17, 14)
+    assert "field 'label' for input 'input_ids' yields samples of shape ()" in found.message

@@ -233,7 +233,8 @@ class _JobChecker:
             )
             return False
         has = sample.dtype
-        needs = unknown_input_needs(graph) if graph.input_dtype is None else None
+        start = graph.input if graph.input_names else None  # one input of several
+        needs = unknown_input_needs(graph, start) if graph.input_dtype is None else None
         if graph.input_dtype is None and needs is None:
             return True  # an unknown input dtype no layer constrains: the data's decides
         wants = graph.input_dtype or (needs[0] if needs else None)
@@ -401,12 +402,21 @@ def check_data(
     return _JobChecker(program, graphs, prior).run()
 
 
-def unknown_input_needs(graph: Graph) -> tuple[str, Node] | None:
+def unknown_input_needs(graph: Graph, start: str | None = None) -> tuple[str, Node] | None:
     """What the first layers of a model without ``input_dtype`` need of its input's dtype,
     and the first node that needs it: ``int64`` (token ids, any integer) for an embedding,
     the parameter dtype for a layer that takes floats; None when nothing constrains it
-    (the values a layer reads keep the unknown dtype up to that layer)."""
+    (the values a layer reads keep the unknown dtype up to that layer). ``start``: one
+    input of several, followed alone through the values of unknown dtype it makes."""
     unknown = {v.name for v in graph.values if v.dtype is None}
+    if start is not None:
+        values = graph.value_map
+        reached = {start}
+        for node in graph.nodes:
+            if any(name in reached for name in node.inputs):
+                made = node.outputs or (node.output,)
+                reached.update(n for n in made if n in values and values[n].dtype is None)
+        unknown &= reached
     for node in graph.nodes:
         if not any(name in unknown for name in node.inputs):
             continue
