@@ -190,6 +190,15 @@ def test_feed_reports_a_missing_target_and_an_ambiguous_one() -> None:
         Feed({"a": "a"}, target="z")(batch, device, "data 'd'")
     inputs, target = Feed({"a": "b", "x": None}, target="c")(batch, device, "data 'd'")
     assert inputs[1] is None and inputs[0] is batch["b"] and target is batch["c"]
+    # by name at run time, one input's field named, an optional input without a field
+    feed = Feed(["x", "a", "m"], fields={"x": "b"}, optional=["m"])
+    inputs, target = feed(batch, device, "data 'd'")
+    assert inputs[0] is batch["b"] and inputs[1] is batch["a"] and inputs[2] is None
+    assert target is batch["c"]
+    # tuples: by position, the target last
+    pair = (torch.ones(2), torch.zeros(2))
+    inputs, target = Feed(["x", "m"], optional=["m"])(pair, device, "data 'd'")
+    assert inputs[0] is pair[0] and inputs[1] is None and target is pair[1]
 
 
 def test_the_datasets_yield_what_their_contracts_say() -> None:

@@ -180,7 +180,8 @@ class Feed:
     a dict sample's key (``"input_ids"``), a tuple sample's position, or None (the input's
     default: the model builds it). A list of names instead leaves the fields to the batch:
     each input the field of its name (dicts) or its position (tuples and lists), an input
-    in ``optional`` none when the batch has no such field. ``target``: the target's field;
+    in ``optional`` none when the batch has no such field, and ``fields`` names the field
+    of some inputs. ``target``: the target's field;
     None: the field no input takes (dicts), the last one (tuples). A missing field raises
     ``DataMismatch`` naming the data, the input and the fields there are.
     """
@@ -190,11 +191,13 @@ class Feed:
         inputs: dict[str, Key | None] | Sequence[str],
         target: Key | None = None,
         optional: Sequence[str] = (),
+        fields: dict[str, Key] | None = None,
     ) -> None:
         self.by_field = dict(inputs) if isinstance(inputs, dict) else None
         self.names = list(inputs)
         self.target = target
         self.optional = frozenset(optional)
+        self.fields = dict(fields or {})  # with a list: the inputs whose field is named
 
     def keys(self, batch: Any, what: str) -> tuple[list[Key | None], Key]:
         """The field of each input and of the target in ``batch``."""
@@ -210,6 +213,8 @@ class Feed:
             keys = [
                 i if i < last or n not in self.optional else None for i, n in enumerate(self.names)
             ]
+        if self.by_field is None:
+            keys = [self.fields.get(n, key) for n, key in zip(self.names, keys, strict=True)]
         shown = ", ".join(repr(f) for f in fields)
         for name, key in zip(self.names, keys, strict=True):
             if key is not None and key not in fields:

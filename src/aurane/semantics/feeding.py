@@ -163,6 +163,13 @@ def _given(stmt: ast.Train) -> tuple[dict[str, tuple[Key | None, Span]], tuple[K
     return mapping, ((key, target.value.span) if target is not None and key is not None else None)
 
 
+def given_fields(stmt: ast.Train) -> tuple[dict[str, Key], Key | None]:
+    """The fields the train block names: ``inputs`` (model input: field) and ``target``."""
+    mapping, target = _given(stmt)
+    named = {name: key for name, (key, _) in mapping.items() if key is not None}
+    return named, target[0] if target is not None else None
+
+
 def data_fields(data: DataContract) -> dict[Key, Sample]:
     """A dataset's fields as keys: named fields of dict samples; ``0`` (the input) of
     ``(input, target)`` pairs, whose target is ``1``."""

@@ -231,31 +231,36 @@ def _forward(
 
 def _feed_line(model: ast.Model, stmt: ast.Train, program: ast.AuraneProgram) -> str | None:
     """``feed = rt.Feed(...)`` when the job feeds the model from samples of several fields
-    (None for the one-tensor ``(inputs, targets)`` pairs)."""
-    dataset = next((d for d in program.datasets if d.name == stmt.dataset.id), None)
-    data = contract(dataset) if dataset is not None else None
-    if not feeding.uses_feed(model, stmt, data):
+    (None for the one-tensor ``(inputs, targets)`` pairs): the fields resolved here when
+    every dataset of the job is known and they agree, else by name or position at run
+    time (with the fields ``inputs = {...}`` names)."""
+    fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
+    names = [stmt.dataset.id]
+    names += [dataset_ref(fields[key]) for key in ("validate_on", "test_on") if key in fields]
+    datasets = {d.name: d for d in program.datasets}
+    contracts = [contract(datasets[n]) if n in datasets else None for n in names]
+    if not any(feeding.uses_feed(model, stmt, data) for data in contracts):
         return None
-    plan, _ = feeding.plan(model, stmt, data, stmt.dataset.span)
-    if plan.static:
-        args: list[data_emit.Doc] = [
-            data_emit.Seq("", tuple(f"{quote(n)}: {_key_source(k)}" for n, k in plan.inputs), "{}")
-        ]
+    plans = [feeding.plan(model, stmt, data, stmt.dataset.span)[0] for data in contracts]
+    plan = plans[0]
+    if plan.static and all(other == plan for other in plans):
+        items = tuple(f"{quote(n)}: {_key_source(k)}" for n, k in plan.inputs)
+        args: list[data_emit.Doc] = [data_emit.Seq("", items, "{}")]
         comment = "  # model input: data field"
+        target = plan.target
     else:
-        given = any(key is not None for _, key in plan.inputs)
-        if given:
-            items = tuple(f"{quote(n)}: {_key_source(k)}" for n, k in plan.inputs)
-            args = [data_emit.Seq("", items, "{}")]
-        else:
-            args = [format_literal([name for name, _ in plan.inputs])]
-            optional = [
-                p.name for p in (model.forward.inputs if model.forward else ()) if p.default
-            ]
-            args += [f"optional={format_literal(optional)}"] if optional else []
+        args = [format_literal([name for name, _ in plan.inputs])]
+        mapping, given = feeding.given_fields(stmt)
+        if mapping:
+            items = tuple(f"{quote(n)}: {_key_source(k)}" for n, k in mapping.items())
+            args.append(data_emit.Seq("fields=", items, "{}"))
+        inputs = model.forward.inputs if model.forward else ()
+        optional = [p.name for p in inputs if p.default is not None]
+        args += [f"optional={format_literal(optional)}"] if optional else []
         comment = "  # by field name, or position"
-    if plan.target is not None:
-        args.append(f"target={_key_source(plan.target)}")
+        target = given
+    if target is not None:
+        args.append(f"target={_key_source(target)}")
     lines = format_call("feed = rt.Feed", args, 4)
     lines[-1] += comment if len(lines[-1]) + len(comment) <= 100 else ""
     return "\n".join(lines)
