@@ -287,3 +287,17 @@ def test_a_field_of_the_wrong_shape_for_its_input_is_t092() -> None:
     (found,) = errors(swapped)
     assert found.code == "T092" and where(found) == (17, 14)
     assert "field 'label' for input 'input_ids' yields samples of shape ()" in found.message
+
+
+def test_a_hugging_face_dataset_feeds_the_generated_job() -> None:
+    """A ``datasets.Dataset`` in torch format yields dicts: the compiled job trains on it
+    as an injected loader, each input by its column's name."""
+    datasets = pytest.importorskip("datasets")
+    columns = SyntheticMaskedText(32, sequence_length=8).fields
+    table = datasets.Dataset.from_dict({k: v.tolist() for k, v in columns.items()})
+    source = TEXT.replace("    from aurane.data.SyntheticMaskedText\n", "")
+    train = _load(source)["train_net"]
+    torch.manual_seed(0)
+    model = train(train_loader=DataLoader(table.with_format("torch"), batch_size=8))
+    assert len(model.training_history) == 1
+    assert torch.isfinite(torch.tensor(model.training_history[0]["loss"]))
