@@ -246,7 +246,7 @@ def _feed_line(model: ast.Model, stmt: ast.Train, program: ast.AuraneProgram) ->
     if plan.static and all(other == plan for other in plans):
         items = tuple(f"{quote(n)}: {_key_source(k)}" for n, k in plan.inputs)
         args: list[data_emit.Doc] = [data_emit.Seq("", items, "{}")]
-        comment = "  # model input: data field"
+        comment = "  # input: field"
         target = plan.target
     else:
         args = [format_literal([name for name, _ in plan.inputs])]
