@@ -45,3 +45,22 @@ def test_discover_walks_subfolders(tmp_path: Path) -> None:
     (tmp_path / "zoo").mkdir()
     (tmp_path / "zoo" / "net.aur").write_text("x = 1\n")
     assert [p.relative_to(tmp_path).as_posix() for p in discover(tmp_path)] == ["zoo/net.aur"]
+
+
+TOP_LEVEL = sorted(path.name for path in EXAMPLES.glob("*.aur"))
+
+
+@pytest.mark.parametrize("name", TOP_LEVEL)
+def test_top_level_example_compiles_to_python(name: str) -> None:
+    """examples/*.aur (the zoo has its own tests) compile to valid Python; the training
+    examples run under `aurane run` in tests/training/test_feed.py (the quickstart in
+    tests/training/test_runtime.py)."""
+    from aurane.compile import compile_source
+
+    code = compile_source((EXAMPLES / name).read_text(encoding="utf-8"), filename=name)
+    compile(code, name.replace(".aur", ".py"), "exec")
+    assert 'if __name__ == "__main__":' in code
+
+
+def test_the_issue_23_examples_are_shipped() -> None:
+    assert {"text_classifier_masked.aur", "denoiser_timestep.aur"} <= set(TOP_LEVEL)

@@ -998,10 +998,10 @@ _CODES: tuple[Code, ...] = (
         "several-inputs-not-yet",
         "semantic",
         "a command or job does not handle several model inputs yet",
-        "Models with several inputs or outputs check, compile, profile and run in Python;\n"
-        "training jobs and `aurane export` of them are not supported yet (issue 23).",
-        "train Bert on text:\n    epochs = 1",
-        "Call the model from your own Python code for now.",
+        "Models with several inputs or outputs check, compile, profile, train (`train`)\n"
+        "and run in Python; GAN training (`train_gan`) of them is not supported yet.",
+        "train_gan Generator and Critic on images:  # def forward(noise, label)",
+        "Train the generator in your own Python code for now.",
     ),
     Code(
         "S154",
@@ -1025,6 +1025,37 @@ _CODES: tuple[Code, ...] = (
         "def forward(x, mask):\n    return dense(x, 4)",
         "Use the input, or remove it from the forward and its input_shape entry.",
         "warning",
+    ),
+    # data to several inputs (issue 23 item 4)
+    Code(
+        "S190",
+        "unknown-output",
+        "semantic",
+        "a train block's output names no output of its model",
+        "`output = NAME` says which output of a model with several (`return logits,\n"
+        "pooled`) the loss and the metrics read; NAME is one of the return statement's names.",
+        "train Net on data:\n    output = logit  # return logits, pooled",
+        "Name one of the outputs the model's return statement lists.",
+    ),
+    Code(
+        "S191",
+        "output-not-named",
+        "semantic",
+        "a trained model returns several outputs and the train block does not say which",
+        "A loss reads one tensor; a model that returns several (`return logits, pooled`)\n"
+        "is trained on the one its train block names with `output = NAME`.",
+        "train Net on data:  # return logits, pooled\n    loss = cross_entropy",
+        "Add output = NAME (one of the return statement's names) to the train block.",
+    ),
+    Code(
+        "S192",
+        "bad-feed",
+        "semantic",
+        "a train block's inputs or target do not fit the model's inputs",
+        "`inputs = {ids: input_ids}` maps the model's forward inputs to fields of the data;\n"
+        "each key is an input of the forward, each once, and the target is no input's field.",
+        "train Net on data:  # def forward(ids, mask=ones)\n    inputs = {tokens: input_ids}",
+        "Key inputs by the forward's parameter names.",
     ),
     Code(
         "S113",
@@ -1233,6 +1264,28 @@ _CODES: tuple[Code, ...] = (
         "dtypes; the message says which input and where its value came from.",
         "h = Encoder(x, mask)  # input_dtype = {x: float32, mask: bool}, mask is int64",
         "Cast the value (to(bool)) or change the block's input_dtype.",
+    ),
+    Code(
+        "T150",
+        "input-not-fed",
+        "type",
+        "a model input that no field of the training data feeds",
+        "Samples with several fields (dicts, as Hugging Face datasets yields, or tuples)\n"
+        "feed the model's inputs by name, by position, or as the train block's\n"
+        "`inputs = {input: field}` says; a required input (one without a default) needs a\n"
+        "field, and a field the train block names must exist.",
+        "train Net on reviews:  # def forward(ids, mask); fields input_ids, attention_mask, label",
+        "Map the input to a field with inputs = {ids: input_ids}, or give it a default.",
+    ),
+    Code(
+        "T151",
+        "field-not-used",
+        "type",
+        "a field of the training data that feeds no model input and is not the target",
+        "Every field of a sample is an input of the model or the target; a field left over\n"
+        "is probably an input the model forgot (an attention mask) or a misnamed target.",
+        "train Net on reviews:  # def forward(input_ids); fields input_ids, attention_mask, label",
+        "Add the input to the forward, map it with inputs = {...}, or name it the target.",
     ),
     # masks, index arithmetic and buffers (issue 23)
     Code(

@@ -17,7 +17,9 @@ import sys
 from aurane.runtime.data import (
     HFDataset,
     Shards,
+    SyntheticDenoising,
     SyntheticImages,
+    SyntheticMaskedText,
     SyntheticRegression,
     SyntheticSegmentation,
     SyntheticTokens,
@@ -29,7 +31,9 @@ from aurane.runtime.data import (
 __all__ = [
     "HFDataset",
     "Shards",
+    "SyntheticDenoising",
     "SyntheticImages",
+    "SyntheticMaskedText",
     "SyntheticRegression",
     "SyntheticSegmentation",
     "SyntheticTokens",

@@ -264,7 +264,7 @@ def test_wrong_number_of_names_at_destructuring(names: str, count: int) -> None:
     assert where(found) == (8, 9 if count == 3 else 13)
 
 
-def test_training_a_model_with_several_inputs_is_not_yet() -> None:
+def test_training_a_model_with_several_outputs_must_name_the_one_the_loss_reads() -> None:
     found = [
         d
         for d in errors(
@@ -278,9 +278,29 @@ train TwoTower on d:
     epochs = 1
 """
         )
-        if d.code == "S153"
+        if d.code == "S191"
     ]
     assert len(found) == 1 and where(found[0]) == (12, 7)  # train TwoTower
+    assert "(q, i)" in found[0].message
+
+
+def test_gan_training_of_a_model_with_several_inputs_is_not_yet() -> None:
+    source = (
+        TWO_TOWER
+        + """
+model D:
+    input_shape = (4,)
+    def forward(x):
+        x -> dense(1).sigmoid
+dataset d:
+    from aurane.data.SyntheticRegression
+    features = 4
+train_gan TwoTower and D on d:
+    epochs = 1
+"""
+    )
+    found = [d for d in errors(source) if d.code == "S153"]
+    assert len(found) == 1 and where(found[0]) == (15, 11)  # train_gan TwoTower
 
 
 # ---------------------------------------------------------------- IR

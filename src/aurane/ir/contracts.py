@@ -16,11 +16,11 @@ from typing import Any
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
-from aurane.ir.graph import Graph, Node
+from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape
-from aurane.records import record
+from aurane.records import record, replace
 from aurane.runtime.tasks import METRICS_BY_TASK
-from aurane.semantics import config
+from aurane.semantics import config, feeding
 from aurane.semantics.data_contracts import (
     LOSS_TASKS,
     PIL,
@@ -147,9 +147,14 @@ class _JobChecker:
     def train(self, stmt: ast.Train) -> None:
         loss = _loss(stmt)
         graph = self.graphs.get(stmt.model.id)
-        output = _int_shape(graph.output_value.sample_shape) if graph else None
+        model = self.program.model(stmt.model.id)
+        index = feeding.output_index(model, stmt) if model is not None else None
+        value = None
+        if graph is not None:
+            value = graph.outputs[index] if index is not None else graph.output_value
+        output = _int_shape(value.sample_shape) if value is not None else None
         self.metrics(stmt, loss, output)
-        if graph is None:
+        if graph is None or model is None or value is None:
             return
         fields = _fields(stmt)
         uses: list[tuple[str | None, Span]] = [(stmt.dataset.id, stmt.dataset.span)]
@@ -160,8 +165,43 @@ class _JobChecker:
             data = self.contracts.get(name) if name else None
             if data is None:
                 continue
+            if feeding.uses_feed(model, stmt, data):
+                if self.fed(model, stmt, data, graph, span) and output is not None:
+                    self.targets(data, graph, output, loss, span, value)
+                continue
             if self.model_input(data, graph, stmt.model.id, span) and output is not None:
                 self.targets(data, graph, output, loss, span)
+
+    def fed(
+        self, model: ast.Model, stmt: ast.Train, data: DataContract, graph: Graph, where: Span
+    ) -> bool:
+        """Samples of several fields against several inputs: every required input fed, no
+        field left over (T150, T151), each fed input's shape and dtype (T092). True when
+        the targets can be compared."""
+        if data.problems:
+            return False
+        dataset = next((d for d in self.program.datasets if d.name == data.dataset), None)
+        source = dataset.source.span if dataset is not None and dataset.source else None
+        feed, problems = feeding.plan(model, stmt, data, where, source)
+        self.out.extend(problems)
+        if problems or not feed.static:
+            return False
+        fields = feeding.data_fields(data)
+        values = graph.inputs
+        ok = True
+        for (name, key), value in zip(feed.inputs, values, strict=False):
+            if key is None or key not in fields:
+                continue
+            single = replace(graph, input=value.name, input_dtype=value.dtype)
+            sample = fields[key]
+            what = f"{data.dataset}' field '{key}" if isinstance(key, str) else data.dataset
+            shown = replace(data, dataset=what, sample=sample)
+            if len(feed.inputs) > 1 and key != name:
+                shown = replace(shown, dataset=f"{what}' for input '{name}")
+            ok = self.model_input(shown, single, model.name, where) and ok
+        if feed.target != feeding.target_key(data):
+            return False  # another field is the target: its facts are not known
+        return ok
 
     def model_input(self, data: DataContract, graph: Graph, model: str, where: Span) -> bool:
         """T092 when the samples do not fit the model's input; True when they fit or are
@@ -193,7 +233,8 @@ class _JobChecker:
             )
             return False
         has = sample.dtype
-        needs = unknown_input_needs(graph) if graph.input_dtype is None else None
+        start = graph.input if graph.input_names else None  # one input of several
+        needs = unknown_input_needs(graph, start) if graph.input_dtype is None else None
         if graph.input_dtype is None and needs is None:
             return True  # an unknown input dtype no layer constrains: the data's decides
         wants = graph.input_dtype or (needs[0] if needs else None)
@@ -221,14 +262,21 @@ class _JobChecker:
         return False
 
     def targets(
-        self, data: DataContract, graph: Graph, output: tuple[int, ...], loss: _Loss, where: Span
+        self,
+        data: DataContract,
+        graph: Graph,
+        output: tuple[int, ...],
+        loss: _Loss,
+        where: Span,
+        value: Value | None = None,
     ) -> None:
-        """T093 when the model's output does not fit the targets under the loss."""
+        """T093 when the model's output (``value``: the one the loss reads) does not fit
+        the targets under the loss."""
         targets = data.targets
         model = graph.name
         if targets.kind is None or targets.shape is None:
             return
-        made = Label(graph.output_value.span, f"output {fmt_shape(output)} made here")
+        made = Label((value or graph.output_value).span, f"output {fmt_shape(output)} made here")
         from_data = Label(targets.origin.span, "targets from here") if targets.origin.span else None
         by_loss = Label(loss.span, f"loss {loss.name}") if loss.span else None
         labels = tuple(label for label in (made, from_data, by_loss) if label)
@@ -354,12 +402,21 @@ def check_data(
     return _JobChecker(program, graphs, prior).run()
 
 
-def unknown_input_needs(graph: Graph) -> tuple[str, Node] | None:
+def unknown_input_needs(graph: Graph, start: str | None = None) -> tuple[str, Node] | None:
     """What the first layers of a model without ``input_dtype`` need of its input's dtype,
     and the first node that needs it: ``int64`` (token ids, any integer) for an embedding,
     the parameter dtype for a layer that takes floats; None when nothing constrains it
-    (the values a layer reads keep the unknown dtype up to that layer)."""
+    (the values a layer reads keep the unknown dtype up to that layer). ``start``: one
+    input of several, followed alone through the values of unknown dtype it makes."""
     unknown = {v.name for v in graph.values if v.dtype is None}
+    if start is not None:
+        values = graph.value_map
+        reached = {start}
+        for node in graph.nodes:
+            if any(name in reached for name in node.inputs):
+                made = node.outputs or (node.output,)
+                reached.update(n for n in made if n in values and values[n].dtype is None)
+        unknown &= reached
     for node in graph.nodes:
         if not any(name in unknown for name in node.inputs):
             continue

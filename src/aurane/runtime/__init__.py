@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         save_checkpoints,
         save_file,
     )
-    from aurane.runtime.contracts import BatchCheck, DataMismatch, dataset_class
+    from aurane.runtime.contracts import BatchCheck, DataMismatch, Feed, dataset_class
     from aurane.runtime.distributed import (
         data_loader,
         distribute,
@@ -77,6 +77,7 @@ _WHERE = {
     "save_file": "checkpoint",
     "BatchCheck": "contracts",
     "DataMismatch": "contracts",
+    "Feed": "contracts",
     "dataset_class": "contracts",
     "data_loader": "distributed",
     "distribute": "distributed",
@@ -132,6 +133,7 @@ __all__ = [
     "CheckpointMissing",
     "DataMismatch",
     "EpochStats",
+    "Feed",
     "Interrupted",
     "Progress",
     "RUNTIME_VERSION",

@@ -12,6 +12,7 @@ sides, which ``main`` prints without a traceback (exit status 1).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch.utils.data import Dataset
@@ -167,3 +168,82 @@ def dataset_class(source: object, name: str) -> type:
         f"dataset source {name} is {what}: a 'from' line must name a dataset class "
         "(a subclass of torch.utils.data.Dataset or IterableDataset), so it is not called"
     )
+
+
+Key = str | int
+
+
+class Feed:
+    """A batch of samples with several fields, as the model's inputs and the targets.
+
+    ``inputs`` maps each model input, in the forward's order, to the field that feeds it:
+    a dict sample's key (``"input_ids"``), a tuple sample's position, or None (the input's
+    default: the model builds it). A list of names instead leaves the fields to the batch:
+    each input the field of its name (dicts) or its position (tuples and lists), an input
+    in ``optional`` none when the batch has no such field, and ``fields`` names the field
+    of some inputs. ``target``: the target's field;
+    None: the field no input takes (dicts), the last one (tuples). A missing field raises
+    ``DataMismatch`` naming the data, the input and the fields there are.
+    """
+
+    def __init__(
+        self,
+        inputs: dict[str, Key | None] | Sequence[str],
+        target: Key | None = None,
+        optional: Sequence[str] = (),
+        fields: dict[str, Key] | None = None,
+    ) -> None:
+        self.by_field = dict(inputs) if isinstance(inputs, dict) else None
+        self.names = list(inputs)
+        self.target = target
+        self.optional = frozenset(optional)
+        self.fields = dict(fields or {})  # with a list: the inputs whose field is named
+
+    def keys(self, batch: Any, what: str) -> tuple[list[Key | None], Key]:
+        """The field of each input and of the target in ``batch``."""
+        keyed = isinstance(batch, dict)
+        fields: list[Key] = list(batch) if keyed else list(range(len(batch)))
+        keys: list[Key | None]
+        if self.by_field is not None:
+            keys = list(self.by_field.values())
+        elif keyed:
+            keys = [n if n in fields or n not in self.optional else None for n in self.names]
+        else:
+            last = len(fields) - 1  # the target's position
+            keys = [
+                i if i < last or n not in self.optional else None for i, n in enumerate(self.names)
+            ]
+        if self.by_field is None:
+            keys = [self.fields.get(n, key) for n, key in zip(self.names, keys, strict=True)]
+        shown = ", ".join(repr(f) for f in fields)
+        for name, key in zip(self.names, keys, strict=True):
+            if key is not None and key not in fields:
+                raise DataMismatch(
+                    f"{what} has no field {key!r} for the model's input {name!r} "
+                    f"(its samples have {shown})"
+                )
+        target = self.target
+        if target is None:
+            left = [key for key in fields if key not in keys]
+            target = left[-1] if not keyed and left else left[0] if len(left) == 1 else None
+            if target is None:
+                raise DataMismatch(
+                    f"{what}: cannot tell the target among the fields that feed no input "
+                    f"({', '.join(repr(f) for f in left)}): name it with target = FIELD"
+                )
+        elif target not in fields:
+            raise DataMismatch(f"{what} has no field {target!r} for the target ({shown})")
+        return keys, target
+
+    def __call__(
+        self, batch: Any, device: torch.device, what: str
+    ) -> tuple[list[torch.Tensor | None], torch.Tensor]:
+        keys, target = self.keys(batch, what)
+
+        def read(key: Key) -> torch.Tensor:
+            value = batch[key]
+            if not isinstance(value, torch.Tensor):
+                value = torch.as_tensor(value)
+            return value.to(device, non_blocking=True)
+
+        return [None if key is None else read(key) for key in keys], read(target)

@@ -219,6 +219,104 @@ class SyntheticSegmentation(_TensorPairs):
 __all__ += ["SyntheticSegmentation"]
 
 
+class _DictSamples(Dataset[dict[str, torch.Tensor]]):
+    """Precomputed samples as dicts of tensors, field by field (as Hugging Face ``datasets``
+    yields them with ``set_format("torch")``); a DataLoader batches each field."""
+
+    fields: dict[str, torch.Tensor]
+
+    def __len__(self) -> int:
+        return int(next(iter(self.fields.values())).shape[0])
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+        return {name: values[index] for name, values in self.fields.items()}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(size={len(self)}, fields={list(self.fields)})"
+
+
+class SyntheticMaskedText(_DictSamples):
+    """Padded token sequences with attention masks and a class label per sequence:
+    ``{"input_ids": int64 (sequence_length,), "attention_mask": int64 (sequence_length,),
+    "label": int64 ()}``, the fields and dtypes a Hugging Face tokenizer gives.
+
+    A sequence has a random length in ``[min_length, sequence_length]``; its tokens are
+    drawn from its class's own distribution over ``1..vocab_size-1``, the rest is
+    ``pad_id`` (0) with mask 0. The label is learnable from the real tokens alone (a
+    masked mean of embeddings), and padding carries no signal.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        sequence_length: int = 16,
+        vocab_size: int = 64,
+        num_classes: int = 2,
+        seed: int = 0,
+        *,
+        train: bool = True,
+        min_length: int = 2,
+        pad_id: int = 0,
+    ) -> None:
+        size = _positive("size", size)
+        length = _positive("sequence_length", sequence_length)
+        vocab = _positive("vocab_size", vocab_size)
+        classes = _positive("num_classes", num_classes)
+        shortest = _positive("min_length", min_length)
+        if shortest > length or vocab < 2:
+            raise ValueError("need min_length <= sequence_length and vocab_size >= 2")
+        task = _generator(seed, _TASK_STREAM)
+        preference = torch.softmax(2.0 * torch.randn((classes, vocab - 1), generator=task), -1)
+        samples = _generator(seed, _SAMPLE_STREAM[bool(train)])
+        labels = torch.randint(0, classes, (size,), generator=samples)
+        tokens = torch.multinomial(preference[labels], length, replacement=True, generator=samples)
+        lengths = torch.randint(shortest, length + 1, (size,), generator=samples)
+        mask = (torch.arange(length)[None, :] < lengths[:, None]).to(torch.int64)
+        ids = torch.where(mask.bool(), tokens + 1, torch.full_like(tokens, pad_id))
+        self.fields = {"input_ids": ids, "attention_mask": mask, "label": labels}
+        self.vocab_size = vocab
+        self.num_classes = classes
+
+
+class SyntheticDenoising(_DictSamples):
+    """A denoising (diffusion) task: ``{"image": float32 image_size, "timestep": int64 (),
+    "noise": float32 image_size}``, where ``image`` is a clean image noised to step
+    ``timestep`` of a linear DDPM schedule of ``timesteps`` steps and ``noise`` the Gaussian
+    noise added, the target a model predicts from the image and the timestep.
+
+    Clean images are a few fixed random patterns (``patterns``, by ``seed``), so the noise
+    is learnable: ``image = sqrt(abar_t) * clean + sqrt(1 - abar_t) * noise``.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        image_size: tuple[int, ...] = (1, 16, 16),
+        timesteps: int = 100,
+        seed: int = 0,
+        *,
+        train: bool = True,
+        patterns: int = 4,
+    ) -> None:
+        size = _positive("size", size)
+        steps = _positive("timesteps", timesteps)
+        shape = tuple(_positive("image_size entry", int(d)) for d in image_size)
+        task = _generator(seed, _TASK_STREAM)
+        clean_set = torch.randn((_positive("patterns", patterns), *shape), generator=task)
+        samples = _generator(seed, _SAMPLE_STREAM[bool(train)])
+        clean = clean_set[torch.randint(0, len(clean_set), (size,), generator=samples)]
+        t = torch.randint(0, steps, (size,), generator=samples)
+        noise = torch.randn((size, *shape), generator=samples)
+        alpha_bar = torch.cumprod(1.0 - torch.linspace(1e-4, 0.02, steps), 0)[t]
+        scale = alpha_bar.reshape(-1, *([1] * len(shape)))
+        image = scale.sqrt() * clean + (1.0 - scale).sqrt() * noise
+        self.fields = {"image": image, "timestep": t, "noise": noise}
+        self.timesteps = steps
+
+
+__all__ += ["SyntheticDenoising", "SyntheticMaskedText"]
+
+
 # ---------------------------------------------------------------- real data
 
 _DATA_EXTRA = "pip install 'aurane[data]'"

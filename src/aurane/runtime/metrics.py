@@ -389,21 +389,31 @@ def evaluate(
     what: str,
     amp_dtype: torch.dtype | None = None,
     check: Callable[[str, torch.Tensor, torch.Tensor], None] | None = None,
+    feed: Callable[[Any, torch.device, str], tuple[list[Any], torch.Tensor]] | None = None,
+    output: int | None = None,
 ) -> dict[str, float]:
     """Loss and metrics of ``model`` over ``loader`` in eval mode, without gradients.
 
     ``check`` (an ``rt.BatchCheck``) sees each batch first when the data is not known
-    statically."""
+    statically. ``feed`` (an ``rt.Feed``) makes a batch of several fields the model's
+    inputs and the targets; ``output``: the output the loss reads of a model that returns
+    several."""
     model.eval()
     stats.reset()
     with torch.no_grad():
-        for inputs, targets in loader:
-            if check is not None:
-                check(what, inputs, targets)
-            inputs = inputs.to(device, non_blocking=True)
-            targets = targets.to(device, non_blocking=True)
+        for batch in loader:
+            if feed is not None:
+                inputs, targets = feed(batch, device, what)
+            else:
+                inputs, targets = batch
+                if check is not None:
+                    check(what, inputs, targets)
+                inputs = [inputs.to(device, non_blocking=True)]
+                targets = targets.to(device, non_blocking=True)
             with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-                outputs = model(inputs)
+                outputs = model(*inputs)
+            if output is not None:
+                outputs = outputs[output]
             if amp_dtype is not None:
                 outputs = outputs.to(torch.float32)
             outputs, targets = match_target(outputs, targets, stats.task)

@@ -12,7 +12,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ops.spec import BoundArgs
 from aurane.records import field, record
-from aurane.semantics import config, sources, uses
+from aurane.semantics import config, feeding, sources, uses
 from aurane.semantics.block_args import check_block_params
 from aurane.semantics.constants import per_call
 from aurane.semantics.fields import FieldChecker
@@ -332,9 +332,7 @@ def _check_train(
 ) -> None:
     if _check_model_ref(stmt.model, "trained", set(models), fields):
         standalone.setdefault(stmt.model.id, stmt.model.span)
-        model = models[stmt.model.id]
-        if several_inputs(model) or several_outputs(model):
-            fields.diagnostics.append(not_yet("training", model.name, stmt.model.span))
+        fields.diagnostics.extend(feeding.check_output(models[stmt.model.id], stmt))
     fields.dataset_ref(stmt.dataset, "on")
     _check_fields(stmt, "train", fields)
 

@@ -438,6 +438,8 @@ class FieldKind(Enum):
     DATASET = "dataset name"
     TRANSFORM = "transform"
     TRANSFORMS = "list of transforms"
+    FIELD_NAME = "name of a data field or model output"
+    FEED = "dict of model inputs to data fields"
     ANY = "value"
 
     @property
@@ -458,6 +460,8 @@ _CATALOG_KINDS = frozenset(
         FieldKind.DATASET,
         FieldKind.TRANSFORM,
         FieldKind.TRANSFORMS,
+        FieldKind.FIELD_NAME,
+        FieldKind.FEED,
     }
 )
 
@@ -602,6 +606,24 @@ def _no_decay(value: Any) -> str | None:
 
 TRAIN_FIELDS: tuple[FieldSpec, ...] = (
     *_COMMON_TRAIN,
+    # data to several inputs (issue 23): which field feeds which input, which output the
+    # loss reads
+    FieldSpec(
+        "inputs",
+        FieldKind.FEED,
+        doc="model inputs fed by named data fields: {ids: input_ids, mask: attention_mask} "
+        "(default: by name for dict samples, by position for tuples)",
+    ),
+    FieldSpec(
+        "target",
+        FieldKind.FIELD_NAME,
+        doc="the data field the loss compares with (default: the one no input takes)",
+    ),
+    FieldSpec(
+        "output",
+        FieldKind.FIELD_NAME,
+        doc="the model output the loss and metrics read, by its name in `return a, b`",
+    ),
     # the run's length in optimizer steps, and what happens every N of them (issue 25)
     FieldSpec("max_steps", FieldKind.INT, positive, doc="end after this many optimizer steps"),
     FieldSpec("eval_every_steps", FieldKind.INT, positive, doc="validate every N steps"),

@@ -97,6 +97,10 @@ class DataContract:
     sample: Sample
     targets: Targets
     problems: tuple[Diagnostic, ...] = ()  # transforms that cannot apply (T095)
+    # samples that are dicts of named fields (issue 23): every field in order, and the one
+    # ``targets`` describes (empty: ``(input, target)`` pairs, ``sample`` the input)
+    fields: tuple[tuple[str, Sample], ...] = ()
+    target_field: str | None = None
 
     @property
     def sample_known(self) -> bool:
@@ -136,6 +140,9 @@ class _Source:
 
     build: Callable[[Args, Origin], tuple[Sample, Targets]]
     doc: str  # one line for docs/training.md
+    # a source of dict samples: its fields, and the name of the one that is the target
+    fields: Callable[[Args, Origin], tuple[tuple[str, Sample], ...]] | None = None
+    target_field: str | None = None
 
 
 def _fixed(channels: int, height: int, width: int, classes: int | None, doc: str) -> _Source:
@@ -198,6 +205,49 @@ def _synthetic_regression(args: Args, source: Origin) -> tuple[Sample, Targets]:
     sample = Sample((features,) if _int(features) else None, "float32", features_origin or default)
     shape = (outputs,) if _int(outputs) else None
     return sample, Targets("regression", shape, "float32", None, outputs_origin or default)
+
+
+def _masked_text_fields(args: Args, source: Origin) -> tuple[tuple[str, Sample], ...]:
+    length, length_origin = _arg(args, "sequence_length", 16)
+    default = Origin("the default of SyntheticMaskedText", source.span)
+    shape = (length,) if _int(length) else None
+    origin = length_origin or default
+
+    def field(name: str) -> Origin:
+        return Origin(f"SyntheticMaskedText's {name}", source.span)
+
+    return (
+        ("input_ids", Sample(shape, "int64", origin, field("input_ids"))),
+        ("attention_mask", Sample(shape, "int64", origin, field("attention_mask"))),
+        ("label", Sample((), "int64", origin, field("label"))),
+    )
+
+
+def _masked_text(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    classes, classes_origin = _arg(args, "num_classes", 2)
+    default = Origin("the default of SyntheticMaskedText", source.span)
+    ids = _masked_text_fields(args, source)[0][1]
+    return ids, Targets("class", (), "int64", _int(classes), classes_origin or default)
+
+
+def _denoising_fields(args: Args, source: Origin) -> tuple[tuple[str, Sample], ...]:
+    size, size_origin = _arg(args, "image_size", (1, 16, 16))
+    origin = size_origin or Origin("the default of SyntheticDenoising", source.span)
+    shape = _shape(size)
+
+    def field(name: str) -> Origin:
+        return Origin(f"SyntheticDenoising's {name}", source.span)
+
+    return (
+        ("image", Sample(shape, "float32", origin, field("image"))),
+        ("timestep", Sample((), "int64", field("timestep"), field("timestep"))),
+        ("noise", Sample(shape, "float32", origin, field("noise"))),
+    )
+
+
+def _denoising(args: Args, source: Origin) -> tuple[Sample, Targets]:
+    image, _, noise = _denoising_fields(args, source)
+    return image[1], Targets("regression", noise[1].shape, "float32", None, noise[1].origin)
 
 
 def _fake_data(args: Args, source: Origin) -> tuple[Sample, Targets]:
@@ -430,6 +480,20 @@ _AURANE: dict[str, _Source] = {
     ),
     "SyntheticRegression": _Source(
         _synthetic_regression, "float32 `(features,)`, float32 `(targets,)` targets"
+    ),
+    "SyntheticMaskedText": _Source(
+        _masked_text,
+        "dicts: int64 `input_ids` and `attention_mask` `(sequence_length,)` (16), int64 "
+        "`label` `< num_classes` (2)",
+        _masked_text_fields,
+        "label",
+    ),
+    "SyntheticDenoising": _Source(
+        _denoising,
+        "dicts: float32 noised `image` `image_size` ((1, 16, 16)), int64 `timestep` "
+        "`< timesteps`, float32 `noise` (the target)",
+        _denoising_fields,
+        "noise",
     ),
     "Table": _Source(
         _table,
@@ -736,6 +800,15 @@ def contract(dataset: ast.Dataset) -> DataContract:
     if "target_transform" in fields:
         given = fields["target_transform"].value.span
         targets = Targets(None, None, None, None, Origin("`target_transform`", given))
+    if spec.fields is not None:  # dict samples: no transforms, each field as the table says
+        return DataContract(
+            dataset.name,
+            dotted,
+            sample,
+            targets,
+            fields=spec.fields(fields, Origin(short, dataset.source.span)),
+            target_field=spec.target_field,
+        )
     return DataContract(
         dataset.name,
         dotted,

@@ -68,6 +68,10 @@ class FieldChecker:
 
     def check_field(self, spec: FieldSpec, item: ast.Field, block: str) -> None:
         if isinstance(item.value, ast.DictExpr):
+            if spec.kind is FieldKind.FEED:
+                for value in item.value.values:
+                    self.field_name(spec, value)
+                return
             if spec.name not in ("input_shape", "input_dtype"):
                 self.error(
                     "S013",
@@ -77,6 +81,8 @@ class FieldChecker:
                 )
                 return
             for value in item.value.values:  # one input each: checked as the field alone
+                if isinstance(value, ast.TupleExpr) and not value.items:
+                    continue  # input_shape = {..., timestep: ()}: one number per sample
                 self.check_field(
                     spec, ast.Field(item.name, item.name_span, value, value.span), block
                 )
@@ -210,6 +216,26 @@ class FieldChecker:
             hint = did_you_mean(name, self.dataset_names) or "define it with 'dataset NAME:'"
             self.error("S012", f"undefined dataset '{name}'", expr.span, hint=hint)
 
+    def field_name(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        """A data field or model output: a name, a quoted name, or a tuple position."""
+        if isinstance(expr, ast.Name | ast.String):
+            return
+        try:
+            value = literal_value(expr)
+        except NotLiteral:
+            value = None
+        if is_int(value) and value >= 0 and spec.name != "output":
+            return
+        what = "a model output's name" if spec.name == "output" else "a field name or position"
+        self.error("S013", f"'{spec.name}' takes {what}", expr.span)
+
+    def feed(self, spec: FieldSpec, expr: ast.Expr) -> None:
+        self.error(
+            "S013",
+            "'inputs' maps the model's inputs to data fields: {ids: input_ids, mask: ...}",
+            expr.span,
+        )
+
     def dtype(self, spec: FieldSpec, expr: ast.Expr) -> None:
         match expr:
             case ast.Name(id=name, span=span) | ast.String(value=name, span=span):
@@ -279,6 +305,8 @@ _KIND_CHECKERS: dict[FieldKind, Callable[[FieldChecker, FieldSpec, ast.Expr], No
     FieldKind.CALLBACKS: FieldChecker.callbacks,
     FieldKind.DATASET: FieldChecker.dataset,
     FieldKind.DTYPE: FieldChecker.dtype,
+    FieldKind.FIELD_NAME: FieldChecker.field_name,
+    FieldKind.FEED: FieldChecker.feed,
     FieldKind.TRANSFORM: FieldChecker.transform,
     FieldKind.TRANSFORMS: FieldChecker.transforms,
 }

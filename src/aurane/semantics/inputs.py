@@ -3,7 +3,7 @@
 A model whose forward takes several inputs (``def forward(ids, mask=ones):``) writes
 ``input_shape = {ids: (seq,), mask: (seq,)}`` and may write ``input_dtype = {ids: int64}``
 (a missing key is float32). This module checks those declarations against the forward
-(S150) and says which jobs do not take several inputs yet (S153).
+(S150) and says which jobs do not take several inputs yet (S153: GAN training).
 """
 
 from __future__ import annotations

@@ -39,7 +39,9 @@ from aurane.syntax import ast
 # aurane.data.__all__ (a test keeps the two equal; the front end does not import torch).
 AURANE_DATASETS = frozenset(
     {
+        "SyntheticDenoising",
         "SyntheticImages",
+        "SyntheticMaskedText",
         "SyntheticRegression",
         "SyntheticSegmentation",
         "SyntheticTokens",

@@ -667,9 +667,8 @@ class ExprParser(LayerNames):
             if self._toks[self.pos].text != ":":
                 self.fail(
                     "P041",
-                    f"expected ':' after the key '{key.text}', found "
-                    f"{self.describe(self._toks[self.pos])}",
-                    self._toks[self.pos].span,
+                    f"expected ':' after the key '{key.text}', found {self.describe(self.peek())}",
+                    self.here(),  # the line's end when the key is its last word
                     hint=f"write {key.text}: value",
                 )
             self.pos += 1

@@ -42,8 +42,10 @@ def batch_check(
     loss: str | None = None,
     ignore_index: int | None = None,
     check_dtype: bool = True,
+    output: int | None = None,
 ) -> str | None:
-    """``data_check = rt.BatchCheck(...)`` for ``graph`` (None when its input is unknown)."""
+    """``data_check = rt.BatchCheck(...)`` for ``graph`` (None when its input is unknown);
+    ``output``: the output the loss reads of a model that returns several."""
     shape = _shape(graph.input_value.sample_shape)
     if shape is None:
         return None
@@ -52,11 +54,12 @@ def batch_check(
     # None: no layer constrains an unknown dtype
     wanted = quote(dtype) if check_dtype and dtype is not None else "None"
     args: list[Doc] = [quote(model), format_literal(shape), wanted]
-    output = _shape(graph.output_value.sample_shape)
-    if loss is not None and output is not None:
+    value = graph.outputs[output] if output is not None else graph.output_value
+    made = _shape(value.sample_shape)
+    if loss is not None and made is not None:
         args += [
             f"task={quote(LOSS_TASKS.get(loss, 'class'))}",
-            f"outputs={format_literal(output)}",
+            f"outputs={format_literal(made)}",
         ]
         if ignore_index is not None:
             args.append(f"ignore_index={ignore_index!r}")

@@ -28,6 +28,8 @@ from aurane.ir.graph import Graph
 from aurane.records import record
 from aurane.runtime.version import RUNTIME_VERSION
 from aurane.semantics import config as catalog
+from aurane.semantics import feeding
+from aurane.semantics.data_contracts import contract
 from aurane.semantics.values import literal_value
 from aurane.syntax import ast
 
@@ -79,6 +81,7 @@ JOB_LOCALS = frozenset(
         "val_scores",
         "test_metrics",
         "data_check",
+        "feed",
         # train_gan
         "discriminator_steps",
         "generator_steps",
@@ -211,9 +214,60 @@ def _amp_lines(experiment: Experiment) -> tuple[list[str], bool]:
     ], True
 
 
-def _forward(task: str, amp: bool, indent: int) -> str:
-    text = (training.FORWARD_AMP if amp else training.FORWARD).replace("$task", task)
+def _forward(
+    task: str, amp: bool, indent: int, feed: bool = False, pick: tuple[int, str] | None = None
+) -> str:
+    """The forward pass and the loss's pairing; ``feed``: the model takes the fed inputs;
+    ``pick``: the output the loss reads of several (its index and name)."""
+    template = training.FORWARD_AMP if amp else training.FORWARD
+    if pick is not None and not amp:
+        template = training.FORWARD_PICK
+    picked = f"[{pick[0]}]  # output = {pick[1]}" if pick is not None else ""
+    text = template.replace("$task", task).replace("$pick", picked)
+    if feed:
+        text = text.replace("net(inputs)", "net(*inputs)")
     return "\n".join(" " * indent + line for line in text.split("\n"))
+
+
+def _feed_line(model: ast.Model, stmt: ast.Train, program: ast.AuraneProgram) -> str | None:
+    """``feed = rt.Feed(...)`` when the job feeds the model from samples of several fields
+    (None for the one-tensor ``(inputs, targets)`` pairs): the fields resolved here when
+    every dataset of the job is known and they agree, else by name or position at run
+    time (with the fields ``inputs = {...}`` names)."""
+    fields = block_fields(stmt.fields, catalog.TRAIN_TABLE)
+    names = [stmt.dataset.id]
+    names += [dataset_ref(fields[key]) for key in ("validate_on", "test_on") if key in fields]
+    datasets = {d.name: d for d in program.datasets}
+    contracts = [contract(datasets[n]) if n in datasets else None for n in names]
+    if not any(feeding.uses_feed(model, stmt, data) for data in contracts):
+        return None
+    plans = [feeding.plan(model, stmt, data, stmt.dataset.span)[0] for data in contracts]
+    plan = plans[0]
+    if plan.static and all(other == plan for other in plans):
+        items = tuple(f"{quote(n)}: {_key_source(k)}" for n, k in plan.inputs)
+        args: list[data_emit.Doc] = [data_emit.Seq("", items, "{}")]
+        comment = "  # input: field"
+        target = plan.target
+    else:
+        args = [format_literal([name for name, _ in plan.inputs])]
+        mapping, given = feeding.given_fields(stmt)
+        if mapping:
+            items = tuple(f"{quote(n)}: {_key_source(k)}" for n, k in mapping.items())
+            args.append(data_emit.Seq("fields=", items, "{}"))
+        inputs = model.forward.inputs if model.forward else ()
+        optional = [p.name for p in inputs if p.default is not None]
+        args += [f"optional={format_literal(optional)}"] if optional else []
+        comment = "  # by field name, or position"
+        target = given
+    if target is not None:
+        args.append(f"target={_key_source(target)}")
+    lines = format_call("feed = rt.Feed", args, 4)
+    lines[-1] += comment if len(lines[-1]) + len(comment) <= 100 else ""
+    return "\n".join(lines)
+
+
+def _key_source(key: str | int | None) -> str:
+    return "None" if key is None else quote(key) if isinstance(key, str) else repr(key)
 
 
 def _budget(fields: dict[str, ast.Expr]) -> tuple[int | None, int | None, int]:
@@ -353,6 +407,15 @@ def emit_train(
     ]
     amp = "amp" in flags
     net = "torch.compile(model)" if "compile" in flags else "model"
+    model_ast = program.model(stmt.model.id) if program is not None else None
+    feed = _feed_line(model_ast, stmt, program) if model_ast and program else None
+    pick = None
+    index = feeding.output_index(model_ast, stmt) if model_ast is not None else None
+    if index is not None and model_ast is not None:
+        pick = (index, feeding.output_names(model_ast)[index] or str(index))
+    if feed is not None:
+        flags.add("feed")
+        values["feed"] = feed
     values.update(
         model_class=class_name,
         loss="\n".join(data_emit.loss_source(loss, "loss_fn", 4)),
@@ -363,7 +426,7 @@ def emit_train(
         plateau_value='val_scores["loss"]' if validate else 'scores["loss"]',
         end_epoch=f"            run.end_epoch(epoch, scores{', val_scores' if validate else ''})",
         finish_args="model" + (", test_metrics=test_metrics" if test else ""),
-        forward=_forward(quote(task), amp, 20 if accumulate > 1 else 16),
+        forward=_forward(quote(task), amp, 20 if accumulate > 1 else 16, feed is not None, pick),
         accumulate=repr(accumulate),
         memory_format=", memory_format=torch.channels_last" if channels else "",
         net=f"rt.distribute({net}, device)" + ("  # compile = true" if "compile" in flags else ""),
@@ -398,8 +461,14 @@ def emit_train(
     if program is not None and graph is not None:
         unknown = data_check.unknown_datasets(program, [dataset, validate, test])
     check = None
-    if unknown and graph is not None:
-        check = data_check.batch_check(stmt.model.id, graph, loss=loss.name, ignore_index=ignore)
+    if unknown and graph is not None and feed is None:  # a Feed reports missing fields
+        check = data_check.batch_check(
+            stmt.model.id,
+            graph,
+            loss=loss.name,
+            ignore_index=ignore,
+            output=pick[0] if pick is not None else None,
+        )
     if check is not None:
         flags |= {"check", *(["check_train"] if dataset in unknown else [])}
         values["data_check"] = check
@@ -418,6 +487,8 @@ def emit_train(
                 quote(f"{label} data {what!r}"),
                 *amp_arg,
                 *(["check=data_check"] if check is not None and what in unknown else []),
+                *(["feed=feed"] if feed is not None else []),
+                *([f"output={pick[0]!r}"] if pick is not None else []),
             ]
             if role == "val" and "evals" in flags:
                 values["validate"] = "\n".join(format_call("return rt.evaluate", args, 8))

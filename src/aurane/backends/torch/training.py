@@ -11,6 +11,7 @@ Flags: ``val``, ``test``, ``evals`` (validation every N steps through ``validate
 ``sched``/``step_sched``/``epoch_sched``/``plateau_sched``, ``budget`` (a schedule sized
 from the run's length), ``amp`` (autocast), ``scaler`` (fp16's gradient scaler), ``clip``,
 ``accum`` (``accumulate`` > 1), ``compile``, ``channels``, ``check``/``check_train``,
+``feed`` (samples of several fields, ``rt.Feed``),
 ``wrap`` (``strategy = "fsdp"`` or ``activation_checkpointing``: the blocks' wrapping),
 ``fsdp`` (``strategy = "fsdp"``: the blocks are sharded before the model moves, so FSDP
 moves one block at a time and a device never holds the whole model).
@@ -52,16 +53,19 @@ $stats
 [evals]$validate
 [evals]
 [check]$data_check
+[feed]$feed
 $run
         net = $net
 [!val]        net.train()
         for epoch in run.epochs():
 [val]            net.train()  # the validation pass below leaves the model in eval mode
             stats.reset()
-            for inputs, targets in run.batches(train_loader, stats):
+[!feed]            for inputs, targets in run.batches(train_loader, stats):
+[feed]            for batch in run.batches(train_loader, stats):
+[feed]                inputs, targets = feed(batch, device, $train_what)
 [check_train]                data_check($train_what, inputs, targets)
-                inputs = inputs.to(device, non_blocking=True$memory_format)
-                targets = targets.to(device, non_blocking=True)
+[!feed]                inputs = inputs.to(device, non_blocking=True$memory_format)
+[!feed]                targets = targets.to(device, non_blocking=True)
 [!accum]$forward
 [!accum]                loss = loss_fn(outputs, targets)
 [!accum]                optimizer.zero_grad(set_to_none=True)
@@ -98,8 +102,12 @@ $end_epoch
 # The forward pass, at the loop's indentation (``$forward``; ``accum`` adds one level).
 FORWARD = """\
 outputs, targets = rt.match_target(net(inputs), targets, $task)"""
+# a model that returns several outputs: the one the loss reads (``output = NAME``)
+FORWARD_PICK = """\
+outputs = net(inputs)$pick
+outputs, targets = rt.match_target(outputs, targets, $task)"""
 FORWARD_AMP = """\
 with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-    outputs = net(inputs)
+    outputs = net(inputs)$pick
 # the loss runs in float32 (BCELoss refuses half precision)
 outputs, targets = rt.match_target(outputs.to(torch.float32), targets, $task)"""
