@@ -208,6 +208,9 @@ def _counted_macs(reference: nn.Module) -> int:
 def test_profile_macs_equal_flop_counter(attn_implementation: str, tmp_path: Path) -> None:
     profiled = _profile_json(source_of(CASE), tmp_path, SEQ)
     assert profiled["parameters"] == parameter_count(_small_reference("eager"))
+    outputs = profiled["outputs"]
+    assert isinstance(outputs, list)  # named as BertModel's outputs, in its order
+    assert [o["name"] for o in outputs] == ["last_hidden_state", "pooler_output"]
     counted = _counted_macs(_reference(attn_implementation))
     if attn_implementation == "sdpa":  # the fused CPU kernel is invisible to the counter
         counted += SMALL["n_layer"] * 2 * SEQ * SEQ * SMALL["hidden"]
@@ -220,7 +223,7 @@ def test_generated_code_reads_as_bert() -> None:
     assert "attention_mask = torch.ones_like(input_ids, dtype=torch.int64)" in code
     assert "token_type_ids = torch.zeros_like(input_ids, dtype=torch.int64)" in code
     assert "q, k, v, attn_mask=keep" in code
-    assert "return x, pooled" in code
+    assert "return h, pooler_output" in code
 
 
 def test_default_program_checks_and_matches_bert_base_structure() -> None:
