@@ -243,3 +243,16 @@ def test_default_program_checks_and_matches_bert_base_structure() -> None:
     count = parameter_count(want)
     assert count == 109_482_240  # BERT-base
     assert parameter_count(got) == count == compiled(FULL).profile.parameters
+
+
+def test_initialisation_follows_bert_pretrained_model() -> None:
+    """Dense and embedding weights N(0, 0.02), biases zero, LayerNorm ones and zeros, as
+    ``BertPreTrainedModel._init_weights`` (initializer_range 0.02) sets them."""
+    model = generated_model(CASE)
+    for name, tensor in model.state_dict().items():
+        if name.endswith("LayerNorm.weight"):
+            assert bool((tensor == 1).all()), name
+        elif name.endswith("bias"):
+            assert bool((tensor == 0).all()), name
+        elif tensor.numel() >= 1024:  # enough draws to estimate the spread
+            assert 0.015 < float(tensor.std()) < 0.025, name
