@@ -47,10 +47,14 @@ SIZES: dict[str, dict[str, str]] = {
 # issue 24's families (several entry models each) are verified against torchvision directly
 # (tests/zoo/test_zoo_families.py); the single-model programs above cover their blocks here
 FAMILIES = {"resnet", "vgg", "efficientnet", "mobilenet_v3", "densenet", "convnext"}
+# issue 23's models take several inputs of a symbolic length and return several outputs;
+# `aurane import` lifts one fixed-shape input and one output, so they cannot round-trip yet
+SEVERAL_INPUTS = {"bert"}
 
 
 def test_every_zoo_program_is_covered() -> None:
-    assert sorted(SIZES) == sorted(p.stem for p in ZOO.glob("*.aur") if p.stem not in FAMILIES)
+    left_out = FAMILIES | SEVERAL_INPUTS
+    assert sorted(SIZES) == sorted(p.stem for p in ZOO.glob("*.aur") if p.stem not in left_out)
 
 
 def _small(name: str) -> str:

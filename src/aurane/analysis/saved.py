@@ -39,6 +39,7 @@ from aurane.analysis.views import (
 from aurane.ir.graph import Graph, Node
 from aurane.ops.rules import FLOAT_DTYPES, numel
 from aurane.records import field, record
+from aurane.semantics.sizes import evaluate, example_sizes
 
 __all__ = [
     "DTYPE_POLICIES",
@@ -584,7 +585,8 @@ def _result(w: _Walker, live: tuple[int, ...]) -> StepMemory:
 
 def graph_parameter_tensors(graph: Graph) -> list[int]:
     """The element counts of every parameter tensor of ``graph`` (blocks and repeats
-    expanded), as ``model.parameters()`` lists them; a tied weight counts once."""
+    expanded), as ``model.parameters()`` lists them; a tied weight counts once. No
+    parameter's size depends on a symbolic size (``seq``), so one example size stands in."""
     values = graph.value_map
     found: list[int] = []
     for node in graph.nodes:
@@ -592,6 +594,8 @@ def graph_parameter_tensors(graph: Graph) -> list[int]:
             found += node.repeat * graph_parameter_tensors(node.subgraph)
             continue
         shape = values[node.inputs[0]].sample_shape if node.inputs else None
+        if shape is not None:
+            shape = evaluate(shape, example_sizes(shape))
         found += parameter_tensors(node, plain(shape) if shape is not None else None)
     return found
 
