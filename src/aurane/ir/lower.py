@@ -708,6 +708,8 @@ class _Lowerer(Lowering):
             )
             return None
         first = self.add_block_node(b, call, names, sub, 1, call.func.lower())
+        if call.layer is not None:  # h, bias = Layer(x, mask) as encoder.block.0
+            layers.name_node(self, b, first, call)
         node = b.producers[first]
         return [first, *node.outputs[1:]]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aurane import ops
+from aurane.ops.spec import ArgKind
 from aurane.ir.graph import BATCH, Graph
 from aurane.semantics.sizes import SizeExpr, bounds
 
@@ -53,8 +54,10 @@ def verify(graph: Graph) -> None:
             spec = ops.CATALOG.get(node.op)
             if spec is None:
                 raise IRVerificationError(f"{graph.name}: {node.id} has unknown op {node.op}")
+            # a named tensor argument (attn_mask=keep, mask=pad) is one more node input
+            named = sum(p.kind is ArgKind.TENSOR for p in spec.params)
             if len(node.inputs) < spec.min_inputs or (
-                spec.max_inputs is not None and len(node.inputs) > spec.max_inputs
+                spec.max_inputs is not None and len(node.inputs) > spec.max_inputs + named
             ):
                 raise IRVerificationError(f"{graph.name}: {node.id} has wrong arity")
         if node.parameters < 0:
