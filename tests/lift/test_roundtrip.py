@@ -49,8 +49,13 @@ SIZES: dict[str, dict[str, str]] = {
 FAMILIES = {"resnet", "vgg", "efficientnet", "mobilenet_v3", "densenet", "convnext"}
 
 
+# issue 23's programs with several inputs: lift_module traces a module of one input
+SEVERAL_INPUTS = {"t5"}
+
+
 def test_every_zoo_program_is_covered() -> None:
-    assert sorted(SIZES) == sorted(p.stem for p in ZOO.glob("*.aur") if p.stem not in FAMILIES)
+    skipped = FAMILIES | SEVERAL_INPUTS
+    assert sorted(SIZES) == sorted(p.stem for p in ZOO.glob("*.aur") if p.stem not in skipped)
 
 
 def _small(name: str) -> str:

@@ -188,3 +188,66 @@ def test_check_time_of_the_default_program_is_reported() -> None:
         times.append(time.perf_counter() - start)
         assert "T5" in front.graphs
     print(f"t5.aur front end: median {statistics.median(times) * 1000:.1f} ms")
+
+
+# -- what the program needed of the compiler (each failed before) ----------------------------
+
+FIXES = """
+seq = dim(1, 64)
+
+model Cross:
+    def forward(x, memory, keep):
+        y = multiply(add(x, memory), keep)
+        return y
+
+model Layer(first: bool = false):
+    def forward(x, bias):
+        h = dense(x, 8) as proj
+        h = Cross(h, x, bias)
+        if first:
+            bias = multiply(bias, 2.0)
+        return h, bias
+
+model Net:
+    input_shape = {ids: (seq,), other: (seq,)}
+    input_dtype = {ids: int64, other: int64}
+    def forward(ids, other):
+        x = embedding(ids, 11, 8) as wte
+        y = embedding(other, 11, 8, tie=wte) as wte2
+        pad = eq(ids, 0)
+        x = masked_fill(x, unsqueeze(pad, -1), 0.0)
+        x, bias = Layer(x, y, first=true) as layers.0
+        x, _ = Layer(x, bias) as layers.1
+        return x
+"""
+
+
+def test_named_multi_output_calls_symbolic_ties_and_blocks_of_several_inputs() -> None:
+    from aurane.incremental import IncrementalFrontEnd
+
+    source = FIXES.replace(
+        "        x = masked_fill(x, unsqueeze(pad, -1), 0.0)\n",
+        "        m = unsqueeze(pad, -1)\n        x = masked_fill(x, m, 0.0)\n",
+    )
+    front = run_front_end(source, "fixes.aur")
+    # a parameterless block of several inputs called inside a parameterised one is no S006,
+    # and '_' is a discarded value (no S018)
+    assert front.ok and not front.diagnostics, [(d.code, d.message) for d in front.diagnostics]
+    engine = IncrementalFrontEnd("fixes.aur")
+    assert not engine.update(source).diagnostics  # the incremental checker agrees
+    # validate=True: a named tensor argument (mask=m) is one more node input, no wrong arity
+    result = compile_detailed(source, validate=True, filename="fixes.aur")
+    module = types.ModuleType("fixes")
+    exec(compile(result.output, "<fixes>", "exec"), module.__dict__)
+    model = module.Net()
+    # 'as layers.0' on a call that returns two tensors names it (it was dropped)
+    assert [k for k in model.state_dict() if k.startswith("layers.")] == [
+        "layers.0.proj.weight",
+        "layers.0.proj.bias",
+        "layers.1.proj.weight",
+        "layers.1.proj.bias",
+    ]
+    # tie= on an embedding of ids of symbolic length (it raised ConcreteSizeNeeded)
+    assert model.wte2.weight is model.wte.weight
+    ids = torch.tensor([[1, 2, 0], [3, 0, 0]])
+    assert model(ids, ids).shape == (2, 3, 8)

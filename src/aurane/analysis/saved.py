@@ -39,6 +39,7 @@ from aurane.analysis.views import (
 from aurane.ir.graph import Graph, Node
 from aurane.ops.rules import FLOAT_DTYPES, numel
 from aurane.records import field, record
+from aurane.semantics.sizes import is_symbolic
 
 __all__ = [
     "DTYPE_POLICIES",
@@ -592,6 +593,8 @@ def graph_parameter_tensors(graph: Graph) -> list[int]:
             found += node.repeat * graph_parameter_tensors(node.subgraph)
             continue
         shape = values[node.inputs[0]].sample_shape if node.inputs else None
+        if shape is not None:  # a weight never spans a symbolic axis (T114): -1 stands in
+            shape = tuple(-1 if is_symbolic(size) else size for size in shape)
         found += parameter_tensors(node, plain(shape) if shape is not None else None)
     return found
 

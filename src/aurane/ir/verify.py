@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from aurane import ops
-from aurane.ops.spec import ArgKind
 from aurane.ir.graph import BATCH, Graph
+from aurane.ops.spec import ArgKind
 from aurane.semantics.sizes import SizeExpr, bounds
 
 
