@@ -110,14 +110,18 @@ def test_every_zoo_model_compiles_with_fullgraph_and_no_graph_break(path: Path) 
         entries = [entries[0], entries[-1]]
     traced = 0
     for name, graph, cls in entries:
-        sample = graph.input_value.shape[1:]
-        shape = (2, *evaluate(sample, example_sizes(sample)))  # symbolic sizes: an example
-        integer = graph.input_value.dtype in ("int64", "int32")
         torch._dynamo.reset()
         with torch.device("meta"):
             model = cls().train()
-            x = torch.zeros(shape, dtype=torch.int64) if integer else torch.zeros(shape)
-        explained = torch._dynamo.explain(model)(x)
+            # one tensor per input (T5's three); symbolic sizes (any length) at an example
+            xs = [
+                torch.zeros(
+                    (2, *evaluate(value.shape[1:], example_sizes(value.shape[1:]))),
+                    dtype=torch.int64 if value.dtype in ("int64", "int32") else torch.float32,
+                )
+                for value in graph.inputs
+            ]
+        explained = torch._dynamo.explain(model)(*xs)
         assert explained.graph_break_count == 0, (name, explained.break_reasons)
         assert explained.graph_count == 1, name
         traced += 1

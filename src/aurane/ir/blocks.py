@@ -206,8 +206,7 @@ def lower_instance(
     shown_call = f"in the call {call_text(model.name, values, defaults)}"
     symbolic = symbolic_input(input_type.shape)
     instance, problems = resolve_block(lowerer.program, model, inner_values(values), symbolic)
-    checker = ForwardChecker(set(lowerer.models), problems, lowerer.bound)
-    checker.parameterised = frozenset(n for n, m in lowerer.models.items() if m.params)
+    checker = _checker(lowerer, problems)
     if instance.forward is not None and not any(d.is_error for d in problems):
         checker.run(instance.forward)
     lowerer.instances.append(instance)
@@ -329,8 +328,7 @@ def _lower_resolved(
 ) -> Graph | None:
     """A per-call block resolved with plain values, lowered as a standalone model."""
     instance, problems = resolve_block(lowerer.program, model, dict(values), input_type.shape)
-    checker = ForwardChecker(set(lowerer.models), problems, lowerer.bound)
-    checker.parameterised = frozenset(n for n, m in lowerer.models.items() if m.params)
+    checker = _checker(lowerer, problems)
     if instance.forward is not None and not any(d.is_error for d in problems):
         checker.run(instance.forward)
     lowerer.instances.append(instance)
@@ -338,6 +336,17 @@ def _lower_resolved(
     if any(d.is_error for d in problems) or instance.forward is None:
         return None
     return lowerer.lower_model(instance, info, input_type, input_span, graph_name, input_origin)
+
+
+def _checker(lowerer: Lowering, problems: list[Diagnostic]) -> ForwardChecker:
+    """The forward checker of a per-call block body, knowing every block's inputs (a block
+    with several inputs called inside it: ``CrossAttention(h, memory, keep)``)."""
+    checker = ForwardChecker(set(lowerer.models), problems, lowerer.bound)
+    checker.parameterised = frozenset(n for n, m in lowerer.models.items() if m.params)
+    checker.block_inputs = {
+        n: m.forward.inputs for n, m in lowerer.models.items() if m.forward and m.forward.params
+    }
+    return checker
 
 
 def _shape_refused(

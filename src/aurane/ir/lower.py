@@ -127,6 +127,8 @@ class _Lowerer(Lowering):
         for value_name, span in assigned:
             if value_name != output and value_name not in outputs and builder.uses[value_name] == 0:
                 source = builder.value(value_name).source_name
+                if source == "_":  # h, _ = Block(x): discarded on purpose, as in Python
+                    continue
                 self.diagnostics.append(
                     diag(
                         "S018",
@@ -708,6 +710,8 @@ class _Lowerer(Lowering):
             )
             return None
         first = self.add_block_node(b, call, names, sub, 1, call.func.lower())
+        if call.layer is not None:  # h, bias = Layer(x, mask) as encoder.block.0
+            layers.name_node(self, b, first, call)
         node = b.producers[first]
         return [first, *node.outputs[1:]]
 

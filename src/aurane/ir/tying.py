@@ -22,6 +22,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.graph import Node
 from aurane.records import replace
+from aurane.semantics.sizes import Size, is_symbolic
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.tying import TIED_OPS, split_tie
 from aurane.source import Span
@@ -150,7 +151,7 @@ def _in_block(nodes: Sequence[Node], path: str) -> tuple[Node, tuple[int, ...] |
         for inner in sub.nodes:
             if inner.layer == rest:
                 shape = sub.value(inner.inputs[0]).sample_shape if inner.inputs else None
-                return inner, tuple(map(int, shape)) if shape else None
+                return inner, _concrete(shape)
         found = _in_block(sub.nodes, rest)
         if found is not None:
             return found
@@ -160,8 +161,15 @@ def _in_block(nodes: Sequence[Node], path: str) -> tuple[Node, tuple[int, ...] |
 def _in_shape(builder: GraphBuilder, node: Node) -> tuple[int, ...] | None:
     if not node.inputs:
         return None
-    shape = builder.values[node.inputs[0]].sample_shape
-    return tuple(map(int, shape)) if shape else None
+    return _concrete(builder.values[node.inputs[0]].sample_shape)
+
+
+def _concrete(shape: Sequence[Size] | None) -> tuple[int, ...] | None:
+    """The shape as ints, a symbolic axis as -1: a weight never depends on one (a dense
+    over a symbolic axis is T114), but an embedding of ``(seq,)`` token ids may be tied."""
+    if not shape:
+        return None
+    return tuple(-1 if is_symbolic(size) else int(size) for size in shape)
 
 
 def _shape(shape: tuple[int, ...]) -> str:

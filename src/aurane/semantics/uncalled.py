@@ -49,7 +49,11 @@ class _InstanceChecker(ForwardChecker):
         if model is None or not model.params:
             super().block_call(call, graph)
             return
-        taken = self.inputs(call, 1, 1, graph)
+        params = self.block_inputs.get(call.func, ())
+        if len(params) > 1:  # Layer(x, bias, first=true): one tensor per input
+            taken = self.block_tensors(call, params, graph)
+        else:
+            taken = self.inputs(call, 1, 1, graph)
         self.calls.append((call.func, call.func_span))
         defaults = _defaults(self.program, model)
         if defaults is None:
@@ -135,6 +139,9 @@ def check_uncalled(
         found: list[Diagnostic] = []
         checker = _InstanceChecker(set(model_names), found, {})
         checker.parameterised = parameterised
+        checker.block_inputs = {  # Cross(h, memory, keep): a block with several inputs
+            n: m.forward.inputs for n, m in models.items() if m.forward and m.forward.params
+        }
         checker.models, checker.program = models, program
         checker.run(instance.forward)
         unknown = _placeholder_spans(model, placeholders, annotated=False)
