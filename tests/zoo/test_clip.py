@@ -206,3 +206,19 @@ def test_zero_dimensional_parameter_needs_batch_axis_false() -> None:
     with pytest.raises(CompilationError) as error:
         compile_detailed(source)
     assert [d.code for d in error.value.diagnostics] == ["S004"]
+
+
+def test_exports_with_a_dynamic_batch(pair: tuple[nn.Module, nn.Module]) -> None:
+    """torch.export keeps the batch dynamic (the logits are (batch, batch)): traced at 2,
+    run at 4. (``torch.take_along_dim`` would pin the batch; the pooling uses ``gather``.)"""
+    generated, _ = pair
+    ids, pixels, mask = _inputs()
+    batch = torch.export.Dim("batch")
+    exported = torch.export.export(
+        generated, (ids[:2], pixels[:2], mask[:2]), dynamic_shapes=({0: batch},) * 3
+    )
+    with torch.no_grad():
+        expected = generated(ids, pixels, mask)
+        actual = exported.module()(ids, pixels, mask)
+    for a, e in zip(actual, expected, strict=True):
+        _assert_close(a, e)
