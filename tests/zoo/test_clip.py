@@ -119,8 +119,8 @@ def pair() -> tuple[nn.Module, nn.Module]:
 
 def _inputs() -> tuple[Any, Any, Any]:
     """Texts with the end-of-text token at 5, 11 (no padding), 3 and nowhere, padded on the
-    right after it (causal layers never let the end-of-text token see that padding); row 0
-holds a second one later (the first counts) and a masked position before the first."""
+        right after it (causal layers never let the end-of-text token see that padding); row 0
+    holds a second one later (the first counts) and a masked position before the first."""
     s = SMALL
     generator = torch.Generator().manual_seed(3)
     ids = torch.randint(2, s["eos"] - 1, (BATCH, s["seq"]), generator=generator)
