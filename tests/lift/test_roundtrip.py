@@ -50,7 +50,9 @@ FAMILIES = {"resnet", "vgg", "efficientnet", "mobilenet_v3", "densenet", "convne
 
 
 def test_every_zoo_program_is_covered() -> None:
-    assert sorted(SIZES) == sorted(p.stem for p in ZOO.glob("*.aur") if p.stem not in FAMILIES)
+    # issue 23's two-input programs are not lifted back yet (clip: two towers, two outputs)
+    skipped = FAMILIES | {"clip"}
+    assert sorted(SIZES) == sorted(p.stem for p in ZOO.glob("*.aur") if p.stem not in skipped)
 
 
 def _small(name: str) -> str:
