@@ -34,7 +34,9 @@ def test_every_catalog_operation_is_generated() -> None:
     seen: Counter[str] = Counter()
     for seed in range(300):
         seen.update(generate(seed).ops)
-    missing = set(ops.CATALOG) - set(seen)
+    # cross_batch_matmul's output axis is the batch size: the random programs' per-sample
+    # shapes are numbers, so the drawer (which knows no batch) refuses it
+    missing = set(ops.CATALOG) - set(seen) - {"cross_batch_matmul"}
     assert not missing, f"never generated in 300 programs: {sorted(missing)}"
 
 

@@ -32,7 +32,7 @@ def _dtypes(spec: OpSpec, count: int) -> tuple[str, ...]:
 
 
 def _context(spec: OpSpec, args: dict[str, Any], shapes: tuple[tuple[int, ...], ...]) -> Any:
-    return context(spec, args, shapes, dtypes=_dtypes(spec, len(shapes)))
+    return context(spec, args, shapes, dtypes=_dtypes(spec, len(shapes)), batch=2)
 
 
 def _positional(args: dict[str, Any], shapes: tuple[tuple[int, ...], ...]) -> int:
@@ -78,7 +78,7 @@ def test_required_operations_present() -> None:
         " softplus relu6 hardtanh hardsigmoid glu"
         " eq ne lt le gt ge logical_and logical_or logical_not where masked_fill to cumsum roll"
         " arange zeros ones full zeros_like ones_like full_like gather take_along_dim"
-        " index_select lookup buffer abs log clamp"
+        " index_select lookup buffer abs log clamp exp cross_batch_matmul"
     }
     assert set(CATALOG) == set(next(iter(expected)).split())
     assert lookup("swish") is CATALOG["silu"]

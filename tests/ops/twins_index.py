@@ -145,6 +145,7 @@ INDEX_TWINS: dict[str, Twin] = {
     "masked_fill": lambda a, s: Fn(lambda x, m: x.masked_fill(m, _fill(a["value"]))),
     "abs": lambda a, s: Fn(torch.abs),
     "log": lambda a, s: Fn(torch.log),
+    "exp": lambda a, s: Fn(torch.exp),
     "clamp": lambda a, s: Fn(lambda x: torch.clamp(x, a["min"], a["max"])),
     "to": lambda a, s: Fn(lambda x: x.to(_dtype(a["dtype"]))),
     "cumsum": lambda a, s: Fn(lambda x: torch.cumsum(x, a["dim"])),

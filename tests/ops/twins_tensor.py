@@ -96,6 +96,7 @@ TENSOR_TWINS: dict[str, Twin] = {
     "subtract": _binary(torch.sub),
     "divide": _binary(torch.div),
     "matmul": lambda a, s: Fn(torch.matmul),
+    "cross_batch_matmul": lambda a, s: Fn(lambda x, y: x @ y.t()),
     "permute": _permute,
     "transpose": lambda a, s: Fn(lambda x: torch.transpose(x, a["dim0"], a["dim1"])),
     "unsqueeze": lambda a, s: Fn(lambda x: torch.unsqueeze(x, a["dim"])),

@@ -111,6 +111,7 @@ FORMULAS: dict[str, FormulaRule] = {
     "multihead_attention": _attention,
     "scaled_dot_product_attention": _sdpa,
     "matmul": _matmul,
+    "cross_batch_matmul": _matmul,  # (batch,) output elements x features
     "lstm": _recurrent(4),
     "gru": _recurrent(3),
 }

@@ -22,7 +22,7 @@ from aurane import ops
 from aurane.analysis.formulas import macs_formula, pretty
 from aurane.analysis.naming import op_text
 from aurane.ir.blocks import call_text
-from aurane.ir.graph import Graph, Node, Value
+from aurane.ir.graph import BATCH_SIZE, Graph, Node, Value
 from aurane.ir.inits import effective_inits
 from aurane.ops.rules import numel
 from aurane.ops.spec import ArgValue, BoundArgs, InferContext, TensorType
@@ -249,7 +249,7 @@ def catalog_context(
     bound = BoundArgs(
         {key: ArgValue(value, node.arg_spans.get(key)) for key, value in node.args.items()}
     )
-    ctx = InferContext.of_node(bound, tuple(inputs), param_dtype)
+    ctx = InferContext.of_node(bound, tuple(inputs), param_dtype, BATCH_SIZE)
     return ctx, TensorType(out.sample_shape, out.dtype)
 
 

@@ -602,7 +602,7 @@ def graph_parameter_tensors(graph: Graph) -> list[int]:
 
 def buffer_bytes(graph: Graph) -> int:
     """Running statistics: float32 mean and variance per channel and an int64 counter for
-    each batchnorm (and instance_norm with ``track_running_stats``)."""
+    each batchnorm (and instance_norm with ``track_running_stats``); ``buffer`` tables."""
     values = graph.value_map
     total = 0
     for node in graph.nodes:
@@ -613,4 +613,7 @@ def buffer_bytes(graph: Graph) -> int:
         ):
             shape = plain(values[node.inputs[0]].sample_shape) or (0,)
             total += 2 * 4 * shape[0] + 8
+        elif node.op == "buffer":  # register_buffer: the table itself (persistent or not)
+            out = values[node.output]
+            total += numel(plain(out.sample_shape) or ()) * dtype_bytes(out.dtype)
     return total

@@ -12,11 +12,14 @@ from typing import Any, cast
 from aurane.ops.spec import TensorArg
 from aurane.records import field, record
 from aurane.semantics.inits import InitSpec, Rule
+from aurane.semantics.sizes import symbol
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
 
 BATCH = "batch"
+# the batch size where it is a sample axis: the rows of cross_batch_matmul (CLIP's logits)
+BATCH_SIZE = symbol(BATCH)
 
 Dim = int | str
 Shape = tuple[Dim, ...]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import GraphBuilder, ModelInfo
-from aurane.ir.graph import BATCH, Graph, Node, Value
+from aurane.ir.graph import BATCH, BATCH_SIZE, Graph, Node, Value
 from aurane.ops.rules import check_int64
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import BoundArgs, InferContext, OpError, OpSpec, TensorType
@@ -99,7 +99,7 @@ class Lowering(ABC):
         types = self.input_types(b, inputs)
         if types is None:
             return None
-        ctx = InferContext.of_node(bound, tuple(types), b.param_dtype)
+        ctx = InferContext.of_node(bound, tuple(types), b.param_dtype, BATCH_SIZE)
         try:
             out = spec.infer(ctx)
             parameters = spec.parameters(ctx, out)

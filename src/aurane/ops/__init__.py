@@ -17,6 +17,7 @@ from aurane.ops import (
     attention,
     buffer,
     conv,
+    crossbatch,
     index,
     layers,
     norm,
@@ -95,7 +96,14 @@ CATALOG: dict[str, OpSpec] = {
     "concat": tensor.CONCAT,
     **{
         spec.name: spec
-        for spec in (*arith.SPECS, *shape.SPECS, *pad.SPECS, *parameter.SPECS, *reduce.SPECS)
+        for spec in (
+            *arith.SPECS,
+            *crossbatch.SPECS,
+            *shape.SPECS,
+            *pad.SPECS,
+            *parameter.SPECS,
+            *reduce.SPECS,
+        )
     },
     # index arithmetic, masks, constructors and non-trainable state
     **{spec.name: spec for spec in (*index.SPECS, *buffer.SPECS)},
@@ -193,13 +201,14 @@ def context(
     dtype: str | None = None,
     param_dtype: str = "float32",
     dtypes: Sequence[str | None] | None = None,
+    batch: Any = None,
 ) -> InferContext:
     """An InferContext for ``spec`` on inputs of the given per-sample shapes and one dtype
-    (or one per input with ``dtypes``); ``args`` may place tensor keywords (``TensorArg``)
+    (or one per input with ``dtypes``) at a ``batch`` size; ``args`` may place tensor keywords (``TensorArg``)
     among the inputs."""
     kinds = tuple(dtypes) if dtypes is not None else (dtype,) * len(shapes)
     inputs = tuple(TensorType(tuple(s), d) for s, d in zip(shapes, kinds, strict=True))
-    return InferContext.of_node(bind_defaults(spec, args), inputs, param_dtype)
+    return InferContext.of_node(bind_defaults(spec, args), inputs, param_dtype, batch)
 
 
 __all__ = [

@@ -342,6 +342,17 @@ LOG = make_spec(
     other_flops=lambda ctx, out: out.numel,
 )
 
+EXP = make_spec(
+    name="exp",
+    params=(),
+    infer=_log_infer,
+    doc="elementwise exponential (torch.exp); integers give float32 (CLIP's logit scale)",
+    samples=(({}, ((4,),)), ({}, ((2, 3),))),
+    input_dtypes="any",
+    kinds={PARAMETER_FREE, SHAPE_PRESERVING, ELEMENTWISE},
+    other_flops=lambda ctx, out: out.numel,
+)
+
 CLAMP = make_spec(
     name="clamp",
     params=(
@@ -756,6 +767,7 @@ SPECS: tuple[OpSpec, ...] = (
     MASKED_FILL,
     ABS,
     LOG,
+    EXP,
     CLAMP,
     TO,
     CUMSUM,

@@ -20,6 +20,8 @@ from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, Tenso
 
 def _shape_check(value: Any) -> str | None:
     items = _ints(value)
+    if value == () or items == ():  # a 0-d tensor (CLIP's logit scale), batch_axis=false
+        return None
     if not items or not all(map(is_int, items)):
         return "must be one or more ints"
     if any(i < 1 for i in items):
@@ -49,7 +51,15 @@ def _parameter_infer(ctx: InferContext) -> TensorType:
             blame="value",
             hint='drop value or use init="full"',
         )
-    return TensorType(tuple(_ints(a["shape"])), ctx.param_dtype)
+    shape = tuple(_ints(a["shape"]))
+    if not shape and a["batch_axis"]:
+        raise OpError(
+            "S004",
+            "a 0-d parameter (shape ()) is stored without a batch axis",
+            blame="shape",
+            hint="write parameter((), batch_axis=false), as CLIP's logit_scale",
+        )
+    return TensorType(shape, ctx.param_dtype)
 
 
 def stored_shape(args: Any) -> tuple[int, ...]:
@@ -105,6 +115,7 @@ PARAMETER = make_spec(
         ({"shape": (1, 8)}, ()),
         ({"shape": (5, 8), "init": "normal"}, ()),
         ({"shape": (4, 1, 1), "init": "full", "value": 1e-6, "batch_axis": False}, ()),
+        ({"shape": (), "init": "full", "value": 2.5, "batch_axis": False}, ()),
     ),
     input_dtypes="any",
     kinds={PARAMETRIC},

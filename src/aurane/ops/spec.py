@@ -172,6 +172,9 @@ class InferContext:
     # tensor keyword arguments (``attn_mask=pad``) by parameter name; ``inputs`` holds the
     # positional tensor inputs only
     tensors: Mapping[str, TensorType] = field(default_factory=dict)
+    # the batch size as a size (the symbolic ``batch`` when lowering, a number in samples):
+    # read only by the operation that mixes samples (``cross_batch_matmul``); None: unknown
+    batch: Any = None
 
     @property
     def input(self) -> TensorType:
@@ -181,10 +184,12 @@ class InferContext:
         return self.tensors.get(name)
 
     @staticmethod
-    def of_node(args: BoundArgs, types: Sequence[TensorType], param_dtype: str) -> InferContext:
+    def of_node(
+        args: BoundArgs, types: Sequence[TensorType], param_dtype: str, batch: Any = None
+    ) -> InferContext:
         """The context of a node whose inputs hold its tensor keywords too (``TensorArg``)."""
         positional, tensors = split_inputs(args.plain(), types)
-        return InferContext(args, positional, param_dtype, tensors)
+        return InferContext(args, positional, param_dtype, tensors, batch)
 
 
 InferRule = Callable[[InferContext], TensorType]

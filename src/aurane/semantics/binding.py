@@ -26,7 +26,8 @@ _KIND_CHECKS: dict[ArgKind, Callable[[Any], bool]] = {
     ArgKind.BOOL: lambda v: isinstance(v, bool),
     ArgKind.STR: lambda v: isinstance(v, str),
     ArgKind.INT_OR_PAIR: lambda v: is_int(v) or (_int_tuple(v) and len(v) <= 3),
-    ArgKind.INT_OR_TUPLE: lambda v: is_int(v) or _int_tuple(v),
+    # () too: a 0-d parameter's shape (each operation's own check refuses it elsewhere)
+    ArgKind.INT_OR_TUPLE: lambda v: is_int(v) or v == () or _int_tuple(v),
     ArgKind.FLOAT_OR_TUPLE: lambda v: (
         is_number(v) or (isinstance(v, tuple) and len(v) >= 1 and all(is_number(x) for x in v))
     ),

@@ -162,7 +162,8 @@ def _parameter_init(site: Site) -> Call:
         tensor = Call("torch.full", (lit(shape), lit(float(a["value"])), *dtype_arg(site)))
         text = tensor.text()
     else:
-        text = Call(_INIT[a["init"]], (*map(str, shape), *dtype_arg(site))).text()
+        sizes = tuple(map(str, shape)) if shape else ("()",)  # a 0-d tensor: torch.zeros(())
+        text = Call(_INIT[a["init"]], (*sizes, *dtype_arg(site))).text()
         if a["init"] == "normal":
             text += f".normal_(std={lit(float(a['std']))})"
     return Call("nn.Parameter", (text,))
@@ -189,6 +190,7 @@ TENSOR_EMITTERS: Mapping[str, OpEmitter] = {
     "subtract": _binary("-"),
     "divide": _binary("/"),
     "matmul": OpEmitter(lambda site: Step(f"{site.inputs[0]} @ {site.inputs[1]}")),
+    "cross_batch_matmul": OpEmitter(lambda site: Step(f"{site.inputs[0]} @ {site.inputs[1]}.T")),
     "permute": OpEmitter(_permute),
     "transpose": _method("transpose", "dim0", "dim1"),
     "unsqueeze": _method("unsqueeze", "dim"),
