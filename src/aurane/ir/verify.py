@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aurane import ops
 from aurane.ir.graph import BATCH, Graph
+from aurane.ops.spec import split_inputs
 from aurane.semantics.sizes import SizeExpr, bounds
 
 
@@ -53,8 +54,10 @@ def verify(graph: Graph) -> None:
             spec = ops.CATALOG.get(node.op)
             if spec is None:
                 raise IRVerificationError(f"{graph.name}: {node.id} has unknown op {node.op}")
-            if len(node.inputs) < spec.min_inputs or (
-                spec.max_inputs is not None and len(node.inputs) > spec.max_inputs
+            # tensor keywords (index=, attn_mask=) are inputs too, outside the positional arity
+            positional, _ = split_inputs(node.args, node.inputs)
+            if len(positional) < spec.min_inputs or (
+                spec.max_inputs is not None and len(positional) > spec.max_inputs
             ):
                 raise IRVerificationError(f"{graph.name}: {node.id} has wrong arity")
         if node.parameters < 0:

@@ -109,7 +109,7 @@ def _reshape_sizes(value: Any) -> tuple[int, ...]:
     items = tuple(value) if isinstance(value, tuple | list) else (value,)
     if len(items) == 1 and isinstance(items[0], tuple | list):
         items = tuple(items[0])  # reshape((6, -1)) as well as reshape(6, -1)
-    return tuple(int(i) for i in items)
+    return tuple(i if isinstance(i, int) else int(i) for i in items)  # a shown size stays
 
 
 def _reshape(site: Site) -> Step:
