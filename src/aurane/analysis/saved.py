@@ -598,7 +598,8 @@ def graph_parameter_tensors(graph: Graph) -> list[int]:
 
 def buffer_bytes(graph: Graph) -> int:
     """Running statistics: float32 mean and variance per channel and an int64 counter for
-    each batchnorm (and instance_norm with ``track_running_stats``)."""
+    each batchnorm (and instance_norm with ``track_running_stats``); and each ``buffer``
+    (persistent or not: ``model.buffers()`` lists both) at its shape and dtype."""
     values = graph.value_map
     total = 0
     for node in graph.nodes:
@@ -609,4 +610,7 @@ def buffer_bytes(graph: Graph) -> int:
         ):
             shape = plain(values[node.inputs[0]].sample_shape) or (0,)
             total += 2 * 4 * shape[0] + 8
+        elif node.op == "buffer":
+            value = values[node.output]
+            total += numel(plain(value.sample_shape)) * dtype_bytes(value.dtype)
     return total
