@@ -5,7 +5,8 @@ At a small configuration (the program's top-level constants rewritten: 128x128 i
 partition 4, narrow stages of 1-2 layers, 10 classes; torchvision's ``MaxVit`` built with
 the same settings), the shipped program's own code path is compared numerically: the
 generated relative position index buffers equal torchvision's before anything is loaded,
-the reference ``state_dict()`` loads with ``strict=True``, every 1-D tensor of the reference
+the reference ``state_dict()`` loads with ``strict=True``, the reference's weights are given
+unit gain (MaxVit's std 0.02 leaves the attention softmax near uniform), every 1-D tensor
 (norm weights and biases, biases, running statistics) is perturbed with seeded values and
 the eval-mode outputs are equal (``rtol=1e-5``, ``atol=1e-5 x max|reference|``); the
 parameter counts of the generated module, the reference and ``aurane profile`` agree, and
@@ -21,6 +22,7 @@ count (30,919,624, torchvision's ``num_params``) and the MACs (5.558 G, torchvis
 from __future__ import annotations
 
 import json
+import re
 import types
 from functools import cache
 from typing import Any
@@ -68,8 +70,6 @@ def _small_reference() -> nn.Module:
 
 
 def _source(constants: dict[str, Any]) -> str:
-    import re
-
     text = FILE.read_text(encoding="utf-8")
     for name, value in constants.items():
         text, count = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, flags=re.MULTILINE)
@@ -134,7 +134,9 @@ def test_small_configuration_equals_torchvision() -> None:
     generated.eval()
     assert shapes(generated.state_dict()) == shapes(theirs)
     assert parameter_count(generated) == parameter_count(reference) == prof.parameters
-    x = torch.randn(2, 3, SMALL["image"], SMALL["image"], generator=torch.Generator().manual_seed(3))
+    x = torch.randn(
+        2, 3, SMALL["image"], SMALL["image"], generator=torch.Generator().manual_seed(3)
+    )
     expected, macs = counted_forward(reference, x)
     actual = generated(x).detach()
     scale = float(expected.abs().max())
@@ -181,4 +183,3 @@ def test_default_program_checks_and_matches_maxvit_t_on_meta() -> None:
     with torch.device("meta"):
         _, macs = counted_forward(reference.eval(), torch.empty(1, 3, 224, 224))
     assert prof.macs == macs == report["macs_per_sample"] == 5_558_046_720
-
