@@ -41,6 +41,15 @@ SIZES: dict[str, dict[str, str]] = {
     },
     "unet": {"image": "32", "base": "8"},
     "dcgan": {"ngf": "8", "ndf": "8"},
+    "maxvit_t": {
+        "image": "64",
+        "classes": "10",
+        "stem_width": "8",
+        "widths": "[8, 16, 16, 32]",
+        "depths": "[1, 1, 1, 1]",
+        "head_dim": "8",
+        "partition": "2",
+    },
 }
 
 
@@ -68,7 +77,22 @@ def _small(name: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("name", sorted(SIZES))
+# programs the import cannot express yet (not run: tracing MaxViT takes ~25 s to reach it)
+NOT_LIFTED = {
+    "maxvit_t": "import has no catalog operation for torch.gather (the relative position "
+    "bias lookup of issue 23)",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(run=False, reason=NOT_LIFTED[n]))
+        if n in NOT_LIFTED
+        else n
+        for n in sorted(SIZES)
+    ],
+)
 def test_compile_then_import_gives_the_same_program(name: str) -> None:
     torch.set_num_threads(1)
     text = _small(name)

@@ -114,8 +114,8 @@ def _reshape_sizes(value: Any) -> tuple[int, ...]:
 
 
 def _reshape(site: Site) -> Step:
-    sizes = ", ".join(map(str, _reshape_sizes(site.args["shape"])))
-    return Step(f"{site.x}.reshape({site.x}.shape[0], {sizes})")
+    sizes = tuple(map(str, _reshape_sizes(site.args["shape"])))
+    return Step(Call(f"{site.x}.reshape", (f"{site.x}.shape[0]", *sizes)))
 
 
 def _global_avg_pool(site: Site) -> Step:
