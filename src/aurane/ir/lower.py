@@ -709,6 +709,9 @@ class _Lowerer(Lowering):
             return None
         first = self.add_block_node(b, call, names, sub, 1, call.func.lower())
         node = b.producers[first]
+        if call.layer is not None:  # a, b = Down(x, temb) as down_blocks.0
+            layers.name_node(self, b, first, call)
+            node = b.producers[first]
         return [first, *node.outputs[1:]]
 
     def repeat(
@@ -887,7 +890,7 @@ class _Lowerer(Lowering):
                 continue
             input_type = TensorType(info.input_shape, info.input_dtype)
             span = info.input_shape_span or model.name_span
-            more = tuple((TensorType(i.shape, i.dtype), i.span) for i in info.inputs[1:] if i.shape)
+            more = tuple((TensorType(i.shape, i.dtype), i.span) for i in info.inputs[1:] if i.shape is not None)
             if model.base is not None:
                 graph = blocks.lower_variant(self, model, info, input_type, span, model.name)
             else:

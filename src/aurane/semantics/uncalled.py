@@ -49,7 +49,11 @@ class _InstanceChecker(ForwardChecker):
         if model is None or not model.params:
             super().block_call(call, graph)
             return
-        taken = self.inputs(call, 1, 1, graph)
+        params = self.block_inputs.get(call.func, ())
+        if len(params) > 1:  # Res(x, temb, 64): one tensor per input of its forward
+            taken = self.block_tensors(call, params, graph)
+        else:
+            taken = self.inputs(call, 1, 1, graph)
         self.calls.append((call.func, call.func_span))
         defaults = _defaults(self.program, model)
         if defaults is None:
@@ -136,6 +140,9 @@ def check_uncalled(
         checker = _InstanceChecker(set(model_names), found, {})
         checker.parameterised = parameterised
         checker.models, checker.program = models, program
+        checker.block_inputs = {
+            name: m.forward.inputs for name, m in models.items() if m.forward and m.forward.params
+        }
         checker.run(instance.forward)
         unknown = _placeholder_spans(model, placeholders, annotated=False)
         ranged = _placeholder_spans(model, placeholders, annotated=True) + unknown

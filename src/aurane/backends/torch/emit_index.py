@@ -181,6 +181,9 @@ INDEX_EMITTERS: Mapping[str, OpEmitter] = {
     "masked_fill": OpEmitter(_masked_fill),
     "abs": OpEmitter(lambda site: Step(f"{site.x}.abs()")),
     "log": OpEmitter(lambda site: Step(f"{site.x}.log()")),
+    "exp": OpEmitter(lambda site: Step(f"{site.x}.exp()")),
+    "sin": OpEmitter(lambda site: Step(f"{site.x}.sin()")),
+    "cos": OpEmitter(lambda site: Step(f"{site.x}.cos()")),
     "clamp": OpEmitter(
         lambda site: Step(
             Call(
