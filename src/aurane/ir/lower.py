@@ -890,7 +890,11 @@ class _Lowerer(Lowering):
                 continue
             input_type = TensorType(info.input_shape, info.input_dtype)
             span = info.input_shape_span or model.name_span
-            more = tuple((TensorType(i.shape, i.dtype), i.span) for i in info.inputs[1:] if i.shape is not None)
+            more = tuple(
+                (TensorType(i.shape, i.dtype), i.span)
+                for i in info.inputs[1:]
+                if i.shape is not None
+            )
             if model.base is not None:
                 graph = blocks.lower_variant(self, model, info, input_type, span, model.name)
             else:

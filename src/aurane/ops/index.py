@@ -342,6 +342,7 @@ LOG = make_spec(
     other_flops=lambda ctx, out: out.numel,
 )
 
+
 def _float_unary(name: str, doc: str) -> OpSpec:
     """An elementwise function of floats (torch.exp, torch.sin, ...): integers give float32."""
     return make_spec(
