@@ -2,8 +2,8 @@
 
 The program is diffusers' default ``UNet2DModel()`` on (3, 64, 64) samples: inputs
 ``sample, timestep`` (one int64 timestep per batch item, an input of shape ``()``), output
-``sample``. Numerically it is compared at a small size (the program's top-level constants
-rewritten: 16 x 16 samples, widths (32, 32, 64, 64), 8 groups) with
+``sample``. Numerically it is compared at a small size (a variant of the program's
+configurable ``UNet2D`` block: 16 x 16 samples, widths (32, 32, 64, 64), 8 groups) with
 ``UNet2DModel(sample_size=16, block_out_channels=(32, 32, 64, 64), norm_num_groups=8)``:
 the reference state dict loads with ``strict=True`` and, after its 1-D parameters are
 perturbed, outputs are equal within ``rtol=1e-5`` (``atol=1e-5 x max|reference|``). At the
@@ -18,7 +18,6 @@ as for the zoo's GPT-2), so the small comparison adds 2 S^2 C per attention laye
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import types
@@ -38,7 +37,12 @@ from aurane.diagnostics import CompilationError  # noqa: E402
 from tests.zoo.harness import ZOO, parameter_count, perturb_constants, shapes  # noqa: E402
 
 PROGRAM = ZOO / "unet2d.aur"
-SMALL = {"side": "16", "channels": "(32, 32, 64, 64)", "norm_num_groups": "8"}
+# the configurable network at a small size, as a variant of the program's own block
+SMALL = """
+model Small = UNet2D((32, 32, 64, 64), down_block_types, up_block_types, groups=8):
+    input_shape = {sample: (3, 16, 16), timestep: ()}
+    input_dtype = {sample: float32, timestep: int64}
+"""
 SMALL_REFERENCE: dict[str, Any] = {
     "sample_size": 16,
     "block_out_channels": (32, 32, 64, 64),
@@ -54,11 +58,7 @@ def _compile(text: str, model: str = "UNet2DModel") -> tuple[types.ModuleType, A
 
 
 def _small_source() -> str:
-    text = PROGRAM.read_text(encoding="utf-8")
-    for name, value in SMALL.items():
-        text, count = re.subn(rf"^{name} = .*$", f"{name} = {value}", text, flags=re.MULTILINE)
-        assert count == 1, name
-    return text
+    return PROGRAM.read_text(encoding="utf-8") + SMALL
 
 
 def _inputs(side: int, batch: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
@@ -76,12 +76,12 @@ def _reference(**config: Any) -> nn.Module:
 
 @pytest.fixture(scope="module")
 def small() -> tuple[nn.Module, nn.Module, Any]:
-    module, graph = _compile(_small_source())
+    module, graph = _compile(_small_source(), "Small")
     torch.manual_seed(0)
     reference = _reference(**SMALL_REFERENCE)
     perturb_constants(reference)  # norm weights and biases, biases: seeded values
     torch.manual_seed(1)
-    generated = module.UNet2DModel()
+    generated = module.Small()
     generated.load_state_dict(reference.state_dict(), strict=True)
     return generated.eval(), reference.eval(), graph
 
@@ -204,3 +204,26 @@ def test_a_block_valued_constant_takes_several_tensors_and_keeps_its_name() -> N
     a = block.c0(x)
     expected = a + block.c1(a) + t[:, :, None, None]
     torch.testing.assert_close(net(x, t), expected)
+
+
+VARIANT = """
+model Down(width):
+    def forward(x, temb):
+        a = conv2d(x, width, kernel=1) as c0
+        return add(a, unsqueeze(unsqueeze(temb, 2), 3), broadcast=true)
+
+model Net(width):
+    def forward(x, t):
+        return Down(x, t, width) as down
+
+model Wide = Net(8):
+    input_shape = {x: (4, 8, 8), t: (8,)}
+"""
+
+
+def test_a_variant_of_a_block_with_several_inputs_is_lowered() -> None:
+    module, graph = _compile(VARIANT, "Wide")
+    assert [len(value.shape) for value in graph.inputs] == [4, 2]
+    net = module.Wide()
+    x, t = torch.randn(2, 4, 8, 8), torch.randn(2, 8)
+    torch.testing.assert_close(net(x, t), net.down.c0(x) + t[:, :, None, None])
