@@ -109,13 +109,17 @@ def test_every_zoo_model_compiles_with_fullgraph_and_no_graph_break(path: Path) 
         entries = [entries[0], entries[-1]]
     traced = 0
     for name, graph, cls in entries:
-        shape = (2, *graph.input_value.shape[1:])
-        integer = graph.input_value.dtype in ("int64", "int32")
         torch._dynamo.reset()
         with torch.device("meta"):
             model = cls().train()
-            x = torch.zeros(shape, dtype=torch.int64) if integer else torch.zeros(shape)
-        explained = torch._dynamo.explain(model)(x)
+            inputs = [  # one tensor per input (issue 23: unet2d's sample and timestep)
+                torch.zeros(
+                    (2, *value.shape[1:]),
+                    dtype=torch.int64 if value.dtype in ("int64", "int32") else torch.float32,
+                )
+                for value in graph.inputs
+            ]
+        explained = torch._dynamo.explain(model)(*inputs)
         assert explained.graph_break_count == 0, (name, explained.break_reasons)
         assert explained.graph_count == 1, name
         traced += 1
