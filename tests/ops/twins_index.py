@@ -146,6 +146,8 @@ INDEX_TWINS: dict[str, Twin] = {
     "abs": lambda a, s: Fn(torch.abs),
     "log": lambda a, s: Fn(torch.log),
     "exp": lambda a, s: Fn(torch.exp),
+    "sin": lambda a, s: Fn(torch.sin),
+    "cos": lambda a, s: Fn(torch.cos),
     "clamp": lambda a, s: Fn(lambda x: torch.clamp(x, a["min"], a["max"])),
     "to": lambda a, s: Fn(lambda x: x.to(_dtype(a["dtype"]))),
     "cumsum": lambda a, s: Fn(lambda x: torch.cumsum(x, a["dim"])),

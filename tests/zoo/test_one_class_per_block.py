@@ -32,6 +32,10 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
 FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
 ITEM_3 = pytest.mark.xfail(strict=True, reason="a network block used by variants has no class")
 VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
+# unet2d's Attention reshapes (C, H, W) to (H * W, C) and back: the sizes come from its
+# input's shape, which code generation writes as numbers, so one class per resolution (and
+# per block type calling it)
+PER_RESOLUTION = pytest.mark.xfail(strict=True, reason="reshape sizes from x.shape")
 # an operation-valued argument (act=relu / act=hardswish) is no constructor argument yet:
 # one class per operation given (docs/codegen.md)
 SPLIT = {("mobilenet_v3", "InvertedResidual"): 2}
@@ -66,7 +70,11 @@ def test_family_has_one_class_per_block_definition(family: str) -> None:
 @pytest.mark.parametrize(
     "path",
     [
-        pytest.param(path, marks=ITEM_3) if path.stem in FAMILIES else path
+        pytest.param(path, marks=ITEM_3)
+        if path.stem in FAMILIES
+        else pytest.param(path, marks=PER_RESOLUTION)
+        if path.stem == "unet2d"
+        else path
         for path in sorted(ZOO.glob("*.aur"))
     ],
     ids=lambda p: p.stem,

@@ -265,6 +265,7 @@ def lower_variant(
     input_span: Span,
     graph_name: str,
     input_origin: str | None = None,
+    more_inputs: tuple[tuple[TensorType, Span], ...] = (),
 ) -> Graph | None:
     """``model resnet50 = ResNet(Bottleneck, [3, 4, 6, 3])``: the block's forward with those
     arguments, lowered as the variant itself (its layers at the root, its own input_shape,
@@ -277,14 +278,22 @@ def lower_variant(
     before = len(lowerer.diagnostics)
     if model.base is not None:  # a variant of a variant
         graph = lower_variant(
-            lowerer, model, info, input_type, input_span, graph_name, input_origin
+            lowerer, model, info, input_type, input_span, graph_name, input_origin, more_inputs
         )
     elif per_call(model):
         values = bind(lowerer, model, base.args, base, base.span) if model.params else {}
         graph = None
         if values is not None:
             graph = _lower_resolved(
-                lowerer, model, values, info, input_type, input_span, graph_name, input_origin
+                lowerer,
+                model,
+                values,
+                info,
+                input_type,
+                input_span,
+                graph_name,
+                input_origin,
+                more_inputs,
             )
     else:
         if base.args or base.keywords:
@@ -301,7 +310,9 @@ def lower_variant(
             )
             return None
         assert model.forward is not None
-        graph = lowerer.lower_model(model, info, input_type, input_span, graph_name, input_origin)
+        graph = lowerer.lower_model(
+            model, info, input_type, input_span, graph_name, input_origin, more_inputs
+        )
     label = Label(variant.name_span, f"in the variant {variant.name} = {expr_text(base)}")
     for index in range(before, len(lowerer.diagnostics)):
         found = lowerer.diagnostics[index]
@@ -325,6 +336,7 @@ def _lower_resolved(
     input_span: Span,
     graph_name: str,
     input_origin: str | None,
+    more_inputs: tuple[tuple[TensorType, Span], ...] = (),
 ) -> Graph | None:
     """A per-call block resolved with plain values, lowered as a standalone model."""
     instance, problems = resolve_block(lowerer.program, model, dict(values), input_type.shape)
@@ -335,7 +347,9 @@ def _lower_resolved(
     lowerer.diagnostics.extend(problems)
     if any(d.is_error for d in problems) or instance.forward is None:
         return None
-    return lowerer.lower_model(instance, info, input_type, input_span, graph_name, input_origin)
+    return lowerer.lower_model(
+        instance, info, input_type, input_span, graph_name, input_origin, more_inputs
+    )
 
 
 def _checker(lowerer: Lowering, problems: list[Diagnostic]) -> ForwardChecker:

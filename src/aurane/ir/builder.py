@@ -43,9 +43,11 @@ def model_info(
     model: ast.Model,
     dims: Mapping[str, Symbol] | None = None,
     sizes: Mapping[str, int] | None = None,
+    forward: ast.Forward | None = None,
 ) -> ModelInfo:
     """The fields lowering reads; ``dims`` are the declared size symbols (``seq =
-    dim(...)``) an ``input_shape`` may use, ``sizes`` binds some of them to numbers."""
+    dim(...)``) an ``input_shape`` may use, ``sizes`` binds some of them to numbers.
+    ``forward``: the one whose inputs the fields key (a variant's: its base block's)."""
     values = {f.name: f for f in model.fields}
     shape_field = values.get("input_shape")
     dtype_field = values.get("input_dtype")
@@ -54,7 +56,7 @@ def model_info(
         literal_value(pad_field.value) if pad_field else None,
         pad_field.value.span if pad_field else None,
     )
-    forward = model.forward
+    forward = forward or model.forward
     if forward is not None and forward.params:
         return _several(forward, shape_field, dtype_field, dims, sizes, padding)
     shape = None

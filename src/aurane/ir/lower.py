@@ -566,7 +566,14 @@ class _Lowerer(Lowering):
         before = len(self.diagnostics)
         if model.base is not None:  # a variant called as a block
             graph = blocks.lower_variant(
-                self, model, info, input_type, call_span, name, f"the call at {call_span}"
+                self,
+                model,
+                info,
+                input_type,
+                call_span,
+                name,
+                f"the call at {call_span}",
+                more_inputs=more,
             )
         else:
             assert model.forward is not None
@@ -713,6 +720,9 @@ class _Lowerer(Lowering):
         if call.layer is not None:  # h, bias = Layer(x, mask) as encoder.block.0
             layers.name_node(self, b, first, call)
         node = b.producers[first]
+        if call.layer is not None:  # a, b = Down(x, temb) as down_blocks.0
+            layers.name_node(self, b, first, call)
+            node = b.producers[first]
         return [first, *node.outputs[1:]]
 
     def repeat(
@@ -881,12 +891,26 @@ class _Lowerer(Lowering):
 
     # -------------------------------------------------------------- program
 
+    def variant_root(self, model: ast.Model) -> ast.Model | None:
+        """The block a variant (``model m = Block(...)``) is made of, through variants of
+        variants; a model with a forward is its own."""
+        seen: set[str] = set()
+        while model.base is not None and model.name not in seen:
+            seen.add(model.name)
+            found = self.models.get(model.base.func)
+            if found is None:
+                return None
+            model = found
+        return model if model.forward is not None else None
+
     def run(self) -> dict[str, Graph]:
         graphs: dict[str, Graph] = {}
         for model in self.program.models:
             if model.name in self.skip or (model.forward is None and model.base is None):
                 continue
-            info = model_info(model, declared_dims(self.program, model), self.sizes)
+            root = self.variant_root(model)
+            forward = root.forward if root is not None else None
+            info = model_info(model, declared_dims(self.program, model), self.sizes, forward)
             if info.input_shape is None or model.name in graphs:
                 continue
             input_type = TensorType(info.input_shape, info.input_dtype)
@@ -897,7 +921,9 @@ class _Lowerer(Lowering):
                 if i.shape is not None
             )
             if model.base is not None:
-                graph = blocks.lower_variant(self, model, info, input_type, span, model.name)
+                graph = blocks.lower_variant(
+                    self, model, info, input_type, span, model.name, more_inputs=more
+                )
             else:
                 graph = self.lower_model(model, info, input_type, span, model.name, None, more)
             if graph is not None:

@@ -342,16 +342,26 @@ LOG = make_spec(
     other_flops=lambda ctx, out: out.numel,
 )
 
-EXP = make_spec(
-    name="exp",
-    params=(),
-    infer=_log_infer,
-    doc="elementwise exponential (torch.exp); integers give float32 (CLIP's logit scale)",
-    samples=(({}, ((4,),)), ({}, ((2, 3),))),
-    input_dtypes="any",
-    kinds={PARAMETER_FREE, SHAPE_PRESERVING, ELEMENTWISE},
-    other_flops=lambda ctx, out: out.numel,
-)
+
+def _float_unary(name: str, doc: str) -> OpSpec:
+    """An elementwise function of floats (torch.exp, torch.sin, ...): integers give float32."""
+    return make_spec(
+        name=name,
+        params=(),
+        infer=_log_infer,
+        doc=doc,
+        samples=(({}, ((4,),)), ({}, ((2, 3),))),
+        input_dtypes="any",
+        kinds={PARAMETER_FREE, SHAPE_PRESERVING, ELEMENTWISE},
+        other_flops=lambda ctx, out: out.numel,
+    )
+
+
+# the sinusoidal timestep embedding of diffusion models (diffusers' get_timestep_embedding)
+EXP = _float_unary("exp", "elementwise exponential (torch.exp); integers give float32")
+SIN = _float_unary("sin", "elementwise sine (torch.sin); integers give float32")
+COS = _float_unary("cos", "elementwise cosine (torch.cos); integers give float32")
+
 
 CLAMP = make_spec(
     name="clamp",
@@ -768,6 +778,8 @@ SPECS: tuple[OpSpec, ...] = (
     ABS,
     LOG,
     EXP,
+    SIN,
+    COS,
     CLAMP,
     TO,
     CUMSUM,

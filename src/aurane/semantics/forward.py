@@ -73,8 +73,11 @@ class ForwardChecker:
         self.defined.update(stmt.targets)
         value = stmt.value
         splits = isinstance(value, ast.Call) and not value.suffixes and ops.canonical(value.func)
+        # a model, or a name that may hold one (`down(x, temb, 64)`: a block-valued parameter)
         block = (
-            isinstance(value, ast.Call) and not value.suffixes and value.func in self.model_names
+            isinstance(value, ast.Call)
+            and not value.suffixes
+            and (value.func in self.model_names or ops.lookup(value.func) is None)
         )
         if splits not in ("split", "chunk") and not block:
             names = ", ".join(name for name, _ in stmt.targets)

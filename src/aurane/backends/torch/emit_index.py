@@ -182,6 +182,8 @@ INDEX_EMITTERS: Mapping[str, OpEmitter] = {
     "abs": OpEmitter(lambda site: Step(f"{site.x}.abs()")),
     "log": OpEmitter(lambda site: Step(f"{site.x}.log()")),
     "exp": OpEmitter(lambda site: Step(f"{site.x}.exp()")),
+    "sin": OpEmitter(lambda site: Step(f"{site.x}.sin()")),
+    "cos": OpEmitter(lambda site: Step(f"{site.x}.cos()")),
     "clamp": OpEmitter(
         lambda site: Step(
             Call(
