@@ -84,6 +84,7 @@ def test_torchrun_two_ranks_identical_weights_one_set_of_files(tmp_path: Path) -
 # bitwise. accumulate = 2 also runs DDP's no_sync on the batches that do not end a step.
 SPLIT_DRIVER = """
 import os
+import sys
 import torch
 from aurane.runtime import Interrupted
 import job_whole, job_split
@@ -93,7 +94,8 @@ os.environ.update(AURANE_SIGNAL_AT="3", AURANE_SIGNAL_RANK="1")  # rank 1 alone,
 try:
     job_split.train_net()
 except Interrupted as error:
-    print(f"rank {rank}: {error}", flush=True)
+    sys.stdout.write(f"rank {rank}: {error}\\n")  # one write: print writes the newline apart
+    sys.stdout.flush()
 else:
     raise SystemExit("the signal did not stop the run")
 del os.environ["AURANE_SIGNAL_AT"]
@@ -129,7 +131,8 @@ def test_torchrun_a_signal_on_one_rank_mid_epoch_then_resume_equals_uninterrupte
     assert done.returncode == 0, done.stdout + done.stderr
     # 43 samples over 2 ranks: 22 each, 3 batches of 8 an epoch, 2 steps (2 + 1 batches)
     # two processes share the pipe: a line of one may follow an unfinished line of the other
-    stopped = dict(re.findall(r"rank ([01]): (interrupted [^\n]*)", done.stdout))
+    found = re.findall(r"rank ([01]): (interrupted .*?)(?=rank [01]: |\n|$)", done.stdout)
+    stopped = dict(found)
     # both ranks stopped at the same step, rank 1's signal (rank 0 had none)
     assert sorted(stopped) == ["0", "1"], done.stdout
     assert stopped["0"] == stopped["1"], stopped
