@@ -150,6 +150,21 @@ def test_max_steps_ends_the_run_in_the_middle_of_an_epoch(
     assert [row["step"] for row in again.training_history] == [6, 8]
 
 
+def test_a_run_stopped_by_max_steps_resumes_to_a_larger_max_steps(tmp_path: Path) -> None:
+    """The first session's epoch ended early at its max_steps: the resumed session counts
+    the epochs its remaining steps need from there (it trained nothing before the fix)."""
+    (tmp_path / "prog.aur").write_text(CLASSIFIER.format(epochs=5, folder="ck"))
+    first = run_cli("run", "prog.aur", "--max-steps", "2", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert _final(tmp_path / "ck" / "latest" / "last.pt")["steps"]["count"] == 2
+    more = run_cli("run", "prog.aur", "--resume", "--max-steps", "9", cwd=tmp_path)
+    assert more.returncode == 0, more.stderr
+    checkpoint = _final(tmp_path / "ck" / "latest" / "last.pt")
+    assert checkpoint["steps"]["count"] == 9  # epoch 2's 6 steps, then 1 of epoch 3
+    assert [row["epoch"] for row in checkpoint["history"]] == [1, 2, 3]
+    assert "epoch 3/3 - loss" in more.stdout
+
+
 def test_a_schedule_without_a_length_is_sized_from_the_run(tmp_path: Path) -> None:
     source = CLASSIFIER.format(epochs=2, folder=tmp_path / "ck").replace(
         "step_lr(step_size=1, gamma=0.7)", "warmup_cosine(warmup=0.25, min_lr=0.001)"

@@ -443,6 +443,7 @@ class Run:
         self.first_epoch = self.saved_epoch + 1
         if partial is not None:
             self.partial, self.first_epoch = partial, partial["epoch"]
+        self._epochs_for_remaining_steps()
         self.elapsed_before = float(checkpoint.get("elapsed", 0.0))
         self.sessions = int(checkpoint.get("sessions", 1)) + 1
         best = self.monitor["best"]
@@ -450,6 +451,26 @@ class Run:
             (r["epoch"] for r in self.history if r.get(self.monitor_key) == best), None
         )
         self.resumed = {"from": _shown(path), "epoch": self.saved_epoch, "step": self.step}
+
+    def _epochs_for_remaining_steps(self) -> None:
+        """A resumed run sized by ``max_steps``: the epochs the steps still to take need,
+        counted from where it resumes (an earlier session's last epoch may have ended early
+        at its own ``max_steps``, so ``ceil(max_steps / steps per epoch)`` falls short)."""
+        per_epoch = self.budget.steps_per_epoch
+        if self.max_steps is None or not per_epoch or self.step >= self.max_steps:
+            return
+        needed = self.first_epoch - 1 + math.ceil((self.max_steps - self.step) / per_epoch)
+        if self.partial is not None:  # the epoch it resumes in counts from its start
+            needed = self.first_epoch + math.ceil(
+                max(0, self.max_steps - self.step - (per_epoch - self._partial_steps())) / per_epoch
+            )
+        cap = self.budget.max_epochs
+        self.total = max(self.total or 0, needed if cap is None else min(cap, needed))
+
+    def _partial_steps(self) -> int:
+        """Optimizer steps already taken in the epoch a mid-epoch checkpoint resumes."""
+        assert self.partial is not None
+        return math.ceil(int(self.partial["batches"]) / self.accumulate)
 
     def _load_state(self, path: str, checkpoint: dict[str, Any]) -> None:
         """Each state entry from the checkpoint; a model and optimizer sharded by FSDP
