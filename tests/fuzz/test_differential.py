@@ -162,6 +162,19 @@ def test_rejections_torch_agrees_with_and_deliberate_ones() -> None:
     assert diff.deliberate(outcome.code or "", "squeeze", outcome.detail) is not None
 
 
+def test_a_precision_mismatch_inside_a_block_of_several_inputs_is_deliberate() -> None:
+    """The block's statements map to no step (seed 77000020 of a campaign was unmapped): a
+    rule for any operation still classifies the refusal."""
+    text = (
+        "model Pair:\n    def forward(a, b):\n        c = dense(b, 2)\n        return a, c\n\n"
+        "model Net:\n    input_shape = {x: (2,), y: (1,)}\n"
+        "    input_dtype = {x: float32, y: float32}\n    def forward(x, y):\n"
+        '        x -> to("float16")\n        h2, h3 = Pair(x, y)\n        return h2, h3\n'
+    )
+    outcome = diff.run_program(_program(text, []), TWINS)
+    assert (outcome.verdict, outcome.code, outcome.line) == ("deliberate", "T003", 3), outcome
+
+
 @pytest.mark.parametrize(
     "shape_or_call",
     [

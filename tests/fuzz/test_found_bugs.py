@@ -197,3 +197,28 @@ def test_arange_of_bool_is_refused() -> None:
     # seed 11000070: torch has no arange of booleans
     body = 'p = arange(4, dtype="bool")\n        return p'
     assert _refused(_model("(3,)", body))[:2] == ("S004", 4)
+
+
+def test_seed_2222000228_graph_form_repeat_in_a_block_reaches_its_block() -> None:
+    """``repeat(x, Inner(8), 2)`` inside a parameterised block: the repeated block is
+    called (was taken for uncalled and checked with the placeholder ``p0 = 1``, so
+    ``dense(p0 // 2)`` was a wrong S004)."""
+    text = """model Outer(q):
+    def forward(x):
+        h = repeat(x, Inner(8), 2)
+        return h
+
+model Inner(p0):
+    c0 = p0 // 2
+    def forward(x):
+        x -> dense(c0)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Outer(3)
+        return x
+"""
+    _runs(text)
+    assert not errors(text)

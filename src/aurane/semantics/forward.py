@@ -234,7 +234,7 @@ class ForwardChecker:
             count = spec.graph_inputs(call.args, self.is_tensor)
         taken = self.inputs(call, count, spec.min_inputs, graph)
         if self.deferred:  # values depend on the block's parameters: checked per call
-            self._deferred_repeat(call, spec)
+            self._deferred_repeat(call, spec, taken)
             return
         keywords, _ = split_tie(call.keywords)  # tie= is no argument of the operation
         self.out.extend(check_tie(spec.name, call.keywords))
@@ -265,10 +265,12 @@ class ForwardChecker:
                 self.calls.append((block, span))
                 self._block_arguments(call.args[0] if call.args else None, block)
 
-    def _deferred_repeat(self, call: ast.Call, spec: ops.OpSpec) -> None:
-        if spec.name != "repeat" or not call.args:
+    def _deferred_repeat(self, call: ast.Call, spec: ops.OpSpec, taken: int) -> None:
+        """The block a deferred ``repeat`` calls: after its tensor input in the graph form
+        (``repeat(x, Inner(8), 2)``), first in a chain (``-> repeat(Inner(8), 2)``)."""
+        if spec.name != "repeat" or len(call.args) <= taken:
             return
-        first = call.args[0]
+        first = call.args[taken]
         name = first.func if isinstance(first, ast.Call) else getattr(first, "id", None)
         if name in self.model_names:
             self.calls.append((name, first.span))

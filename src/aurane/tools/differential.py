@@ -412,6 +412,10 @@ def classify_rejection(program: Program, error: CompilationError, twins: Twins |
     if program.edge is not None:
         return Outcome(program.seed, "agreed", program.edge, first.code, None, line)
     step = program.step_at(line) if line is not None else None
+    if step is None and deliberate(first.code, "", first.message) is not None:
+        # a rule for any operation (a precision mismatch inside a block of several
+        # inputs, whose statements the generator does not map to steps)
+        return Outcome(program.seed, "deliberate", first.message, first.code, None, line)
     if step is None:
         return Outcome(program.seed, "unmapped", first.message, first.code, None, line)
     runs, why = torch_runs(step, twins, program.seed)
