@@ -36,9 +36,9 @@ VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
 # input's shape, which code generation writes as numbers, so one class per resolution (and
 # per block type calling it)
 PER_RESOLUTION = pytest.mark.xfail(strict=True, reason="reshape sizes from x.shape")
-# an operation-valued argument (act=relu / act=hardswish) is no constructor argument yet:
-# one class per operation given (docs/codegen.md)
-SPLIT = {("mobilenet_v3", "InvertedResidual"): 2}
+# blocks a family splits into several classes (none since an operation-valued argument,
+# act=relu / act=hardswish, became a constructor argument: act=nn.ReLU)
+SPLIT: dict[tuple[str, str], int] = {}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

@@ -13,7 +13,7 @@ from typing import Any
 
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import ModelInfo, model_info
-from aurane.ir.graph import Graph, Value
+from aurane.ir.graph import Graph, OperationParam, Value
 from aurane.ir.lowering import Lowering
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import TensorType
@@ -157,6 +157,52 @@ def _inside(inner: Span, outer: Span) -> bool:
     ) <= (outer.end_line, outer.end_column)
 
 
+def _operation_spans(node: object, names: frozenset[str], out: dict[tuple[int, int], str]) -> None:
+    """Where each of ``names`` is applied as an operation: a suffix (``.act``), a step
+    (``-> act``) or a call (``act(h)``), by the start of the name."""
+    if isinstance(node, ast.Suffix) and node.name in names:  # a suffix node starts at its dot
+        out[(node.span.line, node.span.column)] = node.name
+    elif isinstance(node, ast.Call) and node.func in names:
+        out[(node.func_span.line, node.func_span.column)] = node.func
+    if isinstance(node, tuple):
+        for item in node:
+            _operation_spans(item, names, out)
+    elif is_record(node) and not isinstance(node, Span | type):
+        for item in fields(node):
+            _operation_spans(getattr(node, item.name), names, out)
+
+
+def operation_params(
+    model: ast.Model, values: Mapping[str, Any], defaults: Mapping[str, Any], graph: Graph
+) -> dict[str, OperationParam]:
+    """The operation-valued parameters of an instance (``act = relu``) and the nodes that
+    apply each, found by the span of the parameter's name, so the backend can make the
+    operation a constructor argument (``act=nn.ReLU``)."""
+    given = {
+        name: value
+        for name, value in {**defaults, **values}.items()
+        if isinstance(value, OpValue) and not value.is_model
+    }
+    if not given or model.forward is None:
+        return {}
+    starts: dict[tuple[int, int], str] = {}
+    _operation_spans(model.forward, frozenset(given), starts)
+    nodes: dict[str, list[str]] = {name: [] for name in given}
+    for node in graph.nodes:
+        param = starts.get((node.span.line, node.span.column))
+        if param is not None and node.subgraph is None and node.op == given[param].name:
+            nodes[param].append(node.id)
+    out = {}
+    for name, value in given.items():
+        default = defaults.get(name)
+        out[name] = OperationParam(
+            value.name,
+            tuple(nodes[name]),
+            default.name if isinstance(default, OpValue) and not default.is_model else None,
+        )
+    return out
+
+
 def text_refs(
     model: ast.Model, values: Mapping[str, Any], graph: Graph
 ) -> dict[str, dict[str, str]]:
@@ -254,6 +300,7 @@ def lower_instance(
         block_args={k: v for k, v in values.items() if k in kept},
         block_defaults={k: v for k, v in defaults.items() if k in kept},
         block_refs=text_refs(model, {k: v for k, v in values.items() if k in kept}, graph),
+        block_ops=operation_params(model, values, defaults, graph),
     )
 
 

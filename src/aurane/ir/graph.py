@@ -80,6 +80,17 @@ class Node:
 
 
 @record(frozen=True)
+class OperationParam:
+    """An operation-valued block parameter in one instance (``act = relu``): the operation
+    it gave, the nodes that apply it (a suffix ``.act``, a step ``-> act``, a call
+    ``act(h)``), and its default operation, if it has one."""
+
+    op: str
+    nodes: tuple[str, ...]
+    default: str | None = None
+
+
+@record(frozen=True)
 class Graph:
     name: str
     input: str
@@ -96,6 +107,8 @@ class Graph:
     block_defaults: Mapping[str, Any] = field(default_factory=dict)  # evaluated defaults
     # node id -> {argument: block parameter} for boolean/string arguments a parameter gave
     block_refs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # operation-valued parameters (act = relu) of the instance: name -> what it gave
+    block_ops: Mapping[str, OperationParam] = field(default_factory=dict)
     tied: Mapping[str, str] = field(default_factory=dict)  # node id -> layer path it shares
     init_rules: tuple[Rule, ...] = ()  # the model's ``init TARGET: SPEC`` lines, in order
     # several inputs/outputs (issue 23): every input's value name, in the forward's order

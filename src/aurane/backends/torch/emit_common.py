@@ -36,6 +36,10 @@ class Site:
     block_attention: bool = False  # the block takes padding_mask
     block_args: tuple[str, ...] = ()  # constructor arguments of a parameterised block
     batch: str = ""  # the forward input, whose shape[0] is the batch size (parameter)
+    # the block's constructor parameter that gave this node's operation (act=nn.ReLU):
+    # built as ``act()``, applied unnamed as ``self.<op_attr>(x)``
+    op_param: str = ""
+    op_attr: str = ""
 
     @property
     def args(self) -> Mapping[str, Any]:

@@ -40,6 +40,9 @@ class ClassPlan:
     forward_graph: Graph | None = None
     stored: tuple[tuple[str, str], ...] = ()  # (attribute, constructor parameter) for forward
     claimed: tuple[str, ...] = ()  # attribute names kept for the constructor's parameters
+    # (node id, constructor parameter, attribute) for each node whose operation an
+    # operation-valued parameter gives (act=nn.ReLU): ``act()``, applied as ``self.act(x)``
+    op_params: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def attention(self) -> bool:
@@ -209,8 +212,9 @@ def emit_class(
     attrs.claim(plan.claimed)
     attrs.allocate_all(n.id for n in graph.nodes if emitter(n.op).init is not None and not n.layer)
     dicts = _module_dicts(graph)
+    op_params = {node: (param, attr) for node, param, attr in plan.op_params}
     sites = [
-        _site(graph, node, i, values, names, attrs, block_class, block_call, dicts)
+        _site(graph, node, i, values, names, attrs, block_class, block_call, dicts, op_params)
         for i, node in enumerate(graph.nodes)
     ]
     init_head = Call("def __init__", ("self", *plan.init_params))
@@ -219,6 +223,7 @@ def emit_class(
         *wrap(1, "", init_head, tail=":"),
         f"{INDENT * 2}super().__init__()",
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in plan.stored),
+        *_op_modules(sites),
     ]
     lines += _inits(sites)
     initialise = init_method(graph, sites)  # before tying: the shared weight keeps its init
@@ -234,6 +239,15 @@ def emit_class(
         values = node_values(plan.forward_graph)
     lines += ["", *_forward(plan, names, sites, values)]
     return lines
+
+
+def _op_modules(sites: list[Site]) -> list[str]:
+    """``self.act = act()``: one module per operation-valued parameter applied unnamed."""
+    made: dict[str, str] = {}
+    for site in sites:
+        if site.op_param and site.node.layer is None:
+            made.setdefault(site.op_attr, site.op_param)
+    return [f"{INDENT * 2}self.{attr} = {param}()" for attr, param in made.items()]
 
 
 def _forward_sites(sites: list[Site], graph: Graph, names: Locals) -> list[Site]:
@@ -393,6 +407,7 @@ def _site(
     block_class: Callable[[Graph], str],
     block_call: BlockCall | None = None,
     dicts: frozenset[str] = frozenset(),
+    op_params: dict[str, tuple[str, str]] | None = None,
 ) -> Site:
     slots = names.inputs[index]
     sub = node.subgraph
@@ -402,6 +417,7 @@ def _site(
     else:
         attr = attrs.allocate(node.id) if emitter(node.op).init is not None else ""
     ctor = block_call(node, in_shapes[0]) if block_call and sub and in_shapes else ()
+    op_param, op_attr = (op_params or {}).get(node.id, ("", ""))
     return Site(
         node=node,
         inputs=tuple(names.names[s] for s in slots),
@@ -413,6 +429,8 @@ def _site(
         block_attention=sub is not None and sub.has_attention,
         batch=names.names[0],
         block_args=ctor,
+        op_param=op_param,
+        op_attr=op_attr,
     )
 
 
@@ -459,7 +477,11 @@ def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Val
             slots = names.node_outputs[index]
             target = ", ".join(names.names[slot] for slot in slots)
             comment = "# " + ", ".join(_shape(values[slot].shape) for slot in slots)
-        lines += _statement(emitter(site.node.op).forward(site), target, site, comment)
+        if site.op_param and site.node.layer is None:  # act=nn.ReLU: self.act(x)
+            step = Step(Call(f"self.{site.op_attr}", (site.x,)))
+        else:
+            step = emitter(site.node.op).forward(site)
+        lines += _statement(step, target, site, comment)
     returned = ", ".join(names.names[slot] for slot in names.outputs or (names.output,))
     lines.append(f"{INDENT * 2}return {returned}")
     return lines

@@ -8,13 +8,15 @@ its module (``nn.ReLU()``), so indices match torchvision's ``Conv2dNormActivatio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit, options
-from aurane.ops import modules
+from aurane.ir.graph import Node
+from aurane.ops import lookup, modules
 from aurane.records import field, record
+from aurane.source import Span
 
 PARAMETER = "nn.Parameter"  # the constructor of the parameter operation
 
@@ -57,8 +59,28 @@ def chainable(op: str) -> bool:
     return modules.chainable(op)
 
 
+def module_class(op: str, args: Mapping[str, Any] | None = None) -> str | None:
+    """``nn.ReLU``: the module class of function ``op`` when its module takes no arguments
+    for ``args`` (default: the operation's defaults), so an operation-valued block
+    parameter can be passed as the class (``act=nn.ReLU``) and built as ``act()``."""
+    make = FUNCTION_MODULES.get(op)
+    spec = lookup(op)
+    if make is None or spec is None:
+        return None
+    if args is None:
+        if any(p.required for p in spec.params):
+            return None
+        args = {p.name: p.default for p in spec.params}
+    node = Node("", op, args, (), "", 0, Span(0, 0, 0, 0))
+    made = make(Site(node, (), (), (), ""))
+    return made.func if not made.args else None
+
+
 def module_init(site: Site) -> Call | None:
-    """The constructor of a named node: its own, or the module form of its function."""
+    """The constructor of a named node: its own, or the module form of its function (the
+    block's constructor parameter, ``act()``, for an operation a parameter gave)."""
+    if site.op_param:
+        return Call(site.op_param)
     init = emitter(site.node.op).init
     if init is not None:
         return init(site)

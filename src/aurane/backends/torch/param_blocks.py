@@ -19,6 +19,7 @@ from typing import Any
 from aurane.backends.torch.branches import Conditions, Member, Parts, Test, cut, holds, join
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
+from aurane.backends.torch.named import module_class
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, show, show_named
 from aurane.ir.graph import Graph, Node
@@ -32,8 +33,10 @@ class _Class:
     name: str
     plan: ClassPlan
     dims: tuple[int, ...]  # input axes passed to the constructor (0, or 1 of a rank-2 input)
-    params: tuple[str, ...]
+    params: tuple[str, ...]  # the constructor's parameters after the input sizes, in order
     defaults: dict[str, Any]
+    # operation-valued parameters passed as module classes: name -> default class or None
+    ops: dict[str, str | None] = field(default_factory=dict)
     members: list[list[str]] = field(default_factory=list)  # each instance's lines
     graphs: list[Graph] = field(default_factory=list)  # the instances it writes
     lines: list[str] | None = None  # a class joined over branches: its text
@@ -86,6 +89,28 @@ def _shown_graph(graph: Graph, name: Naming) -> Graph:
         nodes.append(replace(node, args=args))
     values = tuple(replace(v, shape=show(v.shape, name)) for v in graph.values)
     return replace(graph, nodes=tuple(nodes), values=values)
+
+
+def _operation_ids(graph: Graph, ops: Mapping[str, object]) -> dict[str, str]:
+    """New ids for the nodes an operation-valued parameter applies, after the parameter
+    (``act1``, ``act2``): their locals then read alike whichever operation a call gave."""
+    taken = {n.id for n in graph.nodes}
+    out: dict[str, str] = {}
+    for param in ops:
+        for index, node in enumerate(graph.block_ops[param].nodes, start=1):
+            name = f"{param}{index}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            out[node] = name
+    return out
+
+
+def _renamed(graph: Graph, ids: Mapping[str, str]) -> Graph:
+    if not ids:
+        return graph
+    nodes = tuple(replace(n, id=ids[n.id]) if n.id in ids else n for n in graph.nodes)
+    return replace(graph, nodes=nodes)
 
 
 def _strip(line: str) -> str:
@@ -153,13 +178,22 @@ class ParamClasses:
         sizes its constructor takes, the values forward reads from ``self``), then with that
         signature (or with ``dims`` and ``reads`` more, for a class joined over branches)."""
         assert graph.block_params is not None
-        params = graph.block_params
+        ops = _operations(graph)
+        params = self._params(graph, ops)
         defaults = dict(graph.block_defaults)
         scopes = _Scopes(graph, params)
-        shown = _shown_graph(graph, scopes.init)
-        forward = _shown_graph(graph, scopes.forward)
+        renamed = _operation_ids(graph, ops)
+        shown = _renamed(_shown_graph(graph, scopes.init), renamed)
+        forward = _renamed(_shown_graph(graph, scopes.forward), renamed)
         claimed = tuple(scopes.attrs.values())
-        probe = ClassPlan(graph.name, shown, False, forward_graph=forward, claimed=claimed)
+        op_params = tuple(
+            (renamed[node], param, scopes.attrs[param])
+            for param in ops
+            for node in graph.block_ops[param].nodes
+        )
+        probe = ClassPlan(
+            graph.name, shown, False, forward_graph=forward, claimed=claimed, op_params=op_params
+        )
         self._emit(probe)
         if dims is None:
             dims = tuple(sorted(scopes.used_inputs))
@@ -169,6 +203,8 @@ class ParamClasses:
         for param in params:
             if param in defaults:
                 signature.append(f"{param}={lit(plain(defaults[param]))}")
+            elif ops.get(param) is not None:
+                signature.append(f"{param}={ops[param]}")
             else:
                 signature.append(param)
         stored = scopes.stored([*names, *params])
@@ -180,8 +216,19 @@ class ParamClasses:
             forward_graph=forward,
             stored=stored,
             claimed=claimed,
+            op_params=op_params,
         )
         return plan, self._emit(plan), dims, scopes
+
+    def _params(self, graph: Graph, ops: Mapping[str, str | None]) -> tuple[str, ...]:
+        """The constructor's parameters in the block's order: the numbers, booleans and
+        strings, and the operation-valued parameters passed as module classes."""
+        assert graph.block_params is not None
+        taken = {*graph.block_params, *ops}
+        model = self.models.get(graph.name)
+        if model is None:
+            return (*graph.block_params, *ops)
+        return tuple(p.name for p in model.params if p.name in taken)
 
     def _assign(self, graph: Graph) -> None:
         """The class of one instance; instances whose classes read alike share one."""
@@ -194,8 +241,11 @@ class ParamClasses:
             name = (
                 self.globals.allocate(graph.name) if not by_key else self.globals.fresh(graph.name)
             )
-            params, defaults = graph.block_params, dict(graph.block_defaults)
-            found = by_key[key] = _Class(name, replace(plan, name=name), dims, params, defaults)
+            ops = _operations(graph)
+            params, defaults = self._params(graph, ops), dict(graph.block_defaults)
+            found = by_key[key] = _Class(
+                name, replace(plan, name=name), dims, params, defaults, ops
+            )
         found.members.append(lines)
         found.graphs.append(graph)
         self.by_graph[id(graph)] = found
@@ -310,7 +360,12 @@ class ParamClasses:
             *(line for s in forward for line in s),
         ]
         joined = _Class(
-            name, replace(plan, name=name), dims, classes[0].params, classes[0].defaults
+            name,
+            replace(plan, name=name),
+            dims,
+            classes[0].params,
+            classes[0].defaults,
+            classes[0].ops,
         )
         joined.lines = lines
         joined.graphs = graphs
@@ -361,6 +416,14 @@ class ParamClasses:
         args = [lit(in_shape[d]) for d in cls.dims]
         given = node.args.get("arguments", {})
         for param in cls.params:
+            if param in cls.ops:  # act=nn.ReLU
+                made = _module_of(sub, param) if sub is not None else None
+                assert made is not None  # the class takes it only when every call gives one
+                if cls.ops[param] is None:
+                    args.append(made)
+                elif made != cls.ops[param]:
+                    args.append(f"{param}={made}")
+                continue
             value = given.get(param)
             if param not in cls.defaults:
                 args.append(lit(value))
@@ -386,6 +449,33 @@ def function_sources(code: str) -> list[str]:
     """The helper functions the classes' expressions call (``make_divisible``)."""
     called = re.search(rf"(?<![\w.]){MAKE_DIVISIBLE}\(", code)
     return [MAKE_DIVISIBLE_SOURCE] if called else []
+
+
+def _module_of(graph: Graph, param: str) -> str | None:
+    """The module class (``nn.ReLU``) that the operation-valued ``param`` gives every node
+    it applies in ``graph``, or None when one needs arguments (``leaky_relu(0.2)``)."""
+    found = graph.block_ops.get(param)
+    if found is None or not found.nodes:
+        return None
+    nodes = {n.id: n for n in graph.nodes}
+    made = {module_class(nodes[n].op, nodes[n].args) for n in found.nodes}
+    return made.pop() if len(made) == 1 and None not in made else None
+
+
+def _operations(graph: Graph) -> dict[str, str | None]:
+    """The operation-valued parameters this instance's class takes as module classes, each
+    with its default's class (None: no default). One whose operation needs arguments, has
+    no module form or applies no node stays folded into the class (one class per
+    operation given, as before)."""
+    out: dict[str, str | None] = {}
+    for param, found in graph.block_ops.items():
+        if _module_of(graph, param) is None:
+            continue
+        default = module_class(found.default) if found.default is not None else None
+        if found.default is not None and default is None:
+            continue
+        out[param] = default
+    return out
 
 
 def _decided(
