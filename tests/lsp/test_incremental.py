@@ -114,6 +114,26 @@ def test_an_edit_reanalyses_only_what_it_can_affect() -> None:
     assert engine.stats.analysed == 0
 
 
+def test_cached_results_stay_within_max_chars() -> None:
+    """docs/limits.md, "cached analysis results": past ``max_chars`` of source behind the
+    cached results, the caches keep only what the current document uses, and every answer
+    still equals a full analysis."""
+    engine = IncrementalFrontEnd(max_chars=3_000)
+    peak = 0
+    for step in range(40):  # each edit leaves one more block's results behind
+        text = _program(6).replace("dense(2)", f"dense({step + 100})")
+        _check(engine, text, "<input>")
+        peak = max(peak, engine.cached_chars)
+        # trimmed before the update that would pass the bound: at most the bound plus what
+        # one update adds (its parses and contexts, each a few times its text)
+        assert engine.cached_chars <= engine.max_chars + 8 * len(text), (step, engine.cached_chars)
+    assert peak > engine.max_chars // 2  # the bound was reached, so the trimming ran
+    unbounded = IncrementalFrontEnd()
+    for step in range(40):
+        unbounded.update(_program(6).replace("dense(2)", f"dense({step + 100})"))
+    assert unbounded.cached_chars > engine.max_chars  # without the bound the caches grow
+
+
 def test_blocks_and_shift() -> None:
     text = "# c\nx = 1\n\nmodel A:\n    def forward(x):\n        x -> dense(2)\ny = 2\n"
     blocks = split_blocks(text)
