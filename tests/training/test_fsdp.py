@@ -335,6 +335,9 @@ for name, model in (
     if os.environ["RANK"] == "0":
         torch.save({"weights": weights, "history": model.training_history}, name + ".pt")
 job_whole.rt.finish_distributed()
+# the results are saved and the group is gone: leave without interpreter finalization, where
+# gloo's worker threads can still abort the process (SIGABRT, pytorch/pytorch#179291)
+os._exit(0)
 """
 
 
