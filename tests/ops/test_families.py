@@ -12,6 +12,7 @@ from aurane.backends.torch.emit import EMITTERS
 from aurane.ops.modules import MODULE_OPS
 from aurane.ops.rules import CONVOLUTION, PARAMETRIC
 from aurane.ops.spec import OpSpec
+from aurane.semantics.inits import INIT_OPS, parameter_names
 from aurane.tools import differential, lint_rules
 
 
@@ -36,6 +37,8 @@ def test_every_reader_of_the_family_sees_all_of_it() -> None:
     assert colour_family("concat") != "conv"  # a name, not a prefix, decides
     one_axis_short = next(d for d in differential.DELIBERATE if "pixel_shuffle" in d.ops)
     assert members <= set(one_axis_short.ops)
+    assert members <= INIT_OPS  # init= sets each one's weight
+    assert all(parameter_names(n, {"bias": True}) == ("weight", "bias") for n in members)
 
 
 def test_a_new_entry_joins_its_family_by_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:

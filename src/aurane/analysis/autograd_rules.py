@@ -28,8 +28,10 @@ from aurane.analysis.views import (
 )
 from aurane.ir.graph import Node
 from aurane.ops.layers import channel_first
-from aurane.ops.rules import numel
+from aurane.ops.rules import CONVOLUTION, numel
 from aurane.ops.spec import split_inputs
+
+_CONVOLUTIONS = frozenset(ops.family(CONVOLUTION))
 
 
 class Walk(Protocol):
@@ -76,7 +78,7 @@ def _tensor_layout(node: Node, in_shape: tuple[int, ...] | None) -> tuple[int, .
     if op == "dense":
         bias = int(a["features"]) if a.get("bias") else 0
         return (total - bias, bias) if bias else (total,)
-    if op.startswith("conv"):
+    if op in _CONVOLUTIONS:
         bias = int(a["channels"]) if a.get("bias") else 0
         return (total - bias, bias) if bias else (total,)
     if op in ("batchnorm", "instance_norm", "group_norm"):
@@ -109,7 +111,7 @@ def _tensor_layout(node: Node, in_shape: tuple[int, ...] | None) -> tuple[int, .
 def bias_elements(node: Node) -> int:
     if node.op == "dense" and node.args.get("bias"):
         return int(node.args["features"])
-    if node.op.startswith("conv") and node.args.get("bias"):
+    if node.op in _CONVOLUTIONS and node.args.get("bias"):
         return int(node.args["channels"])
     return 0
 

@@ -30,7 +30,7 @@ from typing import Any
 from aurane import ops
 from aurane.codes import diag
 from aurane.diagnostics import Diagnostic
-from aurane.ops.rules import is_number
+from aurane.ops.rules import CONVOLUTION, is_number
 from aurane.records import record
 from aurane.semantics.symbolic import plain
 from aurane.semantics.values import NotLiteral, literal_value, show
@@ -43,12 +43,7 @@ INIT_OPS = frozenset(
     {
         "dense",
         "embedding",
-        "conv1d",
-        "conv2d",
-        "conv3d",
-        "conv_transpose1d",
-        "conv_transpose2d",
-        "conv_transpose3d",
+        *ops.family(CONVOLUTION),
         "batchnorm",
         "layer_norm",
         "group_norm",
@@ -56,6 +51,8 @@ INIT_OPS = frozenset(
         "rms_norm",
     }
 )
+_CONVOLUTIONS = frozenset(ops.family(CONVOLUTION))
+# torch.nn.init.calculate_gain's nonlinearity names (its own list, not the catalog's)
 _NONLINEARITIES = frozenset(
     {
         "linear",
@@ -284,7 +281,7 @@ def check_layer_init(op: str, keyword: ast.Keyword) -> tuple[InitSpec | None, li
 
 def parameter_names(op: str, args: Any) -> tuple[str, ...]:
     """The parameters a layer of ``op`` holds (for showing inits; empty when unknown)."""
-    if op in ("dense", "conv1d", "conv2d", "conv3d") or op.startswith("conv_transpose"):
+    if op == "dense" or op in _CONVOLUTIONS:
         return ("weight", "bias") if args.get("bias", True) else ("weight",)
     if op == "embedding":
         return ("weight",)
