@@ -79,7 +79,7 @@ def _small(name: str) -> str:
 
 # programs the import cannot express yet (not run: tracing MaxViT takes ~25 s to reach it)
 NOT_LIFTED = {
-    "maxvit_t": "import has no catalog operation for torch.gather (the relative position "
+    "maxvit_t": "the import does not map torch.gather to the catalog's gather yet (the relative position "
     "bias lookup of issue 23)",
 }
 

@@ -85,25 +85,28 @@ _ACTIVATIONS: dict[str, Handler] = {
 EXPLAINED: dict[str, str] = {
     "shifted_window_attention": "Swin's windowed attention folds the windows into the batch "
     "axis, shifts them with torch.roll and adds a relative position bias gathered from a "
-    "table; the catalog has no per-window attention, roll or gather",
+    "table; the language has no per-window attention (the import maps neither roll nor "
+    "gather yet)",
     "_get_relative_position_bias": "a learned table gathered by a constant index buffer: "
-    "the catalog has no gather",
+    "the import does not map it to the catalog's lookup/gather yet",
     "_patch_merging_pad": "Swin's patch merging (pad, then four strided slices of the spatial "
     "axes) is one traced function the catalog has no operation for",
     "einsum": "torch.einsum has no catalog operation (matmul covers a product of two "
     "operands over their last two axes)",
-    "roll": "torch.roll (a cyclic shift) has no catalog operation",
-    "exp": "torch.exp has no catalog operation",
-    "log": "torch.log has no catalog operation",
+    "roll": "torch.roll (a cyclic shift): the import does not map it to the catalog's roll yet",
+    "exp": "torch.exp: the import does not map it to the catalog's exp yet",
+    "log": "torch.log: the import does not map it to the catalog's log yet",
     "sqrt": "torch.sqrt has no catalog operation",
     "rsqrt": "torch.rsqrt has no catalog operation (write a norm as rms_norm or layer_norm)",
     "pow": "a power has no catalog operation",
-    "where": "torch.where selects by a tensor's values: the language has no conditionals",
-    "masked_fill": "masked_fill with a mask computed from the input: only causal masks are "
-    "recognised (scaled_dot_product_attention's causal=true)",
-    "cumsum": "torch.cumsum has no catalog operation",
-    "gather": "torch.gather has no catalog operation",
-    "index": "indexing by a tensor (a gather) has no catalog operation",
+    "where": "torch.where: the import does not map it to the catalog's where yet",
+    "masked_fill": "masked_fill with a mask computed from the input: the import recognises "
+    "only causal masks (scaled_dot_product_attention's causal=true), not the catalog's "
+    "masked_fill yet",
+    "cumsum": "torch.cumsum: the import does not map it to the catalog's cumsum yet",
+    "gather": "torch.gather: the import does not map it to the catalog's gather yet",
+    "index": "indexing by a tensor: the import does not map it to the catalog's "
+    "index_select/gather yet",
 }
 
 HANDLERS: dict[str, Handler] = {
