@@ -257,6 +257,24 @@ def fake_mode() -> Any:
     return FakeTensorMode(allow_non_fake_inputs=False)
 
 
+@contextlib.contextmanager
+def fake_safe_init() -> Iterator[None]:
+    """``nn.init.trunc_normal_`` reads a number back from the tensor (``.item()``), which a
+    fake tensor cannot give (``DataDependentOutputException``); memory does not depend on
+    the values, so while a fake model is built it draws a plain normal instead."""
+    saved = nn.init.trunc_normal_
+
+    def trunc_normal_(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        with torch.no_grad():
+            return tensor.normal_()
+
+    nn.init.trunc_normal_ = trunc_normal_  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        nn.init.trunc_normal_ = saved
+
+
 ZOO = Path(__file__).resolve().parents[1] / "examples" / "zoo"
 
 

@@ -48,7 +48,8 @@ def run_case(name: str, job: Any, graphs: Any, text: str, batch: int) -> dict[st
     vocab = next((int(n.args["vocabulary"]) for n in graph.nodes if n.op == "embedding"), 1000)
     started = time.perf_counter()
     with pm.fake_mode() if name not in REAL else contextlib.nullcontext():
-        model = getattr(module, side.model)()
+        with pm.fake_safe_init() if name not in REAL else contextlib.nullcontext():
+            model = getattr(module, side.model)()
         optimizer = pm.make_optimizer(model, side.train.optimizer, dict(side.train.options))
         inputs, targets = pm.sample_batch(
             graph.input_value.sample_shape,

@@ -261,6 +261,42 @@ def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Pa
         _close(reference["weights"], other["weights"], name)
 
 
+NCCL_DRIVER = """
+import os
+import torch
+from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+import job_ddp, job_fsdp
+whole = StateDictOptions(full_state_dict=True, cpu_offload=True)
+for job in (job_ddp, job_fsdp):
+    model = job.train_gpt()
+    weights = get_model_state_dict(model, options=whole)
+    if os.environ["RANK"] == "0":
+        torch.save({"weights": weights, "history": model.training_history}, job.__name__ + ".pt")
+job_ddp.rt.finish_distributed()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.device_count() < 2,
+    reason="NCCL needs a CUDA device per process, two here (this machine has fewer)",
+)
+def test_the_same_program_on_cuda_runs_fsdp_with_nccl(tmp_path: Path) -> None:
+    """Issue 27 item 2: with ``device = "cuda"`` the generated file joins an NCCL group
+    (``rt.setup``) and FSDP trains the weights DDP does."""
+    for name, extra in (("ddp", ""), ("fsdp", FSDP)):
+        text = _program(folder=f"ck_{name}", extra=extra)
+        assert 'device = "cpu"' in text
+        write_program(tmp_path, text.replace('device = "cpu"', 'device = "cuda"'), f"job_{name}")
+    (tmp_path / "driver.py").write_text(NCCL_DRIVER)
+    done = _torchrun(tmp_path, "--standalone", "--nproc-per-node=2", "driver.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    ddp, fsdp = (torch.load(tmp_path / f"job_{name}.pt") for name in ("ddp", "fsdp"))
+    assert _losses(fsdp["history"]) == pytest.approx(_losses(ddp["history"]), rel=1e-4)
+    for key, value in ddp["weights"].items():
+        torch.testing.assert_close(fsdp["weights"][key], value, rtol=1e-4, atol=1e-5, msg=key)
+
+
 def test_consolidate_writes_an_ordinary_checkpoint(tmp_path: Path) -> None:
     """``aurane checkpoint consolidate``: a sharded checkpoint written by this process
     (DCP without a process group) becomes one file torch loads with weights_only."""
