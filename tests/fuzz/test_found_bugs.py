@@ -222,3 +222,16 @@ model Net:
 """
     _runs(text)
     assert not errors(text)
+
+
+def test_seed_78000560_input_shape_of_several_inputs_gives_x_shape() -> None:
+    """``x.shape[k]`` in a model whose ``input_shape`` is a dict of inputs: the first
+    input's sizes are known (was S126 "the sizes of 'x' are not known here")."""
+    text = """model Net:
+    input_shape = {x: (1, 4, 3, 3), y: (8,)}
+    def forward(x, y):
+        h = avgpool(x, x.shape[-4], count_include_pad=true)
+        return dense(flatten(h), 6), dense(y, 5)
+"""
+    _runs(text)
+    assert not errors(text)

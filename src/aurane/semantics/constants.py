@@ -1097,7 +1097,8 @@ class _Resolver(ControlFlow):
             for f in model.fields
         )
         fields = self.fields(fields, config.MODEL_TABLE, scope, resolve_unknown=False)
-        shape = input_shape if input_shape is not None else _declared_shape(fields)
+        param = model.forward.param if model.forward is not None else None
+        shape = input_shape if input_shape is not None else _declared_shape(fields, param)
         forward = self.forward(model.forward, scope, shape) if model.forward else None
         inits = tuple(replace(r, spec=self.init_spec(r.spec, scope)) for r in model.inits)
         base = self.config_call(model.base, scope) if model.base is not None else None
@@ -1147,9 +1148,13 @@ def _bound_tensors(forward: ast.Forward) -> dict[str, ast.Expr]:
     return bound
 
 
-def _declared_shape(fields: tuple[ast.Field, ...]) -> tuple[Any, ...] | None:
-    """A resolved input_shape as values (a symbolic axis as its text), for x.shape[k]."""
+def _declared_shape(fields: tuple[ast.Field, ...], param: str | None) -> tuple[Any, ...] | None:
+    """A resolved input_shape as values (a symbolic axis as its text), for x.shape[k]; of
+    several inputs (``{x: (...), y: (...)}``), the forward's first input's, ``param``."""
     found = next((f.value for f in fields if f.name == "input_shape"), None)
+    if isinstance(found, ast.DictExpr):
+        pairs = zip(found.keys, found.values, strict=True)
+        found = next((v for k, v in pairs if k.id == param), None)
     if not isinstance(found, ast.TupleExpr):
         return None
     out: list[Any] = []

@@ -79,7 +79,7 @@ DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate(
         "T003",
         (),
-        r"parameters but a float\d+ input",
+        r"parameters but a b?float\d+ input",
         "a layer of one float precision given another (after to() or a constructor of "
         "another dtype): torch refuses most, and autocast-free programs keep one precision",
     ),
