@@ -88,10 +88,12 @@ def repeated_call(call: ast.Call, rest: tuple[ast.Expr, ...]) -> ast.Call | None
 
 
 def symbolic_input(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The block input's channels (axis 0) and, for (length, features), features as symbols."""
+    """The block input's channels (axis 0) and, for (length, features), features as symbols;
+    an image's or volume's spatial axes too (a class reads them from its input in forward,
+    ``height, width = x.shape[2:]``, and folds them into its constructor)."""
     dims = list(plain(shape))
     for axis in range(len(dims)):
-        if axis == 0 or (axis == 1 and len(dims) == 2):
+        if axis == 0 or (axis == 1 and len(dims) == 2) or len(dims) in (3, 4):
             dims[axis] = symbol(dims[axis], InputSize(axis))
     return tuple(dims)
 

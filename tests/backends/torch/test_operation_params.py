@@ -4,7 +4,8 @@
 module class (``Unit(8, 16, nn.ReLU)``), as torchvision passes ``activation_layer``: each
 use of ``act`` is ``act()`` in a container and ``self.act(x)`` in forward. Every case
 compiles, runs under the differential check (shapes, dtypes and parameter counts against
-the IR) and compares numbers with torch's own functions."""
+the IR) and compares numbers with torch's own functions. Last, the other class argument of
+this step: spatial sizes read in forward (``height, width = x.shape[2:]``)."""
 
 from __future__ import annotations
 
@@ -178,3 +179,48 @@ def test_a_block_giving_its_operation_to_an_inner_block() -> None:
         inner = outer.inner1
         h = _dense(outer.dense1, act(_dense(inner.dense1, h)))
     assert torch.allclose(model(x), h, atol=1e-6)
+
+
+def test_spatial_sizes_are_read_in_forward_so_one_class_serves_every_resolution() -> None:
+    """Issue 24 item 3: a block that reshapes by its input's height and width (diffusers'
+    attention) is one class at every resolution, reading ``height, width = x.shape[2:]``;
+    a spatial size its constructor needs (``dense`` after ``flatten``) is written as a number,
+    so those calls keep one class per resolution."""
+    gen = _proved(
+        """
+        model Mix(c):
+            def forward(x):
+                h = reshape(x, c, x.shape[2] * x.shape[3])
+                h = dense(transpose(h, 1, 2), c) as proj
+                h = transpose(h, 1, 2)
+                return add(reshape(h, c, x.shape[2], x.shape[3]), x)
+
+        model Head(c):
+            def forward(x):
+                x -> flatten() -> dense(c) as fc
+
+        model Net:
+            input_shape = (4, 8, 8)
+            def forward(x):
+                x = Mix(x, 4) as big
+                x = maxpool(x, 2)
+                x = Mix(x, 4) as small
+                a = Head(x, 3) as head
+                return a
+        """
+    )
+    assert CLASS.findall(gen.code) == ["Mix", "Head", "Net"]
+    mix = _class(gen, "Mix")
+    assert "height, width = x.shape[2:]" in mix and "height * width" in mix
+    assert "nn.Linear(64, c)" in _class(gen, "Head")  # 4 x 4 x 4: folded
+    model = gen.module.Net()
+    x = torch.randn(2, 4, 8, 8)
+
+    def mix(block: torch.nn.Module, t: torch.Tensor) -> torch.Tensor:
+        b, c, hh, ww = t.shape
+        h = _dense(block.proj, t.reshape(b, c, hh * ww).transpose(1, 2)).transpose(1, 2)
+        return h.reshape(b, c, hh, ww) + t
+
+    h = F.max_pool2d(mix(model.big, x), 2)
+    expected = _dense(model.head.fc, mix(model.small, h).flatten(1))
+    assert torch.allclose(model(x), expected, atol=1e-5)

@@ -43,6 +43,9 @@ class ClassPlan:
     # (node id, constructor parameter, attribute) for each node whose operation an
     # operation-valued parameter gives (act=nn.ReLU): ``act()``, applied as ``self.act(x)``
     op_params: tuple[tuple[str, str, str], ...] = ()
+    # (axis, local) of each spatial size of the input forward reads: its first line reads
+    # them (``height, width = x.shape[2:]``), so one class serves every resolution
+    input_sizes: tuple[tuple[int, str], ...] = ()
 
     @property
     def attention(self) -> bool:
@@ -206,7 +209,8 @@ def emit_class(
 ) -> list[str]:
     graph = plan.graph
     values = node_values(graph)
-    names = plan_locals(graph, values, local_namespace(module_names))
+    sizes = frozenset(name for _, name in plan.input_sizes)
+    names = plan_locals(graph, values, local_namespace(module_names | sizes))
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for n in graph.nodes if n.layer)  # the user's names
     attrs.claim(plan.claimed)
@@ -448,6 +452,7 @@ def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Val
         lines.append(f"{INDENT * 2}# {name}: {_shape(values[slot].shape)}")
     lines += _defaults(graph, names, values)
     lines += _prologue(plan, x, inputs)
+    lines += _input_sizes(plan, x)
     grouped = 0  # sites up to here were emitted by a grouped split/chunk statement
     for index, site in enumerate(sites):
         if index < grouped:
@@ -559,6 +564,21 @@ def _prologue(plan: ClassPlan, x: str, inputs: list[str] | None = None) -> list[
             f"{INDENT * 3}{MASK} = {x} == {graph.padding_idx!r}",
         ]
     return lines
+
+
+def _input_sizes(plan: ClassPlan, x: str) -> list[str]:
+    """``height, width = x.shape[2:]`` (or ``width = x.shape[3]``): the spatial sizes of the
+    input that forward statements read (``shape[0]`` is the batch, ``shape[1]`` channels)."""
+    if not plan.input_sizes:
+        return []
+    axes = [axis for axis, _ in plan.input_sizes]
+    targets = ", ".join(name for _, name in plan.input_sizes)
+    if len(axes) == 1:
+        return [f"{INDENT * 2}{targets} = {x}.shape[{axes[0] + 1}]"]
+    rank = len(plan.graph.input_value.shape or ()) - 1  # per sample
+    if axes == list(range(axes[0], axes[-1] + 1)) and axes[-1] == rank - 1:
+        return [f"{INDENT * 2}{targets} = {x}.shape[{axes[0] + 1}:]"]
+    return [f"{INDENT * 2}{targets} = {', '.join(f'{x}.shape[{a + 1}]' for a in axes)}"]
 
 
 def _raise_dtype(name: str, dtype: str, x: str) -> list[str]:

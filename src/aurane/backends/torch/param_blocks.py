@@ -50,6 +50,9 @@ class _Scopes:
     def __init__(self, graph: Graph, params: tuple[str, ...]) -> None:
         rank = len(graph.input_value.shape or ()) - 1
         self.inputs = _input_names(rank, params)
+        # an image's or volume's spatial sizes: read from the input in forward
+        self.spatial = SPATIAL_NAMES.get(rank - 1, ())
+        self.sizes: set[int] = set()  # the spatial axes a forward statement reads
         attrs = attribute_namespace()
         attrs.claim(n.layer.split(".")[0] for n in graph.nodes if n.layer)  # the user's names
         self.attrs = {name: attrs.allocate(name) for name in (*self.inputs, *params)}
@@ -65,7 +68,15 @@ class _Scopes:
     def init(self, leaf: Leaf) -> str:
         return self.constructor_name(leaf)
 
+    def folds(self, leaf: Leaf) -> bool:
+        """A spatial size: no constructor argument, so the constructor writes its value."""
+        return isinstance(leaf, InputSize) and leaf.axis >= 1 and bool(self.spatial)
+
     def forward(self, leaf: Leaf) -> str:
+        if self.folds(leaf):
+            assert isinstance(leaf, InputSize)
+            self.sizes.add(leaf.axis)
+            return self.spatial[leaf.axis - 1]
         name = self.constructor_name(leaf)
         self.read.add(name)
         return f"self.{self.attrs[name]}"
@@ -73,13 +84,21 @@ class _Scopes:
     def stored(self, order: list[str]) -> tuple[tuple[str, str], ...]:
         return tuple((self.attrs[n], n) for n in order if n in self.read)
 
+    def input_sizes(self) -> tuple[tuple[int, str], ...]:
+        """(axis, local name) of each spatial size forward reads, for its first line."""
+        return tuple((axis, self.spatial[axis - 1]) for axis in sorted(self.sizes))
 
-def _shown_graph(graph: Graph, name: Naming) -> Graph:
+
+# the locals a forward reads its input's spatial sizes into, by the number of spatial axes
+SPATIAL_NAMES = {2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
+def _shown_graph(graph: Graph, name: Naming, folds: Callable[[Leaf], bool] | None = None) -> Graph:
     """``graph`` as a class writes it: symbolic numbers as expressions, and the
     boolean/string arguments a parameter gave as the parameter, references by ``name``."""
     nodes = []
     for node in graph.nodes:
-        args: dict[str, Any] = show(dict(node.args), name)
+        args: dict[str, Any] = show(dict(node.args), name, folds)
         for arg, param in graph.block_refs.get(node.id, {}).items():
             holder, key = args, arg
             if arg.startswith("arguments."):  # a nested block call's argument
@@ -87,7 +106,7 @@ def _shown_graph(graph: Graph, name: Naming) -> Graph:
                 key = arg.removeprefix("arguments.")
             holder[key] = show_named(holder[key], param, name)
         nodes.append(replace(node, args=args))
-    values = tuple(replace(v, shape=show(v.shape, name)) for v in graph.values)
+    values = tuple(replace(v, shape=show(v.shape, name, folds)) for v in graph.values)
     return replace(graph, nodes=tuple(nodes), values=values)
 
 
@@ -183,7 +202,7 @@ class ParamClasses:
         defaults = dict(graph.block_defaults)
         scopes = _Scopes(graph, params)
         renamed = _operation_ids(graph, ops)
-        shown = _renamed(_shown_graph(graph, scopes.init), renamed)
+        shown = _renamed(_shown_graph(graph, scopes.init, scopes.folds), renamed)
         forward = _renamed(_shown_graph(graph, scopes.forward), renamed)
         claimed = tuple(scopes.attrs.values())
         op_params = tuple(
@@ -217,6 +236,7 @@ class ParamClasses:
             stored=stored,
             claimed=claimed,
             op_params=op_params,
+            input_sizes=scopes.input_sizes(),
         )
         return plan, self._emit(plan), dims, scopes
 

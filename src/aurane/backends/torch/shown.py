@@ -21,6 +21,7 @@ from aurane.semantics.symbolic import (
     Ref,
     SymFloat,
     SymInt,
+    leaves,
     precedence,
     to_python,
 )
@@ -69,19 +70,23 @@ class ShownStr(_WithText, str):
     """A string block parameter printed as its name (``lit`` writes ``text``, not a quote)."""
 
 
-def show(value: Any, name: Naming) -> Any:
+def show(value: Any, name: Naming, folds: Callable[[Leaf], bool] | None = None) -> Any:
     """``value`` with symbolic numbers turned into numbers printed as their expression,
-    references written by ``name`` (tuples, lists and dicts item by item)."""
+    references written by ``name`` (tuples, lists and dicts item by item); a number whose
+    tree has a leaf that ``folds`` is written as its value instead (a spatial size in a
+    constructor)."""
     if isinstance(value, SymInt | SymFloat):
         tree = value.tree
+        if folds is not None and any(folds(leaf) for leaf in leaves(tree)):
+            return int(value) if isinstance(value, SymInt) else float(value)
         kind = ShownInt if isinstance(value, SymInt) else ShownFloat
         return kind(value, lambda: to_python(tree, name), precedence(tree))
     if isinstance(value, tuple):
-        return tuple(show(v, name) for v in value)
+        return tuple(show(v, name, folds) for v in value)
     if isinstance(value, list):
-        return [show(v, name) for v in value]
+        return [show(v, name, folds) for v in value]
     if isinstance(value, dict):
-        return {k: show(v, name) for k, v in value.items()}
+        return {k: show(v, name, folds) for k, v in value.items()}
     return value
 
 
