@@ -62,6 +62,13 @@ class Deliberate:
 
 DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate(
+        "T002",
+        ("cross_batch_matmul",),
+        r"needs two \(features,\) inputs",
+        "cross_batch_matmul of per-sample scalars: the (batch, batch) similarity needs a "
+        "feature axis to contract; torch's product of two (batch,) tensors is one number",
+    ),
+    Deliberate(
         "T003",
         (),
         r"needs a floating input dtype, got (bool|u?int\d+)",
