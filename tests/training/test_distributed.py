@@ -23,6 +23,12 @@ for job in (job_standalone, job_default):
     model = job.train_net()
     torch.save(model.state_dict(), f"{job.__name__}_rank{os.environ['RANK']}.pt")
 job_default.rt.finish_distributed()
+# the results are saved and the group is gone: leave without interpreter finalization, where
+# gloo's worker threads can still abort the process (SIGABRT, pytorch/pytorch#179291)
+import sys
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
 """
 MODES = ("standalone", "default")
 
@@ -109,6 +115,12 @@ torch.save(
     f"split_rank{rank}.pt",
 )
 job_whole.rt.finish_distributed()
+# the results are saved and the group is gone: leave without interpreter finalization, where
+# gloo's worker threads can still abort the process (SIGABRT, pytorch/pytorch#179291)
+import sys
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
 """
 
 

@@ -169,6 +169,12 @@ for job in (job_ddp, job_fsdp, job_fsdp_ac, job_fsdp_more, job_fsdp_bf16):
 # an ordinary (DDP) checkpoint continued under FSDP: each process takes its shards
 keep(job_fsdp3.train_gpt(resume_from="ck_ddp/run_0001/last.pt"), "job_fsdp3")
 job_ddp.rt.finish_distributed()
+# the results are saved and the group is gone: leave without interpreter finalization, where
+# gloo's worker threads can still abort the process (SIGABRT, pytorch/pytorch#179291)
+import sys
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
 """
 
 ONE_PROCESS = """
@@ -273,6 +279,12 @@ for job in (job_ddp, job_fsdp):
     if os.environ["RANK"] == "0":
         torch.save({"weights": weights, "history": model.training_history}, job.__name__ + ".pt")
 job_ddp.rt.finish_distributed()
+# the results are saved and the group is gone: leave without interpreter finalization, where
+# gloo's worker threads can still abort the process (SIGABRT, pytorch/pytorch#179291)
+import sys
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
 """
 
 
@@ -373,6 +385,9 @@ for name, model in (
 job_whole.rt.finish_distributed()
 # the results are saved and the group is gone: leave without interpreter finalization, where
 # gloo's worker threads can still abort the process (SIGABRT, pytorch/pytorch#179291)
+import sys
+sys.stdout.flush()
+sys.stderr.flush()
 os._exit(0)
 """
 
