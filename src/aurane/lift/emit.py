@@ -393,6 +393,15 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
         later.append(reads)
     names = namer.names
     learned = {s.output for s in block.steps if s.op is not None and s.op.op == "parameter"}
+    # the last statement whose sizes read the input's (``x.shape[1] // 2``, block_params)
+    reads_input_shape = max(
+        (
+            i
+            for i, s in enumerate(stmts)
+            if any(_reads_shape(step, input_name) for step in _statement_steps(s))
+        ),
+        default=-1,
+    )
     lines: list[str] = []
     for i, statement in enumerate(stmts):
         final = i == len(stmts) - 1
@@ -423,6 +432,8 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
             source_value = (plain or dead or [""])[0]
         hint = _hint(statement)
         reuse = source_value in names and dead_after(source_value) and not _PROJECTIONS.search(hint)
+        if reuse and names[source_value] == input_name and i < reads_input_shape:
+            reuse = False  # a later statement reads x.shape: x keeps the block's input
         if final and statement.output == block.output and statement.kind == "graph":
             lines.append(f"return {_graph_text(statement, names, block)}")
             names[statement.output] = "<returned>"
@@ -445,6 +456,16 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
     if not stmts or stmts[-1].output != block.output:  # (--partial: maybe the input itself)
         lines.append(f"return {names[block.output]}")
     return lines
+
+
+def _statement_steps(statement: Statement) -> list[Step]:
+    steps = [part.step for part in statement.parts]
+    return steps + [statement.chain] if statement.chain is not None else steps
+
+
+def _reads_shape(step: Step, input_name: str) -> bool:
+    reads = re.compile(rf"(^|[^\w.]){re.escape(input_name)}\.shape")
+    return any(reads.search(text) for text in step.exprs.values())
 
 
 def _piece_names(count: int) -> list[str]:
