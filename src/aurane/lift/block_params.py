@@ -96,7 +96,9 @@ def _parameterise(
         if text is None and match is not None:
             add(match[0], tuple(c[match[0]] for c in ctors))
             text = f"{match[1]} * {match[0]}"
-        product = _product(vector, ctors, sizing_output) if text is None else None
+        # a layer's width only: a product elsewhere (a reshape's 4 = 2 * 2) is a coincidence
+        widths = slot[2] in ("channels", "features") and slot in layered
+        product = _product(vector, ctors, sizing_output) if text is None and widths else None
         if product is not None:
             for name in product:
                 add(name, tuple(c[name] for c in ctors))
@@ -105,7 +107,9 @@ def _parameterise(
             text = _of_input_channels(vector, in_channels)
         if text is None and varying:
             sizes_output = slot[2] in ("channels", "features") and vector in outputs
-            name = _fresh_param("out" if sizes_output else slot[2], used)
+            # never a constructor argument's name: that may name other values below
+            taken = used | set(ctors[0] if ctors else ())
+            name = _fresh_param("out" if sizes_output else slot[2], taken)
             add(name, vector)
             text = name
         if text is not None:
@@ -222,6 +226,7 @@ def _from_constructor(
 
 
 def _fresh_param(arg: str, used: set[str]) -> str:
+    """A name after the argument ``arg`` that none of ``used`` has."""
     base = {
         "features": "width",
         "channels": "width",

@@ -23,6 +23,7 @@ from typing import Any
 from aurane.lift.graph import GAP_ORIGIN
 from aurane.lift.program import BlockDef, Program, Step
 from aurane.ops import CATALOG, lookup
+from aurane.ops.spec import ArgKind
 from aurane.records import field, record
 
 INDENT = "    "
@@ -53,6 +54,7 @@ FIRST_POSITIONAL = frozenset(
         "lstm",
         "gru",
         "parameter",
+        "buffer",
         "positional_encoding",
         "unsqueeze",
         "squeeze",
@@ -118,7 +120,7 @@ def op_arguments(
             positional = False
             continue
         text = _value_text(value, exprs, param.name)
-        variadic = param.variadic and op != "parameter"
+        variadic = param.variadic and op not in ("parameter", "buffer")
         if isinstance(value, tuple) and not variadic:
             text = _bracketed(text, value)
         wanted = (index == 0 and op in FIRST_POSITIONAL) or (
@@ -497,13 +499,26 @@ def _call_text(
         assert step.op is not None
         exprs = dict(chain_exprs) if chain_exprs is not None else _exprs(step)
         args = op_arguments(step.op.op, step.op.args, exprs)
-        text = f"{step.op.op}({', '.join([*inputs, *args])})"
+        inputs, named = _tensor_arguments(step.op.op, inputs)
+        text = f"{step.op.op}({', '.join([*inputs, *args, *named])})"
     if step.kind == "call" and step.residual:  # the block's own trailing add, moved out
         text += ".residual"
     text += "".join(part.suffixes)
     if step.name is not None:
         text += f" as {step.name}"
     return text
+
+
+def _tensor_arguments(op: str, inputs: list[str]) -> tuple[list[str], list[str]]:
+    """The inputs beyond what ``op`` takes positionally are its tensor arguments, in the
+    catalog's order: ``gather(table, dim=1, index=rows)``."""
+    spec = lookup(op)
+    if spec is None or spec.max_inputs is None or len(inputs) <= spec.max_inputs:
+        return inputs, []
+    names = [p.name for p in spec.params if p.kind is ArgKind.TENSOR]
+    extra = inputs[spec.max_inputs :]
+    assert len(extra) <= len(names), (op, inputs)
+    return inputs[: spec.max_inputs], [f"{n}={v}" for n, v in zip(names, extra, strict=False)]
 
 
 def _block_call(step: Step, inputs: list[str]) -> str:
