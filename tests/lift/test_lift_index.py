@@ -1,8 +1,9 @@
 """``aurane import`` of the index, shift and accumulation functions (issue 26, the catalog
-operations of issue 23): ``gather``, ``take_along_dim``, ``index_select``, ``roll``, ``cumsum``, ``exp``, ``log``, ``where`` and
-``masked_fill``, and a persistent buffer read directly (``buffer(...)``, its contents
-named by the catalog's init). Each import is exact (the original's state dict loads
-strictly, outputs agree) and writes the operation."""
+operations of issue 23): ``gather``, ``take_along_dim``, ``index_select``, ``roll``,
+``cumsum``, ``exp``, ``log``, ``where``, ``masked_fill``, comparisons and casts, an
+``einsum`` that is a batched matrix product (``matmul``), and a persistent buffer read
+directly (``buffer(...)``, its contents named by the catalog's init). Each import is exact
+(the original's state dict loads strictly, outputs agree) and writes the operation."""
 
 from __future__ import annotations
 
@@ -79,6 +80,16 @@ CASES: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...], str]] = {
     ),
     "cumsum": (lambda: Apply(lambda m, h: h.cumsum(dim=1)), (4, 6), "cumsum("),
     "to": (lambda: Apply(lambda m, h: h.to(torch.float16).float()), (4, 6), "to("),
+    "einsum-scores": (
+        lambda: Apply(lambda m, h: torch.einsum("b i d, b j d -> b i j", h, h * 2)),
+        (4, 6),
+        "matmul(",
+    ),
+    "einsum-product": (
+        lambda: Apply(lambda m, h: torch.einsum("bij,bjk->bik", h, h.transpose(1, 2))),
+        (4, 6),
+        "matmul(",
+    ),
     "exp": (lambda: Apply(lambda m, h: h.exp()), (4, 6), "exp("),
     "log": (lambda: Apply(lambda m, h: (h * h + 1).log()), (4, 6), "log("),
     "where-tensor": (lambda: Apply(lambda m, h: torch.where(h > 0, h, -h)), (4, 6), "where("),

@@ -33,7 +33,7 @@ from aurane.lift.functions_layers import (
     _sdpa,
     _stochastic_depth,
 )
-from aurane.lift.functions_math import _binary, _matmul, _neg, _reduce
+from aurane.lift.functions_math import _binary, _einsum, _matmul, _neg, _reduce
 from aurane.lift.functions_tensor import (
     _alias,
     _aten_select,
@@ -91,8 +91,6 @@ EXPLAINED: dict[str, str] = {
     "by a constant index buffer, inside the windowed attention",
     "_patch_merging_pad": "Swin's patch merging (pad, then four strided slices of the spatial "
     "axes) is one traced function the catalog has no operation for",
-    "einsum": "torch.einsum has no catalog operation (matmul covers a product of two "
-    "operands over their last two axes)",
     "sqrt": "torch.sqrt has no catalog operation",
     "rsqrt": "torch.rsqrt has no catalog operation (write a norm as rms_norm or layer_norm)",
     "pow": "a power has no catalog operation",
@@ -106,6 +104,7 @@ HANDLERS: dict[str, Handler] = {
     "truediv": _binary("truediv"),
     "neg": _neg,
     "matmul": _matmul,
+    "einsum": _einsum,
     "cat": _cat,
     "stack": _stack,
     "chunk": _pieces("chunk"),
