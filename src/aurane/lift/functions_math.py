@@ -119,7 +119,7 @@ def _einsum(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]
     lead = left[:-2]
     if right[:-2] != lead or output[:-2] != lead:
         raise Unexpressible(what, "its leading axes differ (not a batched matrix product)")
-    (i, j), (p, q), (o1, o2) = left[-2:], right[-2:], output[-2:]
+    i, j, p, q, o1, o2 = left[-2], left[-1], right[-2], right[-1], output[-2], output[-1]
     out = _out(lw, node)
     a = _tensor(lw, operands[0], what)
     b = _tensor(lw, operands[1], what)
