@@ -35,6 +35,7 @@ from aurane.lift.functions_layers import (
 )
 from aurane.lift.functions_math import _binary, _einsum, _matmul, _neg, _reduce
 from aurane.lift.functions_tensor import (
+    TENSOR_INDEX,
     _alias,
     _aten_select,
     _aten_slice,
@@ -94,6 +95,7 @@ EXPLAINED: dict[str, str] = {
     "sqrt": "torch.sqrt has no catalog operation",
     "rsqrt": "torch.rsqrt has no catalog operation (write a norm as rms_norm or layer_norm)",
     "pow": "a power has no catalog operation",
+    "index": TENSOR_INDEX,
 }
 
 HANDLERS: dict[str, Handler] = {

@@ -105,6 +105,13 @@ def _pieces(op: str) -> Handler:
     return handle
 
 
+TENSOR_INDEX = (
+    "indexing by a tensor (x[index]): write it as gather or index_select, whose index is a "
+    "value with the batch axis; a table indexed by a buffer outside the batch (torchvision "
+    "MaxViT's relative position bias, then viewed without the batch axis) is not followed"
+)
+
+
 def _getitem(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
     what = function_label(node)
     container, index = args[0], args[1]
@@ -112,6 +119,10 @@ def _getitem(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any
         return container.items[_value(index, what)]
     if isinstance(container, tuple | list):
         return container[_value(index, what)]
+    items = index if isinstance(index, tuple | list) else (index,)
+    tensor_index = any(isinstance(item, TensorRef | ConstRef) for item in items)
+    if tensor_index and isinstance(container, TensorRef | ParamRef):  # (constants: observed)
+        raise Unexpressible("tensor indexing", TENSOR_INDEX)
     if isinstance(container, ParamRef):
         container = lw.parameter(container, None)
     if not isinstance(container, TensorRef):
