@@ -69,14 +69,14 @@ def test_sizes_read_as_the_constructor_and_the_input_give_them() -> None:
 
 
 class Fold(nn.Module):
-    """Doubled, halved into two pieces, summed, then back to the input's channels: the
-    last size reads the input's channels, so the input's name is not rebound before."""
+    """Halved, cut into two pieces, summed, then back to the input's channels: the last
+    size reads the input's channels, so the input's name is not rebound before."""
 
     def __init__(self, shape: tuple[int, int]) -> None:
         super().__init__()
         channels = shape[0]
-        self.a = nn.Conv2d(channels, 2 * channels, 1)
-        self.c = nn.Conv2d(channels, channels, 1)
+        self.a = nn.Conv2d(channels, channels // 2, 1)
+        self.c = nn.Conv2d(channels // 4, channels, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         p, q = self.a(x).chunk(2, dim=1)
@@ -86,16 +86,16 @@ class Fold(nn.Module):
 class Folding(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.one = Fold((2, 1))
-        self.two = Fold((4, 1))
-        self.widen = nn.Conv2d(2, 4, 1)
+        self.one = Fold((4, 1))
+        self.two = Fold((8, 1))
+        self.widen = nn.Conv2d(4, 8, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.two(self.widen(self.one(x)))
 
 
 def test_a_block_sized_by_its_input_keeps_the_input_name() -> None:
-    text = _lifted(Folding, (2, 4, 4))
-    assert "model Fold:" in text and "2 * x.shape[1]" in text, text
+    text = _lifted(Folding, (4, 4, 4))
+    assert "model Fold:" in text, text
     assert "conv2d(x.shape[1], kernel=1) as c" in text, text
-    assert "h = x -> conv2d(2 * x.shape[1], kernel=1) as a" in text, text  # not `x -> ...`
+    assert "h = x -> conv2d(x.shape[1] // 2, kernel=1) as a" in text, text  # not `x -> ...`

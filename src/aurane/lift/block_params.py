@@ -62,6 +62,7 @@ def _parameterise(
     ]
     ctor_names.sort(key=_rank_name)
     used: set[str] = set()
+    from_input: dict[tuple[Any, ...], str] = {}  # values written from the input's channels
 
     def add(name: str, values: tuple[Any, ...]) -> None:
         if name not in used:
@@ -103,8 +104,12 @@ def _parameterise(
             for name in product:
                 add(name, tuple(c[name] for c in ctors))
             text = " * ".join(product)
+        if text is None and varying:  # the same numbers as an input size found: that size
+            text = from_input.get(vector)
         if text is None and varying and slot[2] == "channels":
             text = _of_input_channels(vector, in_channels)
+            if text is not None:
+                from_input[vector] = text
         if text is None and varying:
             sizes_output = slot[2] in ("channels", "features") and vector in outputs
             # never a constructor argument's name: that may name other values below
@@ -165,7 +170,7 @@ def _product(
 
 def _of_input_channels(vector: tuple[Any, ...], in_channels: tuple[int, ...]) -> str | None:
     """Channel counts that follow the block's input channels (axis 1) in every instance:
-    ``x.shape[1]``, a small quotient or a multiple of it (DenseNet's transition halves)."""
+    ``x.shape[1]`` or a small quotient of it (DenseNet's transition halves)."""
     if len(in_channels) != len(vector) or not all(isinstance(v, int) and v > 0 for v in vector):
         return None
     pairs = list(zip(vector, in_channels, strict=True))
@@ -174,10 +179,7 @@ def _of_input_channels(vector: tuple[Any, ...], in_channels: tuple[int, ...]) ->
     for divisor in range(2, MAX_DIVISOR + 1):
         if all(c % divisor == 0 and c // divisor == v for v, c in pairs):
             return f"x.shape[1] // {divisor}"
-    for factor in range(2, MAX_DIVISOR + 1):
-        if all(v == factor * c for v, c in pairs):
-            return f"{factor} * x.shape[1]"
-    return None
+    return None  # (a multiple is an expansion: a parameter of its own reads better)
 
 
 def _from_constructor(

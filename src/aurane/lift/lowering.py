@@ -240,9 +240,6 @@ def _buffer_init(tensor: torch.Tensor) -> dict[str, Any] | None:
     return None
 
 
-MIN_STD_SAMPLES = 256
-
-
 def _init_of(tensor: torch.Tensor) -> dict[str, Any]:
     """The ``init=`` that a person would write for these values."""
     flat = tensor.detach().reshape(-1).float()
@@ -255,8 +252,7 @@ def _init_of(tensor: torch.Tensor) -> dict[str, Any]:
         if first == 1.0:
             return {"init": "ones"}
         return {"init": "full", "value": _round(first)}
-    # a standard deviation estimated from a few values is noise (MaxViT's 9 x 1 bias table)
-    std = float(flat.std()) if flat.numel() >= MIN_STD_SAMPLES else 0.02
+    std = float(flat.std()) if flat.numel() > 1 else 0.02
     args: dict[str, Any] = {"init": "normal"}
     if std > 0 and abs(std - 0.02) > 0.005:
         args["std"] = _round(std)
