@@ -55,14 +55,14 @@ MODELS = textwrap.dedent(
             return h
 
 
-    class Rolled(nn.Module):
+    class Rooted(nn.Module):
         def __init__(self):
             super().__init__()
             self.fc = nn.Linear(8, 8)
             self.out = nn.Linear(8, 3)
 
         def forward(self, x):
-            h = torch.roll(self.fc(x), 1, dims=-1)
+            h = torch.sqrt(self.fc(x))
             return self.out(h)
 
 
@@ -111,20 +111,17 @@ def test_data_dependent_control_flow_is_one_error_naming_the_line(folder: Path) 
 
 
 def test_what_cannot_be_expressed_is_located_and_partial_marks_it(folder: Path) -> None:
-    done = run_cli("import", "tiny:Rolled", "--input-shape", "8", "-o", "r.aur", cwd=folder)
+    done = run_cli("import", "tiny:Rooted", "--input-shape", "8", "-o", "r.aur", cwd=folder)
     assert done.returncode == 1 and not (folder / "r.aur").exists()
-    where = f"tiny.py:{_line(folder, 'torch.roll')}"
-    assert (
-        "<root>: torch.roll: torch.roll (a cyclic shift): the import does not map it to "
-        "the catalog's roll yet (" in done.stderr
-    )
+    where = f"tiny.py:{_line(folder, 'torch.sqrt')}"
+    assert "<root>: torch.sqrt: torch.sqrt has no catalog operation (" in done.stderr
     assert where in done.stderr and "Traceback" not in done.stderr
     partial = run_cli(
-        "import", "tiny:Rolled", "--input-shape", "8", "--partial", "-o", "r.aur", cwd=folder
+        "import", "tiny:Rooted", "--input-shape", "8", "--partial", "-o", "r.aur", cwd=folder
     )
     assert partial.returncode == 1  # written, but not exact
     text = (folder / "r.aur").read_text()
-    assert "TODO(aurane import): not expressed: <root>: torch.roll" in text
+    assert "TODO(aurane import): not expressed: <root>: torch.sqrt" in text
     assert "-> identity() ->" in text and "dense(3) as out" in text
 
 
@@ -177,5 +174,5 @@ def test_bad_specs(
 def test_an_input_that_is_not_evident_must_be_given(
     folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _main(folder, monkeypatch, "tiny:Rolled") == 2
+    assert _main(folder, monkeypatch, "tiny:Rooted") == 2
     assert "--input-shape" in capsys.readouterr().err

@@ -1,7 +1,9 @@
 """Block parameters: the numbers that differ between instances of one block, named after
 the class's constructor argument of the same values when the constructor was observed
 (``aurane.lift.spec``), else written as a multiple or quotient of another parameter
-(``4 * width``, ``k // 2``), else given a fresh name (``width``).
+(``4 * width``, ``k // 2``), as the product of two constructor arguments
+(``growth * bn_size``), as the block input's channels (``x.shape[1] // 2``: a block that
+halves its input), else given a fresh name (``width``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,10 @@ def _parameterise(
     cls: type,
     outputs: set[tuple[int, ...]] | frozenset[tuple[int, ...]] = frozenset(),
     layered: set[Any] | frozenset[Any] = frozenset(),
+    in_channels: tuple[int, ...] = (),
 ) -> tuple[list[ParamDef], dict[tuple[int, int, str, int], str], list[dict[str, Any]]]:
+    """Block parameters from the instances' ``numbers`` (slot -> value each) and constructor
+    arguments ``ctors``; ``in_channels``: each instance's input channels (axis 1), if known."""
     slots = sorted(set().union(*[set(n) for n in numbers]))
     count = len(numbers)
     params: list[tuple[str, tuple[Any, ...]]] = []  # name, values per instance
@@ -57,6 +62,7 @@ def _parameterise(
     ]
     ctor_names.sort(key=_rank_name)
     used: set[str] = set()
+    from_input: dict[tuple[Any, ...], str] = {}  # values written from the input's channels
 
     def add(name: str, values: tuple[Any, ...]) -> None:
         if name not in used:
@@ -91,9 +97,24 @@ def _parameterise(
         if text is None and match is not None:
             add(match[0], tuple(c[match[0]] for c in ctors))
             text = f"{match[1]} * {match[0]}"
+        # a layer's width only: a product elsewhere (a reshape's 4 = 2 * 2) is a coincidence
+        widths = slot[2] in ("channels", "features") and slot in layered
+        product = _product(vector, ctors, sizing_output) if text is None and widths else None
+        if product is not None:
+            for name in product:
+                add(name, tuple(c[name] for c in ctors))
+            text = " * ".join(product)
+        if text is None and varying:  # the same numbers as an input size found: that size
+            text = from_input.get(vector)
+        if text is None and varying and slot[2] == "channels":
+            text = _of_input_channels(vector, in_channels)
+            if text is not None:
+                from_input[vector] = text
         if text is None and varying:
             sizes_output = slot[2] in ("channels", "features") and vector in outputs
-            name = _fresh_param("out" if sizes_output else slot[2], used)
+            # never a constructor argument's name: that may name other values below
+            taken = used | set(ctors[0] if ctors else ())
+            name = _fresh_param("out" if sizes_output else slot[2], taken)
             add(name, vector)
             text = name
         if text is not None:
@@ -128,6 +149,37 @@ def _existing(vector: tuple[Any, ...], params: list[tuple[str, tuple[Any, ...]]]
             if 1 < divisor <= MAX_DIVISOR and all(w // divisor == v for v, w in pairs):
                 return f"{name} // {divisor}"
     return None
+
+
+def _product(
+    vector: tuple[Any, ...], ctors: list[dict[str, Any]], names: list[str]
+) -> tuple[str, str] | None:
+    """The one pair of constructor arguments (neither 0 nor 1 anywhere) whose product these
+    values are, in the constructor's order: DenseNet's ``growth * bn_size``."""
+    if not ctors or not all(isinstance(v, int) and not isinstance(v, bool) for v in vector):
+        return None
+    usable = [n for n in names if all(isinstance(c[n], int) and c[n] not in (0, 1) for c in ctors)]
+    found = [
+        (a, b)
+        for i, a in enumerate(usable)
+        for b in usable[i + 1 :]
+        if all(c[a] * c[b] == v for c, v in zip(ctors, vector, strict=True))
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _of_input_channels(vector: tuple[Any, ...], in_channels: tuple[int, ...]) -> str | None:
+    """Channel counts that follow the block's input channels (axis 1) in every instance:
+    ``x.shape[1]`` or a small quotient of it (DenseNet's transition halves)."""
+    if len(in_channels) != len(vector) or not all(isinstance(v, int) and v > 0 for v in vector):
+        return None
+    pairs = list(zip(vector, in_channels, strict=True))
+    if all(v == c for v, c in pairs):
+        return "x.shape[1]"
+    for divisor in range(2, MAX_DIVISOR + 1):
+        if all(c % divisor == 0 and c // divisor == v for v, c in pairs):
+            return f"x.shape[1] // {divisor}"
+    return None  # (a multiple is an expansion: a parameter of its own reads better)
 
 
 def _from_constructor(
@@ -176,6 +228,7 @@ def _from_constructor(
 
 
 def _fresh_param(arg: str, used: set[str]) -> str:
+    """A name after the argument ``arg`` that none of ``used`` has."""
     base = {
         "features": "width",
         "channels": "width",

@@ -23,6 +23,7 @@ from typing import Any
 from aurane.lift.graph import GAP_ORIGIN
 from aurane.lift.program import BlockDef, Program, Step
 from aurane.ops import CATALOG, lookup
+from aurane.ops.spec import ArgKind
 from aurane.records import field, record
 
 INDENT = "    "
@@ -53,6 +54,7 @@ FIRST_POSITIONAL = frozenset(
         "lstm",
         "gru",
         "parameter",
+        "buffer",
         "positional_encoding",
         "unsqueeze",
         "squeeze",
@@ -118,7 +120,7 @@ def op_arguments(
             positional = False
             continue
         text = _value_text(value, exprs, param.name)
-        variadic = param.variadic and op != "parameter"
+        variadic = param.variadic and op not in ("parameter", "buffer")
         if isinstance(value, tuple) and not variadic:
             text = _bracketed(text, value)
         wanted = (index == 0 and op in FIRST_POSITIONAL) or (
@@ -393,6 +395,15 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
         later.append(reads)
     names = namer.names
     learned = {s.output for s in block.steps if s.op is not None and s.op.op == "parameter"}
+    # the last statement whose sizes read the input's (``x.shape[1] // 2``, block_params)
+    reads_input_shape = max(
+        (
+            i
+            for i, s in enumerate(stmts)
+            if any(_reads_shape(step, input_name) for step in _statement_steps(s))
+        ),
+        default=-1,
+    )
     lines: list[str] = []
     for i, statement in enumerate(stmts):
         final = i == len(stmts) - 1
@@ -423,6 +434,8 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
             source_value = (plain or dead or [""])[0]
         hint = _hint(statement)
         reuse = source_value in names and dead_after(source_value) and not _PROJECTIONS.search(hint)
+        if reuse and names[source_value] == input_name and i < reads_input_shape:
+            reuse = False  # a later statement reads x.shape: x keeps the block's input
         if final and statement.output == block.output and statement.kind == "graph":
             lines.append(f"return {_graph_text(statement, names, block)}")
             names[statement.output] = "<returned>"
@@ -445,6 +458,16 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
     if not stmts or stmts[-1].output != block.output:  # (--partial: maybe the input itself)
         lines.append(f"return {names[block.output]}")
     return lines
+
+
+def _statement_steps(statement: Statement) -> list[Step]:
+    steps = [part.step for part in statement.parts]
+    return steps + [statement.chain] if statement.chain is not None else steps
+
+
+def _reads_shape(step: Step, input_name: str) -> bool:
+    reads = re.compile(rf"(^|[^\w.]){re.escape(input_name)}\.shape")
+    return any(reads.search(text) for text in step.exprs.values())
 
 
 def _piece_names(count: int) -> list[str]:
@@ -476,13 +499,26 @@ def _call_text(
         assert step.op is not None
         exprs = dict(chain_exprs) if chain_exprs is not None else _exprs(step)
         args = op_arguments(step.op.op, step.op.args, exprs)
-        text = f"{step.op.op}({', '.join([*inputs, *args])})"
+        inputs, named = _tensor_arguments(step.op.op, inputs)
+        text = f"{step.op.op}({', '.join([*inputs, *args, *named])})"
     if step.kind == "call" and step.residual:  # the block's own trailing add, moved out
         text += ".residual"
     text += "".join(part.suffixes)
     if step.name is not None:
         text += f" as {step.name}"
     return text
+
+
+def _tensor_arguments(op: str, inputs: list[str]) -> tuple[list[str], list[str]]:
+    """The inputs beyond what ``op`` takes positionally are its tensor arguments, in the
+    catalog's order: ``gather(table, dim=1, index=rows)``."""
+    spec = lookup(op)
+    if spec is None or spec.max_inputs is None or len(inputs) <= spec.max_inputs:
+        return inputs, []
+    names = [p.name for p in spec.params if p.kind is ArgKind.TENSOR]
+    extra = inputs[spec.max_inputs :]
+    assert len(extra) <= len(names), (op, inputs)
+    return inputs[: spec.max_inputs], [f"{n}={v}" for n, v in zip(names, extra, strict=False)]
 
 
 def _block_call(step: Step, inputs: list[str]) -> str:

@@ -15,6 +15,7 @@ module joins them into the table the lowerer (``aurane.lift.lower``) reads.
 
 from __future__ import annotations
 
+from aurane.lift.functions_index import INDEX_HANDLERS
 from aurane.lift.functions_layers import (
     _activation,
     _adaptive,
@@ -32,8 +33,9 @@ from aurane.lift.functions_layers import (
     _sdpa,
     _stochastic_depth,
 )
-from aurane.lift.functions_math import _binary, _matmul, _neg, _reduce
+from aurane.lift.functions_math import _binary, _einsum, _matmul, _neg, _reduce
 from aurane.lift.functions_tensor import (
+    TENSOR_INDEX,
     _alias,
     _aten_select,
     _aten_slice,
@@ -84,29 +86,16 @@ _ACTIVATIONS: dict[str, Handler] = {
 # "no catalog operation computes it" (docs/import.md lists them)
 EXPLAINED: dict[str, str] = {
     "shifted_window_attention": "Swin's windowed attention folds the windows into the batch "
-    "axis, shifts them with torch.roll and adds a relative position bias gathered from a "
-    "table; the language has no per-window attention (the import maps neither roll nor "
-    "gather yet)",
-    "_get_relative_position_bias": "a learned table gathered by a constant index buffer: "
-    "the import does not map it to the catalog's lookup/gather yet",
+    "axis (x.view(B * windows, ...)), which every Aurane value keeps first; the language has "
+    "no per-window attention",
+    "_get_relative_position_bias": "Swin's relative position bias: a learned table gathered "
+    "by a constant index buffer, inside the windowed attention",
     "_patch_merging_pad": "Swin's patch merging (pad, then four strided slices of the spatial "
     "axes) is one traced function the catalog has no operation for",
-    "einsum": "torch.einsum has no catalog operation (matmul covers a product of two "
-    "operands over their last two axes)",
-    "roll": "torch.roll (a cyclic shift): the import does not map it to the catalog's roll yet",
-    "exp": "torch.exp: the import does not map it to the catalog's exp yet",
-    "log": "torch.log: the import does not map it to the catalog's log yet",
     "sqrt": "torch.sqrt has no catalog operation",
     "rsqrt": "torch.rsqrt has no catalog operation (write a norm as rms_norm or layer_norm)",
     "pow": "a power has no catalog operation",
-    "where": "torch.where: the import does not map it to the catalog's where yet",
-    "masked_fill": "masked_fill with a mask computed from the input: the import recognises "
-    "only causal masks (scaled_dot_product_attention's causal=true), not the catalog's "
-    "masked_fill yet",
-    "cumsum": "torch.cumsum: the import does not map it to the catalog's cumsum yet",
-    "gather": "torch.gather: the import does not map it to the catalog's gather yet",
-    "index": "indexing by a tensor: the import does not map it to the catalog's "
-    "index_select/gather yet",
+    "index": TENSOR_INDEX,
 }
 
 HANDLERS: dict[str, Handler] = {
@@ -117,6 +106,7 @@ HANDLERS: dict[str, Handler] = {
     "truediv": _binary("truediv"),
     "neg": _neg,
     "matmul": _matmul,
+    "einsum": _einsum,
     "cat": _cat,
     "stack": _stack,
     "chunk": _pieces("chunk"),
@@ -141,6 +131,9 @@ HANDLERS: dict[str, Handler] = {
     "to": _convert,
     "type_as": _convert,
     "float": _convert,
+    "long": _convert,
+    "half": _convert,
+    "bool": _convert,
     "_to_copy": _convert,
     "mean": _reduce("mean", "global_avg_pool"),
     "sum": _reduce("sum", None),
@@ -166,6 +159,7 @@ HANDLERS: dict[str, Handler] = {
     "sdpa": _sdpa,
     "embedding": _embedding,
     "repeat_interleave": _repeat_interleave,
+    **INDEX_HANDLERS,
 }
 
 __all__ = ["EXPLAINED", "HANDLERS"]

@@ -103,6 +103,38 @@ def _matmul(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]
     return lw.emit("matmul", (a.id, b.id), {}, out, origin=what)
 
 
+def _einsum(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``torch.einsum`` of two operands that is a batched matrix product: ``...ij,...jk->...ik``
+    (``matmul``) or ``...id,...jd->...ij`` (``matmul`` with the second transposed), the
+    leading letters shared in order (MaxViT's attention scores and output)."""
+    what = function_label(node)
+    equation = _value(args[0], what)
+    operands = list(args[1]) if len(args) == 2 and isinstance(args[1], list | tuple) else args[1:]
+    if not isinstance(equation, str) or len(operands) != 2 or "->" not in equation:
+        raise Unexpressible(what, "only an einsum of two operands with an explicit output")
+    inputs, output = equation.replace(" ", "").split("->")
+    left, right = inputs.split(",")
+    if "." in equation or not len(left) == len(right) == len(output) >= 3:
+        raise Unexpressible(what, "only an einsum of equal ranks (a batched matrix product)")
+    lead = left[:-2]
+    if right[:-2] != lead or output[:-2] != lead:
+        raise Unexpressible(what, "its leading axes differ (not a batched matrix product)")
+    i, j, p, q, o1, o2 = left[-2], left[-1], right[-2], right[-1], output[-2], output[-1]
+    out = _out(lw, node)
+    a = _tensor(lw, operands[0], what)
+    b = _tensor(lw, operands[1], what)
+    if (o1, o2) == (i, q) and j == p:  # ...ij,...jk->...ik
+        return lw.emit("matmul", (a.id, b.id), {}, out, origin=what)
+    if (o1, o2) == (i, p) and j == q:  # ...id,...jd->...ij
+        shape = lw.shape_of(b)
+        swapped = (*shape[:-2], shape[-1], shape[-2])
+        bt = lw.emit(
+            "transpose", (b.id,), {"dim0": -2, "dim1": -1}, _meta_of(lw, b, swapped), origin=what
+        )
+        return lw.emit("matmul", (a.id, bt.id), {}, out, origin=what)
+    raise Unexpressible(what, "its contraction is not a matrix product of the last two axes")
+
+
 # -- reductions -------------------------------------------------------------------------------
 
 

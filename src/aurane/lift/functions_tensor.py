@@ -24,6 +24,7 @@ from aurane.lift.lowering import Handler, Lowering
 from aurane.lift.refs import (
     BATCH,
     BIG,
+    ConstRef,
     ParamRef,
     Pieces,
     Py,
@@ -104,6 +105,13 @@ def _pieces(op: str) -> Handler:
     return handle
 
 
+TENSOR_INDEX = (
+    "indexing by a tensor (x[index]): write it as gather or index_select, whose index is a "
+    "value with the batch axis; a table indexed by a buffer outside the batch (torchvision "
+    "MaxViT's relative position bias, then viewed without the batch axis) is not followed"
+)
+
+
 def _getitem(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
     what = function_label(node)
     container, index = args[0], args[1]
@@ -111,6 +119,10 @@ def _getitem(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any
         return container.items[_value(index, what)]
     if isinstance(container, tuple | list):
         return container[_value(index, what)]
+    items = index if isinstance(index, tuple | list) else (index,)
+    tensor_index = any(isinstance(item, TensorRef | ConstRef) for item in items)
+    if tensor_index and isinstance(container, TensorRef | ParamRef):  # (constants: observed)
+        raise Unexpressible("tensor indexing", TENSOR_INDEX)
     if isinstance(container, ParamRef):
         container = lw.parameter(container, None)
     if not isinstance(container, TensorRef):
@@ -324,7 +336,12 @@ def _expand(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]
     out = _out(lw, node)
     raw = _sizes(args[1:] or [kwargs.get("size")])
     sizes = [size(s, what) for s in raw]
-    if isinstance(source, ParamRef):
+    if isinstance(source, ConstRef) and source.buffer is not None:  # a buffer over the batch
+        if sizes[0] is not BATCH or len(sizes) != source.tensor.dim() + 1:
+            raise Unexpressible(what, "it expands a buffer other than over the batch")
+        x = lw.buffer(source)
+        rest = sizes[1:]
+    elif isinstance(source, ParamRef):
         stored = tuple(source.tensor.shape)
         if sizes[0] is not BATCH:
             raise Unexpressible(what, "it expands a parameter without a batch axis")
@@ -340,9 +357,9 @@ def _expand(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]
         if len(sizes) != _rank(lw, x) or sizes[0] not in (BATCH, -1):
             raise Unexpressible(what, "it expands the batch axis or adds axes")
         rest = sizes[1:]
-    per_sample = tuple(
-        -1 if s == -1 or s == have else s for s, have in zip(rest, lw.shape_of(x), strict=False)
-    )
+    # a size written out stays, even where it keeps the size (MaxViT's expand(-1, -1, heads)
+    # at one head): the block then reads alike at every size
+    per_sample = tuple(-1 if s == -1 or s is BATCH else s for s in rest)
     if all(s == -1 for s in per_sample):
         return x
     return lw.emit("expand", (x.id,), {"sizes": per_sample}, out, origin=what)
@@ -356,8 +373,6 @@ def _convert(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any
     what = function_label(node)
     x = _tensor(lw, args[0], what)
     out = _out(lw, node)
-    if out.dtype != lw.dtype_of(x):
-        raise Unexpressible(
-            what, f"it converts {lw.dtype_of(x)} to {out.dtype} (no cast operation)"
-        )
+    if out.dtype != lw.dtype_of(x):  # .long(), .to(torch.float16): the catalog's to()
+        return lw.emit("to", (x.id,), {"dtype": out.dtype}, out, origin=what)
     return x

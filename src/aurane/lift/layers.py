@@ -140,7 +140,8 @@ def _adaptive(m: Any) -> dict[str, Any]:
         raise Unexpressible(
             f"{type(m).__name__}(output_size={size})", "an output size of None keeps the input's"
         )
-    return {"output_size": _single(size)}
+    # as the module holds it (torch keeps what it was given): ``(7, 7)`` stays a pair
+    return {"output_size": tuple(size) if isinstance(size, tuple | list) else size}
 
 
 def _attention(m: Any) -> dict[str, Any]:

@@ -283,6 +283,8 @@ class Lowerer(Lowering):
                 ref = self.env.get(current)
                 if isinstance(ref, ParamRef):
                     return True
+                if isinstance(ref, ConstRef) and ref.buffer is not None:
+                    return True  # a state dict entry: written as buffer(...), not folded
             stack.extend(current.all_input_nodes)
         return False
 
@@ -295,7 +297,9 @@ class Lowerer(Lowering):
             if id(owner) in self.parameter_ids or isinstance(owner, nn.Parameter):
                 return ParamRef(path, owner.detach())
             return ConstRef(
-                value.detach().clone(), Meta(tuple(value.shape), dtype_name(value.dtype))
+                value.detach().clone(),
+                Meta(tuple(value.shape), dtype_name(value.dtype)),
+                buffer=path if _persistent_buffer(self.root, path) else None,
             )
         return Py(first, second)
 
@@ -455,6 +459,16 @@ def _fetch(module: nn.Module, target: str) -> Any:
     for part in target.split("."):
         value = getattr(value, part)
     return value
+
+
+def _persistent_buffer(root: nn.Module, path: str) -> bool:
+    """Whether ``path`` names a buffer the state dict holds (a strict load needs it)."""
+    owner_path, _, name = path.rpartition(".")
+    try:
+        owner = root.get_submodule(owner_path)
+    except AttributeError:
+        return False
+    return name in owner._buffers and name not in owner._non_persistent_buffers_set
 
 
 def _fetch_path(root: nn.Module, path: str) -> Any:

@@ -19,7 +19,7 @@ from torch import fx
 
 from aurane.lift.graph import Gap, Op, Scope
 from aurane.lift.layers import Unexpressible
-from aurane.lift.refs import UNKNOWN, ParamRef, Stop, TensorRef
+from aurane.lift.refs import UNKNOWN, ConstRef, ParamRef, Stop, TensorRef
 from aurane.lift.trace import Traced
 from aurane.lift.values import FIRST, Meta, Observed, dtype_name
 
@@ -175,6 +175,69 @@ class Lowering:
         out = self.emit("parameter", (), args, meta, layer=ref.path, origin="nn.Parameter")
         self.parameters_made[key] = out
         return out
+
+    def buffer(self, ref: ConstRef) -> TensorRef:
+        """A ``buffer(...)`` op for a persistent buffer read directly, its contents named by
+        the catalog's ``init`` that computes them exactly (Swin's and MaxViT's
+        ``relative_position_index``, a causal mask, ``arange``, a fill)."""
+        assert ref.buffer is not None
+        made = self.parameters_made.get(ref.buffer)
+        if made is not None:
+            return made
+        tensor = ref.tensor
+        shape = tuple(int(d) for d in tensor.shape)
+        label = f"buffer {ref.buffer}"
+        if not shape:
+            raise Unexpressible(label, "a scalar buffer has no shape")
+        init = _buffer_init(tensor)
+        if init is None:
+            raise Unexpressible(
+                label,
+                "its contents are none the catalog's buffer(init=...) computes (zeros, ones, "
+                "full, arange, causal_mask, sinusoid, relative_position_index)",
+            )
+        args: dict[str, Any] = {"shape": shape, **init}
+        dtype = dtype_name(tensor.dtype)
+        if dtype != _BUFFER_DTYPE.get(str(init.get("init", "zeros")), "float32"):
+            args["dtype"] = dtype
+        meta = Meta((FIRST, *shape), dtype)
+        out = self.emit("buffer", (), args, meta, layer=ref.buffer, origin="buffer")
+        self.parameters_made[ref.buffer] = out
+        return out
+
+
+# the dtype each init gives without dtype= (aurane.ops.buffer)
+_BUFFER_DTYPE = {"arange": "int64", "causal_mask": "bool", "relative_position_index": "int64"}
+
+
+def _buffer_init(tensor: torch.Tensor) -> dict[str, Any] | None:
+    """The buffer ``init`` (and its arguments) whose contents equal ``tensor`` exactly."""
+    from aurane.backends.torch.buffer_helpers import relative_position_index
+
+    flat = tensor.detach().reshape(-1)
+    if flat.numel() == 0:
+        return None
+    if bool((flat == flat[0]).all()) and tensor.dtype != torch.bool:
+        first = flat[0].item()
+        if first == 0:
+            return {}
+        if first == 1:
+            return {"init": "ones"}
+        return {"init": "full", "value": first}
+    if tensor.dim() == 1 and torch.equal(flat, torch.arange(len(flat), dtype=tensor.dtype)):
+        return {"init": "arange"}
+    if tensor.dim() != 2 or tensor.shape[0] != tensor.shape[1]:
+        return None
+    size = int(tensor.shape[0])
+    if tensor.dtype == torch.bool:
+        causal = torch.ones(size, size, dtype=torch.bool).tril()
+        return {"init": "causal_mask"} if torch.equal(tensor, causal) else None
+    for height in range(1, size + 1):
+        if size % height == 0:
+            table = relative_position_index(height, size // height).to(tensor.dtype)
+            if torch.equal(tensor, table):
+                return {"init": "relative_position_index", "window": (height, size // height)}
+    return None
 
 
 def _init_of(tensor: torch.Tensor) -> dict[str, Any]:

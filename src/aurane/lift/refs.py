@@ -45,6 +45,7 @@ class ParamRef:
 class ConstRef:
     tensor: torch.Tensor  # the value at batch FIRST
     meta: Any  # the Meta at batch SECOND (its batch axis, if any)
+    buffer: str | None = None  # a persistent buffer read directly: its path (a state dict key)
 
 
 @record(frozen=True)

@@ -192,7 +192,9 @@ class Structurer:
         ctors = [self._constructor(region.module) for region in group]
         shapes = [self.producer[r.outputs[0]].shape for r in group if r.outputs[0] in self.producer]
         outputs = {tuple(s[0] for s in shapes), tuple(s[-1] for s in shapes)} if shapes else set()
-        params, exprs, values = _parameterise(numbers, ctors, cls, outputs, layered)
+        ins = [self._channels(region.inputs[0]) for region in group]
+        in_channels = tuple(c for c in ins if c is not None) if None not in ins else ()
+        params, exprs, values = _parameterise(numbers, ctors, cls, outputs, layered, in_channels)
         first = group[0]
         steps = [_copy_step(step) for step in first.steps]
         for (index, position, arg, sub), text in exprs.items():
@@ -201,6 +203,14 @@ class Structurer:
         self.blocks.append(definition)
         for region, call in zip(group, values, strict=True):
             region.definition, region.arguments = definition, call
+
+    def _channels(self, value: str) -> int | None:
+        """A value's channels (axis 1 of the batched tensor) when it has spatial axes."""
+        op = self.producer.get(value)
+        shape = op.shape if op is not None else None
+        if shape is None and value == self.graph.input:
+            shape = self.graph.input_shape
+        return shape[0] if shape is not None and len(shape) >= 2 else None
 
     def _constructor(self, module: nn.Module) -> dict[str, Any]:
         found = self.constructors.get(id(module))
