@@ -125,3 +125,58 @@ def test_git_revisions(tmp_path: Path) -> None:
     assert working.returncode == 0, working.stderr
     missing = run_cli("diff", "net.aur", "--rev", "nope", cwd=tmp_path)
     assert missing.returncode == 1 and "git show" in missing.stderr
+
+
+# the same network written inline and grouped into a block:
+# `--flat` compares the layers themselves, the default the block calls
+INLINE = """\
+model Net:
+    input_shape = (8, 6, 6)
+    def forward(x):
+        h = x -> conv2d(8, kernel=3, padding=1) as stage.conv -> batchnorm() as stage.bn
+        x = add(h, x).relu
+        return x -> flatten() -> dense(4) as head
+"""
+
+GROUPED = """\
+model Unit(width):
+    def forward(x):
+        h = x -> conv2d(width, kernel=3, padding=1) as conv -> batchnorm() as bn
+        return add(h, x).relu
+
+model Net:
+    input_shape = (8, 6, 6)
+    def forward(x):
+        x -> Unit(8) as stage -> flatten() -> dense(4) as head
+"""
+
+
+def test_flat_compares_the_layers_whatever_blocks_group_them(tmp_path: Path) -> None:
+    inline, grouped = front(INLINE).graphs, front(GROUPED).graphs
+    [blocks] = diff_programs(inline, grouped)
+    assert blocks.status == "changed"  # a block call where there were layers
+    [flat] = diff_programs(inline, grouped, flat=True)
+    assert flat.status == "unchanged", [(d.node, d.changes) for d in flat.layers]
+    assert {"stage.conv", "stage.bn", "head"} <= {d.node for d in flat.layers}
+    # a wider convolution, a renamed layer and a missing activation are each found
+    for edit, node, status in (
+        ("kernel=3, padding=1) as stage.conv", "stage.conv", "changed"),
+        ("as stage.bn", "stage.norm", "removed"),  # the edited program is the "before"
+        ("add(h, x).relu", "relu (8, 6, 6)", "added"),
+    ):
+        changed = INLINE.replace(
+            edit,
+            {
+                "stage.conv": "kernel=3, padding=1, bias=false) as stage.conv",
+                "stage.norm": "as stage.norm",
+                "relu (8, 6, 6)": "add(h, x)",
+            }[node],
+        )
+        [model] = diff_programs(front(changed).graphs, grouped, flat=True)
+        found = {d.node: d.status for d in model.layers if d.status != "unchanged"}
+        assert model.status == "changed" and found.get(node) == status, found
+    (tmp_path / "a.aur").write_text(INLINE)
+    (tmp_path / "b.aur").write_text(GROUPED)
+    assert run_cli("diff", "a.aur", "b.aur", "--exit-code", cwd=tmp_path).returncode == 1
+    same = run_cli("diff", "a.aur", "b.aur", "--flat", "--exit-code", cwd=tmp_path)
+    assert same.returncode == 0 and "(unchanged)" in same.stdout, same.stdout

@@ -4,14 +4,21 @@ Models match by name; layers match by node id (the generated attribute name) and
 layer whose id now names another operation counts as removed plus added. A matched layer
 is *changed* when its resolved arguments, output shape, dtype, parameters or MACs differ.
 Every count comes from ``aurane.analysis.profile``; shapes come from the IR values.
+
+``flat=True`` compares the layers as the network runs them, whatever blocks group them (a
+refactoring into blocks, or a program ``aurane import`` gave back): layers with weights
+match by their module path (the state-dict prefix, ``layer1.0.conv1``), the others by
+operation, arguments and output shape, each occurrence in order; block calls themselves
+(their names and arguments) are not compared.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
+from aurane import ops
 from aurane.analysis.profile import LayerProfile, profile, profile_layers
 from aurane.ir.graph import Graph, Node
 from aurane.ops.rules import fmt_shape
@@ -142,6 +149,63 @@ def _facts(graph: Graph) -> dict[str, Facts]:
     return out
 
 
+def _leaves(graph: Graph, prefix: str = "") -> Iterator[tuple[str, Node, Graph]]:
+    """Every operation inside ``graph``'s block calls and repeats, with its module path."""
+    for node in graph.nodes:
+        path = f"{prefix}{node.layer or node.id}"
+        if node.subgraph is None:
+            yield path, node, graph
+        elif node.repeat > 1:
+            for copy in range(node.repeat):
+                yield from _leaves(node.subgraph, f"{path}.{copy}.")
+        else:
+            yield from _leaves(node.subgraph, f"{path}.")
+
+
+def _stated(node: Node) -> dict[str, Any]:
+    """The arguments that differ from the catalog's defaults (a ``.residual`` suffix binds
+    none, ``add(h, x)`` binds ``broadcast=false``: the same operation)."""
+    spec = ops.lookup(node.op)
+    defaults = {p.name: p.default for p in spec.params} if spec is not None else {}
+    args = dict(node.args)
+    if args.get("stride", 0) is None and "kernel" in args:
+        args["stride"] = args["kernel"]  # a pool's stride defaults to its kernel
+    return {
+        key: value
+        for key, value in args.items()
+        if value is not None and not (key in defaults and defaults[key] == value)
+    }
+
+
+def _flat_facts(graph: Graph) -> dict[str, Facts]:
+    """Facts of every leaf operation: keyed by module path when it holds weights, else by
+    operation, arguments and shape numbered by occurrence (``relu (64, 8, 8) #2``)."""
+    out: dict[str, Facts] = {}
+    seen: dict[str, int] = {}
+    profiles: dict[int, dict[str, LayerProfile]] = {}
+    for path, node, owner in _leaves(graph):
+        if id(owner) not in profiles:
+            profiles[id(owner)] = {p.node: p for p in profile_layers(owner)}
+        layer = profiles[id(owner)][node.id]
+        value = owner.value_map[node.output]
+        facts = Facts(
+            op=node.op,
+            args=_stated(node),
+            inputs=(),
+            output_shape=value.sample_shape,
+            dtype=value.dtype,
+            parameters=layer.parameters,
+            macs=layer.macs,
+        )
+        if node.parameters or layer.parameters:
+            out[path] = facts
+            continue
+        label = f"{node.op} {fmt_shape(value.sample_shape)}"
+        seen[label] = seen.get(label, 0) + 1
+        out[f"{label} #{seen[label]}" if seen[label] > 1 else label] = facts
+    return out
+
+
 def _op_label(node: Node) -> str:
     if node.block is None:
         return node.op
@@ -167,9 +231,12 @@ def _changes(before: Facts, after: Facts) -> tuple[str, ...]:
     return tuple(found)
 
 
-def diff_graph(name: str, before: Graph | None, after: Graph | None) -> ModelDiff:
-    old = _facts(before) if before is not None else {}
-    new = _facts(after) if after is not None else {}
+def diff_graph(
+    name: str, before: Graph | None, after: Graph | None, flat: bool = False
+) -> ModelDiff:
+    facts_of = _flat_facts if flat else _facts
+    old = facts_of(before) if before is not None else {}
+    new = facts_of(after) if after is not None else {}
     layers: list[LayerDiff] = []
     for node_id, facts in new.items():
         prior = old.get(node_id)
@@ -200,9 +267,11 @@ def _totals(graph: Graph | None) -> Totals | None:
     return Totals(prof.parameters, prof.macs)
 
 
-def diff_programs(before: Mapping[str, Graph], after: Mapping[str, Graph]) -> list[ModelDiff]:
+def diff_programs(
+    before: Mapping[str, Graph], after: Mapping[str, Graph], flat: bool = False
+) -> list[ModelDiff]:
     names = list(after) + [n for n in before if n not in after]
-    return [diff_graph(name, before.get(name), after.get(name)) for name in names]
+    return [diff_graph(name, before.get(name), after.get(name), flat) for name in names]
 
 
 # -- rendering ------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Two revisions of one file are read with ``git show REV:./NAME`` in the file's folder; one
 ``--rev`` compares that revision with the working file. Exit 0 whether or not the models
 differ (``--exit-code``: 1 when they differ, like ``git diff``), 1 on errors in either
-input, 2 on usage errors.
+input, 2 on usage errors. ``--flat`` compares the layers inside the blocks rather than the
+block calls (a refactoring into blocks, or what ``aurane import`` gave back).
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument(
         "--exit-code", action="store_true", help="exit 1 when the models differ (like git diff)"
     )
+    parser.add_argument(
+        "--flat",
+        action="store_true",
+        help="compare the layers inside every block as the network runs them, whatever "
+        "blocks group them: weighted layers by module path (the state-dict prefix), the "
+        "others by operation and shape in order; block names and arguments are not compared",
+    )
     parser.set_defaults(run=run)
 
 
@@ -61,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"no model '{args.model}' in either program")
         before = {k: v for k, v in before.items() if k == args.model}
         after = {k: v for k, v in after.items() if k == args.model}
-    diffs = diff.diff_programs(before, after)
+    diffs = diff.diff_programs(before, after, flat=args.flat)
     if args.format == "json":
         sys.stdout.write(diff.render_json(diffs, before_name, after_name))
     elif args.format == "mermaid":
