@@ -101,12 +101,13 @@ class TwoHeads(nn.Module):
         return h, self.extra(h)
 
 
-def test_several_outputs_keep_the_one_reading_every_layer_or_the_one_asked() -> None:
+def test_several_outputs_are_all_returned_unless_one_is_asked() -> None:
     result = _lift(TwoHeads, (6,))
-    assert _exact(result) and result.output_name == "1" and result.dropped_outputs == ["0"]
-    assert any("--output" in note for note in result.notes)
+    text = _exact(result)
+    assert result.output_names == ["0", "1"] and result.dropped_outputs == []
+    assert "return output_0, output_1" in text
     chosen = _lift(TwoHeads, (6,), output="0")
-    assert chosen.output_name == "0"
+    assert chosen.output_names == ["0"] and chosen.dropped_outputs == ["1"]
     assert not chosen.exact and "extra" in (chosen.check.problem or "")  # a weight unused
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from aurane.lift.graph import GAP_ORIGIN
@@ -187,7 +187,7 @@ def _part_input(statement: Statement, part_index: int) -> str | None:
     return statement.parts[part_index - 1].step.output
 
 
-def schedule(steps: list[Step], block_input: str) -> list[Step]:
+def schedule(steps: list[Step], block_inputs: Collection[str]) -> list[Step]:
     """The steps in an order that keeps each value's only reader right after it (so that
     chains form: ``q = x -> dense(...) as q_proj -> reshape(...) -> rotary_embedding()``),
     else in execution order; split/chunk pieces stay together."""
@@ -196,7 +196,7 @@ def schedule(steps: list[Step], block_input: str) -> list[Step]:
     for step in steps:
         for name in step.inputs:
             readers.setdefault(name, []).append(step)
-    done = {block_input}
+    done = set(block_inputs)
     remaining = list(steps)
     order: list[Step] = []
 
@@ -231,9 +231,10 @@ def statements(block: BlockDef) -> list[Statement]:
     for step in block.steps:
         for name in step.inputs:
             uses[name] = uses.get(name, 0) + 1
-    uses[block.output] = uses.get(block.output, 0) + 1
+    for value in _returned(block):
+        uses[value] = uses.get(value, 0) + 1
     out: list[Statement] = []
-    steps = schedule(block.steps, block.input)
+    steps = schedule(block.steps, block.inputs or (block.input,))
     index = 0
     while index < len(steps):
         step = steps[index]
@@ -322,10 +323,15 @@ def _fold_chain_suffixes(parts: list[Part]) -> list[Part]:
 # -- names -------------------------------------------------------------------------------------
 
 
+def _returned(block: BlockDef) -> tuple[str, ...]:
+    return block.outputs or (block.output,)
+
+
 class Namer:
-    def __init__(self, block: BlockDef, input_name: str) -> None:
+    def __init__(self, block: BlockDef, input_names: Mapping[str, str]) -> None:
         self.reserved = {p.name for p in block.params} | set(CATALOG) | {"input", "return"}
-        self.names: dict[str, str] = {block.input: input_name}
+        self.reserved |= set(input_names.values())
+        self.names: dict[str, str] = dict(input_names)
 
     def fresh(self, hint: str, live: set[str]) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint).strip("_") or "h"
@@ -370,21 +376,50 @@ def render_block(block: BlockDef, program: Program, *, top: bool) -> list[str]:
         ]
         header += f"({', '.join(params)})"
     lines = [header + ":"]
-    if top:
+    several = top and len(program.inputs) > 1
+    if several:  # keyed by the forward's names, every dtype written (float32 included)
+        shapes = ", ".join(f"{i.written}: {literal(tuple(i.shape))}" for i in program.inputs)
+        dtypes = ", ".join(f"{i.written}: {i.dtype}" for i in program.inputs)
+        lines.append(f"{INDENT}input_shape = {{{shapes}}}")
+        lines.append(f"{INDENT}input_dtype = {{{dtypes}}}")
+        input_names = {
+            value: item.written for value, item in zip(block.inputs, program.inputs, strict=True)
+        }
+    elif top:
         shape = program.input_shape
         lines.append(f"{INDENT}input_shape = {literal(tuple(shape))}")
         if program.input_dtype != "float32":
             lines.append(f"{INDENT}input_dtype = {program.input_dtype}")
-    input_name = "ids" if program.input_dtype.startswith("int") and top else "x"
-    lines.append(f"{INDENT}def forward({input_name}):")
-    body = _render_body(block, input_name)
+    if not several:
+        input_names = {block.input: "ids" if program.input_dtype.startswith("int") and top else "x"}
+    lines.append(f"{INDENT}def forward({', '.join(input_names.values())}):")
+    output_names = dict(zip(block.outputs, program.output_names, strict=True)) if top else {}
+    body = _render_body(block, input_names, output_names)
     lines += [INDENT * 2 + line if line else line for line in body]
     return lines
 
 
-def _render_body(block: BlockDef, input_name: str) -> list[str]:
+def output_name(name: str) -> str:
+    """A module's output name (``last_hidden_state``, ``0``, ``a.1``) as a program name."""
+    text = re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_") or "output"
+    if text[0].isdigit():
+        text = f"output_{text}"
+    if keyword.iskeyword(text) or text in CATALOG or text in ("input", "return"):
+        text += "_"
+    return text
+
+
+def _render_body(
+    block: BlockDef, input_names: Mapping[str, str], outputs: Mapping[str, str]
+) -> list[str]:
     stmts = statements(block)
-    namer = Namer(block, input_name)
+    namer = Namer(block, input_names)
+    out_names: dict[str, str] = {}  # several outputs: value -> the name it is returned as
+    for value, name in outputs.items():
+        if value not in out_names and value not in input_names:
+            out_names[value] = namer.fresh(output_name(name), set(out_names.values()))
+    namer.reserved |= set(out_names.values())
+    returned = _returned(block)
     later: list[set[str]] = []
     for i in range(len(stmts)):
         reads: set[str] = set()
@@ -402,14 +437,14 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
                 lines.append(f"# {MARK} {op.origin}")
 
         def dead_after(value: str, i: int = i) -> bool:
-            return value not in later[i] and value != block.output
+            return value not in later[i] and value not in returned
 
         live = {names[v] for v in later[i] if v in names}
         if statement.kind == "unpack":
             pieces = _piece_names(len(statement.outputs))
             chosen: list[str] = []
-            for piece in pieces:
-                name = namer.fresh(piece, live | set(chosen))
+            for piece, value in zip(pieces, statement.outputs, strict=True):
+                name = out_names.get(value) or namer.fresh(piece, live | set(chosen))
                 chosen.append(name)
             for value, name in zip(statement.outputs, chosen, strict=True):
                 names[value] = name
@@ -423,12 +458,19 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
             source_value = (plain or dead or [""])[0]
         hint = _hint(statement)
         reuse = source_value in names and dead_after(source_value) and not _PROJECTIONS.search(hint)
-        if final and statement.output == block.output and statement.kind == "graph":
+        if source_value in block.inputs:  # one of several inputs keeps its name: h = ids -> ...
+            reuse = False
+        if statement.output in out_names:  # an output: bound to its name
+            reuse = reuse and names[source_value] == out_names[statement.output]
+        last = final and not block.outputs and statement.output == block.output
+        if last and statement.kind == "graph":
             lines.append(f"return {_graph_text(statement, names, block)}")
             names[statement.output] = "<returned>"
             continue
         if reuse:
             target = names[source_value]
+        elif statement.output in out_names:
+            target = out_names[statement.output]
         else:
             target = namer.fresh(hint, live | {names.get(source_value, "")})
         names[statement.output] = target
@@ -442,7 +484,9 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
             lines.append(f"{target} = {_named_text(statement, names, block)}")
         else:
             lines.append(f"{target} = {_graph_text(statement, names, block)}")
-    if not stmts or stmts[-1].output != block.output:  # (--partial: maybe the input itself)
+    if block.outputs:
+        lines.append(f"return {', '.join(names[value] for value in block.outputs)}")
+    elif not stmts or stmts[-1].output != block.output:  # (--partial: maybe the input itself)
         lines.append(f"return {names[block.output]}")
     return lines
 

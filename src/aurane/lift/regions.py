@@ -46,8 +46,8 @@ def _connect(region: Region, graph: LiftedGraph, users: dict[str, list[Op]] | No
         if isinstance(child, Region):
             _connect(child, graph, users)
     if region.scope is None:
-        region.inputs = (graph.input,)
-        region.outputs = (graph.output,)
+        region.inputs = graph.inputs or (graph.input,)
+        region.outputs = graph.outputs or (graph.output,)
         return
     inside = {op.id for op in region.ops()}
     inputs: list[str] = []
@@ -57,7 +57,8 @@ def _connect(region: Region, graph: LiftedGraph, users: dict[str, list[Op]] | No
             if name not in inside and name not in inputs:
                 inputs.append(name)
         outside = [u for u in users.get(op.id, []) if u.id not in inside]
-        if (outside or op.id == graph.output) and op.id not in outputs:
+        returned = op.id == graph.output or op.id in graph.outputs
+        if (outside or returned) and op.id not in outputs:
             outputs.append(op.id)
     region.inputs = tuple(inputs)
     region.outputs = tuple(outputs)

@@ -83,7 +83,12 @@ class Structurer:
         self._define(regions)
         top_def = self._top(top)
         return Program(
-            self.blocks, top_def, self.graph.input_shape, self.graph.input_dtype, self.gaps
+            self.blocks,
+            top_def,
+            self.graph.input_shape,
+            self.graph.input_dtype,
+            self.gaps,
+            output_names=self.graph.output_names if top_def.outputs else (),
         )
 
     # a region's items as steps of the block at ``base``
@@ -218,7 +223,18 @@ class Structurer:
         _find_repeats(steps)
         for block in self.blocks:
             _find_repeats(block.steps)
-        return BlockDef(name, [], steps, self.graph.input, self.graph.output, type(self.root))
+        several_in = self.graph.inputs if len(self.graph.inputs) > 1 else ()
+        several_out = self.graph.outputs if len(self.graph.outputs) > 1 else ()
+        return BlockDef(
+            name,
+            [],
+            steps,
+            self.graph.input,
+            self.graph.output,
+            type(self.root),
+            inputs=several_in,
+            outputs=several_out,
+        )
 
 
 def _fields(op: Op) -> dict[str, Any]:
