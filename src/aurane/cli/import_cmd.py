@@ -2,8 +2,9 @@
 
 SPEC is ``module:callable`` or ``module:callable(literal args)``. The program is written to
 OUT (stdout without ``-o``) once it is complete; then it is compiled, the original's
-``state_dict()`` loaded into it with ``strict=True`` and the outputs compared on a seeded
-input (``aurane.lift.check``). Exit 0 when the lift is exact, 1 when it is not (a part the
+``state_dict()`` loaded into it with ``strict=True`` and every output compared on seeded
+inputs (``aurane.lift.check``). Several inputs are ``--input-shape NAME=SHAPE``, repeated
+(``--input-dtype NAME=DTYPE`` likewise), named after the module's ``forward`` parameters. Exit 0 when the lift is exact, 1 when it is not (a part the
 language cannot express, listed with its module path, layer or function and Python line; a
 forward that cannot be traced; outputs that differ), 2 on usage errors, 123 when aurane
 itself fails. ``--partial`` writes what can be expressed, with the rest marked. See
