@@ -251,20 +251,32 @@ def test_several_input_programs_round_trip(name: str) -> None:
 
 TAGGED = """use torch
 
+# a block of two inputs and two outputs, called in graph form
+model Mix(width):
+    def forward(x, y):
+        a = dense(x, width) as a
+        b = dense(y, width) as b
+        h = add(a, b)
+        return h, relu(h)
+
 model Tagged:
     input_shape = {image: (3, 8, 8), label: (), weight: (4,)}
     input_dtype = {image: float32, label: int64, weight: float32}
     def forward(image, label, weight):
         h = image -> conv2d(8, kernel=3, padding=1) as conv -> batchnorm().relu as bn
         e = embedding(label, 10, 8) as emb
-        h = add(global_avg_pool(h), e)
-        logits = dense(h, 4) as head
+        h = global_avg_pool(h)
+        h, g = Mix(h, e, 8) as mix1
+        h, g = Mix(g, h, 16) as mix2
+        s = add(h, g)
+        logits = dense(s, 4) as head
         return h, multiply(logits, weight)
 """
 
 
 def test_a_program_of_several_inputs_and_outputs_round_trips() -> None:
     """The several-input path end to end on a program whose operations the import maps:
-    three inputs (one a number per sample, int64) and two outputs."""
+    three inputs (one a number per sample, int64), two outputs, and a block of two inputs
+    and two outputs called at two widths (one parameterised block)."""
     assert sorted(SEVERAL_SIZES) == sorted(SEVERAL_INPUTS)
     _round_trip(TAGGED, "tagged.aur")

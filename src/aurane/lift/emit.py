@@ -191,7 +191,7 @@ def schedule(steps: list[Step], block_inputs: Collection[str]) -> list[Step]:
     """The steps in an order that keeps each value's only reader right after it (so that
     chains form: ``q = x -> dense(...) as q_proj -> reshape(...) -> rotary_embedding()``),
     else in execution order; split/chunk pieces stay together."""
-    produced = {s.output for s in steps}
+    produced = {s.output for s in steps} | {v for s in steps for v in s.outputs}
     readers: dict[str, list[Step]] = {}
     for step in steps:
         for name in step.inputs:
@@ -211,6 +211,7 @@ def schedule(steps: list[Step], block_inputs: Collection[str]) -> list[Step]:
             remaining.remove(item)
             order.append(item)
             done.add(item.output)
+            done.update(item.outputs)
 
     while remaining:
         last = order[-1] if order else None
@@ -247,6 +248,10 @@ def statements(block: BlockDef) -> list[Statement]:
                 index += len(group)
                 continue
             out.append(Statement("graph", step.inputs, step.output, [Part(step)]))
+            index += 1
+            continue
+        if step.kind == "call" and step.outputs:  # a block returning several: a, b = B(x)
+            out.append(Statement("unpack", step.inputs, step.output, [Part(step)], step.outputs))
             index += 1
             continue
         last = out[-1] if out else None
@@ -390,7 +395,13 @@ def render_block(block: BlockDef, program: Program, *, top: bool) -> list[str]:
         lines.append(f"{INDENT}input_shape = {literal(tuple(shape))}")
         if program.input_dtype != "float32":
             lines.append(f"{INDENT}input_dtype = {program.input_dtype}")
-    if not several:
+    if not several and block.inputs:  # a block of several inputs: x, y, z, x4, ...
+        letters = ["x", "y", "z"]
+        input_names = {
+            value: letters[i] if i < len(letters) else f"x{i + 1}"
+            for i, value in enumerate(block.inputs)
+        }
+    elif not several:
         input_names = {block.input: "ids" if program.input_dtype.startswith("int") and top else "x"}
     lines.append(f"{INDENT}def forward({', '.join(input_names.values())}):")
     output_names = dict(zip(block.outputs, program.output_names, strict=True)) if top else {}
@@ -441,7 +452,9 @@ def _render_body(
 
         live = {names[v] for v in later[i] if v in names}
         if statement.kind == "unpack":
-            pieces = _piece_names(len(statement.outputs))
+            called = statement.parts[0].step.kind == "call"
+            count = len(statement.outputs)
+            pieces = ["h"] * count if called else _piece_names(count)
             chosen: list[str] = []
             for piece, value in zip(pieces, statement.outputs, strict=True):
                 name = out_names.get(value) or namer.fresh(piece, live | set(chosen))
@@ -556,6 +569,8 @@ def _graph_text(statement: Statement, names: Mapping[str, str], block: BlockDef)
     part = statement.parts[0]
     step = part.step
     inputs = [names[v] for v in step.inputs]
+    if statement.kind == "unpack" and step.kind == "call":
+        return _call_text(part, inputs)
     if statement.kind == "unpack":
         assert step.op is not None
         args = {k: v for k, v in step.op.args.items() if k != "index"}

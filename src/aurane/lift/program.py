@@ -36,6 +36,7 @@ class Step:
     name: str | None = None  # the layer name, relative to the enclosing block
     residual: bool = False
     repeat: int = 1
+    outputs: tuple[str, ...] = ()  # "call" of a block returning several: every output
     exprs: dict[tuple[int, str, int], str] = field(default_factory=dict)  # numbers as parameters
 
 

@@ -107,6 +107,7 @@ class Structurer:
                         item.outputs[0],
                         region=item,
                         name=_relative(item.path, base),
+                        outputs=item.outputs if len(item.outputs) > 1 else (),
                     )
                 )
             elif kind == "chain":
@@ -169,7 +170,7 @@ class Structurer:
         _peel_residuals(instances)
         variants: dict[Any, list[Region]] = {}
         for region in instances:
-            variants.setdefault(_signature(region.steps, region.inputs[0]), []).append(region)
+            variants.setdefault(_signature(region.steps, region.inputs), []).append(region)
         ranked = sorted(variants.values(), key=lambda group: -len(group))
         base = _class_name(cls)
         main_names = _layer_names(ranked[0][0].steps)
@@ -202,7 +203,17 @@ class Structurer:
         steps = [_copy_step(step) for step in first.steps]
         for (index, position, arg, sub), text in exprs.items():
             steps[index].exprs[(position, arg, sub)] = text
-        definition = BlockDef(name, params, steps, first.inputs[0], first.outputs[0], cls)
+        several = len(first.inputs) > 1 or len(first.outputs) > 1
+        definition = BlockDef(
+            name,
+            params,
+            steps,
+            first.inputs[0],
+            first.outputs[0],
+            cls,
+            inputs=first.inputs if several else (),
+            outputs=first.outputs if len(first.outputs) > 1 else (),
+        )
         self.blocks.append(definition)
         for region, call in zip(group, values, strict=True):
             region.definition, region.arguments = definition, call
@@ -257,6 +268,7 @@ def _copy_step(step: Step) -> Step:
         residual=step.residual,
         repeat=step.repeat,
         exprs=dict(step.exprs),
+        outputs=step.outputs,
     )
 
 
