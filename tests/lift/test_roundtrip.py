@@ -170,25 +170,18 @@ SEVERAL_SIZES: dict[str, dict[str, str]] = {
         "(3, 64, 64)": "(3, 16, 16)",
     },
 }
-_SEVERAL_BLOCKS = (
-    "; and the import writes a block of several inputs or outputs inline, where the "
-    "program calls it"
-)
-# what each still lacks (not run: each import takes seconds to reach its gaps)
+# what each still lacks: operation mappings (not run: each import takes seconds to reach
+# its gaps); their blocks of several inputs and outputs are rebuilt as the zoo calls them
 SEVERAL_NOT_LIFTED = {
     "bert": "the import does not map ones_like, cumsum (position ids), ne (the mask) nor "
-    "scaled_dot_product_attention with a boolean attn_mask yet"
-    + _SEVERAL_BLOCKS
-    + " (Layer(h, keep))",
+    "scaled_dot_product_attention with a boolean attn_mask yet",
     "t5": "the import does not map the relative position buckets (ones_like, cumsum, casts, "
     "log, full_like, a one-sided clamp, lt, where), bitwise_not, masked_fill nor an "
-    "attention bias yet" + _SEVERAL_BLOCKS,
+    "attention bias yet",
     "clip": "the import does not map ne, and_, eq, gt, cumsum, gather (the end-of-text "
-    "pooling), an attention mask, exp of the scalar logit_scale nor .T yet" + _SEVERAL_BLOCKS,
+    "pooling), an attention mask, exp of the scalar logit_scale nor .T yet",
     "unet2d": "the import does not map the timestep embedding (an int64 to float32 cast, "
-    "a frequency table computed without the input, cos, sin) yet"
-    + _SEVERAL_BLOCKS
-    + " (the down blocks return three tensors)",
+    "a frequency table computed without the input, cos, sin) yet",
 }
 
 

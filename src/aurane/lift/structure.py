@@ -30,6 +30,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from torch import nn
@@ -231,9 +232,9 @@ class Structurer:
         self.taken.add(name)
         for block in self.blocks:
             _resolve_calls(block.steps)
-        _find_repeats(steps)
+        _find_repeats(steps, {self.graph.output, *self.graph.outputs})
         for block in self.blocks:
-            _find_repeats(block.steps)
+            _find_repeats(block.steps, {block.output, *block.outputs})
         several_in = self.graph.inputs if len(self.graph.inputs) > 1 else ()
         several_out = self.graph.outputs if len(self.graph.outputs) > 1 else ()
         return BlockDef(
@@ -283,13 +284,13 @@ def _resolve_calls(steps: list[Step]) -> None:
 # -- repeats --------------------------------------------------------------------------------------
 
 
-def _find_repeats(steps: list[Step]) -> None:
+def _find_repeats(steps: list[Step], returned: set[str]) -> None:
     """Consecutive chained calls of one block with equal arguments, named ``P.0..P.n-1``,
     that are all of container ``P``: one ``repeat(Block(...), n) as P``."""
     index = 0
     while index < len(steps):
         step = steps[index]
-        run = _repeat_run(steps, index)
+        run = _repeat_run(steps, index, returned)
         if run > 1:
             container = step.name.rsplit(".", 1)[0] if step.name else None
             steps[index] = Step(
@@ -306,7 +307,7 @@ def _find_repeats(steps: list[Step]) -> None:
         index += 1
 
 
-def _repeat_run(steps: list[Step], start: int) -> int:
+def _repeat_run(steps: list[Step], start: int, returned: AbstractSet[str] = frozenset()) -> int:
     first = steps[start]
     if first.kind != "call" or first.name is None or first.residual or "." not in first.name:
         return 1
@@ -317,7 +318,9 @@ def _repeat_run(steps: list[Step], start: int) -> int:
     previous = first
     for step in steps[start + 1 :]:
         if (
-            step.kind != "call"
+            _read_elsewhere(steps, previous, step, returned)
+            or step.outputs
+            or step.kind != "call"
             or step.block is not first.block
             or step.call != first.call
             or step.exprs != first.exprs
@@ -337,6 +340,16 @@ def _repeat_run(steps: list[Step], start: int) -> int:
         ):
             return 1
     return run if run > 1 else 1
+
+
+def _read_elsewhere(
+    steps: list[Step], previous: Step, following: Step, returned: AbstractSet[str]
+) -> bool:
+    """Whether ``previous``'s result is needed beyond ``following`` (returned, a skip
+    connection): then a repeat, which keeps only its last result, cannot hold both."""
+    if previous.output in returned or previous.outputs:
+        return True
+    return any(previous.output in s.inputs for s in steps if s is not following)
 
 
 # -- names ------------------------------------------------------------------------------------------
