@@ -66,6 +66,18 @@ MODELS = textwrap.dedent(
             return self.out(h)
 
 
+    class TwoIn(nn.Module):
+        def __init__(self, width=8):
+            super().__init__()
+            self.conv = nn.Conv2d(3, width, 3, padding=1)
+            self.label_embedding = nn.Embedding(10, width)
+            self.head = nn.Linear(width, 4)
+
+        def forward(self, image, label, scale=None):
+            h = self.conv(image).mean((2, 3)) + self.label_embedding(label)
+            return {"features": h, "logits": self.head(torch.relu(h))}
+
+
     def broken():
         raise RuntimeError("no such checkpoint")
     """
@@ -176,3 +188,79 @@ def test_an_input_that_is_not_evident_must_be_given(
 ) -> None:
     assert _main(folder, monkeypatch, "tiny:Rooted") == 2
     assert "--input-shape" in capsys.readouterr().err
+
+
+TWO_INPUTS = ("--input-shape", "image=3,8,8", "--input-shape", "label=()")
+
+
+def test_several_inputs_and_outputs_are_lifted_and_compared(folder: Path) -> None:
+    """issue 26 item 1: inputs named after forward's parameters (``label`` one number per
+    sample), every output of the dict returned under its key, each one compared."""
+    done = run_cli(
+        "import",
+        "tiny:TwoIn",
+        *TWO_INPUTS,
+        "--input-dtype",
+        "label=int64",
+        "-o",
+        "two.aur",
+        cwd=folder,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "exact: the original's state_dict loads (strict)" in done.stdout
+    assert "inputs: image (3, 8, 8) float32, label () int64; outputs: features, logits" in (
+        done.stdout
+    )
+    text = (folder / "two.aur").read_text()
+    assert "input_shape = {image: (3, 8, 8), label: ()}" in text
+    assert "input_dtype = {image: float32, label: int64}" in text
+    assert "def forward(image, label):" in text
+    assert text.rstrip().endswith("return features, logits")
+    assert run_cli("check", "two.aur", cwd=folder).returncode == 0
+    lint = run_cli("lint", "two.aur", cwd=folder)
+    assert lint.returncode == 0 and "warning" not in lint.stderr + lint.stdout, lint.stderr
+
+
+def test_several_inputs_by_position_json_and_one_output_chosen(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ("tiny:TwoIn", "--input-shape", "3,8,8;()", "--input-dtype", "float32;int64")
+    assert _main(folder, monkeypatch, *args, "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["exact"] is True and report["outputs"] == ["features", "logits"]
+    assert report["inputs"] == [
+        {"name": "image", "shape": [3, 8, 8], "dtype": "float32"},
+        {"name": "label", "shape": [], "dtype": "int64"},
+    ]
+    assert _main(folder, monkeypatch, *args, "--output", "logits", "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["outputs"] == ["logits"] and report["dropped_outputs"] == ["features"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ("--input-shape", "imag=3,8,8", "--input-shape", "label=()"),
+            "--input-shape imag=...: TwoIn.forward(image, label, scale) has no parameter "
+            "'imag' (did you mean 'image'?)",
+        ),
+        (
+            (*TWO_INPUTS, "--input-shape", "image=3,4,4"),
+            "--input-shape image=...: 'image' is given twice",
+        ),
+        ((*TWO_INPUTS, "--input-dtype", "label=long"), "--input-dtype 'label=long': expected"),
+        (("--input-shape", "image=3,8,8"), "TwoIn.forward(image, label, scale) requires label"),
+        (("--input-shape", "3,8,8;();1;2"), "4 inputs given, but TwoIn.forward"),
+        (("--input-shape", "image=3,-8"), "--input-shape 'image=3,-8': expected positive"),
+    ],
+)
+def test_bad_input_names_are_located_usage_errors(
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    options: tuple[str, ...],
+    message: str,
+) -> None:
+    assert _main(folder, monkeypatch, "tiny:TwoIn", *options) == 2
+    assert message in capsys.readouterr().err

@@ -38,14 +38,30 @@ def _exact(result: ImportResult) -> str:
     return result.text
 
 
-def test_bert_imports_exactly_returning_the_output_that_reads_every_layer() -> None:
-    result = _lift(CASES["bert"])
+def test_bert_imports_exactly_with_two_inputs_returning_both_outputs() -> None:
+    """issue 26 item 1: token ids and token types as two inputs (attention_mask left at its
+    default), and both of BertModel's outputs returned and compared."""
+    torch.set_num_threads(1)
+    model, recorder = build_case(CASES["bert"])
+    result = lift_module(
+        model,
+        input_shape={"input_ids": (8,), "token_type_ids": (8,)},
+        constructors=recorder.arguments,
+    )
     text = _exact(result)
     assert result.tracer == "export"  # symbolic tracing fails on transformers 5's forwards
-    assert result.output_name == "pooler_output"
-    assert result.dropped_outputs == ["last_hidden_state"]
+    assert result.output_names == ["last_hidden_state", "pooler_output"]
+    assert result.dropped_outputs == []
+    assert "input_shape = {input_ids: (8,), token_type_ids: (8,)}" in text
+    assert "input_dtype = {input_ids: int64, token_type_ids: int64}" in text
+    assert "def forward(input_ids, token_type_ids):" in text
+    assert text.rstrip().endswith("return last_hidden_state, pooler_output")
+    # modules of two inputs are blocks called in graph form, as the zoo's programs do
+    assert "h = BertEmbeddings(input_ids, token_type_ids) as embeddings" in text
+    assert "y -> embedding(2, 32) as token_type_embeddings" in text
+    assert "model BertSelfOutput:\n    def forward(x, y):" in text
+    assert "return BertSelfOutput(h, x) as output" in text
     assert "repeat(BertLayer(), 2) as layer" in text
-    assert "as position_embeddings.weight" in text and "as token_type_embeddings.weight" in text
 
 
 def test_gpt2_imports_exactly_with_its_head_tied_and_conv1d_layers() -> None:

@@ -101,12 +101,13 @@ class TwoHeads(nn.Module):
         return h, self.extra(h)
 
 
-def test_several_outputs_keep_the_one_reading_every_layer_or_the_one_asked() -> None:
+def test_several_outputs_are_all_returned_unless_one_is_asked() -> None:
     result = _lift(TwoHeads, (6,))
-    assert _exact(result) and result.output_name == "1" and result.dropped_outputs == ["0"]
-    assert any("--output" in note for note in result.notes)
+    text = _exact(result)
+    assert result.output_names == ["0", "1"] and result.dropped_outputs == []
+    assert "return output_0, output_1" in text
     chosen = _lift(TwoHeads, (6,), output="0")
-    assert chosen.output_name == "0"
+    assert chosen.output_names == ["0"] and chosen.dropped_outputs == ["1"]
     assert not chosen.exact and "extra" in (chosen.check.problem or "")  # a weight unused
 
 
@@ -176,3 +177,31 @@ def test_a_module_fx_cannot_trace_goes_through_torch_export() -> None:
     text = _exact(result)
     assert result.tracer == "export" and any("torch.export" in n for n in result.notes)
     assert "multihead_attention(x, heads=2, dim=16, dropout=0.1) as self_attn" in text
+
+
+class Unit(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc(x))
+
+
+class Skipped(nn.Module):
+    """Two numbered calls of one block whose first result is read again (a U-Net level's
+    skip connection): not a ``repeat``, which keeps only its last result."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([Unit(6), Unit(6)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        skip = self.layers[0](x)
+        return self.layers[1](skip) + skip
+
+
+def test_a_result_read_again_is_not_swallowed_by_a_repeat() -> None:
+    text = _exact(_lift(Skipped, (6,)))
+    assert "repeat(" not in text
+    assert "as layers.0" in text and "as layers.1" in text

@@ -2,8 +2,9 @@
 
 SPEC is ``module:callable`` or ``module:callable(literal args)``. The program is written to
 OUT (stdout without ``-o``) once it is complete; then it is compiled, the original's
-``state_dict()`` loaded into it with ``strict=True`` and the outputs compared on a seeded
-input (``aurane.lift.check``). Exit 0 when the lift is exact, 1 when it is not (a part the
+``state_dict()`` loaded into it with ``strict=True`` and every output compared on seeded
+inputs (``aurane.lift.check``). Several inputs are ``--input-shape NAME=SHAPE``, repeated
+(``--input-dtype NAME=DTYPE`` likewise), named after the module's ``forward`` parameters. Exit 0 when the lift is exact, 1 when it is not (a part the
 language cannot express, listed with its module path, layer or function and Python line; a
 forward that cannot be traced; outputs that differ), 2 on usage errors, 123 when aurane
 itself fails. ``--partial`` writes what can be expressed, with the rest marked. See
@@ -18,11 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from aurane.cli.commands import command_help
 from aurane.cli.common import EXIT_INPUT, EXIT_OK, EXIT_USAGE, CommandError, print_json
+from aurane.lift.inputs import DTYPES
 
 if TYPE_CHECKING:
     from aurane.lift.pipeline import ImportResult
-
-DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -47,22 +47,32 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument(
         "--input-shape",
-        metavar="SHAPE",
-        help="the input's shape without the batch axis, e.g. 3,224,224 (default: what the "
+        metavar="[NAME=]SHAPE",
+        action="append",
+        help="an input's shape without the batch axis, e.g. 3,224,224 (default: what the "
         "module makes evident: a first convolution's channels at 224x224, a first "
-        "embedding's positions)",
+        "embedding's positions). Several inputs: repeat it as NAME=SHAPE, NAME a parameter "
+        "of the module's forward (--input-shape input_ids=8 --input-shape "
+        "token_type_ids=8), or separate shapes by ';' to take forward's parameters in "
+        "order ('3,32,32;8'); NAME=() is one number per sample. Parameters left out keep "
+        "their defaults",
     )
     parser.add_argument(
         "--input-dtype",
-        choices=DTYPES,
-        help="the input's dtype (default float32; token ids: int64)",
+        metavar="[NAME=]DTYPE",
+        action="append",
+        help=f"an input's dtype, one of {', '.join(DTYPES)} (default float32; token ids "
+        "int64). Several inputs: NAME=DTYPE, as for --input-shape (default: int64 for a "
+        "name ending in 'ids' and for a mask of a model whose first input is int64, else "
+        "float32)",
     )
     parser.add_argument("--name", metavar="NAME", help="the model's name (default: its class's)")
     parser.add_argument(
         "--output",
         metavar="NAME",
-        help="which of the module's outputs the program returns, when it returns several "
-        "(default: the one that reads the most layers)",
+        help="the one output the program returns, when the module returns several (a "
+        "tuple, dict or ModelOutput: 0, 1, ... or the key, e.g. pooler_output; default: "
+        "every tensor output, in order, named after its key)",
     )
     parser.add_argument(
         "--partial",
@@ -81,24 +91,75 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.set_defaults(run=run)
 
 
-def parse_shape(text: str) -> tuple[int, ...]:
+def parse_shape(text: str, *, empty: bool = False, name: str | None = None) -> tuple[int, ...]:
+    """``3,224,224`` (or ``3x224x224``, ``(3, 224, 224)``); ``()`` only where ``empty``."""
+    shown = repr(f"{name}={text}" if name is not None else text)
     cleaned = text.strip().strip("()[]").replace("x", ",")
     try:
         sizes = tuple(int(part) for part in cleaned.split(",") if part.strip())
     except ValueError:
         raise CommandError(
-            f"--input-shape {text!r}: expected sizes like 3,224,224", EXIT_USAGE
+            f"--input-shape {shown}: expected sizes like 3,224,224", EXIT_USAGE
         ) from None
-    if not sizes or any(size < 1 for size in sizes):
-        raise CommandError(f"--input-shape {text!r}: expected positive sizes", EXIT_USAGE)
+    if (not sizes and not empty) or any(size < 1 for size in sizes):
+        raise CommandError(f"--input-shape {shown}: expected positive sizes", EXIT_USAGE)
     return sizes
+
+
+def _entries(values: list[str] | None, option: str) -> list[tuple[str | None, str]]:
+    """``[NAME=]VALUE`` items of a repeated option (each may hold several, ';'-separated)."""
+    found: list[tuple[str | None, str]] = []
+    for value in values or []:
+        for item in value.split(";"):
+            name, sep, rest = item.partition("=")
+            if not sep:
+                found.append((None, item.strip()))
+                continue
+            if not name.strip().isidentifier():
+                raise CommandError(
+                    f"{option} {item!r}: expected NAME=VALUE, NAME a parameter of forward",
+                    EXIT_USAGE,
+                )
+            found.append((name.strip(), rest.strip()))
+    return found
+
+
+Shapes = tuple[int, ...] | dict[str, tuple[int, ...]] | None
+Dtypes = str | dict[str, str] | None
+
+
+def parse_inputs(args: argparse.Namespace, model: Any) -> tuple[Shapes, Dtypes]:
+    """The inputs the options give: one shape and dtype as before, or several by the
+    module's ``forward`` parameter names (unnamed ones take them in order)."""
+    from aurane.lift.inputs import InputError, name_positional
+
+    shapes = _entries(args.input_shape, "--input-shape")
+    dtypes = _entries(args.input_dtype, "--input-dtype")
+    for name, dtype in dtypes:
+        if dtype not in DTYPES:
+            shown = f"{name}={dtype}" if name else dtype
+            raise CommandError(
+                f"--input-dtype {shown!r}: expected one of {', '.join(DTYPES)}", EXIT_USAGE
+            )
+    named = any(name is not None for name, _ in [*shapes, *dtypes])
+    if not named and len(shapes) <= 1 and len(dtypes) <= 1:  # one input, as before
+        shape = parse_shape(shapes[0][1]) if shapes else None
+        return shape, dtypes[0][1] if dtypes else None
+    if not shapes:
+        raise CommandError("--input-dtype NAME=DTYPE needs --input-shape NAME=SHAPE", EXIT_USAGE)
+    try:
+        by_name = name_positional(model, shapes, "--input-shape")
+        dtype_names = name_positional(model, dtypes, "--input-dtype")
+    except InputError as error:
+        raise CommandError(str(error), EXIT_USAGE) from None
+    parsed = {name: parse_shape(str(text), empty=True, name=name) for name, text in by_name.items()}
+    return parsed, {name: str(dtype) for name, dtype in dtype_names.items()}
 
 
 def run(args: argparse.Namespace) -> int:
     from aurane.lift.pipeline import lift_built
     from aurane.lift.spec import SpecError, build, parse_spec
 
-    shape = parse_shape(args.input_shape) if args.input_shape else None
     try:
         spec = parse_spec(args.spec)
         model, recorder = build(spec)
@@ -108,13 +169,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(
             f"building {args.spec} failed: {type(error).__name__}: {error}"
         ) from None
+    shape, dtype = parse_inputs(args, model)
     try:
         result = lift_built(
             args.spec,
             model,
             recorder,
             input_shape=shape,
-            input_dtype=args.input_dtype,
+            input_dtype=dtype,
             name=args.name,
             output=args.output,
             partial=args.partial,
@@ -168,6 +230,9 @@ def report(result: ImportResult, args: Any, written: bool, stream: Any = None) -
         for gap, count in groups:
             more = f" [{count} places]" if count > 1 else ""
             print(f"  {gap.describe()}{more}", file=err)
+    if result.text is not None and (len(result.inputs) > 1 or len(result.output_names) > 1):
+        given = ", ".join(f"{i.name} {i.shape} {i.dtype}" for i in result.inputs)
+        print(f"inputs: {given}; outputs: {', '.join(result.output_names)}", file=out)
     if result.text is not None:
         where = args.out if written else "stdout"
         print(

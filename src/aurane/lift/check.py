@@ -4,8 +4,10 @@ The program is compiled (``aurane.verify.load_generated``: the front end, then t
 backend, executed), its model built on the ``meta`` device (no memory, no initialisation)
 and given the original's ``state_dict()`` with ``strict=True`` and ``assign=True``: every
 key and shape must match, and the two modules then share the original's tensors. Both run
-in eval mode on one seeded input; the outputs must agree within ``rtol`` (``1e-5``, with
-``atol = rtol x max|original|``, the zoo's rule).
+in eval mode on seeded inputs (``aurane.lift.inputs``: token ids within the smallest
+embedding table, masks of 0s and 1s); every output the program returns must agree with the
+original's of that name within ``rtol`` (``1e-5``, with ``atol = rtol x max|original|``,
+the zoo's rule).
 
 Before comparing, the original's constant floating tensors (batch-norm statistics, norm
 weights and biases, zero-initialised tokens, layer scales) are given seeded random values
@@ -16,11 +18,14 @@ is left as it was.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch import nn
 
+from aurane.lift.inputs import Input, samples
+from aurane.lift.trace import split_inputs
 from aurane.records import field, record
 
 RTOL = 1e-5
@@ -45,19 +50,6 @@ class CheckResult:
             "missing_keys": self.missing_keys[:20],
             "unexpected_keys": self.unexpected_keys[:20],
         }
-
-
-def sample_input(
-    shape: tuple[int, ...], dtype: str, vocabulary: int, batch: int = CHECK_BATCH, seed: int = 3
-) -> torch.Tensor:
-    generator = torch.Generator().manual_seed(seed)
-    torch_dtype = getattr(torch, dtype)
-    full = (batch, *shape)
-    if torch_dtype.is_floating_point:
-        return torch.randn(full, generator=generator).to(torch_dtype)
-    if torch_dtype == torch.bool:
-        return torch.zeros(full, dtype=torch.bool)
-    return torch.randint(0, max(1, vocabulary), full, generator=generator, dtype=torch_dtype)
 
 
 def vocabulary(model: nn.Module) -> int:
@@ -157,11 +149,11 @@ def _key_lists(message: str) -> tuple[list[str], list[str]]:
 def compare(
     original: nn.Module,
     lifted_class: type,
-    input_shape: tuple[int, ...],
-    input_dtype: str,
-    output_name: str,
+    inputs: Sequence[Input],
+    output_names: Sequence[str],
     rtol: float = RTOL,
 ) -> CheckResult:
+    """Every output the program returns against the original's of that name."""
     original.eval()
     saved = _perturb(original)
     try:
@@ -170,34 +162,62 @@ def compare(
         if failure is not None:
             return failure
         lifted.eval()
-        x = sample_input(input_shape, input_dtype, vocabulary(original))
+        given = samples(inputs, vocabulary(original), batch=CHECK_BATCH, seed=3)
+        args, kwargs = split_inputs(original, given)
         with torch.no_grad():
-            expected = _pick(original(x), output_name)
+            result = original(*args, **kwargs)
             try:
-                got = lifted(x)
+                got = lifted(*given.values())
             except Exception as error:  # the generated module itself fails: a compiler bug
                 first = str(error).strip().splitlines()[0] if str(error).strip() else ""
                 return CheckResult(
                     False, f"the compiled program fails to run: {type(error).__name__}: {first}"
                 )
-        if expected is None:
-            return CheckResult(False, f"the original has no output named {output_name!r}")
-        if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
-            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        several = len(output_names) > 1
+        if several and not (isinstance(got, tuple | list) and len(got) == len(output_names)):
             return CheckResult(
-                False,
-                f"the output's shape {shape} differs from the original's {tuple(expected.shape)}",
+                False, f"the program returns {_count(got)}, not the {len(output_names)} outputs"
             )
-        reference = float(expected.abs().max()) if expected.numel() else 0.0
-        difference = float((got.double() - expected.double()).abs().max()) if got.numel() else 0.0
-        tolerance = rtol * reference + rtol * expected.double().abs()
-        exact = bool(((got.double() - expected.double()).abs() <= tolerance).all())
-        problem = None
-        if not exact:
-            problem = (
-                f"the outputs differ: max |difference| {difference:.3g} against max |output| "
-                f"{reference:.3g} (rtol {rtol:g})"
-            )
-        return CheckResult(exact, problem, difference, reference)
+        pairs = list(zip(output_names, got if several else [got], strict=True))
+        worst: CheckResult | None = None
+        for name, value in pairs:
+            expected = _pick(result, name)
+            if expected is None:
+                return CheckResult(False, f"the original has no output named {name!r}")
+            found = _compare_one(value, expected, rtol, name if several else None)
+            if not found.exact:
+                return found
+            if worst is None or (found.max_abs_difference or 0) > (worst.max_abs_difference or 0):
+                worst = found
+        assert worst is not None
+        return worst
     finally:
         _restore(original, saved)
+
+
+def _count(value: Any) -> str:
+    if isinstance(value, tuple | list):
+        return f"{len(value)} values"
+    return "one tensor" if isinstance(value, torch.Tensor) else type(value).__name__
+
+
+def _compare_one(got: Any, expected: torch.Tensor, rtol: float, name: str | None) -> CheckResult:
+    which = f"output {name!r}" if name is not None else "output"
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
+        shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        return CheckResult(
+            False,
+            f"the {which}'s shape {shape} differs from the original's {tuple(expected.shape)}",
+        )
+    reference = float(expected.abs().max()) if expected.numel() else 0.0
+    difference = float((got.double() - expected.double()).abs().max()) if got.numel() else 0.0
+    tolerance = rtol * reference + rtol * expected.double().abs()
+    exact = bool(((got.double() - expected.double()).abs() <= tolerance).all())
+    problem = None
+    if not exact:
+        subject = "the outputs differ" if name is None else f"the {which}s differ"
+        problem = (
+            f"{subject}: max |difference| {difference:.3g} against max |output| "
+            f"{reference:.3g} (rtol {rtol:g})"
+        )
+    return CheckResult(exact, problem, difference, reference)

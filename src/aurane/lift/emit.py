@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from aurane.lift.graph import GAP_ORIGIN
@@ -189,16 +189,16 @@ def _part_input(statement: Statement, part_index: int) -> str | None:
     return statement.parts[part_index - 1].step.output
 
 
-def schedule(steps: list[Step], block_input: str) -> list[Step]:
+def schedule(steps: list[Step], block_inputs: Collection[str]) -> list[Step]:
     """The steps in an order that keeps each value's only reader right after it (so that
     chains form: ``q = x -> dense(...) as q_proj -> reshape(...) -> rotary_embedding()``),
     else in execution order; split/chunk pieces stay together."""
-    produced = {s.output for s in steps}
+    produced = {s.output for s in steps} | {v for s in steps for v in s.outputs}
     readers: dict[str, list[Step]] = {}
     for step in steps:
         for name in step.inputs:
             readers.setdefault(name, []).append(step)
-    done = {block_input}
+    done = set(block_inputs)
     remaining = list(steps)
     order: list[Step] = []
 
@@ -213,6 +213,7 @@ def schedule(steps: list[Step], block_input: str) -> list[Step]:
             remaining.remove(item)
             order.append(item)
             done.add(item.output)
+            done.update(item.outputs)
 
     while remaining:
         last = order[-1] if order else None
@@ -233,9 +234,10 @@ def statements(block: BlockDef) -> list[Statement]:
     for step in block.steps:
         for name in step.inputs:
             uses[name] = uses.get(name, 0) + 1
-    uses[block.output] = uses.get(block.output, 0) + 1
+    for value in _returned(block):
+        uses[value] = uses.get(value, 0) + 1
     out: list[Statement] = []
-    steps = schedule(block.steps, block.input)
+    steps = schedule(block.steps, block.inputs or (block.input,))
     index = 0
     while index < len(steps):
         step = steps[index]
@@ -248,6 +250,10 @@ def statements(block: BlockDef) -> list[Statement]:
                 index += len(group)
                 continue
             out.append(Statement("graph", step.inputs, step.output, [Part(step)]))
+            index += 1
+            continue
+        if step.kind == "call" and step.outputs:  # a block returning several: a, b = B(x)
+            out.append(Statement("unpack", step.inputs, step.output, [Part(step)], step.outputs))
             index += 1
             continue
         last = out[-1] if out else None
@@ -324,10 +330,15 @@ def _fold_chain_suffixes(parts: list[Part]) -> list[Part]:
 # -- names -------------------------------------------------------------------------------------
 
 
+def _returned(block: BlockDef) -> tuple[str, ...]:
+    return block.outputs or (block.output,)
+
+
 class Namer:
-    def __init__(self, block: BlockDef, input_name: str) -> None:
+    def __init__(self, block: BlockDef, input_names: Mapping[str, str]) -> None:
         self.reserved = {p.name for p in block.params} | set(CATALOG) | {"input", "return"}
-        self.names: dict[str, str] = {block.input: input_name}
+        self.reserved |= set(input_names.values())
+        self.names: dict[str, str] = dict(input_names)
 
     def fresh(self, hint: str, live: set[str]) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint).strip("_") or "h"
@@ -372,21 +383,57 @@ def render_block(block: BlockDef, program: Program, *, top: bool) -> list[str]:
         ]
         header += f"({', '.join(params)})"
     lines = [header + ":"]
-    if top:
+    several = top and len(program.inputs) > 1
+    if several:  # keyed by the forward's names, every dtype written (float32 included)
+        shapes = ", ".join(f"{i.written}: {literal(tuple(i.shape))}" for i in program.inputs)
+        dtypes = ", ".join(f"{i.written}: {i.dtype}" for i in program.inputs)
+        lines.append(f"{INDENT}input_shape = {{{shapes}}}")
+        lines.append(f"{INDENT}input_dtype = {{{dtypes}}}")
+        input_names = {
+            value: item.written for value, item in zip(block.inputs, program.inputs, strict=True)
+        }
+    elif top:
         shape = program.input_shape
         lines.append(f"{INDENT}input_shape = {literal(tuple(shape))}")
         if program.input_dtype != "float32":
             lines.append(f"{INDENT}input_dtype = {program.input_dtype}")
-    input_name = "ids" if program.input_dtype.startswith("int") and top else "x"
-    lines.append(f"{INDENT}def forward({input_name}):")
-    body = _render_body(block, input_name)
+    if not several and block.inputs:  # a block of several inputs: x, y, z, x4, ...
+        letters = ["x", "y", "z"]
+        input_names = {
+            value: letters[i] if i < len(letters) else f"x{i + 1}"
+            for i, value in enumerate(block.inputs)
+        }
+    elif not several:
+        input_names = {block.input: "ids" if program.input_dtype.startswith("int") and top else "x"}
+    lines.append(f"{INDENT}def forward({', '.join(input_names.values())}):")
+    output_names = dict(zip(block.outputs, program.output_names, strict=True)) if top else {}
+    body = _render_body(block, input_names, output_names)
     lines += [INDENT * 2 + line if line else line for line in body]
     return lines
 
 
-def _render_body(block: BlockDef, input_name: str) -> list[str]:
+def output_name(name: str) -> str:
+    """A module's output name (``last_hidden_state``, ``0``, ``a.1``) as a program name."""
+    text = re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_") or "output"
+    if text[0].isdigit():
+        text = f"output_{text}"
+    if keyword.iskeyword(text) or text in CATALOG or text in ("input", "return"):
+        text += "_"
+    return text
+
+
+def _render_body(
+    block: BlockDef, input_names: Mapping[str, str], outputs: Mapping[str, str]
+) -> list[str]:
     stmts = statements(block)
-    namer = Namer(block, input_name)
+    namer = Namer(block, input_names)
+    input_name = input_names[block.input]  # the first input: the one block sizes read
+    out_names: dict[str, str] = {}  # several outputs: value -> the name it is returned as
+    for value, name in outputs.items():
+        if value not in out_names and value not in input_names:
+            out_names[value] = namer.fresh(output_name(name), set(out_names.values()))
+    namer.reserved |= set(out_names.values())
+    returned = _returned(block)
     later: list[set[str]] = []
     for i in range(len(stmts)):
         reads: set[str] = set()
@@ -413,14 +460,16 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
                 lines.append(f"# {MARK} {op.origin}")
 
         def dead_after(value: str, i: int = i) -> bool:
-            return value not in later[i] and value != block.output
+            return value not in later[i] and value not in returned
 
         live = {names[v] for v in later[i] if v in names}
         if statement.kind == "unpack":
-            pieces = _piece_names(len(statement.outputs))
+            called = statement.parts[0].step.kind == "call"
+            count = len(statement.outputs)
+            pieces = ["h"] * count if called else _piece_names(count)
             chosen: list[str] = []
-            for piece in pieces:
-                name = namer.fresh(piece, live | set(chosen))
+            for piece, value in zip(pieces, statement.outputs, strict=True):
+                name = out_names.get(value) or namer.fresh(piece, live | set(chosen))
                 chosen.append(name)
             for value, name in zip(statement.outputs, chosen, strict=True):
                 names[value] = name
@@ -436,12 +485,19 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
         reuse = source_value in names and dead_after(source_value) and not _PROJECTIONS.search(hint)
         if reuse and names[source_value] == input_name and i < reads_input_shape:
             reuse = False  # a later statement reads x.shape: x keeps the block's input
-        if final and statement.output == block.output and statement.kind == "graph":
+        if source_value in block.inputs:  # one of several inputs keeps its name: h = ids -> ...
+            reuse = False
+        if statement.output in out_names:  # an output: bound to its name
+            reuse = reuse and names[source_value] == out_names[statement.output]
+        last = final and not block.outputs and statement.output == block.output
+        if last and statement.kind == "graph":
             lines.append(f"return {_graph_text(statement, names, block)}")
             names[statement.output] = "<returned>"
             continue
         if reuse:
             target = names[source_value]
+        elif statement.output in out_names:
+            target = out_names[statement.output]
         else:
             target = namer.fresh(hint, live | {names.get(source_value, "")})
         names[statement.output] = target
@@ -455,7 +511,9 @@ def _render_body(block: BlockDef, input_name: str) -> list[str]:
             lines.append(f"{target} = {_named_text(statement, names, block)}")
         else:
             lines.append(f"{target} = {_graph_text(statement, names, block)}")
-    if not stmts or stmts[-1].output != block.output:  # (--partial: maybe the input itself)
+    if block.outputs:
+        lines.append(f"return {', '.join(names[value] for value in block.outputs)}")
+    elif not stmts or stmts[-1].output != block.output:  # (--partial: maybe the input itself)
         lines.append(f"return {names[block.output]}")
     return lines
 
@@ -548,6 +606,8 @@ def _graph_text(statement: Statement, names: Mapping[str, str], block: BlockDef)
     part = statement.parts[0]
     step = part.step
     inputs = [names[v] for v in step.inputs]
+    if statement.kind == "unpack" and step.kind == "call":
+        return _call_text(part, inputs)
     if statement.kind == "unpack":
         assert step.op is not None
         args = {k: v for k, v in step.op.args.items() if k != "index"}

@@ -68,12 +68,15 @@ class LiftedGraph:
     """A traced module as catalog operations, before blocks are rebuilt."""
 
     ops: list[Op]
-    input: str  # the input value's id
+    input: str  # the (first) input value's id
     input_shape: tuple[int, ...]  # per sample
     input_dtype: str
-    output: str  # the value the program returns
+    output: str  # the value the program returns (the first, when it returns several)
     output_name: str = ""  # the output's name in the module's result ("logits", "0")
     dropped_outputs: list[str] = field(default_factory=list)  # other outputs, by name
+    inputs: tuple[str, ...] = ()  # every input value's id, in the forward's order
+    outputs: tuple[str, ...] = ()  # every returned value, in the module's order
+    output_names: tuple[str, ...] = ()  # and their names in the module's result
     gaps: list[Gap] = field(default_factory=list)
     ties: dict[str, str] = field(default_factory=dict)  # layer path -> layer it shares weights with
     notes: list[str] = field(default_factory=list)

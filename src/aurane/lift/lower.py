@@ -24,6 +24,7 @@ from torch import fx, nn
 
 from aurane.lift import functions, layers, patterns
 from aurane.lift.graph import GAP_ORIGIN, SHARED, Gap, LiftedGraph, Scope
+from aurane.lift.inputs import Input
 from aurane.lift.layers import Unexpressible
 from aurane.lift.lowering import Lowering
 from aurane.lift.outputs import choose_output
@@ -39,7 +40,7 @@ from aurane.lift.refs import (
     call_name,
     function_label,
 )
-from aurane.lift.trace import EXPORT, Traced
+from aurane.lift.trace import EXPORT, Traced, placeholder_inputs
 from aurane.lift.values import Meta, Observed, dtype_name
 from aurane.ops import CATALOG
 
@@ -99,15 +100,17 @@ class Lowerer(Lowering):
 
     # -- driver ------------------------------------------------------------------------------
 
-    def run(self, input_shape: tuple[int, ...], input_dtype: str) -> LiftedGraph:
-        self.input_shape = input_shape
-        self.input_dtype = input_dtype
+    def run(self, inputs: list[Input]) -> LiftedGraph:
+        self.input_shape = inputs[0].shape
+        self.input_dtype = inputs[0].dtype
+        self.input_ids = {item.name: input_id(index, item) for index, item in enumerate(inputs)}
+        self.input_values = {self.input_ids[item.name]: (item.shape, item.dtype) for item in inputs}
         graph = self.module.graph
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-        input_id = "input"
-        for index, node in enumerate(placeholders):
-            if index == 0:
-                self.env[node] = TensorRef(input_id)
+        names = placeholder_inputs(self.module, [item.name for item in inputs])
+        for node, name in zip(placeholders, names, strict=True):
+            if name is not None:
+                self.env[node] = TensorRef(self.input_ids[name])
             else:
                 self.env[node] = Py(None, None)  # an optional argument left at its default
         output: Any = None
@@ -391,22 +394,33 @@ class Lowerer(Lowering):
 
     def _finish(self, output: Any) -> LiftedGraph:
         resolved = self.ref(output)
-        chosen, name, dropped = choose_output(self, resolved)
+        chosen, names, dropped = choose_output(self, resolved)
         notes = []
-        if chosen.startswith(UNKNOWN):  # --partial: the output itself is lost to a gap
+        lost = [value for value in chosen if value.startswith(UNKNOWN)]
+        if lost:  # --partial: an output is lost to a gap
             known = [op for op in self.ops if op.op in CATALOG and op.op != "parameter"]
-            chosen = known[-1].id if known else "input"
-            notes.append("the output is lost to a gap: the program returns the last value before")
+            last = known[-1].id if known else "input"
+            kept = [(v, n) for v, n in zip(chosen, names, strict=True) if v not in lost]
+            chosen, names = [v for v, _ in kept] or [last], [n for _, n in kept] or [names[0]]
+            notes.append(
+                "an output is lost to a gap: the program returns the last value before"
+                if not kept
+                else f"{len(lost)} output(s) lost to a gap are not returned"
+            )
+        first = next(iter(self.input_ids.values()))
         graph = LiftedGraph(
             ops=self.ops,
-            input="input",
+            input=first,
             input_shape=self.input_shape,
             input_dtype=self.input_dtype,
-            output=chosen,
-            output_name=name,
+            output=chosen[0],
+            output_name=names[0],
             dropped_outputs=dropped,
             gaps=self.gaps,
             notes=notes,
+            inputs=tuple(self.input_ids.values()),
+            outputs=tuple(chosen),
+            output_names=tuple(names),
         )
         drop_repeated_heads(graph)
         prune(graph)
@@ -426,7 +440,7 @@ class Lowerer(Lowering):
 def prune(graph: LiftedGraph) -> None:
     """Drop operations the output does not need (split/chunk siblings of a needed piece and
     parametric layers stay: their weights are in the state dict)."""
-    needed = {graph.output}
+    needed = {graph.output, *graph.outputs}
     producer = graph.producer()
     for op in reversed(graph.ops):
         if op.id in needed:
@@ -434,6 +448,11 @@ def prune(graph: LiftedGraph) -> None:
     groups = {op.group for op in graph.ops if op.id in needed and op.group}
     graph.ops = [op for op in graph.ops if op.id in needed or (op.group in groups and op.group)]
     del producer
+
+
+def input_id(index: int, item: Input) -> str:
+    """The value an input is in the lifted graph: ``input`` for the first, as with one."""
+    return "input" if index == 0 else f"input:{item.name}"
 
 
 def _unknown_like(value: Any, name: str) -> Any:

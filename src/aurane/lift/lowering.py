@@ -41,8 +41,9 @@ class Lowering:
     """The state of one lowering and the calls that add to it (``aurane.lift.lower`` walks
     the graph)."""
 
-    input_shape: tuple[int, ...]  # set when the walk starts
+    input_shape: tuple[int, ...]  # set when the walk starts: the first input's
     input_dtype: str
+    input_values: dict[str, tuple[tuple[int, ...], str]]  # every input's (shape, dtype) by id
 
     def __init__(
         self,
@@ -131,11 +132,15 @@ class Lowering:
         if ref.id.startswith(UNKNOWN):
             raise Stop
         made = self.by_id.get(ref.id)
-        return made.shape if made is not None else self.input_shape
+        if made is not None:
+            return made.shape
+        return self.input_values.get(ref.id, (self.input_shape, ""))[0]
 
     def dtype_of(self, ref: TensorRef) -> str:
         made = self.by_id.get(ref.id)
-        return made.dtype if made is not None else self.input_dtype
+        if made is not None:
+            return made.dtype
+        return self.input_values.get(ref.id, ((), self.input_dtype))[1]
 
     # nn.Flatten and torch.flatten alike
     def _flatten(

@@ -1,11 +1,11 @@
-"""Which of the module's outputs the program returns.
+"""Which of the module's outputs the program returns, and their names.
 
-A program has one output today. A module that returns several tensors (Hugging Face's
-``BertModel``: ``last_hidden_state`` and ``pooler_output``) is lifted with the one the
-caller names (``--output``), or else the one that needs the most layers: a program holds
-only the layers its output reads, and ``strict`` loading needs every weight, so the
-output that reads them all is the one to keep (``pooler_output`` reads the whole encoder).
-The others are reported as dropped.
+A module that returns several tensors (a tuple, a dict, a Hugging Face ``ModelOutput``:
+``BertModel``'s ``last_hidden_state`` and ``pooler_output``) is lifted returning every one
+computed from the inputs, in the module's order, named after its dict keys or fields
+(``0``, ``1`` for a tuple's items); ``--output NAME`` keeps one. A tensor computed without
+the inputs (a constant, a parameter returned as it is) is not a program output: it is
+reported as left out.
 """
 
 from __future__ import annotations
@@ -14,65 +14,49 @@ from typing import Any
 
 from aurane.lift.layers import Unexpressible
 from aurane.lift.lowering import Lowering
-from aurane.lift.refs import Pieces, TensorRef
+from aurane.lift.refs import ConstRef, ParamRef, Pieces, TensorRef
 
 
-def _named(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    if isinstance(value, TensorRef):
+def _leaves(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every tensor of the result (computed from the inputs or not) with its name."""
+    if isinstance(value, TensorRef | ConstRef | ParamRef):
         return [(prefix or "output", value)]
     if isinstance(value, Pieces):
         value = value.items
+    found: list[tuple[str, Any]] = []
     if isinstance(value, dict):
-        found: list[tuple[str, Any]] = []
         for key, item in value.items():
-            found += _named(item, f"{prefix}.{key}" if prefix else str(key))
-        return found
-    if isinstance(value, tuple | list):
-        found = []
+            found += _leaves(item, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, tuple | list):
         for index, item in enumerate(value):
-            found += _named(item, f"{prefix}.{index}" if prefix else str(index))
-        return found
-    return []
+            found += _leaves(item, f"{prefix}.{index}" if prefix else str(index))
+    return found
 
 
-def _reach(lw: Lowering, start: str) -> int:
-    """How many weighted layers the value ``start`` reads."""
-    producer = {op.id: op for op in lw.ops}
-    seen: set[str] = set()
-    stack = [start]
-    layers = 0
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        op = producer.get(name)
-        if op is None:
-            continue
-        if op.layer is not None:
-            layers += 1
-        stack.extend(op.inputs)
-    return layers
-
-
-def choose_output(lw: Lowering, resolved: Any) -> tuple[str, str, list[str]]:
-    """(the output's value, its name, the names of the outputs left out)."""
-    names = lw.output_names
-    found = _named(resolved)
+def _named(lw: Lowering, resolved: Any) -> list[tuple[str, Any]]:
+    found = _leaves(resolved)
+    names = lw.output_names  # an exported graph's flat outputs (ModelOutput fields)
     if names and len(names) == len(found):
         found = [(name, ref) for name, (_, ref) in zip(names, found, strict=True)]
+    return found
+
+
+def choose_output(lw: Lowering, resolved: Any) -> tuple[list[str], list[str], list[str]]:
+    """(the values the program returns, their names, the names of the outputs left out):
+    every tensor output computed from the inputs, or the one ``--output`` names."""
+    every = _named(lw, resolved)
+    found = [(name, ref) for name, ref in every if isinstance(ref, TensorRef)]
     if not found:
         raise Unexpressible("the module's output", "it returns no tensor computed from the input")
     wanted = lw.wanted_output
+    chosen = found
     if wanted is not None:
-        for name, ref in found:
-            if name == wanted or name.split(".")[-1] == wanted:
-                chosen = (name, ref)
-                break
-        else:
+        chosen = [
+            (name, ref) for name, ref in found if name == wanted or name.split(".")[-1] == wanted
+        ][:1]
+        if not chosen:
             known = ", ".join(name for name, _ in found)
             raise Unexpressible("--output", f"no output named {wanted!r}; the outputs are {known}")
-    else:
-        chosen = max(found, key=lambda item: _reach(lw, item[1].id))
-    dropped = [name for name, _ in found if name != chosen[0]]
-    return chosen[1].id, chosen[0], dropped
+    kept = [name for name, _ in chosen]
+    dropped = [name for name, _ in every if name not in kept]
+    return [ref.id for _, ref in chosen], kept, dropped

@@ -18,8 +18,9 @@ from torch import nn
 
 from aurane.lift.check import CheckResult, compare
 from aurane.lift.graph import Gap
+from aurane.lift.inputs import Input, forward_parameters, resolve, samples
 from aurane.lift.layers import Unexpressible
-from aurane.lift.trace import TraceFailure, trace
+from aurane.lift.trace import TraceFailure, placeholder_values, trace
 from aurane.records import field, record
 
 DEFAULT_IMAGE = 224
@@ -35,9 +36,11 @@ class ImportResult:
     check: CheckResult | None = None
     failure: TraceFailure | None = None
     tracer: str = ""
-    input_shape: tuple[int, ...] = ()
+    input_shape: tuple[int, ...] = ()  # the first input's
     input_dtype: str = "float32"
-    output_name: str = ""
+    inputs: list[Input] = field(default_factory=list)  # every input, in forward's order
+    output_name: str = ""  # the first output's
+    output_names: list[str] = field(default_factory=list)  # every output the program returns
     dropped_outputs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -61,7 +64,11 @@ class ImportResult:
             "tracer": self.tracer,
             "input_shape": list(self.input_shape),
             "input_dtype": self.input_dtype,
+            "inputs": [
+                {"name": i.name, "shape": list(i.shape), "dtype": i.dtype} for i in self.inputs
+            ],
             "output": self.output_name,
+            "outputs": self.output_names,
             "dropped_outputs": self.dropped_outputs,
             "gaps": [
                 {"path": g.path, "what": g.what, "why": g.why, "where": g.where} for g in self.gaps
@@ -110,8 +117,8 @@ def infer_input(model: nn.Module) -> tuple[tuple[int, ...], str] | None:
 def lift_module(
     model: nn.Module,
     *,
-    input_shape: tuple[int, ...] | None = None,
-    input_dtype: str | None = None,
+    input_shape: tuple[int, ...] | Mapping[str, tuple[int, ...]] | None = None,
+    input_dtype: str | Mapping[str, str] | None = None,
     name: str | None = None,
     constructors: Mapping[int, Mapping[str, Any]] | None = None,
     output: str | None = None,
@@ -120,8 +127,10 @@ def lift_module(
     check: bool = True,
     header: list[str] | None = None,
 ) -> ImportResult:
-    """Lift ``model`` (put in eval mode); ``ValueError`` when its input is not evident."""
-    from aurane.lift.check import sample_input, vocabulary
+    """Lift ``model`` (put in eval mode); ``ValueError`` when its input is not evident or
+    the inputs do not fit its ``forward``. ``input_shape`` is one input's shape, or several
+    inputs' by ``forward`` parameter name (``input_dtype`` then a dict too)."""
+    from aurane.lift.check import vocabulary
     from aurane.lift.emit import render
     from aurane.lift.lower import Lowerer
     from aurane.lift.structure import structure
@@ -130,21 +139,13 @@ def lift_module(
     clock = _Clock()
     result = ImportResult()
     model.eval()
-    if input_shape is None:
-        inferred = infer_input(model)
-        if inferred is None:
-            raise ValueError(
-                "the module does not make its input evident: give --input-shape "
-                "(and --input-dtype for token ids)"
-            )
-        input_shape, guessed = inferred
-        input_dtype = input_dtype or guessed
-    shape, dtype = tuple(input_shape), input_dtype or "float32"
-    result.input_shape, result.input_dtype = shape, dtype
+    inputs = _inputs(model, input_shape, input_dtype)
+    result.inputs = inputs
+    result.input_shape, result.input_dtype = inputs[0].shape, inputs[0].dtype
     vocab = vocabulary(model)
 
-    def make_input(batch: int) -> tuple[torch.Tensor, ...]:
-        return (sample_input(shape, dtype, vocab, batch=batch, seed=batch),)
+    def make_input(batch: int) -> dict[str, torch.Tensor]:
+        return samples(inputs, vocab, batch=batch, seed=batch)
 
     try:
         traced = trace(model, make_input(FIRST), tracer)
@@ -155,27 +156,35 @@ def lift_module(
     result.tracer = traced.tracer
     if traced.fx_error:
         result.notes.append(f"torch.fx could not trace it ({traced.fx_error}); used torch.export")
-    observed = observe(traced.graph_module, make_input)
+    module = traced.graph_module
+    try:
+        observed = observe(module, lambda batch: placeholder_values(module, make_input(batch)))
+    except Exception as error:  # the module rejects the inputs given (a dtype, a size)
+        result.failure = _run_failure(error, inputs)
+        return clock.done(result)
     clock.lap("observe")
     lowerer = Lowerer(traced, observed, _output_names(traced), output)
     try:
-        graph = lowerer.run(shape, dtype)
+        graph = lowerer.run(inputs)
     except Unexpressible as error:  # the output itself
         result.gaps = [*lowerer.gaps, Gap("", error.what, error.why)]
         return clock.done(result)
     clock.lap("lower")
     result.gaps = list(graph.gaps)
     result.notes += graph.notes
-    result.output_name = graph.output_name
+    result.output_names = list(graph.output_names)
+    result.output_name = graph.output_names[0]
     result.dropped_outputs = graph.dropped_outputs
     if graph.dropped_outputs:
-        result.notes.append(
-            f"the module returns several tensors; the program returns {graph.output_name!r} "
-            f"(not {', '.join(repr(d) for d in graph.dropped_outputs)}): choose with --output"
-        )
+        kept = ", ".join(repr(n) for n in graph.output_names)
+        dropped = ", ".join(repr(d) for d in graph.dropped_outputs)
+        why = "" if output is not None else " (not computed from the inputs)"
+        result.notes.append(f"the program returns {kept}, not {dropped}{why}")
     if result.gaps and not partial:
         return clock.done(result)
     program = structure(graph, model, constructors, name)
+    if len(inputs) > 1:
+        program.inputs = list(inputs)
     result.gaps += program.gaps
     from aurane.lift.graph import summarize
 
@@ -235,7 +244,7 @@ def _check(result: ImportResult, model: nn.Module, model_name: str) -> CheckResu
         return CheckResult(False, f"the program does not compile: {detail}")
     class_name = generated.class_names.get(model_name, model_name)
     cls = getattr(generated.module, class_name)
-    return compare(model, cls, result.input_shape, result.input_dtype, result.output_name)
+    return compare(model, cls, result.inputs, result.output_names)
 
 
 def _output_names(traced: Any) -> list[str] | None:
@@ -245,6 +254,47 @@ def _output_names(traced: Any) -> list[str] | None:
     if isinstance(context, list) and all(isinstance(c, str) for c in context):
         return list(context)
     return None
+
+
+def _run_failure(error: Exception, inputs: list[Input]) -> TraceFailure:
+    from aurane.lift.trace import user_frame
+
+    found = user_frame(error)
+    where, line = found if found is not None else (None, None)
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    given = ", ".join(f"{i.name}: {i.shape} {i.dtype}" for i in inputs)
+    return TraceFailure(
+        f"the module fails on seeded inputs ({given}): {type(error).__name__}: {first}; "
+        "check --input-shape and --input-dtype",
+        where,
+        line,
+    )
+
+
+def _inputs(
+    model: nn.Module,
+    shape: tuple[int, ...] | Mapping[str, tuple[int, ...]] | None,
+    dtype: str | Mapping[str, str] | None,
+) -> list[Input]:
+    """The inputs to lift with: one (given, or evident from the first layer), or several
+    by ``forward`` parameter name (``aurane.lift.inputs``)."""
+    if isinstance(shape, Mapping):
+        dtypes = dict(dtype) if isinstance(dtype, Mapping) else {}
+        first = dtype if isinstance(dtype, str) else None
+        return resolve(model, shape, dtypes, first_dtype=first)
+    if isinstance(dtype, Mapping):
+        raise ValueError("--input-dtype NAME=DTYPE needs --input-shape NAME=SHAPE")
+    if shape is None:
+        inferred = infer_input(model)
+        if inferred is None:
+            raise ValueError(
+                "the module does not make its input evident: give --input-shape "
+                "(and --input-dtype for token ids)"
+            )
+        shape, guessed = inferred
+        dtype = dtype or guessed
+    names = forward_parameters(model)
+    return [Input(names[0] if names else "input", tuple(shape), dtype or "float32")]
 
 
 def lift_spec(text: str, **options: Any) -> ImportResult:

@@ -11,6 +11,7 @@ from typing import Any
 from torch import nn
 
 from aurane.lift.graph import Gap, Op, Scope
+from aurane.lift.inputs import Input
 from aurane.records import field, record
 
 # names the written program uses itself: no block or block parameter takes one
@@ -35,6 +36,7 @@ class Step:
     name: str | None = None  # the layer name, relative to the enclosing block
     residual: bool = False
     repeat: int = 1
+    outputs: tuple[str, ...] = ()  # "call" of a block returning several: every output
     exprs: dict[tuple[int, str, int], str] = field(default_factory=dict)  # numbers as parameters
 
 
@@ -54,6 +56,8 @@ class BlockDef:
     output: str
     cls: type | None = None
     comment: str | None = None
+    inputs: tuple[str, ...] = ()  # the top model's several inputs (values), else ()
+    outputs: tuple[str, ...] = ()  # and its several outputs
 
 
 @record
@@ -64,6 +68,8 @@ class Program:
     input_dtype: str
     gaps: list[Gap] = field(default_factory=list)  # found while rebuilding blocks
     gaps_text: list[str] = field(default_factory=list)  # every gap, for the --partial header
+    inputs: list[Input] = field(default_factory=list)  # several: by name, in forward's order
+    output_names: tuple[str, ...] = ()  # several: the module's names for top.outputs
 
 
 # -- regions --------------------------------------------------------------------------------------

@@ -46,8 +46,8 @@ def _connect(region: Region, graph: LiftedGraph, users: dict[str, list[Op]] | No
         if isinstance(child, Region):
             _connect(child, graph, users)
     if region.scope is None:
-        region.inputs = (graph.input,)
-        region.outputs = (graph.output,)
+        region.inputs = graph.inputs or (graph.input,)
+        region.outputs = graph.outputs or (graph.output,)
         return
     inside = {op.id for op in region.ops()}
     inputs: list[str] = []
@@ -57,7 +57,8 @@ def _connect(region: Region, graph: LiftedGraph, users: dict[str, list[Op]] | No
             if name not in inside and name not in inputs:
                 inputs.append(name)
         outside = [u for u in users.get(op.id, []) if u.id not in inside]
-        if (outside or op.id == graph.output) and op.id not in outputs:
+        returned = op.id == graph.output or op.id in graph.outputs
+        if (outside or returned) and op.id not in outputs:
             outputs.append(op.id)
     region.inputs = tuple(inputs)
     region.outputs = tuple(outputs)
@@ -106,8 +107,7 @@ def classify(region: Region, stateless: set[str]) -> None:
     elif type(module) in CONTAINERS or _keeps_sequential_forward(module):
         region.kind = "container"
     elif (
-        len(region.inputs) == 1
-        and len(region.outputs) == 1
+        _takes(module, region)
         and _stateful(module)
         and not own_layer
         and all(_relative(op.layer, region.path) is not None for op in region.ops() if op.layer)
@@ -115,6 +115,24 @@ def classify(region: Region, stateless: set[str]) -> None:
         region.kind = "block"
     else:
         region.kind = "inline"
+
+
+def _takes(module: nn.Module, region: Region) -> bool:
+    """Whether a call can be a block call: one tensor in and one out, or several tensors
+    each a parameter of the module's forward (not a list of them: DenseNet's layers) and
+    outputs it returns."""
+    if len(region.inputs) == 1 and len(region.outputs) == 1:
+        return True
+    if not region.inputs or not region.outputs:
+        return False
+    import inspect
+
+    try:
+        parameters = inspect.signature(module.forward).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return len(region.inputs) <= sum(1 for p in parameters if p.kind in kinds)
 
 
 def _relative(path: str | None, base: str) -> str | None:

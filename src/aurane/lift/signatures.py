@@ -85,8 +85,11 @@ def _shape_of_value(op: str, key: str, value: Any) -> Any:
     return value
 
 
-def _signature(steps: list[Step], block_input: str) -> Any:
-    local: dict[str, int] = {block_input: 0}
+def _signature(steps: list[Step], block_inputs: str | tuple[str, ...]) -> Any:
+    inputs = (block_inputs,) if isinstance(block_inputs, str) else block_inputs
+    local: dict[str, Any] = {name: -2 - i for i, name in enumerate(inputs)}
+    if len(inputs) == 1:
+        local[inputs[0]] = 0
     parts: list[Any] = []
     for index, step in enumerate(steps):
         wiring = tuple(local.get(name, -1) for name in step.inputs)
@@ -109,6 +112,8 @@ def _signature(steps: list[Step], block_input: str) -> Any:
             )
         parts.append((head, step.name, wiring))
         local[step.output] = index + 1
+        for position, value in enumerate(step.outputs[1:], start=1):
+            local[value] = (index + 1, position)
     return tuple(parts)
 
 
@@ -122,6 +127,8 @@ def _layer_names(steps: list[Step]) -> list[str]:
 def _peel_residuals(instances: list[Region]) -> None:
     """Instances whose body ends in ``add(x, rest)`` while others of the class are ``rest``:
     the add moves to the call (``.residual``)."""
+    if any(len(r.inputs) > 1 or len(r.outputs) > 1 for r in instances):
+        return  # .residual adds a call's one input
     plain = {_signature(r.steps, r.inputs[0]) for r in instances if not _trailing_residual(r)}
     if not plain:
         return

@@ -30,6 +30,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from torch import nn
@@ -83,7 +84,12 @@ class Structurer:
         self._define(regions)
         top_def = self._top(top)
         return Program(
-            self.blocks, top_def, self.graph.input_shape, self.graph.input_dtype, self.gaps
+            self.blocks,
+            top_def,
+            self.graph.input_shape,
+            self.graph.input_dtype,
+            self.gaps,
+            output_names=self.graph.output_names if top_def.outputs else (),
         )
 
     # a region's items as steps of the block at ``base``
@@ -102,6 +108,7 @@ class Structurer:
                         item.outputs[0],
                         region=item,
                         name=_relative(item.path, base),
+                        outputs=item.outputs if len(item.outputs) > 1 else (),
                     )
                 )
             elif kind == "chain":
@@ -164,7 +171,7 @@ class Structurer:
         _peel_residuals(instances)
         variants: dict[Any, list[Region]] = {}
         for region in instances:
-            variants.setdefault(_signature(region.steps, region.inputs[0]), []).append(region)
+            variants.setdefault(_signature(region.steps, region.inputs), []).append(region)
         ranked = sorted(variants.values(), key=lambda group: -len(group))
         base = _class_name(cls)
         main_names = _layer_names(ranked[0][0].steps)
@@ -199,7 +206,17 @@ class Structurer:
         steps = [_copy_step(step) for step in first.steps]
         for (index, position, arg, sub), text in exprs.items():
             steps[index].exprs[(position, arg, sub)] = text
-        definition = BlockDef(name, params, steps, first.inputs[0], first.outputs[0], cls)
+        several = len(first.inputs) > 1 or len(first.outputs) > 1
+        definition = BlockDef(
+            name,
+            params,
+            steps,
+            first.inputs[0],
+            first.outputs[0],
+            cls,
+            inputs=first.inputs if several else (),
+            outputs=first.outputs if len(first.outputs) > 1 else (),
+        )
         self.blocks.append(definition)
         for region, call in zip(group, values, strict=True):
             region.definition, region.arguments = definition, call
@@ -225,10 +242,21 @@ class Structurer:
         self.taken.add(name)
         for block in self.blocks:
             _resolve_calls(block.steps)
-        _find_repeats(steps)
+        _find_repeats(steps, {self.graph.output, *self.graph.outputs})
         for block in self.blocks:
-            _find_repeats(block.steps)
-        return BlockDef(name, [], steps, self.graph.input, self.graph.output, type(self.root))
+            _find_repeats(block.steps, {block.output, *block.outputs})
+        several_in = self.graph.inputs if len(self.graph.inputs) > 1 else ()
+        several_out = self.graph.outputs if len(self.graph.outputs) > 1 else ()
+        return BlockDef(
+            name,
+            [],
+            steps,
+            self.graph.input,
+            self.graph.output,
+            type(self.root),
+            inputs=several_in,
+            outputs=several_out,
+        )
 
 
 def _fields(op: Op) -> dict[str, Any]:
@@ -251,6 +279,7 @@ def _copy_step(step: Step) -> Step:
         residual=step.residual,
         repeat=step.repeat,
         exprs=dict(step.exprs),
+        outputs=step.outputs,
     )
 
 
@@ -265,13 +294,13 @@ def _resolve_calls(steps: list[Step]) -> None:
 # -- repeats --------------------------------------------------------------------------------------
 
 
-def _find_repeats(steps: list[Step]) -> None:
+def _find_repeats(steps: list[Step], returned: set[str]) -> None:
     """Consecutive chained calls of one block with equal arguments, named ``P.0..P.n-1``,
     that are all of container ``P``: one ``repeat(Block(...), n) as P``."""
     index = 0
     while index < len(steps):
         step = steps[index]
-        run = _repeat_run(steps, index)
+        run = _repeat_run(steps, index, returned)
         if run > 1:
             container = step.name.rsplit(".", 1)[0] if step.name else None
             steps[index] = Step(
@@ -288,7 +317,7 @@ def _find_repeats(steps: list[Step]) -> None:
         index += 1
 
 
-def _repeat_run(steps: list[Step], start: int) -> int:
+def _repeat_run(steps: list[Step], start: int, returned: AbstractSet[str] = frozenset()) -> int:
     first = steps[start]
     if first.kind != "call" or first.name is None or first.residual or "." not in first.name:
         return 1
@@ -299,7 +328,9 @@ def _repeat_run(steps: list[Step], start: int) -> int:
     previous = first
     for step in steps[start + 1 :]:
         if (
-            step.kind != "call"
+            _read_elsewhere(steps, previous, step, returned)
+            or step.outputs
+            or step.kind != "call"
             or step.block is not first.block
             or step.call != first.call
             or step.exprs != first.exprs
@@ -319,6 +350,16 @@ def _repeat_run(steps: list[Step], start: int) -> int:
         ):
             return 1
     return run if run > 1 else 1
+
+
+def _read_elsewhere(
+    steps: list[Step], previous: Step, following: Step, returned: AbstractSet[str]
+) -> bool:
+    """Whether ``previous``'s result is needed beyond ``following`` (returned, a skip
+    connection): then a repeat, which keeps only its last result, cannot hold both."""
+    if previous.output in returned or previous.outputs:
+        return True
+    return any(previous.output in s.inputs for s in steps if s is not following)
 
 
 # -- names ------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import logging
 import os
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -101,9 +101,9 @@ def _is_control_flow(error: BaseException) -> bool:
     )
 
 
-def _defaults_after_input(root: nn.Module) -> dict[str, Any]:
-    """Arguments of ``forward`` after the input that have defaults (``padding_mask=None``):
-    traced at their default, as a call with the input alone runs them."""
+def _left_at_default(root: nn.Module, names: Collection[str]) -> dict[str, Any]:
+    """Arguments of ``forward`` that are not inputs and have defaults (``padding_mask=None``):
+    traced at their default, as a call without them runs them."""
     import inspect
 
     try:
@@ -111,18 +111,74 @@ def _defaults_after_input(root: nn.Module) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {}
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    first = parameters[0].name if parameters else None
     return {
         p.name: p.default
-        for p in parameters[1:]
-        if p.kind in kinds and p.default is not inspect.Parameter.empty
+        for p in parameters
+        if p.kind in kinds
+        and p.default is not inspect.Parameter.empty
+        and p.name not in names
+        and not (p.name == first and len(names) == 1 and first not in names)
     }
 
 
-def trace_fx(root: nn.Module) -> fx.GraphModule:
+def split_inputs(
+    root: nn.Module, inputs: Mapping[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The inputs as a call passes them: the ones that lead ``forward``'s parameters (or a
+    single input of a forward without named ones) positionally, the rest by keyword."""
+    import inspect
+
+    try:
+        parameters = [
+            p.name
+            for p in inspect.signature(root.forward).parameters.values()
+            if p.kind
+            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        parameters = []
+    names = list(inputs)
+    if len(names) == 1 and names[0] not in parameters:
+        return (inputs[names[0]],), {}
+    positional: list[Any] = []
+    for name in parameters:
+        if name not in inputs:
+            break
+        positional.append(inputs[name])
+    keywords = {name: value for name, value in list(inputs.items())[len(positional) :]}
+    return tuple(positional), keywords
+
+
+def trace_fx(root: nn.Module, names: Collection[str] = ()) -> fx.GraphModule:
     tracer = _LeafTracer()
-    graph = tracer.trace(root, concrete_args=_defaults_after_input(root) or None)
+    graph = tracer.trace(root, concrete_args=_left_at_default(root, names) or None)
     name = type(root).__name__
     return fx.GraphModule(tracer.root, graph, name)
+
+
+def placeholder_inputs(module: fx.GraphModule, names: Sequence[str]) -> list[str | None]:
+    """The input each placeholder of a traced graph stands for (None: an argument left at
+    its default). fx names a placeholder after its parameter, export after its keyword; a
+    single input of a forward without named parameters is the first placeholder."""
+    placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+    found: list[str | None] = [
+        str(n.target) if str(n.target) in names else n.name if n.name in names else None
+        for n in placeholders
+    ]
+    if len(names) == 1 and placeholders and names[0] not in found:
+        found[0] = names[0]
+    return found
+
+
+def placeholder_values(module: fx.GraphModule, inputs: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The values to run a traced graph with, one per placeholder: the inputs, and the
+    defaults of the arguments traced at them."""
+    placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+    values: list[Any] = []
+    for node, name in zip(placeholders, placeholder_inputs(module, list(inputs)), strict=True):
+        values.append(inputs[name] if name is not None else (node.args[0] if node.args else None))
+    return tuple(values)
 
 
 @contextlib.contextmanager
@@ -141,26 +197,34 @@ def quiet_torch() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def trace_export(root: nn.Module, example: tuple[Any, ...]) -> fx.GraphModule:
+def trace_export(
+    root: nn.Module, example: tuple[Any, ...], keywords: Mapping[str, Any] | None = None
+) -> fx.GraphModule:
     from torch.export import Dim, export
 
-    dynamic = tuple({0: Dim.AUTO} for _ in example)
+    keywords = dict(keywords or {})
+    dynamic: Any = tuple({0: Dim.AUTO} for _ in example)
+    if keywords:  # by the forward's parameter names, as export matches them
+        import inspect
+
+        given = list(inspect.signature(root.forward).parameters)[: len(example)]
+        dynamic = {name: {0: Dim.AUTO} for name in [*given, *keywords]}
     with quiet_torch():
-        program = export(root, example, strict=False, dynamic_shapes=dynamic)
+        program = export(root, example, keywords, strict=False, dynamic_shapes=dynamic)
     module = program.module()
     assert isinstance(module, fx.GraphModule)
     return module
 
 
-def trace(root: nn.Module, example: tuple[Any, ...], tracer: str = "auto") -> Traced:
-    """Trace ``root`` (in eval mode); ``TraceFailure`` with the responsible line when neither
-    tracer can."""
+def trace(root: nn.Module, inputs: Mapping[str, Any], tracer: str = "auto") -> Traced:
+    """Trace ``root`` (in eval mode) called with ``inputs`` (by name); ``TraceFailure`` with
+    the responsible line when neither tracer can."""
     root.eval()
     fx_error: str | None = None
     branch: tuple[str, str] | None = None  # where symbolic tracing met a branch on a value
     if tracer in ("auto", FX):
         try:
-            return Traced(trace_fx(root), root, FX)
+            return Traced(trace_fx(root, list(inputs)), root, FX)
         except Exception as error:  # any failure of user code or of the tracer
             found = user_frame(error)
             if _is_control_flow(error):
@@ -177,7 +241,7 @@ def trace(root: nn.Module, example: tuple[Any, ...], tracer: str = "auto") -> Tr
                 ) from None
     try:
         with torch.no_grad():
-            module = trace_export(root, example)
+            module = trace_export(root, *split_inputs(root, inputs))
     except Exception as error:
         found = user_frame(error)
         data_dependent = "data-dependent" in str(error) or "DataDependent" in type(error).__name__
