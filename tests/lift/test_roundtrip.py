@@ -296,8 +296,8 @@ def _several_small(name: str) -> str:
 
 def _round_trip(text: str, filename: str) -> None:
     """Compile ``text``, import each model's class back with every input (by name, at the
-    program's shapes and dtypes), and require an exact import that ``diff`` calls unchanged
-(flat, and the block calls unless BLOCKS_DIFFER says why not)."""
+        program's shapes and dtypes), and require an exact import that ``diff`` calls unchanged
+    (flat, and the block calls unless BLOCKS_DIFFER says why not)."""
     torch.set_num_threads(1)
     compiled = compile_detailed(text, filename=filename)
     module = types.ModuleType("several")
