@@ -32,7 +32,7 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
 # passing its arguments; the others keep one class per variant with the network's layers
 # written out, the network having no class (docs/codegen.md lists why), checked below.
 FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
-ROLLED = {"resnet"}
+ROLLED = {"resnet", "vgg"}
 ITEM_3 = pytest.mark.xfail(strict=True, reason="a network block used by variants has no class")
 VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
 ENTRY = re.compile(r"^class (\w+)\((\w+)\):\n((?:    .*\n|\n)*)", re.MULTILINE)
@@ -83,6 +83,26 @@ def test_family_has_one_class_per_block_definition(family: str) -> None:
     )
     if family in ROLLED:
         assert sorted(entries) == sorted(variants)
+
+
+def test_vgg_family_reads_like_torchvision() -> None:
+    """The rolled VGG: the config loop appends to ``features`` as torchvision's
+    ``make_layers``, ``batch_norm`` a Python ``if``, the classifier one ``nn.Sequential``."""
+    code = compile_detailed(
+        (ZOO / "vgg.aur").read_text(encoding="utf-8"), filename="vgg.aur"
+    ).output
+    assert "    def __init__(self, cfg, batch_norm=False):" in code
+    assert (
+        "        for v, n in cfg:\n            for _ in range(n):\n                if batch_norm:"
+        in code
+    )
+    assert "self.features.append(nn.Conv2d(channels, v, kernel_size=3, padding=1))" in code
+    assert "            self.features.append(nn.MaxPool2d(2, stride=2))" in code
+    assert "class vgg16_bn(VGG):" in code
+    assert (
+        "super().__init__([(64, 2), (128, 2), (256, 3), (512, 3), (512, 3)], batch_norm=True)"
+        in code
+    )
 
 
 def test_resnet_family_reads_like_torchvision() -> None:
@@ -367,7 +387,13 @@ model Net(block, layers, width=4):
                 x -> block(width * 2 ** i, 2 if j == 0 and i > 0 else 1) as stage{i + 1}.{j}
         for k in range(2):
             x -> Grow(width + k) as grow{k}
-        return x -> global_avg_pool() -> dense(5) as head
+        for k in range(2):
+            if width > 3:
+                x -> conv2d(width, 1) as tail.* -> batchnorm() as tail.*
+            else:
+                x -> conv2d(width, 1) as tail.* -> relu() as tail.*
+        x -> global_avg_pool()
+        return (x -> dense(6).relu -> dropout(0.1) -> dense(5)) as head
 
 model small = Net(Basic, [1, 2]):
     input_shape = (3, 8, 8)
@@ -406,6 +432,10 @@ def test_network_used_through_variants_is_one_class_with_loops() -> None:
     assert "                channels = layer.out_channels" in code
     assert "self.out_channels = 2 * planes" in code
     assert "self.out_channels" not in flat
+    # an if in a loop is a Python if, each branch written from the variant that takes it
+    assert "            if width > 3:\n                self.tail.append(nn.Conv2d(" in code
+    assert "            else:\n                self.tail.append(nn.Conv2d(" in code
+    assert "nn.Linear(channels, 6), nn.ReLU(), nn.Dropout(0.1), nn.Linear(6, 5)" in code
     assert len(code.splitlines()) < len(flat.splitlines())
     for variant in ("small", "wide"):
         torch.manual_seed(0)

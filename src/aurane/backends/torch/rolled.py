@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
-from aurane.backends.torch.emit_common import Site
+from aurane.backends.torch.emit_common import Call, Site
 from aurane.backends.torch.modules import INDENT, wrap
 from aurane.backends.torch.named import FUNCTION_MODULES, module_init
 from aurane.backends.torch.param_blocks import input_names
@@ -75,6 +75,7 @@ SIZE = "channels"  # the running width's local
 STAGE = "stage"  # a numbered container a loop fills
 LAYER = "layer"  # the block a loop iteration made
 TOP = 2  # the indentation of __init__'s statements
+BRANCH = "\x00branch "  # marks where an if branch's body goes
 
 
 class Translator:
@@ -205,6 +206,50 @@ def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
     return out
 
 
+def _literal(expr: ast.Expr) -> bool:
+    """A number, string, boolean or a tuple/list of them, as written: kept as the value."""
+    if isinstance(expr, ast.Number | ast.Bool | ast.String | ast.NoneLit):
+        return True
+    if isinstance(expr, ast.UnaryOp):
+        return _literal(expr.operand)
+    if isinstance(expr, ast.TupleExpr | ast.ListExpr):
+        return all(_literal(item) for item in expr.items)
+    return False
+
+
+def _stars(stmt: ast.ForwardStmt) -> list[str]:
+    """The containers ``as NAME.*`` fills anywhere in ``stmt``, in order."""
+    found: list[str] = []
+
+    def visit(node: object) -> None:
+        if isinstance(node, ast.Call) and node.layer and node.layer.endswith(".*"):
+            head = node.layer.removesuffix(".*")
+            if head not in found:
+                found.append(head)
+        if isinstance(node, tuple):
+            for item in node:
+                visit(item)
+        elif hasattr(node, "__slots__"):
+            for slot in node.__slots__:
+                visit(getattr(node, slot, None))
+
+    visit(stmt)
+    return found
+
+
+def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
+    """``lines`` with each branch marker replaced by the branch's body."""
+    out: list[str] = []
+    for line in lines:
+        if line.startswith(BRANCH):
+            if line not in branches:
+                raise Unsupported("an if branch that no variant takes")
+            out += _fill(branches[line], branches)
+        else:
+            out.append(line)
+    return out
+
+
 def _path_text(layer: str, holes: tuple[ast.Expr, ...], tr: Translator) -> tuple[str, bool]:
     """The layer name as Python: ``f"layer{i + 1}"`` (templated) or ``"fc"``."""
     pieces = layer.split("{}")
@@ -237,7 +282,10 @@ class _Walk:
         self.values = {v.name: v for v in graph.values}
         self.pending = list(graph.nodes)  # IR nodes not yet matched, in order
         self.made: set[str] = set()  # layer paths made
-        self.size = ""  # the running width's text
+        shape = graph.input_value.shape
+        if shape is None or len(shape) < 2:
+            raise Unsupported("a network input without a channel or feature axis")
+        self.size = str(int(plain(shape[1])))  # the running width's text: the input's first
         self.out_sizes: dict[str, str] = {}
         self.depth = 0
         self.tensor = ""
@@ -245,13 +293,25 @@ class _Walk:
         self.choices: dict[Any, list[str]] = {}
         self.strict = True  # a first walk only narrows the choices
         self.stages: set[str] = set()  # the containers loops filled (layer1, ...)
+        self.flat: dict[str, int] = {}  # ``as features.*`` containers: children so far
+        self.branches: dict[str, list[str]] = {}  # each if branch's body (shared by walks)
+        self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
+        self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
 
     # -- statements ---------------------------------------------------------------------
 
     def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
         lines: list[str] = []
         for stmt in stmts:
-            if isinstance(stmt, ast.ChainStmt):
+            for head in _stars(stmt):  # ``as features.*``: the container, before its first use
+                if head not in self.flat:
+                    if depth > TOP:
+                        raise Unsupported(f"the container '{head}' starts inside a loop")
+                    self.flat[head] = 0
+                    lines.append(f"{INDENT * depth}self.{head} = nn.Sequential()")
+            if isinstance(stmt, ast.If):
+                lines += self.branch(stmt, depth)
+            elif isinstance(stmt, ast.ChainStmt):
                 lines += self.chain(stmt.chain, depth)
             elif isinstance(stmt, ast.Return):
                 if not isinstance(stmt.value, ast.Chain):
@@ -261,6 +321,34 @@ class _Walk:
                 lines += self.loop(stmt, depth)
             else:
                 raise Unsupported(f"a {type(stmt).__name__.lower()} statement in the network")
+        return lines
+
+    def branch(self, stmt: ast.If, depth: int) -> list[str]:
+        """``if``/``elif``/``else`` as Python: each branch's body is written where a visit
+        takes it (``BRANCH`` marks it until ``fill`` puts it in); inside loops only, where
+        the width is the local whichever branch ran."""
+        if depth == TOP:
+            raise Unsupported("an if outside a loop")
+        pad = INDENT * depth
+        lines: list[str] = []
+        chosen: int | None = None
+        for index, branch in enumerate(stmt.branches):
+            key = f"{BRANCH}{stmt.span.line}:{stmt.span.column}:{index}"
+            if branch.test is None:
+                lines.append(f"{pad}else:")
+                taken = chosen is None
+            else:
+                test = self.tr.text(branch.test)
+                lines.append(f"{pad}{'if' if index == 0 else 'elif'} {test}:")
+                taken = chosen is None and bool(evaluate(test, self.env))
+            lines.append(key)
+            if taken:
+                chosen = index
+                body = self.body(branch.body, depth + 1)
+                known = self.branches.setdefault(key, body)
+                if self.strict and known != body:
+                    raise Unsupported("a branch writes differently at two visits")
+                self.branches[key] = body
         return lines
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
@@ -326,7 +414,19 @@ class _Walk:
 
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         if chain.layer is not None:
-            raise Unsupported("a chain named as one container")
+            if depth > TOP or "." in chain.layer or chain.layer_holes:
+                raise Unsupported("a chain named as one container in a loop or below another")
+            if not isinstance(chain.source, ast.Name):
+                raise Unsupported("a chain that does not start at a tensor name")
+            self.collect = []
+            for step in chain.steps:
+                self.step(step, depth)
+            made, self.collect = self.collect, None
+            for index, (path, _) in enumerate(made):
+                if path != f"{chain.layer}.{index}":
+                    raise Unsupported(f"the layer '{path}' is not the chain's child {index}")
+            call = Call("nn.Sequential", tuple(text for _, text in made))
+            return wrap(depth, f"self.{chain.layer} = ", call)
         if not isinstance(chain.source, ast.Name):
             raise Unsupported("a chain that does not start at a tensor name")
         if self.tensor and chain.source.id != self.tensor:
@@ -347,11 +447,18 @@ class _Walk:
         raise Unsupported(f"no layer of the IR matches '{step.func}' at {step.span}")
 
     def _suffixes(self, node: Node) -> None:
-        """Suffix nodes (``.relu``) the step made: none may need a module."""
+        """Suffix nodes (``.relu``) the step made: a module only in a named chain."""
         while self.pending and self.pending[0].suffix_of is not None:
             suffix = self.pending.pop(0)
-            if suffix.layer is not None or emitter(suffix.op).init is not None:
+            if suffix.layer is None and emitter(suffix.op).init is None:
+                continue
+            make = FUNCTION_MODULES.get(suffix.op)
+            if self.collect is None or suffix.layer is None or make is None:
                 raise Unsupported(f"the suffix '{suffix.op}' makes a module")
+            value = self.values[suffix.inputs[0]]
+            shape = tuple(plain((value.shape or ())[1:]))
+            made = make(Site(suffix, ("x",), (shape,), shape, suffix.id))
+            self.collect.append((suffix.layer, made.text()))
 
     def _concrete_size(self) -> int:
         return int(evaluate(self.size, self.env))
@@ -372,9 +479,6 @@ class _Walk:
         pad = INDENT * depth
         self.depth = depth
         node = self._node(step)
-        self._suffixes(node)
-        if not self.size:  # the network's input: its width is a number
-            self.size = str(self._in_width(node))
         if self._concrete_size() != self._in_width(node):
             raise Unsupported(f"'{self.size}' is not the input width of '{node.id}'")
         is_block = node.op == "block"
@@ -384,6 +488,7 @@ class _Walk:
             lines += self._place(step, node, made, depth, bool(is_block and out == LAYER))
         elif step.layer is not None:
             raise Unsupported(f"the named '{step.func}' makes no module")
+        self._suffixes(node)  # after the step's own module: a named chain lists it first
         width = self._out_width(node)
         if out == LAYER:
             text = f"{LAYER}.out_channels"
@@ -424,11 +529,23 @@ class _Walk:
     def _place(self, step: ast.Call, node: Node, made: str, depth: int, keep: bool) -> list[str]:
         """``self.conv1 = ...``, ``stage.append(...)`` or ``setattr(self, f"...", ...)``."""
         pad = INDENT * depth
+        if self.collect is not None:
+            if node.layer is None:
+                raise Unsupported("a module of a named chain without a layer in the IR")
+            self.collect.append((node.layer, made))
+            return []
         if step.layer is None:
             if depth > TOP:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop")
-            attr = node.id
-            return [f"{pad}self.{attr} = {made}"]
+            self.unnamed.add(node.id)
+            return [f"{pad}self.{node.id} = {made}"]
+        if step.layer.endswith(".*") and not step.layer_holes:
+            head = step.layer.removesuffix(".*")
+            if head not in self.flat or node.layer != f"{head}.{self.flat[head]}":
+                raise Unsupported(f"the layer '{node.layer}' is not the next of '{head}'")
+            self.flat[head] += 1
+            self.made.add(node.layer)
+            return wrap(depth, f"self.{head}.append(", made, tail=")")
         path, templated = _path_text(step.layer, step.layer_holes, self.tr)
         if node.layer is None:
             raise Unsupported("a named step without a layer in the IR")
@@ -469,7 +586,7 @@ class _Walk:
         given.update({k.name: k.value for k in step.keywords})
         args = dict(node.args)
         for name, expr in given.items():
-            if name not in args or isinstance(expr, ast.Number | ast.Bool | ast.String):
+            if name not in args or _literal(expr):
                 continue
             text = self.tr.text(expr)
             value = evaluate(text, self.env)
@@ -629,16 +746,19 @@ def roll(
         head.append(f"{param.name}{default}")
     text_of = {variant.name: text for variant, _, text in variants}
     choices: dict[Any, list[str]] = {}
+    branches: dict[str, list[str]] = {}
     for variant, graph, _ in variants:  # the first walk: which width texts always hold
         _walk(network, variant, graph, tr, class_of, dims_of, block_models, choices, False)
     inits: list[str] | None = None
+    unnamed: set[str] = set()
     texts: list[str] = []
     out_sizes: dict[str, str] = {}
     entries: dict[str, list[str]] = {}
     for variant, graph, _ in variants:
         walk, found = _walk(
-            network, variant, graph, tr, class_of, dims_of, block_models, choices, True
+            network, variant, graph, tr, class_of, dims_of, block_models, choices, True, branches
         )
+        unnamed.update(walk.unnamed)
         if inits is not None and found != inits:
             raise Unsupported(f"the variant '{variant.name}' builds differently")
         inits = found
@@ -657,7 +777,11 @@ def roll(
             *wrap(2, "", call),
         ]
     assert inits is not None
+    inits = _fill(inits, branches)
     methods = _shared_methods(texts)
+    missing = [attr for attr in sorted(unnamed) if f"self.{attr}(" not in "\n".join(methods)]
+    if missing:  # the variants' forward names the module otherwise
+        raise Unsupported(f"forward does not read the module '{missing[0]}'")
     init_call = (
         [f"{INDENT * 2}self._init_weights()"] if "_init_weights" in "\n".join(methods) else []
     )
@@ -682,6 +806,7 @@ def _walk(
     block_models: Mapping[str, ast.Model],
     choices: dict[Any, list[str]],
     strict: bool,
+    branches: dict[str, list[str]] | None = None,
 ) -> tuple[_Walk, list[str]]:
     """One variant's walk: the ``__init__`` lines it writes."""
     base = variant.base
@@ -691,6 +816,8 @@ def _walk(
     walk = _Walk(graph, _arguments(network, base, tr), tr, class_of, dims_of, block_models)
     walk.choices = choices
     walk.strict = strict
+    if branches is not None:
+        walk.branches = branches
     found = walk.body(network.forward.body, TOP)
     left = [n for n in walk.pending if emitter(n.op).init is not None or n.layer]
     if left:
