@@ -32,7 +32,7 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
 # passing its arguments; the others keep one class per variant with the network's layers
 # written out, the network having no class (docs/codegen.md lists why), checked below.
 FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
-ROLLED = {"resnet", "vgg"}
+ROLLED = {"convnext", "resnet", "vgg"}
 ITEM_3 = pytest.mark.xfail(strict=True, reason="a network block used by variants has no class")
 VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
 ENTRY = re.compile(r"^class (\w+)\((\w+)\):\n((?:    .*\n|\n)*)", re.MULTILINE)
@@ -475,3 +475,35 @@ def test_verify_traces_a_rolled_network_as_each_variant() -> None:
         assert not report.diagnostics, report.diagnostics
         assert variant not in report.unmapped_classes and "Net" not in report.unmapped_classes
         assert report.values_checked >= 10, report
+
+
+def _attributes(module: torch.nn.Module) -> dict[str, dict[str, object]]:
+    """Every submodule's type and plain attributes (sizes, strides, the values a block
+    stores), by path; ``out_channels`` of a block is the rolled class's own."""
+    out: dict[str, dict[str, object]] = {}
+    for path, sub in module.named_modules():
+        plain = {
+            k: v
+            for k, v in vars(sub).items()
+            if isinstance(v, int | float | bool | str | tuple) and k != "training"
+        }
+        if not isinstance(sub, torch.nn.Conv2d | torch.nn.Linear):
+            plain.pop("out_channels", None)
+        out[path] = {"type": type(sub).__name__, **plain}
+    return out
+
+
+@pytest.mark.parametrize("family", sorted(ROLLED))
+def test_rolled_family_builds_the_unrolled_modules(family: str) -> None:
+    """Every variant of a rolled family builds, on the meta device, the modules of the
+    classes with the layers written out: the same paths, types, sizes and stored values
+    (a block's ``in_channels`` included, which no parameter shape shows)."""
+    source = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
+    rolled, _ = _generated(source, f"{family}_rolled", True)
+    unrolled, _ = _generated(source, f"{family}_unrolled", False)
+    for variant in VARIANT.findall(source):
+        with torch.device("meta"):
+            mine, theirs = getattr(rolled, variant[0])(), getattr(unrolled, variant[0])()
+        assert _attributes(mine) == _attributes(theirs), variant[0]
+        shapes = {k: v.shape for k, v in theirs.state_dict().items()}
+        assert {k: v.shape for k, v in mine.state_dict().items()} == shapes

@@ -26,13 +26,14 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site
-from aurane.backends.torch.modules import INDENT, wrap
+from aurane.backends.torch.modules import INDENT, LINE_LIMIT, wrap
 from aurane.backends.torch.named import FUNCTION_MODULES, module_init
 from aurane.backends.torch.param_blocks import input_names
 from aurane.backends.torch.shown import ShownFloat, ShownInt
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.records import record, replace
+from aurane.semantics.config import MODEL_FIELDS
 from aurane.semantics.symbolic import InputSize, Ref, is_symbolic, plain, to_python, tree_of
 from aurane.syntax import ast
 
@@ -71,6 +72,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "list": list,
     "tuple": tuple,
 }
+MODEL_FIELD_NAMES = frozenset(spec.name for spec in MODEL_FIELDS)
 SIZE = "channels"  # the running width's local
 STAGE = "stage"  # a numbered container a loop fills
 LAYER = "layer"  # the block a loop iteration made
@@ -151,7 +153,7 @@ class Translator:
             orelse = self._operand(expr.orelse, 1, strict=False)
             return f"{body} if {test} else {orelse}", 1
         if isinstance(expr, ast.Subscript):
-            value = self._operand(expr.value, atom, strict=True)
+            value = self._operand(expr.value, atom, strict=False)
             return f"{value}[{self.text(expr.index)}]", atom
         if isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
             if expr.func not in _FUNCTIONS or expr.func in self.locals:
@@ -206,6 +208,15 @@ def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
     return out
 
 
+def _nested(depth: int, head: str, call: Call) -> list[str]:
+    """``head(call)`` on one line, or black's split: the call on its own lines inside."""
+    pad = INDENT * depth
+    line = f"{pad}{head}{call.text()})"
+    if len(line) <= LINE_LIMIT:
+        return [line]
+    return [f"{pad}{head}", *wrap(depth + 1, "", call), f"{pad})"]
+
+
 def _literal(expr: ast.Expr) -> bool:
     """A number, string, boolean or a tuple/list of them, as written: kept as the value."""
     if isinstance(expr, ast.Number | ast.Bool | ast.String | ast.NoneLit):
@@ -217,15 +228,24 @@ def _literal(expr: ast.Expr) -> bool:
     return False
 
 
+def _flat_head(layer: str | None) -> str | None:
+    """``features`` of ``features.*`` and ``features.0``: a container filled in order."""
+    if layer is None or layer.count(".") != 1:
+        return None
+    head, last = layer.split(".")
+    if head.isidentifier() and (last == "*" or last.isdigit()):
+        return head
+    return None
+
+
 def _stars(stmt: ast.ForwardStmt) -> list[str]:
-    """The containers ``as NAME.*`` fills anywhere in ``stmt``, in order."""
+    """The containers ``as NAME.*`` or ``as NAME.0`` fills anywhere in ``stmt``, in order."""
     found: list[str] = []
 
     def visit(node: object) -> None:
-        if isinstance(node, ast.Call) and node.layer and node.layer.endswith(".*"):
-            head = node.layer.removesuffix(".*")
-            if head not in found:
-                found.append(head)
+        head = _flat_head(getattr(node, "layer", None))
+        if isinstance(node, ast.Call | ast.Chain) and head is not None and head not in found:
+            found.append(head)
         if isinstance(node, tuple):
             for item in node:
                 visit(item)
@@ -297,6 +317,8 @@ class _Walk:
         self.branches: dict[str, list[str]] = {}  # each if branch's body (shared by walks)
         self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
+        self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
+        self._stage_call: ast.Call | None = None
 
     # -- statements ---------------------------------------------------------------------
 
@@ -319,9 +341,31 @@ class _Walk:
                 lines += self.chain(stmt.value, depth)
             elif isinstance(stmt, ast.For):
                 lines += self.loop(stmt, depth)
+            elif isinstance(stmt, ast.Assign):
+                lines += self.assign(stmt, depth)
             else:
                 raise Unsupported(f"a {type(stmt).__name__.lower()} statement in the network")
         return lines
+
+    def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
+        """``x = (x -> ...) as name`` or ``x = op(x, ...)``: the tensor rebound."""
+        if stmt.targets or (self.tensor and stmt.target != self.tensor):
+            raise Unsupported("an assignment to another tensor")
+        self.tensor = stmt.target
+        value = stmt.value
+        if isinstance(value, ast.Chain):
+            if not (isinstance(value.source, ast.Name) and value.source.id == stmt.target):
+                raise Unsupported("an assignment of a chain from another value")
+            return self.chain(value, depth)
+        if (
+            isinstance(value, ast.Call)
+            and value.args
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == stmt.target
+            and not value.suffixes
+        ):
+            return self.step(replace(value, args=value.args[1:]), depth)
+        raise Unsupported("an assignment the roller does not write")
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         """``if``/``elif``/``else`` as Python: each branch's body is written where a visit
@@ -360,6 +404,7 @@ class _Walk:
             self.size = SIZE
         iterable = self.tr.text(stmt.iterable)
         stage = self._stage(stmt)
+        stage_call = self._stage_call
         if stage is not None:
             lines.append(f"{pad}{STAGE} = nn.Sequential()")
         lines.append(f"{pad}for {_target_text(stmt.target)} in {iterable}:")
@@ -376,8 +421,14 @@ class _Walk:
         if stage is not None:
             path, templated = stage
             self.stages.add(evaluate(f'f"{path}"', self.env) if templated else path)
-            target = f'f"{path}"' if templated else f'"{path}"'
-            lines.append(f"{pad}setattr(self, {target}, {STAGE})")
+            call = stage_call
+            assert call is not None and call.layer is not None
+            head = self._flat_index(call.layer.removesuffix(".{}"), call.layer_holes[:-1])
+            if head is not None:
+                lines.append(f"{pad}self.{head}.append({STAGE})")
+            else:
+                target = f'f"{path}"' if templated else f'"{path}"'
+                lines.append(f"{pad}setattr(self, {target}, {STAGE})")
         return lines
 
     def _stage(self, stmt: ast.For) -> tuple[str, bool] | None:
@@ -401,6 +452,7 @@ class _Walk:
         ):
             return None
         call = calls[0]
+        self._stage_call = call
         assert call.layer is not None
         if not call.layer.endswith(".{}") or not call.layer_holes:
             return None
@@ -408,25 +460,36 @@ class _Walk:
         if not (isinstance(last, ast.Name) and last.id == j):
             return None
         head = call.layer.removesuffix(".{}")
-        if "." in head:
+        if "." in head and _flat_head(head.replace("{}", "0")) not in self.flat:
             raise Unsupported("a container below another in a loop")
+        self.stage_steps.add(call.span)
         return _path_text(head, call.layer_holes[:-1], self.tr)
 
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         if chain.layer is not None:
-            if depth > TOP or "." in chain.layer or chain.layer_holes:
-                raise Unsupported("a chain named as one container in a loop or below another")
             if not isinstance(chain.source, ast.Name):
                 raise Unsupported("a chain that does not start at a tensor name")
             self.collect = []
+            after: list[str] = []  # the width's updates, after the container is made
             for step in chain.steps:
-                self.step(step, depth)
+                after += self.step(step, depth)
             made, self.collect = self.collect, None
+            name = evaluate(
+                f'f"{_path_text(chain.layer, chain.layer_holes, self.tr)[0]}"', self.env
+            )
             for index, (path, _) in enumerate(made):
-                if path != f"{chain.layer}.{index}":
+                if path != f"{name}.{index}":
                     raise Unsupported(f"the layer '{path}' is not the chain's child {index}")
             call = Call("nn.Sequential", tuple(text for _, text in made))
-            return wrap(depth, f"self.{chain.layer} = ", call)
+            head = self._flat_index(chain.layer, chain.layer_holes)
+            if head is not None:
+                return _nested(depth, f"self.{head}.append(", call) + after
+            path, templated = _path_text(chain.layer, chain.layer_holes, self.tr)
+            if "." in path:
+                raise Unsupported("a chain named below a container")
+            if templated:
+                return _nested(depth, f'setattr(self, f"{path}", ', call) + after
+            return wrap(depth, f"self.{path} = ", call) + after
         if not isinstance(chain.source, ast.Name):
             raise Unsupported("a chain that does not start at a tensor name")
         if self.tensor and chain.source.id != self.tensor:
@@ -526,6 +589,22 @@ class _Walk:
             raise Unsupported(f"the width after '{step.func}' is no expression of the source")
         return kept[0]
 
+    def _flat_index(self, layer: str, holes: tuple[ast.Expr, ...]) -> str | None:
+        """The container of ``features.3`` / ``features.{2 * i}`` when it is filled in order
+        (the index must be its next child's), else None."""
+        if layer.count(".") != 1 or (holes and len(holes) != 1):
+            return None
+        head, last = layer.split(".")
+        if head not in self.flat or not (last in ("*", "{}") or last.isdigit()):
+            return None
+        index = self.flat[head]
+        if last == "{}":
+            last = str(evaluate(self.tr.text(holes[0]), self.env))
+        if last != "*" and last != str(index):
+            raise Unsupported(f"'{layer}' is not the next child of '{head}'")
+        self.flat[head] = index + 1
+        return head
+
     def _place(self, step: ast.Call, node: Node, made: str, depth: int, keep: bool) -> list[str]:
         """``self.conv1 = ...``, ``stage.append(...)`` or ``setattr(self, f"...", ...)``."""
         pad = INDENT * depth
@@ -539,13 +618,14 @@ class _Walk:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop")
             self.unnamed.add(node.id)
             return [f"{pad}self.{node.id} = {made}"]
-        if step.layer.endswith(".*") and not step.layer_holes:
-            head = step.layer.removesuffix(".*")
-            if head not in self.flat or node.layer != f"{head}.{self.flat[head]}":
-                raise Unsupported(f"the layer '{node.layer}' is not the next of '{head}'")
-            self.flat[head] += 1
-            self.made.add(node.layer)
-            return wrap(depth, f"self.{head}.append(", made, tail=")")
+        if step.span not in self.stage_steps:
+            before = self.flat.get(step.layer.split(".")[0])
+            head = self._flat_index(step.layer, step.layer_holes)
+            if head is not None:
+                if node.layer != f"{head}.{before}":
+                    raise Unsupported(f"the layer '{node.layer}' is not the next of '{head}'")
+                self.made.add(node.layer)
+                return wrap(depth, f"self.{head}.append(", made, tail=")")
         path, templated = _path_text(step.layer, step.layer_holes, self.tr)
         if node.layer is None:
             raise Unsupported("a named step without a layer in the IR")
@@ -735,11 +815,16 @@ def roll(
         raise Unsupported("a network without parameters or with several inputs")
     params = [p.name for p in network.params]
     loops = _loop_names(forward.body)
+    fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
+    if any(name in MODEL_FIELD_NAMES for name in fields):
+        raise Unsupported("a network with its own input_shape or input_dtype")
     reserved = {SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr", *_FUNCTIONS}
-    clash = (set(params) | loops) & (reserved | set(classes.values()) | set(constants))
-    if clash or set(params) & loops:
-        raise Unsupported(f"the names {sorted(clash or set(params) & loops)} clash")
-    tr = Translator(frozenset(params) | loops, constants, classes)
+    names = [*params, *loops, *fields]
+    clash = set(names) & (reserved | set(classes.values()) | set(constants))
+    if clash or len(set(names)) != len(names):
+        raise Unsupported(f"the names {sorted(clash or names)} clash")
+    tr = Translator(frozenset(names), constants, classes)
+    local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in network.fields]
     head = []
     for param in network.params:
         default = f"={tr.text(param.default)}" if param.default is not None else ""
@@ -789,6 +874,7 @@ def roll(
         f"class {name}(nn.Module):",
         *wrap(1, "", f"def __init__(self, {', '.join(head)})", tail=":"),
         f"{INDENT * 2}super().__init__()",
+        *local_lines,
         *inits,
         *init_call,
         *methods,
@@ -813,7 +899,10 @@ def _walk(
     assert base is not None and network.forward is not None
     if graph.tied or graph.block_ops:
         raise Unsupported("a variant that ties weights")
-    walk = _Walk(graph, _arguments(network, base, tr), tr, class_of, dims_of, block_models)
+    env = _arguments(network, base, tr)
+    for field in network.fields:
+        env[field.name] = evaluate(tr.text(field.value), env)
+    walk = _Walk(graph, env, tr, class_of, dims_of, block_models)
     walk.choices = choices
     walk.strict = strict
     if branches is not None:
