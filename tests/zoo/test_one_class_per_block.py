@@ -32,7 +32,7 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
 # passing its arguments; the others keep one class per variant with the network's layers
 # written out, the network having no class (docs/codegen.md lists why), checked below.
 FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
-ROLLED = {"convnext", "resnet", "vgg"}
+ROLLED = {"convnext", "efficientnet", "resnet", "vgg"}
 ITEM_3 = pytest.mark.xfail(strict=True, reason="a network block used by variants has no class")
 VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
 ENTRY = re.compile(r"^class (\w+)\((\w+)\):\n((?:    .*\n|\n)*)", re.MULTILINE)

@@ -21,6 +21,8 @@ Anything else raises ``Unsupported`` and the variants keep their own classes
 
 from __future__ import annotations
 
+import math
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,7 +30,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, wrap
 from aurane.backends.torch.named import FUNCTION_MODULES, module_init
-from aurane.backends.torch.param_blocks import input_names
+from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, MAKE_DIVISIBLE_SOURCE, input_names
 from aurane.backends.torch.shown import ShownFloat, ShownInt
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
@@ -59,7 +61,7 @@ class Rolled:
 # Python's binding strength of each operator, for parentheses
 _PRECEDENCE = {"or": 3, "and": 4, "not": 5, "cmp": 6, "+": 11, "-": 11, "*": 12, "/": 12}
 _PRECEDENCE.update({"//": 12, "%": 12, "unary": 13, "**": 14})
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
+_FUNCTIONS: dict[str, Any] = {
     "range": range,
     "enumerate": enumerate,
     "zip": zip,
@@ -73,6 +75,13 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "tuple": tuple,
 }
 MODEL_FIELD_NAMES = frozenset(spec.name for spec in MODEL_FIELDS)
+# make_divisible as the generated file defines it (param_blocks.MAKE_DIVISIBLE_SOURCE)
+_HELPERS: dict[str, Any] = {}
+exec(MAKE_DIVISIBLE_SOURCE, _HELPERS)  # noqa: S102  # the package's own source text
+_FUNCTIONS[MAKE_DIVISIBLE] = _HELPERS[MAKE_DIVISIBLE]
+_MATH = {name: f"math.{name}" for name in ("ceil", "floor", "sqrt")}
+_FUNCTIONS["math"] = math
+LONG_CONSTANT = 40  # a module constant written longer is a local table of __init__
 SIZE = "channels"  # the running width's local
 STAGE = "stage"  # a numbered container a loop fills
 LAYER = "layer"  # the block a loop iteration made
@@ -92,6 +101,22 @@ class Translator:
         self.locals = locals_
         self.constants = constants
         self.classes = classes  # model name -> its class
+        self.tables: dict[str, ast.Expr] = {}  # long module constants the class names
+        self.table_values: dict[str, Any] = {}
+
+    def table_lines(self, depth: int) -> list[str]:
+        """``stages = [`` one item a line ``]``: each long module constant the class reads."""
+        pad = INDENT * depth
+        lines: list[str] = []
+        for name, expr in self.tables.items():
+            if isinstance(expr, ast.ListExpr | ast.TupleExpr):
+                close = "]" if isinstance(expr, ast.ListExpr) else ")"
+                lines.append(f"{pad}{name} = {'[' if close == ']' else '('}")
+                lines += [f"{pad}{INDENT}{self.text(item)}," for item in expr.items]
+                lines.append(f"{pad}{close}")
+            else:
+                lines.append(f"{pad}{name} = {self.text(expr)}")
+        return lines
 
     def text(self, expr: ast.Expr) -> str:
         return self._text(expr)[0]
@@ -110,7 +135,12 @@ class Translator:
             if expr.id in self.locals:
                 return expr.id, atom
             if expr.id in self.constants:
-                return self._text(self.constants[expr.id])
+                text, tight = self._text(self.constants[expr.id])
+                if len(text) <= LONG_CONSTANT:
+                    return text, tight
+                self.tables.setdefault(expr.id, self.constants[expr.id])
+                self.table_values.setdefault(expr.id, evaluate(text, {}))
+                return expr.id, atom  # a table: a local of __init__, one item a line
             if expr.id in self.classes:
                 return self.classes[expr.id], atom
             raise Unsupported(f"the name '{expr.id}' has no Python value here")
@@ -156,11 +186,13 @@ class Translator:
             value = self._operand(expr.value, atom, strict=False)
             return f"{value}[{self.text(expr.index)}]", atom
         if isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
-            if expr.func not in _FUNCTIONS or expr.func in self.locals:
+            func = _MATH.get(expr.func, expr.func)
+            known = func in _FUNCTIONS or func.startswith("math.")
+            if not known or expr.func in self.locals:
                 raise Unsupported(f"the function '{expr.func}' is not written in Python here")
             args = [self.text(a) for a in expr.args]
             args += [f"{k.name}={self.text(k.value)}" for k in expr.keywords]
-            return f"{expr.func}({', '.join(args)})", atom
+            return f"{func}({', '.join(args)})", atom
         raise Unsupported(f"the expression {type(expr).__name__} is not written in Python here")
 
     def _operand(self, expr: ast.Expr, binds: int, *, strict: bool) -> str:
@@ -294,7 +326,7 @@ class _Walk:
         block_models: Mapping[str, ast.Model],
     ) -> None:
         self.graph = graph
-        self.env = env
+        self.env: Any = ChainMap(env, tr.table_values)  # the tables the walk meets, too
         self.tr = tr
         self.class_of = class_of
         self.dims_of = dims_of
@@ -474,9 +506,12 @@ class _Walk:
             for step in chain.steps:
                 after += self.step(step, depth)
             made, self.collect = self.collect, None
-            name = evaluate(
-                f'f"{_path_text(chain.layer, chain.layer_holes, self.tr)[0]}"', self.env
-            )
+            head = _flat_head(chain.layer.replace("{}", "0"))
+            if head is not None and head in self.flat:
+                name = f"{head}.{self.flat[head]}"  # the container's next child
+            else:
+                path = _path_text(chain.layer, chain.layer_holes, self.tr)[0]
+                name = evaluate(f'f"{path}"', self.env)
             for index, (path, _) in enumerate(made):
                 if path != f"{name}.{index}":
                     raise Unsupported(f"the layer '{path}' is not the chain's child {index}")
@@ -605,19 +640,19 @@ class _Walk:
         self.flat[head] = index + 1
         return head
 
-    def _place(self, step: ast.Call, node: Node, made: str, depth: int, keep: bool) -> list[str]:
+    def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """``self.conv1 = ...``, ``stage.append(...)`` or ``setattr(self, f"...", ...)``."""
         pad = INDENT * depth
         if self.collect is not None:
             if node.layer is None:
                 raise Unsupported("a module of a named chain without a layer in the IR")
-            self.collect.append((node.layer, made))
+            self.collect.append((node.layer, made.text()))
             return []
         if step.layer is None:
             if depth > TOP:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop")
             self.unnamed.add(node.id)
-            return [f"{pad}self.{node.id} = {made}"]
+            return wrap(depth, f"self.{node.id} = ", made)
         if step.span not in self.stage_steps:
             before = self.flat.get(step.layer.split(".")[0])
             head = self._flat_index(step.layer, step.layer_holes)
@@ -625,7 +660,7 @@ class _Walk:
                 if node.layer != f"{head}.{before}":
                     raise Unsupported(f"the layer '{node.layer}' is not the next of '{head}'")
                 self.made.add(node.layer)
-                return wrap(depth, f"self.{head}.append(", made, tail=")")
+                return _nested(depth, f"self.{head}.append(", made)
         path, templated = _path_text(step.layer, step.layer_holes, self.tr)
         if node.layer is None:
             raise Unsupported("a named step without a layer in the IR")
@@ -638,21 +673,24 @@ class _Walk:
             if f"{head}.{node.layer.rsplit('.', 1)[1]}" != node.layer:
                 raise Unsupported("a layer path differs from the IR's")
             if keep:
-                return [f"{pad}{LAYER} = {made}", f"{pad}{STAGE}.append({LAYER})"]
-            return [*wrap(depth, f"{STAGE}.append(", made, tail=")")]
+                return [*wrap(depth, f"{LAYER} = ", made), f"{pad}{STAGE}.append({LAYER})"]
+            return _nested(depth, f"{STAGE}.append(", made)
         if "." in path:
             raise Unsupported("a dotted layer name outside a loop's container")
         if evaluate(f'f"{path}"', self.env) != node.layer:
             raise Unsupported("a layer path differs from the IR's")
         if templated:
             if keep:
-                return [f"{pad}{LAYER} = {made}", f'{pad}setattr(self, f"{path}", {LAYER})']
-            return wrap(depth, f'setattr(self, f"{path}", ', made, tail=")")
+                return [
+                    *wrap(depth, f"{LAYER} = ", made),
+                    f'{pad}setattr(self, f"{path}", {LAYER})',
+                ]
+            return _nested(depth, f'setattr(self, f"{path}", ', made)
         if keep:
-            return [f"{pad}{LAYER} = {made}", f"{pad}self.{path} = {LAYER}"]
-        return [f"{pad}self.{path} = {made}"]
+            return [*wrap(depth, f"{LAYER} = ", made), f"{pad}self.{path} = {LAYER}"]
+        return wrap(depth, f"self.{path} = ", made)
 
-    def _layer(self, step: ast.Call, node: Node) -> tuple[str | None, str | None]:
+    def _layer(self, step: ast.Call, node: Node) -> tuple[Call | None, str | None]:
         """A built-in operation's module, its arguments written as the source's."""
         spec = lookup(node.op)
         if spec is None:
@@ -694,9 +732,9 @@ class _Walk:
         made = module_init(site)
         if made is None:
             return None, None
-        return made.text(), None
+        return made, None
 
-    def _block(self, step: ast.Call, node: Node) -> tuple[str, str | None]:
+    def _block(self, step: ast.Call, node: Node) -> tuple[Call, str | None]:
         sub = node.subgraph
         if sub is None or sub.block_params is None:
             raise Unsupported(f"the block '{step.func}' takes no parameters")
@@ -723,7 +761,7 @@ class _Walk:
         for keyword in step.keywords:
             value = self._checked(keyword.value, given.get(keyword.name), keyword.name)
             args.append(f"{keyword.name}={value}")
-        made = f"{callee}({', '.join(args)})"
+        made = Call(callee, tuple(args))
         if step.func in self.tr.locals:  # a block parameter: the class stores its width
             self._out_size(sub)
             return made, LAYER
@@ -874,6 +912,7 @@ def roll(
         f"class {name}(nn.Module):",
         *wrap(1, "", f"def __init__(self, {', '.join(head)})", tail=":"),
         f"{INDENT * 2}super().__init__()",
+        *tr.table_lines(2),
         *local_lines,
         *inits,
         *init_call,
