@@ -82,7 +82,10 @@ def class_maps(code: str, plans: Iterable[tuple[str, Graph]]) -> dict[str, Class
         cls = classes.get(name)
         if cls is None:
             continue
-        built = _class_map(cls, graph)
+        base = cls.bases[0] if len(cls.bases) == 1 else None
+        if _method(cls, "forward") is None and isinstance(base, pyast.Name) and base.id in classes:
+            cls = classes[base.id]  # a variant's entry class: the rolled network's forward
+        built = _class_map(cls, graph, name)
         if built is not None:
             found[name] = built
     return found
@@ -92,7 +95,7 @@ def _method(cls: pyast.ClassDef, name: str) -> pyast.FunctionDef | None:
     return next((n for n in cls.body if isinstance(n, pyast.FunctionDef) and n.name == name), None)
 
 
-def _class_map(cls: pyast.ClassDef, graph: Graph) -> ClassMap | None:
+def _class_map(cls: pyast.ClassDef, graph: Graph, name: str) -> ClassMap | None:
     forward = _method(cls, "forward")
     if forward is None:
         return None
@@ -105,7 +108,7 @@ def _class_map(cls: pyast.ClassDef, graph: Graph) -> ClassMap | None:
     if statements is None:
         return None
     return ClassMap(
-        cls.name,
+        name,
         graph,
         tuple(statements),
         tuple(_init_lines(_method(cls, "__init__"), statements)),

@@ -223,7 +223,8 @@ class _Tracer:
         self.stack: list[_Call] = []
         self.checked_params: set[tuple[int, str]] = set()
         self.failure: tuple[Node, BaseException] | None = None
-        for name in gen.class_graphs:
+        # the top model's class last: variants of a rolled network share its forward
+        for name in sorted(gen.class_graphs, key=lambda n: gen.class_graphs[n] is top):
             forward = getattr(getattr(gen.module, name, None), "forward", None)
             if forward is not None:
                 self.by_code[forward.__code__] = gen.maps.get(name)

@@ -27,11 +27,16 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
 
 
 # The family programs (issue 24 item 6) build their network block only through variants
-# (``model resnet50 = ResNet(...)``), and a variant is a class of its own with the network's
-# layers written out: the network block has no class (docs/codegen.md), checked below.
+# (``model resnet50 = ResNet(...)``). A network whose body the roller writes (ROLLED,
+# backends/torch/rolled.py) is one class with Python loops and each variant a small class
+# passing its arguments; the others keep one class per variant with the network's layers
+# written out, the network having no class (docs/codegen.md lists why), checked below.
 FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
+ROLLED = {"convnext", "efficientnet", "resnet", "vgg"}
 ITEM_3 = pytest.mark.xfail(strict=True, reason="a network block used by variants has no class")
 VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
+ENTRY = re.compile(r"^class (\w+)\((\w+)\):\n((?:    .*\n|\n)*)", re.MULTILINE)
+ANY_CLASS = re.compile(r"^class (\w+)\((?:nn\.Module|\w+)\):", re.MULTILINE)
 # unet2d's AttnUpBlock2D takes three skip tensors whose channel counts differ per call: only
 # the first input's sizes are constructor arguments, so one class per skip widths (its
 # Attention, which reshapes by x.shape, is one class since spatial sizes are read in forward)
@@ -44,16 +49,26 @@ SPLIT: dict[tuple[str, str], int] = {}
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_family_has_one_class_per_block_definition(family: str) -> None:
     """Issue 24 item 3: each block a family defines is one class whatever its calls' input
-    shapes, arguments and if branches; each variant is one class."""
+    shapes, arguments and if branches; each variant is one class (a small subclass of the
+    network's class where the network is rolled)."""
     source = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
     code = compile_detailed(source, filename=f"{family}.aur").output
     classes = CLASS.findall(code)
     variants = dict(VARIANT.findall(source))
     networks = set(variants.values())
+    entries = {m[1]: (m[2], m[3].strip()) for m in ENTRY.finditer(code)}
     expected: list[str] = []
     for model in MODEL.findall(source):
         if model in networks:
-            assert model not in classes, classes  # its layers are in each variant's class
+            assert classes.count(model) == (family in ROLLED), classes
+            expected += [model] if family in ROLLED else []
+            continue
+        if model in variants and family in ROLLED:
+            base, body = entries[model]
+            assert base == variants[model], (model, base)
+            # the entry passes the variant's arguments and nothing else
+            assert body.splitlines()[0] == "def __init__(self):", body
+            assert body.count("\n") == 1 and "super().__init__(" in body, body
             continue
         copies = [c for c in classes if c == model or re.fullmatch(rf"{model}_\d+", c)]
         assert len(copies) == SPLIT.get((family, model), 1), (model, copies)
@@ -62,16 +77,60 @@ def test_family_has_one_class_per_block_definition(family: str) -> None:
     assert set(helpers) <= {"DropPath", "LayerNorm2d"}, helpers
     # every block definition that is not a network has a class, every variant one
     blocks = [m for m in MODEL.findall(source) if m not in networks and m not in variants]
-    assert len(classes) - len(helpers) == sum(SPLIT.get((family, b), 1) for b in blocks) + len(
-        variants
+    rolled = len(networks) if family in ROLLED else 0
+    assert len(classes) - len(helpers) == sum(SPLIT.get((family, b), 1) for b in blocks) + (
+        rolled or len(variants)
     )
+    if family in ROLLED:
+        assert sorted(entries) == sorted(variants)
+
+
+def test_vgg_family_reads_like_torchvision() -> None:
+    """The rolled VGG: the config loop appends to ``features`` as torchvision's
+    ``make_layers``, ``batch_norm`` a Python ``if``, the classifier one ``nn.Sequential``."""
+    code = compile_detailed(
+        (ZOO / "vgg.aur").read_text(encoding="utf-8"), filename="vgg.aur"
+    ).output
+    assert "    def __init__(self, cfg, batch_norm=False):" in code
+    assert (
+        "        for v, n in cfg:\n            for _ in range(n):\n                if batch_norm:"
+        in code
+    )
+    assert "self.features.append(nn.Conv2d(channels, v, kernel_size=3, padding=1))" in code
+    assert "            self.features.append(nn.MaxPool2d(2, stride=2))" in code
+    assert "class vgg16_bn(VGG):" in code
+    assert (
+        "super().__init__([(64, 2), (128, 2), (256, 3), (512, 3), (512, 3)], batch_norm=True)"
+        in code
+    )
+
+
+def test_resnet_family_reads_like_torchvision() -> None:
+    """The rolled ResNet: the source's loops in ``__init__``, the width carried from each
+    block (``layer.out_channels``, which the block classes store), one forward."""
+    code = compile_detailed(
+        (ZOO / "resnet.aur").read_text(encoding="utf-8"), filename="resnet.aur"
+    ).output
+    assert "    def __init__(self, block, layers, groups=1, width=64):" in code
+    assert "        for i, (n, s) in enumerate(zip(layers, [1, 2, 2, 2])):" in code
+    assert (
+        "                layer = block(channels, 64 * 2 ** i, s if j == 0 else 1, groups, width)"
+        in code
+    )
+    assert '            setattr(self, f"layer{i + 1}", stage)' in code
+    assert "        self.fc = nn.Linear(channels, 1000)" in code
+    assert code.count("    def forward(self, x):\n        # x: (batch, 3, 224, 224)") == 1
+    assert "        self.out_channels = 4 * planes" in code
+    assert "        self.out_channels = planes" in code
+    assert "class resnet50(ResNet):\n    def __init__(self):\n" in code
+    assert "        super().__init__(Bottleneck, [3, 4, 6, 3], groups=32, width=4)" in code
 
 
 @pytest.mark.parametrize(
     "path",
     [
         pytest.param(path, marks=ITEM_3)
-        if path.stem in FAMILIES
+        if path.stem in FAMILIES - ROLLED
         else pytest.param(path, marks=PER_RESOLUTION)
         if path.stem == "unet2d"
         else path
@@ -83,7 +142,7 @@ def test_zoo_has_one_class_per_model(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     code = compile_detailed(source, filename=path.name).output
     models = MODEL.findall(source)
-    classes = CLASS.findall(code)
+    classes = ANY_CLASS.findall(code)
     for model in models:
         assert classes.count(model) == 1, f"{model}: {classes}"
         assert not [c for c in classes if re.fullmatch(rf"{model}_\d+", c)], classes
@@ -295,3 +354,156 @@ def test_loop_count_on_a_parameter_is_the_documented_fallback() -> None:
     result = compile_detailed(LOOPED, filename="looped.aur")
     assert sum(p.numel() for p in net.parameters()) == result.graphs["Net"].parameters
     assert net(torch.randn(2, 4)).shape == (2, 2)
+
+
+ROLLING = """\
+use torch
+
+model Basic(planes, stride=1):
+    def forward(x):
+        h = x -> conv2d(planes, kernel=3, stride=stride, padding=1, bias=false) as conv1
+              -> batchnorm().relu as bn1
+        if stride != 1 or x.shape[1] != planes:
+            x = (x -> conv2d(planes, 1, stride=stride, bias=false) -> batchnorm()) as downsample
+        return add(h, x).relu
+
+model Wide(planes, stride=1):
+    def forward(x):
+        h = x -> conv2d(2 * planes, kernel=1, stride=stride, bias=false) as conv1
+        if stride != 1 or x.shape[1] != 2 * planes:
+            x = conv2d(x, 2 * planes, 1, stride=stride, bias=false) as downsample
+        return add(h, x).relu
+
+model Grow(growth):
+    def forward(x):
+        h = conv2d(x, growth, 3, padding=1) as conv
+        return concat(x, h, dim=1)
+
+model Net(block, layers, width=4):
+    def forward(x):
+        x -> conv2d(width, kernel=3, padding=1, bias=false) as stem
+        for i, n in enumerate(layers):
+            for j in range(n):
+                x -> block(width * 2 ** i, 2 if j == 0 and i > 0 else 1) as stage{i + 1}.{j}
+        for k in range(2):
+            x -> Grow(width + k) as grow{k}
+        for k in range(2):
+            if width > 3:
+                x -> conv2d(width, 1) as tail.* -> batchnorm() as tail.*
+            else:
+                x -> conv2d(width, 1) as tail.* -> relu() as tail.*
+        x -> global_avg_pool()
+        return (x -> dense(6).relu -> dropout(0.1) -> dense(5)) as head
+
+model small = Net(Basic, [1, 2]):
+    input_shape = (3, 8, 8)
+
+model wide = Net(Wide, [2, 1], width=3):
+    input_shape = (3, 8, 8)
+"""
+
+
+def _generated(source: str, name: str, roll: bool) -> tuple[types.ModuleType, str]:
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(source, filename=f"{name}.aur")
+    code = TorchCodeGenerator(program, graphs, roll_networks=roll).generate()
+    module = types.ModuleType(name)
+    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
+    return module, code
+
+
+def test_network_used_through_variants_is_one_class_with_loops() -> None:
+    """Issue 24 item 3: the network block is one class whose ``__init__`` runs the source's
+    loops; each variant's module has the state-dict keys, shapes and outputs of the class
+    with its layers written out (``roll_networks=False``)."""
+    rolled, code = _generated(ROLLING, "rolling", True)
+    unrolled, flat = _generated(ROLLING, "unrolled", False)
+    assert CLASS.findall(code) == ["Basic", "Wide", "Grow", "Net"], code
+    assert (
+        "class small(Net):\n    def __init__(self):\n        super().__init__(Basic, [1, 2])"
+        in code
+    )
+    assert "super().__init__(Wide, [2, 1], width=3)" in code
+    # a block the network names writes its width in the call's terms; a block parameter's
+    # class stores it
+    assert "            channels = channels + (width + k)" in code, code
+    assert "                channels = layer.out_channels" in code
+    assert "self.out_channels = 2 * planes" in code
+    assert "self.out_channels" not in flat
+    # an if in a loop is a Python if, each branch written from the variant that takes it
+    assert "            if width > 3:\n                self.tail.append(nn.Conv2d(" in code
+    assert "            else:\n                self.tail.append(nn.Conv2d(" in code
+    assert "nn.Linear(channels, 6), nn.ReLU(), nn.Dropout(0.1), nn.Linear(6, 5)" in code
+    assert len(code.splitlines()) < len(flat.splitlines())
+    for variant in ("small", "wide"):
+        torch.manual_seed(0)
+        mine = getattr(rolled, variant)()
+        torch.manual_seed(0)
+        theirs = getattr(unrolled, variant)()
+        # the same modules, built in the same order: the same keys and initial weights
+        assert list(mine.state_dict()) == list(theirs.state_dict())
+        for key, value in theirs.state_dict().items():
+            assert torch.equal(mine.state_dict()[key], value), key
+        mine.load_state_dict(theirs.state_dict(), strict=True)
+        mine.eval()
+        theirs.eval()
+        x = torch.randn(2, 3, 8, 8)
+        torch.testing.assert_close(mine(x), theirs(x))
+        graph = compile_detailed(ROLLING, filename="rolling.aur").graphs[variant]
+        assert sum(p.numel() for p in mine.parameters()) == graph.parameters
+
+
+def test_variants_whose_forward_differs_keep_their_classes() -> None:
+    """The documented fallback: the variants' forwards apply different containers (three
+    stages and two), so each variant keeps its class; the program is still exact."""
+    source = ROLLING.replace("Net(Wide, [2, 1], width=3)", "Net(Wide, [2, 1, 1], width=3)")
+    module, code = _generated(source, "uneven", True)
+    assert CLASS.findall(code) == ["Basic", "Wide", "Grow", "small", "wide"], code
+    assert module.wide()(torch.randn(2, 3, 8, 8)).shape == (2, 5)
+
+
+def test_verify_traces_a_rolled_network_as_each_variant() -> None:
+    """``aurane verify`` maps each variant's entry class to its network's forward, with
+    the variant's own graph: every statement is checked, none is unmapped."""
+    from aurane.verify import load_generated, verify_model
+
+    gen = load_generated(ROLLING, "rolling.aur")
+    for variant in ("small", "wide"):
+        report = verify_model(gen, variant, device="meta")
+        assert not report.diagnostics, report.diagnostics
+        assert variant not in report.unmapped_classes and "Net" not in report.unmapped_classes
+        assert report.values_checked >= 10, report
+
+
+def _attributes(module: torch.nn.Module) -> dict[str, dict[str, object]]:
+    """Every submodule's type and plain attributes (sizes, strides, the values a block
+    stores), by path; ``out_channels`` of a block is the rolled class's own."""
+    out: dict[str, dict[str, object]] = {}
+    for path, sub in module.named_modules():
+        plain = {
+            k: v
+            for k, v in vars(sub).items()
+            if isinstance(v, int | float | bool | str | tuple) and k != "training"
+        }
+        if not isinstance(sub, torch.nn.Conv2d | torch.nn.Linear):
+            plain.pop("out_channels", None)
+        out[path] = {"type": type(sub).__name__, **plain}
+    return out
+
+
+@pytest.mark.parametrize("family", sorted(ROLLED))
+def test_rolled_family_builds_the_unrolled_modules(family: str) -> None:
+    """Every variant of a rolled family builds, on the meta device, the modules of the
+    classes with the layers written out: the same paths, types, sizes and stored values
+    (a block's ``in_channels`` included, which no parameter shape shows)."""
+    source = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
+    rolled, _ = _generated(source, f"{family}_rolled", True)
+    unrolled, _ = _generated(source, f"{family}_unrolled", False)
+    for variant in VARIANT.findall(source):
+        with torch.device("meta"):
+            mine, theirs = getattr(rolled, variant[0])(), getattr(unrolled, variant[0])()
+        assert _attributes(mine) == _attributes(theirs), variant[0]
+        shapes = {k: v.shape for k, v in theirs.state_dict().items()}
+        assert {k: v.shape for k, v in mine.state_dict().items()} == shapes

@@ -49,7 +49,7 @@ class _Scopes:
 
     def __init__(self, graph: Graph, params: tuple[str, ...]) -> None:
         rank = len(graph.input_value.shape or ()) - 1
-        self.inputs = _input_names(rank, params)
+        self.inputs = input_names(rank, params)
         # an image's or volume's spatial sizes: read from the input in forward
         self.spatial = SPATIAL_NAMES.get(rank - 1, ())
         self.sizes: set[int] = set()  # the spatial axes a forward statement reads
@@ -186,6 +186,11 @@ class ParamClasses:
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
         return found.name if found is not None else self.outer(sub)
+
+    def dims_of(self, sub: Graph) -> tuple[int, ...] | None:
+        """The input axes the class of ``sub`` takes as constructor arguments."""
+        found = self.by_graph.get(id(sub))
+        return found.dims if found is not None else None
 
     def _sub_class(self, sub: Graph) -> str:
         return self.class_of(sub) if sub.block_params is not None else self.outer(sub)
@@ -519,7 +524,7 @@ def _decided(
     return True
 
 
-def _input_names(rank: int, params: tuple[str, ...]) -> tuple[str, ...]:
+def input_names(rank: int, params: tuple[str, ...]) -> tuple[str, ...]:
     """Constructor names of the input's symbolic axes: channels (axis 0 of a sample of
     rank 2 or more) or features (the last axis of a rank-1 or rank-2 sample)."""
     names: list[str] = []

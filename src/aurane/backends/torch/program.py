@@ -24,9 +24,10 @@ from aurane.backends.torch.emit_attention import HELPER_NAMES, helper_sources
 from aurane.backends.torch.emit_layers import LAYER_HELPER_NAMES, layer_helper_sources
 from aurane.backends.torch.imports import sort_imports
 from aurane.backends.torch.jobs import JobCode, emit_jobs, job_names
-from aurane.backends.torch.modules import ClassPlan, emit_class
+from aurane.backends.torch.modules import INDENT, ClassPlan, emit_class
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
 from aurane.backends.torch.param_blocks import ParamClasses, function_sources
+from aurane.backends.torch.rolled import Unsupported, roll
 from aurane.ir.graph import Graph
 from aurane.source import Span
 from aurane.sourcemap import PREFIX, class_maps, line_table, render_table
@@ -46,8 +47,12 @@ class TorchCodeGenerator:
         graphs: dict[str, Graph],
         *,
         filename: str | None = None,
+        roll_networks: bool = True,
     ) -> None:
+        """``roll_networks=False``: each variant of a network block (``model resnet50 =
+        ResNet(...)``) keeps a class of its own with the network's layers written out."""
         self.program = program
+        self.roll_networks = roll_networks
         self.graphs = _one_class_graphs(program, graphs)
         self.filename = filename if filename is not None else program.filename
         self.class_names: dict[str, str] = {}
@@ -64,6 +69,13 @@ class TorchCodeGenerator:
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
         self._discover()
         self._classes = self._name_classes()
+        # a network block its variants call (model resnet50 = ResNet(...)): its class name
+        bases = {m.base.func for m in self.program.models if m.base is not None}
+        self._networks = {
+            m.name: self.globals.fresh(m.name)
+            for m in self.program.models
+            if m.name in bases and m.params and m.forward is not None and m.name not in self.graphs
+        }
         models = {m.name: m for m in self.program.models}
         constants = {
             s.name: s.value for s in self.program.statements if isinstance(s, ast.Constant)
@@ -178,6 +190,8 @@ class TorchCodeGenerator:
             )
             for p in plans
         ]
+        rolled = self._roll(plans, classes) if self.roll_networks else set()
+        mapped = [p for p in plans if p.name not in rolled]
         used_ops = {node.op for p in plans for node in p.graph.nodes}
         joined = "\n".join(classes)
         classes[:0] = (
@@ -202,7 +216,64 @@ class TorchCodeGenerator:
         code = "\n\n\n".join(p for p in parts if p) + "\n"
         # the source-map table (issue 13): a compact comment block at the end, so a
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
-        return with_table(code, [(p.name, p.graph) for p in plans], self.filename, self.program)
+        return with_table(code, [(p.name, p.graph) for p in mapped], self.filename, self.program)
+
+    def _roll(self, plans: list[ClassPlan], classes: list[str]) -> set[str]:
+        """Each network block its variants call written as one class with Python loops and
+        each variant as a small class passing its arguments (``rolled.py``), in place in
+        ``classes``; a network that cannot be rolled keeps its variants' classes. Returns
+        the names of the classes rewritten."""
+        models = {m.name: m for m in self.program.models}
+        constants = {
+            s.name: s.value for s in self.program.statements if isinstance(s, ast.Constant)
+        }
+        index = {p.name: i for i, p in enumerate(plans)}
+        done: set[str] = set()
+        for network, name in self._networks.items():
+            variants = [
+                m for m in self.program.models if m.base is not None and m.base.func == network
+            ]
+            found = []
+            for variant in variants:
+                graph = self.graphs.get(variant.name)
+                cls = self.class_names.get(variant.name)
+                if graph is None or cls not in index or graph.input_dtype is not None:
+                    break
+                found.append((variant, graph, classes[index[cls]]))
+            else:
+                try:
+                    result = roll(
+                        models[network],
+                        found,
+                        name=name,
+                        constants=constants,
+                        classes=self.class_names,
+                        block_models={n: m for n, m in models.items() if m.params},
+                        class_of=self._class_of,
+                        dims_of=self._blocks.dims_of,
+                    )
+                except Unsupported:
+                    continue
+                blocks = {b: index.get(b) for b in result.out_sizes}
+                if any(
+                    i is None or "super().__init__()" not in classes[i] for i in blocks.values()
+                ):
+                    continue
+                for block, size in result.out_sizes.items():
+                    i = blocks[block]
+                    assert i is not None
+                    if f"self.out_channels = {size}" not in classes[i]:
+                        head, rest = classes[i].split("super().__init__()\n", 1)
+                        line = f"{INDENT * 2}self.out_channels = {size}\n"
+                        classes[i] = f"{head}super().__init__()\n{line}{rest}"
+                for position, (variant, _, _) in enumerate(found):
+                    cls = self.class_names[variant.name]
+                    entry = "\n".join(result.entries[variant.name]).replace("{entry}", cls)
+                    if position == 0:
+                        entry = "\n".join(result.network) + "\n\n\n" + entry
+                    classes[index[cls]] = entry
+                    done.add(cls)
+        return done
 
 
 def _one_class_graphs(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> dict[str, Graph]:

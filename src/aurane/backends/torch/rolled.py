@@ -1,0 +1,1009 @@
+"""A network block used through variants as one class with Python loops (issue 24 item 3).
+
+``model resnet50 = ResNet(Bottleneck, [3, 4, 6, 3])`` lowers the network's forward with its
+compile-time loops unrolled, so each variant's own class lists every layer. When the
+network's body stays within what this module can write, the file instead gets
+``class ResNet(nn.Module)`` whose ``__init__`` runs the source's loops in Python, and each
+variant becomes ``class resnet50(ResNet)`` passing its arguments, as torchvision writes it.
+
+The class is written from the source, not from the IR: loop headers, layer names
+(``f"layer{i + 1}"``) and arguments are the source's expressions in Python. A running
+``channels`` holds the width of the tensor the loop threads: after a block call it is read
+from the block (``layer.out_channels``, which the block's class then stores) or written as
+the block's output size in the call's terms. The IR checks every step: the text is built
+while walking the source once per variant with that variant's values, each expression is
+evaluated and must give the IR's number (argument, input width, layer path), every
+iteration of a loop must write the same text, every layer of the IR must be made, and the
+variants must share the forward and ``_init_weights`` text (shape comments aside).
+Anything else raises ``Unsupported`` and the variants keep their own classes
+(docs/codegen.md lists the fallbacks).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import ChainMap
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from aurane.backends.torch.emit import emitter
+from aurane.backends.torch.emit_common import Call, Site
+from aurane.backends.torch.modules import INDENT, LINE_LIMIT, wrap
+from aurane.backends.torch.named import FUNCTION_MODULES, module_init
+from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, MAKE_DIVISIBLE_SOURCE, input_names
+from aurane.backends.torch.shown import ShownFloat, ShownInt
+from aurane.ir.graph import Graph, Node
+from aurane.ops import lookup
+from aurane.records import record, replace
+from aurane.semantics.config import MODEL_FIELDS
+from aurane.semantics.symbolic import InputSize, Ref, is_symbolic, plain, to_python, tree_of
+from aurane.syntax import ast
+
+
+class Unsupported(Exception):
+    """The network cannot be rolled; the message says what (the variants keep their classes)."""
+
+
+@record(frozen=True)
+class Model:
+    """A block class a model-valued argument names (``Bottleneck``), by the rolled class."""
+
+    name: str
+
+
+@record(frozen=True)
+class Rolled:
+    network: list[str]  # the network's class
+    entries: dict[str, list[str]]  # variant model -> its entry class
+    out_sizes: dict[str, str]  # block class -> the expression it stores as out_channels
+
+
+# Python's binding strength of each operator, for parentheses
+_PRECEDENCE = {"or": 3, "and": 4, "not": 5, "cmp": 6, "+": 11, "-": 11, "*": 12, "/": 12}
+_PRECEDENCE.update({"//": 12, "%": 12, "unary": 13, "**": 14})
+_FUNCTIONS: dict[str, Any] = {
+    "range": range,
+    "enumerate": enumerate,
+    "zip": zip,
+    "len": len,
+    "min": min,
+    "max": max,
+    "int": int,
+    "round": round,
+    "abs": abs,
+    "list": list,
+    "tuple": tuple,
+}
+MODEL_FIELD_NAMES = frozenset(spec.name for spec in MODEL_FIELDS)
+# make_divisible as the generated file defines it (param_blocks.MAKE_DIVISIBLE_SOURCE)
+_HELPERS: dict[str, Any] = {}
+exec(MAKE_DIVISIBLE_SOURCE, _HELPERS)  # noqa: S102  # the package's own source text
+_FUNCTIONS[MAKE_DIVISIBLE] = _HELPERS[MAKE_DIVISIBLE]
+_MATH = {name: f"math.{name}" for name in ("ceil", "floor", "sqrt")}
+_FUNCTIONS["math"] = math
+LONG_CONSTANT = 40  # a module constant written longer is a local table of __init__
+SIZE = "channels"  # the running width's local
+STAGE = "stage"  # a numbered container a loop fills
+LAYER = "layer"  # the block a loop iteration made
+TOP = 2  # the indentation of __init__'s statements
+BRANCH = "\x00branch "  # marks where an if branch's body goes
+
+
+class Translator:
+    """Aurane constant expressions as Python text, names resolved by scope."""
+
+    def __init__(
+        self,
+        locals_: frozenset[str],
+        constants: Mapping[str, ast.Expr],
+        classes: Mapping[str, str],
+    ) -> None:
+        self.locals = locals_
+        self.constants = constants
+        self.classes = classes  # model name -> its class
+        self.tables: dict[str, ast.Expr] = {}  # long module constants the class names
+        self.table_values: dict[str, Any] = {}
+
+    def table_lines(self, depth: int) -> list[str]:
+        """``stages = [`` one item a line ``]``: each long module constant the class reads."""
+        pad = INDENT * depth
+        lines: list[str] = []
+        for name, expr in self.tables.items():
+            if isinstance(expr, ast.ListExpr | ast.TupleExpr):
+                close = "]" if isinstance(expr, ast.ListExpr) else ")"
+                lines.append(f"{pad}{name} = {'[' if close == ']' else '('}")
+                lines += [f"{pad}{INDENT}{self.text(item)}," for item in expr.items]
+                lines.append(f"{pad}{close}")
+            else:
+                lines.append(f"{pad}{name} = {self.text(expr)}")
+        return lines
+
+    def text(self, expr: ast.Expr) -> str:
+        return self._text(expr)[0]
+
+    def _text(self, expr: ast.Expr) -> tuple[str, int]:
+        atom = 20
+        if isinstance(expr, ast.Number):
+            return repr(expr.value), atom if expr.value >= 0 else _PRECEDENCE["unary"]
+        if isinstance(expr, ast.Bool):
+            return repr(expr.value), atom
+        if isinstance(expr, ast.NoneLit):
+            return "None", atom
+        if isinstance(expr, ast.String):
+            return repr(expr.value), atom
+        if isinstance(expr, ast.Name):
+            if expr.id in self.locals:
+                return expr.id, atom
+            if expr.id in self.constants:
+                text, tight = self._text(self.constants[expr.id])
+                if len(text) <= LONG_CONSTANT:
+                    return text, tight
+                self.tables.setdefault(expr.id, self.constants[expr.id])
+                self.table_values.setdefault(expr.id, evaluate(text, {}))
+                return expr.id, atom  # a table: a local of __init__, one item a line
+            if expr.id in self.classes:
+                return self.classes[expr.id], atom
+            raise Unsupported(f"the name '{expr.id}' has no Python value here")
+        if isinstance(expr, ast.OpRef):
+            if expr.name in self.locals:
+                return expr.name, atom
+            if expr.name in self.classes:
+                return self.classes[expr.name], atom
+            raise Unsupported(f"the operation '{expr.name}' as a value")
+        if isinstance(expr, ast.TupleExpr):
+            items = [self.text(i) for i in expr.items]
+            return ("(" + items[0] + ",)" if len(items) == 1 else f"({', '.join(items)})"), atom
+        if isinstance(expr, ast.ListExpr):
+            return f"[{', '.join(self.text(i) for i in expr.items)}]", atom
+        if isinstance(expr, ast.BinOp):
+            binds = _PRECEDENCE[expr.op]
+            right_assoc = expr.op == "**"
+            left = self._operand(expr.left, binds, strict=right_assoc)
+            right = self._operand(expr.right, binds, strict=not right_assoc)
+            return f"{left} {expr.op} {right}", binds
+        if isinstance(expr, ast.UnaryOp):
+            binds = _PRECEDENCE["unary"]
+            return f"{expr.op}{self._operand(expr.operand, binds, strict=False)}", binds
+        if isinstance(expr, ast.Compare):
+            binds = _PRECEDENCE["cmp"]
+            left = self._operand(expr.left, binds, strict=True)
+            right = self._operand(expr.right, binds, strict=True)
+            return f"{left} {expr.op} {right}", binds
+        if isinstance(expr, ast.BoolOp):
+            binds = _PRECEDENCE[expr.op]
+            left = self._operand(expr.left, binds, strict=False)
+            right = self._operand(expr.right, binds, strict=True)
+            return f"{left} {expr.op} {right}", binds
+        if isinstance(expr, ast.Not):
+            binds = _PRECEDENCE["not"]
+            return f"not {self._operand(expr.operand, binds, strict=False)}", binds
+        if isinstance(expr, ast.IfExp):
+            body = self._operand(expr.body, 2, strict=True)
+            test = self._operand(expr.test, 2, strict=True)
+            orelse = self._operand(expr.orelse, 1, strict=False)
+            return f"{body} if {test} else {orelse}", 1
+        if isinstance(expr, ast.Subscript):
+            value = self._operand(expr.value, atom, strict=False)
+            return f"{value}[{self.text(expr.index)}]", atom
+        if isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
+            func = _MATH.get(expr.func, expr.func)
+            known = func in _FUNCTIONS or func.startswith("math.")
+            if not known or expr.func in self.locals:
+                raise Unsupported(f"the function '{expr.func}' is not written in Python here")
+            args = [self.text(a) for a in expr.args]
+            args += [f"{k.name}={self.text(k.value)}" for k in expr.keywords]
+            return f"{func}({', '.join(args)})", atom
+        raise Unsupported(f"the expression {type(expr).__name__} is not written in Python here")
+
+    def _operand(self, expr: ast.Expr, binds: int, *, strict: bool) -> str:
+        text, tight = self._text(expr)
+        return f"({text})" if tight < binds or (strict and tight == binds) else text
+
+
+def evaluate(text: str, env: Mapping[str, Any]) -> Any:
+    """The value of a translated expression: only names of ``env`` and ``_FUNCTIONS``."""
+    try:
+        return eval(text, {"__builtins__": {}, **_FUNCTIONS}, dict(env))  # noqa: S307
+    except Exception as error:  # an expression the variant's values cannot evaluate
+        raise Unsupported(f"'{text}' does not evaluate: {error}") from error
+
+
+def _bind(target: ast.LoopTarget, value: Any, env: dict[str, Any]) -> None:
+    if target.name is not None:
+        env[target.name] = value
+        return
+    items = list(value)
+    if len(items) != len(target.items):
+        raise Unsupported("a loop target does not unpack its item")
+    for item, sub in zip(items, target.items, strict=True):
+        _bind(sub, item, env)
+
+
+def _target_text(target: ast.LoopTarget, top: bool = True) -> str:
+    if target.name is not None:
+        return target.name
+    inner = ", ".join(_target_text(t, False) for t in target.items)
+    return inner if top else f"({inner})"
+
+
+def _target_names(target: ast.LoopTarget) -> set[str]:
+    if target.name is not None:
+        return {target.name}
+    return {n for t in target.items for n in _target_names(t)}
+
+
+def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
+    out: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.For):
+            out |= _target_names(stmt.target) | _loop_names(stmt.body)
+    return out
+
+
+def _nested(depth: int, head: str, call: Call) -> list[str]:
+    """``head(call)`` on one line, or black's split: the call on its own lines inside."""
+    pad = INDENT * depth
+    line = f"{pad}{head}{call.text()})"
+    if len(line) <= LINE_LIMIT:
+        return [line]
+    return [f"{pad}{head}", *wrap(depth + 1, "", call), f"{pad})"]
+
+
+def _literal(expr: ast.Expr) -> bool:
+    """A number, string, boolean or a tuple/list of them, as written: kept as the value."""
+    if isinstance(expr, ast.Number | ast.Bool | ast.String | ast.NoneLit):
+        return True
+    if isinstance(expr, ast.UnaryOp):
+        return _literal(expr.operand)
+    if isinstance(expr, ast.TupleExpr | ast.ListExpr):
+        return all(_literal(item) for item in expr.items)
+    return False
+
+
+def _flat_head(layer: str | None) -> str | None:
+    """``features`` of ``features.*`` and ``features.0``: a container filled in order."""
+    if layer is None or layer.count(".") != 1:
+        return None
+    head, last = layer.split(".")
+    if head.isidentifier() and (last == "*" or last.isdigit()):
+        return head
+    return None
+
+
+def _stars(stmt: ast.ForwardStmt) -> list[str]:
+    """The containers ``as NAME.*`` or ``as NAME.0`` fills anywhere in ``stmt``, in order."""
+    found: list[str] = []
+
+    def visit(node: object) -> None:
+        head = _flat_head(getattr(node, "layer", None))
+        if isinstance(node, ast.Call | ast.Chain) and head is not None and head not in found:
+            found.append(head)
+        if isinstance(node, tuple):
+            for item in node:
+                visit(item)
+        elif hasattr(node, "__slots__"):
+            for slot in node.__slots__:
+                visit(getattr(node, slot, None))
+
+    visit(stmt)
+    return found
+
+
+def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
+    """``lines`` with each branch marker replaced by the branch's body."""
+    out: list[str] = []
+    for line in lines:
+        if line.startswith(BRANCH):
+            if line not in branches:
+                raise Unsupported("an if branch that no variant takes")
+            out += _fill(branches[line], branches)
+        else:
+            out.append(line)
+    return out
+
+
+def _path_text(layer: str, holes: tuple[ast.Expr, ...], tr: Translator) -> tuple[str, bool]:
+    """The layer name as Python: ``f"layer{i + 1}"`` (templated) or ``"fc"``."""
+    pieces = layer.split("{}")
+    if len(pieces) == 1:
+        return layer, False
+    text = pieces[0]
+    for hole, piece in zip(holes, pieces[1:], strict=True):
+        text += "{" + tr.text(hole) + "}" + piece
+    return text, True
+
+
+class _Walk:
+    """One variant's walk of the network's forward: lines, and checks against its IR."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        env: dict[str, Any],
+        tr: Translator,
+        class_of: Callable[[Graph], str],
+        dims_of: Callable[[Graph], tuple[int, ...] | None],
+        block_models: Mapping[str, ast.Model],
+    ) -> None:
+        self.graph = graph
+        self.env: Any = ChainMap(env, tr.table_values)  # the tables the walk meets, too
+        self.tr = tr
+        self.class_of = class_of
+        self.dims_of = dims_of
+        self.block_models = block_models
+        self.values = {v.name: v for v in graph.values}
+        self.pending = list(graph.nodes)  # IR nodes not yet matched, in order
+        self.made: set[str] = set()  # layer paths made
+        shape = graph.input_value.shape
+        if shape is None or len(shape) < 2:
+            raise Unsupported("a network input without a channel or feature axis")
+        self.size = str(int(plain(shape[1])))  # the running width's text: the input's first
+        self.out_sizes: dict[str, str] = {}
+        self.depth = 0
+        self.tensor = ""
+        # per step: the width texts that held at every visit so far (shared by the walks)
+        self.choices: dict[Any, list[str]] = {}
+        self.strict = True  # a first walk only narrows the choices
+        self.stages: set[str] = set()  # the containers loops filled (layer1, ...)
+        self.flat: dict[str, int] = {}  # ``as features.*`` containers: children so far
+        self.branches: dict[str, list[str]] = {}  # each if branch's body (shared by walks)
+        self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
+        self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
+        self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
+        self._stage_call: ast.Call | None = None
+
+    # -- statements ---------------------------------------------------------------------
+
+    def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
+        lines: list[str] = []
+        for stmt in stmts:
+            for head in _stars(stmt):  # ``as features.*``: the container, before its first use
+                if head not in self.flat:
+                    if depth > TOP:
+                        raise Unsupported(f"the container '{head}' starts inside a loop")
+                    self.flat[head] = 0
+                    lines.append(f"{INDENT * depth}self.{head} = nn.Sequential()")
+            if isinstance(stmt, ast.If):
+                lines += self.branch(stmt, depth)
+            elif isinstance(stmt, ast.ChainStmt):
+                lines += self.chain(stmt.chain, depth)
+            elif isinstance(stmt, ast.Return):
+                if not isinstance(stmt.value, ast.Chain):
+                    raise Unsupported("a return that is not a chain")
+                lines += self.chain(stmt.value, depth)
+            elif isinstance(stmt, ast.For):
+                lines += self.loop(stmt, depth)
+            elif isinstance(stmt, ast.Assign):
+                lines += self.assign(stmt, depth)
+            else:
+                raise Unsupported(f"a {type(stmt).__name__.lower()} statement in the network")
+        return lines
+
+    def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
+        """``x = (x -> ...) as name`` or ``x = op(x, ...)``: the tensor rebound."""
+        if stmt.targets or (self.tensor and stmt.target != self.tensor):
+            raise Unsupported("an assignment to another tensor")
+        self.tensor = stmt.target
+        value = stmt.value
+        if isinstance(value, ast.Chain):
+            if not (isinstance(value.source, ast.Name) and value.source.id == stmt.target):
+                raise Unsupported("an assignment of a chain from another value")
+            return self.chain(value, depth)
+        if (
+            isinstance(value, ast.Call)
+            and value.args
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == stmt.target
+            and not value.suffixes
+        ):
+            return self.step(replace(value, args=value.args[1:]), depth)
+        raise Unsupported("an assignment the roller does not write")
+
+    def branch(self, stmt: ast.If, depth: int) -> list[str]:
+        """``if``/``elif``/``else`` as Python: each branch's body is written where a visit
+        takes it (``BRANCH`` marks it until ``fill`` puts it in); inside loops only, where
+        the width is the local whichever branch ran."""
+        if depth == TOP:
+            raise Unsupported("an if outside a loop")
+        pad = INDENT * depth
+        lines: list[str] = []
+        chosen: int | None = None
+        for index, branch in enumerate(stmt.branches):
+            key = f"{BRANCH}{stmt.span.line}:{stmt.span.column}:{index}"
+            if branch.test is None:
+                lines.append(f"{pad}else:")
+                taken = chosen is None
+            else:
+                test = self.tr.text(branch.test)
+                lines.append(f"{pad}{'if' if index == 0 else 'elif'} {test}:")
+                taken = chosen is None and bool(evaluate(test, self.env))
+            lines.append(key)
+            if taken:
+                chosen = index
+                body = self.body(branch.body, depth + 1)
+                known = self.branches.setdefault(key, body)
+                if self.strict and known != body:
+                    raise Unsupported("a branch writes differently at two visits")
+                self.branches[key] = body
+        return lines
+
+    def loop(self, stmt: ast.For, depth: int) -> list[str]:
+        pad = INDENT * depth
+        lines: list[str] = []
+        if self.size != SIZE:  # the loop changes the width: a local holds it
+            lines.append(f"{pad}{SIZE} = {self.size}")
+            self.env[SIZE] = self._concrete_size()
+            self.size = SIZE
+        iterable = self.tr.text(stmt.iterable)
+        stage = self._stage(stmt)
+        stage_call = self._stage_call
+        if stage is not None:
+            lines.append(f"{pad}{STAGE} = nn.Sequential()")
+        lines.append(f"{pad}for {_target_text(stmt.target)} in {iterable}:")
+        body: list[str] | None = None
+        for item in evaluate(iterable, self.env):
+            _bind(stmt.target, item, self.env)
+            found = self.body(stmt.body, depth + 1)
+            if self.strict and body is not None and found != body:
+                raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
+            body = found
+        if body is None:
+            raise Unsupported("a loop that runs no iteration in a variant")
+        lines += body
+        if stage is not None:
+            path, templated = stage
+            self.stages.add(evaluate(f'f"{path}"', self.env) if templated else path)
+            call = stage_call
+            assert call is not None and call.layer is not None
+            head = self._flat_index(call.layer.removesuffix(".{}"), call.layer_holes[:-1])
+            if head is not None:
+                lines.append(f"{pad}self.{head}.append({STAGE})")
+            else:
+                target = f'f"{path}"' if templated else f'"{path}"'
+                lines.append(f"{pad}setattr(self, {target}, {STAGE})")
+        return lines
+
+    def _stage(self, stmt: ast.For) -> tuple[str, bool] | None:
+        """A loop whose one layer is named ``P.{j}`` by its own ``range`` target fills the
+        container P: (P as Python, whether it is templated)."""
+        calls = [
+            step
+            for s in stmt.body
+            if isinstance(s, ast.ChainStmt | ast.Return)
+            for step in (s.chain.steps if isinstance(s, ast.ChainStmt) else ())
+            if step.layer is not None
+        ]
+        j = stmt.target.name
+        if (
+            len(calls) != 1
+            or j is None
+            or any(isinstance(s, ast.For) for s in stmt.body)
+            or not isinstance(stmt.iterable, ast.Call)
+            or stmt.iterable.func != "range"
+            or len(stmt.iterable.args) != 1
+        ):
+            return None
+        call = calls[0]
+        self._stage_call = call
+        assert call.layer is not None
+        if not call.layer.endswith(".{}") or not call.layer_holes:
+            return None
+        last = call.layer_holes[-1]
+        if not (isinstance(last, ast.Name) and last.id == j):
+            return None
+        head = call.layer.removesuffix(".{}")
+        if "." in head and _flat_head(head.replace("{}", "0")) not in self.flat:
+            raise Unsupported("a container below another in a loop")
+        self.stage_steps.add(call.span)
+        return _path_text(head, call.layer_holes[:-1], self.tr)
+
+    def chain(self, chain: ast.Chain, depth: int) -> list[str]:
+        if chain.layer is not None:
+            if not isinstance(chain.source, ast.Name):
+                raise Unsupported("a chain that does not start at a tensor name")
+            self.collect = []
+            after: list[str] = []  # the width's updates, after the container is made
+            for step in chain.steps:
+                after += self.step(step, depth)
+            made, self.collect = self.collect, None
+            head = _flat_head(chain.layer.replace("{}", "0"))
+            if head is not None and head in self.flat:
+                name = f"{head}.{self.flat[head]}"  # the container's next child
+            else:
+                path = _path_text(chain.layer, chain.layer_holes, self.tr)[0]
+                name = evaluate(f'f"{path}"', self.env)
+            for index, (path, _) in enumerate(made):
+                if path != f"{name}.{index}":
+                    raise Unsupported(f"the layer '{path}' is not the chain's child {index}")
+            call = Call("nn.Sequential", tuple(text for _, text in made))
+            head = self._flat_index(chain.layer, chain.layer_holes)
+            if head is not None:
+                return _nested(depth, f"self.{head}.append(", call) + after
+            path, templated = _path_text(chain.layer, chain.layer_holes, self.tr)
+            if "." in path:
+                raise Unsupported("a chain named below a container")
+            if templated:
+                return _nested(depth, f'setattr(self, f"{path}", ', call) + after
+            return wrap(depth, f"self.{path} = ", call) + after
+        if not isinstance(chain.source, ast.Name):
+            raise Unsupported("a chain that does not start at a tensor name")
+        if self.tensor and chain.source.id != self.tensor:
+            raise Unsupported("a network that threads more than one tensor")
+        self.tensor = chain.source.id
+        lines: list[str] = []
+        for step in chain.steps:
+            lines += self.step(step, depth)
+        return lines
+
+    # -- steps --------------------------------------------------------------------------
+
+    def _node(self, step: ast.Call) -> Node:
+        for index, node in enumerate(self.pending):
+            if node.span == step.span and node.suffix_of is None:
+                del self.pending[: index + 1]
+                return node
+        raise Unsupported(f"no layer of the IR matches '{step.func}' at {step.span}")
+
+    def _suffixes(self, node: Node) -> None:
+        """Suffix nodes (``.relu``) the step made: a module only in a named chain."""
+        while self.pending and self.pending[0].suffix_of is not None:
+            suffix = self.pending.pop(0)
+            if suffix.layer is None and emitter(suffix.op).init is None:
+                continue
+            make = FUNCTION_MODULES.get(suffix.op)
+            if self.collect is None or suffix.layer is None or make is None:
+                raise Unsupported(f"the suffix '{suffix.op}' makes a module")
+            value = self.values[suffix.inputs[0]]
+            shape = tuple(plain((value.shape or ())[1:]))
+            made = make(Site(suffix, ("x",), (shape,), shape, suffix.id))
+            self.collect.append((suffix.layer, made.text()))
+
+    def _concrete_size(self) -> int:
+        return int(evaluate(self.size, self.env))
+
+    def _in_width(self, node: Node) -> int:
+        value = self.values[node.inputs[0]]
+        if value.shape is None or len(value.shape) < 2:
+            raise Unsupported("an input without a channel or feature axis")
+        return int(plain(value.shape[1]))
+
+    def _out_width(self, node: Node) -> int:
+        value = self.values[node.output]
+        if value.shape is None or len(value.shape) < 2:
+            raise Unsupported("an output without a channel or feature axis")
+        return int(plain(value.shape[1]))
+
+    def step(self, step: ast.Call, depth: int) -> list[str]:
+        pad = INDENT * depth
+        self.depth = depth
+        node = self._node(step)
+        if self._concrete_size() != self._in_width(node):
+            raise Unsupported(f"'{self.size}' is not the input width of '{node.id}'")
+        is_block = node.op == "block"
+        made, out = self._block(step, node) if is_block else self._layer(step, node)
+        lines: list[str] = []
+        if made is not None:
+            lines += self._place(step, node, made, depth, bool(is_block and out == LAYER))
+        elif step.layer is not None:
+            raise Unsupported(f"the named '{step.func}' makes no module")
+        self._suffixes(node)  # after the step's own module: a named chain lists it first
+        width = self._out_width(node)
+        if out == LAYER:
+            text = f"{LAYER}.out_channels"
+            self.env[LAYER] = _Width(width)
+        else:
+            text = self._width_text(step, width, out)
+        if text != self.size:
+            if depth > TOP:  # inside a loop the local carries it to the next iteration
+                lines.append(f"{pad}{SIZE} = {text}")
+                self.env[SIZE] = width
+            else:
+                self.size = text
+        return lines
+
+    def _width_text(self, step: ast.Call, width: int, inline: str | None) -> str:
+        """The output width: the block's own expression, the input's, one of the step's
+        arguments, or (outside loops) a number; the first that gives the IR's width at
+        every visit of the step in every variant (``choices``, narrowed by a first walk)."""
+        texts = [inline] if inline is not None else []
+        texts += [self.size, *(self.tr.text(a) for a in step.args)]
+        if self.depth == TOP:
+            texts.append(str(width))
+        valid = []
+        for candidate in texts:
+            try:
+                if evaluate(candidate, self.env) == width:
+                    valid.append(candidate)
+            except Unsupported:
+                continue
+        key = step.span
+        known = self.choices.get(key)
+        kept = [c for c in (valid if known is None else known) if c in valid]
+        self.choices[key] = kept
+        if not kept:
+            raise Unsupported(f"the width after '{step.func}' is no expression of the source")
+        return kept[0]
+
+    def _flat_index(self, layer: str, holes: tuple[ast.Expr, ...]) -> str | None:
+        """The container of ``features.3`` / ``features.{2 * i}`` when it is filled in order
+        (the index must be its next child's), else None."""
+        if layer.count(".") != 1 or (holes and len(holes) != 1):
+            return None
+        head, last = layer.split(".")
+        if head not in self.flat or not (last in ("*", "{}") or last.isdigit()):
+            return None
+        index = self.flat[head]
+        if last == "{}":
+            last = str(evaluate(self.tr.text(holes[0]), self.env))
+        if last != "*" and last != str(index):
+            raise Unsupported(f"'{layer}' is not the next child of '{head}'")
+        self.flat[head] = index + 1
+        return head
+
+    def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
+        """``self.conv1 = ...``, ``stage.append(...)`` or ``setattr(self, f"...", ...)``."""
+        pad = INDENT * depth
+        if self.collect is not None:
+            if node.layer is None:
+                raise Unsupported("a module of a named chain without a layer in the IR")
+            self.collect.append((node.layer, made.text()))
+            return []
+        if step.layer is None:
+            if depth > TOP:
+                raise Unsupported(f"an unnamed '{step.func}' module in a loop")
+            self.unnamed.add(node.id)
+            return wrap(depth, f"self.{node.id} = ", made)
+        if step.span not in self.stage_steps:
+            before = self.flat.get(step.layer.split(".")[0])
+            head = self._flat_index(step.layer, step.layer_holes)
+            if head is not None:
+                if node.layer != f"{head}.{before}":
+                    raise Unsupported(f"the layer '{node.layer}' is not the next of '{head}'")
+                self.made.add(node.layer)
+                return _nested(depth, f"self.{head}.append(", made)
+        path, templated = _path_text(step.layer, step.layer_holes, self.tr)
+        if node.layer is None:
+            raise Unsupported("a named step without a layer in the IR")
+        self.made.add(node.layer)
+        if step.layer.endswith(".{}") and step.layer_holes:
+            hole = self.tr.text(step.layer_holes[-1])
+            if evaluate(hole, self.env) != int(node.layer.rsplit(".", 1)[1]):
+                raise Unsupported("a container index is not the loop's count")
+            head = evaluate(f'f"{path.rsplit(".", 1)[0]}"', self.env)
+            if f"{head}.{node.layer.rsplit('.', 1)[1]}" != node.layer:
+                raise Unsupported("a layer path differs from the IR's")
+            if keep:
+                return [*wrap(depth, f"{LAYER} = ", made), f"{pad}{STAGE}.append({LAYER})"]
+            return _nested(depth, f"{STAGE}.append(", made)
+        if "." in path:
+            raise Unsupported("a dotted layer name outside a loop's container")
+        if evaluate(f'f"{path}"', self.env) != node.layer:
+            raise Unsupported("a layer path differs from the IR's")
+        if templated:
+            if keep:
+                return [
+                    *wrap(depth, f"{LAYER} = ", made),
+                    f'{pad}setattr(self, f"{path}", {LAYER})',
+                ]
+            return _nested(depth, f'setattr(self, f"{path}", ', made)
+        if keep:
+            return [*wrap(depth, f"{LAYER} = ", made), f"{pad}self.{path} = {LAYER}"]
+        return wrap(depth, f"self.{path} = ", made)
+
+    def _layer(self, step: ast.Call, node: Node) -> tuple[Call | None, str | None]:
+        """A built-in operation's module, its arguments written as the source's."""
+        spec = lookup(node.op)
+        if spec is None:
+            raise Unsupported(f"the operation '{node.op}'")
+        given: dict[str, ast.Expr] = {}
+        params = [p.name for p in spec.params]
+        for index, arg in enumerate(step.args):
+            if index >= len(params):
+                raise Unsupported(f"'{step.func}' with more arguments than parameters")
+            given[params[index]] = arg
+        given.update({k.name: k.value for k in step.keywords})
+        args = dict(node.args)
+        for name, expr in given.items():
+            if name not in args or _literal(expr):
+                continue
+            text = self.tr.text(expr)
+            value = evaluate(text, self.env)
+            if value != plain(args[name]):
+                raise Unsupported(f"'{text}' is not the IR's {name} of '{node.id}'")
+            args[name] = _shown(value, text)
+        value = self.values[node.inputs[0]]
+        assert value.shape is not None
+        in_shape = tuple(plain(value.shape[1:]))
+        in_shape = (_shown(in_shape[0], self.size), *in_shape[1:])
+        out = self.values[node.output].shape
+        site = Site(
+            replace(node, args=args),
+            ("x",),
+            (in_shape,),
+            tuple(plain(out[1:])) if out else (),
+            node.id,
+            param_dtype=self.graph.param_dtype,
+        )
+        if node.layer is None and emitter(node.op).init is None:
+            return None, None
+        named_function = node.layer is not None and emitter(node.op).init is None
+        if named_function and node.op not in FUNCTION_MODULES:
+            raise Unsupported(f"the named '{node.op}'")
+        made = module_init(site)
+        if made is None:
+            return None, None
+        return made, None
+
+    def _block(self, step: ast.Call, node: Node) -> tuple[Call, str | None]:
+        sub = node.subgraph
+        if sub is None or sub.block_params is None:
+            raise Unsupported(f"the block '{step.func}' takes no parameters")
+        model = self.block_models.get(sub.name)
+        if model is None:
+            raise Unsupported(f"the block '{sub.name}'")
+        if sub.block_ops:
+            raise Unsupported(f"the block '{sub.name}' takes an operation")
+        dims = self.dims_of(sub)
+        if dims is None or any(d != 0 for d in dims):
+            raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
+        bound = self.env.get(step.func) if step.func in self.tr.locals else None
+        if step.func in self.tr.locals:
+            if not isinstance(bound, Model) or bound.name != self.class_of(sub):
+                raise Unsupported(f"'{step.func}' does not name the IR's block class")
+            callee = step.func
+        else:
+            callee = self.class_of(sub)
+        names = [p.name for p in model.params]
+        given = dict(plain(sub.block_args))
+        args = [self.size] * len(dims)
+        for index, arg in enumerate(step.args):
+            args.append(self._checked(arg, given.get(names[index]), names[index]))
+        for keyword in step.keywords:
+            value = self._checked(keyword.value, given.get(keyword.name), keyword.name)
+            args.append(f"{keyword.name}={value}")
+        made = Call(callee, tuple(args))
+        if step.func in self.tr.locals:  # a block parameter: the class stores its width
+            self._out_size(sub)
+            return made, LAYER
+        return made, self._inline_width(sub, model, step)
+
+    def _checked(self, arg: ast.Expr, expected: Any, name: str) -> str:
+        text = self.tr.text(arg)
+        if plain(evaluate(text, self.env)) != expected:
+            raise Unsupported(f"'{text}' is not the IR's argument {name}")
+        return text
+
+    def _out_size(self, sub: Graph) -> None:
+        """``self.out_channels = 4 * planes``: the block's output width, as its class writes
+        it, the same for every instance of the class."""
+        shape = sub.output_value.shape
+        if shape is None or len(shape) < 2:
+            raise Unsupported(f"the block '{sub.name}' has no output width")
+        width = shape[1]
+        text = str(int(width))
+        if is_symbolic(width):
+            rank = len(sub.input_value.shape or ()) - 1
+            inputs = input_names(rank, sub.block_params or ())
+            text = to_python(tree_of(width), lambda leaf: _constructor_name(leaf, inputs))
+        found = self.out_sizes.setdefault(self.class_of(sub), text)
+        if found != text:
+            raise Unsupported(f"the instances of '{sub.name}' write their width differently")
+
+    def _inline_width(self, sub: Graph, model: ast.Model, step: ast.Call) -> str | None:
+        """A block the network names: its output width in the call's terms
+        (``channels + growth``), or None to try the input's width and the arguments."""
+        shape = sub.output_value.shape
+        if shape is None or len(shape) < 2 or not is_symbolic(shape[1]):
+            return None
+        texts = {p.name: self.tr.text(a) for p, a in zip(model.params, step.args, strict=False)}
+        texts.update({k.name: self.tr.text(k.value) for k in step.keywords})
+
+        def name(leaf: Any) -> str:
+            if isinstance(leaf, InputSize):
+                if leaf.axis != 0:
+                    raise Unsupported("a width of another input axis")
+                return self.size
+            if isinstance(leaf, Ref) and leaf.name in texts:
+                return f"({texts[leaf.name]})"
+            raise Unsupported(f"the width reads '{leaf}'")
+
+        return to_python(tree_of(shape[1]), name)
+
+
+class _Width(int):
+    """A block made in a loop, as the walk sees it: only its width (``layer.out_channels``)."""
+
+    @property
+    def out_channels(self) -> int:
+        return int(self)
+
+
+def _constructor_name(leaf: Any, inputs: tuple[str, ...]) -> str:
+    if isinstance(leaf, InputSize):
+        if leaf.axis != 0:
+            raise Unsupported("an output width of another input axis")
+        return inputs[0]
+    return str(leaf.name)
+
+
+def _shown(value: Any, text: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise Unsupported(f"'{text}' is not a number")
+    if text == repr(value):
+        return value
+    kind = ShownInt if isinstance(value, int) else ShownFloat
+    return kind(value, lambda: text, 0)
+
+
+def roll(
+    network: ast.Model,
+    variants: list[tuple[ast.Model, Graph, str]],
+    *,
+    name: str,
+    constants: Mapping[str, ast.Expr],
+    classes: Mapping[str, str],
+    block_models: Mapping[str, ast.Model],
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+) -> Rolled:
+    """The network's class and each variant's entry class; ``variants`` holds each
+    variant's model, graph and class text as written on its own."""
+    forward = network.forward
+    if forward is None or not network.params or forward.params or not variants:
+        raise Unsupported("a network without parameters or with several inputs")
+    params = [p.name for p in network.params]
+    loops = _loop_names(forward.body)
+    fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
+    if any(name in MODEL_FIELD_NAMES for name in fields):
+        raise Unsupported("a network with its own input_shape or input_dtype")
+    reserved = {SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr", *_FUNCTIONS}
+    names = [*params, *loops, *fields]
+    clash = set(names) & (reserved | set(classes.values()) | set(constants))
+    if clash or len(set(names)) != len(names):
+        raise Unsupported(f"the names {sorted(clash or names)} clash")
+    tr = Translator(frozenset(names), constants, classes)
+    local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in network.fields]
+    head = []
+    for param in network.params:
+        default = f"={tr.text(param.default)}" if param.default is not None else ""
+        head.append(f"{param.name}{default}")
+    text_of = {variant.name: text for variant, _, text in variants}
+    choices: dict[Any, list[str]] = {}
+    branches: dict[str, list[str]] = {}
+    for variant, graph, _ in variants:  # the first walk: which width texts always hold
+        _walk(network, variant, graph, tr, class_of, dims_of, block_models, choices, False)
+    inits: list[str] | None = None
+    unnamed: set[str] = set()
+    texts: list[str] = []
+    out_sizes: dict[str, str] = {}
+    entries: dict[str, list[str]] = {}
+    for variant, graph, _ in variants:
+        walk, found = _walk(
+            network, variant, graph, tr, class_of, dims_of, block_models, choices, True, branches
+        )
+        unnamed.update(walk.unnamed)
+        if inits is not None and found != inits:
+            raise Unsupported(f"the variant '{variant.name}' builds differently")
+        inits = found
+        texts.append(_whole(text_of[variant.name], walk.stages))
+        for block, size in walk.out_sizes.items():
+            if out_sizes.setdefault(block, size) != size:
+                raise Unsupported(f"the block '{block}' writes its width differently")
+        base = variant.base
+        assert base is not None
+        args = [tr.text(a) for a in base.args]
+        args += [f"{k.name}={tr.text(k.value)}" for k in base.keywords]
+        call = f"super().__init__({', '.join(args)})"
+        entries[variant.name] = [
+            f"class {{entry}}({name}):",
+            f"{INDENT}def __init__(self):",
+            *wrap(2, "", call),
+        ]
+    assert inits is not None
+    inits = _fill(inits, branches)
+    methods = _shared_methods(texts)
+    missing = [attr for attr in sorted(unnamed) if f"self.{attr}(" not in "\n".join(methods)]
+    if missing:  # the variants' forward names the module otherwise
+        raise Unsupported(f"forward does not read the module '{missing[0]}'")
+    init_call = (
+        [f"{INDENT * 2}self._init_weights()"] if "_init_weights" in "\n".join(methods) else []
+    )
+    network_lines = [
+        f"class {name}(nn.Module):",
+        *wrap(1, "", f"def __init__(self, {', '.join(head)})", tail=":"),
+        f"{INDENT * 2}super().__init__()",
+        *tr.table_lines(2),
+        *local_lines,
+        *inits,
+        *init_call,
+        *methods,
+    ]
+    return Rolled(network_lines, entries, out_sizes)
+
+
+def _walk(
+    network: ast.Model,
+    variant: ast.Model,
+    graph: Graph,
+    tr: Translator,
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+    block_models: Mapping[str, ast.Model],
+    choices: dict[Any, list[str]],
+    strict: bool,
+    branches: dict[str, list[str]] | None = None,
+) -> tuple[_Walk, list[str]]:
+    """One variant's walk: the ``__init__`` lines it writes."""
+    base = variant.base
+    assert base is not None and network.forward is not None
+    if graph.tied or graph.block_ops:
+        raise Unsupported("a variant that ties weights")
+    env = _arguments(network, base, tr)
+    for field in network.fields:
+        env[field.name] = evaluate(tr.text(field.value), env)
+    walk = _Walk(graph, env, tr, class_of, dims_of, block_models)
+    walk.choices = choices
+    walk.strict = strict
+    if branches is not None:
+        walk.branches = branches
+    found = walk.body(network.forward.body, TOP)
+    left = [n for n in walk.pending if emitter(n.op).init is not None or n.layer]
+    if left:
+        raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
+    return walk, found
+
+
+def _arguments(network: ast.Model, base: ast.Call, tr: Translator) -> dict[str, Any]:
+    """The variant's values of the network's parameters, as the rolled class receives them."""
+    models = {cls: Model(cls) for cls in tr.classes.values()}
+    env: dict[str, Any] = {}
+    names = [p.name for p in network.params]
+    if len(base.args) > len(names):
+        raise Unsupported("a variant with more arguments than parameters")
+    for name, arg in zip(names, base.args, strict=False):
+        env[name] = evaluate(tr.text(arg), models)
+    for keyword in base.keywords:
+        env[keyword.name] = evaluate(tr.text(keyword.value), models)
+    for param in network.params:
+        if param.name not in env:
+            if param.default is None:
+                raise Unsupported(f"the parameter '{param.name}' has no value")
+            env[param.name] = evaluate(tr.text(param.default), models)
+    return env
+
+
+def _whole(text: str, stages: set[str]) -> str:
+    """A container of one block is applied as ``self.layer1[0](x)``: as the container,
+    which another variant's forward applies whole, ``self.layer1(x)``."""
+    for stage in sorted(stages):
+        text = text.replace(f"self.{stage}[0](", f"self.{stage}(")
+    return text
+
+
+def _shared_methods(texts: list[str]) -> list[str]:
+    """The variants' ``_init_weights`` and ``forward``, which must read alike; a shape
+    comment that differs between them is left out."""
+    parts = []
+    for text in texts:
+        lines = text.split("\n")
+        start = next(
+            (i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def _init_weights")),
+            None,
+        )
+        if start is None:
+            start = next(
+                i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward")
+            )
+        parts.append(lines[start:])
+    first = parts[0]
+    out = [""]
+    for index, line in enumerate(first):
+        seen = {p[index] if index < len(p) else None for p in parts}
+        if len(seen) == 1:
+            out.append(line)
+            continue
+        bare = {None if s is None else s.split("  # ")[0] for s in seen}
+        if len(bare) != 1 or None in bare or any(len(p) != len(first) for p in parts):
+            raise Unsupported("the variants' forward methods differ")
+        out.append(line.split("  # ")[0])
+    return out
