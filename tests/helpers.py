@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import cProfile
 import pstats
+import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from aurane.diagnostics import Diagnostic
 from aurane.frontend import FrontEnd, run_front_end
@@ -76,3 +77,16 @@ def calls_made(work: Callable[[], object]) -> int:
     finally:
         profiler.disable()
     return int(pstats.Stats(profiler).total_calls)  # type: ignore[attr-defined]
+
+
+def resized(text: str, sizes: Mapping[str, str], label: str) -> str:
+    """``text`` with each top-level constant ``NAME = ...`` of ``sizes`` set to its value,
+    and each other key (a literal such as ``(3, 224, 224)``) replaced where it occurs."""
+    for key, value in sizes.items():
+        if not key.isidentifier():
+            assert key in text, (label, key)
+            text = text.replace(key, value)
+            continue
+        text, count = re.subn(rf"^{re.escape(key)} = .*$", f"{key} = {value}", text, flags=re.M)
+        assert count == 1, (label, key)
+    return text

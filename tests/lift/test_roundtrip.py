@@ -7,8 +7,8 @@ top-level constants rewritten, as tests/zoo does): the two sides are the same pr
 from __future__ import annotations
 
 import functools
-import re
 import types
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from aurane.compile import compile_detailed  # noqa: E402
 from aurane.frontend import run_front_end  # noqa: E402
 from aurane.lift.pipeline import lift_module  # noqa: E402
 from aurane.lift.spec import call_recording  # noqa: E402
+from tests.helpers import resized  # noqa: E402
 
 ZOO = Path(__file__).resolve().parents[2] / "examples" / "zoo"
 SMALL_IMAGE = {"(3, 224, 224)": "(3, 32, 32)"}
@@ -93,14 +94,7 @@ def test_every_zoo_program_is_covered() -> None:
 
 
 def _small(name: str) -> str:
-    text = (ZOO / f"{name}.aur").read_text(encoding="utf-8")
-    for key, value in SIZES[name].items():
-        if key.startswith("("):
-            text = text.replace(key, value)
-            continue
-        text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.MULTILINE)
-        assert count == 1, (name, key)
-    return text
+    return resized((ZOO / f"{name}.aur").read_text(encoding="utf-8"), SIZES[name], name)
 
 
 # programs whose import is exact but not the same program (not run: the exact import is
@@ -125,45 +119,50 @@ def _assert_same_program(key: str, name: str, original: Any, imported: Any) -> N
     assert [d.status for d in blocks] == [status], render_text(blocks, key, "imported")
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(run=False, reason=NOT_LIFTED[n]))
-        if n in NOT_LIFTED
+def _lift_back(module: types.ModuleType, model_name: str, graph: Any) -> Any:
+    """Import ``model_name``'s generated class back, with every input by name (at the
+    program's shapes and dtypes) where it has several; the imported IR."""
+    torch.manual_seed(0)
+    model, recorder = call_recording(getattr(module, model_name))
+    inputs = graph.inputs
+    several = len(inputs) > 1
+    result = lift_module(
+        model,
+        input_shape={v.name: tuple(v.sample_shape or ()) for v in inputs}
+        if several
+        else tuple(graph.input_value.sample_shape or ()),
+        input_dtype={v.name: v.dtype or "float32" for v in inputs}
+        if several
+        else graph.input_dtype or "float32",
+        constructors=recorder.arguments,
+        name=model_name,
+    )
+    assert result.exact and result.text is not None, result.problem
+    assert len(result.output_names) == len(graph.outputs)
+    imported = run_front_end(result.text, "imported.aur")
+    assert imported.ok, [d.message for d in imported.diagnostics]
+    return imported.graphs[model_name]
+
+
+def _cases(names: Iterable[str], left_out: Mapping[str, str]) -> list[Any]:
+    """Each name as a test case; those ``left_out`` names are expected failures, not run."""
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(run=False, reason=left_out[n]))
+        if n in left_out
         else n
-        for n in sorted(SIZES)
-    ],
-)
+        for n in sorted(names)
+    ]
+
+
+@pytest.mark.parametrize("name", _cases(SIZES, NOT_LIFTED))
 def test_compile_then_import_gives_the_same_program(name: str) -> None:
-    torch.set_num_threads(1)
-    text = _small(name)
-    compiled = compile_detailed(text, filename=f"{name}.aur")
-    module = types.ModuleType(f"zoo_{name}")
-    exec(compile(compiled.output, f"<zoo {name}>", "exec"), module.__dict__)
-    original = run_front_end(text, f"{name}.aur").graphs
-    assert compiled.graphs
-    for model_name, graph in compiled.graphs.items():
-        torch.manual_seed(0)
-        model, recorder = call_recording(getattr(module, model_name))
-        result = lift_module(
-            model,
-            input_shape=tuple(graph.input_value.sample_shape or ()),
-            input_dtype=graph.input_dtype or "float32",
-            constructors=recorder.arguments,
-            name=model_name,
-        )
-        assert result.exact and result.text is not None, result.problem
-        imported = run_front_end(result.text, "imported.aur")
-        assert imported.ok, [d.message for d in imported.diagnostics]
-        _assert_same_program(name, model_name, original[model_name], imported.graphs[model_name])
+    _round_trip(_small(name), f"{name}.aur")
 
 
 @functools.cache
 def _family(family: str) -> tuple[str, types.ModuleType, dict[str, Any]]:
     text = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
-    for key, value in (("image", "32"), ("classes", "10")):
-        text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.MULTILINE)
-        assert count == 1, (family, key)
+    text = resized(text, {"image": "32", "classes": "10"}, family)
     compiled = compile_detailed(text, filename=f"{family}.aur")
     module = types.ModuleType(f"zoo_{family}")
     exec(compile(compiled.output, f"<zoo {family}>", "exec"), module.__dict__)
@@ -182,20 +181,9 @@ def test_family_entry_model_round_trips(family: str, model_name: str) -> None:
     torch.set_num_threads(1)
     text, module, graphs = _family(family)
     graph = graphs[model_name]
-    torch.manual_seed(0)
-    model, recorder = call_recording(getattr(module, model_name))
-    result = lift_module(
-        model,
-        input_shape=tuple(graph.input_value.sample_shape or ()),
-        input_dtype=graph.input_dtype or "float32",
-        constructors=recorder.arguments,
-        name=model_name,
-    )
-    assert result.exact and result.text is not None, result.problem
-    imported = run_front_end(result.text, "imported.aur")
-    assert imported.ok, [d.message for d in imported.diagnostics]
+    imported = _lift_back(module, model_name, graph)
     original = run_front_end(text, f"{family}.aur").graphs[model_name]
-    _assert_same_program(family, model_name, original, imported.graphs[model_name])
+    _assert_same_program(family, model_name, original, imported)
 
 
 def test_maxvit_t_imports_exactly() -> None:
@@ -284,54 +272,24 @@ SEVERAL_NOT_LIFTED = {
 
 def _several_small(name: str) -> str:
     text = (ZOO / f"{name}.aur").read_text(encoding="utf-8")
-    for key, value in SEVERAL_SIZES[name].items():
-        if not key.isidentifier():
-            assert key in text, (name, key)
-            text = text.replace(key, value)
-            continue
-        text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.MULTILINE)
-        assert count == 1, (name, key)
-    return text
+    return resized(text, SEVERAL_SIZES[name], name)
 
 
 def _round_trip(text: str, filename: str) -> None:
-    """Compile ``text``, import each model's class back with every input (by name, at the
-        program's shapes and dtypes), and require an exact import that ``diff`` calls unchanged
-    (flat, and the block calls unless BLOCKS_DIFFER says why not)."""
+    """Compile ``text``, import each model's class back, and require an exact import that
+    ``diff`` calls unchanged (flat, and the block calls unless BLOCKS_DIFFER says why not)."""
     torch.set_num_threads(1)
     compiled = compile_detailed(text, filename=filename)
-    module = types.ModuleType("several")
+    module = types.ModuleType(Path(filename).stem)
     exec(compile(compiled.output, f"<{filename}>", "exec"), module.__dict__)
     original = run_front_end(text, filename).graphs
     assert compiled.graphs
     for model_name, graph in compiled.graphs.items():
-        torch.manual_seed(0)
-        model, recorder = call_recording(getattr(module, model_name))
-        inputs = graph.inputs
-        result = lift_module(
-            model,
-            input_shape={value.name: tuple(value.sample_shape or ()) for value in inputs},
-            input_dtype={value.name: value.dtype or "float32" for value in inputs},
-            constructors=recorder.arguments,
-            name=model_name,
-        )
-        assert result.exact and result.text is not None, result.problem
-        assert len(result.output_names) == len(graph.outputs)
-        imported = run_front_end(result.text, "imported.aur")
-        assert imported.ok, [d.message for d in imported.diagnostics]
-        key = Path(filename).stem
-        _assert_same_program(key, model_name, original[model_name], imported.graphs[model_name])
+        imported = _lift_back(module, model_name, graph)
+        _assert_same_program(Path(filename).stem, model_name, original[model_name], imported)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(run=False, reason=SEVERAL_NOT_LIFTED[n]))
-        if n in SEVERAL_NOT_LIFTED
-        else n
-        for n in sorted(SEVERAL_SIZES)
-    ],
-)
+@pytest.mark.parametrize("name", _cases(SEVERAL_SIZES, SEVERAL_NOT_LIFTED))
 def test_several_input_programs_round_trip(name: str) -> None:
     _round_trip(_several_small(name), f"{name}.aur")
 

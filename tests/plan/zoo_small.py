@@ -3,8 +3,9 @@ constants (or its 224x224 input) rewritten so one CPU training step takes millis
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from tests.helpers import resized
 
 REPO = Path(__file__).resolve().parents[2]
 ZOO = REPO / "examples" / "zoo"
@@ -31,11 +32,4 @@ SMALL: dict[str, tuple[str, dict[str, str]]] = {
 
 def small_source(program: str) -> str:
     text = (ZOO / f"{program}.aur").read_text(encoding="utf-8")
-    for name, value in SMALL[program][1].items():
-        if name.startswith("("):
-            assert name in text, (program, name)
-            text = text.replace(name, value)
-            continue
-        text, count = re.subn(rf"^{re.escape(name)} = .*$", f"{name} = {value}", text, flags=re.M)
-        assert count == 1, (program, name)
-    return text
+    return resized(text, SMALL[program][1], program)
