@@ -5,8 +5,8 @@ The graph is read from the source with Python's ``ast``, so it sees every import
 at module level, inside functions (a back-import deferred to a call is still a cycle of the
 design, and only hides the loop until the call) and under ``if TYPE_CHECKING:`` (an
 annotation naming an upper layer's class ties the layers as surely). ``from p import name``
-is an edge to the module ``p.name`` when there is one, else to ``p``; ``import p.q`` an edge
-to ``p.q``. What it cannot see: modules imported by a string (``importlib.import_module``),
+is an edge to the module ``p.name`` when there is one, else to ``p``, and also to ``p`` when
+``p`` is a subpackage (its ``__init__`` runs first); ``import p.q`` an edge to ``p.q``. What it cannot see: modules imported by a string (``importlib.import_module``),
 as in ``aurane/__init__.py``'s and ``aurane/runtime/__init__.py``'s lazy tables and
 ``cli/commands.py``; each of those names modules of its own layer or below.
 """
@@ -103,7 +103,14 @@ def import_graph(found: Mapping[str, Path]) -> Graph:
             if isinstance(node, ast.ImportFrom):
                 # ``from p import q``: the submodule p.q when there is one, else p itself
                 named = [t for t in targets[:-1] if t in found]
-                targets = named if len(named) == len(targets) - 1 else [*named, targets[-1]]
+                package = targets[-1]
+                # ...and the package p too, whose __init__ runs first: a submodule that takes
+                # a sibling through its package while that package's __init__ imports it is a
+                # cycle. The root package is exempt: its __init__ imports lazily by name.
+                runs_init = "." in package and found.get(package, Path()).name == "__init__.py"
+                if len(named) < len(targets) - 1 or runs_init:
+                    named.append(package)
+                targets = named
             for target in targets:
                 while target and target not in found:
                     target = target.rpartition(".")[0]

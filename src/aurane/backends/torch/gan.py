@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aurane.backends.torch import data_check, data_emit
+# By their own paths: the package's __init__ imports this module (through jobs).
+import aurane.backends.torch.data_check as data_check
+import aurane.backends.torch.data_emit as data_emit
 from aurane.backends.torch.data_emit import (
     Experiment,
     block_fields,

@@ -10,7 +10,11 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from aurane.backends.torch import data_check, data_emit, gan, training
+# The siblings are imported by their own paths: this package's __init__ imports this module.
+import aurane.backends.torch.data_check as data_check
+import aurane.backends.torch.data_emit as data_emit
+import aurane.backends.torch.gan as gan
+import aurane.backends.torch.training as training
 from aurane.backends.torch.data_emit import (
     Experiment,
     Option,

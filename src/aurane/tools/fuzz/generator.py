@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from aurane.tools.fuzz import configurable  # noqa: F401  (issue 24's constructs register)
+import aurane.tools.fuzz.configurable  # noqa: F401  (issue 24's constructs register)
 from aurane.tools.fuzz.body import Body, add_step
 from aurane.tools.fuzz.constructs import Draw, Outcome, draw_construct
 from aurane.tools.fuzz.steps import (
