@@ -29,8 +29,13 @@ from typing import Any
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, wrap
-from aurane.backends.torch.named import FUNCTION_MODULES, module_init
-from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, MAKE_DIVISIBLE_SOURCE, input_names
+from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_init
+from aurane.backends.torch.param_blocks import (
+    MAKE_DIVISIBLE,
+    MAKE_DIVISIBLE_SOURCE,
+    _module_of,
+    input_names,
+)
 from aurane.backends.torch.shown import ShownFloat, ShownInt
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
@@ -81,6 +86,16 @@ exec(MAKE_DIVISIBLE_SOURCE, _HELPERS)  # noqa: S102  # the package's own source 
 _FUNCTIONS[MAKE_DIVISIBLE] = _HELPERS[MAKE_DIVISIBLE]
 _MATH = {name: f"math.{name}" for name in ("ceil", "floor", "sqrt")}
 _FUNCTIONS["math"] = math
+
+
+class _ModuleClasses:
+    """``nn`` as the walk evaluates it: ``nn.ReLU`` is its text, as ``_module_of`` gives."""
+
+    def __getattr__(self, name: str) -> str:
+        return f"nn.{name}"
+
+
+_FUNCTIONS["nn"] = _ModuleClasses()
 LONG_CONSTANT = 40  # a module constant written longer is a local table of __init__
 SIZE = "channels"  # the running width's local
 STAGE = "stage"  # a numbered container a loop fills
@@ -149,6 +164,9 @@ class Translator:
                 return expr.name, atom
             if expr.name in self.classes:
                 return self.classes[expr.name], atom
+            made = module_class(expr.name)
+            if made is not None:  # relu given to a block: its module class, nn.ReLU
+                return made, atom
             raise Unsupported(f"the operation '{expr.name}' as a value")
         if isinstance(expr, ast.TupleExpr):
             items = [self.text(i) for i in expr.items]
@@ -238,6 +256,25 @@ def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
         if isinstance(stmt, ast.For):
             out |= _target_names(stmt.target) | _loop_names(stmt.body)
     return out
+
+
+def _super_call(given: list[tuple[str, ast.Expr]], tr: Translator) -> list[str]:
+    """``super().__init__(...)`` of an entry class; a long list argument (a config table)
+    is written one item a line, as black writes it."""
+    pad = INDENT * 2
+    texts = [f"{key}{tr.text(value)}" for key, value in given]
+    line = f"{pad}super().__init__({', '.join(texts)})"
+    if len(line) <= LINE_LIMIT:
+        return [line]
+    lines = [f"{pad}super().__init__("]
+    for (key, value), text in zip(given, texts, strict=True):
+        if len(pad + INDENT + text) > LINE_LIMIT and isinstance(value, ast.ListExpr):
+            lines.append(f"{pad}{INDENT}{key}[")
+            lines += [f"{pad}{INDENT * 2}{tr.text(item)}," for item in value.items]
+            lines.append(f"{pad}{INDENT}],")
+        else:
+            lines.append(f"{pad}{INDENT}{text},")
+    return [*lines, f"{pad})"]
 
 
 def _nested(depth: int, head: str, call: Call) -> list[str]:
@@ -741,8 +778,9 @@ class _Walk:
         model = self.block_models.get(sub.name)
         if model is None:
             raise Unsupported(f"the block '{sub.name}'")
-        if sub.block_ops:
-            raise Unsupported(f"the block '{sub.name}' takes an operation")
+        for param in sub.block_ops:  # act=nn.ReLU: the class must take it as a module class
+            if _module_of(sub, param) is None:
+                raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")
         dims = self.dims_of(sub)
         if dims is None or any(d != 0 for d in dims):
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
@@ -755,6 +793,7 @@ class _Walk:
             callee = self.class_of(sub)
         names = [p.name for p in model.params]
         given = dict(plain(sub.block_args))
+        given.update({param: _module_of(sub, param) for param in sub.block_ops})
         args = [self.size] * len(dims)
         for index, arg in enumerate(step.args):
             args.append(self._checked(arg, given.get(names[index]), names[index]))
@@ -891,13 +930,11 @@ def roll(
                 raise Unsupported(f"the block '{block}' writes its width differently")
         base = variant.base
         assert base is not None
-        args = [tr.text(a) for a in base.args]
-        args += [f"{k.name}={tr.text(k.value)}" for k in base.keywords]
-        call = f"super().__init__({', '.join(args)})"
+        given = [("", a) for a in base.args] + [(f"{k.name}=", k.value) for k in base.keywords]
         entries[variant.name] = [
             f"class {{entry}}({name}):",
             f"{INDENT}def __init__(self):",
-            *wrap(2, "", call),
+            *_super_call(given, tr),
         ]
     assert inits is not None
     inits = _fill(inits, branches)
