@@ -69,6 +69,34 @@ class Indexed(nn.Module):
         return torch.take_along_dim(h, index, dim=2)
 
 
+class Sinusoid(nn.Module):
+    """A timestep embedding as diffusers and the zoo's U-Net write it: a frequency table
+    computed without the input (``arange`` spread over the batch, scaled, ``exp``) times the
+    input, then ``cos`` and ``sin``. The table is rebuilt as the operations computing it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, t: torch.Tensor) -> torch.Tensor:  # t: (B, 1)
+        freq = torch.arange(4, dtype=torch.float32, device=t.device).expand(t.shape[0], -1)
+        freq = (freq * -2.3).exp()
+        arg = t * freq
+        return self.proj(torch.cat([arg.cos(), arg.sin()], dim=1))
+
+
+class Triangle(nn.Module):
+    """A constant the catalog has no operations for (``ones(...).tril()``): still a gap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (B, 4, 4)
+        mask = torch.ones(4, 4, device=x.device).tril().expand(x.shape[0], -1, -1)
+        return self.proj(x) * mask
+
+
 CASES: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...], str]] = {
     "gather": (lambda: Indexed("gather"), (4, 6), "gather("),
     "take_along_dim": (lambda: Indexed("take_along_dim"), (4, 6), "take_along_dim("),
@@ -96,6 +124,9 @@ CASES: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...], str]] = {
     "where-number": (lambda: Apply(lambda m, h: torch.where(h > 0, h, 0.5)), (4, 6), "where("),
     "masked_fill": (lambda: Apply(lambda m, h: h.masked_fill(h < 0, -1.0)), (4, 6), "masked_fill("),
     "buffer-gather": (Windowed, (4, 4, 3), "gather("),
+    "cos": (lambda: Apply(lambda m, h: h.cos()), (4, 6), "cos("),
+    "sin": (lambda: Apply(lambda m, h: torch.sin(h)), (4, 6), "sin("),
+    "arange-frequencies": (lambda: Sinusoid(), (1,), 'arange(4, dtype="float32")'),
 }
 
 
@@ -112,6 +143,14 @@ def test_the_function_imports_exactly_as_its_operation(name: str) -> None:
     build, shape, written = CASES[name]
     text = _lift(build, shape)
     assert written in text, text
+
+
+def test_a_constant_no_operation_computes_stays_a_gap() -> None:
+    torch.manual_seed(0)
+    model, recorder = call_recording(Triangle)
+    result = lift_module(model, input_shape=(4, 4), constructors=recorder.arguments)
+    assert not result.exact
+    assert any("constant tensor" in gap.why for gap in result.gaps), result.gaps
 
 
 def test_a_relative_position_buffer_is_a_buffer_with_its_window() -> None:

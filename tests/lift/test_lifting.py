@@ -205,3 +205,46 @@ def test_a_result_read_again_is_not_swallowed_by_a_repeat() -> None:
     text = _exact(_lift(Skipped, (6,)))
     assert "repeat(" not in text
     assert "as layers.0" in text and "as layers.1" in text
+
+
+class Shifted(nn.Module):
+    """A unit of two inputs (a ResnetBlock2D and its time embedding)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc(x)) + t
+
+
+class Level(nn.Module):
+    """A U-Net level: two units in a row, both results returned (the skips)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = Shifted()
+        self.second = Shifted()
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        a = self.first(x, t)
+        return a, self.second(a, t)
+
+
+class Levels(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Linear(6, 6)
+        self.level = Level()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a, b = self.level(x, self.embed(x))
+        return self.fc(a) - b
+
+
+def test_a_block_result_returned_at_the_end_keeps_its_name() -> None:
+    """The second unit's result once took the first's name (both ``h``, returned ``h, h``):
+    a value returned at the end stays live to the return."""
+    text = _exact(_lift(Levels, (6,)))
+    assert "return h, h\n" not in text, text

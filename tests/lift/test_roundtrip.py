@@ -81,6 +81,10 @@ BLOCKS_DIFFER = {
     "mobilenet_v3": "InvertedResidual chooses expansion, squeeze-excitation and residual "
     "with `if` and numbers its layers block.* per branch; the import writes one block per "
     "structure (InvertedResidual_2, ...) without the se flag",
+    "unet2d": "the levels choose their downsampler/upsampler with `if down`/`if up` and "
+    "ResnetBlock2D its conv_shortcut with `if`: the import writes one block per structure "
+    "(AttnDownBlock2D_2, ResnetBlock2D_2, ...) without the flags, groups nor head_dim, and "
+    "takes an up level's inputs in the order it reads them",
 }
 # issue 23's models take several inputs and return several outputs: they round-trip in
 # test_several_input_programs_round_trip below, at a concrete length for each symbolic one
@@ -265,8 +269,6 @@ SEVERAL_NOT_LIFTED = {
     "attention bias yet",
     "clip": "the import does not map ne, and_, eq, gt, cumsum, gather (the end-of-text "
     "pooling), an attention mask, exp of the scalar logit_scale nor .T yet",
-    "unet2d": "the import does not map the timestep embedding (an int64 to float32 cast, "
-    "a frequency table computed without the input, cos, sin) yet",
 }
 
 
@@ -276,8 +278,9 @@ def _several_small(name: str) -> str:
 
 
 def _round_trip(text: str, filename: str) -> None:
-    """Compile ``text``, import each model's class back, and require an exact import that
-    ``diff`` calls unchanged (flat, and the block calls unless BLOCKS_DIFFER says why not)."""
+    """Compile ``text``, import each model's class back with every input (by name, at the
+    program's shapes and dtypes), and require an exact import that ``diff`` calls unchanged
+    (flat, and the block calls unless BLOCKS_DIFFER says why not)."""
     torch.set_num_threads(1)
     compiled = compile_detailed(text, filename=filename)
     module = types.ModuleType(Path(filename).stem)

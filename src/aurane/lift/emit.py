@@ -123,8 +123,10 @@ def op_arguments(
         variadic = param.variadic and op not in ("parameter", "buffer")
         if isinstance(value, tuple) and not variadic:
             text = _bracketed(text, value)
-        wanted = (index == 0 and op in FIRST_POSITIONAL) or (
-            param.required and op in ALL_POSITIONAL
+        wanted = (
+            (index == 0 and op in FIRST_POSITIONAL)
+            or (param.required and op in ALL_POSITIONAL)
+            or (op == "arange" and param.name in ("start", "end"))  # arange(2, 9) as torch
         )
         if positional and wanted and not param.keyword_only:
             out.append(text)
@@ -462,7 +464,8 @@ def _render_body(
         def dead_after(value: str, i: int = i) -> bool:
             return value not in later[i] and value not in returned
 
-        live = {names[v] for v in later[i] if v in names}
+        # a value returned at the end keeps its name too (a U-Net level's first skip)
+        live = {names[v] for v in later[i] | set(returned) if v in names}
         if statement.kind == "unpack":
             called = statement.parts[0].step.kind == "call"
             count = len(statement.outputs)

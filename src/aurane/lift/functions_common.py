@@ -47,7 +47,7 @@ def _tensor(lw: Lowering, ref: Any, what: str, batched_rank: int | None = None) 
     if isinstance(ref, ConstRef) and ref.buffer is not None:
         return lw.buffer(ref)
     if isinstance(ref, ConstRef):
-        raise Unexpressible(what, "it uses a constant tensor (the language has no tensor literals)")
+        return lw.constant(ref, what)
     raise Unexpressible(what, "it takes a value that is not a tensor computed from the input")
 
 

@@ -155,6 +155,8 @@ INDEX_HANDLERS: dict[str, Handler] = {
     "cumsum": _cumsum,
     "exp": _unary("exp"),
     "log": _unary("log"),
+    "cos": _unary("cos"),
+    "sin": _unary("sin"),
     "where": _where,
     "masked_fill": _masked_fill,
     "masked_fill_": _masked_fill,

@@ -26,7 +26,7 @@ from aurane.lift import functions, layers, patterns
 from aurane.lift.graph import GAP_ORIGIN, SHARED, Gap, LiftedGraph, Scope
 from aurane.lift.inputs import Input
 from aurane.lift.layers import Unexpressible
-from aurane.lift.lowering import Lowering
+from aurane.lift.lowering import NO_LITERAL, Lowering
 from aurane.lift.outputs import choose_output
 from aurane.lift.patterns import drop_repeated_heads, find_rotary
 from aurane.lift.refs import (
@@ -39,9 +39,10 @@ from aurane.lift.refs import (
     TensorRef,
     call_name,
     function_label,
+    static,
 )
 from aurane.lift.trace import EXPORT, Traced, placeholder_inputs
-from aurane.lift.values import Meta, Observed, dtype_name
+from aurane.lift.values import FIRST, SECOND, Meta, Observed, dtype_name
 from aurane.ops import CATALOG
 
 IGNORED = frozenset(
@@ -65,6 +66,7 @@ class Lowerer(Lowering):
         super().__init__(traced, observed, output_names, wanted_output)
         self.leaf_groups = self._leaf_groups() if traced.tracer == EXPORT else {}
         self.rotary = find_rotary(self.module, observed)
+        self.rebuilt: dict[fx.Node, TensorRef] = {}  # constants rebuilt as operations
         self.folded = {inner for found in self.rotary.values() for inner in found.inner}
 
     # -- scopes ------------------------------------------------------------------------------
@@ -263,7 +265,7 @@ class Lowerer(Lowering):
                 raise Unexpressible(
                     function_label(node), "a large tensor computed without the input"
                 )
-            return ConstRef(constant, second)
+            return ConstRef(constant, second, node=node)
         if not isinstance(first, Meta) and not _holds_meta(first):
             return Py(first, second)  # sizes, flags: observed, nothing to emit
         args = [self.ref(a) for a in node.args]
@@ -273,6 +275,58 @@ class Lowerer(Lowering):
             why = functions.EXPLAINED.get(name, "no catalog operation computes it")
             raise Unexpressible(function_label(node), why)
         return handler(self, node, args, kwargs)
+
+    def constant(self, ref: ConstRef, what: str) -> TensorRef:
+        """A constant computed in the forward, rebuilt as the operations computing it: an
+        ``arange`` spread over the batch and what follows it per sample (the timestep
+        frequencies of a sinusoidal embedding). Anything else stays a gap: the language has
+        no tensor literals."""
+        node = ref.node
+        if node is None or node.op not in ("call_function", "call_method"):
+            raise Unexpressible(what, NO_LITERAL)
+        made = self.rebuilt.get(node)
+        if made is not None:
+            return made
+        first, second = self.meta(node)
+        name = call_name(node)
+        try:
+            if name == "arange":
+                out = self._arange(node, first, what)
+            else:
+                handler = functions.HANDLERS.get(name)
+                if handler is None or not _batched(first, second):
+                    raise Unexpressible(what, NO_LITERAL)
+                args = [self.ref(a) for a in node.args]
+                kwargs = {k: self.ref(v) for k, v in node.kwargs.items()}
+                out = handler(self, node, args, kwargs)
+        except Unexpressible as error:
+            raise Unexpressible(what, NO_LITERAL) from error
+        if not isinstance(out, TensorRef):
+            raise Unexpressible(what, NO_LITERAL)
+        self.rebuilt[node] = out
+        return out
+
+    def _arange(self, node: fx.Node, first: Any, what: str) -> TensorRef:
+        """``torch.arange(...)``: the catalog's ``arange``, one per sample."""
+        if not isinstance(first, Meta) or len(first.shape) != 1:
+            raise Unexpressible(what, NO_LITERAL)
+        bounds = [static(self.ref(a), what) for a in node.args]
+        kwargs = {k: self.ref(v) for k, v in node.kwargs.items()}
+        for key in ("start", "end", "step"):
+            if key in kwargs:
+                bounds.append(static(kwargs[key], what))
+        if not 1 <= len(bounds) <= 3 or not all(isinstance(b, int | float) for b in bounds):
+            raise Unexpressible(what, NO_LITERAL)
+        args: dict[str, Any] = {"start": bounds[0]}
+        if len(bounds) > 1:
+            args["end"] = bounds[1]
+        if len(bounds) > 2 and bounds[2] != 1:
+            args["step"] = bounds[2]
+        whole = all(isinstance(b, int) for b in bounds)
+        if first.dtype != ("int64" if whole else "float32"):
+            args["dtype"] = first.dtype
+        meta = Meta((FIRST, *first.shape), first.dtype)
+        return self.emit("arange", (), args, meta, origin=function_label(node))
 
     def _reads_parameter(self, node: fx.Node) -> bool:
         seen: set[fx.Node] = set()
@@ -461,6 +515,16 @@ def _unknown_like(value: Any, name: str) -> Any:
     if isinstance(value, tuple | list):
         return Pieces(tuple(_unknown_like(v, f"{name}_{i}") for i, v in enumerate(value)))
     return Py(None, None)
+
+
+def _batched(first: Any, second: Any) -> bool:
+    """Whether a node's result has the batch axis first in both runs."""
+    return (
+        isinstance(first, Meta)
+        and isinstance(second, Meta)
+        and first.shape[:1] == (FIRST,)
+        and second.shape[:1] == (SECOND,)
+    )
 
 
 def _holds_meta(value: Any) -> bool:

@@ -23,6 +23,8 @@ from aurane.lift.refs import UNKNOWN, ConstRef, ParamRef, Stop, TensorRef
 from aurane.lift.trace import Traced
 from aurane.lift.values import FIRST, Meta, Observed, dtype_name
 
+NO_LITERAL = "it uses a constant tensor (the language has no tensor literals)"
+
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
@@ -181,6 +183,11 @@ class Lowering:
         self.parameters_made[key] = out
         return out
 
+    def constant(self, ref: ConstRef, what: str) -> TensorRef:
+        """A constant computed in the forward without the input, as the operations computing
+        it where the catalog has them (the driver rebuilds them); ``Unexpressible`` here."""
+        raise Unexpressible(what, NO_LITERAL)
+
     def buffer(self, ref: ConstRef) -> TensorRef:
         """A ``buffer(...)`` op for a persistent buffer read directly, its contents named by
         the catalog's ``init`` that computes them exactly (Swin's and MaxViT's
@@ -273,4 +280,4 @@ def _round(value: float) -> float:
 
 Handler = Callable[[Lowering, fx.Node, list[Any], dict[str, Any]], Any]
 
-__all__ = ["Handler", "Lowering"]
+__all__ = ["NO_LITERAL", "Handler", "Lowering"]

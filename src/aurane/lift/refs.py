@@ -46,6 +46,7 @@ class ConstRef:
     tensor: torch.Tensor  # the value at batch FIRST
     meta: Any  # the Meta at batch SECOND (its batch axis, if any)
     buffer: str | None = None  # a persistent buffer read directly: its path (a state dict key)
+    node: fx.Node | None = None  # the node computing it (rebuilt as operations where needed)
 
 
 @record(frozen=True)
