@@ -11,6 +11,7 @@ import pytest
 
 from aurane.analysis.diff import diff_programs
 from aurane.analysis.profile import profile
+from aurane.ops import lookup
 from tests.conftest import run_cli
 from tests.helpers import front
 
@@ -180,3 +181,14 @@ def test_flat_compares_the_layers_whatever_blocks_group_them(tmp_path: Path) -> 
     assert run_cli("diff", "a.aur", "b.aur", "--exit-code", cwd=tmp_path).returncode == 1
     same = run_cli("diff", "a.aur", "b.aur", "--flat", "--exit-code", cwd=tmp_path)
     assert same.returncode == 0 and "(unchanged)" in same.stdout, same.stdout
+
+
+def test_flat_reads_a_pool_stride_left_out_as_its_kernel() -> None:
+    """The catalog says a pool's ``stride=None`` is its kernel (``Param.none_means``)."""
+    pooled = INLINE.replace("-> flatten() -> dense(4)", "-> maxpool(2) -> flatten() -> dense(4)")
+    assert lookup("maxpool").effective({"kernel": 2, "stride": None}) == {"kernel": 2, "stride": 2}
+    for written, status in (("maxpool(2, stride=2)", "unchanged"), ("maxpool(2, 1)", "changed")):
+        [model] = diff_programs(
+            front(pooled).graphs, front(pooled.replace("maxpool(2)", written)).graphs, flat=True
+        )
+        assert model.status == status, [(d.node, d.changes) for d in model.layers]

@@ -164,12 +164,11 @@ def _leaves(graph: Graph, prefix: str = "") -> Iterator[tuple[str, Node, Graph]]
 
 def _stated(node: Node) -> dict[str, Any]:
     """The arguments that differ from the catalog's defaults (a ``.residual`` suffix binds
-    none, ``add(h, x)`` binds ``broadcast=false``: the same operation)."""
+    none, ``add(h, x)`` binds ``broadcast=false``: the same operation), each ``None`` that
+    stands for another argument read as it (``maxpool(2)`` is ``maxpool(2, stride=2)``)."""
     spec = ops.lookup(node.op)
     defaults = {p.name: p.default for p in spec.params} if spec is not None else {}
-    args = dict(node.args)
-    if args.get("stride", 0) is None and "kernel" in args:
-        args["stride"] = args["kernel"]  # a pool's stride defaults to its kernel
+    args = spec.effective(node.args) if spec is not None else dict(node.args)
     return {
         key: value
         for key, value in args.items()

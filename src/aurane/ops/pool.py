@@ -109,6 +109,7 @@ def _pool_spec(name: str, module: str, average: bool) -> OpSpec:
             None,
             optional(_SIZES),
             doc="window step (None: the kernel)",
+            none_means="kernel",
         ),
         Param(
             "padding",

@@ -53,6 +53,9 @@ class Param:
     # A variadic parameter (last positional one) collects every remaining positional
     # argument into a tuple: reshape(6, -1) binds shape=(6, -1). Its check sees the tuple.
     variadic: bool = False
+    # ``None`` stands for another parameter's value (a pool's stride: its kernel); every
+    # consumer that compares arguments reads it through ``OpSpec.effective``
+    none_means: str = ""
 
     @property
     def required(self) -> bool:
@@ -252,3 +255,12 @@ class OpSpec:
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
+
+    def effective(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``args`` with each ``None`` that stands for another argument (``Param.none_means``)
+        replaced by that argument's value: ``maxpool(2)`` has stride 2, as ``maxpool(2, 2)``."""
+        out = dict(args)
+        for param in self.params:
+            if param.none_means and out.get(param.name, 0) is None:
+                out[param.name] = out.get(param.none_means)
+        return out
