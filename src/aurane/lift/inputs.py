@@ -46,21 +46,26 @@ class Input:
         return self.program_name or self.name
 
 
-def forward_parameters(model: nn.Module) -> list[str]:
-    """The names ``forward`` takes by keyword, in order (``self`` excluded)."""
+def forward_signature(model: nn.Module) -> list[inspect.Parameter]:
+    """``forward``'s parameters (``self`` excluded), none when its signature is not known."""
     try:
-        parameters = inspect.signature(model.forward).parameters.values()
+        return list(inspect.signature(model.forward).parameters.values())
     except (TypeError, ValueError):
         return []
-    return [p.name for p in parameters if p.kind in _KINDS]
+
+
+def _keyword_parameters(model: nn.Module) -> list[inspect.Parameter]:
+    return [p for p in forward_signature(model) if p.kind in _KINDS]
+
+
+def forward_parameters(model: nn.Module) -> list[str]:
+    """The names ``forward`` takes by keyword, in order (``self`` excluded)."""
+    return [p.name for p in _keyword_parameters(model)]
 
 
 def required_parameters(model: nn.Module) -> list[str]:
-    try:
-        parameters = inspect.signature(model.forward).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    return [p.name for p in parameters if p.kind in _KINDS and p.default is inspect.Parameter.empty]
+    """Those of them without a default."""
+    return [p.name for p in _keyword_parameters(model) if p.default is inspect.Parameter.empty]
 
 
 def _described(model: nn.Module) -> str:
@@ -215,6 +220,7 @@ __all__ = [
     "Input",
     "InputError",
     "forward_parameters",
+    "forward_signature",
     "name_positional",
     "program_name",
     "resolve",

@@ -33,6 +33,7 @@ import torch
 from torch import fx, nn
 
 from aurane.lift import layers
+from aurane.lift.inputs import forward_signature
 from aurane.records import record
 
 FX = "fx"
@@ -106,10 +107,7 @@ def _left_at_default(root: nn.Module, names: Collection[str]) -> dict[str, Any]:
     traced at their default, as a call without them runs them."""
     import inspect
 
-    try:
-        parameters = list(inspect.signature(root.forward).parameters.values())
-    except (TypeError, ValueError):
-        return {}
+    parameters = forward_signature(root)
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     first = parameters[0].name if parameters else None
     return {
@@ -129,15 +127,8 @@ def split_inputs(
     single input of a forward without named ones) positionally, the rest by keyword."""
     import inspect
 
-    try:
-        parameters = [
-            p.name
-            for p in inspect.signature(root.forward).parameters.values()
-            if p.kind
-            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        ]
-    except (TypeError, ValueError):
-        parameters = []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameters = [p.name for p in forward_signature(root) if p.kind in kinds]
     names = list(inputs)
     if len(names) == 1 and names[0] not in parameters:
         return (inputs[names[0]],), {}
@@ -205,9 +196,7 @@ def trace_export(
     keywords = dict(keywords or {})
     dynamic: Any = tuple({0: Dim.AUTO} for _ in example)
     if keywords:  # by the forward's parameter names, as export matches them
-        import inspect
-
-        given = list(inspect.signature(root.forward).parameters)[: len(example)]
+        given = [p.name for p in forward_signature(root)][: len(example)]
         dynamic = {name: {0: Dim.AUTO} for name in [*given, *keywords]}
     with quiet_torch():
         program = export(root, example, keywords, strict=False, dynamic_shapes=dynamic)
