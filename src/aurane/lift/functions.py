@@ -15,6 +15,7 @@ module joins them into the table the lowerer (``aurane.lift.lower``) reads.
 
 from __future__ import annotations
 
+from aurane.lift.functions_common import _unary
 from aurane.lift.functions_index import INDEX_HANDLERS
 from aurane.lift.functions_layers import (
     _activation,
@@ -55,17 +56,12 @@ from aurane.lift.functions_tensor import (
 )
 from aurane.lift.lowering import Handler
 
+# activations without arguments: one tensor in, the catalog operation of that name
+_PLAIN = ("relu", "sigmoid", "tanh", "silu", "hardswish", "hardsigmoid", "relu6", "mish", "selu")
+
 _ACTIVATIONS: dict[str, Handler] = {
-    "relu": _activation("relu"),
-    "relu_": _activation("relu"),
-    "sigmoid": _activation("sigmoid"),
-    "tanh": _activation("tanh"),
-    "silu": _activation("silu"),
-    "hardswish": _activation("hardswish"),
-    "hardsigmoid": _activation("hardsigmoid"),
-    "relu6": _activation("relu6"),
-    "mish": _activation("mish"),
-    "selu": _activation("selu"),
+    **{op: _unary(op) for op in _PLAIN},
+    "relu_": _unary("relu"),
     "elu": _activation("elu", ((1, "alpha", "alpha", 1.0),)),
     "leaky_relu": _activation("leaky_relu", ((1, "negative_slope", "slope", 0.01),)),
     "softplus": _activation(

@@ -13,7 +13,7 @@ from typing import Any
 from torch import fx
 
 from aurane.lift.layers import Unexpressible
-from aurane.lift.lowering import Lowering
+from aurane.lift.lowering import Handler, Lowering
 from aurane.lift.refs import UNKNOWN, ConstRef, ParamRef, Stop, TensorRef, function_label, static
 from aurane.lift.values import Meta
 
@@ -65,3 +65,15 @@ def _axis(dim: int, rank: int, what: str) -> int:
 
 def _meta_of(lw: Lowering, ref: TensorRef, shape: tuple[int, ...]) -> Meta:
     return Meta((2, *shape), lw.dtype_of(ref))
+
+
+def _unary(op: str) -> Handler:
+    """A function of one tensor and no arguments as the catalog's ``op`` (``torch.exp``,
+    ``F.relu``, ``~mask``)."""
+
+    def handler(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        what = function_label(node)
+        x = _tensor(lw, args[0], what)
+        return lw.emit(op, (x.id,), {}, _out(lw, node), origin=what)
+
+    return handler

@@ -14,7 +14,7 @@ from typing import Any
 
 from torch import fx
 
-from aurane.lift.functions_common import _arg, _axis, _out, _rank, _tensor, _value
+from aurane.lift.functions_common import _arg, _axis, _out, _rank, _tensor, _unary, _value
 from aurane.lift.layers import Unexpressible
 from aurane.lift.lowering import Handler, Lowering
 from aurane.lift.refs import ConstRef, Py, function_label
@@ -66,15 +66,6 @@ def _cumsum(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]
     if isinstance(dtype, Py) and dtype.first is not None:
         raise Unexpressible(what, "it accumulates in another dtype (dtype=)")
     return lw.emit("cumsum", (x.id,), {"dim": dim}, out, origin=what)
-
-
-def _unary(op: str) -> Handler:
-    def handler(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        what = function_label(node)
-        x = _tensor(lw, args[0], what)
-        return lw.emit(op, (x.id,), {}, _out(lw, node), origin=what)
-
-    return handler
 
 
 def _where(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -145,18 +136,13 @@ def _compare(op: str) -> Handler:
 
 INDEX_HANDLERS: dict[str, Handler] = {
     **{op: _compare(op) for op in _FLIPPED},
-    "logical_not": _unary("logical_not"),
-    "bitwise_not": _unary("logical_not"),
-    "invert": _unary("logical_not"),
+    **{name: _unary("logical_not") for name in ("logical_not", "bitwise_not", "invert")},
     "gather": _along("gather", 1, 2),
     "index_select": _along("index_select", 1, 2),
     "take_along_dim": _along("take_along_dim", 2, 1),
     "roll": _roll,
     "cumsum": _cumsum,
-    "exp": _unary("exp"),
-    "log": _unary("log"),
-    "cos": _unary("cos"),
-    "sin": _unary("sin"),
+    **{op: _unary(op) for op in ("exp", "log", "cos", "sin")},
     "where": _where,
     "masked_fill": _masked_fill,
     "masked_fill_": _masked_fill,

@@ -130,7 +130,8 @@ def _pad(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -
 
 
 def _activation(op: str, params: tuple[tuple[int, str, str, Any], ...] = ()) -> Handler:
-    """``params``: (position, torch name, catalog name, default) of each argument."""
+    """An activation with arguments (one without: ``functions_common._unary``); ``params``:
+    (position, torch name, catalog name, default) of each argument."""
 
     def handle(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
         what = function_label(node)
