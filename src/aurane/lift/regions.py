@@ -5,11 +5,13 @@ of numbered children, or operations inline.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 
 from torch import nn
 
 from aurane.lift.graph import LiftedGraph, Op
+from aurane.lift.inputs import forward_signature
 from aurane.lift.program import Region
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -125,14 +127,8 @@ def _takes(module: nn.Module, region: Region) -> bool:
         return True
     if not region.inputs or not region.outputs:
         return False
-    import inspect
-
-    try:
-        parameters = inspect.signature(module.forward).parameters.values()
-    except (TypeError, ValueError):
-        return False
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return len(region.inputs) <= sum(1 for p in parameters if p.kind in kinds)
+    return len(region.inputs) <= sum(1 for p in forward_signature(module) if p.kind in kinds)
 
 
 def _relative(path: str | None, base: str) -> str | None:
