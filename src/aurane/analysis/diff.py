@@ -129,24 +129,42 @@ def _jsonable(value: Any) -> Any:
 # -- comparing ------------------------------------------------------------------------------
 
 
+def _fact(
+    node: Node,
+    graph: Graph,
+    layer: LayerProfile,
+    op: str,
+    args: Mapping[str, Any],
+    inputs: tuple[str, ...],
+) -> Facts:
+    """A layer's facts: what it computes (``op``, ``args``, ``inputs`` as the caller reads
+    them) and its output, parameters and MACs."""
+    value = graph.value_map[node.output]
+    return Facts(
+        op=op,
+        args=args,
+        inputs=inputs,
+        output_shape=value.sample_shape,
+        dtype=value.dtype,
+        parameters=layer.parameters,
+        macs=layer.macs,
+    )
+
+
 def _facts(graph: Graph) -> dict[str, Facts]:
-    values = graph.value_map
     producer = {n.output: n.id for n in graph.nodes}
     layers: dict[str, LayerProfile] = {p.node: p for p in profile_layers(graph)}
-    out: dict[str, Facts] = {}
-    for node in graph.nodes:
-        layer = layers[node.id]
-        value = values[node.output]
-        out[node.id] = Facts(
-            op=_op_label(node),
-            args=node.args,
-            inputs=tuple(producer.get(name, "input") for name in node.inputs),
-            output_shape=value.sample_shape,
-            dtype=value.dtype,
-            parameters=layer.parameters,
-            macs=layer.macs,
+    return {
+        node.id: _fact(
+            node,
+            graph,
+            layers[node.id],
+            _op_label(node),
+            node.args,
+            tuple(producer.get(name, "input") for name in node.inputs),
         )
-    return out
+        for node in graph.nodes
+    }
 
 
 def _leaves(graph: Graph, prefix: str = "") -> Iterator[tuple[str, Node, Graph]]:
@@ -186,20 +204,11 @@ def _flat_facts(graph: Graph) -> dict[str, Facts]:
         if id(owner) not in profiles:
             profiles[id(owner)] = {p.node: p for p in profile_layers(owner)}
         layer = profiles[id(owner)][node.id]
-        value = owner.value_map[node.output]
-        facts = Facts(
-            op=node.op,
-            args=_stated(node),
-            inputs=(),
-            output_shape=value.sample_shape,
-            dtype=value.dtype,
-            parameters=layer.parameters,
-            macs=layer.macs,
-        )
+        facts = _fact(node, owner, layer, node.op, _stated(node), ())
         if node.parameters or layer.parameters:
             out[path] = facts
             continue
-        label = f"{node.op} {fmt_shape(value.sample_shape)}"
+        label = f"{node.op} {fmt_shape(facts.output_shape)}"
         seen[label] = seen.get(label, 0) + 1
         out[f"{label} #{seen[label]}" if seen[label] > 1 else label] = facts
     return out
