@@ -192,3 +192,32 @@ def test_flat_reads_a_pool_stride_left_out_as_its_kernel() -> None:
             front(pooled).graphs, front(pooled.replace("maxpool(2)", written)).graphs, flat=True
         )
         assert model.status == status, [(d.node, d.changes) for d in model.layers]
+
+
+SCORES = """\
+model Scores:
+    input_shape = (8,)
+    def forward(x):
+        a = dense(x, 4) as a
+        b = dense(x, 4) as b
+        return cross_batch_matmul(a, b)
+"""
+
+
+def test_work_that_grows_with_the_batch_is_diffed_as_a_formula(tmp_path: Path) -> None:
+    """cross_batch_matmul's MACs and output shape hold the batch (CLIP's logits): every
+    format renders them as the formula, as ``aurane profile`` does (a TypeError before)."""
+    (tmp_path / "a.aur").write_text(SCORES)
+    (tmp_path / "b.aur").write_text(SCORES.replace("4)", "6)"))
+    same = run_cli("diff", "a.aur", "a.aur", cwd=tmp_path)
+    assert same.returncode == 0 and "MACs: 4*batch + 64 -> 4*batch + 64 (0)" in same.stdout, (
+        same.stdout + same.stderr
+    )
+    text = run_cli("diff", "a.aur", "b.aur", cwd=tmp_path)
+    assert text.returncode == 0 and "4*batch + 64 -> 6*batch + 96" in text.stdout, text.stderr
+    payload = json.loads(run_cli("diff", "a.aur", "b.aur", "--format", "json", cwd=tmp_path).stdout)
+    [model] = payload["models"]
+    assert model["after"]["macs"] == "6*batch + 96" and model["delta"]["macs"] == "2*batch + 32"
+    scores = next(layer for layer in model["layers"] if layer["op"] == "cross_batch_matmul")
+    assert scores["after"]["output_shape"] == ["batch"]
+    assert run_cli("diff", "a.aur", "b.aur", "--format", "mermaid", cwd=tmp_path).returncode == 0

@@ -23,6 +23,7 @@ from aurane.analysis.profile import LayerProfile, profile, profile_layers
 from aurane.ir.graph import Graph, Node
 from aurane.ops.rules import fmt_shape
 from aurane.records import field, record
+from aurane.semantics.sizes import Size
 
 Status = Literal["added", "removed", "changed", "unchanged"]
 MARK = {"added": "+", "removed": "-", "changed": "~", "unchanged": " "}
@@ -37,16 +38,18 @@ class Facts:
     output_shape: tuple[int, ...] | None
     dtype: str | None
     parameters: int
-    macs: int
+    macs: Size  # symbolic where a layer's work grows with the batch (cross_batch_matmul)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "op": self.op,
             "args": _jsonable(dict(self.args)),
-            "output_shape": list(self.output_shape) if self.output_shape is not None else None,
+            "output_shape": [_size_json(n) for n in self.output_shape]
+            if self.output_shape is not None
+            else None,
             "dtype": self.dtype,
             "parameters": self.parameters,
-            "macs": self.macs,
+            "macs": _size_json(self.macs),
         }
 
 
@@ -64,8 +67,8 @@ class LayerDiff:
         assert facts is not None
         return facts.op
 
-    def delta(self, key: str) -> int:
-        return int(getattr(self.after, key, 0) or 0) - int(getattr(self.before, key, 0) or 0)
+    def delta(self, key: str) -> Size:
+        return _delta(self.before, self.after, key)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,17 +78,24 @@ class LayerDiff:
             "changes": list(self.changes),
             "before": self.before.to_json() if self.before else None,
             "after": self.after.to_json() if self.after else None,
-            "delta": {"parameters": self.delta("parameters"), "macs": self.delta("macs")},
+            "delta": {
+                "parameters": self.delta("parameters"),
+                "macs": _size_json(self.delta("macs")),
+            },
         }
 
 
 @record(frozen=True)
 class Totals:
     parameters: int
-    macs: int
+    macs: Size
 
-    def to_json(self) -> dict[str, int]:
-        return {"parameters": self.parameters, "macs": self.macs, "flops": 2 * self.macs}
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "parameters": self.parameters,
+            "macs": _size_json(self.macs),
+            "flops": _size_json(2 * self.macs),
+        }
 
 
 @record
@@ -98,8 +108,8 @@ class ModelDiff:
     before_graph: Graph | None = None
     after_graph: Graph | None = None
 
-    def delta(self, key: str) -> int:
-        return int(getattr(self.after, key, 0) or 0) - int(getattr(self.before, key, 0) or 0)
+    def delta(self, key: str) -> Size:
+        return _delta(self.before, self.after, key)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,11 +119,23 @@ class ModelDiff:
             "after": self.after.to_json() if self.after else None,
             "delta": {
                 "parameters": self.delta("parameters"),
-                "macs": self.delta("macs"),
-                "flops": 2 * self.delta("macs"),
+                "macs": _size_json(self.delta("macs")),
+                "flops": _size_json(2 * self.delta("macs")),
             },
             "layers": [layer.to_json() for layer in self.layers],
         }
+
+
+def _delta(before: Any, after: Any, key: str) -> Size:
+    """``after.key - before.key`` (0 where a side is missing); symbolic MACs subtract alike."""
+    old: Size = getattr(before, key, 0) or 0
+    new: Size = getattr(after, key, 0) or 0
+    return new - old
+
+
+def _size_json(value: Size) -> int | str:
+    """A count as JSON: a number, or the formula (``1024*batch``), as ``aurane profile``."""
+    return value if isinstance(value, int) else str(value)
 
 
 def _jsonable(value: Any) -> Any:
@@ -235,7 +257,7 @@ def _changes(before: Facts, after: Facts) -> tuple[str, ...]:
     if before.parameters != after.parameters:
         found.append(f"parameters: {before.parameters:,} -> {after.parameters:,}")
     if before.macs != after.macs:
-        found.append(f"MACs: {before.macs:,} -> {after.macs:,}")
+        found.append(f"MACs: {_grouped(before.macs)} -> {_grouped(after.macs)}")
     return tuple(found)
 
 
@@ -285,14 +307,22 @@ def diff_programs(
 # -- rendering ------------------------------------------------------------------------------
 
 
-def _count(value: int) -> str:
+def _grouped(value: Size) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _count(value: Size) -> str:
+    if not isinstance(value, int):
+        return str(value)
     for unit, size in (("G", 10**9), ("M", 10**6), ("K", 10**3)):
         if abs(value) >= size:
             return f"{value / size:.2f}{unit}"
     return str(value)
 
 
-def _signed(value: int) -> str:
+def _signed(value: Size) -> str:
+    if not isinstance(value, int):
+        return str(value)  # a formula: its sign depends on the batch
     return ("+" if value > 0 else "") + (_count(value) if value else "0")
 
 
