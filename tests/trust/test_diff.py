@@ -221,3 +221,19 @@ def test_work_that_grows_with_the_batch_is_diffed_as_a_formula(tmp_path: Path) -
     scores = next(layer for layer in model["layers"] if layer["op"] == "cross_batch_matmul")
     assert scores["after"]["output_shape"] == ["batch"]
     assert run_cli("diff", "a.aur", "b.aur", "--format", "mermaid", cwd=tmp_path).returncode == 0
+
+
+def test_flat_reads_permute_with_or_without_the_batch_axis_alike() -> None:
+    """``permute(h, 0, 2, 1)`` names the batch axis that ``permute(h, 2, 1)`` leaves out
+    (the catalog's ``OpSpec.canonical``); another order is still a change."""
+    program = "model Net:\n    input_shape = (4, 6)\n    def forward(x):\n" + (
+        "        return x -> dense(6) as proj -> permute(0, 2, 1)\n"
+    )
+    assert lookup("permute").effective({"dims": (0, 2, 1)}) == {"dims": (2, 1)}
+    for written, status in (("permute(2, 1)", "unchanged"), ("permute(1, 2)", "changed")):
+        [model] = diff_programs(
+            front(program).graphs,
+            front(program.replace("permute(0, 2, 1)", written)).graphs,
+            flat=True,
+        )
+        assert model.status == status, [(d.node, d.changes) for d in model.layers]

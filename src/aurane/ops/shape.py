@@ -101,6 +101,14 @@ def _permute_infer(ctx: InferContext) -> TensorType:
     return TensorType(tuple(ctx.input.shape[i - 1] for i in order[1:]), ctx.input.dtype)
 
 
+def _permute_canonical(args: dict[str, Any]) -> dict[str, Any]:
+    """The sample axes alone: a leading 0 (the batch axis, which stays first) dropped."""
+    dims = args.get("dims")
+    if isinstance(dims, tuple) and len(dims) > 1 and dims[0] == 0:
+        return {**args, "dims": dims[1:]}
+    return args
+
+
 PERMUTE = make_spec(
     name="permute",
     params=(
@@ -121,6 +129,7 @@ PERMUTE = make_spec(
     ),
     input_dtypes="any",
     kinds={PARAMETER_FREE, RESHAPING},
+    canonical=_permute_canonical,
 )
 
 

@@ -223,6 +223,9 @@ class OpSpec:
     # ``aurane.ops.family`` lists a family's members from these entries
     family: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # the arguments in one spelling where the operation takes several (permute's batch axis
+    # written or not); ``effective`` applies it
+    canonical: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # derived from params once: argument binding reads it for every call
     positional_params: tuple[Param, ...] = field(init=False, repr=False, compare=False)
 
@@ -258,9 +261,11 @@ class OpSpec:
 
     def effective(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """``args`` with each ``None`` that stands for another argument (``Param.none_means``)
-        replaced by that argument's value: ``maxpool(2)`` has stride 2, as ``maxpool(2, 2)``."""
+        replaced by that argument's value (``maxpool(2)`` has stride 2, as ``maxpool(2, 2)``),
+        in the operation's one spelling (``canonical``: ``permute(0, 3, 1, 2)`` is
+        ``permute(3, 1, 2)``)."""
         out = dict(args)
         for param in self.params:
             if param.none_means and out.get(param.name, 0) is None:
                 out[param.name] = out.get(param.none_means)
-        return out
+        return self.canonical(out) if self.canonical is not None else out
