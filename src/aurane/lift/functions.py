@@ -34,7 +34,15 @@ from aurane.lift.functions_layers import (
     _sdpa,
     _stochastic_depth,
 )
-from aurane.lift.functions_math import _binary, _einsum, _matmul, _neg, _reduce
+from aurane.lift.functions_math import (
+    _attribute,
+    _binary,
+    _einsum,
+    _matmul,
+    _neg,
+    _numpy_t,
+    _reduce,
+)
 from aurane.lift.functions_tensor import (
     TENSOR_INDEX,
     _alias,
@@ -102,6 +110,8 @@ HANDLERS: dict[str, Handler] = {
     "truediv": _binary("truediv"),
     "neg": _neg,
     "matmul": _matmul,
+    "numpy_T": _numpy_t,
+    "getattr": _attribute,
     "einsum": _einsum,
     "cat": _cat,
     "stack": _stack,

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from torch import fx
 
 from aurane.lift.functions_common import _arg, _axis, _out, _rank, _tensor, _unary, _value
 from aurane.lift.layers import Unexpressible
 from aurane.lift.lowering import Handler, Lowering
 from aurane.lift.refs import ConstRef, Py, function_label
+from aurane.lift.values import dtype_name
+from aurane.ops.index import fill_argument
 
 
 def _along(op: str, dim_at: int, index_at: int) -> Handler:
@@ -99,7 +102,7 @@ def _masked_fill(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str,
     value = _number(_arg(args, kwargs, 2, "value"))
     if value is None:
         raise Unexpressible(what, "its fill value is not a number")
-    args_ = {"value": value}
+    args_ = {"value": fill_argument(value)}
     return lw.emit("masked_fill", (x.id, mask.id), args_, _out(lw, node), origin=what)
 
 
@@ -111,7 +114,7 @@ def _number(ref: Any) -> float | None:
     return None
 
 
-_FLIPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq"}
+_FLIPPED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge", "eq": "eq", "ne": "ne"}
 
 
 def _compare(op: str) -> Handler:
@@ -134,15 +137,71 @@ def _compare(op: str) -> Handler:
     return handler
 
 
+def _logical(op: str, bitwise: bool) -> Handler:
+    """``a & b`` (``and_``, ``bitwise_and``) of two boolean masks, or ``torch.logical_and``
+    of any two tensors: the catalog's ``logical_and`` / ``logical_or``."""
+
+    def handler(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        what = function_label(node)
+        a = _tensor(lw, args[0], what)
+        b = _tensor(lw, args[1], what)
+        if bitwise and not lw.dtype_of(a) == lw.dtype_of(b) == "bool":
+            raise Unexpressible(what, "a bitwise operation of integers has no catalog operation")
+        return lw.emit(op, (a.id, b.id), {}, _out(lw, node), origin=what)
+
+    return handler
+
+
+def _inverted(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``~mask`` of a boolean mask: ``logical_not`` (of integers it is ``-x - 1``)."""
+    what = function_label(node)
+    x = _tensor(lw, args[0], what)
+    if lw.dtype_of(x) != "bool":
+        raise Unexpressible(what, "a bitwise not of integers has no catalog operation")
+    return lw.emit("logical_not", (x.id,), {}, _out(lw, node), origin=what)
+
+
+def _like(op: str, filled: bool = False) -> Handler:
+    """``torch.ones_like(x)``, ``zeros_like``, ``full_like(x, value)``: the catalog's
+    operation of that name, ``dtype=`` written where the call gives one."""
+
+    def handler(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        what = function_label(node)
+        x = _tensor(lw, args[0], what)
+        given: dict[str, Any] = {}
+        if filled:
+            value = _value(_arg(args, kwargs, 1, "fill_value"), what)
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise Unexpressible(what, "its fill value is not a number")
+            given["value"] = fill_argument(value)
+        dtype = kwargs.get("dtype")
+        dtype = dtype.first if isinstance(dtype, Py) else dtype
+        if isinstance(dtype, torch.dtype):
+            given["dtype"] = dtype_name(dtype)
+        return lw.emit(op, (x.id,), given, _out(lw, node), origin=what)
+
+    return handler
+
+
 INDEX_HANDLERS: dict[str, Handler] = {
     **{op: _compare(op) for op in _FLIPPED},
-    **{name: _unary("logical_not") for name in ("logical_not", "bitwise_not", "invert")},
+    "logical_not": _unary("logical_not"),
+    **{name: _inverted for name in ("bitwise_not", "invert")},
     "gather": _along("gather", 1, 2),
     "index_select": _along("index_select", 1, 2),
     "take_along_dim": _along("take_along_dim", 2, 1),
     "roll": _roll,
     "cumsum": _cumsum,
-    **{op: _unary(op) for op in ("exp", "log", "cos", "sin")},
+    **{op: _unary(op) for op in ("exp", "log", "cos", "sin", "abs")},
+    "and_": _logical("logical_and", bitwise=True),
+    "bitwise_and": _logical("logical_and", bitwise=True),
+    "logical_and": _logical("logical_and", bitwise=False),
+    "or_": _logical("logical_or", bitwise=True),
+    "bitwise_or": _logical("logical_or", bitwise=True),
+    "logical_or": _logical("logical_or", bitwise=False),
+    "ones_like": _like("ones_like"),
+    "zeros_like": _like("zeros_like"),
+    "full_like": _like("full_like", filled=True),
     "where": _where,
     "masked_fill": _masked_fill,
     "masked_fill_": _masked_fill,

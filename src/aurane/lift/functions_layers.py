@@ -16,7 +16,7 @@ from aurane.lift.functions_common import _arg, _axis, _out, _rank, _tensor, _val
 from aurane.lift.layers import Unexpressible
 from aurane.lift.lowering import Handler, Lowering
 from aurane.lift.patterns import REPEAT_HEADS
-from aurane.lift.refs import ParamRef, Py, function_label
+from aurane.lift.refs import ParamRef, Py, TensorRef, function_label
 
 # -- pooling and resampling -------------------------------------------------------------------
 
@@ -166,15 +166,19 @@ def _clamp(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any])
     low = _value(_arg(args, kwargs, 1, "min"), what)
     high = _value(_arg(args, kwargs, 2, "max"), what)
     out = _out(lw, node)
-    if low == 0 and high is None:
+    if low is None and high is None:
+        raise Unexpressible(what, "a clamp without bounds")
+    floating = lw.dtype_of(x).startswith(("float", "bfloat"))
+    if floating and low == 0 and high is None:
         return lw.emit("relu", (x.id,), {}, out, origin=what)
-    if low is None or high is None:
-        raise Unexpressible(what, "a one-sided clamp other than at 0 has no catalog operation")
-    if (low, high) == (0, 6):
+    if floating and (low, high) == (0, 6):
         return lw.emit("relu6", (x.id,), {}, out, origin=what)
-    return lw.emit(
-        "hardtanh", (x.id,), {"min_val": float(low), "max_val": float(high)}, out, origin=what
-    )
+    if floating and low is not None and high is not None:
+        given = {"min_val": float(low), "max_val": float(high)}
+        return lw.emit("hardtanh", (x.id,), given, out, origin=what)
+    # one side, or integers (T5's bucket bounds): the catalog's clamp
+    bounds = {key: value for key, value in (("min", low), ("max", high)) if value is not None}
+    return lw.emit("clamp", (x.id,), bounds, out, origin=what)
 
 
 def _dropout(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -258,14 +262,21 @@ def _sdpa(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) 
     v = _tensor(lw, args[2], what)
     mask = _arg(args, kwargs, 3, "attn_mask")
     dropout = _value(_arg(args, kwargs, 4, "dropout_p", 0.0), what)
+    dropout = dropout or lw.attention_dropout.get(node, 0.0)  # `p if self.training else 0.0`
     causal = bool(_value(_arg(args, kwargs, 5, "is_causal", False), what))
     scale = _value(_arg(args, kwargs, 6, "scale"), what)
     given: dict[str, Any] = {}
-    if mask is not None and not (isinstance(mask, Py) and mask.first is None):
+    inputs: tuple[str, ...] = (q.id, k.id, v.id)
+    if isinstance(mask, TensorRef):  # computed from the inputs: a padding mask, a bias
+        inputs += (_tensor(lw, mask, what).id,)
+    elif mask is not None and not (isinstance(mask, Py) and mask.first is None):
         kind = patterns.mask_kind(mask, lw.shape_of(q), lw.shape_of(k))
-        if kind is None:
+        rebuilt = lw.try_constant(mask, what) if kind != patterns.CAUSAL else None
+        if rebuilt is not None:  # a constant the program computes (ones over the batch)
+            inputs += (rebuilt.id,)
+        elif kind is None:
             raise Unexpressible(
-                what, "an attention mask other than the causal one (a bias, or padding)"
+                what, "a constant attention mask other than the causal one or no mask"
             )
         causal = causal or kind == patterns.CAUSAL
     if causal:
@@ -275,9 +286,7 @@ def _sdpa(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) 
     head = lw.shape_of(q)[-1]
     if scale is not None and abs(float(scale) - head**-0.5) > 1e-12:
         given["scale"] = float(scale)
-    return lw.emit(
-        "scaled_dot_product_attention", (q.id, k.id, v.id), given, _out(lw, node), origin=what
-    )
+    return lw.emit("scaled_dot_product_attention", inputs, given, _out(lw, node), origin=what)
 
 
 def _repeat_interleave(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -12,7 +12,7 @@ from torch import fx
 from aurane.lift.functions_common import _arg, _axis, _meta_of, _out, _rank, _tensor, _value
 from aurane.lift.layers import Unexpressible
 from aurane.lift.lowering import Handler, Lowering
-from aurane.lift.refs import ConstRef, Py, TensorRef, function_label
+from aurane.lift.refs import BatchTransposed, ConstRef, Py, TensorRef, function_label
 
 # -- arithmetic --------------------------------------------------------------------------------
 
@@ -27,6 +27,13 @@ def _number(ref: Any) -> float | int | None:
     if isinstance(ref, ConstRef) and ref.tensor.numel() == 1:
         return ref.tensor.item()  # type: ignore[no-any-return]
     return None
+
+
+def _constant(lw: Lowering, x: TensorRef, value: float | int) -> float | int:
+    """A number operand as the catalog takes it: a float, except a whole number with an
+    integer tensor, which stays whole so that the result stays integer (``positions - 1``)."""
+    integer = not lw.dtype_of(x).startswith(("float", "bfloat"))
+    return value if integer and isinstance(value, int) else float(value)
 
 
 def _align(lw: Lowering, a: TensorRef, b: TensorRef) -> tuple[TensorRef, TensorRef]:
@@ -70,18 +77,19 @@ def _binary(kind: str) -> Handler:
             return Py(_value(Py(lw.meta(node)[0], lw.meta(node)[1]), what), None)
         if nb is not None:  # tensor (op) number
             x = _tensor(lw, a, what, rank)
-            c = float(nb)
+            c = _constant(lw, x, nb)
             if kind == "add":
                 return lw.emit("subtract", (x.id,), {"constant": -c}, out, origin=what)
             return lw.emit(_TENSOR_OPS[kind], (x.id,), {"constant": c}, out, origin=what)
         x = _tensor(lw, b, what, rank)  # number (op) tensor
-        c = float(na)  # type: ignore[arg-type]
+        c = _constant(lw, x, na)  # type: ignore[arg-type]
         if kind == "add":
             return lw.emit("subtract", (x.id,), {"constant": -c}, out, origin=what)
         if kind == "mul":
             return lw.emit("multiply", (x.id,), {"constant": c}, out, origin=what)
         if kind == "sub":  # c - x = (x * -1) - (-c)
-            negated = lw.emit("multiply", (x.id,), {"constant": -1.0}, out, origin=what)
+            minus = _constant(lw, x, -1)
+            negated = lw.emit("multiply", (x.id,), {"constant": minus}, out, origin=what)
             return lw.emit("subtract", (negated.id,), {"constant": -c}, out, origin=what)
         raise Unexpressible(what, "a number divided by a tensor has no catalog operation")
 
@@ -96,6 +104,12 @@ def _neg(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -
 def _matmul(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
     what = function_label(node)
     out = _out(lw, node)
+    if isinstance(args[1], BatchTransposed):  # a @ b.T over the batch: every pair of samples
+        a = _tensor(lw, args[0], what)
+        b = args[1].of
+        if _rank(lw, a) != 2 or lw.shape_of(a) != lw.shape_of(b):
+            raise Unexpressible(what, "only (batch, features) @ (batch, features).T")
+        return lw.emit("cross_batch_matmul", (a.id, b.id), {}, out, origin=what)
     a = _tensor(lw, args[0], what, len(out.shape))
     b = _tensor(lw, args[1], what, len(out.shape))
     if _rank(lw, a) != _rank(lw, b):
@@ -135,6 +149,24 @@ def _einsum(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]
     raise Unexpressible(what, "its contraction is not a matrix product of the last two axes")
 
 
+def _attribute(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``getattr(x, name)`` that torch.fx records for a tensor property: ``x.T``."""
+    name = _value(args[1], function_label(node)) if len(args) > 1 else None
+    if name == "T":
+        return _numpy_t(lw, node, args[:1], {})
+    raise Unexpressible(f"Tensor.{name}", "no catalog operation computes it")
+
+
+def _numpy_t(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``x.T`` of a ``(batch, features)`` value, for a ``matmul`` to read (``BatchTransposed``);
+    of more axes it reverses every axis, the batch one too."""
+    what = function_label(node)
+    x = _tensor(lw, args[0], what)
+    if _rank(lw, x) != 2:
+        raise Unexpressible(what, "it reverses every axis, the batch axis too")
+    return BatchTransposed(x)
+
+
 # -- reductions -------------------------------------------------------------------------------
 
 
@@ -153,7 +185,9 @@ def _reduce(op: str, pool: str | None) -> Handler:
         )
         if pool is not None and not keepdim and rank >= 3 and dims == list(range(2, rank)):
             return lw.emit(pool, (x.id,), {}, out, origin=what)
-        given = dim if not isinstance(dim, list) else tuple(dim)
+        # one axis as a number, as a person writes it (export gives sum(x, [1]))
+        one = isinstance(dim, tuple | list) and len(dim) == 1
+        given = dim[0] if one else tuple(dim) if isinstance(dim, list) else dim
         args_: dict[str, Any] = {"dim": given}
         if keepdim:
             args_["keepdim"] = True

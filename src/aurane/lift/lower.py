@@ -30,6 +30,7 @@ from aurane.lift.lowering import NO_LITERAL, Lowering
 from aurane.lift.outputs import choose_output
 from aurane.lift.patterns import drop_repeated_heads, find_rotary
 from aurane.lift.refs import (
+    BATCH,
     UNKNOWN,
     ConstRef,
     ParamRef,
@@ -39,11 +40,16 @@ from aurane.lift.refs import (
     TensorRef,
     call_name,
     function_label,
+    size,
     static,
 )
 from aurane.lift.trace import EXPORT, Traced, placeholder_inputs
 from aurane.lift.values import FIRST, SECOND, Meta, Observed, dtype_name
 from aurane.ops import CATALOG
+from aurane.ops.index import fill_argument
+
+# creation functions rebuilt per sample where their first size is the batch
+FILLED = frozenset({"ones", "zeros", "full"})
 
 IGNORED = frozenset(
     {"_assert", "_assert_tensor_metadata", "_assert_scalar", "sym_constrain_range_for_size"}
@@ -292,6 +298,8 @@ class Lowerer(Lowering):
         try:
             if name == "arange":
                 out = self._arange(node, first, what)
+            elif name in FILLED:
+                out = self._filled(node, first, what)
             else:
                 handler = functions.HANDLERS.get(name)
                 if handler is None or not _batched(first, second):
@@ -305,6 +313,25 @@ class Lowerer(Lowering):
             raise Unexpressible(what, NO_LITERAL)
         self.rebuilt[node] = out
         return out
+
+    def _filled(self, node: fx.Node, first: Any, what: str) -> TensorRef:
+        """``torch.ones((batch, ...))``, ``zeros``, ``full``: the catalog's operation of that
+        name per sample (CLIP's all-true vision mask); ``dtype=`` where not float32."""
+        name = call_name(node)
+        raw = node.args[0] if node.args else node.kwargs.get("size")
+        sizes = [size(self.ref(s), what) for s in raw] if isinstance(raw, list | tuple) else []
+        if not isinstance(first, Meta) or not sizes or sizes[0] is not BATCH:
+            raise Unexpressible(what, NO_LITERAL)
+        args: dict[str, Any] = {"shape": tuple(sizes[1:])}
+        if name == "full":
+            fill = static(self.ref(node.args[1] if len(node.args) > 1 else None), what)
+            if not isinstance(fill, int | float) or isinstance(fill, bool):
+                raise Unexpressible(what, NO_LITERAL)
+            args["value"] = fill_argument(fill)
+        if first.dtype != "float32":
+            args["dtype"] = first.dtype
+        meta = Meta((FIRST, *first.shape[1:]), first.dtype)
+        return self.emit(name, (), args, meta, origin=function_label(node))
 
     def _arange(self, node: fx.Node, first: Any, what: str) -> TensorRef:
         """``torch.arange(...)``: the catalog's ``arange``, one per sample."""
@@ -340,7 +367,7 @@ class Lowerer(Lowering):
                 ref = self.env.get(current)
                 if isinstance(ref, ParamRef):
                     return True
-                if isinstance(ref, ConstRef) and ref.buffer is not None:
+                if isinstance(ref, ConstRef) and ref.buffer is not None and ref.persistent:
                     return True  # a state dict entry: written as buffer(...), not folded
             stack.extend(current.all_input_nodes)
         return False
@@ -353,10 +380,12 @@ class Lowerer(Lowering):
             owner = original if isinstance(original, torch.Tensor) else value
             if id(owner) in self.parameter_ids or isinstance(owner, nn.Parameter):
                 return ParamRef(path, owner.detach())
+            kind = _buffer_kind(self.root, path)
             return ConstRef(
                 value.detach().clone(),
                 Meta(tuple(value.shape), dtype_name(value.dtype)),
-                buffer=path if _persistent_buffer(self.root, path) else None,
+                buffer=path if kind is not None else None,
+                persistent=kind != NON_PERSISTENT,
             )
         return Py(first, second)
 
@@ -374,7 +403,12 @@ class Lowerer(Lowering):
             self.applied.add(path)
         tensors = [a for a in args if isinstance(a, TensorRef)]
         if call == layers.TABLE and not tensors:
-            return patterns.constant_lookup(self, module, path, args, node)
+            # ids that are an arange over the batch (positions) are rebuilt as it
+            constant = next((a for a in args if isinstance(a, ConstRef)), None)
+            ids = self.try_constant(constant, label)
+            if ids is None:  # rows of the table at constant ids: a parameter
+                return patterns.constant_lookup(self, module, path, args, node)
+            tensors = [ids]
         if not tensors:
             if any(isinstance(a, ConstRef) for a in args):
                 raise Unexpressible(
@@ -544,14 +578,20 @@ def _fetch(module: nn.Module, target: str) -> Any:
     return value
 
 
-def _persistent_buffer(root: nn.Module, path: str) -> bool:
-    """Whether ``path`` names a buffer the state dict holds (a strict load needs it)."""
+PERSISTENT, NON_PERSISTENT = "persistent", "non-persistent"
+
+
+def _buffer_kind(root: nn.Module, path: str) -> str | None:
+    """Whether ``path`` names a buffer the state dict holds (a strict load needs it), one
+    it does not hold, or (None) no registered buffer."""
     owner_path, _, name = path.rpartition(".")
     try:
         owner = root.get_submodule(owner_path)
     except AttributeError:
-        return False
-    return name in owner._buffers and name not in owner._non_persistent_buffers_set
+        return None
+    if name not in owner._buffers:
+        return None
+    return NON_PERSISTENT if name in owner._non_persistent_buffers_set else PERSISTENT
 
 
 def _fetch_path(root: nn.Module, path: str) -> Any:

@@ -78,6 +78,8 @@ class Lowering:
         self.parameters_made: dict[str, TensorRef] = {}
         self.applied: set[str] = set()  # layers with weights already applied once
         self.members: dict[str, list[fx.Node]] = {}  # a layer call's nodes (export graphs)
+        # attention calls' dropout in training mode (aurane.lift.training), unseen in eval
+        self.attention_dropout: dict[fx.Node, float] = {}
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -172,12 +174,10 @@ class Lowering:
         made = self.parameters_made.get(key)
         if made is not None:
             return made
-        args: dict[str, Any] = {"shape": per_sample or (1,)}
+        args: dict[str, Any] = {"shape": per_sample}  # () for a scalar (CLIP's logit_scale)
         args.update(_init_of(ref.tensor))
         if not batch_axis:
             args["batch_axis"] = False
-        if not per_sample:
-            raise Unexpressible(f"parameter {ref.path}", "a scalar parameter has no shape")
         meta = Meta((FIRST, *per_sample), dtype_name(ref.tensor.dtype))
         out = self.emit("parameter", (), args, meta, layer=ref.path, origin="nn.Parameter")
         self.parameters_made[key] = out
@@ -188,10 +188,22 @@ class Lowering:
         it where the catalog has them (the driver rebuilds them); ``Unexpressible`` here."""
         raise Unexpressible(what, NO_LITERAL)
 
+    def try_constant(self, ref: Any, what: str) -> TensorRef | None:
+        """A constant other than a buffer as the operations computing it (``constant``), else
+        None: where the constant can also be read back otherwise (an attention mask, ids)."""
+        if not isinstance(ref, ConstRef) or ref.buffer is not None:
+            return None
+        try:
+            return self.constant(ref, what)
+        except Unexpressible:
+            return None
+
     def buffer(self, ref: ConstRef) -> TensorRef:
-        """A ``buffer(...)`` op for a persistent buffer read directly, its contents named by
-        the catalog's ``init`` that computes them exactly (Swin's and MaxViT's
-        ``relative_position_index``, a causal mask, ``arange``, a fill)."""
+        """A ``buffer(...)`` op for a buffer read directly, its contents named by the
+        catalog's ``init`` that computes them exactly (Swin's and MaxViT's
+        ``relative_position_index``, a causal mask, ``arange``, a fill); one the state dict
+        does not hold is ``persistent=false`` (CLIP's causal mask), and without such an init
+        it is a constant like any other (no tensor literals)."""
         assert ref.buffer is not None
         made = self.parameters_made.get(ref.buffer)
         if made is not None:
@@ -202,6 +214,8 @@ class Lowering:
         if not shape:
             raise Unexpressible(label, "a scalar buffer has no shape")
         init = _buffer_init(tensor)
+        if init is None and not ref.persistent:
+            raise Unexpressible(label, NO_LITERAL)
         if init is None:
             raise Unexpressible(
                 label,
@@ -212,6 +226,8 @@ class Lowering:
         dtype = dtype_name(tensor.dtype)
         if dtype != _BUFFER_DTYPE.get(str(init.get("init", "zeros")), "float32"):
             args["dtype"] = dtype
+        if not ref.persistent:
+            args["persistent"] = False
         meta = Meta((FIRST, *shape), dtype)
         out = self.emit("buffer", (), args, meta, layer=ref.buffer, origin="buffer")
         self.parameters_made[ref.buffer] = out

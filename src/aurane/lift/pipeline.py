@@ -21,6 +21,7 @@ from aurane.lift.graph import Gap
 from aurane.lift.inputs import Input, forward_parameters, resolve, samples
 from aurane.lift.layers import Unexpressible
 from aurane.lift.trace import TraceFailure, placeholder_values, trace
+from aurane.lift.training import attention_dropouts
 from aurane.records import field, record
 
 DEFAULT_IMAGE = 224
@@ -164,6 +165,7 @@ def lift_module(
         return clock.done(result)
     clock.lap("observe")
     lowerer = Lowerer(traced, observed, _output_names(traced), output)
+    lowerer.attention_dropout = attention_dropouts(model, module, make_input(FIRST))
     try:
         graph = lowerer.run(inputs)
     except Unexpressible as error:  # the output itself

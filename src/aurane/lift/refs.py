@@ -45,8 +45,17 @@ class ParamRef:
 class ConstRef:
     tensor: torch.Tensor  # the value at batch FIRST
     meta: Any  # the Meta at batch SECOND (its batch axis, if any)
-    buffer: str | None = None  # a persistent buffer read directly: its path (a state dict key)
+    buffer: str | None = None  # a registered buffer read directly: its path
+    persistent: bool = True  # (a buffer's) whether the state dict holds it
     node: fx.Node | None = None  # the node computing it (rebuilt as operations where needed)
+
+
+@record(frozen=True)
+class BatchTransposed:
+    """``x.T`` of a ``(batch, features)`` value: the batch axis moved last, which only
+    ``a @ x.T`` reads (the catalog's ``cross_batch_matmul``: CLIP's logits)."""
+
+    of: TensorRef
 
 
 @record(frozen=True)
@@ -91,6 +100,8 @@ def _aliases() -> dict[str, str]:
         "reshape_as": "view_as",
         "__and__": "and_",
         "and": "and_",
+        "__or__": "or_",
+        "__invert__": "invert",
     }
     return table
 

@@ -72,6 +72,14 @@ def fill_number(value: Any) -> float | int:
     return value  # type: ignore[no-any-return]
 
 
+def fill_argument(value: float | int) -> float | int | str:
+    """A Python fill number as the catalog writes it (``-math.inf`` is ``"-inf"``): the
+    inverse of ``fill_number``."""
+    if isinstance(value, float) and math.isinf(value):
+        return "-inf" if value < 0 else "inf"
+    return value
+
+
 def require_bool(op: str, t: TensorType | None, what: str, blame: str | None) -> None:
     if t is not None and t.dtype is not None and t.dtype != "bool":
         raise OpError(
