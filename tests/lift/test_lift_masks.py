@@ -205,3 +205,57 @@ def test_attention_dropout_of_training_mode_is_written_and_the_module_left_as_it
     assert not model.training
     after = model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)  # running stats restored
+
+
+class Tied(nn.Module):
+    """The zoo's T5 tables: two embeddings tied to a ``shared`` one that ``forward`` never
+    looks up (a strict load still needs ``shared.weight``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared = nn.Embedding(20, 8)
+        self.encoder = nn.Embedding(20, 8)
+        self.decoder = nn.Embedding(20, 8)
+        self.encoder.weight = self.shared.weight
+        self.decoder.weight = self.shared.weight
+        self.proj = nn.Linear(8, 4)
+
+    def forward(self, input_ids: torch.Tensor, decoder_ids: torch.Tensor) -> torch.Tensor:
+        return self.proj(self.encoder(input_ids) + self.decoder(decoder_ids))
+
+
+def test_embeddings_tied_to_a_table_never_looked_up_keep_it() -> None:
+    result = _lift(Tied, {"input_ids": (6,), "decoder_ids": (6,)}, None)
+    assert result.exact and result.text is not None, result.problem
+    text = result.text
+    assert "as shared" in text and text.count("tie=shared") == 2, text
+    assert text.index("as shared") < text.index("tie=shared"), text  # before its first tie
+
+
+class Inner(nn.Module):
+    def __init__(self, table: nn.Embedding) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(20, 8)
+        self.emb.weight = table.weight
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.proj(self.emb(ids))
+
+
+class TiedAcross(nn.Module):
+    """An embedding inside a block tied to its caller's, which ``tie=`` cannot reach."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared = nn.Embedding(20, 8)
+        self.inner = Inner(self.shared)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.shared(ids) + self.inner(ids)
+
+
+def test_an_embedding_tie_no_path_reaches_is_written_untied() -> None:
+    result = _lift(TiedAcross, (6,), "int64")
+    assert result.exact and result.text is not None, result.problem
+    assert "tie=" not in result.text and "as emb" in result.text, result.text

@@ -18,7 +18,7 @@ from aurane.records import field, record
 # what a gap says and what stands in for it, read by the lowerer, the structure and the writer
 SHARED = (
     "it is applied twice, sharing its weights between the calls: a program names each "
-    "layer once (tie= shares only a dense weight with an embedding or dense)"
+    "layer once (tie= shares a dense or embedding weight with another layer)"
 )
 GAP_ORIGIN = "not expressed: "  # the origin of the identity standing in for a gap
 

@@ -23,7 +23,7 @@ import torch
 from torch import fx, nn
 
 from aurane.lift import functions, layers, patterns
-from aurane.lift.graph import GAP_ORIGIN, SHARED, Gap, LiftedGraph, Scope
+from aurane.lift.graph import GAP_ORIGIN, SHARED, Gap, LiftedGraph, Op, Scope
 from aurane.lift.inputs import Input
 from aurane.lift.layers import Unexpressible
 from aurane.lift.lowering import NO_LITERAL, Lowering
@@ -435,7 +435,7 @@ class Lowerer(Lowering):
             )
         if op == "pad":  # a function in the catalog: no module to name
             return self.emit(op, (x.id,), arguments, first, origin=label)
-        if op == "dense":
+        if op in ("dense", "embedding"):
             owner = self.owners.get(id(getattr(module, "weight", None)), path)
             if owner != path:  # the weight is another layer's: tie=
                 if arguments.get("transposed"):
@@ -512,6 +512,7 @@ class Lowerer(Lowering):
         )
         drop_repeated_heads(graph)
         prune(graph)
+        self._uncalled_owners(graph)
         for op in graph.ops:  # a helper operation no pattern took up
             if op.op not in CATALOG:
                 graph.gaps.append(
@@ -523,6 +524,32 @@ class Lowerer(Lowering):
                     )
                 )
         return graph
+
+    def _uncalled_owners(self, graph: LiftedGraph) -> None:
+        """A table that embeddings are tied to but the graph never looks up (the zoo's T5
+        keeps ``shared`` by a lookup whose result it drops, which torch.export removes): that
+        lookup, before the first tied one and at its ids, so that the program has the layer
+        and the state dict its weight."""
+        for op in list(graph.ops):
+            owner = op.args.get("tie") if op.op == "embedding" else None
+            if not isinstance(owner, str) or owner in self.applied:
+                continue
+            self.applied.add(owner)
+            scope = tuple(s for s in op.scope if owner.startswith(f"{s.path}.") or not s.path)
+            args = {key: value for key, value in op.args.items() if key != "tie"}
+            lookup = Op(
+                self.fresh("embedding"),
+                "embedding",
+                op.inputs,
+                args,
+                op.shape,
+                op.dtype,
+                layer=owner,
+                scope=scope,
+                origin="nn.Embedding (its result unused)",
+                where=op.where,
+            )
+            graph.ops.insert(graph.ops.index(op), lookup)
 
 
 def prune(graph: LiftedGraph) -> None:

@@ -130,7 +130,10 @@ class Structurer:
         tie = op.args.get("tie")
         if isinstance(tie, str):
             relative = _relative(tie, base)
-            if relative is None or any(part.isdigit() for part in relative.split(".")):
+            unreachable = relative is None or any(part.isdigit() for part in relative.split("."))
+            if unreachable and op.op == "embedding":  # two tables loaded alike, as before
+                op = Op(**{**_fields(op), "args": {k: v for k, v in op.args.items() if k != "tie"}})
+            elif unreachable:
                 self.gaps.append(
                     Gap(
                         op.layer or base,
