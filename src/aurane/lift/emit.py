@@ -79,10 +79,6 @@ def literal(value: Any) -> str:
         return "None"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, float):
-        if value == int(value) and abs(value) < 1e15:
-            return repr(value)
-        return repr(value)
     if isinstance(value, tuple | list):
         items = [literal(v) for v in value]
         if len(items) == 1:
