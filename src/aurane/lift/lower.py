@@ -553,8 +553,9 @@ class Lowerer(Lowering):
 
 
 def prune(graph: LiftedGraph) -> None:
-    """Drop operations the output does not need (split/chunk siblings of a needed piece and
-    parametric layers stay: their weights are in the state dict)."""
+    """Drop operations the outputs do not need, layers with weights too (a program holds
+    only the layers its outputs read: GoogLeNet's auxiliary classifiers go, and the strict
+    load reports them); split/chunk siblings of a needed piece stay."""
     needed = {graph.output, *graph.outputs}
     producer = graph.producer()
     for op in reversed(graph.ops):
