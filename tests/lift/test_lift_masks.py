@@ -51,30 +51,32 @@ def _buckets(m: nn.Module, h: torch.Tensor) -> torch.Tensor:
     return h[:, :, :4] * torch.where(n < 1, n, far).float()
 
 
-class Padded(nn.Module):
+class Tokens(nn.Module):
+    """Token embeddings, a table of six rows (positions, or a bias of two heads) and a
+    two-head attention's projection: what the cases below read their masks into."""
+
+    def __init__(self, width: int = 8) -> None:
+        super().__init__()
+        self.tokens = nn.Embedding(20, 8)
+        self.table = nn.Embedding(6, width)
+        self.qkv = nn.Linear(8, 24)
+
+
+class Padded(Tokens):
     """BERT's padding mask: ``attention_mask != 0`` into attention, position ids from
     ``ones_like(ids).cumsum(1) - 1`` (an integer tensor minus a whole number stays integer)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.tokens = nn.Embedding(20, 8)
-        self.positions = nn.Embedding(6, 8)
-        self.qkv = nn.Linear(8, 24)
-
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         positions = torch.ones_like(input_ids, dtype=torch.int64).cumsum(1) - 1
-        h = self.tokens(input_ids) + self.positions(positions)
+        h = self.tokens(input_ids) + self.table(positions)
         return _attend(self.qkv, h, (attention_mask != 0).unsqueeze(1).unsqueeze(1))
 
 
-class Biased(nn.Module):
+class Biased(Tokens):
     """T5's attention bias: a float mask from a learned table, ``-inf`` where ``~keep``."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.tokens = nn.Embedding(20, 8)
-        self.table = nn.Embedding(6, 2)
-        self.qkv = nn.Linear(8, 24)
+        super().__init__(width=2)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         bias = self.table(input_ids).permute(0, 2, 1).unsqueeze(2).expand(-1, -1, 6, -1)
@@ -82,20 +84,17 @@ class Biased(nn.Module):
         return _attend(self.qkv, self.tokens(input_ids), bias.masked_fill(hide, -1e4))
 
 
-class Causal(nn.Module):
+class Causal(Tokens):
     """CLIP's text mask: a non-persistent causal buffer ``&`` the padding mask, and
     positions ``arange(6).expand(batch, -1)`` into an embedding."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.tokens = nn.Embedding(20, 8)
-        self.positions = nn.Embedding(6, 8)
-        self.qkv = nn.Linear(8, 24)
         self.register_buffer("causal", torch.ones(6, 6, dtype=torch.bool).tril(), False)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(6, device=input_ids.device).expand(input_ids.shape[0], -1)
-        h = self.tokens(input_ids) + self.positions(positions)
+        h = self.tokens(input_ids) + self.table(positions)
         causal = self.causal.expand(input_ids.shape[0], -1, -1)
         return _attend(self.qkv, h, (causal & (attention_mask != 0).unsqueeze(1)).unsqueeze(1))
 
@@ -140,7 +139,7 @@ CASES: dict[str, tuple[Callable[[], nn.Module], Any, Any, list[str]]] = {
         INTEGERS,
         ['init="causal_mask"', "persistent=false", "logical_and(", "attn_mask="],
     ),
-    "arange-positions": (Causal, IDS, INTEGERS, ["arange(6)", "as positions"]),
+    "arange-positions": (Causal, IDS, INTEGERS, ["arange(6)", "as table"]),
     "ones-mask": (Everything, (5, 8), None, ['ones(1, 1, 5, dtype="bool")', "attn_mask="]),
     "scalar-parameter": (Scores, (6,), None, ['parameter((), init="full", value=2.5']),
     "cross-batch": (Scores, (6,), None, ["cross_batch_matmul("]),
