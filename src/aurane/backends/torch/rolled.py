@@ -30,18 +30,22 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, wrap
 from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_init
-from aurane.backends.torch.param_blocks import (
-    MAKE_DIVISIBLE,
-    MAKE_DIVISIBLE_SOURCE,
-    _module_of,
-    input_names,
-)
+from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.shown import ShownFloat, ShownInt
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.records import record, replace
-from aurane.semantics.config import MODEL_FIELDS
-from aurane.semantics.symbolic import InputSize, Ref, is_symbolic, plain, to_python, tree_of
+from aurane.semantics.config import MODEL_TABLE
+from aurane.semantics.functions import make_divisible
+from aurane.semantics.symbolic import (
+    PRINTED,
+    InputSize,
+    Ref,
+    is_symbolic,
+    plain,
+    to_python,
+    tree_of,
+)
 from aurane.syntax import ast
 
 
@@ -78,14 +82,9 @@ _FUNCTIONS: dict[str, Any] = {
     "abs": abs,
     "list": list,
     "tuple": tuple,
+    MAKE_DIVISIBLE: make_divisible,  # the function the generated file defines
+    "math": math,  # math.ceil: the language's ceil as written (semantics.symbolic.PRINTED)
 }
-MODEL_FIELD_NAMES = frozenset(spec.name for spec in MODEL_FIELDS)
-# make_divisible as the generated file defines it (param_blocks.MAKE_DIVISIBLE_SOURCE)
-_HELPERS: dict[str, Any] = {}
-exec(MAKE_DIVISIBLE_SOURCE, _HELPERS)  # noqa: S102  # the package's own source text
-_FUNCTIONS[MAKE_DIVISIBLE] = _HELPERS[MAKE_DIVISIBLE]
-_MATH = {name: f"math.{name}" for name in ("ceil", "floor", "sqrt")}
-_FUNCTIONS["math"] = math
 
 
 class _ModuleClasses:
@@ -204,7 +203,7 @@ class Translator:
             value = self._operand(expr.value, atom, strict=False)
             return f"{value}[{self.text(expr.index)}]", atom
         if isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
-            func = _MATH.get(expr.func, expr.func)
+            func = PRINTED.get(expr.func, expr.func)
             known = func in _FUNCTIONS or func.startswith("math.")
             if not known or expr.func in self.locals:
                 raise Unsupported(f"the function '{expr.func}' is not written in Python here")
@@ -893,7 +892,7 @@ def roll(
     params = [p.name for p in network.params]
     loops = _loop_names(forward.body)
     fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
-    if any(name in MODEL_FIELD_NAMES for name in fields):
+    if any(name in MODEL_TABLE for name in fields):
         raise Unsupported("a network with its own input_shape or input_dtype")
     reserved = {SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr", *_FUNCTIONS}
     names = [*params, *loops, *fields]
