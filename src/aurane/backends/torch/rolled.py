@@ -124,13 +124,18 @@ class Translator:
         lines: list[str] = []
         for name, expr in self.tables.items():
             if isinstance(expr, ast.ListExpr | ast.TupleExpr):
-                close = "]" if isinstance(expr, ast.ListExpr) else ")"
-                lines.append(f"{pad}{name} = {'[' if close == ']' else '('}")
-                lines += [f"{pad}{INDENT}{self.text(item)}," for item in expr.items]
-                lines.append(f"{pad}{close}")
+                lines += self.item_lines(pad, f"{name} = ", expr)
             else:
                 lines.append(f"{pad}{name} = {self.text(expr)}")
         return lines
+
+    def item_lines(
+        self, pad: str, head: str, expr: ast.ListExpr | ast.TupleExpr, tail: str = ""
+    ) -> list[str]:
+        """``head[``, one item a line, ``]tail``: a long list or tuple as black writes it."""
+        opener, closer = ("[", "]") if isinstance(expr, ast.ListExpr) else ("(", ")")
+        items = [f"{pad}{INDENT}{self.text(item)}," for item in expr.items]
+        return [f"{pad}{head}{opener}", *items, f"{pad}{closer}{tail}"]
 
     def text(self, expr: ast.Expr) -> str:
         return self._text(expr)[0]
@@ -268,9 +273,7 @@ def _super_call(given: list[tuple[str, ast.Expr]], tr: Translator) -> list[str]:
     lines = [f"{pad}super().__init__("]
     for (key, value), text in zip(given, texts, strict=True):
         if len(pad + INDENT + text) > LINE_LIMIT and isinstance(value, ast.ListExpr):
-            lines.append(f"{pad}{INDENT}{key}[")
-            lines += [f"{pad}{INDENT * 2}{tr.text(item)}," for item in value.items]
-            lines.append(f"{pad}{INDENT}],")
+            lines += tr.item_lines(pad + INDENT, key, value, ",")
         else:
             lines.append(f"{pad}{INDENT}{text},")
     return [*lines, f"{pad})"]
