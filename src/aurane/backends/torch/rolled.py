@@ -63,7 +63,7 @@ class Model:
 @record(frozen=True)
 class Rolled:
     network: list[str]  # the network's class
-    entries: dict[str, list[str]]  # variant model -> its entry class
+    entries: dict[str, list[str]]  # variant model -> its entry class (a subclass)
     out_sizes: dict[str, str]  # block class -> the expression it stores as out_channels
 
 
@@ -934,7 +934,7 @@ def roll(
         assert base is not None
         given = [("", a) for a in base.args] + [(f"{k.name}=", k.value) for k in base.keywords]
         entries[variant.name] = [
-            f"class {{entry}}({name}):",
+            f"class {classes[variant.name]}({name}):",
             f"{INDENT}def __init__(self):",
             *_super_call(given, tr),
         ]
