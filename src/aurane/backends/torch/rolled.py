@@ -600,23 +600,18 @@ class _Walk:
     def _concrete_size(self) -> int:
         return int(evaluate(self.size, self.env))
 
-    def _in_width(self, node: Node) -> int:
-        value = self.values[node.inputs[0]]
-        if value.shape is None or len(value.shape) < 2:
-            raise Unsupported("an input without a channel or feature axis")
-        return int(plain(value.shape[1]))
-
-    def _out_width(self, node: Node) -> int:
-        value = self.values[node.output]
-        if value.shape is None or len(value.shape) < 2:
-            raise Unsupported("an output without a channel or feature axis")
-        return int(plain(value.shape[1]))
+    def _width(self, name: str) -> int:
+        """The channel or feature size of the IR's value ``name``."""
+        shape = self.values[name].shape
+        if shape is None or len(shape) < 2:
+            raise Unsupported(f"the value '{name}' has no channel or feature axis")
+        return int(plain(shape[1]))
 
     def step(self, step: ast.Call, depth: int) -> list[str]:
         pad = INDENT * depth
         self.depth = depth
         node = self._node(step)
-        if self._concrete_size() != self._in_width(node):
+        if self._concrete_size() != self._width(node.inputs[0]):
             raise Unsupported(f"'{self.size}' is not the input width of '{node.id}'")
         is_block = node.op == "block"
         made, out = self._block(step, node) if is_block else self._layer(step, node)
@@ -626,7 +621,7 @@ class _Walk:
         elif step.layer is not None:
             raise Unsupported(f"the named '{step.func}' makes no module")
         self._suffixes(node)  # after the step's own module: a named chain lists it first
-        width = self._out_width(node)
+        width = self._width(node.output)
         if out == LAYER:
             text = f"{LAYER}.out_channels"
             self.env[LAYER] = _Width(width)
