@@ -31,6 +31,7 @@ from aurane.backends.torch.emit_common import Call, Site
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, wrap
 from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_init
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
+from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownFloat, ShownInt
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
@@ -67,9 +68,6 @@ class Rolled:
     out_sizes: dict[str, str]  # block class -> the expression it stores as out_channels
 
 
-# Python's binding strength of each operator, for parentheses
-_PRECEDENCE = {"or": 3, "and": 4, "not": 5, "cmp": 6, "+": 11, "-": 11, "*": 12, "/": 12}
-_PRECEDENCE.update({"//": 12, "%": 12, "unary": 13, "**": 14})
 _FUNCTIONS: dict[str, Any] = {
     "range": range,
     "enumerate": enumerate,
@@ -95,6 +93,10 @@ class _ModuleClasses:
 
 
 _FUNCTIONS["nn"] = _ModuleClasses()
+# the functions a translated expression calls: the language's (``ceil`` as math.ceil) and
+# the iteration helpers a loop header uses
+_ITERATION = ("range", "enumerate", "zip", "len", "list", "tuple")
+_CALLED = {**PRINTED, **{name: name for name in _ITERATION}}
 LONG_CONSTANT = 40  # a module constant written longer is a local table of __init__
 SIZE = "channels"  # the running width's local
 STAGE = "stage"  # a numbered container a loop fills
@@ -117,6 +119,8 @@ class Translator:
         self.classes = classes  # model name -> its class
         self.tables: dict[str, ast.Expr] = {}  # long module constants the class names
         self.table_values: dict[str, Any] = {}
+        # a local shadows a function of the same name (then the call is not written)
+        self.functions = {name: python for name, python in _CALLED.items() if name not in locals_}
 
     def table_lines(self, depth: int) -> list[str]:
         """``stages = [`` one item a line ``]``: each long module constant the class reads."""
@@ -138,88 +142,37 @@ class Translator:
         return [f"{pad}{head}{opener}", *items, f"{pad}{closer}{tail}"]
 
     def text(self, expr: ast.Expr) -> str:
-        return self._text(expr)[0]
+        try:
+            return python_text(expr, self._leaf, self.functions)
+        except NotPython as error:
+            raise Unsupported(str(error)) from error
 
-    def _text(self, expr: ast.Expr) -> tuple[str, int]:
-        atom = 20
-        if isinstance(expr, ast.Number):
-            return repr(expr.value), atom if expr.value >= 0 else _PRECEDENCE["unary"]
-        if isinstance(expr, ast.Bool):
-            return repr(expr.value), atom
-        if isinstance(expr, ast.NoneLit):
-            return "None", atom
-        if isinstance(expr, ast.String):
-            return repr(expr.value), atom
+    def _leaf(self, expr: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
+        """A name by scope: a local, a module constant (inlined, or a table when long), a
+        model's class, an operation's module class (``relu`` given to a block: nn.ReLU)."""
         if isinstance(expr, ast.Name):
             if expr.id in self.locals:
-                return expr.id, atom
+                return expr.id, ATOM
             if expr.id in self.constants:
-                text, tight = self._text(self.constants[expr.id])
-                if len(text) <= LONG_CONSTANT:
-                    return text, tight
+                inlined = text(self.constants[expr.id])
+                if len(inlined[0]) <= LONG_CONSTANT:
+                    return inlined
                 self.tables.setdefault(expr.id, self.constants[expr.id])
-                self.table_values.setdefault(expr.id, evaluate(text, {}))
-                return expr.id, atom  # a table: a local of __init__, one item a line
+                self.table_values.setdefault(expr.id, evaluate(inlined[0], {}))
+                return expr.id, ATOM  # a table: a local of __init__, one item a line
             if expr.id in self.classes:
-                return self.classes[expr.id], atom
+                return self.classes[expr.id], ATOM
             raise Unsupported(f"the name '{expr.id}' has no Python value here")
         if isinstance(expr, ast.OpRef):
             if expr.name in self.locals:
-                return expr.name, atom
+                return expr.name, ATOM
             if expr.name in self.classes:
-                return self.classes[expr.name], atom
+                return self.classes[expr.name], ATOM
             made = module_class(expr.name)
             if made is not None:  # relu given to a block: its module class, nn.ReLU
-                return made, atom
+                return made, ATOM
             raise Unsupported(f"the operation '{expr.name}' as a value")
-        if isinstance(expr, ast.TupleExpr):
-            items = [self.text(i) for i in expr.items]
-            return ("(" + items[0] + ",)" if len(items) == 1 else f"({', '.join(items)})"), atom
-        if isinstance(expr, ast.ListExpr):
-            return f"[{', '.join(self.text(i) for i in expr.items)}]", atom
-        if isinstance(expr, ast.BinOp):
-            binds = _PRECEDENCE[expr.op]
-            right_assoc = expr.op == "**"
-            left = self._operand(expr.left, binds, strict=right_assoc)
-            right = self._operand(expr.right, binds, strict=not right_assoc)
-            return f"{left} {expr.op} {right}", binds
-        if isinstance(expr, ast.UnaryOp):
-            binds = _PRECEDENCE["unary"]
-            return f"{expr.op}{self._operand(expr.operand, binds, strict=False)}", binds
-        if isinstance(expr, ast.Compare):
-            binds = _PRECEDENCE["cmp"]
-            left = self._operand(expr.left, binds, strict=True)
-            right = self._operand(expr.right, binds, strict=True)
-            return f"{left} {expr.op} {right}", binds
-        if isinstance(expr, ast.BoolOp):
-            binds = _PRECEDENCE[expr.op]
-            left = self._operand(expr.left, binds, strict=False)
-            right = self._operand(expr.right, binds, strict=True)
-            return f"{left} {expr.op} {right}", binds
-        if isinstance(expr, ast.Not):
-            binds = _PRECEDENCE["not"]
-            return f"not {self._operand(expr.operand, binds, strict=False)}", binds
-        if isinstance(expr, ast.IfExp):
-            body = self._operand(expr.body, 2, strict=True)
-            test = self._operand(expr.test, 2, strict=True)
-            orelse = self._operand(expr.orelse, 1, strict=False)
-            return f"{body} if {test} else {orelse}", 1
-        if isinstance(expr, ast.Subscript):
-            value = self._operand(expr.value, atom, strict=False)
-            return f"{value}[{self.text(expr.index)}]", atom
-        if isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
-            func = PRINTED.get(expr.func, expr.func)
-            known = func in _FUNCTIONS or func.startswith("math.")
-            if not known or expr.func in self.locals:
-                raise Unsupported(f"the function '{expr.func}' is not written in Python here")
-            args = [self.text(a) for a in expr.args]
-            args += [f"{k.name}={self.text(k.value)}" for k in expr.keywords]
-            return f"{func}({', '.join(args)})", atom
-        raise Unsupported(f"the expression {type(expr).__name__} is not written in Python here")
-
-    def _operand(self, expr: ast.Expr, binds: int, *, strict: bool) -> str:
-        text, tight = self._text(expr)
-        return f"({text})" if tight < binds or (strict and tight == binds) else text
+        return None
 
 
 def evaluate(text: str, env: Mapping[str, Any]) -> Any:
