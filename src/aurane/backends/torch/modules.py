@@ -20,7 +20,7 @@ from aurane.backends.torch.emit_tensor import pieces_call, split_group
 from aurane.backends.torch.inits import init_method
 from aurane.backends.torch.named import Container, access, module_dicts, module_init, tree
 from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
-from aurane.backends.torch.sequential import sequential_run
+from aurane.backends.torch.sequential import applied_whole, sequential_run
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.records import record, replace
@@ -229,7 +229,7 @@ def emit_class(
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in plan.stored),
         *_op_modules(sites),
     ]
-    lines += _inits(sites)
+    lines += _inits(sites, applied_whole(graph, sites, names.inputs, names.output))
     initialise = init_method(graph, sites)  # before tying: the shared weight keeps its init
     if initialise:
         lines.append(f"{INDENT * 2}self._init_weights()")
@@ -277,8 +277,9 @@ def _module_dicts(graph: Graph) -> frozenset[str]:
 REGISTERED = frozenset({"buffer"})  # state that __init__ registers instead of assigning
 
 
-def _inits(sites: list[Site]) -> list[str]:
-    """``self.attr = ...`` per layer; a named container once, where its first layer is."""
+def _inits(sites: list[Site], whole: frozenset[str]) -> list[str]:
+    """``self.attr = ...`` per layer; a named container once, where its first layer is (an
+    ``nn.Sequential`` of its named children where forward applies it ``whole``)."""
     named: dict[str, list[tuple[str, Call]]] = {}
     for site in sites:
         path = site.node.layer
@@ -304,7 +305,7 @@ def _inits(sites: list[Site]) -> list[str]:
         else:
             top = path.split(".")[0]
             if top in named:
-                container = tree(named.pop(top))[top]
+                container = tree(named.pop(top), whole)[top]
                 assert isinstance(container, Container)
                 lines += _container(f"self.{top}", container)
     return lines

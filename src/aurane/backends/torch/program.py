@@ -351,6 +351,8 @@ def _core_imports(code: str) -> list[str]:
         lines.append("import math")
     if re.search(r"\bfnmatch\.", code):
         lines.append("import fnmatch")
+    if re.search(r"(?<![\w.])OrderedDict\(", code):  # an nn.Sequential of named children
+        lines.append("from collections import OrderedDict")
     return lines
 
 
