@@ -33,7 +33,7 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
 # passing its arguments; the others keep one class per variant with the network's layers
 # written out, the network having no class (docs/codegen.md lists why), checked below.
 FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
-ROLLED = {"convnext", "efficientnet", "mobilenet_v3", "resnet", "vgg"}
+ROLLED = {"convnext", "densenet", "efficientnet", "mobilenet_v3", "resnet", "vgg"}
 ITEM_3 = pytest.mark.xfail(strict=True, reason="a network block used by variants has no class")
 VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
 ENTRY = re.compile(r"^class (\w+)\((\w+)\):\n((?:    .*\n|\n)*)", re.MULTILINE)
@@ -106,6 +106,28 @@ def test_vgg_family_reads_like_torchvision() -> None:
         "super().__init__([(64, 2), (128, 2), (256, 3), (512, 3), (512, 3)], batch_norm=True)"
         in code
     )
+
+
+def test_densenet_family_reads_like_torchvision() -> None:
+    """The rolled DenseNet: ``features`` an ``nn.Sequential`` filled by name as
+    torchvision's (``add_module("conv0", ...)``, a stage of ``denselayer{j + 1}`` per dense
+    block), the width grown by each layer in the call's terms, one forward applying
+    ``features`` whole."""
+    code = compile_detailed(
+        (ZOO / "densenet.aur").read_text(encoding="utf-8"), filename="densenet.aur"
+    ).output
+    assert "    def __init__(self, growth, blocks, init_features, bn_size=4):" in code
+    assert '        self.features.add_module("relu0", nn.ReLU())' in code
+    assert (
+        "            for j in range(n):\n"
+        '                stage.add_module(f"denselayer{j + 1}", DenseLayer(channels, growth, bn_size))\n'
+        "                channels = channels + growth\n"
+        '            self.features.add_module(f"denseblock{i + 1}", stage)\n'
+    ) in code
+    assert '        self.features.add_module(f"transition{i + 1}", Transition(channels))' in code
+    assert "        x = self.features(x)\n        x = F.relu(x)\n" in code
+    assert "class densenet161(DenseNet):" in code
+    assert "        super().__init__(48, [6, 12, 36, 24], 96)" in code
 
 
 def test_resnet_family_reads_like_torchvision() -> None:

@@ -244,7 +244,7 @@ class TorchCodeGenerator:
                         name=name,
                         constants=self._constants,
                         classes=self.class_names,
-                        block_models={n: m for n, m in self._models.items() if m.params},
+                        block_models=self._models,
                         class_of=self._class_of,
                         dims_of=self._blocks.dims_of,
                     )

@@ -22,6 +22,7 @@ Anything else raises ``Unsupported`` and the variants keep their own classes
 from __future__ import annotations
 
 import math
+import re
 from collections import ChainMap
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -233,11 +234,15 @@ def _super_call(given: list[tuple[str, ast.Expr]], tr: Translator) -> list[str]:
 
 
 def _nested(depth: int, head: str, call: Call) -> list[str]:
-    """``head(call)`` on one line, or black's split: the call on its own lines inside."""
+    """``head(call)`` on one line, or black's split: the call on its own lines inside, or
+    with a leading argument (``add_module("conv0", ``) the arguments on their own line."""
     pad = INDENT * depth
     line = f"{pad}{head}{call.text()})"
     if len(line) <= LINE_LIMIT:
         return [line]
+    func, _, leading = head.partition("(")
+    if leading:
+        return wrap(depth, "", Call(func, (leading.removesuffix(", "), call.text())))
     return [f"{pad}{head}", *wrap(depth + 1, "", call), f"{pad})"]
 
 
@@ -252,18 +257,26 @@ def _literal(expr: ast.Expr) -> bool:
     return False
 
 
+def _named(key: str) -> bool:
+    """A child named by a word, templated or not (``conv0``, ``transition{}``), not by its
+    position (``3``, ``{}``, ``*``)."""
+    return key.replace("{}", "0").isidentifier()
+
+
 def _flat_head(layer: str | None) -> str | None:
-    """``features`` of ``features.*`` and ``features.0``: a container filled in order."""
+    """``features`` of ``features.*``, ``features.0`` and ``features.conv0``: a container
+    filled in order (its named children as torchvision's DenseNet adds them)."""
     if layer is None or layer.count(".") != 1:
         return None
     head, last = layer.split(".")
-    if head.isidentifier() and (last == "*" or last.isdigit()):
+    if head.isidentifier() and (last == "*" or last.isdigit() or _named(last)):
         return head
     return None
 
 
 def _stars(stmt: ast.ForwardStmt) -> list[str]:
-    """The containers ``as NAME.*`` or ``as NAME.0`` fills anywhere in ``stmt``, in order."""
+    """The containers ``as NAME.*``, ``as NAME.0`` or ``as NAME.conv0`` fills anywhere in
+    ``stmt``, in order."""
     found: list[str] = []
 
     def visit(node: object) -> None:
@@ -447,16 +460,18 @@ class _Walk:
             self.stages.add(evaluate(f'f"{path}"', self.env) if templated else path)
             call = stage_call
             assert call is not None and call.layer is not None
-            head = self._flat_index(call.layer.removesuffix(".{}"), call.layer_holes[:-1])
-            if head is not None:
-                lines.append(f"{pad}self.{head}.append({STAGE})")
+            parent = call.layer.rsplit(".", 1)[0]
+            added = self._added(parent, call.layer_holes[: parent.count("{}")])
+            if added is not None:
+                lines.append(f"{pad}{added[0]}{STAGE})")
             else:
                 target = f'f"{path}"' if templated else f'"{path}"'
                 lines.append(f"{pad}setattr(self, {target}, {STAGE})")
         return lines
 
     def _stage(self, stmt: ast.For) -> tuple[str, bool] | None:
-        """A loop whose one layer is named ``P.{j}`` by its own ``range`` target fills the
+        """A loop whose one layer is named ``P.{j}`` by its own ``range`` target, or
+        ``P.name{...}`` (DenseNet's ``denseblock{i + 1}.denselayer{j + 1}``), fills the
         container P: (P as Python, whether it is templated)."""
         calls = [
             step
@@ -478,12 +493,13 @@ class _Walk:
         call = calls[0]
         self._stage_call = call
         assert call.layer is not None
-        if not call.layer.endswith(".{}") or not call.layer_holes:
+        if "." not in call.layer or not call.layer_holes:
             return None
+        head, key = call.layer.rsplit(".", 1)
         last = call.layer_holes[-1]
-        if not (isinstance(last, ast.Name) and last.id == j):
+        numbered = key == "{}" and isinstance(last, ast.Name) and last.id == j
+        if not numbered and not (_named(key) and key.count("{}") == 1):
             return None
-        head = call.layer.removesuffix(".{}")
         if "." in head and _flat_head(head.replace("{}", "0")) not in self.flat:
             raise Unsupported("a container below another in a loop")
         self.stage_steps.add(call.span)
@@ -498,9 +514,9 @@ class _Walk:
             for step in chain.steps:
                 after += self.step(step, depth)
             made, self.collect = self.collect, None
-            head = _flat_head(chain.layer.replace("{}", "0"))
-            if head is not None and head in self.flat:
-                name = f"{head}.{self.flat[head]}"  # the container's next child
+            added = self._added(chain.layer, chain.layer_holes)  # the container's next child
+            if added is not None:
+                name = added[1]
             else:
                 path = _path_text(chain.layer, chain.layer_holes, self.tr)[0]
                 name = evaluate(f'f"{path}"', self.env)
@@ -508,9 +524,8 @@ class _Walk:
                 if path != f"{name}.{index}":
                     raise Unsupported(f"the layer '{path}' is not the chain's child {index}")
             call = Call("nn.Sequential", tuple(text for _, text in made))
-            head = self._flat_index(chain.layer, chain.layer_holes)
-            if head is not None:
-                return _nested(depth, f"self.{head}.append(", call) + after
+            if added is not None:
+                return _nested(depth, added[0], call) + after
             path, templated = _path_text(chain.layer, chain.layer_holes, self.tr)
             if "." in path:
                 raise Unsupported("a chain named below a container")
@@ -611,21 +626,31 @@ class _Walk:
             raise Unsupported(f"the width after '{step.func}' is no expression of the source")
         return kept[0]
 
-    def _flat_index(self, layer: str, holes: tuple[ast.Expr, ...]) -> str | None:
-        """The container of ``features.3`` / ``features.{2 * i}`` when it is filled in order
-        (the index must be its next child's), else None."""
+    def _added(self, layer: str, holes: tuple[ast.Expr, ...]) -> tuple[str, str] | None:
+        """How ``layer`` joins a container filled in order, and the child's layer path:
+        ``self.features.append(`` for ``features.3`` / ``features.{2 * i}`` (the index must
+        be its next child's), ``self.features.add_module("conv0", `` for a named child
+        (``features.conv0``, ``features.transition{i + 1}``); None for another layer."""
         if layer.count(".") != 1 or (holes and len(holes) != 1):
             return None
         head, last = layer.split(".")
-        if head not in self.flat or not (last in ("*", "{}") or last.isdigit()):
+        if head not in self.flat:
             return None
         index = self.flat[head]
+        if _named(last):
+            key, templated = _path_text(last, holes, self.tr)
+            self.flat[head] = index + 1
+            child = evaluate(f'f"{key}"', self.env) if templated else key
+            quoted = f'f"{key}"' if templated else f'"{key}"'
+            return f"self.{head}.add_module({quoted}, ", f"{head}.{child}"
+        if not (last in ("*", "{}") or last.isdigit()):
+            return None
         if last == "{}":
             last = str(evaluate(self.tr.text(holes[0]), self.env))
         if last != "*" and last != str(index):
             raise Unsupported(f"'{layer}' is not the next child of '{head}'")
         self.flat[head] = index + 1
-        return head
+        return f"self.{head}.append(", f"{head}.{index}"
 
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """``self.conv1 = ...``, ``stage.append(...)`` or ``setattr(self, f"...", ...)``."""
@@ -641,17 +666,29 @@ class _Walk:
             self.unnamed.add(node.id)
             return wrap(depth, f"self.{node.id} = ", made)
         if step.span not in self.stage_steps:
-            before = self.flat.get(step.layer.split(".")[0])
-            head = self._flat_index(step.layer, step.layer_holes)
-            if head is not None:
-                if node.layer != f"{head}.{before}":
-                    raise Unsupported(f"the layer '{node.layer}' is not the next of '{head}'")
+            added = self._added(step.layer, step.layer_holes)
+            if added is not None:
+                if node.layer != added[1]:
+                    raise Unsupported(f"the layer '{node.layer}' is not '{added[1]}'")
                 self.made.add(node.layer)
-                return _nested(depth, f"self.{head}.append(", made)
+                if keep:
+                    return [*wrap(depth, f"{LAYER} = ", made), f"{pad}{added[0]}{LAYER})"]
+                return _nested(depth, added[0], made)
         path, templated = _path_text(step.layer, step.layer_holes, self.tr)
         if node.layer is None:
             raise Unsupported("a named step without a layer in the IR")
         self.made.add(node.layer)
+        key = step.layer.rsplit(".", 1)[-1]
+        if step.span in self.stage_steps and _named(key):  # stage.add_module(f"...", ...)
+            if evaluate(f'f"{path}"', self.env) != node.layer:
+                raise Unsupported("a layer path differs from the IR's")
+            quoted = f'f"{path.rsplit(".", 1)[1]}"'
+            if keep:
+                return [
+                    *wrap(depth, f"{LAYER} = ", made),
+                    f"{pad}{STAGE}.add_module({quoted}, {LAYER})",
+                ]
+            return _nested(depth, f"{STAGE}.add_module({quoted}, ", made)
         if step.layer.endswith(".{}") and step.layer_holes:
             hole = self.tr.text(step.layer_holes[-1])
             if evaluate(hole, self.env) != int(node.layer.rsplit(".", 1)[1]):
@@ -793,10 +830,15 @@ class _Walk:
                     raise Unsupported("a width of another input axis")
                 return self.size
             if isinstance(leaf, Ref) and leaf.name in texts:
-                return f"({texts[leaf.name]})"
+                text = texts[leaf.name]
+                return text if _ATOMIC.fullmatch(text) else f"({text})"
             raise Unsupported(f"the width reads '{leaf}'")
 
         return to_python(tree_of(shape[1]), name)
+
+
+# a name, attribute, number or one subscript of them: needs no parentheses as an operand
+_ATOMIC = re.compile(r"[\w.]+(\[[\w.]+\])?")
 
 
 class _Width(int):
