@@ -175,11 +175,16 @@ def _operation_spans(node: object, names: frozenset[str], out: dict[tuple[int, i
 
 
 def operation_params(
-    model: ast.Model, values: Mapping[str, Any], defaults: Mapping[str, Any], graph: Graph
+    model: ast.Model,
+    values: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    graph: Graph,
+    models: Mapping[str, ast.Model],
 ) -> dict[str, OperationParam]:
-    """The operation-valued parameters of an instance (``act = relu``) and the nodes that
-    apply each, found by the span of the parameter's name, so the backend can make the
-    operation a constructor argument (``act=nn.ReLU``)."""
+    """The operation-valued parameters of an instance (``act = relu``), the nodes that
+    apply each, found by the span of the parameter's name, and the block calls it is given
+    to (``Inner(8, act)``), so the backend can make the operation a constructor argument
+    (``act=nn.ReLU``) passed on as the parameter."""
     given = {
         name: value
         for name, value in {**defaults, **values}.items()
@@ -194,6 +199,7 @@ def operation_params(
         param = starts.get((node.span.line, node.span.column))
         if param is not None and node.subgraph is None and node.op == given[param].name:
             nodes[param].append(node.id)
+    passed = _passed_on(model.forward, graph, frozenset(given), models)
     out = {}
     for name, value in given.items():
         default = defaults.get(name)
@@ -201,8 +207,51 @@ def operation_params(
             value.name,
             tuple(nodes[name]),
             default.name if isinstance(default, OpValue) and not default.is_model else None,
+            tuple(passed.get(name, ())),
         )
     return out
+
+
+def _passed_on(
+    forward: ast.Forward,
+    graph: Graph,
+    names: frozenset[str],
+    models: Mapping[str, ast.Model],
+) -> dict[str, list[tuple[str, str]]]:
+    """Per operation-valued parameter of ``names``: the block calls whose argument is the
+    parameter itself (``Inner(8, act)``, ``Inner(8, act=act)``), with the inner block's
+    parameter that receives it (one of the inner instance's operation parameters)."""
+    calls: dict[Span, ast.Call] = {}
+    _calls(forward, calls)
+    steps: set[Span] = set()
+    _chain_steps(forward, steps)
+    out: dict[str, list[tuple[str, str]]] = {}
+    for node in graph.nodes:
+        call, sub = calls.get(node.span), node.subgraph
+        inner = models.get(call.func) if call is not None else None
+        if call is None or sub is None or inner is None or sub.block_params is None:
+            continue
+        # the tensors come first in a call (a chain step's first is the chain's value)
+        tensors = max(len(sub.inputs) - (1 if call.span in steps else 0), 0)
+        given = [(p.name, a) for p, a in zip(inner.params, call.args[tensors:], strict=False)]
+        given += [(k.name, k.value) for k in call.keywords]
+        for param, arg in given:
+            ref = arg.id if isinstance(arg, ast.Name) else getattr(arg, "name", None)
+            if isinstance(arg, ast.Name | ast.OpRef) and ref in names and param in sub.block_ops:
+                out.setdefault(ref, []).append((node.id, param))
+    return out
+
+
+def _chain_steps(node: object, out: set[Span]) -> None:
+    """The spans of the calls that are chain steps (their input is the chain's value)."""
+    if isinstance(node, ast.Chain):
+        out.update(step.span for step in node.steps)
+    if isinstance(node, tuple):
+        for item in node:
+            _chain_steps(item, out)
+    elif is_record(node) and not isinstance(node, Span | type):
+        for item in fields(node):
+            _chain_steps(getattr(node, item.name), out)
 
 
 def text_refs(
@@ -302,7 +351,7 @@ def lower_instance(
         block_args={k: v for k, v in values.items() if k in kept},
         block_defaults={k: v for k, v in defaults.items() if k in kept},
         block_refs=text_refs(model, {k: v for k, v in values.items() if k in kept}, graph),
-        block_ops=operation_params(model, values, defaults, graph),
+        block_ops=operation_params(model, values, defaults, graph, lowerer.models),
     )
 
 
