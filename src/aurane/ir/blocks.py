@@ -8,7 +8,7 @@ the block in terms of its constructor parameters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from aurane.diagnostics import Diagnostic, Label
@@ -141,15 +141,21 @@ def output_shape(
     return tuple(rebase(tuple(out), sub.block_args, tuple(in_shape[1:])))
 
 
-def _calls(node: object, out: dict[Span, ast.Call]) -> None:
-    if isinstance(node, ast.Call):
-        out.setdefault(node.span, node)
+def _records(node: object) -> Iterator[object]:
+    """``node`` and every AST record inside it, depth first (tuples walked through)."""
     if isinstance(node, tuple):
         for item in node:
-            _calls(item, out)
+            yield from _records(item)
     elif is_record(node) and not isinstance(node, Span | type):
+        yield node
         for item in fields(node):
-            _calls(getattr(node, item.name), out)
+            yield from _records(getattr(node, item.name))
+
+
+def _calls(node: object, out: dict[Span, ast.Call]) -> None:
+    for found in _records(node):
+        if isinstance(found, ast.Call):
+            out.setdefault(found.span, found)
 
 
 def _inside(inner: Span, outer: Span) -> bool:
@@ -162,16 +168,11 @@ def _inside(inner: Span, outer: Span) -> bool:
 def _operation_spans(node: object, names: frozenset[str], out: dict[tuple[int, int], str]) -> None:
     """Where each of ``names`` is applied as an operation: a suffix (``.act``), a step
     (``-> act``) or a call (``act(h)``), by the start of the name."""
-    if isinstance(node, ast.Suffix) and node.name in names:  # a suffix node starts at its dot
-        out[(node.span.line, node.span.column)] = node.name
-    elif isinstance(node, ast.Call) and node.func in names:
-        out[(node.func_span.line, node.func_span.column)] = node.func
-    if isinstance(node, tuple):
-        for item in node:
-            _operation_spans(item, names, out)
-    elif is_record(node) and not isinstance(node, Span | type):
-        for item in fields(node):
-            _operation_spans(getattr(node, item.name), names, out)
+    for found in _records(node):
+        if isinstance(found, ast.Suffix) and found.name in names:  # a suffix starts at its dot
+            out[(found.span.line, found.span.column)] = found.name
+        elif isinstance(found, ast.Call) and found.func in names:
+            out[(found.func_span.line, found.func_span.column)] = found.func
 
 
 def operation_params(
@@ -244,14 +245,9 @@ def _passed_on(
 
 def _chain_steps(node: object, out: set[Span]) -> None:
     """The spans of the calls that are chain steps (their input is the chain's value)."""
-    if isinstance(node, ast.Chain):
-        out.update(step.span for step in node.steps)
-    if isinstance(node, tuple):
-        for item in node:
-            _chain_steps(item, out)
-    elif is_record(node) and not isinstance(node, Span | type):
-        for item in fields(node):
-            _chain_steps(getattr(node, item.name), out)
+    for found in _records(node):
+        if isinstance(found, ast.Chain):
+            out.update(step.span for step in found.steps)
 
 
 def text_refs(

@@ -246,6 +246,14 @@ def _nested(depth: int, head: str, call: Call) -> list[str]:
     return [f"{pad}{head}", *wrap(depth + 1, "", call), f"{pad})"]
 
 
+def _added_lines(depth: int, head: str, made: Call, keep: bool) -> list[str]:
+    """``head(made)`` (``stage.append(``, ``setattr(self, f"layer{i + 1}", ``); with
+    ``keep`` the block is bound to ``layer`` first, so the width can be read from it."""
+    if keep:
+        return [*wrap(depth, f"{LAYER} = ", made), f"{INDENT * depth}{head}{LAYER})"]
+    return _nested(depth, head, made)
+
+
 def _literal(expr: ast.Expr) -> bool:
     """A number, string, boolean or a tuple/list of them, as written: kept as the value."""
     if isinstance(expr, ast.Number | ast.Bool | ast.String | ast.NoneLit):
@@ -671,9 +679,7 @@ class _Walk:
                 if node.layer != added[1]:
                     raise Unsupported(f"the layer '{node.layer}' is not '{added[1]}'")
                 self.made.add(node.layer)
-                if keep:
-                    return [*wrap(depth, f"{LAYER} = ", made), f"{pad}{added[0]}{LAYER})"]
-                return _nested(depth, added[0], made)
+                return _added_lines(depth, added[0], made, keep)
         path, templated = _path_text(step.layer, step.layer_holes, self.tr)
         if node.layer is None:
             raise Unsupported("a named step without a layer in the IR")
@@ -683,12 +689,7 @@ class _Walk:
             if evaluate(f'f"{path}"', self.env) != node.layer:
                 raise Unsupported("a layer path differs from the IR's")
             quoted = f'f"{path.rsplit(".", 1)[1]}"'
-            if keep:
-                return [
-                    *wrap(depth, f"{LAYER} = ", made),
-                    f"{pad}{STAGE}.add_module({quoted}, {LAYER})",
-                ]
-            return _nested(depth, f"{STAGE}.add_module({quoted}, ", made)
+            return _added_lines(depth, f"{STAGE}.add_module({quoted}, ", made, keep)
         if step.layer.endswith(".{}") and step.layer_holes:
             hole = self.tr.text(step.layer_holes[-1])
             if evaluate(hole, self.env) != int(node.layer.rsplit(".", 1)[1]):
@@ -696,20 +697,13 @@ class _Walk:
             head = evaluate(f'f"{path.rsplit(".", 1)[0]}"', self.env)
             if f"{head}.{node.layer.rsplit('.', 1)[1]}" != node.layer:
                 raise Unsupported("a layer path differs from the IR's")
-            if keep:
-                return [*wrap(depth, f"{LAYER} = ", made), f"{pad}{STAGE}.append({LAYER})"]
-            return _nested(depth, f"{STAGE}.append(", made)
+            return _added_lines(depth, f"{STAGE}.append(", made, keep)
         if "." in path:
             raise Unsupported("a dotted layer name outside a loop's container")
         if evaluate(f'f"{path}"', self.env) != node.layer:
             raise Unsupported("a layer path differs from the IR's")
         if templated:
-            if keep:
-                return [
-                    *wrap(depth, f"{LAYER} = ", made),
-                    f'{pad}setattr(self, f"{path}", {LAYER})',
-                ]
-            return _nested(depth, f'setattr(self, f"{path}", ', made)
+            return _added_lines(depth, f'setattr(self, f"{path}", ', made, keep)
         if keep:
             return [*wrap(depth, f"{LAYER} = ", made), f"{pad}self.{path} = {LAYER}"]
         return wrap(depth, f"self.{path} = ", made)
