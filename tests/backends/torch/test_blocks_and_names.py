@@ -362,3 +362,22 @@ def test_named_container_applied_whole_is_a_sequential_of_named_children() -> No
     h = net.body.b(net.body.a.second(net.body.a.first(h)))
     h = net.head.y(F.relu(net.head.x(h)))
     torch.testing.assert_close(net(x), h)
+
+
+def test_named_container_whose_children_interleave_is_not_called_whole() -> None:
+    """``body.a.first``, ``body.b``, ``body.a.second``: an ``nn.Sequential`` would run
+    ``a`` whole before ``b``, so ``body`` stays an ``nn.ModuleDict`` called layer by layer."""
+    _, _, code = generate(
+        """
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> conv2d(4, kernel=1) as body.a.first -> conv2d(5, kernel=1) as body.b
+          -> conv2d(6, kernel=1) as body.a.second
+"""
+    )
+    assert "self.body = nn.ModuleDict(" in code and "self.body(" not in code
+    net = load(code).Net().eval()
+    x = torch.randn(2, 3, 8, 8)
+    expected = net.body.a.second(net.body.b(net.body.a.first(x)))
+    torch.testing.assert_close(net(x), expected)
