@@ -205,12 +205,12 @@ def _run(stmt: pyast.stmt, nodes: tuple[Node, ...], index: int) -> tuple[str, in
     if not func.startswith("self.") or len(stmt.value.args) != 1 or index >= len(nodes):
         return None
     path = layer_path(func[len("self.") :])
-    if nodes[index].layer != f"{path}.0":
-        return None
     count = sum(1 for n in nodes if n.layer and n.layer.startswith(path + "."))
-    if index + count > len(nodes):
+    if not count or index + count > len(nodes):
         return None
-    if any(nodes[index + k].layer != f"{path}.{k}" for k in range(count)):
+    # the container's layers, one after the other (numbered, nested or named children:
+    # the generator applies a container whole only so, backends/torch/sequential.py)
+    if any(not (nodes[index + k].layer or "").startswith(path + ".") for k in range(count)):
         return None
     return path, count
 

@@ -261,7 +261,7 @@ class _Tracer:
                 self._flush(call, frame)
                 call.pending = cmap.statement_at(line)
                 if call.pending is not None and call.pending.run is not None:
-                    self._hook_children(call, call.pending.run, frame.f_locals.get("self"))
+                    self._hook_children(call, call.pending, frame.f_locals.get("self"))
             elif event == "return":
                 self._flush(call, frame)
                 if self.stack and self.stack[-1] is call:
@@ -279,13 +279,17 @@ class _Tracer:
 
         return local
 
-    def _hook_children(self, call: _Call, path: str, owner: Any) -> None:
+    def _hook_children(self, call: _Call, stmt: Statement, owner: Any) -> None:
         """Forward hooks on each layer of a container applied whole: its outputs are the
-        values of the nodes the statement covers (no local holds them)."""
-        container = _resolve(owner, path) if owner is not None else None
-        if container is None:
+        values of the nodes the statement covers (no local holds them). The layers are
+        found by their paths, so a nested container (``features.1.0``) is hooked at its
+        leaves, in the nodes' order."""
+        if owner is None:
             return
-        for index, child in enumerate(container.children()):
+        children = [_resolve(owner, node.layer or "") for node in stmt.nodes]
+        if any(child is None for child in children):
+            return
+        for index, child in enumerate(children):
 
             def enter(_m: Any, _a: Any, index: int = index) -> None:
                 call.current = index

@@ -20,6 +20,12 @@ CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
 MODEL = re.compile(r"^model (\w+)", re.MULTILINE)
 
 
+def _zoo_code(stem: str) -> str:
+    """The generated Python of ``examples/zoo/<stem>.aur``."""
+    source = (ZOO / f"{stem}.aur").read_text(encoding="utf-8")
+    return compile_detailed(source, filename=f"{stem}.aur").output
+
+
 def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
     result = compile_detailed(source, validate=True, filename=f"{name}.aur")
     module = types.ModuleType(name)
@@ -33,7 +39,7 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
 # passing its arguments; the others keep one class per variant with the network's layers
 # written out, the network having no class (docs/codegen.md lists why), checked below.
 FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
-ROLLED = {"convnext", "efficientnet", "mobilenet_v3", "resnet", "vgg"}
+ROLLED = {"convnext", "densenet", "efficientnet", "mobilenet_v3", "resnet", "vgg"}
 ITEM_3 = pytest.mark.xfail(strict=True, reason="a network block used by variants has no class")
 VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
 ENTRY = re.compile(r"^class (\w+)\((\w+)\):\n((?:    .*\n|\n)*)", re.MULTILINE)
@@ -91,9 +97,7 @@ def test_family_has_one_class_per_block_definition(family: str) -> None:
 def test_vgg_family_reads_like_torchvision() -> None:
     """The rolled VGG: the config loop appends to ``features`` as torchvision's
     ``make_layers``, ``batch_norm`` a Python ``if``, the classifier one ``nn.Sequential``."""
-    code = compile_detailed(
-        (ZOO / "vgg.aur").read_text(encoding="utf-8"), filename="vgg.aur"
-    ).output
+    code = _zoo_code("vgg")
     assert "    def __init__(self, cfg, batch_norm=False):" in code
     assert (
         "        for v, n in cfg:\n            for _ in range(n):\n                if batch_norm:"
@@ -108,12 +112,30 @@ def test_vgg_family_reads_like_torchvision() -> None:
     )
 
 
+def test_densenet_family_reads_like_torchvision() -> None:
+    """The rolled DenseNet: ``features`` an ``nn.Sequential`` filled by name as
+    torchvision's (``add_module("conv0", ...)``, a stage of ``denselayer{j + 1}`` per dense
+    block), the width grown by each layer in the call's terms, one forward applying
+    ``features`` whole."""
+    code = _zoo_code("densenet")
+    assert "    def __init__(self, growth, blocks, init_features, bn_size=4):" in code
+    assert '        self.features.add_module("relu0", nn.ReLU())' in code
+    assert (
+        "            for j in range(n):\n"
+        '                stage.add_module(f"denselayer{j + 1}", DenseLayer(channels, growth, bn_size))\n'
+        "                channels = channels + growth\n"
+        '            self.features.add_module(f"denseblock{i + 1}", stage)\n'
+    ) in code
+    assert '        self.features.add_module(f"transition{i + 1}", Transition(channels))' in code
+    assert "        x = self.features(x)\n        x = F.relu(x)\n" in code
+    assert "class densenet161(DenseNet):" in code
+    assert "        super().__init__(48, [6, 12, 36, 24], 96)" in code
+
+
 def test_resnet_family_reads_like_torchvision() -> None:
     """The rolled ResNet: the source's loops in ``__init__``, the width carried from each
     block (``layer.out_channels``, which the block classes store), one forward."""
-    code = compile_detailed(
-        (ZOO / "resnet.aur").read_text(encoding="utf-8"), filename="resnet.aur"
-    ).output
+    code = _zoo_code("resnet")
     assert "    def __init__(self, block, layers, groups=1, width=64):" in code
     assert "        for i, (n, s) in enumerate(zip(layers, [1, 2, 2, 2])):" in code
     assert (

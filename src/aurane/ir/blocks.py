@@ -8,7 +8,7 @@ the block in terms of its constructor parameters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from aurane.diagnostics import Diagnostic, Label
@@ -141,15 +141,21 @@ def output_shape(
     return tuple(rebase(tuple(out), sub.block_args, tuple(in_shape[1:])))
 
 
-def _calls(node: object, out: dict[Span, ast.Call]) -> None:
-    if isinstance(node, ast.Call):
-        out.setdefault(node.span, node)
+def _records(node: object) -> Iterator[object]:
+    """``node`` and every AST record inside it, depth first (tuples walked through)."""
     if isinstance(node, tuple):
         for item in node:
-            _calls(item, out)
+            yield from _records(item)
     elif is_record(node) and not isinstance(node, Span | type):
+        yield node
         for item in fields(node):
-            _calls(getattr(node, item.name), out)
+            yield from _records(getattr(node, item.name))
+
+
+def _calls(node: object, out: dict[Span, ast.Call]) -> None:
+    for found in _records(node):
+        if isinstance(found, ast.Call):
+            out.setdefault(found.span, found)
 
 
 def _inside(inner: Span, outer: Span) -> bool:
@@ -162,24 +168,24 @@ def _inside(inner: Span, outer: Span) -> bool:
 def _operation_spans(node: object, names: frozenset[str], out: dict[tuple[int, int], str]) -> None:
     """Where each of ``names`` is applied as an operation: a suffix (``.act``), a step
     (``-> act``) or a call (``act(h)``), by the start of the name."""
-    if isinstance(node, ast.Suffix) and node.name in names:  # a suffix node starts at its dot
-        out[(node.span.line, node.span.column)] = node.name
-    elif isinstance(node, ast.Call) and node.func in names:
-        out[(node.func_span.line, node.func_span.column)] = node.func
-    if isinstance(node, tuple):
-        for item in node:
-            _operation_spans(item, names, out)
-    elif is_record(node) and not isinstance(node, Span | type):
-        for item in fields(node):
-            _operation_spans(getattr(node, item.name), names, out)
+    for found in _records(node):
+        if isinstance(found, ast.Suffix) and found.name in names:  # a suffix starts at its dot
+            out[(found.span.line, found.span.column)] = found.name
+        elif isinstance(found, ast.Call) and found.func in names:
+            out[(found.func_span.line, found.func_span.column)] = found.func
 
 
 def operation_params(
-    model: ast.Model, values: Mapping[str, Any], defaults: Mapping[str, Any], graph: Graph
+    model: ast.Model,
+    values: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    graph: Graph,
+    models: Mapping[str, ast.Model],
 ) -> dict[str, OperationParam]:
-    """The operation-valued parameters of an instance (``act = relu``) and the nodes that
-    apply each, found by the span of the parameter's name, so the backend can make the
-    operation a constructor argument (``act=nn.ReLU``)."""
+    """The operation-valued parameters of an instance (``act = relu``), the nodes that
+    apply each, found by the span of the parameter's name, and the block calls it is given
+    to (``Inner(8, act)``), so the backend can make the operation a constructor argument
+    (``act=nn.ReLU``) passed on as the parameter."""
     given = {
         name: value
         for name, value in {**defaults, **values}.items()
@@ -194,6 +200,7 @@ def operation_params(
         param = starts.get((node.span.line, node.span.column))
         if param is not None and node.subgraph is None and node.op == given[param].name:
             nodes[param].append(node.id)
+    passed = _passed_on(model.forward, graph, frozenset(given), models)
     out = {}
     for name, value in given.items():
         default = defaults.get(name)
@@ -201,8 +208,46 @@ def operation_params(
             value.name,
             tuple(nodes[name]),
             default.name if isinstance(default, OpValue) and not default.is_model else None,
+            tuple(passed.get(name, ())),
         )
     return out
+
+
+def _passed_on(
+    forward: ast.Forward,
+    graph: Graph,
+    names: frozenset[str],
+    models: Mapping[str, ast.Model],
+) -> dict[str, list[tuple[str, str]]]:
+    """Per operation-valued parameter of ``names``: the block calls whose argument is the
+    parameter itself (``Inner(8, act)``, ``Inner(8, act=act)``), with the inner block's
+    parameter that receives it (one of the inner instance's operation parameters)."""
+    calls: dict[Span, ast.Call] = {}
+    _calls(forward, calls)
+    steps: set[Span] = set()
+    _chain_steps(forward, steps)
+    out: dict[str, list[tuple[str, str]]] = {}
+    for node in graph.nodes:
+        call, sub = calls.get(node.span), node.subgraph
+        inner = models.get(call.func) if call is not None else None
+        if call is None or sub is None or inner is None or sub.block_params is None:
+            continue
+        # the tensors come first in a call (a chain step's first is the chain's value)
+        tensors = max(len(sub.inputs) - (1 if call.span in steps else 0), 0)
+        given = [(p.name, a) for p, a in zip(inner.params, call.args[tensors:], strict=False)]
+        given += [(k.name, k.value) for k in call.keywords]
+        for param, arg in given:
+            ref = arg.id if isinstance(arg, ast.Name) else getattr(arg, "name", None)
+            if isinstance(arg, ast.Name | ast.OpRef) and ref in names and param in sub.block_ops:
+                out.setdefault(ref, []).append((node.id, param))
+    return out
+
+
+def _chain_steps(node: object, out: set[Span]) -> None:
+    """The spans of the calls that are chain steps (their input is the chain's value)."""
+    for found in _records(node):
+        if isinstance(found, ast.Chain):
+            out.update(step.span for step in found.steps)
 
 
 def text_refs(
@@ -302,7 +347,7 @@ def lower_instance(
         block_args={k: v for k, v in values.items() if k in kept},
         block_defaults={k: v for k, v in defaults.items() if k in kept},
         block_refs=text_refs(model, {k: v for k, v in values.items() if k in kept}, graph),
-        block_ops=operation_params(model, values, defaults, graph),
+        block_ops=operation_params(model, values, defaults, graph, lowerer.models),
     )
 
 

@@ -88,6 +88,8 @@ class OperationParam:
     op: str
     nodes: tuple[str, ...]
     default: str | None = None
+    # the block calls it is given to (``Inner(8, act)``): (call node id, inner parameter)
+    passed: tuple[tuple[str, str], ...] = ()
 
 
 @record(frozen=True)

@@ -327,3 +327,57 @@ model Net:
     assert error.code == "S045", error
     assert where(error) == (5, 41), error
     assert "holds the parameter 'encoder.pos_embedding'" in error.message
+
+
+NAMED_RUN = """
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> conv2d(4, kernel=3, padding=1) as stem.conv -> batchnorm() as stem.norm
+          -> relu() as stem.act
+        x -> conv2d(4, kernel=1) as body.a.first -> conv2d(4, kernel=1) as body.a.second
+          -> conv2d(4, kernel=1) as body.b
+        x -> conv2d(4, kernel=1) as head.x -> relu() -> conv2d(2, kernel=1) as head.y
+"""
+
+
+def test_named_container_applied_whole_is_a_sequential_of_named_children() -> None:
+    """``stem.conv``, ``stem.norm``, ``stem.act`` applied one after the other (and ``body``'s
+    nested ``a``) are an ``nn.Sequential`` of named children called whole, as torchvision's
+    DenseNet ``features``; ``head``, whose layers an unnamed relu separates, stays an
+    ``nn.ModuleDict`` called by name. The state dict keys are the names either way."""
+    _, _, code = generate(NAMED_RUN)
+    assert "from collections import OrderedDict" in code
+    assert "self.stem = nn.Sequential(" in code and "self.head = nn.ModuleDict(" in code
+    assert "x = self.stem(x)" in code and "x = self.body(x)" in code
+    assert "self.head.x(x)" in code
+    module = load(code)
+    torch.manual_seed(0)
+    net = module.Net().eval()
+    assert isinstance(net.body.a, nn.Sequential)
+    assert list(net.state_dict())[:2] == ["stem.conv.weight", "stem.conv.bias"]
+    assert "body.a.second.weight" in net.state_dict()
+    x = torch.randn(2, 3, 8, 8)
+    h = F.relu(net.stem.norm(net.stem.conv(x)))
+    h = net.body.b(net.body.a.second(net.body.a.first(h)))
+    h = net.head.y(F.relu(net.head.x(h)))
+    torch.testing.assert_close(net(x), h)
+
+
+def test_named_container_whose_children_interleave_is_not_called_whole() -> None:
+    """``body.a.first``, ``body.b``, ``body.a.second``: an ``nn.Sequential`` would run
+    ``a`` whole before ``b``, so ``body`` stays an ``nn.ModuleDict`` called layer by layer."""
+    _, _, code = generate(
+        """
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> conv2d(4, kernel=1) as body.a.first -> conv2d(5, kernel=1) as body.b
+          -> conv2d(6, kernel=1) as body.a.second
+"""
+    )
+    assert "self.body = nn.ModuleDict(" in code and "self.body(" not in code
+    net = load(code).Net().eval()
+    x = torch.randn(2, 3, 8, 8)
+    expected = net.body.a.second(net.body.b(net.body.a.first(x)))
+    torch.testing.assert_close(net(x), expected)

@@ -152,8 +152,9 @@ def test_an_operation_given_arguments_stays_one_class_per_operation() -> None:
 
 
 def test_a_block_giving_its_operation_to_an_inner_block() -> None:
-    """The inner block takes the class; the outer's classes stay apart per operation (the
-    argument is folded there), and every call still runs its own operation."""
+    """Issue 24 item 3: the inner block takes the class and so does the outer, which passes
+    its own parameter on (``Inner(in_features, 8, act)``): one ``Outer`` class for every
+    operation given (one per operation before), and every call still runs its own."""
     gen = _proved(
         """
         model Inner(width, act):
@@ -170,14 +171,57 @@ def test_a_block_giving_its_operation_to_an_inner_block() -> None:
                 x -> Outer(relu) as a -> Outer(tanh) as b
         """
     )
-    assert CLASS.findall(gen.code) == ["Inner", "Outer", "Outer_2", "Net"]
-    assert "Inner(in_features, 8, nn.ReLU)" in _class(gen, "Outer")
+    assert CLASS.findall(gen.code) == ["Inner", "Outer", "Net"]
+    outer = _class(gen, "Outer")
+    assert "def __init__(self, in_features, act):" in outer
+    assert "Inner(in_features, 8, act)" in outer
+    assert "self.a = Outer(8, nn.ReLU)" in gen.code and "self.b = Outer(4, nn.Tanh)" in gen.code
     model = gen.module.Net()
     x = torch.randn(5, 8)
     h = x
-    for outer, act in ((model.a, torch.relu), (model.b, torch.tanh)):
-        inner = outer.inner1
-        h = _dense(outer.dense1, act(_dense(inner.dense1, h)))
+    for outer_block, act in ((model.a, torch.relu), (model.b, torch.tanh)):
+        inner = outer_block.inner1
+        h = _dense(outer_block.dense1, act(_dense(inner.dense1, h)))
+    assert torch.allclose(model(x), h, atol=1e-6)
+
+
+def test_an_operation_passed_on_by_keyword_through_two_blocks_with_defaults() -> None:
+    """A call-form block call (the tensor first, ``Inner(h, 8, act=act)``), a default on
+    both sides, two levels: one class each, the default left out where it is given."""
+    gen = _proved(
+        """
+        model Inner(width, act = relu):
+            def forward(x):
+                h = dense(x, width)
+                return act(h)
+
+        model Middle(act = relu):
+            def forward(x):
+                h = Inner(x, 8, act=act)
+                return h -> dense(6).act
+
+        model Outer(act):
+            def forward(x):
+                x -> Middle(act) -> dense(4)
+
+        model Net:
+            input_shape = (8,)
+            def forward(x):
+                x -> Outer(relu) as a -> Outer(gelu) as b
+        """
+    )
+    assert CLASS.findall(gen.code) == ["Inner", "Middle", "Outer", "Net"]
+    assert "def __init__(self, in_features, act=nn.ReLU):" in _class(gen, "Middle")
+    assert "Inner(in_features, 8, act=act)" in _class(gen, "Middle")
+    assert "Middle(in_features, act=act)" in _class(gen, "Outer")
+    assert "Outer(8, nn.ReLU)" in gen.code and "Outer(4, nn.GELU)" in gen.code
+    model = gen.module.Net()
+    x = torch.randn(5, 8)
+    h = x
+    for outer, act in ((model.a, F.relu), (model.b, F.gelu)):
+        middle = outer.middle1
+        h = act(_dense(middle.inner1.dense1, h))
+        h = _dense(outer.dense1, act(_dense(middle.dense1, h)))
     assert torch.allclose(model(x), h, atol=1e-6)
 
 

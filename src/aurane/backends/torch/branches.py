@@ -28,6 +28,7 @@ from typing import Any
 
 from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.modules import LINE_LIMIT, _parse_call, nested
+from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.ir.graph import Graph
 from aurane.records import record
 from aurane.semantics.symbolic import PRINTED, InputSize, Leaf, Ref, plain
@@ -86,8 +87,8 @@ class Conditions:
         if expr is None:
             return None
         param = self.model.forward.param if self.model.forward is not None else "x"
-        first = _python(expr, init, self.params, self.locals, param, 0)
-        second = _python(expr, forward, self.params, self.locals, param, 0)
+        first = _python(expr, init, self.params, self.locals, param)
+        second = _python(expr, forward, self.params, self.locals, param)
         if first is None or second is None:
             return None
         return Test(first, second)
@@ -99,89 +100,29 @@ def _python(
     params: set[str],
     local: dict[str, ast.Expr],
     x: str,
-    depth: int,
 ) -> str | None:
     """``expr`` as Python, or None where it reads something this printer cannot write."""
-    if depth > 20:
+    expanding: set[str] = set()  # the constants being written: a cycle is not written
+
+    def leaf(e: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
+        match e:
+            case ast.Name(id=ident) if ident in params:
+                return name(Ref(ident)), ATOM
+            case ast.Name(id=ident) if ident in local and ident not in expanding:
+                expanding.add(ident)
+                found = text(local[ident])
+                expanding.discard(ident)
+                return found
+            case ast.Subscript(value=ast.Name(id=ident), index=ast.Number(value=1)) if (
+                ident == f"{x}.shape"
+            ):
+                return name(InputSize(0)), ATOM
         return None
 
-    own = _precedence(expr)
-
-    def sub(e: ast.Expr, right: bool = False) -> str | None:
-        text = _python(e, name, params, local, x, depth + 1)
-        if text is None:
-            return None
-        inner = _precedence(local[e.id]) if isinstance(e, ast.Name) and e.id in local else None
-        prec = _precedence(e) if inner is None else inner
-        tight = prec < own or (right and prec == own and own >= _ARITH)
-        if own == _COMPARE and prec == _COMPARE:
-            tight = True
-        return f"({text})" if tight else text
-
-    match expr:
-        case ast.Number(value=value):
-            return repr(value)
-        case ast.Bool(value=value):
-            return repr(value)
-        case ast.NoneLit():
-            return "None"
-        case ast.String(value=value):
-            return repr(value)
-        case ast.Name(id=ident):
-            if ident in params:
-                return name(Ref(ident))
-            if ident in local:
-                return _python(local[ident], name, params, local, x, depth + 1)
-            return None
-        case ast.Subscript(value=ast.Name(id=ident), index=ast.Number(value=1)) if (
-            ident == f"{x}.shape"
-        ):
-            return name(InputSize(0))
-        case ast.BinOp(op=op, left=left, right=right):
-            a, b = sub(left), sub(right, right=True)
-            return None if a is None or b is None else f"{a} {op} {b}"
-        case ast.UnaryOp(op=op, operand=operand):
-            a = sub(operand)
-            return None if a is None else f"{op}{a}"
-        case ast.Compare(op=op, left=left, right=right) if op not in ("in", "not in"):
-            a, b = sub(left), sub(right)
-            return None if a is None or b is None else f"{a} {op} {b}"
-        case ast.BoolOp(op=op, left=left, right=right):
-            a, b = sub(left), sub(right)
-            return None if a is None or b is None else f"{a} {op} {b}"
-        case ast.Not(operand=operand):
-            a = sub(operand)
-            return None if a is None else f"not {a}"
-        case ast.Call(func=func, args=args, keywords=keywords, suffixes=()) if func in PRINTED:
-
-            def arg(e: ast.Expr) -> str | None:
-                return _python(e, name, params, local, x, depth + 1)
-
-            texts = [arg(a) for a in args]
-            texts += [None if (v := arg(k.value)) is None else f"{k.name}={v}" for k in keywords]
-            if any(t is None for t in texts):
-                return None
-            return f"{PRINTED[func]}({', '.join(t for t in texts if t is not None)})"
-    return None
-
-
-_OR, _AND, _NOT, _COMPARE, _ARITH, _PRODUCT, _UNARY, _POWER, _ATOM = range(9)
-_OPS = {"+": _ARITH, "-": _ARITH, "*": _PRODUCT, "/": _PRODUCT, "//": _PRODUCT, "%": _PRODUCT}
-
-
-def _precedence(expr: ast.Expr) -> int:
-    match expr:
-        case ast.BoolOp(op=op):
-            return _OR if op == "or" else _AND
-        case ast.Not():
-            return _NOT
-        case ast.Compare():
-            return _COMPARE
-        case ast.BinOp(op=op):
-            return _OPS.get(op, _POWER)
-        case ast.UnaryOp():
-            return _UNARY
-    return _ATOM
+    try:
+        return python_text(expr, leaf, PRINTED)
+    except NotPython:
+        return None
 
 
 def holds(test: str, graph: Graph, input_names: Sequence[str]) -> bool | None:

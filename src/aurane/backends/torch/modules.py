@@ -20,7 +20,7 @@ from aurane.backends.torch.emit_tensor import pieces_call, split_group
 from aurane.backends.torch.inits import init_method
 from aurane.backends.torch.named import Container, access, module_dicts, module_init, tree
 from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
-from aurane.backends.torch.sequential import sequential_run
+from aurane.backends.torch.sequential import applied_whole, sequential_run
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.records import record, replace
@@ -229,7 +229,8 @@ def emit_class(
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in plan.stored),
         *_op_modules(sites),
     ]
-    lines += _inits(sites)
+    whole = applied_whole(graph, sites, names.inputs, names.output)
+    lines += _inits(sites, whole)
     initialise = init_method(graph, sites)  # before tying: the shared weight keeps its init
     if initialise:
         lines.append(f"{INDENT * 2}self._init_weights()")
@@ -241,7 +242,7 @@ def emit_class(
     if plan.forward_graph is not None:  # the same nodes, values as forward writes them
         sites = _forward_sites(sites, plan.forward_graph, names)
         values = node_values(plan.forward_graph)
-    lines += ["", *_forward(plan, names, sites, values)]
+    lines += ["", *_forward(plan, names, sites, values, whole)]
     return lines
 
 
@@ -277,8 +278,9 @@ def _module_dicts(graph: Graph) -> frozenset[str]:
 REGISTERED = frozenset({"buffer"})  # state that __init__ registers instead of assigning
 
 
-def _inits(sites: list[Site]) -> list[str]:
-    """``self.attr = ...`` per layer; a named container once, where its first layer is."""
+def _inits(sites: list[Site], whole: frozenset[str]) -> list[str]:
+    """``self.attr = ...`` per layer; a named container once, where its first layer is (an
+    ``nn.Sequential`` of its named children where forward applies it ``whole``)."""
     named: dict[str, list[tuple[str, Call]]] = {}
     for site in sites:
         path = site.node.layer
@@ -304,7 +306,7 @@ def _inits(sites: list[Site]) -> list[str]:
         else:
             top = path.split(".")[0]
             if top in named:
-                container = tree(named.pop(top))[top]
+                container = tree(named.pop(top), whole)[top]
                 assert isinstance(container, Container)
                 lines += _container(f"self.{top}", container)
     return lines
@@ -438,7 +440,16 @@ def _site(
     )
 
 
-def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Value]) -> list[str]:
+def _forward(
+    plan: ClassPlan,
+    names: Locals,
+    sites: list[Site],
+    values: list[Value],
+    whole: frozenset[str],
+) -> list[str]:
+    """``whole``: the containers of named children ``__init__`` built as ``nn.Sequential``
+    (only those are called whole; a numbered container always is one)."""
+    dicts = _module_dicts(plan.graph)
     x = names.names[0]
     graph = plan.graph
     inputs = [names.names[slot] for slot in names.params] or [x]
@@ -466,12 +477,13 @@ def _forward(plan: ClassPlan, names: Locals, sites: list[Site], values: list[Val
             grouped = index + pieces
             continue
         run = sequential_run(plan.graph, sites, index, names.inputs, names.output)
-        if run is not None:  # a named nn.Sequential applied whole: s = self.downsample(x)
+        if run is not None and (run[0] in whole or run[0] not in dicts):
+            # a named nn.Sequential applied whole: s = self.downsample(x)
             path, count = run
             target = names.names[index + count]
             changed = sites[index + count - 1].out_shape != site.in_shapes[0]
             comment = f"# {_shape(values[index + count].shape)}" if changed else ""
-            reach = access(path, _module_dicts(plan.graph))
+            reach = access(path, dicts)
             lines += wrap(2, f"{target} = ", Call(f"self.{reach}", (site.x,)), comment)
             grouped = index + count
             continue

@@ -1,8 +1,9 @@
 """Layers named with ``as``: attribute paths, containers and module forms of functions.
 
 A dotted path builds containers: a container whose children are exactly ``0..n-1`` is an
-``nn.Sequential``, any other an ``nn.ModuleDict`` (``dict(wte=..., h=...)``, nanoGPT's
-spelling). A function such as ``relu`` that takes a name (or sits in a named chain) becomes
+``nn.Sequential``, and so is one of named children that forward applies whole
+(``nn.Sequential(OrderedDict(conv0=..., norm0=...))``, torchvision's DenseNet); any other
+is an ``nn.ModuleDict`` (``dict(wte=..., h=...)``, nanoGPT's spelling). A function such as ``relu`` that takes a name (or sits in a named chain) becomes
 its module (``nn.ReLU()``), so indices match torchvision's ``Conv2dNormActivation``.
 """
 
@@ -126,6 +127,7 @@ class Container:
     """A node of the layer tree: children by key, each a container or a constructor."""
 
     children: dict[str, Container | Call] = field(default_factory=dict)
+    applied_whole: bool = False  # forward calls it (sequential.py): named children in order
 
     @property
     def holds_parameter(self) -> bool:
@@ -172,7 +174,10 @@ class Container:
             return Call("nn.Sequential", tuple(_text(i) for i in items))
         keys = list(self.children)
         if all(k.isidentifier() for k in keys):
-            inner = Call("dict", tuple(f"{k}={_text(i)}" for k, i in zip(keys, items, strict=True)))
+            named = tuple(f"{k}={_text(i)}" for k, i in zip(keys, items, strict=True))
+            if self.applied_whole:
+                return Call("nn.Sequential", (Call("OrderedDict", named).text(),))
+            inner = Call("dict", named)
         else:
             pairs = ", ".join(f'"{k}": {_text(i)}' for k, i in zip(keys, items, strict=True))
             inner = Call("", (f"{{{pairs}}}",))
@@ -187,14 +192,18 @@ def _text(item: Call) -> str:
     return item.text()
 
 
-def tree(named: list[tuple[str, Call]]) -> dict[str, Container | Call]:
-    """Top-level attributes: plain layers and containers, in first-use order."""
+def tree(
+    named: list[tuple[str, Call]], applied_whole: frozenset[str] = frozenset()
+) -> dict[str, Container | Call]:
+    """Top-level attributes: plain layers and containers, in first-use order; a container
+    in ``applied_whole`` or below one is an ``nn.Sequential`` of its named children."""
     root = Container()
     for path, init in named:
         parts = path.split(".")
         holder = root
-        for part in parts[:-1]:
-            child = holder.children.setdefault(part, Container())
+        for depth, part in enumerate(parts[:-1], start=1):
+            whole = holder.applied_whole or ".".join(parts[:depth]) in applied_whole
+            child = holder.children.setdefault(part, Container(applied_whole=whole))
             assert isinstance(child, Container)
             holder = child
         holder.children[parts[-1]] = init

@@ -21,7 +21,7 @@ from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.named import module_class
 from aurane.backends.torch.names import Namespace
-from aurane.backends.torch.shown import Naming, show, show_named
+from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
 from aurane.ir.graph import Graph, Node
 from aurane.records import field, record, replace
 from aurane.semantics.symbolic import InputSize, Leaf, plain
@@ -93,9 +93,21 @@ class _Scopes:
 SPATIAL_NAMES = {2: ("height", "width"), 3: ("depth", "height", "width")}
 
 
-def _shown_graph(graph: Graph, name: Naming, folds: Callable[[Leaf], bool] | None = None) -> Graph:
+def _shown_graph(
+    graph: Graph,
+    name: Naming,
+    folds: Callable[[Leaf], bool] | None = None,
+    ops: Mapping[str, object] | None = None,
+) -> Graph:
     """``graph`` as a class writes it: symbolic numbers as expressions, and the
-    boolean/string arguments a parameter gave as the parameter, references by ``name``."""
+    boolean/string arguments a parameter gave as the parameter, references by ``name``;
+    an operation-valued parameter of ``ops`` given to an inner block (``Inner(8, act)``)
+    is that block's argument by the parameter's name."""
+    passed = {
+        (node_id, inner): param
+        for param in ops or {}
+        for node_id, inner in graph.block_ops[param].passed
+    }
     nodes = []
     for node in graph.nodes:
         args: dict[str, Any] = show(dict(node.args), name, folds)
@@ -105,6 +117,12 @@ def _shown_graph(graph: Graph, name: Naming, folds: Callable[[Leaf], bool] | Non
                 holder = args["arguments"] = dict(args["arguments"])
                 key = arg.removeprefix("arguments.")
             holder[key] = show_named(holder[key], param, name)
+        for (node_id, inner), param in passed.items():
+            if node_id == node.id:  # written by name where call_args reads it
+                args["arguments"] = {
+                    **args.get("arguments", {}),
+                    inner: show_named("", param, name),
+                }
         nodes.append(replace(node, args=args))
     values = tuple(replace(v, shape=show(v.shape, name, folds)) for v in graph.values)
     return replace(graph, nodes=tuple(nodes), values=values)
@@ -207,7 +225,7 @@ class ParamClasses:
         defaults = dict(graph.block_defaults)
         scopes = _Scopes(graph, params)
         renamed = _operation_ids(graph, ops)
-        shown = _renamed(_shown_graph(graph, scopes.init, scopes.folds), renamed)
+        shown = _renamed(_shown_graph(graph, scopes.init, scopes.folds, ops), renamed)
         forward = _renamed(_shown_graph(graph, scopes.forward), renamed)
         claimed = tuple(scopes.attrs.values())
         op_params = tuple(
@@ -441,13 +459,15 @@ class ParamClasses:
         args = [lit(in_shape[d]) for d in cls.dims]
         given = node.args.get("arguments", {})
         for param in cls.params:
-            if param in cls.ops:  # act=nn.ReLU
+            if param in cls.ops:  # act=nn.ReLU, or the caller's own parameter: act=act
                 made = _module_of(sub, param) if sub is not None else None
                 assert made is not None  # the class takes it only when every call gives one
+                named = given.get(param)
+                text = lit(named) if isinstance(named, ShownStr) else made
                 if cls.ops[param] is None:
-                    args.append(made)
-                elif made != cls.ops[param]:
-                    args.append(f"{param}={made}")
+                    args.append(text)
+                elif text != made or made != cls.ops[param]:
+                    args.append(f"{param}={text}")
                 continue
             value = given.get(param)
             if param not in cls.defaults:
@@ -478,12 +498,16 @@ def function_sources(code: str) -> list[str]:
 
 def _module_of(graph: Graph, param: str) -> str | None:
     """The module class (``nn.ReLU``) that the operation-valued ``param`` gives every node
-    it applies in ``graph``, or None when one needs arguments (``leaky_relu(0.2)``)."""
+    it applies in ``graph`` and every inner block it is given to (whose class takes it as
+    a module class), or None when one needs arguments (``leaky_relu(0.2)``)."""
     found = graph.block_ops.get(param)
-    if found is None or not found.nodes:
+    if found is None:
         return None
     nodes = {n.id: n for n in graph.nodes}
     made = {module_class(nodes[n].op, nodes[n].args) for n in found.nodes}
+    for node_id, inner in found.passed:
+        sub = nodes[node_id].subgraph
+        made.add(_module_of(sub, inner) if sub is not None and inner in _operations(sub) else None)
     return made.pop() if len(made) == 1 and None not in made else None
 
 

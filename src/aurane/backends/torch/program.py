@@ -76,12 +76,12 @@ class TorchCodeGenerator:
             for m in self.program.models
             if m.name in bases and m.params and m.forward is not None and m.name not in self.graphs
         }
-        models = {m.name: m for m in self.program.models}
-        constants = {
+        self._models = {m.name: m for m in self.program.models}
+        self._constants = {
             s.name: s.value for s in self.program.statements if isinstance(s, ast.Constant)
         }
         self._blocks = ParamClasses(
-            self._instances, self.globals, self._class_of, models, constants=constants
+            self._instances, self.globals, self._class_of, self._models, constants=self._constants
         )
         self.class_names = {}
         for key in self._graphs:
@@ -223,10 +223,6 @@ class TorchCodeGenerator:
         each variant as a small class passing its arguments (``rolled.py``), in place in
         ``classes``; a network that cannot be rolled keeps its variants' classes. Returns
         the names of the classes rewritten."""
-        models = {m.name: m for m in self.program.models}
-        constants = {
-            s.name: s.value for s in self.program.statements if isinstance(s, ast.Constant)
-        }
         index = {p.name: i for i, p in enumerate(plans)}
         done: set[str] = set()
         for network, name in self._networks.items():
@@ -243,12 +239,12 @@ class TorchCodeGenerator:
             else:
                 try:
                     result = roll(
-                        models[network],
+                        self._models[network],
                         found,
                         name=name,
-                        constants=constants,
+                        constants=self._constants,
                         classes=self.class_names,
-                        block_models={n: m for n, m in models.items() if m.params},
+                        block_models=self._models,
                         class_of=self._class_of,
                         dims_of=self._blocks.dims_of,
                     )
@@ -268,7 +264,7 @@ class TorchCodeGenerator:
                         classes[i] = f"{head}super().__init__()\n{line}{rest}"
                 for position, (variant, _, _) in enumerate(found):
                     cls = self.class_names[variant.name]
-                    entry = "\n".join(result.entries[variant.name]).replace("{entry}", cls)
+                    entry = "\n".join(result.entries[variant.name])
                     if position == 0:
                         entry = "\n".join(result.network) + "\n\n\n" + entry
                     classes[index[cls]] = entry
@@ -355,6 +351,8 @@ def _core_imports(code: str) -> list[str]:
         lines.append("import math")
     if re.search(r"\bfnmatch\.", code):
         lines.append("import fnmatch")
+    if re.search(r"(?<![\w.])OrderedDict\(", code):  # an nn.Sequential of named children
+        lines.append("from collections import OrderedDict")
     return lines
 
 

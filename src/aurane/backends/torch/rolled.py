@@ -22,6 +22,7 @@ Anything else raises ``Unsupported`` and the variants keep their own classes
 from __future__ import annotations
 
 import math
+import re
 from collections import ChainMap
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,18 +31,23 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, wrap
 from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_init
-from aurane.backends.torch.param_blocks import (
-    MAKE_DIVISIBLE,
-    MAKE_DIVISIBLE_SOURCE,
-    _module_of,
-    input_names,
-)
+from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
+from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownFloat, ShownInt
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.records import record, replace
-from aurane.semantics.config import MODEL_FIELDS
-from aurane.semantics.symbolic import InputSize, Ref, is_symbolic, plain, to_python, tree_of
+from aurane.semantics.config import MODEL_TABLE
+from aurane.semantics.functions import make_divisible
+from aurane.semantics.symbolic import (
+    PRINTED,
+    InputSize,
+    Ref,
+    is_symbolic,
+    plain,
+    to_python,
+    tree_of,
+)
 from aurane.syntax import ast
 
 
@@ -59,13 +65,10 @@ class Model:
 @record(frozen=True)
 class Rolled:
     network: list[str]  # the network's class
-    entries: dict[str, list[str]]  # variant model -> its entry class
+    entries: dict[str, list[str]]  # variant model -> its entry class (a subclass)
     out_sizes: dict[str, str]  # block class -> the expression it stores as out_channels
 
 
-# Python's binding strength of each operator, for parentheses
-_PRECEDENCE = {"or": 3, "and": 4, "not": 5, "cmp": 6, "+": 11, "-": 11, "*": 12, "/": 12}
-_PRECEDENCE.update({"//": 12, "%": 12, "unary": 13, "**": 14})
 _FUNCTIONS: dict[str, Any] = {
     "range": range,
     "enumerate": enumerate,
@@ -78,14 +81,9 @@ _FUNCTIONS: dict[str, Any] = {
     "abs": abs,
     "list": list,
     "tuple": tuple,
+    MAKE_DIVISIBLE: make_divisible,  # the function the generated file defines
+    "math": math,  # math.ceil: the language's ceil as written (semantics.symbolic.PRINTED)
 }
-MODEL_FIELD_NAMES = frozenset(spec.name for spec in MODEL_FIELDS)
-# make_divisible as the generated file defines it (param_blocks.MAKE_DIVISIBLE_SOURCE)
-_HELPERS: dict[str, Any] = {}
-exec(MAKE_DIVISIBLE_SOURCE, _HELPERS)  # noqa: S102  # the package's own source text
-_FUNCTIONS[MAKE_DIVISIBLE] = _HELPERS[MAKE_DIVISIBLE]
-_MATH = {name: f"math.{name}" for name in ("ceil", "floor", "sqrt")}
-_FUNCTIONS["math"] = math
 
 
 class _ModuleClasses:
@@ -96,6 +94,10 @@ class _ModuleClasses:
 
 
 _FUNCTIONS["nn"] = _ModuleClasses()
+# the functions a translated expression calls: the language's (``ceil`` as math.ceil) and
+# the iteration helpers a loop header uses
+_ITERATION = ("range", "enumerate", "zip", "len", "list", "tuple")
+_CALLED = {**PRINTED, **{name: name for name in _ITERATION}}
 LONG_CONSTANT = 40  # a module constant written longer is a local table of __init__
 SIZE = "channels"  # the running width's local
 STAGE = "stage"  # a numbered container a loop fills
@@ -118,6 +120,8 @@ class Translator:
         self.classes = classes  # model name -> its class
         self.tables: dict[str, ast.Expr] = {}  # long module constants the class names
         self.table_values: dict[str, Any] = {}
+        # a local shadows a function of the same name (then the call is not written)
+        self.functions = {name: python for name, python in _CALLED.items() if name not in locals_}
 
     def table_lines(self, depth: int) -> list[str]:
         """``stages = [`` one item a line ``]``: each long module constant the class reads."""
@@ -125,97 +129,51 @@ class Translator:
         lines: list[str] = []
         for name, expr in self.tables.items():
             if isinstance(expr, ast.ListExpr | ast.TupleExpr):
-                close = "]" if isinstance(expr, ast.ListExpr) else ")"
-                lines.append(f"{pad}{name} = {'[' if close == ']' else '('}")
-                lines += [f"{pad}{INDENT}{self.text(item)}," for item in expr.items]
-                lines.append(f"{pad}{close}")
+                lines += self.item_lines(pad, f"{name} = ", expr)
             else:
                 lines.append(f"{pad}{name} = {self.text(expr)}")
         return lines
 
-    def text(self, expr: ast.Expr) -> str:
-        return self._text(expr)[0]
+    def item_lines(
+        self, pad: str, head: str, expr: ast.ListExpr | ast.TupleExpr, tail: str = ""
+    ) -> list[str]:
+        """``head[``, one item a line, ``]tail``: a long list or tuple as black writes it."""
+        opener, closer = ("[", "]") if isinstance(expr, ast.ListExpr) else ("(", ")")
+        items = [f"{pad}{INDENT}{self.text(item)}," for item in expr.items]
+        return [f"{pad}{head}{opener}", *items, f"{pad}{closer}{tail}"]
 
-    def _text(self, expr: ast.Expr) -> tuple[str, int]:
-        atom = 20
-        if isinstance(expr, ast.Number):
-            return repr(expr.value), atom if expr.value >= 0 else _PRECEDENCE["unary"]
-        if isinstance(expr, ast.Bool):
-            return repr(expr.value), atom
-        if isinstance(expr, ast.NoneLit):
-            return "None", atom
-        if isinstance(expr, ast.String):
-            return repr(expr.value), atom
+    def text(self, expr: ast.Expr) -> str:
+        try:
+            return python_text(expr, self._leaf, self.functions)
+        except NotPython as error:
+            raise Unsupported(str(error)) from error
+
+    def _leaf(self, expr: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
+        """A name by scope: a local, a module constant (inlined, or a table when long), a
+        model's class, an operation's module class (``relu`` given to a block: nn.ReLU)."""
         if isinstance(expr, ast.Name):
             if expr.id in self.locals:
-                return expr.id, atom
+                return expr.id, ATOM
             if expr.id in self.constants:
-                text, tight = self._text(self.constants[expr.id])
-                if len(text) <= LONG_CONSTANT:
-                    return text, tight
+                inlined = text(self.constants[expr.id])
+                if len(inlined[0]) <= LONG_CONSTANT:
+                    return inlined
                 self.tables.setdefault(expr.id, self.constants[expr.id])
-                self.table_values.setdefault(expr.id, evaluate(text, {}))
-                return expr.id, atom  # a table: a local of __init__, one item a line
+                self.table_values.setdefault(expr.id, evaluate(inlined[0], {}))
+                return expr.id, ATOM  # a table: a local of __init__, one item a line
             if expr.id in self.classes:
-                return self.classes[expr.id], atom
+                return self.classes[expr.id], ATOM
             raise Unsupported(f"the name '{expr.id}' has no Python value here")
         if isinstance(expr, ast.OpRef):
             if expr.name in self.locals:
-                return expr.name, atom
+                return expr.name, ATOM
             if expr.name in self.classes:
-                return self.classes[expr.name], atom
+                return self.classes[expr.name], ATOM
             made = module_class(expr.name)
             if made is not None:  # relu given to a block: its module class, nn.ReLU
-                return made, atom
+                return made, ATOM
             raise Unsupported(f"the operation '{expr.name}' as a value")
-        if isinstance(expr, ast.TupleExpr):
-            items = [self.text(i) for i in expr.items]
-            return ("(" + items[0] + ",)" if len(items) == 1 else f"({', '.join(items)})"), atom
-        if isinstance(expr, ast.ListExpr):
-            return f"[{', '.join(self.text(i) for i in expr.items)}]", atom
-        if isinstance(expr, ast.BinOp):
-            binds = _PRECEDENCE[expr.op]
-            right_assoc = expr.op == "**"
-            left = self._operand(expr.left, binds, strict=right_assoc)
-            right = self._operand(expr.right, binds, strict=not right_assoc)
-            return f"{left} {expr.op} {right}", binds
-        if isinstance(expr, ast.UnaryOp):
-            binds = _PRECEDENCE["unary"]
-            return f"{expr.op}{self._operand(expr.operand, binds, strict=False)}", binds
-        if isinstance(expr, ast.Compare):
-            binds = _PRECEDENCE["cmp"]
-            left = self._operand(expr.left, binds, strict=True)
-            right = self._operand(expr.right, binds, strict=True)
-            return f"{left} {expr.op} {right}", binds
-        if isinstance(expr, ast.BoolOp):
-            binds = _PRECEDENCE[expr.op]
-            left = self._operand(expr.left, binds, strict=False)
-            right = self._operand(expr.right, binds, strict=True)
-            return f"{left} {expr.op} {right}", binds
-        if isinstance(expr, ast.Not):
-            binds = _PRECEDENCE["not"]
-            return f"not {self._operand(expr.operand, binds, strict=False)}", binds
-        if isinstance(expr, ast.IfExp):
-            body = self._operand(expr.body, 2, strict=True)
-            test = self._operand(expr.test, 2, strict=True)
-            orelse = self._operand(expr.orelse, 1, strict=False)
-            return f"{body} if {test} else {orelse}", 1
-        if isinstance(expr, ast.Subscript):
-            value = self._operand(expr.value, atom, strict=False)
-            return f"{value}[{self.text(expr.index)}]", atom
-        if isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
-            func = _MATH.get(expr.func, expr.func)
-            known = func in _FUNCTIONS or func.startswith("math.")
-            if not known or expr.func in self.locals:
-                raise Unsupported(f"the function '{expr.func}' is not written in Python here")
-            args = [self.text(a) for a in expr.args]
-            args += [f"{k.name}={self.text(k.value)}" for k in expr.keywords]
-            return f"{func}({', '.join(args)})", atom
-        raise Unsupported(f"the expression {type(expr).__name__} is not written in Python here")
-
-    def _operand(self, expr: ast.Expr, binds: int, *, strict: bool) -> str:
-        text, tight = self._text(expr)
-        return f"({text})" if tight < binds or (strict and tight == binds) else text
+        return None
 
 
 def evaluate(text: str, env: Mapping[str, Any]) -> Any:
@@ -269,21 +227,31 @@ def _super_call(given: list[tuple[str, ast.Expr]], tr: Translator) -> list[str]:
     lines = [f"{pad}super().__init__("]
     for (key, value), text in zip(given, texts, strict=True):
         if len(pad + INDENT + text) > LINE_LIMIT and isinstance(value, ast.ListExpr):
-            lines.append(f"{pad}{INDENT}{key}[")
-            lines += [f"{pad}{INDENT * 2}{tr.text(item)}," for item in value.items]
-            lines.append(f"{pad}{INDENT}],")
+            lines += tr.item_lines(pad + INDENT, key, value, ",")
         else:
             lines.append(f"{pad}{INDENT}{text},")
     return [*lines, f"{pad})"]
 
 
 def _nested(depth: int, head: str, call: Call) -> list[str]:
-    """``head(call)`` on one line, or black's split: the call on its own lines inside."""
+    """``head(call)`` on one line, or black's split: the call on its own lines inside, or
+    with a leading argument (``add_module("conv0", ``) the arguments on their own line."""
     pad = INDENT * depth
     line = f"{pad}{head}{call.text()})"
     if len(line) <= LINE_LIMIT:
         return [line]
+    func, _, leading = head.partition("(")
+    if leading:
+        return wrap(depth, "", Call(func, (leading.removesuffix(", "), call.text())))
     return [f"{pad}{head}", *wrap(depth + 1, "", call), f"{pad})"]
+
+
+def _added_lines(depth: int, head: str, made: Call, keep: bool) -> list[str]:
+    """``head(made)`` (``stage.append(``, ``setattr(self, f"layer{i + 1}", ``); with
+    ``keep`` the block is bound to ``layer`` first, so the width can be read from it."""
+    if keep:
+        return [*wrap(depth, f"{LAYER} = ", made), f"{INDENT * depth}{head}{LAYER})"]
+    return _nested(depth, head, made)
 
 
 def _literal(expr: ast.Expr) -> bool:
@@ -297,18 +265,26 @@ def _literal(expr: ast.Expr) -> bool:
     return False
 
 
+def _named(key: str) -> bool:
+    """A child named by a word, templated or not (``conv0``, ``transition{}``), not by its
+    position (``3``, ``{}``, ``*``)."""
+    return key.replace("{}", "0").isidentifier()
+
+
 def _flat_head(layer: str | None) -> str | None:
-    """``features`` of ``features.*`` and ``features.0``: a container filled in order."""
+    """``features`` of ``features.*``, ``features.0`` and ``features.conv0``: a container
+    filled in order (its named children as torchvision's DenseNet adds them)."""
     if layer is None or layer.count(".") != 1:
         return None
     head, last = layer.split(".")
-    if head.isidentifier() and (last == "*" or last.isdigit()):
+    if head.isidentifier() and (last == "*" or last.isdigit() or _named(last)):
         return head
     return None
 
 
 def _stars(stmt: ast.ForwardStmt) -> list[str]:
-    """The containers ``as NAME.*`` or ``as NAME.0`` fills anywhere in ``stmt``, in order."""
+    """The containers ``as NAME.*``, ``as NAME.0`` or ``as NAME.conv0`` fills anywhere in
+    ``stmt``, in order."""
     found: list[str] = []
 
     def visit(node: object) -> None:
@@ -492,16 +468,18 @@ class _Walk:
             self.stages.add(evaluate(f'f"{path}"', self.env) if templated else path)
             call = stage_call
             assert call is not None and call.layer is not None
-            head = self._flat_index(call.layer.removesuffix(".{}"), call.layer_holes[:-1])
-            if head is not None:
-                lines.append(f"{pad}self.{head}.append({STAGE})")
+            parent = call.layer.rsplit(".", 1)[0]
+            added = self._added(parent, call.layer_holes[: parent.count("{}")])
+            if added is not None:
+                lines.append(f"{pad}{added[0]}{STAGE})")
             else:
                 target = f'f"{path}"' if templated else f'"{path}"'
                 lines.append(f"{pad}setattr(self, {target}, {STAGE})")
         return lines
 
     def _stage(self, stmt: ast.For) -> tuple[str, bool] | None:
-        """A loop whose one layer is named ``P.{j}`` by its own ``range`` target fills the
+        """A loop whose one layer is named ``P.{j}`` by its own ``range`` target, or
+        ``P.name{...}`` (DenseNet's ``denseblock{i + 1}.denselayer{j + 1}``), fills the
         container P: (P as Python, whether it is templated)."""
         calls = [
             step
@@ -523,12 +501,13 @@ class _Walk:
         call = calls[0]
         self._stage_call = call
         assert call.layer is not None
-        if not call.layer.endswith(".{}") or not call.layer_holes:
+        if "." not in call.layer or not call.layer_holes:
             return None
+        head, key = call.layer.rsplit(".", 1)
         last = call.layer_holes[-1]
-        if not (isinstance(last, ast.Name) and last.id == j):
+        numbered = key == "{}" and isinstance(last, ast.Name) and last.id == j
+        if not numbered and not (_named(key) and key.count("{}") == 1):
             return None
-        head = call.layer.removesuffix(".{}")
         if "." in head and _flat_head(head.replace("{}", "0")) not in self.flat:
             raise Unsupported("a container below another in a loop")
         self.stage_steps.add(call.span)
@@ -543,9 +522,9 @@ class _Walk:
             for step in chain.steps:
                 after += self.step(step, depth)
             made, self.collect = self.collect, None
-            head = _flat_head(chain.layer.replace("{}", "0"))
-            if head is not None and head in self.flat:
-                name = f"{head}.{self.flat[head]}"  # the container's next child
+            added = self._added(chain.layer, chain.layer_holes)  # the container's next child
+            if added is not None:
+                name = added[1]
             else:
                 path = _path_text(chain.layer, chain.layer_holes, self.tr)[0]
                 name = evaluate(f'f"{path}"', self.env)
@@ -553,9 +532,8 @@ class _Walk:
                 if path != f"{name}.{index}":
                     raise Unsupported(f"the layer '{path}' is not the chain's child {index}")
             call = Call("nn.Sequential", tuple(text for _, text in made))
-            head = self._flat_index(chain.layer, chain.layer_holes)
-            if head is not None:
-                return _nested(depth, f"self.{head}.append(", call) + after
+            if added is not None:
+                return _nested(depth, added[0], call) + after
             path, templated = _path_text(chain.layer, chain.layer_holes, self.tr)
             if "." in path:
                 raise Unsupported("a chain named below a container")
@@ -598,23 +576,18 @@ class _Walk:
     def _concrete_size(self) -> int:
         return int(evaluate(self.size, self.env))
 
-    def _in_width(self, node: Node) -> int:
-        value = self.values[node.inputs[0]]
-        if value.shape is None or len(value.shape) < 2:
-            raise Unsupported("an input without a channel or feature axis")
-        return int(plain(value.shape[1]))
-
-    def _out_width(self, node: Node) -> int:
-        value = self.values[node.output]
-        if value.shape is None or len(value.shape) < 2:
-            raise Unsupported("an output without a channel or feature axis")
-        return int(plain(value.shape[1]))
+    def _width(self, name: str) -> int:
+        """The channel or feature size of the IR's value ``name``."""
+        shape = self.values[name].shape
+        if shape is None or len(shape) < 2:
+            raise Unsupported(f"the value '{name}' has no channel or feature axis")
+        return int(plain(shape[1]))
 
     def step(self, step: ast.Call, depth: int) -> list[str]:
         pad = INDENT * depth
         self.depth = depth
         node = self._node(step)
-        if self._concrete_size() != self._in_width(node):
+        if self._concrete_size() != self._width(node.inputs[0]):
             raise Unsupported(f"'{self.size}' is not the input width of '{node.id}'")
         is_block = node.op == "block"
         made, out = self._block(step, node) if is_block else self._layer(step, node)
@@ -624,7 +597,7 @@ class _Walk:
         elif step.layer is not None:
             raise Unsupported(f"the named '{step.func}' makes no module")
         self._suffixes(node)  # after the step's own module: a named chain lists it first
-        width = self._out_width(node)
+        width = self._width(node.output)
         if out == LAYER:
             text = f"{LAYER}.out_channels"
             self.env[LAYER] = _Width(width)
@@ -661,21 +634,31 @@ class _Walk:
             raise Unsupported(f"the width after '{step.func}' is no expression of the source")
         return kept[0]
 
-    def _flat_index(self, layer: str, holes: tuple[ast.Expr, ...]) -> str | None:
-        """The container of ``features.3`` / ``features.{2 * i}`` when it is filled in order
-        (the index must be its next child's), else None."""
+    def _added(self, layer: str, holes: tuple[ast.Expr, ...]) -> tuple[str, str] | None:
+        """How ``layer`` joins a container filled in order, and the child's layer path:
+        ``self.features.append(`` for ``features.3`` / ``features.{2 * i}`` (the index must
+        be its next child's), ``self.features.add_module("conv0", `` for a named child
+        (``features.conv0``, ``features.transition{i + 1}``); None for another layer."""
         if layer.count(".") != 1 or (holes and len(holes) != 1):
             return None
         head, last = layer.split(".")
-        if head not in self.flat or not (last in ("*", "{}") or last.isdigit()):
+        if head not in self.flat:
             return None
         index = self.flat[head]
+        if _named(last):
+            key, templated = _path_text(last, holes, self.tr)
+            self.flat[head] = index + 1
+            child = evaluate(f'f"{key}"', self.env) if templated else key
+            quoted = f'f"{key}"' if templated else f'"{key}"'
+            return f"self.{head}.add_module({quoted}, ", f"{head}.{child}"
+        if not (last in ("*", "{}") or last.isdigit()):
+            return None
         if last == "{}":
             last = str(evaluate(self.tr.text(holes[0]), self.env))
         if last != "*" and last != str(index):
             raise Unsupported(f"'{layer}' is not the next child of '{head}'")
         self.flat[head] = index + 1
-        return head
+        return f"self.{head}.append(", f"{head}.{index}"
 
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """``self.conv1 = ...``, ``stage.append(...)`` or ``setattr(self, f"...", ...)``."""
@@ -691,17 +674,22 @@ class _Walk:
             self.unnamed.add(node.id)
             return wrap(depth, f"self.{node.id} = ", made)
         if step.span not in self.stage_steps:
-            before = self.flat.get(step.layer.split(".")[0])
-            head = self._flat_index(step.layer, step.layer_holes)
-            if head is not None:
-                if node.layer != f"{head}.{before}":
-                    raise Unsupported(f"the layer '{node.layer}' is not the next of '{head}'")
+            added = self._added(step.layer, step.layer_holes)
+            if added is not None:
+                if node.layer != added[1]:
+                    raise Unsupported(f"the layer '{node.layer}' is not '{added[1]}'")
                 self.made.add(node.layer)
-                return _nested(depth, f"self.{head}.append(", made)
+                return _added_lines(depth, added[0], made, keep)
         path, templated = _path_text(step.layer, step.layer_holes, self.tr)
         if node.layer is None:
             raise Unsupported("a named step without a layer in the IR")
         self.made.add(node.layer)
+        key = step.layer.rsplit(".", 1)[-1]
+        if step.span in self.stage_steps and _named(key):  # stage.add_module(f"...", ...)
+            if evaluate(f'f"{path}"', self.env) != node.layer:
+                raise Unsupported("a layer path differs from the IR's")
+            quoted = f'f"{path.rsplit(".", 1)[1]}"'
+            return _added_lines(depth, f"{STAGE}.add_module({quoted}, ", made, keep)
         if step.layer.endswith(".{}") and step.layer_holes:
             hole = self.tr.text(step.layer_holes[-1])
             if evaluate(hole, self.env) != int(node.layer.rsplit(".", 1)[1]):
@@ -709,20 +697,13 @@ class _Walk:
             head = evaluate(f'f"{path.rsplit(".", 1)[0]}"', self.env)
             if f"{head}.{node.layer.rsplit('.', 1)[1]}" != node.layer:
                 raise Unsupported("a layer path differs from the IR's")
-            if keep:
-                return [*wrap(depth, f"{LAYER} = ", made), f"{pad}{STAGE}.append({LAYER})"]
-            return _nested(depth, f"{STAGE}.append(", made)
+            return _added_lines(depth, f"{STAGE}.append(", made, keep)
         if "." in path:
             raise Unsupported("a dotted layer name outside a loop's container")
         if evaluate(f'f"{path}"', self.env) != node.layer:
             raise Unsupported("a layer path differs from the IR's")
         if templated:
-            if keep:
-                return [
-                    *wrap(depth, f"{LAYER} = ", made),
-                    f'{pad}setattr(self, f"{path}", {LAYER})',
-                ]
-            return _nested(depth, f'setattr(self, f"{path}", ', made)
+            return _added_lines(depth, f'setattr(self, f"{path}", ', made, keep)
         if keep:
             return [*wrap(depth, f"{LAYER} = ", made), f"{pad}self.{path} = {LAYER}"]
         return wrap(depth, f"self.{path} = ", made)
@@ -843,10 +824,15 @@ class _Walk:
                     raise Unsupported("a width of another input axis")
                 return self.size
             if isinstance(leaf, Ref) and leaf.name in texts:
-                return f"({texts[leaf.name]})"
+                text = texts[leaf.name]
+                return text if _ATOMIC.fullmatch(text) else f"({text})"
             raise Unsupported(f"the width reads '{leaf}'")
 
         return to_python(tree_of(shape[1]), name)
+
+
+# a name, attribute, number or one subscript of them: needs no parentheses as an operand
+_ATOMIC = re.compile(r"[\w.]+(\[[\w.]+\])?")
 
 
 class _Width(int):
@@ -893,7 +879,7 @@ def roll(
     params = [p.name for p in network.params]
     loops = _loop_names(forward.body)
     fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
-    if any(name in MODEL_FIELD_NAMES for name in fields):
+    if any(name in MODEL_TABLE for name in fields):
         raise Unsupported("a network with its own input_shape or input_dtype")
     reserved = {SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr", *_FUNCTIONS}
     names = [*params, *loops, *fields]
@@ -932,7 +918,7 @@ def roll(
         assert base is not None
         given = [("", a) for a in base.args] + [(f"{k.name}=", k.value) for k in base.keywords]
         entries[variant.name] = [
-            f"class {{entry}}({name}):",
+            f"class {classes[variant.name]}({name}):",
             f"{INDENT}def __init__(self):",
             *_super_call(given, tr),
         ]

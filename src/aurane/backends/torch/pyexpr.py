@@ -1,0 +1,103 @@
+"""Aurane constant expressions as Python source text (issue 24 item 3).
+
+One printer for the generator's two writers of source expressions: the ``if`` tests of a
+block joined over its branches (``branches.py``) and the rolled network's loops and
+arguments (``rolled.py``). Each says how it writes names (``leaf``) and which functions it
+can call; the operators, their parentheses and literals are written here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from aurane.syntax import ast
+
+
+class NotPython(Exception):
+    """The expression reads something the caller cannot write in Python (the message says
+    what)."""
+
+
+# Python's binding strength of each operator, for parentheses
+PRECEDENCE = {"or": 3, "and": 4, "not": 5, "cmp": 6, "+": 11, "-": 11, "*": 12, "/": 12}
+PRECEDENCE.update({"//": 12, "%": 12, "unary": 13, "**": 14})
+ATOM = 20
+CONDITIONAL = 1  # ``a if test else b``
+
+Printed = tuple[str, int]  # an expression's text and how tightly it binds
+# the caller's writing of ``expr`` (a name, ``x.shape[1]``), given the printer for the parts
+# it reads, or None where the printer writes it
+Leaf = Callable[[ast.Expr, Callable[[ast.Expr], Printed]], "Printed | None"]
+
+
+def python_text(expr: ast.Expr, leaf: Leaf, functions: Mapping[str, str]) -> str:
+    """``expr`` as Python; ``leaf`` writes names (and anything else it takes over),
+    ``functions`` maps each language function the caller can call to its Python name."""
+    return _Printer(leaf, functions).text(expr)[0]
+
+
+class _Printer:
+    def __init__(self, leaf: Leaf, functions: Mapping[str, str]) -> None:
+        self.leaf = leaf
+        self.functions = functions
+
+    def text(self, expr: ast.Expr) -> Printed:
+        """The text and its binding strength (``PRECEDENCE``, ``ATOM``)."""
+        own = self.leaf(expr, self.text)
+        if own is not None:
+            return own
+        if isinstance(expr, ast.Number):
+            return repr(expr.value), ATOM if expr.value >= 0 else PRECEDENCE["unary"]
+        if isinstance(expr, ast.Bool | ast.String):
+            return repr(expr.value), ATOM
+        if isinstance(expr, ast.NoneLit):
+            return "None", ATOM
+        if isinstance(expr, ast.TupleExpr):
+            items = [self.text(i)[0] for i in expr.items]
+            return ("(" + items[0] + ",)" if len(items) == 1 else f"({', '.join(items)})"), ATOM
+        if isinstance(expr, ast.ListExpr):
+            return f"[{', '.join(self.text(i)[0] for i in expr.items)}]", ATOM
+        if isinstance(expr, ast.BinOp):
+            binds = PRECEDENCE[expr.op]
+            right_assoc = expr.op == "**"
+            left = self.operand(expr.left, binds, strict=right_assoc)
+            right = self.operand(expr.right, binds, strict=not right_assoc)
+            return f"{left} {expr.op} {right}", binds
+        if isinstance(expr, ast.UnaryOp):
+            binds = PRECEDENCE["unary"]
+            return f"{expr.op}{self.operand(expr.operand, binds, strict=False)}", binds
+        if isinstance(expr, ast.Compare):
+            binds = PRECEDENCE["cmp"]
+            left = self.operand(expr.left, binds, strict=True)
+            right = self.operand(expr.right, binds, strict=True)
+            return f"{left} {expr.op} {right}", binds
+        if isinstance(expr, ast.BoolOp):
+            binds = PRECEDENCE[expr.op]
+            left = self.operand(expr.left, binds, strict=False)
+            right = self.operand(expr.right, binds, strict=True)
+            return f"{left} {expr.op} {right}", binds
+        if isinstance(expr, ast.Not):
+            binds = PRECEDENCE["not"]
+            return f"not {self.operand(expr.operand, binds, strict=False)}", binds
+        if isinstance(expr, ast.IfExp):
+            body = self.operand(expr.body, CONDITIONAL + 1, strict=True)
+            test = self.operand(expr.test, CONDITIONAL + 1, strict=True)
+            orelse = self.operand(expr.orelse, CONDITIONAL, strict=False)
+            return f"{body} if {test} else {orelse}", CONDITIONAL
+        if isinstance(expr, ast.Subscript):
+            value = self.operand(expr.value, ATOM, strict=False)
+            return f"{value}[{self.text(expr.index)[0]}]", ATOM
+        if isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
+            func = self.functions.get(expr.func)
+            if func is None:
+                raise NotPython(f"the function '{expr.func}' is not written in Python here")
+            args = [self.text(a)[0] for a in expr.args]
+            args += [f"{k.name}={self.text(k.value)[0]}" for k in expr.keywords]
+            return f"{func}({', '.join(args)})", ATOM
+        if isinstance(expr, ast.Name):
+            raise NotPython(f"the name '{expr.id}' has no Python value here")
+        raise NotPython(f"the expression {type(expr).__name__} is not written in Python here")
+
+    def operand(self, expr: ast.Expr, binds: int, *, strict: bool) -> str:
+        text, tight = self.text(expr)
+        return f"({text})" if tight < binds or (strict and tight == binds) else text
