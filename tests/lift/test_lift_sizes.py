@@ -99,3 +99,23 @@ def test_a_block_sized_by_its_input_keeps_the_input_name() -> None:
     assert "model Fold:" in text, text
     assert "conv2d(x.shape[1], kernel=1) as c" in text, text
     assert "h = x -> conv2d(x.shape[1] // 2, kernel=1) as a" in text, text  # not `x -> ...`
+
+
+@pytest.mark.parametrize(
+    ("count", "std", "written"),
+    [
+        (9, 0.0125, None),  # 9 values of N(0, 0.02) read 0.0125 often: still the default
+        (10_000, 0.0125, 0.0125),  # 10,000 values say it is another std
+        (10_000, 0.02, None),
+        (9, 0.2, 0.2),  # ten times the default, whatever the count
+    ],
+)
+def test_a_parameter_init_says_std_only_when_its_values_show_it(
+    count: int, std: float, written: float | None
+) -> None:
+    from aurane.lift.lowering import _init_of
+
+    values = torch.randn(count, generator=torch.Generator().manual_seed(0))
+    values = (values - values.mean()) / values.std() * std  # exactly that sample std
+    args = _init_of(values)
+    assert args["init"] == "normal" and args.get("std") == written, args

@@ -194,6 +194,22 @@ def test_flat_reads_a_pool_stride_left_out_as_its_kernel() -> None:
         assert model.status == status, [(d.node, d.changes) for d in model.layers]
 
 
+def test_flat_leaves_out_what_computes_nothing() -> None:
+    """A reshape to its input's shape and ``broadcast=true`` between equal shapes compute
+    nothing (the generated file writes the first, an import drops it): ``--flat`` leaves
+    them out. A reshape that changes the shape, or a broadcast that stretches, still counts."""
+    noop = INLINE.replace(
+        "x = add(h, x).relu", "x = add(reshape(h, 8, 6, 6), x, broadcast=true).relu"
+    )
+    [model] = diff_programs(front(INLINE).graphs, front(noop).graphs, flat=True)
+    assert model.status == "unchanged", [(d.node, d.changes) for d in model.layers]
+    [blocks] = diff_programs(front(INLINE).graphs, front(noop).graphs)
+    assert blocks.status == "changed"  # the plain diff still shows the steps as written
+    reshaped = INLINE.replace("flatten() -> dense(4)", "reshape(6, 6, 8) -> flatten() -> dense(4)")
+    [model] = diff_programs(front(INLINE).graphs, front(reshaped).graphs, flat=True)
+    assert [d.node for d in model.layers if d.status == "added"] == ["reshape (6, 6, 8)"]
+
+
 SCORES = """\
 model Scores:
     input_shape = (8,)

@@ -218,7 +218,9 @@ def _stated(node: Node) -> dict[str, Any]:
 
 def _flat_facts(graph: Graph) -> dict[str, Facts]:
     """Facts of every leaf operation: keyed by module path when it holds weights, else by
-    operation, arguments and shape numbered by occurrence (``relu (64, 8, 8) #2``)."""
+    operation, arguments and shape numbered by occurrence (``relu (64, 8, 8) #2``). What
+    computes nothing is left out: a reshape to its input's shape, and ``broadcast=true``
+    where every input has the output's shape."""
     out: dict[str, Facts] = {}
     seen: dict[str, int] = {}
     profiles: dict[int, dict[str, LayerProfile]] = {}
@@ -226,7 +228,14 @@ def _flat_facts(graph: Graph) -> dict[str, Facts]:
         if id(owner) not in profiles:
             profiles[id(owner)] = {p.node: p for p in profile_layers(owner)}
         layer = profiles[id(owner)][node.id]
-        facts = _fact(node, owner, layer, node.op, _stated(node), ())
+        shapes = [owner.value_map[v].shape for v in (*node.inputs, node.output)]
+        same = all(shape == shapes[-1] for shape in shapes)
+        if same and node.op == "reshape":
+            continue  # to the shape it has: no step (the optimizer's identity_reshape)
+        args = _stated(node)
+        if same:
+            args.pop("broadcast", None)  # nothing to stretch: add(a, b) of equal shapes
+        facts = _fact(node, owner, layer, node.op, args, ())
         if node.parameters or layer.parameters:
             out[path] = facts
             continue

@@ -183,6 +183,16 @@ def _like(op: str, filled: bool = False) -> Handler:
     return handler
 
 
+def _rows(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``gather_rows(table, index)``, the helper a generated file writes for ``lookup``."""
+    what = function_label(node)
+    table = _tensor(lw, _arg(args, kwargs, 0, "table"), what)
+    index = _tensor(lw, _arg(args, kwargs, 1, "index"), what)
+    if lw.dtype_of(index) not in ("int64", "int32"):
+        raise Unexpressible(what, f"its index is {lw.dtype_of(index)}, not integers")
+    return lw.emit("lookup", (table.id, index.id), {}, _out(lw, node), origin=what)
+
+
 INDEX_HANDLERS: dict[str, Handler] = {
     **{op: _compare(op) for op in _FLIPPED},
     "logical_not": _unary("logical_not"),
@@ -191,6 +201,7 @@ INDEX_HANDLERS: dict[str, Handler] = {
     "index_select": _along("index_select", 1, 2),
     "take_along_dim": _along("take_along_dim", 2, 1),
     "roll": _roll,
+    "gather_rows": _rows,
     "cumsum": _cumsum,
     **{op: _unary(op) for op in ("exp", "log", "cos", "sin", "abs")},
     "and_": _logical("logical_and", bitwise=True),

@@ -69,9 +69,12 @@ class _LeafTracer(fx.Tracer):
     """Symbolic tracing that stops at the layers Aurane maps (and unknown torch.nn leaves),
     recording each node's Python line for the report of what cannot be expressed."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, helpers: Sequence[Any] = ()) -> None:
+        super().__init__(autowrap_functions=tuple(helpers))
         self.record_stack_traces = True
+        # a buffer read in forward is a value of the graph (get_attr), as torch.export makes
+        # it: a plain tensor fails at buffer.expand(x.shape[0], -1) (a size from the input)
+        self.proxy_buffer_attributes = True
 
     def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
         return layers.is_leaf(m)
@@ -141,8 +144,23 @@ def split_inputs(
     return tuple(positional), keywords
 
 
+def generated_helpers(root: nn.Module) -> tuple[Any, ...]:
+    """The helpers of Aurane's generated files that ``root``'s code calls (``gather_rows``,
+    compared by bytecode with the package's own): traced as one call each, so that a
+    compiled program imports back as the operation that wrote it, not as its steps."""
+    from aurane.backends.torch.buffer_helpers import gather_rows
+
+    found: dict[int, Any] = {}
+    for module in root.modules():
+        helper = getattr(type(module).forward, "__globals__", {}).get(gather_rows.__name__)
+        code = getattr(helper, "__code__", None)
+        if code is not None and code.co_code == gather_rows.__code__.co_code:
+            found[id(helper)] = helper
+    return tuple(found.values())
+
+
 def trace_fx(root: nn.Module, names: Collection[str] = ()) -> fx.GraphModule:
-    tracer = _LeafTracer()
+    tracer = _LeafTracer(generated_helpers(root))
     graph = tracer.trace(root, concrete_args=_left_at_default(root, names) or None)
     name = type(root).__name__
     return fx.GraphModule(tracer.root, graph, name)
