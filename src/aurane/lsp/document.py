@@ -149,12 +149,8 @@ class _Walker:
                         self.forward(inner)
             case ast.For():
                 self.expr(stmt.iterable)
-                targets = [stmt.target]
-                while targets:
-                    target = targets.pop()
-                    if target.name is not None:
-                        self.local_def(target.name, target.span, "loop variable")
-                    targets.extend(target.items)
+                for name, span in stmt.target.names():
+                    self.local_def(name, span, "loop variable")
                 for inner in stmt.body:
                     self.forward(inner)
             case ast.Assign():

@@ -305,12 +305,7 @@ def _constant_names(model: ast.Model, constants: frozenset[str]) -> frozenset[st
             pending.extend(s for branch in stmt.branches for s in branch.body)
         elif isinstance(stmt, ast.For):
             pending.extend(stmt.body)
-            targets = [stmt.target]
-            while targets:
-                target = targets.pop()
-                if target.name is not None:
-                    names.add(target.name)
-                targets.extend(target.items)
+            names.update(name for name, _ in stmt.target.names())
     return frozenset(names)
 
 

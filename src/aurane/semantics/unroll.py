@@ -211,7 +211,7 @@ class ControlFlow(ABC):
     ) -> list[ast.SimpleStmt]:
         state = self.unrolling
         assert state is not None
-        for name, span in _names(stmt.target):
+        for name, span in stmt.target.names():
             if name in state.tensors:
                 self.diagnostics.append(
                     diag(
@@ -246,7 +246,7 @@ class ControlFlow(ABC):
             )
             raise Failed
         out: list[ast.SimpleStmt] = []
-        names = ", ".join(name for name, _ in _names(stmt.target))
+        names = ", ".join(name for name, _ in stmt.target.names())
         header = f"for {names} in {expr_text(stmt.iterable)}"
         for index, item in enumerate(items):
             bound: dict[str, tuple[Any, Span]] = {}
@@ -295,12 +295,6 @@ def _binds(stmt: ast.SimpleStmt, name: str) -> bool:
         case ast.ChainStmt(chain=ast.Chain(source=ast.Name(id=source))):
             return source == name
     return False
-
-
-def _names(target: ast.LoopTarget) -> list[tuple[str, Span]]:
-    if target.name is not None:
-        return [(target.name, target.span)]
-    return [found for item in target.items for found in _names(item)]
 
 
 def _is_condition(value: Any) -> bool:

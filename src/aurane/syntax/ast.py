@@ -297,6 +297,12 @@ class LoopTarget:
     items: tuple[LoopTarget, ...]
     span: Span
 
+    def names(self) -> list[tuple[str, Span]]:
+        """Every name the target binds, in order, with its span."""
+        if self.name is not None:
+            return [(self.name, self.span)]
+        return [found for item in self.items for found in item.names()]
+
 
 @record(frozen=True, slots=True)
 class For:

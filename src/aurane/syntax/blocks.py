@@ -700,7 +700,7 @@ class BlockParser(ExprParser):
         first = self.advance()
         target = self._loop_target(top=True)
         names: dict[str, Span] = {}
-        for name, span in _target_names(target):
+        for name, span in target.names():
             if name in names:
                 self.fail(
                     "P040",
@@ -841,12 +841,6 @@ def _control_word(line: LogicalLine) -> str | None:
     if len(tokens) > 1 and tokens[1].kind is Kind.OP and tokens[1].text in ("=", ","):
         return None
     return first.text
-
-
-def _target_names(target: ast.LoopTarget) -> list[tuple[str, Span]]:
-    if target.name is not None:
-        return [(target.name, target.span)]
-    return [found for item in target.items for found in _target_names(item)]
 
 
 def _is_init(line: LogicalLine) -> bool:
