@@ -411,10 +411,11 @@ class BlockCalls(Lowering):
             )
         )
         # the block's own symbols, re-expressed in the caller's terms
-        shape = blocks.output_shape(sub, b.value(input_name).shape or ())
+        in_shapes = tuple(b.value(name).shape or () for name in names)
+        shape = blocks.output_shape(sub, in_shapes)
         made = b.add_value(Value(node_id, shape, out.dtype, call.span))
         for name, value in zip(extra, sub.outputs[1:], strict=True):
-            other = blocks.output_shape(sub, b.value(input_name).shape or (), value)
+            other = blocks.output_shape(sub, in_shapes, value)
             b.add_value(Value(name, other, value.dtype, call.span))
             b.producers[name] = b.producers[node_id]
         return made

@@ -1,14 +1,14 @@
 """Lowering calls of parameterised blocks: bind the arguments, resolve, check, lower.
 
-Each distinct (arguments, input type) of a block lowers once. Inside the instance every
-number given as an argument, and the block input's channel/feature axes, are symbolic
+Each distinct (arguments, input types) of a block lowers once. Inside the instance every
+number given as an argument, and each block input's channel/feature axes, are symbolic
 numbers (``aurane.semantics.symbolic``), so the torch backend can write the one class of
 the block in terms of its constructor parameters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Container, Iterator, Mapping
 from typing import Any
 
 from aurane.diagnostics import Diagnostic, Label
@@ -22,7 +22,15 @@ from aurane.semantics.block_args import bind_block_call, inner_values
 from aurane.semantics.constants import evaluate_constant, per_call, resolve_block
 from aurane.semantics.forward import ForwardChecker
 from aurane.semantics.inits import read_rules
-from aurane.semantics.symbolic import InputSize, Ref, evaluate, is_symbolic, plain, symbol
+from aurane.semantics.symbolic import (
+    InputSize,
+    Ref,
+    evaluate,
+    is_symbolic,
+    leaves,
+    plain,
+    symbol,
+)
 from aurane.semantics.uncalled import name_references
 from aurane.semantics.values import OpValue, show
 from aurane.source import Span
@@ -87,25 +95,27 @@ def repeated_call(call: ast.Call, rest: tuple[ast.Expr, ...]) -> ast.Call | None
     return None
 
 
-def symbolic_input(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The block input's channels (axis 0) and, for (length, features), features as symbols;
-    an image's or volume's spatial axes too (a class reads them from its input in forward,
-    ``height, width = x.shape[2:]``, and folds them into its constructor)."""
+def symbolic_input(shape: tuple[int, ...], input: int = 0) -> tuple[int, ...]:
+    """The sizes of the block's input number ``input`` (0: the first) with its channels
+    (axis 0) and, for (length, features), features as symbols; the first input's image or
+    volume spatial axes too (a class reads them from its input in forward, ``height, width =
+    x.shape[2:]``, and folds them into its constructor)."""
     dims = list(plain(shape))
     for axis in range(len(dims)):
-        if axis == 0 or (axis == 1 and len(dims) == 2) or len(dims) in (3, 4):
-            dims[axis] = symbol(dims[axis], InputSize(axis))
+        spatial = input == 0 and len(dims) in (3, 4)
+        if axis == 0 or (axis == 1 and len(dims) == 2) or spatial:
+            dims[axis] = symbol(dims[axis], InputSize(axis, input))
     return tuple(dims)
 
 
-def rebase(value: Any, env: Mapping[str, Any], inputs: tuple[Any, ...] = ()) -> Any:
+def rebase(value: Any, env: Mapping[str, Any], inputs: tuple[tuple[Any, ...], ...] = ()) -> Any:
     """A block's symbolic number re-expressed in the caller's terms.
 
     The tree of ``value`` names the block's parameters and input sizes; ``env`` maps each
-    parameter to the caller's value and ``inputs`` gives the call's per-sample input sizes
-    (plain numbers, or symbolic numbers of the caller's own parameters), so ``channels`` of
-    ``SqueezeExcitation(h, hidden, 4)`` becomes ``hidden`` in the calling block. Anything
-    that cannot be re-expressed becomes plain.
+    parameter to the caller's value and ``inputs`` gives the per-sample sizes of each of the
+    call's inputs, first input first (plain numbers, or symbolic numbers of the caller's own
+    parameters and inputs), so ``channels`` of ``SqueezeExcitation(h, hidden, 4)`` becomes
+    ``hidden`` in the calling block. Anything that cannot be re-expressed becomes plain.
     """
     if isinstance(value, tuple):
         return tuple(rebase(v, env, inputs) for v in value)
@@ -115,9 +125,9 @@ def rebase(value: Any, env: Mapping[str, Any], inputs: tuple[Any, ...] = ()) -> 
     def value_of(leaf: Ref | InputSize) -> Any:
         if isinstance(leaf, Ref):
             return env[leaf.name]
-        if leaf.axis >= len(inputs):
+        if leaf.input >= len(inputs) or leaf.axis >= len(inputs[leaf.input]):
             raise KeyError(leaf)
-        return inputs[leaf.axis]
+        return inputs[leaf.input][leaf.axis]
 
     try:
         found = evaluate(value.tree, value_of)
@@ -127,18 +137,56 @@ def rebase(value: Any, env: Mapping[str, Any], inputs: tuple[Any, ...] = ()) -> 
 
 
 def output_shape(
-    sub: Graph, in_shape: tuple[Any, ...], value: Value | None = None
+    sub: Graph, in_shapes: tuple[tuple[Any, ...], ...], value: Value | None = None
 ) -> tuple[Any, ...] | None:
     """The shape a block call produces, its symbols re-expressed at the call site.
 
-    ``in_shape`` is the call's input shape (batch axis first). Plain blocks and blocks
-    whose output does not depend on the call give plain numbers, as before. ``value``:
-    one output of a block with several (the first by default).
+    ``in_shapes``: the shape of each of the call's inputs (batch axis first). Plain blocks
+    and blocks whose output does not depend on the call give plain numbers, as before.
+    ``value``: one output of a block with several (the first by default).
     """
     out = (value or sub.output_value).shape
     if out is None or sub.block_params is None:
         return None if out is None else tuple(plain(out))
-    return tuple(rebase(tuple(out), sub.block_args, tuple(in_shape[1:])))
+    samples = tuple(tuple(shape[1:]) for shape in in_shapes)
+    return tuple(rebase(tuple(out), sub.block_args, samples))
+
+
+def with_plain_sizes(graph: Graph, value: Any, sizes: Container[InputSize]) -> Any:
+    """``value`` of the block instance ``graph`` with the input ``sizes`` as the numbers
+    this instance has, its other references kept: the value it would be had those sizes
+    never been symbolic (a size every call of the block gives alike is written as its
+    number). Tuples, lists and dicts item by item."""
+    if isinstance(value, dict):
+        return {k: with_plain_sizes(graph, v, sizes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_plain_sizes(graph, v, sizes) for v in value]
+    if isinstance(value, tuple):
+        return tuple(with_plain_sizes(graph, v, sizes) for v in value)
+    if not is_symbolic(value) or not any(leaf in sizes for leaf in leaves(value.tree)):
+        return value
+    env = {name: symbol(plain(v), name) for name, v in graph.block_args.items()}
+    inputs = tuple(
+        tuple(
+            plain(d)
+            if InputSize(axis, index) in sizes
+            else symbol(plain(d), InputSize(axis, index))
+            for axis, d in enumerate(v.sample_shape or ())
+        )
+        for index, v in enumerate(graph.inputs)
+    )
+    return rebase(value, env, inputs)
+
+
+def first_input_terms(graph: Graph, value: Any) -> Any:
+    """``value`` of the block instance ``graph`` with the sizes of its inputs after the
+    first as numbers: only the first input's sizes and the parameters stay symbolic."""
+    later = frozenset(
+        InputSize(axis, index)
+        for index, v in enumerate(graph.inputs[1:], start=1)
+        for axis in range(len(v.sample_shape or ()))
+    )
+    return with_plain_sizes(graph, value, later)
 
 
 def _records(node: object) -> Iterator[object]:
@@ -298,6 +346,11 @@ def lower_instance(
     defaults = defaults_of(lowerer, model)
     shown_call = f"in the call {call_text(model.name, values, defaults)}"
     symbolic = symbolic_input(input_type.shape)
+    # the other inputs' channel/feature sizes are symbolic too: one class for every call
+    more = tuple(
+        (TensorType(symbolic_input(t.shape, index), t.dtype), span)
+        for index, (t, span) in enumerate(more, start=1)
+    )
     instance, problems = resolve_block(lowerer.program, model, inner_values(values), symbolic)
     checker = _checker(lowerer, problems)
     if instance.forward is not None and not any(d.is_error for d in problems):
@@ -473,9 +526,11 @@ def _shape_refused(
 __all__ = [
     "bind",
     "call_text",
+    "first_input_terms",
     "is_symbolic",
     "lower_instance",
     "output_shape",
     "rebase",
     "values_key",
+    "with_plain_sizes",
 ]

@@ -3,12 +3,12 @@
 Inside a parameterised block (``model BasicBlock(width, stride=1):``) each numeric
 parameter is bound to a ``SymInt``/``SymFloat``: it behaves exactly like the number given at
 the call (comparisons, hashing, printing, shape rules), and arithmetic on it returns another
-symbolic number whose ``tree`` records the computation (``4 * width``). The block input's
-channel/feature sizes are symbolic the same way (``InputSize``). Values that never meet a
-parameter stay plain numbers.
+symbolic number whose ``tree`` records the computation (``4 * width``). The channel/feature
+sizes of each of the block's inputs are symbolic the same way (``InputSize``). Values that
+never meet a parameter stay plain numbers.
 
 The tree is a small, frozen expression: ``Ref`` (a block parameter), ``InputSize`` (an axis
-of the block input), ``Lit`` (a number), ``BinOp``, ``Neg`` and ``Apply`` (a pure function:
+of one block input), ``Lit`` (a number), ``BinOp``, ``Neg`` and ``Apply`` (a pure function:
 ``min``, ``max``, ``abs``, ``int``, ``round``, ``math.ceil``/``floor``/``sqrt``,
 ``make_divisible``). It is
 
@@ -40,9 +40,11 @@ class Ref:
 
 @record(frozen=True, slots=True)
 class InputSize:
-    """An axis of the block's input (per-sample, batch excluded): 0 channels/features."""
+    """An axis of one of the block's inputs (per-sample, batch excluded): 0
+    channels/features; ``input`` counts the forward's inputs, 0 the first."""
 
     axis: int
+    input: int = 0
 
 
 @record(frozen=True, slots=True)

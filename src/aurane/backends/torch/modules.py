@@ -198,7 +198,8 @@ def attribute_namespace() -> Namespace:
     return Namespace(RESERVED | MODULE_ATTRIBUTES, private_ok=False)
 
 
-BlockCall = Callable[[Node, tuple[int, ...]], tuple[str, ...]]
+# a block call's constructor arguments, from its node and each input's per-sample shape
+BlockCall = Callable[[Node, tuple[tuple[int, ...], ...]], tuple[str, ...]]
 
 
 def emit_class(
@@ -422,7 +423,7 @@ def _site(
         attr = access(node.layer, dicts)
     else:
         attr = attrs.allocate(node.id) if emitter(node.op).init is not None else ""
-    ctor = block_call(node, in_shapes[0]) if block_call and sub and in_shapes else ()
+    ctor = block_call(node, in_shapes) if block_call and sub and in_shapes else ()
     op_param, op_attr = (op_params or {}).get(node.id, ("", ""))
     return Site(
         node=node,

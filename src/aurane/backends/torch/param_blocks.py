@@ -4,9 +4,12 @@
 ``def __init__(self, in_channels, width, stride=1)``: each call's instance graph is written
 with its symbolic numbers shown as expressions of the parameters (``nn.Linear(width,
 4 * width)``), plus the block input's channel or feature size (``in_channels``,
-``in_features``) when a constructor needs it. Instances whose classes read the same (shape
-comments aside) share one class; a call whose graph differs in structure gets its own
-class (``BasicBlock_2``). Shape comments that differ between the calls are left out.
+``in_features``) when a constructor needs it. The channel or feature size of an input
+after the first is a constructor argument named after the input (``skip_channels``) when
+the block's calls give it differently; a size every call gives alike is written as its
+number, as it was before those sizes were symbolic. Instances whose classes read the same
+(shape comments aside) share one class; a call whose graph differs in structure gets its
+own class (``BasicBlock_2``). Shape comments that differ between the calls are left out.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_c
 from aurane.backends.torch.named import module_class
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
+from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node
 from aurane.records import field, record, replace
-from aurane.semantics.symbolic import InputSize, Leaf, plain
+from aurane.semantics.symbolic import InputSize, Leaf, is_symbolic, plain
 from aurane.syntax import ast
 
 
@@ -37,6 +41,7 @@ class _Class:
     defaults: dict[str, Any]
     # operation-valued parameters passed as module classes: name -> default class or None
     ops: dict[str, str | None] = field(default_factory=dict)
+    more: tuple[InputSize, ...] = ()  # sizes of the inputs after the first it takes
     members: list[list[str]] = field(default_factory=list)  # each instance's lines
     graphs: list[Graph] = field(default_factory=list)  # the instances it writes
     lines: list[str] | None = None  # a class joined over branches: its text
@@ -44,22 +49,29 @@ class _Class:
 
 class _Scopes:
     """How a class writes its references, and which it used: the constructor writes a
-    parameter or input size by its constructor name (``width``, ``in_channels``); a forward
-    statement reads it from the module (``self.width``), which the constructor stores."""
+    parameter or input size by its constructor name (``width``, ``in_channels``,
+    ``skip_channels``); a forward statement reads it from the module (``self.width``), which
+    the constructor stores."""
 
     def __init__(self, graph: Graph, params: tuple[str, ...]) -> None:
         rank = len(graph.input_value.shape or ()) - 1
         self.inputs = input_names(rank, params)
+        self.more = later_input_names(graph, (*params, *self.inputs))
         # an image's or volume's spatial sizes: read from the input in forward
         self.spatial = SPATIAL_NAMES.get(rank - 1, ())
         self.sizes: set[int] = set()  # the spatial axes a forward statement reads
         attrs = attribute_namespace()
         attrs.claim(n.layer.split(".")[0] for n in graph.nodes if n.layer)  # the user's names
-        self.attrs = {name: attrs.allocate(name) for name in (*self.inputs, *params)}
+        every = (*self.inputs, *self.more.values(), *params)
+        self.attrs = {name: attrs.allocate(name) for name in every}
         self.used_inputs: set[int] = set()
+        self.used_more: set[InputSize] = set()  # sizes of later inputs the class reads
         self.read: set[str] = set()  # constructor names a forward statement reads
 
     def constructor_name(self, leaf: Leaf) -> str:
+        if isinstance(leaf, InputSize) and leaf.input:
+            self.used_more.add(leaf)
+            return self.more[leaf]
         if isinstance(leaf, InputSize):
             self.used_inputs.add(leaf.axis)
             return self.inputs[leaf.axis]
@@ -70,7 +82,12 @@ class _Scopes:
 
     def folds(self, leaf: Leaf) -> bool:
         """A spatial size: no constructor argument, so the constructor writes its value."""
-        return isinstance(leaf, InputSize) and leaf.axis >= 1 and bool(self.spatial)
+        return (
+            isinstance(leaf, InputSize)
+            and leaf.input == 0
+            and leaf.axis >= 1
+            and bool(self.spatial)
+        )
 
     def forward(self, leaf: Leaf) -> str:
         if self.folds(leaf):
@@ -91,6 +108,18 @@ class _Scopes:
 
 # the locals a forward reads its input's spatial sizes into, by the number of spatial axes
 SPATIAL_NAMES = {2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
+def _with_plain_sizes(graph: Graph, sizes: frozenset[InputSize]) -> Graph:
+    """``graph`` with the input ``sizes`` written as numbers (``blocks.with_plain_sizes``)
+    in its nodes' arguments and its values' shapes."""
+    if not sizes:
+        return graph
+    nodes = tuple(
+        replace(n, args=with_plain_sizes(graph, dict(n.args), sizes)) for n in graph.nodes
+    )
+    values = tuple(replace(v, shape=with_plain_sizes(graph, v.shape, sizes)) for v in graph.values)
+    return replace(graph, nodes=nodes, values=values)
 
 
 def _shown_graph(
@@ -173,6 +202,8 @@ class ParamClasses:
         self.constants = constants or {}
         self.by_graph: dict[int, _Class] = {}
         self.classes: dict[str, dict[tuple[str, ...], _Class]] = {}
+        # per block, the sizes of its later inputs that every call gives alike (numbers)
+        self.alike: dict[str, frozenset[InputSize]] = {}
         order: list[Graph] = []
         seen: set[int] = set()
         callees: dict[str, set[str]] = {}
@@ -192,6 +223,7 @@ class ParamClasses:
         for graphs in instances.values():
             for graph in graphs:
                 visit(graph)
+        self.alike = _alike_sizes(order)
         self.globals.allocate_all(instances)
         # every instance of a block, then its classes joined, before any of its callers
         for name in TopologicalSorter(callees).static_order():
@@ -206,27 +238,34 @@ class ParamClasses:
         return found.name if found is not None else self.outer(sub)
 
     def dims_of(self, sub: Graph) -> tuple[int, ...] | None:
-        """The input axes the class of ``sub`` takes as constructor arguments."""
+        """The input axes the class of ``sub`` takes as constructor arguments; None also
+        for a class that takes sizes of its later inputs."""
         found = self.by_graph.get(id(sub))
-        return found.dims if found is not None else None
+        return found.dims if found is not None and not found.more else None
 
     def _sub_class(self, sub: Graph) -> str:
         return self.class_of(sub) if sub.block_params is not None else self.outer(sub)
 
     def _plan(
-        self, graph: Graph, dims: tuple[int, ...] | None = None, reads: frozenset[str] = frozenset()
-    ) -> tuple[ClassPlan, list[str], tuple[int, ...], _Scopes]:
+        self,
+        graph: Graph,
+        dims: tuple[int, ...] | None = None,
+        reads: frozenset[str] = frozenset(),
+        more: tuple[InputSize, ...] | None = None,
+    ) -> tuple[ClassPlan, list[str], tuple[int, ...], tuple[InputSize, ...], _Scopes]:
         """One instance's class: written once to learn which references it reads (the input
         sizes its constructor takes, the values forward reads from ``self``), then with that
-        signature (or with ``dims`` and ``reads`` more, for a class joined over branches)."""
+        signature (or with ``dims``, ``more`` and ``reads`` more, for a class joined over
+        branches)."""
         assert graph.block_params is not None
         ops = _operations(graph)
         params = self._params(graph, ops)
         defaults = dict(graph.block_defaults)
         scopes = _Scopes(graph, params)
         renamed = _operation_ids(graph, ops)
-        shown = _renamed(_shown_graph(graph, scopes.init, scopes.folds, ops), renamed)
-        forward = _renamed(_shown_graph(graph, scopes.forward), renamed)
+        written = _with_plain_sizes(graph, self.alike.get(graph.name, frozenset()))
+        shown = _renamed(_shown_graph(written, scopes.init, scopes.folds, ops), renamed)
+        forward = _renamed(_shown_graph(written, scopes.forward), renamed)
         claimed = tuple(scopes.attrs.values())
         op_params = tuple(
             (renamed[node], param, scopes.attrs[param])
@@ -239,8 +278,10 @@ class ParamClasses:
         self._emit(probe)
         if dims is None:
             dims = tuple(sorted(scopes.used_inputs))
+        if more is None:
+            more = _in_order(scopes.used_more)
         scopes.read |= reads
-        names = [scopes.inputs[d] for d in dims]
+        names = [*(scopes.inputs[d] for d in dims), *(scopes.more[leaf] for leaf in more)]
         signature = [*names]
         for param in params:
             if param in defaults:
@@ -261,7 +302,7 @@ class ParamClasses:
             op_params=op_params,
             input_sizes=scopes.input_sizes(),
         )
-        return plan, self._emit(plan), dims, scopes
+        return plan, self._emit(plan), dims, more, scopes
 
     def _params(self, graph: Graph, ops: Mapping[str, str | None]) -> tuple[str, ...]:
         """The constructor's parameters in the block's order: the numbers, booleans and
@@ -276,7 +317,7 @@ class ParamClasses:
     def _assign(self, graph: Graph) -> None:
         """The class of one instance; instances whose classes read alike share one."""
         assert graph.block_params is not None
-        plan, lines, dims, _ = self._plan(graph)
+        plan, lines, dims, more, _ = self._plan(graph)
         key = tuple(_strip(line) for line in lines[1:])
         by_key = self.classes.setdefault(graph.name, {})
         found = by_key.get(key)
@@ -287,7 +328,7 @@ class ParamClasses:
             ops = _operations(graph)
             params, defaults = self._params(graph, ops), dict(graph.block_defaults)
             found = by_key[key] = _Class(
-                name, replace(plan, name=name), dims, params, defaults, ops
+                name, replace(plan, name=name), dims, params, defaults, ops, more
             )
         found.members.append(lines)
         found.graphs.append(graph)
@@ -340,7 +381,8 @@ class ParamClasses:
             if not _decided(conditions, graph, tests, scopes.inputs):
                 return None
         dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
-        attempt = self._join_with(conditions, classes, tests, dims, frozenset(scopes.read))
+        more = _in_order({leaf for c in classes for leaf in c.more} | scopes.used_more)
+        attempt = self._join_with(conditions, classes, tests, dims, more, frozenset(scopes.read))
         if attempt is None:
             return None
         joined, used = attempt
@@ -349,7 +391,7 @@ class ParamClasses:
         for i, j in sorted(used):
             conditions.test(i, j, needed.init, needed.forward)
         if needed.read != scopes.read:
-            again = self._join_with(conditions, classes, tests, dims, frozenset(needed.read))
+            again = self._join_with(conditions, classes, tests, dims, more, frozenset(needed.read))
             joined = again[0] if again is not None else joined
         return joined
 
@@ -359,6 +401,7 @@ class ParamClasses:
         classes: list[_Class],
         tests: Mapping[tuple[int, int], Test],
         dims: tuple[int, ...],
+        more: tuple[InputSize, ...],
         reads: frozenset[str],
     ) -> tuple[_Class, set[tuple[int, int]]] | None:
         """The joined class when forward stores ``reads``, and the tests forward uses."""
@@ -367,7 +410,7 @@ class ParamClasses:
         parts: list[Parts] = []
         members: list[Member] = []
         for graph in graphs:
-            plan, lines, _, _ = self._plan(graph, dims, reads)
+            plan, lines, _, _, _ = self._plan(graph, dims, reads, more)
             cut_lines = cut(lines)
             if cut_lines is None:
                 return None
@@ -376,7 +419,11 @@ class ParamClasses:
         first = parts[0]
         if any(p.head[1:] != first.head[1:] or p.middle != first.middle for p in parts):
             return None
-        taken = {*classes[0].params, *(scopes.inputs[d] for d in dims)}
+        taken = {
+            *classes[0].params,
+            *(scopes.inputs[d] for d in dims),
+            *(scopes.more[leaf] for leaf in more),
+        }
         list_name = "layers"  # the list a container is built in (branches._built)
         while list_name in taken:
             list_name += "_"
@@ -394,7 +441,7 @@ class ParamClasses:
         if init is None or forward is None:
             return None
         name = classes[0].name
-        plan, _, _, _ = self._plan(graphs[0], dims, reads)
+        plan, _, _, _, _ = self._plan(graphs[0], dims, reads, more)
         lines = [
             f"class {name}(nn.Module):",
             *first.head[1:],
@@ -409,6 +456,7 @@ class ParamClasses:
             classes[0].params,
             classes[0].defaults,
             classes[0].ops,
+            more,
         )
         joined.lines = lines
         joined.graphs = graphs
@@ -450,13 +498,15 @@ class ParamClasses:
     def _all(self) -> list[_Class]:
         return [c for by_key in self.classes.values() for c in by_key.values()]
 
-    def call_args(self, node: Node, in_shape: tuple[int, ...]) -> tuple[str, ...]:
-        """The constructor arguments of a call: input sizes, then the block's arguments."""
+    def call_args(self, node: Node, in_shapes: tuple[tuple[int, ...], ...]) -> tuple[str, ...]:
+        """The constructor arguments of a call: input sizes (the first input's, then the
+        later inputs'), then the block's arguments."""
         sub = node.subgraph
         cls = self.by_graph.get(id(sub)) if sub is not None else None
         if cls is None:
             return ()
-        args = [lit(in_shape[d]) for d in cls.dims]
+        args = [lit(in_shapes[0][d]) for d in cls.dims]
+        args += [lit(in_shapes[leaf.input][leaf.axis]) for leaf in cls.more]
         given = node.args.get("arguments", {})
         for param in cls.params:
             if param in cls.ops:  # act=nn.ReLU, or the caller's own parameter: act=act
@@ -546,6 +596,46 @@ def _decided(
             if holds(test.init, graph, inputs) is not (j == chosen):
                 return False
     return True
+
+
+def _in_order(sizes: set[InputSize]) -> tuple[InputSize, ...]:
+    return tuple(sorted(sizes, key=lambda leaf: (leaf.input, leaf.axis)))
+
+
+def _alike_sizes(graphs: Sequence[Graph]) -> dict[str, frozenset[InputSize]]:
+    """Per block, the symbolic sizes of its inputs after the first that every instance
+    has alike: its class writes them as numbers, not constructor arguments."""
+    found: dict[str, dict[InputSize, set[int]]] = {}
+    for graph in graphs:
+        by_size = found.setdefault(graph.name, {})
+        for index, value in enumerate(graph.inputs[1:], start=1):
+            for axis, size in enumerate(value.sample_shape or ()):
+                if is_symbolic(size):
+                    by_size.setdefault(InputSize(axis, index), set()).add(int(size))
+    return {
+        name: frozenset(leaf for leaf, sizes in by_size.items() if len(sizes) == 1)
+        for name, by_size in found.items()
+    }
+
+
+def later_input_names(graph: Graph, taken: Sequence[str]) -> dict[InputSize, str]:
+    """Constructor names of the symbolic sizes of the inputs after the first, after the
+    input's name: ``skip_channels`` (axis 0 of a sample of rank 2 or more) or
+    ``skip_features`` (the last axis of a rank-1 or rank-2 sample)."""
+    names: dict[InputSize, str] = {}
+    used = set(taken)
+    for index, value in enumerate(graph.inputs[1:], start=1):
+        shape = value.sample_shape or ()
+        for axis, size in enumerate(shape):
+            if not is_symbolic(size):
+                continue
+            kind = "channels" if axis == 0 and len(shape) >= 2 else "features"
+            name = f"{value.name}_{kind}"
+            while name in used:
+                name += "_"
+            used.add(name)
+            names[InputSize(axis, index)] = name
+    return names
 
 
 def input_names(rank: int, params: tuple[str, ...]) -> tuple[str, ...]:

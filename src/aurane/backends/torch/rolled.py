@@ -34,6 +34,7 @@ from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_i
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownFloat, ShownInt
+from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.records import record, replace
@@ -799,7 +800,7 @@ class _Walk:
         shape = sub.output_value.shape
         if shape is None or len(shape) < 2:
             raise Unsupported(f"the block '{sub.name}' has no output width")
-        width = shape[1]
+        width = first_input_terms(sub, shape[1])  # later inputs' sizes: numbers
         text = str(int(width))
         if is_symbolic(width):
             rank = len(sub.input_value.shape or ()) - 1
@@ -813,14 +814,17 @@ class _Walk:
         """A block the network names: its output width in the call's terms
         (``channels + growth``), or None to try the input's width and the arguments."""
         shape = sub.output_value.shape
-        if shape is None or len(shape) < 2 or not is_symbolic(shape[1]):
+        if shape is None or len(shape) < 2:
+            return None
+        width = first_input_terms(sub, shape[1])  # later inputs' sizes: numbers
+        if not is_symbolic(width):
             return None
         texts = {p.name: self.tr.text(a) for p, a in zip(model.params, step.args, strict=False)}
         texts.update({k.name: self.tr.text(k.value) for k in step.keywords})
 
         def name(leaf: Any) -> str:
             if isinstance(leaf, InputSize):
-                if leaf.axis != 0:
+                if leaf.axis != 0 or leaf.input != 0:
                     raise Unsupported("a width of another input axis")
                 return self.size
             if isinstance(leaf, Ref) and leaf.name in texts:
@@ -828,7 +832,7 @@ class _Walk:
                 return text if _ATOMIC.fullmatch(text) else f"({text})"
             raise Unsupported(f"the width reads '{leaf}'")
 
-        return to_python(tree_of(shape[1]), name)
+        return to_python(tree_of(width), name)
 
 
 # a name, attribute, number or one subscript of them: needs no parentheses as an operand
@@ -845,7 +849,7 @@ class _Width(int):
 
 def _constructor_name(leaf: Any, inputs: tuple[str, ...]) -> str:
     if isinstance(leaf, InputSize):
-        if leaf.axis != 0:
+        if leaf.axis != 0 or leaf.input != 0:
             raise Unsupported("an output width of another input axis")
         return inputs[0]
     return str(leaf.name)
