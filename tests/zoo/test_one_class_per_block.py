@@ -357,10 +357,131 @@ def test_branch_test_reads_program_constants_and_elif() -> None:
 LOOPED = """\
 use torch
 
-model Stack(n, width):
+model Stage(width, n):
     def forward(x):
         for i in range(n):
             x -> dense(width).relu as layers{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3) as b -> dense(4) as head
+"""
+
+# an if inside the loop, on the loop's target and on a bool parameter: each branch is
+# taken by some call (the first iteration, last_act, not last_act)
+LOOPED_BRANCHES = """\
+use torch
+
+model Stage(width, n, last_act: bool = true):
+    def forward(x):
+        for i in range(n):
+            if i == 0:
+                x -> dense(width).relu as layers{i}
+            elif last_act:
+                x -> dense(width) as layers{i} -> layernorm() as norms{i}
+            else:
+                x -> dense(width).tanh as layers{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3, false) as b -> Stage(12, 1) as c -> dense(4) as head
+"""
+
+
+def _same_modules(source: str, name: str, entry: str, x: torch.Tensor) -> tuple[str, str]:
+    """The program with its blocks rolled and with each call's class written out
+    (``roll_networks=False``): the same state-dict keys, shapes and initial weights (the
+    modules are built in the same order), a strict load, equal outputs; and the generated
+    codes."""
+    rolled, code = _generated(source, name, True)
+    unrolled, flat = _generated(source, f"{name}_flat", False)
+    torch.manual_seed(0)
+    mine = getattr(rolled, entry)()
+    torch.manual_seed(0)
+    theirs = getattr(unrolled, entry)()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        assert torch.equal(mine.state_dict()[key], value), key
+    torch.manual_seed(1)
+    fresh = getattr(rolled, entry)()
+    fresh.load_state_dict(theirs.state_dict(), strict=True)
+    torch.testing.assert_close(fresh(x), theirs(x))
+    graph = compile_detailed(source, filename=f"{name}.aur").graphs[entry]
+    assert sum(p.numel() for p in fresh.parameters()) == graph.parameters
+    return code, flat
+
+
+def test_loop_count_on_a_parameter_is_one_class_with_python_loops() -> None:
+    """Issue 24 item 3: a block whose calls differ only in a loop count is one class whose
+    ``__init__`` and ``forward`` run the source's loop, ``n`` a constructor argument; the
+    state-dict keys are the program's names (``a.layers0.weight``)."""
+    code, flat = _same_modules(LOOPED, "looped", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert "    def __init__(self, in_features, width, n):\n" in code
+    assert (
+        "        channels = in_features\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"layers{i}", nn.Linear(channels, width))\n'
+        "            channels = width\n"
+    ) in code, code
+    assert (
+        "        for i in range(self.n):\n"
+        '            x = getattr(self, f"layers{i}")(x)\n'
+        "            x = F.relu(x)\n"
+        "        return x\n"
+    ) in code, code
+    assert "self.a = Stage(8, 16, 2)" in code and "self.b = Stage(16, 16, 3)" in code
+    module, _ = _generated(LOOPED, "looped_keys", True)
+    keys = list(module.Net().state_dict())
+    assert keys[:4] == ["a.layers0.weight", "a.layers0.bias", "a.layers1.weight", "a.layers1.bias"]
+    assert "b.layers2.weight" in keys
+
+
+def test_block_loop_filling_a_numbered_container_is_one_class() -> None:
+    """``as layers.{i}``: the loop fills an ``nn.Sequential`` (keys ``a.layers.0.weight``)
+    and forward indexes it with the loop's target."""
+    source = LOOPED.replace("as layers{i}", "as layers.{i}")
+    code, flat = _same_modules(source, "container", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert "            stage.append(nn.Linear(channels, width))\n" in code
+    assert "            x = self.layers[i](x)\n" in code, code
+    module, _ = _generated(source, "container_keys", True)
+    assert "b.layers.2.weight" in module.Net().state_dict()
+
+
+def test_if_inside_a_block_loop_is_a_python_if_in_both_methods() -> None:
+    """An ``if`` in the loop is a Python ``if``/``elif``/``else`` on the source's tests in
+    ``__init__`` and ``forward`` (forward reads ``self.last_act``), each branch written
+    from a call that takes it: three calls, one class."""
+    code, flat = _same_modules(LOOPED_BRANCHES, "branches", "Net", torch.randn(3, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Net"], flat
+    assert "    def __init__(self, in_features, width, n, last_act=True):\n" in code
+    assert "        self.last_act = last_act\n        self.n = n\n" in code
+    assert (
+        "            elif self.last_act:\n"
+        '                x = getattr(self, f"layers{i}")(x)\n'
+        '                x = getattr(self, f"norms{i}")(x)\n'
+        "            else:\n"
+        '                x = getattr(self, f"layers{i}")(x)\n'
+        "                x = torch.tanh(x)\n"
+    ) in code, code
+    assert '                setattr(self, f"norms{i}", nn.LayerNorm(channels))\n' in code
+
+
+UNNAMED_IN_LOOP = """\
+use torch
+
+model Stack(n, width):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width).relu
         return x
 
 model Net:
@@ -370,14 +491,31 @@ model Net:
 """
 
 
-def test_loop_count_on_a_parameter_is_the_documented_fallback() -> None:
-    """A block whose loop runs a parameter's number of times is not rolled back into a
-    Python loop (docs/codegen.md): one class per distinct instance, each exact."""
-    module, code = _module(LOOPED, "looped")
+def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The documented fallback: a loop that makes an unnamed module is not rolled (its
+    attribute has no name to template); the reason names the block, its line and the step,
+    and each call keeps its exact class."""
+    from aurane.backends.torch import program, rolled_block
+    from aurane.backends.torch.rolled import Unsupported
+
+    reasons: list[str] = []
+
+    def recording(*args: object, **kwargs: object) -> list[str]:
+        try:
+            return rolled_block.roll_block(*args, **kwargs)  # type: ignore[arg-type]
+        except Unsupported as error:
+            reasons.append(str(error))
+            raise
+
+    monkeypatch.setattr(program, "roll_block", recording)
+    module, code = _generated(UNNAMED_IN_LOOP, "unnamed", True)
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
+    assert reasons == ["block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 6:18"], reasons
     net = module.Net()
-    result = compile_detailed(LOOPED, filename="looped.aur")
-    assert sum(p.numel() for p in net.parameters()) == result.graphs["Net"].parameters
+    graph = compile_detailed(UNNAMED_IN_LOOP, filename="unnamed.aur").graphs["Net"]
+    assert sum(p.numel() for p in net.parameters()) == graph.parameters
     assert net(torch.randn(2, 4)).shape == (2, 2)
 
 

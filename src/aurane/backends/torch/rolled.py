@@ -677,7 +677,7 @@ class _Walk:
             return []
         if step.layer is None:
             if depth > TOP:
-                raise Unsupported(f"an unnamed '{step.func}' module in a loop")
+                raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.unnamed.add(node.id)
             return wrap(depth, f"self.{node.id} = ", made)
         if step.span not in self.stage_steps:

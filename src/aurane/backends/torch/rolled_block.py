@@ -64,7 +64,23 @@ def roll_block(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
 ) -> list[str]:
     """The lines of one class for every instance of ``model``; ``instances`` holds each
-    call's graph and the lines of the class written for it alone."""
+    call's graph and the lines of the class written for it alone. ``Unsupported`` names
+    the block and its line."""
+    try:
+        return _rolled(model, instances, name, constants, block_models, class_of, dims_of)
+    except Unsupported as error:
+        raise Unsupported(f"block '{model.name}' at {model.name_span}: {error}") from error
+
+
+def _rolled(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    name: str,
+    constants: Mapping[str, ast.Expr],
+    block_models: Mapping[str, ast.Model],
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+) -> list[str]:
     forward = model.forward
     if forward is None or forward.params or model.fields or len(instances) < 2:
         raise Unsupported("a block with constants, several inputs or one instance")
@@ -319,14 +335,28 @@ class _ForwardWriter:
         if node.layer is None:
             return lines
         call = calls.get(node.span)
-        if call is None or call.layer is None or "." in call.layer or node.suffix_of:
+        if call is None or call.layer is None or node.suffix_of:
             raise Unsupported(f"the layer '{node.layer}' in a loop is not one named module")
+        if "." in call.layer:
+            return self._indexed(lines, node.layer, call)
         path, templated = _path_text(call.layer, call.layer_holes, self.tr)
         if not templated or evaluate(f'f"{path}"', self.env) != node.layer:
             raise Unsupported(f"the layer '{node.layer}' is not named by its loop")
         pattern = re.compile(rf"\bself\.{re.escape(node.layer)}(?![\w.\[])")
         made = f'getattr(self, f"{path}")'
         return [pattern.sub(made, line) for line in lines]
+
+    def _indexed(self, lines: list[str], layer: str, call: ast.Call) -> list[str]:
+        """``self.layers[1]`` as ``self.layers[i]``: a numbered container ``layers.{i}``."""
+        head, _, key = call.layer.rpartition(".") if call.layer else ("", "", "")
+        index = layer.rpartition(".")[2]
+        if key != "{}" or not head.isidentifier() or len(call.layer_holes) != 1:
+            raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
+        hole = self.tr.text(call.layer_holes[0])
+        if f"{head}.{evaluate(hole, self.env)}" != layer:
+            raise Unsupported(f"the layer '{layer}' is not numbered by its loop")
+        pattern = re.compile(rf"\bself\.{head}\[{index}\](?![\w.\[])")
+        return [pattern.sub(f"self.{head}[{hole}]", line) for line in lines]
 
     def loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         iterable = self.tr.text(stmt.iterable)
