@@ -199,6 +199,9 @@ class TorchCodeGenerator:
         rolled = self._roll(plans, classes) if self.roll_networks else set()
         mapped = [p for p in plans if p.name not in rolled]
         used_ops = {node.op for p in plans for node in p.graph.nodes}
+        # a class written for several calls (joined over branches, rolled) shows one
+        # call's graph: the helpers the others' operations need too
+        used_ops |= {n.op for found in self._instances.values() for g in found for n in g.nodes}
         joined = "\n".join(classes)
         classes[:0] = (
             helper_sources(used_ops)
