@@ -455,6 +455,76 @@ def test_block_loop_filling_a_numbered_container_is_one_class() -> None:
     assert "b.layers.2.weight" in module.Net().state_dict()
 
 
+NESTED_LOOPS = """\
+use torch
+
+model Grid(width, n, m):
+    def forward(x):
+        for i in range(n):
+            for j in range(m):
+                x -> dense(width + j).relu as l{i}x{j}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Grid(4, 1, 2) as a -> Grid(4, 2, 2) as b -> dense(2) as head
+"""
+
+LIST_LOOP = """\
+use torch
+
+model Widths(widths):
+    def forward(x):
+        for k, w in enumerate(widths):
+            x -> dense(w).relu as fc{k}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Widths([16, 8]) as a -> Widths([4, 4, 6]) as b -> dense(2) as head
+"""
+
+# two numbered containers filled by one loop: no ``stage`` the roller could fill (it
+# wrote ``stage.append`` without one), so each call keeps its class
+TWO_CONTAINERS = """\
+use torch
+
+model ConvStage(width, n, stride=1):
+    def forward(x):
+        for i in range(n):
+            x -> conv2d(width, 3, stride=stride if i == 0 else 1, padding=1) as convs.{i}
+              -> batchnorm().relu as norms.{i}
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> ConvStage(4, 1) as s1 -> ConvStage(8, 2, stride=2) as s2 -> global_avg_pool()
+          -> dense(2) as head
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "shape", "classes"),
+    [
+        (NESTED_LOOPS, (2, 8), ["Grid", "Net"]),
+        (LIST_LOOP, (2, 8), ["Widths", "Net"]),
+        (TWO_CONTAINERS, (2, 3, 8, 8), ["ConvStage", "ConvStage_2", "Net"]),
+    ],
+    ids=["nested", "list", "two-containers"],
+)
+def test_block_loops_roll_or_fall_back_exactly(
+    source: str, shape: tuple[int, ...], classes: list[str]
+) -> None:
+    """Nested loops and a loop over a list parameter are one class; a loop the roller
+    cannot write keeps a class per call. Either way the modules and outputs are those of
+    the classes written out."""
+    code, _ = _same_modules(source, "loops", "Net", torch.randn(*shape))
+    assert CLASS.findall(code) == classes, code
+
+
 def test_if_inside_a_block_loop_is_a_python_if_in_both_methods() -> None:
     """An ``if`` in the loop is a Python ``if``/``elif``/``else`` on the source's tests in
     ``__init__`` and ``forward`` (forward reads ``self.last_act``), each branch written

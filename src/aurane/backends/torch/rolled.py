@@ -698,6 +698,10 @@ class _Walk:
             quoted = f'f"{path.rsplit(".", 1)[1]}"'
             return _added_lines(depth, f"{STAGE}.add_module({quoted}, ", made, keep)
         if step.layer.endswith(".{}") and step.layer_holes:
+            if step.span not in self.stage_steps:  # no ``stage`` made for it: two containers
+                raise Unsupported(
+                    f"a numbered container in a loop that fills several at {step.span}"
+                )
             hole = self.tr.text(step.layer_holes[-1])
             if evaluate(hole, self.env) != int(node.layer.rsplit(".", 1)[1]):
                 raise Unsupported("a container index is not the loop's count")
