@@ -545,6 +545,52 @@ def test_if_inside_a_block_loop_is_a_python_if_in_both_methods() -> None:
     assert '                setattr(self, f"norms{i}", nn.LayerNorm(channels))\n' in code
 
 
+# the first call's forward (one unit, then the multiply) has as many statements as the
+# rolled forward (the loop, then the multiply): a map made from it would be wrong
+UNITS = """\
+use torch
+
+model Unit(width, scale=1.0):
+    def forward(x):
+        h = x -> dense(width).relu as fc
+        return add(x, multiply(h, scale))
+
+model Stage(width, n, scale=1.0):
+    def forward(x):
+        for i in range(n):
+            x -> Unit(width, scale) as units{i}
+        x = multiply(x, scale)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(8, 1) as a -> Stage(8, 3, 0.5) as b -> dense(2) as head
+"""
+
+
+def test_verify_names_a_rolled_block_as_not_traced() -> None:
+    """``aurane verify`` checks the program around a rolled block and names the block's
+    class as not traced (its forward lines up with no single call's graph), never a false
+    mismatch; the source-map table has no entries for it."""
+    from aurane.verify import load_generated, verify_model
+
+    code, _ = _same_modules(UNITS, "units", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Unit", "Stage", "Net"], code
+    gen = load_generated(UNITS, "units.aur")
+    report = verify_model(gen, "Net", device="meta")
+    assert not report.diagnostics, report.diagnostics
+    assert report.unmapped_classes == ["Stage"], report.unmapped_classes
+    assert report.values_checked >= 3, report
+    table = gen.code[gen.code.index("# aurane-source-map") :]
+    stage = re.search(r"^class Stage.*?^class Net", gen.code, re.MULTILINE | re.DOTALL)
+    assert stage is not None
+    first = gen.code[: stage.start()].count("\n") + 1
+    last = gen.code[: stage.end()].count("\n")
+    mapped = {int(m) for m in re.findall(r"(\d+)(?:-\d+)?=", table)}
+    assert not {line for line in mapped if first <= line < last}, table
+
+
 UNNAMED_IN_LOOP = """\
 use torch
 

@@ -68,6 +68,7 @@ class TorchCodeGenerator:
         self._graphs: dict[ClassKey, Graph] = {}
         self._top: set[ClassKey] = set()
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
+        self._rolled_blocks: set[str] = set()  # their classes written with Python loops
         self._discover()
         self._classes = self._name_classes()
         # a network block its variants call (model resnet50 = ResNet(...)): its class name
@@ -197,7 +198,8 @@ class TorchCodeGenerator:
             for p in plans
         ]
         rolled = self._roll(plans, classes) if self.roll_networks else set()
-        mapped = [p for p in plans if p.name not in rolled]
+        # a rolled class's forward does not line up with one call's graph: no map
+        mapped = [p for p in plans if p.name not in rolled | self._rolled_blocks]
         used_ops = {node.op for p in plans for node in p.graph.nodes}
         # a class written for several calls (joined over branches, rolled) shows one
         # call's graph: the helpers the others' operations need too
@@ -227,6 +229,12 @@ class TorchCodeGenerator:
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
         return with_table(code, [(p.name, p.graph) for p in mapped], self.filename, self.program)
 
+    @property
+    def rolled_blocks(self) -> frozenset[str]:
+        """The block classes written with the source's loops (``rolled_block.py``): their
+        forward lines up with no single call's graph, so no source map is made for them."""
+        return frozenset(self._rolled_blocks)
+
     def _roll_block(
         self,
         model: ast.Model,
@@ -238,7 +246,7 @@ class TorchCodeGenerator:
         """One class for a parameterised block's instances that differ in loop counts
         (``rolled_block.py``), or None to keep their classes."""
         try:
-            return roll_block(
+            lines = roll_block(
                 model,
                 instances,
                 name=name,
@@ -249,6 +257,8 @@ class TorchCodeGenerator:
             )
         except Unsupported:
             return None
+        self._rolled_blocks.add(name)
+        return lines
 
     def _roll(self, plans: list[ClassPlan], classes: list[str]) -> set[str]:
         """Each network block its variants call written as one class with Python loops and
