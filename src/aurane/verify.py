@@ -104,7 +104,7 @@ def load_generated(text: str, filename: str) -> Generated:
         dict(graphs),
         dict(generator.class_names),
         dict(plans),
-        class_maps(code, plans),
+        class_maps(code, [p for p in plans if p[0] not in generator.rolled_blocks]),
         module,
         code,
     )

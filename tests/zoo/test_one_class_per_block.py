@@ -373,10 +373,247 @@ def test_branch_test_reads_program_constants_and_elif() -> None:
 LOOPED = """\
 use torch
 
-model Stack(n, width):
+model Stage(width, n):
     def forward(x):
         for i in range(n):
             x -> dense(width).relu as layers{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3) as b -> dense(4) as head
+"""
+
+# an if inside the loop, on the loop's target and on a bool parameter: each branch is
+# taken by some call (the first iteration, last_act, not last_act)
+LOOPED_BRANCHES = """\
+use torch
+
+model Stage(width, n, last_act: bool = true):
+    def forward(x):
+        for i in range(n):
+            if i == 0:
+                x -> dense(width).relu as layers{i}
+            elif last_act:
+                x -> dense(width) as layers{i} -> layernorm() as norms{i}
+            else:
+                x -> dense(width).tanh as layers{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3, false) as b -> Stage(12, 1) as c -> dense(4) as head
+"""
+
+
+def _same_modules(source: str, name: str, entry: str, x: torch.Tensor) -> tuple[str, str]:
+    """The program with its blocks rolled and with each call's class written out
+    (``roll_networks=False``): the same state-dict keys, shapes and initial weights (the
+    modules are built in the same order), a strict load, equal outputs; and the generated
+    codes."""
+    rolled, code = _generated(source, name, True)
+    unrolled, flat = _generated(source, f"{name}_flat", False)
+    torch.manual_seed(0)
+    mine = getattr(rolled, entry)()
+    torch.manual_seed(0)
+    theirs = getattr(unrolled, entry)()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        assert torch.equal(mine.state_dict()[key], value), key
+    torch.manual_seed(1)
+    fresh = getattr(rolled, entry)()
+    fresh.load_state_dict(theirs.state_dict(), strict=True)
+    torch.testing.assert_close(fresh(x), theirs(x))
+    graph = compile_detailed(source, filename=f"{name}.aur").graphs[entry]
+    assert sum(p.numel() for p in fresh.parameters()) == graph.parameters
+    return code, flat
+
+
+def test_loop_count_on_a_parameter_is_one_class_with_python_loops() -> None:
+    """Issue 24 item 3: a block whose calls differ only in a loop count is one class whose
+    ``__init__`` and ``forward`` run the source's loop, ``n`` a constructor argument; the
+    state-dict keys are the program's names (``a.layers0.weight``)."""
+    code, flat = _same_modules(LOOPED, "looped", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert "    def __init__(self, in_features, width, n):\n" in code
+    assert (
+        "        channels = in_features\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"layers{i}", nn.Linear(channels, width))\n'
+        "            channels = width\n"
+    ) in code, code
+    assert (
+        "        for i in range(self.n):\n"
+        '            x = getattr(self, f"layers{i}")(x)\n'
+        "            x = F.relu(x)\n"
+        "        return x\n"
+    ) in code, code
+    assert "self.a = Stage(8, 16, 2)" in code and "self.b = Stage(16, 16, 3)" in code
+    module, _ = _generated(LOOPED, "looped_keys", True)
+    keys = list(module.Net().state_dict())
+    assert keys[:4] == ["a.layers0.weight", "a.layers0.bias", "a.layers1.weight", "a.layers1.bias"]
+    assert "b.layers2.weight" in keys
+
+
+def test_block_loop_filling_a_numbered_container_is_one_class() -> None:
+    """``as layers.{i}``: the loop fills an ``nn.Sequential`` (keys ``a.layers.0.weight``)
+    and forward indexes it with the loop's target."""
+    source = LOOPED.replace("as layers{i}", "as layers.{i}")
+    code, flat = _same_modules(source, "container", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert "            stage.append(nn.Linear(channels, width))\n" in code
+    assert "            x = self.layers[i](x)\n" in code, code
+    module, _ = _generated(source, "container_keys", True)
+    assert "b.layers.2.weight" in module.Net().state_dict()
+
+
+NESTED_LOOPS = """\
+use torch
+
+model Grid(width, n, m):
+    def forward(x):
+        for i in range(n):
+            for j in range(m):
+                x -> dense(width + j).relu as l{i}x{j}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Grid(4, 1, 2) as a -> Grid(4, 2, 2) as b -> dense(2) as head
+"""
+
+LIST_LOOP = """\
+use torch
+
+model Widths(widths):
+    def forward(x):
+        for k, w in enumerate(widths):
+            x -> dense(w).relu as fc{k}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Widths([16, 8]) as a -> Widths([4, 4, 6]) as b -> dense(2) as head
+"""
+
+# two numbered containers filled by one loop: no ``stage`` the roller could fill (it
+# wrote ``stage.append`` without one), so each call keeps its class
+TWO_CONTAINERS = """\
+use torch
+
+model ConvStage(width, n, stride=1):
+    def forward(x):
+        for i in range(n):
+            x -> conv2d(width, 3, stride=stride if i == 0 else 1, padding=1) as convs.{i}
+              -> batchnorm().relu as norms.{i}
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> ConvStage(4, 1) as s1 -> ConvStage(8, 2, stride=2) as s2 -> global_avg_pool()
+          -> dense(2) as head
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "shape", "classes"),
+    [
+        (NESTED_LOOPS, (2, 8), ["Grid", "Net"]),
+        (LIST_LOOP, (2, 8), ["Widths", "Net"]),
+        (TWO_CONTAINERS, (2, 3, 8, 8), ["ConvStage", "ConvStage_2", "Net"]),
+    ],
+    ids=["nested", "list", "two-containers"],
+)
+def test_block_loops_roll_or_fall_back_exactly(
+    source: str, shape: tuple[int, ...], classes: list[str]
+) -> None:
+    """Nested loops and a loop over a list parameter are one class; a loop the roller
+    cannot write keeps a class per call. Either way the modules and outputs are those of
+    the classes written out."""
+    code, _ = _same_modules(source, "loops", "Net", torch.randn(*shape))
+    assert CLASS.findall(code) == classes, code
+
+
+def test_if_inside_a_block_loop_is_a_python_if_in_both_methods() -> None:
+    """An ``if`` in the loop is a Python ``if``/``elif``/``else`` on the source's tests in
+    ``__init__`` and ``forward`` (forward reads ``self.last_act``), each branch written
+    from a call that takes it: three calls, one class."""
+    code, flat = _same_modules(LOOPED_BRANCHES, "branches", "Net", torch.randn(3, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Net"], flat
+    assert "    def __init__(self, in_features, width, n, last_act=True):\n" in code
+    assert "        self.last_act = last_act\n        self.n = n\n" in code
+    assert (
+        "            elif self.last_act:\n"
+        '                x = getattr(self, f"layers{i}")(x)\n'
+        '                x = getattr(self, f"norms{i}")(x)\n'
+        "            else:\n"
+        '                x = getattr(self, f"layers{i}")(x)\n'
+        "                x = torch.tanh(x)\n"
+    ) in code, code
+    assert '                setattr(self, f"norms{i}", nn.LayerNorm(channels))\n' in code
+
+
+# the first call's forward (one unit, then the multiply) has as many statements as the
+# rolled forward (the loop, then the multiply): a map made from it would be wrong
+UNITS = """\
+use torch
+
+model Unit(width, scale=1.0):
+    def forward(x):
+        h = x -> dense(width).relu as fc
+        return add(x, multiply(h, scale))
+
+model Stage(width, n, scale=1.0):
+    def forward(x):
+        for i in range(n):
+            x -> Unit(width, scale) as units{i}
+        x = multiply(x, scale)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(8, 1) as a -> Stage(8, 3, 0.5) as b -> dense(2) as head
+"""
+
+
+def test_verify_names_a_rolled_block_as_not_traced() -> None:
+    """``aurane verify`` checks the program around a rolled block and names the block's
+    class as not traced (its forward lines up with no single call's graph), never a false
+    mismatch; the source-map table has no entries for it."""
+    from aurane.verify import load_generated, verify_model
+
+    code, _ = _same_modules(UNITS, "units", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Unit", "Stage", "Net"], code
+    gen = load_generated(UNITS, "units.aur")
+    report = verify_model(gen, "Net", device="meta")
+    assert not report.diagnostics, report.diagnostics
+    assert report.unmapped_classes == ["Stage"], report.unmapped_classes
+    assert report.values_checked >= 3, report
+    table = gen.code[gen.code.index("# aurane-source-map") :]
+    stage = re.search(r"^class Stage.*?^class Net", gen.code, re.MULTILINE | re.DOTALL)
+    assert stage is not None
+    first = gen.code[: stage.start()].count("\n") + 1
+    last = gen.code[: stage.end()].count("\n")
+    mapped = {int(m) for m in re.findall(r"(\d+)(?:-\d+)?=", table)}
+    assert not {line for line in mapped if first <= line < last}, table
+
+
+UNNAMED_IN_LOOP = """\
+use torch
+
+model Stack(n, width):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width).relu
         return x
 
 model Net:
@@ -386,14 +623,31 @@ model Net:
 """
 
 
-def test_loop_count_on_a_parameter_is_the_documented_fallback() -> None:
-    """A block whose loop runs a parameter's number of times is not rolled back into a
-    Python loop (docs/codegen.md): one class per distinct instance, each exact."""
-    module, code = _module(LOOPED, "looped")
+def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The documented fallback: a loop that makes an unnamed module is not rolled (its
+    attribute has no name to template); the reason names the block, its line and the step,
+    and each call keeps its exact class."""
+    from aurane.backends.torch import program, rolled_block
+    from aurane.backends.torch.rolled import Unsupported
+
+    reasons: list[str] = []
+
+    def recording(*args: object, **kwargs: object) -> list[str]:
+        try:
+            return rolled_block.roll_block(*args, **kwargs)  # type: ignore[arg-type]
+        except Unsupported as error:
+            reasons.append(str(error))
+            raise
+
+    monkeypatch.setattr(program, "roll_block", recording)
+    module, code = _generated(UNNAMED_IN_LOOP, "unnamed", True)
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
+    assert reasons == ["block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 6:18"], reasons
     net = module.Net()
-    result = compile_detailed(LOOPED, filename="looped.aur")
-    assert sum(p.numel() for p in net.parameters()) == result.graphs["Net"].parameters
+    graph = compile_detailed(UNNAMED_IN_LOOP, filename="unnamed.aur").graphs["Net"]
+    assert sum(p.numel() for p in net.parameters()) == graph.parameters
     assert net(torch.randn(2, 4)).shape == (2, 2)
 
 

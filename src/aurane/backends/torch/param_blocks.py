@@ -195,7 +195,10 @@ class ParamClasses:
         models: Mapping[str, ast.Model] | None = None,
         join_branches: bool = True,
         constants: Mapping[str, ast.Expr] | None = None,
+        roll: RollBlock | None = None,
     ) -> None:
+        """``roll``: writes one class for a block's instances that differ in loop counts
+        (``rolled_block.py``), or returns None to keep their classes."""
         self.globals = globals_
         self.outer = class_of
         self.models = models or {}
@@ -232,6 +235,8 @@ class ParamClasses:
                     self._assign(graph)
             if join_branches and name in self.models:
                 self._join(name)
+            if roll is not None and name in self.models:
+                self._roll(name, roll)
 
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
@@ -367,6 +372,27 @@ class ParamClasses:
                 self.by_graph[id(graph)] = final
             out[(str(index),)] = final
         self.classes[model] = out
+
+    def _roll(self, model: str, roll: RollBlock) -> None:
+        """The classes of one block as one class with the source's loops (issue 24 item 3),
+        when ``roll`` can write it; the classes left are then one."""
+        classes = list(self.classes.get(model, {}).values())
+        if len(classes) < 2 or any(len(c.members) != len(c.graphs) for c in classes):
+            return
+        instances = [(g, m) for c in classes for g, m in zip(c.graphs, c.members, strict=True)]
+        lines = roll(self.models[model], instances, classes[0].name, self.class_of, self.dims_of)
+        if lines is None:
+            return
+        first = classes[0]
+        rolled = _Class(first.name, first.plan, (0,), first.params, first.defaults, first.ops)
+        rolled.lines = lines
+        rolled.members = [m for _, m in instances]
+        rolled.graphs = [g for g, _ in instances]
+        for cls in classes[1:]:
+            self.globals.used.discard(cls.name)
+        for graph in rolled.graphs:
+            self.by_graph[id(graph)] = rolled
+        self.classes[model] = {("0",): rolled}
 
     def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
         graphs = [g for c in classes for g in c.graphs]
@@ -529,6 +555,18 @@ class ParamClasses:
                 args.append(f"{param}={lit(value)}")
         return tuple(args)
 
+
+# (block model, (instance graph, its class lines) each, class name, class_of, dims_of)
+RollBlock = Callable[
+    [
+        ast.Model,
+        list[tuple[Graph, list[str]]],
+        str,
+        Callable[[Graph], str],
+        Callable[[Graph], "tuple[int, ...] | None"],
+    ],
+    "list[str] | None",
+]
 
 # emitted once in a file whose classes call it: a size such as torchvision's
 # ``_make_divisible(ratio * cin, 8)`` of a block's parameters stays an expression

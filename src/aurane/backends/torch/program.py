@@ -14,7 +14,7 @@ import ast as pyast
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from aurane.backends.torch.buffer_helpers import HELPER_NAMES as BUFFER_HELPER_NAMES
 from aurane.backends.torch.buffer_helpers import buffer_helper_sources
@@ -28,6 +28,7 @@ from aurane.backends.torch.modules import INDENT, ClassPlan, emit_class
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
 from aurane.backends.torch.param_blocks import ParamClasses, function_sources
 from aurane.backends.torch.rolled import Unsupported, roll
+from aurane.backends.torch.rolled_block import roll_block
 from aurane.ir.graph import Graph
 from aurane.source import Span
 from aurane.sourcemap import PREFIX, class_maps, line_table, render_table
@@ -67,6 +68,7 @@ class TorchCodeGenerator:
         self._graphs: dict[ClassKey, Graph] = {}
         self._top: set[ClassKey] = set()
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
+        self._rolled_blocks: set[str] = set()  # their classes written with Python loops
         self._discover()
         self._classes = self._name_classes()
         # a network block its variants call (model resnet50 = ResNet(...)): its class name
@@ -81,7 +83,12 @@ class TorchCodeGenerator:
             s.name: s.value for s in self.program.statements if isinstance(s, ast.Constant)
         }
         self._blocks = ParamClasses(
-            self._instances, self.globals, self._class_of, self._models, constants=self._constants
+            self._instances,
+            self.globals,
+            self._class_of,
+            self._models,
+            constants=self._constants,
+            roll=self._roll_block if self.roll_networks else None,
         )
         self.class_names = {}
         for key in self._graphs:
@@ -191,8 +198,12 @@ class TorchCodeGenerator:
             for p in plans
         ]
         rolled = self._roll(plans, classes) if self.roll_networks else set()
-        mapped = [p for p in plans if p.name not in rolled]
+        # a rolled class's forward does not line up with one call's graph: no map
+        mapped = [p for p in plans if p.name not in rolled | self._rolled_blocks]
         used_ops = {node.op for p in plans for node in p.graph.nodes}
+        # a class written for several calls (joined over branches, rolled) shows one
+        # call's graph: the helpers the others' operations need too
+        used_ops |= {n.op for found in self._instances.values() for g in found for n in g.nodes}
         joined = "\n".join(classes)
         classes[:0] = (
             helper_sources(used_ops)
@@ -217,6 +228,37 @@ class TorchCodeGenerator:
         # the source-map table (issue 13): a compact comment block at the end, so a
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
         return with_table(code, [(p.name, p.graph) for p in mapped], self.filename, self.program)
+
+    @property
+    def rolled_blocks(self) -> frozenset[str]:
+        """The block classes written with the source's loops (``rolled_block.py``): their
+        forward lines up with no single call's graph, so no source map is made for them."""
+        return frozenset(self._rolled_blocks)
+
+    def _roll_block(
+        self,
+        model: ast.Model,
+        instances: list[tuple[Graph, list[str]]],
+        name: str,
+        class_of: Callable[[Graph], str],
+        dims_of: Callable[[Graph], tuple[int, ...] | None],
+    ) -> list[str] | None:
+        """One class for a parameterised block's instances that differ in loop counts
+        (``rolled_block.py``), or None to keep their classes."""
+        try:
+            lines = roll_block(
+                model,
+                instances,
+                name=name,
+                constants=self._constants,
+                block_models=self._models,
+                class_of=class_of,
+                dims_of=dims_of,
+            )
+        except Unsupported:
+            return None
+        self._rolled_blocks.add(name)
+        return lines
 
     def _roll(self, plans: list[ClassPlan], classes: list[str]) -> set[str]:
         """Each network block its variants call written as one class with Python loops and

@@ -338,7 +338,10 @@ class _Walk:
         class_of: Callable[[Graph], str],
         dims_of: Callable[[Graph], tuple[int, ...] | None],
         block_models: Mapping[str, ast.Model],
+        size: str | None = None,
     ) -> None:
+        """``size``: the input width's text (a block's ``in_features``); a network's is
+        the number."""
         self.graph = graph
         self.env: Any = ChainMap(env, tr.table_values)  # the tables the walk meets, too
         self.tr = tr
@@ -351,7 +354,9 @@ class _Walk:
         shape = graph.input_value.shape
         if shape is None or len(shape) < 2:
             raise Unsupported("a network input without a channel or feature axis")
-        self.size = str(int(plain(shape[1])))  # the running width's text: the input's first
+        # the running width's text: the input's first
+        self.size = size if size is not None else str(int(plain(shape[1])))
+        self.block = size is not None  # a block's class (roll_block), not a network's
         self.out_sizes: dict[str, str] = {}
         self.depth = 0
         self.tensor = ""
@@ -382,6 +387,8 @@ class _Walk:
             elif isinstance(stmt, ast.ChainStmt):
                 lines += self.chain(stmt.chain, depth)
             elif isinstance(stmt, ast.Return):
+                if self.block and isinstance(stmt.value, ast.Name) and stmt.value.id == self.tensor:
+                    continue  # a block's ``return x``: nothing to build
                 if not isinstance(stmt.value, ast.Chain):
                     raise Unsupported("a return that is not a chain")
                 lines += self.chain(stmt.value, depth)
@@ -671,7 +678,7 @@ class _Walk:
             return []
         if step.layer is None:
             if depth > TOP:
-                raise Unsupported(f"an unnamed '{step.func}' module in a loop")
+                raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.unnamed.add(node.id)
             return wrap(depth, f"self.{node.id} = ", made)
         if step.span not in self.stage_steps:
@@ -692,6 +699,10 @@ class _Walk:
             quoted = f'f"{path.rsplit(".", 1)[1]}"'
             return _added_lines(depth, f"{STAGE}.add_module({quoted}, ", made, keep)
         if step.layer.endswith(".{}") and step.layer_holes:
+            if step.span not in self.stage_steps:  # no ``stage`` made for it: two containers
+                raise Unsupported(
+                    f"a numbered container in a loop that fills several at {step.span}"
+                )
             hole = self.tr.text(step.layer_holes[-1])
             if evaluate(hole, self.env) != int(node.layer.rsplit(".", 1)[1]):
                 raise Unsupported("a container index is not the loop's count")

@@ -1,0 +1,458 @@
+"""A parameterised block whose calls differ in loop counts as one class (issue 24 item 3).
+
+``model Stage(width, n)`` with ``for i in range(n): x -> dense(width).relu as layers{i}``
+lowers per call with the loop unrolled, so ``Stage(16, 2)`` and ``Stage(16, 3)`` are two
+instance graphs of different structure, which ``param_blocks.py`` writes as ``Stage`` and
+``Stage_2``. This module writes them as one class instead, with the source's loops as Python
+loops in both methods:
+
+- ``__init__`` is the network roller's (``rolled._Walk``, the same checks against each
+  instance's IR), starting from the input width ``in_features``/``in_channels``;
+- ``forward`` is built from each instance's own forward, one statement per IR node: the
+  statements of a loop's iterations, with each templated module written ``getattr(self,
+  f"layers{i}")``, must read alike, and become the loop's body (``for i in
+  range(self.n):``); an ``if`` inside a loop is a Python ``if`` on the source's test, each
+  branch written from an iteration that takes it. The instances must write the same class.
+
+Anything else raises ``rolled.Unsupported`` and the instances keep today's classes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
+from aurane.backends.torch.param_blocks import input_names
+from aurane.backends.torch.pyexpr import ATOM, Printed
+from aurane.backends.torch.rolled import (
+    _CALLED,
+    _FUNCTIONS,
+    BRANCH,
+    LAYER,
+    SIZE,
+    STAGE,
+    TOP,
+    Translator,
+    Unsupported,
+    _bind,
+    _fill,
+    _loop_names,
+    _path_text,
+    _target_text,
+    _Walk,
+    evaluate,
+)
+from aurane.ir.graph import Graph, Node
+from aurane.semantics.symbolic import plain
+from aurane.source import Span
+from aurane.syntax import ast
+
+Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origin records it
+
+
+def roll_block(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    *,
+    name: str,
+    constants: Mapping[str, ast.Expr],
+    block_models: Mapping[str, ast.Model],
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+) -> list[str]:
+    """The lines of one class for every instance of ``model``; ``instances`` holds each
+    call's graph and the lines of the class written for it alone. ``Unsupported`` names
+    the block and its line."""
+    try:
+        return _rolled(model, instances, name, constants, block_models, class_of, dims_of)
+    except Unsupported as error:
+        raise Unsupported(f"block '{model.name}' at {model.name_span}: {error}") from error
+
+
+def _rolled(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    name: str,
+    constants: Mapping[str, ast.Expr],
+    block_models: Mapping[str, ast.Model],
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+) -> list[str]:
+    forward = model.forward
+    if forward is None or forward.params or model.fields or len(instances) < 2:
+        raise Unsupported("a block with constants, several inputs or one instance")
+    if not _loops(forward.body):
+        raise Unsupported("a block without loops")
+    first = instances[0][0]
+    if any(g.block_ops or g.tied or g.input_dtype for g, _ in instances):
+        raise Unsupported("an operation-valued argument, tied weights or a checked dtype")
+    shape = first.input_value.shape or ()
+    params = tuple(p.name for p in model.params)
+    width = input_names(len(shape) - 1, params)[0]
+    loops = _loop_names(forward.body)
+    names = [*params, *loops, width]
+    reserved = {SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr", "getattr"}
+    clash = set(names) & (reserved | set(_FUNCTIONS) | set(constants) | set(block_models))
+    if clash or len(set(names)) != len(names):
+        raise Unsupported(f"the names {sorted(clash or names)} clash")
+    tr = Translator(frozenset(names), constants, {})
+    choices: dict[Any, list[str]] = {}
+    branches: dict[str, list[str]] = {}
+    for strict in (False, True):  # the first walks only narrow the width texts
+        inits = None
+        for graph, _ in instances:
+            env = _environment(graph, width)
+            walk = _Walk(graph, env, tr, class_of, dims_of, block_models, size=width)
+            walk.choices, walk.strict = choices, strict
+            if strict:
+                walk.branches = branches
+            found = walk.body(forward.body, TOP)
+            left = [n for n in walk.pending if n.layer or _makes_module(n)]
+            if left:
+                raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
+            if walk.unnamed or walk.out_sizes:
+                raise Unsupported("an unnamed module or a block given as a parameter")
+            if strict and inits is not None and found != inits:
+                raise Unsupported(f"the calls of '{model.name}' build differently")
+            inits = found
+    assert inits is not None
+    inits = _fill(inits, branches)
+    heads = {line.split("=")[0].strip() for line in inits if " = " in line}
+    attrs = attribute_namespace()
+    attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
+    attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
+    stored = _stored(instances, {width, *params})
+    attrs.claim(stored)
+    forward_tr = _SelfTranslator(frozenset(loops), constants, set(params), attrs, stored)
+    branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
+    methods = [_forward(model, g, lines, forward_tr, branches_forward) for g, lines in instances]
+    body = _fill(_shared(methods), branches_forward)
+    signature = [width]
+    defaults = dict(first.block_defaults)
+    for param in params:
+        default = f"={lit(plain(defaults[param]))}" if param in defaults else ""
+        signature.append(f"{param}{default}")
+    stores = {**stored, **forward_tr.read}
+    return [
+        f"class {name}(nn.Module):",
+        *wrap(1, "", f"def __init__(self, {', '.join(signature)})", tail=":"),
+        f"{INDENT * 2}super().__init__()",
+        *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
+        *inits,
+        "",
+        *body,
+    ]
+
+
+def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
+    return any(isinstance(s, ast.For) for s in body)
+
+
+def _makes_module(node: Node) -> bool:
+    from aurane.backends.torch.emit import emitter
+
+    return emitter(node.op).init is not None
+
+
+def _environment(graph: Graph, width: str) -> dict[str, Any]:
+    """The instance's parameter values and input width, as the class receives them."""
+    env: dict[str, Any] = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
+    shape = graph.input_value.shape
+    if shape is None or len(shape) < 2:
+        raise Unsupported("a block input without a channel or feature axis")
+    env[width] = int(plain(shape[1]))
+    return env
+
+
+def _stored(instances: Sequence[tuple[Graph, list[str]]], names: set[str]) -> dict[str, str]:
+    """``self.width = width``: what each instance's constructor stores for its forward."""
+    found: dict[str, str] | None = None
+    for _, lines in instances:
+        start = lines.index(f"{INDENT * 2}super().__init__()") + 1
+        mine: dict[str, str] = {}
+        for line in lines[start:]:
+            matched = re.fullmatch(rf"{INDENT * 2}self\.(\w+) = (\w+)", line)
+            if matched is None or matched.group(2) not in names:
+                break
+            mine[matched.group(1)] = matched.group(2)
+        if found is not None and mine != found:
+            raise Unsupported("the calls' forwards read different stored values")
+        found = mine
+    return found or {}
+
+
+class _SelfTranslator(Translator):
+    """The source's expressions as forward writes them: a parameter is read from the module
+    (``range(self.n)``), which the constructor then stores."""
+
+    def __init__(
+        self,
+        locals_: frozenset[str],
+        constants: Mapping[str, ast.Expr],
+        params: set[str],
+        attrs: Any,
+        stored: Mapping[str, str],
+    ) -> None:
+        super().__init__(locals_, constants, {})
+        self.params = params
+        self.attrs = attrs
+        self.known = {param: attr for attr, param in stored.items()}
+        self.read: dict[str, str] = {}  # attribute -> parameter forward reads
+        self.functions = {n: p for n, p in _CALLED.items() if n not in locals_ | params}
+
+    def _leaf(self, expr: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
+        if isinstance(expr, ast.Name) and expr.id in self.params and expr.id not in self.locals:
+            attr = self.known.get(expr.id)
+            if attr is None:
+                attr = self.known[expr.id] = self.attrs.allocate(expr.id)
+            self.read[attr] = expr.id
+            return f"self.{attr}", ATOM
+        return super()._leaf(expr, text)
+
+
+def _forward(
+    model: ast.Model,
+    graph: Graph,
+    lines: list[str],
+    tr: _SelfTranslator,
+    branches: dict[str, list[str]],
+) -> list[str]:
+    """One instance's forward with the source's loops rolled; an ``if`` branch's body is
+    marked (``BRANCH``) and kept in ``branches``, shared by the instances."""
+    assert model.forward is not None
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
+    head = lines[start]
+    if head != f"{INDENT}def forward(self, {model.forward.param}):":
+        raise Unsupported("a forward whose input is renamed")
+    rest = lines[start + 1 :]
+    comments = []
+    while rest and rest[0].startswith(f"{INDENT * 2}# "):
+        comments.append(rest.pop(0))
+    statements = _statements(rest)
+    if len(statements) != len(graph.nodes) + 1 or not statements[-1][0].strip().startswith(
+        "return "
+    ):
+        raise Unsupported("a forward that is not one statement per layer")
+    text = "\n".join(rest)
+    for loop_name in tr.locals:
+        if re.search(rf"\b{re.escape(loop_name)}\b", text):
+            raise Unsupported(f"the loop's name '{loop_name}' is a local of forward")
+    params = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
+    env: dict[str, Any] = {"self": _Module(tr, params)}
+    writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
+    body = writer.body(model.forward.body, TOP, ())
+    if writer.pos != len(graph.nodes):
+        raise Unsupported(f"the layer '{graph.nodes[writer.pos].id}' is not in the rolled forward")
+    return [head, *comments, *body, *statements[-1]]
+
+
+class _Module:
+    """``self`` as the walk evaluates forward's expressions: each attribute the translator
+    gave a parameter reads that parameter's value in this instance."""
+
+    def __init__(self, tr: _SelfTranslator, params: Mapping[str, Any]) -> None:
+        self._tr = tr
+        self._params = params
+
+    def __getattr__(self, attr: str) -> Any:
+        for param, known in self._tr.known.items():
+            if known == attr:
+                return self._params[param]
+        raise AttributeError(attr)
+
+
+def _statements(lines: list[str]) -> list[tuple[str, ...]]:
+    out: list[list[str]] = []
+    for line in lines:
+        top = line.startswith(INDENT * 2) and not line.startswith(INDENT * 3)
+        if top and line.strip()[:1] not in (")", "]", "}") and not line.strip().startswith("#"):
+            out.append([line])
+        elif out:
+            out[-1].append(line)
+        else:
+            raise Unsupported("a forward that starts with a comment between statements")
+    return [tuple(s) for s in out]
+
+
+class _ForwardWriter:
+    """Walks the source's forward body along one instance's nodes (in order, each node's
+    ``origin`` naming its loop iteration and branch) and writes its statements."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        statements: list[tuple[str, ...]],
+        tr: _SelfTranslator,
+        env: dict[str, Any],
+        branches: dict[str, list[str]],
+    ) -> None:
+        self.nodes = list(graph.nodes)
+        self.statements = statements
+        self.tr = tr
+        self.env = env
+        self.pos = 0
+        self.branches = branches
+
+    def body(
+        self, stmts: tuple[ast.ForwardStmt, ...], depth: int, frames: tuple[Frame, ...]
+    ) -> list[str]:
+        lines: list[str] = []
+        for stmt in stmts:
+            if isinstance(stmt, ast.For):
+                lines += self.loop(stmt, depth, frames)
+            elif isinstance(stmt, ast.If):
+                lines += self.branch(stmt, depth, frames)
+            elif isinstance(stmt, ast.ChainStmt | ast.Assign | ast.Return):
+                if isinstance(stmt, ast.Return) and depth != TOP:
+                    raise Unsupported("a return inside a loop")
+                lines += self.simple(stmt, depth, frames)
+            else:
+                raise Unsupported(f"a {type(stmt).__name__.lower()} statement in the block")
+        return lines
+
+    def simple(self, stmt: Any, depth: int, frames: tuple[Frame, ...]) -> list[str]:
+        """The statements of the nodes ``stmt`` made at this iteration."""
+        calls = _calls(stmt)
+        lines: list[str] = []
+        while self.pos < len(self.nodes):
+            node = self.nodes[self.pos]
+            if _frames(node) != frames or not _within(node.span, stmt.span):
+                break
+            statement = self.statements[self.pos]
+            self.pos += 1
+            if depth == TOP:
+                lines += statement
+                continue
+            mine = [_indent(_bare(line), depth - TOP) for line in statement if _code(line)]
+            lines += self._templated(mine, node, calls)
+        return lines
+
+    def _templated(self, lines: list[str], node: Node, calls: Mapping[Span, ast.Call]) -> list[str]:
+        """``self.layers0`` as ``getattr(self, f"layers{i}")``: the iteration's module."""
+        if node.layer is None:
+            return lines
+        call = calls.get(node.span)
+        if call is None or call.layer is None or node.suffix_of:
+            raise Unsupported(f"the layer '{node.layer}' in a loop is not one named module")
+        if "." in call.layer:
+            return self._indexed(lines, node.layer, call)
+        path, templated = _path_text(call.layer, call.layer_holes, self.tr)
+        if not templated or evaluate(f'f"{path}"', self.env) != node.layer:
+            raise Unsupported(f"the layer '{node.layer}' is not named by its loop")
+        pattern = re.compile(rf"\bself\.{re.escape(node.layer)}(?![\w.\[])")
+        made = f'getattr(self, f"{path}")'
+        return [pattern.sub(made, line) for line in lines]
+
+    def _indexed(self, lines: list[str], layer: str, call: ast.Call) -> list[str]:
+        """``self.layers[1]`` as ``self.layers[i]``: a numbered container ``layers.{i}``."""
+        head, _, key = call.layer.rpartition(".") if call.layer else ("", "", "")
+        index = layer.rpartition(".")[2]
+        if key != "{}" or not head.isidentifier() or len(call.layer_holes) != 1:
+            raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
+        hole = self.tr.text(call.layer_holes[0])
+        if f"{head}.{evaluate(hole, self.env)}" != layer:
+            raise Unsupported(f"the layer '{layer}' is not numbered by its loop")
+        pattern = re.compile(rf"\bself\.{head}\[{index}\](?![\w.\[])")
+        return [pattern.sub(f"self.{head}[{hole}]", line) for line in lines]
+
+    def loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
+        iterable = self.tr.text(stmt.iterable)
+        lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
+        body: list[str] | None = None
+        for index, item in enumerate(evaluate(iterable, self.env)):
+            _bind(stmt.target, item, self.env)
+            found = self.body(stmt.body, depth + 1, (*frames, ("loop", stmt.header_span, index)))
+            if body is not None and found != body:
+                raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
+            body = found
+        if not body:
+            raise Unsupported("a loop that runs no iteration or makes no statement")
+        return lines + body
+
+    def branch(self, stmt: ast.If, depth: int, frames: tuple[Frame, ...]) -> list[str]:
+        if depth == TOP:
+            raise Unsupported("an if outside a loop")
+        pad = INDENT * depth
+        lines: list[str] = []
+        chosen = False
+        for index, branch in enumerate(stmt.branches):
+            key = f"{BRANCH}{stmt.span.line}:{stmt.span.column}:{index}"
+            if branch.test is None:
+                lines.append(f"{pad}else:")
+                taken = not chosen
+            else:
+                test = self.tr.text(branch.test)
+                lines.append(f"{pad}{'if' if index == 0 else 'elif'} {test}:")
+                taken = not chosen and bool(evaluate(test, self.env))
+            lines.append(key)
+            if taken:
+                chosen = True
+                inner = (*frames, ("branch", branch.header_span, 0))
+                found = self.body(branch.body, depth + 1, inner)
+                if self.branches.setdefault(key, found) != found:
+                    raise Unsupported("a branch writes differently at two visits")
+        return lines
+
+
+def _frames(node: Node) -> tuple[Frame, ...]:
+    return tuple((f.kind, f.span, f.index) for f in node.origin)
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (
+        inner.end_line,
+        inner.end_column,
+    ) <= (outer.end_line, outer.end_column)
+
+
+def _calls(stmt: object) -> dict[Span, ast.Call]:
+    """Every step of ``stmt`` by its span."""
+    found: dict[Span, ast.Call] = {}
+
+    def visit(node: object) -> None:
+        if isinstance(node, ast.Call):
+            found[node.span] = node
+        if isinstance(node, tuple):
+            for item in node:
+                visit(item)
+        elif hasattr(node, "__slots__") and not isinstance(node, Span):
+            for slot in node.__slots__:
+                visit(getattr(node, slot, None))
+
+    visit(stmt)
+    return found
+
+
+def _code(line: str) -> bool:
+    return not line.strip().startswith("#")
+
+
+def _bare(line: str) -> str:
+    return line.partition("  # ")[0]
+
+
+def _indent(line: str, levels: int) -> str:
+    return INDENT * levels + line if line else line
+
+
+def _shared(methods: list[list[str]]) -> list[str]:
+    """The instances' forwards, which must read alike; a shape comment that differs is
+    left out, and so is an input comment line of its own."""
+    first = methods[0]
+    if any(len(m) != len(first) for m in methods):
+        raise Unsupported("the calls' forward methods differ")
+    out = []
+    for index, line in enumerate(first):
+        seen = {m[index] for m in methods}
+        if len(seen) == 1:
+            out.append(line)
+        elif all(not _code(s) for s in seen):
+            continue
+        elif len({_bare(s) for s in seen}) == 1:
+            out.append(_bare(line))
+        else:
+            raise Unsupported("the calls' forward methods differ")
+    return out
