@@ -36,6 +36,7 @@ from typing import Any
 from torch import nn
 
 from aurane.lift.block_params import _parameterise
+from aurane.lift.concats import grow_concatenations
 from aurane.lift.graph import SHARED, Gap, LiftedGraph, Op
 from aurane.lift.program import RESERVED, BlockDef, Program, Region, Step
 from aurane.lift.regions import _relative, _stateful, _walk, build_regions, classify
@@ -68,6 +69,7 @@ class Structurer:
         self.gaps: list[Gap] = []
 
     def run(self) -> Program:
+        grow_concatenations(self.graph)  # DenseNet's layers: one call each
         top = build_regions(self.graph, self.root)
         classify(top, self.stateless)
         seen: set[str] = set()
