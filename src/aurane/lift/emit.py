@@ -348,6 +348,15 @@ class Namer:
         self.reserved = {p.name for p in block.params} | set(CATALOG) | {"input", "return"}
         self.reserved |= set(input_names.values())
         self.names: dict[str, str] = dict(input_names)
+        self.index: str | None = None  # the loops' index, one name for every loop
+
+    def loop_index(self, names: Mapping[str, str]) -> str:
+        """``i`` (or ``j``, ...), no parameter's or tensor's name, kept from then on."""
+        if self.index is None:
+            taken = self.reserved | set(names.values())
+            self.index = next(n for n in ("i", "j", "k", "n", "m") if n not in taken)
+            self.reserved.add(self.index)
+        return self.index
 
     def fresh(self, hint: str, live: set[str]) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint).strip("_") or "h"
@@ -514,9 +523,7 @@ def _render_body(
         if statement.kind == "loop":
             if not reuse:  # the loop rebinds its own name: the input's is read again
                 lines.append(f"{target} = {names[source_value]}")
-            index_name = namer.fresh("i", live | set(names.values()))
-            namer.reserved.add(index_name)
-            lines += _loop_text(statement.parts[0].step, target, index_name)
+            lines += _loop_text(statement.parts[0].step, target, namer.loop_index(names))
             if final and statement.output == block.output and not block.outputs:
                 lines.append(f"return {target}")
             continue

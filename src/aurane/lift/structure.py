@@ -381,6 +381,11 @@ def _same_call(step: Step, first: Step) -> bool:
 
 
 def _repeat_run(steps: list[Step], start: int, returned: AbstractSet[str] = frozenset()) -> int:
+    """How many calls from ``start`` one ``repeat(...) as P`` writes: ``P.0..P.n-1``, the
+    whole container ``P``; 1 where none applies. (A repeat that continues a container,
+    ``B(64, stride=2) as layer2.0 -> repeat(B(64), 3) as layer2``, would read better, but
+    its copies are other nodes than the calls a hand-written program names: ``aurane
+    diff`` would not pair them. Those runs are loops.)"""
     first = steps[start]
     if first.kind != "call" or first.name is None or first.residual or "." not in first.name:
         return 1
