@@ -56,9 +56,8 @@ def _numbers(steps: list[Step]) -> tuple[dict[tuple[int, int, str, int], Any], s
     for index, step in enumerate(steps):
         if step.kind == "call":
             _, call, _ = _callee(step)
-            if step.repeat > 1:  # repeat(B, n) or a loop's range(n)
-                found[(index, 0, COUNT, -1)] = step.repeat
-                layered.add((index, 0, COUNT, -1))
+            if step.repeat > 1:  # repeat(B, n) or a loop's range(n): a parameter where
+                found[(index, 0, COUNT, -1)] = step.repeat  # instances differ, else a number
             for key, value in call.items():
                 if _is_number(value):
                     found[(index, 0, key, -1)] = value
