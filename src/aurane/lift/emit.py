@@ -22,9 +22,10 @@ from typing import Any
 
 from aurane.lift.graph import GAP_ORIGIN
 from aurane.lift.program import BlockDef, Program, Step
+from aurane.lift.signatures import COUNT
 from aurane.ops import CATALOG, lookup
 from aurane.ops.spec import ArgKind
-from aurane.records import field, record
+from aurane.records import field, record, replace
 
 INDENT = "    "
 # operations whose required arguments read best positionally: transpose(h, 1, 2)
@@ -152,7 +153,7 @@ class Part:
 
 @record
 class Statement:
-    kind: str  # "chain", "graph", "named", "unpack"
+    kind: str  # "chain", "graph", "named", "unpack", "loop"
     inputs: tuple[str, ...]  # values read
     output: str  # value produced ("unpack": the first piece)
     parts: list[Part] = field(default_factory=list)
@@ -174,7 +175,7 @@ NOT_CHAIN_STEPS = frozenset({"add", "concat", "multihead_attention", "lstm", "gr
 def _chainable(step: Step) -> bool:
     """A step that can follow ``->``: one input, one result."""
     if step.kind == "call":
-        return len(step.inputs) == 1
+        return len(step.inputs) == 1 and step.loop_from is None
     if step.kind != "op" or step.op is None:
         return False
     op = step.op
@@ -257,8 +258,15 @@ def statements(block: BlockDef) -> list[Statement]:
             out.append(Statement("unpack", step.inputs, step.output, [Part(step)], step.outputs))
             index += 1
             continue
+        if step.loop_from is not None:  # for i in range(n): x -> B() as layer{i + 1}
+            out.append(
+                Statement("loop", step.inputs, step.output, [Part(step)], source=step.inputs[0])
+            )
+            index += 1
+            continue
         last = out[-1] if out else None
-        if last is not None and last.kind != "unpack" and uses.get(last.output) == 1:
+        stands_alone = last is not None and last.kind in ("unpack", "loop")
+        if last is not None and not stands_alone and uses.get(last.output) == 1:
             follows = step.inputs == (last.output,)
             if follows and last.kind != "named" and _is_activation(step):
                 last.parts[-1].suffixes.append(_activation_suffix(step))
@@ -340,6 +348,15 @@ class Namer:
         self.reserved = {p.name for p in block.params} | set(CATALOG) | {"input", "return"}
         self.reserved |= set(input_names.values())
         self.names: dict[str, str] = dict(input_names)
+        self.index: str | None = None  # the loops' index, one name for every loop
+
+    def loop_index(self, names: Mapping[str, str]) -> str:
+        """``i`` (or ``j``, ...), no parameter's or tensor's name, kept from then on."""
+        if self.index is None:
+            taken = self.reserved | set(names.values())
+            self.index = next(n for n in ("i", "j", "k", "n", "m") if n not in taken)
+            self.reserved.add(self.index)
+        return self.index
 
     def fresh(self, hint: str, live: set[str]) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint).strip("_") or "h"
@@ -477,7 +494,7 @@ def _render_body(
                 names[value] = name
             lines.append(f"{', '.join(chosen)} = {_graph_text(statement, names, block)}")
             continue
-        if statement.kind in ("chain", "named"):
+        if statement.kind in ("chain", "named", "loop"):
             source_value = statement.source
         else:  # the input whose name the result takes: a dead one, not a learned tensor
             dead = [v for v in statement.inputs if v in names and dead_after(v)]
@@ -503,6 +520,13 @@ def _render_body(
         else:
             target = namer.fresh(hint, live | {names.get(source_value, "")})
         names[statement.output] = target
+        if statement.kind == "loop":
+            if not reuse:  # the loop rebinds its own name: the input's is read again
+                lines.append(f"{target} = {names[source_value]}")
+            lines += _loop_text(statement.parts[0].step, target, namer.loop_index(names))
+            if final and statement.output == block.output and not block.outputs:
+                lines.append(f"return {target}")
+            continue
         if statement.kind == "chain":
             text = _chain_text(statement, names, block)
             if reuse:
@@ -595,13 +619,27 @@ def _block_call(step: Step, inputs: list[str]) -> str:
         else:
             args.append(text)
     call = f"{block.name}({', '.join(args)})"
-    if step.repeat > 1:
+    if step.repeat > 1 and step.loop_from is None:
+        count = _count_text(step)
         if inputs:
-            return f"repeat({inputs[0]}, {call}, {step.repeat})"
-        return f"repeat({call}, {step.repeat})"
+            return f"repeat({inputs[0]}, {call}, {count})"
+        return f"repeat({call}, {count})"
     if inputs:
         return f"{block.name}({', '.join([*inputs, *args])})"
     return call
+
+
+def _count_text(step: Step) -> str:
+    return step.exprs.get((0, COUNT, -1), str(step.repeat))
+
+
+def _loop_text(step: Step, target: str, index_name: str) -> list[str]:
+    """``for i in range(n):`` and the call, named by a template of the loop's index."""
+    start = step.loop_from or 0
+    number = f"{index_name} + {start}" if start else index_name
+    one = replace(step, repeat=1, loop_from=None, name=f"{step.name}{{{number}}}")
+    call = _call_text(Part(one), [])
+    return [f"for {index_name} in range({_count_text(step)}):", f"{INDENT}{target} -> {call}"]
 
 
 def _graph_text(statement: Statement, names: Mapping[str, str], block: BlockDef) -> str:

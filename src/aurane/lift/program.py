@@ -35,7 +35,8 @@ class Step:
     region: Region | None = None  # "call": the instance (until blocks are defined)
     name: str | None = None  # the layer name, relative to the enclosing block
     residual: bool = False
-    repeat: int = 1
+    repeat: int = 1  # "call": copies, ``repeat(B, n) as P`` or (``loop_from``) a loop
+    loop_from: int | None = None  # a loop: calls named ``name`` + loop_from, + 1, ...
     outputs: tuple[str, ...] = ()  # "call" of a block returning several: every output
     exprs: dict[tuple[int, str, int], str] = field(default_factory=dict)  # numbers as parameters
 

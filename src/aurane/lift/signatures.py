@@ -21,6 +21,9 @@ def _callee(step: Step) -> tuple[BlockDef, dict[str, Any], bool]:
     return region.definition, region.arguments, region.residual
 
 
+COUNT = "*count"  # the slot of a repeat's or a loop's count (no parameter takes the name)
+
+
 # -- structure signatures ------------------------------------------------------------------------
 
 
@@ -53,6 +56,8 @@ def _numbers(steps: list[Step]) -> tuple[dict[tuple[int, int, str, int], Any], s
     for index, step in enumerate(steps):
         if step.kind == "call":
             _, call, _ = _callee(step)
+            if step.repeat > 1:  # repeat(B, n) or a loop's range(n): a parameter where
+                found[(index, 0, COUNT, -1)] = step.repeat  # instances differ, else a number
             for key, value in call.items():
                 if _is_number(value):
                     found[(index, 0, key, -1)] = value
@@ -95,7 +100,8 @@ def _signature(steps: list[Step], block_inputs: str | tuple[str, ...]) -> Any:
         wiring = tuple(local.get(name, -1) for name in step.inputs)
         if step.kind == "call":
             block, _, residual = _callee(step)
-            head: Any = ("call", block.name, residual, step.repeat)
+            # a count of copies is a size (blanked): blocks that differ in it are one block
+            head: Any = ("call", block.name, residual, step.repeat > 1, step.loop_from)
         else:
             head = (
                 step.kind,

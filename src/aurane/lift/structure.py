@@ -36,6 +36,7 @@ from typing import Any
 from torch import nn
 
 from aurane.lift.block_params import _parameterise
+from aurane.lift.concats import grow_concatenations
 from aurane.lift.graph import SHARED, Gap, LiftedGraph, Op
 from aurane.lift.program import RESERVED, BlockDef, Program, Region, Step
 from aurane.lift.regions import _relative, _stateful, _walk, build_regions, classify
@@ -68,6 +69,7 @@ class Structurer:
         self.gaps: list[Gap] = []
 
     def run(self) -> Program:
+        grow_concatenations(self.graph)  # DenseNet's layers: one call each
         top = build_regions(self.graph, self.root)
         classify(top, self.stateless)
         seen: set[str] = set()
@@ -171,6 +173,10 @@ class Structurer:
             self._define_class(cls, instances)
 
     def _define_class(self, cls: type, instances: list[Region]) -> None:
+        for region in instances:  # runs of calls first: instances that differ in a count match
+            if all(_defined(step) for step in region.steps):
+                _resolve_calls(region.steps)
+                _find_repeats(region.steps, set(region.outputs), MIN_LOOP_IN_BLOCK)
         _peel_residuals(instances)
         variants: dict[Any, list[Region]] = {}
         for region in instances:
@@ -247,7 +253,7 @@ class Structurer:
             _resolve_calls(block.steps)
         _find_repeats(steps, {self.graph.output, *self.graph.outputs})
         for block in self.blocks:
-            _find_repeats(block.steps, {block.output, *block.outputs})
+            _find_repeats(block.steps, {block.output, *block.outputs}, MIN_LOOP_IN_BLOCK)
         several_in = self.graph.inputs if len(self.graph.inputs) > 1 else ()
         several_out = self.graph.outputs if len(self.graph.outputs) > 1 else ()
         return BlockDef(
@@ -281,9 +287,16 @@ def _copy_step(step: Step) -> Step:
         name=step.name,
         residual=step.residual,
         repeat=step.repeat,
+        loop_from=step.loop_from,
         exprs=dict(step.exprs),
         outputs=step.outputs,
     )
+
+
+def _defined(step: Step) -> bool:
+    if step.kind != "call" or step.block is not None:
+        return True
+    return step.region is not None and step.region.definition is not None
 
 
 def _resolve_calls(steps: list[Step]) -> None:
@@ -294,35 +307,89 @@ def _resolve_calls(steps: list[Step]) -> None:
             step.residual = step.region.residual
 
 
-# -- repeats --------------------------------------------------------------------------------------
+# -- repeats and loops ----------------------------------------------------------------------------
+
+# two calls read as well chained as in a loop, but a block's instances (DenseNet's blocks of
+# 2, 3, 6 layers) are one block with their count as a parameter only if each has its loop
+MIN_LOOP, MIN_LOOP_IN_BLOCK = 3, 2
 
 
-def _find_repeats(steps: list[Step], returned: set[str]) -> None:
+def _find_repeats(steps: list[Step], returned: AbstractSet[str], shortest: int = MIN_LOOP) -> None:
     """Consecutive chained calls of one block with equal arguments, named ``P.0..P.n-1``,
-    that are all of container ``P``: one ``repeat(Block(...), n) as P``."""
+    that are all of container ``P``: one ``repeat(Block(...), n) as P``. Otherwise, such
+    calls named with consecutive numbers (``denselayer1..n``, ``layer1.1..3``), at least
+    ``shortest`` of them: one loop, ``for i in range(n): x -> Block(...) as denselayer{i + 1}``."""
     index = 0
     while index < len(steps):
         step = steps[index]
         run = _repeat_run(steps, index, returned)
+        loop_from: int | None = None
+        name = step.name.rsplit(".", 1)[0] if run > 1 and step.name else None
+        if run == 1:
+            run, name, loop_from = _loop_run(steps, index, returned, shortest)
         if run > 1:
-            container = step.name.rsplit(".", 1)[0] if step.name else None
             steps[index] = Step(
                 "call",
                 step.inputs,
                 steps[index + run - 1].output,
                 block=step.block,
                 call=step.call,
-                name=container,
+                name=name,
+                residual=step.residual,
                 repeat=run,
+                loop_from=loop_from,
                 exprs=dict(step.exprs),
             )
             del steps[index + 1 : index + run]
         index += 1
 
 
+_NUMBERED = re.compile(r"^([\w.]*?(?:\.|[A-Za-z_]))(0|[1-9]\d*)$")  # denselayer12, layer1.3
+
+
+def _loop_run(
+    steps: list[Step], start: int, returned: AbstractSet[str], shortest: int
+) -> tuple[int, str | None, int | None]:
+    """The calls from ``start`` that one loop writes: (how many, the name before the number,
+    the first number); (1, None, None) when fewer than ``shortest``."""
+    first = steps[start]
+    found = _NUMBERED.match(first.name or "") if first.kind == "call" else None
+    if found is None or first.outputs or first.repeat > 1:
+        return 1, None, None
+    prefix, number = found.group(1), int(found.group(2))
+    run, previous = 1, first
+    for step in steps[start + 1 :]:
+        if not _same_call(step, first) or step.name != f"{prefix}{number + run}":
+            break
+        if _read_elsewhere(steps, previous, step, returned) or step.inputs != (previous.output,):
+            break
+        run += 1
+        previous = step
+    return (run, prefix, number) if run >= shortest else (1, None, None)
+
+
+def _same_call(step: Step, first: Step) -> bool:
+    return (
+        step.kind == "call"
+        and not step.outputs
+        and step.repeat == 1
+        and step.block is first.block
+        and step.call == first.call
+        and step.exprs == first.exprs
+        and step.residual == first.residual
+    )
+
+
 def _repeat_run(steps: list[Step], start: int, returned: AbstractSet[str] = frozenset()) -> int:
+    """How many calls from ``start`` one ``repeat(...) as P`` writes: ``P.0..P.n-1``, the
+    whole container ``P``; 1 where none applies. (A repeat that continues a container,
+    ``B(64, stride=2) as layer2.0 -> repeat(B(64), 3) as layer2``, would read better, but
+    its copies are other nodes than the calls a hand-written program names: ``aurane
+    diff`` would not pair them. Those runs are loops.)"""
     first = steps[start]
     if first.kind != "call" or first.name is None or first.residual or "." not in first.name:
+        return 1
+    if first.repeat > 1 or first.outputs:
         return 1
     container, number = first.name.rsplit(".", 1)
     if number != "0":
@@ -332,12 +399,7 @@ def _repeat_run(steps: list[Step], start: int, returned: AbstractSet[str] = froz
     for step in steps[start + 1 :]:
         if (
             _read_elsewhere(steps, previous, step, returned)
-            or step.outputs
-            or step.kind != "call"
-            or step.block is not first.block
-            or step.call != first.call
-            or step.exprs != first.exprs
-            or step.residual
+            or not _same_call(step, first)
             or step.name != f"{container}.{run}"
             or step.inputs != (previous.output,)
         ):
