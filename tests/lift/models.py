@@ -23,6 +23,17 @@ from aurane.lift.spec import Recorder, call_recording
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never download: models come from configs
 
 
+class Unit(nn.Module):
+    """A block of one dense layer and a relu: the repeated child of the structure tests."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc(x))
+
+
 PERIOD = 65_521  # a prime: the tiled values of a big weight repeat out of step with its rows
 
 

@@ -17,6 +17,7 @@ from aurane.lift.pipeline import lift_module  # noqa: E402
 from aurane.lift.spec import call_recording  # noqa: E402
 from aurane.tools.format import format_text  # noqa: E402
 from aurane.tools.lint import lint_source  # noqa: E402
+from tests.lift.models import Unit  # noqa: E402
 
 
 def _lifted(builder: type, shape: tuple[int, ...], *args: object) -> str:
@@ -27,15 +28,6 @@ def _lifted(builder: type, shape: tuple[int, ...], *args: object) -> str:
     assert format_text(result.text) == result.text
     assert not lint_source(result.text, "imported.aur"), result.text
     return result.text
-
-
-class Unit(nn.Module):
-    def __init__(self, width: int) -> None:
-        super().__init__()
-        self.fc = nn.Linear(width, width)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.fc(x))
 
 
 class Stem(nn.Module):

@@ -13,6 +13,7 @@ nn = torch.nn
 
 from aurane.lift.pipeline import ImportResult, lift_module  # noqa: E402
 from aurane.lift.spec import SpecError, call_recording, parse_spec  # noqa: E402
+from tests.lift.models import Unit  # noqa: E402
 
 
 def _lift(builder: type, shape: tuple[int, ...], *args: object, **options: object) -> ImportResult:
@@ -177,15 +178,6 @@ def test_a_module_fx_cannot_trace_goes_through_torch_export() -> None:
     text = _exact(result)
     assert result.tracer == "export" and any("torch.export" in n for n in result.notes)
     assert "multihead_attention(x, heads=2, dim=16, dropout=0.1) as self_attn" in text
-
-
-class Unit(nn.Module):
-    def __init__(self, width: int) -> None:
-        super().__init__()
-        self.fc = nn.Linear(width, width)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.fc(x))
 
 
 class Skipped(nn.Module):
