@@ -466,6 +466,7 @@ def test_block_loop_filling_a_numbered_container_is_one_class() -> None:
     assert CLASS.findall(code) == ["Stage", "Net"], code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     assert "            stage.append(nn.Linear(channels, width))\n" in code
+    assert "        self.layers = stage\n" in code, code  # a plain name: no setattr
     assert "            x = self.layers[i](x)\n" in code, code
     module, _ = _generated(source, "container_keys", True)
     assert "b.layers.2.weight" in module.Net().state_dict()

@@ -481,8 +481,12 @@ class _Walk:
             if added is not None:
                 lines.append(f"{pad}{added[0]}{STAGE})")
             else:
-                target = f'f"{path}"' if templated else f'"{path}"'
-                lines.append(f"{pad}setattr(self, {target}, {STAGE})")
+                if templated:
+                    lines.append(f'{pad}setattr(self, f"{path}", {STAGE})')
+                elif path.isidentifier():
+                    lines.append(f"{pad}self.{path} = {STAGE}")
+                else:
+                    lines.append(f'{pad}setattr(self, "{path}", {STAGE})')
         return lines
 
     def _stage(self, stmt: ast.For) -> tuple[str, bool] | None:
