@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections import ChainMap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
@@ -103,6 +103,9 @@ LONG_CONSTANT = 40  # a module constant written longer is a local table of __ini
 SIZE = "channels"  # the running width's local
 STAGE = "stage"  # a numbered container a loop fills
 LAYER = "layer"  # the block a loop iteration made
+# what a rolled class's own code reads: no parameter, loop target or constant may shadow it
+RESERVED = frozenset({SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr", "getattr"})
+RESERVED |= frozenset(_FUNCTIONS)
 TOP = 2  # the indentation of __init__'s statements
 BRANCH = "\x00branch "  # marks where an if branch's body goes
 
@@ -203,17 +206,11 @@ def _target_text(target: ast.LoopTarget, top: bool = True) -> str:
     return inner if top else f"({inner})"
 
 
-def _target_names(target: ast.LoopTarget) -> set[str]:
-    if target.name is not None:
-        return {target.name}
-    return {n for t in target.items for n in _target_names(t)}
-
-
 def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
     out: set[str] = set()
     for stmt in body:
         if isinstance(stmt, ast.For):
-            out |= _target_names(stmt.target) | _loop_names(stmt.body)
+            out |= {name for name, _ in stmt.target.names()} | _loop_names(stmt.body)
     return out
 
 
@@ -879,6 +876,14 @@ def _shown(value: Any, text: str) -> Any:
     return kind(value, lambda: text, 0)
 
 
+def check_names(names: list[str], taken: Iterable[str]) -> None:
+    """``Unsupported`` when a name the rolled class binds is bound twice, or is one its
+    code reads (``RESERVED``) or one of ``taken`` (classes, constants)."""
+    clash = set(names) & (RESERVED | set(taken))
+    if clash or len(set(names)) != len(names):
+        raise Unsupported(f"the names {sorted(clash or names)} clash")
+
+
 def roll(
     network: ast.Model,
     variants: list[tuple[ast.Model, Graph, str]],
@@ -900,11 +905,8 @@ def roll(
     fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
     if any(name in MODEL_TABLE for name in fields):
         raise Unsupported("a network with its own input_shape or input_dtype")
-    reserved = {SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr", *_FUNCTIONS}
     names = [*params, *loops, *fields]
-    clash = set(names) & (reserved | set(classes.values()) | set(constants))
-    if clash or len(set(names)) != len(names):
-        raise Unsupported(f"the names {sorted(clash or names)} clash")
+    check_names(names, [*classes.values(), *constants])
     tr = Translator(frozenset(names), constants, classes)
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in network.fields]
     head = []

@@ -29,11 +29,7 @@ from aurane.backends.torch.param_blocks import input_names
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
-    _FUNCTIONS,
     BRANCH,
-    LAYER,
-    SIZE,
-    STAGE,
     TOP,
     Translator,
     Unsupported,
@@ -43,6 +39,7 @@ from aurane.backends.torch.rolled import (
     _path_text,
     _target_text,
     _Walk,
+    check_names,
     evaluate,
 )
 from aurane.ir.graph import Graph, Node
@@ -94,10 +91,7 @@ def _rolled(
     width = input_names(len(shape) - 1, params)[0]
     loops = _loop_names(forward.body)
     names = [*params, *loops, width]
-    reserved = {SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr", "getattr"}
-    clash = set(names) & (reserved | set(_FUNCTIONS) | set(constants) | set(block_models))
-    if clash or len(set(names)) != len(names):
-        raise Unsupported(f"the names {sorted(clash or names)} clash")
+    check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
