@@ -624,26 +624,19 @@ model Net:
 """
 
 
-def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call() -> None:
     """The documented fallback: a loop that makes an unnamed module is not rolled (its
     attribute has no name to template); the reason names the block, its line and the step,
     and each call keeps its exact class."""
-    from aurane.backends.torch import program, rolled_block
-    from aurane.backends.torch.rolled import Unsupported
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
 
-    reasons: list[str] = []
-
-    def recording(*args: object, **kwargs: object) -> list[str]:
-        try:
-            return rolled_block.roll_block(*args, **kwargs)  # type: ignore[arg-type]
-        except Unsupported as error:
-            reasons.append(str(error))
-            raise
-
-    monkeypatch.setattr(program, "roll_block", recording)
-    module, code = _generated(UNNAMED_IN_LOOP, "unnamed", True)
+    program, graphs, _ = prepare_program(UNNAMED_IN_LOOP, filename="unnamed.aur")
+    generator = TorchCodeGenerator(program, graphs)
+    code = generator.generate()
+    module = types.ModuleType("unnamed")
+    exec(compile(code, "<unnamed>", "exec"), module.__dict__)
+    reasons = generator.roll_fallbacks
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
     assert reasons == ["block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 6:18"], reasons
     net = module.Net()

@@ -69,6 +69,9 @@ class TorchCodeGenerator:
         self._top: set[ClassKey] = set()
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
         self._rolled_blocks: set[str] = set()  # their classes written with Python loops
+        # why each network or block the rollers met keeps a class per variant or call
+        # (``rolled.Unsupported``, located): not printed by ``aurane compile`` yet
+        self.roll_fallbacks: list[str] = []
         self._discover()
         self._classes = self._name_classes()
         # a network block its variants call (model resnet50 = ResNet(...)): its class name
@@ -255,7 +258,8 @@ class TorchCodeGenerator:
                 class_of=class_of,
                 dims_of=dims_of,
             )
-        except Unsupported:
+        except Unsupported as error:
+            self.roll_fallbacks.append(f"block '{model.name}' at {model.name_span}: {error}")
             return None
         self._rolled_blocks.add(name)
         return lines
@@ -290,7 +294,9 @@ class TorchCodeGenerator:
                         class_of=self._class_of,
                         dims_of=self._blocks.dims_of,
                     )
-                except Unsupported:
+                except Unsupported as error:
+                    model = self._models[network]
+                    self.roll_fallbacks.append(f"network '{network}' at {model.name_span}: {error}")
                     continue
                 blocks = {b: index.get(b) for b in result.out_sizes}
                 if any(

@@ -61,23 +61,8 @@ def roll_block(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
 ) -> list[str]:
     """The lines of one class for every instance of ``model``; ``instances`` holds each
-    call's graph and the lines of the class written for it alone. ``Unsupported`` names
-    the block and its line."""
-    try:
-        return _rolled(model, instances, name, constants, block_models, class_of, dims_of)
-    except Unsupported as error:
-        raise Unsupported(f"block '{model.name}' at {model.name_span}: {error}") from error
-
-
-def _rolled(
-    model: ast.Model,
-    instances: Sequence[tuple[Graph, list[str]]],
-    name: str,
-    constants: Mapping[str, ast.Expr],
-    block_models: Mapping[str, ast.Model],
-    class_of: Callable[[Graph], str],
-    dims_of: Callable[[Graph], tuple[int, ...] | None],
-) -> list[str]:
+    call's graph and the lines of the class written for it alone. ``Unsupported`` when the
+    roller cannot write it (the caller names the block)."""
     forward = model.forward
     if forward is None or forward.params or model.fields or len(instances) < 2:
         raise Unsupported("a block with constants, several inputs or one instance")
