@@ -44,53 +44,38 @@ def _pair(value: Any) -> Any:
     return value
 
 
-def _avg_pool(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def _pool_window(
+    lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]
+) -> tuple[str, TensorRef, dict[str, Any]]:
+    """A pool's input and the window arguments both pools share (a stride of None is the
+    kernel, as torch reads it)."""
     what = function_label(node)
     x = _tensor(lw, args[0], what)
     kernel = _pair(_value(_arg(args, kwargs, 1, "kernel_size"), what))
     stride = _pair(_value(_arg(args, kwargs, 2, "stride"), what))
     padding = _pair(_value(_arg(args, kwargs, 3, "padding", 0), what))
+    window = {"kernel": kernel, "stride": stride if stride is not None else kernel}
+    return what, x, {**window, "padding": padding}
+
+
+def _avg_pool(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    what, x, window = _pool_window(lw, node, args, kwargs)
     ceil = bool(_value(_arg(args, kwargs, 4, "ceil_mode", False), what))
     include = bool(_value(_arg(args, kwargs, 5, "count_include_pad", True), what))
     if _value(_arg(args, kwargs, 6, "divisor_override"), what) is not None:
         raise Unexpressible(what, "divisor_override has no catalog argument")
-    return lw.emit(
-        "avgpool",
-        (x.id,),
-        {
-            "kernel": kernel,
-            "stride": stride if stride is not None else kernel,
-            "padding": padding,
-            "ceil_mode": ceil,
-            "count_include_pad": include,
-        },
-        _out(lw, node),
-        origin=what,
-    )
+    pool_args = {**window, "ceil_mode": ceil, "count_include_pad": include}
+    return lw.emit("avgpool", (x.id,), pool_args, _out(lw, node), origin=what)
 
 
 def _max_pool(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    what = function_label(node)
-    x = _tensor(lw, args[0], what)
-    kernel = _pair(_value(_arg(args, kwargs, 1, "kernel_size"), what))
-    stride = _pair(_value(_arg(args, kwargs, 2, "stride"), what))
-    padding = _pair(_value(_arg(args, kwargs, 3, "padding", 0), what))
+    what, x, window = _pool_window(lw, node, args, kwargs)
     dilation = _pair(_value(_arg(args, kwargs, 4, "dilation", 1), what))
     ceil = bool(_value(_arg(args, kwargs, 5, "ceil_mode", False), what))
     if dilation not in (1, None):
         raise Unexpressible(what, "maxpool has no dilation")
-    return lw.emit(
-        "maxpool",
-        (x.id,),
-        {
-            "kernel": kernel,
-            "stride": stride if stride is not None else kernel,
-            "padding": padding,
-            "ceil_mode": ceil,
-        },
-        _out(lw, node),
-        origin=what,
-    )
+    pool_args = {**window, "ceil_mode": ceil}
+    return lw.emit("maxpool", (x.id,), pool_args, _out(lw, node), origin=what)
 
 
 def _interpolate(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) -> Any:
