@@ -17,18 +17,20 @@ from tests.ops.twins import TWINS
 pytest.importorskip("torch")
 
 ISSUE24 = ("for range", "for config", "growing loop", "if block", "operation value",
-           "constant functions", "init", "variant", "repeat start")  # fmt: skip
+           "constant functions", "init", "variant", "repeat start", "block parameter")  # fmt: skip
 FEATURES = ("if/elif/else", "templated name", "quoted name", "config table", "for a, b in LIST",
             "enumerate", "zip", "len", "cfg[i][j]", "x.shape", "operation parameter",
             "operation none", "operation as step", "operation as call", "operation as suffix",
             "two branches of one block", "block in a loop", "make_divisible", "max", "min", "round", "ceil",
             "floor", "A if C else B", "x.shape in a block", "init=", "init rule", "variant", "repeat start=",
-            "repeat continues", "repeat then P.*", "splice", "as P.*")  # fmt: skip
+            "repeat continues", "repeat then P.*", "splice", "as P.*", "residual loop",
+            "named block calls", "two counts of one block")  # fmt: skip
 SOURCE_FORMS = (r"for i in range\(", r"for a0, a1 in ", r"\bif .* and |\bif .* or ",
                 r"\bnot \(", r" in \(", r"\belif ", r"\belse:", r"as \w+\d+_\{i \+ 1\}",
                 r"\"b\{i\}-0\"", r"make_divisible\(", r"x\.shape\[", r"init=normal\(",
                 r"init dense: |init conv\dd: ", r"model Var\d+ = Rep\d+\(", r"start=\d\) as",
-                r"= concat\(x, h\d+, dim=", r"act=none|act\d+ = none|= none\n")  # fmt: skip
+                r"= concat\(x, h\d+, dim=", r"act=none|act\d+ = none|= none\n",
+                r"block = Unit\d+\):", r"x = add\(x, (r|h\d+)\)")  # fmt: skip
 
 
 def test_every_issue24_construct_is_registered_and_generated() -> None:
@@ -65,3 +67,16 @@ def test_programs_with_issue24_constructs_run_clean() -> None:
     assert not summary.generator_errors, summary.generator_errors
     used = {f for f in summary.features if f in ISSUE24}
     assert len(used) >= 6, summary.text()
+
+
+def test_programs_with_block_parameters_and_residual_loops_run_clean() -> None:
+    """The first programs whose blocks take a block (``block = Unit0``, called with two
+    blocks) or loop an inline residual (``x = add(x, h)``, called with two counts): each
+    accepted one is compiled, built and run against the IR."""
+    wanted = {"block parameter", "residual loop"}
+    seeds = [s for s in range(25_000, 25_300) if set(generate(s).features) & wanted][:12]
+    summary = diff.campaign(seeds, dict(TWINS))
+    assert summary.programs == 12
+    assert summary.bugs == 0, summary.text()
+    assert not summary.generator_errors, summary.generator_errors
+    assert wanted <= set(summary.features), summary.text()

@@ -16,6 +16,8 @@
 * ``variant``: ``model V0 = Blk(args)`` (with or without ``init`` rules) called as a block;
 * ``repeat start``: ``repeat(B, n, start=1)``, a numbered container continued by a repeat
   or appended to with ``*``, and splicing ``-> *B() as P.*``.
+* ``block parameter``: a block taking a block as a parameter (``block = Unit0``) called
+  with its default and with another block.
 
 Each construct also counts its finer features in ``Draw.stats`` (``if/elif/else``,
 ``templated name``, ``quoted name``, ``operation none``, ``make_divisible``, ...), so the
@@ -535,4 +537,46 @@ def repeat_start(draw: Draw) -> Outcome:
     body.emit(f"{x.name} -> {text}", None)
     body.bind(Value(x.name, x.shape, x.dtype))
     note(draw, feature)
+    return Outcome.ADDED
+
+
+# the bodies a unit block of ``block parameter`` draws from: each maps the last axis to ``w``
+UNIT_BODIES = ("x -> dense(w).relu", "x -> dense(w) -> dense(w).tanh", "x -> dense(w, bias=false)")
+
+
+@construct("block parameter", 0.04)
+def block_parameter(draw: Draw) -> Outcome:
+    """A block taking a block (``model Pick0(w, block = Unit0)``, ``x -> block(w)``) called
+    with its default and again with another block of the same parameters, its inner calls
+    named (``as b1``) or not."""
+    body, rng = draw.body, draw.rng
+    x = body.current
+    assert x is not None
+    if x.dtype not in FLOAT_DTYPES or not x.shape:
+        return Outcome.SKIPPED
+    units: list[str] = []
+    for text in rng.sample(UNIT_BODIES, 2):
+        unit = fresh_name(draw, "Unit")
+        lines: list[tuple[str, Step | None]] = [(f"model {unit}(w):", None)]
+        lines.append(("    def forward(x):", None))
+        draw.blocks.append(Block(unit, [*lines, (f"        return {text}", None)], []))
+        units.append(unit)
+    name = fresh_name(draw, "Pick")
+    named = rng.random() < 0.5
+    calls = [f"block(w){f' as b{k}' if named else ''}" for k in (1, 2)][: rng.randint(1, 2)]
+    lines = [
+        (f"model {name}(w, block = {units[0]}):", None),
+        ("    def forward(x):", None),
+        (f"        return x -> {' -> '.join(calls)}", None),
+    ]
+    draw.blocks.append(Block(name, lines, []))
+    body.blocks += [*units, name]
+    for given in ("", f", {units[1]}"):
+        current = body.current
+        assert current is not None
+        w = rng.randint(2, 8)
+        out = Value(current.name, (*current.shape[:-1], w), current.dtype)
+        chained, assigned = f"{name}({w}{given})", f"{name}({current.name}, {w}{given})"
+        body.define(current, rng.random() < 0.5, chained, assigned, None, out)
+    note(draw, "block parameter", *(["named block calls"] if named else []))
     return Outcome.ADDED

@@ -9,7 +9,8 @@
   blocks2.{i}`` or with a quoted part ``as trunk2."b{i}-0"``;
 * ``growing loop``: DenseNet's ``h = op(x, g) as dl{i + 1}; x = concat(x, h, dim=...)``;
 * ``loop block``: a block whose loop runs over a count parameter (``for i in range(n)``,
-  called again with another count) or a list argument (``Loop0(x, [(8, 3), (12, 1)])``).
+  called again with another count; sometimes an inline residual ``x = add(x, h)``) or a
+  list argument (``Loop0(x, [(8, 3), (12, 1)])``).
 
 Each construct counts its finer features in ``Draw.stats`` (``templated name``, ``quoted
 name``, ``zip``, ...), which the campaign's "accepted programs with" line reports.
@@ -343,8 +344,20 @@ def loop_block(draw: Draw) -> Outcome:
         n = rng.randint(0, 3)
         params.params.append(Param("n", n, ": int" if rng.random() < 0.5 else "", False, False))
         loop: list[tuple[str, Step | None]] = [("        for i in range(n):", None)]
+        # an inline residual: ``x = add(x, h)`` of the body's last value, or of ``r = x``
+        # kept from before a body that rebinds ``x`` (the loop threads a second tensor)
+        kept = (out.shape, out.dtype) == (xin.shape, xin.dtype)
+        residual = kept and xin.dtype in FLOAT_DTYPES and rng.random() < 0.5
+        if residual and out.name == "x":
+            loop.append(("            r = x", None))
         for text, step in inner.lines:
             loop.append(("    " + _templated(text, "i", 1)[0], step))
+        if residual:
+            add = Step("add", {}, (xin.shape, xin.shape), xin.dtype, model=name)
+            loop.append((f"            x = add(x, {'r' if out.name == 'x' else out.name})", add))
+            inner.steps.append(add)
+            out = xin
+            features.append("residual loop")
         if n == 0:  # the loop adds nothing: the block returns its input
             out = xin
         features.append("range(parameter)")
