@@ -157,3 +157,36 @@ def test_a_second_tensor_in_a_loop_keeps_the_variant_class() -> None:
     assert reasons == ["network 'Net' at 3:7: an assignment to another tensor in a loop"], reasons
     assert [name for name, _ in CLASS.findall(code)] == ["small"], code
     assert module.small()(torch.randn(2, 3, 4, 4), torch.randn(2, 5)).shape == (2, 8, 4, 4)
+
+
+# ``x``'s width is the loop's ``channels`` when the walk turns to ``e``, whose own loop
+# then changes that local: ``x``'s width is no longer known by it, so the head reads the
+# IR's number (``channels`` there would be 4, the last ``fc``'s width, not x's 8)
+TWO_LOOPS = """\
+use torch
+
+model Net(widths):
+    def forward(x, cond):
+        for i, w in enumerate(widths):
+            x -> conv2d(w, kernel=1) as conv{i}
+        e = dense(cond, 4) as proj
+        for j in range(2):
+            e -> dense(4) as fc{j}
+        return conv2d(x, 3, kernel=1) as head
+
+model small = Net([6, 8]):
+    input_shape = {x: (3, 4, 4), cond: (5,)}
+"""
+
+
+def test_a_width_the_loop_local_held_is_not_read_after_another_loop() -> None:
+    rolled, code, reasons = _generated(TWO_LOOPS, "two_loops", True)
+    unrolled, _, _ = _generated(TWO_LOOPS, "two_loops_flat", False)
+    assert reasons == []
+    assert "        self.head = nn.Conv2d(8, 3, kernel_size=1)\n" in code, code
+    torch.manual_seed(0)
+    theirs = unrolled.small()
+    mine = rolled.small()
+    mine.load_state_dict(theirs.state_dict(), strict=True)
+    x, cond = torch.randn(2, 3, 4, 4), torch.randn(2, 5)
+    torch.testing.assert_close(mine(x, cond), theirs(x, cond), rtol=0, atol=0)
