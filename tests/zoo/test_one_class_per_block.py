@@ -40,13 +40,12 @@ def _module(source: str, name: str) -> tuple[types.ModuleType, str]:
 # written out, the network having no class (docs/codegen.md lists why), checked below.
 FAMILIES = {"resnet", "vgg", "mobilenet_v3", "efficientnet", "densenet", "convnext"}
 ROLLED = {"convnext", "densenet", "efficientnet", "mobilenet_v3", "resnet", "vgg"}
-ITEM_3 = pytest.mark.xfail(strict=True, reason="a network block used by variants has no class")
 VARIANT = re.compile(r"^model (\w+) = (\w+)\(", re.MULTILINE)
 ENTRY = re.compile(r"^class (\w+)\((\w+)\):\n((?:    .*\n|\n)*)", re.MULTILINE)
 ANY_CLASS = re.compile(r"^class (\w+)\((?:nn\.Module|\w+)\):", re.MULTILINE)
-# unet2d builds its network UNet2D only through the variant UNet2DModel, which the roller
-# does not write: UNet2D has no class (its blocks have one each, checked below)
-UNROLLED_NETWORK = {"unet2d"}
+# the other zoo programs whose network block only variants use, each rolled the same way
+# (unet2d: UNet2D, used by UNet2DModel, with two inputs and tuple-assigned block outputs)
+ROLLED_NETWORKS = ROLLED | {"unet2d"}
 # blocks a family splits into several classes (none since an operation-valued argument,
 # act=relu / act=hardswish, became a constructor argument: act=nn.ReLU)
 SPLIT: dict[tuple[str, str], int] = {}
@@ -150,16 +149,7 @@ def test_resnet_family_reads_like_torchvision() -> None:
     assert "        super().__init__(Bottleneck, [3, 4, 6, 3], groups=32, width=4)" in code
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(path, marks=ITEM_3)
-        if path.stem in (FAMILIES - ROLLED) | UNROLLED_NETWORK
-        else path
-        for path in sorted(ZOO.glob("*.aur"))
-    ],
-    ids=lambda p: p.stem,
-)
+@pytest.mark.parametrize("path", sorted(ZOO.glob("*.aur")), ids=lambda p: p.stem)
 def test_zoo_has_one_class_per_model(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     code = compile_detailed(source, filename=path.name).output
@@ -176,13 +166,13 @@ def test_unet2d_blocks_are_one_class_each() -> None:
     """AttnUpBlock2D takes three skip tensors whose channel counts differ per call: their
     sizes are constructor arguments named after the inputs, so it is one class (its
     Attention, which reshapes by x.shape, is one class since spatial sizes are read in
-    forward)."""
+    forward). The network UNet2D is one class too, UNet2DModel a subclass passing its
+    arguments."""
     source = (ZOO / "unet2d.aur").read_text(encoding="utf-8")
     code = compile_detailed(source, filename="unet2d.aur").output
     classes = ANY_CLASS.findall(code)
-    networks = set(dict(VARIANT.findall(source)).values())
     for model in MODEL.findall(source):
-        assert classes.count(model) == (model not in networks), f"{model}: {classes}"
+        assert classes.count(model) == 1, f"{model}: {classes}"
     assert not [c for c in classes if re.fullmatch(r"\w+_\d+", c)], classes
     assert (
         "self, in_channels, s0_channels, s1_channels, s2_channels, width, up, groups, head_dim"
@@ -782,7 +772,7 @@ def _attributes(module: torch.nn.Module) -> dict[str, dict[str, object]]:
     return out
 
 
-@pytest.mark.parametrize("family", sorted(ROLLED))
+@pytest.mark.parametrize("family", sorted(ROLLED_NETWORKS))
 def test_rolled_family_builds_the_unrolled_modules(family: str) -> None:
     """Every variant of a rolled family builds, on the meta device, the modules of the
     classes with the layers written out: the same paths, types, sizes and stored values
@@ -796,3 +786,57 @@ def test_rolled_family_builds_the_unrolled_modules(family: str) -> None:
         assert _attributes(mine) == _attributes(theirs), variant[0]
         shapes = {k: v.shape for k, v in theirs.state_dict().items()}
         assert {k: v.shape for k, v in mine.state_dict().items()} == shapes
+
+
+def test_unet2d_network_reads_like_its_source() -> None:
+    """UNet2D, used only through UNet2DModel, is one class written from the source's
+    expressions: the model-valued locals (``down0 = down[0]``) called as classes, a skip's
+    width passed from the tensor the call names, ``time_embedding`` a ``ModuleDict`` filled
+    by name; the forward is the variant's, its dtype check naming the instance's class."""
+    code = _zoo_code("unet2d")
+    assert (
+        "class UNet2D(nn.Module):\n    def __init__(self, ch, down, up, groups=32, head_dim=8, out=3):\n"
+        in code
+    )
+    assert "        down0 = down[0]\n" in code
+    assert "        self.conv_in = nn.Conv2d(3, ch[0], kernel_size=3, padding=1)\n" in code
+    assert "        self.time_embedding = nn.ModuleDict()\n" in code
+    assert "        self.down_blocks.append(down1(ch[0], ch[1], True, groups, head_dim))\n" in code
+    assert "        self.mid_block = UNetMidBlock2D(ch[3], groups, head_dim)\n" in code
+    assert (
+        "        self.up_blocks.append(up0(ch[3], ch[3], ch[3], ch[2], ch[3], True, groups, head_dim))\n"
+        in code
+    )
+    assert "        self.conv_out = nn.Conv2d(ch[0], out, kernel_size=3, padding=1)\n" in code
+    assert "        a0, b0, d0 = self.down_blocks[0](h, temb)\n" in code
+    assert "{type(self).__name__} expects int64 input" in code
+    assert (
+        "class UNet2DModel(UNet2D):\n    def __init__(self):\n        super().__init__(\n" in code
+    )
+
+
+def test_rolled_unet2d_loads_the_unrolled_weights() -> None:
+    """At a small size (widths 32 to 128, 8 groups, 16 x 16 samples) the rolled UNet2D
+    builds the modules and initial weights of the class written out, strict-loads its
+    weights and computes the same."""
+    source = (ZOO / "unet2d.aur").read_text(encoding="utf-8")
+    source = source.replace(
+        "UNet2D(block_out_channels, down_block_types, up_block_types)",
+        "UNet2D((32, 64, 96, 128), down_block_types, up_block_types, groups=8)",
+    ).replace("(3, 64, 64)", "(3, 16, 16)")
+    rolled, code = _generated(source, "unet_rolled", True)
+    unrolled, flat = _generated(source, "unet_unrolled", False)
+    assert "class UNet2DModel(UNet2D):" in code and "class UNet2D(" not in flat
+    torch.manual_seed(0)
+    mine = rolled.UNet2DModel()
+    torch.manual_seed(0)
+    theirs = unrolled.UNet2DModel()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        assert torch.equal(mine.state_dict()[key], value), key
+    torch.manual_seed(1)
+    fresh = rolled.UNet2DModel().eval()
+    fresh.load_state_dict(theirs.state_dict(), strict=True)
+    sample, timestep = torch.randn(2, 3, 16, 16), torch.tensor([3, 700])
+    with torch.no_grad():
+        torch.testing.assert_close(fresh(sample, timestep), theirs.eval()(sample, timestep))

@@ -248,6 +248,12 @@ class ParamClasses:
         found = self.by_graph.get(id(sub))
         return found.dims if found is not None and not found.more else None
 
+    def sizes_of(self, sub: Graph) -> tuple[tuple[int, ...], tuple[InputSize, ...]] | None:
+        """The input sizes the class of ``sub`` takes as constructor arguments: the first
+        input's axes, then the later inputs' sizes (``s0_channels``), in order."""
+        found = self.by_graph.get(id(sub))
+        return (found.dims, found.more) if found is not None else None
+
     def _sub_class(self, sub: Graph) -> str:
         return self.class_of(sub) if sub.block_params is not None else self.outer(sub)
 

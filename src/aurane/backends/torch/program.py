@@ -279,7 +279,7 @@ class TorchCodeGenerator:
             for variant in variants:
                 graph = self.graphs.get(variant.name)
                 cls = self.class_names.get(variant.name)
-                if graph is None or cls not in index or graph.input_dtype is not None:
+                if graph is None or cls not in index:
                     break
                 found.append((variant, graph, classes[index[cls]]))
             else:
@@ -293,6 +293,7 @@ class TorchCodeGenerator:
                         block_models=self._models,
                         class_of=self._class_of,
                         dims_of=self._blocks.dims_of,
+                        sizes_of=self._blocks.sizes_of,
                     )
                 except Unsupported as error:
                     model = self._models[network]

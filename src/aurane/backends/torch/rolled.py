@@ -51,6 +51,9 @@ from aurane.semantics.symbolic import (
 )
 from aurane.syntax import ast
 
+# the input sizes a block class takes: the first input's axes, then later inputs' sizes
+SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | None"]
+
 
 class Unsupported(Exception):
     """The network cannot be rolled; the message says what (the variants keep their classes)."""
@@ -367,6 +370,11 @@ class _Walk:
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
         self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
         self._stage_call: ast.Call | None = None
+        # a network's walk (``_walk``): the width text of each tensor it bound outside
+        # loops, by name ("": not known, the IR's number); None for a block's walk
+        self.widths: dict[str, str] | None = None
+        self.sizes_of: SizesOf | None = None  # a network's: block classes' later input sizes
+        self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
 
     # -- statements ---------------------------------------------------------------------
 
@@ -386,6 +394,9 @@ class _Walk:
             elif isinstance(stmt, ast.Return):
                 if self.block and isinstance(stmt.value, ast.Name) and stmt.value.id == self.tensor:
                     continue  # a block's ``return x``: nothing to build
+                if self.widths is not None and isinstance(stmt.value, ast.Call):
+                    lines += self.bind(stmt.value, [], depth)  # return conv2d(u, ...) as out
+                    continue
                 if not isinstance(stmt.value, ast.Chain):
                     raise Unsupported("a return that is not a chain")
                 lines += self.chain(stmt.value, depth)
@@ -399,6 +410,8 @@ class _Walk:
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         """``x = (x -> ...) as name`` or ``x = op(x, ...)``: the tensor rebound."""
+        if self.widths is not None and not self._rebinds(stmt):
+            return self.bind(stmt.value, [stmt.target, *(n for n, _ in stmt.targets[1:])], depth)
         if stmt.targets or (self.tensor and stmt.target != self.tensor):
             raise Unsupported("an assignment to another tensor")
         self.tensor = stmt.target
@@ -416,6 +429,97 @@ class _Walk:
         ):
             return self.step(replace(value, args=value.args[1:]), depth)
         raise Unsupported("an assignment the roller does not write")
+
+    def _rebinds(self, stmt: ast.Assign) -> bool:
+        """``x = (x -> ...)`` or ``x = op(x, ...)`` of the tensor the walk threads (one
+        tensor input): the form ``assign`` writes for one tensor."""
+        value = stmt.value
+        if stmt.targets or (self.tensor and stmt.target != self.tensor):
+            return False
+        if isinstance(value, ast.Chain):
+            return isinstance(value.source, ast.Name) and value.source.id == stmt.target
+        node = next((n for n in self.pending if n.span == value.span), None)
+        return (
+            isinstance(value, ast.Call)
+            and bool(value.args)
+            and isinstance(value.args[0], ast.Name)
+            and value.args[0].id == stmt.target
+            and not value.suffixes
+            and (node is None or len(node.inputs) == 1)
+        )
+
+    # -- a network's several tensors (outside loops) ------------------------------------
+
+    def switch(self, name: str, depth: int) -> None:
+        """Thread the tensor ``name`` from here: a network's, outside loops, where each
+        tensor's width text is kept by name."""
+        if not self.tensor or name == self.tensor:
+            self.tensor = name
+            return
+        if self.widths is None or depth != TOP:
+            raise Unsupported("a network that threads more than one tensor")
+        self.widths[self.tensor] = self.size
+        self.tensor = name
+        self.size = self.widths.get(name, "")
+
+    def bind(self, value: ast.Expr, targets: list[str], depth: int) -> list[str]:
+        """A network's ``t = op(a, b)``, ``a, b, d = Block(h, temb, ...)`` or ``return
+        op(u, ...)`` outside loops: a value no module makes binds its names with widths
+        not known; a layer or block call on named tensors is a step of its first input."""
+        if depth != TOP:
+            raise Unsupported("an assignment to another tensor in a loop")
+        assert self.widths is not None
+        span = value.span
+        inside = [n for n in self.pending if _within(n.span, span)]
+        if inside and self.pending[: len(inside)] != inside:
+            raise Unsupported(f"the IR's nodes of the statement at {span} are not in order")
+        if not any(_makes_module(n) for n in inside):  # t = to(unsqueeze(timestep, 1), ...)
+            if isinstance(value, ast.Name) and value.id == self.tensor:
+                known = self.size
+            elif isinstance(value, ast.Name):
+                known = self.widths.get(value.id, "")
+            else:
+                known = ""
+            del self.pending[: len(inside)]
+            self._rebind(targets, [known] * len(targets))
+            return []
+        if not isinstance(value, ast.Call) or not value.args:
+            raise Unsupported(f"an assignment the roller does not write at {span}")
+        node = next((n for n in inside if n.span == span and n.suffix_of is None), None)
+        if node is None:
+            raise Unsupported(f"no layer of the IR matches '{value.func}' at {span}")
+        sources = value.args[: len(node.inputs)]
+        if not all(isinstance(a, ast.Name) for a in sources) or len(sources) != len(node.inputs):
+            raise Unsupported(f"a call on other than named tensors at {span}")
+        names = [a.id for a in sources if isinstance(a, ast.Name)]
+        outputs = node.outputs or (node.output,)
+        if len(targets) not in (0, len(outputs)):
+            raise Unsupported(f"{len(targets)} names bound to {len(outputs)} outputs at {span}")
+        self.switch(names[0], depth)
+        self.widths[self.tensor] = self.size  # kept for a later use of the input
+        self.inputs = tuple(self._known(n) for n in names)
+        lines = self.step(replace(value, args=value.args[len(names) :]), depth)
+        self.inputs = ()
+        widths = [self.size]
+        arguments = [self.tr.text(a) for a in value.args[len(names) :]]
+        for index, output in enumerate(outputs[1:], start=1):
+            width = self._width(output)
+            key = (span, index)  # one of the call's arguments, or the number
+            widths.append(self._choose(key, [*arguments, str(width)], width, value.func))
+        self._rebind(targets, widths)
+        return lines
+
+    def _known(self, name: str) -> str:
+        assert self.widths is not None
+        return self.size if name == self.tensor else self.widths.get(name, "")
+
+    def _rebind(self, targets: list[str], widths: list[str]) -> None:
+        """The names a statement bound, the first threaded from here."""
+        assert self.widths is not None
+        for target, width in zip(targets, widths, strict=False):  # return op(...): none
+            self.widths[target] = width
+        if targets:
+            self.tensor, self.size = targets[0], widths[0]
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         """``if``/``elif``/``else`` as Python: each branch's body is written where a visit
@@ -448,6 +552,9 @@ class _Walk:
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
         pad = INDENT * depth
         lines: list[str] = []
+        for name, width in (self.widths or {}).items():
+            if width == SIZE and name != self.tensor and self.widths is not None:
+                self.widths[name] = ""  # the local held it; the loop changes the local
         if self.size != SIZE:  # the loop changes the width: a local holds it
             lines.append(f"{pad}{SIZE} = {self.size}")
             self.env[SIZE] = self._concrete_size()
@@ -551,9 +658,7 @@ class _Walk:
             return wrap(depth, f"self.{path} = ", call) + after
         if not isinstance(chain.source, ast.Name):
             raise Unsupported("a chain that does not start at a tensor name")
-        if self.tensor and chain.source.id != self.tensor:
-            raise Unsupported("a network that threads more than one tensor")
-        self.tensor = chain.source.id
+        self.switch(chain.source.id, depth)
         lines: list[str] = []
         for step in chain.steps:
             lines += self.step(step, depth)
@@ -596,6 +701,8 @@ class _Walk:
         pad = INDENT * depth
         self.depth = depth
         node = self._node(step)
+        if not self.size:  # a tensor no module made: its width as the IR's number
+            self.size = str(self._width(node.inputs[0]))
         if self._concrete_size() != self._width(node.inputs[0]):
             raise Unsupported(f"'{self.size}' is not the input width of '{node.id}'")
         is_block = node.op == "block"
@@ -628,6 +735,9 @@ class _Walk:
         texts += [self.size, *(self.tr.text(a) for a in step.args)]
         if self.depth == TOP:
             texts.append(str(width))
+        return self._choose(step.span, texts, width, step.func)
+
+    def _choose(self, key: Any, texts: list[str], width: int, func: str) -> str:
         valid = []
         for candidate in texts:
             try:
@@ -635,12 +745,11 @@ class _Walk:
                     valid.append(candidate)
             except Unsupported:
                 continue
-        key = step.span
         known = self.choices.get(key)
         kept = [c for c in (valid if known is None else known) if c in valid]
         self.choices[key] = kept
         if not kept:
-            raise Unsupported(f"the width after '{step.func}' is no expression of the source")
+            raise Unsupported(f"the width after '{func}' is no expression of the source")
         return kept[0]
 
     def _added(self, layer: str, holes: tuple[ast.Expr, ...]) -> tuple[str, str] | None:
@@ -776,6 +885,9 @@ class _Walk:
             if _module_of(sub, param) is None:
                 raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")
         dims = self.dims_of(sub)
+        more = self._later_sizes(sub, node)
+        if more:
+            dims = (0,)
         if dims is None or any(d != 0 for d in dims):
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
@@ -788,17 +900,39 @@ class _Walk:
         names = [p.name for p in model.params]
         given = dict(plain(sub.block_args))
         given.update({param: _module_of(sub, param) for param in sub.block_ops})
-        args = [self.size] * len(dims)
+        args = [self.size] * len(dims) + more
         for index, arg in enumerate(step.args):
             args.append(self._checked(arg, given.get(names[index]), names[index]))
         for keyword in step.keywords:
             value = self._checked(keyword.value, given.get(keyword.name), keyword.name)
             args.append(f"{keyword.name}={value}")
         made = Call(callee, tuple(args))
+        if step.func in self.tr.locals and self.inputs and self.depth == TOP:
+            return made, None  # a network's call outside loops: the width from its arguments
         if step.func in self.tr.locals:  # a block parameter: the class stores its width
             self._out_size(sub)
             return made, LAYER
         return made, self._inline_width(sub, model, step)
+
+    def _later_sizes(self, sub: Graph, node: Node) -> list[str]:
+        """The width texts of the later inputs whose sizes the block's class takes
+        (``AttnUpBlock2D(u_width, s0_width, ...)``), each checked against the IR's."""
+        found = self.sizes_of(sub) if self.sizes_of is not None else None
+        if found is None or not found[1]:
+            return []
+        dims, more = found
+        if dims != (0,) or any(leaf.axis != 0 for leaf in more):
+            raise Unsupported(f"the block '{sub.name}' takes sizes other than its inputs' widths")
+        texts = []
+        for leaf in more:
+            if leaf.input >= len(self.inputs):
+                raise Unsupported(f"the block '{sub.name}' takes the size of an unnamed input")
+            width = self._width(node.inputs[leaf.input])
+            text = self.inputs[leaf.input] or str(width)
+            if evaluate(text, self.env) != width:
+                raise Unsupported(f"'{text}' is not the IR's width of '{node.inputs[leaf.input]}'")
+            texts.append(text)
+        return texts
 
     def _checked(self, arg: ast.Expr, expected: Any, name: str) -> str:
         text = self.tr.text(arg)
@@ -845,6 +979,17 @@ class _Walk:
             raise Unsupported(f"the width reads '{leaf}'")
 
         return to_python(tree_of(width), name)
+
+
+def _within(inner: Any, outer: Any) -> bool:
+    """Whether the span ``inner`` lies inside ``outer``."""
+    start = (inner.line, inner.column) >= (outer.line, outer.column)
+    return start and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
+
+
+def _makes_module(node: Node) -> bool:
+    """A node the rolled class must make (a layer, a block, a named operation)."""
+    return emitter(node.op).init is not None or node.layer is not None
 
 
 # a name, attribute, number or one subscript of them: needs no parentheses as an operand
@@ -894,12 +1039,13 @@ def roll(
     block_models: Mapping[str, ast.Model],
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
+    sizes_of: SizesOf | None = None,
 ) -> Rolled:
     """The network's class and each variant's entry class; ``variants`` holds each
     variant's model, graph and class text as written on its own."""
     forward = network.forward
-    if forward is None or not network.params or forward.params or not variants:
-        raise Unsupported("a network without parameters or with several inputs")
+    if forward is None or not network.params or not variants:
+        raise Unsupported("a network without parameters")
     params = [p.name for p in network.params]
     loops = _loop_names(forward.body)
     fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
@@ -917,7 +1063,19 @@ def roll(
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
     for variant, graph, _ in variants:  # the first walk: which width texts always hold
-        _walk(network, variant, graph, tr, class_of, dims_of, block_models, choices, False)
+        _walk(
+            network,
+            variant,
+            graph,
+            tr,
+            class_of,
+            dims_of,
+            block_models,
+            choices,
+            False,
+            None,
+            sizes_of,
+        )
     inits: list[str] | None = None
     unnamed: set[str] = set()
     texts: list[str] = []
@@ -925,13 +1083,23 @@ def roll(
     entries: dict[str, list[str]] = {}
     for variant, graph, _ in variants:
         walk, found = _walk(
-            network, variant, graph, tr, class_of, dims_of, block_models, choices, True, branches
+            network,
+            variant,
+            graph,
+            tr,
+            class_of,
+            dims_of,
+            block_models,
+            choices,
+            True,
+            branches,
+            sizes_of,
         )
         unnamed.update(walk.unnamed)
         if inits is not None and found != inits:
             raise Unsupported(f"the variant '{variant.name}' builds differently")
         inits = found
-        texts.append(_whole(text_of[variant.name], walk.stages))
+        texts.append(_whole(_any_class(text_of[variant.name], classes[variant.name]), walk.stages))
         for block, size in walk.out_sizes.items():
             if out_sizes.setdefault(block, size) != size:
                 raise Unsupported(f"the block '{block}' writes its width differently")
@@ -949,6 +1117,7 @@ def roll(
     missing = [attr for attr in sorted(unnamed) if f"self.{attr}(" not in "\n".join(methods)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
+    inits = _by_name(inits, "\n".join(methods))
     init_call = (
         [f"{INDENT * 2}self._init_weights()"] if "_init_weights" in "\n".join(methods) else []
     )
@@ -976,6 +1145,7 @@ def _walk(
     choices: dict[Any, list[str]],
     strict: bool,
     branches: dict[str, list[str]] | None = None,
+    sizes_of: SizesOf | None = None,
 ) -> tuple[_Walk, list[str]]:
     """One variant's walk: the ``__init__`` lines it writes."""
     base = variant.base
@@ -986,6 +1156,10 @@ def _walk(
     for field in network.fields:
         env[field.name] = evaluate(tr.text(field.value), env)
     walk = _Walk(graph, env, tr, class_of, dims_of, block_models)
+    walk.widths = {}  # a network threads several tensors outside its loops
+    walk.sizes_of = sizes_of
+    if network.forward.params:  # several inputs: the first is threaded first
+        walk.tensor = network.forward.param
     walk.choices = choices
     walk.strict = strict
     if branches is not None:
@@ -1022,6 +1196,32 @@ def _whole(text: str, stages: set[str]) -> str:
     for stage in sorted(stages):
         text = text.replace(f"self.{stage}[0](", f"self.{stage}(")
     return text
+
+
+def _by_name(inits: list[str], forward: str) -> list[str]:
+    """A container filled only by name (``add_module("linear_1", ...)``) that forward
+    never applies whole is an ``nn.ModuleDict``, as the unrolled class writes it."""
+    out = list(inits)
+    for index, line in enumerate(inits):
+        found = re.fullmatch(r"( *)self\.(\w+) = nn\.Sequential\(\)", line)
+        if found is None or f"self.{found[2]}(" in forward:
+            continue
+        uses = [other for other in inits if f"self.{found[2]}." in other]
+        if uses and all(u.lstrip().startswith(f"self.{found[2]}.add_module(") for u in uses):
+            out[index] = f"{found[1]}self.{found[2]} = nn.ModuleDict()"
+    return out
+
+
+def _any_class(text: str, cls: str) -> str:
+    """A variant's forward as the network's: its dtype check names the instance's class
+    (``f"{type(self).__name__} expects float32 input, ..."``), not the variant's."""
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        general = line.replace(f'f"{cls} expects ', 'f"{type(self).__name__} expects ')
+        if general != line and len(general) > LINE_LIMIT:
+            raise Unsupported("a dtype check too long to write for any class")
+        lines[index] = general
+    return "\n".join(lines)
 
 
 def _shared_methods(texts: list[str]) -> list[str]:
