@@ -15,6 +15,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from aurane.backends.torch.buffer_helpers import HELPER_NAMES as BUFFER_HELPER_NAMES
 from aurane.backends.torch.buffer_helpers import buffer_helper_sources
@@ -30,6 +31,7 @@ from aurane.backends.torch.param_blocks import ParamClasses, function_sources
 from aurane.backends.torch.rolled import Unsupported, roll
 from aurane.backends.torch.rolled_block import roll_block
 from aurane.ir.graph import Graph
+from aurane.semantics.constants import resolve_block
 from aurane.source import Span
 from aurane.sourcemap import PREFIX, class_maps, line_table, render_table
 from aurane.syntax import ast
@@ -257,12 +259,18 @@ class TorchCodeGenerator:
                 block_models=self._models,
                 class_of=class_of,
                 dims_of=dims_of,
+                resolved=self._block_constants,
             )
         except Unsupported as error:
             self.roll_fallbacks.append(f"block '{model.name}' at {model.name_span}: {error}")
             return None
         self._rolled_blocks.add(name)
         return lines
+
+    def _block_constants(self, model: ast.Model, values: Mapping[str, Any]) -> dict[str, ast.Expr]:
+        """The block's constants at a call with ``values``, as the compiler resolves them."""
+        instance, _ = resolve_block(self.program, model, dict(values))
+        return {field.name: field.value for field in instance.fields}
 
     def _roll(self, plans: list[ClassPlan], classes: list[str]) -> set[str]:
         """Each network block its variants call written as one class with Python loops and
