@@ -638,7 +638,12 @@ def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call() -> None:
     exec(compile(code, "<unnamed>", "exec"), module.__dict__)
     reasons = generator.roll_fallbacks
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
-    assert reasons == ["block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 6:18"], reasons
+    assert [str(r) for r in reasons] == [
+        "block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 6:18"
+    ], reasons
+    assert reasons[0].note == (  # what aurane compile prints after "note: "
+        "block 'Stack' at 3:7 stays one class per call: an unnamed 'dense' module in a loop at 6:18"
+    )
     net = module.Net()
     graph = compile_detailed(UNNAMED_IN_LOOP, filename="unnamed.aur").graphs["Net"]
     assert sum(p.numel() for p in net.parameters()) == graph.parameters
@@ -749,6 +754,34 @@ def test_operation_valued_argument_of_a_rolled_block_is_a_module_class() -> None
     assert "self.b = Stage(16, 16, 3, act=nn.Tanh)" in code, code
     module, _ = _generated(ACTIVATION, "activation_tanh", True)
     assert isinstance(module.Net().b.act, torch.nn.Tanh)
+
+
+# all three at once: a constant, an operation argument inside the residual and on the join
+RESIDUAL_ACT = """\
+use torch
+
+model Stage(width, n, act = relu):
+    hidden = 2 * width
+    def forward(x):
+        for i in range(n):
+            h = x -> dense(hidden) as up{i} -> act() -> dense(width) as down{i}
+            x = add(x, h).act
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(16) as stem -> Stage(16, 2) as a -> Stage(16, 3, act=gelu) as b
+          -> dense(4) as head
+"""
+
+
+def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class() -> None:
+    code, flat = _same_modules(RESIDUAL_ACT, "residual_act", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert "            x = x + h\n            x = self.act(x)\n" in code, code
+    assert "self.b = Stage(16, 16, 3, act=nn.GELU)" in code, code
 
 
 # what stays one class per call: a join that grows the width (DenseNet's concat), an
