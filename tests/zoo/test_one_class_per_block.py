@@ -756,6 +756,37 @@ def test_operation_valued_argument_of_a_rolled_block_is_a_module_class() -> None
     assert isinstance(module.Net().b.act, torch.nn.Tanh)
 
 
+# ``.residual``: forward numbers its temporary per node (dense1, dense2, ...)
+RESIDUAL_SUFFIX = """\
+use torch
+
+model Stage(width, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width).residual as fc{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(16) as stem -> Stage(16, 2) as a -> Stage(16, 3) as b -> dense(4) as head
+"""
+
+
+def test_residual_suffix_in_a_block_loop_names_its_temporary_once() -> None:
+    """The temporary each iteration's ``.residual`` makes (``dense1``, ``dense2``) is one
+    local of the loop's body, ``dense``, read only there."""
+    code, flat = _same_modules(RESIDUAL_SUFFIX, "residual_suffix", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert (
+        "        for i in range(self.n):\n"
+        '            dense = getattr(self, f"fc{i}")(x)\n'
+        "            x = x + dense\n"
+        "        return x\n"
+    ) in code, code
+
+
 # all three at once: a constant, an operation argument inside the residual and on the join
 RESIDUAL_ACT = """\
 use torch

@@ -25,6 +25,8 @@ Anything else raises ``rolled.Unsupported`` and the instances keep today's class
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -37,6 +39,7 @@ from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
     BRANCH,
+    RESERVED,
     TOP,
     Translator,
     Unsupported,
@@ -342,6 +345,7 @@ def _forward(
             raise Unsupported(f"the loop's name '{loop_name}' is a local of forward")
     env: dict[str, Any] = {"self": _Module(tr, values)}
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
+    writer.code = [_bare(line) for line in rest if _code(line)]
     body = writer.body(model.forward.body, TOP, ())
     if writer.pos != len(graph.nodes):
         raise Unsupported(f"the layer '{graph.nodes[writer.pos].id}' is not in the rolled forward")
@@ -394,6 +398,7 @@ class _ForwardWriter:
         self.env = env
         self.pos = 0
         self.branches = branches
+        self.code: list[str] = []  # the instance's forward, comments left out
 
     def body(
         self, stmts: tuple[ast.ForwardStmt, ...], depth: int, frames: tuple[Frame, ...]
@@ -463,13 +468,41 @@ class _ForwardWriter:
         body: list[str] | None = None
         for index, item in enumerate(evaluate(iterable, self.env)):
             _bind(stmt.target, item, self.env)
+            start = self.pos
             found = self.body(stmt.body, depth + 1, (*frames, ("loop", stmt.header_span, index)))
+            found = self._temporaries(found, self.nodes[start : self.pos])
             if body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
         if not body:
             raise Unsupported("a loop that runs no iteration or makes no statement")
         return lines + body
+
+    def _temporaries(self, lines: list[str], nodes: list[Node]) -> list[str]:
+        """An iteration's locals that forward numbers per node (``dense1 = self.fc0(x)``
+        of ``.residual``) under one name for every iteration (``dense``), where the
+        local is read only in the iteration and the name is free."""
+        for node in nodes:
+            name = node.output
+            local = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+            if not any(line.lstrip().startswith(f"{name} = ") for line in lines):
+                continue
+            inside = sum(len(local.findall(line)) for line in lines)
+            if inside != sum(len(local.findall(line)) for line in self.code):
+                continue  # read after the iteration: the statements keep their names
+            bare = name.rstrip("0123456789")
+            taken = re.compile(rf"(?<![\w.]){re.escape(bare)}\b")
+            if (
+                bare == name
+                or not bare.isidentifier()
+                or keyword.iskeyword(bare)
+                or hasattr(builtins, bare)
+                or bare in RESERVED | self.tr.locals | self.tr.params
+                or any(taken.search(line) for line in [*self.code, *lines])
+            ):
+                continue
+            lines = [local.sub(bare, line) for line in lines]
+        return lines
 
     def branch(self, stmt: ast.If, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         if depth == TOP:
