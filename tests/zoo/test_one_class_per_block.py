@@ -847,8 +847,16 @@ model Net:
             ["Stage", "Stage_2", "Net"],
             "block 'Stage' at 3:7: an operation-valued argument without a module class",
         ),
+        (
+            RESIDUAL.replace(
+                "            x = add(x, h)\n",
+                "            x -> relu()\n            x = add(x, h)\n",
+            ),
+            ["Stage", "Stage_2", "Net"],
+            "block 'Stage' at 3:7: 'x' goes on before 'h' is joined",
+        ),
     ],
-    ids=["concat-join", "exp-argument"],
+    ids=["concat-join", "exp-argument", "threaded-before-join"],
 )
 def test_block_loops_that_stay_one_class_per_call_say_why(
     source: str, classes: list[str], reason: str
