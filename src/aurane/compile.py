@@ -85,6 +85,9 @@ class CompileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     program: ast.AuraneProgram | None = None  # what was lowered (resolved, optimized)
     graphs: dict[str, Graph] = field(default_factory=dict)
+    # What the backend said about the code it wrote (a block left one class per call, and
+    # why); empty on a cache hit, where no backend ran.
+    notes: list[str] = field(default_factory=list)
 
 
 def _options(
@@ -263,7 +266,7 @@ def compile_detailed(
         validate_python(output, filename)
     if store is not None and key is not None:
         store.put(*key, output)  # a failed write is not fatal (K-CACHE)
-    return CompileResult(output, entry.name, False, warnings, program, graphs)
+    return CompileResult(output, entry.name, False, warnings, program, graphs, request.notes)
 
 
 def _key(

@@ -342,3 +342,43 @@ def test_show_ast_and_json_errors_survive_lone_surrogates(work: Path) -> None:
     failed = cli(work, "odd_bad.aur", "--json-errors")
     assert failed.returncode == 1
     assert json.loads(failed.stderr)["ok"] is False
+
+
+UNROLLED = textwrap.dedent(
+    """\
+    model Stack(n, width):
+        def forward(x):
+            for i in range(n):
+                x -> dense(width).relu
+            return x
+
+    model Net:
+        input_shape = (4,)
+        def forward(x):
+            x -> Stack(2, 8) -> Stack(3, 8) -> dense(2)
+    """
+)
+
+
+def test_a_block_left_one_class_per_call_is_a_located_note(work: Path) -> None:
+    """Issue 24 item 3: the roller's fallback is named on stderr at the block's line, with
+    its reason; stdout, OUT and the exit status are those of ``--quiet``, which drops the
+    note; a cache hit, where no generator ran, has none."""
+    (work / "stack.aur").write_text(UNROLLED)
+    note = (
+        "note: block 'Stack' at 1:7 stays one class per call: "
+        "an unnamed 'dense' module in a loop at 4:18\n"
+    )
+    done = cli(work, "stack.aur", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == note + "compiled stack.aur\n", done.stderr
+    quiet = cli(work, "stack.aur", "--no-cache", "-q")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert done.stdout == quiet.stdout and "class Stack_2(nn.Module):" in done.stdout
+    written = cli(work, "stack.aur", "net.py")
+    assert written.returncode == 0 and written.stdout == ""
+    assert written.stderr == note + "compiled stack.aur -> net.py\n", written.stderr
+    assert (work / "net.py").read_text() == done.stdout
+    cached = cli(work, "stack.aur", "net.py")
+    assert cached.stderr == "compiled stack.aur -> net.py (cached)\n", cached.stderr
+    assert cli(work, "good.aur").stderr == "compiled good.aur\n"

@@ -40,14 +40,18 @@ def source_fingerprint(root: Path = _PACKAGE_ROOT) -> str:
 def generate_torch_request(request: GenerationRequest) -> str:
     """Adapt the registry's request to the torch backend's function signature."""
     # Imported here: registering must not import the generator (or torch).
-    from aurane.backends.torch import generate_torch
+    from aurane.backends.torch import TorchCodeGenerator
 
     filename = request.options.get("filename")
-    return generate_torch(
+    generator = TorchCodeGenerator(
         request.program,  # type: ignore[arg-type]
         request.graphs,  # type: ignore[arg-type]
         filename=filename if isinstance(filename, str) else None,
     )
+    code = generator.generate()
+    # a network or block left one class per variant or call: the user may ask why
+    request.notes.extend(fallback.note for fallback in generator.roll_fallbacks)
+    return code
 
 
 __all__ = ["TORCH_FORMAT", "generate_torch_request", "source_fingerprint"]

@@ -13,7 +13,7 @@ import importlib.util
 from collections.abc import Mapping
 from typing import Protocol
 
-from aurane.records import record
+from aurane.records import field, record
 from aurane.semantics.suggest import did_you_mean
 
 # Each module registers its backends on import (builtin.py: "torch").
@@ -25,6 +25,9 @@ class GenerationRequest:
     program: object
     graphs: Mapping[str, object]
     options: Mapping[str, object]
+    # what the backend tells the user about the code it wrote (``aurane compile`` prints
+    # each as ``note: ...`` on stderr); a backend may append to it
+    notes: list[str] = field(default_factory=list)
 
 
 class Backend(Protocol):

@@ -13,6 +13,10 @@ Decisions (SPEC §11 leaves them open):
   (constants resolved, optimizations applied) to stderr, keeping stdout clean.
 - The cache is on by default (``AURANE_CACHE_DIR`` or ``.aurane_cache`` in the
   working directory); ``--no-cache`` does no cache I/O.
+- Notes: each network or block the code generator left one class per variant or call
+  is named on stderr with the reason (``note: block 'Stack' at 3:7 stays one class per
+  call: ...``) before the success message; ``--quiet`` drops them with it, and a cache
+  hit has none (no generator ran). stdout, OUT and the exit status are unchanged.
 - ``--json-errors``: any failure after argument parsing prints one JSON object
   (``check --json``'s shape plus ``stage`` and, for non-diagnostic failures,
   ``error``) on stderr; stdout stays empty.
@@ -92,7 +96,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         help="print the AST given to the backend (JSON) on stderr",
     )
-    parser.add_argument("-q", "--quiet", action="store_true", help="no success message")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no success message and no notes"
+    )
     parser.add_argument(
         "--verify", action="store_true", help="run `aurane verify` first; write nothing on a bug"
     )
@@ -188,6 +194,8 @@ def _run(args: argparse.Namespace) -> int:
         _refuse_overwriting_foreign(out)
     _publish(out, output)
     if not args.quiet:
+        for note in result.notes:  # e.g. a block the roller left one class per call
+            print(f"note: {note}", file=sys.stderr)
         where = f" -> {out}" if out is not None else ""
         cached = " (cached)" if result.cached else ""
         print(f"compiled {args.source}{where}{cached}", file=sys.stderr)

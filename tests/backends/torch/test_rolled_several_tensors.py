@@ -66,7 +66,7 @@ def _generated(source: str, name: str, roll: bool) -> tuple[types.ModuleType, st
     code = generator.generate()
     module = types.ModuleType(name)
     exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code, generator.roll_fallbacks
+    return module, code, [str(reason) for reason in generator.roll_fallbacks]
 
 
 def _same_variant(rolled: types.ModuleType, unrolled: types.ModuleType, variant: str) -> None:

@@ -14,22 +14,32 @@ loops in both methods:
   range(self.n):``); an ``if`` inside a loop is a Python ``if`` on the source's test, each
   branch written from an iteration that takes it. The instances must write the same class.
 
+The block's constants (``hidden = 4 * width``) are locals of ``__init__`` (each must give
+the compiler's value at every call; one forward reads is stored), an operation-valued
+parameter is a module class argument (``act=nn.ReLU``, built once as ``self.act = act()``),
+and a loop may make a second tensor from the threaded one and join it back (``h = x ->
+...`` then ``x = add(x, h)``: ``_BlockWalk``).
+
 Anything else raises ``rolled.Unsupported`` and the instances keep today's classes.
 """
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.emit import emitter
+from aurane.backends.torch.emit_common import Call, lit
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
-from aurane.backends.torch.param_blocks import input_names
+from aurane.backends.torch.param_blocks import _module_of, _operations, input_names
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
     BRANCH,
+    RESERVED,
     TOP,
     Translator,
     Unsupported,
@@ -43,6 +53,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
 )
 from aurane.ir.graph import Graph, Node
+from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.symbolic import plain
 from aurane.source import Span
 from aurane.syntax import ast
@@ -59,36 +70,50 @@ def roll_block(
     block_models: Mapping[str, ast.Model],
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
+    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
 ) -> list[str]:
     """The lines of one class for every instance of ``model``; ``instances`` holds each
-    call's graph and the lines of the class written for it alone. ``Unsupported`` when the
-    roller cannot write it (the caller names the block)."""
+    call's graph and the lines of the class written for it alone. ``resolved`` gives a
+    call's values of the block's constants as the compiler computed them (each constant's
+    text must give them). ``Unsupported`` when the roller cannot write it (the caller
+    names the block)."""
     forward = model.forward
-    if forward is None or forward.params or model.fields or len(instances) < 2:
-        raise Unsupported("a block with constants, several inputs or one instance")
+    if forward is None or forward.params or len(instances) < 2:
+        raise Unsupported("a block with several inputs or one instance")
     if not _loops(forward.body):
         raise Unsupported("a block without loops")
     first = instances[0][0]
-    if any(g.block_ops or g.tied or g.input_dtype for g, _ in instances):
-        raise Unsupported("an operation-valued argument, tied weights or a checked dtype")
+    if any(g.tied or g.input_dtype for g, _ in instances):
+        raise Unsupported("tied weights or a checked dtype")
+    ops = _operations(first)
+    for graph, _ in instances:
+        if _operations(graph) != ops or set(graph.block_ops) != set(ops):
+            raise Unsupported("an operation-valued argument without a module class")
+    fields = [f.name for f in model.fields]  # the block's constants: locals of __init__
+    if any(field in MODEL_TABLE for field in fields):
+        raise Unsupported("a block with its own input_shape or input_dtype")
     shape = first.input_value.shape or ()
     params = tuple(p.name for p in model.params)
     width = input_names(len(shape) - 1, params)[0]
     loops = _loop_names(forward.body)
-    names = [*params, *loops, width]
+    names = [*params, *loops, *fields, width]
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
+    local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
+    envs = [_environment(model, graph, width, tr, resolved) for graph, _ in instances]
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
-        for graph, _ in instances:
-            env = _environment(graph, width)
-            walk = _Walk(graph, env, tr, class_of, dims_of, block_models, size=width)
+        for (graph, _), env in zip(instances, envs, strict=True):
+            walk = _BlockWalk(graph, dict(env), tr, class_of, dims_of, block_models, size=width)
+            walk.tensor = forward.param
             walk.choices, walk.strict = choices, strict
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
+            if walk.second is not None:
+                raise Unsupported(f"the tensor '{walk.second}' is not joined back")
             left = [n for n in walk.pending if n.layer or _makes_module(n)]
             if left:
                 raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
@@ -103,23 +128,33 @@ def roll_block(
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
-    stored = _stored(instances, {width, *params})
+    stored, op_modules = _stored(instances, {width, *params}, set(ops))
     attrs.claim(stored)
-    forward_tr = _SelfTranslator(frozenset(loops), constants, set(params), attrs, stored)
+    attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
+    forward_tr = _SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
-    methods = [_forward(model, g, lines, forward_tr, branches_forward) for g, lines in instances]
+    methods = [
+        _forward(model, g, lines, forward_tr, env, branches_forward)
+        for (g, lines), env in zip(instances, envs, strict=True)
+    ]
     body = _fill(_shared(methods), branches_forward)
     signature = [width]
     defaults = dict(first.block_defaults)
     for param in params:
-        default = f"={lit(plain(defaults[param]))}" if param in defaults else ""
-        signature.append(f"{param}{default}")
+        if param in defaults:
+            signature.append(f"{param}={lit(plain(defaults[param]))}")
+        elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
+            signature.append(f"{param}={ops[param]}")
+        else:
+            signature.append(param)
     stores = {**stored, **forward_tr.read}
     return [
         f"class {name}(nn.Module):",
         *wrap(1, "", f"def __init__(self, {', '.join(signature)})", tail=":"),
         f"{INDENT * 2}super().__init__()",
+        *local_lines,
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
+        *op_modules,
         *inits,
         "",
         *body,
@@ -131,41 +166,129 @@ def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
 
 
 def _makes_module(node: Node) -> bool:
-    from aurane.backends.torch.emit import emitter
-
     return emitter(node.op).init is not None
 
 
-def _environment(graph: Graph, width: str) -> dict[str, Any]:
-    """The instance's parameter values and input width, as the class receives them."""
-    env: dict[str, Any] = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
+class _BlockWalk(_Walk):
+    """The network roller's walk of a block's ``__init__``, with an inline residual: a
+    second tensor made from the threaded one (``h = x -> dense(width).relu as fc{i}``) and
+    joined back by an operation that makes no module and keeps the width (``x = add(x,
+    h)``), the threaded tensor untouched in between. The running width is the second
+    tensor's until the join; the join's output must have it (checked at every visit)."""
+
+    second: str | None = None  # the tensor made apart from the threaded one
+
+    def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
+        if stmt.targets or (stmt.target == self.tensor and self.second is None):
+            return super().assign(stmt, depth)  # x = x -> ..., x = multiply(x, s)
+        if stmt.target == self.tensor:
+            return self._join(stmt.value, depth)
+        value = stmt.value
+        apart = self.second or stmt.target  # h = x -> ..., then h = h -> ...
+        source = self.tensor if self.second is None else self.second
+        if (
+            stmt.target != apart
+            or not isinstance(value, ast.Chain)
+            or not isinstance(value.source, ast.Name)
+            or value.source.id != source
+        ):
+            raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
+        self.second = stmt.target
+        if value.layer is not None:  # (x -> ...) as mlp{i}: the base's named chain
+            return _Walk.chain(self, value, depth)
+        lines: list[str] = []
+        for step in value.steps:
+            lines += self.step(step, depth)
+        return lines
+
+    def chain(self, chain: ast.Chain, depth: int) -> list[str]:
+        if self.second is not None:
+            raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
+        return super().chain(chain, depth)
+
+    def _join(self, value: ast.Expr, depth: int) -> list[str]:
+        """``x = add(x, h)``: no module, and the width the second tensor has."""
+        tensors = {a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)}
+        if not isinstance(value, ast.Call) or tensors != {self.tensor, self.second}:
+            raise Unsupported(f"'{self.second}' is not joined by one operation of both")
+        node = self._node(value)
+        if node.layer is not None or _makes_module(node):
+            raise Unsupported(f"the join '{value.func}' makes a module")
+        before = len(self.pending)
+        self._suffixes(node)
+        last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
+        if self._concrete_size() != self._width(last.output):
+            raise Unsupported(f"the join '{value.func}' changes the width")
+        self.second = None
+        return []
+
+    def _layer(self, step: ast.Call, node: Node) -> tuple[Call | None, str | None]:
+        """An operation an operation-valued parameter gave: nothing, or ``act()`` named."""
+        for param, found in self.graph.block_ops.items():
+            if node.id in found.nodes:
+                return (Call(param) if node.layer is not None else None), None
+        return super()._layer(step, node)
+
+
+def _environment(
+    model: ast.Model,
+    graph: Graph,
+    width: str,
+    tr: Translator,
+    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
+) -> dict[str, Any]:
+    """The instance's parameter values (an operation-valued one as its module class,
+    ``nn.ReLU``), input width and constants, as the class receives and computes them."""
+    given = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
+    env: dict[str, Any] = {**given, **{p: _module_of(graph, p) for p in graph.block_ops}}
     shape = graph.input_value.shape
     if shape is None or len(shape) < 2:
         raise Unsupported("a block input without a channel or feature axis")
     env[width] = int(plain(shape[1]))
+    if not model.fields:
+        return env
+    if resolved is None:
+        raise Unsupported("a block with constants")
+    expected = resolved(model, given)
+    literal = Translator(frozenset(), {}, {})
+    for field in model.fields:
+        text = tr.text(field.value)
+        env[field.name] = evaluate(text, env)
+        value = expected.get(field.name)
+        if value is None or env[field.name] != evaluate(literal.text(value), {}):
+            raise Unsupported(f"the constant '{field.name}' is not '{text}' at every call")
     return env
 
 
-def _stored(instances: Sequence[tuple[Graph, list[str]]], names: set[str]) -> dict[str, str]:
-    """``self.width = width``: what each instance's constructor stores for its forward."""
-    found: dict[str, str] | None = None
+def _stored(
+    instances: Sequence[tuple[Graph, list[str]]], names: set[str], ops: set[str]
+) -> tuple[dict[str, str], list[str]]:
+    """``self.width = width``: what each instance's constructor stores for its forward; and
+    ``self.act = act()``: the module each operation-valued parameter makes, which follow."""
+    found: tuple[dict[str, str], list[str]] | None = None
     for _, lines in instances:
         start = lines.index(f"{INDENT * 2}super().__init__()") + 1
         mine: dict[str, str] = {}
+        made: list[str] = []
         for line in lines[start:]:
-            matched = re.fullmatch(rf"{INDENT * 2}self\.(\w+) = (\w+)", line)
-            if matched is None or matched.group(2) not in names:
+            matched = re.fullmatch(rf"{INDENT * 2}self\.(\w+) = (\w+)(\(\))?", line)
+            if matched is None:
                 break
-            mine[matched.group(1)] = matched.group(2)
-        if found is not None and mine != found:
+            if matched.group(3) is None and matched.group(2) in names and not made:
+                mine[matched.group(1)] = matched.group(2)
+            elif matched.group(3) is not None and matched.group(2) in ops:
+                made.append(line)
+            else:
+                break
+        if found is not None and (mine, made) != found:
             raise Unsupported("the calls' forwards read different stored values")
-        found = mine
-    return found or {}
+        found = (mine, made)
+    return found or ({}, [])
 
 
 class _SelfTranslator(Translator):
-    """The source's expressions as forward writes them: a parameter is read from the module
-    (``range(self.n)``), which the constructor then stores."""
+    """The source's expressions as forward writes them: a parameter or a block constant is
+    read from the module (``range(self.n)``), which the constructor then stores."""
 
     def __init__(
         self,
@@ -197,6 +320,7 @@ def _forward(
     graph: Graph,
     lines: list[str],
     tr: _SelfTranslator,
+    values: Mapping[str, Any],
     branches: dict[str, list[str]],
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
@@ -219,9 +343,9 @@ def _forward(
     for loop_name in tr.locals:
         if re.search(rf"\b{re.escape(loop_name)}\b", text):
             raise Unsupported(f"the loop's name '{loop_name}' is a local of forward")
-    params = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
-    env: dict[str, Any] = {"self": _Module(tr, params)}
+    env: dict[str, Any] = {"self": _Module(tr, values)}
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
+    writer.code = [_bare(line) for line in rest if _code(line)]
     body = writer.body(model.forward.body, TOP, ())
     if writer.pos != len(graph.nodes):
         raise Unsupported(f"the layer '{graph.nodes[writer.pos].id}' is not in the rolled forward")
@@ -230,7 +354,7 @@ def _forward(
 
 class _Module:
     """``self`` as the walk evaluates forward's expressions: each attribute the translator
-    gave a parameter reads that parameter's value in this instance."""
+    gave a parameter or constant reads its value in this instance."""
 
     def __init__(self, tr: _SelfTranslator, params: Mapping[str, Any]) -> None:
         self._tr = tr
@@ -274,6 +398,7 @@ class _ForwardWriter:
         self.env = env
         self.pos = 0
         self.branches = branches
+        self.code: list[str] = []  # the instance's forward, comments left out
 
     def body(
         self, stmts: tuple[ast.ForwardStmt, ...], depth: int, frames: tuple[Frame, ...]
@@ -343,13 +468,41 @@ class _ForwardWriter:
         body: list[str] | None = None
         for index, item in enumerate(evaluate(iterable, self.env)):
             _bind(stmt.target, item, self.env)
+            start = self.pos
             found = self.body(stmt.body, depth + 1, (*frames, ("loop", stmt.header_span, index)))
+            found = self._temporaries(found, self.nodes[start : self.pos])
             if body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
         if not body:
             raise Unsupported("a loop that runs no iteration or makes no statement")
         return lines + body
+
+    def _temporaries(self, lines: list[str], nodes: list[Node]) -> list[str]:
+        """An iteration's locals that forward numbers per node (``dense1 = self.fc0(x)``
+        of ``.residual``) under one name for every iteration (``dense``), where the
+        local is read only in the iteration and the name is free."""
+        for node in nodes:
+            name = node.output
+            local = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+            if not any(line.lstrip().startswith(f"{name} = ") for line in lines):
+                continue
+            inside = sum(len(local.findall(line)) for line in lines)
+            if inside != sum(len(local.findall(line)) for line in self.code):
+                continue  # read after the iteration: the statements keep their names
+            bare = name.rstrip("0123456789")
+            taken = re.compile(rf"(?<![\w.]){re.escape(bare)}\b")
+            if (
+                bare == name
+                or not bare.isidentifier()
+                or keyword.iskeyword(bare)
+                or hasattr(builtins, bare)
+                or bare in RESERVED | self.tr.locals | self.tr.params
+                or any(taken.search(line) for line in [*self.code, *lines])
+            ):
+                continue
+            lines = [local.sub(bare, line) for line in lines]
+        return lines
 
     def branch(self, stmt: ast.If, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         if depth == TOP:
