@@ -229,33 +229,49 @@ def operation_params(
     defaults: Mapping[str, Any],
     graph: Graph,
     models: Mapping[str, ast.Model],
+    of_models: bool = False,
 ) -> dict[str, OperationParam]:
     """The operation-valued parameters of an instance (``act = relu``), the nodes that
     apply each, found by the span of the parameter's name, and the block calls it is given
     to (``Inner(8, act)``), so the backend can make the operation a constructor argument
-    (``act=nn.ReLU``) passed on as the parameter."""
+    (``act=nn.ReLU``) passed on as the parameter. ``of_models``: the model-valued
+    parameters instead (``block = Basic``), each with the block calls it makes
+    (``block(width)``); one whose name is called where no block call of the graph starts
+    (inside ``repeat``) makes none, so the backend keeps it folded."""
     given = {
         name: value
         for name, value in {**defaults, **values}.items()
-        if isinstance(value, OpValue) and not value.is_model
+        if isinstance(value, OpValue) and value.is_model == of_models
     }
     if not given or model.forward is None:
         return {}
     starts: dict[tuple[int, int], str] = {}
     _operation_spans(model.forward, frozenset(given), starts)
     nodes: dict[str, list[str]] = {name: [] for name in given}
+    matched: set[tuple[int, int]] = set()
     for node in graph.nodes:
-        param = starts.get((node.span.line, node.span.column))
-        if param is not None and node.subgraph is None and node.op == given[param].name:
+        start = (node.span.line, node.span.column)
+        param = starts.get(start)
+        if param is None:
+            continue
+        if of_models:
+            applies = node.op == "block" and node.block == given[param].name
+        else:
+            applies = node.subgraph is None and node.op == given[param].name
+        if applies:
             nodes[param].append(node.id)
+            matched.add(start)
     passed = _passed_on(model.forward, graph, frozenset(given), models)
     out = {}
     for name, value in given.items():
         default = defaults.get(name)
+        missed = of_models and any(p == name and s not in matched for s, p in starts.items())
         out[name] = OperationParam(
             value.name,
-            tuple(nodes[name]),
-            default.name if isinstance(default, OpValue) and not default.is_model else None,
+            () if missed else tuple(nodes[name]),
+            default.name
+            if isinstance(default, OpValue) and default.is_model == of_models
+            else None,
             tuple(passed.get(name, ())),
         )
     return out
@@ -267,9 +283,10 @@ def _passed_on(
     names: frozenset[str],
     models: Mapping[str, ast.Model],
 ) -> dict[str, list[tuple[str, str]]]:
-    """Per operation-valued parameter of ``names``: the block calls whose argument is the
-    parameter itself (``Inner(8, act)``, ``Inner(8, act=act)``), with the inner block's
-    parameter that receives it (one of the inner instance's operation parameters)."""
+    """Per operation- or model-valued parameter of ``names``: the block calls whose
+    argument is the parameter itself (``Inner(8, act)``, ``Inner(8, act=act)``), with the
+    inner block's parameter that receives it (one of the inner instance's operation or
+    model parameters)."""
     calls: dict[Span, ast.Call] = {}
     _calls(forward, calls)
     steps: set[Span] = set()
@@ -286,7 +303,8 @@ def _passed_on(
         given += [(k.name, k.value) for k in call.keywords]
         for param, arg in given:
             ref = arg.id if isinstance(arg, ast.Name) else getattr(arg, "name", None)
-            if isinstance(arg, ast.Name | ast.OpRef) and ref in names and param in sub.block_ops:
+            receives = param in sub.block_ops or param in sub.block_models
+            if isinstance(arg, ast.Name | ast.OpRef) and ref in names and receives:
                 out.setdefault(ref, []).append((node.id, param))
     return out
 
@@ -401,6 +419,7 @@ def lower_instance(
         block_defaults={k: v for k, v in defaults.items() if k in kept},
         block_refs=text_refs(model, {k: v for k, v in values.items() if k in kept}, graph),
         block_ops=operation_params(model, values, defaults, graph, lowerer.models),
+        block_models=operation_params(model, values, defaults, graph, lowerer.models, True),
     )
 
 

@@ -1,0 +1,242 @@
+"""Block- and operation-valued parameters as constructor arguments (issue 24 item 3).
+
+``model Stage(width, block = Basic)`` called with ``Basic`` and with ``Wide`` is one class
+taking the block class (``Stage(16, 16, block=Wide)``, ``self.block1 = block(in_features,
+width)``), where it was one class per block given. Each case compiles, runs under the
+differential check (shapes, dtypes and parameter counts against the IR), and is compared
+with a twin program that writes each value's class by hand (the fold, with the layers named
+as the one class names them): the same state_dict keys, a strict load of the twin's
+weights, the same outputs, and the IR's parameter count.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from aurane.tools.differential import run_accepted
+from aurane.verify import Generated, load_generated, verify_model
+
+torch = pytest.importorskip("torch")
+
+CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
+
+
+def _proved(source: str) -> Generated:
+    gen = load_generated(textwrap.dedent(source), "blocks.aur")
+    assert run_accepted(gen, "Net", 0) is None, gen.code
+    return gen
+
+
+def _class(gen: Generated, name: str) -> str:
+    start = gen.code.index(f"class {name}(nn.Module):")
+    end = gen.code.find("\nclass ", start + 1)
+    return gen.code[start:end]
+
+
+def _same_as_twin(gen: Generated, twin: Generated, x: torch.Tensor) -> None:
+    """The one-class program and its hand-folded twin: keys, a strict load, outputs, the
+    IR's parameter count, and as many layers' parameter counts checked at run time."""
+    torch.manual_seed(0)
+    model, folded = gen.module.Net().eval(), twin.module.Net().eval()
+    assert list(model.state_dict()) == list(folded.state_dict())
+    model.load_state_dict(folded.state_dict(), strict=True)
+    assert torch.allclose(model(x), folded(x), atol=1e-6)
+    counted = sum(p.numel() for p in model.parameters())
+    assert counted == gen.graphs["Net"].parameters == twin.graphs["Net"].parameters
+    mine = verify_model(gen, "Net", device="cpu", train=False, batch=2, seed=0)
+    theirs = verify_model(twin, "Net", device="cpu", train=False, batch=2, seed=0)
+    assert not mine.diagnostics
+    # the layers named after the parameter (block1) are found at every call
+    assert mine.parameters_checked == theirs.parameters_checked
+    assert mine.values_checked == theirs.values_checked
+
+
+BLOCKS = """
+    model Basic(width):
+        def forward(x):
+            x -> dense(width).relu
+
+    model Wide(width):
+        def forward(x):
+            x -> dense(2 * width) -> dense(width).relu
+"""
+
+
+def test_a_block_given_as_an_argument_is_one_class_taking_the_block_class() -> None:
+    gen = _proved(
+        BLOCKS
+        + """
+    model Stage(width, block = Basic):
+        def forward(x):
+            return x -> block(width) -> block(width)
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> Stage(16, Basic) as a -> Stage(16, Wide) as b -> Stage(4) as c
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Basic", "Wide", "Stage", "Net"]
+    stage = _class(gen, "Stage")
+    assert "def __init__(self, in_features, width, block=Basic):" in stage
+    assert "self.block1 = block(in_features, width)" in stage
+    assert "self.block2 = block(width, width)" in stage
+    net = _class(gen, "Net")
+    assert "self.a = Stage(8, 16)" in net  # the default, left out
+    assert "self.b = Stage(16, 16, block=Wide)" in net
+    assert "self.c = Stage(16, 4)" in net
+    assert isinstance(gen.module.Net().b.block2, gen.module.Wide)
+    twin = load_generated(
+        textwrap.dedent(
+            BLOCKS
+            + """
+    model StageBasic(width):
+        def forward(x):
+            return x -> Basic(width) as block1 -> Basic(width) as block2
+
+    model StageWide(width):
+        def forward(x):
+            return x -> Wide(width) as block1 -> Wide(width) as block2
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> StageBasic(16) as a -> StageWide(16) as b -> StageBasic(4) as c
+    """
+        ),
+        "twin.aur",
+    )
+    _same_as_twin(gen, twin, torch.randn(3, 8))
+
+
+def test_a_block_passed_on_through_an_outer_block_and_named_with_as() -> None:
+    """No default, the tensor first (``block(x, width) as first``), and an outer block
+    passing its own parameter on (``Stage(in_features, 8, block)``): one class each."""
+    gen = _proved(
+        BLOCKS
+        + """
+    model Stage(width, block):
+        def forward(x):
+            h = block(x, width) as first
+            return h -> block(width)
+
+    model Outer(block):
+        def forward(x):
+            x -> Stage(8, block) -> dense(4)
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> Outer(Basic) as a -> Outer(Wide) as b
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Basic", "Wide", "Stage", "Outer", "Net"]
+    assert "def __init__(self, in_features, width, block):" in _class(gen, "Stage")
+    assert "self.first = block(in_features, width)" in _class(gen, "Stage")
+    assert "self.stage1 = Stage(in_features, 8, block)" in _class(gen, "Outer")
+    assert "self.a = Outer(8, Basic)" in gen.code and "self.b = Outer(4, Wide)" in gen.code
+    twin = load_generated(
+        textwrap.dedent(
+            BLOCKS
+            + """
+    model StageBasic(width):
+        def forward(x):
+            x -> Basic(width) as first -> Basic(width) as block2
+
+    model StageWide(width):
+        def forward(x):
+            x -> Wide(width) as first -> Wide(width) as block2
+
+    model OuterBasic:
+        def forward(x):
+            x -> StageBasic(8) as stage1 -> dense(4) as dense1
+
+    model OuterWide:
+        def forward(x):
+            x -> StageWide(8) as stage1 -> dense(4) as dense1
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> OuterBasic as a -> OuterWide as b
+    """
+        ),
+        "twin.aur",
+    )
+    _same_as_twin(gen, twin, torch.randn(3, 8))
+
+
+def test_blocks_whose_constructors_differ_stay_folded() -> None:
+    """``Gate`` needs no input size, so ``block(width)`` in its instance reads differently
+    from ``block(in_features, width)`` in the others': no class could build both. The
+    ``Gate`` instance keeps the fold (its own class, the block by its name, no ``block``
+    argument whose default ``Basic`` it could not build); ``Basic`` and ``Wide`` share one."""
+    gen = _proved(
+        BLOCKS
+        + """
+    model Gate(width):
+        def forward(x):
+            x -> dropout(0.1).relu
+
+    model Stage(width, block = Basic):
+        def forward(x):
+            return x -> block(width) -> block(width)
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> Stage(8, Basic) as a -> Stage(8, Gate) as b -> Stage(8, Wide) as c
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Basic", "Wide", "Gate", "Stage", "Stage_2", "Net"]
+    assert "def __init__(self, in_features, width, block=Basic):" in _class(gen, "Stage")
+    folded = _class(gen, "Stage_2")
+    assert "def __init__(self, width):" in folded and "self.gate1 = Gate(width)" in folded
+    assert "self.b = Stage_2(8)" in gen.code and "self.c = Stage(8, 8, block=Wide)" in gen.code
+    model = gen.module.Net().eval()
+    x = torch.randn(2, 8)
+    h = torch.relu(model.a.block2.dense1(torch.relu(model.a.block1.dense1(x))))
+    for wide in (model.c.block1, model.c.block2):
+        h = torch.relu(wide.dense2(wide.dense1(h)))
+    assert torch.allclose(model(x), h, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        # alone, with nothing to share: as before, the attribute keeps the block's name
+        ("x -> block(width)", "every call gives Basic"),
+        # a call inside repeat is no block node of the stage: the parameter is not followed
+        ("x -> block(width) -> repeat(block(width), 2)", "repeat"),
+        # the default is defined after the block: Stage's signature could not name it
+        ("x -> block(width)", "default defined later"),
+    ],
+)
+def test_a_block_argument_the_class_cannot_take_stays_folded(body: str, why: str) -> None:
+    calls = (
+        "Stage(8) as a -> Stage(8) as b"
+        if why.startswith("every")
+        else ("Stage(8, Basic) as a -> Stage(8, Wide) as b")
+    )
+    stage = f"""
+    model Stage(width, block = Basic):
+        def forward(x):
+            {body}
+    """
+    blocks, after = (BLOCKS, "") if why != "default defined later" else ("", BLOCKS)
+    gen = _proved(
+        blocks
+        + stage
+        + after
+        + f"""
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> {calls}
+    """
+    )
+    assert "block" not in _class(gen, "Stage"), why
+    assert "self.basic1 = Basic(in_features, width)" in _class(gen, "Stage")
