@@ -29,6 +29,7 @@ from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, record, replace
 from aurane.semantics.symbolic import InputSize, Leaf, is_symbolic, plain
+from aurane.semantics.values import OpValue
 from aurane.syntax import ast
 
 
@@ -631,13 +632,32 @@ class ParamClasses:
                 continue
             value = given.get(param)
             if param not in cls.defaults:
-                args.append(lit(value))
+                args.append(self._value_text(value))
                 continue
             default = plain(cls.defaults[param])
             symbolic = type(value) not in (int, float, bool, str, type(None), tuple)
             if symbolic or plain(value) != default or type(plain(value)) is not type(default):
-                args.append(f"{param}={lit(value)}")
+                args.append(f"{param}={self._value_text(value)}")
         return tuple(args)
+
+
+    def _value_text(self, value: Any) -> str:
+        """``lit``, with an operation or block inside a list or table argument (``[(8,
+        relu), (4, gelu)]``) written as the class a call passes for it (``nn.ReLU``,
+        ``Basic``), else by its name as a string: the class folds those values, so the
+        argument only has to be valid Python that reads as what was given."""
+        if isinstance(value, OpValue):
+            made = None
+            if value.is_model:
+                classes = list(self.classes.get(value.name, {}).values())
+                made = classes[0].name if len(classes) == 1 else None
+            else:
+                made = module_class(value.name)
+            return made or lit(value.name)
+        if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
+            items = ", ".join(self._value_text(v) for v in value)
+            return f"({items},)" if len(value) == 1 else f"({items})"
+        return lit(value)
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of)
