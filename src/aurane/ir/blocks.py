@@ -314,6 +314,7 @@ def operation_params(
     graph: Graph,
     models: Mapping[str, ast.Model],
     of_models: bool = False,
+    ran: ast.Forward | None = None,
 ) -> dict[str, OperationParam]:
     """The operation-valued parameters of an instance (``act = relu``), the nodes that
     apply each, found by the span of the parameter's name, and the block calls it is given
@@ -321,7 +322,8 @@ def operation_params(
     (``act=nn.ReLU``) passed on as the parameter. ``of_models``: the model-valued
     parameters instead (``block = Basic``), each with the block calls it makes
     (``block(width)``); one whose name is called where no block call of the graph starts
-    (inside ``repeat``) makes none, so the backend keeps it folded."""
+    (inside ``repeat``) makes none, so the backend keeps it folded. ``ran``: the instance's
+    resolved forward (its loops unrolled, its ``if`` decided), the calls that ran."""
     given = {
         name: value
         for name, value in {**defaults, **values}.items()
@@ -347,6 +349,11 @@ def operation_params(
             nodes[param].append(node.id)
             matched.add(start)
     passed = _passed_on(model, graph, frozenset(given), models, uses)
+    executed = {
+        (c.func_span.line, c.func_span.column)
+        for c in _records(ran or model.forward)
+        if isinstance(c, ast.Call)
+    }
     by_id = {node.id: node for node in graph.nodes}
     out = {}
     for name, value in given.items():
@@ -357,7 +364,9 @@ def operation_params(
             if _inner_op(by_id[node_id], inner) == value.name
         ]
         default = defaults.get(name)
-        missed = of_models and any(p == name and s not in matched for s, p in starts.items())
+        missed = of_models and any(
+            p == name and s in executed and s not in matched for s, p in starts.items()
+        )
         out[name] = OperationParam(
             value.name,
             () if missed else tuple(nodes[name]),
@@ -523,7 +532,9 @@ def lower_instance(
         block_defaults={k: v for k, v in defaults.items() if k in kept},
         block_refs=text_refs(model, {k: v for k, v in values.items() if k in kept}, graph),
         block_ops=operation_params(model, values, defaults, graph, lowerer.models),
-        block_models=operation_params(model, values, defaults, graph, lowerer.models, True),
+        block_models=operation_params(
+            model, values, defaults, graph, lowerer.models, True, instance.forward
+        ),
     )
 
 

@@ -368,3 +368,40 @@ def test_a_table_of_operations_and_blocks_given_to_a_block_is_written_by_class()
     model = gen.module.Net()
     assert isinstance(model.s.inner2.act, torch.nn.GELU)
     assert isinstance(model.s.wide1, gen.module.Wide)
+
+
+def test_a_block_argument_in_a_class_joined_over_branches() -> None:
+    """``block(width)`` in both branches of an ``if``, named into a container in one: the
+    branch a call does not take makes no call, so the parameter is followed in each
+    branch taken and all four calls are one class with the branch in ``__init__``."""
+    gen = _proved(
+        BLOCKS
+        + """
+    model B(width, block, flag: bool = false):
+        def forward(x):
+            if flag:
+                x = x -> block(width) as layers.0 -> block(width) as layers.1
+            else:
+                x = x -> dense(width) -> block(width)
+            return x
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> B(8, Basic, true) as c -> B(8, Wide, true) as d -> B(8, Wide) as e -> B(6, Basic) as f
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Basic", "Wide", "B", "Net"]
+    cls = _class(gen, "B")
+    assert "self.layers = nn.Sequential(block(in_features, width), block(width, width))" in cls
+    assert "self.block1 = block(width, width)" in cls
+    model = gen.module.Net().eval()
+    assert isinstance(model.d.layers[1], gen.module.Wide)
+    assert isinstance(model.f.block1, gen.module.Basic)
+    x = torch.randn(2, 8)
+    h = x
+    for layer in (*model.c.layers, *model.d.layers):
+        h = layer(h)
+    for stage in (model.e, model.f):
+        h = stage.block1(stage.dense1(h))
+    assert torch.allclose(model(x), h, atol=1e-6)
