@@ -321,8 +321,8 @@ def operation_params(
     to (``Inner(8, act)``), so the backend can make the operation a constructor argument
     (``act=nn.ReLU``) passed on as the parameter. ``of_models``: the model-valued
     parameters instead (``block = Basic``), each with the block calls it makes
-    (``block(width)``); one whose name is called where no block call of the graph starts
-    (inside ``repeat``) makes none, so the backend keeps it folded. ``ran``: the instance's
+    (``block(width)``, ``repeat(block(width), 2)``); one whose name is called where no
+    block call of the graph starts makes none, so the backend keeps it folded. ``ran``: the instance's
     resolved forward (its loops unrolled, its ``if`` decided), the calls that ran."""
     given = {
         name: value
@@ -336,13 +336,23 @@ def operation_params(
     uses = _loop_uses(model, frozenset(given))
     nodes: dict[str, list[str]] = {name: [] for name in given}
     matched: set[tuple[int, int]] = set()
+    # repeat(block(width), 2): the repeat's node is the call of the block it copies
+    repeated = {
+        (c.span.line, c.span.column): (r.func_span.line, r.func_span.column)
+        for c in _records(model.forward)
+        if isinstance(c, ast.Call) and c.func == "repeat"
+        for r in (repeated_call(c, c.args),)
+        if r is not None
+    }
     for node in graph.nodes:
         start = (node.span.line, node.span.column)
+        if of_models and node.op == "repeat":
+            start = repeated.get(start, start)
         param = starts.get(start) or _bound_at(uses, start, node)
         if param is None:
             continue
         if of_models:
-            applies = node.op == "block" and node.block == given[param].name
+            applies = node.op in ("block", "repeat") and node.block == given[param].name
         else:
             applies = node.subgraph is None and node.op == given[param].name
         if applies:

@@ -210,8 +210,8 @@ def test_blocks_whose_constructors_differ_stay_folded() -> None:
     [
         # alone, with nothing to share: as before, the attribute keeps the block's name
         ("x -> block(width)", "every call gives Basic"),
-        # a call inside repeat is no block node of the stage: the parameter is not followed
-        ("x -> block(width) -> repeat(block(width), 2)", "repeat"),
+        # a default none of the class's blocks (Gate, called elsewhere, takes no size)
+        ("x -> block(width)", "default Gate"),
         # the default is defined after the block: Stage's signature could not name it
         ("x -> block(width)", "default defined later"),
     ],
@@ -220,10 +220,15 @@ def test_a_block_argument_the_class_cannot_take_stays_folded(body: str, why: str
     calls = (
         "Stage(8) as a -> Stage(8) as b"
         if why.startswith("every")
-        else ("Stage(8, Basic) as a -> Stage(8, Wide) as b")
+        else ("Stage(8, Basic) as a -> Stage(8, Wide) as b -> Gate(8) as g")
     )
+    default = "Gate" if why == "default Gate" else "Basic"
     stage = f"""
-    model Stage(width, block = Basic):
+    model Gate(width):
+        def forward(x):
+            x -> dropout(0.1).relu
+
+    model Stage(width, block = {default}):
         def forward(x):
             {body}
     """
@@ -405,3 +410,44 @@ def test_a_block_argument_in_a_class_joined_over_branches() -> None:
     for stage in (model.e, model.f):
         h = stage.block1(stage.dense1(h))
     assert torch.allclose(model(x), h, atol=1e-6)
+
+
+def test_a_block_argument_copied_by_repeat() -> None:
+    """``repeat(block(width), 2)`` is the repeat of the block the parameter gives:
+    ``nn.Sequential(*[block(width, width) for _ in range(2)])``, one class for both."""
+    gen = _proved(
+        BLOCKS
+        + """
+    model Stage(width, block = Basic):
+        def forward(x):
+            return x -> block(width) -> repeat(block(width), 2) as tail
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> Stage(8, Basic) as a -> Stage(8, Wide) as b
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Basic", "Wide", "Stage", "Net"]
+    assert "self.tail = nn.Sequential(*[block(width, width) for _ in range(2)])" in gen.code
+    twin = load_generated(
+        textwrap.dedent(
+            BLOCKS
+            + """
+    model StageBasic:
+        def forward(x):
+            return x -> Basic(8) as block1 -> repeat(Basic(8), 2) as tail
+
+    model StageWide:
+        def forward(x):
+            return x -> Wide(8) as block1 -> repeat(Wide(8), 2) as tail
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> StageBasic as a -> StageWide as b
+    """
+        ),
+        "twin.aur",
+    )
+    _same_as_twin(gen, twin, torch.randn(3, 8))

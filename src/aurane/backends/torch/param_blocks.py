@@ -469,7 +469,12 @@ class ParamClasses:
         if lines is None:
             return
         first = classes[0]
-        rolled = _Class(first.name, first.plan, (0,), first.params, first.defaults, first.ops)
+        # the roller writes a block given as an argument from the source, as before
+        # block-valued parameters were constructor arguments: the call passes none
+        blocks = {p for g in first.graphs for p in g.block_models}
+        params = tuple(p for p in first.params if p not in blocks)
+        ops = {p: d for p, d in first.ops.items() if p not in blocks}
+        rolled = _Class(first.name, first.plan, (0,), params, first.defaults, ops)
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
         rolled.graphs = [g for g, _ in instances]
@@ -639,7 +644,6 @@ class ParamClasses:
             if symbolic or plain(value) != default or type(plain(value)) is not type(default):
                 args.append(f"{param}={self._value_text(value)}")
         return tuple(args)
-
 
     def _value_text(self, value: Any) -> str:
         """``lit``, with an operation or block inside a list or table argument (``[(8,
