@@ -322,8 +322,9 @@ def operation_params(
     (``act=nn.ReLU``) passed on as the parameter. ``of_models``: the model-valued
     parameters instead (``block = Basic``), each with the block calls it makes
     (``block(width)``, ``repeat(block(width), 2)``); one whose name is called where no
-    block call of the graph starts makes none, so the backend keeps it folded. ``ran``: the instance's
-    resolved forward (its loops unrolled, its ``if`` decided), the calls that ran."""
+    block call of the graph starts makes none, so the backend keeps it folded. ``ran``:
+    the instance's resolved forward (its loops unrolled, its ``if`` decided), whose calls
+    ran."""
     given = {
         name: value
         for name, value in {**defaults, **values}.items()

@@ -451,3 +451,39 @@ def test_a_block_argument_copied_by_repeat() -> None:
         "twin.aur",
     )
     _same_as_twin(gen, twin, torch.randn(3, 8))
+
+
+def test_blocks_without_parameters_given_as_an_argument() -> None:
+    """Blocks without parameters have a class of their own per input shape (no
+    constructor arguments): ``block()`` builds either, one ``A`` for both."""
+    gen = _proved(
+        """
+    model Plain:
+        def forward(x):
+            x -> dense(4).relu
+
+    model Plain2:
+        def forward(x):
+            x -> dense(8) -> dense(4)
+
+    model A(block):
+        def forward(x):
+            x -> block() -> block()
+
+    model Net:
+        input_shape = (4,)
+        def forward(x):
+            x -> A(Plain) as a -> A(Plain2) as b
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Plain", "Plain2", "A", "Net"]
+    assert "self.block2 = block()" in _class(gen, "A")
+    assert "self.a = A(Plain)" in gen.code and "self.b = A(Plain2)" in gen.code
+    model = gen.module.Net().eval()
+    x = torch.randn(2, 4)
+    h = x
+    for plain in (model.a.block1, model.a.block2):
+        h = torch.relu(plain.dense1(h))
+    for plain in (model.b.block1, model.b.block2):
+        h = plain.dense2(plain.dense1(h))
+    assert torch.allclose(model(x), h, atol=1e-6)

@@ -261,13 +261,14 @@ class ParamClasses:
         return self.class_of(sub) if sub.block_params is not None else self.outer(sub)
 
     def _block_class(self, sub: Graph | None) -> str | None:
-        """The class of a parameterised block's instance, once assigned (None otherwise)."""
-        found = self.by_graph.get(id(sub)) if sub is not None else None
-        return (
-            found.name
-            if found is not None and sub is not None and sub.block_params is not None
-            else None
-        )
+        """The class of a block's instance: a block without parameters' own, a
+        parameterised block's once assigned (None before)."""
+        if sub is None:
+            return None
+        if sub.block_params is None:
+            return self.outer(sub)
+        found = self.by_graph.get(id(sub))
+        return found.name if found is not None else None
 
     def _operations(self, graph: Graph) -> dict[str, str | None]:
         """``_operations``, and the model-valued parameters this instance's class takes as
