@@ -12,6 +12,7 @@ kernel fall back to a real CPU run (reported as ``device: cpu``).
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 import types
@@ -193,10 +194,20 @@ class _Call:
     current: int = 0  # the container layer running now (its node calls nested blocks)
 
     def node(self, planned: Node) -> Node | None:
-        """This call site's node for a node of the class's planned graph (same id)."""
+        """This call site's node for a node of the class's planned graph (same id), or for
+        one the class named after the parameter that gives it (``act2``, ``block1``: the
+        parameter's second or first node at this call, ``param_blocks._operation_ids``)."""
         if self.graph is None:
             return None
-        return next((n for n in self.graph.nodes if n.id == planned.id), None)
+        found = next((n for n in self.graph.nodes if n.id == planned.id), None)
+        named = re.fullmatch(r"(\w*?)(\d+)_*", planned.id)
+        if found is not None or named is None:
+            return found
+        param, index = named.group(1), int(named.group(2))
+        given = self.graph.block_ops.get(param) or self.graph.block_models.get(param)
+        if given is None or not 1 <= index <= len(given.nodes):
+            return None
+        return next((n for n in self.graph.nodes if n.id == given.nodes[index - 1]), None)
 
 
 class _Tracer:

@@ -13,7 +13,7 @@ from typing import Any
 
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import ModelInfo, model_info
-from aurane.ir.graph import Graph, OperationParam, Value
+from aurane.ir.graph import Graph, Node, OperationParam, Value
 from aurane.ir.lowering import Lowering
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import TensorType
@@ -223,57 +223,196 @@ def _operation_spans(node: object, names: frozenset[str], out: dict[tuple[int, i
             out[(found.func_span.line, found.func_span.column)] = found.func
 
 
+# per use of a loop variable (by where its name starts): the loop's header and, iteration
+# by iteration, the parameter the variable holds there (None: some other value)
+LoopUses = dict[tuple[int, int], tuple[Span, tuple[str | None, ...]]]
+
+
+def _loop_uses(model: ast.Model, names: frozenset[str]) -> LoopUses:
+    """Where a loop variable of ``for a in [act, relu]`` (or ``for w, a in [(8, act), ...]``,
+    over a list written there or a block constant holding one) is used, and which of
+    ``names`` each iteration binds it to: an operation or block reaching a step, a suffix,
+    a call or an inner block through the loop variable."""
+    fields = {f.name: f.value for f in model.fields}
+    out: LoopUses = {}
+
+    def component(item: ast.Expr, target: ast.LoopTarget, name: str) -> ast.Expr | None:
+        if target.name is not None:
+            return item if target.name == name else None
+        if not isinstance(item, ast.TupleExpr | ast.ListExpr):
+            return None
+        if len(item.items) != len(target.items):
+            return None
+        for sub_item, sub_target in zip(item.items, target.items, strict=True):
+            found = component(sub_item, sub_target, name)
+            if found is not None:
+                return found
+        return None
+
+    def visit(stmts: tuple[ast.ForwardStmt, ...]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                for branch in stmt.branches:
+                    visit(branch.body)
+            elif isinstance(stmt, ast.For):
+                loop(stmt)
+                visit(stmt.body)
+
+    def loop(stmt: ast.For) -> None:
+        iterable = stmt.iterable
+        if isinstance(iterable, ast.Name):
+            iterable = fields.get(iterable.id, iterable)
+        if not isinstance(iterable, ast.ListExpr | ast.TupleExpr):
+            return
+        for name, _ in stmt.target.names():
+            bound = []
+            for item in iterable.items:
+                found = component(item, stmt.target, name)
+                ref = found.id if isinstance(found, ast.Name) else None
+                bound.append(ref if ref in names else None)
+            if any(bound):
+                for start in _uses(stmt.body, name):
+                    out[start] = (stmt.header_span, tuple(bound))
+
+    if model.forward is not None:
+        visit(model.forward.body)
+    return out
+
+
+def _uses(body: tuple[ast.ForwardStmt, ...], name: str) -> Iterator[tuple[int, int]]:
+    """Where ``name`` is used in ``body`` (a name, a call's function, a suffix), not inside a
+    loop that binds it again."""
+    for stmt in body:
+        if isinstance(stmt, ast.For) and name in {n for n, _ in stmt.target.names()}:
+            continue
+        for found in _records(stmt):
+            if isinstance(found, ast.Name | ast.Suffix) and name == (
+                found.id if isinstance(found, ast.Name) else found.name
+            ):
+                yield (found.span.line, found.span.column)  # a suffix starts at its dot
+            elif isinstance(found, ast.Call) and found.func == name:
+                yield (found.func_span.line, found.func_span.column)
+
+
+def _bound_at(uses: LoopUses, start: tuple[int, int], node: Node) -> str | None:
+    """The parameter the loop variable used at ``start`` holds in the iteration that made
+    ``node``."""
+    found = uses.get(start)
+    if found is None:
+        return None
+    header, bound = found
+    frame = next((f for f in node.origin if f.kind == "loop" and f.span == header), None)
+    if frame is None or frame.index >= len(bound):
+        return None
+    return bound[frame.index]
+
+
 def operation_params(
     model: ast.Model,
     values: Mapping[str, Any],
     defaults: Mapping[str, Any],
     graph: Graph,
     models: Mapping[str, ast.Model],
+    of_models: bool = False,
+    ran: ast.Forward | None = None,
 ) -> dict[str, OperationParam]:
     """The operation-valued parameters of an instance (``act = relu``), the nodes that
     apply each, found by the span of the parameter's name, and the block calls it is given
     to (``Inner(8, act)``), so the backend can make the operation a constructor argument
-    (``act=nn.ReLU``) passed on as the parameter."""
+    (``act=nn.ReLU``) passed on as the parameter. ``of_models``: the model-valued
+    parameters instead (``block = Basic``), each with the block calls it makes
+    (``block(width)``, ``repeat(block(width), 2)``); one whose name is called where no
+    block call of the graph starts makes none, so the backend keeps it folded. ``ran``:
+    the instance's resolved forward (its loops unrolled, its ``if`` decided), whose calls
+    ran."""
     given = {
         name: value
         for name, value in {**defaults, **values}.items()
-        if isinstance(value, OpValue) and not value.is_model
+        if isinstance(value, OpValue) and value.is_model == of_models
     }
     if not given or model.forward is None:
         return {}
     starts: dict[tuple[int, int], str] = {}
     _operation_spans(model.forward, frozenset(given), starts)
+    uses = _loop_uses(model, frozenset(given))
     nodes: dict[str, list[str]] = {name: [] for name in given}
+    matched: set[tuple[int, int]] = set()
+    # repeat(block(width), 2): the repeat's node is the call of the block it copies
+    repeated = {
+        (c.span.line, c.span.column): (r.func_span.line, r.func_span.column)
+        for c in _records(model.forward)
+        if isinstance(c, ast.Call) and c.func == "repeat"
+        for r in (repeated_call(c, c.args),)
+        if r is not None
+    }
     for node in graph.nodes:
-        param = starts.get((node.span.line, node.span.column))
-        if param is not None and node.subgraph is None and node.op == given[param].name:
+        start = (node.span.line, node.span.column)
+        if of_models and node.op == "repeat":
+            start = repeated.get(start, start)
+        param = starts.get(start) or _bound_at(uses, start, node)
+        if param is None:
+            continue
+        if of_models:
+            applies = node.op in ("block", "repeat") and node.block == given[param].name
+        else:
+            applies = node.subgraph is None and node.op == given[param].name
+        if applies:
             nodes[param].append(node.id)
-    passed = _passed_on(model.forward, graph, frozenset(given), models)
+            matched.add(start)
+    passed = _passed_on(model, graph, frozenset(given), models, uses)
+    executed = {
+        (c.func_span.line, c.func_span.column)
+        for c in _records(ran or model.forward)
+        if isinstance(c, ast.Call)
+    }
+    by_id = {node.id: node for node in graph.nodes}
     out = {}
     for name, value in given.items():
+        # an inner block given it holds the same operation or block (a check on the loop's)
+        passed[name] = [
+            (node_id, inner)
+            for node_id, inner in passed.get(name, ())
+            if _inner_op(by_id[node_id], inner) == value.name
+        ]
         default = defaults.get(name)
+        missed = of_models and any(
+            p == name and s in executed and s not in matched for s, p in starts.items()
+        )
         out[name] = OperationParam(
             value.name,
-            tuple(nodes[name]),
-            default.name if isinstance(default, OpValue) and not default.is_model else None,
+            () if missed else tuple(nodes[name]),
+            default.name
+            if isinstance(default, OpValue) and default.is_model == of_models
+            else None,
             tuple(passed.get(name, ())),
         )
     return out
 
 
+def _inner_op(node: Node, param: str) -> str | None:
+    """The operation or block the inner block of ``node`` was given for ``param``."""
+    sub = node.subgraph
+    found = None if sub is None else sub.block_ops.get(param) or sub.block_models.get(param)
+    return found.op if found is not None else None
+
+
 def _passed_on(
-    forward: ast.Forward,
+    model: ast.Model,
     graph: Graph,
     names: frozenset[str],
     models: Mapping[str, ast.Model],
+    uses: LoopUses,
 ) -> dict[str, list[tuple[str, str]]]:
-    """Per operation-valued parameter of ``names``: the block calls whose argument is the
-    parameter itself (``Inner(8, act)``, ``Inner(8, act=act)``), with the inner block's
-    parameter that receives it (one of the inner instance's operation parameters)."""
+    """Per operation- or model-valued parameter of ``names``: the block calls whose
+    argument is the parameter itself (``Inner(8, act)``, ``Inner(8, act=act)``), or a loop
+    variable holding it in that iteration (``for a in [act, relu]: Inner(8, a)``), with the
+    inner block's parameter that receives it (one of the inner instance's operation or
+    model parameters)."""
+    assert model.forward is not None
     calls: dict[Span, ast.Call] = {}
-    _calls(forward, calls)
+    _calls(model.forward, calls)
     steps: set[Span] = set()
-    _chain_steps(forward, steps)
+    _chain_steps(model.forward, steps)
     out: dict[str, list[tuple[str, str]]] = {}
     for node in graph.nodes:
         call, sub = calls.get(node.span), node.subgraph
@@ -286,7 +425,10 @@ def _passed_on(
         given += [(k.name, k.value) for k in call.keywords]
         for param, arg in given:
             ref = arg.id if isinstance(arg, ast.Name) else getattr(arg, "name", None)
-            if isinstance(arg, ast.Name | ast.OpRef) and ref in names and param in sub.block_ops:
+            if isinstance(arg, ast.Name) and ref not in names:
+                ref = _bound_at(uses, (arg.span.line, arg.span.column), node)
+            receives = sub.block_ops.get(param) or sub.block_models.get(param)
+            if isinstance(arg, ast.Name | ast.OpRef) and ref in names and receives is not None:
                 out.setdefault(ref, []).append((node.id, param))
     return out
 
@@ -401,6 +543,9 @@ def lower_instance(
         block_defaults={k: v for k, v in defaults.items() if k in kept},
         block_refs=text_refs(model, {k: v for k, v in values.items() if k in kept}, graph),
         block_ops=operation_params(model, values, defaults, graph, lowerer.models),
+        block_models=operation_params(
+            model, values, defaults, graph, lowerer.models, True, instance.forward
+        ),
     )
 
 

@@ -111,6 +111,9 @@ class Graph:
     block_refs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # operation-valued parameters (act = relu) of the instance: name -> what it gave
     block_ops: Mapping[str, OperationParam] = field(default_factory=dict)
+    # model-valued parameters (block = Basic) of the instance: name -> the model it gave
+    # (``op``), the block calls it makes and its default model
+    block_models: Mapping[str, OperationParam] = field(default_factory=dict)
     tied: Mapping[str, str] = field(default_factory=dict)  # node id -> layer path it shares
     init_rules: tuple[Rule, ...] = ()  # the model's ``init TARGET: SPEC`` lines, in order
     # several inputs/outputs (issue 23): every input's value name, in the forward's order

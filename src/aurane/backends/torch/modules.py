@@ -43,6 +43,9 @@ class ClassPlan:
     # (node id, constructor parameter, attribute) for each node whose operation an
     # operation-valued parameter gives (act=nn.ReLU): ``act()``, applied as ``self.act(x)``
     op_params: tuple[tuple[str, str, str], ...] = ()
+    # (node id, constructor parameter) for each block call whose block a model-valued
+    # parameter gives (block=Basic): built as ``block(...)``
+    class_params: tuple[tuple[str, str], ...] = ()
     # (axis, local) of each spatial size of the input forward reads: its first line reads
     # them (``height, width = x.shape[2:]``), so one class serves every resolution
     input_sizes: tuple[tuple[int, str], ...] = ()
@@ -218,8 +221,14 @@ def emit_class(
     attrs.allocate_all(n.id for n in graph.nodes if emitter(n.op).init is not None and not n.layer)
     dicts = _module_dicts(graph)
     op_params = {node: (param, attr) for node, param, attr in plan.op_params}
+    class_params = dict(plan.class_params)
+
+    def class_of(node: Node) -> Callable[[Graph], str]:
+        param = class_params.get(node.id)
+        return block_class if param is None else lambda _: param
+
     sites = [
-        _site(graph, node, i, values, names, attrs, block_class, block_call, dicts, op_params)
+        _site(graph, node, i, values, names, attrs, class_of(node), block_call, dicts, op_params)
         for i, node in enumerate(graph.nodes)
     ]
     init_head = Call("def __init__", ("self", *plan.init_params))

@@ -26,9 +26,10 @@ from aurane.backends.torch.named import module_class
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
 from aurane.ir.blocks import with_plain_sizes
-from aurane.ir.graph import Graph, Node
+from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, record, replace
 from aurane.semantics.symbolic import InputSize, Leaf, is_symbolic, plain
+from aurane.semantics.values import OpValue
 from aurane.syntax import ast
 
 
@@ -39,7 +40,8 @@ class _Class:
     dims: tuple[int, ...]  # input axes passed to the constructor (0, or 1 of a rank-2 input)
     params: tuple[str, ...]  # the constructor's parameters after the input sizes, in order
     defaults: dict[str, Any]
-    # operation-valued parameters passed as module classes: name -> default class or None
+    # operation- and model-valued parameters passed as classes (``act=nn.ReLU``,
+    # ``block=Basic``): name -> default class or None
     ops: dict[str, str | None] = field(default_factory=dict)
     more: tuple[InputSize, ...] = ()  # sizes of the inputs after the first it takes
     members: list[list[str]] = field(default_factory=list)  # each instance's lines
@@ -135,7 +137,7 @@ def _shown_graph(
     passed = {
         (node_id, inner): param
         for param in ops or {}
-        for node_id, inner in graph.block_ops[param].passed
+        for node_id, inner in _given(graph, param).passed
     }
     nodes = []
     for node in graph.nodes:
@@ -158,12 +160,13 @@ def _shown_graph(
 
 
 def _operation_ids(graph: Graph, ops: Mapping[str, object]) -> dict[str, str]:
-    """New ids for the nodes an operation-valued parameter applies, after the parameter
-    (``act1``, ``act2``): their locals then read alike whichever operation a call gave."""
+    """New ids for the nodes an operation- or model-valued parameter applies, after the
+    parameter (``act1``, ``block1``): their locals and attributes then read alike whichever
+    operation or block a call gave."""
     taken = {n.id for n in graph.nodes}
     out: dict[str, str] = {}
     for param in ops:
-        for index, node in enumerate(graph.block_ops[param].nodes, start=1):
+        for index, node in enumerate(_given(graph, param).nodes, start=1):
             name = f"{param}{index}"
             while name in taken:
                 name += "_"
@@ -227,11 +230,17 @@ class ParamClasses:
             for graph in graphs:
                 visit(graph)
         self.alike = _alike_sizes(order)
+        self.varying = _varying_models(order)
+        # (instance, parameter) whose block is folded after all: its class serves one block
+        self.folded: set[tuple[int, str]] = set()
         self.globals.allocate_all(instances)
         # every instance of a block, then its classes joined, before any of its callers
         for name in TopologicalSorter(callees).static_order():
-            for graph in order:
-                if graph.name == name:
+            graphs = [graph for graph in order if graph.name == name]
+            for graph in graphs:
+                self._assign(graph)
+            while self._fold_unshared(name):
+                for graph in graphs:
                     self._assign(graph)
             if join_branches and name in self.models:
                 self._join(name)
@@ -257,6 +266,43 @@ class ParamClasses:
     def _sub_class(self, sub: Graph) -> str:
         return self.class_of(sub) if sub.block_params is not None else self.outer(sub)
 
+    def _block_class(self, sub: Graph | None) -> str | None:
+        """The class of a block's instance: a block without parameters' own, a
+        parameterised block's once assigned (None before)."""
+        if sub is None:
+            return None
+        if sub.block_params is None:
+            return self.outer(sub)
+        found = self.by_graph.get(id(sub))
+        return found.name if found is not None else None
+
+    def _operations(self, graph: Graph) -> dict[str, str | None]:
+        """``_operations``, and the model-valued parameters this instance's class takes as
+        block classes (``block=Basic``): one the calls of the block give different models
+        (one they all give the same stays folded, ``self.basic1 = Basic(...)``), whose
+        block calls all build one class, and whose default, if any, is the one class of a
+        block written before this one (a default is evaluated where the class is defined)."""
+        out = _operations(graph)
+        order = list(self.models)
+        for param, found in graph.block_models.items():
+            if param not in self.varying.get(graph.name, ()) or (id(graph), param) in self.folded:
+                continue
+            if _module_of(graph, param, self._block_class) is None:
+                continue
+            default = None
+            if found.default is not None:
+                classes = list(self.classes.get(found.default, {}).values())
+                before = (
+                    found.default in order
+                    and graph.name in order
+                    and order.index(found.default) < order.index(graph.name)
+                )
+                if len(classes) != 1 or not before:
+                    continue
+                default = classes[0].name
+            out[param] = default
+        return out
+
     def _plan(
         self,
         graph: Graph,
@@ -269,7 +315,7 @@ class ParamClasses:
         signature (or with ``dims``, ``more`` and ``reads`` more, for a class joined over
         branches)."""
         assert graph.block_params is not None
-        ops = _operations(graph)
+        ops = self._operations(graph)
         params = self._params(graph, ops)
         defaults = dict(graph.block_defaults)
         scopes = _Scopes(graph, params)
@@ -281,10 +327,23 @@ class ParamClasses:
         op_params = tuple(
             (renamed[node], param, scopes.attrs[param])
             for param in ops
+            if param in graph.block_ops
             for node in graph.block_ops[param].nodes
         )
+        class_params = tuple(
+            (renamed[node], param)
+            for param in ops
+            if param in graph.block_models
+            for node in graph.block_models[param].nodes
+        )
         probe = ClassPlan(
-            graph.name, shown, False, forward_graph=forward, claimed=claimed, op_params=op_params
+            graph.name,
+            shown,
+            False,
+            forward_graph=forward,
+            claimed=claimed,
+            op_params=op_params,
+            class_params=class_params,
         )
         self._emit(probe)
         if dims is None:
@@ -311,13 +370,14 @@ class ParamClasses:
             stored=stored,
             claimed=claimed,
             op_params=op_params,
+            class_params=class_params,
             input_sizes=scopes.input_sizes(),
         )
         return plan, self._emit(plan), dims, more, scopes
 
     def _params(self, graph: Graph, ops: Mapping[str, str | None]) -> tuple[str, ...]:
         """The constructor's parameters in the block's order: the numbers, booleans and
-        strings, and the operation-valued parameters passed as module classes."""
+        strings, and the operation- and model-valued parameters passed as classes."""
         assert graph.block_params is not None
         taken = {*graph.block_params, *ops}
         model = self.models.get(graph.name)
@@ -336,7 +396,7 @@ class ParamClasses:
             name = (
                 self.globals.allocate(graph.name) if not by_key else self.globals.fresh(graph.name)
             )
-            ops = _operations(graph)
+            ops = self._operations(graph)
             params, defaults = self._params(graph, ops), dict(graph.block_defaults)
             found = by_key[key] = _Class(
                 name, replace(plan, name=name), dims, params, defaults, ops, more
@@ -344,6 +404,32 @@ class ParamClasses:
         found.members.append(lines)
         found.graphs.append(graph)
         self.by_graph[id(graph)] = found
+
+    def _fold_unshared(self, model: str) -> bool:
+        """Fold again a model-valued parameter in the instances whose class serves one block
+        only (their blocks' constructors differ from the others': ``block(in_features,
+        width)`` and ``block(width)`` read differently), so they are written as before, the
+        block by its class (``self.gate1 = Gate(width)``), and in a class whose signature
+        default is none of the blocks it serves (a default it might not build); True when
+        it dropped the classes of ``model`` to be assigned again."""
+        classes = list(self.classes.get(model, {}).values())
+        alone = set()
+        for cls in classes:
+            for param in cls.ops:
+                if param not in self.varying.get(model, ()):
+                    continue
+                blocks = {g.block_models[param].op for g in cls.graphs}
+                default = cls.graphs[0].block_models[param].default
+                # a default must be one of the blocks it serves: one it can build
+                if len(blocks) == 1 or (default is not None and default not in blocks):
+                    alone |= {(id(g), param) for g in cls.graphs}
+        if not alone:
+            return False
+        self.folded |= alone
+        for cls in classes[1:]:  # the first keeps its name: allocated, not fresh
+            self.globals.used.discard(cls.name)
+        self.classes[model] = {}
+        return True
 
     def _join(self, model: str) -> None:
         """The classes of one block, joined into one where they differ only by the ``if``
@@ -390,7 +476,12 @@ class ParamClasses:
         if lines is None:
             return
         first = classes[0]
-        rolled = _Class(first.name, first.plan, (0,), first.params, first.defaults, first.ops)
+        # the roller writes a block given as an argument from the source, as before
+        # block-valued parameters were constructor arguments: the call passes none
+        blocks = {p for g in first.graphs for p in g.block_models}
+        params = tuple(p for p in first.params if p not in blocks)
+        ops = {p: d for p, d in first.ops.items() if p not in blocks}
+        rolled = _Class(first.name, first.plan, (0,), params, first.defaults, ops)
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
         rolled.graphs = [g for g, _ in instances]
@@ -542,7 +633,7 @@ class ParamClasses:
         given = node.args.get("arguments", {})
         for param in cls.params:
             if param in cls.ops:  # act=nn.ReLU, or the caller's own parameter: act=act
-                made = _module_of(sub, param) if sub is not None else None
+                made = _module_of(sub, param, self._block_class) if sub is not None else None
                 assert made is not None  # the class takes it only when every call gives one
                 named = given.get(param)
                 text = lit(named) if isinstance(named, ShownStr) else made
@@ -553,13 +644,31 @@ class ParamClasses:
                 continue
             value = given.get(param)
             if param not in cls.defaults:
-                args.append(lit(value))
+                args.append(self._value_text(value))
                 continue
             default = plain(cls.defaults[param])
             symbolic = type(value) not in (int, float, bool, str, type(None), tuple)
             if symbolic or plain(value) != default or type(plain(value)) is not type(default):
-                args.append(f"{param}={lit(value)}")
+                args.append(f"{param}={self._value_text(value)}")
         return tuple(args)
+
+    def _value_text(self, value: Any) -> str:
+        """``lit``, with an operation or block inside a list or table argument (``[(8,
+        relu), (4, gelu)]``) written as the class a call passes for it (``nn.ReLU``,
+        ``Basic``), else by its name as a string: the class folds those values, so the
+        argument only has to be valid Python that reads as what was given."""
+        if isinstance(value, OpValue):
+            made = None
+            if value.is_model:
+                classes = list(self.classes.get(value.name, {}).values())
+                made = classes[0].name if len(classes) == 1 else None
+            else:
+                made = module_class(value.name)
+            return made or lit(value.name)
+        if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
+            items = ", ".join(self._value_text(v) for v in value)
+            return f"({items},)" if len(value) == 1 else f"({items})"
+        return lit(value)
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of)
@@ -590,18 +699,35 @@ def function_sources(code: str) -> list[str]:
     return [MAKE_DIVISIBLE_SOURCE] if called else []
 
 
-def _module_of(graph: Graph, param: str) -> str | None:
+def _given(graph: Graph, param: str) -> OperationParam:
+    """What the operation- or model-valued ``param`` gave the instance ``graph``."""
+    found = graph.block_ops.get(param)
+    return found if found is not None else graph.block_models[param]
+
+
+def _module_of(
+    graph: Graph, param: str, block_class: Callable[[Graph | None], str | None] | None = None
+) -> str | None:
     """The module class (``nn.ReLU``) that the operation-valued ``param`` gives every node
     it applies in ``graph`` and every inner block it is given to (whose class takes it as
-    a module class), or None when one needs arguments (``leaky_relu(0.2)``)."""
+    a module class), or None when one needs arguments (``leaky_relu(0.2)``). With
+    ``block_class`` (a block instance's class), a model-valued ``param`` too: the one class
+    of every block call it makes (``Basic``) and of the inner blocks it is given to."""
     found = graph.block_ops.get(param)
-    if found is None:
-        return None
     nodes = {n.id: n for n in graph.nodes}
-    made = {module_class(nodes[n].op, nodes[n].args) for n in found.nodes}
+    if found is not None:
+        made = {module_class(nodes[n].op, nodes[n].args) for n in found.nodes}
+    elif block_class is not None and param in graph.block_models:
+        found = graph.block_models[param]
+        made = {block_class(nodes[n].subgraph) for n in found.nodes}
+    else:
+        return None
     for node_id, inner in found.passed:
         sub = nodes[node_id].subgraph
-        made.add(_module_of(sub, inner) if sub is not None and inner in _operations(sub) else None)
+        takes = sub is not None and (
+            inner in _operations(sub) or (block_class is not None and inner in sub.block_models)
+        )
+        made.add(_module_of(sub, inner, block_class) if sub is not None and takes else None)
     return made.pop() if len(made) == 1 and None not in made else None
 
 
@@ -619,6 +745,18 @@ def _operations(graph: Graph) -> dict[str, str | None]:
             continue
         out[param] = default
     return out
+
+
+def _varying_models(graphs: Sequence[Graph]) -> dict[str, frozenset[str]]:
+    """Per block, its model-valued parameters whose calls give different models."""
+    given: dict[str, dict[str, set[str]]] = {}
+    for graph in graphs:
+        for param, found in graph.block_models.items():
+            given.setdefault(graph.name, {}).setdefault(param, set()).add(found.op)
+    return {
+        name: frozenset(p for p, models in by_param.items() if len(models) > 1)
+        for name, by_param in given.items()
+    }
 
 
 def _decided(
