@@ -840,3 +840,50 @@ def test_rolled_unet2d_loads_the_unrolled_weights() -> None:
     sample, timestep = torch.randn(2, 3, 16, 16), torch.tensor([3, 700])
     with torch.no_grad():
         torch.testing.assert_close(fresh(sample, timestep), theirs.eval()(sample, timestep))
+
+
+RESIDUAL_CALLER = """\
+model Res(out):
+    def forward(x):
+        h = conv2d(x, out, kernel=3, padding=1).relu as conv1
+        if x.shape[1] != out:
+            x = conv2d(x, out, kernel=1) as shortcut
+        return add(x, h)
+
+model Pair(width):
+    def forward(x):
+        x -> Res(width) as first -> Res(width) as second -> conv2d(width, kernel=1) as proj
+        return x
+
+model Net:
+    input_shape = (4, 6, 6)
+    def forward(x):
+        x -> Pair(4) as a -> Pair(8) as b
+        return x
+"""
+
+
+def test_caller_of_a_residual_that_skips_its_shortcut_is_one_class() -> None:
+    """Issue 24 item 3: ``Pair(4)`` on 4 channels calls ``Res`` without its shortcut, where
+    the residual's width equals both the input's and ``out``; ``Pair(8)`` on 4 channels
+    calls it with one. The residual's width is ``out`` in both, so ``Pair`` is one class
+    (it was ``Pair`` and ``Pair_2``, the first reading ``in_channels`` after the residual),
+    and each call builds its own layers and computes its source."""
+    module, code = _module(RESIDUAL_CALLER, "residual_caller")
+    assert CLASS.findall(code) == ["Res", "Pair", "Net"], code
+    assert "Res(width, width)" in code and "nn.Conv2d(width, width, kernel_size=1)" in code
+    net = module.Net().eval()
+    assert "shortcut" not in dict(net.a.first.named_children())
+    assert net.b.first.shortcut.in_channels == 4
+    assert not hasattr(net.b.second, "shortcut")
+
+    def res(block: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(block.conv1(x))
+        return (block.shortcut(x) if hasattr(block, "shortcut") else x) + h
+
+    x = torch.randn(2, 4, 6, 6)
+    expected = x
+    for pair in (net.a, net.b):
+        expected = pair.proj(res(pair.second, res(pair.first, expected)))
+    with torch.no_grad():
+        torch.testing.assert_close(net(x), expected)
