@@ -887,3 +887,62 @@ def test_caller_of_a_residual_that_skips_its_shortcut_is_one_class() -> None:
         expected = pair.proj(res(pair.second, res(pair.first, expected)))
     with torch.no_grad():
         torch.testing.assert_close(net(x), expected)
+
+
+# other sizes of the rolled families: each still has one class per block and rolls
+OTHER_SIZES = {
+    "vgg": "VGG([(8, 1), (8, 2), (16, 1), (16, 1), (16, 1)], batch_norm=true)",
+    "convnext": "ConvNeXt([32, 32, 64, 64], [1, 1, 1, 1], 0.1)",
+    "unet2d": "UNet2D((32, 64, 64, 64), down_block_types, up_block_types, groups=8)",
+}
+
+
+def _other_size(family: str) -> str:
+    source = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
+    if family == "unet2d":
+        shape = "    input_shape = {sample: (3, 16, 16), timestep: ()}\n"
+        shape += "    input_dtype = {sample: float32, timestep: int64}\n"
+    else:
+        shape = "    input_shape = (3, 32, 32)\n"
+    return f"{source}\nmodel other = {OTHER_SIZES[family]}:\n{shape}"
+
+
+@pytest.mark.parametrize("family", sorted(OTHER_SIZES))
+def test_family_at_other_sizes_rolls_with_one_class_per_block(family: str) -> None:
+    """Issue 24 item 3: a variant at widths the program's own do not use (equal widths
+    in a row, a VGG whose classifier reads 16 * 7 * 7 features) keeps one class per
+    block and rolls into the network's class: no located fallback."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    source = _other_size(family)
+    program, graphs, _ = prepare_program(source, filename=f"{family}.aur")
+    generator = TorchCodeGenerator(program, graphs)
+    code = generator.generate()
+    assert generator.roll_fallbacks == []
+    assert "class other(" in code and "class other(nn.Module)" not in code
+    classes = ANY_CLASS.findall(code)
+    assert not [c for c in classes if re.fullmatch(r"\w+_\d+", c)], classes
+
+
+def test_vgg_at_other_widths_loads_the_unrolled_weights() -> None:
+    """The rolled VGG's classifier reads ``channels * 7 * 7`` features, as torchvision
+    writes ``512 * 7 * 7``: at widths up to 16 it builds the unrolled class's modules and
+    initial weights, strict-loads its state dict and computes the same."""
+    source = _other_size("vgg")
+    rolled, code = _generated(source, "vgg_other_rolled", True)
+    unrolled, _ = _generated(source, "vgg_other_flat", False)
+    assert "nn.Linear(channels * 7 * 7, 4096)" in code
+    torch.manual_seed(0)
+    mine = rolled.other()
+    torch.manual_seed(0)
+    theirs = unrolled.other().eval()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        assert torch.equal(mine.state_dict()[key], value), key
+    torch.manual_seed(1)
+    fresh = rolled.other().eval()
+    fresh.load_state_dict(theirs.state_dict(), strict=True)
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        torch.testing.assert_close(fresh(x), theirs(x))

@@ -743,7 +743,7 @@ class _Walk:
             text = f"{LAYER}.out_channels"
             self.env[LAYER] = _Width(width)
         else:
-            text = self._width_text(step, width, out)
+            text = self._width_text(step, width, out, self._flattened(node))
         if text != self.size:
             if depth > TOP:  # inside a loop the local carries it to the next iteration
                 lines.append(f"{pad}{SIZE} = {text}")
@@ -752,16 +752,30 @@ class _Walk:
                 self.size = text
         return lines
 
-    def _width_text(self, step: ast.Call, width: int, inline: str | None) -> str:
+    def _width_text(
+        self, step: ast.Call, width: int, inline: str | None, flat: str | None = None
+    ) -> str:
         """The output width: the block's own expression, the input's, one of the step's
-        arguments, or (outside loops) a number; the first that gives the IR's width at
-        every visit of the step in every variant (``choices``, narrowed by a first walk)."""
+        arguments, a flatten's (``channels * 7 * 7``), or (outside loops) a number; the
+        first that gives the IR's width at every visit of the step in every variant
+        (``choices``, narrowed by a first walk)."""
         texts = [self.size] if inline is not None else []  # unchanged: no line
         texts += [inline] if inline is not None else []
         texts += [self.size, *(self.tr.text(a) for a in step.args)]
+        texts += [flat] if flat is not None else []
         if self.depth == TOP:
             texts.append(str(width))
         return self._choose(step.span, texts, width, step.func)
+
+    def _flattened(self, node: Node) -> str | None:
+        """A flatten's width as the running width times its input's spatial sizes
+        (``channels * 7 * 7`` after ``adaptive_avg_pool((7, 7))``, as torchvision writes
+        VGG's classifier); None for another layer."""
+        shape = self.values[node.inputs[0]].shape if node.inputs else None
+        if node.op != "flatten" or shape is None or len(shape) < 3:
+            return None
+        size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
+        return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
 
     def _choose(self, key: Any, texts: list[str], width: int, func: str) -> str:
         valid = []
