@@ -1067,3 +1067,109 @@ def test_rolled_unet2d_loads_the_unrolled_weights() -> None:
     sample, timestep = torch.randn(2, 3, 16, 16), torch.tensor([3, 700])
     with torch.no_grad():
         torch.testing.assert_close(fresh(sample, timestep), theirs.eval()(sample, timestep))
+
+
+RESIDUAL_CALLER = """\
+model Res(out):
+    def forward(x):
+        h = conv2d(x, out, kernel=3, padding=1).relu as conv1
+        if x.shape[1] != out:
+            x = conv2d(x, out, kernel=1) as shortcut
+        return add(x, h)
+
+model Pair(width):
+    def forward(x):
+        x -> Res(width) as first -> Res(width) as second -> conv2d(width, kernel=1) as proj
+        return x
+
+model Net:
+    input_shape = (4, 6, 6)
+    def forward(x):
+        x -> Pair(4) as a -> Pair(8) as b
+        return x
+"""
+
+
+def test_caller_of_a_residual_that_skips_its_shortcut_is_one_class() -> None:
+    """Issue 24 item 3: ``Pair(4)`` on 4 channels calls ``Res`` without its shortcut, where
+    the residual's width equals both the input's and ``out``; ``Pair(8)`` on 4 channels
+    calls it with one. The residual's width is ``out`` in both, so ``Pair`` is one class
+    (it was ``Pair`` and ``Pair_2``, the first reading ``in_channels`` after the residual),
+    and each call builds its own layers and computes its source."""
+    module, code = _module(RESIDUAL_CALLER, "residual_caller")
+    assert CLASS.findall(code) == ["Res", "Pair", "Net"], code
+    assert "Res(width, width)" in code and "nn.Conv2d(width, width, kernel_size=1)" in code
+    net = module.Net().eval()
+    assert "shortcut" not in dict(net.a.first.named_children())
+    assert net.b.first.shortcut.in_channels == 4
+    assert not hasattr(net.b.second, "shortcut")
+
+    def res(block: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(block.conv1(x))
+        return (block.shortcut(x) if hasattr(block, "shortcut") else x) + h
+
+    x = torch.randn(2, 4, 6, 6)
+    expected = x
+    for pair in (net.a, net.b):
+        expected = pair.proj(res(pair.second, res(pair.first, expected)))
+    with torch.no_grad():
+        torch.testing.assert_close(net(x), expected)
+
+
+# other sizes of the rolled families: each still has one class per block and rolls
+OTHER_SIZES = {
+    "vgg": "VGG([(8, 1), (8, 2), (16, 1), (16, 1), (16, 1)], batch_norm=true)",
+    "convnext": "ConvNeXt([32, 32, 64, 64], [1, 1, 1, 1], 0.1)",
+    "unet2d": "UNet2D((32, 64, 64, 64), down_block_types, up_block_types, groups=8)",
+}
+
+
+def _other_size(family: str) -> str:
+    source = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
+    if family == "unet2d":
+        shape = "    input_shape = {sample: (3, 16, 16), timestep: ()}\n"
+        shape += "    input_dtype = {sample: float32, timestep: int64}\n"
+    else:
+        shape = "    input_shape = (3, 32, 32)\n"
+    return f"{source}\nmodel other = {OTHER_SIZES[family]}:\n{shape}"
+
+
+@pytest.mark.parametrize("family", sorted(OTHER_SIZES))
+def test_family_at_other_sizes_rolls_with_one_class_per_block(family: str) -> None:
+    """Issue 24 item 3: a variant at widths the program's own do not use (equal widths
+    in a row, a VGG whose classifier reads 16 * 7 * 7 features) keeps one class per
+    block and rolls into the network's class: no located fallback."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    source = _other_size(family)
+    program, graphs, _ = prepare_program(source, filename=f"{family}.aur")
+    generator = TorchCodeGenerator(program, graphs)
+    code = generator.generate()
+    assert generator.roll_fallbacks == []
+    assert "class other(" in code and "class other(nn.Module)" not in code
+    classes = ANY_CLASS.findall(code)
+    assert not [c for c in classes if re.fullmatch(r"\w+_\d+", c)], classes
+
+
+def test_vgg_at_other_widths_loads_the_unrolled_weights() -> None:
+    """The rolled VGG's classifier reads ``channels * 7 * 7`` features, as torchvision
+    writes ``512 * 7 * 7``: at widths up to 16 it builds the unrolled class's modules and
+    initial weights, strict-loads its state dict and computes the same."""
+    source = _other_size("vgg")
+    rolled, code = _generated(source, "vgg_other_rolled", True)
+    unrolled, _ = _generated(source, "vgg_other_flat", False)
+    assert "nn.Linear(channels * 7 * 7, 4096)" in code
+    torch.manual_seed(0)
+    mine = rolled.other()
+    torch.manual_seed(0)
+    theirs = unrolled.other().eval()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        assert torch.equal(mine.state_dict()[key], value), key
+    torch.manual_seed(1)
+    fresh = rolled.other().eval()
+    fresh.load_state_dict(theirs.state_dict(), strict=True)
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        torch.testing.assert_close(fresh(x), theirs(x))

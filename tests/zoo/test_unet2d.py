@@ -227,3 +227,78 @@ def test_a_variant_of_a_block_with_several_inputs_is_lowered() -> None:
     net = module.Wide()
     x, t = torch.randn(2, 4, 8, 8), torch.randn(2, 8)
     torch.testing.assert_close(net(x, t), net.down.c0(x) + t[:, :, None, None])
+
+
+# -- the configurable network at another size: one class per block, rolled ----------------
+
+CLASS = r"^class (\w+)\("
+
+
+def _generated(text: str, name: str, roll: bool) -> tuple[types.ModuleType, str, list[str]]:
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(text, filename="unet2d.aur")
+    generator = TorchCodeGenerator(program, graphs, roll_networks=roll)
+    code = generator.generate()
+    module = types.ModuleType(name)
+    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
+    return module, code, generator.roll_fallbacks
+
+
+def test_small_variant_has_one_class_per_block_and_rolls() -> None:
+    """Issue 24 item 3: at widths (32, 32, 64, 64) AttnDownBlock2D is called with equal
+    input and output widths (its first ResnetBlock2D skips conv_shortcut) and with
+    different ones; it is one class (a residual's width is the block's ``out``, whichever
+    branch a call took), so Small rolls into UNet2D beside UNet2DModel: the sinusoid's
+    width is ``2 * half``, and the forward reads ``half`` (112 in one variant, 16 in the
+    other) from the module."""
+    import re
+
+    _, code, fallbacks = _generated(_small_source(), "unet_small_rolled", True)
+    assert fallbacks == []
+    classes = re.findall(CLASS, code, re.MULTILINE)
+    assert classes == [
+        "ResnetBlock2D",
+        "Attention",
+        "DownBlock2D",
+        "AttnDownBlock2D",
+        "UNetMidBlock2D",
+        "UpBlock2D",
+        "AttnUpBlock2D",
+        "UNet2D",
+        "UNet2DModel",
+        "Small",
+    ]
+    assert "class Small(UNet2D):\n" in code
+    assert "ResnetBlock2D(width, temb_features, width, groups=groups)" in code
+    assert 'add_module("linear_1", nn.Linear(2 * half, 4 * ch[0]))' in code
+    assert "        self.half_ = half\n" in code
+    assert "freq = freq / self.half_\n" in code
+    # written out (roll_networks=False), the blocks are one class each too
+    _, flat, _ = _generated(_small_source(), "unet_small_flat", False)
+    assert "AttnDownBlock2D_2" not in flat
+    assert "class Small(nn.Module):" in flat
+
+
+def test_small_rolled_loads_the_unrolled_weights() -> None:
+    """The rolled Small builds the unrolled class's modules in the same order (equal keys
+    and initial weights under one seed), strict-loads its state dict and computes the
+    same output."""
+    rolled, _, _ = _generated(_small_source(), "unet_small_rolled", True)
+    unrolled, _, _ = _generated(_small_source(), "unet_small_flat", False)
+    torch.manual_seed(0)
+    mine = rolled.Small()
+    torch.manual_seed(0)
+    theirs = unrolled.Small().eval()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        assert torch.equal(mine.state_dict()[key], value), key
+    torch.manual_seed(1)
+    fresh = rolled.Small().eval()
+    fresh.load_state_dict(theirs.state_dict(), strict=True)
+    sample, timestep = _inputs(16, batch=2)
+    with torch.no_grad():
+        expected = theirs(sample, timestep)
+        torch.testing.assert_close(fresh(sample, timestep), expected)
+    assert fresh.half_ == 16

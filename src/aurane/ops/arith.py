@@ -24,6 +24,7 @@ from aurane.ops.rules import (
     fmt_shape,
     is_number,
     make_spec,
+    merged_size,
     numel,
     promote,
     same_dtype,
@@ -51,8 +52,8 @@ def broadcast_shapes(op: str, inputs: tuple[TensorType, ...]) -> tuple[int, ...]
         )
     out: list[int] = []
     for axis, sizes in enumerate(zip(*(t.shape for t in inputs), strict=True)):
-        big = {s for s in sizes if s != 1}
-        if len(big) > 1:
+        big = [s for s in sizes if s != 1]
+        if len(set(big)) > 1:
             raise OpError(
                 BROADCAST_MISMATCH,
                 f"{op} cannot broadcast {listed}: dim={axis + 1} has sizes "
@@ -60,7 +61,7 @@ def broadcast_shapes(op: str, inputs: tuple[TensorType, ...]) -> tuple[int, ...]
                 hint="broadcasting stretches size-1 axes only; make the sizes equal or 1",
                 input_notes=_notes(inputs),
             )
-        out.append(big.pop() if big else 1)
+        out.append(merged_size(big) if big else 1)
     return tuple(out)
 
 

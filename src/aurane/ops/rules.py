@@ -135,6 +135,25 @@ def numel(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
 
+def merged_size(sizes: Sequence[Any]) -> Any:
+    """The one of equal ``sizes`` an elementwise merge's result keeps (``add(x, h)``): the
+    first, unless a later one reads fewer of a block's input sizes. Inside a block the
+    sizes are symbolic numbers whose ``input_reads`` counts those reads
+    (``semantics.symbolic``); a residual's output is then the width the block's parameters
+    give (``out``), not its input's (``in_channels``), which equals it only at the calls
+    that skip a shortcut, so a block whose calls take different branches states one output
+    width and its callers stay one class (issue 24 item 3)."""
+    best = sizes[0]
+    reads = getattr(best, "input_reads", None)
+    if reads is None:  # a plain number: kept, as before sizes were symbolic
+        return best
+    for other in sizes[1:]:
+        count = getattr(other, "input_reads", None)
+        if count is not None and count < reads:
+            best, reads = other, count
+    return best
+
+
 INT64_MAX = 2**63 - 1
 
 

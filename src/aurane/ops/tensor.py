@@ -21,6 +21,7 @@ from aurane.ops.rules import (
     ints_at_least,
     is_int,
     make_spec,
+    merged_size,
     numel,
     optional,
     positive_number,
@@ -252,7 +253,8 @@ def _add_infer(ctx: InferContext) -> TensorType:
             "add(a, b, broadcast=true) stretches size-1 axes",
             input_notes=_shape_notes(ctx.inputs),
         )
-    return TensorType(first.shape, promote("add", ctx.inputs))
+    shape = tuple(merged_size(s) for s in zip(*(t.shape for t in ctx.inputs), strict=True))
+    return TensorType(shape, promote("add", ctx.inputs))
 
 
 def agree_hint(inputs: tuple[TensorType, ...]) -> str:

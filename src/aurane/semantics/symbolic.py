@@ -123,6 +123,11 @@ def leaves(tree: Expr) -> Iterator[Leaf]:
                 yield from leaves(arg)
 
 
+def input_reads(tree: Expr) -> int:
+    """How many references to the block's input sizes ``tree`` makes."""
+    return sum(isinstance(leaf, InputSize) for leaf in leaves(tree))
+
+
 # precedence of Python's grammar: a higher number binds tighter
 SUM, PRODUCT, UNARY, POWER, ATOM = 1, 2, 3, 4, 5
 PREC = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "//": PRODUCT, "%": PRODUCT}
@@ -186,6 +191,11 @@ class SymInt(int):
     def __reduce__(self) -> Any:
         return (SymInt, (int(self), self.tree))
 
+    @property
+    def input_reads(self) -> int:
+        """How many of the block's input sizes the tree reads (``ops.rules.merged_size``)."""
+        return input_reads(self.tree)
+
 
 class SymFloat(float):
     """A float that remembers the expression it came from (``tree``)."""
@@ -199,6 +209,10 @@ class SymFloat(float):
 
     def __reduce__(self) -> Any:
         return (SymFloat, (float(self), self.tree))
+
+    @property
+    def input_reads(self) -> int:
+        return input_reads(self.tree)
 
 
 def is_symbolic(value: Any) -> bool:

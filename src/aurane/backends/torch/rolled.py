@@ -29,7 +29,7 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site
-from aurane.backends.torch.modules import INDENT, LINE_LIMIT, wrap
+from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_init
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
@@ -474,12 +474,7 @@ class _Walk:
         if inside and self.pending[: len(inside)] != inside:
             raise Unsupported(f"the IR's nodes of the statement at {span} are not in order")
         if not any(_makes_module(n) for n in inside):  # t = to(unsqueeze(timestep, 1), ...)
-            if isinstance(value, ast.Name) and value.id == self.tensor:
-                known = self.size
-            elif isinstance(value, ast.Name):
-                known = self.widths.get(value.id, "")
-            else:
-                known = ""
+            known = self._free_width(value, inside)
             del self.pending[: len(inside)]
             self._rebind(targets, [known] * len(targets))
             return []
@@ -508,6 +503,36 @@ class _Walk:
             widths.append(self._choose(key, [*arguments, str(width)], width, value.func))
         self._rebind(targets, widths)
         return lines
+
+    def _free_width(self, expr: ast.Expr, nodes: list[Node]) -> str:
+        """The width text of a value no module makes (``concat(cos(arg), sin(arg),
+        dim=1)``: ``2 * half``), from its inputs' widths, a concat's sum of them, or an
+        argument (``arange(half)``), the first that gives the IR's width in every
+        variant; "" where none does (the IR's number is written where a module reads it)."""
+        if isinstance(expr, ast.Name):
+            return self._known(expr.id)
+        if not isinstance(expr, ast.Call) or expr.suffixes:
+            return ""
+        node = next((n for n in nodes if n.span == expr.span and n.suffix_of is None), None)
+        shape = None if node is None else self.values[node.output].shape
+        if node is None or shape is None or len(shape) < 2:
+            return ""
+        width = int(plain(shape[1]))
+        widths = [self._free_width(a, nodes) for a in expr.args[: len(node.inputs)]]
+        texts = [w for w in widths if w]
+        if expr.func == "concat" and widths and all(widths):
+            terms = [w if _ATOMIC.fullmatch(w) else f"({w})" for w in widths]
+            same = len(set(terms)) == 1 and len(terms) > 1
+            texts.append(f"{len(terms)} * {terms[0]}" if same else " + ".join(terms))
+        for arg in expr.args[len(node.inputs) :]:
+            try:
+                texts.append(self.tr.text(arg))
+            except Unsupported:
+                continue
+        try:
+            return self._choose(("free", expr.span), [*texts, str(width)], width, expr.func)
+        except Unsupported:  # the variants' widths have no common text
+            return ""
 
     def _known(self, name: str) -> str:
         assert self.widths is not None
@@ -718,7 +743,7 @@ class _Walk:
             text = f"{LAYER}.out_channels"
             self.env[LAYER] = _Width(width)
         else:
-            text = self._width_text(step, width, out)
+            text = self._width_text(step, width, out, self._flattened(node))
         if text != self.size:
             if depth > TOP:  # inside a loop the local carries it to the next iteration
                 lines.append(f"{pad}{SIZE} = {text}")
@@ -727,15 +752,30 @@ class _Walk:
                 self.size = text
         return lines
 
-    def _width_text(self, step: ast.Call, width: int, inline: str | None) -> str:
+    def _width_text(
+        self, step: ast.Call, width: int, inline: str | None, flat: str | None = None
+    ) -> str:
         """The output width: the block's own expression, the input's, one of the step's
-        arguments, or (outside loops) a number; the first that gives the IR's width at
-        every visit of the step in every variant (``choices``, narrowed by a first walk)."""
-        texts = [inline] if inline is not None else []
+        arguments, a flatten's (``channels * 7 * 7``), or (outside loops) a number; the
+        first that gives the IR's width at every visit of the step in every variant
+        (``choices``, narrowed by a first walk)."""
+        texts = [self.size] if inline is not None else []  # unchanged: no line
+        texts += [inline] if inline is not None else []
         texts += [self.size, *(self.tr.text(a) for a in step.args)]
+        texts += [flat] if flat is not None else []
         if self.depth == TOP:
             texts.append(str(width))
         return self._choose(step.span, texts, width, step.func)
+
+    def _flattened(self, node: Node) -> str | None:
+        """A flatten's width as the running width times its input's spatial sizes
+        (``channels * 7 * 7`` after ``adaptive_avg_pool((7, 7))``, as torchvision writes
+        VGG's classifier); None for another layer."""
+        shape = self.values[node.inputs[0]].shape if node.inputs else None
+        if node.op != "flatten" or shape is None or len(shape) < 3:
+            return None
+        size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
+        return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
 
     def _choose(self, key: Any, texts: list[str], width: int, func: str) -> str:
         valid = []
@@ -978,7 +1018,10 @@ class _Walk:
                 return text if _ATOMIC.fullmatch(text) else f"({text})"
             raise Unsupported(f"the width reads '{leaf}'")
 
-        return to_python(tree_of(width), name)
+        tree = tree_of(width)
+        if isinstance(tree, Ref) and tree.name in texts:  # one argument: not an operand
+            return texts[tree.name]
+        return to_python(tree, name)
 
 
 def _within(inner: Any, outer: Any) -> bool:
@@ -1081,6 +1124,7 @@ def roll(
     texts: list[str] = []
     out_sizes: dict[str, str] = {}
     entries: dict[str, list[str]] = {}
+    envs: list[Mapping[str, Any]] = []  # each variant's values of the network's names
     for variant, graph, _ in variants:
         walk, found = _walk(
             network,
@@ -1096,6 +1140,7 @@ def roll(
             sizes_of,
         )
         unnamed.update(walk.unnamed)
+        envs.append(walk.env)
         if inits is not None and found != inits:
             raise Unsupported(f"the variant '{variant.name}' builds differently")
         inits = found
@@ -1113,7 +1158,8 @@ def roll(
         ]
     assert inits is not None
     inits = _fill(inits, branches)
-    methods = _shared_methods(texts)
+    stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
+    methods = _shared_methods(texts, stored)
     missing = [attr for attr in sorted(unnamed) if f"self.{attr}(" not in "\n".join(methods)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
@@ -1127,6 +1173,7 @@ def roll(
         f"{INDENT * 2}super().__init__()",
         *tr.table_lines(2),
         *local_lines,
+        *stored.init_lines(),
         *inits,
         *init_call,
         *methods,
@@ -1224,9 +1271,59 @@ def _any_class(text: str, cls: str) -> str:
     return "\n".join(lines)
 
 
-def _shared_methods(texts: list[str]) -> list[str]:
+class _Stored:
+    """The network's values a shared forward reads from the module where the variants'
+    forwards differ in a number (``torch.arange(self.half_, ...)``, ``freq / self.half_``:
+    112 in one variant, 16 in another): a local of ``__init__`` or a parameter whose value
+    is that number in every variant, stored by the constructor (``self.half_ = half``)."""
+
+    def __init__(self, envs: list[Mapping[str, Any]], names: list[str], taken: str) -> None:
+        self.envs = envs
+        self.names = names  # the candidates, in the source's order: locals, then parameters
+        self.attrs = attribute_namespace()  # not an nn.Module attribute (``half``)
+        self.attrs.claim(re.findall(r"self\.(\w+)", taken))
+        self.stored: dict[str, str] = {}  # name -> attribute, in first use
+
+    def line(self, lines: list[str]) -> str | None:
+        """``lines`` (one per variant, comments left out) as one line reading the numbers
+        that differ from the module; None when they differ otherwise."""
+        pieces = [_NUMBER.split(line) for line in lines]
+        first = pieces[0]
+        if len(self.envs) != len(lines) or any(len(p) != len(first) for p in pieces):
+            return None
+        out: list[str] = []
+        for index, piece in enumerate(first):
+            seen = [p[index] for p in pieces]
+            if len(set(seen)) == 1:
+                out.append(piece)
+            elif index % 2 == 0:  # text around the numbers
+                return None
+            else:
+                name = self._name([int(n) for n in seen])
+                if name is None:
+                    return None
+                out.append(f"self.{self.stored.setdefault(name, self.attrs.allocate(name))}")
+        return "".join(out)
+
+    def _name(self, numbers: list[int]) -> str | None:
+        for name in self.names:
+            values = [env.get(name) for env in self.envs]
+            if all(type(v) is int and v == n for v, n in zip(values, numbers, strict=True)):
+                return name
+        return None
+
+    def init_lines(self) -> list[str]:
+        return [f"{INDENT * 2}self.{attr} = {name}" for name, attr in self.stored.items()]
+
+
+# a whole integer of a line of code (not part of a name, a float or an exponent)
+_NUMBER = re.compile(r"(?<![\w.])(?<![eE][-+])(\d+)(?![\w.])")
+
+
+def _shared_methods(texts: list[str], stored: _Stored | None = None) -> list[str]:
     """The variants' ``_init_weights`` and ``forward``, which must read alike; a shape
-    comment that differs between them is left out."""
+    comment that differs between them is left out, and a number that differs is read
+    from the module where ``stored`` finds the value that gives it."""
     parts = []
     for text in texts:
         lines = text.split("\n")
@@ -1246,8 +1343,13 @@ def _shared_methods(texts: list[str]) -> list[str]:
         if len(seen) == 1:
             out.append(line)
             continue
-        bare = {None if s is None else s.split("  # ")[0] for s in seen}
-        if len(bare) != 1 or None in bare or any(len(p) != len(first) for p in parts):
+        if None in seen or any(len(p) != len(first) for p in parts):
             raise Unsupported("the variants' forward methods differ")
-        out.append(line.split("  # ")[0])
+        bare = [p[index].split("  # ")[0] for p in parts]
+        read = bare[0] if len(set(bare)) == 1 else None
+        if read is None and stored is not None:
+            read = stored.line(bare)
+        if read is None:
+            raise Unsupported("the variants' forward methods differ")
+        out.append(read)
     return out
