@@ -61,6 +61,17 @@ from aurane.syntax import ast
 Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origin records it
 
 
+def _first_difference(instances: Sequence[tuple[Graph, list[str]]]) -> str:
+    """The first line two instances' classes write differently (``nn.Linear(8, w)`` against
+    ``nn.Linear(5, w)``), which says what keeps them apart."""
+    first = instances[0][1]
+    for _, lines in instances[1:]:
+        for mine, theirs in zip(first[1:], lines[1:], strict=False):  # after the class line
+            if mine != theirs:
+                return f"'{mine.strip()}' against '{theirs.strip()}'"
+    return "different classes"
+
+
 def roll_block(
     model: ast.Model,
     instances: Sequence[tuple[Graph, list[str]]],
@@ -81,10 +92,12 @@ def roll_block(
     if forward is None or forward.params or len(instances) < 2:
         raise Unsupported("a block with several inputs or one instance")
     if not _loops(forward.body):
-        raise Unsupported("a block without loops")
+        raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
-    if any(g.tied or g.input_dtype for g, _ in instances):
-        raise Unsupported("tied weights or a checked dtype")
+    # a block's class never checks its input's dtype (only a top-level model's does), so a
+    # program's declared input_dtype reaching the block's graph does not stop it
+    if any(g.tied for g, _ in instances):
+        raise Unsupported("tied weights")
     ops = _operations(first)
     for graph, _ in instances:
         if _operations(graph) != ops or set(graph.block_ops) != set(ops):

@@ -1,0 +1,76 @@
+"""How often a block definition is still generated as more than one class (issue 24 item 3).
+
+Over the random programs of the differential campaign (``aurane.tools.fuzz``), every
+program ``check`` accepts is compiled, and each block it defines is counted by the classes
+the generated file has for it (``Stage``, ``Stage_2``, ...). Prints the share of blocks
+written as one class, the blocks written as several with the program's seed, and the
+located reasons the rollers gave (``TorchCodeGenerator.roll_fallbacks``, what ``aurane
+compile`` prints as notes). Not a speed benchmark: no timing is compared.
+
+    python bench/one_class_per_block.py --programs 2000 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections import Counter
+
+from aurane.backends.torch import TorchCodeGenerator
+from aurane.compile import prepare_program
+from aurane.stages import CompilationError
+from aurane.tools.fuzz import generate
+
+MODEL = re.compile(r"^model (\w+)\s*[(:]", re.MULTILINE)
+CLASS = re.compile(r"^class (\w+?)(?:_(\d+))?\(", re.MULTILINE)
+
+
+def classes_per_block(source: str, code: str) -> dict[str, int]:
+    """Each block the source defines (variants excluded) -> the classes generated for it."""
+    blocks = set(MODEL.findall(source))
+    counts: Counter[str] = Counter()
+    for name, _ in CLASS.findall(code):
+        if name in blocks:
+            counts[name] += 1
+    return dict(counts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--programs", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    blocks = split = accepted = 0
+    reasons: Counter[str] = Counter()
+    examples: list[str] = []
+    for seed in range(args.seed * 10**6, args.seed * 10**6 + args.programs):
+        source = generate(seed).text
+        try:
+            program, graphs, _ = prepare_program(source, filename=f"seed{seed}.aur")
+        except CompilationError:
+            continue
+        accepted += 1
+        generator = TorchCodeGenerator(program, graphs)
+        code = generator.generate()
+        for name, count in classes_per_block(source, code).items():
+            if name == "Net":
+                continue
+            blocks += 1
+            if count > 1:
+                split += 1
+                examples.append(f"seed {seed}: {name} x{count}")
+        for fallback in generator.roll_fallbacks:
+            reasons[re.sub(r"^\w+ '\w+' at \d+:\d+: ", "", str(fallback))] += 1
+    print(f"programs {args.programs}, accepted {accepted}, blocks {blocks}")
+    share = 100 * (blocks - split) / blocks if blocks else 100.0
+    print(f"blocks written as one class: {blocks - split} of {blocks} ({share:.1f}%)")
+    print(f"blocks written as several classes: {split}")
+    for line in examples[:20]:
+        print("  " + line)
+    print("roller fallbacks by reason:")
+    for reason, count in reasons.most_common(25):
+        print(f"  {count:4d}  {reason}")
+
+
+if __name__ == "__main__":
+    main()
