@@ -43,6 +43,7 @@ def main() -> None:
     blocks = split = accepted = 0
     reasons: Counter[str] = Counter()
     examples: list[str] = []
+    crashes: list[str] = []
     for seed in range(args.seed * 10**6, args.seed * 10**6 + args.programs):
         source = generate(seed).text
         try:
@@ -51,7 +52,11 @@ def main() -> None:
             continue
         accepted += 1
         generator = TorchCodeGenerator(program, graphs)
-        code = generator.generate()
+        try:
+            code = generator.generate()
+        except Exception as error:  # a generator crash is a finding, not the end of the run
+            crashes.append(f"seed {seed}: {type(error).__name__}: {error}")
+            continue
         for name, count in classes_per_block(source, code).items():
             if name == "Net":
                 continue
@@ -60,12 +65,16 @@ def main() -> None:
                 split += 1
                 examples.append(f"seed {seed}: {name} x{count}")
         for fallback in generator.roll_fallbacks:
-            reasons[re.sub(r"^\w+ '\w+' at \d+:\d+: ", "", str(fallback))] += 1
+            reason = re.sub(r"^\w+ '\w+' at \d+:\d+: ", "", str(fallback))
+            reasons[re.sub(r"'.*'", "'...'", reason)] += 1  # one row per kind of reason
     print(f"programs {args.programs}, accepted {accepted}, blocks {blocks}")
     share = 100 * (blocks - split) / blocks if blocks else 100.0
     print(f"blocks written as one class: {blocks - split} of {blocks} ({share:.1f}%)")
     print(f"blocks written as several classes: {split}")
     for line in examples[:20]:
+        print("  " + line)
+    print(f"generator crashes: {len(crashes)}")
+    for line in crashes[:20]:
         print("  " + line)
     print("roller fallbacks by reason:")
     for reason, count in reasons.most_common(25):

@@ -235,3 +235,32 @@ def test_seed_78000560_input_shape_of_several_inputs_gives_x_shape() -> None:
 """
     _runs(text)
     assert not errors(text)
+
+
+def test_seed_1000041_a_rolled_block_loop_that_builds_nothing_writes_no_loop() -> None:
+    """A block whose loop applies only functions, called with two counts: the rolled class
+    wrote ``for i in range(n):`` with no body in ``__init__`` (an IndentationError)."""
+    text = (
+        "model Loop0(p0: int, n: int):\n"
+        "    def forward(x):\n"
+        "        for i in range(n):\n"
+        "            x -> clamp(min=-1, max=max(1, p0 // 2))\n"
+        "        return x\n\n"
+        "model Net:\n"
+        "    input_shape = (6, 8, 5)\n"
+        "    def forward(x):\n"
+        "        h1 = Loop0(x, 2, 3)\n"
+        "        return h1 -> Loop0(2, n=2)\n"
+    )
+    _runs(text)
+    import torch
+
+    from aurane.compile import compile_source
+
+    code = compile_source(text, filename="found.aur")
+    assert code.count("class Loop0(") == 1 and "class Loop0_2(" not in code, code
+    namespace: dict[str, object] = {}
+    exec(compile(code, "found.py", "exec"), namespace)
+    x = torch.randn(2, 6, 8, 5)
+    out = namespace["Net"]()(x)  # type: ignore[operator]
+    assert torch.equal(out, x.clamp(min=-1, max=1))

@@ -580,6 +580,7 @@ class _Walk:
         for name, width in (self.widths or {}).items():
             if width == SIZE and name != self.tensor and self.widths is not None:
                 self.widths[name] = ""  # the local held it; the loop changes the local
+        size_before = self.size
         if self.size != SIZE:  # the loop changes the width: a local holds it
             lines.append(f"{pad}{SIZE} = {self.size}")
             self.env[SIZE] = self._concrete_size()
@@ -599,6 +600,9 @@ class _Walk:
             body = found
         if body is None:
             raise Unsupported("a loop that runs no iteration in a variant")
+        if not body and stage is None:  # it builds nothing (only functions): no loop here
+            self.size = size_before
+            return []
         lines += body
         if stage is not None:
             path, templated = stage
