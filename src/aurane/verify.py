@@ -195,8 +195,10 @@ class _Call:
 
     def node(self, planned: Node) -> Node | None:
         """This call site's node for a node of the class's planned graph (same id), or for
-        one the class named after the parameter that gives it (``act2``, ``block1``: the
-        parameter's second or first node at this call, ``param_blocks._operation_ids``)."""
+        one the class named after the operation-valued parameter that applies it (``act2``:
+        the parameter's second node at this call, ``param_blocks._operation_ids``). A block
+        call through a model-valued parameter has the same id in both: the IR names it
+        after the parameter (``block1``)."""
         if self.graph is None:
             return None
         found = next((n for n in self.graph.nodes if n.id == planned.id), None)
@@ -204,7 +206,7 @@ class _Call:
         if found is not None or named is None:
             return found
         param, index = named.group(1), int(named.group(2))
-        given = self.graph.block_ops.get(param) or self.graph.block_models.get(param)
+        given = self.graph.block_ops.get(param)
         if given is None or not 1 <= index <= len(given.nodes):
             return None
         return next((n for n in self.graph.nodes if n.id == given.nodes[index - 1]), None)

@@ -148,7 +148,7 @@ class BlockCalls(Lowering):
                 )
             )
             return None
-        return self.add_block_node(b, call, names, sub, 1, call.func.lower())
+        return self.add_block_node(b, call, names, sub, 1, self.block_stem(b, call))
 
     def block_graph(
         self, b: GraphBuilder, call: ast.Call, names: list[str], rest: tuple[ast.Expr, ...]
@@ -246,7 +246,7 @@ class BlockCalls(Lowering):
                 )
             )
             return None
-        first = self.add_block_node(b, call, names, sub, 1, call.func.lower())
+        first = self.add_block_node(b, call, names, sub, 1, self.block_stem(b, call))
         if call.layer is not None:  # h, bias = Layer(x, mask) as encoder.block.0
             layers.name_node(self, b, first, call)
         node = b.producers[first]
@@ -375,6 +375,14 @@ class BlockCalls(Lowering):
         for node in b.nodes[index:]:
             b.layer_spans[node.id] = span
         return True
+
+    def block_stem(self, b: GraphBuilder, call: ast.Call) -> str:
+        """What a block call's node is numbered after (its layer, unless ``as`` names it):
+        what the source calls, the block (``basic1``) or the model-valued parameter giving
+        it (``block1``, whichever block a call of the enclosing block gave), so the IR's
+        layer names are the class's."""
+        start = (call.func_span.line, call.func_span.column)
+        return b.callees.get(start, call.func.lower())
 
     def add_block_node(
         self,

@@ -223,6 +223,23 @@ def _operation_spans(node: object, names: frozenset[str], out: dict[tuple[int, i
             out[(found.func_span.line, found.func_span.column)] = found.func
 
 
+def parameter_callees(model: ast.Model, values: Mapping[str, Any]) -> dict[tuple[int, int], str]:
+    """Where ``model``'s forward calls one of its model-valued parameters (``block(width)``,
+    ``block(x, width)``), by the start of the name, with the parameter: lowering numbers
+    those calls after the parameter (``block1``), as the source writes them, whichever
+    block the instance was given; the backend's one class names its layers alike."""
+    names = frozenset(
+        name for name, value in values.items() if isinstance(value, OpValue) and value.is_model
+    )
+    if not names or model.forward is None:
+        return {}
+    return {
+        (found.func_span.line, found.func_span.column): found.func
+        for found in _records(model.forward)
+        if isinstance(found, ast.Call) and found.func in names
+    }
+
+
 # per use of a loop variable (by where its name starts): the loop's header and, iteration
 # by iteration, the parameter the variable holds there (None: some other value)
 LoopUses = dict[tuple[int, int], tuple[Span, tuple[str | None, ...]]]
@@ -520,6 +537,7 @@ def lower_instance(
                 model.name,
                 input_origin=f"the call at {call_span}",
                 more_inputs=more,
+                callees=parameter_callees(model, values),
             )
     for index in range(before, len(lowerer.diagnostics)):
         found = lowerer.diagnostics[index]
@@ -640,7 +658,14 @@ def _lower_resolved(
     if any(d.is_error for d in problems) or instance.forward is None:
         return None
     return lowerer.lower_model(
-        instance, info, input_type, input_span, graph_name, input_origin, more_inputs
+        instance,
+        info,
+        input_type,
+        input_span,
+        graph_name,
+        input_origin,
+        more_inputs,
+        parameter_callees(model, values),
     )
 
 

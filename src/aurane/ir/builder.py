@@ -164,6 +164,10 @@ class GraphBuilder:
     uses: Counter[str] = field(default_factory=Counter)
     layer_spans: dict[str, Span] = field(default_factory=dict)  # node id -> its 'as' name
     ties: dict[str, tuple[str, Span]] = field(default_factory=dict)  # node id -> tie= path
+    # where a block call names a model-valued parameter of the block being lowered
+    # (``block(width)``, by the start of the name) -> that parameter: the call is numbered
+    # after it (``block1``), not after the block it gave, so names follow the source
+    callees: Mapping[tuple[int, int], str] = field(default_factory=dict)
 
     def fresh(self, stem: str) -> str:
         """A new node id; skips names already taken (a forward parameter called dense1)."""

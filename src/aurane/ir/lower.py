@@ -60,13 +60,15 @@ class _Lowerer(BlockCalls):
         graph_name: str,
         input_origin: str | None = None,
         more_inputs: tuple[tuple[TensorType, Span], ...] = (),
+        callees: Mapping[tuple[int, int], str] | None = None,
     ) -> Graph | None:
         """Lower ``model``'s forward; ``input_type`` is the first input's, ``more_inputs``
-        the types (and where they come from) of the others of a forward with several."""
+        the types (and where they come from) of the others of a forward with several;
+        ``callees``: the block calls named after the model-valued parameter they call."""
         assert model.forward is not None
         dtype = input_type.dtype
         param_dtype = dtype if dtype is not None and dtype in config.FLOAT_DTYPES else "float32"
-        builder = GraphBuilder(graph_name, param_dtype)
+        builder = GraphBuilder(graph_name, param_dtype, callees=dict(callees or {}))
         forward = model.forward
         input_name = forward.param
         env: dict[str, str | None] = {}  # None: its producer failed

@@ -60,9 +60,11 @@ class Lowering(ABC):
         graph_name: str,
         input_origin: str | None = None,
         more_inputs: tuple[tuple[TensorType, Span], ...] = (),
+        callees: Mapping[tuple[int, int], str] | None = None,
     ) -> Graph | None:
         """The graph of ``model``'s forward at ``input_type`` (``lower.py``); ``more_inputs``
-        the types of the inputs after the first (a forward with several)."""
+        the types of the inputs after the first (a forward with several); ``callees`` the
+        block calls named after the model-valued parameter they call (``GraphBuilder``)."""
 
     # -------------------------------------------------------------- operations
 

@@ -6,18 +6,27 @@ width)``), where it was one class per block given. Each case compiles, runs unde
 differential check (shapes, dtypes and parameter counts against the IR), and is compared
 with a twin program that writes each value's class by hand (the fold, with the layers named
 as the one class names them): the same state_dict keys, a strict load of the twin's
-weights, the same outputs, and the IR's parameter count.
+weights, the same outputs, and the IR's parameter count. The IR names a call through the
+parameter after it (``block1``, whichever block a call gave), so its layer paths, which
+``aurane ir``, ``profile --detailed``, the diagrams and the JSON export show, are the
+generated module's parameter names.
 """
 
 from __future__ import annotations
 
 import re
 import textwrap
+import types
 
 import pytest
 
+from aurane import ops, records
+from aurane.analysis.profile import profile, walk
+from aurane.ir.graph import Graph
+from aurane.ir.inits import layer_path
+from aurane.ir.printer import graph_to_text
 from aurane.tools.differential import run_accepted
-from aurane.verify import Generated, load_generated, verify_model
+from aurane.verify import Generated, ModelReport, load_generated, verify_model
 
 torch = pytest.importorskip("torch")
 
@@ -36,12 +45,40 @@ def _class(gen: Generated, name: str) -> str:
     return gen.code[start:end]
 
 
-def _same_as_twin(gen: Generated, twin: Generated, x: torch.Tensor) -> None:
+def _ir_paths(graph: Graph, prefix: str = "") -> set[str]:
+    """The IR's path of every layer holding parameters (a repeat's copies numbered)."""
+    out = set()
+    for node in graph.nodes:
+        path = prefix + layer_path(node)
+        if node.subgraph is None:
+            out |= {path} if node.parameters else set()
+            continue
+        copies = [f"{path}.{i}." for i in range(node.repeat)] if node.op == "repeat" else []
+        for inner in copies or [f"{path}."]:
+            out |= _ir_paths(node.subgraph, inner)
+    return out
+
+
+def _module_paths(model: torch.nn.Module) -> set[str]:
+    """The generated module's parameter names without the parameter (``a.block1.dense1``)."""
+    return {name.rsplit(".", 1)[0] for name, _ in model.named_parameters()}
+
+
+def _paths_agree(gen: Generated) -> None:
+    """The IR's layer paths are the state_dict's: what every consumer shows is the module."""
+    assert _ir_paths(gen.graphs["Net"]) == _module_paths(gen.module.Net())
+
+
+def _same_as_twin(
+    gen: Generated, twin: Generated, x: torch.Tensor
+) -> tuple[ModelReport, ModelReport]:
     """The one-class program and its hand-folded twin: keys, a strict load, outputs, the
     IR's parameter count, and as many layers' parameter counts checked at run time."""
     torch.manual_seed(0)
     model, folded = gen.module.Net().eval(), twin.module.Net().eval()
     assert list(model.state_dict()) == list(folded.state_dict())
+    _paths_agree(gen)
+    _paths_agree(twin)
     model.load_state_dict(folded.state_dict(), strict=True)
     assert torch.allclose(model(x), folded(x), atol=1e-6)
     counted = sum(p.numel() for p in model.parameters())
@@ -53,6 +90,7 @@ def _same_as_twin(gen: Generated, twin: Generated, x: torch.Tensor) -> None:
     # activation module, self.act, is counted too: at least the twin's layers)
     assert mine.values_checked == mine.values_expected == theirs.values_checked
     assert mine.parameters_checked >= theirs.parameters_checked
+    return mine, theirs
 
 
 BLOCKS = """
@@ -173,8 +211,9 @@ def test_a_block_passed_on_through_an_outer_block_and_named_with_as() -> None:
 def test_blocks_whose_constructors_differ_stay_folded() -> None:
     """``Gate`` needs no input size, so ``block(width)`` in its instance reads differently
     from ``block(in_features, width)`` in the others': no class could build both. The
-    ``Gate`` instance keeps the fold (its own class, the block by its name, no ``block``
-    argument whose default ``Basic`` it could not build); ``Basic`` and ``Wide`` share one."""
+    ``Gate`` instance keeps the fold (its own class, the block by its class, no ``block``
+    argument whose default ``Basic`` it could not build); ``Basic`` and ``Wide`` share one.
+    The layers are ``block1`` in every class, as the IR names them."""
     gen = _proved(
         BLOCKS
         + """
@@ -195,8 +234,9 @@ def test_blocks_whose_constructors_differ_stay_folded() -> None:
     assert CLASS.findall(gen.code) == ["Basic", "Wide", "Gate", "Stage", "Stage_2", "Net"]
     assert "def __init__(self, in_features, width, block=Basic):" in _class(gen, "Stage")
     folded = _class(gen, "Stage_2")
-    assert "def __init__(self, width):" in folded and "self.gate1 = Gate(width)" in folded
+    assert "def __init__(self, width):" in folded and "self.block1 = Gate(width)" in folded
     assert "self.b = Stage_2(8)" in gen.code and "self.c = Stage(8, 8, block=Wide)" in gen.code
+    _paths_agree(gen)
     model = gen.module.Net().eval()
     x = torch.randn(2, 8)
     h = torch.relu(model.a.block2.dense1(torch.relu(model.a.block1.dense1(x))))
@@ -208,7 +248,7 @@ def test_blocks_whose_constructors_differ_stay_folded() -> None:
 @pytest.mark.parametrize(
     ("body", "why"),
     [
-        # alone, with nothing to share: as before, the attribute keeps the block's name
+        # alone, with nothing to share: the block written by its class
         ("x -> block(width)", "every call gives Basic"),
         # a default none of the class's blocks (Gate, called elsewhere, takes no size)
         ("x -> block(width)", "default Gate"),
@@ -244,8 +284,11 @@ def test_a_block_argument_the_class_cannot_take_stays_folded(body: str, why: str
             x -> {calls}
     """
     )
-    assert "block" not in _class(gen, "Stage"), why
-    assert "self.basic1 = Basic(in_features, width)" in _class(gen, "Stage")
+    stage = _class(gen, "Stage")
+    assert "block=" not in stage and "= block(" not in stage, why
+    # named after the parameter, as the IR names it, whichever block the call gave
+    assert "self.block1 = Basic(in_features, width)" in stage
+    _paths_agree(gen)
 
 
 # -- an operation reaching an inner block or a step through a loop variable ----------------
@@ -373,6 +416,7 @@ def test_a_table_of_operations_and_blocks_given_to_a_block_is_written_by_class()
     model = gen.module.Net()
     assert isinstance(model.s.inner2.act, torch.nn.GELU)
     assert isinstance(model.s.wide1, gen.module.Wide)
+    _paths_agree(gen)
 
 
 def test_a_block_argument_in_a_class_joined_over_branches() -> None:
@@ -403,6 +447,7 @@ def test_a_block_argument_in_a_class_joined_over_branches() -> None:
     model = gen.module.Net().eval()
     assert isinstance(model.d.layers[1], gen.module.Wide)
     assert isinstance(model.f.block1, gen.module.Basic)
+    _paths_agree(gen)
     x = torch.randn(2, 8)
     h = x
     for layer in (*model.c.layers, *model.d.layers):
@@ -479,6 +524,7 @@ def test_blocks_without_parameters_given_as_an_argument() -> None:
     assert CLASS.findall(gen.code) == ["Plain", "Plain2", "A", "Net"]
     assert "self.block2 = block()" in _class(gen, "A")
     assert "self.a = A(Plain)" in gen.code and "self.b = A(Plain2)" in gen.code
+    _paths_agree(gen)
     model = gen.module.Net().eval()
     x = torch.randn(2, 4)
     h = x
@@ -487,3 +533,178 @@ def test_blocks_without_parameters_given_as_an_argument() -> None:
     for plain in (model.b.block1, model.b.block2):
         h = plain.dense2(plain.dense1(h))
     assert torch.allclose(model(x), h, atol=1e-6)
+
+
+# -- the IR names a call through the parameter after it: every consumer shows the module ----
+
+UNNAMED = """
+    model Stage(width, block = Basic):
+        def forward(x):
+            return x -> block(width) -> block(width) -> repeat(block(width), 2)
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> Stage(16, Basic) -> Stage(16, Wide)
+"""
+
+
+def test_the_ir_names_calls_through_the_parameter_after_it() -> None:
+    """``block(width)`` is ``block1``, ``block2`` in the IR whichever block a call gave
+    (it was ``basic1`` and ``wide1``, renamed by the backend alone), so ``aurane ir``,
+    ``profile --detailed`` and the module's state_dict name the same layers; an unnamed
+    ``repeat(block(width), 2)`` is ``repeat1``, as any repeat."""
+    gen = _proved(BLOCKS + UNNAMED)
+    assert CLASS.findall(gen.code) == ["Basic", "Wide", "Stage", "Net"]
+    stage = _class(gen, "Stage")
+    assert "self.block1 = block(in_features, width)" in stage
+    assert "self.repeat1 = nn.Sequential(*[block(width, width) for _ in range(2)])" in stage
+    graph = gen.graphs["Net"]
+    for node, block in zip(graph.nodes, ("Basic", "Wide"), strict=True):
+        assert node.subgraph is not None
+        assert [n.id for n in node.subgraph.nodes] == ["block1", "block2", "repeat1"]
+        assert {n.block for n in node.subgraph.nodes} == {block}
+    text = graph_to_text(graph)
+    assert "block1: (batch, 16) ? = block[Wide](x" in text
+    assert "wide1" not in text and "basic1" not in text
+    shown = {path for path, _, layer in walk(profile(graph).layers) if not layer.children}
+    assert {"stage1/block2/dense1", "stage2/block1/dense2", "stage2/repeat1/dense2"} <= shown
+    twin = load_generated(
+        textwrap.dedent(
+            BLOCKS
+            + """
+    model StageBasic:
+        def forward(x):
+            return x -> Basic(16) as block1 -> Basic(16) as block2 -> repeat(Basic(16), 2)
+
+    model StageWide:
+        def forward(x):
+            return x -> Wide(16) as block1 -> Wide(16) as block2 -> repeat(Wide(16), 2)
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> StageBasic as stage1 -> StageWide as stage2
+    """
+        ),
+        "twin.aur",
+    )
+    mine, theirs = _same_as_twin(gen, twin, torch.randn(3, 8))
+    # verify counts the parameters of every layer the hand-named twin has, no fewer
+    assert mine.parameters_checked == theirs.parameters_checked
+
+
+def test_verify_checks_the_layers_named_after_the_parameter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A wrong parameter rule is caught at the calls through the parameter, at each call
+    (``block1`` with ``Basic`` and with ``Wide``): verify finds them by their IR name."""
+    spec = ops.CATALOG["dense"]
+    monkeypatch.setitem(ops.CATALOG, "dense", records.replace(spec, parameters=lambda c, o: 7))
+    gen = load_generated(textwrap.dedent(BLOCKS + UNNAMED), "blocks.aur")
+    report = verify_model(gen, "Net", device="cpu", train=False, batch=2, seed=0)
+    found = {(d.span.line, d.message.split(" has ")[0]) for d in report.diagnostics if d.span}
+    called = [m for line, m in sorted(found) if "'block" in m]
+    assert called == ["compiler bug: 'block1'", "compiler bug: 'block2'"], report.diagnostics
+    runtime = [d.message for d in report.diagnostics if "'block1' has" in d.message]
+    assert len(runtime) == 2  # Stage with Basic, Stage with Wide
+    assert all("(self.block1)" in m for m in runtime)
+
+
+def test_a_block_also_called_by_its_own_name_beside_the_parameter_is_one_class() -> None:
+    """``block(width) -> Basic(width)``: the parameter's call is ``block1`` and the named
+    block's ``basic1`` whichever block a call gave (they were ``basic1``/``basic2`` after a
+    ``Basic`` and ``wide1``/``basic1`` after a ``Wide``, two classes), so one class."""
+    gen = _proved(
+        BLOCKS
+        + """
+    model Stage(width, block = Basic):
+        def forward(x):
+            return x -> block(width) -> Basic(width)
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> Stage(16, Basic) as a -> Stage(16, Wide) as b
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Basic", "Wide", "Stage", "Net"]
+    stage = _class(gen, "Stage")
+    assert "self.block1 = block(in_features, width)" in stage
+    assert "self.basic1 = Basic(width, width)" in stage
+    assert "self.b = Stage(16, 16, block=Wide)" in gen.code
+    for node in gen.graphs["Net"].nodes:
+        assert node.subgraph is not None
+        assert [n.id for n in node.subgraph.nodes] == ["block1", "basic1"]
+    twin = load_generated(
+        textwrap.dedent(
+            BLOCKS
+            + """
+    model StageBasic(width):
+        def forward(x):
+            return x -> Basic(width) as block1 -> Basic(width) as basic1
+
+    model StageWide(width):
+        def forward(x):
+            return x -> Wide(width) as block1 -> Basic(width) as basic1
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> StageBasic(16) as a -> StageWide(16) as b
+    """
+        ),
+        "twin.aur",
+    )
+    _same_as_twin(gen, twin, torch.randn(3, 8))
+
+
+def test_a_network_through_variants_calling_its_block_parameter_outside_loops() -> None:
+    """Variants of a network calling its block parameter unnamed outside any loop: the IR
+    names the calls ``block1``, ``block2`` in both, so they share the network's class; the
+    second call reads its input width from the first (``layer.out_channels``), which the
+    roller now binds before storing it (it wrote ``self.basic1 = block(...)`` and read an
+    undefined ``layer``, with a variant of one block only). The modules, keys and outputs
+    are those of each variant written out."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    source = textwrap.dedent(
+        BLOCKS
+        + """
+    model Stage(width, block = Basic):
+        def forward(x):
+            return x -> dense(width) -> block(width) -> block(width)
+
+    model small = Stage(16, Basic):
+        input_shape = (8,)
+
+    model wide = Stage(8, Wide):
+        input_shape = (8,)
+    """
+    )
+    program, graphs, _ = prepare_program(source, filename="variants.aur")
+    modules = []
+    for roll in (True, False):
+        code = TorchCodeGenerator(program, graphs, roll_networks=roll).generate()
+        module = types.ModuleType("variants")
+        exec(compile(code, "<variants>", "exec"), module.__dict__)
+        modules.append((module, code))
+    (rolled, code), (unrolled, _) = modules
+    assert CLASS.findall(code) == ["Basic", "Wide", "Stage"], code
+    assert "        layer = block(width, width)\n        self.block1 = layer\n" in code
+    assert "        layer = block(layer.out_channels, width)\n        self.block2 = layer\n" in code
+    for variant in ("small", "wide"):
+        torch.manual_seed(0)
+        mine = getattr(rolled, variant)().eval()
+        torch.manual_seed(0)
+        theirs = getattr(unrolled, variant)().eval()
+        assert list(mine.state_dict()) == list(theirs.state_dict())
+        mine.load_state_dict(theirs.state_dict(), strict=True)
+        x = torch.randn(2, 8)
+        torch.testing.assert_close(mine(x), theirs(x))
+        assert _ir_paths(graphs[variant]) == _module_paths(mine)
+    gen = load_generated(source, "variants.aur")
+    for variant in ("small", "wide"):
+        report = verify_model(gen, variant, device="cpu", train=False, batch=2, seed=0)
+        assert report.ok and report.values_checked == report.values_expected, report

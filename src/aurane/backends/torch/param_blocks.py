@@ -160,13 +160,15 @@ def _shown_graph(
 
 
 def _operation_ids(graph: Graph, ops: Mapping[str, object]) -> dict[str, str]:
-    """New ids for the nodes an operation- or model-valued parameter applies, after the
-    parameter (``act1``, ``block1``): their locals and attributes then read alike whichever
-    operation or block a call gave."""
+    """New ids for the nodes an operation-valued parameter applies, after the parameter
+    (``act1``, ``act2``): their locals then read alike whichever operation a call gave. (A
+    model-valued parameter's block calls are named so by the IR already: ``block1``.)"""
     taken = {n.id for n in graph.nodes}
     out: dict[str, str] = {}
     for param in ops:
-        for index, node in enumerate(_given(graph, param).nodes, start=1):
+        if param not in graph.block_ops:
+            continue
+        for index, node in enumerate(graph.block_ops[param].nodes, start=1):
             name = f"{param}{index}"
             while name in taken:
                 name += "_"
@@ -279,7 +281,7 @@ class ParamClasses:
     def _operations(self, graph: Graph) -> dict[str, str | None]:
         """``_operations``, and the model-valued parameters this instance's class takes as
         block classes (``block=Basic``): one the calls of the block give different models
-        (one they all give the same stays folded, ``self.basic1 = Basic(...)``), whose
+        (one they all give the same stays folded, ``self.block1 = Basic(...)``), whose
         block calls all build one class, and whose default, if any, is the one class of a
         block written before this one (a default is evaluated where the class is defined)."""
         out = _operations(graph)
@@ -331,7 +333,7 @@ class ParamClasses:
             for node in graph.block_ops[param].nodes
         )
         class_params = tuple(
-            (renamed[node], param)
+            (node, param)
             for param in ops
             if param in graph.block_models
             for node in graph.block_models[param].nodes
@@ -409,7 +411,7 @@ class ParamClasses:
         """Fold again a model-valued parameter in the instances whose class serves one block
         only (their blocks' constructors differ from the others': ``block(in_features,
         width)`` and ``block(width)`` read differently), so they are written as before, the
-        block by its class (``self.gate1 = Gate(width)``), and in a class whose signature
+        block by its class (``self.block1 = Gate(width)``), and in a class whose signature
         default is none of the blocks it serves (a default it might not build); True when
         it dropped the classes of ``model`` to be assigned again."""
         classes = list(self.classes.get(model, {}).values())

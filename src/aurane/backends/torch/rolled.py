@@ -834,6 +834,8 @@ class _Walk:
             if depth > TOP:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.unnamed.add(node.id)
+            if keep:  # the next width is read from it: bound to ``layer`` first
+                return [*wrap(depth, f"{LAYER} = ", made), f"{pad}self.{node.id} = {LAYER}"]
             return wrap(depth, f"self.{node.id} = ", made)
         if step.span not in self.stage_steps:
             added = self._added(step.layer, step.layer_holes)
