@@ -4,7 +4,9 @@
 ``def __init__(self, in_channels, width, stride=1)``: each call's instance graph is written
 with its symbolic numbers shown as expressions of the parameters (``nn.Linear(width,
 4 * width)``), plus the block input's channel or feature size (``in_channels``,
-``in_features``) when a constructor needs it. The channel or feature size of an input
+``in_features``) when a constructor needs it, and an image's spatial size the calls give
+differently when the constructor reads it (``in_features`` for the last axis alone, else
+``in_height``, ``in_width``). The channel or feature size of an input
 after the first is a constructor argument named after the input (``skip_channels``) when
 the block's calls give it differently; a size every call gives alike is written as its
 number, as it was before those sizes were symbolic. Instances whose classes read the same
@@ -15,7 +17,7 @@ own class (``BasicBlock_2``). Shape comments that differ between the calls are l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from graphlib import TopologicalSorter
 from typing import Any
 
@@ -37,7 +39,7 @@ from aurane.syntax import ast
 class _Class:
     name: str
     plan: ClassPlan
-    dims: tuple[int, ...]  # input axes passed to the constructor (0, or 1 of a rank-2 input)
+    dims: tuple[int, ...]  # input axes passed to the constructor (0, the last, spatial)
     params: tuple[str, ...]  # the constructor's parameters after the input sizes, in order
     defaults: dict[str, Any]
     # operation- and model-valued parameters passed as classes (``act=nn.ReLU``,
@@ -55,9 +57,14 @@ class _Scopes:
     ``skip_channels``); a forward statement reads it from the module (``self.width``), which
     the constructor stores."""
 
-    def __init__(self, graph: Graph, params: tuple[str, ...]) -> None:
+    def __init__(
+        self, graph: Graph, params: tuple[str, ...], unfolded: frozenset[int] = frozenset()
+    ) -> None:
+        """``unfolded``: the spatial axes of the input that the block's calls give
+        differently: the constructor takes them (``in_height``), not their numbers."""
         rank = len(graph.input_value.shape or ()) - 1
-        self.inputs = input_names(rank, params)
+        self.inputs = input_names(rank, params, unfolded)
+        self.unfolded = unfolded
         self.more = later_input_names(graph, (*params, *self.inputs))
         # an image's or volume's spatial sizes: read from the input in forward
         self.spatial = SPATIAL_NAMES.get(rank - 1, ())
@@ -82,8 +89,8 @@ class _Scopes:
     def init(self, leaf: Leaf) -> str:
         return self.constructor_name(leaf)
 
-    def folds(self, leaf: Leaf) -> bool:
-        """A spatial size: no constructor argument, so the constructor writes its value."""
+    def _spatial(self, leaf: Leaf) -> bool:
+        """A spatial size of the first input: forward reads it from the input."""
         return (
             isinstance(leaf, InputSize)
             and leaf.input == 0
@@ -91,8 +98,15 @@ class _Scopes:
             and bool(self.spatial)
         )
 
+    def folds(self, leaf: Leaf) -> bool:
+        """A spatial size every call gives alike: no constructor argument, so the
+        constructor writes its value."""
+        return (
+            self._spatial(leaf) and isinstance(leaf, InputSize) and leaf.axis not in self.unfolded
+        )
+
     def forward(self, leaf: Leaf) -> str:
-        if self.folds(leaf):
+        if self._spatial(leaf):
             assert isinstance(leaf, InputSize)
             self.sizes.add(leaf.axis)
             return self.spatial[leaf.axis - 1]
@@ -212,6 +226,8 @@ class ParamClasses:
         self.classes: dict[str, dict[tuple[str, ...], _Class]] = {}
         # per block, the sizes of its later inputs that every call gives alike (numbers)
         self.alike: dict[str, frozenset[InputSize]] = {}
+        # per block, the spatial axes of its input that its calls give differently
+        self.unfolded: dict[str, frozenset[int]] = {}
         order: list[Graph] = []
         seen: set[int] = set()
         callees: dict[str, set[str]] = {}
@@ -232,6 +248,7 @@ class ParamClasses:
             for graph in graphs:
                 visit(graph)
         self.alike = _alike_sizes(order)
+        self.unfolded = _varying_spatial(order)
         self.varying = _varying_models(order)
         # (instance, parameter) whose block is folded after all: its class serves one block
         self.folded: set[tuple[int, str]] = set()
@@ -320,34 +337,16 @@ class ParamClasses:
         ops = self._operations(graph)
         params = self._params(graph, ops)
         defaults = dict(graph.block_defaults)
-        scopes = _Scopes(graph, params)
         renamed = _operation_ids(graph, ops)
-        written = _with_plain_sizes(graph, self.alike.get(graph.name, frozenset()))
-        shown = _renamed(_shown_graph(written, scopes.init, scopes.folds, ops), renamed)
-        forward = _renamed(_shown_graph(written, scopes.forward), renamed)
-        claimed = tuple(scopes.attrs.values())
-        op_params = tuple(
-            (renamed[node], param, scopes.attrs[param])
-            for param in ops
-            if param in graph.block_ops
-            for node in graph.block_ops[param].nodes
-        )
-        class_params = tuple(
-            (node, param)
-            for param in ops
-            if param in graph.block_models
-            for node in graph.block_models[param].nodes
-        )
-        probe = ClassPlan(
-            graph.name,
-            shown,
-            False,
-            forward_graph=forward,
-            claimed=claimed,
-            op_params=op_params,
-            class_params=class_params,
-        )
-        self._emit(probe)
+        varying = self.unfolded.get(graph.name, frozenset())
+        if dims is not None:
+            varying &= frozenset(dims)
+        scopes, probe = self._probe(graph, params, ops, renamed, varying)
+        taken = varying & frozenset(scopes.used_inputs)
+        if taken and taken != varying:  # named by the spatial axes it takes (in_features)
+            scopes, probe = self._probe(graph, params, ops, renamed, taken)
+        shown, forward = probe.graph, probe.forward_graph
+        claimed, op_params, class_params = probe.claimed, probe.op_params, probe.class_params
         if dims is None:
             dims = tuple(sorted(scopes.used_inputs))
         if more is None:
@@ -376,6 +375,50 @@ class ParamClasses:
             input_sizes=scopes.input_sizes(),
         )
         return plan, self._emit(plan), dims, more, scopes
+
+    def _taken(self, classes: list[_Class]) -> frozenset[int]:
+        """The spatial axes the constructors of ``classes`` (one block's) take."""
+        varying = self.unfolded.get(classes[0].graphs[0].name, frozenset())
+        return varying & frozenset(d for c in classes for d in c.dims)
+
+    def _probe(
+        self,
+        graph: Graph,
+        params: tuple[str, ...],
+        ops: Mapping[str, str | None],
+        renamed: Mapping[str, str],
+        unfolded: frozenset[int],
+    ) -> tuple[_Scopes, ClassPlan]:
+        """The class of one instance written without its signature, to learn which
+        references it reads (``unfolded``: the spatial axes its constructor may take)."""
+        scopes = _Scopes(graph, params, unfolded)
+        written = _with_plain_sizes(graph, self.alike.get(graph.name, frozenset()))
+        shown = _renamed(_shown_graph(written, scopes.init, scopes.folds, ops), renamed)
+        forward = _renamed(_shown_graph(written, scopes.forward), renamed)
+        claimed = tuple(scopes.attrs.values())
+        op_params = tuple(
+            (renamed[node], param, scopes.attrs[param])
+            for param in ops
+            if param in graph.block_ops
+            for node in graph.block_ops[param].nodes
+        )
+        class_params = tuple(
+            (node, param)
+            for param in ops
+            if param in graph.block_models
+            for node in graph.block_models[param].nodes
+        )
+        probe = ClassPlan(
+            graph.name,
+            shown,
+            False,
+            forward_graph=forward,
+            claimed=claimed,
+            op_params=op_params,
+            class_params=class_params,
+        )
+        self._emit(probe)
+        return scopes, probe
 
     def _params(self, graph: Graph, ops: Mapping[str, str | None]) -> tuple[str, ...]:
         """The constructor's parameters in the block's order: the numbers, booleans and
@@ -495,7 +538,7 @@ class ParamClasses:
 
     def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
         graphs = [g for c in classes for g in c.graphs]
-        scopes = _Scopes(graphs[0], classes[0].params)
+        scopes = _Scopes(graphs[0], classes[0].params, self._taken(classes))
         tests: dict[tuple[int, int], Test] = {}
         for i, stmt in enumerate(conditions.ifs):
             for j in range(len(stmt.branches)):
@@ -512,7 +555,7 @@ class ParamClasses:
             return None
         joined, used = attempt
         # store only what forward's tests read (self.stride, not a size only __init__ tests)
-        needed = _Scopes(graphs[0], classes[0].params)
+        needed = _Scopes(graphs[0], classes[0].params, self._taken(classes))
         for i, j in sorted(used):
             conditions.test(i, j, needed.init, needed.forward)
         if needed.read != scopes.read:
@@ -531,7 +574,7 @@ class ParamClasses:
     ) -> tuple[_Class, set[tuple[int, int]]] | None:
         """The joined class when forward stores ``reads``, and the tests forward uses."""
         graphs = [g for c in classes for g in c.graphs]
-        scopes = _Scopes(graphs[0], classes[0].params)
+        scopes = _Scopes(graphs[0], classes[0].params, self._taken(classes))
         parts: list[Parts] = []
         members: list[Member] = []
         for graph in graphs:
@@ -802,6 +845,25 @@ def _alike_sizes(graphs: Sequence[Graph]) -> dict[str, frozenset[InputSize]]:
     }
 
 
+def _varying_spatial(graphs: Sequence[Graph]) -> dict[str, frozenset[int]]:
+    """Per block, the spatial axes of its first input (an image's or volume's) that its
+    calls give differently: a constructor reading one (``nn.Linear(in_width, w)`` on the
+    last axis) takes it as an argument, so the calls share one class; an axis every call
+    gives alike is written as its number, as before."""
+    found: dict[str, dict[int, set[int]]] = {}
+    for graph in graphs:
+        shape = plain(graph.input_value.sample_shape or ())
+        by_axis = found.setdefault(graph.name, {})
+        if len(shape) - 1 not in SPATIAL_NAMES:
+            continue
+        for axis in range(1, len(shape)):
+            by_axis.setdefault(axis, set()).add(int(shape[axis]))
+    return {
+        name: frozenset(axis for axis, sizes in by_axis.items() if len(sizes) > 1)
+        for name, by_axis in found.items()
+    }
+
+
 def later_input_names(graph: Graph, taken: Sequence[str]) -> dict[InputSize, str]:
     """Constructor names of the symbolic sizes of the inputs after the first, after the
     input's name: ``skip_channels`` (axis 0 of a sample of rank 2 or more) or
@@ -822,12 +884,23 @@ def later_input_names(graph: Graph, taken: Sequence[str]) -> dict[InputSize, str
     return names
 
 
-def input_names(rank: int, params: tuple[str, ...]) -> tuple[str, ...]:
+def input_names(
+    rank: int, params: tuple[str, ...], unfolded: Container[int] = ()
+) -> tuple[str, ...]:
     """Constructor names of the input's symbolic axes: channels (axis 0 of a sample of
-    rank 2 or more) or features (the last axis of a rank-1 or rank-2 sample)."""
+    rank 2 or more) or features (the last axis of a rank-1 or rank-2 sample). An image's or
+    volume's spatial axes (``unfolded``: those the constructor takes): ``in_height``,
+    ``in_width`` (``in_depth`` first) where it takes a height or depth, else the last axis
+    alone is ``in_features`` (what a dense on the last axis reads)."""
+    bases = ["in_channels" if rank >= 2 else "in_features", "in_features"]
+    spatial = SPATIAL_NAMES.get(rank - 1)
+    if spatial is not None:
+        image = any(axis in unfolded for axis in range(1, rank - 1))
+        bases = ["in_channels", *(f"in_{n}" for n in spatial)]
+        bases[-1] = "in_width" if image else "in_features"
     names: list[str] = []
-    for axis in range(2):
-        name = "in_channels" if axis == 0 and rank >= 2 else "in_features"
+    for base in bases:
+        name = base
         while name in params or name in names:
             name += "_"
         names.append(name)
