@@ -12,7 +12,7 @@ from aurane import ops, records
 from aurane.ops.spec import InferContext, TensorType
 from aurane.verify import verify_text
 from tests.conftest import REPO, run_cli
-from tests.trust.util import CNN, MLP, all_programs
+from tests.trust.util import CNN, MLP, all_programs, aurane_here
 
 pytest.importorskip("torch")
 
@@ -80,24 +80,11 @@ def test_a_wrong_dtype_rule_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "T111" in {d.code for d in report.diagnostics}
 
 
-def _aurane(
-    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str
-) -> tuple[int, str, str]:
-    """``aurane ARGS`` in this process (no interpreter start): status, stdout, stderr."""
-    from aurane.cli.main import main
-
-    monkeypatch.chdir(folder)
-    capsys.readouterr()
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_cli_verify_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "net.aur").write_text(CNN)
-    status, out, err = _aurane(tmp_path, capsys, monkeypatch, "verify", "net.aur", "--json")
+    status, out, err = aurane_here(tmp_path, capsys, monkeypatch, "verify", "net.aur", "--json")
     assert status == 0, err
     payload = json.loads(out)
     assert payload["ok"] is True
@@ -111,16 +98,18 @@ def test_cli_verify_text_and_exit_statuses(
     """The statuses in this process; the same through ``python -m aurane`` once (the
     status a child interpreter exits with)."""
     (tmp_path / "net.aur").write_text(CNN)
-    status, out, _ = _aurane(tmp_path, capsys, monkeypatch, "verify", "net.aur")
+    status, out, _ = aurane_here(tmp_path, capsys, monkeypatch, "verify", "net.aur")
     assert status == 0 and "Net: ok" in out
-    status, _, err = _aurane(tmp_path, capsys, monkeypatch, "verify", "net.aur", "--model", "Nope")
+    status, _, err = aurane_here(
+        tmp_path, capsys, monkeypatch, "verify", "net.aur", "--model", "Nope"
+    )
     assert status == 1 and "Nope" in err
-    status, _, _ = _aurane(tmp_path, capsys, monkeypatch, "verify", "absent.aur")
+    status, _, _ = aurane_here(tmp_path, capsys, monkeypatch, "verify", "absent.aur")
     assert status == 1
     (tmp_path / "bad.aur").write_text(CNN.replace("dense(2)", "dense(2"))
-    status, out, _ = _aurane(tmp_path, capsys, monkeypatch, "verify", "bad.aur", "--json")
+    status, out, _ = aurane_here(tmp_path, capsys, monkeypatch, "verify", "bad.aur", "--json")
     assert status == 1 and json.loads(out)["ok"] is False
-    status, _, _ = _aurane(tmp_path, capsys, monkeypatch, "verify")
+    status, _, _ = aurane_here(tmp_path, capsys, monkeypatch, "verify")
     assert status == 2
     missing = run_cli("verify", "absent.aur", cwd=tmp_path)
     assert missing.returncode == 1 and "absent.aur" in missing.stderr
@@ -130,7 +119,7 @@ def test_compile_verify_writes_after_checking(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "net.aur").write_text(CNN)
-    status, _, err = _aurane(
+    status, _, err = aurane_here(
         tmp_path, capsys, monkeypatch, "compile", "net.aur", "-o", "net.py", "--verify"
     )
     assert status == 0, err
