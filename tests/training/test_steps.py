@@ -20,7 +20,7 @@ import torch
 
 from tests.conftest import env, run_cli
 from tests.helpers import front
-from tests.training.helpers import compile_text, write_program
+from tests.training.helpers import compile_text, main_here, write_program
 from tests.training.programs import CLASSIFIER
 
 # 43 samples in batches of 8: 6 batches an epoch, 3 steps of 2 batches; 4 epochs = 12 steps.
@@ -131,19 +131,6 @@ def _job(source: str, name: str = "job") -> Any:
     return namespace
 
 
-def _main(source: str, *argv: str, name: str = "job") -> None:
-    """The compiled program's ``rt.main`` with ``argv``, in this process: the runtime's
-    resume and length rules without an interpreter start (the ``aurane run`` tests here
-    start one). The options ``rt.main`` keeps at module level are reset afterwards."""
-    from aurane.runtime import run as run_module
-
-    try:
-        run_module.main(_job(source, name)["train_net"], argv=list(argv))
-    finally:
-        run_module.OVERRIDES.clear()
-        run_module._FOLDER_OPTIONS.clear()
-
-
 def test_max_steps_ends_the_run_in_the_middle_of_an_epoch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -175,7 +162,7 @@ def test_a_run_stopped_by_max_steps_resumes_to_a_larger_max_steps(
     assert first.returncode == 0, first.stderr
     assert _final(tmp_path / "ck" / "latest" / "last.pt")["steps"]["count"] == 2
     monkeypatch.chdir(tmp_path)
-    _main(source, "--resume", "--max-steps", "9", name="prog")
+    main_here(source, "--resume", "--max-steps", "9", name="prog")
     checkpoint = _final(tmp_path / "ck" / "latest" / "last.pt")
     assert checkpoint["steps"]["count"] == 9  # epoch 2's 6 steps, then 1 of epoch 3
     assert [row["epoch"] for row in checkpoint["history"]] == [1, 2, 3]
@@ -225,9 +212,9 @@ def test_extending_a_run_whose_schedule_was_sized_for_it_is_refused(
     # with a length of its own (T_max), the run extends
     own = source.replace("cosine_annealing", "cosine_annealing(T_max=4)")
     monkeypatch.chdir(tmp_path)
-    _main(own.format(epochs=2, folder="own"), name="own")
+    main_here(own.format(epochs=2, folder="own"), name="own")
     capsys.readouterr()
-    _main(own.format(epochs=2, folder="own"), "--resume", "--epochs", "3", name="own")
+    main_here(own.format(epochs=2, folder="own"), "--resume", "--epochs", "3", name="own")
     assert "epoch 3/3" in capsys.readouterr().out
     assert _final(tmp_path / "own" / "latest" / "last.pt")["epoch"] == 3
 
