@@ -28,13 +28,14 @@ def main_here(source: str, *argv: str, job: str = "train_net", name: str = "job"
     ``--max-steps``) without an interpreter start. The options ``rt.main`` keeps at module
     level are reset afterwards."""
     from aurane.runtime import run as run_module
+    from aurane.runtime.schedule import OVERRIDES
 
     namespace: dict[str, object] = {"__name__": name}
     exec(compile(compile_text(source, f"{name}.aur"), f"{name}.py", "exec"), namespace)
     try:
         run_module.main(namespace[job], argv=list(argv))  # type: ignore[arg-type]
     finally:
-        run_module.OVERRIDES.clear()
+        OVERRIDES.clear()
         run_module._FOLDER_OPTIONS.clear()
 
 
