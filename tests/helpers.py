@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import cProfile
+import importlib
 import pstats
 import re
 import textwrap
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from aurane.diagnostics import Diagnostic
 from aurane.frontend import FrontEnd, run_front_end
@@ -90,3 +92,17 @@ def resized(text: str, sizes: Mapping[str, str], label: str) -> str:
         text, count = re.subn(rf"^{re.escape(key)} = .*$", f"{key} = {value}", text, flags=re.M)
         assert count == 1, (label, key)
     return text
+
+
+class LazyModule:
+    """A module imported on its first attribute read. A heavy reference library that a
+    few tests compare with (scikit-learn, torchmetrics: about 2 s each) is otherwise
+    imported by every pytest-xdist worker at collection, whether or not it runs them."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):  # pytest's collection asks each name for __test__ and
+            raise AttributeError(attr)  # its own markers; the libraries' API is public names
+        return getattr(importlib.import_module(self._name), attr)

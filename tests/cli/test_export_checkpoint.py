@@ -59,16 +59,16 @@ def _main(
 
 
 def test_a_trained_checkpoint_exported_to_onnx_reproduces_the_trained_module(
-    trained: Path,
+    trained: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     onnxruntime = pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
-    done = run_cli(
+    status, _, err = _main(
+        trained, capsys, monkeypatch,
         "export", "prog.aur", "--format", "onnx", "--checkpoint", "ck", "-o", "m.onnx",
-        cwd=trained,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "trained weights: ck/run_0001/last.pt" in done.stderr
+    assert status == 0, err
+    assert "trained weights: ck/run_0001/last.pt" in err
     checkpoint = torch.load(trained / "ck" / "run_0001" / "last.pt", weights_only=True)
     net = _module(trained, checkpoint["model"])
     x = torch.randn(5, 4, generator=torch.Generator().manual_seed(3))

@@ -9,7 +9,7 @@ from aurane.backends.torch.runtime import standalone as make_standalone
 from tests.conftest import env, run_python
 from tests.helpers import front
 
-__all__ = ["compile_text", "env", "run_python", "write_program"]
+__all__ = ["compile_text", "env", "main_here", "run_python", "write_program"]
 
 
 def compile_text(source: str, filename: str = "job.aur", *, standalone: bool = False) -> str:
@@ -20,6 +20,23 @@ def compile_text(source: str, filename: str = "job.aur", *, standalone: bool = F
     assert result.resolved is not None
     code = generate_torch(result.resolved, result.graphs, filename=filename)
     return make_standalone(code) if standalone else code
+
+
+def main_here(source: str, *argv: str, job: str = "train_net", name: str = "job") -> None:
+    """The compiled program's ``rt.main(job)`` with ``argv``, in this process and its
+    working directory: the program's command line (``--resume``, ``--epochs``,
+    ``--max-steps``) without an interpreter start. The options ``rt.main`` keeps at module
+    level are reset afterwards."""
+    from aurane.runtime import run as run_module
+    from aurane.runtime.schedule import OVERRIDES
+
+    namespace: dict[str, object] = {"__name__": name}
+    exec(compile(compile_text(source, f"{name}.aur"), f"{name}.py", "exec"), namespace)
+    try:
+        run_module.main(namespace[job], argv=list(argv))  # type: ignore[arg-type]
+    finally:
+        OVERRIDES.clear()
+        run_module._FOLDER_OPTIONS.clear()
 
 
 def write_program(

@@ -21,6 +21,7 @@ from aurane.data import SyntheticDenoising, SyntheticMaskedText
 from aurane.runtime.contracts import DataMismatch, Feed
 from tests.conftest import EXAMPLES, run_cli
 from tests.helpers import errors, where
+from tests.training.helpers import main_here
 
 # line numbers matter: the tests below point at them
 TEXT = """\
@@ -226,7 +227,15 @@ def test_the_datasets_yield_what_their_contracts_say() -> None:
     ("name", "job"),
     [("text_classifier_masked", "train_textclassifier"), ("denoiser_timestep", "train_denoiser")],
 )
-def test_example_trains_with_aurane_run_and_resumes(name: str, job: str, tmp_path: Path) -> None:
+def test_example_trains_with_aurane_run_and_resumes(
+    name: str,
+    job: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``aurane run`` trains the example; the resume runs the program's command line in
+    this process (main_here)."""
     source = tmp_path / f"{name}.aur"
     source.write_text((EXAMPLES / f"{name}.aur").read_text(encoding="utf-8"), encoding="utf-8")
     first = run_cli("run", source.name, "--epochs", "1", cwd=tmp_path)
@@ -235,9 +244,10 @@ def test_example_trains_with_aurane_run_and_resumes(name: str, job: str, tmp_pat
     if name == "denoiser_timestep":
         return  # the resume below is the same code for both (one subprocess less)
     (folder,) = (tmp_path / "checkpoints" / name).glob("run_*")
-    resumed = run_cli("run", source.name, "--resume", "--epochs", "2", cwd=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr
-    assert "resumed at" in resumed.stdout, resumed.stdout
+    monkeypatch.chdir(tmp_path)
+    main_here(source.read_text(encoding="utf-8"), "--resume", "--epochs", "2", job=job, name=name)
+    resumed = capsys.readouterr().out
+    assert "resumed at" in resumed, resumed
     rows = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
     assert rows and all(torch.isfinite(torch.tensor(row["loss"])) for row in rows if "loss" in row)
     checkpoint = torch.load(folder / "last.pt", weights_only=True)

@@ -11,17 +11,23 @@ fails and the decision in docs/training.md should be revisited.
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from typing import Any
 
 import pytest
 import torch
-from sklearn import metrics as sk
 
 from aurane.runtime.metrics import EpochStats, match_target
+from tests.helpers import LazyModule
 
-tm = pytest.importorskip("torchmetrics.classification")
-tm_regression = pytest.importorskip("torchmetrics.regression")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("torchmetrics") is None, reason="torchmetrics is not installed"
+)
+# imported by the first test that reads them, not by every worker's collection
+sk = LazyModule("sklearn.metrics")
+tm = LazyModule("torchmetrics.classification")
+tm_regression = LazyModule("torchmetrics.regression")
 
 CLASSES = 6
 SPLIT = [7, 64, 1, 50, 78]  # uneven batches, one of a single sample

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from tests.conftest import run_cli
-from tests.training.helpers import compile_text
+from tests.training.helpers import compile_text, main_here
 
 SHORT = (
     "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 32\n    features = 4\n"
@@ -40,28 +40,31 @@ def _digests(folder: Path) -> dict[str, str]:
 
 
 def test_a_second_run_of_a_program_leaves_every_file_of_the_first_byte_identical(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The first run through ``aurane run``; the second and the resume run the program's
+    command line in this process (main_here)."""
     (tmp_path / "prog.aur").write_text(SHORT.format(epochs=2, folder="ck"))
     first = run_cli("run", "prog.aur", cwd=tmp_path, env={"AURANE_PLOT": "1"})
     assert first.returncode == 0, first.stderr
     before = _digests(tmp_path / "ck" / "run_0001")
     assert {"last.pt", "best.pt", "epoch_0001.pt", "epoch_0002.pt", "metrics.csv"} <= set(before)
-    second = run_cli("run", "prog.aur", "--", "--epochs", "1", cwd=tmp_path)
-    assert second.returncode == 0, second.stderr
+    monkeypatch.chdir(tmp_path)
+    main_here(SHORT.format(epochs=2, folder="ck"), "--epochs", "1", job="train_m", name="prog")
+    second_out = capsys.readouterr().out
     assert _digests(tmp_path / "ck" / "run_0001") == before  # nothing of run 1 changed
     assert os.readlink(tmp_path / "ck" / "latest") == "run_0002"
-    assert "train_m: run ck/run_0002 - 1 epoch x 4 batches = 4 steps" in second.stdout
+    assert "train_m: run ck/run_0002 - 1 epoch x 4 batches = 4 steps" in second_out
     newer = torch.load(tmp_path / "ck" / "run_0002" / "last.pt", weights_only=True)
     assert len(newer["history"]) == 1
     # the summary lists the second run's own files: no stale metrics.png of the first
-    files = next(line for line in second.stdout.splitlines() if "files in" in line)
+    files = next(line for line in second_out.splitlines() if "files in" in line)
     assert files.strip().startswith("files in ck/run_0002:") and "metrics.png" not in files
     assert "metrics.png" in before  # (the first run drew one)
     # --resume continues the latest run, in its folder
-    resumed = run_cli("run", "prog.aur", "--resume", "--epochs", "2", cwd=tmp_path)
-    assert resumed.returncode == 0, resumed.stderr
-    assert "epoch 2/2" in resumed.stdout and "epoch 1/2" not in resumed.stdout
+    main_here(SHORT.format(epochs=2, folder="ck"), "--resume", "--epochs", "2", job="train_m")
+    resumed_out = capsys.readouterr().out
+    assert "epoch 2/2" in resumed_out and "epoch 1/2" not in resumed_out
     assert sorted(p.name for p in (tmp_path / "ck").glob("run_*")) == ["run_0001", "run_0002"]
     assert _digests(tmp_path / "ck" / "run_0001") == before
 

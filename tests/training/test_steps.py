@@ -20,7 +20,7 @@ import torch
 
 from tests.conftest import env, run_cli
 from tests.helpers import front
-from tests.training.helpers import compile_text, write_program
+from tests.training.helpers import compile_text, main_here, write_program
 from tests.training.programs import CLASSIFIER
 
 # 43 samples in batches of 8: 6 batches an epoch, 3 steps of 2 batches; 4 epochs = 12 steps.
@@ -150,19 +150,23 @@ def test_max_steps_ends_the_run_in_the_middle_of_an_epoch(
     assert [row["step"] for row in again.training_history] == [6, 8]
 
 
-def test_a_run_stopped_by_max_steps_resumes_to_a_larger_max_steps(tmp_path: Path) -> None:
+def test_a_run_stopped_by_max_steps_resumes_to_a_larger_max_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The first session's epoch ended early at its max_steps: the resumed session counts
-    the epochs its remaining steps need from there (it trained nothing before the fix)."""
-    (tmp_path / "prog.aur").write_text(CLASSIFIER.format(epochs=5, folder="ck"))
+    the epochs its remaining steps need from there (it trained nothing before the fix).
+    The first session through ``aurane run --max-steps``, the resumed one in process."""
+    source = CLASSIFIER.format(epochs=5, folder="ck")
+    (tmp_path / "prog.aur").write_text(source)
     first = run_cli("run", "prog.aur", "--max-steps", "2", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert _final(tmp_path / "ck" / "latest" / "last.pt")["steps"]["count"] == 2
-    more = run_cli("run", "prog.aur", "--resume", "--max-steps", "9", cwd=tmp_path)
-    assert more.returncode == 0, more.stderr
+    monkeypatch.chdir(tmp_path)
+    main_here(source, "--resume", "--max-steps", "9", name="prog")
     checkpoint = _final(tmp_path / "ck" / "latest" / "last.pt")
     assert checkpoint["steps"]["count"] == 9  # epoch 2's 6 steps, then 1 of epoch 3
     assert [row["epoch"] for row in checkpoint["history"]] == [1, 2, 3]
-    assert "epoch 3/3 - loss" in more.stdout
+    assert "epoch 3/3 - loss" in capsys.readouterr().out
 
 
 def test_a_schedule_without_a_length_is_sized_from_the_run(tmp_path: Path) -> None:
@@ -181,10 +185,13 @@ def test_a_schedule_without_a_length_is_sized_from_the_run(tmp_path: Path) -> No
     assert model.training_history[0]["lr"] == 0.0  # warmup from 0: round(0.25 * 12) steps
 
 
-def test_extending_a_run_whose_schedule_was_sized_for_it_is_refused(tmp_path: Path) -> None:
+def test_extending_a_run_whose_schedule_was_sized_for_it_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The issue's case: a cosine_annealing run offered '--epochs N+1', which then trained
     at lr 0.0. Its length is the schedule's: the summary offers a new run, and an
-    extension is refused with the reason and how to re-plan."""
+    extension is refused with the reason and how to re-plan (through ``aurane run``); a
+    schedule of a length of its own extends (in process)."""
     source = CLASSIFIER.replace("step_lr(step_size=1, gamma=0.7)", "cosine_annealing")
     (tmp_path / "prog.aur").write_text(source.format(epochs=2, folder="ck"))
     first = run_cli("run", "prog.aur", cwd=tmp_path)
@@ -204,11 +211,12 @@ def test_extending_a_run_whose_schedule_was_sized_for_it_is_refused(tmp_path: Pa
     assert "Traceback" not in extended.stderr
     # with a length of its own (T_max), the run extends
     own = source.replace("cosine_annealing", "cosine_annealing(T_max=4)")
-    (tmp_path / "own.aur").write_text(own.format(epochs=2, folder="own"))
-    assert run_cli("run", "own.aur", cwd=tmp_path).returncode == 0
-    longer = run_cli("run", "own.aur", "--resume", "--epochs", "3", cwd=tmp_path)
-    assert longer.returncode == 0, longer.stderr
-    assert "epoch 3/3" in longer.stdout
+    monkeypatch.chdir(tmp_path)
+    main_here(own.format(epochs=2, folder="own"), name="own")
+    capsys.readouterr()
+    main_here(own.format(epochs=2, folder="own"), "--resume", "--epochs", "3", name="own")
+    assert "epoch 3/3" in capsys.readouterr().out
+    assert _final(tmp_path / "own" / "latest" / "last.pt")["epoch"] == 3
 
 
 def test_eval_every_steps_needs_validate_on() -> None:

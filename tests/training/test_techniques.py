@@ -86,8 +86,20 @@ def _zoo_models() -> list[Any]:
     return cases
 
 
-# a model traced at fewer layers per stage than published (the same blocks, fewer copies)
-SHALLOW = {"maxvit_t": ("depths", "[1, 1, 1, 1]")}
+# a model traced at fewer layers per stage than published (the same blocks, fewer copies):
+# (pattern, replacement, how many lines it must change). Two layers where a stack's first
+# layer differs from the rest (T5's relative bias, a stage's downsampling first block).
+SHALLOW: dict[str, list[tuple[str, str, int]]] = {
+    "maxvit_t": [(r"^depths = .*$", "depths = [1, 1, 1, 1]", 1)],
+    "densenet": [(r"(DenseNet\(\d+, )\[[\d, ]+\]", r"\1[2, 2, 2, 2]", 4)],
+    "resnet": [(r"(ResNet\(\w+, )\[[\d, ]+\]", r"\1[2, 2, 2, 2]", 8)],
+    "convnext": [(r"(ConvNeXt\(\[[\d, ]+\], )\[[\d, ]+\]", r"\1[2, 2, 2, 2]", 3)],
+    "llama": [(r"^n_layer = .*$", "n_layer = 2", 1)],
+    "gpt2": [(r"^n_layer = .*$", "n_layer = 2", 1)],
+    "bert": [(r"^n_layer = .*$", "n_layer = 2", 1)],
+    "t5": [(r"^n_(decoder_)?layer = .*$", r"n_\1layer = 2", 2)],
+    "clip": [(r"^(text|vision)_layers = .*$", r"\1_layers = 2", 2)],
+}
 
 
 def _covering(entries: list[tuple[str, Any, Any]]) -> list[tuple[str, Any, Any]]:
@@ -119,13 +131,15 @@ def test_every_zoo_model_compiles_with_fullgraph_and_no_graph_break(path: Path) 
     A family file's variants share its block definitions and differ in sizes and counts:
     the suite traces the smallest variants that between them build every module class any
     variant builds (resnet18 and resnet50, vgg11 and vgg11_bn, efficientnet_b0, ...), and
-    MaxViT with one layer per stage (each of its blocks still runs); ``AURANE_LONG=1``
-    traces every variant at its published depth."""
+    MaxViT with one layer per stage (each of its blocks still runs), and the transformer
+    stacks and the ResNet, DenseNet and ConvNeXt stages at two layers (SHALLOW: the first
+    layer and one of the repeated ones, whose code differs); ``AURANE_LONG=1`` traces
+    every variant at its published depth."""
     text = path.read_text(encoding="utf-8")
-    if path.stem in SHALLOW and os.environ.get("AURANE_LONG") != "1":
-        key, value = SHALLOW[path.stem]
-        text, count = re.subn(rf"^{key} = .*$", f"{key} = {value}", text, flags=re.MULTILINE)
-        assert count == 1
+    if os.environ.get("AURANE_LONG") != "1":
+        for pattern, replacement, lines in SHALLOW.get(path.stem, []):
+            text, count = re.subn(pattern, replacement, text, flags=re.MULTILINE)
+            assert count == lines, (pattern, count)
     result = compile_detailed(text, filename=path.name)
     module = types.ModuleType(path.stem)
     exec(compile(result.output, path.name, "exec"), module.__dict__)

@@ -12,7 +12,7 @@ import pytest
 from aurane.export import export_model, names
 from aurane.verify import load_generated, sample_input
 from tests.conftest import run_cli
-from tests.trust.util import CNN, MLP
+from tests.trust.util import CNN, MLP, aurane_here
 
 torch = pytest.importorskip("torch")
 HAS_ORT = all(importlib.util.find_spec(m) is not None for m in ("onnx", "onnxruntime"))
@@ -34,11 +34,15 @@ def test_names_come_from_the_source() -> None:
     assert names(load_generated(CNN, "cnn.aur"), "Net") == ("x", "output")
 
 
-def test_pt2_round_trip_with_a_dynamic_batch(tmp_path: Path) -> None:
+def test_pt2_round_trip_with_a_dynamic_batch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "mlp.aur").write_text(MLP)
-    done = run_cli("export", "mlp.aur", "--format", "pt2", "--json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    [result] = json.loads(done.stdout)["exports"]
+    status, out, err = aurane_here(
+        tmp_path, capsys, monkeypatch, "export", "mlp.aur", "--format", "pt2", "--json"
+    )
+    assert status == 0, err
+    [result] = json.loads(out)["exports"]
     assert result["input"] == "features" and result["output"] == "logits"
     program = torch.export.load(str(tmp_path / "mlp.pt2"))
     for batch in (1, 5):
@@ -48,13 +52,17 @@ def test_pt2_round_trip_with_a_dynamic_batch(tmp_path: Path) -> None:
 
 
 @needs_ort
-def test_onnx_round_trip_with_names_and_dynamic_batch(tmp_path: Path) -> None:
+def test_onnx_round_trip_with_names_and_dynamic_batch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import onnxruntime
 
     (tmp_path / "cnn.aur").write_text(CNN)
-    done = run_cli("export", "cnn.aur", "--format", "onnx", "-o", "net.onnx", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "checked" in done.stderr and done.stdout == ""
+    status, out, err = aurane_here(
+        tmp_path, capsys, monkeypatch, "export", "cnn.aur", "--format", "onnx", "-o", "net.onnx"
+    )
+    assert status == 0, err
+    assert "checked" in err and out == ""
     session = onnxruntime.InferenceSession(str(tmp_path / "net.onnx"))
     assert [i.name for i in session.get_inputs()] == ["x"]
     assert [o.name for o in session.get_outputs()] == ["output"]
@@ -72,14 +80,26 @@ def test_export_api_reports_the_checked_difference(tmp_path: Path) -> None:
     assert sample_input(gen.graphs["Net"], "cpu", 3).shape == (3, 3, 12, 12)
 
 
-def test_export_exit_statuses(tmp_path: Path) -> None:
+def test_export_exit_statuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The statuses in this process; a child interpreter's exit status once (a usage
+    error, which imports no torch)."""
     (tmp_path / "cnn.aur").write_text(CNN)
     assert run_cli("export", "cnn.aur", cwd=tmp_path).returncode == 2  # --format is required
-    bad_format = run_cli("export", "cnn.aur", "--format", "tflite", cwd=tmp_path)
-    assert bad_format.returncode == 2
-    unknown = run_cli("export", "cnn.aur", "--format", "pt2", "--model", "Nope", cwd=tmp_path)
-    assert unknown.returncode == 1 and "Nope" in unknown.stderr
+    status, _, _ = aurane_here(tmp_path, capsys, monkeypatch, "export", "cnn.aur")
+    assert status == 2
+    status, _, _ = aurane_here(
+        tmp_path, capsys, monkeypatch, "export", "cnn.aur", "--format", "tflite"
+    )
+    assert status == 2
+    status, _, err = aurane_here(
+        tmp_path, capsys, monkeypatch, "export", "cnn.aur", "--format", "pt2", "--model", "Nope"
+    )
+    assert status == 1 and "Nope" in err
     (tmp_path / "bad.aur").write_text(CNN.replace("dense(2)", "dense(two)"))
-    broken = run_cli("export", "bad.aur", "--format", "pt2", cwd=tmp_path)
-    assert broken.returncode == 1 and "error" in broken.stderr
+    status, _, err = aurane_here(
+        tmp_path, capsys, monkeypatch, "export", "bad.aur", "--format", "pt2"
+    )
+    assert status == 1 and "error" in err
     assert not (tmp_path / "bad.pt2").exists()

@@ -4,7 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CORPUS, EXAMPLES, VALID
+
+
+def aurane_here(
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str
+) -> tuple[int, str, str]:
+    """``aurane ARGS`` in this process, in ``folder`` (no interpreter start, whose torch
+    import is most of a command's time): status, stdout, stderr."""
+    from aurane.cli.main import main
+
+    monkeypatch.chdir(folder)
+    capsys.readouterr()
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
 
 CNN = """\
 model Net:

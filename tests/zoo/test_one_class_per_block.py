@@ -5,6 +5,7 @@ and boolean/string parameters are passed through instead of splitting the class.
 from __future__ import annotations
 
 import ast as pyast
+import functools
 import re
 import types
 from pathlib import Path
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from aurane.compile import compile_detailed
+from aurane.ir.graph import Graph
+from aurane.syntax import ast
 
 torch = pytest.importorskip("torch")
 
@@ -20,8 +23,10 @@ CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
 MODEL = re.compile(r"^model (\w+)", re.MULTILINE)
 
 
+@functools.cache
 def _zoo_code(stem: str) -> str:
-    """The generated Python of ``examples/zoo/<stem>.aur``."""
+    """The generated Python of ``examples/zoo/<stem>.aur``, compiled once per process:
+    several tests read the same program's code (EfficientNet's takes seconds)."""
     source = (ZOO / f"{stem}.aur").read_text(encoding="utf-8")
     return compile_detailed(source, filename=f"{stem}.aur").output
 
@@ -57,7 +62,7 @@ def test_family_has_one_class_per_block_definition(family: str) -> None:
     shapes, arguments and if branches; each variant is one class (a small subclass of the
     network's class where the network is rolled)."""
     source = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
-    code = compile_detailed(source, filename=f"{family}.aur").output
+    code = _zoo_code(family)
     classes = CLASS.findall(code)
     variants = dict(VARIANT.findall(source))
     networks = set(variants.values())
@@ -152,7 +157,7 @@ def test_resnet_family_reads_like_torchvision() -> None:
 @pytest.mark.parametrize("path", sorted(ZOO.glob("*.aur")), ids=lambda p: p.stem)
 def test_zoo_has_one_class_per_model(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
-    code = compile_detailed(source, filename=path.name).output
+    code = _zoo_code(path.stem)
     models = MODEL.findall(source)
     classes = ANY_CLASS.findall(code)
     for model in models:
@@ -169,7 +174,7 @@ def test_unet2d_blocks_are_one_class_each() -> None:
     forward). The network UNet2D is one class too, UNet2DModel a subclass passing its
     arguments."""
     source = (ZOO / "unet2d.aur").read_text(encoding="utf-8")
-    code = compile_detailed(source, filename="unet2d.aur").output
+    code = _zoo_code("unet2d")
     classes = ANY_CLASS.findall(code)
     for model in MODEL.findall(source):
         assert classes.count(model) == 1, f"{model}: {classes}"
@@ -909,15 +914,26 @@ model wide = Net(Wide, [2, 1], width=3):
 """
 
 
-def _generated(source: str, name: str, roll: bool) -> tuple[types.ModuleType, str]:
+def _generated(
+    source: str, name: str, roll: bool, filename: str | None = None
+) -> tuple[types.ModuleType, str]:
     from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
 
-    program, graphs, _ = prepare_program(source, filename=f"{name}.aur")
+    program, graphs = _prepared(source, filename or f"{name}.aur")
     code = TorchCodeGenerator(program, graphs, roll_networks=roll).generate()
     module = types.ModuleType(name)
     exec(compile(code, f"<{name}>", "exec"), module.__dict__)
     return module, code
+
+
+@functools.cache
+def _prepared(source: str, filename: str) -> tuple[ast.AuraneProgram, dict[str, Graph]]:
+    """The front end's program and graphs, once per source: the rolled and the unrolled
+    generation read them without changing them (the same code as from a fresh front end)."""
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(source, filename=filename)
+    return program, graphs
 
 
 def test_network_used_through_variants_is_one_class_with_loops() -> None:
@@ -1005,8 +1021,9 @@ def test_rolled_family_builds_the_unrolled_modules(family: str) -> None:
     classes with the layers written out: the same paths, types, sizes and stored values
     (a block's ``in_channels`` included, which no parameter shape shows)."""
     source = (ZOO / f"{family}.aur").read_text(encoding="utf-8")
-    rolled, _ = _generated(source, f"{family}_rolled", True)
-    unrolled, _ = _generated(source, f"{family}_unrolled", False)
+    # one front end for both (the code does not depend on it: _prepared)
+    rolled, _ = _generated(source, f"{family}_rolled", True, f"{family}.aur")
+    unrolled, _ = _generated(source, f"{family}_unrolled", False, f"{family}.aur")
     for variant in VARIANT.findall(source):
         with torch.device("meta"):
             mine, theirs = getattr(rolled, variant[0])(), getattr(unrolled, variant[0])()
