@@ -264,3 +264,15 @@ def test_seed_1000041_a_rolled_block_loop_that_builds_nothing_writes_no_loop() -
     x = torch.randn(2, 6, 8, 5)
     out = namespace["Net"]()(x)  # type: ignore[operator]
     assert torch.equal(out, x.clamp(min=-1, max=1))
+
+
+def test_seed_37000471_a_drop_probability_of_one_is_a_deliberate_rejection() -> None:
+    """``drop_path(p=1.0)`` is refused (torch accepts it); the campaign counts it as one of
+    the documented deliberate rejections, not as a bug."""
+    from aurane.tools.differential import DELIBERATE
+
+    code, line, _ = _refused(_model("(3, 2, 6)", "x -> drop_path(1.0)"))
+    assert (code, line) == ("S004", 4)
+    message = "argument 'p' of drop_path must be in [0, 1), got 1.0"
+    assert any(entry.matches("S004", "drop_path", message) for entry in DELIBERATE)
+    assert not any(entry.matches("S004", "drop_path", message[:-3] + "1.5") for entry in DELIBERATE)

@@ -176,6 +176,13 @@ DELIBERATE: tuple[Deliberate, ...] = (
         "a second tensor and a constant in one call: the twin would silently drop the "
         "constant; which operand the call means is ambiguous",
     ),
+    Deliberate(
+        "S004",
+        ("dropout", "drop_path"),
+        r"argument 'p' of \w+ must be in \[0, 1\), got 1(\.0)?$",
+        "a drop probability of exactly 1: torch accepts it, but the layer then zeroes every "
+        "value it sees in training, so what follows it learns nothing",
+    ),
 )
 
 
