@@ -720,6 +720,48 @@ def test_inline_residual_in_a_block_loop_is_one_class() -> None:
     assert '            setattr(self, f"down{i}", nn.Linear(channels, width))\n' in code
 
 
+# the other residual spelling: the loop keeps its input under a second name, then adds it
+ALIAS = """\
+use torch
+
+model Stage(width, n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> layernorm() as norms{i} -> dense(width).gelu as fc{i}
+            x = add(x, r)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(16) as stem -> Stage(16, 2) as a -> Stage(16, 3) as b -> dense(4) as head
+"""
+
+
+@pytest.mark.parametrize(
+    ("join", "added"), [("add(x, r)", "gelu + x"), ("add(r, x)", "x + gelu")], ids=["x-r", "r-x"]
+)
+def test_aliased_residual_in_a_block_loop_is_one_class(join: str, added: str) -> None:
+    """Issue 24 item 3: ``r = x`` (no module, no statement of forward) then a body that
+    rebinds ``x`` and ``x = add(x, r)`` in either order: one class, its forward the loop of
+    what each call's forward writes per iteration."""
+    source = ALIAS.replace("add(x, r)", join)
+    code, flat = _same_modules(source, f"alias_{join[4]}", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert (
+        "        for i in range(self.n):\n"
+        '            layer_norm = getattr(self, f"norms{i}")(x)\n'
+        '            dense = getattr(self, f"fc{i}")(layer_norm)\n'
+        "            gelu = F.gelu(dense)\n"
+        f"            x = {added}\n"
+        "        return x\n"
+    ) in code, code
+    assert '            setattr(self, f"fc{i}", nn.Linear(channels, width))\n' in code, code
+    assert "self.a = Stage(16, 16, 2)" in code and "self.b = Stage(16, 16, 3)" in code
+
+
 # an operation-valued parameter: a module class argument, as a class of one call takes it
 ACTIVATION = """\
 use torch
@@ -850,8 +892,36 @@ model Net:
             ["Stage", "Stage_2", "Net"],
             "block 'Stage' at 3:7: 'x' goes on before 'h' is joined",
         ),
+        (
+            ALIAS.replace(
+                "            x = add(x, r)\n",
+                "            x = add(x, r)\n            x = add(x, r)\n",
+            ),
+            ["Stage", "Stage_2", "Net"],
+            "block 'Stage' at 3:7: a use of 'r' other than its join",
+        ),
+        (
+            ALIAS.replace(
+                "            x = add(x, r)\n",
+                "            x = multiply(x, r)\n            x = add(x, r)\n",
+            ),
+            ["Stage", "Stage_2", "Net"],
+            "block 'Stage' at 3:7: a use of 'r' other than its join",
+        ),
+        (
+            ALIAS.replace("            x = add(x, r)\n", ""),
+            ["Stage", "Stage_2", "Net"],
+            "block 'Stage' at 3:7: the tensor 'r' is not joined back",
+        ),
     ],
-    ids=["concat-join", "exp-argument", "threaded-before-join"],
+    ids=[
+        "concat-join",
+        "exp-argument",
+        "threaded-before-join",
+        "alias-read-after-join",
+        "alias-read-before-join",
+        "alias-not-joined",
+    ],
 )
 def test_block_loops_that_stay_one_class_per_call_say_why(
     source: str, classes: list[str], reason: str

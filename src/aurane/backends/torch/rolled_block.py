@@ -18,7 +18,8 @@ The block's constants (``hidden = 4 * width``) are locals of ``__init__`` (each 
 the compiler's value at every call; one forward reads is stored), an operation-valued
 parameter is a module class argument (``act=nn.ReLU``, built once as ``self.act = act()``),
 and a loop may make a second tensor from the threaded one and join it back (``h = x ->
-...`` then ``x = add(x, h)``: ``_BlockWalk``).
+...`` then ``x = add(x, h)``), or keep the threaded one under a second name and join it
+back (``r = x``, ``x -> ...``, then ``x = add(x, r)``: ``_BlockWalk``).
 
 Anything else raises ``rolled.Unsupported`` and the instances keep today's classes.
 """
@@ -182,16 +183,55 @@ def _makes_module(node: Node) -> bool:
     return emitter(node.op).init is not None
 
 
+def _names(node: object) -> set[str]:
+    """Every name ``node`` reads or binds (``r`` of ``x -> add(r)``)."""
+    found: set[str] = set()
+
+    def visit(item: object) -> None:
+        if isinstance(item, ast.Name):
+            found.add(item.id)
+        elif isinstance(item, ast.Assign):
+            found.update([item.target, *(n for n, _ in item.targets)])
+        if isinstance(item, tuple):
+            for inner in item:
+                visit(inner)
+        elif hasattr(item, "__slots__") and not isinstance(item, Span):
+            for slot in item.__slots__:
+                visit(getattr(item, slot, None))
+
+    visit(node)
+    return found
+
+
 class _BlockWalk(_Walk):
     """The network roller's walk of a block's ``__init__``, with an inline residual: a
     second tensor made from the threaded one (``h = x -> dense(width).relu as fc{i}``) and
     joined back by an operation that makes no module and keeps the width (``x = add(x,
     h)``), the threaded tensor untouched in between. The running width is the second
-    tensor's until the join; the join's output must have it (checked at every visit)."""
+    tensor's until the join; the join's output must have it (checked at every visit).
+    Or an alias: ``r = x`` (no node), the threaded tensor going on, then the same join of
+    ``x`` and ``r``; only the join reads ``r``."""
 
     second: str | None = None  # the tensor made apart from the threaded one
+    alias: str | None = None  # ``r = x``: the threaded tensor kept for the join
+    aliases: frozenset[str] = frozenset()  # every alias made: read by their joins only
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
+        if self.alias is not None:
+            if not stmt.targets and stmt.target == self.tensor and self.alias in _names(stmt):
+                return self._join(stmt.value, depth)  # x = add(x, r)
+            self._untouched(stmt)
+            return super().assign(stmt, depth)  # x = x -> ... before the join
+        if (
+            not stmt.targets
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id == self.tensor != stmt.target
+            and self.second is None
+        ):
+            self.alias = stmt.target  # makes no module and no node: forward writes nothing
+            self.aliases |= {stmt.target}
+            return []
+        self._untouched(stmt)
         if stmt.targets or (stmt.target == self.tensor and self.second is None):
             return super().assign(stmt, depth)  # x = x -> ..., x = multiply(x, s)
         if stmt.target == self.tensor:
@@ -217,13 +257,42 @@ class _BlockWalk(_Walk):
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         if self.second is not None:
             raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
+        self._untouched(chain)
         return super().chain(chain, depth)
+
+    def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
+        """An alias is joined in the body that makes it (an iteration, a branch)."""
+        outer = self.alias
+        lines = super().body(stmts, depth)
+        if self.alias is not None and self.alias != outer:
+            raise Unsupported(f"the tensor '{self.alias}' is not joined back")
+        return lines
+
+    def loop(self, stmt: ast.For, depth: int) -> list[str]:
+        self._no_statement_between("a loop")
+        return super().loop(stmt, depth)
+
+    def branch(self, stmt: ast.If, depth: int) -> list[str]:
+        self._no_statement_between("an if")
+        return super().branch(stmt, depth)
+
+    def _no_statement_between(self, what: str) -> None:
+        if self.alias is not None:
+            raise Unsupported(f"{what} between '{self.alias} = {self.tensor}' and its join")
+
+    def _untouched(self, stmt: object) -> None:
+        """Only its join reads an alias: between ``r = x`` and ``x = add(x, r)`` only the
+        threaded tensor goes on, and after the join ``r`` is not read again."""
+        used = sorted(_names(stmt) & self.aliases)
+        if used:
+            raise Unsupported(f"a use of '{used[0]}' other than its join")
 
     def _join(self, value: ast.Expr, depth: int) -> list[str]:
         """``x = add(x, h)``: no module, and the width the second tensor has."""
+        kept = self.second if self.second is not None else self.alias
         tensors = {a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)}
-        if not isinstance(value, ast.Call) or tensors != {self.tensor, self.second}:
-            raise Unsupported(f"'{self.second}' is not joined by one operation of both")
+        if not isinstance(value, ast.Call) or tensors != {self.tensor, kept}:
+            raise Unsupported(f"'{kept}' is not joined by one operation of both")
         node = self._node(value)
         if node.layer is not None or _makes_module(node):
             raise Unsupported(f"the join '{value.func}' makes a module")
@@ -232,7 +301,7 @@ class _BlockWalk(_Walk):
         last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
         if self._concrete_size() != self._width(last.output):
             raise Unsupported(f"the join '{value.func}' changes the width")
-        self.second = None
+        self.second = self.alias = None
         return []
 
     def _layer(self, step: ast.Call, node: Node) -> tuple[Call | None, str | None]:
