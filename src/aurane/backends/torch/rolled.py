@@ -1111,8 +1111,11 @@ def roll(
     text_of = {variant.name: text for variant, _, text in variants}
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
-    for variant, graph, _ in variants:  # the first walk: which width texts always hold
-        _walk(
+
+    def walk_variant(
+        variant: ast.Model, graph: Graph, strict: bool, found: dict[str, list[str]] | None
+    ) -> tuple[_Walk, list[str]]:
+        return _walk(
             network,
             variant,
             graph,
@@ -1121,10 +1124,13 @@ def roll(
             dims_of,
             block_models,
             choices,
-            False,
-            None,
+            strict,
+            found,
             sizes_of,
         )
+
+    for variant, graph, _ in variants:  # the first walk: which width texts always hold
+        walk_variant(variant, graph, False, None)
     inits: list[str] | None = None
     unnamed: set[str] = set()
     texts: list[str] = []
@@ -1132,19 +1138,7 @@ def roll(
     entries: dict[str, list[str]] = {}
     envs: list[Mapping[str, Any]] = []  # each variant's values of the network's names
     for variant, graph, _ in variants:
-        walk, found = _walk(
-            network,
-            variant,
-            graph,
-            tr,
-            class_of,
-            dims_of,
-            block_models,
-            choices,
-            True,
-            branches,
-            sizes_of,
-        )
+        walk, found = walk_variant(variant, graph, True, branches)
         unnamed.update(walk.unnamed)
         envs.append(walk.env)
         if inits is not None and found != inits:
