@@ -328,13 +328,17 @@ class ParamClasses:
         dims: tuple[int, ...] | None = None,
         reads: frozenset[str] = frozenset(),
         more: tuple[InputSize, ...] | None = None,
+        unused: Mapping[str, str | None] | None = None,
     ) -> tuple[ClassPlan, list[str], tuple[int, ...], tuple[InputSize, ...], _Scopes]:
         """One instance's class: written once to learn which references it reads (the input
         sizes its constructor takes, the values forward reads from ``self``), then with that
         signature (or with ``dims``, ``more`` and ``reads`` more, for a class joined over
-        branches)."""
+        branches, whose ``unused`` operation-valued parameters the instance takes though it
+        applies none of them)."""
         assert graph.block_params is not None
         ops = self._operations(graph)
+        for param, default in (unused or {}).items():
+            ops.setdefault(param, default)
         params = self._params(graph, ops)
         defaults = dict(graph.block_defaults)
         renamed = _operation_ids(graph, ops)
@@ -538,7 +542,11 @@ class ParamClasses:
 
     def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
         graphs = [g for c in classes for g in c.graphs]
-        scopes = _Scopes(graphs[0], classes[0].params, self._taken(classes))
+        unused = _unused_operations(classes)
+        if unused is None:
+            return None
+        params = self._params(graphs[0], {**classes[0].ops, **unused})
+        scopes = _Scopes(graphs[0], params, self._taken(classes))
         tests: dict[tuple[int, int], Test] = {}
         for i, stmt in enumerate(conditions.ifs):
             for j in range(len(stmt.branches)):
@@ -550,16 +558,20 @@ class ParamClasses:
                 return None
         dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
         more = _in_order({leaf for c in classes for leaf in c.more} | scopes.used_more)
-        attempt = self._join_with(conditions, classes, tests, dims, more, frozenset(scopes.read))
+        attempt = self._join_with(
+            conditions, classes, tests, dims, more, frozenset(scopes.read), unused
+        )
         if attempt is None:
             return None
         joined, used = attempt
         # store only what forward's tests read (self.stride, not a size only __init__ tests)
-        needed = _Scopes(graphs[0], classes[0].params, self._taken(classes))
+        needed = _Scopes(graphs[0], params, self._taken(classes))
         for i, j in sorted(used):
             conditions.test(i, j, needed.init, needed.forward)
         if needed.read != scopes.read:
-            again = self._join_with(conditions, classes, tests, dims, more, frozenset(needed.read))
+            again = self._join_with(
+                conditions, classes, tests, dims, more, frozenset(needed.read), unused
+            )
             joined = again[0] if again is not None else joined
         return joined
 
@@ -571,14 +583,18 @@ class ParamClasses:
         dims: tuple[int, ...],
         more: tuple[InputSize, ...],
         reads: frozenset[str],
+        unused: Mapping[str, str | None],
     ) -> tuple[_Class, set[tuple[int, int]]] | None:
-        """The joined class when forward stores ``reads``, and the tests forward uses."""
+        """The joined class when forward stores ``reads``, and the tests forward uses; every
+        instance takes the ``unused`` operation-valued parameters some others apply."""
         graphs = [g for c in classes for g in c.graphs]
-        scopes = _Scopes(graphs[0], classes[0].params, self._taken(classes))
+        ops = {**classes[0].ops, **unused}
+        params = self._params(graphs[0], ops)
+        scopes = _Scopes(graphs[0], params, self._taken(classes))
         parts: list[Parts] = []
         members: list[Member] = []
         for graph in graphs:
-            plan, lines, _, _, _ = self._plan(graph, dims, reads, more)
+            plan, lines, _, _, _ = self._plan(graph, dims, reads, more, unused)
             cut_lines = cut(lines)
             if cut_lines is None:
                 return None
@@ -588,7 +604,7 @@ class ParamClasses:
         if any(p.head[1:] != first.head[1:] or p.middle != first.middle for p in parts):
             return None
         taken = {
-            *classes[0].params,
+            *params,
             *(scopes.inputs[d] for d in dims),
             *(scopes.more[leaf] for leaf in more),
         }
@@ -609,7 +625,7 @@ class ParamClasses:
         if init is None or forward is None:
             return None
         name = classes[0].name
-        plan, _, _, _, _ = self._plan(graphs[0], dims, reads, more)
+        plan, _, _, _, _ = self._plan(graphs[0], dims, reads, more, unused)
         lines = [
             f"class {name}(nn.Module):",
             *first.head[1:],
@@ -621,9 +637,9 @@ class ParamClasses:
             name,
             replace(plan, name=name),
             dims,
-            classes[0].params,
+            params,
             classes[0].defaults,
-            classes[0].ops,
+            {p: ops[p] for p in params if p in ops},
             more,
         )
         joined.lines = lines
@@ -679,6 +695,8 @@ class ParamClasses:
         for param in cls.params:
             if param in cls.ops:  # act=nn.ReLU, or the caller's own parameter: act=act
                 made = _module_of(sub, param, self._block_class) if sub is not None else None
+                if made is None and sub is not None:  # a branch's class that applies it not
+                    made = _unused_module(sub, param)
                 assert made is not None  # the class takes it only when every call gives one
                 named = given.get(param)
                 text = lit(named) if isinstance(named, ShownStr) else made
@@ -774,6 +792,30 @@ def _module_of(
         )
         made.add(_module_of(sub, inner, block_class) if sub is not None and takes else None)
     return made.pop() if len(made) == 1 and None not in made else None
+
+
+def _unused_module(graph: Graph, param: str) -> str | None:
+    """The module class of the operation given for ``param`` to an instance that applies it
+    nowhere (a branch it did not take), so a class joined over branches still takes it."""
+    found = graph.block_ops.get(param)
+    if found is None or found.nodes or found.passed:
+        return None
+    return module_class(found.op)
+
+
+def _unused_operations(classes: Sequence[_Class]) -> dict[str, str | None] | None:
+    """The operation-valued parameters (with their defaults' classes) that some of one
+    block's ``classes`` take and others not, every instance of those applying none of them
+    and given one with a module form: the union class takes them all (issue 24 item 3).
+    None when an instance cannot take one, or the classes differ in a block-valued one."""
+    taken = {p: d for c in classes for p, d in c.ops.items()}
+    unused: dict[str, str | None] = {}
+    for cls in classes:
+        for param in (p for p in taken if p not in cls.ops):  # in order: deterministic
+            if any(_unused_module(g, param) is None for g in cls.graphs):
+                return None
+            unused[param] = taken[param]
+    return unused
 
 
 def _operations(graph: Graph) -> dict[str, str | None]:
