@@ -453,6 +453,51 @@ def test_loop_count_on_a_parameter_is_one_class_with_python_loops() -> None:
     assert "b.layers2.weight" in keys
 
 
+ZERO_COUNT = """\
+use torch
+
+model Stage(width, n: int):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width).relu as layers{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 0) as a -> Stage(16, 2) as b -> Stage(16, 0) as c -> dense(4) as head
+"""
+
+
+def test_block_call_whose_loop_runs_no_iteration_shares_the_rolled_class() -> None:
+    """Issue 24 item 3: a call running the loop zero times (``Stage(16, 0)``) uses the
+    class another call's iterations wrote, the loop in both methods; the rolled class is
+    the identity there, as the class written for that call alone."""
+    code, flat = _same_modules(ZERO_COUNT, "zero_count", "Net", torch.randn(2, 8))
+    assert CLASS.findall(code) == ["Stage", "Net"], code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"layers{i}", nn.Linear(channels, width))\n'
+        "            channels = width\n"
+    ) in code, code
+    assert (
+        "        for i in range(self.n):\n"
+        '            x = getattr(self, f"layers{i}")(x)\n'
+        "            x = F.relu(x)\n"
+        "        return x\n"
+    ) in code, code
+    assert "self.a = Stage(8, 16, 0)" in code and "self.c = Stage(16, 16, 0)" in code, code
+    module, _ = _generated(ZERO_COUNT, "zero_count_identity", True)
+    net = module.Net()
+    assert type(net.a) is type(net.b) is type(net.c)
+    assert list(net.a.state_dict()) == [] and list(net.c.state_dict()) == []
+    x = torch.randn(3, 8)
+    assert torch.equal(net.a(x), x)
+    y = torch.randn(3, 16)
+    assert torch.equal(net.c(y), y)
+
+
 def test_block_loop_filling_a_numbered_container_is_one_class() -> None:
     """``as layers.{i}``: the loop fills an ``nn.Sequential`` (keys ``a.layers.0.weight``)
     and forward indexes it with the loop's target."""
@@ -524,8 +569,12 @@ model Net:
         (NESTED_LOOPS, (2, 8), ["Grid", "Net"]),
         (LIST_LOOP, (2, 8), ["Widths", "Net"]),
         (TWO_CONTAINERS, (2, 3, 8, 8), ["ConvStage", "ConvStage_2", "Net"]),
+        # an inner loop running no iteration at one call: the other call's body fills it
+        (NESTED_LOOPS.replace("Grid(4, 1, 2)", "Grid(4, 1, 0)"), (2, 8), ["Grid", "Net"]),
+        # a loop that runs no iteration and fills a numbered container still falls back
+        (ZERO_COUNT.replace("as layers{i}", "as layers.{i}"), (2, 8), ["Stage", "Stage_2", "Net"]),
     ],
-    ids=["nested", "list", "two-containers"],
+    ids=["nested", "list", "two-containers", "nested-zero", "zero-container"],
 )
 def test_block_loops_roll_or_fall_back_exactly(
     source: str, shape: tuple[int, ...], classes: list[str]

@@ -309,7 +309,8 @@ def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
     for line in lines:
         if line.startswith(BRANCH):
             if line not in branches:
-                raise Unsupported("an if branch that no variant takes")
+                what = "a loop" if line.startswith(f"{BRANCH}loop ") else "an if branch"
+                raise Unsupported(f"{what} that no variant takes")
             out += _fill(branches[line], branches)
         else:
             out.append(line)
@@ -598,11 +599,22 @@ class _Walk:
             if self.strict and body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
-        if body is None:
+        if body is None and (not self.block or stage is not None):
             raise Unsupported("a loop that runs no iteration in a variant")
-        if not body and stage is None:  # it builds nothing (only functions): no loop here
+        if body is not None and not body and stage is None:  # builds nothing: no loop here
             self.size = size_before
             return []
+        if self.block and stage is None:
+            # a block's loop body is marked (like a branch's) until ``_fill`` puts it in:
+            # a call that runs no iteration writes the body another call's visit wrote
+            key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
+            if body is not None:
+                known = self.branches.setdefault(key, body)
+                if self.strict and known != body:
+                    raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
+                self.branches[key] = body
+            return [*lines, key]
+        assert body is not None
         lines += body
         if stage is not None:
             path, templated = stage

@@ -556,9 +556,14 @@ class _ForwardWriter:
             if body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
-        if not body:
-            raise Unsupported("a loop that runs no iteration or makes no statement")
-        return lines + body
+        if body is not None and not body:
+            raise Unsupported("a loop that makes no statement")
+        # the body is marked (``BRANCH``) and kept in ``branches``: a call that runs no
+        # iteration writes the body another call's iterations wrote
+        key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
+        if body is not None and self.branches.setdefault(key, body) != body:
+            raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
+        return [*lines, key]
 
     def _temporaries(self, lines: list[str], nodes: list[Node]) -> list[str]:
         """An iteration's locals that forward numbers per node (``dense1 = self.fc0(x)``
