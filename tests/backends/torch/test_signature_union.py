@@ -10,40 +10,21 @@ block-valued parameter, the classes stay apart."""
 
 from __future__ import annotations
 
-import re
-import textwrap
-
 import pytest
 
-from aurane.tools.differential import run_accepted
-from aurane.verify import Generated, load_generated
+from aurane.verify import Generated
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
+from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
 
 
 def _generated(source: str) -> Generated:
-    gen = load_generated(textwrap.dedent(source), "signature_union.aur")
-    assert run_accepted(gen, "Net", 0) is None, gen.code  # every shape and count as the IR
-    return gen
+    return generated(source, "signature_union.aur")
 
 
-def _block_class(gen: Generated, name: str) -> str:
-    start = gen.code.index(f"class {name}(nn.Module):")
-    end = gen.code.find("\nclass ", start + 1)
-    return gen.code[start:end]
-
-
-def _same(net: nn.Module, twin: nn.Module, x: torch.Tensor) -> None:
-    """The twin strict-loads the generated module's state dict and computes the same."""
-    assert list(net.state_dict()) == list(twin.state_dict())
-    twin.load_state_dict(net.state_dict(), strict=True)
-    net.eval()
-    twin.eval()
-    with torch.no_grad():
-        torch.testing.assert_close(net(x), twin(x), rtol=0, atol=0)
+_block_class, _same = block_class, same
 
 
 SEL = """
