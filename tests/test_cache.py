@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
 import multiprocessing
 import os
@@ -13,13 +14,14 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aurane import cache as cache_mod
-from aurane.cache import CACHE_SCHEMA, CompileCache, cache_key
+from aurane.cache import CACHE_SCHEMA, CachedEntry, CompileCache, cache_key
 from tests.conftest import env as child_env
 
 ROUNDS = 100  # RELIABILITY K-CACHE: each corruption kind at least 100 times
@@ -93,9 +95,55 @@ def test_record_layout(tmp_path: Path) -> None:
     key, manifest = entry("src")
     CompileCache(tmp_path).put(key, manifest, "out")
     record = json.loads((tmp_path / key[:2] / f"{key}.json").read_text("utf-8"))
-    assert set(record) == {"schema", "key", "manifest", "output", "output_sha256"}
-    assert record["schema"] == CACHE_SCHEMA and record["key"] == key
+    fields = {"schema", "key", "manifest", "output", "output_sha256", "notes", "notes_sha256"}
+    assert set(record) == fields
+    assert record["schema"] == CACHE_SCHEMA == 2 and record["key"] == key
     assert record["manifest"] == manifest and record["output"] == "out"
+    assert record["output_sha256"] == hashlib.sha256(b"out").hexdigest()
+    assert record["notes"] == [] and record["notes_sha256"] == hashlib.sha256(b"[]").hexdigest()
+
+
+def test_notes_come_back_with_the_output(tmp_path: Path) -> None:
+    """A hit says what the compile that wrote it said (a block left one class per call)."""
+    key, manifest = entry("src")
+    cache = CompileCache(tmp_path)
+    notes = ["block 'Stack' at 1:7 stays one class per call: a reason", "second \u00e9 note"]
+    assert cache.put(key, manifest, "out", notes)
+    assert cache.lookup(key, manifest) == CachedEntry("out", tuple(notes))
+    assert cache.get(key, manifest) == "out"
+    other, other_manifest = entry("other")
+    assert cache.put(other, other_manifest, "out")
+    assert cache.lookup(other, other_manifest) == CachedEntry("out", ())
+
+
+def _rewrite(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    record = json.loads(path.read_text("utf-8"))
+    change(record)
+    path.write_text(
+        json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False), "utf-8"
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: r.update(notes=["an invented note"]),  # notes edited, digest kept
+        lambda r: r.update(notes=[]),  # notes dropped
+        lambda r: r.update(notes=[1]),  # not text
+        lambda r: r.update(notes="a note"),  # not a list
+        lambda r: r.update(output="other"),  # output edited, digest kept
+        lambda r: r.pop("notes"),  # a schema-1 shaped record
+    ],
+)
+def test_a_record_whose_notes_were_edited_is_a_miss(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None]
+) -> None:
+    key, manifest = entry("src")
+    cache = CompileCache(tmp_path)
+    assert cache.put(key, manifest, "out", ["a note"])
+    _rewrite(cache.path_for(key), change)
+    assert cache.lookup(key, manifest) is None
+    assert cache.get(key, manifest) is None
 
 
 # --- corruption -------------------------------------------------------------

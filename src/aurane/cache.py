@@ -1,7 +1,9 @@
 """Verified compile cache (SPEC §10, RELIABILITY K-CACHE).
 
 A record is one canonical JSON file ``<root>/<key[:2]>/<key>.json`` holding the
-key, the full key manifest, the output and the output's SHA-256. A read accepts
+key, the full key manifest, the output and the output's SHA-256, and the backend's notes
+about it (a block left one class per call, and why) with their own SHA-256, so a cache
+hit says what a fresh compile says. A read accepts
 a record only if its bytes are exactly the canonical encoding of a record whose
 key, manifest and digest all match: a digest alone would accept another entry's
 valid bytes, and requiring canonical bytes means any single changed byte is a
@@ -18,20 +20,23 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from aurane.backends.registry import normalize_name
 from aurane.fs import atomic_write
 from aurane.records import record
 
-CACHE_SCHEMA = 1
+# 2: records keep the backend's notes beside the output (1 had the output alone).
+CACHE_SCHEMA = 2
 ENV_VAR = "AURANE_CACHE_DIR"
 DEFAULT_DIRNAME = ".aurane_cache"
 
 _KEY_RE = re.compile(r"[0-9a-f]{64}")
 _TEMP_RE = re.compile(r"\.[0-9a-f]{64}\.json\..*\.tmp")
-_RECORD_FIELDS = frozenset({"schema", "key", "manifest", "output", "output_sha256"})
+_RECORD_FIELDS = frozenset(
+    {"schema", "key", "manifest", "output", "output_sha256", "notes", "notes_sha256"}
+)
 # O_NOFOLLOW refuses a symlinked record; O_NONBLOCK keeps a FIFO planted in
 # its place from hanging the open (it is then rejected as not a regular file).
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -74,6 +79,14 @@ def cache_key(
 
 
 @record
+class CachedEntry:
+    """What a hit gives back: the generated output and the backend's notes about it."""
+
+    output: str
+    notes: tuple[str, ...] = ()
+
+
+@record
 class CacheStats:
     hits: int = 0
     misses: int = 0
@@ -107,22 +120,35 @@ class CompileCache:
         _check_key(key)
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str, manifest: Mapping[str, object]) -> str | None:
+    def lookup(self, key: str, manifest: Mapping[str, object]) -> CachedEntry | None:
+        """The verified entry for ``key``, or None (a miss) for anything else."""
         path = self.path_for(key)
-        output = self._read(path, key, manifest) if self.enabled else None
-        if output is None:
+        entry = self._read(path, key, manifest) if self.enabled else None
+        if entry is None:
             self.stats.misses += 1
         else:
             self.stats.hits += 1
-        return output
+        return entry
 
-    def put(self, key: str, manifest: Mapping[str, object], output: str) -> bool:
+    def get(self, key: str, manifest: Mapping[str, object]) -> str | None:
+        """The output alone of :meth:`lookup`."""
+        entry = self.lookup(key, manifest)
+        return None if entry is None else entry.output
+
+    def put(
+        self,
+        key: str,
+        manifest: Mapping[str, object],
+        output: str,
+        notes: Sequence[str] = (),
+    ) -> bool:
         """Publish a record atomically; False (never an exception) if it could not be written."""
         path = self.path_for(key)
         if not self.enabled:
             return False
+        notes = list(notes)
         try:
-            digest = _sha256(output)
+            output_digest, notes_digest = _sha256(output), _sha256(_canonical(notes))
         except UnicodeEncodeError:  # lone surrogates: not representable, so not cached
             return False
         record = {
@@ -130,7 +156,9 @@ class CompileCache:
             "key": key,
             "manifest": dict(manifest),
             "output": output,
-            "output_sha256": digest,
+            "output_sha256": output_digest,
+            "notes": notes,
+            "notes_sha256": notes_digest,
         }
         payload = _canonical(record).encode("utf-8")
         try:
@@ -157,7 +185,7 @@ class CompileCache:
             removed += _clear_shard(shard)
         return removed
 
-    def _read(self, path: Path, key: str, manifest: Mapping[str, object]) -> str | None:
+    def _read(self, path: Path, key: str, manifest: Mapping[str, object]) -> CachedEntry | None:
         try:
             data = _read_regular(path)
             record = json.loads(data.decode("utf-8"))
@@ -169,8 +197,7 @@ class CompileCache:
                 return None
         except (OSError, ValueError, TypeError, RecursionError):
             return None
-        output: str = record["output"]
-        return output
+        return CachedEntry(record["output"], tuple(record["notes"]))
 
     def _prepare(self, path: Path) -> None:
         # Make the shard a real directory and clear a directory squatting on the
@@ -223,7 +250,7 @@ def _read_regular(path: Path) -> bytes:
 def _valid_record(record: object, key: str, manifest: Mapping[str, object]) -> bool:
     if not isinstance(record, dict) or set(record) != _RECORD_FIELDS:
         return False
-    schema, output, digest = record["schema"], record["output"], record["output_sha256"]
+    schema, output, notes = record["schema"], record["output"], record["notes"]
     return (
         type(schema) is int  # True == 1, so isinstance/== alone would accept `true`
         and schema == CACHE_SCHEMA
@@ -231,8 +258,10 @@ def _valid_record(record: object, key: str, manifest: Mapping[str, object]) -> b
         and isinstance(record["manifest"], dict)
         and _canonical(record["manifest"]) == _canonical(dict(manifest))
         and isinstance(output, str)
-        and isinstance(digest, str)
-        and _sha256(output) == digest
+        and _sha256(output) == record["output_sha256"]
+        and isinstance(notes, list)
+        and all(isinstance(note, str) for note in notes)
+        and _sha256(_canonical(notes)) == record["notes_sha256"]
     )
 
 

@@ -86,7 +86,7 @@ class CompileResult:
     program: ast.AuraneProgram | None = None  # what was lowered (resolved, optimized)
     graphs: dict[str, Graph] = field(default_factory=dict)
     # What the backend said about the code it wrote (a block left one class per call, and
-    # why); empty on a cache hit, where no backend ran.
+    # why); a cache hit gives back the notes stored with its output.
     notes: list[str] = field(default_factory=list)
 
 
@@ -246,9 +246,9 @@ def compile_detailed(
     key_options = options.key_options(entry, filename)
     key = _key(store, entry, key_options, source, filename)
     if store is not None and key is not None:
-        hit = store.get(*key)
+        hit = store.lookup(*key)
         if hit is not None:
-            return CompileResult(hit, entry.name, cached=True)
+            return CompileResult(hit.output, entry.name, cached=True, notes=list(hit.notes))
     program, graphs, warnings = prepare_program(
         source,
         analyze=options.analyze,
@@ -265,7 +265,7 @@ def compile_detailed(
     if options.validate:
         validate_python(output, filename)
     if store is not None and key is not None:
-        store.put(*key, output)  # a failed write is not fatal (K-CACHE)
+        store.put(*key, output, request.notes)  # a failed write is not fatal (K-CACHE)
     return CompileResult(output, entry.name, False, warnings, program, graphs, request.notes)
 
 

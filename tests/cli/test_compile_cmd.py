@@ -363,7 +363,7 @@ UNROLLED = textwrap.dedent(
 def test_a_block_left_one_class_per_call_is_a_located_note(work: Path) -> None:
     """Issue 24 item 3: the roller's fallback is named on stderr at the block's line, with
     its reason; stdout, OUT and the exit status are those of ``--quiet``, which drops the
-    note; a cache hit, where no generator ran, has none."""
+    note; a cache hit says it too (the record keeps the notes beside the output)."""
     (work / "stack.aur").write_text(UNROLLED)
     note = (
         "note: block 'Stack' at 1:7 stays one class per call: "
@@ -380,5 +380,9 @@ def test_a_block_left_one_class_per_call_is_a_located_note(work: Path) -> None:
     assert written.stderr == note + "compiled stack.aur -> net.py\n", written.stderr
     assert (work / "net.py").read_text() == done.stdout
     cached = cli(work, "stack.aur", "net.py")
-    assert cached.stderr == "compiled stack.aur -> net.py (cached)\n", cached.stderr
+    assert cached.returncode == 0
+    assert cached.stderr == note + "compiled stack.aur -> net.py (cached)\n", cached.stderr
+    assert (work / "net.py").read_text() == done.stdout
+    cached_quiet = cli(work, "stack.aur", "net.py", "-q")
+    assert cached_quiet.returncode == 0 and cached_quiet.stderr == ""
     assert cli(work, "good.aur").stderr == "compiled good.aur\n"
