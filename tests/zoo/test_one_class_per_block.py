@@ -286,11 +286,11 @@ def test_branches_on_parameters_are_one_class_with_python_if() -> None:
 
 
 def test_generated_make_divisible_is_the_compilers() -> None:
-    from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE_SOURCE
+    from aurane.backends.torch.inline import inlined_source
     from aurane.semantics.functions import make_divisible
 
     space: dict[str, object] = {}
-    exec(MAKE_DIVISIBLE_SOURCE, space)
+    exec(inlined_source("functions", "make_divisible"), space)
     generated = space["make_divisible"]
     for value in [0.5, 1, 7, 8, 9.6, 12, 37.5, 100, 1001.3]:
         for divisor in (1, 4, 8, 16):

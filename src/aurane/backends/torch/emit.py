@@ -19,7 +19,6 @@ from typing import Any
 
 from aurane.backends.torch.emit_attention import ATTENTION_EMITTERS
 from aurane.backends.torch.emit_common import (
-    ATTENTION_HELPER,
     MASK,
     TRANSPOSED_LINEAR_CLASS,
     Call,
@@ -222,27 +221,3 @@ def emitter(op: str) -> OpEmitter:
     if found is None:
         raise KeyError(f"the torch backend has no emission rule for operation {op!r}")
     return found
-
-
-# -- the attention helper, emitted once per file that needs it ---------------------------
-
-ATTENTION_HELPER_SOURCE = f'''def {ATTENTION_HELPER}(attention, x, padding_mask=None, causal=False):
-    """Batch-first self-attention; padding_mask is (batch, seq) with True = padding.
-
-    Padded keys are hidden and padded queries output zeros. A padded query attends to
-    every key instead of none, so no softmax row is all -inf and outputs and gradients
-    stay finite even for fully padded sequences; its output is zeroed afterwards.
-    """
-    seq_len = x.shape[1]
-    attn_mask = None
-    if causal:
-        attn_mask = torch.ones(seq_len, seq_len, dtype=torch.bool, device=x.device).triu(1)
-    if padding_mask is None:
-        return attention(x, x, x, attn_mask=attn_mask, need_weights=False)[0]
-    hidden = padding_mask[:, None, :].expand(-1, seq_len, -1)  # (batch, query, key)
-    if attn_mask is not None:
-        hidden = hidden | attn_mask
-    hidden = hidden & ~padding_mask[:, :, None]
-    hidden = hidden.repeat_interleave(attention.num_heads, dim=0)
-    out = attention(x, x, x, attn_mask=hidden, need_weights=False)[0]
-    return out.masked_fill(padding_mask[:, :, None], 0.0)'''

@@ -27,6 +27,7 @@ from aurane.backends.torch.emit_common import (
     lit,
     options,
 )
+from aurane.backends.torch.inline import inlined_source
 from aurane.ops.spec import split_inputs
 
 ROTARY_HELPER = "rotary_embedding"
@@ -111,23 +112,12 @@ ATTENTION_EMITTERS: dict[str, OpEmitter] = {
 
 # -- helper functions, emitted once per file whose classes use the operation -----------------
 
-ROTARY_HELPER_SOURCE = f'''def {ROTARY_HELPER}(x, base=10000.0):
-    """Rotary position embedding over (..., seq, head_dim), rotate-half as in HF Llama."""
-    seq_len, head_dim = x.shape[-2], x.shape[-1]
-    exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=x.device) / head_dim
-    inv_freq = 1.0 / base**exponents
-    positions = torch.arange(seq_len, dtype=torch.float32, device=x.device)
-    angles = torch.outer(positions, inv_freq)
-    angles = torch.cat((angles, angles), dim=-1)  # (seq, head_dim)
-    x1, x2 = x.chunk(2, dim=-1)
-    rotated = torch.cat((-x2, x1), dim=-1)
-    return x * angles.cos().to(x.dtype) + rotated * angles.sin().to(x.dtype)'''
 
-# op -> (global function name, source)
-HELPERS: dict[str, tuple[str, str]] = {"rotary_embedding": (ROTARY_HELPER, ROTARY_HELPER_SOURCE)}
+# op -> (global function name, its module in backends/torch/inlined)
+HELPERS: dict[str, tuple[str, str]] = {"rotary_embedding": (ROTARY_HELPER, "functions")}
 HELPER_NAMES: frozenset[str] = frozenset({ATTENTION_HELPER, *(n for n, _ in HELPERS.values())})
 
 
 def helper_sources(ops: set[str]) -> list[str]:
     """The helper functions the given operations call, in a fixed order."""
-    return [source for op, (_, source) in HELPERS.items() if op in ops]
+    return [inlined_source(module, name) for op, (name, module) in HELPERS.items() if op in ops]

@@ -40,6 +40,7 @@ from aurane.backends.torch.emit_common import (
     lit,
     options,
 )
+from aurane.backends.torch.inline import inlined_source
 from aurane.ops.layers import channel_first
 
 DROP_PATH_CLASS = "DropPath"
@@ -188,52 +189,14 @@ LAYER_EMITTERS: Mapping[str, OpEmitter] = {
 
 # -- helper classes, emitted once per file whose classes use the operation -------------------
 
-DROP_PATH_SOURCE = f'''class {DROP_PATH_CLASS}(nn.Module):
-    """Stochastic depth (torchvision's StochasticDepth, "row" mode): in training, zero each
-    sample with probability p and scale the kept ones by 1 / (1 - p); identity in eval."""
 
-    def __init__(self, p):
-        super().__init__()
-        self.p = p
-
-    def forward(self, x):
-        if not self.training or self.p == 0.0:
-            return x
-        keep = 1.0 - self.p
-        noise = torch.empty((x.shape[0],) + (1,) * (x.ndim - 1), dtype=x.dtype, device=x.device)
-        return x * noise.bernoulli_(keep).div_(keep)'''
-
-LAYER_NORM_2D_SOURCE = f'''class {LAYER_NORM_2D_CLASS}(nn.LayerNorm):
-    """Layer normalization over the channel axis of (N, C, *spatial) at every position
-    (torchvision's LayerNorm2d): channels last, normalize, channels first again."""
-
-    def forward(self, x):
-        return super().forward(x.movedim(1, -1)).movedim(-1, 1)'''
-
-TRANSPOSED_LINEAR_SOURCE = f'''class {TRANSPOSED_LINEAR_CLASS}(nn.Module):
-    """A linear layer whose weight is stored (in, out), as Hugging Face's Conv1D (GPT-2)."""
-
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(in_features, out_features, dtype=dtype))
-        self.bias = nn.Parameter(torch.zeros(out_features, dtype=dtype)) if bias else None
-        nn.init.normal_(self.weight, std=0.02)
-
-    def forward(self, x):
-        flat = x.reshape(-1, x.shape[-1])
-        if self.bias is None:
-            out = flat @ self.weight
-        else:
-            out = torch.addmm(self.bias, flat, self.weight)
-        return out.reshape(*x.shape[:-1], -1)'''
-
-# op -> (global name, source); emitted where the generated classes call the name (a
-# layer_norm is an nn.LayerNorm unless dim=1 asks for the channel axis, a dense an
-# nn.Linear unless transposed=true)
+# op -> (global name, its module in backends/torch/inlined); emitted where the generated
+# classes call the name (a layer_norm is an nn.LayerNorm unless dim=1 asks for the channel
+# axis, a dense an nn.Linear unless transposed=true)
 LAYER_HELPERS: dict[str, tuple[str, str]] = {
-    "drop_path": (DROP_PATH_CLASS, DROP_PATH_SOURCE),
-    "layer_norm": (LAYER_NORM_2D_CLASS, LAYER_NORM_2D_SOURCE),
-    "dense": (TRANSPOSED_LINEAR_CLASS, TRANSPOSED_LINEAR_SOURCE),
+    "drop_path": (DROP_PATH_CLASS, "layers"),
+    "layer_norm": (LAYER_NORM_2D_CLASS, "layers"),
+    "dense": (TRANSPOSED_LINEAR_CLASS, "layers"),
 }
 LAYER_HELPER_NAMES: frozenset[str] = frozenset(name for name, _ in LAYER_HELPERS.values())
 
@@ -241,7 +204,7 @@ LAYER_HELPER_NAMES: frozenset[str] = frozenset(name for name, _ in LAYER_HELPERS
 def layer_helper_sources(ops: set[str], code: str | None = None) -> list[str]:
     """The helper classes the given operations use (and ``code`` calls), in a fixed order."""
     return [
-        source
-        for op, (name, source) in LAYER_HELPERS.items()
+        inlined_source(module, name)
+        for op, (name, module) in LAYER_HELPERS.items()
         if op in ops and (code is None or re.search(rf"(?<![\w.]){name}\(", code))
     ]

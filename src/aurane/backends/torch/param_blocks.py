@@ -23,6 +23,7 @@ from typing import Any
 
 from aurane.backends.torch.branches import Conditions, Member, Parts, Test, cut, holds, join
 from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.named import module_class
 from aurane.backends.torch.names import Namespace
@@ -749,17 +750,12 @@ RollBlock = Callable[
 # emitted once in a file whose classes call it: a size such as torchvision's
 # ``_make_divisible(ratio * cin, 8)`` of a block's parameters stays an expression
 MAKE_DIVISIBLE = "make_divisible"
-MAKE_DIVISIBLE_SOURCE = f'''def {MAKE_DIVISIBLE}(value, divisor, min_value=None):
-    """torchvision's _make_divisible: a multiple of divisor, never 10% below value."""
-    floor = divisor if min_value is None else min_value
-    rounded = max(floor, int(value + divisor / 2) // divisor * divisor)
-    return rounded + divisor if rounded < 0.9 * value else rounded'''
 
 
 def function_sources(code: str) -> list[str]:
     """The helper functions the classes' expressions call (``make_divisible``)."""
     called = re.search(rf"(?<![\w.]){MAKE_DIVISIBLE}\(", code)
-    return [MAKE_DIVISIBLE_SOURCE] if called else []
+    return [inlined_source("functions", MAKE_DIVISIBLE)] if called else []
 
 
 def _given(graph: Graph, param: str) -> OperationParam:

@@ -20,10 +20,11 @@ from typing import Any
 from aurane.backends.torch.buffer_helpers import HELPER_NAMES as BUFFER_HELPER_NAMES
 from aurane.backends.torch.buffer_helpers import buffer_helper_sources
 from aurane.backends.torch.data_emit import loader_name
-from aurane.backends.torch.emit import ATTENTION_HELPER_SOURCE
 from aurane.backends.torch.emit_attention import HELPER_NAMES, helper_sources
+from aurane.backends.torch.emit_common import ATTENTION_HELPER
 from aurane.backends.torch.emit_layers import LAYER_HELPER_NAMES, layer_helper_sources
 from aurane.backends.torch.imports import sort_imports
+from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.jobs import JobCode, emit_jobs, job_names
 from aurane.backends.torch.modules import INDENT, ClassPlan, emit_class
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
@@ -238,7 +239,7 @@ class TorchCodeGenerator:
             + buffer_helper_sources(joined)
         )
         if any(p.attention for p in plans):
-            classes.insert(0, ATTENTION_HELPER_SOURCE)
+            classes.insert(0, inlined_source("functions", ATTENTION_HELPER))
         code = "\n\n\n".join(classes)
         imports = (
             _core_imports(code) + _use_imports(self.program) + list(jobs.imports if jobs else ())
