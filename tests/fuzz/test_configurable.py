@@ -24,13 +24,14 @@ FEATURES = ("if/elif/else", "templated name", "quoted name", "config table", "fo
             "two branches of one block", "block in a loop", "make_divisible", "max", "min", "round", "ceil",
             "floor", "A if C else B", "x.shape in a block", "init=", "init rule", "variant", "repeat start=",
             "repeat continues", "repeat then P.*", "splice", "as P.*", "residual loop",
-            "named block calls", "two counts of one block")  # fmt: skip
+            "named block calls", "two counts of one block", "growing loop block")  # fmt: skip
 SOURCE_FORMS = (r"for i in range\(", r"for a0, a1 in ", r"\bif .* and |\bif .* or ",
                 r"\bnot \(", r" in \(", r"\belif ", r"\belse:", r"as \w+\d+_\{i \+ 1\}",
                 r"\"b\{i\}-0\"", r"make_divisible\(", r"x\.shape\[", r"init=normal\(",
                 r"init dense: |init conv\dd: ", r"model Var\d+ = Rep\d+\(", r"start=\d\) as",
                 r"= concat\(x, h\d+, dim=", r"act=none|act\d+ = none|= none\n",
-                r"block = Unit\d+\):", r"x = add\(x, (r|h\d+)\)")  # fmt: skip
+                r"block = Unit\d+\):", r"x = add\(x, (r|h\d+)\)",
+                r"model Grow\d+\(g(: int)?, n(: int)?\):")  # fmt: skip
 
 
 def test_every_issue24_construct_is_registered_and_generated() -> None:

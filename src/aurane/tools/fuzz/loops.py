@@ -7,7 +7,9 @@
   iteration (``cfg0 = [(8, 3), (12, 1)]``, ``for a0, a1 in cfg0``, ``cfg0[i][0]``,
   ``enumerate``, ``zip``, ``len``), named ``as f2_{i + 1}``, ``as feats2.*``, ``as
   blocks2.{i}`` or with a quoted part ``as trunk2."b{i}-0"``;
-* ``growing loop``: DenseNet's ``h = op(x, g) as dl{i + 1}; x = concat(x, h, dim=...)``;
+* ``growing loop``: DenseNet's ``h = op(x, g) as dl{i + 1}; x = concat(x, h, dim=...)``,
+  in the model or as a block over its growth and count (``Grow0(g, n)``, called again on
+  its output with another count);
 * ``loop block``: a block whose loop runs over a count parameter (``for i in range(n)``,
   called again with another count; sometimes an inline residual ``x = add(x, h)``) or a
   list argument (``Loop0(x, [(8, 3), (12, 1)])``).
@@ -294,6 +296,8 @@ def growing_loop(draw: Draw) -> Outcome:
     else:
         op, call, axis = "dense", f"dense({x.name}, {{g}})", -1
         args = {"features": growth}
+    if rng.random() < 0.5:
+        return _growing_block(draw, x, op, call, axis, args, growth)
     g_text = global_constant(draw, "growth", str(growth)) if rng.random() < 0.4 else str(growth)
     body.layer_names += 1
     k_name = body.layer_names
@@ -313,6 +317,57 @@ def growing_loop(draw: Draw) -> Outcome:
     body.steps += steps
     body.bind(Value(x.name, shape, x.dtype))
     note(draw, "templated name")
+    return Outcome.ADDED
+
+
+def _grown(shape: tuple[int, ...], axis: int, by: int) -> tuple[int, ...]:
+    grown = list(shape)
+    grown[axis if axis < 0 else 0] += by
+    return tuple(grown)
+
+
+def _growing_block(
+    draw: Draw, x: Value, op: str, call: str, axis: int, args: dict[str, Any], growth: int
+) -> Outcome:
+    """The growing loop as DenseNet writes it, a block over its growth and count
+    (``Grow0(g, n)``), called again on its output with another count: one class must serve
+    calls whose input widths and loop counts differ."""
+    body, rng = draw.body, draw.rng
+    name = fresh_name(draw, "Grow")
+    params = Params(rng)
+    n = rng.randint(0, 3)
+    params.params += [
+        Param("g", growth, ": int" if rng.random() < 0.5 else "", False, False),
+        Param("n", n, ": int" if rng.random() < 0.5 else "", False, False),
+    ]
+    step = Step(op, dict(args), (x.shape,), x.dtype, model=name)
+    lines: list[tuple[str, Step | None]] = [
+        (params.header(name), None),
+        ("    def forward(x):", None),
+        ("        for i in range(n):", None),
+        (
+            f"            h = {call.replace(x.name + ',', 'x,', 1).format(g='g')} as dl{{i + 1}}",
+            step,
+        ),
+        (f"            x = concat(x, h, dim={axis})", None),
+        ("        return x", None),
+    ]
+    draw.blocks.append(Block(name, lines, [step]))
+    body.blocks.append(name)
+    out = Value(x.name, _grown(x.shape, axis, growth * n), x.dtype)
+    args_text = params.call_args()
+    body.define(x, rng.random() < 0.5, f"{name}({', '.join(args_text)})",
+                f"{name}({', '.join([x.name, *args_text])})", None, out)  # fmt: skip
+    features = ["growing loop block", "templated name"]
+    current = body.current
+    assert current is not None
+    if current.numel <= 4096 and rng.random() < 0.6:
+        again = rng.randint(1, 3)
+        text = f"{name}({', '.join(params.call_args({'n': again}))})"
+        body.define(current, True, text, text, None,
+                    Value(current.name, _grown(current.shape, axis, growth * again), x.dtype))  # fmt: skip
+        features.append("two counts of one block")
+    note(draw, *features)
     return Outcome.ADDED
 
 
