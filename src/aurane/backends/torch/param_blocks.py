@@ -248,8 +248,8 @@ class ParamClasses:
             for graph in graphs:
                 visit(graph)
         self.alike = _alike_sizes(order)
-        self.unfolded = _varying_spatial(order)
         self.varying = _varying_models(order)
+        self.unfolded = _shared_spatial(order, _varying_spatial(order), self.varying)
         # (instance, parameter) whose block is folded after all: its class serves one block
         self.folded: set[tuple[int, str]] = set()
         self.globals.allocate_all(instances)
@@ -904,6 +904,35 @@ def _varying_spatial(graphs: Sequence[Graph]) -> dict[str, frozenset[int]]:
         name: frozenset(axis for axis, sizes in by_axis.items() if len(sizes) > 1)
         for name, by_axis in found.items()
     }
+
+
+def _shared_spatial(
+    graphs: Sequence[Graph],
+    unfolded: Mapping[str, frozenset[int]],
+    varying: Mapping[str, frozenset[str]],
+) -> dict[str, frozenset[int]]:
+    """``unfolded`` made alike for the blocks given to one model-valued parameter whose
+    calls give different blocks (``Pick(w, block=Unit0)`` with ``Unit0`` and ``Unit1``):
+    each takes every spatial axis any of them takes, so where one reads its input's width
+    (``nn.Linear(in_features, w)``) the other does too rather than writing it as a number,
+    their classes take the same arguments and the caller is one class
+    (``block(in_features, w)``)."""
+    groups = [
+        frozenset(g.block_models[p].op for g in graphs if g.name == name and p in g.block_models)
+        for name, params in varying.items()
+        for p in params
+    ]
+    out = dict(unfolded)
+    changed = True
+    while changed:  # a block given to two parameters joins both groups' axes
+        changed = False
+        for group in groups:
+            axes = frozenset(a for block in group for a in out.get(block, frozenset()))
+            for block in group:
+                if block in out and out[block] != axes:
+                    out[block] = axes
+                    changed = True
+    return out
 
 
 def later_input_names(graph: Graph, taken: Sequence[str]) -> dict[InputSize, str]:
