@@ -21,7 +21,16 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from graphlib import TopologicalSorter
 from typing import Any
 
-from aurane.backends.torch.branches import Conditions, Member, Parts, Test, cut, holds, join
+from aurane.backends.torch.branches import (
+    Conditions,
+    Member,
+    Parts,
+    Test,
+    cut,
+    holds,
+    join,
+    middle,
+)
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.named import module_class
@@ -110,6 +119,11 @@ class _Scopes:
             assert isinstance(leaf, InputSize)
             self.sizes.add(leaf.axis)
             return self.spatial[leaf.axis - 1]
+        return self.kept(leaf)
+
+    def kept(self, leaf: Leaf) -> str:
+        """A reference as forward reads it from the module (``self.in_features``), an
+        input's spatial size too (a branch's test: forward may not have read it yet)."""
         name = self.constructor_name(leaf)
         self.read.add(name)
         return f"self.{self.attrs[name]}"
@@ -487,7 +501,9 @@ class ParamClasses:
         classes = list(self.classes.get(model, {}).values())
         if len(classes) < 2:
             return
-        conditions = Conditions(self.models[model], self.constants)
+        ranks = {len(g.input_value.sample_shape or ()) for c in classes for g in c.graphs}
+        rank = ranks.pop() if len(ranks) == 1 else None
+        conditions = Conditions(self.models[model], self.constants, rank)
         if not conditions.supported or not conditions.ifs:
             return
         groups: list[tuple[list[_Class], _Class | None]] = []
@@ -550,9 +566,12 @@ class ParamClasses:
         tests: dict[tuple[int, int], Test] = {}
         for i, stmt in enumerate(conditions.ifs):
             for j in range(len(stmt.branches)):
-                found = conditions.test(i, j, scopes.init, scopes.forward)
+                found = conditions.test(i, j, scopes.init, scopes.kept)
                 if found is not None:
                     tests[(i, j)] = found
+        varying = self.unfolded.get(graphs[0].name, frozenset())
+        if (scopes.used_inputs & varying) - self._taken(classes):
+            return None  # a test reads a spatial axis the classes name otherwise
         for graph in graphs:
             if not _decided(conditions, graph, tests, scopes.inputs):
                 return None
@@ -567,7 +586,7 @@ class ParamClasses:
         # store only what forward's tests read (self.stride, not a size only __init__ tests)
         needed = _Scopes(graphs[0], params, self._taken(classes))
         for i, j in sorted(used):
-            conditions.test(i, j, needed.init, needed.forward)
+            conditions.test(i, j, needed.init, needed.kept)
         if needed.read != scopes.read:
             again = self._join_with(
                 conditions, classes, tests, dims, more, frozenset(needed.read), unused
@@ -601,7 +620,8 @@ class ParamClasses:
             parts.append(cut_lines)
             members.append((conditions.decisions(graph), cut_lines.init))
         first = parts[0]
-        if any(p.head[1:] != first.head[1:] or p.middle != first.middle for p in parts):
+        between = middle(parts)  # an _init_weights some instances have
+        if between is None or any(p.head[1:] != first.head[1:] for p in parts):
             return None
         taken = {
             *params,
@@ -630,7 +650,7 @@ class ParamClasses:
             f"class {name}(nn.Module):",
             *first.head[1:],
             *(line for s in init for line in s),
-            *first.middle,
+            *between,
             *(line for s in forward for line in s),
         ]
         joined = _Class(
