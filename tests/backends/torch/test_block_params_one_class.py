@@ -22,13 +22,14 @@ import pytest
 
 from aurane import ops, records
 from aurane.analysis.profile import profile, walk
-from aurane.ir.graph import Graph
-from aurane.ir.inits import layer_path
 from aurane.ir.printer import graph_to_text
 from aurane.tools.differential import run_accepted
 from aurane.verify import Generated, ModelReport, load_generated, verify_model
 
 torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import ir_paths as _ir_paths  # noqa: E402
+from tests.backends.torch.one_class import module_paths as _module_paths  # noqa: E402
 
 CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
 
@@ -43,25 +44,6 @@ def _class(gen: Generated, name: str) -> str:
     start = gen.code.index(f"class {name}(nn.Module):")
     end = gen.code.find("\nclass ", start + 1)
     return gen.code[start:end]
-
-
-def _ir_paths(graph: Graph, prefix: str = "") -> set[str]:
-    """The IR's path of every layer holding parameters (a repeat's copies numbered)."""
-    out = set()
-    for node in graph.nodes:
-        path = prefix + layer_path(node)
-        if node.subgraph is None:
-            out |= {path} if node.parameters else set()
-            continue
-        copies = [f"{path}.{i}." for i in range(node.repeat)] if node.op == "repeat" else []
-        for inner in copies or [f"{path}."]:
-            out |= _ir_paths(node.subgraph, inner)
-    return out
-
-
-def _module_paths(model: torch.nn.Module) -> set[str]:
-    """The generated module's parameter names without the parameter (``a.block1.dense1``)."""
-    return {name.rsplit(".", 1)[0] for name, _ in model.named_parameters()}
 
 
 def _paths_agree(gen: Generated) -> None:
