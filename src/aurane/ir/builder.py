@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aurane.ir.graph import Node, Value
-from aurane.records import field, record
+from aurane.records import field, fields, is_record, record
 from aurane.semantics.dims import has_symbols, shape_value
 from aurane.semantics.sizes import ConcreteSizeNeeded, Symbol
 from aurane.semantics.values import NotLiteral, literal_value
@@ -168,13 +168,18 @@ class GraphBuilder:
     # (``block(width)``, by the start of the name) -> that parameter: the call is numbered
     # after it (``block1``), not after the block it gave, so names follow the source
     callees: Mapping[tuple[int, int], str] = field(default_factory=dict)
+    # the first part of every ``as`` name of the forward (``basic1``, ``layers1`` from
+    # ``as layers{i}``): an unnamed layer's id is its path, so it never takes one
+    named: frozenset[str] = frozenset()
 
     def fresh(self, stem: str) -> str:
-        """A new node id; skips names already taken (a forward parameter called dense1)."""
+        """A new node id; skips names already taken (a forward parameter called dense1) and
+        the forward's ``as`` names (``dense(8) as basic1 -> Basic(16)``: ``basic2``), so
+        the IR's layer paths are the generated module's attributes."""
         while True:
             self.counters[stem] += 1
             name = f"{stem}{self.counters[stem]}"
-            if name not in self.values:
+            if name not in self.values and name not in self.named:
                 return name
 
     def value(self, name: str) -> Value:
@@ -190,3 +195,21 @@ class GraphBuilder:
     def add_node(self, node: Node) -> None:
         self.nodes.append(node)
         self.producers[node.output] = node
+
+
+def as_names(body: object) -> frozenset[str]:
+    """The first part of every ``as`` name in a forward body (a call's, a chain's), its
+    holes filled where constant resolution unrolled the loops (``layers1``, ``layers2``)."""
+    found: set[str] = set()
+    pending: list[object] = [body]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, tuple | list):
+            pending.extend(item)
+        elif isinstance(item, ast.Call | ast.Chain):
+            if item.layer is not None:
+                found.add(item.layer.split(".")[0])
+            pending.extend(getattr(item, f.name) for f in fields(item))
+        elif is_record(item) and not isinstance(item, Span | type):
+            pending.extend(getattr(item, f.name) for f in fields(item))
+    return frozenset(found)

@@ -14,7 +14,7 @@ from aurane.codes import diag
 from aurane.diagnostics import Diagnostic, Label
 from aurane.ir import blocks, layers
 from aurane.ir.block_calls import BlockCalls, is_tensor
-from aurane.ir.builder import GraphBuilder, ModelInfo, input_default, model_info
+from aurane.ir.builder import GraphBuilder, ModelInfo, as_names, input_default, model_info
 from aurane.ir.contracts import padding_mask_length
 from aurane.ir.graph import BATCH, Graph, Value
 from aurane.ir.inits import rule_reaches_nothing
@@ -68,8 +68,10 @@ class _Lowerer(BlockCalls):
         assert model.forward is not None
         dtype = input_type.dtype
         param_dtype = dtype if dtype is not None and dtype in config.FLOAT_DTYPES else "float32"
-        builder = GraphBuilder(graph_name, param_dtype, callees=dict(callees or {}))
         forward = model.forward
+        builder = GraphBuilder(
+            graph_name, param_dtype, callees=dict(callees or {}), named=as_names(forward.body)
+        )
         input_name = forward.param
         env: dict[str, str | None] = {}  # None: its producer failed
         typed = [(input_type, input_span), *more_inputs]

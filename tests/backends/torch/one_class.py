@@ -1,5 +1,6 @@
 """Shared by the one-class-per-block tests: compile and run a program against its IR,
-cut out one generated class, and compare a generated module with a hand-written twin."""
+cut out one generated class, compare a generated module with a hand-written twin, and
+the IR's layer paths with the module's parameter names."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import textwrap
 import torch
 from torch import nn
 
+from aurane.ir.graph import Graph
+from aurane.ir.inits import layer_path
 from aurane.tools.differential import run_accepted
 from aurane.verify import Generated, load_generated
 
@@ -36,3 +39,22 @@ def same(net: nn.Module, twin: nn.Module, *inputs: torch.Tensor) -> None:
     twin.eval()
     with torch.no_grad():
         torch.testing.assert_close(net(*inputs), twin(*inputs), rtol=0, atol=0)
+
+
+def ir_paths(graph: Graph, prefix: str = "") -> set[str]:
+    """The IR's path of every layer holding parameters (a repeat's copies numbered)."""
+    out = set()
+    for node in graph.nodes:
+        path = prefix + layer_path(node)
+        if node.subgraph is None:
+            out |= {path} if node.parameters else set()
+            continue
+        copies = [f"{path}.{i}." for i in range(node.repeat)] if node.op == "repeat" else []
+        for inner in copies or [f"{path}."]:
+            out |= ir_paths(node.subgraph, inner)
+    return out
+
+
+def module_paths(model: nn.Module) -> set[str]:
+    """The generated module's parameter names without the parameter (``a.block1.dense1``)."""
+    return {name.rsplit(".", 1)[0] for name, _ in model.named_parameters()}

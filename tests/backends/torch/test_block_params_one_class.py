@@ -22,13 +22,14 @@ import pytest
 
 from aurane import ops, records
 from aurane.analysis.profile import profile, walk
-from aurane.ir.graph import Graph
-from aurane.ir.inits import layer_path
 from aurane.ir.printer import graph_to_text
 from aurane.tools.differential import run_accepted
 from aurane.verify import Generated, ModelReport, load_generated, verify_model
 
 torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import ir_paths as _ir_paths  # noqa: E402
+from tests.backends.torch.one_class import module_paths as _module_paths  # noqa: E402
 
 CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
 
@@ -43,25 +44,6 @@ def _class(gen: Generated, name: str) -> str:
     start = gen.code.index(f"class {name}(nn.Module):")
     end = gen.code.find("\nclass ", start + 1)
     return gen.code[start:end]
-
-
-def _ir_paths(graph: Graph, prefix: str = "") -> set[str]:
-    """The IR's path of every layer holding parameters (a repeat's copies numbered)."""
-    out = set()
-    for node in graph.nodes:
-        path = prefix + layer_path(node)
-        if node.subgraph is None:
-            out |= {path} if node.parameters else set()
-            continue
-        copies = [f"{path}.{i}." for i in range(node.repeat)] if node.op == "repeat" else []
-        for inner in copies or [f"{path}."]:
-            out |= _ir_paths(node.subgraph, inner)
-    return out
-
-
-def _module_paths(model: torch.nn.Module) -> set[str]:
-    """The generated module's parameter names without the parameter (``a.block1.dense1``)."""
-    return {name.rsplit(".", 1)[0] for name, _ in model.named_parameters()}
 
 
 def _paths_agree(gen: Generated) -> None:
@@ -533,6 +515,130 @@ def test_blocks_without_parameters_given_as_an_argument() -> None:
     for plain in (model.b.block1, model.b.block2):
         h = plain.dense2(plain.dense1(h))
     assert torch.allclose(model(x), h, atol=1e-6)
+
+
+# -- blocks given to one parameter take their input sizes alike (fuzz seed 1000108) --------
+
+UNITS = """
+    model Unit0(w):
+        def forward(x):
+            return x -> dense(w, bias=false)
+
+    model Unit1(w):
+        def forward(x):
+            return x -> dense(w).relu
+"""
+
+
+def test_blocks_given_to_one_parameter_take_the_width_one_of_them_takes() -> None:
+    """``Unit0`` is called at images 8 and 6 wide, so its class takes ``in_features``;
+    ``Unit1``, called at 6 only, wrote ``nn.Linear(6, w)``: ``block(in_features, w)`` and
+    ``block(w)`` read differently and ``Pick`` was two classes (a located note). A block
+    given to the same parameter now takes every spatial axis another one takes, so both
+    are ``Unit(in_features, w)`` and ``Pick`` is one class."""
+    gen = _proved(
+        UNITS
+        + """
+    model Pick(w, block = Unit0):
+        def forward(x):
+            return x -> block(w) as b1 -> block(w) as b2
+
+    model Net:
+        input_shape = (3, 8, 8)
+        def forward(x):
+            x -> Pick(6) as a -> Pick(6, Unit1) as b
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Unit0", "Unit1", "Pick", "Net"], gen.code
+    assert "def __init__(self, in_features, w):" in _class(gen, "Unit1")
+    assert "nn.Linear(in_features, w)" in _class(gen, "Unit1")
+    pick = _class(gen, "Pick")
+    assert "def __init__(self, in_features, w, block=Unit0):" in pick
+    assert "self.b1 = block(in_features, w)" in pick and "self.b2 = block(w, w)" in pick
+    assert "self.a = Pick(8, 6)" in gen.code and "self.b = Pick(6, 6, block=Unit1)" in gen.code
+    twin = load_generated(
+        textwrap.dedent(
+            UNITS
+            + """
+    model PickA(w):
+        def forward(x):
+            return x -> Unit0(w) as b1 -> Unit0(w) as b2
+
+    model PickB(w):
+        def forward(x):
+            return x -> Unit1(w) as b1 -> Unit1(w) as b2
+
+    model Net:
+        input_shape = (3, 8, 8)
+        def forward(x):
+            x -> PickA(6) as a -> PickB(6) as b
+    """
+        ),
+        "twin.aur",
+    )
+    _same_as_twin(gen, twin, torch.randn(2, 3, 8, 8))
+
+
+def test_blocks_without_parameters_given_to_one_parameter_take_their_width_alike() -> None:
+    """``Plain`` is called at 8 and 6 features, so it is one class taking ``in_features``;
+    ``Plain2``, called at 6 only, had a no-argument class (``nn.Linear(6, 6)``), and ``A``
+    was two classes (``block(in_features)`` against ``block()``). A block without
+    parameters given to the same parameter as one lowered per call is lowered per call
+    too: ``Plain2(in_features)``, one ``A``."""
+    gen = _proved(
+        """
+    model Plain:
+        def forward(x):
+            x -> dense(6, bias=false)
+
+    model Plain2:
+        def forward(x):
+            x -> dense(6).relu
+
+    model A(block = Plain):
+        def forward(x):
+            x -> block() as b1 -> block() as b2
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> A() as a -> A(Plain2) as b
+    """
+    )
+    assert CLASS.findall(gen.code) == ["Plain", "Plain2", "A", "Net"], gen.code
+    assert "def __init__(self, in_features):" in _class(gen, "Plain2")
+    a = _class(gen, "A")
+    assert "def __init__(self, in_features, block=Plain):" in a
+    assert "self.b1 = block(in_features)" in a and "self.b2 = block(6)" in a
+    assert "self.a = A(8)" in gen.code and "self.b = A(6, block=Plain2)" in gen.code
+    twin = load_generated(
+        textwrap.dedent(
+            """
+    model Plain:
+        def forward(x):
+            x -> dense(6, bias=false)
+
+    model Plain2:
+        def forward(x):
+            x -> dense(6).relu
+
+    model A1:
+        def forward(x):
+            x -> Plain as b1 -> Plain as b2
+
+    model A2:
+        def forward(x):
+            x -> Plain2 as b1 -> Plain2 as b2
+
+    model Net:
+        input_shape = (8,)
+        def forward(x):
+            x -> A1 as a -> A2 as b
+    """
+        ),
+        "twin.aur",
+    )
+    _same_as_twin(gen, twin, torch.randn(3, 8))
 
 
 # -- the IR names a call through the parameter after it: every consumer shows the module ----

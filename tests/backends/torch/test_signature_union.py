@@ -227,8 +227,9 @@ def test_the_fuzz_program_writes_one_class_for_sel0() -> None:
     _same(net.sel02, _Sel0Dense(), x)
 
 
-def test_blocks_given_as_an_argument_with_other_constructors_stay_apart() -> None:
-    # Unit0 takes its input width (its calls give 8 and 6), Unit1 not: Pick0 is two classes
+def test_blocks_given_as_an_argument_take_the_same_constructor_arguments() -> None:
+    # Unit0 takes its input width (its calls give 8 and 6); Unit1, given to the same
+    # parameter, takes it too (was `nn.Linear(6, w)`): Pick0 is one class (was two)
     gen = _generated(
         """
 model Unit0(w):
@@ -251,6 +252,7 @@ model Net:
         return x
 """
     )
-    assert CLASS.findall(gen.code) == ["Unit0", "Unit1", "Pick0", "Pick0_2", "Net"], gen.code
-    assert "def __init__(self, in_features, w):" in _block_class(gen, "Pick0")
-    assert "def __init__(self, w):" in _block_class(gen, "Pick0_2")
+    assert CLASS.findall(gen.code) == ["Unit0", "Unit1", "Pick0", "Net"], gen.code
+    assert "def __init__(self, in_features, w, block=Unit0):" in _block_class(gen, "Pick0")
+    assert "def __init__(self, in_features, w):" in _block_class(gen, "Unit1")
+    assert "self.pick02 = Pick0(6, 6, block=Unit1)" in gen.code, gen.code

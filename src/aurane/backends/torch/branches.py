@@ -50,8 +50,16 @@ class Test:
 class Conditions:
     """The ``if`` statements of one block's forward body and their tests as Python."""
 
-    def __init__(self, model: ast.Model, constants: Mapping[str, ast.Expr] | None = None) -> None:
+    def __init__(
+        self,
+        model: ast.Model,
+        constants: Mapping[str, ast.Expr] | None = None,
+        rank: int | None = None,
+    ) -> None:
+        """``rank``: the rank of the block's input sample where every call gives it alike,
+        so a test may read any axis of it (``x.shape[-1]``); else only ``x.shape[1]``."""
         self.model = model
+        self.rank = rank
         self.params = {p.name for p in model.params}
         # the block's constants, then the program's (a parameter hides both)
         self.locals = {**(constants or {}), **{f.name: f.value for f in model.fields}}
@@ -87,8 +95,8 @@ class Conditions:
         if expr is None:
             return None
         param = self.model.forward.param if self.model.forward is not None else "x"
-        first = _python(expr, init, self.params, self.locals, param)
-        second = _python(expr, forward, self.params, self.locals, param)
+        first = _python(expr, init, self.params, self.locals, param, self.rank)
+        second = _python(expr, forward, self.params, self.locals, param, self.rank)
         if first is None or second is None:
             return None
         return Test(first, second)
@@ -100,8 +108,11 @@ def _python(
     params: set[str],
     local: dict[str, ast.Expr],
     x: str,
+    rank: int | None = None,
 ) -> str | None:
-    """``expr`` as Python, or None where it reads something this printer cannot write."""
+    """``expr`` as Python, or None where it reads something this printer cannot write.
+    ``x.shape[k]`` is an axis of the input (``InputSize(k - 1)``; a negative ``k`` counts
+    from the end of a sample of ``rank`` axes)."""
     expanding: set[str] = set()  # the constants being written: a cycle is not written
 
     def leaf(e: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
@@ -113,16 +124,32 @@ def _python(
                 found = text(local[ident])
                 expanding.discard(ident)
                 return found
-            case ast.Subscript(value=ast.Name(id=ident), index=ast.Number(value=1)) if (
-                ident == f"{x}.shape"
-            ):
-                return name(InputSize(0)), ATOM
+            case ast.Subscript(value=ast.Name(id=ident), index=index) if ident == f"{x}.shape":
+                axis = _input_axis(index, rank)
+                return (name(InputSize(axis)), ATOM) if axis is not None else None
         return None
 
     try:
         return python_text(expr, leaf, PRINTED)
     except NotPython:
         return None
+
+
+def _input_axis(index: ast.Expr, rank: int | None) -> int | None:
+    """The sample axis ``x.shape[index]`` reads (axis 0 of the sample is ``x.shape[1]``),
+    None for the batch axis or an index this printer cannot place."""
+    match index:
+        case ast.Number(value=int(position)):
+            pass
+        case ast.UnaryOp(op="-", operand=ast.Number(value=int(position))):
+            position = -position
+        case _:
+            return None
+    if rank is None:
+        return 0 if position == 1 else None
+    if not -(rank + 1) <= position <= rank or position % (rank + 1) == 0:
+        return None
+    return position % (rank + 1) - 1
 
 
 def holds(test: str, graph: Graph, input_names: Sequence[str]) -> bool | None:
@@ -173,6 +200,28 @@ def cut(lines: list[str]) -> Parts | None:
         tuple(lines[blank:forward_start]),
         _statements(lines[forward_start:]),
     )
+
+
+def middle(parts: Sequence[Parts]) -> tuple[str, ...] | None:
+    """The lines between ``__init__`` and forward's body of a class joined from ``parts``:
+    theirs where they read alike, or the one ``_init_weights`` some of them have where the
+    others have none (a layer with ``init=`` in one branch only; only the constructors of
+    those instances call it). None where they differ otherwise."""
+    methods: set[tuple[str, ...]] = set()
+    rests: set[tuple[str, ...]] = set()
+    for part in parts:
+        head = f"{INDENT}def _init_weights(self):"
+        if head in part.middle:
+            start = part.middle.index(head)
+            end = part.middle.index("", start)
+            methods.add(part.middle[:end])
+            rests.add(part.middle[end:])
+        else:
+            rests.add(part.middle)
+    if len(rests) != 1 or len(methods) > 1:
+        return None
+    rest = rests.pop()
+    return (*methods.pop(), *rest) if methods else rest
 
 
 def _statements(lines: list[str]) -> tuple[tuple[str, ...], ...]:

@@ -21,7 +21,16 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from graphlib import TopologicalSorter
 from typing import Any
 
-from aurane.backends.torch.branches import Conditions, Member, Parts, Test, cut, holds, join
+from aurane.backends.torch.branches import (
+    Conditions,
+    Member,
+    Parts,
+    Test,
+    cut,
+    holds,
+    join,
+    middle,
+)
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
@@ -111,6 +120,11 @@ class _Scopes:
             assert isinstance(leaf, InputSize)
             self.sizes.add(leaf.axis)
             return self.spatial[leaf.axis - 1]
+        return self.kept(leaf)
+
+    def kept(self, leaf: Leaf) -> str:
+        """A reference as forward reads it from the module (``self.in_features``), an
+        input's spatial size too (a branch's test: forward may not have read it yet)."""
         name = self.constructor_name(leaf)
         self.read.add(name)
         return f"self.{self.attrs[name]}"
@@ -249,8 +263,8 @@ class ParamClasses:
             for graph in graphs:
                 visit(graph)
         self.alike = _alike_sizes(order)
-        self.unfolded = _varying_spatial(order)
         self.varying = _varying_models(order)
+        self.unfolded = _shared_spatial(order, _varying_spatial(order), self.varying)
         # (instance, parameter) whose block is folded after all: its class serves one block
         self.folded: set[tuple[int, str]] = set()
         self.globals.allocate_all(instances)
@@ -488,7 +502,9 @@ class ParamClasses:
         classes = list(self.classes.get(model, {}).values())
         if len(classes) < 2:
             return
-        conditions = Conditions(self.models[model], self.constants)
+        ranks = {len(g.input_value.sample_shape or ()) for c in classes for g in c.graphs}
+        rank = ranks.pop() if len(ranks) == 1 else None
+        conditions = Conditions(self.models[model], self.constants, rank)
         if not conditions.supported or not conditions.ifs:
             return
         groups: list[tuple[list[_Class], _Class | None]] = []
@@ -551,9 +567,12 @@ class ParamClasses:
         tests: dict[tuple[int, int], Test] = {}
         for i, stmt in enumerate(conditions.ifs):
             for j in range(len(stmt.branches)):
-                found = conditions.test(i, j, scopes.init, scopes.forward)
+                found = conditions.test(i, j, scopes.init, scopes.kept)
                 if found is not None:
                     tests[(i, j)] = found
+        varying = self.unfolded.get(graphs[0].name, frozenset())
+        if (scopes.used_inputs & varying) - self._taken(classes):
+            return None  # a test reads a spatial axis the classes name otherwise
         for graph in graphs:
             if not _decided(conditions, graph, tests, scopes.inputs):
                 return None
@@ -568,7 +587,7 @@ class ParamClasses:
         # store only what forward's tests read (self.stride, not a size only __init__ tests)
         needed = _Scopes(graphs[0], params, self._taken(classes))
         for i, j in sorted(used):
-            conditions.test(i, j, needed.init, needed.forward)
+            conditions.test(i, j, needed.init, needed.kept)
         if needed.read != scopes.read:
             again = self._join_with(
                 conditions, classes, tests, dims, more, frozenset(needed.read), unused
@@ -602,7 +621,8 @@ class ParamClasses:
             parts.append(cut_lines)
             members.append((conditions.decisions(graph), cut_lines.init))
         first = parts[0]
-        if any(p.head[1:] != first.head[1:] or p.middle != first.middle for p in parts):
+        between = middle(parts)  # an _init_weights some instances have
+        if between is None or any(p.head[1:] != first.head[1:] for p in parts):
             return None
         taken = {
             *params,
@@ -631,7 +651,7 @@ class ParamClasses:
             f"class {name}(nn.Module):",
             *first.head[1:],
             *(line for s in init for line in s),
-            *first.middle,
+            *between,
             *(line for s in forward for line in s),
         ]
         joined = _Class(
@@ -900,6 +920,35 @@ def _varying_spatial(graphs: Sequence[Graph]) -> dict[str, frozenset[int]]:
         name: frozenset(axis for axis, sizes in by_axis.items() if len(sizes) > 1)
         for name, by_axis in found.items()
     }
+
+
+def _shared_spatial(
+    graphs: Sequence[Graph],
+    unfolded: Mapping[str, frozenset[int]],
+    varying: Mapping[str, frozenset[str]],
+) -> dict[str, frozenset[int]]:
+    """``unfolded`` made alike for the blocks given to one model-valued parameter whose
+    calls give different blocks (``Pick(w, block=Unit0)`` with ``Unit0`` and ``Unit1``):
+    each takes every spatial axis any of them takes, so where one reads its input's width
+    (``nn.Linear(in_features, w)``) the other does too rather than writing it as a number,
+    their classes take the same arguments and the caller is one class
+    (``block(in_features, w)``)."""
+    groups = [
+        frozenset(g.block_models[p].op for g in graphs if g.name == name and p in g.block_models)
+        for name, params in varying.items()
+        for p in params
+    ]
+    out = dict(unfolded)
+    changed = True
+    while changed:  # a block given to two parameters joins both groups' axes
+        changed = False
+        for group in groups:
+            axes = frozenset(a for block in group for a in out.get(block, frozenset()))
+            for block in group:
+                if block in out and out[block] != axes:
+                    out[block] = axes
+                    changed = True
+    return out
 
 
 def later_input_names(graph: Graph, taken: Sequence[str]) -> dict[InputSize, str]:

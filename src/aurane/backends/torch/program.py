@@ -360,6 +360,7 @@ def _one_class_graphs(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> d
     class per shape. The graphs are otherwise the same (node ids, layers, shapes)."""
     models = {m.name: m for m in program.models}
     shapes: dict[str, set[object]] = {}
+    given: dict[tuple[str, str], set[str]] = {}  # (block, model-valued parameter) -> blocks
     pending = list(graphs.values())
     seen: set[int] = set()
     while pending:
@@ -373,14 +374,21 @@ def _one_class_graphs(program: ast.AuraneProgram, graphs: dict[str, Graph]) -> d
             model = models.get(sub.name)
             if sub.block_params is None and model is not None and model.forward is not None:
                 shapes.setdefault(sub.name, set()).add(sub.input_value.shape)
-    several = frozenset(name for name, found in shapes.items() if len(found) > 1)
+            for param, made in sub.block_models.items():
+                given.setdefault((sub.name, param), set()).add(made.op)
+    several = {name for name, found in shapes.items() if len(found) > 1}
+    # the blocks one parameter is given (``Pick(Unit0)``, ``Pick(Unit1)``) take their
+    # input sizes alike where one of them does: ``block(in_features)`` in both
+    groups = [blocks & shapes.keys() for blocks in given.values() if len(blocks) > 1]
+    while any(group & several and not group <= several for group in groups):
+        several |= {b for group in groups if group & several for b in group}
     if not several:
         return graphs
     from aurane.ir.lower import lower_program
     from aurane.semantics.check import analyze
 
     semantic = analyze(program)
-    again, found = lower_program(program, semantic, per_call_blocks=several)
+    again, found = lower_program(program, semantic, per_call_blocks=frozenset(several))
     if any(d.is_error for d in [*semantic.diagnostics, *found]) or set(again) != set(graphs):
         return graphs
     return again

@@ -1,0 +1,150 @@
+"""Issue 24 item 3: a block whose calls took different ``if`` branches is one class where
+the branch's test reads any axis of the input (``x.shape[-1]``, not only ``x.shape[1]``)
+and where one branch builds a layer with ``init=`` (an ``_init_weights`` the other
+branch's instances have not). Both split the fuzz generator's ``Sel0`` (seeds 1000411 and
+1000955 of ``bench/one_class_per_block.py --seed 1``). The generated code is executed
+(``run_accepted`` compares every shape and the parameter count with the IR's) and
+strict-loaded into hand-written twins of the per-call classes, with equal outputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from aurane.verify import Generated
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
+
+
+def _generated(source: str) -> Generated:
+    return generated(source, "branch_tests.aur")
+
+
+WIDTH = """
+model Sel(w, q: int = 4):
+    def forward(x):
+        if x.shape[-1] == 8 and q > 1:
+            return x -> dense(w)
+        else:
+            return x -> dense(w, bias=false).relu
+
+model Net:
+    input_shape = (4, 6, 8)
+    def forward(x):
+        x -> Sel(6) as a -> Sel(6) as b -> Sel(5, q=1) as c
+        return x
+"""
+
+
+class _Dense(nn.Module):
+    """The class of the calls that take the first branch."""
+
+    def __init__(self, in_features: int, w: int) -> None:
+        super().__init__()
+        self.dense1 = nn.Linear(in_features, w)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dense1(x)
+
+
+class _Relu(nn.Module):
+    """The class of the calls that take the other branch."""
+
+    def __init__(self, in_features: int, w: int) -> None:
+        super().__init__()
+        self.dense1 = nn.Linear(in_features, w, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.dense1(x))
+
+
+class _WidthTwin(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = _Dense(8, 6)
+        self.b = _Relu(6, 6)
+        self.c = _Relu(6, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c(self.b(self.a(x)))
+
+
+def test_a_test_on_the_last_axis_of_the_input_is_one_class() -> None:
+    """``x.shape[-1]`` of an image is its width: the constructor takes it (``in_features``,
+    as a dense on the last axis names it) and forward tests the stored size; it was
+    ``Sel`` and ``Sel_2`` with the note "a block without loops whose calls write ..."."""
+    gen = _generated(WIDTH)
+    assert CLASS.findall(gen.code) == ["Sel", "Net"], gen.code
+    text = block_class(gen, "Sel")
+    assert "def __init__(self, in_features, w, q=4):" in text, text
+    assert "if in_features == 8 and q > 1:" in text, text
+    assert "if self.in_features == 8 and self.q > 1:" in text, text
+    assert "self.a = Sel(8, 6)" in gen.code and "self.c = Sel(6, 5, q=1)" in gen.code
+    torch.manual_seed(0)
+    same(gen.module.Net(), _WidthTwin(), torch.randn(2, 4, 6, 8))
+
+
+INIT = """
+model Sel(w, fan: bool):
+    def forward(x):
+        if fan:
+            return x -> dense(w, init=kaiming_normal(mode="fan_out", nonlinearity="relu")).relu
+        else:
+            return x -> dense(w, bias=false)
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Sel(6, true) as a -> Sel(4, false) as b
+        return x
+"""
+
+
+class _Fan(nn.Module):
+    def __init__(self, in_features: int, w: int) -> None:
+        super().__init__()
+        self.dense1 = nn.Linear(in_features, w)
+        nn.init.kaiming_normal_(self.dense1.weight, mode="fan_out", nonlinearity="relu")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.dense1(x))
+
+
+class _Plain(nn.Module):
+    def __init__(self, in_features: int, w: int) -> None:
+        super().__init__()
+        self.dense1 = nn.Linear(in_features, w, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dense1(x)
+
+
+class _InitTwin(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = _Fan(8, 6)
+        self.b = _Plain(6, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x))
+
+
+def test_an_init_in_one_branch_only_is_one_class() -> None:
+    """The branch with ``init=`` calls ``self._init_weights()`` after building its layer;
+    the other builds no such layer and calls nothing (was ``Sel`` and ``Sel_2``: the
+    classes differed between ``__init__`` and forward)."""
+    gen = _generated(INIT)
+    assert CLASS.findall(gen.code) == ["Sel", "Net"], gen.code
+    text = block_class(gen, "Sel")
+    assert "        if fan:\n            self.dense1 = nn.Linear(" in text, text
+    assert "            self._init_weights()\n" in text, text
+    assert text.count("self._init_weights()") == 1, text
+    assert "    def _init_weights(self):\n        nn.init.kaiming_normal_(" in text, text
+    torch.manual_seed(0)
+    net = gen.module.Net()
+    # the init ran where the branch built its layer: fan_out kaiming, not nn.Linear's own
+    std = net.a.dense1.weight.std().item()
+    assert 0.3 < std < 0.9, std  # sqrt(2 / 6) ~ 0.58; the default uniform gives ~ 0.2
+    same(net, _InitTwin(), torch.randn(3, 8))
