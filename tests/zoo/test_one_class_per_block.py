@@ -901,33 +901,14 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
     assert "self.b = Stage(16, 16, 3, act=nn.GELU)" in code, code
 
 
-# what stays one class per call: a join that grows the width (DenseNet's concat), an
-# operation argument without an argument-free module class (exp)
-CONCAT_JOIN = """\
-use torch
-
-model Dense(growth, n):
-    def forward(x):
-        for i in range(n):
-            h = x -> dense(growth).relu as fc{i}
-            x = concat(x, h, dim=1)
-        return x
-
-model Net:
-    input_shape = (8,)
-    def forward(x):
-        x -> Dense(4, 1) as a -> Dense(4, 2) as b -> dense(2) as head
-"""
+# what stays one class per call: an operation argument without an argument-free module
+# class (exp); a join that grows the width rolls (tests/backends/torch/
+# test_rolled_block_forms.py)
 
 
 @pytest.mark.parametrize(
     ("source", "classes", "reason"),
     [
-        (
-            CONCAT_JOIN,
-            ["Dense", "Dense_2", "Net"],
-            "block 'Dense' at 3:7: the join 'concat' changes the width",
-        ),
         (
             ACTIVATION.replace("act=tanh", "act=exp"),
             ["Stage", "Stage_2", "Net"],
@@ -964,7 +945,6 @@ model Net:
         ),
     ],
     ids=[
-        "concat-join",
         "exp-argument",
         "threaded-before-join",
         "alias-read-after-join",

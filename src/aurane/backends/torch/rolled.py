@@ -739,7 +739,6 @@ class _Walk:
         return int(plain(shape[1]))
 
     def step(self, step: ast.Call, depth: int) -> list[str]:
-        pad = INDENT * depth
         self.depth = depth
         node = self._node(step)
         if not self.size:  # a tensor no module made: its width as the IR's number
@@ -760,13 +759,18 @@ class _Walk:
             self.env[LAYER] = _Width(width)
         else:
             text = self._width_text(step, width, out, self._flattened(node))
-        if text != self.size:
-            if depth > TOP:  # inside a loop the local carries it to the next iteration
-                lines.append(f"{pad}{SIZE} = {text}")
-                self.env[SIZE] = width
-            else:
-                self.size = text
-        return lines
+        return lines + self._advance(text, width, depth)
+
+    def _advance(self, text: str, width: int, depth: int) -> list[str]:
+        """The running width is ``text`` (worth ``width``) from here: inside a loop the
+        local carries it to the next iteration, outside it is the text itself."""
+        if text == self.size:
+            return []
+        if depth > TOP:
+            self.env[SIZE] = width
+            return [f"{INDENT * depth}{SIZE} = {text}"]
+        self.size = text
+        return []
 
     def _width_text(
         self, step: ast.Call, width: int, inline: str | None, flat: str | None = None

@@ -18,7 +18,8 @@ The block's constants (``hidden = 4 * width``) are locals of ``__init__`` (each 
 the compiler's value at every call; one forward reads is stored), an operation-valued
 parameter is a module class argument (``act=nn.ReLU``, built once as ``self.act = act()``),
 and a loop may make a second tensor from the threaded one and join it back (``h = x ->
-...`` then ``x = add(x, h)``), or keep the threaded one under a second name and join it
+...`` then ``x = add(x, h)``, or ``x = concat(x, h, dim=1)``, the width growing by the
+second's: ``channels = channels + growth``), or keep the threaded one under a second name and join it
 back (``r = x``, ``x -> ...``, then ``x = add(x, r)``: ``_BlockWalk``).
 
 Anything else raises ``rolled.Unsupported`` and the instances keep today's classes.
@@ -38,6 +39,7 @@ from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.param_blocks import _module_of, _operations, input_names
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
+    _ATOMIC,
     _CALLED,
     BRANCH,
     RESERVED,
@@ -213,6 +215,8 @@ class _BlockWalk(_Walk):
     ``x`` and ``r``; only the join reads ``r``."""
 
     second: str | None = None  # the tensor made apart from the threaded one
+    grow: str | None = None  # the threaded tensor's width text while a concat's second is made
+    around: tuple[ast.ForwardStmt, ...] = ()  # the statements of the body being walked
     alias: str | None = None  # ``r = x``: the threaded tensor kept for the join
     aliases: frozenset[str] = frozenset()  # every alias made: read by their joins only
 
@@ -246,6 +250,8 @@ class _BlockWalk(_Walk):
             or value.source.id != source
         ):
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
+        if self.second is None and self._grows(stmt):
+            self.grow = self.size  # kept for the join; the second's width is a text apart
         self.second = stmt.target
         if value.layer is not None:  # (x -> ...) as mlp{i}: the base's named chain
             return _Walk.chain(self, value, depth)
@@ -262,8 +268,12 @@ class _BlockWalk(_Walk):
 
     def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
         """An alias is joined in the body that makes it (an iteration, a branch)."""
-        outer = self.alias
-        lines = super().body(stmts, depth)
+        outer, around = self.alias, self.around
+        self.around = stmts
+        try:
+            lines = super().body(stmts, depth)
+        finally:
+            self.around = around
         if self.alias is not None and self.alias != outer:
             raise Unsupported(f"the tensor '{self.alias}' is not joined back")
         return lines
@@ -287,11 +297,30 @@ class _BlockWalk(_Walk):
         if used:
             raise Unsupported(f"a use of '{used[0]}' other than its join")
 
+    def _grows(self, stmt: ast.Assign) -> bool:
+        """Whether the second tensor ``stmt`` starts is joined back by a ``concat``: the
+        first later statement of the body that rebinds the threaded tensor."""
+        index = next((i for i, s in enumerate(self.around) if s is stmt), None)
+        for later in self.around[index + 1 :] if index is not None else ():
+            if isinstance(later, ast.Assign) and later.target == self.tensor:
+                return isinstance(later.value, ast.Call) and later.value.func == "concat"
+        return False
+
+    def _advance(self, text: str, width: int, depth: int) -> list[str]:
+        """While a concat's second tensor is made, its width is a text of its own (no
+        line): the local still holds the threaded tensor's for the join."""
+        if self.grow is None:
+            return super()._advance(text, width, depth)
+        self.size = text
+        return []
+
     def _join(self, value: ast.Expr, depth: int) -> list[str]:
-        """``x = add(x, h)``: no module, and the width the second tensor has."""
+        """``x = add(x, h)``: no module, and the width the second tensor has; ``x =
+        concat(x, h, dim=1)``: the sum of both widths (``channels = channels + growth``)."""
         kept = self.second if self.second is not None else self.alias
-        tensors = {a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)}
-        if not isinstance(value, ast.Call) or tensors != {self.tensor, kept}:
+        args = [a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)]
+        grows = self.grow is not None and len(args) != 2  # concat(x, h, h): not the sum
+        if not isinstance(value, ast.Call) or set(args) != {self.tensor, kept} or grows:
             raise Unsupported(f"'{kept}' is not joined by one operation of both")
         node = self._node(value)
         if node.layer is not None or _makes_module(node):
@@ -299,9 +328,17 @@ class _BlockWalk(_Walk):
         before = len(self.pending)
         self._suffixes(node)
         last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
-        if self._concrete_size() != self._width(last.output):
-            raise Unsupported(f"the join '{value.func}' changes the width")
+        width = self._width(last.output)
         self.second = self.alias = None
+        if self.grow is not None:
+            texts = {self.tensor: self.grow, kept: self.size}
+            self.size, self.grow = self.grow, None
+            terms = [t if _ATOMIC.fullmatch(t) else f"({t})" for t in (texts[a] for a in args)]
+            key = ("join", value.span)
+            text = self._choose(key, [" + ".join(terms), self.size], width, value.func)
+            return self._advance(text, width, depth)
+        if self._concrete_size() != width:
+            raise Unsupported(f"the join '{value.func}' changes the width")
         return []
 
     def _layer(self, step: ast.Call, node: Node) -> tuple[Call | None, str | None]:

@@ -1,0 +1,162 @@
+"""Issue 24 item 3: more forms of a block whose calls differ in loop counts written as one
+class with the source's loops (``backends/torch/rolled_block.py``). Each program is
+executed (``run_accepted`` compares every shape and the parameter count with the IR's),
+the rolled class strict-loads the state dict of the build with one class per call
+(``roll_networks=False``) and computes the same, and the classes are counted. The forms
+still written one class per call keep their located note (``roll_fallbacks``)."""
+
+from __future__ import annotations
+
+import textwrap
+import types
+
+import pytest
+
+from aurane.verify import Generated
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
+
+
+def _unrolled(source: str, name: str) -> tuple[types.ModuleType, str]:
+    """The program with one class per call, as before the roller."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
+    code = TorchCodeGenerator(program, graphs, roll_networks=False).generate()
+    module = types.ModuleType(name)
+    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
+    return module, code
+
+
+def _rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
+    """The rolled program, executed and checked against the unrolled one; the unrolled
+    program's code."""
+    gen = generated(source, f"{name}.aur")
+    flat, flat_code = _unrolled(source, f"{name}_flat")
+    torch.manual_seed(0)
+    unrolled = flat.Net()
+    torch.manual_seed(1)
+    rolled = gen.module.Net()
+    same(unrolled, rolled, *inputs)
+    return gen, flat_code
+
+
+def _notes(source: str) -> tuple[list[str], str]:
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename="kept.aur")
+    generator = TorchCodeGenerator(program, graphs)
+    code = generator.generate()
+    return [str(r) for r in generator.roll_fallbacks], code
+
+
+# 1. a concat join that grows the width: DenseNet's dense block written as one block
+DENSE = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            h = x -> batchnorm() as norms{i} -> conv2d(growth, 3, padding=1) as convs{i}
+            x = concat(x, h, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 2) as a -> Dense(5, 3) as b -> conv2d(6, 1) as squeeze
+          -> Dense(2, 1) as c -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_concat_join_that_grows_the_width_is_one_class() -> None:
+    """``x = concat(x, h, dim=1)`` after ``h = x -> ...``: the second tensor's layers read
+    the running width, and after them the width grows by the second's
+    (``channels = channels + growth``); three calls at different counts and input widths
+    are one class."""
+    gen, flat = _rolled(DENSE, "dense", torch.randn(2, 3, 8, 8))
+    code = gen.code
+    assert CLASS.findall(code) == ["Dense", "Net"], code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Dense_3", "Net"], flat
+    assert block_class(gen, "Dense").rstrip() + "\n" == textwrap.dedent(
+        """\
+        class Dense(nn.Module):
+            def __init__(self, in_channels, growth, n):
+                super().__init__()
+                self.n = n
+                channels = in_channels
+                for i in range(n):
+                    setattr(self, f"norms{i}", nn.BatchNorm2d(channels))
+                    setattr(self, f"convs{i}", nn.Conv2d(channels, growth, kernel_size=3, padding=1))
+                    channels = channels + growth
+
+            def forward(self, x):
+                for i in range(self.n):
+                    h = getattr(self, f"norms{i}")(x)
+                    h = getattr(self, f"convs{i}")(h)
+                    x = torch.cat([x, h], dim=1)
+                return x
+        """
+    )
+    assert "self.a = Dense(3, 4, 2)" in code and "self.b = Dense(11, 5, 3)" in code, code
+
+
+# the second tensor changes its width itself (a bottleneck) and the concat puts it first
+BOTTLENECK = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            h = x -> batchnorm().relu as norm1s{i} -> conv2d(4 * growth, 1) as conv1s{i}
+                  -> batchnorm().relu as norm2s{i} -> conv2d(growth, 3, padding=1) as conv2s{i}
+            x = concat(h, x, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 1) as a -> Dense(2, 3) as b -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_concat_join_after_a_bottleneck_is_one_class() -> None:
+    """Inside the second tensor its own width is a text apart (``4 * growth``), so the
+    running width is the threaded tensor's until the join, whichever order it names."""
+    gen, flat = _rolled(BOTTLENECK, "bottleneck", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(gen.code) == ["Dense", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Net"], flat
+    text = block_class(gen, "Dense")
+    assert 'setattr(self, f"norm2s{i}", nn.BatchNorm2d(4 * growth))' in text, text
+    assert "            channels = growth + channels\n" in text, text
+    assert "            x = torch.cat([h, x], dim=1)\n" in text, text
+
+
+# an alias joined by a concat still falls back: the threaded tensor's width is the local's
+ALIAS_CONCAT = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> conv2d(growth, 3, padding=1) as convs{i}
+            x = concat(x, r, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 1) as a -> Dense(2, 2) as b -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_alias_joined_by_a_concat_stays_one_class_per_call_and_says_why() -> None:
+    notes, code = _notes(ALIAS_CONCAT)
+    assert notes == ["block 'Dense' at 3:7: the join 'concat' changes the width"], notes
+    assert CLASS.findall(code) == ["Dense", "Dense_2", "Net"], code
+    _rolled(ALIAS_CONCAT, "alias_concat", torch.randn(2, 3, 8, 8))
