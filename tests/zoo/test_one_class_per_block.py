@@ -571,8 +571,8 @@ model Net:
         (TWO_CONTAINERS, (2, 3, 8, 8), ["ConvStage", "ConvStage_2", "Net"]),
         # an inner loop running no iteration at one call: the other call's body fills it
         (NESTED_LOOPS.replace("Grid(4, 1, 2)", "Grid(4, 1, 0)"), (2, 8), ["Grid", "Net"]),
-        # a loop that runs no iteration and fills a numbered container still falls back
-        (ZERO_COUNT.replace("as layers{i}", "as layers.{i}"), (2, 8), ["Stage", "Stage_2", "Net"]),
+        # a loop that runs no iteration and fills a numbered container: an empty one
+        (ZERO_COUNT.replace("as layers{i}", "as layers.{i}"), (2, 8), ["Stage", "Net"]),
     ],
     ids=["nested", "list", "two-containers", "nested-zero", "zero-container"],
 )

@@ -160,3 +160,68 @@ def test_alias_joined_by_a_concat_stays_one_class_per_call_and_says_why() -> Non
     assert notes == ["block 'Dense' at 3:7: the join 'concat' changes the width"], notes
     assert CLASS.findall(code) == ["Dense", "Dense_2", "Net"], code
     _rolled(ALIAS_CONCAT, "alias_concat", torch.randn(2, 3, 8, 8))
+
+
+# 2. a loop that runs no iteration at one call and fills a numbered container
+ZERO_CONTAINER = """\
+use torch
+
+model Stage(width, n: int):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width).relu as layers.{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 0) as a -> Stage(16, 2) as b -> Stage(16, 0) as c -> dense(4) as head
+"""
+
+
+def test_zero_count_loop_filling_a_numbered_container_shares_the_class() -> None:
+    """``Stage(16, 0)`` beside ``Stage(16, 2)``, the loop filling ``layers.{i}``: one
+    class; the call that runs no iteration holds an empty ``nn.Sequential`` (no
+    state-dict key) and is the identity, as its own class was."""
+    gen, flat = _rolled(ZERO_CONTAINER, "zero_container", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        stage = nn.Sequential()\n"
+        "        for i in range(n):\n"
+        "            stage.append(nn.Linear(channels, width))\n"
+        "            channels = width\n"
+        "        self.layers = stage\n"
+    ) in text, text
+    assert "            x = self.layers[i](x)\n" in text, text
+    net = gen.module.Net()
+    assert type(net.a) is type(net.b) is type(net.c)
+    assert isinstance(net.a.layers, torch.nn.Sequential) and len(net.a.layers) == 0
+    assert list(net.a.state_dict()) == [] and list(net.c.state_dict()) == []
+    x = torch.randn(3, 8)
+    assert torch.equal(net.a(x), x)
+
+
+NETWORK_ZERO = """\
+use torch
+
+model Tower(n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(8).relu as layers.{i}
+        return x -> dense(2) as head
+
+model none = Tower(0):
+    input_shape = (8,)
+
+model two = Tower(2):
+    input_shape = (8,)
+"""
+
+
+def test_network_variant_whose_loop_runs_no_iteration_says_why() -> None:
+    """A network's variants (not a block's calls) still keep their classes there."""
+    notes, code = _notes(NETWORK_ZERO)
+    assert notes == ["network 'Tower' at 3:7: a loop that runs no iteration in a variant"], notes
+    assert CLASS.findall(code) == ["none", "two"], code

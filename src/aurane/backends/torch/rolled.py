@@ -599,23 +599,27 @@ class _Walk:
             if self.strict and body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
-        if body is None and (not self.block or stage is not None):
+        if body is None and not self.block:
             raise Unsupported("a loop that runs no iteration in a variant")
         if body is not None and not body and stage is None:  # builds nothing: no loop here
             self.size = size_before
             return []
-        if self.block and stage is None:
+        if self.block:
             # a block's loop body is marked (like a branch's) until ``_fill`` puts it in:
             # a call that runs no iteration writes the body another call's visit wrote
+            # (a numbered container it fills is then an empty ``nn.Sequential``)
             key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
             if body is not None:
                 known = self.branches.setdefault(key, body)
                 if self.strict and known != body:
                     raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
                 self.branches[key] = body
-            return [*lines, key]
-        assert body is not None
-        lines += body
+            lines.append(key)
+            if stage is None:
+                return lines
+        else:
+            assert body is not None
+            lines += body
         if stage is not None:
             path, templated = stage
             self.stages.add(evaluate(f'f"{path}"', self.env) if templated else path)
