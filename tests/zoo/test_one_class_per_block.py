@@ -901,8 +901,9 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
     assert "self.b = Stage(16, 16, 3, act=nn.GELU)" in code, code
 
 
-# what stays one class per call: an operation argument without an argument-free module
-# class (exp); a join that grows the width rolls (tests/backends/torch/
+# what stays one class per call: an operation argument that is no function of the tensor
+# (swish, written x * torch.sigmoid(x)); a join that grows the width and an operation
+# without an argument-free module class (exp) roll (tests/backends/torch/
 # test_rolled_block_forms.py)
 
 
@@ -910,9 +911,9 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
     ("source", "classes", "reason"),
     [
         (
-            ACTIVATION.replace("act=tanh", "act=exp"),
+            ACTIVATION.replace("act=tanh", "act=swish"),
             ["Stage", "Stage_2", "Net"],
-            "block 'Stage' at 3:7: an operation-valued argument without a module class",
+            "block 'Stage' at 3:7: an operation given for 'act' that is no function",
         ),
         (
             RESIDUAL.replace(
@@ -945,7 +946,7 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
         ),
     ],
     ids=[
-        "exp-argument",
+        "swish-argument",
         "threaded-before-join",
         "alias-read-after-join",
         "alias-read-before-join",

@@ -225,3 +225,106 @@ def test_network_variant_whose_loop_runs_no_iteration_says_why() -> None:
     notes, code = _notes(NETWORK_ZERO)
     assert notes == ["network 'Tower' at 3:7: a loop that runs no iteration in a variant"], notes
     assert CLASS.findall(code) == ["none", "two"], code
+
+
+# 3. an operation-valued argument without an argument-free module class: a function
+ACTIVATION = """\
+use torch
+
+model Stage(width, n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width) as fc{i} -> act()
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3, act=exp) as b -> Stage(16, 1, act=log_softmax) as c
+          -> Stage(16, 2, act=tanh) as d -> dense(4) as head
+"""
+
+
+def test_operation_argument_without_a_module_class_is_a_function_argument() -> None:
+    """``act=exp`` (no module class) and ``act=log_softmax`` (whose module needs ``dim``)
+    beside the default ``relu``: one class taking a function (``act=F.relu``, stored as
+    ``self.act = act``, applied ``self.act(x)``); each call passes its own
+    (``torch.exp``, ``functools.partial(F.log_softmax, dim=-1)``), and the file imports
+    functools for it."""
+    gen, flat = _rolled(ACTIVATION, "functions", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert "    def __init__(self, in_features, width, n, act=F.relu):\n" in text, text
+    assert "        self.n = n\n        self.act = act\n" in text, text
+    assert "            x = self.act(x)\n" in text, text
+    assert "self.a = Stage(8, 16, 2)\n" in gen.code, gen.code
+    assert "self.b = Stage(16, 16, 3, act=torch.exp)\n" in gen.code, gen.code
+    assert (
+        "self.c = Stage(16, 16, 1, act=functools.partial(F.log_softmax, dim=-1))\n" in gen.code
+    ), gen.code
+    assert "self.d = Stage(16, 16, 2, act=torch.tanh)\n" in gen.code, gen.code
+    assert "\nimport functools\n" in gen.code
+    assert "import functools" not in flat  # the classes of one call fold it: not used
+
+
+# an operation-valued parameter without a default, applied with a keyword (``dim=1``)
+SOFTMAX = """\
+use torch
+
+model Stage(width, act, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width) as fc{i} -> act(dim=1)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, log_softmax, 2) as a -> Stage(16, softmax, 3) as b -> dense(4) as head
+"""
+
+
+def test_operation_argument_applied_with_a_keyword_is_a_partial_function() -> None:
+    gen, flat = _rolled(SOFTMAX, "softmax", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert "    def __init__(self, in_features, width, act, n):\n" in block_class(gen, "Stage")
+    assert "Stage(8, 16, functools.partial(F.log_softmax, dim=1), 2)" in gen.code, gen.code
+    assert "Stage(16, 16, functools.partial(F.softmax, dim=1), 3)" in gen.code, gen.code
+
+
+def test_operation_argument_that_is_no_function_says_why() -> None:
+    """``swish`` is written ``x * torch.sigmoid(x)``: no function of the tensor alone, so
+    the calls keep their classes with a located note."""
+    notes, code = _notes(ACTIVATION.replace("act=exp", "act=swish"))
+    assert notes == ["block 'Stage' at 3:7: an operation given for 'act' that is no function"]
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Stage_3", "Net"], code  # a, d share
+
+
+PASSED_ON = """\
+use torch
+
+model Inner(width, act = relu):
+    def forward(x):
+        return x -> dense(width) as fc -> act()
+
+model Stage(width, n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x -> Inner(width, act) as units{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3, act=exp) as b -> dense(4) as head
+"""
+
+
+def test_function_argument_passed_to_an_inner_block_says_why() -> None:
+    """An operation without a module class that the block passes on to an inner block
+    stays one class per call (the inner class takes module classes only)."""
+    notes, _ = _notes(PASSED_ON)
+    assert "block 'Stage' at 7:7: an operation-valued argument without a module class" in notes
+    _rolled(PASSED_ON, "passed_on", torch.randn(2, 8))

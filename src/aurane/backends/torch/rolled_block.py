@@ -27,6 +27,7 @@ Anything else raises ``rolled.Unsupported`` and the instances keep today's class
 
 from __future__ import annotations
 
+import ast as pyast
 import builtins
 import keyword
 import re
@@ -36,7 +37,12 @@ from typing import Any
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, lit
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
-from aurane.backends.torch.param_blocks import _module_of, _operations, input_names
+from aurane.backends.torch.named import function_value
+from aurane.backends.torch.param_blocks import (
+    _module_of,
+    input_names,
+    operation_kinds,
+)
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _ATOMIC,
@@ -101,10 +107,7 @@ def roll_block(
     # program's declared input_dtype reaching the block's graph does not stop it
     if any(g.tied for g, _ in instances):
         raise Unsupported("tied weights")
-    ops = _operations(first)
-    for graph, _ in instances:
-        if _operations(graph) != ops or set(graph.block_ops) != set(ops):
-            raise Unsupported("an operation-valued argument without a module class")
+    ops, functions = operation_params([g for g, _ in instances])
     fields = [f.name for f in model.fields]  # the block's constants: locals of __init__
     if any(field in MODEL_TABLE for field in fields):
         raise Unsupported("a block with its own input_shape or input_dtype")
@@ -144,13 +147,14 @@ def roll_block(
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
-    stored, op_modules = _stored(instances, {width, *params}, set(ops))
+    stored, op_modules = _stored(instances, {width, *params}, set(ops), set(functions))
     attrs.claim(stored)
     attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
+    applied = {param: attrs.allocate(param) for param in functions}  # self.act = act
     forward_tr = _SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
     methods = [
-        _forward(model, g, lines, forward_tr, env, branches_forward)
+        _forward(model, g, _applied(g, lines, applied), forward_tr, env, branches_forward)
         for (g, lines), env in zip(instances, envs, strict=True)
     ]
     body = _fill(_shared(methods), branches_forward)
@@ -161,6 +165,8 @@ def roll_block(
             signature.append(f"{param}={lit(plain(defaults[param]))}")
         elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
             signature.append(f"{param}={ops[param]}")
+        elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
+            signature.append(f"{param}={functions[param]}")
         else:
             signature.append(param)
     stores = {**stored, **forward_tr.read}
@@ -171,10 +177,74 @@ def roll_block(
         *local_lines,
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
         *op_modules,
+        *(f"{INDENT * 2}self.{attr} = {param}" for param, attr in applied.items()),
         *inits,
         "",
         *body,
     ]
+
+
+def operation_params(
+    graphs: Sequence[Graph],
+) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """The operation-valued parameters the class takes as module classes (``act=nn.ReLU``:
+    every call gives an operation with an argument-free module class), and those it takes
+    as functions (``act=F.relu``, a call passing ``torch.exp`` or
+    ``functools.partial(F.softmax, dim=1)``), each with its default (None: none)."""
+    first = graphs[0]
+    if any(set(g.block_ops) != set(first.block_ops) for g in graphs):
+        raise Unsupported("an operation-valued argument without a module class")
+    ops, functions = operation_kinds(graphs)
+    for param, default in functions.items():
+        for graph in graphs:
+            given = graph.block_ops[param]
+            nodes = {n.id: n for n in graph.nodes}
+            if given.passed or any(nodes[n].layer for n in given.nodes):
+                raise Unsupported("an operation-valued argument without a module class")
+            if function_value(graph, param) is None:
+                raise Unsupported(f"an operation given for '{param}' that is no function")
+        if first.block_ops[param].default is not None and default is None:
+            raise Unsupported(f"the default of '{param}' is no function")
+    return ops, functions
+
+
+def _applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> list[str]:
+    """The instance's class with each statement of a node an operation-valued parameter
+    applies written ``x = self.act(x)``, whatever the instance's class wrote for it
+    (``x = x.exp()``, ``x = self.act(x)`` of ``act()``, ``x = F.softmax(x, dim=1)``)."""
+    if not applied:
+        return lines
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
+    rest = lines[start + 1 :]
+    comments = []
+    while rest and rest[0].startswith(f"{INDENT * 2}# "):
+        comments.append(rest.pop(0))
+    statements = _statements(rest)
+    if len(statements) != len(graph.nodes) + 1:
+        raise Unsupported("a forward that is not one statement per layer")
+    for index, node in enumerate(graph.nodes):
+        attr = next((applied[p] for p, f in graph.block_ops.items() if node.id in f.nodes), None)
+        if attr is None:
+            continue
+        statement = statements[index]
+        try:
+            tree = pyast.parse(_bare(statement[0]).strip())
+        except SyntaxError:
+            raise Unsupported(f"the statement of '{node.id}' is not one line") from None
+        assign = tree.body[0] if len(tree.body) == 1 else None
+        value = assign.value if isinstance(assign, pyast.Assign) else None
+        if len(statement) != 1 or assign is None or not isinstance(value, pyast.Call):
+            raise Unsupported(f"the statement of '{node.id}' is not a call")
+        func = value.func
+        method = isinstance(func, pyast.Attribute) and not value.args and not value.keywords
+        tensor = func.value if method and isinstance(func, pyast.Attribute) else None
+        if tensor is None:
+            tensor = value.args[0] if value.args else None
+        if not isinstance(tensor, pyast.Name):
+            raise Unsupported(f"the statement of '{node.id}' is not a call of one tensor")
+        targets = pyast.unparse(assign.targets[0]) if isinstance(assign, pyast.Assign) else ""
+        statements[index] = (f"{INDENT * 2}{targets} = self.{attr}({tensor.id})",)
+    return [*lines[: start + 1], *comments, *(line for s in statements for line in s)]
 
 
 def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
@@ -380,10 +450,15 @@ def _environment(
 
 
 def _stored(
-    instances: Sequence[tuple[Graph, list[str]]], names: set[str], ops: set[str]
+    instances: Sequence[tuple[Graph, list[str]]],
+    names: set[str],
+    ops: set[str],
+    functions: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[dict[str, str], list[str]]:
     """``self.width = width``: what each instance's constructor stores for its forward; and
-    ``self.act = act()``: the module each operation-valued parameter makes, which follow."""
+    ``self.act = act()``: the module each operation-valued parameter makes, which follow
+    (a class of one call builds ``act()`` where the rolled class takes a function: left
+    out, the rolled class stores the function)."""
     found: tuple[dict[str, str], list[str]] | None = None
     for _, lines in instances:
         start = lines.index(f"{INDENT * 2}super().__init__()") + 1
@@ -397,6 +472,8 @@ def _stored(
                 mine[matched.group(1)] = matched.group(2)
             elif matched.group(3) is not None and matched.group(2) in ops:
                 made.append(line)
+            elif matched.group(3) is not None and matched.group(2) in functions:
+                continue
             else:
                 break
         if found is not None and (mine, made) != found:
