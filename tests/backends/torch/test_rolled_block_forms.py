@@ -328,3 +328,54 @@ def test_function_argument_passed_to_an_inner_block_says_why() -> None:
     notes, _ = _notes(PASSED_ON)
     assert "block 'Stage' at 7:7: an operation-valued argument without a module class" in notes
     _rolled(PASSED_ON, "passed_on", torch.randn(2, 8))
+
+
+# 4. two temporaries of one iteration that shorten to one name (dense1, dense2: dense)
+TWO_DENSE = """\
+use torch
+
+model Stage(width, n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> layernorm() as norms{i} -> dense(width).gelu as fc{i} -> dense(width) as fc2s{i}
+            x = add(x, r)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(16) as stem -> Stage(16, 2) as a -> Stage(16, 3) as b -> dense(4) as head
+"""
+
+
+def test_two_temporaries_that_shorten_to_one_name_share_one_local() -> None:
+    """Each call's forward numbers the two ``dense`` temporaries of an iteration
+    (``dense1``, ``dense2``; ``dense3``, ``dense4``); the second is made after the first's
+    last read, so both are the loop body's ``dense``."""
+    gen, flat = _rolled(TWO_DENSE, "two_dense", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        for i in range(self.n):\n"
+        '            layer_norm = getattr(self, f"norms{i}")(x)\n'
+        '            dense = getattr(self, f"fc{i}")(layer_norm)\n'
+        "            gelu = F.gelu(dense)\n"
+        '            dense = getattr(self, f"fc2s{i}")(gelu)\n'
+        "            x = dense + x\n"
+    ) in text, text
+
+
+def test_temporary_read_after_the_next_is_made_keeps_its_number_and_says_why() -> None:
+    """``layernorm().residual`` after a ``layernorm``: the first temporary is read by the
+    residual's add after the second is made, so they cannot share a name; the iterations
+    then read differently and the calls keep their classes."""
+    source = TWO_DENSE.replace(
+        "x -> layernorm() as norms{i} -> dense(width).gelu as fc{i} -> dense(width) as fc2s{i}",
+        "x -> layernorm() as n1s{i} -> layernorm().residual as n2s{i}",
+    )
+    notes, code = _notes(source)
+    assert notes == ["block 'Stage' at 3:7: the iterations of 'i' differ"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
+    _rolled(source, "kept_numbers", torch.randn(2, 8))

@@ -682,11 +682,16 @@ class _ForwardWriter:
     def _temporaries(self, lines: list[str], nodes: list[Node]) -> list[str]:
         """An iteration's locals that forward numbers per node (``dense1 = self.fc0(x)``
         of ``.residual``) under one name for every iteration (``dense``), where the
-        local is read only in the iteration and the name is free."""
+        local is read only in the iteration and the name is free. Two such locals that
+        shorten to one name (``dense1`` and ``dense2`` of two ``dense`` steps) share it
+        where the second is made after every read of the first, with no loop or branch
+        between them."""
+        shared: dict[str, int] = {}  # a name given here -> the line that first made it
         for node in nodes:
             name = node.output
             local = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
-            if not any(line.lstrip().startswith(f"{name} = ") for line in lines):
+            made = next((i for i, s in enumerate(lines) if s.lstrip().startswith(f"{name} = ")), -1)
+            if made < 0:
                 continue
             inside = sum(len(local.findall(line)) for line in lines)
             if inside != sum(len(local.findall(line)) for line in self.code):
@@ -699,9 +704,16 @@ class _ForwardWriter:
                 or keyword.iskeyword(bare)
                 or hasattr(builtins, bare)
                 or bare in RESERVED | self.tr.locals | self.tr.params
-                or any(taken.search(line) for line in [*self.code, *lines])
+                or any(taken.search(line) for line in self.code)
             ):
                 continue
+            if any(taken.search(line) for line in lines):
+                start = shared.get(bare)
+                if start is None or start > made or any(taken.search(s) for s in lines[made + 1 :]):
+                    continue  # another local's, or read after this one is made
+                if any(_control(s) for s in lines[start : made + 1]):
+                    continue
+            shared.setdefault(bare, made)
             lines = [local.sub(bare, line) for line in lines]
         return lines
 
@@ -728,6 +740,18 @@ class _ForwardWriter:
                 if self.branches.setdefault(key, found) != found:
                     raise Unsupported("a branch writes differently at two visits")
         return lines
+
+
+def _control(line: str) -> bool:
+    """A line that opens a loop or branch, or marks a body still to be filled in."""
+    text = line.strip()
+    return text.startswith(BRANCH.strip()) or text.split(" ")[0].rstrip(":") in (
+        "for",
+        "if",
+        "elif",
+        "else",
+        "while",
+    )
 
 
 def _frames(node: Node) -> tuple[Frame, ...]:
