@@ -916,9 +916,13 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
             "block 'Stage' at 3:7: an operation given for 'act' that is no function",
         ),
         (
-            RESIDUAL.replace(
+            RESIDUAL.replace(  # the second's width is the local's, which x changes
+                "h = x -> layernorm() as norms{i} -> dense(hidden).gelu as up{i}\n"
+                "                  -> dense(width) as down{i}\n"
                 "            x = add(x, h)\n",
-                "            x -> relu()\n            x = add(x, h)\n",
+                "h = x -> layernorm() as norms{i}\n"
+                "            x -> dense(width) as skips{i}\n"
+                "            x = concat(x, h, dim=1)\n",
             ),
             ["Stage", "Stage_2", "Net"],
             "block 'Stage' at 3:7: 'x' goes on before 'h' is joined",

@@ -379,3 +379,62 @@ def test_temporary_read_after_the_next_is_made_keeps_its_number_and_says_why() -
     assert notes == ["block 'Stage' at 3:7: the iterations of 'i' differ"], notes
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
     _rolled(source, "kept_numbers", torch.randn(2, 8))
+
+
+# 5. the threaded tensor goes on before the second tensor is joined
+BEFORE_JOIN = """\
+use torch
+
+model Stage(width, n):
+    hidden = 2 * width
+    def forward(x):
+        for i in range(n):
+            h = x -> layernorm() as norms{i} -> dense(hidden).gelu as up{i}
+                  -> dense(width) as down{i}
+            x -> dense(width) as skips{i} -> relu()
+            x = add(x, h)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(12) as stem -> Stage(16, 2) as a -> Stage(16, 3) as b -> dense(4) as head
+"""
+
+
+def test_threaded_tensor_going_on_before_the_join_is_one_class() -> None:
+    """``x -> dense(width) as skips{i} -> relu()`` between ``h = x -> ...`` and ``x =
+    add(x, h)``: the second tensor's widths are texts apart (``nn.Linear(hidden, width)``),
+    the local follows the threaded tensor (``channels = width`` after ``skips``)."""
+    gen, flat = _rolled(BEFORE_JOIN, "before_join", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"norms{i}", nn.LayerNorm(channels))\n'
+        '            setattr(self, f"up{i}", nn.Linear(channels, hidden))\n'
+        '            setattr(self, f"down{i}", nn.Linear(hidden, width))\n'
+        '            setattr(self, f"skips{i}", nn.Linear(channels, width))\n'
+        "            channels = width\n"
+    ) in text, text
+    assert (
+        '            h = getattr(self, f"down{i}")(h)\n'
+        '            x = getattr(self, f"skips{i}")(x)\n'
+        "            x = F.relu(x)\n"
+        "            x = x + h\n"
+    ) in text, text
+
+
+def test_threaded_tensor_changing_the_width_a_second_reads_says_why() -> None:
+    """``h = x -> layernorm()`` keeps the running width (its text is ``channels``): the
+    threaded tensor changing the local before the concat would change it too."""
+    source = BEFORE_JOIN.replace(
+        "h = x -> layernorm() as norms{i} -> dense(hidden).gelu as up{i}\n"
+        "                  -> dense(width) as down{i}",
+        "h = x -> layernorm() as norms{i}",
+    ).replace("x = add(x, h)", "x = concat(x, h, dim=1)")
+    notes, code = _notes(source)
+    assert notes == ["block 'Stage' at 3:7: 'x' goes on before 'h' is joined"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
+    _rolled(source, "before_join_kept", torch.randn(2, 8))

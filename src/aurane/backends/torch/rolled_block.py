@@ -49,6 +49,7 @@ from aurane.backends.torch.rolled import (
     _CALLED,
     BRANCH,
     RESERVED,
+    SIZE,
     TOP,
     Translator,
     Unsupported,
@@ -331,10 +332,20 @@ class _BlockWalk(_Walk):
         return lines
 
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
-        if self.second is not None:
-            raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
+        """``x -> relu()`` while a second tensor is made apart: the local is the threaded
+        tensor's again, and the second's width text must not read it where it changes."""
         self._untouched(chain)
-        return super().chain(chain, depth)
+        if self.second is None:
+            return super().chain(chain, depth)
+        if self.grow is None or _source(chain) != self.tensor:
+            raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
+        held, self.size, self.grow = self.size, self.grow, None
+        lines = super().chain(chain, depth)
+        local = re.compile(rf"(?<![\w.]){SIZE}\b")
+        if local.search(held) and any(line.strip().startswith(f"{SIZE} = ") for line in lines):
+            raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
+        self.grow, self.size = self.size, held
+        return lines
 
     def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
         """An alias is joined in the body that makes it (an iteration, a branch)."""
@@ -368,10 +379,14 @@ class _BlockWalk(_Walk):
             raise Unsupported(f"a use of '{used[0]}' other than its join")
 
     def _grows(self, stmt: ast.Assign) -> bool:
-        """Whether the second tensor ``stmt`` starts is joined back by a ``concat``: the
-        first later statement of the body that rebinds the threaded tensor."""
+        """Whether the second tensor ``stmt`` starts is kept apart from the running width:
+        where it is joined back by a ``concat`` (the first later statement of the body
+        that rebinds the threaded tensor), or where the threaded tensor goes on before
+        the join (``x -> relu()``)."""
         index = next((i for i, s in enumerate(self.around) if s is stmt), None)
         for later in self.around[index + 1 :] if index is not None else ():
+            if isinstance(later, ast.ChainStmt) and _source(later.chain) == self.tensor:
+                return True
             if isinstance(later, ast.Assign) and later.target == self.tensor:
                 return isinstance(later.value, ast.Call) and later.value.func == "concat"
         return False
@@ -417,6 +432,10 @@ class _BlockWalk(_Walk):
             if node.id in found.nodes:
                 return (Call(param) if node.layer is not None else None), None
         return super()._layer(step, node)
+
+
+def _source(chain: ast.Chain) -> str | None:
+    return chain.source.id if isinstance(chain.source, ast.Name) else None
 
 
 def _environment(
