@@ -438,3 +438,97 @@ def test_threaded_tensor_changing_the_width_a_second_reads_says_why() -> None:
     assert notes == ["block 'Stage' at 3:7: 'x' goes on before 'h' is joined"], notes
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
     _rolled(source, "before_join_kept", torch.randn(2, 8))
+
+
+# 6. several inputs: a later input joined to the threaded tensor in the loop
+TWO_INPUTS = """\
+use torch
+
+model Stage(width, n):
+    def forward(x, c):
+        for i in range(n):
+            x -> dense(width).relu as fc{i}
+            x = add(x, c)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        c = x -> dense(16) as cond
+        x -> dense(12) as stem
+        a = Stage(x, c, 16, 2) as a
+        return Stage(a, c, 16, 3) as b
+"""
+
+
+def test_block_with_a_later_input_is_one_class() -> None:
+    """``def forward(x, c)`` with ``x = add(x, c)`` in the loop: no module and the width
+    kept, so the rolled class takes both inputs (``def forward(self, x, c)``)."""
+    gen, flat = _rolled(TWO_INPUTS, "two_inputs", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"fc{i}", nn.Linear(channels, width))\n'
+        "            channels = width\n"
+    ) in text, text
+    assert (
+        "    def forward(self, x, c):\n"
+        "        # c: (batch, 16)\n"  # x's differs between the calls: left out
+        "        for i in range(self.n):\n"
+        '            x = getattr(self, f"fc{i}")(x)\n'
+        "            x = F.relu(x)\n"
+        "            x = x + c\n"
+        "        return x\n"
+    ) in text, text
+
+
+def test_block_reading_a_later_input_otherwise_says_why() -> None:
+    """A later input that a chain continues (``c -> dense(width)``) is not written."""
+    source = TWO_INPUTS.replace("            x = add(x, c)\n", "            c -> relu()\n")
+    notes, code = _notes(source)
+    assert notes == ["block 'Stage' at 3:7: a network that threads more than one tensor"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
+
+
+# a second tensor made by a block call, then continued by a chain, joined by a concat
+UNIT_SECOND = """\
+use torch
+
+model Unit(width):
+    def forward(x):
+        return x -> layernorm() as norm -> dense(width) as fc
+
+model Stage(width, n):
+    def forward(x):
+        for i in range(n):
+            h = Unit(x, 2 * width) as units{i}
+            h = h -> relu() -> dense(width) as outs{i}
+            x = concat(x, h, dim=1)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(12) as stem -> Stage(4, 2) as a -> Stage(6, 3) as b -> dense(4) as head
+"""
+
+
+def test_second_tensor_made_by_a_block_call_and_continued_by_a_chain_is_one_class() -> None:
+    gen, flat = _rolled(UNIT_SECOND, "unit_second", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Unit", "Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Unit", "Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"units{i}", Unit(channels, 2 * width))\n'
+        '            setattr(self, f"outs{i}", nn.Linear(2 * width, width))\n'
+        "            channels = channels + width\n"
+    ) in text, text
+    assert (
+        '            h = getattr(self, f"units{i}")(x)\n'
+        "            h = F.relu(h)\n"
+        '            h = getattr(self, f"outs{i}")(h)\n'
+        "            x = torch.cat([x, h], dim=1)\n"
+    ) in text, text

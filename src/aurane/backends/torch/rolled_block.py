@@ -19,8 +19,10 @@ the compiler's value at every call; one forward reads is stored), an operation-v
 parameter is a module class argument (``act=nn.ReLU``, built once as ``self.act = act()``),
 and a loop may make a second tensor from the threaded one and join it back (``h = x ->
 ...`` then ``x = add(x, h)``, or ``x = concat(x, h, dim=1)``, the width growing by the
-second's: ``channels = channels + growth``), or keep the threaded one under a second name and join it
-back (``r = x``, ``x -> ...``, then ``x = add(x, r)``: ``_BlockWalk``).
+second's: ``channels = channels + growth``), or keep the threaded one under a second name
+and join it back (``r = x``, ``x -> ...``, then ``x = add(x, r)``: ``_BlockWalk``). A
+later input (``def forward(x, c)``) may be joined to the threaded tensor without a module
+(``x = add(x, c)``).
 
 Anything else raises ``rolled.Unsupported`` and the instances keep today's classes.
 """
@@ -63,6 +65,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
 )
 from aurane.ir.graph import Graph, Node
+from aurane.records import replace
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.symbolic import plain
 from aurane.source import Span
@@ -99,8 +102,8 @@ def roll_block(
     text must give them). ``Unsupported`` when the roller cannot write it (the caller
     names the block)."""
     forward = model.forward
-    if forward is None or forward.params or len(instances) < 2:
-        raise Unsupported("a block with several inputs or one instance")
+    if forward is None or len(instances) < 2:
+        raise Unsupported("a block with one instance")
     if not _loops(forward.body):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
@@ -128,6 +131,7 @@ def roll_block(
         for (graph, _), env in zip(instances, envs, strict=True):
             walk = _BlockWalk(graph, dict(env), tr, class_of, dims_of, block_models, size=width)
             walk.tensor = forward.param
+            walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
             if strict:
                 walk.branches = branches
@@ -290,6 +294,7 @@ class _BlockWalk(_Walk):
     around: tuple[ast.ForwardStmt, ...] = ()  # the statements of the body being walked
     alias: str | None = None  # ``r = x``: the threaded tensor kept for the join
     aliases: frozenset[str] = frozenset()  # every alias made: read by their joins only
+    inputs_: frozenset[str] = frozenset()  # the block's later inputs (``def forward(x, c)``)
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if self.alias is not None:
@@ -307,6 +312,8 @@ class _BlockWalk(_Walk):
             self.aliases |= {stmt.target}
             return []
         self._untouched(stmt)
+        if self._with_input(stmt):
+            return []
         if stmt.targets or (stmt.target == self.tensor and self.second is None):
             return super().assign(stmt, depth)  # x = x -> ..., x = multiply(x, s)
         if stmt.target == self.tensor:
@@ -314,20 +321,19 @@ class _BlockWalk(_Walk):
         value = stmt.value
         apart = self.second or stmt.target  # h = x -> ..., then h = h -> ...
         source = self.tensor if self.second is None else self.second
-        if (
-            stmt.target != apart
-            or not isinstance(value, ast.Chain)
-            or not isinstance(value.source, ast.Name)
-            or value.source.id != source
-        ):
+        steps = _steps_from(value, source)
+        if isinstance(value, ast.Call):  # h = Unit(x, width): a call of the one tensor
+            node = next((n for n in self.pending if n.span == value.span), None)
+            steps = steps if node is not None and len(node.inputs) == 1 else None
+        if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
         if self.second is None and self._grows(stmt):
             self.grow = self.size  # kept for the join; the second's width is a text apart
         self.second = stmt.target
-        if value.layer is not None:  # (x -> ...) as mlp{i}: the base's named chain
+        if isinstance(value, ast.Chain) and value.layer is not None:  # (x -> ...) as mlp{i}
             return _Walk.chain(self, value, depth)
         lines: list[str] = []
-        for step in value.steps:
+        for step in steps:
             lines += self.step(step, depth)
         return lines
 
@@ -377,6 +383,31 @@ class _BlockWalk(_Walk):
         used = sorted(_names(stmt) & self.aliases)
         if used:
             raise Unsupported(f"a use of '{used[0]}' other than its join")
+
+    def _with_input(self, stmt: ast.Assign) -> bool:
+        """``x = add(x, c)`` of a later input ``c`` (``def forward(x, c)``): no module, and
+        the running width kept (checked); forward writes it from each call's."""
+        value = stmt.value
+        names = {a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)}
+        if (
+            stmt.targets
+            or stmt.target != self.tensor
+            or self.second is not None
+            or not isinstance(value, ast.Call)
+            or not names & self.inputs_
+            or not names <= {self.tensor, *self.inputs_}
+            or len(names) != len(value.args)
+        ):
+            return False
+        node = self._node(value)
+        if node.layer is not None or _makes_module(node):
+            raise Unsupported(f"'{value.func}' of a later input makes a module")
+        before = len(self.pending)
+        self._suffixes(node)
+        last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
+        if self._concrete_size() != self._width(last.output):
+            raise Unsupported(f"'{value.func}' of a later input changes the width")
+        return True
 
     def _grows(self, stmt: ast.Assign) -> bool:
         """Whether the second tensor ``stmt`` starts is kept apart from the running width:
@@ -432,6 +463,23 @@ class _BlockWalk(_Walk):
             if node.id in found.nodes:
                 return (Call(param) if node.layer is not None else None), None
         return super()._layer(step, node)
+
+
+def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
+    """The steps of ``value`` from the tensor ``source``: a chain's (``h = x -> ...``), or
+    one call of it alone (``h = Unit(x, width) as units{i}``, a step of ``x``)."""
+    if isinstance(value, ast.Chain):
+        if isinstance(value.source, ast.Name) and value.source.id == source:
+            return value.steps
+        return None
+    if (
+        isinstance(value, ast.Call)
+        and value.args
+        and isinstance(value.args[0], ast.Name)
+        and value.args[0].id == source
+    ):
+        return (replace(value, args=value.args[1:]),)
+    return None
 
 
 def _source(chain: ast.Chain) -> str | None:
@@ -543,7 +591,8 @@ def _forward(
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
-    if head != f"{INDENT}def forward(self, {model.forward.param}):":
+    inputs = ", ".join(model.forward.input_names)
+    if head != f"{INDENT}def forward(self, {inputs}):":
         raise Unsupported("a forward whose input is renamed")
     rest = lines[start + 1 :]
     comments = []
