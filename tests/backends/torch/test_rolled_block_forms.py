@@ -515,8 +515,18 @@ model Net:
 """
 
 
-def test_second_tensor_made_by_a_block_call_and_continued_by_a_chain_is_one_class() -> None:
-    gen, flat = _rolled(UNIT_SECOND, "unit_second", torch.randn(2, 8))
+@pytest.mark.parametrize(
+    "going_on",
+    ["h = h -> relu() -> dense(width) as outs{i}", "h -> relu() -> dense(width) as outs{i}"],
+    ids=["assigned", "chain-statement"],
+)
+def test_second_tensor_made_by_a_block_call_and_continued_by_a_chain_is_one_class(
+    going_on: str,
+) -> None:
+    """``h = Unit(x, 2 * width) as units{i}``, then ``h`` goes on by an assigned chain or
+    a chain statement (``h -> ...``), then a concat: one class."""
+    source = UNIT_SECOND.replace("h = h -> relu() -> dense(width) as outs{i}", going_on)
+    gen, flat = _rolled(source, f"unit_second_{going_on[2]}", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Unit", "Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Unit", "Stage", "Stage_2", "Net"], flat
     text = block_class(gen, "Stage")

@@ -343,6 +343,11 @@ class _BlockWalk(_Walk):
         self._untouched(chain)
         if self.second is None:
             return super().chain(chain, depth)
+        if _source(chain) == self.second and chain.layer is None:  # h -> ...: h goes on
+            lines: list[str] = []
+            for step in chain.steps:
+                lines += self.step(step, depth)
+            return lines
         if self.grow is None or _source(chain) != self.tensor:
             raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
         held, self.size, self.grow = self.size, self.grow, None
