@@ -426,6 +426,53 @@ def test_threaded_tensor_going_on_before_the_join_is_one_class() -> None:
     ) in text, text
 
 
+def test_threaded_tensor_going_on_under_another_name_is_one_class() -> None:
+    """``y = x -> dense(width) as skips{i} -> relu()``, then ``x = add(y, h)``: the
+    threaded tensor goes on as ``y`` and the join names it; ``y`` is bound afresh at each
+    iteration and read by its join only."""
+    source = BEFORE_JOIN.replace(
+        "            x -> dense(width) as skips{i} -> relu()\n            x = add(x, h)\n",
+        "            y = x -> dense(width) as skips{i} -> relu()\n            x = add(y, h)\n",
+    )
+    gen, flat = _rolled(source, "renamed", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert '            setattr(self, f"skips{i}", nn.Linear(channels, width))\n' in text, text
+    assert (
+        '            y = getattr(self, f"skips{i}")(x)\n'
+        "            y = F.relu(y)\n"
+        "            x = y + h\n"
+    ) in text, text
+
+
+@pytest.mark.parametrize(
+    ("after", "reason"),
+    [
+        (
+            "            x -> relu()\n            x = add(y, h)\n",
+            "a use of 'x' after it goes on as 'y'",
+        ),
+        (
+            "            x = add(y, h)\n            y -> relu()\n",
+            "a use of 'y' other than its join",
+        ),
+    ],
+    ids=["old-name-read", "new-name-read-after-join"],
+)
+def test_threaded_tensor_under_another_name_read_otherwise_says_why(
+    after: str, reason: str
+) -> None:
+    """The old name read before the join, or the new one after it: no width to write."""
+    source = BEFORE_JOIN.replace(
+        "            x -> dense(width) as skips{i} -> relu()\n            x = add(x, h)\n",
+        "            y = x -> dense(width) as skips{i} -> relu()\n" + after,
+    )
+    notes, code = _notes(source)
+    assert notes == [f"block 'Stage' at 3:7: {reason}"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
+
+
 def test_threaded_tensor_changing_the_width_a_second_reads_says_why() -> None:
     """``h = x -> layernorm()`` keeps the running width (its text is ``channels``): the
     threaded tensor changing the local before the concat would change it too."""

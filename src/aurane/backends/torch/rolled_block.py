@@ -295,6 +295,7 @@ class _BlockWalk(_Walk):
     alias: str | None = None  # ``r = x``: the threaded tensor kept for the join
     aliases: frozenset[str] = frozenset()  # every alias made: read by their joins only
     inputs_: frozenset[str] = frozenset()  # the block's later inputs (``def forward(x, c)``)
+    renamed: str | None = None  # ``y = x -> ...`` before the join: x, threaded on as y
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if self.alias is not None:
@@ -311,6 +312,15 @@ class _BlockWalk(_Walk):
             self.alias = stmt.target  # makes no module and no node: forward writes nothing
             self.aliases |= {stmt.target}
             return []
+        if self.renamed is not None and not stmt.targets and stmt.target == self.renamed:
+            return self._join(stmt.value, depth)  # x = add(y, h)
+        if self._goes_on_as(stmt):  # y = x -> ...: the threaded tensor goes on as y
+            self._untouched(stmt.value)
+            self.aliases -= {stmt.target}  # bound afresh
+            assert isinstance(stmt.value, ast.Chain)
+            made = self.chain(stmt.value, depth)
+            self.renamed, self.tensor = self.tensor, stmt.target
+            return made
         self._untouched(stmt)
         if self._with_input(stmt):
             return []
@@ -388,6 +398,23 @@ class _BlockWalk(_Walk):
         used = sorted(_names(stmt) & self.aliases)
         if used:
             raise Unsupported(f"a use of '{used[0]}' other than its join")
+        if self.renamed is not None and self.renamed in _names(stmt):
+            raise Unsupported(f"a use of '{self.renamed}' after it goes on as '{self.tensor}'")
+
+    def _goes_on_as(self, stmt: ast.Assign) -> bool:
+        """``y = x -> ...`` while a second tensor is made apart: the threaded tensor goes
+        on under a new name, which the join then names (``x = add(y, h)``)."""
+        value = stmt.value
+        return (
+            self.second is not None
+            and self.grow is not None
+            and self.renamed is None
+            and not stmt.targets
+            and stmt.target not in (self.tensor, self.second, *self.inputs_)
+            and isinstance(value, ast.Chain)
+            and value.layer is None
+            and _source(value) == self.tensor
+        )
 
     def _with_input(self, stmt: ast.Assign) -> bool:
         """``x = add(x, c)`` of a later input ``c`` (``def forward(x, c)``): no module, and
@@ -423,6 +450,13 @@ class _BlockWalk(_Walk):
         for later in self.around[index + 1 :] if index is not None else ():
             if isinstance(later, ast.ChainStmt) and _source(later.chain) == self.tensor:
                 return True
+            if (
+                isinstance(later, ast.Assign)
+                and later.target not in (self.tensor, stmt.target)
+                and isinstance(later.value, ast.Chain)
+                and _source(later.value) == self.tensor
+            ):
+                return True  # y = x -> ...
             if isinstance(later, ast.Assign) and later.target == self.tensor:
                 return isinstance(later.value, ast.Call) and later.value.func == "concat"
         return False
@@ -451,6 +485,11 @@ class _BlockWalk(_Walk):
         last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
         width = self._width(last.output)
         self.second = self.alias = None
+        if self.renamed is not None:  # x = add(y, h): x again, y read no more
+            self.aliases |= {self.tensor}
+            renamed = {self.tensor: self.renamed}
+            args = [renamed.get(a, a) for a in args]
+            self.tensor, self.renamed = self.renamed, None
         if self.grow is not None:
             texts = {self.tensor: self.grow, kept: self.size}
             self.size, self.grow = self.grow, None
