@@ -535,7 +535,7 @@ def test_block_reading_a_later_input_otherwise_says_why() -> None:
     """A later input that a chain continues (``c -> dense(width)``) is not written."""
     source = TWO_INPUTS.replace("            x = add(x, c)\n", "            c -> relu()\n")
     notes, code = _notes(source)
-    assert notes == ["block 'Stage' at 3:7: a network that threads more than one tensor"], notes
+    assert notes == ["block 'Stage' at 3:7: a block that threads more than one tensor"], notes
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
 
 

@@ -458,7 +458,8 @@ class _Walk:
             self.tensor = name
             return
         if self.widths is None or depth != TOP:
-            raise Unsupported("a network that threads more than one tensor")
+            what = "a block" if self.block else "a network"
+            raise Unsupported(f"{what} that threads more than one tensor")
         self.widths[self.tensor] = self.size
         self.tensor = name
         self.size = self.widths.get(name, "")
