@@ -571,8 +571,8 @@ model Net:
         (TWO_CONTAINERS, (2, 3, 8, 8), ["ConvStage", "ConvStage_2", "Net"]),
         # an inner loop running no iteration at one call: the other call's body fills it
         (NESTED_LOOPS.replace("Grid(4, 1, 2)", "Grid(4, 1, 0)"), (2, 8), ["Grid", "Net"]),
-        # a loop that runs no iteration and fills a numbered container still falls back
-        (ZERO_COUNT.replace("as layers{i}", "as layers.{i}"), (2, 8), ["Stage", "Stage_2", "Net"]),
+        # a loop that runs no iteration and fills a numbered container: an empty one
+        (ZERO_COUNT.replace("as layers{i}", "as layers.{i}"), (2, 8), ["Stage", "Net"]),
     ],
     ids=["nested", "list", "two-containers", "nested-zero", "zero-container"],
 )
@@ -901,42 +901,28 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
     assert "self.b = Stage(16, 16, 3, act=nn.GELU)" in code, code
 
 
-# what stays one class per call: a join that grows the width (DenseNet's concat), an
-# operation argument without an argument-free module class (exp)
-CONCAT_JOIN = """\
-use torch
-
-model Dense(growth, n):
-    def forward(x):
-        for i in range(n):
-            h = x -> dense(growth).relu as fc{i}
-            x = concat(x, h, dim=1)
-        return x
-
-model Net:
-    input_shape = (8,)
-    def forward(x):
-        x -> Dense(4, 1) as a -> Dense(4, 2) as b -> dense(2) as head
-"""
+# what stays one class per call: an operation argument that is no function of the tensor
+# (swish, written x * torch.sigmoid(x)); a join that grows the width and an operation
+# without an argument-free module class (exp) roll (tests/backends/torch/
+# test_rolled_block_forms.py)
 
 
 @pytest.mark.parametrize(
     ("source", "classes", "reason"),
     [
         (
-            CONCAT_JOIN,
-            ["Dense", "Dense_2", "Net"],
-            "block 'Dense' at 3:7: the join 'concat' changes the width",
-        ),
-        (
-            ACTIVATION.replace("act=tanh", "act=exp"),
+            ACTIVATION.replace("act=tanh", "act=swish"),
             ["Stage", "Stage_2", "Net"],
-            "block 'Stage' at 3:7: an operation-valued argument without a module class",
+            "block 'Stage' at 3:7: an operation given for 'act' that is no function",
         ),
         (
-            RESIDUAL.replace(
+            RESIDUAL.replace(  # the second's width is the local's, which x changes
+                "h = x -> layernorm() as norms{i} -> dense(hidden).gelu as up{i}\n"
+                "                  -> dense(width) as down{i}\n"
                 "            x = add(x, h)\n",
-                "            x -> relu()\n            x = add(x, h)\n",
+                "h = x -> layernorm() as norms{i}\n"
+                "            x -> dense(width) as skips{i}\n"
+                "            x = concat(x, h, dim=1)\n",
             ),
             ["Stage", "Stage_2", "Net"],
             "block 'Stage' at 3:7: 'x' goes on before 'h' is joined",
@@ -964,8 +950,7 @@ model Net:
         ),
     ],
     ids=[
-        "concat-join",
-        "exp-argument",
+        "swish-argument",
         "threaded-before-join",
         "alias-read-after-join",
         "alias-read-before-join",

@@ -9,12 +9,13 @@ its module (``nn.ReLU()``), so indices match torchvision's ``Conv2dNormActivatio
 
 from __future__ import annotations
 
+import ast as pyast
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit, options
-from aurane.ir.graph import Node
+from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup, modules
 from aurane.records import field, record
 from aurane.source import Span
@@ -75,6 +76,74 @@ def module_class(op: str, args: Mapping[str, Any] | None = None) -> str | None:
     node = Node("", op, args, (), "", 0, Span(0, 0, 0, 0))
     made = make(Site(node, (), (), (), ""))
     return made.func if not made.args else None
+
+
+# tensor methods a forward writes (``x.exp()``) that are torch functions of the tensor too
+_TORCH_METHODS = frozenset(
+    {"exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "sigmoid", "tanh", "erf"}
+    | {"log1p", "expm1", "square", "reciprocal", "floor", "ceil", "round", "sign"}
+)
+
+
+def function_of(op: str, args: Mapping[str, Any] | None = None) -> str | None:
+    """A callable that applies ``op`` with ``args`` (default: the operation's defaults) to
+    one tensor as its forward statement does: ``F.relu``, ``torch.exp`` (of ``x.exp()``),
+    ``functools.partial(F.softmax, dim=1)``; None where that statement is not a call of
+    the tensor alone with keyword arguments, or of a function outside ``F`` and ``torch``
+    (a helper the file defines where it calls it). A block's class takes it as an operation-valued
+    argument that has no argument-free module class (``act=F.relu``)."""
+    spec = lookup(op)
+    if spec is None:
+        return None
+    if args is None:
+        if any(p.required for p in spec.params):
+            return None
+        args = {p.name: p.default for p in spec.params}
+    node = Node("", op, args, ("x",), "", 0, Span(0, 0, 0, 0))
+    try:
+        step = emitter(op).forward(Site(node, ("x",), ((),), (), ""))
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    if step.unpack or step.loop:
+        return None
+    text = step.expr.text() if isinstance(step.expr, Call) else step.expr
+    try:
+        call = pyast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, pyast.Call) or any(k.arg is None for k in call.keywords):
+        return None
+    keywords = [f"{k.arg}={pyast.unparse(k.value)}" for k in call.keywords]
+    func = call.func
+    if isinstance(func, pyast.Attribute) and isinstance(func.value, pyast.Name):
+        if func.value.id == "x" and not call.args and func.attr in _TORCH_METHODS:
+            func = pyast.Attribute(pyast.Name("torch"), func.attr)
+    elif [pyast.unparse(a) for a in call.args] != ["x"]:
+        return None
+    if [pyast.unparse(a) for a in call.args] not in ([], ["x"]) or any(
+        isinstance(n, pyast.Name) and n.id == "x"
+        for part in (func, *call.keywords)
+        for n in pyast.walk(part)
+    ):
+        return None
+    name = pyast.unparse(func)
+    if not name.startswith(("F.", "torch.")):  # a helper of the file (rotary_embedding)
+        return None
+    return f"functools.partial({name}, {', '.join(keywords)})" if keywords else name
+
+
+def function_value(graph: Graph, param: str) -> str | None:
+    """The function (``function_of``) that the operation-valued ``param`` gives every node
+    it applies in the block instance ``graph`` (the operation given, where it applies
+    none), or None where one has none or they differ."""
+    found = graph.block_ops.get(param)
+    if found is None:
+        return None
+    nodes = {n.id: n for n in graph.nodes}
+    made = {function_of(nodes[n].op, nodes[n].args) for n in found.nodes}
+    if not found.nodes:
+        made.add(function_of(found.op))
+    return made.pop() if len(made) == 1 and None not in made else None
 
 
 def module_init(site: Site) -> Call | None:

@@ -34,7 +34,7 @@ from aurane.backends.torch.branches import (
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
-from aurane.backends.torch.named import module_class
+from aurane.backends.torch.named import function_of, function_value, module_class
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
 from aurane.ir.blocks import with_plain_sizes
@@ -59,6 +59,8 @@ class _Class:
     members: list[list[str]] = field(default_factory=list)  # each instance's lines
     graphs: list[Graph] = field(default_factory=list)  # the instances it writes
     lines: list[str] | None = None  # a class joined over branches: its text
+    # operation-valued parameters a rolled class takes as functions (``act=F.relu``)
+    functions: dict[str, str | None] = field(default_factory=dict)
 
 
 class _Scopes:
@@ -547,7 +549,14 @@ class ParamClasses:
         blocks = {p for g in first.graphs for p in g.block_models}
         params = tuple(p for p in first.params if p not in blocks)
         ops = {p: d for p, d in first.ops.items() if p not in blocks}
+        functions = operation_kinds([g for g, _ in instances])[1]
+        for param in functions:
+            ops.pop(param, None)
+        if any(p not in params for p in functions):  # a class that folded it: in order
+            taken = {*params, *functions}
+            params = tuple(p.name for p in self.models[model].params if p.name in taken)
         rolled = _Class(first.name, first.plan, (0,), params, first.defaults, ops)
+        rolled.functions = functions
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
         rolled.graphs = [g for g, _ in instances]
@@ -714,6 +723,14 @@ class ParamClasses:
         args += [lit(in_shapes[leaf.input][leaf.axis]) for leaf in cls.more]
         given = node.args.get("arguments", {})
         for param in cls.params:
+            if param in cls.functions:  # act=torch.exp: the function this call's nodes apply
+                text = function_value(sub, param) if sub is not None else None
+                assert text is not None  # the class takes it only when every call gives one
+                if cls.functions[param] is None:
+                    args.append(text)
+                elif text != cls.functions[param]:
+                    args.append(f"{param}={text}")
+                continue
             if param in cls.ops:  # act=nn.ReLU, or the caller's own parameter: act=act
                 made = _module_of(sub, param, self._block_class) if sub is not None else None
                 if made is None and sub is not None:  # a branch's class that applies it not
@@ -832,6 +849,24 @@ def _unused_operations(classes: Sequence[_Class]) -> dict[str, str | None] | Non
                 return None
             unused[param] = taken[param]
     return unused
+
+
+def operation_kinds(
+    graphs: Sequence[Graph],
+) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """For one class written for all of ``graphs`` (a rolled block): the operation-valued
+    parameters it takes as module classes (every instance takes one, with one default:
+    ``act=nn.ReLU``), and the others, which it takes as functions (``act=F.relu``, or no
+    default); each with its default."""
+    classes = [_operations(g) for g in graphs]
+    ops: dict[str, str | None] = {}
+    functions: dict[str, str | None] = {}
+    for param, found in graphs[0].block_ops.items():
+        if all(param in c for c in classes) and len({c[param] for c in classes}) == 1:
+            ops[param] = classes[0][param]
+        else:
+            functions[param] = function_of(found.default) if found.default is not None else None
+    return ops, functions
 
 
 def _operations(graph: Graph) -> dict[str, str | None]:

@@ -438,6 +438,8 @@ def _core_imports(code: str) -> list[str]:
         lines.append("import torch.nn.functional as F")
     if re.search(r"\bmath\.", code):
         lines.append("import math")
+    if re.search(r"(?<![\w.])functools\.partial\(", code):  # act=functools.partial(F.softmax, ...)
+        lines.append("import functools")
     if re.search(r"\bfnmatch\.", code):
         lines.append("import fnmatch")
     if re.search(r"(?<![\w.])OrderedDict\(", code):  # an nn.Sequential of named children

@@ -458,7 +458,8 @@ class _Walk:
             self.tensor = name
             return
         if self.widths is None or depth != TOP:
-            raise Unsupported("a network that threads more than one tensor")
+            what = "a block" if self.block else "a network"
+            raise Unsupported(f"{what} that threads more than one tensor")
         self.widths[self.tensor] = self.size
         self.tensor = name
         self.size = self.widths.get(name, "")
@@ -599,23 +600,27 @@ class _Walk:
             if self.strict and body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
-        if body is None and (not self.block or stage is not None):
+        if body is None and not self.block:
             raise Unsupported("a loop that runs no iteration in a variant")
         if body is not None and not body and stage is None:  # builds nothing: no loop here
             self.size = size_before
             return []
-        if self.block and stage is None:
+        if self.block:
             # a block's loop body is marked (like a branch's) until ``_fill`` puts it in:
             # a call that runs no iteration writes the body another call's visit wrote
+            # (a numbered container it fills is then an empty ``nn.Sequential``)
             key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
             if body is not None:
                 known = self.branches.setdefault(key, body)
                 if self.strict and known != body:
                     raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
                 self.branches[key] = body
-            return [*lines, key]
-        assert body is not None
-        lines += body
+            lines.append(key)
+            if stage is None:
+                return lines
+        else:
+            assert body is not None
+            lines += body
         if stage is not None:
             path, templated = stage
             self.stages.add(evaluate(f'f"{path}"', self.env) if templated else path)
@@ -739,7 +744,6 @@ class _Walk:
         return int(plain(shape[1]))
 
     def step(self, step: ast.Call, depth: int) -> list[str]:
-        pad = INDENT * depth
         self.depth = depth
         node = self._node(step)
         if not self.size:  # a tensor no module made: its width as the IR's number
@@ -760,13 +764,18 @@ class _Walk:
             self.env[LAYER] = _Width(width)
         else:
             text = self._width_text(step, width, out, self._flattened(node))
-        if text != self.size:
-            if depth > TOP:  # inside a loop the local carries it to the next iteration
-                lines.append(f"{pad}{SIZE} = {text}")
-                self.env[SIZE] = width
-            else:
-                self.size = text
-        return lines
+        return lines + self._advance(text, width, depth)
+
+    def _advance(self, text: str, width: int, depth: int) -> list[str]:
+        """The running width is ``text`` (worth ``width``) from here: inside a loop the
+        local carries it to the next iteration, outside it is the text itself."""
+        if text == self.size:
+            return []
+        if depth > TOP:
+            self.env[SIZE] = width
+            return [f"{INDENT * depth}{SIZE} = {text}"]
+        self.size = text
+        return []
 
     def _width_text(
         self, step: ast.Call, width: int, inline: str | None, flat: str | None = None

@@ -16,26 +16,37 @@ loops in both methods:
 
 The block's constants (``hidden = 4 * width``) are locals of ``__init__`` (each must give
 the compiler's value at every call; one forward reads is stored), an operation-valued
-parameter is a module class argument (``act=nn.ReLU``, built once as ``self.act = act()``),
+parameter is a module class argument (``act=nn.ReLU``, built once as ``self.act = act()``)
+or, where a call gives an operation without an argument-free module class, a function
+(``act=F.relu``, stored as ``self.act = act``; calls pass ``torch.exp``),
 and a loop may make a second tensor from the threaded one and join it back (``h = x ->
-...`` then ``x = add(x, h)``), or keep the threaded one under a second name and join it
-back (``r = x``, ``x -> ...``, then ``x = add(x, r)``: ``_BlockWalk``).
+...`` then ``x = add(x, h)``, or ``x = concat(x, h, dim=1)``, the width growing by the
+second's: ``channels = channels + growth``), or keep the threaded one under a second name
+and join it back (``r = x``, ``x -> ...``, then ``x = add(x, r)``: ``block_walk.py``). A
+later input (``def forward(x, c)``) may be joined to the threaded tensor without a module
+(``x = add(x, c)``).
 
 Anything else raises ``rolled.Unsupported`` and the instances keep today's classes.
 """
 
 from __future__ import annotations
 
+import ast as pyast
 import builtins
 import keyword
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from aurane.backends.torch.emit import emitter
-from aurane.backends.torch.emit_common import Call, lit
+from aurane.backends.torch.block_walk import BlockWalk, _makes_module
+from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
-from aurane.backends.torch.param_blocks import _module_of, _operations, input_names
+from aurane.backends.torch.named import function_value
+from aurane.backends.torch.param_blocks import (
+    _module_of,
+    input_names,
+    operation_kinds,
+)
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
@@ -49,7 +60,6 @@ from aurane.backends.torch.rolled import (
     _loop_names,
     _path_text,
     _target_text,
-    _Walk,
     check_names,
     evaluate,
 )
@@ -90,8 +100,8 @@ def roll_block(
     text must give them). ``Unsupported`` when the roller cannot write it (the caller
     names the block)."""
     forward = model.forward
-    if forward is None or forward.params or len(instances) < 2:
-        raise Unsupported("a block with several inputs or one instance")
+    if forward is None or len(instances) < 2:
+        raise Unsupported("a block with one instance")
     if not _loops(forward.body):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
@@ -99,10 +109,7 @@ def roll_block(
     # program's declared input_dtype reaching the block's graph does not stop it
     if any(g.tied for g, _ in instances):
         raise Unsupported("tied weights")
-    ops = _operations(first)
-    for graph, _ in instances:
-        if _operations(graph) != ops or set(graph.block_ops) != set(ops):
-            raise Unsupported("an operation-valued argument without a module class")
+    ops, functions = operation_params([g for g, _ in instances])
     fields = [f.name for f in model.fields]  # the block's constants: locals of __init__
     if any(field in MODEL_TABLE for field in fields):
         raise Unsupported("a block with its own input_shape or input_dtype")
@@ -120,8 +127,9 @@ def roll_block(
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         for (graph, _), env in zip(instances, envs, strict=True):
-            walk = _BlockWalk(graph, dict(env), tr, class_of, dims_of, block_models, size=width)
+            walk = BlockWalk(graph, dict(env), tr, class_of, dims_of, block_models, size=width)
             walk.tensor = forward.param
+            walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
             if strict:
                 walk.branches = branches
@@ -142,13 +150,14 @@ def roll_block(
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
-    stored, op_modules = _stored(instances, {width, *params}, set(ops))
+    stored, op_modules = _stored(instances, {width, *params}, set(ops), set(functions))
     attrs.claim(stored)
     attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
+    applied = {param: attrs.allocate(param) for param in functions}  # self.act = act
     forward_tr = _SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
     methods = [
-        _forward(model, g, lines, forward_tr, env, branches_forward)
+        _forward(model, g, _applied(g, lines, applied), forward_tr, env, branches_forward)
         for (g, lines), env in zip(instances, envs, strict=True)
     ]
     body = _fill(_shared(methods), branches_forward)
@@ -159,6 +168,8 @@ def roll_block(
             signature.append(f"{param}={lit(plain(defaults[param]))}")
         elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
             signature.append(f"{param}={ops[param]}")
+        elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
+            signature.append(f"{param}={functions[param]}")
         else:
             signature.append(param)
     stores = {**stored, **forward_tr.read}
@@ -169,147 +180,78 @@ def roll_block(
         *local_lines,
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
         *op_modules,
+        *(f"{INDENT * 2}self.{attr} = {param}" for param, attr in applied.items()),
         *inits,
         "",
         *body,
     ]
 
 
+def operation_params(
+    graphs: Sequence[Graph],
+) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """The operation-valued parameters the class takes as module classes (``act=nn.ReLU``:
+    every call gives an operation with an argument-free module class), and those it takes
+    as functions (``act=F.relu``, a call passing ``torch.exp`` or
+    ``functools.partial(F.softmax, dim=1)``), each with its default (None: none)."""
+    first = graphs[0]
+    if any(set(g.block_ops) != set(first.block_ops) for g in graphs):
+        raise Unsupported("an operation-valued argument without a module class")
+    ops, functions = operation_kinds(graphs)
+    for param, default in functions.items():
+        for graph in graphs:
+            given = graph.block_ops[param]
+            nodes = {n.id: n for n in graph.nodes}
+            if given.passed or any(nodes[n].layer for n in given.nodes):
+                raise Unsupported("an operation-valued argument without a module class")
+            if function_value(graph, param) is None:
+                raise Unsupported(f"an operation given for '{param}' that is no function")
+        if first.block_ops[param].default is not None and default is None:
+            raise Unsupported(f"the default of '{param}' is no function")
+    return ops, functions
+
+
+def _applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> list[str]:
+    """The instance's class with each statement of a node an operation-valued parameter
+    applies written ``x = self.act(x)``, whatever the instance's class wrote for it
+    (``x = x.exp()``, ``x = self.act(x)`` of ``act()``, ``x = F.softmax(x, dim=1)``)."""
+    if not applied:
+        return lines
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
+    rest = lines[start + 1 :]
+    comments = []
+    while rest and rest[0].startswith(f"{INDENT * 2}# "):
+        comments.append(rest.pop(0))
+    statements = _statements(rest)
+    if len(statements) != len(graph.nodes) + 1:
+        raise Unsupported("a forward that is not one statement per layer")
+    for index, node in enumerate(graph.nodes):
+        attr = next((applied[p] for p, f in graph.block_ops.items() if node.id in f.nodes), None)
+        if attr is None:
+            continue
+        statement = statements[index]
+        try:
+            tree = pyast.parse(_bare(statement[0]).strip())
+        except SyntaxError:
+            raise Unsupported(f"the statement of '{node.id}' is not one line") from None
+        assign = tree.body[0] if len(tree.body) == 1 else None
+        value = assign.value if isinstance(assign, pyast.Assign) else None
+        if len(statement) != 1 or assign is None or not isinstance(value, pyast.Call):
+            raise Unsupported(f"the statement of '{node.id}' is not a call")
+        func = value.func
+        method = isinstance(func, pyast.Attribute) and not value.args and not value.keywords
+        tensor = func.value if method and isinstance(func, pyast.Attribute) else None
+        if tensor is None:
+            tensor = value.args[0] if value.args else None
+        if not isinstance(tensor, pyast.Name):
+            raise Unsupported(f"the statement of '{node.id}' is not a call of one tensor")
+        targets = pyast.unparse(assign.targets[0]) if isinstance(assign, pyast.Assign) else ""
+        statements[index] = (f"{INDENT * 2}{targets} = self.{attr}({tensor.id})",)
+    return [*lines[: start + 1], *comments, *(line for s in statements for line in s)]
+
+
 def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
     return any(isinstance(s, ast.For) for s in body)
-
-
-def _makes_module(node: Node) -> bool:
-    return emitter(node.op).init is not None
-
-
-def _names(node: object) -> set[str]:
-    """Every name ``node`` reads or binds (``r`` of ``x -> add(r)``)."""
-    found: set[str] = set()
-
-    def visit(item: object) -> None:
-        if isinstance(item, ast.Name):
-            found.add(item.id)
-        elif isinstance(item, ast.Assign):
-            found.update([item.target, *(n for n, _ in item.targets)])
-        if isinstance(item, tuple):
-            for inner in item:
-                visit(inner)
-        elif hasattr(item, "__slots__") and not isinstance(item, Span):
-            for slot in item.__slots__:
-                visit(getattr(item, slot, None))
-
-    visit(node)
-    return found
-
-
-class _BlockWalk(_Walk):
-    """The network roller's walk of a block's ``__init__``, with an inline residual: a
-    second tensor made from the threaded one (``h = x -> dense(width).relu as fc{i}``) and
-    joined back by an operation that makes no module and keeps the width (``x = add(x,
-    h)``), the threaded tensor untouched in between. The running width is the second
-    tensor's until the join; the join's output must have it (checked at every visit).
-    Or an alias: ``r = x`` (no node), the threaded tensor going on, then the same join of
-    ``x`` and ``r``; only the join reads ``r``."""
-
-    second: str | None = None  # the tensor made apart from the threaded one
-    alias: str | None = None  # ``r = x``: the threaded tensor kept for the join
-    aliases: frozenset[str] = frozenset()  # every alias made: read by their joins only
-
-    def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
-        if self.alias is not None:
-            if not stmt.targets and stmt.target == self.tensor and self.alias in _names(stmt):
-                return self._join(stmt.value, depth)  # x = add(x, r)
-            self._untouched(stmt)
-            return super().assign(stmt, depth)  # x = x -> ... before the join
-        if (
-            not stmt.targets
-            and isinstance(stmt.value, ast.Name)
-            and stmt.value.id == self.tensor != stmt.target
-            and self.second is None
-        ):
-            self.alias = stmt.target  # makes no module and no node: forward writes nothing
-            self.aliases |= {stmt.target}
-            return []
-        self._untouched(stmt)
-        if stmt.targets or (stmt.target == self.tensor and self.second is None):
-            return super().assign(stmt, depth)  # x = x -> ..., x = multiply(x, s)
-        if stmt.target == self.tensor:
-            return self._join(stmt.value, depth)
-        value = stmt.value
-        apart = self.second or stmt.target  # h = x -> ..., then h = h -> ...
-        source = self.tensor if self.second is None else self.second
-        if (
-            stmt.target != apart
-            or not isinstance(value, ast.Chain)
-            or not isinstance(value.source, ast.Name)
-            or value.source.id != source
-        ):
-            raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
-        self.second = stmt.target
-        if value.layer is not None:  # (x -> ...) as mlp{i}: the base's named chain
-            return _Walk.chain(self, value, depth)
-        lines: list[str] = []
-        for step in value.steps:
-            lines += self.step(step, depth)
-        return lines
-
-    def chain(self, chain: ast.Chain, depth: int) -> list[str]:
-        if self.second is not None:
-            raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
-        self._untouched(chain)
-        return super().chain(chain, depth)
-
-    def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
-        """An alias is joined in the body that makes it (an iteration, a branch)."""
-        outer = self.alias
-        lines = super().body(stmts, depth)
-        if self.alias is not None and self.alias != outer:
-            raise Unsupported(f"the tensor '{self.alias}' is not joined back")
-        return lines
-
-    def loop(self, stmt: ast.For, depth: int) -> list[str]:
-        self._no_statement_between("a loop")
-        return super().loop(stmt, depth)
-
-    def branch(self, stmt: ast.If, depth: int) -> list[str]:
-        self._no_statement_between("an if")
-        return super().branch(stmt, depth)
-
-    def _no_statement_between(self, what: str) -> None:
-        if self.alias is not None:
-            raise Unsupported(f"{what} between '{self.alias} = {self.tensor}' and its join")
-
-    def _untouched(self, stmt: object) -> None:
-        """Only its join reads an alias: between ``r = x`` and ``x = add(x, r)`` only the
-        threaded tensor goes on, and after the join ``r`` is not read again."""
-        used = sorted(_names(stmt) & self.aliases)
-        if used:
-            raise Unsupported(f"a use of '{used[0]}' other than its join")
-
-    def _join(self, value: ast.Expr, depth: int) -> list[str]:
-        """``x = add(x, h)``: no module, and the width the second tensor has."""
-        kept = self.second if self.second is not None else self.alias
-        tensors = {a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)}
-        if not isinstance(value, ast.Call) or tensors != {self.tensor, kept}:
-            raise Unsupported(f"'{kept}' is not joined by one operation of both")
-        node = self._node(value)
-        if node.layer is not None or _makes_module(node):
-            raise Unsupported(f"the join '{value.func}' makes a module")
-        before = len(self.pending)
-        self._suffixes(node)
-        last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
-        if self._concrete_size() != self._width(last.output):
-            raise Unsupported(f"the join '{value.func}' changes the width")
-        self.second = self.alias = None
-        return []
-
-    def _layer(self, step: ast.Call, node: Node) -> tuple[Call | None, str | None]:
-        """An operation an operation-valued parameter gave: nothing, or ``act()`` named."""
-        for param, found in self.graph.block_ops.items():
-            if node.id in found.nodes:
-                return (Call(param) if node.layer is not None else None), None
-        return super()._layer(step, node)
 
 
 def _environment(
@@ -343,10 +285,15 @@ def _environment(
 
 
 def _stored(
-    instances: Sequence[tuple[Graph, list[str]]], names: set[str], ops: set[str]
+    instances: Sequence[tuple[Graph, list[str]]],
+    names: set[str],
+    ops: set[str],
+    functions: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[dict[str, str], list[str]]:
     """``self.width = width``: what each instance's constructor stores for its forward; and
-    ``self.act = act()``: the module each operation-valued parameter makes, which follow."""
+    ``self.act = act()``: the module each operation-valued parameter makes, which follow
+    (a class of one call builds ``act()`` where the rolled class takes a function: left
+    out, the rolled class stores the function)."""
     found: tuple[dict[str, str], list[str]] | None = None
     for _, lines in instances:
         start = lines.index(f"{INDENT * 2}super().__init__()") + 1
@@ -360,6 +307,8 @@ def _stored(
                 mine[matched.group(1)] = matched.group(2)
             elif matched.group(3) is not None and matched.group(2) in ops:
                 made.append(line)
+            elif matched.group(3) is not None and matched.group(2) in functions:
+                continue
             else:
                 break
         if found is not None and (mine, made) != found:
@@ -410,7 +359,8 @@ def _forward(
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
-    if head != f"{INDENT}def forward(self, {model.forward.param}):":
+    inputs = ", ".join(model.forward.input_names)
+    if head != f"{INDENT}def forward(self, {inputs}):":
         raise Unsupported("a forward whose input is renamed")
     rest = lines[start + 1 :]
     comments = []
@@ -568,11 +518,16 @@ class _ForwardWriter:
     def _temporaries(self, lines: list[str], nodes: list[Node]) -> list[str]:
         """An iteration's locals that forward numbers per node (``dense1 = self.fc0(x)``
         of ``.residual``) under one name for every iteration (``dense``), where the
-        local is read only in the iteration and the name is free."""
+        local is read only in the iteration and the name is free. Two such locals that
+        shorten to one name (``dense1`` and ``dense2`` of two ``dense`` steps) share it
+        where the second is made after every read of the first, with no loop or branch
+        between them."""
+        shared: dict[str, int] = {}  # a name given here -> the line that first made it
         for node in nodes:
             name = node.output
             local = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
-            if not any(line.lstrip().startswith(f"{name} = ") for line in lines):
+            made = next((i for i, s in enumerate(lines) if s.lstrip().startswith(f"{name} = ")), -1)
+            if made < 0:
                 continue
             inside = sum(len(local.findall(line)) for line in lines)
             if inside != sum(len(local.findall(line)) for line in self.code):
@@ -585,9 +540,16 @@ class _ForwardWriter:
                 or keyword.iskeyword(bare)
                 or hasattr(builtins, bare)
                 or bare in RESERVED | self.tr.locals | self.tr.params
-                or any(taken.search(line) for line in [*self.code, *lines])
+                or any(taken.search(line) for line in self.code)
             ):
                 continue
+            if any(taken.search(line) for line in lines):
+                start = shared.get(bare)
+                if start is None or start > made or any(taken.search(s) for s in lines[made + 1 :]):
+                    continue  # another local's, or read after this one is made
+                if any(_control(s) for s in lines[start : made + 1]):
+                    continue
+            shared.setdefault(bare, made)
             lines = [local.sub(bare, line) for line in lines]
         return lines
 
@@ -614,6 +576,18 @@ class _ForwardWriter:
                 if self.branches.setdefault(key, found) != found:
                     raise Unsupported("a branch writes differently at two visits")
         return lines
+
+
+def _control(line: str) -> bool:
+    """A line that opens a loop or branch, or marks a body still to be filled in."""
+    text = line.strip()
+    return text.startswith(BRANCH.strip()) or text.split(" ")[0].rstrip(":") in (
+        "for",
+        "if",
+        "elif",
+        "else",
+        "while",
+    )
 
 
 def _frames(node: Node) -> tuple[Frame, ...]:

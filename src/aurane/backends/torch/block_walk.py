@@ -1,0 +1,299 @@
+"""The walk of a rolled block's ``__init__`` (``rolled_block.py``): the network roller's
+walk (``rolled._Walk``) with the forms a block's loop body takes, each checked against the
+call's IR at every visit:
+
+- an inline residual: a second tensor made from the threaded one (``h = x -> ...``, or a
+  call of it alone, ``h = Unit(x, w) as units{i}``, going on by chains) and joined back
+  by one operation of both that makes no module: ``x = add(x, h)`` keeps the width,
+  ``x = concat(x, h, dim=1)`` grows it (``channels = channels + growth``);
+- the threaded tensor going on before that join (``x -> ...``, or under another name the
+  join names: ``y = x -> ...``, ``x = add(y, h)``);
+- an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``);
+- a later input joined to the threaded tensor without a module (``x = add(x, c)``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from aurane.backends.torch.emit import emitter
+from aurane.backends.torch.emit_common import Call
+from aurane.backends.torch.rolled import _ATOMIC, SIZE, Unsupported, _Walk
+from aurane.ir.graph import Node
+from aurane.records import replace
+from aurane.source import Span
+from aurane.syntax import ast
+
+
+def _makes_module(node: Node) -> bool:
+    return emitter(node.op).init is not None
+
+
+def _names(node: object) -> set[str]:
+    """Every name ``node`` reads or binds (``r`` of ``x -> add(r)``)."""
+    found: set[str] = set()
+
+    def visit(item: object) -> None:
+        if isinstance(item, ast.Name):
+            found.add(item.id)
+        elif isinstance(item, ast.Assign):
+            found.update([item.target, *(n for n, _ in item.targets)])
+        if isinstance(item, tuple):
+            for inner in item:
+                visit(inner)
+        elif hasattr(item, "__slots__") and not isinstance(item, Span):
+            for slot in item.__slots__:
+                visit(getattr(item, slot, None))
+
+    visit(node)
+    return found
+
+
+class BlockWalk(_Walk):
+    """The network roller's walk of a block's ``__init__``, with an inline residual: a
+    second tensor made from the threaded one (``h = x -> dense(width).relu as fc{i}``) and
+    joined back by an operation that makes no module and keeps the width (``x = add(x,
+    h)``), the threaded tensor untouched in between. The running width is the second
+    tensor's until the join; the join's output must have it (checked at every visit).
+    Or an alias: ``r = x`` (no node), the threaded tensor going on, then the same join of
+    ``x`` and ``r``; only the join reads ``r``."""
+
+    second: str | None = None  # the tensor made apart from the threaded one
+    grow: str | None = None  # the threaded tensor's width text while a concat's second is made
+    around: tuple[ast.ForwardStmt, ...] = ()  # the statements of the body being walked
+    alias: str | None = None  # ``r = x``: the threaded tensor kept for the join
+    aliases: frozenset[str] = frozenset()  # every alias made: read by their joins only
+    inputs_: frozenset[str] = frozenset()  # the block's later inputs (``def forward(x, c)``)
+    renamed: str | None = None  # ``y = x -> ...`` before the join: x, threaded on as y
+
+    def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
+        if self.alias is not None:
+            if not stmt.targets and stmt.target == self.tensor and self.alias in _names(stmt):
+                return self._join(stmt.value, depth)  # x = add(x, r)
+            self._untouched(stmt)
+            return super().assign(stmt, depth)  # x = x -> ... before the join
+        if (
+            not stmt.targets
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id == self.tensor != stmt.target
+            and self.second is None
+        ):
+            self.alias = stmt.target  # makes no module and no node: forward writes nothing
+            self.aliases |= {stmt.target}
+            return []
+        if self.renamed is not None and not stmt.targets and stmt.target == self.renamed:
+            return self._join(stmt.value, depth)  # x = add(y, h)
+        if self._goes_on_as(stmt):  # y = x -> ...: the threaded tensor goes on as y
+            self._untouched(stmt.value)
+            self.aliases -= {stmt.target}  # bound afresh
+            assert isinstance(stmt.value, ast.Chain)
+            made = self.chain(stmt.value, depth)
+            self.renamed, self.tensor = self.tensor, stmt.target
+            return made
+        self._untouched(stmt)
+        if self._with_input(stmt):
+            return []
+        if stmt.targets or (stmt.target == self.tensor and self.second is None):
+            return super().assign(stmt, depth)  # x = x -> ..., x = multiply(x, s)
+        if stmt.target == self.tensor:
+            return self._join(stmt.value, depth)
+        value = stmt.value
+        apart = self.second or stmt.target  # h = x -> ..., then h = h -> ...
+        source = self.tensor if self.second is None else self.second
+        steps = _steps_from(value, source)
+        if isinstance(value, ast.Call):  # h = Unit(x, width): a call of the one tensor
+            node = next((n for n in self.pending if n.span == value.span), None)
+            steps = steps if node is not None and len(node.inputs) == 1 else None
+        if stmt.target != apart or steps is None:
+            raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
+        if self.second is None and self._grows(stmt):
+            self.grow = self.size  # kept for the join; the second's width is a text apart
+        self.second = stmt.target
+        if isinstance(value, ast.Chain) and value.layer is not None:  # (x -> ...) as mlp{i}
+            return _Walk.chain(self, value, depth)
+        lines: list[str] = []
+        for step in steps:
+            lines += self.step(step, depth)
+        return lines
+
+    def chain(self, chain: ast.Chain, depth: int) -> list[str]:
+        """``x -> relu()`` while a second tensor is made apart: the local is the threaded
+        tensor's again, and the second's width text must not read it where it changes."""
+        self._untouched(chain)
+        if self.second is None:
+            return super().chain(chain, depth)
+        if _source(chain) == self.second and chain.layer is None:  # h -> ...: h goes on
+            lines: list[str] = []
+            for step in chain.steps:
+                lines += self.step(step, depth)
+            return lines
+        if self.grow is None or _source(chain) != self.tensor:
+            raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
+        held, self.size, self.grow = self.size, self.grow, None
+        lines = super().chain(chain, depth)
+        local = re.compile(rf"(?<![\w.]){SIZE}\b")
+        if local.search(held) and any(line.strip().startswith(f"{SIZE} = ") for line in lines):
+            raise Unsupported(f"'{self.tensor}' goes on before '{self.second}' is joined")
+        self.grow, self.size = self.size, held
+        return lines
+
+    def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
+        """An alias is joined in the body that makes it (an iteration, a branch)."""
+        outer, around = self.alias, self.around
+        self.around = stmts
+        try:
+            lines = super().body(stmts, depth)
+        finally:
+            self.around = around
+        if self.alias is not None and self.alias != outer:
+            raise Unsupported(f"the tensor '{self.alias}' is not joined back")
+        return lines
+
+    def loop(self, stmt: ast.For, depth: int) -> list[str]:
+        self._no_statement_between("a loop")
+        return super().loop(stmt, depth)
+
+    def branch(self, stmt: ast.If, depth: int) -> list[str]:
+        self._no_statement_between("an if")
+        return super().branch(stmt, depth)
+
+    def _no_statement_between(self, what: str) -> None:
+        if self.alias is not None:
+            raise Unsupported(f"{what} between '{self.alias} = {self.tensor}' and its join")
+
+    def _untouched(self, stmt: object) -> None:
+        """Only its join reads an alias: between ``r = x`` and ``x = add(x, r)`` only the
+        threaded tensor goes on, and after the join ``r`` is not read again."""
+        used = sorted(_names(stmt) & self.aliases)
+        if used:
+            raise Unsupported(f"a use of '{used[0]}' other than its join")
+        if self.renamed is not None and self.renamed in _names(stmt):
+            raise Unsupported(f"a use of '{self.renamed}' after it goes on as '{self.tensor}'")
+
+    def _goes_on_as(self, stmt: ast.Assign) -> bool:
+        """``y = x -> ...`` while a second tensor is made apart: the threaded tensor goes
+        on under a new name, which the join then names (``x = add(y, h)``)."""
+        value = stmt.value
+        return (
+            self.second is not None
+            and self.grow is not None
+            and self.renamed is None
+            and not stmt.targets
+            and stmt.target not in (self.tensor, self.second, *self.inputs_)
+            and isinstance(value, ast.Chain)
+            and value.layer is None
+            and _source(value) == self.tensor
+        )
+
+    def _with_input(self, stmt: ast.Assign) -> bool:
+        """``x = add(x, c)`` of a later input ``c`` (``def forward(x, c)``): no module, and
+        the running width kept (checked); forward writes it from each call's."""
+        value = stmt.value
+        names = {a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)}
+        if (
+            stmt.targets
+            or stmt.target != self.tensor
+            or self.second is not None
+            or not isinstance(value, ast.Call)
+            or not names & self.inputs_
+            or not names <= {self.tensor, *self.inputs_}
+            or len(names) != len(value.args)
+        ):
+            return False
+        node = self._node(value)
+        if node.layer is not None or _makes_module(node):
+            raise Unsupported(f"'{value.func}' of a later input makes a module")
+        before = len(self.pending)
+        self._suffixes(node)
+        last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
+        if self._concrete_size() != self._width(last.output):
+            raise Unsupported(f"'{value.func}' of a later input changes the width")
+        return True
+
+    def _grows(self, stmt: ast.Assign) -> bool:
+        """Whether the second tensor ``stmt`` starts is kept apart from the running width:
+        where it is joined back by a ``concat`` (the first later statement of the body
+        that rebinds the threaded tensor), or where the threaded tensor goes on before
+        the join (``x -> relu()``)."""
+        index = next((i for i, s in enumerate(self.around) if s is stmt), None)
+        for later in self.around[index + 1 :] if index is not None else ():
+            if isinstance(later, ast.ChainStmt) and _source(later.chain) == self.tensor:
+                return True
+            if (
+                isinstance(later, ast.Assign)
+                and later.target not in (self.tensor, stmt.target)
+                and isinstance(later.value, ast.Chain)
+                and _source(later.value) == self.tensor
+            ):
+                return True  # y = x -> ...
+            if isinstance(later, ast.Assign) and later.target == self.tensor:
+                return isinstance(later.value, ast.Call) and later.value.func == "concat"
+        return False
+
+    def _advance(self, text: str, width: int, depth: int) -> list[str]:
+        """While a concat's second tensor is made, its width is a text of its own (no
+        line): the local still holds the threaded tensor's for the join."""
+        if self.grow is None:
+            return super()._advance(text, width, depth)
+        self.size = text
+        return []
+
+    def _join(self, value: ast.Expr, depth: int) -> list[str]:
+        """``x = add(x, h)``: no module, and the width the second tensor has; ``x =
+        concat(x, h, dim=1)``: the sum of both widths (``channels = channels + growth``)."""
+        kept = self.second if self.second is not None else self.alias
+        args = [a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)]
+        grows = self.grow is not None and len(args) != 2  # concat(x, h, h): not the sum
+        if not isinstance(value, ast.Call) or set(args) != {self.tensor, kept} or grows:
+            raise Unsupported(f"'{kept}' is not joined by one operation of both")
+        node = self._node(value)
+        if node.layer is not None or _makes_module(node):
+            raise Unsupported(f"the join '{value.func}' makes a module")
+        before = len(self.pending)
+        self._suffixes(node)
+        last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
+        width = self._width(last.output)
+        self.second = self.alias = None
+        if self.renamed is not None:  # x = add(y, h): x again, y read no more
+            self.aliases |= {self.tensor}
+            renamed = {self.tensor: self.renamed}
+            args = [renamed.get(a, a) for a in args]
+            self.tensor, self.renamed = self.renamed, None
+        if self.grow is not None:
+            texts = {self.tensor: self.grow, kept: self.size}
+            self.size, self.grow = self.grow, None
+            terms = [t if _ATOMIC.fullmatch(t) else f"({t})" for t in (texts[a] for a in args)]
+            key = ("join", value.span)
+            text = self._choose(key, [" + ".join(terms), self.size], width, value.func)
+            return self._advance(text, width, depth)
+        if self._concrete_size() != width:
+            raise Unsupported(f"the join '{value.func}' changes the width")
+        return []
+
+    def _layer(self, step: ast.Call, node: Node) -> tuple[Call | None, str | None]:
+        """An operation an operation-valued parameter gave: nothing, or ``act()`` named."""
+        for param, found in self.graph.block_ops.items():
+            if node.id in found.nodes:
+                return (Call(param) if node.layer is not None else None), None
+        return super()._layer(step, node)
+
+
+def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
+    """The steps of ``value`` from the tensor ``source``: a chain's (``h = x -> ...``), or
+    one call of it alone (``h = Unit(x, width) as units{i}``, a step of ``x``)."""
+    if isinstance(value, ast.Chain):
+        if isinstance(value.source, ast.Name) and value.source.id == source:
+            return value.steps
+        return None
+    if (
+        isinstance(value, ast.Call)
+        and value.args
+        and isinstance(value.args[0], ast.Name)
+        and value.args[0].id == source
+    ):
+        return (replace(value, args=value.args[1:]),)
+    return None
+
+
+def _source(chain: ast.Chain) -> str | None:
+    return chain.source.id if isinstance(chain.source, ast.Name) else None

@@ -1,0 +1,591 @@
+"""Issue 24 item 3: more forms of a block whose calls differ in loop counts written as one
+class with the source's loops (``backends/torch/rolled_block.py``). Each program is
+executed (``run_accepted`` compares every shape and the parameter count with the IR's),
+the rolled class strict-loads the state dict of the build with one class per call
+(``roll_networks=False``) and computes the same, and the classes are counted. The forms
+still written one class per call keep their located note (``roll_fallbacks``)."""
+
+from __future__ import annotations
+
+import textwrap
+import types
+
+import pytest
+
+from aurane.verify import Generated
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
+
+
+def _unrolled(source: str, name: str) -> tuple[types.ModuleType, str]:
+    """The program with one class per call, as before the roller."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
+    code = TorchCodeGenerator(program, graphs, roll_networks=False).generate()
+    module = types.ModuleType(name)
+    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
+    return module, code
+
+
+def _rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
+    """The rolled program, executed and checked against the unrolled one; the unrolled
+    program's code."""
+    gen = generated(source, f"{name}.aur")
+    flat, flat_code = _unrolled(source, f"{name}_flat")
+    torch.manual_seed(0)
+    unrolled = flat.Net()
+    torch.manual_seed(1)
+    rolled = gen.module.Net()
+    same(unrolled, rolled, *inputs)
+    return gen, flat_code
+
+
+def _notes(source: str) -> tuple[list[str], str]:
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename="kept.aur")
+    generator = TorchCodeGenerator(program, graphs)
+    code = generator.generate()
+    return [str(r) for r in generator.roll_fallbacks], code
+
+
+# 1. a concat join that grows the width: DenseNet's dense block written as one block
+DENSE = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            h = x -> batchnorm() as norms{i} -> conv2d(growth, 3, padding=1) as convs{i}
+            x = concat(x, h, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 2) as a -> Dense(5, 3) as b -> conv2d(6, 1) as squeeze
+          -> Dense(2, 1) as c -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_concat_join_that_grows_the_width_is_one_class() -> None:
+    """``x = concat(x, h, dim=1)`` after ``h = x -> ...``: the second tensor's layers read
+    the running width, and after them the width grows by the second's
+    (``channels = channels + growth``); three calls at different counts and input widths
+    are one class."""
+    gen, flat = _rolled(DENSE, "dense", torch.randn(2, 3, 8, 8))
+    code = gen.code
+    assert CLASS.findall(code) == ["Dense", "Net"], code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Dense_3", "Net"], flat
+    assert block_class(gen, "Dense").rstrip() + "\n" == textwrap.dedent(
+        """\
+        class Dense(nn.Module):
+            def __init__(self, in_channels, growth, n):
+                super().__init__()
+                self.n = n
+                channels = in_channels
+                for i in range(n):
+                    setattr(self, f"norms{i}", nn.BatchNorm2d(channels))
+                    setattr(self, f"convs{i}", nn.Conv2d(channels, growth, kernel_size=3, padding=1))
+                    channels = channels + growth
+
+            def forward(self, x):
+                for i in range(self.n):
+                    h = getattr(self, f"norms{i}")(x)
+                    h = getattr(self, f"convs{i}")(h)
+                    x = torch.cat([x, h], dim=1)
+                return x
+        """
+    )
+    assert "self.a = Dense(3, 4, 2)" in code and "self.b = Dense(11, 5, 3)" in code, code
+
+
+# the second tensor changes its width itself (a bottleneck) and the concat puts it first
+BOTTLENECK = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            h = x -> batchnorm().relu as norm1s{i} -> conv2d(4 * growth, 1) as conv1s{i}
+                  -> batchnorm().relu as norm2s{i} -> conv2d(growth, 3, padding=1) as conv2s{i}
+            x = concat(h, x, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 1) as a -> Dense(2, 3) as b -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_concat_join_after_a_bottleneck_is_one_class() -> None:
+    """Inside the second tensor its own width is a text apart (``4 * growth``), so the
+    running width is the threaded tensor's until the join, whichever order it names."""
+    gen, flat = _rolled(BOTTLENECK, "bottleneck", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(gen.code) == ["Dense", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Net"], flat
+    text = block_class(gen, "Dense")
+    assert 'setattr(self, f"norm2s{i}", nn.BatchNorm2d(4 * growth))' in text, text
+    assert "            channels = growth + channels\n" in text, text
+    assert "            x = torch.cat([h, x], dim=1)\n" in text, text
+
+
+# an alias joined by a concat still falls back: the threaded tensor's width is the local's
+ALIAS_CONCAT = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> conv2d(growth, 3, padding=1) as convs{i}
+            x = concat(x, r, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 1) as a -> Dense(2, 2) as b -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_alias_joined_by_a_concat_stays_one_class_per_call_and_says_why() -> None:
+    notes, code = _notes(ALIAS_CONCAT)
+    assert notes == ["block 'Dense' at 3:7: the join 'concat' changes the width"], notes
+    assert CLASS.findall(code) == ["Dense", "Dense_2", "Net"], code
+    _rolled(ALIAS_CONCAT, "alias_concat", torch.randn(2, 3, 8, 8))
+
+
+# 2. a loop that runs no iteration at one call and fills a numbered container
+ZERO_CONTAINER = """\
+use torch
+
+model Stage(width, n: int):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width).relu as layers.{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 0) as a -> Stage(16, 2) as b -> Stage(16, 0) as c -> dense(4) as head
+"""
+
+
+def test_zero_count_loop_filling_a_numbered_container_shares_the_class() -> None:
+    """``Stage(16, 0)`` beside ``Stage(16, 2)``, the loop filling ``layers.{i}``: one
+    class; the call that runs no iteration holds an empty ``nn.Sequential`` (no
+    state-dict key) and is the identity, as its own class was."""
+    gen, flat = _rolled(ZERO_CONTAINER, "zero_container", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        stage = nn.Sequential()\n"
+        "        for i in range(n):\n"
+        "            stage.append(nn.Linear(channels, width))\n"
+        "            channels = width\n"
+        "        self.layers = stage\n"
+    ) in text, text
+    assert "            x = self.layers[i](x)\n" in text, text
+    net = gen.module.Net()
+    assert type(net.a) is type(net.b) is type(net.c)
+    assert isinstance(net.a.layers, torch.nn.Sequential) and len(net.a.layers) == 0
+    assert list(net.a.state_dict()) == [] and list(net.c.state_dict()) == []
+    x = torch.randn(3, 8)
+    assert torch.equal(net.a(x), x)
+
+
+NETWORK_ZERO = """\
+use torch
+
+model Tower(n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(8).relu as layers.{i}
+        return x -> dense(2) as head
+
+model none = Tower(0):
+    input_shape = (8,)
+
+model two = Tower(2):
+    input_shape = (8,)
+"""
+
+
+def test_network_variant_whose_loop_runs_no_iteration_says_why() -> None:
+    """A network's variants (not a block's calls) still keep their classes there."""
+    notes, code = _notes(NETWORK_ZERO)
+    assert notes == ["network 'Tower' at 3:7: a loop that runs no iteration in a variant"], notes
+    assert CLASS.findall(code) == ["none", "two"], code
+
+
+# 3. an operation-valued argument without an argument-free module class: a function
+ACTIVATION = """\
+use torch
+
+model Stage(width, n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width) as fc{i} -> act()
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3, act=exp) as b -> Stage(16, 1, act=log_softmax) as c
+          -> Stage(16, 2, act=tanh) as d -> dense(4) as head
+"""
+
+
+def test_operation_argument_without_a_module_class_is_a_function_argument() -> None:
+    """``act=exp`` (no module class) and ``act=log_softmax`` (whose module needs ``dim``)
+    beside the default ``relu``: one class taking a function (``act=F.relu``, stored as
+    ``self.act = act``, applied ``self.act(x)``); each call passes its own
+    (``torch.exp``, ``functools.partial(F.log_softmax, dim=-1)``), and the file imports
+    functools for it."""
+    gen, flat = _rolled(ACTIVATION, "functions", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert "    def __init__(self, in_features, width, n, act=F.relu):\n" in text, text
+    assert "        self.n = n\n        self.act = act\n" in text, text
+    assert "            x = self.act(x)\n" in text, text
+    assert "self.a = Stage(8, 16, 2)\n" in gen.code, gen.code
+    assert "self.b = Stage(16, 16, 3, act=torch.exp)\n" in gen.code, gen.code
+    assert (
+        "self.c = Stage(16, 16, 1, act=functools.partial(F.log_softmax, dim=-1))\n" in gen.code
+    ), gen.code
+    assert "self.d = Stage(16, 16, 2, act=torch.tanh)\n" in gen.code, gen.code
+    assert "\nimport functools\n" in gen.code
+    assert "import functools" not in flat  # the classes of one call fold it: not used
+
+
+# an operation-valued parameter without a default, applied with a keyword (``dim=1``)
+SOFTMAX = """\
+use torch
+
+model Stage(width, act, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width) as fc{i} -> act(dim=1)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, log_softmax, 2) as a -> Stage(16, softmax, 3) as b -> dense(4) as head
+"""
+
+
+def test_operation_argument_applied_with_a_keyword_is_a_partial_function() -> None:
+    gen, flat = _rolled(SOFTMAX, "softmax", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert "    def __init__(self, in_features, width, act, n):\n" in block_class(gen, "Stage")
+    assert "Stage(8, 16, functools.partial(F.log_softmax, dim=1), 2)" in gen.code, gen.code
+    assert "Stage(16, 16, functools.partial(F.softmax, dim=1), 3)" in gen.code, gen.code
+
+
+def test_operation_argument_that_is_no_function_says_why() -> None:
+    """``swish`` is written ``x * torch.sigmoid(x)``: no function of the tensor alone, so
+    the calls keep their classes with a located note."""
+    notes, code = _notes(ACTIVATION.replace("act=exp", "act=swish"))
+    assert notes == ["block 'Stage' at 3:7: an operation given for 'act' that is no function"]
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Stage_3", "Net"], code  # a, d share
+
+
+PASSED_ON = """\
+use torch
+
+model Inner(width, act = relu):
+    def forward(x):
+        return x -> dense(width) as fc -> act()
+
+model Stage(width, n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x -> Inner(width, act) as units{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3, act=exp) as b -> dense(4) as head
+"""
+
+
+def test_function_argument_passed_to_an_inner_block_says_why() -> None:
+    """An operation without a module class that the block passes on to an inner block
+    stays one class per call (the inner class takes module classes only)."""
+    notes, _ = _notes(PASSED_ON)
+    assert "block 'Stage' at 7:7: an operation-valued argument without a module class" in notes
+    _rolled(PASSED_ON, "passed_on", torch.randn(2, 8))
+
+
+# 4. two temporaries of one iteration that shorten to one name (dense1, dense2: dense)
+TWO_DENSE = """\
+use torch
+
+model Stage(width, n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> layernorm() as norms{i} -> dense(width).gelu as fc{i} -> dense(width) as fc2s{i}
+            x = add(x, r)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(16) as stem -> Stage(16, 2) as a -> Stage(16, 3) as b -> dense(4) as head
+"""
+
+
+def test_two_temporaries_that_shorten_to_one_name_share_one_local() -> None:
+    """Each call's forward numbers the two ``dense`` temporaries of an iteration
+    (``dense1``, ``dense2``; ``dense3``, ``dense4``); the second is made after the first's
+    last read, so both are the loop body's ``dense``."""
+    gen, flat = _rolled(TWO_DENSE, "two_dense", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        for i in range(self.n):\n"
+        '            layer_norm = getattr(self, f"norms{i}")(x)\n'
+        '            dense = getattr(self, f"fc{i}")(layer_norm)\n'
+        "            gelu = F.gelu(dense)\n"
+        '            dense = getattr(self, f"fc2s{i}")(gelu)\n'
+        "            x = dense + x\n"
+    ) in text, text
+
+
+def test_temporary_read_after_the_next_is_made_keeps_its_number_and_says_why() -> None:
+    """``layernorm().residual`` after a ``layernorm``: the first temporary is read by the
+    residual's add after the second is made, so they cannot share a name; the iterations
+    then read differently and the calls keep their classes."""
+    source = TWO_DENSE.replace(
+        "x -> layernorm() as norms{i} -> dense(width).gelu as fc{i} -> dense(width) as fc2s{i}",
+        "x -> layernorm() as n1s{i} -> layernorm().residual as n2s{i}",
+    )
+    notes, code = _notes(source)
+    assert notes == ["block 'Stage' at 3:7: the iterations of 'i' differ"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
+    _rolled(source, "kept_numbers", torch.randn(2, 8))
+
+
+# 5. the threaded tensor goes on before the second tensor is joined
+BEFORE_JOIN = """\
+use torch
+
+model Stage(width, n):
+    hidden = 2 * width
+    def forward(x):
+        for i in range(n):
+            h = x -> layernorm() as norms{i} -> dense(hidden).gelu as up{i}
+                  -> dense(width) as down{i}
+            x -> dense(width) as skips{i} -> relu()
+            x = add(x, h)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(12) as stem -> Stage(16, 2) as a -> Stage(16, 3) as b -> dense(4) as head
+"""
+
+
+def test_threaded_tensor_going_on_before_the_join_is_one_class() -> None:
+    """``x -> dense(width) as skips{i} -> relu()`` between ``h = x -> ...`` and ``x =
+    add(x, h)``: the second tensor's widths are texts apart (``nn.Linear(hidden, width)``),
+    the local follows the threaded tensor (``channels = width`` after ``skips``)."""
+    gen, flat = _rolled(BEFORE_JOIN, "before_join", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"norms{i}", nn.LayerNorm(channels))\n'
+        '            setattr(self, f"up{i}", nn.Linear(channels, hidden))\n'
+        '            setattr(self, f"down{i}", nn.Linear(hidden, width))\n'
+        '            setattr(self, f"skips{i}", nn.Linear(channels, width))\n'
+        "            channels = width\n"
+    ) in text, text
+    assert (
+        '            h = getattr(self, f"down{i}")(h)\n'
+        '            x = getattr(self, f"skips{i}")(x)\n'
+        "            x = F.relu(x)\n"
+        "            x = x + h\n"
+    ) in text, text
+
+
+def test_threaded_tensor_going_on_under_another_name_is_one_class() -> None:
+    """``y = x -> dense(width) as skips{i} -> relu()``, then ``x = add(y, h)``: the
+    threaded tensor goes on as ``y`` and the join names it; ``y`` is bound afresh at each
+    iteration and read by its join only."""
+    source = BEFORE_JOIN.replace(
+        "            x -> dense(width) as skips{i} -> relu()\n            x = add(x, h)\n",
+        "            y = x -> dense(width) as skips{i} -> relu()\n            x = add(y, h)\n",
+    )
+    gen, flat = _rolled(source, "renamed", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert '            setattr(self, f"skips{i}", nn.Linear(channels, width))\n' in text, text
+    assert (
+        '            y = getattr(self, f"skips{i}")(x)\n'
+        "            y = F.relu(y)\n"
+        "            x = y + h\n"
+    ) in text, text
+
+
+@pytest.mark.parametrize(
+    ("after", "reason"),
+    [
+        (
+            "            x -> relu()\n            x = add(y, h)\n",
+            "a use of 'x' after it goes on as 'y'",
+        ),
+        (
+            "            x = add(y, h)\n            y -> relu()\n",
+            "a use of 'y' other than its join",
+        ),
+    ],
+    ids=["old-name-read", "new-name-read-after-join"],
+)
+def test_threaded_tensor_under_another_name_read_otherwise_says_why(
+    after: str, reason: str
+) -> None:
+    """The old name read before the join, or the new one after it: no width to write."""
+    source = BEFORE_JOIN.replace(
+        "            x -> dense(width) as skips{i} -> relu()\n            x = add(x, h)\n",
+        "            y = x -> dense(width) as skips{i} -> relu()\n" + after,
+    )
+    notes, code = _notes(source)
+    assert notes == [f"block 'Stage' at 3:7: {reason}"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
+
+
+def test_threaded_tensor_changing_the_width_a_second_reads_says_why() -> None:
+    """``h = x -> layernorm()`` keeps the running width (its text is ``channels``): the
+    threaded tensor changing the local before the concat would change it too."""
+    source = BEFORE_JOIN.replace(
+        "h = x -> layernorm() as norms{i} -> dense(hidden).gelu as up{i}\n"
+        "                  -> dense(width) as down{i}",
+        "h = x -> layernorm() as norms{i}",
+    ).replace("x = add(x, h)", "x = concat(x, h, dim=1)")
+    notes, code = _notes(source)
+    assert notes == ["block 'Stage' at 3:7: 'x' goes on before 'h' is joined"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
+    _rolled(source, "before_join_kept", torch.randn(2, 8))
+
+
+# 6. several inputs: a later input joined to the threaded tensor in the loop
+TWO_INPUTS = """\
+use torch
+
+model Stage(width, n):
+    def forward(x, c):
+        for i in range(n):
+            x -> dense(width).relu as fc{i}
+            x = add(x, c)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        c = x -> dense(16) as cond
+        x -> dense(12) as stem
+        a = Stage(x, c, 16, 2) as a
+        return Stage(a, c, 16, 3) as b
+"""
+
+
+def test_block_with_a_later_input_is_one_class() -> None:
+    """``def forward(x, c)`` with ``x = add(x, c)`` in the loop: no module and the width
+    kept, so the rolled class takes both inputs (``def forward(self, x, c)``)."""
+    gen, flat = _rolled(TWO_INPUTS, "two_inputs", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"fc{i}", nn.Linear(channels, width))\n'
+        "            channels = width\n"
+    ) in text, text
+    assert (
+        "    def forward(self, x, c):\n"
+        "        # c: (batch, 16)\n"  # x's differs between the calls: left out
+        "        for i in range(self.n):\n"
+        '            x = getattr(self, f"fc{i}")(x)\n'
+        "            x = F.relu(x)\n"
+        "            x = x + c\n"
+        "        return x\n"
+    ) in text, text
+
+
+def test_block_reading_a_later_input_otherwise_says_why() -> None:
+    """A later input that a chain continues (``c -> dense(width)``) is not written."""
+    source = TWO_INPUTS.replace("            x = add(x, c)\n", "            c -> relu()\n")
+    notes, code = _notes(source)
+    assert notes == ["block 'Stage' at 3:7: a block that threads more than one tensor"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
+
+
+# a second tensor made by a block call, then continued by a chain, joined by a concat
+UNIT_SECOND = """\
+use torch
+
+model Unit(width):
+    def forward(x):
+        return x -> layernorm() as norm -> dense(width) as fc
+
+model Stage(width, n):
+    def forward(x):
+        for i in range(n):
+            h = Unit(x, 2 * width) as units{i}
+            h = h -> relu() -> dense(width) as outs{i}
+            x = concat(x, h, dim=1)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> dense(12) as stem -> Stage(4, 2) as a -> Stage(6, 3) as b -> dense(4) as head
+"""
+
+
+@pytest.mark.parametrize(
+    "going_on",
+    ["h = h -> relu() -> dense(width) as outs{i}", "h -> relu() -> dense(width) as outs{i}"],
+    ids=["assigned", "chain-statement"],
+)
+def test_second_tensor_made_by_a_block_call_and_continued_by_a_chain_is_one_class(
+    going_on: str,
+) -> None:
+    """``h = Unit(x, 2 * width) as units{i}``, then ``h`` goes on by an assigned chain or
+    a chain statement (``h -> ...``), then a concat: one class."""
+    source = UNIT_SECOND.replace("h = h -> relu() -> dense(width) as outs{i}", going_on)
+    gen, flat = _rolled(source, f"unit_second_{going_on[2]}", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Unit", "Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Unit", "Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"units{i}", Unit(channels, 2 * width))\n'
+        '            setattr(self, f"outs{i}", nn.Linear(2 * width, width))\n'
+        "            channels = channels + width\n"
+    ) in text, text
+    assert (
+        '            h = getattr(self, f"units{i}")(x)\n'
+        "            h = F.relu(h)\n"
+        '            h = getattr(self, f"outs{i}")(h)\n'
+        "            x = torch.cat([x, h], dim=1)\n"
+    ) in text, text
