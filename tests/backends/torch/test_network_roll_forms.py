@@ -1,7 +1,8 @@
 """Issue 24 item 3: a network used through variants whose loops thread a second tensor
 (an inline residual, an alias joined back, a concat join, a tensor bound before the loop
-joined without a module), or whose top level makes a residual (``h = x -> ...``,
-``s = x``), is one class written from the source (``backends/torch/network_walk.py``, ``rolled.py``). Each
+joined without a module), whose top level makes a residual (``h = x -> ...``, ``s = x``),
+or whose ``flatten`` feeds a ``dense`` at widths that differ between variants, is one
+class written from the source (``backends/torch/network_walk.py``, ``rolled.py``). Each
 rolled variant builds the modules (keys, initial weights) of its class written out
 (``roll_networks=False``), strict-loads its weights and computes the same; what the roller
 still cannot write keeps one class per variant with a located note."""
@@ -157,6 +158,34 @@ def test_residual_outside_network_loops_rolls() -> None:
     assert "        self.fc = nn.Linear(width, width)\n" in code, code
     assert "        self.mid = nn.Linear(width, width)\n" in code
     assert "        self.head = nn.Linear(width, 3)\n" in code
+
+
+FLATTEN = """\
+use torch
+
+model Net(width):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        FLAT
+        return x -> dense(10) as head
+
+model small = Net(3):
+    input_shape = (3, 8, 8)
+
+model wide = Net(4):
+    input_shape = (3, 8, 8)
+"""
+
+
+@pytest.mark.parametrize(
+    "flat", ["x -> flatten()", "x = flatten(x)", "f = flatten(x)\n        x = f"]
+)
+def test_flatten_of_widths_that_differ_is_written_from_the_width(flat: str) -> None:
+    """Issue 24 item 3: an 8x8 map 3 channels wide in one variant, 4 in the other (equal
+    to the input's in the first, so a first walk's texts read the number 3 until the
+    conv's settle): ``nn.Linear(width * 8 * 8, 10)``, not 192 and 256 (which fell back)."""
+    code = _rolls_exactly(FLATTEN.replace("FLAT", flat), "flat", torch.randn(2, 3, 8, 8))
+    assert "        self.head = nn.Linear(width * 8 * 8, 10)\n" in code, code
 
 
 @pytest.mark.parametrize(

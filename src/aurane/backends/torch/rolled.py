@@ -550,6 +550,8 @@ class _Walk:
         width = int(plain(shape[1]))
         widths = [self._free_width(a, nodes) for a in expr.args[: len(node.inputs)]]
         texts = [w for w in widths if w]
+        flat = self._flat_text(widths[0], node.inputs[0]) if expr.func == "flatten" else None
+        texts += [flat] if flat is not None else []
         if expr.func == "concat" and widths and all(widths):
             terms = [w if _ATOMIC.fullmatch(w) else f"({w})" for w in widths]
             same = len(set(terms)) == 1 and len(terms) > 1
@@ -824,10 +826,16 @@ class _Walk:
         """A flatten's width as the running width times its input's spatial sizes
         (``channels * 7 * 7`` after ``adaptive_avg_pool((7, 7))``, as torchvision writes
         VGG's classifier); None for another layer."""
-        shape = self.values[node.inputs[0]].shape if node.inputs else None
-        if node.op != "flatten" or shape is None or len(shape) < 3:
+        if node.op != "flatten" or not node.inputs:
             return None
-        size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
+        return self._flat_text(self.size, node.inputs[0])
+
+    def _flat_text(self, size: str, value: str) -> str | None:
+        """``size`` times the spatial sizes of the IR's value ``value``."""
+        shape = self.values[value].shape
+        if shape is None or len(shape) < 3 or not size:
+            return None
+        size = size if _ATOMIC.fullmatch(size) else f"({size})"
         return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
 
     def _choose(self, key: Any, texts: list[str], width: int, func: str) -> str:
@@ -840,6 +848,11 @@ class _Walk:
                 continue
         known = self.choices.get(key)
         kept = [c for c in (valid if known is None else known) if c in valid]
+        if not kept and not self.strict and self.widths is not None:
+            # a network's step narrowed before an earlier step's text was settled: a
+            # further first walk narrows again (``roll``)
+            kept = valid
+            self.choices[_UNSETTLED] = []
         self.choices[key] = kept
         if not kept:
             raise Unsupported(f"the width after '{func}' is no expression of the source")
@@ -1127,6 +1140,10 @@ def check_names(names: list[str], taken: Iterable[str]) -> None:
         raise Unsupported(f"the names {sorted(clash or names)} clash")
 
 
+_PASSES = 3  # first walks at most: the texts settle once each step's input text has
+_UNSETTLED = "unsettled"  # a key of ``choices``: a first walk found no common text
+
+
 def roll(
     network: ast.Model,
     variants: list[tuple[ast.Model, Graph, str]],
@@ -1182,8 +1199,11 @@ def roll(
             walk_type or _Walk,
         )
 
-    for variant, graph, _ in variants:  # the first walk: which width texts always hold
-        walk_variant(variant, graph, False, None)
+    for _ in range(_PASSES):  # the first walks: which width texts always hold
+        for variant, graph, _ in variants:
+            walk_variant(variant, graph, False, None)
+        if choices.pop(_UNSETTLED, None) is None:  # a step's texts read earlier choices
+            break
     inits: list[str] | None = None
     unnamed: set[str] = set()
     texts: list[str] = []
