@@ -31,15 +31,18 @@ def _generated(source: str, name: str, roll: bool) -> tuple[types.ModuleType, st
     return module, code, [str(reason) for reason in generator.roll_fallbacks]
 
 
-def _rolls_exactly(source: str, name: str, *inputs: torch.Tensor) -> str:
+def _rolls_exactly(
+    source: str, name: str, *inputs: torch.Tensor, blocks: tuple[str, ...] = ()
+) -> str:
     """The rolled code, after checking each variant against its unrolled class: the same
-    modules built in the same order, a strict load, equal outputs."""
+    modules built in the same order, a strict load, equal outputs. ``blocks``: the
+    classes of the blocks, one each in both."""
     rolled, code, reasons = _generated(source, name, True)
     unrolled, flat, _ = _generated(source, f"{name}_flat", False)
     assert reasons == [], reasons
     variants = re.findall(r"^model (\w+) = ", source, re.MULTILINE)
-    assert CLASS.findall(code) == ["Net", *variants], code
-    assert CLASS.findall(flat) == variants, flat
+    assert CLASS.findall(code) == [*blocks, "Net", *variants], code
+    assert CLASS.findall(flat) == [*blocks, *variants], flat
     for variant in variants:
         torch.manual_seed(0)
         mine = getattr(rolled, variant)()
@@ -129,6 +132,85 @@ def test_alias_tensor_and_concat_joins_in_network_loops_roll() -> None:
         "            channels = channels + growth\n"
         "        self.head = nn.Linear(channels, 3)\n"
     ) in code
+
+
+# a second tensor made by a block the network names, by a block given as a parameter
+# (going on by a chain), and the threaded tensor going on under another name first
+BLOCKS = """\
+use torch
+
+model Unit(width):
+    def forward(x):
+        return x -> dense(width).relu as fc
+
+model Net(width, n, block):
+    def forward(x):
+        x -> dense(width) as stem
+        for i in range(n):
+            h = Unit(x, width) as units{i}
+            x = add(x, h)
+        for i in range(n):
+            h = block(x, width) as blocks{i}
+            h = h -> relu()
+            x = add(x, h)
+        for i in range(n):
+            h = x -> dense(width) as pre{i}
+            y = x -> dense(width) as skips{i} -> relu()
+            x = add(y, h)
+        return x -> dense(3) as head
+
+model small = Net(4, 2, Unit):
+    input_shape = (5,)
+
+model wide = Net(6, 2, Unit):
+    input_shape = (5,)
+"""
+
+
+def test_block_made_second_tensors_in_network_loops_roll() -> None:
+    code = _rolls_exactly(BLOCKS, "blocks", torch.randn(2, 5), blocks=("Unit",))
+    assert '            setattr(self, f"units{i}", Unit(channels, width))\n' in code, code
+    assert (
+        "            layer = block(channels, width)\n"
+        '            setattr(self, f"blocks{i}", layer)\n'
+        "            channels = layer.out_channels\n"
+    ) in code
+    assert '            setattr(self, f"skips{i}", nn.Linear(channels, width))\n' in code
+
+
+# DenseNet's growing loop at network level, its layer a block given as a parameter
+DENSE = """\
+use torch
+
+model Layer(growth):
+    def forward(x):
+        return x -> batchnorm().relu as norm -> conv2d(growth, 3, padding=1) as conv
+
+model Net(growth, n, block):
+    def forward(x):
+        x -> conv2d(2 * growth, 3, padding=1) as stem
+        for i in range(n):
+            h = block(x, growth) as layers{i}
+            x = concat(x, h, dim=1)
+        x -> global_avg_pool()
+        return x -> dense(3) as head
+
+model small = Net(4, 2, Layer):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2, Layer):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_growing_network_loop_of_a_block_parameter_rolls() -> None:
+    code = _rolls_exactly(DENSE, "dense", torch.randn(2, 3, 8, 8), blocks=("Layer",))
+    assert (
+        "            layer = block(channels, growth)\n"
+        '            setattr(self, f"layers{i}", layer)\n'
+        "            channels = channels + layer.out_channels\n"
+        "        self.head = nn.Linear(channels, 3)\n"
+    ) in code, code
 
 
 # a residual outside loops: a chain bound to another name, and an alias joined back
