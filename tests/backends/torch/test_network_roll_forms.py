@@ -296,3 +296,21 @@ def test_network_loops_that_still_fall_back_say_why(source: str, reason: str) ->
     assert reasons == [f"network 'Net' at 3:7: {reason}"], reasons
     assert rolled_code == code
     assert "class Net(" not in rolled_code
+
+
+@pytest.mark.parametrize(
+    "source",
+    [RESIDUAL, JOINS, BLOCKS, DENSE, TOP_LEVEL],
+    ids=["residual", "joins", "blocks", "dense", "top"],
+)
+def test_verify_traces_each_variant_of_the_rolled_forms(source: str) -> None:
+    """The variants' forwards are their own (unrolled), so ``aurane verify`` maps every
+    statement of the shared forward with each variant's graph."""
+    from aurane.verify import load_generated, verify_model
+
+    gen = load_generated(source, "forms.aur")
+    for variant in ("small", "wide"):
+        report = verify_model(gen, variant, device="meta")
+        assert not report.diagnostics, report.diagnostics
+        assert not report.unmapped_classes, report.unmapped_classes
+        assert report.values_checked >= 8, report
