@@ -287,8 +287,14 @@ def test_flatten_of_widths_that_differ_is_written_from_the_width(flat: str) -> N
             ),
             "the tensor 's' is not joined back",
         ),
+        (  # a second tensor joined after a loop of one iteration
+            RESIDUAL.replace("            x = add(x, h)\n", "")
+            .replace("        x -> flatten()", "        x = add(x, h)\n        x -> flatten()")
+            .replace(", 2)", ", 1)"),
+            "the tensor 'h' is not joined back",
+        ),
     ],
-    ids=["counts", "module-of-another", "skip-kept"],
+    ids=["counts", "module-of-another", "skip-kept", "joined-after"],
 )
 def test_network_loops_that_still_fall_back_say_why(source: str, reason: str) -> None:
     _, code, _ = _generated(source, "fallback", False)

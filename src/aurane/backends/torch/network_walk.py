@@ -9,13 +9,16 @@ loop body that threads a second tensor rolls as in a block:
 - another tensor bound outside the loop, or a later input, joined to the threaded one by
   an operation that makes no module and keeps the width (``x = add(x, emb)``).
 
+A second tensor is joined back in the loop's body (else ``the tensor 'h' is not joined
+back``), as in a block.
+
 The variants' forwards are their own (unrolled), which must read alike as for any network.
 """
 
 from __future__ import annotations
 
 from aurane.backends.torch.block_walk import BlockWalk
-from aurane.backends.torch.rolled import TOP, _Walk
+from aurane.backends.torch.rolled import TOP, Unsupported, _Walk
 from aurane.syntax import ast
 
 
@@ -37,4 +40,7 @@ class NetworkWalk(BlockWalk):
         if depth == TOP:
             named = set(self.widths or ()) | set(self.later)
             self.inputs_ = frozenset(named - {self.tensor})
-        return super().loop(stmt, depth)
+        lines = super().loop(stmt, depth)
+        if self.second is not None:  # the local held its width: not the threaded tensor's
+            raise Unsupported(f"the tensor '{self.second}' is not joined back")
+        return lines
