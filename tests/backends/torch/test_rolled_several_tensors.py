@@ -152,9 +152,13 @@ model small = Net([4, 8]):
 
 
 def test_a_second_tensor_in_a_loop_keeps_the_variant_class() -> None:
-    """Several tensors are threaded outside loops only: the reason names the statement."""
+    """A loop body joins another tensor to the threaded one or makes a second from it
+    (``test_network_roll_forms.py``), but makes no module of another: the reason names
+    the tensor."""
     module, code, reasons = _generated(IN_A_LOOP, "looped", True)
-    assert reasons == ["network 'Net' at 3:7: an assignment to another tensor in a loop"], reasons
+    assert reasons == ["network 'Net' at 3:7: an assignment to 'e' the roller does not write"], (
+        reasons
+    )
     assert [name for name, _ in CLASS.findall(code)] == ["small"], code
     assert module.small()(torch.randn(2, 3, 4, 4), torch.randn(2, 5)).shape == (2, 8, 4, 4)
 

@@ -379,6 +379,7 @@ class _Walk:
         self.widths: dict[str, str] | None = None
         self.sizes_of: SizesOf | None = None  # a network's: block classes' later input sizes
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
+        self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
 
     # -- statements ---------------------------------------------------------------------
 
@@ -396,8 +397,8 @@ class _Walk:
             elif isinstance(stmt, ast.ChainStmt):
                 lines += self.chain(stmt.chain, depth)
             elif isinstance(stmt, ast.Return):
-                if self.block and isinstance(stmt.value, ast.Name) and stmt.value.id == self.tensor:
-                    continue  # a block's ``return x``: nothing to build
+                if isinstance(stmt.value, ast.Name) and stmt.value.id == self.tensor:
+                    continue  # ``return x``: nothing to build
                 if self.widths is not None and isinstance(stmt.value, ast.Call):
                     lines += self.bind(stmt.value, [], depth)  # return conv2d(u, ...) as out
                     continue
@@ -414,6 +415,8 @@ class _Walk:
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         """``x = (x -> ...) as name`` or ``x = op(x, ...)``: the tensor rebound."""
+        if self.widths is not None and self._apart(stmt, depth):
+            return self._chain_apart(stmt, depth)
         if self.widths is not None and not self._rebinds(stmt):
             return self.bind(stmt.value, [stmt.target, *(n for n, _ in stmt.targets[1:])], depth)
         if stmt.targets or (self.tensor and stmt.target != self.tensor):
@@ -454,6 +457,29 @@ class _Walk:
 
     # -- a network's several tensors (outside loops) ------------------------------------
 
+    def _apart(self, stmt: ast.Assign, depth: int) -> bool:
+        """``h = x -> ...`` outside loops: a chain from a named tensor bound to another
+        name, the source kept (a network's residual, ``x = add(x, h)`` after it)."""
+        value = stmt.value
+        return (
+            depth == TOP
+            and not stmt.targets
+            and isinstance(value, ast.Chain)
+            and isinstance(value.source, ast.Name)
+            and value.source.id != stmt.target
+        )
+
+    def _chain_apart(self, stmt: ast.Assign, depth: int) -> list[str]:
+        """The chain's modules from its source's width; the new name has the width it
+        ends with, the source keeps its own."""
+        assert self.widths is not None and isinstance(stmt.value, ast.Chain)
+        assert isinstance(stmt.value.source, ast.Name)
+        self.switch(stmt.value.source.id, depth)
+        self.widths[self.tensor] = self.size  # kept for a later use of the source
+        lines = self.chain(stmt.value, depth)
+        self._rebind([stmt.target], [self.size])
+        return lines
+
     def switch(self, name: str, depth: int) -> None:
         """Thread the tensor ``name`` from here: a network's, outside loops, where each
         tensor's width text is kept by name."""
@@ -481,6 +507,8 @@ class _Walk:
         if not any(_makes_module(n) for n in inside):  # t = to(unsqueeze(timestep, 1), ...)
             known = self._free_width(value, inside)
             del self.pending[: len(inside)]
+            if self.tensor:  # ``s = x``: x's width kept for a later use of it
+                self.widths[self.tensor] = self.size
             self._rebind(targets, [known] * len(targets))
             return []
         if not isinstance(value, ast.Call) or not value.args:
@@ -525,6 +553,8 @@ class _Walk:
         width = int(plain(shape[self.axis]))
         widths = [self._free_width(a, nodes) for a in expr.args[: len(node.inputs)]]
         texts = [w for w in widths if w]
+        flat = self._flat_text(widths[0], node.inputs[0]) if expr.func == "flatten" else None
+        texts += [flat] if flat is not None else []
         if expr.func == "concat" and widths and all(widths):
             terms = [w if _ATOMIC.fullmatch(w) else f"({w})" for w in widths]
             same = len(set(terms)) == 1 and len(terms) > 1
@@ -799,10 +829,16 @@ class _Walk:
         """A flatten's width as the running width times its input's spatial sizes
         (``channels * 7 * 7`` after ``adaptive_avg_pool((7, 7))``, as torchvision writes
         VGG's classifier); None for another layer."""
-        shape = self.values[node.inputs[0]].shape if node.inputs else None
-        if node.op != "flatten" or shape is None or len(shape) < 3:
+        if node.op != "flatten" or not node.inputs:
             return None
-        size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
+        return self._flat_text(self.size, node.inputs[0])
+
+    def _flat_text(self, size: str, value: str) -> str | None:
+        """``size`` times the spatial sizes of the IR's value ``value``."""
+        shape = self.values[value].shape
+        if shape is None or len(shape) < 3 or not size:
+            return None
+        size = size if _ATOMIC.fullmatch(size) else f"({size})"
         return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
 
     def _choose(self, key: Any, texts: list[str], width: int, func: str) -> str:
@@ -815,6 +851,11 @@ class _Walk:
                 continue
         known = self.choices.get(key)
         kept = [c for c in (valid if known is None else known) if c in valid]
+        if not kept and not self.strict and self.widths is not None:
+            # a network's step narrowed before an earlier step's text was settled: a
+            # further first walk narrows again (``roll``)
+            kept = valid
+            self.choices[_UNSETTLED] = []
         self.choices[key] = kept
         if not kept:
             raise Unsupported(f"the width after '{func}' is no expression of the source")
@@ -1103,6 +1144,10 @@ def check_names(names: list[str], taken: Iterable[str]) -> None:
         raise Unsupported(f"the names {sorted(clash or names)} clash")
 
 
+_PASSES = 3  # first walks at most: the texts settle once each step's input text has
+_UNSETTLED = "unsettled"  # a key of ``choices``: a first walk found no common text
+
+
 def roll(
     network: ast.Model,
     variants: list[tuple[ast.Model, Graph, str]],
@@ -1114,9 +1159,12 @@ def roll(
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     sizes_of: SizesOf | None = None,
+    walk_type: type[_Walk] | None = None,
 ) -> Rolled:
     """The network's class and each variant's entry class; ``variants`` holds each
-    variant's model, graph and class text as written on its own."""
+    variant's model, graph and class text as written on its own. ``walk_type``: the walk
+    of ``__init__`` (``network_walk.NetworkWalk``, with the block roller's forms inside
+    loops); ``_Walk`` where none is given."""
     forward = network.forward
     if forward is None or not network.params or not variants:
         raise Unsupported("a network without parameters")
@@ -1152,10 +1200,14 @@ def roll(
             strict,
             found,
             sizes_of,
+            walk_type or _Walk,
         )
 
-    for variant, graph, _ in variants:  # the first walk: which width texts always hold
-        walk_variant(variant, graph, False, None)
+    for _ in range(_PASSES):  # the first walks: which width texts always hold
+        for variant, graph, _ in variants:
+            walk_variant(variant, graph, False, None)
+        if choices.pop(_UNSETTLED, None) is None:  # a step's texts read earlier choices
+            break
     inits: list[str] | None = None
     unnamed: set[str] = set()
     texts: list[str] = []
@@ -1218,6 +1270,7 @@ def _walk(
     strict: bool,
     branches: dict[str, list[str]] | None = None,
     sizes_of: SizesOf | None = None,
+    walk_type: type[_Walk] = _Walk,
 ) -> tuple[_Walk, list[str]]:
     """One variant's walk: the ``__init__`` lines it writes."""
     base = variant.base
@@ -1227,11 +1280,12 @@ def _walk(
     env = _arguments(network, base, tr)
     for field in network.fields:
         env[field.name] = evaluate(tr.text(field.value), env)
-    walk = _Walk(graph, env, tr, class_of, dims_of, block_models)
+    walk = walk_type(graph, env, tr, class_of, dims_of, block_models)
     walk.widths = {}  # a network threads several tensors outside its loops
     walk.sizes_of = sizes_of
     if network.forward.params:  # several inputs: the first is threaded first
         walk.tensor = network.forward.param
+    walk.later = tuple(p.name for p in network.forward.params[1:])
     walk.choices = choices
     walk.strict = strict
     if branches is not None:
