@@ -540,10 +540,9 @@ class ParamClasses:
         if len(classes) < 2 or any(len(c.members) != len(c.graphs) for c in classes):
             return
         instances = [(g, m) for c in classes for g, m in zip(c.graphs, c.members, strict=True)]
-        found = roll(self.models[model], instances, classes[0].name, self.class_of, self.dims_of)
-        if found is None:
+        lines = roll(self.models[model], instances, classes[0].name, self.class_of, self.dims_of)
+        if lines is None:
             return
-        lines, axis = found
         first = classes[0]
         # the roller writes a block given as an argument from the source, as before
         # block-valued parameters were constructor arguments: the call passes none
@@ -556,7 +555,7 @@ class ParamClasses:
         if any(p not in params for p in functions):  # a class that folded it: in order
             taken = {*params, *functions}
             params = tuple(p.name for p in self.models[model].params if p.name in taken)
-        rolled = _Class(first.name, first.plan, (axis,), params, first.defaults, ops)
+        rolled = _Class(first.name, first.plan, (0,), params, first.defaults, ops)
         rolled.functions = functions
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
@@ -773,8 +772,7 @@ class ParamClasses:
         return lit(value)
 
 
-# (block model, (instance graph, its class lines) each, class name, class_of, dims_of) ->
-# the class's lines and the sample axis its first constructor argument is the size of
+# (block model, (instance graph, its class lines) each, class name, class_of, dims_of)
 RollBlock = Callable[
     [
         ast.Model,
@@ -783,7 +781,7 @@ RollBlock = Callable[
         Callable[[Graph], str],
         Callable[[Graph], "tuple[int, ...] | None"],
     ],
-    "tuple[list[str], int] | None",
+    "list[str] | None",
 ]
 
 # emitted once in a file whose classes call it: a size such as torchvision's

@@ -340,11 +340,9 @@ class _Walk:
         dims_of: Callable[[Graph], tuple[int, ...] | None],
         block_models: Mapping[str, ast.Model],
         size: str | None = None,
-        axis: int = 1,
     ) -> None:
         """``size``: the input width's text (a block's ``in_features``); a network's is
-        the number. ``axis``: the width's axis (1, channels; -1, a block of dense layers
-        on the last axis of a sequence)."""
+        the number."""
         self.graph = graph
         self.env: Any = ChainMap(env, tr.table_values)  # the tables the walk meets, too
         self.tr = tr
@@ -357,9 +355,8 @@ class _Walk:
         shape = graph.input_value.shape
         if shape is None or len(shape) < 2:
             raise Unsupported("a network input without a channel or feature axis")
-        self.axis = axis
         # the running width's text: the input's first
-        self.size = size if size is not None else str(int(plain(shape[axis])))
+        self.size = size if size is not None else str(int(plain(shape[1])))
         self.block = size is not None  # a block's class (roll_block), not a network's
         self.out_sizes: dict[str, str] = {}
         self.depth = 0
@@ -550,7 +547,7 @@ class _Walk:
         shape = None if node is None else self.values[node.output].shape
         if node is None or shape is None or len(shape) < 2:
             return ""
-        width = int(plain(shape[self.axis]))
+        width = int(plain(shape[1]))
         widths = [self._free_width(a, nodes) for a in expr.args[: len(node.inputs)]]
         texts = [w for w in widths if w]
         flat = self._flat_text(widths[0], node.inputs[0]) if expr.func == "flatten" else None
@@ -770,11 +767,11 @@ class _Walk:
         return int(evaluate(self.size, self.env))
 
     def _width(self, name: str) -> int:
-        """The channel or feature size of the IR's value ``name`` (on the walk's axis)."""
+        """The channel or feature size of the IR's value ``name``."""
         shape = self.values[name].shape
         if shape is None or len(shape) < 2:
             raise Unsupported(f"the value '{name}' has no channel or feature axis")
-        return int(plain(shape[self.axis]))
+        return int(plain(shape[1]))
 
     def step(self, step: ast.Call, depth: int) -> list[str]:
         self.depth = depth
@@ -964,14 +961,13 @@ class _Walk:
             args[name] = _shown(value, text)
         value = self.values[node.inputs[0]]
         assert value.shape is not None
-        in_shape = list(plain(value.shape[1:]))
-        width_axis = self.axis - 1 if self.axis > 0 else self.axis  # of a sample
-        in_shape[width_axis] = _shown(in_shape[width_axis], self.size)
+        in_shape = tuple(plain(value.shape[1:]))
+        in_shape = (_shown(in_shape[0], self.size), *in_shape[1:])
         out = self.values[node.output].shape
         site = Site(
             replace(node, args=args),
             ("x",),
-            (tuple(in_shape),),
+            (in_shape,),
             tuple(plain(out[1:])) if out else (),
             node.id,
             param_dtype=self.graph.param_dtype,

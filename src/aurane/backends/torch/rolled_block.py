@@ -93,41 +93,12 @@ def roll_block(
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
-) -> tuple[list[str], int]:
-    """The lines of one class for every instance of ``model``, and the sample axis its
-    constructor's first argument is the size of; ``instances`` holds each call's graph and
-    the lines of the class written for it alone. ``resolved`` gives a call's values of the
-    block's constants as the compiler computed them (each constant's text must give them).
-    ``Unsupported`` when the roller cannot write it (the caller names the block).
-
-    The running width is the channels' (``in_channels``); a block of a sequence's last
-    axis (dense layers on (seq, features), DenseNet's growth by ``concat(x, h, dim=-1)``)
-    is tried on the last axis (``in_features``) where the channels' walk fails."""
-    rank = len(instances[0][0].input_value.shape or ()) - 1 if instances else 0
-    args = (model, instances, name, constants, block_models, class_of, dims_of, resolved)
-    try:
-        return _roll_block_at(*args, axis=1), 0
-    except Unsupported as channels:
-        if rank < 2:
-            raise
-        try:
-            return _roll_block_at(*args, axis=-1), rank - 1
-        except Unsupported:
-            raise channels from None
-
-
-def _roll_block_at(
-    model: ast.Model,
-    instances: Sequence[tuple[Graph, list[str]]],
-    name: str,
-    constants: Mapping[str, ast.Expr],
-    block_models: Mapping[str, ast.Model],
-    class_of: Callable[[Graph], str],
-    dims_of: Callable[[Graph], tuple[int, ...] | None],
-    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
-    *,
-    axis: int,
 ) -> list[str]:
+    """The lines of one class for every instance of ``model``; ``instances`` holds each
+    call's graph and the lines of the class written for it alone. ``resolved`` gives a
+    call's values of the block's constants as the compiler computed them (each constant's
+    text must give them). ``Unsupported`` when the roller cannot write it (the caller
+    names the block)."""
     forward = model.forward
     if forward is None or len(instances) < 2:
         raise Unsupported("a block with one instance")
@@ -144,21 +115,19 @@ def _roll_block_at(
         raise Unsupported("a block with its own input_shape or input_dtype")
     shape = first.input_value.shape or ()
     params = tuple(p.name for p in model.params)
-    width = input_names(len(shape) - 1, params)[0 if axis == 1 else -1]
+    width = input_names(len(shape) - 1, params)[0]
     loops = _loop_names(forward.body)
     names = [*params, *loops, *fields, width]
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
-    envs = [_environment(model, graph, width, axis, tr, resolved) for graph, _ in instances]
+    envs = [_environment(model, graph, width, tr, resolved) for graph, _ in instances]
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         for (graph, _), env in zip(instances, envs, strict=True):
-            walk = BlockWalk(
-                graph, dict(env), tr, class_of, dims_of, block_models, size=width, axis=axis
-            )
+            walk = BlockWalk(graph, dict(env), tr, class_of, dims_of, block_models, size=width)
             walk.tensor = forward.param
             walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
@@ -289,7 +258,6 @@ def _environment(
     model: ast.Model,
     graph: Graph,
     width: str,
-    axis: int,
     tr: Translator,
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
 ) -> dict[str, Any]:
@@ -300,7 +268,7 @@ def _environment(
     shape = graph.input_value.shape
     if shape is None or len(shape) < 2:
         raise Unsupported("a block input without a channel or feature axis")
-    env[width] = int(plain(shape[axis]))
+    env[width] = int(plain(shape[1]))
     if not model.fields:
         return env
     if resolved is None:
