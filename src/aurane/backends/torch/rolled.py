@@ -33,7 +33,7 @@ from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespac
 from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_init
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
-from aurane.backends.torch.shown import ShownFloat, ShownInt
+from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
@@ -1083,10 +1083,15 @@ def _constructor_name(leaf: Any, inputs: tuple[str, ...]) -> str:
 
 
 def _shown(value: Any, text: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Unsupported(f"'{text}' is not a number")
+    """``value`` written as ``text``: a number, or a bool or string a parameter gave
+    (``bias=b``), which the class takes as a constructor argument like a number."""
     if text == repr(value):
         return value
+    if isinstance(value, bool | str) and text.isidentifier():
+        kind = ShownStr if isinstance(value, str) else ShownBool
+        return kind(value, lambda: text)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise Unsupported(f"'{text}' is not a number")
     kind = ShownInt if isinstance(value, int) else ShownFloat
     return kind(value, lambda: text, 0)
 

@@ -1,0 +1,92 @@
+"""Issue 24 item 3: blocks the fuzz campaign's programs still wrote as several classes
+(``bench/one_class_per_block.py``), now one class with the source's loops. Each program
+is executed (``run_accepted`` compares every shape and the parameter count with the
+IR's), the one class strict-loads the state dict of the build with one class per call
+(``roll_networks=False``) and computes the same, and the classes are counted."""
+
+from __future__ import annotations
+
+import textwrap
+import types
+
+import pytest
+
+from aurane.verify import Generated
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
+
+
+def _rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
+    """The program executed and checked against its build with one class per call; that
+    build's code."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    gen = generated(source, f"{name}.aur")
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
+    flat_code = TorchCodeGenerator(program, graphs, roll_networks=False).generate()
+    flat = types.ModuleType(f"{name}_flat")
+    exec(compile(flat_code, f"<{name}_flat>", "exec"), flat.__dict__)
+    torch.manual_seed(0)
+    unrolled = flat.Net()
+    torch.manual_seed(1)
+    one = gen.module.Net()
+    same(unrolled, one, *inputs)
+    return gen, flat_code
+
+
+# 1. a bool parameter given as a layer's argument (fuzz seed 1000003)
+BOOL_ARG = """\
+use torch
+
+model Stack(w, n, b: bool = true):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w, bias=b).relu as layers{i}
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Stack(8, 2, false) as a -> Stack(8, 3) as b -> Stack(4, 1, b=false) as c
+"""
+
+
+def test_bool_parameter_given_as_a_layer_argument_is_a_constructor_argument() -> None:
+    """``dense(w, bias=b)`` in the loop: ``nn.Linear(channels, w, bias=b)`` in the one
+    class, each call passing its bool (was ``'b' is not a number`` and a class per call)."""
+    gen, flat = _rolled(BOOL_ARG, "bool_arg", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stack", "Stack_2", "Stack_3", "Net"], flat
+    text = block_class(gen, "Stack")
+    assert 'setattr(self, f"layers{i}", nn.Linear(channels, w, bias=b))' in text, text
+    net = gen.module.Net()
+    assert net.a.layers0.bias is None and net.b.layers2.bias is not None
+    assert net.c.layers0.bias is None
+    assert "Stack(6, 8, 2, b=False)" in gen.code and "Stack(8, 4, 1, b=False)" in gen.code
+
+
+NO_LOOP_BIAS = """\
+use torch
+
+model Unit(w, b: bool):
+    def forward(x):
+        return x -> dense(w, bias=b).relu as fc
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Unit(8, true) as a -> Unit(4, false) as b
+"""
+
+
+def test_bool_parameter_given_as_a_dense_bias_outside_loops_is_one_class() -> None:
+    """``dense(w, bias=b)`` in a block without loops: ``nn.Linear(in_features, w,
+    bias=b)`` (the dense folded its bias: ``Unit`` and ``Unit_2``)."""
+    gen, flat = _rolled(NO_LOOP_BIAS, "no_loop_bias", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Unit", "Net"], gen.code
+    assert "nn.Linear(in_features, w, bias=b)" in block_class(gen, "Unit")
+    net = gen.module.Net()
+    assert net.a.fc.bias is not None and net.b.fc.bias is None
