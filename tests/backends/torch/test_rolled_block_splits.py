@@ -90,3 +90,42 @@ def test_bool_parameter_given_as_a_dense_bias_outside_loops_is_one_class() -> No
     assert "nn.Linear(in_features, w, bias=b)" in block_class(gen, "Unit")
     net = gen.module.Net()
     assert net.a.fc.bias is not None and net.b.fc.bias is None
+
+
+# 2. a growing loop on the last axis of a sample of rank 2 or more (fuzz seed 1000097)
+GROW_LAST = """\
+use torch
+
+model Grow(g: int, n):
+    def forward(x):
+        for i in range(n):
+            h = dense(x, g) as dl{i + 1}
+            x = concat(x, h, dim=-1)
+        return x
+
+model Net:
+    input_shape = (3, 5, 2)
+    def forward(x):
+        x -> Grow(1, n=2) as a -> Grow(3, n=3) as b -> Grow(2, n=1) as c
+"""
+
+
+def test_growing_loop_on_the_last_axis_threads_in_features() -> None:
+    """A ``dense`` and a ``concat(..., dim=-1)`` on the last axis of a ``(3, 5, 2)``
+    sample: the class takes ``in_features`` and its loop threads the last axis
+    (``channels = channels + g``), where the walk read axis 0 (``nn.Linear(2, g)``
+    against ``nn.Linear(3, g)``: the iterations differed, one class per call)."""
+    gen, flat = _rolled(GROW_LAST, "grow_last", torch.randn(2, 3, 5, 2))
+    assert CLASS.findall(gen.code) == ["Grow", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Grow", "Grow_2", "Grow_3", "Net"], flat
+    text = block_class(gen, "Grow")
+    assert "def __init__(self, in_features, g, n):" in text, text
+    assert 'setattr(self, f"dl{i + 1}", nn.Linear(channels, g))' in text, text
+    assert "channels = channels + g" in text, text
+    assert "Grow(2, 1, 2)" in gen.code and "Grow(4, 3, 3)" in gen.code, gen.code
+    assert list(gen.module.Net().state_dict())[:4] == [
+        "a.dl1.weight",
+        "a.dl1.bias",
+        "a.dl2.weight",
+        "a.dl2.bias",
+    ]

@@ -331,6 +331,10 @@ def _path_text(layer: str, holes: tuple[ast.Expr, ...], tr: Translator) -> tuple
 class _Walk:
     """One variant's walk of the network's forward: lines, and checks against its IR."""
 
+    # the axis of a value's shape the running width is: the channels (1), or the last
+    # (-1) for a block whose constructor takes its input's last axis (``in_features``)
+    axis = 1
+
     def __init__(
         self,
         graph: Graph,
@@ -737,11 +741,11 @@ class _Walk:
         return int(evaluate(self.size, self.env))
 
     def _width(self, name: str) -> int:
-        """The channel or feature size of the IR's value ``name``."""
+        """The channel or feature size of the IR's value ``name`` (``axis``)."""
         shape = self.values[name].shape
         if shape is None or len(shape) < 2:
             raise Unsupported(f"the value '{name}' has no channel or feature axis")
-        return int(plain(shape[1]))
+        return int(plain(shape[self.axis]))
 
     def step(self, step: ast.Call, depth: int) -> list[str]:
         self.depth = depth
@@ -797,7 +801,7 @@ class _Walk:
         (``channels * 7 * 7`` after ``adaptive_avg_pool((7, 7))``, as torchvision writes
         VGG's classifier); None for another layer."""
         shape = self.values[node.inputs[0]].shape if node.inputs else None
-        if node.op != "flatten" or shape is None or len(shape) < 3:
+        if node.op != "flatten" or shape is None or len(shape) < 3 or self.axis != 1:
             return None
         size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
         return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
@@ -921,7 +925,8 @@ class _Walk:
         value = self.values[node.inputs[0]]
         assert value.shape is not None
         in_shape = tuple(plain(value.shape[1:]))
-        in_shape = (_shown(in_shape[0], self.size), *in_shape[1:])
+        at = self.axis - 1 if self.axis > 0 else len(in_shape) + self.axis
+        in_shape = (*in_shape[:at], _shown(in_shape[at], self.size), *in_shape[at + 1 :])
         out = self.values[node.output].shape
         site = Site(
             replace(node, args=args),
@@ -951,6 +956,8 @@ class _Walk:
         for param in sub.block_ops:  # act=nn.ReLU: the class must take it as a module class
             if _module_of(sub, param) is None:
                 raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")
+        if self.axis != 1:
+            raise Unsupported(f"the block '{sub.name}' in a block threading its last axis")
         dims = self.dims_of(sub)
         more = self._later_sizes(sub, node)
         if more:

@@ -46,6 +46,7 @@ from aurane.backends.torch.param_blocks import (
     _module_of,
     input_names,
     operation_kinds,
+    rolled_axis,
 )
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
@@ -115,19 +116,24 @@ def roll_block(
         raise Unsupported("a block with its own input_shape or input_dtype")
     shape = first.input_value.shape or ()
     params = tuple(p.name for p in model.params)
-    width = input_names(len(shape) - 1, params)[0]
+    rank = len(shape) - 1
+    if any(len(g.input_value.shape or ()) != len(shape) for g, _ in instances):
+        raise Unsupported("calls at inputs of different ranks")
+    axis = rolled_axis((dims_of(g) for g, _ in instances), rank)
+    width = input_names(rank, params)[axis]
     loops = _loop_names(forward.body)
     names = [*params, *loops, *fields, width]
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
-    envs = [_environment(model, graph, width, tr, resolved) for graph, _ in instances]
+    envs = [_environment(model, graph, width, axis, tr, resolved) for graph, _ in instances]
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         for (graph, _), env in zip(instances, envs, strict=True):
             walk = BlockWalk(graph, dict(env), tr, class_of, dims_of, block_models, size=width)
+            walk.axis = axis + 1 if axis == 0 else -1
             walk.tensor = forward.param
             walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
@@ -258,6 +264,7 @@ def _environment(
     model: ast.Model,
     graph: Graph,
     width: str,
+    axis: int,
     tr: Translator,
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
 ) -> dict[str, Any]:
@@ -268,7 +275,7 @@ def _environment(
     shape = graph.input_value.shape
     if shape is None or len(shape) < 2:
         raise Unsupported("a block input without a channel or feature axis")
-    env[width] = int(plain(shape[1]))
+    env[width] = int(plain(shape[axis + 1]))
     if not model.fields:
         return env
     if resolved is None:
