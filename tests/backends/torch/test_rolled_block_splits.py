@@ -129,3 +129,78 @@ def test_growing_loop_on_the_last_axis_threads_in_features() -> None:
         "a.dl2.weight",
         "a.dl2.bias",
     ]
+
+
+# 3. an unnamed module in a loop: the IR numbers it across the iterations (seed 1000518)
+UNNAMED = """\
+use torch
+
+model Stack(w, n):
+    def forward(x):
+        x -> dense(w) as proj
+        for i in range(n):
+            x -> dense(w).relu -> layernorm() -> dense(w)
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Stack(8, 2) as a -> Stack(8, 0) as b -> Stack(4, 3) as c
+"""
+
+
+def test_unnamed_modules_in_a_loop_are_named_by_the_iteration() -> None:
+    """Two unnamed ``dense`` and a ``layernorm`` per iteration after a named ``proj``:
+    the IR's ``dense2``, ``layer_norm1``, ``dense3`` (iteration 0), ``dense4``, ... are
+    ``f"dense{2 * i + 2}"``, ``f"layer_norm{i + 1}"``, ``f"dense{2 * i + 3}"``, the
+    state-dict keys unchanged (was `an unnamed 'dense' module in a loop` and a class per
+    call)."""
+    gen, flat = _rolled(UNNAMED, "unnamed", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stack", "Stack_2", "Stack_3", "Net"], flat
+    text = block_class(gen, "Stack")
+    assert 'setattr(self, f"dense{2 * i + 2}", nn.Linear(channels, w))' in text, text
+    assert 'setattr(self, f"layer_norm{i + 1}", nn.LayerNorm(channels))' in text, text
+    assert 'x = getattr(self, f"dense{2 * i + 3}")(x)' in text, text
+    keys = [k.rsplit(".", 1)[0] for k in gen.module.Net().c.state_dict()][::2]
+    assert keys == ["proj", "dense2", "layer_norm1", "dense3", "dense4", "layer_norm2"] + [
+        "dense5",
+        "dense6",
+        "layer_norm3",
+        "dense7",
+    ]
+    assert list(gen.module.Net().b.state_dict()) == ["proj.weight", "proj.bias"]
+
+
+UNNAMED_ONE_COUNT = """\
+use torch
+
+model Stack(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w).relu -> dense(w)
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Stack(8, 1) as a -> Stack(8, 0) as b -> Stack(4, 1) as c
+"""
+
+
+def test_unnamed_modules_in_a_loop_no_call_runs_twice() -> None:
+    """No call runs the loop twice (counts 1 and 0): the progression's step is the
+    unnamed ``dense`` calls of one iteration, ``f"dense{2 * i + 1}"``, ``f"dense{2 * i +
+    2}"`` (seed 1000816's ``Loop0(8, 0)``, ``Loop0(8, 1)``)."""
+    gen, flat = _rolled(UNNAMED_ONE_COUNT, "unnamed_one", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
+    text = block_class(gen, "Stack")
+    assert 'setattr(self, f"dense{2 * i + 1}", nn.Linear(channels, w))' in text, text
+    assert 'setattr(self, f"dense{2 * i + 2}", nn.Linear(' in text, text
+    assert list(gen.module.Net().c.state_dict()) == [
+        "dense1.weight",
+        "dense1.bias",
+        "dense2.weight",
+        "dense2.bias",
+    ]

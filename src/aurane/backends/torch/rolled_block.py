@@ -129,6 +129,8 @@ def roll_block(
     envs = [_environment(model, graph, width, axis, tr, resolved) for graph, _ in instances]
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
+    numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
+    paths: dict[Span, str] = {}
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         for (graph, _), env in zip(instances, envs, strict=True):
@@ -137,6 +139,7 @@ def roll_block(
             walk.tensor = forward.param
             walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
+            walk.numbers, walk.paths = numbers, paths
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -155,6 +158,7 @@ def roll_block(
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
+    attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in paths)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
     stored, op_modules = _stored(instances, {width, *params}, set(ops), set(functions))
     attrs.claim(stored)
@@ -163,7 +167,7 @@ def roll_block(
     forward_tr = _SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
     methods = [
-        _forward(model, g, _applied(g, lines, applied), forward_tr, env, branches_forward)
+        _forward(model, g, _applied(g, lines, applied), forward_tr, env, branches_forward, paths)
         for (g, lines), env in zip(instances, envs, strict=True)
     ]
     body = _fill(_shared(methods), branches_forward)
@@ -360,9 +364,11 @@ def _forward(
     tr: _SelfTranslator,
     values: Mapping[str, Any],
     branches: dict[str, list[str]],
+    paths: Mapping[Span, str],
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
-    marked (``BRANCH``) and kept in ``branches``, shared by the instances."""
+    marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
+    name of each unnamed module in a loop (``rms_norm{i + 1}``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -384,6 +390,7 @@ def _forward(
             raise Unsupported(f"the loop's name '{loop_name}' is a local of forward")
     env: dict[str, Any] = {"self": _Module(tr, values)}
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
+    writer.paths = paths
     writer.code = [_bare(line) for line in rest if _code(line)]
     body = writer.body(model.forward.body, TOP, ())
     if writer.pos != len(graph.nodes):
@@ -438,6 +445,7 @@ class _ForwardWriter:
         self.pos = 0
         self.branches = branches
         self.code: list[str] = []  # the instance's forward, comments left out
+        self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
 
     def body(
         self, stmts: tuple[ast.ForwardStmt, ...], depth: int, frames: tuple[Frame, ...]
@@ -475,6 +483,10 @@ class _ForwardWriter:
 
     def _templated(self, lines: list[str], node: Node, calls: Mapping[Span, ast.Call]) -> list[str]:
         """``self.layers0`` as ``getattr(self, f"layers{i}")``: the iteration's module."""
+        if node.layer is None and node.span in self.paths:  # self.dense3: an unnamed one
+            pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.\[])")
+            made = f'getattr(self, f"{self.paths[node.span]}")'
+            return [pattern.sub(made, line) for line in lines]
         if node.layer is None:
             return lines
         call = calls.get(node.span)
