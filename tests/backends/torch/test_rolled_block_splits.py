@@ -204,3 +204,33 @@ def test_unnamed_modules_in_a_loop_no_call_runs_twice() -> None:
         "dense2.weight",
         "dense2.bias",
     ]
+
+
+# 4. a concat join whose first call cannot tell two width texts apart (seed 1000283)
+GROW_TIE = """\
+use torch
+
+model Grow(g: int, n):
+    def forward(x):
+        for i in range(n):
+            h = dense(x, g) as dl{i + 1}
+            x = concat(x, h, dim=-1)
+        return x
+
+model Net:
+    input_shape = (2,)
+    def forward(x):
+        x -> Grow(2, 1) as a -> Grow(2, 3) as b
+"""
+
+
+def test_concat_join_after_a_call_where_two_widths_tie_is_one_class() -> None:
+    """At the first call ``in_features`` and ``g`` are both 2, so the join's text read
+    ``channels + channels`` there and ``channels + g`` at the next call (`the width after
+    'concat' is no expression of the source`); the join's texts are now narrowed per
+    text of its terms: ``channels = channels + g``."""
+    gen, flat = _rolled(GROW_TIE, "grow_tie", torch.randn(2, 2))
+    assert CLASS.findall(gen.code) == ["Grow", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Grow", "Grow_2", "Net"], flat
+    assert "channels = channels + g" in block_class(gen, "Grow")
+    assert "Grow(2, 2, 1)" in gen.code and "Grow(4, 2, 3)" in gen.code, gen.code

@@ -297,7 +297,7 @@ class BlockWalk(_Walk):
             texts = {self.tensor: self.grow, kept: self.size}
             self.size, self.grow = self.grow, None
             terms = [t if _ATOMIC.fullmatch(t) else f"({t})" for t in (texts[a] for a in args)]
-            key = ("join", value.span)
+            key = ("join", value.span, " + ".join(terms))  # narrowed per text of the terms
             text = self._choose(key, [" + ".join(terms), self.size], width, value.func)
             return self._advance(text, width, depth)
         if self._concrete_size() != width:
