@@ -234,3 +234,68 @@ def test_concat_join_after_a_call_where_two_widths_tie_is_one_class() -> None:
     assert CLASS.findall(flat) == ["Grow", "Grow_2", "Net"], flat
     assert "channels = channels + g" in block_class(gen, "Grow")
     assert "Grow(2, 2, 1)" in gen.code and "Grow(4, 2, 3)" in gen.code, gen.code
+
+
+# 5. a tensor made in the loop and read by nothing (seed 1000816)
+UNUSED = """\
+use torch
+
+model Stack(w, n):
+    def forward(x):
+        for i in range(n):
+            h1 = conv2d(x, w, 3, padding=1)
+            x -> conv2d(4, 1) as convs{i}
+        return x
+
+model Net:
+    input_shape = (4, 6, 6)
+    def forward(x):
+        x -> Stack(8, 1) as a -> Stack(2, 0) as b -> Stack(3, 2) as c
+"""
+
+
+def test_tensor_made_in_a_loop_and_read_by_nothing_is_one_class() -> None:
+    """``h1 = conv2d(x, w, 3, padding=1)`` that no statement reads: its module is made
+    (the IR's ``conv2d1``, ``conv2d3``: ``f"conv2d{2 * i + 1}"``) and forward computes and
+    drops it as each call's class did, the running width the threaded tensor's (was `an
+    assignment to 'h1' the roller does not write` or `the tensor 'h1' is not joined
+    back`)."""
+    gen, flat = _rolled(UNUSED, "unused", torch.randn(2, 4, 6, 6))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert len(CLASS.findall(flat)) == 4, flat
+    text = block_class(gen, "Stack")
+    made = 'setattr(self, f"conv2d{2 * i + 1}", nn.Conv2d(channels, w, kernel_size=3, padding=1))'
+    assert made in text, text
+    assert 'h1 = getattr(self, f"conv2d{2 * i + 1}")(x)' in text, text
+    keys = [k.rsplit(".", 1)[0] for k in gen.module.Net().c.state_dict()][::2]
+    assert keys == ["conv2d1", "convs0", "conv2d3", "convs1"], keys
+
+
+# 6. a loop that builds nothing, beside a call that runs it no time (seed 2000043)
+NOTHING = """\
+use torch
+
+model Fill(n: int):
+    def forward(x):
+        for i in range(n):
+            h1 = zeros(3)
+            x -> ones_like()
+        return x
+
+model Net:
+    input_shape = (3, 5)
+    def forward(x):
+        x -> Fill(0) as a -> Fill(3) as b -> dense(2) as head
+"""
+
+
+def test_loop_building_nothing_beside_a_call_that_runs_it_no_time_is_one_class() -> None:
+    """``Fill(0)`` and ``Fill(3)``: no module in the loop, so ``__init__`` writes no loop
+    for either (was `the calls of 'Fill' build differently`: the call that ran no
+    iteration wrote the loop's header); ``h1 = zeros(3)`` is read by nothing."""
+    gen, flat = _rolled(NOTHING, "nothing", torch.randn(2, 3, 5))
+    assert CLASS.findall(gen.code) == ["Fill", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Fill", "Fill_2", "Net"], flat
+    text = block_class(gen, "Fill")
+    assert "for i in range(n)" not in text and "for i in range(self.n):" in text, text
+    assert list(gen.module.Net().a.state_dict()) == []

@@ -21,7 +21,15 @@ import re
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call
-from aurane.backends.torch.rolled import _ATOMIC, SIZE, TOP, Unsupported, _added_lines, _Walk
+from aurane.backends.torch.rolled import (
+    _ATOMIC,
+    SIZE,
+    TOP,
+    Unsupported,
+    _added_lines,
+    _Walk,
+    _within,
+)
 from aurane.ir.graph import Node
 from aurane.records import replace
 from aurane.source import Span
@@ -69,6 +77,8 @@ class BlockWalk(_Walk):
     inputs_: frozenset[str] = frozenset()  # the block's later inputs (``def forward(x, c)``)
     renamed: str | None = None  # ``y = x -> ...`` before the join: x, threaded on as y
     fors: tuple[ast.For, ...] = ()  # the loops around the statement being walked
+    statements: tuple[ast.ForwardStmt, ...] = ()  # the block's whole forward body
+    unused: str | None = None  # a second tensor no statement reads: dropped after its body
     # an unnamed module's step in a loop -> (its name's prefix, the loop's count, its
     # number) at every visit of every call (shared by the walks), and the path written
     numbers: dict[Span, set[tuple[str, int, int]]]
@@ -112,9 +122,13 @@ class BlockWalk(_Walk):
         if isinstance(value, ast.Call):  # h = Unit(x, width): a call of the one tensor
             node = next((n for n in self.pending if n.span == value.span), None)
             steps = steps if node is not None and len(node.inputs) == 1 else None
+        if self.second is None and self._unused(stmt) and self._no_module(stmt):
+            return []  # h1 = zeros(3): read by nothing, no module (forward writes it)
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
-        if self.second is None and self._grows(stmt):
+        if self.second is None and self._unused(stmt):  # made, read by nothing: dropped
+            self.unused = stmt.target
+        if self.second is None and (self._grows(stmt) or self.unused is not None):
             self.grow = self.size  # kept for the join; the second's width is a text apart
         self.second = stmt.target
         if isinstance(value, ast.Chain) and value.layer is not None:  # (x -> ...) as mlp{i}
@@ -155,6 +169,9 @@ class BlockWalk(_Walk):
             self.around = around
         if self.alias is not None and self.alias != outer:
             raise Unsupported(f"the tensor '{self.alias}' is not joined back")
+        if self.unused is not None and self.unused == self.second and self.grow is not None:
+            self.size, self.grow = self.grow, None  # the threaded tensor's width again
+            self.second = self.unused = None
         return lines
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
@@ -242,6 +259,24 @@ class BlockWalk(_Walk):
         last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
         if self._concrete_size() != self._width(last.output):
             raise Unsupported(f"'{value.func}' of a later input changes the width")
+        return True
+
+    def _unused(self, stmt: ast.Assign) -> bool:
+        """``h1 = conv_transpose2d(x, 8)`` whose name no other statement of the forward
+        reads or binds (the per-call classes compute it and drop it)."""
+        others = [s for s in _flat(self.statements) if s is not stmt]
+        return not stmt.targets and all(stmt.target not in _names(s) for s in others)
+
+    def _no_module(self, stmt: ast.Assign) -> bool:
+        """Whether ``stmt`` makes no module at this visit (its nodes, the next pending
+        ones inside it, are then taken as they are)."""
+        count = 0
+        while count < len(self.pending) and _within(self.pending[count].span, stmt.value.span):
+            count += 1
+        inside = self.pending[:count]
+        if any(n.layer is not None or _makes_module(n) for n in inside):
+            return False
+        del self.pending[:count]
         return True
 
     def _grows(self, stmt: ast.Assign) -> bool:
@@ -363,6 +398,21 @@ def _unnamed(loop: ast.For, step: ast.Call) -> int:
 
     visit(loop.body)
     return len(calls)
+
+
+def _flat(stmts: tuple[ast.ForwardStmt, ...]) -> list[object]:
+    """Every statement of ``stmts``, those of loop and ``if`` bodies too, and the loops'
+    headers and the branches' tests apart from their bodies."""
+    out: list[object] = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.For):
+            out += [replace(stmt, body=()), *_flat(stmt.body)]
+        elif isinstance(stmt, ast.If):
+            for branch in stmt.branches:
+                out += [replace(branch, body=()), *_flat(branch.body)]
+        else:
+            out.append(stmt)
+    return out
 
 
 def _source(chain: ast.Chain) -> str | None:

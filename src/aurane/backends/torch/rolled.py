@@ -371,6 +371,7 @@ class _Walk:
         self.stages: set[str] = set()  # the containers loops filled (layer1, ...)
         self.flat: dict[str, int] = {}  # ``as features.*`` containers: children so far
         self.branches: dict[str, list[str]] = {}  # each if branch's body (shared by walks)
+        self.empty_loops: set[str] = set()  # a block's loops whose visits built nothing (shared)
         self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
         self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
@@ -606,14 +607,18 @@ class _Walk:
             body = found
         if body is None and not self.block:
             raise Unsupported("a loop that runs no iteration in a variant")
+        key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
         if body is not None and not body and stage is None:  # builds nothing: no loop here
+            self.size = size_before
+            self.empty_loops.add(key)
+            return []
+        if body is None and key in self.empty_loops and stage is None:  # nor another call's
             self.size = size_before
             return []
         if self.block:
             # a block's loop body is marked (like a branch's) until ``_fill`` puts it in:
             # a call that runs no iteration writes the body another call's visit wrote
             # (a numbered container it fills is then an empty ``nn.Sequential``)
-            key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
             if body is not None:
                 known = self.branches.setdefault(key, body)
                 if self.strict and known != body:

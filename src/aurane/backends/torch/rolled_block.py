@@ -131,6 +131,7 @@ def roll_block(
     branches: dict[str, list[str]] = {}
     numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
+    empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         for (graph, _), env in zip(instances, envs, strict=True):
@@ -140,6 +141,8 @@ def roll_block(
             walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
             walk.numbers, walk.paths = numbers, paths
+            walk.statements = forward.body
+            walk.empty_loops = empty_loops
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
