@@ -299,3 +299,36 @@ def test_loop_building_nothing_beside_a_call_that_runs_it_no_time_is_one_class()
     text = block_class(gen, "Fill")
     assert "for i in range(n)" not in text and "for i in range(self.n):" in text, text
     assert list(gen.module.Net().a.state_dict()) == []
+
+
+# 7. a residual temporary of an unnamed module in a loop (seed 1000003)
+RESIDUAL_UNNAMED = """\
+use torch
+
+model Stack(n, b: bool):
+    def forward(x):
+        for i in range(n):
+            h1 = mish(x).residual
+            h1 -> conv1d(4, 3, padding=1, bias=b).residual
+            x = add(x, h1)
+        return x
+
+model Net:
+    input_shape = (4, 8)
+    def forward(x):
+        x -> Stack(2, false) as a -> Stack(3, true) as b
+"""
+
+
+def test_residual_temporary_of_an_unnamed_module_in_a_loop_is_one_local() -> None:
+    """``conv1d(...).residual`` unnamed in the loop: forward's temporary (``conv1d1``,
+    ``conv1d2``) is one local ``conv1d`` beside the module's ``f"conv1d{i + 1}"`` (the
+    name's string no longer counts as a use of the local: `the iterations of 'i'
+    differ`)."""
+    gen, flat = _rolled(RESIDUAL_UNNAMED, "residual_unnamed", torch.randn(2, 4, 8))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
+    text = block_class(gen, "Stack")
+    assert 'conv1d = getattr(self, f"conv1d{i + 1}")(h1)' in text, text
+    assert "nn.Conv1d(channels, 4, kernel_size=3, padding=1, bias=b)" in text, text
+    assert gen.module.Net().a.conv1d1.bias is None

@@ -70,6 +70,7 @@ from aurane.semantics.symbolic import plain
 from aurane.source import Span
 from aurane.syntax import ast
 
+_STRING = re.compile(r'f?"[^"]*"')  # a string in a statement (``f"avgpool{i + 1}"``)
 Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origin records it
 
 
@@ -565,7 +566,7 @@ class _ForwardWriter:
                 or any(taken.search(line) for line in self.code)
             ):
                 continue
-            if any(taken.search(line) for line in lines):
+            if any(taken.search(_STRING.sub('""', line)) for line in lines):
                 start = shared.get(bare)
                 if start is None or start > made or any(taken.search(s) for s in lines[made + 1 :]):
                     continue  # another local's, or read after this one is made
