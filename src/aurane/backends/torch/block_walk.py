@@ -9,7 +9,10 @@ call's IR at every visit:
 - the threaded tensor going on before that join (``x -> ...``, or under another name the
   join names: ``y = x -> ...``, ``x = add(y, h)``);
 - an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``);
-- a later input joined to the threaded tensor without a module (``x = add(x, c)``).
+- a later input joined to the threaded tensor without a module (``x = add(x, c)``);
+- an unnamed module in a loop (``x -> rms_norm()``), whose IR names number on across the
+  iterations (``rms_norm1``, ``rms_norm2``, ...): ``setattr(self, f"rms_norm{i + 1}",
+  ...)``, where every call's names follow one progression in the loop's count.
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ import re
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call
-from aurane.backends.torch.rolled import _ATOMIC, SIZE, Unsupported, _Walk
+from aurane.backends.torch.rolled import (
+    _ATOMIC,
+    SIZE,
+    TOP,
+    Unsupported,
+    _added_lines,
+    _Walk,
+    _within,
+)
 from aurane.ir.graph import Node
 from aurane.records import replace
 from aurane.source import Span
@@ -65,6 +76,13 @@ class BlockWalk(_Walk):
     aliases: frozenset[str] = frozenset()  # every alias made: read by their joins only
     inputs_: frozenset[str] = frozenset()  # the block's later inputs (``def forward(x, c)``)
     renamed: str | None = None  # ``y = x -> ...`` before the join: x, threaded on as y
+    fors: tuple[ast.For, ...] = ()  # the loops around the statement being walked
+    statements: tuple[ast.ForwardStmt, ...] = ()  # the block's whole forward body
+    unused: str | None = None  # a second tensor no statement reads: dropped after its body
+    # an unnamed module's step in a loop -> (its name's prefix, the loop's count, its
+    # number) at every visit of every call (shared by the walks), and the path written
+    numbers: dict[Span, set[tuple[str, int, int]]]
+    paths: dict[Span, str]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if self.alias is not None:
@@ -104,9 +122,13 @@ class BlockWalk(_Walk):
         if isinstance(value, ast.Call):  # h = Unit(x, width): a call of the one tensor
             node = next((n for n in self.pending if n.span == value.span), None)
             steps = steps if node is not None and len(node.inputs) == 1 else None
+        if self.second is None and self._unused(stmt) and self._no_module(stmt):
+            return []  # h1 = zeros(3): read by nothing, no module (forward writes it)
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
-        if self.second is None and self._grows(stmt):
+        if self.second is None and self._unused(stmt):  # made, read by nothing: dropped
+            self.unused = stmt.target
+        if self.second is None and (self._grows(stmt) or self.unused is not None):
             self.grow = self.size  # kept for the join; the second's width is a text apart
         self.second = stmt.target
         if isinstance(value, ast.Chain) and value.layer is not None:  # (x -> ...) as mlp{i}
@@ -147,11 +169,40 @@ class BlockWalk(_Walk):
             self.around = around
         if self.alias is not None and self.alias != outer:
             raise Unsupported(f"the tensor '{self.alias}' is not joined back")
+        if self.unused is not None and self.unused == self.second and self.grow is not None:
+            self.size, self.grow = self.grow, None  # the threaded tensor's width again
+            self.second = self.unused = None
         return lines
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
         self._no_statement_between("a loop")
-        return super().loop(stmt, depth)
+        self.fors = (*self.fors, stmt)
+        try:
+            return super().loop(stmt, depth)
+        finally:
+            self.fors = self.fors[:-1]
+
+    def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
+        """An unnamed module in a loop: ``setattr(self, f"dense{2 * i + 1}", ...)``, the
+        IR's name (``dense3``) a progression in the loop's count that holds at every
+        visit of every call (the first walks collect the visits, the last writes it)."""
+        if step.layer is not None or depth <= TOP or self.collect is not None:
+            return super()._place(step, node, made, depth, keep)
+        found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
+        target = self.fors[-1].target.name if len(self.fors) == 1 else None
+        count = self.env.get(target) if target is not None else None
+        if found is None or target is None or not isinstance(count, int):
+            raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
+        prefix, number = found.group(1), int(found.group(2))
+        self.numbers.setdefault(step.span, set()).add((prefix, count, number))
+        if self.strict:
+            path = _progression(self.numbers[step.span], target, _unnamed(self.fors[-1], step))
+            if path is None:
+                raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
+            self.paths[step.span] = path
+        else:
+            path = node.id
+        return _added_lines(depth, f'setattr(self, f"{path}", ', made, keep)
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         self._no_statement_between("an if")
@@ -210,6 +261,24 @@ class BlockWalk(_Walk):
             raise Unsupported(f"'{value.func}' of a later input changes the width")
         return True
 
+    def _unused(self, stmt: ast.Assign) -> bool:
+        """``h1 = conv_transpose2d(x, 8)`` whose name no other statement of the forward
+        reads or binds (the per-call classes compute it and drop it)."""
+        others = [s for s in _flat(self.statements) if s is not stmt]
+        return not stmt.targets and all(stmt.target not in _names(s) for s in others)
+
+    def _no_module(self, stmt: ast.Assign) -> bool:
+        """Whether ``stmt`` makes no module at this visit (its nodes, the next pending
+        ones inside it, are then taken as they are)."""
+        count = 0
+        while count < len(self.pending) and _within(self.pending[count].span, stmt.value.span):
+            count += 1
+        inside = self.pending[:count]
+        if any(n.layer is not None or _makes_module(n) for n in inside):
+            return False
+        del self.pending[:count]
+        return True
+
     def _grows(self, stmt: ast.Assign) -> bool:
         """Whether the second tensor ``stmt`` starts is kept apart from the running width:
         where it is joined back by a ``concat`` (the first later statement of the body
@@ -263,7 +332,7 @@ class BlockWalk(_Walk):
             texts = {self.tensor: self.grow, kept: self.size}
             self.size, self.grow = self.grow, None
             terms = [t if _ATOMIC.fullmatch(t) else f"({t})" for t in (texts[a] for a in args)]
-            key = ("join", value.span)
+            key = ("join", value.span, " + ".join(terms))  # narrowed per text of the terms
             text = self._choose(key, [" + ".join(terms), self.size], width, value.func)
             return self._advance(text, width, depth)
         if self._concrete_size() != width:
@@ -293,6 +362,57 @@ def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
     ):
         return (replace(value, args=value.args[1:]),)
     return None
+
+
+def _progression(found: set[tuple[str, int, int]], target: str, per: int) -> str | None:
+    """``dense{2 * i + 1}``: the one name whose number is ``k * i + base`` at every visit
+    (``k`` from two visits at different counts, else the unnamed steps of the op in one
+    iteration, ``per``); None where the visits follow no such progression."""
+    prefixes = {prefix for prefix, _, _ in found}
+    points = sorted({(count, number) for _, count, number in found})
+    if len(prefixes) != 1 or per < 1:
+        return None
+    (i1, n1), (i2, n2) = points[0], points[-1]
+    k = per if i1 == i2 else (n2 - n1) // (i2 - i1)
+    base = n1 - k * i1
+    if k < 1 or any(number != k * count + base for count, number in points):
+        return None
+    term = target if k == 1 else f"{k} * {target}"
+    expr = term if base == 0 else f"{term} + {base}" if base > 0 else f"{term} - {-base}"
+    return f"{prefixes.pop()}{{{expr}}}"
+
+
+def _unnamed(loop: ast.For, step: ast.Call) -> int:
+    """How many unnamed calls of ``step``'s operation the loop's body writes."""
+    calls: list[ast.Call] = []
+
+    def visit(item: object) -> None:
+        if isinstance(item, ast.Call) and item.func == step.func and item.layer is None:
+            calls.append(item)
+        if isinstance(item, tuple):
+            for inner in item:
+                visit(inner)
+        elif hasattr(item, "__slots__") and not isinstance(item, Span):
+            for slot in item.__slots__:
+                visit(getattr(item, slot, None))
+
+    visit(loop.body)
+    return len(calls)
+
+
+def _flat(stmts: tuple[ast.ForwardStmt, ...]) -> list[object]:
+    """Every statement of ``stmts``, those of loop and ``if`` bodies too, and the loops'
+    headers and the branches' tests apart from their bodies."""
+    out: list[object] = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.For):
+            out += [replace(stmt, body=()), *_flat(stmt.body)]
+        elif isinstance(stmt, ast.If):
+            for branch in stmt.branches:
+                out += [replace(branch, body=()), *_flat(branch.body)]
+        else:
+            out.append(stmt)
+    return out
 
 
 def _source(chain: ast.Chain) -> str | None:

@@ -42,7 +42,8 @@ from aurane.backends.torch.emit_tensor import TENSOR_EMITTERS
 
 
 def _dense(site: Site) -> Call:
-    bias = [] if site.args["bias"] else ["bias=False"]
+    given = site.args["bias"]
+    bias = [] if given is True else [kw("bias", given)]  # a block's parameter: ``bias=b``
     cls = TRANSPOSED_LINEAR_CLASS if site.args.get("transposed") else "nn.Linear"
     return Call(cls, (str(site.in_shape[-1]), str(site.args["features"]), *bias, *dtype_arg(site)))
 

@@ -17,7 +17,7 @@ own class (``BasicBlock_2``). Shape comments that differ between the calls are l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from graphlib import TopologicalSorter
 from typing import Any
 
@@ -555,7 +555,9 @@ class ParamClasses:
         if any(p not in params for p in functions):  # a class that folded it: in order
             taken = {*params, *functions}
             params = tuple(p.name for p in self.models[model].params if p.name in taken)
-        rolled = _Class(first.name, first.plan, (0,), params, first.defaults, ops)
+        rank = len(first.graphs[0].input_value.shape or ()) - 1
+        axis = rolled_axis((self.dims_of(g) for g, _ in instances), rank)
+        rolled = _Class(first.name, first.plan, (axis,), params, first.defaults, ops)
         rolled.functions = functions
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
@@ -1004,6 +1006,14 @@ def later_input_names(graph: Graph, taken: Sequence[str]) -> dict[InputSize, str
             used.add(name)
             names[InputSize(axis, index)] = name
     return names
+
+
+def rolled_axis(dims: Iterable[tuple[int, ...] | None], rank: int) -> int:
+    """The input axis a rolled block's class takes and its loops thread: the last of a
+    sample of rank 2 or more where every call's own class takes that axis alone (a
+    ``dense`` on the last axis: ``in_features``), else axis 0."""
+    found = set(dims)
+    return rank - 1 if rank >= 2 and found == {(rank - 1,)} else 0
 
 
 def input_names(

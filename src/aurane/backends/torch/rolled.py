@@ -33,7 +33,7 @@ from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespac
 from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_init
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
-from aurane.backends.torch.shown import ShownFloat, ShownInt
+from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
@@ -331,6 +331,10 @@ def _path_text(layer: str, holes: tuple[ast.Expr, ...], tr: Translator) -> tuple
 class _Walk:
     """One variant's walk of the network's forward: lines, and checks against its IR."""
 
+    # the axis of a value's shape the running width is: the channels (1), or the last
+    # (-1) for a block whose constructor takes its input's last axis (``in_features``)
+    axis = 1
+
     def __init__(
         self,
         graph: Graph,
@@ -367,6 +371,7 @@ class _Walk:
         self.stages: set[str] = set()  # the containers loops filled (layer1, ...)
         self.flat: dict[str, int] = {}  # ``as features.*`` containers: children so far
         self.branches: dict[str, list[str]] = {}  # each if branch's body (shared by walks)
+        self.empty_loops: set[str] = set()  # a block's loops whose visits built nothing (shared)
         self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
         self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
@@ -632,14 +637,18 @@ class _Walk:
             body = found
         if body is None and not self.block:
             raise Unsupported("a loop that runs no iteration in a variant")
+        key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
         if body is not None and not body and stage is None:  # builds nothing: no loop here
+            self.size = size_before
+            self.empty_loops.add(key)
+            return []
+        if body is None and key in self.empty_loops and stage is None:  # nor another call's
             self.size = size_before
             return []
         if self.block:
             # a block's loop body is marked (like a branch's) until ``_fill`` puts it in:
             # a call that runs no iteration writes the body another call's visit wrote
             # (a numbered container it fills is then an empty ``nn.Sequential``)
-            key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
             if body is not None:
                 known = self.branches.setdefault(key, body)
                 if self.strict and known != body:
@@ -767,11 +776,11 @@ class _Walk:
         return int(evaluate(self.size, self.env))
 
     def _width(self, name: str) -> int:
-        """The channel or feature size of the IR's value ``name``."""
+        """The channel or feature size of the IR's value ``name`` (``axis``)."""
         shape = self.values[name].shape
         if shape is None or len(shape) < 2:
             raise Unsupported(f"the value '{name}' has no channel or feature axis")
-        return int(plain(shape[1]))
+        return int(plain(shape[self.axis]))
 
     def step(self, step: ast.Call, depth: int) -> list[str]:
         self.depth = depth
@@ -831,9 +840,10 @@ class _Walk:
         return self._flat_text(self.size, node.inputs[0])
 
     def _flat_text(self, size: str, value: str) -> str | None:
-        """``size`` times the spatial sizes of the IR's value ``value``."""
+        """``size`` times the spatial sizes of the IR's value ``value`` (a walk of the
+        channels only: the last axis has no spatial sizes after it)."""
         shape = self.values[value].shape
-        if shape is None or len(shape) < 3 or not size:
+        if shape is None or len(shape) < 3 or not size or self.axis != 1:
             return None
         size = size if _ATOMIC.fullmatch(size) else f"({size})"
         return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
@@ -962,7 +972,8 @@ class _Walk:
         value = self.values[node.inputs[0]]
         assert value.shape is not None
         in_shape = tuple(plain(value.shape[1:]))
-        in_shape = (_shown(in_shape[0], self.size), *in_shape[1:])
+        at = self.axis - 1 if self.axis > 0 else len(in_shape) + self.axis
+        in_shape = (*in_shape[:at], _shown(in_shape[at], self.size), *in_shape[at + 1 :])
         out = self.values[node.output].shape
         site = Site(
             replace(node, args=args),
@@ -992,6 +1003,8 @@ class _Walk:
         for param in sub.block_ops:  # act=nn.ReLU: the class must take it as a module class
             if _module_of(sub, param) is None:
                 raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")
+        if self.axis != 1:
+            raise Unsupported(f"the block '{sub.name}' in a block threading its last axis")
         dims = self.dims_of(sub)
         more = self._later_sizes(sub, node)
         if more:
@@ -1124,10 +1137,15 @@ def _constructor_name(leaf: Any, inputs: tuple[str, ...]) -> str:
 
 
 def _shown(value: Any, text: str) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Unsupported(f"'{text}' is not a number")
+    """``value`` written as ``text``: a number, or a bool or string a parameter gave
+    (``bias=b``), which the class takes as a constructor argument like a number."""
     if text == repr(value):
         return value
+    if isinstance(value, bool | str) and text.isidentifier():
+        kind = ShownStr if isinstance(value, str) else ShownBool
+        return kind(value, lambda: text)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise Unsupported(f"'{text}' is not a number")
     kind = ShownInt if isinstance(value, int) else ShownFloat
     return kind(value, lambda: text, 0)
 

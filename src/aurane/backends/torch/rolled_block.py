@@ -46,6 +46,7 @@ from aurane.backends.torch.param_blocks import (
     _module_of,
     input_names,
     operation_kinds,
+    rolled_axis,
 )
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
@@ -69,6 +70,7 @@ from aurane.semantics.symbolic import plain
 from aurane.source import Span
 from aurane.syntax import ast
 
+_STRING = re.compile(r'f?"[^"]*"')  # a string in a statement (``f"avgpool{i + 1}"``)
 Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origin records it
 
 
@@ -115,22 +117,33 @@ def roll_block(
         raise Unsupported("a block with its own input_shape or input_dtype")
     shape = first.input_value.shape or ()
     params = tuple(p.name for p in model.params)
-    width = input_names(len(shape) - 1, params)[0]
+    rank = len(shape) - 1
+    if any(len(g.input_value.shape or ()) != len(shape) for g, _ in instances):
+        raise Unsupported("calls at inputs of different ranks")
+    axis = rolled_axis((dims_of(g) for g, _ in instances), rank)
+    width = input_names(rank, params)[axis]
     loops = _loop_names(forward.body)
     names = [*params, *loops, *fields, width]
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
-    envs = [_environment(model, graph, width, tr, resolved) for graph, _ in instances]
+    envs = [_environment(model, graph, width, axis, tr, resolved) for graph, _ in instances]
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
+    numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
+    paths: dict[Span, str] = {}
+    empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         for (graph, _), env in zip(instances, envs, strict=True):
             walk = BlockWalk(graph, dict(env), tr, class_of, dims_of, block_models, size=width)
+            walk.axis = axis + 1 if axis == 0 else -1
             walk.tensor = forward.param
             walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
+            walk.numbers, walk.paths = numbers, paths
+            walk.statements = forward.body
+            walk.empty_loops = empty_loops
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -149,6 +162,7 @@ def roll_block(
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
+    attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in paths)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
     stored, op_modules = _stored(instances, {width, *params}, set(ops), set(functions))
     attrs.claim(stored)
@@ -157,7 +171,7 @@ def roll_block(
     forward_tr = _SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
     methods = [
-        _forward(model, g, _applied(g, lines, applied), forward_tr, env, branches_forward)
+        _forward(model, g, _applied(g, lines, applied), forward_tr, env, branches_forward, paths)
         for (g, lines), env in zip(instances, envs, strict=True)
     ]
     body = _fill(_shared(methods), branches_forward)
@@ -258,6 +272,7 @@ def _environment(
     model: ast.Model,
     graph: Graph,
     width: str,
+    axis: int,
     tr: Translator,
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
 ) -> dict[str, Any]:
@@ -268,7 +283,7 @@ def _environment(
     shape = graph.input_value.shape
     if shape is None or len(shape) < 2:
         raise Unsupported("a block input without a channel or feature axis")
-    env[width] = int(plain(shape[1]))
+    env[width] = int(plain(shape[axis + 1]))
     if not model.fields:
         return env
     if resolved is None:
@@ -353,9 +368,11 @@ def _forward(
     tr: _SelfTranslator,
     values: Mapping[str, Any],
     branches: dict[str, list[str]],
+    paths: Mapping[Span, str],
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
-    marked (``BRANCH``) and kept in ``branches``, shared by the instances."""
+    marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
+    name of each unnamed module in a loop (``rms_norm{i + 1}``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -377,6 +394,7 @@ def _forward(
             raise Unsupported(f"the loop's name '{loop_name}' is a local of forward")
     env: dict[str, Any] = {"self": _Module(tr, values)}
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
+    writer.paths = paths
     writer.code = [_bare(line) for line in rest if _code(line)]
     body = writer.body(model.forward.body, TOP, ())
     if writer.pos != len(graph.nodes):
@@ -431,6 +449,7 @@ class _ForwardWriter:
         self.pos = 0
         self.branches = branches
         self.code: list[str] = []  # the instance's forward, comments left out
+        self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
 
     def body(
         self, stmts: tuple[ast.ForwardStmt, ...], depth: int, frames: tuple[Frame, ...]
@@ -468,6 +487,10 @@ class _ForwardWriter:
 
     def _templated(self, lines: list[str], node: Node, calls: Mapping[Span, ast.Call]) -> list[str]:
         """``self.layers0`` as ``getattr(self, f"layers{i}")``: the iteration's module."""
+        if node.layer is None and node.span in self.paths:  # self.dense3: an unnamed one
+            pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.\[])")
+            made = f'getattr(self, f"{self.paths[node.span]}")'
+            return [pattern.sub(made, line) for line in lines]
         if node.layer is None:
             return lines
         call = calls.get(node.span)
@@ -543,7 +566,7 @@ class _ForwardWriter:
                 or any(taken.search(line) for line in self.code)
             ):
                 continue
-            if any(taken.search(line) for line in lines):
+            if any(taken.search(_STRING.sub('""', line)) for line in lines):
                 start = shared.get(bare)
                 if start is None or start > made or any(taken.search(s) for s in lines[made + 1 :]):
                     continue  # another local's, or read after this one is made
