@@ -263,7 +263,10 @@ class BlockWalk(_Walk):
 
     def _unused(self, stmt: ast.Assign) -> bool:
         """``h1 = conv_transpose2d(x, 8)`` whose name no other statement of the forward
-        reads or binds (the per-call classes compute it and drop it)."""
+        reads or binds (the per-call classes compute it and drop it). Only where the
+        walk knows the whole forward (a block's; a network's walk is not told it)."""
+        if not self.statements:
+            return False
         others = [s for s in _flat(self.statements) if s is not stmt]
         return not stmt.targets and all(stmt.target not in _names(s) for s in others)
 

@@ -1010,9 +1010,10 @@ def later_input_names(graph: Graph, taken: Sequence[str]) -> dict[InputSize, str
 
 def rolled_axis(dims: Iterable[tuple[int, ...] | None], rank: int) -> int:
     """The input axis a rolled block's class takes and its loops thread: the last of a
-    sample of rank 2 or more where every call's own class takes that axis alone (a
-    ``dense`` on the last axis: ``in_features``), else axis 0."""
-    found = set(dims)
+    sample of rank 2 or more where every call's own class that takes an input size takes
+    that axis alone (a ``dense`` on the last axis: ``in_features``; a call whose loop runs
+    no iteration takes none), else axis 0."""
+    found = {d for d in dims if d != ()}
     return rank - 1 if rank >= 2 and found == {(rank - 1,)} else 0
 
 
