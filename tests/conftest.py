@@ -21,6 +21,20 @@ if os.environ.get("PYTEST_XDIST_WORKER") is not None:
     # Each pytest-xdist worker takes a core: one intra-op torch thread per worker (and per
     # child process it starts) instead of every worker's torch reaching for every core.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+if sys.dont_write_bytecode:
+    # PYTHONDONTWRITEBYTECODE (set by some CI sandboxes) would make every interpreter of the
+    # run compile this checkout's sources again: each worker its test modules (pytest's
+    # rewritten ones: about 5 s of CPU a worker) and src/aurane, and each of the hundreds of
+    # child `aurane` commands and generated programs the src/aurane modules it imports (about
+    # half of a compile child's CPU). The first process (the controller, or `-n 0`) writes
+    # src/aurane's bytecode once, which children read whatever their environment, and pytest's
+    # processes keep their rewritten test modules; both are ignored by git and skipped by the
+    # packaging tests. Children still write none.
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        import compileall
+
+        compileall.compile_dir(REPO / "src" / "aurane", quiet=2)  # unchanged files: a stat
+    sys.dont_write_bytecode = False
 # The shared conformance corpus lives beside the checkout (``../shared/corpus``); a fresh clone
 # has none. AURANE_SHARED points elsewhere (the fresh-clone check sets it to a missing folder).
 SHARED = Path(os.environ.get("AURANE_SHARED") or REPO.parent / "shared")
