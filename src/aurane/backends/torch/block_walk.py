@@ -29,6 +29,7 @@ from aurane.backends.torch.rolled import (
     _added_lines,
     _Walk,
     _within,
+    syntax_items,
 )
 from aurane.ir.graph import Node
 from aurane.records import replace
@@ -43,20 +44,11 @@ def _makes_module(node: Node) -> bool:
 def _names(node: object) -> set[str]:
     """Every name ``node`` reads or binds (``r`` of ``x -> add(r)``)."""
     found: set[str] = set()
-
-    def visit(item: object) -> None:
+    for item in syntax_items(node):
         if isinstance(item, ast.Name):
             found.add(item.id)
         elif isinstance(item, ast.Assign):
             found.update([item.target, *(n for n, _ in item.targets)])
-        if isinstance(item, tuple):
-            for inner in item:
-                visit(inner)
-        elif hasattr(item, "__slots__") and not isinstance(item, Span):
-            for slot in item.__slots__:
-                visit(getattr(item, slot, None))
-
-    visit(node)
     return found
 
 
@@ -387,19 +379,11 @@ def _progression(found: set[tuple[str, int, int]], target: str, per: int) -> str
 
 def _unnamed(loop: ast.For, step: ast.Call) -> int:
     """How many unnamed calls of ``step``'s operation the loop's body writes."""
-    calls: list[ast.Call] = []
-
-    def visit(item: object) -> None:
-        if isinstance(item, ast.Call) and item.func == step.func and item.layer is None:
-            calls.append(item)
-        if isinstance(item, tuple):
-            for inner in item:
-                visit(inner)
-        elif hasattr(item, "__slots__") and not isinstance(item, Span):
-            for slot in item.__slots__:
-                visit(getattr(item, slot, None))
-
-    visit(loop.body)
+    calls = [
+        item
+        for item in syntax_items(loop.body)
+        if isinstance(item, ast.Call) and item.func == step.func and item.layer is None
+    ]
     return len(calls)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections import ChainMap
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
@@ -49,6 +49,7 @@ from aurane.semantics.symbolic import (
     to_python,
     tree_of,
 )
+from aurane.source import Span
 from aurane.syntax import ast
 
 # the input sizes a block class takes: the first input's axes, then later inputs' sizes
@@ -283,23 +284,26 @@ def _flat_head(layer: str | None) -> str | None:
     return None
 
 
+def syntax_items(node: object) -> Iterator[object]:
+    """``node`` and every record, tuple and value inside it, depth first in source order
+    (the AST's records are slotted; spans are positions, not syntax)."""
+    yield node
+    if isinstance(node, tuple):
+        for item in node:
+            yield from syntax_items(item)
+    elif hasattr(node, "__slots__") and not isinstance(node, Span):
+        for slot in node.__slots__:
+            yield from syntax_items(getattr(node, slot, None))
+
+
 def _stars(stmt: ast.ForwardStmt) -> list[str]:
     """The containers ``as NAME.*``, ``as NAME.0`` or ``as NAME.conv0`` fills anywhere in
     ``stmt``, in order."""
     found: list[str] = []
-
-    def visit(node: object) -> None:
+    for node in syntax_items(stmt):
         head = _flat_head(getattr(node, "layer", None))
         if isinstance(node, ast.Call | ast.Chain) and head is not None and head not in found:
             found.append(head)
-        if isinstance(node, tuple):
-            for item in node:
-                visit(item)
-        elif hasattr(node, "__slots__"):
-            for slot in node.__slots__:
-                visit(getattr(node, slot, None))
-
-    visit(stmt)
     return found
 
 

@@ -63,6 +63,7 @@ from aurane.backends.torch.rolled import (
     _target_text,
     check_names,
     evaluate,
+    syntax_items,
 )
 from aurane.ir.graph import Graph, Node
 from aurane.semantics.config import MODEL_TABLE
@@ -626,20 +627,7 @@ def _within(inner: Span, outer: Span) -> bool:
 
 def _calls(stmt: object) -> dict[Span, ast.Call]:
     """Every step of ``stmt`` by its span."""
-    found: dict[Span, ast.Call] = {}
-
-    def visit(node: object) -> None:
-        if isinstance(node, ast.Call):
-            found[node.span] = node
-        if isinstance(node, tuple):
-            for item in node:
-                visit(item)
-        elif hasattr(node, "__slots__") and not isinstance(node, Span):
-            for slot in node.__slots__:
-                visit(getattr(node, slot, None))
-
-    visit(stmt)
-    return found
+    return {node.span: node for node in syntax_items(stmt) if isinstance(node, ast.Call)}
 
 
 def _code(line: str) -> bool:
