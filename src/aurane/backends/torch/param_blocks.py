@@ -540,9 +540,10 @@ class ParamClasses:
         if len(classes) < 2 or any(len(c.members) != len(c.graphs) for c in classes):
             return
         instances = [(g, m) for c in classes for g, m in zip(c.graphs, c.members, strict=True)]
-        lines = roll(self.models[model], instances, classes[0].name, self.class_of, self.dims_of)
-        if lines is None:
+        found = roll(self.models[model], instances, classes[0].name, self.class_of, self.dims_of)
+        if found is None:
             return
+        lines, axis = found  # the sample axis the roller threads, its first argument
         first = classes[0]
         # the roller writes a block given as an argument from the source, as before
         # block-valued parameters were constructor arguments: the call passes none
@@ -555,8 +556,6 @@ class ParamClasses:
         if any(p not in params for p in functions):  # a class that folded it: in order
             taken = {*params, *functions}
             params = tuple(p.name for p in self.models[model].params if p.name in taken)
-        rank = len(first.graphs[0].input_value.shape or ()) - 1
-        axis = rolled_axis((self.dims_of(g) for g, _ in instances), rank)
         rolled = _Class(first.name, first.plan, (axis,), params, first.defaults, ops)
         rolled.functions = functions
         rolled.lines = lines
@@ -774,7 +773,8 @@ class ParamClasses:
         return lit(value)
 
 
-# (block model, (instance graph, its class lines) each, class name, class_of, dims_of)
+# (block model, (instance graph, its class lines) each, class name, class_of, dims_of) ->
+# the class's lines and the sample axis whose size its constructor takes first
 RollBlock = Callable[
     [
         ast.Model,
@@ -783,7 +783,7 @@ RollBlock = Callable[
         Callable[[Graph], str],
         Callable[[Graph], "tuple[int, ...] | None"],
     ],
-    "list[str] | None",
+    "tuple[list[str], int] | None",
 ]
 
 # emitted once in a file whose classes call it: a size such as torchvision's

@@ -270,11 +270,12 @@ class TorchCodeGenerator:
         name: str,
         class_of: Callable[[Graph], str],
         dims_of: Callable[[Graph], tuple[int, ...] | None],
-    ) -> list[str] | None:
+    ) -> tuple[list[str], int] | None:
         """One class for a parameterised block's instances that differ in loop counts
-        (``rolled_block.py``), or None to keep their classes."""
+        (``rolled_block.py``) and the sample axis it threads, or None to keep their
+        classes."""
         try:
-            lines = roll_block(
+            rolled = roll_block(
                 model,
                 instances,
                 name=name,
@@ -289,7 +290,7 @@ class TorchCodeGenerator:
             self.roll_fallbacks.append(fallback)
             return None
         self._rolled_blocks.add(name)
-        return lines
+        return rolled
 
     def _block_constants(self, model: ast.Model, values: Mapping[str, Any]) -> dict[str, ast.Expr]:
         """The block's constants at a call with ``values``, as the compiler resolves them."""

@@ -96,8 +96,9 @@ def roll_block(
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
-) -> list[str]:
-    """The lines of one class for every instance of ``model``; ``instances`` holds each
+) -> tuple[list[str], int]:
+    """The lines of one class for every instance of ``model``, and the sample axis whose
+    size its constructor takes first (``rolled_axis``); ``instances`` holds each
     call's graph and the lines of the class written for it alone. ``resolved`` gives a
     call's values of the block's constants as the compiler computed them (each constant's
     text must give them). ``Unsupported`` when the roller cannot write it (the caller
@@ -188,7 +189,7 @@ def roll_block(
         else:
             signature.append(param)
     stores = {**stored, **forward_tr.read}
-    return [
+    lines = [
         f"class {name}(nn.Module):",
         *wrap(1, "", f"def __init__(self, {', '.join(signature)})", tail=":"),
         f"{INDENT * 2}super().__init__()",
@@ -200,6 +201,7 @@ def roll_block(
         "",
         *body,
     ]
+    return lines, axis
 
 
 def operation_params(
