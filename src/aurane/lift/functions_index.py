@@ -48,8 +48,8 @@ def _roll(lw: Lowering, node: fx.Node, args: list[Any], kwargs: dict[str, Any]) 
     x = _tensor(lw, args[0], what)
     shifts = _value(_arg(args, kwargs, 1, "shifts"), what)
     dims = _value(_arg(args, kwargs, 2, "dims"), what)
-    if dims is None or dims == [] or dims == ():
-        raise Unexpressible(what, "it rolls the flattened tensor (no dims)")
+    if dims is None:
+        dims = ()
     rank = _rank(lw, x)
     for dim in dims if isinstance(dims, list | tuple) else (dims,):
         _axis(dim, rank, what)

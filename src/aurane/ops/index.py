@@ -436,7 +436,14 @@ CUMSUM = make_spec(
 
 def _roll_infer(ctx: InferContext) -> TensorType:
     shifts, dims = _ints(ctx.args["shifts"]), _ints(ctx.args["dims"])
-    if len(shifts) != len(dims):
+    if not dims and len(shifts) != 1:
+        raise OpError(
+            "T002",
+            f"roll of the flattened tensor (dims=()) takes one shift, got {len(shifts)}",
+            blame="shifts",
+            hint="give one shift, or one axis per shift in dims",
+        )
+    if dims and len(shifts) != len(dims):
         raise OpError(
             "T002",
             f"roll got {len(shifts)} shifts for {len(dims)} dims",
@@ -457,15 +464,30 @@ def _int_items(value: Any) -> str | None:
     return None if items and all(map(is_int, items)) else "must be an int or a tuple of ints"
 
 
+def _axis_items(value: Any) -> str | None:
+    # torch.roll takes dims=() (or none) to mean the flattened tensor
+    items = _ints(value)
+    return None if all(map(is_int, items)) else "must be an int or a tuple of ints (() for none)"
+
+
 ROLL = make_spec(
     name="roll",
     params=(
         Param("shifts", ArgKind.INT_OR_TUPLE, check=_int_items, doc="positions to shift by"),
-        Param("dims", ArgKind.INT_OR_TUPLE, check=_int_items, doc="axes (counting the batch)"),
+        Param(
+            "dims",
+            ArgKind.INT_OR_TUPLE,
+            check=_axis_items,
+            doc="axes (counting the batch); () rolls the flattened tensor",
+        ),
     ),
     infer=_roll_infer,
     doc="cyclic shift along axes (torch.roll), as Swin's shifted windows use it",
-    samples=(({"shifts": 1, "dims": 1}, ((5,),)), ({"shifts": (-2, 3), "dims": (1, 2)}, ((4, 6),))),
+    samples=(
+        ({"shifts": 1, "dims": 1}, ((5,),)),
+        ({"shifts": (-2, 3), "dims": (1, 2)}, ((4, 6),)),
+        ({"shifts": 2, "dims": ()}, ((2, 3),)),
+    ),
     input_dtypes="any",
     kinds={PARAMETER_FREE, SHAPE_PRESERVING},
 )

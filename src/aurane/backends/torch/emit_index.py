@@ -196,7 +196,11 @@ INDEX_EMITTERS: Mapping[str, OpEmitter] = {
     "cumsum": OpEmitter(lambda site: Step(Call(f"{site.x}.cumsum", (lit(site.args["dim"]),)))),
     "roll": OpEmitter(
         lambda site: Step(
-            Call(f"{site.x}.roll", (lit(site.args["shifts"]), lit(site.args["dims"])))
+            Call(
+                f"{site.x}.roll",
+                (lit(site.args["shifts"]),)
+                + ((lit(site.args["dims"]),) if site.args["dims"] != () else ()),
+            )
         )
     ),
     "arange": OpEmitter(_arange),
