@@ -293,6 +293,8 @@ ERRORS = [
     ("reshape", {"shape": (4, -1)}, [(6,)], None, "T006", None, "reshape"),
     ("reshape", {"shape": (2, 2)}, [(5,)], None, "T006", None, "element"),
     ("flatten", {}, [()], None, "T002", None, "flatten"),
+    ("roll", {"shifts": (1, 2), "dims": ()}, [(3, 4)], None, "T002", "shifts", "one shift"),
+    ("roll", {"shifts": (1, 2), "dims": (1,)}, [(3, 4)], None, "T002", "shifts", "2 shifts"),
     ("maxpool", {"kernel": 5}, [(3, 4, 4)], None, "T005", "kernel", "kernel"),
     ("maxpool", {"kernel": 3, "padding": 2}, [(3, 8, 8)], None, "S004", "padding", "half"),
     ("maxpool", {"kernel": (2, 2)}, [(3, 8)], None, "T002", "kernel", "spatial"),
