@@ -589,3 +589,51 @@ def test_second_tensor_made_by_a_block_call_and_continued_by_a_chain_is_one_clas
         '            h = getattr(self, f"outs{i}")(h)\n'
         "            x = torch.cat([x, h], dim=1)\n"
     ) in text, text
+
+
+DEFAULTED = """\
+use torch
+
+model Stack(n):
+    def forward(x, mask=ones):
+        for i in range(n):
+            x = x -> dense(8).relu
+        x = multiply(x, mask)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        m = x -> dense(8) as gate
+        h = Stack(x, m, 2) as a
+        return Stack(h, m, 3) as b -> dense(2) as head
+"""
+
+
+def test_block_with_a_defaulted_input_is_one_class() -> None:
+    """``def forward(x, mask=ones)``: the lines building the default when a caller leaves
+    the input out stay before the rolled loop."""
+    gen, flat = _rolled(DEFAULTED, "defaulted", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
+    text = block_class(gen, "Stack")
+    assert (
+        "    def forward(self, x, mask=None):\n"
+        "        # x: (batch, 8)\n"
+        "        # mask: (batch, 8)\n"
+        "        if mask is None:\n"
+        "            mask = torch.ones_like(x, dtype=torch.float32)\n"
+        "        for i in range(self.n):\n"
+    ) in text, text
+    stack = gen.module.Stack(8, 2)
+    x = torch.randn(3, 8)
+    torch.testing.assert_close(stack(x), stack(x, torch.ones(3, 8)), rtol=0, atol=0)
+
+
+def test_defaults_that_differ_between_calls_say_why() -> None:
+    """A default built at a size that differs between the calls keeps one class per call,
+    with a note."""
+    source = DEFAULTED.replace("input_shape = (8,)", "input_shape = (4,)")
+    notes, code = _notes(source)
+    assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
+    assert any("block 'Stack' at 3:7" in n and "forward methods differ" in n for n in notes), notes

@@ -379,13 +379,19 @@ def _forward(
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
-    inputs = ", ".join(model.forward.input_names)
+    inputs = ", ".join(
+        p.name + ("=None" if p.default is not None else "") for p in model.forward.inputs
+    )
     if head != f"{INDENT}def forward(self, {inputs}):":
-        raise Unsupported("a forward whose input is renamed")
+        raise Unsupported(f"a forward whose inputs are written '{head.strip()}'")
     rest = lines[start + 1 :]
     comments = []
     while rest and rest[0].startswith(f"{INDENT * 2}# "):
         comments.append(rest.pop(0))
+    defaults = _default_inputs(
+        rest, [p.name for p in model.forward.inputs if p.default is not None]
+    )
+    rest = rest[len(defaults) :]
     statements = _statements(rest)
     if len(statements) != len(graph.nodes) + 1 or not statements[-1][0].strip().startswith(
         "return "
@@ -402,7 +408,20 @@ def _forward(
     body = writer.body(model.forward.body, TOP, ())
     if writer.pos != len(graph.nodes):
         raise Unsupported(f"the layer '{graph.nodes[writer.pos].id}' is not in the rolled forward")
-    return [head, *comments, *body, *statements[-1]]
+    return [head, *comments, *defaults, *body, *statements[-1]]
+
+
+def _default_inputs(lines: list[str], names: list[str]) -> list[str]:
+    """The lines that build the defaulted inputs left out by a caller (``if mask is None:``
+    and its body), which come before the first layer and read no loop."""
+    taken = 0
+    for name in names:
+        if taken >= len(lines) or lines[taken] != f"{INDENT * 2}if {name} is None:":
+            raise Unsupported(f"the default of the input '{name}' is not built first")
+        taken += 1
+        while taken < len(lines) and lines[taken].startswith(INDENT * 3):
+            taken += 1
+    return lines[:taken]
 
 
 class _Module:
