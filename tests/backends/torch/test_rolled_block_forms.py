@@ -637,3 +637,42 @@ def test_defaults_that_differ_between_calls_say_why() -> None:
     notes, code = _notes(source)
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
     assert any("block 'Stack' at 3:7" in n and "forward methods differ" in n for n in notes), notes
+
+
+RETURNED = """\
+use torch
+
+model Stack(n):
+    def forward(x):
+        for i in range(n):
+            x = x -> dense(8).relu
+        return dense(x, 4) as head
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Stack(2) as a -> Stack(3) as b -> dense(2) as out
+"""
+
+
+def test_block_returning_a_call_after_its_loop_is_one_class() -> None:
+    """``return dense(x, 4) as head`` after the loop: the layer after the loop reads the
+    running width, and forward returns its call (its local would carry the IR's number,
+    which the calls' counts make differ)."""
+    gen, flat = _rolled(RETURNED, "returned", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
+    text = block_class(gen, "Stack")
+    assert "            channels = 8\n        self.head = nn.Linear(channels, 4)\n" in text, text
+    assert "            x = F.relu(x)\n        return self.head(x)\n" in text, text
+
+
+def test_block_returning_an_operation_of_two_tensors_is_one_class() -> None:
+    """``return multiply(x, mask)`` after the loop, the mask a defaulted input."""
+    source = DEFAULTED.replace(
+        "        x = multiply(x, mask)\n        return x\n", "        return multiply(x, mask)\n"
+    )
+    assert source != DEFAULTED
+    gen, _ = _rolled(source, "returned_product", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert "            x = F.relu(x)\n        return x * mask\n" in block_class(gen, "Stack")

@@ -408,6 +408,11 @@ class _Walk:
                 if self.widths is not None and isinstance(stmt.value, ast.Call):
                     lines += self.bind(stmt.value, [], depth)  # return conv2d(u, ...) as out
                     continue
+                if isinstance(stmt.value, ast.Call) and self.tensor:
+                    # ``return op(x, ...)``: as ``x = op(x, ...)`` then ``return x``
+                    bound = ast.Assign(self.tensor, stmt.span, stmt.value, stmt.span)
+                    lines += self.assign(bound, depth)
+                    continue
                 if not isinstance(stmt.value, ast.Chain):
                     raise Unsupported("a return that is not a chain")
                 lines += self.chain(stmt.value, depth)

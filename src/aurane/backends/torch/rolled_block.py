@@ -408,7 +408,21 @@ def _forward(
     body = writer.body(model.forward.body, TOP, ())
     if writer.pos != len(graph.nodes):
         raise Unsupported(f"the layer '{graph.nodes[writer.pos].id}' is not in the rolled forward")
-    return [head, *comments, *defaults, *body, *statements[-1]]
+    return [head, *comments, *defaults, *_returned(body, list(statements[-1]))]
+
+
+def _returned(body: list[str], ret: list[str]) -> list[str]:
+    """``y = expr`` then ``return y`` as ``return expr`` where ``y`` is the last layer's
+    own local: its name is the IR's number, which the calls' loop counts make differ."""
+    last = _bare(body[-1]) if body else ""
+    match = re.fullmatch(rf"{INDENT * 2}(\w+) = (.+)", last)
+    if match is None or ret != [f"{INDENT * 2}return {match[1]}"] or _names(body[:-1], match[1]):
+        return [*body, *ret]
+    return [*body[:-1], f"{INDENT * 2}return {match[2]}"]
+
+
+def _names(lines: list[str], name: str) -> bool:
+    return any(re.search(rf"\b{re.escape(name)}\b", line) for line in lines)
 
 
 def _default_inputs(lines: list[str], names: list[str]) -> list[str]:
