@@ -106,7 +106,11 @@ CASES: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...], str]] = {
         (4, 6),
         "roll(",
     ),
-    "roll-flattened": (lambda: Apply(lambda m, h: torch.roll(h, 5)), (4, 6), "roll(shifts=5, dims=())"),
+    "roll-flattened": (
+        lambda: Apply(lambda m, h: torch.roll(h, 5)),
+        (4, 6),
+        "roll(shifts=5, dims=())",
+    ),
     "cumsum": (lambda: Apply(lambda m, h: h.cumsum(dim=1)), (4, 6), "cumsum("),
     "to": (lambda: Apply(lambda m, h: h.to(torch.float16).float()), (4, 6), "to("),
     "einsum-scores": (
