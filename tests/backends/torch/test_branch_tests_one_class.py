@@ -8,6 +8,8 @@ strict-loaded into hand-written twins of the per-call classes, with equal output
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from aurane.verify import Generated
@@ -148,3 +150,61 @@ def test_an_init_in_one_branch_only_is_one_class() -> None:
     std = net.a.dense1.weight.std().item()
     assert 0.3 < std < 0.9, std  # sqrt(2 / 6) ~ 0.58; the default uniform gives ~ 0.2
     same(net, _InitTwin(), torch.randn(3, 8))
+
+
+MEMBERSHIP = """
+model Unit(w, k):
+    def forward(x):
+        if k in [5, 1]:
+            x = x -> dense(w).relu
+        else:
+            x = x -> dense(w) -> dense(w)
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Unit(8, 5) as a -> Unit(8, 3) as b -> dense(2) as head
+"""
+
+
+def test_a_layer_only_the_else_branch_builds_is_tested_as_one_would_write_it() -> None:
+    """The ``__init__`` test of a layer only the ``else`` branch makes is the negated
+    condition written as Python writes it (``k not in [5, 1]``, not ``not (k in [5, 1])``),
+    and the class computes as the calls' own twins do."""
+    gen = _generated(MEMBERSHIP)
+    assert CLASS.findall(gen.code) == ["Unit", "Net"], gen.code
+    text = block_class(gen, "Unit")
+    assert "        if k not in [5, 1]:\n            self.dense2 = nn.Linear(w, w)\n" in text, text
+    assert "        if self.k in [5, 1]:\n" in text, text
+    for k, layers in ((5, 1), (1, 1), (3, 2)):
+        assert len(gen.module.Unit(6, 8, k).state_dict()) == 2 * layers
+
+
+@pytest.mark.parametrize(
+    ("condition", "negation"),
+    [
+        ("k in [5, 1]", "k not in [5, 1]"),
+        ("k not in (6, 0)", "k in (6, 0)"),
+        ("self.k == 3", "self.k != 3"),
+        ("x.shape[1] != w", "x.shape[1] == w"),
+        ("k is None", "k is not None"),
+        ("not self.expand", "self.expand"),
+        ("self.expand", "not self.expand"),
+        ("k < 3", "not (k < 3)"),
+        ("k > 1 and k in [5, 1]", "not (k > 1 and k in [5, 1])"),
+        ("1 < k < 4", "not (1 < k < 4)"),
+    ],
+)
+def test_negated_conditions_mean_the_opposite(condition: str, negation: str) -> None:
+    from aurane.backends.torch.branches import _negation
+
+    assert _negation(condition) == negation
+    for k in (None, 0, 1, 3, 5) if "None" in condition else (0, 1, 3, 5):
+        scope = {
+            "k": k,
+            "w": 4,
+            "x": types.SimpleNamespace(shape=(2, k)),
+            "self": types.SimpleNamespace(k=k, expand=k == 1),
+        }
+        assert eval(negation, {}, scope) is (not eval(condition, {}, scope))

@@ -21,6 +21,7 @@ reason (an operation-valued argument) leaves the classes apart (``Block_2``), as
 
 from __future__ import annotations
 
+import ast as pyast
 import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -327,10 +328,35 @@ def _merge(
                 lines.append(f"{INDENT * 2}else:")
                 lines += _indented(no)
         else:
-            lines.append(f"{INDENT * 2}if not ({condition}):")
+            lines.append(f"{INDENT * 2}if {_negation(condition)}:")
             lines += _indented(no)
         out.append(tuple(lines))
     return out
+
+
+_OPPOSITES: dict[type[pyast.cmpop], str] = {
+    pyast.Eq: "!=",
+    pyast.NotEq: "==",
+    pyast.In: "not in",
+    pyast.NotIn: "in",
+    pyast.Is: "is not",
+    pyast.IsNot: "is",
+}
+
+
+def _negation(condition: str) -> str:
+    """``k not in [5, 1]`` for ``k in [5, 1]``, as one writes it; ``not (...)`` otherwise
+    (an order comparison keeps its ``not``: its operands need not be ordered numbers)."""
+    test = pyast.parse(condition, mode="eval").body
+    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
+        return pyast.get_source_segment(condition, test.operand) or f"not ({condition})"
+    if isinstance(test, pyast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPPOSITES:
+        left = pyast.get_source_segment(condition, test.left)
+        right = pyast.get_source_segment(condition, test.comparators[0])
+        return f"{left} {_OPPOSITES[type(test.ops[0])]} {right}"
+    if isinstance(test, pyast.Name | pyast.Attribute | pyast.Call | pyast.Subscript):
+        return f"not {condition}"
+    return f"not ({condition})"
 
 
 def _built(
