@@ -676,3 +676,59 @@ def test_block_returning_an_operation_of_two_tensors_is_one_class() -> None:
     gen, _ = _rolled(source, "returned_product", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert "            x = F.relu(x)\n        return x * mask\n" in block_class(gen, "Stack")
+
+
+SAME_WIDTH = """\
+use torch
+
+model Stack(n):
+    def forward(x):
+        for i in range(n):
+            x = x -> dense(8).relu
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        return x -> Stack(2) as a -> Stack(3) as b -> dense(2) as head
+"""
+
+
+def test_a_layer_keeps_its_own_width_argument_where_every_call_keeps_the_width() -> None:
+    """Every call's input is 8 wide, as each dense's output: the loop still writes the
+    width the dense makes (``channels = 8``), so the class built by hand at another input
+    width works (before, ``Stack(4, 2)`` built a second layer taking 4 features)."""
+    gen, _ = _rolled(SAME_WIDTH, "same_width", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert (
+        '            setattr(self, f"dense{i + 1}", nn.Linear(channels, 8))\n'
+        "            channels = 8\n"
+    ) in block_class(gen, "Stack")
+    assert gen.module.Stack(4, 3)(torch.randn(2, 4)).shape == (2, 8)
+
+
+def test_a_width_the_loop_never_changes_writes_no_line() -> None:
+    """``channels = width`` before the loop and each conv making ``width`` channels: the
+    loop body writes no ``channels = width`` of its own."""
+    code = _notes(RESIDUAL_BLOCK)[1]
+    text = code[code.index("class Res(") : code.index("class Net(")]
+    assert "channels = width\n        for i in range(n):\n" in text, text
+    assert text.count("channels = width") == 1, text
+
+
+RESIDUAL_BLOCK = """\
+use torch
+
+model Res(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        for i in range(n):
+            h = x -> conv2d(width, 3, padding=1) as convs{i} -> relu()
+            x = add(x, h)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        return x -> Res(4, 1) as a -> Res(4, 2) as b -> flatten() -> dense(2) as head
+"""

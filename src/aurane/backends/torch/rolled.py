@@ -203,6 +203,21 @@ def _bind(target: ast.LoopTarget, value: Any, env: dict[str, Any]) -> None:
         _bind(sub, item, env)
 
 
+def _steady(body: list[str], text: str) -> list[str]:
+    """A loop body without its ``channels = text`` lines where ``channels`` held ``text``
+    before the loop and the body sets it to nothing else (nor rebinds a name ``text``
+    reads): a layer whose own width argument keeps the width writes no line then."""
+    assigned = [line.strip() for line in body if line.strip().startswith(f"{SIZE} = ")]
+    if not assigned or any(a != f"{SIZE} = {text}" for a in assigned):
+        return body
+    names = set(re.findall(r"[A-Za-z_]\w*", text))
+    for line in body:
+        bound = re.match(r"\s*(?:for\s+)?([\w, ()]+?)\s*(?:=|\bin\b)", line)
+        if bound and names & set(re.findall(r"\w+", bound[1])) and SIZE not in bound[1]:
+            return body
+    return [line for line in body if line.strip() != f"{SIZE} = {text}"]
+
+
 def _target_text(target: ast.LoopTarget, top: bool = True) -> str:
     if target.name is not None:
         return target.name
@@ -641,6 +656,8 @@ class _Walk:
         for item in evaluate(iterable, self.env):
             _bind(stmt.target, item, self.env)
             found = self.body(stmt.body, depth + 1)
+            if size_before != SIZE:
+                found = _steady(found, size_before)
             if self.strict and body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
@@ -811,8 +828,25 @@ class _Walk:
             text = f"{LAYER}.out_channels"
             self.env[LAYER] = _Width(width)
         else:
-            text = self._width_text(step, width, out, self._flattened(node))
+            text = self._width_text(step, width, out, self._flattened(node), self._sets(step, node))
         return lines + self._advance(text, width, depth)
+
+    def _sets(self, step: ast.Call, node: Node) -> str | None:
+        """The text of the argument that is the output width on the walk's axis (a conv's
+        ``channels``, a dense's ``features`` on the last axis), which the running width
+        must not stand for even where every call's sizes agree: ``Stack(4, 2)`` by hand
+        would then build a wrong second layer."""
+        spec = lookup(node.op)
+        value = self.values[node.inputs[0]] if node.inputs else None
+        if spec is None or not spec.params or value is None or value.shape is None:
+            return None
+        rank = len(value.shape)
+        own = {"channels": 1, "features": rank - 1}.get(spec.params[0].name)
+        if own is None or own != (self.axis if self.axis > 0 else rank + self.axis):
+            return None
+        name = spec.params[0].name
+        given = [k.value for k in step.keywords if k.name == name] or list(step.args[:1])
+        return self.tr.text(given[0]) if given else None
 
     def _advance(self, text: str, width: int, depth: int) -> list[str]:
         """The running width is ``text`` (worth ``width``) from here: inside a loop the
@@ -826,13 +860,19 @@ class _Walk:
         return []
 
     def _width_text(
-        self, step: ast.Call, width: int, inline: str | None, flat: str | None = None
+        self,
+        step: ast.Call,
+        width: int,
+        inline: str | None,
+        flat: str | None = None,
+        sets: str | None = None,
     ) -> str:
         """The output width: the block's own expression, the input's, one of the step's
         arguments, a flatten's (``channels * 7 * 7``), or (outside loops) a number; the
         first that gives the IR's width at every visit of the step in every variant
         (``choices``, narrowed by a first walk)."""
-        texts = [self.size] if inline is not None else []  # unchanged: no line
+        texts = [sets] if sets is not None else []  # the layer's own width argument
+        texts += [self.size] if inline is not None else []  # unchanged: no line
         texts += [inline] if inline is not None else []
         texts += [self.size, *(self.tr.text(a) for a in step.args)]
         texts += [flat] if flat is not None else []
