@@ -15,6 +15,7 @@ from aurane.diagnostics import Diagnostic, Label
 from aurane.ir.builder import ModelInfo, model_info
 from aurane.ir.graph import Graph, Node, OperationParam, Value
 from aurane.ir.lowering import Lowering
+from aurane.ops import canonical
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.ops.spec import TensorType
 from aurane.records import fields, is_record, replace
@@ -372,7 +373,10 @@ def operation_params(
         if of_models:
             applies = node.op in ("block", "repeat") and node.block == given[param].name
         else:
-            applies = node.subgraph is None and node.op == given[param].name
+            # an alias given (swish) applies as its operation (silu)
+            applies = node.subgraph is None and node.op == (
+                canonical(given[param].name) or given[param].name
+            )
         if applies:
             nodes[param].append(node.id)
             matched.add(start)

@@ -732,3 +732,35 @@ model Net:
     def forward(x):
         return x -> Res(4, 1) as a -> Res(4, 2) as b -> flatten() -> dense(2) as head
 """
+
+
+ALIASED = """\
+use torch
+
+model Stack(n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x = x -> dense(8) as fcs{i} -> act()
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        return x -> Stack(2, act=swish) as a -> Stack(3, act=OTHER) as b -> dense(2) as head
+"""
+
+
+@pytest.mark.parametrize(
+    ("other", "given"),
+    [("exp", "act=F.silu"), ("relu", "act=nn.SiLU")],
+    ids=["function", "module-class"],
+)
+def test_an_operation_given_by_its_alias_is_one_class(other: str, given: str) -> None:
+    """``act=swish`` (an alias of ``silu``) applies as the operation it names: the block
+    is one class taking ``F.silu`` beside ``torch.exp``, or ``nn.SiLU`` beside the default
+    ``nn.ReLU`` (before, the IR recorded no node for the alias and each call was a class)."""
+    source = ALIASED.replace("OTHER", other)
+    gen, flat = _rolled(source, f"aliased_{other}", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
+    assert f"self.a = Stack(8, 2, {given})" in gen.code, gen.code

@@ -99,6 +99,7 @@ def function_of(op: str, args: Mapping[str, Any] | None = None) -> str | None:
         if any(p.required for p in spec.params):
             return None
         args = {p.name: p.default for p in spec.params}
+    op = spec.name  # an alias (swish) emits as its operation (silu)
     node = Node("", op, args, ("x",), "", 0, Span(0, 0, 0, 0))
     try:
         step = emitter(op).forward(Site(node, ("x",), ((),), (), ""))
