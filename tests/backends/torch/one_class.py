@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import types
 
 import torch
 from torch import nn
@@ -23,6 +24,40 @@ def generated(source: str, filename: str) -> Generated:
     gen = load_generated(textwrap.dedent(source), filename)
     assert run_accepted(gen, "Net", 0) is None, gen.code  # every shape and count as the IR
     return gen
+
+
+def build(source: str, name: str, *, roll: bool = True) -> tuple[types.ModuleType, str, list[str]]:
+    """The program's generated module, executed; its code; the rollers' located notes.
+    ``roll=False``: one class per block call and each variant's layers written out, as
+    before the rollers."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
+    generator = TorchCodeGenerator(program, graphs, roll_networks=roll)
+    code = generator.generate()
+    module = types.ModuleType(name)
+    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
+    return module, code, [str(reason) for reason in generator.roll_fallbacks]
+
+
+def roll_notes(source: str) -> tuple[list[str], str]:
+    """The rollers' located notes on the program, and its code."""
+    _, code, notes = build(source, "kept")
+    return notes, code
+
+
+def rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
+    """The program run against its IR, and its ``Net`` checked against the build with one
+    class per call (``same``); that build's code."""
+    gen = generated(source, f"{name}.aur")
+    flat, flat_code, _ = build(source, f"{name}_flat", roll=False)
+    torch.manual_seed(0)
+    unrolled = flat.Net()
+    torch.manual_seed(1)
+    one = gen.module.Net()
+    same(unrolled, one, *inputs)
+    return gen, flat_code
 
 
 def block_class(gen: Generated, name: str) -> str:

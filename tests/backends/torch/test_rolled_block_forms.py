@@ -8,51 +8,12 @@ still written one class per call keep their located note (``roll_fallbacks``).""
 from __future__ import annotations
 
 import textwrap
-import types
 
 import pytest
 
-from aurane.verify import Generated
-
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
-
-
-def _unrolled(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """The program with one class per call, as before the roller."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
-
-
-def _rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
-    """The rolled program, executed and checked against the unrolled one; the unrolled
-    program's code."""
-    gen = generated(source, f"{name}.aur")
-    flat, flat_code = _unrolled(source, f"{name}_flat")
-    torch.manual_seed(0)
-    unrolled = flat.Net()
-    torch.manual_seed(1)
-    rolled = gen.module.Net()
-    same(unrolled, rolled, *inputs)
-    return gen, flat_code
-
-
-def _notes(source: str) -> tuple[list[str], str]:
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename="kept.aur")
-    generator = TorchCodeGenerator(program, graphs)
-    code = generator.generate()
-    return [str(r) for r in generator.roll_fallbacks], code
-
+from tests.backends.torch.one_class import CLASS, block_class, roll_notes, rolled  # noqa: E402
 
 # 1. a concat join that grows the width: DenseNet's dense block written as one block
 DENSE = """\
@@ -78,7 +39,7 @@ def test_concat_join_that_grows_the_width_is_one_class() -> None:
     the running width, and after them the width grows by the second's
     (``channels = channels + growth``); three calls at different counts and input widths
     are one class."""
-    gen, flat = _rolled(DENSE, "dense", torch.randn(2, 3, 8, 8))
+    gen, flat = rolled(DENSE, "dense", torch.randn(2, 3, 8, 8))
     code = gen.code
     assert CLASS.findall(code) == ["Dense", "Net"], code
     assert CLASS.findall(flat) == ["Dense", "Dense_2", "Dense_3", "Net"], flat
@@ -127,7 +88,7 @@ model Net:
 def test_concat_join_after_a_bottleneck_is_one_class() -> None:
     """Inside the second tensor its own width is a text apart (``4 * growth``), so the
     running width is the threaded tensor's until the join, whichever order it names."""
-    gen, flat = _rolled(BOTTLENECK, "bottleneck", torch.randn(2, 3, 8, 8))
+    gen, flat = rolled(BOTTLENECK, "bottleneck", torch.randn(2, 3, 8, 8))
     assert CLASS.findall(gen.code) == ["Dense", "Net"], gen.code
     assert CLASS.findall(flat) == ["Dense", "Dense_2", "Net"], flat
     text = block_class(gen, "Dense")
@@ -156,10 +117,10 @@ model Net:
 
 
 def test_alias_joined_by_a_concat_stays_one_class_per_call_and_says_why() -> None:
-    notes, code = _notes(ALIAS_CONCAT)
+    notes, code = roll_notes(ALIAS_CONCAT)
     assert notes == ["block 'Dense' at 3:7: the join 'concat' changes the width"], notes
     assert CLASS.findall(code) == ["Dense", "Dense_2", "Net"], code
-    _rolled(ALIAS_CONCAT, "alias_concat", torch.randn(2, 3, 8, 8))
+    rolled(ALIAS_CONCAT, "alias_concat", torch.randn(2, 3, 8, 8))
 
 
 # 2. a loop that runs no iteration at one call and fills a numbered container
@@ -183,7 +144,7 @@ def test_zero_count_loop_filling_a_numbered_container_shares_the_class() -> None
     """``Stage(16, 0)`` beside ``Stage(16, 2)``, the loop filling ``layers.{i}``: one
     class; the call that runs no iteration holds an empty ``nn.Sequential`` (no
     state-dict key) and is the identity, as its own class was."""
-    gen, flat = _rolled(ZERO_CONTAINER, "zero_container", torch.randn(2, 8))
+    gen, flat = rolled(ZERO_CONTAINER, "zero_container", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     text = block_class(gen, "Stage")
@@ -222,7 +183,7 @@ model two = Tower(2):
 
 def test_network_variant_whose_loop_runs_no_iteration_says_why() -> None:
     """A network's variants (not a block's calls) still keep their classes there."""
-    notes, code = _notes(NETWORK_ZERO)
+    notes, code = roll_notes(NETWORK_ZERO)
     assert notes == ["network 'Tower' at 3:7: a loop that runs no iteration in a variant"], notes
     assert CLASS.findall(code) == ["none", "two"], code
 
@@ -251,7 +212,7 @@ def test_operation_argument_without_a_module_class_is_a_function_argument() -> N
     ``self.act = act``, applied ``self.act(x)``); each call passes its own
     (``torch.exp``, ``functools.partial(F.log_softmax, dim=-1)``), and the file imports
     functools for it."""
-    gen, flat = _rolled(ACTIVATION, "functions", torch.randn(2, 8))
+    gen, flat = rolled(ACTIVATION, "functions", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Net"], flat
     text = block_class(gen, "Stage")
@@ -286,7 +247,7 @@ model Net:
 
 
 def test_operation_argument_applied_with_a_keyword_is_a_partial_function() -> None:
-    gen, flat = _rolled(SOFTMAX, "softmax", torch.randn(2, 8))
+    gen, flat = rolled(SOFTMAX, "softmax", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     assert "    def __init__(self, in_features, width, act, n):\n" in block_class(gen, "Stage")
@@ -295,9 +256,9 @@ def test_operation_argument_applied_with_a_keyword_is_a_partial_function() -> No
 
 
 def test_operation_argument_that_is_no_function_says_why() -> None:
-    """``swish`` is written ``x * torch.sigmoid(x)``: no function of the tensor alone, so
-    the calls keep their classes with a located note."""
-    notes, code = _notes(ACTIVATION.replace("act=exp", "act=swish"))
+    """``identity`` is written as the tensor itself, no call: no function to pass beside
+    ``torch.exp``, so the calls keep their classes with a located note."""
+    notes, code = roll_notes(ACTIVATION.replace("act=exp", "act=identity"))
     assert notes == ["block 'Stage' at 3:7: an operation given for 'act' that is no function"]
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Stage_3", "Net"], code  # a, d share
 
@@ -325,9 +286,9 @@ model Net:
 def test_function_argument_passed_to_an_inner_block_says_why() -> None:
     """An operation without a module class that the block passes on to an inner block
     stays one class per call (the inner class takes module classes only)."""
-    notes, _ = _notes(PASSED_ON)
+    notes, _ = roll_notes(PASSED_ON)
     assert "block 'Stage' at 7:7: an operation-valued argument without a module class" in notes
-    _rolled(PASSED_ON, "passed_on", torch.randn(2, 8))
+    rolled(PASSED_ON, "passed_on", torch.randn(2, 8))
 
 
 # 4. two temporaries of one iteration that shorten to one name (dense1, dense2: dense)
@@ -353,7 +314,7 @@ def test_two_temporaries_that_shorten_to_one_name_share_one_local() -> None:
     """Each call's forward numbers the two ``dense`` temporaries of an iteration
     (``dense1``, ``dense2``; ``dense3``, ``dense4``); the second is made after the first's
     last read, so both are the loop body's ``dense``."""
-    gen, flat = _rolled(TWO_DENSE, "two_dense", torch.randn(2, 8))
+    gen, flat = rolled(TWO_DENSE, "two_dense", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     text = block_class(gen, "Stage")
@@ -375,10 +336,10 @@ def test_temporary_read_after_the_next_is_made_keeps_its_number_and_says_why() -
         "x -> layernorm() as norms{i} -> dense(width).gelu as fc{i} -> dense(width) as fc2s{i}",
         "x -> layernorm() as n1s{i} -> layernorm().residual as n2s{i}",
     )
-    notes, code = _notes(source)
+    notes, code = roll_notes(source)
     assert notes == ["block 'Stage' at 3:7: the iterations of 'i' differ"], notes
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
-    _rolled(source, "kept_numbers", torch.randn(2, 8))
+    rolled(source, "kept_numbers", torch.randn(2, 8))
 
 
 # 5. the threaded tensor goes on before the second tensor is joined
@@ -406,7 +367,7 @@ def test_threaded_tensor_going_on_before_the_join_is_one_class() -> None:
     """``x -> dense(width) as skips{i} -> relu()`` between ``h = x -> ...`` and ``x =
     add(x, h)``: the second tensor's widths are texts apart (``nn.Linear(hidden, width)``),
     the local follows the threaded tensor (``channels = width`` after ``skips``)."""
-    gen, flat = _rolled(BEFORE_JOIN, "before_join", torch.randn(2, 8))
+    gen, flat = rolled(BEFORE_JOIN, "before_join", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     text = block_class(gen, "Stage")
@@ -434,7 +395,7 @@ def test_threaded_tensor_going_on_under_another_name_is_one_class() -> None:
         "            x -> dense(width) as skips{i} -> relu()\n            x = add(x, h)\n",
         "            y = x -> dense(width) as skips{i} -> relu()\n            x = add(y, h)\n",
     )
-    gen, flat = _rolled(source, "renamed", torch.randn(2, 8))
+    gen, flat = rolled(source, "renamed", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     text = block_class(gen, "Stage")
@@ -468,7 +429,7 @@ def test_threaded_tensor_under_another_name_read_otherwise_says_why(
         "            x -> dense(width) as skips{i} -> relu()\n            x = add(x, h)\n",
         "            y = x -> dense(width) as skips{i} -> relu()\n" + after,
     )
-    notes, code = _notes(source)
+    notes, code = roll_notes(source)
     assert notes == [f"block 'Stage' at 3:7: {reason}"], notes
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
 
@@ -481,10 +442,10 @@ def test_threaded_tensor_changing_the_width_a_second_reads_says_why() -> None:
         "                  -> dense(width) as down{i}",
         "h = x -> layernorm() as norms{i}",
     ).replace("x = add(x, h)", "x = concat(x, h, dim=1)")
-    notes, code = _notes(source)
+    notes, code = roll_notes(source)
     assert notes == ["block 'Stage' at 3:7: 'x' goes on before 'h' is joined"], notes
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
-    _rolled(source, "before_join_kept", torch.randn(2, 8))
+    rolled(source, "before_join_kept", torch.randn(2, 8))
 
 
 # 6. several inputs: a later input joined to the threaded tensor in the loop
@@ -511,7 +472,7 @@ model Net:
 def test_block_with_a_later_input_is_one_class() -> None:
     """``def forward(x, c)`` with ``x = add(x, c)`` in the loop: no module and the width
     kept, so the rolled class takes both inputs (``def forward(self, x, c)``)."""
-    gen, flat = _rolled(TWO_INPUTS, "two_inputs", torch.randn(2, 8))
+    gen, flat = rolled(TWO_INPUTS, "two_inputs", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     text = block_class(gen, "Stage")
@@ -534,7 +495,7 @@ def test_block_with_a_later_input_is_one_class() -> None:
 def test_block_reading_a_later_input_otherwise_says_why() -> None:
     """A later input that a chain continues (``c -> dense(width)``) is not written."""
     source = TWO_INPUTS.replace("            x = add(x, c)\n", "            c -> relu()\n")
-    notes, code = _notes(source)
+    notes, code = roll_notes(source)
     assert notes == ["block 'Stage' at 3:7: a block that threads more than one tensor"], notes
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Net"], code
 
@@ -573,7 +534,7 @@ def test_second_tensor_made_by_a_block_call_and_continued_by_a_chain_is_one_clas
     """``h = Unit(x, 2 * width) as units{i}``, then ``h`` goes on by an assigned chain or
     a chain statement (``h -> ...``), then a concat: one class."""
     source = UNIT_SECOND.replace("h = h -> relu() -> dense(width) as outs{i}", going_on)
-    gen, flat = _rolled(source, f"unit_second_{going_on[2]}", torch.randn(2, 8))
+    gen, flat = rolled(source, f"unit_second_{going_on[2]}", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Unit", "Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Unit", "Stage", "Stage_2", "Net"], flat
     text = block_class(gen, "Stage")
@@ -613,7 +574,7 @@ model Net:
 def test_block_with_a_defaulted_input_is_one_class() -> None:
     """``def forward(x, mask=ones)``: the lines building the default when a caller leaves
     the input out stay before the rolled loop."""
-    gen, flat = _rolled(DEFAULTED, "defaulted", torch.randn(2, 8))
+    gen, flat = rolled(DEFAULTED, "defaulted", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
     text = block_class(gen, "Stack")
@@ -634,7 +595,7 @@ def test_defaults_that_differ_between_calls_say_why() -> None:
     """A default built at a size that differs between the calls keeps one class per call,
     with a note."""
     source = DEFAULTED.replace("input_shape = (8,)", "input_shape = (4,)")
-    notes, code = _notes(source)
+    notes, code = roll_notes(source)
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
     assert any("block 'Stack' at 3:7" in n and "forward methods differ" in n for n in notes), notes
 
@@ -659,7 +620,7 @@ def test_block_returning_a_call_after_its_loop_is_one_class() -> None:
     """``return dense(x, 4) as head`` after the loop: the layer after the loop reads the
     running width, and forward returns its call (its local would carry the IR's number,
     which the calls' counts make differ)."""
-    gen, flat = _rolled(RETURNED, "returned", torch.randn(2, 6))
+    gen, flat = rolled(RETURNED, "returned", torch.randn(2, 6))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
     text = block_class(gen, "Stack")
@@ -673,7 +634,7 @@ def test_block_returning_an_operation_of_two_tensors_is_one_class() -> None:
         "        x = multiply(x, mask)\n        return x\n", "        return multiply(x, mask)\n"
     )
     assert source != DEFAULTED
-    gen, _ = _rolled(source, "returned_product", torch.randn(2, 8))
+    gen, _ = rolled(source, "returned_product", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert "            x = F.relu(x)\n        return x * mask\n" in block_class(gen, "Stack")
 
@@ -698,7 +659,7 @@ def test_a_layer_keeps_its_own_width_argument_where_every_call_keeps_the_width()
     """Every call's input is 8 wide, as each dense's output: the loop still writes the
     width the dense makes (``channels = 8``), so the class built by hand at another input
     width works (before, ``Stack(4, 2)`` built a second layer taking 4 features)."""
-    gen, _ = _rolled(SAME_WIDTH, "same_width", torch.randn(2, 8))
+    gen, _ = rolled(SAME_WIDTH, "same_width", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert (
         '            setattr(self, f"dense{i + 1}", nn.Linear(channels, 8))\n'
@@ -710,7 +671,7 @@ def test_a_layer_keeps_its_own_width_argument_where_every_call_keeps_the_width()
 def test_a_width_the_loop_never_changes_writes_no_line() -> None:
     """``channels = width`` before the loop and each conv making ``width`` channels: the
     loop body writes no ``channels = width`` of its own."""
-    code = _notes(RESIDUAL_BLOCK)[1]
+    code = roll_notes(RESIDUAL_BLOCK)[1]
     text = code[code.index("class Res(") : code.index("class Net(")]
     assert "channels = width\n        for i in range(n):\n" in text, text
     assert text.count("channels = width") == 1, text
@@ -760,7 +721,7 @@ def test_an_operation_given_by_its_alias_is_one_class(other: str, given: str) ->
     is one class taking ``F.silu`` beside ``torch.exp``, or ``nn.SiLU`` beside the default
     ``nn.ReLU`` (before, the IR recorded no node for the alias and each call was a class)."""
     source = ALIASED.replace("OTHER", other)
-    gen, flat = _rolled(source, f"aliased_{other}", torch.randn(2, 8))
+    gen, flat = rolled(source, f"aliased_{other}", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
     assert f"self.a = Stack(8, 2, {given})" in gen.code, gen.code

@@ -6,36 +6,11 @@ IR's), the one class strict-loads the state dict of the build with one class per
 
 from __future__ import annotations
 
-import textwrap
-import types
-
 import pytest
-
-from aurane.verify import Generated
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
-
-
-def _rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
-    """The program executed and checked against its build with one class per call; that
-    build's code."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    gen = generated(source, f"{name}.aur")
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    flat_code = TorchCodeGenerator(program, graphs, roll_networks=False).generate()
-    flat = types.ModuleType(f"{name}_flat")
-    exec(compile(flat_code, f"<{name}_flat>", "exec"), flat.__dict__)
-    torch.manual_seed(0)
-    unrolled = flat.Net()
-    torch.manual_seed(1)
-    one = gen.module.Net()
-    same(unrolled, one, *inputs)
-    return gen, flat_code
-
+from tests.backends.torch.one_class import CLASS, block_class, rolled  # noqa: E402
 
 # 1. a bool parameter given as a layer's argument (fuzz seed 1000003)
 BOOL_ARG = """\
@@ -57,7 +32,7 @@ model Net:
 def test_bool_parameter_given_as_a_layer_argument_is_a_constructor_argument() -> None:
     """``dense(w, bias=b)`` in the loop: ``nn.Linear(channels, w, bias=b)`` in the one
     class, each call passing its bool (was ``'b' is not a number`` and a class per call)."""
-    gen, flat = _rolled(BOOL_ARG, "bool_arg", torch.randn(2, 6))
+    gen, flat = rolled(BOOL_ARG, "bool_arg", torch.randn(2, 6))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Stack_3", "Net"], flat
     text = block_class(gen, "Stack")
@@ -85,7 +60,7 @@ model Net:
 def test_bool_parameter_given_as_a_dense_bias_outside_loops_is_one_class() -> None:
     """``dense(w, bias=b)`` in a block without loops: ``nn.Linear(in_features, w,
     bias=b)`` (the dense folded its bias: ``Unit`` and ``Unit_2``)."""
-    gen, flat = _rolled(NO_LOOP_BIAS, "no_loop_bias", torch.randn(2, 6))
+    gen, flat = rolled(NO_LOOP_BIAS, "no_loop_bias", torch.randn(2, 6))
     assert CLASS.findall(gen.code) == ["Unit", "Net"], gen.code
     assert "nn.Linear(in_features, w, bias=b)" in block_class(gen, "Unit")
     net = gen.module.Net()
@@ -115,7 +90,7 @@ def test_growing_loop_on_the_last_axis_threads_in_features() -> None:
     sample: the class takes ``in_features`` and its loop threads the last axis
     (``channels = channels + g``), where the walk read axis 0 (``nn.Linear(2, g)``
     against ``nn.Linear(3, g)``: the iterations differed, one class per call)."""
-    gen, flat = _rolled(GROW_LAST, "grow_last", torch.randn(2, 3, 5, 2))
+    gen, flat = rolled(GROW_LAST, "grow_last", torch.randn(2, 3, 5, 2))
     assert CLASS.findall(gen.code) == ["Grow", "Net"], gen.code
     assert CLASS.findall(flat) == ["Grow", "Grow_2", "Grow_3", "Net"], flat
     text = block_class(gen, "Grow")
@@ -155,7 +130,7 @@ def test_unnamed_modules_in_a_loop_are_named_by_the_iteration() -> None:
     ``f"dense{2 * i + 2}"``, ``f"layer_norm{i + 1}"``, ``f"dense{2 * i + 3}"``, the
     state-dict keys unchanged (was `an unnamed 'dense' module in a loop` and a class per
     call)."""
-    gen, flat = _rolled(UNNAMED, "unnamed", torch.randn(2, 6))
+    gen, flat = rolled(UNNAMED, "unnamed", torch.randn(2, 6))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Stack_3", "Net"], flat
     text = block_class(gen, "Stack")
@@ -192,7 +167,7 @@ def test_unnamed_modules_in_a_loop_no_call_runs_twice() -> None:
     """No call runs the loop twice (counts 1 and 0): the progression's step is the
     unnamed ``dense`` calls of one iteration, ``f"dense{2 * i + 1}"``, ``f"dense{2 * i +
     2}"`` (seed 1000816's ``Loop0(8, 0)``, ``Loop0(8, 1)``)."""
-    gen, flat = _rolled(UNNAMED_ONE_COUNT, "unnamed_one", torch.randn(2, 6))
+    gen, flat = rolled(UNNAMED_ONE_COUNT, "unnamed_one", torch.randn(2, 6))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
     text = block_class(gen, "Stack")
@@ -229,7 +204,7 @@ def test_concat_join_after_a_call_where_two_widths_tie_is_one_class() -> None:
     ``channels + channels`` there and ``channels + g`` at the next call (`the width after
     'concat' is no expression of the source`); the join's texts are now narrowed per
     text of its terms: ``channels = channels + g``."""
-    gen, flat = _rolled(GROW_TIE, "grow_tie", torch.randn(2, 2))
+    gen, flat = rolled(GROW_TIE, "grow_tie", torch.randn(2, 2))
     assert CLASS.findall(gen.code) == ["Grow", "Net"], gen.code
     assert CLASS.findall(flat) == ["Grow", "Grow_2", "Net"], flat
     assert "channels = channels + g" in block_class(gen, "Grow")
@@ -260,7 +235,7 @@ def test_tensor_made_in_a_loop_and_read_by_nothing_is_one_class() -> None:
     drops it as each call's class did, the running width the threaded tensor's (was `an
     assignment to 'h1' the roller does not write` or `the tensor 'h1' is not joined
     back`)."""
-    gen, flat = _rolled(UNUSED, "unused", torch.randn(2, 4, 6, 6))
+    gen, flat = rolled(UNUSED, "unused", torch.randn(2, 4, 6, 6))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert len(CLASS.findall(flat)) == 4, flat
     text = block_class(gen, "Stack")
@@ -293,7 +268,7 @@ def test_loop_building_nothing_beside_a_call_that_runs_it_no_time_is_one_class()
     """``Fill(0)`` and ``Fill(3)``: no module in the loop, so ``__init__`` writes no loop
     for either (was `the calls of 'Fill' build differently`: the call that ran no
     iteration wrote the loop's header); ``h1 = zeros(3)`` is read by nothing."""
-    gen, flat = _rolled(NOTHING, "nothing", torch.randn(2, 3, 5))
+    gen, flat = rolled(NOTHING, "nothing", torch.randn(2, 3, 5))
     assert CLASS.findall(gen.code) == ["Fill", "Net"], gen.code
     assert CLASS.findall(flat) == ["Fill", "Fill_2", "Net"], flat
     text = block_class(gen, "Fill")
@@ -325,7 +300,7 @@ def test_residual_temporary_of_an_unnamed_module_in_a_loop_is_one_local() -> Non
     ``conv1d2``) is one local ``conv1d`` beside the module's ``f"conv1d{i + 1}"`` (the
     name's string no longer counts as a use of the local: `the iterations of 'i'
     differ`)."""
-    gen, flat = _rolled(RESIDUAL_UNNAMED, "residual_unnamed", torch.randn(2, 4, 8))
+    gen, flat = rolled(RESIDUAL_UNNAMED, "residual_unnamed", torch.randn(2, 4, 8))
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
     text = block_class(gen, "Stack")

@@ -8,25 +8,12 @@ one class per call and computes the same."""
 from __future__ import annotations
 
 import textwrap
-import types
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
-
-
-def _per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
-
+from tests.backends.torch.one_class import CLASS, block_class, build, generated, same  # noqa: E402
 
 GROW = """\
 use torch
@@ -79,7 +66,7 @@ def test_a_block_of_the_last_axis_is_one_class(source: str, block: str, calls: l
     x = torch.randn(2, *((3, 5) if block == "Grow" else (6, 8)))
     torch.manual_seed(0)
     rolled = gen.module.Net()
-    per_call, code = _per_call(source, f"{block.lower()}_per_call")
+    per_call, code, _ = build(source, f"{block.lower()}_per_call", roll=False)
     assert f"class {block}_2(nn.Module):" in code  # one class per call without the roller
     same(per_call.Net(), rolled, x)
 
