@@ -18,7 +18,9 @@ The variants' forwards are their own (unrolled), which must read alike as for an
 from __future__ import annotations
 
 from aurane.backends.torch.block_walk import BlockWalk
+from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.rolled import TOP, Unsupported, _Walk
+from aurane.ir.graph import Node
 from aurane.syntax import ast
 
 
@@ -34,6 +36,15 @@ class NetworkWalk(BlockWalk):
         if depth == TOP:
             return _Walk.chain(self, chain, depth)
         return super().chain(chain, depth)
+
+    def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
+        """An unnamed module in a loop is the block roller's ``setattr(self,
+        f"conv2d{i + 2}", ...)``, the IR's name; forward, each variant's own, must read
+        it by that name (checked as for one outside loops)."""
+        lines = super()._place(step, node, made, depth, keep)
+        if step.layer is None and depth > TOP and self.collect is None:
+            self.unnamed.add(node.id)
+        return lines
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
         """The tensors a loop body may join without a module: those bound before it."""

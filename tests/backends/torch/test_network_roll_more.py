@@ -1,0 +1,100 @@
+"""Issue 24 item 3, more forms of a network used through variants written as one class
+(``backends/torch/rolled.py``, ``network_walk.py``): each rolled variant builds the modules
+(keys, initial weights) of its class written out (``roll_networks=False``), strict-loads
+its weights and computes the same (``test_network_roll_forms._rolls_exactly``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.backends.torch.test_network_roll_forms import _generated, _rolls_exactly
+
+torch = pytest.importorskip("torch")
+
+# unnamed modules in network loops: a residual's two convs, a norm after the join, and a
+# conv before a named norm in a second loop; unnamed ones outside loops around them
+UNNAMED = """\
+use torch
+
+model Net(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1)
+        for i in range(n):
+            h = x -> conv2d(width, kernel=3, padding=1).relu -> conv2d(width, 3, padding=1)
+            x = add(x, h)
+            x -> batchnorm().relu
+        for i in range(n):
+            x -> conv2d(2 * width, 1) -> batchnorm() as norms{i}
+        x -> flatten() -> dense(10)
+        return x
+
+model small = Net(4, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
+    """The IR numbers unnamed modules on across iterations (``conv2d2``, ``conv2d3``,
+    ``conv2d4``, ...): ``setattr(self, f"conv2d{2 * i + 2}", ...)``, as the block roller
+    writes them (it was an AttributeError: the network's walk had no ``numbers``)."""
+    code = _rolls_exactly(UNNAMED, "unnamed", torch.randn(2, 3, 8, 8))
+    assert (
+        "        self.conv2d1 = nn.Conv2d(3, width, kernel_size=3, padding=1)\n"
+        "        channels = width\n"
+        "        for i in range(n):\n"
+        "            setattr(\n"
+        '                self, f"conv2d{2 * i + 2}", nn.Conv2d(channels, width, kernel_size=3,'
+        " padding=1)\n"
+        "            )\n"
+        "            setattr(\n"
+        '                self, f"conv2d{2 * i + 3}", nn.Conv2d(channels, width, kernel_size=3,'
+        " padding=1)\n"
+        "            )\n"
+        '            setattr(self, f"batchnorm{i + 1}", nn.BatchNorm2d(channels))\n'
+        "        for i in range(n):\n"
+        '            setattr(self, f"conv2d{i + 6}", nn.Conv2d(channels, 2 * width,'
+        " kernel_size=1))\n"
+        "            channels = 2 * width\n"
+        '            setattr(self, f"norms{i}", nn.BatchNorm2d(channels))\n'
+        "        self.dense1 = nn.Linear(channels * 8 * 8, 10)\n"
+    ) in code, code
+
+
+def test_unnamed_modules_of_one_iteration_take_the_irs_names() -> None:
+    """A loop of one iteration in every variant: the step is ``k`` unnamed calls of the
+    operation in the body (here 2), one visit each."""
+    code = _rolls_exactly(
+        UNNAMED.replace("Net(4, 2)", "Net(4, 1)").replace("Net(6, 2)", "Net(6, 1)"),
+        "unnamed_one",
+        torch.randn(2, 3, 8, 8),
+    )
+    assert 'f"conv2d{2 * i + 2}"' in code, code
+    assert 'setattr(self, f"conv2d{i + 4}", ' in code
+
+
+def test_unnamed_modules_in_nested_network_loops_fall_back() -> None:
+    """Numbered on across two loops' counts: no one progression of a target, a note."""
+    source = UNNAMED.replace(
+        "            x -> batchnorm().relu\n",
+        "            for j in range(2):\n                x -> batchnorm().relu\n",
+    )
+    _, rolled, reasons = _generated(source, "nested", True)
+    assert reasons == ["network 'Net' at 3:7: an unnamed 'batchnorm' module in a loop at 10:22"]
+    assert "class Net(" not in rolled
+
+
+@pytest.mark.parametrize("source", [UNNAMED], ids=["unnamed"])
+def test_verify_traces_each_variant_of_the_rolled_forms(source: str) -> None:
+    """The variants' forwards are their own, so ``aurane verify`` maps every statement
+    of the shared forward with each variant's graph."""
+    from aurane.verify import load_generated, verify_model
+
+    gen = load_generated(source, "more.aur")
+    for variant in ("small", "wide"):
+        report = verify_model(gen, variant, device="meta")
+        assert not report.diagnostics, report.diagnostics
+        assert not report.unmapped_classes, report.unmapped_classes
+        assert report.values_checked >= 8, report
