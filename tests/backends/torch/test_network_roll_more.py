@@ -86,7 +86,65 @@ def test_unnamed_modules_in_nested_network_loops_fall_back() -> None:
     assert "class Net(" not in rolled
 
 
-@pytest.mark.parametrize("source", [UNNAMED], ids=["unnamed"])
+# modules of tensors other than the threaded one in network loops: a tensor bound before
+# the loop going on (rebound, and by a chain statement) and a later input's projection
+# per iteration, each joined to the threaded tensor without a module
+ANOTHER = """\
+use torch
+
+model Net(width, n):
+    def forward(x, cond):
+        e = dense(cond, width) as proj
+        x -> dense(width) as stem
+        for i in range(n):
+            e = dense(e, width) as mix{i}
+            x = add(x, e)
+        for i in range(n):
+            e -> dense(width) as post{i} -> relu()
+            t = cond -> dense(width) as temb{i} -> silu()
+            x -> dense(width) as fc{i}
+            x = add(x, t)
+            x = add(x, e)
+        return x -> dense(3) as head
+
+model small = Net(4, 2):
+    input_shape = {x: (5,), cond: (6,)}
+
+model wide = Net(6, 2):
+    input_shape = {x: (5,), cond: (6,)}
+"""
+
+
+def test_modules_of_another_tensor_in_network_loops_roll() -> None:
+    """Built from that tensor's own width text, with no ``channels`` line: the local
+    stays the threaded tensor's (``fc{i}`` reads it)."""
+    code = _rolls_exactly(ANOTHER, "another", torch.randn(2, 5), torch.randn(2, 6))
+    assert (
+        "        channels = width\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"mix{i}", nn.Linear(width, width))\n'
+        "        for i in range(n):\n"
+        '            setattr(self, f"post{i}", nn.Linear(width, width))\n'
+        '            setattr(self, f"temb{i}", nn.Linear(6, width))\n'
+        '            setattr(self, f"fc{i}", nn.Linear(channels, width))\n'
+        "        self.head = nn.Linear(channels, 3)\n"
+    ) in code, code
+
+
+def test_a_module_of_another_tensor_that_changes_its_width_falls_back() -> None:
+    """``e`` is ``width`` wide at the first iteration and ``2 * width`` after: the
+    iterations write different modules (``nn.Linear(width, 2 * width)``, then
+    ``nn.Linear(2 * width, 2 * width)``), so the variants keep their classes."""
+    source = ANOTHER.replace("e = dense(e, width) as mix{i}", "e = dense(e, 2 * width) as mix{i}")
+    source = source.replace("            x = add(x, e)\n        for", "        for")
+    source = source.replace("e -> dense(width) as post{i}", "e -> dense(2 * width) as post{i}")
+    source = source.replace("            x = add(x, e)\n", "")
+    _, rolled, reasons = _generated(source, "another_grows", True)
+    assert reasons == ["network 'Net' at 3:7: the iterations of 'i' differ"], reasons
+    assert "class Net(" not in rolled
+
+
+@pytest.mark.parametrize("source", [UNNAMED, ANOTHER], ids=["unnamed", "another"])
 def test_verify_traces_each_variant_of_the_rolled_forms(source: str) -> None:
     """The variants' forwards are their own, so ``aurane verify`` maps every statement
     of the shared forward with each variant's graph."""

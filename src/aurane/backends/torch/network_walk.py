@@ -7,7 +7,10 @@ loop body that threads a second tensor rolls as in a block:
   ``x = concat(x, h, dim=1)`` (``channels = channels + growth``);
 - an alias ``r = x``, the threaded tensor going on, then ``x = add(x, r)``;
 - another tensor bound outside the loop, or a later input, joined to the threaded one by
-  an operation that makes no module and keeps the width (``x = add(x, emb)``).
+  an operation that makes no module and keeps the width (``x = add(x, emb)``);
+- an unnamed module, by the IR's name (``setattr(self, f"conv2d{2 * i + 2}", ...)``);
+- modules of another tensor bound before the loop (``e = dense(e, width) as mix{i}``,
+  ``t = cond -> dense(width) as temb{i}``), from its own width text, with no line.
 
 A second tensor is joined back in the loop's body (else ``the tensor 'h' is not joined
 back``), as in a block.
@@ -17,7 +20,7 @@ The variants' forwards are their own (unrolled), which must read alike as for an
 
 from __future__ import annotations
 
-from aurane.backends.torch.block_walk import BlockWalk
+from aurane.backends.torch.block_walk import BlockWalk, _steps_from
 from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.rolled import TOP, Unsupported, _Walk
 from aurane.ir.graph import Node
@@ -27,15 +30,66 @@ from aurane.syntax import ast
 class NetworkWalk(BlockWalk):
     """``rolled._Walk`` outside loops, ``BlockWalk`` inside them."""
 
+    apart = False  # walking a tensor other than the threaded one: its width is a text
+
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if depth == TOP:
             return _Walk.assign(self, stmt, depth)
+        if not stmt.targets and (found := self._of_another(stmt.value)) is not None:
+            return self._another(found, stmt.target, depth)
         return super().assign(stmt, depth)
 
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         if depth == TOP:
             return _Walk.chain(self, chain, depth)
+        if (found := self._of_another(chain)) is not None:  # e -> relu(): e goes on
+            return self._another(found, found[0], depth)
         return super().chain(chain, depth)
+
+    def _of_another(self, value: ast.Expr) -> tuple[str, tuple[ast.Call, ...]] | None:
+        """In a loop, the steps of a tensor bound before it (or by an earlier statement of
+        this form) other than the threaded one: ``t = cond -> dense(width) as temb{i}``,
+        ``e = dense(e, width) as mix{i}``; None for another statement. (Its source.)"""
+        source = value.source if isinstance(value, ast.Chain) else None
+        if isinstance(value, ast.Call) and value.args:
+            source = value.args[0]
+            node = next((n for n in self.pending if n.span == value.span), None)
+            if node is None or len(node.inputs) != 1:  # a join, or a call of several
+                return None
+        if not isinstance(source, ast.Name) or source.id not in self.inputs_:
+            return None
+        if isinstance(value, ast.Chain) and value.layer is not None:
+            return None
+        steps = _steps_from(value, source.id)
+        return None if steps is None else (source.id, steps)
+
+    def _another(
+        self, found: tuple[str, tuple[ast.Call, ...]], target: str, depth: int
+    ) -> list[str]:
+        """Its modules, built from its own width's text (no line: the local is the
+        threaded tensor's); ``target`` has the width it ends with, and may be joined to
+        the threaded tensor without a module, as a tensor bound before the loop."""
+        source, steps = found
+        taken = {self.tensor, self.second, self.alias, self.renamed, *self.aliases}
+        if target in taken:
+            raise Unsupported(f"an assignment to '{target}' the roller does not write")
+        assert self.widths is not None
+        held = self.tensor, self.size
+        self.tensor, self.size, self.apart = source, self._known(source), True
+        try:
+            lines = [line for step in steps for line in self.step(step, depth)]
+            self.widths[target] = self.size
+        finally:
+            self.apart = False
+            self.tensor, self.size = held
+        self.inputs_ |= {target}
+        return lines
+
+    def _advance(self, text: str, width: int, depth: int) -> list[str]:
+        if self.apart:
+            self.size = text
+            return []
+        return super()._advance(text, width, depth)
 
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """An unnamed module in a loop is the block roller's ``setattr(self,
