@@ -277,12 +277,6 @@ def test_flatten_of_widths_that_differ_is_written_from_the_width(flat: str) -> N
             RESIDUAL.replace("Net(6, 2)", "Net(6, 3)"),
             "the variants' forward methods differ",
         ),
-        (  # a per-stage skip kept for after the loop
-            RESIDUAL.replace("h = x -> ", "s = x\n            x -> ").replace(
-                "x = add(x, h)", "x -> relu()"
-            ),
-            "the tensor 's' is not joined back",
-        ),
         (  # a second tensor joined after a loop of one iteration
             RESIDUAL.replace("            x = add(x, h)\n", "")
             .replace("        x -> flatten()", "        x = add(x, h)\n        x -> flatten()")
@@ -290,7 +284,7 @@ def test_flatten_of_widths_that_differ_is_written_from_the_width(flat: str) -> N
             "the tensor 'h' is not joined back",
         ),
     ],
-    ids=["counts", "skip-kept", "joined-after"],
+    ids=["counts", "joined-after"],
 )
 def test_network_loops_that_still_fall_back_say_why(source: str, reason: str) -> None:
     _, code, _ = _generated(source, "fallback", False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.backends.torch.test_network_roll_forms import _generated, _rolls_exactly
+from tests.backends.torch.test_network_roll_forms import RESIDUAL, _generated, _rolls_exactly
 
 torch = pytest.importorskip("torch")
 
@@ -144,7 +144,63 @@ def test_a_module_of_another_tensor_that_changes_its_width_falls_back() -> None:
     assert "class Net(" not in rolled
 
 
-@pytest.mark.parametrize("source", [UNNAMED, ANOTHER], ids=["unnamed", "another"])
+# a per-stage skip kept for after the loop (the last stage's input), its width changed
+# after it is saved (downsampling stages), read by a module and a join after the loop
+SKIP = """\
+use torch
+
+model Net(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        for i in range(n):
+            s = x
+            x -> conv2d(width * 2 ** (i + 1), 3, stride=2, padding=1) as downs{i} -> relu()
+        x -> upsample(scale_factor=2) -> conv2d(width, 1) as up
+        s -> conv2d(width, 1) as lateral
+        x = add(x, s)
+        x -> global_avg_pool() -> dense(10) as head
+        return x
+
+model small = Net(4, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_a_skip_kept_after_a_network_loop_rolls_with_its_own_width() -> None:
+    """The local changes after ``s = x`` in the body, so the skip's width is a local of
+    its own (``s_channels = channels``): ``nn.Conv2d(s_channels, width, ...)`` after the
+    loop, where the variants wrote 8 and 12 (it fell back: ``the tensor 's' is not
+    joined back``)."""
+    code = _rolls_exactly(SKIP, "skip", torch.randn(2, 3, 8, 8))
+    assert (
+        "        channels = width\n        for i in range(n):\n            s_channels = channels\n"
+    ) in code, code
+    assert "            channels = width * 2 ** (i + 1)\n" in code
+    assert "        self.up = nn.Conv2d(channels, width, kernel_size=1)\n" in code
+    assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+
+
+def test_a_skip_kept_after_a_network_loop_of_one_width_reads_the_local() -> None:
+    """The local holds the skip's width after the loop: no line of its own."""
+    source = SKIP.replace("width * 2 ** (i + 1), 3, stride=2, padding=1", "width, 3, padding=1")
+    source = source.replace("x -> upsample(scale_factor=2) -> conv2d", "x -> conv2d")
+    code = _rolls_exactly(source, "skip_same", torch.randn(2, 3, 8, 8))
+    assert "s_channels" not in code, code
+    assert "        self.lateral = nn.Conv2d(channels, width, kernel_size=1)\n" in code
+
+
+def test_a_skip_whose_local_clashes_falls_back() -> None:
+    """``s_channels`` is a parameter of the network: the skip's local would shadow it."""
+    source = SKIP.replace("Net(width, n)", "Net(width, n, s_channels=0)")
+    _, rolled, reasons = _generated(source, "skip_clash", True)
+    assert reasons == ["network 'Net' at 3:7: the names ['s_channels'] clash"], reasons
+    assert "class Net(" not in rolled
+
+
+@pytest.mark.parametrize("source", [UNNAMED, ANOTHER, SKIP], ids=["unnamed", "another", "skip"])
 def test_verify_traces_each_variant_of_the_rolled_forms(source: str) -> None:
     """The variants' forwards are their own, so ``aurane verify`` maps every statement
     of the shared forward with each variant's graph."""
@@ -156,3 +212,12 @@ def test_verify_traces_each_variant_of_the_rolled_forms(source: str) -> None:
         assert not report.diagnostics, report.diagnostics
         assert not report.unmapped_classes, report.unmapped_classes
         assert report.values_checked >= 8, report
+
+
+def test_a_skip_read_by_nothing_rolls() -> None:
+    """``s = x`` in the loop and never read: nothing to build (it fell back with ``the
+    tensor 's' is not joined back``)."""
+    source = RESIDUAL.replace("h = x -> ", "s = x\n            x -> ")
+    source = source.replace("x = add(x, h)", "x -> relu()")
+    code = _rolls_exactly(source, "skip_unread", torch.randn(2, 3, 8, 8))
+    assert "s_channels" not in code, code

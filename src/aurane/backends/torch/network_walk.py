@@ -10,7 +10,9 @@ loop body that threads a second tensor rolls as in a block:
   an operation that makes no module and keeps the width (``x = add(x, emb)``);
 - an unnamed module, by the IR's name (``setattr(self, f"conv2d{2 * i + 2}", ...)``);
 - modules of another tensor bound before the loop (``e = dense(e, width) as mix{i}``,
-  ``t = cond -> dense(width) as temb{i}``), from its own width text, with no line.
+  ``t = cond -> dense(width) as temb{i}``), from its own width text, with no line;
+- a per-stage skip ``s = x`` read after the loop only, its width the local's or its own
+  (``s_channels = channels``) where the local changes after it.
 
 A second tensor is joined back in the loop's body (else ``the tensor 'h' is not joined
 back``), as in a block.
@@ -20,9 +22,12 @@ The variants' forwards are their own (unrolled), which must read alike as for an
 
 from __future__ import annotations
 
-from aurane.backends.torch.block_walk import BlockWalk, _steps_from
+from typing import Any
+
+from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
 from aurane.backends.torch.emit_common import Call
-from aurane.backends.torch.rolled import TOP, Unsupported, _Walk
+from aurane.backends.torch.modules import INDENT
+from aurane.backends.torch.rolled import RESERVED, SIZE, TOP, Unsupported, _Walk, evaluate
 from aurane.ir.graph import Node
 from aurane.syntax import ast
 
@@ -31,10 +36,15 @@ class NetworkWalk(BlockWalk):
     """``rolled._Walk`` outside loops, ``BlockWalk`` inside them."""
 
     apart = False  # walking a tensor other than the threaded one: its width is a text
+    # ``s = x`` in a loop, read after it only: (its ``choices`` key, its width at the
+    # last visit) by name
+    kept: dict[str, tuple[Any, int]]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if depth == TOP:
             return _Walk.assign(self, stmt, depth)
+        if self._kept(stmt):  # s = x, read after the loop only: no module, no node
+            return self._keep(stmt, depth)
         if not stmt.targets and (found := self._of_another(stmt.value)) is not None:
             return self._another(found, stmt.target, depth)
         return super().assign(stmt, depth)
@@ -85,6 +95,42 @@ class NetworkWalk(BlockWalk):
         self.inputs_ |= {target}
         return lines
 
+    def _kept(self, stmt: ast.Assign) -> bool:
+        """``s = x`` in a loop whose body reads ``s`` nowhere else (a skip kept for after
+        the loop, the last iteration's): not an alias the body joins back."""
+        value = stmt.value
+        if (
+            stmt.targets
+            or not isinstance(value, ast.Name)
+            or value.id != self.tensor
+            or stmt.target == self.tensor
+            or self.second is not None
+            or self.alias is not None
+            or not self.fors
+        ):
+            return False
+        others = [s for s in _flat(self.fors[0].body) if s is not stmt]
+        return all(stmt.target not in _names(s) for s in others)
+
+    def _keep(self, stmt: ast.Assign, depth: int) -> list[str]:
+        """The skip's width: the local's text where it still holds after the loop in
+        every variant, else a local of its own (``s_channels = channels``), the first
+        walks deciding which (``choices``)."""
+        assert self.widths is not None
+        own = f"{stmt.target}_{SIZE}"
+        key = ("kept", stmt.span)
+        texts = self.choices.setdefault(key, [self.size, own])
+        width = self._concrete_size()
+        self.kept[stmt.target] = (key, width)
+        if not texts or texts[0] != own:
+            self.widths[stmt.target] = self.size
+            return []
+        if own in self.tr.locals or own in RESERVED or own in self.tr.constants:
+            raise Unsupported(f"the names ['{own}'] clash")
+        self.env[own] = width
+        self.widths[stmt.target] = own
+        return [f"{INDENT * depth}{own} = {self.size}"]
+
     def _advance(self, text: str, width: int, depth: int) -> list[str]:
         if self.apart:
             self.size = text
@@ -101,11 +147,21 @@ class NetworkWalk(BlockWalk):
         return lines
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
-        """The tensors a loop body may join without a module: those bound before it."""
+        """The tensors a loop body may join without a module: those bound before it. A
+        skip kept for after the loop keeps its width text where it still holds (the
+        local may have changed after ``s = x``), else none: the IR's number is written."""
         if depth == TOP:
             named = set(self.widths or ()) | set(self.later)
             self.inputs_ = frozenset(named - {self.tensor})
+            self.kept = {}
         lines = super().loop(stmt, depth)
         if self.second is not None:  # the local held its width: not the threaded tensor's
             raise Unsupported(f"the tensor '{self.second}' is not joined back")
+        if depth == TOP:
+            assert self.widths is not None
+            for name, (key, width) in self.kept.items():
+                text = self.widths.get(name, "")
+                if text and evaluate(text, self.env) != width:  # the local changed after
+                    self.choices[key] = [t for t in self.choices[key] if t != text]
+                    self.widths[name] = ""  # (a first walk's: the last writes the other)
         return lines
