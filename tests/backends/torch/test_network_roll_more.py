@@ -200,7 +200,52 @@ def test_a_skip_whose_local_clashes_falls_back() -> None:
     assert "class Net(" not in rolled
 
 
-@pytest.mark.parametrize("source", [UNNAMED, ANOTHER, SKIP], ids=["unnamed", "another", "skip"])
+# a skip made by a module of the threaded tensor in each stage (FPN's lateral), the
+# threaded tensor going on without it; after the loop it is the last stage's
+LATERAL = SKIP.replace(
+    "            s = x\n", "            s = x -> conv2d(width, 1) as laterals{i}\n"
+).replace("        s -> conv2d(width, 1) as lateral\n", "")
+
+
+def test_a_skip_made_by_a_module_in_a_network_loop_rolls() -> None:
+    """Built from the local's text with no line (as another tensor's): the threaded
+    tensor's width stays in the local for ``downs{i}``."""
+    code = _rolls_exactly(LATERAL, "lateral", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"laterals{i}", nn.Conv2d(channels, width, kernel_size=1))\n'
+    ) in code, code
+    assert "s_channels" not in code
+
+
+def test_a_skip_made_without_a_module_keeps_its_own_width() -> None:
+    """``s = x -> relu()``: its width is the local's text, which the stage then changes,
+    so it gets its own local after its steps."""
+    source = SKIP.replace("            s = x\n", "            s = x -> relu()\n")
+    code = _rolls_exactly(source, "skip_relu", torch.randn(2, 3, 8, 8))
+    assert "            s_channels = channels\n" in code, code
+    assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+
+
+def test_a_second_tensor_joined_after_the_network_loop_rolls() -> None:
+    """``h = x -> ... as convs{i}`` in the loop, ``x = add(x, h)`` after it (it fell back
+    with ``the tensor 'h' is not joined back``)."""
+    source = (
+        RESIDUAL.replace("            x = add(x, h)\n", "")
+        .replace("        x -> flatten()", "        x = add(x, h)\n        x -> flatten()")
+        .replace(", 2)", ", 1)")
+    )
+    code = _rolls_exactly(source, "joined_after", torch.randn(2, 3, 8, 8))
+    assert (
+        '            setattr(self, f"convs{i}", nn.Conv2d(channels, width, kernel_size=3,'
+        " padding=1))\n"
+        "        self.head = nn.Linear(channels * 8 * 8, 10)\n"
+    ) in code, code
+
+
+@pytest.mark.parametrize(
+    "source", [UNNAMED, ANOTHER, SKIP, LATERAL], ids=["unnamed", "another", "skip", "lateral"]
+)
 def test_verify_traces_each_variant_of_the_rolled_forms(source: str) -> None:
     """The variants' forwards are their own, so ``aurane verify`` maps every statement
     of the shared forward with each variant's graph."""

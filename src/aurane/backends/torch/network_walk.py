@@ -11,17 +11,19 @@ loop body that threads a second tensor rolls as in a block:
 - an unnamed module, by the IR's name (``setattr(self, f"conv2d{2 * i + 2}", ...)``);
 - modules of another tensor bound before the loop (``e = dense(e, width) as mix{i}``,
   ``t = cond -> dense(width) as temb{i}``), from its own width text, with no line;
-- a per-stage skip ``s = x`` read after the loop only, its width the local's or its own
-  (``s_channels = channels``) where the local changes after it.
+- a per-stage skip read after the loop only (``s = x``, ``s = x -> ... as
+  laterals{i}``), its width its text or its own (``s_channels = channels``) where the
+  local changes after it.
 
-A second tensor is joined back in the loop's body (else ``the tensor 'h' is not joined
-back``), as in a block.
+A second tensor that the body reads again is joined back in it (else ``the tensor 'h'
+is not joined back``), as in a block; one no other statement of the loop reads is a skip.
 
 The variants' forwards are their own (unrolled), which must read alike as for any network.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
@@ -43,30 +45,33 @@ class NetworkWalk(BlockWalk):
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if depth == TOP:
             return _Walk.assign(self, stmt, depth)
-        if self._kept(stmt):  # s = x, read after the loop only: no module, no node
+        if self._kept(stmt):  # s = x or s = x -> ..., read after the loop only
             return self._keep(stmt, depth)
-        if not stmt.targets and (found := self._of_another(stmt.value)) is not None:
+        if not stmt.targets and (found := self._of_another(stmt.value, self.inputs_)):
             return self._another(found, stmt.target, depth)
         return super().assign(stmt, depth)
 
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         if depth == TOP:
             return _Walk.chain(self, chain, depth)
-        if (found := self._of_another(chain)) is not None:  # e -> relu(): e goes on
+        if found := self._of_another(chain, self.inputs_):  # e -> relu(): e goes on
             return self._another(found, found[0], depth)
         return super().chain(chain, depth)
 
-    def _of_another(self, value: ast.Expr) -> tuple[str, tuple[ast.Call, ...]] | None:
-        """In a loop, the steps of a tensor bound before it (or by an earlier statement of
-        this form) other than the threaded one: ``t = cond -> dense(width) as temb{i}``,
-        ``e = dense(e, width) as mix{i}``; None for another statement. (Its source.)"""
+    def _of_another(
+        self, value: ast.Expr, sources: Collection[str]
+    ) -> tuple[str, tuple[ast.Call, ...]] | None:
+        """In a loop, the steps of one of ``sources`` (a tensor bound before it, or by an
+        earlier statement of this form, other than the threaded one: ``t = cond ->
+        dense(width) as temb{i}``, ``e = dense(e, width) as mix{i}``): its name and
+        steps; None for another statement."""
         source = value.source if isinstance(value, ast.Chain) else None
         if isinstance(value, ast.Call) and value.args:
             source = value.args[0]
             node = next((n for n in self.pending if n.span == value.span), None)
             if node is None or len(node.inputs) != 1:  # a join, or a call of several
                 return None
-        if not isinstance(source, ast.Name) or source.id not in self.inputs_:
+        if not isinstance(source, ast.Name) or source.id not in sources:
             return None
         if isinstance(value, ast.Chain) and value.layer is not None:
             return None
@@ -96,13 +101,14 @@ class NetworkWalk(BlockWalk):
         return lines
 
     def _kept(self, stmt: ast.Assign) -> bool:
-        """``s = x`` in a loop whose body reads ``s`` nowhere else (a skip kept for after
-        the loop, the last iteration's): not an alias the body joins back."""
+        """``s = x`` or ``s = x -> ... as laterals{i}`` in a loop whose body reads ``s``
+        nowhere else (a skip kept for after the loop, the last iteration's): not an alias
+        or a second tensor the body joins back."""
         value = stmt.value
+        alias = isinstance(value, ast.Name) and value.id == self.tensor
         if (
             stmt.targets
-            or not isinstance(value, ast.Name)
-            or value.id != self.tensor
+            or not (alias or self._of_another(value, {self.tensor}))
             or stmt.target == self.tensor
             or self.second is not None
             or self.alias is not None
@@ -113,23 +119,30 @@ class NetworkWalk(BlockWalk):
         return all(stmt.target not in _names(s) for s in others)
 
     def _keep(self, stmt: ast.Assign, depth: int) -> list[str]:
-        """The skip's width: the local's text where it still holds after the loop in
-        every variant, else a local of its own (``s_channels = channels``), the first
-        walks deciding which (``choices``)."""
+        """The skip's modules (as another tensor's: no line) and its width: its text
+        where that still holds after the loop in every variant, else a local of its own
+        (``s_channels = channels``), the first walks deciding which (``choices``)."""
         assert self.widths is not None
+        lines: list[str] = []
+        if isinstance(stmt.value, ast.Name):  # s = x: no module, no node
+            self.widths[stmt.target] = self.size
+        else:
+            found = self._of_another(stmt.value, {self.tensor})
+            assert found is not None
+            lines = self._another(found, stmt.target, depth)
+        text = self.widths[stmt.target]
         own = f"{stmt.target}_{SIZE}"
         key = ("kept", stmt.span)
-        texts = self.choices.setdefault(key, [self.size, own])
-        width = self._concrete_size()
+        texts = self.choices.setdefault(key, [text, own])
+        width = int(evaluate(text, self.env))
         self.kept[stmt.target] = (key, width)
         if not texts or texts[0] != own:
-            self.widths[stmt.target] = self.size
-            return []
+            return lines
         if own in self.tr.locals or own in RESERVED or own in self.tr.constants:
             raise Unsupported(f"the names ['{own}'] clash")
         self.env[own] = width
         self.widths[stmt.target] = own
-        return [f"{INDENT * depth}{own} = {self.size}"]
+        return [*lines, f"{INDENT * depth}{own} = {text}"]
 
     def _advance(self, text: str, width: int, depth: int) -> list[str]:
         if self.apart:
