@@ -266,3 +266,44 @@ def test_a_skip_read_by_nothing_rolls() -> None:
     source = source.replace("x = add(x, h)", "x -> relu()")
     code = _rolls_exactly(source, "skip_unread", torch.randn(2, 3, 8, 8))
     assert "s_channels" not in code, code
+
+
+# a skip kept by one loop and read by a later loop that changes the width first
+LATER_LOOP = """\
+use torch
+
+model Net(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        for i in range(n):
+            s = x
+            x -> conv2d(width, 3, padding=1) as a{i}
+        for i in range(n):
+            x -> conv2d(2 * width, 3, padding=1) as b{i}
+            t = s -> conv2d(2 * width, 1) as c{i}
+            x = add(x, t)
+        x -> global_avg_pool() -> dense(10) as head
+        return x
+
+model small = Net(4, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_a_skip_read_by_a_later_loop_keeps_its_own_width() -> None:
+    """The local still holds the skip's width after its loop, but the next loop changes
+    it before ``c{i}`` reads the skip: a first walk narrows the skip to its own local
+    (it built 4 and 6 there, so the variants built differently)."""
+    code = _rolls_exactly(LATER_LOOP, "later_loop", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(n):\n"
+        "            s_channels = channels\n"
+        '            setattr(self, f"a{i}", nn.Conv2d(channels, width, kernel_size=3, padding=1))\n'
+    ) in code, code
+    assert (
+        '            setattr(self, f"c{i}", nn.Conv2d(s_channels, 2 * width, kernel_size=1))\n'
+        in code
+    )

@@ -23,7 +23,8 @@ The variants' forwards are their own (unrolled), which must read alike as for an
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import re
+from collections.abc import Callable, Collection
 from typing import Any
 
 from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
@@ -38,9 +39,12 @@ class NetworkWalk(BlockWalk):
     """``rolled._Walk`` outside loops, ``BlockWalk`` inside them."""
 
     apart = False  # walking a tensor other than the threaded one: its width is a text
-    # ``s = x`` in a loop, read after it only: (its ``choices`` key, its width at the
-    # last visit) by name
-    kept: dict[str, tuple[Any, int]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # ``s = x`` in a loop, read after it only: (its ``choices`` key, its width at
+        # the last visit) by name
+        self.kept: dict[str, tuple[Any, int]] = {}
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if depth == TOP:
@@ -161,20 +165,26 @@ class NetworkWalk(BlockWalk):
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
         """The tensors a loop body may join without a module: those bound before it. A
-        skip kept for after the loop keeps its width text where it still holds (the
-        local may have changed after ``s = x``), else none: the IR's number is written."""
+        skip kept for after a loop keeps its width text where it still holds after the
+        loop and any later one (the local may change after ``s = x``), else a first
+        walk narrows it to its own local (and the IR's number is written meanwhile)."""
         if depth == TOP:
             named = set(self.widths or ()) | set(self.later)
             self.inputs_ = frozenset(named - {self.tensor})
-            self.kept = {}
+            self._narrow(lambda text, _: re.search(rf"\b{SIZE}\b", text) is not None)
         lines = super().loop(stmt, depth)
         if self.second is not None:  # the local held its width: not the threaded tensor's
             raise Unsupported(f"the tensor '{self.second}' is not joined back")
         if depth == TOP:
-            assert self.widths is not None
-            for name, (key, width) in self.kept.items():
-                text = self.widths.get(name, "")
-                if text and evaluate(text, self.env) != width:  # the local changed after
-                    self.choices[key] = [t for t in self.choices[key] if t != text]
-                    self.widths[name] = ""  # (a first walk's: the last writes the other)
+            self._narrow(lambda text, width: evaluate(text, self.env) != width)
         return lines
+
+    def _narrow(self, stale: Callable[[str, int], bool]) -> None:
+        """Each kept skip whose width text is ``stale`` here (given the skip's width):
+        not its text any more."""
+        assert self.widths is not None
+        for name, (key, width) in self.kept.items():
+            text = self.widths.get(name, "")
+            if text and stale(text, width):
+                self.choices[key] = [t for t in self.choices[key] if t != text]
+                self.widths[name] = ""
