@@ -13,6 +13,7 @@ import pytest
 
 from aurane.backends.torch import TorchCodeGenerator
 from aurane.compile import compile_detailed, prepare_program
+from tests.backends.torch.test_network_roll_forms import _rolls_exactly
 
 torch = pytest.importorskip("torch")
 
@@ -151,16 +152,18 @@ model small = Net([4, 8]):
 """
 
 
-def test_a_second_tensor_in_a_loop_keeps_the_variant_class() -> None:
-    """A loop body joins another tensor to the threaded one or makes a second from it
-    (``test_network_roll_forms.py``), but makes no module of another: the reason names
-    the tensor."""
-    module, code, reasons = _generated(IN_A_LOOP, "looped", True)
-    assert reasons == ["network 'Net' at 3:7: an assignment to 'e' the roller does not write"], (
-        reasons
-    )
-    assert [name for name, _ in CLASS.findall(code)] == ["small"], code
-    assert module.small()(torch.randn(2, 3, 4, 4), torch.randn(2, 5)).shape == (2, 8, 4, 4)
+def test_a_module_of_another_tensor_in_a_loop_rolls() -> None:
+    """A later input's projection per iteration (``e = dense(cond, w) as proj{i}``) is
+    built from that input's width, the local staying the threaded tensor's (it kept the
+    variant's class: ``an assignment to 'e' the roller does not write``)."""
+    code = _rolls_exactly(IN_A_LOOP, "looped", torch.randn(2, 3, 4, 4), torch.randn(2, 5))
+    assert (
+        "        channels = 3\n"
+        "        for i, w in enumerate(widths):\n"
+        '            setattr(self, f"proj{i}", nn.Linear(5, w))\n'
+        '            setattr(self, f"conv{i}", nn.Conv2d(channels, w, kernel_size=1))\n'
+        "            channels = w\n"
+    ) in code, code
 
 
 # ``x``'s width is the loop's ``channels`` when the walk turns to ``e``, whose own loop

@@ -7,40 +7,184 @@ loop body that threads a second tensor rolls as in a block:
   ``x = concat(x, h, dim=1)`` (``channels = channels + growth``);
 - an alias ``r = x``, the threaded tensor going on, then ``x = add(x, r)``;
 - another tensor bound outside the loop, or a later input, joined to the threaded one by
-  an operation that makes no module and keeps the width (``x = add(x, emb)``).
+  an operation that makes no module and keeps the width (``x = add(x, emb)``);
+- an unnamed module, by the IR's name (``setattr(self, f"conv2d{2 * i + 2}", ...)``);
+- modules of another tensor bound before the loop (``e = dense(e, width) as mix{i}``,
+  ``t = cond -> dense(width) as temb{i}``), from its own width text, with no line;
+- a per-stage skip read after the loop only (``s = x``, ``s = x -> ... as
+  laterals{i}``), its width its text or its own (``s_channels = channels``) where the
+  local changes after it.
 
-A second tensor is joined back in the loop's body (else ``the tensor 'h' is not joined
-back``), as in a block.
+A second tensor that the body reads again is joined back in it (else ``the tensor 'h'
+is not joined back``), as in a block; one no other statement of the loop reads is a skip.
 
 The variants' forwards are their own (unrolled), which must read alike as for any network.
 """
 
 from __future__ import annotations
 
-from aurane.backends.torch.block_walk import BlockWalk
-from aurane.backends.torch.rolled import TOP, Unsupported, _Walk
+import re
+from collections.abc import Callable, Collection
+from typing import Any
+
+from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
+from aurane.backends.torch.emit_common import Call
+from aurane.backends.torch.modules import INDENT
+from aurane.backends.torch.rolled import RESERVED, SIZE, TOP, Unsupported, _Walk, evaluate
+from aurane.ir.graph import Node
 from aurane.syntax import ast
 
 
 class NetworkWalk(BlockWalk):
     """``rolled._Walk`` outside loops, ``BlockWalk`` inside them."""
 
+    apart = False  # walking a tensor other than the threaded one: its width is a text
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # ``s = x`` in a loop, read after it only: (its ``choices`` key, its width at
+        # the last visit) by name
+        self.kept: dict[str, tuple[Any, int]] = {}
+
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if depth == TOP:
             return _Walk.assign(self, stmt, depth)
+        if self._kept(stmt):  # s = x or s = x -> ..., read after the loop only
+            return self._keep(stmt, depth)
+        if not stmt.targets and (found := self._of_another(stmt.value, self.inputs_)):
+            return self._another(found, stmt.target, depth)
         return super().assign(stmt, depth)
 
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         if depth == TOP:
             return _Walk.chain(self, chain, depth)
+        if found := self._of_another(chain, self.inputs_):  # e -> relu(): e goes on
+            return self._another(found, found[0], depth)
         return super().chain(chain, depth)
 
+    def _of_another(
+        self, value: ast.Expr, sources: Collection[str]
+    ) -> tuple[str, tuple[ast.Call, ...]] | None:
+        """In a loop, the steps of one of ``sources`` (a tensor bound before it, or by an
+        earlier statement of this form, other than the threaded one: ``t = cond ->
+        dense(width) as temb{i}``, ``e = dense(e, width) as mix{i}``): its name and
+        steps; None for another statement."""
+        source = value.source if isinstance(value, ast.Chain) else None
+        if isinstance(value, ast.Call) and value.args:
+            source = value.args[0]
+            node = next((n for n in self.pending if n.span == value.span), None)
+            if node is None or len(node.inputs) != 1:  # a join, or a call of several
+                return None
+        if not isinstance(source, ast.Name) or source.id not in sources:
+            return None
+        if isinstance(value, ast.Chain) and value.layer is not None:
+            return None
+        steps = _steps_from(value, source.id)
+        return None if steps is None else (source.id, steps)
+
+    def _another(
+        self, found: tuple[str, tuple[ast.Call, ...]], target: str, depth: int
+    ) -> list[str]:
+        """Its modules, built from its own width's text (no line: the local is the
+        threaded tensor's); ``target`` has the width it ends with, and may be joined to
+        the threaded tensor without a module, as a tensor bound before the loop."""
+        source, steps = found
+        taken = {self.tensor, self.second, self.alias, self.renamed, *self.aliases}
+        if target in taken:
+            raise Unsupported(f"an assignment to '{target}' the roller does not write")
+        assert self.widths is not None
+        held = self.tensor, self.size
+        self.tensor, self.size, self.apart = source, self._known(source), True
+        try:
+            lines = [line for step in steps for line in self.step(step, depth)]
+            self.widths[target] = self.size
+        finally:
+            self.apart = False
+            self.tensor, self.size = held
+        self.inputs_ |= {target}
+        return lines
+
+    def _kept(self, stmt: ast.Assign) -> bool:
+        """``s = x`` or ``s = x -> ... as laterals{i}`` in a loop whose body reads ``s``
+        nowhere else (a skip kept for after the loop, the last iteration's): not an alias
+        or a second tensor the body joins back."""
+        value = stmt.value
+        alias = isinstance(value, ast.Name) and value.id == self.tensor
+        if (
+            stmt.targets
+            or not (alias or self._of_another(value, {self.tensor}))
+            or stmt.target == self.tensor
+            or self.second is not None
+            or self.alias is not None
+            or not self.fors
+        ):
+            return False
+        others = [s for s in _flat(self.fors[0].body) if s is not stmt]
+        return all(stmt.target not in _names(s) for s in others)
+
+    def _keep(self, stmt: ast.Assign, depth: int) -> list[str]:
+        """The skip's modules (as another tensor's: no line) and its width: its text
+        where that still holds after the loop in every variant, else a local of its own
+        (``s_channels = channels``), the first walks deciding which (``choices``)."""
+        assert self.widths is not None
+        lines: list[str] = []
+        if isinstance(stmt.value, ast.Name):  # s = x: no module, no node
+            self.widths[stmt.target] = self.size
+        else:
+            found = self._of_another(stmt.value, {self.tensor})
+            assert found is not None
+            lines = self._another(found, stmt.target, depth)
+        text = self.widths[stmt.target]
+        own = f"{stmt.target}_{SIZE}"
+        key = ("kept", stmt.span)
+        texts = self.choices.setdefault(key, [text, own])
+        width = int(evaluate(text, self.env))
+        self.kept[stmt.target] = (key, width)
+        if not texts or texts[0] != own:
+            return lines
+        if own in self.tr.locals or own in RESERVED or own in self.tr.constants:
+            raise Unsupported(f"the names ['{own}'] clash")
+        self.env[own] = width
+        self.widths[stmt.target] = own
+        return [*lines, f"{INDENT * depth}{own} = {text}"]
+
+    def _advance(self, text: str, width: int, depth: int) -> list[str]:
+        if self.apart:
+            self.size = text
+            return []
+        return super()._advance(text, width, depth)
+
+    def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
+        """An unnamed module in a loop is the block roller's ``setattr(self,
+        f"conv2d{i + 2}", ...)``, the IR's name; forward, each variant's own, must read
+        it by that name (checked as for one outside loops)."""
+        lines = super()._place(step, node, made, depth, keep)
+        if step.layer is None and depth > TOP and self.collect is None:
+            self.unnamed.add(node.id)
+        return lines
+
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
-        """The tensors a loop body may join without a module: those bound before it."""
+        """The tensors a loop body may join without a module: those bound before it. A
+        skip kept for after a loop keeps its width text where it still holds after the
+        loop and any later one (the local may change after ``s = x``), else a first
+        walk narrows it to its own local (and the IR's number is written meanwhile)."""
         if depth == TOP:
             named = set(self.widths or ()) | set(self.later)
             self.inputs_ = frozenset(named - {self.tensor})
+            self._narrow(lambda text, _: re.search(rf"\b{SIZE}\b", text) is not None)
         lines = super().loop(stmt, depth)
         if self.second is not None:  # the local held its width: not the threaded tensor's
             raise Unsupported(f"the tensor '{self.second}' is not joined back")
+        if depth == TOP:
+            self._narrow(lambda text, width: evaluate(text, self.env) != width)
         return lines
+
+    def _narrow(self, stale: Callable[[str, int], bool]) -> None:
+        """Each kept skip whose width text is ``stale`` here (given the skip's width):
+        not its text any more."""
+        assert self.widths is not None
+        for name, (key, width) in self.kept.items():
+            text = self.widths.get(name, "")
+            if text and stale(text, width):
+                self.choices[key] = [t for t in self.choices[key] if t != text]
+                self.widths[name] = ""

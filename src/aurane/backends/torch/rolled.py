@@ -393,6 +393,11 @@ class _Walk:
         self.empty_loops: set[str] = set()  # a block's loops whose visits built nothing (shared)
         self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
+        # an unnamed module in a loop (``block_walk.BlockWalk``): its step -> (its name's
+        # prefix, the loop's count, its number) at every visit, and the path written; the
+        # roller gives each walk the same two, so the progression holds in every variant
+        self.numbers: dict[Span, set[tuple[str, int, int]]] = {}
+        self.paths: dict[Span, str] = {}
         self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
         self._stage_call: ast.Call | None = None
         # a network's walk (``_walk``): the width text of each tensor it bound outside
@@ -1247,24 +1252,19 @@ def roll(
     text_of = {variant.name: text for variant, _, text in variants}
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
+    numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
+    paths: dict[Span, str] = {}
 
     def walk_variant(
         variant: ast.Model, graph: Graph, strict: bool, found: dict[str, list[str]] | None
     ) -> tuple[_Walk, list[str]]:
-        return _walk(
-            network,
-            variant,
-            graph,
-            tr,
-            class_of,
-            dims_of,
-            block_models,
-            choices,
-            strict,
-            found,
-            sizes_of,
-            walk_type or _Walk,
-        )
+        walk = (walk_type or _Walk)(graph, {}, tr, class_of, dims_of, block_models)
+        walk.choices, walk.strict = choices, strict
+        walk.numbers, walk.paths = numbers, paths
+        if found is not None:
+            walk.branches = found
+        walk.sizes_of = sizes_of
+        return walk, _walk(network, variant, walk)
 
     for _ in range(_PASSES):  # the first walks: which width texts always hold
         for variant, graph, _ in variants:
@@ -1321,43 +1321,26 @@ def roll(
     return Rolled(network_lines, entries, out_sizes)
 
 
-def _walk(
-    network: ast.Model,
-    variant: ast.Model,
-    graph: Graph,
-    tr: Translator,
-    class_of: Callable[[Graph], str],
-    dims_of: Callable[[Graph], tuple[int, ...] | None],
-    block_models: Mapping[str, ast.Model],
-    choices: dict[Any, list[str]],
-    strict: bool,
-    branches: dict[str, list[str]] | None = None,
-    sizes_of: SizesOf | None = None,
-    walk_type: type[_Walk] = _Walk,
-) -> tuple[_Walk, list[str]]:
-    """One variant's walk: the ``__init__`` lines it writes."""
+def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
+    """One variant's walk (``walk``, made with the network's shared state): the
+    ``__init__`` lines it writes."""
     base = variant.base
     assert base is not None and network.forward is not None
-    if graph.tied or graph.block_ops:
+    if walk.graph.tied or walk.graph.block_ops:
         raise Unsupported("a variant that ties weights")
-    env = _arguments(network, base, tr)
+    env = _arguments(network, base, walk.tr)
     for field in network.fields:
-        env[field.name] = evaluate(tr.text(field.value), env)
-    walk = walk_type(graph, env, tr, class_of, dims_of, block_models)
+        env[field.name] = evaluate(walk.tr.text(field.value), env)
+    walk.env.maps[0].update(env)
     walk.widths = {}  # a network threads several tensors outside its loops
-    walk.sizes_of = sizes_of
     if network.forward.params:  # several inputs: the first is threaded first
         walk.tensor = network.forward.param
     walk.later = tuple(p.name for p in network.forward.params[1:])
-    walk.choices = choices
-    walk.strict = strict
-    if branches is not None:
-        walk.branches = branches
     found = walk.body(network.forward.body, TOP)
     left = [n for n in walk.pending if emitter(n.op).init is not None or n.layer]
     if left:
         raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
-    return walk, found
+    return found
 
 
 def _arguments(network: ast.Model, base: ast.Call, tr: Translator) -> dict[str, Any]:

@@ -1,0 +1,309 @@
+"""Issue 24 item 3, more forms of a network used through variants written as one class
+(``backends/torch/rolled.py``, ``network_walk.py``): each rolled variant builds the modules
+(keys, initial weights) of its class written out (``roll_networks=False``), strict-loads
+its weights and computes the same (``test_network_roll_forms._rolls_exactly``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.backends.torch.test_network_roll_forms import RESIDUAL, _generated, _rolls_exactly
+
+torch = pytest.importorskip("torch")
+
+# unnamed modules in network loops: a residual's two convs, a norm after the join, and a
+# conv before a named norm in a second loop; unnamed ones outside loops around them
+UNNAMED = """\
+use torch
+
+model Net(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1)
+        for i in range(n):
+            h = x -> conv2d(width, kernel=3, padding=1).relu -> conv2d(width, 3, padding=1)
+            x = add(x, h)
+            x -> batchnorm().relu
+        for i in range(n):
+            x -> conv2d(2 * width, 1) -> batchnorm() as norms{i}
+        x -> flatten() -> dense(10)
+        return x
+
+model small = Net(4, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
+    """The IR numbers unnamed modules on across iterations (``conv2d2``, ``conv2d3``,
+    ``conv2d4``, ...): ``setattr(self, f"conv2d{2 * i + 2}", ...)``, as the block roller
+    writes them (it was an AttributeError: the network's walk had no ``numbers``)."""
+    code = _rolls_exactly(UNNAMED, "unnamed", torch.randn(2, 3, 8, 8))
+    assert (
+        "        self.conv2d1 = nn.Conv2d(3, width, kernel_size=3, padding=1)\n"
+        "        channels = width\n"
+        "        for i in range(n):\n"
+        "            setattr(\n"
+        '                self, f"conv2d{2 * i + 2}", nn.Conv2d(channels, width, kernel_size=3,'
+        " padding=1)\n"
+        "            )\n"
+        "            setattr(\n"
+        '                self, f"conv2d{2 * i + 3}", nn.Conv2d(channels, width, kernel_size=3,'
+        " padding=1)\n"
+        "            )\n"
+        '            setattr(self, f"batchnorm{i + 1}", nn.BatchNorm2d(channels))\n'
+        "        for i in range(n):\n"
+        '            setattr(self, f"conv2d{i + 6}", nn.Conv2d(channels, 2 * width,'
+        " kernel_size=1))\n"
+        "            channels = 2 * width\n"
+        '            setattr(self, f"norms{i}", nn.BatchNorm2d(channels))\n'
+        "        self.dense1 = nn.Linear(channels * 8 * 8, 10)\n"
+    ) in code, code
+
+
+def test_unnamed_modules_of_one_iteration_take_the_irs_names() -> None:
+    """A loop of one iteration in every variant: the step is ``k`` unnamed calls of the
+    operation in the body (here 2), one visit each."""
+    code = _rolls_exactly(
+        UNNAMED.replace("Net(4, 2)", "Net(4, 1)").replace("Net(6, 2)", "Net(6, 1)"),
+        "unnamed_one",
+        torch.randn(2, 3, 8, 8),
+    )
+    assert 'f"conv2d{2 * i + 2}"' in code, code
+    assert 'setattr(self, f"conv2d{i + 4}", ' in code
+
+
+def test_unnamed_modules_in_nested_network_loops_fall_back() -> None:
+    """Numbered on across two loops' counts: no one progression of a target, a note."""
+    source = UNNAMED.replace(
+        "            x -> batchnorm().relu\n",
+        "            for j in range(2):\n                x -> batchnorm().relu\n",
+    )
+    _, rolled, reasons = _generated(source, "nested", True)
+    assert reasons == ["network 'Net' at 3:7: an unnamed 'batchnorm' module in a loop at 10:22"]
+    assert "class Net(" not in rolled
+
+
+# modules of tensors other than the threaded one in network loops: a tensor bound before
+# the loop going on (rebound, and by a chain statement) and a later input's projection
+# per iteration, each joined to the threaded tensor without a module
+ANOTHER = """\
+use torch
+
+model Net(width, n):
+    def forward(x, cond):
+        e = dense(cond, width) as proj
+        x -> dense(width) as stem
+        for i in range(n):
+            e = dense(e, width) as mix{i}
+            x = add(x, e)
+        for i in range(n):
+            e -> dense(width) as post{i} -> relu()
+            t = cond -> dense(width) as temb{i} -> silu()
+            x -> dense(width) as fc{i}
+            x = add(x, t)
+            x = add(x, e)
+        return x -> dense(3) as head
+
+model small = Net(4, 2):
+    input_shape = {x: (5,), cond: (6,)}
+
+model wide = Net(6, 2):
+    input_shape = {x: (5,), cond: (6,)}
+"""
+
+
+def test_modules_of_another_tensor_in_network_loops_roll() -> None:
+    """Built from that tensor's own width text, with no ``channels`` line: the local
+    stays the threaded tensor's (``fc{i}`` reads it)."""
+    code = _rolls_exactly(ANOTHER, "another", torch.randn(2, 5), torch.randn(2, 6))
+    assert (
+        "        channels = width\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"mix{i}", nn.Linear(width, width))\n'
+        "        for i in range(n):\n"
+        '            setattr(self, f"post{i}", nn.Linear(width, width))\n'
+        '            setattr(self, f"temb{i}", nn.Linear(6, width))\n'
+        '            setattr(self, f"fc{i}", nn.Linear(channels, width))\n'
+        "        self.head = nn.Linear(channels, 3)\n"
+    ) in code, code
+
+
+def test_a_module_of_another_tensor_that_changes_its_width_falls_back() -> None:
+    """``e`` is ``width`` wide at the first iteration and ``2 * width`` after: the
+    iterations write different modules (``nn.Linear(width, 2 * width)``, then
+    ``nn.Linear(2 * width, 2 * width)``), so the variants keep their classes."""
+    source = ANOTHER.replace("e = dense(e, width) as mix{i}", "e = dense(e, 2 * width) as mix{i}")
+    source = source.replace("            x = add(x, e)\n        for", "        for")
+    source = source.replace("e -> dense(width) as post{i}", "e -> dense(2 * width) as post{i}")
+    source = source.replace("            x = add(x, e)\n", "")
+    _, rolled, reasons = _generated(source, "another_grows", True)
+    assert reasons == ["network 'Net' at 3:7: the iterations of 'i' differ"], reasons
+    assert "class Net(" not in rolled
+
+
+# a per-stage skip kept for after the loop (the last stage's input), its width changed
+# after it is saved (downsampling stages), read by a module and a join after the loop
+SKIP = """\
+use torch
+
+model Net(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        for i in range(n):
+            s = x
+            x -> conv2d(width * 2 ** (i + 1), 3, stride=2, padding=1) as downs{i} -> relu()
+        x -> upsample(scale_factor=2) -> conv2d(width, 1) as up
+        s -> conv2d(width, 1) as lateral
+        x = add(x, s)
+        x -> global_avg_pool() -> dense(10) as head
+        return x
+
+model small = Net(4, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_a_skip_kept_after_a_network_loop_rolls_with_its_own_width() -> None:
+    """The local changes after ``s = x`` in the body, so the skip's width is a local of
+    its own (``s_channels = channels``): ``nn.Conv2d(s_channels, width, ...)`` after the
+    loop, where the variants wrote 8 and 12 (it fell back: ``the tensor 's' is not
+    joined back``)."""
+    code = _rolls_exactly(SKIP, "skip", torch.randn(2, 3, 8, 8))
+    assert (
+        "        channels = width\n        for i in range(n):\n            s_channels = channels\n"
+    ) in code, code
+    assert "            channels = width * 2 ** (i + 1)\n" in code
+    assert "        self.up = nn.Conv2d(channels, width, kernel_size=1)\n" in code
+    assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+
+
+def test_a_skip_kept_after_a_network_loop_of_one_width_reads_the_local() -> None:
+    """The local holds the skip's width after the loop: no line of its own."""
+    source = SKIP.replace("width * 2 ** (i + 1), 3, stride=2, padding=1", "width, 3, padding=1")
+    source = source.replace("x -> upsample(scale_factor=2) -> conv2d", "x -> conv2d")
+    code = _rolls_exactly(source, "skip_same", torch.randn(2, 3, 8, 8))
+    assert "s_channels" not in code, code
+    assert "        self.lateral = nn.Conv2d(channels, width, kernel_size=1)\n" in code
+
+
+def test_a_skip_whose_local_clashes_falls_back() -> None:
+    """``s_channels`` is a parameter of the network: the skip's local would shadow it."""
+    source = SKIP.replace("Net(width, n)", "Net(width, n, s_channels=0)")
+    _, rolled, reasons = _generated(source, "skip_clash", True)
+    assert reasons == ["network 'Net' at 3:7: the names ['s_channels'] clash"], reasons
+    assert "class Net(" not in rolled
+
+
+# a skip made by a module of the threaded tensor in each stage (FPN's lateral), the
+# threaded tensor going on without it; after the loop it is the last stage's
+LATERAL = SKIP.replace(
+    "            s = x\n", "            s = x -> conv2d(width, 1) as laterals{i}\n"
+).replace("        s -> conv2d(width, 1) as lateral\n", "")
+
+
+def test_a_skip_made_by_a_module_in_a_network_loop_rolls() -> None:
+    """Built from the local's text with no line (as another tensor's): the threaded
+    tensor's width stays in the local for ``downs{i}``."""
+    code = _rolls_exactly(LATERAL, "lateral", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(n):\n"
+        '            setattr(self, f"laterals{i}", nn.Conv2d(channels, width, kernel_size=1))\n'
+    ) in code, code
+    assert "s_channels" not in code
+
+
+def test_a_skip_made_without_a_module_keeps_its_own_width() -> None:
+    """``s = x -> relu()``: its width is the local's text, which the stage then changes,
+    so it gets its own local after its steps."""
+    source = SKIP.replace("            s = x\n", "            s = x -> relu()\n")
+    code = _rolls_exactly(source, "skip_relu", torch.randn(2, 3, 8, 8))
+    assert "            s_channels = channels\n" in code, code
+    assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+
+
+def test_a_second_tensor_joined_after_the_network_loop_rolls() -> None:
+    """``h = x -> ... as convs{i}`` in the loop, ``x = add(x, h)`` after it (it fell back
+    with ``the tensor 'h' is not joined back``)."""
+    source = (
+        RESIDUAL.replace("            x = add(x, h)\n", "")
+        .replace("        x -> flatten()", "        x = add(x, h)\n        x -> flatten()")
+        .replace(", 2)", ", 1)")
+    )
+    code = _rolls_exactly(source, "joined_after", torch.randn(2, 3, 8, 8))
+    assert (
+        '            setattr(self, f"convs{i}", nn.Conv2d(channels, width, kernel_size=3,'
+        " padding=1))\n"
+        "        self.head = nn.Linear(channels * 8 * 8, 10)\n"
+    ) in code, code
+
+
+@pytest.mark.parametrize(
+    "source", [UNNAMED, ANOTHER, SKIP, LATERAL], ids=["unnamed", "another", "skip", "lateral"]
+)
+def test_verify_traces_each_variant_of_the_rolled_forms(source: str) -> None:
+    """The variants' forwards are their own, so ``aurane verify`` maps every statement
+    of the shared forward with each variant's graph."""
+    from aurane.verify import load_generated, verify_model
+
+    gen = load_generated(source, "more.aur")
+    for variant in ("small", "wide"):
+        report = verify_model(gen, variant, device="meta")
+        assert not report.diagnostics, report.diagnostics
+        assert not report.unmapped_classes, report.unmapped_classes
+        assert report.values_checked >= 8, report
+
+
+def test_a_skip_read_by_nothing_rolls() -> None:
+    """``s = x`` in the loop and never read: nothing to build (it fell back with ``the
+    tensor 's' is not joined back``)."""
+    source = RESIDUAL.replace("h = x -> ", "s = x\n            x -> ")
+    source = source.replace("x = add(x, h)", "x -> relu()")
+    code = _rolls_exactly(source, "skip_unread", torch.randn(2, 3, 8, 8))
+    assert "s_channels" not in code, code
+
+
+# a skip kept by one loop and read by a later loop that changes the width first
+LATER_LOOP = """\
+use torch
+
+model Net(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        for i in range(n):
+            s = x
+            x -> conv2d(width, 3, padding=1) as a{i}
+        for i in range(n):
+            x -> conv2d(2 * width, 3, padding=1) as b{i}
+            t = s -> conv2d(2 * width, 1) as c{i}
+            x = add(x, t)
+        x -> global_avg_pool() -> dense(10) as head
+        return x
+
+model small = Net(4, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_a_skip_read_by_a_later_loop_keeps_its_own_width() -> None:
+    """The local still holds the skip's width after its loop, but the next loop changes
+    it before ``c{i}`` reads the skip: a first walk narrows the skip to its own local
+    (it built 4 and 6 there, so the variants built differently)."""
+    code = _rolls_exactly(LATER_LOOP, "later_loop", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(n):\n"
+        "            s_channels = channels\n"
+        '            setattr(self, f"a{i}", nn.Conv2d(channels, width, kernel_size=3, padding=1))\n'
+    ) in code, code
+    assert (
+        '            setattr(self, f"c{i}", nn.Conv2d(s_channels, 2 * width, kernel_size=1))\n'
+        in code
+    )
