@@ -906,7 +906,7 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
 
 
 # what stays one class per call: an operation argument that is no function of the tensor
-# (swish, written x * torch.sigmoid(x)); a join that grows the width and an operation
+# (identity, written as the tensor itself); a join that grows the width and an operation
 # without an argument-free module class (exp) roll (tests/backends/torch/
 # test_rolled_block_forms.py)
 
@@ -915,7 +915,9 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
     ("source", "classes", "reason"),
     [
         (
-            ACTIVATION.replace("act=tanh", "act=swish"),
+            ACTIVATION.replace("act=tanh", "act=identity").replace(
+                "Stage(16, 2) as a", "Stage(16, 2, act=exp) as a"
+            ),
             ["Stage", "Stage_2", "Net"],
             "block 'Stage' at 3:7: an operation given for 'act' that is no function",
         ),
@@ -954,7 +956,7 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
         ),
     ],
     ids=[
-        "swish-argument",
+        "identity-argument",
         "threaded-before-join",
         "alias-read-after-join",
         "alias-read-before-join",

@@ -17,6 +17,7 @@ from aurane.tools.differential import run_accepted
 from aurane.verify import Generated, load_generated
 
 CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
+ANY_CLASS = re.compile(r"^class (\w+)\((?:\w+|nn\.Module)\):", re.MULTILINE)  # variants too
 
 
 def generated(source: str, filename: str) -> Generated:
@@ -58,6 +59,37 @@ def rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, st
     one = gen.module.Net()
     same(unrolled, one, *inputs)
     return gen, flat_code
+
+
+def rolls_exactly(
+    source: str, name: str, *inputs: torch.Tensor, blocks: tuple[str, ...] = ()
+) -> str:
+    """The rolled code, after checking each variant against its unrolled class: the same
+    modules built in the same order, a strict load, equal outputs. ``blocks``: the
+    classes of the blocks, one each in both."""
+    rolled, code, reasons = build(source, name)
+    unrolled, flat, _ = build(source, f"{name}_flat", roll=False)
+    assert reasons == [], reasons
+    variants = re.findall(r"^model (\w+) = ", source, re.MULTILINE)
+    assert ANY_CLASS.findall(code) == [*blocks, "Net", *variants], code
+    assert ANY_CLASS.findall(flat) == [*blocks, *variants], flat
+    for variant in variants:
+        torch.manual_seed(0)
+        mine = getattr(rolled, variant)()
+        torch.manual_seed(0)
+        theirs = getattr(unrolled, variant)()
+        assert list(mine.state_dict()) == list(theirs.state_dict())
+        for key, value in theirs.state_dict().items():
+            assert torch.equal(mine.state_dict()[key], value), key
+        torch.manual_seed(1)
+        for p in theirs.parameters():
+            p.data.normal_()
+        mine.load_state_dict(theirs.state_dict(), strict=True)
+        mine.eval()
+        theirs.eval()
+        with torch.no_grad():
+            torch.testing.assert_close(mine(*inputs), theirs(*inputs), rtol=0, atol=0)
+    return code
 
 
 def block_class(gen: Generated, name: str) -> str:

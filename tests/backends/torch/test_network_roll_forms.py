@@ -9,58 +9,11 @@ still cannot write keeps one class per variant with a located note."""
 
 from __future__ import annotations
 
-import re
-import types
-
 import pytest
-
-from aurane.backends.torch import TorchCodeGenerator
-from aurane.compile import prepare_program
 
 torch = pytest.importorskip("torch")
 
-CLASS = re.compile(r"^class (\w+)\((?:\w+|nn\.Module)\):", re.MULTILINE)
-
-
-def _generated(source: str, name: str, roll: bool) -> tuple[types.ModuleType, str, list[str]]:
-    program, graphs, _ = prepare_program(source, filename=f"{name}.aur")
-    generator = TorchCodeGenerator(program, graphs, roll_networks=roll)
-    code = generator.generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code, [str(reason) for reason in generator.roll_fallbacks]
-
-
-def _rolls_exactly(
-    source: str, name: str, *inputs: torch.Tensor, blocks: tuple[str, ...] = ()
-) -> str:
-    """The rolled code, after checking each variant against its unrolled class: the same
-    modules built in the same order, a strict load, equal outputs. ``blocks``: the
-    classes of the blocks, one each in both."""
-    rolled, code, reasons = _generated(source, name, True)
-    unrolled, flat, _ = _generated(source, f"{name}_flat", False)
-    assert reasons == [], reasons
-    variants = re.findall(r"^model (\w+) = ", source, re.MULTILINE)
-    assert CLASS.findall(code) == [*blocks, "Net", *variants], code
-    assert CLASS.findall(flat) == [*blocks, *variants], flat
-    for variant in variants:
-        torch.manual_seed(0)
-        mine = getattr(rolled, variant)()
-        torch.manual_seed(0)
-        theirs = getattr(unrolled, variant)()
-        assert list(mine.state_dict()) == list(theirs.state_dict())
-        for key, value in theirs.state_dict().items():
-            assert torch.equal(mine.state_dict()[key], value), key
-        torch.manual_seed(1)
-        for p in theirs.parameters():
-            p.data.normal_()
-        mine.load_state_dict(theirs.state_dict(), strict=True)
-        mine.eval()
-        theirs.eval()
-        with torch.no_grad():
-            torch.testing.assert_close(mine(*inputs), theirs(*inputs), rtol=0, atol=0)
-    return code
-
+from tests.backends.torch.one_class import build, rolls_exactly  # noqa: E402
 
 RESIDUAL = """\
 use torch
@@ -84,7 +37,7 @@ model wide = Net(6, 2):
 
 def test_inline_residual_in_a_network_loop_rolls() -> None:
     """``h = x -> ...`` then ``x = add(x, h)`` in the loop: the block roller's form."""
-    code = _rolls_exactly(RESIDUAL, "residual", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(RESIDUAL, "residual", torch.randn(2, 3, 8, 8))
     assert (
         "        channels = width\n"
         "        for i in range(n):\n"
@@ -124,7 +77,7 @@ model wide = Net(6, 3, 2):
 
 
 def test_alias_tensor_and_concat_joins_in_network_loops_roll() -> None:
-    code = _rolls_exactly(JOINS, "joins", torch.randn(2, 5), torch.randn(2, 6))
+    code = rolls_exactly(JOINS, "joins", torch.randn(2, 5), torch.randn(2, 6))
     assert '            setattr(self, f"norms{i}", nn.LayerNorm(channels))\n' in code, code
     assert '            setattr(self, f"mix{i}", nn.Linear(channels, width))\n' in code
     assert (
@@ -168,7 +121,7 @@ model wide = Net(6, 2, Unit):
 
 
 def test_block_made_second_tensors_in_network_loops_roll() -> None:
-    code = _rolls_exactly(BLOCKS, "blocks", torch.randn(2, 5), blocks=("Unit",))
+    code = rolls_exactly(BLOCKS, "blocks", torch.randn(2, 5), blocks=("Unit",))
     assert '            setattr(self, f"units{i}", Unit(channels, width))\n' in code, code
     assert (
         "            layer = block(channels, width)\n"
@@ -204,7 +157,7 @@ model wide = Net(6, 2, Layer):
 
 
 def test_growing_network_loop_of_a_block_parameter_rolls() -> None:
-    code = _rolls_exactly(DENSE, "dense", torch.randn(2, 3, 8, 8), blocks=("Layer",))
+    code = rolls_exactly(DENSE, "dense", torch.randn(2, 3, 8, 8), blocks=("Layer",))
     assert (
         "            layer = block(channels, growth)\n"
         '            setattr(self, f"layers{i}", layer)\n'
@@ -236,7 +189,7 @@ model wide = Net(6):
 
 
 def test_residual_outside_network_loops_rolls() -> None:
-    code = _rolls_exactly(TOP_LEVEL, "top", torch.randn(2, 5))
+    code = rolls_exactly(TOP_LEVEL, "top", torch.randn(2, 5))
     assert "        self.fc = nn.Linear(width, width)\n" in code, code
     assert "        self.mid = nn.Linear(width, width)\n" in code
     assert "        self.head = nn.Linear(width, 3)\n" in code
@@ -266,7 +219,7 @@ def test_flatten_of_widths_that_differ_is_written_from_the_width(flat: str) -> N
     """Issue 24 item 3: an 8x8 map 3 channels wide in one variant, 4 in the other (equal
     to the input's in the first, so a first walk's texts read the number 3 until the
     conv's settle): ``nn.Linear(width * 8 * 8, 10)``, not 192 and 256 (which fell back)."""
-    code = _rolls_exactly(FLATTEN.replace("FLAT", flat), "flat", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(FLATTEN.replace("FLAT", flat), "flat", torch.randn(2, 3, 8, 8))
     assert "        self.head = nn.Linear(width * 8 * 8, 10)\n" in code, code
 
 
@@ -281,8 +234,8 @@ def test_flatten_of_widths_that_differ_is_written_from_the_width(flat: str) -> N
     ids=["counts"],
 )
 def test_network_loops_that_still_fall_back_say_why(source: str, reason: str) -> None:
-    _, code, _ = _generated(source, "fallback", False)
-    _, rolled_code, reasons = _generated(source, "fallback", True)
+    _, code, _ = build(source, "fallback", roll=False)
+    _, rolled_code, reasons = build(source, "fallback")
     assert reasons == [f"network 'Net' at 3:7: {reason}"], reasons
     assert rolled_code == code
     assert "class Net(" not in rolled_code

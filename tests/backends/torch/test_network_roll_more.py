@@ -1,15 +1,16 @@
 """Issue 24 item 3, more forms of a network used through variants written as one class
 (``backends/torch/rolled.py``, ``network_walk.py``): each rolled variant builds the modules
 (keys, initial weights) of its class written out (``roll_networks=False``), strict-loads
-its weights and computes the same (``test_network_roll_forms._rolls_exactly``)."""
+its weights and computes the same (``one_class.rolls_exactly``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.backends.torch.test_network_roll_forms import RESIDUAL, _generated, _rolls_exactly
-
 torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import build, rolls_exactly  # noqa: E402
+from tests.backends.torch.test_network_roll_forms import RESIDUAL  # noqa: E402
 
 # unnamed modules in network loops: a residual's two convs, a norm after the join, and a
 # conv before a named norm in a second loop; unnamed ones outside loops around them
@@ -40,7 +41,7 @@ def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
     """The IR numbers unnamed modules on across iterations (``conv2d2``, ``conv2d3``,
     ``conv2d4``, ...): ``setattr(self, f"conv2d{2 * i + 2}", ...)``, as the block roller
     writes them (it was an AttributeError: the network's walk had no ``numbers``)."""
-    code = _rolls_exactly(UNNAMED, "unnamed", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(UNNAMED, "unnamed", torch.randn(2, 3, 8, 8))
     assert (
         "        self.conv2d1 = nn.Conv2d(3, width, kernel_size=3, padding=1)\n"
         "        channels = width\n"
@@ -66,7 +67,7 @@ def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
 def test_unnamed_modules_of_one_iteration_take_the_irs_names() -> None:
     """A loop of one iteration in every variant: the step is ``k`` unnamed calls of the
     operation in the body (here 2), one visit each."""
-    code = _rolls_exactly(
+    code = rolls_exactly(
         UNNAMED.replace("Net(4, 2)", "Net(4, 1)").replace("Net(6, 2)", "Net(6, 1)"),
         "unnamed_one",
         torch.randn(2, 3, 8, 8),
@@ -81,7 +82,7 @@ def test_unnamed_modules_in_nested_network_loops_fall_back() -> None:
         "            x -> batchnorm().relu\n",
         "            for j in range(2):\n                x -> batchnorm().relu\n",
     )
-    _, rolled, reasons = _generated(source, "nested", True)
+    _, rolled, reasons = build(source, "nested")
     assert reasons == ["network 'Net' at 3:7: an unnamed 'batchnorm' module in a loop at 10:22"]
     assert "class Net(" not in rolled
 
@@ -118,7 +119,7 @@ model wide = Net(6, 2):
 def test_modules_of_another_tensor_in_network_loops_roll() -> None:
     """Built from that tensor's own width text, with no ``channels`` line: the local
     stays the threaded tensor's (``fc{i}`` reads it)."""
-    code = _rolls_exactly(ANOTHER, "another", torch.randn(2, 5), torch.randn(2, 6))
+    code = rolls_exactly(ANOTHER, "another", torch.randn(2, 5), torch.randn(2, 6))
     assert (
         "        channels = width\n"
         "        for i in range(n):\n"
@@ -139,7 +140,7 @@ def test_a_module_of_another_tensor_that_changes_its_width_falls_back() -> None:
     source = source.replace("            x = add(x, e)\n        for", "        for")
     source = source.replace("e -> dense(width) as post{i}", "e -> dense(2 * width) as post{i}")
     source = source.replace("            x = add(x, e)\n", "")
-    _, rolled, reasons = _generated(source, "another_grows", True)
+    _, rolled, reasons = build(source, "another_grows")
     assert reasons == ["network 'Net' at 3:7: the iterations of 'i' differ"], reasons
     assert "class Net(" not in rolled
 
@@ -174,7 +175,7 @@ def test_a_skip_kept_after_a_network_loop_rolls_with_its_own_width() -> None:
     its own (``s_channels = channels``): ``nn.Conv2d(s_channels, width, ...)`` after the
     loop, where the variants wrote 8 and 12 (it fell back: ``the tensor 's' is not
     joined back``)."""
-    code = _rolls_exactly(SKIP, "skip", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(SKIP, "skip", torch.randn(2, 3, 8, 8))
     assert (
         "        channels = width\n        for i in range(n):\n            s_channels = channels\n"
     ) in code, code
@@ -187,7 +188,7 @@ def test_a_skip_kept_after_a_network_loop_of_one_width_reads_the_local() -> None
     """The local holds the skip's width after the loop: no line of its own."""
     source = SKIP.replace("width * 2 ** (i + 1), 3, stride=2, padding=1", "width, 3, padding=1")
     source = source.replace("x -> upsample(scale_factor=2) -> conv2d", "x -> conv2d")
-    code = _rolls_exactly(source, "skip_same", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(source, "skip_same", torch.randn(2, 3, 8, 8))
     assert "s_channels" not in code, code
     assert "        self.lateral = nn.Conv2d(channels, width, kernel_size=1)\n" in code
 
@@ -195,7 +196,7 @@ def test_a_skip_kept_after_a_network_loop_of_one_width_reads_the_local() -> None
 def test_a_skip_whose_local_clashes_falls_back() -> None:
     """``s_channels`` is a parameter of the network: the skip's local would shadow it."""
     source = SKIP.replace("Net(width, n)", "Net(width, n, s_channels=0)")
-    _, rolled, reasons = _generated(source, "skip_clash", True)
+    _, rolled, reasons = build(source, "skip_clash")
     assert reasons == ["network 'Net' at 3:7: the names ['s_channels'] clash"], reasons
     assert "class Net(" not in rolled
 
@@ -210,7 +211,7 @@ LATERAL = SKIP.replace(
 def test_a_skip_made_by_a_module_in_a_network_loop_rolls() -> None:
     """Built from the local's text with no line (as another tensor's): the threaded
     tensor's width stays in the local for ``downs{i}``."""
-    code = _rolls_exactly(LATERAL, "lateral", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(LATERAL, "lateral", torch.randn(2, 3, 8, 8))
     assert (
         "        for i in range(n):\n"
         '            setattr(self, f"laterals{i}", nn.Conv2d(channels, width, kernel_size=1))\n'
@@ -222,7 +223,7 @@ def test_a_skip_made_without_a_module_keeps_its_own_width() -> None:
     """``s = x -> relu()``: its width is the local's text, which the stage then changes,
     so it gets its own local after its steps."""
     source = SKIP.replace("            s = x\n", "            s = x -> relu()\n")
-    code = _rolls_exactly(source, "skip_relu", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(source, "skip_relu", torch.randn(2, 3, 8, 8))
     assert "            s_channels = channels\n" in code, code
     assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
 
@@ -235,7 +236,7 @@ def test_a_second_tensor_joined_after_the_network_loop_rolls() -> None:
         .replace("        x -> flatten()", "        x = add(x, h)\n        x -> flatten()")
         .replace(", 2)", ", 1)")
     )
-    code = _rolls_exactly(source, "joined_after", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(source, "joined_after", torch.randn(2, 3, 8, 8))
     assert (
         '            setattr(self, f"convs{i}", nn.Conv2d(channels, width, kernel_size=3,'
         " padding=1))\n"
@@ -264,7 +265,7 @@ def test_a_skip_read_by_nothing_rolls() -> None:
     tensor 's' is not joined back``)."""
     source = RESIDUAL.replace("h = x -> ", "s = x\n            x -> ")
     source = source.replace("x = add(x, h)", "x -> relu()")
-    code = _rolls_exactly(source, "skip_unread", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(source, "skip_unread", torch.randn(2, 3, 8, 8))
     assert "s_channels" not in code, code
 
 
@@ -297,7 +298,7 @@ def test_a_skip_read_by_a_later_loop_keeps_its_own_width() -> None:
     """The local still holds the skip's width after its loop, but the next loop changes
     it before ``c{i}`` reads the skip: a first walk narrows the skip to its own local
     (it built 4 and 6 there, so the variants built differently)."""
-    code = _rolls_exactly(LATER_LOOP, "later_loop", torch.randn(2, 3, 8, 8))
+    code = rolls_exactly(LATER_LOOP, "later_loop", torch.randn(2, 3, 8, 8))
     assert (
         "        for i in range(n):\n"
         "            s_channels = channels\n"

@@ -11,12 +11,13 @@ import types
 
 import pytest
 
-from aurane.backends.torch import TorchCodeGenerator
-from aurane.compile import compile_detailed, prepare_program
-from tests.backends.torch.test_network_roll_forms import _rolls_exactly
+from aurane.compile import compile_detailed
 
 torch = pytest.importorskip("torch")
 
+from tests.backends.torch.one_class import build, rolls_exactly  # noqa: E402
+
+# each class with its base: a variant's is the network's
 CLASS = re.compile(r"^class (\w+)\((\w+|nn\.Module)\):", re.MULTILINE)
 
 # two inputs; ``c`` and the block's outputs bound to other names; a block given as a
@@ -61,15 +62,6 @@ model wide = Net([8, 8], Down, out=3):
 """
 
 
-def _generated(source: str, name: str, roll: bool) -> tuple[types.ModuleType, str, list[str]]:
-    program, graphs, _ = prepare_program(source, filename=f"{name}.aur")
-    generator = TorchCodeGenerator(program, graphs, roll_networks=roll)
-    code = generator.generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code, [str(reason) for reason in generator.roll_fallbacks]
-
-
 def _same_variant(rolled: types.ModuleType, unrolled: types.ModuleType, variant: str) -> None:
     """The same modules built in the same order (keys and initial weights), a strict load
     of the written-out class's weights, equal outputs."""
@@ -90,8 +82,8 @@ def _same_variant(rolled: types.ModuleType, unrolled: types.ModuleType, variant:
 
 
 def test_two_input_network_with_tuple_outputs_is_one_class() -> None:
-    rolled, code, reasons = _generated(TWO_INPUTS, "two", True)
-    unrolled, flat, _ = _generated(TWO_INPUTS, "two_flat", False)
+    rolled, code, reasons = build(TWO_INPUTS, "two")
+    unrolled, flat, _ = build(TWO_INPUTS, "two_flat", roll=False)
     assert reasons == []
     assert CLASS.findall(code) == [
         ("Down", "nn.Module"),
@@ -120,7 +112,7 @@ def test_two_input_network_with_tuple_outputs_is_one_class() -> None:
 def test_the_dtype_check_names_the_variant() -> None:
     """The shared forward's dtype check names the instance's class, so each variant's
     message is its own, as before."""
-    rolled, code, _ = _generated(TWO_INPUTS, "dtype", True)
+    rolled, code, _ = build(TWO_INPUTS, "dtype")
     assert 'raise TypeError(f"{type(self).__name__} expects float32 input, got {x.dtype}")' in code
     with pytest.raises(TypeError, match="^wide expects float32 input, got torch.float64$"):
         rolled.wide()(torch.randn(1, 3, 8, 8, dtype=torch.float64), torch.randn(1, 5))
@@ -131,7 +123,7 @@ def test_variants_that_differ_in_a_width_no_module_made_keep_their_classes() -> 
     expression gives, so the variants build differently and keep their classes (located)."""
     head, tail = TWO_INPUTS.split("model wide")
     source = head + "model wide" + tail.replace("cond: (5,)", "cond: (6,)")
-    rolled, code, reasons = _generated(source, "uneven", True)
+    rolled, code, reasons = build(source, "uneven")
     assert reasons == ["network 'Net' at 18:7: the variant 'wide' builds differently"], reasons
     assert [name for name, _ in CLASS.findall(code)] == ["Down", "Up", "small", "wide"], code
     assert rolled.wide()(torch.randn(2, 3, 8, 8), torch.randn(2, 6)).shape == (2, 3, 8, 8)
@@ -156,7 +148,7 @@ def test_a_module_of_another_tensor_in_a_loop_rolls() -> None:
     """A later input's projection per iteration (``e = dense(cond, w) as proj{i}``) is
     built from that input's width, the local staying the threaded tensor's (it kept the
     variant's class: ``an assignment to 'e' the roller does not write``)."""
-    code = _rolls_exactly(IN_A_LOOP, "looped", torch.randn(2, 3, 4, 4), torch.randn(2, 5))
+    code = rolls_exactly(IN_A_LOOP, "looped", torch.randn(2, 3, 4, 4), torch.randn(2, 5))
     assert (
         "        channels = 3\n"
         "        for i, w in enumerate(widths):\n"
@@ -187,8 +179,8 @@ model small = Net([6, 8]):
 
 
 def test_a_width_the_loop_local_held_is_not_read_after_another_loop() -> None:
-    rolled, code, reasons = _generated(TWO_LOOPS, "two_loops", True)
-    unrolled, _, _ = _generated(TWO_LOOPS, "two_loops_flat", False)
+    rolled, code, reasons = build(TWO_LOOPS, "two_loops")
+    unrolled, _, _ = build(TWO_LOOPS, "two_loops_flat", roll=False)
     assert reasons == []
     assert "        self.head = nn.Conv2d(8, 3, kernel_size=1)\n" in code, code
     torch.manual_seed(0)

@@ -203,6 +203,10 @@ def _bind(target: ast.LoopTarget, value: Any, env: dict[str, Any]) -> None:
         _bind(sub, item, env)
 
 
+def _sets_size(body: list[str]) -> bool:
+    return any(line.strip().startswith(f"{SIZE} = ") for line in body)
+
+
 def _steady(body: list[str], text: str) -> list[str]:
     """A loop body without its ``channels = text`` lines where ``channels`` held ``text``
     before the loop and the body sets it to nothing else (nor rebinds a name ``text``
@@ -406,6 +410,9 @@ class _Walk:
         self.sizes_of: SizesOf | None = None  # a network's: block classes' later input sizes
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
         self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
+        # the text the local ``channels`` is known to hold here (None: not known), so a
+        # loop body setting it to that text again writes no line (``_steady``)
+        self.held: str | None = None
 
     # -- statements ---------------------------------------------------------------------
 
@@ -646,11 +653,13 @@ class _Walk:
         for name, width in (self.widths or {}).items():
             if width == SIZE and name != self.tensor and self.widths is not None:
                 self.widths[name] = ""  # the local held it; the loop changes the local
-        size_before = self.size
+        size_before, held_before = self.size, self.held
         if self.size != SIZE:  # the loop changes the width: a local holds it
             lines.append(f"{pad}{SIZE} = {self.size}")
             self.env[SIZE] = self._concrete_size()
+            self.held = self.size
             self.size = SIZE
+        held = self.held
         iterable = self.tr.text(stmt.iterable)
         stage = self._stage(stmt)
         stage_call = self._stage_call
@@ -660,21 +669,24 @@ class _Walk:
         body: list[str] | None = None
         for item in evaluate(iterable, self.env):
             _bind(stmt.target, item, self.env)
+            self.held = None  # a later iteration starts from what the one before left
             found = self.body(stmt.body, depth + 1)
-            if size_before != SIZE:
-                found = _steady(found, size_before)
+            if held is not None:
+                found = _steady(found, held)
             if self.strict and body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
         if body is None and not self.block:
             raise Unsupported("a loop that runs no iteration in a variant")
+        # after the loop the local holds what it held before only where no line sets it
+        self.held = held if body is not None and not _sets_size(body) else None
         key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
         if body is not None and not body and stage is None:  # builds nothing: no loop here
-            self.size = size_before
+            self.size, self.held = size_before, held_before
             self.empty_loops.add(key)
             return []
         if body is None and key in self.empty_loops and stage is None:  # nor another call's
-            self.size = size_before
+            self.size, self.held = size_before, held_before
             return []
         if self.block:
             # a block's loop body is marked (like a branch's) until ``_fill`` puts it in:
@@ -860,6 +872,7 @@ class _Walk:
             return []
         if depth > TOP:
             self.env[SIZE] = width
+            self.held = text
             return [f"{INDENT * depth}{SIZE} = {text}"]
         self.size = text
         return []
