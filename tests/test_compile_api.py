@@ -185,6 +185,7 @@ def test_compile_file_missing_is_os_error(tmp_path: Path) -> None:
         ({"optimize": 1.0}, ValueError),
         ({"analyze": "yes"}, TypeError),
         ({"validate": 1}, TypeError),
+        ({"per_call": "yes"}, TypeError),
         ({"backend": 3}, TypeError),
         ({"backend": "no-such-backend"}, UnknownBackendError),
         ({"cache": 3.5}, TypeError),

@@ -296,6 +296,7 @@ def test_help() -> None:
         "--quiet",
         "--no-cache",
         "--json-errors",
+        "--class-per-call",
     ):
         assert flag in done.stdout
 
@@ -388,3 +389,58 @@ def test_a_block_left_one_class_per_call_is_a_located_note(work: Path) -> None:
     cached_quiet = cli(work, "stack.aur", "net.py", "-q")
     assert cached_quiet.returncode == 0 and cached_quiet.stderr == ""
     assert cli(work, "good.aur").stderr == "compiled good.aur\n"
+
+
+BRANCHED = textwrap.dedent(
+    """\
+    model Unit(w, k):
+        def forward(x):
+            if k in [5, 1]:
+                x = x -> dense(w).relu
+            else:
+                x = x -> dense(w) -> dense(w)
+            return x
+
+    model Stack(n):
+        def forward(x):
+            for i in range(n):
+                x = x -> dense(8) as fcs{i}
+            return x
+
+    model Net:
+        input_shape = (6,)
+        def forward(x):
+            return x -> Unit(8, 5) -> Unit(8, 3) -> Stack(2) -> Stack(3) -> dense(2)
+    """
+)
+
+
+def test_class_per_call_writes_a_class_per_call_with_the_same_weights(work: Path) -> None:
+    """Issue 24 item 3's "unless the user asks otherwise": ``--class-per-call`` writes a
+    class per distinct call (no Python ``if`` or loop over a count), with no note; both
+    files build the same state-dict keys and compute the same; the cache keeps the two
+    apart."""
+    torch = pytest.importorskip("torch")
+    (work / "branched.aur").write_text(BRANCHED)
+    shared = cli(work, "branched.aur", "shared.py")
+    per_call = cli(work, "branched.aur", "per_call.py", "--class-per-call")
+    assert shared.returncode == per_call.returncode == 0, per_call.stderr
+    assert per_call.stderr == "compiled branched.aur -> per_call.py\n", per_call.stderr
+    one, many = (work / "shared.py").read_text(), (work / "per_call.py").read_text()
+    classes = [line.split("(")[0][6:] for line in one.splitlines() if line.startswith("class ")]
+    assert classes == ["Unit", "Stack", "Net"], one
+    per = [line.split("(")[0][6:] for line in many.splitlines() if line.startswith("class ")]
+    assert per == ["Unit", "Unit_2", "Stack", "Stack_2", "Net"], many
+    assert "    if " not in many and "for i in range" not in many, many
+    again = cli(work, "branched.aur", "--class-per-call")
+    assert again.stdout == many and "(cached)" in again.stderr
+    assert cli(work, "branched.aur").stdout == one
+    modules = []
+    for text in (one, many):
+        namespace: dict[str, object] = {}
+        exec(compile(text, "<generated>", "exec"), namespace)
+        modules.append(namespace["Net"]())  # type: ignore[operator]
+    assert list(modules[0].state_dict()) == list(modules[1].state_dict())
+    modules[1].load_state_dict(modules[0].state_dict(), strict=True)
+    x = torch.randn(3, 6)
+    torch.testing.assert_close(modules[0](x), modules[1](x), rtol=0, atol=0)

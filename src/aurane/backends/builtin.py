@@ -47,6 +47,7 @@ def generate_torch_request(request: GenerationRequest) -> str:
         request.program,  # type: ignore[arg-type]
         request.graphs,  # type: ignore[arg-type]
         filename=filename if isinstance(filename, str) else None,
+        per_call=request.options.get("per_call") is True,
     )
     code = generator.generate()
     # a network or block left one class per variant or call: the user may ask why

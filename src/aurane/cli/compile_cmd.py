@@ -104,6 +104,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     parser.add_argument(
+        "--class-per-call",
+        action="store_true",
+        help="a class per distinct block call and per network variant, with no loops or "
+        "branches in Python (default: one class per block definition where it can be written)",
+    )
+    parser.add_argument(
         "--standalone",
         action="store_true",
         help="copy the training runtime the program uses into it, so it needs no Aurane",
@@ -161,6 +167,7 @@ def _run(args: argparse.Namespace) -> int:
             optimize=_level(args),
             cache=_cache(args),
             filename=args.source,
+            per_call=args.class_per_call,
         )
     except CompilationError as error:
         return _fail(args, error, text)

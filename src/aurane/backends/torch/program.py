@@ -74,11 +74,16 @@ class TorchCodeGenerator:
         *,
         filename: str | None = None,
         roll_networks: bool = True,
+        per_call: bool = False,
     ) -> None:
         """``roll_networks=False``: each variant of a network block (``model resnet50 =
-        ResNet(...)``) keeps a class of its own with the network's layers written out."""
+        ResNet(...)``) keeps a class of its own with the network's layers written out, and
+        a block's calls that differ in loop counts keep theirs. ``per_call``: that, and
+        the calls that took different ``if`` branches keep theirs too (``aurane compile
+        --class-per-call``)."""
         self.program = program
-        self.roll_networks = roll_networks
+        self.roll_networks = roll_networks and not per_call
+        self.per_call = per_call
         self.graphs = _one_class_graphs(program, graphs)
         self.filename = filename if filename is not None else program.filename
         self.class_names: dict[str, str] = {}
@@ -115,6 +120,7 @@ class TorchCodeGenerator:
             self.globals,
             self._class_of,
             self._models,
+            join_branches=not self.per_call,
             constants=self._constants,
             roll=self._roll_block if self.roll_networks else None,
         )
