@@ -725,3 +725,44 @@ def test_an_operation_given_by_its_alias_is_one_class(other: str, given: str) ->
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
     assert f"self.a = Stack(8, 2, {given})" in gen.code, gen.code
+
+
+STEM_FIRST = """\
+use torch
+
+model Stack(n):
+    def forward(x):
+        x = x -> dense(8)
+        for i in range(n):
+            x = x -> dense(8).relu
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Stack(2) as a -> Stack(3) as b -> dense(2) as head
+"""
+
+
+def test_an_unnamed_module_before_the_loop_is_one_class() -> None:
+    """``x -> dense(8)`` unnamed before a loop of unnamed ones: ``dense1`` at every call,
+    the loop's ``dense{i + 2}`` after it (it kept a class per call: 'an unnamed module')."""
+    gen, flat = rolled(STEM_FIRST, "stem_first", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
+    text = block_class(gen, "Stack")
+    assert "        self.dense1 = nn.Linear(in_features, 8)\n" in text, text
+    assert '            setattr(self, f"dense{i + 2}", nn.Linear(channels, 8))\n' in text, text
+
+
+def test_an_unnamed_module_after_the_loop_says_to_name_it() -> None:
+    """After the loop an unnamed module's IR name counts the loop's modules (``dense4``
+    at two iterations, ``dense5`` at three): the note says so and how to avoid it."""
+    source = STEM_FIRST.replace("        return x\n", "        return x -> dense(4)\n")
+    notes, code = roll_notes(source)
+    assert notes == [
+        "block 'Stack' at 3:7: an unnamed module after a loop, numbered by the calls' "
+        "counts ('dense4'): name it with 'as'"
+    ], notes
+    assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
+    rolled(source.replace("dense(4)\n", "dense(4) as out\n"), "named_after", torch.randn(2, 6))

@@ -137,6 +137,7 @@ def roll_block(
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
+        unnamed: set[str] | None = None  # the unnamed modules outside loops, by the IR's name
         for (graph, _), env in zip(instances, envs, strict=True):
             walk = BlockWalk(graph, dict(env), tr, class_of, dims_of, block_models, size=width)
             walk.axis = axis + 1 if axis == 0 else -1
@@ -154,8 +155,14 @@ def roll_block(
             left = [n for n in walk.pending if n.layer or _makes_module(n)]
             if left:
                 raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
-            if walk.unnamed or walk.out_sizes:
-                raise Unsupported("an unnamed module or a block given as a parameter")
+            if walk.out_sizes:
+                raise Unsupported("a block given as a parameter")
+            if unnamed is not None and walk.unnamed != unnamed:
+                raise Unsupported(
+                    f"an unnamed module after a loop, numbered by the calls' counts "
+                    f"('{min(walk.unnamed ^ unnamed)}'): name it with 'as'"
+                )
+            unnamed = walk.unnamed
             if strict and inits is not None and found != inits:
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
