@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from aurane.backends.torch import generate_torch
 from aurane.backends.torch.runtime import standalone as make_standalone
 from tests.conftest import env, run_python
 from tests.helpers import front
 
-__all__ = ["compile_text", "env", "main_here", "run_python", "write_program"]
+__all__ = ["compile_text", "env", "job_here", "main_here", "run_python", "write_program"]
 
 
 def compile_text(source: str, filename: str = "job.aur", *, standalone: bool = False) -> str:
@@ -20,6 +21,14 @@ def compile_text(source: str, filename: str = "job.aur", *, standalone: bool = F
     assert result.resolved is not None
     code = generate_torch(result.resolved, result.graphs, filename=filename)
     return make_standalone(code) if standalone else code
+
+
+def job_here(source: str, name: str = "job") -> dict[str, Any]:
+    """The compiled program's namespace, executed in this process under module name ``name``
+    (its jobs called here: no interpreter start and torch import of a child)."""
+    namespace: dict[str, Any] = {"__name__": name}
+    exec(compile(compile_text(source, f"{name}.aur"), f"{name}.py", "exec"), namespace)
+    return namespace
 
 
 def main_here(source: str, *argv: str, job: str = "train_net", name: str = "job") -> None:
