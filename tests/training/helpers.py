@@ -23,26 +23,30 @@ def compile_text(source: str, filename: str = "job.aur", *, standalone: bool = F
     return make_standalone(code) if standalone else code
 
 
-def job_here(source: str, name: str = "job") -> dict[str, Any]:
+def job_here(source: str, name: str = "job", *, standalone: bool = False) -> dict[str, Any]:
     """The compiled program's namespace, executed in this process under module name ``name``
     (its jobs called here: no interpreter start and torch import of a child)."""
+    code = compile_text(source, f"{name}.aur", standalone=standalone)
     namespace: dict[str, Any] = {"__name__": name}
-    exec(compile(compile_text(source, f"{name}.aur"), f"{name}.py", "exec"), namespace)
+    exec(compile(code, f"{name}.py", "exec"), namespace)
     return namespace
 
 
-def main_here(source: str, *argv: str, job: str = "train_net", name: str = "job") -> None:
+def main_here(
+    source: str, *argv: str, job: str = "train_net", name: str = "job", standalone: bool = False
+) -> None:
     """The compiled program's ``rt.main(job)`` with ``argv``, in this process and its
     working directory: the program's command line (``--resume``, ``--epochs``,
     ``--max-steps``) without an interpreter start. The options ``rt.main`` keeps at module
-    level are reset afterwards."""
+    level are reset afterwards. ``standalone``: the --standalone program, whose own
+    ``_main`` keeps them in its namespace."""
     from aurane.runtime import run as run_module
     from aurane.runtime.schedule import OVERRIDES
 
-    namespace: dict[str, object] = {"__name__": name}
-    exec(compile(compile_text(source, f"{name}.aur"), f"{name}.py", "exec"), namespace)
+    namespace = job_here(source, name, standalone=standalone)
+    main = namespace["_main"] if standalone else run_module.main
     try:
-        run_module.main(namespace[job], argv=list(argv))  # type: ignore[arg-type]
+        main(namespace[job], argv=list(argv))
     finally:
         OVERRIDES.clear()
         run_module._FOLDER_OPTIONS.clear()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.training.helpers import run_python, write_program
+from tests.training.helpers import job_here, run_python, write_program
 from tests.training.programs import CLASSIFIER, GAN
 
 # One driver imports torch (and torch._dynamo, which the first optimizer pulls in) once, then
@@ -93,21 +93,16 @@ def test_split_run_equals_uninterrupted(
         _assert_equal_runs(rest, whole)
 
 
-def test_incompatible_configuration_is_refused(tmp_path: Path) -> None:
-    write_program(tmp_path, CLASSIFIER.format(epochs=1, folder="ck"), "first")
+def test_incompatible_configuration_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both runs in this process (no interpreter start): the second's resume is refused."""
+    monkeypatch.chdir(tmp_path)
+    job_here(CLASSIFIER.format(epochs=1, folder="ck"), "first")["train_net"]()
     changed = CLASSIFIER.replace("adam(lr=0.01)", "adam(lr=0.02)")
-    write_program(tmp_path, changed.format(epochs=2, folder="ck"), "second")
-    done = run_python(
-        """
-import first, second
-first.train_net()
-try:
-    second.train_net(resume_from="ck")
-except ValueError as error:
-    print(error)
-""",
-        tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "training configuration differs (optimizer:" in done.stdout
-    assert "0.01" in done.stdout and "0.02" in done.stdout
+    second = job_here(changed.format(epochs=2, folder="ck"), "second")
+    with pytest.raises(ValueError) as refused:
+        second["train_net"](resume_from="ck")
+    message = str(refused.value)
+    assert "training configuration differs (optimizer:" in message
+    assert "0.01" in message and "0.02" in message
