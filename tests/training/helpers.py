@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +13,15 @@ from aurane.backends.torch.runtime import standalone as make_standalone
 from tests.conftest import env, run_python
 from tests.helpers import front
 
-__all__ = ["compile_text", "env", "job_here", "main_here", "run_python", "write_program"]
+__all__ = [
+    "compile_text",
+    "env",
+    "job_here",
+    "main_here",
+    "python_here",
+    "run_python",
+    "write_program",
+]
 
 
 def compile_text(source: str, filename: str = "job.aur", *, standalone: bool = False) -> str:
@@ -58,3 +69,23 @@ def write_program(
     path = folder / f"{name}.py"
     path.write_text(compile_text(source, f"{name}.aur", standalone=standalone))
     return path
+
+
+def python_here(code: str, folder: Path) -> None:
+    """``code`` run in this process as ``run_python`` runs it in a child: ``folder`` its
+    working directory and first import folder, its module ``__main__``; no interpreter start
+    or torch import. An exception it raises fails the test (a child's non-zero exit); the
+    modules it imported from ``folder`` are forgotten afterwards."""
+    shadowed = [p.stem for p in folder.glob("*.py") if p.stem in sys.modules]
+    assert not shadowed, f"modules of these names are imported already: {shadowed}"
+    where, before = os.getcwd(), set(sys.modules)
+    sys.path.insert(0, str(folder))
+    os.chdir(folder)
+    try:
+        exec(compile(textwrap.dedent(code), "<python_here>", "exec"), {"__name__": "__main__"})
+    finally:
+        os.chdir(where)
+        sys.path.remove(str(folder))
+        for name in set(sys.modules) - before:
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+                del sys.modules[name]
