@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-from tests.conftest import run_cli
+from tests.training.helpers import main_here
 
 PROGRAM = (
     "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 32\n    features = 4\n"
@@ -29,8 +29,9 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("trained")
     (folder / "prog.aur").write_text(PROGRAM)
     (folder / "other.aur").write_text(OTHER)
-    done = run_cli("run", "prog.aur", cwd=folder)
-    assert done.returncode == 0, done.stderr
+    with pytest.MonkeyPatch.context() as patch:  # the run's command line, in this process
+        patch.chdir(folder)
+        main_here(PROGRAM, job="train_m", name="prog")
     assert (folder / "ck" / "latest").exists()
     return folder
 

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from tests.conftest import env, run_cli, start_session
+from tests.training.helpers import main_here
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -195,10 +196,11 @@ def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
 
 
 def test_resume_with_no_checkpoint_yet_says_so_without_a_traceback_and_leaves_no_lock(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 21, item 6: a failure before the first checkpoint (nothing to resume, or a
-    checkpoint of another configuration) is one error line, exit 1, and no lock left."""
+    checkpoint of another configuration) is one error line, exit 1, and no lock left. The
+    run whose checkpoint the second resume refuses runs in this process (main_here)."""
     (tmp_path / "prog.aur").write_text(SHORT.format(epochs=1, folder="ck"))
     missing = run_cli("run", "prog.aur", "--resume", cwd=tmp_path)
     assert missing.returncode == 1, missing.stderr
@@ -206,7 +208,8 @@ def test_resume_with_no_checkpoint_yet_says_so_without_a_traceback_and_leaves_no
     assert "error: cannot resume: no run to resume in 'ck'" in missing.stderr
     assert "to start from the beginning: aurane run prog.aur without --resume" in missing.stderr
     assert not (tmp_path / "ck").exists()  # no folder, no lock, no temporary file
-    assert run_cli("run", "prog.aur", cwd=tmp_path).returncode == 0
+    monkeypatch.chdir(tmp_path)
+    main_here(SHORT.format(epochs=1, folder="ck"), job="train_m", name="prog")
     changed = SHORT.replace("loss = mse", "loss = mse\n    optimizer = sgd(lr=0.5)")
     (tmp_path / "prog.aur").write_text(changed.format(epochs=2, folder="ck"))
     refused = run_cli("run", "prog.aur", "--resume", cwd=tmp_path)

@@ -95,12 +95,14 @@ def _line(folder: Path, text: str) -> int:
     return next(i for i, line in enumerate(lines, start=1) if text in line)
 
 
-def test_import_writes_an_exact_formatted_lint_clean_program(folder: Path) -> None:
-    done = run_cli(
-        "import", "tiny:Net(width=8)", "--input-shape", "3,16,16", "-o", "net.aur", cwd=folder
-    )
-    assert done.returncode == 0, done.stderr
-    assert "exact: the original's state_dict loads (strict)" in done.stdout
+def test_import_writes_an_exact_formatted_lint_clean_program(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = ("tiny:Net(width=8)", "--input-shape", "3,16,16", "-o", "net.aur")
+    status = _main(folder, monkeypatch, *spec)  # in process: no child importing torch
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "exact: the original's state_dict loads (strict)" in out
     text = (folder / "net.aur").read_text()
     assert "model Block(width):" in text and "repeat(Block(8), 2) as layers" in text
     assert "global_avg_pool()" in text and "dense(5) as head" in text
@@ -138,7 +140,9 @@ def test_what_cannot_be_expressed_is_located_and_partial_marks_it(folder: Path) 
 
 
 def _main(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    """``aurane import ...`` in process (the cheap cases), from ``folder``."""
+    """``aurane import ...`` in process, from ``folder``: ``main``'s status and output are
+    the command's. The located errors run as commands (their whole stderr is checked: no
+    dump of torch's)."""
     import sys
 
     from aurane.cli.main import main
@@ -193,24 +197,18 @@ def test_an_input_that_is_not_evident_must_be_given(
 TWO_INPUTS = ("--input-shape", "image=3,8,8", "--input-shape", "label=()")
 
 
-def test_several_inputs_and_outputs_are_lifted_and_compared(folder: Path) -> None:
+def test_several_inputs_and_outputs_are_lifted_and_compared(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """issue 26 item 1: inputs named after forward's parameters (``label`` one number per
-    sample), every output of the dict returned under its key, each one compared."""
-    done = run_cli(
-        "import",
-        "tiny:TwoIn",
-        *TWO_INPUTS,
-        "--input-dtype",
-        "label=int64",
-        "-o",
-        "two.aur",
-        cwd=folder,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "exact: the original's state_dict loads (strict)" in done.stdout
-    assert "inputs: image (3, 8, 8) float32, label () int64; outputs: features, logits" in (
-        done.stdout
-    )
+    sample), every output of the dict returned under its key, each one compared. The
+    import runs in process (no child importing torch); check and lint as commands."""
+    spec = ("tiny:TwoIn", *TWO_INPUTS, "--input-dtype", "label=int64", "-o", "two.aur")
+    status = _main(folder, monkeypatch, *spec)
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "exact: the original's state_dict loads (strict)" in out
+    assert "inputs: image (3, 8, 8) float32, label () int64; outputs: features, logits" in out
     text = (folder / "two.aur").read_text()
     assert "input_shape = {image: (3, 8, 8), label: ()}" in text
     assert "input_dtype = {image: float32, label: int64}" in text

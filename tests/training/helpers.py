@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import textwrap
 from pathlib import Path
+from typing import Any
 
 from aurane.backends.torch import generate_torch
 from aurane.backends.torch.runtime import standalone as make_standalone
 from tests.conftest import env, run_python
 from tests.helpers import front
 
-__all__ = ["compile_text", "env", "main_here", "run_python", "write_program"]
+__all__ = [
+    "compile_text",
+    "env",
+    "job_here",
+    "main_here",
+    "python_here",
+    "run_python",
+    "write_program",
+]
 
 
 def compile_text(source: str, filename: str = "job.aur", *, standalone: bool = False) -> str:
@@ -22,18 +34,30 @@ def compile_text(source: str, filename: str = "job.aur", *, standalone: bool = F
     return make_standalone(code) if standalone else code
 
 
-def main_here(source: str, *argv: str, job: str = "train_net", name: str = "job") -> None:
+def job_here(source: str, name: str = "job", *, standalone: bool = False) -> dict[str, Any]:
+    """The compiled program's namespace, executed in this process under module name ``name``
+    (its jobs called here: no interpreter start and torch import of a child)."""
+    code = compile_text(source, f"{name}.aur", standalone=standalone)
+    namespace: dict[str, Any] = {"__name__": name}
+    exec(compile(code, f"{name}.py", "exec"), namespace)
+    return namespace
+
+
+def main_here(
+    source: str, *argv: str, job: str = "train_net", name: str = "job", standalone: bool = False
+) -> None:
     """The compiled program's ``rt.main(job)`` with ``argv``, in this process and its
     working directory: the program's command line (``--resume``, ``--epochs``,
     ``--max-steps``) without an interpreter start. The options ``rt.main`` keeps at module
-    level are reset afterwards."""
+    level are reset afterwards. ``standalone``: the --standalone program, whose own
+    ``_main`` keeps them in its namespace."""
     from aurane.runtime import run as run_module
     from aurane.runtime.schedule import OVERRIDES
 
-    namespace: dict[str, object] = {"__name__": name}
-    exec(compile(compile_text(source, f"{name}.aur"), f"{name}.py", "exec"), namespace)
+    namespace = job_here(source, name, standalone=standalone)
+    main = namespace["_main"] if standalone else run_module.main
     try:
-        run_module.main(namespace[job], argv=list(argv))  # type: ignore[arg-type]
+        main(namespace[job], argv=list(argv))
     finally:
         OVERRIDES.clear()
         run_module._FOLDER_OPTIONS.clear()
@@ -45,3 +69,23 @@ def write_program(
     path = folder / f"{name}.py"
     path.write_text(compile_text(source, f"{name}.aur", standalone=standalone))
     return path
+
+
+def python_here(code: str, folder: Path) -> None:
+    """``code`` run in this process as ``run_python`` runs it in a child: ``folder`` its
+    working directory and first import folder, its module ``__main__``; no interpreter start
+    or torch import. An exception it raises fails the test (a child's non-zero exit); the
+    modules it imported from ``folder`` are forgotten afterwards."""
+    shadowed = [p.stem for p in folder.glob("*.py") if p.stem in sys.modules]
+    assert not shadowed, f"modules of these names are imported already: {shadowed}"
+    where, before = os.getcwd(), set(sys.modules)
+    sys.path.insert(0, str(folder))
+    os.chdir(folder)
+    try:
+        exec(compile(textwrap.dedent(code), "<python_here>", "exec"), {"__name__": "__main__"})
+    finally:
+        os.chdir(where)
+        sys.path.remove(str(folder))
+        for name in set(sys.modules) - before:
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+                del sys.modules[name]

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import torch
 
-from tests.training.helpers import run_python, write_program
+from tests.training.helpers import python_here, run_python, write_program
 from tests.training.programs import CLASSIFIER, GAN
 from tests.training.test_resume import _assert_equal_runs, _load, _run
 
@@ -349,8 +349,8 @@ SCHEDULED = {
 }
 FRESH_N = 4
 
-# The uninterrupted runs and the split runs share one process (each job reseeds every
-# RNG); only the resumes, the runs under test, need a fresh interpreter each.
+# The uninterrupted runs and the split runs share one process, the test's own (each job
+# reseeds every RNG); only the resumes, the runs under test, need a fresh interpreter each.
 REFERENCES = """
 import torch
 torch.use_deterministic_algorithms(True)
@@ -374,8 +374,11 @@ def split_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         write_program(folder, every.format(epochs=2, folder=name), name + "_part")
     imports = "\n".join(f"import {name}_whole, {name}_part" for name in SCHEDULED)
-    done = run_python(REFERENCES.format(imports=imports, names=list(SCHEDULED)), folder)
-    assert done.returncode == 0, done.stderr
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    try:  # in this process: the fresh interpreters are the resumes'
+        python_here(REFERENCES.format(imports=imports, names=list(SCHEDULED)), folder)
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
     return folder
 
 

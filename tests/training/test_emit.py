@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import VALID
-from tests.training.helpers import compile_text, run_python, write_program
+from tests.training.helpers import compile_text, python_here, write_program
 from tests.training.programs import CLASSIFIER, GAN
 
 SOURCES = {
@@ -205,12 +205,13 @@ def test_dataset_fields_split_between_constructor_and_loader() -> None:
     assert "transform=torchvision.transforms.ToTensor()" in factory["_make_plain_loader"]
 
 
-def test_importing_a_program_builds_and_downloads_nothing(tmp_path: Path) -> None:
+def test_importing_a_program_builds_and_downloads_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_program(tmp_path, DATASETS, "lazy")
     code = "import lazy, os; print(sorted(os.listdir('.'))); print(len(lazy._make_plain_loader(0)))"
-    done = run_python(code, tmp_path)
-    assert done.returncode == 0, done.stderr
-    listing, length = done.stdout.strip().splitlines()
+    python_here(code, tmp_path)  # in this process, as a child would run it
+    listing, length = capsys.readouterr().out.strip().splitlines()
     assert "data" not in listing  # importing built nothing
     assert length == "4"  # the factory builds the loader when called
 
@@ -224,10 +225,13 @@ def test_user_strings_reach_the_output_only_through_repr() -> None:
     assert "\nimport os #" not in text
 
 
-def test_gan_progress_bar_shows_the_generator_loss(tmp_path: Path) -> None:
-    """On a terminal the GAN bar shows a running loss, not a constant 'loss nan'."""
+def test_gan_progress_bar_shows_the_generator_loss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a terminal the GAN bar shows a running loss, not a constant 'loss nan'. The
+    program runs in this process (``python_here``), its stderr a terminal for the run."""
     write_program(tmp_path, GAN.format(epochs=1, folder=str(tmp_path / "ck")))
-    done = run_python(
+    python_here(
         """
         import io, sys
 
@@ -236,15 +240,16 @@ def test_gan_progress_bar_shows_the_generator_loss(tmp_path: Path) -> None:
                 return True
 
         bar = Terminal()
-        sys.stderr = bar
-        import job
+        stderr, sys.stderr = sys.stderr, bar
+        try:
+            import job
 
-        job.train_gan_maker()
-        sys.stderr = sys.__stderr__
+            job.train_gan_maker()
+        finally:
+            sys.stderr = stderr
         print(repr(bar.getvalue()))
         """,
         tmp_path,
     )
-    assert done.returncode == 0, done.stderr
-    drawn = done.stdout.strip().splitlines()[-1]
+    drawn = capsys.readouterr().out.strip().splitlines()[-1]
     assert "loss " in drawn and "loss nan" not in drawn

@@ -1,10 +1,14 @@
-"""Every loss, optimizer and scheduler runs; options, callbacks, test_on and injection work."""
+"""Every loss, optimizer and scheduler runs; options, callbacks, test_on and injection work.
+
+The drivers run in this process (``python_here``), as a child would run them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.training.helpers import run_python, write_program
+import pytest
+
+from tests.training.helpers import python_here, write_program
 
 DATA = """
 experiment Matrix:
@@ -168,11 +172,10 @@ print("features ok")
 """
 
 
-def test_feature_matrix_runs(tmp_path: Path) -> None:
+def test_feature_matrix_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_program(tmp_path, DATA, "matrix")
-    done = run_python(DRIVER, tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "features ok" in done.stdout
+    python_here(DRIVER, tmp_path)
+    assert "features ok" in capsys.readouterr().out
 
 
 ERRORS = """
@@ -255,8 +258,7 @@ print("errors ok")
 """
 
 
-def test_clear_errors(tmp_path: Path) -> None:
+def test_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_program(tmp_path, ERRORS, "errors")
-    done = run_python(ERROR_DRIVER, tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "errors ok" in done.stdout
+    python_here(ERROR_DRIVER, tmp_path)
+    assert "errors ok" in capsys.readouterr().out

@@ -20,7 +20,7 @@ import torch
 
 from aurane.runtime.sharded import SHARDED_FOLDER, sharded_folder
 from tests.helpers import front
-from tests.training.helpers import compile_text, env, run_python, write_program
+from tests.training.helpers import compile_text, env, job_here, write_program
 from tests.training.programs import TINY_GPT
 
 FSDP = '    strategy = "fsdp"\n'
@@ -177,32 +177,44 @@ sys.stderr.flush()
 os._exit(0)
 """
 
-ONE_PROCESS = """
-import torch
-from aurane.runtime import CheckpointError
-from aurane.trained import load_trained
-import job_one, job_one3, job_one3_fsdp
-model = job_one.train_gpt()
-torch.save({"weights": model.state_dict(), "history": model.training_history}, "job_one.pt")
-# export and verify read a sharded checkpoint's weights as they read any other
-net = job_one.GPT()
-print("entry", load_trained(net, "GPT", "ck_fsdp/run_0001/last.pt"))
-torch.save(net.state_dict(), "trained.pt")
-# a program without the strategy cannot read the shards, and says what to do
-try:
-    job_one3.train_gpt(resume_from="ck_fsdp/run_0001")
-except CheckpointError as error:
-    print(error)
-# the run of two FSDP processes continues in one process (no torch.distributed), and so
-# does this process's own: a third epoch each
-for job, name, start in ((job_one3_fsdp, "from_fsdp", "ck_fsdp/run_0001"), (job_one3, "from_one", "ck_one")):
-    more = job.train_gpt(resume_from=start)
-    torch.save({"weights": more.state_dict(), "history": more.training_history}, name + ".pt")
-"""
+
+def _one_process() -> dict[str, Any]:
+    """This process's part, outside torch.distributed: one process's run, the sharded run
+    read by export/verify's loader, refused by a program without the strategy, and a third
+    epoch of the two FSDP processes' run and of this process's own, each continued here.
+    Returns what the test compares, as the torchrun driver's files hold it."""
+    from aurane.runtime import CheckpointError
+    from aurane.trained import load_trained
+
+    def job(name: str, **fields: Any) -> dict[str, Any]:
+        return job_here(_program(**fields), name)
+
+    def kept(model: Any) -> dict[str, Any]:
+        return {"weights": model.state_dict(), "history": model.training_history}
+
+    one = job("job_one", batch=8, folder="ck_one")
+    one3 = job("job_one3", batch=8, epochs=3, folder="ck_one3")
+    one3_fsdp = job("job_one3_fsdp", batch=8, epochs=3, folder="ck_one3", extra=FSDP)
+    results: dict[str, Any] = {"one": kept(one["train_gpt"]())}
+    # export and verify read a sharded checkpoint's weights as they read any other
+    net = one["GPT"]()
+    assert load_trained(net, "GPT", "ck_fsdp/run_0001/last.pt") == "model"
+    results["trained"] = net.state_dict()
+    # a program without the strategy cannot read the shards, and says what to do
+    with pytest.raises(CheckpointError) as refused:
+        one3["train_gpt"](resume_from="ck_fsdp/run_0001")
+    results["refused"] = str(refused.value)
+    # the run of two FSDP processes continues in one process (no torch.distributed), and
+    # so does this process's own: a third epoch each
+    results["from_fsdp"] = kept(one3_fsdp["train_gpt"](resume_from="ck_fsdp/run_0001"))
+    results["from_one"] = kept(one3["train_gpt"](resume_from="ck_one"))
+    return results
 
 
 @pytest.mark.slow
-def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Path) -> None:
+def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name, extra in (
         ("ddp", ""),
         ("fsdp", FSDP),
@@ -214,10 +226,6 @@ def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Pa
     more = FSDP + CHECKPOINTING + "    cpu_offload = true\n    accumulate = 2\n"
     write_program(tmp_path, _program(batch=2, folder="ck_fsdp_more", extra=more), "job_fsdp_more")
     write_program(tmp_path, _program(epochs=3, folder="ck_fsdp3", extra=FSDP), "job_fsdp3")
-    write_program(tmp_path, _program(batch=8, folder="ck_one"), "job_one")
-    write_program(tmp_path, _program(batch=8, epochs=3, folder="ck_one3"), "job_one3")
-    one3_fsdp = _program(batch=8, epochs=3, folder="ck_one3", extra=FSDP)
-    write_program(tmp_path, one3_fsdp, "job_one3_fsdp")
     (tmp_path / "driver.py").write_text(EQUAL_DRIVER)
     done = _torchrun(tmp_path, "--standalone", "--nproc-per-node=2", "driver.py")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -228,19 +236,18 @@ def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Pa
     assert folder is not None and folder.startswith(f"{SHARDED_FOLDER}/step_00000008-")
     assert sharded_folder(last["optimizer"]) == folder and (run / folder / ".metadata").is_file()
     assert [p.name for p in (run / SHARDED_FOLDER).iterdir()] == [folder.split("/")[1]]
-    alone = run_python(ONE_PROCESS, tmp_path, timeout=180)
-    assert alone.returncode == 0, alone.stdout + alone.stderr
-    assert "entry model" in alone.stdout
-    assert 'its model and optimizer are sharded (written with strategy = "fsdp"); ' in (
-        alone.stdout
-    )
-    assert "aurane checkpoint consolidate ck_fsdp/run_0001/last.pt -o model.pt" in alone.stdout
+    monkeypatch.chdir(tmp_path)
+    alone = _one_process()
+    refused = alone["refused"]
+    assert 'its model and optimizer are sharded (written with strategy = "fsdp"); ' in refused
+    assert "aurane checkpoint consolidate ck_fsdp/run_0001/last.pt -o model.pt" in refused
     # continued in one process, the run's last.pt is an ordinary one; no shards are left
     last = torch.load(run / "last.pt", weights_only=True)
     assert last["epoch"] == 3 and sharded_folder(last["model"]) is None
     assert not list((run / SHARDED_FOLDER).iterdir())
 
-    saved = {name: torch.load(tmp_path / f"job_{name}.pt") for name in ("one", "ddp", "fsdp")}
+    saved = {name: torch.load(tmp_path / f"job_{name}.pt") for name in ("ddp", "fsdp")}
+    saved["one"] = alone["one"]
     for name in ("fsdp_ac", "fsdp_more", "fsdp_bf16"):
         saved[name] = torch.load(tmp_path / f"job_{name}.pt")
     one = saved["one"]
@@ -256,13 +263,12 @@ def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(tmp_path: Pa
         assert _losses(saved[name]["history"]) == pytest.approx(_losses(one["history"]), rel=1e-6)
         _close(one["weights"], saved[name]["weights"], name)
     # export/verify's loader gathers the same weights
-    trained = torch.load(tmp_path / "trained.pt")
-    _close(saved["fsdp"]["weights"], trained, "load_trained")
+    _close(saved["fsdp"]["weights"], alone["trained"], "load_trained")
     # a third epoch: from two FSDP processes' shards in one process, from one process's
     # own checkpoint, and from DDP's ordinary checkpoint under FSDP (two processes)
-    reference = torch.load(tmp_path / "from_one.pt")
+    reference = alone["from_one"]
     for name in ("from_fsdp", "job_fsdp3"):
-        other = torch.load(tmp_path / f"{name}.pt")
+        other = alone[name] if name in alone else torch.load(tmp_path / f"{name}.pt")
         assert _losses(other["history"]) == pytest.approx(_losses(reference["history"]), rel=1e-6)
         _close(reference["weights"], other["weights"], name)
 
@@ -440,11 +446,12 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
-def test_the_generated_file_trains_on_two_nodes_as_in_one_process(tmp_path: Path) -> None:
+def test_the_generated_file_trains_on_two_nodes_as_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """docs/training.md's multi-node command, with two nodes of one process on this
     machine: torchrun's c10d rendezvous at 127.0.0.1:PORT joins them."""
     write_program(tmp_path, _program(folder="ck_nodes", extra=FSDP), "job_nodes")
-    write_program(tmp_path, _program(batch=8, folder="ck_one"), "job_one")
     port = _free_port()
     nodes = [
         subprocess.Popen(
@@ -477,12 +484,9 @@ def test_the_generated_file_trains_on_two_nodes_as_in_one_process(tmp_path: Path
         assert node.returncode == 0, out + err
     # rank 0 alone prints, whichever node it is on
     assert sum(out.count("epoch 2/2") for out, _ in outputs) == 1
-    one = run_python(
-        "import torch, job_one\nm = job_one.train_gpt()\ntorch.save(m.state_dict(), 'one.pt')",
-        tmp_path,
-    )
-    assert one.returncode == 0, one.stderr
+    monkeypatch.chdir(tmp_path)  # the one-process run: in this process
+    one = job_here(_program(batch=8, folder="ck_one"), "job_one")["train_gpt"]()
     from aurane.runtime.sharded import consolidate
 
     trained = consolidate(str(tmp_path / "ck_nodes" / "latest" / "last.pt"))
-    _close(torch.load(tmp_path / "one.pt"), trained["model"], "two nodes")
+    _close(one.state_dict(), trained["model"], "two nodes")

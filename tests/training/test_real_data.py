@@ -1,6 +1,9 @@
 """Real data (issue 25 item 5): tables, token files; checked from headers, trained end to end.
 
-Every file is written by the test; nothing is downloaded.
+Every file is written by the test; nothing is downloaded. The end-to-end runs run the
+program's command line in this process (``main_here``: what ``aurane run`` starts, without
+an interpreter and a torch import per run); a run whose exit status is tested (a signal)
+and the ``--standalone`` program stay child processes.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import pytest
 from aurane.semantics.data_contracts import DataContract, contract
 from tests.conftest import run_cli
 from tests.helpers import errors, front
+from tests.training.helpers import main_here
 
 pandas = pytest.importorskip("pandas")
 pyarrow = pytest.importorskip("pyarrow")
@@ -154,7 +158,9 @@ def test_table_mismatch_with_model_input_fails_check(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_aurane_run_trains_on_a_table(tmp_path: Path, suffix: str) -> None:
+def test_aurane_run_trains_on_a_table(
+    tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     writer = write_csv if suffix == ".csv" else write_parquet
     writer(tmp_path / f"rows{suffix}", count=64)
     program = table_block(f"rows{suffix}", target='"label"', extra="    classes = 2\n") + (
@@ -166,8 +172,8 @@ def test_aurane_run_trains_on_a_table(tmp_path: Path, suffix: str) -> None:
     (tmp_path / "prog.aur").write_text(program)
     checked = run_cli("check", "prog.aur", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    done = run_cli("run", "prog.aur", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    monkeypatch.chdir(tmp_path)
+    main_here(program, job="train_m", name="prog")
     history = next((tmp_path / "ck").rglob("metrics.csv")).read_text().splitlines()
     assert len(history) == 4  # a header and one row per epoch
 
@@ -288,7 +294,9 @@ def test_hostile_token_sidecar_is_a_located_error(tmp_path: Path, sidecar: bytes
     assert [d.code for d in errors(block)] == ["T118"]
 
 
-def test_prepare_tokens_command_and_a_run(token_file: Path) -> None:
+def test_prepare_tokens_command_and_a_run(
+    token_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = token_file.parent
     import subprocess
     import sys
@@ -308,9 +316,8 @@ def test_prepare_tokens_command_and_a_run(token_file: Path) -> None:
         "train M on d:\n    epochs = 2\n    lr = 0.01\n    loss = cross_entropy\n"
         '    checkpoint_dir = "ck"\n'
     )
-    (folder / "prog.aur").write_text(program)
-    ran = run_cli("run", "prog.aur", cwd=folder)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    monkeypatch.chdir(folder)
+    main_here(program, job="train_m", name="prog")
     assert len(next((folder / "ck").rglob("metrics.csv")).read_text().splitlines()) == 3
 
 
@@ -392,7 +399,9 @@ def test_hf_dataset_from_a_local_csv(tmp_path: Path) -> None:
     assert data_contract(hf_block(path, target='"y"')).targets.shape == (1,)
 
 
-def test_aurane_run_trains_on_a_saved_dataset(tmp_path: Path) -> None:
+def test_aurane_run_trains_on_a_saved_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     save_hf(tmp_path / "saved")
     program = hf_block("saved") + (
         "model M:\n    input_shape = (2,)\n    def forward(x):\n"
@@ -400,9 +409,8 @@ def test_aurane_run_trains_on_a_saved_dataset(tmp_path: Path) -> None:
         "train M on d:\n    epochs = 2\n    lr = 0.1\n    loss = cross_entropy\n"
         '    optimizer = sgd\n    checkpoint_dir = "ck"\n'
     )
-    (tmp_path / "prog.aur").write_text(program)
-    done = run_cli("run", "prog.aur", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    monkeypatch.chdir(tmp_path)
+    main_here(program, job="train_m", name="prog")
     assert len(next((tmp_path / "ck").rglob("metrics.csv")).read_text().splitlines()) == 3
 
 
@@ -509,7 +517,9 @@ def test_hostile_npy_header_is_refused(tmp_path: Path) -> None:
     assert [d.code for d in errors(shards_block(f'"{path}"'))] == ["T118"]
 
 
-def test_aurane_run_streams_shards(tmp_path: Path) -> None:
+def test_aurane_run_streams_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("webdataset")
     write_shards(tmp_path / "s")
     program = shards_block('["s/shard-0000.tar", "s/shard-0001.tar"]', "    classes = 2\n") + (
@@ -517,13 +527,14 @@ def test_aurane_run_streams_shards(tmp_path: Path) -> None:
         "train M on d:\n    epochs = 2\n    loss = cross_entropy\n"
         '    checkpoint_dir = "ck"\n'
     )
-    (tmp_path / "prog.aur").write_text(program)
-    done = run_cli("run", "prog.aur", cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "2 epochs x 4 batches" in done.stdout  # 16 samples in two shards, each epoch
+    monkeypatch.chdir(tmp_path)
+    main_here(program, job="train_m", name="prog")
+    assert "2 epochs x 4 batches" in capsys.readouterr().out  # 16 samples in two shards, each epoch
 
 
-def test_a_run_interrupted_in_a_stream_resumes_at_its_position(tmp_path: Path) -> None:
+def test_a_run_interrupted_in_a_stream_resumes_at_its_position(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A mid-epoch checkpoint keeps the stream's position; the resumed run starts there
     without reading the shards before it: shard 0 is made unreadable (its labels are not
     numbers, its keys intact) once the run has passed it, and the resume still finishes."""
@@ -565,9 +576,10 @@ def test_a_run_interrupted_in_a_stream_resumes_at_its_position(tmp_path: Path) -
                 member = tarfile.TarInfo(f"{index:06d}.{ext}")
                 member.size = len(data)
                 archive.addfile(member, io.BytesIO(data))
-    resumed = python("--resume")
-    assert resumed.returncode == 0, resumed.stderr
-    assert "resumed at epoch 1, step 4" in resumed.stdout
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    main_here(program, "--resume", job="train_m", name="prog")  # the resume: in this process
+    assert "resumed at epoch 1, step 4" in capsys.readouterr().out
     assert torch.load(last, weights_only=True)["steps"]["count"] == 6
 
 

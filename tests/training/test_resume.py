@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.training.helpers import run_python, write_program
+from tests.training.helpers import job_here, run_python, write_program
 from tests.training.programs import CLASSIFIER, GAN
 
 # One driver imports torch (and torch._dynamo, which the first optimizer pulls in) once, then
@@ -61,53 +61,61 @@ def _assert_equal_runs(a: dict, b: dict) -> None:  # type: ignore[type-arg]
             assert torch.equal(left[key], right[key]), key
 
 
-@pytest.mark.parametrize(
-    ("source", "function", "k", "n"),
-    [(CLASSIFIER, "train_net", 2, 4), (GAN, "train_gan_maker", 1, 3)],
-    ids=["standard", "gan"],
-)
-def test_split_run_equals_uninterrupted(
-    tmp_path: Path, source: str, function: str, k: int, n: int
-) -> None:
+# case: (program, job, k, n); both cases' runs share one driver (one interpreter start)
+SPLITS = {"standard": (CLASSIFIER, "train_net", 2, 4), "gan": (GAN, "train_gan_maker", 1, 3)}
+MODES = ("default", "standalone")
+
+
+@pytest.fixture(scope="module")
+def split_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """For each case and mode: the part to epoch k, the rest resumed to n, and the
+    uninterrupted n-epoch run, each in a fresh forked process of one driver, in this order."""
+    folder = tmp_path_factory.mktemp("split")
+    runs: list[tuple[str, str, str | None, str]] = []
+    for case, (source, function, k, n) in SPLITS.items():
+        for mode in MODES:
+            options = {"standalone": mode == "standalone"}
+            split, name = f"{case}_split_{mode}", f"{case}_whole_{mode}"
+            for program, epochs, into in (("part", k, split), ("rest", n, split)):
+                text = source.format(epochs=epochs, folder=into)
+                write_program(folder, text, f"{case}_{program}_{mode}", **options)
+            write_program(folder, source.format(epochs=n, folder=name), name, **options)
+        runs += [(f"{case}_part_{m}", function, None, f"{case}_part_{m}.pt") for m in MODES]
+        runs += [
+            (f"{case}_rest_{m}", function, f"{case}_split_{m}", f"{case}_rest_{m}.pt")
+            for m in MODES
+        ]
+        runs += [(f"{case}_whole_{m}", function, None, f"{case}_whole_{m}.pt") for m in MODES]
+    _runs(folder, *runs)
+    return folder
+
+
+@pytest.mark.parametrize("case", list(SPLITS))
+def test_split_run_equals_uninterrupted(split_runs: Path, case: str) -> None:
     """In each mode (default and --standalone), a run split at epoch k and resumed to n
     equals the uninterrupted n-epoch run of the other mode, bitwise."""
-    modes = ("default", "standalone")
-    for mode in modes:
-        options = {"standalone": mode == "standalone"}
-        split, name = f"split_{mode}", f"whole_{mode}"
-        write_program(tmp_path, source.format(epochs=k, folder=split), f"part_{mode}", **options)
-        write_program(tmp_path, source.format(epochs=n, folder=split), f"rest_{mode}", **options)
-        write_program(tmp_path, source.format(epochs=n, folder=name), name, **options)
-    runs: list[tuple[str, str, str | None, str]] = [
-        (f"part_{mode}", function, None, f"part_{mode}.pt") for mode in modes
-    ]
-    runs += [(f"rest_{m}", function, f"split_{m}", f"rest_{m}.pt") for m in modes]
-    runs += [(f"whole_{mode}", function, None, f"whole_{mode}.pt") for mode in modes]
-    _runs(tmp_path, *runs)
+    _, _, k, n = SPLITS[case]
     for mode, other in (("default", "standalone"), ("standalone", "default")):
-        assert len(_load(tmp_path / f"part_{mode}.pt")["history"]) == k
-        assert [p.name for p in (tmp_path / f"split_{mode}").glob("run_*")] == ["run_0001"]
-        assert _load(tmp_path / f"split_{mode}" / "latest" / "last.pt")["epoch"] == n  # in place
-        rest, whole = _load(tmp_path / f"rest_{other}.pt"), _load(tmp_path / f"whole_{mode}.pt")
+        assert len(_load(split_runs / f"{case}_part_{mode}.pt")["history"]) == k
+        assert [p.name for p in (split_runs / f"{case}_split_{mode}").glob("run_*")] == ["run_0001"]
+        last = split_runs / f"{case}_split_{mode}" / "latest" / "last.pt"
+        assert _load(last)["epoch"] == n  # in place
+        rest = _load(split_runs / f"{case}_rest_{other}.pt")
+        whole = _load(split_runs / f"{case}_whole_{mode}.pt")
         assert len(whole["history"]) == n
         _assert_equal_runs(rest, whole)
 
 
-def test_incompatible_configuration_is_refused(tmp_path: Path) -> None:
-    write_program(tmp_path, CLASSIFIER.format(epochs=1, folder="ck"), "first")
+def test_incompatible_configuration_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both runs in this process (no interpreter start): the second's resume is refused."""
+    monkeypatch.chdir(tmp_path)
+    job_here(CLASSIFIER.format(epochs=1, folder="ck"), "first")["train_net"]()
     changed = CLASSIFIER.replace("adam(lr=0.01)", "adam(lr=0.02)")
-    write_program(tmp_path, changed.format(epochs=2, folder="ck"), "second")
-    done = run_python(
-        """
-import first, second
-first.train_net()
-try:
-    second.train_net(resume_from="ck")
-except ValueError as error:
-    print(error)
-""",
-        tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "training configuration differs (optimizer:" in done.stdout
-    assert "0.01" in done.stdout and "0.02" in done.stdout
+    second = job_here(changed.format(epochs=2, folder="ck"), "second")
+    with pytest.raises(ValueError) as refused:
+        second["train_net"](resume_from="ck")
+    message = str(refused.value)
+    assert "training configuration differs (optimizer:" in message
+    assert "0.01" in message and "0.02" in message

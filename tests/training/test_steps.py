@@ -73,9 +73,9 @@ def _same(a: Any, b: Any, where: str = "") -> list[str]:
 def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The uninterrupted run's folder (run_0001 of job folder "whole")."""
     folder = tmp_path_factory.mktemp("whole")
-    write_program(folder, EVERYTHING.format(epochs=4, folder="whole"), "whole")
-    done = _python(folder, "whole.py")
-    assert done.returncode == 0, done.stderr
+    with pytest.MonkeyPatch.context() as patch:  # the program's command line, in this process
+        patch.chdir(folder)
+        main_here(EVERYTHING.format(epochs=4, folder="whole"), name="whole")
     return folder / "whole" / "run_0001"
 
 
@@ -91,10 +91,11 @@ def test_a_signal_mid_epoch_then_resume_equals_the_uninterrupted_run_bitwise(
     status: int,
     standalone: bool,
     step: int,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    write_program(
-        tmp_path, EVERYTHING.format(epochs=4, folder="split"), "split", standalone=standalone
-    )
+    source = EVERYTHING.format(epochs=4, folder="split")
+    write_program(tmp_path, source, "split", standalone=standalone)
     # a real signal through the real handler, after step 5 (epoch 2, its 4th batch of 6)
     # or step 1 (epoch 1, its 2nd batch)
     epoch, batches = (step - 1) // 3 + 1, ((step - 1) % 3 + 1) * 2
@@ -108,9 +109,10 @@ def test_a_signal_mid_epoch_then_resume_equals_the_uninterrupted_run_bitwise(
     partial = _final(tmp_path / "split" / "run_0001" / "last.pt")
     assert partial["partial"]["epoch"] == epoch and partial["partial"]["batches"] == batches
     assert partial["steps"]["count"] == step and partial["epoch"] == epoch - 1
-    resumed = _python(tmp_path, "split.py", "--resume")
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"resumed at epoch {epoch}, step {step} (session 2)" in resumed.stdout
+    # the resume: the same program's command line in this process (no second interpreter)
+    monkeypatch.chdir(tmp_path)
+    main_here(source, "--resume", name="split", standalone=standalone)
+    assert f"resumed at epoch {epoch}, step {step} (session 2)" in capsys.readouterr().out
     whole = _final(uninterrupted / "last.pt")
     split = _final(tmp_path / "split" / "run_0001" / "last.pt")
     assert not _same(whole, split), _same(whole, split)

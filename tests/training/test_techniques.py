@@ -91,6 +91,8 @@ def _zoo_models() -> list[Any]:
 # layer differs from the rest (T5's relative bias, a stage's downsampling first block).
 SHALLOW: dict[str, list[tuple[str, str, int]]] = {
     "maxvit_t": [(r"^depths = .*$", "depths = [1, 1, 1, 1]", 1)],
+    # the stages of 3 and 4 MBConv layers (before depth scaling) at two
+    "efficientnet": [(r"^(    \(\d, \d, \d, \d+, \d+, )[3-9]\),$", r"\g<1>2),", 3)],
     "densenet": [(r"(DenseNet\(\d+, )\[[\d, ]+\]", r"\1[2, 2, 2, 2]", 4)],
     "resnet": [(r"(ResNet\(\w+, )\[[\d, ]+\]", r"\1[2, 2, 2, 2]", 8)],
     "convnext": [(r"(ConvNeXt\(\[[\d, ]+\], )\[[\d, ]+\]", r"\1[2, 2, 2, 2]", 3)],
@@ -132,9 +134,9 @@ def test_every_zoo_model_compiles_with_fullgraph_and_no_graph_break(path: Path) 
     the suite traces the smallest variants that between them build every module class any
     variant builds (resnet18 and resnet50, vgg11 and vgg11_bn, efficientnet_b0, ...), and
     MaxViT with one layer per stage (each of its blocks still runs), and the transformer
-    stacks and the ResNet, DenseNet and ConvNeXt stages at two layers (SHALLOW: the first
-    layer and one of the repeated ones, whose code differs); ``AURANE_LONG=1`` traces
-    every variant at its published depth."""
+    stacks and the ResNet, DenseNet, ConvNeXt and EfficientNet stages at two layers
+    (SHALLOW: the first layer and one of the repeated ones, whose code differs);
+    ``AURANE_LONG=1`` traces every variant at its published depth."""
     text = path.read_text(encoding="utf-8")
     if os.environ.get("AURANE_LONG") != "1":
         for pattern, replacement, lines in SHALLOW.get(path.stem, []):
