@@ -766,3 +766,29 @@ def test_an_unnamed_module_after_the_loop_says_to_name_it() -> None:
     ], notes
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
     rolled(source.replace("dense(4)\n", "dense(4) as out\n"), "named_after", torch.randn(2, 6))
+
+
+ACT_AFTER = """\
+use torch
+
+model Stage(n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x = x -> dense(8) as fc{i}
+        return x -> dense(4) as out -> act()
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        return x -> Stage(2, act=exp) as a -> Stage(3, act=tanh) as b -> dense(2) as head
+"""
+
+
+def test_a_local_named_after_the_operation_a_call_gave_is_named_after_the_parameter() -> None:
+    """After the loop, ``-> act()`` ends a chain whose local each call's class names after
+    its operation (``exp1``, ``tanh1``): the one class names it after the parameter
+    (``act1``); it kept a class per call ('the calls' forward methods differ')."""
+    gen, flat = rolled(ACT_AFTER, "act_after", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert "        act1 = self.act(act1)\n        return act1\n" in block_class(gen, "Stage")

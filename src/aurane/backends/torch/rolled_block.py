@@ -271,7 +271,30 @@ def _applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> list
             raise Unsupported(f"the statement of '{node.id}' is not a call of one tensor")
         targets = pyast.unparse(assign.targets[0]) if isinstance(assign, pyast.Assign) else ""
         statements[index] = (f"{INDENT * 2}{targets} = self.{attr}({tensor.id})",)
-    return [*lines[: start + 1], *comments, *(line for s in statements for line in s)]
+    body = [line for s in statements for line in s]
+    return [*lines[: start + 1], *comments, *_param_locals(graph, body, applied)]
+
+
+def _param_locals(graph: Graph, body: list[str], applied: Mapping[str, str]) -> list[str]:
+    """A local named after the node an operation-valued parameter applies (``exp1``,
+    ``tanh1``: the operation each call gave) named after the parameter (``act1``), so the
+    calls' forwards read alike."""
+    names = {
+        node: f"{param}{node[len(node.rstrip('0123456789')) :]}"
+        for param, given in graph.block_ops.items()
+        if param in applied
+        for node in given.nodes
+    }
+    text = "\n".join(body)
+    names = {
+        old: new
+        for old, new in names.items()
+        if old != new and not re.search(rf"(?<![\w.]){re.escape(new)}\b", text)
+    }
+    if not names:
+        return body
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\b")
+    return [pattern.sub(lambda m: names[m[1]], line) for line in body]
 
 
 def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
