@@ -1,0 +1,77 @@
+"""Issue 24 item 3: further forms of a block whose calls differ in loop counts written as
+one class (``rolled_block.py``, ``block_walk.py``), found by the one-class bench
+(``bench/one_class_per_block.py``). Each program is executed (``run_accepted`` compares
+every shape and the parameter count with the IR's), the rolled class strict-loads the
+state dict of the build with one class per call (``roll_networks=False``) and computes
+the same, and the classes are counted."""
+
+from __future__ import annotations
+
+import textwrap
+import types
+
+import pytest
+
+from aurane.verify import Generated
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
+
+
+def _rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
+    """The program executed and checked against its build with one class per call; that
+    build's code."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    gen = generated(source, f"{name}.aur")
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
+    flat_code = TorchCodeGenerator(program, graphs, roll_networks=False).generate()
+    flat = types.ModuleType(f"{name}_flat")
+    exec(compile(flat_code, f"<{name}_flat>", "exec"), flat.__dict__)
+    torch.manual_seed(0)
+    unrolled = flat.Net()
+    torch.manual_seed(1)
+    one = gen.module.Net()
+    same(unrolled, one, *inputs)
+    return gen, flat_code
+
+
+def _notes(source: str) -> tuple[list[str], str]:
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename="kept.aur")
+    generator = TorchCodeGenerator(program, graphs)
+    code = generator.generate()
+    return [str(r) for r in generator.roll_fallbacks], code
+
+
+# 1. an operation with variadic arguments in a loop (fuzz seed 2000059's permute)
+VARIADIC = """\
+use torch
+
+model Swap(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> conv2d(w, 3, padding=1) as convs{i} -> permute(1, 3, 2) -> reshape(w, 5, 5)
+        return x
+
+model Net:
+    input_shape = (3, 5, 5)
+    def forward(x):
+        x -> Swap(4, 1) as a -> Swap(6, 2) as b -> flatten() -> dense(2)
+"""
+
+
+def test_variadic_arguments_in_a_loop_bind_as_the_compiler_binds_them() -> None:
+    """``permute(1, 3, 2)`` and ``reshape(w, 5, 5)`` in the loop: their arguments are one
+    tuple parameter (``dims``, ``shape``), as the compiler binds them, where the walk
+    took them one parameter each (``'permute' with more arguments than parameters``)."""
+    gen, flat = _rolled(VARIADIC, "variadic", torch.randn(2, 3, 5, 5))
+    assert CLASS.findall(gen.code) == ["Swap", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Swap", "Swap_2", "Net"], flat
+    text = block_class(gen, "Swap")
+    assert "            x = x.permute(0, 1, 3, 2)\n" in text, text
+    assert "            x = x.reshape(x.shape[0], self.w, 5, 5)\n" in text, text
