@@ -75,3 +75,43 @@ def test_variadic_arguments_in_a_loop_bind_as_the_compiler_binds_them() -> None:
     text = block_class(gen, "Swap")
     assert "            x = x.permute(0, 1, 3, 2)\n" in text, text
     assert "            x = x.reshape(x.shape[0], self.w, 5, 5)\n" in text, text
+
+
+# 2. tensors made in a loop that only each other read, with no module (fuzz seeds
+# 2000543: ``h1 = arange(p0)``, ``h2 = hardtanh(h1)``; 2000059: ``h1 = transpose(x, ...)``,
+# ``h1 -> permute(...)``), at a call whose loop runs no iteration too
+DEAD = """\
+use torch
+
+model Probe(w, p, n: int):
+    def forward(x):
+        for i in range(n):
+            h1 = arange(p * 0.5)
+            h2 = hardtanh(h1)
+            t = transpose(x, 2, 3)
+            t -> permute(2, 3, 1) -> relu()
+            x -> conv2d(w, 3, padding=1) as convs{i}
+        return x
+
+model Net:
+    input_shape = (3, 6, 5)
+    def forward(x):
+        x -> Probe(4, 5, 0) as a -> Probe(4, 5, 2) as b -> Probe(6, 5, 1) as c
+          -> flatten() -> dense(2)
+"""
+
+
+def test_tensors_only_dead_statements_read_are_computed_and_dropped() -> None:
+    """``h1``, ``h2`` and ``t`` are read by no statement that binds another tensor, nor by
+    a return or a test: ``__init__`` builds nothing for them (they make no module) and
+    forward computes them as each call's class did (was ``an assignment to 'h1' the
+    roller does not write``). The call at ``n=0`` reads no ``self.p``; the class stores
+    it for the others."""
+    gen, flat = _rolled(DEAD, "dead", torch.randn(2, 3, 6, 5))
+    assert CLASS.findall(gen.code) == ["Probe", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Probe", "Probe_2", "Probe_3", "Net"], flat
+    text = block_class(gen, "Probe")
+    assert "        self.p = p\n" in text, text
+    assert "            h2 = F.hardtanh(h1)\n" in text, text
+    assert "            t = t.permute(0, 2, 3, 1)\n" in text, text
+    assert '            x = getattr(self, f"convs{i}")(x)\n' in text, text

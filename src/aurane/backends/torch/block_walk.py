@@ -12,7 +12,9 @@ call's IR at every visit:
 - a later input joined to the threaded tensor without a module (``x = add(x, c)``);
 - an unnamed module in a loop (``x -> rms_norm()``), whose IR names number on across the
   iterations (``rms_norm1``, ``rms_norm2``, ...): ``setattr(self, f"rms_norm{i + 1}",
-  ...)``, where every call's names follow one progression in the loop's count.
+  ...)``, where every call's names follow one progression in the loop's count;
+- tensors only each other read, made by no module (``h1 = arange(p)``, ``h2 =
+  hardtanh(h1)``): nothing in ``__init__``, forward computes them and drops them.
 """
 
 from __future__ import annotations
@@ -71,12 +73,15 @@ class BlockWalk(_Walk):
     fors: tuple[ast.For, ...] = ()  # the loops around the statement being walked
     statements: tuple[ast.ForwardStmt, ...] = ()  # the block's whole forward body
     unused: str | None = None  # a second tensor no statement reads: dropped after its body
+    dead: frozenset[str] | None = None  # tensors only dead statements read (``_dead``)
     # an unnamed module's step in a loop -> (its name's prefix, the loop's count, its
     # number) at every visit of every call (shared by the walks), and the path written
     numbers: dict[Span, set[tuple[str, int, int]]]
     paths: dict[Span, str]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
+        if _bound(stmt) <= self._dead() and self._no_module(stmt.value.span):
+            return []  # h1 = zeros(3): read by nothing kept, no module (forward writes it)
         if self.alias is not None:
             if not stmt.targets and stmt.target == self.tensor and self.alias in _names(stmt):
                 return self._join(stmt.value, depth)  # x = add(x, r)
@@ -114,8 +119,6 @@ class BlockWalk(_Walk):
         if isinstance(value, ast.Call):  # h = Unit(x, width): a call of the one tensor
             node = next((n for n in self.pending if n.span == value.span), None)
             steps = steps if node is not None and len(node.inputs) == 1 else None
-        if self.second is None and self._unused(stmt) and self._no_module(stmt):
-            return []  # h1 = zeros(3): read by nothing, no module (forward writes it)
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
         if self.second is None and self._unused(stmt):  # made, read by nothing: dropped
@@ -133,6 +136,9 @@ class BlockWalk(_Walk):
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         """``x -> relu()`` while a second tensor is made apart: the local is the threaded
         tensor's again, and the second's width text must not read it where it changes."""
+        dead = chain.layer is None and _source(chain) in self._dead()
+        if dead and self._no_module(chain.span):
+            return []  # h1 -> permute(0, 2, 1): a dead tensor going on, no module
         self._untouched(chain)
         if self.second is None:
             return super().chain(chain, depth)
@@ -262,11 +268,17 @@ class BlockWalk(_Walk):
         others = [s for s in _flat(self.statements) if s is not stmt]
         return not stmt.targets and all(stmt.target not in _names(s) for s in others)
 
-    def _no_module(self, stmt: ast.Assign) -> bool:
-        """Whether ``stmt`` makes no module at this visit (its nodes, the next pending
-        ones inside it, are then taken as they are)."""
+    def _dead(self) -> frozenset[str]:
+        """The tensors no statement that matters reads (``_dead_names``), found once."""
+        if self.dead is None:
+            self.dead = _dead_names(self.statements, {self.tensor, *self.inputs_})
+        return self.dead
+
+    def _no_module(self, span: Span) -> bool:
+        """Whether the statement at ``span`` makes no module at this visit (its nodes, the
+        next pending ones inside it, are then taken as they are)."""
         count = 0
-        while count < len(self.pending) and _within(self.pending[count].span, stmt.value.span):
+        while count < len(self.pending) and _within(self.pending[count].span, span):
             count += 1
         inside = self.pending[:count]
         if any(n.layer is not None or _makes_module(n) for n in inside):
@@ -400,6 +412,36 @@ def _flat(stmts: tuple[ast.ForwardStmt, ...]) -> list[object]:
         else:
             out.append(stmt)
     return out
+
+
+def _dead_names(stmts: tuple[ast.ForwardStmt, ...], kept: set[str]) -> frozenset[str]:
+    """The tensors the forward binds that only statements binding such tensors read (a
+    chain ``h1 = arange(p); h2 = hardtanh(h1)`` that nothing reads): no return, loop
+    or ``if`` test, nor any statement binding another tensor, reads them. The per-call
+    classes compute them and drop them; the rolled ``__init__`` need not follow them."""
+    flat = _flat(stmts)
+    bound = [_bound(s) for s in flat]
+    dead = set().union(*bound) - kept
+    changed = True
+    while changed:
+        changed = False
+        for stmt, names in zip(flat, bound, strict=True):
+            if names and names <= dead:
+                continue
+            read = _names(stmt) & dead
+            if read:
+                dead -= read
+                changed = True
+    return frozenset(dead)
+
+
+def _bound(stmt: object) -> set[str]:
+    """The tensors a statement binds: an assignment's targets, a chain's source."""
+    if isinstance(stmt, ast.Assign):
+        return {stmt.target, *(n for n, _ in stmt.targets)}
+    if isinstance(stmt, ast.ChainStmt) and isinstance(stmt.chain.source, ast.Name):
+        return {stmt.chain.source.id}
+    return set()
 
 
 def _source(chain: ast.Chain) -> str | None:

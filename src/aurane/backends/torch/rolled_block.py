@@ -329,10 +329,21 @@ def _stored(
                 continue
             else:
                 break
-        if found is not None and (mine, made) != found:
+        if found is not None and made != found[1]:
             raise Unsupported("the calls' forwards read different stored values")
-        found = (mine, made)
+        found = (_merged(found[0] if found is not None else {}, mine), made)
     return found or ({}, [])
+
+
+def _merged(known: Mapping[str, str], mine: Mapping[str, str]) -> dict[str, str]:
+    """The values two calls' forwards read (attribute -> parameter): a call whose loop
+    runs no iteration reads fewer, and the class stores what any call reads; each
+    attribute must hold one parameter, and each parameter be stored once."""
+    union = {**known, **mine}
+    clash = any(known.get(attr, param) != param for attr, param in mine.items())
+    if clash or len(set(union.values())) != len(union):
+        raise Unsupported("the calls' forwards read different stored values")
+    return union
 
 
 class _SelfTranslator(Translator):
