@@ -115,3 +115,40 @@ def test_tensors_only_dead_statements_read_are_computed_and_dropped() -> None:
     assert "            h2 = F.hardtanh(h1)\n" in text, text
     assert "            t = t.permute(0, 2, 3, 1)\n" in text, text
     assert '            x = getattr(self, f"convs{i}")(x)\n' in text, text
+
+
+# 3. an alias joined back by a concat: DenseNet's dense layer spelled with ``r = x``
+ALIAS_BOTTLENECK = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> batchnorm() as norms{i} -> relu() -> conv2d(4 * growth, 1) as reduce{i}
+            x = x -> batchnorm() as norm2s{i} -> conv2d(growth, 3, padding=1) as convs{i}
+            x = concat(r, x, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 1) as a -> Dense(2, 2) as b -> Dense(3, 0) as c
+          -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_alias_joined_by_a_concat_grows_the_width_by_both() -> None:
+    """``r = x``, ``x`` going on through a bottleneck, ``x = concat(r, x, dim=1)``: the
+    local keeps the alias's width while the threaded tensor's widths are texts of their
+    own (``nn.BatchNorm2d(4 * growth)``, no line), and the join grows it
+    (``channels = channels + growth``), where the join was taken to change the width
+    (``the join 'concat' changes the width``) and each call kept a class."""
+    gen, flat = _rolled(ALIAS_BOTTLENECK, "alias_bottleneck", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(gen.code) == ["Dense", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Dense_3", "Net"], flat
+    text = block_class(gen, "Dense")
+    assert 'setattr(self, f"norm2s{i}", nn.BatchNorm2d(4 * growth))' in text, text
+    assert "            channels = channels + growth\n" in text, text
+    assert "            x = torch.cat([x, conv2d], dim=1)\n" in text, text
+    assert text.count("channels = ") == 2, text  # no line while the threaded tensor goes on

@@ -8,7 +8,8 @@ call's IR at every visit:
   ``x = concat(x, h, dim=1)`` grows it (``channels = channels + growth``);
 - the threaded tensor going on before that join (``x -> ...``, or under another name the
   join names: ``y = x -> ...``, ``x = add(y, h)``);
-- an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``);
+- an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``, or
+  ``x = concat(r, x, dim=1)``: the local keeps the alias's width until the join);
 - a later input joined to the threaded tensor without a module (``x = add(x, c)``);
 - an unnamed module in a loop (``x -> rms_norm()``), whose IR names number on across the
   iterations (``rms_norm1``, ``rms_norm2``, ...): ``setattr(self, f"rms_norm{i + 1}",
@@ -95,6 +96,8 @@ class BlockWalk(_Walk):
         ):
             self.alias = stmt.target  # makes no module and no node: forward writes nothing
             self.aliases |= {stmt.target}
+            if self._concat_join(stmt):  # the local keeps the alias's width for the join
+                self.grow = self.size
             return []
         if self.renamed is not None and not stmt.targets and stmt.target == self.renamed:
             return self._join(stmt.value, depth)  # x = add(y, h)
@@ -306,6 +309,19 @@ class BlockWalk(_Walk):
                 return isinstance(later.value, ast.Call) and later.value.func == "concat"
         return False
 
+    def _concat_join(self, alias: ast.Assign) -> bool:
+        """Whether the alias ``alias`` binds is joined back by a ``concat`` (the first later
+        statement of the body that rebinds the threaded tensor and reads the alias)."""
+        index = next((i for i, s in enumerate(self.around) if s is alias), None)
+        for later in self.around[index + 1 :] if index is not None else ():
+            if (
+                isinstance(later, ast.Assign)
+                and later.target == self.tensor
+                and alias.target in _names(later.value)
+            ):
+                return isinstance(later.value, ast.Call) and later.value.func == "concat"
+        return False
+
     def _advance(self, text: str, width: int, depth: int) -> list[str]:
         """While a concat's second tensor is made, its width is a text of its own (no
         line): the local still holds the threaded tensor's for the join."""
@@ -318,6 +334,7 @@ class BlockWalk(_Walk):
         """``x = add(x, h)``: no module, and the width the second tensor has; ``x =
         concat(x, h, dim=1)``: the sum of both widths (``channels = channels + growth``)."""
         kept = self.second if self.second is not None else self.alias
+        aliased = self.second is None
         args = [a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)]
         grows = self.grow is not None and len(args) != 2  # concat(x, h, h): not the sum
         if not isinstance(value, ast.Call) or set(args) != {self.tensor, kept} or grows:
@@ -337,6 +354,8 @@ class BlockWalk(_Walk):
             self.tensor, self.renamed = self.renamed, None
         if self.grow is not None:
             texts = {self.tensor: self.grow, kept: self.size}
+            if aliased:  # r = x: the threaded tensor's width is the text apart
+                texts = {self.tensor: self.size, kept: self.grow}
             self.size, self.grow = self.grow, None
             terms = [t if _ATOMIC.fullmatch(t) else f"({t})" for t in (texts[a] for a in args)]
             key = ("join", value.span, " + ".join(terms))  # narrowed per text of the terms

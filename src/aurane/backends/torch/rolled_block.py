@@ -22,9 +22,9 @@ or, where a call gives an operation without an argument-free module class, a fun
 and a loop may make a second tensor from the threaded one and join it back (``h = x ->
 ...`` then ``x = add(x, h)``, or ``x = concat(x, h, dim=1)``, the width growing by the
 second's: ``channels = channels + growth``), or keep the threaded one under a second name
-and join it back (``r = x``, ``x -> ...``, then ``x = add(x, r)``: ``block_walk.py``). A
-later input (``def forward(x, c)``) may be joined to the threaded tensor without a module
-(``x = add(x, c)``).
+and join it back (``r = x``, ``x -> ...``, then ``x = add(x, r)`` or ``x = concat(r, x,
+dim=1)``: ``block_walk.py``). A later input (``def forward(x, c)``) may be joined to the
+threaded tensor without a module (``x = add(x, c)``).
 
 Anything else raises ``rolled.Unsupported`` and the instances keep today's classes.
 """
