@@ -152,3 +152,37 @@ def test_alias_joined_by_a_concat_grows_the_width_by_both() -> None:
     assert "            channels = channels + growth\n" in text, text
     assert "            x = torch.cat([x, conv2d], dim=1)\n" in text, text
     assert text.count("channels = ") == 2, text  # no line while the threaded tensor goes on
+
+
+# 4. a loop on the last axis where the calls' inputs are alike (fuzz seed 4000021): no
+# call's class takes an input size, so nothing said which axis the loop threads
+LAST_ALIKE = """\
+use torch
+
+model Grow(g: int, n):
+    def forward(x):
+        for i in range(n):
+            h = dense(x, g) as dl{i + 1}
+            x = concat(x, h, dim=-1)
+        return x
+
+model Net:
+    input_shape = (2, 5, 10)
+    def forward(x):
+        h = Grow(x, 1, 0) as a
+        h -> Grow(2, 3) as b -> flatten() -> dense(2) as head
+        return h
+"""
+
+
+def test_loop_on_the_last_axis_of_alike_inputs_takes_in_features() -> None:
+    """``Grow(x, 1, 0)`` and ``Grow(2, 3)`` at one input shape: the channels' walk fails
+    (``nn.Linear(10, g)`` against ``nn.Linear(12, g)``: the iterations differ) and the
+    last axis is tried, where a call's class that takes a size would have said so."""
+    gen, flat = _rolled(LAST_ALIKE, "last_alike", torch.randn(2, 2, 5, 10))
+    assert CLASS.findall(gen.code) == ["Grow", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Grow", "Grow_2", "Net"], flat
+    text = block_class(gen, "Grow")
+    assert "    def __init__(self, in_features, g, n):\n" in text, text
+    assert 'setattr(self, f"dl{i + 1}", nn.Linear(channels, g))' in text, text
+    assert "Grow(10, 1, 0)" in gen.code and "Grow(10, 2, 3)" in gen.code, gen.code

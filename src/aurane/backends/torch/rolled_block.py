@@ -102,7 +102,60 @@ def roll_block(
     call's graph and the lines of the class written for it alone. ``resolved`` gives a
     call's values of the block's constants as the compiler computed them (each constant's
     text must give them). ``Unsupported`` when the roller cannot write it (the caller
-    names the block)."""
+    names the block). Where no call's class takes an input size (the calls' inputs are
+    alike) and the channels' walk fails, the last axis is tried (``dense`` layers of a
+    sequence that grow its features: ``concat(x, h, dim=-1)``)."""
+
+    def at(axis: int | None) -> tuple[list[str], int]:
+        return _roll_block(
+            model,
+            instances,
+            axis,
+            name=name,
+            constants=constants,
+            block_models=block_models,
+            class_of=class_of,
+            dims_of=dims_of,
+            resolved=resolved,
+        )
+
+    try:
+        return at(None)
+    except Unsupported as error:
+        last = _unsized_last_axis(instances, dims_of)
+        if last is None:
+            raise
+        try:
+            return at(last)
+        except Unsupported:
+            raise error from None  # the channels' reason, as before the retry
+
+
+def _unsized_last_axis(
+    instances: Sequence[tuple[Graph, list[str]]],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+) -> int | None:
+    """The last axis of a sample of rank 2 or more where no call's own class takes an
+    input size, which ``rolled_axis`` then leaves at the channels; else None."""
+    rank = len(instances[0][0].input_value.shape or ()) - 1
+    if rank < 2 or any(dims_of(g) != () for g, _ in instances):
+        return None
+    return rank - 1
+
+
+def _roll_block(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    axis: int | None,
+    *,
+    name: str,
+    constants: Mapping[str, ast.Expr],
+    block_models: Mapping[str, ast.Model],
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
+) -> tuple[list[str], int]:
+    """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
     if forward is None or len(instances) < 2:
         raise Unsupported("a block with one instance")
@@ -122,7 +175,8 @@ def roll_block(
     rank = len(shape) - 1
     if any(len(g.input_value.shape or ()) != len(shape) for g, _ in instances):
         raise Unsupported("calls at inputs of different ranks")
-    axis = rolled_axis((dims_of(g) for g, _ in instances), rank)
+    if axis is None:
+        axis = rolled_axis((dims_of(g) for g, _ in instances), rank)
     width = input_names(rank, params)[axis]
     loops = _loop_names(forward.body)
     names = [*params, *loops, *fields, width]
