@@ -186,3 +186,33 @@ def test_loop_on_the_last_axis_of_alike_inputs_takes_in_features() -> None:
     assert "    def __init__(self, in_features, g, n):\n" in text, text
     assert 'setattr(self, f"dl{i + 1}", nn.Linear(channels, g))' in text, text
     assert "Grow(10, 1, 0)" in gen.code and "Grow(10, 2, 3)" in gen.code, gen.code
+
+
+# 5. a float parameter given to rotary_embedding's base or attention's scale (fuzz seed
+# 4000115): the emitter wrote the number of each call (``base=20000.0``)
+ATTEND = """\
+use torch
+
+model Attend(b: float, s: float):
+    def forward(x):
+        h = rotary_embedding(x, base=-b)
+        return scaled_dot_product_attention(h, h, x, scale=s / 2)
+
+model Net:
+    input_shape = (3, 4, 6)
+    def forward(x):
+        x -> Attend(-20000.0, 0.5) as a -> Attend(-10000.0, 0.25) as b
+"""
+
+
+def test_rotary_base_and_attention_scale_of_a_parameter_write_its_text() -> None:
+    """``base=-b`` and ``scale=s / 2`` read the block's parameters (``-self.b``,
+    ``self.s / 2``), where each call's class wrote its numbers (``Attend``, ``Attend_2``:
+    ``a block without loops whose calls write ...``); at ``b = -10000.0`` the base is
+    still written (left out as the default only where it is a number)."""
+    gen, flat = _rolled(ATTEND, "attend", torch.randn(2, 3, 4, 6))
+    assert CLASS.findall(gen.code) == ["Attend", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Attend", "Net"], flat  # no loop: one class there too
+    text = block_class(gen, "Attend")
+    assert "h = rotary_embedding(x, base=-self.b)" in text, text
+    assert "F.scaled_dot_product_attention(h, h, x, scale=self.s / 2)" in text, text
