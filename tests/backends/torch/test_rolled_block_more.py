@@ -216,3 +216,67 @@ def test_rotary_base_and_attention_scale_of_a_parameter_write_its_text() -> None
     text = block_class(gen, "Attend")
     assert "h = rotary_embedding(x, base=-self.b)" in text, text
     assert "F.scaled_dot_product_attention(h, h, x, scale=self.s / 2)" in text, text
+
+
+# 6. a second tensor that goes on under new names before its join (fuzz seed 5000103)
+RENAMED = """\
+use torch
+
+model Mix(n):
+    def forward(x):
+        for i in range(n):
+            h1 = tanh(x)
+            h2 = gelu(h1, approximate="tanh")
+            x = add(x, h2)
+        return x
+
+model Net:
+    input_shape = (3, 4)
+    def forward(x):
+        x -> Mix(0) as a -> Mix(3) as b -> flatten() -> dense(2) as head
+"""
+
+RENAMED_GROWTH = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            h1 = x -> batchnorm() as norms{i}
+            h2 = conv2d(h1, growth, 3, padding=1) as convs{i}
+            h3 = relu(h2)
+            x = concat(x, h3, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 2) as a -> Dense(2, 0) as b -> Dense(3, 3) as c
+          -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_second_tensor_going_on_under_new_names_is_joined_by_its_last() -> None:
+    """``h1 = tanh(x)``, ``h2 = gelu(h1)``, ``x = add(x, h2)``: the second tensor goes on
+    as ``h2``, which the join names (was ``an assignment to 'h2' the roller does not
+    write``)."""
+    gen, flat = _rolled(RENAMED, "renamed", torch.randn(2, 3, 4))
+    assert CLASS.findall(gen.code) == ["Mix", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Mix", "Mix_2", "Net"], flat
+    text = block_class(gen, "Mix")
+    assert '            h2 = F.gelu(h1, approximate="tanh")\n' in text, text
+    assert "            x = x + h2\n" in text, text
+
+
+def test_second_tensor_going_on_under_new_names_grows_by_a_concat() -> None:
+    """The same with modules and a concat join: the width grows by the last name's
+    (``channels = channels + growth``)."""
+    gen, flat = _rolled(RENAMED_GROWTH, "renamed_growth", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(gen.code) == ["Dense", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Dense_3", "Net"], flat
+    text = block_class(gen, "Dense")
+    assert 'setattr(self, f"convs{i}", nn.Conv2d(channels, growth, kernel_size=3, padding=1))' in (
+        text
+    ), text
+    assert "            channels = channels + growth\n" in text, text
+    assert "            x = torch.cat([x, h3], dim=1)\n" in text, text

@@ -3,9 +3,10 @@ walk (``rolled._Walk``) with the forms a block's loop body takes, each checked a
 call's IR at every visit:
 
 - an inline residual: a second tensor made from the threaded one (``h = x -> ...``, or a
-  call of it alone, ``h = Unit(x, w) as units{i}``, going on by chains) and joined back
-  by one operation of both that makes no module: ``x = add(x, h)`` keeps the width,
-  ``x = concat(x, h, dim=1)`` grows it (``channels = channels + growth``);
+  call of it alone, ``h = Unit(x, w) as units{i}``, going on by chains or under new
+  names, ``h2 = gelu(h1)``) and joined back by one operation of both that makes no
+  module: ``x = add(x, h)`` keeps the width, ``x = concat(x, h, dim=1)`` grows it
+  (``channels = channels + growth``);
 - the threaded tensor going on before that join (``x -> ...``, or under another name the
   join names: ``y = x -> ...``, ``x = add(y, h)``);
 - an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``, or
@@ -122,6 +123,8 @@ class BlockWalk(_Walk):
         if isinstance(value, ast.Call):  # h = Unit(x, width): a call of the one tensor
             node = next((n for n in self.pending if n.span == value.span), None)
             steps = steps if node is not None and len(node.inputs) == 1 else None
+        if steps is not None and self._second_renamed(stmt):
+            apart = stmt.target  # h2 = gelu(h1): the second tensor goes on as h2
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
         if self.second is None and self._unused(stmt):  # made, read by nothing: dropped
@@ -221,6 +224,17 @@ class BlockWalk(_Walk):
             raise Unsupported(f"a use of '{used[0]}' other than its join")
         if self.renamed is not None and self.renamed in _names(stmt):
             raise Unsupported(f"a use of '{self.renamed}' after it goes on as '{self.tensor}'")
+
+    def _second_renamed(self, stmt: ast.Assign) -> bool:
+        """``h2 = gelu(h1)`` of the second tensor ``h1`` (its steps checked by the caller):
+        it goes on under a new name, which the join then names (``x = add(x, h2)``); a
+        join of the old name is refused there (not one operation of both)."""
+        return (
+            self.second is not None
+            and not stmt.targets
+            and stmt.target not in (self.tensor, self.second, self.renamed, *self.inputs_)
+            and stmt.target not in self.aliases
+        )
 
     def _goes_on_as(self, stmt: ast.Assign) -> bool:
         """``y = x -> ...`` while a second tensor is made apart: the threaded tensor goes
