@@ -280,3 +280,36 @@ def test_second_tensor_going_on_under_new_names_grows_by_a_concat() -> None:
     ), text
     assert "            channels = channels + growth\n" in text, text
     assert "            x = torch.cat([x, h3], dim=1)\n" in text, text
+
+
+# 7. an unnamed parameter in a loop that forward indexes (fuzz seed 7000241)
+INDEXED = """\
+use torch
+
+model Pos(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> positional_encoding(8) -> dense(w) as fcs{i}
+        return x
+
+model Net:
+    input_shape = (6, 4)
+    def forward(x):
+        x -> Pos(4, 1) as a -> Pos(5, 2) as b -> flatten() -> dense(2) as head
+"""
+
+
+def test_unnamed_parameter_in_a_loop_that_forward_indexes_is_its_iterations() -> None:
+    """``positional_encoding(8)`` in the loop: an ``nn.Parameter`` per iteration, which
+    forward reads indexed (``self.positional_encoding1[:, : x.shape[1]]``); the name is
+    templated there too (``getattr(self, f"positional_encoding{i + 1}")[...]``), where
+    only a module's call was (the iterations differed)."""
+    gen, flat = _rolled(INDEXED, "indexed", torch.randn(2, 6, 4))
+    assert CLASS.findall(gen.code) == ["Pos", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Pos", "Pos_2", "Net"], flat
+    text = block_class(gen, "Pos")
+    assert 'f"positional_encoding{i + 1}", nn.Parameter(torch.zeros(1, 8, channels))' in text
+    assert (
+        '            x = x + getattr(self, f"positional_encoding{i + 1}")[:, : x.shape[1]]\n'
+        in text
+    ), text

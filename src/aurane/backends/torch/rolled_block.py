@@ -556,7 +556,8 @@ class _ForwardWriter:
     def _templated(self, lines: list[str], node: Node, calls: Mapping[Span, ast.Call]) -> list[str]:
         """``self.layers0`` as ``getattr(self, f"layers{i}")``: the iteration's module."""
         if node.layer is None and node.span in self.paths:  # self.dense3: an unnamed one
-            pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.\[])")
+            # a parameter is indexed (``self.positional_encoding1[:, : x.shape[1]]``)
+            pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.])")
             made = f'getattr(self, f"{self.paths[node.span]}")'
             return [pattern.sub(made, line) for line in lines]
         if node.layer is None:
