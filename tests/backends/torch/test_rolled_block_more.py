@@ -313,3 +313,35 @@ def test_unnamed_parameter_in_a_loop_that_forward_indexes_is_its_iterations() ->
         '            x = x + getattr(self, f"positional_encoding{i + 1}")[:, : x.shape[1]]\n'
         in text
     ), text
+
+
+# 8. a second tensor made by an operation given the threaded tensor twice (fuzz seed
+# 7000167: ``h1 = subtract(x, x)``)
+TWICE = """\
+use torch
+
+model Square(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> conv1d(w, 3, padding=1) as convs{i}
+            h = multiply(x, x)
+            x = add(x, h)
+        return x
+
+model Net:
+    input_shape = (3, 12)
+    def forward(x):
+        x -> Square(4, 1) as a -> Square(5, 2) as b -> flatten() -> dense(2) as head
+"""
+
+
+def test_second_tensor_of_the_threaded_one_given_twice_is_joined_back() -> None:
+    """``h = multiply(x, x)``: a step of ``x`` alone that makes no module, its width the
+    IR's (was ``an assignment to 'h' the roller does not write``: a call of several
+    tensors)."""
+    gen, flat = _rolled(TWICE, "twice", torch.randn(2, 3, 12))
+    assert CLASS.findall(gen.code) == ["Square", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Square", "Square_2", "Net"], flat
+    text = block_class(gen, "Square")
+    assert "            h = x * x\n" in text, text
+    assert "            x = x + h\n" in text, text

@@ -121,8 +121,7 @@ class BlockWalk(_Walk):
         source = self.tensor if self.second is None else self.second
         steps = _steps_from(value, source)
         if isinstance(value, ast.Call):  # h = Unit(x, width): a call of the one tensor
-            node = next((n for n in self.pending if n.span == value.span), None)
-            steps = steps if node is not None and len(node.inputs) == 1 else None
+            steps = self._call_steps(value, source)
         if steps is not None and self._second_renamed(stmt):
             apart = stmt.target  # h2 = gelu(h1): the second tensor goes on as h2
         if stmt.target != apart or steps is None:
@@ -224,6 +223,26 @@ class BlockWalk(_Walk):
             raise Unsupported(f"a use of '{used[0]}' other than its join")
         if self.renamed is not None and self.renamed in _names(stmt):
             raise Unsupported(f"a use of '{self.renamed}' after it goes on as '{self.tensor}'")
+
+    def _call_steps(self, value: ast.Call, source: str) -> tuple[ast.Call, ...] | None:
+        """``Unit(x, width)``: a step of ``source``; or an operation of ``source`` alone
+        given it several times that makes no module (``subtract(x, x)``), its tensors
+        left out as the step's input."""
+        node = next((n for n in self.pending if n.span == value.span), None)
+        if node is None:
+            return None
+        count = len(node.inputs)
+        if count == 1:
+            return _steps_from(value, source)
+        tensors = value.args[:count]
+        if (
+            count < 1
+            or node.layer is not None
+            or _makes_module(node)
+            or any(not isinstance(a, ast.Name) or a.id != source for a in tensors)
+        ):
+            return None
+        return (replace(value, args=value.args[count:]),)
 
     def _second_renamed(self, stmt: ast.Assign) -> bool:
         """``h2 = gelu(h1)`` of the second tensor ``h1`` (its steps checked by the caller):
