@@ -345,3 +345,34 @@ def test_second_tensor_of_the_threaded_one_given_twice_is_joined_back() -> None:
     text = block_class(gen, "Square")
     assert "            h = x * x\n" in text, text
     assert "            x = x + h\n" in text, text
+
+
+# 9. a container filled in order (``as stack.*``) inside the loop (fuzz seed 9000255)
+NEXT_CHILD = """\
+use torch
+
+model Tower(w, n):
+    def forward(x):
+        x -> dense(w) as stack.*
+        for i in range(n):
+            x -> relu() -> dense(w) as stack.*
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Tower(8, 1) as a -> Tower(4, 3) as b -> dense(2) as head
+"""
+
+
+def test_next_child_of_a_container_in_a_loop_is_indexed_by_the_count() -> None:
+    """``as stack.*`` in the loop after one child made before it: forward reads
+    ``self.stack[i + 1]`` (the loop's count plus the children before), where only a
+    ``stack.{i}`` was indexed (``the layer 'stack.1' in a loop is not a numbered
+    child``)."""
+    gen, flat = _rolled(NEXT_CHILD, "next_child", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Tower", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Tower", "Tower_2", "Net"], flat
+    text = block_class(gen, "Tower")
+    assert "            self.stack.append(nn.Linear(channels, w))\n" in text, text
+    assert "            x = self.stack[i + 1](x)\n" in text, text

@@ -518,6 +518,7 @@ class _ForwardWriter:
         self.branches = branches
         self.code: list[str] = []  # the instance's forward, comments left out
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
+        self.targets: list[str | None] = []  # the loops' targets around the statement
 
     def body(
         self, stmts: tuple[ast.ForwardStmt, ...], depth: int, frames: tuple[Frame, ...]
@@ -578,15 +579,38 @@ class _ForwardWriter:
         """``self.layers[1]`` as ``self.layers[i]``: a numbered container ``layers.{i}``."""
         head, _, key = call.layer.rpartition(".") if call.layer else ("", "", "")
         index = layer.rpartition(".")[2]
-        if key != "{}" or not head.isidentifier() or len(call.layer_holes) != 1:
+        if key == "*" and head.isidentifier() and not call.layer_holes:
+            hole = self._next_child(layer)
+        elif key != "{}" or not head.isidentifier() or len(call.layer_holes) != 1:
             raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
-        hole = self.tr.text(call.layer_holes[0])
+        else:
+            hole = self.tr.text(call.layer_holes[0])
         if f"{head}.{evaluate(hole, self.env)}" != layer:
             raise Unsupported(f"the layer '{layer}' is not numbered by its loop")
         pattern = re.compile(rf"\bself\.{head}\[{index}\](?![\w.\[])")
         return [pattern.sub(f"self.{head}[{hole}]", line) for line in lines]
 
+    def _next_child(self, layer: str) -> str:
+        """``stack.*`` (the container's next child) in a loop: its index as the loop's
+        count plus the children made before the loop (``i``, ``i + 2``); the iterations and
+        calls must then write one text (checked where their statements are compared)."""
+        target = self.targets[-1] if len(self.targets) == 1 else None
+        count = self.env.get(target) if target is not None else None
+        if target is None or not isinstance(count, int):
+            raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
+        offset = int(layer.rpartition(".")[2]) - count
+        if offset == 0:
+            return target
+        return f"{target} + {offset}" if offset > 0 else f"{target} - {-offset}"
+
     def loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
+        self.targets.append(stmt.target.name)
+        try:
+            return self._loop(stmt, depth, frames)
+        finally:
+            self.targets.pop()
+
+    def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         iterable = self.tr.text(stmt.iterable)
         lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
         body: list[str] | None = None
