@@ -596,9 +596,10 @@ class _ForwardWriter:
         calls must then write one text (checked where their statements are compared)."""
         target = self.targets[-1] if len(self.targets) == 1 else None
         count = self.env.get(target) if target is not None else None
-        if target is None or not isinstance(count, int):
+        index = layer.rpartition(".")[2]
+        if target is None or not isinstance(count, int) or not index.isdigit():
             raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
-        offset = int(layer.rpartition(".")[2]) - count
+        offset = int(index) - count
         if offset == 0:
             return target
         return f"{target} + {offset}" if offset > 0 else f"{target} - {-offset}"
