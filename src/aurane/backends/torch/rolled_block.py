@@ -392,12 +392,11 @@ def _stored(
 def _merged(known: Mapping[str, str], mine: Mapping[str, str]) -> dict[str, str]:
     """The values two calls' forwards read (attribute -> parameter): a call whose loop
     runs no iteration reads fewer, and the class stores what any call reads; each
-    attribute must hold one parameter, and each parameter be stored once."""
-    union = {**known, **mine}
-    clash = any(known.get(attr, param) != param for attr, param in mine.items())
-    if clash or len(set(union.values())) != len(union):
+    attribute must hold one parameter (forwards that read one under two names differ,
+    which their comparison finds)."""
+    if any(known.get(attr, param) != param for attr, param in mine.items()):
         raise Unsupported("the calls' forwards read different stored values")
-    return union
+    return {**known, **mine}
 
 
 class _SelfTranslator(Translator):
