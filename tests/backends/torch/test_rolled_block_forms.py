@@ -97,7 +97,8 @@ def test_concat_join_after_a_bottleneck_is_one_class() -> None:
     assert "            x = torch.cat([h, x], dim=1)\n" in text, text
 
 
-# an alias joined by a concat still falls back: the threaded tensor's width is the local's
+# an alias joined by a concat: the local keeps the alias's width, the threaded tensor's
+# widths are texts apart, and the width grows by both (``test_rolled_block_more.py``)
 ALIAS_CONCAT = """\
 use torch
 
@@ -116,11 +117,16 @@ model Net:
 """
 
 
-def test_alias_joined_by_a_concat_stays_one_class_per_call_and_says_why() -> None:
+def test_alias_joined_by_a_concat_is_one_class() -> None:
+    """Was ``the join 'concat' changes the width`` and a class per call."""
     notes, code = roll_notes(ALIAS_CONCAT)
-    assert notes == ["block 'Dense' at 3:7: the join 'concat' changes the width"], notes
-    assert CLASS.findall(code) == ["Dense", "Dense_2", "Net"], code
-    rolled(ALIAS_CONCAT, "alias_concat", torch.randn(2, 3, 8, 8))
+    assert notes == [], notes
+    gen, flat = rolled(ALIAS_CONCAT, "alias_concat", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(gen.code) == ["Dense", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Net"], flat
+    text = block_class(gen, "Dense")
+    assert "            channels = growth + channels\n" in text, text
+    assert "            x = torch.cat([conv2d, x], dim=1)\n" in text, text
 
 
 # 2. a loop that runs no iteration at one call and fills a numbered container

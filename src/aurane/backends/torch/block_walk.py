@@ -3,16 +3,20 @@ walk (``rolled._Walk``) with the forms a block's loop body takes, each checked a
 call's IR at every visit:
 
 - an inline residual: a second tensor made from the threaded one (``h = x -> ...``, or a
-  call of it alone, ``h = Unit(x, w) as units{i}``, going on by chains) and joined back
-  by one operation of both that makes no module: ``x = add(x, h)`` keeps the width,
-  ``x = concat(x, h, dim=1)`` grows it (``channels = channels + growth``);
+  call of it alone, ``h = Unit(x, w) as units{i}``, going on by chains or under new
+  names, ``h2 = gelu(h1)``) and joined back by one operation of both that makes no
+  module: ``x = add(x, h)`` keeps the width, ``x = concat(x, h, dim=1)`` grows it
+  (``channels = channels + growth``);
 - the threaded tensor going on before that join (``x -> ...``, or under another name the
   join names: ``y = x -> ...``, ``x = add(y, h)``);
-- an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``);
+- an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``, or
+  ``x = concat(r, x, dim=1)``: the local keeps the alias's width until the join);
 - a later input joined to the threaded tensor without a module (``x = add(x, c)``);
 - an unnamed module in a loop (``x -> rms_norm()``), whose IR names number on across the
   iterations (``rms_norm1``, ``rms_norm2``, ...): ``setattr(self, f"rms_norm{i + 1}",
-  ...)``, where every call's names follow one progression in the loop's count.
+  ...)``, where every call's names follow one progression in the loop's count;
+- tensors only each other read, made by no module (``h1 = arange(p)``, ``h2 =
+  hardtanh(h1)``): nothing in ``__init__``, forward computes them and drops them.
 """
 
 from __future__ import annotations
@@ -71,12 +75,15 @@ class BlockWalk(_Walk):
     fors: tuple[ast.For, ...] = ()  # the loops around the statement being walked
     statements: tuple[ast.ForwardStmt, ...] = ()  # the block's whole forward body
     unused: str | None = None  # a second tensor no statement reads: dropped after its body
+    dead: frozenset[str] | None = None  # tensors only dead statements read (``_dead``)
     # an unnamed module's step in a loop -> (its name's prefix, the loop's count, its
     # number) at every visit of every call (shared by the walks), and the path written
     numbers: dict[Span, set[tuple[str, int, int]]]
     paths: dict[Span, str]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
+        if _bound(stmt) <= self._dead() and self._no_module(stmt.value.span):
+            return []  # h1 = zeros(3): read by nothing kept, no module (forward writes it)
         if self.alias is not None:
             if not stmt.targets and stmt.target == self.tensor and self.alias in _names(stmt):
                 return self._join(stmt.value, depth)  # x = add(x, r)
@@ -90,6 +97,8 @@ class BlockWalk(_Walk):
         ):
             self.alias = stmt.target  # makes no module and no node: forward writes nothing
             self.aliases |= {stmt.target}
+            if self._concat_join(stmt):  # the local keeps the alias's width for the join
+                self.grow = self.size
             return []
         if self.renamed is not None and not stmt.targets and stmt.target == self.renamed:
             return self._join(stmt.value, depth)  # x = add(y, h)
@@ -112,10 +121,9 @@ class BlockWalk(_Walk):
         source = self.tensor if self.second is None else self.second
         steps = _steps_from(value, source)
         if isinstance(value, ast.Call):  # h = Unit(x, width): a call of the one tensor
-            node = next((n for n in self.pending if n.span == value.span), None)
-            steps = steps if node is not None and len(node.inputs) == 1 else None
-        if self.second is None and self._unused(stmt) and self._no_module(stmt):
-            return []  # h1 = zeros(3): read by nothing, no module (forward writes it)
+            steps = self._call_steps(value, source)
+        if steps is not None and self._second_renamed(stmt):
+            apart = stmt.target  # h2 = gelu(h1): the second tensor goes on as h2
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
         if self.second is None and self._unused(stmt):  # made, read by nothing: dropped
@@ -133,6 +141,9 @@ class BlockWalk(_Walk):
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         """``x -> relu()`` while a second tensor is made apart: the local is the threaded
         tensor's again, and the second's width text must not read it where it changes."""
+        dead = chain.layer is None and _source(chain) in self._dead()
+        if dead and self._no_module(chain.span):
+            return []  # h1 -> permute(0, 2, 1): a dead tensor going on, no module
         self._untouched(chain)
         if self.second is None:
             return super().chain(chain, depth)
@@ -213,6 +224,37 @@ class BlockWalk(_Walk):
         if self.renamed is not None and self.renamed in _names(stmt):
             raise Unsupported(f"a use of '{self.renamed}' after it goes on as '{self.tensor}'")
 
+    def _call_steps(self, value: ast.Call, source: str) -> tuple[ast.Call, ...] | None:
+        """``Unit(x, width)``: a step of ``source``; or an operation of ``source`` alone
+        given it several times that makes no module (``subtract(x, x)``), its tensors
+        left out as the step's input."""
+        node = next((n for n in self.pending if n.span == value.span), None)
+        if node is None:
+            return None
+        count = len(node.inputs)
+        if count == 1:
+            return _steps_from(value, source)
+        tensors = value.args[:count]
+        if (
+            count < 1
+            or node.layer is not None
+            or _makes_module(node)
+            or any(not isinstance(a, ast.Name) or a.id != source for a in tensors)
+        ):
+            return None
+        return (replace(value, args=value.args[count:]),)
+
+    def _second_renamed(self, stmt: ast.Assign) -> bool:
+        """``h2 = gelu(h1)`` of the second tensor ``h1`` (its steps checked by the caller):
+        it goes on under a new name, which the join then names (``x = add(x, h2)``); a
+        join of the old name is refused there (not one operation of both)."""
+        return (
+            self.second is not None
+            and not stmt.targets
+            and stmt.target not in (self.tensor, self.second, self.renamed, *self.inputs_)
+            and stmt.target not in self.aliases
+        )
+
     def _goes_on_as(self, stmt: ast.Assign) -> bool:
         """``y = x -> ...`` while a second tensor is made apart: the threaded tensor goes
         on under a new name, which the join then names (``x = add(y, h)``)."""
@@ -262,11 +304,17 @@ class BlockWalk(_Walk):
         others = [s for s in _flat(self.statements) if s is not stmt]
         return not stmt.targets and all(stmt.target not in _names(s) for s in others)
 
-    def _no_module(self, stmt: ast.Assign) -> bool:
-        """Whether ``stmt`` makes no module at this visit (its nodes, the next pending
-        ones inside it, are then taken as they are)."""
+    def _dead(self) -> frozenset[str]:
+        """The tensors no statement that matters reads (``_dead_names``), found once."""
+        if self.dead is None:
+            self.dead = _dead_names(self.statements, {self.tensor, *self.inputs_})
+        return self.dead
+
+    def _no_module(self, span: Span) -> bool:
+        """Whether the statement at ``span`` makes no module at this visit (its nodes, the
+        next pending ones inside it, are then taken as they are)."""
         count = 0
-        while count < len(self.pending) and _within(self.pending[count].span, stmt.value.span):
+        while count < len(self.pending) and _within(self.pending[count].span, span):
             count += 1
         inside = self.pending[:count]
         if any(n.layer is not None or _makes_module(n) for n in inside):
@@ -294,6 +342,19 @@ class BlockWalk(_Walk):
                 return isinstance(later.value, ast.Call) and later.value.func == "concat"
         return False
 
+    def _concat_join(self, alias: ast.Assign) -> bool:
+        """Whether the alias ``alias`` binds is joined back by a ``concat`` (the first later
+        statement of the body that rebinds the threaded tensor and reads the alias)."""
+        index = next((i for i, s in enumerate(self.around) if s is alias), None)
+        for later in self.around[index + 1 :] if index is not None else ():
+            if (
+                isinstance(later, ast.Assign)
+                and later.target == self.tensor
+                and alias.target in _names(later.value)
+            ):
+                return isinstance(later.value, ast.Call) and later.value.func == "concat"
+        return False
+
     def _advance(self, text: str, width: int, depth: int) -> list[str]:
         """While a concat's second tensor is made, its width is a text of its own (no
         line): the local still holds the threaded tensor's for the join."""
@@ -306,6 +367,7 @@ class BlockWalk(_Walk):
         """``x = add(x, h)``: no module, and the width the second tensor has; ``x =
         concat(x, h, dim=1)``: the sum of both widths (``channels = channels + growth``)."""
         kept = self.second if self.second is not None else self.alias
+        aliased = self.second is None
         args = [a.id for a in getattr(value, "args", ()) if isinstance(a, ast.Name)]
         grows = self.grow is not None and len(args) != 2  # concat(x, h, h): not the sum
         if not isinstance(value, ast.Call) or set(args) != {self.tensor, kept} or grows:
@@ -325,6 +387,8 @@ class BlockWalk(_Walk):
             self.tensor, self.renamed = self.renamed, None
         if self.grow is not None:
             texts = {self.tensor: self.grow, kept: self.size}
+            if aliased:  # r = x: the threaded tensor's width is the text apart
+                texts = {self.tensor: self.size, kept: self.grow}
             self.size, self.grow = self.grow, None
             terms = [t if _ATOMIC.fullmatch(t) else f"({t})" for t in (texts[a] for a in args)]
             key = ("join", value.span, " + ".join(terms))  # narrowed per text of the terms
@@ -400,6 +464,36 @@ def _flat(stmts: tuple[ast.ForwardStmt, ...]) -> list[object]:
         else:
             out.append(stmt)
     return out
+
+
+def _dead_names(stmts: tuple[ast.ForwardStmt, ...], kept: set[str]) -> frozenset[str]:
+    """The tensors the forward binds that only statements binding such tensors read (a
+    chain ``h1 = arange(p); h2 = hardtanh(h1)`` that nothing reads): no return, loop
+    or ``if`` test, nor any statement binding another tensor, reads them. The per-call
+    classes compute them and drop them; the rolled ``__init__`` need not follow them."""
+    flat = _flat(stmts)
+    bound = [_bound(s) for s in flat]
+    dead = set().union(*bound) - kept
+    changed = True
+    while changed:
+        changed = False
+        for stmt, names in zip(flat, bound, strict=True):
+            if names and names <= dead:
+                continue
+            read = _names(stmt) & dead
+            if read:
+                dead -= read
+                changed = True
+    return frozenset(dead)
+
+
+def _bound(stmt: object) -> set[str]:
+    """The tensors a statement binds: an assignment's targets, a chain's source."""
+    if isinstance(stmt, ast.Assign):
+        return {stmt.target, *(n for n, _ in stmt.targets)}
+    if isinstance(stmt, ast.ChainStmt) and isinstance(stmt.chain.source, ast.Name):
+        return {stmt.chain.source.id}
+    return set()
 
 
 def _source(chain: ast.Chain) -> str | None:

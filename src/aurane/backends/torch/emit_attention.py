@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aurane.backends.torch.emit_common import (
     ATTENTION_HELPER,
     Call,
@@ -93,14 +95,20 @@ def _sdpa(site: Site) -> Step:
     if a["causal"]:
         extra.append("is_causal=True")
     if a["scale"] is not None:
-        extra.append(kw("scale", float(a["scale"])))
+        extra.append(kw("scale", _float(a["scale"])))
     args = (q, _repeat_heads(k, times), _repeat_heads(v, times), *extra)
     return Step(Call("F.scaled_dot_product_attention", args))
 
 
+def _float(value: Any) -> Any:
+    """A plain number as a float; a block parameter's number (``base=-p0``, a symbolic
+    or shown value) as it is, so the block's one class writes its text (``-self.p0``)."""
+    return float(value) if type(value) in (int, float) else value
+
+
 def _rotary(site: Site) -> Step:
-    base = float(site.args["base"])
-    extra = [] if base == 10000.0 else [kw("base", base)]
+    base = _float(site.args["base"])
+    extra = [] if type(base) is float and base == 10000.0 else [kw("base", base)]
     return Step(Call(ROTARY_HELPER, (site.x, *extra)))
 
 

@@ -37,6 +37,7 @@ from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownSt
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
+from aurane.ops.spec import OpSpec
 from aurane.records import record, replace
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.functions import make_divisible
@@ -1020,13 +1021,7 @@ class _Walk:
         spec = lookup(node.op)
         if spec is None:
             raise Unsupported(f"the operation '{node.op}'")
-        given: dict[str, ast.Expr] = {}
-        params = [p.name for p in spec.params]
-        for index, arg in enumerate(step.args):
-            if index >= len(params):
-                raise Unsupported(f"'{step.func}' with more arguments than parameters")
-            given[params[index]] = arg
-        given.update({k.name: k.value for k in step.keywords})
+        given = _given(spec, step)
         args = dict(node.args)
         for name, expr in given.items():
             if name not in args or _literal(expr):
@@ -1035,6 +1030,8 @@ class _Walk:
             value = evaluate(text, self.env)
             if value != plain(args[name]):
                 raise Unsupported(f"'{text}' is not the IR's {name} of '{node.id}'")
+            if isinstance(value, tuple) and emitter(node.op).init is None:
+                continue  # permute(p - 1, 2, 1): forward writes the numbers, no module
             args[name] = _shown(value, text)
         value = self.values[node.inputs[0]]
         assert value.shape is not None
@@ -1201,6 +1198,28 @@ def _constructor_name(leaf: Any, inputs: tuple[str, ...]) -> str:
             raise Unsupported("an output width of another input axis")
         return inputs[0]
     return str(leaf.name)
+
+
+def _given(spec: OpSpec, step: ast.Call) -> dict[str, ast.Expr]:
+    """The step's arguments by parameter, as the compiler binds them: a variadic last
+    positional parameter takes every remaining one as a tuple (``permute(2, 1, 3)``)."""
+    positional = [p for p in spec.params if not p.keyword_only]
+    args = list(step.args)
+    given: dict[str, ast.Expr] = {}
+    if positional and positional[-1].variadic and len(args) >= len(positional):
+        head = len(positional) - 1
+        rest = args[head:]
+        packed = rest[0]
+        if len(rest) > 1 or not isinstance(packed, ast.TupleExpr):
+            packed = ast.TupleExpr(tuple(rest), rest[0].span.merge(rest[-1].span))
+        given[positional[-1].name] = packed
+        args = args[:head]
+    for index, arg in enumerate(args):
+        if index >= len(positional):
+            raise Unsupported(f"'{step.func}' with more arguments than parameters")
+        given[positional[index].name] = arg
+    given.update({k.name: k.value for k in step.keywords})
+    return given
 
 
 def _shown(value: Any, text: str) -> Any:

@@ -22,9 +22,9 @@ or, where a call gives an operation without an argument-free module class, a fun
 and a loop may make a second tensor from the threaded one and join it back (``h = x ->
 ...`` then ``x = add(x, h)``, or ``x = concat(x, h, dim=1)``, the width growing by the
 second's: ``channels = channels + growth``), or keep the threaded one under a second name
-and join it back (``r = x``, ``x -> ...``, then ``x = add(x, r)``: ``block_walk.py``). A
-later input (``def forward(x, c)``) may be joined to the threaded tensor without a module
-(``x = add(x, c)``).
+and join it back (``r = x``, ``x -> ...``, then ``x = add(x, r)`` or ``x = concat(r, x,
+dim=1)``: ``block_walk.py``). A later input (``def forward(x, c)``) may be joined to the
+threaded tensor without a module (``x = add(x, c)``).
 
 Anything else raises ``rolled.Unsupported`` and the instances keep today's classes.
 """
@@ -102,7 +102,60 @@ def roll_block(
     call's graph and the lines of the class written for it alone. ``resolved`` gives a
     call's values of the block's constants as the compiler computed them (each constant's
     text must give them). ``Unsupported`` when the roller cannot write it (the caller
-    names the block)."""
+    names the block). Where no call's class takes an input size (the calls' inputs are
+    alike) and the channels' walk fails, the last axis is tried (``dense`` layers of a
+    sequence that grow its features: ``concat(x, h, dim=-1)``)."""
+
+    def at(axis: int | None) -> tuple[list[str], int]:
+        return _roll_block(
+            model,
+            instances,
+            axis,
+            name=name,
+            constants=constants,
+            block_models=block_models,
+            class_of=class_of,
+            dims_of=dims_of,
+            resolved=resolved,
+        )
+
+    try:
+        return at(None)
+    except Unsupported as error:
+        last = _unsized_last_axis(instances, dims_of)
+        if last is None:
+            raise
+        try:
+            return at(last)
+        except Unsupported:
+            raise error from None  # the channels' reason, as before the retry
+
+
+def _unsized_last_axis(
+    instances: Sequence[tuple[Graph, list[str]]],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+) -> int | None:
+    """The last axis of a sample of rank 2 or more where no call's own class takes an
+    input size, which ``rolled_axis`` then leaves at the channels; else None."""
+    rank = len(instances[0][0].input_value.shape or ()) - 1
+    if rank < 2 or any(dims_of(g) != () for g, _ in instances):
+        return None
+    return rank - 1
+
+
+def _roll_block(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    axis: int | None,
+    *,
+    name: str,
+    constants: Mapping[str, ast.Expr],
+    block_models: Mapping[str, ast.Model],
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
+) -> tuple[list[str], int]:
+    """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
     if forward is None or len(instances) < 2:
         raise Unsupported("a block with one instance")
@@ -122,7 +175,8 @@ def roll_block(
     rank = len(shape) - 1
     if any(len(g.input_value.shape or ()) != len(shape) for g, _ in instances):
         raise Unsupported("calls at inputs of different ranks")
-    axis = rolled_axis((dims_of(g) for g, _ in instances), rank)
+    if axis is None:
+        axis = rolled_axis((dims_of(g) for g, _ in instances), rank)
     width = input_names(rank, params)[axis]
     loops = _loop_names(forward.body)
     names = [*params, *loops, *fields, width]
@@ -359,10 +413,20 @@ def _stored(
                 continue
             else:
                 break
-        if found is not None and (mine, made) != found:
+        if found is not None and made != found[1]:
             raise Unsupported("the calls' forwards read different stored values")
-        found = (mine, made)
+        found = (_merged(found[0] if found is not None else {}, mine), made)
     return found or ({}, [])
+
+
+def _merged(known: Mapping[str, str], mine: Mapping[str, str]) -> dict[str, str]:
+    """The values two calls' forwards read (attribute -> parameter): a call whose loop
+    runs no iteration reads fewer, and the class stores what any call reads; each
+    attribute must hold one parameter (forwards that read one under two names differ,
+    which their comparison finds)."""
+    if any(known.get(attr, param) != param for attr, param in mine.items()):
+        raise Unsupported("the calls' forwards read different stored values")
+    return {**known, **mine}
 
 
 class _SelfTranslator(Translator):
@@ -516,6 +580,7 @@ class _ForwardWriter:
         self.branches = branches
         self.code: list[str] = []  # the instance's forward, comments left out
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
+        self.targets: list[str | None] = []  # the loops' targets around the statement
 
     def body(
         self, stmts: tuple[ast.ForwardStmt, ...], depth: int, frames: tuple[Frame, ...]
@@ -554,7 +619,8 @@ class _ForwardWriter:
     def _templated(self, lines: list[str], node: Node, calls: Mapping[Span, ast.Call]) -> list[str]:
         """``self.layers0`` as ``getattr(self, f"layers{i}")``: the iteration's module."""
         if node.layer is None and node.span in self.paths:  # self.dense3: an unnamed one
-            pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.\[])")
+            # a parameter is indexed (``self.positional_encoding1[:, : x.shape[1]]``)
+            pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.])")
             made = f'getattr(self, f"{self.paths[node.span]}")'
             return [pattern.sub(made, line) for line in lines]
         if node.layer is None:
@@ -575,15 +641,39 @@ class _ForwardWriter:
         """``self.layers[1]`` as ``self.layers[i]``: a numbered container ``layers.{i}``."""
         head, _, key = call.layer.rpartition(".") if call.layer else ("", "", "")
         index = layer.rpartition(".")[2]
-        if key != "{}" or not head.isidentifier() or len(call.layer_holes) != 1:
+        if key == "*" and head.isidentifier() and not call.layer_holes:
+            hole = self._next_child(layer)
+        elif key != "{}" or not head.isidentifier() or len(call.layer_holes) != 1:
             raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
-        hole = self.tr.text(call.layer_holes[0])
+        else:
+            hole = self.tr.text(call.layer_holes[0])
         if f"{head}.{evaluate(hole, self.env)}" != layer:
             raise Unsupported(f"the layer '{layer}' is not numbered by its loop")
         pattern = re.compile(rf"\bself\.{head}\[{index}\](?![\w.\[])")
         return [pattern.sub(f"self.{head}[{hole}]", line) for line in lines]
 
+    def _next_child(self, layer: str) -> str:
+        """``stack.*`` (the container's next child) in a loop: its index as the loop's
+        count plus the children made before the loop (``i``, ``i + 2``); the iterations and
+        calls must then write one text (checked where their statements are compared)."""
+        target = self.targets[-1] if len(self.targets) == 1 else None
+        count = self.env.get(target) if target is not None else None
+        index = layer.rpartition(".")[2]
+        if target is None or not isinstance(count, int) or not index.isdigit():
+            raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
+        offset = int(index) - count
+        if offset == 0:
+            return target
+        return f"{target} + {offset}" if offset > 0 else f"{target} - {-offset}"
+
     def loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
+        self.targets.append(stmt.target.name)
+        try:
+            return self._loop(stmt, depth, frames)
+        finally:
+            self.targets.pop()
+
+    def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         iterable = self.tr.text(stmt.iterable)
         lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
         body: list[str] | None = None

@@ -1,0 +1,343 @@
+"""Issue 24 item 3: further forms of a block whose calls differ in loop counts written as
+one class (``rolled_block.py``, ``block_walk.py``), found by the one-class bench
+(``bench/one_class_per_block.py``). Each program is executed (``run_accepted`` compares
+every shape and the parameter count with the IR's), the rolled class strict-loads the
+state dict of the build with one class per call (``roll_networks=False``) and computes
+the same, and the classes are counted."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import CLASS, block_class, rolled  # noqa: E402
+
+# 1. an operation with variadic arguments in a loop (fuzz seed 2000059's permute)
+VARIADIC = """\
+use torch
+
+model Swap(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> conv2d(w, 3, padding=1) as convs{i} -> permute(1, 3, 2) -> reshape(w, 5, 5)
+        return x
+
+model Net:
+    input_shape = (3, 5, 5)
+    def forward(x):
+        x -> Swap(4, 1) as a -> Swap(6, 2) as b -> flatten() -> dense(2)
+"""
+
+
+def test_variadic_arguments_in_a_loop_bind_as_the_compiler_binds_them() -> None:
+    """``permute(1, 3, 2)`` and ``reshape(w, 5, 5)`` in the loop: their arguments are one
+    tuple parameter (``dims``, ``shape``), as the compiler binds them, where the walk
+    took them one parameter each (``'permute' with more arguments than parameters``)."""
+    gen, flat = rolled(VARIADIC, "variadic", torch.randn(2, 3, 5, 5))
+    assert CLASS.findall(gen.code) == ["Swap", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Swap", "Swap_2", "Net"], flat
+    text = block_class(gen, "Swap")
+    assert "            x = x.permute(0, 1, 3, 2)\n" in text, text
+    assert "            x = x.reshape(x.shape[0], self.w, 5, 5)\n" in text, text
+
+
+# 2. tensors made in a loop that only each other read, with no module (fuzz seeds
+# 2000543: ``h1 = arange(p0)``, ``h2 = hardtanh(h1)``; 2000059: ``h1 = transpose(x, ...)``,
+# ``h1 -> permute(...)``), at a call whose loop runs no iteration too
+DEAD = """\
+use torch
+
+model Probe(w, p, n: int):
+    def forward(x):
+        for i in range(n):
+            h1 = arange(p * 0.5)
+            h2 = hardtanh(h1)
+            t = transpose(x, 2, 3)
+            t -> permute(2, 3, 1) -> relu()
+            x -> conv2d(w, 3, padding=1) as convs{i}
+        return x
+
+model Net:
+    input_shape = (3, 6, 5)
+    def forward(x):
+        x -> Probe(4, 5, 0) as a -> Probe(4, 5, 2) as b -> Probe(6, 5, 1) as c
+          -> flatten() -> dense(2)
+"""
+
+
+def test_tensors_only_dead_statements_read_are_computed_and_dropped() -> None:
+    """``h1``, ``h2`` and ``t`` are read by no statement that binds another tensor, nor by
+    a return or a test: ``__init__`` builds nothing for them (they make no module) and
+    forward computes them as each call's class did (was ``an assignment to 'h1' the
+    roller does not write``). The call at ``n=0`` reads no ``self.p``; the class stores
+    it for the others."""
+    gen, flat = rolled(DEAD, "dead", torch.randn(2, 3, 6, 5))
+    assert CLASS.findall(gen.code) == ["Probe", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Probe", "Probe_2", "Probe_3", "Net"], flat
+    text = block_class(gen, "Probe")
+    assert "        self.p = p\n" in text, text
+    assert "            h2 = F.hardtanh(h1)\n" in text, text
+    assert "            t = t.permute(0, 2, 3, 1)\n" in text, text
+    assert '            x = getattr(self, f"convs{i}")(x)\n' in text, text
+
+
+# 3. an alias joined back by a concat: DenseNet's dense layer spelled with ``r = x``
+ALIAS_BOTTLENECK = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> batchnorm() as norms{i} -> relu() -> conv2d(4 * growth, 1) as reduce{i}
+            x = x -> batchnorm() as norm2s{i} -> conv2d(growth, 3, padding=1) as convs{i}
+            x = concat(r, x, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 1) as a -> Dense(2, 2) as b -> Dense(3, 0) as c
+          -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_alias_joined_by_a_concat_grows_the_width_by_both() -> None:
+    """``r = x``, ``x`` going on through a bottleneck, ``x = concat(r, x, dim=1)``: the
+    local keeps the alias's width while the threaded tensor's widths are texts of their
+    own (``nn.BatchNorm2d(4 * growth)``, no line), and the join grows it
+    (``channels = channels + growth``), where the join was taken to change the width
+    (``the join 'concat' changes the width``) and each call kept a class."""
+    gen, flat = rolled(ALIAS_BOTTLENECK, "alias_bottleneck", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(gen.code) == ["Dense", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Dense_3", "Net"], flat
+    text = block_class(gen, "Dense")
+    assert 'setattr(self, f"norm2s{i}", nn.BatchNorm2d(4 * growth))' in text, text
+    assert "            channels = channels + growth\n" in text, text
+    assert "            x = torch.cat([x, conv2d], dim=1)\n" in text, text
+    assert text.count("channels = ") == 2, text  # no line while the threaded tensor goes on
+
+
+# 4. a loop on the last axis where the calls' inputs are alike (fuzz seed 4000021): no
+# call's class takes an input size, so nothing said which axis the loop threads
+LAST_ALIKE = """\
+use torch
+
+model Grow(g: int, n):
+    def forward(x):
+        for i in range(n):
+            h = dense(x, g) as dl{i + 1}
+            x = concat(x, h, dim=-1)
+        return x
+
+model Net:
+    input_shape = (2, 5, 10)
+    def forward(x):
+        h = Grow(x, 1, 0) as a
+        h -> Grow(2, 3) as b -> flatten() -> dense(2) as head
+        return h
+"""
+
+
+def test_loop_on_the_last_axis_of_alike_inputs_takes_in_features() -> None:
+    """``Grow(x, 1, 0)`` and ``Grow(2, 3)`` at one input shape: the channels' walk fails
+    (``nn.Linear(10, g)`` against ``nn.Linear(12, g)``: the iterations differ) and the
+    last axis is tried, where a call's class that takes a size would have said so."""
+    gen, flat = rolled(LAST_ALIKE, "last_alike", torch.randn(2, 2, 5, 10))
+    assert CLASS.findall(gen.code) == ["Grow", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Grow", "Grow_2", "Net"], flat
+    text = block_class(gen, "Grow")
+    assert "    def __init__(self, in_features, g, n):\n" in text, text
+    assert 'setattr(self, f"dl{i + 1}", nn.Linear(channels, g))' in text, text
+    assert "Grow(10, 1, 0)" in gen.code and "Grow(10, 2, 3)" in gen.code, gen.code
+
+
+# 5. a float parameter given to rotary_embedding's base or attention's scale (fuzz seed
+# 4000115): the emitter wrote the number of each call (``base=20000.0``)
+ATTEND = """\
+use torch
+
+model Attend(b: float, s: float):
+    def forward(x):
+        h = rotary_embedding(x, base=-b)
+        return scaled_dot_product_attention(h, h, x, scale=s / 2)
+
+model Net:
+    input_shape = (3, 4, 6)
+    def forward(x):
+        x -> Attend(-20000.0, 0.5) as a -> Attend(-10000.0, 0.25) as b
+"""
+
+
+def test_rotary_base_and_attention_scale_of_a_parameter_write_its_text() -> None:
+    """``base=-b`` and ``scale=s / 2`` read the block's parameters (``-self.b``,
+    ``self.s / 2``), where each call's class wrote its numbers (``Attend``, ``Attend_2``:
+    ``a block without loops whose calls write ...``); at ``b = -10000.0`` the base is
+    still written (left out as the default only where it is a number)."""
+    gen, flat = rolled(ATTEND, "attend", torch.randn(2, 3, 4, 6))
+    assert CLASS.findall(gen.code) == ["Attend", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Attend", "Net"], flat  # no loop: one class there too
+    text = block_class(gen, "Attend")
+    assert "h = rotary_embedding(x, base=-self.b)" in text, text
+    assert "F.scaled_dot_product_attention(h, h, x, scale=self.s / 2)" in text, text
+
+
+# 6. a second tensor that goes on under new names before its join (fuzz seed 5000103)
+RENAMED = """\
+use torch
+
+model Mix(n):
+    def forward(x):
+        for i in range(n):
+            h1 = tanh(x)
+            h2 = gelu(h1, approximate="tanh")
+            x = add(x, h2)
+        return x
+
+model Net:
+    input_shape = (3, 4)
+    def forward(x):
+        x -> Mix(0) as a -> Mix(3) as b -> flatten() -> dense(2) as head
+"""
+
+RENAMED_GROWTH = """\
+use torch
+
+model Dense(growth, n):
+    def forward(x):
+        for i in range(n):
+            h1 = x -> batchnorm() as norms{i}
+            h2 = conv2d(h1, growth, 3, padding=1) as convs{i}
+            h3 = relu(h2)
+            x = concat(x, h3, dim=1)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Dense(4, 2) as a -> Dense(2, 0) as b -> Dense(3, 3) as c
+          -> global_avg_pool() -> dense(2) as head
+"""
+
+
+def test_second_tensor_going_on_under_new_names_is_joined_by_its_last() -> None:
+    """``h1 = tanh(x)``, ``h2 = gelu(h1)``, ``x = add(x, h2)``: the second tensor goes on
+    as ``h2``, which the join names (was ``an assignment to 'h2' the roller does not
+    write``)."""
+    gen, flat = rolled(RENAMED, "renamed", torch.randn(2, 3, 4))
+    assert CLASS.findall(gen.code) == ["Mix", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Mix", "Mix_2", "Net"], flat
+    text = block_class(gen, "Mix")
+    assert '            h2 = F.gelu(h1, approximate="tanh")\n' in text, text
+    assert "            x = x + h2\n" in text, text
+
+
+def test_second_tensor_going_on_under_new_names_grows_by_a_concat() -> None:
+    """The same with modules and a concat join: the width grows by the last name's
+    (``channels = channels + growth``)."""
+    gen, flat = rolled(RENAMED_GROWTH, "renamed_growth", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(gen.code) == ["Dense", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Dense", "Dense_2", "Dense_3", "Net"], flat
+    text = block_class(gen, "Dense")
+    assert 'setattr(self, f"convs{i}", nn.Conv2d(channels, growth, kernel_size=3, padding=1))' in (
+        text
+    ), text
+    assert "            channels = channels + growth\n" in text, text
+    assert "            x = torch.cat([x, h3], dim=1)\n" in text, text
+
+
+# 7. an unnamed parameter in a loop that forward indexes (fuzz seed 7000241)
+INDEXED = """\
+use torch
+
+model Pos(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> positional_encoding(8) -> dense(w) as fcs{i}
+        return x
+
+model Net:
+    input_shape = (6, 4)
+    def forward(x):
+        x -> Pos(4, 1) as a -> Pos(5, 2) as b -> flatten() -> dense(2) as head
+"""
+
+
+def test_unnamed_parameter_in_a_loop_that_forward_indexes_is_its_iterations() -> None:
+    """``positional_encoding(8)`` in the loop: an ``nn.Parameter`` per iteration, which
+    forward reads indexed (``self.positional_encoding1[:, : x.shape[1]]``); the name is
+    templated there too (``getattr(self, f"positional_encoding{i + 1}")[...]``), where
+    only a module's call was (the iterations differed)."""
+    gen, flat = rolled(INDEXED, "indexed", torch.randn(2, 6, 4))
+    assert CLASS.findall(gen.code) == ["Pos", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Pos", "Pos_2", "Net"], flat
+    text = block_class(gen, "Pos")
+    assert 'f"positional_encoding{i + 1}", nn.Parameter(torch.zeros(1, 8, channels))' in text
+    assert (
+        '            x = x + getattr(self, f"positional_encoding{i + 1}")[:, : x.shape[1]]\n'
+        in text
+    ), text
+
+
+# 8. a second tensor made by an operation given the threaded tensor twice (fuzz seed
+# 7000167: ``h1 = subtract(x, x)``)
+TWICE = """\
+use torch
+
+model Square(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> conv1d(w, 3, padding=1) as convs{i}
+            h = multiply(x, x)
+            x = add(x, h)
+        return x
+
+model Net:
+    input_shape = (3, 12)
+    def forward(x):
+        x -> Square(4, 1) as a -> Square(5, 2) as b -> flatten() -> dense(2) as head
+"""
+
+
+def test_second_tensor_of_the_threaded_one_given_twice_is_joined_back() -> None:
+    """``h = multiply(x, x)``: a step of ``x`` alone that makes no module, its width the
+    IR's (was ``an assignment to 'h' the roller does not write``: a call of several
+    tensors)."""
+    gen, flat = rolled(TWICE, "twice", torch.randn(2, 3, 12))
+    assert CLASS.findall(gen.code) == ["Square", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Square", "Square_2", "Net"], flat
+    text = block_class(gen, "Square")
+    assert "            h = x * x\n" in text, text
+    assert "            x = x + h\n" in text, text
+
+
+# 9. a container filled in order (``as stack.*``) inside the loop (fuzz seed 9000255)
+NEXT_CHILD = """\
+use torch
+
+model Tower(w, n):
+    def forward(x):
+        x -> dense(w) as stack.*
+        for i in range(n):
+            x -> relu() -> dense(w) as stack.*
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Tower(8, 1) as a -> Tower(4, 3) as b -> dense(2) as head
+"""
+
+
+def test_next_child_of_a_container_in_a_loop_is_indexed_by_the_count() -> None:
+    """``as stack.*`` in the loop after one child made before it: forward reads
+    ``self.stack[i + 1]`` (the loop's count plus the children before), where only a
+    ``stack.{i}`` was indexed (``the layer 'stack.1' in a loop is not a numbered
+    child``)."""
+    gen, flat = rolled(NEXT_CHILD, "next_child", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Tower", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Tower", "Tower_2", "Net"], flat
+    text = block_class(gen, "Tower")
+    assert "            self.stack.append(nn.Linear(channels, w))\n" in text, text
+    assert "            x = self.stack[i + 1](x)\n" in text, text
