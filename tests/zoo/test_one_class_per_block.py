@@ -18,6 +18,8 @@ from aurane.syntax import ast
 
 torch = pytest.importorskip("torch")
 
+from tests.backends.torch.one_class import built_alike  # noqa: E402
+
 ZOO = Path(__file__).resolve().parents[2] / "examples" / "zoo"
 CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
 MODEL = re.compile(r"^model (\w+)", re.MULTILINE)
@@ -410,13 +412,7 @@ def _same_modules(source: str, name: str, entry: str, x: torch.Tensor) -> tuple[
     codes."""
     rolled, code = _generated(source, name, True)
     unrolled, flat = _generated(source, f"{name}_flat", False)
-    torch.manual_seed(0)
-    mine = getattr(rolled, entry)()
-    torch.manual_seed(0)
-    theirs = getattr(unrolled, entry)()
-    assert list(mine.state_dict()) == list(theirs.state_dict())
-    for key, value in theirs.state_dict().items():
-        assert torch.equal(mine.state_dict()[key], value), key
+    mine, theirs = built_alike(rolled, unrolled, entry)
     torch.manual_seed(1)
     fresh = getattr(rolled, entry)()
     fresh.load_state_dict(theirs.state_dict(), strict=True)

@@ -48,6 +48,21 @@ def roll_notes(source: str) -> tuple[list[str], str]:
     return notes, code
 
 
+def built_alike(
+    rolled: types.ModuleType, unrolled: types.ModuleType, entry: str
+) -> tuple[nn.Module, nn.Module]:
+    """``entry`` of both builds, each made after the same seed: the same modules built in
+    the same order (the same state-dict keys and initial weights)."""
+    torch.manual_seed(0)
+    mine = getattr(rolled, entry)()
+    torch.manual_seed(0)
+    theirs = getattr(unrolled, entry)()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    for key, value in theirs.state_dict().items():
+        assert torch.equal(mine.state_dict()[key], value), key
+    return mine, theirs
+
+
 def rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
     """The program run against its IR, and its ``Net`` checked against the build with one
     class per call (``same``); that build's code."""
@@ -74,13 +89,7 @@ def rolls_exactly(
     assert ANY_CLASS.findall(code) == [*blocks, "Net", *variants], code
     assert ANY_CLASS.findall(flat) == [*blocks, *variants], flat
     for variant in variants:
-        torch.manual_seed(0)
-        mine = getattr(rolled, variant)()
-        torch.manual_seed(0)
-        theirs = getattr(unrolled, variant)()
-        assert list(mine.state_dict()) == list(theirs.state_dict())
-        for key, value in theirs.state_dict().items():
-            assert torch.equal(mine.state_dict()[key], value), key
+        mine, theirs = built_alike(rolled, unrolled, variant)
         torch.manual_seed(1)
         for p in theirs.parameters():
             p.data.normal_()

@@ -15,7 +15,7 @@ from aurane.compile import compile_detailed
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import build, rolls_exactly  # noqa: E402
+from tests.backends.torch.one_class import build, built_alike, rolls_exactly  # noqa: E402
 
 # each class with its base: a variant's is the network's
 CLASS = re.compile(r"^class (\w+)\((\w+|nn\.Module)\):", re.MULTILINE)
@@ -65,13 +65,7 @@ model wide = Net([8, 8], Down, out=3):
 def _same_variant(rolled: types.ModuleType, unrolled: types.ModuleType, variant: str) -> None:
     """The same modules built in the same order (keys and initial weights), a strict load
     of the written-out class's weights, equal outputs."""
-    torch.manual_seed(0)
-    mine = getattr(rolled, variant)()
-    torch.manual_seed(0)
-    theirs = getattr(unrolled, variant)()
-    assert list(mine.state_dict()) == list(theirs.state_dict())
-    for key, value in theirs.state_dict().items():
-        assert torch.equal(mine.state_dict()[key], value), key
+    mine, theirs = built_alike(rolled, unrolled, variant)
     torch.manual_seed(1)
     fresh = getattr(rolled, variant)()
     fresh.load_state_dict(theirs.state_dict(), strict=True)
