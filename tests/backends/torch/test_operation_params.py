@@ -132,9 +132,10 @@ def test_in_a_named_container_the_parameter_builds_the_module() -> None:
     assert torch.allclose(model(x), expected, atol=1e-6)
 
 
-def test_an_operation_given_arguments_stays_one_class_per_operation() -> None:
-    """``act(0.2)`` has no argument-free module form: the operation stays folded into the
-    class, one class per operation given (the located fallback), and still runs."""
+def test_an_operation_given_arguments_is_a_function_argument() -> None:
+    """``act(0.2)`` has no argument-free module form: the class takes a function, each call
+    passing its operation with the argument (``functools.partial(F.leaky_relu,
+    negative_slope=0.2)``); one class (was one per operation given, with a note)."""
     gen = _proved(
         """
         model Unit(width, act):
@@ -147,8 +148,15 @@ def test_an_operation_given_arguments_stays_one_class_per_operation() -> None:
                 x -> Unit(16, leaky_relu) -> Unit(4, elu)
         """
     )
-    assert CLASS.findall(gen.code) == ["Unit", "Unit_2", "Net"]
-    assert "act" not in _class(gen, "Unit")
+    assert CLASS.findall(gen.code) == ["Unit", "Net"], gen.code
+    assert "        self.act = act\n" in _class(gen, "Unit")
+    assert "Unit(8, 16, functools.partial(F.leaky_relu, negative_slope=0.2))" in gen.code
+    assert "Unit(16, 4, functools.partial(F.elu, alpha=0.2))" in gen.code
+    model = gen.module.Net()
+    x = torch.randn(2, 8)
+    first, second = model.unit1.dense1, model.unit2.dense1
+    expected = F.elu(_dense(second, F.leaky_relu(_dense(first, x), 0.2)), 0.2)
+    assert torch.allclose(model(x), expected, atol=1e-6)
 
 
 def test_a_block_giving_its_operation_to_an_inner_block() -> None:

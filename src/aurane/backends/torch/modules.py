@@ -43,6 +43,9 @@ class ClassPlan:
     # (node id, constructor parameter, attribute) for each node whose operation an
     # operation-valued parameter gives (act=nn.ReLU): ``act()``, applied as ``self.act(x)``
     op_params: tuple[tuple[str, str, str], ...] = ()
+    # the operation-valued constructor parameters among those taken as functions
+    # (``act=F.relu``: stored as ``self.act = act``, no module built)
+    functions: tuple[str, ...] = ()
     # (node id, constructor parameter) for each block call whose block a model-valued
     # parameter gives (block=Basic): built as ``block(...)``
     class_params: tuple[tuple[str, str], ...] = ()
@@ -237,7 +240,7 @@ def emit_class(
         *wrap(1, "", init_head, tail=":"),
         f"{INDENT * 2}super().__init__()",
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in plan.stored),
-        *_op_modules(sites),
+        *_op_modules(sites, frozenset(plan.functions)),
     ]
     whole = applied_whole(graph, sites, names.inputs, names.output)
     lines += _inits(sites, whole)
@@ -256,13 +259,17 @@ def emit_class(
     return lines
 
 
-def _op_modules(sites: list[Site]) -> list[str]:
-    """``self.act = act()``: one module per operation-valued parameter applied unnamed."""
+def _op_modules(sites: list[Site], functions: frozenset[str] = frozenset()) -> list[str]:
+    """``self.act = act()``: one module per operation-valued parameter applied unnamed; a
+    parameter of ``functions`` is stored as given (``self.act = act``: a function)."""
     made: dict[str, str] = {}
     for site in sites:
         if site.op_param and site.node.layer is None:
             made.setdefault(site.op_attr, site.op_param)
-    return [f"{INDENT * 2}self.{attr} = {param}()" for attr, param in made.items()]
+    return [
+        f"{INDENT * 2}self.{attr} = {param}{'' if param in functions else '()'}"
+        for attr, param in made.items()
+    ]
 
 
 def _forward_sites(sites: list[Site], graph: Graph, names: Locals) -> list[Site]:

@@ -269,10 +269,15 @@ class ParamClasses:
         self.unfolded = _shared_spatial(order, _varying_spatial(order), self.varying)
         # (instance, parameter) whose block is folded after all: its class serves one block
         self.folded: set[tuple[int, str]] = set()
+        # per block, the operation-valued parameters its classes take as functions, each
+        # with its default's function (decided before any caller's, which passes it on)
+        self.functions: dict[str, dict[str, str | None]] = {}
         self.globals.allocate_all(instances)
         # every instance of a block, then its classes joined, before any of its callers
         for name in TopologicalSorter(callees).static_order():
             graphs = [graph for graph in order if graph.name == name]
+            # a function argument is a roller's form: with none, each call keeps its class
+            self.functions[name] = self._function_params(graphs) if roll is not None else {}
             for graph in graphs:
                 self._assign(graph)
             while self._fold_unshared(name):
@@ -318,7 +323,12 @@ class ParamClasses:
         (one they all give the same stays folded, ``self.block1 = Basic(...)``), whose
         block calls all build one class, and whose default, if any, is the one class of a
         block written before this one (a default is evaluated where the class is defined)."""
-        out = _operations(graph)
+        functions = self.functions.get(graph.name, {})
+        out = {
+            param: default
+            for param, default in _operations(graph).items()
+            if param not in functions and self._passes_modules(graph, param)
+        }
         order = list(self.models)
         for param, found in graph.block_models.items():
             if param not in self.varying.get(graph.name, ()) or (id(graph), param) in self.folded:
@@ -339,6 +349,51 @@ class ParamClasses:
             out[param] = default
         return out
 
+    def _passes_modules(self, graph: Graph, param: str) -> bool:
+        """Whether every inner block the operation-valued ``param`` is given to takes it as
+        a module class: not where that block's class takes it as a function."""
+        nodes = {n.id: n for n in graph.nodes}
+        for node_id, inner in _given(graph, param).passed:
+            sub = nodes[node_id].subgraph
+            if sub is not None and inner not in self._operations(sub):
+                return False
+        return True
+
+    def _function_params(self, graphs: Sequence[Graph]) -> dict[str, str | None]:
+        """The operation-valued parameters one block's classes take as functions
+        (``act=F.relu``, a call passing ``torch.exp``): its calls give different operations,
+        one applied (or passed on) without an argument-free module class (an operation
+        no call applies is taken as its module class: ``_unused_module``), and each call's
+        is a function of one tensor (``function_value``) that it applies unnamed or passes
+        on to inner blocks taking it as a function. Each with its default's function (None:
+        none)."""
+        out: dict[str, str | None] = {}
+        for param, found in graphs[0].block_ops.items():
+            if any(param not in g.block_ops for g in graphs):
+                continue
+            if all(param in self._operations(g) or _applies_none(g, param) for g in graphs):
+                continue  # act=nn.ReLU
+            given = {self._function_given(g, param) for g in graphs}
+            default = function_of(found.default) if found.default is not None else None
+            if None in given or len(given) == 1 or (found.default and default is None):
+                continue  # folded: one class per operation given, or one for all
+            out[param] = default
+        return out
+
+    def _function_given(self, graph: Graph, param: str) -> str | None:
+        """The function the operation-valued ``param`` gives the instance ``graph``
+        (``torch.exp``), or None where a named step applies it (a module, not a function)
+        or an inner block it is given to does not take it as a function."""
+        found = graph.block_ops[param]
+        nodes = {n.id: n for n in graph.nodes}
+        if any(nodes[n].layer for n in found.nodes):
+            return None
+        for node_id, inner in found.passed:
+            sub = nodes[node_id].subgraph
+            if sub is None or inner not in self.functions.get(sub.name, {}):
+                return None
+        return function_value(graph, param)
+
     def _plan(
         self,
         graph: Graph,
@@ -356,16 +411,18 @@ class ParamClasses:
         ops = self._operations(graph)
         for param, default in (unused or {}).items():
             ops.setdefault(param, default)
-        params = self._params(graph, ops)
+        functions = self.functions.get(graph.name, {})
+        taken_ops = {**ops, **functions}  # every operation-valued parameter it takes
+        params = self._params(graph, taken_ops)
         defaults = dict(graph.block_defaults)
-        renamed = _operation_ids(graph, ops)
+        renamed = _operation_ids(graph, taken_ops)
         varying = self.unfolded.get(graph.name, frozenset())
         if dims is not None:
             varying &= frozenset(dims)
-        scopes, probe = self._probe(graph, params, ops, renamed, varying)
+        scopes, probe = self._probe(graph, params, taken_ops, renamed, varying)
         taken = varying & frozenset(scopes.used_inputs)
         if taken and taken != varying:  # named by the spatial axes it takes (in_features)
-            scopes, probe = self._probe(graph, params, ops, renamed, taken)
+            scopes, probe = self._probe(graph, params, taken_ops, renamed, taken)
         shown, forward = probe.graph, probe.forward_graph
         claimed, op_params, class_params = probe.claimed, probe.op_params, probe.class_params
         if dims is None:
@@ -380,6 +437,8 @@ class ParamClasses:
                 signature.append(f"{param}={lit(plain(defaults[param]))}")
             elif ops.get(param) is not None:
                 signature.append(f"{param}={ops[param]}")
+            elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
+                signature.append(f"{param}={functions[param]}")
             else:
                 signature.append(param)
         stored = scopes.stored([*names, *params])
@@ -392,6 +451,7 @@ class ParamClasses:
             stored=stored,
             claimed=claimed,
             op_params=op_params,
+            functions=tuple(functions),
             class_params=class_params,
             input_sizes=scopes.input_sizes(),
         )
@@ -463,10 +523,13 @@ class ParamClasses:
                 self.globals.allocate(graph.name) if not by_key else self.globals.fresh(graph.name)
             )
             ops = self._operations(graph)
-            params, defaults = self._params(graph, ops), dict(graph.block_defaults)
+            functions = self.functions.get(graph.name, {})
+            params = self._params(graph, {**ops, **functions})
+            defaults = dict(graph.block_defaults)
             found = by_key[key] = _Class(
                 name, replace(plan, name=name), dims, params, defaults, ops, more
             )
+            found.functions = dict(functions)
         found.members.append(lines)
         found.graphs.append(graph)
         self.by_graph[id(graph)] = found
@@ -572,7 +635,7 @@ class ParamClasses:
         unused = _unused_operations(classes)
         if unused is None:
             return None
-        params = self._params(graphs[0], {**classes[0].ops, **unused})
+        params = self._params(graphs[0], {**classes[0].ops, **classes[0].functions, **unused})
         scopes = _Scopes(graphs[0], params, self._taken(classes))
         tests: dict[tuple[int, int], Test] = {}
         for i, stmt in enumerate(conditions.ifs):
@@ -619,7 +682,7 @@ class ParamClasses:
         instance takes the ``unused`` operation-valued parameters some others apply."""
         graphs = [g for c in classes for g in c.graphs]
         ops = {**classes[0].ops, **unused}
-        params = self._params(graphs[0], ops)
+        params = self._params(graphs[0], {**ops, **classes[0].functions})
         scopes = _Scopes(graphs[0], params, self._taken(classes))
         parts: list[Parts] = []
         members: list[Member] = []
@@ -673,6 +736,7 @@ class ParamClasses:
             {p: ops[p] for p in params if p in ops},
             more,
         )
+        joined.functions = dict(classes[0].functions)
         joined.lines = lines
         joined.graphs = graphs
         return joined, used
@@ -725,7 +789,9 @@ class ParamClasses:
         given = node.args.get("arguments", {})
         for param in cls.params:
             if param in cls.functions:  # act=torch.exp: the function this call's nodes apply
-                text = function_value(sub, param) if sub is not None else None
+                named = given.get(param)  # or the caller's own parameter: act=act
+                made = function_value(sub, param) if sub is not None else None
+                text = lit(named) if isinstance(named, ShownStr) else made
                 assert text is not None  # the class takes it only when every call gives one
                 if cls.functions[param] is None:
                     args.append(text)
@@ -827,6 +893,13 @@ def _module_of(
         )
         made.add(_module_of(sub, inner, block_class) if sub is not None and takes else None)
     return made.pop() if len(made) == 1 and None not in made else None
+
+
+def _applies_none(graph: Graph, param: str) -> bool:
+    """Whether the operation-valued ``param`` is applied nowhere in ``graph`` (a branch the
+    call did not take), nor passed on."""
+    found = graph.block_ops[param]
+    return not found.nodes and not found.passed
 
 
 def _unused_module(graph: Graph, param: str) -> str | None:

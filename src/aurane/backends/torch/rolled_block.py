@@ -335,12 +335,12 @@ def _stored(
             matched = re.fullmatch(rf"{INDENT * 2}self\.(\w+) = (\w+)(\(\))?", line)
             if matched is None:
                 break
+            if matched.group(2) in functions:  # act() or act: the class stores the function
+                continue
             if matched.group(3) is None and matched.group(2) in names and not made:
                 mine[matched.group(1)] = matched.group(2)
             elif matched.group(3) is not None and matched.group(2) in ops:
                 made.append(line)
-            elif matched.group(3) is not None and matched.group(2) in functions:
-                continue
             else:
                 break
         if found is not None and made != found[1]:

@@ -1,0 +1,168 @@
+"""Issue 24 item 3: a block whose calls give an operation-valued parameter operations of
+which one has no argument-free module class (``act=exp``, ``act=log_softmax``) is one
+class taking a function (``act=F.relu``, a call passing ``torch.exp``), also without
+loops, and also where the block passes its parameter on to an inner block (``Inner(width,
+act=act)``), whose class then takes the function too. Each program is run against its IR
+and its ``Net`` compared with the build of one class per call (the same modules built in
+the same order, a strict load, equal outputs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from aurane.verify import Generated
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    build,
+    built_alike,
+    roll_notes,
+    rolled,
+)
+
+
+def _one_class(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
+    """The program run against its IR, with no roller's note, and its ``Net`` built as the
+    build of one class per call builds it, computing the same; that build's code."""
+    notes, _ = roll_notes(source)
+    assert notes == [], notes
+    gen, flat = rolled(source, name, *inputs)
+    mine, _, _ = build(source, name)
+    theirs, _, _ = build(source, f"{name}_flat", roll=False)
+    one, per_call = built_alike(mine, theirs, "Net")
+    one.eval()
+    per_call.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(one(*inputs), per_call(*inputs), rtol=0, atol=0)
+    return gen, flat
+
+
+INNER = """\
+use torch
+
+model Inner(width, act = relu):
+    def forward(x):
+        return x -> dense(width) as fc -> act()
+"""
+
+LOOPLESS = (
+    INNER
+    + """
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Inner(16, act=gelu) as a -> Inner(16, act=exp) as b -> dense(4) as head
+"""
+)
+
+
+def test_block_without_loops_given_an_operation_without_a_module_class() -> None:
+    """``act=gelu`` beside ``act=exp``: one class taking a function (was ``Inner`` and
+    ``Inner_2`` with the note ``a block without loops whose calls write ...``)."""
+    gen, flat = _one_class(LOOPLESS, "loopless", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Inner", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Inner", "Inner_2", "Net"], flat
+    text = block_class(gen, "Inner")
+    assert "    def __init__(self, in_features, width, act=F.relu):\n" in text, text
+    assert "        self.act = act\n" in text, text
+    assert "        act1 = self.act(act1)\n" in text, text
+    assert "self.a = Inner(8, 16, act=F.gelu)\n" in gen.code, gen.code
+    assert "self.b = Inner(16, 16, act=torch.exp)\n" in gen.code, gen.code
+
+
+PASSED_ON = (
+    INNER
+    + """
+model Outer(width, act = relu):
+    def forward(x):
+        return x -> Inner(width, act=act) as inner -> dense(width) as out
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Outer(16, act=gelu) as a -> Outer(16, act=exp) as b -> dense(4) as head
+"""
+)
+
+
+def test_operation_passed_on_to_an_inner_block_is_a_function_of_both() -> None:
+    """``Outer`` passes its ``act`` on to ``Inner``: the inner class's kind is decided
+    first (a function), so the outer takes a function too and passes its own parameter
+    on (``Inner(in_features, width, act=act)``); one class each (was two each)."""
+    gen, flat = _one_class(PASSED_ON, "passed_on", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Inner", "Outer", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Inner", "Inner_2", "Outer", "Outer_2", "Net"], flat
+    text = block_class(gen, "Outer")
+    assert "    def __init__(self, in_features, width, act=F.relu):\n" in text, text
+    assert "        self.inner = Inner(in_features, width, act=act)\n" in text, text
+    assert "self.act" not in text, text  # applied by the inner class only
+    assert "self.a = Outer(8, 16, act=F.gelu)\n" in gen.code, gen.code
+    assert "self.b = Outer(16, 16, act=torch.exp)\n" in gen.code, gen.code
+
+
+THREE_LEVELS = (
+    INNER
+    + """
+model Mid(width, act):
+    def forward(x):
+        return x -> Inner(width, act) as inner -> act()
+
+model Outer(width, act = relu):
+    def forward(x):
+        return x -> Mid(width, act) as mid -> dense(width) as out
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Outer(16, act=gelu) as a -> Outer(16, act=exp) as b -> Outer(16) as c
+          -> Outer(16, act=log_softmax) as d -> dense(4) as head
+"""
+)
+
+
+def test_operation_passed_on_through_two_levels() -> None:
+    """``Outer`` to ``Mid`` (which applies it too) to ``Inner``: each one class; a call
+    giving the default leaves it out, ``log_softmax`` is passed with its ``dim``."""
+    gen, flat = _one_class(THREE_LEVELS, "three_levels", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Inner", "Mid", "Outer", "Net"], gen.code
+    # one class each for gelu and relu (module classes), exp, log_softmax; and Net
+    assert len(CLASS.findall(flat)) == 10, flat
+    mid = block_class(gen, "Mid")
+    assert "    def __init__(self, in_features, width, act):\n" in mid, mid
+    assert "        self.act = act\n        self.inner = Inner(in_features, width, act=act)\n" in (
+        mid
+    )
+    assert "        self.mid = Mid(in_features, width, act)\n" in block_class(gen, "Outer")
+    assert "self.c = Outer(16, 16)\n" in gen.code, gen.code
+    assert "self.d = Outer(16, 16, act=functools.partial(F.log_softmax, dim=-1))\n" in gen.code
+
+
+MIXED = (
+    INNER
+    + """
+model Outer(width, act = relu):
+    def forward(x):
+        return x -> Inner(width, act=act) as inner -> dense(width) as out
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Outer(16, act=gelu) as a -> Inner(16, act=exp) as b -> dense(4) as head
+"""
+)
+
+
+def test_outer_block_of_one_call_folds_the_function_it_passes_on() -> None:
+    """``Outer`` is called once (with ``gelu``), ``Inner`` also directly with ``exp``: the
+    inner class takes a function, and the outer class, one call's, passes ``F.gelu``
+    itself and takes no ``act`` it would not use (a module class ``act=nn.GELU`` passed
+    on where a function is taken: the reverted attempt's fault)."""
+    gen, _ = _one_class(MIXED, "mixed", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Inner", "Outer", "Net"], gen.code
+    text = block_class(gen, "Outer")
+    assert "    def __init__(self, in_features, width):\n" in text, text
+    assert "        self.inner = Inner(in_features, width, act=F.gelu)\n" in text, text
+    assert "self.b = Inner(16, 16, act=torch.exp)\n" in gen.code, gen.code
