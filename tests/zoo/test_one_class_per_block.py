@@ -902,7 +902,7 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
 
 
 # what stays one class per call: an operation argument that is no function of the tensor
-# (identity, written as the tensor itself); a join that grows the width and an operation
+# (layer_norm, a module with weights); a join that grows the width and an operation
 # without an argument-free module class (exp) roll (tests/backends/torch/
 # test_rolled_block_forms.py)
 
@@ -911,7 +911,7 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
     ("source", "classes", "reason"),
     [
         (
-            ACTIVATION.replace("act=tanh", "act=identity").replace(
+            ACTIVATION.replace("act=tanh", "act=layer_norm").replace(
                 "Stage(16, 2) as a", "Stage(16, 2, act=exp) as a"
             ),
             ["Stage", "Stage_2", "Net"],
@@ -947,7 +947,7 @@ def test_residual_stage_with_a_constant_and_an_operation_argument_is_one_class()
         ),
     ],
     ids=[
-        "identity-argument",
+        "norm-argument",
         "threaded-before-join",
         "alias-read-after-join",
         "alias-read-before-join",

@@ -262,9 +262,11 @@ def test_operation_argument_applied_with_a_keyword_is_a_partial_function() -> No
 
 
 def test_operation_argument_that_is_no_function_says_why() -> None:
-    """``identity`` is written as the tensor itself, no call: no function to pass beside
-    ``torch.exp``, so the calls keep their classes with a located note."""
-    notes, code = roll_notes(ACTIVATION.replace("act=exp", "act=identity"))
+    """``layer_norm`` builds a module with weights per call: no function to pass beside
+    ``functools.partial(F.log_softmax, dim=-1)``, so the calls keep their classes with a
+    located note (``identity``, its module's instance, rolls:
+    test_rolled_operation_args.py)."""
+    notes, code = roll_notes(ACTIVATION.replace("act=exp", "act=layer_norm"))
     assert notes == ["block 'Stage' at 3:7: an operation given for 'act' that is no function"]
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Stage_3", "Net"], code  # a, d share
 

@@ -166,3 +166,42 @@ def test_outer_block_of_one_call_folds_the_function_it_passes_on() -> None:
     assert "    def __init__(self, in_features, width):\n" in text, text
     assert "        self.inner = Inner(in_features, width, act=F.gelu)\n" in text, text
     assert "self.b = Inner(16, 16, act=torch.exp)\n" in gen.code, gen.code
+
+
+IDENTITY = """\
+use torch
+
+model Stage(width, n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width) as fc{i} -> act()
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3, act=exp) as b -> Stage(16, 1, act=identity) as c
+          -> dense(4) as head
+"""
+
+
+def test_identity_beside_a_function_is_its_module_instance() -> None:
+    """``identity`` applies its module, which has no state: the call passes its instance
+    (``act=nn.Identity()``) to the class taking functions (was a class per call with
+    ``an operation given for 'act' that is no function``)."""
+    gen, flat = _one_class(IDENTITY, "identity", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Net"], flat
+    assert "        self.act = act\n" in block_class(gen, "Stage")
+    assert "self.c = Stage(16, 16, 1, act=nn.Identity())\n" in gen.code, gen.code
+
+
+def test_identity_as_a_default_keeps_a_class_per_call() -> None:
+    """An ``identity`` default would be one ``nn.Identity()`` shared by every instance:
+    the calls keep their classes, with the note."""
+    source = IDENTITY.replace("act = relu", "act = identity").replace(
+        "Stage(16, 2) as a", "Stage(16, 2, act=relu) as a"
+    )
+    notes, code = roll_notes(source)
+    assert notes == ["block 'Stage' at 3:7: the default of 'act' is no function"], notes
+    assert CLASS.findall(code) == ["Stage", "Stage_2", "Stage_3", "Net"], code

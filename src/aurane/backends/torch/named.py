@@ -85,16 +85,24 @@ _TORCH_METHODS = frozenset(
 )
 
 
+# operations whose forward applies a module that has no state: its instance is the callable
+# (identity: ``nn.Identity()``, as the tensor itself is no call)
+_MODULE_FUNCTIONS = {"identity": "nn.Identity()"}
+
+
 def function_of(op: str, args: Mapping[str, Any] | None = None) -> str | None:
     """A callable that applies ``op`` with ``args`` (default: the operation's defaults) to
     one tensor as its forward statement does: ``F.relu``, ``torch.exp`` (of ``x.exp()``),
     ``functools.partial(F.softmax, dim=1)``; None where that statement is not a call of
     the tensor alone with keyword arguments, or of a function outside ``F`` and ``torch``
-    (a helper the file defines where it calls it). A block's class takes it as an operation-valued
-    argument that has no argument-free module class (``act=F.relu``)."""
+    (a helper the file defines where it calls it); ``nn.Identity()`` for ``identity``. A
+    block's class takes it as an operation-valued argument that has no argument-free module
+    class (``act=F.relu``)."""
     spec = lookup(op)
     if spec is None:
         return None
+    if spec.name in _MODULE_FUNCTIONS:
+        return _MODULE_FUNCTIONS[spec.name]
     if args is None:
         if any(p.required for p in spec.params):
             return None
@@ -131,6 +139,14 @@ def function_of(op: str, args: Mapping[str, Any] | None = None) -> str | None:
     if not name.startswith(("F.", "torch.")):  # a helper of the file (rotary_embedding)
         return None
     return f"functools.partial({name}, {', '.join(keywords)})" if keywords else name
+
+
+def default_function(op: str) -> str | None:
+    """``function_of`` the default operation of a parameter, for a signature's default: not
+    a module's instance (``nn.Identity()``), which one default would share between every
+    instance of the class."""
+    made = function_of(op)
+    return None if made in _MODULE_FUNCTIONS.values() else made
 
 
 def function_value(graph: Graph, param: str) -> str | None:

@@ -34,7 +34,7 @@ from aurane.backends.torch.branches import (
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
-from aurane.backends.torch.named import function_of, function_value, module_class
+from aurane.backends.torch.named import default_function, function_value, module_class
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
 from aurane.ir.blocks import with_plain_sizes
@@ -374,7 +374,7 @@ class ParamClasses:
             if all(param in self._operations(g) or _applies_none(g, param) for g in graphs):
                 continue  # act=nn.ReLU
             given = {self._function_given(g, param) for g in graphs}
-            default = function_of(found.default) if found.default is not None else None
+            default = default_function(found.default) if found.default is not None else None
             if None in given or len(given) == 1 or (found.default and default is None):
                 continue  # folded: one class per operation given, or one for all
             out[param] = default
@@ -940,7 +940,9 @@ def operation_kinds(
         if all(param in c for c in classes) and len({c[param] for c in classes}) == 1:
             ops[param] = classes[0][param]
         else:
-            functions[param] = function_of(found.default) if found.default is not None else None
+            functions[param] = (
+                default_function(found.default) if found.default is not None else None
+            )
     return ops, functions
 
 
