@@ -205,3 +205,72 @@ def test_identity_as_a_default_keeps_a_class_per_call() -> None:
     notes, code = roll_notes(source)
     assert notes == ["block 'Stage' at 3:7: the default of 'act' is no function"], notes
     assert CLASS.findall(code) == ["Stage", "Stage_2", "Stage_3", "Net"], code
+
+
+NAMED = """\
+use torch
+
+model Unit(width, act = relu):
+    def forward(x):
+        return x -> dense(width) as fc -> act as a1
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Unit(16, act=gelu) as a -> Unit(16, act=log_softmax) as b -> dense(4) as head
+"""
+
+
+def test_named_step_given_a_module_with_arguments_takes_a_factory() -> None:
+    """``-> act as a1`` builds a module (``self.a1 = act()``), so no function will do:
+    a call whose module takes arguments passes a factory,
+    ``functools.partial(nn.LogSoftmax, dim=-1)``, beside ``nn.GELU``; forward applies the
+    module built (``self.a1(act1)``), where it wrote each call's function (``F.gelu``,
+    ``F.log_softmax``) and the calls were two classes."""
+    gen, flat = _one_class(NAMED, "named", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Unit", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Unit", "Unit_2", "Net"], flat
+    text = block_class(gen, "Unit")
+    assert "    def __init__(self, in_features, width, act=nn.ReLU):\n" in text, text
+    assert "        self.a1 = act()\n" in text, text
+    assert "        act1 = self.a1(act1)\n" in text, text
+    assert "self.a = Unit(8, 16, act=nn.GELU)\n" in gen.code, gen.code
+    assert "self.b = Unit(16, 16, act=functools.partial(nn.LogSoftmax, dim=-1))\n" in gen.code
+
+
+def test_named_step_given_module_classes_is_one_class() -> None:
+    """``gelu`` beside ``tanh`` through a named step: forward applies ``self.a1``, so the
+    calls' classes read alike (they wrote ``F.gelu`` and ``torch.tanh``: two classes)."""
+    gen, _ = _one_class(
+        NAMED.replace("act=log_softmax", "act=tanh"), "named_classes", torch.randn(2, 8)
+    )
+    assert CLASS.findall(gen.code) == ["Unit", "Net"], gen.code
+    assert "self.b = Unit(16, 16, act=nn.Tanh)\n" in gen.code, gen.code
+
+
+NAMED_LOOP = """\
+use torch
+
+model Stage(width, n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width) as fc{i} -> act as a{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2) as a -> Stage(16, 3, act=log_softmax) as b -> dense(4) as head
+"""
+
+
+def test_named_step_in_a_loop_takes_a_factory() -> None:
+    """The same in a loop (was ``an operation-valued argument without a module class``):
+    ``setattr(self, f"a{i}", act())``, applied as ``getattr(self, f"a{i}")(x)``."""
+    gen, flat = _one_class(NAMED_LOOP, "named_loop", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    text = block_class(gen, "Stage")
+    assert '            setattr(self, f"a{i}", act())\n' in text, text
+    assert '            x = getattr(self, f"a{i}")(x)\n' in text, text
+    assert "self.b = Stage(16, 16, 3, act=functools.partial(nn.LogSoftmax, dim=-1))\n" in (gen.code)

@@ -513,6 +513,8 @@ def _forward(
             comment = "# " + ", ".join(_shape(values[slot].shape) for slot in slots)
         if site.op_param and site.node.layer is None:  # act=nn.ReLU: self.act(x)
             step = Step(Call(f"self.{site.op_attr}", (site.x,)))
+        elif site.op_param:  # a named step builds act(): its module, whichever act is
+            step = Step(Call(f"self.{site.attr}", (site.x,)))
         else:
             step = emitter(site.node.op).forward(site)
         lines += _statement(step, target, site, comment)

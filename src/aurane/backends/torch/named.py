@@ -10,6 +10,7 @@ its module (``nn.ReLU()``), so indices match torchvision's ``Conv2dNormActivatio
 from __future__ import annotations
 
 import ast as pyast
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -65,6 +66,26 @@ def module_class(op: str, args: Mapping[str, Any] | None = None) -> str | None:
     """``nn.ReLU``: the module class of function ``op`` when its module takes no arguments
     for ``args`` (default: the operation's defaults), so an operation-valued block
     parameter can be passed as the class (``act=nn.ReLU``) and built as ``act()``."""
+    made = _module_call(op, args)
+    return made.func if made is not None and not made.args else None
+
+
+def module_factory(op: str, args: Mapping[str, Any] | None = None) -> str | None:
+    """What builds the module of function ``op`` with ``args`` when called with none: its
+    class (``module_class``), or the class with its keyword arguments bound
+    (``functools.partial(nn.LogSoftmax, dim=-1)``, as torchvision passes
+    ``norm_layer=partial(nn.BatchNorm2d, eps=0.001)``); None where it has no module form."""
+    made = _module_call(op, args)
+    if made is None or not made.args:
+        return made.func if made is not None else None
+    if not all(re.fullmatch(r"\w+=.+", arg) for arg in made.args):
+        return None
+    return f"functools.partial({made.func}, {', '.join(made.args)})"
+
+
+def _module_call(op: str, args: Mapping[str, Any] | None) -> Call | None:
+    """The module form of function ``op`` (``nn.LogSoftmax(dim=-1)``) with ``args``
+    (default: the operation's defaults), or None."""
     make = FUNCTION_MODULES.get(op)
     spec = lookup(op)
     if make is None or spec is None:
@@ -74,8 +95,7 @@ def module_class(op: str, args: Mapping[str, Any] | None = None) -> str | None:
             return None
         args = {p.name: p.default for p in spec.params}
     node = Node("", op, args, (), "", 0, Span(0, 0, 0, 0))
-    made = make(Site(node, (), (), (), ""))
-    return made.func if not made.args else None
+    return make(Site(node, (), (), (), ""))
 
 
 # tensor methods a forward writes (``x.exp()``) that are torch functions of the tensor too

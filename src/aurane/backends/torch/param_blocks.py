@@ -34,7 +34,12 @@ from aurane.backends.torch.branches import (
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
-from aurane.backends.torch.named import default_function, function_value, module_class
+from aurane.backends.torch.named import (
+    default_function,
+    function_value,
+    module_class,
+    module_factory,
+)
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
 from aurane.ir.blocks import with_plain_sizes
@@ -272,12 +277,16 @@ class ParamClasses:
         # per block, the operation-valued parameters its classes take as functions, each
         # with its default's function (decided before any caller's, which passes it on)
         self.functions: dict[str, dict[str, str | None]] = {}
+        # per block, those it takes as module factories (applied by named steps only:
+        # ``functools.partial(nn.LogSoftmax, dim=-1)`` beside ``nn.GELU``)
+        self.factories: dict[str, dict[str, str | None]] = {}
         self.globals.allocate_all(instances)
         # every instance of a block, then its classes joined, before any of its callers
         for name in TopologicalSorter(callees).static_order():
             graphs = [graph for graph in order if graph.name == name]
             # a function argument is a roller's form: with none, each call keeps its class
             self.functions[name] = self._function_params(graphs) if roll is not None else {}
+            self.factories[name] = factory_params(graphs) if roll is not None else {}
             for graph in graphs:
                 self._assign(graph)
             while self._fold_unshared(name):
@@ -329,6 +338,7 @@ class ParamClasses:
             for param, default in _operations(graph).items()
             if param not in functions and self._passes_modules(graph, param)
         }
+        out.update(self.factories.get(graph.name, {}))
         order = list(self.models)
         for param, found in graph.block_models.items():
             if param not in self.varying.get(graph.name, ()) or (id(graph), param) in self.folded:
@@ -801,7 +811,7 @@ class ParamClasses:
             if param in cls.ops:  # act=nn.ReLU, or the caller's own parameter: act=act
                 made = _module_of(sub, param, self._block_class) if sub is not None else None
                 if made is None and sub is not None:  # a branch's class that applies it not
-                    made = _unused_module(sub, param)
+                    made = _unused_module(sub, param) or _factory_of(sub, param)
                 assert made is not None  # the class takes it only when every call gives one
                 named = given.get(param)
                 text = lit(named) if isinstance(named, ShownStr) else made
@@ -895,6 +905,37 @@ def _module_of(
     return made.pop() if len(made) == 1 and None not in made else None
 
 
+def _factory_of(graph: Graph, param: str) -> str | None:
+    """The module factory (``module_factory``) the operation-valued ``param`` gives every
+    node it applies in ``graph`` where each is a named step (``-> act as a1``: a module the
+    class builds as ``act()``) and no inner block is given it; else None."""
+    found = graph.block_ops[param]
+    nodes = {n.id: n for n in graph.nodes}
+    if found.passed or not found.nodes or any(nodes[n].layer is None for n in found.nodes):
+        return None
+    made = {module_factory(nodes[n].op, nodes[n].args) for n in found.nodes}
+    return made.pop() if len(made) == 1 and None not in made else None
+
+
+def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
+    """The operation-valued parameters one class written for all of ``graphs`` (one
+    block's) takes as module factories: applied by named steps only, its calls giving
+    different modules, one of which takes arguments (``functools.partial(nn.LogSoftmax,
+    dim=-1)`` beside ``nn.GELU``: a named step builds a module, so no function will do);
+    each with its default's factory (None: none)."""
+    out: dict[str, str | None] = {}
+    for param, found in graphs[0].block_ops.items():
+        if any(param not in g.block_ops for g in graphs):
+            continue
+        made = {_factory_of(g, param) for g in graphs}
+        if None in made or len(made) == 1 or all(_module_of(g, param) for g in graphs):
+            continue  # folded, or module classes: act=nn.ReLU
+        default = module_factory(found.default) if found.default is not None else None
+        if found.default is None or default is not None:
+            out[param] = default
+    return out
+
+
 def _applies_none(graph: Graph, param: str) -> bool:
     """Whether the operation-valued ``param`` is applied nowhere in ``graph`` (a branch the
     call did not take), nor passed on."""
@@ -931,12 +972,14 @@ def operation_kinds(
 ) -> tuple[dict[str, str | None], dict[str, str | None]]:
     """For one class written for all of ``graphs`` (a rolled block): the operation-valued
     parameters it takes as module classes (every instance takes one, with one default:
-    ``act=nn.ReLU``), and the others, which it takes as functions (``act=F.relu``, or no
-    default); each with its default."""
+    ``act=nn.ReLU``) or factories (``factory_params``), and the others, which it takes as
+    functions (``act=F.relu``, or no default); each with its default."""
     classes = [_operations(g) for g in graphs]
-    ops: dict[str, str | None] = {}
+    ops: dict[str, str | None] = factory_params(graphs)
     functions: dict[str, str | None] = {}
     for param, found in graphs[0].block_ops.items():
+        if param in ops:
+            continue  # a module factory
         if all(param in c for c in classes) and len({c[param] for c in classes}) == 1:
             ops[param] = classes[0][param]
         else:
