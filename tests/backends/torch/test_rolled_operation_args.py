@@ -274,3 +274,36 @@ def test_named_step_in_a_loop_takes_a_factory() -> None:
     assert '            setattr(self, f"a{i}", act())\n' in text, text
     assert '            x = getattr(self, f"a{i}")(x)\n' in text, text
     assert "self.b = Stage(16, 16, 3, act=functools.partial(nn.LogSoftmax, dim=-1))\n" in (gen.code)
+
+
+OUTER_OF_A_LOOP = """\
+use torch
+
+model Stage(width, n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x -> dense(width) as fc{i} -> act()
+        return x
+
+model Outer(width, act = relu):
+    def forward(x):
+        return x -> Stage(width, 2, act=act) as stage -> dense(width) as out
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Outer(16) as a -> Outer(16, act=exp) as b -> Stage(16, 3, act=tanh) as c
+          -> dense(4) as head
+"""
+
+
+def test_block_without_loops_passing_a_function_on_to_a_rolled_block() -> None:
+    """``Outer`` passes ``act`` on to ``Stage``, whose calls differ in loop counts: the
+    rolled class takes a function, and so does ``Outer`` (a loop passing it on to an
+    inner block still keeps a class per call: codegen.md)."""
+    gen, flat = _one_class(OUTER_OF_A_LOOP, "outer_of_a_loop", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Outer", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Outer", "Outer_2", "Net"]
+    outer = block_class(gen, "Outer")
+    assert "        self.stage = Stage(in_features, width, 2, act=act)\n" in outer, outer
+    assert "self.b = Outer(16, 16, act=torch.exp)\n" in gen.code, gen.code
