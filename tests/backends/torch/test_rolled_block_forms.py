@@ -291,12 +291,17 @@ model Net:
 """
 
 
-def test_function_argument_passed_to_an_inner_block_says_why() -> None:
-    """An operation without a module class that the block passes on to an inner block
-    stays one class per call (the inner class takes module classes only)."""
+def test_function_argument_passed_to_an_inner_block_is_passed_on() -> None:
+    """An operation without a module class that the block passes on to an inner block in
+    its loop: the inner class takes a function (its kind decided first) and the rolled
+    class passes its own on; one class each (was a class per call with a note)."""
     notes, _ = roll_notes(PASSED_ON)
-    assert "block 'Stage' at 7:7: an operation-valued argument without a module class" in notes
-    rolled(PASSED_ON, "passed_on", torch.randn(2, 8))
+    assert notes == [], notes
+    gen, flat = rolled(PASSED_ON, "passed_on", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Inner", "Stage", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Inner", "Inner_2", "Stage", "Stage_2", "Net"], flat
+    assert 'setattr(self, f"units{i}", Inner(channels, width, act))' in gen.code, gen.code
+    assert "self.act" not in block_class(gen, "Stage")  # applied by the inner class only
 
 
 # 4. two temporaries of one iteration that shorten to one name (dense1, dense2: dense)

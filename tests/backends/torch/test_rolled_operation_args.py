@@ -307,3 +307,36 @@ def test_block_without_loops_passing_a_function_on_to_a_rolled_block() -> None:
     outer = block_class(gen, "Outer")
     assert "        self.stage = Stage(in_features, width, 2, act=act)\n" in outer, outer
     assert "self.b = Outer(16, 16, act=torch.exp)\n" in gen.code, gen.code
+
+
+PASSED_IN_A_LOOP = (
+    INNER
+    + """
+model Stage(width, n, act = relu):
+    def forward(x):
+        for i in range(n):
+            x -> Inner(width, act=act) as units{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(16, 2, act=gelu) as a -> Stage(16, 3, act=exp) as b -> Stage(16, 1) as c
+          -> dense(4) as head
+"""
+)
+
+
+def test_function_argument_passed_on_in_a_loop() -> None:
+    """A block with loops passing its ``act`` on to an inner block: the walk checks the
+    inner call's argument against the function the inner class takes (it checked module
+    classes only: ``an operation-valued argument without a module class``)."""
+    gen, flat = _one_class(PASSED_IN_A_LOOP, "passed_in_a_loop", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Inner", "Stage", "Net"], gen.code
+    # per call: gelu and relu share an inner class taking module classes, exp has its own
+    assert CLASS.findall(flat) == ["Inner", "Inner_2", "Stage", "Stage_2", "Stage_3", "Net"]
+    text = block_class(gen, "Stage")
+    assert "    def __init__(self, in_features, width, n, act=F.relu):\n" in text, text
+    assert 'setattr(self, f"units{i}", Inner(channels, width, act=act))' in text, text
+    assert "self.act" not in text, text  # applied by the inner class only
+    assert "self.b = Stage(16, 16, 3, act=torch.exp)\n" in gen.code, gen.code

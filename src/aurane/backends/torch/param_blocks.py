@@ -301,6 +301,11 @@ class ParamClasses:
         found = self.by_graph.get(id(sub))
         return found.name if found is not None else self.outer(sub)
 
+    def functions_of(self, sub: Graph) -> Mapping[str, str | None]:
+        """The operation-valued parameters the classes of ``sub``'s block take as
+        functions (``act=F.relu``), each with its default."""
+        return self.functions.get(sub.name, {})
+
     def dims_of(self, sub: Graph) -> tuple[int, ...] | None:
         """The input axes the class of ``sub`` takes as constructor arguments; None also
         for a class that takes sizes of its later inputs."""
@@ -613,7 +618,14 @@ class ParamClasses:
         if len(classes) < 2 or any(len(c.members) != len(c.graphs) for c in classes):
             return
         instances = [(g, m) for c in classes for g, m in zip(c.graphs, c.members, strict=True)]
-        found = roll(self.models[model], instances, classes[0].name, self.class_of, self.dims_of)
+        found = roll(
+            self.models[model],
+            instances,
+            classes[0].name,
+            self.class_of,
+            self.dims_of,
+            self.functions_of,
+        )
         if found is None:
             return
         lines, axis = found  # the sample axis the roller threads, its first argument
@@ -849,8 +861,9 @@ class ParamClasses:
         return lit(value)
 
 
-# (block model, (instance graph, its class lines) each, class name, class_of, dims_of) ->
-# the class's lines and the sample axis whose size its constructor takes first
+# (block model, (instance graph, its class lines) each, class name, class_of, dims_of,
+# functions_of) -> the class's lines and the sample axis whose size its constructor takes
+# first
 RollBlock = Callable[
     [
         ast.Model,
@@ -858,6 +871,7 @@ RollBlock = Callable[
         str,
         Callable[[Graph], str],
         Callable[[Graph], "tuple[int, ...] | None"],
+        Callable[[Graph], Mapping[str, "str | None"]],
     ],
     "tuple[list[str], int] | None",
 ]

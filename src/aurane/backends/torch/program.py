@@ -276,6 +276,7 @@ class TorchCodeGenerator:
         name: str,
         class_of: Callable[[Graph], str],
         dims_of: Callable[[Graph], tuple[int, ...] | None],
+        functions_of: Callable[[Graph], Mapping[str, str | None]],
     ) -> tuple[list[str], int] | None:
         """One class for a parameterised block's instances that differ in loop counts
         (``rolled_block.py``) and the sample axis it threads, or None to keep their
@@ -290,6 +291,7 @@ class TorchCodeGenerator:
                 class_of=class_of,
                 dims_of=dims_of,
                 resolved=self._block_constants,
+                functions_of=functions_of,
             )
         except Unsupported as error:
             fallback = RollFallback("block", model.name, model.name_span, str(error))

@@ -409,6 +409,9 @@ class _Walk:
         # loops, by name ("": not known, the IR's number); None for a block's walk
         self.widths: dict[str, str] | None = None
         self.sizes_of: SizesOf | None = None  # a network's: block classes' later input sizes
+        # what an inner block's class takes for an operation-valued parameter at a call: its
+        # module class (``nn.ReLU``), or a function where a rolled block's walk says so
+        self.operation_of: Callable[[Graph, str], str | None] = _module_of
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
         self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
         # the text the local ``channels`` is known to hold here (None: not known), so a
@@ -1065,7 +1068,7 @@ class _Walk:
         if model is None:
             raise Unsupported(f"the block '{sub.name}'")
         for param in sub.block_ops:  # act=nn.ReLU: the class must take it as a module class
-            if _module_of(sub, param) is None:
+            if self.operation_of(sub, param) is None:  # (or a function: operation_of)
                 raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")
         if self.axis != 1:
             raise Unsupported(f"the block '{sub.name}' in a block threading its last axis")
@@ -1084,7 +1087,7 @@ class _Walk:
             callee = self.class_of(sub)
         names = [p.name for p in model.params]
         given = dict(plain(sub.block_args))
-        given.update({param: _module_of(sub, param) for param in sub.block_ops})
+        given.update({param: self.operation_of(sub, param) for param in sub.block_ops})
         args = [self.size] * len(dims) + more
         for index, arg in enumerate(step.args):
             args.append(self._checked(arg, given.get(names[index]), names[index]))

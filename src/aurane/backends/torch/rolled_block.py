@@ -86,6 +86,7 @@ def roll_block(
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
+    functions_of: Callable[[Graph], Mapping[str, str | None]] | None = None,
 ) -> tuple[list[str], int]:
     """The lines of one class for every instance of ``model``, and the sample axis whose
     size its constructor takes first (``rolled_axis``); ``instances`` holds each
@@ -94,7 +95,9 @@ def roll_block(
     text must give them). ``Unsupported`` when the roller cannot write it (the caller
     names the block). Where no call's class takes an input size (the calls' inputs are
     alike) and the channels' walk fails, the last axis is tried (``dense`` layers of a
-    sequence that grow its features: ``concat(x, h, dim=-1)``)."""
+    sequence that grow its features: ``concat(x, h, dim=-1)``). ``functions_of``: the
+    operation-valued parameters an inner block's classes take as functions, which a
+    parameter of this block taking a function may be passed on to."""
 
     def at(axis: int | None) -> tuple[list[str], int]:
         return _roll_block(
@@ -107,6 +110,7 @@ def roll_block(
             class_of=class_of,
             dims_of=dims_of,
             resolved=resolved,
+            functions_of=functions_of or (lambda sub: {}),
         )
 
     try:
@@ -144,6 +148,7 @@ def _roll_block(
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
+    functions_of: Callable[[Graph], Mapping[str, str | None]],
 ) -> tuple[list[str], int]:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
@@ -156,7 +161,7 @@ def _roll_block(
     # program's declared input_dtype reaching the block's graph does not stop it
     if any(g.tied for g, _ in instances):
         raise Unsupported("tied weights")
-    ops, functions = operation_params([g for g, _ in instances])
+    ops, functions = operation_params([g for g, _ in instances], functions_of)
     fields = [f.name for f in model.fields]  # the block's constants: locals of __init__
     if any(field in MODEL_TABLE for field in fields):
         raise Unsupported("a block with its own input_shape or input_dtype")
@@ -173,7 +178,10 @@ def _roll_block(
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
-    envs = [_environment(model, graph, width, axis, tr, resolved) for graph, _ in instances]
+    envs = [
+        _environment(model, graph, width, axis, tr, resolved, set(functions))
+        for graph, _ in instances
+    ]
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
     numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
@@ -191,6 +199,7 @@ def _roll_block(
             walk.numbers, walk.paths = numbers, paths
             walk.statements = forward.body
             walk.empty_loops = empty_loops
+            walk.operation_of = _operation_of(functions_of)
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -220,7 +229,11 @@ def _roll_block(
     stored, op_modules = _stored(instances, {width, *params}, set(ops), set(functions))
     attrs.claim(stored)
     attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
-    applied = {param: attrs.allocate(param) for param in functions}  # self.act = act
+    applied = {  # self.act = act, where the block applies it (not only passes it on)
+        param: attrs.allocate(param)
+        for param in functions
+        if any(g.block_ops[param].nodes for g, _ in instances)
+    }
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
     methods = [
@@ -259,11 +272,14 @@ def _roll_block(
 
 def operation_params(
     graphs: Sequence[Graph],
+    functions_of: Callable[[Graph], Mapping[str, str | None]] = lambda sub: {},
 ) -> tuple[dict[str, str | None], dict[str, str | None]]:
     """The operation-valued parameters the class takes as module classes (``act=nn.ReLU``:
     every call gives an operation with an argument-free module class), and those it takes
     as functions (``act=F.relu``, a call passing ``torch.exp`` or
-    ``functools.partial(F.softmax, dim=1)``), each with its default (None: none)."""
+    ``functools.partial(F.softmax, dim=1)``), each with its default (None: none); one taking
+    a function may be passed on to inner blocks whose classes take it as a function
+    (``functions_of``)."""
     first = graphs[0]
     if any(set(g.block_ops) != set(first.block_ops) for g in graphs):
         raise Unsupported("an operation-valued argument without a module class")
@@ -272,13 +288,30 @@ def operation_params(
         for graph in graphs:
             given = graph.block_ops[param]
             nodes = {n.id: n for n in graph.nodes}
-            if given.passed or any(nodes[n].layer for n in given.nodes):
+            subs = [(nodes[node].subgraph, inner) for node, inner in given.passed]
+            if any(sub is None or inner not in functions_of(sub) for sub, inner in subs):
+                raise Unsupported("an operation-valued argument without a module class")
+            if any(nodes[n].layer for n in given.nodes):
                 raise Unsupported("an operation-valued argument without a module class")
             if function_value(graph, param) is None:
                 raise Unsupported(f"an operation given for '{param}' that is no function")
         if first.block_ops[param].default is not None and default is None:
             raise Unsupported(f"the default of '{param}' is no function")
     return ops, functions
+
+
+def _operation_of(
+    functions_of: Callable[[Graph], Mapping[str, str | None]],
+) -> Callable[[Graph, str], str | None]:
+    """What an inner block's class takes for an operation-valued parameter at a call: the
+    function (``function_value``) where its classes take one, else the module class."""
+
+    def operation_of(sub: Graph, param: str) -> str | None:
+        if param in functions_of(sub):
+            return function_value(sub, param)
+        return _module_of(sub, param)
+
+    return operation_of
 
 
 def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
@@ -292,11 +325,16 @@ def _environment(
     axis: int,
     tr: Translator,
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
+    functions: set[str],
 ) -> dict[str, Any]:
     """The instance's parameter values (an operation-valued one as its module class,
-    ``nn.ReLU``), input width and constants, as the class receives and computes them."""
+    ``nn.ReLU``, or of ``functions`` as its function), input width and constants, as the
+    class receives and computes them."""
     given = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
-    env: dict[str, Any] = {**given, **{p: _module_of(graph, p) for p in graph.block_ops}}
+    env: dict[str, Any] = {**given}
+    for param in graph.block_ops:
+        made = function_value(graph, param) if param in functions else _module_of(graph, param)
+        env[param] = made
     shape = graph.input_value.shape
     if shape is None or len(shape) < 2:
         raise Unsupported("a block input without a channel or feature axis")
