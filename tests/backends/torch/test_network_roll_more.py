@@ -193,12 +193,13 @@ def test_a_skip_kept_after_a_network_loop_of_one_width_reads_the_local() -> None
     assert "        self.lateral = nn.Conv2d(channels, width, kernel_size=1)\n" in code
 
 
-def test_a_skip_whose_local_clashes_falls_back() -> None:
-    """``s_channels`` is a parameter of the network: the skip's local would shadow it."""
+def test_a_skip_whose_local_would_clash_takes_another_name() -> None:
+    """``s_channels`` is a parameter of the network: the skip's local, which would shadow
+    it, is ``s_channels_`` (it fell back: ``the names ['s_channels'] clash``)."""
     source = SKIP.replace("Net(width, n)", "Net(width, n, s_channels=0)")
-    _, rolled, reasons = build(source, "skip_clash")
-    assert reasons == ["network 'Net' at 3:7: the names ['s_channels'] clash"], reasons
-    assert "class Net(" not in rolled
+    code = rolls_exactly(source, "skip_clash", torch.randn(2, 3, 8, 8))
+    assert "            s_channels_ = channels\n" in code, code
+    assert "        self.lateral = nn.Conv2d(s_channels_, width, kernel_size=1)\n" in code
 
 
 # a skip made by a module of the threaded tensor in each stage (FPN's lateral), the

@@ -30,6 +30,7 @@ from typing import Any
 from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
 from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.modules import INDENT
+from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.rolled import RESERVED, SIZE, TOP, Unsupported, _Walk, evaluate
 from aurane.ir.graph import Node
 from aurane.syntax import ast
@@ -135,18 +136,24 @@ class NetworkWalk(BlockWalk):
             assert found is not None
             lines = self._another(found, stmt.target, depth)
         text = self.widths[stmt.target]
-        own = f"{stmt.target}_{SIZE}"
+        own = self._own_local(stmt.target)
         key = ("kept", stmt.span)
         texts = self.choices.setdefault(key, [text, own])
         width = int(evaluate(text, self.env))
         self.kept[stmt.target] = (key, width)
         if not texts or texts[0] != own:
             return lines
-        if own in self.tr.locals or own in RESERVED or own in self.tr.constants:
-            raise Unsupported(f"the names ['{own}'] clash")
         self.env[own] = width
         self.widths[stmt.target] = own
         return [*lines, f"{INDENT * depth}{own} = {text}"]
+
+    def _own_local(self, tensor: str) -> str:
+        """The local holding ``tensor``'s own width, ``s_channels``; ``s_channels_`` where
+        that would shadow a name the class reads (a parameter, a loop target, a constant,
+        a class), so the network still rolls."""
+        tr = self.tr
+        taken = RESERVED | tr.locals | set(tr.constants) | set(tr.classes.values())
+        return Namespace(taken).fresh(f"{tensor}_{SIZE}")
 
     def _advance(self, text: str, width: int, depth: int) -> list[str]:
         if self.apart:
