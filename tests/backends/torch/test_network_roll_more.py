@@ -202,6 +202,36 @@ def test_a_skip_whose_local_would_clash_takes_another_name() -> None:
     assert "        self.lateral = nn.Conv2d(s_channels_, width, kernel_size=1)\n" in code
 
 
+# a loop's container whose children forward applies one by one (a relu after each)
+CHILDREN = """\
+use torch
+
+model Net(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        for i in range(n):
+            for j in range(2):
+                x -> conv2d(width * 2 ** (i + 1), 3, padding=1) as downs{i}.{j} -> relu()
+            x -> maxpool(2)
+        x -> global_avg_pool() -> dense(10) as head
+        return x
+
+model small = Net(4, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_a_container_whose_children_forward_applies_one_by_one_is_not_applied_whole() -> None:
+    """``self.downs0[0](x)``, ``F.relu``, ``self.downs0[1](x)``: the first child is not
+    the container (forward applied ``self.downs0(x)``, both convs, then the second again,
+    and computed otherwise than the variants' classes)."""
+    code = rolls_exactly(CHILDREN, "children", torch.randn(2, 3, 8, 8))
+    assert "        x = self.downs0[0](x)\n        x = F.relu(x)\n" in code, code
+
+
 # a skip made by a module of the threaded tensor in each stage (FPN's lateral), the
 # threaded tensor going on without it; after the loop it is the last stage's
 LATERAL = SKIP.replace(

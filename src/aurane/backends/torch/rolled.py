@@ -1396,9 +1396,11 @@ def _arguments(network: ast.Model, base: ast.Call, tr: Translator) -> dict[str, 
 
 def _whole(text: str, stages: set[str]) -> str:
     """A container of one block is applied as ``self.layer1[0](x)``: as the container,
-    which another variant's forward applies whole, ``self.layer1(x)``."""
+    which another variant's forward applies whole, ``self.layer1(x)``. Not one whose
+    children forward applies one by one (``self.downs0[1](x)`` after a ``relu``)."""
     for stage in sorted(stages):
-        text = text.replace(f"self.{stage}[0](", f"self.{stage}(")
+        if re.search(rf"self\.{re.escape(stage)}\[[1-9]", text) is None:
+            text = text.replace(f"self.{stage}[0](", f"self.{stage}(")
     return text
 
 
