@@ -202,6 +202,28 @@ def test_a_skip_whose_local_would_clash_takes_another_name() -> None:
     assert "        self.lateral = nn.Conv2d(s_channels_, width, kernel_size=1)\n" in code
 
 
+def test_a_skip_saved_before_an_inner_loop_keeps_its_own_width() -> None:
+    """``s = x`` then an inner loop that changes the width: the inner loop changes the
+    local, so the skip has its own (it was the IR's number, 8 and 12: ``the variant
+    'wide' builds differently``)."""
+    source = SKIP.replace(
+        "            x -> conv2d(width * 2 ** (i + 1), 3, stride=2, padding=1) as downs{i}"
+        " -> relu()\n",
+        "            for j in range(2):\n"
+        "                x -> conv2d(width * 2 ** (i + 1), 3, padding=1) as downs{i}.{j}"
+        " -> relu()\n"
+        "            x -> maxpool(2)\n",
+    )
+    code = rolls_exactly(source, "skip_inner", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(n):\n"
+        "            s_channels = channels\n"
+        "            stage = nn.Sequential()\n"
+        "            for j in range(2):\n"
+    ) in code, code
+    assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+
+
 # a loop's container whose children forward applies one by one (a relu after each)
 CHILDREN = """\
 use torch

@@ -173,12 +173,13 @@ class NetworkWalk(BlockWalk):
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
         """The tensors a loop body may join without a module: those bound before it. A
         skip kept for after a loop keeps its width text where it still holds after the
-        loop and any later one (the local may change after ``s = x``), else a first
-        walk narrows it to its own local (and the IR's number is written meanwhile)."""
+        loop and any later one, inner loops of its own stage included (the local may
+        change after ``s = x``), else a first walk narrows it to its own local (and the
+        IR's number is written meanwhile)."""
         if depth == TOP:
             named = set(self.widths or ()) | set(self.later)
             self.inputs_ = frozenset(named - {self.tensor})
-            self._narrow(lambda text, _: re.search(rf"\b{SIZE}\b", text) is not None)
+        self._narrow(lambda text, _: re.search(rf"\b{SIZE}\b", text) is not None)
         lines = super().loop(stmt, depth)
         if self.second is not None:  # the local held its width: not the threaded tensor's
             raise Unsupported(f"the tensor '{self.second}' is not joined back")
