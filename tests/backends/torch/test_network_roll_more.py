@@ -132,17 +132,45 @@ def test_modules_of_another_tensor_in_network_loops_roll() -> None:
     ) in code, code
 
 
-def test_a_module_of_another_tensor_that_changes_its_width_falls_back() -> None:
-    """``e`` is ``width`` wide at the first iteration and ``2 * width`` after: the
-    iterations write different modules (``nn.Linear(width, 2 * width)``, then
-    ``nn.Linear(2 * width, 2 * width)``), so the variants keep their classes."""
+def test_a_module_of_another_tensor_that_changes_its_width_rolls() -> None:
+    """``e`` is ``width`` wide at the first iteration and ``2 * width`` after: its own
+    local carries its width across the iterations (``e_channels``), as ``channels`` the
+    threaded tensor's. The iterations wrote different modules (``nn.Linear(width, 2 *
+    width)``, then ``nn.Linear(2 * width, 2 * width)``): ``the iterations of 'i'
+    differ``, a class per variant."""
     source = ANOTHER.replace("e = dense(e, width) as mix{i}", "e = dense(e, 2 * width) as mix{i}")
     source = source.replace("            x = add(x, e)\n        for", "        for")
     source = source.replace("e -> dense(width) as post{i}", "e -> dense(2 * width) as post{i}")
     source = source.replace("            x = add(x, e)\n", "")
-    _, rolled, reasons = build(source, "another_grows")
-    assert reasons == ["network 'Net' at 3:7: the iterations of 'i' differ"], reasons
-    assert "class Net(" not in rolled
+    code = rolls_exactly(source, "another_grows", torch.randn(2, 5), torch.randn(2, 6))
+    assert (
+        "        e_channels = width\n"
+        "        channels = width\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"mix{i}", nn.Linear(e_channels, 2 * width))\n'
+        "            e_channels = 2 * width\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"post{i}", nn.Linear(e_channels, 2 * width))\n'
+        "            e_channels = 2 * width\n"
+    ) in code, code
+
+
+def test_a_module_of_another_tensor_whose_width_reads_the_count_rolls() -> None:
+    """``e = dense(e, width * (i + 2))``: the text read at the next iteration would give
+    another number (it fell back with ``'width * (i + 2)' is not the input width``), so
+    the local holds the number, and an inner loop of the stage reads it too."""
+    source = ANOTHER.replace(
+        "            e = dense(e, width) as mix{i}\n            x = add(x, e)\n",
+        "            for j in range(2):\n"
+        "                e = dense(e, width * (i + 2) + j) as mix{2 * i + j}\n",
+    )
+    code = rolls_exactly(source, "another_count", torch.randn(2, 5), torch.randn(2, 6))
+    assert (
+        "            for j in range(2):\n"
+        '                setattr(self, f"mix{2 * i + j}", nn.Linear(e_channels, width * (i + 2) +'
+        " j))\n"
+        "                e_channels = width * (i + 2) + j\n"
+    ) in code, code
 
 
 # a per-stage skip kept for after the loop (the last stage's input), its width changed
