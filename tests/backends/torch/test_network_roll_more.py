@@ -10,7 +10,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tests.backends.torch.one_class import build, rolls_exactly  # noqa: E402
-from tests.backends.torch.test_network_roll_forms import RESIDUAL  # noqa: E402
+from tests.backends.torch.test_network_roll_forms import (  # noqa: E402
+    BLOCKS,
+    DENSE,
+    JOINS,
+    RESIDUAL,
+)
 
 # unnamed modules in network loops: a residual's two convs, a norm after the join, and a
 # conv before a named norm in a second loop; unnamed ones outside loops around them
@@ -389,3 +394,55 @@ def test_a_skip_read_by_a_later_loop_keeps_its_own_width() -> None:
         '            setattr(self, f"c{i}", nn.Conv2d(s_channels, 2 * width, kernel_size=1))\n'
         in code
     )
+
+
+def test_a_network_loop_run_a_different_number_of_times_rolls() -> None:
+    """``Net(4, 2)`` and ``Net(6, 3)``: the variants' unrolled forwards differ (it fell
+    back with ``the variants' forward methods differ``), so forward runs the source's
+    loop, reading the count from the module (``self.n``) and each iteration's module by
+    its name (``getattr``)."""
+    source = RESIDUAL.replace("Net(6, 2)", "Net(6, 3)")
+    code = rolls_exactly(source, "counts", torch.randn(2, 3, 8, 8))
+    assert "        super().__init__()\n        self.n = n\n" in code, code
+    assert (
+        "        x = self.stem(x)\n"
+        "        for i in range(self.n):\n"
+        '            h = getattr(self, f"convs{i}")(x)\n'
+        "            h = F.relu(h)\n"
+        "            x = x + h\n"
+        "        x = torch.flatten(x, 1)\n"
+    ) in code
+
+
+@pytest.mark.parametrize(
+    ("source", "counts", "inputs", "blocks"),
+    [
+        (JOINS, ("Net(6, 3, 2)", "Net(6, 3, 3)"), (torch.randn(2, 5), torch.randn(2, 6)), ()),
+        (BLOCKS, ("Net(6, 2, Unit)", "Net(6, 3, Unit)"), (torch.randn(2, 5),), ("Unit",)),
+        (DENSE, ("Net(6, 2, Layer)", "Net(6, 3, Layer)"), (torch.randn(2, 3, 8, 8),), ("Layer",)),
+        (  # unnamed convs in the loop: getattr(self, f"conv2d{i + 2}")
+            RESIDUAL.replace(" as convs{i}", ""),
+            ("Net(6, 2)", "Net(6, 3)"),
+            (torch.randn(2, 3, 8, 8),),
+            (),
+        ),
+    ],
+    ids=["joins", "blocks", "dense", "unnamed"],
+)
+def test_network_loops_of_second_tensors_run_differently_often_roll(
+    source: str, counts: tuple[str, str], inputs: tuple[torch.Tensor, ...], blocks: tuple[str, ...]
+) -> None:
+    code = rolls_exactly(source.replace(*counts), "counts_forms", *inputs, blocks=blocks)
+    assert "        for i in range(self.n):\n" in code, code
+
+
+def test_verify_names_a_network_of_looped_forward_as_not_traced() -> None:
+    """Forward's loop lines up with no one variant's graph: ``aurane verify`` names the
+    variants as not traced, as a rolled block's class, never a false mismatch."""
+    from aurane.verify import load_generated, verify_model
+
+    gen = load_generated(RESIDUAL.replace("Net(6, 2)", "Net(6, 3)"), "counts.aur")
+    for variant in ("small", "wide"):
+        report = verify_model(gen, variant, device="meta")
+        assert not report.diagnostics, report.diagnostics
+        assert sorted(report.unmapped_classes) == ["small", "wide"], report.unmapped_classes

@@ -19,7 +19,9 @@ loop body that threads a second tensor rolls as in a block:
 A second tensor that the body reads again is joined back in it (else ``the tensor 'h'
 is not joined back``), as in a block; one no other statement of the loop reads is a skip.
 
-The variants' forwards are their own (unrolled), which must read alike as for any network.
+The variants' forwards are their own (unrolled), which must read alike as for any network;
+where they do not (a loop run a different number of times), forward is written with the
+source's loops (``network_forward.py``).
 """
 
 from __future__ import annotations
