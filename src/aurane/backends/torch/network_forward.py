@@ -42,7 +42,7 @@ def looped_forward(
     for graph, text, values in variants:
         lines = text.split("\n")
         if any(line.startswith(f"{INDENT}def _init_weights") for line in lines):
-            raise Unsupported("the variants' _init_weights methods differ")
+            raise Unsupported("an _init_weights method, which the writer does not roll")
         methods.append(rolled_forward(network, graph, lines, tr, values, branches, paths))
     body = _fill(shared_forward(methods), branches)
     stores = [f"{INDENT * 2}self.{attr} = {name}" for attr, name in sorted(tr.read.items())]
