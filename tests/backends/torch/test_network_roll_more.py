@@ -10,7 +10,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from tests.backends.torch.one_class import build, rolls_exactly  # noqa: E402
-from tests.backends.torch.test_network_roll_forms import RESIDUAL  # noqa: E402
+from tests.backends.torch.test_network_roll_forms import (  # noqa: E402
+    BLOCKS,
+    DENSE,
+    JOINS,
+    RESIDUAL,
+)
 
 # unnamed modules in network loops: a residual's two convs, a norm after the join, and a
 # conv before a named norm in a second loop; unnamed ones outside loops around them
@@ -132,17 +137,45 @@ def test_modules_of_another_tensor_in_network_loops_roll() -> None:
     ) in code, code
 
 
-def test_a_module_of_another_tensor_that_changes_its_width_falls_back() -> None:
-    """``e`` is ``width`` wide at the first iteration and ``2 * width`` after: the
-    iterations write different modules (``nn.Linear(width, 2 * width)``, then
-    ``nn.Linear(2 * width, 2 * width)``), so the variants keep their classes."""
+def test_a_module_of_another_tensor_that_changes_its_width_rolls() -> None:
+    """``e`` is ``width`` wide at the first iteration and ``2 * width`` after: its own
+    local carries its width across the iterations (``e_channels``), as ``channels`` the
+    threaded tensor's. The iterations wrote different modules (``nn.Linear(width, 2 *
+    width)``, then ``nn.Linear(2 * width, 2 * width)``): ``the iterations of 'i'
+    differ``, a class per variant."""
     source = ANOTHER.replace("e = dense(e, width) as mix{i}", "e = dense(e, 2 * width) as mix{i}")
     source = source.replace("            x = add(x, e)\n        for", "        for")
     source = source.replace("e -> dense(width) as post{i}", "e -> dense(2 * width) as post{i}")
     source = source.replace("            x = add(x, e)\n", "")
-    _, rolled, reasons = build(source, "another_grows")
-    assert reasons == ["network 'Net' at 3:7: the iterations of 'i' differ"], reasons
-    assert "class Net(" not in rolled
+    code = rolls_exactly(source, "another_grows", torch.randn(2, 5), torch.randn(2, 6))
+    assert (
+        "        e_channels = width\n"
+        "        channels = width\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"mix{i}", nn.Linear(e_channels, 2 * width))\n'
+        "            e_channels = 2 * width\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"post{i}", nn.Linear(e_channels, 2 * width))\n'
+        "            e_channels = 2 * width\n"
+    ) in code, code
+
+
+def test_a_module_of_another_tensor_whose_width_reads_the_count_rolls() -> None:
+    """``e = dense(e, width * (i + 2))``: the text read at the next iteration would give
+    another number (it fell back with ``'width * (i + 2)' is not the input width``), so
+    the local holds the number, and an inner loop of the stage reads it too."""
+    source = ANOTHER.replace(
+        "            e = dense(e, width) as mix{i}\n            x = add(x, e)\n",
+        "            for j in range(2):\n"
+        "                e = dense(e, width * (i + 2) + j) as mix{2 * i + j}\n",
+    )
+    code = rolls_exactly(source, "another_count", torch.randn(2, 5), torch.randn(2, 6))
+    assert (
+        "            for j in range(2):\n"
+        '                setattr(self, f"mix{2 * i + j}", nn.Linear(e_channels, width * (i + 2) +'
+        " j))\n"
+        "                e_channels = width * (i + 2) + j\n"
+    ) in code, code
 
 
 # a per-stage skip kept for after the loop (the last stage's input), its width changed
@@ -193,12 +226,65 @@ def test_a_skip_kept_after_a_network_loop_of_one_width_reads_the_local() -> None
     assert "        self.lateral = nn.Conv2d(channels, width, kernel_size=1)\n" in code
 
 
-def test_a_skip_whose_local_clashes_falls_back() -> None:
-    """``s_channels`` is a parameter of the network: the skip's local would shadow it."""
+def test_a_skip_whose_local_would_clash_takes_another_name() -> None:
+    """``s_channels`` is a parameter of the network: the skip's local, which would shadow
+    it, is ``s_channels_`` (it fell back: ``the names ['s_channels'] clash``)."""
     source = SKIP.replace("Net(width, n)", "Net(width, n, s_channels=0)")
-    _, rolled, reasons = build(source, "skip_clash")
-    assert reasons == ["network 'Net' at 3:7: the names ['s_channels'] clash"], reasons
-    assert "class Net(" not in rolled
+    code = rolls_exactly(source, "skip_clash", torch.randn(2, 3, 8, 8))
+    assert "            s_channels_ = channels\n" in code, code
+    assert "        self.lateral = nn.Conv2d(s_channels_, width, kernel_size=1)\n" in code
+
+
+def test_a_skip_saved_before_an_inner_loop_keeps_its_own_width() -> None:
+    """``s = x`` then an inner loop that changes the width: the inner loop changes the
+    local, so the skip has its own (it was the IR's number, 8 and 12: ``the variant
+    'wide' builds differently``)."""
+    source = SKIP.replace(
+        "            x -> conv2d(width * 2 ** (i + 1), 3, stride=2, padding=1) as downs{i}"
+        " -> relu()\n",
+        "            for j in range(2):\n"
+        "                x -> conv2d(width * 2 ** (i + 1), 3, padding=1) as downs{i}.{j}"
+        " -> relu()\n"
+        "            x -> maxpool(2)\n",
+    )
+    code = rolls_exactly(source, "skip_inner", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(n):\n"
+        "            s_channels = channels\n"
+        "            stage = nn.Sequential()\n"
+        "            for j in range(2):\n"
+    ) in code, code
+    assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+
+
+# a loop's container whose children forward applies one by one (a relu after each)
+CHILDREN = """\
+use torch
+
+model Net(width, n):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        for i in range(n):
+            for j in range(2):
+                x -> conv2d(width * 2 ** (i + 1), 3, padding=1) as downs{i}.{j} -> relu()
+            x -> maxpool(2)
+        x -> global_avg_pool() -> dense(10) as head
+        return x
+
+model small = Net(4, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+def test_a_container_whose_children_forward_applies_one_by_one_is_not_applied_whole() -> None:
+    """``self.downs0[0](x)``, ``F.relu``, ``self.downs0[1](x)``: the first child is not
+    the container (forward applied ``self.downs0(x)``, both convs, then the second again,
+    and computed otherwise than the variants' classes)."""
+    code = rolls_exactly(CHILDREN, "children", torch.randn(2, 3, 8, 8))
+    assert "        x = self.downs0[0](x)\n        x = F.relu(x)\n" in code, code
 
 
 # a skip made by a module of the threaded tensor in each stage (FPN's lateral), the
@@ -308,3 +394,55 @@ def test_a_skip_read_by_a_later_loop_keeps_its_own_width() -> None:
         '            setattr(self, f"c{i}", nn.Conv2d(s_channels, 2 * width, kernel_size=1))\n'
         in code
     )
+
+
+def test_a_network_loop_run_a_different_number_of_times_rolls() -> None:
+    """``Net(4, 2)`` and ``Net(6, 3)``: the variants' unrolled forwards differ (it fell
+    back with ``the variants' forward methods differ``), so forward runs the source's
+    loop, reading the count from the module (``self.n``) and each iteration's module by
+    its name (``getattr``)."""
+    source = RESIDUAL.replace("Net(6, 2)", "Net(6, 3)")
+    code = rolls_exactly(source, "counts", torch.randn(2, 3, 8, 8))
+    assert "        super().__init__()\n        self.n = n\n" in code, code
+    assert (
+        "        x = self.stem(x)\n"
+        "        for i in range(self.n):\n"
+        '            h = getattr(self, f"convs{i}")(x)\n'
+        "            h = F.relu(h)\n"
+        "            x = x + h\n"
+        "        x = torch.flatten(x, 1)\n"
+    ) in code
+
+
+@pytest.mark.parametrize(
+    ("source", "counts", "inputs", "blocks"),
+    [
+        (JOINS, ("Net(6, 3, 2)", "Net(6, 3, 3)"), (torch.randn(2, 5), torch.randn(2, 6)), ()),
+        (BLOCKS, ("Net(6, 2, Unit)", "Net(6, 3, Unit)"), (torch.randn(2, 5),), ("Unit",)),
+        (DENSE, ("Net(6, 2, Layer)", "Net(6, 3, Layer)"), (torch.randn(2, 3, 8, 8),), ("Layer",)),
+        (  # unnamed convs in the loop: getattr(self, f"conv2d{i + 2}")
+            RESIDUAL.replace(" as convs{i}", ""),
+            ("Net(6, 2)", "Net(6, 3)"),
+            (torch.randn(2, 3, 8, 8),),
+            (),
+        ),
+    ],
+    ids=["joins", "blocks", "dense", "unnamed"],
+)
+def test_network_loops_of_second_tensors_run_differently_often_roll(
+    source: str, counts: tuple[str, str], inputs: tuple[torch.Tensor, ...], blocks: tuple[str, ...]
+) -> None:
+    code = rolls_exactly(source.replace(*counts), "counts_forms", *inputs, blocks=blocks)
+    assert "        for i in range(self.n):\n" in code, code
+
+
+def test_verify_names_a_network_of_looped_forward_as_not_traced() -> None:
+    """Forward's loop lines up with no one variant's graph: ``aurane verify`` names the
+    variants as not traced, as a rolled block's class, never a false mismatch."""
+    from aurane.verify import load_generated, verify_model
+
+    gen = load_generated(RESIDUAL.replace("Net(6, 2)", "Net(6, 3)"), "counts.aur")
+    for variant in ("small", "wide"):
+        report = verify_model(gen, variant, device="meta")
+        assert not report.diagnostics, report.diagnostics
+        assert sorted(report.unmapped_classes) == ["small", "wide"], report.unmapped_classes

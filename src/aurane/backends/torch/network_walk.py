@@ -10,7 +10,8 @@ loop body that threads a second tensor rolls as in a block:
   an operation that makes no module and keeps the width (``x = add(x, emb)``);
 - an unnamed module, by the IR's name (``setattr(self, f"conv2d{2 * i + 2}", ...)``);
 - modules of another tensor bound before the loop (``e = dense(e, width) as mix{i}``,
-  ``t = cond -> dense(width) as temb{i}``), from its own width text, with no line;
+  ``t = cond -> dense(width) as temb{i}``), from its own width text, with no line; where
+  the loop changes that tensor's width, from a local of its own (``e_channels``);
 - a per-stage skip read after the loop only (``s = x``, ``s = x -> ... as
   laterals{i}``), its width its text or its own (``s_channels = channels``) where the
   local changes after it.
@@ -18,7 +19,9 @@ loop body that threads a second tensor rolls as in a block:
 A second tensor that the body reads again is joined back in it (else ``the tensor 'h'
 is not joined back``), as in a block; one no other statement of the loop reads is a skip.
 
-The variants' forwards are their own (unrolled), which must read alike as for any network.
+The variants' forwards are their own (unrolled), which must read alike as for any network;
+where they do not (a loop run a different number of times), forward is written with the
+source's loops (``network_forward.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
 from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.modules import INDENT
+from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.rolled import RESERVED, SIZE, TOP, Unsupported, _Walk, evaluate
 from aurane.ir.graph import Node
 from aurane.syntax import ast
@@ -45,6 +49,11 @@ class NetworkWalk(BlockWalk):
         # ``s = x`` in a loop, read after it only: (its ``choices`` key, its width at
         # the last visit) by name
         self.kept: dict[str, tuple[Any, int]] = {}
+        # the width texts of the tensors bound before the network loop being walked, and
+        # the own local of each whose width that loop changes (``e = dense(e, 2 * width)
+        # as mix{i}``: ``e_channels``), by name
+        self.before: dict[str, str] = {}
+        self.carried: dict[str, str] = {}
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if depth == TOP:
@@ -83,7 +92,7 @@ class NetworkWalk(BlockWalk):
         return None if steps is None else (source.id, steps)
 
     def _another(
-        self, found: tuple[str, tuple[ast.Call, ...]], target: str, depth: int
+        self, found: tuple[str, tuple[ast.Call, ...]], target: str, depth: int, carry: bool = True
     ) -> list[str]:
         """Its modules, built from its own width's text (no line: the local is the
         threaded tensor's); ``target`` has the width it ends with, and may be joined to
@@ -102,7 +111,24 @@ class NetworkWalk(BlockWalk):
             self.apart = False
             self.tensor, self.size = held
         self.inputs_ |= {target}
-        return lines
+        return lines + (self._carry(target, depth) if carry else [])
+
+    def _carry(self, name: str, depth: int) -> list[str]:
+        """``e_channels = 2 * width`` where a statement of the loop changes the width text
+        of ``name``, bound before it: its own local carries the width to the next
+        iteration, so the iterations read alike; the first walk to find it tells the
+        next ones to start the local before the loop (``_carried_locals``)."""
+        assert self.widths is not None and self.fors
+        text, start = self.widths[name], self.before.get(name)
+        own = self.carried.get(name)
+        if own is None and start is not None and text != start:
+            own = self.carried[name] = self._own_local(name)
+            self.choices[("carried", self.fors[0].span, name)] = [own]
+        if own is None or text == own:
+            return []
+        self.env[own] = int(evaluate(text, self.env))
+        self.widths[name] = own
+        return [f"{INDENT * depth}{own} = {text}"]
 
     def _kept(self, stmt: ast.Assign) -> bool:
         """``s = x`` or ``s = x -> ... as laterals{i}`` in a loop whose body reads ``s``
@@ -133,20 +159,26 @@ class NetworkWalk(BlockWalk):
         else:
             found = self._of_another(stmt.value, {self.tensor})
             assert found is not None
-            lines = self._another(found, stmt.target, depth)
+            lines = self._another(found, stmt.target, depth, carry=False)  # kept apart below
         text = self.widths[stmt.target]
-        own = f"{stmt.target}_{SIZE}"
+        own = self._own_local(stmt.target)
         key = ("kept", stmt.span)
         texts = self.choices.setdefault(key, [text, own])
         width = int(evaluate(text, self.env))
         self.kept[stmt.target] = (key, width)
         if not texts or texts[0] != own:
             return lines
-        if own in self.tr.locals or own in RESERVED or own in self.tr.constants:
-            raise Unsupported(f"the names ['{own}'] clash")
         self.env[own] = width
         self.widths[stmt.target] = own
         return [*lines, f"{INDENT * depth}{own} = {text}"]
+
+    def _own_local(self, tensor: str) -> str:
+        """The local holding ``tensor``'s own width, ``s_channels``; ``s_channels_`` where
+        that would shadow a name the class reads (a parameter, a loop target, a constant,
+        a class), so the network still rolls."""
+        tr = self.tr
+        taken = RESERVED | tr.locals | set(tr.constants) | set(tr.classes.values())
+        return Namespace(taken).fresh(f"{tensor}_{SIZE}")
 
     def _advance(self, text: str, width: int, depth: int) -> list[str]:
         if self.apart:
@@ -166,17 +198,41 @@ class NetworkWalk(BlockWalk):
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
         """The tensors a loop body may join without a module: those bound before it. A
         skip kept for after a loop keeps its width text where it still holds after the
-        loop and any later one (the local may change after ``s = x``), else a first
-        walk narrows it to its own local (and the IR's number is written meanwhile)."""
+        loop and any later one, inner loops of its own stage included (the local may
+        change after ``s = x``), else a first walk narrows it to its own local (and the
+        IR's number is written meanwhile)."""
+        assert self.widths is not None
+        carry: list[str] = []
         if depth == TOP:
-            named = set(self.widths or ()) | set(self.later)
+            named = set(self.widths) | set(self.later)
             self.inputs_ = frozenset(named - {self.tensor})
-            self._narrow(lambda text, _: re.search(rf"\b{SIZE}\b", text) is not None)
+            self.before = {n: self.widths[n] for n in sorted(self.inputs_) if self.widths.get(n)}
+            carry = self._carried_locals(stmt)
+        self._narrow(lambda text, _: re.search(rf"\b{SIZE}\b", text) is not None)
         lines = super().loop(stmt, depth)
         if self.second is not None:  # the local held its width: not the threaded tensor's
             raise Unsupported(f"the tensor '{self.second}' is not joined back")
         if depth == TOP:
             self._narrow(lambda text, width: evaluate(text, self.env) != width)
+            self.before, self.carried = {}, {}
+        return carry + lines
+
+    def _carried_locals(self, stmt: ast.For) -> list[str]:
+        """``e_channels = width`` before the loop, for each tensor bound before it whose
+        width a first walk found the loop changes: the modules of it in the loop are built
+        from its own local (``nn.Linear(e_channels, 2 * width)``), which each statement
+        rebinding it sets (``_carry``), so the iterations read alike."""
+        assert self.widths is not None
+        lines: list[str] = []
+        for name, text in self.before.items():
+            own = self.choices.get(("carried", stmt.span, name), [None])[0]
+            if own is None:
+                continue
+            self.carried[name] = own
+            if text != own:
+                self.env[own] = int(evaluate(text, self.env))
+                self.widths[name] = own
+                lines.append(f"{INDENT * TOP}{own} = {text}")
         return lines
 
     def _narrow(self, stale: Callable[[str, int], bool]) -> None:

@@ -28,6 +28,7 @@ from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.jobs import JobCode, emit_jobs, job_names
 from aurane.backends.torch.modules import INDENT, ClassPlan, emit_class
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
+from aurane.backends.torch.network_forward import looped_forward
 from aurane.backends.torch.network_walk import NetworkWalk
 from aurane.backends.torch.param_blocks import ParamClasses, function_sources
 from aurane.backends.torch.rolled import Unsupported, roll
@@ -336,6 +337,7 @@ class TorchCodeGenerator:
                         dims_of=self._blocks.dims_of,
                         sizes_of=self._blocks.sizes_of,
                         walk_type=NetworkWalk,
+                        looped=looped_forward,
                     )
                 except Unsupported as error:
                     model = self._models[network]

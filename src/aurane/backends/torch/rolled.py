@@ -57,6 +57,23 @@ from aurane.syntax import ast
 SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | None"]
 
 
+# the forward written with the source's loops, and the constructor's lines storing what it
+# reads (``network_forward.looped_forward``), given the network, each variant's graph,
+# class text and values, the loop targets, the names forward may read from the module,
+# ``__init__``'s lines and the unnamed modules' names in loops
+LoopedForward = Callable[
+    [
+        ast.Model,
+        list[tuple[Graph, str, Mapping[str, Any]]],
+        set[str],
+        list[str],
+        list[str],
+        Mapping[Span, str],
+    ],
+    tuple[list[str], list[str]],
+]
+
+
 class Unsupported(Exception):
     """The network cannot be rolled; the message says what (the variants keep their classes)."""
 
@@ -1263,11 +1280,13 @@ def roll(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     sizes_of: SizesOf | None = None,
     walk_type: type[_Walk] | None = None,
+    looped: LoopedForward | None = None,
 ) -> Rolled:
     """The network's class and each variant's entry class; ``variants`` holds each
     variant's model, graph and class text as written on its own. ``walk_type``: the walk
     of ``__init__`` (``network_walk.NetworkWalk``, with the block roller's forms inside
-    loops); ``_Walk`` where none is given."""
+    loops); ``_Walk`` where none is given. ``looped``: the forward written with the
+    source's loops where the variants' own forwards differ (``network_forward.py``)."""
     forward = network.forward
     if forward is None or not network.params or not variants:
         raise Unsupported("a network without parameters")
@@ -1308,7 +1327,8 @@ def roll(
             break
     inits: list[str] | None = None
     unnamed: set[str] = set()
-    texts: list[str] = []
+    own: list[str] = []  # each variant's class, its forward for any class
+    texts: list[str] = []  # and with a container of one block applied whole
     out_sizes: dict[str, str] = {}
     entries: dict[str, list[str]] = {}
     envs: list[Mapping[str, Any]] = []  # each variant's values of the network's names
@@ -1319,7 +1339,8 @@ def roll(
         if inits is not None and found != inits:
             raise Unsupported(f"the variant '{variant.name}' builds differently")
         inits = found
-        texts.append(_whole(_any_class(text_of[variant.name], classes[variant.name]), walk.stages))
+        own.append(_any_class(text_of[variant.name], classes[variant.name]))
+        texts.append(_whole(own[-1], walk.stages))
         for block, size in walk.out_sizes.items():
             if out_sizes.setdefault(block, size) != size:
                 raise Unsupported(f"the block '{block}' writes its width differently")
@@ -1334,8 +1355,18 @@ def roll(
     assert inits is not None
     inits = _fill(inits, branches)
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
-    methods = _shared_methods(texts, stored)
-    missing = [attr for attr in sorted(unnamed) if f"self.{attr}(" not in "\n".join(methods)]
+    try:
+        methods = _shared_methods(texts, stored)
+        stores = stored.init_lines()
+    except Unsupported as differ:  # a loop run a different number of times, perhaps
+        if looped is None:
+            raise
+        each = [(g, t, e) for (_, g, _), t, e in zip(variants, own, envs, strict=True)]
+        try:
+            methods, stores = looped(network, each, loops, [*fields, *params], inits, paths)
+        except Unsupported:
+            raise differ from None
+    missing = [attr for attr in sorted(unnamed) if not _reads("\n".join(methods), attr)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
     inits = _by_name(inits, "\n".join(methods))
@@ -1348,12 +1379,20 @@ def roll(
         f"{INDENT * 2}super().__init__()",
         *tr.table_lines(2),
         *local_lines,
-        *stored.init_lines(),
+        *stores,
         *inits,
         *init_call,
         *methods,
     ]
     return Rolled(network_lines, entries, out_sizes)
+
+
+def _reads(forward: str, attr: str) -> bool:
+    """Whether ``forward`` applies the unnamed module ``attr`` (``conv2d3``): by its
+    name, or in a loop by its numbered name (``getattr(self, f"conv2d{i + 2}")``, which
+    the loop's writer checked against each iteration's node)."""
+    numbered = f'getattr(self, f"{attr.rstrip("0123456789")}{{'
+    return f"self.{attr}(" in forward or numbered in forward
 
 
 def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
@@ -1399,9 +1438,11 @@ def _arguments(network: ast.Model, base: ast.Call, tr: Translator) -> dict[str, 
 
 def _whole(text: str, stages: set[str]) -> str:
     """A container of one block is applied as ``self.layer1[0](x)``: as the container,
-    which another variant's forward applies whole, ``self.layer1(x)``."""
+    which another variant's forward applies whole, ``self.layer1(x)``. Not one whose
+    children forward applies one by one (``self.downs0[1](x)`` after a ``relu``)."""
     for stage in sorted(stages):
-        text = text.replace(f"self.{stage}[0](", f"self.{stage}(")
+        if re.search(rf"self\.{re.escape(stage)}\[[1-9]", text) is None:
+            text = text.replace(f"self.{stage}[0](", f"self.{stage}(")
     return text
 
 

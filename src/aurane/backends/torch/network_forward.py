@@ -1,0 +1,49 @@
+"""A network's forward written with the source's loops, by the block roller's writer
+(``rolled_forward.py``), for variants whose own forwards differ because they run a loop
+a different number of times (``Net(4, 2)`` against ``Net(6, 3)``, a loop threading a
+second tensor, ``h = x -> ... as convs{i}``, ``x = add(x, h)``): each variant's unrolled
+forward is rolled along its graph and all must read alike, the loop reading the
+network's parameters from the module (``for i in range(self.n):``, ``h =
+getattr(self, f"convs{i}")(x)``), which the constructor then stores (``self.n = n``).
+``rolled.roll`` asks for it (``looped``) where the variants' own forwards differ."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from aurane.backends.torch.modules import INDENT, attribute_namespace
+from aurane.backends.torch.rolled import Unsupported, _fill
+from aurane.backends.torch.rolled_forward import SelfTranslator, rolled_forward, shared_forward
+from aurane.ir.graph import Graph
+from aurane.source import Span
+from aurane.syntax import ast
+
+
+def looped_forward(
+    network: ast.Model,
+    variants: list[tuple[Graph, str, Mapping[str, Any]]],
+    loops: set[str],
+    names: list[str],
+    inits: list[str],
+    paths: Mapping[Span, str],
+) -> tuple[list[str], list[str]]:
+    """The shared forward (after a blank line, as ``rolled._shared_methods`` gives it) and
+    the constructor's lines storing what it reads; ``variants``: each one's graph, class
+    text and values; ``names``: the network's constants and parameters."""
+    attrs = attribute_namespace()  # not a module's name, nor an nn.Module attribute
+    attrs.claim(n.layer.split(".")[0] for g, _, _ in variants for n in g.nodes if n.layer)
+    attrs.claim(n.id for g, _, _ in variants for n in g.nodes)
+    attrs.claim(re.findall(r"self\.(\w+)", "\n".join(inits)))
+    tr = SelfTranslator(frozenset(loops), {}, set(names), attrs, {})
+    branches: dict[str, list[str]] = {}  # each branch's body, from any variant
+    methods = []
+    for graph, text, values in variants:
+        lines = text.split("\n")
+        if any(line.startswith(f"{INDENT}def _init_weights") for line in lines):
+            raise Unsupported("an _init_weights method, which the writer does not roll")
+        methods.append(rolled_forward(network, graph, lines, tr, values, branches, paths))
+    body = _fill(shared_forward(methods), branches)
+    stores = [f"{INDENT * 2}self.{attr} = {name}" for attr, name in sorted(tr.read.items())]
+    return ["", *body], stores
