@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import shutil
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -90,15 +91,24 @@ def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) 
     return [f"{base}.{alias.name}" for alias in node.names] + [base]
 
 
+@cache
+def _import_statements(text: str) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """The import statements of a module's text (cached: the tests that add a deliberate
+    bad import parse the whole package again with one file changed)."""
+    found = (n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Import | ast.ImportFrom))
+    return tuple(found)
+
+
 def import_graph(found: Mapping[str, Path]) -> Graph:
     """Module -> the modules of ``found`` it imports (every import statement, see above)."""
     graph: Graph = {name: set() for name in found}
     for name, path in found.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         is_package = path.name == "__init__.py"
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
+        try:
+            statements = _import_statements(path.read_text(encoding="utf-8"))
+        except SyntaxError as error:
+            raise SyntaxError(f"{path}: {error}") from error
+        for node in statements:
             targets = _imported(node, name, is_package)
             if isinstance(node, ast.ImportFrom):
                 # ``from p import q``: the submodule p.q when there is one, else p itself
