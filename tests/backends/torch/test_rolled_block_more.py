@@ -11,7 +11,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import CLASS, block_class, rolled  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    roll_notes,
+    rolled,
+    rolls_exactly,
+)
 
 # 1. an operation with variadic arguments in a loop (fuzz seed 2000059's permute)
 VARIADIC = """\
@@ -341,3 +347,110 @@ def test_next_child_of_a_container_in_a_loop_is_indexed_by_the_count() -> None:
     text = block_class(gen, "Tower")
     assert "            self.stack.append(nn.Linear(channels, w))\n" in text, text
     assert "            x = self.stack[i + 1](x)\n" in text, text
+
+
+# 10. a child named by its loop in a container (fuzz seed 11000047: ``as layers.l1_{i + 1}``)
+KEYED = """\
+use torch
+
+model Norms(n, m = 0.1):
+    def forward(x):
+        for i in range(n):
+            x -> softmax()
+            x -> batchnorm(momentum=m) as norms.bn_{i + 1}
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Norms(0) as a -> Norms(2) as b -> Norms(3, m=0.2) as c -> dense(2) as head
+"""
+
+
+def test_child_named_by_its_loop_is_a_key_of_a_module_dict() -> None:
+    """``as norms.bn_{i + 1}``, the loop's one module: the loop fills an ``nn.ModuleDict``
+    by name and forward reads ``self.norms[f"bn_{i + 1}"]`` (was ``the layer 'norms.bn_1'
+    in a loop is not a numbered child``). ``self.norms`` is made once, by the loop: no
+    dead ``nn.Sequential`` before it, and the state dict's keys are the classes' of one
+    call (``norms.bn_1.weight``, ...)."""
+    gen, flat = rolled(KEYED, "keyed", torch.randn(4, 6))
+    assert CLASS.findall(gen.code) == ["Norms", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Norms", "Norms_2", "Norms_3", "Net"], flat
+    text = block_class(gen, "Norms")
+    assert text.count("self.norms = ") == 1, text
+    assert "nn.Sequential" not in text, text
+    assert "        stage = nn.ModuleDict()\n" in text, text
+    assert (
+        '            stage.add_module(f"bn_{i + 1}", nn.BatchNorm1d(channels, momentum=m))\n'
+        in text
+    )
+    assert '            x = self.norms[f"bn_{i + 1}"](x)\n' in text, text
+
+
+KEYED_FIRST = """\
+use torch
+
+model Norms(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> batchnorm() as norms.bn_{i + 1}
+            x -> conv1d(w, 3, padding=1) as convs{i} -> relu()
+        return x
+
+model Net:
+    input_shape = (3, 10)
+    def forward(x):
+        x -> Norms(4, 0) as a -> Norms(4, 2) as b -> Norms(6, 3) as c
+          -> flatten() -> dense(2) as head
+"""
+
+
+def test_keyed_container_beside_other_modules_is_made_before_the_loop() -> None:
+    """The keyed child beside another module of the loop: the container is made before
+    the loop (``self.norms = nn.ModuleDict()``) and filled by name in it; its first child
+    is the first module made, so the state dict's order is the classes' of one call."""
+    gen, flat = rolled(KEYED_FIRST, "keyed_first", torch.randn(2, 3, 10))
+    assert CLASS.findall(gen.code) == ["Norms", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Norms", "Norms_2", "Norms_3", "Net"], flat
+    text = block_class(gen, "Norms")
+    assert "        self.norms = nn.ModuleDict()\n" in text, text
+    assert '            self.norms.add_module(f"bn_{i + 1}", nn.BatchNorm1d(channels))\n' in text
+    assert '            x = self.norms[f"bn_{i + 1}"](x)\n' in text, text
+
+
+def test_keyed_container_after_another_module_stays_one_class_per_call() -> None:
+    """A module made before the container's first child (``convs0``, then ``norms``):
+    the classes of one call register ``norms`` after ``convs0``, which a container made
+    before the loop cannot; a located note, one class per call."""
+    source = KEYED_FIRST.replace("            x -> batchnorm() as norms.bn_{i + 1}\n", "").replace(
+        "-> relu()\n", "-> relu()\n            x -> batchnorm() as norms.bn_{i + 1}\n"
+    )
+    notes, code = roll_notes(source)
+    assert CLASS.findall(code) == ["Norms", "Norms_2", "Norms_3", "Net"], code
+    assert any("a module made before the first child of 'norms'" in n for n in notes), notes
+
+
+NETWORK_KEYED = """\
+use torch
+
+model Net(w, n):
+    def forward(x):
+        x -> dense(w) as stem
+        for i in range(n):
+            x -> dense(w) as layers.l_{i + 1} -> relu()
+        x -> dense(2) as head
+
+model small = Net(4, 2):
+    input_shape = (6,)
+
+model wide = Net(6, 2):
+    input_shape = (6,)
+"""
+
+
+def test_network_loop_making_its_keyed_container_writes_it_once() -> None:
+    """The network roller, same form: the loop's ``stage`` becomes ``self.layers``, and no
+    ``self.layers = nn.Sequential()`` comes before it (it was written, then replaced)."""
+    code = rolls_exactly(NETWORK_KEYED, "network_keyed", torch.randn(2, 6))
+    assert code.count("self.layers = ") == 1, code
+    assert "        self.layers = stage\n" in code, code

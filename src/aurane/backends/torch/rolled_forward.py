@@ -33,6 +33,7 @@ from aurane.backends.torch.rolled import (
     Translator,
     Unsupported,
     _bind,
+    _named,
     _path_text,
     _target_text,
     evaluate,
@@ -322,6 +323,8 @@ class _ForwardWriter:
         index = layer.rpartition(".")[2]
         if key == "*" and head.isidentifier() and not call.layer_holes:
             hole = self._next_child(layer)
+        elif key != "{}" and _named(key) and head.isidentifier() and len(call.layer_holes) == 1:
+            return self._keyed(lines, layer, call)
         elif key != "{}" or not head.isidentifier() or len(call.layer_holes) != 1:
             raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
         else:
@@ -330,6 +333,19 @@ class _ForwardWriter:
             raise Unsupported(f"the layer '{layer}' is not numbered by its loop")
         pattern = re.compile(rf"\bself\.{head}\[{index}\](?![\w.\[])")
         return [pattern.sub(f"self.{head}[{hole}]", line) for line in lines]
+
+    def _keyed(self, lines: list[str], layer: str, call: ast.Call) -> list[str]:
+        """``self.layers.l1_2`` as ``self.layers[f"l1_{i + 1}"]``: a child named by its loop
+        (``as layers.l1_{i + 1}``), the loop's container an ``nn.ModuleDict``
+        (``rolled_block._keyed_stages``)."""
+        assert call.layer is not None
+        head, _, key = call.layer.rpartition(".")
+        path = _path_text(key, call.layer_holes, self.tr)[0]
+        owner, _, child = layer.rpartition(".")
+        if owner != head or evaluate(f'f"{path}"', self.env) != child:
+            raise Unsupported(f"the layer '{layer}' is not named by its loop")
+        pattern = re.compile(rf"\bself\.{head}\.{re.escape(child)}(?![\w.\[])")
+        return [pattern.sub(f'self.{head}[f"{path}"]', line) for line in lines]
 
     def _next_child(self, layer: str) -> str:
         """``stack.*`` (the container's next child) in a loop: its index as the loop's
