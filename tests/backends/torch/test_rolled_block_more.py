@@ -454,3 +454,47 @@ def test_network_loop_making_its_keyed_container_writes_it_once() -> None:
     code = rolls_exactly(NETWORK_KEYED, "network_keyed", torch.randn(2, 6))
     assert code.count("self.layers = ") == 1, code
     assert "        self.layers = stage\n" in code, code
+
+
+# 11. a chain of tensors nothing kept reads that makes modules (fuzz seed 1000175 at an
+# older generator): the per-call classes build the modules and compute the tensors
+UNREAD = """\
+use torch
+
+model Probe(w, n):
+    def forward(x):
+        s = dense(x, w) as stem_probe
+        t = relu(s)
+        for i in range(n):
+            h1 = x -> dense(w) as probe{i} -> relu()
+            h2 = h1 -> dense(3) as more{i}
+            h3 = sigmoid(h2)
+            x -> dense(w) as layers{i}
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Probe(4, 0) as a -> Probe(4, 2) as b -> Probe(5, 1) as c -> dense(2) as head
+"""
+
+
+def test_unread_chain_that_makes_modules_is_built_and_computed() -> None:
+    """``s``, ``t``, ``h1``, ``h2`` and ``h3`` are read by nothing kept (only by each
+    other): their modules are built from the width where they start (``nn.Linear(channels,
+    w)``, then ``nn.Linear(w, 3)``), the running width is the threaded tensor's again
+    after them, and forward computes them as each call's class does (was ``the tensor
+    'h1' is not joined back``, and before the loop ``'x' goes on before 's' is
+    joined``)."""
+    gen, flat = rolled(UNREAD, "unread", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Probe", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Probe", "Probe_2", "Probe_3", "Net"], flat
+    text = block_class(gen, "Probe")
+    assert "        self.stem_probe = nn.Linear(in_features, w)\n" in text, text
+    assert (
+        '            setattr(self, f"probe{i}", nn.Linear(channels, w))\n'
+        '            setattr(self, f"more{i}", nn.Linear(w, 3))\n'
+        '            setattr(self, f"layers{i}", nn.Linear(channels, w))\n'
+        "            channels = w\n"
+    ) in text, text
+    assert '            h2 = getattr(self, f"more{i}")(h1)\n' in text, text

@@ -126,8 +126,8 @@ class BlockWalk(_Walk):
             apart = stmt.target  # h2 = gelu(h1): the second tensor goes on as h2
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
-        if self.second is None and self._unused(stmt):  # made, read by nothing: dropped
-            self.unused = stmt.target
+        if self.second is None and (self._unused(stmt) or stmt.target in self._dead()):
+            self.unused = stmt.target  # made, read by nothing kept (``_dead``): dropped
         if self.second is None and (self._grows(stmt) or self.unused is not None):
             self.grow = self.size  # kept for the join; the second's width is a text apart
         self.second = stmt.target
@@ -172,13 +172,21 @@ class BlockWalk(_Walk):
             self.around = around
         if self.alias is not None and self.alias != outer:
             raise Unsupported(f"the tensor '{self.alias}' is not joined back")
-        if self.unused is not None and self.unused == self.second and self.grow is not None:
+        self._drop_unused()
+        return lines
+
+    def _drop_unused(self) -> None:
+        """The end of a second tensor read by nothing kept (``h1 = x -> ... as probe{i}``,
+        ``h2 = h1 -> ...``): the threaded tensor's width again, as at the end of the body
+        that made it or before a loop or an ``if`` (where the dead chain cannot go on)."""
+        dropped = self.second == self.unused or self.second in self._dead()
+        if self.unused is not None and dropped and self.grow is not None:
             self.size, self.grow = self.grow, None  # the threaded tensor's width again
             self.second = self.unused = None
-        return lines
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
         self._no_statement_between("a loop")
+        self._drop_unused()
         self.fors = (*self.fors, stmt)
         try:
             return super().loop(stmt, depth)
@@ -209,6 +217,7 @@ class BlockWalk(_Walk):
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         self._no_statement_between("an if")
+        self._drop_unused()
         return super().branch(stmt, depth)
 
     def _no_statement_between(self, what: str) -> None:
