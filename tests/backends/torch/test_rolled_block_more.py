@@ -498,3 +498,37 @@ def test_unread_chain_that_makes_modules_is_built_and_computed() -> None:
         "            channels = w\n"
     ) in text, text
     assert '            h2 = getattr(self, f"more{i}")(h1)\n' in text, text
+
+
+# 12. the pieces of a chunk bound by one statement in a loop (fuzz seed 17000207)
+PIECES = """\
+use torch
+
+model Halves(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(2 * w) as fc{i}
+            a, b = chunk(x, 2)
+            g = multiply(a, b).sigmoid
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Halves(4, 0) as a -> Halves(4, 2) as b -> Halves(5, 1) as c -> dense(2) as head
+"""
+
+
+def test_pieces_bound_by_one_statement_are_one_statement_of_forward() -> None:
+    """``a, b = chunk(x, 2)``: two IR nodes, one statement of each call's forward (``a, b
+    = x.chunk(2, dim=-1)``), given to the first piece (was ``a forward that is not one
+    statement per layer``)."""
+    gen, flat = rolled(PIECES, "pieces", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Halves", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Halves", "Halves_2", "Halves_3", "Net"], flat
+    text = block_class(gen, "Halves")
+    assert (
+        '            x = getattr(self, f"fc{i}")(x)\n'
+        "            a, b = x.chunk(2, dim=-1)\n"
+        "            g = a * b\n"
+    ) in text, text

@@ -20,9 +20,10 @@ import ast as pyast
 import builtins
 import keyword
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from aurane.backends.torch.emit_tensor import SPLITS
 from aurane.backends.torch.modules import INDENT
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
@@ -58,7 +59,7 @@ def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> 
     comments = []
     while rest and rest[0].startswith(f"{INDENT * 2}# "):
         comments.append(rest.pop(0))
-    statements = _statements(rest)
+    statements = _per_node(_statements(rest), graph.nodes)
     if len(statements) != len(graph.nodes) + 1:
         raise Unsupported("a forward that is not one statement per layer")
     for index, node in enumerate(graph.nodes):
@@ -166,7 +167,7 @@ def rolled_forward(
         rest, [p.name for p in model.forward.inputs if p.default is not None]
     )
     rest = rest[len(defaults) :]
-    statements = _statements(rest)
+    statements = _per_node(_statements(rest), graph.nodes)
     if len(statements) != len(graph.nodes) + 1 or not statements[-1][0].strip().startswith(
         "return "
     ):
@@ -238,6 +239,21 @@ def _statements(lines: list[str]) -> list[tuple[str, ...]]:
         else:
             raise Unsupported("a forward that starts with a comment between statements")
     return [tuple(s) for s in out]
+
+
+def _per_node(statements: list[tuple[str, ...]], nodes: Sequence[Node]) -> list[tuple[str, ...]]:
+    """``statements`` one per node: the pieces of a split bound by one statement (``h1, h2
+    = x.chunk(2, dim=-1)``, the nodes ``chunk1`` and ``chunk2``) give it to the first
+    piece and none (an empty statement) to the others."""
+    out: list[tuple[str, ...]] = []
+    for statement in statements:
+        out.append(statement)
+        node = nodes[len(out) - 1] if len(out) <= len(nodes) else None
+        if node is None or node.op not in SPLITS or node.args.get("index") != 0:
+            continue
+        targets = statement[0].split(" = ", 1)[0].strip()
+        out += [()] * targets.count(",")  # a, b = ...: the pieces after the first
+    return out
 
 
 class _ForwardWriter:
