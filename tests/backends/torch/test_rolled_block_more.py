@@ -532,3 +532,40 @@ def test_pieces_bound_by_one_statement_are_one_statement_of_forward() -> None:
         "            a, b = x.chunk(2, dim=-1)\n"
         "            g = a * b\n"
     ) in text, text
+
+
+# 13. blocks at a sample of five axes with a dense on the last (fuzz seed 4000215)
+FIVE_AXES = """\
+use torch
+
+model Unit(w):
+    def forward(x):
+        return x -> dense(w, bias=false) as fc
+
+model Grow(g, n):
+    def forward(x):
+        for i in range(n):
+            h = x -> dense(g) as fcs{i}
+            x = concat(x, h, dim=-1)
+        return x
+
+model Net:
+    input_shape = (2, 3, 4, 1, 5)
+    def forward(x):
+        x -> Unit(8) as a -> Unit(3) as b -> Grow(2, 1) as c -> Grow(3, 2) as d
+          -> flatten() -> dense(2) as head
+"""
+
+
+def test_last_axis_of_a_five_axis_sample_is_a_constructor_argument() -> None:
+    """A block's input of five axes has its last one symbolic, as a sequence's features
+    (``ir/blocks.symbolic_input``), named ``in_features``: ``Unit`` at 5 and 8 features is
+    one class (``nn.Linear(in_features, w, bias=False)``, was ``Unit`` and ``Unit_2``
+    with the numbers), and ``Grow``'s loop on that axis rolls (the roller's retry on the
+    last axis indexed two names and crashed: ``IndexError``)."""
+    gen, flat = rolled(FIVE_AXES, "five_axes", torch.randn(2, 2, 3, 4, 1, 5))
+    assert CLASS.findall(gen.code) == ["Unit", "Grow", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Unit", "Grow", "Grow_2", "Net"], flat
+    assert "        self.fc = nn.Linear(in_features, w, bias=False)\n" in gen.code, gen.code
+    assert "        self.a = Unit(5, 8)\n        self.b = Unit(8, 3)\n" in gen.code, gen.code
+    assert "            channels = channels + g\n" in block_class(gen, "Grow")

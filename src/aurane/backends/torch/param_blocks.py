@@ -1024,8 +1024,12 @@ def input_names(
     rank 2 or more) or features (the last axis of a rank-1 or rank-2 sample). An image's or
     volume's spatial axes (``unfolded``: those the constructor takes): ``in_height``,
     ``in_width`` (``in_depth`` first) where it takes a height or depth, else the last axis
-    alone is ``in_features`` (what a dense on the last axis reads)."""
+    alone is ``in_features`` (what a dense on the last axis reads). A sample of five axes
+    or more: ``in_channels`` and ``in_features`` (the last), its other axes numbers
+    (``blocks.symbolic_input``: no constructor takes them; named for the axis only)."""
     bases = ["in_channels" if rank >= 2 else "in_features", "in_features"]
+    if rank >= 5:
+        bases = ["in_channels", *(f"in_size{axis}" for axis in range(1, rank - 1)), "in_features"]
     spatial = SPATIAL_NAMES.get(rank - 1)
     if spatial is not None:
         image = any(axis in unfolded for axis in range(1, rank - 1))
