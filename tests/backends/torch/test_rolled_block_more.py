@@ -569,3 +569,33 @@ def test_last_axis_of_a_five_axis_sample_is_a_constructor_argument() -> None:
     assert "        self.fc = nn.Linear(in_features, w, bias=False)\n" in gen.code, gen.code
     assert "        self.a = Unit(5, 8)\n        self.b = Unit(8, 3)\n" in gen.code, gen.code
     assert "            channels = channels + g\n" in block_class(gen, "Grow")
+
+
+# 14. a block whose input has no axis but the batch's (fuzz seed 20000005: after a ``max``)
+NO_AXES = """\
+use torch
+
+model Square(n):
+    def forward(x):
+        for i in range(n):
+            h = multiply(x, x)
+            x -> tanh()
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> dense(4) as fc -> max(dim=-1, keepdim=false) -> Square(0) as a -> Square(2) as b
+"""
+
+
+def test_block_at_a_sample_without_axes_takes_no_input_size() -> None:
+    """A ``(batch,)`` input: no width to thread, and nothing the class builds reads one, so
+    the class takes no input size (``def __init__(self, n)``, called ``Square(2)``) and
+    ``__init__`` builds nothing (was ``a block input without a channel or feature
+    axis``)."""
+    gen, flat = rolled(NO_AXES, "no_axes", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Square", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Square", "Square_2", "Net"], flat
+    assert "    def __init__(self, n):\n" in block_class(gen, "Square"), gen.code
+    assert "        self.b = Square(2)\n" in gen.code, gen.code

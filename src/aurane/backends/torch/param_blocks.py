@@ -543,7 +543,7 @@ class ParamClasses:
         found = roll(self.models[model], instances, classes[0].name, self.class_of, self.dims_of)
         if found is None:
             return
-        lines, axis = found  # the sample axis the roller threads, its first argument
+        lines, axis = found  # the sample axis the roller threads, its first argument if any
         first = classes[0]
         # the roller writes a block given as an argument from the source, as before
         # block-valued parameters were constructor arguments: the call passes none
@@ -556,7 +556,8 @@ class ParamClasses:
         if any(p not in params for p in functions):  # a class that folded it: in order
             taken = {*params, *functions}
             params = tuple(p.name for p in self.models[model].params if p.name in taken)
-        rolled = _Class(first.name, first.plan, (axis,), params, first.defaults, ops)
+        dims = (axis,) if axis is not None else ()
+        rolled = _Class(first.name, first.plan, dims, params, first.defaults, ops)
         rolled.functions = functions
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
@@ -774,7 +775,7 @@ class ParamClasses:
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of) ->
-# the class's lines and the sample axis whose size its constructor takes first
+# the class's lines and the sample axis whose size its constructor takes first (None: none)
 RollBlock = Callable[
     [
         ast.Model,
@@ -783,7 +784,7 @@ RollBlock = Callable[
         Callable[[Graph], str],
         Callable[[Graph], "tuple[int, ...] | None"],
     ],
-    "tuple[list[str], int] | None",
+    "tuple[list[str], int | None] | None",
 ]
 
 # emitted once in a file whose classes call it: a size such as torchvision's

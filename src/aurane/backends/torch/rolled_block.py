@@ -87,9 +87,9 @@ def roll_block(
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
-) -> tuple[list[str], int]:
+) -> tuple[list[str], int | None]:
     """The lines of one class for every instance of ``model``, and the sample axis whose
-    size its constructor takes first (``rolled_axis``); ``instances`` holds each
+    size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
     call's graph and the lines of the class written for it alone. ``resolved`` gives a
     call's values of the block's constants as the compiler computed them (each constant's
     text must give them). ``Unsupported`` when the roller cannot write it (the caller
@@ -97,7 +97,7 @@ def roll_block(
     alike) and the channels' walk fails, the last axis is tried (``dense`` layers of a
     sequence that grow its features: ``concat(x, h, dim=-1)``)."""
 
-    def at(axis: int | None) -> tuple[list[str], int]:
+    def at(axis: int | None) -> tuple[list[str], int | None]:
         return _roll_block(
             model,
             instances,
@@ -145,7 +145,7 @@ def _roll_block(
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
-) -> tuple[list[str], int]:
+) -> tuple[list[str], int | None]:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
     if forward is None or len(instances) < 2:
@@ -168,18 +168,102 @@ def _roll_block(
         raise Unsupported("calls at inputs of different ranks")
     if axis is None:
         axis = rolled_axis((dims_of(g) for g, _ in instances), rank)
-    width = input_names(rank, params)[axis]
+    # a sample without axes (``(batch,)``, after a reduction) has no width to thread: the
+    # class takes no input size, where nothing it builds would read one
+    width = input_names(rank, params)[axis] if rank >= 1 else None
+    if width is None and any(n.layer or _makes_module(n) for g, _ in instances for n in g.nodes):
+        raise Unsupported("a block input without a channel or feature axis")
     loops = _loop_names(forward.body)
-    names = [*params, *loops, *fields, width]
+    names = [*params, *loops, *fields, *([width] if width is not None else [])]
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
     envs = [_environment(model, graph, width, axis, tr, resolved) for graph, _ in instances]
+    paths: dict[Span, str] = {}  # the names of unnamed modules in loops
+    branches: dict[str, list[str]] = {}
+    inits: list[str] = []  # a sample without axes: nothing to build (checked above)
+    if width is not None:
+        inits, branches, paths = _walked_inits(
+            model,
+            instances,
+            envs,
+            tr,
+            width,
+            axis,
+            class_of=class_of,
+            dims_of=dims_of,
+            block_models=block_models,
+        )
+    inits = _fill(inits, branches)
+    heads = {line.split("=")[0].strip() for line in inits if " = " in line}
+    attrs = attribute_namespace()
+    attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
+    attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in paths)
+    attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
+    sizes = {width} if width is not None else set()
+    stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), set(functions))
+    attrs.claim(stored)
+    attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
+    applied = {param: attrs.allocate(param) for param in functions}  # self.act = act
+    forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
+    branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
+    methods = [
+        rolled_forward(
+            model, g, with_applied(g, lines, applied), forward_tr, env, branches_forward, paths
+        )
+        for (g, lines), env in zip(instances, envs, strict=True)
+    ]
+    body = _fill(shared_forward(methods), branches_forward)
+    inits = _keyed_stages(inits, "\n".join(body))
+    signature = [*sizes]
+    defaults = dict(first.block_defaults)
+    for param in params:
+        if param in defaults:
+            signature.append(f"{param}={lit(plain(defaults[param]))}")
+        elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
+            signature.append(f"{param}={ops[param]}")
+        elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
+            signature.append(f"{param}={functions[param]}")
+        else:
+            signature.append(param)
+    stores = {**stored, **forward_tr.read}
+    lines = [
+        f"class {name}(nn.Module):",
+        *wrap(1, "", f"def __init__(self, {', '.join(signature)})", tail=":"),
+        f"{INDENT * 2}super().__init__()",
+        *local_lines,
+        *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
+        *op_modules,
+        *(f"{INDENT * 2}self.{attr} = {param}" for param, attr in applied.items()),
+        *inits,
+        "",
+        *body,
+    ]
+    return lines, axis if width is not None else None
+
+
+def _walked_inits(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    envs: Sequence[dict[str, Any]],
+    tr: Translator,
+    width: str,
+    axis: int,
+    *,
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+    block_models: Mapping[str, ast.Model],
+) -> tuple[list[str], dict[str, list[str]], dict[Span, str]]:
+    """``__init__``'s lines from the walk of each call (``block_walk.BlockWalk``, the same
+    lines at every call), its branches' bodies, and the names of unnamed modules in loops."""
+    forward = model.forward
+    assert forward is not None
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
     numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
+    inits: list[str] | None = None
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         unnamed: set[str] | None = None  # the unnamed modules outside loops, by the IR's name
@@ -212,51 +296,7 @@ def _roll_block(
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
-    inits = _fill(inits, branches)
-    heads = {line.split("=")[0].strip() for line in inits if " = " in line}
-    attrs = attribute_namespace()
-    attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
-    attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in paths)
-    attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
-    stored, op_modules = _stored(instances, {width, *params}, set(ops), set(functions))
-    attrs.claim(stored)
-    attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
-    applied = {param: attrs.allocate(param) for param in functions}  # self.act = act
-    forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
-    branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
-    methods = [
-        rolled_forward(
-            model, g, with_applied(g, lines, applied), forward_tr, env, branches_forward, paths
-        )
-        for (g, lines), env in zip(instances, envs, strict=True)
-    ]
-    body = _fill(shared_forward(methods), branches_forward)
-    inits = _keyed_stages(inits, "\n".join(body))
-    signature = [width]
-    defaults = dict(first.block_defaults)
-    for param in params:
-        if param in defaults:
-            signature.append(f"{param}={lit(plain(defaults[param]))}")
-        elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
-            signature.append(f"{param}={ops[param]}")
-        elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
-            signature.append(f"{param}={functions[param]}")
-        else:
-            signature.append(param)
-    stores = {**stored, **forward_tr.read}
-    lines = [
-        f"class {name}(nn.Module):",
-        *wrap(1, "", f"def __init__(self, {', '.join(signature)})", tail=":"),
-        f"{INDENT * 2}super().__init__()",
-        *local_lines,
-        *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
-        *op_modules,
-        *(f"{INDENT * 2}self.{attr} = {param}" for param, attr in applied.items()),
-        *inits,
-        "",
-        *body,
-    ]
-    return lines, axis
+    return inits, branches, paths
 
 
 def _keyed_stages(inits: list[str], forward: str) -> list[str]:
@@ -338,7 +378,7 @@ def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
 def _environment(
     model: ast.Model,
     graph: Graph,
-    width: str,
+    width: str | None,
     axis: int,
     tr: Translator,
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
@@ -348,9 +388,10 @@ def _environment(
     given = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
     env: dict[str, Any] = {**given, **{p: _module_of(graph, p) for p in graph.block_ops}}
     shape = graph.input_value.shape
-    if shape is None or len(shape) < 2:
-        raise Unsupported("a block input without a channel or feature axis")
-    env[width] = int(plain(shape[axis + 1]))
+    if width is not None:
+        if shape is None or len(shape) < 2:
+            raise Unsupported("a block input without a channel or feature axis")
+        env[width] = int(plain(shape[axis + 1]))
     if not model.fields:
         return env
     if resolved is None:
