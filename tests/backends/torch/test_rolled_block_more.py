@@ -599,3 +599,37 @@ def test_block_at_a_sample_without_axes_takes_no_input_size() -> None:
     assert CLASS.findall(flat) == ["Square", "Square_2", "Net"], flat
     assert "    def __init__(self, n):\n" in block_class(gen, "Square"), gen.code
     assert "        self.b = Square(2)\n" in gen.code, gen.code
+
+
+# 15. an unread chain whose first statement makes no module and a later one does (fuzz
+# seed 38000102: ``h1 = unsqueeze(x, ...)``, ``h2 = rms_norm(h1, ...)``)
+FEEDS = """\
+use torch
+
+model Probe(w, n):
+    def forward(x):
+        for i in range(n):
+            h1 = unsqueeze(x, 1)
+            h2 = h1 -> conv2d(w, 1) as probes{i}
+            x -> conv1d(w, 3, padding=1) as convs{i}
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> Probe(4, 0) as a -> Probe(4, 2) as b -> Probe(5, 1) as c
+          -> flatten() -> dense(2) as head
+"""
+
+
+def test_unread_tensor_that_feeds_a_module_starts_a_second_tensor() -> None:
+    """``h1 = unsqueeze(x, 1)`` makes no module but ``h2 = h1 -> conv2d(...)`` does: ``h1``
+    is the second tensor, so the conv is built from its width (``nn.Conv2d(1, w,
+    kernel_size=1)``), where ``h1`` was passed over and ``h2`` was ``an assignment to 'h2'
+    the roller does not write``."""
+    gen, flat = rolled(FEEDS, "feeds", torch.randn(2, 3, 8))
+    assert CLASS.findall(gen.code) == ["Probe", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Probe", "Probe_2", "Probe_3", "Net"], flat
+    text = block_class(gen, "Probe")
+    assert 'setattr(self, f"probes{i}", nn.Conv2d(1, w, kernel_size=1))' in text, text
+    assert "            h1 = x.unsqueeze(1)\n" in text, text

@@ -82,7 +82,8 @@ class BlockWalk(_Walk):
     paths: dict[Span, str]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
-        if _bound(stmt) <= self._dead() and self._no_module(stmt.value.span):
+        dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
+        if dead and self._no_module(stmt.value.span):
             return []  # h1 = zeros(3): read by nothing kept, no module (forward writes it)
         if self.alias is not None:
             if not stmt.targets and stmt.target == self.tensor and self.alias in _names(stmt):
@@ -318,6 +319,19 @@ class BlockWalk(_Walk):
         if self.dead is None:
             self.dead = _dead_names(self.statements, {self.tensor, *self.inputs_})
         return self.dead
+
+    def _feeds_module(self, stmt: ast.Assign) -> bool:
+        """Whether a later statement of the body that reads what ``stmt`` binds makes a
+        module (``h1 = unsqueeze(x, 1)``, then ``h2 = rms_norm(h1)``): ``stmt`` then starts
+        a second tensor, whose width that module is built from."""
+        index = next((i for i, s in enumerate(self.around) if s is stmt), None)
+        for later in self.around[index + 1 :] if index is not None else ():
+            if not _names(later) & _bound(stmt):
+                continue
+            inside = [n for n in self.pending if _within(n.span, later.span)]
+            if any(n.layer is not None or _makes_module(n) for n in inside):
+                return True
+        return False
 
     def _no_module(self, span: Span) -> bool:
         """Whether the statement at ``span`` makes no module at this visit (its nodes, the
