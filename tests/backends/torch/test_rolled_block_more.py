@@ -633,3 +633,36 @@ def test_unread_tensor_that_feeds_a_module_starts_a_second_tensor() -> None:
     text = block_class(gen, "Probe")
     assert 'setattr(self, f"probes{i}", nn.Conv2d(1, w, kernel_size=1))' in text, text
     assert "            h1 = x.unsqueeze(1)\n" in text, text
+
+
+# 16. a shape comment on a line of its own, above a long statement in the loop (fuzz seed
+# 34000181): it was read as one of forward's input comments
+COMMENT_ABOVE = """\
+use torch
+
+model Count(w, start: float, stop: float, n: int):
+    def forward(x):
+        for i in range(n):
+            h1 = arange(start / 2, end=stop * 2, dtype="int32")
+            x -> dense(w) as fcs{i}
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Count(4, 1.0, 0.5, 0) as a -> Count(4, 1.0, 0.5, 2) as b -> dense(2) as head
+"""
+
+
+def test_shape_comment_above_a_statement_is_not_an_input_comment() -> None:
+    """Each call's class writes ``# (batch, 1)`` above the long ``arange`` line; the first
+    such comment followed forward's ``# x: ...`` and was taken for one of its input
+    comments, so the calls' forwards differed (``the calls' forward methods differ``).
+    It goes with the statement after it, and the loop's body drops it."""
+    gen, flat = rolled(COMMENT_ABOVE, "comment_above", torch.randn(2, 6))
+    assert "        # (batch, 1)\n" in flat, flat
+    assert CLASS.findall(gen.code) == ["Count", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Count", "Count_2", "Net"], flat
+    text = block_class(gen, "Count")
+    assert "# (batch, 1)" not in text, text
+    assert "        # x: (batch, 6)\n        for i in range(self.n):\n" in text, text

@@ -57,7 +57,7 @@ def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> 
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     rest = lines[start + 1 :]
     comments = []
-    while rest and rest[0].startswith(f"{INDENT * 2}# "):
+    while rest and _input_comment(rest[0]):
         comments.append(rest.pop(0))
     statements = _per_node(_statements(rest), graph.nodes)
     if len(statements) != len(graph.nodes) + 1:
@@ -68,7 +68,7 @@ def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> 
             continue
         statement = statements[index]
         try:
-            tree = pyast.parse(_bare(statement[0]).strip())
+            tree = pyast.parse(_bare(_first_code(statement)).strip())
         except SyntaxError:
             raise Unsupported(f"the statement of '{node.id}' is not one line") from None
         assign = tree.body[0] if len(tree.body) == 1 else None
@@ -161,16 +161,16 @@ def rolled_forward(
         raise Unsupported(f"a forward whose inputs are written '{head.strip()}'")
     rest = lines[start + 1 :]
     comments = []
-    while rest and rest[0].startswith(f"{INDENT * 2}# "):
+    while rest and _input_comment(rest[0]):
         comments.append(rest.pop(0))
     defaults = _default_inputs(
         rest, [p.name for p in model.forward.inputs if p.default is not None]
     )
     rest = rest[len(defaults) :]
     statements = _per_node(_statements(rest), graph.nodes)
-    if len(statements) != len(graph.nodes) + 1 or not statements[-1][0].strip().startswith(
-        "return "
-    ):
+    if len(statements) != len(graph.nodes) + 1 or not _first_code(
+        statements[-1]
+    ).strip().startswith("return "):
         raise Unsupported("a forward that is not one statement per layer")
     text = "\n".join(rest)
     for loop_name in tr.locals:
@@ -228,17 +228,39 @@ class _Module:
         raise AttributeError(attr)
 
 
+def _input_comment(line: str) -> bool:
+    """``# x: (batch, 3, 4)`` at the top of forward, not a statement's shape comment on a
+    line of its own (``# (batch, 1)`` above a long statement)."""
+    return line.startswith(f"{INDENT * 2}# ") and not line.startswith(f"{INDENT * 2}# (")
+
+
 def _statements(lines: list[str]) -> list[tuple[str, ...]]:
+    """Each statement's lines; a shape comment on a line of its own goes with the statement
+    after it, and the statement's code comes first (``_code`` drops the comment in a
+    loop's body; outside loops it stays above the statement, as written)."""
     out: list[list[str]] = []
+    above: list[str] = []  # comment lines waiting for their statement
     for line in lines:
         top = line.startswith(INDENT * 2) and not line.startswith(INDENT * 3)
-        if top and line.strip()[:1] not in (")", "]", "}") and not line.strip().startswith("#"):
+        if top and line.strip().startswith("#"):
+            above.append(line)
+        elif top and line.strip()[:1] not in (")", "]", "}"):
             out.append([line])
+            if above:
+                out[-1] = [*above, line]
+                above = []
         elif out:
             out[-1].append(line)
         else:
             raise Unsupported("a forward that starts with a comment between statements")
+    if above:
+        raise Unsupported("a forward that ends with a comment")
     return [tuple(s) for s in out]
+
+
+def _first_code(statement: tuple[str, ...]) -> str:
+    """The statement's first line of code, after any comment above it."""
+    return next((line for line in statement if not line.strip().startswith("#")), "")
 
 
 def _per_node(statements: list[tuple[str, ...]], nodes: Sequence[Node]) -> list[tuple[str, ...]]:
@@ -251,7 +273,7 @@ def _per_node(statements: list[tuple[str, ...]], nodes: Sequence[Node]) -> list[
         node = nodes[len(out) - 1] if len(out) <= len(nodes) else None
         if node is None or node.op not in SPLITS or node.args.get("index") != 0:
             continue
-        targets = statement[0].split(" = ", 1)[0].strip()
+        targets = _first_code(statement).split(" = ", 1)[0].strip()
         out += [()] * targets.count(",")  # a, b = ...: the pieces after the first
     return out
 
