@@ -100,11 +100,13 @@ def symbolic_input(shape: tuple[int, ...], input: int = 0) -> tuple[int, ...]:
     """The sizes of the block's input number ``input`` (0: the first) with its channels
     (axis 0) and, for (length, features), features as symbols; the first input's image or
     volume spatial axes too (a class reads them from its input in forward, ``height, width =
-    x.shape[2:]``, and folds them into its constructor)."""
+    x.shape[2:]``, and folds them into its constructor), and the last axis of a first input
+    of five axes or more (the features a dense reads: calls at other sizes share a class)."""
     dims = list(plain(shape))
     for axis in range(len(dims)):
         spatial = input == 0 and len(dims) in (3, 4)
-        if axis == 0 or (axis == 1 and len(dims) == 2) or spatial:
+        features = input == 0 and len(dims) >= 5 and axis == len(dims) - 1
+        if axis == 0 or (axis == 1 and len(dims) == 2) or spatial or features:
             dims[axis] = symbol(dims[axis], InputSize(axis, input))
     return tuple(dims)
 

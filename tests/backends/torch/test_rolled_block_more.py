@@ -11,7 +11,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import CLASS, block_class, rolled  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    roll_notes,
+    rolled,
+    rolls_exactly,
+)
 
 # 1. an operation with variadic arguments in a loop (fuzz seed 2000059's permute)
 VARIADIC = """\
@@ -341,3 +347,322 @@ def test_next_child_of_a_container_in_a_loop_is_indexed_by_the_count() -> None:
     text = block_class(gen, "Tower")
     assert "            self.stack.append(nn.Linear(channels, w))\n" in text, text
     assert "            x = self.stack[i + 1](x)\n" in text, text
+
+
+# 10. a child named by its loop in a container (fuzz seed 11000047: ``as layers.l1_{i + 1}``)
+KEYED = """\
+use torch
+
+model Norms(n, m = 0.1):
+    def forward(x):
+        for i in range(n):
+            x -> softmax()
+            x -> batchnorm(momentum=m) as norms.bn_{i + 1}
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Norms(0) as a -> Norms(2) as b -> Norms(3, m=0.2) as c -> dense(2) as head
+"""
+
+
+def test_child_named_by_its_loop_is_a_key_of_a_module_dict() -> None:
+    """``as norms.bn_{i + 1}``, the loop's one module: the loop fills an ``nn.ModuleDict``
+    by name and forward reads ``self.norms[f"bn_{i + 1}"]`` (was ``the layer 'norms.bn_1'
+    in a loop is not a numbered child``). ``self.norms`` is made once, by the loop: no
+    dead ``nn.Sequential`` before it, and the state dict's keys are the classes' of one
+    call (``norms.bn_1.weight``, ...)."""
+    gen, flat = rolled(KEYED, "keyed", torch.randn(4, 6))
+    assert CLASS.findall(gen.code) == ["Norms", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Norms", "Norms_2", "Norms_3", "Net"], flat
+    text = block_class(gen, "Norms")
+    assert text.count("self.norms = ") == 1, text
+    assert "nn.Sequential" not in text, text
+    assert "        stage = nn.ModuleDict()\n" in text, text
+    assert (
+        '            stage.add_module(f"bn_{i + 1}", nn.BatchNorm1d(channels, momentum=m))\n'
+        in text
+    )
+    assert '            x = self.norms[f"bn_{i + 1}"](x)\n' in text, text
+
+
+KEYED_FIRST = """\
+use torch
+
+model Norms(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> batchnorm() as norms.bn_{i + 1}
+            x -> conv1d(w, 3, padding=1) as convs{i} -> relu()
+        return x
+
+model Net:
+    input_shape = (3, 10)
+    def forward(x):
+        x -> Norms(4, 0) as a -> Norms(4, 2) as b -> Norms(6, 3) as c
+          -> flatten() -> dense(2) as head
+"""
+
+
+def test_keyed_container_beside_other_modules_is_made_before_the_loop() -> None:
+    """The keyed child beside another module of the loop: the container is made before
+    the loop (``self.norms = nn.ModuleDict()``) and filled by name in it; its first child
+    is the first module made, so the state dict's order is the classes' of one call."""
+    gen, flat = rolled(KEYED_FIRST, "keyed_first", torch.randn(2, 3, 10))
+    assert CLASS.findall(gen.code) == ["Norms", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Norms", "Norms_2", "Norms_3", "Net"], flat
+    text = block_class(gen, "Norms")
+    assert "        self.norms = nn.ModuleDict()\n" in text, text
+    assert '            self.norms.add_module(f"bn_{i + 1}", nn.BatchNorm1d(channels))\n' in text
+    assert '            x = self.norms[f"bn_{i + 1}"](x)\n' in text, text
+
+
+def test_keyed_container_after_another_module_stays_one_class_per_call() -> None:
+    """A module made before the container's first child (``convs0``, then ``norms``):
+    the classes of one call register ``norms`` after ``convs0``, which a container made
+    before the loop cannot; a located note, one class per call."""
+    source = KEYED_FIRST.replace("            x -> batchnorm() as norms.bn_{i + 1}\n", "").replace(
+        "-> relu()\n", "-> relu()\n            x -> batchnorm() as norms.bn_{i + 1}\n"
+    )
+    notes, code = roll_notes(source)
+    assert CLASS.findall(code) == ["Norms", "Norms_2", "Norms_3", "Net"], code
+    assert any("a module made before the first child of 'norms'" in n for n in notes), notes
+
+
+NETWORK_KEYED = """\
+use torch
+
+model Net(w, n):
+    def forward(x):
+        x -> dense(w) as stem
+        for i in range(n):
+            x -> dense(w) as layers.l_{i + 1} -> relu()
+        x -> dense(2) as head
+
+model small = Net(4, 2):
+    input_shape = (6,)
+
+model wide = Net(6, 2):
+    input_shape = (6,)
+"""
+
+
+def test_network_loop_making_its_keyed_container_writes_it_once() -> None:
+    """The network roller, same form: the loop's ``stage`` becomes ``self.layers``, and no
+    ``self.layers = nn.Sequential()`` comes before it (it was written, then replaced)."""
+    code = rolls_exactly(NETWORK_KEYED, "network_keyed", torch.randn(2, 6))
+    assert code.count("self.layers = ") == 1, code
+    assert "        self.layers = stage\n" in code, code
+
+
+# 11. a chain of tensors nothing kept reads that makes modules (fuzz seed 1000175 at an
+# older generator): the per-call classes build the modules and compute the tensors
+UNREAD = """\
+use torch
+
+model Probe(w, n):
+    def forward(x):
+        s = dense(x, w) as stem_probe
+        t = relu(s)
+        for i in range(n):
+            h1 = x -> dense(w) as probe{i} -> relu()
+            h2 = h1 -> dense(3) as more{i}
+            h3 = sigmoid(h2)
+            x -> dense(w) as layers{i}
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Probe(4, 0) as a -> Probe(4, 2) as b -> Probe(5, 1) as c -> dense(2) as head
+"""
+
+
+def test_unread_chain_that_makes_modules_is_built_and_computed() -> None:
+    """``s``, ``t``, ``h1``, ``h2`` and ``h3`` are read by nothing kept (only by each
+    other): their modules are built from the width where they start (``nn.Linear(channels,
+    w)``, then ``nn.Linear(w, 3)``), the running width is the threaded tensor's again
+    after them, and forward computes them as each call's class does (was ``the tensor
+    'h1' is not joined back``, and before the loop ``'x' goes on before 's' is
+    joined``)."""
+    gen, flat = rolled(UNREAD, "unread", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Probe", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Probe", "Probe_2", "Probe_3", "Net"], flat
+    text = block_class(gen, "Probe")
+    assert "        self.stem_probe = nn.Linear(in_features, w)\n" in text, text
+    assert (
+        '            setattr(self, f"probe{i}", nn.Linear(channels, w))\n'
+        '            setattr(self, f"more{i}", nn.Linear(w, 3))\n'
+        '            setattr(self, f"layers{i}", nn.Linear(channels, w))\n'
+        "            channels = w\n"
+    ) in text, text
+    assert '            h2 = getattr(self, f"more{i}")(h1)\n' in text, text
+
+
+# 12. the pieces of a chunk bound by one statement in a loop (fuzz seed 17000207)
+PIECES = """\
+use torch
+
+model Halves(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(2 * w) as fc{i}
+            a, b = chunk(x, 2)
+            g = multiply(a, b).sigmoid
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Halves(4, 0) as a -> Halves(4, 2) as b -> Halves(5, 1) as c -> dense(2) as head
+"""
+
+
+def test_pieces_bound_by_one_statement_are_one_statement_of_forward() -> None:
+    """``a, b = chunk(x, 2)``: two IR nodes, one statement of each call's forward (``a, b
+    = x.chunk(2, dim=-1)``), given to the first piece (was ``a forward that is not one
+    statement per layer``)."""
+    gen, flat = rolled(PIECES, "pieces", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Halves", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Halves", "Halves_2", "Halves_3", "Net"], flat
+    text = block_class(gen, "Halves")
+    assert (
+        '            x = getattr(self, f"fc{i}")(x)\n'
+        "            a, b = x.chunk(2, dim=-1)\n"
+        "            g = a * b\n"
+    ) in text, text
+
+
+# 13. blocks at a sample of five axes with a dense on the last (fuzz seed 4000215)
+FIVE_AXES = """\
+use torch
+
+model Unit(w):
+    def forward(x):
+        return x -> dense(w, bias=false) as fc
+
+model Grow(g, n):
+    def forward(x):
+        for i in range(n):
+            h = x -> dense(g) as fcs{i}
+            x = concat(x, h, dim=-1)
+        return x
+
+model Net:
+    input_shape = (2, 3, 4, 1, 5)
+    def forward(x):
+        x -> Unit(8) as a -> Unit(3) as b -> Grow(2, 1) as c -> Grow(3, 2) as d
+          -> flatten() -> dense(2) as head
+"""
+
+
+def test_last_axis_of_a_five_axis_sample_is_a_constructor_argument() -> None:
+    """A block's input of five axes has its last one symbolic, as a sequence's features
+    (``ir/blocks.symbolic_input``), named ``in_features``: ``Unit`` at 5 and 8 features is
+    one class (``nn.Linear(in_features, w, bias=False)``, was ``Unit`` and ``Unit_2``
+    with the numbers), and ``Grow``'s loop on that axis rolls (the roller's retry on the
+    last axis indexed two names and crashed: ``IndexError``)."""
+    gen, flat = rolled(FIVE_AXES, "five_axes", torch.randn(2, 2, 3, 4, 1, 5))
+    assert CLASS.findall(gen.code) == ["Unit", "Grow", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Unit", "Grow", "Grow_2", "Net"], flat
+    assert "        self.fc = nn.Linear(in_features, w, bias=False)\n" in gen.code, gen.code
+    assert "        self.a = Unit(5, 8)\n        self.b = Unit(8, 3)\n" in gen.code, gen.code
+    assert "            channels = channels + g\n" in block_class(gen, "Grow")
+
+
+# 14. a block whose input has no axis but the batch's (fuzz seed 20000005: after a ``max``)
+NO_AXES = """\
+use torch
+
+model Square(n):
+    def forward(x):
+        for i in range(n):
+            h = multiply(x, x)
+            x -> tanh()
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> dense(4) as fc -> max(dim=-1, keepdim=false) -> Square(0) as a -> Square(2) as b
+"""
+
+
+def test_block_at_a_sample_without_axes_takes_no_input_size() -> None:
+    """A ``(batch,)`` input: no width to thread, and nothing the class builds reads one, so
+    the class takes no input size (``def __init__(self, n)``, called ``Square(2)``) and
+    ``__init__`` builds nothing (was ``a block input without a channel or feature
+    axis``)."""
+    gen, flat = rolled(NO_AXES, "no_axes", torch.randn(2, 6))
+    assert CLASS.findall(gen.code) == ["Square", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Square", "Square_2", "Net"], flat
+    assert "    def __init__(self, n):\n" in block_class(gen, "Square"), gen.code
+    assert "        self.b = Square(2)\n" in gen.code, gen.code
+
+
+# 15. an unread chain whose first statement makes no module and a later one does (fuzz
+# seed 38000102: ``h1 = unsqueeze(x, ...)``, ``h2 = rms_norm(h1, ...)``)
+FEEDS = """\
+use torch
+
+model Probe(w, n):
+    def forward(x):
+        for i in range(n):
+            h1 = unsqueeze(x, 1)
+            h2 = h1 -> conv2d(w, 1) as probes{i}
+            x -> conv1d(w, 3, padding=1) as convs{i}
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> Probe(4, 0) as a -> Probe(4, 2) as b -> Probe(5, 1) as c
+          -> flatten() -> dense(2) as head
+"""
+
+
+def test_unread_tensor_that_feeds_a_module_starts_a_second_tensor() -> None:
+    """``h1 = unsqueeze(x, 1)`` makes no module but ``h2 = h1 -> conv2d(...)`` does: ``h1``
+    is the second tensor, so the conv is built from its width (``nn.Conv2d(1, w,
+    kernel_size=1)``), where ``h1`` was passed over and ``h2`` was ``an assignment to 'h2'
+    the roller does not write``."""
+    gen, flat = rolled(FEEDS, "feeds", torch.randn(2, 3, 8))
+    assert CLASS.findall(gen.code) == ["Probe", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Probe", "Probe_2", "Probe_3", "Net"], flat
+    text = block_class(gen, "Probe")
+    assert 'setattr(self, f"probes{i}", nn.Conv2d(1, w, kernel_size=1))' in text, text
+    assert "            h1 = x.unsqueeze(1)\n" in text, text
+
+
+# 16. a shape comment on a line of its own, above a long statement in the loop (fuzz seed
+# 34000181): it was read as one of forward's input comments
+COMMENT_ABOVE = """\
+use torch
+
+model Count(w, start: float, stop: float, n: int):
+    def forward(x):
+        for i in range(n):
+            h1 = arange(start / 2, end=stop * 2, dtype="int32")
+            x -> dense(w) as fcs{i}
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Count(4, 1.0, 0.5, 0) as a -> Count(4, 1.0, 0.5, 2) as b -> dense(2) as head
+"""
+
+
+def test_shape_comment_above_a_statement_is_not_an_input_comment() -> None:
+    """Each call's class writes ``# (batch, 1)`` above the long ``arange`` line; the first
+    such comment followed forward's ``# x: ...`` and was taken for one of its input
+    comments, so the calls' forwards differed (``the calls' forward methods differ``).
+    It goes with the statement after it, and the loop's body drops it."""
+    gen, flat = rolled(COMMENT_ABOVE, "comment_above", torch.randn(2, 6))
+    assert "        # (batch, 1)\n" in flat, flat
+    assert CLASS.findall(gen.code) == ["Count", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Count", "Count_2", "Net"], flat
+    text = block_class(gen, "Count")
+    assert "# (batch, 1)" not in text, text
+    assert "        # x: (batch, 6)\n        for i in range(self.n):\n" in text, text

@@ -82,7 +82,8 @@ class BlockWalk(_Walk):
     paths: dict[Span, str]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
-        if _bound(stmt) <= self._dead() and self._no_module(stmt.value.span):
+        dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
+        if dead and self._no_module(stmt.value.span):
             return []  # h1 = zeros(3): read by nothing kept, no module (forward writes it)
         if self.alias is not None:
             if not stmt.targets and stmt.target == self.tensor and self.alias in _names(stmt):
@@ -126,8 +127,8 @@ class BlockWalk(_Walk):
             apart = stmt.target  # h2 = gelu(h1): the second tensor goes on as h2
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
-        if self.second is None and self._unused(stmt):  # made, read by nothing: dropped
-            self.unused = stmt.target
+        if self.second is None and (self._unused(stmt) or stmt.target in self._dead()):
+            self.unused = stmt.target  # made, read by nothing kept (``_dead``): dropped
         if self.second is None and (self._grows(stmt) or self.unused is not None):
             self.grow = self.size  # kept for the join; the second's width is a text apart
         self.second = stmt.target
@@ -172,13 +173,21 @@ class BlockWalk(_Walk):
             self.around = around
         if self.alias is not None and self.alias != outer:
             raise Unsupported(f"the tensor '{self.alias}' is not joined back")
-        if self.unused is not None and self.unused == self.second and self.grow is not None:
+        self._drop_unused()
+        return lines
+
+    def _drop_unused(self) -> None:
+        """The end of a second tensor read by nothing kept (``h1 = x -> ... as probe{i}``,
+        ``h2 = h1 -> ...``): the threaded tensor's width again, as at the end of the body
+        that made it or before a loop or an ``if`` (where the dead chain cannot go on)."""
+        dropped = self.second == self.unused or self.second in self._dead()
+        if self.unused is not None and dropped and self.grow is not None:
             self.size, self.grow = self.grow, None  # the threaded tensor's width again
             self.second = self.unused = None
-        return lines
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
         self._no_statement_between("a loop")
+        self._drop_unused()
         self.fors = (*self.fors, stmt)
         try:
             return super().loop(stmt, depth)
@@ -209,6 +218,7 @@ class BlockWalk(_Walk):
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         self._no_statement_between("an if")
+        self._drop_unused()
         return super().branch(stmt, depth)
 
     def _no_statement_between(self, what: str) -> None:
@@ -309,6 +319,19 @@ class BlockWalk(_Walk):
         if self.dead is None:
             self.dead = _dead_names(self.statements, {self.tensor, *self.inputs_})
         return self.dead
+
+    def _feeds_module(self, stmt: ast.Assign) -> bool:
+        """Whether a later statement of the body that reads what ``stmt`` binds makes a
+        module (``h1 = unsqueeze(x, 1)``, then ``h2 = rms_norm(h1)``): ``stmt`` then starts
+        a second tensor, whose width that module is built from."""
+        index = next((i for i, s in enumerate(self.around) if s is stmt), None)
+        for later in self.around[index + 1 :] if index is not None else ():
+            if not _names(later) & _bound(stmt):
+                continue
+            inside = [n for n in self.pending if _within(n.span, later.span)]
+            if any(n.layer is not None or _makes_module(n) for n in inside):
+                return True
+        return False
 
     def _no_module(self, span: Span) -> bool:
         """Whether the statement at ``span`` makes no module at this visit (its nodes, the

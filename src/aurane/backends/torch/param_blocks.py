@@ -628,7 +628,7 @@ class ParamClasses:
         )
         if found is None:
             return
-        lines, axis = found  # the sample axis the roller threads, its first argument
+        lines, axis = found  # the sample axis the roller threads, its first argument if any
         first = classes[0]
         # the roller writes a block given as an argument from the source, as before
         # block-valued parameters were constructor arguments: the call passes none
@@ -641,7 +641,8 @@ class ParamClasses:
         if any(p not in params for p in functions):  # a class that folded it: in order
             taken = {*params, *functions}
             params = tuple(p.name for p in self.models[model].params if p.name in taken)
-        rolled = _Class(first.name, first.plan, (axis,), params, first.defaults, ops)
+        dims = (axis,) if axis is not None else ()
+        rolled = _Class(first.name, first.plan, dims, params, first.defaults, ops)
         rolled.functions = functions
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
@@ -863,7 +864,7 @@ class ParamClasses:
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,
 # functions_of) -> the class's lines and the sample axis whose size its constructor takes
-# first
+# first (None: none)
 RollBlock = Callable[
     [
         ast.Model,
@@ -873,7 +874,7 @@ RollBlock = Callable[
         Callable[[Graph], "tuple[int, ...] | None"],
         Callable[[Graph], Mapping[str, "str | None"]],
     ],
-    "tuple[list[str], int] | None",
+    "tuple[list[str], int | None] | None",
 ]
 
 # emitted once in a file whose classes call it: a size such as torchvision's
@@ -1156,8 +1157,12 @@ def input_names(
     rank 2 or more) or features (the last axis of a rank-1 or rank-2 sample). An image's or
     volume's spatial axes (``unfolded``: those the constructor takes): ``in_height``,
     ``in_width`` (``in_depth`` first) where it takes a height or depth, else the last axis
-    alone is ``in_features`` (what a dense on the last axis reads)."""
+    alone is ``in_features`` (what a dense on the last axis reads). A sample of five axes
+    or more: ``in_channels`` and ``in_features`` (the last), its other axes numbers
+    (``blocks.symbolic_input``: no constructor takes them; named for the axis only)."""
     bases = ["in_channels" if rank >= 2 else "in_features", "in_features"]
+    if rank >= 5:
+        bases = ["in_channels", *(f"in_size{axis}" for axis in range(1, rank - 1)), "in_features"]
     spatial = SPATIAL_NAMES.get(rank - 1)
     if spatial is not None:
         image = any(axis in unfolded for axis in range(1, rank - 1))

@@ -278,7 +278,7 @@ class TorchCodeGenerator:
         class_of: Callable[[Graph], str],
         dims_of: Callable[[Graph], tuple[int, ...] | None],
         functions_of: Callable[[Graph], Mapping[str, str | None]],
-    ) -> tuple[list[str], int] | None:
+    ) -> tuple[list[str], int | None] | None:
         """One class for a parameterised block's instances that differ in loop counts
         (``rolled_block.py``) and the sample axis it threads, or None to keep their
         classes."""

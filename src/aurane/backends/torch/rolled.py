@@ -333,6 +333,46 @@ def syntax_items(node: object) -> Iterator[object]:
             yield from syntax_items(getattr(node, slot, None))
 
 
+def _stage_step(stmt: ast.For) -> ast.Call | None:
+    """The one named step of a loop over ``range`` whose layer is ``P.{j}`` (``j`` the
+    loop's own target) or ``P.name{...}``: the loop fills the container P (``_Walk._stage``)."""
+    calls = [
+        step
+        for s in stmt.body
+        if isinstance(s, ast.ChainStmt)
+        for step in s.chain.steps
+        if step.layer is not None
+    ]
+    j = stmt.target.name
+    if (
+        len(calls) != 1
+        or j is None
+        or any(isinstance(s, ast.For) for s in stmt.body)
+        or not isinstance(stmt.iterable, ast.Call)
+        or stmt.iterable.func != "range"
+        or len(stmt.iterable.args) != 1
+    ):
+        return None
+    call = calls[0]
+    assert call.layer is not None
+    if "." not in call.layer or not call.layer_holes:
+        return None
+    key = call.layer.rsplit(".", 1)[1]
+    last = call.layer_holes[-1]
+    numbered = key == "{}" and isinstance(last, ast.Name) and last.id == j
+    if not numbered and not (_named(key) and key.count("{}") == 1):
+        return None
+    return call
+
+
+def _own_stage(stmt: ast.ForwardStmt) -> str | None:
+    """``layers`` for a loop filling ``layers.l{i + 1}`` as its stage: the loop makes the
+    container itself (``stage = nn.Sequential()``, ``self.layers = stage``), so nothing
+    before it may (a second, dead ``self.layers``)."""
+    call = _stage_step(stmt) if isinstance(stmt, ast.For) else None
+    return call.layer.rsplit(".", 1)[0] if call is not None and call.layer else None
+
+
 def _stars(stmt: ast.ForwardStmt) -> list[str]:
     """The containers ``as NAME.*``, ``as NAME.0`` or ``as NAME.conv0`` fills anywhere in
     ``stmt``, in order."""
@@ -445,7 +485,8 @@ class _Walk:
                     if depth > TOP:
                         raise Unsupported(f"the container '{head}' starts inside a loop")
                     self.flat[head] = 0
-                    lines.append(f"{INDENT * depth}self.{head} = nn.Sequential()")
+                    if head != _own_stage(stmt):  # a loop's own container: it makes it
+                        lines.append(f"{INDENT * depth}self.{head} = nn.Sequential()")
             if isinstance(stmt, ast.If):
                 lines += self.branch(stmt, depth)
             elif isinstance(stmt, ast.ChainStmt):
@@ -746,33 +787,12 @@ class _Walk:
         """A loop whose one layer is named ``P.{j}`` by its own ``range`` target, or
         ``P.name{...}`` (DenseNet's ``denseblock{i + 1}.denselayer{j + 1}``), fills the
         container P: (P as Python, whether it is templated)."""
-        calls = [
-            step
-            for s in stmt.body
-            if isinstance(s, ast.ChainStmt | ast.Return)
-            for step in (s.chain.steps if isinstance(s, ast.ChainStmt) else ())
-            if step.layer is not None
-        ]
-        j = stmt.target.name
-        if (
-            len(calls) != 1
-            or j is None
-            or any(isinstance(s, ast.For) for s in stmt.body)
-            or not isinstance(stmt.iterable, ast.Call)
-            or stmt.iterable.func != "range"
-            or len(stmt.iterable.args) != 1
-        ):
+        call = _stage_step(stmt)
+        if call is None:
             return None
-        call = calls[0]
         self._stage_call = call
         assert call.layer is not None
-        if "." not in call.layer or not call.layer_holes:
-            return None
-        head, key = call.layer.rsplit(".", 1)
-        last = call.layer_holes[-1]
-        numbered = key == "{}" and isinstance(last, ast.Name) and last.id == j
-        if not numbered and not (_named(key) and key.count("{}") == 1):
-            return None
+        head = call.layer.rsplit(".", 1)[0]
         if "." in head and _flat_head(head.replace("{}", "0")) not in self.flat:
             raise Unsupported("a container below another in a loop")
         self.stage_steps.add(call.span)

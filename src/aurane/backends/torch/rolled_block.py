@@ -44,6 +44,7 @@ from aurane.backends.torch.param_blocks import (
     rolled_axis,
 )
 from aurane.backends.torch.rolled import (
+    STAGE,
     TOP,
     Translator,
     Unsupported,
@@ -87,9 +88,9 @@ def roll_block(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
     functions_of: Callable[[Graph], Mapping[str, str | None]] | None = None,
-) -> tuple[list[str], int]:
+) -> tuple[list[str], int | None]:
     """The lines of one class for every instance of ``model``, and the sample axis whose
-    size its constructor takes first (``rolled_axis``); ``instances`` holds each
+    size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
     call's graph and the lines of the class written for it alone. ``resolved`` gives a
     call's values of the block's constants as the compiler computed them (each constant's
     text must give them). ``Unsupported`` when the roller cannot write it (the caller
@@ -99,7 +100,7 @@ def roll_block(
     operation-valued parameters an inner block's classes take as functions, which a
     parameter of this block taking a function may be passed on to."""
 
-    def at(axis: int | None) -> tuple[list[str], int]:
+    def at(axis: int | None) -> tuple[list[str], int | None]:
         return _roll_block(
             model,
             instances,
@@ -149,7 +150,7 @@ def _roll_block(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
     functions_of: Callable[[Graph], Mapping[str, str | None]],
-) -> tuple[list[str], int]:
+) -> tuple[list[str], int | None]:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
     if forward is None or len(instances) < 2:
@@ -172,9 +173,13 @@ def _roll_block(
         raise Unsupported("calls at inputs of different ranks")
     if axis is None:
         axis = rolled_axis((dims_of(g) for g, _ in instances), rank)
-    width = input_names(rank, params)[axis]
+    # a sample without axes (``(batch,)``, after a reduction) has no width to thread: the
+    # class takes no input size, where nothing it builds would read one
+    width = input_names(rank, params)[axis] if rank >= 1 else None
+    if width is None and any(n.layer or _makes_module(n) for g, _ in instances for n in g.nodes):
+        raise Unsupported("a block input without a channel or feature axis")
     loops = _loop_names(forward.body)
-    names = [*params, *loops, *fields, width]
+    names = [*params, *loops, *fields, *([width] if width is not None else [])]
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
@@ -182,11 +187,97 @@ def _roll_block(
         _environment(model, graph, width, axis, tr, resolved, set(functions))
         for graph, _ in instances
     ]
+    paths: dict[Span, str] = {}  # the names of unnamed modules in loops
+    branches: dict[str, list[str]] = {}
+    inits: list[str] = []  # a sample without axes: nothing to build (checked above)
+    if width is not None:
+        inits, branches, paths = _walked_inits(
+            model,
+            instances,
+            envs,
+            tr,
+            width,
+            axis,
+            class_of=class_of,
+            dims_of=dims_of,
+            block_models=block_models,
+            functions_of=functions_of,
+        )
+    inits = _fill(inits, branches)
+    heads = {line.split("=")[0].strip() for line in inits if " = " in line}
+    attrs = attribute_namespace()
+    attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
+    attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in paths)
+    attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
+    sizes = {width} if width is not None else set()
+    stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), set(functions))
+    attrs.claim(stored)
+    attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
+    applied = {  # self.act = act, where the block applies it (not only passes it on)
+        param: attrs.allocate(param)
+        for param in functions
+        if any(g.block_ops[param].nodes for g, _ in instances)
+    }
+    forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
+    branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
+    methods = [
+        rolled_forward(
+            model, g, with_applied(g, lines, applied), forward_tr, env, branches_forward, paths
+        )
+        for (g, lines), env in zip(instances, envs, strict=True)
+    ]
+    body = _fill(shared_forward(methods), branches_forward)
+    inits = _keyed_stages(inits, "\n".join(body))
+    signature = [*sizes]
+    defaults = dict(first.block_defaults)
+    for param in params:
+        if param in defaults:
+            signature.append(f"{param}={lit(plain(defaults[param]))}")
+        elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
+            signature.append(f"{param}={ops[param]}")
+        elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
+            signature.append(f"{param}={functions[param]}")
+        else:
+            signature.append(param)
+    stores = {**stored, **forward_tr.read}
+    lines = [
+        f"class {name}(nn.Module):",
+        *wrap(1, "", f"def __init__(self, {', '.join(signature)})", tail=":"),
+        f"{INDENT * 2}super().__init__()",
+        *local_lines,
+        *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
+        *op_modules,
+        *(f"{INDENT * 2}self.{attr} = {param}" for param, attr in applied.items()),
+        *inits,
+        "",
+        *body,
+    ]
+    return lines, axis if width is not None else None
+
+
+def _walked_inits(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    envs: Sequence[dict[str, Any]],
+    tr: Translator,
+    width: str,
+    axis: int,
+    *,
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+    block_models: Mapping[str, ast.Model],
+    functions_of: Callable[[Graph], Mapping[str, str | None]],
+) -> tuple[list[str], dict[str, list[str]], dict[Span, str]]:
+    """``__init__``'s lines from the walk of each call (``block_walk.BlockWalk``, the same
+    lines at every call), its branches' bodies, and the names of unnamed modules in loops."""
+    forward = model.forward
+    assert forward is not None
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
     numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
+    inits: list[str] | None = None
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         unnamed: set[str] | None = None  # the unnamed modules outside loops, by the IR's name
@@ -220,54 +311,55 @@ def _roll_block(
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
-    inits = _fill(inits, branches)
-    heads = {line.split("=")[0].strip() for line in inits if " = " in line}
-    attrs = attribute_namespace()
-    attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
-    attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in paths)
-    attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
-    stored, op_modules = _stored(instances, {width, *params}, set(ops), set(functions))
-    attrs.claim(stored)
-    attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
-    applied = {  # self.act = act, where the block applies it (not only passes it on)
-        param: attrs.allocate(param)
-        for param in functions
-        if any(g.block_ops[param].nodes for g, _ in instances)
-    }
-    forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
-    branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
-    methods = [
-        rolled_forward(
-            model, g, with_applied(g, lines, applied), forward_tr, env, branches_forward, paths
-        )
-        for (g, lines), env in zip(instances, envs, strict=True)
-    ]
-    body = _fill(shared_forward(methods), branches_forward)
-    signature = [width]
-    defaults = dict(first.block_defaults)
-    for param in params:
-        if param in defaults:
-            signature.append(f"{param}={lit(plain(defaults[param]))}")
-        elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
-            signature.append(f"{param}={ops[param]}")
-        elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
-            signature.append(f"{param}={functions[param]}")
-        else:
-            signature.append(param)
-    stores = {**stored, **forward_tr.read}
-    lines = [
-        f"class {name}(nn.Module):",
-        *wrap(1, "", f"def __init__(self, {', '.join(signature)})", tail=":"),
-        f"{INDENT * 2}super().__init__()",
-        *local_lines,
-        *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
-        *op_modules,
-        *(f"{INDENT * 2}self.{attr} = {param}" for param, attr in applied.items()),
-        *inits,
-        "",
-        *body,
-    ]
-    return lines, axis
+    return inits, branches, paths
+
+
+def _keyed_stages(inits: list[str], forward: str) -> list[str]:
+    """A container that forward indexes by a key (``self.layers[f"l1_{i + 1}"]``) is an
+    ``nn.ModuleDict``, as the classes of one call write it: made before the loop
+    (``self.layers = nn.Sequential()``) or by it (``stage = ...``, then ``self.layers =
+    stage``), it must be filled by name (``add_module(f"l1_{i + 1}", ...)``)."""
+    out = list(inits)
+    for index, line in enumerate(inits):
+        if not line.endswith(" = nn.Sequential()"):
+            continue
+        attr, uses = _container_uses(inits, index)
+        if attr is None or f'self.{attr}[f"' not in forward:
+            continue
+        if not all(".add_module(" in use for use in uses):
+            raise Unsupported(f"the container '{attr}' is filled by position and by name")
+        if not _first_made(inits[index + 1 :], uses[0]):  # the state dict's order
+            raise Unsupported(f"a module made before the first child of '{attr}'")
+        out[index] = line.replace("nn.Sequential()", "nn.ModuleDict()")
+    return out
+
+
+def _first_made(lines: list[str], child: str) -> bool:
+    """Whether ``child`` makes the first module after the container: the classes of one
+    call make the container where its first child is, so no module may come between."""
+    for line in lines:
+        if line == child:
+            return True
+        if "nn." in line or "setattr(" in line or "self." in line:
+            return False
+    return False
+
+
+def _container_uses(inits: list[str], index: int) -> tuple[str | None, list[str]]:
+    """The attribute the container made at ``inits[index]`` becomes (``layers`` for
+    ``self.layers = nn.Sequential()``, or for ``stage = nn.Sequential()`` the ``self.layers
+    = stage`` after its loop), and the lines that use it."""
+    made = inits[index].strip().removesuffix(" = nn.Sequential()")
+    if made.startswith("self."):
+        attr = made.removeprefix("self.")
+        return attr, [u for u in inits if u.strip().startswith(f"self.{attr}.")]
+    if made != STAGE:
+        return None, []
+    for later, line in enumerate(inits[index + 1 :], index + 1):
+        bound = re.fullmatch(rf" *self\.(\w+) = {STAGE}", line)
+        if bound is not None:
+            return bound[1], [u for u in inits[index + 1 : later] if f"{STAGE}." in u]
+    return None, []
 
 
 def operation_params(
@@ -321,7 +413,7 @@ def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
 def _environment(
     model: ast.Model,
     graph: Graph,
-    width: str,
+    width: str | None,
     axis: int,
     tr: Translator,
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
@@ -336,9 +428,10 @@ def _environment(
         made = function_value(graph, param) if param in functions else _module_of(graph, param)
         env[param] = made
     shape = graph.input_value.shape
-    if shape is None or len(shape) < 2:
-        raise Unsupported("a block input without a channel or feature axis")
-    env[width] = int(plain(shape[axis + 1]))
+    if width is not None:
+        if shape is None or len(shape) < 2:
+            raise Unsupported("a block input without a channel or feature axis")
+        env[width] = int(plain(shape[axis + 1]))
     if not model.fields:
         return env
     if resolved is None:

@@ -20,9 +20,10 @@ import ast as pyast
 import builtins
 import keyword
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from aurane.backends.torch.emit_tensor import SPLITS
 from aurane.backends.torch.modules import INDENT
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
@@ -33,6 +34,7 @@ from aurane.backends.torch.rolled import (
     Translator,
     Unsupported,
     _bind,
+    _named,
     _path_text,
     _target_text,
     evaluate,
@@ -55,9 +57,9 @@ def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> 
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     rest = lines[start + 1 :]
     comments = []
-    while rest and rest[0].startswith(f"{INDENT * 2}# "):
+    while rest and _input_comment(rest[0]):
         comments.append(rest.pop(0))
-    statements = _statements(rest)
+    statements = _per_node(_statements(rest), graph.nodes)
     if len(statements) != len(graph.nodes) + 1:
         raise Unsupported("a forward that is not one statement per layer")
     for index, node in enumerate(graph.nodes):
@@ -66,7 +68,7 @@ def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> 
             continue
         statement = statements[index]
         try:
-            tree = pyast.parse(_bare(statement[0]).strip())
+            tree = pyast.parse(_bare(_first_code(statement)).strip())
         except SyntaxError:
             raise Unsupported(f"the statement of '{node.id}' is not one line") from None
         assign = tree.body[0] if len(tree.body) == 1 else None
@@ -159,16 +161,16 @@ def rolled_forward(
         raise Unsupported(f"a forward whose inputs are written '{head.strip()}'")
     rest = lines[start + 1 :]
     comments = []
-    while rest and rest[0].startswith(f"{INDENT * 2}# "):
+    while rest and _input_comment(rest[0]):
         comments.append(rest.pop(0))
     defaults = _default_inputs(
         rest, [p.name for p in model.forward.inputs if p.default is not None]
     )
     rest = rest[len(defaults) :]
-    statements = _statements(rest)
-    if len(statements) != len(graph.nodes) + 1 or not statements[-1][0].strip().startswith(
-        "return "
-    ):
+    statements = _per_node(_statements(rest), graph.nodes)
+    if len(statements) != len(graph.nodes) + 1 or not _first_code(
+        statements[-1]
+    ).strip().startswith("return "):
         raise Unsupported("a forward that is not one statement per layer")
     text = "\n".join(rest)
     for loop_name in tr.locals:
@@ -226,17 +228,54 @@ class _Module:
         raise AttributeError(attr)
 
 
+def _input_comment(line: str) -> bool:
+    """``# x: (batch, 3, 4)`` at the top of forward, not a statement's shape comment on a
+    line of its own (``# (batch, 1)`` above a long statement)."""
+    return line.startswith(f"{INDENT * 2}# ") and not line.startswith(f"{INDENT * 2}# (")
+
+
 def _statements(lines: list[str]) -> list[tuple[str, ...]]:
+    """Each statement's lines; a shape comment on a line of its own goes with the statement
+    after it, and the statement's code comes first (``_code`` drops the comment in a
+    loop's body; outside loops it stays above the statement, as written)."""
     out: list[list[str]] = []
+    above: list[str] = []  # comment lines waiting for their statement
     for line in lines:
         top = line.startswith(INDENT * 2) and not line.startswith(INDENT * 3)
-        if top and line.strip()[:1] not in (")", "]", "}") and not line.strip().startswith("#"):
+        if top and line.strip().startswith("#"):
+            above.append(line)
+        elif top and line.strip()[:1] not in (")", "]", "}"):
             out.append([line])
+            if above:
+                out[-1] = [*above, line]
+                above = []
         elif out:
             out[-1].append(line)
         else:
             raise Unsupported("a forward that starts with a comment between statements")
+    if above:
+        raise Unsupported("a forward that ends with a comment")
     return [tuple(s) for s in out]
+
+
+def _first_code(statement: tuple[str, ...]) -> str:
+    """The statement's first line of code, after any comment above it."""
+    return next((line for line in statement if not line.strip().startswith("#")), "")
+
+
+def _per_node(statements: list[tuple[str, ...]], nodes: Sequence[Node]) -> list[tuple[str, ...]]:
+    """``statements`` one per node: the pieces of a split bound by one statement (``h1, h2
+    = x.chunk(2, dim=-1)``, the nodes ``chunk1`` and ``chunk2``) give it to the first
+    piece and none (an empty statement) to the others."""
+    out: list[tuple[str, ...]] = []
+    for statement in statements:
+        out.append(statement)
+        node = nodes[len(out) - 1] if len(out) <= len(nodes) else None
+        if node is None or node.op not in SPLITS or node.args.get("index") != 0:
+            continue
+        targets = _first_code(statement).split(" = ", 1)[0].strip()
+        out += [()] * targets.count(",")  # a, b = ...: the pieces after the first
+    return out
 
 
 class _ForwardWriter:
@@ -322,6 +361,8 @@ class _ForwardWriter:
         index = layer.rpartition(".")[2]
         if key == "*" and head.isidentifier() and not call.layer_holes:
             hole = self._next_child(layer)
+        elif key != "{}" and _named(key) and head.isidentifier() and len(call.layer_holes) == 1:
+            return self._keyed(lines, layer, call)
         elif key != "{}" or not head.isidentifier() or len(call.layer_holes) != 1:
             raise Unsupported(f"the layer '{layer}' in a loop is not a numbered child")
         else:
@@ -330,6 +371,19 @@ class _ForwardWriter:
             raise Unsupported(f"the layer '{layer}' is not numbered by its loop")
         pattern = re.compile(rf"\bself\.{head}\[{index}\](?![\w.\[])")
         return [pattern.sub(f"self.{head}[{hole}]", line) for line in lines]
+
+    def _keyed(self, lines: list[str], layer: str, call: ast.Call) -> list[str]:
+        """``self.layers.l1_2`` as ``self.layers[f"l1_{i + 1}"]``: a child named by its loop
+        (``as layers.l1_{i + 1}``), the loop's container an ``nn.ModuleDict``
+        (``rolled_block._keyed_stages``)."""
+        assert call.layer is not None
+        head, _, key = call.layer.rpartition(".")
+        path = _path_text(key, call.layer_holes, self.tr)[0]
+        owner, _, child = layer.rpartition(".")
+        if owner != head or evaluate(f'f"{path}"', self.env) != child:
+            raise Unsupported(f"the layer '{layer}' is not named by its loop")
+        pattern = re.compile(rf"\bself\.{head}\.{re.escape(child)}(?![\w.\[])")
+        return [pattern.sub(f'self.{head}[f"{path}"]', line) for line in lines]
 
     def _next_child(self, layer: str) -> str:
         """``stack.*`` (the container's next child) in a loop: its index as the loop's
