@@ -768,16 +768,16 @@ def test_an_unnamed_module_before_the_loop_is_one_class() -> None:
     assert '            setattr(self, f"dense{i + 2}", nn.Linear(channels, 8))\n' in text, text
 
 
-def test_an_unnamed_module_after_the_loop_says_to_name_it() -> None:
+def test_an_unnamed_module_after_the_loop_is_named_by_the_count() -> None:
     """After the loop an unnamed module's IR name counts the loop's modules (``dense4``
-    at two iterations, ``dense5`` at three): the note says so and how to avoid it."""
+    at two iterations, ``dense5`` at three): it is named by the count, ``dense{n + 2}``
+    after the stem's ``dense1`` (it kept a class per call, the note saying to name it)."""
     source = STEM_FIRST.replace("        return x\n", "        return x -> dense(4)\n")
     notes, code = roll_notes(source)
-    assert notes == [
-        "block 'Stack' at 3:7: an unnamed module after a loop, numbered by the calls' "
-        "counts ('dense4'): name it with 'as'"
-    ], notes
-    assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
+    assert notes == [], notes
+    assert CLASS.findall(code) == ["Stack", "Net"], code
+    assert 'setattr(self, f"dense{n + 2}", nn.Linear(channels, 4))' in code, code
+    rolled(source, "unnamed_after", torch.randn(2, 6))
     rolled(source.replace("dense(4)\n", "dense(4) as out\n"), "named_after", torch.randn(2, 6))
 
 

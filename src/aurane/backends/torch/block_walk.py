@@ -33,8 +33,10 @@ from aurane.backends.torch.rolled import (
     _added_lines,
     _Walk,
     _within,
+    evaluate,
     syntax_items,
 )
+from aurane.backends.torch.rolled_forward import COUNT, count_text
 from aurane.ir.graph import Node
 from aurane.records import replace
 from aurane.source import Span
@@ -80,6 +82,8 @@ class BlockWalk(_Walk):
     # number) at every visit of every call (shared by the walks), and the path written
     numbers: dict[Span, set[tuple[str, int, int]]]
     paths: dict[Span, str]
+    # an unnamed module after a loop whose count numbers it: that loop (``rolled_forward.COUNT``)
+    counted: dict[Span, ast.For]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
@@ -198,6 +202,8 @@ class BlockWalk(_Walk):
         """An unnamed module in a loop: ``setattr(self, f"dense{2 * i + 1}", ...)``, the
         IR's name (``dense3``) a progression in the loop's count that holds at every
         visit of every call (the first walks collect the visits, the last writes it)."""
+        if step.layer is None and depth <= TOP and self.collect is None:
+            return self._after_loop(step, node, made, depth, keep)
         if step.layer is not None or depth <= TOP or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
         found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
@@ -215,6 +221,34 @@ class BlockWalk(_Walk):
         else:
             path = node.id
         return _added_lines(depth, f'setattr(self, f"{path}", ', made, keep)
+
+    def _after_loop(
+        self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool
+    ) -> list[str]:
+        """An unnamed module outside loops whose IR name the calls' counts of one loop
+        before it number (``dense3`` at two iterations, ``dense4`` at three):
+        ``setattr(self, f"dense{n + 1}", ...)``; one the calls name alike is ``self.dense1``."""
+        loops = [
+            s
+            for s in self.statements
+            if isinstance(s, ast.For) and _before(s.span, step.span) and _unnamed(s, step)
+        ]
+        found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
+        if len(loops) != 1 or found is None:
+            return super()._place(step, node, made, depth, keep)
+        count = len(list(evaluate(self.tr.text(loops[0].iterable), self.env)))
+        self.numbers.setdefault(step.span, set()).add((found.group(1), count, int(found.group(2))))
+        if not self.strict:
+            return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
+        if len({number for _, _, number in self.numbers[step.span]}) == 1:
+            return super()._place(step, node, made, depth, keep)  # every call names it alike
+        path = _progression(self.numbers[step.span], COUNT, _unnamed(loops[0], step))
+        if path is None:
+            raise Unsupported(f"an unnamed '{step.func}' module after a loop at {step.span}")
+        self.paths[step.span] = path
+        self.counted[step.span] = loops[0]
+        init_path = path.replace(COUNT, count_text(loops[0], self.tr))
+        return _added_lines(depth, f'setattr(self, f"{init_path}", ', made, keep)
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         self._no_statement_between("an if")
@@ -462,6 +496,11 @@ def _progression(found: set[tuple[str, int, int]], target: str, per: int) -> str
     term = target if k == 1 else f"{k} * {target}"
     expr = term if base == 0 else f"{term} + {base}" if base > 0 else f"{term} - {-base}"
     return f"{prefixes.pop()}{{{expr}}}"
+
+
+def _before(earlier: Span, later: Span) -> bool:
+    """Whether ``earlier`` ends before ``later`` starts."""
+    return (earlier.end_line, earlier.end_column) <= (later.line, later.column)
 
 
 def _unnamed(loop: ast.For, step: ast.Call) -> int:

@@ -188,10 +188,11 @@ def _roll_block(
         for graph, _ in instances
     ]
     paths: dict[Span, str] = {}  # the names of unnamed modules in loops
+    counted: dict[Span, ast.For] = {}  # and of those after a loop: the loop numbering them
     branches: dict[str, list[str]] = {}
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     if width is not None:
-        inits, branches, paths = _walked_inits(
+        inits, branches, paths, counted = _walked_inits(
             model,
             instances,
             envs,
@@ -222,7 +223,14 @@ def _roll_block(
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
     methods = [
         rolled_forward(
-            model, g, with_applied(g, lines, applied), forward_tr, env, branches_forward, paths
+            model,
+            g,
+            with_applied(g, lines, applied),
+            forward_tr,
+            env,
+            branches_forward,
+            paths,
+            counted,
         )
         for (g, lines), env in zip(instances, envs, strict=True)
     ]
@@ -267,7 +275,7 @@ def _walked_inits(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     block_models: Mapping[str, ast.Model],
     functions_of: Callable[[Graph], Mapping[str, str | None]],
-) -> tuple[list[str], dict[str, list[str]], dict[Span, str]]:
+) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, ast.For]]:
     """``__init__``'s lines from the walk of each call (``block_walk.BlockWalk``, the same
     lines at every call), its branches' bodies, and the names of unnamed modules in loops."""
     forward = model.forward
@@ -276,6 +284,7 @@ def _walked_inits(
     branches: dict[str, list[str]] = {}
     numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
+    counted: dict[Span, ast.For] = {}  # unnamed modules after a loop: the loop numbering them
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     inits: list[str] | None = None
     for strict in (False, True):  # the first walks only narrow the width texts
@@ -287,7 +296,7 @@ def _walked_inits(
             walk.tensor = forward.param
             walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
-            walk.numbers, walk.paths = numbers, paths
+            walk.numbers, walk.paths, walk.counted = numbers, paths, counted
             walk.statements = forward.body
             walk.empty_loops = empty_loops
             walk.operation_of = _operation_of(functions_of)
@@ -311,7 +320,7 @@ def _walked_inits(
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
-    return inits, branches, paths
+    return inits, branches, paths, counted
 
 
 def _keyed_stages(inits: list[str], forward: str) -> list[str]:

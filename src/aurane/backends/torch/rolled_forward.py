@@ -46,6 +46,21 @@ from aurane.syntax import ast
 
 _STRING = re.compile(r'f?"[^"]*"')  # a string in a statement (``f"avgpool{i + 1}"``)
 Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origin records it
+# in the name of an unnamed module after a loop (``dense{n + 1}``): the loop's count, which
+# ``__init__`` and forward write apart (``n``, ``self.n``: ``count_text``)
+COUNT = "\x00"
+
+
+def count_text(loop: ast.For, tr: Translator) -> str:
+    """How many times ``loop`` runs, as ``tr`` writes it: ``n`` of ``range(n)``, else
+    ``len(...)`` of its iterable; parenthesised unless one name or call."""
+    iterable = loop.iterable
+    one = isinstance(iterable, ast.Call) and iterable.func == "range" and len(iterable.args) == 1
+    if isinstance(iterable, ast.Call) and one and not iterable.keywords:
+        text = tr.text(iterable.args[0])
+    else:
+        text = f"len({tr.text(iterable)})"
+    return text if re.fullmatch(r"[\w.]+(\(.*\))?", text) else f"({text})"
 
 
 def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> list[str]:
@@ -147,10 +162,12 @@ def rolled_forward(
     values: Mapping[str, Any],
     branches: dict[str, list[str]],
     paths: Mapping[Span, str],
+    counted: Mapping[Span, ast.For] | None = None,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
-    name of each unnamed module in a loop (``rms_norm{i + 1}``)."""
+    name of each unnamed module in a loop (``rms_norm{i + 1}``), or after one (``counted``:
+    the loop whose count numbers it, ``dense{self.n + 1}``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -179,6 +196,7 @@ def rolled_forward(
     env: dict[str, Any] = {"self": _Module(tr, values)}
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
     writer.paths = paths
+    writer.counted = counted or {}
     writer.code = [_bare(line) for line in rest if _code(line)]
     body = writer.body(model.forward.body, TOP, ())
     if writer.pos != len(graph.nodes):
@@ -298,6 +316,7 @@ class _ForwardWriter:
         self.branches = branches
         self.code: list[str] = []  # the instance's forward, comments left out
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
+        self.counted: Mapping[Span, ast.For] = {}  # and after one: the loop numbering them
         self.targets: list[str | None] = []  # the loops' targets around the statement
 
     def body(
@@ -327,8 +346,13 @@ class _ForwardWriter:
                 break
             statement = self.statements[self.pos]
             self.pos += 1
-            if depth == TOP:
+            if depth == TOP and node.span not in self.counted:
                 lines += statement
+                continue
+            if depth == TOP:  # dense3 = self.dense3(x) after a loop: its name counts it
+                lines += self._templated(
+                    [_bare(line) for line in statement if _code(line)], node, calls
+                )
                 continue
             mine = [_indent(_bare(line), depth - TOP) for line in statement if _code(line)]
             lines += self._templated(mine, node, calls)
@@ -339,7 +363,11 @@ class _ForwardWriter:
         if node.layer is None and node.span in self.paths:  # self.dense3: an unnamed one
             # a parameter is indexed (``self.positional_encoding1[:, : x.shape[1]]``)
             pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.])")
-            made = f'getattr(self, f"{self.paths[node.span]}")'
+            path = self.paths[node.span]
+            loop = self.counted.get(node.span)
+            if loop is not None:
+                path = path.replace(COUNT, count_text(loop, self.tr))
+            made = f'getattr(self, f"{path}")'
             return [pattern.sub(made, line) for line in lines]
         if node.layer is None:
             return lines
