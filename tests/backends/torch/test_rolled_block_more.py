@@ -14,9 +14,12 @@ torch = pytest.importorskip("torch")
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
+    build,
+    built_alike,
     roll_notes,
     rolled,
     rolls_exactly,
+    same,
 )
 
 # 1. an operation with variadic arguments in a loop (fuzz seed 2000059's permute)
@@ -666,3 +669,39 @@ def test_shape_comment_above_a_statement_is_not_an_input_comment() -> None:
     text = block_class(gen, "Count")
     assert "# (batch, 1)" not in text, text
     assert "        # x: (batch, 6)\n        for i in range(self.n):\n" in text, text
+
+
+# 17. a local whose name is a builtin's (``abs1 = x.abs()``) in a loop without modules
+# (fuzz seed 39000190): it kept the IR's number per iteration
+BUILTIN_LOCAL = """\
+use torch
+
+model Loop0(n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> abs().silu
+            x = add(x, r)
+        return x
+
+model Net:
+    input_shape = (2, 3)
+    def forward(x):
+        x -> Loop0(n=3) as a -> Loop0(n=2) as b -> dense(2) as head
+"""
+
+
+def test_a_local_named_after_a_builtin_reads_alike_at_every_iteration() -> None:
+    """``abs1``/``abs2`` kept their numbers, as ``abs`` would shadow the builtin, so the
+    iterations differed (``the iterations of 'i' differ``); they share ``abs_``."""
+    gen, flat = rolled(BUILTIN_LOCAL, "builtin_local", torch.randn(2, 2, 3))
+    assert CLASS.findall(gen.code) == ["Loop0", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Loop0", "Loop0_2", "Net"], flat
+    text = block_class(gen, "Loop0")
+    assert "            abs_ = x.abs()\n            silu = F.silu(abs_)\n" in text, text
+    mine, theirs = built_alike(
+        build(BUILTIN_LOCAL, "builtin_local_one")[0],
+        build(BUILTIN_LOCAL, "builtin_local_per_call", roll=False)[0],
+        "Net",
+    )
+    same(theirs, mine, torch.randn(2, 2, 3))

@@ -444,13 +444,11 @@ class _ForwardWriter:
             inside = sum(len(local.findall(line)) for line in lines)
             if inside != sum(len(local.findall(line)) for line in self.code):
                 continue  # read after the iteration: the statements keep their names
-            bare = name.rstrip("0123456789")
+            bare = _shared_name(name)
             taken = re.compile(rf"(?<![\w.]){re.escape(bare)}\b")
             if (
                 bare == name
                 or not bare.isidentifier()
-                or keyword.iskeyword(bare)
-                or hasattr(builtins, bare)
                 or bare in RESERVED | self.tr.locals | self.tr.params
                 or any(taken.search(line) for line in self.code)
             ):
@@ -488,6 +486,16 @@ class _ForwardWriter:
                 if self.branches.setdefault(key, found) != found:
                     raise Unsupported("a branch writes differently at two visits")
         return lines
+
+
+def _shared_name(local: str) -> str:
+    """The one name of an iteration's numbered local (``dense1`` -> ``dense``); one that
+    would shadow a builtin or be a keyword takes an underscore (``abs1`` -> ``abs_``,
+    fuzz seed 39000190: ``abs1``/``abs2`` made the iterations differ)."""
+    bare = local.rstrip("0123456789")
+    if keyword.iskeyword(bare) or hasattr(builtins, bare):
+        return f"{bare}_"
+    return bare
 
 
 def _control(line: str) -> bool:
