@@ -705,3 +705,49 @@ def test_a_local_named_after_a_builtin_reads_alike_at_every_iteration() -> None:
         "Net",
     )
     same(theirs, mine, torch.randn(2, 2, 3))
+
+
+# 18. the second tensor going on by an operation that also reads the threaded one (fuzz
+# seed 36000088): ``h2 = matmul(h1, x)`` before the join ``x = add(x, h2)``
+SECOND_WITH_THREADED = """\
+use torch
+
+model Mix(n):
+    def forward(x):
+        for i in range(n):
+            h1 = rms_norm(x, axes=2) as stack.*
+            h2 = matmul(h1, x)
+            x = add(x, h2)
+        return x
+
+model Net:
+    input_shape = (2, 4, 4)
+    def forward(x):
+        x -> Mix(1) as a -> Mix(2) as b -> flatten() -> dense(2) as head
+"""
+
+
+def test_the_second_tensor_goes_on_by_an_operation_of_both_tensors() -> None:
+    """``h2 = matmul(h1, x)`` reads the second tensor and the threaded one and makes no
+    module; it was refused (``an assignment to 'h2' the roller does not write``). The
+    second tensor goes on as ``h2``, the width kept (checked at every visit)."""
+    gen, flat = rolled(SECOND_WITH_THREADED, "second_with_threaded", torch.randn(2, 2, 4, 4))
+    assert CLASS.findall(gen.code) == ["Mix", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Mix", "Mix_2", "Net"], flat
+    text = block_class(gen, "Mix")
+    assert "            h2 = h1 @ x\n            x = x + h2\n" in text, text
+    mine, theirs = built_alike(
+        build(SECOND_WITH_THREADED, "second_with_threaded_one")[0],
+        build(SECOND_WITH_THREADED, "second_with_threaded_per_call", roll=False)[0],
+        "Net",
+    )
+    same(theirs, mine, torch.randn(2, 2, 4, 4))
+
+
+def test_an_operation_of_both_tensors_before_a_concat_join_is_refused() -> None:
+    """Before a ``concat`` join the two tensors' widths are texts apart, so an operation
+    of both has no one width to keep: refused with a note, each call its own class."""
+    source = SECOND_WITH_THREADED.replace("matmul(h1, x)", "concat(h1, x, dim=1)")
+    notes, code = roll_notes(source.replace("add(x, h2)", "concat(x, h2, dim=1)"))
+    assert CLASS.findall(code) == ["Mix", "Mix_2", "Net"], code
+    assert any("an assignment to 'h2' the roller does not write" in n for n in notes), notes
