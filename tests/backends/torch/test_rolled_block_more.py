@@ -751,3 +751,39 @@ def test_an_operation_of_both_tensors_before_a_concat_join_is_refused() -> None:
     notes, code = roll_notes(source.replace("add(x, h2)", "concat(x, h2, dim=1)"))
     assert CLASS.findall(code) == ["Mix", "Mix_2", "Net"], code
     assert any("an assignment to 'h2' the roller does not write" in n for n in notes), notes
+
+
+# 19. a parameter named by its loop and indexed in forward (fuzz seed 53000285's
+# ``positional_encoding(8) as layer1_{i + 1}``): ``self.pes0[:, : x.shape[1]]``
+INDEXED_PARAMETER = """\
+use torch
+
+model Enc(n: int):
+    def forward(x):
+        for i in range(n):
+            x -> positional_encoding(8) as pes{i} -> relu()
+        return x
+
+model Net:
+    input_shape = (4, 6)
+    def forward(x):
+        x -> Enc(1) as a -> Enc(2) as b -> flatten() -> dense(2) as head
+"""
+
+
+def test_a_parameter_named_by_its_loop_is_indexed_as_the_iterations_one() -> None:
+    """The iteration's parameter is indexed (``self.pes1[:, : x.shape[1]]``), which the
+    pattern for a named module left alone (a ``[`` after the name), so the iterations
+    differed; it is ``getattr(self, f"pes{i}")[:, : x.shape[1]]``."""
+    gen, flat = rolled(INDEXED_PARAMETER, "indexed_parameter", torch.randn(2, 4, 6))
+    assert CLASS.findall(gen.code) == ["Enc", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Enc", "Enc_2", "Net"], flat
+    text = block_class(gen, "Enc")
+    assert 'setattr(self, f"pes{i}", nn.Parameter(torch.zeros(1, 8, channels)))' in text, text
+    assert 'x = x + getattr(self, f"pes{i}")[:, : x.shape[1]]\n' in text, text
+    mine, theirs = built_alike(
+        build(INDEXED_PARAMETER, "indexed_parameter_one")[0],
+        build(INDEXED_PARAMETER, "indexed_parameter_per_call", roll=False)[0],
+        "Net",
+    )
+    same(theirs, mine, torch.randn(2, 4, 6))

@@ -351,7 +351,8 @@ class _ForwardWriter:
         path, templated = _path_text(call.layer, call.layer_holes, self.tr)
         if not templated or evaluate(f'f"{path}"', self.env) != node.layer:
             raise Unsupported(f"the layer '{node.layer}' is not named by its loop")
-        pattern = re.compile(rf"\bself\.{re.escape(node.layer)}(?![\w.\[])")
+        # a parameter is indexed (``self.pes0[:, : x.shape[1]]``): a ``[`` after it too
+        pattern = re.compile(rf"\bself\.{re.escape(node.layer)}(?![\w.])")
         made = f'getattr(self, f"{path}")'
         return [pattern.sub(made, line) for line in lines]
 
