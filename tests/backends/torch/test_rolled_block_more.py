@@ -14,9 +14,12 @@ torch = pytest.importorskip("torch")
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
+    build,
+    built_alike,
     roll_notes,
     rolled,
     rolls_exactly,
+    same,
 )
 
 # 1. an operation with variadic arguments in a loop (fuzz seed 2000059's permute)
@@ -666,3 +669,121 @@ def test_shape_comment_above_a_statement_is_not_an_input_comment() -> None:
     text = block_class(gen, "Count")
     assert "# (batch, 1)" not in text, text
     assert "        # x: (batch, 6)\n        for i in range(self.n):\n" in text, text
+
+
+# 17. a local whose name is a builtin's (``abs1 = x.abs()``) in a loop without modules
+# (fuzz seed 39000190): it kept the IR's number per iteration
+BUILTIN_LOCAL = """\
+use torch
+
+model Loop0(n):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> abs().silu
+            x = add(x, r)
+        return x
+
+model Net:
+    input_shape = (2, 3)
+    def forward(x):
+        x -> Loop0(n=3) as a -> Loop0(n=2) as b -> dense(2) as head
+"""
+
+
+def test_a_local_named_after_a_builtin_reads_alike_at_every_iteration() -> None:
+    """``abs1``/``abs2`` kept their numbers, as ``abs`` would shadow the builtin, so the
+    iterations differed (``the iterations of 'i' differ``); they share ``abs_``."""
+    gen, flat = rolled(BUILTIN_LOCAL, "builtin_local", torch.randn(2, 2, 3))
+    assert CLASS.findall(gen.code) == ["Loop0", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Loop0", "Loop0_2", "Net"], flat
+    text = block_class(gen, "Loop0")
+    assert "            abs_ = x.abs()\n            silu = F.silu(abs_)\n" in text, text
+    mine, theirs = built_alike(
+        build(BUILTIN_LOCAL, "builtin_local_one")[0],
+        build(BUILTIN_LOCAL, "builtin_local_per_call", roll=False)[0],
+        "Net",
+    )
+    same(theirs, mine, torch.randn(2, 2, 3))
+
+
+# 18. the second tensor going on by an operation that also reads the threaded one (fuzz
+# seed 36000088): ``h2 = matmul(h1, x)`` before the join ``x = add(x, h2)``
+SECOND_WITH_THREADED = """\
+use torch
+
+model Mix(n):
+    def forward(x):
+        for i in range(n):
+            h1 = rms_norm(x, axes=2) as stack.*
+            h2 = matmul(h1, x)
+            x = add(x, h2)
+        return x
+
+model Net:
+    input_shape = (2, 4, 4)
+    def forward(x):
+        x -> Mix(1) as a -> Mix(2) as b -> flatten() -> dense(2) as head
+"""
+
+
+def test_the_second_tensor_goes_on_by_an_operation_of_both_tensors() -> None:
+    """``h2 = matmul(h1, x)`` reads the second tensor and the threaded one and makes no
+    module; it was refused (``an assignment to 'h2' the roller does not write``). The
+    second tensor goes on as ``h2``, the width kept (checked at every visit)."""
+    gen, flat = rolled(SECOND_WITH_THREADED, "second_with_threaded", torch.randn(2, 2, 4, 4))
+    assert CLASS.findall(gen.code) == ["Mix", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Mix", "Mix_2", "Net"], flat
+    text = block_class(gen, "Mix")
+    assert "            h2 = h1 @ x\n            x = x + h2\n" in text, text
+    mine, theirs = built_alike(
+        build(SECOND_WITH_THREADED, "second_with_threaded_one")[0],
+        build(SECOND_WITH_THREADED, "second_with_threaded_per_call", roll=False)[0],
+        "Net",
+    )
+    same(theirs, mine, torch.randn(2, 2, 4, 4))
+
+
+def test_an_operation_of_both_tensors_before_a_concat_join_is_refused() -> None:
+    """Before a ``concat`` join the two tensors' widths are texts apart, so an operation
+    of both has no one width to keep: refused with a note, each call its own class."""
+    source = SECOND_WITH_THREADED.replace("matmul(h1, x)", "concat(h1, x, dim=1)")
+    notes, code = roll_notes(source.replace("add(x, h2)", "concat(x, h2, dim=1)"))
+    assert CLASS.findall(code) == ["Mix", "Mix_2", "Net"], code
+    assert any("an assignment to 'h2' the roller does not write" in n for n in notes), notes
+
+
+# 19. a parameter named by its loop and indexed in forward (fuzz seed 53000285's
+# ``positional_encoding(8) as layer1_{i + 1}``): ``self.pes0[:, : x.shape[1]]``
+INDEXED_PARAMETER = """\
+use torch
+
+model Enc(n: int):
+    def forward(x):
+        for i in range(n):
+            x -> positional_encoding(8) as pes{i} -> relu()
+        return x
+
+model Net:
+    input_shape = (4, 6)
+    def forward(x):
+        x -> Enc(1) as a -> Enc(2) as b -> flatten() -> dense(2) as head
+"""
+
+
+def test_a_parameter_named_by_its_loop_is_indexed_as_the_iterations_one() -> None:
+    """The iteration's parameter is indexed (``self.pes1[:, : x.shape[1]]``), which the
+    pattern for a named module left alone (a ``[`` after the name), so the iterations
+    differed; it is ``getattr(self, f"pes{i}")[:, : x.shape[1]]``."""
+    gen, flat = rolled(INDEXED_PARAMETER, "indexed_parameter", torch.randn(2, 4, 6))
+    assert CLASS.findall(gen.code) == ["Enc", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Enc", "Enc_2", "Net"], flat
+    text = block_class(gen, "Enc")
+    assert 'setattr(self, f"pes{i}", nn.Parameter(torch.zeros(1, 8, channels)))' in text, text
+    assert 'x = x + getattr(self, f"pes{i}")[:, : x.shape[1]]\n' in text, text
+    mine, theirs = built_alike(
+        build(INDEXED_PARAMETER, "indexed_parameter_one")[0],
+        build(INDEXED_PARAMETER, "indexed_parameter_per_call", roll=False)[0],
+        "Net",
+    )
+    same(theirs, mine, torch.randn(2, 4, 6))

@@ -7,6 +7,8 @@ call's IR at every visit:
   names, ``h2 = gelu(h1)``) and joined back by one operation of both that makes no
   module: ``x = add(x, h)`` keeps the width, ``x = concat(x, h, dim=1)`` grows it
   (``channels = channels + growth``);
+- the second tensor going on by an operation of both tensors that makes no module and
+  keeps the width (``h2 = matmul(h1, x)``, then ``x = add(x, h2)``);
 - the threaded tensor going on before that join (``x -> ...``, or under another name the
   join names: ``y = x -> ...``, ``x = add(y, h)``);
 - an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``, or
@@ -115,7 +117,7 @@ class BlockWalk(_Walk):
             self.renamed, self.tensor = self.tensor, stmt.target
             return made
         self._untouched(stmt)
-        if self._with_input(stmt):
+        if self._with_input(stmt) or self._with_threaded(stmt):
             return []
         if stmt.targets or (stmt.target == self.tensor and self.second is None):
             return super().assign(stmt, depth)  # x = x -> ..., x = multiply(x, s)
@@ -337,6 +339,35 @@ class BlockWalk(_Walk):
         last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
         if self._concrete_size() != self._width(last.output):
             raise Unsupported(f"'{value.func}' of a later input changes the width")
+        return True
+
+    def _with_threaded(self, stmt: ast.Assign) -> bool:
+        """``h2 = matmul(h1, x)`` of the second tensor ``h1`` and the threaded ``x`` (fuzz
+        seed 36000088): the second goes on as ``h2``, which the join then names; no
+        module, and the running width kept (checked at every visit)."""
+        value = stmt.value
+        if (
+            self.grow is not None  # the two widths are texts apart: not one kept width
+            or not self._second_renamed(stmt)
+            or not isinstance(value, ast.Call)
+        ):
+            return False
+        names = [a.id for a in value.args if isinstance(a, ast.Name)]
+        if set(names) != {self.tensor, self.second}:
+            return False
+        node = self._node(value)
+        if node.layer is not None or _makes_module(node):
+            raise Unsupported(
+                f"'{value.func}' of '{self.tensor}' and '{self.second}' makes a module"
+            )
+        before = len(self.pending)
+        self._suffixes(node)
+        last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
+        if self._concrete_size() != self._width(last.output):
+            raise Unsupported(
+                f"'{value.func}' of '{self.tensor}' and '{self.second}' changes the width"
+            )
+        self.second = stmt.target
         return True
 
     def _unused(self, stmt: ast.Assign) -> bool:

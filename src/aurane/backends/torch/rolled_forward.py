@@ -379,7 +379,8 @@ class _ForwardWriter:
         path, templated = _path_text(call.layer, call.layer_holes, self.tr)
         if not templated or evaluate(f'f"{path}"', self.env) != node.layer:
             raise Unsupported(f"the layer '{node.layer}' is not named by its loop")
-        pattern = re.compile(rf"\bself\.{re.escape(node.layer)}(?![\w.\[])")
+        # a parameter is indexed (``self.pes0[:, : x.shape[1]]``): a ``[`` after it too
+        pattern = re.compile(rf"\bself\.{re.escape(node.layer)}(?![\w.])")
         made = f'getattr(self, f"{path}")'
         return [pattern.sub(made, line) for line in lines]
 
@@ -472,13 +473,11 @@ class _ForwardWriter:
             inside = sum(len(local.findall(line)) for line in lines)
             if inside != sum(len(local.findall(line)) for line in self.code):
                 continue  # read after the iteration: the statements keep their names
-            bare = name.rstrip("0123456789")
+            bare = _shared_name(name)
             taken = re.compile(rf"(?<![\w.]){re.escape(bare)}\b")
             if (
                 bare == name
                 or not bare.isidentifier()
-                or keyword.iskeyword(bare)
-                or hasattr(builtins, bare)
                 or bare in RESERVED | self.tr.locals | self.tr.params
                 or any(taken.search(line) for line in self.code)
             ):
@@ -516,6 +515,16 @@ class _ForwardWriter:
                 if self.branches.setdefault(key, found) != found:
                     raise Unsupported("a branch writes differently at two visits")
         return lines
+
+
+def _shared_name(local: str) -> str:
+    """The one name of an iteration's numbered local (``dense1`` -> ``dense``); one that
+    would shadow a builtin or be a keyword takes an underscore (``abs1`` -> ``abs_``,
+    fuzz seed 39000190: ``abs1``/``abs2`` made the iterations differ)."""
+    bare = local.rstrip("0123456789")
+    if keyword.iskeyword(bare) or hasattr(builtins, bare):
+        return f"{bare}_"
+    return bare
 
 
 def _control(line: str) -> bool:
