@@ -446,3 +446,21 @@ def test_verify_names_a_network_of_looped_forward_as_not_traced() -> None:
         report = verify_model(gen, variant, device="meta")
         assert not report.diagnostics, report.diagnostics
         assert sorted(report.unmapped_classes) == ["small", "wide"], report.unmapped_classes
+
+
+def test_a_network_loop_run_differently_often_beside_init_rules_rolls() -> None:
+    """``init dense: normal(0.02)`` gives each variant the same ``_init_weights``, kept
+    before the looped forward (it fell back with ``the variants' forward methods
+    differ``): the same initial weights as the classes written out."""
+    source = RESIDUAL.replace("Net(6, 2)", "Net(6, 3)").replace(
+        "    def forward(x):\n", "    init dense: normal(0.02)\n    def forward(x):\n", 1
+    )
+    code = rolls_exactly(source, "counts_init", torch.randn(2, 3, 8, 8))
+    assert (
+        "        self._init_weights()\n\n"
+        "    def _init_weights(self):\n"
+        "        # init dense: normal(std=0.02)\n"
+    ) in code, code
+    assert "    def forward(self, x):\n" in code
+    assert "        for i in range(self.n):\n" in code
+

@@ -41,9 +41,28 @@ def looped_forward(
     methods = []
     for graph, text, values in variants:
         lines = text.split("\n")
-        if any(line.startswith(f"{INDENT}def _init_weights") for line in lines):
-            raise Unsupported("an _init_weights method, which the writer does not roll")
         methods.append(rolled_forward(network, graph, lines, tr, values, branches, paths))
     body = _fill(shared_forward(methods), branches)
     stores = [f"{INDENT * 2}self.{attr} = {name}" for attr, name in sorted(tr.read.items())]
-    return ["", *body], stores
+    return ["", *_shared_init_weights([text for _, text, _ in variants]), *body], stores
+
+
+def _shared_init_weights(texts: list[str]) -> list[str]:
+    """The variants' ``_init_weights`` with the blank line after it, none where they have
+    none; its rules name module classes, not sizes, so every variant writes it alike."""
+    methods = {tuple(_init_weights(text.split("\n"))) for text in texts}
+    if len(methods) != 1:
+        raise Unsupported("the variants' _init_weights methods differ")
+    return list(methods.pop())
+
+
+def _init_weights(lines: list[str]) -> list[str]:
+    """A class's ``_init_weights``, up to the method after it."""
+    start = next(
+        (i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def _init_weights")),
+        None,
+    )
+    if start is None:
+        return []
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(f"{INDENT}def "))
+    return lines[start:end]
