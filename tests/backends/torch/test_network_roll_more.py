@@ -532,3 +532,23 @@ def test_a_container_a_nested_block_loop_fills_is_one_class() -> None:
     assert CLASS.findall(gen.code) == ["Stages", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stages", "Stages_2", "Net"], flat
     assert "                x = self.stages[i][j](x)\n" in gen.code, gen.code
+
+
+def test_a_looped_network_forward_keeps_its_input_dtype_check() -> None:
+    """Variants that declare one ``input_dtype`` and run a loop differently often: the
+    check, naming the instance's class, stays at the top of the forward written with the
+    source's loops (it fell back with ``the variants' forward methods differ``)."""
+    source = RESIDUAL.replace("Net(6, 2)", "Net(6, 3)").replace(
+        "    input_shape = (3, 8, 8)\n", "    input_shape = (3, 8, 8)\n    input_dtype = float32\n"
+    )
+    code = rolls_exactly(source, "counts_dtype", torch.randn(2, 3, 8, 8))
+    assert (
+        "        # x: (batch, 3, 8, 8)\n"
+        "        if x.dtype != torch.float32:\n"
+        '            raise TypeError(f"{type(self).__name__} expects float32 input, got {x.dtype}")\n'
+        "        x = self.stem(x)\n"
+        "        for i in range(self.n):\n"
+    ) in code, code
+    module, _, _ = build(source, "counts_dtype_run")
+    with pytest.raises(TypeError, match="^wide expects float32 input"):
+        module.wide()(torch.zeros(2, 3, 8, 8, dtype=torch.float64))
