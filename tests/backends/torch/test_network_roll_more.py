@@ -446,3 +446,109 @@ def test_verify_names_a_network_of_looped_forward_as_not_traced() -> None:
         report = verify_model(gen, variant, device="meta")
         assert not report.diagnostics, report.diagnostics
         assert sorted(report.unmapped_classes) == ["small", "wide"], report.unmapped_classes
+
+
+def test_a_network_loop_run_differently_often_beside_init_rules_rolls() -> None:
+    """``init dense: normal(0.02)`` gives each variant the same ``_init_weights``, kept
+    before the looped forward (it fell back with ``the variants' forward methods
+    differ``): the same initial weights as the classes written out."""
+    source = RESIDUAL.replace("Net(6, 2)", "Net(6, 3)").replace(
+        "    def forward(x):\n", "    init dense: normal(0.02)\n    def forward(x):\n", 1
+    )
+    code = rolls_exactly(source, "counts_init", torch.randn(2, 3, 8, 8))
+    assert (
+        "        self._init_weights()\n\n"
+        "    def _init_weights(self):\n"
+        "        # init dense: normal(std=0.02)\n"
+    ) in code, code
+    assert "    def forward(self, x):\n" in code
+    assert "        for i in range(self.n):\n" in code
+
+
+# a container of stages, each filled by an inner loop (``as stages.{i}.{j}``)
+STAGES = """\
+use torch
+
+model Net(width, n, m):
+    def forward(x):
+        x -> conv2d(width, 3, padding=1) as stem
+        for i in range(n):
+            for j in range(m):
+                x -> conv2d(width, 3, padding=1) as stages.{i}.{j} -> relu()
+        x -> flatten() -> dense(10) as head
+        return x
+
+model small = Net(4, 2, 2):
+    input_shape = (3, 8, 8)
+
+model wide = Net(6, 2, 2):
+    input_shape = (3, 8, 8)
+"""
+
+
+@pytest.mark.parametrize(
+    "counts", [("Net(6, 2, 2)", "Net(6, 2, 2)"), ("Net(6, 2, 2)", "Net(6, 3, 2)")]
+)
+def test_a_container_a_nested_network_loop_fills_rolls(counts: tuple[str, str]) -> None:
+    """``stages`` is made before the outer loop and each stage appended after its inner
+    loop (it fell back with ``a container below another in a loop``); where the variants
+    run the loops differently often, forward reads ``self.stages[i][j]``."""
+    code = rolls_exactly(STAGES.replace(*counts), "stages", torch.randn(2, 3, 8, 8))
+    assert (
+        "        self.stages = nn.Sequential()\n"
+        "        channels = width\n"
+        "        for i in range(n):\n"
+        "            stage = nn.Sequential()\n"
+        "            for j in range(m):\n"
+        "                stage.append(nn.Conv2d(channels, width, kernel_size=3, padding=1))\n"
+        "            self.stages.append(stage)\n"
+    ) in code, code
+    if counts[0] != counts[1]:
+        assert "                x = self.stages[i][j](x)\n" in code, code
+
+
+def test_a_container_a_nested_block_loop_fills_is_one_class() -> None:
+    """The same container in a block whose calls differ in loop counts: one class (it was
+    a class per call with ``a container below another in a loop``)."""
+    from tests.backends.torch.one_class import CLASS, rolled
+
+    source = """\
+    use torch
+
+    model Stages(width, n, m):
+        def forward(x):
+            for i in range(n):
+                for j in range(m):
+                    x -> conv2d(width, 3, padding=1) as stages.{i}.{j} -> relu()
+            return x
+
+    model Net:
+        input_shape = (3, 8, 8)
+        def forward(x):
+            x -> Stages(4, 2, 2) as a -> Stages(5, 3, 2) as b -> global_avg_pool()
+              -> dense(2) as head
+    """
+    gen, flat = rolled(source, "block_stages", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(gen.code) == ["Stages", "Net"], gen.code
+    assert CLASS.findall(flat) == ["Stages", "Stages_2", "Net"], flat
+    assert "                x = self.stages[i][j](x)\n" in gen.code, gen.code
+
+
+def test_a_looped_network_forward_keeps_its_input_dtype_check() -> None:
+    """Variants that declare one ``input_dtype`` and run a loop differently often: the
+    check, naming the instance's class, stays at the top of the forward written with the
+    source's loops (it fell back with ``the variants' forward methods differ``)."""
+    source = RESIDUAL.replace("Net(6, 2)", "Net(6, 3)").replace(
+        "    input_shape = (3, 8, 8)\n", "    input_shape = (3, 8, 8)\n    input_dtype = float32\n"
+    )
+    code = rolls_exactly(source, "counts_dtype", torch.randn(2, 3, 8, 8))
+    assert (
+        "        # x: (batch, 3, 8, 8)\n"
+        "        if x.dtype != torch.float32:\n"
+        '            raise TypeError(f"{type(self).__name__} expects float32 input, got {x.dtype}")\n'
+        "        x = self.stem(x)\n"
+        "        for i in range(self.n):\n"
+    ) in code, code
+    module, _, _ = build(source, "counts_dtype_run")
+    with pytest.raises(TypeError, match="^wide expects float32 input"):
+        module.wide()(torch.zeros(2, 3, 8, 8, dtype=torch.float64))

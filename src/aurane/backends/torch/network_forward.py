@@ -39,11 +39,61 @@ def looped_forward(
     tr = SelfTranslator(frozenset(loops), {}, set(names), attrs, {})
     branches: dict[str, list[str]] = {}  # each branch's body, from any variant
     methods = []
+    checks: set[tuple[str, ...]] = set()
     for graph, text, values in variants:
-        lines = text.split("\n")
-        if any(line.startswith(f"{INDENT}def _init_weights") for line in lines):
-            raise Unsupported("an _init_weights method, which the writer does not roll")
+        check, lines = _dtype_checks(text.split("\n"))
+        checks.add(tuple(check))
         methods.append(rolled_forward(network, graph, lines, tr, values, branches, paths))
-    body = _fill(shared_forward(methods), branches)
+    if len(checks) != 1:
+        raise Unsupported("the variants check their inputs' dtypes differently")
+    body = _checked(_fill(shared_forward(methods), branches), list(checks.pop()))
     stores = [f"{INDENT * 2}self.{attr} = {name}" for attr, name in sorted(tr.read.items())]
-    return ["", *body], stores
+    return ["", *_shared_init_weights([text for _, text, _ in variants]), *body], stores
+
+
+def _shared_init_weights(texts: list[str]) -> list[str]:
+    """The variants' ``_init_weights`` with the blank line after it, none where they have
+    none; its rules name module classes, not sizes, so every variant writes it alike."""
+    methods = {tuple(_init_weights(text.split("\n"))) for text in texts}
+    if len(methods) != 1:
+        raise Unsupported("the variants' _init_weights methods differ")
+    return list(methods.pop())
+
+
+def _init_weights(lines: list[str]) -> list[str]:
+    """A class's ``_init_weights``, up to the method after it."""
+    start = next(
+        (i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def _init_weights")),
+        None,
+    )
+    if start is None:
+        return []
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(f"{INDENT}def "))
+    return lines[start:end]
+
+
+_DTYPE_CHECK = re.compile(rf"{INDENT * 2}if \w+\.dtype != torch\.\w+:")
+
+
+def _dtype_checks(lines: list[str]) -> tuple[list[str], list[str]]:
+    """A class's input dtype checks at the top of forward (``if x.dtype != torch.int64:``
+    and its ``raise``, naming ``type(self)``), and the lines without them: no layer's
+    statement, so the loop writer does not see them."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
+    at = start + 1
+    while at < len(lines) and lines[at].startswith(f"{INDENT * 2}#"):
+        at += 1  # the inputs' shape comments
+    end = at
+    while end < len(lines) and _DTYPE_CHECK.fullmatch(lines[end]):
+        end += 1
+        while end < len(lines) and lines[end].startswith(INDENT * 3):
+            end += 1  # the raise, on one line or several
+    return lines[at:end], lines[:at] + lines[end:]
+
+
+def _checked(body: list[str], checks: list[str]) -> list[str]:
+    """The shared forward with the checks back after its head and input comments."""
+    at = 1
+    while at < len(body) and body[at].startswith(f"{INDENT * 2}#"):
+        at += 1
+    return [*body[:at], *checks, *body[at:]]

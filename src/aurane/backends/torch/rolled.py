@@ -373,12 +373,22 @@ def _own_stage(stmt: ast.ForwardStmt) -> str | None:
     return call.layer.rsplit(".", 1)[0] if call is not None and call.layer else None
 
 
+def _stages_head(layer: str | None) -> str | None:
+    """``stages`` of ``stages.{}.{}``: a container of the stages a nested loop fills, each
+    appended after its inner loop (``self.stages.append(stage)``)."""
+    if layer is None or layer.count(".") != 2:
+        return None
+    head, outer, inner = layer.split(".")
+    return head if head.isidentifier() and outer == inner == "{}" else None
+
+
 def _stars(stmt: ast.ForwardStmt) -> list[str]:
-    """The containers ``as NAME.*``, ``as NAME.0`` or ``as NAME.conv0`` fills anywhere in
-    ``stmt``, in order."""
+    """The containers ``as NAME.*``, ``as NAME.0``, ``as NAME.conv0`` or ``as
+    NAME.{i}.{j}`` fills anywhere in ``stmt``, in order."""
     found: list[str] = []
     for node in syntax_items(stmt):
-        head = _flat_head(getattr(node, "layer", None))
+        layer = getattr(node, "layer", None)
+        head = _flat_head(layer) or _stages_head(layer)
         if isinstance(node, ast.Call | ast.Chain) and head is not None and head not in found:
             found.append(head)
     return found

@@ -40,6 +40,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     syntax_items,
 )
+from aurane.backends.torch.stage_index import stage_indexed
 from aurane.ir.graph import Graph, Node
 from aurane.source import Span
 from aurane.syntax import ast
@@ -386,6 +387,9 @@ class _ForwardWriter:
 
     def _indexed(self, lines: list[str], layer: str, call: ast.Call) -> list[str]:
         """``self.layers[1]`` as ``self.layers[i]``: a numbered container ``layers.{i}``."""
+        staged = stage_indexed(lines, layer, call, self.tr, self.env)
+        if staged is not None:  # ``self.stages[i][j]``
+            return staged
         head, _, key = call.layer.rpartition(".") if call.layer else ("", "", "")
         index = layer.rpartition(".")[2]
         if key == "*" and head.isidentifier() and not call.layer_holes:
