@@ -150,3 +150,27 @@ def test_a_second_tensor_after_the_loop_is_named_by_the_count() -> None:
     assert CLASS.findall(flat) == ["MLP", "MLP_2", "Net"], flat
     text = block_class(gen, "MLP")
     assert '        h = getattr(self, f"dense{self.n + 1}")(x)\n' in text, text
+
+
+SUM_COUNT = """\
+model Tower(width, n):
+    def forward(x):
+        for i in range(max(n, 1) + len([1, 2])):
+            x -> dense(width).relu -> dense(width)
+        return x -> dense(4)
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Tower(8, 1) as a -> Tower(8, 2) as b -> dense(2) as head
+"""
+
+
+def test_a_count_of_several_terms_is_parenthesised() -> None:
+    """``range(max(n, 1) + len([1, 2]))`` with two ``dense`` per iteration: the name is
+    ``dense{2 * (max(n, 1) + len([1, 2])) + 1}``, not ``2 * max(n, 1) + len(...) + 1``."""
+    gen, flat = rolled(SUM_COUNT, "sum_count", torch.randn(2, 6))
+    assert CLASS.findall(flat) == ["Tower", "Tower_2", "Net"], flat
+    text = block_class(gen, "Tower")
+    assert 'f"dense{2 * (max(n, 1) + len([1, 2])) + 1}"' in text, text
+    assert 'f"dense{2 * (max(self.n, 1) + len([1, 2])) + 1}"' in text, text

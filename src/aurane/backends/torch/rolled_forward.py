@@ -61,7 +61,10 @@ def count_text(loop: ast.For, tr: Translator) -> str:
         text = tr.text(iterable.args[0])
     else:
         text = f"len({tr.text(iterable)})"
-    return text if re.fullmatch(r"[\w.]+(\(.*\))?", text) else f"({text})"
+    atom = isinstance(
+        pyast.parse(text, mode="eval").body, pyast.Name | pyast.Attribute | pyast.Call
+    )
+    return text if atom else f"({text})"
 
 
 def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> list[str]:
