@@ -105,18 +105,7 @@ def test_a_loop_over_a_list_counts_by_its_length() -> None:
     assert 'return getattr(self, f"dense{len(self.widths) + 1}")(x)' in text, text
 
 
-SAME_COUNT = """\
-model MLP(width, n):
-    def forward(x):
-        for i in range(n):
-            x -> dense(width).relu
-        return x -> dense(4)
-
-model Net:
-    input_shape = (8,)
-    def forward(x):
-        x -> MLP(16, 2) as a -> MLP(8, 2) as b -> dense(2) as head
-"""
+SAME_COUNT = MLP.replace("MLP(16, 3) as b", "MLP(8, 2) as b")
 
 
 def test_calls_at_one_count_keep_the_plain_name() -> None:
@@ -127,19 +116,9 @@ def test_calls_at_one_count_keep_the_plain_name() -> None:
     assert 'f"dense{n + 1}"' not in code, code
 
 
-READ_LATER = """\
-model MLP(width, n):
-    def forward(x):
-        for i in range(n):
-            x -> dense(width).relu
-        h = x -> dense(width)
-        return add(x, h)
-
-model Net:
-    input_shape = (8,)
-    def forward(x):
-        x -> dense(16) as stem -> MLP(16, 2) as a -> MLP(16, 3) as b -> dense(2) as head
-"""
+READ_LATER = MLP.replace(
+    "        return x -> dense(4)\n", "        h = x -> dense(width)\n        return add(x, h)\n"
+).replace("x -> MLP(16, 2)", "x -> dense(16) as stem -> MLP(16, 2)")
 
 
 def test_a_second_tensor_after_the_loop_is_named_by_the_count() -> None:
