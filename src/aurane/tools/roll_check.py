@@ -1,0 +1,298 @@
+"""Rolled block classes checked against the classes of one call (issue 24 item 3).
+
+A rolled block class (``rolled_block.py``) takes the block's parameters and sizes as
+constructor arguments, so a user may build it with any arguments the source accepts; it
+must then build and compute what the source says. For a program, this check:
+
+- builds the rolled class with the arguments of each of its calls and compares it with
+  that call's own class (``roll_networks=False``): the same state-dict keys, a strict
+  load, equal outputs on the input the call sees;
+- builds it with arguments no call gives (one boolean or integer argument of a call,
+  written as a literal, flipped or counted up) and compares it with the class of one
+  call that a program calling it that way compiles to.
+
+A value the roller folded in (``causal=True`` where the source has ``causal=p1``, a
+normalised shape fixed by the calls' sizes) holds at the program's calls and is found at
+the other arguments. Slow (each program compiles several times): a command, not a test.
+
+    python -m aurane.tools.roll_check --programs 300 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import types
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from aurane.stages import CompilationError
+from aurane.syntax import ast
+
+ENTRY = "Net"  # the fuzz programs' top-level model
+
+
+def _module(code: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def _compiled(source: str, *, roll: bool) -> tuple[Any, Any, types.ModuleType, frozenset[str]]:
+    """The program, its graphs, its generated module and its rolled block classes."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(source, filename="checked.aur")
+    generator = TorchCodeGenerator(program, graphs, roll_networks=roll)
+    code = generator.generate()
+    rolled = generator.rolled_blocks if roll else frozenset()
+    return program, graphs, _module(code, "rolled" if roll else "flat"), rolled
+
+
+def _recording(module: types.ModuleType, names: frozenset[str]) -> None:
+    """Each instance of the classes ``names`` keeps the arguments it was built with."""
+    for name in names:
+        cls = getattr(module, name, None)
+        if not isinstance(cls, type):
+            continue
+        built = cls.__init__  # type: ignore[misc]
+
+        def init(self: Any, *args: Any, __built: Any = built, **kwargs: Any) -> None:
+            object.__setattr__(self, "_built_with", (args, kwargs))
+            __built(self, *args, **kwargs)
+
+        cls.__init__ = init  # type: ignore[misc]
+
+
+def _run(net: Any, graph: Any, paths: list[str]) -> dict[str, tuple[Any, Any]]:
+    """The inputs (positional, keywords) each module at ``paths`` sees in a run of ``net``."""
+    import torch
+
+    from aurane.verify import sample_inputs
+
+    seen: dict[str, tuple[Any, Any]] = {}
+    handles = []
+    for path in paths:
+        module = net.get_submodule(path)
+
+        def hook(_: Any, args: Any, kwargs: Any, __path: str = path) -> None:
+            seen.setdefault(__path, (args, kwargs))
+
+        handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+    torch.manual_seed(0)
+    inputs = sample_inputs(graph, "cpu", batch=2)
+    net.eval()
+    with torch.no_grad():
+        net(*inputs)
+    for handle in handles:
+        handle.remove()
+    return seen
+
+
+def _same(cls: type, args: Any, kwargs: Any, theirs: Any, given: tuple[Any, Any]) -> str | None:
+    """None where ``cls(*args, **kwargs)`` strict-loads ``theirs`` and computes the same."""
+    import torch
+
+    try:
+        mine = cls(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - a class the source's arguments cannot build
+        return f"cannot be built: {type(error).__name__}: {error}"
+    if list(mine.state_dict()) != list(theirs.state_dict()):
+        return f"state-dict keys {list(mine.state_dict())} against {list(theirs.state_dict())}"
+    try:
+        mine.load_state_dict(theirs.state_dict(), strict=True)
+    except RuntimeError as error:
+        return f"no strict load: {str(error).splitlines()[0]}"
+    mine.eval()
+    theirs.eval()
+    with torch.no_grad():
+        try:
+            out = mine(*given[0], **given[1])
+        except Exception as error:  # noqa: BLE001
+            return f"fails to run: {type(error).__name__}: {error}"
+        expected = theirs(*given[0], **given[1])
+    try:
+        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
+    except AssertionError as error:
+        return f"computes differently: {str(error).splitlines()[0]}"
+    return None
+
+
+def _at_calls(
+    source: str, counts: Counter[str]
+) -> tuple[list[str], dict[str, tuple[str, Any, Any]]]:
+    """The problems of the rolled classes at the program's own calls, and each rolled
+    call's layer path -> (class, positional, keyword arguments)."""
+    import torch
+
+    _, graphs, rolled, names = _compiled(source, roll=True)
+    if not names or ENTRY not in graphs:
+        return [], {}
+    _recording(rolled, names)
+    _, _, flat, _ = _compiled(source, roll=False)
+    torch.manual_seed(0)
+    mine = getattr(rolled, ENTRY)()
+    theirs = getattr(flat, ENTRY)()
+    calls = {
+        path: (type(module).__name__, *module._built_with)
+        for path, module in mine.named_modules()
+        if type(module).__name__ in names and hasattr(module, "_built_with")
+    }
+    seen = _run(theirs, graphs[ENTRY], list(calls))
+    problems = []
+    for path, (name, args, kwargs) in calls.items():
+        if path not in seen:
+            continue  # a call forward does not reach
+        found = _same(getattr(rolled, name), args, kwargs, theirs.get_submodule(path), seen[path])
+        counts["calls"] += 1
+        if found is not None:
+            problems.append(f"{name} at '{path}' ({_shown(args, kwargs)}): {found}")
+    return problems, calls
+
+
+def _shown(args: Any, kwargs: Any) -> str:
+    return ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+
+
+def _block_calls(program: Any, block: str) -> Iterator[tuple[ast.Call, ast.Model]]:
+    """The calls of the block ``block`` in the entry model's forward."""
+    from aurane.backends.torch.rolled import syntax_items
+
+    models = {m.name: m for m in program.models}
+    entry, model = models.get(ENTRY), models.get(block)
+    if entry is None or model is None or entry.forward is None:
+        return
+    for item in syntax_items(entry.forward.body):
+        if isinstance(item, ast.Call) and item.func == block:
+            yield item, model
+
+
+def _changed(value: ast.Expr) -> str | None:
+    """Another literal for a boolean or a small integer written as a literal."""
+    if isinstance(value, ast.Bool):
+        return "false" if value.value else "true"
+    if isinstance(value, ast.Number) and isinstance(value.value, int) and 0 <= value.value < 8:
+        return str(value.value + 1)
+    return None
+
+
+def _replaced(source: str, span: Any, text: str) -> str:
+    lines = source.split("\n")
+    line = lines[span.line - 1]
+    lines[span.line - 1] = line[: span.column - 1] + text + line[span.end_column - 1 :]
+    return "\n".join(lines)
+
+
+def _param_arguments(call: ast.Call, model: ast.Model) -> list[tuple[str, ast.Expr]]:
+    """The call's arguments by the block's parameter: positional ones after the tensors it
+    is called on (``Loop0(x, 1, 1)``), then keywords."""
+    names = [p.name for p in model.params]
+    args = list(call.args)
+    tensors = max(0, len(args) + len(call.keywords) - len(names))
+    by_name = list(zip(names, args[tensors:], strict=False))
+    return by_name + [(k.name, k.value) for k in call.keywords]
+
+
+def _at_other_arguments(
+    source: str, calls: dict[str, tuple[str, Any, Any]], counts: Counter[str]
+) -> list[str]:
+    """The problems of each rolled class built with a literal argument of one of its calls
+    changed, against that call's class in the program so changed (the first problem of
+    each block)."""
+    program, _, rolled, _ = _compiled(source, roll=True)
+    problems: list[str] = []
+    found: set[str] = set()  # blocks with a problem
+    for name in sorted({name for name, _, _ in calls.values()}):
+        paths = [(path, a, k) for path, (n, a, k) in calls.items() if n == name]
+        sources = list(_block_calls(program, name))
+        if len(paths) != len(sources):
+            continue  # calls made other than in the entry's forward: not paired
+        cls = getattr(rolled, name)
+        for (path, args, kwargs), (call, model) in zip(paths, sources, strict=True):
+            bound = inspect.signature(cls).bind(*args, **kwargs).arguments
+            for param, value in _param_arguments(call, model):
+                other = _changed(value)
+                if other is None or name in found or bound.get(param) != _value(value):
+                    continue
+                problem = _one_other(source, cls, path, dict(bound), param, value, other)
+                counts["other arguments"] += problem is not None
+                if problem:
+                    found.add(name)
+                    problems.append(f"{name} with {param}={other} (at '{path}'): {problem}")
+    return problems
+
+
+def _value(expr: ast.Expr) -> Any:
+    return expr.value if isinstance(expr, ast.Bool | ast.Number) else None
+
+
+def _one_other(
+    source: str, cls: type, path: str, bound: dict[str, Any], param: str, value: Any, other: str
+) -> str | None:
+    """ "" where the rolled class built with ``param`` set to ``other`` agrees with the class
+    of one call compiled from the source so changed, a problem where not; None where the
+    changed program is not one to compare against (rejected, the path gone)."""
+    changed = _replaced(source, value.span, other)
+    try:
+        _, graphs, flat, _ = _compiled(changed, roll=False)
+    except CompilationError:
+        return None
+    import torch
+
+    torch.manual_seed(0)
+    try:
+        theirs = getattr(flat, ENTRY)()
+        target = theirs.get_submodule(path)
+    except (AttributeError, RuntimeError):
+        return None
+    seen = _run(theirs, graphs[ENTRY], [path])
+    if path not in seen:
+        return None
+    bound[param] = {"true": True, "false": False}.get(other)
+    if bound[param] is None:
+        bound[param] = int(other)
+    return _same(cls, (), bound, target, seen[path]) or ""
+
+
+def check_source(source: str, counts: Counter[str] | None = None) -> list[str]:
+    """Every problem the rolled block classes of ``source`` have (none: ``[]``); ``counts``
+    gains the calls and the other arguments compared."""
+    counts = counts if counts is not None else Counter()
+    problems, calls = _at_calls(source, counts)
+    if calls:
+        problems += _at_other_arguments(source, calls, counts)
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    from aurane.tools.fuzz import generate
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--programs", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    options = parser.parse_args(argv)
+    checked = found = 0
+    counts: Counter[str] = Counter()
+    for seed in range(options.seed * 10**6, options.seed * 10**6 + options.programs):
+        source = generate(seed).text
+        try:
+            problems = check_source(source, counts)
+        except CompilationError:
+            continue
+        except Exception as error:  # noqa: BLE001 - a crash is a finding, not the end
+            problems = [f"the check failed: {type(error).__name__}: {error}"]
+        checked += 1
+        for problem in problems:
+            found += 1
+            print(f"seed {seed}: {problem}")
+    print(
+        f"{checked} programs compiled, {counts['calls']} rolled block calls and "
+        f"{counts['other arguments']} other arguments compared, {found} problems"
+    )
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
