@@ -174,7 +174,7 @@ def profile_layers(graph: Graph) -> tuple[LayerProfile, ...]:
         return layers
     # a tied layer (dense(..., tie=wte)) shares its weight: counted once, at the embedding;
     # the IR already holds the tied node's own count without the shared weight
-    nodes = {node.id: node for node in graph.nodes}
+    nodes = graph.node_by_id
     return tuple(
         replace(layer, parameters=nodes[layer.node].parameters)
         if layer.node in graph.tied

@@ -388,7 +388,7 @@ def operation_params(
         for c in _records(ran or model.forward)
         if isinstance(c, ast.Call)
     }
-    by_id = {node.id: node for node in graph.nodes}
+    by_id = graph.node_by_id
     out = {}
     for name, value in given.items():
         # an inner block given it holds the same operation or block (a check on the loop's)

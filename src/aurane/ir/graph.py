@@ -7,6 +7,7 @@ inference failed upstream (a diagnostic was already reported); consumers skip su
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any, cast
 
 from aurane.ops.spec import TensorArg
@@ -130,6 +131,11 @@ class Graph:
             if value.name == name:
                 return value
         raise KeyError(name)
+
+    @cached_property
+    def node_by_id(self) -> Mapping[str, Node]:
+        """Each node by its id; built once, as the graph is frozen."""
+        return {node.id: node for node in self.nodes}
 
     @property
     def value_map(self) -> dict[str, Value]:

@@ -76,6 +76,22 @@ def rolled(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, st
     return gen, flat_code
 
 
+def one_class_alike(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
+    """The program run against its IR, with no roller's note, and its ``Net`` built as the
+    build of one class per call builds it, computing the same; that build's code."""
+    notes, _ = roll_notes(source)
+    assert notes == [], notes
+    gen, flat = rolled(source, name, *inputs)
+    mine, _, _ = build(source, name)
+    theirs, _, _ = build(source, f"{name}_flat", roll=False)
+    one, per_call = built_alike(mine, theirs, "Net")
+    one.eval()
+    per_call.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(one(*inputs), per_call(*inputs), rtol=0, atol=0)
+    return gen, flat
+
+
 def rolls_exactly(
     source: str, name: str, *inputs: torch.Tensor, blocks: tuple[str, ...] = ()
 ) -> str:

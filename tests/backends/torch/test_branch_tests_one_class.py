@@ -17,7 +17,13 @@ from aurane.verify import Generated
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-from tests.backends.torch.one_class import CLASS, block_class, generated, same  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    generated,
+    roll_notes,
+    same,
+)
 
 
 def _generated(source: str) -> Generated:
@@ -208,3 +214,76 @@ def test_negated_conditions_mean_the_opposite(condition: str, negation: str) -> 
             "self": types.SimpleNamespace(k=k, expand=k == 1),
         }
         assert eval(negation, {}, scope) is (not eval(condition, {}, scope))
+
+
+SIZE_OR_ARGUMENT = """
+model Sel(heads, q):
+    def forward(x):
+        if x.shape[2] >= 4 or 2 * q + 1 <= 1:
+            h = multihead_attention(x, heads, x.shape[2])
+            return h -> relu
+        else:
+            return x -> group_norm(2, eps=0.001)
+
+model Net:
+    input_shape = (6, 2)
+    def forward(x):
+        x -> Sel(2, 3) as a -> dense(8) as up -> Sel(2, 3) as b -> Sel(4, 0) as c
+        return x
+"""
+
+
+class _Attend(nn.Module):
+    """The class of the calls whose input is wide or whose ``q`` is small."""
+
+    def __init__(self, in_features: int, heads: int) -> None:
+        super().__init__()
+        self.multihead_attention1 = nn.MultiheadAttention(in_features, heads, batch_first=True)
+
+    def forward(self, x: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        h = self.multihead_attention1(x, x, x, need_weights=False)[0]
+        return torch.relu(h)
+
+
+class _Norm(nn.Module):
+    """The class of the other calls: no attention, so forward takes no mask."""
+
+    def __init__(self, in_channels: int) -> None:
+        super().__init__()
+        self.group_norm1 = nn.GroupNorm(2, in_channels, eps=0.001)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.group_norm1(x)
+
+
+class _SizeOrArgumentTwin(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = _Norm(6)
+        self.up = nn.Linear(2, 8)
+        self.b = _Attend(8, 2)
+        self.c = _Attend(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.c(self.b(self.up(self.a(x))))
+
+
+def test_a_test_on_an_input_size_or_an_argument_is_one_class_with_the_mask_of_either() -> None:
+    """Seed 57000260's ``Sel0``: the test mixes the input's width and an argument, and the
+    calls take branches building different modules, one of them attention. The branch with
+    attention's forward takes ``padding_mask=None``, the other's does not; the class takes
+    it (the other branch never reads it). It was ``Sel`` and ``Sel_2`` with the note "a
+    block without loops whose calls write ..."."""
+    notes, _ = roll_notes(SIZE_OR_ARGUMENT)
+    assert notes == [], notes
+    gen = _generated(SIZE_OR_ARGUMENT)
+    assert CLASS.findall(gen.code) == ["Sel", "Net"], gen.code
+    text = block_class(gen, "Sel")
+    assert "    def __init__(self, in_channels, in_features, heads, q):\n" in text, text
+    assert "        if in_features >= 4 or 2 * q + 1 <= 1:\n" in text, text
+    assert "    def forward(self, x, padding_mask=None):\n" in text, text
+    assert "        if self.in_features >= 4 or 2 * self.q + 1 <= 1:\n" in text, text
+    assert "self.a = Sel(6, 2, 2, 3)" in gen.code and "self.c = Sel(6, 8, 4, 0)" in gen.code
+    assert "        x = self.a(x)\n" in gen.code and "x = self.b(x, padding_mask)\n" in gen.code
+    torch.manual_seed(0)
+    same(gen.module.Net(), _SizeOrArgumentTwin(), torch.randn(3, 6, 2))

@@ -223,20 +223,56 @@ def test_flatten_of_widths_that_differ_is_written_from_the_width(flat: str) -> N
     assert "        self.head = nn.Linear(width * 8 * 8, 10)\n" in code, code
 
 
+# 2 and 3 iterations of a clamp whose lower bound a list gives: at the iteration where it
+# is 1.0, the number stands twice (``x.clamp(min=1.0, max=1.0)``), so the looped forward's
+# iterations differ
+CLAMPED = """\
+use torch
+
+model Net(width, lows, n):
+    def forward(x):
+        x -> dense(width) as stem
+        for i in range(n):
+            x -> dense(width) as fc{i} -> clamp(min=lows[i], max=1.0)
+        return x -> dense(3) as head
+
+model small = Net(4, [0.5, 1.0, 2.0], 2):
+    input_shape = (5,)
+
+model wide = Net(6, [1.5, -1.0, 2.5], 3):
+    input_shape = (5,)
+"""
+
+
+SKIP_READ_TWICE = (
+    RESIDUAL.replace("Net(6, 2)", "Net(6, 3)")
+    .replace("        for i in range(n):\n", "        for i in range(n):\n            s = x\n")
+    .replace(
+        "        x -> flatten()",
+        "        x = add(x, s)\n        x = multiply(x, s)\n        x -> flatten()",
+    )
+)
+
+
+def test_a_skip_read_twice_after_the_loop_is_one_class() -> None:
+    """2 and 3 iterations, a skip saved at an iteration's start read twice after the loop:
+    the per-call forwards keep the first join under a local numbered by the loop's joins
+    (``add3`` in one, ``add4`` in the other), which is one local ``add`` here (it fell
+    back with 'the calls' forward methods differ')."""
+    code = rolls_exactly(SKIP_READ_TWICE, "skip_twice", torch.randn(2, 3, 8, 8))
+    assert "        add = x + s\n        x = add * s\n" in code, code
+
+
 @pytest.mark.parametrize(
     ("source", "reason"),
     [
-        (  # 2 and 3 iterations, a skip saved at an iteration's start read after the
-            # loop: forward's loop writer does not write the skip
-            RESIDUAL.replace("Net(6, 2)", "Net(6, 3)")
-            .replace(
-                "        for i in range(n):\n", "        for i in range(n):\n            s = x\n"
-            )
-            .replace("        x -> flatten()", "        x = add(x, s)\n        x -> flatten()"),
-            "the variants' forward methods differ",
+        (  # the looped forward's own reason follows the variants' (it was dropped)
+            CLAMPED,
+            "the variants' forward methods differ; with the source's loops, the iterations"
+            " of 'i' differ",
         ),
     ],
-    ids=["counts"],
+    ids=["looped-reason"],
 )
 def test_network_loops_that_still_fall_back_say_why(source: str, reason: str) -> None:
     _, code, _ = build(source, "fallback", roll=False)

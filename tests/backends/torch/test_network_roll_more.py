@@ -81,15 +81,20 @@ def test_unnamed_modules_of_one_iteration_take_the_irs_names() -> None:
     assert 'setattr(self, f"conv2d{i + 4}", ' in code
 
 
-def test_unnamed_modules_in_nested_network_loops_fall_back() -> None:
-    """Numbered on across two loops' counts: no one progression of a target, a note."""
+def test_unnamed_modules_in_nested_network_loops_are_named_by_both_targets() -> None:
+    """Numbered on across two loops' counts (``batchnorm1`` to ``batchnorm4`` at two
+    iterations of two): ``f"batchnorm{i * 2 + j + 1}"`` (it fell back: 'an unnamed
+    'batchnorm' module in a loop at 10:22'); forward is the variants' own, which read
+    alike (``test_rolled_nested_loops`` has the looped forward)."""
     source = UNNAMED.replace(
         "            x -> batchnorm().relu\n",
         "            for j in range(2):\n                x -> batchnorm().relu\n",
     )
-    _, rolled, reasons = build(source, "nested")
-    assert reasons == ["network 'Net' at 3:7: an unnamed 'batchnorm' module in a loop at 10:22"]
-    assert "class Net(" not in rolled
+    code = rolls_exactly(source, "nested", torch.randn(2, 3, 8, 8))
+    assert (
+        "            for j in range(2):\n"
+        '                setattr(self, f"batchnorm{i * 2 + j + 1}", nn.BatchNorm2d(channels))\n'
+    ) in code, code
 
 
 # modules of tensors other than the threaded one in network loops: a tensor bound before

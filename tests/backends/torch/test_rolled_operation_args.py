@@ -10,35 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from aurane.verify import Generated
-
 torch = pytest.importorskip("torch")
 
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
-    build,
-    built_alike,
-    roll_notes,
-    rolled,
+    one_class_alike,
 )
-
-
-def _one_class(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
-    """The program run against its IR, with no roller's note, and its ``Net`` built as the
-    build of one class per call builds it, computing the same; that build's code."""
-    notes, _ = roll_notes(source)
-    assert notes == [], notes
-    gen, flat = rolled(source, name, *inputs)
-    mine, _, _ = build(source, name)
-    theirs, _, _ = build(source, f"{name}_flat", roll=False)
-    one, per_call = built_alike(mine, theirs, "Net")
-    one.eval()
-    per_call.eval()
-    with torch.no_grad():
-        torch.testing.assert_close(one(*inputs), per_call(*inputs), rtol=0, atol=0)
-    return gen, flat
-
 
 INNER = """\
 use torch
@@ -62,7 +40,7 @@ model Net:
 def test_block_without_loops_given_an_operation_without_a_module_class() -> None:
     """``act=gelu`` beside ``act=exp``: one class taking a function (was ``Inner`` and
     ``Inner_2`` with the note ``a block without loops whose calls write ...``)."""
-    gen, flat = _one_class(LOOPLESS, "loopless", torch.randn(2, 8))
+    gen, flat = one_class_alike(LOOPLESS, "loopless", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Inner", "Net"], gen.code
     assert CLASS.findall(flat) == ["Inner", "Inner_2", "Net"], flat
     text = block_class(gen, "Inner")
@@ -92,7 +70,7 @@ def test_operation_passed_on_to_an_inner_block_is_a_function_of_both() -> None:
     """``Outer`` passes its ``act`` on to ``Inner``: the inner class's kind is decided
     first (a function), so the outer takes a function too and passes its own parameter
     on (``Inner(in_features, width, act=act)``); one class each (was two each)."""
-    gen, flat = _one_class(PASSED_ON, "passed_on", torch.randn(2, 8))
+    gen, flat = one_class_alike(PASSED_ON, "passed_on", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Inner", "Outer", "Net"], gen.code
     assert CLASS.findall(flat) == ["Inner", "Inner_2", "Outer", "Outer_2", "Net"], flat
     text = block_class(gen, "Outer")
@@ -126,7 +104,7 @@ model Net:
 def test_operation_passed_on_through_two_levels() -> None:
     """``Outer`` to ``Mid`` (which applies it too) to ``Inner``: each one class; a call
     giving the default leaves it out, ``log_softmax`` is passed with its ``dim``."""
-    gen, flat = _one_class(THREE_LEVELS, "three_levels", torch.randn(2, 8))
+    gen, flat = one_class_alike(THREE_LEVELS, "three_levels", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Inner", "Mid", "Outer", "Net"], gen.code
     # one class each for gelu and relu (module classes), exp, log_softmax; and Net
     assert len(CLASS.findall(flat)) == 10, flat
@@ -160,7 +138,7 @@ def test_outer_block_of_one_call_folds_the_function_it_passes_on() -> None:
     inner class takes a function, and the outer class, one call's, passes ``F.gelu``
     itself and takes no ``act`` it would not use (a module class ``act=nn.GELU`` passed
     on where a function is taken: the reverted attempt's fault)."""
-    gen, _ = _one_class(MIXED, "mixed", torch.randn(2, 8))
+    gen, _ = one_class_alike(MIXED, "mixed", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Inner", "Outer", "Net"], gen.code
     text = block_class(gen, "Outer")
     assert "    def __init__(self, in_features, width):\n" in text, text
@@ -189,22 +167,27 @@ def test_identity_beside_a_function_is_its_module_instance() -> None:
     """``identity`` applies its module, which has no state: the call passes its instance
     (``act=nn.Identity()``) to the class taking functions (was a class per call with
     ``an operation given for 'act' that is no function``)."""
-    gen, flat = _one_class(IDENTITY, "identity", torch.randn(2, 8))
+    gen, flat = one_class_alike(IDENTITY, "identity", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Net"], flat
     assert "        self.act = act\n" in block_class(gen, "Stage")
     assert "self.c = Stage(16, 16, 1, act=nn.Identity())\n" in gen.code, gen.code
 
 
-def test_identity_as_a_default_keeps_a_class_per_call() -> None:
+def test_identity_as_a_default_is_none_in_the_signature() -> None:
     """An ``identity`` default would be one ``nn.Identity()`` shared by every instance:
-    the calls keep their classes, with the note."""
+    the signature says ``act=None`` and the constructor builds the module where it is None
+    (the calls kept their classes, with the note "the default of 'act' is no function");
+    the call giving ``identity`` leaves it out."""
     source = IDENTITY.replace("act = relu", "act = identity").replace(
         "Stage(16, 2) as a", "Stage(16, 2, act=relu) as a"
     )
-    notes, code = roll_notes(source)
-    assert notes == ["block 'Stage' at 3:7: the default of 'act' is no function"], notes
-    assert CLASS.findall(code) == ["Stage", "Stage_2", "Stage_3", "Net"], code
+    gen, _ = one_class_alike(source, "identity_default", torch.randn(2, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    text = block_class(gen, "Stage")
+    assert "    def __init__(self, in_features, width, n, act=None):\n" in text, text
+    assert "        self.act = act if act is not None else nn.Identity()\n" in text, text
+    assert "self.c = Stage(16, 16, 1)\n" in gen.code, gen.code
 
 
 NAMED = """\
@@ -227,7 +210,7 @@ def test_named_step_given_a_module_with_arguments_takes_a_factory() -> None:
     ``functools.partial(nn.LogSoftmax, dim=-1)``, beside ``nn.GELU``; forward applies the
     module built (``self.a1(act1)``), where it wrote each call's function (``F.gelu``,
     ``F.log_softmax``) and the calls were two classes."""
-    gen, flat = _one_class(NAMED, "named", torch.randn(2, 8))
+    gen, flat = one_class_alike(NAMED, "named", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Unit", "Net"], gen.code
     assert CLASS.findall(flat) == ["Unit", "Unit_2", "Net"], flat
     text = block_class(gen, "Unit")
@@ -238,10 +221,10 @@ def test_named_step_given_a_module_with_arguments_takes_a_factory() -> None:
     assert "self.b = Unit(16, 16, act=functools.partial(nn.LogSoftmax, dim=-1))\n" in gen.code
 
 
-def test_named_step_given_module_classes_is_one_class() -> None:
+def test_named_step_given_module_classes_isone_class_alike() -> None:
     """``gelu`` beside ``tanh`` through a named step: forward applies ``self.a1``, so the
     calls' classes read alike (they wrote ``F.gelu`` and ``torch.tanh``: two classes)."""
-    gen, _ = _one_class(
+    gen, _ = one_class_alike(
         NAMED.replace("act=log_softmax", "act=tanh"), "named_classes", torch.randn(2, 8)
     )
     assert CLASS.findall(gen.code) == ["Unit", "Net"], gen.code
@@ -267,7 +250,7 @@ model Net:
 def test_named_step_in_a_loop_takes_a_factory() -> None:
     """The same in a loop (was ``an operation-valued argument without a module class``):
     ``setattr(self, f"a{i}", act())``, applied as ``getattr(self, f"a{i}")(x)``."""
-    gen, flat = _one_class(NAMED_LOOP, "named_loop", torch.randn(2, 8))
+    gen, flat = one_class_alike(NAMED_LOOP, "named_loop", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     text = block_class(gen, "Stage")
@@ -301,7 +284,7 @@ def test_block_without_loops_passing_a_function_on_to_a_rolled_block() -> None:
     """``Outer`` passes ``act`` on to ``Stage``, whose calls differ in loop counts: the
     rolled class takes a function, and so does ``Outer`` (a loop passing it on to an
     inner block still keeps a class per call: codegen.md)."""
-    gen, flat = _one_class(OUTER_OF_A_LOOP, "outer_of_a_loop", torch.randn(2, 8))
+    gen, flat = one_class_alike(OUTER_OF_A_LOOP, "outer_of_a_loop", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Stage", "Outer", "Net"], gen.code
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Stage_3", "Outer", "Outer_2", "Net"]
     outer = block_class(gen, "Outer")
@@ -331,7 +314,7 @@ def test_function_argument_passed_on_in_a_loop() -> None:
     """A block with loops passing its ``act`` on to an inner block: the walk checks the
     inner call's argument against the function the inner class takes (it checked module
     classes only: ``an operation-valued argument without a module class``)."""
-    gen, flat = _one_class(PASSED_IN_A_LOOP, "passed_in_a_loop", torch.randn(2, 8))
+    gen, flat = one_class_alike(PASSED_IN_A_LOOP, "passed_in_a_loop", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Inner", "Stage", "Net"], gen.code
     # per call: gelu and relu share an inner class taking module classes, exp has its own
     assert CLASS.findall(flat) == ["Inner", "Inner_2", "Stage", "Stage_2", "Stage_3", "Net"]

@@ -13,7 +13,8 @@ call's IR at every visit:
   join names: ``y = x -> ...``, ``x = add(y, h)``);
 - an alias ``r = x`` joined back after the threaded tensor went on (``x = add(x, r)``, or
   ``x = concat(r, x, dim=1)``: the local keeps the alias's width until the join);
-- a later input joined to the threaded tensor without a module (``x = add(x, c)``);
+- a later input joined to the threaded tensor without a module (``x = add(x, c)``), or a
+  skip saved at a loop's start and read after it only (``s = x``, then ``x = add(x, s)``);
 - an unnamed module in a loop (``x -> rms_norm()``), whose IR names number on across the
   iterations (``rms_norm1``, ``rms_norm2``, ...): ``setattr(self, f"rms_norm{i + 1}",
   ...)``, where every call's names follow one progression in the loop's count;
@@ -23,10 +24,13 @@ call's IR at every visit:
 
 from __future__ import annotations
 
+import math
 import re
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call
+from aurane.backends.torch.modules import INDENT
+from aurane.backends.torch.named import factory_call
 from aurane.backends.torch.rolled import (
     _ATOMIC,
     SIZE,
@@ -41,6 +45,7 @@ from aurane.backends.torch.rolled import (
 from aurane.backends.torch.rolled_forward import COUNT, count_text
 from aurane.ir.graph import Node
 from aurane.records import replace
+from aurane.semantics.symbolic import plain
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -80,17 +85,23 @@ class BlockWalk(_Walk):
     statements: tuple[ast.ForwardStmt, ...] = ()  # the block's whole forward body
     unused: str | None = None  # a second tensor no statement reads: dropped after its body
     dead: frozenset[str] | None = None  # tensors only dead statements read (``_dead``)
+    skips: frozenset[str] = frozenset()  # ``s = x`` opening a loop, read after it only
     # an unnamed module's step in a loop -> (its name's prefix, the loop's count, its
     # number) at every visit of every call (shared by the walks), and the path written
     numbers: dict[Span, set[tuple[str, int, int]]]
     paths: dict[Span, str]
-    # an unnamed module after a loop whose count numbers it: that loop (``rolled_forward.COUNT``)
-    counted: dict[Span, ast.For]
+    # an unnamed module after a loop whose count numbers it: that loop, or the nested
+    # loops whose counts multiply (``rolled_forward.COUNT``)
+    counted: dict[Span, tuple[ast.For, ...]]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
         if dead and self._no_module(stmt.value.span):
             return []  # h1 = zeros(3): read by nothing kept, no module (forward writes it)
+        if self._skip(stmt):  # no module, no node: forward writes it in the loop
+            made = self._skip_width(stmt.target, depth)
+            self.skips |= {stmt.target}
+            return made
         if self.alias is not None:
             if not stmt.targets and stmt.target == self.tensor and self.alias in _names(stmt):
                 return self._join(stmt.value, depth)  # x = add(x, r)
@@ -196,9 +207,33 @@ class BlockWalk(_Walk):
         self._drop_unused()
         self.fors = (*self.fors, stmt)
         try:
-            return super().loop(stmt, depth)
+            lines = super().loop(stmt, depth)
         finally:
             self.fors = self.fors[:-1]
+        # after the loop a skip is joined as a later input is (``_with_input``)
+        self.inputs_ |= self.skips
+        return lines
+
+    def _skip(self, stmt: ast.Assign) -> bool:
+        """``s = x`` opening the body of a loop outside loops, ``s`` read nowhere else in
+        it: a skip kept for after the loop (the last iteration's), whose joins there
+        make no module and keep the width (``x = add(x, s)``, checked as a later
+        input's) or add the skip's (``x = concat(x, s, dim=-1)``: ``_skip_concat``);
+        forward writes it in the loop (``rolled_forward._opening_alias``)."""
+        loop = self.fors[0] if len(self.fors) == 1 else None
+        if (
+            loop is None
+            or not self.statements
+            or loop.body[0] is not stmt
+            or stmt.targets
+            or not isinstance(stmt.value, ast.Name)
+            or stmt.value.id != self.tensor
+            or stmt.target in (self.tensor, *self.inputs_, *self.aliases)
+            or self.second is not None
+        ):
+            return False
+        others = [s for s in _flat(loop.body) if s is not stmt]
+        return all(stmt.target not in _names(s) for s in others)
 
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """An unnamed module in a loop: ``setattr(self, f"dense{2 * i + 1}", ...)``, the
@@ -209,10 +244,10 @@ class BlockWalk(_Walk):
         if step.layer is not None or depth <= TOP or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
         found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
-        target = self.fors[-1].target.name if len(self.fors) == 1 else None
-        count = self.env.get(target) if target is not None else None
-        if found is None or target is None or not isinstance(count, int):
+        counted = self._iterations()
+        if found is None or counted is None:
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
+        target, count = counted
         prefix, number = found.group(1), int(found.group(2))
         self.numbers.setdefault(step.span, set()).add((prefix, count, number))
         if self.strict:
@@ -220,9 +255,27 @@ class BlockWalk(_Walk):
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.paths[step.span] = path
+            if len(self.fors) == 2:  # the inner loop's count, written apart in forward
+                self.counted[step.span] = (self.fors[-1],)
+                path = path.replace(COUNT, count_text((self.fors[-1],), self.tr))
         else:
             path = node.id
         return _added_lines(depth, f'setattr(self, f"{path}", ', made, keep)
+
+    def _iterations(self) -> tuple[str, int] | None:
+        """The iterations run so far around the step, as text and number: the loop's
+        target (``i``), or in a loop nested in another ``i * COUNT + j`` (``COUNT`` the
+        inner loop's count, ``n`` in ``__init__``, ``self.n`` in forward); None where the
+        targets are not numbers, or the loops are nested deeper."""
+        targets = [loop.target.name for loop in self.fors]
+        values = [self.env.get(t) if t is not None else None for t in targets]
+        counts = [v for v in values if type(v) is int]
+        if len(self.fors) not in (1, 2) or len(counts) != len(values):
+            return None
+        if len(self.fors) == 1:
+            return str(targets[0]), counts[0]
+        inner = len(list(evaluate(self.tr.text(self.fors[-1].iterable), self.env)))
+        return f"{targets[0]} * {COUNT} + {targets[1]}", counts[0] * inner + counts[1]
 
     def _after_loop(
         self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool
@@ -238,18 +291,23 @@ class BlockWalk(_Walk):
         found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
         if len(loops) != 1 or found is None:
             return super()._place(step, node, made, depth, keep)
-        count = len(list(evaluate(self.tr.text(loops[0].iterable), self.env)))
+        nest = _nest(loops[0], step)
+        if nest is None:
+            raise Unsupported(f"an unnamed '{step.func}' module after nested loops at {step.span}")
+        count = math.prod(
+            len(list(evaluate(self.tr.text(loop.iterable), self.env))) for loop in nest
+        )
         self.numbers.setdefault(step.span, set()).add((found.group(1), count, int(found.group(2))))
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
         if len({number for _, _, number in self.numbers[step.span]}) == 1:
             return super()._place(step, node, made, depth, keep)  # every call names it alike
-        path = _progression(self.numbers[step.span], COUNT, _unnamed(loops[0], step))
+        path = _progression(self.numbers[step.span], COUNT, _unnamed(nest[-1], step))
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module after a loop at {step.span}")
         self.paths[step.span] = path
-        self.counted[step.span] = loops[0]
-        init_path = path.replace(COUNT, count_text(loops[0], self.tr))
+        self.counted[step.span] = nest
+        init_path = path.replace(COUNT, count_text(nest, self.tr))
         return _added_lines(depth, f'setattr(self, f"{init_path}", ', made, keep)
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
@@ -272,8 +330,9 @@ class BlockWalk(_Walk):
 
     def _call_steps(self, value: ast.Call, source: str) -> tuple[ast.Call, ...] | None:
         """``Unit(x, width)``: a step of ``source``; or an operation of ``source`` alone
-        given it several times that makes no module (``subtract(x, x)``), its tensors
-        left out as the step's input."""
+        given it several times (``subtract(x, x)``, ``multihead_attention(x, x, heads,
+        dim)``), its tensors left out as the step's input: the rest bind as the
+        compiler binds them after its tensors (``_given``), checked at every visit."""
         node = next((n for n in self.pending if n.span == value.span), None)
         if node is None:
             return None
@@ -281,12 +340,7 @@ class BlockWalk(_Walk):
         if count == 1:
             return _steps_from(value, source)
         tensors = value.args[:count]
-        if (
-            count < 1
-            or node.layer is not None
-            or _makes_module(node)
-            or any(not isinstance(a, ast.Name) or a.id != source for a in tensors)
-        ):
+        if count < 1 or any(not isinstance(a, ast.Name) or a.id != source for a in tensors):
             return None
         return (replace(value, args=value.args[count:]),)
 
@@ -338,8 +392,38 @@ class BlockWalk(_Walk):
         self._suffixes(node)
         last = self.graph.nodes[self.graph.nodes.index(node) + before - len(self.pending)]
         if self._concrete_size() != self._width(last.output):
-            raise Unsupported(f"'{value.func}' of a later input changes the width")
+            if not self._skip_concat(value, node, names):
+                raise Unsupported(f"'{value.func}' of a later input changes the width")
+            self.size = f"{self.size} + {_skip_width_name(next(iter(names & self.skips)))}"
+            if self._concrete_size() != self._width(last.output):
+                raise Unsupported(f"'{value.func}' of a skip is not both widths' sum")
         return True
+
+    def _skip_width(self, skip: str, depth: int) -> list[str]:
+        """``s_width = channels`` as the iteration that saves the skip starts: after the
+        loop it is the last iteration's, which a concat of the skip adds (``n`` of no
+        iteration leaves ``s`` unbound, which the compiler refuses)."""
+        name = _skip_width_name(skip)
+        taken = name in self.env or name in self.tr.locals or name in self.tr.constants
+        if taken and skip not in self.skips:  # (a later iteration's: the one made before)
+            raise Unsupported(f"the skip width's local '{name}' is a name of the block")
+        self.env[name] = self._concrete_size()
+        return [f"{INDENT * depth}{name} = {self.size}"]
+
+    def _skip_concat(self, value: ast.Call, node: Node, names: set[str]) -> bool:
+        """``x = concat(x, s, dim=-1)`` of the threaded tensor and one skip, on the
+        width's axis: the width after it is both widths' sum."""
+        dim = plain(node.args.get("dim"))
+        rank = len(self.values[node.inputs[0]].shape or ())
+        return (
+            value.func == "concat"
+            and len(value.args) == 2
+            and len(names & self.skips) == 1
+            and names == {self.tensor, *(names & self.skips)}
+            and isinstance(dim, int)
+            and rank > 0
+            and dim % rank == self.axis % rank
+        )
 
     def _with_threaded(self, stmt: ast.Assign) -> bool:
         """``h2 = matmul(h1, x)`` of the second tensor ``h1`` and the threaded ``x`` (fuzz
@@ -487,11 +571,22 @@ class BlockWalk(_Walk):
         return []
 
     def _layer(self, step: ast.Call, node: Node) -> tuple[Call | None, str | None]:
-        """An operation an operation-valued parameter gave: nothing, or ``act()`` named."""
+        """An operation an operation-valued parameter gave: nothing, or ``act()`` named; a
+        layer's factory is given the layer's sizes (``norm(channels)``: ``factory_call``)."""
         for param, found in self.graph.block_ops.items():
-            if node.id in found.nodes:
-                return (Call(param) if node.layer is not None else None), None
+            if node.id not in found.nodes:
+                continue
+            if node.layer is None:
+                return None, None
+            if emitter(node.op).init is None:
+                return Call(param), None
+            made, _ = super()._layer(step, node)
+            return (factory_call(param, made, node) if made else Call(param)), None
         return super()._layer(step, node)
+
+
+def _skip_width_name(skip: str) -> str:
+    return f"{skip}_width"
 
 
 def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
@@ -524,7 +619,7 @@ def _progression(found: set[tuple[str, int, int]], target: str, per: int) -> str
     base = n1 - k * i1
     if k < 1 or any(number != k * count + base for count, number in points):
         return None
-    term = target if k == 1 else f"{k} * {target}"
+    term = target if k == 1 else f"{k} * ({target})" if " " in target else f"{k} * {target}"
     expr = term if base == 0 else f"{term} + {base}" if base > 0 else f"{term} - {-base}"
     return f"{prefixes.pop()}{{{expr}}}"
 
@@ -532,6 +627,27 @@ def _progression(found: set[tuple[str, int, int]], target: str, per: int) -> str
 def _before(earlier: Span, later: Span) -> bool:
     """Whether ``earlier`` ends before ``later`` starts."""
     return (earlier.end_line, earlier.end_column) <= (later.line, later.column)
+
+
+def _nest(loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
+    """The loops whose counts multiply to the iterations that write ``step``'s operation
+    unnamed: ``loop`` alone, or it and the one loop nested in it that writes every such
+    call of its body, run alike at each iteration (its count reads no outer target:
+    ``range(b)``, not ``range(i)``); None where they are nested otherwise."""
+    inner = [s for s in syntax_items(loop.body) if isinstance(s, ast.For) and _unnamed(s, step)]
+    if not inner:
+        return (loop,)
+    nested = inner[0]
+    targets = {name for name, _ in loop.target.names()}
+    if (
+        len(inner) != 1
+        or nested not in loop.body  # not under an ``if``
+        or _nest(nested, step) != (nested,)  # nor deeper
+        or _unnamed(nested, step) != _unnamed(loop, step)
+        or targets & _names(nested.iterable)
+    ):
+        return None
+    return loop, nested
 
 
 def _unnamed(loop: ast.For, step: ast.Call) -> int:

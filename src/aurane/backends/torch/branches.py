@@ -219,10 +219,45 @@ def middle(parts: Sequence[Parts]) -> tuple[str, ...] | None:
             rests.add(part.middle[end:])
         else:
             rests.add(part.middle)
-    if len(rests) != 1 or len(methods) > 1:
+    rest = _widest(rests)
+    if rest is None or len(methods) > 1:
         return None
-    rest = rests.pop()
     return (*methods.pop(), *rest) if methods else rest
+
+
+def _widest(rests: set[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The one forward head of ``rests`` (the lines up to ``def forward(...)``), or the
+    widest where only their forward heads differ (``widest_head``)."""
+    if len(rests) == 1:
+        return next(iter(rests))
+    if len({rest[:-1] for rest in rests}) != 1:
+        return None
+    head = widest_head({rest[-1] for rest in rests})
+    return next(rest for rest in rests if rest[-1] == head) if head is not None else None
+
+
+def widest_head(heads: set[str]) -> str | None:
+    """The one ``def forward(...)`` line of ``heads``, or the widest where they differ
+    only by trailing parameters that default to None (``padding_mask=None`` of a branch
+    or loop with attention): the forwards without them never read them, and a caller
+    that passes none gets the default. None where they differ otherwise."""
+    found = [_forward_params(head) for head in heads]
+    signatures = sorted((s for s in found if s is not None), key=len)
+    if not signatures or len(signatures) != len(found):
+        return None
+    widest = signatures[-1]
+    for signature in signatures:
+        extra = widest[len(signature) :]
+        if widest[: len(signature)] != signature or not all(p.endswith("=None") for p in extra):
+            return None
+    return max(heads, key=len)
+
+
+def _forward_params(line: str) -> tuple[str, ...] | None:
+    head = f"{INDENT}def forward("
+    if not line.startswith(head) or not line.endswith("):"):
+        return None
+    return tuple(p.strip() for p in line[len(head) : -2].split(","))
 
 
 def _statements(lines: list[str]) -> tuple[tuple[str, ...], ...]:

@@ -25,6 +25,7 @@ from aurane.backends.torch.emit_common import (
     Step,
     _attention_forward,
     dtype_arg,
+    flag,
     kw,
     lit,
     options,
@@ -92,8 +93,7 @@ def _sdpa(site: Site) -> Step:
         extra.append(f"attn_mask={mask}")
     if a["dropout"]:
         extra.append(f"dropout_p={lit(a['dropout'])} if self.training else 0.0")
-    if a["causal"]:
-        extra.append("is_causal=True")
+    extra += flag("is_causal", a["causal"])
     if a["scale"] is not None:
         extra.append(kw("scale", _float(a["scale"])))
     args = (q, _repeat_heads(k, times), _repeat_heads(v, times), *extra)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aurane.backends.torch.data_emit import quote
-from aurane.backends.torch.shown import ShownStr
+from aurane.backends.torch.shown import ShownBool, ShownStr
 from aurane.ir.graph import Node
 from aurane.ops.spec import split_inputs
 from aurane.records import record
@@ -123,6 +123,15 @@ def kw(name: str, value: Any) -> str:
     return f"{name}={lit(value)}"
 
 
+def flag(name: str, value: Any) -> list[str]:
+    """``name=True`` where the flag is set, nothing where it is not; a block parameter's
+    flag (``causal=p1``) by the parameter's name whatever its value at this call, so the
+    block's one class computes what another argument asks for."""
+    if isinstance(value, ShownBool):
+        return [f"{name}={value.text}"]
+    return [f"{name}=True"] if value else []
+
+
 def options(
     args: Mapping[str, Any], defaults: Mapping[str, Any], rename: Mapping[str, str] = {}
 ) -> list[str]:  # noqa: B006
@@ -174,7 +183,7 @@ def _conv(dims: int) -> Callable[[Site], Call]:
 
 
 def _attention_forward(site: Site) -> Step:
-    causal = ["causal=True"] if site.args["causal"] else []
+    causal = flag("causal", site.args["causal"])
     return Step(Call(ATTENTION_HELPER, (site.layer, site.x, MASK, *causal)))
 
 

@@ -21,6 +21,7 @@ from aurane.backends.torch.emit_common import (
     Site,
     Step,
     dtype_arg,
+    flag,
     kw,
     lit,
     options,
@@ -146,7 +147,7 @@ def _reduce(method: str) -> OpEmitter:
         if dim is None:
             axes = tuple(range(1, len(site.in_shape) + 1))
             dim = axes[0] if len(axes) == 1 else axes
-        extra = ["keepdim=True"] if a["keepdim"] else []
+        extra = flag("keepdim", a["keepdim"])
         return Step(Call(f"{site.x}.{method}", (kw("dim", dim), *extra)))
 
     return OpEmitter(forward)

@@ -12,13 +12,20 @@ that held it is dead, which a liveness check over the node order guarantees.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import MASK, Call, Site, Step
 from aurane.backends.torch.emit_tensor import pieces_call, split_group
 from aurane.backends.torch.inits import init_method
-from aurane.backends.torch.named import Container, access, module_dicts, module_init, tree
+from aurane.backends.torch.named import (
+    Container,
+    access,
+    module_dicts,
+    module_init,
+    stored_function,
+    tree,
+)
 from aurane.backends.torch.names import MODULE_ATTRIBUTES, RESERVED, Namespace
 from aurane.backends.torch.sequential import applied_whole, sequential_run
 from aurane.ir.graph import Graph, Node, Value
@@ -46,6 +53,7 @@ class ClassPlan:
     # the operation-valued constructor parameters among those taken as functions
     # (``act=F.relu``: stored as ``self.act = act``, no module built)
     functions: tuple[str, ...] = ()
+    function_defaults: tuple[tuple[str, str], ...] = ()  # (parameter, its default function)
     # (node id, constructor parameter) for each block call whose block a model-valued
     # parameter gives (block=Basic): built as ``block(...)``
     class_params: tuple[tuple[str, str], ...] = ()
@@ -240,7 +248,7 @@ def emit_class(
         *wrap(1, "", init_head, tail=":"),
         f"{INDENT * 2}super().__init__()",
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in plan.stored),
-        *_op_modules(sites, frozenset(plan.functions)),
+        *_op_modules(sites, frozenset(plan.functions), dict(plan.function_defaults)),
     ]
     whole = applied_whole(graph, sites, names.inputs, names.output)
     lines += _inits(sites, whole)
@@ -259,15 +267,25 @@ def emit_class(
     return lines
 
 
-def _op_modules(sites: list[Site], functions: frozenset[str] = frozenset()) -> list[str]:
+def _op_modules(
+    sites: list[Site],
+    functions: frozenset[str] = frozenset(),
+    defaults: Mapping[str, str] | None = None,
+) -> list[str]:
     """``self.act = act()``: one module per operation-valued parameter applied unnamed; a
-    parameter of ``functions`` is stored as given (``self.act = act``: a function)."""
+    parameter of ``functions`` is stored as given (``self.act = act``: a function; its
+    default module built where the signature's default is None: ``stored_function``)."""
     made: dict[str, str] = {}
     for site in sites:
         if site.op_param and site.node.layer is None:
             made.setdefault(site.op_attr, site.op_param)
     return [
-        f"{INDENT * 2}self.{attr} = {param}{'' if param in functions else '()'}"
+        f"{INDENT * 2}self.{attr} = "
+        + (
+            stored_function(param, (defaults or {}).get(param))
+            if param in functions
+            else f"{param}()"
+        )
         for attr, param in made.items()
     ]
 
@@ -314,7 +332,7 @@ def _inits(sites: list[Site], whole: frozenset[str]) -> list[str]:
             lines += wrap(2, "", make(site))  # self.register_buffer("name", ...)
         elif path is None:
             make = emitter(site.node.op).init
-            if make is not None:
+            if make is not None and not site.op_param:  # act's own module: self.act
                 lines += wrap(2, f"self.{site.attr} = ", make(site))
         elif "." not in path:
             made = module_init(site)

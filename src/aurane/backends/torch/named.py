@@ -18,7 +18,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit, options
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup, modules
-from aurane.records import field, record
+from aurane.records import field, record, replace
 from aurane.source import Span
 
 PARAMETER = "nn.Parameter"  # the constructor of the parameter operation
@@ -162,11 +162,25 @@ def function_of(op: str, args: Mapping[str, Any] | None = None) -> str | None:
 
 
 def default_function(op: str) -> str | None:
-    """``function_of`` the default operation of a parameter, for a signature's default: not
-    a module's instance (``nn.Identity()``), which one default would share between every
-    instance of the class."""
-    made = function_of(op)
-    return None if made in _MODULE_FUNCTIONS.values() else made
+    """``function_of`` the default operation of a parameter. A module's instance
+    (``nn.Identity()``) is no signature default, which every instance of the class would
+    share: the signature writes None (``signature_default``) and the constructor builds
+    the module where it is None (``stored_function``)."""
+    return function_of(op)
+
+
+def signature_default(default: str) -> str:
+    """The text of a function default in a signature: None for a module's instance."""
+    return "None" if default in _MODULE_FUNCTIONS.values() else default
+
+
+def stored_function(param: str, default: str | None) -> str:
+    """What the constructor stores for a function-valued ``param`` with ``default``:
+    ``act``, or ``act if act is not None else nn.Identity()`` where the signature's
+    default is None for a module's instance (``signature_default``)."""
+    if default is None or signature_default(default) == default:
+        return param
+    return f"{param} if {param} is not None else {default}"
 
 
 def function_value(graph: Graph, param: str) -> str | None:
@@ -176,18 +190,80 @@ def function_value(graph: Graph, param: str) -> str | None:
     found = graph.block_ops.get(param)
     if found is None:
         return None
-    nodes = {n.id: n for n in graph.nodes}
+    nodes = graph.node_by_id
     made = {function_of(nodes[n].op, nodes[n].args) for n in found.nodes}
     if not found.nodes:
         made.add(function_of(found.op))
     return made.pop() if len(made) == 1 and None not in made else None
 
 
+def layer_factory(graph: Graph, node: Node, op: str | None = None) -> str | None:
+    """What builds the layer ``node`` of ``graph`` makes from its positional arguments, the
+    sizes ``module_init`` passes an operation-valued parameter (``norm(width)``): its
+    ``nn`` class (``nn.LayerNorm``) or the class with the keyword arguments the source's
+    step does not give bound (``functools.partial(nn.LayerNorm, bias=False)``,
+    torchvision's ``norm_layer``; the step's own stay in the class: ``factory_call``); None
+    for an operation without a constructor or a class of this file's own. With ``op``:
+    that operation's, with its defaults, where it takes the same positional arguments at
+    this input (a parameter's default: ``nn.LayerNorm`` normalising a channel axis that
+    ``nn.BatchNorm2d`` takes would not build what the source's default does)."""
+    own = _layer_call(graph, node)
+    if own is None:
+        return None
+    if op is not None:
+        spec = lookup(op)
+        if spec is None or any(p.required for p in spec.params):
+            return None
+        defaults = {p.name: p.default for p in spec.params}
+        other = _layer_call(graph, replace(node, op=spec.name, args=defaults))
+        if other is None or _positional(other) != _positional(own):
+            return None
+        own = other
+    if not own.func.startswith("nn.") or "." in own.func[3:]:
+        return None
+    keywords = [arg for arg in own.args if KEYWORD.fullmatch(arg) and not _given(arg, node)]
+    return f"functools.partial({own.func}, {', '.join(keywords)})" if keywords else own.func
+
+
+def factory_call(param: str, made: Call, node: Node) -> Call:
+    """``norm(width, eps=e)``: the operation-valued ``param`` built as the module ``made``
+    (``nn.BatchNorm2d(width, eps=e)``) is: its positional arguments (the sizes), and the
+    keyword arguments the source's step gives (``norm(eps=e)``); the others are the
+    operation's own, which the call binds (``layer_factory``)."""
+    return Call(param, tuple(a for a in made.args if not KEYWORD.fullmatch(a) or _given(a, node)))
+
+
+def _given(arg: str, node: Node) -> bool:
+    return arg.partition("=")[0] in node.arg_spans
+
+
+def _layer_call(graph: Graph, node: Node) -> Call | None:
+    make = emitter(node.op).init
+    if make is None:
+        return None
+    shapes = tuple(graph.value(name).sample_shape or () for name in node.inputs)
+    return make(Site(node, node.inputs, shapes, (), "", graph.param_dtype))
+
+
+def _positional(call: Call) -> tuple[str, ...]:
+    return tuple(arg for arg in call.args if not KEYWORD.fullmatch(arg))
+
+
+KEYWORD = re.compile(r"\w+=.+")  # a keyword argument's text (``eps=0.001``)
+
+
 def module_init(site: Site) -> Call | None:
-    """The constructor of a named node: its own, or the module form of its function (the
-    block's constructor parameter, ``act()``, for an operation a parameter gave)."""
+    """The constructor of a named node: its own, or the module form of its function; for
+    an operation a parameter gave, the block's constructor parameter called with the
+    constructor's sizes and the step's keywords (``act()``, ``norm(width, eps=e)``:
+    ``factory_call``)."""
     if site.op_param:
-        return Call(site.op_param)
+        made = _own_init(site)
+        return factory_call(site.op_param, made, site.node) if made else Call(site.op_param)
+    return _own_init(site)
+
+
+def _own_init(site: Site) -> Call | None:
     init = emitter(site.node.op).init
     if init is not None:
         return init(site)

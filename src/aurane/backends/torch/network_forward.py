@@ -28,22 +28,26 @@ def looped_forward(
     names: list[str],
     inits: list[str],
     paths: Mapping[Span, str],
+    counted: Mapping[Span, tuple[ast.For, ...]],
+    constants: Mapping[str, ast.Expr],
 ) -> tuple[list[str], list[str]]:
     """The shared forward (after a blank line, as ``rolled._shared_methods`` gives it) and
     the constructor's lines storing what it reads; ``variants``: each one's graph, class
-    text and values; ``names``: the network's constants and parameters."""
+    text and values; ``names``: the network's constants and parameters; ``counted``: the
+    inner loop whose count names an unnamed module in nested loops; ``constants``:
+    the module's (``scales[i]`` an argument in a loop: ``[0.5, 1.0][i]``)."""
     attrs = attribute_namespace()  # not a module's name, nor an nn.Module attribute
     attrs.claim(n.layer.split(".")[0] for g, _, _ in variants for n in g.nodes if n.layer)
     attrs.claim(n.id for g, _, _ in variants for n in g.nodes)
     attrs.claim(re.findall(r"self\.(\w+)", "\n".join(inits)))
-    tr = SelfTranslator(frozenset(loops), {}, set(names), attrs, {})
+    tr = SelfTranslator(frozenset(loops), constants, set(names), attrs, {})
     branches: dict[str, list[str]] = {}  # each branch's body, from any variant
     methods = []
     checks: set[tuple[str, ...]] = set()
     for graph, text, values in variants:
         check, lines = _dtype_checks(text.split("\n"))
         checks.add(tuple(check))
-        methods.append(rolled_forward(network, graph, lines, tr, values, branches, paths))
+        methods.append(rolled_forward(network, graph, lines, tr, values, branches, paths, counted))
     if len(checks) != 1:
         raise Unsupported("the variants check their inputs' dtypes differently")
     body = _checked(_fill(shared_forward(methods), branches), list(checks.pop()))

@@ -37,8 +37,10 @@ from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_c
 from aurane.backends.torch.named import (
     default_function,
     function_value,
+    layer_factory,
     module_class,
     module_factory,
+    signature_default,
 )
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
@@ -367,7 +369,7 @@ class ParamClasses:
     def _passes_modules(self, graph: Graph, param: str) -> bool:
         """Whether every inner block the operation-valued ``param`` is given to takes it as
         a module class: not where that block's class takes it as a function."""
-        nodes = {n.id: n for n in graph.nodes}
+        nodes = graph.node_by_id
         for node_id, inner in _given(graph, param).passed:
             sub = nodes[node_id].subgraph
             if sub is not None and inner not in self._operations(sub):
@@ -400,7 +402,7 @@ class ParamClasses:
         (``torch.exp``), or None where a named step applies it (a module, not a function)
         or an inner block it is given to does not take it as a function."""
         found = graph.block_ops[param]
-        nodes = {n.id: n for n in graph.nodes}
+        nodes = graph.node_by_id
         if any(nodes[n].layer for n in found.nodes):
             return None
         for node_id, inner in found.passed:
@@ -452,8 +454,8 @@ class ParamClasses:
                 signature.append(f"{param}={lit(plain(defaults[param]))}")
             elif ops.get(param) is not None:
                 signature.append(f"{param}={ops[param]}")
-            elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
-                signature.append(f"{param}={functions[param]}")
+            elif (default := functions.get(param)) is not None:  # act=F.relu: applied as is
+                signature.append(f"{param}={signature_default(default)}")
             else:
                 signature.append(param)
         stored = scopes.stored([*names, *params])
@@ -467,6 +469,7 @@ class ParamClasses:
             claimed=claimed,
             op_params=op_params,
             functions=tuple(functions),
+            function_defaults=tuple((p, d) for p, d in functions.items() if d is not None),
             class_params=class_params,
             input_sizes=scopes.input_sizes(),
         )
@@ -903,7 +906,7 @@ def _module_of(
     ``block_class`` (a block instance's class), a model-valued ``param`` too: the one class
     of every block call it makes (``Basic``) and of the inner blocks it is given to."""
     found = graph.block_ops.get(param)
-    nodes = {n.id: n for n in graph.nodes}
+    nodes = graph.node_by_id
     if found is not None:
         made = {module_class(nodes[n].op, nodes[n].args) for n in found.nodes}
     elif block_class is not None and param in graph.block_models:
@@ -925,11 +928,27 @@ def _factory_of(graph: Graph, param: str) -> str | None:
     node it applies in ``graph`` where each is a named step (``-> act as a1``: a module the
     class builds as ``act()``) and no inner block is given it; else None."""
     found = graph.block_ops[param]
-    nodes = {n.id: n for n in graph.nodes}
+    nodes = graph.node_by_id
     if found.passed or not found.nodes or any(nodes[n].layer is None for n in found.nodes):
         return None
-    made = {module_factory(nodes[n].op, nodes[n].args) for n in found.nodes}
+    made = {
+        module_factory(nodes[n].op, nodes[n].args) or layer_factory(graph, nodes[n])
+        for n in found.nodes
+    }
     return made.pop() if len(made) == 1 and None not in made else None
+
+
+def _default_factory(graph: Graph, param: str) -> str | None:
+    """The factory of the operation-valued ``param``'s default (``nn.LayerNorm`` for
+    ``norm = layer_norm``), a layer's as built where ``graph`` applies the parameter."""
+    found = graph.block_ops[param]
+    if found.default is None:
+        return None
+    made = module_factory(found.default)
+    if made is not None or not found.nodes:
+        return made
+    node = next(n for n in graph.nodes if n.id == found.nodes[0])
+    return layer_factory(graph, node, found.default)
 
 
 def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
@@ -945,7 +964,7 @@ def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
         made = {_factory_of(g, param) for g in graphs}
         if None in made or len(made) == 1 or all(_module_of(g, param) for g in graphs):
             continue  # folded, or module classes: act=nn.ReLU
-        default = module_factory(found.default) if found.default is not None else None
+        default = _default_factory(graphs[0], param)
         if found.default is None or default is not None:
             out[param] = default
     return out

@@ -60,7 +60,8 @@ SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | Non
 # the forward written with the source's loops, and the constructor's lines storing what it
 # reads (``network_forward.looped_forward``), given the network, each variant's graph,
 # class text and values, the loop targets, the names forward may read from the module,
-# ``__init__``'s lines and the unnamed modules' names in loops
+# ``__init__``'s lines, the unnamed modules' names in loops (and the inner loop whose
+# count a name in nested loops reads) and the module's constants
 LoopedForward = Callable[
     [
         ast.Model,
@@ -69,6 +70,8 @@ LoopedForward = Callable[
         list[str],
         list[str],
         Mapping[Span, str],
+        Mapping[Span, tuple[ast.For, ...]],
+        Mapping[str, ast.Expr],
     ],
     tuple[list[str], list[str]],
 ]
@@ -435,9 +438,11 @@ class _Walk:
         dims_of: Callable[[Graph], tuple[int, ...] | None],
         block_models: Mapping[str, ast.Model],
         size: str | None = None,
+        axis: int = 1,
     ) -> None:
         """``size``: the input width's text (a block's ``in_features``); a network's is
-        the number."""
+        the number, on ``axis`` (the channels, or -1: the last axis)."""
+        self.axis = axis
         self.graph = graph
         self.env: Any = ChainMap(env, tr.table_values)  # the tables the walk meets, too
         self.tr = tr
@@ -451,7 +456,7 @@ class _Walk:
         if shape is None or len(shape) < 2:
             raise Unsupported("a network input without a channel or feature axis")
         # the running width's text: the input's first
-        self.size = size if size is not None else str(int(plain(shape[1])))
+        self.size = size if size is not None else str(int(plain(shape[axis])))
         self.block = size is not None  # a block's class (roll_block), not a network's
         self.out_sizes: dict[str, str] = {}
         self.depth = 0
@@ -470,6 +475,8 @@ class _Walk:
         # roller gives each walk the same two, so the progression holds in every variant
         self.numbers: dict[Span, set[tuple[str, int, int]]] = {}
         self.paths: dict[Span, str] = {}
+        # one in nested loops (``block_walk``): the inner loop whose count its name reads
+        self.counted: dict[Span, tuple[ast.For, ...]] = {}
         self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
         self._stage_call: ast.Call | None = None
         # a network's walk (``_walk``): the width text of each tensor it bound outside
@@ -1073,6 +1080,7 @@ class _Walk:
             raise Unsupported(f"the operation '{node.op}'")
         given = _given(spec, step)
         args = dict(node.args)
+        written: dict[str, tuple[Any, str]] = {}  # the arguments written as the source's
         for name, expr in given.items():
             if name not in args or _literal(expr):
                 continue
@@ -1083,6 +1091,7 @@ class _Walk:
             if isinstance(value, tuple) and emitter(node.op).init is None:
                 continue  # permute(p - 1, 2, 1): forward writes the numbers, no module
             args[name] = _shown(value, text)
+            written[name] = (value, text)
         value = self.values[node.inputs[0]]
         assert value.shape is not None
         in_shape = tuple(plain(value.shape[1:]))
@@ -1105,6 +1114,7 @@ class _Walk:
         made = module_init(site)
         if made is None:
             return None, None
+        _written_as_given(site, made, written)
         return made, None
 
     def _block(self, step: ast.Call, node: Node) -> tuple[Call, str | None]:
@@ -1272,6 +1282,41 @@ def _given(spec: OpSpec, step: ast.Call) -> dict[str, ast.Expr]:
     return given
 
 
+def _written_as_given(site: Site, made: Call, written: Mapping[str, tuple[Any, str]]) -> None:
+    """``Unsupported`` where an argument the source writes as an expression of the
+    parameters reaches the constructor other than as that text: ``rms_norm(axes=2 * p0)``
+    is ``nn.RMSNorm((8, 8))``, the last ``2 * p0`` sizes of the input at these calls, so a
+    class built with another ``p0`` would normalise the wrong axes (fuzz seed 36000088).
+    The argument is given another value shown as the same text: a constructor that only
+    writes the text reads alike."""
+    for name, (value, text) in written.items():
+        other = perturbed(value)
+        if other is None:
+            continue
+        args = {**site.node.args, name: _shown(other, text)}
+        try:
+            again = module_init(replace(site, node=replace(site.node, args=args)))
+        except Exception:  # noqa: BLE001 - the other value is no valid argument: it is read
+            again = None
+        if again is None or again.text() != made.text():
+            raise Unsupported(
+                f"the {name} '{text}' of '{site.node.id}' sets its module other than as "
+                "written (the calls' values folded in)"
+            )
+
+
+def perturbed(value: Any) -> Any:
+    """Another value of ``value``'s kind (None: no other is tried): what a call with other
+    arguments could give."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value * 2 + 1
+    return None
+
+
 def _shown(value: Any, text: str) -> Any:
     """``value`` written as ``text``: a number, or a bool or string a parameter gave
     (``bias=b``), which the class takes as a constructor argument like a number."""
@@ -1299,9 +1344,25 @@ _UNSETTLED = "unsettled"  # a key of ``choices``: a first walk found no common t
 
 
 def roll(
+    network: ast.Model, variants: list[tuple[ast.Model, Graph, str]], **options: Any
+) -> Rolled:
+    """``_roll_at`` threading the channels (axis 1), else the last axis: a network whose
+    width is its features (``(seq, features)`` in, an embedding's tokens) keeps a
+    constant axis 1. The reason given is the channels' where both fail."""
+    try:
+        return _roll_at(network, variants, axis=1, **options)
+    except Unsupported as error:
+        try:
+            return _roll_at(network, variants, axis=-1, **options)
+        except Unsupported:
+            raise error from None
+
+
+def _roll_at(
     network: ast.Model,
     variants: list[tuple[ast.Model, Graph, str]],
     *,
+    axis: int,
     name: str,
     constants: Mapping[str, ast.Expr],
     classes: Mapping[str, str],
@@ -1338,13 +1399,15 @@ def roll(
     branches: dict[str, list[str]] = {}
     numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
+    counted: dict[Span, tuple[ast.For, ...]] = {}  # those in nested loops: the inner loop
 
     def walk_variant(
         variant: ast.Model, graph: Graph, strict: bool, found: dict[str, list[str]] | None
     ) -> tuple[_Walk, list[str]]:
-        walk = (walk_type or _Walk)(graph, {}, tr, class_of, dims_of, block_models)
+        walk = (walk_type or _Walk)(graph, {}, tr, class_of, dims_of, block_models, axis=axis)
         walk.choices, walk.strict = choices, strict
         walk.numbers, walk.paths = numbers, paths
+        walk.counted = counted
         if found is not None:
             walk.branches = found
         walk.sizes_of = sizes_of
@@ -1393,9 +1456,11 @@ def roll(
             raise
         each = [(g, t, e) for (_, g, _), t, e in zip(variants, own, envs, strict=True)]
         try:
-            methods, stores = looped(network, each, loops, [*fields, *params], inits, paths)
-        except Unsupported:
-            raise differ from None
+            methods, stores = looped(
+                network, each, loops, [*fields, *params], inits, paths, counted, constants
+            )
+        except Unsupported as written:  # both reasons: why the loops could not be written
+            raise Unsupported(f"{differ}; with the source's loops, {written}") from None
     missing = [attr for attr in sorted(unnamed) if not _reads("\n".join(methods), attr)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")

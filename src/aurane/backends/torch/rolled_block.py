@@ -29,6 +29,7 @@ Anything else raises ``rolled.Unsupported`` and the instances keep today's class
 
 from __future__ import annotations
 
+import ast as pyast
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -36,7 +37,7 @@ from typing import Any
 from aurane.backends.torch.block_walk import BlockWalk, _makes_module
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
-from aurane.backends.torch.named import function_value
+from aurane.backends.torch.named import function_value, signature_default, stored_function
 from aurane.backends.torch.param_blocks import (
     _module_of,
     input_names,
@@ -59,6 +60,7 @@ from aurane.backends.torch.rolled_forward import (
     shared_forward,
     with_applied,
 )
+from aurane.backends.torch.unread_locals import without_unread_locals
 from aurane.ir.graph import Graph
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.symbolic import plain
@@ -75,6 +77,28 @@ def _first_difference(instances: Sequence[tuple[Graph, list[str]]]) -> str:
             if mine != theirs:
                 return f"'{mine.strip()}' against '{theirs.strip()}'"
     return "different classes"
+
+
+def _unnamed_layers_given(graphs: Sequence[Graph]) -> None:
+    """``Unsupported`` where an operation-valued parameter builds a layer with weights in
+    an unnamed step and the calls give different operations: the layer is named after
+    its operation (``layer_norm1``, ``rms_norm1``), so no one class has every call's
+    state-dict keys; ``as`` gives it one name (``-> norm() as norm``: ``norm(width)``)."""
+    for param in graphs[0].block_ops:
+        names: dict[str, str] = {}  # operation -> the name of its first such layer
+        for graph in graphs:
+            found = graph.block_ops.get(param)
+            nodes = {n.id: n for n in graph.nodes}
+            for node_id in found.nodes if found is not None else ():
+                node = nodes[node_id]
+                if node.layer is None and node.parameters:
+                    names.setdefault(node.op, node_id)
+        if len(names) > 1:
+            raise Unsupported(
+                f"operation-valued parameter '{param}' builds a layer with weights named after"
+                f" the operation each call gives ({', '.join(names.values())}); name it with `as`"
+                f" (`-> {param}() as {param}`) for one class"
+            )
 
 
 def roll_block(
@@ -155,6 +179,7 @@ def _roll_block(
     forward = model.forward
     if forward is None or len(instances) < 2:
         raise Unsupported("a block with one instance")
+    _unnamed_layers_given([g for g, _ in instances])
     if not _loops(forward.body):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
@@ -188,7 +213,8 @@ def _roll_block(
         for graph, _ in instances
     ]
     paths: dict[Span, str] = {}  # the names of unnamed modules in loops
-    counted: dict[Span, ast.For] = {}  # and of those after a loop: the loop numbering them
+    # and of those after a loop: the loop numbering them (nested: the loops, counts multiply)
+    counted: dict[Span, tuple[ast.For, ...]] = {}
     branches: dict[str, list[str]] = {}
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     if width is not None:
@@ -236,6 +262,8 @@ def _roll_block(
     ]
     body = _fill(shared_forward(methods), branches_forward)
     inits = _keyed_stages(inits, "\n".join(body))
+    if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
+        inits, sizes, width = unthreaded, set(), None  # no layer reads it: not an argument
     signature = [*sizes]
     defaults = dict(first.block_defaults)
     for param in params:
@@ -243,8 +271,8 @@ def _roll_block(
             signature.append(f"{param}={lit(plain(defaults[param]))}")
         elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
             signature.append(f"{param}={ops[param]}")
-        elif functions.get(param) is not None:  # act=F.relu: a function, applied as is
-            signature.append(f"{param}={functions[param]}")
+        elif (default := functions.get(param)) is not None:  # act=F.relu: applied as is
+            signature.append(f"{param}={signature_default(default)}")
         else:
             signature.append(param)
     stores = {**stored, **forward_tr.read}
@@ -255,12 +283,38 @@ def _roll_block(
         *local_lines,
         *(f"{INDENT * 2}self.{attr} = {param}" for attr, param in sorted(stores.items())),
         *op_modules,
-        *(f"{INDENT * 2}self.{attr} = {param}" for param, attr in applied.items()),
+        *(
+            f"{INDENT * 2}self.{attr} = {stored_function(param, functions[param])}"
+            for param, attr in applied.items()
+        ),
         *inits,
         "",
         *body,
     ]
-    return lines, axis if width is not None else None
+    return without_unread_locals(lines), axis if width is not None else None
+
+
+def _without_width(inits: list[str], body: list[str], width: str) -> list[str] | None:
+    """``inits`` without the running width's local (``channels = in_channels``, ``channels
+    = 6``) where no layer reads it (attention of a given ``dim``), or None where one does."""
+    first = next((line for line in inits if line.strip() != ""), "")
+    matched = re.fullmatch(rf"{INDENT * 2}(\w+) = {re.escape(width)}", first)
+    if matched is None:
+        return None
+    local = matched[1]
+    assigned = re.compile(rf"\s*{re.escape(local)} = ")
+    kept = [line for line in inits if not assigned.match(line)]
+    read = re.compile(rf"\b({re.escape(local)}|{re.escape(width)})\b")
+    if any(read.search(line) for line in [*kept, *body]):
+        return None
+    later = [line for line in inits if assigned.match(line) and line is not first]
+    if any(read.search(line.split(" = ", 1)[1]) for line in later):
+        return None  # channels = channels + growth
+    try:
+        pyast.parse("def f():\n" + "\n".join(kept or [f"{INDENT * 2}pass"]))
+    except SyntaxError:  # a loop that only tracked the width
+        return None
+    return kept
 
 
 def _walked_inits(
@@ -275,7 +329,7 @@ def _walked_inits(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     block_models: Mapping[str, ast.Model],
     functions_of: Callable[[Graph], Mapping[str, str | None]],
-) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, ast.For]]:
+) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, tuple[ast.For, ...]]]:
     """``__init__``'s lines from the walk of each call (``block_walk.BlockWalk``, the same
     lines at every call), its branches' bodies, and the names of unnamed modules in loops."""
     forward = model.forward
@@ -284,7 +338,8 @@ def _walked_inits(
     branches: dict[str, list[str]] = {}
     numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
-    counted: dict[Span, ast.For] = {}  # unnamed modules after a loop: the loop numbering them
+    # unnamed modules after a loop: the loop numbering them (nested: the loops)
+    counted: dict[Span, tuple[ast.For, ...]] = {}
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     inits: list[str] | None = None
     for strict in (False, True):  # the first walks only narrow the width texts
@@ -388,7 +443,7 @@ def operation_params(
     for param, default in functions.items():
         for graph in graphs:
             given = graph.block_ops[param]
-            nodes = {n.id: n for n in graph.nodes}
+            nodes = graph.node_by_id
             subs = [(nodes[node].subgraph, inner) for node, inner in given.passed]
             if any(sub is None or inner not in functions_of(sub) for sub, inner in subs):
                 raise Unsupported("an operation-valued argument without a module class")

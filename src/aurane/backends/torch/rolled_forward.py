@@ -23,8 +23,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from aurane.backends.torch.branches import widest_head
+from aurane.backends.torch.emit import emitter
+from aurane.backends.torch.emit_common import MASK, Site
 from aurane.backends.torch.emit_tensor import SPLITS
-from aurane.backends.torch.modules import INDENT
+from aurane.backends.torch.modules import INDENT, LINE_LIMIT
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
@@ -34,14 +37,21 @@ from aurane.backends.torch.rolled import (
     Translator,
     Unsupported,
     _bind,
+    _given,
+    _literal,
     _named,
     _path_text,
     _target_text,
     evaluate,
+    perturbed,
     syntax_items,
 )
+from aurane.backends.torch.shown import show_named
 from aurane.backends.torch.stage_index import stage_indexed
 from aurane.ir.graph import Graph, Node
+from aurane.ops import lookup
+from aurane.records import replace
+from aurane.semantics.symbolic import plain
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -52,7 +62,13 @@ Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origi
 COUNT = "\x00"
 
 
-def count_text(loop: ast.For, tr: Translator) -> str:
+def count_text(loops: tuple[ast.For, ...], tr: Translator) -> str:
+    """How many times the innermost of ``loops`` (each nested in the one before) runs in
+    all, as ``tr`` writes it: ``a * b`` of ``range(a)`` around ``range(b)``."""
+    return " * ".join(_one_count(loop, tr) for loop in loops)
+
+
+def _one_count(loop: ast.For, tr: Translator) -> str:
     """How many times ``loop`` runs, as ``tr`` writes it: ``n`` of ``range(n)``, else
     ``len(...)`` of its iterable; parenthesised unless one name or call."""
     iterable = loop.iterable
@@ -62,7 +78,8 @@ def count_text(loop: ast.For, tr: Translator) -> str:
     else:
         text = f"len({tr.text(iterable)})"
     atom = isinstance(
-        pyast.parse(text, mode="eval").body, pyast.Name | pyast.Attribute | pyast.Call
+        pyast.parse(text, mode="eval").body,
+        pyast.Name | pyast.Attribute | pyast.Call | pyast.Constant,
     )
     return text if atom else f"({text})"
 
@@ -147,6 +164,7 @@ class SelfTranslator(Translator):
         self.known = {param: attr for attr, param in stored.items()}
         self.read: dict[str, str] = {}  # attribute -> parameter forward reads
         self.functions = {n: p for n, p in _CALLED.items() if n not in locals_ | params}
+        self.listed: dict[str, Any] = {}  # a module constant's list forward reads -> value
 
     def _leaf(self, expr: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
         if isinstance(expr, ast.Name) and expr.id in self.params and expr.id not in self.locals:
@@ -155,7 +173,27 @@ class SelfTranslator(Translator):
                 attr = self.known[expr.id] = self.attrs.allocate(expr.id)
             self.read[attr] = expr.id
             return f"self.{attr}", ATOM
+        if isinstance(expr, ast.Name) and expr.id not in self.locals | self.params:
+            listed = self._listed(expr.id, text)
+            if listed is not None:
+                return listed
         return super()._leaf(expr, text)
+
+    def _listed(self, name: str, text: Callable[[ast.Expr], Printed]) -> Printed | None:
+        """A module constant's list or tuple (``scales = [0.5, 1.0]``) as an attribute
+        the constructor sets (``self.scales = [0.5, 1.0]``), read as ``self.scales[i]``
+        rather than the list written out at each use; one too long for its line is not."""
+        value = self.constants.get(name)
+        if not isinstance(value, ast.ListExpr | ast.TupleExpr):
+            return None
+        written = text(value)[0]
+        if len(f"{INDENT * 2}self.{name}_ = {written}") > LINE_LIMIT:
+            return None
+        attr = self.known.get(name) or self.attrs.allocate(name)
+        self.known[name] = attr
+        self.read[attr] = written
+        self.listed[name] = evaluate(written, {})
+        return f"self.{attr}", ATOM
 
 
 def rolled_forward(
@@ -166,7 +204,7 @@ def rolled_forward(
     values: Mapping[str, Any],
     branches: dict[str, list[str]],
     paths: Mapping[Span, str],
-    counted: Mapping[Span, ast.For] | None = None,
+    counted: Mapping[Span, tuple[ast.For, ...]] | None = None,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
@@ -178,7 +216,11 @@ def rolled_forward(
     inputs = ", ".join(
         p.name + ("=None" if p.default is not None else "") for p in model.forward.inputs
     )
-    if head != f"{INDENT}def forward(self, {inputs}):":
+    # attention's mask (``padding_mask=None``) follows the source's inputs
+    if head not in (
+        f"{INDENT}def forward(self, {inputs}):",
+        f"{INDENT}def forward(self, {inputs}, {MASK}=None):",
+    ):
         raise Unsupported(f"a forward whose inputs are written '{head.strip()}'")
     rest = lines[start + 1 :]
     comments = []
@@ -202,10 +244,12 @@ def rolled_forward(
     writer.paths = paths
     writer.counted = counted or {}
     writer.code = [_bare(line) for line in rest if _code(line)]
+    writer.source_body = model.forward.body
     body = writer.body(model.forward.body, TOP, ())
     if writer.pos != len(graph.nodes):
         raise Unsupported(f"the layer '{graph.nodes[writer.pos].id}' is not in the rolled forward")
-    return [head, *comments, *defaults, *_returned(body, list(statements[-1]))]
+    ret = writer.skip.statement(list(statements[-1])) if writer.skip else list(statements[-1])
+    return [head, *comments, *defaults, *_returned(body, ret)]
 
 
 def _returned(body: list[str], ret: list[str]) -> list[str]:
@@ -246,7 +290,7 @@ class _Module:
     def __getattr__(self, attr: str) -> Any:
         for param, known in self._tr.known.items():
             if known == attr:
-                return self._params[param]
+                return self._params[param] if param in self._params else self._tr.listed[param]
         raise AttributeError(attr)
 
 
@@ -312,6 +356,7 @@ class _ForwardWriter:
         env: dict[str, Any],
         branches: dict[str, list[str]],
     ) -> None:
+        self.graph = graph
         self.nodes = list(graph.nodes)
         self.statements = statements
         self.tr = tr
@@ -320,8 +365,12 @@ class _ForwardWriter:
         self.branches = branches
         self.code: list[str] = []  # the instance's forward, comments left out
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
-        self.counted: Mapping[Span, ast.For] = {}  # and after one: the loop numbering them
+        # and after one: the loop numbering them (nested: the loops whose counts multiply)
+        self.counted: Mapping[Span, tuple[ast.For, ...]] = {}
         self.targets: list[str | None] = []  # the loops' targets around the statement
+        self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
+        self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
+        self.skip: _Skip | None = None  # the names after such a loop (``_last_iteration``)
 
     def body(
         self, stmts: tuple[ast.ForwardStmt, ...], depth: int, frames: tuple[Frame, ...]
@@ -332,6 +381,9 @@ class _ForwardWriter:
                 lines += self.loop(stmt, depth, frames)
             elif isinstance(stmt, ast.If):
                 lines += self.branch(stmt, depth, frames)
+            elif isinstance(stmt, ast.Assign) and stmt.span in self.aliases:
+                assert isinstance(stmt.value, ast.Name)
+                lines.append(f"{INDENT * depth}{stmt.target} = {stmt.value.id}")
             elif isinstance(stmt, ast.ChainStmt | ast.Assign | ast.Return):
                 if isinstance(stmt, ast.Return) and depth != TOP:
                     raise Unsupported("a return inside a loop")
@@ -350,17 +402,88 @@ class _ForwardWriter:
                 break
             statement = self.statements[self.pos]
             self.pos += 1
+            step = calls.get(node.span)
+            if depth == TOP:
+                self._not_folded(node, step, statement)
             if depth == TOP and node.span not in self.counted:
-                lines += statement
+                lines += self.skip.statement(list(statement)) if self.skip else statement
                 continue
             if depth == TOP:  # dense3 = self.dense3(x) after a loop: its name counts it
-                lines += self._templated(
-                    [_bare(line) for line in statement if _code(line)], node, calls
-                )
+                mine = [_bare(line) for line in statement if _code(line)]
+                mine = self.skip.statement(mine) if self.skip else mine
+                lines += self._templated(mine, node, calls)
                 continue
             mine = [_indent(_bare(line), depth - TOP) for line in statement if _code(line)]
+            mine, expressed = self._loop_arguments(mine, step)
+            # checked as written: an argument a loop's target gives is its expression now
+            self._not_folded(node, step, tuple(mine), expressed)
             lines += self._templated(mine, node, calls)
         return lines
+
+    def _not_folded(
+        self,
+        node: Node,
+        step: ast.Call | None,
+        statement: tuple[str, ...],
+        expressed: frozenset[Span] = frozenset(),
+    ) -> None:
+        if step is not None and node.suffix_of is None:
+            _no_folded_argument(
+                self.graph, node, self._options(step), statement, self._written, expressed
+            )
+
+    def _loop_arguments(
+        self, lines: list[str], call: ast.Call | None
+    ) -> tuple[list[str], frozenset[Span]]:
+        """An argument that reads a loop's target (``multiply(scales[i])``, written ``x =
+        x * 0.5`` at one iteration) as the source's expression (``x * self.scales[i]``):
+        the number is replaced where it is written once in the statement and is the
+        expression's value at this iteration, so every iteration computes what it wrote.
+        Also the spans of the arguments so written."""
+        expressed: set[Span] = set()
+        if call is None:
+            return lines, frozenset()
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            if not any(
+                isinstance(n, ast.Name) and n.id in self.tr.locals for n in syntax_items(arg)
+            ):
+                continue
+            read, known = dict(self.tr.read), dict(self.tr.known)
+            try:
+                text = self.tr.text(arg)
+                value = evaluate(text, self.env)
+            except Unsupported:
+                value = None
+            written = _literal_text(value)
+            found = [] if written is None else _occurrences(lines, written)
+            if len(found) != 1:  # not written, or not one place: the statement as it was
+                self.tr.read, self.tr.known = read, known
+                continue
+            at, match = found[0]
+            lines = [*lines]
+            lines[at] = f"{lines[at][: match.start()]}{_operand(text)}{lines[at][match.end() :]}"
+            expressed.add(arg.span)
+        return lines, frozenset(expressed)
+
+    def _written(self, expr: ast.Expr) -> str | None:
+        """How forward writes ``expr`` (None where it cannot), reading nothing new."""
+        read, known = dict(self.tr.read), dict(self.tr.known)
+        try:
+            return self.tr.text(expr)
+        except Unsupported:
+            return None
+        finally:
+            self.tr.read, self.tr.known = read, known
+
+    def _options(self, step: ast.Call) -> ast.Call:
+        """``step`` without the tensors it is called on (``chunk(x, 2)`` as ``chunk(2)``),
+        as a chain's step writes it: its leading arguments that read a name other than a
+        parameter, constant or loop target."""
+        known = self.tr.params | self.tr.locals | set(self.tr.constants)
+        args = list(step.args)
+        while args and not _literal(args[0]) and _read_names(args[0]) - known:
+            args.pop(0)
+        return replace(step, args=tuple(args))
 
     def _templated(self, lines: list[str], node: Node, calls: Mapping[Span, ast.Call]) -> list[str]:
         """``self.layers0`` as ``getattr(self, f"layers{i}")``: the iteration's module."""
@@ -368,9 +491,9 @@ class _ForwardWriter:
             # a parameter is indexed (``self.positional_encoding1[:, : x.shape[1]]``)
             pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.])")
             path = self.paths[node.span]
-            loop = self.counted.get(node.span)
-            if loop is not None:
-                path = path.replace(COUNT, count_text(loop, self.tr))
+            loops = self.counted.get(node.span)
+            if loops is not None:
+                path = path.replace(COUNT, count_text(loops, self.tr))
             made = f'getattr(self, f"{path}")'
             return [pattern.sub(made, line) for line in lines]
         if node.layer is None:
@@ -436,6 +559,8 @@ class _ForwardWriter:
         return f"{target} + {offset}" if offset > 0 else f"{target} - {-offset}"
 
     def loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
+        if self.skip is not None and self.skip.open:  # its statements keep the own names
+            raise Unsupported(f"a loop after the skip '{self.skip.skip}' before it is joined")
         self.targets.append(stmt.target.name)
         try:
             return self._loop(stmt, depth, frames)
@@ -446,11 +571,15 @@ class _ForwardWriter:
         iterable = self.tr.text(stmt.iterable)
         lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
         body: list[str] | None = None
-        for index, item in enumerate(evaluate(iterable, self.env)):
+        alias = self._opening_alias(stmt) if depth == TOP else None
+        items = list(evaluate(iterable, self.env))
+        for index, item in enumerate(items):
             _bind(stmt.target, item, self.env)
             start = self.pos
             found = self.body(stmt.body, depth + 1, (*frames, ("loop", stmt.header_span, index)))
             found = self._temporaries(found, self.nodes[start : self.pos])
+            if alias is not None and index == len(items) - 1:
+                found = self._last_iteration(found, alias)
             if body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
@@ -462,6 +591,48 @@ class _ForwardWriter:
         if body is not None and self.branches.setdefault(key, body) != body:
             raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
         return [*lines, key]
+
+    def _opening_alias(self, stmt: ast.For) -> ast.Assign | None:
+        """``s = x`` opening the body of a loop outside loops, ``s`` read nowhere else in
+        it and read after it (a skip saved at each iteration's start): forward writes the
+        alias there, under the source's names, which no forward of its own names."""
+        first = stmt.body[0] if stmt.body else None
+        if (
+            not isinstance(first, ast.Assign)
+            or first.targets
+            or not isinstance(first.value, ast.Name)
+            or first.target in RESERVED | self.tr.locals | self.tr.params
+        ):
+            return None
+        rest = [n for s in stmt.body[1:] for n in syntax_items(s) if isinstance(n, ast.Name)]
+        after = self.source_body[self.source_body.index(stmt) + 1 :]
+        later = [n for s in after for n in syntax_items(s) if isinstance(n, ast.Name)]
+        code = "\n".join(self.code)
+        taken = re.search(rf"(?<![\w.]){re.escape(first.target)}\b", code)
+        if any(n.id == first.target for n in rest) or taken or self.skip is not None:
+            return None
+        if not any(n.id == first.target for n in later):
+            return None  # read by nothing: no line (``test_alias_that_nothing_reads``)
+        self.aliases.add(first.span)
+        return first
+
+    def _last_iteration(self, lines: list[str], alias: ast.Assign) -> list[str]:
+        """The last iteration after an opening ``s = x``: its own forward keeps ``x``
+        (the skip, read after the loop) and threads the tensor under locals of its own
+        (``dense3 = self.fc1(x)``, ``relu2 = F.relu(dense3)``), which are ``x`` again
+        here; after the loop ``x`` is ``s`` and the last of them ``x`` (``_Skip``)."""
+        assert isinstance(alias.value, ast.Name)
+        tensor = alias.value.id
+        bound = [_bound_name(line) for line in lines]
+        if tensor in bound:
+            return lines  # the tensor's own local threads on: nothing renamed
+        if bound.count(alias.target) != 1:  # a local the writer named alike
+            raise Unsupported(f"the skip '{alias.target}' is bound again in the loop")
+        chain = _threaded(lines, bound, tensor, alias.target)
+        if not chain:
+            return lines
+        self.skip = _Skip(chain, tensor, alias.target)
+        return [_renamed(line, dict.fromkeys(chain, tensor)) for line in lines]
 
     def _temporaries(self, lines: list[str], nodes: list[Node]) -> list[str]:
         """An iteration's locals that forward numbers per node (``dense1 = self.fc0(x)``
@@ -524,6 +695,244 @@ class _ForwardWriter:
         return lines
 
 
+# a number is one token (``0.5``, not ``0`` and ``5``); punctuation is none (``-self.p0``
+# holds the ``-`` of ``-1``, fuzz seed 1000089)
+_TOKEN = re.compile(r"\d+\.\d*(?:e[-+]?\d+)?|\w+")
+
+
+def _no_folded_argument(
+    graph: Graph,
+    node: Node,
+    step: ast.Call,
+    statement: tuple[str, ...],
+    written: Callable[[ast.Expr], str | None],
+    expressed: frozenset[Span] = frozenset(),
+) -> None:
+    """``Unsupported`` where the statement of ``node`` writes the value of an argument the
+    source gives as an expression (``multihead_attention(..., causal=p1)`` written
+    ``causal=True``): the calls agree on it, but a class built with another ``p1`` would
+    compute what they compute (fuzz seed 68000233). The node's statement is emitted again
+    with another value of each such argument; a token only the call's value writes that
+    the statement holds is the value folded in. A token of an argument's expression as
+    forward writes it is not (the ``2`` of ``(self.p0 + 1) // 2``, fuzz seed 76000229)."""
+    spec = lookup(node.op)
+    if spec is None or node.op == "block":
+        return
+    try:
+        given = _given(spec, step)
+    except Unsupported:
+        return
+    site = _site(graph, node)
+    if site is None:
+        return
+    try:
+        base = _emitted(site)
+    except Exception:  # noqa: BLE001 - no statement to compare against: nothing known
+        return
+    shown = [written(expr) for expr in given.values() if not _literal(expr)]
+    code = {t for line in statement if _code(line) for t in _TOKEN.findall(_unshown(line, shown))}
+    for name, expr in given.items():
+        if (
+            name not in node.args
+            or _literal(expr)
+            or expr.span in expressed
+            or _written_by_name(graph, site, name)
+        ):
+            continue
+        other = perturbed(plain(node.args[name]))
+        if other is None:
+            continue
+        args = {**site.node.args, name: other}
+        try:
+            again = _emitted(replace(site, node=replace(site.node, args=args)))
+        except Exception:  # noqa: BLE001 - the other value is refused: the value is read
+            again = frozenset()
+        folded = sorted((base - again) & code)
+        if folded:
+            raise Unsupported(
+                f"the {name} of '{node.id}' is written as its value at these calls"
+                f" ('{' '.join(folded)}'), not as the source's expression"
+            )
+
+
+def _written_by_name(graph: Graph, site: Site, name: str) -> bool:
+    """Whether the calls' classes write the flag a parameter gives (``causal=p1``) as the
+    parameter (``causal=self.p1``) whatever its value: its emitter writes the shown
+    parameter alike for either value (``flag``)."""
+    param = graph.block_refs.get(site.node.id, {}).get(name)
+    value = site.node.args[name]
+    if param is None or not isinstance(value, bool):
+        return False
+    texts = set()
+    for either in (value, not value):
+        shown = show_named(either, param, lambda _: param)
+        try:
+            texts.add(
+                _emitted(
+                    replace(site, node=replace(site.node, args={**site.node.args, name: shown}))
+                )
+            )
+        except Exception:  # noqa: BLE001 - refused: the value is read
+            return False
+    return len(texts) == 1
+
+
+def _unshown(line: str, shown: list[str | None]) -> str:
+    """``line`` without the arguments' expressions it writes as the source gives them."""
+    line = _bare(line)
+    for text in sorted(filter(None, shown), key=len, reverse=True):
+        line = line.replace(text, " ")
+    return line
+
+
+def _read_names(expr: ast.Expr) -> set[str]:
+    return {item.id for item in syntax_items(expr) if isinstance(item, ast.Name)}
+
+
+def _site(graph: Graph, node: Node) -> Site | None:
+    """``node`` at a site of its own (the IR's shapes, its inputs by their names)."""
+    found = {v.name: v for v in graph.values}
+    shapes = [found[name].shape if name in found else None for name in node.inputs]
+    out = found[node.output].shape if node.output in found else None
+    if out is None or any(shape is None for shape in shapes):
+        return None
+    return Site(
+        replace(node, args={name: plain(value) for name, value in node.args.items()}),
+        tuple(node.inputs),
+        tuple(tuple(plain(shape[1:])) for shape in shapes if shape is not None),
+        tuple(plain(out[1:])),
+        node.id,
+        param_dtype=graph.param_dtype,
+    )
+
+
+def _emitted(site: Site) -> frozenset[str]:
+    """The tokens of the statement the node's emitter writes at ``site``."""
+    step = emitter(site.node.op).forward(site)
+    expr = step.expr.text() if not isinstance(step.expr, str) else step.expr
+    return frozenset(_TOKEN.findall(expr))
+
+
+def _literal_text(value: Any) -> str | None:
+    """How a statement writes a number an argument gives (``0.5``, ``-2``); None for
+    anything else."""
+    if type(value) not in (int, float):
+        return None
+    return repr(value)
+
+
+def _operand(text: str) -> str:
+    """``text`` where a number stood: parenthesised unless one name, attribute, index,
+    call or number (``x * (i + 1)``, not ``x * i + 1``)."""
+    atoms = pyast.Name | pyast.Attribute | pyast.Subscript | pyast.Call | pyast.Constant
+    return text if isinstance(pyast.parse(text, mode="eval").body, atoms) else f"({text})"
+
+
+def _occurrences(lines: list[str], written: str) -> list[tuple[int, re.Match[str]]]:
+    """Each place ``written`` stands as a whole number in ``lines`` (not a piece of a
+    name, of another number or of an exponent), outside strings."""
+    pattern = re.compile(rf"(?<![\w.])(?<![eE][-+]){re.escape(written)}(?![\w.])")
+    found = []
+    for index, line in enumerate(lines):
+        strings = [(m.start(), m.end()) for m in _STRING.finditer(line)]
+        for match in pattern.finditer(line):
+            if not any(a <= match.start() < b for a, b in strings):
+                found.append((index, match))
+    return found
+
+
+class _Skip:
+    """The statements after a loop whose body opens with ``s = x``, written with the
+    loop's names: the per-call forward keeps the skip in ``x`` and the threaded tensor
+    in locals of its own, the last holding it at the loop's end (``x = add3 + x``); here
+    ``x`` is ``s`` and that local ``x`` (``x = x + s``), until a statement binds ``x``
+    again (then that local may not be read, nor the ones before it ever)."""
+
+    def __init__(self, chain: list[str], tensor: str, skip: str) -> None:
+        self.local = chain[-1]
+        self.dead = chain[:-1]  # ``x`` holds the last: the ones before it are gone
+        self.tensor = tensor
+        self.skip = skip
+        self.open = True  # ``x`` still the skip in the per-call forward
+
+    def statement(self, lines: list[str]) -> list[str]:
+        code = [i for i, line in enumerate(lines) if _code(line)]
+        if not code:
+            return lines
+        bare = [_bare(lines[i]) for i in code]
+        gone = [name for name in self.dead if _reads(bare, name)]
+        if gone or (not self.open and _reads(bare, self.local)):
+            name = gone[0] if gone else self.local
+            raise Unsupported(f"'{name}' is read after the loop's skip where 'x' holds another")
+        if not self.open:
+            return lines
+        first = lines[code[0]]
+        bound = _bound_name(first)
+        if bound is None and re.match(r"\s*[\w, ()]+ = ", _bare(first)):
+            raise Unsupported("an assignment of several names after a loop's skip")
+        names = {self.tensor: self.skip, self.local: self.tensor}
+        out = list(lines)
+        for index in code:
+            line = lines[index]
+            head = ""
+            if index == code[0] and bound is not None:
+                head, line = line.split(" = ", 1)
+                head = _renamed(head, {self.local: self.tensor}) + " = "
+            out[index] = head + _renamed(line, names)
+        if bound == self.tensor:
+            self.open = False
+        return out
+
+
+def _threaded(lines: list[str], bound: list[str | None], tensor: str, skip: str) -> list[str]:
+    """The locals that hold the threaded tensor in turn from ``tensor`` on (in the order
+    they are first bound): each is read by nothing after the next is first bound, so one
+    name can hold them all (``x``) and every statement reads what it read. A local read
+    together with the one before it (``h`` of ``add3 = x + h``) is not one of them."""
+    chain: list[str] = []
+    holder = tensor
+    for at, name in enumerate(bound):
+        if name is None or name == skip or name in (holder, *chain) or bound.index(name) < at:
+            continue
+        later = lines[_statement_end(lines, at) :]
+        if _reads(later, holder) or holder in bound[at + 1 :] or _reads(lines[:at], name):
+            continue  # the holder is still read or bound, or the name read before it is bound
+        chain.append(name)
+        holder = name
+    return chain
+
+
+def _bound_name(line: str) -> str | None:
+    """The one name a statement's first line binds (``add3`` of ``add3 = x + h``)."""
+    found = re.match(r"\s*(\w+) = ", _bare(line))
+    return found[1] if found else None
+
+
+def _statement_end(lines: list[str], at: int) -> int:
+    """The index after the statement starting at ``at`` (its continuation lines indented
+    deeper)."""
+    pad = len(lines[at]) - len(lines[at].lstrip())
+    end = at + 1
+    while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) > pad:
+        end += 1
+    return end
+
+
+def _reads(lines: list[str], name: str) -> bool:
+    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+    return any(pattern.search(_STRING.sub('""', line)) for line in lines)
+
+
+def _renamed(line: str, names: Mapping[str, str]) -> str:
+    """``line`` with each whole name of ``names`` replaced at once, strings aside."""
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")\b")
+    code, comment = line.partition("  # ")[::2]
+    pieces = re.split(r'(f?"[^"]*")', code)
+    for index in range(0, len(pieces), 2):  # outside strings
+        pieces[index] = pattern.sub(lambda m: names[m[1]], pieces[index])
+    return "".join(pieces) + (f"  # {comment}" if comment else "")
+
+
 def _shared_name(local: str) -> str:
     """The one name of an iteration's numbered local (``dense1`` -> ``dense``); one that
     would shadow a builtin or be a keyword takes an underscore (``abs1`` -> ``abs_``,
@@ -532,6 +941,38 @@ def _shared_name(local: str) -> str:
     if keyword.iskeyword(bare) or hasattr(builtins, bare):
         return f"{bare}_"
     return bare
+
+
+_BOUND = re.compile(r"^\s*(\w+) = ")
+
+
+def _alike_locals(methods: list[list[str]]) -> list[list[str]]:
+    """``methods`` with the locals they bind, in the same order, under one name where the
+    names differ only in their number: ``dense3`` in one, ``dense4`` in another, the head
+    after a loop whose layers the calls count differently. Unchanged where they differ
+    otherwise, or where the one name is taken (the comparison then says they differ)."""
+    orders = [
+        list(dict.fromkeys(m[1] for line in method if (m := _BOUND.match(line))))
+        for method in methods
+    ]
+    if len({len(order) for order in orders}) != 1:
+        return methods
+    renames: list[dict[str, str]] = [{} for _ in methods]
+    for names in zip(*orders, strict=True):
+        if len(set(names)) == 1:
+            continue
+        shared = _shared_name(names[0])
+        if len({n.rstrip("0123456789") for n in names}) != 1 or any(
+            _reads(method, shared) or shared in rename.values()
+            for method, rename in zip(methods, renames, strict=True)
+        ):
+            return methods
+        for rename, name in zip(renames, names, strict=True):
+            rename[name] = shared
+    return [
+        [_renamed(line, rename) for line in method] if rename else method
+        for method, rename in zip(methods, renames, strict=True)
+    ]
 
 
 def _control(line: str) -> bool:
@@ -577,6 +1018,10 @@ def _indent(line: str, levels: int) -> str:
 def shared_forward(methods: list[list[str]]) -> list[str]:
     """The instances' forwards, which must read alike; a shape comment that differs is
     left out, and so is an input comment line of its own."""
+    head = widest_head({m[0] for m in methods})  # padding_mask=None where one has attention
+    if head is None:
+        raise Unsupported("the calls' forward methods differ")
+    methods = _alike_locals([[head, *m[1:]] for m in methods])
     first = methods[0]
     if any(len(m) != len(first) for m in methods):
         raise Unsupported("the calls' forward methods differ")
