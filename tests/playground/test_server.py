@@ -167,6 +167,52 @@ def test_hovers_give_shapes_and_parameters() -> None:
     assert any(t.startswith("x: input (3, 32, 32)") for t in texts.values())
 
 
+LOOP_BODY = """model Stage(c):
+    def forward(x):
+        for k in range(2):
+            x -> conv2d(c, kernel=1).relu
+        return x
+
+model Net:
+    input_shape = (3, 16, 16)
+    def forward(x):
+        for i, c in enumerate([8, 16, 32]):
+            h = conv2d(x, c, kernel=3, stride=2, padding=1) as layer{i + 1}
+            x = relu(h)
+        return x -> Stage(4) -> Stage(6)
+"""
+
+
+def test_hover_inside_an_unrolled_loop_shows_every_iteration() -> None:
+    """Issue 24: a statement of a loop is one node per iteration at one span; its hover
+    lists each iteration's shape (it showed the first iteration's only, as if the line
+    made one (8, 8, 8) layer)."""
+    texts = {
+        (h["span"]["line"], h["span"]["column"]): h["text"] for h in analyze(LOOP_BODY)["hovers"]
+    }
+    assert texts[(11, 17)].splitlines() == [
+        "conv2d per iteration:",
+        "i = 0, c = 8: conv2d(8, kernel=3, stride=2, padding=1) \u2192 (8, 8, 8) \u00b7 224 params"
+        " \u00b7 self.layer1",
+        "i = 1, c = 16: conv2d(16, kernel=3, stride=2, padding=1) \u2192 (16, 4, 4)"
+        " \u00b7 1,168 params \u00b7 self.layer2",
+        "i = 2, c = 32: conv2d(32, kernel=3, stride=2, padding=1) \u2192 (32, 2, 2)"
+        " \u00b7 4,640 params \u00b7 self.layer3",
+    ]
+    assert texts[(12, 17)].splitlines()[1:] == [
+        "i = 0, c = 8: relu \u2192 (8, 8, 8)",
+        "i = 1, c = 16: relu \u2192 (16, 4, 4)",
+        "i = 2, c = 32: relu \u2192 (32, 2, 2)",
+    ]
+    # a loop inside a block called twice: the first call's iterations, each once
+    inner = texts[(4, 18)].splitlines()
+    assert inner[0] == "conv2d per iteration:" and len(inner) == 3
+    assert inner[1].startswith("k = 0: conv2d(4, kernel=1) \u2192 (4, 2, 2) \u00b7 132 params")
+    assert inner[2].endswith("(in stage1)")
+    # outside a loop the hover is one line, as before
+    assert "\n" not in texts[(13, 21)]
+
+
 def test_expand_is_passed_to_the_diagram(server: PlaygroundServer) -> None:
     _, collapsed = post(server, "/api/analyze", {"source": PROGRAM})
     assert collapsed["diagram"]["data"]["clusters"] == []

@@ -24,6 +24,7 @@ from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape
 from aurane.source import Span
 
+_Key = tuple[int, int, int, int]  # a span: line, column, end line, end column
 MAX_SOURCE = 1_000_000  # characters; a bigger text is refused, not analysed
 
 
@@ -108,9 +109,23 @@ def _model(graph: Graph) -> dict[str, Any]:
     }
 
 
+def _iteration(node: Node) -> str:
+    """``i = 2, c = 32`` for a node of an unrolled loop (nested loops joined by ', '), or
+    ``''`` outside any loop."""
+    return ", ".join(
+        frame.text.removeprefix("in iteration ").split(" of the loop at ")[0]
+        for frame in node.origin
+        if frame.kind == "loop"
+    )
+
+
 def _hovers(graphs: Collection[Graph]) -> list[dict[str, Any]]:
-    """One hover text per IR node span (a block's layers once) and per named value."""
-    found: dict[tuple[int, int, int, int], str] = {}
+    """One hover text per IR node span (a block's layers once) and per named value. A
+    statement unrolled from a loop makes one node per iteration at the same span: its hover
+    lists every iteration (as the LSP's does), not only the first."""
+    found: dict[_Key, str] = {}
+    first: dict[_Key, tuple[str, str]] = {}  # the graph (block call) and operation shown
+    rounds: dict[_Key, list[str]] = {}
     for graph in graphs:
         for inp in graph.inputs:  # each input of a model with several
             key = (inp.span.line, inp.span.column, inp.span.end_line, inp.span.end_column)
@@ -127,7 +142,17 @@ def _hovers(graphs: Collection[Graph]) -> list[dict[str, Any]]:
             if "/" in path:
                 text += f" (in {path.rsplit('/', 1)[0]})"
             s = node.span
-            found.setdefault((s.line, s.column, s.end_line, s.end_column), text)
+            key = (s.line, s.column, s.end_line, s.end_column)
+            owner = (f"{graph.name}/{path.rpartition('/')[0]}", node.op)
+            if key not in found:
+                found[key] = text
+                first[key] = owner
+            iteration = _iteration(node)
+            if iteration and first.get(key) == owner:  # the same call's other iterations
+                rounds.setdefault(key, []).append(f"{iteration}: {text}")
+    for key, lines in rounds.items():
+        if len(lines) > 1:
+            found[key] = f"{first[key][1]} per iteration:\n" + "\n".join(lines)
     return [
         {"span": {"line": k[0], "column": k[1], "end_line": k[2], "end_column": k[3]}, "text": t}
         for k, t in found.items()
