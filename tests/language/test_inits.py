@@ -183,3 +183,43 @@ model Net:
         x -> Blk("ones") -> Blk()
 """
     assert found_errors(source) == []
+
+
+EACH = """
+model Net:
+    input_shape = (16, 8, 8)
+    init dense: xavier_uniform
+    init conv2d: kaiming_normal(mode="fan_out", nonlinearity="relu")
+    def forward(x):
+        x -> conv2d(32, kernel=3, padding=1) as conv
+          -> conv2d(64, kernel=3, padding=1, init=kaiming_normal(nonlinearity="relu")) as fan_in
+          -> global_avg_pool()
+          -> dense(256) as up
+          -> dense(512) as xavier
+          -> dense(512, init=ones) as one
+          -> dense(512, init=zeros) as zero
+          -> dense(512, init=uniform(-0.5, 0.5)) as box
+        return x
+"""
+
+
+def test_each_listed_initialiser_has_its_statistics() -> None:
+    """Item 4's list, each against the formula ``torch.nn.init`` uses, at sizes where
+    PyTorch's own default (kaiming_uniform with a = sqrt(5): std 1 / sqrt(3 fan_in)) is
+    far from it: xavier_uniform, kaiming_normal by fan_out and by fan_in, ones, zeros,
+    uniform; a layer's ``init=`` wins over the model's rule for that operation."""
+    state = built(EACH).state_dict()
+    # 16 -> 32 channels by the rule, fan_out 32 * 9 (fan_in would be 16 * 9)
+    assert abs(state["conv.weight"].std().item() - math.sqrt(2 / 288)) < 0.004
+    # 32 -> 64 channels by the layer's own, fan_in 32 * 9 (fan_out would be 64 * 9)
+    assert abs(state["fan_in.weight"].std().item() - math.sqrt(2 / 288)) < 0.004
+    xavier = state["xavier.weight"]  # 256 -> 512: U(-b, b), b = sqrt(6 / (256 + 512))
+    bound = math.sqrt(6 / 768)
+    assert xavier.abs().max().item() <= bound
+    assert abs(xavier.std().item() - bound / math.sqrt(3)) < 0.002
+    assert abs(state["up.weight"].std().item() - math.sqrt(6 / (64 + 256)) / math.sqrt(3)) < 0.004
+    assert bool((state["one.weight"] == 1).all())
+    assert torch.count_nonzero(state["zero.weight"]) == 0
+    box = state["box.weight"]
+    assert box.min().item() >= -0.5 and box.max().item() <= 0.5
+    assert abs(box.std().item() - 1 / math.sqrt(12)) < 0.01

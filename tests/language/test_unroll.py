@@ -453,3 +453,76 @@ def test_repeat_start_needs_a_name() -> None:
         """
     )
     assert found[0][0] == "S045" and "start=" in found[0][3]
+
+
+BRANCHES = """
+model Unit(width, mode: int = 0):
+    def forward(x):
+        if mode == 0 and not width < 8:
+            x -> dense(width) as wide
+        elif mode == 1 or width > 64:
+            x -> dense(width) as column -> reshape((width, 1))
+        else:
+            x -> relu() as plain
+        return x
+
+pairs = [(8, 0), (4, 0), (100, 2)]
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        for w, m in pairs:
+            x -> Unit(w, mode=m) -> flatten()
+        return x
+"""
+
+
+def test_conditions_with_not_and_or_choose_as_python_would() -> None:
+    """``not``, ``or`` and ``and`` decide as Python's would, and ``for a, b in LIST`` unpacks
+    a list constant's pairs: ``Unit(8)`` takes the ``if``, ``Unit(4)`` (``not 4 < 8`` is
+    false) the ``else``, ``Unit(100, mode=2)`` the ``elif`` (``width > 64``)."""
+    fe = front(BRANCHES)
+    assert fe.ok, [(d.code, d.message) for d in fe.diagnostics]
+    chosen = [
+        [m.layer for m in n.subgraph.nodes if m.layer]
+        for n in fe.graphs["Net"].nodes
+        if n.subgraph is not None
+    ]
+    assert chosen == [["wide"], ["plain"], ["column"]]
+    assert fe.graphs["Net"].output_value.shape == ("batch", 100)
+    (report,) = verify_text(textwrap.dedent(BRANCHES), "t.aur")
+    assert report.ok, report.diagnostics
+
+
+def test_errors_inside_a_chosen_branch_name_the_branch_and_the_call() -> None:
+    """Item 1: a diagnostic raised in a chosen branch carries a label naming that branch
+    (its condition and header) and one naming the call that chose it."""
+    fe = front(BRANCHES.replace("reshape((width, 1))", "reshape((width, 3))"))
+    (error,) = [d for d in fe.diagnostics if d.is_error]
+    assert (error.code, error.span.line) == ("T006", 6)  # type: ignore[union-attr]
+    notes = [label.message for label in error.labels]
+    assert "in the branch 'elif mode == 1 or width > 64' at 5:9" in notes, notes
+    assert "in the call Unit(100, mode=2), input (8,)" in notes, notes
+    assert "in iteration w = 100, m = 2 of the loop at 16:9" in notes, notes
+
+
+def test_the_documented_example_compiles_and_runs() -> None:
+    """docs/language.md's compile-time example (MobileNetV2's inverted residual: ``if`` on a
+    parameter and on the input's width, an operation-valued ``act``, a config loop with
+    ``features.*``) is a program that builds and computes what its IR says."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "language.md").read_text(encoding="utf-8")
+    section = text[text.index("## Compile-time control") :]
+    source = section[section.index("```aur\n") + 7 : section.index("```\n", 10)]
+    assert source.startswith("model InvertedResidual(")
+    fe = front(source)
+    assert fe.ok, [(d.code, d.message) for d in fe.diagnostics]
+    blocks = [n for n in fe.graphs["Net"].nodes if n.block == "InvertedResidual"]
+    assert [n.layer for n in blocks] == [f"features.{k}" for k in range(1, 7)]  # 1 + 2 + 3
+    first = blocks[0].subgraph
+    assert first is not None and "add" not in [m.op for m in first.nodes]  # 32 -> 16
+    third = blocks[2].subgraph  # (6, 24, 2, 2), second iteration: stride 1, 24 -> 24
+    assert third is not None and third.nodes[-1].op == "add"
+    (report,) = verify_text(source, "t.aur")
+    assert report.ok, report.diagnostics

@@ -110,4 +110,9 @@ def test_every_family_variant_is_listed() -> None:
 def test_family_is_no_longer_than_torchvision(family: str) -> None:
     _, aur_lines, reference_lines, variants = family_row(family)
     assert int(aur_lines) <= int(reference_lines), family
+    # docs/zoo.md lists the counts: they are the ones computed here
+    docs = (ZOO.parents[1] / "docs" / "zoo.md").read_text(encoding="utf-8")
+    row = re.search(rf"^\| `{family}` \| (\d+) \| (\d+) \|", docs, flags=re.MULTILINE)
+    assert row is not None, f"docs/zoo.md has no row for {family}"
+    assert row.groups() == (aur_lines, reference_lines), (family, row.groups())
     assert variants.split(", ") == [variant for variant, _ in FAMILIES[family]]
