@@ -172,6 +172,29 @@ def test_parameter_under_a_numbered_container() -> None:
     assert isinstance(ours.blocks, nn.Sequential)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="backends/torch/modules.py `_inits` builds a buffer inside a container with "
+    'module_init: `scale=self.register_buffer("blocks[0].scale", ...)` (KeyError: buffer '
+    'name can\'t contain ".", and the attribute would be None); issue 24 item 2',
+)
+def test_buffer_under_a_numbered_container() -> None:
+    """Item 2: a buffer, like a parameter, may live under a numbered container."""
+    source = """
+    model Net:
+        input_shape = (8, 4, 4)
+        def forward(x):
+            for i in range(2):
+                h = conv2d(x, 8, kernel=1) as blocks.{i}.conv
+                s = buffer((8, 1, 1), init="ones") as blocks.{i}.scale
+                x = add(x, multiply(s, h))
+            return x
+    """
+    ours = build(source)
+    assert [name for name, _ in ours.named_buffers()] == ["blocks.0.scale", "blocks.1.scale"]
+    assert isinstance(ours.blocks, nn.Sequential)
+
+
 def test_tie_between_convolutions_and_through_numbered_paths() -> None:
     source = """
     model Inner:
@@ -192,6 +215,31 @@ def test_tie_between_convolutions_and_through_numbered_paths() -> None:
     assert set(named) == {"layers.0.wte.weight", "a.weight"}  # each shared tensor once
     fe = front(source)
     assert fe.graphs["Net"].parameters == 60 + 4
+
+
+def test_tie_between_embeddings_dense_layers_and_through_a_quoted_path() -> None:
+    """``tie=`` between any two layers with equal weight shapes: two embeddings, two dense
+    layers, and a convolution reached by a quoted name (``tie=trunk."c-0"``)."""
+    source = """
+    model Net:
+        input_shape = (5,)
+        input_dtype = int64
+        def forward(x):
+            a = embedding(x, 10, 6) as enc
+            b = embedding(x, 10, 6, tie=enc) as dec
+            h = add(a, b)
+            h -> dense(6) as p -> dense(6, tie=p) as q -> conv1d(5, kernel=1) as trunk."c-0"
+              -> conv1d(5, kernel=1, tie=trunk."c-0")
+            return h
+    """
+    ours = build(source)
+    assert ours.dec.weight is ours.enc.weight and ours.q.weight is ours.p.weight
+    assert ours.conv1d2.weight is ours.trunk["c-0"].weight
+    shared = {"enc.weight", "p.weight", "trunk.c-0.weight"}
+    assert shared <= set(dict(ours.named_parameters()))
+    assert not {"dec.weight", "q.weight", "conv1d2.weight"} & set(dict(ours.named_parameters()))
+    total = sum(p.numel() for p in ours.parameters())
+    assert front(source).graphs["Net"].parameters == total == 60 + 36 + 6 + 6 + 25 + 5 + 5
 
 
 @pytest.mark.parametrize(
