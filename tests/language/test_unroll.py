@@ -256,6 +256,7 @@ def test_loop_bound_that_is_no_constant_is_located() -> None:
         """
     )
     assert found[0][:3] == ("S121", 4, 24)
+    assert "unrolled at compile time" in found[0][3] and "'x' is a tensor" in found[0][3]
 
 
 def test_non_iterable_and_bad_unpacking() -> None:
