@@ -19,6 +19,7 @@ from aurane.ops.spec import split_inputs
 from aurane.records import record
 
 MASK = "padding_mask"  # the forward parameter of models containing attention
+REGISTER_BUFFER = "self.register_buffer"  # the buffer operation's __init__ call
 ATTENTION_HELPER = "self_attention"
 
 

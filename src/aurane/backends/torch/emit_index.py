@@ -19,7 +19,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from aurane.backends.torch.data_emit import quote
-from aurane.backends.torch.emit_common import Call, OpEmitter, Site, Step, kw, lit
+from aurane.backends.torch.emit_common import (
+    REGISTER_BUFFER,
+    Call,
+    OpEmitter,
+    Site,
+    Step,
+    kw,
+    lit,
+)
 from aurane.ops.index import fill_number
 from aurane.ops.shape import _ints
 
@@ -158,7 +166,7 @@ def _contents(args: Mapping[str, Any], dtype: str) -> str:
 def _buffer_init(site: Site) -> Call:
     contents = buffer_contents(site.args, _out_dtype(site))
     persistent = [] if site.args["persistent"] else ["persistent=False"]
-    return Call("self.register_buffer", (quote(site.attr), contents, *persistent))
+    return Call(REGISTER_BUFFER, (quote(site.attr), contents, *persistent))
 
 
 def _out_dtype(site: Site) -> str:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from aurane.backends.torch.data_emit import quote
 from aurane.backends.torch.emit import emitter
-from aurane.backends.torch.emit_common import MASK, Call, Site, Step
+from aurane.backends.torch.emit_common import MASK, REGISTER_BUFFER, Call, Site, Step
 from aurane.backends.torch.emit_tensor import pieces_call, split_group
 from aurane.backends.torch.inits import init_method
 from aurane.backends.torch.named import (
@@ -364,6 +365,8 @@ def _plain_children(target: str, container: Container) -> list[str]:
     for key, child in container.children.items():
         if isinstance(child, Container):
             lines += _container(f"{target}.{key}", child)
+        elif child.func == REGISTER_BUFFER:  # registered on its container, under its own key
+            lines += wrap(2, "", Call(f"{target}.register_buffer", (quote(key), *child.args[1:])))
         else:
             lines += wrap(2, f"{target}.{key} = ", child)
     return lines

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
-from aurane.backends.torch.emit_common import Call, Site, lit, options
+from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit, options
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup, modules
 from aurane.records import field, record, replace
@@ -313,11 +313,12 @@ class Container:
 
     @property
     def holds_parameter(self) -> bool:
-        """A parameter among its children: no ``nn.Sequential``/``nn.ModuleDict`` can hold
-        it, so this container is a plain ``nn.Module`` given its children one by one as
-        attributes (lowering keeps their keys words)."""
+        """A parameter or buffer among its children: no ``nn.Sequential``/``nn.ModuleDict``
+        can hold it, so this container is a plain ``nn.Module`` given its children one by one
+        as attributes (lowering keeps their keys words)."""
         return any(
-            isinstance(child, Call) and child.func == PARAMETER for child in self.children.values()
+            isinstance(child, Call) and child.func in (PARAMETER, REGISTER_BUFFER)
+            for child in self.children.values()
         )
 
     def plain_below(self, target: str) -> list[tuple[str, Container]]:
