@@ -192,6 +192,9 @@ class Translator:
                 return expr.id, ATOM  # a table: a local of __init__, one item a line
             if expr.id in self.classes:
                 return self.classes[expr.id], ATOM
+            made = module_class(expr.id)
+            if made is not None:  # gelu in a loop's list (for a in [act, gelu]): nn.GELU
+                return made, ATOM
             raise Unsupported(f"the name '{expr.id}' has no Python value here")
         if isinstance(expr, ast.OpRef):
             if expr.name in self.locals:
