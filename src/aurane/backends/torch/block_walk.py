@@ -256,7 +256,10 @@ class BlockWalk(_Walk):
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
         target, count, inner = counted
         prefix, number = found.group(1), int(found.group(2))
-        made_before = self._made_by(earlier, step)
+        try:
+            made_before = self._made_by(earlier, step)
+        except Unsupported:  # a count this call's values do not give: no offset holds
+            made_before = -1
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
             per = _unnamed(self.fors[-1], step)
@@ -687,7 +690,7 @@ def _progression(
     points = sorted(
         {(count, number - (before if offset else 0)) for _, count, number, before in found}
     )
-    if len(prefixes) != 1 or per < 1:
+    if len(prefixes) != 1 or per < 1 or offset and any(b < 0 for _, _, _, b in found):
         return None
     (i1, n1), (i2, n2) = points[0], points[-1]
     k = per if i1 == i2 else (n2 - n1) // (i2 - i1)
