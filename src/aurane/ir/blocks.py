@@ -250,7 +250,8 @@ LoopUses = dict[tuple[int, int], tuple[Span, tuple[str | None, ...]]]
 
 def _loop_uses(model: ast.Model, names: frozenset[str]) -> LoopUses:
     """Where a loop variable of ``for a in [act, relu]`` (or ``for w, a in [(8, act), ...]``,
-    over a list written there or a block constant holding one) is used, and which of
+    over a list written there or a block constant holding one, or such a list in a
+    ``zip`` or an ``enumerate``: ``for w, a in zip(widths, [act, gelu])``) is used, and which of
     ``names`` each iteration binds it to: an operation or block reaching a step, a suffix,
     a call or an inner block through the loop variable."""
     fields = {f.name: f.value for f in model.fields}
@@ -278,16 +279,28 @@ def _loop_uses(model: ast.Model, names: frozenset[str]) -> LoopUses:
                 loop(stmt)
                 visit(stmt.body)
 
-    def loop(stmt: ast.For) -> None:
-        iterable = stmt.iterable
+    def column(iterable: ast.Expr, target: ast.LoopTarget, name: str) -> list[ast.Expr | None]:
+        """Iteration by iteration, what ``iterable`` binds ``name`` of ``target`` to: the
+        items of a list (written there or a block constant), or of the list of a ``zip``
+        or an ``enumerate`` that the name draws from; empty where it is none of those."""
         if isinstance(iterable, ast.Name):
             iterable = fields.get(iterable.id, iterable)
-        if not isinstance(iterable, ast.ListExpr | ast.TupleExpr):
-            return
+        if isinstance(iterable, ast.ListExpr | ast.TupleExpr):
+            return [component(item, target, name) for item in iterable.items]
+        if not isinstance(iterable, ast.Call) or iterable.keywords or target.name is not None:
+            return []
+        if iterable.func == "enumerate" and len(iterable.args) == 1 and len(target.items) == 2:
+            return column(iterable.args[0], target.items[1], name)
+        if iterable.func == "zip" and len(iterable.args) == len(target.items):
+            for arg, sub in zip(iterable.args, target.items, strict=True):
+                if name in {n for n, _ in sub.names()}:
+                    return column(arg, sub, name)
+        return []
+
+    def loop(stmt: ast.For) -> None:
         for name, _ in stmt.target.names():
             bound = []
-            for item in iterable.items:
-                found = component(item, stmt.target, name)
+            for found in column(stmt.iterable, stmt.target, name):
                 ref = found.id if isinstance(found, ast.Name) else None
                 bound.append(ref if ref in names else None)
             if any(bound):

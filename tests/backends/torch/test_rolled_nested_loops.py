@@ -130,9 +130,9 @@ def test_the_head_of_a_nested_loop_mlp_is_dense_a_times_b_plus_one() -> None:
 
 def test_an_unnamed_module_after_a_triangle_of_loops_falls_back() -> None:
     """``range(i + b)``: the inner count reads the outer target, so no product of the two
-    counts numbers the module after them: a note."""
+    counts numbers the module after them, nor those in the loops: a note (on the first)."""
     notes, code = roll_notes(AFTER.replace("range(b)", "range(i + b)"))
-    assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module after nested loops at 7:21"]
+    assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 6:22"]
     assert "class Tower_2(" in code
 
 

@@ -42,7 +42,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     syntax_items,
 )
-from aurane.backends.torch.rolled_forward import COUNT, count_text
+from aurane.backends.torch.rolled_forward import Counts, count_mark, counted_path
 from aurane.ir.graph import Node
 from aurane.records import replace
 from aurane.semantics.symbolic import plain
@@ -83,16 +83,18 @@ class BlockWalk(_Walk):
     renamed: str | None = None  # ``y = x -> ...`` before the join: x, threaded on as y
     fors: tuple[ast.For, ...] = ()  # the loops around the statement being walked
     statements: tuple[ast.ForwardStmt, ...] = ()  # the block's whole forward body
+    top: tuple[ast.ForwardStmt, ...] = ()  # a network's (whose loops number modules on)
     unused: str | None = None  # a second tensor no statement reads: dropped after its body
     dead: frozenset[str] | None = None  # tensors only dead statements read (``_dead``)
     skips: frozenset[str] = frozenset()  # ``s = x`` opening a loop, read after it only
     # an unnamed module's step in a loop -> (its name's prefix, the loop's count, its
-    # number) at every visit of every call (shared by the walks), and the path written
-    numbers: dict[Span, set[tuple[str, int, int]]]
+    # number, the modules of its operation that loops before its own made) at every visit
+    # of every call (shared by the walks), and the path written
+    numbers: dict[Span, set[tuple[str, int, int, int]]]
     paths: dict[Span, str]
-    # an unnamed module after a loop whose count numbers it: that loop, or the nested
-    # loops whose counts multiply (``rolled_forward.COUNT``)
-    counted: dict[Span, tuple[ast.For, ...]]
+    # an unnamed module whose name reads loop counts (``rolled_forward.count_mark``): the
+    # inner loops around it, the loops before it (nested ones: their counts multiply)
+    counted: dict[Span, Counts]
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
@@ -238,76 +240,145 @@ class BlockWalk(_Walk):
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """An unnamed module in a loop: ``setattr(self, f"dense{2 * i + 1}", ...)``, the
         IR's name (``dense3``) a progression in the loop's count that holds at every
-        visit of every call (the first walks collect the visits, the last writes it)."""
+        visit of every call (the first walks collect the visits, the last writes it). Where
+        loops before its own number the same operation on by counts the calls differ in,
+        the name adds theirs (``dense{a + j + 2}`` in a loop after ``range(a)``)."""
         if step.layer is None and depth <= TOP and self.collect is None:
             return self._after_loop(step, node, made, depth, keep)
         if step.layer is not None or depth <= TOP or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
         found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
         counted = self._iterations()
+        earlier = self._earlier(self.fors[0].span, step) or ()
+        if not self._counted(earlier, step):
+            earlier = ()  # the loops before are not counted
         if found is None or counted is None:
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
-        target, count = counted
+        target, count, inner = counted
         prefix, number = found.group(1), int(found.group(2))
-        self.numbers.setdefault(step.span, set()).add((prefix, count, number))
+        try:
+            made_before = self._made_by(earlier, step)
+        except Unsupported:  # a count this call's values do not give: no offset holds
+            made_before = -1
+        self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
-            path = _progression(self.numbers[step.span], target, _unnamed(self.fors[-1], step))
+            per = _unnamed(self.fors[-1], step)
+            nests = inner
+            path = _progression(self.numbers[step.span], target, per)
+            if path is None and earlier:  # numbered on from loops the calls run differently
+                nests = (*inner, *earlier)
+                offset = _offset(earlier, step, len(inner))
+                path = _progression(self.numbers[step.span], target, per, offset)
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.paths[step.span] = path
-            if len(self.fors) == 2:  # the inner loop's count, written apart in forward
-                self.counted[step.span] = (self.fors[-1],)
-                path = path.replace(COUNT, count_text((self.fors[-1],), self.tr))
+            if nests:  # the counts it reads, written apart in forward
+                self.counted[step.span] = nests
+                path = counted_path(path, nests, self.tr)
         else:
             path = node.id
         return _added_lines(depth, f'setattr(self, f"{path}", ', made, keep)
 
-    def _iterations(self) -> tuple[str, int] | None:
-        """The iterations run so far around the step, as text and number: the loop's
-        target (``i``), or in a loop nested in another ``i * COUNT + j`` (``COUNT`` the
-        inner loop's count, ``n`` in ``__init__``, ``self.n`` in forward); None where the
-        targets are not numbers, or the loops are nested deeper."""
+    def _iterations(self) -> tuple[str, int, Counts] | None:
+        """The iterations run so far around the step, as text and number, and the loops
+        whose counts the text reads (``count_mark``): the loop's target (``i``), or in
+        loops nested in each other ``(i * COUNT + j) * COUNT + k`` (each ``COUNT`` an inner
+        loop's count, ``b`` in ``__init__``, ``self.b`` in forward); None where the targets
+        are not numbers, or an inner loop's count reads an outer target (``range(i +
+        b)``: its iterations differ)."""
         targets = [loop.target.name for loop in self.fors]
         values = [self.env.get(t) if t is not None else None for t in targets]
         counts = [v for v in values if type(v) is int]
-        if len(self.fors) not in (1, 2) or len(counts) != len(values):
+        if len(counts) != len(values):
             return None
-        if len(self.fors) == 1:
-            return str(targets[0]), counts[0]
-        inner = len(list(evaluate(self.tr.text(self.fors[-1].iterable), self.env)))
-        return f"{targets[0]} * {COUNT} + {targets[1]}", counts[0] * inner + counts[1]
+        text, number = str(targets[0]), counts[0]
+        inner: list[tuple[ast.For, ...]] = []
+        for depth, loop in enumerate(self.fors[1:], 1):
+            if set(targets[:depth]) & _names(loop.iterable):
+                return None
+            size = len(list(evaluate(self.tr.text(loop.iterable), self.env)))
+            outer = f"({text})" if " + " in text else text
+            text = f"{outer} * {count_mark(len(inner))} + {targets[depth]}"
+            number = number * size + counts[depth]
+            inner.append((loop,))
+        return text, number, tuple(inner)
+
+    def _earlier(self, span: Span, step: ast.Call) -> Counts | None:
+        """The loops before the statement at ``span`` (outside loops) that make unnamed
+        modules of ``step``'s operation, each as the loops whose counts multiply to the
+        iterations making them (``_nest``); None where one is nested otherwise."""
+        nests = [_nest(loop, step) for loop in self._loops_before(span, step)]
+        if any(nest is None for nest in nests):
+            return None
+        return tuple(nest for nest in nests if nest is not None)
+
+    def _loops_before(self, span: Span, step: ast.Call) -> list[ast.For]:
+        """The loops outside loops before ``span`` that make unnamed modules of ``step``'s
+        operation."""
+        return [
+            s
+            for s in self.statements or self.top
+            if isinstance(s, ast.For) and _before(s.span, span) and _unnamed(s, step)
+        ]
+
+    @staticmethod
+    def _counted(nests: Counts, step: ast.Call) -> bool:
+        """Whether each iteration of ``nests`` makes its body's unnamed modules of
+        ``step``'s operation, none under an ``if``, so their counts give how many."""
+        branches = [i for n in nests for i in syntax_items(n[0].body) if isinstance(i, ast.If)]
+        return not any(_unnamed_in(branch, step) for branch in branches)
+
+    def _made_by(self, nests: Counts, step: ast.Call) -> int:
+        """How many unnamed modules of ``step``'s operation ``nests`` make at this call,
+        each iteration of the innermost loop making its body's (``_unnamed``)."""
+        return sum(_unnamed(nest[-1], step) * self._count(nest) for nest in nests)
+
+    def _count(self, nest: tuple[ast.For, ...]) -> int:
+        """How many times the innermost of ``nest`` runs at this call (counts multiply)."""
+        return math.prod(
+            len(list(evaluate(self.tr.text(loop.iterable), self.env))) for loop in nest
+        )
 
     def _after_loop(
         self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool
     ) -> list[str]:
-        """An unnamed module outside loops whose IR name the calls' counts of one loop
+        """An unnamed module outside loops whose IR name the calls' counts of the loops
         before it number (``dense3`` at two iterations, ``dense4`` at three):
-        ``setattr(self, f"dense{n + 1}", ...)``; one the calls name alike is ``self.dense1``."""
-        loops = [
-            s
-            for s in self.statements
-            if isinstance(s, ast.For) and _before(s.span, step.span) and _unnamed(s, step)
-        ]
+        ``setattr(self, f"dense{n + 1}", ...)``, after two loops ``dense{a + b + 1}``; one
+        the calls name alike is ``self.dense1``."""
         found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
-        if len(loops) != 1 or found is None:
+        several = len(self._loops_before(step.span, step)) > 1
+        nests = self._earlier(step.span, step)
+        if (
+            found is None
+            or nests == ()
+            or several
+            and (not nests or not self._counted(nests, step))
+        ):
             return super()._place(step, node, made, depth, keep)
-        nest = _nest(loops[0], step)
-        if nest is None:
+        if nests is None:
             raise Unsupported(f"an unnamed '{step.func}' module after nested loops at {step.span}")
-        count = math.prod(
-            len(list(evaluate(self.tr.text(loop.iterable), self.env))) for loop in nest
-        )
-        self.numbers.setdefault(step.span, set()).add((found.group(1), count, int(found.group(2))))
+        prefix, number = found.group(1), int(found.group(2))
+        if len(nests) == 1:  # the progression in the loop's count (its step from the visits)
+            point = (prefix, self._count(nests[0]), number, 0)
+        else:  # numbered on from each loop's modules
+            point = (prefix, 0, number, self._made_by(nests, step))
+        self.numbers.setdefault(step.span, set()).add(point)
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
-        if len({number for _, _, number in self.numbers[step.span]}) == 1:
+        if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
             return super()._place(step, node, made, depth, keep)  # every call names it alike
-        path = _progression(self.numbers[step.span], COUNT, _unnamed(nest[-1], step))
+        if len(nests) == 1:
+            path = _progression(
+                self.numbers[step.span], count_mark(0), _unnamed(nests[0][-1], step)
+            )
+        else:
+            path = _progression(self.numbers[step.span], "0", 1, _offset(nests, step, 0))
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module after a loop at {step.span}")
         self.paths[step.span] = path
-        self.counted[step.span] = nest
-        init_path = path.replace(COUNT, count_text(nest, self.tr))
+        self.counted[step.span] = nests
+        init_path = counted_path(path, nests, self.tr)
         return _added_lines(depth, f'setattr(self, f"{init_path}", ', made, keep)
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
@@ -606,13 +677,20 @@ def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
     return None
 
 
-def _progression(found: set[tuple[str, int, int]], target: str, per: int) -> str | None:
+def _progression(
+    found: set[tuple[str, int, int, int]], target: str, per: int, offset: str = ""
+) -> str | None:
     """``dense{2 * i + 1}``: the one name whose number is ``k * i + base`` at every visit
     (``k`` from two visits at different counts, else the unnamed steps of the op in one
-    iteration, ``per``); None where the visits follow no such progression."""
-    prefixes = {prefix for prefix, _, _ in found}
-    points = sorted({(count, number) for _, count, number in found})
-    if len(prefixes) != 1 or per < 1:
+    iteration, ``per``); None where the visits follow no such progression. ``offset``: the
+    modules of the op that loops before made (``_offset``), the last of each visit's
+    numbers, are counted first (``dense{a + j + 2}``); a ``target`` of ``0``: none
+    counted in a loop around it (``dense{a + b + 1}``)."""
+    prefixes = {prefix for prefix, _, _, _ in found}
+    points = sorted(
+        {(count, number - (before if offset else 0)) for _, count, number, before in found}
+    )
+    if len(prefixes) != 1 or per < 1 or offset and any(b < 0 for _, _, _, b in found):
         return None
     (i1, n1), (i2, n2) = points[0], points[-1]
     k = per if i1 == i2 else (n2 - n1) // (i2 - i1)
@@ -620,8 +698,23 @@ def _progression(found: set[tuple[str, int, int]], target: str, per: int) -> str
     if k < 1 or any(number != k * count + base for count, number in points):
         return None
     term = target if k == 1 else f"{k} * ({target})" if " " in target else f"{k} * {target}"
+    if target == "0":
+        term = ""
+    if offset:
+        term = f"{offset} + {term}" if term else offset
     expr = term if base == 0 else f"{term} + {base}" if base > 0 else f"{term} - {-base}"
-    return f"{prefixes.pop()}{{{expr}}}"
+    return f"{prefixes.pop()}{{{expr or base}}}"
+
+
+def _offset(nests: Counts, step: ast.Call, first: int) -> str:
+    """The modules of ``step``'s operation that ``nests`` make, as text marking their
+    counts from the ``first`` mark on (``a + 2 * b``)."""
+    terms = []
+    for index, nest in enumerate(nests, first):
+        per = _unnamed(nest[-1], step)
+        mark = count_mark(index)
+        terms.append(mark if per == 1 else f"{per} * {mark}")
+    return " + ".join(terms)
 
 
 def _before(earlier: Span, later: Span) -> bool:
@@ -652,9 +745,14 @@ def _nest(loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
 
 def _unnamed(loop: ast.For, step: ast.Call) -> int:
     """How many unnamed calls of ``step``'s operation the loop's body writes."""
+    return _unnamed_in(loop.body, step)
+
+
+def _unnamed_in(node: object, step: ast.Call) -> int:
+    """How many unnamed calls of ``step``'s operation ``node`` writes."""
     calls = [
         item
-        for item in syntax_items(loop.body)
+        for item in syntax_items(node)
         if isinstance(item, ast.Call) and item.func == step.func and item.layer is None
     ]
     return len(calls)

@@ -15,7 +15,12 @@ from typing import Any
 
 from aurane.backends.torch.modules import INDENT, attribute_namespace
 from aurane.backends.torch.rolled import Unsupported, _fill
-from aurane.backends.torch.rolled_forward import SelfTranslator, rolled_forward, shared_forward
+from aurane.backends.torch.rolled_forward import (
+    Counts,
+    SelfTranslator,
+    rolled_forward,
+    shared_forward,
+)
 from aurane.ir.graph import Graph
 from aurane.source import Span
 from aurane.syntax import ast
@@ -28,7 +33,7 @@ def looped_forward(
     names: list[str],
     inits: list[str],
     paths: Mapping[Span, str],
-    counted: Mapping[Span, tuple[ast.For, ...]],
+    counted: Mapping[Span, Counts],
     constants: Mapping[str, ast.Expr],
 ) -> tuple[list[str], list[str]]:
     """The shared forward (after a blank line, as ``rolled._shared_methods`` gives it) and

@@ -186,6 +186,11 @@ class NetworkWalk(BlockWalk):
             return []
         return super()._advance(text, width, depth)
 
+    def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
+        if depth == TOP and not self.top:  # the forward's: its loops number modules on
+            self.top = stmts
+        return super().body(stmts, depth)
+
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """An unnamed module in a loop is the block roller's ``setattr(self,
         f"conv2d{i + 2}", ...)``, the IR's name; forward, each variant's own, must read

@@ -25,7 +25,7 @@ import math
 import re
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site
@@ -53,6 +53,9 @@ from aurane.semantics.symbolic import (
 from aurane.source import Span
 from aurane.syntax import ast
 
+if TYPE_CHECKING:
+    from aurane.backends.torch.rolled_forward import Counts
+
 # the input sizes a block class takes: the first input's axes, then later inputs' sizes
 SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | None"]
 
@@ -70,7 +73,7 @@ LoopedForward = Callable[
         list[str],
         list[str],
         Mapping[Span, str],
-        Mapping[Span, tuple[ast.For, ...]],
+        Mapping[Span, "Counts"],
         Mapping[str, ast.Expr],
     ],
     tuple[list[str], list[str]],
@@ -192,6 +195,9 @@ class Translator:
                 return expr.id, ATOM  # a table: a local of __init__, one item a line
             if expr.id in self.classes:
                 return self.classes[expr.id], ATOM
+            made = module_class(expr.id)
+            if made is not None:  # gelu in a loop's list (for a in [act, gelu]): nn.GELU
+                return made, ATOM
             raise Unsupported(f"the name '{expr.id}' has no Python value here")
         if isinstance(expr, ast.OpRef):
             if expr.name in self.locals:
@@ -471,12 +477,13 @@ class _Walk:
         self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
         # an unnamed module in a loop (``block_walk.BlockWalk``): its step -> (its name's
-        # prefix, the loop's count, its number) at every visit, and the path written; the
+        # prefix, the loop's count, its number, the modules of its operation the loops before
+        # its own made) at every visit, and the path written; the
         # roller gives each walk the same two, so the progression holds in every variant
-        self.numbers: dict[Span, set[tuple[str, int, int]]] = {}
+        self.numbers: dict[Span, set[tuple[str, int, int, int]]] = {}
         self.paths: dict[Span, str] = {}
-        # one in nested loops (``block_walk``): the inner loop whose count its name reads
-        self.counted: dict[Span, tuple[ast.For, ...]] = {}
+        # one whose name reads loop counts (``block_walk``): those loops, nest by nest
+        self.counted: dict[Span, Counts] = {}
         self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
         self._stage_call: ast.Call | None = None
         # a network's walk (``_walk``): the width text of each tensor it bound outside
@@ -1397,9 +1404,9 @@ def _roll_at(
     text_of = {variant.name: text for variant, _, text in variants}
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
-    numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
+    numbers: dict[Span, set[tuple[str, int, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
-    counted: dict[Span, tuple[ast.For, ...]] = {}  # those in nested loops: the inner loop
+    counted: dict[Span, Counts] = {}  # those whose names read loop counts: the loops
 
     def walk_variant(
         variant: ast.Model, graph: Graph, strict: bool, found: dict[str, list[str]] | None

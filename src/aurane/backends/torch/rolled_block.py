@@ -55,6 +55,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
 )
 from aurane.backends.torch.rolled_forward import (
+    Counts,
     SelfTranslator,
     rolled_forward,
     shared_forward,
@@ -214,7 +215,7 @@ def _roll_block(
     ]
     paths: dict[Span, str] = {}  # the names of unnamed modules in loops
     # and of those after a loop: the loop numbering them (nested: the loops, counts multiply)
-    counted: dict[Span, tuple[ast.For, ...]] = {}
+    counted: dict[Span, Counts] = {}
     branches: dict[str, list[str]] = {}
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     if width is not None:
@@ -329,17 +330,17 @@ def _walked_inits(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     block_models: Mapping[str, ast.Model],
     functions_of: Callable[[Graph], Mapping[str, str | None]],
-) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, tuple[ast.For, ...]]]:
+) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts]]:
     """``__init__``'s lines from the walk of each call (``block_walk.BlockWalk``, the same
     lines at every call), its branches' bodies, and the names of unnamed modules in loops."""
     forward = model.forward
     assert forward is not None
     choices: dict[Any, list[str]] = {}
     branches: dict[str, list[str]] = {}
-    numbers: dict[Span, set[tuple[str, int, int]]] = {}  # unnamed modules in loops
+    numbers: dict[Span, set[tuple[str, int, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
     # unnamed modules after a loop: the loop numbering them (nested: the loops)
-    counted: dict[Span, tuple[ast.For, ...]] = {}
+    counted: dict[Span, Counts] = {}
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     inits: list[str] | None = None
     for strict in (False, True):  # the first walks only narrow the width texts

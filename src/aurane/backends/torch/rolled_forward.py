@@ -58,8 +58,24 @@ from aurane.syntax import ast
 _STRING = re.compile(r'f?"[^"]*"')  # a string in a statement (``f"avgpool{i + 1}"``)
 Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origin records it
 # in the name of an unnamed module after a loop (``dense{n + 1}``): the loop's count, which
-# ``__init__`` and forward write apart (``n``, ``self.n``: ``count_text``)
+# ``__init__`` and forward write apart (``n``, ``self.n``: ``count_text``); ``count_mark(k)``
+# stands for the count of the ``k``-th nest of loops the name reads (``Counts``)
 COUNT = "\x00"
+_MARK = re.compile("\x00(\\d+)\x01")
+# per unnamed module whose name reads loop counts: each nest of loops (each nested in the
+# one before) whose count of iterations it reads, in the order of the marks
+Counts = tuple[tuple[ast.For, ...], ...]
+
+
+def count_mark(index: int) -> str:
+    """Where the name of an unnamed module reads the count of the ``index``-th nest."""
+    return f"{COUNT}{index}\x01"
+
+
+def counted_path(path: str, nests: Counts, tr: Translator) -> str:
+    """``path`` with each count it marks written by ``tr`` (``dense{a + j + 2}`` in
+    ``__init__``, ``dense{self.a + j + 2}`` in forward)."""
+    return _MARK.sub(lambda found: count_text(nests[int(found.group(1))], tr), path)
 
 
 def count_text(loops: tuple[ast.For, ...], tr: Translator) -> str:
@@ -204,7 +220,7 @@ def rolled_forward(
     values: Mapping[str, Any],
     branches: dict[str, list[str]],
     paths: Mapping[Span, str],
-    counted: Mapping[Span, tuple[ast.For, ...]] | None = None,
+    counted: Mapping[Span, Counts] | None = None,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
@@ -366,7 +382,7 @@ class _ForwardWriter:
         self.code: list[str] = []  # the instance's forward, comments left out
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
         # and after one: the loop numbering them (nested: the loops whose counts multiply)
-        self.counted: Mapping[Span, tuple[ast.For, ...]] = {}
+        self.counted: Mapping[Span, Counts] = {}
         self.targets: list[str | None] = []  # the loops' targets around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
@@ -491,9 +507,9 @@ class _ForwardWriter:
             # a parameter is indexed (``self.positional_encoding1[:, : x.shape[1]]``)
             pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.])")
             path = self.paths[node.span]
-            loops = self.counted.get(node.span)
-            if loops is not None:
-                path = path.replace(COUNT, count_text(loops, self.tr))
+            nests = self.counted.get(node.span)
+            if nests is not None:
+                path = counted_path(path, nests, self.tr)
             made = f'getattr(self, f"{path}")'
             return [pattern.sub(made, line) for line in lines]
         if node.layer is None:

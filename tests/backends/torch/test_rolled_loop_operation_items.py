@@ -1,0 +1,151 @@
+"""Issue 24 item 3: an operation-valued parameter reaching a step, a suffix or an inner
+block through a loop over ``enumerate`` or ``zip`` of a list that names it (``for i, a in
+enumerate([act, gelu, act])``, ``for w, a in zip(widths, [act, gelu])``). The IR followed
+the parameter through a loop over a list only, so each instance wrote its own module class
+(``nn.ReLU``, ``nn.Tanh``) and the classes stayed apart, and the roller could not write the
+list's other operation (``the name 'gelu' has no Python value here``). The class now takes
+the module class, and a loop the roller writes reads ``[act, nn.GELU]``. Each program runs
+against its IR and its ``Net`` is built as the build of one class per call builds it (the
+same modules in the same order), strict-loads it and computes the same."""
+
+from __future__ import annotations
+
+import textwrap
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from aurane.verify import Generated  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    build,
+    built_alike,
+    one_class_alike,
+)
+
+
+def per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
+    """The build with a class per distinct block call (``compile_source(...,
+    per_call=True)``), executed, and its code."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
+    code = TorchCodeGenerator(program, graphs, per_call=True).generate()
+    module = types.ModuleType(name)
+    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
+    return module, code
+
+
+def against_per_call(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
+    """The program checked as ``one_class_alike`` does, and its ``Net`` built as the build
+    with a class per call builds it, strict-loading that build's weights and computing the
+    same; that build's code."""
+    gen, _ = one_class_alike(source, name, *inputs)
+    mine, _, _ = build(source, name)
+    theirs, code = per_call(source, f"{name}_per_call")
+    one, other = built_alike(mine, theirs, "Net")
+    torch.manual_seed(1)
+    for p in other.parameters():
+        p.data.normal_()
+    one.load_state_dict(other.state_dict(), strict=True)
+    one.eval()
+    other.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(one(*inputs), other(*inputs), rtol=0, atol=0)
+    return gen, code
+
+
+ENUMERATE = """\
+model Stage(width, act):
+    def forward(x):
+        for i, a in enumerate([act, gelu, act]):
+            x = x -> dense(width).a
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(8, relu) as s -> Stage(4, tanh) as t -> dense(2) as head
+"""
+
+
+def test_an_operation_through_enumerate_of_a_list_is_the_class_parameter() -> None:
+    """``for i, a in enumerate([act, gelu, act])``: ``self.act`` where the item names the
+    parameter, ``F.gelu`` otherwise; one ``Stage`` for ``relu`` and ``tanh``."""
+    gen, flat = against_per_call(ENUMERATE, "enum_ops", torch.randn(3, 8))
+    assert CLASS.findall(flat) == ["Stage", "Net"], flat  # a module class per call, alike
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    stage = block_class(gen, "Stage")
+    assert "self.act = act()" in stage and stage.count("self.act(x)") == 2, stage
+    assert "F.gelu(x)" in stage, stage
+    assert "Stage(8, 8, nn.ReLU)" in gen.code and "Stage(8, 4, nn.Tanh)" in gen.code
+
+
+ZIP = """\
+model Inner(width, act):
+    def forward(x):
+        x -> dense(width).act
+
+model Stage(act):
+    def forward(x):
+        for w, a in zip([8, 6], [act, gelu]):
+            x = Inner(x, w, a)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(relu) as s -> Stage(tanh) as t -> dense(2) as head
+"""
+
+
+def test_an_operation_through_zip_reaches_an_inner_block() -> None:
+    """``for w, a in zip([8, 6], [act, gelu])``: the first iteration passes the class's
+    parameter on (``Inner(in_features, 8, act)``), the second ``nn.GELU``."""
+    gen, flat = against_per_call(ZIP, "zip_ops", torch.randn(3, 8))
+    assert CLASS.findall(flat) == ["Inner", "Stage", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Inner", "Stage", "Net"], gen.code
+    stage = block_class(gen, "Stage")
+    assert "self.inner1 = Inner(in_features, 8, act)" in stage, stage
+    assert "self.inner2 = Inner(8, 6, nn.GELU)" in stage, stage
+
+
+ROLLED = """\
+model Inner(width, act):
+    def forward(x):
+        x -> dense(width).act
+
+model Stage(widths, act):
+    def forward(x):
+        for i, (w, a) in enumerate(zip(widths, [act, gelu])):
+            x = Inner(x, w, a) as inners{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage([8, 6], relu) as s -> Stage([4], tanh) as t -> dense(2) as head
+"""
+
+
+def test_a_rolled_loop_over_zip_writes_the_other_operation_by_its_module_class() -> None:
+    """The calls differ in the loop's count, so the class runs the loop; the list's
+    ``gelu`` is ``nn.GELU`` (it was ``the name 'gelu' has no Python value here``), ``act``
+    the class's parameter, checked against each call's inner block at every visit."""
+    gen, flat = against_per_call(ROLLED, "zip_rolled", torch.randn(3, 8))
+    assert CLASS.findall(flat) == ["Inner", "Stage", "Stage_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Inner", "Stage", "Net"], gen.code
+    stage = block_class(gen, "Stage")
+    assert (
+        "        for i, (w, a) in enumerate(zip(widths, [act, nn.GELU])):\n"
+        '            setattr(self, f"inners{i}", Inner(channels, w, a))\n'
+    ) in stage, stage
+    model, _, _ = build(ROLLED, "zip_rolled_model")
+    net = model.Net()
+    assert isinstance(net.s.inners0.act, torch.nn.ReLU)
+    assert isinstance(net.s.inners1.act, torch.nn.GELU)
+    assert isinstance(net.t.inners0.act, torch.nn.Tanh)
