@@ -35,6 +35,7 @@ from aurane.backends.torch.rolled import (
     _ATOMIC,
     SIZE,
     TOP,
+    Counts,
     Unsupported,
     _added_lines,
     _Walk,
@@ -42,7 +43,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     syntax_items,
 )
-from aurane.backends.torch.rolled_forward import Counts, count_mark, counted_path
+from aurane.backends.torch.rolled_forward import count_mark, counted_path
 from aurane.ir.graph import Node
 from aurane.records import replace
 from aurane.semantics.symbolic import plain

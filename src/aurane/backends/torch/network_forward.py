@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from aurane.backends.torch.modules import INDENT, attribute_namespace
-from aurane.backends.torch.rolled import Unsupported, _fill
+from aurane.backends.torch.rolled import Counts, Unsupported, _fill
 from aurane.backends.torch.rolled_forward import (
-    Counts,
     SelfTranslator,
     rolled_forward,
     shared_forward,

@@ -25,7 +25,7 @@ import math
 import re
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site
@@ -53,8 +53,10 @@ from aurane.semantics.symbolic import (
 from aurane.source import Span
 from aurane.syntax import ast
 
-if TYPE_CHECKING:
-    from aurane.backends.torch.rolled_forward import Counts
+# per unnamed module whose name reads loop counts: each nest of loops (each nested in the
+# one before) whose count of iterations it reads, in the order of its name's count marks
+# (``rolled_forward.count_mark``)
+Counts = tuple[tuple[ast.For, ...], ...]
 
 # the input sizes a block class takes: the first input's axes, then later inputs' sizes
 SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | None"]
@@ -73,7 +75,7 @@ LoopedForward = Callable[
         list[str],
         list[str],
         Mapping[Span, str],
-        Mapping[Span, "Counts"],
+        Mapping[Span, Counts],
         Mapping[str, ast.Expr],
     ],
     tuple[list[str], list[str]],

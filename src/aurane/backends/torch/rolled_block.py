@@ -47,6 +47,7 @@ from aurane.backends.torch.param_blocks import (
 from aurane.backends.torch.rolled import (
     STAGE,
     TOP,
+    Counts,
     Translator,
     Unsupported,
     _fill,
@@ -55,7 +56,6 @@ from aurane.backends.torch.rolled import (
     evaluate,
 )
 from aurane.backends.torch.rolled_forward import (
-    Counts,
     SelfTranslator,
     rolled_forward,
     shared_forward,

@@ -34,6 +34,7 @@ from aurane.backends.torch.rolled import (
     BRANCH,
     RESERVED,
     TOP,
+    Counts,
     Translator,
     Unsupported,
     _bind,
@@ -62,9 +63,6 @@ Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origi
 # stands for the count of the ``k``-th nest of loops the name reads (``Counts``)
 COUNT = "\x00"
 _MARK = re.compile("\x00(\\d+)\x01")
-# per unnamed module whose name reads loop counts: each nest of loops (each nested in the
-# one before) whose count of iterations it reads, in the order of the marks
-Counts = tuple[tuple[ast.For, ...], ...]
 
 
 def count_mark(index: int) -> str:
