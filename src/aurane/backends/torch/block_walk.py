@@ -17,7 +17,8 @@ call's IR at every visit:
   skip saved at a loop's start and read after it only (``s = x``, then ``x = add(x, s)``);
 - an unnamed module in a loop (``x -> rms_norm()``), whose IR names number on across the
   iterations (``rms_norm1``, ``rms_norm2``, ...): ``setattr(self, f"rms_norm{i + 1}",
-  ...)``, where every call's names follow one progression in the loop's count;
+  ...)``, where every call's names follow one progression in the loop's count (a loop
+  over items counts its iterations: ``for i, w in enumerate(widths)``);
 - tensors only each other read, made by no module (``h1 = arange(p)``, ``h2 =
   hardtanh(h1)``): nothing in ``__init__``, forward computes them and drops them.
 """
@@ -39,6 +40,7 @@ from aurane.backends.torch.rolled import (
     _added_lines,
     _Walk,
     _within,
+    count_target,
     evaluate,
     syntax_items,
 )
@@ -281,26 +283,31 @@ class BlockWalk(_Walk):
 
     def _iterations(self) -> tuple[str, int, Counts] | None:
         """The iterations run so far around the step, as text and number, and the loops
-        whose counts the text reads (``count_mark``): the loop's target (``i``), or in
-        loops nested in each other ``(i * COUNT + j) * COUNT + k`` (each ``COUNT`` an inner
-        loop's count, ``b`` in ``__init__``, ``self.b`` in forward); None where the targets
-        are not numbers, or an inner loop's count reads an outer target (``range(i +
-        b)``: its iterations differ)."""
-        targets = [loop.target.name for loop in self.fors]
+        whose counts the text reads (``count_mark``): the loop's count (``i`` of ``for i
+        in range(n)`` or ``for i, w in enumerate(widths)``: ``rolled.count_target``; of a
+        loop over items, ``for w in widths``, the name ``rolled.loop_indices`` gives it),
+        or in loops nested in each other ``(i * COUNT + j) * COUNT + k`` (each ``COUNT``
+        an inner loop's count, ``b`` in ``__init__``, ``self.b`` in forward); None where a
+        count is not a number, or an inner loop's count reads an outer target (``range(i
+        + b)``: its iterations differ)."""
+        targets = [self.indices.get(loop.span, count_target(loop)) for loop in self.fors]
         values = [self.env.get(t) if t is not None else None for t in targets]
-        counts = [v for v in values if type(v) is int]
+        counts: list[int] = [v for v in values if type(v) is int]
         if len(counts) != len(values):
             return None
+        outer: set[str] = set()
         text, number = str(targets[0]), counts[0]
         inner: list[tuple[ast.For, ...]] = []
         for depth, loop in enumerate(self.fors[1:], 1):
-            if set(targets[:depth]) & _names(loop.iterable):
+            outer |= {name for name, _ in self.fors[depth - 1].target.names()}
+            if outer & _names(loop.iterable):
                 return None
             size = len(list(evaluate(self.tr.text(loop.iterable), self.env)))
-            outer = f"({text})" if " + " in text else text
-            text = f"{outer} * {count_mark(len(inner))} + {targets[depth]}"
+            head = f"({text})" if " + " in text else text
+            text = f"{head} * {count_mark(len(inner))} + {targets[depth]}"
             number = number * size + counts[depth]
             inner.append((loop,))
+        self.indexed.update(loop.span for loop in self.fors if loop.span in self.indices)
         return text, number, tuple(inner)
 
     def _earlier(self, span: Span, step: ast.Call) -> Counts | None:

@@ -42,6 +42,7 @@ from aurane.backends.torch.rolled import (
     _named,
     _path_text,
     _target_text,
+    enumerated_header,
     evaluate,
     perturbed,
     syntax_items,
@@ -86,18 +87,27 @@ def count_text(loops: tuple[ast.For, ...], tr: Translator) -> str:
 
 def _one_count(loop: ast.For, tr: Translator) -> str:
     """How many times ``loop`` runs, as ``tr`` writes it: ``n`` of ``range(n)``, else
-    ``len(...)`` of its iterable; parenthesised unless one name or call."""
-    iterable = loop.iterable
-    one = isinstance(iterable, ast.Call) and iterable.func == "range" and len(iterable.args) == 1
-    if isinstance(iterable, ast.Call) and one and not iterable.keywords:
-        text = tr.text(iterable.args[0])
-    else:
-        text = f"len({tr.text(iterable)})"
+    ``len(...)`` of its iterable (``len(widths)`` of ``widths`` or ``enumerate(widths)``,
+    ``min(len(a), len(b))`` of ``zip(a, b)``); parenthesised unless one name or call."""
+    text = _length(loop.iterable, tr)
     atom = isinstance(
         pyast.parse(text, mode="eval").body,
         pyast.Name | pyast.Attribute | pyast.Call | pyast.Constant,
     )
     return text if atom else f"({text})"
+
+
+def _length(iterable: ast.Expr, tr: Translator) -> str:
+    """The number of items of ``iterable`` as ``tr`` writes it (an ``enumerate`` or a
+    ``zip`` has no ``len``: the lengths of what it iterates)."""
+    call = iterable if isinstance(iterable, ast.Call) and not iterable.keywords else None
+    if call is not None and call.func == "range" and len(call.args) == 1:
+        return tr.text(call.args[0])
+    if call is not None and call.func == "enumerate" and len(call.args) in (1, 2):
+        return _length(call.args[0], tr)
+    if call is not None and call.func == "zip" and len(call.args) > 1:
+        return f"min({', '.join(_length(arg, tr) for arg in call.args)})"
+    return f"len({tr.text(iterable)})"
 
 
 def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> list[str]:
@@ -221,11 +231,14 @@ def rolled_forward(
     branches: dict[str, list[str]],
     paths: Mapping[Span, str],
     counted: Mapping[Span, Counts] | None = None,
+    indices: Mapping[Span, str] | None = None,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
     name of each unnamed module in a loop (``rms_norm{i + 1}``), or after one (``counted``:
-    the loop whose count numbers it, ``dense{self.n + 1}``)."""
+    the loop whose count numbers it, ``dense{self.n + 1}``); ``indices``: the count of each
+    loop over items that names such a module (``for i, w in enumerate(self.widths):``,
+    marked: ``rolled.enumerated``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -259,6 +272,7 @@ def rolled_forward(
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
     writer.paths = paths
     writer.counted = counted or {}
+    writer.indices = indices or {}
     writer.code = [_bare(line) for line in rest if _code(line)]
     writer.source_body = model.forward.body
     body = writer.body(model.forward.body, TOP, ())
@@ -383,6 +397,7 @@ class _ForwardWriter:
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
         # and after one: the loop numbering them (nested: the loops whose counts multiply)
         self.counted: Mapping[Span, Counts] = {}
+        self.indices: Mapping[Span, str] = {}  # a loop over items: its count's name
         self.targets: list[str | None] = []  # the loops' targets around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
@@ -586,11 +601,16 @@ class _ForwardWriter:
     def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         iterable = self.tr.text(stmt.iterable)
         lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
+        count = self.indices.get(stmt.span)
+        if count is not None:  # its count names a module: for i, w in enumerate(self.widths)
+            lines = [enumerated_header(INDENT * depth, count, stmt.target, iterable)]
         body: list[str] | None = None
         alias = self._opening_alias(stmt) if depth == TOP else None
         items = list(evaluate(iterable, self.env))
         for index, item in enumerate(items):
             _bind(stmt.target, item, self.env)
+            if count is not None:
+                self.env[count] = index
             start = self.pos
             found = self.body(stmt.body, depth + 1, (*frames, ("loop", stmt.header_span, index)))
             found = self._temporaries(found, self.nodes[start : self.pos])
