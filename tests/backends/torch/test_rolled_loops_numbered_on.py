@@ -174,3 +174,28 @@ def test_a_network_second_loop_numbers_on_from_the_first() -> None:
     code = rolls_exactly(NETWORK, "second_network", torch.randn(2, 5))
     assert 'setattr(self, f"dense{a + j + 2}", nn.Linear(channels, w))' in code, code
     assert 'x = getattr(self, f"dense{self.a + j + 2}")(x)' in code, code
+
+
+FIXED = """\
+model Tower(w, a):
+    def forward(x):
+        for j in range(2):
+            x -> dense(w)
+        for i in range(a):
+            x -> dense(w).relu
+        return x -> dense(3)
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Tower(8, 1) as t1 -> Tower(8, 2) as t2 -> dense(2) as head
+"""
+
+
+def test_a_loop_whose_count_is_a_number_is_in_the_base() -> None:
+    """``range(2)`` runs two times at every call: its modules are a number of the base,
+    ``dense{a + 3}`` (was ``dense{2 + a + 1}``)."""
+    text = _checked(FIXED, "fixed_count", 6)
+    assert '            setattr(self, f"dense{i + 3}", nn.Linear(channels, w))\n' in text, text
+    assert '        setattr(self, f"dense{a + 3}", nn.Linear(channels, 3))\n' in text, text
+    assert '        return getattr(self, f"dense{self.a + 3}")(x)\n' in text, text

@@ -44,7 +44,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     syntax_items,
 )
-from aurane.backends.torch.rolled_forward import Counts, count_mark, counted_path
+from aurane.backends.torch.rolled_forward import Counts, count_mark, counted_path, fixed_count
 from aurane.ir.graph import Node
 from aurane.records import replace
 from aurane.semantics.symbolic import plain
@@ -269,8 +269,8 @@ class BlockWalk(_Walk):
             path = _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
                 nests = (*inner, *earlier)
-                offset = _offset(earlier, step, len(inner))
-                path = _progression(self.numbers[step.span], target, per, offset)
+                offset, fixed = _offset(earlier, step, len(inner))
+                path = _progression(self.numbers[step.span], target, per, offset, fixed)
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.paths[step.span] = path
@@ -380,7 +380,8 @@ class BlockWalk(_Walk):
                 self.numbers[step.span], count_mark(0), _unnamed(nests[0][-1], step)
             )
         else:
-            path = _progression(self.numbers[step.span], "0", 1, _offset(nests, step, 0))
+            offset, fixed = _offset(nests, step, 0)
+            path = _progression(self.numbers[step.span], "0", 1, offset, fixed)
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module after a loop at {step.span}")
         self.paths[step.span] = path
@@ -685,14 +686,21 @@ def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
 
 
 def _progression(
-    found: set[tuple[str, int, int, int]], target: str, per: int, offset: str = ""
+    found: set[tuple[str, int, int, int]],
+    target: str,
+    per: int,
+    offset: str = "",
+    fixed: int = 0,
 ) -> str | None:
     """``dense{2 * i + 1}``: the one name whose number is ``k * i + base`` at every visit
     (``k`` from two visits at different counts, else the unnamed steps of the op in one
     iteration, ``per``); None where the visits follow no such progression. ``offset``: the
     modules of the op that loops before made (``_offset``), the last of each visit's
     numbers, are counted first (``dense{a + j + 2}``); a ``target`` of ``0``: none
-    counted in a loop around it (``dense{a + b + 1}``)."""
+    counted in a loop around it (``dense{a + b + 1}``); ``fixed``: the modules of the op
+    that loops before made at a count written as a number (``range(2)``, ``[act,
+    sigmoid]``), which ``offset`` leaves out and the base holds (``dense{n + 3}``, not
+    ``dense{n + 2 + 1}``)."""
     prefixes = {prefix for prefix, _, _, _ in found}
     points = sorted(
         {(count, number - (before if offset else 0)) for _, count, number, before in found}
@@ -701,7 +709,8 @@ def _progression(
         return None
     (i1, n1), (i2, n2) = points[0], points[-1]
     k = per if i1 == i2 else (n2 - n1) // (i2 - i1)
-    base = n1 - k * i1
+    base = n1 - k * i1 + (fixed if offset else 0)
+    points = [(count, number + (fixed if offset else 0)) for count, number in points]
     if k < 1 or any(number != k * count + base for count, number in points):
         return None
     term = target if k == 1 else f"{k} * ({target})" if " " in target else f"{k} * {target}"
@@ -713,15 +722,21 @@ def _progression(
     return f"{prefixes.pop()}{{{expr or base}}}"
 
 
-def _offset(nests: Counts, step: ast.Call, first: int) -> str:
+def _offset(nests: Counts, step: ast.Call, first: int) -> tuple[str, int]:
     """The modules of ``step``'s operation that ``nests`` make, as text marking their
-    counts from the ``first`` mark on (``a + 2 * b``)."""
+    counts from the ``first`` mark on (``a + 2 * b``), and those of the nests whose count
+    is a number (``range(2)``, ``[act, sigmoid]``: ``fixed_count``), left out of the text."""
     terms = []
+    fixed = 0
     for index, nest in enumerate(nests, first):
         per = _unnamed(nest[-1], step)
+        counts = [fixed_count(loop) for loop in nest]
+        if all(count is not None for count in counts):
+            fixed += per * math.prod(c for c in counts if c is not None)
+            continue
         mark = count_mark(index)
         terms.append(mark if per == 1 else f"{per} * {mark}")
-    return " + ".join(terms)
+    return " + ".join(terms), fixed
 
 
 def _before(earlier: Span, later: Span) -> bool:

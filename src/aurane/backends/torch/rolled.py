@@ -21,6 +21,7 @@ Anything else raises ``Unsupported`` and the variants keep their own classes
 
 from __future__ import annotations
 
+import ast as pyast
 import math
 import re
 from collections import ChainMap
@@ -316,7 +317,7 @@ def enumerated_header(pad: str, index: str, target: ast.LoopTarget, iterable: st
 def enumerated(lines: list[str]) -> list[str]:
     """``lines`` (a method, its bodies filled) with each marked header (``enumerated_header``)
     written ``for i, w in enumerate(widths):`` where its body reads a name of the target,
-    else ``for i in range(len(widths)):``."""
+    else ``for i in range(len(widths)):`` (``range(2)`` over ``[act, nn.Sigmoid]``)."""
     out = list(lines)
     for at, line in enumerate(lines):
         found = _ENUMERATED.fullmatch(line)
@@ -334,8 +335,21 @@ def enumerated(lines: list[str]) -> list[str]:
         if reads:
             out[at] = f"{pad}for {index}, {target} in enumerate({iterable}):"
         else:
-            out[at] = f"{pad}for {index} in range(len({iterable})):"
+            out[at] = f"{pad}for {index} in range({_items_count(iterable)}):"
     return out
+
+
+def _items_count(iterable: str) -> str:
+    """``len(widths)``; the number of a list or tuple written out (``[act, nn.Sigmoid]``)."""
+    try:
+        tree = pyast.parse(iterable, mode="eval").body
+    except SyntaxError:
+        return f"len({iterable})"
+    if isinstance(tree, pyast.List | pyast.Tuple) and not any(
+        isinstance(item, pyast.Starred) for item in tree.elts
+    ):
+        return str(len(tree.elts))
+    return f"len({iterable})"
 
 
 def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:

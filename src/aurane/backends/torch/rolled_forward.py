@@ -97,6 +97,21 @@ def _one_count(loop: ast.For, tr: Translator) -> str:
     return text if atom else f"({text})"
 
 
+def fixed_count(loop: ast.For) -> int | None:
+    """How many times ``loop`` runs where its iterable writes it as a number: ``range(2)``,
+    a list or tuple written out (``[act, sigmoid]``), ``enumerate`` of one; else None."""
+    iterable = loop.iterable
+    if isinstance(iterable, ast.Call) and iterable.func == "enumerate" and iterable.args:
+        iterable = iterable.args[0]
+    if isinstance(iterable, ast.ListExpr | ast.TupleExpr):
+        return len(iterable.items)
+    if isinstance(iterable, ast.Call) and iterable.func == "range" and len(iterable.args) == 1:
+        stop = iterable.args[0]
+        if not iterable.keywords and isinstance(stop, ast.Number) and type(stop.value) is int:
+            return max(stop.value, 0)
+    return None
+
+
 def _length(iterable: ast.Expr, tr: Translator) -> str:
     """The number of items of ``iterable`` as ``tr`` writes it (an ``enumerate`` or a
     ``zip`` has no ``len``: the lengths of what it iterates)."""
@@ -107,6 +122,8 @@ def _length(iterable: ast.Expr, tr: Translator) -> str:
         return _length(call.args[0], tr)
     if call is not None and call.func == "zip" and len(call.args) > 1:
         return f"min({', '.join(_length(arg, tr) for arg in call.args)})"
+    if isinstance(iterable, ast.ListExpr | ast.TupleExpr):  # written out: its number
+        return str(len(iterable.items))
     return f"len({tr.text(iterable)})"
 
 
