@@ -28,6 +28,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import MASK, Site
 from aurane.backends.torch.emit_tensor import SPLITS
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT
+from aurane.backends.torch.named import TORCH_METHODS
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
@@ -415,6 +416,11 @@ class _ForwardWriter:
         # and after one: the loop numbering them (nested: the loops whose counts multiply)
         self.counted: Mapping[Span, Counts] = {}
         self.indices: Mapping[Span, str] = {}  # a loop over items: its count's name
+        # a loop applying its target (``for a in [act, sigmoid]: ... -> a``): by the target,
+        # the function each iteration applied (``self.act``, ``torch.sigmoid``), and the
+        # iteration being written
+        self.applied: dict[str, list[Any]] = {}
+        self.applying: dict[str, int] = {}
         self.targets: list[str | None] = []  # the loops' targets around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
@@ -465,8 +471,31 @@ class _ForwardWriter:
             mine, expressed = self._loop_arguments(mine, step)
             # checked as written: an argument a loop's target gives is its expression now
             self._not_folded(node, step, tuple(mine), expressed)
+            applier = _applier(stmt, node, self.applied)
+            if applier is not None:  # x = torch.sigmoid(x) as x = a(x)
+                mine = self._applied(mine, node, applier)
             lines += self._templated(mine, node, calls)
         return lines
+
+    def _applied(self, lines: list[str], node: Node, target: str) -> list[str]:
+        """``x = torch.sigmoid(x)`` of a node the loop's target ``a`` applies as ``x =
+        a(x)``, keeping its function (``torch.sigmoid``; ``self.act`` of an operation-valued
+        parameter) as the loop's item at this iteration: a call of one tensor alone, of a
+        function of ``F`` or ``torch`` (``x.exp()``: ``torch.exp``) or of the class's
+        parameter's module or function."""
+        own = any(node.id in found.nodes for found in self.graph.block_ops.values())
+        parsed = _one_tensor_call(lines)
+        if node.layer is not None or parsed is None:
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        bound, func, tensor = parsed
+        if not re.fullmatch(r"self\.\w+" if own else r"(F|torch)\.\w+", func):
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        items, index = self.applied[target], self.applying[target]
+        if items[index] not in (None, func):
+            raise Unsupported(f"an iteration that applies '{target}' differently")
+        items[index] = func
+        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        return [f"{pad}{bound} = {target}({tensor})"]
 
     def _not_folded(
         self,
@@ -616,16 +645,24 @@ class _ForwardWriter:
             self.targets.pop()
 
     def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
-        iterable = self.tr.text(stmt.iterable)
-        lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
+        applies = _applied_target(stmt)
+        items: list[Any]
+        if applies is not None:  # for a in [act, sigmoid]: x -> dense(4) -> a
+            if not isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr):
+                raise Unsupported(f"the operations '{applies}' takes are no list")
+            items = [None] * len(stmt.iterable.items)
+            self.applied[applies] = items
+        else:
+            iterable = self.tr.text(stmt.iterable)
+            items = list(evaluate(iterable, self.env))
         count = self.indices.get(stmt.span)
-        if count is not None:  # its count names a module: for i, w in enumerate(self.widths)
-            lines = [enumerated_header(INDENT * depth, count, stmt.target, iterable)]
         body: list[str] | None = None
         alias = self._opening_alias(stmt) if depth == TOP else None
-        items = list(evaluate(iterable, self.env))
         for index, item in enumerate(items):
-            _bind(stmt.target, item, self.env)
+            if applies is None:
+                _bind(stmt.target, item, self.env)
+            else:
+                self.applying[applies] = index
             if count is not None:
                 self.env[count] = index
             start = self.pos
@@ -636,6 +673,14 @@ class _ForwardWriter:
             if body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
+        if applies is not None:  # the functions each iteration applied, in the calls' terms
+            del self.applied[applies], self.applying[applies]
+            if any(item is None for item in items):
+                raise Unsupported(f"an iteration that does not apply '{applies}'")
+            iterable = f"[{', '.join(items)}]"
+        lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
+        if count is not None:  # its count names a module: for i, w in enumerate(self.widths)
+            lines = [enumerated_header(INDENT * depth, count, stmt.target, iterable)]
         if body is not None and not body:
             raise Unsupported("a loop that makes no statement")
         # the body is marked (``BRANCH``) and kept in ``branches``: a call that runs no
@@ -1038,6 +1083,56 @@ def _control(line: str) -> bool:
         "else",
         "while",
     )
+
+
+def _applied_target(loop: ast.For) -> str | None:
+    """The target of ``loop`` where its body applies it as an operation (``for a in [act,
+    sigmoid]: x -> dense(4) -> a``, or ``.a``)."""
+    name = loop.target.name
+    for item in syntax_items(loop.body) if name is not None else ():
+        if isinstance(item, ast.Call) and item.func == name and not item.args:
+            return name
+        if isinstance(item, ast.Suffix) and item.name == name:
+            return name
+    return None
+
+
+def _applier(stmt: object, node: Node, applied: Mapping[str, list[Any]]) -> str | None:
+    """The loop target of ``applied`` that applies ``node`` (a step ``-> a`` or a suffix
+    ``.a`` of ``stmt`` at its span), or None."""
+    for item in syntax_items(stmt) if applied else ():
+        if isinstance(item, ast.Call) and item.span == node.span and item.func in applied:
+            return item.func
+        if isinstance(item, ast.Suffix) and item.span == node.span and item.name in applied:
+            return item.name
+    return None
+
+
+def _one_tensor_call(lines: list[str]) -> tuple[str, str, str] | None:
+    """``y = f(x)`` (``x.exp()`` as ``torch.exp``) on one line: ``y``, ``f`` and ``x``."""
+    if len(lines) != 1:
+        return None
+    try:
+        tree = pyast.parse(lines[0].strip())
+    except SyntaxError:
+        return None
+    assign = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(assign, pyast.Assign) or len(assign.targets) != 1:
+        return None
+    value = assign.value
+    if not isinstance(value, pyast.Call) or value.keywords:
+        return None
+    func = value.func
+    if (
+        not value.args
+        and isinstance(func, pyast.Attribute)
+        and isinstance(func.value, pyast.Name)
+        and func.attr in TORCH_METHODS
+    ):
+        return pyast.unparse(assign.targets[0]), f"torch.{func.attr}", func.value.id
+    if len(value.args) != 1 or not isinstance(value.args[0], pyast.Name):
+        return None
+    return pyast.unparse(assign.targets[0]), pyast.unparse(func), value.args[0].id
 
 
 def _frames(node: Node) -> tuple[Frame, ...]:
