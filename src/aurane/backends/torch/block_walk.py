@@ -46,6 +46,7 @@ from aurane.backends.torch.rolled import (
 )
 from aurane.backends.torch.rolled_forward import Counts, count_mark, counted_path, fixed_count
 from aurane.ir.graph import Node
+from aurane.ops import lookup
 from aurane.records import replace
 from aurane.semantics.symbolic import plain
 from aurane.source import Span
@@ -264,7 +265,7 @@ class BlockWalk(_Walk):
             made_before = -1
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
-            per = _unnamed(self.fors[-1], step)
+            per = _made(self.fors[-1], step)
             nests = inner
             path = _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
@@ -320,25 +321,25 @@ class BlockWalk(_Walk):
         return tuple(nest for nest in nests if nest is not None)
 
     def _loops_before(self, span: Span, step: ast.Call) -> list[ast.For]:
-        """The loops outside loops before ``span`` that make unnamed modules of ``step``'s
-        operation."""
+        """The loops outside loops before ``span`` that make nodes of ``step``'s operation
+        (``_made``: named ones too, which the IR numbers alike)."""
         return [
             s
             for s in self.statements or self.top
-            if isinstance(s, ast.For) and _before(s.span, span) and _unnamed(s, step)
+            if isinstance(s, ast.For) and _before(s.span, span) and _made(s, step)
         ]
 
     @staticmethod
     def _counted(nests: Counts, step: ast.Call) -> bool:
-        """Whether each iteration of ``nests`` makes its body's unnamed modules of
-        ``step``'s operation, none under an ``if``, so their counts give how many."""
+        """Whether each iteration of ``nests`` makes its body's nodes of ``step``'s
+        operation, none under an ``if``, so their counts give how many."""
         branches = [i for n in nests for i in syntax_items(n[0].body) if isinstance(i, ast.If)]
-        return not any(_unnamed_in(branch, step) for branch in branches)
+        return not any(_made_in(branch, step) for branch in branches)
 
     def _made_by(self, nests: Counts, step: ast.Call) -> int:
-        """How many unnamed modules of ``step``'s operation ``nests`` make at this call,
-        each iteration of the innermost loop making its body's (``_unnamed``)."""
-        return sum(_unnamed(nest[-1], step) * self._count(nest) for nest in nests)
+        """How many nodes of ``step``'s operation ``nests`` make at this call,
+        each iteration of the innermost loop making its body's (``_made``)."""
+        return sum(_made(nest[-1], step) * self._count(nest) for nest in nests)
 
     def _count(self, nest: tuple[ast.For, ...]) -> int:
         """How many times the innermost of ``nest`` runs at this call (counts multiply)."""
@@ -376,9 +377,7 @@ class BlockWalk(_Walk):
         if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
             return super()._place(step, node, made, depth, keep)  # every call names it alike
         if len(nests) == 1:
-            path = _progression(
-                self.numbers[step.span], count_mark(0), _unnamed(nests[0][-1], step)
-            )
+            path = _progression(self.numbers[step.span], count_mark(0), _made(nests[0][-1], step))
         else:
             offset, fixed = _offset(nests, step, 0)
             path = _progression(self.numbers[step.span], "0", 1, offset, fixed)
@@ -729,7 +728,7 @@ def _offset(nests: Counts, step: ast.Call, first: int) -> tuple[str, int]:
     terms = []
     fixed = 0
     for index, nest in enumerate(nests, first):
-        per = _unnamed(nest[-1], step)
+        per = _made(nest[-1], step)
         counts = [fixed_count(loop) for loop in nest]
         if all(count is not None for count in counts):
             fixed += per * math.prod(c for c in counts if c is not None)
@@ -749,7 +748,7 @@ def _nest(loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
     unnamed: ``loop`` alone, or it and the one loop nested in it that writes every such
     call of its body, run alike at each iteration (its count reads no outer target:
     ``range(b)``, not ``range(i)``); None where they are nested otherwise."""
-    inner = [s for s in syntax_items(loop.body) if isinstance(s, ast.For) and _unnamed(s, step)]
+    inner = [s for s in syntax_items(loop.body) if isinstance(s, ast.For) and _made(s, step)]
     if not inner:
         return (loop,)
     nested = inner[0]
@@ -758,26 +757,36 @@ def _nest(loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
         len(inner) != 1
         or nested not in loop.body  # not under an ``if``
         or _nest(nested, step) != (nested,)  # nor deeper
-        or _unnamed(nested, step) != _unnamed(loop, step)
+        or _made(nested, step) != _made(loop, step)
         or targets & _names(nested.iterable)
     ):
         return None
     return loop, nested
 
 
-def _unnamed(loop: ast.For, step: ast.Call) -> int:
-    """How many unnamed calls of ``step``'s operation the loop's body writes."""
-    return _unnamed_in(loop.body, step)
+def _made(loop: ast.For, step: ast.Call) -> int:
+    """How many nodes of ``step``'s operation the loop's body makes (``_made_in``)."""
+    return _made_in(loop.body, step)
 
 
-def _unnamed_in(node: object, step: ast.Call) -> int:
-    """How many unnamed calls of ``step``'s operation ``node`` writes."""
-    calls = [
-        item
+def _made_in(node: object, step: ast.Call) -> int:
+    """How many nodes of ``step``'s operation ``node`` makes: its calls, named or not, and
+    suffixes (``.relu``). The IR numbers an operation's nodes in order whatever their
+    ``as`` names (``fc0`` is ``dense1``, the unnamed ``dense`` after it ``dense2``), so a
+    named one takes a number too."""
+    op = _operation(step.func)
+    names = [
+        item.func if isinstance(item, ast.Call) else item.name
         for item in syntax_items(node)
-        if isinstance(item, ast.Call) and item.func == step.func and item.layer is None
+        if isinstance(item, ast.Call | ast.Suffix)
     ]
-    return len(calls)
+    return sum(_operation(name) == op for name in names)
+
+
+def _operation(name: str) -> str:
+    """The operation ``name`` calls (``layernorm``: ``layer_norm``), or ``name``."""
+    spec = lookup(name)
+    return spec.name if spec is not None else name
 
 
 def _flat(stmts: tuple[ast.ForwardStmt, ...]) -> list[object]:
