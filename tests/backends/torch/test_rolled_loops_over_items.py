@@ -269,3 +269,37 @@ def test_a_network_loop_over_a_list() -> None:
         "        for i in range(len(self.widths)):\n"
         '            x = getattr(self, f"dense{i + 2}")(x)\n'
     ) in code, code
+
+
+STACK = """\
+model Mlp(widths):
+    def forward(x):
+        for w in widths:
+            x -> dense(w).relu as stack.*
+        return x -> dense(2)
+
+model Net:
+    input_shape = (5,)
+    def forward(x):
+        x -> Mlp([8, 6]) as a -> Mlp([4, 4, 3]) as b -> dense(2) as head
+"""
+
+
+def test_a_container_filled_in_order_by_a_loop_over_a_list() -> None:
+    """``as stack.*``: forward indexes the container by the loop's count,
+    ``self.stack[i]`` (was 'the iterations of 'w' differ', the child's index read as the
+    loop's item); the head counts the container's modules, which the IR numbers as
+    ``dense`` too."""
+    text = _checked(STACK, "stack_list")
+    assert (
+        "        self.stack = nn.Sequential()\n"
+        "        channels = in_features\n"
+        "        for w in widths:\n"
+        "            self.stack.append(nn.Linear(channels, w))\n"
+    ) in text, text
+    assert (
+        "        for i in range(len(self.widths)):\n"
+        "            x = self.stack[i](x)\n"
+        "            x = F.relu(x)\n"
+        '        return getattr(self, f"dense{len(self.widths) + 1}")(x)\n'
+    ) in text, text

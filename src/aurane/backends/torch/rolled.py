@@ -308,6 +308,21 @@ def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dic
     return out
 
 
+def starred_loops(body: tuple[ast.ForwardStmt, ...]) -> set[Span]:
+    """The loops outside loops of ``body`` whose steps fill a container in order (``as
+    stack.*``): forward indexes it by the loop's count (``self.stack[i + 1]``)."""
+    return {
+        stmt.span
+        for stmt in body
+        if isinstance(stmt, ast.For)
+        and any(
+            isinstance(item, ast.Call | ast.Chain)
+            and (getattr(item, "layer", None) or "").endswith(".*")
+            for item in syntax_items(stmt.body)
+        )
+    }
+
+
 def enumerated_header(pad: str, index: str, target: ast.LoopTarget, iterable: str) -> str:
     """The header of a loop whose count ``index`` names its modules, marked until
     ``enumerated`` sees its body."""
@@ -1574,7 +1589,8 @@ def _roll_at(
             raise
         each = [(g, t, e) for (_, g, _), t, e in zip(variants, own, envs, strict=True)]
         try:
-            used = {span: name for span, name in indices.items() if span in indexed}
+            starred = starred_loops(forward.body)  # forward's self.stack[i]
+            used = {s: name for s, name in indices.items() if s in indexed | starred}
             methods, stores = looped(
                 network, each, loops, [*fields, *params], inits, paths, counted, constants, used
             )

@@ -56,6 +56,7 @@ from aurane.backends.torch.rolled import (
     enumerated,
     evaluate,
     loop_indices,
+    starred_loops,
 )
 from aurane.backends.torch.rolled_forward import (
     Counts,
@@ -238,7 +239,8 @@ def _roll_block(
             block_models=block_models,
             functions_of=functions_of,
         )
-        indices = {span: name for span, name in indices.items() if span in indexed}
+        starred = starred_loops(forward.body)  # forward's self.stack[i]
+        indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = enumerated(_fill(inits, branches))
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()

@@ -43,6 +43,7 @@ from aurane.backends.torch.rolled import (
     _named,
     _path_text,
     _target_text,
+    count_target,
     enumerated_header,
     evaluate,
     perturbed,
@@ -421,7 +422,7 @@ class _ForwardWriter:
         # iteration being written
         self.applied: dict[str, list[Any]] = {}
         self.applying: dict[str, int] = {}
-        self.targets: list[str | None] = []  # the loops' targets around the statement
+        self.targets: list[str | None] = []  # the loops' counts around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
         self.skip: _Skip | None = None  # the names after such a loop (``_last_iteration``)
@@ -638,7 +639,7 @@ class _ForwardWriter:
     def loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         if self.skip is not None and self.skip.open:  # its statements keep the own names
             raise Unsupported(f"a loop after the skip '{self.skip.skip}' before it is joined")
-        self.targets.append(stmt.target.name)
+        self.targets.append(self.indices.get(stmt.span) or count_target(stmt))
         try:
             return self._loop(stmt, depth, frames)
         finally:
