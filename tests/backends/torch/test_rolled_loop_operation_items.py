@@ -26,6 +26,7 @@ from tests.backends.torch.one_class import (  # noqa: E402
     build,
     built_alike,
     one_class_alike,
+    roll_notes,
 )
 
 
@@ -238,3 +239,24 @@ def test_a_parameter_given_as_a_function_is_its_stored_function() -> None:
     head = block_class(gen, "Head")
     assert "        self.act = act\n" in head, head
     assert "        for j, a in enumerate([self.act, torch.sigmoid]):\n" in head, head
+
+
+def test_a_list_item_without_a_module_class_is_its_function() -> None:
+    """``[act, exp]``: ``exp`` has no module class, which ``__init__`` does not need (it
+    counts the loop, ``for j in range(2):``); forward applies ``torch.exp``, as the class
+    of one call writes ``x.exp()``. It fell back with 'the name 'exp' has no Python value
+    here'."""
+    source = APPLIED.replace("[act, sigmoid]", "[act, exp]")
+    gen, _ = against_per_call(source, "exp_item", torch.randn(3, 5))
+    assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
+    head = block_class(gen, "Head")
+    assert "        for j in range(2):\n" in head, head
+    assert "        for j, a in enumerate([self.act, torch.exp]):\n" in head, head
+
+
+def test_an_applied_operation_with_arguments_keeps_a_class_per_call() -> None:
+    """``softmax`` applies ``F.softmax(x, dim=-1)``: no function of the tensor alone, so
+    the calls keep their classes, with a located note."""
+    notes, code = roll_notes(APPLIED.replace("[act, sigmoid]", "[act, softmax]"))
+    assert notes == ["block 'Head' at 1:7: the statement of 'softmax1' that 'a' applies"]
+    assert "class Head_2(" in code

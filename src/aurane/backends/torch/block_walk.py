@@ -303,7 +303,7 @@ class BlockWalk(_Walk):
             outer |= {name for name, _ in self.fors[depth - 1].target.names()}
             if outer & _names(loop.iterable):
                 return None
-            size = len(list(evaluate(self.tr.text(loop.iterable), self.env)))
+            size = self._runs(loop)
             head = f"({text})" if " + " in text else text
             text = f"{head} * {count_mark(len(inner))} + {targets[depth]}"
             number = number * size + counts[depth]
@@ -343,9 +343,16 @@ class BlockWalk(_Walk):
 
     def _count(self, nest: tuple[ast.For, ...]) -> int:
         """How many times the innermost of ``nest`` runs at this call (counts multiply)."""
-        return math.prod(
-            len(list(evaluate(self.tr.text(loop.iterable), self.env))) for loop in nest
-        )
+        return math.prod(self._runs(loop) for loop in nest)
+
+    def _runs(self, loop: ast.For) -> int:
+        """How many times ``loop`` runs at this call: the number its iterable writes
+        (``fixed_count``: ``[act, exp]``, whose items need no Python value), else the
+        length of its iterable's value."""
+        fixed = fixed_count(loop)
+        if fixed is not None:
+            return fixed
+        return len(list(evaluate(self.tr.text(loop.iterable), self.env)))
 
     def _after_loop(
         self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool

@@ -308,6 +308,18 @@ def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dic
     return out
 
 
+def applied_target(loop: ast.For) -> str | None:
+    """The target of ``loop`` where its body applies it as an operation (``for a in [act,
+    sigmoid]: x -> dense(4) -> a``, or ``.a``)."""
+    name = loop.target.name
+    for item in syntax_items(loop.body) if name is not None else ():
+        if isinstance(item, ast.Call) and item.func == name and not item.args:
+            return name
+        if isinstance(item, ast.Suffix) and item.name == name:
+            return name
+    return None
+
+
 def starred_loops(body: tuple[ast.ForwardStmt, ...]) -> set[Span]:
     """The loops outside loops of ``body`` whose steps fill a container in order (``as
     stack.*``): forward indexes it by the loop's count (``self.stack[i + 1]``)."""
@@ -861,19 +873,29 @@ class _Walk:
             self.held = self.size
             self.size = SIZE
         held = self.held
-        iterable = self.tr.text(stmt.iterable)
         stage = self._stage(stmt)
         stage_call = self._stage_call
         if stage is not None:
             lines.append(f"{pad}{STAGE} = nn.Sequential()")
         index = self.indices.get(stmt.span)
-        if index is not None and stmt.span in self.indexed:
-            lines.append(enumerated_header(pad, index, stmt.target, iterable))
+        items: list[Any]
+        if applied_target(stmt) is not None and isinstance(
+            stmt.iterable, ast.ListExpr | ast.TupleExpr
+        ):  # for a in [act, exp]: -> a makes no module here; only the count is written
+            items = [None] * len(stmt.iterable.items)
+            counted = index if index is not None and stmt.span in self.indexed else "_"
+            lines.append(f"{pad}for {counted} in range({len(items)}):")
         else:
-            lines.append(f"{pad}for {_target_text(stmt.target)} in {iterable}:")
+            iterable = self.tr.text(stmt.iterable)
+            items = list(evaluate(iterable, self.env))
+            if index is not None and stmt.span in self.indexed:
+                lines.append(enumerated_header(pad, index, stmt.target, iterable))
+            else:
+                lines.append(f"{pad}for {_target_text(stmt.target)} in {iterable}:")
         body: list[str] | None = None
-        for count, item in enumerate(evaluate(iterable, self.env)):
-            _bind(stmt.target, item, self.env)
+        for count, item in enumerate(items):
+            if item is not None:
+                _bind(stmt.target, item, self.env)
             if index is not None:
                 self.env[index] = count
             self.held = None  # a later iteration starts from what the one before left

@@ -43,6 +43,7 @@ from aurane.backends.torch.rolled import (
     _named,
     _path_text,
     _target_text,
+    applied_target,
     count_target,
     enumerated_header,
     evaluate,
@@ -646,7 +647,7 @@ class _ForwardWriter:
             self.targets.pop()
 
     def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
-        applies = _applied_target(stmt)
+        applies = applied_target(stmt)
         items: list[Any]
         if applies is not None:  # for a in [act, sigmoid]: x -> dense(4) -> a
             if not isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr):
@@ -1084,18 +1085,6 @@ def _control(line: str) -> bool:
         "else",
         "while",
     )
-
-
-def _applied_target(loop: ast.For) -> str | None:
-    """The target of ``loop`` where its body applies it as an operation (``for a in [act,
-    sigmoid]: x -> dense(4) -> a``, or ``.a``)."""
-    name = loop.target.name
-    for item in syntax_items(loop.body) if name is not None else ():
-        if isinstance(item, ast.Call) and item.func == name and not item.args:
-            return name
-        if isinstance(item, ast.Suffix) and item.name == name:
-            return name
-    return None
 
 
 def _applier(stmt: object, node: Node, applied: Mapping[str, list[Any]]) -> str | None:
