@@ -254,9 +254,20 @@ def test_a_list_item_without_a_module_class_is_its_function() -> None:
     assert "        for j, a in enumerate([self.act, torch.exp]):\n" in head, head
 
 
-def test_an_applied_operation_with_arguments_keeps_a_class_per_call() -> None:
-    """``softmax`` applies ``F.softmax(x, dim=-1)``: no function of the tensor alone, so
-    the calls keep their classes, with a located note."""
-    notes, code = roll_notes(APPLIED.replace("[act, sigmoid]", "[act, softmax]"))
-    assert notes == ["block 'Head' at 1:7: the statement of 'softmax1' that 'a' applies"]
+def test_an_applied_operation_with_arguments_is_a_partial_function() -> None:
+    """``softmax`` applies ``F.softmax(x, dim=-1)``: its item is
+    ``functools.partial(F.softmax, dim=-1)`` (imported), as a block's function argument
+    is passed; it kept a class per call. ``layer_norm`` builds a module with weights in
+    one iteration and not in the other: no function, so its calls keep their classes,
+    with a located note."""
+    source = APPLIED.replace("[act, sigmoid]", "[act, softmax]")
+    gen, _ = against_per_call(source, "softmax_item", torch.randn(3, 5))
+    assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
+    head = block_class(gen, "Head")
+    assert (
+        "        for j, a in enumerate([self.act, functools.partial(F.softmax, dim=-1)]):\n"
+    ) in head, head
+    assert "\nimport functools\n" in gen.code
+    notes, code = roll_notes(APPLIED.replace("[act, sigmoid]", "[act, layer_norm]"))
+    assert notes == ["block 'Head' at 1:7: the iterations of 'a' differ"], notes
     assert "class Head_2(" in code

@@ -483,15 +483,20 @@ class _ForwardWriter:
         """``x = torch.sigmoid(x)`` of a node the loop's target ``a`` applies as ``x =
         a(x)``, keeping its function (``torch.sigmoid``; ``self.act`` of an operation-valued
         parameter) as the loop's item at this iteration: a call of one tensor alone, of a
-        function of ``F`` or ``torch`` (``x.exp()``: ``torch.exp``) or of the class's
-        parameter's module or function."""
+        function of ``F`` or ``torch`` (``x.exp()``: ``torch.exp``; with constant keyword
+        arguments, ``functools.partial(F.softmax, dim=-1)``) or of the class's parameter's
+        module or function."""
         own = any(node.id in found.nodes for found in self.graph.block_ops.values())
         parsed = _one_tensor_call(lines)
         if node.layer is not None or parsed is None:
             raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
-        bound, func, tensor = parsed
+        bound, func, tensor, keywords = parsed
         if not re.fullmatch(r"self\.\w+" if own else r"(F|torch)\.\w+", func):
             raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        if keywords and own:
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        if keywords:  # F.softmax(x, dim=-1): as a block's function argument is passed
+            func = f"functools.partial({func}, {keywords})"
         items, index = self.applied[target], self.applying[target]
         if items[index] not in (None, func):
             raise Unsupported(f"an iteration that applies '{target}' differently")
@@ -1098,8 +1103,9 @@ def _applier(stmt: object, node: Node, applied: Mapping[str, list[Any]]) -> str 
     return None
 
 
-def _one_tensor_call(lines: list[str]) -> tuple[str, str, str] | None:
-    """``y = f(x)`` (``x.exp()`` as ``torch.exp``) on one line: ``y``, ``f`` and ``x``."""
+def _one_tensor_call(lines: list[str]) -> tuple[str, str, str, str] | None:
+    """``y = f(x)`` (``x.exp()`` as ``torch.exp``) on one line: ``y``, ``f`` and ``x``,
+    and its keyword arguments where each is a number or string (``dim=-1``)."""
     if len(lines) != 1:
         return None
     try:
@@ -1110,8 +1116,9 @@ def _one_tensor_call(lines: list[str]) -> tuple[str, str, str] | None:
     if not isinstance(assign, pyast.Assign) or len(assign.targets) != 1:
         return None
     value = assign.value
-    if not isinstance(value, pyast.Call) or value.keywords:
+    if not isinstance(value, pyast.Call) or any(not _constant(k) for k in value.keywords):
         return None
+    keywords = ", ".join(pyast.unparse(k) for k in value.keywords)
     func = value.func
     if (
         not value.args
@@ -1119,10 +1126,21 @@ def _one_tensor_call(lines: list[str]) -> tuple[str, str, str] | None:
         and isinstance(func.value, pyast.Name)
         and func.attr in TORCH_METHODS
     ):
-        return pyast.unparse(assign.targets[0]), f"torch.{func.attr}", func.value.id
+        return pyast.unparse(assign.targets[0]), f"torch.{func.attr}", func.value.id, keywords
     if len(value.args) != 1 or not isinstance(value.args[0], pyast.Name):
         return None
-    return pyast.unparse(assign.targets[0]), pyast.unparse(func), value.args[0].id
+    return pyast.unparse(assign.targets[0]), pyast.unparse(func), value.args[0].id, keywords
+
+
+def _constant(keyword: pyast.keyword) -> bool:
+    """``dim=-1``: a keyword argument whose value is a number, string or bool."""
+    if keyword.arg is None:
+        return False
+    try:
+        pyast.literal_eval(keyword.value)
+    except ValueError:
+        return False
+    return True
 
 
 def _frames(node: Node) -> tuple[Frame, ...]:
