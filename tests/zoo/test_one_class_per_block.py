@@ -667,9 +667,10 @@ model Net:
 
 def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call() -> None:
     """The documented fallback: an unnamed module in a loop whose IR names follow no
-    progression in the loops' counts (an inner count that reads the outer target, a
-    triangle: ``dense{i * (i + 1) // 2 + j + 1}``) is not rolled; the reason names the block, its line and the step, and each call keeps its
-    exact class."""
+    progression in the loops' counts (an inner count reading the outer target, ``range(i
+    + 1)``: the names number on by a triangle) is not rolled; the reason names the block,
+    its line and the step, and each call keeps its exact class. (The example was a second
+    loop numbering on from the first, which rolls since ``dense{n + j + 1}``.)"""
     from aurane.backends.torch import TorchCodeGenerator
     from aurane.compile import prepare_program
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import textwrap
 import types
+from collections import Counter
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from aurane.tools.roll_check import check_source  # noqa: E402
 from aurane.verify import Generated  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
@@ -24,6 +26,7 @@ from tests.backends.torch.one_class import (  # noqa: E402
     build,
     built_alike,
     one_class_alike,
+    roll_notes,
 )
 
 
@@ -149,3 +152,122 @@ def test_a_rolled_loop_over_zip_writes_the_other_operation_by_its_module_class()
     assert isinstance(net.s.inners0.act, torch.nn.ReLU)
     assert isinstance(net.s.inners1.act, torch.nn.GELU)
     assert isinstance(net.t.inners0.act, torch.nn.Tanh)
+
+
+APPLIED = """\
+model Head(act, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(4).relu
+        for a in [act, sigmoid]:
+            x -> dense(4) -> a
+        return x -> dense(3)
+
+model Net:
+    input_shape = (5,)
+    def forward(x):
+        x -> Head(relu, 1) as h1 -> Head(tanh, 2) as h2 -> dense(2) as out
+"""
+
+
+def test_a_rolled_loop_applying_its_operations_iterates_their_functions() -> None:
+    """``for a in [act, sigmoid]: x -> dense(4) -> a`` in a class that runs its loops
+    (the calls' ``n`` differ): forward iterates the functions each call's class applied,
+    ``[self.act, torch.sigmoid]`` (the parameter's module, built as in the class of one
+    call), and applies ``a(x)``; it fell back with ``the iterations of 'a' differ``. No
+    module is added: the state dict and the modules are those of one class per call."""
+    gen, flat = against_per_call(APPLIED, "applied_ops", torch.randn(3, 5))
+    assert CLASS.findall(flat) == ["Head", "Head_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
+    head = block_class(gen, "Head")
+    assert "        self.act = act()\n" in head, head
+    assert (
+        "        for j in range(2):\n"
+        '            setattr(self, f"dense{n + j + 1}", nn.Linear(channels, 4))\n'
+    ) in head, head
+    assert '        setattr(self, f"dense{n + 3}", nn.Linear(channels, 3))\n' in head, head
+    assert (
+        "        for j, a in enumerate([self.act, torch.sigmoid]):\n"
+        '            x = getattr(self, f"dense{self.n + j + 1}")(x)\n'
+        "            x = a(x)\n"
+        '        return getattr(self, f"dense{self.n + 3}")(x)\n'
+    ) in head, head
+    model, _, _ = build(APPLIED, "applied_ops_model")
+    names = [name for name, _ in model.Net().named_modules()]
+    theirs, _ = per_call(APPLIED, "applied_ops_names")
+    assert names == [name for name, _ in theirs.Net().named_modules()]
+    counts: Counter[str] = Counter()  # built with another n: that call's class
+    assert check_source(APPLIED, counts) == []
+    assert counts["other arguments"] > 0, counts
+
+
+SUFFIXED = """\
+model Head(act, widths):
+    def forward(x):
+        for w in widths:
+            x -> dense(w).relu
+        for a in [gelu, act, sigmoid]:
+            x -> dense(4).a
+        return x
+
+model Net:
+    input_shape = (5,)
+    def forward(x):
+        x -> Head(relu, [3]) as h1 -> Head(tanh, [4, 6]) as h2 -> dense(2) as out
+"""
+
+
+def test_a_loop_applying_its_operations_as_a_suffix() -> None:
+    """``dense(4).a``, and the loop before it over a list: ``F.gelu`` and ``torch.sigmoid``
+    for the list's own operations, ``self.act`` for the parameter."""
+    gen, _ = against_per_call(SUFFIXED, "suffixed_ops", torch.randn(3, 5))
+    assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
+    head = block_class(gen, "Head")
+    assert (
+        "        for i, a in enumerate([F.gelu, self.act, torch.sigmoid]):\n"
+        '            x = getattr(self, f"dense{len(self.widths) + i + 1}")(x)\n'
+        "            x = a(x)\n"
+    ) in head, head
+
+
+def test_a_parameter_given_as_a_function_is_its_stored_function() -> None:
+    """``exp`` has no module class: the class stores the function (``self.act = act``),
+    which the list names alike."""
+    source = APPLIED.replace("Head(relu, 1)", "Head(exp, 1)")
+    gen, _ = against_per_call(source, "function_ops", torch.randn(3, 5))
+    assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
+    head = block_class(gen, "Head")
+    assert "        self.act = act\n" in head, head
+    assert "        for j, a in enumerate([self.act, torch.sigmoid]):\n" in head, head
+
+
+def test_a_list_item_without_a_module_class_is_its_function() -> None:
+    """``[act, exp]``: ``exp`` has no module class, which ``__init__`` does not need (it
+    counts the loop, ``for j in range(2):``); forward applies ``torch.exp``, as the class
+    of one call writes ``x.exp()``. It fell back with 'the name 'exp' has no Python value
+    here'."""
+    source = APPLIED.replace("[act, sigmoid]", "[act, exp]")
+    gen, _ = against_per_call(source, "exp_item", torch.randn(3, 5))
+    assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
+    head = block_class(gen, "Head")
+    assert "        for j in range(2):\n" in head, head
+    assert "        for j, a in enumerate([self.act, torch.exp]):\n" in head, head
+
+
+def test_an_applied_operation_with_arguments_is_a_partial_function() -> None:
+    """``softmax`` applies ``F.softmax(x, dim=-1)``: its item is
+    ``functools.partial(F.softmax, dim=-1)`` (imported), as a block's function argument
+    is passed; it kept a class per call. ``layer_norm`` builds a module with weights in
+    one iteration and not in the other: no function, so its calls keep their classes,
+    with a located note."""
+    source = APPLIED.replace("[act, sigmoid]", "[act, softmax]")
+    gen, _ = against_per_call(source, "softmax_item", torch.randn(3, 5))
+    assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
+    head = block_class(gen, "Head")
+    assert (
+        "        for j, a in enumerate([self.act, functools.partial(F.softmax, dim=-1)]):\n"
+    ) in head, head
+    assert "\nimport functools\n" in gen.code
+    notes, code = roll_notes(APPLIED.replace("[act, sigmoid]", "[act, layer_norm]"))
+    assert notes == ["block 'Head' at 1:7: the iterations of 'a' differ"], notes
+    assert "class Head_2(" in code

@@ -174,3 +174,78 @@ def test_a_network_second_loop_numbers_on_from_the_first() -> None:
     code = rolls_exactly(NETWORK, "second_network", torch.randn(2, 5))
     assert 'setattr(self, f"dense{a + j + 2}", nn.Linear(channels, w))' in code, code
     assert 'x = getattr(self, f"dense{self.a + j + 2}")(x)' in code, code
+
+
+FIXED = """\
+model Tower(w, a):
+    def forward(x):
+        for j in range(2):
+            x -> dense(w)
+        for i in range(a):
+            x -> dense(w).relu
+        return x -> dense(3)
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Tower(8, 1) as t1 -> Tower(8, 2) as t2 -> dense(2) as head
+"""
+
+
+def test_a_loop_whose_count_is_a_number_is_in_the_base() -> None:
+    """``range(2)`` runs two times at every call: its modules are a number of the base,
+    ``dense{a + 3}`` (was ``dense{2 + a + 1}``)."""
+    text = _checked(FIXED, "fixed_count", 6)
+    assert '            setattr(self, f"dense{i + 3}", nn.Linear(channels, w))\n' in text, text
+    assert '        setattr(self, f"dense{a + 3}", nn.Linear(channels, 3))\n' in text, text
+    assert '        return getattr(self, f"dense{self.a + 3}")(x)\n' in text, text
+
+
+NAMED_TOO = """\
+model Tower(a, b):
+    def forward(x):
+        for i in range(a):
+            x -> dense(8) as fc{i} -> dense(8)
+        for j in range(b):
+            x -> layer_norm() as norms{j}
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Tower(1, 1) as t1 -> Tower(1, 2) as t2 -> dense(2) as head
+"""
+
+
+def test_a_named_module_of_the_operation_takes_a_number_too() -> None:
+    """The IR numbers an operation's nodes whatever their ``as`` names (``fc0`` is
+    ``dense1``), so two ``dense`` an iteration: ``dense{2 * i + 2}``. Every call runs the
+    loop once, so the step is the body's; it counted the unnamed calls only
+    (``dense{i + 2}``), whose class built at ``a = 2`` had ``dense3`` for ``dense4``."""
+    text = _checked(NAMED_TOO, "named_too", 6)
+    assert '            setattr(self, f"dense{2 * i + 2}", nn.Linear(channels, 8))\n' in text
+
+
+NAMED_BEFORE = """\
+model Tower(a, b):
+    def forward(x):
+        for i in range(a):
+            x -> dense(4).relu as fc{i}
+        for j in range(b):
+            x -> dense(4)
+        return x -> dense(3)
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Tower(1, 1) as t1 -> Tower(2, 2) as t2 -> dense(2) as head
+"""
+
+
+def test_unnamed_modules_number_on_from_a_loop_of_named_ones() -> None:
+    """``fc{i}`` takes ``dense1``, ``dense2``, ...: the second loop's ``dense{a + j + 1}``
+    and the head's ``dense{a + b + 1}`` count it (was 'an unnamed 'dense' module in a
+    loop')."""
+    text = _checked(NAMED_BEFORE, "named_before", 6)
+    assert '            setattr(self, f"dense{a + j + 1}", nn.Linear(channels, 4))\n' in text
+    assert '        return getattr(self, f"dense{self.a + self.b + 1}")(x)\n' in text, text

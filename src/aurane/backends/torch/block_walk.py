@@ -17,7 +17,8 @@ call's IR at every visit:
   skip saved at a loop's start and read after it only (``s = x``, then ``x = add(x, s)``);
 - an unnamed module in a loop (``x -> rms_norm()``), whose IR names number on across the
   iterations (``rms_norm1``, ``rms_norm2``, ...): ``setattr(self, f"rms_norm{i + 1}",
-  ...)``, where every call's names follow one progression in the loop's count;
+  ...)``, where every call's names follow one progression in the loop's count (a loop
+  over items counts its iterations: ``for i, w in enumerate(widths)``);
 - tensors only each other read, made by no module (``h1 = arange(p)``, ``h2 =
   hardtanh(h1)``): nothing in ``__init__``, forward computes them and drops them.
 """
@@ -40,11 +41,13 @@ from aurane.backends.torch.rolled import (
     _added_lines,
     _Walk,
     _within,
+    count_target,
     evaluate,
     syntax_items,
 )
-from aurane.backends.torch.rolled_forward import count_mark, counted_path
+from aurane.backends.torch.rolled_forward import count_mark, counted_path, fixed_count
 from aurane.ir.graph import Node
+from aurane.ops import lookup
 from aurane.records import replace
 from aurane.semantics.symbolic import plain
 from aurane.source import Span
@@ -263,13 +266,13 @@ class BlockWalk(_Walk):
             made_before = -1
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
-            per = _unnamed(self.fors[-1], step)
+            per = _made(self.fors[-1], step)
             nests = inner
             path = _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
                 nests = (*inner, *earlier)
-                offset = _offset(earlier, step, len(inner))
-                path = _progression(self.numbers[step.span], target, per, offset)
+                offset, fixed = _offset(earlier, step, len(inner))
+                path = _progression(self.numbers[step.span], target, per, offset, fixed)
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.paths[step.span] = path
@@ -282,26 +285,31 @@ class BlockWalk(_Walk):
 
     def _iterations(self) -> tuple[str, int, Counts] | None:
         """The iterations run so far around the step, as text and number, and the loops
-        whose counts the text reads (``count_mark``): the loop's target (``i``), or in
-        loops nested in each other ``(i * COUNT + j) * COUNT + k`` (each ``COUNT`` an inner
-        loop's count, ``b`` in ``__init__``, ``self.b`` in forward); None where the targets
-        are not numbers, or an inner loop's count reads an outer target (``range(i +
-        b)``: its iterations differ)."""
-        targets = [loop.target.name for loop in self.fors]
+        whose counts the text reads (``count_mark``): the loop's count (``i`` of ``for i
+        in range(n)`` or ``for i, w in enumerate(widths)``: ``rolled.count_target``; of a
+        loop over items, ``for w in widths``, the name ``rolled.loop_indices`` gives it),
+        or in loops nested in each other ``(i * COUNT + j) * COUNT + k`` (each ``COUNT``
+        an inner loop's count, ``b`` in ``__init__``, ``self.b`` in forward); None where a
+        count is not a number, or an inner loop's count reads an outer target (``range(i
+        + b)``: its iterations differ)."""
+        targets = [self.indices.get(loop.span, count_target(loop)) for loop in self.fors]
         values = [self.env.get(t) if t is not None else None for t in targets]
-        counts = [v for v in values if type(v) is int]
+        counts: list[int] = [v for v in values if type(v) is int]
         if len(counts) != len(values):
             return None
+        outer: set[str] = set()
         text, number = str(targets[0]), counts[0]
         inner: list[tuple[ast.For, ...]] = []
         for depth, loop in enumerate(self.fors[1:], 1):
-            if set(targets[:depth]) & _names(loop.iterable):
+            outer |= {name for name, _ in self.fors[depth - 1].target.names()}
+            if outer & _names(loop.iterable):
                 return None
-            size = len(list(evaluate(self.tr.text(loop.iterable), self.env)))
-            outer = f"({text})" if " + " in text else text
-            text = f"{outer} * {count_mark(len(inner))} + {targets[depth]}"
+            size = self._runs(loop)
+            head = f"({text})" if " + " in text else text
+            text = f"{head} * {count_mark(len(inner))} + {targets[depth]}"
             number = number * size + counts[depth]
             inner.append((loop,))
+        self.indexed.update(loop.span for loop in self.fors if loop.span in self.indices)
         return text, number, tuple(inner)
 
     def _earlier(self, span: Span, step: ast.Call) -> Counts | None:
@@ -314,31 +322,38 @@ class BlockWalk(_Walk):
         return tuple(nest for nest in nests if nest is not None)
 
     def _loops_before(self, span: Span, step: ast.Call) -> list[ast.For]:
-        """The loops outside loops before ``span`` that make unnamed modules of ``step``'s
-        operation."""
+        """The loops outside loops before ``span`` that make nodes of ``step``'s operation
+        (``_made``: named ones too, which the IR numbers alike)."""
         return [
             s
             for s in self.statements or self.top
-            if isinstance(s, ast.For) and _before(s.span, span) and _unnamed(s, step)
+            if isinstance(s, ast.For) and _before(s.span, span) and _made(s, step)
         ]
 
     @staticmethod
     def _counted(nests: Counts, step: ast.Call) -> bool:
-        """Whether each iteration of ``nests`` makes its body's unnamed modules of
-        ``step``'s operation, none under an ``if``, so their counts give how many."""
+        """Whether each iteration of ``nests`` makes its body's nodes of ``step``'s
+        operation, none under an ``if``, so their counts give how many."""
         branches = [i for n in nests for i in syntax_items(n[0].body) if isinstance(i, ast.If)]
-        return not any(_unnamed_in(branch, step) for branch in branches)
+        return not any(_made_in(branch, step) for branch in branches)
 
     def _made_by(self, nests: Counts, step: ast.Call) -> int:
-        """How many unnamed modules of ``step``'s operation ``nests`` make at this call,
-        each iteration of the innermost loop making its body's (``_unnamed``)."""
-        return sum(_unnamed(nest[-1], step) * self._count(nest) for nest in nests)
+        """How many nodes of ``step``'s operation ``nests`` make at this call,
+        each iteration of the innermost loop making its body's (``_made``)."""
+        return sum(_made(nest[-1], step) * self._count(nest) for nest in nests)
 
     def _count(self, nest: tuple[ast.For, ...]) -> int:
         """How many times the innermost of ``nest`` runs at this call (counts multiply)."""
-        return math.prod(
-            len(list(evaluate(self.tr.text(loop.iterable), self.env))) for loop in nest
-        )
+        return math.prod(self._runs(loop) for loop in nest)
+
+    def _runs(self, loop: ast.For) -> int:
+        """How many times ``loop`` runs at this call: the number its iterable writes
+        (``fixed_count``: ``[act, exp]``, whose items need no Python value), else the
+        length of its iterable's value."""
+        fixed = fixed_count(loop)
+        if fixed is not None:
+            return fixed
+        return len(list(evaluate(self.tr.text(loop.iterable), self.env)))
 
     def _after_loop(
         self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool
@@ -370,11 +385,10 @@ class BlockWalk(_Walk):
         if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
             return super()._place(step, node, made, depth, keep)  # every call names it alike
         if len(nests) == 1:
-            path = _progression(
-                self.numbers[step.span], count_mark(0), _unnamed(nests[0][-1], step)
-            )
+            path = _progression(self.numbers[step.span], count_mark(0), _made(nests[0][-1], step))
         else:
-            path = _progression(self.numbers[step.span], "0", 1, _offset(nests, step, 0))
+            offset, fixed = _offset(nests, step, 0)
+            path = _progression(self.numbers[step.span], "0", 1, offset, fixed)
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module after a loop at {step.span}")
         self.paths[step.span] = path
@@ -679,14 +693,21 @@ def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
 
 
 def _progression(
-    found: set[tuple[str, int, int, int]], target: str, per: int, offset: str = ""
+    found: set[tuple[str, int, int, int]],
+    target: str,
+    per: int,
+    offset: str = "",
+    fixed: int = 0,
 ) -> str | None:
     """``dense{2 * i + 1}``: the one name whose number is ``k * i + base`` at every visit
     (``k`` from two visits at different counts, else the unnamed steps of the op in one
     iteration, ``per``); None where the visits follow no such progression. ``offset``: the
     modules of the op that loops before made (``_offset``), the last of each visit's
     numbers, are counted first (``dense{a + j + 2}``); a ``target`` of ``0``: none
-    counted in a loop around it (``dense{a + b + 1}``)."""
+    counted in a loop around it (``dense{a + b + 1}``); ``fixed``: the modules of the op
+    that loops before made at a count written as a number (``range(2)``, ``[act,
+    sigmoid]``), which ``offset`` leaves out and the base holds (``dense{n + 3}``, not
+    ``dense{n + 2 + 1}``)."""
     prefixes = {prefix for prefix, _, _, _ in found}
     points = sorted(
         {(count, number - (before if offset else 0)) for _, count, number, before in found}
@@ -695,7 +716,8 @@ def _progression(
         return None
     (i1, n1), (i2, n2) = points[0], points[-1]
     k = per if i1 == i2 else (n2 - n1) // (i2 - i1)
-    base = n1 - k * i1
+    base = n1 - k * i1 + (fixed if offset else 0)
+    points = [(count, number + (fixed if offset else 0)) for count, number in points]
     if k < 1 or any(number != k * count + base for count, number in points):
         return None
     term = target if k == 1 else f"{k} * ({target})" if " " in target else f"{k} * {target}"
@@ -707,15 +729,21 @@ def _progression(
     return f"{prefixes.pop()}{{{expr or base}}}"
 
 
-def _offset(nests: Counts, step: ast.Call, first: int) -> str:
+def _offset(nests: Counts, step: ast.Call, first: int) -> tuple[str, int]:
     """The modules of ``step``'s operation that ``nests`` make, as text marking their
-    counts from the ``first`` mark on (``a + 2 * b``)."""
+    counts from the ``first`` mark on (``a + 2 * b``), and those of the nests whose count
+    is a number (``range(2)``, ``[act, sigmoid]``: ``fixed_count``), left out of the text."""
     terms = []
+    fixed = 0
     for index, nest in enumerate(nests, first):
-        per = _unnamed(nest[-1], step)
+        per = _made(nest[-1], step)
+        counts = [fixed_count(loop) for loop in nest]
+        if all(count is not None for count in counts):
+            fixed += per * math.prod(c for c in counts if c is not None)
+            continue
         mark = count_mark(index)
         terms.append(mark if per == 1 else f"{per} * {mark}")
-    return " + ".join(terms)
+    return " + ".join(terms), fixed
 
 
 def _before(earlier: Span, later: Span) -> bool:
@@ -728,7 +756,7 @@ def _nest(loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
     unnamed: ``loop`` alone, or it and the one loop nested in it that writes every such
     call of its body, run alike at each iteration (its count reads no outer target:
     ``range(b)``, not ``range(i)``); None where they are nested otherwise."""
-    inner = [s for s in syntax_items(loop.body) if isinstance(s, ast.For) and _unnamed(s, step)]
+    inner = [s for s in syntax_items(loop.body) if isinstance(s, ast.For) and _made(s, step)]
     if not inner:
         return (loop,)
     nested = inner[0]
@@ -737,26 +765,36 @@ def _nest(loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
         len(inner) != 1
         or nested not in loop.body  # not under an ``if``
         or _nest(nested, step) != (nested,)  # nor deeper
-        or _unnamed(nested, step) != _unnamed(loop, step)
+        or _made(nested, step) != _made(loop, step)
         or targets & _names(nested.iterable)
     ):
         return None
     return loop, nested
 
 
-def _unnamed(loop: ast.For, step: ast.Call) -> int:
-    """How many unnamed calls of ``step``'s operation the loop's body writes."""
-    return _unnamed_in(loop.body, step)
+def _made(loop: ast.For, step: ast.Call) -> int:
+    """How many nodes of ``step``'s operation the loop's body makes (``_made_in``)."""
+    return _made_in(loop.body, step)
 
 
-def _unnamed_in(node: object, step: ast.Call) -> int:
-    """How many unnamed calls of ``step``'s operation ``node`` writes."""
-    calls = [
-        item
+def _made_in(node: object, step: ast.Call) -> int:
+    """How many nodes of ``step``'s operation ``node`` makes: its calls, named or not, and
+    suffixes (``.relu``). The IR numbers an operation's nodes in order whatever their
+    ``as`` names (``fc0`` is ``dense1``, the unnamed ``dense`` after it ``dense2``), so a
+    named one takes a number too."""
+    op = _operation(step.func)
+    names = [
+        item.func if isinstance(item, ast.Call) else item.name
         for item in syntax_items(node)
-        if isinstance(item, ast.Call) and item.func == step.func and item.layer is None
+        if isinstance(item, ast.Call | ast.Suffix)
     ]
-    return len(calls)
+    return sum(_operation(name) == op for name in names)
+
+
+def _operation(name: str) -> str:
+    """The operation ``name`` calls (``layernorm``: ``layer_norm``), or ``name``."""
+    spec = lookup(name)
+    return spec.name if spec is not None else name
 
 
 def _flat(stmts: tuple[ast.ForwardStmt, ...]) -> list[object]:

@@ -99,7 +99,7 @@ def _module_call(op: str, args: Mapping[str, Any] | None) -> Call | None:
 
 
 # tensor methods a forward writes (``x.exp()``) that are torch functions of the tensor too
-_TORCH_METHODS = frozenset(
+TORCH_METHODS = frozenset(
     {"exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "sigmoid", "tanh", "erf"}
     | {"log1p", "expm1", "square", "reciprocal", "floor", "ceil", "round", "sign"}
 )
@@ -145,7 +145,7 @@ def function_of(op: str, args: Mapping[str, Any] | None = None) -> str | None:
     keywords = [f"{k.arg}={pyast.unparse(k.value)}" for k in call.keywords]
     func = call.func
     if isinstance(func, pyast.Attribute) and isinstance(func.value, pyast.Name):
-        if func.value.id == "x" and not call.args and func.attr in _TORCH_METHODS:
+        if func.value.id == "x" and not call.args and func.attr in TORCH_METHODS:
             func = pyast.Attribute(pyast.Name("torch"), func.attr)
     elif [pyast.unparse(a) for a in call.args] != ["x"]:
         return None

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aurane.backends.torch.modules import INDENT, attribute_namespace
-from aurane.backends.torch.rolled import Counts, Unsupported, _fill
+from aurane.backends.torch.rolled import Counts, Unsupported, _fill, enumerated
 from aurane.backends.torch.rolled_forward import (
     SelfTranslator,
     rolled_forward,
@@ -34,12 +34,15 @@ def looped_forward(
     paths: Mapping[Span, str],
     counted: Mapping[Span, Counts],
     constants: Mapping[str, ast.Expr],
+    indices: Mapping[Span, str],
 ) -> tuple[list[str], list[str]]:
     """The shared forward (after a blank line, as ``rolled._shared_methods`` gives it) and
     the constructor's lines storing what it reads; ``variants``: each one's graph, class
     text and values; ``names``: the network's constants and parameters; ``counted``: the
     inner loop whose count names an unnamed module in nested loops; ``constants``:
-    the module's (``scales[i]`` an argument in a loop: ``[0.5, 1.0][i]``)."""
+    the module's (``scales[i]`` an argument in a loop: ``[0.5, 1.0][i]``); ``indices``: the
+    count of each loop over items whose count names a module (``for i, w in
+    enumerate(self.widths)``)."""
     attrs = attribute_namespace()  # not a module's name, nor an nn.Module attribute
     attrs.claim(n.layer.split(".")[0] for g, _, _ in variants for n in g.nodes if n.layer)
     attrs.claim(n.id for g, _, _ in variants for n in g.nodes)
@@ -51,10 +54,12 @@ def looped_forward(
     for graph, text, values in variants:
         check, lines = _dtype_checks(text.split("\n"))
         checks.add(tuple(check))
-        methods.append(rolled_forward(network, graph, lines, tr, values, branches, paths, counted))
+        methods.append(
+            rolled_forward(network, graph, lines, tr, values, branches, paths, counted, indices)
+        )
     if len(checks) != 1:
         raise Unsupported("the variants check their inputs' dtypes differently")
-    body = _checked(_fill(shared_forward(methods), branches), list(checks.pop()))
+    body = _checked(enumerated(_fill(shared_forward(methods), branches)), list(checks.pop()))
     stores = [f"{INDENT * 2}self.{attr} = {name}" for attr, name in sorted(tr.read.items())]
     return ["", *_shared_init_weights([text for _, text, _ in variants]), *body], stores
 

@@ -21,6 +21,7 @@ Anything else raises ``Unsupported`` and the variants keep their own classes
 
 from __future__ import annotations
 
+import ast as pyast
 import math
 import re
 from collections import ChainMap
@@ -66,7 +67,8 @@ SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | Non
 # reads (``network_forward.looped_forward``), given the network, each variant's graph,
 # class text and values, the loop targets, the names forward may read from the module,
 # ``__init__``'s lines, the unnamed modules' names in loops (and the inner loop whose
-# count a name in nested loops reads) and the module's constants
+# count a name in nested loops reads), the module's constants and the counts of the loops
+# over items that name modules (``loop_indices``)
 LoopedForward = Callable[
     [
         ast.Model,
@@ -77,6 +79,7 @@ LoopedForward = Callable[
         Mapping[Span, str],
         Mapping[Span, Counts],
         Mapping[str, ast.Expr],
+        Mapping[Span, str],
     ],
     tuple[list[str], list[str]],
 ]
@@ -256,6 +259,126 @@ def _target_text(target: ast.LoopTarget, top: bool = True) -> str:
         return target.name
     inner = ", ".join(_target_text(t, False) for t in target.items)
     return inner if top else f"({inner})"
+
+
+# ends the header of a loop over items (``for w in widths``) whose count names its unnamed
+# modules: ``for i, w in enumerate(widths):`` until the filled class shows whether its body
+# reads ``w`` (``enumerated``), else ``for i in range(len(widths)):``
+ENUMERATED = "\x00enumerated"
+_ENUMERATED = re.compile(rf"( *)for (\w+), (.+?) in enumerate\((.+)\):{ENUMERATED}")
+_INDICES = ("i", "j", "k", "index")
+
+
+def count_target(loop: ast.For) -> str | None:
+    """The name of ``loop``'s target that counts its iterations (``i`` of ``for i in
+    range(n)`` or ``for i, w in enumerate(widths)``); None for a loop over items (``for
+    w in widths``, ``for w, k in cfg``), whose count ``loop_indices`` names."""
+    iterable, target = loop.iterable, loop.target
+    if isinstance(iterable, ast.Call) and iterable.func == "range":
+        return target.name
+    if isinstance(iterable, ast.Call) and iterable.func == "enumerate" and target.items:
+        return target.items[0].name
+    return None
+
+
+def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dict[Span, str]:
+    """Each loop of ``body`` over items (no ``count_target``): the name of its count
+    of iterations, which names its unnamed modules (``dense{i + 1}`` in ``for i, w in
+    enumerate(widths)``): ``i``, ``j``, ``k``, ``index``, ``index2``, ..., the first that
+    no name of ``body``, of ``taken`` nor an enclosing loop's count is."""
+    used = set(taken) | {
+        item for item in syntax_items(body) if isinstance(item, str) and item.isidentifier()
+    }
+    out: dict[Span, str] = {}
+
+    def visit(stmts: tuple[ast.ForwardStmt, ...], enclosing: frozenset[str]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                for branch in stmt.branches:
+                    visit(branch.body, enclosing)
+            if not isinstance(stmt, ast.For):
+                continue
+            inner = enclosing
+            if count_target(stmt) is None:
+                more = (f"index{n}" for n in range(2, len(used) + 3))
+                free = (n for n in (*_INDICES, *more) if n not in used | enclosing)
+                out[stmt.span] = next(free)
+                inner = enclosing | {out[stmt.span]}
+            visit(stmt.body, inner)
+
+    visit(body, frozenset())
+    return out
+
+
+def applied_target(loop: ast.For) -> str | None:
+    """The target of ``loop`` where its body applies it as an operation (``for a in [act,
+    sigmoid]: x -> dense(4) -> a``, or ``.a``)."""
+    name = loop.target.name
+    for item in syntax_items(loop.body) if name is not None else ():
+        if isinstance(item, ast.Call) and item.func == name and not item.args:
+            return name
+        if isinstance(item, ast.Suffix) and item.name == name:
+            return name
+    return None
+
+
+def starred_loops(body: tuple[ast.ForwardStmt, ...]) -> set[Span]:
+    """The loops outside loops of ``body`` whose steps fill a container in order (``as
+    stack.*``): forward indexes it by the loop's count (``self.stack[i + 1]``)."""
+    return {
+        stmt.span
+        for stmt in body
+        if isinstance(stmt, ast.For)
+        and any(
+            isinstance(item, ast.Call | ast.Chain)
+            and (getattr(item, "layer", None) or "").endswith(".*")
+            for item in syntax_items(stmt.body)
+        )
+    }
+
+
+def enumerated_header(pad: str, index: str, target: ast.LoopTarget, iterable: str) -> str:
+    """The header of a loop whose count ``index`` names its modules, marked until
+    ``enumerated`` sees its body."""
+    return f"{pad}for {index}, {_target_text(target, False)} in enumerate({iterable}):{ENUMERATED}"
+
+
+def enumerated(lines: list[str]) -> list[str]:
+    """``lines`` (a method, its bodies filled) with each marked header (``enumerated_header``)
+    written ``for i, w in enumerate(widths):`` where its body reads a name of the target,
+    else ``for i in range(len(widths)):`` (``range(2)`` over ``[act, nn.Sigmoid]``)."""
+    out = list(lines)
+    for at, line in enumerate(lines):
+        found = _ENUMERATED.fullmatch(line)
+        if found is None:
+            continue
+        pad, index, target, iterable = found.groups()
+        body = []
+        for later in lines[at + 1 :]:
+            code = later.partition("  # ")[0]
+            if code.strip() and not code.startswith(f"{pad}{INDENT}"):
+                break
+            body.append("" if code.strip().startswith("#") else code)
+        names = re.findall(r"\w+", target)
+        reads = any(re.search(rf"(?<![\w.]){n}\b", code) for n in names for code in body)
+        if reads:
+            out[at] = f"{pad}for {index}, {target} in enumerate({iterable}):"
+        else:
+            out[at] = f"{pad}for {index} in range({_items_count(iterable)}):"
+    return out
+
+
+def _items_count(iterable: str) -> str:
+    """``len(widths)``; the number of a list or tuple written out (``[act, nn.Sigmoid]``)."""
+    try:
+        tree = pyast.parse(iterable, mode="eval").body
+    except SyntaxError:
+        return f"len({iterable})"
+    if isinstance(tree, pyast.List | pyast.Tuple) and not any(
+        isinstance(item, pyast.Starred) for item in tree.elts
+    ):
+        return str(len(tree.elts))
+    return f"len({iterable})"
 
 
 def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
@@ -486,6 +609,10 @@ class _Walk:
         self.paths: dict[Span, str] = {}
         # one whose name reads loop counts (``block_walk``): those loops, nest by nest
         self.counted: dict[Span, Counts] = {}
+        # a loop over items (``for w in widths``): the name of its count (``loop_indices``),
+        # and those whose count names a module (shared by the walks: ``enumerated_header``)
+        self.indices: Mapping[Span, str] = {}
+        self.indexed: set[Span] = set()
         self.stage_steps: set[Any] = set()  # spans of the steps a loop's container holds
         self._stage_call: ast.Call | None = None
         # a network's walk (``_walk``): the width text of each tensor it bound outside
@@ -748,15 +875,31 @@ class _Walk:
             self.held = self.size
             self.size = SIZE
         held = self.held
-        iterable = self.tr.text(stmt.iterable)
         stage = self._stage(stmt)
         stage_call = self._stage_call
         if stage is not None:
             lines.append(f"{pad}{STAGE} = nn.Sequential()")
-        lines.append(f"{pad}for {_target_text(stmt.target)} in {iterable}:")
+        index = self.indices.get(stmt.span)
+        items: list[Any]
+        if applied_target(stmt) is not None and isinstance(
+            stmt.iterable, ast.ListExpr | ast.TupleExpr
+        ):  # for a in [act, exp]: -> a makes no module here; only the count is written
+            items = [None] * len(stmt.iterable.items)
+            counted = index if index is not None and stmt.span in self.indexed else "_"
+            lines.append(f"{pad}for {counted} in range({len(items)}):")
+        else:
+            iterable = self.tr.text(stmt.iterable)
+            items = list(evaluate(iterable, self.env))
+            if index is not None and stmt.span in self.indexed:
+                lines.append(enumerated_header(pad, index, stmt.target, iterable))
+            else:
+                lines.append(f"{pad}for {_target_text(stmt.target)} in {iterable}:")
         body: list[str] | None = None
-        for item in evaluate(iterable, self.env):
-            _bind(stmt.target, item, self.env)
+        for count, item in enumerate(items):
+            if item is not None:
+                _bind(stmt.target, item, self.env)
+            if index is not None:
+                self.env[index] = count
             self.held = None  # a later iteration starts from what the one before left
             found = self.body(stmt.body, depth + 1)
             if held is not None:
@@ -1409,6 +1552,10 @@ def _roll_at(
     numbers: dict[Span, set[tuple[str, int, int, int]]] = {}  # unnamed modules in loops
     paths: dict[Span, str] = {}
     counted: dict[Span, Counts] = {}  # those whose names read loop counts: the loops
+    # a loop over items (``for w in widths``): its count, where that names a module
+    words = {w for _, _, text in variants for w in re.findall(r"\w+", text)}
+    indices = loop_indices(forward.body, {*names, *classes.values(), *constants, *RESERVED, *words})
+    indexed: set[Span] = set()
 
     def walk_variant(
         variant: ast.Model, graph: Graph, strict: bool, found: dict[str, list[str]] | None
@@ -1417,6 +1564,7 @@ def _roll_at(
         walk.choices, walk.strict = choices, strict
         walk.numbers, walk.paths = numbers, paths
         walk.counted = counted
+        walk.indices, walk.indexed = indices, indexed
         if found is not None:
             walk.branches = found
         walk.sizes_of = sizes_of
@@ -1455,7 +1603,7 @@ def _roll_at(
             *_super_call(given, tr),
         ]
     assert inits is not None
-    inits = _fill(inits, branches)
+    inits = enumerated(_fill(inits, branches))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
     try:
         methods = _shared_methods(texts, stored)
@@ -1465,8 +1613,10 @@ def _roll_at(
             raise
         each = [(g, t, e) for (_, g, _), t, e in zip(variants, own, envs, strict=True)]
         try:
+            starred = starred_loops(forward.body)  # forward's self.stack[i]
+            used = {s: name for s, name in indices.items() if s in indexed | starred}
             methods, stores = looped(
-                network, each, loops, [*fields, *params], inits, paths, counted, constants
+                network, each, loops, [*fields, *params], inits, paths, counted, constants, used
             )
         except Unsupported as written:  # both reasons: why the loops could not be written
             raise Unsupported(f"{differ}; with the source's loops, {written}") from None

@@ -45,6 +45,7 @@ from aurane.backends.torch.param_blocks import (
     rolled_axis,
 )
 from aurane.backends.torch.rolled import (
+    RESERVED,
     STAGE,
     TOP,
     Counts,
@@ -53,7 +54,10 @@ from aurane.backends.torch.rolled import (
     _fill,
     _loop_names,
     check_names,
+    enumerated,
     evaluate,
+    loop_indices,
+    starred_loops,
 )
 from aurane.backends.torch.rolled_forward import (
     SelfTranslator,
@@ -217,21 +221,27 @@ def _roll_block(
     # and of those after a loop: the loop numbering them (nested: the loops, counts multiply)
     counted: dict[Span, Counts] = {}
     branches: dict[str, list[str]] = {}
+    # a loop over items (``for w in widths``): its count, where that names a module
+    words = {w for _, lines in instances for w in re.findall(r"\w+", "\n".join(lines))}
+    indices = loop_indices(forward.body, {*names, *constants, *block_models, *RESERVED, *words})
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     if width is not None:
-        inits, branches, paths, counted = _walked_inits(
+        inits, branches, paths, counted, indexed = _walked_inits(
             model,
             instances,
             envs,
             tr,
             width,
             axis,
+            indices,
             class_of=class_of,
             dims_of=dims_of,
             block_models=block_models,
             functions_of=functions_of,
         )
-    inits = _fill(inits, branches)
+        starred = starred_loops(forward.body)  # forward's self.stack[i]
+        indices = {s: name for s, name in indices.items() if s in indexed | starred}
+    inits = enumerated(_fill(inits, branches))
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
@@ -258,10 +268,11 @@ def _roll_block(
             branches_forward,
             paths,
             counted,
+            indices,
         )
         for (g, lines), env in zip(instances, envs, strict=True)
     ]
-    body = _fill(shared_forward(methods), branches_forward)
+    body = enumerated(_fill(shared_forward(methods), branches_forward))
     inits = _keyed_stages(inits, "\n".join(body))
     if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
         inits, sizes, width = unthreaded, set(), None  # no layer reads it: not an argument
@@ -325,14 +336,16 @@ def _walked_inits(
     tr: Translator,
     width: str,
     axis: int,
+    indices: Mapping[Span, str],
     *,
     class_of: Callable[[Graph], str],
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     block_models: Mapping[str, ast.Model],
     functions_of: Callable[[Graph], Mapping[str, str | None]],
-) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts]]:
+) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span]]:
     """``__init__``'s lines from the walk of each call (``block_walk.BlockWalk``, the same
-    lines at every call), its branches' bodies, and the names of unnamed modules in loops."""
+    lines at every call), its branches' bodies, the names of unnamed modules in loops,
+    and the loops over items whose counts (``indices``) name them."""
     forward = model.forward
     assert forward is not None
     choices: dict[Any, list[str]] = {}
@@ -342,6 +355,7 @@ def _walked_inits(
     # unnamed modules after a loop: the loop numbering them (nested: the loops)
     counted: dict[Span, Counts] = {}
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
+    indexed: set[Span] = set()  # loops over items whose counts name modules
     inits: list[str] | None = None
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
@@ -353,6 +367,7 @@ def _walked_inits(
             walk.inputs_ = frozenset(forward.input_names[1:])
             walk.choices, walk.strict = choices, strict
             walk.numbers, walk.paths, walk.counted = numbers, paths, counted
+            walk.indices, walk.indexed = indices, indexed
             walk.statements = forward.body
             walk.empty_loops = empty_loops
             walk.operation_of = _operation_of(functions_of)
@@ -376,7 +391,7 @@ def _walked_inits(
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
-    return inits, branches, paths, counted
+    return inits, branches, paths, counted, indexed
 
 
 def _keyed_stages(inits: list[str], forward: str) -> list[str]:

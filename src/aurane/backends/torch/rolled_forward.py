@@ -28,6 +28,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import MASK, Site
 from aurane.backends.torch.emit_tensor import SPLITS
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT
+from aurane.backends.torch.named import TORCH_METHODS
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
@@ -43,6 +44,9 @@ from aurane.backends.torch.rolled import (
     _named,
     _path_text,
     _target_text,
+    applied_target,
+    count_target,
+    enumerated_header,
     evaluate,
     perturbed,
     syntax_items,
@@ -84,18 +88,44 @@ def count_text(loops: tuple[ast.For, ...], tr: Translator) -> str:
 
 def _one_count(loop: ast.For, tr: Translator) -> str:
     """How many times ``loop`` runs, as ``tr`` writes it: ``n`` of ``range(n)``, else
-    ``len(...)`` of its iterable; parenthesised unless one name or call."""
-    iterable = loop.iterable
-    one = isinstance(iterable, ast.Call) and iterable.func == "range" and len(iterable.args) == 1
-    if isinstance(iterable, ast.Call) and one and not iterable.keywords:
-        text = tr.text(iterable.args[0])
-    else:
-        text = f"len({tr.text(iterable)})"
+    ``len(...)`` of its iterable (``len(widths)`` of ``widths`` or ``enumerate(widths)``,
+    ``min(len(a), len(b))`` of ``zip(a, b)``); parenthesised unless one name or call."""
+    text = _length(loop.iterable, tr)
     atom = isinstance(
         pyast.parse(text, mode="eval").body,
         pyast.Name | pyast.Attribute | pyast.Call | pyast.Constant,
     )
     return text if atom else f"({text})"
+
+
+def fixed_count(loop: ast.For) -> int | None:
+    """How many times ``loop`` runs where its iterable writes it as a number: ``range(2)``,
+    a list or tuple written out (``[act, sigmoid]``), ``enumerate`` of one; else None."""
+    iterable = loop.iterable
+    if isinstance(iterable, ast.Call) and iterable.func == "enumerate" and iterable.args:
+        iterable = iterable.args[0]
+    if isinstance(iterable, ast.ListExpr | ast.TupleExpr):
+        return len(iterable.items)
+    if isinstance(iterable, ast.Call) and iterable.func == "range" and len(iterable.args) == 1:
+        stop = iterable.args[0]
+        if not iterable.keywords and isinstance(stop, ast.Number) and type(stop.value) is int:
+            return max(stop.value, 0)
+    return None
+
+
+def _length(iterable: ast.Expr, tr: Translator) -> str:
+    """The number of items of ``iterable`` as ``tr`` writes it (an ``enumerate`` or a
+    ``zip`` has no ``len``: the lengths of what it iterates)."""
+    call = iterable if isinstance(iterable, ast.Call) and not iterable.keywords else None
+    if call is not None and call.func == "range" and len(call.args) == 1:
+        return tr.text(call.args[0])
+    if call is not None and call.func == "enumerate" and len(call.args) in (1, 2):
+        return _length(call.args[0], tr)
+    if call is not None and call.func == "zip" and len(call.args) > 1:
+        return f"min({', '.join(_length(arg, tr) for arg in call.args)})"
+    if isinstance(iterable, ast.ListExpr | ast.TupleExpr):  # written out: its number
+        return str(len(iterable.items))
+    return f"len({tr.text(iterable)})"
 
 
 def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> list[str]:
@@ -219,11 +249,14 @@ def rolled_forward(
     branches: dict[str, list[str]],
     paths: Mapping[Span, str],
     counted: Mapping[Span, Counts] | None = None,
+    indices: Mapping[Span, str] | None = None,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
     name of each unnamed module in a loop (``rms_norm{i + 1}``), or after one (``counted``:
-    the loop whose count numbers it, ``dense{self.n + 1}``)."""
+    the loop whose count numbers it, ``dense{self.n + 1}``); ``indices``: the count of each
+    loop over items that names such a module (``for i, w in enumerate(self.widths):``,
+    marked: ``rolled.enumerated``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -257,6 +290,7 @@ def rolled_forward(
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
     writer.paths = paths
     writer.counted = counted or {}
+    writer.indices = indices or {}
     writer.code = [_bare(line) for line in rest if _code(line)]
     writer.source_body = model.forward.body
     body = writer.body(model.forward.body, TOP, ())
@@ -381,7 +415,13 @@ class _ForwardWriter:
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
         # and after one: the loop numbering them (nested: the loops whose counts multiply)
         self.counted: Mapping[Span, Counts] = {}
-        self.targets: list[str | None] = []  # the loops' targets around the statement
+        self.indices: Mapping[Span, str] = {}  # a loop over items: its count's name
+        # a loop applying its target (``for a in [act, sigmoid]: ... -> a``): by the target,
+        # the function each iteration applied (``self.act``, ``torch.sigmoid``), and the
+        # iteration being written
+        self.applied: dict[str, list[Any]] = {}
+        self.applying: dict[str, int] = {}
+        self.targets: list[str | None] = []  # the loops' counts around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
         self.skip: _Skip | None = None  # the names after such a loop (``_last_iteration``)
@@ -431,8 +471,36 @@ class _ForwardWriter:
             mine, expressed = self._loop_arguments(mine, step)
             # checked as written: an argument a loop's target gives is its expression now
             self._not_folded(node, step, tuple(mine), expressed)
+            applier = _applier(stmt, node, self.applied)
+            if applier is not None:  # x = torch.sigmoid(x) as x = a(x)
+                mine = self._applied(mine, node, applier)
             lines += self._templated(mine, node, calls)
         return lines
+
+    def _applied(self, lines: list[str], node: Node, target: str) -> list[str]:
+        """``x = torch.sigmoid(x)`` of a node the loop's target ``a`` applies as ``x =
+        a(x)``, keeping its function (``torch.sigmoid``; ``self.act`` of an operation-valued
+        parameter) as the loop's item at this iteration: a call of one tensor alone, of a
+        function of ``F`` or ``torch`` (``x.exp()``: ``torch.exp``; with constant keyword
+        arguments, ``functools.partial(F.softmax, dim=-1)``) or of the class's parameter's
+        module or function."""
+        own = any(node.id in found.nodes for found in self.graph.block_ops.values())
+        parsed = _one_tensor_call(lines)
+        if node.layer is not None or parsed is None:
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        bound, func, tensor, keywords = parsed
+        if not re.fullmatch(r"self\.\w+" if own else r"(F|torch)\.\w+", func):
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        if keywords and own:
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        if keywords:  # F.softmax(x, dim=-1): as a block's function argument is passed
+            func = f"functools.partial({func}, {keywords})"
+        items, index = self.applied[target], self.applying[target]
+        if items[index] not in (None, func):
+            raise Unsupported(f"an iteration that applies '{target}' differently")
+        items[index] = func
+        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        return [f"{pad}{bound} = {target}({tensor})"]
 
     def _not_folded(
         self,
@@ -575,20 +643,33 @@ class _ForwardWriter:
     def loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         if self.skip is not None and self.skip.open:  # its statements keep the own names
             raise Unsupported(f"a loop after the skip '{self.skip.skip}' before it is joined")
-        self.targets.append(stmt.target.name)
+        self.targets.append(self.indices.get(stmt.span) or count_target(stmt))
         try:
             return self._loop(stmt, depth, frames)
         finally:
             self.targets.pop()
 
     def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
-        iterable = self.tr.text(stmt.iterable)
-        lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
+        applies = applied_target(stmt)
+        items: list[Any]
+        if applies is not None:  # for a in [act, sigmoid]: x -> dense(4) -> a
+            if not isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr):
+                raise Unsupported(f"the operations '{applies}' takes are no list")
+            items = [None] * len(stmt.iterable.items)
+            self.applied[applies] = items
+        else:
+            iterable = self.tr.text(stmt.iterable)
+            items = list(evaluate(iterable, self.env))
+        count = self.indices.get(stmt.span)
         body: list[str] | None = None
         alias = self._opening_alias(stmt) if depth == TOP else None
-        items = list(evaluate(iterable, self.env))
         for index, item in enumerate(items):
-            _bind(stmt.target, item, self.env)
+            if applies is None:
+                _bind(stmt.target, item, self.env)
+            else:
+                self.applying[applies] = index
+            if count is not None:
+                self.env[count] = index
             start = self.pos
             found = self.body(stmt.body, depth + 1, (*frames, ("loop", stmt.header_span, index)))
             found = self._temporaries(found, self.nodes[start : self.pos])
@@ -597,6 +678,14 @@ class _ForwardWriter:
             if body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
+        if applies is not None:  # the functions each iteration applied, in the calls' terms
+            del self.applied[applies], self.applying[applies]
+            if any(item is None for item in items):
+                raise Unsupported(f"an iteration that does not apply '{applies}'")
+            iterable = f"[{', '.join(items)}]"
+        lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
+        if count is not None:  # its count names a module: for i, w in enumerate(self.widths)
+            lines = [enumerated_header(INDENT * depth, count, stmt.target, iterable)]
         if body is not None and not body:
             raise Unsupported("a loop that makes no statement")
         # the body is marked (``BRANCH``) and kept in ``branches``: a call that runs no
@@ -999,6 +1088,57 @@ def _control(line: str) -> bool:
         "else",
         "while",
     )
+
+
+def _applier(stmt: object, node: Node, applied: Mapping[str, list[Any]]) -> str | None:
+    """The loop target of ``applied`` that applies ``node`` (a step ``-> a`` or a suffix
+    ``.a`` of ``stmt`` at its span), or None."""
+    for item in syntax_items(stmt) if applied else ():
+        if isinstance(item, ast.Call) and item.span == node.span and item.func in applied:
+            return item.func
+        if isinstance(item, ast.Suffix) and item.span == node.span and item.name in applied:
+            return item.name
+    return None
+
+
+def _one_tensor_call(lines: list[str]) -> tuple[str, str, str, str] | None:
+    """``y = f(x)`` (``x.exp()`` as ``torch.exp``) on one line: ``y``, ``f`` and ``x``,
+    and its keyword arguments where each is a number or string (``dim=-1``)."""
+    if len(lines) != 1:
+        return None
+    try:
+        tree = pyast.parse(lines[0].strip())
+    except SyntaxError:
+        return None
+    assign = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(assign, pyast.Assign) or len(assign.targets) != 1:
+        return None
+    value = assign.value
+    if not isinstance(value, pyast.Call) or any(not _constant(k) for k in value.keywords):
+        return None
+    keywords = ", ".join(pyast.unparse(k) for k in value.keywords)
+    func = value.func
+    if (
+        not value.args
+        and isinstance(func, pyast.Attribute)
+        and isinstance(func.value, pyast.Name)
+        and func.attr in TORCH_METHODS
+    ):
+        return pyast.unparse(assign.targets[0]), f"torch.{func.attr}", func.value.id, keywords
+    if len(value.args) != 1 or not isinstance(value.args[0], pyast.Name):
+        return None
+    return pyast.unparse(assign.targets[0]), pyast.unparse(func), value.args[0].id, keywords
+
+
+def _constant(keyword: pyast.keyword) -> bool:
+    """``dim=-1``: a keyword argument whose value is a number, string or bool."""
+    if keyword.arg is None:
+        return False
+    try:
+        pyast.literal_eval(keyword.value)
+    except ValueError:
+        return False
+    return True
 
 
 def _frames(node: Node) -> tuple[Frame, ...]:
