@@ -375,7 +375,8 @@ def test_a_table_of_operations_and_blocks_given_to_a_block_is_written_by_class()
     """A list or table argument holding operations or blocks (``[(8, relu), (4, gelu)]``,
     ``[Basic, Wide]``) crashed the generator (no literal for an operation); the class folds
     those values, and the call passes them as the classes a call would (``nn.ReLU``,
-    ``Basic``), an operation without an argument-free module by its name."""
+    ``Basic``), an operation whose module takes keywords by its factory
+    (``functools.partial(nn.Softmax, dim=-1)``), one without a module by its name."""
     gen = _proved(
         BLOCKS
         + INNER
@@ -394,7 +395,10 @@ def test_a_table_of_operations_and_blocks_given_to_a_block_is_written_by_class()
             x -> Stage([(8, relu), (6, gelu)], [Basic, Wide], [softmax]) as s
     """
     )
-    assert 'Stage(8, ((8, nn.ReLU), (6, nn.GELU)), (Basic, Wide), ("softmax",))' in gen.code
+    assert (
+        "            8, ((8, nn.ReLU), (6, nn.GELU)), (Basic, Wide), "
+        "(functools.partial(nn.Softmax, dim=-1),)\n"
+    ) in gen.code
     model = gen.module.Net()
     assert isinstance(model.s.inner2.act, torch.nn.GELU)
     assert isinstance(model.s.wide1, gen.module.Wide)

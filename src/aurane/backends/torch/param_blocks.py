@@ -849,15 +849,17 @@ class ParamClasses:
     def _value_text(self, value: Any) -> str:
         """``lit``, with an operation or block inside a list or table argument (``[(8,
         relu), (4, gelu)]``) written as the class a call passes for it (``nn.ReLU``,
-        ``Basic``), else by its name as a string: the class folds those values, so the
-        argument only has to be valid Python that reads as what was given."""
+        ``Basic``; ``functools.partial(nn.Softmax, dim=-1)`` where its module takes
+        keywords), else by its name as a string. A class of one call folds those values; a
+        rolled class builds the operations' modules where it applies them (``x = a()(x)``,
+        ``rolled_forward._ForwardWriter._given``)."""
         if isinstance(value, OpValue):
             made = None
             if value.is_model:
                 classes = list(self.classes.get(value.name, {}).values())
                 made = classes[0].name if len(classes) == 1 else None
-            else:
-                made = module_class(value.name)
+            else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
+                made = module_factory(value.name)
             return made or lit(value.name)
         if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
             items = ", ".join(self._value_text(v) for v in value)

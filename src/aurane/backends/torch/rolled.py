@@ -322,6 +322,22 @@ def applied_target(loop: ast.For) -> str | None:
     return None
 
 
+def applied_names(loop: ast.For) -> list[str]:
+    """The names of ``loop``'s target that its body applies as an operation, a whole
+    target (``for a in acts: -> a``) or an item of one (``for w, a in cfg: -> a``, ``.a``)."""
+    names = {name for name, _ in loop.target.names()}
+    found: list[str] = []
+    for item in syntax_items(loop.body):
+        name = None
+        if isinstance(item, ast.Call) and item.func in names and not item.args:
+            name = item.func
+        elif isinstance(item, ast.Suffix) and item.name in names:
+            name = item.name
+        if name is not None and name not in found:
+            found.append(name)
+    return found
+
+
 def starred_loops(body: tuple[ast.ForwardStmt, ...]) -> set[Span]:
     """The loops outside loops of ``body`` whose steps fill a container in order (``as
     stack.*``): forward indexes it by the loop's count (``self.stack[i + 1]``)."""

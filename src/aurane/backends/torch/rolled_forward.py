@@ -20,7 +20,7 @@ import ast as pyast
 import builtins
 import keyword
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from aurane.backends.torch.branches import widest_head
@@ -28,7 +28,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import MASK, Site
 from aurane.backends.torch.emit_tensor import SPLITS
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT
-from aurane.backends.torch.named import TORCH_METHODS
+from aurane.backends.torch.named import TORCH_METHODS, module_factory
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
@@ -44,6 +44,7 @@ from aurane.backends.torch.rolled import (
     _named,
     _path_text,
     _target_text,
+    applied_names,
     applied_target,
     count_target,
     enumerated_header,
@@ -57,6 +58,7 @@ from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.records import replace
 from aurane.semantics.symbolic import plain
+from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -421,6 +423,10 @@ class _ForwardWriter:
         # iteration being written
         self.applied: dict[str, list[Any]] = {}
         self.applying: dict[str, int] = {}
+        # a loop over items the calls give applying a name of its target (``for w, a in
+        # cfg: -> a``): those names, each item a module class built where it is applied;
+        # True where the items are values ``__init__`` stored (``_stored_items``)
+        self.given: dict[str, bool] = {}
         self.targets: list[str | None] = []  # the loops' counts around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
@@ -471,8 +477,10 @@ class _ForwardWriter:
             mine, expressed = self._loop_arguments(mine, step)
             # checked as written: an argument a loop's target gives is its expression now
             self._not_folded(node, step, tuple(mine), expressed)
-            applier = _applier(stmt, node, self.applied)
-            if applier is not None:  # x = torch.sigmoid(x) as x = a(x)
+            applier = _applier(stmt, node, {*self.applied, *self.given})
+            if applier in self.given:  # x = F.relu(x) as x = a()(x), a = nn.ReLU
+                mine = self._given(mine, node, applier)
+            elif applier is not None:  # x = torch.sigmoid(x) as x = a(x)
                 mine = self._applied(mine, node, applier)
             lines += self._templated(mine, node, calls)
         return lines
@@ -501,6 +509,42 @@ class _ForwardWriter:
         items[index] = func
         pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
         return [f"{pad}{bound} = {target}({tensor})"]
+
+    def _given(self, lines: list[str], node: Node, target: str) -> list[str]:
+        """``x = F.relu(x)`` of a node the loop's target ``a`` applies, ``a`` an item of a
+        list the calls give (``cfg = ((8, nn.ReLU), (6, nn.GELU))``): ``x = a()(x)``, the
+        item's module built and applied, as ``F.relu`` computes. Only an operation whose
+        module has no weights and is no module of the class of one call (``layer_norm``,
+        ``identity`` build one there) and whose module class or factory the call passes
+        (``functools.partial(nn.Softmax, dim=-1)``, ``_value_text``)."""
+        own = any(node.id in found.nodes for found in self.graph.block_ops.values())
+        parsed = _one_tensor_call(lines)
+        value = self.env.get(target)
+        if own or node.layer is not None or parsed is None:
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        made = module_factory(node.op, dict(node.args))
+        if not self.given[target]:  # a list naming the parameter's module (self.act)
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        if isinstance(value, OpValue) and not value.is_model:  # what the call passes
+            spec = lookup(value.name)
+            if module_factory(value.name) is None or spec is None or spec.name != node.op:
+                raise Unsupported(f"the operation '{value.name}' that '{target}' applies")
+            value = module_factory(value.name)
+        # else a constant's item as __init__ computes it: nn.ReLU, or act's class or function
+        if made is None or value != made:  # applied with other arguments, or no class
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        bound, _, tensor, _ = parsed
+        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        return [f"{pad}{bound} = {target}()({tensor})"]
+
+    def _stored_items(self, iterable: str) -> bool:
+        """Whether forward's ``iterable`` reads only values ``__init__`` stored from its
+        arguments and constants (``self.cfg``, ``enumerate(self.table)``), whose items are
+        what the walk evaluated; not a list it writes (``[self.act, nn.GELU]``: a module)
+        nor an operation- or model-valued parameter."""
+        names = re.findall(r"(?<![\w.])self\.(\w+)", iterable)
+        held = {*self.graph.block_ops, *self.graph.block_models}
+        return bool(names) and "[" not in iterable and not held & set(names)
 
     def _not_folded(
         self,
@@ -650,16 +694,36 @@ class _ForwardWriter:
             self.targets.pop()
 
     def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
-        applies = applied_target(stmt)
+        written = isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr)
+        applies = applied_target(stmt) if written else None
+        given = [] if written else applied_names(stmt)
         items: list[Any]
         if applies is not None:  # for a in [act, sigmoid]: x -> dense(4) -> a
-            if not isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr):
-                raise Unsupported(f"the operations '{applies}' takes are no list")
+            assert isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr)
             items = [None] * len(stmt.iterable.items)
             self.applied[applies] = items
+            iterable = ""  # the functions the iterations apply, once they are written
         else:
             iterable = self.tr.text(stmt.iterable)
             items = list(evaluate(iterable, self.env))
+        if self.given.keys() & set(given):
+            raise Unsupported(f"a loop target '{given[0]}' of a loop with the same target")
+        self.given |= dict.fromkeys(given, self._stored_items(iterable))
+        try:
+            return self._loop_items(stmt, depth, frames, applies, items, iterable)
+        finally:
+            for name in given:
+                del self.given[name]
+
+    def _loop_items(
+        self,
+        stmt: ast.For,
+        depth: int,
+        frames: tuple[Frame, ...],
+        applies: str | None,
+        items: list[Any],
+        iterable: str,
+    ) -> list[str]:
         count = self.indices.get(stmt.span)
         body: list[str] | None = None
         alias = self._opening_alias(stmt) if depth == TOP else None
@@ -1090,8 +1154,8 @@ def _control(line: str) -> bool:
     )
 
 
-def _applier(stmt: object, node: Node, applied: Mapping[str, list[Any]]) -> str | None:
-    """The loop target of ``applied`` that applies ``node`` (a step ``-> a`` or a suffix
+def _applier(stmt: object, node: Node, applied: Collection[str]) -> str | None:
+    """The loop target among ``applied`` that applies ``node`` (a step ``-> a`` or a suffix
     ``.a`` of ``stmt`` at its span), or None."""
     for item in syntax_items(stmt) if applied else ():
         if isinstance(item, ast.Call) and item.span == node.span and item.func in applied:

@@ -1,0 +1,156 @@
+"""Issue 24 item 3: a loop over a list the calls give whose items carry operations,
+MobileNetV3's config rows (``for w, a in cfg: x -> dense(w) -> a``, ``cfg = [(8, relu),
+(6, gelu)]``), or a plain list of operations (``for a in acts``). The calls pass the list
+with module classes (``Stage(4, ((8, nn.ReLU), (6, nn.GELU)))``), but each call kept its
+class with the note 'the iterations of 'w, a' differ'. The rolled class builds each row's
+module where forward applies it (``x = a()(x)``: the operations have no weights, and the
+class of one call builds no module for them), so the modules and state-dict keys are that
+build's. Each program runs against its IR and its ``Net`` is built as the build of one
+class per call builds it (the same modules in the same order), strict-loads it and
+computes the same; ``roll_check`` rebuilds the rolled class at each call's arguments."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from aurane.tools.roll_check import check_source  # noqa: E402
+from tests.backends.torch.one_class import CLASS, block_class, build, roll_notes  # noqa: E402
+from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
+    against_per_call,
+    per_call,
+)
+
+ROWS = """\
+model Stage(cfg):
+    def forward(x):
+        for w, a in cfg:
+            x -> dense(w) -> a
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([(8, relu), (6, gelu)]) as s -> Stage([(4, tanh)]) as t -> dense(2) as head
+"""
+
+
+def _rolled(source: str, name: str) -> str:
+    """The checks of the module docstring; the rolled ``Stage``."""
+    gen, flat = against_per_call(source, name, torch.randn(3, 4))
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    model, _, notes = build(source, f"{name}_modules")
+    assert notes == []
+    theirs, _ = per_call(source, f"{name}_names")
+    names = [n for n, _ in model.Net().named_modules()]
+    assert names == [n for n, _ in theirs.Net().named_modules()], names
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["calls"] == 2, counts
+    return block_class(gen, "Stage")
+
+
+def test_config_rows_with_operations_are_one_class() -> None:
+    """``for i, (w, a) in enumerate(self.cfg): ... x = a()(x)``, the calls passing the
+    rows as they did; it was ``Stage`` and ``Stage_2``."""
+    stage = _rolled(ROWS, "rows")
+    assert (
+        "        for i, (w, a) in enumerate(cfg):\n"
+        '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
+    ) in stage, stage
+    assert (
+        "        for i, (w, a) in enumerate(self.cfg):\n"
+        '            x = getattr(self, f"dense{i + 1}")(x)\n'
+        "            x = a()(x)\n"
+    ) in stage, stage
+    model, code, _ = build(ROWS, "rows_built")
+    assert "Stage(4, ((8, nn.ReLU), (6, nn.GELU)))" in code
+    assert "Stage(6, ((4, nn.Tanh),))" in code
+    assert model.Net().s.cfg == ((8, torch.nn.ReLU), (6, torch.nn.GELU))
+
+
+def test_a_suffix_and_an_operation_with_keywords() -> None:
+    """``dense(w).a``, and ``softmax`` as an item: the call passes its module factory,
+    ``functools.partial(nn.Softmax, dim=-1)`` (it passed the string ``"softmax"``, which
+    no class could apply)."""
+    source = ROWS.replace("dense(w) -> a", "dense(w).a").replace("(6, gelu)", "(6, softmax)")
+    stage = _rolled(source, "rows_softmax")
+    assert "            x = a()(x)\n" in stage, stage
+    _, code, _ = build(source, "rows_softmax_code")
+    assert "Stage(4, ((8, nn.ReLU), (6, functools.partial(nn.Softmax, dim=-1))))" in code
+    assert "\nimport functools\n" in code
+
+
+def test_a_plain_list_of_operations() -> None:
+    """``model Stage(acts): for a in acts: x -> dense(4) -> a``: ``Stage(4, (nn.ReLU,
+    nn.GELU, nn.Sigmoid))``, forward ``for i, a in enumerate(self.acts)``."""
+    source = """\
+model Stage(acts):
+    def forward(x):
+        for a in acts:
+            x -> dense(4) -> a
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([relu, gelu, sigmoid]) as s -> Stage([tanh]) as t -> dense(2) as head
+"""
+    stage = _rolled(source, "acts_list")
+    assert (
+        "        for i, a in enumerate(self.acts):\n"
+        '            x = getattr(self, f"dense{i + 1}")(x)\n'
+        "            x = a()(x)\n"
+    ) in stage, stage
+
+
+def test_rows_in_a_block_constant() -> None:
+    """The rows as a block constant (``table = [(8, relu), (6, gelu)]``) in a block whose
+    calls differ in a count: stored from ``__init__``'s local (``self.table = table``),
+    forward builds each row's module alike. It fell back with 'the statement of 'relu2'
+    that 'a' applies'."""
+    source = """\
+model Stage(n):
+    table = [(8, relu), (6, gelu)]
+    def forward(x):
+        for i in range(n):
+            x -> dense(4).relu
+        for w, a in table:
+            x -> dense(w) -> a
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage(1) as s -> Stage(2) as t -> dense(2) as head
+"""
+    stage = _rolled(source, "rows_constant")
+    assert "        table = [(8, nn.ReLU), (6, nn.GELU)]\n" in stage, stage
+    assert (
+        "        for j, (w, a) in enumerate(self.table):\n"
+        '            x = getattr(self, f"dense{self.n + j + 1}")(x)\n'
+        "            x = a()(x)\n"
+    ) in stage, stage
+
+
+@pytest.mark.parametrize(
+    ("item", "note"),
+    [
+        ("identity", "the iterations of 'w, a' differ"),
+        ("layer_norm", "the iterations of 'w, a' differ"),
+        ("exp", "the operation 'exp' that 'a' applies"),
+    ],
+)
+def test_an_item_the_class_cannot_build_keeps_a_class_per_call(item: str, note: str) -> None:
+    """``identity`` and ``layer_norm`` are modules of the class of one call
+    (``self.identity1 = nn.Identity()``, weights for ``layer_norm``), which forward cannot
+    build; ``exp`` has no module class, and its call passes ``"exp"``. Each keeps its
+    classes, with a located note, where ``tanh`` in its place rolls."""
+    assert roll_notes(ROWS)[0] == []
+    notes, code = roll_notes(ROWS.replace("(4, tanh)", f"(4, {item})"))
+    assert notes == [f"block 'Stage' at 1:7: {note}"], notes
+    assert "class Stage_2(" in code
