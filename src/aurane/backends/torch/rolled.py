@@ -1621,21 +1621,37 @@ def _roll_at(
     assert inits is not None
     inits = enumerated(_fill(inits, branches))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
-    try:
-        methods = _shared_methods(texts, stored)
-        stores = stored.init_lines()
-    except Unsupported as differ:  # a loop run a different number of times, perhaps
-        if looped is None:
-            raise
+
+    def with_loops() -> tuple[list[str], list[str]]:
+        assert looped is not None and forward is not None and inits is not None
         each = [(g, t, e) for (_, g, _), t, e in zip(variants, own, envs, strict=True)]
+        starred = starred_loops(forward.body)  # forward's self.stack[i]
+        used = {s: name for s, name in indices.items() if s in indexed | starred}
+        return looped(
+            network, each, loops, [*fields, *params], inits, paths, counted, constants, used
+        )
+
+    written: tuple[list[str], list[str]] | None = None
+    if looped is not None and _loops_over(inits, {*fields, *params}):
+        # The variants may agree on the count, but a class built with another (an edited
+        # entry class, a new variant) must run the modules its __init__ makes.
         try:
-            starred = starred_loops(forward.body)  # forward's self.stack[i]
-            used = {s: name for s, name in indices.items() if s in indexed | starred}
-            methods, stores = looped(
-                network, each, loops, [*fields, *params], inits, paths, counted, constants, used
-            )
-        except Unsupported as written:  # both reasons: why the loops could not be written
-            raise Unsupported(f"{differ}; with the source's loops, {written}") from None
+            written = with_loops()
+        except Unsupported:
+            written = None  # the variants' own forward, as where no loop reads a parameter
+    if written is not None:
+        methods, stores = written
+    else:
+        try:
+            methods = _shared_methods(texts, stored)
+            stores = stored.init_lines()
+        except Unsupported as differ:  # a loop run a different number of times, perhaps
+            if looped is None:
+                raise
+            try:
+                methods, stores = with_loops()
+            except Unsupported as why:  # both reasons: why the loops could not be written
+                raise Unsupported(f"{differ}; with the source's loops, {why}") from None
     missing = [attr for attr in sorted(unnamed) if not _reads("\n".join(methods), attr)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
@@ -1655,6 +1671,16 @@ def _roll_at(
         *methods,
     ]
     return Rolled(network_lines, entries, out_sizes)
+
+
+def _loops_over(inits: list[str], names: set[str]) -> bool:
+    """Whether ``__init__`` runs a loop whose count reads one of ``names`` (a network
+    parameter or constant: ``for i in range(n):``, ``for i, w in enumerate(widths):``)."""
+    for line in inits:
+        head = line.strip()
+        if head.startswith("for ") and names & set(re.findall(r"\w+", head.partition(" in ")[2])):
+            return True
+    return False
 
 
 def _reads(forward: str, attr: str) -> bool:
