@@ -451,12 +451,18 @@ model wide = Net(6, 2):
 """
 
 
-def test_network_loop_making_its_keyed_container_writes_it_once() -> None:
+@pytest.mark.parametrize("wide", ["Net(6, 2)", "Net(6, 3)"], ids=["agree", "differ"])
+def test_network_loop_making_its_keyed_container_writes_it_once(wide: str) -> None:
     """The network roller, same form: the loop's ``stage`` becomes ``self.layers``, and no
-    ``self.layers = nn.Sequential()`` comes before it (it was written, then replaced)."""
-    code = rolls_exactly(NETWORK_KEYED, "network_keyed", torch.randn(2, 6))
+    ``self.layers = nn.Sequential()`` comes before it (it was written, then replaced).
+    Forward's loop indexes it by key, so it is an ``nn.ModuleDict`` (an ``nn.Sequential``
+    there raised ``TypeError`` on ``self.layers[f"l_{i + 1}"]``)."""
+    source = NETWORK_KEYED.replace("model wide = Net(6, 2):", f"model wide = {wide}:")
+    code = rolls_exactly(source, "network_keyed", torch.randn(2, 6))
     assert code.count("self.layers = ") == 1, code
+    assert "        stage = nn.ModuleDict()\n" in code, code
     assert "        self.layers = stage\n" in code, code
+    assert '            x = self.layers[f"l_{i + 1}"](x)\n' in code, code
 
 
 # 11. a chain of tensors nothing kept reads that makes modules (fuzz seed 1000175 at an

@@ -46,7 +46,6 @@ from aurane.backends.torch.param_blocks import (
 )
 from aurane.backends.torch.rolled import (
     RESERVED,
-    STAGE,
     TOP,
     Counts,
     Translator,
@@ -56,6 +55,7 @@ from aurane.backends.torch.rolled import (
     check_names,
     enumerated,
     evaluate,
+    keyed_stages,
     loop_indices,
     starred_loops,
 )
@@ -273,7 +273,7 @@ def _roll_block(
         for (g, lines), env in zip(instances, envs, strict=True)
     ]
     body = enumerated(_fill(shared_forward(methods), branches_forward))
-    inits = _keyed_stages(inits, "\n".join(body))
+    inits = keyed_stages(inits, "\n".join(body))
     if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
         inits, sizes, width = unthreaded, set(), None  # no layer reads it: not an argument
     signature = [*sizes]
@@ -392,54 +392,6 @@ def _walked_inits(
             inits = found
     assert inits is not None
     return inits, branches, paths, counted, indexed
-
-
-def _keyed_stages(inits: list[str], forward: str) -> list[str]:
-    """A container that forward indexes by a key (``self.layers[f"l1_{i + 1}"]``) is an
-    ``nn.ModuleDict``, as the classes of one call write it: made before the loop
-    (``self.layers = nn.Sequential()``) or by it (``stage = ...``, then ``self.layers =
-    stage``), it must be filled by name (``add_module(f"l1_{i + 1}", ...)``)."""
-    out = list(inits)
-    for index, line in enumerate(inits):
-        if not line.endswith(" = nn.Sequential()"):
-            continue
-        attr, uses = _container_uses(inits, index)
-        if attr is None or f'self.{attr}[f"' not in forward:
-            continue
-        if not all(".add_module(" in use for use in uses):
-            raise Unsupported(f"the container '{attr}' is filled by position and by name")
-        if not _first_made(inits[index + 1 :], uses[0]):  # the state dict's order
-            raise Unsupported(f"a module made before the first child of '{attr}'")
-        out[index] = line.replace("nn.Sequential()", "nn.ModuleDict()")
-    return out
-
-
-def _first_made(lines: list[str], child: str) -> bool:
-    """Whether ``child`` makes the first module after the container: the classes of one
-    call make the container where its first child is, so no module may come between."""
-    for line in lines:
-        if line == child:
-            return True
-        if "nn." in line or "setattr(" in line or "self." in line:
-            return False
-    return False
-
-
-def _container_uses(inits: list[str], index: int) -> tuple[str | None, list[str]]:
-    """The attribute the container made at ``inits[index]`` becomes (``layers`` for
-    ``self.layers = nn.Sequential()``, or for ``stage = nn.Sequential()`` the ``self.layers
-    = stage`` after its loop), and the lines that use it."""
-    made = inits[index].strip().removesuffix(" = nn.Sequential()")
-    if made.startswith("self."):
-        attr = made.removeprefix("self.")
-        return attr, [u for u in inits if u.strip().startswith(f"self.{attr}.")]
-    if made != STAGE:
-        return None, []
-    for later, line in enumerate(inits[index + 1 :], index + 1):
-        bound = re.fullmatch(rf" *self\.(\w+) = {STAGE}", line)
-        if bound is not None:
-            return bound[1], [u for u in inits[index + 1 : later] if f"{STAGE}." in u]
-    return None, []
 
 
 def operation_params(

@@ -660,7 +660,7 @@ class _ForwardWriter:
     def _keyed(self, lines: list[str], layer: str, call: ast.Call) -> list[str]:
         """``self.layers.l1_2`` as ``self.layers[f"l1_{i + 1}"]``: a child named by its loop
         (``as layers.l1_{i + 1}``), the loop's container an ``nn.ModuleDict``
-        (``rolled_block._keyed_stages``)."""
+        (``rolled.keyed_stages``)."""
         assert call.layer is not None
         head, _, key = call.layer.rpartition(".")
         path = _path_text(key, call.layer_holes, self.tr)[0]
