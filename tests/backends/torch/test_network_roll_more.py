@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import build, rolls_exactly  # noqa: E402
+from tests.backends.torch.one_class import build, rolls_exactly, same  # noqa: E402
 from tests.backends.torch.test_network_roll_forms import (  # noqa: E402
     BLOCKS,
     DENSE,
@@ -262,6 +262,59 @@ def test_a_skip_saved_before_an_inner_loop_keeps_its_own_width() -> None:
     assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
 
 
+# SKIP with variants of different counts
+SKIP_COUNTS = SKIP.replace("model wide = Net(6, 2):", "model wide = Net(6, 3):")
+
+
+@pytest.mark.parametrize("source", [SKIP, SKIP_COUNTS], ids=["agree", "differ"])
+def test_a_skip_read_after_a_network_loop_through_modules_runs_the_loop(source: str) -> None:
+    """``s = x`` opening each iteration and ``s -> conv2d(width, 1) as lateral`` after the
+    loop: forward runs the source's loop (``s = x`` at each iteration's start), the
+    lateral conv reading the running width at the last one's start. The variants' own
+    forwards bind ``s`` after the loop (``s = self.lateral(x)``), which made it fall back
+    (``the iterations of 'i' differ``), written out for one count where they agreed."""
+    code = rolls_exactly(source, "skip_loop", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(self.n):\n"
+        "            s = x\n"
+        '            x = getattr(self, f"downs{i}")(x)\n'
+        "            x = F.relu(x)\n"
+        "        upsample1 = self.upsample1(x)\n"
+    ) in code, code
+    assert "        s = self.lateral(s)\n" in code
+    assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+
+
+@pytest.mark.parametrize("other", ["Net(4, 1)", "Net(4, 3)", "Net(5, 4)"])
+def test_a_skip_read_after_a_network_loop_built_at_another_count(other: str) -> None:
+    """The rolled ``Net`` built by hand at a count no variant has applies every module it
+    makes (``downs2`` of ``Net(4, 3)`` was made and never applied) and computes what that
+    variant written out computes."""
+    x = torch.randn(2, 3, 16, 16)
+    rolled, _, _ = build(SKIP, "skip_rolled")
+    deeper = SKIP + f"\nmodel deeper = {other}:\n    input_shape = (3, 16, 16)\n"
+    written_out, _, _ = build(deeper, "skip_deeper", roll=False)
+    torch.manual_seed(0)
+    mine = eval(other, {"Net": rolled.Net})
+    torch.manual_seed(0)
+    same(mine, written_out.deeper(), x)
+
+
+def test_a_skip_bound_again_first_after_a_network_loop_runs_the_loop() -> None:
+    """``s -> conv2d(width, 1) as lateral`` before the threaded tensor's steps after the
+    loop: ``s`` holds the lateral's output from there, ``x`` the loop's."""
+    source = SKIP_COUNTS.replace(
+        "        x -> upsample(scale_factor=2) -> conv2d(width, 1) as up\n"
+        "        s -> conv2d(width, 1) as lateral\n",
+        "        s -> conv2d(width, 1) as lateral\n"
+        "        x -> upsample(scale_factor=2) -> conv2d(width, 1) as up\n",
+    )
+    code = rolls_exactly(source, "skip_first", torch.randn(2, 3, 8, 8))
+    assert (
+        "            x = F.relu(x)\n        s = self.lateral(s)\n        x = self.upsample1(x)\n"
+    ) in code, code
+
+
 # a loop's container whose children forward applies one by one (a relu after each)
 CHILDREN = """\
 use torch
@@ -337,15 +390,14 @@ def test_a_second_tensor_joined_after_the_network_loop_rolls() -> None:
 
 @pytest.mark.parametrize(
     ("source", "traced"),
-    [(UNNAMED, False), (ANOTHER, False), (SKIP, True), (LATERAL, False)],
+    [(UNNAMED, False), (ANOTHER, False), (SKIP, False), (LATERAL, False)],
     ids=["unnamed", "another", "skip", "lateral"],
 )
 def test_verify_traces_each_variant_of_the_rolled_forms(source: str, traced: bool) -> None:
     """``aurane verify`` finds nothing wrong with the rolled forms. A forward that runs the
     source's loops over ``self.n`` (a count the constructor takes) is named "not traced"
-    and checked by its parameters; where the loops cannot be written that way (the skip
-    read after the loop here) the variants' own unrolled forward is mapped statement by
-    statement."""
+    and checked by its parameters (the skip read after the loop through other modules
+    too, which was written out for the one count and mapped statement by statement)."""
     from aurane.verify import load_generated, verify_model
 
     gen = load_generated(source, "more.aur")

@@ -774,14 +774,29 @@ class _ForwardWriter:
         rest = [n for s in stmt.body[1:] for n in syntax_items(s) if isinstance(n, ast.Name)]
         after = self.source_body[self.source_body.index(stmt) + 1 :]
         later = [n for s in after for n in syntax_items(s) if isinstance(n, ast.Name)]
-        code = "\n".join(self.code)
-        taken = re.search(rf"(?<![\w.]){re.escape(first.target)}\b", code)
+        taken = self._taken_before(first.target)
         if any(n.id == first.target for n in rest) or taken or self.skip is not None:
             return None
         if not any(n.id == first.target for n in later):
             return None  # read by nothing: no line (``test_alias_that_nothing_reads``)
         self.aliases.add(first.span)
         return first
+
+    def _taken_before(self, name: str) -> bool:
+        """Whether forward's own statements name ``name`` other than by binding it after
+        the loop first (``s = self.lateral(x)`` of ``s -> conv2d(width, 1) as lateral``
+        after it, where ``s`` is the skip): the statements before the loop name it, or the
+        first that names it after them reads it (or binds several names)."""
+        pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
+        before = [line for st in self.statements[: self.pos] for line in st if _code(line)]
+        if _reads(before, name):
+            return True
+        first = next((line for line in self.code if pattern.search(_STRING.sub('""', line))), None)
+        if first is None:
+            return False
+        if _bound_name(first) != name:
+            return True
+        return _reads([_bare(first).split(" = ", 1)[1]], name)
 
     def _last_iteration(self, lines: list[str], alias: ast.Assign) -> list[str]:
         """The last iteration after an opening ``s = x``: its own forward keeps ``x``
@@ -1021,6 +1036,7 @@ class _Skip:
         self.tensor = tensor
         self.skip = skip
         self.open = True  # ``x`` still the skip in the per-call forward
+        self.rebound = False  # a statement after the loop bound ``s`` (no longer the skip)
 
     def statement(self, lines: list[str]) -> list[str]:
         code = [i for i, line in enumerate(lines) if _code(line)]
@@ -1035,6 +1051,9 @@ class _Skip:
             return lines
         first = lines[code[0]]
         bound = _bound_name(first)
+        read = [_bare(first).split(" = ", 1)[1], *bare[1:]] if bound else bare
+        if self.rebound and _reads(read, self.tensor):  # ``s`` holds another: no skip
+            raise Unsupported(f"the skip '{self.skip}' is read after it is bound again")
         if bound is None and re.match(r"\s*[\w, ()]+ = ", _bare(first)):
             raise Unsupported("an assignment of several names after a loop's skip")
         names = {self.tensor: self.skip, self.local: self.tensor}
@@ -1048,6 +1067,8 @@ class _Skip:
             out[index] = head + _renamed(line, names)
         if bound == self.tensor:
             self.open = False
+        if any(_bound_name(line) == self.skip for line in bare):
+            self.rebound = True  # ``s = self.lateral(x)``: ``s`` is no longer the skip
         return out
 
 
