@@ -63,6 +63,16 @@ class Node:
     # a block that returns several tensors: every output value (``output`` is the first)
     outputs: tuple[str, ...] = ()
 
+    @property
+    def iterations(self) -> tuple[str, ...]:
+        """The unrolled loops' bindings this node was made in, outermost first (``('i = 2',
+        'j = 0')``), read from the origin frames ``semantics/unroll.py`` writes."""
+        return tuple(
+            frame.text.removeprefix("in iteration ").split(" of the loop at ")[0]
+            for frame in self.origin
+            if frame.kind == "loop"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,

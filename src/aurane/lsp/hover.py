@@ -89,12 +89,7 @@ def hover(doc: Document, line: int, column: int) -> lsp.Hover | None:
 
 def _iteration(node: Node) -> str:
     """``iteration i = 2`` (nested loops joined by ', '), or ``''`` outside any loop."""
-    steps = [
-        frame.text.removeprefix("in ").split(" of the loop at ")[0]
-        for frame in node.origin
-        if frame.kind == "loop"
-    ]
-    return ", ".join(steps)
+    return ", ".join(f"iteration {bound}" for bound in node.iterations)
 
 
 def _on_node_name(node: Node, word: Span) -> bool:

@@ -109,16 +109,6 @@ def _model(graph: Graph) -> dict[str, Any]:
     }
 
 
-def _iteration(node: Node) -> str:
-    """``i = 2, c = 32`` for a node of an unrolled loop (nested loops joined by ', '), or
-    ``''`` outside any loop."""
-    return ", ".join(
-        frame.text.removeprefix("in iteration ").split(" of the loop at ")[0]
-        for frame in node.origin
-        if frame.kind == "loop"
-    )
-
-
 def _hovers(graphs: Collection[Graph]) -> list[dict[str, Any]]:
     """One hover text per IR node span (a block's layers once) and per named value. A
     statement unrolled from a loop makes one node per iteration at the same span: its hover
@@ -147,7 +137,7 @@ def _hovers(graphs: Collection[Graph]) -> list[dict[str, Any]]:
             if key not in found:
                 found[key] = text
                 first[key] = owner
-            iteration = _iteration(node)
+            iteration = ", ".join(node.iterations)  # i = 2, c = 32
             if iteration and first.get(key) == owner:  # the same call's other iterations
                 rounds.setdefault(key, []).append(f"{iteration}: {text}")
     for key, lines in rounds.items():
