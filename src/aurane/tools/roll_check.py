@@ -21,6 +21,7 @@ the other arguments. Slow (each program compiles several times): a command, not 
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import types
 from collections import Counter
@@ -63,7 +64,8 @@ def _recording(module: types.ModuleType, names: frozenset[str]) -> None:
             object.__setattr__(self, "_built_with", (args, kwargs))
             __built(self, *args, **kwargs)
 
-        cls.__init__ = init  # type: ignore[misc]
+        # the class's signature stays its own: other arguments are bound by it
+        cls.__init__ = functools.wraps(built)(init)  # type: ignore[misc]
 
 
 def _run(net: Any, graph: Any, paths: list[str]) -> dict[str, tuple[Any, Any]]:
@@ -122,14 +124,15 @@ def _same(cls: type, args: Any, kwargs: Any, theirs: Any, given: tuple[Any, Any]
 
 def _at_calls(
     source: str, counts: Counter[str]
-) -> tuple[list[str], dict[str, tuple[str, Any, Any]]]:
-    """The problems of the rolled classes at the program's own calls, and each rolled
-    call's layer path -> (class, positional, keyword arguments)."""
+) -> tuple[list[str], dict[str, tuple[str, Any, Any]], Any, types.ModuleType]:
+    """The problems of the rolled classes at the program's own calls, each rolled call's
+    layer path -> (class, positional, keyword arguments), the program and its rolled
+    module."""
     import torch
 
-    _, graphs, rolled, names = _compiled(source, roll=True)
+    program, graphs, rolled, names = _compiled(source, roll=True)
     if not names or ENTRY not in graphs:
-        return [], {}
+        return [], {}, program, rolled
     _recording(rolled, names)
     _, _, flat, _ = _compiled(source, roll=False)
     torch.manual_seed(0)
@@ -149,7 +152,7 @@ def _at_calls(
         counts["calls"] += 1
         if found is not None:
             problems.append(f"{name} at '{path}' ({_shown(args, kwargs)}): {found}")
-    return problems, calls
+    return problems, calls, program, rolled
 
 
 def _shown(args: Any, kwargs: Any) -> str:
@@ -169,12 +172,13 @@ def _block_calls(program: Any, block: str) -> Iterator[tuple[ast.Call, ast.Model
             yield item, model
 
 
-def _changed(value: ast.Expr) -> str | None:
-    """Another literal for a boolean or a small integer written as a literal."""
+def _changed(value: ast.Expr) -> tuple[str, bool | int] | None:
+    """Another literal, its text and value, for a boolean or a small integer written as a
+    literal."""
     if isinstance(value, ast.Bool):
-        return "false" if value.value else "true"
+        return ("false", False) if value.value else ("true", True)
     if isinstance(value, ast.Number) and isinstance(value.value, int) and 0 <= value.value < 8:
-        return str(value.value + 1)
+        return str(value.value + 1), value.value + 1
     return None
 
 
@@ -196,12 +200,15 @@ def _param_arguments(call: ast.Call, model: ast.Model) -> list[tuple[str, ast.Ex
 
 
 def _at_other_arguments(
-    source: str, calls: dict[str, tuple[str, Any, Any]], counts: Counter[str]
+    source: str,
+    program: Any,
+    rolled: types.ModuleType,
+    calls: dict[str, tuple[str, Any, Any]],
+    counts: Counter[str],
 ) -> list[str]:
-    """The problems of each rolled class built with a literal argument of one of its calls
-    changed, against that call's class in the program so changed (the first problem of
-    each block)."""
-    program, _, rolled, _ = _compiled(source, roll=True)
+    """The problems of each rolled class (of ``rolled``, compiled from ``program``) built
+    with a literal argument of one of its calls changed, against that call's class in the
+    program so changed (the first problem of each block)."""
     problems: list[str] = []
     found: set[str] = set()  # blocks with a problem
     for name in sorted({name for name, _, _ in calls.values()}):
@@ -220,7 +227,7 @@ def _at_other_arguments(
                 counts["other arguments"] += problem is not None
                 if problem:
                     found.add(name)
-                    problems.append(f"{name} with {param}={other} (at '{path}'): {problem}")
+                    problems.append(f"{name} with {param}={other[0]} (at '{path}'): {problem}")
     return problems
 
 
@@ -229,12 +236,18 @@ def _value(expr: ast.Expr) -> Any:
 
 
 def _one_other(
-    source: str, cls: type, path: str, bound: dict[str, Any], param: str, value: Any, other: str
+    source: str,
+    cls: type,
+    path: str,
+    bound: dict[str, Any],
+    param: str,
+    value: Any,
+    other: tuple[str, bool | int],
 ) -> str | None:
     """ "" where the rolled class built with ``param`` set to ``other`` agrees with the class
     of one call compiled from the source so changed, a problem where not; None where the
     changed program is not one to compare against (rejected, the path gone)."""
-    changed = _replaced(source, value.span, other)
+    changed = _replaced(source, value.span, other[0])
     try:
         _, graphs, flat, _ = _compiled(changed, roll=False)
     except CompilationError:
@@ -250,9 +263,7 @@ def _one_other(
     seen = _run(theirs, graphs[ENTRY], [path])
     if path not in seen:
         return None
-    bound[param] = {"true": True, "false": False}.get(other)
-    if bound[param] is None:
-        bound[param] = int(other)
+    bound[param] = other[1]
     return _same(cls, (), bound, target, seen[path]) or ""
 
 
@@ -260,9 +271,9 @@ def check_source(source: str, counts: Counter[str] | None = None) -> list[str]:
     """Every problem the rolled block classes of ``source`` have (none: ``[]``); ``counts``
     gains the calls and the other arguments compared."""
     counts = counts if counts is not None else Counter()
-    problems, calls = _at_calls(source, counts)
+    problems, calls, program, rolled = _at_calls(source, counts)
     if calls:
-        problems += _at_other_arguments(source, calls, counts)
+        problems += _at_other_arguments(source, program, rolled, calls, counts)
     return problems
 
 

@@ -716,10 +716,10 @@ def _progression(
         return None
     (i1, n1), (i2, n2) = points[0], points[-1]
     k = per if i1 == i2 else (n2 - n1) // (i2 - i1)
-    base = n1 - k * i1 + (fixed if offset else 0)
-    points = [(count, number + (fixed if offset else 0)) for count, number in points]
+    base = n1 - k * i1
     if k < 1 or any(number != k * count + base for count, number in points):
         return None
+    base += fixed if offset else 0  # the numbered loops' modules, left out of the points
     term = target if k == 1 else f"{k} * ({target})" if " " in target else f"{k} * {target}"
     if target == "0":
         term = ""

@@ -949,7 +949,7 @@ def _default_factory(graph: Graph, param: str) -> str | None:
     made = module_factory(found.default)
     if made is not None or not found.nodes:
         return made
-    node = next(n for n in graph.nodes if n.id == found.nodes[0])
+    node = graph.node_by_id[found.nodes[0]]
     return layer_factory(graph, node, found.default)
 
 

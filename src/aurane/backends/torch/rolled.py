@@ -314,12 +314,7 @@ def applied_target(loop: ast.For) -> str | None:
     """The target of ``loop`` where its body applies it as an operation (``for a in [act,
     sigmoid]: x -> dense(4) -> a``, or ``.a``)."""
     name = loop.target.name
-    for item in syntax_items(loop.body) if name is not None else ():
-        if isinstance(item, ast.Call) and item.func == name and not item.args:
-            return name
-        if isinstance(item, ast.Suffix) and item.name == name:
-            return name
-    return None
+    return name if name is not None and name in applied_names(loop) else None
 
 
 def applied_names(loop: ast.For) -> list[str]:
@@ -375,8 +370,9 @@ def enumerated(lines: list[str]) -> list[str]:
             if code.strip() and not code.startswith(f"{pad}{INDENT}"):
                 break
             body.append("" if code.strip().startswith("#") else code)
-        names = re.findall(r"\w+", target)
-        reads = any(re.search(rf"(?<![\w.]){n}\b", code) for n in names for code in body)
+        names = "|".join(re.findall(r"\w+", target))
+        read = re.compile(rf"(?<![\w.])(?:{names})\b")
+        reads = any(read.search(code) for code in body)
         if reads:
             out[at] = f"{pad}for {index}, {target} in enumerate({iterable}):"
         else:
@@ -1632,13 +1628,14 @@ def _roll_at(
         )
 
     written: tuple[list[str], list[str]] | None = None
+    refused: Unsupported | None = None  # why the source's loops could not be written
     if looped is not None and _loops_over(inits, {*fields, *params}):
         # The variants may agree on the count, but a class built with another (an edited
         # entry class, a new variant) must run the modules its __init__ makes.
         try:
             written = with_loops()
-        except Unsupported:
-            written = None  # the variants' own forward, as where no loop reads a parameter
+        except Unsupported as why:
+            refused = why  # the variants' own forward, as where no loop reads a parameter
     if written is not None:
         methods, stores = written
     else:
@@ -1649,6 +1646,8 @@ def _roll_at(
             if looped is None:
                 raise
             try:
+                if refused is not None:
+                    raise refused
                 methods, stores = with_loops()
             except Unsupported as why:  # both reasons: why the loops could not be written
                 raise Unsupported(f"{differ}; with the source's loops, {why}") from None

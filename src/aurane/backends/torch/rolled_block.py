@@ -93,7 +93,7 @@ def _unnamed_layers_given(graphs: Sequence[Graph]) -> None:
         names: dict[str, str] = {}  # operation -> the name of its first such layer
         for graph in graphs:
             found = graph.block_ops.get(param)
-            nodes = {n.id: n for n in graph.nodes}
+            nodes = graph.node_by_id
             for node_id in found.nodes if found is not None else ():
                 node = nodes[node_id]
                 if node.layer is None and node.parameters:

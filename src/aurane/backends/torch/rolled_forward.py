@@ -787,11 +787,10 @@ class _ForwardWriter:
         the loop first (``s = self.lateral(x)`` of ``s -> conv2d(width, 1) as lateral``
         after it, where ``s`` is the skip): the statements before the loop name it, or the
         first that names it after them reads it (or binds several names)."""
-        pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
         before = [line for st in self.statements[: self.pos] for line in st if _code(line)]
         if _reads(before, name):
             return True
-        first = next((line for line in self.code if pattern.search(_STRING.sub('""', line))), None)
+        first = next((line for line in self.code if _reads([line], name)), None)
         if first is None:
             return False
         if _bound_name(first) != name:
@@ -973,7 +972,7 @@ def _read_names(expr: ast.Expr) -> set[str]:
 
 def _site(graph: Graph, node: Node) -> Site | None:
     """``node`` at a site of its own (the IR's shapes, its inputs by their names)."""
-    found = {v.name: v for v in graph.values}
+    found = graph.value_map
     shapes = [found[name].shape if name in found else None for name in node.inputs]
     out = found[node.output].shape if node.output in found else None
     if out is None or any(shape is None for shape in shapes):
@@ -1092,7 +1091,7 @@ def _threaded(lines: list[str], bound: list[str | None], tensor: str, skip: str)
 
 def _bound_name(line: str) -> str | None:
     """The one name a statement's first line binds (``add3`` of ``add3 = x + h``)."""
-    found = re.match(r"\s*(\w+) = ", _bare(line))
+    found = _BOUND.match(_bare(line))
     return found[1] if found else None
 
 

@@ -30,6 +30,7 @@ def without_unread_locals(lines: list[str]) -> list[str]:
     if init is None:
         return lines
     dropped: set[int] = set()
+    bodies = _bodies(init.body)
     while True:
         reads = {
             node.id
@@ -39,9 +40,7 @@ def without_unread_locals(lines: list[str]) -> list[str]:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
         }
         dead = {
-            statement.lineno
-            for body in _bodies(init.body)
-            for statement in _droppable(body, dropped, reads)
+            statement.lineno for body in bodies for statement in _droppable(body, dropped, reads)
         }
         if not dead:
             break
