@@ -94,13 +94,14 @@ def env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
-def start_session(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+def start_session(args: list[str], cwd: Path, **extra_env: str) -> subprocess.Popen[str]:
     """A child interpreter in its own session (as a shell starts a foreground job, so a
-    signal to its process group reaches it alone), text stdout and stderr piped."""
+    signal to its process group reaches it alone), text stdout and stderr piped;
+    ``extra_env`` as for ``env``."""
     return subprocess.Popen(
         args,
         cwd=cwd,
-        env=env(),
+        env=env(**extra_env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

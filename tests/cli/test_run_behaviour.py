@@ -225,7 +225,9 @@ def test_killing_aurane_run_with_sigkill_ends_the_program_too(tmp_path: Path) ->
     if not sys.platform.startswith("linux"):
         pytest.skip("PR_SET_PDEATHSIG is Linux-only")
     (tmp_path / "long.aur").write_text(LONG.format(epochs=100000, folder="ck"))
-    first = start_session(_aurane("run", "long.aur"), tmp_path)
+    temp = tmp_path / "tmp"  # SIGKILL skips aurane run's clean-up: keep its folder here
+    temp.mkdir()
+    first = start_session(_aurane("run", "long.aur"), tmp_path, TMPDIR=str(temp))
     try:
         _wait_for_training(first)
         lock = tmp_path / "ck" / "run_0001" / ".aurane-run.lock"
