@@ -241,3 +241,61 @@ def test_a_constant_reading_an_operation_given_as_a_function_keeps_a_class_per_c
     notes, code = roll_notes(source)
     assert notes == ["block 'Stage' at 1:7: the constant 'table' reads 'act', given as a function"]
     assert "class Stage_2(" in code
+
+
+def test_rows_of_a_block_constant_passed_on_to_an_inner_block() -> None:
+    """Both at once: ``table = [(8, act), (6, gelu)]`` and ``x = Inner(x, w, a)``, the
+    row naming the parameter passing the class's own module class on."""
+    source = """\
+model Inner(width, act):
+    def forward(x):
+        x -> dense(width).act
+
+model Stage(n, act):
+    table = [(8, act), (6, gelu)]
+    def forward(x):
+        for i in range(n):
+            x -> dense(4).relu
+        for w, a in table:
+            x = Inner(x, w, a)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage(1, relu) as s -> Stage(2, tanh) as t -> dense(2) as head
+"""
+    stage = _rolled(source, "table_inner", torch.randn(3, 4), blocks=["Inner"])
+    assert "        table = [(8, act), (6, nn.GELU)]\n" in stage, stage
+    assert (
+        "        for j, (w, a) in enumerate(table):\n"
+        '            setattr(self, f"inner{j + 1}", Inner(channels, w, a))\n'
+    ) in stage, stage
+    other = source.replace("Stage(1, relu)", "Stage(3, hardswish)")
+    _at_other_rows(source, other, "Stage(4, 3, nn.Hardswish)", torch.randn(3, 4))
+
+
+def test_rows_passed_on_to_an_inner_block_that_loops() -> None:
+    """``for w, k, a in cfg: x -> Inner(w, k, a)``, ``Inner`` itself one class looping
+    ``k`` times: ``Inner(channels, w, k, a)``."""
+    source = """\
+model Inner(width, k, act):
+    def forward(x):
+        for i in range(k):
+            x -> dense(width).act
+
+model Stage(cfg):
+    def forward(x):
+        for w, k, a in cfg:
+            x -> Inner(w, k, a)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([(8, 1, relu), (6, 2, gelu)]) as s -> Stage([(4, 3, tanh)]) as t -> dense(2) as head
+"""
+    stage = _rolled(source, "looping_inner", torch.randn(3, 4), blocks=["Inner"])
+    assert '            setattr(self, f"inner{i + 1}", Inner(channels, w, k, a))\n' in stage
+    other = source.replace("[(8, 1, relu), (6, 2, gelu)]", "[(5, 2, silu), (7, 1, relu)]")
+    _at_other_rows(source, other, "Stage(4, ((5, 2, nn.SiLU), (7, 1, nn.ReLU)))", torch.randn(3, 4))
