@@ -20,7 +20,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, block_class, build, roll_notes  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    build,
+    roll_notes,
+    rolls_exactly,
+    same,
+)
 from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
     against_per_call,
     per_call,
@@ -299,3 +306,45 @@ model Net:
     assert '            setattr(self, f"inner{i + 1}", Inner(channels, w, k, a))\n' in stage
     other = source.replace("[(8, 1, relu), (6, 2, gelu)]", "[(5, 2, silu), (7, 1, relu)]")
     _at_other_rows(source, other, "Stage(4, ((5, 2, nn.SiLU), (7, 1, nn.ReLU)))", torch.randn(3, 4))
+
+
+NETWORK = """\
+model Inner(width, act):
+    def forward(x):
+        x -> dense(width).act
+
+model Net(cfg, classes):
+    def forward(x):
+        for w, a in cfg:
+            CALL
+        x -> dense(classes) as head
+
+model large = Net([(8, relu), (6, hardswish), (6, hardswish)], 3):
+    input_shape = (4,)
+model small = Net([(4, relu)], 2):
+    input_shape = (4,)
+"""
+
+
+@pytest.mark.parametrize("call", ["x = Inner(x, w, a)", "x -> Inner(w, a)"])
+def test_a_network_passing_its_rows_on_to_an_inner_block(call: str) -> None:
+    """MobileNetV3's variants: ``Net`` loops over its rows in ``__init__``, each variant
+    passing its own. ``x = Inner(x, w, a)`` opening forward fell back with 'an assignment
+    to 'x' the roller does not write' (the input was threaded from a chain only); checked
+    against each variant's class and a variant of rows neither gives."""
+    source = NETWORK.replace("CALL", call)
+    x = torch.randn(3, 4)
+    code = rolls_exactly(source, "net_rows", x, blocks=("Inner",))
+    assert (
+        "        for i, (w, a) in enumerate(cfg):\n"
+        '            setattr(self, f"inner{i + 1}", Inner(channels, w, a))\n'
+    ) in code, code
+    assert "super().__init__([(8, nn.ReLU), (6, nn.Hardswish), (6, nn.Hardswish)], 3)" in code
+    other = "Net([(5, silu), (7, tanh)], 4)"
+    rolled, _, _ = build(source, "net_rows_rolled")
+    wider = source + f"\nmodel wider = {other}:\n    input_shape = (4,)\n"
+    written_out, _, _ = build(wider, "net_rows_wider", roll=False)
+    torch.manual_seed(0)
+    mine = rolled.Net([(5, torch.nn.SiLU), (7, torch.nn.Tanh)], 4)
+    torch.manual_seed(0)
+    same(mine, written_out.wider(), x)
