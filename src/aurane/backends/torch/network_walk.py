@@ -58,6 +58,10 @@ class NetworkWalk(BlockWalk):
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if depth == TOP:
             return _Walk.assign(self, stmt, depth)
+        if not self.tensor and self._rebinds(stmt):
+            # a loop opening the forward (``for w in widths: x = Block(x, w)``) threads
+            # the input from here, as a chain of it (``x -> Block(w)``) does
+            self.switch(stmt.target, depth)
         if self._kept(stmt):  # s = x or s = x -> ..., read after the loop only
             return self._keep(stmt, depth)
         if not stmt.targets and (found := self._of_another(stmt.value, self.inputs_)):

@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
-from aurane.backends.torch.emit_common import Call, Site
+from aurane.backends.torch.emit_common import Call, Site, lit
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
-from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_init
+from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_factory, module_init
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
@@ -51,6 +51,7 @@ from aurane.semantics.symbolic import (
     to_python,
     tree_of,
 )
+from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -1345,7 +1346,18 @@ class _Walk:
 
     def _checked(self, arg: ast.Expr, expected: Any, name: str) -> str:
         text = self.tr.text(arg)
-        if plain(evaluate(text, self.env)) != expected:
+        value = plain(evaluate(text, self.env))
+        if isinstance(value, OpValue) and not value.is_model:
+            # a row's operation (``for w, a in cfg: Inner(w, a)``): the call passes its
+            # module class or factory (``_value_text``), which the inner class must take
+            passed = module_factory(value.name)
+            if passed != expected:  # its class takes a function (torch.exp), or folds it
+                raise Unsupported(
+                    f"'{text}' gives the operation '{value.name}' for {name}: the call passes"
+                    f" {passed or lit(value.name)}, the inner class takes {expected}"
+                )
+            return text
+        if value != expected:
             raise Unsupported(f"'{text}' is not the IR's argument {name}")
         return text
 

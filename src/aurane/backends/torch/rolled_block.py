@@ -69,6 +69,7 @@ from aurane.backends.torch.unread_locals import without_unread_locals
 from aurane.ir.graph import Graph
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.symbolic import plain
+from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -468,10 +469,16 @@ def _environment(
         return env
     if resolved is None:
         raise Unsupported("a block with constants")
-    expected = resolved(model, given)
+    # an operation-valued parameter a constant reads (``table = [(8, act), (6, gelu)]``):
+    # the compiler resolves it with the operation the call gives
+    operations = {param: OpValue(found.op, False) for param, found in graph.block_ops.items()}
+    expected = resolved(model, {**given, **operations})
     literal = Translator(frozenset(), {}, {})
     for field in model.fields:
         text = tr.text(field.value)
+        read = [p for p in functions if re.search(rf"(?<![\w.]){p}\b", text)]
+        if read:  # the compiler's value holds the operation, the class's its function
+            raise Unsupported(f"the constant '{field.name}' reads '{read[0]}', given as a function")
         env[field.name] = evaluate(text, env)
         value = expected.get(field.name)
         if value is None or env[field.name] != evaluate(literal.text(value), {}):

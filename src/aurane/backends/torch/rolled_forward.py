@@ -516,11 +516,13 @@ class _ForwardWriter:
         item's module built and applied, as ``F.relu`` computes. Only an operation whose
         module has no weights and is no module of the class of one call (``layer_norm``,
         ``identity`` build one there) and whose module class or factory the call passes
-        (``functools.partial(nn.Softmax, dim=-1)``, ``_value_text``)."""
-        own = any(node.id in found.nodes for found in self.graph.block_ops.values())
+        (``functools.partial(nn.Softmax, dim=-1)``, ``_value_text``). A row of a block
+        constant naming the class's operation-valued parameter (``table = [(8, act), (6,
+        gelu)]``) is applied as ``self.act(x)`` there: built alike (``act`` has no
+        weights), and the class keeps ``self.act = act()`` for the same modules."""
         parsed = _one_tensor_call(lines)
         value = self.env.get(target)
-        if own or node.layer is not None or parsed is None:
+        if node.layer is not None or node.parameters or parsed is None:
             raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
         made = module_factory(node.op, dict(node.args))
         if not self.given[target]:  # a list naming the parameter's module (self.act)
