@@ -239,6 +239,13 @@ def test_a_parameter_given_as_a_function_is_its_stored_function() -> None:
     head = block_class(gen, "Head")
     assert "        self.act = act\n" in head, head
     assert "        for j, a in enumerate([self.act, torch.sigmoid]):\n" in head, head
+    # the class of one call with tanh folds it (torch.tanh(x)) as the rolled class
+    # applies a function: no module 'h2.act' in either build (it built nn.Tanh() there)
+    model, _, _ = build(source, "function_ops_names")
+    theirs, code = per_call(source, "function_ops_per_call_names")
+    names = [name for name, _ in model.Net().named_modules()]
+    assert names == [name for name, _ in theirs.Net().named_modules()], code
+    assert "h2.act" not in names and "torch.tanh(x)" in code, code
 
 
 def test_a_list_item_without_a_module_class_is_its_function() -> None:

@@ -19,6 +19,7 @@ from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit, 
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup, modules
 from aurane.records import field, record, replace
+from aurane.semantics.values import OpValue
 from aurane.source import Span
 
 PARAMETER = "nn.Parameter"  # the constructor of the parameter operation
@@ -391,3 +392,28 @@ def tree(
             holder = child
         holder.children[parts[-1]] = init
     return root.children
+
+
+def function_items(graphs: Iterable[Graph]) -> bool:
+    """Whether one class written for all of ``graphs`` (one block's instances) takes the
+    operations inside its list and table arguments (``cfg = [(8, relu), (4, exp)]``) as
+    functions (``((8, F.relu), (4, torch.exp))``, forward ``x = a(x)``) rather than as
+    module factories (``nn.ReLU``, built where applied: ``x = a()(x)``): where a call
+    gives an operation with no module factory but a function, as an operation-valued
+    parameter is taken as a function where one call's has no module class."""
+    return any(
+        module_factory(item.name) is None and function_of(item.name) is not None
+        for graph in graphs
+        for value in graph.block_args.values()
+        for item in _operation_items(value)
+    )
+
+
+def _operation_items(value: Any) -> Iterable[OpValue]:
+    """The operations (not blocks) inside a list or table argument, at any depth."""
+    if isinstance(value, OpValue):
+        if not value.is_model:
+            yield value
+    elif isinstance(value, tuple | list) and not isinstance(value, str):
+        for item in value:
+            yield from _operation_items(item)

@@ -28,7 +28,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import MASK, Site
 from aurane.backends.torch.emit_tensor import SPLITS
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT
-from aurane.backends.torch.named import TORCH_METHODS, module_factory
+from aurane.backends.torch.named import TORCH_METHODS, function_of, module_factory
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
@@ -252,13 +252,15 @@ def rolled_forward(
     paths: Mapping[Span, str],
     counted: Mapping[Span, Counts] | None = None,
     indices: Mapping[Span, str] | None = None,
+    function_items: bool = False,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
     name of each unnamed module in a loop (``rms_norm{i + 1}``), or after one (``counted``:
     the loop whose count numbers it, ``dense{self.n + 1}``); ``indices``: the count of each
     loop over items that names such a module (``for i, w in enumerate(self.widths):``,
-    marked: ``rolled.enumerated``)."""
+    marked: ``rolled.enumerated``); ``function_items``: the operations in the calls' lists
+    are functions (``named.function_items``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -293,6 +295,7 @@ def rolled_forward(
     writer.paths = paths
     writer.counted = counted or {}
     writer.indices = indices or {}
+    writer.function_items = function_items
     writer.code = [_bare(line) for line in rest if _code(line)]
     writer.source_body = model.forward.body
     body = writer.body(model.forward.body, TOP, ())
@@ -427,6 +430,7 @@ class _ForwardWriter:
         # cfg: -> a``): those names, each item a module class built where it is applied;
         # True where the items are values ``__init__`` stored (``_stored_items``)
         self.given: dict[str, bool] = {}
+        self.function_items = False  # those items are functions: ``named.function_items``
         self.targets: list[str | None] = []  # the loops' counts around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
@@ -525,6 +529,8 @@ class _ForwardWriter:
         made = module_factory(node.op, dict(node.args))
         if not self.given[target]:  # a list naming the parameter's module (self.act)
             raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        if self.function_items:  # cfg = ((8, F.relu), (4, torch.exp)): x = a(x)
+            return self._given_function(lines, node, target, value)
         if isinstance(value, OpValue) and not value.is_model:  # what the call passes
             spec = lookup(value.name)
             if module_factory(value.name) is None or spec is None or spec.name != node.op:
@@ -536,6 +542,21 @@ class _ForwardWriter:
         bound, _, tensor, _ = parsed
         pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
         return [f"{pad}{bound} = {target}()({tensor})"]
+
+    def _given_function(self, lines: list[str], node: Node, target: str, value: Any) -> list[str]:
+        """``_given`` where the calls pass the items as functions (``named.function_items``:
+        one of them has no module factory, ``exp``): ``x = a(x)``, the item the call gave
+        being the function the statement applies (``torch.exp`` of ``x = x.exp()``)."""
+        if not isinstance(value, OpValue) or value.is_model:  # a constant's: a module class
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        made = function_of(node.op, dict(node.args))
+        if made is None or made != function_of(value.name) or not _function_text(made):
+            raise Unsupported(f"the operation '{value.name}' that '{target}' applies")
+        parsed = _one_tensor_call(lines)
+        assert parsed is not None  # checked by _given
+        bound, _, tensor, _ = parsed
+        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        return [f"{pad}{bound} = {target}({tensor})"]
 
     def _stored_items(self, iterable: str) -> bool:
         """Whether forward's ``iterable`` reads only values ``__init__`` stored from its
@@ -1275,3 +1296,9 @@ def shared_forward(methods: list[list[str]]) -> list[str]:
         else:
             raise Unsupported("the calls' forward methods differ")
     return out
+
+
+def _function_text(made: str) -> bool:
+    """Whether ``made`` (``function_of``) is a function of ``F`` or ``torch``, bare or
+    partial (``functools.partial(F.softmax, dim=-1)``), not a module's instance."""
+    return re.fullmatch(r"(functools\.partial\()?(F|torch)\.\w+(, .*\))?", made) is not None
