@@ -18,7 +18,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, block_class, build, roll_notes  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    build,
+    built_alike,
+    roll_notes,
+)
 from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
     against_per_call,
     per_call,
@@ -225,3 +231,45 @@ model Net:
     assert len(notes) == 1 and notes[0].startswith("block 'Stage' at 1:7: the statement of"), notes
     assert "that 'b' applies" in notes[0], notes
     assert "class Stage_2(" in code
+
+
+def test_function_items_passed_on_to_an_inner_block_keep_a_class_per_call() -> None:
+    """A rolled class passing its rows on (``x -> Stage(cfg) as inner``) would write them
+    as the walk writes a list (module classes), where the program's items are functions
+    (``exp`` in one call): the outer block keeps its classes, with a located note, and the
+    inner one rolls. The items are functions wherever the program gives one without a
+    module class, so a list a rolled class passes on is what the inner class applies."""
+    source = """\
+model Stage(cfg):
+    def forward(x):
+        for w, a in cfg:
+            x -> dense(w) -> a
+        return x -> dense(4)
+
+model Outer(cfg, acts):
+    def forward(x):
+        x -> Stage(cfg) as inner
+        for a in acts:
+            x -> dense(4) -> a
+        return x -> dense(4)
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Outer([(8, relu), (6, gelu)], [exp, relu]) as s -> Outer([(4, tanh)], [relu]) as t
+          -> dense(2) as head
+"""
+    notes, code = roll_notes(source)
+    assert notes == [
+        "block 'Outer' at 7:7: the operations passed to the block 'Stage' as functions"
+    ], notes
+    assert "class Outer_2(" in code and "class Stage_2(" not in code, code
+    assert "Stage(in_features, ((8, F.relu), (6, F.gelu)))" in code, code
+    assert CLASS.findall(code) == ["Stage", "Outer", "Outer_2", "Net"], code
+    mine, _, _ = build(source, "passed_on_items")
+    theirs, _ = per_call(source, "passed_on_items_per_call")
+    one, other = built_alike(mine, theirs, "Net")
+    one.load_state_dict(other.state_dict(), strict=True)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(one(x), other(x), rtol=0, atol=0)

@@ -405,8 +405,13 @@ def function_items(graphs: Iterable[Graph]) -> bool:
         module_factory(item.name) is None and function_of(item.name) is not None
         for graph in graphs
         for value in graph.block_args.values()
-        for item in _operation_items(value)
+        for item in operation_items(value)
     )
+
+
+def operation_items(value: Any) -> list[OpValue]:
+    """The operations (not blocks) inside a list or table argument, at any depth."""
+    return list(_operation_items(value))
 
 
 def _operation_items(value: Any) -> Iterable[OpValue]:

@@ -36,7 +36,6 @@ from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.named import (
     default_function,
-    function_items,
     function_of,
     function_value,
     layer_factory,
@@ -244,10 +243,14 @@ class ParamClasses:
         join_branches: bool = True,
         constants: Mapping[str, ast.Expr] | None = None,
         roll: RollBlock | None = None,
+        function_items: bool = False,
     ) -> None:
         """``roll``: writes one class for a block's instances that differ in loop counts
-        (``rolled_block.py``), or returns None to keep their classes."""
+        (``rolled_block.py``), or returns None to keep their classes; ``function_items``:
+        a rolled class takes the operations in its list arguments as functions
+        (``named.function_items`` of every block instance of the program)."""
         self.globals = globals_
+        self.function_items = function_items
         self.outer = class_of
         self.models = models or {}
         self.constants = constants or {}
@@ -661,7 +664,7 @@ class ParamClasses:
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
         rolled.graphs = [g for g, _ in instances]
-        rolled.function_items = function_items(rolled.graphs)
+        rolled.function_items = self.function_items
         for cls in classes[1:]:
             self.globals.used.discard(cls.name)
         for graph in rolled.graphs:
