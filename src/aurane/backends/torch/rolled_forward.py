@@ -1370,6 +1370,7 @@ def _applied_list(
     iterable, target = stmt.iterable, stmt.target
     if not isinstance(iterable, ast.Call) or iterable.keywords or iterable.suffixes:
         return None
+    sources: list[ast.Expr | None]
     if iterable.func == "zip":
         sources = list(iterable.args)
     elif iterable.func == "enumerate" and len(iterable.args) == 1:
