@@ -357,3 +357,34 @@ def test_a_zipped_list_with_a_module_item_keeps_a_class_per_call() -> None:
     note = "block 'Stage' at 1:7: the name 'layer_norm' has no Python value here"
     assert notes == [note], notes
     assert "class Stage_2(" in code
+
+
+FUNCTIONS_GIVEN = """\
+model Stage(n, act):
+    def forward(x):
+        for i in range(n):
+            x -> dense(4) -> act
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage(2, relu) as stage1 -> Stage(1, exp) as stage2 -> Stage(1, identity) as stage3
+          -> dense(2) as head
+"""
+
+
+def test_an_operation_parameter_taken_as_a_function_has_the_modules_of_one_class_per_call() -> None:
+    """``relu``, ``exp`` and ``identity`` given: the rolled class takes functions
+    (``self.act = act``; ``nn.Identity()`` for identity, a module). The build with a
+    class per call built ``self.act = nn.ReLU()`` for ``relu`` (a module 'stage1.act' the
+    rolled build has not); it folds it now (``F.relu(x)``), and keeps ``self.act =
+    act()`` for ``identity``, whose function is a module's instance in both builds."""
+    gen, code = against_per_call(FUNCTIONS_GIVEN, "functions_given", torch.randn(3, 4))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    model, _, _ = build(FUNCTIONS_GIVEN, "functions_given_names")
+    theirs, _ = per_call(FUNCTIONS_GIVEN, "functions_given_per_call_names")
+    names = [name for name, _ in model.Net().named_modules()]
+    assert names == [name for name, _ in theirs.Net().named_modules()], code
+    assert "stage1.act" not in names and "stage3.act" in names, names
+    assert "F.relu(x)" in code and "self.act = act()" in code, code

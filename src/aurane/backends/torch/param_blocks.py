@@ -353,7 +353,11 @@ class ParamClasses:
         (one they all give the same stays folded, ``self.block1 = Basic(...)``), whose
         block calls all build one class, and whose default, if any, is the one class of a
         block written before this one (a default is evaluated where the class is defined)."""
-        functions = self.functions.get(graph.name, {})
+        functions = {  # folded here with no roller, but for a module's instance (identity)
+            param: default
+            for param, default in self.functions.get(graph.name, {}).items()
+            if self.takes_functions or not _module_instance(graph, param)
+        }
         out = {
             param: default
             for param, default in _operations(graph).items()
@@ -990,6 +994,15 @@ def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
         if found.default is None or default is not None:
             out[param] = default
     return out
+
+
+def _module_instance(graph: Graph, param: str) -> bool:
+    """Whether the function ``param`` gives ``graph`` is a module's instance
+    (``nn.Identity()``, ``named.function_of``): a class taking functions holds it as the
+    module ``self.act``, which the class of one call builds alike (``self.act = act()``)
+    rather than fold it."""
+    made = function_value(graph, param)
+    return made is not None and signature_default(made) != made
 
 
 def _applies_none(graph: Graph, param: str) -> bool:
