@@ -395,12 +395,13 @@ def tree(
 
 
 def function_items(graphs: Iterable[Graph]) -> bool:
-    """Whether one class written for all of ``graphs`` (one block's instances) takes the
-    operations inside its list and table arguments (``cfg = [(8, relu), (4, exp)]``) as
-    functions (``((8, F.relu), (4, torch.exp))``, forward ``x = a(x)``) rather than as
-    module factories (``nn.ReLU``, built where applied: ``x = a()(x)``): where a call
-    gives an operation with no module factory but a function, as an operation-valued
-    parameter is taken as a function where one call's has no module class."""
+    """Whether rolled classes take the operations inside their list and table arguments
+    (``cfg = [(8, relu), (4, exp)]``) as functions (``((8, F.relu), (4, torch.exp))``,
+    forward ``x = a(x)``) rather than as module factories (``nn.ReLU``, built where
+    applied: ``x = a()(x)``): where a call among ``graphs`` (every block instance of the
+    program) gives an operation with no module factory but a function, as an
+    operation-valued parameter is taken as a function where one call's has no module
+    class."""
     return any(
         module_factory(item.name) is None and function_of(item.name) is not None
         for graph in graphs
@@ -415,7 +416,6 @@ def operation_items(value: Any) -> list[OpValue]:
 
 
 def _operation_items(value: Any) -> Iterable[OpValue]:
-    """The operations (not blocks) inside a list or table argument, at any depth."""
     if isinstance(value, OpValue):
         if not value.is_model:
             yield value

@@ -37,11 +37,7 @@ from typing import Any
 from aurane.backends.torch.block_walk import BlockWalk, _makes_module
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
-from aurane.backends.torch.named import (
-    function_value,
-    signature_default,
-    stored_function,
-)
+from aurane.backends.torch.named import function_value, signature_default, stored_function
 from aurane.backends.torch.param_blocks import (
     _module_of,
     input_names,
