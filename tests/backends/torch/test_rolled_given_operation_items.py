@@ -18,7 +18,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, block_class, build, roll_notes  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    build,
+    built_alike,
+    roll_notes,
+)
 from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
     against_per_call,
     per_call,
@@ -137,20 +143,133 @@ model Net:
     ) in stage, stage
 
 
+def test_an_item_without_a_module_class_makes_the_items_functions() -> None:
+    """``(4, exp)``: ``exp`` has no module class (its call passed ``"exp"``, and the calls
+    kept their classes with 'the operation 'exp' that 'a' applies'). As an operation-valued
+    parameter is taken as a function where one call's operation has no module class, the
+    calls pass every item as its function (``F.relu``, ``torch.exp``), which forward
+    applies as it is: ``x = a(x)``. No module is built for them, as before."""
+    source = ROWS.replace("(4, tanh)", "(4, exp)")
+    stage = _rolled(source, "rows_exp")
+    assert (
+        "        for i, (w, a) in enumerate(self.cfg):\n"
+        '            x = getattr(self, f"dense{i + 1}")(x)\n'
+        "            x = a(x)\n"
+    ) in stage, stage
+    model, code, _ = build(source, "rows_exp_built")
+    assert "Stage(4, ((8, F.relu), (6, F.gelu)))" in code, code
+    assert "Stage(6, ((4, torch.exp),))" in code, code
+    assert model.Net().t.cfg == ((4, torch.exp),)
+
+
+def test_function_items_with_keywords_in_a_plain_list() -> None:
+    """``for a in acts`` over ``[relu, softmax]`` beside ``[exp]``: ``softmax`` is
+    ``functools.partial(F.softmax, dim=-1)``, as a block's function argument is passed."""
+    source = """\
+model Stage(acts):
+    def forward(x):
+        for a in acts:
+            x -> dense(4) -> a
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([relu, softmax]) as s -> Stage([exp]) as t -> dense(2) as head
+"""
+    stage = _rolled(source, "acts_exp")
+    assert (
+        "        for i, a in enumerate(self.acts):\n"
+        '            x = getattr(self, f"dense{i + 1}")(x)\n'
+        "            x = a(x)\n"
+    ) in stage, stage
+    _, code, _ = build(source, "acts_exp_code")
+    assert "Stage(4, (F.relu, functools.partial(F.softmax, dim=-1)))" in code, code
+    assert "Stage(4, (torch.exp,))" in code, code
+
+
 @pytest.mark.parametrize(
     ("item", "note"),
     [
         ("identity", "the iterations of 'w, a' differ"),
         ("layer_norm", "the iterations of 'w, a' differ"),
-        ("exp", "the operation 'exp' that 'a' applies"),
     ],
 )
 def test_an_item_the_class_cannot_build_keeps_a_class_per_call(item: str, note: str) -> None:
     """``identity`` and ``layer_norm`` are modules of the class of one call
-    (``self.identity1 = nn.Identity()``, weights for ``layer_norm``), which forward cannot
-    build; ``exp`` has no module class, and its call passes ``"exp"``. Each keeps its
+    (``self.identity1 = nn.Identity()``, weights for ``layer_norm``), numbered by their
+    operation (``identity1``, ``layer_norm1``) among the rows' ``dense`` modules, which
+    neither forward nor a loop of ``__init__`` names alike for every list. Each keeps its
     classes, with a located note, where ``tanh`` in its place rolls."""
     assert roll_notes(ROWS)[0] == []
     notes, code = roll_notes(ROWS.replace("(4, tanh)", f"(4, {item})"))
     assert notes == [f"block 'Stage' at 1:7: {note}"], notes
     assert "class Stage_2(" in code
+
+
+def test_function_items_beside_a_constant_table_keep_a_class_per_call() -> None:
+    """A block constant's rows are module classes (``__init__`` computes ``[(8, nn.ReLU),
+    ...]``), which ``a(x)`` would not apply: where the calls' items are functions (``exp``
+    among them), such a loop keeps the classes, with a located note."""
+    source = """\
+model Stage(acts):
+    table = [(8, relu), (6, gelu)]
+    def forward(x):
+        for a in acts:
+            x -> dense(4) -> a
+        for w, b in table:
+            x -> dense(w) -> b
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([relu, exp]) as s -> Stage([tanh]) as t -> dense(2) as head
+"""
+    assert roll_notes(source.replace("exp", "gelu"))[0] == []
+    notes, code = roll_notes(source)
+    assert len(notes) == 1 and notes[0].startswith("block 'Stage' at 1:7: the statement of"), notes
+    assert "that 'b' applies" in notes[0], notes
+    assert "class Stage_2(" in code
+
+
+def test_function_items_passed_on_to_an_inner_block_keep_a_class_per_call() -> None:
+    """A rolled class passing its rows on (``x -> Stage(cfg) as inner``) would write them
+    as the walk writes a list (module classes), where the program's items are functions
+    (``exp`` in one call): the outer block keeps its classes, with a located note, and the
+    inner one rolls. The items are functions wherever the program gives one without a
+    module class, so a list a rolled class passes on is what the inner class applies."""
+    source = """\
+model Stage(cfg):
+    def forward(x):
+        for w, a in cfg:
+            x -> dense(w) -> a
+        return x -> dense(4)
+
+model Outer(cfg, acts):
+    def forward(x):
+        x -> Stage(cfg) as inner
+        for a in acts:
+            x -> dense(4) -> a
+        return x -> dense(4)
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Outer([(8, relu), (6, gelu)], [exp, relu]) as s -> Outer([(4, tanh)], [relu]) as t
+          -> dense(2) as head
+"""
+    notes, code = roll_notes(source)
+    assert notes == [
+        "block 'Outer' at 7:7: the operations passed to the block 'Stage' as functions"
+    ], notes
+    assert "class Outer_2(" in code and "class Stage_2(" not in code, code
+    assert "Stage(in_features, ((8, F.relu), (6, F.gelu)))" in code, code
+    assert CLASS.findall(code) == ["Stage", "Outer", "Outer_2", "Net"], code
+    mine, _, _ = build(source, "passed_on_items")
+    theirs, _ = per_call(source, "passed_on_items_per_call")
+    one, other = built_alike(mine, theirs, "Net")
+    one.load_state_dict(other.state_dict(), strict=True)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(one(x), other(x), rtol=0, atol=0)

@@ -239,6 +239,13 @@ def test_a_parameter_given_as_a_function_is_its_stored_function() -> None:
     head = block_class(gen, "Head")
     assert "        self.act = act\n" in head, head
     assert "        for j, a in enumerate([self.act, torch.sigmoid]):\n" in head, head
+    # the class of one call with tanh folds it (torch.tanh(x)) as the rolled class
+    # applies a function: no module 'h2.act' in either build (it built nn.Tanh() there)
+    model, _, _ = build(source, "function_ops_names")
+    theirs, code = per_call(source, "function_ops_per_call_names")
+    names = [name for name, _ in model.Net().named_modules()]
+    assert names == [name for name, _ in theirs.Net().named_modules()], code
+    assert "h2.act" not in names and "torch.tanh(x)" in code, code
 
 
 def test_a_list_item_without_a_module_class_is_its_function() -> None:
@@ -271,3 +278,113 @@ def test_an_applied_operation_with_arguments_is_a_partial_function() -> None:
     notes, code = roll_notes(APPLIED.replace("[act, sigmoid]", "[act, layer_norm]"))
     assert notes == ["block 'Head' at 1:7: the iterations of 'a' differ"], notes
     assert "class Head_2(" in code
+
+
+ZIP_APPLIED = """\
+model Stage(widths, act):
+    def forward(x):
+        for w, a in zip(widths, [act, gelu]):
+            x -> dense(w) -> a
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage([8, 6], relu) as s -> Stage([4], tanh) as t -> dense(2) as head
+"""
+
+
+def test_a_loop_over_zip_applying_its_written_list() -> None:
+    """``for w, a in zip(widths, [act, gelu]): x -> dense(w) -> a``: forward zips the
+    functions the iterations applied, ``[self.act, F.gelu]`` (the parameter's module, as
+    the class of one call builds it), and applies ``a(x)``; ``F.gelu`` for the call whose
+    shorter ``widths`` stops before it (the list's own operation). It fell back with 'the
+    statement of 'relu1' that 'a' applies'."""
+    gen, flat = against_per_call(ZIP_APPLIED, "zip_applied", torch.randn(3, 8))
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    stage = block_class(gen, "Stage")
+    assert "        self.act = act()\n" in stage and "self.act_2" not in stage, stage
+    assert (
+        "        for i, (w, a) in enumerate(zip(self.widths, [self.act, F.gelu])):\n"
+        '            x = getattr(self, f"dense{i + 1}")(x)\n'
+        "            x = a(x)\n"
+    ) in stage, stage
+    model, _, _ = build(ZIP_APPLIED, "zip_applied_names")
+    theirs, _ = per_call(ZIP_APPLIED, "zip_applied_per_call_names")
+    names = [name for name, _ in model.Net().named_modules()]
+    assert names == [name for name, _ in theirs.Net().named_modules()]
+    counts: Counter[str] = Counter()
+    assert check_source(ZIP_APPLIED, counts) == []
+    assert counts["calls"] == 2, counts
+
+
+def test_a_loop_over_enumerate_applying_its_written_list() -> None:
+    """``for i, a in enumerate([act, gelu, act]): x -> dense(4).a`` in a class that runs
+    its loops (the calls' ``n`` differ): ``enumerate([self.act, F.gelu, self.act])``."""
+    source = """\
+model Stage(n, act):
+    def forward(x):
+        for i in range(n):
+            x -> dense(4).relu
+        for i, a in enumerate([act, gelu, act]):
+            x -> dense(4).a
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Stage(1, relu) as s -> Stage(2, tanh) as t -> dense(2) as head
+"""
+    gen, _ = against_per_call(source, "enum_applied", torch.randn(3, 8))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    stage = block_class(gen, "Stage")
+    assert (
+        "        for i, a in enumerate([self.act, F.gelu, self.act]):\n"
+        '            x = getattr(self, f"dense{self.n + i + 1}")(x)\n'
+        "            x = a(x)\n"
+    ) in stage, stage
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["other arguments"] > 0, counts
+
+
+def test_a_zipped_list_with_a_module_item_keeps_a_class_per_call() -> None:
+    """``zip(widths, [act, layer_norm])``: ``layer_norm`` is a module with weights in the
+    class of one call (``self.layer_norm1``), no function (nor a module class that
+    ``__init__`` could write without arguments): a located note."""
+    notes, code = roll_notes(ZIP_APPLIED.replace("[act, gelu]", "[act, layer_norm]"))
+    note = "block 'Stage' at 1:7: the name 'layer_norm' has no Python value here"
+    assert notes == [note], notes
+    assert "class Stage_2(" in code
+
+
+FUNCTIONS_GIVEN = """\
+model Stage(n, act):
+    def forward(x):
+        for i in range(n):
+            x -> dense(4) -> act
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage(2, relu) as stage1 -> Stage(1, exp) as stage2 -> Stage(1, identity) as stage3
+          -> dense(2) as head
+"""
+
+
+def test_an_operation_parameter_taken_as_a_function_has_the_modules_of_one_class_per_call() -> None:
+    """``relu``, ``exp`` and ``identity`` given: the rolled class takes functions
+    (``self.act = act``; ``nn.Identity()`` for identity, a module). The build with a
+    class per call built ``self.act = nn.ReLU()`` for ``relu`` (a module 'stage1.act' the
+    rolled build has not); it folds it now (``F.relu(x)``), and keeps ``self.act =
+    act()`` for ``identity``, whose function is a module's instance in both builds."""
+    gen, code = against_per_call(FUNCTIONS_GIVEN, "functions_given", torch.randn(3, 4))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    model, _, _ = build(FUNCTIONS_GIVEN, "functions_given_names")
+    theirs, _ = per_call(FUNCTIONS_GIVEN, "functions_given_per_call_names")
+    names = [name for name, _ in model.Net().named_modules()]
+    assert names == [name for name, _ in theirs.Net().named_modules()], code
+    assert "stage1.act" not in names and "stage3.act" in names, names
+    assert "F.relu(x)" in code and "self.act = act()" in code, code

@@ -106,8 +106,9 @@ def test_operation_passed_on_through_two_levels() -> None:
     giving the default leaves it out, ``log_softmax`` is passed with its ``dim``."""
     gen, flat = one_class_alike(THREE_LEVELS, "three_levels", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Inner", "Mid", "Outer", "Net"], gen.code
-    # one class each for gelu and relu (module classes), exp, log_softmax; and Net
-    assert len(CLASS.findall(flat)) == 10, flat
+    # one class per block for each of gelu, exp, relu and log_softmax (each folded, as
+    # the classes here take a function: no module for it in either build); and Net
+    assert len(CLASS.findall(flat)) == 13, flat
     mid = block_class(gen, "Mid")
     assert "    def __init__(self, in_features, width, act):\n" in mid, mid
     assert "        self.act = act\n        self.inner = Inner(in_features, width, act=act)\n" in (
@@ -316,8 +317,10 @@ def test_function_argument_passed_on_in_a_loop() -> None:
     classes only: ``an operation-valued argument without a module class``)."""
     gen, flat = one_class_alike(PASSED_IN_A_LOOP, "passed_in_a_loop", torch.randn(2, 8))
     assert CLASS.findall(gen.code) == ["Inner", "Stage", "Net"], gen.code
-    # per call: gelu and relu share an inner class taking module classes, exp has its own
-    assert CLASS.findall(flat) == ["Inner", "Inner_2", "Stage", "Stage_2", "Stage_3", "Net"]
+    # per call: a class per operation given, each folding it (the classes here take a
+    # function: no module for it in either build)
+    inner = ["Inner", "Inner_2", "Inner_3"]
+    assert CLASS.findall(flat) == [*inner, "Stage", "Stage_2", "Stage_3", "Net"], flat
     text = block_class(gen, "Stage")
     assert "    def __init__(self, in_features, width, n, act=F.relu):\n" in text, text
     assert 'setattr(self, f"units{i}", Inner(channels, width, act=act))' in text, text

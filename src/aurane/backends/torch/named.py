@@ -19,6 +19,7 @@ from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit, 
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup, modules
 from aurane.records import field, record, replace
+from aurane.semantics.values import OpValue
 from aurane.source import Span
 
 PARAMETER = "nn.Parameter"  # the constructor of the parameter operation
@@ -391,3 +392,33 @@ def tree(
             holder = child
         holder.children[parts[-1]] = init
     return root.children
+
+
+def function_items(graphs: Iterable[Graph]) -> bool:
+    """Whether rolled classes take the operations inside their list and table arguments
+    (``cfg = [(8, relu), (4, exp)]``) as functions (``((8, F.relu), (4, torch.exp))``,
+    forward ``x = a(x)``) rather than as module factories (``nn.ReLU``, built where
+    applied: ``x = a()(x)``): where a call among ``graphs`` (every block instance of the
+    program) gives an operation with no module factory but a function, as an
+    operation-valued parameter is taken as a function where one call's has no module
+    class."""
+    return any(
+        module_factory(item.name) is None and function_of(item.name) is not None
+        for graph in graphs
+        for value in graph.block_args.values()
+        for item in operation_items(value)
+    )
+
+
+def operation_items(value: Any) -> list[OpValue]:
+    """The operations (not blocks) inside a list or table argument, at any depth."""
+    return list(_operation_items(value))
+
+
+def _operation_items(value: Any) -> Iterable[OpValue]:
+    if isinstance(value, OpValue):
+        if not value.is_model:
+            yield value
+    elif isinstance(value, tuple | list) and not isinstance(value, str):
+        for item in value:
+            yield from _operation_items(item)

@@ -36,6 +36,7 @@ from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.named import (
     default_function,
+    function_of,
     function_value,
     layer_factory,
     module_class,
@@ -68,6 +69,9 @@ class _Class:
     lines: list[str] | None = None  # a class joined over branches: its text
     # operation-valued parameters a rolled class takes as functions (``act=F.relu``)
     functions: dict[str, str | None] = field(default_factory=dict)
+    # a rolled class takes the operations in its list arguments as functions
+    # (``((8, F.relu), (4, torch.exp))``: ``named.function_items``), not module factories
+    function_items: bool = False
 
 
 class _Scopes:
@@ -239,10 +243,14 @@ class ParamClasses:
         join_branches: bool = True,
         constants: Mapping[str, ast.Expr] | None = None,
         roll: RollBlock | None = None,
+        function_items: bool = False,
     ) -> None:
         """``roll``: writes one class for a block's instances that differ in loop counts
-        (``rolled_block.py``), or returns None to keep their classes."""
+        (``rolled_block.py``), or returns None to keep their classes; ``function_items``:
+        a rolled class takes the operations in its list arguments as functions
+        (``named.function_items`` of every block instance of the program)."""
         self.globals = globals_
+        self.function_items = function_items
         self.outer = class_of
         self.models = models or {}
         self.constants = constants or {}
@@ -277,8 +285,11 @@ class ParamClasses:
         # (instance, parameter) whose block is folded after all: its class serves one block
         self.folded: set[tuple[int, str]] = set()
         # per block, the operation-valued parameters its classes take as functions, each
-        # with its default's function (decided before any caller's, which passes it on)
+        # with its default's function (decided before any caller's, which passes it on);
+        # with no roller (a class per call), each call's class folds them instead, so that
+        # neither build has a module for them (``self.act = act()`` beside ``self.act = act``)
         self.functions: dict[str, dict[str, str | None]] = {}
+        self.takes_functions = roll is not None
         # per block, those it takes as module factories (applied by named steps only:
         # ``functools.partial(nn.LogSoftmax, dim=-1)`` beside ``nn.GELU``)
         self.factories: dict[str, dict[str, str | None]] = {}
@@ -286,8 +297,7 @@ class ParamClasses:
         # every instance of a block, then its classes joined, before any of its callers
         for name in TopologicalSorter(callees).static_order():
             graphs = [graph for graph in order if graph.name == name]
-            # a function argument is a roller's form: with none, each call keeps its class
-            self.functions[name] = self._function_params(graphs) if roll is not None else {}
+            self.functions[name] = self._function_params(graphs)
             self.factories[name] = factory_params(graphs) if roll is not None else {}
             for graph in graphs:
                 self._assign(graph)
@@ -306,7 +316,11 @@ class ParamClasses:
     def functions_of(self, sub: Graph) -> Mapping[str, str | None]:
         """The operation-valued parameters the classes of ``sub``'s block take as
         functions (``act=F.relu``), each with its default."""
-        return self.functions.get(sub.name, {})
+        return self._taken_functions(sub.name)
+
+    def _taken_functions(self, block: str) -> dict[str, str | None]:
+        """``functions_of``: none with no roller, where each call's class folds them."""
+        return self.functions.get(block, {}) if self.takes_functions else {}
 
     def dims_of(self, sub: Graph) -> tuple[int, ...] | None:
         """The input axes the class of ``sub`` takes as constructor arguments; None also
@@ -339,7 +353,11 @@ class ParamClasses:
         (one they all give the same stays folded, ``self.block1 = Basic(...)``), whose
         block calls all build one class, and whose default, if any, is the one class of a
         block written before this one (a default is evaluated where the class is defined)."""
-        functions = self.functions.get(graph.name, {})
+        functions = {  # folded here with no roller, but for a module's instance (identity)
+            param: default
+            for param, default in self.functions.get(graph.name, {}).items()
+            if self.takes_functions or not _module_instance(graph, param)
+        }
         out = {
             param: default
             for param, default in _operations(graph).items()
@@ -428,7 +446,7 @@ class ParamClasses:
         ops = self._operations(graph)
         for param, default in (unused or {}).items():
             ops.setdefault(param, default)
-        functions = self.functions.get(graph.name, {})
+        functions = self._taken_functions(graph.name)
         taken_ops = {**ops, **functions}  # every operation-valued parameter it takes
         params = self._params(graph, taken_ops)
         defaults = dict(graph.block_defaults)
@@ -541,7 +559,7 @@ class ParamClasses:
                 self.globals.allocate(graph.name) if not by_key else self.globals.fresh(graph.name)
             )
             ops = self._operations(graph)
-            functions = self.functions.get(graph.name, {})
+            functions = self._taken_functions(graph.name)
             params = self._params(graph, {**ops, **functions})
             defaults = dict(graph.block_defaults)
             found = by_key[key] = _Class(
@@ -650,6 +668,7 @@ class ParamClasses:
         rolled.lines = lines
         rolled.members = [m for _, m in instances]
         rolled.graphs = [g for g, _ in instances]
+        rolled.function_items = self.function_items
         for cls in classes[1:]:
             self.globals.used.discard(cls.name)
         for graph in rolled.graphs:
@@ -837,32 +856,37 @@ class ParamClasses:
                     args.append(f"{param}={text}")
                 continue
             value = given.get(param)
+            text = self._value_text(value, cls.function_items)
             if param not in cls.defaults:
-                args.append(self._value_text(value))
+                args.append(text)
                 continue
             default = plain(cls.defaults[param])
             symbolic = type(value) not in (int, float, bool, str, type(None), tuple)
             if symbolic or plain(value) != default or type(plain(value)) is not type(default):
-                args.append(f"{param}={self._value_text(value)}")
+                args.append(f"{param}={text}")
         return tuple(args)
 
-    def _value_text(self, value: Any) -> str:
+    def _value_text(self, value: Any, functions: bool = False) -> str:
         """``lit``, with an operation or block inside a list or table argument (``[(8,
         relu), (4, gelu)]``) written as the class a call passes for it (``nn.ReLU``,
         ``Basic``; ``functools.partial(nn.Softmax, dim=-1)`` where its module takes
         keywords), else by its name as a string. A class of one call folds those values; a
         rolled class builds the operations' modules where it applies them (``x = a()(x)``,
-        ``rolled_forward._ForwardWriter._given``)."""
+        ``rolled_forward._ForwardWriter._given``). ``functions``: such operations as their
+        functions (``F.relu``, ``torch.exp``; ``named.function_items``), which the rolled
+        class applies (``x = a(x)``)."""
         if isinstance(value, OpValue):
             made = None
             if value.is_model:
                 classes = list(self.classes.get(value.name, {}).values())
                 made = classes[0].name if len(classes) == 1 else None
+            elif functions:  # exp: torch.exp, which a rolled class applies as it is
+                made = function_of(value.name)
             else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
                 made = module_factory(value.name)
             return made or lit(value.name)
         if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
-            items = ", ".join(self._value_text(v) for v in value)
+            items = ", ".join(self._value_text(v, functions) for v in value)
             return f"({items},)" if len(value) == 1 else f"({items})"
         return lit(value)
 
@@ -970,6 +994,15 @@ def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
         if found.default is None or default is not None:
             out[param] = default
     return out
+
+
+def _module_instance(graph: Graph, param: str) -> bool:
+    """Whether the function ``param`` gives ``graph`` is a module's instance
+    (``nn.Identity()``, ``named.function_of``): a class taking functions holds it as the
+    module ``self.act``, which the class of one call builds alike (``self.act = act()``)
+    rather than fold it."""
+    made = function_value(graph, param)
+    return made is not None and signature_default(made) != made
 
 
 def _applies_none(graph: Graph, param: str) -> bool:

@@ -27,6 +27,7 @@ from aurane.backends.torch.imports import sort_imports
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.jobs import JobCode, emit_jobs, job_names
 from aurane.backends.torch.modules import INDENT, ClassPlan, emit_class
+from aurane.backends.torch.named import function_items
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
 from aurane.backends.torch.network_forward import looped_forward
 from aurane.backends.torch.network_walk import NetworkWalk
@@ -116,6 +117,10 @@ class TorchCodeGenerator:
         self._constants = {
             s.name: s.value for s in self.program.statements if isinstance(s, ast.Constant)
         }
+        # the operations in the calls' lists are functions where one has no module factory
+        # anywhere in the program, so a rolled class passing its list on agrees with the
+        # inner class
+        self._function_items = function_items(g for gs in self._instances.values() for g in gs)
         self._blocks = ParamClasses(
             self._instances,
             self.globals,
@@ -124,6 +129,7 @@ class TorchCodeGenerator:
             join_branches=not self.per_call,
             constants=self._constants,
             roll=self._roll_block if self.roll_networks else None,
+            function_items=self._function_items,
         )
         self.class_names = {}
         for key in self._graphs:
@@ -293,6 +299,7 @@ class TorchCodeGenerator:
                 dims_of=dims_of,
                 resolved=self._block_constants,
                 functions_of=functions_of,
+                function_items=self._function_items,
             )
         except Unsupported as error:
             fallback = RollFallback("block", model.name, model.name_span, str(error))

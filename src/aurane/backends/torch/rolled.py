@@ -31,7 +31,13 @@ from typing import Any
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
-from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_factory, module_init
+from aurane.backends.torch.named import (
+    FUNCTION_MODULES,
+    module_class,
+    module_factory,
+    module_init,
+    operation_items,
+)
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
@@ -635,6 +641,9 @@ class _Walk:
         # what an inner block's class takes for an operation-valued parameter at a call: its
         # module class (``nn.ReLU``), or a function where a rolled block's walk says so
         self.operation_of: Callable[[Graph, str], str | None] = _module_of
+        # the operations in the calls' list arguments are functions (``F.relu``), which a
+        # list the walk writes (module classes, ``[(4, nn.ReLU)]``) would not be
+        self.function_items = False
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
         self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
         # the text the local ``channels`` is known to hold here (None: not known), so a
@@ -1289,6 +1298,8 @@ class _Walk:
         model = self.block_models.get(sub.name)
         if model is None:
             raise Unsupported(f"the block '{sub.name}'")
+        if self.function_items and any(operation_items(v) for v in sub.block_args.values()):
+            raise Unsupported(f"the operations passed to the block '{sub.name}' as functions")
         for param in sub.block_ops:  # act=nn.ReLU: the class must take it as a module class
             if self.operation_of(sub, param) is None:  # (or a function: operation_of)
                 raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")

@@ -118,6 +118,7 @@ def roll_block(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
     functions_of: Callable[[Graph], Mapping[str, str | None]] | None = None,
+    function_items: bool = False,
 ) -> tuple[list[str], int | None]:
     """The lines of one class for every instance of ``model``, and the sample axis whose
     size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
@@ -128,7 +129,9 @@ def roll_block(
     alike) and the channels' walk fails, the last axis is tried (``dense`` layers of a
     sequence that grow its features: ``concat(x, h, dim=-1)``). ``functions_of``: the
     operation-valued parameters an inner block's classes take as functions, which a
-    parameter of this block taking a function may be passed on to."""
+    parameter of this block taking a function may be passed on to. ``function_items``:
+    the operations in the calls' list arguments are functions (``named.function_items``,
+    decided for the whole program, so a list passed on to an inner block agrees)."""
 
     def at(axis: int | None) -> tuple[list[str], int | None]:
         return _roll_block(
@@ -142,6 +145,7 @@ def roll_block(
             dims_of=dims_of,
             resolved=resolved,
             functions_of=functions_of or (lambda sub: {}),
+            function_items=function_items,
         )
 
     try:
@@ -180,6 +184,7 @@ def _roll_block(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
     functions_of: Callable[[Graph], Mapping[str, str | None]],
+    function_items: bool,
 ) -> tuple[list[str], int | None]:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
@@ -239,6 +244,7 @@ def _roll_block(
             dims_of=dims_of,
             block_models=block_models,
             functions_of=functions_of,
+            function_items=function_items,
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
@@ -270,6 +276,7 @@ def _roll_block(
             paths,
             counted,
             indices,
+            function_items,
         )
         for (g, lines), env in zip(instances, envs, strict=True)
     ]
@@ -343,6 +350,7 @@ def _walked_inits(
     dims_of: Callable[[Graph], tuple[int, ...] | None],
     block_models: Mapping[str, ast.Model],
     functions_of: Callable[[Graph], Mapping[str, str | None]],
+    function_items: bool,
 ) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span]]:
     """``__init__``'s lines from the walk of each call (``block_walk.BlockWalk``, the same
     lines at every call), its branches' bodies, the names of unnamed modules in loops,
@@ -372,6 +380,7 @@ def _walked_inits(
             walk.statements = forward.body
             walk.empty_loops = empty_loops
             walk.operation_of = _operation_of(functions_of)
+            walk.function_items = function_items
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)

@@ -28,7 +28,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import MASK, Site
 from aurane.backends.torch.emit_tensor import SPLITS
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT
-from aurane.backends.torch.named import TORCH_METHODS, module_factory
+from aurane.backends.torch.named import TORCH_METHODS, function_of, module_factory
 from aurane.backends.torch.pyexpr import ATOM, Printed
 from aurane.backends.torch.rolled import (
     _CALLED,
@@ -252,13 +252,15 @@ def rolled_forward(
     paths: Mapping[Span, str],
     counted: Mapping[Span, Counts] | None = None,
     indices: Mapping[Span, str] | None = None,
+    function_items: bool = False,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
     name of each unnamed module in a loop (``rms_norm{i + 1}``), or after one (``counted``:
     the loop whose count numbers it, ``dense{self.n + 1}``); ``indices``: the count of each
     loop over items that names such a module (``for i, w in enumerate(self.widths):``,
-    marked: ``rolled.enumerated``)."""
+    marked: ``rolled.enumerated``); ``function_items``: the operations in the calls' lists
+    are functions (``named.function_items``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -293,6 +295,7 @@ def rolled_forward(
     writer.paths = paths
     writer.counted = counted or {}
     writer.indices = indices or {}
+    writer.function_items = function_items
     writer.code = [_bare(line) for line in rest if _code(line)]
     writer.source_body = model.forward.body
     body = writer.body(model.forward.body, TOP, ())
@@ -427,6 +430,7 @@ class _ForwardWriter:
         # cfg: -> a``): those names, each item a module class built where it is applied;
         # True where the items are values ``__init__`` stored (``_stored_items``)
         self.given: dict[str, bool] = {}
+        self.function_items = False  # those items are functions: ``named.function_items``
         self.targets: list[str | None] = []  # the loops' counts around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
@@ -527,6 +531,8 @@ class _ForwardWriter:
         made = module_factory(node.op, dict(node.args))
         if not self.given[target]:  # a list naming the parameter's module (self.act)
             raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        if self.function_items:  # cfg = ((8, F.relu), (4, torch.exp)): x = a(x)
+            return self._given_function(lines, node, target, value)
         if isinstance(value, OpValue) and not value.is_model:  # what the call passes
             spec = lookup(value.name)
             if module_factory(value.name) is None or spec is None or spec.name != node.op:
@@ -538,6 +544,21 @@ class _ForwardWriter:
         bound, _, tensor, _ = parsed
         pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
         return [f"{pad}{bound} = {target}()({tensor})"]
+
+    def _given_function(self, lines: list[str], node: Node, target: str, value: Any) -> list[str]:
+        """``_given`` where the calls pass the items as functions (``named.function_items``:
+        one of them has no module factory, ``exp``): ``x = a(x)``, the item the call gave
+        being the function the statement applies (``torch.exp`` of ``x = x.exp()``)."""
+        if not isinstance(value, OpValue) or value.is_model:  # a constant's: a module class
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        made = function_of(node.op, dict(node.args))
+        if made is None or made != function_of(value.name) or not _function_text(made):
+            raise Unsupported(f"the operation '{value.name}' that '{target}' applies")
+        parsed = _one_tensor_call(lines)
+        assert parsed is not None  # checked by _given
+        bound, _, tensor, _ = parsed
+        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        return [f"{pad}{bound} = {target}({tensor})"]
 
     def _stored_items(self, iterable: str) -> bool:
         """Whether forward's ``iterable`` reads only values ``__init__`` stored from its
@@ -699,6 +720,7 @@ class _ForwardWriter:
         written = isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr)
         applies = applied_target(stmt) if written else None
         given = [] if written else applied_names(stmt)
+        listed = None if written else _applied_list(stmt, given)
         items: list[Any]
         if applies is not None:  # for a in [act, sigmoid]: x -> dense(4) -> a
             assert isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr)
@@ -706,16 +728,63 @@ class _ForwardWriter:
             self.applied[applies] = items
             iterable = ""  # the functions the iterations apply, once they are written
         else:
+            read = dict(self.tr.read)
             iterable = self.tr.text(stmt.iterable)
             items = list(evaluate(iterable, self.env))
+            if listed is not None:  # the list's items are read as the functions applied
+                self.tr.read = read
+        if listed is not None:  # for w, a in zip(widths, [act, gelu]): x -> dense(w) -> a
+            applies, written_list = listed
+            given.remove(applies)
+            self.applied[applies] = [None] * len(written_list.items)
         if self.given.keys() & set(given):
             raise Unsupported(f"a loop target '{given[0]}' of a loop with the same target")
         self.given |= dict.fromkeys(given, self._stored_items(iterable))
         try:
-            return self._loop_items(stmt, depth, frames, applies, items, iterable)
+            if listed is None:
+                return self._loop_items(stmt, depth, frames, applies, items, iterable)
+            return self._zipped_items(stmt, depth, frames, listed, items, iterable)
         finally:
             for name in given:
                 del self.given[name]
+
+    def _zipped_items(
+        self,
+        stmt: ast.For,
+        depth: int,
+        frames: tuple[Frame, ...],
+        listed: tuple[str, ast.ListExpr | ast.TupleExpr],
+        items: list[Any],
+        iterable: str,
+    ) -> list[str]:
+        """``_loop_items`` of a loop over ``zip`` or ``enumerate`` of a written list whose
+        item the body applies (``listed``): each iteration binds its items and applies the
+        list's as ``a(x)``, and the list is written as the functions the iterations
+        applied (``zip(self.widths, [self.act, F.gelu])``), as ``_applied`` collects them
+        for a loop over the list itself."""
+        applies, written_list = listed
+        functions = self.applied[applies]
+        assert isinstance(stmt.iterable, ast.Call)
+        args = [_APPLIED if a is written_list else self.tr.text(a) for a in stmt.iterable.args]
+        with_functions = f"{stmt.iterable.func}({', '.join(args)})"
+        lines = self._loop_items(stmt, depth, frames, applies, items, with_functions)
+        # _loop_items dropped the functions (as for a loop over the list) and wrote the
+        # marker where they go; an item past a shorter list of this call (zip stops there)
+        # is written as another iteration applied the same name, or as its operation's
+        for index, item in enumerate(written_list.items):
+            if functions[index] is None and isinstance(item, ast.Name):
+                alike = [
+                    functions[other]
+                    for other, same in enumerate(written_list.items)
+                    if isinstance(same, ast.Name) and same.id == item.id and functions[other]
+                ]
+                made = alike[0] if alike else function_of(item.id)
+                if item.id in self.graph.block_ops or made is None or not _function_text(made):
+                    made = alike[0] if alike else None
+                functions[index] = made
+        if any(item is None for item in functions):
+            raise Unsupported(f"an iteration that does not apply '{applies}'")
+        return [line.replace(_APPLIED, f"[{', '.join(functions)}]") for line in lines]
 
     def _loop_items(
         self,
@@ -729,10 +798,11 @@ class _ForwardWriter:
         count = self.indices.get(stmt.span)
         body: list[str] | None = None
         alias = self._opening_alias(stmt) if depth == TOP else None
+        zipped = _APPLIED in iterable  # a zip or enumerate of the applied list: both
         for index, item in enumerate(items):
-            if applies is None:
+            if applies is None or zipped:
                 _bind(stmt.target, item, self.env)
-            else:
+            if applies is not None:
                 self.applying[applies] = index
             if count is not None:
                 self.env[count] = index
@@ -745,10 +815,12 @@ class _ForwardWriter:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
         if applies is not None:  # the functions each iteration applied, in the calls' terms
-            del self.applied[applies], self.applying[applies]
-            if any(item is None for item in items):
+            functions = self.applied.pop(applies)
+            del self.applying[applies]
+            if not zipped and any(item is None for item in functions):
                 raise Unsupported(f"an iteration that does not apply '{applies}'")
-            iterable = f"[{', '.join(items)}]"
+            if not zipped:
+                iterable = f"[{', '.join(functions)}]"
         lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
         if count is not None:  # its count names a module: for i, w in enumerate(self.widths)
             lines = [enumerated_header(INDENT * depth, count, stmt.target, iterable)]
@@ -1277,3 +1349,45 @@ def shared_forward(methods: list[list[str]]) -> list[str]:
         else:
             raise Unsupported("the calls' forward methods differ")
     return out
+
+
+def _function_text(made: str) -> bool:
+    """Whether ``made`` (``function_of``) is a function of ``F`` or ``torch``, bare or
+    partial (``functools.partial(F.softmax, dim=-1)``), not a module's instance."""
+    return re.fullmatch(r"(functools\.partial\()?(F|torch)\.\w+(, .*\))?", made) is not None
+
+
+# where a loop over ``zip`` or ``enumerate`` of a written list its body applies writes the
+# functions its iterations applied (``_ForwardWriter._zipped_items``)
+_APPLIED = "\x00applied"
+
+
+def _applied_list(
+    stmt: ast.For, applied: list[str]
+) -> tuple[str, ast.ListExpr | ast.TupleExpr] | None:
+    """The name of ``stmt``'s target that its body applies and the written list it draws
+    from, where the loop runs over ``zip`` of lists (``for w, a in zip(widths, [act,
+    gelu])``) or ``enumerate`` of one (``for i, a in enumerate([act, gelu])``); None
+    otherwise."""
+    iterable, target = stmt.iterable, stmt.target
+    if not isinstance(iterable, ast.Call) or iterable.keywords or iterable.suffixes:
+        return None
+    sources: list[ast.Expr | None]
+    if iterable.func == "zip":
+        sources = list(iterable.args)
+    elif iterable.func == "enumerate" and len(iterable.args) == 1:
+        sources = [None, iterable.args[0]]  # the count, then the list's items
+    else:
+        return None
+    if target.name is not None or len(target.items) != len(sources):
+        return None
+    found = [
+        (sub.name, source)
+        for sub, source in zip(target.items, sources, strict=True)
+        if sub.name in applied and isinstance(source, ast.ListExpr | ast.TupleExpr)
+    ]
+    if len(found) != 1:
+        return None
+    name, written = found[0]
+    assert name is not None
+    return name, written
