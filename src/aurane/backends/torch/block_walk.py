@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call
@@ -42,6 +43,7 @@ from aurane.backends.torch.rolled import (
     _Walk,
     _within,
     count_target,
+    counter_marked,
     evaluate,
     syntax_items,
 )
@@ -99,6 +101,14 @@ class BlockWalk(_Walk):
     # an unnamed module whose name reads loop counts (``rolled_forward.count_mark``): the
     # inner loops around it, the loops before it (nested ones: their counts multiply)
     counted: dict[Span, Counts]
+    # the running count of a triangle's inner iterations (``rolled.Triangle``) at this
+    # visit, and its total after the triangle, by the outer loop
+    tick: int = 0
+    totals: dict[Span, int]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.totals = {}
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
@@ -187,7 +197,8 @@ class BlockWalk(_Walk):
         return lines
 
     def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
-        """An alias is joined in the body that makes it (an iteration, a branch)."""
+        """An alias is joined in the body that makes it (an iteration, a branch); a
+        triangle's inner iteration is counted (``tick``)."""
         outer, around = self.alias, self.around
         self.around = stmts
         try:
@@ -197,6 +208,9 @@ class BlockWalk(_Walk):
         if self.alias is not None and self.alias != outer:
             raise Unsupported(f"the tensor '{self.alias}' is not joined back")
         self._drop_unused()
+        counted = self.tr.triangle
+        if counted is not None and stmts == counted.inner.body:  # one inner iteration
+            self.tick += 1
         return lines
 
     def _drop_unused(self) -> None:
@@ -213,11 +227,28 @@ class BlockWalk(_Walk):
         self._drop_unused()
         self.fors = (*self.fors, stmt)
         try:
-            lines = super().loop(stmt, depth)
+            lines = self._counted_loop(stmt, depth)
         finally:
             self.fors = self.fors[:-1]
         # after the loop a skip is joined as a later input is (``_with_input``)
         self.inputs_ |= self.skips
+        return lines
+
+    def _counted_loop(self, stmt: ast.For, depth: int) -> list[str]:
+        """A triangle's loops (``rolled.Triangle``): their headers marked for the counter,
+        and its iterations counted as the rolled class counts them."""
+        counted = self.tr.triangle
+        if counted is None or stmt.span not in (counted.outer.span, counted.inner.span):
+            return super().loop(stmt, depth)
+        if stmt.span == counted.outer.span:
+            self.tick = 0
+        lines = super().loop(stmt, depth)
+        if stmt.span == counted.outer.span:
+            self.totals[stmt.span] = self.tick
+        header = f"{INDENT * depth}for "
+        at = next((k for k, line in enumerate(lines) if line.startswith(header)), None)
+        if at is not None:
+            lines[at] = counter_marked(lines[at], stmt, counted)
         return lines
 
     def _skip(self, stmt: ast.Assign) -> bool:
@@ -252,6 +283,13 @@ class BlockWalk(_Walk):
         if step.layer is not None or depth <= TOP or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
         found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
+        triangle = self.tr.triangle
+        if (
+            triangle is not None
+            and self.fors[0].span == triangle.outer.span
+            and 0 < _made(triangle.inner, step) != _made(triangle.outer, step)
+        ):  # the running count numbers only modules of the inner iterations
+            raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
         counted = self._iterations()
         earlier = self._earlier(self.fors[0].span, step) or ()
         if not self._counted(earlier, step):
@@ -292,6 +330,12 @@ class BlockWalk(_Walk):
         an inner loop's count, ``b`` in ``__init__``, ``self.b`` in forward); None where a
         count is not a number, or an inner loop's count reads an outer target (``range(i
         + b)``: its iterations differ)."""
+        triangle = self.tr.triangle
+        if triangle is not None and self.fors[0].span == triangle.outer.span:
+            if len(self.fors) == 2:  # the running count of the inner iterations
+                return triangle.name, self.tick, ()
+            if len(self.fors) > 2:
+                return None
         targets = [self.indices.get(loop.span, count_target(loop)) for loop in self.fors]
         values = [self.env.get(t) if t is not None else None for t in targets]
         counts: list[int] = [v for v in values if type(v) is int]
@@ -316,7 +360,7 @@ class BlockWalk(_Walk):
         """The loops before the statement at ``span`` (outside loops) that make unnamed
         modules of ``step``'s operation, each as the loops whose counts multiply to the
         iterations making them (``_nest``); None where one is nested otherwise."""
-        nests = [_nest(loop, step) for loop in self._loops_before(span, step)]
+        nests = [self._nest(loop, step) for loop in self._loops_before(span, step)]
         if any(nest is None for nest in nests):
             return None
         return tuple(nest for nest in nests if nest is not None)
@@ -329,6 +373,17 @@ class BlockWalk(_Walk):
             for s in self.statements or self.top
             if isinstance(s, ast.For) and _before(s.span, span) and _made(s, step)
         ]
+
+    def _nest(self, loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
+        """``_nest``; the triangle (``rolled.Triangle``) where ``loop`` is its outer
+        loop and its inner iterations make every node of ``step``'s operation in it, whose
+        running count then counts them."""
+        triangle = self.tr.triangle
+        if triangle is not None and loop.span == triangle.outer.span:
+            if _made(triangle.inner, step) != _made(loop, step):
+                return None
+            return loop, triangle.inner
+        return _nest(loop, step)
 
     @staticmethod
     def _counted(nests: Counts, step: ast.Call) -> bool:
@@ -343,7 +398,13 @@ class BlockWalk(_Walk):
         return sum(_made(nest[-1], step) * self._count(nest) for nest in nests)
 
     def _count(self, nest: tuple[ast.For, ...]) -> int:
-        """How many times the innermost of ``nest`` runs at this call (counts multiply)."""
+        """How many times the innermost of ``nest`` runs at this call (counts multiply; a
+        triangle's, its running count after it)."""
+        triangle = self.tr.triangle
+        if triangle is not None and nest[0].span == triangle.outer.span:
+            if nest[0].span not in self.totals:
+                raise Unsupported("a triangle of loops not run before")
+            return self.totals[nest[0].span]
         return math.prod(self._runs(loop) for loop in nest)
 
     def _runs(self, loop: ast.For) -> int:
