@@ -226,7 +226,9 @@ def _roll_block(
     words = {w for _, lines in instances for w in re.findall(r"\w+", "\n".join(lines))}
     indices = loop_indices(forward.body, {*names, *constants, *block_models, *RESERVED, *words})
     # a triangle of loops: the running count naming modules (``n``), a name of none of these
-    tr.triangle = triangle(forward.body, {*names, *constants, *block_models, *words, *indices.values()})
+    tr.triangle = triangle(
+        forward.body, {*names, *constants, *block_models, *words, *indices.values()}
+    )
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     if width is not None:
         inits, branches, paths, counted, indexed = _walked_inits(
