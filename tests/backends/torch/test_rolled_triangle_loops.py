@@ -5,7 +5,9 @@ in them (``dense2`` to ``dense8`` at ``a = 2``, ``b = 3``) or after them fell ba
 unnamed 'dense' module in a loop', 'after nested loops'). The rolled class keeps a
 running count of the inner iterations, as a hand-written one would: ``n = 0`` before the
 loops, ``n += 1`` ending each inner iteration, in ``__init__`` and ``forward``, the
-modules named ``dense{n + 2}`` in the loops and after them. Each program runs against
+modules named ``dense{n + 2}`` in the loops and after them; a module of the operation
+in the outer loop outside the inner one (a stage's first) adds the outer count
+(``dense{i + n + 1}``). Each program runs against
 its IR, builds the modules of the build with one class per call (``roll=False``) in the
 same order, strict-loads its state dict and computes the same; a block's class built at
 arguments the calls did not give is that call's class (``check_source``)."""
@@ -206,6 +208,84 @@ def test_the_running_count_takes_a_name_no_parameter_has() -> None:
     assert '                setattr(self, f"dense{count + 1}", nn.Linear(channels, w))\n' in text
 
 
+STAGES = """\
+model Tower(cfg):
+    def forward(x):
+        for w, k in cfg:
+            x -> dense(w)
+            for j in range(k):
+                x -> dense(w).relu
+        return x -> dense(3)
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Tower(((8, 1), (4, 2))) as t1 -> Tower(((8, 2), (4, 1), (6, 3))) as t2 -> dense(2) as head
+"""
+
+
+def test_a_stage_opening_module_numbers_on_by_the_outer_count_and_the_running_count() -> None:
+    """A ``dense`` opening each stage, then the stage's repeats: each stage makes one more
+    than its inner iterations, so the names read the stage's count too (``i + n``), and
+    the head after the loops their number (``len(cfg) + n``)."""
+    text = one_class(STAGES, "stages", torch.randn(2, 6), others=False)
+    assert (
+        "        n = 0\n"
+        "        for i, (w, k) in enumerate(cfg):\n"
+        '            setattr(self, f"dense{i + n + 1}", nn.Linear(channels, w))\n'
+        "            channels = w\n"
+        "            for j in range(k):\n"
+        '                setattr(self, f"dense{i + n + 2}", nn.Linear(channels, w))\n'
+        "                n += 1\n"
+        '        setattr(self, f"dense{len(cfg) + n + 1}", nn.Linear(channels, 3))\n'
+    ) in text, text
+    assert (
+        "        n = 0\n"
+        "        for i, (w, k) in enumerate(self.cfg):\n"
+        '            x = getattr(self, f"dense{i + n + 1}")(x)\n'
+        "            for j in range(k):\n"
+        '                x = getattr(self, f"dense{i + n + 2}")(x)\n'
+        "                x = F.relu(x)\n"
+        "                n += 1\n"
+        '        return getattr(self, f"dense{len(self.cfg) + n + 1}")(x)\n'
+    ) in text, text
+
+
+def test_a_module_after_the_inner_loop_and_a_loop_after_the_stages_number_on() -> None:
+    source = STAGES.replace(
+        "            x -> dense(w)\n            for j in range(k):\n                x -> dense(w).relu\n",
+        "            for j in range(k):\n                x -> dense(w).relu\n"
+        "            x -> dense(w) -> layer_norm()\n",
+    ).replace(
+        "        return x -> dense(3)\n",
+        "        for v in range(len(cfg)):\n            x -> dense(4)\n        return x -> dense(3)\n",
+    )
+    text = one_class(source, "stages_after", torch.randn(2, 6), others=False)
+    assert (
+        "            for j in range(k):\n"
+        '                setattr(self, f"dense{i + n + 1}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        "                n += 1\n"
+        '            setattr(self, f"dense{i + n + 1}", nn.Linear(channels, w))\n'
+        "            channels = w\n"
+        '            setattr(self, f"layer_norm{i + 1}", nn.LayerNorm(channels))\n'
+        "        for v in range(len(cfg)):\n"
+        '            setattr(self, f"dense{len(cfg) + n + v + 1}", nn.Linear(channels, 4))\n'
+    ) in text, text
+
+
+def test_a_module_of_the_operation_in_a_triangle_s_outer_loop_at_other_counts() -> None:
+    """``range(a)`` around a ``dense`` and ``range(i + b)``: built at other ``a`` and
+    ``b``, the class of a call given them."""
+    source = TOWER.replace(
+        "        for i in range(a):\n", "        for i in range(a):\n            x -> dense(w)\n"
+    )
+    text = one_class(source, "outer_dense", torch.randn(2, 6))
+    assert '            setattr(self, f"dense{i + n + 2}", nn.Linear(channels, w))\n' in text
+    assert '                setattr(self, f"dense{i + n + 3}", nn.Linear(channels, w))\n' in text
+    assert '        setattr(self, f"dense{a + n + 2}", nn.Linear(channels, 3))\n' in text, text
+
+
 NETWORK = """\
 model Net(w, a, b):
     def forward(x):
@@ -269,16 +349,6 @@ def test_two_triangles_fall_back() -> None:
     notes, code = roll_notes(source)
     assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 6:22"]
     assert "class Tower_2(" in code
-
-
-def test_a_module_of_the_operation_outside_the_inner_loop_falls_back() -> None:
-    """A ``dense`` in the outer loop before the inner one: its number reads both the
-    outer count and the running count, which no one progression writes."""
-    source = TOWER.replace(
-        "        for i in range(a):\n", "        for i in range(a):\n            x -> dense(w)\n"
-    )
-    notes, _ = roll_notes(source)
-    assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 5:18"]
 
 
 def test_a_triangle_in_another_loop_falls_back() -> None:

@@ -38,6 +38,7 @@ from aurane.backends.torch.rolled import (
     SIZE,
     TOP,
     Counts,
+    Triangle,
     Unsupported,
     _added_lines,
     _Walk,
@@ -283,20 +284,13 @@ class BlockWalk(_Walk):
         if step.layer is not None or depth <= TOP or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
         found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
-        triangle = self.tr.triangle
-        if (
-            triangle is not None
-            and self.fors[0].span == triangle.outer.span
-            and 0 < _made(triangle.inner, step) != _made(triangle.outer, step)
-        ):  # the running count numbers only modules of the inner iterations
-            raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
-        counted = self._iterations()
+        counted = self._iterations(step)
         earlier = self._earlier(self.fors[0].span, step) or ()
         if not self._counted(earlier, step):
             earlier = ()  # the loops before are not counted
         if found is None or counted is None:
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
-        target, count, inner = counted
+        target, count, inner, per = counted
         prefix, number = found.group(1), int(found.group(2))
         try:
             made_before = self._made_by(earlier, step)
@@ -304,12 +298,11 @@ class BlockWalk(_Walk):
             made_before = -1
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
-            per = _made(self.fors[-1], step)
             nests = inner
             path = _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
                 nests = (*inner, *earlier)
-                offset, fixed = _offset(earlier, step, len(inner))
+                offset, fixed = _offset(earlier, step, len(inner), self.tr.triangle)
                 path = _progression(self.numbers[step.span], target, per, offset, fixed)
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
@@ -321,21 +314,25 @@ class BlockWalk(_Walk):
             path = node.id
         return _added_lines(depth, f'setattr(self, f"{path}", ', made, keep)
 
-    def _iterations(self) -> tuple[str, int, Counts] | None:
-        """The iterations run so far around the step, as text and number, and the loops
-        whose counts the text reads (``count_mark``): the loop's count (``i`` of ``for i
+    def _iterations(self, step: ast.Call) -> tuple[str, int, Counts, int] | None:
+        """The iterations run so far around the step, as text and number, the loops
+        whose counts the text reads (``count_mark``) and the step's operation's nodes an
+        iteration makes: the loop's count (``i`` of ``for i
         in range(n)`` or ``for i, w in enumerate(widths)``: ``rolled.count_target``; of a
         loop over items, ``for w in widths``, the name ``rolled.loop_indices`` gives it),
         or in loops nested in each other ``(i * COUNT + j) * COUNT + k`` (each ``COUNT``
-        an inner loop's count, ``b`` in ``__init__``, ``self.b`` in forward); None where a
+        an inner loop's count, ``b`` in ``__init__``, ``self.b`` in forward); in a triangle
+        (``rolled.Triangle``), its running count (``_triangle_iterations``); None where a
         count is not a number, or an inner loop's count reads an outer target (``range(i
-        + b)``: its iterations differ)."""
+        + b)``: its iterations differ) in no triangle."""
         triangle = self.tr.triangle
-        if triangle is not None and self.fors[0].span == triangle.outer.span:
-            if len(self.fors) == 2:  # the running count of the inner iterations
-                return triangle.name, self.tick, ()
-            if len(self.fors) > 2:
-                return None
+        per = _made(self.fors[-1], step)
+        if (
+            triangle is not None
+            and self.fors[0].span == triangle.outer.span
+            and _made(triangle.inner, step)
+        ):
+            return self._triangle_iterations(triangle, step)
         targets = [self.indices.get(loop.span, count_target(loop)) for loop in self.fors]
         values = [self.env.get(t) if t is not None else None for t in targets]
         counts: list[int] = [v for v in values if type(v) is int]
@@ -354,16 +351,42 @@ class BlockWalk(_Walk):
             number = number * size + counts[depth]
             inner.append((loop,))
         self.indexed.update(loop.span for loop in self.fors if loop.span in self.indices)
-        return text, number, tuple(inner)
+        return text, number, tuple(inner), per
+
+    def _triangle_iterations(
+        self, triangle: Triangle, step: ast.Call
+    ) -> tuple[str, int, Counts, int] | None:
+        """``_iterations`` in a triangle whose inner iterations make nodes of ``step``'s
+        operation: its running count (``n``), each iteration making the inner body's; where
+        the outer body makes some outside the inner loop too (``x -> dense(w)`` opening a
+        stage, the inner loop repeating its blocks), those the outer count (``i``) numbers
+        on: ``i + 2 * n``, one node a unit, which the progression of the visits checks."""
+        if len(self.fors) > 2 or not self._counted(((triangle.outer, triangle.inner),), step):
+            return None  # an iteration under an ``if`` makes some: the counts give no number
+        inner = _made(triangle.inner, step)
+        outside = _made(triangle.outer, step) - inner
+        if not outside:
+            return (triangle.name, self.tick, (), inner) if len(self.fors) == 2 else None
+        index = self.indices.get(triangle.outer.span, count_target(triangle.outer))
+        value = self.env.get(index) if index is not None else None
+        if type(value) is not int:
+            return None
+        if triangle.outer.span in self.indices:
+            self.indexed.add(triangle.outer.span)
+        terms = [_times(outside, str(index)), _times(inner, triangle.name)]
+        return " + ".join(terms), outside * value + inner * self.tick, (), 1
 
     def _earlier(self, span: Span, step: ast.Call) -> Counts | None:
         """The loops before the statement at ``span`` (outside loops) that make unnamed
         modules of ``step``'s operation, each as the loops whose counts multiply to the
         iterations making them (``_nest``); None where one is nested otherwise."""
-        nests = [self._nest(loop, step) for loop in self._loops_before(span, step)]
-        if any(nest is None for nest in nests):
-            return None
-        return tuple(nest for nest in nests if nest is not None)
+        nests: list[tuple[ast.For, ...]] = []
+        for loop in self._loops_before(span, step):
+            found = self._nests(loop, step)
+            if found is None:
+                return None
+            nests += found
+        return tuple(nests)
 
     def _loops_before(self, span: Span, step: ast.Call) -> list[ast.For]:
         """The loops outside loops before ``span`` that make nodes of ``step``'s operation
@@ -374,16 +397,18 @@ class BlockWalk(_Walk):
             if isinstance(s, ast.For) and _before(s.span, span) and _made(s, step)
         ]
 
-    def _nest(self, loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
-        """``_nest``; the triangle (``rolled.Triangle``) where ``loop`` is its outer
-        loop and its inner iterations make every node of ``step``'s operation in it, whose
-        running count then counts them."""
+    def _nests(self, loop: ast.For, step: ast.Call) -> list[tuple[ast.For, ...]] | None:
+        """``_nest`` as a list; of the triangle (``rolled.Triangle``), the outer loop
+        alone where its body makes nodes of ``step``'s operation outside the inner loop,
+        and both where the inner iterations make some, which its running count counts."""
         triangle = self.tr.triangle
         if triangle is not None and loop.span == triangle.outer.span:
-            if _made(triangle.inner, step) != _made(loop, step):
+            if not self._counted(((loop, triangle.inner),), step):
                 return None
-            return loop, triangle.inner
-        return _nest(loop, step)
+            inner = _made(triangle.inner, step)
+            return [(loop,)] * (_made(loop, step) > inner) + [(loop, triangle.inner)] * (inner > 0)
+        nest = _nest(loop, step)
+        return None if nest is None else [nest]
 
     @staticmethod
     def _counted(nests: Counts, step: ast.Call) -> bool:
@@ -395,13 +420,14 @@ class BlockWalk(_Walk):
     def _made_by(self, nests: Counts, step: ast.Call) -> int:
         """How many nodes of ``step``'s operation ``nests`` make at this call,
         each iteration of the innermost loop making its body's (``_made``)."""
-        return sum(_made(nest[-1], step) * self._count(nest) for nest in nests)
+        triangle = self.tr.triangle
+        return sum(_per(nest, step, triangle) * self._count(nest) for nest in nests)
 
     def _count(self, nest: tuple[ast.For, ...]) -> int:
         """How many times the innermost of ``nest`` runs at this call (counts multiply; a
         triangle's, its running count after it)."""
         triangle = self.tr.triangle
-        if triangle is not None and nest[0].span == triangle.outer.span:
+        if triangle is not None and nest == (triangle.outer, triangle.inner):
             if nest[0].span not in self.totals:
                 raise Unsupported("a triangle of loops not run before")
             return self.totals[nest[0].span]
@@ -446,9 +472,10 @@ class BlockWalk(_Walk):
         if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
             return super()._place(step, node, made, depth, keep)  # every call names it alike
         if len(nests) == 1:
-            path = _progression(self.numbers[step.span], count_mark(0), _made(nests[0][-1], step))
+            per = _per(nests[0], step, self.tr.triangle)
+            path = _progression(self.numbers[step.span], count_mark(0), per)
         else:
-            offset, fixed = _offset(nests, step, 0)
+            offset, fixed = _offset(nests, step, 0, self.tr.triangle)
             path = _progression(self.numbers[step.span], "0", 1, offset, fixed)
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module after a loop at {step.span}")
@@ -790,14 +817,16 @@ def _progression(
     return f"{prefixes.pop()}{{{expr or base}}}"
 
 
-def _offset(nests: Counts, step: ast.Call, first: int) -> tuple[str, int]:
+def _offset(
+    nests: Counts, step: ast.Call, first: int, triangle: Triangle | None
+) -> tuple[str, int]:
     """The modules of ``step``'s operation that ``nests`` make, as text marking their
     counts from the ``first`` mark on (``a + 2 * b``), and those of the nests whose count
     is a number (``range(2)``, ``[act, sigmoid]``: ``fixed_count``), left out of the text."""
     terms = []
     fixed = 0
     for index, nest in enumerate(nests, first):
-        per = _made(nest[-1], step)
+        per = _per(nest, step, triangle)
         counts = [fixed_count(loop) for loop in nest]
         if all(count is not None for count in counts):
             fixed += per * math.prod(c for c in counts if c is not None)
@@ -805,6 +834,19 @@ def _offset(nests: Counts, step: ast.Call, first: int) -> tuple[str, int]:
         mark = count_mark(index)
         terms.append(mark if per == 1 else f"{per} * {mark}")
     return " + ".join(terms), fixed
+
+
+def _per(nest: tuple[ast.For, ...], step: ast.Call, triangle: Triangle | None) -> int:
+    """The nodes of ``step``'s operation an iteration of the innermost loop of ``nest``
+    makes; a triangle's outer loop alone (``_nests``), those outside its inner loop."""
+    per = _made(nest[-1], step)
+    if triangle is not None and nest == (triangle.outer,):
+        per -= _made(triangle.inner, step)
+    return per
+
+
+def _times(factor: int, name: str) -> str:
+    return name if factor == 1 else f"{factor} * {name}"
 
 
 def _before(earlier: Span, later: Span) -> bool:

@@ -387,7 +387,7 @@ def _counters(lines: list[str]) -> list[str]:
     if not marks:
         return lines
     names = {name for _, name, _ in marks.values()}
-    read = [name for name in names if any(re.search(rf"\b{name}\b", line) for line in out)]
+    read = [name for name in names if any(re.search(rf"(?<![\w.]){name}\b", line) for line in out)]
     written: list[str] = []
     ends: dict[int, list[str]] = {}  # the line an inner body ends at -> the counts after it
     for at, line in enumerate(out):
