@@ -200,12 +200,12 @@ def test_rows_the_calls_did_not_give_build_that_call_s_modules() -> None:
 
 
 def test_the_running_count_takes_a_name_no_parameter_has() -> None:
-    """A parameter ``n``: the count is ``count``."""
+    """A parameter ``n``: the count is ``m``."""
     source = ROWS.replace("Tower(cfg)", "Tower(cfg, n)").replace("range(k)", "range(k + n)")
     source = source.replace("(4, 2)))", "(4, 2)), 1)").replace("(6, 3)))", "(6, 3)), 0)")
     text = one_class(source, "rows_n", torch.randn(2, 6))
-    assert "        count = 0\n" in text, text
-    assert '                setattr(self, f"dense{count + 1}", nn.Linear(channels, w))\n' in text
+    assert "        m = 0\n" in text, text
+    assert '                setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n' in text
 
 
 STAGES = """\
@@ -336,9 +336,8 @@ def test_a_network_names_the_module_after_a_triangle_of_named_ones_by_the_count(
     assert '        return getattr(self, f"dense{n + 2}")(x)\n' in code, code
 
 
-def test_two_triangles_fall_back() -> None:
-    """One running count numbers one triangle: with two, the second's names would read
-    the first's total too."""
+def test_two_triangles_keep_a_running_count_each() -> None:
+    """The second triangle's names read the first's total: ``n`` then ``m``."""
     source = TOWER.replace(
         "        return x -> dense(3)\n",
         "        for i in range(a):\n"
@@ -346,9 +345,17 @@ def test_two_triangles_fall_back() -> None:
         "                x -> dense(w)\n"
         "        return x -> dense(3)\n",
     )
-    notes, code = roll_notes(source)
-    assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 6:22"]
-    assert "class Tower_2(" in code
+    text = one_class(source, "two_triangles", torch.randn(2, 6))
+    assert (
+        "        m = 0\n"
+        "        for i in range(a):\n"
+        "            for j in range(i + 1):\n"
+        '                setattr(self, f"dense{n + m + 2}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        "                m += 1\n"
+        '        setattr(self, f"dense{n + m + 2}", nn.Linear(channels, 3))\n'
+    ) in text, text
+    assert '        return getattr(self, f"dense{n + m + 2}")(x)\n' in text, text
 
 
 def test_a_triangle_in_another_loop_falls_back() -> None:
@@ -360,3 +367,47 @@ def test_a_triangle_in_another_loop_falls_back() -> None:
     )
     notes, _ = roll_notes(source)
     assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 7:26"]
+
+
+NETWORK_STAGES = """\
+model Net(cfg):
+    def forward(x):
+        for w, k in cfg:
+            x -> dense(w)
+            for j in range(k):
+                x -> dense(w).relu
+        return x -> dense(3)
+
+model small = Net(((4, 1), (6, 2))):
+    input_shape = (5,)
+
+model wide = Net(((4, 2), (6, 1), (5, 3))):
+    input_shape = (5,)
+"""
+
+
+def test_a_network_of_stages_given_as_rows_numbers_by_both_counts() -> None:
+    code = rolls_exactly(NETWORK_STAGES, "network_stages", torch.randn(2, 5))
+    assert (
+        "        n = 0\n"
+        "        for i, (w, k) in enumerate(self.cfg):\n"
+        '            x = getattr(self, f"dense{i + n + 1}")(x)\n'
+        "            for j in range(k):\n"
+        '                x = getattr(self, f"dense{i + n + 2}")(x)\n'
+        "                x = F.relu(x)\n"
+        "                n += 1\n"
+        '        return getattr(self, f"dense{len(self.cfg) + n + 1}")(x)\n'
+    ) in code, code
+
+
+def test_a_module_of_a_triangle_under_an_if_falls_back() -> None:
+    """``if j > 0:`` in the inner loop: its iterations make different numbers of
+    ``dense``, which the running count of the iterations does not give."""
+    source = TOWER.replace(
+        "                x -> dense(w).relu\n",
+        "                if j > 0:\n                    x -> dense(w).relu\n"
+        "                x -> layer_norm()\n",
+    )
+    notes, code = roll_notes(source)
+    assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 7:26"]
+    assert "class Tower_2(" in code

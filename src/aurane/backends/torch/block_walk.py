@@ -209,9 +209,8 @@ class BlockWalk(_Walk):
         if self.alias is not None and self.alias != outer:
             raise Unsupported(f"the tensor '{self.alias}' is not joined back")
         self._drop_unused()
-        counted = self.tr.triangle
-        if counted is not None and stmts == counted.inner.body:  # one inner iteration
-            self.tick += 1
+        if any(stmts == counted.inner.body for counted in self.tr.triangles):
+            self.tick += 1  # one inner iteration
         return lines
 
     def _drop_unused(self) -> None:
@@ -238,13 +237,14 @@ class BlockWalk(_Walk):
     def _counted_loop(self, stmt: ast.For, depth: int) -> list[str]:
         """A triangle's loops (``rolled.Triangle``): their headers marked for the counter,
         and its iterations counted as the rolled class counts them."""
-        counted = self.tr.triangle
-        if counted is None or stmt.span not in (counted.outer.span, counted.inner.span):
+        counted = self.tr.triangles
+        if not any(stmt.span in (t.outer.span, t.inner.span) for t in counted):
             return super().loop(stmt, depth)
-        if stmt.span == counted.outer.span:
+        outer = self.tr.triangle_of(stmt) is not None
+        if outer:
             self.tick = 0
         lines = super().loop(stmt, depth)
-        if stmt.span == counted.outer.span:
+        if outer:
             self.totals[stmt.span] = self.tick
         header = f"{INDENT * depth}for "
         at = next((k for k, line in enumerate(lines) if line.startswith(header)), None)
@@ -302,7 +302,7 @@ class BlockWalk(_Walk):
             path = _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
                 nests = (*inner, *earlier)
-                offset, fixed = _offset(earlier, step, len(inner), self.tr.triangle)
+                offset, fixed = _offset(earlier, step, len(inner), self.tr.triangles)
                 path = _progression(self.numbers[step.span], target, per, offset, fixed)
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
@@ -325,13 +325,9 @@ class BlockWalk(_Walk):
         (``rolled.Triangle``), its running count (``_triangle_iterations``); None where a
         count is not a number, or an inner loop's count reads an outer target (``range(i
         + b)``: its iterations differ) in no triangle."""
-        triangle = self.tr.triangle
+        triangle = self.tr.triangle_of(self.fors[0])
         per = _made(self.fors[-1], step)
-        if (
-            triangle is not None
-            and self.fors[0].span == triangle.outer.span
-            and _made(triangle.inner, step)
-        ):
+        if triangle is not None and _made(triangle.inner, step):
             return self._triangle_iterations(triangle, step)
         targets = [self.indices.get(loop.span, count_target(loop)) for loop in self.fors]
         values = [self.env.get(t) if t is not None else None for t in targets]
@@ -401,8 +397,8 @@ class BlockWalk(_Walk):
         """``_nest`` as a list; of the triangle (``rolled.Triangle``), the outer loop
         alone where its body makes nodes of ``step``'s operation outside the inner loop,
         and both where the inner iterations make some, which its running count counts."""
-        triangle = self.tr.triangle
-        if triangle is not None and loop.span == triangle.outer.span:
+        triangle = self.tr.triangle_of(loop)
+        if triangle is not None:
             if not self._counted(((loop, triangle.inner),), step):
                 return None
             inner = _made(triangle.inner, step)
@@ -420,13 +416,13 @@ class BlockWalk(_Walk):
     def _made_by(self, nests: Counts, step: ast.Call) -> int:
         """How many nodes of ``step``'s operation ``nests`` make at this call,
         each iteration of the innermost loop making its body's (``_made``)."""
-        triangle = self.tr.triangle
-        return sum(_per(nest, step, triangle) * self._count(nest) for nest in nests)
+        triangles = self.tr.triangles
+        return sum(_per(nest, step, triangles) * self._count(nest) for nest in nests)
 
     def _count(self, nest: tuple[ast.For, ...]) -> int:
         """How many times the innermost of ``nest`` runs at this call (counts multiply; a
         triangle's, its running count after it)."""
-        triangle = self.tr.triangle
+        triangle = self.tr.triangle_of(nest[0])
         if triangle is not None and nest == (triangle.outer, triangle.inner):
             if nest[0].span not in self.totals:
                 raise Unsupported("a triangle of loops not run before")
@@ -472,10 +468,10 @@ class BlockWalk(_Walk):
         if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
             return super()._place(step, node, made, depth, keep)  # every call names it alike
         if len(nests) == 1:
-            per = _per(nests[0], step, self.tr.triangle)
+            per = _per(nests[0], step, self.tr.triangles)
             path = _progression(self.numbers[step.span], count_mark(0), per)
         else:
-            offset, fixed = _offset(nests, step, 0, self.tr.triangle)
+            offset, fixed = _offset(nests, step, 0, self.tr.triangles)
             path = _progression(self.numbers[step.span], "0", 1, offset, fixed)
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module after a loop at {step.span}")
@@ -818,7 +814,7 @@ def _progression(
 
 
 def _offset(
-    nests: Counts, step: ast.Call, first: int, triangle: Triangle | None
+    nests: Counts, step: ast.Call, first: int, triangles: tuple[Triangle, ...]
 ) -> tuple[str, int]:
     """The modules of ``step``'s operation that ``nests`` make, as text marking their
     counts from the ``first`` mark on (``a + 2 * b``), and those of the nests whose count
@@ -826,7 +822,7 @@ def _offset(
     terms = []
     fixed = 0
     for index, nest in enumerate(nests, first):
-        per = _per(nest, step, triangle)
+        per = _per(nest, step, triangles)
         counts = [fixed_count(loop) for loop in nest]
         if all(count is not None for count in counts):
             fixed += per * math.prod(c for c in counts if c is not None)
@@ -836,12 +832,13 @@ def _offset(
     return " + ".join(terms), fixed
 
 
-def _per(nest: tuple[ast.For, ...], step: ast.Call, triangle: Triangle | None) -> int:
+def _per(nest: tuple[ast.For, ...], step: ast.Call, triangles: tuple[Triangle, ...]) -> int:
     """The nodes of ``step``'s operation an iteration of the innermost loop of ``nest``
     makes; a triangle's outer loop alone (``_nests``), those outside its inner loop."""
     per = _made(nest[-1], step)
-    if triangle is not None and nest == (triangle.outer,):
-        per -= _made(triangle.inner, step)
+    for triangle in triangles:
+        if nest == (triangle.outer,):
+            per -= _made(triangle.inner, step)
     return per
 
 

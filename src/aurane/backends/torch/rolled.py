@@ -68,8 +68,8 @@ SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | Non
 # class text and values, the loop targets, the names forward may read from the module,
 # ``__init__``'s lines, the unnamed modules' names in loops (and the inner loop whose
 # count a name in nested loops reads), the module's constants and the counts of the loops
-# over items that name modules (``loop_indices``), and the triangle of loops whose running
-# count names modules (``triangle``)
+# over items that name modules (``loop_indices``), and the triangles of loops whose running
+# counts name modules (``triangles``)
 LoopedForward = Callable[
     [
         ast.Model,
@@ -81,7 +81,7 @@ LoopedForward = Callable[
         Mapping[Span, Counts],
         Mapping[str, ast.Expr],
         Mapping[Span, str],
-        "Triangle | None",
+        "tuple[Triangle, ...]",
     ],
     tuple[list[str], list[str]],
 ]
@@ -161,8 +161,12 @@ class Translator:
         self.table_values: dict[str, Any] = {}
         # a local shadows a function of the same name (then the call is not written)
         self.functions = {name: python for name, python in _CALLED.items() if name not in locals_}
-        # the triangle of loops whose running count names modules (``triangle``), if any
-        self.triangle: Triangle | None = None
+        # the triangles of loops whose running counts name modules (``triangles``)
+        self.triangles: tuple[Triangle, ...] = ()
+
+    def triangle_of(self, loop: ast.For) -> Triangle | None:
+        """The triangle whose outer loop is ``loop`` (``triangles``), if any."""
+        return next((t for t in self.triangles if t.outer.span == loop.span), None)
 
     def table_lines(self, depth: int) -> list[str]:
         """``stages = [`` one item a line ``]``: each long module constant the class reads."""
@@ -335,40 +339,40 @@ class Triangle:
     name: str
 
 
-def triangle(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> Triangle | None:
-    """The one loop of ``body`` outside loops around one loop (not under an ``if``, with
-    no loop in it) whose count reads the outer loop's target, with its counter's name:
-    ``n``, ``count``, ``n2``, ..., the first that no name of ``body`` nor of ``taken`` is;
-    None where no loop or several are such (one counter numbers one triangle)."""
+def triangles(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> tuple[Triangle, ...]:
+    """Each loop of ``body`` outside loops around one loop (not under an ``if``, with no
+    loop in it) whose count reads the outer loop's target, with its counter's name: ``n``,
+    ``m``, ``count``, ``n2``, ..., the first that no name of ``body``, of ``taken`` nor of
+    a triangle before is (a later triangle's names read the earlier ones' totals)."""
     found: list[tuple[ast.For, ast.For]] = []
     for stmt in body:
         if not isinstance(stmt, ast.For):
             continue
-        inner = [item for item in syntax_items(stmt.body) if isinstance(item, ast.For)]
-        if len(inner) != 1 or inner[0] not in stmt.body:
+        loops = [item for item in syntax_items(stmt.body) if isinstance(item, ast.For)]
+        if len(loops) != 1 or loops[0] not in stmt.body:
             continue
         targets = {name for name, _ in stmt.target.names()}
-        read = {item.id for item in syntax_items(inner[0].iterable) if isinstance(item, ast.Name)}
+        read = {item.id for item in syntax_items(loops[0].iterable) if isinstance(item, ast.Name)}
         if targets & read:
-            found.append((stmt, inner[0]))
-    if len(found) != 1:
-        return None
-    used = set(taken) | {
-        item for item in syntax_items(body) if isinstance(item, str) and item.isidentifier()
-    }
-    more = (f"n{k}" for k in range(2, len(used) + 3))
-    name = next(n for n in ("n", "count", *more) if n not in used | RESERVED)
-    return Triangle(found[0][0], found[0][1], name)
+            found.append((stmt, loops[0]))
+    used = set(taken) | RESERVED
+    used |= {item for item in syntax_items(body) if isinstance(item, str) and item.isidentifier()}
+    out: list[Triangle] = []
+    for outer, inner in found:
+        more = (f"n{k}" for k in range(2, len(used) + 3))
+        name = next(n for n in ("n", "m", "count", *more) if n not in used)
+        used.add(name)
+        out.append(Triangle(outer, inner, name))
+    return tuple(out)
 
 
-def counter_marked(line: str, loop: ast.For, counted: Triangle | None) -> str:
-    """The header ``line`` of ``loop``, marked where ``loop`` is one of ``counted``'s."""
-    if counted is None:
-        return line
-    if loop.span == counted.outer.span:
-        return f"{line}{COUNTER} start {counted.name}"
-    if loop.span == counted.inner.span:
-        return f"{line}{COUNTER} step {counted.name}"
+def counter_marked(line: str, loop: ast.For, counted: tuple[Triangle, ...]) -> str:
+    """The header ``line`` of ``loop``, marked where ``loop`` is a loop of ``counted``."""
+    for found in counted:
+        if loop.span == found.outer.span:
+            return f"{line}{COUNTER} start {found.name}"
+        if loop.span == found.inner.span:
+            return f"{line}{COUNTER} step {found.name}"
     return line
 
 
@@ -1668,7 +1672,7 @@ def _roll_at(
     words = {w for _, _, text in variants for w in re.findall(r"\w+", text)}
     indices = loop_indices(forward.body, {*names, *classes.values(), *constants, *RESERVED, *words})
     taken = {*names, *classes.values(), *constants, *words, *indices.values()}
-    tr.triangle = triangle(forward.body, taken)  # its running count names modules
+    tr.triangles = triangles(forward.body, taken)  # their running counts name modules
     indexed: set[Span] = set()
 
     def walk_variant(
@@ -1735,7 +1739,7 @@ def _roll_at(
             counted,
             constants,
             used,
-            tr.triangle,
+            tr.triangles,
         )
 
     written: tuple[list[str], list[str]] | None = None

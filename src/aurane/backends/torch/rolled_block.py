@@ -58,7 +58,7 @@ from aurane.backends.torch.rolled import (
     keyed_stages,
     loop_indices,
     starred_loops,
-    triangle,
+    triangles,
 )
 from aurane.backends.torch.rolled_forward import (
     SelfTranslator,
@@ -225,8 +225,8 @@ def _roll_block(
     # a loop over items (``for w in widths``): its count, where that names a module
     words = {w for _, lines in instances for w in re.findall(r"\w+", "\n".join(lines))}
     indices = loop_indices(forward.body, {*names, *constants, *block_models, *RESERVED, *words})
-    # a triangle of loops: the running count naming modules (``n``), a name of none of these
-    tr.triangle = triangle(
+    # triangles of loops: the running counts naming modules (``n``), names of none of these
+    tr.triangles = triangles(
         forward.body, {*names, *constants, *block_models, *words, *indices.values()}
     )
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
@@ -262,7 +262,7 @@ def _roll_block(
         if any(g.block_ops[param].nodes for g, _ in instances)
     }
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
-    forward_tr.triangle = tr.triangle
+    forward_tr.triangles = tr.triangles
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
     methods = [
         rolled_forward(
