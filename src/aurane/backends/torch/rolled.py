@@ -318,7 +318,7 @@ def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dic
     return out
 
 
-# a triangle of loops (``triangle``): the headers of its outer loop (the counter starts
+# a triangle of loops (``triangles``): the headers of its outer loop (the counter starts
 # before it) and of its inner one (each iteration counts itself), marked with the
 # counter's name until the filled method shows whether a name reads it (``enumerated``)
 COUNTER = "\x00counter"
