@@ -653,9 +653,10 @@ use torch
 
 model Stack(n, width):
     def forward(x):
-        for i in range(n):
-            for j in range(i + 1):
-                x -> dense(width).relu
+        for h in range(2):
+            for i in range(n):
+                for j in range(i + 1):
+                    x -> dense(width).relu
         return x
 
 model Net:
@@ -667,10 +668,11 @@ model Net:
 
 def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call() -> None:
     """The documented fallback: an unnamed module in a loop whose IR names follow no
-    progression in the loops' counts (an inner count reading the outer target, ``range(i
-    + 1)``: the names number on by a triangle) is not rolled; the reason names the block,
-    its line and the step, and each call keeps its exact class. (The example was a second
-    loop numbering on from the first, which rolls since ``dense{n + j + 1}``.)"""
+    progression the roller writes (a triangle of loops, ``range(i + 1)``, inside another
+    loop: one running count does not cover the outer level) is not rolled; the reason
+    names the block, its line and the step, and each call keeps its exact class. (The
+    examples were a second loop numbering on from the first, which rolls since ``dense{n
+    + j + 1}``, and a triangle alone, which rolls since its running count.)"""
     from aurane.backends.torch import TorchCodeGenerator
     from aurane.compile import prepare_program
 
@@ -682,10 +684,10 @@ def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call() -> None:
     reasons = generator.roll_fallbacks
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
     assert [str(r) for r in reasons] == [
-        "block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 7:22"
+        "block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 8:26"
     ], reasons
     assert reasons[0].note == (  # what aurane compile prints after "note: "
-        "block 'Stack' at 3:7 stays one class per call: an unnamed 'dense' module in a loop at 7:22"
+        "block 'Stack' at 3:7 stays one class per call: an unnamed 'dense' module in a loop at 8:26"
     )
     net = module.Net()
     graph = compile_detailed(UNNAMED_IN_LOOP, filename="unnamed.aur").graphs["Net"]

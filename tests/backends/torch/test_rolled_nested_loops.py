@@ -6,7 +6,8 @@ count (``setattr(self, f"dense{i * b + j + 1}", ...)``, read as ``getattr(self,
 f"dense{i * self.b + j + 1}")``), and one after the loops by the product of the
 counts (``dense{a * b + 1}``), keeping the state-dict keys of the build with one class
 per call (``roll_networks=False``). Each program runs against its IR, strict-loads
-that build's state dict and computes the same."""
+that build's state dict and computes the same. An inner count that reads the outer
+target (``range(i + b)``): ``test_rolled_triangle_loops.py``."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from tests.backends.torch.one_class import (  # noqa: E402
     block_class,
     build,
     built_alike,
-    roll_notes,
     rolled,
     rolls_exactly,
 )
@@ -128,14 +128,6 @@ def test_the_head_of_a_nested_loop_mlp_is_dense_a_times_b_plus_one() -> None:
     assert counts["other arguments"] > 0, counts
 
 
-def test_an_unnamed_module_after_a_triangle_of_loops_falls_back() -> None:
-    """``range(i + b)``: the inner count reads the outer target, so no product of the two
-    counts numbers the module after them, nor those in the loops: a note (on the first)."""
-    notes, code = roll_notes(AFTER.replace("range(b)", "range(i + b)"))
-    assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 6:22"]
-    assert "class Tower_2(" in code
-
-
 NETWORK = """\
 model Net(w, a, b):
     def forward(x):
@@ -167,10 +159,3 @@ def test_unnamed_modules_in_nested_network_loops_roll_with_the_loops() -> None:
         "            for j in range(self.b):\n"
         '                x = getattr(self, f"dense{i * self.b + j + 2}")(x)\n'
     ) in code, code
-
-
-def test_an_inner_count_that_reads_the_outer_target_falls_back() -> None:
-    """``range(i + 1)``: the names number on by a triangle, no ``k * (i * b + j) + c``."""
-    source = NETWORK.replace("range(b)", "range(i + b)")
-    _, _, notes = build(source, "triangle")
-    assert notes == ["network 'Net' at 1:7: an unnamed 'dense' module in a loop at 6:22"], notes

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call
@@ -37,11 +38,13 @@ from aurane.backends.torch.rolled import (
     SIZE,
     TOP,
     Counts,
+    Triangle,
     Unsupported,
     _added_lines,
     _Walk,
     _within,
     count_target,
+    counter_marked,
     evaluate,
     syntax_items,
 )
@@ -99,6 +102,14 @@ class BlockWalk(_Walk):
     # an unnamed module whose name reads loop counts (``rolled_forward.count_mark``): the
     # inner loops around it, the loops before it (nested ones: their counts multiply)
     counted: dict[Span, Counts]
+    # the running count of a triangle's inner iterations (``rolled.Triangle``) at this
+    # visit, and its total after the triangle, by the outer loop
+    tick: int = 0
+    totals: dict[Span, int]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.totals = {}
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
@@ -187,7 +198,8 @@ class BlockWalk(_Walk):
         return lines
 
     def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
-        """An alias is joined in the body that makes it (an iteration, a branch)."""
+        """An alias is joined in the body that makes it (an iteration, a branch); a
+        triangle's inner iteration is counted (``tick``)."""
         outer, around = self.alias, self.around
         self.around = stmts
         try:
@@ -197,6 +209,8 @@ class BlockWalk(_Walk):
         if self.alias is not None and self.alias != outer:
             raise Unsupported(f"the tensor '{self.alias}' is not joined back")
         self._drop_unused()
+        if any(stmts == counted.inner.body for counted in self.tr.triangles):
+            self.tick += 1  # one inner iteration
         return lines
 
     def _drop_unused(self) -> None:
@@ -213,11 +227,29 @@ class BlockWalk(_Walk):
         self._drop_unused()
         self.fors = (*self.fors, stmt)
         try:
-            lines = super().loop(stmt, depth)
+            lines = self._counted_loop(stmt, depth)
         finally:
             self.fors = self.fors[:-1]
         # after the loop a skip is joined as a later input is (``_with_input``)
         self.inputs_ |= self.skips
+        return lines
+
+    def _counted_loop(self, stmt: ast.For, depth: int) -> list[str]:
+        """A triangle's loops (``rolled.Triangle``): their headers marked for the counter,
+        and its iterations counted as the rolled class counts them."""
+        counted = self.tr.triangles
+        if not any(stmt.span in (t.outer.span, t.inner.span) for t in counted):
+            return super().loop(stmt, depth)
+        outer = self.tr.triangle_of(stmt) is not None
+        if outer:
+            self.tick = 0
+        lines = super().loop(stmt, depth)
+        if outer:
+            self.totals[stmt.span] = self.tick
+        header = f"{INDENT * depth}for "
+        at = next((k for k, line in enumerate(lines) if line.startswith(header)), None)
+        if at is not None:
+            lines[at] = counter_marked(lines[at], stmt, counted)
         return lines
 
     def _skip(self, stmt: ast.Assign) -> bool:
@@ -252,13 +284,13 @@ class BlockWalk(_Walk):
         if step.layer is not None or depth <= TOP or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
         found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
-        counted = self._iterations()
+        counted = self._iterations(step)
         earlier = self._earlier(self.fors[0].span, step) or ()
         if not self._counted(earlier, step):
             earlier = ()  # the loops before are not counted
         if found is None or counted is None:
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
-        target, count, inner = counted
+        target, count, inner, per = counted
         prefix, number = found.group(1), int(found.group(2))
         try:
             made_before = self._made_by(earlier, step)
@@ -266,12 +298,11 @@ class BlockWalk(_Walk):
             made_before = -1
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
-            per = _made(self.fors[-1], step)
             nests = inner
             path = _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
                 nests = (*inner, *earlier)
-                offset, fixed = _offset(earlier, step, len(inner))
+                offset, fixed = _offset(earlier, step, len(inner), self.tr.triangles)
                 path = _progression(self.numbers[step.span], target, per, offset, fixed)
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
@@ -283,15 +314,21 @@ class BlockWalk(_Walk):
             path = node.id
         return _added_lines(depth, f'setattr(self, f"{path}", ', made, keep)
 
-    def _iterations(self) -> tuple[str, int, Counts] | None:
-        """The iterations run so far around the step, as text and number, and the loops
-        whose counts the text reads (``count_mark``): the loop's count (``i`` of ``for i
+    def _iterations(self, step: ast.Call) -> tuple[str, int, Counts, int] | None:
+        """The iterations run so far around the step, as text and number, the loops
+        whose counts the text reads (``count_mark``) and the step's operation's nodes an
+        iteration makes: the loop's count (``i`` of ``for i
         in range(n)`` or ``for i, w in enumerate(widths)``: ``rolled.count_target``; of a
         loop over items, ``for w in widths``, the name ``rolled.loop_indices`` gives it),
         or in loops nested in each other ``(i * COUNT + j) * COUNT + k`` (each ``COUNT``
-        an inner loop's count, ``b`` in ``__init__``, ``self.b`` in forward); None where a
+        an inner loop's count, ``b`` in ``__init__``, ``self.b`` in forward); in a triangle
+        (``rolled.Triangle``), its running count (``_triangle_iterations``); None where a
         count is not a number, or an inner loop's count reads an outer target (``range(i
-        + b)``: its iterations differ)."""
+        + b)``: its iterations differ) in no triangle."""
+        triangle = self.tr.triangle_of(self.fors[0])
+        per = _made(self.fors[-1], step)
+        if triangle is not None and _made(triangle.inner, step):
+            return self._triangle_iterations(triangle, step)
         targets = [self.indices.get(loop.span, count_target(loop)) for loop in self.fors]
         values = [self.env.get(t) if t is not None else None for t in targets]
         counts: list[int] = [v for v in values if type(v) is int]
@@ -310,16 +347,42 @@ class BlockWalk(_Walk):
             number = number * size + counts[depth]
             inner.append((loop,))
         self.indexed.update(loop.span for loop in self.fors if loop.span in self.indices)
-        return text, number, tuple(inner)
+        return text, number, tuple(inner), per
+
+    def _triangle_iterations(
+        self, triangle: Triangle, step: ast.Call
+    ) -> tuple[str, int, Counts, int] | None:
+        """``_iterations`` in a triangle whose inner iterations make nodes of ``step``'s
+        operation: its running count (``n``), each iteration making the inner body's; where
+        the outer body makes some outside the inner loop too (``x -> dense(w)`` opening a
+        stage, the inner loop repeating its blocks), those the outer count (``i``) numbers
+        on: ``i + 2 * n``, one node a unit, which the progression of the visits checks."""
+        if len(self.fors) > 2 or not self._counted(((triangle.outer, triangle.inner),), step):
+            return None  # an iteration under an ``if`` makes some: the counts give no number
+        inner = _made(triangle.inner, step)
+        outside = _made(triangle.outer, step) - inner
+        if not outside:
+            return (triangle.name, self.tick, (), inner) if len(self.fors) == 2 else None
+        index = self.indices.get(triangle.outer.span, count_target(triangle.outer))
+        value = self.env.get(index) if index is not None else None
+        if type(value) is not int:
+            return None
+        if triangle.outer.span in self.indices:
+            self.indexed.add(triangle.outer.span)
+        terms = [_times(outside, str(index)), _times(inner, triangle.name)]
+        return " + ".join(terms), outside * value + inner * self.tick, (), 1
 
     def _earlier(self, span: Span, step: ast.Call) -> Counts | None:
         """The loops before the statement at ``span`` (outside loops) that make unnamed
         modules of ``step``'s operation, each as the loops whose counts multiply to the
         iterations making them (``_nest``); None where one is nested otherwise."""
-        nests = [_nest(loop, step) for loop in self._loops_before(span, step)]
-        if any(nest is None for nest in nests):
-            return None
-        return tuple(nest for nest in nests if nest is not None)
+        nests: list[tuple[ast.For, ...]] = []
+        for loop in self._loops_before(span, step):
+            found = self._nests(loop, step)
+            if found is None:
+                return None
+            nests += found
+        return tuple(nests)
 
     def _loops_before(self, span: Span, step: ast.Call) -> list[ast.For]:
         """The loops outside loops before ``span`` that make nodes of ``step``'s operation
@@ -329,6 +392,19 @@ class BlockWalk(_Walk):
             for s in self.statements or self.top
             if isinstance(s, ast.For) and _before(s.span, span) and _made(s, step)
         ]
+
+    def _nests(self, loop: ast.For, step: ast.Call) -> list[tuple[ast.For, ...]] | None:
+        """``_nest`` as a list; of the triangle (``rolled.Triangle``), the outer loop
+        alone where its body makes nodes of ``step``'s operation outside the inner loop,
+        and both where the inner iterations make some, which its running count counts."""
+        triangle = self.tr.triangle_of(loop)
+        if triangle is not None:
+            if not self._counted(((loop, triangle.inner),), step):
+                return None
+            inner = _made(triangle.inner, step)
+            return [(loop,)] * (_made(loop, step) > inner) + [(loop, triangle.inner)] * (inner > 0)
+        nest = _nest(loop, step)
+        return None if nest is None else [nest]
 
     @staticmethod
     def _counted(nests: Counts, step: ast.Call) -> bool:
@@ -340,10 +416,17 @@ class BlockWalk(_Walk):
     def _made_by(self, nests: Counts, step: ast.Call) -> int:
         """How many nodes of ``step``'s operation ``nests`` make at this call,
         each iteration of the innermost loop making its body's (``_made``)."""
-        return sum(_made(nest[-1], step) * self._count(nest) for nest in nests)
+        triangles = self.tr.triangles
+        return sum(_per(nest, step, triangles) * self._count(nest) for nest in nests)
 
     def _count(self, nest: tuple[ast.For, ...]) -> int:
-        """How many times the innermost of ``nest`` runs at this call (counts multiply)."""
+        """How many times the innermost of ``nest`` runs at this call (counts multiply; a
+        triangle's, its running count after it)."""
+        triangle = self.tr.triangle_of(nest[0])
+        if triangle is not None and nest == (triangle.outer, triangle.inner):
+            if nest[0].span not in self.totals:
+                raise Unsupported("a triangle of loops not run before")
+            return self.totals[nest[0].span]
         return math.prod(self._runs(loop) for loop in nest)
 
     def _runs(self, loop: ast.For) -> int:
@@ -385,9 +468,10 @@ class BlockWalk(_Walk):
         if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
             return super()._place(step, node, made, depth, keep)  # every call names it alike
         if len(nests) == 1:
-            path = _progression(self.numbers[step.span], count_mark(0), _made(nests[0][-1], step))
+            per = _per(nests[0], step, self.tr.triangles)
+            path = _progression(self.numbers[step.span], count_mark(0), per)
         else:
-            offset, fixed = _offset(nests, step, 0)
+            offset, fixed = _offset(nests, step, 0, self.tr.triangles)
             path = _progression(self.numbers[step.span], "0", 1, offset, fixed)
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module after a loop at {step.span}")
@@ -729,14 +813,16 @@ def _progression(
     return f"{prefixes.pop()}{{{expr or base}}}"
 
 
-def _offset(nests: Counts, step: ast.Call, first: int) -> tuple[str, int]:
+def _offset(
+    nests: Counts, step: ast.Call, first: int, triangles: tuple[Triangle, ...]
+) -> tuple[str, int]:
     """The modules of ``step``'s operation that ``nests`` make, as text marking their
     counts from the ``first`` mark on (``a + 2 * b``), and those of the nests whose count
     is a number (``range(2)``, ``[act, sigmoid]``: ``fixed_count``), left out of the text."""
     terms = []
     fixed = 0
     for index, nest in enumerate(nests, first):
-        per = _made(nest[-1], step)
+        per = _per(nest, step, triangles)
         counts = [fixed_count(loop) for loop in nest]
         if all(count is not None for count in counts):
             fixed += per * math.prod(c for c in counts if c is not None)
@@ -744,6 +830,20 @@ def _offset(nests: Counts, step: ast.Call, first: int) -> tuple[str, int]:
         mark = count_mark(index)
         terms.append(mark if per == 1 else f"{per} * {mark}")
     return " + ".join(terms), fixed
+
+
+def _per(nest: tuple[ast.For, ...], step: ast.Call, triangles: tuple[Triangle, ...]) -> int:
+    """The nodes of ``step``'s operation an iteration of the innermost loop of ``nest``
+    makes; a triangle's outer loop alone (``_nests``), those outside its inner loop."""
+    per = _made(nest[-1], step)
+    for triangle in triangles:
+        if nest == (triangle.outer,):
+            per -= _made(triangle.inner, step)
+    return per
+
+
+def _times(factor: int, name: str) -> str:
+    return name if factor == 1 else f"{factor} * {name}"
 
 
 def _before(earlier: Span, later: Span) -> bool:

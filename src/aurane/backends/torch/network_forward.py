@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aurane.backends.torch.modules import INDENT, attribute_namespace
-from aurane.backends.torch.rolled import Counts, Unsupported, _fill, enumerated
+from aurane.backends.torch.rolled import Counts, Triangle, Unsupported, _fill, enumerated
 from aurane.backends.torch.rolled_forward import (
     SelfTranslator,
     rolled_forward,
@@ -35,6 +35,7 @@ def looped_forward(
     counted: Mapping[Span, Counts],
     constants: Mapping[str, ast.Expr],
     indices: Mapping[Span, str],
+    counted_loops: tuple[Triangle, ...] = (),
 ) -> tuple[list[str], list[str]]:
     """The shared forward (after a blank line, as ``rolled._shared_methods`` gives it) and
     the constructor's lines storing what it reads; ``variants``: each one's graph, class
@@ -42,12 +43,14 @@ def looped_forward(
     inner loop whose count names an unnamed module in nested loops; ``constants``:
     the module's (``scales[i]`` an argument in a loop: ``[0.5, 1.0][i]``); ``indices``: the
     count of each loop over items whose count names a module (``for i, w in
-    enumerate(self.widths)``)."""
+    enumerate(self.widths)``); ``counted_loops``: the triangles of loops whose running
+    counts name modules (``n``)."""
     attrs = attribute_namespace()  # not a module's name, nor an nn.Module attribute
     attrs.claim(n.layer.split(".")[0] for g, _, _ in variants for n in g.nodes if n.layer)
     attrs.claim(n.id for g, _, _ in variants for n in g.nodes)
     attrs.claim(re.findall(r"self\.(\w+)", "\n".join(inits)))
     tr = SelfTranslator(frozenset(loops), constants, set(names), attrs, {})
+    tr.triangles = counted_loops
     branches: dict[str, list[str]] = {}  # each branch's body, from any variant
     methods = []
     checks: set[tuple[str, ...]] = set()

@@ -75,7 +75,8 @@ SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | Non
 # class text and values, the loop targets, the names forward may read from the module,
 # ``__init__``'s lines, the unnamed modules' names in loops (and the inner loop whose
 # count a name in nested loops reads), the module's constants and the counts of the loops
-# over items that name modules (``loop_indices``)
+# over items that name modules (``loop_indices``), and the triangles of loops whose running
+# counts name modules (``triangles``)
 LoopedForward = Callable[
     [
         ast.Model,
@@ -87,6 +88,7 @@ LoopedForward = Callable[
         Mapping[Span, Counts],
         Mapping[str, ast.Expr],
         Mapping[Span, str],
+        "tuple[Triangle, ...]",
     ],
     tuple[list[str], list[str]],
 ]
@@ -166,6 +168,12 @@ class Translator:
         self.table_values: dict[str, Any] = {}
         # a local shadows a function of the same name (then the call is not written)
         self.functions = {name: python for name, python in _CALLED.items() if name not in locals_}
+        # the triangles of loops whose running counts name modules (``triangles``)
+        self.triangles: tuple[Triangle, ...] = ()
+
+    def triangle_of(self, loop: ast.For) -> Triangle | None:
+        """The triangle whose outer loop is ``loop`` (``triangles``), if any."""
+        return next((t for t in self.triangles if t.outer.span == loop.span), None)
 
     def table_lines(self, depth: int) -> list[str]:
         """``stages = [`` one item a line ``]``: each long module constant the class reads."""
@@ -317,6 +325,100 @@ def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dic
     return out
 
 
+# a triangle of loops (``triangles``): the headers of its outer loop (the counter starts
+# before it) and of its inner one (each iteration counts itself), marked with the
+# counter's name until the filled method shows whether a name reads it (``enumerated``)
+COUNTER = "\x00counter"
+_COUNTER = re.compile(rf"(.*){COUNTER} (start|step) (\w+)")
+
+
+@record(frozen=True)
+class Triangle:
+    """A loop outside loops around one loop whose count reads its target (``for i in
+    range(a): for j in range(i + b):``, ``for w, k in cfg: for j in range(k):``): no
+    product of counts numbers the inner iterations, so the rolled class keeps a running
+    count of them, ``name`` (``n = 0`` before the loops, ``n += 1`` ending each inner
+    iteration), which names the unnamed modules in them and after them
+    (``dense{2 * n + 2}``), as a hand-written class would."""
+
+    outer: ast.For
+    inner: ast.For
+    name: str
+
+
+def triangles(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> tuple[Triangle, ...]:
+    """Each loop of ``body`` outside loops around one loop (not under an ``if``, with no
+    loop in it) whose count reads the outer loop's target, with its counter's name: ``n``,
+    ``m``, ``count``, ``n2``, ..., the first that no name of ``body``, of ``taken`` nor of
+    a triangle before is (a later triangle's names read the earlier ones' totals)."""
+    found: list[tuple[ast.For, ast.For]] = []
+    for stmt in body:
+        if not isinstance(stmt, ast.For):
+            continue
+        loops = [item for item in syntax_items(stmt.body) if isinstance(item, ast.For)]
+        if len(loops) != 1 or loops[0] not in stmt.body:
+            continue
+        targets = {name for name, _ in stmt.target.names()}
+        read = {item.id for item in syntax_items(loops[0].iterable) if isinstance(item, ast.Name)}
+        if targets & read:
+            found.append((stmt, loops[0]))
+    used = set(taken) | RESERVED
+    used |= {item for item in syntax_items(body) if isinstance(item, str) and item.isidentifier()}
+    out: list[Triangle] = []
+    for outer, inner in found:
+        more = (f"n{k}" for k in range(2, len(used) + 3))
+        name = next(n for n in ("n", "m", "count", *more) if n not in used)
+        used.add(name)
+        out.append(Triangle(outer, inner, name))
+    return tuple(out)
+
+
+def counter_marked(line: str, loop: ast.For, counted: tuple[Triangle, ...]) -> str:
+    """The header ``line`` of ``loop``, marked where ``loop`` is a loop of ``counted``."""
+    for found in counted:
+        if loop.span == found.outer.span:
+            return f"{line}{COUNTER} start {found.name}"
+        if loop.span == found.inner.span:
+            return f"{line}{COUNTER} step {found.name}"
+    return line
+
+
+def _counters(lines: list[str]) -> list[str]:
+    """``lines`` (a method, its bodies filled) with each counter mark (``counter_marked``)
+    written: ``n = 0`` before the marked outer loop and ``n += 1`` ending the marked inner
+    loop's body, where another line reads ``n``; else the marks only dropped."""
+    marks: dict[int, tuple[str, str, str]] = {}  # line -> (kind, counter, indentation)
+    out = list(lines)
+    for at, line in enumerate(lines):
+        found = _COUNTER.fullmatch(line)
+        if found is not None:
+            header, kind, name = found.groups()
+            out[at] = header
+            marks[at] = (kind, name, header[: len(header) - len(header.lstrip())])
+    if not marks:
+        return lines
+    names = {name for _, name, _ in marks.values()}
+    read = [name for name in names if any(re.search(rf"(?<![\w.]){name}\b", line) for line in out)]
+    written: list[str] = []
+    ends: dict[int, list[str]] = {}  # the line an inner body ends at -> the counts after it
+    for at, line in enumerate(out):
+        kind, name, pad = marks.get(at, ("", "", ""))
+        if name in read and kind == "start":
+            written.append(f"{pad}{name} = 0")
+        if name in read and kind == "step":
+            end = at
+            for later in range(at + 1, len(out)):
+                code = out[later].partition("  # ")[0]
+                if code.strip() and not code.startswith(f"{pad}{INDENT}"):
+                    break
+                if code.strip():
+                    end = later
+            ends.setdefault(end, []).append(f"{pad}{INDENT}{name} += 1")
+        written.append(line)
+        written += ends.pop(at, [])
+    return written
+
+
 def applied_target(loop: ast.For) -> str | None:
     """The target of ``loop`` where its body applies it as an operation (``for a in [act,
     sigmoid]: x -> dense(4) -> a``, or ``.a``)."""
@@ -364,7 +466,9 @@ def enumerated_header(pad: str, index: str, target: ast.LoopTarget, iterable: st
 def enumerated(lines: list[str]) -> list[str]:
     """``lines`` (a method, its bodies filled) with each marked header (``enumerated_header``)
     written ``for i, w in enumerate(widths):`` where its body reads a name of the target,
-    else ``for i in range(len(widths)):`` (``range(2)`` over ``[act, nn.Sigmoid]``)."""
+    else ``for i in range(len(widths)):`` (``range(2)`` over ``[act, nn.Sigmoid]``); and
+    a triangle's counter written (``_counters``)."""
+    lines = _counters(lines)
     out = list(lines)
     for at, line in enumerate(lines):
         found = _ENUMERATED.fullmatch(line)
@@ -1590,6 +1694,8 @@ def _roll_at(
     # a loop over items (``for w in widths``): its count, where that names a module
     words = {w for _, _, text in variants for w in re.findall(r"\w+", text)}
     indices = loop_indices(forward.body, {*names, *classes.values(), *constants, *RESERVED, *words})
+    taken = {*names, *classes.values(), *constants, *words, *indices.values()}
+    tr.triangles = triangles(forward.body, taken)  # their running counts name modules
     indexed: set[Span] = set()
 
     def walk_variant(
@@ -1647,7 +1753,16 @@ def _roll_at(
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         used = {s: name for s, name in indices.items() if s in indexed | starred}
         return looped(
-            network, each, loops, [*fields, *params], inits, paths, counted, constants, used
+            network,
+            each,
+            loops,
+            [*fields, *params],
+            inits,
+            paths,
+            counted,
+            constants,
+            used,
+            tr.triangles,
         )
 
     written: tuple[list[str], list[str]] | None = None

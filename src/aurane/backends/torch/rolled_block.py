@@ -58,6 +58,7 @@ from aurane.backends.torch.rolled import (
     keyed_stages,
     loop_indices,
     starred_loops,
+    triangles,
 )
 from aurane.backends.torch.rolled_forward import (
     SelfTranslator,
@@ -230,6 +231,10 @@ def _roll_block(
     # a loop over items (``for w in widths``): its count, where that names a module
     words = {w for _, lines in instances for w in re.findall(r"\w+", "\n".join(lines))}
     indices = loop_indices(forward.body, {*names, *constants, *block_models, *RESERVED, *words})
+    # triangles of loops: the running counts naming modules (``n``), names of none of these
+    tr.triangles = triangles(
+        forward.body, {*names, *constants, *block_models, *words, *indices.values()}
+    )
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     if width is not None:
         inits, branches, paths, counted, indexed = _walked_inits(
@@ -264,6 +269,7 @@ def _roll_block(
         if any(g.block_ops[param].nodes for g, _ in instances)
     }
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
+    forward_tr.triangles = tr.triangles
     branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
     methods = [
         rolled_forward(

@@ -47,6 +47,7 @@ from aurane.backends.torch.rolled import (
     applied_names,
     applied_target,
     count_target,
+    counter_marked,
     enumerated_header,
     evaluate,
     perturbed,
@@ -84,7 +85,11 @@ def counted_path(path: str, nests: Counts, tr: Translator) -> str:
 
 def count_text(loops: tuple[ast.For, ...], tr: Translator) -> str:
     """How many times the innermost of ``loops`` (each nested in the one before) runs in
-    all, as ``tr`` writes it: ``a * b`` of ``range(a)`` around ``range(b)``."""
+    all, as ``tr`` writes it: ``a * b`` of ``range(a)`` around ``range(b)``; of a triangle
+    (``range(i + b)`` in ``range(a)``), its running count (``n``: ``rolled.Triangle``)."""
+    counted = tr.triangle_of(loops[0]) if len(loops) == 2 else None
+    if counted is not None and loops[1].span == counted.inner.span:
+        return counted.name
     return " * ".join(_one_count(loop, tr) for loop in loops)
 
 
@@ -287,7 +292,7 @@ def rolled_forward(
     ).strip().startswith("return "):
         raise Unsupported("a forward that is not one statement per layer")
     text = "\n".join(rest)
-    for loop_name in tr.locals:
+    for loop_name in [*tr.locals, *(counted.name for counted in tr.triangles)]:
         if re.search(rf"\b{re.escape(loop_name)}\b", text):
             raise Unsupported(f"the loop's name '{loop_name}' is a local of forward")
     env: dict[str, Any] = {"self": _Module(tr, values)}
@@ -824,6 +829,7 @@ class _ForwardWriter:
         lines = [f"{INDENT * depth}for {_target_text(stmt.target)} in {iterable}:"]
         if count is not None:  # its count names a module: for i, w in enumerate(self.widths)
             lines = [enumerated_header(INDENT * depth, count, stmt.target, iterable)]
+        lines = [counter_marked(lines[0], stmt, self.tr.triangles)]
         if body is not None and not body:
             raise Unsupported("a loop that makes no statement")
         # the body is marked (``BRANCH``) and kept in ``branches``: a call that runs no
