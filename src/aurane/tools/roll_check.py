@@ -267,6 +267,30 @@ def _one_other(
     return _same(cls, (), bound, target, seen[path]) or ""
 
 
+def block_call_sets(graphs: dict[str, Any]) -> dict[str, set[str]]:
+    """Each block a program calls -> its distinct calls: the arguments, the input shapes,
+    the repeat count and the operations its instance graph runs (an operation given by
+    value shows there), over every graph, the calls inside blocks too. A block with one
+    such call is one class whatever the rollers do."""
+    found: dict[str, set[str]] = {}
+
+    def walk(graph: Any) -> None:
+        for node in graph.nodes:
+            sub = node.subgraph
+            if node.op != "block" or sub is None:
+                continue
+            inputs = tuple(value.shape for value in sub.inputs)
+            ops = tuple(inner.op for inner in sub.nodes)
+            found.setdefault(node.block, set()).add(
+                repr((node.args.get("arguments"), inputs, node.repeat, ops))
+            )
+            walk(sub)
+
+    for graph in graphs.values():
+        walk(graph)
+    return found
+
+
 def check_source(source: str, counts: Counter[str] | None = None) -> list[str]:
     """Every problem the rolled block classes of ``source`` have (none: ``[]``); ``counts``
     gains the calls and the other arguments compared."""
