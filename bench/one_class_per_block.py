@@ -65,6 +65,7 @@ def main() -> None:
             crashes.append(f"seed {seed}: {type(error).__name__}: {error}")
             continue
         sets = block_call_sets(graphs)
+        noted = {fallback.name for fallback in generator.roll_fallbacks}
         for name, count in classes_per_block(source, code).items():
             if name == "Net":
                 continue
@@ -74,7 +75,9 @@ def main() -> None:
             if count > 1:
                 split += 1
                 varied_split += several
-                examples.append(f"seed {seed}: {name} x{count}")
+                # a split with no located note is a finding of its own: the user is not told
+                unnoted = "" if name in noted else " (no located note)"
+                examples.append(f"seed {seed}: {name} x{count}{unnoted}")
         for fallback in generator.roll_fallbacks:
             reason = re.sub(r"^\w+ '\w+' at \d+:\d+: ", "", str(fallback))
             kind = re.sub(r"'.*'", "'...'", reason)  # one row per kind of reason
