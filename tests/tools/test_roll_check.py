@@ -21,3 +21,20 @@ def test_known_fuzz_programs_check_clean(seed: int) -> None:
 def test_the_command_checks_a_few_programs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--programs", "3", "--seed", "68"]) == 0
     assert ", 0 problems" in capsys.readouterr().out
+
+
+def test_a_class_joined_over_branches_is_checked() -> None:
+    """A block whose calls took different ``if`` branches is one class (``branches.py``),
+    not a rolled one: it is compared at its calls and at other arguments with the build
+    of one class per call (``per_call=True``), where it was not checked at all."""
+    from collections import Counter
+
+    source = (
+        "model Sel(flag, w):\n    def forward(x):\n        if flag:\n"
+        "            x -> dense(w).relu\n        else:\n            x -> layer_norm()\n"
+        "        return x\n\nmodel Net:\n    input_shape = (3,)\n    def forward(x):\n"
+        "        x -> Sel(true, 4) -> Sel(false, 2)\n        return x\n"
+    )
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["calls"] == 2 and counts["other arguments"] > 0

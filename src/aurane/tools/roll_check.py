@@ -5,11 +5,16 @@ constructor arguments, so a user may build it with any arguments the source acce
 must then build and compute what the source says. For a program, this check:
 
 - builds the rolled class with the arguments of each of its calls and compares it with
-  that call's own class (``roll_networks=False``): the same state-dict keys, a strict
-  load, equal outputs on the input the call sees;
+  that call's own class (``per_call=True``: ``roll_networks=False``, and the calls that
+  took different ``if`` branches keep their classes too): the same state-dict keys, a
+  strict load, equal outputs on the input the call sees;
 - builds it with arguments no call gives (one boolean or integer argument of a call,
   written as a literal, flipped or counted up) and compares it with the class of one
   call that a program calling it that way compiles to.
+
+The classes checked are the rollers' (``rolled_blocks``) and every other block class
+that serves calls the per-call build writes as several classes (``Sel`` for ``Sel`` and
+``Sel_2``: calls joined over their ``if`` branches, ``branches.py``).
 
 A value the roller folded in (``causal=True`` where the source has ``causal=p1``, a
 normalised shape fixed by the calls' sizes) holds at the program's calls and is found at
@@ -46,7 +51,7 @@ def _compiled(source: str, *, roll: bool) -> tuple[Any, Any, types.ModuleType, f
     from aurane.compile import prepare_program
 
     program, graphs, _ = prepare_program(source, filename="checked.aur")
-    generator = TorchCodeGenerator(program, graphs, roll_networks=roll)
+    generator = TorchCodeGenerator(program, graphs, roll_networks=roll, per_call=not roll)
     code = generator.generate()
     rolled = generator.rolled_blocks if roll else frozenset()
     return program, graphs, _module(code, "rolled" if roll else "flat"), rolled
@@ -131,10 +136,22 @@ def _at_calls(
     import torch
 
     program, graphs, rolled, names = _compiled(source, roll=True)
-    if not names or ENTRY not in graphs:
+    if ENTRY not in graphs:
+        return [], {}, program, rolled
+    # blocks called at several argument or shape sets: one class may serve calls that the
+    # per-call build writes as several (joined over branches), so it is checked too
+    several = {
+        name
+        for name, calls in block_call_sets(graphs).items()
+        if len(calls) > 1 and isinstance(getattr(rolled, name, None), type)
+    }
+    if not names and not several:
+        return [], {}, program, rolled
+    _, _, flat, _ = _compiled(source, roll=False)
+    names = names | {name for name in several if hasattr(flat, f"{name}_2")}
+    if not names:
         return [], {}, program, rolled
     _recording(rolled, names)
-    _, _, flat, _ = _compiled(source, roll=False)
     torch.manual_seed(0)
     mine = getattr(rolled, ENTRY)()
     theirs = getattr(flat, ENTRY)()
@@ -265,6 +282,30 @@ def _one_other(
         return None
     bound[param] = other[1]
     return _same(cls, (), bound, target, seen[path]) or ""
+
+
+def block_call_sets(graphs: dict[str, Any]) -> dict[str, set[str]]:
+    """Each block a program calls -> its distinct calls: the arguments, the input shapes,
+    the repeat count and the operations its instance graph runs (an operation given by
+    value shows there), over every graph, the calls inside blocks too. A block with one
+    such call is one class whatever the rollers do."""
+    found: dict[str, set[str]] = {}
+
+    def walk(graph: Any) -> None:
+        for node in graph.nodes:
+            sub = node.subgraph
+            if node.op != "block" or sub is None:
+                continue
+            inputs = tuple(value.shape for value in sub.inputs)
+            ops = tuple(inner.op for inner in sub.nodes)
+            found.setdefault(node.block, set()).add(
+                repr((node.args.get("arguments"), inputs, node.repeat, ops))
+            )
+            walk(sub)
+
+    for graph in graphs.values():
+        walk(graph)
+    return found
 
 
 def check_source(source: str, counts: Counter[str] | None = None) -> list[str]:

@@ -24,7 +24,8 @@ from the catalog), ``body.py`` (one forward: a call added, or inputs made for on
 ``constructs.py`` (the registry of what a forward is made of: ``@construct(name,
 weight)``), ``loops.py`` and ``configurable.py`` (issue 24's constructs: compile-time
 loops, branches, operations as values, constant functions, initialisers, variants,
-repeats that start or continue, splicing), ``generator.py`` (whole programs,
+repeats that start or continue, splicing), ``families.py`` (one block called at several
+arguments and input sizes), ``generator.py`` (whole programs,
 ``generate``); ``__main__.py`` runs a campaign.
 """
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import aurane.tools.fuzz.configurable  # noqa: F401  (issue 24's constructs register)
 from aurane.tools.fuzz.body import Body, add_step
 from aurane.tools.fuzz.constructs import Draw, Outcome, draw_construct
+from aurane.tools.fuzz.families import block_family
 from aurane.tools.fuzz.steps import (
     FLOAT_DTYPES,
     HUGE,
@@ -40,6 +41,9 @@ def _header(name: str, x: Value) -> list[str]:
 
 # how often a program's model takes two inputs and returns two outputs (issue 23)
 SEVERAL = 0.15
+# how often a forward ends with a block family: one block called at several arguments and
+# input sizes (issue 24 item 3's campaigns; ``families.py``)
+FAMILIES = 0.5
 
 
 def _second_input(rng: random.Random, x: Value, param_dtype: str) -> Value:
@@ -92,6 +96,21 @@ def generate(
         draw.stats[chosen.name] = draw.stats.get(chosen.name, 0) + (outcome is Outcome.ADDED)
         if outcome is Outcome.CULPRIT:
             break
+    # decided and drawn by a generator of its own, after the others: the rest of each
+    # seed's program stays what it was before families were generated
+    family = random.Random(f"family-{seed}")
+    if (
+        family.random() < FAMILIES
+        and draw.culprit is None
+        and body.current is not None
+        and not any(text.strip().startswith("return") for text, _ in body.lines)
+    ):
+        ended = Draw(family, body, draw.blocks, tuple(focus), bad, stats=draw.stats)
+        try:
+            added = block_family(ended) is Outcome.ADDED
+        except Exception:  # a shape rule that crashes: the compiler run will report it
+            added = False
+        draw.stats["block family"] = draw.stats.get("block family", 0) + added
     culprit = draw.culprit
     if not body.steps and culprit is None and not body.blocks:
         body.emit("x -> identity()", Step("identity", {}, (x.shape,), x.dtype, model="Net"))
