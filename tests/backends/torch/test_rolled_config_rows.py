@@ -409,6 +409,18 @@ def test_a_network_passing_its_rows_on_to_an_inner_block(call: str) -> None:
     same(mine, written_out.wider(), x)
 
 
+def test_an_inner_loop_over_a_written_list_counts_by_no_parameter() -> None:
+    """``for a in [act, gelu]`` in an inner class written for its calls (one structure):
+    the loop runs twice whatever ``act`` is, so rows passing ``a`` on still roll (the
+    check of counts passed on reads the iterable's count, not its items)."""
+    source = INNER.replace(
+        "        x -> dense(width).act\n",
+        "        for b in [act, gelu]:\n            x -> dense(width).b\n",
+    )
+    assert roll_notes(source)[0] == []
+    _rolled(source, "list_loop_inner", torch.randn(3, 4), blocks=["Inner"])
+
+
 def test_a_network_reads_the_width_its_rows_inner_block_left() -> None:
     """A network's variant giving rows with a count of 0 (``large``): ``Net`` reads each
     ``Inner``'s width from it, as a block's class does; it kept a class per variant ('the

@@ -407,14 +407,17 @@ def _items_count(iterable: str) -> str:
     return f"len({iterable})"
 
 
-def _expr_names(expr: Any) -> set[str]:
-    """The names an expression of the source reads (``range(k)``: ``k``)."""
+def _count_names(expr: Any) -> set[str]:
+    """The names a loop's iterable reads for its count (``range(k)``: ``k``; ``zip(widths,
+    [act, gelu])``: ``widths``, the items of a list written out leave it fixed)."""
     if isinstance(expr, ast.Name):
         return {expr.id}
+    if isinstance(expr, ast.ListExpr | ast.TupleExpr):
+        return set()
     if isinstance(expr, tuple):
-        return {name for item in expr for name in _expr_names(item)}
+        return {name for item in expr for name in _count_names(item)}
     if is_record(expr) and not isinstance(expr, Span):
-        return {name for f in fields(expr) for name in _expr_names(getattr(expr, f.name))}
+        return {name for f in fields(expr) for name in _count_names(getattr(expr, f.name))}
     return set()
 
 
@@ -422,13 +425,13 @@ def loop_params(model: ast.Model) -> frozenset[str]:
     """The block's parameters that the iterables of its loops read, directly or through
     a constant (``for i in range(k)``, ``for w in widths``): its loops' counts depend on
     them."""
-    constants = {f.name: _expr_names(f.value) for f in model.fields}
+    constants = {f.name: _count_names(f.value) for f in model.fields}
     found: set[str] = set()
     pending = list(model.forward.body if model.forward is not None else ())
     while pending:
         stmt = pending.pop()
         if isinstance(stmt, ast.For):
-            names = _expr_names(stmt.iterable)
+            names = _count_names(stmt.iterable)
             found |= names.union(*(constants[n] for n in names & constants.keys()))
             pending += stmt.body
         elif isinstance(stmt, ast.If):
@@ -1404,8 +1407,10 @@ class _Walk:
         for param in sorted(counts & passed.keys()):
             if not set(re.findall(r"[A-Za-z_]\w*", passed[param])) & self.tr.locals:
                 continue
+            given = plain(dict(sub.block_args).get(param))
+            if isinstance(given, OpValue):
+                continue  # an operation-valued parameter: no count
             if not rolled:
-                given = plain(sub.block_args[param])
                 raise Unsupported(
                     f"the class '{cls}' is written for the count {param} = {given} its"
                     f" calls give, not for '{passed[param]}'"
