@@ -9,8 +9,9 @@ must then build and compute what the source says. For a program, this check:
   load, equal outputs on the input the call sees;
 - builds it with arguments no call gives (one boolean or integer argument of a call,
   or an item of a list or of its rows, written as a literal, flipped or counted up, and
-  an integer a loop may count by also 0) and compares it with the class of one call
-  that a program calling it that way compiles to.
+  an integer a loop may count by also 0, its own or an inner block's it is passed on
+  to) and compares it with the class of one call that a program calling it that way
+  compiles to.
 
 A value the roller folded in (``causal=True`` where the source has ``causal=p1``, a
 normalised shape fixed by the calls' sizes) holds at the program's calls and is found at
@@ -215,21 +216,26 @@ def _put(value: Any, place: tuple[int, ...], new: Any) -> Any:
     return type(value)(items)
 
 
-def _counted(model: ast.Model) -> frozenset[str]:
-    """The block's parameters that the iterables of its loops read (``range(k)``): their
-    literals may be 0, a loop running no iteration."""
-    from aurane.tools.lint_rules import names_in
+def _counted(
+    model: ast.Model, models: dict[str, ast.Model], seen: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The block's parameters a loop may count by, whose literals may be 0 (a loop running
+    no iteration): those the iterables of its loops read (``range(k)``), and those it
+    passes on to such a parameter of an inner block (``x -> Inner(w, k)``)."""
+    from aurane.backends.torch.rolled import loop_params, syntax_items
 
-    found: set[str] = set()
-    pending = list(model.forward.body if model.forward is not None else ())
-    while pending:
-        stmt = pending.pop()
-        if isinstance(stmt, ast.For):
-            found |= {name.id for name in names_in(stmt.iterable)}
-            pending += stmt.body
-        elif isinstance(stmt, ast.If):
-            pending += [s for branch in stmt.branches for s in branch.body]
-    return frozenset(found)
+    found = set(loop_params(model))
+    for item in syntax_items(model.forward.body if model.forward is not None else ()):
+        if not isinstance(item, ast.Call):
+            continue
+        inner = models.get(item.func)
+        if inner is None or inner.name in seen | {model.name}:
+            continue
+        counts = _counted(inner, models, seen | {model.name})
+        for param, value in _param_arguments(item, inner):
+            if param in counts and isinstance(value, ast.Name):
+                found.add(value.id)
+    return frozenset(found & {p.name for p in model.params})
 
 
 def _replaced(source: str, span: Any, text: str) -> str:
@@ -261,6 +267,7 @@ def _at_other_arguments(
     program so changed (the first problem of each block)."""
     problems: list[str] = []
     found: set[str] = set()  # blocks with a problem
+    models = {m.name: m for m in program.models}
     for name in sorted({name for name, _, _ in calls.values()}):
         paths = [(path, a, k) for path, (n, a, k) in calls.items() if n == name]
         sources = list(_block_calls(program, name))
@@ -269,7 +276,7 @@ def _at_other_arguments(
         cls = getattr(rolled, name)
         for (path, args, kwargs), (call, model) in zip(paths, sources, strict=True):
             bound = inspect.signature(cls).bind(*args, **kwargs).arguments
-            counted = _counted(model)
+            counted = _counted(model, models)
             for param, value in _param_arguments(call, model):
                 # a row's item may be passed on to an inner block's count through the
                 # loop's targets (``for w, k in cfg: x -> Inner(w, k)``): each may be 0

@@ -234,6 +234,43 @@ def test_roll_check_tries_a_count_of_0_in_rows(monkeypatch: pytest.MonkeyPatch) 
     assert found and found[0].startswith("Stage with cfg[0][1]=0 (at 's'): "), found
 
 
+PASSED_ON = """\
+model Inner(width, k):
+    def forward(x):
+        for i in range(k):
+            x -> dense(width).relu
+
+model Stage(width, n, m):
+    def forward(x):
+        for j in range(m):
+            x -> Inner(width, n)
+        x -> dense(5) as proj
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage(CALL) as s -> Stage(6, 2, 1) as t -> dense(2) as head
+"""
+
+
+def test_a_count_parameter_passed_on_to_an_inner_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Stage(width, n, m)`` passing its own ``n`` on as ``Inner``'s count: the width
+    after ``Inner`` is read from it, so ``Stage(4, 7, 0, 2)`` (no call gives ``n = 0``)
+    builds what the class of one call does; ``roll_check`` tries ``n = 0`` (a parameter
+    passed on to a loop's count) and, with the width read as ``width`` again, finds it."""
+    from aurane.backends.torch import rolled
+
+    source = PASSED_ON.replace("CALL", "8, 1, 2")
+    stage = _rolled(source, "passed_on", torch.randn(3, 4), blocks=["Inner"])
+    assert "            layer = Inner(channels, width, n)\n" in stage, stage
+    other = PASSED_ON.replace("CALL", "7, 0, 2")
+    _at_other_rows(source, other, "Stage(4, 7, 0, 2)", torch.randn(3, 4))
+    monkeypatch.setattr(rolled._Walk, "_loop_width_fixed", lambda *args: False)
+    found = check_source(source)
+    assert found and found[0].startswith("Stage with n=0 (at 's'): "), found
+
+
 def test_a_class_written_for_its_calls_count_keeps_a_class_per_call() -> None:
     """Rows whose counts are all 1: ``Inner``'s class is written for that count (one
     ``dense1``, no loop), so a ``Stage`` passing it ``k`` from other rows would build the
