@@ -9,8 +9,10 @@ must then build and compute what the source says. For a program, this check:
   took different ``if`` branches keep their classes too): the same state-dict keys, a
   strict load, equal outputs on the input the call sees;
 - builds it with arguments no call gives (one boolean or integer argument of a call,
-  written as a literal, flipped or counted up) and compares it with the class of one
-  call that a program calling it that way compiles to.
+  or an item of a list or of its rows, written as a literal, flipped or counted up, and
+  an integer a loop may count by also 0, its own or an inner block's it is passed on
+  to) and compares it with the class of one call that a program calling it that way
+  compiles to.
 
 The classes checked are the rollers' (``rolled_blocks``) and every other block class
 that serves calls the per-call build writes as several classes (``Sel`` for ``Sel`` and
@@ -189,14 +191,68 @@ def _block_calls(program: Any, block: str) -> Iterator[tuple[ast.Call, ast.Model
             yield item, model
 
 
-def _changed(value: ast.Expr) -> tuple[str, bool | int] | None:
-    """Another literal, its text and value, for a boolean or a small integer written as a
-    literal."""
+def _changed(value: ast.Expr, count: bool) -> list[tuple[str, bool | int]]:
+    """Other literals, each its text and value, for a boolean or a small integer written
+    as a literal; an integer that may be a loop's count (``count``) is tried at 0 too,
+    where a loop runs no iteration."""
     if isinstance(value, ast.Bool):
-        return ("false", False) if value.value else ("true", True)
+        return [("false", False) if value.value else ("true", True)]
     if isinstance(value, ast.Number) and isinstance(value.value, int) and 0 <= value.value < 8:
-        return str(value.value + 1), value.value + 1
-    return None
+        zero = [("0", 0)] if count and value.value > 0 else []
+        return [(str(value.value + 1), value.value + 1), *zero]
+    return []
+
+
+def _leaves(value: ast.Expr) -> Iterator[tuple[tuple[int, ...], ast.Expr]]:
+    """The literals of an argument, each with its place in it: the argument itself, or an
+    item of a list or of its rows (``[(8, 1), (6, 2)]``: ``(1, 0)`` is ``6``)."""
+    if not isinstance(value, ast.ListExpr | ast.TupleExpr):
+        yield (), value
+        return
+    for index, item in enumerate(value.items):
+        if isinstance(item, ast.ListExpr | ast.TupleExpr):
+            yield from (((index, inner), leaf) for inner, leaf in enumerate(item.items))
+        else:
+            yield (index,), item
+
+
+def _at(value: Any, place: tuple[int, ...]) -> Any:
+    for index in place:
+        if not isinstance(value, list | tuple) or index >= len(value):
+            return None
+        value = value[index]
+    return value
+
+
+def _put(value: Any, place: tuple[int, ...], new: Any) -> Any:
+    """``value`` (a list or tuple, nested) with the item at ``place`` replaced."""
+    if not place:
+        return new
+    items = list(value)
+    items[place[0]] = _put(items[place[0]], place[1:], new)
+    return type(value)(items)
+
+
+def _counted(
+    model: ast.Model, models: dict[str, ast.Model], seen: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The block's parameters a loop may count by, whose literals may be 0 (a loop running
+    no iteration): those the iterables of its loops read (``range(k)``), and those it
+    passes on to such a parameter of an inner block (``x -> Inner(w, k)``)."""
+    from aurane.backends.torch.rolled import loop_params, syntax_items
+
+    found = set(loop_params(model))
+    for item in syntax_items(model.forward.body if model.forward is not None else ()):
+        if not isinstance(item, ast.Call):
+            continue
+        inner = models.get(item.func)
+        if inner is None or inner.name in seen | {model.name}:
+            continue
+        counts = _counted(inner, models, seen | {model.name})
+        for param, value in _param_arguments(item, inner):
+            if param in counts and isinstance(value, ast.Name):
+                found.add(value.id)
+    return frozenset(found & {p.name for p in model.params})
 
 
 def _replaced(source: str, span: Any, text: str) -> str:
@@ -228,6 +284,7 @@ def _at_other_arguments(
     program so changed (the first problem of each block)."""
     problems: list[str] = []
     found: set[str] = set()  # blocks with a problem
+    models = {m.name: m for m in program.models}
     for name in sorted({name for name, _, _ in calls.values()}):
         paths = [(path, a, k) for path, (n, a, k) in calls.items() if n == name]
         sources = list(_block_calls(program, name))
@@ -236,15 +293,22 @@ def _at_other_arguments(
         cls = getattr(rolled, name)
         for (path, args, kwargs), (call, model) in zip(paths, sources, strict=True):
             bound = inspect.signature(cls).bind(*args, **kwargs).arguments
+            counted = _counted(model, models)
             for param, value in _param_arguments(call, model):
-                other = _changed(value)
-                if other is None or name in found or bound.get(param) != _value(value):
-                    continue
-                problem = _one_other(source, cls, path, dict(bound), param, value, other)
-                counts["other arguments"] += problem is not None
-                if problem:
-                    found.add(name)
-                    problems.append(f"{name} with {param}={other[0]} (at '{path}'): {problem}")
+                # a row's item may be passed on to an inner block's count through the
+                # loop's targets (``for w, k in cfg: x -> Inner(w, k)``): each may be 0
+                for place, leaf in _leaves(value):
+                    count = param in counted if not place else "range(" in source
+                    for other in _changed(leaf, count):
+                        if name in found or _at(bound.get(param), place) != _value(leaf):
+                            continue
+                        changed = {**bound, param: _put(bound[param], place, other[1])}
+                        problem = _one_other(source, cls, path, changed, leaf, other[0])
+                        counts["other arguments"] += problem is not None
+                        if problem:
+                            found.add(name)
+                            shown = f"{param}{''.join(f'[{i}]' for i in place)}={other[0]}"
+                            problems.append(f"{name} with {shown} (at '{path}'): {problem}")
     return problems
 
 
@@ -253,18 +317,13 @@ def _value(expr: ast.Expr) -> Any:
 
 
 def _one_other(
-    source: str,
-    cls: type,
-    path: str,
-    bound: dict[str, Any],
-    param: str,
-    value: Any,
-    other: tuple[str, bool | int],
+    source: str, cls: type, path: str, bound: dict[str, Any], value: Any, text: str
 ) -> str | None:
-    """ "" where the rolled class built with ``param`` set to ``other`` agrees with the class
-    of one call compiled from the source so changed, a problem where not; None where the
-    changed program is not one to compare against (rejected, the path gone)."""
-    changed = _replaced(source, value.span, other[0])
+    """ "" where the rolled class built with the arguments ``bound`` agrees with the class
+    of one call compiled from the source with the literal ``value`` written as ``text``, a
+    problem where not; None where the changed program is not one to compare against
+    (rejected, the path gone)."""
+    changed = _replaced(source, value.span, text)
     try:
         _, graphs, flat, _ = _compiled(changed, roll=False)
     except CompilationError:
@@ -280,7 +339,6 @@ def _one_other(
     seen = _run(theirs, graphs[ENTRY], [path])
     if path not in seen:
         return None
-    bound[param] = other[1]
     return _same(cls, (), bound, target, seen[path]) or ""
 
 

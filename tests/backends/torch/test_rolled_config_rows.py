@@ -21,9 +21,11 @@ torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
+    ANY_CLASS,
     CLASS,
     block_class,
     build,
+    built_alike,
     roll_notes,
     rolls_exactly,
     same,
@@ -165,10 +167,7 @@ def test_rows_passed_on_to_an_inner_block(call: str) -> None:
     )
 
 
-def test_rows_of_numbers_passed_on_to_an_inner_block() -> None:
-    """The plainer ``for w, k in cfg: x -> Inner(w, k)``, the inner block looping ``k``
-    times: one ``Stage`` and one ``Inner``."""
-    source = """\
+NUMBERS = """\
 model Inner(width, k):
     def forward(x):
         for i in range(k):
@@ -183,12 +182,108 @@ model Stage(cfg):
 model Net:
     input_shape = (4,)
     def forward(x):
-        x -> Stage([(8, 1), (6, 2)]) as s -> Stage([(4, 3)]) as t -> dense(2) as head
+        x -> Stage(ROWS) as s -> Stage([(4, 3)]) as t -> dense(2) as head
 """
+
+# the width after ``Inner`` is what its loop left: ``w``, or its input's at ``k = 0``
+READ_WIDTH = (
+    "        for i, (w, k) in enumerate(cfg):\n"
+    "            layer = Inner(channels, w, k)\n"
+    '            setattr(self, f"inner{i + 1}", layer)\n'
+    "            channels = layer.out_channels\n"
+)
+STORED_WIDTH = (
+    "        for i in range(k):\n"
+    '            setattr(self, f"dense{i + 1}", nn.Linear(channels, width))\n'
+    "            channels = width\n"
+    "        self.out_channels = channels\n"
+    "\n"
+    "    def forward(self, x):\n"
+)
+
+
+@pytest.mark.parametrize("rows", ["[(8, 1), (6, 2)]", "[(8, 1), (7, 0), (6, 2)]"])
+def test_rows_of_numbers_passed_on_to_an_inner_block(rows: str) -> None:
+    """The plainer ``for w, k in cfg: x -> Inner(w, k)``, the inner block looping ``k``
+    times: one ``Stage`` and one ``Inner``. At ``k = 0`` ``Inner`` passes its input on, so
+    ``Stage`` reads the width from the ``Inner`` it built, which stores what its loop
+    left; ``channels = w`` (as before) built ``Inner(7, 6, 2)`` after a row ``(7, 0)``
+    where the input is 8 wide, and a row ``(7, 0)`` the program gives kept a class per
+    call ('the width after 'Inner' is no expression of the source')."""
+    source = NUMBERS.replace("ROWS", rows)
     stage = _rolled(source, "number_rows", torch.randn(3, 4), blocks=["Inner"])
-    assert '            setattr(self, f"inner{i + 1}", Inner(channels, w, k))\n' in stage, stage
-    other = source.replace("[(8, 1), (6, 2)]", "[(5, 2), (7, 1), (3, 3)]")
-    _at_other_rows(source, other, "Stage(4, ((5, 2), (7, 1), (3, 3)))", torch.randn(3, 4))
+    assert READ_WIDTH in stage, stage
+    _, code, _ = build(source, "number_rows_inner")
+    assert STORED_WIDTH in code, code
+    other = NUMBERS.replace("ROWS", "[(5, 2), (7, 0), (3, 3), (6, 0)]")
+    _at_other_rows(source, other, "Stage(4, ((5, 2), (7, 0), (3, 3), (6, 0)))", torch.randn(3, 4))
+
+
+def test_roll_check_tries_a_count_of_0_in_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``roll_check`` builds the rolled class with each number of the rows changed, a
+    count also at 0 (no call gives it): with the width read as ``w`` again (the roller
+    before), the row ``(8, 0)`` is found; as written, none."""
+    from aurane.backends.torch import rolled
+
+    source = NUMBERS.replace("ROWS", "[(8, 1), (6, 2)]")
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["other arguments"] >= 4, counts
+    monkeypatch.setattr(rolled._Walk, "_loop_width_fixed", lambda *args: False)
+    found = check_source(source)
+    assert found and found[0].startswith("Stage with cfg[0][1]=0 (at 's'): "), found
+
+
+PASSED_ON = """\
+model Inner(width, k):
+    def forward(x):
+        for i in range(k):
+            x -> dense(width).relu
+
+model Stage(width, n, m):
+    def forward(x):
+        for j in range(m):
+            x -> Inner(width, n)
+        x -> dense(5) as proj
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage(CALL) as s -> Stage(6, 2, 1) as t -> dense(2) as head
+"""
+
+
+def test_a_count_parameter_passed_on_to_an_inner_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Stage(width, n, m)`` passing its own ``n`` on as ``Inner``'s count: the width
+    after ``Inner`` is read from it, so ``Stage(4, 7, 0, 2)`` (no call gives ``n = 0``)
+    builds what the class of one call does; ``roll_check`` tries ``n = 0`` (a parameter
+    passed on to a loop's count) and, with the width read as ``width`` again, finds it."""
+    from aurane.backends.torch import rolled
+
+    source = PASSED_ON.replace("CALL", "8, 1, 2")
+    stage = _rolled(source, "passed_on", torch.randn(3, 4), blocks=["Inner"])
+    assert "            layer = Inner(channels, width, n)\n" in stage, stage
+    other = PASSED_ON.replace("CALL", "7, 0, 2")
+    _at_other_rows(source, other, "Stage(4, 7, 0, 2)", torch.randn(3, 4))
+    monkeypatch.setattr(rolled._Walk, "_loop_width_fixed", lambda *args: False)
+    found = check_source(source)
+    assert found and found[0].startswith("Stage with n=0 (at 's'): "), found
+
+
+def test_a_class_written_for_its_calls_count_keeps_a_class_per_call() -> None:
+    """Rows whose counts are all 1: ``Inner``'s class is written for that count (one
+    ``dense1``, no loop), so a ``Stage`` passing it ``k`` from other rows would build the
+    wrong ``Inner``: a located note (it rolled, and ``Stage(4, ((8, 2),))`` built one
+    layer where the source says two; ``roll_check`` finds it at ``cfg[0][1]=2``)."""
+    source = NUMBERS.replace("ROWS", "[(8, 1), (6, 1)]").replace("[(4, 3)]", "[(4, 1)]")
+    notes, code = roll_notes(source)
+    assert notes == [
+        "block 'Stage' at 6:7: the class 'Inner' is written for the count k = 1 its calls"
+        " give, not for 'k'"
+    ], notes
+    assert "class Stage_2(" in code
+    assert check_source(source) == []
 
 
 TABLE = """\
@@ -303,7 +398,8 @@ model Net:
         x -> Stage([(8, 1, relu), (6, 2, gelu)]) as s -> Stage([(4, 3, tanh)]) as t -> dense(2) as head
 """
     stage = _rolled(source, "looping_inner", torch.randn(3, 4), blocks=["Inner"])
-    assert '            setattr(self, f"inner{i + 1}", Inner(channels, w, k, a))\n' in stage
+    assert "            layer = Inner(channels, w, k, a)\n" in stage, stage
+    assert "            channels = layer.out_channels\n" in stage, stage
     other = source.replace("[(8, 1, relu), (6, 2, gelu)]", "[(5, 2, silu), (7, 1, relu)]")
     _at_other_rows(source, other, "Stage(4, ((5, 2, nn.SiLU), (7, 1, nn.ReLU)))", torch.randn(3, 4))
 
@@ -348,3 +444,95 @@ def test_a_network_passing_its_rows_on_to_an_inner_block(call: str) -> None:
     mine = rolled.Net([(5, torch.nn.SiLU), (7, torch.nn.Tanh)], 4)
     torch.manual_seed(0)
     same(mine, written_out.wider(), x)
+
+
+def test_an_inner_loop_over_a_written_list_counts_by_no_parameter() -> None:
+    """``for a in [act, gelu]`` in an inner class written for its calls (one structure):
+    the loop runs twice whatever ``act`` is, so rows passing ``a`` on still roll (the
+    check of counts passed on reads the iterable's count, not its items)."""
+    source = INNER.replace(
+        "        x -> dense(width).act\n",
+        "        for b in [act, gelu]:\n            x -> dense(width).b\n",
+    )
+    assert roll_notes(source)[0] == []
+    _rolled(source, "list_loop_inner", torch.randn(3, 4), blocks=["Inner"])
+
+
+def test_a_network_reads_the_width_its_rows_inner_block_left() -> None:
+    """A network's variant giving rows with a count of 0 (``large``): ``Net`` reads each
+    ``Inner``'s width from it, as a block's class does; it kept a class per variant ('the
+    width after 'Inner' is no expression of the source')."""
+    source = """\
+model Inner(width, k):
+    def forward(x):
+        for i in range(k):
+            x -> dense(width).relu
+
+model Net(cfg, classes):
+    def forward(x):
+        for w, k in cfg:
+            x -> Inner(w, k)
+        x -> dense(classes) as head
+
+model large = Net([(8, 1), (7, 0), (6, 2)], 3):
+    input_shape = (4,)
+model small = Net([(4, 3)], 2):
+    input_shape = (4,)
+"""
+    x = torch.randn(3, 4)
+    rolled, code, notes = build(source, "net_zero_rolled")
+    assert notes == [] and ANY_CLASS.findall(code) == ["Inner", "Net", "large", "small"], code
+    assert READ_WIDTH in code and STORED_WIDTH in code, code
+    unrolled, _, _ = build(source, "net_zero_flat", roll=False)  # Inner_2, ... each variant's
+    for variant in ("large", "small"):
+        mine, theirs = built_alike(rolled, unrolled, variant)
+        torch.manual_seed(1)
+        for p in theirs.parameters():
+            p.data.normal_()
+        same(theirs, mine, x)
+    wider = source + "\nmodel wider = Net([(5, 0), (7, 2), (3, 0)], 4):\n    input_shape = (4,)\n"
+    written_out, _, _ = build(wider, "net_zero_wider", roll=False)
+    torch.manual_seed(0)
+    mine = rolled.Net([(5, 0), (7, 2), (3, 0)], 4)
+    torch.manual_seed(0)
+    same(mine, written_out.wider(), x)
+
+
+def test_rows_holding_blocks_keep_a_class_per_call() -> None:
+    """``for w, b in cfg: x = b(x, w)`` with ``Stage([(8, Basic), (6, Wide)])``: the IR
+    names each call after the block its row gives (``basic1``, ``wide1``; ``Stage([(4,
+    Wide), (3, Wide)])`` would be ``wide1``, ``wide2``), so no one class writes every
+    row's state-dict keys (a model-valued parameter's calls are named after it,
+    ``block1``, whatever it gives): a located note, each call's class as before."""
+    source = """\
+model Basic(width):
+    def forward(x):
+        x -> dense(width).relu
+
+model Wide(width):
+    def forward(x):
+        x -> dense(width * 2).relu -> dense(width)
+
+model Stage(cfg):
+    def forward(x):
+        for w, b in cfg:
+            x = b(x, w)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([(8, Basic), (6, Wide)]) as s -> Stage([(4, Wide)]) as t -> dense(2) as head
+"""
+    notes, code = roll_notes(source)
+    assert notes == [
+        "block 'Stage' at 9:7: 'b' gives the block 'Basic' of a list the calls pass: its"
+        " modules are named after that block ('basic1'), which one class cannot write for"
+        " other rows"
+    ], notes
+    assert "        self.basic1 = Basic(in_features, 8)\n" in code, code
+    assert "class Stage_2(" in code
+    rolled, _, _ = build(source, "row_blocks")
+    flat, _, _ = build(source, "row_blocks_flat", roll=False)
+    mine, theirs = built_alike(rolled, flat, "Net")
+    same(mine, theirs, torch.randn(3, 4))

@@ -791,6 +791,12 @@ class ParamClasses:
         cls = next((c for c in self._all() if c.plan is plan), None)
         return cls.lines if cls is not None else None
 
+    def edit_lines(self, name: str, edit: Callable[[list[str]], list[str]]) -> None:
+        """The written lines of the class ``name`` (a rolled one) passed through ``edit``."""
+        for cls in self._all():
+            if cls.name == name and cls.lines is not None:
+                cls.lines = edit(cls.lines)
+
     def _emit(self, plan: ClassPlan) -> list[str]:
         return emit_class(plan, self._sub_class, frozenset(self.globals.used), self.call_args)
 

@@ -32,8 +32,8 @@ from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
 from aurane.backends.torch.network_forward import looped_forward
 from aurane.backends.torch.network_walk import NetworkWalk
 from aurane.backends.torch.param_blocks import ParamClasses, function_sources
-from aurane.backends.torch.rolled import Unsupported, roll
-from aurane.backends.torch.rolled_block import roll_block
+from aurane.backends.torch.rolled import LoopWidth, Unsupported, roll
+from aurane.backends.torch.rolled_block import roll_block, stored_width
 from aurane.ir.graph import Graph
 from aurane.records import record
 from aurane.semantics.constants import resolve_block
@@ -101,6 +101,9 @@ class TorchCodeGenerator:
         self._top: set[ClassKey] = set()
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
         self._rolled_blocks: set[str] = set()  # their classes written with Python loops
+        # each with what its output width depends on (``rolled.LoopWidth``)
+        self._loop_widths: dict[str, LoopWidth] = {}
+        self._read_widths: set[str] = set()  # those whose width a caller reads from them
         # why each network or block the rollers met keeps a class per variant or call
         # (``rolled.Unsupported``, located): ``aurane compile`` prints each as a note
         self.roll_fallbacks: list[RollFallback] = []
@@ -131,6 +134,8 @@ class TorchCodeGenerator:
             roll=self._roll_block if self.roll_networks else None,
             function_items=self._function_items,
         )
+        for inner in self._read_widths:  # channels = layer.out_channels: the class stores it
+            self._blocks.edit_lines(inner, stored_width)
         self.class_names = {}
         for key in self._graphs:
             self.class_names.setdefault(key[0], self._classes[key])
@@ -300,13 +305,16 @@ class TorchCodeGenerator:
                 resolved=self._block_constants,
                 functions_of=functions_of,
                 function_items=self._function_items,
+                loop_widths=self._loop_widths,
             )
         except Unsupported as error:
             fallback = RollFallback("block", model.name, model.name_span, str(error))
             self.roll_fallbacks.append(fallback)
             return None
         self._rolled_blocks.add(name)
-        return rolled
+        self._loop_widths[name] = rolled.width
+        self._read_widths |= rolled.reads
+        return rolled.lines, rolled.axis
 
     def _block_constants(self, model: ast.Model, values: Mapping[str, Any]) -> dict[str, ast.Expr]:
         """The block's constants at a call with ``values``, as the compiler resolves them."""
@@ -345,13 +353,14 @@ class TorchCodeGenerator:
                         sizes_of=self._blocks.sizes_of,
                         walk_type=NetworkWalk,
                         looped=looped_forward,
+                        loop_widths=self._loop_widths,
                     )
                 except Unsupported as error:
                     model = self._models[network]
                     fallback = RollFallback("network", network, model.name_span, str(error))
                     self.roll_fallbacks.append(fallback)
                     continue
-                blocks = {b: index.get(b) for b in result.out_sizes}
+                blocks = {b: index.get(b) for b in [*result.out_sizes, *result.read_widths]}
                 if any(
                     i is None or "super().__init__()" not in classes[i] for i in blocks.values()
                 ):
@@ -363,6 +372,10 @@ class TorchCodeGenerator:
                         head, rest = classes[i].split("super().__init__()\n", 1)
                         line = f"{INDENT * 2}self.out_channels = {size}\n"
                         classes[i] = f"{head}super().__init__()\n{line}{rest}"
+                for block in result.read_widths:  # channels = layer.out_channels
+                    i = blocks[block]
+                    assert i is not None
+                    classes[i] = "\n".join(stored_width(classes[i].split("\n")))
                 for position, (variant, _, _) in enumerate(found):
                     cls = self.class_names[variant.name]
                     entry = "\n".join(result.entries[variant.name])

@@ -45,7 +45,7 @@ from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.ops.spec import OpSpec
-from aurane.records import record, replace
+from aurane.records import fields, is_record, record, replace
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.functions import make_divisible
 from aurane.semantics.symbolic import (
@@ -106,10 +106,23 @@ class Model:
 
 
 @record(frozen=True)
+class LoopWidth:
+    """A rolled block class whose output width is what a loop leaves (``channels`` after
+    ``for i in range(k): x -> dense(width)``): the parameters its loops' counts read
+    (``k``; none where the width is an expression of its arguments), and whether it can
+    store that width for a caller (``self.out_channels = channels``: it keeps the local)."""
+
+    counts: frozenset[str]
+    stored: bool
+
+
+@record(frozen=True)
 class Rolled:
     network: list[str]  # the network's class
     entries: dict[str, list[str]]  # variant model -> its entry class (a subclass)
     out_sizes: dict[str, str]  # block class -> the expression it stores as out_channels
+    # rolled block classes whose width it reads from the module (what their loop left)
+    read_widths: frozenset[str] = frozenset()
 
 
 _FUNCTIONS: dict[str, Any] = {
@@ -504,6 +517,38 @@ def _items_count(iterable: str) -> str:
     return f"len({iterable})"
 
 
+def _count_names(expr: Any) -> set[str]:
+    """The names a loop's iterable reads for its count (``range(k)``: ``k``; ``zip(widths,
+    [act, gelu])``: ``widths``, the items of a list written out leave it fixed)."""
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, ast.ListExpr | ast.TupleExpr):
+        return set()
+    if isinstance(expr, tuple):
+        return {name for item in expr for name in _count_names(item)}
+    if is_record(expr) and not isinstance(expr, Span):
+        return {name for f in fields(expr) for name in _count_names(getattr(expr, f.name))}
+    return set()
+
+
+def loop_params(model: ast.Model) -> frozenset[str]:
+    """The block's parameters that the iterables of its loops read, directly or through
+    a constant (``for i in range(k)``, ``for w in widths``): its loops' counts depend on
+    them."""
+    constants = {f.name: _count_names(f.value) for f in model.fields}
+    found: set[str] = set()
+    pending = list(model.forward.body if model.forward is not None else ())
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, ast.For):
+            names = _count_names(stmt.iterable)
+            found |= names.union(*(constants[n] for n in names & constants.keys()))
+            pending += stmt.body
+        elif isinstance(stmt, ast.If):
+            pending += [inner for branch in stmt.branches for inner in branch.body]
+    return frozenset(found & {p.name for p in model.params})
+
+
 def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
     out: set[str] = set()
     for stmt in body:
@@ -748,6 +793,14 @@ class _Walk:
         # the operations in the calls' list arguments are functions (``F.relu``), which a
         # list the walk writes (module classes, ``[(4, nn.ReLU)]``) would not be
         self.function_items = False
+        # the rolled classes of inner blocks, each with the parameters its loops' counts
+        # read where its output width is what a loop leaves (``for i in range(k): x ->
+        # dense(width)``: ``width``, or the input's where ``k`` is 0), which no call's
+        # instance shows whole (none: an expression of its arguments)
+        self.loop_widths: Mapping[str, LoopWidth] = {}
+        # those whose width the walk reads from the module built (``layer.out_channels``):
+        # each class then stores what its loop left (``self.out_channels = channels``)
+        self.read_widths: set[str] = set()
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
         self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
         # the text the local ``channels`` is known to hold here (None: not known), so a
@@ -1417,6 +1470,15 @@ class _Walk:
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
+            if isinstance(bound, OpValue) and bound.is_model:
+                # a row's block (``for w, b in cfg: x = b(x, w)``): the IR names each call
+                # after the block it gives (``basic1``, ``wide1``), not after ``b``, so the
+                # state-dict keys follow the rows' blocks and their order
+                raise Unsupported(
+                    f"'{step.func}' gives the block '{bound.name}' of a list the calls pass:"
+                    f" its modules are named after that block ('{node.id}'), which one class"
+                    " cannot write for other rows"
+                )
             if not isinstance(bound, Model) or bound.name != self.class_of(sub):
                 raise Unsupported(f"'{step.func}' does not name the IR's block class")
             callee = step.func
@@ -1426,10 +1488,13 @@ class _Walk:
         given = dict(plain(sub.block_args))
         given.update({param: self.operation_of(sub, param) for param in sub.block_ops})
         args = [self.size] * len(dims) + more
+        passed: dict[str, str] = {}  # the block's arguments' texts, by its parameter
         for index, arg in enumerate(step.args):
-            args.append(self._checked(arg, given.get(names[index]), names[index]))
+            passed[names[index]] = self._checked(arg, given.get(names[index]), names[index])
+            args.append(passed[names[index]])
         for keyword in step.keywords:
             value = self._checked(keyword.value, given.get(keyword.name), keyword.name)
+            passed[keyword.name] = value
             args.append(f"{keyword.name}={value}")
         made = Call(callee, tuple(args))
         if step.func in self.tr.locals and self.inputs and self.depth == TOP:
@@ -1437,7 +1502,42 @@ class _Walk:
         if step.func in self.tr.locals:  # a block parameter: the class stores its width
             self._out_size(sub)
             return made, LAYER
+        if self._loop_width_fixed(step, sub, model, passed):
+            return made, LAYER  # channels = layer.out_channels
         return made, self._inline_width(sub, model, step)
+
+    def _loop_width_fixed(
+        self, step: ast.Call, sub: Graph, model: ast.Model, passed: Mapping[str, str]
+    ) -> bool:
+        """Whether the width after the inner block is read from the module built, where
+        the call passes a loop count of the inner block a value the rolled class computes
+        (``Inner(channels, w, k)`` for rows ``(w, k)``) and the inner block's rolled class
+        leaves the width its loop makes: at ``k = 0`` it passes its input on, which no
+        instance's width says (``w``). ``Unsupported`` where the inner block's class is
+        written for its calls' counts (it does not loop). A count written as a number
+        builds the instance the call shows."""
+        cls = self.class_of(sub)
+        rolled = cls in self.loop_widths
+        counts = self.loop_widths[cls].counts if rolled else loop_params(model)
+        for param in sorted(counts & passed.keys()):
+            if not set(re.findall(r"[A-Za-z_]\w*", passed[param])) & self.tr.locals:
+                continue
+            given = plain(dict(sub.block_args).get(param))
+            if isinstance(given, OpValue):
+                continue  # an operation-valued parameter: no count
+            if not rolled:
+                raise Unsupported(
+                    f"the class '{cls}' is written for the count {param} = {given} its"
+                    f" calls give, not for '{passed[param]}'"
+                )
+            if not self.loop_widths[cls].stored:  # its class keeps no local of the width
+                raise Unsupported(
+                    f"the width after '{step.func}' is what its loop over '{param}' leaves"
+                    f" ('{passed[param]}' here), which its class does not track"
+                )
+            self.read_widths.add(cls)
+            return True
+        return False
 
     def _later_sizes(self, sub: Graph, node: Node) -> list[str]:
         """The width texts of the later inputs whose sizes the block's class takes
@@ -1663,12 +1763,15 @@ def _roll_at(
     sizes_of: SizesOf | None = None,
     walk_type: type[_Walk] | None = None,
     looped: LoopedForward | None = None,
+    loop_widths: Mapping[str, LoopWidth] | None = None,
 ) -> Rolled:
     """The network's class and each variant's entry class; ``variants`` holds each
     variant's model, graph and class text as written on its own. ``walk_type``: the walk
     of ``__init__`` (``network_walk.NetworkWalk``, with the block roller's forms inside
     loops); ``_Walk`` where none is given. ``looped``: the forward written with the
-    source's loops where the variants' own forwards differ (``network_forward.py``)."""
+    source's loops where the variants' own forwards differ (``network_forward.py``).
+    ``loop_widths``: the rolled block classes whose output width is what a loop leaves
+    (``_Walk.loop_widths``)."""
     forward = network.forward
     if forward is None or not network.params or not variants:
         raise Unsupported("a network without parameters")
@@ -1709,6 +1812,7 @@ def _roll_at(
         if found is not None:
             walk.branches = found
         walk.sizes_of = sizes_of
+        walk.loop_widths = loop_widths or {}
         return walk, _walk(network, variant, walk)
 
     for _ in range(_PASSES):  # the first walks: which width texts always hold
@@ -1721,6 +1825,7 @@ def _roll_at(
     own: list[str] = []  # each variant's class, its forward for any class
     texts: list[str] = []  # and with a container of one block applied whole
     out_sizes: dict[str, str] = {}
+    read_widths: set[str] = set()
     entries: dict[str, list[str]] = {}
     envs: list[Mapping[str, Any]] = []  # each variant's values of the network's names
     for variant, graph, _ in variants:
@@ -1735,6 +1840,7 @@ def _roll_at(
         for block, size in walk.out_sizes.items():
             if out_sizes.setdefault(block, size) != size:
                 raise Unsupported(f"the block '{block}' writes its width differently")
+        read_widths |= walk.read_widths
         base = variant.base
         assert base is not None
         given = [("", a) for a in base.args] + [(f"{k.name}=", k.value) for k in base.keywords]
@@ -1807,7 +1913,7 @@ def _roll_at(
         *init_call,
         *methods,
     ]
-    return Rolled(network_lines, entries, out_sizes)
+    return Rolled(network_lines, entries, out_sizes, frozenset(read_widths))
 
 
 def _loops_over(inits: list[str], names: set[str]) -> bool:

@@ -46,8 +46,10 @@ from aurane.backends.torch.param_blocks import (
 )
 from aurane.backends.torch.rolled import (
     RESERVED,
+    SIZE,
     TOP,
     Counts,
+    LoopWidth,
     Translator,
     Unsupported,
     _fill,
@@ -57,6 +59,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     keyed_stages,
     loop_indices,
+    loop_params,
     starred_loops,
     triangles,
 )
@@ -68,11 +71,36 @@ from aurane.backends.torch.rolled_forward import (
 )
 from aurane.backends.torch.unread_locals import without_unread_locals
 from aurane.ir.graph import Graph
+from aurane.records import record
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.symbolic import plain
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
+
+
+@record(frozen=True)
+class RolledBlock:
+    """A block's rolled class: its lines, the sample axis whose size its constructor takes
+    first (None: a sample without axes), what its output width depends on (``LoopWidth``:
+    a caller passing its loops' counts values it computes cannot read the width after it
+    from one call's instance) and the inner blocks' classes whose width it reads from
+    the module built (each then stores it: ``stored_width``)."""
+
+    lines: list[str]
+    axis: int | None
+    width: LoopWidth
+    reads: frozenset[str]  # the inner blocks' classes it reads ``out_channels`` of
+
+
+@record(frozen=True)
+class LoopWidths:
+    """What the walks of a block's ``__init__`` found: whether its output width is what a
+    loop leaves (``channels`` after it, at some call), and the inner blocks' classes
+    whose width it reads from the module built (``layer.out_channels``)."""
+
+    own: bool
+    reads: frozenset[str]
 
 
 def _first_difference(instances: Sequence[tuple[Graph, list[str]]]) -> str:
@@ -120,7 +148,8 @@ def roll_block(
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
     functions_of: Callable[[Graph], Mapping[str, str | None]] | None = None,
     function_items: bool = False,
-) -> tuple[list[str], int | None]:
+    loop_widths: Mapping[str, LoopWidth] | None = None,
+) -> RolledBlock:
     """The lines of one class for every instance of ``model``, and the sample axis whose
     size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
     call's graph and the lines of the class written for it alone. ``resolved`` gives a
@@ -132,9 +161,11 @@ def roll_block(
     operation-valued parameters an inner block's classes take as functions, which a
     parameter of this block taking a function may be passed on to. ``function_items``:
     the operations in the calls' list arguments are functions (``named.function_items``,
-    decided for the whole program, so a list passed on to an inner block agrees)."""
+    decided for the whole program, so a list passed on to an inner block agrees).
+    ``loop_widths``: the rolled inner classes whose output width is what a loop leaves,
+    each with the parameters its loops' counts read (``rolled.LoopWidth``)."""
 
-    def at(axis: int | None) -> tuple[list[str], int | None]:
+    def at(axis: int | None) -> RolledBlock:
         return _roll_block(
             model,
             instances,
@@ -147,6 +178,7 @@ def roll_block(
             resolved=resolved,
             functions_of=functions_of or (lambda sub: {}),
             function_items=function_items,
+            loop_widths=loop_widths or {},
         )
 
     try:
@@ -186,7 +218,8 @@ def _roll_block(
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
     functions_of: Callable[[Graph], Mapping[str, str | None]],
     function_items: bool,
-) -> tuple[list[str], int | None]:
+    loop_widths: Mapping[str, LoopWidth],
+) -> RolledBlock:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
     if forward is None or len(instances) < 2:
@@ -236,8 +269,9 @@ def _roll_block(
         forward.body, {*names, *constants, *block_models, *words, *indices.values()}
     )
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
+    widths = LoopWidths(False, frozenset())
     if width is not None:
-        inits, branches, paths, counted, indexed = _walked_inits(
+        inits, branches, paths, counted, indexed, widths = _walked_inits(
             model,
             instances,
             envs,
@@ -250,6 +284,7 @@ def _roll_block(
             block_models=block_models,
             functions_of=functions_of,
             function_items=function_items,
+            loop_widths=loop_widths,
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
@@ -288,8 +323,10 @@ def _roll_block(
     ]
     body = enumerated(_fill(shared_forward(methods), branches_forward))
     inits = keyed_stages(inits, "\n".join(body))
+    keeps_width = width is not None  # the local ``channels``, for ``stored_width``
     if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
         inits, sizes, width = unthreaded, set(), None  # no layer reads it: not an argument
+        keeps_width = False
     signature = [*sizes]
     defaults = dict(first.block_defaults)
     for param in params:
@@ -317,7 +354,23 @@ def _roll_block(
         "",
         *body,
     ]
-    return without_unread_locals(lines), axis if width is not None else None
+    counts = loop_params(model) if widths.own else frozenset()
+    axis_taken = axis if width is not None else None
+    own = LoopWidth(counts, keeps_width)
+    return RolledBlock(without_unread_locals(lines), axis_taken, own, widths.reads)
+
+
+def stored_width(lines: list[str]) -> list[str]:
+    """A rolled class's ``lines`` storing the width its loop left at the end of
+    ``__init__`` (``self.out_channels = channels``), for a caller that reads it from the
+    module it built (``rolled._Walk._loop_width_fixed``)."""
+    line = f"{INDENT * 2}self.out_channels = {SIZE}"
+    if line in lines:
+        return lines
+    end = next(i for i, text in enumerate(lines) if text.startswith(f"{INDENT}def forward("))
+    while end > 0 and lines[end - 1] == "":
+        end -= 1
+    return [*lines[:end], line, *lines[end:]]
 
 
 def _without_width(inits: list[str], body: list[str], width: str) -> list[str] | None:
@@ -357,10 +410,14 @@ def _walked_inits(
     block_models: Mapping[str, ast.Model],
     functions_of: Callable[[Graph], Mapping[str, str | None]],
     function_items: bool,
-) -> tuple[list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span]]:
+    loop_widths: Mapping[str, LoopWidth],
+) -> tuple[
+    list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span], LoopWidths
+]:
     """``__init__``'s lines from the walk of each call (``block_walk.BlockWalk``, the same
     lines at every call), its branches' bodies, the names of unnamed modules in loops,
-    and the loops over items whose counts (``indices``) name them."""
+    the loops over items whose counts (``indices``) name them, and what the walks found
+    of widths that loops leave (``LoopWidths``)."""
     forward = model.forward
     assert forward is not None
     choices: dict[Any, list[str]] = {}
@@ -372,6 +429,8 @@ def _walked_inits(
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     indexed: set[Span] = set()  # loops over items whose counts name modules
     inits: list[str] | None = None
+    loop_width = False  # the output width is what a loop leaves (the local, not a text)
+    reads: set[str] = set()  # inner blocks' classes whose width is read from their module
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         unnamed: set[str] | None = None  # the unnamed modules outside loops, by the IR's name
@@ -387,6 +446,7 @@ def _walked_inits(
             walk.empty_loops = empty_loops
             walk.operation_of = _operation_of(functions_of)
             walk.function_items = function_items
+            walk.loop_widths = loop_widths
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -403,11 +463,13 @@ def _walked_inits(
                     f"('{min(walk.unnamed ^ unnamed)}'): name it with 'as'"
                 )
             unnamed = walk.unnamed
+            loop_width |= walk.size == SIZE and walk.held is None
+            reads |= walk.read_widths
             if strict and inits is not None and found != inits:
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
-    return inits, branches, paths, counted, indexed
+    return inits, branches, paths, counted, indexed, LoopWidths(loop_width, frozenset(reads))
 
 
 def operation_params(
