@@ -26,6 +26,8 @@ import math
 import re
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
+from itertools import takewhile
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
@@ -35,6 +37,7 @@ from aurane.backends.torch.named import FUNCTION_MODULES, module_class, module_i
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
+from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
@@ -1618,14 +1621,29 @@ def _roll_at(
     inits = enumerated(_fill(inits, branches))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
 
-    def with_loops() -> tuple[list[str], list[str]]:
+    def with_loops(one_by_one: bool = False) -> tuple[list[str], list[str]]:
+        """Forward with the source's loops; ``one_by_one``: read from the variants'
+        forwards with each stage they apply whole applied a child a statement, the
+        inner loop then applying it whole again (``stage_apply.py``)."""
         assert looped is not None and forward is not None and inits is not None
-        each = [(g, t, e) for (_, g, _), t, e in zip(variants, own, envs, strict=True)]
+        each = [
+            (g, children_one_by_one(t, g) if one_by_one else t, e)
+            for (_, g, _), t, e in zip(variants, own, envs, strict=True)
+        ]
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         used = {s: name for s, name in indices.items() if s in indexed | starred}
-        return looped(
+        methods, stores = looped(
             network, each, loops, [*fields, *params], inits, paths, counted, constants, used
         )
+        return (whole_stages(methods) if one_by_one else methods), stores
+
+    def by_stages(why: Unsupported) -> tuple[list[str], list[str]]:
+        """``with_loops`` reading the stages the variants apply whole child by child;
+        ``why`` the source's loops could not be written where that fails too."""
+        try:
+            return with_loops(one_by_one=True)
+        except Unsupported:
+            raise why from None
 
     written: tuple[list[str], list[str]] | None = None
     refused: Unsupported | None = None  # why the source's loops could not be written
@@ -1646,11 +1664,25 @@ def _roll_at(
             if looped is None:
                 raise
             try:
-                if refused is not None:
-                    raise refused
-                methods, stores = with_loops()
-            except Unsupported as why:  # both reasons: why the loops could not be written
-                raise Unsupported(f"{differ}; with the source's loops, {why}") from None
+                methods, stores = by_stages(refused) if refused else with_loops()
+            except Unsupported as why:
+                try:
+                    methods, stores = by_stages(why)
+                except Unsupported as why:  # both reasons: why the loops could not be written
+                    raise Unsupported(f"{differ}; with the source's loops, {why}") from None
+        else:
+            # Forward written out for the count the variants agree on: where it applies
+            # the modules of a loop one by one, a class built with more would not apply
+            # them all, so the stages are tried child by child before giving up.
+            loop = _count_bound(inits, methods, [*fields, *params], envs) if refused else None
+            if refused is not None and loop is not None:
+                try:
+                    methods, stores = by_stages(refused)
+                except Unsupported:
+                    raise Unsupported(
+                        f"forward would apply the modules of {loop} at the variants' count"
+                        f" only; with the source's loops, {refused}"
+                    ) from None
     missing = [attr for attr in sorted(unnamed) if not _reads("\n".join(methods), attr)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
@@ -1680,6 +1712,90 @@ def _loops_over(inits: list[str], names: set[str]) -> bool:
         if head.startswith("for ") and names & set(re.findall(r"\w+", head.partition(" in ")[2])):
             return True
     return False
+
+
+def _count_bound(
+    inits: list[str], methods: list[str], names: list[str], envs: list[Mapping[str, Any]]
+) -> str | None:
+    """The loop of ``__init__`` (``'for i in range(n)'``) whose modules a forward written
+    out for the variants' count reads one by one (``self.layer0(x)``, ``self.downs1[0]``),
+    where a class built with another count (an edited entry class) makes others: more,
+    which that forward would silently never apply. None where every such module is
+    applied through a container filled whole (``self.features(x)``, ``self.layer1(x)``),
+    or where the count cannot grow (``zip(layers, [1, 2, 2, 2])``, four in every variant).
+    ``names``: the network's parameters and constants; a loop reading the target of a
+    loop that reads them (``for j in range(n)`` in ``for i, (n, s) in ...``) counts too."""
+    forward = "\n".join(methods)
+    read = set(re.findall(r"\bself\.(\w+)", forward))
+    targets: set[str] = set()  # of the loops reading them: they follow from them
+    for index, line in enumerate(inits):
+        head = re.fullmatch(r"( *)for (.+) in (.+):", line)
+        words = set(re.findall(r"\w+", head[3])) if head else set()
+        if head is None or not (set(names) | targets) & words:
+            continue
+        targets |= set(re.findall(r"\w+", head[2]))
+        counts = [(_count(head[3], env), _count(head[3], _grown(env, names))) for env in envs]
+        if not targets & words and all(c is not None and c == g for c, g in counts):
+            continue  # bounded by a list written out
+        body = list(takewhile(partial(_under, head[1]), inits[index + 1 :]))
+        made = "\n".join(body)
+        kept = "\n".join(inits[index + 1 + len(body) :])  # a container filled, kept after
+        own = _templates(made)  # each iteration's own module: setattr(self, f"layer{i}", ...)
+        filled = re.findall(r"self\.(\w+)\.(?:append|add_module|extend)\(", made)
+        for local in re.findall(r"^ *(\w+)\.(?:append|add_module|extend)\(", made, re.M):
+            filled += re.findall(rf"^ *self\.(\w+) = {local}$", kept, re.M)
+            filled += _templates(kept, local)
+        one_by_one = (
+            attr
+            for attr in read
+            if any(re.fullmatch(pattern, attr) for pattern in own)
+            or (
+                any(re.fullmatch(pattern, attr) for pattern in filled)
+                and re.search(rf"\bself\.{attr}(?:\[|\.\w)", forward)
+            )
+        )
+        if next(one_by_one, None) is not None:
+            return f"'{line.strip()[:-1]}'"
+    return None
+
+
+def _under(pad: str, line: str) -> bool:
+    """Whether ``line`` is in the body of a loop whose header ``pad`` indents."""
+    return line.startswith(f"{pad} ")
+
+
+def _templates(lines: str, value: str = "") -> list[str]:
+    """Each module name ``lines`` set with a template (``setattr(self, f"layer{i + 1}",
+    stage)``, of ``value`` where given) as a pattern of the names it gives
+    (``layer\\d+``)."""
+    given = rf", {re.escape(value)}\)$" if value else ""
+    return [
+        r"\d+".join(map(re.escape, re.split(r"\{[^}]*\}", template)))
+        for template in re.findall(
+            rf'(?:setattr\(self, |self\.add_module\()f"([^"]+)"{given}', lines, re.M
+        )
+    ]
+
+
+def _count(iterable: str, env: Mapping[str, Any]) -> int | None:
+    """How many items the loop's ``iterable`` gives with ``env``'s values; None where it
+    does not evaluate with them alone."""
+    try:
+        return len(list(evaluate(iterable, env)))
+    except (Unsupported, TypeError):
+        return None
+
+
+def _grown(env: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+    """``env`` with each of ``names`` that is a count or a list larger."""
+    out = dict(env)
+    for name in names:
+        value = env.get(name)
+        if type(value) is int:
+            out[name] = value + 3
+        elif isinstance(value, list | tuple):
+            out[name] = type(value)([*value, *value])
+    return out
 
 
 def _reads(forward: str, attr: str) -> bool:

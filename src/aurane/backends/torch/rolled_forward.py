@@ -53,7 +53,7 @@ from aurane.backends.torch.rolled import (
     syntax_items,
 )
 from aurane.backends.torch.shown import show_named
-from aurane.backends.torch.stage_index import stage_indexed
+from aurane.backends.torch.stage_index import named_stage_indexed, stage_indexed
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.records import replace
@@ -640,6 +640,8 @@ class _ForwardWriter:
     def _indexed(self, lines: list[str], layer: str, call: ast.Call) -> list[str]:
         """``self.layers[1]`` as ``self.layers[i]``: a numbered container ``layers.{i}``."""
         staged = stage_indexed(lines, layer, call, self.tr, self.env)
+        if staged is None:  # ``getattr(self, f"downs{i}")[j]``
+            staged = named_stage_indexed(lines, layer, call, self.tr, self.env)
         if staged is not None:  # ``self.stages[i][j]``
             return staged
         head, _, key = call.layer.rpartition(".") if call.layer else ("", "", "")
