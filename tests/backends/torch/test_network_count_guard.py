@@ -1,0 +1,320 @@
+"""Issue 24 item 3: a network class takes its loop counts as constructor arguments, so a
+class built by hand at a count no variant gives (an edited entry class, ``Net(4, 3)``)
+must compute what that count's variant written out computes, whatever the loop's form,
+also where every variant agrees on the count. Where forward could not run the source's
+loop, it was written out for the variants' count while ``__init__`` still looped over
+the parameter: the extra modules were made and silently never applied. Each form here
+either rolls and passes that check, or keeps one class per variant (no class takes the
+count), with the roller's note."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import build, rolls_exactly, same  # noqa: E402
+
+UNIT = """
+model Unit(width):
+    def forward(x):
+        return x -> dense(width).relu as fc
+"""
+
+
+def network(
+    body: str,
+    *,
+    params: str = "width, n",
+    given: tuple[str, str] = ("4, 2", "6, 2"),
+    shape: tuple[int, ...] = (5,),
+    before: str = "",
+    blocks: str = "",
+    constants: str = "",
+) -> str:
+    """A network of a stem, ``body`` and a head, with two variants that agree on the
+    count (``given``)."""
+    lines = textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8)
+    return (
+        f"use torch\n{blocks}\nmodel Net({params}):\n{constants}    def forward(x):\n"
+        f"        x -> dense(width) as stem\n{before}{lines}\n"
+        "        return x -> dense(3) as head\n\n"
+        f"model small = Net({given[0]}):\n    input_shape = {shape!r}\n\n"
+        f"model wide = Net({given[1]}):\n    input_shape = {shape!r}\n"
+    )
+
+
+ITEMS = {"params": "width, widths", "given": ("4, [8, 6]", "6, [16, 12]")}
+LAYERS = {"params": "width, layers", "given": ("4, [2, 2]", "6, [2, 2]")}
+SKIP_INNER = """
+    for i in range(n):
+        s = x
+        for j in range(2):
+            x -> dense(width * (i + 1)) as downs{i}.{j} -> relu()
+    s -> dense(width) as lateral
+    x -> dense(width) as up
+    x = add(x, s)
+"""
+
+# name: (source, the class built at another count)
+FORMS: dict[str, tuple[str, str]] = {
+    "named": (network("for i in range(n):\n    x -> dense(width) as fc{i}"), "Net(4, 3)"),
+    "unnamed": (network("for i in range(n):\n    x -> dense(width).relu"), "Net(4, 3)"),
+    "branch": (
+        network(
+            """
+            for i in range(n):
+                if i == 0:
+                    x -> dense(width) as fc{i}
+                else:
+                    x -> dense(width) as fc{i} -> relu()
+            """
+        ),
+        "Net(4, 3)",
+    ),
+    "residual": (
+        network(
+            "for i in range(n):\n    h = x -> dense(width) as fc{i} -> relu()\n    x = add(x, h)"
+        ),
+        "Net(4, 3)",
+    ),
+    "concat": (
+        network(
+            "for i in range(n):\n"
+            "    h = x -> dense(width) as fc{i} -> relu()\n"
+            "    x = concat(x, h, dim=1)"
+        ),
+        "Net(4, 3)",
+    ),
+    "gate": (
+        network(
+            """
+            for i in range(n):
+                g = x -> dense(width) as gate{i} -> sigmoid()
+                x -> dense(width) as fc{i}
+                x = multiply(x, g)
+            """
+        ),
+        "Net(4, 3)",
+    ),
+    "attention": (
+        network(
+            """
+            for i in range(n):
+                r = x
+                x -> multihead_attention(2, width) as attn{i}
+                x = add(x, r)
+            """,
+            shape=(8, 5),
+        ),
+        "Net(4, 3)",
+    ),
+    "keyed": (
+        network("for i in range(n):\n    x -> dense(width) as layers.l_{i + 1} -> relu()"),
+        "Net(4, 3)",
+    ),
+    "container": (
+        network("for i in range(n):\n    x -> dense(width) as blocks.{i} -> relu()"),
+        "Net(4, 3)",
+    ),
+    "next_child": (
+        network("for i in range(n):\n    x -> dense(width) as stack.* -> relu()"),
+        "Net(4, 3)",
+    ),
+    "loops_after_loops": (
+        network(
+            "for i in range(n):\n"
+            "    x -> dense(width) as fc{i}\n"
+            "for j in range(n):\n"
+            "    x -> dense(width) as gc{j} -> relu()"
+        ),
+        "Net(4, 3)",
+    ),
+    "stages": (
+        network(
+            "for i in range(n):\n"
+            "    for j in range(2):\n"
+            "        x -> dense(width) as stages.{i}.{j} -> relu()"
+        ),
+        "Net(4, 3)",
+    ),
+    "stages_whole": (
+        network(
+            "for i in range(n):\n    for j in range(2):\n        x -> dense(width) as stages.{i}.{j}"
+        ),
+        "Net(4, 3)",
+    ),
+    "named_stages": (
+        network(
+            "for i in range(n):\n"
+            "    for j in range(2):\n"
+            "        x -> dense(width) as downs{i}.{j} -> relu()"
+        ),
+        "Net(4, 3)",
+    ),
+    "named_stages_inner_count": (
+        network(
+            "for i in range(2):\n"
+            "    for j in range(n):\n"
+            "        x -> dense(width) as downs{i}.{j} -> relu()"
+        ),
+        "Net(4, 3)",
+    ),
+    "named_stages_triangle": (
+        network(
+            "for i in range(n):\n"
+            "    for j in range(i + 1):\n"
+            "        x -> dense(width) as downs{i}.{j} -> relu()"
+        ),
+        "Net(4, 3)",
+    ),
+    "named_stages_whole": (
+        network(
+            "for i in range(n):\n    for j in range(2):\n        x -> dense(width) as layer{i}.{j}"
+        ),
+        "Net(4, 3)",
+    ),
+    "named_stages_whole_then_relu": (
+        network(
+            "for i in range(n):\n"
+            "    for j in range(2):\n"
+            "        x -> dense(width) as layer{i}.{j}\n"
+            "    x -> relu()"
+        ),
+        "Net(4, 3)",
+    ),
+    "block_stages_whole": (
+        network(
+            "for i in range(n):\n    for j in range(2):\n        x -> block(width) as layer{i}.{j}",
+            params="width, n, block",
+            given=("4, 2, Unit", "6, 2, Unit"),
+            blocks=UNIT,
+        ),
+        "Net(4, 3, Unit)",
+    ),
+    "zip_stages": (
+        network(
+            "for i, (m, s) in enumerate(zip(layers, [1, 2])):\n"
+            "    for j in range(m):\n"
+            "        x -> dense(width * s) as layer{i + 1}.{j} -> relu()",
+            **LAYERS,
+        ),
+        "Net(4, [2, 3])",
+    ),
+    "zip_stages_whole": (
+        network(
+            "for i, (m, s) in enumerate(zip(layers, [1, 2])):\n"
+            "    for j in range(m):\n"
+            "        x -> dense(width * s) as layer{i + 1}.{j}",
+            **LAYERS,
+        ),
+        "Net(4, [2, 3])",
+    ),
+    "items": (network("for w in widths:\n    x -> dense(w).relu", **ITEMS), "Net(4, [8, 6, 5])"),
+    "items_named": (
+        network("for i, w in enumerate(widths):\n    x -> dense(w) as fc{i} -> relu()", **ITEMS),
+        "Net(4, [8, 6, 5])",
+    ),
+    "block": (
+        network("for i in range(n):\n    x -> Unit(width) as units{i}", blocks=UNIT),
+        "Net(4, 3)",
+    ),
+    "constant_count": (
+        network(
+            "for i in range(depth):\n    x -> dense(width) as fc{i}",
+            constants="    depth = 2 * n\n",
+        ),
+        "Net(4, 3)",
+    ),
+    "range_from_one": (
+        network("for i in range(1, n):\n    x -> dense(width) as fc{i}", given=("4, 3", "6, 3")),
+        "Net(4, 4)",
+    ),
+    "skip": (
+        network("for i in range(n):\n    s = x\n    x -> dense(width) as fc{i}\nx = add(x, s)"),
+        "Net(4, 3)",
+    ),
+    "skip_lateral": (
+        network(
+            "for i in range(n):\n"
+            "    s = x\n"
+            "    x -> dense(width) as fc{i}\n"
+            "s -> dense(width) as lateral\n"
+            "x = add(x, s)"
+        ),
+        "Net(4, 3)",
+    ),
+    "skip_inner_loop": (network(SKIP_INNER), "Net(4, 3)"),
+    "skip_read_by_a_later_loop": (
+        network(
+            """
+            for i in range(n):
+                s = x
+                x -> dense(width) as a{i}
+            for i in range(n):
+                x -> dense(2 * width) as b{i}
+                t = s -> dense(2 * width) as c{i}
+                x = add(x, t)
+            """
+        ),
+        "Net(4, 3)",
+    ),
+}
+
+# the forms that keep one class per variant: forward cannot run the source's loop
+KEPT = {"skip_inner_loop", "skip_read_by_a_later_loop"}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_class_built_at_another_count_computes_that_count(form: str) -> None:
+    source, other = FORMS[form]
+    shape = tuple(int(n) for n in re.findall(r"\d+", source.split("input_shape = ")[1][:12]))
+    x = torch.randn(2, *shape)
+    rolled, code, notes = build(source, f"guard_{form}")
+    if form in KEPT:  # no class takes the count
+        assert notes and "at the variants' count only" in notes[0], notes
+        assert "class Net(" not in code, code
+        return
+    assert notes == [], notes
+    deeper = source + f"\nmodel deeper = {other}:\n    input_shape = {shape!r}\n"
+    written_out, _, _ = build(deeper, f"guard_{form}_deeper", roll=False)
+    torch.manual_seed(0)
+    mine = eval(other, dict(vars(rolled)))  # the class built by hand at another count
+    torch.manual_seed(0)
+    same(mine, written_out.deeper(), x)
+
+
+@pytest.mark.parametrize("counts", [("4, 2", "6, 2"), ("4, 2", "6, 3")], ids=["agree", "differ"])
+def test_a_stage_the_variants_apply_whole_is_applied_whole_in_the_loop(
+    counts: tuple[str, str],
+) -> None:
+    """``x = self.layer0(x)``, ``x = self.layer1(x)`` in each variant's forward, one
+    statement for two layers: forward was written out for the count the variants agreed
+    on ('a forward that is not one statement per layer'), or the variants kept their
+    classes where they did not."""
+    source = FORMS["named_stages_whole"][0].replace("Net(6, 2)", f"Net({counts[1]})")
+    code = rolls_exactly(source, f"whole_{counts[1][-1]}", torch.randn(2, 5))
+    assert (
+        "        for i in range(n):\n"
+        "            stage = nn.Sequential()\n"
+        "            for j in range(2):\n"
+        "                stage.append(nn.Linear(channels, width))\n"
+        '            setattr(self, f"layer{i}", stage)\n'
+    ) in code, code
+    assert (
+        '        for i in range(self.n):\n            x = getattr(self, f"layer{i}")(x)\n'
+    ) in code, code
+
+
+def test_a_child_of_a_named_stage_is_indexed_by_the_inner_loop() -> None:
+    source = FORMS["zip_stages"][0]
+    code = rolls_exactly(source, "zip_stages", torch.randn(2, 5))
+    assert (
+        "        for i, (m, s) in enumerate(zip(self.layers, [1, 2])):\n"
+        "            for j in range(m):\n"
+        '                x = getattr(self, f"layer{i + 1}")[j](x)\n'
+        "                x = F.relu(x)\n"
+    ) in code, code
