@@ -124,6 +124,25 @@ FORMS: dict[str, tuple[str, str]] = {
         network("for i in range(n):\n    x -> dense(width) as stack.* -> relu()"),
         "Net(4, 3)",
     ),
+    "next_child_after_a_loop": (
+        network(
+            "for i in range(n):\n"
+            "    x -> dense(width) as features.*\n"
+            "x -> relu()\n"
+            "for j in range(n):\n"
+            "    x -> dense(width) as features.*"
+        ),
+        "Net(4, 3)",
+    ),
+    "next_child_outside_loops": (
+        network(
+            "x -> dense(width) as features.*\n"
+            "for i in range(n):\n"
+            "    x -> dense(width) as features.* -> relu()\n"
+            "x -> dense(width) as features.*"
+        ),
+        "Net(4, 3)",
+    ),
     "loops_after_loops": (
         network(
             "for i in range(n):\n"
@@ -318,3 +337,17 @@ def test_a_child_of_a_named_stage_is_indexed_by_the_inner_loop() -> None:
         '                x = getattr(self, f"layer{i + 1}")[j](x)\n'
         "                x = F.relu(x)\n"
     ) in code, code
+
+
+def test_the_next_child_after_a_loop_counts_the_loop() -> None:
+    """``as features.*`` in a loop after another loop filling it: the child's index is the
+    count plus the first loop's count (``j + self.n``); it was the variants' number
+    (``j + 2``), so ``Net(4, 3)`` applied ``features[2]`` twice and never ``features[5]``.
+    Outside loops, after one: ``self.features[self.n + 1]`` (was ``self.features[3]``)."""
+    source = FORMS["next_child_after_a_loop"][0]
+    code = rolls_exactly(source, "next_child", torch.randn(2, 5))
+    assert (
+        "        for j in range(self.n):\n            x = self.features[j + self.n](x)\n"
+    ) in code, code
+    code = rolls_exactly(FORMS["next_child_outside_loops"][0], "outside", torch.randn(2, 5))
+    assert "        x = self.features[self.n + 1](x)\n" in code, code
