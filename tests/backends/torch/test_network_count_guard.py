@@ -4,8 +4,9 @@ must compute what that count's variant written out computes, whatever the loop's
 also where every variant agrees on the count. Where forward could not run the source's
 loop, it was written out for the variants' count while ``__init__`` still looped over
 the parameter: the extra modules were made and silently never applied. Each form here
-either rolls and passes that check, or keeps one class per variant (no class takes the
-count), with the roller's note."""
+rolls (each variant builds and computes as written out) and either passes that check,
+or, where forward is still written out for the variants' count, refuses another count
+when built (``ValueError``)."""
 
 from __future__ import annotations
 
@@ -143,6 +144,31 @@ FORMS: dict[str, tuple[str, str]] = {
         ),
         "Net(4, 3)",
     ),
+    "named_after_a_loop": (
+        network(
+            "for i in range(n):\n"
+            "    x -> dense(width) as fc{i} -> relu()\n"
+            "x -> dense(width) as fc{n}"
+        ),
+        "Net(4, 3)",
+    ),
+    "named_after_a_loop_over_items": (
+        network(
+            "for i, w in enumerate(widths):\n"
+            "    x -> dense(w) as fc{i} -> relu()\n"
+            "x -> dense(width) as fc{len(widths)}",
+            **ITEMS,
+        ),
+        "Net(4, [8, 6, 5])",
+    ),
+    "unnamed_after_a_loop": (
+        network("for i in range(n):\n    x -> dense(width) -> relu()\nx -> dense(width)"),
+        "Net(4, 3)",
+    ),
+    "count_read_in_the_loop": (
+        network("for i in range(n):\n    x -> dense(width) as fc{i}\n    x = multiply(x, n)"),
+        "Net(4, 3)",
+    ),
     "loops_after_loops": (
         network(
             "for i in range(n):\n"
@@ -223,6 +249,15 @@ FORMS: dict[str, tuple[str, str]] = {
         ),
         "Net(4, [2, 3])",
     ),
+    "listed_stages_whole": (
+        network(
+            "for i, m in enumerate(layers):\n"
+            "    for j in range(m):\n"
+            "        x -> dense(width) as layer{i + 1}.{j}",
+            **LAYERS,
+        ),
+        "Net(4, [2, 2, 1])",
+    ),
     "zip_stages_whole": (
         network(
             "for i, (m, s) in enumerate(zip(layers, [1, 2])):\n"
@@ -283,8 +318,9 @@ FORMS: dict[str, tuple[str, str]] = {
     ),
 }
 
-# the forms that keep one class per variant: forward cannot run the source's loop
-KEPT = {"skip_inner_loop", "skip_read_by_a_later_loop"}
+# the forms whose forward cannot run the source's loop: written out for the variants'
+# count, the class refuses another (``if n != 2: raise ValueError(...)``)
+REFUSED = {"count_read_in_the_loop", "skip_inner_loop", "skip_read_by_a_later_loop"}
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))
@@ -292,12 +328,15 @@ def test_a_class_built_at_another_count_computes_that_count(form: str) -> None:
     source, other = FORMS[form]
     shape = tuple(int(n) for n in re.findall(r"\d+", source.split("input_shape = ")[1][:12]))
     x = torch.randn(2, *shape)
-    rolled, code, notes = build(source, f"guard_{form}")
-    if form in KEPT:  # no class takes the count
-        assert notes and "at the variants' count only" in notes[0], notes
-        assert "class Net(" not in code, code
+    blocks = ("Unit",) if "model Unit" in source else ()
+    code = rolls_exactly(source, f"guard_{form}", x, blocks=blocks)  # each variant alike
+    rolled, _, _ = build(source, f"guard_{form}_rolled")
+    if form in REFUSED:
+        assert "        if n != 2:  # forward is written out for this count\n" in code, code
+        with pytest.raises(ValueError, match="Net is written for n == 2, not 3"):
+            eval(other, dict(vars(rolled)))
         return
-    assert notes == [], notes
+    assert "raise ValueError" not in code, code
     deeper = source + f"\nmodel deeper = {other}:\n    input_shape = {shape!r}\n"
     written_out, _, _ = build(deeper, f"guard_{form}_deeper", roll=False)
     torch.manual_seed(0)
@@ -351,3 +390,15 @@ def test_the_next_child_after_a_loop_counts_the_loop() -> None:
     ) in code, code
     code = rolls_exactly(FORMS["next_child_outside_loops"][0], "outside", torch.randn(2, 5))
     assert "        x = self.features[self.n + 1](x)\n" in code, code
+
+
+def test_a_module_named_by_the_count_after_a_loop_is_read_by_it() -> None:
+    """``as fc{n}`` after the loop: ``__init__`` names it ``f"fc{n}"``, forward read
+    ``self.fc2``, the loop's last module at three. An unnamed one after the loop is
+    ``dense{n + 2}`` in both (it was ``self.dense4``, which replaced the loop's third
+    module at three)."""
+    code = rolls_exactly(FORMS["named_after_a_loop"][0], "named_after", torch.randn(2, 5))
+    assert '        x = getattr(self, f"fc{self.n}")(x)\n' in code, code
+    code = rolls_exactly(FORMS["unnamed_after_a_loop"][0], "unnamed_after", torch.randn(2, 5))
+    assert '        setattr(self, f"dense{n + 2}", nn.Linear(channels, width))\n' in code, code
+    assert '        x = getattr(self, f"dense{self.n + 2}")(x)\n' in code, code

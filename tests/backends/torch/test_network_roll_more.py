@@ -240,11 +240,10 @@ def test_a_skip_whose_local_would_clash_takes_another_name() -> None:
     assert "        self.lateral = nn.Conv2d(s_channels_, width, kernel_size=1)\n" in code
 
 
-def test_a_skip_saved_before_an_inner_loop_falls_back() -> None:
-    """``s = x`` then an inner loop that changes the width: the variants' forwards write
-    the last stage under locals of its own (the skip holds ``x``), which the loop writer
-    cannot thread through the inner loop; written out for the variants' count, a class
-    built with a third stage never applied it. The variants keep their classes."""
+def test_a_skip_saved_before_an_inner_loop_keeps_its_own_width() -> None:
+    """``s = x`` then an inner loop that changes the width: the inner loop changes the
+    local, so the skip has its own (it was the IR's number, 8 and 12: ``the variant
+    'wide' builds differently``)."""
     source = SKIP.replace(
         "            x -> conv2d(width * 2 ** (i + 1), 3, stride=2, padding=1) as downs{i}"
         " -> relu()\n",
@@ -253,11 +252,19 @@ def test_a_skip_saved_before_an_inner_loop_falls_back() -> None:
         " -> relu()\n"
         "            x -> maxpool(2)\n",
     )
-    _, _, notes = build(source, "skip_inner")
-    assert notes == [
-        "network 'Net' at 3:7: forward would apply the modules of 'for i in range(n)' at the"
-        " variants' count only; with the source's loops, the iterations of 'j' differ"
-    ], notes
+    code = rolls_exactly(source, "skip_inner", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(n):\n"
+        "            s_channels = channels\n"
+        "            stage = nn.Sequential()\n"
+        "            for j in range(2):\n"
+    ) in code, code
+    assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+    assert (
+        "        if n != 2:  # forward is written out for this count\n"
+        '            raise ValueError(f"Net is written for n == 2, not {n}")\n'
+        "        for i in range(n):\n"
+    ) in code
 
 
 # SKIP with variants of different counts
@@ -452,17 +459,20 @@ model wide = Net(6, 2):
 """
 
 
-def test_a_skip_read_by_a_later_loop_falls_back() -> None:
+def test_a_skip_read_by_a_later_loop_keeps_its_own_width() -> None:
     """The local still holds the skip's width after its loop, but the next loop changes
-    it before ``c{i}`` reads the skip. Forward cannot run the source's loops (a loop after
-    the skip before it is joined), and written out for the variants' count, a class built
-    with another made modules it never applied: the variants keep their classes."""
-    _, _, notes = build(LATER_LOOP, "later_loop")
-    assert notes == [
-        "network 'Net' at 3:7: forward would apply the modules of 'for i in range(n)' at the"
-        " variants' count only; with the source's loops, a loop after the skip 's' before it"
-        " is joined"
-    ], notes
+    it before ``c{i}`` reads the skip: a first walk narrows the skip to its own local
+    (it built 4 and 6 there, so the variants built differently)."""
+    code = rolls_exactly(LATER_LOOP, "later_loop", torch.randn(2, 3, 8, 8))
+    assert (
+        "        for i in range(n):\n"
+        "            s_channels = channels\n"
+        '            setattr(self, f"a{i}", nn.Conv2d(channels, width, kernel_size=3, padding=1))\n'
+    ) in code, code
+    assert (
+        '            setattr(self, f"c{i}", nn.Conv2d(s_channels, 2 * width, kernel_size=1))\n'
+        in code
+    )
 
 
 def test_a_network_loop_run_a_different_number_of_times_rolls() -> None:

@@ -382,8 +382,10 @@ class BlockWalk(_Walk):
         self.numbers.setdefault(step.span, set()).add(point)
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
-        if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
-            return super()._place(step, node, made, depth, keep)  # every call names it alike
+        written = all(fixed_count(loop) is not None for nest in nests for loop in nest)
+        if written and len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
+            # every call names it alike, and so would any: the counts are numbers
+            return super()._place(step, node, made, depth, keep)
         if len(nests) == 1:
             path = _progression(self.numbers[step.span], count_mark(0), _made(nests[0][-1], step))
         else:

@@ -1678,11 +1678,8 @@ def _roll_at(
             if refused is not None and loop is not None:
                 try:
                     methods, stores = by_stages(refused)
-                except Unsupported:
-                    raise Unsupported(
-                        f"forward would apply the modules of {loop} at the variants' count"
-                        f" only; with the source's loops, {refused}"
-                    ) from None
+                except Unsupported:  # the class refuses another count
+                    inits[loop:loop] = _count_check(inits[loop], name, envs, refused)
     missing = [attr for attr in sorted(unnamed) if not _reads("\n".join(methods), attr)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
@@ -1716,8 +1713,8 @@ def _loops_over(inits: list[str], names: set[str]) -> bool:
 
 def _count_bound(
     inits: list[str], methods: list[str], names: list[str], envs: list[Mapping[str, Any]]
-) -> str | None:
-    """The loop of ``__init__`` (``'for i in range(n)'``) whose modules a forward written
+) -> int | None:
+    """The loop of ``__init__`` (its line's index: ``for i in range(n):``) whose modules a forward written
     out for the variants' count reads one by one (``self.layer0(x)``, ``self.downs1[0]``),
     where a class built with another count (an edited entry class) makes others: more,
     which that forward would silently never apply. None where every such module is
@@ -1755,8 +1752,50 @@ def _count_bound(
             )
         )
         if next(one_by_one, None) is not None:
-            return f"'{line.strip()[:-1]}'"
+            return index
     return None
+
+
+def _count_check(
+    header: str, network: str, envs: list[Mapping[str, Any]], why: Unsupported
+) -> list[str]:
+    """The lines before the loop ``header`` of ``__init__`` (``for i, n in
+    enumerate(layers):``) that refuse a count other than the variants', for which forward
+    is written out (the source's loops could not be written: ``why``): ``if len(layers) !=
+    2: raise ValueError(...)``. Unsupported where the count is no expression of the
+    network's values alone, or the variants' counts differ."""
+    head = re.fullmatch(r"( *)for .+ in (.+):", header)
+    assert head is not None
+    iterable = head[2]
+    counts = {_count(iterable, env) for env in envs}
+    count = counts.pop() if len(counts) == 1 else None
+    if count is None or head[1] != INDENT * 2:
+        raise Unsupported(
+            f"forward would apply the modules of '{header.strip()[:-1]}' at the variants'"
+            f" count only; with the source's loops, {why}"
+        )
+    text = _count_text(iterable)
+    message = f'f"{network} is written for {text} == {count}, not {{{text}}}"'
+    return [
+        f"{INDENT * 2}if {text} != {count}:  # forward is written out for this count",
+        *wrap(3, "", f"raise ValueError({message})"),
+    ]
+
+
+def _count_text(iterable: str) -> str:
+    """How many items ``iterable`` (Python) gives, as Python: ``n`` of ``range(n)``,
+    ``len(layers)`` of ``enumerate(layers)``."""
+    tree = pyast.parse(iterable, mode="eval").body
+    if isinstance(tree, pyast.Call) and isinstance(tree.func, pyast.Name) and not tree.keywords:
+        if tree.func.id == "range" and len(tree.args) == 1:
+            return pyast.unparse(tree.args[0])
+        if tree.func.id == "enumerate" and len(tree.args) == 1:
+            return _count_text(pyast.unparse(tree.args[0]))
+        if tree.func.id == "zip":
+            return f"min({', '.join(_count_text(pyast.unparse(a)) for a in tree.args)})"
+    if isinstance(tree, pyast.List | pyast.Tuple):
+        return str(len(tree.elts))
+    return f"len({iterable})"
 
 
 def _under(pad: str, line: str) -> bool:

@@ -468,6 +468,8 @@ class _ForwardWriter:
                 self._not_folded(node, step, statement)
             if depth == TOP and node.span not in self.counted:
                 written = self.skip.statement(list(statement)) if self.skip else list(statement)
+                if step is not None and step.layer_holes:  # fc{n}: as __init__ names it
+                    written = self._templated(written, node, calls)
                 lines += self._after_loops(written, stmt, step)
                 continue
             if depth == TOP:  # dense3 = self.dense3(x) after a loop: its name counts it
