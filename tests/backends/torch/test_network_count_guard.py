@@ -76,6 +76,19 @@ FORMS: dict[str, tuple[str, str]] = {
         ),
         "Net(4, 3)",
     ),
+    "branch_on_a_parameter": (
+        network(
+            """
+            for i in range(n):
+                x -> dense(width) as fc{i}
+                if act:
+                    x -> relu()
+            """,
+            params="width, n, act: bool",
+            given=("4, 2, true", "6, 2, true"),
+        ),
+        "Net(4, 3, False)",
+    ),
     "residual": (
         network(
             "for i in range(n):\n    h = x -> dense(width) as fc{i} -> relu()\n    x = add(x, h)"
@@ -402,3 +415,11 @@ def test_a_module_named_by_the_count_after_a_loop_is_read_by_it() -> None:
     code = rolls_exactly(FORMS["unnamed_after_a_loop"][0], "unnamed_after", torch.randn(2, 5))
     assert '        setattr(self, f"dense{n + 2}", nn.Linear(channels, width))\n' in code, code
     assert '        x = getattr(self, f"dense{self.n + 2}")(x)\n' in code, code
+
+
+def test_an_if_that_makes_no_module_is_left_out_of_init() -> None:
+    """``if act: x -> relu()`` in the loop: ``__init__`` wrote ``if act:`` with no body
+    (an ``IndentationError``); forward keeps it (``if self.act: x = F.relu(x)``)."""
+    code = rolls_exactly(FORMS["branch_on_a_parameter"][0], "no_module_if", torch.randn(2, 5))
+    assert '        for i in range(n):\n            setattr(self, f"fc{i}"' in code, code
+    assert "            if self.act:\n                x = F.relu(x)\n" in code, code

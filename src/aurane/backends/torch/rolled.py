@@ -557,6 +557,35 @@ def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
     return out
 
 
+def without_empty_branches(lines: list[str]) -> list[str]:
+    """``__init__``'s lines without an ``if`` whose branches make nothing (``if act:``
+    around an activation that has no module): it was written with no body, which does
+    not compile; an empty branch beside others is ``pass``."""
+    out: list[str] = []
+    at = 0
+    while at < len(lines):
+        head = re.fullmatch(r"( *)if .+:", lines[at])
+        if head is None:
+            out.append(lines[at])
+            at += 1
+            continue
+        pad = head[1]
+        chain: list[tuple[str, list[str]]] = []
+        while at < len(lines) and (
+            not chain or re.fullmatch(rf"{pad}(?:elif .+|else):", lines[at]) is not None
+        ):
+            header = lines[at]
+            end = at + 1
+            while end < len(lines) and lines[end].startswith(f"{pad}{INDENT}"):
+                end += 1
+            chain.append((header, without_empty_branches(lines[at + 1 : end])))
+            at = end
+        if any(body for _, body in chain):
+            for header, body in chain:
+                out += [header, *(body or [f"{pad}{INDENT}pass"])]
+    return out
+
+
 def _path_text(layer: str, holes: tuple[ast.Expr, ...], tr: Translator) -> tuple[str, bool]:
     """The layer name as Python: ``f"layer{i + 1}"`` (templated) or ``"fc"``."""
     pieces = layer.split("{}")
@@ -1618,7 +1647,7 @@ def _roll_at(
             *_super_call(given, tr),
         ]
     assert inits is not None
-    inits = enumerated(_fill(inits, branches))
+    inits = enumerated(without_empty_branches(_fill(inits, branches)))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
 
     def with_loops(one_by_one: bool = False) -> tuple[list[str], list[str]]:
