@@ -178,6 +178,19 @@ FORMS: dict[str, tuple[str, str]] = {
         network("for i in range(n):\n    x -> dense(width) -> relu()\nx -> dense(width)"),
         "Net(4, 3)",
     ),
+    "unnamed_between_loops": (
+        network(
+            """
+            for i in range(n):
+                x -> dense(width) -> relu()
+            x -> dense(width)
+            for j in range(n):
+                x -> dense(width) -> relu()
+            x -> dense(width)
+            """
+        ),
+        "Net(4, 3)",
+    ),
     "count_read_in_the_loop": (
         network("for i in range(n):\n    x -> dense(width) as fc{i}\n    x = multiply(x, n)"),
         "Net(4, 3)",

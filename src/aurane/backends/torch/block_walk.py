@@ -268,7 +268,10 @@ class BlockWalk(_Walk):
         if self.strict:
             per = _made(self.fors[-1], step)
             nests = inner
-            path = _progression(self.numbers[step.span], target, per)
+            # numbered on from loops before whose counts a class may take otherwise
+            # (range(n)), even where every call runs them alike: dense{n + j + 3}
+            counts = any(fixed_count(loop) is None for nest in earlier for loop in nest)
+            path = None if counts else _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
                 nests = (*inner, *earlier)
                 offset, fixed = _offset(earlier, step, len(inner))
