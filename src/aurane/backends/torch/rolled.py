@@ -1743,10 +1743,10 @@ def _loops_over(inits: list[str], names: set[str]) -> bool:
 def _count_bound(
     inits: list[str], methods: list[str], names: list[str], envs: list[Mapping[str, Any]]
 ) -> int | None:
-    """The loop of ``__init__`` (its line's index: ``for i in range(n):``) whose modules a forward written
-    out for the variants' count reads one by one (``self.layer0(x)``, ``self.downs1[0]``),
-    where a class built with another count (an edited entry class) makes others: more,
-    which that forward would silently never apply. None where every such module is
+    """The index in ``__init__`` of the loop (``for i in range(n):``) whose modules a
+    forward written out for the variants' count reads one by one (``self.layer0(x)``,
+    ``self.downs1[0]``), where a class built with another count (an edited entry class)
+    makes others: more, which that forward would silently never apply. None where every such module is
     applied through a container filled whole (``self.features(x)``, ``self.layer1(x)``),
     or where the count cannot grow (``zip(layers, [1, 2, 2, 2])``, four in every variant).
     ``names``: the network's parameters and constants; a loop reading the target of a

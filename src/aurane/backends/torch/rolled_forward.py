@@ -703,7 +703,9 @@ class _ForwardWriter:
             return lines
         head = step.layer[:-2]
         before = self._children_before(head, stmt, step)
-        if before is None or before.isdigit():
+        if before is None:
+            raise Unsupported(f"the children of '{head}' made before '{step.layer}'")
+        if before.isdigit():  # every count before is a number: as written
             return lines
         index = evaluate(before, self.env)
         pattern = re.compile(rf"\bself\.{re.escape(head)}\[{index}\](?![\w.\[])")
