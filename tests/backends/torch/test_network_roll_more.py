@@ -246,7 +246,9 @@ def test_a_skip_whose_local_would_clash_takes_another_name() -> None:
 def test_a_skip_saved_before_an_inner_loop_keeps_its_own_width() -> None:
     """``s = x`` then an inner loop that changes the width: the inner loop changes the
     local, so the skip has its own (it was the IR's number, 8 and 12: ``the variant
-    'wide' builds differently``)."""
+    'wide' builds differently``). Forward stays written out for the variants' count (the
+    loop writer cannot thread the last stage's own locals through the inner loop), so the
+    class refuses another count: it made ``downs2`` at three and never applied it."""
     source = SKIP.replace(
         "            x -> conv2d(width * 2 ** (i + 1), 3, stride=2, padding=1) as downs{i}"
         " -> relu()\n",
