@@ -45,7 +45,10 @@ model wide = Net(6, 2):
 def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
     """The IR numbers unnamed modules on across iterations (``conv2d2``, ``conv2d3``,
     ``conv2d4``, ...): ``setattr(self, f"conv2d{2 * i + 2}", ...)``, as the block roller
-    writes them (it was an AttributeError: the network's walk had no ``numbers``)."""
+    writes them (it was an AttributeError: the network's walk had no ``numbers``). The
+    second loop numbers on from the first loop's count (``conv2d{2 * n + i + 2}``; it was
+    ``conv2d{i + 6}``, the variants' count, which at three named the first loop's last
+    conv again)."""
     code = rolls_exactly(UNNAMED, "unnamed", torch.randn(2, 3, 8, 8))
     assert (
         "        self.conv2d1 = nn.Conv2d(3, width, kernel_size=3, padding=1)\n"
@@ -61,7 +64,7 @@ def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
         "            )\n"
         '            setattr(self, f"batchnorm{i + 1}", nn.BatchNorm2d(channels))\n'
         "        for i in range(n):\n"
-        '            setattr(self, f"conv2d{i + 6}", nn.Conv2d(channels, 2 * width,'
+        '            setattr(self, f"conv2d{2 * n + i + 2}", nn.Conv2d(channels, 2 * width,'
         " kernel_size=1))\n"
         "            channels = 2 * width\n"
         '            setattr(self, f"norms{i}", nn.BatchNorm2d(channels))\n'
@@ -78,7 +81,7 @@ def test_unnamed_modules_of_one_iteration_take_the_irs_names() -> None:
         torch.randn(2, 3, 8, 8),
     )
     assert 'f"conv2d{2 * i + 2}"' in code, code
-    assert 'setattr(self, f"conv2d{i + 4}", ' in code
+    assert 'setattr(self, f"conv2d{2 * n + i + 2}", ' in code
 
 
 def test_unnamed_modules_in_nested_network_loops_are_named_by_both_targets() -> None:
@@ -243,7 +246,9 @@ def test_a_skip_whose_local_would_clash_takes_another_name() -> None:
 def test_a_skip_saved_before_an_inner_loop_keeps_its_own_width() -> None:
     """``s = x`` then an inner loop that changes the width: the inner loop changes the
     local, so the skip has its own (it was the IR's number, 8 and 12: ``the variant
-    'wide' builds differently``)."""
+    'wide' builds differently``). Forward stays written out for the variants' count (the
+    loop writer cannot thread the last stage's own locals through the inner loop), so the
+    class refuses another count: it made ``downs2`` at three and never applied it."""
     source = SKIP.replace(
         "            x -> conv2d(width * 2 ** (i + 1), 3, stride=2, padding=1) as downs{i}"
         " -> relu()\n",
@@ -260,6 +265,11 @@ def test_a_skip_saved_before_an_inner_loop_keeps_its_own_width() -> None:
         "            for j in range(2):\n"
     ) in code, code
     assert "        self.lateral = nn.Conv2d(s_channels, width, kernel_size=1)\n" in code
+    assert (
+        "        if n != 2:  # forward is written out for this count\n"
+        '            raise ValueError(f"Net is written for n == 2, not {n}")\n'
+        "        for i in range(n):\n"
+    ) in code
 
 
 # SKIP with variants of different counts
@@ -338,11 +348,18 @@ model wide = Net(6, 2):
 
 
 def test_a_container_whose_children_forward_applies_one_by_one_is_not_applied_whole() -> None:
-    """``self.downs0[0](x)``, ``F.relu``, ``self.downs0[1](x)``: the first child is not
-    the container (forward applied ``self.downs0(x)``, both convs, then the second again,
-    and computed otherwise than the variants' classes)."""
+    """``getattr(self, f"downs{i}")[j](x)``, ``F.relu``: the first child is not the
+    container (forward applied ``self.downs0(x)``, both convs, then the second again,
+    and computed otherwise than the variants' classes). Forward runs the source's loops:
+    written out (``self.downs0[0](x)``, was 'the layer 'downs0.0' in a loop is not a
+    numbered child'), a class built with a third stage never applied it."""
     code = rolls_exactly(CHILDREN, "children", torch.randn(2, 3, 8, 8))
-    assert "        x = self.downs0[0](x)\n        x = F.relu(x)\n" in code, code
+    assert (
+        "        for i in range(self.n):\n"
+        "            for j in range(2):\n"
+        '                x = getattr(self, f"downs{i}")[j](x)\n'
+        "                x = F.relu(x)\n"
+    ) in code, code
 
 
 # a skip made by a module of the threaded tensor in each stage (FPN's lateral), the

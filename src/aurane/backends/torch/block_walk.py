@@ -299,7 +299,10 @@ class BlockWalk(_Walk):
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
             nests = inner
-            path = _progression(self.numbers[step.span], target, per)
+            # numbered on from loops before whose counts a class may take otherwise
+            # (range(n)), even where every call runs them alike: dense{n + j + 3}
+            counts = any(fixed_count(loop) is None for nest in earlier for loop in nest)
+            path = None if counts else _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
                 nests = (*inner, *earlier)
                 offset, fixed = _offset(earlier, step, len(inner), self.tr.triangles)
@@ -465,8 +468,10 @@ class BlockWalk(_Walk):
         self.numbers.setdefault(step.span, set()).add(point)
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
-        if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
-            return super()._place(step, node, made, depth, keep)  # every call names it alike
+        written = all(fixed_count(loop) is not None for nest in nests for loop in nest)
+        if written and len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
+            # every call names it alike, and so would any: the counts are numbers
+            return super()._place(step, node, made, depth, keep)
         if len(nests) == 1:
             per = _per(nests[0], step, self.tr.triangles)
             path = _progression(self.numbers[step.span], count_mark(0), per)

@@ -26,6 +26,8 @@ import math
 import re
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
+from itertools import takewhile
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
@@ -41,6 +43,7 @@ from aurane.backends.torch.named import (
 from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
+from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
@@ -707,6 +710,35 @@ def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
             out += _fill(branches[line], branches)
         else:
             out.append(line)
+    return out
+
+
+def without_empty_branches(lines: list[str]) -> list[str]:
+    """``__init__``'s lines without an ``if`` whose branches make nothing (``if act:``
+    around an activation that has no module): it was written with no body, which does
+    not compile; an empty branch beside others is ``pass``."""
+    out: list[str] = []
+    at = 0
+    while at < len(lines):
+        head = re.fullmatch(r"( *)if .+:", lines[at])
+        if head is None:
+            out.append(lines[at])
+            at += 1
+            continue
+        pad = head[1]
+        chain: list[tuple[str, list[str]]] = []
+        while at < len(lines) and (
+            not chain or re.fullmatch(rf"{pad}(?:elif .+|else):", lines[at]) is not None
+        ):
+            header = lines[at]
+            end = at + 1
+            while end < len(lines) and lines[end].startswith(f"{pad}{INDENT}"):
+                end += 1
+            chain.append((header, without_empty_branches(lines[at + 1 : end])))
+            at = end
+        if any(body for _, body in chain):
+            for header, body in chain:
+                out += [header, *(body or [f"{pad}{INDENT}pass"])]
     return out
 
 
@@ -1850,15 +1882,21 @@ def _roll_at(
             *_super_call(given, tr),
         ]
     assert inits is not None
-    inits = enumerated(_fill(inits, branches))
+    inits = enumerated(without_empty_branches(_fill(inits, branches)))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
 
-    def with_loops() -> tuple[list[str], list[str]]:
+    def with_loops(one_by_one: bool = False) -> tuple[list[str], list[str]]:
+        """Forward with the source's loops; ``one_by_one``: read from the variants'
+        forwards with each stage they apply whole applied a child a statement, the
+        inner loop then applying it whole again (``stage_apply.py``)."""
         assert looped is not None and forward is not None and inits is not None
-        each = [(g, t, e) for (_, g, _), t, e in zip(variants, own, envs, strict=True)]
+        each = [
+            (g, children_one_by_one(t, g) if one_by_one else t, e)
+            for (_, g, _), t, e in zip(variants, own, envs, strict=True)
+        ]
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         used = {s: name for s, name in indices.items() if s in indexed | starred}
-        return looped(
+        methods, stores = looped(
             network,
             each,
             loops,
@@ -1870,6 +1908,15 @@ def _roll_at(
             used,
             tr.triangles,
         )
+        return (whole_stages(methods) if one_by_one else methods), stores
+
+    def by_stages(why: Unsupported) -> tuple[list[str], list[str]]:
+        """``with_loops`` reading the stages the variants apply whole child by child;
+        ``why`` the source's loops could not be written where that fails too."""
+        try:
+            return with_loops(one_by_one=True)
+        except Unsupported:
+            raise why from None
 
     written: tuple[list[str], list[str]] | None = None
     refused: Unsupported | None = None  # why the source's loops could not be written
@@ -1890,11 +1937,22 @@ def _roll_at(
             if looped is None:
                 raise
             try:
-                if refused is not None:
-                    raise refused
-                methods, stores = with_loops()
-            except Unsupported as why:  # both reasons: why the loops could not be written
-                raise Unsupported(f"{differ}; with the source's loops, {why}") from None
+                methods, stores = by_stages(refused) if refused else with_loops()
+            except Unsupported as why:
+                try:
+                    methods, stores = by_stages(why)
+                except Unsupported as why:  # both reasons: why the loops could not be written
+                    raise Unsupported(f"{differ}; with the source's loops, {why}") from None
+        else:
+            # Forward written out for the count the variants agree on: where it applies
+            # the modules of a loop one by one, a class built with more would not apply
+            # them all, so the stages are tried child by child before giving up.
+            loop = _count_bound(inits, methods, [*fields, *params], envs) if refused else None
+            if refused is not None and loop is not None:
+                try:
+                    methods, stores = by_stages(refused)
+                except Unsupported:  # the class refuses another count
+                    inits[loop:loop] = _count_check(inits[loop], name, envs, refused)
     missing = [attr for attr in sorted(unnamed) if not _reads("\n".join(methods), attr)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
@@ -1924,6 +1982,132 @@ def _loops_over(inits: list[str], names: set[str]) -> bool:
         if head.startswith("for ") and names & set(re.findall(r"\w+", head.partition(" in ")[2])):
             return True
     return False
+
+
+def _count_bound(
+    inits: list[str], methods: list[str], names: list[str], envs: list[Mapping[str, Any]]
+) -> int | None:
+    """The index in ``__init__`` of the loop (``for i in range(n):``) whose modules a
+    forward written out for the variants' count reads one by one (``self.layer0(x)``,
+    ``self.downs1[0]``), where a class built with another count (an edited entry class)
+    makes others: more, which that forward would silently never apply. None where every such module is
+    applied through a container filled whole (``self.features(x)``, ``self.layer1(x)``),
+    or where the count cannot grow (``zip(layers, [1, 2, 2, 2])``, four in every variant).
+    ``names``: the network's parameters and constants; a loop reading the target of a
+    loop that reads them (``for j in range(n)`` in ``for i, (n, s) in ...``) counts too."""
+    forward = "\n".join(methods)
+    read = set(re.findall(r"\bself\.(\w+)", forward))
+    targets: set[str] = set()  # of the loops reading them: they follow from them
+    for index, line in enumerate(inits):
+        head = re.fullmatch(r"( *)for (.+) in (.+):", line)
+        words = set(re.findall(r"\w+", head[3])) if head else set()
+        if head is None or not (set(names) | targets) & words:
+            continue
+        targets |= set(re.findall(r"\w+", head[2]))
+        counts = [(_count(head[3], env), _count(head[3], _grown(env, names))) for env in envs]
+        if not targets & words and all(c is not None and c == g for c, g in counts):
+            continue  # bounded by a list written out
+        body = list(takewhile(partial(_under, head[1]), inits[index + 1 :]))
+        made = "\n".join(body)
+        kept = "\n".join(inits[index + 1 + len(body) :])  # a container filled, kept after
+        own = _templates(made)  # each iteration's own module: setattr(self, f"layer{i}", ...)
+        filled = re.findall(r"self\.(\w+)\.(?:append|add_module|extend)\(", made)
+        for local in re.findall(r"^ *(\w+)\.(?:append|add_module|extend)\(", made, re.M):
+            filled += re.findall(rf"^ *self\.(\w+) = {local}$", kept, re.M)
+            filled += _templates(kept, local)
+        one_by_one = (
+            attr
+            for attr in read
+            if any(re.fullmatch(pattern, attr) for pattern in own)
+            or (
+                any(re.fullmatch(pattern, attr) for pattern in filled)
+                and re.search(rf"\bself\.{attr}(?:\[|\.\w)", forward)
+            )
+        )
+        if next(one_by_one, None) is not None:
+            return index
+    return None
+
+
+def _count_check(
+    header: str, network: str, envs: list[Mapping[str, Any]], why: Unsupported
+) -> list[str]:
+    """The lines before the loop ``header`` of ``__init__`` (``for i, n in
+    enumerate(layers):``) that refuse a count other than the variants', for which forward
+    is written out (the source's loops could not be written: ``why``): ``if len(layers) !=
+    2: raise ValueError(...)``. Unsupported where the count is no expression of the
+    network's values alone, or the variants' counts differ."""
+    head = re.fullmatch(r"( *)for .+ in (.+):", header)
+    assert head is not None
+    iterable = head[2]
+    counts = {_count(iterable, env) for env in envs}
+    count = counts.pop() if len(counts) == 1 else None
+    if count is None or head[1] != INDENT * 2:
+        raise Unsupported(
+            f"forward would apply the modules of '{header.strip()[:-1]}' at the variants'"
+            f" count only; with the source's loops, {why}"
+        )
+    text = _count_text(iterable)
+    message = f'f"{network} is written for {text} == {count}, not {{{text}}}"'
+    return [
+        f"{INDENT * 2}if {text} != {count}:  # forward is written out for this count",
+        *wrap(3, "", f"raise ValueError({message})"),
+    ]
+
+
+def _count_text(iterable: str) -> str:
+    """How many items ``iterable`` (Python) gives, as Python: ``n`` of ``range(n)``,
+    ``len(layers)`` of ``enumerate(layers)``."""
+    tree = pyast.parse(iterable, mode="eval").body
+    if isinstance(tree, pyast.Call) and isinstance(tree.func, pyast.Name) and not tree.keywords:
+        if tree.func.id == "range" and len(tree.args) == 1:
+            return pyast.unparse(tree.args[0])
+        if tree.func.id == "enumerate" and len(tree.args) == 1:
+            return _count_text(pyast.unparse(tree.args[0]))
+        if tree.func.id == "zip":
+            return f"min({', '.join(_count_text(pyast.unparse(a)) for a in tree.args)})"
+    if isinstance(tree, pyast.List | pyast.Tuple):
+        return str(len(tree.elts))
+    return f"len({iterable})"
+
+
+def _under(pad: str, line: str) -> bool:
+    """Whether ``line`` is in the body of a loop whose header ``pad`` indents."""
+    return line.startswith(f"{pad} ")
+
+
+def _templates(lines: str, value: str = "") -> list[str]:
+    """Each module name ``lines`` set with a template (``setattr(self, f"layer{i + 1}",
+    stage)``, of ``value`` where given) as a pattern of the names it gives
+    (``layer\\d+``)."""
+    given = rf", {re.escape(value)}\)$" if value else ""
+    return [
+        r"\d+".join(map(re.escape, re.split(r"\{[^}]*\}", template)))
+        for template in re.findall(
+            rf'(?:setattr\(self, |self\.add_module\()f"([^"]+)"{given}', lines, re.M
+        )
+    ]
+
+
+def _count(iterable: str, env: Mapping[str, Any]) -> int | None:
+    """How many items the loop's ``iterable`` gives with ``env``'s values; None where it
+    does not evaluate with them alone."""
+    try:
+        return len(list(evaluate(iterable, env)))
+    except (Unsupported, TypeError):
+        return None
+
+
+def _grown(env: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+    """``env`` with each of ``names`` that is a count or a list larger."""
+    out = dict(env)
+    for name in names:
+        value = env.get(name)
+        if type(value) is int:
+            out[name] = value + 3
+        elif isinstance(value, list | tuple):
+            out[name] = type(value)([*value, *value])
+    return out
 
 
 def _reads(forward: str, attr: str) -> bool:

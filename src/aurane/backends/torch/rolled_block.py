@@ -62,6 +62,7 @@ from aurane.backends.torch.rolled import (
     loop_params,
     starred_loops,
     triangles,
+    without_empty_branches,
 )
 from aurane.backends.torch.rolled_forward import (
     SelfTranslator,
@@ -288,7 +289,7 @@ def _roll_block(
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
-    inits = enumerated(_fill(inits, branches))
+    inits = enumerated(without_empty_branches(_fill(inits, branches)))
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)

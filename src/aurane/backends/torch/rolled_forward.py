@@ -20,7 +20,7 @@ import ast as pyast
 import builtins
 import keyword
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from aurane.backends.torch.branches import widest_head
@@ -54,7 +54,7 @@ from aurane.backends.torch.rolled import (
     syntax_items,
 )
 from aurane.backends.torch.shown import show_named
-from aurane.backends.torch.stage_index import stage_indexed
+from aurane.backends.torch.stage_index import named_stage_indexed, stage_indexed
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.records import replace
@@ -437,6 +437,7 @@ class _ForwardWriter:
         self.given: dict[str, bool] = {}
         self.function_items = False  # those items are functions: ``named.function_items``
         self.targets: list[str | None] = []  # the loops' counts around the statement
+        self.loops: list[ast.For] = []  # the loops around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
         self.source_body: tuple[ast.ForwardStmt, ...] = ()  # the source's forward body
         self.skip: _Skip | None = None  # the names after such a loop (``_last_iteration``)
@@ -475,7 +476,10 @@ class _ForwardWriter:
             if depth == TOP:
                 self._not_folded(node, step, statement)
             if depth == TOP and node.span not in self.counted:
-                lines += self.skip.statement(list(statement)) if self.skip else statement
+                written = self.skip.statement(list(statement)) if self.skip else list(statement)
+                if step is not None and step.layer_holes:  # fc{n}: as __init__ names it
+                    written = self._templated(written, node, calls)
+                lines += self._after_loops(written, stmt, step)
                 continue
             if depth == TOP:  # dense3 = self.dense3(x) after a loop: its name counts it
                 mine = [_bare(line) for line in statement if _code(line)]
@@ -668,6 +672,8 @@ class _ForwardWriter:
     def _indexed(self, lines: list[str], layer: str, call: ast.Call) -> list[str]:
         """``self.layers[1]`` as ``self.layers[i]``: a numbered container ``layers.{i}``."""
         staged = stage_indexed(lines, layer, call, self.tr, self.env)
+        if staged is None:  # ``getattr(self, f"downs{i}")[j]``
+            staged = named_stage_indexed(lines, layer, call, self.tr, self.env)
         if staged is not None:  # ``self.stages[i][j]``
             return staged
         head, _, key = call.layer.rpartition(".") if call.layer else ("", "", "")
@@ -710,16 +716,75 @@ class _ForwardWriter:
         offset = int(index) - count
         if offset == 0:
             return target
-        return f"{target} + {offset}" if offset > 0 else f"{target} - {-offset}"
+        if offset < 0:
+            return f"{target} - {-offset}"
+        before = self._children_before(layer.rpartition(".")[0], self.loops[0])
+        if before is None or evaluate(before, self.env) != offset:
+            raise Unsupported(f"the children of '{layer}' made before its loop")
+        return f"{target} + {_operand(before)}"
+
+    def _after_loops(self, lines: list[str], stmt: Any, step: ast.Call | None) -> list[str]:
+        """``self.features[2]`` of ``as features.*`` outside loops, after a loop that
+        filled it too, as ``self.features[self.n]``: the number held for the variants'
+        count only."""
+        if step is None or step.layer is None or not step.layer.endswith(".*"):
+            return lines
+        head = step.layer[:-2]
+        before = self._children_before(head, stmt, step)
+        if before is None:
+            raise Unsupported(f"the children of '{head}' made before '{step.layer}'")
+        if before.isdigit():  # every count before is a number: as written
+            return lines
+        index = evaluate(before, self.env)
+        pattern = re.compile(rf"\bself\.{re.escape(head)}\[{index}\](?![\w.\[])")
+        if not any(pattern.search(line) for line in lines):
+            raise Unsupported(f"the child '{head}.{index}' made after a loop")
+        return [pattern.sub(f"self.{head}[{before}]", line) for line in lines]
+
+    def _children_before(self, head: str, until: Any, step: ast.Call | None = None) -> str | None:
+        """How many children of ``head`` (``as stack.*``) the statements before ``until``
+        (a statement of forward's body) make, and ``until`` itself before ``step``, as
+        forward reads it: ``2``, or ``self.n`` after a loop of ``n`` (a number there held
+        for the variants' count only, ``self.features[j + 2]``); None where an earlier
+        statement makes them in a nested loop or a branch."""
+
+        def children(items: Iterable[object]) -> int:
+            return sum(
+                isinstance(item, ast.Call | ast.Chain) and item.layer == f"{head}.*"
+                for item in items
+            )
+
+        made, counts = 0, dict[str, int]()  # each loop's count: how many children it makes
+        if step is not None:  # the steps of ``until`` before this one
+            items = list(syntax_items(until))
+            made = children(items[: next(i for i, item in enumerate(items) if item is step)])
+        for stmt in self.source_body[: self.source_body.index(until)]:
+            each_time = children(syntax_items(stmt))
+            if not each_time:
+                continue
+            if isinstance(stmt, ast.If) or (
+                isinstance(stmt, ast.For)
+                and any(isinstance(s, ast.For | ast.If) for s in syntax_items(stmt.body))
+            ):
+                return None
+            if not isinstance(stmt, ast.For):
+                made += each_time
+                continue
+            each = _length(stmt.iterable, self.tr)
+            counts[each] = counts.get(each, 0) + each_time
+        terms = [each if k == 1 else f"{k} * {_operand(each)}" for each, k in counts.items()]
+        return " + ".join([*terms, *([str(made)] if made or not terms else [])])
 
     def loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         if self.skip is not None and self.skip.open:  # its statements keep the own names
             raise Unsupported(f"a loop after the skip '{self.skip.skip}' before it is joined")
         self.targets.append(self.indices.get(stmt.span) or count_target(stmt))
+        self.loops.append(stmt)
         try:
             return self._loop(stmt, depth, frames)
         finally:
             self.targets.pop()
+            self.loops.pop()
 
     def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         written = isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr)
