@@ -1,0 +1,106 @@
+"""The parameters of a block whose values decide its structure rather than a number in it:
+those its loops count by (``for i in range(n)``, ``for w in widths``) and those its ``if``
+tests read (``if act:``), directly or through a constant. A class written out for one
+call's values folds them, so it may take them only if it refuses any other value
+(``param_blocks.ParamClasses``) or runs the source's loops (``rolled_block.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aurane.records import fields, is_record
+from aurane.source import Span
+from aurane.syntax import ast
+
+
+def count_names(expr: Any) -> set[str]:
+    """The names a loop's iterable reads for its count (``range(k)``: ``k``; ``zip(widths,
+    [act, gelu])``: ``widths``, the items of a list written out leave it fixed)."""
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, ast.ListExpr | ast.TupleExpr):
+        return set()
+    if isinstance(expr, tuple):
+        return {name for item in expr for name in count_names(item)}
+    if is_record(expr) and not isinstance(expr, Span):
+        return {name for f in fields(expr) for name in count_names(getattr(expr, f.name))}
+    return set()
+
+
+def _names(expr: Any) -> set[str]:
+    """Every name ``expr`` reads (a list written out included)."""
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, tuple):
+        return {name for item in expr for name in _names(item)}
+    if is_record(expr) and not isinstance(expr, Span):
+        return {name for f in fields(expr) for name in _names(getattr(expr, f.name))}
+    return set()
+
+
+def _through_constants(model: ast.Model, names: set[str]) -> set[str]:
+    """``names`` with the names the block's constants among them read, in turn."""
+    constants = {f.name: f.value for f in model.fields}
+    found = set(names)
+    pending = list(names & constants.keys())
+    while pending:
+        value = constants[pending.pop()]
+        for name in _names(value) - found:
+            found.add(name)
+            if name in constants:
+                pending.append(name)
+    return found
+
+
+def loop_params(model: ast.Model) -> frozenset[str]:
+    """The block's parameters that the iterables of its loops read, directly or through
+    a constant (``for i in range(k)``, ``for w in widths``): its loops' counts depend on
+    them."""
+    constants = {f.name: count_names(f.value) for f in model.fields}
+    found: set[str] = set()
+    pending = list(model.forward.body if model.forward is not None else ())
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, ast.For):
+            names = count_names(stmt.iterable)
+            found |= names.union(*(constants[n] for n in names & constants.keys()))
+            pending += stmt.body
+        elif isinstance(stmt, ast.If):
+            pending += [inner for branch in stmt.branches for inner in branch.body]
+    return frozenset(found & {p.name for p in model.params})
+
+
+def branch_params(model: ast.Model) -> frozenset[str]:
+    """The block's parameters that its ``if`` tests read, directly or through a constant
+    (``if act:``, ``if width > 4:``): a class written for one call keeps one branch."""
+    found: set[str] = set()
+    pending = list(model.forward.body if model.forward is not None else ())
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, ast.For):
+            pending += stmt.body
+        elif isinstance(stmt, ast.If):
+            for branch in stmt.branches:
+                found |= _names(branch.test)
+                pending += branch.body
+    return frozenset(_through_constants(model, found) & {p.name for p in model.params})
+
+
+def branches_on_iterations(model: ast.Model) -> bool:
+    """Whether an ``if`` in a loop tests the loop's targets (``if i == n - 1:``): the
+    roller numbers a branch's unnamed modules by the iterations its calls take it at,
+    which calls agreeing on the count cannot tell apart from another progression."""
+
+    def walk(body: tuple[ast.ForwardStmt, ...], targets: frozenset[str]) -> bool:
+        for stmt in body:
+            if isinstance(stmt, ast.For):
+                names = frozenset(name for name, _ in stmt.target.names())
+                if walk(stmt.body, targets | names):
+                    return True
+            elif isinstance(stmt, ast.If):
+                for branch in stmt.branches:
+                    if targets & _names(branch.test) or walk(branch.body, targets):
+                        return True
+        return False
+
+    return walk(model.forward.body if model.forward is not None else (), frozenset())
