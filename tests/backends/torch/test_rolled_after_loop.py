@@ -108,12 +108,17 @@ def test_a_loop_over_a_list_counts_by_its_length() -> None:
 SAME_COUNT = MLP.replace("MLP(16, 3) as b", "MLP(8, 2) as b")
 
 
-def test_calls_at_one_count_keep_the_plain_name() -> None:
-    """Every call runs the loop twice: the module after it is ``self.dense3`` as before."""
+def test_calls_at_one_count_still_run_the_loop() -> None:
+    """Every call runs the loop twice, and the one class still takes ``n``: it runs the
+    source's loop (written out for two, ``MLP(8, 16, 3)`` silently built two layers),
+    naming the module after it by the count (``dense3`` at the calls' count, as before)."""
     notes, code = roll_notes(SAME_COUNT)
     assert notes == [], notes
-    assert "self.dense3 = nn.Linear(" in code, code
-    assert 'f"dense{n + 1}"' not in code, code
+    assert '        setattr(self, f"dense{n + 1}", nn.Linear(channels, 4))\n' in code, code
+    one, _, _ = build(SAME_COUNT, "same_count_one")
+    per_call, _, _ = build(SAME_COUNT, "same_count_flat", roll=False)
+    mine, _ = built_alike(one, per_call, "Net")
+    assert "b.dense3.weight" in mine.state_dict()
 
 
 READ_LATER = MLP.replace(

@@ -271,19 +271,19 @@ def test_a_count_parameter_passed_on_to_an_inner_block(monkeypatch: pytest.Monke
     assert found and found[0].startswith("Stage with n=0 (at 's'): "), found
 
 
-def test_a_class_written_for_its_calls_count_keeps_a_class_per_call() -> None:
-    """Rows whose counts are all 1: ``Inner``'s class is written for that count (one
-    ``dense1``, no loop), so a ``Stage`` passing it ``k`` from other rows would build the
-    wrong ``Inner``: a located note (it rolled, and ``Stage(4, ((8, 2),))`` built one
-    layer where the source says two; ``roll_check`` finds it at ``cfg[0][1]=2``)."""
+def test_rows_whose_counts_agree_pass_them_on_to_a_rolled_inner_class() -> None:
+    """Rows whose counts are all 1: ``Inner``'s calls agree on the count, and its one
+    class still runs the source's loop (it was written for that count, one ``dense1``,
+    so a ``Stage`` passing it ``k`` from other rows kept a class per call with a note):
+    one ``Stage``, which ``roll_check`` builds at ``cfg[0][1]=2`` (two layers) and 0."""
     source = NUMBERS.replace("ROWS", "[(8, 1), (6, 1)]").replace("[(4, 3)]", "[(4, 1)]")
     notes, code = roll_notes(source)
-    assert notes == [
-        "block 'Stage' at 6:7: the class 'Inner' is written for the count k = 1 its calls"
-        " give, not for 'k'"
-    ], notes
-    assert "class Stage_2(" in code
-    assert check_source(source) == []
+    assert notes == [], notes
+    assert "class Stage_2(" not in code, code
+    assert "        for i in range(k):\n" in code, code
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["other arguments"] >= 4, counts
 
 
 TABLE = """\

@@ -33,7 +33,18 @@ from aurane.backends.torch.branches import (
 )
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inline import inlined_source
-from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
+from aurane.backends.torch.loop_counts import (
+    branch_params,
+    branches_on_iterations,
+    loop_params,
+)
+from aurane.backends.torch.modules import (
+    INDENT,
+    ClassPlan,
+    attribute_namespace,
+    emit_class,
+    wrap,
+)
 from aurane.backends.torch.named import (
     default_function,
     function_of,
@@ -72,6 +83,9 @@ class _Class:
     # a rolled class takes the operations in its list arguments as functions
     # (``((8, F.relu), (4, torch.exp))``: ``named.function_items``), not module factories
     function_items: bool = False
+    # a class written out for its calls' counts or branches that still takes the values
+    # deciding them: the lines refusing any other value (``if n != 2: raise ...``)
+    guards: list[str] = field(default_factory=list)
 
 
 class _Scopes:
@@ -308,6 +322,9 @@ class ParamClasses:
                 self._join(name)
             if roll is not None and name in self.models:
                 self._roll(name, roll)
+            if roll is not None and name in self.models:
+                for cls in self.classes.get(name, {}).values():
+                    cls.guards = self._guards(cls, self.models[name])
 
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
@@ -636,7 +653,16 @@ class ParamClasses:
         """The classes of one block as one class with the source's loops (issue 24 item 3),
         when ``roll`` can write it; the classes left are then one."""
         classes = list(self.classes.get(model, {}).values())
-        if len(classes) < 2 or any(len(c.members) != len(c.graphs) for c in classes):
+        if not classes or any(len(c.members) != len(c.graphs) for c in classes):
+            return
+        # one class for calls that agree on the counts still takes them: it runs the
+        # source's loops (or, unrolled, refuses another count: ``_guards``)
+        counted = loop_params(self.models[model]) & set(classes[0].params)
+        if len(classes) < 2 and (
+            not counted
+            or classes[0].lines is not None
+            or branches_on_iterations(self.models[model])  # one count cannot tell
+        ):
             return
         instances = [(g, m) for c in classes for g, m in zip(c.graphs, c.members, strict=True)]
         found = roll(
@@ -674,6 +700,50 @@ class ParamClasses:
         for graph in rolled.graphs:
             self.by_graph[id(graph)] = rolled
         self.classes[model] = {("0",): rolled}
+
+    def _guards(self, cls: _Class, model: ast.Model) -> list[str]:
+        """The lines at the top of ``__init__`` of ``cls``, written out for its calls,
+        that refuse a value of a parameter it takes that its calls' loops counted by or
+        ``if`` tests read other than the calls' (issue 24 item 3: a class may take an
+        argument only if it builds what the source says for any value); none for a class
+        joined over branches or rolled (``lines``), which computes them."""
+        if cls.lines is not None:
+            return []
+        deciding = loop_params(model) | branch_params(model)
+        out: list[str] = []
+        for param in cls.params:
+            if param not in deciding or param in cls.ops or param in cls.functions:
+                continue
+            values: list[Any] = []
+            for graph in cls.graphs:
+                value = plain({**graph.block_defaults, **graph.block_args}.get(param))
+                if value not in values:
+                    values.append(value)
+            texts = [self._value_text(v, cls.function_items) for v in values]
+            if len(texts) == 1:
+                wanted = f"{param} == {texts[0]}"
+                test = f"{param} != {texts[0]}"
+                if isinstance(values[0], bool):  # if act: rather than if act != True:
+                    test = param if not values[0] else f"not {param}"
+            else:
+                wanted = f"{param} in ({', '.join(texts)})"
+                test = f"{param} not in ({', '.join(texts)})"
+            said = f"{cls.name} is written for {wanted}".replace("{", "{{").replace("}", "}}")
+            quote = "'" if '"' in said else '"'  # acts == ("exp", nn.ReLU)
+            message = f"f{quote}{said}, not {{{param}}}{quote}"
+            out += [
+                f"{INDENT * 2}if {test}:  # written out for this value",
+                *wrap(3, "", f"raise ValueError({message})"),
+            ]
+        return out
+
+    def guarded(self, plan: ClassPlan, lines: list[str]) -> list[str]:
+        """``lines`` of the class of ``plan`` with its ``_guards`` after ``super().__init__()``."""
+        cls = next((c for c in self._all() if c.plan is plan), None)
+        if cls is None or not cls.guards:
+            return lines
+        at = lines.index(f"{INDENT * 2}super().__init__()") + 1
+        return [*lines[:at], *cls.guards, *lines[at:]]
 
     def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
         graphs = [g for c in classes for g in c.graphs]

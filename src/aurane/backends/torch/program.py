@@ -237,8 +237,11 @@ class TorchCodeGenerator:
         classes = [
             "\n".join(
                 self._blocks.text(p)
-                or self._blocks.merge_comments(
-                    p, emit_class(p, self._class_of, module_names, self._blocks.call_args)
+                or self._blocks.guarded(
+                    p,
+                    self._blocks.merge_comments(
+                        p, emit_class(p, self._class_of, module_names, self._blocks.call_args)
+                    ),
                 )
             )
             for p in plans

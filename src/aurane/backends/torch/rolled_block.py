@@ -223,8 +223,8 @@ def _roll_block(
 ) -> RolledBlock:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
-    if forward is None or len(instances) < 2:
-        raise Unsupported("a block with one instance")
+    if forward is None or not instances:
+        raise Unsupported("a block without forward")
     _unnamed_layers_given([g for g, _ in instances])
     if not _loops(forward.body):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
