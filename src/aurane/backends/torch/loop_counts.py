@@ -104,3 +104,11 @@ def branches_on_iterations(model: ast.Model) -> bool:
         return False
 
     return walk(model.forward.body if model.forward is not None else (), frozenset())
+
+
+def read_params(model: ast.Model) -> frozenset[str]:
+    """The block's parameters its forward or constants read at all (one it ignores,
+    ``head_dim`` of a block without attention, may take any value)."""
+    body = model.forward.body if model.forward is not None else ()
+    found = _names(body) | _names(tuple(f.value for f in model.fields))
+    return frozenset(found & {p.name for p in model.params})

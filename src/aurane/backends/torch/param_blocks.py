@@ -37,6 +37,7 @@ from aurane.backends.torch.loop_counts import (
     branch_params,
     branches_on_iterations,
     loop_params,
+    read_params,
 )
 from aurane.backends.torch.modules import (
     INDENT,
@@ -710,6 +711,11 @@ class ParamClasses:
         if cls.lines is not None:
             return []
         deciding = loop_params(model) | branch_params(model)
+        # and one the source reads that the class never does: folded into a number
+        # (``nn.LayerNorm((2, 3, 8))`` for ``axes=p0``)
+        body = "\n".join(cls.members[0][1:]) if cls.members else ""
+        body = body.split("super().__init__()", 1)[-1]
+        deciding |= {p for p in read_params(model) if not re.search(rf"\b{p}\b", body)}
         out: list[str] = []
         for param in cls.params:
             if param not in deciding or param in cls.ops or param in cls.functions:
