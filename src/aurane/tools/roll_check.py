@@ -14,9 +14,13 @@ must then build and compute what the source says. For a program, this check:
   to) and compares it with the class of one call that a program calling it that way
   compiles to.
 
-The classes checked are the rollers' (``rolled_blocks``) and every other block class
+The classes checked are the rollers' (``rolled_blocks``), every other block class
 that serves calls the per-call build writes as several classes (``Sel`` for ``Sel`` and
-``Sel_2``: calls joined over their ``if`` branches, ``branches.py``).
+``Sel_2``: calls joined over their ``if`` branches, ``branches.py``), and every block class
+whose constructor takes a parameter of the block (``Stack(in_features, width, n)``, also
+one class for calls that agree on ``n``). A class written out for its calls' values that
+refuses another (``ValueError: Stack is written for n == 2, not 3``) passes: it is not
+silently wrong.
 
 A value the roller folded in (``causal=True`` where the source has ``causal=p1``, a
 normalised shape fixed by the calls' sizes) holds at the program's calls and is found at
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import functools
 import inspect
+import re
 import types
 from collections import Counter
 from collections.abc import Iterator
@@ -39,6 +44,9 @@ from aurane.stages import CompilationError
 from aurane.syntax import ast
 
 ENTRY = "Net"  # the fuzz programs' top-level model
+# a class written out for its calls' values refusing another (``param_blocks._guards``,
+# ``rolled._count_check``): not silently wrong
+REFUSED = re.compile(r"^\w+ is written for .+, not ")
 
 
 def _module(code: str, name: str) -> types.ModuleType:
@@ -106,6 +114,10 @@ def _same(cls: type, args: Any, kwargs: Any, theirs: Any, given: tuple[Any, Any]
 
     try:
         mine = cls(*args, **kwargs)
+    except ValueError as error:
+        if REFUSED.search(str(error)):  # written out for other values, and says so
+            return None
+        return f"cannot be built: ValueError: {error}"
     except Exception as error:  # noqa: BLE001 - a class the source's arguments cannot build
         return f"cannot be built: {type(error).__name__}: {error}"
     if list(mine.state_dict()) != list(theirs.state_dict()):
@@ -147,10 +159,11 @@ def _at_calls(
         for name, calls in block_call_sets(graphs).items()
         if len(calls) > 1 and isinstance(getattr(rolled, name, None), type)
     }
-    if not names and not several:
+    taken = _taking_params(program, rolled)
+    if not names and not several and not taken:
         return [], {}, program, rolled
     _, _, flat, _ = _compiled(source, roll=False)
-    names = names | {name for name in several if hasattr(flat, f"{name}_2")}
+    names = names | taken | {name for name in several if hasattr(flat, f"{name}_2")}
     if not names:
         return [], {}, program, rolled
     _recording(rolled, names)
@@ -172,6 +185,21 @@ def _at_calls(
         if found is not None:
             problems.append(f"{name} at '{path}' ({_shown(args, kwargs)}): {found}")
     return problems, calls, program, rolled
+
+
+def _taking_params(program: Any, module: types.ModuleType) -> frozenset[str]:
+    """The block classes of ``module`` whose constructor takes a parameter of the block
+    (``n`` of ``Stack(width, n)``): each must build what the source says at any value
+    it accepts, also one written for calls that agree (issue 24 item 3)."""
+    found = set()
+    for model in program.models:
+        cls = getattr(module, model.name, None)
+        if not model.params or model.forward is None or not isinstance(cls, type):
+            continue
+        taken = inspect.signature(cls).parameters
+        if any(param.name in taken for param in model.params):
+            found.add(model.name)
+    return frozenset(found)
 
 
 def _shown(args: Any, kwargs: Any) -> str:
