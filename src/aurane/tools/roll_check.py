@@ -92,7 +92,10 @@ def _run(net: Any, graph: Any, paths: list[str]) -> dict[str, tuple[Any, Any]]:
     seen: dict[str, tuple[Any, Any]] = {}
     handles = []
     for path in paths:
-        module = net.get_submodule(path)
+        try:
+            module = net.get_submodule(path)
+        except AttributeError:  # a call inside a rolled class the other build names apart
+            continue
 
         def hook(_: Any, args: Any, kwargs: Any, __path: str = path) -> None:
             seen.setdefault(__path, (args, kwargs))
