@@ -270,7 +270,8 @@ def _counted(
     """The block's parameters a loop may count by, whose literals may be 0 (a loop running
     no iteration): those the iterables of its loops read (``range(k)``), and those it
     passes on to such a parameter of an inner block (``x -> Inner(w, k)``)."""
-    from aurane.backends.torch.rolled import loop_params, syntax_items
+    from aurane.backends.torch.loop_counts import loop_params
+    from aurane.backends.torch.rolled import syntax_items
 
     found = set(loop_params(model))
     for item in syntax_items(model.forward.body if model.forward is not None else ()):

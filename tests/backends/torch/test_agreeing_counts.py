@@ -178,13 +178,21 @@ REFUSED: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+# the located notes of the count forms the roller does not write
+NOTES = {
+    "branch_on_the_iteration": [
+        "block 'Stack' at 1:7: an 'if' on a loop's iteration, at one count"
+    ],
+    "loop_the_roller_cannot_write": ["block 'Stack' at 1:7: a loop between 's = x' and its join"],
+}
+
+
 @pytest.mark.parametrize("form", sorted(REFUSED))
 def test_a_class_written_out_refuses_another_value(form: str) -> None:
     block, calls, other, error = REFUSED[form]
     source = program(block, calls)
     notes, code = roll_notes(source)
-    if form == "loop_the_roller_cannot_write":
-        assert notes == ["block 'Stack' at 1:7: a loop between 's = x' and its join"], notes
+    assert notes == NOTES.get(form, []), notes
     assert CLASS.findall(code) == ["Stack", "Net"], code
     rolled, _, _ = build(source, f"refused_{form}")
     per_call, _, _ = build(source, f"refused_{form}_flat", roll=False)
@@ -209,3 +217,19 @@ def test_roll_check_finds_a_class_written_for_the_calls_count(
     monkeypatch.setattr(param_blocks, "read_params", lambda model: frozenset())
     found = check_source(source)
     assert found and found[0].startswith("Stack with n=3 (at 'a'): state-dict keys"), found
+
+
+def test_the_note_says_the_class_is_written_out_for_the_calls_count() -> None:
+    """One class for agreeing calls is no class per call: ``aurane compile``'s note says
+    it is written out for their count."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    block = REFUSED["branch_on_the_iteration"][0]
+    parsed, graphs, _ = prepare_program(program(block, "Stack(6, 2)"), filename="n.aur")
+    generator = TorchCodeGenerator(parsed, graphs)
+    generator.generate()
+    assert [f.note for f in generator.roll_fallbacks] == [
+        "block 'Stack' at 1:7 is written out for its calls' counts (refusing another):"
+        " an 'if' on a loop's iteration, at one count"
+    ]

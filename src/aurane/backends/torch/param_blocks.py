@@ -308,6 +308,9 @@ class ParamClasses:
         # per block, those it takes as module factories (applied by named steps only:
         # ``functools.partial(nn.LogSoftmax, dim=-1)`` beside ``nn.GELU``)
         self.factories: dict[str, dict[str, str | None]] = {}
+        # the blocks whose one class for calls agreeing on a count is written out for it
+        # (and refuses another, ``_guards``), each with why the roller was not tried
+        self.refused: list[tuple[str, str]] = []
         self.globals.allocate_all(instances)
         # every instance of a block, then its classes joined, before any of its callers
         for name in TopologicalSorter(callees).static_order():
@@ -659,11 +662,11 @@ class ParamClasses:
         # one class for calls that agree on the counts still takes them: it runs the
         # source's loops (or, unrolled, refuses another count: ``_guards``)
         counted = loop_params(self.models[model]) & set(classes[0].params)
-        if len(classes) < 2 and (
-            not counted
-            or classes[0].lines is not None
-            or branches_on_iterations(self.models[model])  # one count cannot tell
-        ):
+        if len(classes) < 2 and (not counted or classes[0].lines is not None):
+            return
+        if len(classes) < 2 and branches_on_iterations(self.models[model]):
+            # one count cannot tell how the branch numbers its modules: written out
+            self.refused.append((model, "an 'if' on a loop's iteration, at one count"))
             return
         instances = [(g, m) for c in classes for g, m in zip(c.graphs, c.members, strict=True)]
         found = roll(
@@ -731,6 +734,8 @@ class ParamClasses:
                 test = f"{param} != {texts[0]}"
                 if isinstance(values[0], bool):  # if act: rather than if act != True:
                     test = param if not values[0] else f"not {param}"
+                elif values[0] is None:
+                    wanted, test = f"{param} is None", f"{param} is not None"
             else:
                 wanted = f"{param} in ({', '.join(texts)})"
                 test = f"{param} not in ({', '.join(texts)})"

@@ -35,7 +35,7 @@ from aurane.backends.torch.param_blocks import ParamClasses, function_sources
 from aurane.backends.torch.rolled import LoopWidth, Unsupported, roll
 from aurane.backends.torch.rolled_block import roll_block, stored_width
 from aurane.ir.graph import Graph
-from aurane.records import record
+from aurane.records import record, replace
 from aurane.semantics.constants import resolve_block
 from aurane.source import Span
 from aurane.sourcemap import PREFIX, class_maps, line_table, render_table
@@ -57,6 +57,9 @@ class RollFallback:
     name: str
     span: Span
     reason: str
+    # a block whose calls agree on its loops' counts: one class, written out for them
+    # (``ParamClasses._guards``: another count raises ValueError)
+    agreeing: bool = False
 
     def __str__(self) -> str:
         return f"{self.kind} '{self.name}' at {self.span}: {self.reason}"
@@ -64,8 +67,11 @@ class RollFallback:
     @property
     def note(self) -> str:
         """The line ``aurane compile`` prints for it (after ``note: ``)."""
+        where = f"{self.kind} '{self.name}' at {self.span}"
+        if self.agreeing:
+            return f"{where} is written out for its calls' counts (refusing another): {self.reason}"
         each = "call" if self.kind == "block" else "variant"
-        return f"{self.kind} '{self.name}' at {self.span} stays one class per {each}: {self.reason}"
+        return f"{where} stays one class per {each}: {self.reason}"
 
 
 class TorchCodeGenerator:
@@ -134,6 +140,13 @@ class TorchCodeGenerator:
             roll=self._roll_block if self.roll_networks else None,
             function_items=self._function_items,
         )
+        for index, found in enumerate(self.roll_fallbacks):  # one class, written out
+            if found.kind == "block" and len(self._blocks.classes.get(found.name, {})) == 1:
+                self.roll_fallbacks[index] = replace(found, agreeing=True)
+        for block, reason in self._blocks.refused:
+            model = self._models[block]
+            fallback = RollFallback("block", block, model.name_span, reason, agreeing=True)
+            self.roll_fallbacks.append(fallback)
         for inner in self._read_widths:  # channels = layer.out_channels: the class stores it
             self._blocks.edit_lines(inner, stored_width)
         self.class_names = {}

@@ -36,6 +36,7 @@ from typing import Any
 
 from aurane.backends.torch.block_walk import BlockWalk, _makes_module
 from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.loop_counts import loop_params
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import function_value, signature_default, stored_function
 from aurane.backends.torch.param_blocks import (
@@ -59,7 +60,6 @@ from aurane.backends.torch.rolled import (
     evaluate,
     keyed_stages,
     loop_indices,
-    loop_params,
     starred_loops,
     triangles,
     without_empty_branches,
