@@ -299,14 +299,16 @@ class BlockWalk(_Walk):
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
             nests = inner
-            # numbered on from loops before whose counts a class may take otherwise
-            # (range(n)), even where every call runs them alike: dense{n + j + 3}
-            counts = any(fixed_count(loop) is None for nest in earlier for loop in nest)
-            path = None if counts else _progression(self.numbers[step.span], target, per)
-            if path is None and earlier:  # numbered on from loops the calls run differently
+            path = None
+            if earlier:  # numbered on from the loops before, whatever counts the calls gave
+                # (where no call runs both, ``dense{i + 1}`` fits the visits too, but a
+                # class built to run both would make the second loop's modules again)
                 nests = (*inner, *earlier)
                 offset, fixed = _offset(earlier, step, len(inner), self.tr.triangles)
                 path = _progression(self.numbers[step.span], target, per, offset, fixed)
+            if path is None:
+                nests = inner
+                path = _progression(self.numbers[step.span], target, per)
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.paths[step.span] = path

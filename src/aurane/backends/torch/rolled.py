@@ -1882,7 +1882,7 @@ def _roll_at(
             *_super_call(given, tr),
         ]
     assert inits is not None
-    inits = enumerated(without_empty_branches(_fill(inits, branches)))
+    inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
 
     def with_loops(one_by_one: bool = False) -> tuple[list[str], list[str]]:
@@ -2167,6 +2167,60 @@ def _whole(text: str, stages: set[str]) -> str:
         if re.search(rf"self\.{re.escape(stage)}\[[1-9]", text) is None:
             text = text.replace(f"self.{stage}[0](", f"self.{stage}(")
     return text
+
+
+def stages_in_order(inits: list[str]) -> list[str]:
+    """A loop filling a container (``stage = nn.Sequential()``, the loop, ``self.layers =
+    stage``) whose body makes other modules too (``batchnorm{i + 1}``): the classes of one
+    call register the container where its first child is, before the first iteration's
+    other modules, so it is made before the loop (``self.layers = nn.Sequential()``, filled
+    by ``self.layers.append(...)``) and keeps the state dict's order. Where the body makes
+    another module before the container's first child, no one place writes that order."""
+    out = list(inits)
+    dropped: set[int] = set()  # the bindings after their loops, now made before them
+    for index, line in enumerate(inits):
+        made = re.fullmatch(rf"( *){STAGE} = nn\.Sequential\(\)", line)
+        pad = made[1] if made is not None else ""
+        following = inits[index + 1] if index + 1 < len(inits) else ""
+        if made is None or not following.startswith(f"{pad}for "):
+            continue
+        end = next(
+            (
+                later
+                for later in range(index + 2, len(inits))
+                if inits[later].strip() and not inits[later].startswith(pad + INDENT)
+            ),
+            len(inits),
+        )
+        bound = inits[end] if end < len(inits) else ""
+        if not bound.endswith((f" = {STAGE}", f", {STAGE})", f"({STAGE})")):
+            continue
+        registers = [b for b in inits[index + 2 : end] if _registers(b)]
+        if all(f"{STAGE}." in b for b in registers):
+            continue  # the container's children only: it may be bound after them
+        if f"{STAGE}." not in registers[0]:
+            named = re.search(rf'self\.(\w+) = {STAGE}|setattr\(self, f?"([^"]+)"', bound)
+            container = (named[1] or named[2]) if named is not None else bound.strip()
+            raise Unsupported(f"a module made in a loop before the first child of '{container}'")
+        simple = re.fullmatch(rf"{pad}(self\.\w+) = {STAGE}", bound)
+        if simple is not None:  # self.layers = nn.Sequential(), filled as self.layers
+            out[index] = f"{pad}{simple[1]} = nn.Sequential()"
+            for at in range(index + 2, end):
+                out[at] = re.sub(rf"(?<![\w.]){STAGE}\.", f"{simple[1]}.", out[at])
+            dropped.add(end)
+        else:  # setattr(self, f"...", stage) or self.stages.append(stage): bound first
+            out[index + 1 : end + 1] = [bound, *inits[index + 1 : end]]
+    return [line for at, line in enumerate(out) if at not in dropped]
+
+
+def _registers(line: str) -> bool:
+    """Whether a line of ``__init__`` registers a module (on ``self`` or a container)."""
+    text = line.strip()
+    return (
+        text.startswith(("self.", "setattr(self", f"{STAGE}."))
+        and ("nn." in text or "(" in text)
+        and not re.match(r"self\.\w+ = [\w.]+$", text)  # self.n = n: a stored value
+    )
 
 
 def keyed_stages(inits: list[str], forward: str) -> list[str]:

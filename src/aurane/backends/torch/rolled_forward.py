@@ -150,7 +150,11 @@ def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> 
     if len(statements) != len(graph.nodes) + 1:
         raise Unsupported("a forward that is not one statement per layer")
     for index, node in enumerate(graph.nodes):
-        attr = next((applied[p] for p, f in graph.block_ops.items() if node.id in f.nodes), None)
+        # a parameter taken as a module class (every call applies it) is not in ``applied``
+        attr = next(
+            (applied[p] for p, f in graph.block_ops.items() if p in applied and node.id in f.nodes),
+            None,
+        )
         if attr is None:
             continue
         statement = statements[index]
