@@ -59,6 +59,7 @@ from aurane.backends.torch.rolled import (
     loop_indices,
     starred_loops,
     triangles,
+    untracked_sizes,
 )
 from aurane.backends.torch.rolled_forward import (
     SelfTranslator,
@@ -371,6 +372,7 @@ def _walked_inits(
     counted: dict[Span, Counts] = {}
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     indexed: set[Span] = set()  # loops over items whose counts name modules
+    untracked: dict[tuple[Span, str], int] = {}  # modules reading sizes not threaded
     inits: list[str] | None = None
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
@@ -387,6 +389,7 @@ def _walked_inits(
             walk.empty_loops = empty_loops
             walk.operation_of = _operation_of(functions_of)
             walk.function_items = function_items
+            walk.untracked = untracked
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -407,6 +410,7 @@ def _walked_inits(
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
+    untracked_sizes(untracked)
     return inits, branches, paths, counted, indexed
 
 
