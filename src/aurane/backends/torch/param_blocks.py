@@ -17,7 +17,7 @@ own class (``BasicBlock_2``). Shape comments that differ between the calls are l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from graphlib import TopologicalSorter
 from typing import Any
 
@@ -48,8 +48,9 @@ from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, record, replace
-from aurane.semantics.symbolic import InputSize, Leaf, is_symbolic, plain
+from aurane.semantics.symbolic import InputSize, Leaf, Ref, is_symbolic, plain
 from aurane.semantics.values import OpValue
+from aurane.source import Span
 from aurane.syntax import ast
 
 
@@ -81,11 +82,18 @@ class _Scopes:
     the constructor stores."""
 
     def __init__(
-        self, graph: Graph, params: tuple[str, ...], unfolded: frozenset[int] = frozenset()
+        self,
+        graph: Graph,
+        params: tuple[str, ...],
+        unfolded: frozenset[int] = frozenset(),
+        folded: frozenset[str] = frozenset(),
     ) -> None:
         """``unfolded``: the spatial axes of the input that the block's calls give
-        differently: the constructor takes them (``in_height``), not their numbers."""
+        differently: the constructor takes them (``in_height``), not their numbers;
+        ``folded``: parameters the class does not take (a loop count its calls give alike,
+        ``ParamClasses._join``): a number read from one is written as its value."""
         rank = len(graph.input_value.shape or ()) - 1
+        self.folded = folded
         self.inputs = input_names(rank, params, unfolded)
         self.unfolded = unfolded
         self.more = later_input_names(graph, (*params, *self.inputs))
@@ -124,9 +132,15 @@ class _Scopes:
     def folds(self, leaf: Leaf) -> bool:
         """A spatial size every call gives alike: no constructor argument, so the
         constructor writes its value."""
+        if isinstance(leaf, Ref):
+            return leaf.name in self.folded
         return (
             self._spatial(leaf) and isinstance(leaf, InputSize) and leaf.axis not in self.unfolded
         )
+
+    def folds_forward(self, leaf: Leaf) -> bool:
+        """A folded parameter, in forward too (spatial sizes forward reads from the input)."""
+        return isinstance(leaf, Ref) and leaf.name in self.folded
 
     def forward(self, leaf: Leaf) -> str:
         if self._spatial(leaf):
@@ -244,11 +258,13 @@ class ParamClasses:
         constants: Mapping[str, ast.Expr] | None = None,
         roll: RollBlock | None = None,
         function_items: bool = False,
+        arguments: Mapping[int, Mapping[str, Any]] | None = None,
     ) -> None:
         """``roll``: writes one class for a block's instances that differ in loop counts
         (``rolled_block.py``), or returns None to keep their classes; ``function_items``:
         a rolled class takes the operations in its list arguments as functions
-        (``named.function_items`` of every block instance of the program)."""
+        (``named.function_items`` of every block instance of the program); ``arguments``:
+        each instance's call arguments, by ``id`` of its graph."""
         self.globals = globals_
         self.function_items = function_items
         self.outer = class_of
@@ -260,6 +276,14 @@ class ParamClasses:
         self.alike: dict[str, frozenset[InputSize]] = {}
         # per block, the spatial axes of its input that its calls give differently
         self.unfolded: dict[str, frozenset[int]] = {}
+        # per block, the parameters its loops run over that its class joined over
+        # branches folds (``_join``): its calls give them alike
+        self.loops_folded: dict[str, frozenset[str]] = {}
+        self.given = arguments or {}
+        # (block, reason) for each block whose calls stay several classes that no roller
+        # was given: the caller reports them as located notes (``RollFallback``)
+        self.fallbacks: list[tuple[str, str]] = []
+        self._refusals: dict[str, str] = {}  # per block, why a join was refused
         order: list[Graph] = []
         seen: set[int] = set()
         callees: dict[str, set[str]] = {}
@@ -508,10 +532,10 @@ class ParamClasses:
     ) -> tuple[_Scopes, ClassPlan]:
         """The class of one instance written without its signature, to learn which
         references it reads (``unfolded``: the spatial axes its constructor may take)."""
-        scopes = _Scopes(graph, params, unfolded)
+        scopes = _Scopes(graph, params, unfolded, self.loops_folded.get(graph.name, frozenset()))
         written = _with_plain_sizes(graph, self.alike.get(graph.name, frozenset()))
         shown = _renamed(_shown_graph(written, scopes.init, scopes.folds, ops), renamed)
-        forward = _renamed(_shown_graph(written, scopes.forward), renamed)
+        forward = _renamed(_shown_graph(written, scopes.forward, scopes.folds_forward), renamed)
         claimed = tuple(scopes.attrs.values())
         op_params = tuple(
             (renamed[node], param, scopes.attrs[param])
@@ -541,10 +565,11 @@ class ParamClasses:
         """The constructor's parameters in the block's order: the numbers, booleans and
         strings, and the operation- and model-valued parameters passed as classes."""
         assert graph.block_params is not None
-        taken = {*graph.block_params, *ops}
+        folded = self.loops_folded.get(graph.name, frozenset())
+        taken = {*graph.block_params, *ops} - folded
         model = self.models.get(graph.name)
         if model is None:
-            return (*graph.block_params, *ops)
+            return tuple(p for p in (*graph.block_params, *ops) if p in taken)
         return tuple(p.name for p in model.params if p.name in taken)
 
     def _assign(self, graph: Graph) -> None:
@@ -608,6 +633,15 @@ class ParamClasses:
         conditions = Conditions(self.models[model], self.constants, rank)
         if not conditions.supported or not conditions.ifs:
             return
+        # each instance's class unrolls the loops, so a class joined over branches cannot
+        # run them over other counts or rows: it folds what its calls give alike, and
+        # calls that differ are left to the roller (which writes the loops, or says why not)
+        loops = _loop_params(self.models[model])
+        if loops:
+            found = {self._values(graph, loops) for cls in classes for graph in cls.graphs}
+            if len(found) > 1 or None in found:
+                return
+            self.loops_folded[model] = loops
         groups: list[tuple[list[_Class], _Class | None]] = []
         for cls in classes:
             for index, (members, _) in enumerate(groups):
@@ -617,6 +651,9 @@ class ParamClasses:
                     break
             else:
                 groups.append(([cls], None))
+        if len(groups) > 1:  # _roll is given no class joined over branches: say why here
+            reason = self._refusals.get(model, "their classes do not line up")
+            self._refusals[model] = f"its calls take different if branches, and {reason}"
         out: dict[tuple[str, ...], _Class] = {}
         for cls in classes[1:]:  # the classes that remain are named Block_2, Block_3, ...
             self.globals.used.discard(cls.name)
@@ -636,7 +673,10 @@ class ParamClasses:
         """The classes of one block as one class with the source's loops (issue 24 item 3),
         when ``roll`` can write it; the classes left are then one."""
         classes = list(self.classes.get(model, {}).values())
-        if len(classes) < 2 or any(len(c.members) != len(c.graphs) for c in classes):
+        if len(classes) < 2:
+            return
+        if any(len(c.members) != len(c.graphs) for c in classes):  # some joined over branches
+            self.fallbacks.append((model, self._refusals.get(model, "")))
             return
         instances = [(g, m) for c in classes for g, m in zip(c.graphs, c.members, strict=True)]
         found = roll(
@@ -675,24 +715,55 @@ class ParamClasses:
             self.by_graph[id(graph)] = rolled
         self.classes[model] = {("0",): rolled}
 
+    def _values(self, graph: Graph, params: Iterable[str]) -> str | None:
+        """The values the call of the instance ``graph`` gives ``params`` (its arguments,
+        else the defaults), as text to compare; None where its call is not known or gives
+        one from its caller's parameters (``Fam(m, true)``: folded, the caller's class
+        would not pass it on)."""
+        given = self.given.get(id(graph))
+        if given is None:
+            return None
+        values = [given.get(p, graph.block_defaults.get(p)) for p in sorted(params)]
+        if _any_symbolic(values):
+            return None
+        return repr(values)
+
     def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
         graphs = [g for c in classes for g in c.graphs]
+        model = graphs[0].name
         unused = _unused_operations(classes)
         if unused is None:
+            self._refusals[model] = "they differ in an operation-valued argument too"
             return None
         params = self._params(graphs[0], {**classes[0].ops, **classes[0].functions, **unused})
         scopes = _Scopes(graphs[0], params, self._taken(classes))
+        folded = self.loops_folded.get(model, frozenset())
+        read_folded: list[str] = []  # a folded loop count a test reads: not written
+
+        def naming(name: Naming) -> Naming:
+            def named(leaf: Leaf) -> str:
+                if isinstance(leaf, Ref) and leaf.name in folded:
+                    read_folded.append(leaf.name)
+                return name(leaf)
+
+            return named
+
         tests: dict[tuple[int, int], Test] = {}
         for i, stmt in enumerate(conditions.ifs):
             for j in range(len(stmt.branches)):
-                found = conditions.test(i, j, scopes.init, scopes.kept)
+                found = conditions.test(i, j, naming(scopes.init), naming(scopes.kept))
                 if found is not None:
                     tests[(i, j)] = found
-        varying = self.unfolded.get(graphs[0].name, frozenset())
+        if read_folded:
+            self._refusals[model] = f"an if test reads the loop count '{read_folded[0]}'"
+            return None
+        varying = self.unfolded.get(model, frozenset())
         if (scopes.used_inputs & varying) - self._taken(classes):
-            return None  # a test reads a spatial axis the classes name otherwise
+            self._refusals[model] = "an if test reads an input size their classes take otherwise"
+            return None
         for graph in graphs:
             if not _decided(conditions, graph, tests, scopes.inputs):
+                self._refusals[model] = "an if test the class cannot write decides their branches"
                 return None
         dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
         more = _in_order({leaf for c in classes for leaf in c.more} | scopes.used_more)
@@ -700,6 +771,7 @@ class ParamClasses:
             conditions, classes, tests, dims, more, frozenset(scopes.read), unused
         )
         if attempt is None:
+            self._refusals[model] = "their classes do not line up outside the if statements"
             return None
         joined, used = attempt
         # store only what forward's tests read (self.stride, not a size only __init__ tests)
@@ -1078,6 +1150,53 @@ def _operations(graph: Graph) -> dict[str, str | None]:
             continue
         out[param] = default
     return out
+
+
+def _loop_params(model: ast.Model) -> frozenset[str]:
+    """The parameters of ``model`` that a ``for`` loop of its forward runs over (``range(n)``,
+    ``for c in rows``), directly or through a constant of the model (``k = 2 * n``): the
+    class of one call unrolls those loops, so it builds their count of layers whatever
+    value it is given."""
+    if model.forward is None:
+        return frozenset()
+    params = {p.name for p in model.params}
+    constants = {f.name: _names(f.value) for f in model.fields}
+    found: set[str] = set()
+    pending = [name for loop in _loops(model.forward.body) for name in _names(loop.iterable)]
+    while pending:
+        name = pending.pop()
+        if name in found:
+            continue
+        found.add(name)
+        pending += constants.get(name, set())
+    return frozenset(found & params)
+
+
+def _any_symbolic(value: Any) -> bool:
+    if isinstance(value, tuple | list):
+        return any(_any_symbolic(item) for item in value)
+    return is_symbolic(value)
+
+
+def _loops(body: Iterable[ast.ForwardStmt]) -> Iterator[ast.For]:
+    for stmt in body:
+        if isinstance(stmt, ast.For):
+            yield stmt
+            yield from _loops(stmt.body)
+        elif isinstance(stmt, ast.If):
+            for branch in stmt.branches:
+                yield from _loops(branch.body)
+
+
+def _names(expr: object) -> set[str]:
+    """The names ``expr`` reads, dotted ones by their first part."""
+    if isinstance(expr, ast.Name):
+        return {expr.id.split(".")[0]}
+    if isinstance(expr, tuple | list):
+        return {name for item in expr for name in _names(item)}
+    if hasattr(expr, "__slots__") and not isinstance(expr, Span | str):
+        return {name for slot in expr.__slots__ for name in _names(getattr(expr, slot, None))}
+    return set()
 
 
 def _varying_models(graphs: Sequence[Graph]) -> dict[str, frozenset[str]]:

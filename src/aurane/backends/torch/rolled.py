@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast as pyast
 import math
 import re
-from collections import ChainMap
+from collections import ChainMap, Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from itertools import takewhile
@@ -838,6 +838,11 @@ class _Walk:
         # the text the local ``channels`` is known to hold here (None: not known), so a
         # loop body setting it to that text again writes no line (``_steady``)
         self.held: str | None = None
+        # a step in a loop whose module reads an input size the walk does not thread (a
+        # dense on the last axis where it threads the channels), written as the visit's
+        # number: the most visits one walk made of it (shared), and this walk's
+        self.untracked: dict[tuple[Span, str], int] = {}
+        self._untracked_visits: Counter[tuple[Span, str]] = Counter()
 
     # -- statements ---------------------------------------------------------------------
 
@@ -1478,6 +1483,10 @@ class _Walk:
         if made is None:
             return None, None
         _written_as_given(site, made, written)
+        if self.depth > TOP and made != module_init(_other_sizes(site, at)):
+            key = (step.span, step.func)  # checked by ``untracked_sizes``
+            self._untracked_visits[key] += 1
+            self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
         return made, None
 
     def _block(self, step: ast.Call, node: Node) -> tuple[Call, str | None]:
@@ -1728,6 +1737,31 @@ def _written_as_given(site: Site, made: Call, written: Mapping[str, tuple[Any, s
             )
 
 
+def untracked_sizes(untracked: Mapping[tuple[Span, str], int]) -> None:
+    """``Unsupported`` where a loop's module reads an input size the walk does not thread
+    (``_Walk.untracked``) and no walk visited it twice: its number is right at the first
+    iteration only, as far as the calls show (``Grow(2, 1)``'s ``nn.Linear(4, g)``, which
+    ``Grow(2, 2)`` builds again where it needs ``nn.Linear(g, g)``). A walk that saw a
+    second iteration read the same number (or it wrote the lines differently) shows the
+    loop keeps that size."""
+    for (span, func), visits in untracked.items():
+        if visits < 2:
+            raise Unsupported(
+                f"the '{func}' at {span} in a loop reads an input size the class does not"
+                " track, and no call runs the loop twice"
+            )
+
+
+def _other_sizes(site: Site, threaded: int) -> Site:
+    """``site`` with its input's sizes other than the ``threaded`` axis changed."""
+    shape = site.in_shapes[0]
+    other = tuple(
+        size if axis == threaded or not isinstance(size, int) else size + 1
+        for axis, size in enumerate(shape)
+    )
+    return replace(site, in_shapes=(other, *site.in_shapes[1:]))
+
+
 def perturbed(value: Any) -> Any:
     """Another value of ``value``'s kind (None: no other is tried): what a call with other
     arguments could give."""
@@ -1832,6 +1866,7 @@ def _roll_at(
     taken = {*names, *classes.values(), *constants, *words, *indices.values()}
     tr.triangles = triangles(forward.body, taken)  # their running counts name modules
     indexed: set[Span] = set()
+    untracked: dict[tuple[Span, str], int] = {}  # modules reading sizes the walk does not thread
 
     def walk_variant(
         variant: ast.Model, graph: Graph, strict: bool, found: dict[str, list[str]] | None
@@ -1841,6 +1876,7 @@ def _roll_at(
         walk.numbers, walk.paths = numbers, paths
         walk.counted = counted
         walk.indices, walk.indexed = indices, indexed
+        walk.untracked = untracked
         if found is not None:
             walk.branches = found
         walk.sizes_of = sizes_of
@@ -1882,6 +1918,7 @@ def _roll_at(
             *_super_call(given, tr),
         ]
     assert inits is not None
+    untracked_sizes(untracked)
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
 

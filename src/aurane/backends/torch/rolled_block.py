@@ -63,6 +63,7 @@ from aurane.backends.torch.rolled import (
     stages_in_order,
     starred_loops,
     triangles,
+    untracked_sizes,
     without_empty_branches,
 )
 from aurane.backends.torch.rolled_forward import (
@@ -430,6 +431,7 @@ def _walked_inits(
     counted: dict[Span, Counts] = {}
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     indexed: set[Span] = set()  # loops over items whose counts name modules
+    untracked: dict[tuple[Span, str], int] = {}  # modules reading sizes not threaded
     inits: list[str] | None = None
     loop_width = False  # the output width is what a loop leaves (the local, not a text)
     reads: set[str] = set()  # inner blocks' classes whose width is read from their module
@@ -449,6 +451,7 @@ def _walked_inits(
             walk.operation_of = _operation_of(functions_of)
             walk.function_items = function_items
             walk.loop_widths = loop_widths
+            walk.untracked = untracked
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -471,6 +474,7 @@ def _walked_inits(
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
+    untracked_sizes(untracked)
     return inits, branches, paths, counted, indexed, LoopWidths(loop_width, frozenset(reads))
 
 
