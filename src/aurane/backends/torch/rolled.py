@@ -1820,12 +1820,37 @@ def _loops_over(inits: list[str], names: set[str]) -> bool:
     return False
 
 
+def number_splits(node_id: str) -> list[tuple[str, int]]:
+    """Each way the IR could have numbered ``node_id``: a stem and the count after it,
+    which never starts with a zero (``unit01``: ``unit0`` and 1, a block ``Unit0``'s
+    first call; ``dense11``: ``dense`` and 11 or ``dense1`` and 1), the longest count
+    first."""
+    return [
+        (node_id[:at], int(node_id[at:]))
+        for at in range(1, len(node_id))
+        if node_id[at:].isdecimal() and node_id[at] != "0" and not node_id[:at].isdecimal()
+    ]
+
+
+def numbered_stem(node: Node, step: ast.Call) -> tuple[str, int] | None:
+    """``node``'s id as the IR numbered it (``builder.fresh``): the stem, then the count.
+    The stem is what ``step`` makes (the op's name, ``relu6``) or calls (a block's name
+    lower-cased, ``unit0``, or the model-valued parameter that gives it), so a stem
+    ending in a digit keeps it (``unit01``: ``unit0`` and 1, not ``unit`` and 1); None
+    where the id is not numbered."""
+    splits = number_splits(node.id)
+    stems = {node.op, step.func, step.func.lower()}
+    return next((s for s in splits if s[0] in stems), splits[0] if splits else None)
+
+
 def _reads(forward: str, attr: str) -> bool:
     """Whether ``forward`` applies the unnamed module ``attr`` (``conv2d3``): by its
     name, or in a loop by its numbered name (``getattr(self, f"conv2d{i + 2}")``, which
-    the loop's writer checked against each iteration's node)."""
-    numbered = f'getattr(self, f"{attr.rstrip("0123456789")}{{'
-    return f"self.{attr}(" in forward or numbered in forward
+    the loop's writer checked against each iteration's node; ``unit01``, a block
+    ``Unit0``'s, as ``f"unit0{i + 1}"``)."""
+    if f"self.{attr}(" in forward:
+        return True
+    return any(f'getattr(self, f"{stem}{{' in forward for stem, _ in number_splits(attr))
 
 
 def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
