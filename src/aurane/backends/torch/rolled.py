@@ -1407,13 +1407,17 @@ class _Walk:
         for param in sub.block_ops:  # act=nn.ReLU: the class must take it as a module class
             if self.operation_of(sub, param) is None:  # (or a function: operation_of)
                 raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")
-        if self.axis != 1:
-            raise Unsupported(f"the block '{sub.name}' in a block threading its last axis")
+        own = self._sample_axis(sub)
+        if self.axis != 1 and step.func in self.tr.locals:  # its class stores out_channels
+            raise Unsupported(
+                f"the block '{sub.name}' given as '{step.func}' in a block threading its last axis"
+            )
         dims = self.dims_of(sub)
-        more = self._later_sizes(sub, node)
+        more = self._later_sizes(sub, node) if self.axis == 1 else []
         if more:
             dims = (0,)
-        if dims is None or any(d != 0 for d in dims):
+        # the class takes the walk's axis alone (``in_features`` threading the last axis)
+        if dims is None or any(d != own for d in dims):
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
@@ -1438,6 +1442,12 @@ class _Walk:
             self._out_size(sub)
             return made, LAYER
         return made, self._inline_width(sub, model, step)
+
+    def _sample_axis(self, sub: Graph) -> int:
+        """The axis of a sample of ``sub``'s input the walk threads: the channels (0), or
+        the last (``in_features`` of a block threading its last axis)."""
+        rank = len(sub.input_value.shape or ()) - 1
+        return 0 if self.axis == 1 else rank - 1
 
     def _later_sizes(self, sub: Graph, node: Node) -> list[str]:
         """The width texts of the later inputs whose sizes the block's class takes
@@ -1498,15 +1508,16 @@ class _Walk:
         shape = sub.output_value.shape
         if shape is None or len(shape) < 2:
             return None
-        width = first_input_terms(sub, shape[1])  # later inputs' sizes: numbers
+        width = first_input_terms(sub, shape[self.axis])  # later inputs' sizes: numbers
         if not is_symbolic(width):
             return None
+        own = self._sample_axis(sub)
         texts = {p.name: self.tr.text(a) for p, a in zip(model.params, step.args, strict=False)}
         texts.update({k.name: self.tr.text(k.value) for k in step.keywords})
 
         def name(leaf: Any) -> str:
             if isinstance(leaf, InputSize):
-                if leaf.axis != 0 or leaf.input != 0:
+                if leaf.axis != own or leaf.input != 0:
                     raise Unsupported("a width of another input axis")
                 return self.size
             if isinstance(leaf, Ref) and leaf.name in texts:
