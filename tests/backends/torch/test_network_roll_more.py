@@ -45,7 +45,9 @@ model wide = Net(6, 2):
 def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
     """The IR numbers unnamed modules on across iterations (``conv2d2``, ``conv2d3``,
     ``conv2d4``, ...): ``setattr(self, f"conv2d{2 * i + 2}", ...)``, as the block roller
-    writes them (it was an AttributeError: the network's walk had no ``numbers``)."""
+    writes them (it was an AttributeError: the network's walk had no ``numbers``); the
+    second loop's numbered on from the first's count (``2 * n``), which ``Net(4, 3)`` runs
+    otherwise than the variants."""
     code = rolls_exactly(UNNAMED, "unnamed", torch.randn(2, 3, 8, 8))
     assert (
         "        self.conv2d1 = nn.Conv2d(3, width, kernel_size=3, padding=1)\n"
@@ -61,7 +63,7 @@ def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
         "            )\n"
         '            setattr(self, f"batchnorm{i + 1}", nn.BatchNorm2d(channels))\n'
         "        for i in range(n):\n"
-        '            setattr(self, f"conv2d{i + 6}", nn.Conv2d(channels, 2 * width,'
+        '            setattr(self, f"conv2d{2 * n + i + 2}", nn.Conv2d(channels, 2 * width,'
         " kernel_size=1))\n"
         "            channels = 2 * width\n"
         '            setattr(self, f"norms{i}", nn.BatchNorm2d(channels))\n'
@@ -78,7 +80,9 @@ def test_unnamed_modules_of_one_iteration_take_the_irs_names() -> None:
         torch.randn(2, 3, 8, 8),
     )
     assert 'f"conv2d{2 * i + 2}"' in code, code
-    assert 'setattr(self, f"conv2d{i + 4}", ' in code
+    # numbered on from the first loop's count, which the variants agree on but another
+    # Net(width, n) runs otherwise (it was conv2d{i + 4}: Net(4, 2) overwrote conv2d4)
+    assert 'setattr(self, f"conv2d{2 * n + i + 2}", ' in code
 
 
 def test_unnamed_modules_in_nested_network_loops_are_named_by_both_targets() -> None:

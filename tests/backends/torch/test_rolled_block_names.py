@@ -100,3 +100,40 @@ def test_the_ways_an_id_is_numbered() -> None:
     assert number_splits("dense11") == [("dense", 11), ("dense1", 1)]
     assert number_splits("relu61") == [("relu", 61), ("relu6", 1)]
     assert number_splits("fc") == []
+
+
+AFTER_AGREED = """\
+model Fam0(g0, n0, w1, n1):
+    def forward(x):
+        for i in range(n0):
+            h = dense(x, g0)
+            x = concat(x, h, dim=-1)
+        x -> dense(w1)
+        for i in range(n1):
+            h = x -> dense(2 * w1).gelu -> dense(w1)
+            x = add(x, h)
+        return x
+
+model Net:
+    input_shape = (3, 4)
+    def forward(x):
+        x -> Fam0(3, 2, 4, 3) -> Fam0(3, 2, w1=2, n1=2)
+        return x
+"""
+
+
+def test_modules_after_a_loop_the_calls_run_alike() -> None:
+    """Unnamed modules after a loop whose count every call gives alike (``n0 = 2``) are
+    numbered on from that count, which a class built at another ``n0`` runs otherwise:
+    ``f"dense{n0 + 1}"``, ``f"dense{n0 + 2 * i + 2}"``. The class wrote ``self.dense3``
+    and ``f"dense{2 * i + 4}"``, so ``Fam0(.., 3, ..)`` overwrote ``dense3`` (fuzz seed
+    56000038)."""
+    gen, flat = against_per_call(AFTER_AGREED, "after_agreed", torch.randn(2, 3, 4))
+    assert CLASS.findall(gen.code) == ["Fam0", "Net"], gen.code
+    fam = block_class(gen, "Fam0")
+    assert 'setattr(self, f"dense{n0 + 1}", ' in fam, fam
+    assert 'f"dense{n0 + 2 * i + 2}"' in fam, fam
+    assert 'x = getattr(self, f"dense{self.n0 + 1}")(x)' in fam, fam
+    counts: Counter[str] = Counter()
+    assert check_source(AFTER_AGREED, counts) == []
+    assert counts["calls"] == 2, counts

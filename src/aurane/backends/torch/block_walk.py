@@ -300,7 +300,9 @@ class BlockWalk(_Walk):
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
             nests = inner
-            path = _progression(self.numbers[step.span], target, per)
+            # loops before whose counts a class built at other arguments may run otherwise
+            # number it on from theirs, even where every call runs them alike
+            path = None if _varies(earlier) else _progression(self.numbers[step.span], target, per)
             if path is None and earlier:  # numbered on from loops the calls run differently
                 nests = (*inner, *earlier)
                 offset, fixed = _offset(earlier, step, len(inner), self.tr.triangles)
@@ -466,8 +468,9 @@ class BlockWalk(_Walk):
         self.numbers.setdefault(step.span, set()).add(point)
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
-        if len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
-            return super()._place(step, node, made, depth, keep)  # every call names it alike
+        alike = len({number for _, _, number, _ in self.numbers[step.span]}) == 1
+        if alike and not _varies(nests):  # every call, and every class, names it alike
+            return super()._place(step, node, made, depth, keep)
         if len(nests) == 1:
             per = _per(nests[0], step, self.tr.triangles)
             path = _progression(self.numbers[step.span], count_mark(0), per)
@@ -775,6 +778,12 @@ def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
     ):
         return (replace(value, args=value.args[1:]),)
     return None
+
+
+def _varies(nests: Counts) -> bool:
+    """Whether a loop of ``nests`` runs a count its iterable does not write as a number
+    (``range(n)``, ``widths``): a class built at other arguments runs it otherwise."""
+    return any(fixed_count(loop) is None for nest in nests for loop in nest)
 
 
 def _progression(
