@@ -1501,13 +1501,17 @@ class _Walk:
         for param in sub.block_ops:  # act=nn.ReLU: the class must take it as a module class
             if self.operation_of(sub, param) is None:  # (or a function: operation_of)
                 raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")
-        if self.axis != 1:
-            raise Unsupported(f"the block '{sub.name}' in a block threading its last axis")
+        own = self._sample_axis(sub)
+        if self.axis != 1 and step.func in self.tr.locals:  # its class stores out_channels
+            raise Unsupported(
+                f"the block '{sub.name}' given as '{step.func}' in a block threading its last axis"
+            )
         dims = self.dims_of(sub)
-        more = self._later_sizes(sub, node)
+        more = self._later_sizes(sub, node) if self.axis == 1 else []
         if more:
             dims = (0,)
-        if dims is None or any(d != 0 for d in dims):
+        # the class takes the walk's axis alone (``in_features`` threading the last axis)
+        if dims is None or any(d != own for d in dims):
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
@@ -1580,6 +1584,12 @@ class _Walk:
             return True
         return False
 
+    def _sample_axis(self, sub: Graph) -> int:
+        """The axis of a sample of ``sub``'s input the walk threads: the channels (0), or
+        the last (``in_features`` of a block threading its last axis)."""
+        rank = len(sub.input_value.shape or ()) - 1
+        return 0 if self.axis == 1 else rank - 1
+
     def _later_sizes(self, sub: Graph, node: Node) -> list[str]:
         """The width texts of the later inputs whose sizes the block's class takes
         (``AttnUpBlock2D(u_width, s0_width, ...)``), each checked against the IR's."""
@@ -1639,15 +1649,16 @@ class _Walk:
         shape = sub.output_value.shape
         if shape is None or len(shape) < 2:
             return None
-        width = first_input_terms(sub, shape[1])  # later inputs' sizes: numbers
+        width = first_input_terms(sub, shape[self.axis])  # later inputs' sizes: numbers
         if not is_symbolic(width):
             return None
+        own = self._sample_axis(sub)
         texts = {p.name: self.tr.text(a) for p, a in zip(model.params, step.args, strict=False)}
         texts.update({k.name: self.tr.text(k.value) for k in step.keywords})
 
         def name(leaf: Any) -> str:
             if isinstance(leaf, InputSize):
-                if leaf.axis != 0 or leaf.input != 0:
+                if leaf.axis != own or leaf.input != 0:
                     raise Unsupported("a width of another input axis")
                 return self.size
             if isinstance(leaf, Ref) and leaf.name in texts:
@@ -2147,12 +2158,37 @@ def _grown(env: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
     return out
 
 
+def number_splits(node_id: str) -> list[tuple[str, int]]:
+    """Each way the IR could have numbered ``node_id``: a stem and the count after it,
+    which never starts with a zero (``unit01``: ``unit0`` and 1, a block ``Unit0``'s
+    first call; ``dense11``: ``dense`` and 11 or ``dense1`` and 1), the longest count
+    first."""
+    return [
+        (node_id[:at], int(node_id[at:]))
+        for at in range(1, len(node_id))
+        if node_id[at:].isdecimal() and node_id[at] != "0" and not node_id[:at].isdecimal()
+    ]
+
+
+def numbered_stem(node: Node, step: ast.Call) -> tuple[str, int] | None:
+    """``node``'s id as the IR numbered it (``builder.fresh``): the stem, then the count.
+    The stem is what ``step`` makes (the op's name, ``relu6``) or calls (a block's name
+    lower-cased, ``unit0``, or the model-valued parameter that gives it), so a stem
+    ending in a digit keeps it (``unit01``: ``unit0`` and 1, not ``unit`` and 1); None
+    where the id is not numbered."""
+    splits = number_splits(node.id)
+    stems = {node.op, step.func, step.func.lower()}
+    return next((s for s in splits if s[0] in stems), splits[0] if splits else None)
+
+
 def _reads(forward: str, attr: str) -> bool:
     """Whether ``forward`` applies the unnamed module ``attr`` (``conv2d3``): by its
     name, or in a loop by its numbered name (``getattr(self, f"conv2d{i + 2}")``, which
-    the loop's writer checked against each iteration's node)."""
-    numbered = f'getattr(self, f"{attr.rstrip("0123456789")}{{'
-    return f"self.{attr}(" in forward or numbered in forward
+    the loop's writer checked against each iteration's node; ``unit01``, a block
+    ``Unit0``'s, as ``f"unit0{i + 1}"``)."""
+    if f"self.{attr}(" in forward:
+        return True
+    return any(f'getattr(self, f"{stem}{{' in forward for stem, _ in number_splits(attr))
 
 
 def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
