@@ -18,7 +18,9 @@ The classes checked are the rollers' (``rolled_blocks``) and every other block c
 that serves calls the per-call build writes as several classes (``Sel`` for ``Sel`` and
 ``Sel_2``: calls joined over their ``if`` branches, ``branches.py``).
 
-A value the roller folded in (``causal=True`` where the source has ``causal=p1``, a
+A class that refuses the other arguments by name (``Fam is written for n == 2, not 3``:
+a class joined over branches writes its calls' loop count out) has no problem there: it
+is loud, not wrong. A value the roller folded in (``causal=True`` where the source has ``causal=p1``, a
 normalised shape fixed by the calls' sizes) holds at the program's calls and is found at
 the other arguments. Slow (each program compiles several times): a command, not a test.
 
@@ -100,12 +102,21 @@ def _run(net: Any, graph: Any, paths: list[str]) -> dict[str, tuple[Any, Any]]:
     return seen
 
 
-def _same(cls: type, args: Any, kwargs: Any, theirs: Any, given: tuple[Any, Any]) -> str | None:
-    """None where ``cls(*args, **kwargs)`` strict-loads ``theirs`` and computes the same."""
+def _same(
+    cls: type, args: Any, kwargs: Any, theirs: Any, given: tuple[Any, Any], *, other: bool = False
+) -> str | None:
+    """None where ``cls(*args, **kwargs)`` strict-loads ``theirs`` and computes the same;
+    ``other`` (arguments no call gives): also where the class refuses them by name (a class
+    joined over branches guards the loop count it writes out: ``Fam is written for n == 2,
+    not 3``), which is loud, not wrong."""
     import torch
 
     try:
         mine = cls(*args, **kwargs)
+    except ValueError as error:
+        if other and " is written for " in str(error):
+            return None
+        return f"cannot be built: ValueError: {error}"
     except Exception as error:  # noqa: BLE001 - a class the source's arguments cannot build
         return f"cannot be built: {type(error).__name__}: {error}"
     if list(mine.state_dict()) != list(theirs.state_dict()):
@@ -239,7 +250,8 @@ def _counted(
     """The block's parameters a loop may count by, whose literals may be 0 (a loop running
     no iteration): those the iterables of its loops read (``range(k)``), and those it
     passes on to such a parameter of an inner block (``x -> Inner(w, k)``)."""
-    from aurane.backends.torch.rolled import loop_params, syntax_items
+    from aurane.backends.torch.param_blocks import loop_params
+    from aurane.backends.torch.rolled import syntax_items
 
     found = set(loop_params(model))
     for item in syntax_items(model.forward.body if model.forward is not None else ()):
@@ -339,7 +351,7 @@ def _one_other(
     seen = _run(theirs, graphs[ENTRY], [path])
     if path not in seen:
         return None
-    return _same(cls, (), bound, target, seen[path]) or ""
+    return _same(cls, (), bound, target, seen[path], other=True) or ""
 
 
 def block_call_sets(graphs: dict[str, Any]) -> dict[str, set[str]]:

@@ -17,7 +17,7 @@ own class (``BasicBlock_2``). Shape comments that differ between the calls are l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from graphlib import TopologicalSorter
 from typing import Any
 
@@ -31,9 +31,9 @@ from aurane.backends.torch.branches import (
     join,
     middle,
 )
-from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.emit_common import Call, lit
 from aurane.backends.torch.inline import inlined_source
-from aurane.backends.torch.modules import ClassPlan, attribute_namespace, emit_class
+from aurane.backends.torch.modules import INDENT, ClassPlan, attribute_namespace, emit_class, wrap
 from aurane.backends.torch.named import (
     default_function,
     function_of,
@@ -47,7 +47,7 @@ from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
-from aurane.records import field, record, replace
+from aurane.records import field, fields, is_record, record, replace
 from aurane.semantics.symbolic import InputSize, Leaf, Ref, is_symbolic, plain
 from aurane.semantics.values import OpValue
 from aurane.source import Span
@@ -565,11 +565,10 @@ class ParamClasses:
         """The constructor's parameters in the block's order: the numbers, booleans and
         strings, and the operation- and model-valued parameters passed as classes."""
         assert graph.block_params is not None
-        folded = self.loops_folded.get(graph.name, frozenset())
-        taken = {*graph.block_params, *ops} - folded
+        taken = {*graph.block_params, *ops}  # a folded loop count too: the class guards it
         model = self.models.get(graph.name)
         if model is None:
-            return tuple(p for p in (*graph.block_params, *ops) if p in taken)
+            return (*graph.block_params, *ops)
         return tuple(p.name for p in model.params if p.name in taken)
 
     def _assign(self, graph: Graph) -> None:
@@ -636,12 +635,15 @@ class ParamClasses:
         # each instance's class unrolls the loops, so a class joined over branches cannot
         # run them over other counts or rows: it folds what its calls give alike, and
         # calls that differ are left to the roller (which writes the loops, or says why not)
-        loops = _loop_params(self.models[model])
+        loops = loop_params(self.models[model])
+        guards: list[tuple[str, str, str]] = []
         if loops:
-            found = {self._values(graph, loops) for cls in classes for graph in cls.graphs}
-            if len(found) > 1 or None in found:
+            found = {repr(self._values(graph, loops)) for cls in classes for graph in cls.graphs}
+            values = self._values(classes[0].graphs[0], loops)
+            if len(found) > 1 or values is None:
                 return
             self.loops_folded[model] = loops
+            guards = [guard for p, v in values if (guard := _count_guard(p, v)) is not None]
         groups: list[tuple[list[_Class], _Class | None]] = []
         for cls in classes:
             for index, (members, _) in enumerate(groups):
@@ -664,6 +666,8 @@ class ParamClasses:
                 final.plan = replace(final.plan, name=final.name)
                 if final.lines is not None:
                     final.lines[0] = f"class {final.name}(nn.Module):"
+            if joined is not None and guards and final.lines is not None:
+                final.lines = _guarded(final.lines, final.name, guards)
             for graph in final.graphs:
                 self.by_graph[id(graph)] = final
             out[(str(index),)] = final
@@ -715,18 +719,19 @@ class ParamClasses:
             self.by_graph[id(graph)] = rolled
         self.classes[model] = {("0",): rolled}
 
-    def _values(self, graph: Graph, params: Iterable[str]) -> str | None:
+    def _values(self, graph: Graph, params: Iterable[str]) -> tuple[tuple[str, Any], ...] | None:
         """The values the call of the instance ``graph`` gives ``params`` (its arguments,
-        else the defaults), as text to compare; None where its call is not known or gives
+        else the defaults), each by its parameter; None where its call is not known, gives
         one from its caller's parameters (``Fam(m, true)``: folded, the caller's class
-        would not pass it on)."""
+        would not pass it on), or one no guard can check (a list of operations: an
+        operation-valued parameter is never folded)."""
         given = self.given.get(id(graph))
         if given is None:
             return None
-        values = [given.get(p, graph.block_defaults.get(p)) for p in sorted(params)]
-        if _any_symbolic(values):
+        values = tuple((p, given.get(p, graph.block_defaults.get(p))) for p in sorted(params))
+        if any(_count_guard(p, v) is None for p, v in values):
             return None
-        return repr(values)
+        return values
 
     def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
         graphs = [g for c in classes for g in c.graphs]
@@ -1152,51 +1157,74 @@ def _operations(graph: Graph) -> dict[str, str | None]:
     return out
 
 
-def _loop_params(model: ast.Model) -> frozenset[str]:
-    """The parameters of ``model`` that a ``for`` loop of its forward runs over (``range(n)``,
-    ``for c in rows``), directly or through a constant of the model (``k = 2 * n``): the
-    class of one call unrolls those loops, so it builds their count of layers whatever
-    value it is given."""
-    if model.forward is None:
-        return frozenset()
-    params = {p.name for p in model.params}
-    constants = {f.name: _names(f.value) for f in model.fields}
-    found: set[str] = set()
-    pending = [name for loop in _loops(model.forward.body) for name in _names(loop.iterable)]
-    while pending:
-        name = pending.pop()
-        if name in found:
-            continue
-        found.add(name)
-        pending += constants.get(name, set())
-    return frozenset(found & params)
+def _count_guard(param: str, value: Any) -> tuple[str, str, str] | None:
+    """The parameter, the value it is tested by and the value it must have, of the guard a
+    class joined over branches writes for a loop count or rows it folds (``n``, given 2 by
+    every call: ``n != 2``); rows compare as tuples (``tuple(rows) != (4, 2)``), whichever
+    sequence a caller passes. None for a value no guard can write (symbolic, an
+    operation, a float)."""
+    if _plain_int(value):
+        shown, test = str(value), param
+    elif isinstance(value, tuple | list) and all(_plain_int(item) for item in value):
+        shown, test = lit(tuple(value)), f"tuple({param})"
+    elif isinstance(value, tuple | list) and all(
+        isinstance(row, tuple | list) and all(_plain_int(item) for item in row) for row in value
+    ):
+        shown, test = lit(tuple(tuple(row) for row in value)), f"tuple(map(tuple, {param}))"
+    else:
+        return None
+    return param, test, shown
 
 
-def _any_symbolic(value: Any) -> bool:
-    if isinstance(value, tuple | list):
-        return any(_any_symbolic(item) for item in value)
-    return is_symbolic(value)
+def _plain_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _loops(body: Iterable[ast.ForwardStmt]) -> Iterator[ast.For]:
-    for stmt in body:
-        if isinstance(stmt, ast.For):
-            yield stmt
-            yield from _loops(stmt.body)
-        elif isinstance(stmt, ast.If):
-            for branch in stmt.branches:
-                yield from _loops(branch.body)
+def _guarded(lines: list[str], name: str, guards: list[tuple[str, str, str]]) -> list[str]:
+    """The joined class ``lines`` with its constructor refusing a folded loop count other
+    than its calls' (``if n != 2: raise ValueError(...)``): its loops are unrolled, so
+    the class takes the count only to say it builds no other (issue 24 item 3)."""
+    start = lines.index(f"{INDENT * 2}super().__init__()") + 1
+    checks: list[str] = []
+    for param, test, shown in guards:
+        message = f'f"{name} is written for {param} == {shown}, not {{{param}}}"'
+        checks += [
+            *wrap(2, f"if {test} != ", shown, "# its loops are written out for this value", ":"),
+            *wrap(3, "raise ", Call("ValueError", (message,))),
+        ]
+    return [*lines[:start], *checks, *lines[start:]]
 
 
-def _names(expr: object) -> set[str]:
-    """The names ``expr`` reads, dotted ones by their first part."""
+def _count_names(expr: Any) -> set[str]:
+    """The names a loop's iterable reads for its count (``range(k)``: ``k``; ``zip(widths,
+    [act, gelu])``: ``widths``, the items of a list written out leave it fixed)."""
     if isinstance(expr, ast.Name):
-        return {expr.id.split(".")[0]}
-    if isinstance(expr, tuple | list):
-        return {name for item in expr for name in _names(item)}
-    if hasattr(expr, "__slots__") and not isinstance(expr, Span | str):
-        return {name for slot in expr.__slots__ for name in _names(getattr(expr, slot, None))}
+        return {expr.id}
+    if isinstance(expr, ast.ListExpr | ast.TupleExpr):
+        return set()
+    if isinstance(expr, tuple):
+        return {name for item in expr for name in _count_names(item)}
+    if is_record(expr) and not isinstance(expr, Span):
+        return {name for f in fields(expr) for name in _count_names(getattr(expr, f.name))}
     return set()
+
+
+def loop_params(model: ast.Model) -> frozenset[str]:
+    """The block's parameters that the iterables of its loops read, directly or through
+    a constant (``for i in range(k)``, ``for w in widths``): its loops' counts depend on
+    them."""
+    constants = {f.name: _count_names(f.value) for f in model.fields}
+    found: set[str] = set()
+    pending = list(model.forward.body if model.forward is not None else ())
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, ast.For):
+            names = _count_names(stmt.iterable)
+            found |= names.union(*(constants[n] for n in names & constants.keys()))
+            pending += stmt.body
+        elif isinstance(stmt, ast.If):
+            pending += [inner for branch in stmt.branches for inner in branch.body]
+    return frozenset(found & {p.name for p in model.params})
 
 
 def _varying_models(graphs: Sequence[Graph]) -> dict[str, frozenset[str]]:

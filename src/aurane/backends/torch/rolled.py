@@ -40,7 +40,12 @@ from aurane.backends.torch.named import (
     module_init,
     operation_items,
 )
-from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
+from aurane.backends.torch.param_blocks import (
+    MAKE_DIVISIBLE,
+    _module_of,
+    input_names,
+    loop_params,
+)
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
@@ -48,7 +53,7 @@ from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.ops.spec import OpSpec
-from aurane.records import fields, is_record, record, replace
+from aurane.records import record, replace
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.functions import make_divisible
 from aurane.semantics.symbolic import (
@@ -518,38 +523,6 @@ def _items_count(iterable: str) -> str:
     ):
         return str(len(tree.elts))
     return f"len({iterable})"
-
-
-def _count_names(expr: Any) -> set[str]:
-    """The names a loop's iterable reads for its count (``range(k)``: ``k``; ``zip(widths,
-    [act, gelu])``: ``widths``, the items of a list written out leave it fixed)."""
-    if isinstance(expr, ast.Name):
-        return {expr.id}
-    if isinstance(expr, ast.ListExpr | ast.TupleExpr):
-        return set()
-    if isinstance(expr, tuple):
-        return {name for item in expr for name in _count_names(item)}
-    if is_record(expr) and not isinstance(expr, Span):
-        return {name for f in fields(expr) for name in _count_names(getattr(expr, f.name))}
-    return set()
-
-
-def loop_params(model: ast.Model) -> frozenset[str]:
-    """The block's parameters that the iterables of its loops read, directly or through
-    a constant (``for i in range(k)``, ``for w in widths``): its loops' counts depend on
-    them."""
-    constants = {f.name: _count_names(f.value) for f in model.fields}
-    found: set[str] = set()
-    pending = list(model.forward.body if model.forward is not None else ())
-    while pending:
-        stmt = pending.pop()
-        if isinstance(stmt, ast.For):
-            names = _count_names(stmt.iterable)
-            found |= names.union(*(constants[n] for n in names & constants.keys()))
-            pending += stmt.body
-        elif isinstance(stmt, ast.If):
-            pending += [inner for branch in stmt.branches for inner in branch.body]
-    return frozenset(found & {p.name for p in model.params})
 
 
 def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:

@@ -41,6 +41,7 @@ from aurane.backends.torch.named import function_value, signature_default, store
 from aurane.backends.torch.param_blocks import (
     _module_of,
     input_names,
+    loop_params,
     operation_kinds,
     rolled_axis,
 )
@@ -59,7 +60,6 @@ from aurane.backends.torch.rolled import (
     evaluate,
     keyed_stages,
     loop_indices,
-    loop_params,
     stages_in_order,
     starred_loops,
     triangles,
