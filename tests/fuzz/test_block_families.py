@@ -53,11 +53,12 @@ def test_a_family_calls_its_block_at_several_argument_sets_and_runs_clean() -> N
         assert outcome.verdict in ("ok", "batch-dependent"), (program.text, outcome)
 
 
-@pytest.mark.xfail(reason="a roller bug found by the families (fuzz seed 24076), not fixed yet")
 def test_an_operation_parameter_after_a_loop_no_call_runs_compiles() -> None:
     """Two operation-valued parameters, one applied in a loop that a call runs no time and
     one after it: the block roller crashed (KeyError: 'b' in
-    ``rolled_forward.with_applied``) where it should roll or fall back with a note."""
+    ``rolled_forward.with_applied``: ``b``, applied at every call, is taken as a module
+    class, not among the applied functions); it rolls (the twin:
+    ``tests/backends/torch/test_rolled_family_findings.py``)."""
     source = textwrap.dedent(
         """\
         model Fam(n, a = relu, b = relu):

@@ -58,10 +58,9 @@ def test_make_divisible_is_torchvisions() -> None:
 
 
 # programs that find a bug not fixed yet, left out of the CI run (each has a reproducer in
-# tests/fuzz/test_block_families.py): seed 24076, a block family whose operation-valued
-# parameters are applied in two loops, one call running the first no time, crashes the
-# block roller (KeyError: 'op1' in rolled_forward.with_applied)
-KNOWN_BUGS = frozenset({24076})
+# tests/fuzz/test_block_families.py); none now (seed 24076, the KeyError in
+# rolled_forward.with_applied, is fixed)
+KNOWN_BUGS: frozenset[int] = frozenset()
 
 
 def test_programs_with_issue24_constructs_run_clean() -> None:

@@ -46,9 +46,9 @@ def test_unnamed_modules_in_network_loops_take_the_irs_names() -> None:
     """The IR numbers unnamed modules on across iterations (``conv2d2``, ``conv2d3``,
     ``conv2d4``, ...): ``setattr(self, f"conv2d{2 * i + 2}", ...)``, as the block roller
     writes them (it was an AttributeError: the network's walk had no ``numbers``). The
-    second loop numbers on from the first loop's count (``conv2d{2 * n + i + 2}``; it was
-    ``conv2d{i + 6}``, the variants' count, which at three named the first loop's last
-    conv again)."""
+    second loop numbers on from the first's count, ``conv2d{2 * n + i + 2}`` (it was
+    ``conv2d{i + 6}``, which both variants' ``n = 2`` fit, but a class built at ``n = 3``
+    made ``conv2d6`` and ``conv2d7`` of the first loop again)."""
     code = rolls_exactly(UNNAMED, "unnamed", torch.randn(2, 3, 8, 8))
     assert (
         "        self.conv2d1 = nn.Conv2d(3, width, kernel_size=3, padding=1)\n"
@@ -81,7 +81,7 @@ def test_unnamed_modules_of_one_iteration_take_the_irs_names() -> None:
         torch.randn(2, 3, 8, 8),
     )
     assert 'f"conv2d{2 * i + 2}"' in code, code
-    assert 'setattr(self, f"conv2d{2 * n + i + 2}", ' in code
+    assert 'setattr(self, f"conv2d{2 * n + i + 2}", ' in code  # numbered on from the first loop
 
 
 def test_unnamed_modules_in_nested_network_loops_are_named_by_both_targets() -> None:

@@ -46,6 +46,7 @@ from aurane.backends.torch.rolled import (
     count_target,
     counter_marked,
     evaluate,
+    numbered_stem,
     syntax_items,
 )
 from aurane.backends.torch.rolled_forward import count_mark, counted_path, fixed_count
@@ -283,7 +284,7 @@ class BlockWalk(_Walk):
             return self._after_loop(step, node, made, depth, keep)
         if step.layer is not None or depth <= TOP or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
-        found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
+        found = numbered_stem(node, step)
         counted = self._iterations(step)
         earlier = self._earlier(self.fors[0].span, step) or ()
         if not self._counted(earlier, step):
@@ -291,7 +292,7 @@ class BlockWalk(_Walk):
         if found is None or counted is None:
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
         target, count, inner, per = counted
-        prefix, number = found.group(1), int(found.group(2))
+        prefix, number = found
         try:
             made_before = self._made_by(earlier, step)
         except Unsupported:  # a count this call's values do not give: no offset holds
@@ -299,14 +300,16 @@ class BlockWalk(_Walk):
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, made_before))
         if self.strict:
             nests = inner
-            # numbered on from loops before whose counts a class may take otherwise
-            # (range(n)), even where every call runs them alike: dense{n + j + 3}
-            counts = any(fixed_count(loop) is None for nest in earlier for loop in nest)
-            path = None if counts else _progression(self.numbers[step.span], target, per)
-            if path is None and earlier:  # numbered on from loops the calls run differently
+            path = None
+            if earlier:  # numbered on from the loops before, whatever counts the calls gave
+                # (where no call runs both, ``dense{i + 1}`` fits the visits too, but a
+                # class built to run both would make the second loop's modules again)
                 nests = (*inner, *earlier)
                 offset, fixed = _offset(earlier, step, len(inner), self.tr.triangles)
                 path = _progression(self.numbers[step.span], target, per, offset, fixed)
+            if path is None:
+                nests = inner
+                path = _progression(self.numbers[step.span], target, per)
             if path is None:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             self.paths[step.span] = path
@@ -448,7 +451,7 @@ class BlockWalk(_Walk):
         before it number (``dense3`` at two iterations, ``dense4`` at three):
         ``setattr(self, f"dense{n + 1}", ...)``, after two loops ``dense{a + b + 1}``; one
         the calls name alike is ``self.dense1``."""
-        found = re.fullmatch(r"(\D\w*?)(\d+)", node.id)
+        found = numbered_stem(node, step)
         several = len(self._loops_before(step.span, step)) > 1
         nests = self._earlier(step.span, step)
         if (
@@ -460,7 +463,7 @@ class BlockWalk(_Walk):
             return super()._place(step, node, made, depth, keep)
         if nests is None:
             raise Unsupported(f"an unnamed '{step.func}' module after nested loops at {step.span}")
-        prefix, number = found.group(1), int(found.group(2))
+        prefix, number = found
         if len(nests) == 1:  # the progression in the loop's count (its step from the visits)
             point = (prefix, self._count(nests[0]), number, 0)
         else:  # numbered on from each loop's modules
@@ -468,9 +471,8 @@ class BlockWalk(_Walk):
         self.numbers.setdefault(step.span, set()).add(point)
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
-        written = all(fixed_count(loop) is not None for nest in nests for loop in nest)
-        if written and len({number for _, _, number, _ in self.numbers[step.span]}) == 1:
-            # every call names it alike, and so would any: the counts are numbers
+        alike = len({number for _, _, number, _ in self.numbers[step.span]}) == 1
+        if alike and not _varies(nests):  # every call, and every class, names it alike
             return super()._place(step, node, made, depth, keep)
         if len(nests) == 1:
             per = _per(nests[0], step, self.tr.triangles)
@@ -779,6 +781,12 @@ def _steps_from(value: ast.Expr, source: str) -> tuple[ast.Call, ...] | None:
     ):
         return (replace(value, args=value.args[1:]),)
     return None
+
+
+def _varies(nests: Counts) -> bool:
+    """Whether a loop of ``nests`` runs a count its iterable does not write as a number
+    (``range(n)``, ``widths``): a class built at other arguments runs it otherwise."""
+    return any(fixed_count(loop) is None for nest in nests for loop in nest)
 
 
 def _progression(

@@ -1,8 +1,7 @@
-"""The parameters of a block whose values decide its structure rather than a number in it:
-those its loops count by (``for i in range(n)``, ``for w in widths``) and those its ``if``
-tests read (``if act:``), directly or through a constant. A class written out for one
-call's values folds them, so it may take them only if it refuses any other value
-(``param_blocks.ParamClasses``) or runs the source's loops (``rolled_block.py``)."""
+"""The parameters of a block whose values a class written out for its calls may fold,
+beside those its loops count by (``param_blocks.loop_params``): those its ``if`` tests read
+(``if act:``), directly or through a constant, and those its source reads at all. Such a
+class may take them only if it refuses any other value (``ParamClasses._guards``)."""
 
 from __future__ import annotations
 
@@ -11,20 +10,6 @@ from typing import Any
 from aurane.records import fields, is_record
 from aurane.source import Span
 from aurane.syntax import ast
-
-
-def count_names(expr: Any) -> set[str]:
-    """The names a loop's iterable reads for its count (``range(k)``: ``k``; ``zip(widths,
-    [act, gelu])``: ``widths``, the items of a list written out leave it fixed)."""
-    if isinstance(expr, ast.Name):
-        return {expr.id}
-    if isinstance(expr, ast.ListExpr | ast.TupleExpr):
-        return set()
-    if isinstance(expr, tuple):
-        return {name for item in expr for name in count_names(item)}
-    if is_record(expr) and not isinstance(expr, Span):
-        return {name for f in fields(expr) for name in count_names(getattr(expr, f.name))}
-    return set()
 
 
 def _names(expr: Any) -> set[str]:
@@ -50,24 +35,6 @@ def _through_constants(model: ast.Model, names: set[str]) -> set[str]:
             if name in constants:
                 pending.append(name)
     return found
-
-
-def loop_params(model: ast.Model) -> frozenset[str]:
-    """The block's parameters that the iterables of its loops read, directly or through
-    a constant (``for i in range(k)``, ``for w in widths``): its loops' counts depend on
-    them."""
-    constants = {f.name: count_names(f.value) for f in model.fields}
-    found: set[str] = set()
-    pending = list(model.forward.body if model.forward is not None else ())
-    while pending:
-        stmt = pending.pop()
-        if isinstance(stmt, ast.For):
-            names = count_names(stmt.iterable)
-            found |= names.union(*(constants[n] for n in names & constants.keys()))
-            pending += stmt.body
-        elif isinstance(stmt, ast.If):
-            pending += [inner for branch in stmt.branches for inner in branch.body]
-    return frozenset(found & {p.name for p in model.params})
 
 
 def branch_params(model: ast.Model) -> frozenset[str]:

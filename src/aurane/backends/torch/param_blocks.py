@@ -31,21 +31,14 @@ from aurane.backends.torch.branches import (
     join,
     middle,
 )
-from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.emit_common import Call, lit
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.loop_counts import (
     branch_params,
     branches_on_iterations,
-    loop_params,
     read_params,
 )
-from aurane.backends.torch.modules import (
-    INDENT,
-    ClassPlan,
-    attribute_namespace,
-    emit_class,
-    wrap,
-)
+from aurane.backends.torch.modules import INDENT, ClassPlan, attribute_namespace, emit_class, wrap
 from aurane.backends.torch.named import (
     default_function,
     function_of,
@@ -59,9 +52,10 @@ from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
-from aurane.records import field, record, replace
-from aurane.semantics.symbolic import InputSize, Leaf, is_symbolic, plain
+from aurane.records import field, fields, is_record, record, replace
+from aurane.semantics.symbolic import InputSize, Leaf, Ref, is_symbolic, plain
 from aurane.semantics.values import OpValue
+from aurane.source import Span
 from aurane.syntax import ast
 
 
@@ -96,11 +90,18 @@ class _Scopes:
     the constructor stores."""
 
     def __init__(
-        self, graph: Graph, params: tuple[str, ...], unfolded: frozenset[int] = frozenset()
+        self,
+        graph: Graph,
+        params: tuple[str, ...],
+        unfolded: frozenset[int] = frozenset(),
+        folded: frozenset[str] = frozenset(),
     ) -> None:
         """``unfolded``: the spatial axes of the input that the block's calls give
-        differently: the constructor takes them (``in_height``), not their numbers."""
+        differently: the constructor takes them (``in_height``), not their numbers;
+        ``folded``: parameters the class does not take (a loop count its calls give alike,
+        ``ParamClasses._join``): a number read from one is written as its value."""
         rank = len(graph.input_value.shape or ()) - 1
+        self.folded = folded
         self.inputs = input_names(rank, params, unfolded)
         self.unfolded = unfolded
         self.more = later_input_names(graph, (*params, *self.inputs))
@@ -139,9 +140,15 @@ class _Scopes:
     def folds(self, leaf: Leaf) -> bool:
         """A spatial size every call gives alike: no constructor argument, so the
         constructor writes its value."""
+        if isinstance(leaf, Ref):
+            return leaf.name in self.folded
         return (
             self._spatial(leaf) and isinstance(leaf, InputSize) and leaf.axis not in self.unfolded
         )
+
+    def folds_forward(self, leaf: Leaf) -> bool:
+        """A folded parameter, in forward too (spatial sizes forward reads from the input)."""
+        return isinstance(leaf, Ref) and leaf.name in self.folded
 
     def forward(self, leaf: Leaf) -> str:
         if self._spatial(leaf):
@@ -259,11 +266,13 @@ class ParamClasses:
         constants: Mapping[str, ast.Expr] | None = None,
         roll: RollBlock | None = None,
         function_items: bool = False,
+        arguments: Mapping[int, Mapping[str, Any]] | None = None,
     ) -> None:
         """``roll``: writes one class for a block's instances that differ in loop counts
         (``rolled_block.py``), or returns None to keep their classes; ``function_items``:
         a rolled class takes the operations in its list arguments as functions
-        (``named.function_items`` of every block instance of the program)."""
+        (``named.function_items`` of every block instance of the program); ``arguments``:
+        each instance's call arguments, by ``id`` of its graph."""
         self.globals = globals_
         self.function_items = function_items
         self.outer = class_of
@@ -275,6 +284,14 @@ class ParamClasses:
         self.alike: dict[str, frozenset[InputSize]] = {}
         # per block, the spatial axes of its input that its calls give differently
         self.unfolded: dict[str, frozenset[int]] = {}
+        # per block, the parameters its loops run over that its class joined over
+        # branches folds (``_join``): its calls give them alike
+        self.loops_folded: dict[str, frozenset[str]] = {}
+        self.given = arguments or {}
+        # (block, reason) for each block whose calls stay several classes that no roller
+        # was given: the caller reports them as located notes (``RollFallback``)
+        self.fallbacks: list[tuple[str, str]] = []
+        self._refusals: dict[str, str] = {}  # per block, why a join was refused
         order: list[Graph] = []
         seen: set[int] = set()
         callees: dict[str, set[str]] = {}
@@ -326,9 +343,10 @@ class ParamClasses:
                 self._join(name)
             if roll is not None and name in self.models:
                 self._roll(name, roll)
-            if roll is not None and name in self.models:
-                for cls in self.classes.get(name, {}).values():
-                    cls.guards = self._guards(cls, self.models[name])
+            # one class for all its calls (calls split apart keep the roller's note)
+            written = list(self.classes.get(name, {}).values())
+            if roll is not None and name in self.models and len(written) == 1:
+                written[0].guards = self._guards(written[0], self.models[name])
 
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
@@ -529,10 +547,10 @@ class ParamClasses:
     ) -> tuple[_Scopes, ClassPlan]:
         """The class of one instance written without its signature, to learn which
         references it reads (``unfolded``: the spatial axes its constructor may take)."""
-        scopes = _Scopes(graph, params, unfolded)
+        scopes = _Scopes(graph, params, unfolded, self.loops_folded.get(graph.name, frozenset()))
         written = _with_plain_sizes(graph, self.alike.get(graph.name, frozenset()))
         shown = _renamed(_shown_graph(written, scopes.init, scopes.folds, ops), renamed)
-        forward = _renamed(_shown_graph(written, scopes.forward), renamed)
+        forward = _renamed(_shown_graph(written, scopes.forward, scopes.folds_forward), renamed)
         claimed = tuple(scopes.attrs.values())
         op_params = tuple(
             (renamed[node], param, scopes.attrs[param])
@@ -562,7 +580,7 @@ class ParamClasses:
         """The constructor's parameters in the block's order: the numbers, booleans and
         strings, and the operation- and model-valued parameters passed as classes."""
         assert graph.block_params is not None
-        taken = {*graph.block_params, *ops}
+        taken = {*graph.block_params, *ops}  # a folded loop count too: the class guards it
         model = self.models.get(graph.name)
         if model is None:
             return (*graph.block_params, *ops)
@@ -629,6 +647,18 @@ class ParamClasses:
         conditions = Conditions(self.models[model], self.constants, rank)
         if not conditions.supported or not conditions.ifs:
             return
+        # each instance's class unrolls the loops, so a class joined over branches cannot
+        # run them over other counts or rows: it folds what its calls give alike, and
+        # calls that differ are left to the roller (which writes the loops, or says why not)
+        loops = loop_params(self.models[model])
+        guards: list[tuple[str, str, str]] = []
+        if loops:
+            found = {repr(self._values(graph, loops)) for cls in classes for graph in cls.graphs}
+            values = self._values(classes[0].graphs[0], loops)
+            if len(found) > 1 or values is None:
+                return
+            self.loops_folded[model] = loops
+            guards = [guard for p, v in values if (guard := _count_guard(p, v)) is not None]
         groups: list[tuple[list[_Class], _Class | None]] = []
         for cls in classes:
             for index, (members, _) in enumerate(groups):
@@ -638,6 +668,9 @@ class ParamClasses:
                     break
             else:
                 groups.append(([cls], None))
+        if len(groups) > 1:  # _roll is given no class joined over branches: say why here
+            reason = self._refusals.get(model, "their classes do not line up")
+            self._refusals[model] = f"its calls take different if branches, and {reason}"
         out: dict[tuple[str, ...], _Class] = {}
         for cls in classes[1:]:  # the classes that remain are named Block_2, Block_3, ...
             self.globals.used.discard(cls.name)
@@ -648,6 +681,8 @@ class ParamClasses:
                 final.plan = replace(final.plan, name=final.name)
                 if final.lines is not None:
                     final.lines[0] = f"class {final.name}(nn.Module):"
+            if joined is not None and guards and final.lines is not None:
+                final.lines = _guarded(final.lines, final.name, guards)
             for graph in final.graphs:
                 self.by_graph[id(graph)] = final
             out[(str(index),)] = final
@@ -657,12 +692,17 @@ class ParamClasses:
         """The classes of one block as one class with the source's loops (issue 24 item 3),
         when ``roll`` can write it; the classes left are then one."""
         classes = list(self.classes.get(model, {}).values())
-        if not classes or any(len(c.members) != len(c.graphs) for c in classes):
+        if not classes:
+            return
+        joined = any(len(c.members) != len(c.graphs) for c in classes)
+        if len(classes) > 1 and joined:  # some joined over branches
+            self.fallbacks.append((model, self._refusals.get(model, "")))
             return
         # one class for calls that agree on the counts still takes them: it runs the
-        # source's loops (or, unrolled, refuses another count: ``_guards``)
+        # source's loops (or, unrolled, refuses another count: ``_guards``); one joined
+        # over branches refuses another (``_join``)
         counted = loop_params(self.models[model]) & set(classes[0].params)
-        if len(classes) < 2 and (not counted or classes[0].lines is not None):
+        if len(classes) < 2 and (not counted or joined or classes[0].lines is not None):
             return
         if len(classes) < 2 and branches_on_iterations(self.models[model]):
             # one count cannot tell how the branch numbers its modules: written out
@@ -732,7 +772,10 @@ class ParamClasses:
             if len(texts) == 1:
                 wanted = f"{param} == {texts[0]}"
                 test = f"{param} != {texts[0]}"
-                if isinstance(values[0], bool):  # if act: rather than if act != True:
+                if (counted := _count_guard(param, values[0])) is not None:
+                    _, tested, shown = counted  # rows compare as tuples, as a join's do
+                    wanted, test = f"{param} == {shown}", f"{tested} != {shown}"
+                elif isinstance(values[0], bool):  # if act: rather than if act != True:
                     test = param if not values[0] else f"not {param}"
                 elif values[0] is None:
                     wanted, test = f"{param} is None", f"{param} is not None"
@@ -756,24 +799,56 @@ class ParamClasses:
         at = lines.index(f"{INDENT * 2}super().__init__()") + 1
         return [*lines[:at], *cls.guards, *lines[at:]]
 
+    def _values(self, graph: Graph, params: Iterable[str]) -> tuple[tuple[str, Any], ...] | None:
+        """The values the call of the instance ``graph`` gives ``params`` (its arguments,
+        else the defaults), each by its parameter; None where its call is not known, gives
+        one from its caller's parameters (``Fam(m, true)``: folded, the caller's class
+        would not pass it on), or one no guard can check (a list of operations: an
+        operation-valued parameter is never folded)."""
+        given = self.given.get(id(graph))
+        if given is None:
+            return None
+        values = tuple((p, given.get(p, graph.block_defaults.get(p))) for p in sorted(params))
+        if any(_count_guard(p, v) is None for p, v in values):
+            return None
+        return values
+
     def _joined(self, conditions: Conditions, classes: list[_Class]) -> _Class | None:
         graphs = [g for c in classes for g in c.graphs]
+        model = graphs[0].name
         unused = _unused_operations(classes)
         if unused is None:
+            self._refusals[model] = "they differ in an operation-valued argument too"
             return None
         params = self._params(graphs[0], {**classes[0].ops, **classes[0].functions, **unused})
         scopes = _Scopes(graphs[0], params, self._taken(classes))
+        folded = self.loops_folded.get(model, frozenset())
+        read_folded: list[str] = []  # a folded loop count a test reads: not written
+
+        def naming(name: Naming) -> Naming:
+            def named(leaf: Leaf) -> str:
+                if isinstance(leaf, Ref) and leaf.name in folded:
+                    read_folded.append(leaf.name)
+                return name(leaf)
+
+            return named
+
         tests: dict[tuple[int, int], Test] = {}
         for i, stmt in enumerate(conditions.ifs):
             for j in range(len(stmt.branches)):
-                found = conditions.test(i, j, scopes.init, scopes.kept)
+                found = conditions.test(i, j, naming(scopes.init), naming(scopes.kept))
                 if found is not None:
                     tests[(i, j)] = found
-        varying = self.unfolded.get(graphs[0].name, frozenset())
+        if read_folded:
+            self._refusals[model] = f"an if test reads the loop count '{read_folded[0]}'"
+            return None
+        varying = self.unfolded.get(model, frozenset())
         if (scopes.used_inputs & varying) - self._taken(classes):
-            return None  # a test reads a spatial axis the classes name otherwise
+            self._refusals[model] = "an if test reads an input size their classes take otherwise"
+            return None
         for graph in graphs:
             if not _decided(conditions, graph, tests, scopes.inputs):
+                self._refusals[model] = "an if test the class cannot write decides their branches"
                 return None
         dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
         more = _in_order({leaf for c in classes for leaf in c.more} | scopes.used_more)
@@ -781,6 +856,7 @@ class ParamClasses:
             conditions, classes, tests, dims, more, frozenset(scopes.read), unused
         )
         if attempt is None:
+            self._refusals[model] = "their classes do not line up outside the if statements"
             return None
         joined, used = attempt
         # store only what forward's tests read (self.stride, not a size only __init__ tests)
@@ -1159,6 +1235,76 @@ def _operations(graph: Graph) -> dict[str, str | None]:
             continue
         out[param] = default
     return out
+
+
+def _count_guard(param: str, value: Any) -> tuple[str, str, str] | None:
+    """The parameter, the value it is tested by and the value it must have, of the guard a
+    class joined over branches writes for a loop count or rows it folds (``n``, given 2 by
+    every call: ``n != 2``); rows compare as tuples (``tuple(rows) != (4, 2)``), whichever
+    sequence a caller passes. None for a value no guard can write (symbolic, an
+    operation, a float)."""
+    if _plain_int(value):
+        shown, test = str(value), param
+    elif isinstance(value, tuple | list) and all(_plain_int(item) for item in value):
+        shown, test = lit(tuple(value)), f"tuple({param})"
+    elif isinstance(value, tuple | list) and all(
+        isinstance(row, tuple | list) and all(_plain_int(item) for item in row) for row in value
+    ):
+        shown, test = lit(tuple(tuple(row) for row in value)), f"tuple(map(tuple, {param}))"
+    else:
+        return None
+    return param, test, shown
+
+
+def _plain_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _guarded(lines: list[str], name: str, guards: list[tuple[str, str, str]]) -> list[str]:
+    """The joined class ``lines`` with its constructor refusing a folded loop count other
+    than its calls' (``if n != 2: raise ValueError(...)``): its loops are unrolled, so
+    the class takes the count only to say it builds no other (issue 24 item 3)."""
+    start = lines.index(f"{INDENT * 2}super().__init__()") + 1
+    checks: list[str] = []
+    for param, test, shown in guards:
+        message = f'f"{name} is written for {param} == {shown}, not {{{param}}}"'
+        checks += [
+            *wrap(2, f"if {test} != ", shown, "# its loops are written out for this value", ":"),
+            *wrap(3, "raise ", Call("ValueError", (message,))),
+        ]
+    return [*lines[:start], *checks, *lines[start:]]
+
+
+def _count_names(expr: Any) -> set[str]:
+    """The names a loop's iterable reads for its count (``range(k)``: ``k``; ``zip(widths,
+    [act, gelu])``: ``widths``, the items of a list written out leave it fixed)."""
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, ast.ListExpr | ast.TupleExpr):
+        return set()
+    if isinstance(expr, tuple):
+        return {name for item in expr for name in _count_names(item)}
+    if is_record(expr) and not isinstance(expr, Span):
+        return {name for f in fields(expr) for name in _count_names(getattr(expr, f.name))}
+    return set()
+
+
+def loop_params(model: ast.Model) -> frozenset[str]:
+    """The block's parameters that the iterables of its loops read, directly or through
+    a constant (``for i in range(k)``, ``for w in widths``): its loops' counts depend on
+    them."""
+    constants = {f.name: _count_names(f.value) for f in model.fields}
+    found: set[str] = set()
+    pending = list(model.forward.body if model.forward is not None else ())
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, ast.For):
+            names = _count_names(stmt.iterable)
+            found |= names.union(*(constants[n] for n in names & constants.keys()))
+            pending += stmt.body
+        elif isinstance(stmt, ast.If):
+            pending += [inner for branch in stmt.branches for inner in branch.body]
+    return frozenset(found & {p.name for p in model.params})
 
 
 def _varying_models(graphs: Sequence[Graph]) -> dict[str, frozenset[str]]:

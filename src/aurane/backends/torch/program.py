@@ -106,6 +106,7 @@ class TorchCodeGenerator:
         self._graphs: dict[ClassKey, Graph] = {}
         self._top: set[ClassKey] = set()
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
+        self._arguments: dict[int, Mapping[str, Any]] = {}  # each instance's call arguments
         self._rolled_blocks: set[str] = set()  # their classes written with Python loops
         # each with what its output width depends on (``rolled.LoopWidth``)
         self._loop_widths: dict[str, LoopWidth] = {}
@@ -139,6 +140,7 @@ class TorchCodeGenerator:
             constants=self._constants,
             roll=self._roll_block if self.roll_networks else None,
             function_items=self._function_items,
+            arguments=self._arguments,
         )
         for index, found in enumerate(self.roll_fallbacks):  # one class, written out
             if found.kind == "block" and len(self._blocks.classes.get(found.name, {})) == 1:
@@ -149,6 +151,9 @@ class TorchCodeGenerator:
             self.roll_fallbacks.append(fallback)
         for inner in self._read_widths:  # channels = layer.out_channels: the class stores it
             self._blocks.edit_lines(inner, stored_width)
+        for block, reason in self._blocks.fallbacks:  # calls split by the branch joiner
+            model = self._models[block]
+            self.roll_fallbacks.append(RollFallback("block", block, model.name_span, reason))
         self.class_names = {}
         for key in self._graphs:
             self.class_names.setdefault(key[0], self._classes[key])
@@ -170,6 +175,7 @@ class TorchCodeGenerator:
         for node in graph.nodes:
             sub = node.subgraph
             if sub is not None and sub.block_params is not None:
+                self._arguments.setdefault(id(sub), node.args.get("arguments", {}))
                 found = self._instances.setdefault(sub.name, [])
                 if all(g is not sub for g in found):
                     found.append(sub)

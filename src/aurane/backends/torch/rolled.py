@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast as pyast
 import math
 import re
-from collections import ChainMap
+from collections import ChainMap, Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from itertools import takewhile
@@ -32,7 +32,6 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit
-from aurane.backends.torch.loop_counts import loop_params
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     FUNCTION_MODULES,
@@ -41,7 +40,12 @@ from aurane.backends.torch.named import (
     module_init,
     operation_items,
 )
-from aurane.backends.torch.param_blocks import MAKE_DIVISIBLE, _module_of, input_names
+from aurane.backends.torch.param_blocks import (
+    MAKE_DIVISIBLE,
+    _module_of,
+    input_names,
+    loop_params,
+)
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
@@ -807,6 +811,11 @@ class _Walk:
         # the text the local ``channels`` is known to hold here (None: not known), so a
         # loop body setting it to that text again writes no line (``_steady``)
         self.held: str | None = None
+        # a step in a loop whose module reads an input size the walk does not thread (a
+        # dense on the last axis where it threads the channels), written as the visit's
+        # number: the most visits one walk made of it (shared), and this walk's
+        self.untracked: dict[tuple[Span, str], int] = {}
+        self._untracked_visits: Counter[tuple[Span, str]] = Counter()
 
     # -- statements ---------------------------------------------------------------------
 
@@ -1447,6 +1456,10 @@ class _Walk:
         if made is None:
             return None, None
         _written_as_given(site, made, written)
+        if self.depth > TOP and made != module_init(_other_sizes(site, at)):
+            key = (step.span, step.func)  # checked by ``untracked_sizes``
+            self._untracked_visits[key] += 1
+            self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
         return made, None
 
     def _block(self, step: ast.Call, node: Node) -> tuple[Call, str | None]:
@@ -1461,13 +1474,17 @@ class _Walk:
         for param in sub.block_ops:  # act=nn.ReLU: the class must take it as a module class
             if self.operation_of(sub, param) is None:  # (or a function: operation_of)
                 raise Unsupported(f"the block '{sub.name}' folds the operation '{param}'")
-        if self.axis != 1:
-            raise Unsupported(f"the block '{sub.name}' in a block threading its last axis")
+        own = self._sample_axis(sub)
+        if self.axis != 1 and step.func in self.tr.locals:  # its class stores out_channels
+            raise Unsupported(
+                f"the block '{sub.name}' given as '{step.func}' in a block threading its last axis"
+            )
         dims = self.dims_of(sub)
-        more = self._later_sizes(sub, node)
+        more = self._later_sizes(sub, node) if self.axis == 1 else []
         if more:
             dims = (0,)
-        if dims is None or any(d != 0 for d in dims):
+        # the class takes the walk's axis alone (``in_features`` threading the last axis)
+        if dims is None or any(d != own for d in dims):
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
@@ -1540,6 +1557,12 @@ class _Walk:
             return True
         return False
 
+    def _sample_axis(self, sub: Graph) -> int:
+        """The axis of a sample of ``sub``'s input the walk threads: the channels (0), or
+        the last (``in_features`` of a block threading its last axis)."""
+        rank = len(sub.input_value.shape or ()) - 1
+        return 0 if self.axis == 1 else rank - 1
+
     def _later_sizes(self, sub: Graph, node: Node) -> list[str]:
         """The width texts of the later inputs whose sizes the block's class takes
         (``AttnUpBlock2D(u_width, s0_width, ...)``), each checked against the IR's."""
@@ -1599,15 +1622,16 @@ class _Walk:
         shape = sub.output_value.shape
         if shape is None or len(shape) < 2:
             return None
-        width = first_input_terms(sub, shape[1])  # later inputs' sizes: numbers
+        width = first_input_terms(sub, shape[self.axis])  # later inputs' sizes: numbers
         if not is_symbolic(width):
             return None
+        own = self._sample_axis(sub)
         texts = {p.name: self.tr.text(a) for p, a in zip(model.params, step.args, strict=False)}
         texts.update({k.name: self.tr.text(k.value) for k in step.keywords})
 
         def name(leaf: Any) -> str:
             if isinstance(leaf, InputSize):
-                if leaf.axis != 0 or leaf.input != 0:
+                if leaf.axis != own or leaf.input != 0:
                     raise Unsupported("a width of another input axis")
                 return self.size
             if isinstance(leaf, Ref) and leaf.name in texts:
@@ -1695,6 +1719,31 @@ def _written_as_given(site: Site, made: Call, written: Mapping[str, tuple[Any, s
                 f"the {name} '{text}' of '{site.node.id}' sets its module other than as "
                 "written (the calls' values folded in)"
             )
+
+
+def untracked_sizes(untracked: Mapping[tuple[Span, str], int]) -> None:
+    """``Unsupported`` where a loop's module reads an input size the walk does not thread
+    (``_Walk.untracked``) and no walk visited it twice: its number is right at the first
+    iteration only, as far as the calls show (``Grow(2, 1)``'s ``nn.Linear(4, g)``, which
+    ``Grow(2, 2)`` builds again where it needs ``nn.Linear(g, g)``). A walk that saw a
+    second iteration read the same number (or it wrote the lines differently) shows the
+    loop keeps that size."""
+    for (span, func), visits in untracked.items():
+        if visits < 2:
+            raise Unsupported(
+                f"the '{func}' at {span} in a loop reads an input size the class does not"
+                " track, and no call runs the loop twice"
+            )
+
+
+def _other_sizes(site: Site, threaded: int) -> Site:
+    """``site`` with its input's sizes other than the ``threaded`` axis changed."""
+    shape = site.in_shapes[0]
+    other = tuple(
+        size if axis == threaded or not isinstance(size, int) else size + 1
+        for axis, size in enumerate(shape)
+    )
+    return replace(site, in_shapes=(other, *site.in_shapes[1:]))
 
 
 def perturbed(value: Any) -> Any:
@@ -1801,6 +1850,7 @@ def _roll_at(
     taken = {*names, *classes.values(), *constants, *words, *indices.values()}
     tr.triangles = triangles(forward.body, taken)  # their running counts name modules
     indexed: set[Span] = set()
+    untracked: dict[tuple[Span, str], int] = {}  # modules reading sizes the walk does not thread
 
     def walk_variant(
         variant: ast.Model, graph: Graph, strict: bool, found: dict[str, list[str]] | None
@@ -1810,6 +1860,7 @@ def _roll_at(
         walk.numbers, walk.paths = numbers, paths
         walk.counted = counted
         walk.indices, walk.indexed = indices, indexed
+        walk.untracked = untracked
         if found is not None:
             walk.branches = found
         walk.sizes_of = sizes_of
@@ -1851,7 +1902,8 @@ def _roll_at(
             *_super_call(given, tr),
         ]
     assert inits is not None
-    inits = enumerated(without_empty_branches(_fill(inits, branches)))
+    untracked_sizes(untracked)
+    inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
 
     def with_loops(one_by_one: bool = False) -> tuple[list[str], list[str]]:
@@ -2079,12 +2131,37 @@ def _grown(env: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
     return out
 
 
+def number_splits(node_id: str) -> list[tuple[str, int]]:
+    """Each way the IR could have numbered ``node_id``: a stem and the count after it,
+    which never starts with a zero (``unit01``: ``unit0`` and 1, a block ``Unit0``'s
+    first call; ``dense11``: ``dense`` and 11 or ``dense1`` and 1), the longest count
+    first."""
+    return [
+        (node_id[:at], int(node_id[at:]))
+        for at in range(1, len(node_id))
+        if node_id[at:].isdecimal() and node_id[at] != "0" and not node_id[:at].isdecimal()
+    ]
+
+
+def numbered_stem(node: Node, step: ast.Call) -> tuple[str, int] | None:
+    """``node``'s id as the IR numbered it (``builder.fresh``): the stem, then the count.
+    The stem is what ``step`` makes (the op's name, ``relu6``) or calls (a block's name
+    lower-cased, ``unit0``, or the model-valued parameter that gives it), so a stem
+    ending in a digit keeps it (``unit01``: ``unit0`` and 1, not ``unit`` and 1); None
+    where the id is not numbered."""
+    splits = number_splits(node.id)
+    stems = {node.op, step.func, step.func.lower()}
+    return next((s for s in splits if s[0] in stems), splits[0] if splits else None)
+
+
 def _reads(forward: str, attr: str) -> bool:
     """Whether ``forward`` applies the unnamed module ``attr`` (``conv2d3``): by its
     name, or in a loop by its numbered name (``getattr(self, f"conv2d{i + 2}")``, which
-    the loop's writer checked against each iteration's node)."""
-    numbered = f'getattr(self, f"{attr.rstrip("0123456789")}{{'
-    return f"self.{attr}(" in forward or numbered in forward
+    the loop's writer checked against each iteration's node; ``unit01``, a block
+    ``Unit0``'s, as ``f"unit0{i + 1}"``)."""
+    if f"self.{attr}(" in forward:
+        return True
+    return any(f'getattr(self, f"{stem}{{' in forward for stem, _ in number_splits(attr))
 
 
 def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
@@ -2136,6 +2213,60 @@ def _whole(text: str, stages: set[str]) -> str:
         if re.search(rf"self\.{re.escape(stage)}\[[1-9]", text) is None:
             text = text.replace(f"self.{stage}[0](", f"self.{stage}(")
     return text
+
+
+def stages_in_order(inits: list[str]) -> list[str]:
+    """A loop filling a container (``stage = nn.Sequential()``, the loop, ``self.layers =
+    stage``) whose body makes other modules too (``batchnorm{i + 1}``): the classes of one
+    call register the container where its first child is, before the first iteration's
+    other modules, so it is made before the loop (``self.layers = nn.Sequential()``, filled
+    by ``self.layers.append(...)``) and keeps the state dict's order. Where the body makes
+    another module before the container's first child, no one place writes that order."""
+    out = list(inits)
+    dropped: set[int] = set()  # the bindings after their loops, now made before them
+    for index, line in enumerate(inits):
+        made = re.fullmatch(rf"( *){STAGE} = nn\.Sequential\(\)", line)
+        pad = made[1] if made is not None else ""
+        following = inits[index + 1] if index + 1 < len(inits) else ""
+        if made is None or not following.startswith(f"{pad}for "):
+            continue
+        end = next(
+            (
+                later
+                for later in range(index + 2, len(inits))
+                if inits[later].strip() and not inits[later].startswith(pad + INDENT)
+            ),
+            len(inits),
+        )
+        bound = inits[end] if end < len(inits) else ""
+        if not bound.endswith((f" = {STAGE}", f", {STAGE})", f"({STAGE})")):
+            continue
+        registers = [b for b in inits[index + 2 : end] if _registers(b)]
+        if all(f"{STAGE}." in b for b in registers):
+            continue  # the container's children only: it may be bound after them
+        if f"{STAGE}." not in registers[0]:
+            named = re.search(rf'self\.(\w+) = {STAGE}|setattr\(self, f?"([^"]+)"', bound)
+            container = (named[1] or named[2]) if named is not None else bound.strip()
+            raise Unsupported(f"a module made in a loop before the first child of '{container}'")
+        simple = re.fullmatch(rf"{pad}(self\.\w+) = {STAGE}", bound)
+        if simple is not None:  # self.layers = nn.Sequential(), filled as self.layers
+            out[index] = f"{pad}{simple[1]} = nn.Sequential()"
+            for at in range(index + 2, end):
+                out[at] = re.sub(rf"(?<![\w.]){STAGE}\.", f"{simple[1]}.", out[at])
+            dropped.add(end)
+        else:  # setattr(self, f"...", stage) or self.stages.append(stage): bound first
+            out[index + 1 : end + 1] = [bound, *inits[index + 1 : end]]
+    return [line for at, line in enumerate(out) if at not in dropped]
+
+
+def _registers(line: str) -> bool:
+    """Whether a line of ``__init__`` registers a module (on ``self`` or a container)."""
+    text = line.strip()
+    return (
+        text.startswith(("self.", "setattr(self", f"{STAGE}."))
+        and ("nn." in text or "(" in text)
+        and not re.match(r"self\.\w+ = [\w.]+$", text)  # self.n = n: a stored value
+    )
 
 
 def keyed_stages(inits: list[str], forward: str) -> list[str]:

@@ -36,12 +36,12 @@ from typing import Any
 
 from aurane.backends.torch.block_walk import BlockWalk, _makes_module
 from aurane.backends.torch.emit_common import lit
-from aurane.backends.torch.loop_counts import loop_params
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import function_value, signature_default, stored_function
 from aurane.backends.torch.param_blocks import (
     _module_of,
     input_names,
+    loop_params,
     operation_kinds,
     rolled_axis,
 )
@@ -60,8 +60,10 @@ from aurane.backends.torch.rolled import (
     evaluate,
     keyed_stages,
     loop_indices,
+    stages_in_order,
     starred_loops,
     triangles,
+    untracked_sizes,
     without_empty_branches,
 )
 from aurane.backends.torch.rolled_forward import (
@@ -289,7 +291,7 @@ def _roll_block(
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
-    inits = enumerated(without_empty_branches(_fill(inits, branches)))
+    inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
@@ -429,6 +431,7 @@ def _walked_inits(
     counted: dict[Span, Counts] = {}
     empty_loops: set[str] = set()  # loops that build nothing at a call that runs them
     indexed: set[Span] = set()  # loops over items whose counts name modules
+    untracked: dict[tuple[Span, str], int] = {}  # modules reading sizes not threaded
     inits: list[str] | None = None
     loop_width = False  # the output width is what a loop leaves (the local, not a text)
     reads: set[str] = set()  # inner blocks' classes whose width is read from their module
@@ -448,6 +451,7 @@ def _walked_inits(
             walk.operation_of = _operation_of(functions_of)
             walk.function_items = function_items
             walk.loop_widths = loop_widths
+            walk.untracked = untracked
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -470,6 +474,7 @@ def _walked_inits(
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
+    untracked_sizes(untracked)
     return inits, branches, paths, counted, indexed, LoopWidths(loop_width, frozenset(reads))
 
 

@@ -50,6 +50,7 @@ from aurane.backends.torch.rolled import (
     counter_marked,
     enumerated_header,
     evaluate,
+    number_splits,
     perturbed,
     syntax_items,
 )
@@ -150,7 +151,11 @@ def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> 
     if len(statements) != len(graph.nodes) + 1:
         raise Unsupported("a forward that is not one statement per layer")
     for index, node in enumerate(graph.nodes):
-        attr = next((applied[p] for p, f in graph.block_ops.items() if node.id in f.nodes), None)
+        # a parameter taken as a module class (every call applies it) is not in ``applied``
+        attr = next(
+            (applied[p] for p, f in graph.block_ops.items() if p in applied and node.id in f.nodes),
+            None,
+        )
         if attr is None:
             continue
         statement = statements[index]
@@ -175,12 +180,19 @@ def with_applied(graph: Graph, lines: list[str], applied: Mapping[str, str]) -> 
     return [*lines[: start + 1], *comments, *_param_locals(graph, body, applied)]
 
 
+def _count(node_id: str, op: str) -> str:
+    """The count the IR numbered ``node_id`` with after ``op`` (``relu61``: ``1``, the first
+    ``relu6``), else its trailing digits."""
+    counts = [str(count) for stem, count in number_splits(node_id) if stem == op]
+    return counts[0] if counts else node_id[len(node_id.rstrip("0123456789")) :]
+
+
 def _param_locals(graph: Graph, body: list[str], applied: Mapping[str, str]) -> list[str]:
     """A local named after the node an operation-valued parameter applies (``exp1``,
     ``tanh1``: the operation each call gave) named after the parameter (``act1``), so the
     calls' forwards read alike."""
     names = {
-        node: f"{param}{node[len(node.rstrip('0123456789')) :]}"
+        node: f"{param}{_count(node, given.op)}"
         for param, given in graph.block_ops.items()
         if param in applied
         for node in given.nodes
