@@ -286,9 +286,16 @@ class BlockWalk(_Walk):
             return super()._place(step, node, made, depth, keep)
         found = numbered_stem(node, step)
         counted = self._iterations(step)
-        earlier = self._earlier(self.fors[0].span, step) or ()
-        if not self._counted(earlier, step):
-            earlier = ()  # the loops before are not counted
+        earlier = self._earlier(self.fors[0].span, step)
+        if self._loops_before(self.fors[0].span, step) and (
+            earlier is None or not self._counted(earlier, step)
+        ):  # their counts give no number to go on from: a class running both would
+            # make this loop's modules under the names of theirs
+            raise Unsupported(
+                f"an unnamed '{step.func}' module in a loop at {step.span} after a loop "
+                "that makes them under an 'if' or in loops nested otherwise"
+            )
+        earlier = earlier or ()
         if found is None or counted is None:
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
         target, count, inner, per = counted
@@ -332,7 +339,9 @@ class BlockWalk(_Walk):
         count is not a number, or an inner loop's count reads an outer target (``range(i
         + b)``: its iterations differ) in no triangle."""
         triangle = self.tr.triangle_of(self.fors[0])
-        per = _made(self.fors[-1], step)
+        per = _made_along(self.fors[-1].body, step, self.fors)
+        if per is None:  # an iteration makes a number of them the counts do not give
+            return None
         if triangle is not None and _made(triangle.inner, step):
             return self._triangle_iterations(triangle, step)
         targets = [self.indices.get(loop.span, count_target(loop)) for loop in self.fors]
@@ -883,6 +892,40 @@ def _nest(loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
     ):
         return None
     return loop, nested
+
+
+def _made_along(
+    stmts: tuple[ast.ForwardStmt, ...], step: ast.Call, fors: tuple[ast.For, ...]
+) -> int | None:
+    """How many nodes of ``step``'s operation one run of ``stmts`` makes where ``step``
+    is made: of an ``if`` around ``step``, the branch holding it (the same at every
+    iteration where the tests read no target of the loops ``fors``: ``if up:``), of
+    another ``if``, what every branch makes alike; None where that is not one number
+    (``if i == 0:`` around a branch making more, or an ``if`` elsewhere whose branches
+    make different numbers). The IR numbers the branch that runs only."""
+    total = 0
+    targets = {name for loop in fors for name, _ in loop.target.names()}
+    for stmt in stmts:
+        if not isinstance(stmt, ast.If):
+            total += _made_in(stmt, step)
+            continue
+        arms = [branch.body for branch in stmt.branches]
+        if stmt.branches[-1].test is not None:
+            arms.append(())  # no ``else``: a run that takes no branch makes none
+        counts = [_made_along(arm, step, fors) for arm in arms]
+        held = [k for k, branch in enumerate(stmt.branches) if _within(step.span, branch.span)]
+        choosing = stmt.branches[: held[0] + 1] if held else ()  # the tests tried up to it
+        read = set().union(*(_names(b.test) for b in choosing if b.test is not None))
+        if held and not targets & read:
+            made = counts[held[0]]
+        elif len(set(counts)) == 1:
+            made = counts[0]
+        else:
+            return None
+        if made is None:
+            return None
+        total += made
+    return total
 
 
 def _made(loop: ast.For, step: ast.Call) -> int:

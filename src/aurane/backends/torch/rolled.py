@@ -816,6 +816,10 @@ class _Walk:
         # number: the most visits one walk made of it (shared), and this walk's
         self.untracked: dict[tuple[Span, str], int] = {}
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
+        # the sizes the modules of the loop being walked were given from the source's
+        # texts (``dense(g)``'s g), since its first iteration: an untracked input size
+        # equal to one may be what an iteration made, not a size the loop keeps
+        self._loop_sizes: set[int] = set()
 
     # -- statements ---------------------------------------------------------------------
 
@@ -1064,6 +1068,8 @@ class _Walk:
             self.held = self.size
             self.size = SIZE
         held = self.held
+        if depth == TOP:  # a loop outside loops: its modules' sizes are collected afresh
+            self._loop_sizes = set()
         stage = self._stage(stmt)
         stage_call = self._stage_call
         if stage is not None:
@@ -1433,6 +1439,9 @@ class _Walk:
                 continue  # permute(p - 1, 2, 1): forward writes the numbers, no module
             args[name] = _shown(value, text)
             written[name] = (value, text)
+        sizes_given = (
+            set(_sizes_in(value for value, _ in written.values())) if self.depth > TOP else set()
+        )
         value = self.values[node.inputs[0]]
         assert value.shape is not None
         in_shape = tuple(plain(value.shape[1:]))
@@ -1448,18 +1457,25 @@ class _Walk:
             param_dtype=self.graph.param_dtype,
         )
         if node.layer is None and emitter(node.op).init is None:
+            self._loop_sizes |= sizes_given
             return None, None
         named_function = node.layer is not None and emitter(node.op).init is None
         if named_function and node.op not in FUNCTION_MODULES:
             raise Unsupported(f"the named '{node.op}'")
         made = module_init(site)
         if made is None:
+            self._loop_sizes |= sizes_given
             return None, None
         _written_as_given(site, made, written)
         if self.depth > TOP and made != module_init(_other_sizes(site, at)):
             key = (step.span, step.func)  # checked by ``untracked_sizes``
-            self._untracked_visits[key] += 1
+            untracked = {size for axis, size in enumerate(in_shape) if axis != at}
+            # a size the loop's modules were given (``nn.Linear(4, g)`` at g = 4, whose
+            # second iteration reads the 4 the first made) shows no size the loop keeps
+            if not untracked & self._loop_sizes:
+                self._untracked_visits[key] += 1
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
+        self._loop_sizes |= sizes_given
         return made, None
 
     def _block(self, step: ast.Call, node: Node) -> tuple[Call, str | None]:
@@ -1721,18 +1737,28 @@ def _written_as_given(site: Site, made: Call, written: Mapping[str, tuple[Any, s
             )
 
 
+def _sizes_in(values: Iterable[Any]) -> Iterator[int]:
+    """The whole numbers among ``values`` and the tuples among them (a kernel's)."""
+    for value in values:
+        if isinstance(value, tuple):
+            yield from _sizes_in(value)
+        elif type(value) is int:
+            yield value
+
+
 def untracked_sizes(untracked: Mapping[tuple[Span, str], int]) -> None:
     """``Unsupported`` where a loop's module reads an input size the walk does not thread
     (``_Walk.untracked``) and no walk visited it twice: its number is right at the first
     iteration only, as far as the calls show (``Grow(2, 1)``'s ``nn.Linear(4, g)``, which
     ``Grow(2, 2)`` builds again where it needs ``nn.Linear(g, g)``). A walk that saw a
     second iteration read the same number (or it wrote the lines differently) shows the
-    loop keeps that size."""
+    loop keeps that size, unless the number is one the loop's modules were given
+    (``nn.Linear(4, g)`` at g = 4: the 4 the first iteration made), which shows nothing."""
     for (span, func), visits in untracked.items():
         if visits < 2:
             raise Unsupported(
                 f"the '{func}' at {span} in a loop reads an input size the class does not"
-                " track, and no call runs the loop twice"
+                " track, and no call shows the loop keeps it"
             )
 
 
