@@ -536,3 +536,26 @@ model Net:
     flat, _, _ = build(source, "row_blocks_flat", roll=False)
     mine, theirs = built_alike(rolled, flat, "Net")
     same(mine, theirs, torch.randn(3, 4))
+
+
+ONE_ITEM_ROWS = """\
+model Stage(cfg):
+    def forward(x):
+        for w, in cfg:
+            x -> dense(w).relu
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([(8,), (6,)]) as s -> Stage([(3,)]) as t -> dense(2) as head
+"""
+
+
+def test_rows_of_one_item_unpack_as_one_item_tuples() -> None:
+    """``for w, in cfg``: the header is ``for i, (w,) in enumerate(cfg)``; it was ``(w)``,
+    which binds the whole row, so ``nn.Linear(channels, w)`` got a tuple and building
+    ``Net`` failed (found by the fuzzer's CI seeds 7017 and 7105)."""
+    stage = _rolled(ONE_ITEM_ROWS, "one_item", torch.randn(3, 4), blocks=[])
+    assert "for i, (w,) in enumerate(cfg):" in stage, stage
+    _at_other_rows(ONE_ITEM_ROWS, ONE_ITEM_ROWS, "Stage(4, ((8,), (6,)))", torch.randn(3, 4))

@@ -294,6 +294,8 @@ def _target_text(target: ast.LoopTarget, top: bool = True) -> str:
     if target.name is not None:
         return target.name
     inner = ", ".join(_target_text(t, False) for t in target.items)
+    if len(target.items) == 1:
+        inner += ","  # a one-item tuple (``for a0, in cfg``) unpacks; ``(a0)`` would not
     return inner if top else f"({inner})"
 
 
