@@ -36,7 +36,6 @@ from aurane.backends.torch.named import factory_call
 from aurane.backends.torch.rolled import (
     _ATOMIC,
     SIZE,
-    TOP,
     Counts,
     Triangle,
     Unsupported,
@@ -509,11 +508,15 @@ class BlockWalk(_Walk):
             if isinstance(item, ast.Call | ast.Chain) and (item.layer or "").endswith(".*")
         ]
         if starred:
-            raise Unsupported(f"a child of '{starred[0]}' made in an if outside loops at {stmt.span}")
+            raise Unsupported(
+                f"a child of '{starred[0]}' made in an if outside loops at {stmt.span}"
+            )
         tensor = self.tensor
         lines = super().branch(stmt, depth)
         if self.second is not None or self.renamed is not None or self.tensor != tensor:
-            raise Unsupported(f"an if outside loops whose branch leaves another tensor at {stmt.span}")
+            raise Unsupported(
+                f"an if outside loops whose branch leaves another tensor at {stmt.span}"
+            )
         return lines
 
     def _no_branches_apart(self, step: ast.Call) -> None:

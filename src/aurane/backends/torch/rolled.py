@@ -1088,9 +1088,11 @@ class _Walk:
         writes no width as a number (``_width_text``), so a class built at other
         arguments computes the widths the source says."""
         if not self.block or self.widths is not None:
-            raise Unsupported(f"an if outside a loop at {stmt.span}")
+            raise Unsupported("an if outside a loop")
         if self.size == SIZE:
             return []
+        if not self.size:  # a tensor no module made: no width text to hold
+            raise Unsupported(f"an if outside loops after a width no text gives at {stmt.span}")
         self.env[SIZE] = self._concrete_size()
         self.held, self.size = self.size, SIZE
         return [f"{INDENT * depth}{SIZE} = {self.held}"]

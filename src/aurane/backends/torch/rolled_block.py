@@ -341,7 +341,7 @@ def _roll_block(
         body = forwards(one_by_one=False)
     except Unsupported as why:
         split = [children_one_by_one("\n".join(lines), g) for g, lines in instances]
-        if all(text == "\n".join(lines) for text, (_, lines) in zip(split, instances)):
+        if all(text == "\n".join(lines) for text, (_, lines) in zip(split, instances, strict=True)):
             raise  # no container applied whole: nothing else to read
         forward_tr.read.clear()  # what the first try read
         try:
