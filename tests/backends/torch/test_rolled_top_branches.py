@@ -272,3 +272,51 @@ def test_a_module_numbered_on_across_the_branch_taken_keeps_the_calls_classes() 
     assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
     named = NUMBERED_AFTER.replace("x -> conv1d(4, 1)", "x -> conv1d(4, 1) as out")
     _one_class(named, "numbered_named", "Fam", torch.randn(2, 4, 8))
+
+
+PASSED_ON = """\
+model Fam(n, flag):
+    def forward(x):
+        for i in range(n):
+            x -> dense(4)
+        if flag:
+            x -> dense(6)
+        else:
+            x -> layer_norm()
+        return x
+
+model Outer(k, flag):
+    def forward(x):
+        for i in range(k):
+            x -> Fam(1, flag) as f{i}
+        return x
+
+model Net:
+    input_shape = (3,)
+    def forward(x):
+        x -> Outer(1, true) -> Outer(2, false) -> Fam(2, false)
+        return x
+"""
+
+
+def test_a_caller_passing_the_test_on_reads_the_width_from_the_module() -> None:
+    """The width after ``Fam(1, flag)`` is the branch's (6, or the input's): no text of
+    ``Outer``'s arguments gives it at every flag, so ``Fam`` stores what its ``if`` left
+    and ``Outer`` reads it (``layer.out_channels``), as after a loop of a count passed on."""
+    mine, code, notes = build(PASSED_ON, "passed_on")
+    assert notes == [], notes
+    assert CLASS.findall(code) == ["Fam", "Outer", "Net"], code
+    assert "        self.out_channels = channels\n\n    def forward" in code, code
+    assert (
+        "            layer = Fam(channels, 1, flag)\n"
+        '            setattr(self, f"f{i}", layer)\n'
+        "            channels = layer.out_channels\n"
+    ) in code, code
+    theirs, _ = _per_call(PASSED_ON, "passed_on_flat")
+    one, per_call = built_alike(mine, theirs, "Net")
+    one.load_state_dict(per_call.state_dict(), strict=True)
+    inputs = torch.randn(2, 3)
+    with torch.no_grad():
+        torch.testing.assert_close(one(inputs), per_call(inputs), rtol=0, atol=0)
+    assert check_source(PASSED_ON) == []
+    assert mine.Outer(3, 2, True).f1.dense1.in_features == 6  # a flag no call of 2 gave

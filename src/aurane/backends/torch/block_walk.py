@@ -525,7 +525,7 @@ class BlockWalk(_Walk):
         numbers it on across the branch taken (``dense3`` after a branch of two, ``dense2``
         after one of one), which one name cannot write; an ``if`` with no ``else`` makes
         none where it is not taken."""
-        for branching in _ifs_outside_loops(self.statements):
+        for branching in ifs_outside_loops(self.statements):
             if not _before(branching.span, step.span):
                 continue
             made = {_made_in(b.body, step) for b in branching.branches}
@@ -924,14 +924,14 @@ def _nest(loop: ast.For, step: ast.Call) -> tuple[ast.For, ...] | None:
     return loop, nested
 
 
-def _ifs_outside_loops(stmts: tuple[ast.ForwardStmt, ...]) -> list[ast.If]:
+def ifs_outside_loops(stmts: tuple[ast.ForwardStmt, ...]) -> list[ast.If]:
     """The ``if`` statements of ``stmts`` outside loops, those in their branches too."""
     found: list[ast.If] = []
     for stmt in stmts:
         if isinstance(stmt, ast.If):
             found.append(stmt)
             for branch in stmt.branches:
-                found += _ifs_outside_loops(branch.body)
+                found += ifs_outside_loops(branch.body)
     return found
 
 
