@@ -36,7 +36,6 @@ from aurane.backends.torch.named import factory_call
 from aurane.backends.torch.rolled import (
     _ATOMIC,
     SIZE,
-    TOP,
     Counts,
     Triangle,
     Unsupported,
@@ -280,9 +279,11 @@ class BlockWalk(_Walk):
         visit of every call (the first walks collect the visits, the last writes it). Where
         loops before its own number the same operation on by counts the calls differ in,
         the name adds theirs (``dense{a + j + 2}`` in a loop after ``range(a)``)."""
-        if step.layer is None and depth <= TOP and self.collect is None:
+        if step.layer is None and self.collect is None:
+            self._no_branches_apart(step)
+        if step.layer is None and not self.fors and self.collect is None:
             return self._after_loop(step, node, made, depth, keep)
-        if step.layer is not None or depth <= TOP or self.collect is not None:
+        if step.layer is not None or not self.fors or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
         found = numbered_stem(node, step)
         counted = self._iterations(step)
@@ -499,7 +500,51 @@ class BlockWalk(_Walk):
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         self._no_statement_between("an if")
         self._drop_unused()
-        return super().branch(stmt, depth)
+        if self.loops_around:
+            return super().branch(stmt, depth)
+        return self._branch_outside_loops(stmt, depth)
+
+    def _branch_outside_loops(self, stmt: ast.If, depth: int) -> list[str]:
+        """An ``if`` outside loops: each branch threads the one tensor on, under its
+        name, and joins back what it makes apart; no second tensor is pending across
+        it, and no branch adds children to a container filled in order (``as
+        features.*``), whose later indices would depend on the branch taken."""
+        if self.second is not None or self.renamed is not None:
+            raise Unsupported(f"an if outside loops while a second tensor is made at {stmt.span}")
+        starred = [
+            item.layer
+            for item in syntax_items(stmt)
+            if isinstance(item, ast.Call | ast.Chain) and (item.layer or "").endswith(".*")
+        ]
+        if starred:
+            raise Unsupported(
+                f"a child of '{starred[0]}' made in an if outside loops at {stmt.span}"
+            )
+        tensor = self.tensor
+        lines = super().branch(stmt, depth)
+        if self.second is not None or self.renamed is not None or self.tensor != tensor:
+            raise Unsupported(
+                f"an if outside loops whose branch leaves another tensor at {stmt.span}"
+            )
+        return lines
+
+    def _no_branches_apart(self, step: ast.Call) -> None:
+        """``Unsupported`` where an ``if`` outside loops before ``step`` (an unnamed
+        module) has branches making different numbers of its operation's nodes: the IR
+        numbers it on across the branch taken (``dense3`` after a branch of two, ``dense2``
+        after one of one), which one name cannot write; an ``if`` with no ``else`` makes
+        none where it is not taken."""
+        for branching in ifs_outside_loops(self.statements):
+            if not _before(branching.span, step.span):
+                continue
+            made = {_made_in(b.body, step) for b in branching.branches}
+            if branching.branches[-1].test is not None:
+                made.add(0)
+            if len(made) > 1:
+                raise Unsupported(
+                    f"an unnamed '{step.func}' module at {step.span} numbered on across the"
+                    f" branch taken of the if at {branching.span}: name it with 'as'"
+                )
 
     def _no_statement_between(self, what: str) -> None:
         if self.alias is not None:
@@ -926,6 +971,17 @@ def _made_along(
             return None
         total += made
     return total
+
+
+def ifs_outside_loops(stmts: tuple[ast.ForwardStmt, ...]) -> list[ast.If]:
+    """The ``if`` statements of ``stmts`` outside loops, those in their branches too."""
+    found: list[ast.If] = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            found.append(stmt)
+            for branch in stmt.branches:
+                found += ifs_outside_loops(branch.body)
+    return found
 
 
 def _made(loop: ast.For, step: ast.Call) -> int:

@@ -711,10 +711,26 @@ def without_empty_branches(lines: list[str]) -> list[str]:
                 end += 1
             chain.append((header, without_empty_branches(lines[at + 1 : end])))
             at = end
+        if chain[-1][0].strip() == "else:" and not chain[-1][1]:
+            chain.pop()  # an empty ``else`` says nothing
+        if len(chain) == 2 and not chain[0][1] and chain[1][0].strip() == "else:":
+            # ``if up: pass`` / ``else: ...`` reads as ``if not up: ...``
+            test = chain[0][0].strip()[len("if ") : -1]
+            chain = [(f"{pad}if {_negated(test)}:", chain[1][1])]
         if any(body for _, body in chain):
             for header, body in chain:
                 out += [header, *(body or [f"{pad}{INDENT}pass"])]
     return out
+
+
+def _negated(test: str) -> str:
+    """The Python condition ``not test``, parenthesised where the test is no atom."""
+    tree = pyast.parse(test, mode="eval").body
+    if isinstance(tree, pyast.UnaryOp) and isinstance(tree.op, pyast.Not):
+        return pyast.unparse(tree.operand)
+    if isinstance(tree, pyast.Name | pyast.Attribute | pyast.Call | pyast.Subscript):
+        return f"not {test}"
+    return f"not ({test})"
 
 
 def _path_text(layer: str, holes: tuple[ast.Expr, ...], tr: Translator) -> tuple[str, bool]:
@@ -766,6 +782,7 @@ class _Walk:
         self.block = size is not None  # a block's class (roll_block), not a network's
         self.out_sizes: dict[str, str] = {}
         self.depth = 0
+        self.loops_around = 0  # the loops around the statement walked (0: outside loops)
         self.tensor = ""
         # per step: the width texts that held at every visit so far (shared by the walks)
         self.choices: dict[Any, list[str]] = {}
@@ -1031,12 +1048,12 @@ class _Walk:
 
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         """``if``/``elif``/``else`` as Python: each branch's body is written where a visit
-        takes it (``BRANCH`` marks it until ``fill`` puts it in); inside loops only, where
-        the width is the local whichever branch ran."""
-        if depth == TOP:
-            raise Unsupported("an if outside a loop")
+        takes it (``BRANCH`` marks it until ``fill`` puts it in), the width the local
+        whichever branch ran. Outside loops in a block's class only (``_top_branch``)."""
         pad = INDENT * depth
         lines: list[str] = []
+        if not self.loops_around:
+            lines += self._top_branch(stmt, depth)
         chosen: int | None = None
         for index, branch in enumerate(stmt.branches):
             key = f"{BRANCH}{stmt.span.line}:{stmt.span.column}:{index}"
@@ -1055,9 +1072,29 @@ class _Walk:
                 if self.strict and known != body:
                     raise Unsupported("a branch writes differently at two visits")
                 self.branches[key] = body
+        if not self.loops_around:
+            self.held = None  # the text the local holds is the branch's that ran
         return lines
 
+    def _top_branch(self, stmt: ast.If, depth: int) -> list[str]:
+        """Before an ``if`` outside loops (a block's only: a network's walk keeps each
+        tensor's width apart): the local holds the width (``channels = in_channels``),
+        which each branch sets as its modules change it. A branch visited once per call
+        writes no width as a number (``_width_text``), so a class built at other
+        arguments computes the widths the source says."""
+        if not self.block or self.widths is not None:
+            raise Unsupported("an if outside a loop")
+        if self.size == SIZE:
+            return []
+        if not self.size:  # a tensor no module made: no width text to hold
+            raise Unsupported(f"an if outside loops after a width no text gives at {stmt.span}")
+        self.env[SIZE] = self._concrete_size()
+        self.held, self.size = self.size, SIZE
+        return [f"{INDENT * depth}{SIZE} = {self.held}"]
+
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
+        if depth > TOP and not self.loops_around:
+            raise Unsupported(f"a loop in an if outside loops at {stmt.span}")
         pad = INDENT * depth
         lines: list[str] = []
         for name, width in (self.widths or {}).items():
@@ -1098,7 +1135,11 @@ class _Walk:
             if index is not None:
                 self.env[index] = count
             self.held = None  # a later iteration starts from what the one before left
-            found = self.body(stmt.body, depth + 1)
+            self.loops_around += 1
+            try:
+                found = self.body(stmt.body, depth + 1)
+            finally:
+                self.loops_around -= 1
             if held is not None:
                 found = _steady(found, held)
             if self.strict and body is not None and found != body:
@@ -1377,9 +1418,10 @@ class _Walk:
             self.collect.append((node.layer, made.text()))
             return []
         if step.layer is None:
-            if depth > TOP:
+            if self.loops_around:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
-            self.unnamed.add(node.id)
+            if depth == TOP:  # one in an if: the calls taking other branches make others
+                self.unnamed.add(node.id)
             if keep:  # the next width is read from it: bound to ``layer`` first
                 return [*wrap(depth, f"{LAYER} = ", made), f"{pad}self.{node.id} = {LAYER}"]
             return wrap(depth, f"self.{node.id} = ", made)

@@ -34,11 +34,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from aurane.backends.torch.block_walk import BlockWalk, _makes_module
+from aurane.backends.torch.block_walk import BlockWalk, _makes_module, ifs_outside_loops
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import function_value, signature_default, stored_function
 from aurane.backends.torch.param_blocks import (
+    _count_names,
     _module_of,
     input_names,
     loop_params,
@@ -72,6 +73,7 @@ from aurane.backends.torch.rolled_forward import (
     shared_forward,
     with_applied,
 )
+from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.unread_locals import without_unread_locals
 from aurane.ir.graph import Graph
 from aurane.records import record
@@ -308,23 +310,52 @@ def _roll_block(
     }
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     forward_tr.triangles = tr.triangles
-    branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
-    methods = [
-        rolled_forward(
-            model,
-            g,
-            with_applied(g, lines, applied),
-            forward_tr,
-            env,
-            branches_forward,
-            paths,
-            counted,
-            indices,
-            function_items,
-        )
-        for (g, lines), env in zip(instances, envs, strict=True)
-    ]
-    body = enumerated(_fill(shared_forward(methods), branches_forward))
+
+    def forwards(one_by_one: bool) -> list[str]:
+        """Forward with the source's loops; ``one_by_one``: read from the calls' forwards
+        with each container they apply whole applied a child a statement, the loop
+        filling it then applying it whole again (``stage_apply.py``)."""
+        branches_forward: dict[str, list[str]] = {}  # each branch's body, from any instance
+        methods = [
+            rolled_forward(
+                model,
+                g,
+                with_applied(
+                    g,
+                    children_one_by_one("\n".join(lines), g).split("\n") if one_by_one else lines,
+                    applied,
+                ),
+                forward_tr,
+                env,
+                branches_forward,
+                paths,
+                counted,
+                indices,
+                function_items,
+            )
+            for (g, lines), env in zip(instances, envs, strict=True)
+        ]
+        body = enumerated(_fill(shared_forward(methods), branches_forward))
+        return whole_stages(body) if one_by_one else body
+
+    try:
+        body = forwards(one_by_one=False)
+    except Unsupported as why:
+        split = [children_one_by_one("\n".join(lines), g) for g, lines in instances]
+        if all(text == "\n".join(lines) for text, (_, lines) in zip(split, instances, strict=True)):
+            raise  # no container applied whole: nothing else to read
+        forward_tr.read.clear()  # what the first try read
+        try:
+            body = forwards(one_by_one=True)
+        except Unsupported:
+            raise why from None
+        # the loop applying a container whole again reads no count: not stored for it
+        text = "\n".join(body)
+        forward_tr.read = {
+            attr: param
+            for attr, param in forward_tr.read.items()
+            if re.search(rf"\bself\.{attr}\b", text)
+        }
     inits = keyed_stages(inits, "\n".join(body))
     keeps_width = width is not None  # the local ``channels``, for ``stored_width``
     if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
@@ -357,10 +388,26 @@ def _roll_block(
         "",
         *body,
     ]
-    counts = loop_params(model) if widths.own else frozenset()
+    # the width an if outside loops leaves depends on its tests' parameters as a loop's
+    # on its count's: a caller passing one of its own reads the width from the module
+    counts = loop_params(model) | _branch_params(model) if widths.own else frozenset()
     axis_taken = axis if width is not None else None
     own = LoopWidth(counts, keeps_width)
     return RolledBlock(without_unread_locals(lines), axis_taken, own, widths.reads)
+
+
+def _branch_params(model: ast.Model) -> frozenset[str]:
+    """The block's parameters that the tests of its ``if`` statements outside loops read,
+    directly or through a constant: the branch that runs, and the width it leaves,
+    depend on them."""
+    constants = {f.name: _count_names(f.value) for f in model.fields}
+    found: set[str] = set()
+    body = model.forward.body if model.forward is not None else ()
+    for branching in ifs_outside_loops(body):
+        for branch in branching.branches:
+            names = _count_names(branch.test) if branch.test is not None else set()
+            found |= names.union(*(constants[n] for n in names & constants.keys()))
+    return frozenset(found & {p.name for p in model.params})
 
 
 def stored_width(lines: list[str]) -> list[str]:

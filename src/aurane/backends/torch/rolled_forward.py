@@ -485,16 +485,20 @@ class _ForwardWriter:
             statement = self.statements[self.pos]
             self.pos += 1
             step = calls.get(node.span)
-            if depth == TOP:
+            outside = not self.loops  # at the top, or in an if there (``branch``)
+            if outside:
                 self._not_folded(node, step, statement)
-            if depth == TOP and node.span not in self.counted:
+            if outside and node.span not in self.counted:
                 written = self.skip.statement(list(statement)) if self.skip else list(statement)
                 if step is not None and step.layer_holes:  # fc{n}: as __init__ names it
                     written = self._templated(written, node, calls)
-                lines += self._after_loops(written, stmt, step)
+                if depth == TOP:
+                    lines += self._after_loops(written, stmt, step)
+                else:  # in a branch: no child of a container filled in order (block_walk)
+                    lines += [_indent(_bare(line), depth - TOP) for line in written if _code(line)]
                 continue
-            if depth == TOP:  # dense3 = self.dense3(x) after a loop: its name counts it
-                mine = [_bare(line) for line in statement if _code(line)]
+            if outside:  # dense3 = self.dense3(x) after a loop: its name counts it
+                mine = [_indent(_bare(line), depth - TOP) for line in statement if _code(line)]
                 mine = self.skip.statement(mine) if self.skip else mine
                 lines += self._templated(mine, node, calls)
                 continue
@@ -1009,8 +1013,8 @@ class _ForwardWriter:
         return lines
 
     def branch(self, stmt: ast.If, depth: int, frames: tuple[Frame, ...]) -> list[str]:
-        if depth == TOP:
-            raise Unsupported("an if outside a loop")
+        """``if``/``elif``/``else``: each branch's body written where an instance takes
+        it (``BRANCH`` marks it; ``branches`` keeps it), in loops or outside them."""
         pad = INDENT * depth
         lines: list[str] = []
         chosen = False
