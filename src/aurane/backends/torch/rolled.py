@@ -716,10 +716,21 @@ def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
 def without_empty_branches(lines: list[str]) -> list[str]:
     """``__init__``'s lines without an ``if`` whose branches make nothing (``if act:``
     around an activation that has no module): it was written with no body, which does
-    not compile; an empty branch beside others is ``pass``."""
+    not compile; an empty branch beside others is ``pass``. A loop left with no body
+    (its only statement such an ``if``) goes too, as a loop of bare activations does."""
     out: list[str] = []
     at = 0
     while at < len(lines):
+        loop = re.fullmatch(r"( *)for .+:", lines[at])
+        if loop is not None:
+            end = at + 1
+            while end < len(lines) and lines[end].startswith(f"{loop[1]}{INDENT}"):
+                end += 1
+            body = without_empty_branches(lines[at + 1 : end])
+            if body:
+                out += [lines[at], *body]
+            at = end
+            continue
         head = re.fullmatch(r"( *)if .+:", lines[at])
         if head is None:
             out.append(lines[at])
