@@ -2138,13 +2138,15 @@ def _value_checks(
         value = envs[0][name]
         if applied and isinstance(value, str) and re.fullmatch(r"[\w.]+", value):
             test, shown = f"{name} is not {value}", value
-        elif isinstance(value, bool):
+        elif isinstance(value, bool | ShownBool):
             test, shown = (f"not {name}" if value else name), repr(bool(value))
-        elif type(value) in (int, float, str) or isinstance(value, ShownInt | ShownFloat):
-            shown = repr(value) if isinstance(value, str) else lit(value)
+        elif isinstance(value, int | float | str):
+            shown = _plain(value)
             test = f"{name} != {shown}"
-        elif isinstance(value, list | tuple) and all(type(v) in (int, float) for v in value):
-            shown = f"[{', '.join(lit(v) for v in value)}]"
+        elif isinstance(value, list | tuple) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        ):
+            shown = f"[{', '.join(_plain(v) for v in value)}]"
             test = f"list({name}) != {shown}"
         else:
             raise Unsupported(
@@ -2156,6 +2158,18 @@ def _value_checks(
             *wrap(3, "", f"raise ValueError({message})"),
         ]
     return out
+
+
+def _plain(value: int | float | str) -> str:
+    """``value`` as a Python literal, a shown one (``ShownInt``, which ``repr`` writes by
+    its name) by its value."""
+    if isinstance(value, str):
+        return repr(str(value))
+    if isinstance(value, int):
+        return repr(int(value))
+    if not math.isfinite(value):
+        raise Unsupported(f"a value that is not finite ({value})")
+    return repr(float(value))
 
 
 def _loops_over(inits: list[str], names: set[str]) -> bool:
