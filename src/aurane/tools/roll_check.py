@@ -393,7 +393,11 @@ def check_networks(source: str, counts: Counter[str] | None = None) -> list[str]
         if entry is cls or not issubclass(entry, cls):
             continue  # the variant keeps its own class
         torch.manual_seed(0)
-        built: Any = entry()
+        try:
+            built: Any = entry()
+        except Exception as error:  # noqa: BLE001 - a variant that cannot be built is a finding
+            problems.append(f"{variant.name} cannot be built: {type(error).__name__}: {error}")
+            continue
         args, kwargs = built._built_with
         bound = inspect.signature(cls).bind(*args, **kwargs).arguments
         counted = loop_params(network)
