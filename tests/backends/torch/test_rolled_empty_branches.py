@@ -11,8 +11,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, block_class, one_class_alike  # noqa: E402
+from aurane.tools.roll_check import check_networks, check_source  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    one_class_alike,
+    rolls_exactly,
+)
 
 GATED = """
 model Stack(width, n: int, act: bool):
@@ -78,3 +83,32 @@ def test_a_loop_whose_only_statement_is_such_an_if_is_only_in_forward() -> None:
         "                x = torch.tanh(x)\n"
     ) in text, text
     assert check_source(LOOPED_IF) == []
+
+
+LOOPED_IF_NETWORK = """
+use torch
+
+model Net(width, n, act: bool):
+    def forward(x):
+        x -> dense(width) as stem
+        for i in range(n):
+            if act:
+                x -> relu()
+            else:
+                x -> tanh()
+        return x -> dense(3) as head
+
+model small = Net(4, 2, true):
+    input_shape = (5,)
+
+model wide = Net(6, 3, false):
+    input_shape = (5,)
+"""
+
+
+def test_a_network_loop_whose_only_statement_is_such_an_if_is_only_in_forward() -> None:
+    code = rolls_exactly(LOOPED_IF_NETWORK, "looped_if_network", torch.randn(2, 5))
+    init = code[code.index("class Net") : code.index("    def forward")]
+    assert "for i" not in init and "if act" not in init, code
+    assert "        for i in range(self.n):\n            if self.act:\n" in code, code
+    assert check_networks(LOOPED_IF_NETWORK) == []
