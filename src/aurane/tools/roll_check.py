@@ -403,13 +403,88 @@ def block_call_sets(graphs: dict[str, Any]) -> dict[str, set[str]]:
     return found
 
 
+def check_networks(source: str, counts: Counter[str] | None = None) -> list[str]:
+    """The problems of the rolled network classes of ``source`` (``model small =
+    Net(4, 2)``: ``Net`` takes the arguments): each built with a literal argument of a
+    variant changed (as for blocks) must compute what that variant, so changed, computes
+    as written out, or refuse the value (``ValueError``: forward is written out for the
+    variants' value); it must never compute something else. ``counts`` gains the
+    arguments compared."""
+    import torch
+
+    from aurane.backends.torch.param_blocks import loop_params
+
+    counts = counts if counts is not None else Counter()
+    program, _, rolled, _ = _compiled(source, roll=True)
+    models = {m.name: m for m in program.models}
+    problems: list[str] = []
+    bases = {m.base.func for m in program.models if m.base is not None} & models.keys()
+    _recording(rolled, frozenset(bases))
+    for variant in program.models:
+        if variant.base is None or variant.base.func not in bases:
+            continue
+        network = models[variant.base.func]
+        cls, entry = getattr(rolled, network.name, None), getattr(rolled, variant.name, None)
+        if not isinstance(cls, type) or not isinstance(entry, type):
+            continue
+        if entry is cls or not issubclass(entry, cls):
+            continue  # the variant keeps its own class
+        torch.manual_seed(0)
+        try:
+            built: Any = entry()
+        except Exception as error:  # noqa: BLE001 - a variant that cannot be built is a finding
+            problems.append(f"{variant.name} cannot be built: {type(error).__name__}: {error}")
+            continue
+        args, kwargs = built._built_with
+        bound = inspect.signature(cls).bind(*args, **kwargs).arguments
+        counted = loop_params(network)
+        for param, value in _param_arguments(variant.base, network):
+            for place, leaf in _leaves(value):
+                for text, other in _changed(leaf, param in counted and not place):
+                    if _at(bound.get(param), place) != _value(leaf):
+                        continue
+                    changed = {**bound, param: _put(bound[param], place, other)}
+                    problem = _other_variant(source, cls, variant.name, changed, leaf, text)
+                    counts["network arguments"] += problem is not None
+                    if problem:
+                        shown = f"{param}{''.join(f'[{i}]' for i in place)}={text}"
+                        problems.append(
+                            f"{network.name} with {shown} (as '{variant.name}'): {problem}"
+                        )
+                        break
+    return problems
+
+
+def _other_variant(
+    source: str, cls: type, variant: str, bound: dict[str, Any], value: Any, text: str
+) -> str | None:
+    """As ``_one_other`` for a network: "" where ``cls`` built with ``bound`` computes what
+    the variant ``variant`` with ``value`` written as ``text`` compiles to, or refuses it
+    (``ValueError``); a problem where not; None where the changed program is rejected."""
+    changed = _replaced(source, value.span, text)
+    try:
+        _, graphs, flat, _ = _compiled(changed, roll=False)
+    except CompilationError:
+        return None
+    import torch
+
+    torch.manual_seed(0)
+    theirs = getattr(flat, variant)()
+    seen = _run(theirs, graphs[variant], [""])
+    problem = _same(cls, (), bound, theirs, seen[""]) or ""
+    refused = problem.startswith("cannot be built: ValueError") and "is written for" in problem
+    return "" if refused else problem
+
+
 def check_source(source: str, counts: Counter[str] | None = None) -> list[str]:
-    """Every problem the rolled block classes of ``source`` have (none: ``[]``); ``counts``
-    gains the calls and the other arguments compared."""
+    """Every problem the rolled block and network classes of ``source`` have (none:
+    ``[]``); ``counts`` gains the calls and the other arguments compared."""
     counts = counts if counts is not None else Counter()
     problems, calls, program, rolled = _at_calls(source, counts)
     if calls:
         problems += _at_other_arguments(source, program, rolled, calls, counts)
+    if any(m.base is not None and m.base.func != m.name for m in program.models):
+        problems += check_networks(source, counts)
     return problems
 
 
@@ -436,8 +511,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seed {seed}: {problem}")
     print(
         f"{checked} programs compiled, {counts['calls']} rolled block calls, "
-        f"{counts['other block calls']} calls of other block classes taking parameters and "
-        f"{counts['other arguments']} other arguments compared, {found} problems"
+        f"{counts['other block calls']} calls of other block classes taking parameters, "
+        f"{counts['other arguments']} other arguments and {counts['network arguments']}"
+        f" network arguments compared, {found} problems"
     )
     return 1 if found else 0
 

@@ -17,6 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from aurane.tools.roll_check import check_networks  # noqa: E402
 from tests.backends.torch.one_class import build, rolls_exactly, same  # noqa: E402
 
 UNIT = """
@@ -436,3 +437,104 @@ def test_an_if_that_makes_no_module_is_left_out_of_init() -> None:
     code = rolls_exactly(FORMS["branch_on_a_parameter"][0], "no_module_if", torch.randn(2, 5))
     assert '        for i in range(n):\n            setattr(self, f"fc{i}"' in code, code
     assert "            if self.act:\n                x = F.relu(x)\n" in code, code
+
+
+# Forward written out for the variants folds every parameter they give alike and it does
+# not read from the module, not only the first loop's count: a second loop's count
+# (``x = x * 2`` for ``multiply(x, m)``), a count after a container applied whole, a
+# number, an item of a list, a constant, an operation. Each is refused at another value
+# (``if m != 2: raise ValueError(...)``); it was silently the variants' value (review59
+# P3). name: (source, the class built at another value, the refusal, as written)
+FOLDED: dict[str, tuple[str, str, str]] = {
+    "two_counts_read_in_loops": (
+        network(
+            "for i in range(n):\n"
+            "    x -> dense(width) as fc{i}\n"
+            "    x = multiply(x, n)\n"
+            "for j in range(m):\n"
+            "    x -> dense(width) as gc{j}\n"
+            "    x = multiply(x, m)",
+            params="width, n, m",
+            given=("4, 2, 2", "6, 2, 2"),
+        ),
+        "Net(4, 2, 3)",
+        "if m != 2:",
+    ),
+    "count_read_after_a_container": (
+        network("for i in range(n):\n    x -> dense(width) as stack.*\nx = multiply(x, n)"),
+        "Net(4, 3)",
+        "if n != 2:",
+    ),
+    "number": (
+        network(
+            "for i in range(n):\n    x -> dense(width) as fc{i}\nx = multiply(x, s)",
+            params="width, n, s",
+            given=("4, 2, 2", "6, 2, 2"),
+        ),
+        "Net(4, 2, 3)",
+        "if s != 2:",
+    ),
+    "float": (
+        network("x = multiply(x, s)", params="width, s", given=("4, 0.5", "6, 0.5")),
+        "Net(4, 0.25)",
+        "if s != 0.5:",
+    ),
+    "list_item": (
+        network("x = multiply(x, ks[1])", params="width, ks", given=("4, [2, 3]", "6, [2, 3]")),
+        "Net(4, [2, 5])",
+        "if list(ks) != [2, 3]:",
+    ),
+    "constant": (
+        network("x = multiply(x, half)", given=("4, 4", "6, 4"), constants="    half = n // 2\n"),
+        "Net(4, 6)",
+        "if half != 2:",
+    ),
+    "operation": (
+        network("x -> act()", params="width, act", given=("4, relu", "6, relu")),
+        "Net(4, nn.GELU)",
+        "if act is not nn.ReLU:",
+    ),
+}
+
+
+@pytest.mark.parametrize("form", sorted(FOLDED))
+def test_a_value_forward_folds_is_refused_at_another(form: str) -> None:
+    source, other, check = FOLDED[form]
+    code = rolls_exactly(source, f"folded_{form}", torch.randn(2, 5))
+    assert f"        {check}  # forward is written out for this value\n" in code, code
+    rolled, _, _ = build(source, f"folded_{form}_rolled")
+    name = check.split()[1].removeprefix("list(").removesuffix(")")
+    with pytest.raises(ValueError, match=rf"Net is written for {name} == "):
+        eval(other, dict(vars(rolled)))
+    assert check_networks(source) == []
+
+
+def test_a_value_forward_does_not_fold_is_not_refused() -> None:
+    """``width`` only sizes modules (``dense(width)``, ``__init__``'s): a class built at
+    another width computes what that variant written out computes; ``n`` of the constant
+    ``half = n // 2`` may change where ``half`` does not."""
+    source = FOLDED["constant"][0]
+    rolled, code, _ = build(source, "unfolded_rolled")
+    assert "if width" not in code and "if n " not in code, code
+    for other in ("Net(8, 4)", "Net(4, 5)"):
+        deeper = source + f"\nmodel deeper = {other}:\n    input_shape = (5,)\n"
+        written_out, _, _ = build(deeper, f"unfolded_{other[4]}{other[7]}", roll=False)
+        torch.manual_seed(0)
+        mine = eval(other, dict(vars(rolled)))
+        torch.manual_seed(0)
+        same(mine, written_out.deeper(), torch.randn(2, 5))
+
+
+def test_roll_check_builds_a_network_at_other_values() -> None:
+    """``check_networks`` finds a class built at another value that computes the
+    variants' forward (the value check left out, as before review59 P3)."""
+    from aurane.backends.torch import rolled
+
+    source = FOLDED["number"][0]
+    original = rolled._value_checks
+    try:
+        rolled._value_checks = lambda *args: []  # type: ignore[assignment]
+        problems = check_networks(source)
+    finally:
+        rolled._value_checks = original
+    assert problems and all("s=3" in p and "computes differently" in p for p in problems)

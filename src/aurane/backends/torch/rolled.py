@@ -53,7 +53,7 @@ from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.ops.spec import OpSpec
-from aurane.records import record, replace
+from aurane.records import fields, is_record, record, replace
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.functions import make_divisible
 from aurane.semantics.symbolic import (
@@ -691,10 +691,21 @@ def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
 def without_empty_branches(lines: list[str]) -> list[str]:
     """``__init__``'s lines without an ``if`` whose branches make nothing (``if act:``
     around an activation that has no module): it was written with no body, which does
-    not compile; an empty branch beside others is ``pass``."""
+    not compile; an empty branch beside others is ``pass``. A loop left with no body
+    (its only statement such an ``if``) goes too, as a loop of bare activations does."""
     out: list[str] = []
     at = 0
     while at < len(lines):
+        loop = re.fullmatch(r"( *)for .+:", lines[at])
+        if loop is not None:
+            end = at + 1
+            while end < len(lines) and lines[end].startswith(f"{loop[1]}{INDENT}"):
+                end += 1
+            body = without_empty_branches(lines[at + 1 : end])
+            if body:
+                out += [lines[at], *body]
+            at = end
+            continue
         head = re.fullmatch(r"( *)if .+:", lines[at])
         if head is None:
             out.append(lines[at])
@@ -2047,6 +2058,8 @@ def _roll_at(
     missing = [attr for attr in sorted(unnamed) if not _reads("\n".join(methods), attr)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
+    folded = _folded(network, forward.body, params, [*stores, *local_lines], methods, envs)
+    stores = [*stores, *_value_checks(folded, name, inits, envs)]
     inits = keyed_stages(_by_name(inits, "\n".join(methods)), "\n".join(methods))
     init_call = (
         [f"{INDENT * 2}self._init_weights()"] if "_init_weights" in "\n".join(methods) else []
@@ -2063,6 +2076,154 @@ def _roll_at(
         *methods,
     ]
     return Rolled(network_lines, entries, out_sizes, frozenset(read_widths))
+
+
+def _folded(
+    network: ast.Model,
+    body: tuple[ast.ForwardStmt, ...],
+    params: list[str],
+    stores: list[str],
+    methods: list[str],
+    envs: list[Mapping[str, Any]],
+) -> dict[str, bool]:
+    """The network's parameters and constants whose values forward folds: every variant
+    gives the same, forward does not read them from the module (``self.n``), and the
+    source's forward reads them other than as an argument of a call that makes a module
+    (``dense(width)``, which ``__init__`` reads): a loop's count written out
+    (``self.fc0(x)``, ``self.fc1(x)``), a number (``x * 2``), a branch taken; each with
+    whether forward only applies it (an operation: ``F.relu(x)``). A constant is checked
+    itself (``half = ch[0] // 2``: ``half``, not all of ``ch``), where every variant gives
+    it alike; else the names it reads are."""
+    forward = "\n".join(methods)
+    read = set(re.findall(r"\bself\.(\w+)", forward))
+    from_module: set[str] = set()  # the names forward reads as self.<attr>
+    for line in stores:
+        store = re.fullmatch(r" *self\.(\w+) = (.+)", line)
+        if store is not None and store[1] in read:
+            from_module |= set(re.findall(r"\w+", store[2]))
+    called: set[str] = set()  # the names forward applies (``down0(h)``, ``-> act()``)
+    found = _forward_reads(body, called)
+
+    def folds(name: str) -> bool:
+        if name in from_module:
+            return False
+        return name in found or (name in called and _applied_in_forward(envs[0].get(name)))
+
+    def alike(name: str) -> bool:
+        return all(name in env and _same(env[name], envs[0][name]) for env in envs)
+
+    checked = [f.name for f in network.fields if folds(f.name) and alike(f.name)]
+    for _ in network.fields:  # a constant not checked: the names it reads or applies
+        for f in network.fields:
+            if f.name in checked or not folds(f.name):
+                continue
+            if f.name in found:
+                found |= _forward_reads(f.value, set())
+            else:
+                called |= _forward_reads(f.value, set())
+    checked += [p for p in params if folds(p) and alike(p)]
+    return {name: name not in found for name in checked}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two variants' values of a parameter are the same (of the same type)."""
+    return type(a) is type(b) and a == b
+
+
+def _applied_in_forward(value: Any) -> bool:
+    """Whether a value forward applies is folded into it: an operation (``F.relu(x)``;
+    a network's values hold its module class, ``"nn.ReLU"``), not a model, whose
+    instance ``__init__`` makes."""
+    if isinstance(value, list | tuple):
+        return any(_applied_in_forward(v) for v in value)
+    return isinstance(value, str) or (isinstance(value, OpValue) and not value.is_model)
+
+
+def _forward_reads(node: Any, called: set[str]) -> set[str]:
+    """The names ``node`` (of a network's forward) reads where a forward written out for
+    the variants folds their values: all but the arguments of a call that makes a module
+    (a layer, a block), which only ``__init__`` reads. The names it applies (a call's or
+    a suffix's: ``down0(h)``, ``.act``) go to ``called``."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, tuple):
+        return {name for item in node for name in _forward_reads(item, called)}
+    if not is_record(node) or isinstance(node, Span):
+        return set()
+    skipped: set[str] = set()
+    if isinstance(node, ast.Call | ast.Suffix):
+        applied = node.func if isinstance(node, ast.Call) else node.name
+        called.add(applied.partition(".")[0])
+        if isinstance(node, ast.Call) and _module_call(node):
+            skipped = {"args", "keywords"}
+    found: set[str] = set()
+    for f in fields(node):
+        if f.name not in skipped:
+            found |= _forward_reads(getattr(node, f.name), called)
+    return found
+
+
+def _module_call(call: ast.Call) -> bool:
+    """Whether the source's ``call`` makes a module (its arguments are ``__init__``'s): a
+    layer, or what is no operation (a block, a parameter holding one)."""
+    try:
+        spec = lookup(call.func)
+    except Exception:  # no operation: a block or a parameter
+        return True
+    if spec is None:
+        return True
+    return emitter(spec.name).init is not None
+
+
+def _value_checks(
+    folded: Mapping[str, bool], network: str, inits: list[str], envs: list[Mapping[str, Any]]
+) -> list[str]:
+    """Lines of ``__init__`` that refuse a value of each ``folded`` parameter other than
+    the variants', for which forward is written out (``if m != 2: raise ValueError(...)``),
+    a class built by hand with another would silently compute the variants' forward.
+    One the loop check already refuses is left out; an operation forward applies is
+    compared with its module class (``if act is not nn.ReLU``). Unsupported where the
+    value has no Python literal."""
+    out: list[str] = []
+    written = "\n".join(inits)
+    for name, applied in folded.items():
+        if re.search(rf"^ *if (?:len\()?{name}\)? != \d+:", written, re.M):
+            continue  # the loop's count check
+        value = envs[0][name]
+        if applied and isinstance(value, str) and re.fullmatch(r"[\w.]+", value):
+            test, shown = f"{name} is not {value}", value
+        elif isinstance(value, bool | ShownBool):
+            test, shown = (f"not {name}" if value else name), repr(bool(value))
+        elif isinstance(value, int | float | str):
+            shown = _plain(value)
+            test = f"{name} != {shown}"
+        elif isinstance(value, list | tuple) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value
+        ):
+            shown = f"[{', '.join(_plain(v) for v in value)}]"
+            test = f"list({name}) != {shown}"
+        else:
+            raise Unsupported(
+                f"forward is written out for the variants' '{name}', which the class cannot check"
+            )
+        message = f'f"{network} is written for {name} == {shown}, not {{{name}}}"'
+        out += [
+            f"{INDENT * 2}if {test}:  # forward is written out for this value",
+            *wrap(3, "", f"raise ValueError({message})"),
+        ]
+    return out
+
+
+def _plain(value: int | float | str) -> str:
+    """``value`` as a Python literal, a shown one (``ShownInt``, which ``repr`` writes by
+    its name) by its value."""
+    if isinstance(value, str):
+        return repr(str(value))
+    if isinstance(value, int):
+        return repr(int(value))
+    if not math.isfinite(value):
+        raise Unsupported(f"a value that is not finite ({value})")
+    return repr(float(value))
 
 
 def _loops_over(inits: list[str], names: set[str]) -> bool:
