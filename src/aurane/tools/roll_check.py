@@ -353,6 +353,20 @@ def _value(expr: ast.Expr) -> Any:
     return expr.value if isinstance(expr, ast.Bool | ast.Number) else None
 
 
+def _changed_flat(source: str, value: Any, text: str) -> tuple[Any, types.ModuleType] | None:
+    """The graphs and the module of one class per call that ``source`` with the literal
+    ``value`` written as ``text`` compiles to, the torch seed set for building from it;
+    None where that program is rejected."""
+    try:
+        _, graphs, flat, _ = _compiled(_replaced(source, value.span, text), roll=False)
+    except CompilationError:
+        return None
+    import torch
+
+    torch.manual_seed(0)
+    return graphs, flat
+
+
 def _one_other(
     source: str, cls: type, path: str, bound: dict[str, Any], value: Any, text: str
 ) -> str | None:
@@ -360,14 +374,10 @@ def _one_other(
     of one call compiled from the source with the literal ``value`` written as ``text``, a
     problem where not; None where the changed program is not one to compare against
     (rejected, the path gone)."""
-    changed = _replaced(source, value.span, text)
-    try:
-        _, graphs, flat, _ = _compiled(changed, roll=False)
-    except CompilationError:
+    compiled = _changed_flat(source, value, text)
+    if compiled is None:
         return None
-    import torch
-
-    torch.manual_seed(0)
+    graphs, flat = compiled
     try:
         theirs = getattr(flat, ENTRY)()
         target = theirs.get_submodule(path)
@@ -461,14 +471,10 @@ def _other_variant(
     """As ``_one_other`` for a network: "" where ``cls`` built with ``bound`` computes what
     the variant ``variant`` with ``value`` written as ``text`` compiles to, or refuses it
     (``ValueError``); a problem where not; None where the changed program is rejected."""
-    changed = _replaced(source, value.span, text)
-    try:
-        _, graphs, flat, _ = _compiled(changed, roll=False)
-    except CompilationError:
+    compiled = _changed_flat(source, value, text)
+    if compiled is None:
         return None
-    import torch
-
-    torch.manual_seed(0)
+    graphs, flat = compiled
     theirs = getattr(flat, variant)()
     seen = _run(theirs, graphs[variant], [""])
     problem = _same(cls, (), bound, theirs, seen[""]) or ""
