@@ -5,6 +5,7 @@ class may take them only if it refuses any other value (``ParamClasses._guards``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from aurane.records import fields, is_record
@@ -40,16 +41,22 @@ def _through_constants(model: ast.Model, names: set[str]) -> set[str]:
 def branch_params(model: ast.Model) -> frozenset[str]:
     """The block's parameters that its ``if`` tests read, directly or through a constant
     (``if act:``, ``if width > 4:``): a class written for one call keeps one branch."""
-    found: set[str] = set()
+    ifs: list[ast.If] = []
     pending = list(model.forward.body if model.forward is not None else ())
     while pending:
         stmt = pending.pop()
         if isinstance(stmt, ast.For):
             pending += stmt.body
         elif isinstance(stmt, ast.If):
-            for branch in stmt.branches:
-                found |= _names(branch.test)
-                pending += branch.body
+            ifs.append(stmt)
+            pending += [inner for branch in stmt.branches for inner in branch.body]
+    return params_tested(model, ifs)
+
+
+def params_tested(model: ast.Model, ifs: Iterable[ast.If]) -> frozenset[str]:
+    """The block's parameters that the tests of ``ifs`` read, directly or through a
+    constant: which branch runs depends on them."""
+    found = {name for stmt in ifs for branch in stmt.branches for name in _names(branch.test)}
     return frozenset(_through_constants(model, found) & {p.name for p in model.params})
 
 

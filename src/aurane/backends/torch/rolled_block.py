@@ -36,10 +36,10 @@ from typing import Any
 
 from aurane.backends.torch.block_walk import BlockWalk, _makes_module, ifs_outside_loops
 from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import function_value, signature_default, stored_function
 from aurane.backends.torch.param_blocks import (
-    _count_names,
     _module_of,
     input_names,
     loop_params,
@@ -390,24 +390,11 @@ def _roll_block(
     ]
     # the width an if outside loops leaves depends on its tests' parameters as a loop's
     # on its count's: a caller passing one of its own reads the width from the module
-    counts = loop_params(model) | _branch_params(model) if widths.own else frozenset()
+    tests = params_tested(model, ifs_outside_loops(forward.body))
+    counts = loop_params(model) | tests if widths.own else frozenset()
     axis_taken = axis if width is not None else None
     own = LoopWidth(counts, keeps_width)
     return RolledBlock(without_unread_locals(lines), axis_taken, own, widths.reads)
-
-
-def _branch_params(model: ast.Model) -> frozenset[str]:
-    """The block's parameters that the tests of its ``if`` statements outside loops read,
-    directly or through a constant: the branch that runs, and the width it leaves,
-    depend on them."""
-    constants = {f.name: _count_names(f.value) for f in model.fields}
-    found: set[str] = set()
-    body = model.forward.body if model.forward is not None else ()
-    for branching in ifs_outside_loops(body):
-        for branch in branching.branches:
-            names = _count_names(branch.test) if branch.test is not None else set()
-            found |= names.union(*(constants[n] for n in names & constants.keys()))
-    return frozenset(found & {p.name for p in model.params})
 
 
 def stored_width(lines: list[str]) -> list[str]:
