@@ -499,7 +499,9 @@ _CODES: tuple[Code, ...] = (
         "Layer names become attributes of an nn.Module: each part of a dotted path is an\n"
         "ASCII identifier or a number, and no part is a Python keyword or an attribute\n"
         "nn.Module, nn.ModuleDict or nn.Sequential already has (forward, train, keys, ...).\n"
-        "A name cannot be both a layer and a container (conv1 and conv1.0).",
+        "A name cannot be both a layer and a container (conv1 and conv1.0), and a\n"
+        "container holding a parameter or a buffer is a plain nn.Module whose children\n"
+        "need word names.",
         "h = conv2d(x, 8) as forward",
         "Choose another name.",
     ),

@@ -176,14 +176,20 @@ def check_names(lowerer: Lowering, b: GraphBuilder) -> None:
 
 # operations whose layer is an nn.Parameter, not a module (a learned positional table too)
 PARAMETER_LAYERS = frozenset({"parameter", "positional_encoding"})
+# operations whose layer is a tensor its module holds (a parameter or a buffer), not a module
+TENSOR_LAYERS = PARAMETER_LAYERS | {"buffer"}
 
 
 def _check_parameter_containers(lowerer: Lowering, b: GraphBuilder, seen: dict[str, Span]) -> None:
-    """A container holding a parameter is a plain nn.Module: its children need word names."""
-    holders: dict[str, str] = {}  # container -> a parameter it holds directly
+    """A container holding a parameter or a buffer is a plain nn.Module: its children need
+    word names (a numbered one would be reached as ``self.blocks[0][0]``, which no
+    ``nn.Module`` answers)."""
+    holders: dict[str, str] = {}  # container -> a parameter or buffer it holds directly
+    kinds: dict[str, str] = {}
     for node in b.nodes:
-        if node.op in PARAMETER_LAYERS and node.layer is not None and "." in node.layer:
+        if node.op in TENSOR_LAYERS and node.layer is not None and "." in node.layer:
             holders.setdefault(node.layer.rsplit(".", 1)[0], node.layer)
+            kinds[node.layer] = "buffer" if node.op == "buffer" else "parameter"
     for path, span in seen.items():
         parts = path.split(".")
         for depth in range(1, len(parts)):
@@ -192,11 +198,11 @@ def _check_parameter_containers(lowerer: Lowering, b: GraphBuilder, seen: dict[s
                 lowerer.diagnostics.append(
                     diag(
                         "S045",
-                        f"'{prefix}' holds the parameter '{holders[prefix]}', so it is a plain "
+                        f"'{prefix}' holds the {kinds[holders[prefix]]} '{holders[prefix]}', so it is a plain "
                         f"nn.Module and cannot have the numbered child '{path}'",
                         span,
                         labels=tuple(
-                            Label(seen[name], "the parameter is named here")
+                            Label(seen[name], f"the {kinds[name]} is named here")
                             for name in (holders[prefix],)
                             if name in seen and name != path
                         ),

@@ -329,6 +329,46 @@ model Net:
     assert "holds the parameter 'encoder.pos_embedding'" in error.message
 
 
+def test_a_spliced_block_holding_a_buffer_is_refused_not_reached_by_index() -> None:
+    """Fuzz seed 85000017: ``*Rep0() as rs2.*`` put a buffer at ``rs2.0.0``; check accepted
+    it and forward read ``self.rs2[0][0]`` (``'Module' object is not subscriptable``)."""
+    from tests.helpers import only_error, where
+
+    error = only_error(
+        """
+model Rep0:
+    def forward(x):
+        h = buffer(3, value=none)
+        return add(x, h)
+
+model Net:
+    input_shape = (3,)
+    def forward(x):
+        x -> *Rep0() as rs2.*
+        return x
+"""
+    )
+    assert error.code == "S045", error
+    assert where(error) == (9, 25), error
+    assert "'rs2.0' holds the buffer 'rs2.0.0'" in error.message
+
+
+def test_a_container_holding_a_buffer_under_a_word_runs() -> None:
+    _, _, code = generate(
+        """
+model Net:
+    input_shape = (3,)
+    def forward(x):
+        h = buffer(3, value=none) as stats.mean
+        return dense(add(x, h), 3) as stats.proj
+"""
+    )
+    model = load(code).Net().eval()
+    assert sorted(model.state_dict()) == ["stats.mean", "stats.proj.bias", "stats.proj.weight"]
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(model(x), model.stats.proj(x))
+
+
 NAMED_RUN = """
 model Net:
     input_shape = (3, 8, 8)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aurane import ops
-from aurane.ir.layers import PARAMETER_LAYERS
+from aurane.ir.layers import TENSOR_LAYERS
 from aurane.ops.spec import OpSpec
 from aurane.tools.fuzz.blocks import Block, Param, Params
 from aurane.tools.fuzz.body import Body, add_step
@@ -532,8 +532,8 @@ def repeat_start(draw: Draw) -> Outcome:
         text, feature = f"{call} as {p}.0 -> repeat({call}, {n}) as {p}", "repeat continues"
     elif roll < 0.8:
         text, feature = f"repeat({call}, {n}) as {p} -> {call} as {p}.*", "repeat then P.*"
-    elif any(step.op in PARAMETER_LAYERS for step in block.steps):
-        # spliced, a parameter would be a numbered child of the container: S045 (torch's
+    elif any(step.op in TENSOR_LAYERS for step in block.steps):
+        # spliced, a parameter or buffer would be a numbered child of the container: S045 (torch's
         # containers hold modules only), a rejection with no call of its own to map to
         return Outcome.SKIPPED
     else:
