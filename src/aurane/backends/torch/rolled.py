@@ -836,6 +836,9 @@ class _Walk:
         # those whose width the walk reads from the module built (``layer.out_channels``):
         # each class then stores what its loop left (``self.out_channels = channels``)
         self.read_widths: set[str] = set()
+        # a rolled block's walk: the classes of the blocks given to model-valued parameters
+        # and in rows (``param_blocks.BlockClasses``); None: an inner block takes none
+        self.blocks: Any = None
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
         self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
         # the text the local ``channels`` is known to hold here (None: not known), so a
@@ -1576,6 +1579,8 @@ class _Walk:
         names = [p.name for p in model.params]
         given = dict(plain(sub.block_args))
         given.update({param: self.operation_of(sub, param) for param in sub.block_ops})
+        if self.blocks is not None:  # block=Basic: the inner class takes the block's class
+            given.update({p: Model(cls) for p, cls in self.blocks.taken(sub).items()})
         args = [self.size] * len(dims) + more
         passed: dict[str, str] = {}  # the block's arguments' texts, by its parameter
         for index, arg in enumerate(step.args):
@@ -1589,6 +1594,15 @@ class _Walk:
         if step.func in self.tr.locals and self.inputs and self.depth == TOP:
             return made, None  # a network's call outside loops: the width from its arguments
         if step.func in self.tr.locals:  # a block parameter: the class stores its width
+            found = self.loop_widths.get(self.class_of(sub))
+            if found is not None and found.counts:  # what its loop leaves, at any count
+                if not found.stored:
+                    raise Unsupported(
+                        f"the width after '{step.func}' is what the loop of"
+                        f" '{self.class_of(sub)}' leaves, which its class does not track"
+                    )
+                self.read_widths.add(self.class_of(sub))
+                return made, LAYER
             self._out_size(sub)
             return made, LAYER
         if self._loop_width_fixed(step, sub, model, passed):
@@ -1665,6 +1679,17 @@ class _Walk:
                 raise Unsupported(
                     f"'{text}' gives the operation '{value.name}' for {name}: the call passes"
                     f" {passed or lit(value.name)}, the inner class takes {expected}"
+                )
+            return text
+        if isinstance(value, OpValue) and self.blocks is not None:
+            # a row's block (``for w, b in cfg: x -> Inner(w, b)``): the call passes its
+            # one class (``Basic``), which the inner class must take as a class
+            named = self.blocks.named(value.name)
+            if named is None or Model(named) != expected:
+                raise Unsupported(
+                    f"'{text}' gives the block '{value.name}' for {name}: the inner class"
+                    f" takes {expected.name if isinstance(expected, Model) else 'no class'}"
+                    f" there, not {named or 'one class'}"
                 )
             return text
         if value != expected:
