@@ -196,3 +196,97 @@ def test_an_inner_width_that_depends_on_the_row_block_stays_located() -> None:
         "block 'Stage' at 13:7: the width after 'Inner' is no expression of the source"
     ], notes
     assert "class Stage_2(" in code
+
+
+ROWS = (
+    BLOCKS
+    + """\
+model Stage(cfg):
+    def forward(x):
+        for w, b in cfg:
+            x = b(x, w)
+            x -> dense(w)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([(8, Basic), (6, Wide), (5, Basic)]) as s -> Stage([(4, Wide), (3, Wide)]) as t -> dense(2) as head
+"""
+)
+
+
+def test_rows_holding_blocks() -> None:
+    """``for w, b in cfg: x = b(x, w)``: the IR names each row's module after its block,
+    numbered per block (``basic1``, ``wide1``, ``basic2``; ``wide1``, ``wide2``), so the
+    class counts each block's modules as it builds them and forward counts them again;
+    it kept a class per call ("'b' gives the block 'Basic' of a list the calls pass").
+    ``roll_check`` also builds it with the rows reversed and with each row's block
+    swapped for the other, against the class of one call of the program so changed."""
+    stage = _rolled(ROWS, "rows")
+    assert (
+        "        made = {}\n"
+        "        for i, (w, b) in enumerate(cfg):\n"
+        "            made[b] = made.get(b, 0) + 1\n"
+        "            layer = b(channels, w)\n"
+        '            setattr(self, f"{b.__name__.lower()}{made[b]}", layer)\n'
+        "            channels = layer.out_channels\n"
+        '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
+    ) in stage, stage
+    assert (
+        "        made = {}\n"
+        "        for i, (w, b) in enumerate(self.cfg):\n"
+        "            made[b] = made.get(b, 0) + 1\n"
+        '            x = getattr(self, f"{b.__name__.lower()}{made[b]}")(x)\n'
+    ) in stage, stage
+    model, code, _ = build(ROWS, "rows_code")
+    assert "Stage(4, ((8, Basic), (6, Wide), (5, Basic)))" in code
+    assert [n for n, _ in model.Net().s.named_children()] == [
+        "basic1",
+        "dense1",
+        "wide1",
+        "dense2",
+        "basic2",
+        "dense3",
+    ]
+    counts: Counter[str] = Counter()
+    assert check_source(ROWS, counts) == []
+    assert counts["other blocks"] >= 4, counts  # swapped blocks and reversed rows
+
+
+def test_rows_of_blocks_in_a_class_built_at_other_rows() -> None:
+    """The rolled class built with rows no call gives names and builds what a program
+    giving them compiles to with a class per call."""
+    other = ROWS.replace("[(4, Wide), (3, Wide)]", "[(4, Basic), (3, Wide), (2, Basic)]")
+    mine, _, _ = build(ROWS, "rows_other")
+    theirs, _ = per_call(other, "rows_other_per_call")
+    torch.manual_seed(0)
+    built = mine.Stage(5, ((4, mine.Basic), (3, mine.Wide), (2, mine.Basic)))
+    torch.manual_seed(0)
+    net = theirs.Net()
+    assert list(built.state_dict()) == list(net.t.state_dict())
+    built.load_state_dict(net.t.state_dict(), strict=True)
+    x = torch.randn(3, 5)
+    with torch.no_grad():
+        torch.testing.assert_close(built(x), net.t(x), rtol=0, atol=0)
+
+
+def test_a_block_called_by_name_beside_the_rows_stays_located() -> None:
+    """``x -> Basic(4)`` before the loop is ``basic1``, so the rows' ``Basic`` modules
+    are numbered on from 2 in the IR, which a count from 1 would not write (and a class
+    given only ``Wide`` rows at its calls would build ``basic1`` twice over for others):
+    each call keeps its class, with a located note."""
+    source = ROWS.replace(
+        "        for w, b in cfg:", "        x -> Basic(4)\n        for w, b in cfg:"
+    )
+    notes, code = roll_notes(source)
+    assert notes == [
+        "block 'Stage' at 9:7: 'b' gives the block 'Basic' named 'basic2', not 'basic1':"
+        " its numbering is not the rows' alone"
+    ], notes
+    assert "class Stage_2(" in code
+    only_wide = source.replace("[(8, Basic), (6, Wide), (5, Basic)]", "[(8, Wide)]")
+    notes, code = roll_notes(only_wide)
+    assert notes == [
+        "block 'Stage' at 9:7: the name 'basic1' takes a block's numbering beside the rows' blocks"
+    ], notes

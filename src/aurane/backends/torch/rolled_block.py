@@ -288,6 +288,11 @@ def _roll_block(
     tr.triangles = triangles(
         forward.body, {*names, *constants, *block_models, *words, *indices.values()}
     )
+    # a row's block's modules, numbered per block (``rolled._Walk._row_block``): the
+    # counter's name, one no name of the block or its calls' classes is
+    taken_names = {*names, *constants, *block_models, *words, *indices.values()}
+    counter = next(c for c in ("made", "counts", "seen", "made_") if c not in taken_names)
+    row_counters: dict[Span, str] = {}
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     widths = LoopWidths(False, frozenset())
     if width is not None:
@@ -306,10 +311,13 @@ def _roll_block(
             function_items=function_items,
             loop_widths=loop_widths,
             blocks=blocks,
+            row_counters=row_counters,
+            counter=counter,
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
+    inits = with_counters(inits, row_counters, counter)
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
@@ -348,10 +356,12 @@ def _roll_block(
                 counted,
                 indices,
                 function_items,
+                row_counters,
             )
             for (g, lines), env in zip(instances, envs, strict=True)
         ]
         body = enumerated(_fill(shared_forward(methods), branches_forward))
+        body = with_counters(body, row_counters, counter)
         return whole_stages(body) if one_by_one else body
 
     try:
@@ -469,6 +479,8 @@ def _walked_inits(
     function_items: bool,
     loop_widths: Mapping[str, LoopWidth],
     blocks: BlockClasses | None,
+    row_counters: dict[Span, str],
+    counter: str,
 ) -> tuple[
     list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span], LoopWidths
 ]:
@@ -509,6 +521,7 @@ def _walked_inits(
             walk.loop_widths = loop_widths
             walk.untracked = untracked
             walk.blocks = blocks
+            walk.row_counters, walk.counter = row_counters, counter
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -517,6 +530,7 @@ def _walked_inits(
             left = [n for n in walk.pending if n.layer or _makes_module(n)]
             if left:
                 raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
+            _rows_numbered_alone(graph, walk.row_nodes, block_models)
             for block, size in walk.out_sizes.items():
                 if out_sizes.setdefault(block, size) != size:
                     raise Unsupported(f"the instances of '{block}' write their width differently")
@@ -632,6 +646,42 @@ def _environment(
         if value is None or env[field.name] != evaluate(literal.text(value), {}):
             raise Unsupported(f"the constant '{field.name}' is not '{text}' at every call")
     return env
+
+
+def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: str) -> list[str]:
+    """``lines`` with the counter of the rows' blocks' modules started (``made = {}``)
+    before the loop that counts them (``made[b] = made.get(b, 0) + 1``)."""
+    counting = f"{counter}.get("
+    at = next((k for k, line in enumerate(lines) if counting in line), None)
+    if not row_counters or at is None:
+        return lines
+    depth = len(lines[at]) - len(lines[at].lstrip())
+    loop = next(
+        k
+        for k in range(at - 1, -1, -1)
+        if lines[k].lstrip().startswith("for ") and len(lines[k]) - len(lines[k].lstrip()) < depth
+    )
+    pad = lines[loop][: len(lines[loop]) - len(lines[loop].lstrip())]
+    return [*lines[:loop], f"{pad}{counter} = {{}}", *lines[loop:]]
+
+
+def _rows_numbered_alone(
+    graph: Graph, row_nodes: set[str], block_models: Mapping[str, ast.Model]
+) -> None:
+    """``Unsupported`` where a name of the instance other than the rows' blocks' modules
+    would take a block's numbering (``basic1`` from ``as basic1`` or a ``Basic`` called
+    by name): the class numbers the rows' blocks from 1 for any rows, which the IR does
+    only where no other name has such a block's name and a number."""
+    if not row_nodes:
+        return
+    stems = "|".join(re.escape(name.lower()) for name in block_models)
+    numbered = re.compile(rf"(?:{stems})\d+")
+    others = [n.id for n in graph.nodes if n.id not in row_nodes]
+    others += [n.layer.split(".")[0] for n in graph.nodes if n.layer]
+    others += [v.name for v in graph.values if v.name not in row_nodes]
+    taken = next((name for name in others if numbered.fullmatch(name)), None)
+    if taken is not None:
+        raise Unsupported(f"the name '{taken}' takes a block's numbering beside the rows' blocks")
 
 
 def _block_class_of(graph: Graph, param: str, blocks: BlockClasses) -> str | None:
