@@ -41,9 +41,9 @@ model Wide(width):
 """
 
 
-def _rolled(source: str, name: str, stage: str = "Stage") -> str:
+def _rolled(source: str, name: str, stage: str = "Stage", shape: tuple[int, ...] = (3, 4)) -> str:
     """The checks of the module docstring; the rolled class ``stage``."""
-    gen, flat = against_per_call(source, name, torch.randn(3, 4))
+    gen, flat = against_per_call(source, name, torch.randn(*shape))
     assert CLASS.findall(flat).count(stage) == 1 and f"class {stage}_2(" in flat, flat
     assert f"class {stage}_2(" not in gen.code, gen.code
     model, _, notes = build(source, f"{name}_modules")
@@ -290,3 +290,32 @@ def test_a_block_called_by_name_beside_the_rows_stays_located() -> None:
     assert notes == [
         "block 'Stage' at 9:7: the name 'basic1' takes a block's numbering beside the rows' blocks"
     ], notes
+
+
+def test_rows_of_convolution_blocks_as_in_efficientnet_v2() -> None:
+    """EfficientNetV2's config mixes ``MBConv`` and ``FusedMBConv`` rows: ``for out, e, b
+    in cfg: x = b(x, out, e)`` over images, each block's class taking ``in_channels``."""
+    source = """\
+model MB(out, expand):
+    def forward(x):
+        x -> conv2d(out * expand, 1).relu -> conv2d(out, 3, padding=1)
+
+model Fused(out, expand):
+    def forward(x):
+        x -> conv2d(out, 3, padding=1).relu
+
+model Stage(cfg):
+    def forward(x):
+        for out, e, b in cfg:
+            x = b(x, out, e)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Stage([(8, 1, Fused), (6, 2, MB), (4, 4, MB)]) as s -> Stage([(4, 2, MB), (5, 1, Fused)]) as t -> flatten() -> dense(2) as head
+"""
+    stage = _rolled(source, "efficientnet_rows", shape=(2, 3, 8, 8))
+    assert "            layer = b(channels, out, e)\n" in stage, stage
+    model, _, _ = build(source, "efficientnet_rows_code")
+    assert [n for n, _ in model.Net().s.named_children()] == ["fused1", "mb1", "mb2"]

@@ -656,11 +656,14 @@ def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: s
     if not row_counters or at is None:
         return lines
     depth = len(lines[at]) - len(lines[at].lstrip())
-    loop = next(
+    headers = [
         k
         for k in range(at - 1, -1, -1)
         if lines[k].lstrip().startswith("for ") and len(lines[k]) - len(lines[k].lstrip()) < depth
-    )
+    ]
+    if not headers:
+        raise Unsupported("a row's block counted outside a loop")
+    loop = headers[0]
     pad = lines[loop][: len(lines[loop]) - len(lines[loop].lstrip())]
     return [*lines[:loop], f"{pad}{counter} = {{}}", *lines[loop:]]
 
@@ -674,6 +677,9 @@ def _rows_numbered_alone(
     only where no other name has such a block's name and a number."""
     if not row_nodes:
         return
+    lowered = [name.lower() for name in block_models]
+    if len(set(lowered)) != len(lowered):  # Basic and BASIC: one numbering, two counts
+        raise Unsupported("two blocks whose names differ only in case number as one")
     stems = "|".join(re.escape(name.lower()) for name in block_models)
     numbered = re.compile(rf"(?:{stems})\d+")
     others = [n.id for n in graph.nodes if n.id not in row_nodes]
