@@ -328,10 +328,29 @@ def _at_other_arguments(
         if len(paths) != len(sources):
             continue  # calls made other than in the entry's forward: not paired
         cls = getattr(rolled, name)
+        given = _blocks_given(sources)
         for (path, args, kwargs), (call, model) in zip(paths, sources, strict=True):
             bound = inspect.signature(cls).bind(*args, **kwargs).arguments
             counted = _counted(model, models)
             for param, value in _param_arguments(call, model):
+                if name in found:
+                    break
+                for swapped, new, old, text in _other_blocks(source, value, given, rolled):
+                    if _at(bound.get(param), swapped) is not old and swapped != ():
+                        continue
+                    if not swapped and bound.get(param) != old:
+                        continue
+                    changed = {**bound, param: _put(bound[param], swapped, new)}
+                    at = value if not swapped else _leaf_at(value, swapped)
+                    problem = _one_other(source, cls, path, changed, at, text)
+                    counts["other blocks"] += problem is not None
+                    if problem:
+                        found.add(name)
+                        where = "".join(f"[{i}]" for i in swapped)
+                        problems.append(
+                            f"{name} with {param}{where}={text} (at '{path}'): {problem}"
+                        )
+                        break
                 # a row's item may be passed on to an inner block's count through the
                 # loop's targets (``for w, k in cfg: x -> Inner(w, k)``): each may be 0
                 for place, leaf in _leaves(value):
@@ -347,6 +366,70 @@ def _at_other_arguments(
                             shown = f"{param}{''.join(f'[{i}]' for i in place)}={other[0]}"
                             problems.append(f"{name} with {shown} (at '{path}'): {problem}")
     return problems
+
+
+def _blocks_given(sources: list[tuple[ast.Call, ast.Model]]) -> list[str]:
+    """The blocks the calls of a block give in their arguments (a row's ``Basic``), in
+    order of first appearance."""
+    found: dict[str, None] = {}
+    for call, model in sources:
+        for _, value in _param_arguments(call, model):
+            for _, leaf in _leaves(value):
+                if isinstance(leaf, ast.OpRef) and leaf.is_model:
+                    found[leaf.name] = None
+    return list(found)
+
+
+def _leaf_at(value: ast.Expr, place: tuple[int, ...]) -> ast.Expr:
+    for index in place:
+        assert isinstance(value, ast.ListExpr | ast.TupleExpr)
+        value = value.items[index]
+    return value
+
+
+def _other_blocks(
+    source: str, value: ast.Expr, given: list[str], rolled: types.ModuleType
+) -> Iterator[tuple[tuple[int, ...], Any, Any, str]]:
+    """Arguments holding blocks changed (issue 24 item 3: a rolled class taking block
+    classes must build what the source says for any of them): each block of a row or
+    list swapped for another block the calls give (``(8, Basic)`` as ``(8, Wide)``), and
+    rows holding blocks in reverse order. Each: the place changed (``()``: the whole
+    argument), the value the class is given there, the value the call gave, and the
+    source text written there."""
+    blocks = {name: getattr(rolled, name, None) for name in given}
+    for place, leaf in _leaves(value):
+        if not (isinstance(leaf, ast.OpRef) and leaf.is_model) or blocks.get(leaf.name) is None:
+            continue
+        for other in given:
+            if other != leaf.name and blocks.get(other) is not None:
+                yield place, blocks[other], blocks[leaf.name], other
+    if not isinstance(value, ast.ListExpr) or len(value.items) < 2:
+        return
+    if not any(isinstance(leaf, ast.OpRef) and leaf.is_model for _, leaf in _leaves(value)):
+        return
+    lines = source.split("\n")
+    texts = []
+    for item in value.items:
+        if item.span.line != item.span.end_line:
+            return
+        texts.append(lines[item.span.line - 1][item.span.column - 1 : item.span.end_column - 1])
+    values = [_row_value(item, blocks) for item in value.items]
+    if any(v is None for v in values):
+        return
+    yield (), tuple(reversed(values)), tuple(values), f"[{', '.join(reversed(texts))}]"
+
+
+def _row_value(item: ast.Expr, blocks: dict[str, Any]) -> Any:
+    """A row as the rolled class receives it (``(8, Basic)`` with the class), or None
+    where an item is no number, boolean or block."""
+    if isinstance(item, ast.TupleExpr | ast.ListExpr):
+        found = [_row_value(inner, blocks) for inner in item.items]
+        return None if any(v is None for v in found) else tuple(found)
+    if isinstance(item, ast.OpRef) and item.is_model:
+        return blocks.get(item.name)
+    if isinstance(item, ast.Bool | ast.Number):
+        return item.value
+    return None
 
 
 def _value(expr: ast.Expr) -> Any:

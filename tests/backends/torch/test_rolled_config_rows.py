@@ -498,46 +498,6 @@ model small = Net([(4, 3)], 2):
     same(mine, written_out.wider(), x)
 
 
-def test_rows_holding_blocks_keep_a_class_per_call() -> None:
-    """``for w, b in cfg: x = b(x, w)`` with ``Stage([(8, Basic), (6, Wide)])``: the IR
-    names each call after the block its row gives (``basic1``, ``wide1``; ``Stage([(4,
-    Wide), (3, Wide)])`` would be ``wide1``, ``wide2``), so no one class writes every
-    row's state-dict keys (a model-valued parameter's calls are named after it,
-    ``block1``, whatever it gives): a located note, each call's class as before."""
-    source = """\
-model Basic(width):
-    def forward(x):
-        x -> dense(width).relu
-
-model Wide(width):
-    def forward(x):
-        x -> dense(width * 2).relu -> dense(width)
-
-model Stage(cfg):
-    def forward(x):
-        for w, b in cfg:
-            x = b(x, w)
-        return x
-
-model Net:
-    input_shape = (4,)
-    def forward(x):
-        x -> Stage([(8, Basic), (6, Wide)]) as s -> Stage([(4, Wide)]) as t -> dense(2) as head
-"""
-    notes, code = roll_notes(source)
-    assert notes == [
-        "block 'Stage' at 9:7: 'b' gives the block 'Basic' of a list the calls pass: its"
-        " modules are named after that block ('basic1'), which one class cannot write for"
-        " other rows"
-    ], notes
-    assert "        self.basic1 = Basic(in_features, 8)\n" in code, code
-    assert "class Stage_2(" in code
-    rolled, _, _ = build(source, "row_blocks")
-    flat, _, _ = build(source, "row_blocks_flat", roll=False)
-    mine, theirs = built_alike(rolled, flat, "Net")
-    same(mine, theirs, torch.randn(3, 4))
-
-
 ONE_ITEM_ROWS = """\
 model Stage(cfg):
     def forward(x):

@@ -279,6 +279,12 @@ class BlockWalk(_Walk):
         visit of every call (the first walks collect the visits, the last writes it). Where
         loops before its own number the same operation on by counts the calls differ in,
         the name adds theirs (``dense{a + j + 2}`` in a loop after ``range(a)``)."""
+        if step.span in self.row_counters and self.collect is None:  # a row's block: b(...)
+            self._no_branches_apart(step)
+            named = f"{{{step.func}.__name__.lower()}}{{{self.counter}[{step.func}]}}"
+            self.paths[step.span] = named
+            counting = f"{INDENT * depth}{self.row_counters[step.span]}"
+            return [counting, *_added_lines(depth, f'setattr(self, f"{named}", ', made, keep)]
         if step.layer is None and self.collect is None:
             self._no_branches_apart(step)
         if step.layer is None and not self.fors and self.collect is None:

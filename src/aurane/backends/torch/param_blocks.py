@@ -59,6 +59,19 @@ from aurane.source import Span
 from aurane.syntax import ast
 
 
+@record(frozen=True)
+class BlockClasses:
+    """What a rolled class needs of the classes of model-valued arguments (``block=Basic``,
+    a row's ``Basic``): per inner block instance, the model-valued parameters its class
+    takes as block classes, each with the class that call gives (``taken``); the one class
+    of a block (``named``; None where it has several or none); and the class a model-valued
+    parameter's default is written as in a signature (``default``; None where it cannot be)."""
+
+    taken: Callable[[Graph], Mapping[str, str]]
+    named: Callable[[str], str | None]
+    default: Callable[[Graph, str], str | None]
+
+
 @record
 class _Class:
     name: str
@@ -385,6 +398,36 @@ class ParamClasses:
             return self.outer(sub)
         found = self.by_graph.get(id(sub))
         return found.name if found is not None else None
+
+    def blocks_taken(self, sub: Graph) -> dict[str, str]:
+        """The model-valued parameters the class of the instance ``sub`` takes as block
+        classes (``block=Basic``), each with the class this call gives it."""
+        found = self.by_graph.get(id(sub))
+        if found is None:
+            return {}
+        taken = {}
+        for param in sub.block_models:
+            made = _module_of(sub, param, self._block_class) if param in found.ops else None
+            if made is not None:
+                taken[param] = made
+        return taken
+
+    def block_class_named(self, model: str) -> str | None:
+        """The one class of the block ``model`` (a row's ``Basic``), or None."""
+        classes = list(self.classes.get(model, {}).values())
+        return classes[0].name if len(classes) == 1 else None
+
+    def block_default(self, graph: Graph, param: str) -> str | None:
+        """The class a signature writes for the default of the model-valued ``param`` of
+        ``graph``'s block: the one class of a block written before it (a default is
+        evaluated where the class is defined), else None."""
+        default = graph.block_models[param].default
+        order = list(self.models)
+        if default is None or default not in order or graph.name not in order:
+            return None
+        if order.index(default) >= order.index(graph.name):
+            return None
+        return self.block_class_named(default)
 
     def _operations(self, graph: Graph) -> dict[str, str | None]:
         """``_operations``, and the model-valued parameters this instance's class takes as
@@ -716,16 +759,22 @@ class ParamClasses:
             self.class_of,
             self.dims_of,
             self.functions_of,
+            BlockClasses(self.blocks_taken, self.block_class_named, self.block_default),
         )
         if found is None:
             return
-        lines, axis = found  # the sample axis the roller threads, its first argument if any
+        lines, axis, classes_taken = found  # axis: the sample axis the roller threads
         first = classes[0]
-        # the roller writes a block given as an argument from the source, as before
-        # block-valued parameters were constructor arguments: the call passes none
-        blocks = {p for g in first.graphs for p in g.block_models}
-        params = tuple(p for p in first.params if p not in blocks)
-        ops = {p: d for p, d in first.ops.items() if p not in blocks}
+        # a model-valued parameter the rolled class calls or passes on takes the block's
+        # class (``block=Basic``; ``classes_taken``, each with its default's class or
+        # None); one it does not is written from the source, the call passing none
+        blocks = {p for g in first.graphs for p in g.block_models} - set(classes_taken)
+        params = tuple(
+            p.name
+            for p in self.models[model].params
+            if (p.name in first.params and p.name not in blocks) or p.name in classes_taken
+        )
+        ops = {p: d for p, d in first.ops.items() if p not in blocks} | dict(classes_taken)
         functions = operation_kinds([g for g, _ in instances])[1]
         for param in functions:
             ops.pop(param, None)
@@ -1055,8 +1104,9 @@ class ParamClasses:
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,
-# functions_of) -> the class's lines and the sample axis whose size its constructor takes
-# first (None: none)
+# functions_of, the block classes) -> the class's lines, the sample axis whose size its
+# constructor takes first (None: none) and the model-valued parameters it takes as block
+# classes, each with its default's class (None: none)
 RollBlock = Callable[
     [
         ast.Model,
@@ -1065,8 +1115,9 @@ RollBlock = Callable[
         Callable[[Graph], str],
         Callable[[Graph], "tuple[int, ...] | None"],
         Callable[[Graph], Mapping[str, "str | None"]],
+        BlockClasses,
     ],
-    "tuple[list[str], int | None] | None",
+    "tuple[list[str], int | None, Mapping[str, str | None]] | None",
 ]
 
 # emitted once in a file whose classes call it: a size such as torchvision's

@@ -31,7 +31,7 @@ from aurane.backends.torch.named import function_items
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
 from aurane.backends.torch.network_forward import looped_forward
 from aurane.backends.torch.network_walk import NetworkWalk
-from aurane.backends.torch.param_blocks import ParamClasses, function_sources
+from aurane.backends.torch.param_blocks import BlockClasses, ParamClasses, function_sources
 from aurane.backends.torch.rolled import LoopWidth, Unsupported, roll
 from aurane.backends.torch.rolled_block import roll_block, stored_width
 from aurane.ir.graph import Graph
@@ -111,6 +111,10 @@ class TorchCodeGenerator:
         # each with what its output width depends on (``rolled.LoopWidth``)
         self._loop_widths: dict[str, LoopWidth] = {}
         self._read_widths: set[str] = set()  # those whose width a caller reads from them
+        # the block classes a rolled class builds through a model-valued parameter or a
+        # row (``layer = block(channels, w)``), each storing its output width for it
+        # (``self.out_channels = width``)
+        self._out_widths: dict[str, str] = {}
         # why each network or block the rollers met keeps a class per variant or call
         # (``rolled.Unsupported``, located): ``aurane compile`` prints each as a note
         self.roll_fallbacks: list[RollFallback] = []
@@ -265,6 +269,9 @@ class TorchCodeGenerator:
             )
             for p in plans
         ]
+        for index, plan in enumerate(plans):
+            if plan.name in self._out_widths:
+                classes[index] = with_out_width(classes[index], self._out_widths[plan.name])
         rolled = self._roll(plans, classes) if self.roll_networks else set()
         # a rolled class's forward does not line up with one call's graph: no map
         mapped = [p for p in plans if p.name not in rolled | self._rolled_blocks]
@@ -311,10 +318,11 @@ class TorchCodeGenerator:
         class_of: Callable[[Graph], str],
         dims_of: Callable[[Graph], tuple[int, ...] | None],
         functions_of: Callable[[Graph], Mapping[str, str | None]],
-    ) -> tuple[list[str], int | None] | None:
+        blocks: BlockClasses,
+    ) -> tuple[list[str], int | None, Mapping[str, str | None]] | None:
         """One class for a parameterised block's instances that differ in loop counts
-        (``rolled_block.py``) and the sample axis it threads, or None to keep their
-        classes."""
+        (``rolled_block.py``), the sample axis it threads and the model-valued parameters
+        it takes as block classes, or None to keep their classes."""
         try:
             rolled = roll_block(
                 model,
@@ -328,7 +336,11 @@ class TorchCodeGenerator:
                 functions_of=functions_of,
                 function_items=self._function_items,
                 loop_widths=self._loop_widths,
+                blocks=blocks,
             )
+            for block, size in rolled.out_sizes.items():
+                if self._out_widths.setdefault(block, size) != size:
+                    raise Unsupported(f"the callers of '{block}' read its width differently")
         except Unsupported as error:
             fallback = RollFallback("block", model.name, model.name_span, str(error))
             self.roll_fallbacks.append(fallback)
@@ -336,7 +348,7 @@ class TorchCodeGenerator:
         self._rolled_blocks.add(name)
         self._loop_widths[name] = rolled.width
         self._read_widths |= rolled.reads
-        return rolled.lines, rolled.axis
+        return rolled.lines, rolled.axis, rolled.blocks
 
     def _block_constants(self, model: ast.Model, values: Mapping[str, Any]) -> dict[str, ast.Expr]:
         """The block's constants at a call with ``values``, as the compiler resolves them."""
@@ -390,10 +402,7 @@ class TorchCodeGenerator:
                 for block, size in result.out_sizes.items():
                     i = blocks[block]
                     assert i is not None
-                    if f"self.out_channels = {size}" not in classes[i]:
-                        head, rest = classes[i].split("super().__init__()\n", 1)
-                        line = f"{INDENT * 2}self.out_channels = {size}\n"
-                        classes[i] = f"{head}super().__init__()\n{line}{rest}"
+                    classes[i] = with_out_width(classes[i], size)
                 for block in result.read_widths:  # channels = layer.out_channels
                     i = blocks[block]
                     assert i is not None
@@ -468,6 +477,15 @@ def _indent(text: str) -> str:
 
 
 # -- header and imports -------------------------------------------------------------------
+
+
+def with_out_width(text: str, size: str) -> str:
+    """The class ``text`` storing its output width first in ``__init__``
+    (``self.out_channels = 4 * planes``), for a caller that reads it from the module built."""
+    if f"self.out_channels = {size}" in text:
+        return text
+    head, rest = text.split("super().__init__()\n", 1)
+    return f"{head}super().__init__()\n{INDENT * 2}self.out_channels = {size}\n{rest}"
 
 
 def _header(filename: str | None) -> list[str]:

@@ -836,6 +836,17 @@ class _Walk:
         # those whose width the walk reads from the module built (``layer.out_channels``):
         # each class then stores what its loop left (``self.out_channels = channels``)
         self.read_widths: set[str] = set()
+        # a rolled block's walk: the classes of the blocks given to model-valued parameters
+        # and in rows (``param_blocks.BlockClasses``); None: an inner block takes none
+        self.blocks: Any = None
+        # a row's block built unnamed in a loop (``for w, b in cfg: x = b(x, w)``): its
+        # step -> the line counting its class's modules so far (shared by the walks and
+        # forward), named as the IR numbers them, after the block (``basic1``, ``wide1``,
+        # ``basic2``); the counter's name, and the node ids this walk named so
+        self.row_counters: dict[Span, str] = {}
+        self.counter = "made"
+        self.row_nodes: set[str] = set()
+        self._row_counts: Counter[str] = Counter()
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
         self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
         # the text the local ``channels`` is known to hold here (None: not known), so a
@@ -1559,7 +1570,9 @@ class _Walk:
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
-            if isinstance(bound, OpValue) and bound.is_model:
+            if isinstance(bound, OpValue) and bound.is_model and self._row_block(step, node):
+                pass
+            elif isinstance(bound, OpValue) and bound.is_model:
                 # a row's block (``for w, b in cfg: x = b(x, w)``): the IR names each call
                 # after the block it gives (``basic1``, ``wide1``), not after ``b``, so the
                 # state-dict keys follow the rows' blocks and their order
@@ -1568,7 +1581,7 @@ class _Walk:
                     f" its modules are named after that block ('{node.id}'), which one class"
                     " cannot write for other rows"
                 )
-            if not isinstance(bound, Model) or bound.name != self.class_of(sub):
+            elif not isinstance(bound, Model) or bound.name != self.class_of(sub):
                 raise Unsupported(f"'{step.func}' does not name the IR's block class")
             callee = step.func
         else:
@@ -1576,6 +1589,8 @@ class _Walk:
         names = [p.name for p in model.params]
         given = dict(plain(sub.block_args))
         given.update({param: self.operation_of(sub, param) for param in sub.block_ops})
+        if self.blocks is not None:  # block=Basic: the inner class takes the block's class
+            given.update({p: Model(cls) for p, cls in self.blocks.taken(sub).items()})
         args = [self.size] * len(dims) + more
         passed: dict[str, str] = {}  # the block's arguments' texts, by its parameter
         for index, arg in enumerate(step.args):
@@ -1589,11 +1604,50 @@ class _Walk:
         if step.func in self.tr.locals and self.inputs and self.depth == TOP:
             return made, None  # a network's call outside loops: the width from its arguments
         if step.func in self.tr.locals:  # a block parameter: the class stores its width
+            found = self.loop_widths.get(self.class_of(sub))
+            if found is not None and found.counts:  # what its loop leaves, at any count
+                if not found.stored:
+                    raise Unsupported(
+                        f"the width after '{step.func}' is what the loop of"
+                        f" '{self.class_of(sub)}' leaves, which its class does not track"
+                    )
+                self.read_widths.add(self.class_of(sub))
+                return made, LAYER
             self._out_size(sub)
             return made, LAYER
         if self._loop_width_fixed(step, sub, model, passed):
             return made, LAYER  # channels = layer.out_channels
         return made, self._inline_width(sub, model, step)
+
+    def _row_block(self, step: ast.Call, node: Node) -> bool:
+        """Whether the row's block ``step`` calls (``b`` of ``for w, b in cfg``) is built
+        by the rolled class as ``b(...)``, named as the IR names it: after the block,
+        numbered per block over the instance (``basic1``, ``wide1``, ``basic2``), which
+        the class counts (``made[b] = made.get(b, 0) + 1``, the module
+        ``f"{b.__name__.lower()}{made[b]}"``). Only an unnamed call in one loop of a
+        rolled block's walk, whose block's one class has the block's name; the ids are
+        checked here, and that no other name of the instance takes a block's numbering
+        by the caller (``rolled_block``)."""
+        sub = node.subgraph
+        bound = self.env.get(step.func)
+        if self.blocks is None or self.loops_around != 1 or step.layer is not None:
+            return False
+        if sub is None or self.blocks.named(bound.name) != bound.name:
+            return False
+        if self.class_of(sub) != bound.name:
+            return False
+        stem = bound.name.lower()
+        self._row_counts[stem] += 1
+        if node.id != f"{stem}{self._row_counts[stem]}":
+            raise Unsupported(
+                f"'{step.func}' gives the block '{bound.name}' named '{node.id}', not"
+                f" '{stem}{self._row_counts[stem]}': its numbering is not the rows' alone"
+            )
+        self.row_nodes.add(node.id)
+        self.row_counters[step.span] = (
+            f"{self.counter}[{step.func}] = {self.counter}.get({step.func}, 0) + 1"
+        )
+        return True
 
     def _loop_width_fixed(
         self, step: ast.Call, sub: Graph, model: ast.Model, passed: Mapping[str, str]
@@ -1665,6 +1719,17 @@ class _Walk:
                 raise Unsupported(
                     f"'{text}' gives the operation '{value.name}' for {name}: the call passes"
                     f" {passed or lit(value.name)}, the inner class takes {expected}"
+                )
+            return text
+        if isinstance(value, OpValue) and self.blocks is not None:
+            # a row's block (``for w, b in cfg: x -> Inner(w, b)``): the call passes its
+            # one class (``Basic``), which the inner class must take as a class
+            named = self.blocks.named(value.name)
+            if named is None or Model(named) != expected:
+                raise Unsupported(
+                    f"'{text}' gives the block '{value.name}' for {name}: the inner class"
+                    f" takes {expected.name if isinstance(expected, Model) else 'no class'}"
+                    f" there, not {named or 'one class'}"
                 )
             return text
         if value != expected:

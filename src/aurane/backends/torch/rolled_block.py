@@ -40,6 +40,7 @@ from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import function_value, signature_default, stored_function
 from aurane.backends.torch.param_blocks import (
+    BlockClasses,
     _module_of,
     input_names,
     loop_params,
@@ -52,6 +53,7 @@ from aurane.backends.torch.rolled import (
     TOP,
     Counts,
     LoopWidth,
+    Model,
     Translator,
     Unsupported,
     _fill,
@@ -76,6 +78,7 @@ from aurane.backends.torch.rolled_forward import (
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.unread_locals import without_unread_locals
 from aurane.ir.graph import Graph
+from aurane.records import field as record_field
 from aurane.records import record
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.symbolic import plain
@@ -96,6 +99,11 @@ class RolledBlock:
     axis: int | None
     width: LoopWidth
     reads: frozenset[str]  # the inner blocks' classes it reads ``out_channels`` of
+    # the model-valued parameters it takes as block classes, each with its default's class
+    blocks: Mapping[str, str | None] = record_field(default_factory=dict)
+    # the block classes it builds through one (``layer = block(channels, w)``), each with
+    # the output width it stores for it (``self.out_channels = width``)
+    out_sizes: Mapping[str, str] = record_field(default_factory=dict)
 
 
 @record(frozen=True)
@@ -106,6 +114,7 @@ class LoopWidths:
 
     own: bool
     reads: frozenset[str]
+    out_sizes: Mapping[str, str] = record_field(default_factory=dict)
 
 
 def _first_difference(instances: Sequence[tuple[Graph, list[str]]]) -> str:
@@ -154,6 +163,7 @@ def roll_block(
     functions_of: Callable[[Graph], Mapping[str, str | None]] | None = None,
     function_items: bool = False,
     loop_widths: Mapping[str, LoopWidth] | None = None,
+    blocks: BlockClasses | None = None,
 ) -> RolledBlock:
     """The lines of one class for every instance of ``model``, and the sample axis whose
     size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
@@ -168,7 +178,9 @@ def roll_block(
     the operations in the calls' list arguments are functions (``named.function_items``,
     decided for the whole program, so a list passed on to an inner block agrees).
     ``loop_widths``: the rolled inner classes whose output width is what a loop leaves,
-    each with the parameters its loops' counts read (``rolled.LoopWidth``)."""
+    each with the parameters its loops' counts read (``rolled.LoopWidth``). ``blocks``:
+    the classes of the blocks given to model-valued parameters and in rows (without it,
+    the class takes none)."""
 
     def at(axis: int | None) -> RolledBlock:
         return _roll_block(
@@ -184,6 +196,7 @@ def roll_block(
             functions_of=functions_of or (lambda sub: {}),
             function_items=function_items,
             loop_widths=loop_widths or {},
+            blocks=blocks,
         )
 
     try:
@@ -224,6 +237,7 @@ def _roll_block(
     functions_of: Callable[[Graph], Mapping[str, str | None]],
     function_items: bool,
     loop_widths: Mapping[str, LoopWidth],
+    blocks: BlockClasses | None,
 ) -> RolledBlock:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
@@ -259,9 +273,10 @@ def _roll_block(
     tr = Translator(frozenset(names), constants, {})
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
     envs = [
-        _environment(model, graph, width, axis, tr, resolved, set(functions))
+        _environment(model, graph, width, axis, tr, resolved, set(functions), blocks)
         for graph, _ in instances
     ]
+    taken = _blocks_taken(model, [g for g, _ in instances], envs, blocks)
     paths: dict[Span, str] = {}  # the names of unnamed modules in loops
     # and of those after a loop: the loop numbering them (nested: the loops, counts multiply)
     counted: dict[Span, Counts] = {}
@@ -273,6 +288,11 @@ def _roll_block(
     tr.triangles = triangles(
         forward.body, {*names, *constants, *block_models, *words, *indices.values()}
     )
+    # a row's block's modules, numbered per block (``rolled._Walk._row_block``): the
+    # counter's name, one no name of the block or its calls' classes is
+    taken_names = {*names, *constants, *block_models, *words, *indices.values()}
+    counter = next(c for c in ("made", "counts", "seen", "made_") if c not in taken_names)
+    row_counters: dict[Span, str] = {}
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     widths = LoopWidths(False, frozenset())
     if width is not None:
@@ -290,10 +310,14 @@ def _roll_block(
             functions_of=functions_of,
             function_items=function_items,
             loop_widths=loop_widths,
+            blocks=blocks,
+            row_counters=row_counters,
+            counter=counter,
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
+    inits = with_counters(inits, row_counters, counter)
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
@@ -332,10 +356,12 @@ def _roll_block(
                 counted,
                 indices,
                 function_items,
+                row_counters,
             )
             for (g, lines), env in zip(instances, envs, strict=True)
         ]
         body = enumerated(_fill(shared_forward(methods), branches_forward))
+        body = with_counters(body, row_counters, counter)
         return whole_stages(body) if one_by_one else body
 
     try:
@@ -370,6 +396,8 @@ def _roll_block(
             signature.append(f"{param}={ops[param]}")
         elif (default := functions.get(param)) is not None:  # act=F.relu: applied as is
             signature.append(f"{param}={signature_default(default)}")
+        elif taken.get(param) is not None:  # block=Basic, as a class of one call writes it
+            signature.append(f"{param}={taken[param]}")
         else:
             signature.append(param)
     stores = {**stored, **forward_tr.read}
@@ -394,7 +422,9 @@ def _roll_block(
     counts = loop_params(model) | tests if widths.own else frozenset()
     axis_taken = axis if width is not None else None
     own = LoopWidth(counts, keeps_width)
-    return RolledBlock(without_unread_locals(lines), axis_taken, own, widths.reads)
+    return RolledBlock(
+        without_unread_locals(lines), axis_taken, own, widths.reads, taken, widths.out_sizes
+    )
 
 
 def stored_width(lines: list[str]) -> list[str]:
@@ -448,6 +478,9 @@ def _walked_inits(
     functions_of: Callable[[Graph], Mapping[str, str | None]],
     function_items: bool,
     loop_widths: Mapping[str, LoopWidth],
+    blocks: BlockClasses | None,
+    row_counters: dict[Span, str],
+    counter: str,
 ) -> tuple[
     list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span], LoopWidths
 ]:
@@ -469,6 +502,7 @@ def _walked_inits(
     inits: list[str] | None = None
     loop_width = False  # the output width is what a loop leaves (the local, not a text)
     reads: set[str] = set()  # inner blocks' classes whose width is read from their module
+    out_sizes: dict[str, str] = {}  # blocks built through a parameter or a row: their widths
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         unnamed: set[str] | None = None  # the unnamed modules outside loops, by the IR's name
@@ -486,6 +520,8 @@ def _walked_inits(
             walk.function_items = function_items
             walk.loop_widths = loop_widths
             walk.untracked = untracked
+            walk.blocks = blocks
+            walk.row_counters, walk.counter = row_counters, counter
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -494,8 +530,10 @@ def _walked_inits(
             left = [n for n in walk.pending if n.layer or _makes_module(n)]
             if left:
                 raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
-            if walk.out_sizes:
-                raise Unsupported("a block given as a parameter")
+            _rows_numbered_alone(graph, walk.row_nodes, block_models)
+            for block, size in walk.out_sizes.items():
+                if out_sizes.setdefault(block, size) != size:
+                    raise Unsupported(f"the instances of '{block}' write their width differently")
             if unnamed is not None and walk.unnamed != unnamed:
                 raise Unsupported(
                     f"an unnamed module after a loop, numbered by the calls' counts "
@@ -509,7 +547,8 @@ def _walked_inits(
             inits = found
     assert inits is not None
     untracked_sizes(untracked)
-    return inits, branches, paths, counted, indexed, LoopWidths(loop_width, frozenset(reads))
+    widths = LoopWidths(loop_width, frozenset(reads), out_sizes)
+    return inits, branches, paths, counted, indexed, widths
 
 
 def operation_params(
@@ -568,15 +607,21 @@ def _environment(
     tr: Translator,
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
     functions: set[str],
+    blocks: BlockClasses | None = None,
 ) -> dict[str, Any]:
     """The instance's parameter values (an operation-valued one as its module class,
-    ``nn.ReLU``, or of ``functions`` as its function), input width and constants, as the
-    class receives and computes them."""
+    ``nn.ReLU``, or of ``functions`` as its function; a model-valued one as the one class
+    of every block it builds, ``rolled.Model``), input width and constants, as the class
+    receives and computes them."""
     given = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
     env: dict[str, Any] = {**given}
     for param in graph.block_ops:
         made = function_value(graph, param) if param in functions else _module_of(graph, param)
         env[param] = made
+    for param in graph.block_models:
+        block_class = _block_class_of(graph, param, blocks) if blocks is not None else None
+        if block_class is not None:
+            env[param] = Model(block_class)
     shape = graph.input_value.shape
     if width is not None:
         if shape is None or len(shape) < 2:
@@ -601,6 +646,91 @@ def _environment(
         if value is None or env[field.name] != evaluate(literal.text(value), {}):
             raise Unsupported(f"the constant '{field.name}' is not '{text}' at every call")
     return env
+
+
+def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: str) -> list[str]:
+    """``lines`` with the counter of the rows' blocks' modules started (``made = {}``)
+    before the loop that counts them (``made[b] = made.get(b, 0) + 1``)."""
+    counting = f"{counter}.get("
+    at = next((k for k, line in enumerate(lines) if counting in line), None)
+    if not row_counters or at is None:
+        return lines
+    depth = len(lines[at]) - len(lines[at].lstrip())
+    headers = [
+        k
+        for k in range(at - 1, -1, -1)
+        if lines[k].lstrip().startswith("for ") and len(lines[k]) - len(lines[k].lstrip()) < depth
+    ]
+    if not headers:
+        raise Unsupported("a row's block counted outside a loop")
+    loop = headers[0]
+    pad = lines[loop][: len(lines[loop]) - len(lines[loop].lstrip())]
+    return [*lines[:loop], f"{pad}{counter} = {{}}", *lines[loop:]]
+
+
+def _rows_numbered_alone(
+    graph: Graph, row_nodes: set[str], block_models: Mapping[str, ast.Model]
+) -> None:
+    """``Unsupported`` where a name of the instance other than the rows' blocks' modules
+    would take a block's numbering (``basic1`` from ``as basic1`` or a ``Basic`` called
+    by name): the class numbers the rows' blocks from 1 for any rows, which the IR does
+    only where no other name has such a block's name and a number."""
+    if not row_nodes:
+        return
+    lowered = [name.lower() for name in block_models]
+    if len(set(lowered)) != len(lowered):  # Basic and BASIC: one numbering, two counts
+        raise Unsupported("two blocks whose names differ only in case number as one")
+    stems = "|".join(re.escape(name.lower()) for name in block_models)
+    numbered = re.compile(rf"(?:{stems})\d+")
+    others = [n.id for n in graph.nodes if n.id not in row_nodes]
+    others += [n.layer.split(".")[0] for n in graph.nodes if n.layer]
+    others += [v.name for v in graph.values if v.name not in row_nodes]
+    taken = next((name for name in others if numbered.fullmatch(name)), None)
+    if taken is not None:
+        raise Unsupported(f"the name '{taken}' takes a block's numbering beside the rows' blocks")
+
+
+def _block_class_of(graph: Graph, param: str, blocks: BlockClasses) -> str | None:
+    """The one class of every block the model-valued ``param`` builds in ``graph`` and of
+    those the inner blocks it is given to build, where each of those takes it as a class;
+    None where it builds none (or several)."""
+    found = graph.block_models[param]
+    nodes = graph.node_by_id
+    made: set[str | None] = set()
+    for node_id in found.nodes:
+        sub = nodes[node_id].subgraph
+        made.add(None if sub is None else blocks.named(sub.name))
+    for node_id, inner in found.passed:
+        sub = nodes[node_id].subgraph
+        made.add(None if sub is None else blocks.taken(sub).get(inner))
+    if not made and found.op is not None:
+        made.add(blocks.named(found.op))  # given, but built by no call: its one class
+    return made.pop() if len(made) == 1 and None not in made else None
+
+
+def _blocks_taken(
+    model: ast.Model,
+    graphs: Sequence[Graph],
+    envs: Sequence[Mapping[str, Any]],
+    blocks: BlockClasses | None,
+) -> dict[str, str | None]:
+    """The model-valued parameters the class takes as block classes (those every call
+    binds to its block's one class), each with the class its signature's default is
+    written as (None: none). ``Unsupported`` where the source's default cannot be written
+    (a block written after this one): the parameter cannot come after one with a default."""
+    if blocks is None:
+        return {}
+    taken: dict[str, str | None] = {}
+    for param in graphs[0].block_models:
+        if not all(isinstance(env.get(param), Model) for env in envs):
+            continue
+        default = None
+        if graphs[0].block_models[param].default is not None:
+            default = blocks.default(graphs[0], param)
+            if default is None:
+                raise Unsupported(f"the default block of '{param}' has no class written before")
+        taken[param] = default
+    return taken
 
 
 def _stored(

@@ -270,6 +270,7 @@ def rolled_forward(
     counted: Mapping[Span, Counts] | None = None,
     indices: Mapping[Span, str] | None = None,
     function_items: bool = False,
+    row_counters: Mapping[Span, str] | None = None,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
@@ -277,7 +278,8 @@ def rolled_forward(
     the loop whose count numbers it, ``dense{self.n + 1}``); ``indices``: the count of each
     loop over items that names such a module (``for i, w in enumerate(self.widths):``,
     marked: ``rolled.enumerated``); ``function_items``: the operations in the calls' lists
-    are functions (``named.function_items``)."""
+    are functions (``named.function_items``); ``row_counters``: the line counting each
+    row's block's modules (``rolled._Walk._row_block``), written before it."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -310,6 +312,7 @@ def rolled_forward(
     env: dict[str, Any] = {"self": _Module(tr, values)}
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
     writer.paths = paths
+    writer.row_counters = row_counters or {}
     writer.counted = counted or {}
     writer.indices = indices or {}
     writer.function_items = function_items
@@ -435,6 +438,8 @@ class _ForwardWriter:
         self.branches = branches
         self.code: list[str] = []  # the instance's forward, comments left out
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
+        # a row's block's module (``rolled._Walk._row_block``): the line counting it
+        self.row_counters: Mapping[Span, str] = {}
         # and after one: the loop numbering them (nested: the loops whose counts multiply)
         self.counted: Mapping[Span, Counts] = {}
         self.indices: Mapping[Span, str] = {}  # a loop over items: its count's name
@@ -669,7 +674,12 @@ class _ForwardWriter:
             if nests is not None:
                 path = counted_path(path, nests, self.tr)
             made = f'getattr(self, f"{path}")'
-            return [pattern.sub(made, line) for line in lines]
+            written = [pattern.sub(made, line) for line in lines]
+            counting = self.row_counters.get(node.span)
+            if counting is not None and written:  # a row's block: its class's count first
+                pad = written[0][: len(written[0]) - len(written[0].lstrip())]
+                written.insert(0, f"{pad}{counting}")
+            return written
         if node.layer is None:
             return lines
         call = calls.get(node.span)
