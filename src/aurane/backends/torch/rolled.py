@@ -191,6 +191,9 @@ class Translator:
         self.functions = {name: python for name, python in _CALLED.items() if name not in locals_}
         # the triangles of loops whose running counts name modules (``triangles``)
         self.triangles: tuple[Triangle, ...] = ()
+        # the running count of one operation's modules the ifs' branches taken made
+        # (``BranchCount``), where later unnamed modules of it are numbered on from it
+        self.branch_count: BranchCount | None = None
 
     def triangle_of(self, loop: ast.For) -> Triangle | None:
         """The triangle whose outer loop is ``loop`` (``triangles``), if any."""
@@ -353,6 +356,8 @@ def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dic
 # counter's name until the filled method shows whether a name reads it (``enumerated``)
 COUNTER = "\x00counter"
 _COUNTER = re.compile(rf"(.*){COUNTER} (start|step) (\w+)")
+# a line of its own: a branch count's start (``zero``) or a branch's modules (``add``)
+_COUNT_LINE = re.compile(rf"( *){COUNTER} (zero|add) (\w+)(?: (\d+))?")
 
 
 @record(frozen=True)
@@ -396,6 +401,46 @@ def triangles(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> tuple[
     return tuple(out)
 
 
+@record(frozen=True)
+class BranchCount:
+    """The modules of one operation (``op``) that the branches taken of the ifs before a
+    later unnamed module of it made, where an if's branches make different numbers of
+    them (``if flag: x -> dense(w) else: x -> layer_norm()``): the IR numbers the later
+    ones on across the branch taken (``dense2`` or ``dense1``), so the rolled class keeps
+    a running count, ``name`` (``n = 0`` before the statement outside loops that holds
+    the first such branch, ``start``; ``n += 1`` ending each branch making one, ``added``
+    by the branch's span), which names them (``dense{n + i + 1}``), as a hand-written
+    class would (``block_walk.branch_count``)."""
+
+    op: str
+    name: str
+    start: Span | None  # None where no branch adds to it (every if's branches alike)
+    added: tuple[tuple[Span, int], ...]
+    differing: tuple[Span, ...]  # the ifs whose branches make different numbers of them
+
+    def made(self, branch: ast.Branch) -> int:
+        """The modules of the operation ``branch`` makes outside the ifs in it (their
+        branches count their own)."""
+        return next((k for span, k in self.added if span == branch.span), 0)
+
+
+def zero_mark(depth: int, counted: BranchCount | None, stmt: object) -> list[str]:
+    """The line setting ``counted``'s running count to 0 before ``stmt`` where it is the
+    statement its count starts at (written by ``_counters`` where a name reads it)."""
+    if counted is None or getattr(stmt, "span", None) != counted.start:
+        return []
+    return [f"{INDENT * depth}{COUNTER} zero {counted.name}"]
+
+
+def add_mark(depth: int, counted: BranchCount | None, branch: ast.Branch) -> list[str]:
+    """The line ending ``branch``'s body that adds the modules of ``counted``'s operation
+    it made (``n += 1``, written by ``_counters`` where a name reads the count)."""
+    made = counted.made(branch) if counted is not None else 0
+    if counted is None or not made:
+        return []
+    return [f"{INDENT * depth}{COUNTER} add {counted.name} {made}"]
+
+
 def counter_marked(line: str, loop: ast.For, counted: tuple[Triangle, ...]) -> str:
     """The header ``line`` of ``loop``, marked where ``loop`` is a loop of ``counted``."""
     for found in counted:
@@ -411,20 +456,35 @@ def _counters(lines: list[str]) -> list[str]:
     written: ``n = 0`` before the marked outer loop and ``n += 1`` ending the marked inner
     loop's body, where another line reads ``n``; else the marks only dropped."""
     marks: dict[int, tuple[str, str, str]] = {}  # line -> (kind, counter, indentation)
+    added: dict[int, tuple[str, str, str]] = {}  # a line of its own -> (kind, counter, count)
     out = list(lines)
     for at, line in enumerate(lines):
+        alone = _COUNT_LINE.fullmatch(line)
+        if alone is not None:
+            pad, kind, name, count = alone.groups()
+            out[at] = ""
+            added[at] = (
+                kind,
+                name,
+                f"{pad}{name} = 0" if kind == "zero" else f"{pad}{name} += {count}",
+            )
+            continue
         found = _COUNTER.fullmatch(line)
         if found is not None:
             header, kind, name = found.groups()
             out[at] = header
             marks[at] = (kind, name, header[: len(header) - len(header.lstrip())])
-    if not marks:
+    if not marks and not added:
         return lines
-    names = {name for _, name, _ in marks.values()}
+    names = {name for _, name, _ in [*marks.values(), *added.values()]}
     read = [name for name in names if any(re.search(rf"(?<![\w.]){name}\b", line) for line in out)]
     written: list[str] = []
     ends: dict[int, list[str]] = {}  # the line an inner body ends at -> the counts after it
     for at, line in enumerate(out):
+        if at in added:  # n = 0, n += 1: where a name reads the count
+            _, name, text = added[at]
+            written += [text] if name in read else []
+            continue
         kind, name, pad = marks.get(at, ("", "", ""))
         if name in read and kind == "start":
             written.append(f"{pad}{name} = 0")
@@ -804,6 +864,7 @@ class _Walk:
         self.empty_loops: set[str] = set()  # a block's loops whose visits built nothing (shared)
         self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
+        self.branch_made = 0  # the running count of ``tr.branch_count`` at this visit
         # an unnamed module in a loop (``block_walk.BlockWalk``): its step -> (its name's
         # prefix, the loop's count, its number, the modules of its operation the loops before
         # its own made) at every visit, and the path written; the
@@ -1079,6 +1140,10 @@ class _Walk:
             if taken:
                 chosen = index
                 body = self.body(branch.body, depth + 1)
+                # the branch's modules of a running count (``BranchCount``): n += 1
+                body += add_mark(depth + 1, self.tr.branch_count, branch)
+                if self.tr.branch_count is not None:
+                    self.branch_made += self.tr.branch_count.made(branch)
                 known = self.branches.setdefault(key, body)
                 if self.strict and known != body:
                     raise Unsupported("a branch writes differently at two visits")

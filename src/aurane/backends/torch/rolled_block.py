@@ -34,7 +34,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from aurane.backends.torch.block_walk import BlockWalk, _makes_module, ifs_outside_loops
+from aurane.backends.torch.block_walk import (
+    BlockWalk,
+    _makes_module,
+    branch_count,
+    ifs_outside_loops,
+)
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
@@ -273,6 +278,9 @@ def _roll_block(
     tr.triangles = triangles(
         forward.body, {*names, *constants, *block_models, *words, *indices.values()}
     )
+    # a running count of the modules the branches taken made (``n``), named apart too
+    taken = {*names, *constants, *block_models, *words, *indices.values()}
+    tr.branch_count = branch_count(forward.body, {*taken, *(t.name for t in tr.triangles)})
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     widths = LoopWidths(False, frozenset())
     if width is not None:
@@ -310,6 +318,7 @@ def _roll_block(
     }
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     forward_tr.triangles = tr.triangles
+    forward_tr.branch_count = tr.branch_count
 
     def forwards(one_by_one: bool) -> list[str]:
         """Forward with the source's loops; ``one_by_one``: read from the calls' forwards
