@@ -304,3 +304,46 @@ def test_an_elif_and_a_branch_on_the_loop_target() -> None:
         "                m += 1\n"
     ) in code, code
     assert 'x = getattr(self, f"dense{m + j + 1}")(x)' in code, code
+
+
+TRIANGLE_IN_A_LOOP = """\
+model Tri(c, cfg):
+    def forward(x):
+        for k in range(c):
+            for w, r in cfg:
+                for j in range(r):
+                    x -> dense(w).relu
+                    x -> layer_norm()
+        for q in range(c):
+            x -> dense(3)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Tri(2, [(4, 1), (6, 2)]) -> Tri(1, [(3, 3)])
+        return x
+"""
+
+
+def test_a_triangle_in_another_loop_counts_across_its_iterations() -> None:
+    """Three loops deep (rows whose column is the inner count, in a loop of ``range(c)``):
+    ``n = 0`` before the loop outside loops, ``n += 1`` ending each inner iteration, and
+    the loop after it numbers on (it fell back: ``an unnamed 'dense' module in a loop``)."""
+    code = _one_class(TRIANGLE_IN_A_LOOP, "triangle_in_a_loop", "Tri", torch.randn(2, 4))
+    assert (
+        "        n = 0\n"
+        "        for k in range(c):\n"
+        "            for w, r in cfg:\n"
+        "                for j in range(r):\n"
+        '                    setattr(self, f"dense{n + 1}", nn.Linear(channels, w))\n'
+        "                    channels = w\n"
+        '                    setattr(self, f"layer_norm{n + 1}", nn.LayerNorm(channels))\n'
+        "                    n += 1\n"
+        "        for q in range(c):\n"
+        '            setattr(self, f"dense{n + q + 1}", nn.Linear(channels, 3))\n'
+    ) in code, code
+    module, _, _ = build(TRIANGLE_IN_A_LOOP, "triangle_by_hand")
+    built = module.Tri(4, 3, [(4, 2), (5, 1)])  # a count and rows no call gave
+    assert len([n for n, _ in built.named_children() if n.startswith("dense")]) == 3 * 3 + 3
+    assert built(torch.randn(2, 4)).shape == (2, 3)

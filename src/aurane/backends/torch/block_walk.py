@@ -241,13 +241,12 @@ class BlockWalk(_Walk):
         """A triangle's loops (``rolled.Triangle``): their headers marked for the counter,
         and its iterations counted as the rolled class counts them."""
         counted = self.tr.triangles
-        if not any(stmt.span in (t.outer.span, t.inner.span) for t in counted):
+        if not any(stmt.span in (t.outer.span, t.inner.span, t.start.span) for t in counted):
             return super().loop(stmt, depth)
-        outer = self.tr.triangle_of(stmt) is not None
-        if outer:
-            self.tick = 0
+        if any(stmt.span == t.start.span for t in counted):
+            self.tick = 0  # counted across the loop outside loops holding the triangle
         lines = super().loop(stmt, depth)
-        if outer:
+        if self.tr.triangle_of(stmt) is not None:  # the total so far, after the last
             self.totals[stmt.span] = self.tick
         header = f"{INDENT * depth}for "
         at = next((k for k, line in enumerate(lines) if line.startswith(header)), None)
@@ -344,7 +343,7 @@ class BlockWalk(_Walk):
         (``rolled.Triangle``), its running count (``_triangle_iterations``); None where a
         count is not a number, or an inner loop's count reads an outer target (``range(i
         + b)``: its iterations differ) in no triangle."""
-        triangle = self.tr.triangle_of(self.fors[0])
+        triangle = self.tr.triangle_of(self.fors[0]) or self._nested_triangle(self.fors[0])
         per = _made_along(self.fors[-1].body, step, self.fors)
         if per is None:  # an iteration makes a number of them the counts do not give
             return None
@@ -378,6 +377,13 @@ class BlockWalk(_Walk):
         the outer body makes some outside the inner loop too (``x -> dense(w)`` opening a
         stage, the inner loop repeating its blocks), those the outer count (``i``) numbers
         on: ``i + 2 * n``, one node a unit, which the progression of the visits checks."""
+        if triangle.top is not None:  # in another loop: the inner loop's modules only
+            alone = _made(triangle.top, step) == _made(triangle.inner, step)
+            if not alone or self.fors[-1] is not triangle.inner:
+                return None
+            if not self._counted(((triangle.top,),), step):
+                return None
+            return triangle.name, self.tick, (), _made(triangle.inner, step)
         if len(self.fors) > 2 or not self._counted(((triangle.outer, triangle.inner),), step):
             return None  # an iteration under an ``if`` makes some: the counts give no number
         inner = _made(triangle.inner, step)
@@ -418,6 +424,11 @@ class BlockWalk(_Walk):
         """``_nest`` as a list; of the triangle (``rolled.Triangle``), the outer loop
         alone where its body makes nodes of ``step``'s operation outside the inner loop,
         and both where the inner iterations make some, which its running count counts."""
+        held = self._nested_triangle(loop)
+        if held is not None:  # its modules all in the inner loop: its running count
+            alone = _made(loop, step) == _made(held.inner, step)
+            counted = self._counted(((loop,),), step)
+            return [(held.outer, held.inner)] if alone and counted else None
         triangle = self.tr.triangle_of(loop)
         if triangle is not None:
             if not self._counted(((loop, triangle.inner),), step):
@@ -426,6 +437,12 @@ class BlockWalk(_Walk):
             return [(loop,)] * (_made(loop, step) > inner) + [(loop, triangle.inner)] * (inner > 0)
         nest = _nest(loop, step)
         return None if nest is None else [nest]
+
+    def _nested_triangle(self, loop: ast.For) -> Triangle | None:
+        """The triangle inside ``loop``, a loop outside loops (``rolled.Triangle.top``)."""
+        return next(
+            (t for t in self.tr.triangles if t.top is not None and t.top.span == loop.span), None
+        )
 
     @staticmethod
     def _counted(nests: Counts, step: ast.Call) -> bool:

@@ -367,37 +367,52 @@ class Triangle:
     product of counts numbers the inner iterations, so the rolled class keeps a running
     count of them, ``name`` (``n = 0`` before the loops, ``n += 1`` ending each inner
     iteration), which names the unnamed modules in them and after them
-    (``dense{2 * n + 2}``), as a hand-written class would."""
+    (``dense{2 * n + 2}``), as a hand-written class would. A triangle inside another
+    loop (``for k in range(c): for i in range(a): for j in range(i + b):``) counts across
+    the iterations of the loop outside loops holding it, ``top``: ``n = 0`` before that."""
 
     outer: ast.For
     inner: ast.For
     name: str
+    top: ast.For | None = None  # the loop outside loops around a nested triangle
+
+    @property
+    def start(self) -> ast.For:
+        """The loop its count starts before (``n = 0``)."""
+        return self.top if self.top is not None else self.outer
 
 
-def triangles(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> tuple[Triangle, ...]:
+def triangles(
+    body: tuple[ast.ForwardStmt, ...], taken: Iterable[str], nested: bool = False
+) -> tuple[Triangle, ...]:
     """Each loop of ``body`` outside loops around one loop (not under an ``if``, with no
     loop in it) whose count reads the outer loop's target, with its counter's name: ``n``,
     ``m``, ``count``, ``n2``, ..., the first that no name of ``body``, of ``taken`` nor of
-    a triangle before is (a later triangle's names read the earlier ones' totals)."""
-    found: list[tuple[ast.For, ast.For]] = []
+    a triangle before is (a later triangle's names read the earlier ones' totals).
+    ``nested``: such a pair inside loops outside loops too (a block's, not a network's),
+    one a loop outside loops."""
+    found: list[tuple[ast.For, ast.For, ast.For | None]] = []
     for stmt in body:
         if not isinstance(stmt, ast.For):
             continue
-        loops = [item for item in syntax_items(stmt.body) if isinstance(item, ast.For)]
-        if len(loops) != 1 or loops[0] not in stmt.body:
+        pair = _triangle_pair(stmt)
+        if pair is not None:
+            found.append((stmt, pair, None))
             continue
-        targets = {name for name, _ in stmt.target.names()}
-        read = {item.id for item in syntax_items(loops[0].iterable) if isinstance(item, ast.Name)}
-        if targets & read:
-            found.append((stmt, loops[0]))
+        inside = [item for item in syntax_items(stmt.body) if isinstance(item, ast.For)]
+        if nested:
+            pairs = [(loop, _triangle_pair(loop)) for loop in inside]
+            held = [(loop, inner) for loop, inner in pairs if inner is not None]
+            if len(held) == 1 and _loop_chain(stmt, held[0][0]):
+                found.append((held[0][0], held[0][1], stmt))
     used = set(taken) | RESERVED
     used |= {item for item in syntax_items(body) if isinstance(item, str) and item.isidentifier()}
     out: list[Triangle] = []
-    for outer, inner in found:
+    for outer, inner, top in found:
         more = (f"n{k}" for k in range(2, len(used) + 3))
         name = next(n for n in ("n", "m", "count", *more) if n not in used)
         used.add(name)
-        out.append(Triangle(outer, inner, name))
+        out.append(Triangle(outer, inner, name, top))
     return tuple(out)
 
 
@@ -441,10 +456,34 @@ def add_mark(depth: int, counted: BranchCount | None, branch: ast.Branch) -> lis
     return [f"{INDENT * depth}{COUNTER} add {counted.name} {made}"]
 
 
+def _triangle_pair(loop: ast.For) -> ast.For | None:
+    """The one loop in ``loop`` (not under an ``if``, with no loop in it) whose count
+    reads ``loop``'s target: the two a triangle (``triangles``)."""
+    loops = [item for item in syntax_items(loop.body) if isinstance(item, ast.For)]
+    if len(loops) != 1 or loops[0] not in loop.body:
+        return None
+    targets = {name for name, _ in loop.target.names()}
+    read = {item.id for item in syntax_items(loops[0].iterable) if isinstance(item, ast.Name)}
+    return loops[0] if targets & read else None
+
+
+def _loop_chain(top: ast.For, loop: ast.For) -> bool:
+    """Whether ``loop`` is in ``top``'s body through loops alone, each the only loop of
+    the one around it (no ``if`` on the way, no loop beside)."""
+    around = top
+    while True:
+        loops = [stmt for stmt in around.body if isinstance(stmt, ast.For)]
+        if len(loops) != 1:
+            return False
+        if loops[0] is loop:
+            return True
+        around = loops[0]
+
+
 def counter_marked(line: str, loop: ast.For, counted: tuple[Triangle, ...]) -> str:
     """The header ``line`` of ``loop``, marked where ``loop`` is a loop of ``counted``."""
     for found in counted:
-        if loop.span == found.outer.span:
+        if loop.span == found.start.span:
             return f"{line}{COUNTER} start {found.name}"
         if loop.span == found.inner.span:
             return f"{line}{COUNTER} step {found.name}"

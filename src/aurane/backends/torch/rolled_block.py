@@ -276,7 +276,7 @@ def _roll_block(
     indices = loop_indices(forward.body, {*names, *constants, *block_models, *RESERVED, *words})
     # triangles of loops: the running counts naming modules (``n``), names of none of these
     tr.triangles = triangles(
-        forward.body, {*names, *constants, *block_models, *words, *indices.values()}
+        forward.body, {*names, *constants, *block_models, *words, *indices.values()}, nested=True
     )
     # a running count of the modules the branches taken made (``n``), named apart too
     taken = {*names, *constants, *block_models, *words, *indices.values()}
