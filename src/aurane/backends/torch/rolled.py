@@ -493,7 +493,9 @@ def counter_marked(line: str, loop: ast.For, counted: tuple[Triangle, ...]) -> s
 def _counters(lines: list[str]) -> list[str]:
     """``lines`` (a method, its bodies filled) with each counter mark (``counter_marked``)
     written: ``n = 0`` before the marked outer loop and ``n += 1`` ending the marked inner
-    loop's body, where another line reads ``n``; else the marks only dropped."""
+    loop's body, where another line reads ``n``; else the marks only dropped. A line
+    of its own (``zero_mark``, ``add_mark``: a ``BranchCount``) is ``n = 0`` or ``n +=
+    1`` where another line reads ``n``, else dropped."""
     marks: dict[int, tuple[str, str, str]] = {}  # line -> (kind, counter, indentation)
     added: dict[int, tuple[str, str, str]] = {}  # a line of its own -> (kind, counter, count)
     out = list(lines)
