@@ -350,6 +350,7 @@ UNROLLED = textwrap.dedent(
     model Stack(n, width):
         def forward(x):
             for h in range(2):
+                x -> dense(width)
                 for i in range(n):
                     for j in range(i + 1):
                         x -> dense(width).relu
@@ -370,7 +371,7 @@ def test_a_block_left_one_class_per_call_is_a_located_note(work: Path) -> None:
     (work / "stack.aur").write_text(UNROLLED)
     note = (
         "note: block 'Stack' at 1:7 stays one class per call: "
-        "an unnamed 'dense' module in a loop at 6:26\n"
+        "an unnamed 'dense' module in a loop at 4:18\n"
     )
     done = cli(work, "stack.aur", "--no-cache")
     assert done.returncode == 0, done.stderr

@@ -654,6 +654,7 @@ use torch
 model Stack(n, width):
     def forward(x):
         for h in range(2):
+            x -> dense(width)
             for i in range(n):
                 for j in range(i + 1):
                     x -> dense(width).relu
@@ -669,10 +670,12 @@ model Net:
 def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call() -> None:
     """The documented fallback: an unnamed module in a loop whose IR names follow no
     progression the roller writes (a triangle of loops, ``range(i + 1)``, inside another
-    loop: one running count does not cover the outer level) is not rolled; the reason
-    names the block, its line and the step, and each call keeps its exact class. (The
-    examples were a second loop numbering on from the first, which rolls since ``dense{n
-    + j + 1}``, and a triangle alone, which rolls since its running count.)"""
+    loop that makes one outside it too: one running count of the inner iterations does
+    not number both) is not rolled; the reason names the block, its line and the step,
+    and each call keeps its exact class. (The examples were a second loop numbering on
+    from the first, which rolls since ``dense{n + j + 1}``, a triangle alone, which rolls
+    since its running count, and a triangle inside another loop making none outside it,
+    which rolls since that count goes on across the outer loop.)"""
     from aurane.backends.torch import TorchCodeGenerator
     from aurane.compile import prepare_program
 
@@ -684,10 +687,10 @@ def test_block_loop_the_roller_cannot_write_keeps_a_class_per_call() -> None:
     reasons = generator.roll_fallbacks
     assert CLASS.findall(code) == ["Stack", "Stack_2", "Net"], code
     assert [str(r) for r in reasons] == [
-        "block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 8:26"
+        "block 'Stack' at 3:7: an unnamed 'dense' module in a loop at 6:18"
     ], reasons
     assert reasons[0].note == (  # what aurane compile prints after "note: "
-        "block 'Stack' at 3:7 stays one class per call: an unnamed 'dense' module in a loop at 8:26"
+        "block 'Stack' at 3:7 stays one class per call: an unnamed 'dense' module in a loop at 6:18"
     )
     net = module.Net()
     graph = compile_detailed(UNNAMED_IN_LOOP, filename="unnamed.aur").graphs["Net"]

@@ -123,15 +123,15 @@ model Net:
 """
 
 
-def test_calls_giving_different_rows_are_not_joined_over_their_branches() -> None:
+def test_calls_giving_different_rows_over_their_branches_read_a_running_count() -> None:
     """The joined class took ``rows`` and built the calls' ``dense`` layers whatever rows
-    it was given (``Fam(3, False, (4, 2))`` built one)."""
+    it was given (``Fam(3, False, (4, 2))`` built one); then the calls kept their classes
+    (``numbered on across the branch taken``); now the loop's modules are numbered on
+    from the count of the branch's (``dense{n + i + 1}``: ``test_rolled_running_counts.py``)."""
     _, code, notes = build(ROWS, "rows_apart")
-    assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
-    assert notes == [
-        "block 'Fam' at 1:7: an unnamed 'dense' module at 8:18 numbered on across the"
-        " branch taken of the if at 3:9: name it with 'as'"
-    ]
+    assert notes == []
+    assert CLASS.findall(code) == ["Fam", "Net"], code
+    assert 'setattr(self, f"dense{n + i + 1}", nn.Linear(channels, c))' in code, code
     _alike(ROWS, "rows_apart", torch.randn(2, 3))
 
 

@@ -113,19 +113,20 @@ model Net:
 """
 
 
-def test_a_loop_after_a_loop_making_its_modules_under_an_if_falls_back() -> None:
+def test_a_loop_after_a_loop_making_its_modules_under_an_if() -> None:
     """review59 b5: the second loop was ``dense{j + 1}`` (no call ran both), so ``B(1, 1,
-    8, true)`` made ``dense1`` twice and dropped a layer; the first loop's count gives no
-    number of modules to go on from (the branch decides), so a located note."""
+    8, true)`` made ``dense1`` twice and dropped a layer; then a located note (the branch
+    decides the count); every branch makes one, so the first loop's count numbers them:
+    ``dense{a + j + 1}`` (``test_rolled_running_counts.py``)."""
     notes, code = roll_notes(AFTER_BRANCHES)
-    assert notes == [
-        "block 'B' at 1:7: an unnamed 'dense' module in a loop at 9:18 after a loop that"
-        " makes them under an 'if' or in loops nested otherwise"
-    ], notes
-    assert CLASS.findall(code) == ["B", "B_2", "B_3", "Net"], code
+    assert notes == [], notes
+    assert CLASS.findall(code) == ["B", "Net"], code
+    assert 'setattr(self, f"dense{a + j + 1}", nn.Linear(channels, w))' in code, code
     assert check_source(AFTER_BRANCHES) == []
     module, _, _ = build(AFTER_BRANCHES, "after_branches")
     assert module.Net()(torch.randn(2, 4)).shape == (2, 2)
+    built = module.B(4, 1, 1, 8, True)  # both loops, which no call ran
+    assert [name for name, _ in built.named_children()] == ["dense1", "dense2"]
 
 
 UNTRACKED = """\

@@ -260,16 +260,13 @@ model Net:
 """
 
 
-def test_a_module_numbered_on_across_the_branch_taken_keeps_the_calls_classes() -> None:
+def test_a_module_numbered_on_across_the_branch_taken_reads_a_running_count() -> None:
     """The last ``conv1d`` is ``conv1d4`` after ``Fam(2, true)``'s branch made one and
-    after ``Fam(3, false)``'s made none: a number of the branch taken, which one name
-    does not write; naming it with ``as`` rolls."""
-    _, code, notes = build(NUMBERED_AFTER, "numbered_after")
-    assert notes == [
-        "block 'Fam' at 1:7: an unnamed 'conv1d' module at 9:14 numbered on across the"
-        " branch taken of the if at 5:9: name it with 'as'"
-    ]
-    assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
+    after ``Fam(3, false)``'s made none: a number of the branch taken, which a running
+    count of the branch's modules names (``conv1d{m + n + 1}``; it kept the calls'
+    classes with a located note: ``test_rolled_running_counts.py``)."""
+    code = _one_class(NUMBERED_AFTER, "numbered_after", "Fam", torch.randn(2, 4, 8))
+    assert 'return getattr(self, f"conv1d{m + self.n + 1}")(x)' in code, code
     named = NUMBERED_AFTER.replace("x -> conv1d(4, 1)", "x -> conv1d(4, 1) as out")
     _one_class(named, "numbered_named", "Fam", torch.randn(2, 4, 8))
 

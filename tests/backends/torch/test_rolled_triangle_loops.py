@@ -358,15 +358,27 @@ def test_two_triangles_keep_a_running_count_each() -> None:
     assert '        return getattr(self, f"dense{n + m + 2}")(x)\n' in text, text
 
 
-def test_a_triangle_in_another_loop_falls_back() -> None:
+def test_a_triangle_in_another_loop_counts_across_its_iterations() -> None:
+    """Three loops deep: the running count starts before the loop outside loops and
+    goes on across its iterations (it fell back: ``an unnamed 'dense' module in a loop
+    at 7:26``; ``test_rolled_running_counts.py``)."""
     source = TOWER.replace(
         "        for i in range(a):\n            for j in range(i + b):\n"
         "                x -> dense(w).relu\n",
         "        for q in range(b):\n            for i in range(a):\n"
         "                for j in range(i + q):\n                    x -> dense(w).relu\n",
     )
-    notes, _ = roll_notes(source)
-    assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 7:26"]
+    text = one_class(source, "triangle_in_a_loop", torch.randn(2, 6))
+    assert (
+        "        n = 0\n"
+        "        for q in range(b):\n"
+        "            for i in range(a):\n"
+        "                for j in range(i + q):\n"
+        '                    setattr(self, f"dense{n + 2}", nn.Linear(channels, w))\n'
+        "                    channels = w\n"
+        "                    n += 1\n"
+        '        setattr(self, f"dense{n + 2}", nn.Linear(channels, 3))\n'
+    ) in text, text
 
 
 NETWORK_STAGES = """\

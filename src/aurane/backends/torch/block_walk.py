@@ -35,7 +35,9 @@ from aurane.backends.torch.modules import INDENT
 from aurane.backends.torch.named import factory_call
 from aurane.backends.torch.rolled import (
     _ATOMIC,
+    RESERVED,
     SIZE,
+    BranchCount,
     Counts,
     Triangle,
     Unsupported,
@@ -47,6 +49,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     numbered_stem,
     syntax_items,
+    zero_mark,
 )
 from aurane.backends.torch.rolled_forward import count_mark, counted_path, fixed_count
 from aurane.ir.graph import Node
@@ -232,19 +235,18 @@ class BlockWalk(_Walk):
             self.fors = self.fors[:-1]
         # after the loop a skip is joined as a later input is (``_with_input``)
         self.inputs_ |= self.skips
-        return lines
+        return [*zero_mark(depth, self.tr.branch_count, stmt), *lines]
 
     def _counted_loop(self, stmt: ast.For, depth: int) -> list[str]:
         """A triangle's loops (``rolled.Triangle``): their headers marked for the counter,
         and its iterations counted as the rolled class counts them."""
         counted = self.tr.triangles
-        if not any(stmt.span in (t.outer.span, t.inner.span) for t in counted):
+        if not any(stmt.span in (t.outer.span, t.inner.span, t.start.span) for t in counted):
             return super().loop(stmt, depth)
-        outer = self.tr.triangle_of(stmt) is not None
-        if outer:
-            self.tick = 0
+        if any(stmt.span == t.start.span for t in counted):
+            self.tick = 0  # counted across the loop outside loops holding the triangle
         lines = super().loop(stmt, depth)
-        if outer:
+        if self.tr.triangle_of(stmt) is not None:  # the total so far, after the last
             self.totals[stmt.span] = self.tick
         header = f"{INDENT * depth}for "
         at = next((k for k, line in enumerate(lines) if line.startswith(header)), None)
@@ -291,6 +293,8 @@ class BlockWalk(_Walk):
             return self._after_loop(step, node, made, depth, keep)
         if step.layer is not None or not self.fors or self.collect is not None:
             return super()._place(step, node, made, depth, keep)
+        if self._branch_counted(step):
+            return self._numbered_on(step, node, made, depth, keep)
         found = numbered_stem(node, step)
         counted = self._iterations(step)
         earlier = self._earlier(self.fors[0].span, step)
@@ -345,7 +349,7 @@ class BlockWalk(_Walk):
         (``rolled.Triangle``), its running count (``_triangle_iterations``); None where a
         count is not a number, or an inner loop's count reads an outer target (``range(i
         + b)``: its iterations differ) in no triangle."""
-        triangle = self.tr.triangle_of(self.fors[0])
+        triangle = self.tr.triangle_of(self.fors[0]) or self._nested_triangle(self.fors[0])
         per = _made_along(self.fors[-1].body, step, self.fors)
         if per is None:  # an iteration makes a number of them the counts do not give
             return None
@@ -379,6 +383,13 @@ class BlockWalk(_Walk):
         the outer body makes some outside the inner loop too (``x -> dense(w)`` opening a
         stage, the inner loop repeating its blocks), those the outer count (``i``) numbers
         on: ``i + 2 * n``, one node a unit, which the progression of the visits checks."""
+        if triangle.top is not None:  # in another loop: the inner loop's modules only
+            alone = _made(triangle.top, step) == _made(triangle.inner, step)
+            if not alone or self.fors[-1] is not triangle.inner:
+                return None
+            if not self._counted(((triangle.top,),), step):
+                return None
+            return triangle.name, self.tick, (), _made(triangle.inner, step)
         if len(self.fors) > 2 or not self._counted(((triangle.outer, triangle.inner),), step):
             return None  # an iteration under an ``if`` makes some: the counts give no number
         inner = _made(triangle.inner, step)
@@ -419,6 +430,11 @@ class BlockWalk(_Walk):
         """``_nest`` as a list; of the triangle (``rolled.Triangle``), the outer loop
         alone where its body makes nodes of ``step``'s operation outside the inner loop,
         and both where the inner iterations make some, which its running count counts."""
+        held = self._nested_triangle(loop)
+        if held is not None:  # its modules all in the inner loop: its running count
+            alone = _made(loop, step) == _made(held.inner, step)
+            counted = self._counted(((loop,),), step)
+            return [(held.outer, held.inner)] if alone and counted else None
         triangle = self.tr.triangle_of(loop)
         if triangle is not None:
             if not self._counted(((loop, triangle.inner),), step):
@@ -428,6 +444,12 @@ class BlockWalk(_Walk):
         nest = _nest(loop, step)
         return None if nest is None else [nest]
 
+    def _nested_triangle(self, loop: ast.For) -> Triangle | None:
+        """The triangle inside ``loop``, a loop outside loops (``rolled.Triangle.top``)."""
+        return next(
+            (t for t in self.tr.triangles if t.top is not None and t.top.span == loop.span), None
+        )
+
     @staticmethod
     def _counted(nests: Counts, step: ast.Call) -> bool:
         """Whether each iteration of ``nests`` makes its body's nodes of ``step``'s
@@ -435,11 +457,12 @@ class BlockWalk(_Walk):
         branches = [i for n in nests for i in syntax_items(n[0].body) if isinstance(i, ast.If)]
         return not any(_made_in(branch, step) for branch in branches)
 
-    def _made_by(self, nests: Counts, step: ast.Call) -> int:
+    def _made_by(self, nests: Counts, step: ast.Call, plain: bool = False) -> int:
         """How many nodes of ``step``'s operation ``nests`` make at this call,
-        each iteration of the innermost loop making its body's (``_made``)."""
+        each iteration of the innermost loop making its body's (``_made``); ``plain``:
+        those outside its ifs (a running count counts theirs: ``_numbered_on``)."""
         triangles = self.tr.triangles
-        return sum(_per(nest, step, triangles) * self._count(nest) for nest in nests)
+        return sum(_per(nest, step, triangles, plain) * self._count(nest) for nest in nests)
 
     def _count(self, nest: tuple[ast.For, ...]) -> int:
         """How many times the innermost of ``nest`` runs at this call (counts multiply; a
@@ -467,6 +490,8 @@ class BlockWalk(_Walk):
         before it number (``dense3`` at two iterations, ``dense4`` at three):
         ``setattr(self, f"dense{n + 1}", ...)``, after two loops ``dense{a + b + 1}``; one
         the calls name alike is ``self.dense1``."""
+        if self._branch_counted(step):
+            return self._numbered_on(step, node, made, depth, keep)
         found = numbered_stem(node, step)
         several = len(self._loops_before(step.span, step)) > 1
         nests = self._earlier(step.span, step)
@@ -503,12 +528,70 @@ class BlockWalk(_Walk):
         init_path = counted_path(path, nests, self.tr)
         return _added_lines(depth, f'setattr(self, f"{init_path}", ', made, keep)
 
+    def _branch_counted(self, step: ast.Call) -> bool:
+        """Whether ``step`` is an unnamed module numbered on from the modules of its
+        operation that the branches taken of the ifs before it made (``BranchCount``)."""
+        counted = self.tr.branch_count
+        return (
+            counted is not None
+            and step.layer is None
+            and _operation(step.func) == counted.op
+            and any(_before(span, step.span) for span in counted.differing)
+        )
+
+    def _numbered_on(
+        self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool
+    ) -> list[str]:
+        """An unnamed module after an if whose branches make different numbers of its
+        operation (``if flag: x -> dense(w) else: x -> layer_norm()``, then ``for c in
+        rows: x -> dense(c)``): its IR name counts the modules the branch taken made, which
+        the running count ``n`` of ``rolled.BranchCount`` holds, beside the loops' counts
+        (``dense{n + i + 1}``, after a loop of ``range(a)`` ``dense{n + a + 1}``). Each
+        visit's number less the count and the loops' modules outside ifs must follow one
+        progression in the loop's count, as ``_place`` checks."""
+        counted = self.tr.branch_count
+        assert counted is not None
+        found = numbered_stem(node, step)
+        nests = self._earlier(self.fors[0].span if self.fors else step.span, step)
+        nested = len(self.fors) > 1 or any(_made(t.outer, step) for t in self.tr.triangles)
+        if found is None or nests is None or nested:
+            raise Unsupported(
+                f"an unnamed '{step.func}' module at {step.span} numbered on across the branch"
+                " taken of an if, in loops nested in each other: name it with 'as'"
+            )
+        prefix, number = found
+        target, count, per = "0", 0, 1  # outside loops: the count and loops' modules only
+        if self.fors:
+            loop = self.fors[0]
+            index = self.indices.get(loop.span, count_target(loop))
+            value = self.env.get(index) if index is not None else None
+            if index is None or type(value) is not int:
+                raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
+            target, count, per = index, value, _made_here(loop.body, step)
+            if loop.span in self.indices:
+                self.indexed.add(loop.span)
+        before = self._made_by(nests, step, plain=True) + self.branch_made
+        self.numbers.setdefault(step.span, set()).add((prefix, count, number, before))
+        if not self.strict:
+            return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
+        offset, fixed = _offset(nests, step, 0, self.tr.triangles, plain=True)
+        if counted.added:  # no if makes its branches' modules apart: the loops count them
+            offset = f"{counted.name} + {offset}" if offset else counted.name
+        path = _progression(self.numbers[step.span], target, per, offset, fixed, level=True)
+        if path is None:
+            raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
+        self.paths[step.span] = path
+        self.counted[step.span] = nests
+        init_path = counted_path(path, nests, self.tr)
+        return _added_lines(depth, f'setattr(self, f"{init_path}", ', made, keep)
+
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         self._no_statement_between("an if")
         self._drop_unused()
+        start = zero_mark(depth, self.tr.branch_count, stmt)  # n = 0: a running count
         if self.loops_around:
-            return super().branch(stmt, depth)
-        return self._branch_outside_loops(stmt, depth)
+            return [*start, *super().branch(stmt, depth)]
+        return [*start, *self._branch_outside_loops(stmt, depth)]
 
     def _branch_outside_loops(self, stmt: ast.If, depth: int) -> list[str]:
         """An ``if`` outside loops: each branch threads the one tensor on, under its
@@ -539,7 +622,9 @@ class BlockWalk(_Walk):
         module) has branches making different numbers of its operation's nodes: the IR
         numbers it on across the branch taken (``dense3`` after a branch of two, ``dense2``
         after one of one), which one name cannot write; an ``if`` with no ``else`` makes
-        none where it is not taken."""
+        none where it is not taken; unless a running count numbers it (``_numbered_on``)."""
+        if self._branch_counted(step):
+            return
         for branching in ifs_outside_loops(self.statements):
             if not _before(branching.span, step.span):
                 continue
@@ -855,6 +940,7 @@ def _progression(
     per: int,
     offset: str = "",
     fixed: int = 0,
+    level: bool = False,
 ) -> str | None:
     """``dense{2 * i + 1}``: the one name whose number is ``k * i + base`` at every visit
     (``k`` from two visits at different counts, else the unnamed steps of the op in one
@@ -864,21 +950,23 @@ def _progression(
     counted in a loop around it (``dense{a + b + 1}``); ``fixed``: the modules of the op
     that loops before made at a count written as a number (``range(2)``, ``[act,
     sigmoid]``), which ``offset`` leaves out and the base holds (``dense{n + 3}``, not
-    ``dense{n + 2 + 1}``)."""
+    ``dense{n + 2 + 1}``); ``level``: the number may stay at every count (``dense{n +
+    1}`` in a loop whose modules of the op are under ifs, which a running count holds)."""
     prefixes = {prefix for prefix, _, _, _ in found}
     points = sorted(
         {(count, number - (before if offset else 0)) for _, count, number, before in found}
     )
-    if len(prefixes) != 1 or per < 1 or offset and any(b < 0 for _, _, _, b in found):
+    least = 0 if level else 1
+    if len(prefixes) != 1 or per < least or offset and any(b < 0 for _, _, _, b in found):
         return None
     (i1, n1), (i2, n2) = points[0], points[-1]
     k = per if i1 == i2 else (n2 - n1) // (i2 - i1)
     base = n1 - k * i1
-    if k < 1 or any(number != k * count + base for count, number in points):
+    if k < least or any(number != k * count + base for count, number in points):
         return None
     base += fixed if offset else 0  # the numbered loops' modules, left out of the points
     term = target if k == 1 else f"{k} * ({target})" if " " in target else f"{k} * {target}"
-    if target == "0":
+    if target == "0" or k == 0:
         term = ""
     if offset:
         term = f"{offset} + {term}" if term else offset
@@ -887,7 +975,11 @@ def _progression(
 
 
 def _offset(
-    nests: Counts, step: ast.Call, first: int, triangles: tuple[Triangle, ...]
+    nests: Counts,
+    step: ast.Call,
+    first: int,
+    triangles: tuple[Triangle, ...],
+    plain: bool = False,
 ) -> tuple[str, int]:
     """The modules of ``step``'s operation that ``nests`` make, as text marking their
     counts from the ``first`` mark on (``a + 2 * b``), and those of the nests whose count
@@ -895,7 +987,9 @@ def _offset(
     terms = []
     fixed = 0
     for index, nest in enumerate(nests, first):
-        per = _per(nest, step, triangles)
+        per = _per(nest, step, triangles, plain)
+        if plain and not per:  # its modules are under ifs: the running count holds them
+            continue
         counts = [fixed_count(loop) for loop in nest]
         if all(count is not None for count in counts):
             fixed += per * math.prod(c for c in counts if c is not None)
@@ -905,9 +999,14 @@ def _offset(
     return " + ".join(terms), fixed
 
 
-def _per(nest: tuple[ast.For, ...], step: ast.Call, triangles: tuple[Triangle, ...]) -> int:
+def _per(
+    nest: tuple[ast.For, ...], step: ast.Call, triangles: tuple[Triangle, ...], plain: bool = False
+) -> int:
     """The nodes of ``step``'s operation an iteration of the innermost loop of ``nest``
-    makes; a triangle's outer loop alone (``_nests``), those outside its inner loop."""
+    makes; a triangle's outer loop alone (``_nests``), those outside its inner loop;
+    ``plain``: those outside its ifs (``_made_here``)."""
+    if plain:
+        return _made_here(nest[-1].body, step)
     per = _made(nest[-1], step)
     for triangle in triangles:
         if nest == (triangle.outer,):
@@ -988,6 +1087,93 @@ def ifs_outside_loops(stmts: tuple[ast.ForwardStmt, ...]) -> list[ast.If]:
             for branch in stmt.branches:
                 found += ifs_outside_loops(branch.body)
     return found
+
+
+def _made_here(stmts: tuple[ast.ForwardStmt, ...], step: ast.Call) -> int:
+    """The nodes of ``step``'s operation ``stmts`` make outside their ifs, and in those
+    ifs whose every branch makes them alike (``_alike``)."""
+    made = 0
+    for stmt in stmts:
+        if not isinstance(stmt, ast.If):
+            made += _made_in(stmt, step)
+        elif _alike(stmt, step):
+            made += _made_in(stmt.branches[0].body, step)
+    return made
+
+
+def _alike(found: ast.If, step: ast.Call) -> bool:
+    """Whether every branch of ``found`` makes as many nodes of ``step``'s operation,
+    with no if in them making any (``if up: x -> dense(w).relu else: x ->
+    dense(w).tanh``): a loop's count numbers them, no running count."""
+    nested = [i for b in found.branches for i in syntax_items(b.body) if isinstance(i, ast.If)]
+    return not _branches_differ(found, step) and not any(_made_in(i, step) for i in nested)
+
+
+def branch_count(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> BranchCount | None:
+    """The running count (``rolled.BranchCount``) of the first operation that an unnamed
+    module of ``body`` numbers on from an if before it whose branches make different
+    numbers of it (an ``if`` with no ``else`` makes none where no test holds), with the
+    modules each branch of every if makes outside the ifs in it, and its name: ``n``,
+    ``m``, ``count``, ``n2``, ..., the first no name of ``body`` nor ``taken`` is. None
+    where there is none, or a branch makes them in a loop."""
+    items = list(syntax_items(body))
+    ifs = [item for item in items if isinstance(item, ast.If)]
+    steps = [
+        item
+        for item in items
+        if isinstance(item, ast.Call) and item.layer is None and lookup(item.func) is not None
+    ]
+    for step in steps:
+        if emitter(_operation(step.func)).init is None:
+            continue  # no module, no name (``relu()``)
+        differing = tuple(
+            found.span
+            for found in ifs
+            if _before(found.span, step.span)
+            and (_branches_differ(found, step) or _looped(found, step, body))
+        )
+        if differing:
+            break
+    else:
+        return None
+    added: list[tuple[Span, int]] = []
+    for found in ifs:
+        for branch in found.branches:
+            inner = [s for s in syntax_items(branch.body) if isinstance(s, ast.For)]
+            if any(_made(loop, step) for loop in inner):
+                return None  # a loop in the branch: no number it adds
+            made = _made_here(branch.body, step)
+            if made and not _alike(found, step):
+                added.append((branch.span, made))
+    first = next(
+        (stmt.span for stmt in body if any(_within(span, stmt.span) for span, _ in added)),
+        None,
+    )
+    used = set(taken) | RESERVED
+    used |= {item for item in items if isinstance(item, str) and item.isidentifier()}
+    more = (f"n{k}" for k in range(2, len(used) + 3))
+    name = next(n for n in ("n", "m", "count", *more) if n not in used)
+    return BranchCount(_operation(step.func), name, first, tuple(added), differing)
+
+
+def _looped(found: ast.If, step: ast.Call, body: tuple[ast.ForwardStmt, ...]) -> bool:
+    """Whether ``found`` makes nodes of ``step``'s operation in a loop outside loops
+    that ``step`` is not in: however alike its branches, the loop's count gives no number
+    of them where the branch taken decides (``_counted``), and the running count does."""
+    return _made_in(found, step) > 0 and any(
+        isinstance(stmt, ast.For)
+        and _within(found.span, stmt.span)
+        and not _within(step.span, stmt.span)
+        for stmt in body
+    )
+
+
+def _branches_differ(found: ast.If, step: ast.Call) -> bool:
+    """Whether the branches of ``found`` make different numbers of ``step``'s operation."""
+    made = {_made_in(branch.body, step) for branch in found.branches}
+    if found.branches[-1].test is not None:
+        made.add(0)
+    return len(made) > 1
 
 
 def _made(loop: ast.For, step: ast.Call) -> int:

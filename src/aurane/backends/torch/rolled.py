@@ -191,6 +191,9 @@ class Translator:
         self.functions = {name: python for name, python in _CALLED.items() if name not in locals_}
         # the triangles of loops whose running counts name modules (``triangles``)
         self.triangles: tuple[Triangle, ...] = ()
+        # the running count of one operation's modules the ifs' branches taken made
+        # (``BranchCount``), where later unnamed modules of it are numbered on from it
+        self.branch_count: BranchCount | None = None
 
     def triangle_of(self, loop: ast.For) -> Triangle | None:
         """The triangle whose outer loop is ``loop`` (``triangles``), if any."""
@@ -353,6 +356,8 @@ def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dic
 # counter's name until the filled method shows whether a name reads it (``enumerated``)
 COUNTER = "\x00counter"
 _COUNTER = re.compile(rf"(.*){COUNTER} (start|step) (\w+)")
+# a line of its own: a branch count's start (``zero``) or a branch's modules (``add``)
+_COUNT_LINE = re.compile(rf"( *){COUNTER} (zero|add) (\w+)(?: (\d+))?")
 
 
 @record(frozen=True)
@@ -362,44 +367,123 @@ class Triangle:
     product of counts numbers the inner iterations, so the rolled class keeps a running
     count of them, ``name`` (``n = 0`` before the loops, ``n += 1`` ending each inner
     iteration), which names the unnamed modules in them and after them
-    (``dense{2 * n + 2}``), as a hand-written class would."""
+    (``dense{2 * n + 2}``), as a hand-written class would. A triangle inside another
+    loop (``for k in range(c): for i in range(a): for j in range(i + b):``) counts across
+    the iterations of the loop outside loops holding it, ``top``: ``n = 0`` before that."""
 
     outer: ast.For
     inner: ast.For
     name: str
+    top: ast.For | None = None  # the loop outside loops around a nested triangle
+
+    @property
+    def start(self) -> ast.For:
+        """The loop its count starts before (``n = 0``)."""
+        return self.top if self.top is not None else self.outer
 
 
-def triangles(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> tuple[Triangle, ...]:
+def triangles(
+    body: tuple[ast.ForwardStmt, ...], taken: Iterable[str], nested: bool = False
+) -> tuple[Triangle, ...]:
     """Each loop of ``body`` outside loops around one loop (not under an ``if``, with no
     loop in it) whose count reads the outer loop's target, with its counter's name: ``n``,
     ``m``, ``count``, ``n2``, ..., the first that no name of ``body``, of ``taken`` nor of
-    a triangle before is (a later triangle's names read the earlier ones' totals)."""
-    found: list[tuple[ast.For, ast.For]] = []
+    a triangle before is (a later triangle's names read the earlier ones' totals).
+    ``nested``: such a pair inside loops outside loops too (a block's, not a network's),
+    one a loop outside loops."""
+    found: list[tuple[ast.For, ast.For, ast.For | None]] = []
     for stmt in body:
         if not isinstance(stmt, ast.For):
             continue
-        loops = [item for item in syntax_items(stmt.body) if isinstance(item, ast.For)]
-        if len(loops) != 1 or loops[0] not in stmt.body:
+        pair = _triangle_pair(stmt)
+        if pair is not None:
+            found.append((stmt, pair, None))
             continue
-        targets = {name for name, _ in stmt.target.names()}
-        read = {item.id for item in syntax_items(loops[0].iterable) if isinstance(item, ast.Name)}
-        if targets & read:
-            found.append((stmt, loops[0]))
+        inside = [item for item in syntax_items(stmt.body) if isinstance(item, ast.For)]
+        if nested:
+            pairs = [(loop, _triangle_pair(loop)) for loop in inside]
+            held = [(loop, inner) for loop, inner in pairs if inner is not None]
+            if len(held) == 1 and _loop_chain(stmt, held[0][0]):
+                found.append((held[0][0], held[0][1], stmt))
     used = set(taken) | RESERVED
     used |= {item for item in syntax_items(body) if isinstance(item, str) and item.isidentifier()}
     out: list[Triangle] = []
-    for outer, inner in found:
+    for outer, inner, top in found:
         more = (f"n{k}" for k in range(2, len(used) + 3))
         name = next(n for n in ("n", "m", "count", *more) if n not in used)
         used.add(name)
-        out.append(Triangle(outer, inner, name))
+        out.append(Triangle(outer, inner, name, top))
     return tuple(out)
+
+
+@record(frozen=True)
+class BranchCount:
+    """The modules of one operation (``op``) that the branches taken of the ifs before a
+    later unnamed module of it made, where an if's branches make different numbers of
+    them (``if flag: x -> dense(w) else: x -> layer_norm()``): the IR numbers the later
+    ones on across the branch taken (``dense2`` or ``dense1``), so the rolled class keeps
+    a running count, ``name`` (``n = 0`` before the statement outside loops that holds
+    the first such branch, ``start``; ``n += 1`` ending each branch making one, ``added``
+    by the branch's span), which names them (``dense{n + i + 1}``), as a hand-written
+    class would (``block_walk.branch_count``)."""
+
+    op: str
+    name: str
+    start: Span | None  # None where no branch adds to it (every if's branches alike)
+    added: tuple[tuple[Span, int], ...]
+    differing: tuple[Span, ...]  # the ifs whose branches make different numbers of them
+
+    def made(self, branch: ast.Branch) -> int:
+        """The modules of the operation ``branch`` makes outside the ifs in it (their
+        branches count their own)."""
+        return next((k for span, k in self.added if span == branch.span), 0)
+
+
+def zero_mark(depth: int, counted: BranchCount | None, stmt: object) -> list[str]:
+    """The line setting ``counted``'s running count to 0 before ``stmt`` where it is the
+    statement its count starts at (written by ``_counters`` where a name reads it)."""
+    if counted is None or getattr(stmt, "span", None) != counted.start:
+        return []
+    return [f"{INDENT * depth}{COUNTER} zero {counted.name}"]
+
+
+def add_mark(depth: int, counted: BranchCount | None, branch: ast.Branch) -> list[str]:
+    """The line ending ``branch``'s body that adds the modules of ``counted``'s operation
+    it made (``n += 1``, written by ``_counters`` where a name reads the count)."""
+    made = counted.made(branch) if counted is not None else 0
+    if counted is None or not made:
+        return []
+    return [f"{INDENT * depth}{COUNTER} add {counted.name} {made}"]
+
+
+def _triangle_pair(loop: ast.For) -> ast.For | None:
+    """The one loop in ``loop`` (not under an ``if``, with no loop in it) whose count
+    reads ``loop``'s target: the two a triangle (``triangles``)."""
+    loops = [item for item in syntax_items(loop.body) if isinstance(item, ast.For)]
+    if len(loops) != 1 or loops[0] not in loop.body:
+        return None
+    targets = {name for name, _ in loop.target.names()}
+    read = {item.id for item in syntax_items(loops[0].iterable) if isinstance(item, ast.Name)}
+    return loops[0] if targets & read else None
+
+
+def _loop_chain(top: ast.For, loop: ast.For) -> bool:
+    """Whether ``loop`` is in ``top``'s body through loops alone, each the only loop of
+    the one around it (no ``if`` on the way, no loop beside)."""
+    around = top
+    while True:
+        loops = [stmt for stmt in around.body if isinstance(stmt, ast.For)]
+        if len(loops) != 1:
+            return False
+        if loops[0] is loop:
+            return True
+        around = loops[0]
 
 
 def counter_marked(line: str, loop: ast.For, counted: tuple[Triangle, ...]) -> str:
     """The header ``line`` of ``loop``, marked where ``loop`` is a loop of ``counted``."""
     for found in counted:
-        if loop.span == found.outer.span:
+        if loop.span == found.start.span:
             return f"{line}{COUNTER} start {found.name}"
         if loop.span == found.inner.span:
             return f"{line}{COUNTER} step {found.name}"
@@ -409,22 +493,39 @@ def counter_marked(line: str, loop: ast.For, counted: tuple[Triangle, ...]) -> s
 def _counters(lines: list[str]) -> list[str]:
     """``lines`` (a method, its bodies filled) with each counter mark (``counter_marked``)
     written: ``n = 0`` before the marked outer loop and ``n += 1`` ending the marked inner
-    loop's body, where another line reads ``n``; else the marks only dropped."""
+    loop's body, where another line reads ``n``; else the marks only dropped. A line
+    of its own (``zero_mark``, ``add_mark``: a ``BranchCount``) is ``n = 0`` or ``n +=
+    1`` where another line reads ``n``, else dropped."""
     marks: dict[int, tuple[str, str, str]] = {}  # line -> (kind, counter, indentation)
+    added: dict[int, tuple[str, str, str]] = {}  # a line of its own -> (kind, counter, count)
     out = list(lines)
     for at, line in enumerate(lines):
+        alone = _COUNT_LINE.fullmatch(line)
+        if alone is not None:
+            pad, kind, name, count = alone.groups()
+            out[at] = ""
+            added[at] = (
+                kind,
+                name,
+                f"{pad}{name} = 0" if kind == "zero" else f"{pad}{name} += {count}",
+            )
+            continue
         found = _COUNTER.fullmatch(line)
         if found is not None:
             header, kind, name = found.groups()
             out[at] = header
             marks[at] = (kind, name, header[: len(header) - len(header.lstrip())])
-    if not marks:
+    if not marks and not added:
         return lines
-    names = {name for _, name, _ in marks.values()}
+    names = {name for _, name, _ in [*marks.values(), *added.values()]}
     read = [name for name in names if any(re.search(rf"(?<![\w.]){name}\b", line) for line in out)]
     written: list[str] = []
     ends: dict[int, list[str]] = {}  # the line an inner body ends at -> the counts after it
     for at, line in enumerate(out):
+        if at in added:  # n = 0, n += 1: where a name reads the count
+            _, name, text = added[at]
+            written += [text] if name in read else []
+            continue
         kind, name, pad = marks.get(at, ("", "", ""))
         if name in read and kind == "start":
             written.append(f"{pad}{name} = 0")
@@ -804,6 +905,7 @@ class _Walk:
         self.empty_loops: set[str] = set()  # a block's loops whose visits built nothing (shared)
         self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
+        self.branch_made = 0  # the running count of ``tr.branch_count`` at this visit
         # an unnamed module in a loop (``block_walk.BlockWalk``): its step -> (its name's
         # prefix, the loop's count, its number, the modules of its operation the loops before
         # its own made) at every visit, and the path written; the
@@ -1090,6 +1192,10 @@ class _Walk:
             if taken:
                 chosen = index
                 body = self.body(branch.body, depth + 1)
+                # the branch's modules of a running count (``BranchCount``): n += 1
+                body += add_mark(depth + 1, self.tr.branch_count, branch)
+                if self.tr.branch_count is not None:
+                    self.branch_made += self.tr.branch_count.made(branch)
                 known = self.branches.setdefault(key, body)
                 if self.strict and known != body:
                     raise Unsupported("a branch writes differently at two visits")

@@ -34,7 +34,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from aurane.backends.torch.block_walk import BlockWalk, _makes_module, ifs_outside_loops
+from aurane.backends.torch.block_walk import (
+    BlockWalk,
+    _makes_module,
+    branch_count,
+    ifs_outside_loops,
+)
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
@@ -286,12 +291,14 @@ def _roll_block(
     indices = loop_indices(forward.body, {*names, *constants, *block_models, *RESERVED, *words})
     # triangles of loops: the running counts naming modules (``n``), names of none of these
     tr.triangles = triangles(
-        forward.body, {*names, *constants, *block_models, *words, *indices.values()}
+        forward.body, {*names, *constants, *block_models, *words, *indices.values()}, nested=True
     )
+    taken = {*names, *constants, *block_models, *words, *indices.values()}
+    # a running count of the modules the branches taken made (``n``), named apart too
+    tr.branch_count = branch_count(forward.body, {*taken, *(t.name for t in tr.triangles)})
     # a row's block's modules, numbered per block (``rolled._Walk._row_block``): the
     # counter's name, one no name of the block or its calls' classes is
-    taken_names = {*names, *constants, *block_models, *words, *indices.values()}
-    counter = next(c for c in ("made", "counts", "seen", "made_") if c not in taken_names)
+    counter = next(c for c in ("made", "counts", "seen", "made_") if c not in taken)
     row_counters: dict[Span, str] = {}
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     widths = LoopWidths(False, frozenset())
@@ -334,6 +341,7 @@ def _roll_block(
     }
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     forward_tr.triangles = tr.triangles
+    forward_tr.branch_count = tr.branch_count
 
     def forwards(one_by_one: bool) -> list[str]:
         """Forward with the source's loops; ``one_by_one``: read from the calls' forwards

@@ -44,6 +44,7 @@ from aurane.backends.torch.rolled import (
     _named,
     _path_text,
     _target_text,
+    add_mark,
     applied_names,
     applied_target,
     count_target,
@@ -53,6 +54,7 @@ from aurane.backends.torch.rolled import (
     number_splits,
     perturbed,
     syntax_items,
+    zero_mark,
 )
 from aurane.backends.torch.shown import show_named
 from aurane.backends.torch.stage_index import named_stage_indexed, stage_indexed
@@ -306,7 +308,9 @@ def rolled_forward(
     ).strip().startswith("return "):
         raise Unsupported("a forward that is not one statement per layer")
     text = "\n".join(rest)
-    for loop_name in [*tr.locals, *(counted.name for counted in tr.triangles)]:
+    counters = [counted.name for counted in tr.triangles]
+    counters += [tr.branch_count.name] if tr.branch_count is not None else []
+    for loop_name in [*tr.locals, *counters]:
         if re.search(rf"\b{re.escape(loop_name)}\b", text):
             raise Unsupported(f"the loop's name '{loop_name}' is a local of forward")
     env: dict[str, Any] = {"self": _Module(tr, values)}
@@ -464,6 +468,7 @@ class _ForwardWriter:
     ) -> list[str]:
         lines: list[str] = []
         for stmt in stmts:
+            lines += zero_mark(depth, self.tr.branch_count, stmt)  # n = 0: a running count
             if isinstance(stmt, ast.For):
                 lines += self.loop(stmt, depth, frames)
             elif isinstance(stmt, ast.If):
@@ -1042,6 +1047,7 @@ class _ForwardWriter:
                 chosen = True
                 inner = (*frames, ("branch", branch.header_span, 0))
                 found = self.body(branch.body, depth + 1, inner)
+                found += add_mark(depth + 1, self.tr.branch_count, branch)  # n += 1
                 if self.branches.setdefault(key, found) != found:
                     raise Unsupported("a branch writes differently at two visits")
         return lines
