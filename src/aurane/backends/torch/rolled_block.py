@@ -293,12 +293,12 @@ def _roll_block(
     tr.triangles = triangles(
         forward.body, {*names, *constants, *block_models, *words, *indices.values()}, nested=True
     )
-    taken = {*names, *constants, *block_models, *words, *indices.values()}
+    used = {*names, *constants, *block_models, *words, *indices.values()}
     # a running count of the modules the branches taken made (``n``), named apart too
-    tr.branch_count = branch_count(forward.body, {*taken, *(t.name for t in tr.triangles)})
+    tr.branch_count = branch_count(forward.body, {*used, *(t.name for t in tr.triangles)})
     # a row's block's modules, numbered per block (``rolled._Walk._row_block``): the
     # counter's name, one no name of the block or its calls' classes is
-    counter = next(c for c in ("made", "counts", "seen", "made_") if c not in taken)
+    counter = next(c for c in ("made", "counts", "seen", "made_") if c not in used)
     row_counters: dict[Span, str] = {}
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     widths = LoopWidths(False, frozenset())
