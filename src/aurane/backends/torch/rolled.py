@@ -868,7 +868,9 @@ class _Walk:
             elif isinstance(stmt, ast.ChainStmt):
                 lines += self.chain(stmt.chain, depth)
             elif isinstance(stmt, ast.Return):
-                if isinstance(stmt.value, ast.Name) and stmt.value.id == self.tensor:
+                if isinstance(stmt.value, ast.Name) and (
+                    stmt.value.id == self.tensor or self._returns_made_apart(stmt.value.id)
+                ):
                     continue  # ``return x``: nothing to build
                 if self.widths is not None and isinstance(stmt.value, ast.Call):
                     lines += self.bind(stmt.value, [], depth)  # return conv2d(u, ...) as out
@@ -888,6 +890,11 @@ class _Walk:
             else:
                 raise Unsupported(f"a {type(stmt).__name__.lower()} statement in the network")
         return lines
+
+    def _returns_made_apart(self, name: str) -> bool:
+        """Whether ``return name`` returns a tensor whose modules are all built already
+        (a block's walk: ``block_walk.BlockWalk``); a network's walk knows none."""
+        return False
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         """``x = (x -> ...) as name`` or ``x = op(x, ...)``: the tensor rebound."""
