@@ -46,6 +46,7 @@ from aurane.backends.torch.param_blocks import (
     input_names,
     loop_params,
 )
+from aurane.backends.torch.piece_widths import piece_width
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
@@ -1311,7 +1312,8 @@ class _Walk:
             text = f"{LAYER}.out_channels"
             self.env[LAYER] = _Width(width)
         else:
-            text = self._width_text(step, width, out, self._flattened(node), self._sets(step, node))
+            flat = self._flattened(node) or self._piece(step, node)
+            text = self._width_text(step, width, out, flat, self._sets(step, node))
         return lines + self._advance(text, width, depth)
 
     def _sets(self, step: ast.Call, node: Node) -> str | None:
@@ -1371,6 +1373,15 @@ class _Walk:
         if node.op != "flatten" or not node.inputs:
             return None
         return self._flat_text(self.size, node.inputs[0])
+
+    def _piece(self, step: ast.Call, node: Node) -> str | None:
+        """The width after a ``chunk``, ``split`` or ``reshape`` of the threaded axis, as
+        the source's arguments give it (``piece_widths.piece_width``); None for another
+        step."""
+        if not node.inputs or not self.size:
+            return None
+        rank = len(self.values[node.inputs[0]].shape or ())
+        return piece_width(step, node, self.size, self.axis, rank, self.tr.text)
 
     def _flat_text(self, size: str, value: str) -> str | None:
         """``size`` times the spatial sizes of the IR's value ``value`` (a walk of the
