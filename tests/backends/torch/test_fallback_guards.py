@@ -104,6 +104,19 @@ REFUSED: dict[str, tuple[str, str, str, str]] = {
     ),
 }
 
+# ``k`` folded into the norm's size (``nn.LayerNorm(5)``) though the class writes it in
+# ``dense(k + 4)``: the class reads it, yet not where the norm is built
+AT_ONE_CALL = SKIP.replace("(width, n)", "(width, n, k: int)").replace(
+    "        return x\n",
+    "        x -> layer_norm(axes=k) as norm -> dense(k + 4) as last\n        return x\n",
+)
+REFUSED["number_folded_at_one_call"] = (
+    AT_ONE_CALL,
+    "Stack(6, 2, 1) as a -> Stack(8, 3, 1) as b",
+    "Stack(4, 6, 2, 2)",
+    "k == 1, not 2",
+)
+
 NOTE = "block 'Stack' at 1:7: a loop between 's = x' and its join"
 
 

@@ -36,6 +36,7 @@ from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.loop_counts import (
     branch_params,
     branches_on_iterations,
+    params_by_call,
     read_params,
 )
 from aurane.backends.torch.modules import INDENT, ClassPlan, attribute_namespace, emit_class, wrap
@@ -762,6 +763,9 @@ class ParamClasses:
         body = "\n".join(cls.members[0][1:]) if cls.members else ""
         body = body.split("super().__init__()", 1)[-1]
         deciding |= {p for p in read_params(model) if not re.search(rf"\b{p}\b", body)}
+        # and one a call reads whose module the class builds without it, though it reads
+        # it elsewhere (``nn.LayerNorm(4)`` for ``layer_norm(axes=k)`` beside ``dense(k)``)
+        deciding |= _folded_at_calls(cls.graphs[0], body.split(f"{INDENT}def forward(")[0], model)
         out: list[str] = []
         for param in cls.params:
             if param not in deciding or param in cls.ops or param in cls.functions:
@@ -1077,6 +1081,24 @@ RollBlock = Callable[
 # emitted once in a file whose classes call it: a size such as torchvision's
 # ``_make_divisible(ratio * cin, 8)`` of a block's parameters stays an expression
 MAKE_DIVISIBLE = "make_divisible"
+
+
+def _folded_at_calls(graph: Graph, init: str, model: ast.Model) -> set[str]:
+    """The parameters a call of ``model`` reads (``loop_counts.params_by_call``) that the
+    statement of ``init`` building its node's module (``self.norm = ...``) does not."""
+    found: set[str] = set()
+    calls = params_by_call(model)
+    for node in graph.nodes:
+        read = calls.get(node.span)
+        if not read or node.suffix_of is not None:
+            continue
+        attr = re.escape(node.layer or node.id)
+        made = re.search(
+            rf"^{INDENT * 2}self\.{attr} = (.*?)(?=^{INDENT * 2}\S|\Z)", init, re.M | re.S
+        )
+        if made is not None:
+            found |= {p for p in read if not re.search(rf"\b{p}\b", made[1])}
+    return found
 
 
 def function_sources(code: str) -> list[str]:
