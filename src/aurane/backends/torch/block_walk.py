@@ -97,6 +97,11 @@ class BlockWalk(_Walk):
     unused: str | None = None  # a second tensor no statement reads: dropped after its body
     dead: frozenset[str] | None = None  # tensors only dead statements read (``_dead``)
     skips: frozenset[str] = frozenset()  # ``s = x`` opening a loop, read after it only
+    # tensors last bound by statements that make no module (forward writes them): one
+    # the block returns needs nothing of ``__init__`` (``_returns_made_apart``)
+    free: frozenset[str] = frozenset()
+    # the last second tensor dropped unjoined (``_drop_unused``) and its width text
+    dropped: tuple[str, str] | None = None
     # an unnamed module's step in a loop -> (its name's prefix, the loop's count, its
     # number, the modules of its operation that loops before its own made) at every visit
     # of every call (shared by the walks), and the path written
@@ -117,7 +122,9 @@ class BlockWalk(_Walk):
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
         if dead and self._no_module(stmt.value.span):
+            self.free |= _bound(stmt)
             return []  # h1 = zeros(3): read by nothing kept, no module (forward writes it)
+        self.free -= _bound(stmt)
         if self._skip(stmt):  # no module, no node: forward writes it in the loop
             made = self._skip_width(stmt.target, depth)
             self.skips |= {stmt.target}
@@ -182,6 +189,7 @@ class BlockWalk(_Walk):
         dead = chain.layer is None and _source(chain) in self._dead()
         if dead and self._no_module(chain.span):
             return []  # h1 -> permute(0, 2, 1): a dead tensor going on, no module
+        self.free -= {_source(chain)}
         self._untouched(chain)
         if self.second is None:
             return super().chain(chain, depth)
@@ -222,6 +230,8 @@ class BlockWalk(_Walk):
         that made it or before a loop or an ``if`` (where the dead chain cannot go on)."""
         dropped = self.second == self.unused or self.second in self._dead()
         if self.unused is not None and dropped and self.grow is not None:
+            assert self.second is not None
+            self.dropped = (self.second, self.size)
             self.size, self.grow = self.grow, None  # the threaded tensor's width again
             self.second = self.unused = None
 
@@ -786,10 +796,33 @@ class BlockWalk(_Walk):
         return not stmt.targets and all(stmt.target not in _names(s) for s in others)
 
     def _dead(self) -> frozenset[str]:
-        """The tensors no statement that matters reads (``_dead_names``), found once."""
+        """The tensors no statement that matters reads (``_dead_names``), found once; a
+        tensor only loops bind that the last statement returns (``_loop_result``) counts
+        as read by nothing kept: its statements that make no module are forward's only."""
         if self.dead is None:
-            self.dead = _dead_names(self.statements, {self.tensor, *self.inputs_})
+            kept = {self.tensor, *self.inputs_}
+            self.dead = _dead_names(_loop_result(self.statements, kept)[0], kept)
         return self.dead
+
+    def _returns_made_apart(self, name: str) -> bool:
+        """``return h1`` of the tensor a loop's last iteration bound without a module
+        (``for i in range(n): h1 = clamp(x, min=0.0, max=1.0).sigmoid``): forward
+        computes it as each call's class does, ``__init__`` builds nothing for it, and
+        its width must be the threaded tensor's; or of one the last iteration made by
+        modules apart from the threaded tensor (``h = x -> dense(width) as head{i}``,
+        dropped at the end of each iteration: ``_drop_unused``), whose width text is then
+        the block's output width. Checked against the IR at every visit; a loop of no
+        iteration leaves it unbound, which the compiler refuses for a call."""
+        if name != _loop_result(self.statements, set())[1]:
+            return False
+        if name not in self.free:  # made by modules: ``h = x -> dense(width) as head{i}``
+            made, text = self.dropped or ("", "")
+            if made != name:
+                return False
+            self.size = text  # the block's output width: the returned tensor's
+        if self._width(self.graph.output) != self._concrete_size():
+            raise Unsupported(f"the returned '{name}' has a width the walk does not know")
+        return True
 
     def _feeds_module(self, stmt: ast.Assign) -> bool:
         """Whether a later statement of the body that reads what ``stmt`` binds makes a
@@ -1235,6 +1268,28 @@ def _dead_names(stmts: tuple[ast.ForwardStmt, ...], kept: set[str]) -> frozenset
                 dead -= read
                 changed = True
     return frozenset(dead)
+
+
+def _loop_result(
+    stmts: tuple[ast.ForwardStmt, ...], kept: set[str]
+) -> tuple[tuple[ast.ForwardStmt, ...], str | None]:
+    """``stmts`` without a last ``return h1`` of a tensor only loops bind (``for i in
+    range(n): h1 = ...``), and that name; else ``stmts`` as they are and None. ``kept``:
+    names that are no such tensor (the threaded one, the later inputs)."""
+    if len(stmts) < 2 or not isinstance(stmts[-2], ast.For) or not stmts[-2].body:
+        return stmts, None
+    last, loop = stmts[-1], stmts[-2]
+    if not isinstance(last, ast.Return) or not isinstance(last.value, ast.Name):
+        return stmts, None
+    name = last.value.id
+    # bound last in the loop's body, so the threaded tensor has its width then
+    closing = loop.body[-1]
+    if not isinstance(closing, ast.Assign | ast.ChainStmt) or name not in _bound(closing):
+        return stmts, None
+    top = _flat(tuple(s for s in stmts if not isinstance(s, ast.For)))
+    if name in kept or any(name in _bound(s) for s in top):
+        return stmts, None
+    return stmts[:-1], name
 
 
 def _bound(stmt: object) -> set[str]:

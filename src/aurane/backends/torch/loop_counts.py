@@ -86,3 +86,29 @@ def read_params(model: ast.Model) -> frozenset[str]:
     body = model.forward.body if model.forward is not None else ()
     found = _names(body) | _names(tuple(f.value for f in model.fields))
     return frozenset(found & {p.name for p in model.params})
+
+
+def params_by_call(model: ast.Model) -> dict[Span, frozenset[str]]:
+    """Each call in the block's forward, by its span (its node's), with the block's
+    parameters its arguments read, directly or through a constant (``layer_norm(axes=k)``:
+    ``k``): a class written out for its calls that builds that node's module without
+    them folded their values there."""
+    params = {p.name for p in model.params}
+    found: dict[Span, frozenset[str]] = {}
+    pending: list[Any] = list(model.forward.body if model.forward is not None else ())
+    while pending:
+        item = pending.pop()
+        if isinstance(item, tuple):
+            pending += item
+            continue
+        if not is_record(item) or isinstance(item, Span):
+            continue
+        if isinstance(item, ast.Call):
+            # not a call or chain given as an argument (``dense(reshape(h, g, d), d)``):
+            # its node's own
+            given = (*item.args, *(k.value for k in item.keywords))
+            read = _names(tuple(a for a in given if not isinstance(a, ast.Call | ast.Chain)))
+            if names := _through_constants(model, read) & params:
+                found[item.span] = frozenset(names)
+        pending += [getattr(item, f.name) for f in fields(item)]
+    return found

@@ -36,6 +36,7 @@ from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.loop_counts import (
     branch_params,
     branches_on_iterations,
+    params_by_call,
     read_params,
 )
 from aurane.backends.torch.modules import INDENT, ClassPlan, attribute_namespace, emit_class, wrap
@@ -356,10 +357,13 @@ class ParamClasses:
                 self._join(name)
             if roll is not None and name in self.models:
                 self._roll(name, roll)
-            # one class for all its calls (calls split apart keep the roller's note)
-            written = list(self.classes.get(name, {}).values())
-            if roll is not None and name in self.models and len(written) == 1:
-                written[0].guards = self._guards(written[0], self.models[name])
+            # every class written out for its calls refuses other values of what it
+            # folded: one for all its calls, and each of a block whose calls keep one
+            # class per call (the roller's note, or ``--class-per-call``), which a user
+            # may build by hand too
+            if name in self.models:
+                for written in self.classes.get(name, {}).values():
+                    written.guards = self._guards(written, self.models[name])
 
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
@@ -808,6 +812,9 @@ class ParamClasses:
         body = "\n".join(cls.members[0][1:]) if cls.members else ""
         body = body.split("super().__init__()", 1)[-1]
         deciding |= {p for p in read_params(model) if not re.search(rf"\b{p}\b", body)}
+        # and one a call reads whose module the class builds without it, though it reads
+        # it elsewhere (``nn.LayerNorm(4)`` for ``layer_norm(axes=k)`` beside ``dense(k)``)
+        deciding |= _folded_at_calls(cls.graphs[0], body.split(f"{INDENT}def forward(")[0], model)
         out: list[str] = []
         for param in cls.params:
             if param not in deciding or param in cls.ops or param in cls.functions:
@@ -818,6 +825,8 @@ class ParamClasses:
                 if value not in values:
                     values.append(value)
             texts = [self._value_text(v, cls.function_items) for v in values]
+            if any("functools.partial(" in text for text in texts):
+                continue  # a partial equals no other, not even the call's own: unchecked
             if len(texts) == 1:
                 wanted = f"{param} == {texts[0]}"
                 test = f"{param} != {texts[0]}"
@@ -1123,6 +1132,24 @@ RollBlock = Callable[
 # emitted once in a file whose classes call it: a size such as torchvision's
 # ``_make_divisible(ratio * cin, 8)`` of a block's parameters stays an expression
 MAKE_DIVISIBLE = "make_divisible"
+
+
+def _folded_at_calls(graph: Graph, init: str, model: ast.Model) -> set[str]:
+    """The parameters a call of ``model`` reads (``loop_counts.params_by_call``) that the
+    statement of ``init`` building its node's module (``self.norm = ...``) does not."""
+    found: set[str] = set()
+    calls = params_by_call(model)
+    for node in graph.nodes:
+        read = calls.get(node.span)
+        if not read or node.suffix_of is not None:
+            continue
+        attr = re.escape(node.layer or node.id)
+        made = re.search(
+            rf"^{INDENT * 2}self\.{attr} = (.*?)(?=^{INDENT * 2}\S|\Z)", init, re.M | re.S
+        )
+        if made is not None:
+            found |= {p for p in read if not re.search(rf"\b{p}\b", made[1])}
+    return found
 
 
 def function_sources(code: str) -> list[str]:

@@ -46,6 +46,7 @@ from aurane.backends.torch.param_blocks import (
     input_names,
     loop_params,
 )
+from aurane.backends.torch.piece_widths import piece_width
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
@@ -981,7 +982,9 @@ class _Walk:
             elif isinstance(stmt, ast.ChainStmt):
                 lines += self.chain(stmt.chain, depth)
             elif isinstance(stmt, ast.Return):
-                if isinstance(stmt.value, ast.Name) and stmt.value.id == self.tensor:
+                if isinstance(stmt.value, ast.Name) and (
+                    stmt.value.id == self.tensor or self._returns_made_apart(stmt.value.id)
+                ):
                     continue  # ``return x``: nothing to build
                 if self.widths is not None and isinstance(stmt.value, ast.Call):
                     lines += self.bind(stmt.value, [], depth)  # return conv2d(u, ...) as out
@@ -1001,6 +1004,11 @@ class _Walk:
             else:
                 raise Unsupported(f"a {type(stmt).__name__.lower()} statement in the network")
         return lines
+
+    def _returns_made_apart(self, name: str) -> bool:
+        """Whether ``return name`` returns a tensor whose modules are all built already
+        (a block's walk: ``block_walk.BlockWalk``); a network's walk knows none."""
+        return False
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         """``x = (x -> ...) as name`` or ``x = op(x, ...)``: the tensor rebound."""
@@ -1421,7 +1429,8 @@ class _Walk:
             text = f"{LAYER}.out_channels"
             self.env[LAYER] = _Width(width)
         else:
-            text = self._width_text(step, width, out, self._flattened(node), self._sets(step, node))
+            flat = self._flattened(node) or self._piece(step, node)
+            text = self._width_text(step, width, out, flat, self._sets(step, node))
         return lines + self._advance(text, width, depth)
 
     def _sets(self, step: ast.Call, node: Node) -> str | None:
@@ -1481,6 +1490,15 @@ class _Walk:
         if node.op != "flatten" or not node.inputs:
             return None
         return self._flat_text(self.size, node.inputs[0])
+
+    def _piece(self, step: ast.Call, node: Node) -> str | None:
+        """The width after a ``chunk``, ``split`` or ``reshape`` of the threaded axis, as
+        the source's arguments give it (``piece_widths.piece_width``); None for another
+        step."""
+        if not node.inputs or not self.size:
+            return None
+        rank = len(self.values[node.inputs[0]].shape or ())
+        return piece_width(step, node, self.size, self.axis, rank, self.tr.text)
 
     def _flat_text(self, size: str, value: str) -> str | None:
         """``size`` times the spatial sizes of the IR's value ``value`` (a walk of the
