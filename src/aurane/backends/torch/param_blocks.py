@@ -50,6 +50,7 @@ from aurane.backends.torch.named import (
 )
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
+from aurane.backends.torch.untaken import phantom_arguments
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, fields, is_record, record, replace
@@ -267,12 +268,17 @@ class ParamClasses:
         roll: RollBlock | None = None,
         function_items: bool = False,
         arguments: Mapping[int, Mapping[str, Any]] | None = None,
+        lower_at: LowerAt | None = None,
     ) -> None:
         """``roll``: writes one class for a block's instances that differ in loop counts
         (``rolled_block.py``), or returns None to keep their classes; ``function_items``:
         a rolled class takes the operations in its list arguments as functions
         (``named.function_items`` of every block instance of the program); ``arguments``:
-        each instance's call arguments, by ``id`` of its graph."""
+        each instance's call arguments, by ``id`` of its graph; ``lower_at``: an
+        instance's block lowered again at other arguments (None where that fails), for a
+        body no call runs (``untaken.py``)."""
+        self.lower_at = lower_at
+        self._phantom_graphs: list[Graph] = []  # those the roller reads now (``_phantoms``)
         self.globals = globals_
         self.function_items = function_items
         self.outer = class_of
@@ -716,7 +722,11 @@ class ParamClasses:
             self.class_of,
             self.dims_of,
             self.functions_of,
+            lambda key: self._phantoms(self.models[model], [g for g, _ in instances], key),
         )
+        for phantom in self._phantom_graphs:  # read by the roller only
+            del self.by_graph[id(phantom)]
+        self._phantom_graphs.clear()
         if found is None:
             return
         lines, axis = found  # the sample axis the roller threads, its first argument if any
@@ -744,6 +754,34 @@ class ParamClasses:
         for graph in rolled.graphs:
             self.by_graph[id(graph)] = rolled
         self.classes[model] = {("0",): rolled}
+
+    def _phantoms(
+        self, model: ast.Model, graphs: Sequence[Graph], key: str
+    ) -> list[tuple[Graph, list[str]]]:
+        """Instances of ``model`` at arguments no call gives that run the body ``key``
+        marks, which no call runs (``untaken.phantom_arguments``), each with its class as
+        written for it alone: the roller reads them beside the calls' to write that body.
+        Only a block whose arguments are plain values (no operation or block given) and
+        whose phantom calls no inner block (whose class this program never names); the
+        first few that lower, in the order tried. The program builds none of them."""
+        if self.lower_at is None or any(g.block_ops or g.block_models for g in graphs):
+            return []
+        given = [{**g.block_defaults, **g.block_args} for g in graphs]
+        if any(len(values) != len(model.params) for values in given):
+            return []
+        found: list[tuple[Graph, list[str]]] = []
+        for values in phantom_arguments(model, key, given):
+            phantom = self.lower_at(graphs[0], values)
+            if phantom is None or any(n.subgraph is not None for n in phantom.nodes):
+                continue
+            _, lines, _, _, _ = self._plan(phantom)
+            # the roller asks the class's sizes of each instance: the calls' class's
+            self.by_graph[id(phantom)] = self.by_graph[id(graphs[0])]
+            self._phantom_graphs.append(phantom)  # alive while its id is a key
+            found.append((phantom, lines))
+            if len(found) == _MOST_PHANTOMS:
+                break
+        return found
 
     def _guards(self, cls: _Class, model: ast.Model) -> list[str]:
         """The lines at the top of ``__init__`` of ``cls``, written out for its calls,
@@ -1055,7 +1093,7 @@ class ParamClasses:
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,
-# functions_of) -> the class's lines and the sample axis whose size its constructor takes
+# functions_of, phantoms: a body marker -> instances that run it) -> the class's lines and the sample axis whose size its constructor takes
 # first (None: none)
 RollBlock = Callable[
     [
@@ -1065,9 +1103,15 @@ RollBlock = Callable[
         Callable[[Graph], str],
         Callable[[Graph], "tuple[int, ...] | None"],
         Callable[[Graph], Mapping[str, "str | None"]],
+        Callable[[str], "list[tuple[Graph, list[str]]]"],
     ],
     "tuple[list[str], int | None] | None",
 ]
+
+_MOST_PHANTOMS = 3  # phantoms lowered for one body no call runs, tried one by one
+
+# (a block's instance graph, other arguments) -> the block lowered at them, or None
+LowerAt = Callable[[Graph, Mapping[str, Any]], "Graph | None"]
 
 # emitted once in a file whose classes call it: a size such as torchvision's
 # ``_make_divisible(ratio * cin, 8)`` of a block's parameters stays an expression

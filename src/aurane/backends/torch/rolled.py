@@ -25,7 +25,7 @@ import ast as pyast
 import math
 import re
 from collections import ChainMap, Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from functools import partial
 from itertools import takewhile
 from typing import Any
@@ -104,6 +104,16 @@ LoopedForward = Callable[
 
 class Unsupported(Exception):
     """The network cannot be rolled; the message says what (the variants keep their classes)."""
+
+
+class Untaken(Unsupported):
+    """A loop or ``if`` branch that no variant runs: there is no IR to write its body
+    from. The block roller lowers the block once more at arguments that run it
+    (``rolled_block.roll_block``'s ``phantoms``) and tries again."""
+
+    def __init__(self, what: str, key: str) -> None:
+        super().__init__(f"{what} that no variant takes")
+        self.key = key  # the body's marker (``BRANCH``), naming the statement's position
 
 
 @record(frozen=True)
@@ -674,15 +684,20 @@ def _stars(stmt: ast.ForwardStmt) -> list[str]:
     return found
 
 
-def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
-    """``lines`` with each branch marker replaced by the branch's body."""
+def _fill(
+    lines: list[str], branches: Mapping[str, list[str]], dropped: Container[str] = ()
+) -> list[str]:
+    """``lines`` with each branch marker replaced by the branch's body; a marker in
+    ``dropped`` (a body no call runs, which the class refuses to build) by nothing."""
     out: list[str] = []
     for line in lines:
         if line.startswith(BRANCH):
+            if line in dropped and line not in branches:
+                continue
             if line not in branches:
                 what = "a loop" if line.startswith(f"{BRANCH}loop ") else "an if branch"
-                raise Unsupported(f"{what} that no variant takes")
-            out += _fill(branches[line], branches)
+                raise Untaken(what, line)
+            out += _fill(branches[line], branches, dropped)
         else:
             out.append(line)
     return out

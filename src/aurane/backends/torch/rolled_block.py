@@ -54,6 +54,7 @@ from aurane.backends.torch.rolled import (
     LoopWidth,
     Translator,
     Unsupported,
+    Untaken,
     _fill,
     _loop_names,
     check_names,
@@ -75,6 +76,7 @@ from aurane.backends.torch.rolled_forward import (
 )
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.unread_locals import without_unread_locals
+from aurane.backends.torch.untaken import deciding_params, refusal_lines
 from aurane.ir.graph import Graph
 from aurane.records import record
 from aurane.semantics.config import MODEL_TABLE
@@ -96,6 +98,8 @@ class RolledBlock:
     axis: int | None
     width: LoopWidth
     reads: frozenset[str]  # the inner blocks' classes it reads ``out_channels`` of
+    # the bodies no call runs that it refuses to build, each said as a note's reason
+    refused: tuple[str, ...] = ()
 
 
 @record(frozen=True)
@@ -154,6 +158,7 @@ def roll_block(
     functions_of: Callable[[Graph], Mapping[str, str | None]] | None = None,
     function_items: bool = False,
     loop_widths: Mapping[str, LoopWidth] | None = None,
+    phantoms: Callable[[str], Sequence[tuple[Graph, list[str]]]] | None = None,
 ) -> RolledBlock:
     """The lines of one class for every instance of ``model``, and the sample axis whose
     size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
@@ -168,13 +173,119 @@ def roll_block(
     the operations in the calls' list arguments are functions (``named.function_items``,
     decided for the whole program, so a list passed on to an inner block agrees).
     ``loop_widths``: the rolled inner classes whose output width is what a loop leaves,
-    each with the parameters its loops' counts read (``rolled.LoopWidth``)."""
+    each with the parameters its loops' counts read (``rolled.LoopWidth``).
+    ``phantoms``: for the marker of a loop or ``if`` branch that runs at no call
+    (``Untaken``), instances at arguments no call gives that may run it (``untaken.py``),
+    tried one by one beside the calls' so the class writes that body too, though the
+    program builds none of them; where none can be read, the class is written without
+    the body and refuses the arguments that run it (``RolledBlock.refused`` says so)."""
+    options: dict[str, Any] = dict(
+        name=name,
+        constants=constants,
+        block_models=block_models,
+        class_of=class_of,
+        dims_of=dims_of,
+        resolved=resolved,
+        functions_of=functions_of,
+        function_items=function_items,
+        loop_widths=loop_widths,
+    )
+    Phantom = tuple[Graph, list[str]]
+    untried: dict[str, list[Phantom]] = {}  # body marker -> phantoms that may run it
+    chosen: dict[str, Phantom] = {}  # body marker -> the phantom read for it, latest last
+    refused: dict[str, list[str]] = {}  # body marker -> the lines refusing its arguments
+    given = [{**g.block_defaults, **g.block_args} for g, _ in instances]
+
+    def next_phantom(key: str) -> None:
+        """The next phantom for ``key``, else the refusal of its arguments."""
+        if key not in untried:
+            untried[key] = list(phantoms(key)) if phantoms is not None else []
+        chosen.pop(key, None)
+        if untried[key]:
+            chosen[key] = untried[key].pop(0)
+        else:
+            refused[key] = _refusal(model, name, key, given)
+
+    for _ in range(_MOST_ROLLS):
+        # the calls' instances first: the signature's defaults are the first's
+        try:
+            rolled = _roll_block_at_axes(
+                model, [*instances, *chosen.values()], dropped=frozenset(refused), **options
+            )
+        except Untaken as why:  # a body no call runs (or the phantom read did not run it)
+            if why.key in refused:
+                raise
+            next_phantom(why.key)
+            continue
+        except Unsupported:
+            if not chosen:
+                raise
+            # a phantom the roller cannot read beside the calls: the next, else refuse
+            next_phantom(list(chosen)[-1])
+            continue
+        if refused:
+            at = rolled.lines.index(f"{INDENT * 2}super().__init__()") + 1
+            guards = [line for lines in refused.values() for line in lines]
+            lines = [*rolled.lines[:at], *dict.fromkeys(guards), *rolled.lines[at:]]
+            # a body that runs at no arguments at all is no refusal: nothing to say
+            said = tuple(_refused_reason(model, key) for key, guard in refused.items() if guard)
+            rolled = RolledBlock(lines, rolled.axis, rolled.width, rolled.reads, said)
+        return rolled
+    raise Unsupported("too many bodies that no call runs")
+
+
+_MOST_ROLLS = 12  # each finds one more body no call runs, or tries its next phantom
+
+
+def _refused_reason(model: ast.Model, key: str) -> str:
+    """Why the class refuses the arguments that run the body ``key`` marks."""
+    line, column = key.split(" ", 1)[1].removeprefix("loop ").split(":")[:2]
+    what = "the loop" if " loop " in key else "an if branch"
+    params = deciding_params(model, key) or ()
+    return (
+        f"{what} at {line}:{column} runs at no call, and the block lowers at no arguments "
+        f"tried that run it: {', '.join(params)} must be the calls'"
+    )
+
+
+def _refusal(
+    model: ast.Model, name: str, key: str, given: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """The lines refusing the arguments that run the body ``key`` marks (none where no
+    argument runs it: the class never builds it); ``Untaken`` where they cannot be
+    written (the roller then keeps a class per call)."""
+    params = deciding_params(model, key)
+    lines = refusal_lines(name, params, given) if params is not None else None
+    if lines is None:
+        what = "a loop" if key.split(" ")[1] == "loop" else "an if branch"
+        raise Untaken(what, key)
+    return lines
+
+
+def _roll_block_at_axes(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    *,
+    name: str,
+    constants: Mapping[str, ast.Expr],
+    block_models: Mapping[str, ast.Model],
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
+    functions_of: Callable[[Graph], Mapping[str, str | None]] | None,
+    function_items: bool,
+    loop_widths: Mapping[str, LoopWidth] | None,
+    dropped: frozenset[str],
+) -> RolledBlock:
+    """``roll_block`` for ``instances``: the channels' axis, else the last; ``dropped``:
+    the bodies no call runs that the class refuses to build (``rolled._fill``)."""
 
     def at(axis: int | None) -> RolledBlock:
         return _roll_block(
             model,
             instances,
             axis,
+            dropped=dropped,
             name=name,
             constants=constants,
             block_models=block_models,
@@ -224,6 +335,7 @@ def _roll_block(
     functions_of: Callable[[Graph], Mapping[str, str | None]],
     function_items: bool,
     loop_widths: Mapping[str, LoopWidth],
+    dropped: frozenset[str] = frozenset(),
 ) -> RolledBlock:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
@@ -293,7 +405,7 @@ def _roll_block(
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
-    inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
+    inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches, dropped))))
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
@@ -335,7 +447,9 @@ def _roll_block(
             )
             for (g, lines), env in zip(instances, envs, strict=True)
         ]
-        body = enumerated(_fill(shared_forward(methods), branches_forward))
+        body = enumerated(_fill(shared_forward(methods), branches_forward, dropped))
+        if dropped:  # a loop or else left without its body goes with it
+            body = without_empty_branches(body)
         return whole_stages(body) if one_by_one else body
 
     try:
