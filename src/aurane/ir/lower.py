@@ -577,7 +577,12 @@ def lower_block_at(
     first = instance.input_value  # the call's types: its sample, without the batch axis
     input_type = TensorType(plain(first.sample_shape), first.dtype)
     lowerer.lowering.append(model.name)  # an inner call of the block itself is too deep
-    graph = blocks.lower_instance(lowerer, model, dict(values), input_type, model.name_span, more)
+    try:
+        graph = blocks.lower_instance(
+            lowerer, model, dict(values), input_type, model.name_span, more
+        )
+    except Exception:  # noqa: BLE001 - the semantic pass checked the calls' arguments only
+        return None  # no phantom: the roller refuses the arguments instead
     if any(d.is_error for d in lowerer.diagnostics):
         return None
     return graph

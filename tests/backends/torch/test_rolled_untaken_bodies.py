@@ -211,8 +211,8 @@ def test_a_body_that_lowers_at_no_other_arguments_is_refused() -> None:
     )
     notes, code = roll_notes(source)
     assert notes == [
-        "block 'Fam' at 1:7: the loop at 5:9 runs at no call, and the block lowers at no "
-        "arguments tried that run it: n1 must be the calls'"
+        "block 'Fam' at 1:7: the loop at 5:9 runs at no call, and no phantom call that "
+        "runs it could be lowered and read: n1 must be the calls'"
     ], notes
     assert CLASS.findall(code) == ["Fam", "Net"], code
     assert (
@@ -226,3 +226,44 @@ def test_a_body_that_lowers_at_no_other_arguments_is_refused() -> None:
     with pytest.raises(ValueError, match="Fam is written for n1 == 0, not 1"):
         rolled.Fam(4, 4, 1, 1)
     assert check_source(source) == []
+
+
+# fuzz seed 91000106's form: the loop no call runs calls an inner block, which no call
+# builds either (no class of it to name), so no phantom is read
+INNER = """\
+model Unit(w):
+    def forward(x):
+        return x -> dense(w).relu
+
+model Fam(w0, n, n0):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w0) as d{i}
+        for i in range(n0):
+            x -> Unit(w0) as u{i + 1}
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Fam(6, 2, 0) as a -> Fam(5, 1, 0) as b -> dense(2) as head
+"""
+
+
+def test_a_body_calling_a_block_is_refused() -> None:
+    """The loop calling ``Unit`` is refused (``n0 != 0``); the loop the calls run rolls
+    as before. ``roll_check`` finds no class silently wrong."""
+    notes, code = roll_notes(INNER)
+    assert notes == [
+        "block 'Fam' at 5:7: the loop at 9:9 runs at no call, and no phantom call that "
+        "runs it could be lowered and read: n0 must be the calls'"
+    ], notes
+    assert CLASS.findall(code) == ["Fam", "Net"], code
+    assert "        if n0 != 0:  # a body no call runs is not written\n" in code, code
+    rolled, _, _ = build(INNER, "inner")
+    flat, _, _ = build(INNER, "inner_flat", roll=False)
+    mine, theirs = built_alike(rolled, flat, "Net")
+    same(theirs, mine, torch.randn(3, 4))
+    counts: Counter[str] = Counter()
+    assert check_source(INNER, counts) == []
+    assert counts["other arguments"] > 0, counts

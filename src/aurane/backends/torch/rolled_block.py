@@ -243,8 +243,8 @@ def _refused_reason(model: ast.Model, key: str) -> str:
     what = "the loop" if " loop " in key else "an if branch"
     params = deciding_params(model, key) or ()
     return (
-        f"{what} at {line}:{column} runs at no call, and the block lowers at no arguments "
-        f"tried that run it: {', '.join(params)} must be the calls'"
+        f"{what} at {line}:{column} runs at no call, and no phantom call that runs it could "
+        f"be lowered and read: {', '.join(params)} must be the calls'"
     )
 
 
