@@ -770,7 +770,7 @@ class ParamClasses:
         if any(len(values) != len(model.params) for values in given):
             return []
         found: list[tuple[Graph, list[str]]] = []
-        for values in phantom_arguments(model, key, given):
+        for values in phantom_arguments(model, key, given, self.constants):
             phantom = self.lower_at(graphs[0], values)
             if phantom is None or any(n.subgraph is not None for n in phantom.nodes):
                 continue

@@ -204,7 +204,7 @@ def roll_block(
         if untried[key]:
             chosen[key] = untried[key].pop(0)
         else:
-            refused[key] = _refusal(model, name, key, given)
+            refused[key] = _refusal(model, name, key, given, constants)
 
     for _ in range(_MOST_ROLLS):
         # the calls' instances first: the signature's defaults are the first's
@@ -228,7 +228,9 @@ def roll_block(
             guards = [line for lines in refused.values() for line in lines]
             lines = [*rolled.lines[:at], *dict.fromkeys(guards), *rolled.lines[at:]]
             # a body that runs at no arguments at all is no refusal: nothing to say
-            said = tuple(_refused_reason(model, key) for key, guard in refused.items() if guard)
+            said = tuple(
+                _refused_reason(model, key, constants) for key, guard in refused.items() if guard
+            )
             rolled = RolledBlock(lines, rolled.axis, rolled.width, rolled.reads, said)
         return rolled
     raise Unsupported("too many bodies that no call runs")
@@ -237,11 +239,11 @@ def roll_block(
 _MOST_ROLLS = 12  # each finds one more body no call runs, or tries its next phantom
 
 
-def _refused_reason(model: ast.Model, key: str) -> str:
+def _refused_reason(model: ast.Model, key: str, constants: Mapping[str, ast.Expr]) -> str:
     """Why the class refuses the arguments that run the body ``key`` marks."""
     line, column = key.split(" ", 1)[1].removeprefix("loop ").split(":")[:2]
     what = "the loop" if " loop " in key else "an if branch"
-    params = deciding_params(model, key) or ()
+    params = deciding_params(model, key, constants) or ()
     return (
         f"{what} at {line}:{column} runs at no call, and no phantom call that runs it could "
         f"be lowered and read: {', '.join(params)} must be the calls'"
@@ -249,12 +251,16 @@ def _refused_reason(model: ast.Model, key: str) -> str:
 
 
 def _refusal(
-    model: ast.Model, name: str, key: str, given: Sequence[Mapping[str, Any]]
+    model: ast.Model,
+    name: str,
+    key: str,
+    given: Sequence[Mapping[str, Any]],
+    constants: Mapping[str, ast.Expr],
 ) -> list[str]:
     """The lines refusing the arguments that run the body ``key`` marks (none where no
     argument runs it: the class never builds it); ``Untaken`` where they cannot be
     written (the roller then keeps a class per call)."""
-    params = deciding_params(model, key)
+    params = deciding_params(model, key, constants)
     lines = refusal_lines(name, params, given) if params is not None else None
     if lines is None:
         what = "a loop" if key.split(" ")[1] == "loop" else "an if branch"

@@ -17,7 +17,7 @@ class per block:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 from aurane.backends.torch.emit_common import lit
@@ -57,12 +57,16 @@ def _enclosing(
     return None
 
 
-def deciding_params(model: ast.Model, key: str) -> tuple[str, ...] | None:
+def deciding_params(
+    model: ast.Model, key: str, constants: Container[str]
+) -> tuple[str, ...] | None:
     """The block's parameters whose values decide whether the body ``key`` marks runs:
     those its loop's iterable or its if's tests read, and those of every loop and if
     around it (an ``if i == 3`` in a loop runs as the loop's count says), directly or
-    through the block's constants; None where a test or iterable reads a name that is
-    none of these, a loop target or the program's (the roller cannot tell what decides)."""
+    through the block's constants. The other names they may read are the loops' targets
+    (fixed by those parameters) and the program's ``constants`` (fixed for every build);
+    None where they read another (a tensor's size, ``channels(x)``: not an argument) or
+    the statement is not found."""
     forward = model.forward
     if forward is None:
         return None
@@ -77,11 +81,11 @@ def deciding_params(model: ast.Model, key: str) -> tuple[str, ...] | None:
             targets |= {name for name, _ in stmt.target.names()}
         elif isinstance(stmt, ast.If):
             read |= {name for branch in stmt.branches for name in _names(branch.test)}
+    found = _through_constants(model, read)
     params = [p.name for p in model.params]
     known = {*params, *(f.name for f in model.fields), *targets}
-    found = _through_constants(model, read - targets)
-    if any(name not in known and name[:1].islower() for name in found - set(params)):
-        return None  # a name the block does not bind (an operation): not a decision read
+    if any(name not in known and name not in constants for name in found):
+        return None
     return tuple(p for p in params if p in found)
 
 
@@ -112,13 +116,13 @@ def _literals(expr: Any) -> list[Any]:
 
 
 def phantom_arguments(
-    model: ast.Model, key: str, given: Sequence[Mapping[str, Any]]
+    model: ast.Model, key: str, given: Sequence[Mapping[str, Any]], constants: Container[str]
 ) -> list[dict[str, Any]]:
     """Arguments at which the body ``key`` marks may run, each the first call's with one
     deciding parameter changed to a value no call gives: a boolean flipped, a count one
     more than the calls' largest, an integer one either side of the calls' or a literal
     its ``if`` compares with. The roller tries them in this order."""
-    params = deciding_params(model, key) or ()
+    params = deciding_params(model, key, constants) or ()
     if not given:
         return []
     tested = _tested_literals(model, key)
