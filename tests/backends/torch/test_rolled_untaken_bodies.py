@@ -100,6 +100,19 @@ model Fam(mode, w, n):
         return x
 """
 
+# fuzz seed 91000234's form: the calls give an operation (the phantom gives the first's)
+OPERATION = """\
+model Fam(w0, n0, flag, w1, op0 = relu):
+    def forward(x):
+        for i in range(n0):
+            x -> dense(w0) -> op0
+        if flag:
+            x -> dense(w1).relu
+        else:
+            x -> dense(w1) -> layer_norm()
+        return x
+"""
+
 # name: (block, the calls, the class built by hand at arguments that run the body, the
 # modules it then has beyond the calls' (by name), the untaken body's line in the class)
 TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str]] = {
@@ -130,6 +143,13 @@ TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str]] = {
         "Fam(4, False, 6, 1)",
         ("layer_norm1",),
         "            self.layer_norm1 = nn.LayerNorm(channels)\n",
+    ),
+    "operation_given": (
+        OPERATION,
+        "Fam(6, 2, false, 5, op0=tanh) as a -> Fam(6, 1, false, 4, op0=silu) as b",
+        "Fam(4, 6, 1, True, 5)",
+        ("dense2",),
+        "        if flag:\n",
     ),
     "elif": (
         ELIF,

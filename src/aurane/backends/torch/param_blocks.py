@@ -278,6 +278,7 @@ class ParamClasses:
         instance's block lowered again at other arguments (None where that fails), for a
         body no call runs (``untaken.py``)."""
         self.lower_at = lower_at
+        self.instances = instances
         self._phantom_graphs: list[Graph] = []  # those the roller reads now (``_phantoms``)
         self.globals = globals_
         self.function_items = function_items
@@ -761,18 +762,24 @@ class ParamClasses:
         """Instances of ``model`` at arguments no call gives that run the body ``key``
         marks, which no call runs (``untaken.phantom_arguments``), each with its class as
         written for it alone: the roller reads them beside the calls' to write that body.
-        Only a block whose arguments are plain values (no operation or block given) and
-        whose phantom calls no inner block (whose class this program never names); the
-        first few that lower, in the order tried. The program builds none of them."""
-        if self.lower_at is None or any(g.block_ops or g.block_models for g in graphs):
+        The operations and blocks given are the first call's; the phantom calls inner
+        blocks only as some call of the program does (their classes are known); the first few that lower, in the order tried. The program
+        builds none of them."""
+        if self.lower_at is None:
             return []
         given = [{**g.block_defaults, **g.block_args} for g in graphs]
-        if any(len(values) != len(model.params) for values in given):
+        # an operation or block given (act=tanh, block=Basic) as the first call gives it
+        first = graphs[0]
+        given_ops = {p: OpValue(op.op, False) for p, op in first.block_ops.items()}
+        given_ops.update({p: OpValue(op.op, True) for p, op in first.block_models.items()})
+        if len(given[0]) + len(given_ops) != len(model.params):
             return []
         found: list[tuple[Graph, list[str]]] = []
-        for values in phantom_arguments(model, key, given, self.constants):
-            phantom = self.lower_at(graphs[0], values)
-            if phantom is None or any(n.subgraph is not None for n in phantom.nodes):
+        for changed in phantom_arguments(model, key, given, self.constants):
+            values = {**changed, **given_ops}
+            lowered = self.lower_at(graphs[0], values)
+            phantom = self._with_known_blocks(lowered) if lowered is not None else None
+            if phantom is None:
                 continue
             _, lines, _, _, _ = self._plan(phantom)
             # the roller asks the class's sizes of each instance: the calls' class's
@@ -782,6 +789,23 @@ class ParamClasses:
             if len(found) == _MOST_PHANTOMS:
                 break
         return found
+
+    def _with_known_blocks(self, phantom: Graph) -> Graph | None:
+        """``phantom`` with each inner block it calls replaced by the program's instance
+        equal to it (the same block, arguments and input), whose class is known; None
+        where one has none (a call no call of the program makes, a block without
+        parameters)."""
+        nodes: list[Node] = []
+        for node in phantom.nodes:
+            sub = node.subgraph
+            if sub is None:
+                nodes.append(node)
+                continue
+            known = next((g for g in self.instances.get(sub.name, ()) if g == sub), None)
+            if known is None or id(known) not in self.by_graph:
+                return None
+            nodes.append(replace(node, subgraph=known))
+        return replace(phantom, nodes=tuple(nodes))
 
     def _guards(self, cls: _Class, model: ast.Model) -> list[str]:
         """The lines at the top of ``__init__`` of ``cls``, written out for its calls,
