@@ -521,6 +521,8 @@ class BlockWalk(_Walk):
                 f"a child of '{starred[0]}' made in an if outside loops at {stmt.span}"
             )
         tensor = self.tensor
+        if not tensor:  # a network's forward opening with the if: no width held yet
+            raise Unsupported(f"an if outside loops before any tensor is threaded at {stmt.span}")
         lines = super().branch(stmt, depth)
         if self.second is not None or self.renamed is not None or self.tensor != tensor:
             raise Unsupported(
@@ -534,7 +536,7 @@ class BlockWalk(_Walk):
         numbers it on across the branch taken (``dense3`` after a branch of two, ``dense2``
         after one of one), which one name cannot write; an ``if`` with no ``else`` makes
         none where it is not taken."""
-        for branching in ifs_outside_loops(self.statements):
+        for branching in ifs_outside_loops(self.statements or self.network_statements):
             if not _before(branching.span, step.span):
                 continue
             made = {_made_in(b.body, step) for b in branching.branches}

@@ -776,6 +776,9 @@ class _Walk:
     # the axis of a value's shape the running width is: the channels (1), or the last
     # (-1) for a block whose constructor takes its input's last axis (``in_features``)
     axis = 1
+    # a network's whole forward body, read for its ifs outside loops only (an unnamed
+    # module after one is numbered on across the branch taken: ``BlockWalk``)
+    network_statements: tuple[ast.ForwardStmt, ...] = ()
 
     def __init__(
         self,
@@ -1103,13 +1106,16 @@ class _Walk:
         return lines
 
     def _top_branch(self, stmt: ast.If, depth: int) -> list[str]:
-        """Before an ``if`` outside loops (a block's only: a network's walk keeps each
-        tensor's width apart): the local holds the width (``channels = in_channels``),
-        which each branch sets as its modules change it. A branch visited once per call
-        writes no width as a number (``_width_text``), so a class built at other
-        arguments computes the widths the source says."""
-        if not self.block or self.widths is not None:
+        """Before an ``if`` outside loops: the local holds the width (``channels =
+        in_channels``), which each branch sets as its modules change it; a network's
+        other tensors whose width the local held lose it, as at a loop. A branch visited
+        once per call or variant writes no width as a number (``_width_text``), so a
+        class built at other arguments computes the widths the source says."""
+        if self.block and self.widths is not None:
             raise Unsupported("an if outside a loop")
+        for name, width in (self.widths or {}).items():
+            if width == SIZE and name != self.tensor:
+                self.widths[name] = ""  # the local held it; the branch changes the local
         if self.size == SIZE:
             return []
         if not self.size:  # a tensor no module made: no width text to hold
@@ -2425,6 +2431,7 @@ def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
     if network.forward.params:  # several inputs: the first is threaded first
         walk.tensor = network.forward.param
     walk.later = tuple(p.name for p in network.forward.params[1:])
+    walk.network_statements = network.forward.body
     found = walk.body(network.forward.body, TOP)
     left = [n for n in walk.pending if emitter(n.op).init is not None or n.layer]
     if left:
