@@ -1113,9 +1113,10 @@ class _Walk:
         class built at other arguments computes the widths the source says."""
         if self.block and self.widths is not None:
             raise Unsupported("an if outside a loop")
-        for name, width in (self.widths or {}).items():
+        widths = self.widths if self.widths is not None else {}
+        for name, width in widths.items():
             if width == SIZE and name != self.tensor:
-                self.widths[name] = ""  # the local held it; the branch changes the local
+                widths[name] = ""  # the local held it; the branch changes the local
         if self.size == SIZE:
             return []
         if not self.size:  # a tensor no module made: no width text to hold
