@@ -763,8 +763,8 @@ class ParamClasses:
         marks, which no call runs (``untaken.phantom_arguments``), each with its class as
         written for it alone: the roller reads them beside the calls' to write that body.
         The operations and blocks given are the first call's; the phantom calls inner
-        blocks only as some call of the program does (their classes are known); the first few that lower, in the order tried. The program
-        builds none of them."""
+        blocks only as some call of the program does (their classes are known). The first
+        few that lower, in the order tried; the program builds none of them."""
         if self.lower_at is None:
             return []
         given = [{**g.block_defaults, **g.block_args} for g in graphs]
@@ -1117,8 +1117,9 @@ class ParamClasses:
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,
-# functions_of, phantoms: a body marker -> instances that run it) -> the class's lines and the sample axis whose size its constructor takes
-# first (None: none)
+# functions_of, phantoms: a body's marker -> instances at other arguments that may run it)
+# -> the class's lines and the sample axis whose size its constructor takes first (None:
+# none)
 RollBlock = Callable[
     [
         ast.Model,
