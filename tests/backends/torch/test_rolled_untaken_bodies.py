@@ -114,14 +114,16 @@ model Fam(w0, n0, flag, w1, op0 = relu):
 """
 
 # name: (block, the calls, the class built by hand at arguments that run the body, the
-# modules it then has beyond the calls' (by name), the untaken body's line in the class)
-TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str]] = {
+# modules it then has beyond the calls' (by name), the untaken body's line in the class,
+# the first call so changed)
+TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str, str]] = {
     "loop_after": (
         AFTER,
         "Fam(6, 2, 5, 0) as a -> Fam(6, 1, 5, n1=0) as b",
         "Fam(4, 6, 1, 5, 2)",
         ("d1_1", "d1_2"),
         '            setattr(self, f"d1_{i + 1}", nn.Linear(channels, w1))\n',
+        "Fam(6, 1, 5, 2) as a",
     ),
     "loop_before": (
         BEFORE,
@@ -129,6 +131,7 @@ TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str]] = {
         "Fam(4, 6, 1, 5, 2)",
         ("d1_1", "d1_2"),
         '            setattr(self, f"d1_{i + 1}", nn.Linear(channels, w1))\n',
+        "Fam(6, 1, 5, 2) as a",
     ),
     "loop_between": (
         BETWEEN,
@@ -136,6 +139,7 @@ TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str]] = {
         "Fam(4, 6, 1, 5, 2, 1)",
         ("d1_1", "d1_2"),
         '            setattr(self, f"d1_{i + 1}", nn.Linear(channels, w1))\n',
+        "Fam(6, 1, 5, 2, 1) as a",
     ),
     "if_else": (
         IF_ELSE,
@@ -143,6 +147,7 @@ TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str]] = {
         "Fam(4, False, 6, 1)",
         ("layer_norm1",),
         "            self.layer_norm1 = nn.LayerNorm(channels)\n",
+        "Fam(false, 6, 1) as a",
     ),
     "operation_given": (
         OPERATION,
@@ -150,6 +155,15 @@ TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str]] = {
         "Fam(4, 6, 1, True, 5)",
         ("dense2",),
         "        if flag:\n",
+        "Fam(6, 1, true, 5) as a",
+    ),
+    "elif_else": (
+        ELIF,
+        "Fam(1, 6, 2) as a -> Fam(1, 6, 1) as b",
+        "Fam(4, 3, 6, 1)",
+        ("d0", "layer_norm1"),
+        "        else:\n            self.layer_norm1 = nn.LayerNorm(channels)\n",
+        "Fam(3, 6, 1) as a",
     ),
     "elif": (
         ELIF,
@@ -157,6 +171,7 @@ TAKEN: dict[str, tuple[str, str, str, tuple[str, ...], str]] = {
         "Fam(4, 2, 6, 1)",
         ("d0", "dense2"),  # the IR numbers the named d0 too
         "        elif mode == 2:\n",
+        "Fam(2, 6, 1) as a",
     ),
 }
 
@@ -166,7 +181,7 @@ def test_a_body_no_call_runs_is_written(name: str) -> None:
     """One class for the calls, writing the body none of them runs; it was one class per
     call. Built at arguments that run it, it has that body's modules, and ``roll_check``
     finds it computing what a call at those arguments computes."""
-    block, calls, by_hand, more, line = TAKEN[name]
+    block, calls, by_hand, more, line, _ = TAKEN[name]
     source = program(block, calls)
     gen, flat = against_per_call(source, name, torch.randn(3, 4))
     assert CLASS.findall(flat) == ["Fam", "Fam_2", "Net"], flat
@@ -182,9 +197,27 @@ def test_a_body_no_call_runs_is_written(name: str) -> None:
     assert counts["calls"] == 2 and counts["other arguments"] > 0, counts
 
 
+@pytest.mark.parametrize("name", sorted(TAKEN))
+def test_built_where_the_body_runs_it_computes_as_such_a_call(name: str) -> None:
+    """The class built by hand at arguments that run the body against the class of a
+    call at those arguments, compiled with one class per call: the same modules in the
+    same order, a strict load, the same outputs."""
+    block, calls, by_hand, _, _, taking = TAKEN[name]
+    rolled, _, _ = build(program(block, calls), f"{name}_rolled")
+    first = calls.split(" -> ")[0]
+    flat, _, _ = build(program(block, calls.replace(first, taking)), f"{name}_taking", roll=False)
+    torch.manual_seed(0)
+    theirs = flat.Net().a
+    torch.manual_seed(0)
+    mine = eval(by_hand, {"Fam": rolled.Fam})
+    assert [n for n, _ in mine.named_modules()] == [n for n, _ in theirs.named_modules()]
+    same(theirs, mine, torch.randn(3, 4))
+
+
 def test_the_loop_is_written_as_the_source_says() -> None:
     """Fuzz seed 91000008's form: the loop no call runs reads its own count and width."""
-    gen, _ = against_per_call(program(AFTER, TAKEN["loop_after"][1]), "form", torch.randn(3, 4))
+    source = program(AFTER, TAKEN["loop_after"][1])
+    gen, _ = against_per_call(source, "form", torch.randn(3, 4))
     assert (
         "        for i in range(n1):\n"
         '            setattr(self, f"d1_{i + 1}", nn.Linear(channels, w1))\n'
