@@ -76,7 +76,12 @@ from aurane.backends.torch.rolled_forward import (
 )
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.unread_locals import without_unread_locals
-from aurane.backends.torch.untaken import deciding_params, refusal_lines
+from aurane.backends.torch.untaken import (
+    body_position,
+    deciding_params,
+    is_loop,
+    refusal_lines,
+)
 from aurane.ir.graph import Graph
 from aurane.records import record
 from aurane.semantics.config import MODEL_TABLE
@@ -241,8 +246,8 @@ _MOST_ROLLS = 12  # each finds one more body no call runs, or tries its next pha
 
 def _refused_reason(model: ast.Model, key: str, constants: Mapping[str, ast.Expr]) -> str:
     """Why the class refuses the arguments that run the body ``key`` marks."""
-    line, column = key.split(" ", 1)[1].removeprefix("loop ").split(":")[:2]
-    what = "the loop" if " loop " in key else "an if branch"
+    line, column = body_position(key)
+    what = "the loop" if is_loop(key) else "an if branch"
     params = deciding_params(model, key, constants) or ()
     return (
         f"{what} at {line}:{column} runs at no call, and no phantom call that runs it could "
@@ -263,7 +268,7 @@ def _refusal(
     params = deciding_params(model, key, constants)
     lines = refusal_lines(name, params, given) if params is not None else None
     if lines is None:
-        what = "a loop" if key.split(" ")[1] == "loop" else "an if branch"
+        what = "a loop" if is_loop(key) else "an if branch"
         raise Untaken(what, key)
     return lines
 

@@ -31,11 +31,16 @@ from aurane.syntax import ast
 LOOP = "loop "  # a loop's marker, ``rolled.BRANCH`` then this then ``line:column``
 
 
-def _position(key: str) -> tuple[int, int]:
+def body_position(key: str) -> tuple[int, int]:
     """The ``line:column`` of the statement a body marker (``rolled.BRANCH``) names."""
     text = key.split(" ", 1)[1].removeprefix(LOOP)
     line, column = text.split(":")[:2]
     return int(line), int(column)
+
+
+def is_loop(key: str) -> bool:
+    """Whether a body marker names a loop's body (else an ``if`` branch's)."""
+    return key.split(" ", 1)[1].startswith(LOOP)
 
 
 def _enclosing(
@@ -70,7 +75,7 @@ def deciding_params(
     forward = model.forward
     if forward is None:
         return None
-    chain = _enclosing(forward.body, _position(key), ())
+    chain = _enclosing(forward.body, body_position(key), ())
     if chain is None:
         return None
     read: set[str] = set()
@@ -93,7 +98,7 @@ def _tested_literals(model: ast.Model, key: str) -> list[Any]:
     """The numbers and strings the tests of the ``if`` ``key`` marks compare with
     (``if mode == "wide"``): values that may take one of its branches."""
     forward = model.forward
-    chain = _enclosing(forward.body, _position(key), ()) if forward is not None else None
+    chain = _enclosing(forward.body, body_position(key), ()) if forward is not None else None
     if not chain or not isinstance(chain[-1], ast.If):
         return []
     found: list[Any] = []
