@@ -8,6 +8,7 @@ unknown shapes stay silent, so one mistake gives one diagnostic.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from aurane import ops
 from aurane.codes import diag
@@ -39,6 +40,7 @@ from aurane.semantics.check import SemanticResult
 from aurane.semantics.constants import block_tensor_count
 from aurane.semantics.dims import declared_dims
 from aurane.semantics.inits import check_layer_init, read_rules, split_init
+from aurane.semantics.symbolic import plain
 from aurane.semantics.tying import split_tie
 from aurane.semantics.unroll import label_new
 from aurane.source import Span
@@ -554,3 +556,33 @@ def lower_program(
     prior = [*(semantic.diagnostics if semantic else ()), *lowerer.diagnostics]
     lowerer.diagnostics.extend(check_jobs(program, graphs, prior))
     return graphs, lowerer.diagnostics
+
+
+def lower_block_at(
+    program: ast.AuraneProgram, instance: Graph, values: Mapping[str, Any]
+) -> Graph | None:
+    """The block of ``instance`` (a parameterised block's graph at one call) lowered
+    again at the input types of that call with the arguments ``values``, or None where
+    that lowering reports an error (a shape that does not fit). Code generation lowers a
+    block so at arguments no call gives, to write one class for bodies no call runs; the
+    program's own graphs are not touched."""
+    model = next((m for m in program.models if m.name == instance.name), None)
+    if model is None or model.forward is None:
+        return None
+    lowerer = _Lowerer(program, set(), {}, None)
+    more = tuple(
+        (TensorType(plain(value.sample_shape), value.dtype), model.name_span)
+        for value in instance.inputs[1:]
+    )
+    first = instance.input_value  # the call's types: its sample, without the batch axis
+    input_type = TensorType(plain(first.sample_shape), first.dtype)
+    lowerer.lowering.append(model.name)  # an inner call of the block itself is too deep
+    try:
+        graph = blocks.lower_instance(
+            lowerer, model, dict(values), input_type, model.name_span, more
+        )
+    except Exception:  # noqa: BLE001 - the semantic pass checked the calls' arguments only
+        return None  # no phantom: the roller refuses the arguments instead
+    if any(d.is_error for d in lowerer.diagnostics):
+        return None
+    return graph

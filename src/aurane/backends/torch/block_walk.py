@@ -620,6 +620,8 @@ class BlockWalk(_Walk):
                 f"a child of '{starred[0]}' made in an if outside loops at {stmt.span}"
             )
         tensor = self.tensor
+        if not tensor:  # a network's forward opening with the if: no width held yet
+            raise Unsupported(f"an if outside loops before any tensor is threaded at {stmt.span}")
         lines = super().branch(stmt, depth)
         if self.second is not None or self.renamed is not None or self.tensor != tensor:
             raise Unsupported(
@@ -635,7 +637,7 @@ class BlockWalk(_Walk):
         none where it is not taken; unless a running count numbers it (``_numbered_on``)."""
         if self._branch_counted(step):
             return
-        for branching in ifs_outside_loops(self.statements):
+        for branching in ifs_outside_loops(self.statements or self.network_statements):
             if not _before(branching.span, step.span):
                 continue
             made = {_made_in(b.body, step) for b in branching.branches}

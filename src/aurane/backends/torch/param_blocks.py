@@ -51,6 +51,7 @@ from aurane.backends.torch.named import (
 )
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
+from aurane.backends.torch.untaken import phantom_arguments
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, fields, is_record, record, replace
@@ -281,12 +282,18 @@ class ParamClasses:
         roll: RollBlock | None = None,
         function_items: bool = False,
         arguments: Mapping[int, Mapping[str, Any]] | None = None,
+        lower_at: LowerAt | None = None,
     ) -> None:
         """``roll``: writes one class for a block's instances that differ in loop counts
         (``rolled_block.py``), or returns None to keep their classes; ``function_items``:
         a rolled class takes the operations in its list arguments as functions
         (``named.function_items`` of every block instance of the program); ``arguments``:
-        each instance's call arguments, by ``id`` of its graph."""
+        each instance's call arguments, by ``id`` of its graph; ``lower_at``: an
+        instance's block lowered again at other arguments (None where that fails), for a
+        body no call runs (``untaken.py``)."""
+        self.lower_at = lower_at
+        self.instances = instances
+        self._phantom_graphs: list[Graph] = []  # those the roller reads now (``_phantoms``)
         self.globals = globals_
         self.function_items = function_items
         self.outer = class_of
@@ -764,7 +771,11 @@ class ParamClasses:
             self.dims_of,
             self.functions_of,
             BlockClasses(self.blocks_taken, self.block_class_named, self.block_default),
+            lambda key: self._phantoms(self.models[model], [g for g, _ in instances], key),
         )
+        for phantom in self._phantom_graphs:  # read by the roller only
+            del self.by_graph[id(phantom)]
+        self._phantom_graphs.clear()
         if found is None:
             return
         lines, axis, classes_taken = found  # axis: the sample axis the roller threads
@@ -797,6 +808,57 @@ class ParamClasses:
         for graph in rolled.graphs:
             self.by_graph[id(graph)] = rolled
         self.classes[model] = {("0",): rolled}
+
+    def _phantoms(
+        self, model: ast.Model, graphs: Sequence[Graph], key: str
+    ) -> list[tuple[Graph, list[str]]]:
+        """Instances of ``model`` at arguments no call gives that run the body ``key``
+        marks, which no call runs (``untaken.phantom_arguments``), each with its class as
+        written for it alone: the roller reads them beside the calls' to write that body.
+        The operations and blocks given are the first call's; the phantom calls inner
+        blocks only as some call of the program does (their classes are known). The first
+        few that lower, in the order tried; the program builds none of them."""
+        if self.lower_at is None:
+            return []
+        given = [{**g.block_defaults, **g.block_args} for g in graphs]
+        # an operation or block given (act=tanh, block=Basic) as the first call gives it
+        first = graphs[0]
+        given_ops = {p: OpValue(op.op, False) for p, op in first.block_ops.items()}
+        given_ops.update({p: OpValue(op.op, True) for p, op in first.block_models.items()})
+        if len(given[0]) + len(given_ops) != len(model.params):
+            return []
+        found: list[tuple[Graph, list[str]]] = []
+        for changed in phantom_arguments(model, key, given, self.constants):
+            values = {**changed, **given_ops}
+            lowered = self.lower_at(graphs[0], values)
+            phantom = self._with_known_blocks(lowered) if lowered is not None else None
+            if phantom is None:
+                continue
+            _, lines, _, _, _ = self._plan(phantom)
+            # the roller asks the class's sizes of each instance: the calls' class's
+            self.by_graph[id(phantom)] = self.by_graph[id(graphs[0])]
+            self._phantom_graphs.append(phantom)  # alive while its id is a key
+            found.append((phantom, lines))
+            if len(found) == _MOST_PHANTOMS:
+                break
+        return found
+
+    def _with_known_blocks(self, phantom: Graph) -> Graph | None:
+        """``phantom`` with each inner block it calls replaced by the program's instance
+        equal to it (the same block, arguments and input), whose class is known; None
+        where one has none (a call no call of the program makes, a block without
+        parameters)."""
+        nodes: list[Node] = []
+        for node in phantom.nodes:
+            sub = node.subgraph
+            if sub is None:
+                nodes.append(node)
+                continue
+            known = next((g for g in self.instances.get(sub.name, ()) if g == sub), None)
+            if known is None or id(known) not in self.by_graph:
+                return None
+            nodes.append(replace(node, subgraph=known))
+        return replace(phantom, nodes=tuple(nodes))
 
     def _guards(self, cls: _Class, model: ast.Model) -> list[str]:
         """The lines at the top of ``__init__`` of ``cls``, written out for its calls,
@@ -1113,7 +1175,8 @@ class ParamClasses:
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,
-# functions_of, the block classes) -> the class's lines, the sample axis whose size its
+# functions_of, the block classes, phantoms: a body's marker -> instances at other
+# arguments that may run it) -> the class's lines, the sample axis whose size its
 # constructor takes first (None: none) and the model-valued parameters it takes as block
 # classes, each with its default's class (None: none)
 RollBlock = Callable[
@@ -1125,9 +1188,15 @@ RollBlock = Callable[
         Callable[[Graph], "tuple[int, ...] | None"],
         Callable[[Graph], Mapping[str, "str | None"]],
         BlockClasses,
+        Callable[[str], "list[tuple[Graph, list[str]]]"],
     ],
     "tuple[list[str], int | None, Mapping[str, str | None]] | None",
 ]
+
+_MOST_PHANTOMS = 3  # phantoms lowered for one body no call runs, tried one by one
+
+# (a block's instance graph, other arguments) -> the block lowered at them, or None
+LowerAt = Callable[[Graph, Mapping[str, Any]], "Graph | None"]
 
 # emitted once in a file whose classes call it: a size such as torchvision's
 # ``_make_divisible(ratio * cin, 8)`` of a block's parameters stays an expression

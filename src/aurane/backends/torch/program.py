@@ -35,6 +35,7 @@ from aurane.backends.torch.param_blocks import BlockClasses, ParamClasses, funct
 from aurane.backends.torch.rolled import LoopWidth, Unsupported, roll
 from aurane.backends.torch.rolled_block import roll_block, stored_width
 from aurane.ir.graph import Graph
+from aurane.ir.lower import lower_block_at
 from aurane.records import record, replace
 from aurane.semantics.constants import resolve_block
 from aurane.source import Span
@@ -60,6 +61,9 @@ class RollFallback:
     # a block whose calls agree on its loops' counts: one class, written out for them
     # (``ParamClasses._guards``: another count raises ValueError)
     agreeing: bool = False
+    # one class written without a body no call runs, refusing the arguments that run it
+    # (``untaken.py``: no phantom call lowered)
+    refusing: bool = False
 
     def __str__(self) -> str:
         return f"{self.kind} '{self.name}' at {self.span}: {self.reason}"
@@ -68,6 +72,8 @@ class RollFallback:
     def note(self) -> str:
         """The line ``aurane compile`` prints for it (after ``note: ``)."""
         where = f"{self.kind} '{self.name}' at {self.span}"
+        if self.refusing:
+            return f"{where} is one class refusing arguments that no call gives: {self.reason}"
         if self.agreeing:
             return f"{where} is written out for its calls' counts (refusing another): {self.reason}"
         each = "call" if self.kind == "block" else "variant"
@@ -145,6 +151,7 @@ class TorchCodeGenerator:
             roll=self._roll_block if self.roll_networks else None,
             function_items=self._function_items,
             arguments=self._arguments,
+            lower_at=lambda instance, values: lower_block_at(self.program, instance, values),
         )
         for index, found in enumerate(self.roll_fallbacks):  # one class, written out
             if found.kind == "block" and len(self._blocks.classes.get(found.name, {})) == 1:
@@ -319,6 +326,7 @@ class TorchCodeGenerator:
         dims_of: Callable[[Graph], tuple[int, ...] | None],
         functions_of: Callable[[Graph], Mapping[str, str | None]],
         blocks: BlockClasses,
+        phantoms: Callable[[str], list[tuple[Graph, list[str]]]],
     ) -> tuple[list[str], int | None, Mapping[str, str | None]] | None:
         """One class for a parameterised block's instances that differ in loop counts
         (``rolled_block.py``), the sample axis it threads and the model-valued parameters
@@ -337,6 +345,7 @@ class TorchCodeGenerator:
                 function_items=self._function_items,
                 loop_widths=self._loop_widths,
                 blocks=blocks,
+                phantoms=phantoms,
             )
             for block, size in rolled.out_sizes.items():
                 if self._out_widths.setdefault(block, size) != size:
@@ -345,6 +354,9 @@ class TorchCodeGenerator:
             fallback = RollFallback("block", model.name, model.name_span, str(error))
             self.roll_fallbacks.append(fallback)
             return None
+        for reason in rolled.refused:  # one class, refusing the arguments of a body
+            fallback = RollFallback("block", model.name, model.name_span, reason, refusing=True)
+            self.roll_fallbacks.append(fallback)
         self._rolled_blocks.add(name)
         self._loop_widths[name] = rolled.width
         self._read_widths |= rolled.reads

@@ -25,7 +25,7 @@ import ast as pyast
 import math
 import re
 from collections import ChainMap, Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from functools import partial
 from itertools import takewhile
 from typing import Any
@@ -105,6 +105,16 @@ LoopedForward = Callable[
 
 class Unsupported(Exception):
     """The network cannot be rolled; the message says what (the variants keep their classes)."""
+
+
+class Untaken(Unsupported):
+    """A loop or ``if`` branch that no variant runs: there is no IR to write its body
+    from. The block roller lowers the block once more at arguments that run it
+    (``rolled_block.roll_block``'s ``phantoms``) and tries again."""
+
+    def __init__(self, what: str, key: str) -> None:
+        super().__init__(f"{what} that no variant takes")
+        self.key = key  # the body's marker (``BRANCH``), naming the statement's position
 
 
 @record(frozen=True)
@@ -776,15 +786,20 @@ def _stars(stmt: ast.ForwardStmt) -> list[str]:
     return found
 
 
-def _fill(lines: list[str], branches: Mapping[str, list[str]]) -> list[str]:
-    """``lines`` with each branch marker replaced by the branch's body."""
+def _fill(
+    lines: list[str], branches: Mapping[str, list[str]], dropped: Container[str] = ()
+) -> list[str]:
+    """``lines`` with each branch marker replaced by the branch's body; a marker in
+    ``dropped`` (a body no call runs, which the class refuses to build) by nothing."""
     out: list[str] = []
     for line in lines:
         if line.startswith(BRANCH):
+            if line in dropped and line not in branches:
+                continue
             if line not in branches:
                 what = "a loop" if line.startswith(f"{BRANCH}loop ") else "an if branch"
-                raise Unsupported(f"{what} that no variant takes")
-            out += _fill(branches[line], branches)
+                raise Untaken(what, line)
+            out += _fill(branches[line], branches, dropped)
         else:
             out.append(line)
     return out
@@ -863,6 +878,9 @@ class _Walk:
     # the axis of a value's shape the running width is: the channels (1), or the last
     # (-1) for a block whose constructor takes its input's last axis (``in_features``)
     axis = 1
+    # a network's whole forward body, read for its ifs outside loops only (an unnamed
+    # module after one is numbered on across the branch taken: ``BlockWalk``)
+    network_statements: tuple[ast.ForwardStmt, ...] = ()
 
     def __init__(
         self,
@@ -1213,13 +1231,17 @@ class _Walk:
         return lines
 
     def _top_branch(self, stmt: ast.If, depth: int) -> list[str]:
-        """Before an ``if`` outside loops (a block's only: a network's walk keeps each
-        tensor's width apart): the local holds the width (``channels = in_channels``),
-        which each branch sets as its modules change it. A branch visited once per call
-        writes no width as a number (``_width_text``), so a class built at other
-        arguments computes the widths the source says."""
-        if not self.block or self.widths is not None:
+        """Before an ``if`` outside loops: the local holds the width (``channels =
+        in_channels``), which each branch sets as its modules change it; a network's
+        other tensors whose width the local held lose it, as at a loop. A branch visited
+        once per call or variant writes no width as a number (``_width_text``), so a
+        class built at other arguments computes the widths the source says."""
+        if self.block and self.widths is not None:
             raise Unsupported("an if outside a loop")
+        widths = self.widths if self.widths is not None else {}
+        for name, width in widths.items():
+            if width == SIZE and name != self.tensor:
+                widths[name] = ""  # the local held it; the branch changes the local
         if self.size == SIZE:
             return []
         if not self.size:  # a tensor no module made: no width text to hold
@@ -2599,6 +2621,7 @@ def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
     if network.forward.params:  # several inputs: the first is threaded first
         walk.tensor = network.forward.param
     walk.later = tuple(p.name for p in network.forward.params[1:])
+    walk.network_statements = network.forward.body
     found = walk.body(network.forward.body, TOP)
     left = [n for n in walk.pending if emitter(n.op).init is not None or n.layer]
     if left:

@@ -61,6 +61,7 @@ from aurane.backends.torch.rolled import (
     Model,
     Translator,
     Unsupported,
+    Untaken,
     _fill,
     _loop_names,
     check_names,
@@ -82,9 +83,15 @@ from aurane.backends.torch.rolled_forward import (
 )
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.unread_locals import without_unread_locals
+from aurane.backends.torch.untaken import (
+    body_position,
+    deciding_params,
+    is_loop,
+    refusal_lines,
+)
 from aurane.ir.graph import Graph
 from aurane.records import field as record_field
-from aurane.records import record
+from aurane.records import record, replace
 from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.symbolic import plain
 from aurane.semantics.values import OpValue
@@ -109,6 +116,8 @@ class RolledBlock:
     # the block classes it builds through one (``layer = block(channels, w)``), each with
     # the output width it stores for it (``self.out_channels = width``)
     out_sizes: Mapping[str, str] = record_field(default_factory=dict)
+    # the bodies no call runs that it refuses to build, each said as a note's reason
+    refused: tuple[str, ...] = ()
 
 
 @record(frozen=True)
@@ -169,6 +178,7 @@ def roll_block(
     function_items: bool = False,
     loop_widths: Mapping[str, LoopWidth] | None = None,
     blocks: BlockClasses | None = None,
+    phantoms: Callable[[str], Sequence[tuple[Graph, list[str]]]] | None = None,
 ) -> RolledBlock:
     """The lines of one class for every instance of ``model``, and the sample axis whose
     size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
@@ -185,13 +195,126 @@ def roll_block(
     ``loop_widths``: the rolled inner classes whose output width is what a loop leaves,
     each with the parameters its loops' counts read (``rolled.LoopWidth``). ``blocks``:
     the classes of the blocks given to model-valued parameters and in rows (without it,
-    the class takes none)."""
+    the class takes none). ``phantoms``: for the marker of a loop or ``if`` branch that runs at no call
+    (``Untaken``), instances at arguments no call gives that may run it (``untaken.py``),
+    tried one by one beside the calls' so the class writes that body too, though the
+    program builds none of them; where none can be read, the class is written without
+    the body and refuses the arguments that run it (``RolledBlock.refused`` says so)."""
+    options: dict[str, Any] = dict(
+        name=name,
+        constants=constants,
+        block_models=block_models,
+        class_of=class_of,
+        dims_of=dims_of,
+        resolved=resolved,
+        functions_of=functions_of,
+        function_items=function_items,
+        loop_widths=loop_widths,
+        blocks=blocks,
+    )
+    Phantom = tuple[Graph, list[str]]
+    untried: dict[str, list[Phantom]] = {}  # body marker -> phantoms that may run it
+    chosen: dict[str, Phantom] = {}  # body marker -> the phantom read for it, latest last
+    refused: dict[str, list[str]] = {}  # body marker -> the lines refusing its arguments
+    given = [{**g.block_defaults, **g.block_args} for g, _ in instances]
+
+    def next_phantom(key: str) -> None:
+        """The next phantom for ``key``, else the refusal of its arguments."""
+        if key not in untried:
+            untried[key] = list(phantoms(key)) if phantoms is not None else []
+        chosen.pop(key, None)
+        if untried[key]:
+            chosen[key] = untried[key].pop(0)
+        else:
+            refused[key] = _refusal(model, name, key, given, constants)
+
+    for _ in range(_MOST_ROLLS):
+        # the calls' instances first: the signature's defaults are the first's
+        try:
+            rolled = _roll_block_at_axes(
+                model, [*instances, *chosen.values()], dropped=frozenset(refused), **options
+            )
+        except Untaken as why:  # a body no call runs (or the phantom read did not run it)
+            if why.key in refused:
+                raise
+            next_phantom(why.key)
+            continue
+        except Unsupported:
+            if not chosen:
+                raise
+            # a phantom the roller cannot read beside the calls: the next, else refuse
+            next_phantom(list(chosen)[-1])
+            continue
+        if refused:
+            at = rolled.lines.index(f"{INDENT * 2}super().__init__()") + 1
+            guards = [line for lines in refused.values() for line in lines]
+            lines = [*rolled.lines[:at], *dict.fromkeys(guards), *rolled.lines[at:]]
+            # a body that runs at no arguments at all is no refusal: nothing to say
+            said = tuple(
+                _refused_reason(model, key, constants) for key, guard in refused.items() if guard
+            )
+            rolled = replace(rolled, lines=lines, refused=said)
+        return rolled
+    raise Unsupported("too many bodies that no call runs")
+
+
+_MOST_ROLLS = 12  # each finds one more body no call runs, or tries its next phantom
+
+
+def _refused_reason(model: ast.Model, key: str, constants: Mapping[str, ast.Expr]) -> str:
+    """Why the class refuses the arguments that run the body ``key`` marks."""
+    line, column = body_position(key)
+    what = "the loop" if is_loop(key) else "an if branch"
+    params = deciding_params(model, key, constants) or ()
+    return (
+        f"{what} at {line}:{column} runs at no call, and no phantom call that runs it could "
+        f"be lowered and read: {', '.join(params)} must be the calls'"
+    )
+
+
+def _refusal(
+    model: ast.Model,
+    name: str,
+    key: str,
+    given: Sequence[Mapping[str, Any]],
+    constants: Mapping[str, ast.Expr],
+) -> list[str]:
+    """The lines refusing the arguments that run the body ``key`` marks (none where no
+    argument runs it: the class never builds it); ``Untaken`` where they cannot be
+    written (the roller then keeps a class per call)."""
+    params = deciding_params(model, key, constants)
+    lines = refusal_lines(name, params, given) if params is not None else None
+    if lines is None:
+        what = "a loop" if is_loop(key) else "an if branch"
+        raise Untaken(what, key)
+    return lines
+
+
+def _roll_block_at_axes(
+    model: ast.Model,
+    instances: Sequence[tuple[Graph, list[str]]],
+    *,
+    name: str,
+    constants: Mapping[str, ast.Expr],
+    block_models: Mapping[str, ast.Model],
+    class_of: Callable[[Graph], str],
+    dims_of: Callable[[Graph], tuple[int, ...] | None],
+    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
+    functions_of: Callable[[Graph], Mapping[str, str | None]] | None,
+    function_items: bool,
+    loop_widths: Mapping[str, LoopWidth] | None,
+    blocks: BlockClasses | None,
+    dropped: frozenset[str],
+) -> RolledBlock:
+    """``roll_block`` for ``instances``: the channels' axis, else the last; ``dropped``:
+    the bodies no call runs that the class refuses to build (``rolled._fill``)."""
 
     def at(axis: int | None) -> RolledBlock:
         return _roll_block(
             model,
             instances,
             axis,
+            dropped=dropped,
             name=name,
             constants=constants,
             block_models=block_models,
@@ -243,6 +366,7 @@ def _roll_block(
     function_items: bool,
     loop_widths: Mapping[str, LoopWidth],
     blocks: BlockClasses | None,
+    dropped: frozenset[str] = frozenset(),
 ) -> RolledBlock:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
@@ -323,7 +447,7 @@ def _roll_block(
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
-    inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
+    inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches, dropped))))
     inits = with_counters(inits, row_counters, counter)
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
@@ -368,7 +492,9 @@ def _roll_block(
             )
             for (g, lines), env in zip(instances, envs, strict=True)
         ]
-        body = enumerated(_fill(shared_forward(methods), branches_forward))
+        body = enumerated(_fill(shared_forward(methods), branches_forward, dropped))
+        if dropped:  # a loop or else left without its body goes with it
+            body = without_empty_branches(body)
         body = with_counters(body, row_counters, counter)
         return whole_stages(body) if one_by_one else body
 

@@ -1,0 +1,190 @@
+"""Loop bodies and ``if`` branches that no call of a block runs (issue 24 item 3).
+
+The block roller writes a body from the IR of a call that runs it; where none does
+(``for i in range(n1)`` with ``n1=0`` at every call, ``if flag:`` with ``true`` at every
+call) it has nothing to write the body from (``rolled.Untaken``). Two ways out, both one
+class per block:
+
+- a *phantom*: the block lowered once more at a call's arguments changed so that the body
+  runs (``n1=1``, ``flag=false``), read by the roller beside the calls' instances
+  (``phantom_arguments`` gives the changed arguments to try); the program builds nothing
+  of it, so its modules, names and state dict are the calls' as before;
+- a *refusal*: where no phantom lowers (a shape that does not fit at that argument), the
+  class is written without the body and refuses the arguments that would run it
+  (``refusal_lines``: ``raise ValueError("Fam0 is written for n1 == 0, not 2")``), so a
+  class built at another value is never silently wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping, Sequence
+from typing import Any
+
+from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.loop_counts import _names, _through_constants
+from aurane.backends.torch.modules import INDENT, wrap
+from aurane.records import fields, is_record
+from aurane.semantics.symbolic import plain
+from aurane.source import Span
+from aurane.syntax import ast
+
+LOOP = "loop "  # a loop's marker, ``rolled.BRANCH`` then this then ``line:column``
+
+
+def body_position(key: str) -> tuple[int, int]:
+    """The ``line:column`` of the statement a body marker (``rolled.BRANCH``) names."""
+    text = key.split(" ", 1)[1].removeprefix(LOOP)
+    line, column = text.split(":")[:2]
+    return int(line), int(column)
+
+
+def is_loop(key: str) -> bool:
+    """Whether a body marker names a loop's body (else an ``if`` branch's)."""
+    return key.split(" ", 1)[1].startswith(LOOP)
+
+
+def _enclosing(
+    body: Sequence[ast.ForwardStmt], at: tuple[int, int], around: tuple[ast.ForwardStmt, ...]
+) -> tuple[ast.ForwardStmt, ...] | None:
+    """The statement at ``at`` with the loops and ifs around it, outermost first."""
+    for stmt in body:
+        if (stmt.span.line, stmt.span.column) == at and isinstance(stmt, ast.For | ast.If):
+            return (*around, stmt)
+        inner: list[Sequence[ast.ForwardStmt]] = []
+        if isinstance(stmt, ast.For):
+            inner = [stmt.body]
+        elif isinstance(stmt, ast.If):
+            inner = [branch.body for branch in stmt.branches]
+        for stmts in inner:
+            found = _enclosing(stmts, at, (*around, stmt))
+            if found is not None:
+                return found
+    return None
+
+
+def deciding_params(
+    model: ast.Model, key: str, constants: Container[str]
+) -> tuple[str, ...] | None:
+    """The block's parameters whose values decide whether the body ``key`` marks runs:
+    those its loop's iterable or its if's tests read, and those of every loop and if
+    around it (an ``if i == 3`` in a loop runs as the loop's count says), directly or
+    through the block's constants. The other names they may read are the loops' targets
+    (fixed by those parameters) and the program's ``constants`` (fixed for every build);
+    None where they read another (a tensor's size, ``channels(x)``: not an argument) or
+    the statement is not found."""
+    forward = model.forward
+    if forward is None:
+        return None
+    chain = _enclosing(forward.body, body_position(key), ())
+    if chain is None:
+        return None
+    read: set[str] = set()
+    targets: set[str] = set()
+    for stmt in chain:
+        if isinstance(stmt, ast.For):
+            read |= _names(stmt.iterable)
+            targets |= {name for name, _ in stmt.target.names()}
+        elif isinstance(stmt, ast.If):
+            read |= {name for branch in stmt.branches for name in _names(branch.test)}
+    found = _through_constants(model, read)
+    params = [p.name for p in model.params]
+    known = {*params, *(f.name for f in model.fields), *targets}
+    if any(name not in known and name not in constants for name in found):
+        return None
+    return tuple(p for p in params if p in found)
+
+
+def _tested_literals(model: ast.Model, key: str) -> list[Any]:
+    """The numbers and strings the tests of the ``if`` ``key`` marks compare with
+    (``if mode == "wide"``): values that may take one of its branches."""
+    forward = model.forward
+    chain = _enclosing(forward.body, body_position(key), ()) if forward is not None else None
+    if not chain or not isinstance(chain[-1], ast.If):
+        return []
+    found: list[Any] = []
+    for branch in chain[-1].branches:
+        for value in _literals(branch.test):
+            if value not in found:
+                found.append(value)
+    return found
+
+
+def _literals(expr: Any) -> list[Any]:
+    """The numbers and strings written in ``expr``, in source order."""
+    if isinstance(expr, ast.Number | ast.String):
+        return [expr.value]
+    if isinstance(expr, tuple):
+        return [value for item in expr for value in _literals(item)]
+    if is_record(expr) and not isinstance(expr, Span):
+        return [value for f in fields(expr) for value in _literals(getattr(expr, f.name))]
+    return []
+
+
+def phantom_arguments(
+    model: ast.Model, key: str, given: Sequence[Mapping[str, Any]], constants: Container[str]
+) -> list[dict[str, Any]]:
+    """Arguments at which the body ``key`` marks may run, each the first call's with one
+    deciding parameter changed to a value no call gives: a boolean flipped, a count one
+    more than the calls' largest, an integer one either side of the calls' or a literal
+    its ``if`` compares with. The roller tries them in this order."""
+    params = deciding_params(model, key, constants) or ()
+    if not given:
+        return []
+    tested = _tested_literals(model, key)
+    out: list[dict[str, Any]] = []
+    for param in params:
+        values = [plain(call.get(param)) for call in given]
+        if any(v is None for v in values):
+            continue
+        tries: list[Any] = []
+        if all(isinstance(v, bool) for v in values):
+            tries = [not v for v in values]
+        elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            tries = [max(values) + 1, *(v + d for v in values for d in (1, -1))]
+            tries += [t for t in tested if isinstance(t, int) and not isinstance(t, bool)]
+        elif all(isinstance(v, str) for v in values):
+            tries = [t for t in tested if isinstance(t, str)]
+        for value in tries:
+            if value in values or (isinstance(value, int) and value < 0):
+                continue
+            changed = {**given[0], param: value}
+            if changed not in out:
+                out.append(changed)
+    return out
+
+
+def refusal_lines(
+    block: str, params: tuple[str, ...], given: Sequence[Mapping[str, Any]]
+) -> list[str] | None:
+    """The lines at the top of ``__init__`` refusing values of ``params`` other than the
+    calls' (``if n1 != 0: raise ValueError(...)``): the class is written without a body
+    that none of those values runs. Several parameters are refused together, as a tuple
+    (``(n, m)``: another pairing of the calls' values may run it). None where a value
+    has no plain literal (a list, an operation)."""
+    if not params:
+        return []
+    rows: list[str] = []
+    for call in given:
+        values = [plain(call.get(p)) for p in params]
+        if not all(v is None or isinstance(v, bool | int | float | str) for v in values):
+            return None
+        texts = [lit(v) for v in values]
+        row = texts[0] if len(params) == 1 else f"({', '.join(texts)})"
+        if row not in rows:
+            rows.append(row)
+    subject = params[0] if len(params) == 1 else f"({', '.join(params)})"
+    if len(rows) == 1 and rows[0] in ("True", "False"):  # if flag: rather than != False
+        wanted = f"{subject} == {rows[0]}"
+        test = f"not {subject}" if rows[0] == "True" else subject
+    elif len(rows) == 1:
+        wanted, test = f"{subject} == {rows[0]}", f"{subject} != {rows[0]}"
+    else:
+        wanted = f"{subject} in ({', '.join(rows)})"
+        test = f"{subject} not in ({', '.join(rows)})"
+    said = f"{block} is written for {wanted}".replace("{", "{{").replace("}", "}}")
+    quote = "'" if '"' in said else '"'
+    message = f"f{quote}{said}, not {{{subject}}}{quote}"
+    return [
+        f"{INDENT * 2}if {test}:  # a body no call runs is not written",
+        *wrap(3, "", f"raise ValueError({message})"),
+    ]
