@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import torch
 
-from tests.conftest import env, run_cli
+from tests.conftest import env
 from tests.helpers import front
-from tests.training.helpers import compile_text, main_here, write_program
+from tests.training.helpers import compile_text, main_here, run_here, write_program
 from tests.training.programs import CLASSIFIER
 
 # 43 samples in batches of 8: 6 batches an epoch, 3 steps of 2 batches; 4 epochs = 12 steps.
@@ -157,10 +157,11 @@ def test_a_run_stopped_by_max_steps_resumes_to_a_larger_max_steps(
 ) -> None:
     """The first session's epoch ended early at its max_steps: the resumed session counts
     the epochs its remaining steps need from there (it trained nothing before the fix).
-    The first session through ``aurane run --max-steps``, the resumed one in process."""
+    The first session through ``aurane run --max-steps`` (run_here: the command and its
+    program in this process), the resumed one in process."""
     source = CLASSIFIER.format(epochs=5, folder="ck")
     (tmp_path / "prog.aur").write_text(source)
-    first = run_cli("run", "prog.aur", "--max-steps", "2", cwd=tmp_path)
+    first = run_here("prog.aur", "--max-steps", "2", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert _final(tmp_path / "ck" / "latest" / "last.pt")["steps"]["count"] == 2
     monkeypatch.chdir(tmp_path)
@@ -192,18 +193,19 @@ def test_extending_a_run_whose_schedule_was_sized_for_it_is_refused(
 ) -> None:
     """The issue's case: a cosine_annealing run offered '--epochs N+1', which then trained
     at lr 0.0. Its length is the schedule's: the summary offers a new run, and an
-    extension is refused with the reason and how to re-plan (through ``aurane run``); a
-    schedule of a length of its own extends (in process)."""
+    extension is refused with the reason and how to re-plan (through ``aurane run``, its
+    program in this process: run_here); a schedule of a length of its own extends (in
+    process)."""
     source = CLASSIFIER.replace("step_lr(step_size=1, gamma=0.7)", "cosine_annealing")
     (tmp_path / "prog.aur").write_text(source.format(epochs=2, folder="ck"))
-    first = run_cli("run", "prog.aur", cwd=tmp_path)
+    first = run_here("prog.aur", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "resume or extend" not in first.stdout
     assert (
         "the learning-rate schedule ends with this run; to train longer, start a new run "
         "planned for it: aurane run prog.aur --set epochs=N"
     ) in first.stdout
-    extended = run_cli("run", "prog.aur", "--resume", "--epochs", "3", cwd=tmp_path)
+    extended = run_here("prog.aur", "--resume", "--epochs", "3", cwd=tmp_path)
     assert extended.returncode == 1, extended.stderr
     message = extended.stderr.strip()
     assert message.startswith("error: cannot resume train_net from 'ck/run_0001/last.pt' with ")
