@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from tests.conftest import corpus_dir, env, run_cli
+from tests.training.helpers import run_here
 
 # 100000 epochs of one-sample batches: still training when the test signals it
 LONG_RUN = (
@@ -95,8 +96,10 @@ def test_run_reports_compile_errors_and_program_failures(tmp_path: Path) -> None
 
 
 def test_run_keep_temp_and_program_arguments(tmp_path: Path) -> None:
+    """aurane run and its program in this process (run_here): --keep-temp and '--' are the
+    command's own work; the runs above and below start it for real."""
     (tmp_path / "short.aur").write_text(LONG_RUN.replace("100000", "3"))
-    done = run_cli("run", "short.aur", "--keep-temp", "--", "--epochs", "1", cwd=tmp_path)
+    done = run_here("short.aur", "--keep-temp", "--", "--epochs", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "epoch 1/1" in done.stdout  # the arguments after '--' reached the program
     kept = Path(re.search(r"kept the generated program: (.+)", done.stderr).group(1))  # type: ignore[union-attr]
