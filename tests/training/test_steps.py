@@ -10,7 +10,6 @@ schedule was sized for it is refused with the reason and the way to re-plan.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,8 @@ from typing import Any
 import pytest
 import torch
 
-from tests.conftest import env
 from tests.helpers import front
-from tests.training.helpers import compile_text, main_here, run_here, write_program
+from tests.training.helpers import compile_text, main_here, run_here
 from tests.training.programs import CLASSIFIER
 
 # 43 samples in batches of 8: 6 batches an epoch, 3 steps of 2 batches; 4 epochs = 12 steps.
@@ -34,17 +32,6 @@ EVERYTHING = CLASSIFIER.replace(
     "checkpoint_every = 2\n    accumulate = 2\n    log_every_steps = 2\n"
     "    eval_every_steps = 3\n    checkpoint_every_steps = 4",
 )
-
-
-def _python(folder: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=folder,
-        env=env(OMP_NUM_THREADS="1", **extra),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def _final(path: Path) -> dict[str, Any]:
@@ -95,14 +82,20 @@ def test_a_signal_mid_epoch_then_resume_equals_the_uninterrupted_run_bitwise(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     source = EVERYTHING.format(epochs=4, folder="split")
-    write_program(tmp_path, source, "split", standalone=standalone)
     # a real signal through the real handler, after step 5 (epoch 2, its 4th batch of 6)
-    # or step 1 (epoch 1, its 2nd batch)
+    # or step 1 (epoch 1, its 2nd batch); the stopped session is the program's command line
+    # in this process too (`python split.py`: its argv), its SystemExit the exit status
+    # (the interpreter's own, with the same line, is tests/cli/test_run_behaviour.py's)
     epoch, batches = (step - 1) // 3 + 1, ((step - 1) % 3 + 1) * 2
-    stopped = _python(tmp_path, "split.py", AURANE_SIGNAL_AT=f"{step}:{signal_name}")
-    assert stopped.returncode == status, stopped.stderr
-    assert "Traceback" not in stopped.stderr
-    report = stopped.stderr.strip().splitlines()[-1]
+    monkeypatch.chdir(tmp_path)
+    with monkeypatch.context() as session, pytest.raises(SystemExit) as stopped:
+        session.setenv("AURANE_SIGNAL_AT", f"{step}:{signal_name}")
+        session.setattr(sys, "argv", ["split.py"])
+        main_here(source, name="split", standalone=standalone)
+    stderr = capsys.readouterr().err
+    assert stopped.value.code == status, stderr
+    assert "Traceback" not in stderr
+    report = stderr.strip().splitlines()[-1]
     assert report.startswith(f"interrupted in epoch {epoch} at step {step}; last complete ")
     assert f"split/run_0001/last.pt (step {step}, in epoch {epoch})" in report
     assert "resume with: python split.py --resume split/run_0001/last.pt" in report
@@ -110,7 +103,6 @@ def test_a_signal_mid_epoch_then_resume_equals_the_uninterrupted_run_bitwise(
     assert partial["partial"]["epoch"] == epoch and partial["partial"]["batches"] == batches
     assert partial["steps"]["count"] == step and partial["epoch"] == epoch - 1
     # the resume: the same program's command line in this process (no second interpreter)
-    monkeypatch.chdir(tmp_path)
     main_here(source, "--resume", name="split", standalone=standalone)
     assert f"resumed at epoch {epoch}, step {step} (session 2)" in capsys.readouterr().out
     whole = _final(uninterrupted / "last.pt")
