@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import env, run_cli, start_session
-from tests.training.helpers import main_here, run_here
+from tests.conftest import run_cli, start_session
+from tests.training.helpers import main_here, python_here, run_here
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -65,7 +65,12 @@ def _only_complete_files(folder: Path) -> None:
     assert checkpoint["format"] == "aurane-checkpoint-2"
 
 
-def test_summary_files_and_paths_against_the_working_directory(tmp_path: Path) -> None:
+def test_summary_files_and_paths_against_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """aurane run, and then the generated program from another folder (``python
+    ../src/prog.py``: its argv, that folder its working directory), run in this process
+    (run_here, python_here); the compile is a command."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "prog.aur").write_text(SHORT.format(epochs=2, folder="ck"))
     done = run_here("src/prog.aur", cwd=tmp_path)  # aurane run and its program, here
@@ -88,17 +93,16 @@ def test_summary_files_and_paths_against_the_working_directory(tmp_path: Path) -
     compiled = run_cli("compile", "src/prog.aur", "-o", "src/prog.py", "--no-cache", cwd=tmp_path)
     assert compiled.returncode == 0, compiled.stderr
     (tmp_path / "elsewhere").mkdir()
-    done = subprocess.run(
-        [sys.executable, "../src/prog.py"],
-        cwd=tmp_path / "elsewhere",
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
+    capsys.readouterr()
+    with monkeypatch.context() as session:
+        session.setattr(sys, "argv", ["../src/prog.py"])
+        python_here(
+            "import runpy; runpy.run_path('../src/prog.py', run_name='__main__')",
+            tmp_path / "elsewhere",
+        )
     assert (tmp_path / "elsewhere" / "ck" / "latest" / "last.pt").is_file()
-    assert "resume or extend: python ../src/prog.py --resume ck/run_0001" in done.stdout
+    out = capsys.readouterr().out
+    assert "resume or extend: python ../src/prog.py --resume ck/run_0001" in out
     helped = run_cli("run", "--help", cwd=tmp_path)
     assert "working directory" in " ".join(helped.stdout.split())
 
