@@ -1,9 +1,11 @@
 """Issue 12, item 4: a run that reports and behaves (K-RUN), with real signals.
 
-Every test drives ``aurane run`` or the generated program in a child process: summary at
-the end, paths against the working directory, SIGINT/SIGTERM at a safe point with one
-line and exit 130/143, ``--resume`` and ``-- ARGS``, the checkpoint-folder lock, and the
-guards of ``compile -o`` and ``run``.
+The tests drive ``aurane run`` or the generated program: summary at the end, paths
+against the working directory, SIGINT/SIGTERM at a safe point with one line and exit
+130/143, ``--resume`` and ``-- ARGS``, the checkpoint-folder lock, and the guards of
+``compile -o`` and ``run``. Signals, the lock's other holder, SIGKILL and each exit status
+are real child processes; the sessions that only read the command's options and the
+program's output run both in this process (run_here).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import env, run_cli, start_session
-from tests.training.helpers import main_here
+from tests.conftest import run_cli, start_session
+from tests.training.helpers import main_here, python_here, run_here
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -63,10 +65,15 @@ def _only_complete_files(folder: Path) -> None:
     assert checkpoint["format"] == "aurane-checkpoint-2"
 
 
-def test_summary_files_and_paths_against_the_working_directory(tmp_path: Path) -> None:
+def test_summary_files_and_paths_against_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """aurane run, and then the generated program from another folder (``python
+    ../src/prog.py``: its argv, that folder its working directory), run in this process
+    (run_here, python_here); the compile is a command."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "prog.aur").write_text(SHORT.format(epochs=2, folder="ck"))
-    done = run_cli("run", "src/prog.aur", cwd=tmp_path)
+    done = run_here("src/prog.aur", cwd=tmp_path)  # aurane run and its program, here
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "ck" / "run_0001"  # beside the working directory, not the source
     assert not (tmp_path / "src" / "ck").exists()
@@ -86,32 +93,34 @@ def test_summary_files_and_paths_against_the_working_directory(tmp_path: Path) -
     compiled = run_cli("compile", "src/prog.aur", "-o", "src/prog.py", "--no-cache", cwd=tmp_path)
     assert compiled.returncode == 0, compiled.stderr
     (tmp_path / "elsewhere").mkdir()
-    done = subprocess.run(
-        [sys.executable, "../src/prog.py"],
-        cwd=tmp_path / "elsewhere",
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
+    capsys.readouterr()
+    with monkeypatch.context() as session:
+        session.setattr(sys, "argv", ["../src/prog.py"])
+        python_here(
+            "import runpy; runpy.run_path('../src/prog.py', run_name='__main__')",
+            tmp_path / "elsewhere",
+        )
     assert (tmp_path / "elsewhere" / "ck" / "latest" / "last.pt").is_file()
-    assert "resume or extend: python ../src/prog.py --resume ck/run_0001" in done.stdout
+    out = capsys.readouterr().out
+    assert "resume or extend: python ../src/prog.py --resume ck/run_0001" in out
     helped = run_cli("run", "--help", cwd=tmp_path)
     assert "working directory" in " ".join(helped.stdout.split())
 
 
 def test_resume_extend_and_program_arguments(tmp_path: Path) -> None:
+    """The three sessions run ``aurane run`` and its program in this process (run_here:
+    the command's options and what it hands the program are its own); the program's usage
+    error (exit 2, passed on) is a real ``aurane run`` and its child."""
     (tmp_path / "prog.aur").write_text(SHORT.format(epochs=2, folder="ck"))
-    first = run_cli("run", "prog.aur", "--", "--epochs", "1", cwd=tmp_path)  # passed through
+    first = run_here("prog.aur", "--", "--epochs", "1", cwd=tmp_path)  # passed through
     assert first.returncode == 0, first.stderr
     assert "epoch 1/1" in first.stdout and "epoch 2/" not in first.stdout
-    resumed = run_cli("run", "prog.aur", "--resume", "--epochs", "3", cwd=tmp_path)
+    resumed = run_here("prog.aur", "--resume", "--epochs", "3", cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     lines = [line for line in resumed.stdout.splitlines() if line.startswith("epoch ")]
     assert [line.split(" - ")[0] for line in lines] == ["epoch 2/3", "epoch 3/3"]
     last = "ck/run_0001/last.pt"  # a run's last.pt: continued in its folder
-    explicit = run_cli("run", "prog.aur", "--resume", last, "--epochs", "4", cwd=tmp_path)
+    explicit = run_here("prog.aur", "--resume", last, "--epochs", "4", cwd=tmp_path)
     assert explicit.returncode == 0, explicit.stderr
     assert "epoch 4/4" in explicit.stdout and "epoch 3/4" not in explicit.stdout
     assert "4 epochs, 16 steps in" in explicit.stdout and "over 3 sessions" in explicit.stdout
@@ -174,7 +183,8 @@ def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
     lock = tmp_path / "ck" / "run_0001" / ".aurane-run.lock"
     try:
         _wait_for_training(first)
-        second = run_cli("run", "long.aur", "--resume", cwd=tmp_path)  # the run in progress
+        # the run in progress (aurane run and its program in this process: run_here)
+        second = run_here("long.aur", "--resume", cwd=tmp_path)
         assert second.returncode == 1, second.stderr
         assert "is in use by another run" in second.stderr and "Traceback" not in second.stderr
         # SIGKILL the training program itself (its pid is in the lock): the lock stays behind
@@ -188,7 +198,7 @@ def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(
     assert "to continue from its last.pt: aurane run long.aur --resume" in err
     assert lock.is_file()
     (tmp_path / "short.aur").write_text(SHORT.format(epochs=1, folder="ck"))
-    third = run_cli("run", "short.aur", "--resume", cwd=tmp_path)  # the stale lock: no matter
+    third = run_here("short.aur", "--resume", cwd=tmp_path)  # the stale lock: no matter
     assert third.returncode == 0, third.stderr
     taken = "took over the lock 'ck/run_0001/.aurane-run.lock' of a run that is gone (pid "
     assert f"{taken}{owner} " in third.stderr
@@ -200,7 +210,8 @@ def test_resume_with_no_checkpoint_yet_says_so_without_a_traceback_and_leaves_no
 ) -> None:
     """Issue 21, item 6: a failure before the first checkpoint (nothing to resume, or a
     checkpoint of another configuration) is one error line, exit 1, and no lock left. The
-    run whose checkpoint the second resume refuses runs in this process (main_here)."""
+    run whose checkpoint the second resume refuses, and that resume, run in this process
+    (main_here, run_here); the first resume is a real ``aurane run``."""
     (tmp_path / "prog.aur").write_text(SHORT.format(epochs=1, folder="ck"))
     missing = run_cli("run", "prog.aur", "--resume", cwd=tmp_path)
     assert missing.returncode == 1, missing.stderr
@@ -212,7 +223,7 @@ def test_resume_with_no_checkpoint_yet_says_so_without_a_traceback_and_leaves_no
     main_here(SHORT.format(epochs=1, folder="ck"), job="train_m", name="prog")
     changed = SHORT.replace("loss = mse", "loss = mse\n    optimizer = sgd(lr=0.5)")
     (tmp_path / "prog.aur").write_text(changed.format(epochs=2, folder="ck"))
-    refused = run_cli("run", "prog.aur", "--resume", cwd=tmp_path)
+    refused = run_here("prog.aur", "--resume", cwd=tmp_path)
     assert refused.returncode == 1, refused.stderr
     assert "Traceback" not in refused.stderr
     assert "error: cannot resume from 'ck/run_0001/last.pt': the training configuration " in (

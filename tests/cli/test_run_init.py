@@ -9,13 +9,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
 
 from tests.conftest import corpus_dir, env, run_cli
+from tests.training.helpers import run_here
 
 # 100000 epochs of one-sample batches: still training when the test signals it
 LONG_RUN = (
@@ -96,8 +96,10 @@ def test_run_reports_compile_errors_and_program_failures(tmp_path: Path) -> None
 
 
 def test_run_keep_temp_and_program_arguments(tmp_path: Path) -> None:
+    """aurane run and its program in this process (run_here): --keep-temp and '--' are the
+    command's own work; the runs above and below start it for real."""
     (tmp_path / "short.aur").write_text(LONG_RUN.replace("100000", "3"))
-    done = run_cli("run", "short.aur", "--keep-temp", "--", "--epochs", "1", cwd=tmp_path)
+    done = run_here("short.aur", "--keep-temp", "--", "--epochs", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "epoch 1/1" in done.stdout  # the arguments after '--' reached the program
     kept = Path(re.search(r"kept the generated program: (.+)", done.stderr).group(1))  # type: ignore[union-attr]
@@ -105,14 +107,8 @@ def test_run_keep_temp_and_program_arguments(tmp_path: Path) -> None:
     shutil.rmtree(kept.parent)
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_run_interrupt_exits_130(tmp_path: Path) -> None:
-    child = _start_long_run(tmp_path)
-    assert child.stdout is not None
-    child.stdout.readline()  # the first epoch line: training is under way
-    time.sleep(0.2)
-    os.killpg(child.pid, signal.SIGINT)  # Ctrl+C reaches the whole foreground group
-    assert child.wait(timeout=60) == 130
+# Ctrl+C to the whole foreground group of `aurane run` (exit 130): tests/cli/test_run_signals.py
+# (test_ctrl_c_to_the_aurane_run_job_is_reported_once, which checks its one report too)
 
 
 def _group_alive(group: int) -> bool:

@@ -15,6 +15,7 @@ import pytest
 from aurane.compile import CompilationError, compile_source
 from aurane.overrides import OverrideError, apply_overrides
 from tests.conftest import run_cli
+from tests.training.helpers import run_here
 
 PROGRAM = (
     "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 32\n    features = 4\n"
@@ -28,7 +29,9 @@ PROGRAM = (
 def test_set_changes_fields_and_is_recorded_in_the_header_and_config(tmp_path: Path) -> None:
     (tmp_path / "prog.aur").write_text(PROGRAM)
     sets = ["--set", "lr=0.05", "--set", "batch=16", "--set", "epochs=2"]
-    done = run_cli("run", "prog.aur", *sets, "--set", "v.batch=4", cwd=tmp_path)
+    # aurane run and its program in this process (run_here): what --set does is the
+    # command's own work and the program's output; the refusals below are real commands
+    done = run_here("prog.aur", *sets, "--set", "v.batch=4", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "train_m: run ck/run_0001 - 2 epochs x 2 batches = 4 steps"  # 32 / 16

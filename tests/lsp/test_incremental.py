@@ -10,12 +10,26 @@ import pytest
 from aurane.frontend import FrontEnd, run_front_end
 from aurane.incremental import IncrementalFrontEnd, same_result, shift, split_blocks
 from aurane.source import Span
+from tests.conftest import CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 # the project's copy of the conformance corpus, and the shared one beside the checkout
-CORPORA = [ROOT / "tests" / "corpus", ROOT.parent / "shared" / "corpus"]
+# (AURANE_SHARED, as tests/conftest.py reads it)
+CORPORA = [ROOT / "tests" / "corpus", CORPUS]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.aur"))
-CORPUS_FILES = sorted({p for c in CORPORA if c.is_dir() for p in c.rglob("*.aur")})
+
+
+def _distinct(paths: list[Path]) -> list[Path]:
+    """One file of each text, the first given (the project's copy before the shared one):
+    the shared valid programs are that copy, file for file (tests/test_corpus.py), and
+    were replayed twice where ../shared is beside the checkout."""
+    seen: dict[bytes, Path] = {}
+    for path in paths:
+        seen.setdefault(path.read_bytes(), path)
+    return sorted(seen.values())
+
+
+CORPUS_FILES = _distinct([p for c in CORPORA if c.is_dir() for p in sorted(c.rglob("*.aur"))])
 EDIT_CHARS = "ax1(),:= \n#-.\t"
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
+import runpy
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -18,6 +23,7 @@ __all__ = [
     "env",
     "job_here",
     "main_here",
+    "run_here",
     "python_here",
     "run_python",
     "write_program",
@@ -89,3 +95,64 @@ def python_here(code: str, folder: Path) -> None:
         for name in set(sys.modules) - before:
             if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
                 del sys.modules[name]
+
+
+def run_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``aurane run ARGS`` in this process, as ``run_cli("run", *args, cwd=cwd)`` runs it in
+    a child: the command's own work (its options, ``--set``, the compile, the options it
+    hands the program) is ``aurane.cli.main``'s, and the program it would start runs here
+    too, with the environment ``aurane run`` gives it (AURANE_RUN_COMMAND, _OVERRIDES), its
+    command line and the source's folder first on the import path; its exit status is
+    the command's. No interpreter start and torch import for either process; the child
+    itself (signals forwarded, the end reported) keeps its own tests, which start it.
+    stdout and stderr come back as text; the modules imported from ``cwd`` are forgotten
+    and the options ``rt.main`` keeps at module level reset afterwards."""
+    from aurane.cli import run_cmd
+    from aurane.cli.main import main
+    from aurane.runtime import run as run_module
+    from aurane.runtime.schedule import OVERRIDES
+
+    def execute(
+        program: Path, folder: Path, extra: list[str], command: str, overrides: list[str]
+    ) -> int:
+        given = {"AURANE_RUN_COMMAND": command, "AURANE_RUN_OVERRIDES": json.dumps(overrides)}
+        saved = {name: os.environ.get(name) for name in given}
+        argv, before = sys.argv, set(sys.modules)
+        os.environ.update(given)
+        sys.argv = [str(program), *extra]
+        sys.path.insert(0, str(folder))
+        try:
+            runpy.run_path(str(program), run_name="__main__")
+            return 0
+        except SystemExit as stop:  # as the interpreter turns it into a status
+            if stop.code is None or isinstance(stop.code, int):
+                return stop.code or 0
+            print(stop.code, file=sys.stderr)
+            return 1
+        finally:
+            sys.argv = argv
+            sys.path.remove(str(folder))
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            for name in set(sys.modules) - before:
+                if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+                    del sys.modules[name]
+            OVERRIDES.clear()
+            run_module._FOLDER_OPTIONS.clear()
+
+    out, err = io.StringIO(), io.StringIO()
+    where, real = os.getcwd(), run_cmd._execute
+    run_cmd._execute = execute  # type: ignore[assignment]
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["run", *args])
+    finally:
+        os.chdir(where)
+        run_cmd._execute = real  # type: ignore[assignment]
+    return subprocess.CompletedProcess(
+        ["aurane", "run", *args], status, out.getvalue(), err.getvalue()
+    )

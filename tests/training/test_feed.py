@@ -19,9 +19,9 @@ from torch.utils.data import DataLoader, TensorDataset
 from aurane.compile import compile_source
 from aurane.data import SyntheticDenoising, SyntheticMaskedText
 from aurane.runtime.contracts import DataMismatch, Feed
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES
 from tests.helpers import errors, where
-from tests.training.helpers import main_here
+from tests.training.helpers import main_here, run_here
 
 # line numbers matter: the tests below point at them
 TEXT = """\
@@ -234,11 +234,11 @@ def test_example_trains_with_aurane_run_and_resumes(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """``aurane run`` trains the example; the resume runs the program's command line in
-    this process (main_here)."""
+    """``aurane run`` trains the example (run_here: the command and its program in this
+    process); the resume runs the program's command line in this process (main_here)."""
     source = tmp_path / f"{name}.aur"
     source.write_text((EXAMPLES / f"{name}.aur").read_text(encoding="utf-8"), encoding="utf-8")
-    first = run_cli("run", source.name, "--epochs", "1", cwd=tmp_path)
+    first = run_here(source.name, "--epochs", "1", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert f"{job}: 1 epoch, 4 steps" in first.stdout, first.stdout
     if name == "denoiser_timestep":

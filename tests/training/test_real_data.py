@@ -2,8 +2,9 @@
 
 Every file is written by the test; nothing is downloaded. The end-to-end runs run the
 program's command line in this process (``main_here``: what ``aurane run`` starts, without
-an interpreter and a torch import per run); a run whose exit status is tested (a signal)
-and the ``--standalone`` program stay child processes.
+an interpreter and a torch import per run), the run a signal stops included (its real
+handler; the status SystemExit's code); ``prepare-tokens`` and the ``--standalone`` program
+stay child processes.
 """
 
 from __future__ import annotations
@@ -537,15 +538,14 @@ def test_a_run_interrupted_in_a_stream_resumes_at_its_position(
 ) -> None:
     """A mid-epoch checkpoint keeps the stream's position; the resumed run starts there
     without reading the shards before it: shard 0 is made unreadable (its labels are not
-    numbers, its keys intact) once the run has passed it, and the resume still finishes."""
+    numbers, its keys intact) once the run has passed it, and the resume still finishes.
+    Both sessions run the program's command line in this process (main_here); the stop is
+    a real SIGINT through the real handler (AURANE_SIGNAL_AT), SystemExit's code its exit
+    status (an interpreter's own 130 is tests/cli/test_run_behaviour.py's)."""
     pytest.importorskip("webdataset")
     import io
-    import subprocess
     import sys
     import tarfile
-
-    from tests.conftest import env
-    from tests.training.helpers import write_program
 
     paths = write_shards(tmp_path / "s")  # 3 shards of 8, batches of 4: 6 batches an epoch
     program = shards_block('"s/shard-*.tar"', "    classes = 2\n") + (
@@ -553,20 +553,12 @@ def test_a_run_interrupted_in_a_stream_resumes_at_its_position(
         "train M on d:\n    epochs = 1\n    loss = cross_entropy\n"
         '    checkpoint_dir = "ck"\n'
     )
-    write_program(tmp_path, program, "prog")
-
-    def python(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "prog.py", *args],
-            cwd=tmp_path,
-            env=env(OMP_NUM_THREADS="1", **extra),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-
-    stopped = python(AURANE_SIGNAL_AT="4:SIGINT")  # after 16 samples: shard 1, 8 done
-    assert stopped.returncode == 130, stopped.stderr
+    monkeypatch.chdir(tmp_path)
+    with monkeypatch.context() as session, pytest.raises(SystemExit) as stopped:
+        session.setenv("AURANE_SIGNAL_AT", "4:SIGINT")  # after 16 samples: shard 1, 8 done
+        session.setattr(sys, "argv", ["prog.py"])
+        main_here(program, job="train_m", name="prog")
+    assert stopped.value.code == 130, capsys.readouterr().err
     last = tmp_path / "ck" / "run_0001" / "last.pt"
     partial = torch.load(last, weights_only=True)["partial"]
     assert partial["batches"] == 4 and partial["stream"] == {"shard": 1, "sample": 8}
@@ -577,7 +569,6 @@ def test_a_run_interrupted_in_a_stream_resumes_at_its_position(
                 member.size = len(data)
                 archive.addfile(member, io.BytesIO(data))
     capsys.readouterr()
-    monkeypatch.chdir(tmp_path)
     main_here(program, "--resume", job="train_m", name="prog")  # the resume: in this process
     assert "resumed at epoch 1, step 4" in capsys.readouterr().out
     assert torch.load(last, weights_only=True)["steps"]["count"] == 6

@@ -4,8 +4,8 @@ Each run writes into a folder of its own under the job's checkpoint folder (``ru
 ...), ``latest`` points at the newest, ``--resume`` continues it (or a named one), and
 reusing a folder needs ``--overwrite``. The summary's time and counts cover the whole run
 across resumes. The first test drives ``aurane run`` as a user would (the issue's case:
-a 2-epoch run, then the same program with ``--epochs 1``); the rest call the generated
-function in process (no interpreter start).
+a 2-epoch run, then the same program with ``--epochs 1``), in this process (run_here); the
+rest call the generated function in process (no interpreter start).
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 import torch
 
-from tests.conftest import run_cli
-from tests.training.helpers import compile_text, main_here
+from tests.training.helpers import compile_text, main_here, run_here
 
 SHORT = (
     "dataset d:\n    from aurane.data.SyntheticRegression\n    size = 32\n    features = 4\n"
@@ -42,10 +41,13 @@ def _digests(folder: Path) -> dict[str, str]:
 def test_a_second_run_of_a_program_leaves_every_file_of_the_first_byte_identical(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The first run through ``aurane run``; the second and the resume run the program's
-    command line in this process (main_here)."""
+    """The first run through ``aurane run`` (run_here: the command and its program in this
+    process, drawing metrics.png); the second and the resume run the program's command
+    line in this process (main_here)."""
     (tmp_path / "prog.aur").write_text(SHORT.format(epochs=2, folder="ck"))
-    first = run_cli("run", "prog.aur", cwd=tmp_path, env={"AURANE_PLOT": "1"})
+    with monkeypatch.context() as drawing:
+        drawing.setenv("AURANE_PLOT", "1")
+        first = run_here("prog.aur", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     before = _digests(tmp_path / "ck" / "run_0001")
     assert {"last.pt", "best.pt", "epoch_0001.pt", "epoch_0002.pt", "metrics.csv"} <= set(before)

@@ -10,7 +10,6 @@ schedule was sized for it is refused with the reason and the way to re-plan.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,9 +17,8 @@ from typing import Any
 import pytest
 import torch
 
-from tests.conftest import env, run_cli
 from tests.helpers import front
-from tests.training.helpers import compile_text, main_here, write_program
+from tests.training.helpers import compile_text, main_here, run_here
 from tests.training.programs import CLASSIFIER
 
 # 43 samples in batches of 8: 6 batches an epoch, 3 steps of 2 batches; 4 epochs = 12 steps.
@@ -34,17 +32,6 @@ EVERYTHING = CLASSIFIER.replace(
     "checkpoint_every = 2\n    accumulate = 2\n    log_every_steps = 2\n"
     "    eval_every_steps = 3\n    checkpoint_every_steps = 4",
 )
-
-
-def _python(folder: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=folder,
-        env=env(OMP_NUM_THREADS="1", **extra),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def _final(path: Path) -> dict[str, Any]:
@@ -95,14 +82,20 @@ def test_a_signal_mid_epoch_then_resume_equals_the_uninterrupted_run_bitwise(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     source = EVERYTHING.format(epochs=4, folder="split")
-    write_program(tmp_path, source, "split", standalone=standalone)
     # a real signal through the real handler, after step 5 (epoch 2, its 4th batch of 6)
-    # or step 1 (epoch 1, its 2nd batch)
+    # or step 1 (epoch 1, its 2nd batch); the stopped session is the program's command line
+    # in this process too (`python split.py`: its argv), its SystemExit the exit status
+    # (the interpreter's own, with the same line, is tests/cli/test_run_behaviour.py's)
     epoch, batches = (step - 1) // 3 + 1, ((step - 1) % 3 + 1) * 2
-    stopped = _python(tmp_path, "split.py", AURANE_SIGNAL_AT=f"{step}:{signal_name}")
-    assert stopped.returncode == status, stopped.stderr
-    assert "Traceback" not in stopped.stderr
-    report = stopped.stderr.strip().splitlines()[-1]
+    monkeypatch.chdir(tmp_path)
+    with monkeypatch.context() as session, pytest.raises(SystemExit) as stopped:
+        session.setenv("AURANE_SIGNAL_AT", f"{step}:{signal_name}")
+        session.setattr(sys, "argv", ["split.py"])
+        main_here(source, name="split", standalone=standalone)
+    stderr = capsys.readouterr().err
+    assert stopped.value.code == status, stderr
+    assert "Traceback" not in stderr
+    report = stderr.strip().splitlines()[-1]
     assert report.startswith(f"interrupted in epoch {epoch} at step {step}; last complete ")
     assert f"split/run_0001/last.pt (step {step}, in epoch {epoch})" in report
     assert "resume with: python split.py --resume split/run_0001/last.pt" in report
@@ -110,7 +103,6 @@ def test_a_signal_mid_epoch_then_resume_equals_the_uninterrupted_run_bitwise(
     assert partial["partial"]["epoch"] == epoch and partial["partial"]["batches"] == batches
     assert partial["steps"]["count"] == step and partial["epoch"] == epoch - 1
     # the resume: the same program's command line in this process (no second interpreter)
-    monkeypatch.chdir(tmp_path)
     main_here(source, "--resume", name="split", standalone=standalone)
     assert f"resumed at epoch {epoch}, step {step} (session 2)" in capsys.readouterr().out
     whole = _final(uninterrupted / "last.pt")
@@ -157,10 +149,11 @@ def test_a_run_stopped_by_max_steps_resumes_to_a_larger_max_steps(
 ) -> None:
     """The first session's epoch ended early at its max_steps: the resumed session counts
     the epochs its remaining steps need from there (it trained nothing before the fix).
-    The first session through ``aurane run --max-steps``, the resumed one in process."""
+    The first session through ``aurane run --max-steps`` (run_here: the command and its
+    program in this process), the resumed one in process."""
     source = CLASSIFIER.format(epochs=5, folder="ck")
     (tmp_path / "prog.aur").write_text(source)
-    first = run_cli("run", "prog.aur", "--max-steps", "2", cwd=tmp_path)
+    first = run_here("prog.aur", "--max-steps", "2", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert _final(tmp_path / "ck" / "latest" / "last.pt")["steps"]["count"] == 2
     monkeypatch.chdir(tmp_path)
@@ -192,18 +185,19 @@ def test_extending_a_run_whose_schedule_was_sized_for_it_is_refused(
 ) -> None:
     """The issue's case: a cosine_annealing run offered '--epochs N+1', which then trained
     at lr 0.0. Its length is the schedule's: the summary offers a new run, and an
-    extension is refused with the reason and how to re-plan (through ``aurane run``); a
-    schedule of a length of its own extends (in process)."""
+    extension is refused with the reason and how to re-plan (through ``aurane run``, its
+    program in this process: run_here); a schedule of a length of its own extends (in
+    process)."""
     source = CLASSIFIER.replace("step_lr(step_size=1, gamma=0.7)", "cosine_annealing")
     (tmp_path / "prog.aur").write_text(source.format(epochs=2, folder="ck"))
-    first = run_cli("run", "prog.aur", cwd=tmp_path)
+    first = run_here("prog.aur", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "resume or extend" not in first.stdout
     assert (
         "the learning-rate schedule ends with this run; to train longer, start a new run "
         "planned for it: aurane run prog.aur --set epochs=N"
     ) in first.stdout
-    extended = run_cli("run", "prog.aur", "--resume", "--epochs", "3", cwd=tmp_path)
+    extended = run_here("prog.aur", "--resume", "--epochs", "3", cwd=tmp_path)
     assert extended.returncode == 1, extended.stderr
     message = extended.stderr.strip()
     assert message.startswith("error: cannot resume train_net from 'ck/run_0001/last.pt' with ")
