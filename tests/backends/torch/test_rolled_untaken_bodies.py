@@ -320,3 +320,58 @@ def test_a_body_calling_a_block_is_refused() -> None:
     counts: Counter[str] = Counter()
     assert check_source(INNER, counts) == []
     assert counts["other arguments"] > 0, counts
+
+
+# fuzz seed 91000159's form: the phantom (flag=false) calls Unit at an input of 4
+# features, which no call of the program gives it; Unit's one class takes its input's
+# width, so the phantom reads it as an instance of that class
+INNER_ELSEWHERE = """\
+model Unit(w):
+    def forward(x):
+        return x -> dense(w).relu
+
+model Fam(flag, w0, n):
+    def forward(x):
+        if flag:
+            x -> dense(w0).relu
+        else:
+            x -> layer_norm()
+        for i in range(n):
+            x -> Unit(w0) as u{i}
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Fam(true, 6, 1) as a -> Fam(true, 5, 2) as b -> dense(2) as head
+"""
+
+
+def test_a_phantom_calling_a_block_at_an_input_no_call_gives_is_read() -> None:
+    """The branch no call runs is written (it was refused: the phantom's inner call had
+    no equal among the program's); ``Unit`` stays its one class, and ``Fam`` built where
+    the branch runs computes what a call compiled with one class per call computes."""
+    gen, flat = against_per_call(INNER_ELSEWHERE, "elsewhere", torch.randn(3, 4))
+    assert CLASS.findall(flat) == ["Unit", "Fam", "Fam_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Unit", "Fam", "Net"], gen.code
+    fam = block_class(gen, "Fam")
+    assert "raise ValueError" not in fam, fam
+    assert (
+        "        else:\n"
+        "            self.layer_norm1 = nn.LayerNorm(channels)\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"u{i}", Unit(channels, w0))\n'
+    ) in fam, fam
+    rolled, _, notes = build(INNER_ELSEWHERE, "elsewhere_rolled")
+    assert notes == []
+    taking = INNER_ELSEWHERE.replace("Fam(true, 6, 1) as a", "Fam(false, 6, 1) as a")
+    flat_module, _, _ = build(taking, "elsewhere_taking", roll=False)
+    torch.manual_seed(0)
+    theirs = flat_module.Net().a
+    torch.manual_seed(0)
+    mine = rolled.Fam(4, False, 6, 1)
+    assert [n for n, _ in mine.named_modules()] == [n for n, _ in theirs.named_modules()]
+    same(theirs, mine, torch.randn(3, 4))
+    counts: Counter[str] = Counter()
+    assert check_source(INNER_ELSEWHERE, counts) == []
+    assert counts["other arguments"] > 0, counts

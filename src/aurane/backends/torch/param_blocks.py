@@ -845,9 +845,11 @@ class ParamClasses:
 
     def _with_known_blocks(self, phantom: Graph) -> Graph | None:
         """``phantom`` with each inner block it calls replaced by the program's instance
-        equal to it (the same block, arguments and input), whose class is known; None
-        where one has none (a call no call of the program makes, a block without
-        parameters)."""
+        equal to it (the same block, arguments and input), whose class is known; a call
+        no call of the program makes (other arguments, another input width: fuzz seed
+        91000159) is read as an instance of the block's one class where it takes the
+        sizes that differ (``_one_class_taking``). None where neither holds (a block no
+        call makes, a block without parameters, one kept a class per call)."""
         nodes: list[Node] = []
         for node in phantom.nodes:
             sub = node.subgraph
@@ -855,10 +857,48 @@ class ParamClasses:
                 nodes.append(node)
                 continue
             known = next((g for g in self.instances.get(sub.name, ()) if g == sub), None)
-            if known is None or id(known) not in self.by_graph:
+            if known is not None and id(known) in self.by_graph:
+                nodes.append(replace(node, subgraph=known))
+            elif (one := self._one_class_taking(sub)) is not None:
+                self.by_graph[id(sub)] = one
+                self._phantom_graphs.append(sub)  # alive while its id is a key
+                nodes.append(node)
+            else:
                 return None
-            nodes.append(replace(node, subgraph=known))
         return replace(phantom, nodes=tuple(nodes))
+
+    def _one_class_taking(self, sub: Graph) -> _Class | None:
+        """The one class of the block ``sub`` is an instance of, where it can build
+        ``sub``: a block's one class takes any arguments (computing what the source says,
+        or refusing them: issue 24 item 3), and each input size it does not take as a
+        constructor argument (an axis outside ``dims``, a later input's) is one its calls
+        give alike, which ``sub`` must give too. None otherwise (several classes, a size
+        the class fixes that ``sub`` gives otherwise)."""
+        classes = list(self.classes.get(sub.name, {}).values())
+        if sub.block_params is None or len(classes) != 1 or not classes[0].graphs:
+            return None
+        one = classes[0]
+        shape = plain(sub.input_value.sample_shape)
+        for graph in one.graphs:
+            theirs = plain(graph.input_value.sample_shape)
+            if shape is None or theirs is None or len(theirs) != len(shape):
+                return None
+            taken = {axis % len(shape) for axis in one.dims} if shape else set()
+            pairs = enumerate(zip(shape, theirs, strict=True))
+            if any(a != b for axis, (a, b) in pairs if axis not in taken):
+                return None
+            later = [plain(v.sample_shape) for v in graph.inputs[1:]]
+            if later != [plain(v.sample_shape) for v in sub.inputs[1:]]:
+                return None
+            # a parameter the class does not take (a block folded in) is its calls' value
+            model = self.models.get(sub.name)
+            kept = [p.name for p in model.params] if model is not None else []
+            for param in kept:
+                if param in one.params or param in one.ops:
+                    continue
+                if _call_gives(graph, param) != _call_gives(sub, param):
+                    return None
+        return one
 
     def _guards(self, cls: _Class, model: ast.Model) -> list[str]:
         """The lines at the top of ``__init__`` of ``cls``, written out for its calls,
@@ -1582,6 +1622,16 @@ def rolled_axis(dims: Iterable[tuple[int, ...] | None], rank: int) -> int:
     no iteration takes none), else axis 0."""
     found = {d for d in dims if d != ()}
     return rank - 1 if rank >= 2 and found == {(rank - 1,)} else 0
+
+
+def _call_gives(graph: Graph, param: str) -> tuple[Any, Any, Any]:
+    """What the call ``graph`` gives the block parameter ``param``: a value, an
+    operation or a block."""
+    return (
+        plain(graph.block_args.get(param)),
+        graph.block_ops.get(param),
+        graph.block_models.get(param),
+    )
 
 
 def input_names(
