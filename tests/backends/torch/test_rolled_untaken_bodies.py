@@ -282,7 +282,7 @@ def test_a_body_that_lowers_at_no_other_arguments_is_refused() -> None:
 
 
 # fuzz seed 91000106's form: the loop no call runs calls an inner block, which no call
-# builds either (no class of it to name), so no phantom is read
+# builds either: the phantom's call of it writes its class
 INNER = """\
 model Unit(w):
     def forward(x):
@@ -303,19 +303,38 @@ model Net:
 """
 
 
-def test_a_body_calling_a_block_is_refused() -> None:
-    """The loop calling ``Unit`` is refused (``n0 != 0``); the loop the calls run rolls
-    as before. ``roll_check`` finds no class silently wrong."""
-    notes, code = roll_notes(INNER)
-    assert notes == [
-        "block 'Fam' at 5:7: the loop at 9:9 runs at no call, and no phantom call that "
-        "runs it could be lowered and read: n0 must be the calls'"
-    ], notes
-    assert CLASS.findall(code) == ["Fam", "Net"], code
-    assert "        if n0 != 0:  # a body no call runs is not written\n" in code, code
-    rolled, _, _ = build(INNER, "inner")
-    flat, _, _ = build(INNER, "inner_flat", roll=False)
-    mine, theirs = built_alike(rolled, flat, "Net")
+def test_a_body_calling_a_block_no_call_makes_is_written() -> None:
+    """The loop calling ``Unit`` is written (it was refused, ``n0 != 0``: ``Unit`` had no
+    class): ``Unit`` gets the class the phantom's call of it writes, taking its input's
+    width and showing no shape (no call's), though the program builds none. ``Fam``
+    built where the loop runs computes what a call compiled with one class per call
+    computes; ``roll_check`` finds no class silently wrong."""
+    gen, flat = against_per_call(INNER, "inner", torch.randn(3, 4))
+    assert CLASS.findall(flat) == ["Fam", "Fam_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Unit", "Fam", "Net"], gen.code
+    assert block_class(gen, "Unit").rstrip() + "\n" == (
+        "class Unit(nn.Module):\n"
+        "    def __init__(self, in_features, w):\n"
+        "        super().__init__()\n"
+        "        self.dense1 = nn.Linear(in_features, w)\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        relu1 = self.dense1(x)\n"
+        "        relu1 = F.relu(relu1)\n"
+        "        return relu1\n"
+    )
+    fam = block_class(gen, "Fam")
+    assert "raise ValueError" not in fam, fam
+    assert '            setattr(self, f"u{i + 1}", Unit(channels, w0))\n' in fam, fam
+    rolled, _, notes = build(INNER, "inner_rolled")
+    assert notes == []
+    taking = INNER.replace("Fam(6, 2, 0) as a", "Fam(6, 2, 1) as a")
+    flat_module, _, _ = build(taking, "inner_taking", roll=False)
+    torch.manual_seed(0)
+    theirs = flat_module.Net().a
+    torch.manual_seed(0)
+    mine = rolled.Fam(4, 6, 2, 1)
+    assert [n for n, _ in mine.named_modules()] == [n for n, _ in theirs.named_modules()]
     same(theirs, mine, torch.randn(3, 4))
     counts: Counter[str] = Counter()
     assert check_source(INNER, counts) == []

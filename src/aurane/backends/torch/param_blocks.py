@@ -96,6 +96,9 @@ class _Class:
     # a class written out for its calls' counts or branches that still takes the values
     # deciding them: the lines refusing any other value (``if n != 2: raise ...``)
     guards: list[str] = field(default_factory=list)
+    # written for a phantom's call of a block no call makes (``_class_for_phantom``): the
+    # shapes of that call are no call's, so the class shows none
+    phantom: bool = False
 
 
 class _Scopes:
@@ -294,6 +297,9 @@ class ParamClasses:
         self.lower_at = lower_at
         self.instances = instances
         self._phantom_graphs: list[Graph] = []  # those the roller reads now (``_phantoms``)
+        # the blocks no call of the program makes whose class a phantom's inner call wrote
+        # (``_class_for_phantom``): kept where the rolled class calls it, else dropped
+        self._phantom_blocks: list[str] = []
         self.globals = globals_
         self.function_items = function_items
         self.outer = class_of
@@ -776,6 +782,7 @@ class ParamClasses:
         for phantom in self._phantom_graphs:  # read by the roller only
             del self.by_graph[id(phantom)]
         self._phantom_graphs.clear()
+        self._keep_phantom_blocks(found[0] if found is not None else [])
         if found is None:
             return
         lines, axis, classes_taken = found  # axis: the sample axis the roller threads
@@ -863,9 +870,57 @@ class ParamClasses:
                 self.by_graph[id(sub)] = one
                 self._phantom_graphs.append(sub)  # alive while its id is a key
                 nodes.append(node)
+            elif self._class_for_phantom(sub):
+                nodes.append(node)
             else:
                 return None
         return replace(phantom, nodes=tuple(nodes))
+
+    def _class_for_phantom(self, sub: Graph) -> bool:
+        """The class of a block that no call of the program makes, written from the
+        phantom's call of it (fuzz seeds 91000106, 91000203: a loop no call runs calls
+        ``Unit0``), as a class for one call is (its deciding parameters guarded,
+        ``_guards``); True where written. Only for a block calling no parameterised block
+        itself. The program keeps the class where the rolled class calls it
+        (``_keep_phantom_blocks``)."""
+        model = self.models.get(sub.name)
+        if (
+            sub.block_params is None
+            or model is None
+            or self.classes.get(sub.name)
+            or any(n.subgraph is not None and n.subgraph.block_params for n in sub.nodes)
+        ):
+            return False
+        self.functions[sub.name] = self._function_params([sub])
+        self.factories[sub.name] = factory_params([sub])
+        # every input size it reads taken as a constructor argument, none folded: the
+        # rolled class calls it at the sizes its own arguments give
+        rank = len(plain(sub.input_value.sample_shape) or ())
+        self.unfolded[sub.name] = frozenset(range(1, rank))
+        self._assign(sub)
+        (written,) = self.classes[sub.name].values()
+        written.guards = self._guards(written, model)
+        written.phantom = True
+        self._phantom_blocks.append(sub.name)
+        return True
+
+    def _keep_phantom_blocks(self, lines: Sequence[str]) -> None:
+        """Keep the classes ``_class_for_phantom`` wrote that the rolled class's
+        ``lines`` call (the body it was written for is in the class); drop the others,
+        names and all, so the program is as before."""
+        text = "\n".join(lines)
+        for block in self._phantom_blocks:
+            (written,) = self.classes[block].values()
+            if re.search(rf"\b{re.escape(written.name)}\(", text):
+                continue
+            for graph in written.graphs:
+                self.by_graph.pop(id(graph), None)
+            self.globals.used.discard(written.name)
+            del self.classes[block]
+            self.unfolded.pop(block, None)
+            self.functions.pop(block, None)
+            self.factories.pop(block, None)
+        self._phantom_blocks.clear()
 
     def _one_class_taking(self, sub: Graph) -> _Class | None:
         """The one class of the block ``sub`` is an instance of, where it can build
@@ -1126,6 +1181,8 @@ class ParamClasses:
     def merge_comments(self, plan: ClassPlan, lines: list[str]) -> list[str]:
         """Keep a shape comment only where every call of the class has the same one."""
         cls = next((c for c in self._all() if c.plan is plan), None)
+        if cls is not None and cls.phantom:
+            return [_strip(line) for line in lines if not line.lstrip().startswith("# ")]
         if cls is None or len(cls.members) < 2:
             return lines
         first = cls.members[0]
