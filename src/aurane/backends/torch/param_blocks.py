@@ -822,8 +822,8 @@ class ParamClasses:
         """Instances of ``model`` at arguments no call gives that run the body ``key``
         marks, which no call runs (``untaken.phantom_arguments``), each with its class as
         written for it alone: the roller reads them beside the calls' to write that body.
-        The operations and blocks given are the first call's; the phantom calls inner
-        blocks only as some call of the program does (their classes are known). The first
+        The operations and blocks given are the first call's; the phantom's inner calls
+        are read as classes the program has or writes (``_with_known_blocks``). The first
         few that lower, in the order tried; the program builds none of them."""
         if self.lower_at is None:
             return []
