@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
+    ANY_CLASS,
     CLASS,
     block_class,
     build,
@@ -183,3 +184,52 @@ def test_a_list_whose_loop_lowers_at_no_item_is_refused() -> None:
     with pytest.raises(ValueError, match=r"Fam is written for rows == \(\), not \(3,\)"):
         rolled.Fam(4, 4, 1, (3,))
     assert check_source(source) == []
+
+
+# a network whose variants all take ``flag``: its ``else`` runs at no variant
+NETWORK = """\
+model Net(w, n, flag):
+    def forward(x):
+        x -> dense(w) as stem
+        if flag:
+            x -> dense(2 * w) as wide -> relu()
+        else:
+            x -> layer_norm() as norm
+        for i in range(n):
+            x -> dense(w) as d{i}
+        return x -> dense(2) as head
+
+model small = Net(6, 2, true):
+    input_shape = (4,)
+model big = Net(8, 3, true):
+    input_shape = (4,)
+"""
+
+
+def test_a_network_branch_no_variant_takes_is_refused() -> None:
+    """One network class, written without the ``else`` and refusing ``flag=False``, with a
+    located note; it was one class per variant ('an if branch that no variant takes').
+    Each variant builds the modules of its class written out and computes the same;
+    ``roll_check`` finds the refusal (never a wrong class)."""
+    rolled, code, _ = build(NETWORK, "network")
+    unrolled, flat, _ = build(NETWORK, "network_flat", roll=False)
+    assert CLASS.findall(flat) == ["small", "big"], flat
+    assert ANY_CLASS.findall(code) == ["Net", "small", "big"], code
+    _, _, notes = build(NETWORK, "network_notes")
+    assert notes == [
+        "network 'Net' at 1:7: an if branch at 4:9 runs at no variant: flag must be the variants'"
+    ], notes
+    assert (
+        "        super().__init__()\n"
+        "        if not flag:  # a body no variant runs is not written\n"
+        '            raise ValueError(f"Net is written for flag == True, not {flag}")\n'
+    ) in code, code
+    assert "norm" not in code, code
+    for variant in ("small", "big"):
+        mine, theirs = built_alike(rolled, unrolled, variant)
+        same(theirs, mine, torch.randn(3, 4))
+    with pytest.raises(ValueError, match="Net is written for flag == True, not False"):
+        rolled.Net(6, 2, False)
+    counts: Counter[str] = Counter()
+    assert check_source(NETWORK, counts) == []
+    assert counts["network arguments"] > 0, counts

@@ -212,14 +212,15 @@ def phantom_arguments(
 
 
 def refusal_lines(
-    block: str, params: tuple[str, ...], given: Sequence[Mapping[str, Any]]
+    block: str, params: tuple[str, ...], given: Sequence[Mapping[str, Any]], who: str = "call"
 ) -> list[str] | None:
     """The lines at the top of ``__init__`` refusing values of ``params`` other than the
     calls' (``if n1 != 0: raise ValueError(...)``): the class is written without a body
     that none of those values runs. Several parameters are refused together, as a tuple
     (``(n, m)``: another pairing of the calls' values may run it). A list is compared as
     a tuple (``if tuple(rows) != ():``, as a class written out for its calls guards it).
-    None where a value has no plain literal (an operation, a block)."""
+    None where a value has no plain literal (an operation, a block). ``who``: what gives
+    the values (a network's ``variant``)."""
     if not params:
         return []
     rows: list[str] = []
@@ -248,7 +249,7 @@ def refusal_lines(
     quote = "'" if '"' in said else '"'
     message = f"f{quote}{said}, not {{{shown}}}{quote}"
     return [
-        f"{INDENT * 2}if {test}:  # a body no call runs is not written",
+        f"{INDENT * 2}if {test}:  # a body no {who} runs is not written",
         *wrap(3, "", f"raise ValueError({message})"),
     ]
 
