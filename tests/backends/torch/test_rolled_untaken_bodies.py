@@ -282,7 +282,7 @@ def test_a_body_that_lowers_at_no_other_arguments_is_refused() -> None:
 
 
 # fuzz seed 91000106's form: the loop no call runs calls an inner block, which no call
-# builds either (no class of it to name), so no phantom is read
+# builds either: the phantom's call of it writes its class
 INNER = """\
 model Unit(w):
     def forward(x):
@@ -303,20 +303,94 @@ model Net:
 """
 
 
-def test_a_body_calling_a_block_is_refused() -> None:
-    """The loop calling ``Unit`` is refused (``n0 != 0``); the loop the calls run rolls
-    as before. ``roll_check`` finds no class silently wrong."""
-    notes, code = roll_notes(INNER)
-    assert notes == [
-        "block 'Fam' at 5:7: the loop at 9:9 runs at no call, and no phantom call that "
-        "runs it could be lowered and read: n0 must be the calls'"
-    ], notes
-    assert CLASS.findall(code) == ["Fam", "Net"], code
-    assert "        if n0 != 0:  # a body no call runs is not written\n" in code, code
-    rolled, _, _ = build(INNER, "inner")
-    flat, _, _ = build(INNER, "inner_flat", roll=False)
-    mine, theirs = built_alike(rolled, flat, "Net")
+def test_a_body_calling_a_block_no_call_makes_is_written() -> None:
+    """The loop calling ``Unit`` is written (it was refused, ``n0 != 0``: ``Unit`` had no
+    class): ``Unit`` gets the class the phantom's call of it writes, taking its input's
+    width and showing no shape (no call's), though the program builds none. ``Fam``
+    built where the loop runs computes what a call compiled with one class per call
+    computes; ``roll_check`` finds no class silently wrong."""
+    gen, flat = against_per_call(INNER, "inner", torch.randn(3, 4))
+    assert CLASS.findall(flat) == ["Fam", "Fam_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Unit", "Fam", "Net"], gen.code
+    assert block_class(gen, "Unit").rstrip() + "\n" == (
+        "class Unit(nn.Module):\n"
+        "    def __init__(self, in_features, w):\n"
+        "        super().__init__()\n"
+        "        self.dense1 = nn.Linear(in_features, w)\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        relu1 = self.dense1(x)\n"
+        "        relu1 = F.relu(relu1)\n"
+        "        return relu1\n"
+    )
+    fam = block_class(gen, "Fam")
+    assert "raise ValueError" not in fam, fam
+    assert '            setattr(self, f"u{i + 1}", Unit(channels, w0))\n' in fam, fam
+    rolled, _, notes = build(INNER, "inner_rolled")
+    assert notes == []
+    taking = INNER.replace("Fam(6, 2, 0) as a", "Fam(6, 2, 1) as a")
+    flat_module, _, _ = build(taking, "inner_taking", roll=False)
+    torch.manual_seed(0)
+    theirs = flat_module.Net().a
+    torch.manual_seed(0)
+    mine = rolled.Fam(4, 6, 2, 1)
+    assert [n for n, _ in mine.named_modules()] == [n for n, _ in theirs.named_modules()]
     same(theirs, mine, torch.randn(3, 4))
     counts: Counter[str] = Counter()
     assert check_source(INNER, counts) == []
+    assert counts["other arguments"] > 0, counts
+
+
+# fuzz seed 91000159's form: the phantom (flag=false) calls Unit at an input of 4
+# features, which no call of the program gives it; Unit's one class takes its input's
+# width, so the phantom reads it as an instance of that class
+INNER_ELSEWHERE = """\
+model Unit(w):
+    def forward(x):
+        return x -> dense(w).relu
+
+model Fam(flag, w0, n):
+    def forward(x):
+        if flag:
+            x -> dense(w0).relu
+        else:
+            x -> layer_norm()
+        for i in range(n):
+            x -> Unit(w0) as u{i}
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Fam(true, 6, 1) as a -> Fam(true, 5, 2) as b -> dense(2) as head
+"""
+
+
+def test_a_phantom_calling_a_block_at_an_input_no_call_gives_is_read() -> None:
+    """The branch no call runs is written (it was refused: the phantom's inner call had
+    no equal among the program's); ``Unit`` stays its one class, and ``Fam`` built where
+    the branch runs computes what a call compiled with one class per call computes."""
+    gen, flat = against_per_call(INNER_ELSEWHERE, "elsewhere", torch.randn(3, 4))
+    assert CLASS.findall(flat) == ["Unit", "Fam", "Fam_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Unit", "Fam", "Net"], gen.code
+    fam = block_class(gen, "Fam")
+    assert "raise ValueError" not in fam, fam
+    assert (
+        "        else:\n"
+        "            self.layer_norm1 = nn.LayerNorm(channels)\n"
+        "        for i in range(n):\n"
+        '            setattr(self, f"u{i}", Unit(channels, w0))\n'
+    ) in fam, fam
+    rolled, _, notes = build(INNER_ELSEWHERE, "elsewhere_rolled")
+    assert notes == []
+    taking = INNER_ELSEWHERE.replace("Fam(true, 6, 1) as a", "Fam(false, 6, 1) as a")
+    flat_module, _, _ = build(taking, "elsewhere_taking", roll=False)
+    torch.manual_seed(0)
+    theirs = flat_module.Net().a
+    torch.manual_seed(0)
+    mine = rolled.Fam(4, False, 6, 1)
+    assert [n for n, _ in mine.named_modules()] == [n for n, _ in theirs.named_modules()]
+    same(theirs, mine, torch.randn(3, 4))
+    counts: Counter[str] = Counter()
+    assert check_source(INNER_ELSEWHERE, counts) == []
     assert counts["other arguments"] > 0, counts

@@ -10,11 +10,18 @@ getattr(self, f"convs{i}")(x)``), which the constructor then stores (``self.n = 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 from aurane.backends.torch.modules import INDENT, attribute_namespace
-from aurane.backends.torch.rolled import Counts, Triangle, Unsupported, _fill, enumerated
+from aurane.backends.torch.rolled import (
+    Counts,
+    Triangle,
+    Unsupported,
+    _fill,
+    enumerated,
+    without_empty_branches,
+)
 from aurane.backends.torch.rolled_forward import (
     SelfTranslator,
     rolled_forward,
@@ -36,6 +43,7 @@ def looped_forward(
     constants: Mapping[str, ast.Expr],
     indices: Mapping[Span, str],
     counted_loops: tuple[Triangle, ...] = (),
+    dropped: Container[str] = (),
 ) -> tuple[list[str], list[str]]:
     """The shared forward (after a blank line, as ``rolled._shared_methods`` gives it) and
     the constructor's lines storing what it reads; ``variants``: each one's graph, class
@@ -44,7 +52,8 @@ def looped_forward(
     the module's (``scales[i]`` an argument in a loop: ``[0.5, 1.0][i]``); ``indices``: the
     count of each loop over items whose count names a module (``for i, w in
     enumerate(self.widths)``); ``counted_loops``: the triangles of loops whose running
-    counts name modules (``n``)."""
+    counts name modules (``n``); ``dropped``: the bodies no variant runs, which the
+    class refuses to build (``rolled._fill``)."""
     attrs = attribute_namespace()  # not a module's name, nor an nn.Module attribute
     attrs.claim(n.layer.split(".")[0] for g, _, _ in variants for n in g.nodes if n.layer)
     attrs.claim(n.id for g, _, _ in variants for n in g.nodes)
@@ -62,7 +71,10 @@ def looped_forward(
         )
     if len(checks) != 1:
         raise Unsupported("the variants check their inputs' dtypes differently")
-    body = _checked(enumerated(_fill(shared_forward(methods), branches)), list(checks.pop()))
+    body = enumerated(_fill(shared_forward(methods), branches, dropped))
+    if dropped:  # a loop or else left without its body goes with it
+        body = without_empty_branches(body)
+    body = _checked(body, list(checks.pop()))
     stores = [f"{INDENT * 2}self.{attr} = {name}" for attr, name in sorted(tr.read.items())]
     return ["", *_shared_init_weights([text for _, text, _ in variants]), *body], stores
 

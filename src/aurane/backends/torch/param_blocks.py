@@ -96,6 +96,9 @@ class _Class:
     # a class written out for its calls' counts or branches that still takes the values
     # deciding them: the lines refusing any other value (``if n != 2: raise ...``)
     guards: list[str] = field(default_factory=list)
+    # written for a phantom's call of a block no call makes (``_class_for_phantom``): the
+    # shapes of that call are no call's, so the class shows none
+    phantom: bool = False
 
 
 class _Scopes:
@@ -294,6 +297,9 @@ class ParamClasses:
         self.lower_at = lower_at
         self.instances = instances
         self._phantom_graphs: list[Graph] = []  # those the roller reads now (``_phantoms``)
+        # the blocks no call of the program makes whose class a phantom's inner call wrote
+        # (``_class_for_phantom``): kept where the rolled class calls it, else dropped
+        self._phantom_blocks: list[str] = []
         self.globals = globals_
         self.function_items = function_items
         self.outer = class_of
@@ -776,6 +782,7 @@ class ParamClasses:
         for phantom in self._phantom_graphs:  # read by the roller only
             del self.by_graph[id(phantom)]
         self._phantom_graphs.clear()
+        self._keep_phantom_blocks(found[0] if found is not None else [])
         if found is None:
             return
         lines, axis, classes_taken = found  # axis: the sample axis the roller threads
@@ -815,8 +822,8 @@ class ParamClasses:
         """Instances of ``model`` at arguments no call gives that run the body ``key``
         marks, which no call runs (``untaken.phantom_arguments``), each with its class as
         written for it alone: the roller reads them beside the calls' to write that body.
-        The operations and blocks given are the first call's; the phantom calls inner
-        blocks only as some call of the program does (their classes are known). The first
+        The operations and blocks given are the first call's; the phantom's inner calls
+        are read as classes the program has or writes (``_with_known_blocks``). The first
         few that lower, in the order tried; the program builds none of them."""
         if self.lower_at is None:
             return []
@@ -845,9 +852,11 @@ class ParamClasses:
 
     def _with_known_blocks(self, phantom: Graph) -> Graph | None:
         """``phantom`` with each inner block it calls replaced by the program's instance
-        equal to it (the same block, arguments and input), whose class is known; None
-        where one has none (a call no call of the program makes, a block without
-        parameters)."""
+        equal to it (the same block, arguments and input), whose class is known; a call
+        no call of the program makes (other arguments, another input width: fuzz seed
+        91000159) is read as an instance of the block's one class where it takes the
+        sizes that differ (``_one_class_taking``). None where neither holds (a block no
+        call makes, a block without parameters, one kept a class per call)."""
         nodes: list[Node] = []
         for node in phantom.nodes:
             sub = node.subgraph
@@ -855,10 +864,96 @@ class ParamClasses:
                 nodes.append(node)
                 continue
             known = next((g for g in self.instances.get(sub.name, ()) if g == sub), None)
-            if known is None or id(known) not in self.by_graph:
+            if known is not None and id(known) in self.by_graph:
+                nodes.append(replace(node, subgraph=known))
+            elif (one := self._one_class_taking(sub)) is not None:
+                self.by_graph[id(sub)] = one
+                self._phantom_graphs.append(sub)  # alive while its id is a key
+                nodes.append(node)
+            elif self._class_for_phantom(sub):
+                nodes.append(node)
+            else:
                 return None
-            nodes.append(replace(node, subgraph=known))
         return replace(phantom, nodes=tuple(nodes))
+
+    def _class_for_phantom(self, sub: Graph) -> bool:
+        """The class of a block that no call of the program makes, written from the
+        phantom's call of it (fuzz seeds 91000106, 91000203: a loop no call runs calls
+        ``Unit0``), as a class for one call is (its deciding parameters guarded,
+        ``_guards``); True where written. Only for a block calling no parameterised block
+        itself. The program keeps the class where the rolled class calls it
+        (``_keep_phantom_blocks``)."""
+        model = self.models.get(sub.name)
+        if (
+            sub.block_params is None
+            or model is None
+            or self.classes.get(sub.name)
+            or any(n.subgraph is not None and n.subgraph.block_params for n in sub.nodes)
+        ):
+            return False
+        self.functions[sub.name] = self._function_params([sub])
+        self.factories[sub.name] = factory_params([sub])
+        # every input size it reads taken as a constructor argument, none folded: the
+        # rolled class calls it at the sizes its own arguments give
+        rank = len(plain(sub.input_value.sample_shape) or ())
+        self.unfolded[sub.name] = frozenset(range(1, rank))
+        self._assign(sub)
+        (written,) = self.classes[sub.name].values()
+        written.guards = self._guards(written, model)
+        written.phantom = True
+        self._phantom_blocks.append(sub.name)
+        return True
+
+    def _keep_phantom_blocks(self, lines: Sequence[str]) -> None:
+        """Keep the classes ``_class_for_phantom`` wrote that the rolled class's
+        ``lines`` call (the body it was written for is in the class); drop the others,
+        names and all, so the program is as before."""
+        text = "\n".join(lines)
+        for block in self._phantom_blocks:
+            (written,) = self.classes[block].values()
+            if re.search(rf"\b{re.escape(written.name)}\(", text):
+                continue
+            for graph in written.graphs:
+                self.by_graph.pop(id(graph), None)
+            self.globals.used.discard(written.name)
+            del self.classes[block]
+            self.unfolded.pop(block, None)
+            self.functions.pop(block, None)
+            self.factories.pop(block, None)
+        self._phantom_blocks.clear()
+
+    def _one_class_taking(self, sub: Graph) -> _Class | None:
+        """The one class of the block ``sub`` is an instance of, where it can build
+        ``sub``: a block's one class takes any arguments (computing what the source says,
+        or refusing them: issue 24 item 3), and each input size it does not take as a
+        constructor argument (an axis outside ``dims``, a later input's) is one its calls
+        give alike, which ``sub`` must give too. None otherwise (several classes, a size
+        the class fixes that ``sub`` gives otherwise)."""
+        classes = list(self.classes.get(sub.name, {}).values())
+        if sub.block_params is None or len(classes) != 1 or not classes[0].graphs:
+            return None
+        one = classes[0]
+        shape = plain(sub.input_value.sample_shape)
+        for graph in one.graphs:
+            theirs = plain(graph.input_value.sample_shape)
+            if shape is None or theirs is None or len(theirs) != len(shape):
+                return None
+            taken = {axis % len(shape) for axis in one.dims} if shape else set()
+            pairs = enumerate(zip(shape, theirs, strict=True))
+            if any(a != b for axis, (a, b) in pairs if axis not in taken):
+                return None
+            later = [plain(v.sample_shape) for v in graph.inputs[1:]]
+            if later != [plain(v.sample_shape) for v in sub.inputs[1:]]:
+                return None
+            # a parameter the class does not take (a block folded in) is its calls' value
+            model = self.models.get(sub.name)
+            kept = [p.name for p in model.params] if model is not None else []
+            for param in kept:
+                if param in one.params or param in one.ops:
+                    continue
+                if _call_gives(graph, param) != _call_gives(sub, param):
+                    return None
+        return one
 
     def _guards(self, cls: _Class, model: ast.Model) -> list[str]:
         """The lines at the top of ``__init__`` of ``cls``, written out for its calls,
@@ -1086,6 +1181,8 @@ class ParamClasses:
     def merge_comments(self, plan: ClassPlan, lines: list[str]) -> list[str]:
         """Keep a shape comment only where every call of the class has the same one."""
         cls = next((c for c in self._all() if c.plan is plan), None)
+        if cls is not None and cls.phantom:
+            return [_strip(line) for line in lines if not line.lstrip().startswith("# ")]
         if cls is None or len(cls.members) < 2:
             return lines
         first = cls.members[0]
@@ -1582,6 +1679,16 @@ def rolled_axis(dims: Iterable[tuple[int, ...] | None], rank: int) -> int:
     no iteration takes none), else axis 0."""
     found = {d for d in dims if d != ()}
     return rank - 1 if rank >= 2 and found == {(rank - 1,)} else 0
+
+
+def _call_gives(graph: Graph, param: str) -> tuple[Any, Any, Any]:
+    """What the call ``graph`` gives the block parameter ``param``: a value, an
+    operation or a block."""
+    return (
+        plain(graph.block_args.get(param)),
+        graph.block_ops.get(param),
+        graph.block_models.get(param),
+    )
 
 
 def input_names(

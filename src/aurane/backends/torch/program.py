@@ -72,11 +72,11 @@ class RollFallback:
     def note(self) -> str:
         """The line ``aurane compile`` prints for it (after ``note: ``)."""
         where = f"{self.kind} '{self.name}' at {self.span}"
+        each = "call" if self.kind == "block" else "variant"
         if self.refusing:
-            return f"{where} is one class refusing arguments that no call gives: {self.reason}"
+            return f"{where} is one class refusing arguments that no {each} gives: {self.reason}"
         if self.agreeing:
             return f"{where} is written out for its calls' counts (refusing another): {self.reason}"
-        each = "call" if self.kind == "block" else "variant"
         return f"{where} stays one class per {each}: {self.reason}"
 
 
@@ -411,6 +411,11 @@ class TorchCodeGenerator:
                     i is None or "super().__init__()" not in classes[i] for i in blocks.values()
                 ):
                     continue
+                model = self._models[network]
+                for reason in result.refused:  # one class, refusing the arguments of a body
+                    self.roll_fallbacks.append(
+                        RollFallback("network", network, model.name_span, reason, refusing=True)
+                    )
                 for block, size in result.out_sizes.items():
                     i = blocks[block]
                     assert i is not None

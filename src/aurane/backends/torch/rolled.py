@@ -25,7 +25,7 @@ import ast as pyast
 import math
 import re
 from collections import ChainMap, Counter
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from itertools import takewhile
 from typing import Any
@@ -50,6 +50,12 @@ from aurane.backends.torch.piece_widths import piece_width
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
+from aurane.backends.torch.untaken import (
+    body_position,
+    deciding_params,
+    is_loop,
+    refusal_lines,
+)
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
@@ -98,6 +104,7 @@ LoopedForward = Callable[
         Mapping[str, ast.Expr],
         Mapping[Span, str],
         "tuple[Triangle, ...]",
+        Container[str],
     ],
     tuple[list[str], list[str]],
 ]
@@ -142,6 +149,8 @@ class Rolled:
     out_sizes: dict[str, str]  # block class -> the expression it stores as out_channels
     # rolled block classes whose width it reads from the module (what their loop left)
     read_widths: frozenset[str] = frozenset()
+    # why it refuses arguments that no variant gives (a body no variant runs, left out)
+    refused: tuple[str, ...] = ()
 
 
 _FUNCTIONS: dict[str, Any] = {
@@ -2195,7 +2204,19 @@ def _roll_at(
         ]
     assert inits is not None
     untracked_sizes(untracked)
-    inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches))))
+    # a body no variant runs has no IR to write it from: the class is written without it
+    # and refuses the arguments that run it, as a block's is (``untaken.py``; no phantom
+    # variant is lowered)
+    dropped: dict[str, list[str]] = {}
+    while True:
+        try:
+            filled = _fill(inits, branches, dropped)
+            break
+        except Untaken as why:
+            if why.key in dropped:
+                raise
+            dropped[why.key] = _refusal(network, name, why, constants, envs)
+    inits = stages_in_order(enumerated(without_empty_branches(filled)))
     stored = _Stored(envs, [*fields, *params], "\n".join([*inits, *texts]))
 
     def with_loops(one_by_one: bool = False) -> tuple[list[str], list[str]]:
@@ -2220,6 +2241,7 @@ def _roll_at(
             constants,
             used,
             tr.triangles,
+            frozenset(dropped),
         )
         return (whole_stages(methods) if one_by_one else methods), stores
 
@@ -2275,10 +2297,12 @@ def _roll_at(
     init_call = (
         [f"{INDENT * 2}self._init_weights()"] if "_init_weights" in "\n".join(methods) else []
     )
+    refusals = [line for lines in dropped.values() for line in lines]
     network_lines = [
         f"class {name}(nn.Module):",
         *wrap(1, "", f"def __init__(self, {', '.join(head)})", tail=":"),
         f"{INDENT * 2}super().__init__()",
+        *dict.fromkeys(refusals),
         *tr.table_lines(2),
         *local_lines,
         *stores,
@@ -2286,7 +2310,37 @@ def _roll_at(
         *init_call,
         *methods,
     ]
-    return Rolled(network_lines, entries, out_sizes, frozenset(read_widths))
+    said = tuple(
+        _refused_reason(network, key, constants) for key, lines in dropped.items() if lines
+    )
+    return Rolled(network_lines, entries, out_sizes, frozenset(read_widths), said)
+
+
+def _refusal(
+    network: ast.Model,
+    name: str,
+    why: Untaken,
+    constants: Mapping[str, ast.Expr],
+    envs: Sequence[Mapping[str, Any]],
+) -> list[str]:
+    """The lines refusing the arguments that run the body ``why`` marks, which no
+    variant runs (``envs``: each variant's values); ``why`` again where they cannot be
+    written (the network keeps a class per variant)."""
+    params = deciding_params(network, why.key, constants)
+    lines = refusal_lines(name, params, envs, "variant") if params is not None else None
+    if lines is None:
+        raise why
+    return lines
+
+
+def _refused_reason(network: ast.Model, key: str, constants: Mapping[str, ast.Expr]) -> str:
+    """Why the network's class refuses the arguments that run the body ``key`` marks."""
+    line, column = body_position(key)
+    what = "the loop" if is_loop(key) else "an if branch"
+    params = deciding_params(network, key, constants) or ()
+    return (
+        f"{what} at {line}:{column} runs at no variant: {', '.join(params)} must be the variants'"
+    )
 
 
 def _folded(

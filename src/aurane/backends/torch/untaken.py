@@ -120,13 +120,69 @@ def _literals(expr: Any) -> list[Any]:
     return []
 
 
+def _item_target(model: ast.Model, key: str, param: str) -> ast.LoopTarget | None:
+    """The target binding one item of the list parameter ``param`` in a loop around or at
+    the body ``key`` marks (``c`` of ``for c in rows``, ``(w, k)`` of ``for w, k in cfg``,
+    ``c`` of ``for i, c in enumerate(rows)``); None where no loop iterates it directly."""
+    forward = model.forward
+    chain = _enclosing(forward.body, body_position(key), ()) if forward is not None else None
+    for stmt in chain or ():
+        if not isinstance(stmt, ast.For):
+            continue
+        iterable, target = stmt.iterable, stmt.target
+        if isinstance(iterable, ast.Name) and iterable.id == param:
+            return target
+        if (
+            isinstance(iterable, ast.Call)
+            and iterable.func == "enumerate"
+            and len(iterable.args) == 1
+            and isinstance(iterable.args[0], ast.Name)
+            and iterable.args[0].id == param
+            and len(target.items) == 2
+        ):
+            return target.items[1]
+    return None
+
+
+def _item(target: ast.LoopTarget, value: int) -> Any:
+    """One item that ``target`` unpacks, each of its names bound to ``value``."""
+    if target.name is not None:
+        return value
+    return tuple(_item(inner, value) for inner in target.items)
+
+
+def _list_tries(
+    model: ast.Model, key: str, param: str, given: Sequence[Mapping[str, Any]]
+) -> list[Any]:
+    """For a list parameter empty at every call (``rows=[]``) that a loop around the body
+    iterates: one-item lists, the item's numbers each an integer the first call gives
+    elsewhere (a width it builds with), else a small literal; unpacked as the loop's
+    target says (``((6, 6),)`` for ``for w, k in cfg``)."""
+    target = _item_target(model, key, param)
+    if target is None:
+        return []
+    numbers = [
+        value
+        for value in (plain(v) for p, v in given[0].items() if p != param)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0
+    ]
+    tried = list(dict.fromkeys([*numbers, _SMALL_ITEM]))[:_MOST_ITEM_TRIES]
+    kind = type(plain(given[0][param]))
+    return [kind([_item(target, number)]) for number in tried]
+
+
+_SMALL_ITEM = 4  # an item's number where the calls give none elsewhere
+_MOST_ITEM_TRIES = 3  # one-item lists tried for a list no call fills
+
+
 def phantom_arguments(
     model: ast.Model, key: str, given: Sequence[Mapping[str, Any]], constants: Container[str]
 ) -> list[dict[str, Any]]:
     """Arguments at which the body ``key`` marks may run, each the first call's with one
     deciding parameter changed to a value no call gives: a boolean flipped, a count one
     more than the calls' largest, an integer one either side of the calls' or a literal
-    its ``if`` compares with. The roller tries them in this order."""
+    its ``if`` compares with, a one-item list where every call gives an empty one
+    (``_list_tries``). The roller tries them in this order."""
     params = deciding_params(model, key, constants) or ()
     if not given:
         return []
@@ -144,6 +200,8 @@ def phantom_arguments(
             tries += [t for t in tested if isinstance(t, int) and not isinstance(t, bool)]
         elif all(isinstance(v, str) for v in values):
             tries = [t for t in tested if isinstance(t, str)]
+        elif all(isinstance(v, tuple | list) and not v for v in values):
+            tries = _list_tries(model, key, param, given)
         for value in tries:
             if value in values or (isinstance(value, int) and value < 0):
                 continue
@@ -154,37 +212,51 @@ def phantom_arguments(
 
 
 def refusal_lines(
-    block: str, params: tuple[str, ...], given: Sequence[Mapping[str, Any]]
+    block: str, params: tuple[str, ...], given: Sequence[Mapping[str, Any]], who: str = "call"
 ) -> list[str] | None:
     """The lines at the top of ``__init__`` refusing values of ``params`` other than the
     calls' (``if n1 != 0: raise ValueError(...)``): the class is written without a body
     that none of those values runs. Several parameters are refused together, as a tuple
-    (``(n, m)``: another pairing of the calls' values may run it). None where a value
-    has no plain literal (a list, an operation)."""
+    (``(n, m)``: another pairing of the calls' values may run it). A list is compared as
+    a tuple (``if tuple(rows) != ():``, as a class written out for its calls guards it).
+    None where a value has no plain literal (an operation, a block). ``who``: what gives
+    the values (a network's ``variant``)."""
     if not params:
         return []
     rows: list[str] = []
+    listed: set[str] = set()  # the parameters given lists, compared as tuples
     for call in given:
         values = [plain(call.get(p)) for p in params]
-        if not all(v is None or isinstance(v, bool | int | float | str) for v in values):
+        if not all(_plain_literal(v) for v in values):
             return None
+        listed |= {p for p, v in zip(params, values, strict=True) if isinstance(v, tuple | list)}
         texts = [lit(v) for v in values]
         row = texts[0] if len(params) == 1 else f"({', '.join(texts)})"
         if row not in rows:
             rows.append(row)
-    subject = params[0] if len(params) == 1 else f"({', '.join(params)})"
+    read = [f"tuple({p})" if p in listed else p for p in params]
+    subject = read[0] if len(params) == 1 else f"({', '.join(read)})"
+    shown = params[0] if len(params) == 1 else f"({', '.join(params)})"
     if len(rows) == 1 and rows[0] in ("True", "False"):  # if flag: rather than != False
-        wanted = f"{subject} == {rows[0]}"
+        wanted = f"{shown} == {rows[0]}"
         test = f"not {subject}" if rows[0] == "True" else subject
     elif len(rows) == 1:
-        wanted, test = f"{subject} == {rows[0]}", f"{subject} != {rows[0]}"
+        wanted, test = f"{shown} == {rows[0]}", f"{subject} != {rows[0]}"
     else:
-        wanted = f"{subject} in ({', '.join(rows)})"
+        wanted = f"{shown} in ({', '.join(rows)})"
         test = f"{subject} not in ({', '.join(rows)})"
     said = f"{block} is written for {wanted}".replace("{", "{{").replace("}", "}}")
     quote = "'" if '"' in said else '"'
-    message = f"f{quote}{said}, not {{{subject}}}{quote}"
+    message = f"f{quote}{said}, not {{{shown}}}{quote}"
     return [
-        f"{INDENT * 2}if {test}:  # a body no call runs is not written",
+        f"{INDENT * 2}if {test}:  # a body no {who} runs is not written",
         *wrap(3, "", f"raise ValueError({message})"),
     ]
+
+
+def _plain_literal(value: Any) -> bool:
+    """Whether ``value`` is written as a plain literal: a number, string, boolean or
+    None, or a list or tuple of such."""
+    if isinstance(value, tuple | list):
+        return all(_plain_literal(item) for item in value)
+    return value is None or isinstance(value, bool | int | float | str)
