@@ -48,6 +48,7 @@ from aurane.backends.torch.named import (
     module_class,
     module_factory,
     signature_default,
+    sized_module_class,
 )
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
@@ -1166,7 +1167,8 @@ class ParamClasses:
             elif functions:  # exp: torch.exp, which a rolled class applies as it is
                 made = function_of(value.name)
             else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
-                made = module_factory(value.name)
+                # (layer_norm: nn.LayerNorm, which it builds from the width, ``a(channels)``)
+                made = module_factory(value.name) or sized_module_class(value.name)
             return made or lit(value.name)
         if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
             items = ", ".join(self._value_text(v, functions) for v in value)
