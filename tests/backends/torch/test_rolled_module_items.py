@@ -165,3 +165,68 @@ model Net:
     notes, code = roll_notes(source)
     assert len(notes) == 1 and notes[0].startswith("block 'Stage' at 1:7: "), notes
     assert "class Stage_2(" in code
+
+
+def test_a_per_stage_norm_on_tokens() -> None:
+    """Swin's per-stage norm choice on tokens (``(16, 8)``: the class threads the last
+    axis, which ``layer_norm`` normalises): ``norm(channels)`` beside ``norm()`` for
+    ``identity``."""
+    source = """\
+model Stage(cfg):
+    def forward(x):
+        for w, norm in cfg:
+            x -> dense(w).gelu -> norm
+        return x
+
+model Net:
+    input_shape = (16, 8)
+    def forward(x):
+        x -> Stage([(8, layer_norm), (6, identity)]) as s -> Stage([(4, layer_norm)]) as t
+          -> dense(2) as head
+"""
+    gen, flat = against_per_call(source, "token_norms", torch.randn(2, 16, 8))
+    assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    stage = block_class(gen, "Stage")
+    assert '                setattr(self, f"identity{identity_count}", norm())\n' in stage
+    assert (
+        '                setattr(self, f"layer_norm{layer_norm_count}", norm(channels))\n' in stage
+    )
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+
+
+def test_items_after_loops_the_calls_count_differently() -> None:
+    """A loop over ``range(n)`` and a constant table before the list's loop (the calls
+    give ``n = 1`` and ``2``): the list's modules are counted apart from the ``dense``
+    numbering (``dense{n + len(table) + j + 1}``); ``roll_check`` rebuilds the class at
+    other counts."""
+    source = """\
+model Stage(acts, n):
+    table = [(8, relu), (6, gelu)]
+    def forward(x):
+        for i in range(n):
+            x -> dense(4)
+        for w, b in table:
+            x -> dense(w) -> b
+        for a in acts:
+            x -> dense(4) -> a
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Stage([relu, layer_norm], 1) as s -> Stage([tanh], 2) as t -> dense(2) as head
+"""
+    gen, _ = against_per_call(source, "counted_norms", torch.randn(3, 4))
+    assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
+    stage = block_class(gen, "Stage")
+    assert (
+        "        layer_norm_count = 0\n"
+        "        for j, a in enumerate(self.acts):\n"
+        '            x = getattr(self, f"dense{self.n + len(self.table) + j + 1}")(x)\n'
+        "            if a is nn.LayerNorm:\n"
+    ) in stage, stage
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["other arguments"] > 0, counts
