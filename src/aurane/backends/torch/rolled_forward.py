@@ -610,6 +610,8 @@ class _ForwardWriter:
             raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
         bound, func, tensor, keywords = parsed
         spec = lookup(value.name)
+        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        built_here = f"{bound} = {target}()({tensor})"  # an item building no module
         if node.op in dict(items):  # this iteration's module, numbered as __init__ counts
             if func != f"self.{node.id}" or keywords or spec is None or spec.name != node.op:
                 raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
@@ -619,11 +621,8 @@ class _ForwardWriter:
                 written = self._given(lines, node, target)
             finally:
                 self.module_items = plain_items
-            if written != [
-                f"{lines[0][: len(lines[0]) - len(lines[0].lstrip())]}{bound} = {target}()({tensor})"
-            ]:
+            if written != [f"{pad}{built_here}"]:
                 raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
-        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
         out: list[str] = []
         for index, (op, cls) in enumerate(items):
             count = f"{op}_count"
@@ -632,7 +631,7 @@ class _ForwardWriter:
                 f"{pad}{INDENT}{count} += 1",
                 f'{pad}{INDENT}{bound} = getattr(self, f"{op}{{{count}}}")({tensor})',
             ]
-        return [*out, f"{pad}else:", f"{pad}{INDENT}{bound} = {target}()({tensor})"]
+        return [*out, f"{pad}else:", f"{pad}{INDENT}{built_here}"]
 
     def _given_function(self, lines: list[str], node: Node, target: str, value: Any) -> list[str]:
         """``_given`` where the calls pass the items as functions (``named.function_items``:
