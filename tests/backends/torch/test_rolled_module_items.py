@@ -230,3 +230,25 @@ model Net:
     counts: Counter[str] = Counter()
     assert check_source(source, counts) == []
     assert counts["other arguments"] > 0, counts
+
+
+def test_module_items_beside_function_items() -> None:
+    """``exp`` has no module class, so the calls pass the items as functions (``F.relu``,
+    ``torch.exp``) and forward applies one as it is (``a(x)``); a ``layer_norm`` or
+    ``identity`` item is still its module class, which the class tests and builds. It
+    kept a class per call ('an unnamed 'a' module in a loop')."""
+    source = ROWS.replace("(8, relu)", "(8, exp)").replace("(5, layer_norm)", "(5, identity)")
+    stage = _rolled(source, "function_norm_rows")
+    assert (
+        "            if a is nn.Identity:\n"
+        "                identity_count += 1\n"
+        '                x = getattr(self, f"identity{identity_count}")(x)\n'
+        "            elif a is nn.LayerNorm:\n"
+        "                layer_norm_count += 1\n"
+        '                x = getattr(self, f"layer_norm{layer_norm_count}")(x)\n'
+        "            else:\n"
+        "                x = a(x)\n"
+    ) in stage, stage
+    _, code, _ = build(source, "function_norm_rows_code")
+    assert "Stage(4, ((8, torch.exp), (6, nn.LayerNorm)))" in code, code
+    assert "(5, nn.Identity), (3, F.gelu), (3, nn.LayerNorm)" in code, code

@@ -47,6 +47,7 @@ from aurane.backends.torch.named import (
     layer_factory,
     module_class,
     module_factory,
+    module_item_class,
     signature_default,
     sized_module_class,
 )
@@ -1165,7 +1166,9 @@ class ParamClasses:
                 classes = list(self.classes.get(value.name, {}).values())
                 made = classes[0].name if len(classes) == 1 else None
             elif functions:  # exp: torch.exp, which a rolled class applies as it is
-                made = function_of(value.name)
+                # (layer_norm, identity: the module class it tests items by, and builds)
+                item_class = module_item_class(value.name)
+                made = item_class[0] if item_class is not None else function_of(value.name)
             else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
                 # (layer_norm: nn.LayerNorm, which it builds from the width, ``a(channels)``)
                 made = module_factory(value.name) or sized_module_class(value.name)

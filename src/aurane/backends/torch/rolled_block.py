@@ -433,7 +433,7 @@ def _roll_block(
     row_counters: dict[Span, str] = {}
     # a list's items building modules (``layer_norm``: ``block_walk._module_item``), each
     # counted by a local named after its operation (``layer_norm_count``)
-    module_items = _module_items([g for g, _ in instances], function_items)
+    module_items = _module_items([g for g, _ in instances])
     clashing = sorted(f"{op}_count" for op in module_items if f"{op}_count" in used)
     if clashing:
         raise Unsupported(f"the counter '{clashing[0]}' is a name of the block or its calls")
@@ -828,13 +828,11 @@ def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: s
     return [*lines[:loop], f"{pad}{counter} = {{}}", *lines[loop:]]
 
 
-def _module_items(graphs: Sequence[Graph], function_items: bool) -> dict[str, tuple[str, bool]]:
+def _module_items(graphs: Sequence[Graph]) -> dict[str, tuple[str, bool]]:
     """The operations inside the calls' list arguments that the class of one call builds
     as modules (``layer_norm``, ``identity``), each with the class the calls pass and
-    whether it takes the width (``named.module_item_class``); none where the items are
-    functions (``named.function_items``: no class to test them by)."""
-    if function_items:
-        return {}
+    whether it takes the width (``named.module_item_class``), also where the other items
+    are functions (``named.function_items``: ``torch.exp`` beside ``nn.LayerNorm``)."""
     found: dict[str, tuple[str, bool]] = {}
     for graph in graphs:
         for value in graph.block_args.values():

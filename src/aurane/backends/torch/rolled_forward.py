@@ -567,7 +567,7 @@ class _ForwardWriter:
         gelu)]``) is applied as ``self.act(x)`` there: built alike (``act`` has no
         weights), and the class keeps ``self.act = act()`` for the same modules."""
         items = self.module_items.get(node.span)
-        if items and self.given[target] and not self.function_items:
+        if items and self.given[target]:
             return self._module_item(lines, node, target, items)
         parsed = _one_tensor_call(lines)
         value = self.env.get(target)
@@ -611,7 +611,9 @@ class _ForwardWriter:
         bound, func, tensor, keywords = parsed
         spec = lookup(value.name)
         pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
-        built_here = f"{bound} = {target}()({tensor})"  # an item building no module
+        # an item building no module: applied as the function it is (``torch.exp``), or
+        # its module built where applied (``nn.ReLU``)
+        built_here = f"{bound} = {target}{'' if self.function_items else '()'}({tensor})"
         if node.op in dict(items):  # this iteration's module, numbered as __init__ counts
             if func != f"self.{node.id}" or keywords or spec is None or spec.name != node.op:
                 raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
