@@ -539,6 +539,10 @@ def _roll_block(
             for attr, param in forward_tr.read.items()
             if re.search(rf"\bself\.{attr}\b", text)
         }
+    for op in sorted({op for ops in item_spans.values() for op in ops}):
+        counting = f"{op}_count += 1"  # forward applies each module __init__ counts
+        if sum(counting in line for line in body) != sum(counting in line for line in inits):
+            raise Unsupported(f"forward does not apply the '{op}' modules a list's items build")
     inits = keyed_stages(inits, "\n".join(body))
     keeps_width = width is not None  # the local ``channels``, for ``stored_width``
     if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
