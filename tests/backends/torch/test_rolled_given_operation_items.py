@@ -188,22 +188,23 @@ model Net:
     assert "Stage(4, (torch.exp,))" in code, code
 
 
-@pytest.mark.parametrize(
-    ("item", "note"),
-    [
-        ("identity", "the iterations of 'w, a' differ"),
-        ("layer_norm", "the iterations of 'w, a' differ"),
-    ],
-)
-def test_an_item_the_class_cannot_build_keeps_a_class_per_call(item: str, note: str) -> None:
+@pytest.mark.parametrize("item", ["identity", "layer_norm"])
+def test_an_item_building_a_module_rolls(item: str) -> None:
     """``identity`` and ``layer_norm`` are modules of the class of one call
     (``self.identity1 = nn.Identity()``, weights for ``layer_norm``), numbered by their
-    operation (``identity1``, ``layer_norm1``) among the rows' ``dense`` modules, which
-    neither forward nor a loop of ``__init__`` names alike for every list. Each keeps its
-    classes, with a located note, where ``tanh`` in its place rolls."""
-    assert roll_notes(ROWS)[0] == []
+    operation (``identity1``, ``layer_norm1``) among the rows' ``dense`` modules. They
+    kept a class per call ('the iterations of 'w, a' differ'); the class now tests the
+    item and counts them (``tests/backends/torch/test_rolled_module_items.py``)."""
     notes, code = roll_notes(ROWS.replace("(4, tanh)", f"(4, {item})"))
-    assert notes == [f"block 'Stage' at 1:7: {note}"], notes
+    assert notes == [], notes
+    assert "class Stage_2(" not in code and f"{item}_count += 1" in code, code
+
+
+def test_an_item_whose_module_class_follows_the_rank_keeps_a_class_per_call() -> None:
+    """``batch_norm`` builds ``nn.BatchNorm1d`` or ``nn.BatchNorm2d`` by the input's rank,
+    no one class a call could pass: the calls keep their classes, with a located note."""
+    notes, code = roll_notes(ROWS.replace("(4, tanh)", "(4, batch_norm)"))
+    assert notes == ["block 'Stage' at 1:7: the iterations of 'w, a' differ"], notes
     assert "class Stage_2(" in code
 
 

@@ -56,6 +56,7 @@ from aurane.ir.graph import Node
 from aurane.ops import lookup
 from aurane.records import replace
 from aurane.semantics.symbolic import plain
+from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -284,6 +285,79 @@ class BlockWalk(_Walk):
             return False
         others = [s for s in _flat(loop.body) if s is not stmt]
         return all(stmt.target not in _names(s) for s in others)
+
+    def _module_item(
+        self, step: ast.Call, node: Node, made: Call | None, depth: int
+    ) -> list[str] | None:
+        """A step applying a loop's target over a list the calls give (``for w, a in cfg:
+        x -> dense(w) -> a``) where an item builds a module in the class of one call
+        (``layer_norm``: ``self.layer_norm1 = nn.LayerNorm(6)``, numbered per operation
+        over the instance): the class tests the item the call passed and counts that
+        operation's modules, as the IR numbers them::
+
+            if a is nn.LayerNorm:
+                layer_norm_count += 1
+                setattr(self, f"layer_norm{layer_norm_count}", a(channels))
+
+        The first walks collect the operations built at the step (``item_spans``); the
+        last writes the test of each at every visit, the same lines whatever the item (an
+        item building no module, ``relu``, runs none). ``Unsupported`` where the module
+        is not the item's class built from the running width (or alone), where another
+        step of the instance makes that operation's modules (their numbers would follow
+        the list), or in loops nested in each other. None where the step applies no such
+        target, or names its module (``as norm{i}``)."""
+        bound = self.env.get(step.func) if step.func in self.tr.locals else None
+        if not self.module_items or not isinstance(bound, OpValue) or bound.is_model:
+            return None
+        if not any(step.func == name for loop in self.fors for name, _ in loop.target.names()):
+            return None  # an operation-valued parameter: the class takes it (``act()``)
+        if step.layer is not None or self.collect is not None:
+            return None  # named by the source (``as norm{i}``), not numbered per operation
+        if made is not None:
+            if len(self.fors) != 1:
+                raise Unsupported(
+                    f"the '{node.op}' module that '{step.func}' builds at {step.span}"
+                    " in loops nested in each other"
+                )
+            known = self.module_items.get(node.op)
+            if (
+                known is None
+                or made.func != known[0]
+                or made.args != ((self.size,) if known[1] else ())
+            ):
+                raise Unsupported(
+                    f"the module '{node.id}' that '{step.func}' builds takes arguments"
+                    f" other than the width ({made.text()})"
+                )
+            self._item_counts[step.span, node.op] += 1
+            if node.id != f"{node.op}{self._item_counts[step.span, node.op]}":
+                raise Unsupported(
+                    f"'{step.func}' builds '{node.id}', numbered on from other"
+                    f" '{node.op}' modules of the block"
+                )
+            self.item_spans.setdefault(step.span, set()).add(node.op)
+        if not self.strict:  # the first walks only collect the operations built here
+            return []
+        ops = sorted(self.item_spans.get(step.span, ()))
+        for op in ops:  # the IR numbers them over the instance, the class over the loop
+            other = next((n for n in self.graph.nodes if n.op == op and n.span != step.span), None)
+            if other is not None:
+                raise Unsupported(
+                    f"'{step.func}' builds '{op}' modules at {step.span} beside"
+                    f" '{other.id}' at {other.span}, numbered together"
+                )
+        pad = INDENT * depth
+        lines: list[str] = []
+        for index, op in enumerate(ops):
+            cls, sized = self.module_items[op]
+            count = f"{op}_count"
+            built = f"{step.func}({self.size})" if sized else f"{step.func}()"
+            lines += [
+                f"{pad}{'elif' if index else 'if'} {step.func} is {cls}:",
+                f"{pad}{INDENT}{count} += 1",
+                f'{pad}{INDENT}setattr(self, f"{op}{{{count}}}", {built})',
+            ]
+        return lines
 
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """An unnamed module in a loop: ``setattr(self, f"dense{2 * i + 1}", ...)``, the

@@ -84,6 +84,47 @@ def module_factory(op: str, args: Mapping[str, Any] | None = None) -> str | None
     return f"functools.partial({made.func}, {', '.join(made.args)})"
 
 
+def sized_module_class(op: str) -> str | None:
+    """``nn.LayerNorm``: the module class of ``op`` (at its defaults) that the class of one
+    call builds from the input's width alone (``nn.LayerNorm(6)``), whatever the input's
+    rank, so a list of operations can carry it as torchvision passes ``norm_layer`` and a
+    rolled class build it as ``a(channels)``; None where the module takes more or none,
+    or its class depends on the rank (``batch_norm``: ``nn.BatchNorm1d``, ``2d``)."""
+    spec = lookup(op)
+    if spec is None or emitter(spec.name).init is None:
+        return None
+    if any(p.required for p in spec.params):
+        return None
+    args = {p.name: p.default for p in spec.params}
+    found: set[str] = set()
+    for shape in ((7,), (3, 7), (5, 3, 7)):
+        node = Node("", spec.name, args, (), "", 0, Span(0, 0, 0, 0))
+        try:
+            made = module_init(Site(node, ("x",), (shape,), shape, "m"))
+        except Exception:  # an emitter that needs more of the node than a sketch
+            return None
+        if made is None or made.args != ("7",):
+            return None
+        found.add(made.func)
+    return found.pop() if len(found) == 1 else None
+
+
+def module_item_class(op: str) -> tuple[str, bool] | None:
+    """How a rolled class builds the module that the class of one call builds for ``op``
+    given as a list's item (``self.layer_norm1 = nn.LayerNorm(6)``, ``self.identity1 =
+    nn.Identity()``): the class the calls pass (``nn.LayerNorm``, ``nn.Identity``) and
+    whether it takes the width (``a(channels)``, else ``a()``); None where ``op`` builds no
+    module there, or one whose arguments the class cannot write."""
+    spec = lookup(op)
+    if spec is None or emitter(spec.name).init is None:
+        return None
+    plain_class = module_factory(spec.name)
+    if plain_class is not None:  # a partial is a new object per call: no ``is`` test
+        return (plain_class, False) if "(" not in plain_class else None
+    sized = sized_module_class(spec.name)
+    return (sized, True) if sized is not None else None
+
+
 def _module_call(op: str, args: Mapping[str, Any] | None) -> Call | None:
     """The module form of function ``op`` (``nn.LogSoftmax(dim=-1)``) with ``args``
     (default: the operation's defaults), or None."""

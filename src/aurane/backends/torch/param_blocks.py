@@ -47,7 +47,9 @@ from aurane.backends.torch.named import (
     layer_factory,
     module_class,
     module_factory,
+    module_item_class,
     signature_default,
+    sized_module_class,
 )
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
@@ -1261,9 +1263,12 @@ class ParamClasses:
                 classes = list(self.classes.get(value.name, {}).values())
                 made = classes[0].name if len(classes) == 1 else None
             elif functions:  # exp: torch.exp, which a rolled class applies as it is
-                made = function_of(value.name)
+                # (layer_norm, identity: the module class it tests items by, and builds)
+                item_class = module_item_class(value.name)
+                made = item_class[0] if item_class is not None else function_of(value.name)
             else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
-                made = module_factory(value.name)
+                # (layer_norm: nn.LayerNorm, which it builds from the width, ``a(channels)``)
+                made = module_factory(value.name) or sized_module_class(value.name)
             return made or lit(value.name)
         if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
             items = ", ".join(self._value_text(v, functions) for v in value)

@@ -977,6 +977,14 @@ class _Walk:
         self.counter = "made"
         self.row_nodes: set[str] = set()
         self._row_counts: Counter[str] = Counter()
+        # a list's operation the class of one call builds as a module (``for w, a in cfg:
+        # x -> dense(w) -> a`` given ``layer_norm``: ``self.layer_norm1``): each such
+        # operation -> the class the calls pass for it and whether it takes the width
+        # (``named.module_item_class``); the steps where the calls' items built them, with
+        # their operations (shared by the walks and forward); this walk's count of each
+        self.module_items: Mapping[str, tuple[str, bool]] = {}
+        self.item_spans: dict[Span, set[str]] = {}
+        self._item_counts: Counter[tuple[Span, str]] = Counter()
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
         self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
         # the text the local ``channels`` is known to hold here (None: not known), so a
@@ -1450,7 +1458,10 @@ class _Walk:
         is_block = node.op == "block"
         made, out = self._block(step, node) if is_block else self._layer(step, node)
         lines: list[str] = []
-        if made is not None:
+        item = None if is_block else self._module_item(step, node, made, depth)
+        if item is not None:  # a list's item that may build a module: built by its class
+            lines += item
+        elif made is not None:
             lines += self._place(step, node, made, depth, bool(is_block and out == LAYER))
         elif step.layer is not None:
             raise Unsupported(f"the named '{step.func}' makes no module")
@@ -1463,6 +1474,13 @@ class _Walk:
             flat = self._flattened(node) or self._piece(step, node)
             text = self._width_text(step, width, out, flat, self._sets(step, node))
         return lines + self._advance(text, width, depth)
+
+    def _module_item(
+        self, step: ast.Call, node: Node, made: Call | None, depth: int
+    ) -> list[str] | None:
+        """The lines building the module of a list's item the step applies (``block_walk``
+        writes them); None where the step applies none."""
+        return None
 
     def _sets(self, step: ast.Call, node: Node) -> str | None:
         """The text of the argument that is the output width on the walk's axis (a conv's

@@ -43,7 +43,13 @@ from aurane.backends.torch.block_walk import (
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
-from aurane.backends.torch.named import function_value, signature_default, stored_function
+from aurane.backends.torch.named import (
+    function_value,
+    module_item_class,
+    operation_items,
+    signature_default,
+    stored_function,
+)
 from aurane.backends.torch.param_blocks import (
     BlockClasses,
     _module_of,
@@ -90,6 +96,7 @@ from aurane.backends.torch.untaken import (
     refusal_lines,
 )
 from aurane.ir.graph import Graph
+from aurane.ops import lookup
 from aurane.records import field as record_field
 from aurane.records import record, replace
 from aurane.semantics.config import MODEL_TABLE
@@ -424,6 +431,13 @@ def _roll_block(
     # counter's name, one no name of the block or its calls' classes is
     counter = next(c for c in ("made", "counts", "seen", "made_") if c not in used)
     row_counters: dict[Span, str] = {}
+    # a list's items building modules (``layer_norm``: ``block_walk._module_item``), each
+    # counted by a local named after its operation (``layer_norm_count``)
+    module_items = _module_items([g for g, _ in instances])
+    clashing = sorted(f"{op}_count" for op in module_items if f"{op}_count" in used)
+    if clashing:
+        raise Unsupported(f"the counter '{clashing[0]}' is a name of the block or its calls")
+    item_spans: dict[Span, set[str]] = {}
     inits: list[str] = []  # a sample without axes: nothing to build (checked above)
     widths = LoopWidths(False, frozenset())
     if width is not None:
@@ -444,15 +458,19 @@ def _roll_block(
             blocks=blocks,
             row_counters=row_counters,
             counter=counter,
+            module_items=module_items,
+            item_spans=item_spans,
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches, dropped))))
     inits = with_counters(inits, row_counters, counter)
+    inits = with_item_counters(inits, item_spans)
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
     attrs.claim(n.layer.split(".")[0] for g, _ in instances for n in g.nodes if n.layer)
     attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in paths)
+    attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in item_spans)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
     sizes = {width} if width is not None else set()
     stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), set(functions))
@@ -489,6 +507,10 @@ def _roll_block(
                 indices,
                 function_items,
                 row_counters,
+                {
+                    span: [(op, module_items[op][0]) for op in sorted(built)]
+                    for span, built in item_spans.items()
+                },
             )
             for (g, lines), env in zip(instances, envs, strict=True)
         ]
@@ -496,6 +518,7 @@ def _roll_block(
         if dropped:  # a loop or else left without its body goes with it
             body = without_empty_branches(body)
         body = with_counters(body, row_counters, counter)
+        body = with_item_counters(body, item_spans)
         return whole_stages(body) if one_by_one else body
 
     try:
@@ -516,6 +539,10 @@ def _roll_block(
             for attr, param in forward_tr.read.items()
             if re.search(rf"\bself\.{attr}\b", text)
         }
+    for op in sorted({op for ops in item_spans.values() for op in ops}):
+        counting = f"{op}_count += 1"  # forward applies each module __init__ counts
+        if sum(counting in line for line in body) != sum(counting in line for line in inits):
+            raise Unsupported(f"forward does not apply the '{op}' modules a list's items build")
     inits = keyed_stages(inits, "\n".join(body))
     keeps_width = width is not None  # the local ``channels``, for ``stored_width``
     if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
@@ -615,6 +642,8 @@ def _walked_inits(
     blocks: BlockClasses | None,
     row_counters: dict[Span, str],
     counter: str,
+    module_items: Mapping[str, tuple[str, bool]],
+    item_spans: dict[Span, set[str]],
 ) -> tuple[
     list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span], LoopWidths
 ]:
@@ -656,6 +685,7 @@ def _walked_inits(
             walk.untracked = untracked
             walk.blocks = blocks
             walk.row_counters, walk.counter = row_counters, counter
+            walk.module_items, walk.item_spans = module_items, item_spans
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -800,6 +830,53 @@ def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: s
     loop = headers[0]
     pad = lines[loop][: len(lines[loop]) - len(lines[loop].lstrip())]
     return [*lines[:loop], f"{pad}{counter} = {{}}", *lines[loop:]]
+
+
+def _module_items(graphs: Sequence[Graph]) -> dict[str, tuple[str, bool]]:
+    """The operations inside the calls' list arguments that the class of one call builds
+    as modules (``layer_norm``, ``identity``), each with the class the calls pass and
+    whether it takes the width (``named.module_item_class``), also where the other items
+    are functions (``named.function_items``: ``torch.exp`` beside ``nn.LayerNorm``)."""
+    found: dict[str, tuple[str, bool]] = {}
+    for graph in graphs:
+        for value in graph.block_args.values():
+            for item in operation_items(value):
+                spec = lookup(item.name)
+                made = module_item_class(item.name)
+                if spec is not None and made is not None:
+                    found[spec.name] = made
+    return found
+
+
+def with_item_counters(lines: list[str], item_spans: Mapping[Span, set[str]]) -> list[str]:
+    """``lines`` with each counter of a list's items' modules (``layer_norm_count += 1``,
+    ``block_walk._module_item``) started before the loop holding it (``layer_norm_count =
+    0``)."""
+    counters = {f"{op}_count" for ops in item_spans.values() for op in ops}
+    starts: dict[int, list[str]] = {}
+    for at, line in enumerate(lines):
+        name = line.strip().removesuffix(" += 1")
+        if name not in counters or not line.strip().endswith(" += 1"):
+            continue
+        depth = len(line) - len(line.lstrip())
+        header = next(
+            (
+                k
+                for k in range(at - 1, -1, -1)
+                if lines[k].lstrip().startswith("for ")
+                and len(lines[k]) - len(lines[k].lstrip()) < depth - len(INDENT)
+            ),
+            None,
+        )
+        if header is None:
+            raise Unsupported(f"the counter '{name}' outside a loop")
+        pad = lines[header][: len(lines[header]) - len(lines[header].lstrip())]
+        if f"{pad}{name} = 0" not in starts.setdefault(header, []):
+            starts[header].append(f"{pad}{name} = 0")
+    out: list[str] = []
+    for at, line in enumerate(lines):
+        out += [*starts.get(at, []), line]
+    return out
 
 
 def _rows_numbered_alone(

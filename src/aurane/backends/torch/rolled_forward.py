@@ -273,6 +273,7 @@ def rolled_forward(
     indices: Mapping[Span, str] | None = None,
     function_items: bool = False,
     row_counters: Mapping[Span, str] | None = None,
+    module_items: Mapping[Span, Sequence[tuple[str, str]]] | None = None,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
@@ -281,7 +282,9 @@ def rolled_forward(
     loop over items that names such a module (``for i, w in enumerate(self.widths):``,
     marked: ``rolled.enumerated``); ``function_items``: the operations in the calls' lists
     are functions (``named.function_items``); ``row_counters``: the line counting each
-    row's block's modules (``rolled._Walk._row_block``), written before it."""
+    row's block's modules (``rolled._Walk._row_block``), written before it;
+    ``module_items``: per step applying a list's item, the operations the calls' items
+    built there as modules, each with the class they pass (``block_walk._module_item``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -317,6 +320,7 @@ def rolled_forward(
     writer = _ForwardWriter(graph, statements[:-1], tr, env, branches)
     writer.paths = paths
     writer.row_counters = row_counters or {}
+    writer.module_items = module_items or {}
     writer.counted = counted or {}
     writer.indices = indices or {}
     writer.function_items = function_items
@@ -444,6 +448,9 @@ class _ForwardWriter:
         self.paths: Mapping[Span, str] = {}  # unnamed modules in loops: their names
         # a row's block's module (``rolled._Walk._row_block``): the line counting it
         self.row_counters: Mapping[Span, str] = {}
+        # per step applying a list's item: the operations built there as modules, with
+        # the class the calls pass for each (``block_walk._module_item``)
+        self.module_items: Mapping[Span, Sequence[tuple[str, str]]] = {}
         # and after one: the loop numbering them (nested: the loops whose counts multiply)
         self.counted: Mapping[Span, Counts] = {}
         self.indices: Mapping[Span, str] = {}  # a loop over items: its count's name
@@ -559,6 +566,9 @@ class _ForwardWriter:
         constant naming the class's operation-valued parameter (``table = [(8, act), (6,
         gelu)]``) is applied as ``self.act(x)`` there: built alike (``act`` has no
         weights), and the class keeps ``self.act = act()`` for the same modules."""
+        items = self.module_items.get(node.span)
+        if items and self.given[target]:
+            return self._module_item(lines, node, target, items)
         parsed = _one_tensor_call(lines)
         value = self.env.get(target)
         if node.layer is not None or node.parameters or parsed is None:
@@ -579,6 +589,51 @@ class _ForwardWriter:
         bound, _, tensor, _ = parsed
         pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
         return [f"{pad}{bound} = {target}()({tensor})"]
+
+    def _module_item(
+        self, lines: list[str], node: Node, target: str, items: Sequence[tuple[str, str]]
+    ) -> list[str]:
+        """``_given`` at a step where some call's item builds a module (``__init__``'s
+        ``block_walk._module_item``): the class tests the item, applies the module it
+        counted (``x = self.layer_norm1(x)`` of the class of one call), or else builds
+        the item's module where it applies it, as ``_given`` writes it::
+
+            if a is nn.LayerNorm:
+                layer_norm_count += 1
+                x = getattr(self, f"layer_norm{layer_norm_count}")(x)
+            else:
+                x = a()(x)
+        """
+        parsed = _one_tensor_call(lines)
+        value = self.env.get(target)
+        if node.layer is not None or parsed is None or not isinstance(value, OpValue):
+            raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        bound, func, tensor, keywords = parsed
+        spec = lookup(value.name)
+        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        # an item building no module: applied as the function it is (``torch.exp``), or
+        # its module built where applied (``nn.ReLU``)
+        built_here = f"{bound} = {target}{'' if self.function_items else '()'}({tensor})"
+        if node.op in dict(items):  # this iteration's module, numbered as __init__ counts
+            if func != f"self.{node.id}" or keywords or spec is None or spec.name != node.op:
+                raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        else:  # an item building none: checked as ``_given`` writes it
+            plain_items, self.module_items = self.module_items, {}
+            try:
+                written = self._given(lines, node, target)
+            finally:
+                self.module_items = plain_items
+            if written != [f"{pad}{built_here}"]:
+                raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
+        out: list[str] = []
+        for index, (op, cls) in enumerate(items):
+            count = f"{op}_count"
+            out += [
+                f"{pad}{'elif' if index else 'if'} {target} is {cls}:",
+                f"{pad}{INDENT}{count} += 1",
+                f'{pad}{INDENT}{bound} = getattr(self, f"{op}{{{count}}}")({tensor})',
+            ]
+        return [*out, f"{pad}else:", f"{pad}{INDENT}{built_here}"]
 
     def _given_function(self, lines: list[str], node: Node, target: str, value: Any) -> list[str]:
         """``_given`` where the calls pass the items as functions (``named.function_items``:
