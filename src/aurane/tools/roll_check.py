@@ -109,6 +109,13 @@ def _run(net: Any, graph: Any, paths: list[str]) -> dict[str, tuple[Any, Any]]:
     return seen
 
 
+def _refuses(message: str) -> bool:
+    """Whether ``message`` is a class refusing arguments it was not written for, by name:
+    ``Fam is written for n == 2, not 3``, ``Sel is written without the branch at 6:9,
+    which no call takes``."""
+    return " is written for " in message or " is written without " in message
+
+
 def _same(
     cls: type, args: Any, kwargs: Any, theirs: Any, given: tuple[Any, Any], *, other: bool = False
 ) -> str | None:
@@ -121,7 +128,7 @@ def _same(
     try:
         mine = cls(*args, **kwargs)
     except ValueError as error:
-        if other and " is written for " in str(error):
+        if other and _refuses(str(error)):
             return None
         return f"cannot be built: ValueError: {error}"
     except Exception as error:  # noqa: BLE001 - a class the source's arguments cannot build
@@ -561,7 +568,7 @@ def _other_variant(
     theirs = getattr(flat, variant)()
     seen = _run(theirs, graphs[variant], [""])
     problem = _same(cls, (), bound, theirs, seen[""]) or ""
-    refused = problem.startswith("cannot be built: ValueError") and "is written for" in problem
+    refused = problem.startswith("cannot be built: ValueError") and _refuses(problem)
     return "" if refused else problem
 
 

@@ -171,6 +171,98 @@ def holds(test: str, graph: Graph, input_names: Sequence[str]) -> bool | None:
 _BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "round": round}
 
 
+@record(frozen=True)
+class Untaken:
+    """A way through one ``if`` that no call of a joined class takes: the constructor's
+    test for arguments that would take it, and where it is."""
+
+    test: str
+    what: str  # "the branch at 6:9", "the way past every branch of the if at 3:9"
+
+
+def untaken_ways(
+    conditions: Conditions,
+    decided: Sequence[tuple[int, ...]],
+    test: Callable[[int, int], Test | None],
+) -> list[Untaken] | None:
+    """Each branch of each ``if`` that no instance takes (with ``decided``, their
+    ``Conditions.decisions``), and running none where an ``if`` without ``else`` runs one
+    at every instance: a class joined over the branches taken writes such a way as one of
+    theirs (``else:`` holds whatever the first branch's test leaves), so it must refuse
+    the arguments that take it. An ``if`` inside a branch counts the instances that reach
+    it and is tested with the tests that lead there. None where a test cannot be written."""
+    ifs = conditions.ifs
+    parents: dict[int, tuple[int, int] | None] = {}
+    index = {id(stmt): i for i, stmt in enumerate(ifs)}
+
+    def walk(body: tuple[ast.ForwardStmt, ...], parent: tuple[int, int] | None) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                parents[index[id(stmt)]] = parent
+                for number, branch in enumerate(stmt.branches):
+                    walk(branch.body, (index[id(stmt)], number))
+            elif isinstance(stmt, ast.For):
+                walk(stmt.body, parent)
+
+    walk(conditions.model.forward.body if conditions.model.forward is not None else (), None)
+
+    def reaches(decisions: tuple[int, ...], at: int) -> bool:
+        parent = parents.get(at)
+        return parent is None or (
+            decisions[parent[0]] == parent[1] and reaches(decisions, parent[0])
+        )
+
+    def way(at: int, number: int) -> list[str] | None:
+        """The tests under which ``ifs[at]`` runs its branch ``number`` (none: past the last)."""
+        parts = []
+        for before in range(min(number, len(ifs[at].branches))):
+            found = test(at, before)
+            if found is None:
+                return None
+            parts.append(_negation(found.init))
+        if number < len(ifs[at].branches) and ifs[at].branches[number].test is not None:
+            found = test(at, number)
+            if found is None:
+                return None
+            parts.append(found.init if _atomic_test(found.init) else f"({found.init})")
+        return parts
+
+    def path(at: int) -> list[str] | None:
+        parent = parents.get(at)
+        if parent is None:
+            return []
+        above, own = path(parent[0]), way(*parent)
+        return None if above is None or own is None else above + own
+
+    out: list[Untaken] = []
+    for at, stmt in enumerate(ifs):
+        reached = {d[at] for d in decided if reaches(d, at)}
+        if not reached:
+            continue  # no instance gets here: the ways above refuse what would
+        count = len(stmt.branches)
+        numbers = list(range(count)) + ([] if stmt.branches[-1].test is None else [count])
+        for number in numbers:
+            if (-1 if number == count else number) in reached:
+                continue
+            above, own = path(at), way(at, number)
+            if above is None or own is None:
+                return None
+            if number == count:
+                span = stmt.span
+                what = f"the way past every branch of the if at {span.line}:{span.column}"
+            else:
+                span = stmt.branches[number].header_span
+                what = f"the branch at {span.line}:{span.column}"
+            out.append(Untaken(" and ".join([*above, *own]) or "True", what))
+    return out
+
+
+def _atomic_test(text: str) -> bool:
+    """Whether ``text`` needs no parentheses as an operand of ``and``."""
+    tree = pyast.parse(text, mode="eval").body
+    return not isinstance(tree, pyast.BoolOp | pyast.IfExp | pyast.Lambda | pyast.NamedExpr)
+
+
 # -- joining class texts ------------------------------------------------------------------
 
 

@@ -26,10 +26,12 @@ from aurane.backends.torch.branches import (
     Member,
     Parts,
     Test,
+    Untaken,
     cut,
     holds,
     join,
     middle,
+    untaken_ways,
 )
 from aurane.backends.torch.emit_common import Call, lit
 from aurane.backends.torch.inline import inlined_source
@@ -101,6 +103,9 @@ class _Class:
     # written for a phantom's call of a block no call makes (``_class_for_phantom``): the
     # shapes of that call are no call's, so the class shows none
     phantom: bool = False
+    # joined over branches: the ways through its ``if`` statements that no call takes,
+    # which its constructor refuses (``branches.untaken_ways``, ``_refusing_untaken``)
+    untaken: list[Untaken] = field(default_factory=list)
 
 
 class _Scopes:
@@ -745,6 +750,8 @@ class ParamClasses:
                     final.lines[0] = f"class {final.name}(nn.Module):"
             if joined is not None and guards and final.lines is not None:
                 final.lines = _guarded(final.lines, final.name, guards)
+            if joined is not None and final.untaken and final.lines is not None:
+                final.lines = _refusing_untaken(final.lines, final.name, final.untaken)
             for graph in final.graphs:
                 self.by_graph[id(graph)] = final
             out[(str(index),)] = final
@@ -1067,6 +1074,11 @@ class ParamClasses:
             if not _decided(conditions, graph, tests, scopes.inputs):
                 self._refusals[model] = "an if test the class cannot write decides their branches"
                 return None
+        decided = [conditions.decisions(graph) for graph in graphs]
+        untaken = untaken_ways(conditions, decided, lambda i, j: tests.get((i, j)))
+        if untaken is None:
+            self._refusals[model] = "an if branch no call takes has a test the class cannot write"
+            return None
         dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
         more = _in_order({leaf for c in classes for leaf in c.more} | scopes.used_more)
         attempt = self._join_with(
@@ -1085,6 +1097,7 @@ class ParamClasses:
                 conditions, classes, tests, dims, more, frozenset(needed.read), unused
             )
             joined = again[0] if again is not None else joined
+        joined.untaken = untaken
         return joined
 
     def _join_with(
@@ -1519,6 +1532,21 @@ def _guarded(lines: list[str], name: str, guards: list[tuple[str, str, str]]) ->
         message = f'f"{name} is written for {param} == {shown}, not {{{param}}}"'
         checks += [
             *wrap(2, f"if {test} != ", shown, "# its loops are written out for this value", ":"),
+            *wrap(3, "raise ", Call("ValueError", (message,))),
+        ]
+    return [*lines[:start], *checks, *lines[start:]]
+
+
+def _refusing_untaken(lines: list[str], name: str, untaken: list[Untaken]) -> list[str]:
+    """The joined class ``lines`` with its constructor refusing the arguments that take a
+    way through an ``if`` that no call takes: the class is written from the calls' branches
+    only, so another would build and compute what a branch taken does (issue 24 item 3)."""
+    start = lines.index(f"{INDENT * 2}super().__init__()") + 1
+    checks: list[str] = []
+    for way in untaken:
+        message = f'"{name} is written without {way.what}, which no call takes"'
+        checks += [
+            *wrap(2, "if ", way.test, "# no call takes it: not written", ":"),
             *wrap(3, "raise ", Call("ValueError", (message,))),
         ]
     return [*lines[:start], *checks, *lines[start:]]

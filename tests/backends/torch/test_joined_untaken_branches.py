@@ -1,0 +1,109 @@
+"""A class joined over the ``if`` branches its calls take (``branches.py``) refuses the
+arguments that take a way through an ``if`` no call takes (``branches.untaken_ways``).
+
+Before, ``Sel`` called at ``q=3`` (the ``else``) and ``q=5`` (the ``if``) was one class
+``if q == 5: ... else: ...``: built by hand at ``q=4``, which the source sends down the
+``elif``, it silently built and ran the ``else`` (fuzz seed 70000033, found by
+``aurane.tools.roll_check``)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from aurane.tools.roll_check import check_source
+from tests.backends.torch.one_class import CLASS, build
+
+SEL = """
+model Sel(q):
+    def forward(x):
+        if q == 5:
+            x -> dense(4)
+        elif not (q in (3, 0)):
+            x -> dense(4) -> relu()
+        else:
+            x -> layer_norm() -> dense(4)
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Sel(3) as a -> Sel(5) as b
+"""
+
+NESTED = """
+model Blk(flag, k):
+    def forward(x):
+        if flag:
+            if k == 1:
+                x -> dense(4)
+            elif k == 2:
+                x -> dense(5)
+        else:
+            x -> dense(6)
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Blk(true, 1) as a -> Blk(true, 2) as b
+"""
+
+ALWAYS = """
+model Blk(a, b):
+    def forward(x):
+        if a:
+            x -> dense(4)
+        else:
+            x -> dense(5)
+        if b > 1:
+            x -> relu()
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Blk(true, 2) as one -> Blk(false, 3) as two
+"""
+
+
+def _one_class(source: str, name: str, block: str) -> tuple[object, str]:
+    module, code, notes = build(source, name)
+    assert notes == [], notes
+    assert CLASS.findall(code).count(block) == 1, code
+    return module, code
+
+
+def test_an_elif_no_call_takes_is_refused_not_run_as_the_else() -> None:
+    module, code = _one_class(SEL, "sel", "Sel")
+    assert "if q != 5 and not q in (3, 0):  # no call takes it: not written" in code, code
+    with pytest.raises(ValueError, match="Sel is written without the branch at 6:9"):
+        module.Sel(6, 4)  # type: ignore[attr-defined]
+    for q in (0, 3, 5):  # the branches the calls take, at any value that takes them
+        out = module.Sel(6, q)(torch.randn(2, 6))  # type: ignore[attr-defined]
+        assert out.shape == (2, 4)
+    assert check_source(SEL) == []
+
+
+def test_an_if_inside_a_branch_is_refused_under_the_tests_that_lead_there() -> None:
+    module, code = _one_class(NESTED, "nested", "Blk")
+    assert "if not flag:  # no call takes it: not written" in code, code
+    assert "if flag and k != 1 and k != 2:  # no call takes it: not written" in code, code
+    with pytest.raises(ValueError, match="Blk is written without the branch at 9:9"):
+        module.Blk(6, False, 1)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="the way past every branch of the if at 5:13"):
+        module.Blk(6, True, 3)  # type: ignore[attr-defined]
+    for k, width in ((1, 4), (2, 5)):
+        out = module.Blk(6, True, k)(torch.randn(2, 6))  # type: ignore[attr-defined]
+        assert out.shape == (2, width)
+    assert check_source(NESTED) == []
+
+
+def test_an_if_without_else_that_every_call_runs_refuses_running_none() -> None:
+    module, code = _one_class(ALWAYS, "always", "Blk")
+    assert "Blk is written without no branch" not in code
+    with pytest.raises(ValueError, match="the way past every branch of the if at 8:9"):
+        module.Blk(6, True, 1)  # type: ignore[attr-defined]
+    net = module.Blk(6, False, 5)  # type: ignore[attr-defined]
+    assert bool((net(torch.randn(3, 6)) >= 0).all())  # the relu the source applies at b > 1
+    assert check_source(ALWAYS) == []
