@@ -251,3 +251,60 @@ def test_a_size_a_parameter_changes_on_an_untracked_axis_falls_back() -> None:
     assert CLASS.findall(code) == ["Grow", "Grow_2", "Net"], code
     assert '"Grow is written for k == 2, not {k}"' in code, code
     _checked(source)
+
+
+def test_a_flag_that_changes_a_folded_size_is_refused() -> None:
+    """``avgpool(2, ceil_mode=c)`` of 7 is 3 or 4: no tree reads ``c``, yet the 3 of
+    ``nn.Linear(3, w)`` is right at ``c = False`` only (``roll_check``: ``P with c=true:
+    no strict load``). A flag the calls before it read is refused; ``w`` is not."""
+    source = textwrap.dedent(
+        """\
+        model P(c: bool, w: int):
+            def forward(x):
+                x -> avgpool(2, ceil_mode=c)
+                x -> dense(w)
+                return x
+
+        model Net:
+            input_shape = (4, 7, 7)
+            def forward(x):
+                x -> P(false, 5)
+                return x
+        """
+    )
+    _, code = roll_notes(source)
+    assert "nn.AvgPool2d(2, ceil_mode=c)" in code and "nn.Linear(3, w)" in code, code
+    assert (
+        "        if c:  # written out for this value\n"
+        '            raise ValueError(f"P is written for c == False, not {c}")\n'
+    ) in code, code
+    assert "written for w ==" not in code, code
+    _checked(source)
+
+
+def test_a_rolled_class_reading_a_size_a_flag_changes_keeps_the_count_written_out() -> None:
+    """The class rolling ``for i in range(n)`` wrote ``nn.Linear(3, w)`` after
+    ``avgpool(2, ceil_mode=c)`` whatever ``c`` (``roll_check``: ``P with c=true: no strict
+    load``): it keeps the count written out, refusing another ``c`` as well."""
+    source = textwrap.dedent(
+        """\
+        model P(n, c: bool, w: int):
+            def forward(x):
+                x -> avgpool(2, ceil_mode=c)
+                for i in range(n):
+                    x -> conv2d(4, kernel=1)
+                x -> dense(w)
+                return x
+
+        model Net:
+            input_shape = (4, 7, 7)
+            def forward(x):
+                x -> P(2, false, 5)
+                return x
+        """
+    )
+    notes, code = roll_notes(source)
+    assert len(notes) == 1 and "a flag a call before it reads may change" in notes[0], notes
+    assert "for i in range(n)" not in code, code
+    assert '"P is written for c == False, not {c}"' in code, code
+    _checked(source)

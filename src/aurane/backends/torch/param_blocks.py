@@ -60,6 +60,9 @@ from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
 
+# told the parameters a number written as its value reads and the values it is a size of
+FoldedAt = Callable[[frozenset[str], tuple[str, ...]], None]
+
 
 @record(frozen=True)
 class BlockClasses:
@@ -136,9 +139,14 @@ class _Scopes:
         # read (``nn.Linear(8, w)``, the 8 a width after ``conv_transpose2d(kernel=k)``):
         # the class is right at its calls' values of them only (``ParamClasses._guards``)
         self.dropped: set[str] = set()
+        # the IR's values whose sizes such numbers are (or that the node whose argument
+        # one is reads): a parameter an operation before them reads may change them too,
+        # where no tree shows it (``avgpool(2, ceil_mode=c)``)
+        self.folded_from: set[str] = set()
 
-    def drop(self, refs: frozenset[str]) -> None:
+    def drop(self, refs: frozenset[str], values: tuple[str, ...]) -> None:
         self.dropped |= refs
+        self.folded_from |= set(values)
 
     def constructor_name(self, leaf: Leaf) -> str:
         if isinstance(leaf, InputSize) and leaf.input:
@@ -217,13 +225,17 @@ def _shown_graph(
     name: Naming,
     folds: Callable[[Leaf], bool] | None = None,
     ops: Mapping[str, object] | None = None,
-    dropped: Dropped | None = None,
+    dropped: FoldedAt | None = None,
 ) -> Graph:
     """``graph`` as a class writes it: symbolic numbers as expressions, and the
     boolean/string arguments a parameter gave as the parameter, references by ``name``;
     an operation-valued parameter of ``ops`` given to an inner block (``Inner(8, act)``)
     is that block's argument by the parameter's name; ``dropped`` is told the parameters
-    of each number written as its value (``show``)."""
+    of each number written as its value (``show``), and the values it is a size of."""
+
+    def at(values: tuple[str, ...]) -> Dropped | None:
+        return None if dropped is None else lambda refs: dropped(refs, values)
+
     passed = {
         (node_id, inner): param
         for param in ops or {}
@@ -231,7 +243,7 @@ def _shown_graph(
     }
     nodes = []
     for node in graph.nodes:
-        args: dict[str, Any] = show(dict(node.args), name, folds, dropped)
+        args: dict[str, Any] = show(dict(node.args), name, folds, at(node.inputs))
         for arg, param in graph.block_refs.get(node.id, {}).items():
             holder, key = args, arg
             if arg.startswith("arguments."):  # a nested block call's argument
@@ -245,7 +257,9 @@ def _shown_graph(
                     inner: show_named("", param, name),
                 }
         nodes.append(replace(node, args=args))
-    values = tuple(replace(v, shape=show(v.shape, name, folds, dropped)) for v in graph.values)
+    values = tuple(
+        replace(v, shape=show(v.shape, name, folds, at((v.name,)))) for v in graph.values
+    )
     return replace(graph, nodes=tuple(nodes), values=values)
 
 
@@ -674,8 +688,33 @@ class ParamClasses:
             found.functions = dict(functions)
         found.members.append(lines)
         found.graphs.append(graph)
-        found.dropped |= scopes.dropped
+        found.dropped |= scopes.dropped | self._changing(graph, scopes.folded_from)
         self.by_graph[id(graph)] = found
+
+    def _changing(self, graph: Graph, values: Iterable[str]) -> set[str]:
+        """The boolean and string parameters the calls before ``values`` (the IR's values
+        of the instance ``graph`` whose sizes its class writes as numbers) read: they may
+        change those sizes where no tree shows it (``avgpool(2, ceil_mode=c)``: 3 or 4
+        of 7), so the class is right at its call's values of them only."""
+        model = self.models.get(graph.name)
+        if model is None or not values:
+            return set()
+        calls = params_by_call(model)
+        given = {**graph.block_defaults, **graph.block_args}
+        producers = {out: node for node in graph.nodes for out in node.outputs or (node.output,)}
+        found: set[str] = set()
+        seen: set[str] = set()
+        pending = list(values)
+        while pending:
+            name = pending.pop()
+            node = producers.get(name)
+            if name in seen or node is None:
+                continue
+            seen.add(name)
+            pending += node.inputs
+            read = calls.get(node.span, frozenset())
+            found |= {p for p in read if isinstance(plain(given.get(p)), bool | str)}
+        return found
 
     def _fold_unshared(self, model: str) -> bool:
         """Fold again a model-valued parameter in the instances whose class serves one block

@@ -978,6 +978,8 @@ class _Walk:
         # dense on the last axis where it threads the channels), written as the visit's
         # number: the most visits one walk made of it (shared), and this walk's
         self.untracked: dict[tuple[Span, str], int] = {}
+        # the IR's values of steps reading a boolean or string parameter (``_flags``)
+        self.flagged: set[str] = set()
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -1437,6 +1439,7 @@ class _Walk:
     def step(self, step: ast.Call, depth: int) -> list[str]:
         self.depth = depth
         node = self._node(step)
+        self._flags(step, node)
         if not self.size:  # a tensor no module made: its width as the IR's number
             self.size = str(self._width(node.inputs[0]))
         if self._concrete_size() != self._width(node.inputs[0]):
@@ -1689,23 +1692,67 @@ class _Walk:
             self._loop_sizes |= sizes_given
             return None, None
         _written_as_given(site, made, written)
-        _no_parameter_sizes(site, made, tuple(value.shape[1:]), at)
-        changed = self._loop_changed(node.inputs[0], node.origin)
-        if changed and made != module_init(_other_sizes(site, at)):
+        shape = tuple(value.shape[1:])
+        reads_other = made != module_init(_other_sizes(site, at))  # an axis not threaded
+        if self.depth == TOP:
+            _no_parameter_sizes(site, made, shape, at)
+        if reads_other and self._loop_changed(node.inputs[0], node.origin):
             raise Unsupported(
                 f"the module of '{node.id}' reads an input size that a loop before it changes"
                 " on an axis the class does not track"
             )
-        if self.depth > TOP and made != module_init(_other_sizes(site, at)):
+        if reads_other and self._flagged_before(node.inputs[0]):
+            raise Unsupported(
+                f"the module of '{node.id}' reads an input size that a flag a call before it"
+                " reads may change, on an axis the class does not track"
+            )
+        if self.depth > TOP and reads_other:
             key = (step.span, step.func)  # checked by ``untracked_sizes``
             untracked = {size for axis, size in enumerate(in_shape) if axis != at}
             # a size the loop's modules were given (``nn.Linear(4, g)`` at g = 4, whose
             # second iteration reads the 4 the first made) shows no size the loop keeps
             if not untracked & self._loop_sizes:
                 self._untracked_visits[key] += 1
+                # kept by the loop, yet a parameter may change it (``untracked_sizes``
+                # says why for one that shows nothing)
+                _no_parameter_sizes(site, made, shape, at)
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
         self._loop_sizes |= sizes_given
         return made, None
+
+    def _ancestors(self, value: str) -> Iterator[Node]:
+        """The nodes the IR's value ``value`` is computed from, nearest first."""
+        producers = {
+            out: made for made in self.graph.nodes for out in made.outputs or (made.output,)
+        }
+        seen: set[str] = set()
+        pending = [value]
+        while pending:
+            name = pending.pop()
+            made = producers.get(name)
+            if name in seen or made is None:
+                continue
+            seen.add(name)
+            pending += made.inputs
+            yield made
+
+    def _flagged_before(self, value: str) -> bool:
+        """Whether a step the IR's value ``value`` is computed from reads a boolean or
+        string parameter (``avgpool(2, ceil_mode=c)``): it may change sizes where no
+        tree shows it."""
+        return any(made.output in self.flagged for made in self._ancestors(value))
+
+    def _flags(self, step: ast.Call, node: Node) -> None:
+        """Marks ``node``'s output where ``step``'s arguments read a boolean or string
+        parameter (``_flagged_before``)."""
+        given = {**self.graph.block_defaults, **self.graph.block_args}
+        names = {
+            item.id
+            for item in syntax_items((step.args, tuple(k.value for k in step.keywords)))
+            if isinstance(item, ast.Name)
+        }
+        if any(isinstance(plain(given.get(name)), bool | str) for name in names):
+            self.flagged.add(node.output)
 
     def _loop_changed(self, value: str, origin: tuple[ast.Origin, ...]) -> bool:
         """Whether a node made in a loop other than those of ``origin`` (where the node
@@ -1722,19 +1769,8 @@ class _Walk:
             if axis not in (0, threaded)
         ):
             return False
-        producers = {
-            out: made for made in self.graph.nodes for out in made.outputs or (made.output,)
-        }
         own = {frame.span for frame in origin if frame.kind == "loop"}
-        seen: set[str] = set()
-        pending = [value]
-        while pending:
-            name = pending.pop()
-            made = producers.get(name)
-            if name in seen or made is None:
-                continue
-            seen.add(name)
-            pending += made.inputs
+        for made in self._ancestors(value):
             loops = {frame.span for frame in made.origin if frame.kind == "loop"}
             if not loops or loops <= own or not made.inputs:
                 continue

@@ -72,7 +72,7 @@ class ShownStr(_WithText, str):
 
 # told the block parameters a folded number written as its value dropped (``nn.Linear(8,
 # w)`` where the 8 is the width after ``conv_transpose2d(16, kernel=k, padding=p)``: ``k``
-# and ``p``), each time it is written
+# and ``p``; none for one whose tree reads none), each time it is written
 Dropped = Callable[[frozenset[str]], None]
 
 
@@ -119,7 +119,7 @@ def show(
         if folds is not None and any(folds(leaf) for leaf in leaves(tree)):
             number = int(value) if isinstance(value, SymInt) else float(value)
             refs = frozenset(leaf.name for leaf in leaves(tree) if isinstance(leaf, Ref))
-            if dropped is None or not refs:
+            if dropped is None:
                 return number
             folded = FoldedInt if isinstance(number, int) else FoldedFloat
             return folded(number, refs, dropped)
