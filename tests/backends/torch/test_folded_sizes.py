@@ -308,3 +308,27 @@ def test_a_rolled_class_reading_a_size_a_flag_changes_keeps_the_count_written_ou
     assert "for i in range(n)" not in code, code
     assert '"P is written for c == False, not {c}"' in code, code
     _checked(source)
+
+
+def test_a_flag_that_leaves_the_size_as_it_is_needs_no_guard() -> None:
+    """``bias=b`` changes no shape (``folded_sizes.size_flags`` tries the other value):
+    ``nn.Linear(5, w)`` after ``conv2d(4, kernel=3, bias=b)`` is right at any ``b``."""
+    source = textwrap.dedent(
+        """\
+        model Q(b: bool, w: int):
+            def forward(x):
+                x -> conv2d(4, kernel=3, bias=b)
+                x -> dense(w)
+                return x
+
+        model Net:
+            input_shape = (4, 7, 7)
+            def forward(x):
+                x -> Q(false, 5)
+                return x
+        """
+    )
+    _, code = roll_notes(source)
+    assert "bias=b" in code and "nn.Linear(5, w)" in code, code
+    assert "written for" not in code, code
+    _checked(source)

@@ -32,6 +32,7 @@ from aurane.backends.torch.branches import (
     middle,
 )
 from aurane.backends.torch.emit_common import Call, lit
+from aurane.backends.torch.folded_sizes import size_flags
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.loop_counts import (
     branch_params,
@@ -693,14 +694,14 @@ class ParamClasses:
 
     def _changing(self, graph: Graph, values: Iterable[str]) -> set[str]:
         """The boolean and string parameters the calls before ``values`` (the IR's values
-        of the instance ``graph`` whose sizes its class writes as numbers) read: they may
-        change those sizes where no tree shows it (``avgpool(2, ceil_mode=c)``: 3 or 4
-        of 7), so the class is right at its call's values of them only."""
+        of the instance ``graph`` whose sizes its class writes as numbers) read that may
+        change those sizes where no tree shows it (``avgpool(2, ceil_mode=c)``: 3 or 4 of
+        7; not ``bias=b``: ``folded_sizes.size_flags``), so the class is right at its
+        call's values of them only."""
         model = self.models.get(graph.name)
         if model is None or not values:
             return set()
         calls = params_by_call(model)
-        given = {**graph.block_defaults, **graph.block_args}
         producers = {out: node for node in graph.nodes for out in node.outputs or (node.output,)}
         found: set[str] = set()
         seen: set[str] = set()
@@ -712,8 +713,7 @@ class ParamClasses:
                 continue
             seen.add(name)
             pending += node.inputs
-            read = calls.get(node.span, frozenset())
-            found |= {p for p in read if isinstance(plain(given.get(p)), bool | str)}
+            found |= size_flags(graph, node, calls.get(node.span, frozenset()))
         return found
 
     def _fold_unshared(self, model: str) -> bool:

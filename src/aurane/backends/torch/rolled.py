@@ -32,6 +32,7 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit
+from aurane.backends.torch.folded_sizes import size_flags
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     FUNCTION_MODULES,
@@ -1744,14 +1745,13 @@ class _Walk:
 
     def _flags(self, step: ast.Call, node: Node) -> None:
         """Marks ``node``'s output where ``step``'s arguments read a boolean or string
-        parameter (``_flagged_before``)."""
-        given = {**self.graph.block_defaults, **self.graph.block_args}
+        parameter that may change its shape (``_flagged_before``; not ``bias=b``)."""
         names = {
             item.id
             for item in syntax_items((step.args, tuple(k.value for k in step.keywords)))
             if isinstance(item, ast.Name)
         }
-        if any(isinstance(plain(given.get(name)), bool | str) for name in names):
+        if size_flags(self.graph, node, names & set(self.graph.block_params or ())):
             self.flagged.add(node.output)
 
     def _loop_changed(self, value: str, origin: tuple[ast.Origin, ...]) -> bool:
