@@ -34,6 +34,7 @@ from aurane.backends.torch.branches import (
     untaken_ways,
 )
 from aurane.backends.torch.emit_common import Call, lit
+from aurane.backends.torch.folded_sizes import size_flags
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.loop_counts import (
     branch_params,
@@ -54,7 +55,7 @@ from aurane.backends.torch.named import (
     sized_module_class,
 )
 from aurane.backends.torch.names import Namespace
-from aurane.backends.torch.shown import Naming, ShownStr, show, show_named
+from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import phantom_arguments
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
@@ -63,6 +64,9 @@ from aurane.semantics.symbolic import InputSize, Leaf, Ref, is_symbolic, plain
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
+
+# told the parameters a number written as its value reads and the values it is a size of
+FoldedAt = Callable[[frozenset[str], tuple[str, ...]], None]
 
 
 @record(frozen=True)
@@ -106,6 +110,8 @@ class _Class:
     # joined over branches: the ways through its ``if`` statements that no call takes,
     # which its constructor refuses (``branches.untaken_ways``, ``_refusing_untaken``)
     untaken: list[Untaken] = field(default_factory=list)
+    # the parameters its constructor's numbers written as their values read (``_Scopes``)
+    dropped: set[str] = field(default_factory=set)
 
 
 class _Scopes:
@@ -140,6 +146,18 @@ class _Scopes:
         self.used_inputs: set[int] = set()
         self.used_more: set[InputSize] = set()  # sizes of later inputs the class reads
         self.read: set[str] = set()  # constructor names a forward statement reads
+        # the parameters the trees of the numbers the constructor writes as their values
+        # read (``nn.Linear(8, w)``, the 8 a width after ``conv_transpose2d(kernel=k)``):
+        # the class is right at its calls' values of them only (``ParamClasses._guards``)
+        self.dropped: set[str] = set()
+        # the IR's values whose sizes such numbers are (or that the node whose argument
+        # one is reads): a parameter an operation before them reads may change them too,
+        # where no tree shows it (``avgpool(2, ceil_mode=c)``)
+        self.folded_from: set[str] = set()
+
+    def drop(self, refs: frozenset[str], values: tuple[str, ...]) -> None:
+        self.dropped |= refs
+        self.folded_from |= set(values)
 
     def constructor_name(self, leaf: Leaf) -> str:
         if isinstance(leaf, InputSize) and leaf.input:
@@ -218,11 +236,17 @@ def _shown_graph(
     name: Naming,
     folds: Callable[[Leaf], bool] | None = None,
     ops: Mapping[str, object] | None = None,
+    dropped: FoldedAt | None = None,
 ) -> Graph:
     """``graph`` as a class writes it: symbolic numbers as expressions, and the
     boolean/string arguments a parameter gave as the parameter, references by ``name``;
     an operation-valued parameter of ``ops`` given to an inner block (``Inner(8, act)``)
-    is that block's argument by the parameter's name."""
+    is that block's argument by the parameter's name; ``dropped`` is told the parameters
+    of each number written as its value (``show``), and the values it is a size of."""
+
+    def at(values: tuple[str, ...]) -> Dropped | None:
+        return None if dropped is None else lambda refs: dropped(refs, values)
+
     passed = {
         (node_id, inner): param
         for param in ops or {}
@@ -230,7 +254,7 @@ def _shown_graph(
     }
     nodes = []
     for node in graph.nodes:
-        args: dict[str, Any] = show(dict(node.args), name, folds)
+        args: dict[str, Any] = show(dict(node.args), name, folds, at(node.inputs))
         for arg, param in graph.block_refs.get(node.id, {}).items():
             holder, key = args, arg
             if arg.startswith("arguments."):  # a nested block call's argument
@@ -244,7 +268,9 @@ def _shown_graph(
                     inner: show_named("", param, name),
                 }
         nodes.append(replace(node, args=args))
-    values = tuple(replace(v, shape=show(v.shape, name, folds)) for v in graph.values)
+    values = tuple(
+        replace(v, shape=show(v.shape, name, folds, at((v.name,)))) for v in graph.values
+    )
     return replace(graph, nodes=tuple(nodes), values=values)
 
 
@@ -616,7 +642,9 @@ class ParamClasses:
         references it reads (``unfolded``: the spatial axes its constructor may take)."""
         scopes = _Scopes(graph, params, unfolded, self.loops_folded.get(graph.name, frozenset()))
         written = _with_plain_sizes(graph, self.alike.get(graph.name, frozenset()))
-        shown = _renamed(_shown_graph(written, scopes.init, scopes.folds, ops), renamed)
+        shown = _renamed(
+            _shown_graph(written, scopes.init, scopes.folds, ops, scopes.drop), renamed
+        )
         forward = _renamed(_shown_graph(written, scopes.forward, scopes.folds_forward), renamed)
         claimed = tuple(scopes.attrs.values())
         op_params = tuple(
@@ -656,7 +684,7 @@ class ParamClasses:
     def _assign(self, graph: Graph) -> None:
         """The class of one instance; instances whose classes read alike share one."""
         assert graph.block_params is not None
-        plan, lines, dims, more, _ = self._plan(graph)
+        plan, lines, dims, more, scopes = self._plan(graph)
         key = tuple(_strip(line) for line in lines[1:])
         by_key = self.classes.setdefault(graph.name, {})
         found = by_key.get(key)
@@ -674,7 +702,32 @@ class ParamClasses:
             found.functions = dict(functions)
         found.members.append(lines)
         found.graphs.append(graph)
+        found.dropped |= scopes.dropped | self._changing(graph, scopes.folded_from)
         self.by_graph[id(graph)] = found
+
+    def _changing(self, graph: Graph, values: Iterable[str]) -> set[str]:
+        """The boolean and string parameters the calls before ``values`` (the IR's values
+        of the instance ``graph`` whose sizes its class writes as numbers) read that may
+        change those sizes where no tree shows it (``avgpool(2, ceil_mode=c)``: 3 or 4 of
+        7; not ``bias=b``: ``folded_sizes.size_flags``), so the class is right at its
+        call's values of them only."""
+        model = self.models.get(graph.name)
+        if model is None or not values:
+            return set()
+        calls = params_by_call(model)
+        producers = {out: node for node in graph.nodes for out in node.outputs or (node.output,)}
+        found: set[str] = set()
+        seen: set[str] = set()
+        pending = list(values)
+        while pending:
+            name = pending.pop()
+            node = producers.get(name)
+            if name in seen or node is None:
+                continue
+            seen.add(name)
+            pending += node.inputs
+            found |= size_flags(graph, node, calls.get(node.span, frozenset()))
+        return found
 
     def _fold_unshared(self, model: str) -> bool:
         """Fold again a model-valued parameter in the instances whose class serves one block
@@ -726,6 +779,16 @@ class ParamClasses:
                 return
             self.loops_folded[model] = loops
             guards = [guard for p, v in values if (guard := _count_guard(p, v)) is not None]
+        # a number written as its value that a parameter changes (``_Class.dropped``): the
+        # joined class is right at the calls' value of it only, which they must agree on
+        dropped = set().union(*(cls.dropped for cls in classes)) - loops
+        sized: list[tuple[str, str, str]] = []
+        if dropped:
+            found = {repr(self._values(graph, dropped)) for cls in classes for graph in cls.graphs}
+            values = self._values(classes[0].graphs[0], dropped)
+            if len(found) > 1 or values is None:
+                return
+            sized = [guard for p, v in values if (guard := _count_guard(p, v)) is not None]
         groups: list[tuple[list[_Class], _Class | None]] = []
         for cls in classes:
             for index, (members, _) in enumerate(groups):
@@ -750,6 +813,8 @@ class ParamClasses:
                     final.lines[0] = f"class {final.name}(nn.Module):"
             if joined is not None and guards and final.lines is not None:
                 final.lines = _guarded(final.lines, final.name, guards)
+            if joined is not None and sized and final.lines is not None:
+                final.lines = _guarded(final.lines, final.name, sized, SIZED)
             if joined is not None and final.untaken and final.lines is not None:
                 final.lines = _refusing_untaken(final.lines, final.name, final.untaken)
             for graph in final.graphs:
@@ -981,6 +1046,9 @@ class ParamClasses:
         # and one a call reads whose module the class builds without it, though it reads
         # it elsewhere (``nn.LayerNorm(4)`` for ``layer_norm(axes=k)`` beside ``dense(k)``)
         deciding |= _folded_at_calls(cls.graphs[0], body.split(f"{INDENT}def forward(")[0], model)
+        # and one a number the constructor writes as its value reads (``nn.Linear(8, w)``,
+        # the 8 the width after ``conv_transpose2d(16, kernel=k)``: right at this ``k`` only)
+        deciding |= cls.dropped
         out: list[str] = []
         for param in cls.params:
             if param not in deciding or param in cls.ops or param in cls.functions:
@@ -1522,16 +1590,24 @@ def _plain_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _guarded(lines: list[str], name: str, guards: list[tuple[str, str, str]]) -> list[str]:
+# why a joined class refuses a value (``_guarded``)
+LOOPS = "its loops are written out for this value"
+SIZED = "a size is written out for this value"
+
+
+def _guarded(
+    lines: list[str], name: str, guards: list[tuple[str, str, str]], why: str = LOOPS
+) -> list[str]:
     """The joined class ``lines`` with its constructor refusing a folded loop count other
     than its calls' (``if n != 2: raise ValueError(...)``): its loops are unrolled, so
-    the class takes the count only to say it builds no other (issue 24 item 3)."""
+    the class takes the count only to say it builds no other (issue 24 item 3); or
+    (``why``) another value it folded."""
     start = lines.index(f"{INDENT * 2}super().__init__()") + 1
     checks: list[str] = []
     for param, test, shown in guards:
         message = f'f"{name} is written for {param} == {shown}, not {{{param}}}"'
         checks += [
-            *wrap(2, f"if {test} != ", shown, "# its loops are written out for this value", ":"),
+            *wrap(2, f"if {test} != ", shown, f"# {why}", ":"),
             *wrap(3, "raise ", Call("ValueError", (message,))),
         ]
     return [*lines[:start], *checks, *lines[start:]]

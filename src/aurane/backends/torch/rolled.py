@@ -32,6 +32,7 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit
+from aurane.backends.torch.folded_sizes import size_flags
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     FUNCTION_MODULES,
@@ -68,6 +69,7 @@ from aurane.semantics.symbolic import (
     InputSize,
     Ref,
     is_symbolic,
+    leaves,
     plain,
     to_python,
     tree_of,
@@ -994,6 +996,8 @@ class _Walk:
         # dense on the last axis where it threads the channels), written as the visit's
         # number: the most visits one walk made of it (shared), and this walk's
         self.untracked: dict[tuple[Span, str], int] = {}
+        # the IR's values of steps reading a boolean or string parameter (``_flags``)
+        self.flagged: set[str] = set()
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -1185,7 +1189,9 @@ class _Walk:
         width = int(plain(shape[1]))
         widths = [self._free_width(a, nodes) for a in expr.args[: len(node.inputs)]]
         texts = [w for w in widths if w]
-        flat = self._flat_text(widths[0], node.inputs[0]) if expr.func == "flatten" else None
+        flat = None
+        if expr.func == "flatten":
+            flat = self._flat_text(widths[0], node.inputs[0], node.origin)
         texts += [flat] if flat is not None else []
         if expr.func == "concat" and widths and all(widths):
             terms = [w if _ATOMIC.fullmatch(w) else f"({w})" for w in widths]
@@ -1451,6 +1457,7 @@ class _Walk:
     def step(self, step: ast.Call, depth: int) -> list[str]:
         self.depth = depth
         node = self._node(step)
+        self._flags(step, node)
         if not self.size:  # a tensor no module made: its width as the IR's number
             self.size = str(self._width(node.inputs[0]))
         if self._concrete_size() != self._width(node.inputs[0]):
@@ -1538,7 +1545,7 @@ class _Walk:
         VGG's classifier); None for another layer."""
         if node.op != "flatten" or not node.inputs:
             return None
-        return self._flat_text(self.size, node.inputs[0])
+        return self._flat_text(self.size, node.inputs[0], node.origin)
 
     def _piece(self, step: ast.Call, node: Node) -> str | None:
         """The width after a ``chunk``, ``split`` or ``reshape`` of the threaded axis, as
@@ -1549,12 +1556,19 @@ class _Walk:
         rank = len(self.values[node.inputs[0]].shape or ())
         return piece_width(step, node, self.size, self.axis, rank, self.tr.text)
 
-    def _flat_text(self, size: str, value: str) -> str | None:
+    def _flat_text(self, size: str, value: str, origin: tuple[ast.Origin, ...]) -> str | None:
         """``size`` times the spatial sizes of the IR's value ``value`` (a walk of the
-        channels only: the last axis has no spatial sizes after it)."""
+        channels only: the last axis has no spatial sizes after it), read by a flatten
+        made at ``origin``. ``Unsupported`` where a parameter or a loop's count changes
+        those sizes: the class writes them as the calls' numbers."""
         shape = self.values[value].shape
         if shape is None or len(shape) < 3 or not size or self.axis != 1:
             return None
+        if any(_reads_parameter(d) for d in shape[2:]) or self._loop_changed(value, origin):
+            raise Unsupported(
+                f"the spatial sizes '{value}' flattens change with a parameter or a loop's"
+                " count, which the class does not track"
+            )
         size = size if _ATOMIC.fullmatch(size) else f"({size})"
         return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
 
@@ -1706,16 +1720,95 @@ class _Walk:
             self._loop_sizes |= sizes_given
             return None, None
         _written_as_given(site, made, written)
-        if self.depth > TOP and made != module_init(_other_sizes(site, at)):
+        shape = tuple(value.shape[1:])
+        reads_other = made != module_init(_other_sizes(site, at))  # an axis not threaded
+        if self.depth == TOP:
+            _no_parameter_sizes(site, made, shape, at)
+        if reads_other and self._loop_changed(node.inputs[0], node.origin):
+            raise Unsupported(
+                f"the module of '{node.id}' reads an input size that a loop before it changes"
+                " on an axis the class does not track"
+            )
+        if reads_other and self._flagged_before(node.inputs[0]):
+            raise Unsupported(
+                f"the module of '{node.id}' reads an input size that a flag a call before it"
+                " reads may change, on an axis the class does not track"
+            )
+        if self.depth > TOP and reads_other:
             key = (step.span, step.func)  # checked by ``untracked_sizes``
             untracked = {size for axis, size in enumerate(in_shape) if axis != at}
             # a size the loop's modules were given (``nn.Linear(4, g)`` at g = 4, whose
             # second iteration reads the 4 the first made) shows no size the loop keeps
             if not untracked & self._loop_sizes:
                 self._untracked_visits[key] += 1
+                # kept by the loop, yet a parameter may change it (``untracked_sizes``
+                # says why for one that shows nothing)
+                _no_parameter_sizes(site, made, shape, at)
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
         self._loop_sizes |= sizes_given
         return made, None
+
+    def _ancestors(self, value: str) -> Iterator[Node]:
+        """The nodes the IR's value ``value`` is computed from, nearest first."""
+        producers = {
+            out: made for made in self.graph.nodes for out in made.outputs or (made.output,)
+        }
+        seen: set[str] = set()
+        pending = [value]
+        while pending:
+            name = pending.pop()
+            made = producers.get(name)
+            if name in seen or made is None:
+                continue
+            seen.add(name)
+            pending += made.inputs
+            yield made
+
+    def _flagged_before(self, value: str) -> bool:
+        """Whether a step the IR's value ``value`` is computed from reads a boolean or
+        string parameter (``avgpool(2, ceil_mode=c)``): it may change sizes where no
+        tree shows it."""
+        return any(made.output in self.flagged for made in self._ancestors(value))
+
+    def _flags(self, step: ast.Call, node: Node) -> None:
+        """Marks ``node``'s output where ``step``'s arguments read a boolean or string
+        parameter that may change its shape (``_flagged_before``; not ``bias=b``)."""
+        names = {
+            item.id
+            for item in syntax_items((step.args, tuple(k.value for k in step.keywords)))
+            if isinstance(item, ast.Name)
+        }
+        if size_flags(self.graph, node, names & set(self.graph.block_params or ())):
+            self.flagged.add(node.output)
+
+    def _loop_changed(self, value: str, origin: tuple[ast.Origin, ...]) -> bool:
+        """Whether a node made in a loop other than those of ``origin`` (where the node
+        reading it was made) changed a size of the IR's value ``value`` on an axis the
+        class does not thread (or its rank): the number the class would write for it is
+        right at the calls' counts only (``nn.Linear(5, w)`` after ``for i in range(n):
+        x -> conv2d(8, kernel=3)``). Only where those sizes read the block's input sizes
+        (a size ``adaptive_avg_pool((7, 7))`` gives reads none: no loop before it counts)."""
+        shape = self.values[value].shape or ()
+        threaded = self.axis if self.axis > 0 else len(shape) + self.axis
+        if not any(
+            is_symbolic(size) and any(isinstance(leaf, InputSize) for leaf in leaves(tree_of(size)))
+            for axis, size in enumerate(shape)
+            if axis not in (0, threaded)
+        ):
+            return False
+        own = {frame.span for frame in origin if frame.kind == "loop"}
+        for made in self._ancestors(value):
+            loops = {frame.span for frame in made.origin if frame.kind == "loop"}
+            if not loops or loops <= own or not made.inputs:
+                continue
+            before = self.values[made.inputs[0]].shape
+            after = self.values[made.output].shape
+            if before is None or after is None or len(before) != len(after):
+                return True
+            pairs = enumerate(zip(before, after, strict=True))
+            if any(a != b for axis, (a, b) in pairs if axis not in (0, threaded)):
+                return True
+        return False
 
     def _block(self, step: ast.Call, node: Node) -> tuple[Call, str | None]:
         sub = node.subgraph
@@ -2055,14 +2148,40 @@ def untracked_sizes(untracked: Mapping[tuple[Span, str], int]) -> None:
             )
 
 
-def _other_sizes(site: Site, threaded: int) -> Site:
-    """``site`` with its input's sizes other than the ``threaded`` axis changed."""
+def _other_sizes(site: Site, threaded: int, changed: Container[int] | None = None) -> Site:
+    """``site`` with its input's sizes other than the ``threaded`` axis changed (only
+    those of the axes ``changed``, where given)."""
     shape = site.in_shapes[0]
     other = tuple(
-        size if axis == threaded or not isinstance(size, int) else size + 1
+        size
+        if axis == threaded
+        or not isinstance(size, int)
+        or (changed is not None and axis not in changed)
+        else size + 1
         for axis, size in enumerate(shape)
     )
     return replace(site, in_shapes=(other, *site.in_shapes[1:]))
+
+
+def _reads_parameter(size: Any) -> bool:
+    """Whether the IR's size ``size`` is an expression of a block parameter."""
+    return is_symbolic(size) and any(isinstance(leaf, Ref) for leaf in leaves(tree_of(size)))
+
+
+def _no_parameter_sizes(site: Site, made: Call, shape: tuple[Any, ...], threaded: int) -> None:
+    """``Unsupported`` where the module reads a size of its input on an axis the class does
+    not thread that a block parameter changes (the IR's tree reads one): the class writes
+    that size as the calls' number (``nn.Linear(8, w)``, the 8 the width after
+    ``conv_transpose2d(16, kernel=k)``), so built with another ``k`` it would make a module
+    of the wrong size (fuzz seed 94000035)."""
+    changed = {
+        axis for axis, size in enumerate(shape) if axis != threaded and _reads_parameter(size)
+    }
+    if changed and made != module_init(_other_sizes(site, threaded, changed)):
+        raise Unsupported(
+            f"the module of '{site.node.id}' reads an input size a parameter changes on an"
+            " axis the class does not track"
+        )
 
 
 def perturbed(value: Any) -> Any:

@@ -70,23 +70,67 @@ class ShownStr(_WithText, str):
     """A string block parameter printed as its name (``lit`` writes ``text``, not a quote)."""
 
 
-def show(value: Any, name: Naming, folds: Callable[[Leaf], bool] | None = None) -> Any:
+# told the block parameters a folded number written as its value dropped (``nn.Linear(8,
+# w)`` where the 8 is the width after ``conv_transpose2d(16, kernel=k, padding=p)``: ``k``
+# and ``p``; none for one whose tree reads none), each time it is written
+Dropped = Callable[[frozenset[str]], None]
+
+
+class _Folded:
+    """A number written as its value although its tree reads block parameters: printing it
+    tells ``_dropped`` which, so the class can refuse other values of them."""
+
+    _refs: frozenset[str]
+    _dropped: Dropped
+
+    def __new__(cls, value: Any, refs: frozenset[str], dropped: Dropped) -> Any:
+        obj = super().__new__(cls, value)  # type: ignore[call-arg]  # the builtin base's
+        obj._refs = refs
+        obj._dropped = dropped
+        return obj
+
+    def __repr__(self) -> str:
+        self._dropped(self._refs)
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class FoldedInt(_Folded, int):
+    """An int written as its value that a parameter changes (``_Folded``)."""
+
+
+class FoldedFloat(_Folded, float):
+    """A float written as its value that a parameter changes (``_Folded``)."""
+
+
+def show(
+    value: Any,
+    name: Naming,
+    folds: Callable[[Leaf], bool] | None = None,
+    dropped: Dropped | None = None,
+) -> Any:
     """``value`` with symbolic numbers turned into numbers printed as their expression,
     references written by ``name`` (tuples, lists and dicts item by item); a number whose
     tree has a leaf that ``folds`` is written as its value instead (a spatial size in a
-    constructor)."""
+    constructor), telling ``dropped`` the parameters of its tree as it is written."""
     if isinstance(value, SymInt | SymFloat):
         tree = value.tree
         if folds is not None and any(folds(leaf) for leaf in leaves(tree)):
-            return int(value) if isinstance(value, SymInt) else float(value)
+            number = int(value) if isinstance(value, SymInt) else float(value)
+            refs = frozenset(leaf.name for leaf in leaves(tree) if isinstance(leaf, Ref))
+            if dropped is None:
+                return number
+            folded = FoldedInt if isinstance(number, int) else FoldedFloat
+            return folded(number, refs, dropped)
         kind = ShownInt if isinstance(value, SymInt) else ShownFloat
         return kind(value, lambda: to_python(tree, name), precedence(tree))
     if isinstance(value, tuple):
-        return tuple(show(v, name, folds) for v in value)
+        return tuple(show(v, name, folds, dropped) for v in value)
     if isinstance(value, list):
-        return [show(v, name, folds) for v in value]
+        return [show(v, name, folds, dropped) for v in value]
     if isinstance(value, dict):
-        return {k: show(v, name, folds) for k, v in value.items()}
+        return {k: show(v, name, folds, dropped) for k, v in value.items()}
     return value
 
 
