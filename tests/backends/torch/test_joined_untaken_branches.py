@@ -107,3 +107,32 @@ def test_an_if_without_else_that_every_call_runs_refuses_running_none() -> None:
     net = module.Blk(6, False, 5)  # type: ignore[attr-defined]
     assert bool((net(torch.randn(3, 6)) >= 0).all())  # the relu the source applies at b > 1
     assert check_source(ALWAYS) == []
+
+
+GROUPED = """
+model Sel(p, q):
+    def forward(x):
+        if p:
+            x -> dense(4)
+        elif not (q == 0 or q == 5):
+            x -> dense(5)
+        else:
+            x -> dense(6)
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Sel(true, 5) as a -> dense(6) -> Sel(false, 2) as b
+"""
+
+
+def test_a_negated_or_keeps_its_parentheses_beside_the_other_tests() -> None:
+    """Fuzz seed 97000005: ``not (q == 0 or q == 5)`` negated reads ``q == 0 or q == 5``;
+    written ``not p and q == 0 or q == 5`` the guard refused the call ``Sel(true, 5)``."""
+    module, code = _one_class(GROUPED, "grouped", "Sel")
+    assert "if not p and (q == 0 or q == 5):" in code, code
+    assert module.Sel(6, True, 5)(torch.randn(2, 6)).shape == (2, 4)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="Sel is written without the branch at 8:9"):
+        module.Sel(6, False, 0)  # type: ignore[attr-defined]
+    assert check_source(GROUPED) == []

@@ -219,12 +219,12 @@ def untaken_ways(
             found = test(at, before)
             if found is None:
                 return None
-            parts.append(_negation(found.init))
+            parts.append(_operand(_negation(found.init)))
         if number < len(ifs[at].branches) and ifs[at].branches[number].test is not None:
             found = test(at, number)
             if found is None:
                 return None
-            parts.append(found.init if _atomic_test(found.init) else f"({found.init})")
+            parts.append(_operand(found.init))
         return parts
 
     def path(at: int) -> list[str] | None:
@@ -257,10 +257,12 @@ def untaken_ways(
     return out
 
 
-def _atomic_test(text: str) -> bool:
-    """Whether ``text`` needs no parentheses as an operand of ``and``."""
+def _operand(text: str) -> str:
+    """``text`` as an operand of ``and``: in parentheses where it is an ``and``/``or`` (a
+    negated ``not (a or b)`` reads ``a or b``) or looser."""
     tree = pyast.parse(text, mode="eval").body
-    return not isinstance(tree, pyast.BoolOp | pyast.IfExp | pyast.Lambda | pyast.NamedExpr)
+    loose = isinstance(tree, pyast.BoolOp | pyast.IfExp | pyast.Lambda | pyast.NamedExpr)
+    return f"({text})" if loose else text
 
 
 # -- joining class texts ------------------------------------------------------------------
