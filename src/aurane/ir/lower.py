@@ -559,13 +559,17 @@ def lower_program(
 
 
 def lower_block_at(
-    program: ast.AuraneProgram, instance: Graph, values: Mapping[str, Any]
+    program: ast.AuraneProgram,
+    instance: Graph,
+    values: Mapping[str, Any],
+    width: tuple[int, int] | None = None,
 ) -> Graph | None:
     """The block of ``instance`` (a parameterised block's graph at one call) lowered
     again at the input types of that call with the arguments ``values``, or None where
     that lowering reports an error (a shape that does not fit). Code generation lowers a
-    block so at arguments no call gives, to write one class for bodies no call runs; the
-    program's own graphs are not touched."""
+    block so at arguments no call gives, to write one class for bodies no call runs, and
+    at another input ``width`` (a sample axis and its size) to learn what the width after
+    it follows; the program's own graphs are not touched."""
     model = next((m for m in program.models if m.name == instance.name), None)
     if model is None or model.forward is None:
         return None
@@ -575,7 +579,13 @@ def lower_block_at(
         for value in instance.inputs[1:]
     )
     first = instance.input_value  # the call's types: its sample, without the batch axis
-    input_type = TensorType(plain(first.sample_shape), first.dtype)
+    sample = list(plain(first.sample_shape))
+    if width is not None:
+        axis, size = width
+        if not -len(sample) <= axis < len(sample):
+            return None
+        sample[axis] = size
+    input_type = TensorType(tuple(sample), first.dtype)
     lowerer.lowering.append(model.name)  # an inner call of the block itself is too deep
     try:
         graph = blocks.lower_instance(

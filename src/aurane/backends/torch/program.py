@@ -25,6 +25,7 @@ from aurane.backends.torch.emit_common import ATTENTION_HELPER
 from aurane.backends.torch.emit_layers import LAYER_HELPER_NAMES, layer_helper_sources
 from aurane.backends.torch.imports import sort_imports
 from aurane.backends.torch.inline import inlined_source
+from aurane.backends.torch.inner_widths import InnerWidths
 from aurane.backends.torch.jobs import JobCode, emit_jobs, job_names
 from aurane.backends.torch.modules import INDENT, ClassPlan, emit_class
 from aurane.backends.torch.named import function_items
@@ -117,6 +118,12 @@ class TorchCodeGenerator:
         # each with what its output width depends on (``rolled.LoopWidth``)
         self._loop_widths: dict[str, LoopWidth] = {}
         self._read_widths: set[str] = set()  # those whose width a caller reads from them
+        # what the width after an inner block follows where its instance shows a number,
+        # each block lowered again at other arguments and another input width (memoised)
+        self._inner_widths = InnerWidths(
+            lambda instance, values, width: lower_block_at(self.program, instance, values, width),
+            self._block_params,
+        )
         # the block classes a rolled class builds through a model-valued parameter or a
         # row (``layer = block(channels, w)``), each storing its output width for it
         # (``self.out_channels = width``)
@@ -317,6 +324,11 @@ class TorchCodeGenerator:
         forward lines up with no single call's graph, so no source map is made for them."""
         return frozenset(self._rolled_blocks)
 
+    def _block_params(self, name: str) -> list[str] | None:
+        """The parameters of the block ``name`` in order (None: no such model)."""
+        model = next((m for m in self.program.models if m.name == name), None)
+        return None if model is None else [p.name for p in model.params]
+
     def _roll_block(
         self,
         model: ast.Model,
@@ -346,6 +358,7 @@ class TorchCodeGenerator:
                 loop_widths=self._loop_widths,
                 blocks=blocks,
                 phantoms=phantoms,
+                inner_widths=self._inner_widths,
             )
             for block, size in rolled.out_sizes.items():
                 if self._out_widths.setdefault(block, size) != size:
@@ -400,6 +413,7 @@ class TorchCodeGenerator:
                         walk_type=NetworkWalk,
                         looped=looped_forward,
                         loop_widths=self._loop_widths,
+                        inner_widths=self._inner_widths,
                     )
                 except Unsupported as error:
                     model = self._models[network]

@@ -33,6 +33,7 @@ from typing import Any
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit
 from aurane.backends.torch.folded_sizes import size_flags
+from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     FUNCTION_MODULES,
@@ -1003,6 +1004,10 @@ class _Walk:
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
         # equal to one may be what an iteration made, not a size the loop keeps
         self._loop_sizes: set[int] = set()
+        # the probes telling what the width after an inner block follows where its
+        # instance shows a number (None: the first text worth it, as a network's
+        # variants with no inner block to probe)
+        self.inner_widths: InnerWidths | None = None
 
     # -- statements ---------------------------------------------------------------------
 
@@ -1477,9 +1482,12 @@ class _Walk:
         if out == LAYER:
             text = f"{LAYER}.out_channels"
             self.env[LAYER] = _Width(width)
+        elif is_block and out is None and self.inner_widths is not None:
+            text = self._followed_text(step, node, width)
         else:
             flat = self._flattened(node) or self._piece(step, node)
-            text = self._width_text(step, width, out, flat, self._sets(step, node))
+            sub = node.subgraph if is_block else None
+            text = self._width_text(step, width, out, flat, self._sets(step, node), sub)
         return lines + self._advance(text, width, depth)
 
     def _module_item(
@@ -1488,6 +1496,68 @@ class _Walk:
         """The lines building the module of a list's item the step applies (``block_walk``
         writes them); None where the step applies none."""
         return None
+
+    def _follows_input(self, sub: Graph | None, width: int) -> bool:
+        """Whether the width after the inner block ``sub`` is its input's (the probes';
+        without them, wherever the numbers agree)."""
+        try:
+            if not self.size or evaluate(self.size, self.env) != width:
+                return False
+        except Unsupported:
+            return False
+        if self.inner_widths is None or sub is None:
+            return True
+        return self.inner_widths.follows_input(sub, self._sample_axis(sub), self.axis)
+
+    def _followed_text(self, step: ast.Call, node: Node, width: int) -> str:
+        """The width after an inner block whose instance shows it as a number: the text
+        of what the block's probes say it follows (``inner_widths``), its input's
+        (unchanged), an argument's, or the number itself (inside loops too: ``dense(6)``
+        gives 6 whatever the call). Where several texts are worth the number and a probe
+        could not be lowered to tell them apart, ``Unsupported``: a class built at other
+        arguments could compute another width. Texts the block only lowers with equal
+        (``Follows.tied``: a residual block's ``dim`` and its input) are one: the first,
+        the input's (no line), is taken."""
+        sub = node.subgraph
+        assert sub is not None and self.inner_widths is not None
+        follows = self.inner_widths.follows(sub, self._sample_axis(sub), self.axis)
+        model = self.block_models[sub.name]
+        given = [(p.name, a) for p, a in zip(model.params, step.args, strict=False)]
+        given += [(k.name, k.value) for k in step.keywords]
+        found: list[tuple[str, str]] = [(INPUT, self.size)] if self.size else []
+        found += [(param, self.tr.text(arg)) for param, arg in given]
+        found.append((CONSTANT, str(width)))
+        texts: list[str] = []
+        kinds: set[str] = set()
+        for kind, text in found:
+            if kind not in follows.kinds:
+                continue
+            try:
+                if evaluate(text, self.env) != width:
+                    continue
+            except Unsupported:
+                continue
+            texts.append(text)
+            kinds.add(kind)
+        # what no probe changed, and a class built at other arguments may change: the
+        # input, or an argument whose text reads the class's names
+        varying = [
+            param
+            for param, arg in given
+            if param in follows.unknown
+            and set(re.findall(r"[A-Za-z_]\w*", self.tr.text(arg))) & self.tr.locals
+        ]
+        unsure = INPUT in follows.unknown or varying
+        if unsure and not follows.tied and (len(kinds) > 1 or kinds == {CONSTANT}):
+            shown = ", ".join(f"'{t}'" for t in texts)
+            untold = ["its input width"] if INPUT in follows.unknown else []
+            untold += [f"'{param}'" for param in varying]
+            raise Unsupported(
+                f"the width after '{step.func}' at {step.span} is {width} ({shown}), and"
+                f" '{sub.name}' could not be lowered again with another"
+                f" {' or '.join(untold)} to tell what it follows"
+            )
+        return self._choose(step.span, texts, width, step.func)
 
     def _sets(self, step: ast.Call, node: Node) -> str | None:
         """The text of the argument that is the output width on the walk's axis (a conv's
@@ -1525,14 +1595,19 @@ class _Walk:
         inline: str | None,
         flat: str | None = None,
         sets: str | None = None,
+        block: Graph | None = None,
     ) -> str:
-        """The output width: the block's own expression, the input's, one of the step's
+        """The output width (``block``: the inner block's instance): the block's own expression, the input's, one of the step's
         arguments, a flatten's (``channels * 7 * 7``), or (outside loops) a number; the
         first that gives the IR's width at every visit of the step in every variant
         (``choices``, narrowed by a first walk)."""
         texts = [sets] if sets is not None else []  # the layer's own width argument
-        texts += [self.size] if inline is not None else []  # unchanged: no line
-        texts += [inline] if inline is not None else []
+        if inline is not None:  # the block's own expression: what it computes at any call
+            # or the input's where that is worth as much (unchanged: no line) and the block
+            # follows its input: a residual block's ``dim`` is built only equal to it
+            if inline != self.size and self._follows_input(block, width):
+                texts.append(self.size)
+            return self._choose(step.span, [*texts, inline], width, step.func)
         texts += [self.size, *(self.tr.text(a) for a in step.args)]
         texts += [flat] if flat is not None else []
         if self.depth == TOP:
@@ -2252,6 +2327,7 @@ def _roll_at(
     walk_type: type[_Walk] | None = None,
     looped: LoopedForward | None = None,
     loop_widths: Mapping[str, LoopWidth] | None = None,
+    inner_widths: InnerWidths | None = None,
 ) -> Rolled:
     """The network's class and each variant's entry class; ``variants`` holds each
     variant's model, graph and class text as written on its own. ``walk_type``: the walk
@@ -2303,6 +2379,7 @@ def _roll_at(
             walk.branches = found
         walk.sizes_of = sizes_of
         walk.loop_widths = loop_widths or {}
+        walk.inner_widths = inner_widths
         return walk, _walk(network, variant, walk)
 
     for _ in range(_PASSES):  # the first walks: which width texts always hold

@@ -41,6 +41,7 @@ from aurane.backends.torch.block_walk import (
     ifs_outside_loops,
 )
 from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.inner_widths import InnerWidths
 from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
@@ -186,6 +187,7 @@ def roll_block(
     loop_widths: Mapping[str, LoopWidth] | None = None,
     blocks: BlockClasses | None = None,
     phantoms: Callable[[str], Sequence[tuple[Graph, list[str]]]] | None = None,
+    inner_widths: InnerWidths | None = None,
 ) -> RolledBlock:
     """The lines of one class for every instance of ``model``, and the sample axis whose
     size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
@@ -206,7 +208,9 @@ def roll_block(
     (``Untaken``), instances at arguments no call gives that may run it (``untaken.py``),
     tried one by one beside the calls' so the class writes that body too, though the
     program builds none of them; where none can be read, the class is written without
-    the body and refuses the arguments that run it (``RolledBlock.refused`` says so)."""
+    the body and refuses the arguments that run it (``RolledBlock.refused`` says so).
+    ``inner_widths``: the probes of what the width after an inner block follows where
+    its instance shows a number (``inner_widths.py``)."""
     options: dict[str, Any] = dict(
         name=name,
         constants=constants,
@@ -218,6 +222,7 @@ def roll_block(
         function_items=function_items,
         loop_widths=loop_widths,
         blocks=blocks,
+        inner_widths=inner_widths,
     )
     Phantom = tuple[Graph, list[str]]
     untried: dict[str, list[Phantom]] = {}  # body marker -> phantoms that may run it
@@ -312,6 +317,7 @@ def _roll_block_at_axes(
     loop_widths: Mapping[str, LoopWidth] | None,
     blocks: BlockClasses | None,
     dropped: frozenset[str],
+    inner_widths: InnerWidths | None = None,
 ) -> RolledBlock:
     """``roll_block`` for ``instances``: the channels' axis, else the last; ``dropped``:
     the bodies no call runs that the class refuses to build (``rolled._fill``)."""
@@ -332,6 +338,7 @@ def _roll_block_at_axes(
             function_items=function_items,
             loop_widths=loop_widths or {},
             blocks=blocks,
+            inner_widths=inner_widths,
         )
 
     try:
@@ -374,6 +381,7 @@ def _roll_block(
     loop_widths: Mapping[str, LoopWidth],
     blocks: BlockClasses | None,
     dropped: frozenset[str] = frozenset(),
+    inner_widths: InnerWidths | None = None,
 ) -> RolledBlock:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
     forward = model.forward
@@ -460,6 +468,7 @@ def _roll_block(
             counter=counter,
             module_items=module_items,
             item_spans=item_spans,
+            inner_widths=inner_widths,
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
@@ -644,6 +653,7 @@ def _walked_inits(
     counter: str,
     module_items: Mapping[str, tuple[str, bool]],
     item_spans: dict[Span, set[str]],
+    inner_widths: InnerWidths | None = None,
 ) -> tuple[
     list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span], LoopWidths
 ]:
@@ -682,6 +692,7 @@ def _walked_inits(
             walk.operation_of = _operation_of(functions_of)
             walk.function_items = function_items
             walk.loop_widths = loop_widths
+            walk.inner_widths = inner_widths
             walk.untracked = untracked
             walk.blocks = blocks
             walk.row_counters, walk.counter = row_counters, counter
