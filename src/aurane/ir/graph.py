@@ -6,7 +6,7 @@ inference failed upstream (a diagnostic was already reported); consumers skip su
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import Any, cast
 
@@ -146,6 +146,24 @@ class Graph:
     def node_by_id(self) -> Mapping[str, Node]:
         """Each node by its id; built once, as the graph is frozen."""
         return {node.id: node for node in self.nodes}
+
+    @cached_property
+    def producer_of(self) -> Mapping[str, Node]:
+        """The node computing each value (a node with several outputs under each)."""
+        return {out: node for node in self.nodes for out in node.outputs or (node.output,)}
+
+    def ancestors(self, values: Iterable[str]) -> Iterator[Node]:
+        """The nodes ``values`` are computed from, each once, nearest first."""
+        seen: set[str] = set()
+        pending = list(values)
+        while pending:
+            name = pending.pop()
+            node = self.producer_of.get(name)
+            if name in seen or node is None:
+                continue
+            seen.add(name)
+            pending += node.inputs
+            yield node
 
     @property
     def value_map(self) -> dict[str, Value]:

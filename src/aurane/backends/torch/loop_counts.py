@@ -13,25 +13,25 @@ from aurane.source import Span
 from aurane.syntax import ast
 
 
-def _names(expr: Any) -> set[str]:
+def names_read(expr: Any) -> set[str]:
     """Every name ``expr`` reads (a list written out included)."""
     if isinstance(expr, ast.Name):
         return {expr.id}
     if isinstance(expr, tuple):
-        return {name for item in expr for name in _names(item)}
+        return {name for item in expr for name in names_read(item)}
     if is_record(expr) and not isinstance(expr, Span):
-        return {name for f in fields(expr) for name in _names(getattr(expr, f.name))}
+        return {name for f in fields(expr) for name in names_read(getattr(expr, f.name))}
     return set()
 
 
-def _through_constants(model: ast.Model, names: set[str]) -> set[str]:
+def through_constants(model: ast.Model, names: set[str]) -> set[str]:
     """``names`` with the names the block's constants among them read, in turn."""
     constants = {f.name: f.value for f in model.fields}
     found = set(names)
     pending = list(names & constants.keys())
     while pending:
         value = constants[pending.pop()]
-        for name in _names(value) - found:
+        for name in names_read(value) - found:
             found.add(name)
             if name in constants:
                 pending.append(name)
@@ -56,8 +56,8 @@ def branch_params(model: ast.Model) -> frozenset[str]:
 def params_tested(model: ast.Model, ifs: Iterable[ast.If]) -> frozenset[str]:
     """The block's parameters that the tests of ``ifs`` read, directly or through a
     constant: which branch runs depends on them."""
-    found = {name for stmt in ifs for branch in stmt.branches for name in _names(branch.test)}
-    return frozenset(_through_constants(model, found) & {p.name for p in model.params})
+    found = {name for stmt in ifs for branch in stmt.branches for name in names_read(branch.test)}
+    return frozenset(through_constants(model, found) & {p.name for p in model.params})
 
 
 def branches_on_iterations(model: ast.Model) -> bool:
@@ -73,7 +73,7 @@ def branches_on_iterations(model: ast.Model) -> bool:
                     return True
             elif isinstance(stmt, ast.If):
                 for branch in stmt.branches:
-                    if targets & _names(branch.test) or walk(branch.body, targets):
+                    if targets & names_read(branch.test) or walk(branch.body, targets):
                         return True
         return False
 
@@ -84,7 +84,7 @@ def read_params(model: ast.Model) -> frozenset[str]:
     """The block's parameters its forward or constants read at all (one it ignores,
     ``head_dim`` of a block without attention, may take any value)."""
     body = model.forward.body if model.forward is not None else ()
-    found = _names(body) | _names(tuple(f.value for f in model.fields))
+    found = names_read(body) | names_read(tuple(f.value for f in model.fields))
     return frozenset(found & {p.name for p in model.params})
 
 
@@ -107,8 +107,8 @@ def params_by_call(model: ast.Model) -> dict[Span, frozenset[str]]:
             # not a call or chain given as an argument (``dense(reshape(h, g, d), d)``):
             # its node's own
             given = (*item.args, *(k.value for k in item.keywords))
-            read = _names(tuple(a for a in given if not isinstance(a, ast.Call | ast.Chain)))
-            if names := _through_constants(model, read) & params:
+            read = names_read(tuple(a for a in given if not isinstance(a, ast.Call | ast.Chain)))
+            if names := through_constants(model, read) & params:
                 found[item.span] = frozenset(names)
         pending += [getattr(item, f.name) for f in fields(item)]
     return found

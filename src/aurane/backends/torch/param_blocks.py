@@ -715,17 +715,8 @@ class ParamClasses:
         if model is None or not values:
             return set()
         calls = params_by_call(model)
-        producers = {out: node for node in graph.nodes for out in node.outputs or (node.output,)}
         found: set[str] = set()
-        seen: set[str] = set()
-        pending = list(values)
-        while pending:
-            name = pending.pop()
-            node = producers.get(name)
-            if name in seen or node is None:
-                continue
-            seen.add(name)
-            pending += node.inputs
+        for node in graph.ancestors(values):
             found |= size_flags(graph, node, calls.get(node.span, frozenset()))
         return found
 

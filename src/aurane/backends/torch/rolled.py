@@ -53,10 +53,9 @@ from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.untaken import (
-    body_position,
     deciding_params,
-    is_loop,
     refusal_lines,
+    refused_reason,
 )
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
@@ -1823,27 +1822,11 @@ class _Walk:
         self._loop_sizes |= sizes_given
         return made, None
 
-    def _ancestors(self, value: str) -> Iterator[Node]:
-        """The nodes the IR's value ``value`` is computed from, nearest first."""
-        producers = {
-            out: made for made in self.graph.nodes for out in made.outputs or (made.output,)
-        }
-        seen: set[str] = set()
-        pending = [value]
-        while pending:
-            name = pending.pop()
-            made = producers.get(name)
-            if name in seen or made is None:
-                continue
-            seen.add(name)
-            pending += made.inputs
-            yield made
-
     def _flagged_before(self, value: str) -> bool:
         """Whether a step the IR's value ``value`` is computed from reads a boolean or
         string parameter (``avgpool(2, ceil_mode=c)``): it may change sizes where no
         tree shows it."""
-        return any(made.output in self.flagged for made in self._ancestors(value))
+        return any(made.output in self.flagged for made in self.graph.ancestors((value,)))
 
     def _flags(self, step: ast.Call, node: Node) -> None:
         """Marks ``node``'s output where ``step``'s arguments read a boolean or string
@@ -1872,7 +1855,7 @@ class _Walk:
         ):
             return False
         own = {frame.span for frame in origin if frame.kind == "loop"}
-        for made in self._ancestors(value):
+        for made in self.graph.ancestors((value,)):
             loops = {frame.span for frame in made.origin if frame.kind == "loop"}
             if not loops or loops <= own or not made.inputs:
                 continue
@@ -2525,7 +2508,9 @@ def _roll_at(
         *methods,
     ]
     said = tuple(
-        _refused_reason(network, key, constants) for key, lines in dropped.items() if lines
+        refused_reason(network, key, constants, unit="variant", phantoms=False)
+        for key, lines in dropped.items()
+        if lines
     )
     return Rolled(network_lines, entries, out_sizes, frozenset(read_widths), said)
 
@@ -2545,16 +2530,6 @@ def _refusal(
     if lines is None:
         raise why
     return lines
-
-
-def _refused_reason(network: ast.Model, key: str, constants: Mapping[str, ast.Expr]) -> str:
-    """Why the network's class refuses the arguments that run the body ``key`` marks."""
-    line, column = body_position(key)
-    what = "the loop" if is_loop(key) else "an if branch"
-    params = deciding_params(network, key, constants) or ()
-    return (
-        f"{what} at {line}:{column} runs at no variant: {', '.join(params)} must be the variants'"
-    )
 
 
 def _folded(

@@ -91,10 +91,10 @@ from aurane.backends.torch.rolled_forward import (
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.unread_locals import without_unread_locals
 from aurane.backends.torch.untaken import (
-    body_position,
     deciding_params,
     is_loop,
     refusal_lines,
+    refused_reason,
 )
 from aurane.ir.graph import Graph
 from aurane.ops import lookup
@@ -263,7 +263,9 @@ def roll_block(
             lines = [*rolled.lines[:at], *dict.fromkeys(guards), *rolled.lines[at:]]
             # a body that runs at no arguments at all is no refusal: nothing to say
             said = tuple(
-                _refused_reason(model, key, constants) for key, guard in refused.items() if guard
+                refused_reason(model, key, constants, unit="call", phantoms=True)
+                for key, guard in refused.items()
+                if guard
             )
             rolled = replace(rolled, lines=lines, refused=said)
         return rolled
@@ -271,17 +273,6 @@ def roll_block(
 
 
 _MOST_ROLLS = 12  # each finds one more body no call runs, or tries its next phantom
-
-
-def _refused_reason(model: ast.Model, key: str, constants: Mapping[str, ast.Expr]) -> str:
-    """Why the class refuses the arguments that run the body ``key`` marks."""
-    line, column = body_position(key)
-    what = "the loop" if is_loop(key) else "an if branch"
-    params = deciding_params(model, key, constants) or ()
-    return (
-        f"{what} at {line}:{column} runs at no call, and no phantom call that runs it could "
-        f"be lowered and read: {', '.join(params)} must be the calls'"
-    )
 
 
 def _refusal(

@@ -21,7 +21,7 @@ from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 from aurane.backends.torch.emit_common import lit
-from aurane.backends.torch.loop_counts import _names, _through_constants
+from aurane.backends.torch.loop_counts import names_read, through_constants
 from aurane.backends.torch.modules import INDENT, wrap
 from aurane.records import fields, is_record
 from aurane.semantics.symbolic import plain
@@ -82,11 +82,11 @@ def deciding_params(
     targets: set[str] = set()
     for stmt in chain:
         if isinstance(stmt, ast.For):
-            read |= _names(stmt.iterable)
+            read |= names_read(stmt.iterable)
             targets |= {name for name, _ in stmt.target.names()}
         elif isinstance(stmt, ast.If):
-            read |= {name for branch in stmt.branches for name in _names(branch.test)}
-    found = _through_constants(model, read)
+            read |= {name for branch in stmt.branches for name in names_read(branch.test)}
+    found = through_constants(model, read)
     params = [p.name for p in model.params]
     known = {*params, *(f.name for f in model.fields), *targets}
     if any(name not in known and name not in constants for name in found):
@@ -260,3 +260,16 @@ def _plain_literal(value: Any) -> bool:
     if isinstance(value, tuple | list):
         return all(_plain_literal(item) for item in value)
     return value is None or isinstance(value, bool | int | float | str)
+
+
+def refused_reason(
+    model: ast.Model, key: str, constants: Mapping[str, ast.Expr], *, unit: str, phantoms: bool
+) -> str:
+    """Why a class refuses the arguments that run the body ``key`` marks, which runs at no
+    ``unit`` (``call`` of a block, ``variant`` of a network); ``phantoms``: phantom calls
+    were tried."""
+    line, column = body_position(key)
+    what = "the loop" if is_loop(key) else "an if branch"
+    params = ", ".join(deciding_params(model, key, constants) or ())
+    tried = f", and no phantom {unit} that runs it could be lowered and read" if phantoms else ""
+    return f"{what} at {line}:{column} runs at no {unit}{tried}: {params} must be the {unit}s'"
