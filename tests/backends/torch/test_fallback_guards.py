@@ -205,3 +205,60 @@ def test_network_variants_kept_apart_take_no_arguments() -> None:
         "small",
         "wide",
     ], code
+
+
+# review75: a class written out for calls at (4, true), (6, true), (9, false) guarded w and
+# flag apart, so Fam(4, 9, True) passed both and built no layer norm where the source
+# (w >= 8 and flag) builds one
+MIXED = """\
+model Fam(w, flag):
+    def forward(x):
+        x -> dense(w) as stem
+        if w >= 8 and flag:
+            x -> layer_norm() as ln
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Fam(4, true) -> Fam(6, true) -> Fam(9, false) -> dense(2) as head
+"""
+
+
+def test_values_the_calls_give_only_together_are_refused_apart() -> None:
+    from aurane.tools.roll_check import check_source
+
+    notes, code = roll_notes(MIXED)
+    assert "if (w, flag) not in ((4, True), (6, True), (9, False)):" in code, code
+    module = build(MIXED, "mixed")[0]
+    for w, flag in ((4, True), (6, True), (9, False)):
+        module.Fam(4, w, flag)
+    with pytest.raises(ValueError, match=r"Fam is written for \(w, flag\) in .*, not \(9, True\)"):
+        module.Fam(4, 9, True)
+    assert check_source(MIXED) == []
+
+
+# review75: the child name ``norm=`` (and a keyword ``eps=0.001``) read as the parameter of
+# that name, so the folded normalised shape went unguarded: Fam(2, 2) built
+# nn.LayerNorm((2, 3, 8)) where the source normalises (3, 8)
+NAMED_LIKE = """\
+model Fam(norm):
+    def forward(x):
+        x -> layer_norm(axes=norm) as layers.norm
+        x -> dense(4) as layers.proj
+        return x
+
+model Net:
+    input_shape = (2, 3, 8)
+    def forward(x):
+        x -> Fam(3) -> flatten() -> dense(2) as head
+"""
+
+
+def test_a_parameter_named_like_a_child_or_keyword_is_still_refused() -> None:
+    _, code = roll_notes(NAMED_LIKE)
+    assert "if norm != 3:  # written out for this value" in code, code
+    module = build(NAMED_LIKE, "named_like")[0]
+    with pytest.raises(ValueError, match="Fam is written for norm == 3, not 2"):
+        module.Fam(2, 2)
+    assert module.Fam(2, 3).layers.norm.normalized_shape == (2, 3, 8)

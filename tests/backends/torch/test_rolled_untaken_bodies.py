@@ -394,3 +394,28 @@ def test_a_phantom_calling_a_block_at_an_input_no_call_gives_is_read() -> None:
     counts: Counter[str] = Counter()
     assert check_source(INNER_ELSEWHERE, counts) == []
     assert counts["other arguments"] > 0, counts
+
+
+# review75: the phantoms tried one more than the calls' widths (7, 5, 3) and never 9, so
+# ``if w > 8`` was refused (``w`` fixed to the calls' 4 and 6) though w = 9 lowers
+THRESHOLD = """
+model Fam(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w) as d{i}
+        if w > 8:
+            x -> layer_norm() as ln
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Fam(4, 1) -> Fam(6, 2) -> dense(2) as head
+"""
+
+
+def test_a_threshold_no_call_passes_is_written_from_a_phantom_past_it() -> None:
+    notes, code = roll_notes(THRESHOLD)
+    assert notes == [], notes
+    assert "        if w > 8:\n            self.ln = nn.LayerNorm(channels)" in code, code
+    assert check_source(THRESHOLD) == []

@@ -1033,7 +1033,7 @@ class ParamClasses:
         # (``nn.LayerNorm((2, 3, 8))`` for ``axes=p0``)
         body = "\n".join(cls.members[0][1:]) if cls.members else ""
         body = body.split("super().__init__()", 1)[-1]
-        deciding |= {p for p in read_params(model) if not re.search(rf"\b{p}\b", body)}
+        deciding |= {p for p in read_params(model) if not _reads(body, p)}
         # and one a call reads whose module the class builds without it, though it reads
         # it elsewhere (``nn.LayerNorm(4)`` for ``layer_norm(axes=k)`` beside ``dense(k)``)
         deciding |= _folded_at_calls(cls.graphs[0], body.split(f"{INDENT}def forward(")[0], model)
@@ -1041,6 +1041,7 @@ class ParamClasses:
         # the 8 the width after ``conv_transpose2d(16, kernel=k)``: right at this ``k`` only)
         deciding |= cls.dropped
         out: list[str] = []
+        guarded: dict[str, list[Any]] = {}  # each parameter refused, with its calls' values
         for param in cls.params:
             if param not in deciding or param in cls.ops or param in cls.functions:
                 continue
@@ -1052,6 +1053,12 @@ class ParamClasses:
             texts = [self._value_text(v, cls.function_items) for v in values]
             if any("functools.partial(" in text for text in texts):
                 continue  # a partial equals no other, not even the call's own: unchecked
+            guarded[param] = values
+        joint = self._joint_guard(cls, guarded)
+        if joint is not None:  # the calls' values of one are not free of the others'
+            return joint
+        for param, values in guarded.items():
+            texts = [self._value_text(v, cls.function_items) for v in values]
             if len(texts) == 1:
                 wanted = f"{param} == {texts[0]}"
                 test = f"{param} != {texts[0]}"
@@ -1073,6 +1080,46 @@ class ParamClasses:
                 *wrap(3, "", f"raise ValueError({message})"),
             ]
         return out
+
+    def _joint_guard(self, cls: _Class, guarded: Mapping[str, list[Any]]) -> list[str] | None:
+        """One guard refusing any combination of the ``guarded`` parameters' values that
+        no call gives, where refusing each apart would let a mix through (``Fam(4, true)``
+        and ``Fam(9, false)`` written for ``if w >= 8 and flag:``: ``w`` 4 or 9 and ``flag``
+        either, yet ``(9, true)`` takes the branch no call does); None where each apart is
+        exact (one value each, or every mix given)."""
+        combos: list[tuple[Any, ...]] = []
+        for graph in cls.graphs:
+            given = {**graph.block_defaults, **graph.block_args}
+            combo = tuple(plain(given.get(param)) for param in guarded)
+            if combo not in combos:
+                combos.append(combo)
+        every_mix = 1
+        for values in guarded.values():
+            every_mix *= len(values)
+        if len(guarded) < 2 or len(combos) == every_mix:
+            return None
+        tested: list[str] = []  # each parameter as compared: rows as tuples
+        shown: list[list[str]] = [[] for _ in combos]  # each combination's values as text
+        for index, param in enumerate(guarded):
+            rows = [_count_guard(param, combo[index]) for combo in combos]
+            as_rows = all(r is not None and r[1] != param for r in rows)
+            tested.append(rows[0][1] if as_rows and rows[0] is not None else param)
+            for row, combo, counted in zip(shown, combos, rows, strict=True):
+                if as_rows and counted is not None:
+                    row.append(counted[2])
+                else:
+                    row.append(self._value_text(combo[index], cls.function_items))
+        shown_rows = [f"({', '.join(row)})" for row in shown]
+        names = f"({', '.join(guarded)})"
+        test = f"({', '.join(tested)}) not in ({', '.join(shown_rows)})"
+        said = f"{cls.name} is written for {names} in ({', '.join(shown_rows)})"
+        said = said.replace("{", "{{").replace("}", "}}")
+        quote = "'" if '"' in said else '"'
+        message = f"f{quote}{said}, not {{{names}}}{quote}"
+        return [
+            *wrap(2, "if ", test, "# written out for these values", ":"),
+            *wrap(3, "raise ", Call("ValueError", (message,))),
+        ]
 
     def guarded(self, plan: ClassPlan, lines: list[str]) -> list[str]:
         """``lines`` of the class of ``plan`` with its ``_guards`` after ``super().__init__()``."""
@@ -1377,6 +1424,12 @@ LowerAt = Callable[[Graph, Mapping[str, Any]], "Graph | None"]
 MAKE_DIVISIBLE = "make_divisible"
 
 
+def _reads(text: str, name: str) -> bool:
+    """Whether the generated ``text`` reads the local ``name``: not as an attribute
+    (``self.layers.norm``) or a keyword or child name (``eps=0.001``, ``norm=nn.LayerNorm``)."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}\b(?!\s*=(?!=))", text) is not None
+
+
 def _folded_at_calls(graph: Graph, init: str, model: ast.Model) -> set[str]:
     """The parameters a call of ``model`` reads (``loop_counts.params_by_call``) that the
     statement of ``init`` building its node's module (``self.norm = ...``) does not."""
@@ -1391,7 +1444,7 @@ def _folded_at_calls(graph: Graph, init: str, model: ast.Model) -> set[str]:
             rf"^{INDENT * 2}self\.{attr} = (.*?)(?=^{INDENT * 2}\S|\Z)", init, re.M | re.S
         )
         if made is not None:
-            found |= {p for p in read if not re.search(rf"\b{p}\b", made[1])}
+            found |= {p for p in read if not _reads(made[1], p)}
     return found
 
 

@@ -179,9 +179,9 @@ def phantom_arguments(
     model: ast.Model, key: str, given: Sequence[Mapping[str, Any]], constants: Container[str]
 ) -> list[dict[str, Any]]:
     """Arguments at which the body ``key`` marks may run, each the first call's with one
-    deciding parameter changed to a value no call gives: a boolean flipped, a count one
-    more than the calls' largest, an integer one either side of the calls' or a literal
-    its ``if`` compares with, a one-item list where every call gives an empty one
+    deciding parameter changed to a value no call gives: a boolean flipped, a literal its
+    ``if`` compares with or one either side of it, a count one more than the calls'
+    largest, an integer one either side of the calls', a one-item list where every call gives an empty one
     (``_list_tries``). The roller tries them in this order."""
     params = deciding_params(model, key, constants) or ()
     if not given:
@@ -196,8 +196,11 @@ def phantom_arguments(
         if all(isinstance(v, bool) for v in values):
             tries = [not v for v in values]
         elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            tries = [max(values) + 1, *(v + d for v in values for d in (1, -1))]
-            tries += [t for t in tested if isinstance(t, int) and not isinstance(t, bool)]
+            # a literal a test compares with, and either side of it (``if w > 8``: 9),
+            # first: the roller reads only the first few phantoms
+            numbers = [t for t in tested if isinstance(t, int) and not isinstance(t, bool)]
+            tries = [t + d for t in numbers for d in (0, 1, -1)]
+            tries += [max(values) + 1, *(v + d for v in values for d in (1, -1))]
         elif all(isinstance(v, str) for v in values):
             tries = [t for t in tested if isinstance(t, str)]
         elif all(isinstance(v, tuple | list) and not v for v in values):
