@@ -309,7 +309,15 @@ class BlockWalk(_Walk):
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if not self.module_items or not isinstance(bound, OpValue) or bound.is_model:
             return None
-        if not any(step.func == name for loop in self.fors for name, _ in loop.target.names()):
+        given = step.func in self.module_params  # norm given layer_norm or relu
+        if given and len(self.fors) != 1:  # a counter over one loop numbers its modules
+            raise Unsupported(
+                f"'{step.func}' applied at {step.span} outside a loop, or in loops nested"
+                " in each other"
+            )
+        if not given and not any(
+            step.func == name for loop in self.fors for name, _ in loop.target.names()
+        ):
             return None  # an operation-valued parameter: the class takes it (``act()``)
         if step.layer is not None or self.collect is not None:
             return None  # named by the source (``as norm{i}``), not numbered per operation
@@ -1007,6 +1015,8 @@ class BlockWalk(_Walk):
         for param, found in self.graph.block_ops.items():
             if node.id not in found.nodes:
                 continue
+            if node.layer is None and param in self.params_built:  # norm(channels)
+                return super()._layer(step, node)
             if node.layer is None:
                 return None, None
             if emitter(node.op).init is None:

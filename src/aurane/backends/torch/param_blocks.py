@@ -863,10 +863,14 @@ class ParamClasses:
         )
         ops = {p: d for p, d in first.ops.items() if p not in blocks} | dict(classes_taken)
         functions = operation_kinds([g for g, _ in instances])[1]
+        built = module_params([g for g, _ in instances])  # norm given layer_norm: a class
         for param in functions:
             ops.pop(param, None)
-        if any(p not in params for p in functions):  # a class that folded it: in order
-            taken = {*params, *functions}
+        for param in built:
+            functions.pop(param, None)
+            ops[param] = built[param]
+        if any(p not in params for p in [*functions, *built]):  # a class that folded it
+            taken = {*params, *functions, *built}
             params = tuple(p.name for p in self.models[model].params if p.name in taken)
         dims = (axis,) if axis is not None else ()
         rolled = _Class(first.name, first.plan, dims, params, first.defaults, ops)
@@ -1348,6 +1352,9 @@ class ParamClasses:
                 made = _module_of(sub, param, self._block_class) if sub is not None else None
                 if made is None and sub is not None:  # a branch's class that applies it not
                     made = _unused_module(sub, param) or _factory_of(sub, param)
+                if made is None and sub is not None and param in sub.block_ops:
+                    built = module_item_class(sub.block_ops[param].op)  # nn.LayerNorm
+                    made = built[0] if built is not None else None
                 assert made is not None  # the class takes it only when every call gives one
                 named = given.get(param)
                 text = lit(named) if isinstance(named, ShownStr) else made
@@ -1593,6 +1600,41 @@ def operation_kinds(
                 default_function(found.default) if found.default is not None else None
             )
     return ops, functions
+
+
+def module_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
+    """The operation-valued parameters that some call gives an operation its class of one
+    call builds as a module at each step applying it (``norm`` given ``layer_norm``:
+    ``self.layer_norm1 = nn.LayerNorm(4)``, numbered per operation as list items are),
+    every other call an argument-free module class (``relu``: ``self.norm = norm()``), as
+    torchvision's blocks take ``norm_layer``. The rolled class takes each as a module class
+    (``norm=nn.ReLU``), counts the modules of the one kind where it applies it
+    (``block_walk._module_item``) and builds ``norm()`` once otherwise. Each with its
+    default's class (None: no default). A parameter passed on to an inner block or applied
+    by a named step is none of these."""
+    found: dict[str, str | None] = {}
+    for param, first in graphs[0].block_ops.items():
+        builds = False
+        for graph in graphs:
+            given = graph.block_ops.get(param)
+            if given is None or given.passed or not given.nodes:
+                break
+            if any(graph.node_by_id[n].layer for n in given.nodes):
+                break
+            if _module_of(graph, param) is not None:  # relu, identity: built as norm()
+                continue
+            if module_item_class(given.op) is None:
+                break
+            builds = True
+        else:
+            default = first.default
+            made = None if default is None else module_item_class(default)
+            default_class = made[0] if made is not None else None
+            if default is not None and default_class is None:
+                default_class = module_class(default)
+            if builds and (default is None or default_class is not None):
+                found[param] = default_class
+    return found
 
 
 def _operations(graph: Graph) -> dict[str, str | None]:

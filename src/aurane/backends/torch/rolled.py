@@ -987,6 +987,10 @@ class _Walk:
         self.module_items: Mapping[str, tuple[str, bool]] = {}
         self.item_spans: dict[Span, set[str]] = {}
         self._item_counts: Counter[tuple[Span, str]] = Counter()
+        # operation-valued parameters built as modules where applied, as those items
+        # (``rolled_block.module_params``: ``norm`` given ``layer_norm``)
+        self.module_params: frozenset[str] = frozenset()
+        self.params_built: frozenset[str] = frozenset()  # those this instance builds so
         self.inputs: tuple[str, ...] = ()  # the width texts of a block call's tensor inputs
         self.later: tuple[str, ...] = ()  # a network's forward inputs after the first
         # the text the local ``channels`` is known to hold here (None: not known), so a

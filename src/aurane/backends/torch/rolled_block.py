@@ -51,11 +51,13 @@ from aurane.backends.torch.named import (
     signature_default,
     stored_function,
 )
+from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.param_blocks import (
     BlockClasses,
     _module_of,
     input_names,
     loop_params,
+    module_params,
     operation_kinds,
     rolled_axis,
 )
@@ -387,6 +389,10 @@ def _roll_block(
     if any(g.tied for g, _ in instances):
         raise Unsupported("tied weights")
     ops, functions = operation_params([g for g, _ in instances], functions_of)
+    built = module_params([g for g, _ in instances])
+    for param in built:  # norm given layer_norm: taken as a class, not as a function
+        functions.pop(param, None)
+        ops[param] = built[param]
     fields = [f.name for f in model.fields]  # the block's constants: locals of __init__
     if any(field in MODEL_TABLE for field in fields):
         raise Unsupported("a block with its own input_shape or input_dtype")
@@ -408,7 +414,7 @@ def _roll_block(
     tr = Translator(frozenset(names), constants, {})
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
     envs = [
-        _environment(model, graph, width, axis, tr, resolved, set(functions), blocks)
+        _environment(model, graph, width, axis, tr, resolved, set(functions), blocks, set(built))
         for graph, _ in instances
     ]
     taken = _blocks_taken(model, [g for g, _ in instances], envs, blocks)
@@ -432,7 +438,7 @@ def _roll_block(
     row_counters: dict[Span, str] = {}
     # a list's items building modules (``layer_norm``: ``block_walk._module_item``), each
     # counted by a local named after its operation (``layer_norm_count``)
-    module_items = _module_items([g for g, _ in instances])
+    module_items = _module_items([g for g, _ in instances], set(built))
     clashing = sorted(f"{op}_count" for op in module_items if f"{op}_count" in used)
     if clashing:
         raise Unsupported(f"the counter '{clashing[0]}' is a name of the block or its calls")
@@ -460,6 +466,7 @@ def _roll_block(
             module_items=module_items,
             item_spans=item_spans,
             inner_widths=inner_widths,
+            built=frozenset(built),
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
@@ -473,9 +480,11 @@ def _roll_block(
     attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in item_spans)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
     sizes = {width} if width is not None else set()
-    stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), set(functions))
+    stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), {*functions, *built})
     attrs.claim(stored)
     attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
+    built_params = _built_params(instances, built, attrs)
+    op_modules += [line for lines in built_params.values() for line in lines[1]]
     applied = {  # self.act = act, where the block applies it (not only passes it on)
         param: attrs.allocate(param)
         for param in functions
@@ -511,6 +520,7 @@ def _roll_block(
                     span: [(op, module_items[op][0]) for op in sorted(built)]
                     for span, built in item_spans.items()
                 },
+                {param: names for param, (names, _) in built_params.items()},
             )
             for (g, lines), env in zip(instances, envs, strict=True)
         ]
@@ -645,6 +655,7 @@ def _walked_inits(
     module_items: Mapping[str, tuple[str, bool]],
     item_spans: dict[Span, set[str]],
     inner_widths: InnerWidths | None = None,
+    built: frozenset[str] = frozenset(),
 ) -> tuple[
     list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span], LoopWidths
 ]:
@@ -688,6 +699,9 @@ def _walked_inits(
             walk.blocks = blocks
             walk.row_counters, walk.counter = row_counters, counter
             walk.module_items, walk.item_spans = module_items, item_spans
+            walk.module_params = built
+            # identity: built once as norm() by its class of one call, as relu is
+            walk.params_built = frozenset(p for p in built if _module_of(graph, p) is None)
             if strict:
                 walk.branches = branches
             found = walk.body(forward.body, TOP)
@@ -731,7 +745,10 @@ def operation_params(
     if any(set(g.block_ops) != set(first.block_ops) for g in graphs):
         raise Unsupported("an operation-valued argument without a module class")
     ops, functions = operation_kinds(graphs)
+    built = module_params(graphs)
     for param, default in functions.items():
+        if param in built:
+            continue  # built as modules where applied: ``module_params``
         for graph in graphs:
             given = graph.block_ops[param]
             nodes = graph.node_by_id
@@ -774,16 +791,19 @@ def _environment(
     resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
     functions: set[str],
     blocks: BlockClasses | None = None,
+    built: set[str] | None = None,
 ) -> dict[str, Any]:
     """The instance's parameter values (an operation-valued one as its module class,
     ``nn.ReLU``, or of ``functions`` as its function; a model-valued one as the one class
-    of every block it builds, ``rolled.Model``), input width and constants, as the class
+    of every block it builds, ``rolled.Model``; one of ``built``, ``module_params``, as
+    the operation given, tested by the class), input width and constants, as the class
     receives and computes them."""
     given = {**plain(dict(graph.block_defaults)), **plain(dict(graph.block_args))}
     env: dict[str, Any] = {**given}
-    for param in graph.block_ops:
+    for param, operation in graph.block_ops.items():
         made = function_value(graph, param) if param in functions else _module_of(graph, param)
-        env[param] = made
+        # an operation built as modules where applied (``module_params``): tested by it
+        env[param] = OpValue(operation.op, False) if param in (built or ()) else made
     for param in graph.block_models:
         block_class = _block_class_of(graph, param, blocks) if blocks is not None else None
         if block_class is not None:
@@ -834,7 +854,9 @@ def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: s
     return [*lines[:loop], f"{pad}{counter} = {{}}", *lines[loop:]]
 
 
-def _module_items(graphs: Sequence[Graph]) -> dict[str, tuple[str, bool]]:
+def _module_items(
+    graphs: Sequence[Graph], built: set[str] | None = None
+) -> dict[str, tuple[str, bool]]:
     """The operations inside the calls' list arguments that the class of one call builds
     as modules (``layer_norm``, ``identity``), each with the class the calls pass and
     whether it takes the width (``named.module_item_class``), also where the other items
@@ -847,6 +869,13 @@ def _module_items(graphs: Sequence[Graph]) -> dict[str, tuple[str, bool]]:
                 made = module_item_class(item.name)
                 if spec is not None and made is not None:
                     found[spec.name] = made
+        for param in built or ():  # norm given layer_norm: ``module_params``
+            if _module_of(graph, param) is not None:  # identity: built once, norm()
+                continue
+            spec = lookup(graph.block_ops[param].op)
+            made = module_item_class(graph.block_ops[param].op)
+            if spec is not None and made is not None:
+                found[spec.name] = made
     return found
 
 
@@ -977,6 +1006,57 @@ def _stored(
             raise Unsupported("the calls' forwards read different stored values")
         found = (_merged(found[0] if found is not None else {}, mine), made)
     return found or ({}, [])
+
+
+def _built_params(
+    instances: Sequence[tuple[Graph, list[str]]],
+    built: Mapping[str, str | None],
+    attrs: Namespace,
+) -> dict[str, tuple[tuple[str, str, tuple[str, ...]], list[str]]]:
+    """Per parameter of ``module_params``: the attribute keeping the class the call gave
+    (``self.norm_class``, tested by forward), the module a call giving an argument-free
+    one builds (``self.norm``, as its class of one call names it), the classes built where
+    applied (``nn.LayerNorm``), and ``__init__``'s lines::
+
+        self.norm_class = norm
+        if norm is not nn.LayerNorm:
+            self.norm = norm()
+    """
+    out: dict[str, tuple[tuple[str, str, tuple[str, ...]], list[str]]] = {}
+    for param in built:
+        made = {
+            matched.group(1)
+            for _, lines in instances
+            for line in lines
+            if (matched := re.fullmatch(rf"{INDENT * 2}self\.(\w+) = {param}\(\)", line))
+        }
+        if len(made) > 1 or (made and made != {param}):
+            raise Unsupported(f"the module of '{param}' is named '{min(made)}'")
+        module = attrs.allocate(param)
+        if module != param:  # the name every class of one call gives it
+            raise Unsupported(f"the module of '{param}' cannot be named '{param}'")
+        kept = attrs.allocate(f"{param}_class")
+        # the classes built where applied: those no class of one call builds as norm()
+        made_here = {
+            module_item_class(graph.block_ops[param].op)
+            for graph, _ in instances
+            if _module_of(graph, param) is None
+        }
+        classes = tuple(sorted(made[0] for made in made_here if made is not None))
+        if not classes:
+            raise Unsupported(f"no call builds the modules of '{param}' where applied")
+        test = (
+            f"{param} is not {classes[0]}"
+            if len(classes) == 1
+            else f"{param} not in ({', '.join(classes)})"
+        )
+        lines = [
+            f"{INDENT * 2}self.{kept} = {param}",
+            f"{INDENT * 2}if {test}:",
+            f"{INDENT * 3}self.{module} = {param}()",
+        ]
+        out[param] = ((module, kept, classes), lines)
+    return out
 
 
 def _merged(known: Mapping[str, str], mine: Mapping[str, str]) -> dict[str, str]:

@@ -274,6 +274,7 @@ def rolled_forward(
     function_items: bool = False,
     row_counters: Mapping[Span, str] | None = None,
     module_items: Mapping[Span, Sequence[tuple[str, str]]] | None = None,
+    module_params: Mapping[str, tuple[str, str, tuple[str, ...]]] | None = None,
 ) -> list[str]:
     """One instance's forward with the source's loops rolled; an ``if`` branch's body is
     marked (``BRANCH``) and kept in ``branches``, shared by the instances; ``paths``: the
@@ -284,7 +285,10 @@ def rolled_forward(
     are functions (``named.function_items``); ``row_counters``: the line counting each
     row's block's modules (``rolled._Walk._row_block``), written before it;
     ``module_items``: per step applying a list's item, the operations the calls' items
-    built there as modules, each with the class they pass (``block_walk._module_item``)."""
+    built there as modules, each with the class they pass (``block_walk._module_item``);
+    ``module_params``: the operation-valued parameters built as modules where applied
+    (``rolled_block.module_params``), each with its module's attribute, the attribute
+    keeping its class and the classes built where applied (``rolled_block._built_params``)."""
     assert model.forward is not None
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{INDENT}def forward("))
     head = lines[start]
@@ -321,6 +325,7 @@ def rolled_forward(
     writer.paths = paths
     writer.row_counters = row_counters or {}
     writer.module_items = module_items or {}
+    writer.module_params = module_params or {}
     writer.counted = counted or {}
     writer.indices = indices or {}
     writer.function_items = function_items
@@ -464,6 +469,8 @@ class _ForwardWriter:
         # True where the items are values ``__init__`` stored (``_stored_items``)
         self.given: dict[str, bool] = {}
         self.function_items = False  # those items are functions: ``named.function_items``
+        # operation-valued parameters built as modules where applied: ``rolled_forward``
+        self.module_params: Mapping[str, tuple[str, str, tuple[str, ...]]] = {}
         self.targets: list[str | None] = []  # the loops' counts around the statement
         self.loops: list[ast.For] = []  # the loops around the statement
         self.aliases: set[Span] = set()  # ``s = x`` opening a loop's body: written there
@@ -523,8 +530,10 @@ class _ForwardWriter:
             mine, expressed = self._loop_arguments(mine, step)
             # checked as written: an argument a loop's target gives is its expression now
             self._not_folded(node, step, tuple(mine), expressed)
-            applier = _applier(stmt, node, {*self.applied, *self.given})
-            if applier in self.given:  # x = F.relu(x) as x = a()(x), a = nn.ReLU
+            applier = _applier(stmt, node, {*self.applied, *self.given, *self.module_params})
+            if applier is not None and applier in self.module_params:  # norm: layer_norm
+                mine = self._module_param(mine, node, applier)
+            elif applier in self.given:  # x = F.relu(x) as x = a()(x), a = nn.ReLU
                 mine = self._given(mine, node, applier)
             elif applier is not None:  # x = torch.sigmoid(x) as x = a(x)
                 mine = self._applied(mine, node, applier)
@@ -634,6 +643,37 @@ class _ForwardWriter:
                 f'{pad}{INDENT}{bound} = getattr(self, f"{op}{{{count}}}")({tensor})',
             ]
         return [*out, f"{pad}else:", f"{pad}{INDENT}{built_here}"]
+
+    def _module_param(self, lines: list[str], node: Node, param: str) -> list[str]:
+        """A step applying an operation-valued parameter that some call gives an operation
+        built as a module where applied (``rolled_block.module_params``): the class tests
+        the class it kept, applies the module ``__init__`` counted (``self.layer_norm1`` of
+        the class of one call), or else the one module it built (``self.norm``)::
+
+            if self.norm_class is nn.LayerNorm:
+                layer_norm_count += 1
+                x = getattr(self, f"layer_norm{layer_norm_count}")(x)
+            else:
+                x = self.norm(x)
+        """
+        module, kept, _ = self.module_params[param]
+        items = self.module_items.get(node.span, [])
+        parsed = _one_tensor_call(lines)
+        if node.layer is not None or parsed is None or parsed[3]:
+            raise Unsupported(f"the statement of '{node.id}' that '{param}' applies")
+        bound, func, tensor, _ = parsed
+        if func != (f"self.{node.id}" if node.op in dict(items) else f"self.{module}"):
+            raise Unsupported(f"the statement of '{node.id}' that '{param}' applies")
+        pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        out: list[str] = []
+        for index, (op, cls) in enumerate(items):
+            count = f"{op}_count"
+            out += [
+                f"{pad}{'elif' if index else 'if'} self.{kept} is {cls}:",
+                f"{pad}{INDENT}{count} += 1",
+                f'{pad}{INDENT}{bound} = getattr(self, f"{op}{{{count}}}")({tensor})',
+            ]
+        return [*out, f"{pad}else:", f"{pad}{INDENT}{bound} = self.{module}({tensor})"]
 
     def _given_function(self, lines: list[str], node: Node, target: str, value: Any) -> list[str]:
         """``_given`` where the calls pass the items as functions (``named.function_items``:
