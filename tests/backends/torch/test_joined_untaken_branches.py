@@ -136,3 +136,67 @@ def test_a_negated_or_keeps_its_parentheses_beside_the_other_tests() -> None:
     with pytest.raises(ValueError, match="Sel is written without the branch at 8:9"):
         module.Sel(6, False, 0)  # type: ignore[attr-defined]
     assert check_source(GROUPED) == []
+
+
+TWO_IFS = """
+model Fam(a, b):
+    def forward(x):
+        if a:
+            x -> dense(4)
+        else:
+            x -> layer_norm()
+        if b:
+            x -> dense(3)
+        else:
+            x -> layer_norm()
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Fam(true, false) as p -> Fam(false, false) as q -> Fam(true, true) as r
+"""
+
+
+def test_branches_no_call_takes_together_are_refused() -> None:
+    """camp76 (fuzz seeds 98000127, 47000349): every branch of each ``if`` is taken by
+    some call, but not ``not a`` with ``b``; the join tests ``b`` only under ``a``, so
+    ``Fam(6, False, True)`` silently built ``(false, false)``'s two layer norms."""
+    module, code = _one_class(TWO_IFS, "two_ifs", "Fam")
+    assert "if not a and b:  # no call takes it: not written" in code, code
+    with pytest.raises(ValueError, match="Fam is written without the ways at 6:9, 8:9 together"):
+        module.Fam(6, False, True)  # type: ignore[attr-defined]
+    for a, b in ((True, False), (False, False), (True, True)):
+        module.Fam(6, a, b)(torch.randn(2, 6))  # type: ignore[attr-defined]
+    assert check_source(TWO_IFS) == []
+
+
+ALIKE = """
+model Fam(a, b):
+    def forward(x):
+        if a:
+            x -> dense(4) -> dense(6)
+        else:
+            x -> tanh()
+        if b:
+            x -> dense(6)
+        else:
+            x -> tanh()
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        return x -> Fam(false, false) as p -> Fam(true, true) as q
+"""
+
+
+def test_an_if_the_join_never_tests_is_refused_where_the_calls_give_it_apart() -> None:
+    """camp76: calls giving ``a == b`` were joined on ``if a:`` alone, ``b`` going with it:
+    ``Fam(6, True, False)`` built the third layer the source only builds for ``b``."""
+    module, code = _one_class(ALIKE, "alike", "Fam")
+    with pytest.raises(ValueError, match="Fam is written without the ways at .* together"):
+        module.Fam(6, True, False)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="Fam is written without the ways at .* together"):
+        module.Fam(6, False, True)  # type: ignore[attr-defined]
+    assert check_source(ALIKE) == []

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast as pyast
 import difflib
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -178,6 +179,7 @@ class Untaken:
 
     test: str
     what: str  # "the branch at 6:9", "the way past every branch of the if at 3:9"
+    together: bool = False  # branches of ifs outside one another, each taken apart
 
 
 def untaken_ways(
@@ -219,7 +221,7 @@ def untaken_ways(
             found = test(at, before)
             if found is None:
                 return None
-            parts.append(_operand(_negation(found.init)))
+            parts.append(_operand(negation(found.init)))
         if number < len(ifs[at].branches) and ifs[at].branches[number].test is not None:
             found = test(at, number)
             if found is None:
@@ -254,7 +256,70 @@ def untaken_ways(
                 span = stmt.branches[number].header_span
                 what = f"the branch at {span.line}:{span.column}"
             out.append(Untaken(" and ".join([*above, *own]) or "True", what))
+    together = _untaken_together(conditions, decided, parents, way)
+    return None if together is None else out + together
+
+
+_MOST_COMBINATIONS = 64  # ways through the ifs outside one another a guard lists at most
+
+
+def _untaken_together(
+    conditions: Conditions,
+    decided: Sequence[tuple[int, ...]],
+    parents: Mapping[int, tuple[int, int] | None],
+    way: Callable[[int, int], list[str] | None],
+) -> list[Untaken] | None:
+    """The combinations of branches of the ``if`` statements outside one another that no
+    instance takes together, though each branch is taken by some (``if a: ... if b:`` at
+    ``(true, false)``, ``(false, false)`` and ``(true, true)``: the join tests ``b`` only
+    under ``a``, so ``(false, true)`` would run ``(false, false)``'s statements). None
+    where they cannot be written (an ``if`` inside another among them, or too many)."""
+    tops = [at for at, parent in parents.items() if parent is None]
+    if len(tops) < 2:
+        return []
+    taken = {tuple(d[at] for at in tops) for d in decided}
+    options = [sorted({d[at] for d in decided}) for at in tops]
+    every: list[tuple[int, ...]] = [()]
+    for choices in options:
+        every = [(*combo, choice) for combo in every for choice in choices]
+    # ifs testing the same (``if grid:`` twice) decide alike: no way takes them apart
+    tests = [
+        tuple(tuple(way(at, k) or ()) for k in range(len(conditions.ifs[at].branches) + 1))
+        for at in tops
+    ]
+    tied = [(i, j) for i in range(len(tops)) for j in range(i) if tests[i] == tests[j]]
+    missing = [
+        combo
+        for combo in every
+        if combo not in taken and all(combo[i] == combo[j] for i, j in tied)
+    ]
+    if not missing:
+        return []
+    if len(tops) < len(parents) or len(every) > _MOST_COMBINATIONS:
+        return None
+    out = []
+    for combo in missing:
+        parts: list[str] = []
+        spans = []
+        for at, chosen in zip(tops, combo, strict=True):
+            stmt = conditions.ifs[at]
+            number = len(stmt.branches) if chosen == -1 else chosen
+            own = way(at, number)
+            if own is None:
+                return None
+            parts += own
+            span = stmt.span if chosen == -1 else stmt.branches[chosen].header_span
+            spans.append(f"{span.line}:{span.column}")
+        what = f"the ways at {', '.join(spans)} together"  # no call takes them
+        out.append(Untaken(" and ".join(parts), what, together=True))
     return out
+
+
+def nests_tests(lines: Sequence[str]) -> bool:
+    """Whether the joined class ``lines`` test an ``if`` inside another's branch: a
+    class whose tests all stand apart decides each as the source does, whatever the
+    others decide, so only a nested one can take branches together that no call did."""
+    return any(re.match(rf"{INDENT * 3}\s*(?:if|elif) ", line) for line in lines)
 
 
 def _operand(text: str) -> str:
@@ -457,7 +522,7 @@ def _merge(
                 lines.append(f"{INDENT * 2}else:")
                 lines += _indented(no)
         else:
-            lines.append(f"{INDENT * 2}if {_negation(condition)}:")
+            lines.append(f"{INDENT * 2}if {negation(condition)}:")
             lines += _indented(no)
         out.append(tuple(lines))
     return out
@@ -473,7 +538,7 @@ _OPPOSITES: dict[type[pyast.cmpop], str] = {
 }
 
 
-def _negation(condition: str) -> str:
+def negation(condition: str) -> str:
     """``k not in [5, 1]`` for ``k in [5, 1]``, as one writes it; ``not (...)`` otherwise
     (an order comparison keeps its ``not``: its operands need not be ordered numbers)."""
     test = pyast.parse(condition, mode="eval").body

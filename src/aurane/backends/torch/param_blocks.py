@@ -31,6 +31,8 @@ from aurane.backends.torch.branches import (
     holds,
     join,
     middle,
+    negation,
+    nests_tests,
     untaken_ways,
 )
 from aurane.backends.torch.emit_common import Call, lit
@@ -1207,7 +1209,11 @@ class ParamClasses:
                 conditions, classes, tests, dims, more, frozenset(needed.read), unused
             )
             joined = again[0] if again is not None else joined
-        joined.untaken = untaken
+        # branches taken together that no call took need refusing only where the join
+        # nests one if's test inside another's branch (``branches.nests_tests``)
+        together = joined.lines is None or nests_tests(joined.lines)
+        together = together or not _tests_each(joined.lines or [], conditions, decided, tests)
+        joined.untaken = [way for way in untaken if together or not way.together]
         return joined
 
     def _join_with(
@@ -1699,6 +1705,29 @@ def _guarded(
     return [*lines[:start], *checks, *lines[start:]]
 
 
+def _tests_each(
+    lines: list[str],
+    conditions: Conditions,
+    decided: Sequence[tuple[int, ...]],
+    tests: Mapping[tuple[int, int], Test],
+) -> bool:
+    """Whether the joined class ``lines`` test every ``if`` its calls decide differently,
+    by the if's first test as the constructor or forward writes it (or its negation): one
+    not tested there is decided by another's branch (``Fam(false, false)``, ``Fam(true,
+    true)``: ``if a:`` alone, ``b`` going with it)."""
+    tested = " ".join(line.strip() for line in lines if re.match(r"\s*(?:if|elif) ", line))
+    for at in range(len(conditions.ifs)):
+        if len({d[at] for d in decided}) < 2:
+            continue
+        first = tests.get((at, 0))
+        if first is None:
+            return False
+        texts = {first.init, first.forward, negation(first.init), negation(first.forward)}
+        if not any(f"if {text}:" in tested for text in texts):
+            return False
+    return True
+
+
 def _refusing_untaken(lines: list[str], name: str, untaken: list[Untaken]) -> list[str]:
     """The joined class ``lines`` with its constructor refusing the arguments that take a
     way through an ``if`` that no call takes: the class is written from the calls' branches
@@ -1706,7 +1735,9 @@ def _refusing_untaken(lines: list[str], name: str, untaken: list[Untaken]) -> li
     start = lines.index(f"{INDENT * 2}super().__init__()") + 1
     checks: list[str] = []
     for way in untaken:
-        message = f'"{name} is written without {way.what}, which no call takes"'
+        # a way of one if says that no call takes it; ways together, the comment does
+        said = way.what if way.what.endswith(" together") else f"{way.what}, which no call takes"
+        message = f'"{name} is written without {said}"'
         checks += [
             *wrap(2, "if ", way.test, "# no call takes it: not written", ":"),
             *wrap(3, "raise ", Call("ValueError", (message,))),
