@@ -466,10 +466,9 @@ def _branch_in_loop(draw: Draw, axis: Axis, j: int) -> Piece:
     as many modules or not, or on the loop's target with named modules."""
     rng = draw.rng
     flag, w, n = f"flag{j}", f"w{j}", f"n{j}"
-    params = [
-        Param(w, lambda: rng.choice(WIDTHS)),
-        Param(n, lambda: rng.randint(1, 3)),
-    ]
+    # counts in turn: calls agreeing on the count of a loop whose if reads its target
+    # leave a class written out for that count (a located refusal), not a rolled one
+    params = [Param(w, lambda: rng.choice(WIDTHS)), Param(n, _alternating(rng, [1, 2, 3]))]
     if rng.random() < 0.75:
         params.append(Param(flag, _alternating(rng, [True, False])))
         test = flag
