@@ -4,6 +4,8 @@ three times with different arguments and input sizes, so the one-class-per-block
 
 from __future__ import annotations
 
+import random
+import re
 import textwrap
 
 import pytest
@@ -12,7 +14,8 @@ from aurane.backends.torch import TorchCodeGenerator
 from aurane.compile import prepare_program
 from aurane.tools import differential as diff
 from aurane.tools.fuzz import CONSTRUCTS, generate
-from aurane.tools.roll_check import block_call_sets
+from aurane.tools.fuzz.generator import FAMILIES
+from aurane.tools.roll_check import block_call_sets, check_source
 from tests.ops.twins import TWINS
 
 pytest.importorskip("torch")
@@ -33,8 +36,47 @@ def test_block_families_are_drawn_with_their_forms() -> None:
         seen |= generate(seed).features
     forms = ("family count loop", "family rows (ops)", "family rows (widths)", "family flag",
              "family residual", "family growing width", "family inner block",
-             "family input sizes differ", "family channel axis")  # fmt: skip
+             "family input sizes differ", "family channel axis", *NEW_FORMS)  # fmt: skip
     assert not [f for f in forms if f not in seen], sorted(f for f in seen if "family" in f)
+
+
+# this stop's parts (``families.NEW_PIECES``), drawn past ``generator.FAMILIES``
+NEW_FORMS = ("family block parameter", "family block rows", "family module items",
+             "family untaken count", "family untaken flag", "family untaken list",
+             "family running count", "family if in a loop")  # fmt: skip
+
+
+def test_the_families_of_this_stop_leave_the_earlier_seeds_as_they_were() -> None:
+    """A family of this stop's parts is drawn where no family was (past ``FAMILIES``, a
+    share of its own), so the seeds below it draw their families as before: none holds
+    a new part."""
+    for seed in range(200):
+        program = generate(seed)
+        roll = random.Random(f"family-{seed}").random()
+        if roll < FAMILIES:
+            assert not program.features & set(NEW_FORMS), (seed, program.features)
+
+
+def test_the_new_parts_roll_to_one_class_and_check_clean() -> None:
+    """The first accepted program of each new part (seeds 0-399): each family block is
+    one class (no ``Fam0_2``), called at 2+ argument sets, and ``roll_check`` rebuilding
+    the rolled classes at other arguments finds nothing."""
+    firsts: dict[str, int] = {}
+    for seed in range(400):
+        program = generate(seed)
+        for form in NEW_FORMS:
+            if form in program.features and program.expect_valid:
+                firsts.setdefault(form, seed)
+    assert sorted(firsts) == sorted(NEW_FORMS), firsts
+    for form, seed in firsts.items():
+        program = generate(seed)
+        ir, graphs, _ = prepare_program(program.text, filename=f"seed{seed}.aur")
+        sets = block_call_sets(graphs)
+        families = [name for name in sets if name.startswith("Fam")]
+        assert families and all(len(sets[name]) > 1 for name in families), (form, seed)
+        code = TorchCodeGenerator(ir, graphs).generate()
+        assert not re.search(r"^class Fam\d+_2\(", code, re.M), (form, seed, code)
+        assert check_source(program.text) == [], (form, seed)
 
 
 def test_a_family_calls_its_block_at_several_argument_sets_and_runs_clean() -> None:

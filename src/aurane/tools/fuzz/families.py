@@ -17,6 +17,21 @@ A family's body is one or two *pieces*, each drawn from the forms the rollers wr
 * ``inner``: an inner block ``Unit0(w, act = relu)`` called from the loop (``for c, a in
   rows: x -> Unit0(c, a)`` or ``for i in range(n): x -> Unit0(w) as u{i + 1}``).
 
+A quarter of the forwards more (``generator.NEW_FAMILIES``, past the half that draws the
+pieces above, so those seeds' programs stay what they were) end with a family whose first
+piece is one of the forms added later (``NEW_PIECES``), a second one, if any, from all:
+
+* ``block parameter``: ``model Fam(w, n, block = Unit0)``, ``for i in range(n): x ->
+  block(w) as b{i + 1}``, the calls giving ``Unit0`` and ``Unit1``;
+* ``block rows``: ``for c, b in rows: x = b(x, c)`` with ``[(8, Unit0), (6, Unit1)]``;
+* ``module items``: ``for c, a in rows: x -> dense(c) -> a`` with ``[(8, relu), (6,
+  layer_norm)]`` (``identity`` too);
+* ``untaken``: a body no call runs, a loop whose count is 0 at every call, a flag every
+  call gives alike beside an ``else``, a list every call gives empty;
+* ``running count``: an unnamed module after an ``if`` whose branches make different
+  numbers of its operation;
+* ``if in a loop``: on a flag the calls give differently, or on the loop's target.
+
 The layers work on the last axis (``dense``, ``layer_norm``) or on the channel axis of a
 ``(C, L)`` or ``(C, H, W)`` sample (``conv1d``/``conv2d`` keeping the spatial sizes,
 ``batchnorm``). Each call draws its own values, different from the calls before it, and
@@ -115,6 +130,8 @@ class Piece:
     out: Callable[[Env, Shape], Shape]
     feature: str
     blocks: list[Block] = field(default_factory=list)  # inner blocks it calls
+    # told the other pieces' lines once the body is drawn, before any call draws values
+    settle: Callable[[list[str]], None] | None = None
 
 
 def _applied(rng: random.Random, layer: str, name: str, act: str | None) -> str:
@@ -270,6 +287,226 @@ def _inner(draw: Draw, axis: Axis, j: int) -> Piece:
 PIECES = (_count, _count, _rows, _rows, _flag, _residual, _grow, _inner)
 
 
+# -- this stop's forms: blocks as values, module items, bodies no call runs, branch counts --
+
+
+def _alternating(rng: random.Random, values: list[Any]) -> Callable[[], Any]:
+    """A draw giving the values in turn (shuffled once): the calls give each of them."""
+    order = rng.sample(values, len(values))
+    turn = [0]
+
+    def draw() -> Any:
+        turn[0] += 1
+        return order[(turn[0] - 1) % len(order)]
+
+    return draw
+
+
+def _units(draw: Draw, axis: Axis) -> tuple[list[Block], dict[str, int]]:
+    """Two blocks ``UnitN(w)`` of one signature, given as values; each one's output width
+    is a multiple of ``w`` (the map's value), which the rolled class reads from the
+    module built (``layer.out_channels``)."""
+    bodies = [
+        (f"x -> {axis.layer('w')}.relu", 1),
+        (f"x -> {axis.layer('w')} -> {axis.norm()}", 1),
+        (f"x -> {axis.layer('2 * w')}.gelu -> {axis.layer('w')}", 1),
+        (f"x -> {axis.layer('w')}.relu -> {axis.layer('2 * w')}", 2),
+    ]
+    made: list[Block] = []
+    scales: dict[str, int] = {}
+    for text, scale in [bodies[0], draw.rng.choice(bodies[1:])]:
+        unit = fresh_name(draw, "Unit")
+        lines = [(f"model {unit}(w):", None), ("    def forward(x):", None)]
+        made.append(Block(unit, [*lines, (f"        return {text}", None)], []))
+        draw.blocks.append(made[-1])
+        scales[unit] = scale
+    return made, scales
+
+
+def _block_parameter(draw: Draw, axis: Axis, j: int) -> Piece:
+    """``model Fam(w, n, block = Unit0)``, ``for i in range(n): x -> block(w) as b{i + 1}``,
+    the calls giving ``Unit0`` and ``Unit1``."""
+    rng = draw.rng
+    units, scales = _units(draw, axis)
+    w, n, block = f"w{j}", f"n{j}", f"block{j}"
+    params = [
+        Param(w, lambda: rng.choice(WIDTHS)),
+        Param(n, lambda: rng.randint(1, 3)),
+        Param(block, _alternating(rng, [Op(u.name) for u in units]), Op(units[0].name)),
+    ]
+    name = rng.choice(("", f" as b{j}_{{i + 1}}"))
+    lines = [f"for i in range({n}):", f"    x -> {block}({w}){name}"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, scales[env[block].name] * env[w]) if env[n] else shape
+
+    return Piece(lines, params, out, "family block parameter", units)
+
+
+def _block_rows(draw: Draw, axis: Axis, j: int) -> Piece:
+    """Rows holding blocks: ``for c, b in rows: x = b(x, c)`` with ``[(8, Unit0), (6,
+    Unit1)]``."""
+    rng = draw.rng
+    units, scales = _units(draw, axis)
+    cfg = f"rows{j}"
+    call = rng.choice(("x = b(x, c)", "x -> b(c)"))
+
+    def rows() -> list[tuple[int, Op]]:
+        return [(rng.choice(WIDTHS), Op(rng.choice(units).name)) for _ in range(rng.randint(1, 3))]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        width, unit = env[cfg][-1]
+        return axis.widened(shape, scales[unit.name] * width)
+
+    lines = [f"for c, b in {cfg}:", f"    {call}"]
+    return Piece(lines, [Param(cfg, rows)], out, "family block rows", units)
+
+
+def _module_items(draw: Draw, axis: Axis, j: int) -> Piece:
+    """Operation items that build a module beside functions: ``for c, a in rows: x ->
+    dense(c) -> a`` with ``[(8, relu), (6, layer_norm)]`` (``layer_norm`` on the last axis
+    only, in float32: on channels it normalises another axis than the width, and in
+    another dtype its class takes ``dtype=``, located fallbacks)."""
+    rng = draw.rng
+    cfg = f"rows{j}"
+    norm = not axis.channel and draw.body.param_dtype == "float32"
+    modules = ["layer_norm", "identity"] if norm else ["identity"]
+
+    def rows() -> list[tuple[int, Op]]:
+        made = [
+            (rng.choice(WIDTHS), Op(rng.choice(ACTS if rng.random() < 0.6 else modules)))
+            for _ in range(rng.randint(1, 3))
+        ]
+        if not any(op.name in modules for _, op in made):  # one module item at least
+            k = rng.randrange(len(made))
+            made[k] = (made[k][0], Op(rng.choice(modules)))
+        return made
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[cfg][-1][0])
+
+    def settle(other_lines: list[str]) -> None:
+        # a module of the item's operation elsewhere in the block numbers on from the
+        # items' (a located fallback): such an operation is no item here
+        for op in [*modules]:
+            if len(modules) > 1 and any(f"{op}(" in line for line in other_lines):
+                modules.remove(op)
+
+    lines = [f"for c, a in {cfg}:", f"    x -> {axis.layer('c')} -> a"]
+    return Piece(lines, [Param(cfg, rows)], out, "family module items", settle=settle)
+
+
+def _untaken(draw: Draw, axis: Axis, j: int) -> Piece:
+    """A body no call runs: a loop whose count is 0 at every call, a flag every call gives
+    alike beside an ``else``, or a list every call gives empty; a layer of ``w`` before
+    or after it, so the calls differ."""
+    rng = draw.rng
+    w = f"w{j}"
+    params = [Param(w, lambda: rng.choice(WIDTHS))]
+    form = rng.choice(("count", "flag", "list"))
+    if form == "count":
+        n = f"n{j}"
+        params.append(Param(n, lambda: 0))
+        name = rng.choice(("", f" as d{j}_{{i + 1}}"))
+        body = [f"for i in range({n}):", f"    x -> {_applied(rng, axis.layer(w), name, None)}"]
+    elif form == "flag":
+        flag = f"flag{j}"
+        alike = rng.random() < 0.5
+        params.append(Param(flag, lambda: alike))
+        other = rng.choice((f"x -> {axis.norm()}", f"x -> {axis.layer(w)} -> {axis.norm()}"))
+        body = [f"if {flag}:", f"    x -> {axis.layer(w)}.relu", "else:", f"    {other}"]
+    else:
+        cfg = f"rows{j}"
+        params.append(Param(cfg, lambda: []))
+        if axis.channel and rng.random() < 0.5:
+            body = [f"for c, k in {cfg}:", f"    x -> {axis.layer('c', 'k')}"]
+        else:
+            body = [f"for c in {cfg}:", f"    x -> {axis.layer('c')}.relu"]
+    before = rng.random() < 0.6
+    lines = [f"x -> {axis.layer(w)}", *body] if before else [*body, f"x -> {axis.layer(w)}"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        # every body either keeps the width or, taken, ends at ``w``, as the layer does
+        return axis.widened(shape, env[w])
+
+    return Piece(lines, params, out, f"family untaken {form}")
+
+
+def _branch_count(draw: Draw, axis: Axis, j: int) -> Piece:
+    """An unnamed module after an ``if`` whose branches make different numbers of its
+    operation (a running count: ``dense{n + 1}``), alone or in a loop after it."""
+    rng = draw.rng
+    flag, w, v = f"flag{j}", f"w{j}", f"v{j}"
+    params = [
+        Param(flag, _alternating(rng, [True, False])),
+        Param(w, lambda: rng.choice(WIDTHS)),
+        Param(v, lambda: rng.choice(WIDTHS)),
+    ]
+    two = rng.random() < 0.5  # the if makes two, the else one; else one and none
+    taken = f"x -> {axis.layer(w)}.relu" + (f" -> {axis.layer(w)}" if two else "")
+    other = f"x -> {axis.layer(w)}" if two else rng.choice(("x -> tanh()", f"x -> {axis.norm()}"))
+    lines = [f"if {flag}:", f"    {taken}", "else:", f"    {other}"]
+    n = f"n{j}"
+    if rng.random() < 0.5:
+        lines.append(f"x -> {axis.layer(v)}{rng.choice(('', '.relu'))}")
+    else:
+        params.append(Param(n, lambda: rng.randint(0, 3)))
+        lines += [f"for i in range({n}):", f"    x -> {axis.layer(v)}.relu"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        if env.get(n, 1) == 0:
+            return shape if not (two or env[flag]) else axis.widened(shape, env[w])
+        return axis.widened(shape, env[v])
+
+    return Piece(lines, params, out, "family running count")
+
+
+def _branch_in_loop(draw: Draw, axis: Axis, j: int) -> Piece:
+    """An ``if`` inside a loop: on a flag the calls give differently, its branches making
+    as many modules or not, or on the loop's target with named modules."""
+    rng = draw.rng
+    flag, w, n = f"flag{j}", f"w{j}", f"n{j}"
+    # counts in turn: calls agreeing on the count of a loop whose if reads its target
+    # leave a class written out for that count (a located refusal), not a rolled one
+    params = [Param(w, lambda: rng.choice(WIDTHS)), Param(n, _alternating(rng, [1, 2, 3]))]
+    if rng.random() < 0.75:
+        params.append(Param(flag, _alternating(rng, [True, False])))
+        test = flag
+        names = ("", "", "")
+    else:  # the iteration decides: every module named, as an unnamed one there follows
+        # no progression of the count (a located fallback)
+        test = "i == 0"
+        names = (f" as a{j}_{{i + 1}}", f" as b{j}_{{i + 1}}", f" as c{j}_{{i + 1}}")
+    taken = f"x -> {axis.layer(w)}.relu{names[0]}"
+    if test == flag and rng.random() < 0.4:
+        taken += f" -> {axis.layer(w)}"
+    other = rng.choice((f"x -> {axis.layer(w)}.tanh{names[1]}",
+                        f"x -> {axis.layer(w)}{names[1]} -> {axis.norm()}{names[-1]}"))  # fmt: skip
+    lines = [f"for i in range({n}):", f"    if {test}:", f"        {taken}", "    else:",
+             f"        {other}"]  # fmt: skip
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[w])
+
+    return Piece(lines, params, out, "family if in a loop")
+
+
+# this stop's parts, drawn by the families past ``generator.FAMILIES`` (a share of their
+# own, so every other seed's family stays what it was); blocks as values need a channel
+# axis or a sample of one axis (a block given as a value on the last axis of a larger
+# sample is a located fallback: its class stores a channels' ``out_channels``)
+NEW_PIECES = (
+    _block_parameter,
+    _block_rows,
+    _module_items,
+    _untaken,
+    _untaken,
+    _branch_count,
+    _branch_in_loop,
+)
+BLOCK_VALUES = (_block_parameter, _block_rows)
+
+
 def _call_args(rng: random.Random, params: list[Param], env: Env) -> list[str]:
     """A call's arguments: positional in order, a default left out or given by keyword."""
     out: list[str] = []
@@ -295,6 +532,12 @@ def _call_args(rng: random.Random, params: list[Param], env: Env) -> list[str]:
 def block_family(draw: Draw) -> Outcome:
     """One block defined with parameters and called 2 or 3 times in a row with different
     arguments (and so at different input widths)."""
+    return draw_family(draw)
+
+
+def draw_family(draw: Draw, new: bool = False) -> Outcome:
+    """``block_family``; ``new``: its first piece one of this stop's (``NEW_PIECES``), a
+    second one, if any, drawn from all."""
     body, rng = draw.body, draw.rng
     x = body.current
     assert x is not None
@@ -303,7 +546,20 @@ def block_family(draw: Draw) -> Outcome:
     if x.numel > 4096 or max(x.shape) > 64:
         return Outcome.SKIPPED
     axis = Axis(x.rank in (2, 3) and rng.random() < 0.5, x.rank)
-    pieces = [rng.choice(PIECES)(draw, axis, j) for j in range(rng.choice((1, 1, 2)))]
+    if not new:
+        pieces = [rng.choice(PIECES)(draw, axis, j) for j in range(rng.choice((1, 1, 2)))]
+    else:
+        first = rng.choice(NEW_PIECES)
+        if first in BLOCK_VALUES and x.rank > 1:
+            axis = Axis(True, x.rank) if x.rank in (2, 3) else axis
+        fits = [p for p in NEW_PIECES if axis.channel or x.rank == 1 or p not in BLOCK_VALUES]
+        first = first if first in fits else rng.choice(fits)
+        pieces = [first(draw, axis, 0)]
+        if rng.random() < 1 / 3:
+            pieces.append(rng.choice([*PIECES, *fits])(draw, axis, 1))
+    for piece in pieces:
+        if piece.settle is not None:
+            piece.settle([line for other in pieces if other is not piece for line in other.lines])
     name = fresh_name(draw, "Fam")
     params = [p for piece in pieces for p in piece.params]
     # parameters with defaults come last

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import aurane.tools.fuzz.configurable  # noqa: F401  (issue 24's constructs register)
 from aurane.tools.fuzz.body import Body, add_step
 from aurane.tools.fuzz.constructs import Draw, Outcome, draw_construct
-from aurane.tools.fuzz.families import block_family
+from aurane.tools.fuzz.families import draw_family
 from aurane.tools.fuzz.steps import (
     FLOAT_DTYPES,
     HUGE,
@@ -44,6 +44,10 @@ SEVERAL = 0.15
 # how often a forward ends with a block family: one block called at several arguments and
 # input sizes (issue 24 item 3's campaigns; ``families.py``)
 FAMILIES = 0.5
+# past it, a family opening with one of this stop's parts (``families.NEW_PIECES``: blocks
+# as values, module items, bodies no call runs, branch counts): a share of its own, so the
+# programs of the seeds below ``FAMILIES`` stay what they were
+NEW_FAMILIES = 0.25
 
 
 def _second_input(rng: random.Random, x: Value, param_dtype: str) -> Value:
@@ -99,15 +103,16 @@ def generate(
     # decided and drawn by a generator of its own, after the others: the rest of each
     # seed's program stays what it was before families were generated
     family = random.Random(f"family-{seed}")
+    roll = family.random()
     if (
-        family.random() < FAMILIES
+        roll < FAMILIES + NEW_FAMILIES
         and draw.culprit is None
         and body.current is not None
         and not any(text.strip().startswith("return") for text, _ in body.lines)
     ):
         ended = Draw(family, body, draw.blocks, tuple(focus), bad, stats=draw.stats)
         try:
-            added = block_family(ended) is Outcome.ADDED
+            added = draw_family(ended, new=roll >= FAMILIES) is Outcome.ADDED
         except Exception:  # a shape rule that crashes: the compiler run will report it
             added = False
         draw.stats["block family"] = draw.stats.get("block family", 0) + added
