@@ -38,3 +38,57 @@ def test_a_class_joined_over_branches_is_checked() -> None:
     counts: Counter[str] = Counter()
     assert check_source(source, counts) == []
     assert counts["calls"] == 2 and counts["other arguments"] > 0
+
+
+LEFT_OUT = """
+model Unit0(w):
+    def forward(x):
+        return x -> dense(w).relu
+
+model Unit1(w):
+    def forward(x):
+        return x -> dense(w).relu -> dense(2 * w)
+
+model Fam0(w0, n0, block0 = Unit0):
+    def forward(x):
+        for i in range(n0):
+            x -> block0(w0)
+        return x
+
+model Net:
+    input_shape = (5,)
+    def forward(x):
+        h = Fam0(x, 3, 3)
+        x = Fam0(h, 2, 3, block0=Unit1)
+        return x
+"""
+
+
+def test_a_call_leaving_a_defaulted_parameter_out_pairs_its_arguments_right() -> None:
+    """camp76 (fuzz seed 101000034): the tensors a call is made on were counted as the
+    arguments past the parameters, so ``Fam0(x, 3, 3)`` (``block0`` left out) paired
+    ``x`` with ``w0`` and the check changed ``w0``'s literal as if it were ``n0``'s: a
+    problem the class does not have. A chain's step is called on one tensor fewer."""
+    from collections import Counter
+
+    from aurane.backends.torch.rolled import syntax_items
+    from aurane.syntax import ast
+    from aurane.syntax.parser import parse_program
+    from aurane.tools.roll_check import _chain_steps, _param_arguments
+
+    counts: Counter[str] = Counter()
+    assert check_source(LEFT_OUT, counts) == []
+    assert counts["other arguments"] > 0, counts
+    source = (
+        "model B(w, n = 2):\n    def forward(x):\n        return x\n\n"
+        "model N:\n    input_shape = (4,)\n    def forward(x):\n        h = B(x, 3)\n"
+        "        return h -> B(5)\n"
+    )
+    program, _ = parse_program(source, "n.aur")
+    assert program is not None
+    block, entry = program.models
+    assert entry.forward is not None
+    steps = _chain_steps(entry.forward.body)
+    calls = [i for i in syntax_items(entry.forward.body) if isinstance(i, ast.Call)]
+    pairs = [[(p, v.value) for p, v in _param_arguments(c, block, steps)] for c in calls]
+    assert pairs == [[("w", 3)], [("w", 5)]], pairs

@@ -38,7 +38,7 @@ import functools
 import inspect
 import types
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from typing import Any
 
 from aurane.stages import CompilationError
@@ -286,14 +286,16 @@ def _counted(
     from aurane.backends.torch.rolled import syntax_items
 
     found = set(loop_params(model))
-    for item in syntax_items(model.forward.body if model.forward is not None else ()):
+    body = model.forward.body if model.forward is not None else ()
+    steps = _chain_steps(body)
+    for item in syntax_items(body):
         if not isinstance(item, ast.Call):
             continue
         inner = models.get(item.func)
         if inner is None or inner.name in seen | {model.name}:
             continue
         counts = _counted(inner, models, seen | {model.name})
-        for param, value in _param_arguments(item, inner):
+        for param, value in _param_arguments(item, inner, steps):
             if param in counts and isinstance(value, ast.Name):
                 found.add(value.id)
     return frozenset(found & {p.name for p in model.params})
@@ -306,14 +308,36 @@ def _replaced(source: str, span: Any, text: str) -> str:
     return "\n".join(lines)
 
 
-def _param_arguments(call: ast.Call, model: ast.Model) -> list[tuple[str, ast.Expr]]:
+def _param_arguments(
+    call: ast.Call, model: ast.Model, steps: Container[int] = frozenset(), *, tensors: int = -1
+) -> list[tuple[str, ast.Expr]]:
     """The call's arguments by the block's parameter: positional ones after the tensors it
-    is called on (``Loop0(x, 1, 1)``), then keywords."""
+    is called on (``Loop0(x, 1, 1)``: every input of the block's forward; one fewer where
+    the call is a step of a chain, ``x -> Loop0(1, 1)``, whose ``id`` is in ``steps``), then
+    keywords. Counting them as the arguments past the parameters paired ``x`` with ``w0``
+    where a call left a defaulted parameter out (``Fam0(x, 3, 3)`` for ``Fam0(w0, n0,
+    block0 = Unit0)``). ``tensors``: how many, where the caller knows (a network variant's
+    base, ``Net(4, 2, true)``, is called on none)."""
     names = [p.name for p in model.params]
-    args = list(call.args)
-    tensors = max(0, len(args) + len(call.keywords) - len(names))
-    by_name = list(zip(names, args[tensors:], strict=False))
+    if tensors < 0:
+        forward = model.forward
+        inputs = max(1, len(forward.params)) if forward is not None else 1
+        tensors = inputs - 1 if id(call) in steps else inputs
+    by_name = list(zip(names, list(call.args)[tensors:], strict=False))
     return by_name + [(k.name, k.value) for k in call.keywords]
+
+
+def _chain_steps(body: object) -> set[int]:
+    """The ``id`` of every call in ``body`` that is a step of a chain (its first input the
+    value before it), not its source."""
+    from aurane.backends.torch.rolled import syntax_items
+
+    return {
+        id(step)
+        for item in syntax_items(body)
+        if isinstance(item, ast.Chain)
+        for step in item.steps
+    }
 
 
 def _at_other_arguments(
@@ -329,17 +353,19 @@ def _at_other_arguments(
     problems: list[str] = []
     found: set[str] = set()  # blocks with a problem
     models = {m.name: m for m in program.models}
+    entry = models.get(ENTRY)
+    steps = _chain_steps(entry.forward.body if entry is not None and entry.forward else ())
     for name in sorted({name for name, _, _ in calls.values()}):
         paths = [(path, a, k) for path, (n, a, k) in calls.items() if n == name]
         sources = list(_block_calls(program, name))
         if len(paths) != len(sources):
             continue  # calls made other than in the entry's forward: not paired
         cls = getattr(rolled, name)
-        given = _blocks_given(sources)
+        given = _blocks_given(sources, steps)
         for (path, args, kwargs), (call, model) in zip(paths, sources, strict=True):
             bound = inspect.signature(cls).bind(*args, **kwargs).arguments
             counted = _counted(model, models)
-            for param, value in _param_arguments(call, model):
+            for param, value in _param_arguments(call, model, steps):
                 if name in found:
                     break
                 for swapped, new, old, text in _other_blocks(source, value, given, rolled):
@@ -375,12 +401,12 @@ def _at_other_arguments(
     return problems
 
 
-def _blocks_given(sources: list[tuple[ast.Call, ast.Model]]) -> list[str]:
+def _blocks_given(sources: list[tuple[ast.Call, ast.Model]], steps: Container[int]) -> list[str]:
     """The blocks the calls of a block give in their arguments (a row's ``Basic``), in
-    order of first appearance."""
+    order of first appearance; ``steps``: the calls that are steps of a chain."""
     found: dict[str, None] = {}
     for call, model in sources:
-        for _, value in _param_arguments(call, model):
+        for _, value in _param_arguments(call, model, steps):
             for _, leaf in _leaves(value):
                 if isinstance(leaf, ast.OpRef) and leaf.is_model:
                     found[leaf.name] = None
@@ -538,7 +564,7 @@ def check_networks(source: str, counts: Counter[str] | None = None) -> list[str]
         args, kwargs = built._built_with
         bound = inspect.signature(cls).bind(*args, **kwargs).arguments
         counted = loop_params(network)
-        for param, value in _param_arguments(variant.base, network):
+        for param, value in _param_arguments(variant.base, network, tensors=0):
             for place, leaf in _leaves(value):
                 for text, other in _changed(leaf, param in counted and not place):
                     if _at(bound.get(param), place) != _value(leaf):
