@@ -42,6 +42,14 @@ def build(source: str, name: str, *, roll: bool = True) -> tuple[types.ModuleTyp
     return module, code, [str(reason) for reason in generator.roll_fallbacks]
 
 
+def program(block: str, calls: str) -> str:
+    """``block`` and an entry ``Net`` over 4 features applying ``calls`` then a head."""
+    return (
+        f"{block}\nmodel Net:\n    input_shape = (4,)\n    def forward(x):\n"
+        f"        x -> {calls} -> dense(2) as head\n"
+    )
+
+
 def roll_notes(source: str) -> tuple[list[str], str]:
     """The rollers' located notes on the program, and its code."""
     _, code, notes = build(source, "kept")

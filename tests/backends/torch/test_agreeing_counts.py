@@ -17,7 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, build, built_alike, roll_notes, same  # noqa: E402
+from tests.backends.torch.one_class import CLASS, build, built_alike, program, roll_notes, same  # noqa: E402
 
 STACK = """\
 model Stack(width, n):
@@ -26,13 +26,6 @@ model Stack(width, n):
             x -> dense(width).relu
         return x
 """
-
-
-def program(block: str, calls: str) -> str:
-    return (
-        f"{block}\nmodel Net:\n    input_shape = (4,)\n    def forward(x):\n"
-        f"        x -> {calls} -> dense(2) as head\n"
-    )
 
 
 # name: (block, the calls (agreeing), the class built by hand at the first call, the

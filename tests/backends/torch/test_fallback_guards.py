@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import CLASS, build, built_alike, roll_notes, same  # noqa: E402
+from tests.backends.torch.one_class import CLASS, build, built_alike, program, roll_notes, same  # noqa: E402
 
 # a loop between a skip and its join: the roller keeps one class per call
 SKIP = """\
@@ -59,13 +59,6 @@ FOLDED_CALLS = (
     "Stack([6, 5], true, 0.1, gelu, 1, [relu, gelu]) as a"
     " -> Stack([8, 7, 3], false, 0.2, tanh, 1, [tanh]) as b"
 )
-
-
-def program(block: str, calls: str) -> str:
-    return (
-        f"{block}\nmodel Net:\n    input_shape = (4,)\n    def forward(x):\n"
-        f"        x -> {calls} -> dense(2) as head\n"
-    )
 
 
 # name: (block, its calls, the class built at another value, the error it raises); the

@@ -23,17 +23,10 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     build,
     built_alike,
+    program,
     roll_notes,
     same,
 )
-
-
-def program(block: str, calls: str) -> str:
-    return (
-        f"{block}\nmodel Net:\n    input_shape = (4,)\n    def forward(x):\n"
-        f"        x -> {calls} -> dense(2) as head\n"
-    )
-
 
 # name: (block, its calls, a line of the rolled class)
 FORMS: dict[str, tuple[str, str, str]] = {

@@ -25,20 +25,13 @@ from tests.backends.torch.one_class import (  # noqa: E402
     block_class,
     build,
     built_alike,
+    program,
     roll_notes,
     same,
 )
 from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
     against_per_call,
 )
-
-
-def program(block: str, calls: str) -> str:
-    return (
-        f"{block}\nmodel Net:\n    input_shape = (4,)\n    def forward(x):\n"
-        f"        x -> {calls} -> dense(2) as head\n"
-    )
-
 
 ROWS = """\
 model Fam(w, n, rows):
