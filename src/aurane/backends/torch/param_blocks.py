@@ -35,7 +35,7 @@ from aurane.backends.torch.branches import (
     nests_tests,
     untaken_ways,
 )
-from aurane.backends.torch.emit_common import Call, lit
+from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.folded_sizes import size_flags
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.loop_counts import (
@@ -44,7 +44,7 @@ from aurane.backends.torch.loop_counts import (
     params_by_call,
     read_params,
 )
-from aurane.backends.torch.modules import INDENT, ClassPlan, attribute_namespace, emit_class, wrap
+from aurane.backends.torch.modules import INDENT, ClassPlan, attribute_namespace, emit_class
 from aurane.backends.torch.named import (
     default_function,
     function_of,
@@ -57,6 +57,7 @@ from aurane.backends.torch.named import (
     sized_module_class,
 )
 from aurane.backends.torch.names import Namespace
+from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import phantom_arguments
 from aurane.ir.blocks import with_plain_sizes
@@ -1078,13 +1079,7 @@ class ParamClasses:
             else:
                 wanted = f"{param} in ({', '.join(texts)})"
                 test = f"{param} not in ({', '.join(texts)})"
-            said = f"{cls.name} is written for {wanted}".replace("{", "{{").replace("}", "}}")
-            quote = "'" if '"' in said else '"'  # acts == ("exp", nn.ReLU)
-            message = f"f{quote}{said}, not {{{param}}}{quote}"
-            out += [
-                f"{INDENT * 2}if {test}:  # written out for this value",
-                *wrap(3, "", f"raise ValueError({message})"),
-            ]
+            out += refusal(cls.name, test, f"for {wanted}", "written out for this value", param)
         return out
 
     def _joint_guard(self, cls: _Class, guarded: Mapping[str, list[Any]]) -> list[str] | None:
@@ -1118,14 +1113,8 @@ class ParamClasses:
         shown_rows = [f"({', '.join(row)})" for row in shown]
         names = f"({', '.join(guarded)})"
         test = f"({', '.join(tested)}) not in ({', '.join(shown_rows)})"
-        said = f"{cls.name} is written for {names} in ({', '.join(shown_rows)})"
-        said = said.replace("{", "{{").replace("}", "}}")
-        quote = "'" if '"' in said else '"'
-        message = f"f{quote}{said}, not {{{names}}}{quote}"
-        return [
-            *wrap(2, "if ", test, "# written out for these values", ":"),
-            *wrap(3, "raise ", Call("ValueError", (message,))),
-        ]
+        said = f"for {names} in ({', '.join(shown_rows)})"
+        return refusal(cls.name, test, said, "written out for these values", names)
 
     def guarded(self, plan: ClassPlan, lines: list[str]) -> list[str]:
         """``lines`` of the class of ``plan`` with its ``_guards`` after ``super().__init__()``."""
@@ -1697,11 +1686,7 @@ def _guarded(
     start = lines.index(f"{INDENT * 2}super().__init__()") + 1
     checks: list[str] = []
     for param, test, shown in guards:
-        message = f'f"{name} is written for {param} == {shown}, not {{{param}}}"'
-        checks += [
-            *wrap(2, f"if {test} != ", shown, f"# {why}", ":"),
-            *wrap(3, "raise ", Call("ValueError", (message,))),
-        ]
+        checks += refusal(name, f"{test} != {shown}", f"for {param} == {shown}", why, param)
     return [*lines[:start], *checks, *lines[start:]]
 
 
@@ -1737,11 +1722,7 @@ def _refusing_untaken(lines: list[str], name: str, untaken: list[Untaken]) -> li
     for way in untaken:
         # a way of one if says that no call takes it; ways together, the comment does
         said = way.what if way.what.endswith(" together") else f"{way.what}, which no call takes"
-        message = f'"{name} is written without {said}"'
-        checks += [
-            *wrap(2, "if ", way.test, "# no call takes it: not written", ":"),
-            *wrap(3, "raise ", Call("ValueError", (message,))),
-        ]
+        checks += refusal(name, way.test, f"without {said}", "no call takes it: not written")
     return [*lines[:start], *checks, *lines[start:]]
 
 

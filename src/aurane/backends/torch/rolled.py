@@ -50,6 +50,7 @@ from aurane.backends.torch.param_blocks import (
 )
 from aurane.backends.torch.piece_widths import piece_width
 from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
+from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.untaken import (
@@ -2664,11 +2665,9 @@ def _value_checks(
             raise Unsupported(
                 f"forward is written out for the variants' '{name}', which the class cannot check"
             )
-        message = f'f"{network} is written for {name} == {shown}, not {{{name}}}"'
-        out += [
-            f"{INDENT * 2}if {test}:  # forward is written out for this value",
-            *wrap(3, "", f"raise ValueError({message})"),
-        ]
+        out += refusal(
+            network, test, f"for {name} == {shown}", "forward is written out for this value", name
+        )
     return out
 
 
@@ -2758,11 +2757,8 @@ def _count_check(
             f" count only; with the source's loops, {why}"
         )
     text = _count_text(iterable)
-    message = f'f"{network} is written for {text} == {count}, not {{{text}}}"'
-    return [
-        f"{INDENT * 2}if {text} != {count}:  # forward is written out for this count",
-        *wrap(3, "", f"raise ValueError({message})"),
-    ]
+    said, comment = f"for {text} == {count}", "forward is written out for this count"
+    return refusal(network, f"{text} != {count}", said, comment, text)
 
 
 def _count_text(iterable: str) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.loop_counts import names_read, through_constants
-from aurane.backends.torch.modules import INDENT, wrap
+from aurane.backends.torch.refusals import refusal
 from aurane.records import fields, is_record
 from aurane.semantics.symbolic import plain
 from aurane.source import Span
@@ -248,13 +248,7 @@ def refusal_lines(
     else:
         wanted = f"{shown} in ({', '.join(rows)})"
         test = f"{subject} not in ({', '.join(rows)})"
-    said = f"{block} is written for {wanted}".replace("{", "{{").replace("}", "}}")
-    quote = "'" if '"' in said else '"'
-    message = f"f{quote}{said}, not {{{shown}}}{quote}"
-    return [
-        f"{INDENT * 2}if {test}:  # a body no {who} runs is not written",
-        *wrap(3, "", f"raise ValueError({message})"),
-    ]
+    return refusal(block, test, f"for {wanted}", f"a body no {who} runs is not written", shown)
 
 
 def _plain_literal(value: Any) -> bool:
