@@ -12,7 +12,7 @@ from typing import Any
 
 from aurane import ops
 from aurane.codes import diag
-from aurane.diagnostics import Diagnostic, Label
+from aurane.diagnostics import CompilationError, Diagnostic, Label
 from aurane.ir import blocks, layers
 from aurane.ir.block_calls import BlockCalls, is_tensor
 from aurane.ir.builder import GraphBuilder, ModelInfo, as_names, input_default, model_info
@@ -40,6 +40,7 @@ from aurane.semantics.check import SemanticResult
 from aurane.semantics.constants import block_tensor_count
 from aurane.semantics.dims import declared_dims
 from aurane.semantics.inits import check_layer_init, read_rules, split_init
+from aurane.semantics.sizes import ConcreteSizeNeeded
 from aurane.semantics.symbolic import plain
 from aurane.semantics.tying import split_tie
 from aurane.semantics.unroll import label_new
@@ -591,8 +592,11 @@ def lower_block_at(
         graph = blocks.lower_instance(
             lowerer, model, dict(values), input_type, model.name_span, more
         )
-    except Exception:  # noqa: BLE001 - the semantic pass checked the calls' arguments only
-        return None  # no phantom: the roller refuses the arguments instead
+    except (CompilationError, OpError, ConcreteSizeNeeded, ArithmeticError):
+        # the semantic pass checked the calls' arguments only: at others a shape rule may
+        # refuse, or the block's own sums fail (a division by a count of 0): no phantom,
+        # the roller refuses the arguments instead; anything else is a bug and surfaces
+        return None
     if any(d.is_error for d in lowerer.diagnostics):
         return None
     return graph

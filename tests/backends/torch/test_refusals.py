@@ -8,6 +8,7 @@ exception as "no phantom" (now a bug surfaces)."""
 from __future__ import annotations
 
 import ast as pyast
+import types
 
 import pytest
 
@@ -15,6 +16,9 @@ torch = pytest.importorskip("torch")
 
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT  # noqa: E402
 from aurane.backends.torch.refusals import refusal  # noqa: E402
+from aurane.compile import prepare_program  # noqa: E402
+from aurane.ir import lower  # noqa: E402
+from aurane.ops.spec import OpError  # noqa: E402
 
 
 def _refused(lines: list[str], **given: object) -> str:
@@ -72,3 +76,52 @@ def test_a_long_refusal_wraps_as_black_does() -> None:
 def test_a_message_holding_quotes_or_braces_is_python(said: str, value: str) -> None:
     lines = refusal("Fam", "True", said, "written out for this value", "act")
     assert _refused(lines, act=value) == f"Fam is written {said}, not {value}"
+
+
+FAMILY = """\
+model Fam(w, n):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Fam(6, 2) -> Fam(5, 1) -> dense(2)
+"""
+
+
+def _instance() -> tuple[object, object]:
+    program, graphs, _ = prepare_program(FAMILY, filename="family.aur")
+    instance = next(n.subgraph for n in graphs["Net"].nodes if n.subgraph is not None)
+    return program, instance
+
+
+def test_a_lowering_at_other_arguments_that_fails_is_no_phantom(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A shape rule refusing, or the block's own sums failing, at arguments no call
+    gives: no instance there (the roller refuses those arguments)."""
+    program, instance = _instance()
+    assert lower.lower_block_at(program, instance, {"w": 3, "n": 3}) is not None  # type: ignore[arg-type]
+    for error in (OpError("T001", "does not fit"), ZeroDivisionError("a count of 0")):
+
+        def failing(*args: object, error: Exception = error) -> None:
+            raise error
+
+        monkeypatch.setattr(lower, "blocks", types.SimpleNamespace(lower_instance=failing))
+        assert lower.lower_block_at(program, instance, {"w": 3, "n": 3}) is None  # type: ignore[arg-type]
+
+
+def test_a_bug_in_a_lowering_at_other_arguments_surfaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any other exception is the compiler's bug: it was taken for "no phantom" and
+    turned into a refusal of those arguments."""
+    program, instance = _instance()
+
+    def broken(*args: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(lower, "blocks", types.SimpleNamespace(lower_instance=broken))
+    with pytest.raises(KeyError, match="a bug"):
+        lower.lower_block_at(program, instance, {"w": 3, "n": 3})  # type: ignore[arg-type]
