@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast as pyast
 import types
+from collections import Counter
 
 import pytest
 
@@ -19,6 +20,9 @@ from aurane.backends.torch.refusals import refusal  # noqa: E402
 from aurane.compile import prepare_program  # noqa: E402
 from aurane.ir import lower  # noqa: E402
 from aurane.ops.spec import OpError  # noqa: E402
+from aurane.tools.roll_check import check_source  # noqa: E402
+from tests.backends.torch.one_class import build  # noqa: E402
+from tests.backends.torch.test_rolled_block_items import ROWS  # noqa: E402
 
 
 def _refused(lines: list[str], **given: object) -> str:
@@ -76,6 +80,39 @@ def test_a_long_refusal_wraps_as_black_does() -> None:
 def test_a_message_holding_quotes_or_braces_is_python(said: str, value: str) -> None:
     lines = refusal("Fam", "True", said, "written out for this value", "act")
     assert _refused(lines, act=value) == f"Fam is written {said}, not {value}"
+
+
+DEEP = """\
+model Deep(width):
+    def forward(x):
+        x -> dense(width)
+
+"""
+
+
+def test_a_row_block_none_of_the_rows_give_is_refused_by_name() -> None:
+    """``for w, b in cfg: x = b(x, w)`` with the rows giving ``Basic`` and ``Wide``: the
+    class reads the width after ``b`` from the module built (``layer.out_channels``),
+    which only their classes store, so a class built with ``Deep`` raised
+    ``AttributeError: 'Deep' object has no attribute 'out_channels'``. It says which
+    blocks it is written for; the rows' blocks in another order still build."""
+    source = ROWS.replace("model Stage(cfg)", f"{DEEP}model Stage(cfg)")
+    source = source.replace("as t ->", "as t -> Deep(3) ->")
+    module, code, notes = build(source, "unknown_row_block")
+    assert notes == []
+    assert (
+        "        for i, (w, b) in enumerate(cfg):\n"
+        "            if b not in (Basic, Wide):  # the blocks the calls' rows give\n"
+        '                raise ValueError(f"Stage is written for b in (Basic, Wide), not {b}")\n'
+        "            made[b] = made.get(b, 0) + 1\n"
+    ) in code, code
+    with pytest.raises(ValueError, match=r"Stage is written for b in \(Basic, Wide\), not "):
+        module.Stage(5, ((4, module.Basic), (3, module.Deep)))
+    built = module.Stage(5, ((4, module.Wide), (3, module.Basic)))
+    assert [n for n, _ in built.named_children()] == ["wide1", "dense1", "basic1", "dense2"]
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["other blocks"] > 0, counts
 
 
 FAMILY = """\

@@ -798,6 +798,12 @@ def _stars(stmt: ast.ForwardStmt) -> list[str]:
     return found
 
 
+def row_count(counter: str, local: str) -> str:
+    """The line counting the modules of a row's block (``local``, ``b`` of ``for w, b in
+    cfg``), per block: ``made[b] = made.get(b, 0) + 1``."""
+    return f"{counter}[{local}] = {counter}.get({local}, 0) + 1"
+
+
 def _fill(
     lines: list[str], branches: Mapping[str, list[str]], dropped: Container[str] = ()
 ) -> list[str]:
@@ -977,6 +983,9 @@ class _Walk:
         # forward), named as the IR numbers them, after the block (``basic1``, ``wide1``,
         # ``basic2``); the counter's name, and the node ids this walk named so
         self.row_counters: dict[Span, str] = {}
+        # the classes the calls' rows give each row's block (``b``), in the calls' order:
+        # the class refuses another (``with_row_refusals``), whose width it cannot read
+        self.row_classes: dict[str, list[str]] = {}
         self.counter = "made"
         self.row_nodes: set[str] = set()
         self._row_counts: Counter[str] = Counter()
@@ -1973,9 +1982,10 @@ class _Walk:
                 f" '{stem}{self._row_counts[stem]}': its numbering is not the rows' alone"
             )
         self.row_nodes.add(node.id)
-        self.row_counters[step.span] = (
-            f"{self.counter}[{step.func}] = {self.counter}.get({step.func}, 0) + 1"
-        )
+        self.row_counters[step.span] = row_count(self.counter, step.func)
+        classes = self.row_classes.setdefault(step.func, [])
+        if bound.name not in classes:
+            classes.append(bound.name)
         return True
 
     def _loop_width_fixed(

@@ -61,6 +61,7 @@ from aurane.backends.torch.param_blocks import (
     operation_kinds,
     rolled_axis,
 )
+from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.rolled import (
     RESERVED,
     SIZE,
@@ -78,6 +79,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     keyed_stages,
     loop_indices,
+    row_count,
     stages_in_order,
     starred_loops,
     triangles,
@@ -436,6 +438,7 @@ def _roll_block(
     # counter's name, one no name of the block or its calls' classes is
     counter = next(c for c in ("made", "counts", "seen", "made_") if c not in used)
     row_counters: dict[Span, str] = {}
+    row_classes: dict[str, list[str]] = {}  # each row's block: the classes the rows give
     # a list's items building modules (``layer_norm``: ``block_walk._module_item``), each
     # counted by a local named after its operation (``layer_norm_count``)
     module_items = _module_items([g for g, _ in instances], set(built))
@@ -462,6 +465,7 @@ def _roll_block(
             loop_widths=loop_widths,
             blocks=blocks,
             row_counters=row_counters,
+            row_classes=row_classes,
             counter=counter,
             module_items=module_items,
             item_spans=item_spans,
@@ -472,6 +476,7 @@ def _roll_block(
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches, dropped))))
     inits = with_counters(inits, row_counters, counter)
+    inits = with_row_refusals(inits, row_classes, counter, name)
     inits = with_item_counters(inits, item_spans)
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
@@ -651,6 +656,7 @@ def _walked_inits(
     loop_widths: Mapping[str, LoopWidth],
     blocks: BlockClasses | None,
     row_counters: dict[Span, str],
+    row_classes: dict[str, list[str]],
     counter: str,
     module_items: Mapping[str, tuple[str, bool]],
     item_spans: dict[Span, set[str]],
@@ -698,6 +704,7 @@ def _walked_inits(
             walk.untracked = untracked
             walk.blocks = blocks
             walk.row_counters, walk.counter = row_counters, counter
+            walk.row_classes = row_classes
             walk.module_items, walk.item_spans = module_items, item_spans
             walk.module_params = built
             # identity: built once as norm() by its class of one call, as relu is
@@ -852,6 +859,29 @@ def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: s
     loop = headers[0]
     pad = lines[loop][: len(lines[loop]) - len(lines[loop].lstrip())]
     return [*lines[:loop], f"{pad}{counter} = {{}}", *lines[loop:]]
+
+
+def with_row_refusals(
+    lines: list[str], row_classes: Mapping[str, Sequence[str]], counter: str, name: str
+) -> list[str]:
+    """``__init__``'s ``lines`` refusing, in the loop over the rows, a row's block whose
+    class is none of those the calls' rows give (``if b not in (Basic, Wide):``): the
+    class reads the width after it from the module built (``layer.out_channels``), which
+    only those classes store, and calls it as they are called; another raised an
+    ``AttributeError`` or built with arguments of its own."""
+    out = list(lines)
+    for local, classes in row_classes.items():
+        counting = row_count(counter, local)
+        at = next((k for k, line in enumerate(out) if line.strip() == counting), None)
+        if at is None:
+            continue
+        depth = (len(out[at]) - len(out[at].lstrip())) // len(INDENT)
+        shown = f"({', '.join(classes)},)" if len(classes) == 1 else f"({', '.join(classes)})"
+        why = "the blocks the calls' rows give"
+        out[at:at] = refusal(
+            name, f"{local} not in {shown}", f"for {local} in {shown}", why, local, depth
+        )
+    return out
 
 
 def _module_items(
