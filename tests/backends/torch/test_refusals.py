@@ -17,11 +17,13 @@ torch = pytest.importorskip("torch")
 
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT  # noqa: E402
 from aurane.backends.torch.refusals import refusal  # noqa: E402
+from aurane.backends.torch.rolled import BRANCH, _fill, without_empty_branches  # noqa: E402
 from aurane.compile import prepare_program  # noqa: E402
 from aurane.ir import lower  # noqa: E402
 from aurane.ops.spec import OpError  # noqa: E402
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import build  # noqa: E402
+from tests.backends.torch.one_class import build, built_alike  # noqa: E402
+from tests.backends.torch.test_network_top_branches import BRANCHES  # noqa: E402
 from tests.backends.torch.test_rolled_block_items import ROWS  # noqa: E402
 
 
@@ -113,6 +115,85 @@ def test_a_row_block_none_of_the_rows_give_is_refused_by_name() -> None:
     counts: Counter[str] = Counter()
     assert check_source(source, counts) == []
     assert counts["other blocks"] > 0, counts
+
+
+def _twins(source: str, name: str) -> tuple[types.ModuleType, str]:
+    """The rolled build's module and code, each variant checked against the build with
+    one class per variant: the same modules in the same order, a strict load, the same
+    outputs."""
+    rolled, code, notes = build(source, name)
+    assert notes == [
+        "network 'Net' at 1:7: an if branch at 8:9 runs at no variant: mode must be the variants'"
+    ], notes
+    unrolled, _, _ = build(source, f"{name}_flat", roll=False)
+    x = torch.randn(3, 4)
+    for variant in ("small", "big", "mid"):
+        mine, theirs = built_alike(rolled, unrolled, variant)
+        mine.load_state_dict(theirs.state_dict(), strict=True)
+        mine.eval()
+        theirs.eval()
+        with torch.no_grad():
+            torch.testing.assert_close(mine(x), theirs(x), rtol=0, atol=0)
+    assert check_source(source, Counter()) == []
+    return rolled, code
+
+
+def test_a_network_branch_no_variant_takes_goes_with_its_test() -> None:
+    """``elif mode == 2:`` taken by no variant: the class refuses ``mode`` other than the
+    variants' and writes neither ``elif mode == 2: pass`` in ``__init__`` nor ``elif
+    self.mode == 2: pass`` in forward."""
+    source = BRANCHES.replace("Net(8, 3, false, 2)", "Net(8, 3, false, 3)")
+    module, code = _twins(source, "dead_elif")
+    assert "pass" not in code, code
+    assert (
+        "        if mode == 1:\n"
+        "            self.norm = nn.LayerNorm(channels)\n"
+        "        self.head = nn.Linear(channels, 2)\n"
+    ) in code, code
+    assert "        if self.mode == 1:\n            x = self.norm(x)\n        return" in code
+    with pytest.raises(ValueError, match=r"Net is written for mode in \(1, 3, 0\), not 2"):
+        module.Net(6, 2, True, 2)
+
+
+def test_a_first_branch_no_variant_takes_leaves_the_next_test_first() -> None:
+    """``if mode == 1:`` taken by no variant: ``elif mode == 2:`` is the if."""
+    source = BRANCHES.replace("Net(6, 2, true, 1)", "Net(6, 2, true, 2)")
+    _, code = _twins(source, "dead_if")
+    assert "pass" not in code, code
+    assert "        if mode == 2:\n            self.mixer = nn.Linear(channels, w)\n" in code
+    assert "        if self.mode == 2:\n            x = self.mixer(x)\n" in code
+
+
+def test_an_else_left_alone_runs_always() -> None:
+    """The branches of an if, written: one no call takes (``UNWRITTEN``), an ``else``
+    that then always runs, dedented; an ``elif`` after it the if."""
+    marker = [f"{BRANCH}3:9:0", f"{BRANCH}3:9:1", f"{BRANCH}3:9:2"]
+    lines = [
+        "        if mode == 1:",
+        marker[0],
+        "        elif mode == 2:",
+        marker[1],
+        "        else:",
+        marker[2],
+        "        x = 1",
+    ]
+    bodies = {marker[1]: ["            y = 2"], marker[2]: ["            y = 3"]}
+    dropped = {marker[0]}
+    assert without_empty_branches(_fill(lines, bodies, dropped)) == [
+        "        if mode == 2:",
+        "            y = 2",
+        "        else:",
+        "            y = 3",
+        "        x = 1",
+    ]
+    dropped = {marker[0], marker[1]}
+    del bodies[marker[1]]
+    assert without_empty_branches(_fill(lines, bodies, dropped)) == [
+        "        y = 3",
+        "        x = 1",
+    ]
+    no_else = lines[:4] + lines[6:]  # every branch refused: no if at all
+    assert without_empty_branches(_fill(no_else, {}, dropped)) == ["        x = 1"]
 
 
 FAMILY = """\

@@ -194,6 +194,9 @@ RESERVED = frozenset({SIZE, STAGE, LAYER, "self", "nn", "F", "torch", "setattr",
 RESERVED |= frozenset(_FUNCTIONS)
 TOP = 2  # the indentation of __init__'s statements
 BRANCH = "\x00branch "  # marks where an if branch's body goes
+# the body of an if's branch that no call runs, the arguments taking it refused: a branch
+# never taken, which ``without_empty_branches`` drops with its header
+UNWRITTEN = "\x00unwritten"
 
 
 class Translator:
@@ -808,11 +811,16 @@ def _fill(
     lines: list[str], branches: Mapping[str, list[str]], dropped: Container[str] = ()
 ) -> list[str]:
     """``lines`` with each branch marker replaced by the branch's body; a marker in
-    ``dropped`` (a body no call runs, which the class refuses to build) by nothing."""
+    ``dropped`` (a body no call runs, which the class refuses to build) by nothing, an
+    if's branch by ``UNWRITTEN`` under its header (the marker's line before it)."""
     out: list[str] = []
     for line in lines:
         if line.startswith(BRANCH):
             if line in dropped and line not in branches:
+                if not line.startswith(f"{BRANCH}loop ") and out:
+                    header = out[-1]
+                    pad = header[: len(header) - len(header.lstrip())]
+                    out.append(f"{pad}{INDENT}{UNWRITTEN}")
                 continue
             if line not in branches:
                 what = "a loop" if line.startswith(f"{BRANCH}loop ") else "an if branch"
@@ -857,6 +865,10 @@ def without_empty_branches(lines: list[str]) -> list[str]:
                 end += 1
             chain.append((header, without_empty_branches(lines[at + 1 : end])))
             at = end
+        chain, always = _taken_branches(chain, pad)
+        if always is not None:  # the if's every test refused: its else's body, always
+            out += always
+            continue
         if chain[-1][0].strip() == "else:" and not chain[-1][1]:
             chain.pop()  # an empty ``else`` says nothing
         if len(chain) == 2 and not chain[0][1] and chain[1][0].strip() == "else:":
@@ -867,6 +879,28 @@ def without_empty_branches(lines: list[str]) -> list[str]:
             for header, body in chain:
                 out += [header, *(body or [f"{pad}{INDENT}pass"])]
     return out
+
+
+def _taken_branches(
+    chain: list[tuple[str, list[str]]], pad: str
+) -> tuple[list[tuple[str, list[str]]], list[str] | None]:
+    """The branches of an if (``pad`` indents it) without those whose body no call runs,
+    the class refusing the arguments that take them (``UNWRITTEN``): never taken, such a
+    branch goes rather than being written ``elif mode == 2: pass``; the first going, the
+    next tests first (``if``). Where only an ``else`` is left, its body, dedented (it
+    always runs); where none is, no lines."""
+    unwritten = [f"{pad}{INDENT}{UNWRITTEN}"]
+    taken = [branch for branch in chain if branch[1] != unwritten]
+    if len(taken) == len(chain):
+        return chain, None
+    if not taken:
+        return [], []
+    if chain[0][1] == unwritten:
+        header, body = taken[0]
+        if header.strip() == "else:":
+            return [], [line.removeprefix(INDENT) for line in body]
+        taken[0] = (f"{pad}if {header.strip().removeprefix('elif ')}", body)
+    return taken, None
 
 
 def _negated(test: str) -> str:
