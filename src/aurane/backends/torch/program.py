@@ -34,7 +34,7 @@ from aurane.backends.torch.network_forward import looped_forward
 from aurane.backends.torch.network_walk import NetworkWalk
 from aurane.backends.torch.param_blocks import BlockClasses, ParamClasses, function_sources
 from aurane.backends.torch.rolled import LoopWidth, Unsupported, roll
-from aurane.backends.torch.rolled_block import roll_block, stored_width
+from aurane.backends.torch.rolled_block import RollOptions, roll_block, stored_width
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_block_at
 from aurane.records import record, replace
@@ -344,9 +344,7 @@ class TorchCodeGenerator:
         (``rolled_block.py``), the sample axis it threads and the model-valued parameters
         it takes as block classes, or None to keep their classes."""
         try:
-            rolled = roll_block(
-                model,
-                instances,
+            options = RollOptions(
                 name=name,
                 constants=self._constants,
                 block_models=self._models,
@@ -357,9 +355,9 @@ class TorchCodeGenerator:
                 function_items=self._function_items,
                 loop_widths=self._loop_widths,
                 blocks=blocks,
-                phantoms=phantoms,
                 inner_widths=self._inner_widths,
             )
+            rolled = roll_block(model, instances, options, phantoms)
             for block, size in rolled.out_sizes.items():
                 if self._out_widths.setdefault(block, size) != size:
                     raise Unsupported(f"the callers of '{block}' read its width differently")

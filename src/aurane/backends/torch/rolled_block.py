@@ -133,6 +133,35 @@ class RolledBlock:
 
 
 @record(frozen=True)
+class RollOptions:
+    """What ``roll_block`` reads of the program besides the block and its instances (the
+    same at each try: at each axis, with each phantom). ``name``: the class's name;
+    ``resolved`` gives a call's values of the block's constants as the compiler computed
+    them (each constant's text must give them). ``functions_of``: the operation-valued
+    parameters an inner block's classes take as functions, which a parameter of this
+    block taking a function may be passed on to. ``function_items``: the operations in
+    the calls' list arguments are functions (``named.function_items``, decided for the
+    whole program, so a list passed on to an inner block agrees). ``loop_widths``: the
+    rolled inner classes whose output width is what a loop leaves, each with the
+    parameters its loops' counts read (``rolled.LoopWidth``). ``blocks``: the classes of
+    the blocks given to model-valued parameters and in rows (without it, the class takes
+    none). ``inner_widths``: the probes of what the width after an inner block follows
+    where its instance shows a number (``inner_widths.py``)."""
+
+    name: str
+    constants: Mapping[str, ast.Expr]
+    block_models: Mapping[str, ast.Model]
+    class_of: Callable[[Graph], str]
+    dims_of: Callable[[Graph], tuple[int, ...] | None]
+    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None
+    functions_of: Callable[[Graph], Mapping[str, str | None]] | None = None
+    function_items: bool = False
+    loop_widths: Mapping[str, LoopWidth] | None = None
+    blocks: BlockClasses | None = None
+    inner_widths: InnerWidths | None = None
+
+
+@record(frozen=True)
 class LoopWidths:
     """What the walks of a block's ``__init__`` found: whether its output width is what a
     loop leaves (``channels`` after it, at some call), and the inner blocks' classes
@@ -179,55 +208,23 @@ def _unnamed_layers_given(graphs: Sequence[Graph]) -> None:
 def roll_block(
     model: ast.Model,
     instances: Sequence[tuple[Graph, list[str]]],
-    *,
-    name: str,
-    constants: Mapping[str, ast.Expr],
-    block_models: Mapping[str, ast.Model],
-    class_of: Callable[[Graph], str],
-    dims_of: Callable[[Graph], tuple[int, ...] | None],
-    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None = None,
-    functions_of: Callable[[Graph], Mapping[str, str | None]] | None = None,
-    function_items: bool = False,
-    loop_widths: Mapping[str, LoopWidth] | None = None,
-    blocks: BlockClasses | None = None,
+    options: RollOptions,
     phantoms: Callable[[str], Sequence[tuple[Graph, list[str]]]] | None = None,
-    inner_widths: InnerWidths | None = None,
 ) -> RolledBlock:
     """The lines of one class for every instance of ``model``, and the sample axis whose
-    size its constructor takes first (``rolled_axis``; None: a sample without axes); ``instances`` holds each
-    call's graph and the lines of the class written for it alone. ``resolved`` gives a
-    call's values of the block's constants as the compiler computed them (each constant's
-    text must give them). ``Unsupported`` when the roller cannot write it (the caller
-    names the block). Where no call's class takes an input size (the calls' inputs are
-    alike) and the channels' walk fails, the last axis is tried (``dense`` layers of a
-    sequence that grow its features: ``concat(x, h, dim=-1)``). ``functions_of``: the
-    operation-valued parameters an inner block's classes take as functions, which a
-    parameter of this block taking a function may be passed on to. ``function_items``:
-    the operations in the calls' list arguments are functions (``named.function_items``,
-    decided for the whole program, so a list passed on to an inner block agrees).
-    ``loop_widths``: the rolled inner classes whose output width is what a loop leaves,
-    each with the parameters its loops' counts read (``rolled.LoopWidth``). ``blocks``:
-    the classes of the blocks given to model-valued parameters and in rows (without it,
-    the class takes none). ``phantoms``: for the marker of a loop or ``if`` branch that runs at no call
-    (``Untaken``), instances at arguments no call gives that may run it (``untaken.py``),
-    tried one by one beside the calls' so the class writes that body too, though the
-    program builds none of them; where none can be read, the class is written without
-    the body and refuses the arguments that run it (``RolledBlock.refused`` says so).
-    ``inner_widths``: the probes of what the width after an inner block follows where
-    its instance shows a number (``inner_widths.py``)."""
-    options: dict[str, Any] = dict(
-        name=name,
-        constants=constants,
-        block_models=block_models,
-        class_of=class_of,
-        dims_of=dims_of,
-        resolved=resolved,
-        functions_of=functions_of,
-        function_items=function_items,
-        loop_widths=loop_widths,
-        blocks=blocks,
-        inner_widths=inner_widths,
-    )
+    size its constructor takes first (``rolled_axis``; None: a sample without axes);
+    ``instances`` holds each call's graph and the lines of the class written for it alone;
+    ``options``, what the roller reads of the program (``RollOptions``). ``Unsupported``
+    when the roller cannot write it (the caller names the block). Where no call's class
+    takes an input size (the calls' inputs are alike) and the channels' walk fails, the
+    last axis is tried (``dense`` layers of a sequence that grow its features:
+    ``concat(x, h, dim=-1)``). ``phantoms``: for the marker of a loop or ``if`` branch
+    that runs at no call (``Untaken``), instances at arguments no call gives that may run
+    it (``untaken.py``), tried one by one beside the calls' so the class writes that body
+    too, though the program builds none of them; where none can be read, the class is
+    written without the body and refuses the arguments that run it (``RolledBlock.refused``
+    says so)."""
+    name, constants = options.name, options.constants
     Phantom = tuple[Graph, list[str]]
     untried: dict[str, list[Phantom]] = {}  # body marker -> phantoms that may run it
     chosen: dict[str, Phantom] = {}  # body marker -> the phantom read for it, latest last
@@ -248,7 +245,7 @@ def roll_block(
         # the calls' instances first: the signature's defaults are the first's
         try:
             rolled = _roll_block_at_axes(
-                model, [*instances, *chosen.values()], dropped=frozenset(refused), **options
+                model, [*instances, *chosen.values()], options, frozenset(refused)
             )
         except Untaken as why:  # a body no call runs (or the phantom read did not run it)
             if why.key in refused:
@@ -300,46 +297,19 @@ def _refusal(
 def _roll_block_at_axes(
     model: ast.Model,
     instances: Sequence[tuple[Graph, list[str]]],
-    *,
-    name: str,
-    constants: Mapping[str, ast.Expr],
-    block_models: Mapping[str, ast.Model],
-    class_of: Callable[[Graph], str],
-    dims_of: Callable[[Graph], tuple[int, ...] | None],
-    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
-    functions_of: Callable[[Graph], Mapping[str, str | None]] | None,
-    function_items: bool,
-    loop_widths: Mapping[str, LoopWidth] | None,
-    blocks: BlockClasses | None,
+    options: RollOptions,
     dropped: frozenset[str],
-    inner_widths: InnerWidths | None = None,
 ) -> RolledBlock:
     """``roll_block`` for ``instances``: the channels' axis, else the last; ``dropped``:
     the bodies no call runs that the class refuses to build (``rolled._fill``)."""
 
     def at(axis: int | None) -> RolledBlock:
-        return _roll_block(
-            model,
-            instances,
-            axis,
-            dropped=dropped,
-            name=name,
-            constants=constants,
-            block_models=block_models,
-            class_of=class_of,
-            dims_of=dims_of,
-            resolved=resolved,
-            functions_of=functions_of or (lambda sub: {}),
-            function_items=function_items,
-            loop_widths=loop_widths or {},
-            blocks=blocks,
-            inner_widths=inner_widths,
-        )
+        return _roll_block(model, instances, axis, options, dropped)
 
     try:
         return at(None)
     except Unsupported as error:
-        last = _unsized_last_axis(instances, dims_of)
+        last = _unsized_last_axis(instances, options.dims_of)
         if last is None:
             raise
         try:
@@ -364,21 +334,15 @@ def _roll_block(
     model: ast.Model,
     instances: Sequence[tuple[Graph, list[str]]],
     axis: int | None,
-    *,
-    name: str,
-    constants: Mapping[str, ast.Expr],
-    block_models: Mapping[str, ast.Model],
-    class_of: Callable[[Graph], str],
-    dims_of: Callable[[Graph], tuple[int, ...] | None],
-    resolved: Callable[[ast.Model, Mapping[str, Any]], Mapping[str, ast.Expr]] | None,
-    functions_of: Callable[[Graph], Mapping[str, str | None]],
-    function_items: bool,
-    loop_widths: Mapping[str, LoopWidth],
-    blocks: BlockClasses | None,
+    options: RollOptions,
     dropped: frozenset[str] = frozenset(),
-    inner_widths: InnerWidths | None = None,
 ) -> RolledBlock:
     """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
+    name, constants, block_models = options.name, options.constants, options.block_models
+    class_of, dims_of, resolved = options.class_of, options.dims_of, options.resolved
+    functions_of = options.functions_of or (lambda sub: {})
+    function_items, blocks = options.function_items, options.blocks
+    loop_widths, inner_widths = options.loop_widths or {}, options.inner_widths
     forward = model.forward
     if forward is None or not instances:
         raise Unsupported("a block without forward")
