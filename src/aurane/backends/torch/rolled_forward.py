@@ -634,15 +634,7 @@ class _ForwardWriter:
                 self.module_items = plain_items
             if written != [f"{pad}{built_here}"]:
                 raise Unsupported(f"the statement of '{node.id}' that '{target}' applies")
-        out: list[str] = []
-        for index, (op, cls) in enumerate(items):
-            count = f"{op}_count"
-            out += [
-                f"{pad}{'elif' if index else 'if'} {target} is {cls}:",
-                f"{pad}{INDENT}{count} += 1",
-                f'{pad}{INDENT}{bound} = getattr(self, f"{op}{{{count}}}")({tensor})',
-            ]
-        return [*out, f"{pad}else:", f"{pad}{INDENT}{built_here}"]
+        return _counted_modules(pad, target, items, bound, tensor, built_here)
 
     def _module_param(self, lines: list[str], node: Node, param: str) -> list[str]:
         """A step applying an operation-valued parameter that some call gives an operation
@@ -665,15 +657,8 @@ class _ForwardWriter:
         if func != (f"self.{node.id}" if node.op in dict(items) else f"self.{module}"):
             raise Unsupported(f"the statement of '{node.id}' that '{param}' applies")
         pad = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
-        out: list[str] = []
-        for index, (op, cls) in enumerate(items):
-            count = f"{op}_count"
-            out += [
-                f"{pad}{'elif' if index else 'if'} self.{kept} is {cls}:",
-                f"{pad}{INDENT}{count} += 1",
-                f'{pad}{INDENT}{bound} = getattr(self, f"{op}{{{count}}}")({tensor})',
-            ]
-        return [*out, f"{pad}else:", f"{pad}{INDENT}{bound} = self.{module}({tensor})"]
+        built = f"{bound} = self.{module}({tensor})"
+        return _counted_modules(pad, f"self.{kept}", items, bound, tensor, built)
 
     def _given_function(self, lines: list[str], node: Node, target: str, value: Any) -> list[str]:
         """``_given`` where the calls pass the items as functions (``named.function_items``:
@@ -1589,3 +1574,33 @@ def _applied_list(
     name, written = found[0]
     assert name is not None
     return name, written
+
+
+def _counted_modules(
+    pad: str,
+    subject: str,
+    items: Sequence[tuple[str, str]],
+    bound: str,
+    tensor: str,
+    otherwise: str,
+) -> list[str]:
+    """Forward's test of the class ``subject`` holds (a list's item, a parameter's kept
+    class) against each of ``items`` (operation, module class) whose modules ``__init__``
+    counted: the module of that count applied to ``tensor`` and bound to ``bound``, else
+    the statement ``otherwise`` (``_module_item``, ``_module_param``)::
+
+        if a is nn.LayerNorm:
+            layer_norm_count += 1
+            x = getattr(self, f"layer_norm{layer_norm_count}")(x)
+        else:
+            x = a()(x)
+    """
+    out: list[str] = []
+    for index, (op, cls) in enumerate(items):
+        count = f"{op}_count"
+        out += [
+            f"{pad}{'elif' if index else 'if'} {subject} is {cls}:",
+            f"{pad}{INDENT}{count} += 1",
+            f'{pad}{INDENT}{bound} = getattr(self, f"{op}{{{count}}}")({tensor})',
+        ]
+    return [*out, f"{pad}else:", f"{pad}{INDENT}{otherwise}"]
