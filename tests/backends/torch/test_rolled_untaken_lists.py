@@ -28,9 +28,7 @@ from tests.backends.torch.one_class import (  # noqa: E402
     program,
     roll_notes,
     same,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
+    twin,
 )
 
 ROWS = """\
@@ -104,14 +102,14 @@ def test_a_loop_over_a_list_no_call_fills_is_written(name: str) -> None:
     calls did not give, what a call at those lists computes."""
     block, calls, lines, _, _ = TAKEN[name]
     source = program(block, calls)
-    gen, flat = against_per_call(source, name, torch.randn(3, 4))
+    checked = twin(source, name, torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Fam", "Fam_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Fam", "Net"], gen.code
     fam = block_class(gen, "Fam")
     assert lines in fam, fam
     assert "raise ValueError" not in fam, fam
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
+    counts = checked.counts  # roll_check's, at arguments no call gives
     assert counts["calls"] == 2 and counts["other arguments"] > 0, counts
 
 
