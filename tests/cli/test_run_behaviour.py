@@ -138,16 +138,17 @@ def test_resume_extend_and_program_arguments(tmp_path: Path) -> None:
         ("aurane", signal.SIGINT, 130),
         ("aurane", signal.SIGTERM, 143),
         ("python", signal.SIGINT, 130),
-        ("python", signal.SIGTERM, 143),
         ("standalone", signal.SIGTERM, 143),
     ],
 )
 def test_interrupts_stop_at_a_safe_point_with_one_line(
     tmp_path: Path, how: str, signum: int, status: int
 ) -> None:
-    """``standalone``: the --standalone program (the runtime copied in, compiled here),
-    run as ``python long.py`` by the real interpreter, whose own exit status is checked:
-    the in-process runs of the training tests see only ``SystemExit``'s code."""
+    """Each status in a bare interpreter (``python long.py``), whose own exit status is
+    checked (the in-process runs of the training tests see only ``SystemExit``'s code):
+    130 for the default program, 143 for the --standalone one (the runtime copied in,
+    compiled here); the default program's SIGTERM there is test_run_signals' (two
+    signals, 143) and ``aurane run``'s here (its child is a bare interpreter too)."""
     source = LONG.format(epochs=100000, folder="ck")
     (tmp_path / "long.aur").write_text(source)
     if how == "aurane":

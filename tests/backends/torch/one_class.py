@@ -198,6 +198,22 @@ def twin(
     return Twin(gen, code, flat, separate, counts, names)
 
 
+def refusing(
+    source: str, name: str, *inputs: torch.Tensor
+) -> tuple[types.ModuleType, str, list[str]]:
+    """A class the rollers wrote for the calls' arguments alone, refusing others: its
+    ``Net`` built as the build with one class per call builds it (``built_alike``),
+    strict-loading that build's weights and computing the same; ``roll_check`` finds no
+    problem (it meets the refusal, never a wrong class). The rolled build, its code and
+    the rollers' notes, for the test to check the refusal."""
+    rolled_build, code, notes = build(source, name)
+    unrolled, _, _ = build(source, f"{name}_flat", roll=False)
+    mine, theirs = built_alike(rolled_build, unrolled, "Net")
+    same(theirs, mine, *inputs)
+    assert check_source(source) == []
+    return rolled_build, code, notes
+
+
 def loads_and_computes_alike(mine: nn.Module, theirs: nn.Module, *inputs: torch.Tensor) -> None:
     """``mine`` strict-loads ``theirs``'s weights, drawn at random (not the initial ones
     both were built with), and computes the same."""

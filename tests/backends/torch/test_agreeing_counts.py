@@ -18,8 +18,8 @@ from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     build,
-    built_alike,
     program,
+    refusing,
     roll_notes,
     same,
     twin,
@@ -184,16 +184,12 @@ NOTES = {
 def test_a_class_written_out_refuses_another_value(form: str) -> None:
     block, calls, other, error = REFUSED[form]
     source = program(block, calls)
-    notes, code = roll_notes(source)
+    # the calls build as before
+    rolled, code, notes = refusing(source, f"refused_{form}", torch.randn(2, 4))
     assert notes == NOTES.get(form, []), notes
     assert CLASS.findall(code) == ["Stack", "Net"], code
-    rolled, _, _ = build(source, f"refused_{form}")
-    per_call, _, _ = build(source, f"refused_{form}_flat", roll=False)
-    mine, theirs = built_alike(rolled, per_call, "Net")  # the calls build as before
-    same(mine, theirs, torch.randn(2, 4))
     with pytest.raises(ValueError, match=error):
         eval(other, dict(vars(rolled)))
-    assert check_source(source) == []
 
 
 def test_roll_check_finds_a_class_written_for_the_calls_count(

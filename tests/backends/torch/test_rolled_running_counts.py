@@ -125,13 +125,18 @@ model Net:
 
 def test_a_module_after_a_branch_after_a_loop_adds_both() -> None:
     """``conv1d4`` after two iterations and a branch making one, ``conv1d4`` after three
-    and none: ``conv1d{m + n + 1}`` (the count is ``m``: ``n`` is a parameter)."""
+    and none: ``conv1d{m + n + 1}`` (the count is ``m``: ``n`` is a parameter), a number
+    of the branch taken that a running count of the branch's modules names; named
+    (``as out``), the module needs no number."""
     code = _one_class(AFTER_LOOP, "after_loop", "Fam", torch.randn(2, 4, 8))
+    assert CLASS.findall(code) == ["Fam", "Net"], code
     assert (
         '        setattr(self, f"conv1d{m + n + 1}", nn.Conv1d(channels, 4, kernel_size=1))\n'
         in (code)
     ), code
     assert '        return getattr(self, f"conv1d{m + self.n + 1}")(x)\n' in code, code
+    named = AFTER_LOOP.replace("x -> conv1d(4, 1)", "x -> conv1d(4, 1) as out")
+    _one_class(named, "after_loop_named", "Fam", torch.randn(2, 4, 8))
 
 
 BRANCHES_IN_A_LOOP = """\

@@ -211,37 +211,6 @@ def test_elif_comparisons_and_an_if_without_else() -> None:
     assert "        if flag:\n            self.head = nn.Linear(channels, 5)\n" in code, code
 
 
-NUMBERED_AFTER = """\
-model Fam(n, flag):
-    def forward(x):
-        for i in range(n):
-            x -> conv1d(4, 3, padding=1)
-        if flag:
-            x -> conv1d(6, 3, padding=1)
-        else:
-            x -> batchnorm()
-        x -> conv1d(4, 1)
-        return x
-
-model Net:
-    input_shape = (4, 8)
-    def forward(x):
-        x -> Fam(2, true) -> Fam(3, false)
-        return x
-"""
-
-
-def test_a_module_numbered_on_across_the_branch_taken_reads_a_running_count() -> None:
-    """The last ``conv1d`` is ``conv1d4`` after ``Fam(2, true)``'s branch made one and
-    after ``Fam(3, false)``'s made none: a number of the branch taken, which a running
-    count of the branch's modules names (``conv1d{m + n + 1}``; it kept the calls'
-    classes with a located note: ``test_rolled_running_counts.py``)."""
-    code = _one_class(NUMBERED_AFTER, "numbered_after", "Fam", torch.randn(2, 4, 8))
-    assert 'return getattr(self, f"conv1d{m + self.n + 1}")(x)' in code, code
-    named = NUMBERED_AFTER.replace("x -> conv1d(4, 1)", "x -> conv1d(4, 1) as out")
-    _one_class(named, "numbered_named", "Fam", torch.randn(2, 4, 8))
-
-
 PASSED_ON = """\
 model Fam(n, flag):
     def forward(x):
