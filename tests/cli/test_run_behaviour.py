@@ -18,12 +18,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from tests.conftest import run_cli, start_session
-from tests.training.helpers import compile_text, job_here, main_here, python_here, run_here
+from tests.training.helpers import compile_text, main_here, python_here, run_here
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -186,8 +187,9 @@ def test_interrupts_stop_at_a_safe_point_with_one_line(
     assert f"resume with: {command} --resume ck/run_0001/last.pt" in report[0]
     _only_complete_files(tmp_path / "ck" / "run_0001")
     if how == "standalone":  # the checkpoint the line names loads into the program's model
-        model = job_here(source, "long_model", standalone=True)["M"]()
-        model.load_state_dict(saved["model"], strict=True)
+        program: dict[str, Any] = {"__name__": "long_model"}  # not __main__: no run
+        exec(compile((tmp_path / "long.py").read_text(), "long.py", "exec"), program)
+        program["M"]().load_state_dict(saved["model"], strict=True)
 
 
 # a dataset whose first sample raises: an error the program leaves uncaught
