@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from tests.conftest import run_cli, start_session
-from tests.training.helpers import main_here, python_here, run_here
+from tests.training.helpers import compile_text, main_here, python_here, run_here
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -137,15 +139,26 @@ def test_resume_extend_and_program_arguments(tmp_path: Path) -> None:
         ("aurane", signal.SIGINT, 130),
         ("aurane", signal.SIGTERM, 143),
         ("python", signal.SIGINT, 130),
-        ("python", signal.SIGTERM, 143),
+        ("standalone", signal.SIGTERM, 143),
     ],
 )
 def test_interrupts_stop_at_a_safe_point_with_one_line(
     tmp_path: Path, how: str, signum: int, status: int
 ) -> None:
-    (tmp_path / "long.aur").write_text(LONG.format(epochs=100000, folder="ck"))
+    """Each status in a bare interpreter (``python long.py``), whose own exit status is
+    checked (the in-process runs of the training tests see only ``SystemExit``'s code):
+    130 for the default program, 143 for the --standalone one (the runtime copied in,
+    compiled here); the default program's SIGTERM there is test_run_signals' (two
+    signals, 143) and ``aurane run``'s here (its child is a bare interpreter too)."""
+    source = LONG.format(epochs=100000, folder="ck")
+    (tmp_path / "long.aur").write_text(source)
     if how == "aurane":
         args = _aurane("run", "long.aur")
+    elif how == "standalone":
+        code = compile_text(source, "long.aur", standalone=True)
+        assert not re.search(r"^\s*(import|from) aurane\b", code, re.MULTILINE), code
+        (tmp_path / "long.py").write_text(code)
+        args = [sys.executable, "long.py"]
     else:
         compiled = run_cli("compile", "long.aur", "-o", "long.py", "--no-cache", cwd=tmp_path)
         assert compiled.returncode == 0, compiled.stderr
@@ -173,6 +186,48 @@ def test_interrupts_stop_at_a_safe_point_with_one_line(
     command = "aurane run long.aur" if how == "aurane" else "python long.py"
     assert f"resume with: {command} --resume ck/run_0001/last.pt" in report[0]
     _only_complete_files(tmp_path / "ck" / "run_0001")
+    if how == "standalone":  # the checkpoint the line names loads into the program's model
+        program: dict[str, Any] = {"__name__": "long_model"}  # not __main__: no run
+        exec(compile((tmp_path / "long.py").read_text(), "long.py", "exec"), program)
+        program["M"]().load_state_dict(saved["model"], strict=True)
+
+
+# a dataset whose first sample raises: an error the program leaves uncaught
+BROKEN_DATA = """\
+import torch
+
+
+class Broken(torch.utils.data.Dataset):
+    def __init__(self, **options):
+        pass
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        raise ValueError("a broken sample")
+"""
+
+
+def test_run_here_shows_an_uncaught_error_as_the_program_prints_it(tmp_path: Path) -> None:
+    """The ``"Traceback" not in stderr`` check of the run_here tests fails when the
+    program leaves an error uncaught: its traceback (with the ``.aur`` lines, as the
+    child's ``aurane.sourcemap`` hook prints it) is on stderr, and the status is 1, as
+    `aurane run` passes its program's on. (Before, the command's own "internal error in
+    aurane" report, exit 123, stood in for the program's.)"""
+    (tmp_path / "broken.py").write_text(BROKEN_DATA)
+    source = SHORT.format(epochs=1, folder="ck").replace(
+        "from aurane.data.SyntheticRegression", "from broken.Broken"
+    )
+    (tmp_path / "prog.aur").write_text(f"use broken\n\n{source}")
+    done = run_here("prog.aur", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("Traceback (most recent call last):\n"), done.stderr
+    assert "ValueError: a broken sample" in done.stderr, done.stderr
+    assert "produced by " in done.stderr, done.stderr  # the .aur line of a generated frame
+    assert "internal error" not in done.stderr, done.stderr
+    with pytest.raises(AssertionError):
+        assert "Traceback" not in done.stderr  # the check those tests make
 
 
 def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(

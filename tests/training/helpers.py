@@ -105,8 +105,12 @@ def run_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     command line and the source's folder first on the import path; its exit status is
     the command's. No interpreter start and torch import for either process; the child
     itself (signals forwarded, the end reported) keeps its own tests, which start it.
-    stdout and stderr come back as text; the modules imported from ``cwd`` are forgotten
-    and the options ``rt.main`` keeps at module level reset afterwards."""
+    An error the program leaves uncaught is printed as the child prints it (its traceback,
+    with the ``.aur`` lines: ``aurane.sourcemap``) and exits 1, so a test's ``"Traceback"
+    not in stderr`` sees it. stdout and stderr come back as text; the modules imported
+    from ``cwd`` are forgotten and the options ``rt.main`` keeps at module level reset
+    afterwards."""
+    from aurane import sourcemap
     from aurane.cli import run_cmd
     from aurane.cli.main import main
     from aurane.runtime import run as run_module
@@ -128,6 +132,11 @@ def run_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
             if stop.code is None or isinstance(stop.code, int):
                 return stop.code or 0
             print(stop.code, file=sys.stderr)
+            return 1
+        except Exception as error:  # uncaught: as the child's hook prints it, and exit 1
+            # (left to ``aurane.cli.main``, it would be the command's own "internal error",
+            # exit 123, which `aurane run` never shows for its program's error)
+            print(sourcemap.format_exception(error), end="", file=sys.stderr)
             return 1
         finally:
             sys.argv = argv

@@ -7,6 +7,10 @@ from __future__ import annotations
 import re
 import textwrap
 import types
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch import nn
@@ -14,6 +18,7 @@ from torch import nn
 from aurane.ir.graph import Graph
 from aurane.ir.inits import layer_path
 from aurane.tools.differential import run_accepted
+from aurane.tools.roll_check import check_source
 from aurane.verify import Generated, load_generated
 
 CLASS = re.compile(r"^class (\w+)\(nn\.Module\):", re.MULTILINE)
@@ -113,16 +118,113 @@ def rolls_exactly(
     assert ANY_CLASS.findall(code) == [*blocks, "Net", *variants], code
     assert ANY_CLASS.findall(flat) == [*blocks, *variants], flat
     for variant in variants:
-        mine, theirs = built_alike(rolled, unrolled, variant)
-        torch.manual_seed(1)
-        for p in theirs.parameters():
-            p.data.normal_()
-        mine.load_state_dict(theirs.state_dict(), strict=True)
-        mine.eval()
-        theirs.eval()
-        with torch.no_grad():
-            torch.testing.assert_close(mine(*inputs), theirs(*inputs), rtol=0, atol=0)
+        loads_and_computes_alike(*built_alike(rolled, unrolled, variant), *inputs)
     return code
+
+
+def per_call(source: str, name: str, *, roll_networks: bool = True) -> tuple[types.ModuleType, str]:
+    """The build with a class per distinct block call, the calls that took different ``if``
+    branches too (``compile_source(..., per_call=True)``, as ``roll_check`` compares),
+    executed, and its code. ``roll_networks=False``: each variant's layers written out."""
+    from aurane.backends.torch import TorchCodeGenerator
+    from aurane.compile import prepare_program
+
+    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
+    generator = TorchCodeGenerator(program, graphs, roll_networks=roll_networks, per_call=True)
+    code = generator.generate()
+    module = types.ModuleType(name)
+    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
+    return module, code
+
+
+@dataclass(frozen=True)
+class Twin:
+    """What ``twin`` built: the rolled program (run against its IR) and its code, the code
+    of the build with one class per call (``roll=False``; empty when not compared), of the
+    build with a class per distinct call (``per_call=True``; likewise), ``roll_check``'s
+    counts and the rolled ``Net``'s named modules."""
+
+    gen: Generated
+    code: str  # the rolled build's
+    flat: str
+    per_call: str
+    counts: Counter[str]
+    modules: list[str]  # empty when the per-call build is not compared
+
+
+def twin(
+    source: str,
+    name: str,
+    *inputs: torch.Tensor,
+    against: Sequence[Literal["flat", "per_call"]] = ("flat", "per_call"),
+    roll_networks: bool = True,
+    stateless: bool = True,
+    named: bool = True,
+) -> Twin:
+    """The twin test of a rolled block, each build made once. No roller's note, and the
+    program runs against its IR (every shape and count). ``"flat"``: its ``Net`` and that
+    of the build with one class per call (``roll=False``) hold the same modules in the same
+    order with the same initial weights, load each other strictly and compute the same
+    (``rolled``, ``one_class_alike``). ``"per_call"``: likewise against the build with a
+    class per distinct call (``per_call``, ``roll_networks`` as given), loading its random
+    weights, and (``named``) the same named modules (``stateless=False``: the modules
+    holding no state left out). Last, ``roll_check.check_source`` finds no problem,
+    building the class at arguments no call gives; its counts come back."""
+    rolled_build, code, notes = build(source, name)
+    assert notes == [], notes
+    gen = generated(source, f"{name}.aur")
+    flat = separate = ""
+    names: list[str] = []
+    if "flat" in against:
+        unrolled, flat, _ = build(source, f"{name}_flat", roll=False)
+        torch.manual_seed(0)
+        theirs = unrolled.Net()
+        torch.manual_seed(1)
+        same(theirs, gen.module.Net(), *inputs)
+        one, other = built_alike(rolled_build, unrolled, "Net")
+        one.eval()
+        other.eval()
+        with torch.no_grad():
+            torch.testing.assert_close(one(*inputs), other(*inputs), rtol=0, atol=0)
+    if "per_call" in against:
+        calls, separate = per_call(source, f"{name}_per_call", roll_networks=roll_networks)
+        loads_and_computes_alike(*built_alike(rolled_build, calls, "Net"), *inputs)
+        names = [n for n, m in rolled_build.Net().named_modules() if stateless or m.state_dict()]
+        if named:  # the modules holding no state too (an activation's), which no key shows
+            their_names = [n for n, m in calls.Net().named_modules() if stateless or m.state_dict()]
+            assert names == their_names, names
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    return Twin(gen, code, flat, separate, counts, names)
+
+
+def refusing(
+    source: str, name: str, *inputs: torch.Tensor
+) -> tuple[types.ModuleType, str, list[str]]:
+    """A class the rollers wrote for the calls' arguments alone, refusing others: its
+    ``Net`` built as the build with one class per call builds it (``built_alike``),
+    strict-loading that build's weights and computing the same; ``roll_check`` finds no
+    problem (it meets the refusal, never a wrong class). The rolled build, its code and
+    the rollers' notes, for the test to check the refusal."""
+    rolled_build, code, notes = build(source, name)
+    unrolled, _, _ = build(source, f"{name}_flat", roll=False)
+    mine, theirs = built_alike(rolled_build, unrolled, "Net")
+    same(theirs, mine, *inputs)
+    assert check_source(source) == []
+    return rolled_build, code, notes
+
+
+def loads_and_computes_alike(mine: nn.Module, theirs: nn.Module, *inputs: torch.Tensor) -> None:
+    """``mine`` strict-loads ``theirs``'s weights, drawn at random (not the initial ones
+    both were built with), and computes the same."""
+    torch.manual_seed(1)
+    for parameter in theirs.parameters():
+        parameter.data.normal_()
+    mine.load_state_dict(theirs.state_dict(), strict=True)
+    mine.eval()
+    theirs.eval()
+    with torch.no_grad():
+        torch.testing.assert_close(mine(*inputs), theirs(*inputs), rtol=0, atol=0)
 
 
 def block_class(gen: Generated, name: str) -> str:

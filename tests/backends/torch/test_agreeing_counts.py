@@ -10,14 +10,20 @@ class taking a parameter at other values."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, build, built_alike, program, roll_notes, same  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    build,
+    program,
+    refusing,
+    roll_notes,
+    same,
+    twin,
+)
 
 STACK = """\
 model Stack(width, n):
@@ -80,27 +86,21 @@ ROLLED: dict[str, tuple[str, str, str, str]] = {
 def test_one_class_for_agreeing_calls_builds_another_count(form: str) -> None:
     block, calls, other, changed = ROLLED[form]
     source = program(block, calls)
-    notes, code = roll_notes(source)
-    assert notes == [], notes
+    # the calls as the build with one class per call builds and computes them
+    x = torch.randn(2, 4)
+    checked = twin(source, f"agree_{form}", x, against=("flat",))
+    code = checked.code
     assert CLASS.findall(code) == ["Stack", "Net"], code
     assert "        for " in code and "raise ValueError" not in code, code
-    # the calls as the build with one class per call builds and computes them
-    rolled, _, _ = build(source, f"agree_{form}")
-    per_call, _, _ = build(source, f"agree_{form}_flat", roll=False)
-    mine, theirs = built_alike(rolled, per_call, "Net")
-    x = torch.randn(2, 4)
-    same(mine, theirs, x)
     # the class built by hand at another count, as a program calling it so builds it
     first = calls.split(" as a")[0]
     written_out, _, _ = build(
         program(block, calls.replace(first, changed, 1)), f"agree_{form}_other", roll=False
     )
     torch.manual_seed(0)
-    built = eval(other, dict(vars(rolled)))
+    built = eval(other, dict(vars(checked.gen.module)))
     same(built, written_out.Net().a, x)
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
-    assert counts["other arguments"] >= 1, counts
+    assert checked.counts["other arguments"] >= 1, checked.counts
 
 
 def test_a_count_agreeing_calls_give_is_the_class_s_loop() -> None:
@@ -184,16 +184,12 @@ NOTES = {
 def test_a_class_written_out_refuses_another_value(form: str) -> None:
     block, calls, other, error = REFUSED[form]
     source = program(block, calls)
-    notes, code = roll_notes(source)
+    # the calls build as before
+    rolled, code, notes = refusing(source, f"refused_{form}", torch.randn(2, 4))
     assert notes == NOTES.get(form, []), notes
     assert CLASS.findall(code) == ["Stack", "Net"], code
-    rolled, _, _ = build(source, f"refused_{form}")
-    per_call, _, _ = build(source, f"refused_{form}_flat", roll=False)
-    mine, theirs = built_alike(rolled, per_call, "Net")  # the calls build as before
-    same(mine, theirs, torch.randn(2, 4))
     with pytest.raises(ValueError, match=error):
         eval(other, dict(vars(rolled)))
-    assert check_source(source) == []
 
 
 def test_roll_check_finds_a_class_written_for_the_calls_count(

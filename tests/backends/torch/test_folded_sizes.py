@@ -24,7 +24,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, build, built_alike, roll_notes  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    build,
+    built_alike,
+    loads_and_computes_alike,
+    roll_notes,
+)
 
 SEL = """\
 model Sel(k: int, p: int, w: int):
@@ -206,16 +212,7 @@ def test_a_loop_keeping_the_size_still_rolls() -> None:
     rolled, _, _ = build(source, "kept")
     flat, flat_code = per_call(source, "kept_flat")
     assert CLASS.findall(flat_code) == ["Grow", "Grow_2", "Net"], flat_code
-    mine, theirs = built_alike(rolled, flat, "Net")
-    torch.manual_seed(1)
-    for param in theirs.parameters():
-        param.data.normal_()
-    mine.load_state_dict(theirs.state_dict(), strict=True)
-    mine.eval()
-    theirs.eval()
-    x = torch.randn(2, 4, 9, 9)
-    with torch.no_grad():
-        torch.testing.assert_close(mine(x), theirs(x), rtol=0, atol=0)
+    loads_and_computes_alike(*built_alike(rolled, flat, "Net"), torch.randn(2, 4, 9, 9))
     _checked(source)
 
 

@@ -22,11 +22,9 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
-    roll_notes,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
     per_call,
+    roll_notes,
+    twin,
 )
 
 BLOCKS = """\
@@ -43,16 +41,10 @@ model Wide(width):
 
 def _rolled(source: str, name: str, stage: str = "Stage", shape: tuple[int, ...] = (3, 4)) -> str:
     """The checks of the module docstring; the rolled class ``stage``."""
-    gen, flat = against_per_call(source, name, torch.randn(*shape))
+    checked = twin(source, name, torch.randn(*shape))
+    gen, flat, counts = checked.gen, checked.per_call, checked.counts
     assert CLASS.findall(flat).count(stage) == 1 and f"class {stage}_2(" in flat, flat
     assert f"class {stage}_2(" not in gen.code, gen.code
-    model, _, notes = build(source, f"{name}_modules")
-    assert notes == []
-    theirs, _ = per_call(source, f"{name}_names")
-    names = [n for n, _ in model.Net().named_modules()]
-    assert names == [n for n, _ in theirs.Net().named_modules()], names
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["calls"] >= 2, counts
     return block_class(gen, stage)
 

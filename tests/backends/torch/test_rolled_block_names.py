@@ -9,18 +9,15 @@ at arguments the calls did not give and compares it with a per-call build."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from aurane.backends.torch.rolled import number_splits  # noqa: E402
-from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, block_class, build  # noqa: E402
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
-    per_call,
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    twin,
 )
 
 ROWS = """\
@@ -45,16 +42,10 @@ model Net:
 
 def _rolled(source: str, name: str, calls: int) -> str:
     """The checks of the module docstring; the rolled ``Fam``."""
-    gen, flat = against_per_call(source, name, torch.randn(2, 3))
+    checked = twin(source, name, torch.randn(2, 3))
+    gen, flat, counts = checked.gen, checked.per_call, checked.counts
     assert CLASS.findall(flat) == ["Unit0", "Fam", "Fam_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Unit0", "Fam", "Net"], gen.code
-    mine, _, notes = build(source, f"{name}_modules")
-    assert notes == []
-    theirs, _ = per_call(source, f"{name}_names")
-    names = [n for n, _ in mine.Net().named_modules()]
-    assert names == [n for n, _ in theirs.Net().named_modules()], names
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["calls"] == calls, counts
     return block_class(gen, "Fam")
 
@@ -128,12 +119,12 @@ def test_modules_after_a_loop_the_calls_run_alike() -> None:
     ``f"dense{n0 + 1}"``, ``f"dense{n0 + 2 * i + 2}"``. The class wrote ``self.dense3``
     and ``f"dense{2 * i + 4}"``, so ``Fam0(.., 3, ..)`` overwrote ``dense3`` (fuzz seed
     56000038)."""
-    gen, flat = against_per_call(AFTER_AGREED, "after_agreed", torch.randn(2, 3, 4))
+    checked = twin(AFTER_AGREED, "after_agreed", torch.randn(2, 3, 4))
+    gen = checked.gen
     assert CLASS.findall(gen.code) == ["Fam0", "Net"], gen.code
     fam = block_class(gen, "Fam0")
     assert 'setattr(self, f"dense{n0 + 1}", ' in fam, fam
     assert 'f"dense{n0 + 2 * i + 2}"' in fam, fam
     assert 'x = getattr(self, f"dense{self.n0 + 1}")(x)' in fam, fam
-    counts: Counter[str] = Counter()
-    assert check_source(AFTER_AGREED, counts) == []
+    counts = checked.counts  # roll_check's, at arguments no call gives
     assert counts["calls"] == 2, counts

@@ -17,41 +17,21 @@ of one call that a program calling it so compiles to)."""
 from __future__ import annotations
 
 import textwrap
-import types
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, build, built_alike  # noqa: E402
-
-
-def _per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """The build with one class per call, the calls that took different ``if`` branches
-    too (``per_call=True``, as ``roll_check`` compares)."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False, per_call=True).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
+from tests.backends.torch.one_class import CLASS, build, built_alike, per_call, twin  # noqa: E402
 
 
 def _alike(source: str, name: str, *inputs: torch.Tensor) -> str:
-    """The generated code, built alike with the build of one class per call (the same
-    modules in the same order, equal outputs); ``check_source`` finds no problem."""
-    mine, code, _ = build(source, name)
-    theirs, _ = _per_call(source, f"{name}_flat")
-    one, per_call = built_alike(mine, theirs, "Net")
-    one.eval()
-    per_call.eval()
-    with torch.no_grad():
-        torch.testing.assert_close(one(*inputs), per_call(*inputs), rtol=0, atol=0)
-    assert check_source(source) == []
-    return code
+    """The generated code, built alike with the build of one class per call, the calls
+    that took different ``if`` branches too (the same modules in the same order, equal
+    outputs); ``check_source`` finds no problem (``one_class.twin``)."""
+    against = ("per_call",)
+    return twin(source, name, *inputs, against=against, roll_networks=False, named=False).code
 
 
 FAMILY = """\
@@ -208,15 +188,15 @@ def _variants_alike(source: str, name: str, *variants: str) -> str:
     from aurane.verify import sample_inputs
 
     mine, code, _ = build(source, name)
-    theirs, _ = _per_call(source, f"{name}_flat")
+    theirs, _ = per_call(source, f"{name}_flat", roll_networks=False)
     _, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
     for variant in variants:
-        one, per_call = built_alike(mine, theirs, variant)
+        one, separate = built_alike(mine, theirs, variant)
         one.eval()
-        per_call.eval()
+        separate.eval()
         inputs = sample_inputs(graphs[variant], "cpu", batch=2)
         with torch.no_grad():
-            torch.testing.assert_close(one(*inputs), per_call(*inputs), rtol=0, atol=0)
+            torch.testing.assert_close(one(*inputs), separate(*inputs), rtol=0, atol=0)
     assert check_source(source) == []
     return code
 

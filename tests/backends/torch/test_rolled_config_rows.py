@@ -26,13 +26,11 @@ from tests.backends.torch.one_class import (  # noqa: E402
     block_class,
     build,
     built_alike,
+    loads_and_computes_alike,
     roll_notes,
     rolls_exactly,
     same,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
-    per_call,
+    twin,
 )
 
 BNECK = """\
@@ -82,16 +80,10 @@ model Net:
 
 def _rolled(source: str, name: str, *inputs: torch.Tensor, blocks: list[str]) -> str:
     """The checks of the module docstring at the calls; the rolled ``Stage``."""
-    gen, flat = against_per_call(source, name, *inputs)
+    checked = twin(source, name, *inputs)
+    gen, flat, counts = checked.gen, checked.per_call, checked.counts
     assert {"Stage", "Stage_2"} <= set(CLASS.findall(flat)), flat  # a class per call
     assert CLASS.findall(gen.code) == [*blocks, "Stage", "Net"], gen.code
-    model, _, notes = build(source, f"{name}_modules")
-    assert notes == []
-    theirs, _ = per_call(source, f"{name}_names")
-    names = [n for n, _ in model.Net().named_modules()]
-    assert names == [n for n, _ in theirs.Net().named_modules()], names
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["calls"] >= 2, counts  # the rolled inner block's calls too
     return block_class(gen, "Stage")
 
@@ -108,14 +100,7 @@ def _at_other_rows(source: str, other: str, stage: str, *inputs: torch.Tensor) -
     torch.manual_seed(0)
     mine = eval(stage, {"nn": torch.nn, "Stage": rolled.Stage})  # noqa: S307
     assert [n for n, _ in mine.named_modules()] == [n for n, _ in theirs.named_modules()]
-    torch.manual_seed(1)
-    for p in theirs.parameters():
-        p.data.normal_()
-    mine.load_state_dict(theirs.state_dict(), strict=True)
-    mine.eval()
-    theirs.eval()
-    with torch.no_grad():
-        torch.testing.assert_close(mine(*inputs), theirs(*inputs), rtol=0, atol=0)
+    loads_and_computes_alike(mine, theirs, *inputs)
 
 
 def test_mobilenet_config_rows_build_the_inner_block_in_a_loop() -> None:

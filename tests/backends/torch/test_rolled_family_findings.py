@@ -20,8 +20,6 @@ nothing at the calls and at other arguments."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -33,26 +31,17 @@ from tests.backends.torch.one_class import (  # noqa: E402
     build,
     roll_notes,
     rolls_exactly,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
-    per_call,
+    twin,
 )
 
 
 def _twin(source: str, name: str, width: tuple[int, ...], *, stateless: bool = True) -> str:
     """The checks of the module docstring; the rolled ``Fam``. ``stateless=False``: the
     modules holding no state left out of the comparison of ``named_modules``."""
-    gen, flat = against_per_call(source, name, torch.randn(2, *width))
+    checked = twin(source, name, torch.randn(2, *width), stateless=stateless)
+    gen, flat, counts = checked.gen, checked.per_call, checked.counts
     assert CLASS.findall(gen.code) == ["Fam", "Net"], gen.code
     assert CLASS.findall(flat).count("Net") == 1 and len(CLASS.findall(flat)) > 2, flat
-    rolled, _, notes = build(source, f"{name}_modules")
-    assert notes == []
-    theirs, _ = per_call(source, f"{name}_names")
-    names = [n for n, m in rolled.Net().named_modules() if stateless or m.state_dict()]
-    assert names == [n for n, m in theirs.Net().named_modules() if stateless or m.state_dict()]
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["calls"] == 2 and counts["other arguments"] > 0, counts
     return block_class(gen, "Fam")
 

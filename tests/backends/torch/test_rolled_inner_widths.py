@@ -13,20 +13,17 @@ call (the same modules in the same order, a strict load, equal outputs), and
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
     built_alike,
-    one_class_alike,
     roll_notes,
+    twin,
 )
 
 UNIT_KEEP = """\
@@ -128,12 +125,11 @@ model Net:
 def _twin(source: str, name: str, loop: str) -> None:
     """One ``Fam`` class whose loop reads ``loop``, built as the build with one class per
     call builds it, computing the same, and right at arguments no call gives."""
-    gen, flat = one_class_alike(source, name, torch.randn(2, 4))
+    checked = twin(source, name, torch.randn(2, 4), against=("flat",))
+    gen, flat, counts = checked.gen, checked.flat, checked.counts
     assert CLASS.findall(gen.code).count("Fam") == 1, gen.code
     assert CLASS.findall(flat).count("Fam_2") == 1, flat  # one class per call before
     assert loop in block_class(gen, "Fam"), gen.code
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["other arguments"] > 0, counts
 
 

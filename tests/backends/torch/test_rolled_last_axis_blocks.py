@@ -11,17 +11,15 @@ inner block alike (``one_class.rolls_exactly``)."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, block_class, build, rolls_exactly  # noqa: E402
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
-    per_call,
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    rolls_exactly,
+    twin,
 )
 
 UNITS = """\
@@ -66,17 +64,11 @@ model Net:
 
 def _rolled(source: str, name: str, block: str, calls: int) -> str:
     """The checks of the module docstring; the rolled ``block``."""
-    gen, flat = against_per_call(source, name, torch.randn(2, 3, 8 if block == "Fam0" else 5))
+    checked = twin(source, name, torch.randn(2, 3, 8 if block == "Fam0" else 5))
+    gen, flat, counts = checked.gen, checked.per_call, checked.counts
     inner = CLASS.findall(gen.code)[0]
     assert CLASS.findall(gen.code) == [inner, block, "Net"], gen.code
     assert len(CLASS.findall(flat)) == calls + 2, flat  # the inner block, each call, Net
-    mine, _, notes = build(source, f"{name}_modules")
-    assert notes == []
-    theirs, _ = per_call(source, f"{name}_names")
-    names = [n for n, _ in mine.Net().named_modules()]
-    assert names == [n for n, _ in theirs.Net().named_modules()], names
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["calls"] == calls, counts
     return block_class(gen, block)
 

@@ -6,61 +6,16 @@ the parameter through a loop over a list only, so each instance wrote its own mo
 list's other operation (``the name 'gelu' has no Python value here``). The class now takes
 the module class, and a loop the roller writes reads ``[act, nn.GELU]``. Each program runs
 against its IR and its ``Net`` is built as the build of one class per call builds it (the
-same modules in the same order), strict-loads it and computes the same."""
+same modules in the same order), strict-loads it and computes the same; ``roll_check``
+rebuilds the rolled class at arguments no call gives (``one_class.twin``)."""
 
 from __future__ import annotations
-
-import textwrap
-import types
-from collections import Counter
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
-from aurane.verify import Generated  # noqa: E402
-from tests.backends.torch.one_class import (  # noqa: E402
-    CLASS,
-    block_class,
-    build,
-    built_alike,
-    one_class_alike,
-    roll_notes,
-)
-
-
-def per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """The build with a class per distinct block call (``compile_source(...,
-    per_call=True)``), executed, and its code."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, per_call=True).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
-
-
-def against_per_call(source: str, name: str, *inputs: torch.Tensor) -> tuple[Generated, str]:
-    """The program checked as ``one_class_alike`` does, and its ``Net`` built as the build
-    with a class per call builds it, strict-loading that build's weights and computing the
-    same; that build's code."""
-    gen, _ = one_class_alike(source, name, *inputs)
-    mine, _, _ = build(source, name)
-    theirs, code = per_call(source, f"{name}_per_call")
-    one, other = built_alike(mine, theirs, "Net")
-    torch.manual_seed(1)
-    for p in other.parameters():
-        p.data.normal_()
-    one.load_state_dict(other.state_dict(), strict=True)
-    one.eval()
-    other.eval()
-    with torch.no_grad():
-        torch.testing.assert_close(one(*inputs), other(*inputs), rtol=0, atol=0)
-    return gen, code
-
+from tests.backends.torch.one_class import CLASS, block_class, build, roll_notes, twin  # noqa: E402
 
 ENUMERATE = """\
 model Stage(width, act):
@@ -79,7 +34,8 @@ model Net:
 def test_an_operation_through_enumerate_of_a_list_is_the_class_parameter() -> None:
     """``for i, a in enumerate([act, gelu, act])``: ``self.act`` where the item names the
     parameter, ``F.gelu`` otherwise; one ``Stage`` for ``relu`` and ``tanh``."""
-    gen, flat = against_per_call(ENUMERATE, "enum_ops", torch.randn(3, 8))
+    checked = twin(ENUMERATE, "enum_ops", torch.randn(3, 8))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Stage", "Net"], flat  # a module class per call, alike
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     stage = block_class(gen, "Stage")
@@ -109,7 +65,8 @@ model Net:
 def test_an_operation_through_zip_reaches_an_inner_block() -> None:
     """``for w, a in zip([8, 6], [act, gelu])``: the first iteration passes the class's
     parameter on (``Inner(in_features, 8, act)``), the second ``nn.GELU``."""
-    gen, flat = against_per_call(ZIP, "zip_ops", torch.randn(3, 8))
+    checked = twin(ZIP, "zip_ops", torch.randn(3, 8))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Inner", "Stage", "Net"], flat
     assert CLASS.findall(gen.code) == ["Inner", "Stage", "Net"], gen.code
     stage = block_class(gen, "Stage")
@@ -139,7 +96,8 @@ def test_a_rolled_loop_over_zip_writes_the_other_operation_by_its_module_class()
     """The calls differ in the loop's count, so the class runs the loop; the list's
     ``gelu`` is ``nn.GELU`` (it was ``the name 'gelu' has no Python value here``), ``act``
     the class's parameter, checked against each call's inner block at every visit."""
-    gen, flat = against_per_call(ROLLED, "zip_rolled", torch.randn(3, 8))
+    checked = twin(ROLLED, "zip_rolled", torch.randn(3, 8))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Inner", "Stage", "Stage_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Inner", "Stage", "Net"], gen.code
     stage = block_class(gen, "Stage")
@@ -176,7 +134,8 @@ def test_a_rolled_loop_applying_its_operations_iterates_their_functions() -> Non
     ``[self.act, torch.sigmoid]`` (the parameter's module, built as in the class of one
     call), and applies ``a(x)``; it fell back with ``the iterations of 'a' differ``. No
     module is added: the state dict and the modules are those of one class per call."""
-    gen, flat = against_per_call(APPLIED, "applied_ops", torch.randn(3, 5))
+    checked = twin(APPLIED, "applied_ops", torch.randn(3, 5))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Head", "Head_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
     head = block_class(gen, "Head")
@@ -192,13 +151,8 @@ def test_a_rolled_loop_applying_its_operations_iterates_their_functions() -> Non
         "            x = a(x)\n"
         '        return getattr(self, f"dense{self.n + 3}")(x)\n'
     ) in head, head
-    model, _, _ = build(APPLIED, "applied_ops_model")
-    names = [name for name, _ in model.Net().named_modules()]
-    theirs, _ = per_call(APPLIED, "applied_ops_names")
-    assert names == [name for name, _ in theirs.Net().named_modules()]
-    counts: Counter[str] = Counter()  # built with another n: that call's class
-    assert check_source(APPLIED, counts) == []
-    assert counts["other arguments"] > 0, counts
+    # the same named modules, as a class per call; built with another n: that call's class
+    assert checked.counts["other arguments"] > 0, checked.counts
 
 
 SUFFIXED = """\
@@ -220,7 +174,7 @@ model Net:
 def test_a_loop_applying_its_operations_as_a_suffix() -> None:
     """``dense(4).a``, and the loop before it over a list: ``F.gelu`` and ``torch.sigmoid``
     for the list's own operations, ``self.act`` for the parameter."""
-    gen, _ = against_per_call(SUFFIXED, "suffixed_ops", torch.randn(3, 5))
+    gen = twin(SUFFIXED, "suffixed_ops", torch.randn(3, 5)).gen
     assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
     head = block_class(gen, "Head")
     assert (
@@ -234,18 +188,15 @@ def test_a_parameter_given_as_a_function_is_its_stored_function() -> None:
     """``exp`` has no module class: the class stores the function (``self.act = act``),
     which the list names alike."""
     source = APPLIED.replace("Head(relu, 1)", "Head(exp, 1)")
-    gen, _ = against_per_call(source, "function_ops", torch.randn(3, 5))
+    checked = twin(source, "function_ops", torch.randn(3, 5))
+    gen, code = checked.gen, checked.per_call
     assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
     head = block_class(gen, "Head")
     assert "        self.act = act\n" in head, head
     assert "        for j, a in enumerate([self.act, torch.sigmoid]):\n" in head, head
     # the class of one call with tanh folds it (torch.tanh(x)) as the rolled class
     # applies a function: no module 'h2.act' in either build (it built nn.Tanh() there)
-    model, _, _ = build(source, "function_ops_names")
-    theirs, code = per_call(source, "function_ops_per_call_names")
-    names = [name for name, _ in model.Net().named_modules()]
-    assert names == [name for name, _ in theirs.Net().named_modules()], code
-    assert "h2.act" not in names and "torch.tanh(x)" in code, code
+    assert "h2.act" not in checked.modules and "torch.tanh(x)" in code, code
 
 
 def test_a_list_item_without_a_module_class_is_its_function() -> None:
@@ -254,7 +205,7 @@ def test_a_list_item_without_a_module_class_is_its_function() -> None:
     of one call writes ``x.exp()``. It fell back with 'the name 'exp' has no Python value
     here'."""
     source = APPLIED.replace("[act, sigmoid]", "[act, exp]")
-    gen, _ = against_per_call(source, "exp_item", torch.randn(3, 5))
+    gen = twin(source, "exp_item", torch.randn(3, 5)).gen
     assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
     head = block_class(gen, "Head")
     assert "        for j in range(2):\n" in head, head
@@ -268,7 +219,7 @@ def test_an_applied_operation_with_arguments_is_a_partial_function() -> None:
     one iteration and not in the other: no function, so its calls keep their classes,
     with a located note."""
     source = APPLIED.replace("[act, sigmoid]", "[act, softmax]")
-    gen, _ = against_per_call(source, "softmax_item", torch.randn(3, 5))
+    gen = twin(source, "softmax_item", torch.randn(3, 5)).gen
     assert CLASS.findall(gen.code) == ["Head", "Net"], gen.code
     head = block_class(gen, "Head")
     assert (
@@ -300,7 +251,8 @@ def test_a_loop_over_zip_applying_its_written_list() -> None:
     the class of one call builds it), and applies ``a(x)``; ``F.gelu`` for the call whose
     shorter ``widths`` stops before it (the list's own operation). It fell back with 'the
     statement of 'relu1' that 'a' applies'."""
-    gen, flat = against_per_call(ZIP_APPLIED, "zip_applied", torch.randn(3, 8))
+    checked = twin(ZIP_APPLIED, "zip_applied", torch.randn(3, 8))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     stage = block_class(gen, "Stage")
@@ -310,13 +262,7 @@ def test_a_loop_over_zip_applying_its_written_list() -> None:
         '            x = getattr(self, f"dense{i + 1}")(x)\n'
         "            x = a(x)\n"
     ) in stage, stage
-    model, _, _ = build(ZIP_APPLIED, "zip_applied_names")
-    theirs, _ = per_call(ZIP_APPLIED, "zip_applied_per_call_names")
-    names = [name for name, _ in model.Net().named_modules()]
-    assert names == [name for name, _ in theirs.Net().named_modules()]
-    counts: Counter[str] = Counter()
-    assert check_source(ZIP_APPLIED, counts) == []
-    assert counts["calls"] == 2, counts
+    assert checked.counts["calls"] == 2, checked.counts
 
 
 def test_a_loop_over_enumerate_applying_its_written_list() -> None:
@@ -336,7 +282,8 @@ model Net:
     def forward(x):
         x -> Stage(1, relu) as s -> Stage(2, tanh) as t -> dense(2) as head
 """
-    gen, _ = against_per_call(source, "enum_applied", torch.randn(3, 8))
+    checked = twin(source, "enum_applied", torch.randn(3, 8))
+    gen = checked.gen
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     stage = block_class(gen, "Stage")
     assert (
@@ -344,9 +291,7 @@ model Net:
         '            x = getattr(self, f"dense{self.n + i + 1}")(x)\n'
         "            x = a(x)\n"
     ) in stage, stage
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
-    assert counts["other arguments"] > 0, counts
+    assert checked.counts["other arguments"] > 0, checked.counts
 
 
 def test_a_zipped_list_with_a_module_item_keeps_a_class_per_call() -> None:
@@ -380,11 +325,8 @@ def test_an_operation_parameter_taken_as_a_function_has_the_modules_of_one_class
     class per call built ``self.act = nn.ReLU()`` for ``relu`` (a module 'stage1.act' the
     rolled build has not); it folds it now (``F.relu(x)``), and keeps ``self.act =
     act()`` for ``identity``, whose function is a module's instance in both builds."""
-    gen, code = against_per_call(FUNCTIONS_GIVEN, "functions_given", torch.randn(3, 4))
+    checked = twin(FUNCTIONS_GIVEN, "functions_given", torch.randn(3, 4))
+    gen, code, names = checked.gen, checked.per_call, checked.modules
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
-    model, _, _ = build(FUNCTIONS_GIVEN, "functions_given_names")
-    theirs, _ = per_call(FUNCTIONS_GIVEN, "functions_given_per_call_names")
-    names = [name for name, _ in model.Net().named_modules()]
-    assert names == [name for name, _ in theirs.Net().named_modules()], code
     assert "stage1.act" not in names and "stage3.act" in names, names
     assert "F.relu(x)" in code and "self.act = act()" in code, code

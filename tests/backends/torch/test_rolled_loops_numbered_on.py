@@ -12,20 +12,17 @@ same, and its rolled class rebuilt at other arguments builds that call's class."
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
     built_alike,
-    one_class_alike,
     rolls_exactly,
+    twin,
 )
 
 SECOND = """\
@@ -47,11 +44,11 @@ model Net:
 
 def _checked(source: str, name: str, width: int) -> str:
     """The block's rolled class, after the checks of the module docstring."""
-    gen, flat = one_class_alike(source, name, torch.randn(2, width))
+    checked = twin(source, name, torch.randn(2, width), against=("flat",))
+    gen, flat, counts = checked.gen, checked.flat, checked.counts
     assert CLASS.findall(flat) == ["Tower", "Tower_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Tower", "Net"], gen.code
-    counts: Counter[str] = Counter()  # built with other counts: that call's class
-    assert check_source(source, counts) == []
+    # built with other counts: that call's class
     assert counts["other arguments"] > 0, counts
     return block_class(gen, "Tower")
 

@@ -11,31 +11,27 @@ same, and its rolled class rebuilt at its calls' arguments builds each call's cl
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
     built_alike,
-    one_class_alike,
     rolls_exactly,
+    twin,
 )
 
 
 def _checked(source: str, name: str, *, other: bool = False) -> str:
     """The block's rolled class, after the checks of the module docstring; ``other``: it
     is also rebuilt at arguments no call gives (``roll_check``)."""
-    gen, flat = one_class_alike(source, name, torch.randn(2, 5))
+    checked = twin(source, name, torch.randn(2, 5), against=("flat",))
+    gen, flat, counts = checked.gen, checked.flat, checked.counts
     assert CLASS.findall(flat) == ["Mlp", "Mlp_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Mlp", "Net"], gen.code
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["calls"] == 2, counts
     if other:
         assert counts["other arguments"] > 0, counts

@@ -14,22 +14,16 @@ arguments and at arguments no call gives."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
     roll_notes,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
-    per_call,
+    twin,
 )
 
 ROWS = """\
@@ -50,16 +44,10 @@ model Net:
 
 def _rolled(source: str, name: str) -> str:
     """The checks of the module docstring; the rolled ``Stage``."""
-    gen, flat = against_per_call(source, name, torch.randn(3, 4))
+    checked = twin(source, name, torch.randn(3, 4))
+    gen, flat, counts = checked.gen, checked.per_call, checked.counts
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
-    model, _, notes = build(source, f"{name}_modules")
-    assert notes == []
-    theirs, _ = per_call(source, f"{name}_names")
-    names = [n for n, _ in model.Net().named_modules()]
-    assert names == [n for n, _ in theirs.Net().named_modules()], names
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["calls"] == 2, counts
     return block_class(gen, "Stage")
 
@@ -184,7 +172,8 @@ model Net:
         x -> Stage([(8, layer_norm), (6, identity)]) as s -> Stage([(4, layer_norm)]) as t
           -> dense(2) as head
 """
-    gen, flat = against_per_call(source, "token_norms", torch.randn(2, 16, 8))
+    checked = twin(source, "token_norms", torch.randn(2, 16, 8))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     stage = block_class(gen, "Stage")
@@ -192,8 +181,6 @@ model Net:
     assert (
         '                setattr(self, f"layer_norm{layer_norm_count}", norm(channels))\n' in stage
     )
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
 
 
 def test_items_after_loops_the_calls_count_differently() -> None:
@@ -218,7 +205,8 @@ model Net:
     def forward(x):
         x -> Stage([relu, layer_norm], 1) as s -> Stage([tanh], 2) as t -> dense(2) as head
 """
-    gen, _ = against_per_call(source, "counted_norms", torch.randn(3, 4))
+    checked = twin(source, "counted_norms", torch.randn(3, 4))
+    gen = checked.gen
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     stage = block_class(gen, "Stage")
     assert (
@@ -227,8 +215,7 @@ model Net:
         '            x = getattr(self, f"dense{self.n + len(self.table) + j + 1}")(x)\n'
         "            if a is nn.LayerNorm:\n"
     ) in stage, stage
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
+    counts = checked.counts  # roll_check's, at arguments no call gives
     assert counts["other arguments"] > 0, counts
 
 

@@ -13,22 +13,16 @@ no call gives."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
     roll_notes,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
-    per_call,
+    twin,
 )
 
 STAGE = """\
@@ -47,16 +41,10 @@ model Net:
 
 def _rolled(source: str, name: str, shape: tuple[int, ...] = (3, 4)) -> str:
     """The checks of the module docstring; the rolled ``Stage``."""
-    gen, flat = against_per_call(source, name, torch.randn(*shape))
+    checked = twin(source, name, torch.randn(*shape))
+    gen, flat, counts = checked.gen, checked.per_call, checked.counts
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
-    model, _, notes = build(source, f"{name}_modules")
-    assert notes == []
-    theirs, _ = per_call(source, f"{name}_names")
-    names = [n for n, _ in model.Net().named_modules()]
-    assert names == [n for n, _ in theirs.Net().named_modules()], names
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["calls"] == 2, counts
     return block_class(gen, "Stage")
 

@@ -15,55 +15,27 @@ flags and counts no call gave, against the class of one call so compiled)."""
 
 from __future__ import annotations
 
-import textwrap
-import types
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from aurane.tools.fuzz import generate  # noqa: E402
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, build, built_alike, generated  # noqa: E402
-
-
-def _per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """The build with one class per call, the calls that took different branches too."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False, per_call=True).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
+from tests.backends.torch.one_class import CLASS, build, twin  # noqa: E402
 
 
 def _one_class(source: str, name: str, block: str, *inputs: torch.Tensor) -> str:
     """The generated code: one class for ``block`` and no note; the per-call build's
     classes have its modules in its order, strict-load their random weights and compute
-    the same; ``check_source`` finds no problem, comparing other arguments too."""
-    mine, code, notes = build(source, name)
-    assert notes == [], notes
+    the same; ``check_source`` finds no problem, comparing other arguments too
+    (``one_class.twin`` against the per-call build)."""
+    checked = twin(source, name, *inputs, against=("per_call",), roll_networks=False, named=False)
+    code, flat = checked.code, checked.per_call
     assert CLASS.findall(code)[0] == block, code
     assert CLASS.findall(code).count(block) == 1, code
     assert not [c for c in CLASS.findall(code) if c.startswith(f"{block}_")], code
-    generated(source, f"{name}.aur")  # every shape and count as the IR
-    theirs, flat = _per_call(source, f"{name}_flat")
     assert len(CLASS.findall(flat)) > len(CLASS.findall(code)), flat  # the calls' classes
-    one, per_call = built_alike(mine, theirs, "Net")
-    torch.manual_seed(1)
-    for parameter in per_call.parameters():
-        parameter.data.normal_()
-    one.load_state_dict(per_call.state_dict(), strict=True)
-    one.eval()
-    per_call.eval()
-    with torch.no_grad():
-        torch.testing.assert_close(one(*inputs), per_call(*inputs), rtol=0, atol=0)
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
-    assert counts["other arguments"] > 0, counts
+    assert checked.counts["other arguments"] > 0, checked.counts
     return code
 
 
@@ -153,13 +125,18 @@ model Net:
 
 def test_a_module_after_a_branch_after_a_loop_adds_both() -> None:
     """``conv1d4`` after two iterations and a branch making one, ``conv1d4`` after three
-    and none: ``conv1d{m + n + 1}`` (the count is ``m``: ``n`` is a parameter)."""
+    and none: ``conv1d{m + n + 1}`` (the count is ``m``: ``n`` is a parameter), a number
+    of the branch taken that a running count of the branch's modules names; named
+    (``as out``), the module needs no number."""
     code = _one_class(AFTER_LOOP, "after_loop", "Fam", torch.randn(2, 4, 8))
+    assert CLASS.findall(code) == ["Fam", "Net"], code
     assert (
         '        setattr(self, f"conv1d{m + n + 1}", nn.Conv1d(channels, 4, kernel_size=1))\n'
         in (code)
     ), code
     assert '        return getattr(self, f"conv1d{m + self.n + 1}")(x)\n' in code, code
+    named = AFTER_LOOP.replace("x -> conv1d(4, 1)", "x -> conv1d(4, 1) as out")
+    _one_class(named, "after_loop_named", "Fam", torch.randn(2, 4, 8))
 
 
 BRANCHES_IN_A_LOOP = """\

@@ -17,51 +17,22 @@ compiles to)."""
 
 from __future__ import annotations
 
-import textwrap
-import types
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, build, built_alike, generated  # noqa: E402
-
-
-def _per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """The build with one class per call, the calls that took different ``if`` branches
-    too (``per_call=True``)."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False, per_call=True).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
+from tests.backends.torch.one_class import CLASS, build, twin  # noqa: E402
 
 
 def _one_class(source: str, name: str, block: str, *inputs: torch.Tensor) -> str:
     """The generated code: one class for ``block`` and no note; each call's class of the
     per-call build has its modules in its order (the same state-dict keys and initial
     weights), strict-loads its random weights and computes the same; ``check_source``
-    finds no problem."""
-    mine, code, notes = build(source, name)
-    assert notes == [], notes
+    finds no problem (``one_class.twin`` against the per-call build)."""
+    checked = twin(source, name, *inputs, against=("per_call",), roll_networks=False, named=False)
+    code = checked.code
     assert CLASS.findall(code) == [block, "Net"], code
-    generated(source, f"{name}.aur")  # every shape and count as the IR
-    theirs, flat = _per_call(source, f"{name}_flat")
-    assert len(CLASS.findall(flat)) > 2, flat  # the calls' own classes
-    one, per_call = built_alike(mine, theirs, "Net")
-    torch.manual_seed(1)
-    for parameter in per_call.parameters():
-        parameter.data.normal_()
-    one.load_state_dict(per_call.state_dict(), strict=True)
-    one.eval()
-    per_call.eval()
-    with torch.no_grad():
-        torch.testing.assert_close(one(*inputs), per_call(*inputs), rtol=0, atol=0)
-    assert check_source(source) == []
+    assert len(CLASS.findall(checked.per_call)) > 2, checked.per_call  # the calls' own classes
     return code
 
 
@@ -240,37 +211,6 @@ def test_elif_comparisons_and_an_if_without_else() -> None:
     assert "        if flag:\n            self.head = nn.Linear(channels, 5)\n" in code, code
 
 
-NUMBERED_AFTER = """\
-model Fam(n, flag):
-    def forward(x):
-        for i in range(n):
-            x -> conv1d(4, 3, padding=1)
-        if flag:
-            x -> conv1d(6, 3, padding=1)
-        else:
-            x -> batchnorm()
-        x -> conv1d(4, 1)
-        return x
-
-model Net:
-    input_shape = (4, 8)
-    def forward(x):
-        x -> Fam(2, true) -> Fam(3, false)
-        return x
-"""
-
-
-def test_a_module_numbered_on_across_the_branch_taken_reads_a_running_count() -> None:
-    """The last ``conv1d`` is ``conv1d4`` after ``Fam(2, true)``'s branch made one and
-    after ``Fam(3, false)``'s made none: a number of the branch taken, which a running
-    count of the branch's modules names (``conv1d{m + n + 1}``; it kept the calls'
-    classes with a located note: ``test_rolled_running_counts.py``)."""
-    code = _one_class(NUMBERED_AFTER, "numbered_after", "Fam", torch.randn(2, 4, 8))
-    assert 'return getattr(self, f"conv1d{m + self.n + 1}")(x)' in code, code
-    named = NUMBERED_AFTER.replace("x -> conv1d(4, 1)", "x -> conv1d(4, 1) as out")
-    _one_class(named, "numbered_named", "Fam", torch.randn(2, 4, 8))
-
-
 PASSED_ON = """\
 model Fam(n, flag):
     def forward(x):
@@ -300,8 +240,15 @@ def test_a_caller_passing_the_test_on_reads_the_width_from_the_module() -> None:
     """The width after ``Fam(1, flag)`` is the branch's (6, or the input's): no text of
     ``Outer``'s arguments gives it at every flag, so ``Fam`` stores what its ``if`` left
     and ``Outer`` reads it (``layer.out_channels``), as after a loop of a count passed on."""
-    mine, code, notes = build(PASSED_ON, "passed_on")
-    assert notes == [], notes
+    checked = twin(
+        PASSED_ON,
+        "passed_on",
+        torch.randn(2, 3),
+        against=("per_call",),
+        roll_networks=False,
+        named=False,
+    )
+    code = checked.code
     assert CLASS.findall(code) == ["Fam", "Outer", "Net"], code
     assert "        self.out_channels = channels\n\n    def forward" in code, code
     assert (
@@ -309,11 +256,5 @@ def test_a_caller_passing_the_test_on_reads_the_width_from_the_module() -> None:
         '            setattr(self, f"f{i}", layer)\n'
         "            channels = layer.out_channels\n"
     ) in code, code
-    theirs, _ = _per_call(PASSED_ON, "passed_on_flat")
-    one, per_call = built_alike(mine, theirs, "Net")
-    one.load_state_dict(per_call.state_dict(), strict=True)
-    inputs = torch.randn(2, 3)
-    with torch.no_grad():
-        torch.testing.assert_close(one(inputs), per_call(inputs), rtol=0, atol=0)
-    assert check_source(PASSED_ON) == []
-    assert mine.Outer(3, 2, True).f1.dense1.in_features == 6  # a flag no call of 2 gave
+    # a flag no call of 2 gave
+    assert checked.gen.module.Outer(3, 2, True).f1.dense1.in_features == 6

@@ -14,21 +14,17 @@ arguments the calls did not give is that call's class (``check_source``)."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
-    built_alike,
     roll_notes,
-    rolled,
     rolls_exactly,
+    twin,
 )
 
 TOWER = """\
@@ -51,17 +47,10 @@ def one_class(source: str, name: str, x: torch.Tensor, *, others: bool = True) -
     """The block ``Tower`` rolled to one class, twin of the build with one class per call:
     the same modules in the same order, a strict load, the same outputs; built at other
     arguments (``others``: numbers the calls write), that call's class. Its class text."""
-    assert roll_notes(source)[0] == []
-    gen, flat = rolled(source, name, x)
+    checked = twin(source, name, x, against=("flat",))
+    gen, flat, counts = checked.gen, checked.flat, checked.counts
     assert CLASS.findall(gen.code) == ["Tower", "Net"], gen.code
     assert CLASS.findall(flat) == ["Tower", "Tower_2", "Net"], flat
-    one, _, _ = build(source, f"{name}_one")
-    per_call, _, _ = build(source, f"{name}_flat", roll=False)
-    mine, theirs = built_alike(one, per_call, "Net")
-    with torch.no_grad():
-        torch.testing.assert_close(mine.eval()(x), theirs.eval()(x), rtol=0, atol=0)
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
     assert counts["other arguments"] > 0 or not others, counts
     return block_class(gen, "Tower")
 

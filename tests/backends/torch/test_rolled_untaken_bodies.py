@@ -13,8 +13,6 @@ body among them) against the class of a call compiled so."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -26,11 +24,10 @@ from tests.backends.torch.one_class import (  # noqa: E402
     build,
     built_alike,
     program,
+    refusing,
     roll_notes,
     same,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
+    twin,
 )
 
 AFTER = """\
@@ -176,7 +173,8 @@ def test_a_body_no_call_runs_is_written(name: str) -> None:
     finds it computing what a call at those arguments computes."""
     block, calls, by_hand, more, line, _ = TAKEN[name]
     source = program(block, calls)
-    gen, flat = against_per_call(source, name, torch.randn(3, 4))
+    checked = twin(source, name, torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Fam", "Fam_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Fam", "Net"], gen.code
     fam = block_class(gen, "Fam")
@@ -185,8 +183,7 @@ def test_a_body_no_call_runs_is_written(name: str) -> None:
     built = eval(by_hand, {"Fam": gen.module.Fam})
     names = {n for n, _ in built.named_modules()}
     assert set(more) <= names, names
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
+    counts = checked.counts  # roll_check's, at arguments no call gives
     assert counts["calls"] == 2 and counts["other arguments"] > 0, counts
 
 
@@ -210,7 +207,8 @@ def test_built_where_the_body_runs_it_computes_as_such_a_call(name: str) -> None
 def test_the_loop_is_written_as_the_source_says() -> None:
     """Fuzz seed 91000008's form: the loop no call runs reads its own count and width."""
     source = program(AFTER, TAKEN["loop_after"][1])
-    gen, _ = against_per_call(source, "form", torch.randn(3, 4))
+    checked = twin(source, "form", torch.randn(3, 4))
+    gen = checked.gen
     assert (
         "        for i in range(n1):\n"
         '            setattr(self, f"d1_{i + 1}", nn.Linear(channels, w1))\n'
@@ -255,7 +253,7 @@ def test_a_body_that_lowers_at_no_other_arguments_is_refused() -> None:
         f"{UNLOWERED}\nmodel Net:\n    input_shape = (4,)\n    def forward(x):\n"
         "        x -> Fam(4, 2, 0) as a -> Fam(4, 1, 0) as b -> dense(2) as head\n"
     )
-    notes, code = roll_notes(source)
+    rolled, code, notes = refusing(source, "refused", torch.randn(3, 4))
     assert notes == [
         "block 'Fam' at 1:7: the loop at 5:9 runs at no call, and no phantom call that "
         "runs it could be lowered and read: n1 must be the calls'"
@@ -265,13 +263,8 @@ def test_a_body_that_lowers_at_no_other_arguments_is_refused() -> None:
         "        if n1 != 0:  # a body no call runs is not written\n"
         '            raise ValueError(f"Fam is written for n1 == 0, not {n1}")\n'
     ) in code, code
-    rolled, _, _ = build(source, "refused")
-    flat, _, _ = build(source, "refused_flat", roll=False)
-    mine, theirs = built_alike(rolled, flat, "Net")
-    same(theirs, mine, torch.randn(3, 4))
     with pytest.raises(ValueError, match="Fam is written for n1 == 0, not 1"):
         rolled.Fam(4, 4, 1, 1)
-    assert check_source(source) == []
 
 
 # fuzz seed 91000106's form: the loop no call runs calls an inner block, which no call
@@ -302,7 +295,8 @@ def test_a_body_calling_a_block_no_call_makes_is_written() -> None:
     width and showing no shape (no call's), though the program builds none. ``Fam``
     built where the loop runs computes what a call compiled with one class per call
     computes; ``roll_check`` finds no class silently wrong."""
-    gen, flat = against_per_call(INNER, "inner", torch.randn(3, 4))
+    checked = twin(INNER, "inner", torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Fam", "Fam_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Unit", "Fam", "Net"], gen.code
     assert block_class(gen, "Unit").rstrip() + "\n" == (
@@ -329,8 +323,7 @@ def test_a_body_calling_a_block_no_call_makes_is_written() -> None:
     mine = rolled.Fam(4, 6, 2, 1)
     assert [n for n, _ in mine.named_modules()] == [n for n, _ in theirs.named_modules()]
     same(theirs, mine, torch.randn(3, 4))
-    counts: Counter[str] = Counter()
-    assert check_source(INNER, counts) == []
+    counts = checked.counts  # roll_check's, at arguments no call gives
     assert counts["other arguments"] > 0, counts
 
 
@@ -363,7 +356,8 @@ def test_a_phantom_calling_a_block_at_an_input_no_call_gives_is_read() -> None:
     """The branch no call runs is written (it was refused: the phantom's inner call had
     no equal among the program's); ``Unit`` stays its one class, and ``Fam`` built where
     the branch runs computes what a call compiled with one class per call computes."""
-    gen, flat = against_per_call(INNER_ELSEWHERE, "elsewhere", torch.randn(3, 4))
+    checked = twin(INNER_ELSEWHERE, "elsewhere", torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Unit", "Fam", "Fam_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Unit", "Fam", "Net"], gen.code
     fam = block_class(gen, "Fam")
@@ -384,8 +378,7 @@ def test_a_phantom_calling_a_block_at_an_input_no_call_gives_is_read() -> None:
     mine = rolled.Fam(4, False, 6, 1)
     assert [n for n, _ in mine.named_modules()] == [n for n, _ in theirs.named_modules()]
     same(theirs, mine, torch.randn(3, 4))
-    counts: Counter[str] = Counter()
-    assert check_source(INNER_ELSEWHERE, counts) == []
+    counts = checked.counts  # roll_check's, at arguments no call gives
     assert counts["other arguments"] > 0, counts
 
 

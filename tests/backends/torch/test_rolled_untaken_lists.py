@@ -26,11 +26,9 @@ from tests.backends.torch.one_class import (  # noqa: E402
     build,
     built_alike,
     program,
-    roll_notes,
+    refusing,
     same,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
+    twin,
 )
 
 ROWS = """\
@@ -104,14 +102,14 @@ def test_a_loop_over_a_list_no_call_fills_is_written(name: str) -> None:
     calls did not give, what a call at those lists computes."""
     block, calls, lines, _, _ = TAKEN[name]
     source = program(block, calls)
-    gen, flat = against_per_call(source, name, torch.randn(3, 4))
+    checked = twin(source, name, torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Fam", "Fam_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Fam", "Net"], gen.code
     fam = block_class(gen, "Fam")
     assert lines in fam, fam
     assert "raise ValueError" not in fam, fam
-    counts: Counter[str] = Counter()
-    assert check_source(source, counts) == []
+    counts = checked.counts  # roll_check's, at arguments no call gives
     assert counts["calls"] == 2 and counts["other arguments"] > 0, counts
 
 
@@ -160,7 +158,7 @@ def test_a_list_whose_loop_lowers_at_no_item_is_refused() -> None:
     """One class, written without the loop and refusing a non-empty list, with a located
     note; ``roll_check`` finds the refusal (never a wrong class)."""
     source = program(UNLOWERED, "Fam(4, 2, []) as a -> Fam(4, 1, []) as b")
-    notes, code = roll_notes(source)
+    rolled, code, notes = refusing(source, "refused", torch.randn(3, 4))
     assert notes == [
         "block 'Fam' at 1:7: the loop at 5:9 runs at no call, and no phantom call that "
         "runs it could be lowered and read: rows must be the calls'"
@@ -170,13 +168,8 @@ def test_a_list_whose_loop_lowers_at_no_item_is_refused() -> None:
         "        if tuple(rows) != ():  # a body no call runs is not written\n"
         '            raise ValueError(f"Fam is written for rows == (), not {rows}")\n'
     ) in code, code
-    rolled, _, _ = build(source, "refused")
-    flat, _, _ = build(source, "refused_flat", roll=False)
-    mine, theirs = built_alike(rolled, flat, "Net")
-    same(theirs, mine, torch.randn(3, 4))
     with pytest.raises(ValueError, match=r"Fam is written for rows == \(\), not \(3,\)"):
         rolled.Fam(4, 4, 1, (3,))
-    assert check_source(source) == []
 
 
 # a network whose variants all take ``flag``: its ``else`` runs at no variant
