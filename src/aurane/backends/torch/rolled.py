@@ -49,11 +49,12 @@ from aurane.backends.torch.param_blocks import (
     loop_params,
 )
 from aurane.backends.torch.piece_widths import piece_width
-from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
+from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, kind_compare, python_text
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.untaken import (
     deciding_params,
+    kinds_mixed,
     refusal_lines,
     refused_reason,
 )
@@ -180,6 +181,8 @@ class _ModuleClasses:
 
 
 _FUNCTIONS["nn"] = _ModuleClasses()
+# what a test of a parameter given booleans and numbers calls (``pyexpr.kind_compare``)
+_KIND_TESTS = {"isinstance": isinstance, "bool": bool}
 # the functions a translated expression calls: the language's (``ceil`` as math.ceil) and
 # the iteration helpers a loop header uses
 _ITERATION = ("range", "enumerate", "zip", "len", "list", "tuple")
@@ -216,6 +219,8 @@ class Translator:
         # the running count of one operation's modules the ifs' branches taken made
         # (``BranchCount``), where later unnamed modules of it are numbered on from it
         self.branch_count: BranchCount | None = None
+        # the parameters the calls give booleans and numbers (``pyexpr.kind_compare``)
+        self.mixed: frozenset[str] = frozenset()
 
     def triangle_of(self, loop: ast.For) -> Triangle | None:
         """The triangle whose outer loop is ``loop`` (``triangles``), if any."""
@@ -249,6 +254,8 @@ class Translator:
     def _leaf(self, expr: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
         """A name by scope: a local, a module constant (inlined, or a table when long), a
         model's class, an operation's module class (``relu`` given to a block: nn.ReLU)."""
+        if isinstance(expr, ast.Compare):  # p == 0 where p may be False: kinds told apart
+            return kind_compare(expr, text, self.mixed)
         if isinstance(expr, ast.Name):
             if expr.id in self.locals:
                 return expr.id, ATOM
@@ -280,7 +287,7 @@ class Translator:
 def evaluate(text: str, env: Mapping[str, Any]) -> Any:
     """The value of a translated expression: only names of ``env`` and ``_FUNCTIONS``."""
     try:
-        return eval(text, {"__builtins__": {}, **_FUNCTIONS}, dict(env))  # noqa: S307
+        return eval(text, {"__builtins__": {}, **_FUNCTIONS, **_KIND_TESTS}, dict(env))  # noqa: S307
     except Exception as error:  # an expression the variant's values cannot evaluate
         raise Unsupported(f"'{text}' does not evaluate: {error}") from error
 
@@ -2334,6 +2341,7 @@ def _roll_at(
     names = [*params, *loops, *fields]
     check_names(names, [*classes.values(), *constants])
     tr = Translator(frozenset(names), constants, classes)
+    tr.mixed = _mixed(network, variants, tr)
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in network.fields]
     head = []
     for param in network.params:
@@ -2893,6 +2901,20 @@ def _arguments(network: ast.Model, base: ast.Call, tr: Translator) -> dict[str, 
                 raise Unsupported(f"the parameter '{param.name}' has no value")
             env[param.name] = evaluate(tr.text(param.default), models)
     return env
+
+
+def _mixed(
+    network: ast.Model, variants: list[tuple[ast.Model, Graph, str]], tr: Translator
+) -> frozenset[str]:
+    """The network's parameters its variants give booleans and numbers, which its tests
+    compare as the language does (``pyexpr.kind_compare``); none where a variant's
+    arguments do not evaluate here (the walk says why)."""
+    try:
+        given = [_arguments(network, v.base, tr) for v, _, _ in variants if v.base is not None]
+    except Unsupported:
+        return frozenset()
+    params = [p.name for p in network.params]
+    return frozenset(p for p in params if kinds_mixed([plain(a.get(p)) for a in given]))
 
 
 def _whole(text: str, stages: set[str]) -> str:
