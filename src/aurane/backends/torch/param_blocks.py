@@ -36,7 +36,7 @@ from aurane.backends.torch.branches import (
     untaken_ways,
 )
 from aurane.backends.torch.emit_common import Call, lit
-from aurane.backends.torch.folded_sizes import size_flags
+from aurane.backends.torch.folded_sizes import hidden_params, size_flags
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.loop_counts import (
     branch_params,
@@ -710,7 +710,16 @@ class ParamClasses:
         found.members.append(lines)
         found.graphs.append(graph)
         found.dropped |= scopes.dropped | self._changing(graph, scopes.folded_from)
+        # and an integer whose size no tree shows: every size after it may be a number
+        found.dropped |= self._hidden_numbers(graph)
         self.by_graph[id(graph)] = found
+
+    def _hidden_numbers(self, graph: Graph) -> set[str]:
+        """The integer parameters a call of the instance ``graph`` gives an operation as an
+        argument that change its output shape though no size's tree reads them
+        (``slice(start=k)`` of 6: 3 at ``k = 3``, a plain number the sizes after it read),
+        so the class is right at its call's values of them only (``hidden_params``)."""
+        return set().union(*(hidden_params(graph, node) for node in graph.nodes))
 
     def _changing(self, graph: Graph, values: Iterable[str]) -> set[str]:
         """The boolean and string parameters the calls before ``values`` (the IR's values

@@ -32,7 +32,7 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit
-from aurane.backends.torch.folded_sizes import size_flags
+from aurane.backends.torch.folded_sizes import hidden_params, size_flags
 from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
@@ -1009,6 +1009,9 @@ class _Walk:
         self.untracked: dict[tuple[Span, str], int] = {}
         # the IR's values of steps reading a boolean or string parameter (``_flags``)
         self.flagged: set[str] = set()
+        # the IR's values whose sizes an integer parameter changes where no tree shows it
+        # (``slice(start=k)``: ``folded_sizes.hidden_params``)
+        self.hidden: set[str] = set()
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -1814,6 +1817,12 @@ class _Walk:
                 f"the module of '{node.id}' reads an input size that a loop before it changes"
                 " on an axis the class does not track"
             )
+        hidden = any(made.output in self.hidden for made in self.graph.ancestors(node.inputs))
+        if hidden and made != module_init(_other_sizes(site, -1)):  # any size it reads
+            raise Unsupported(
+                f"the module of '{node.id}' reads a size that an integer a call before it"
+                " reads changes where no expression shows it"
+            )
         if reads_other and self._flagged_before(node.inputs[0]):
             raise Unsupported(
                 f"the module of '{node.id}' reads an input size that a flag a call before it"
@@ -1849,6 +1858,8 @@ class _Walk:
         }
         if size_flags(self.graph, node, names & set(self.graph.block_params or ())):
             self.flagged.add(node.output)
+        if hidden_params(self.graph, node):
+            self.hidden.add(node.output)  # slice(start=k): a plain size k changes
 
     def _loop_changed(self, value: str, origin: tuple[ast.Origin, ...]) -> bool:
         """Whether a node made in a loop other than those of ``origin`` (where the node
