@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from functools import partial
 from typing import Any
 
 import pytest
@@ -238,6 +239,55 @@ def test_pool_verdicts_and_sizes_equal_torch_over_a_grid(
             assert error.code == "T005", (args, size, error)
             got = None
         assert got == expected, (args, size)
+
+
+def _named_value(values: dict[str, int], leaf: Any) -> int:
+    return values[leaf.name]
+
+
+@pytest.mark.parametrize(
+    "symbolic", [("size",), ("size", "stride"), ("kernel", "stride"), ("size", "kernel", "padding")]
+)
+def test_a_symbolic_ceil_mode_size_equals_torch_at_other_arguments(
+    symbolic: tuple[str, ...],
+) -> None:
+    """Inside a block the pool's operands are symbolic and the size's expression is what a
+    rolled class writes. Computed at one point of a grid, it must give torch's size at
+    every other point, not only on the side of the last-window rule the call took
+    (``maxpool(k, stride=s, ceil_mode=true)`` of 3 wrote 2 windows at k=1 whatever s: 1 at
+    s=4, roll_check seed 47000000)."""
+    from aurane.ops.pool import ceil_windows
+    from aurane.semantics.symbolic import Ref, SymInt, evaluate, tree_of
+
+    grid = [
+        point
+        for point in itertools.product(range(1, 9), range(1, 5), range(1, 5), range(3))
+        if 2 * point[3] <= point[1]
+    ]
+    expected: dict[tuple[int, ...], int | None] = {}
+    for size, kernel, stride, padding in grid:
+        pool = torch.nn.MaxPool1d(kernel, stride=stride, padding=padding, ceil_mode=True)
+        try:
+            expected[(size, kernel, stride, padding)] = pool(torch.randn(1, 1, size)).shape[-1]
+        except RuntimeError:
+            expected[(size, kernel, stride, padding)] = None
+    names = ("size", "kernel", "stride", "padding")
+    for base in grid[::7]:  # the call's values
+        if expected[base] is None:
+            continue
+        operands = [
+            SymInt(value, Ref(name)) if name in symbolic else value
+            for name, value in zip(names, base, strict=True)
+        ]
+        result = ceil_windows(*operands)
+        assert result == expected[base], base
+        tree = tree_of(result)
+        for point in grid:
+            if any(a != b for n, a, b in zip(names, base, point, strict=True) if n not in symbolic):
+                continue  # a plain operand keeps the call's value
+            got = evaluate(tree, partial(_named_value, dict(zip(names, point, strict=True))))
+            want = expected[point]
+            assert got == want if want is not None else got < 1, (base, point, got, want)
 
 
 @pytest.mark.parametrize("kind", ["adaptive_avg_pool", "adaptive_max_pool"])

@@ -20,11 +20,14 @@ from aurane.ops.rules import (
     fmt_shape,
     ints_at_least,
     is_int,
+    is_symbolic_size,
     make_spec,
     numel,
     optional,
     require_min_rank,
     require_rank,
+    same_everywhere,
+    smallest_size,
     spatial,
     window_output,
 )
@@ -46,12 +49,10 @@ def pool_output(
     """PyTorch's pooling output size (``pooling_output_shape``), T005 when nothing is left."""
     if not ceil_mode:
         return window_output(op, sizes, kernel, stride, padding, (1,) * len(sizes))
-    out = []
-    for size, k, s, p in zip(sizes, kernel, stride, padding, strict=True):
-        n = -(-(size + 2 * p - k) // s) + 1
-        if (n - 1) * s >= size + p:  # the last window would start in the right padding
-            n -= 1
-        out.append(n)
+    out = [
+        ceil_windows(size, k, s, p)
+        for size, k, s, p in zip(sizes, kernel, stride, padding, strict=True)
+    ]
     if min(out) < 1:
         # rounding up keeps a window that overhangs the input: only an empty output fails
         raise OpError(
@@ -62,6 +63,30 @@ def pool_output(
             hint="use a smaller kernel or add padding",
         )
     return tuple(out)
+
+
+def ceil_windows(size: int, kernel: int, stride: int, padding: int) -> int:
+    """PyTorch's ceil-mode window count along one axis, written without a branch on a size.
+
+    Torch rounds ``(size + 2 * padding - kernel) / stride`` up, plus one, and drops a last
+    window that would start in the right padding. With ``padding <= kernel // 2`` that is
+    the smaller of the rounded-up count and ``ceil((size + padding) / stride)``, the windows
+    starting inside the input or its left padding. Inside a block these numbers may be
+    symbolic (a rolled class writes them as expressions of its parameters): a branch taken
+    on their values at the call would keep an expression right on that branch's side only
+    (``maxpool(k, stride=s, ceil_mode=true)`` of 3 with k=1 counts 2 windows at s=2 but 1 at
+    s=4)."""
+    rounded_up = -(-(size + 2 * padding - kernel) // stride) + 1
+    starts = -(-(size + padding) // stride)
+    # rounded_up is ceil((size + padding + reach) / stride): the sign of reach decides
+    # which count is smaller, whatever the size
+    if same_everywhere(stride, kernel):
+        return starts  # reach is the padding, never negative
+    reach = stride + padding - kernel
+    if not is_symbolic_size(reach):
+        return starts if reach >= 0 else rounded_up
+    smaller: int = smallest_size(rounded_up, starts)  # min(...): the arguments decide
+    return smaller
 
 
 def _pool_window(ctx: InferContext, op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -154,6 +154,31 @@ def merged_size(sizes: Sequence[Any]) -> Any:
     return best
 
 
+def smallest_size(*sizes: Any) -> Any:
+    """The smallest of ``sizes``. The builtin ``min`` of symbolic sizes
+    (``semantics.symbolic``, which this layer does not import) returns the one smallest at
+    the call's values, its expression then wrong where another is smaller: a symbolic size
+    hands the choice to its own ``smallest``, which writes ``min(...)`` of their
+    expressions."""
+    for size in sizes:
+        symbolic_min = getattr(size, "smallest", None)
+        if symbolic_min is not None:
+            return symbolic_min(*sizes)
+    return min(sizes)
+
+
+def same_everywhere(a: Any, b: Any) -> bool:
+    """Whether two sizes are equal at any block arguments: equal plain numbers, or symbolic
+    ones with one expression (``stride`` defaulting to ``kernel``)."""
+    return bool(getattr(a, "tree", a) == getattr(b, "tree", b))
+
+
+def is_symbolic_size(value: Any) -> bool:
+    """Whether ``value`` is a symbolic number (``semantics.symbolic``): its value may
+    differ at other block arguments."""
+    return hasattr(value, "tree")
+
+
 INT64_MAX = 2**63 - 1
 
 

@@ -371,6 +371,9 @@ def _make_divisible(value: Any, divisor: int, min_value: Any = None) -> int:
 sym_min = _function("min", min)
 sym_max = _function("max", max)
 sym_abs = _function("abs", abs)
+# a shape rule's min of sizes (``ops.rules.smallest_size``, which cannot import this
+# module) asks a symbolic size for it: ``min(...)`` of their trees, right at any arguments
+SymInt.smallest = SymFloat.smallest = staticmethod(sym_min)  # type: ignore[attr-defined]
 
 # the pure functions a tree may call, by the name it prints (issue 24 item 3: a size that
 # rounds a parameter, ``int(planes * (base_width / 64)) * groups`` or torchvision's

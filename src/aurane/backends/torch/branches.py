@@ -30,7 +30,7 @@ from typing import Any
 
 from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.modules import LINE_LIMIT, _parse_call, nested
-from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
+from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, kind_compare, python_text
 from aurane.ir.graph import Graph
 from aurane.records import record
 from aurane.semantics.symbolic import PRINTED, InputSize, Leaf, Ref, plain
@@ -57,11 +57,14 @@ class Conditions:
         model: ast.Model,
         constants: Mapping[str, ast.Expr] | None = None,
         rank: int | None = None,
+        mixed: frozenset[str] = frozenset(),
     ) -> None:
         """``rank``: the rank of the block's input sample where every call gives it alike,
-        so a test may read any axis of it (``x.shape[-1]``); else only ``x.shape[1]``."""
+        so a test may read any axis of it (``x.shape[-1]``); else only ``x.shape[1]``.
+        ``mixed``: the parameters the calls give booleans and numbers (``kind_compare``)."""
         self.model = model
         self.rank = rank
+        self.mixed = mixed
         self.params = {p.name for p in model.params}
         # the block's constants, then the program's (a parameter hides both)
         self.locals = {**(constants or {}), **{f.name: f.value for f in model.fields}}
@@ -97,8 +100,8 @@ class Conditions:
         if expr is None:
             return None
         param = self.model.forward.param if self.model.forward is not None else "x"
-        first = _python(expr, init, self.params, self.locals, param, self.rank)
-        second = _python(expr, forward, self.params, self.locals, param, self.rank)
+        first = _python(expr, init, self.params, self.locals, param, self.rank, self.mixed)
+        second = _python(expr, forward, self.params, self.locals, param, self.rank, self.mixed)
         if first is None or second is None:
             return None
         return Test(first, second)
@@ -111,14 +114,18 @@ def _python(
     local: dict[str, ast.Expr],
     x: str,
     rank: int | None = None,
+    mixed: frozenset[str] = frozenset(),
 ) -> str | None:
     """``expr`` as Python, or None where it reads something this printer cannot write.
     ``x.shape[k]`` is an axis of the input (``InputSize(k - 1)``; a negative ``k`` counts
-    from the end of a sample of ``rank`` axes)."""
+    from the end of a sample of ``rank`` axes); ``mixed``: parameters compared by kind too
+    (``pyexpr.kind_compare``)."""
     expanding: set[str] = set()  # the constants being written: a cycle is not written
 
     def leaf(e: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
         match e:
+            case ast.Compare() if (kinded := kind_compare(e, text, mixed)) is not None:
+                return kinded
             case ast.Name(id=ident) if ident in params:
                 return name(Ref(ident)), ATOM
             case ast.Name(id=ident) if ident in local and ident not in expanding:
@@ -169,7 +176,9 @@ def holds(test: str, graph: Graph, input_names: Sequence[str]) -> bool | None:
     return bool(value)
 
 
+# (isinstance and bool: a test of a parameter given booleans and numbers, kind_compare)
 _BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "round": round}
+_BUILTINS |= {"isinstance": isinstance, "bool": bool}
 
 
 @record(frozen=True)

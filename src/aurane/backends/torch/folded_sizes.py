@@ -7,6 +7,11 @@ numeric parameter shows in the size's tree; a boolean or string one does not (``
 arguments of a built-in operation is tried at its other value: one that leaves the
 operation's output shape as it is (``bias=b``) cannot change the size; any other is taken
 as changing it.
+
+An integer parameter shows in the size's tree, except where a shape rule loses it
+(``slice(start=k)`` of ``w`` features: ``w - k``, written as a plain number):
+``hidden_params`` tries each integer an operation's operands read at another value and
+compares the rule's shape with what its output sizes' trees say there.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 from aurane.ir.graph import Graph, Node
 from aurane.ops import bind_defaults, lookup
 from aurane.ops.spec import InferContext, OpSpec, TensorType
-from aurane.semantics.symbolic import plain
+from aurane.semantics.symbolic import Ref, evaluate, is_symbolic, leaves, plain
 
 
 def size_flags(graph: Graph, node: Node, read: Iterable[str]) -> set[str]:
@@ -63,3 +68,92 @@ def _same_shape(graph: Graph, node: Node, spec: OpSpec, changed: dict[str, Any])
     except Exception:  # noqa: BLE001 - an argument set the rule refuses: taken as changing it
         return False
     return shapes[0] == shapes[1]
+
+
+def hidden_params(graph: Graph, node: Node) -> set[str]:
+    """The integer block parameters ``node``'s operands read (its arguments, then its
+    inputs' sizes, as trees) whose next value changes its output shape other than its
+    sizes' trees say (``slice(start=k)`` of ``w`` features: ``w - k``, a plain number): a
+    class writing a size after it is right at their calls' values only. One at which the
+    rule refuses the operation is not counted: torch refuses it too, loudly."""
+    spec = lookup(node.op) if node.op not in ("block", "repeat") else None
+    values = {v.name: v for v in graph.values}
+    operands = [values.get(name) for name in node.inputs]
+    out = values.get(node.output)
+    if spec is None or out is None or out.shape is None:
+        return set()
+    shapes = [v.shape[1:] for v in operands if v is not None and v.shape is not None]
+    if len(shapes) != len(operands):
+        return set()
+    # the parameters its arguments read first: a rule that loses an argument's tree
+    # (``slice(start=k)``) may lose its input sizes' too (``w``); one that only picks
+    # between input sizes (matmul's broadcast of ``groups`` at 1) is left alone, where
+    # forward reads sizes from the tensors
+    found = _hidden(graph, node, spec, _reads(tuple(node.args.values())))
+    if found:
+        found |= _hidden(graph, node, spec, _reads(tuple(shapes)))
+    return found
+
+
+def _reads(value: Any) -> set[str]:
+    """The block parameters the trees of the numbers of ``value`` read."""
+    trees = [x.tree for x in _numbers(value) if is_symbolic(x)]
+    return {leaf.name for tree in trees for leaf in leaves(tree) if isinstance(leaf, Ref)}
+
+
+def _hidden(graph: Graph, node: Node, spec: OpSpec, read: set[str]) -> set[str]:
+    """Of the block parameters ``read``, the integers whose next value changes ``node``'s
+    output shape other than its sizes' trees say (``hidden_params``)."""
+    values = {v.name: v for v in graph.values}
+    shapes = [values[name].shape or () for name in node.inputs]
+    dtypes = [values[name].dtype for name in node.inputs]
+    out = values[node.output].shape or ()
+    given = {name: plain(v) for name, v in {**graph.block_defaults, **graph.block_args}.items()}
+    found: set[str] = set()
+    for param in sorted(p for p in read if type(given.get(p)) is int):
+        at = {**given, param: given[param] + 1}
+
+        def value_of(leaf: Any, at: dict[str, Any] = at) -> Any:
+            if isinstance(leaf, Ref):
+                return at[leaf.name]
+            return plain(graph.inputs[leaf.input].sample_shape or ())[leaf.axis]
+
+        try:
+            types = tuple(
+                TensorType(tuple(_at(shape[1:], value_of)), dtype)
+                for shape, dtype in zip(shapes, dtypes, strict=True)
+            )
+            args = {name: _at(value, value_of) for name, value in node.args.items()}
+            context = InferContext.of_node(bind_defaults(spec, args), types, graph.param_dtype)
+            got = tuple(spec.infer(context).shape)
+            said = tuple(_at(out[1:], value_of))
+        except Exception:  # noqa: BLE001 - refused at that value, or not evaluable here
+            continue
+        if got != said:
+            found.add(param)
+    return found
+
+
+def _numbers(value: Any) -> Iterable[Any]:
+    """The numbers of a value, tuples, lists and dicts item by item."""
+    if isinstance(value, tuple | list):
+        for item in value:
+            yield from _numbers(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers(item)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield value
+
+
+def _at(value: Any, value_of: Any) -> Any:
+    """``value`` with each symbolic number's tree evaluated by ``value_of``."""
+    if is_symbolic(value):
+        return evaluate(value.tree, value_of)
+    if isinstance(value, tuple):
+        return tuple(_at(item, value_of) for item in value)
+    if isinstance(value, list):
+        return [_at(item, value_of) for item in value]
+    if isinstance(value, dict):
+        return {key: _at(item, value_of) for key, item in value.items()}
+    return plain(value)

@@ -36,7 +36,7 @@ from aurane.backends.torch.branches import (
     untaken_ways,
 )
 from aurane.backends.torch.emit_common import lit
-from aurane.backends.torch.folded_sizes import size_flags
+from aurane.backends.torch.folded_sizes import hidden_params, size_flags
 from aurane.backends.torch.inline import inlined_source
 from aurane.backends.torch.loop_counts import (
     branch_params,
@@ -59,7 +59,12 @@ from aurane.backends.torch.named import (
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
-from aurane.backends.torch.untaken import phantom_arguments
+from aurane.backends.torch.untaken import (
+    kinds_mixed,
+    phantom_arguments,
+    typed_subject,
+    typed_text,
+)
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, fields, is_record, record, replace
@@ -706,7 +711,16 @@ class ParamClasses:
         found.members.append(lines)
         found.graphs.append(graph)
         found.dropped |= scopes.dropped | self._changing(graph, scopes.folded_from)
+        # and an integer whose size no tree shows: every size after it may be a number
+        found.dropped |= self._hidden_numbers(graph)
         self.by_graph[id(graph)] = found
+
+    def _hidden_numbers(self, graph: Graph) -> set[str]:
+        """The integer parameters a call of the instance ``graph`` gives an operation as an
+        argument that change its output shape though no size's tree reads them
+        (``slice(start=k)`` of 6: 3 at ``k = 3``, a plain number the sizes after it read),
+        so the class is right at its call's values of them only (``hidden_params``)."""
+        return set().union(*(hidden_params(graph, node) for node in graph.nodes))
 
     def _changing(self, graph: Graph, values: Iterable[str]) -> set[str]:
         """The boolean and string parameters the calls before ``values`` (the IR's values
@@ -758,7 +772,7 @@ class ParamClasses:
             return
         ranks = {len(g.input_value.sample_shape or ()) for c in classes for g in c.graphs}
         rank = ranks.pop() if len(ranks) == 1 else None
-        conditions = Conditions(self.models[model], self.constants, rank)
+        conditions = Conditions(self.models[model], self.constants, rank, self._mixed(model))
         if not conditions.supported or not conditions.ifs:
             return
         # each instance's class unrolls the loops, so a class joined over branches cannot
@@ -1027,6 +1041,19 @@ class ParamClasses:
                     return None
         return one
 
+    def _mixed(self, model: str) -> frozenset[str]:
+        """The parameters of the block ``model`` its calls give booleans and numbers
+        (``untaken.kinds_mixed``): a test or guard of one tells ``True`` from 1."""
+        given = [
+            {**graph.block_defaults, **graph.block_args}
+            for cls in self.classes.get(model, {}).values()
+            for graph in cls.graphs
+        ]
+        params = self.models[model].params if model in self.models else ()
+        return frozenset(
+            p.name for p in params if kinds_mixed([plain(g.get(p.name)) for g in given])
+        )
+
     def _guards(self, cls: _Class, model: ast.Model) -> list[str]:
         """The lines at the top of ``__init__`` of ``cls``, written out for its calls,
         that refuse a value of a parameter it takes that its calls' loops counted by or
@@ -1055,18 +1082,27 @@ class ParamClasses:
             values: list[Any] = []
             for graph in cls.graphs:
                 value = plain({**graph.block_defaults, **graph.block_args}.get(param))
-                if value not in values:
+                if not any(_same_value(value, v) for v in values):  # True is not 1
                     values.append(value)
             texts = [self._value_text(v, cls.function_items) for v in values]
             if any("functools.partial(" in text for text in texts):
                 continue  # a partial equals no other, not even the call's own: unchecked
             guarded[param] = values
-        joint = self._joint_guard(cls, guarded)
+        mixed = self._mixed(model.name)  # compared with their types: True is not 1
+        joint = self._joint_guard(cls, guarded, mixed)
         if joint is not None:  # the calls' values of one are not free of the others'
             return joint
         for param, values in guarded.items():
             texts = [self._value_text(v, cls.function_items) for v in values]
-            if len(texts) == 1:
+            if param in mixed:
+                typed = [typed_text(v, t) for v, t in zip(values, texts, strict=True)]
+                if len(typed) == 1:
+                    wanted = f"{param} == {texts[0]}"
+                    test = f"{typed_subject(param)} != {typed[0]}"
+                else:
+                    wanted = f"{param} in ({', '.join(texts)})"
+                    test = f"{typed_subject(param)} not in ({', '.join(typed)})"
+            elif len(texts) == 1:
                 wanted = f"{param} == {texts[0]}"
                 test = f"{param} != {texts[0]}"
                 if (counted := _count_guard(param, values[0])) is not None:
@@ -1082,7 +1118,9 @@ class ParamClasses:
             out += refusal(cls.name, test, f"for {wanted}", "written out for this value", param)
         return out
 
-    def _joint_guard(self, cls: _Class, guarded: Mapping[str, list[Any]]) -> list[str] | None:
+    def _joint_guard(
+        self, cls: _Class, guarded: Mapping[str, list[Any]], mixed: Container[str] = ()
+    ) -> list[str] | None:
         """One guard refusing any combination of the ``guarded`` parameters' values that
         no call gives, where refusing each apart would let a mix through (``Fam(4, true)``
         and ``Fam(9, false)`` written for ``if w >= 8 and flag:``: ``w`` 4 or 9 and ``flag``
@@ -1092,7 +1130,7 @@ class ParamClasses:
         for graph in cls.graphs:
             given = {**graph.block_defaults, **graph.block_args}
             combo = tuple(plain(given.get(param)) for param in guarded)
-            if combo not in combos:
+            if not any(_same_value(combo, c) for c in combos):
                 combos.append(combo)
         every_mix = 1
         for values in guarded.values():
@@ -1101,19 +1139,31 @@ class ParamClasses:
             return None
         tested: list[str] = []  # each parameter as compared: rows as tuples
         shown: list[list[str]] = [[] for _ in combos]  # each combination's values as text
+        said_rows: list[list[str]] = [[] for _ in combos]  # as the message says them
         for index, param in enumerate(guarded):
             rows = [_count_guard(param, combo[index]) for combo in combos]
             as_rows = all(r is not None and r[1] != param for r in rows)
-            tested.append(rows[0][1] if as_rows and rows[0] is not None else param)
-            for row, combo, counted in zip(shown, combos, rows, strict=True):
+            typed = not as_rows and param in mixed  # (p, type(p)): True is not 1
+            tested.append(
+                rows[0][1]
+                if as_rows and rows[0] is not None
+                else typed_subject(param)
+                if typed
+                else param
+            )
+            for row, said_row, combo, counted in zip(shown, said_rows, combos, rows, strict=True):
                 if as_rows and counted is not None:
                     row.append(counted[2])
+                    said_row.append(counted[2])
                 else:
-                    row.append(self._value_text(combo[index], cls.function_items))
+                    text = self._value_text(combo[index], cls.function_items)
+                    row.append(typed_text(combo[index], text) if typed else text)
+                    said_row.append(text)
         shown_rows = [f"({', '.join(row)})" for row in shown]
         names = f"({', '.join(guarded)})"
         test = f"({', '.join(tested)}) not in ({', '.join(shown_rows)})"
-        said = f"for {names} in ({', '.join(shown_rows)})"
+        said_text = ", ".join(f"({', '.join(row)})" for row in said_rows)
+        said = f"for {names} in ({said_text})"
         return refusal(cls.name, test, said, "written out for these values", names)
 
     def guarded(self, plan: ClassPlan, lines: list[str]) -> list[str]:
@@ -1395,6 +1445,18 @@ class ParamClasses:
             items = ", ".join(self._value_text(v, functions) for v in value)
             return f"({items},)" if len(value) == 1 else f"({items})"
         return lit(value)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether two arguments are one value as the language compares them: a boolean is
+    never a number (``True == 1`` in Python), items of lists and tuples alike."""
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return (
+            len(a) == len(b)
+            and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+            and type(a) is type(b)
+        )
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,

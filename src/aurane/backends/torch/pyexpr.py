@@ -101,3 +101,28 @@ class _Printer:
     def operand(self, expr: ast.Expr, binds: int, *, strict: bool) -> str:
         text, tight = self.text(expr)
         return f"({text})" if tight < binds or (strict and tight == binds) else text
+
+
+def kind_compare(
+    expr: ast.Compare, text: Callable[[ast.Expr], Printed], mixed: frozenset[str]
+) -> Printed | None:
+    """``p == true`` or ``p == 0`` for a parameter the calls give booleans and numbers, as
+    the language compares them: a boolean never equals a number, where Python's ``False
+    == 0`` holds (a class built with ``p=False`` beside calls ``p=0`` and ``p=true`` took
+    the branch of 0). None for any other comparison: Python's is the language's."""
+    if expr.op not in ("==", "!="):
+        return None
+    for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+        if not (isinstance(side, ast.Name) and side.id in mixed):
+            continue
+        subject = text(side)[0]
+        if isinstance(other, ast.Bool):
+            word = "is" if expr.op == "==" else "is not"
+            return f"{subject} {word} {other.value!r}", PRECEDENCE["cmp"]
+        if isinstance(other, ast.Number) and other.value in (0, 1):
+            number = text(other)[0]
+            if expr.op == "==":
+                equal = f"not isinstance({subject}, bool) and {subject} == {number}"
+                return equal, PRECEDENCE["and"]
+            return f"isinstance({subject}, bool) or {subject} != {number}", PRECEDENCE["or"]
+    return None

@@ -32,7 +32,7 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call, Site, lit
-from aurane.backends.torch.folded_sizes import size_flags
+from aurane.backends.torch.folded_sizes import hidden_params, size_flags
 from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
@@ -49,12 +49,13 @@ from aurane.backends.torch.param_blocks import (
     loop_params,
 )
 from aurane.backends.torch.piece_widths import piece_width
-from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, python_text
+from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, kind_compare, python_text
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.untaken import (
     deciding_params,
+    kinds_mixed,
     refusal_lines,
     refused_reason,
 )
@@ -181,6 +182,8 @@ class _ModuleClasses:
 
 
 _FUNCTIONS["nn"] = _ModuleClasses()
+# what a test of a parameter given booleans and numbers calls (``pyexpr.kind_compare``)
+_KIND_TESTS = {"isinstance": isinstance, "bool": bool}
 # the functions a translated expression calls: the language's (``ceil`` as math.ceil) and
 # the iteration helpers a loop header uses
 _ITERATION = ("range", "enumerate", "zip", "len", "list", "tuple")
@@ -220,6 +223,8 @@ class Translator:
         # the running count of one operation's modules the ifs' branches taken made
         # (``BranchCount``), where later unnamed modules of it are numbered on from it
         self.branch_count: BranchCount | None = None
+        # the parameters the calls give booleans and numbers (``pyexpr.kind_compare``)
+        self.mixed: frozenset[str] = frozenset()
 
     def triangle_of(self, loop: ast.For) -> Triangle | None:
         """The triangle whose outer loop is ``loop`` (``triangles``), if any."""
@@ -253,6 +258,8 @@ class Translator:
     def _leaf(self, expr: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
         """A name by scope: a local, a module constant (inlined, or a table when long), a
         model's class, an operation's module class (``relu`` given to a block: nn.ReLU)."""
+        if isinstance(expr, ast.Compare):  # p == 0 where p may be False: kinds told apart
+            return kind_compare(expr, text, self.mixed)
         if isinstance(expr, ast.Name):
             if expr.id in self.locals:
                 return expr.id, ATOM
@@ -284,7 +291,7 @@ class Translator:
 def evaluate(text: str, env: Mapping[str, Any]) -> Any:
     """The value of a translated expression: only names of ``env`` and ``_FUNCTIONS``."""
     try:
-        return eval(text, {"__builtins__": {}, **_FUNCTIONS}, dict(env))  # noqa: S307
+        return eval(text, {"__builtins__": {}, **_FUNCTIONS, **_KIND_TESTS}, dict(env))  # noqa: S307
     except Exception as error:  # an expression the variant's values cannot evaluate
         raise Unsupported(f"'{text}' does not evaluate: {error}") from error
 
@@ -1046,6 +1053,9 @@ class _Walk:
         self.untracked: dict[tuple[Span, str], int] = {}
         # the IR's values of steps reading a boolean or string parameter (``_flags``)
         self.flagged: set[str] = set()
+        # the IR's values whose sizes an integer parameter changes where no tree shows it
+        # (``slice(start=k)``: ``folded_sizes.hidden_params``)
+        self.hidden: set[str] = set()
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -1851,6 +1861,12 @@ class _Walk:
                 f"the module of '{node.id}' reads an input size that a loop before it changes"
                 " on an axis the class does not track"
             )
+        hidden = any(made.output in self.hidden for made in self.graph.ancestors(node.inputs))
+        if hidden and made != module_init(_other_sizes(site, -1)):  # any size it reads
+            raise Unsupported(
+                f"the module of '{node.id}' reads a size that an integer a call before it"
+                " reads changes where no expression shows it"
+            )
         if reads_other and self._flagged_before(node.inputs[0]):
             raise Unsupported(
                 f"the module of '{node.id}' reads an input size that a flag a call before it"
@@ -1886,6 +1902,8 @@ class _Walk:
         }
         if size_flags(self.graph, node, names & set(self.graph.block_params or ())):
             self.flagged.add(node.output)
+        if hidden_params(self.graph, node):
+            self.hidden.add(node.output)  # slice(start=k): a plain size k changes
 
     def _loop_changed(self, value: str, origin: tuple[ast.Origin, ...]) -> bool:
         """Whether a node made in a loop other than those of ``origin`` (where the node
@@ -2379,6 +2397,7 @@ def _roll_at(
     names = [*params, *loops, *fields]
     check_names(names, [*classes.values(), *constants])
     tr = Translator(frozenset(names), constants, classes)
+    tr.mixed = _mixed(network, variants, tr)
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in network.fields]
     head = []
     for param in network.params:
@@ -2933,6 +2952,20 @@ def _arguments(network: ast.Model, base: ast.Call, tr: Translator) -> dict[str, 
                 raise Unsupported(f"the parameter '{param.name}' has no value")
             env[param.name] = evaluate(tr.text(param.default), models)
     return env
+
+
+def _mixed(
+    network: ast.Model, variants: list[tuple[ast.Model, Graph, str]], tr: Translator
+) -> frozenset[str]:
+    """The network's parameters its variants give booleans and numbers, which its tests
+    compare as the language does (``pyexpr.kind_compare``); none where a variant's
+    arguments do not evaluate here (the walk says why)."""
+    try:
+        given = [_arguments(network, v.base, tr) for v, _, _ in variants if v.base is not None]
+    except Unsupported:
+        return frozenset()
+    params = [p.name for p in network.params]
+    return frozenset(p for p in params if kinds_mixed([plain(a.get(p)) for a in given]))
 
 
 def _whole(text: str, stages: set[str]) -> str:

@@ -97,6 +97,7 @@ from aurane.backends.torch.unread_locals import without_unread_locals
 from aurane.backends.torch.untaken import (
     deciding_params,
     is_loop,
+    kinds_mixed,
     refusal_lines,
     refused_reason,
 )
@@ -378,6 +379,8 @@ def _roll_block(
     names = [*params, *loops, *fields, *([width] if width is not None else [])]
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
+    given = [{**g.block_defaults, **g.block_args} for g, _ in instances]
+    tr.mixed = frozenset(p for p in params if kinds_mixed([plain(a.get(p)) for a in given]))
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
     envs = [
         _environment(model, graph, width, axis, tr, resolved, set(functions), blocks, set(built))
@@ -462,6 +465,7 @@ def _roll_block(
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     forward_tr.triangles = tr.triangles
     forward_tr.branch_count = tr.branch_count
+    forward_tr.mixed = tr.mixed
 
     def forwards(one_by_one: bool) -> list[str]:
         """Forward with the source's loops; ``one_by_one``: read from the calls' forwards

@@ -227,17 +227,25 @@ def refusal_lines(
     if not params:
         return []
     rows: list[str] = []
+    said: list[str] = []  # the rows as the message says them: without their types
     listed: set[str] = set()  # the parameters given lists, compared as tuples
+    # those given booleans and numbers, compared with their types (``kinds_mixed``)
+    typed = {p for p in params if kinds_mixed([plain(call.get(p)) for call in given])}
     for call in given:
         values = [plain(call.get(p)) for p in params]
         if not all(_plain_literal(v) for v in values):
             return None
         listed |= {p for p, v in zip(params, values, strict=True) if isinstance(v, tuple | list)}
         texts = [lit(v) for v in values]
-        row = texts[0] if len(params) == 1 else f"({', '.join(texts)})"
+        typed_texts = [
+            typed_text(v, t) if p in typed else t
+            for p, v, t in zip(params, values, texts, strict=True)
+        ]
+        row = typed_texts[0] if len(params) == 1 else f"({', '.join(typed_texts)})"
         if row not in rows:
             rows.append(row)
-    read = [f"tuple({p})" if p in listed else p for p in params]
+            said.append(texts[0] if len(params) == 1 else f"({', '.join(texts)})")
+    read = [f"tuple({p})" if p in listed else typed_subject(p) if p in typed else p for p in params]
     subject = read[0] if len(params) == 1 else f"({', '.join(read)})"
     shown = params[0] if len(params) == 1 else f"({', '.join(params)})"
     if len(rows) == 1 and rows[0] in ("True", "False"):  # if flag: rather than != False
@@ -246,9 +254,29 @@ def refusal_lines(
     elif len(rows) == 1:
         wanted, test = f"{shown} == {rows[0]}", f"{subject} != {rows[0]}"
     else:
-        wanted = f"{shown} in ({', '.join(rows)})"
+        wanted = f"{shown} in ({', '.join(said)})"
         test = f"{subject} not in ({', '.join(rows)})"
     return refusal(block, test, f"for {wanted}", f"a body no {who} runs is not written", shown)
+
+
+def kinds_mixed(values: Sequence[Any]) -> bool:
+    """Whether the calls' ``values`` of one parameter are booleans and numbers, each a
+    plain one: the language's ``==`` tells ``true`` from 1, Python's does not (``True in
+    (False, 1)``), so a guard compares them with their types (``typed_subject``)."""
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    flags = [v for v in values if isinstance(v, bool)]
+    return bool(numbers) and bool(flags) and len(numbers) + len(flags) == len(values)
+
+
+def typed_subject(param: str) -> str:
+    """A parameter as a guard of mixed values compares it: ``(p, type(p))``."""
+    return f"({param}, type({param}))"
+
+
+def typed_text(value: Any, text: str) -> str:
+    """A call's value of a parameter given booleans and numbers, as ``typed_subject``
+    compares it: ``(False, bool)``, ``(1, int)``."""
+    return f"({text}, {type(value).__name__})"
 
 
 def _plain_literal(value: Any) -> bool:
