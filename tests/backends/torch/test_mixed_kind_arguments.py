@@ -157,9 +157,11 @@ def test_a_rollers_refusal_compares_the_types_of_a_parameter_given_both_kinds() 
 
     lines = refusal_lines("Fam", ("n", "p"), [{"n": 2, "p": 0}, {"n": 1, "p": True}])
     assert lines is not None
-    test = lines[0].strip().split(":  #")[0]
+    # the writer puts a comment that does not fit on the line above the test
+    tested = next(line for line in lines if line.strip().startswith("if "))
+    test = tested.strip().split(":  #")[0].removesuffix(":")
     assert test == "if (n, (p, type(p))) not in ((2, (0, int)), (1, (True, bool)))", lines
-    assert "Fam is written for (n, p) in ((2, 0), (1, True))" in lines[1], lines
+    assert "Fam is written for (n, p) in ((2, 0), (1, True))" in lines[-1], lines
     refused = {"n": 2, "p": False}
     assert eval(test[3:], {}, refused)  # noqa: S307 - the line as the class runs it
     assert not eval(test[3:], {}, {"n": 1, "p": True})  # noqa: S307
