@@ -375,7 +375,10 @@ class BlockWalk(_Walk):
         the name adds theirs (``dense{a + j + 2}`` in a loop after ``range(a)``)."""
         if step.span in self.row_counters and self.collect is None:  # a row's block: b(...)
             self._no_branches_apart(step)
-            named = f"{{{step.func}.__name__.lower()}}{{{self.counter}[{step.func}]}}"
+            stem = f"{{{step.func}.__name__.lower()}}"  # a row's block: any class
+            if step.func not in self.tr.locals:  # a block by name counted beside the rows
+                stem = step.func.lower()
+            named = f"{stem}{{{self.counter}[{step.func}]}}"
             self.paths[step.span] = named
             counting = f"{INDENT * depth}{self.row_counters[step.span]}"
             return [counting, *_added_lines(depth, f'setattr(self, f"{named}", ', made, keep)]

@@ -1914,6 +1914,7 @@ class _Walk:
             callee = step.func
         else:
             callee = self.class_of(sub)
+            self._numbered_beside_rows(step, node, callee)
         names = [p.name for p in model.params]
         given = dict(plain(sub.block_args))
         given.update({param: self.operation_of(sub, param) for param in sub.block_ops})
@@ -1976,6 +1977,32 @@ class _Walk:
             f"{self.counter}[{step.func}] = {self.counter}.get({step.func}, 0) + 1"
         )
         return True
+
+    def _numbered_beside_rows(self, step: ast.Call, node: Node, callee: str) -> None:
+        """Where the block has rows of blocks (``_row_block``), an unnamed call of a block
+        by name in one loop (``for w, a in cfg: x -> Inner(w, a)``) counted with them
+        (``made[Inner] = made.get(Inner, 0) + 1``, the module ``f"inner{made[Inner]}"``):
+        the IR numbers each block's modules over the instance, so rows giving ``Inner``
+        number these on, which the count alone writes for any rows."""
+        if self.blocks is None or self.loops_around != 1 or step.layer is not None:
+            return
+        if step.func != callee or node.subgraph is None:
+            return
+        if self.blocks.named(node.subgraph.name) != callee:
+            return
+        stem = callee.lower()
+        self._row_counts[stem] += 1  # also before a rows' loop the first walk finds
+        if node.id != f"{stem}{self._row_counts[stem]}":
+            raise Unsupported(
+                f"'{step.func}' builds '{node.id}', not '{stem}{self._row_counts[stem]}':"
+                " its numbering is not the rows' blocks' alone"
+            )
+        self.row_nodes.add(node.id)
+        if not self.row_counters:  # no rows (yet: the last walk knows): i + 1 names it
+            return
+        self.row_counters[step.span] = (
+            f"{self.counter}[{callee}] = {self.counter}.get({callee}, 0) + 1"
+        )
 
     def _loop_width_fixed(
         self, step: ast.Call, sub: Graph, model: ast.Model, passed: Mapping[str, str]
