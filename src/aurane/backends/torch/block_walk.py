@@ -337,8 +337,8 @@ class BlockWalk(_Walk):
                     f"the module '{node.id}' that '{step.func}' builds takes arguments"
                     f" other than the width ({made.text()})"
                 )
-            self._item_counts[step.span, node.op] += 1
-            if node.id != f"{node.op}{self._item_counts[step.span, node.op]}":
+            self._item_counts[node.op] += 1  # over the instance, as the IR numbers them
+            if node.id != f"{node.op}{self._item_counts[node.op]}":
                 raise Unsupported(
                     f"'{step.func}' builds '{node.id}', numbered on from other"
                     f" '{node.op}' modules of the block"
@@ -347,8 +347,17 @@ class BlockWalk(_Walk):
         if not self.strict:  # the first walks only collect the operations built here
             return []
         ops = sorted(self.item_spans.get(step.span, ()))
-        for op in ops:  # the IR numbers them over the instance, the class over the loop
-            other = next((n for n in self.graph.nodes if n.op == op and n.span != step.span), None)
+        for op in ops:  # the IR numbers them over the instance, and so does one counter
+            other = next(
+                (
+                    n
+                    for n in self.graph.nodes
+                    if n.op == op
+                    and n.span != step.span
+                    and op not in self.item_spans.get(n.span, ())  # another loop's item
+                ),
+                None,
+            )
             if other is not None:
                 raise Unsupported(
                     f"'{step.func}' builds '{op}' modules at {step.span} beside"

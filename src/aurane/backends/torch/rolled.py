@@ -986,7 +986,7 @@ class _Walk:
         # their operations (shared by the walks and forward); this walk's count of each
         self.module_items: Mapping[str, tuple[str, bool]] = {}
         self.item_spans: dict[Span, set[str]] = {}
-        self._item_counts: Counter[tuple[Span, str]] = Counter()
+        self._item_counts: Counter[str] = Counter()
         # operation-valued parameters built as modules where applied, as those items
         # (``rolled_block.module_params``: ``norm`` given ``layer_norm``)
         self.module_params: frozenset[str] = frozenset()

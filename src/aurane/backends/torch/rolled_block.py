@@ -882,9 +882,17 @@ def _module_items(
 def with_item_counters(lines: list[str], item_spans: Mapping[Span, set[str]]) -> list[str]:
     """``lines`` with each counter of a list's items' modules (``layer_norm_count += 1``,
     ``block_walk._module_item``) started before the loop holding it (``layer_norm_count =
-    0``)."""
+    0``); one counted in several loops, as the IR numbers an operation over the instance
+    (``for c, a in rows0`` then ``for c, a in rows1``), before the first alone, where all
+    are the method's own loops (under an ``if`` or another loop a start could be skipped
+    or run again)."""
     counters = {f"{op}_count" for ops in item_spans.values() for op in ops}
     starts: dict[int, list[str]] = {}
+    started: dict[str, int] = {}  # each counter -> the loop it is started before
+    top = min(  # the method's body, under forward's ``def`` line
+        (len(line) - len(line.lstrip()) for line in lines if line.strip() and not _def(line)),
+        default=0,
+    )
     for at, line in enumerate(lines):
         name = line.strip().removesuffix(" += 1")
         if name not in counters or not line.strip().endswith(" += 1"):
@@ -902,12 +910,23 @@ def with_item_counters(lines: list[str], item_spans: Mapping[Span, set[str]]) ->
         if header is None:
             raise Unsupported(f"the counter '{name}' outside a loop")
         pad = lines[header][: len(lines[header]) - len(lines[header].lstrip())]
+        first = started.setdefault(name, header)
+        if first != header:  # counted on in a later loop: started once, before the first
+            if len(pad) != top or len(lines[first]) - len(lines[first].lstrip()) != top:
+                raise Unsupported(
+                    f"the counter '{name}' in loops that are not all the method's own"
+                )
+            continue
         if f"{pad}{name} = 0" not in starts.setdefault(header, []):
             starts[header].append(f"{pad}{name} = 0")
     out: list[str] = []
     for at, line in enumerate(lines):
         out += [*starts.get(at, []), line]
     return out
+
+
+def _def(line: str) -> bool:
+    return line.lstrip().startswith("def ")
 
 
 def _rows_numbered_alone(
