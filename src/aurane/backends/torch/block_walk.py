@@ -170,6 +170,8 @@ class BlockWalk(_Walk):
             steps = self._call_steps(value, source)
         if steps is not None and self._second_renamed(stmt):
             apart = stmt.target  # h2 = gelu(h1): the second tensor goes on as h2
+        if steps is None and isinstance(value, ast.Call) and value.func == "buffer":
+            return self._buffer_apart(stmt, value, depth)
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
         if self.second is None and (self._unused(stmt) or stmt.target in self._dead()):
@@ -183,6 +185,19 @@ class BlockWalk(_Walk):
         for step in steps:
             lines += self.step(step, depth)
         return lines
+
+    def _buffer_apart(self, stmt: ast.Assign, value: ast.Call, depth: int) -> list[str]:
+        """``h2 = buffer(c0).tanh``: a second tensor made from no tensor (``buffer``),
+        after a dead one before it is dropped (``h1 = multiply(x, x)``); read by nothing
+        kept, it is dropped in turn at the end of the body."""
+        self._drop_unused()
+        if self.second is not None or stmt.target in (self.tensor, *self.inputs_):
+            raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
+        if self._unused(stmt) or stmt.target in self._dead():
+            self.unused = stmt.target
+        self.grow = self.size  # the threaded tensor's width, for the join or the drop
+        self.second = stmt.target
+        return self.buffer(value, depth)
 
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         """``x -> relu()`` while a second tensor is made apart: the local is the threaded

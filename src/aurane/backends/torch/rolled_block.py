@@ -710,7 +710,7 @@ def _walked_inits(
             left = [n for n in walk.pending if n.layer or _makes_module(n)]
             if left:
                 raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
-            _rows_numbered_alone(graph, walk.row_nodes, block_models)
+            _rows_numbered_alone(graph, walk.row_nodes, walk.beside_rows, block_models)
             for block, size in walk.out_sizes.items():
                 if out_sizes.setdefault(block, size) != size:
                     raise Unsupported(f"the instances of '{block}' write their width differently")
@@ -930,14 +930,19 @@ def _def(line: str) -> bool:
 
 
 def _rows_numbered_alone(
-    graph: Graph, row_nodes: set[str], block_models: Mapping[str, ast.Model]
+    graph: Graph,
+    row_nodes: set[str],
+    beside: set[str],
+    block_models: Mapping[str, ast.Model],
 ) -> None:
     """``Unsupported`` where a name of the instance other than the rows' blocks' modules
     would take a block's numbering (``basic1`` from ``as basic1`` or a ``Basic`` called
-    by name): the class numbers the rows' blocks from 1 for any rows, which the IR does
-    only where no other name has such a block's name and a number."""
+    by name outside loops): the class numbers the rows' blocks from 1 for any rows, which
+    the IR does only where no other name has such a block's name and a number. Those of
+    ``beside``, blocks called by name in a loop, are counted with the rows' blocks."""
     if not row_nodes:
         return
+    row_nodes = row_nodes | beside
     lowered = [name.lower() for name in block_models]
     if len(set(lowered)) != len(lowered):  # Basic and BASIC: one numbering, two counts
         raise Unsupported("two blocks whose names differ only in case number as one")

@@ -769,6 +769,8 @@ class _ForwardWriter:
         if node.layer is None and node.span in self.paths:  # self.dense3: an unnamed one
             # a parameter is indexed (``self.positional_encoding1[:, : x.shape[1]]``)
             pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.])")
+            if node.op == "buffer":  # self.buffer1.expand(x.shape[0], -1)
+                pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?!\w)")
             path = self.paths[node.span]
             nests = self.counted.get(node.span)
             if nests is not None:
