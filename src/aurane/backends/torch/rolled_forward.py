@@ -1099,7 +1099,9 @@ class _ForwardWriter:
         for node in nodes:
             name = node.output
             local = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
-            made = next((i for i, s in enumerate(lines) if s.lstrip().startswith(f"{name} = ")), -1)
+            # ``gru1, _ = self.gru1(x)`` too: a recurrent layer's output, its state dropped
+            bound = re.compile(rf"{re.escape(name)}(?:, _)? = ")
+            made = next((i for i, s in enumerate(lines) if bound.match(s.lstrip())), -1)
             if made < 0:
                 continue
             inside = sum(len(local.findall(line)) for line in lines)
