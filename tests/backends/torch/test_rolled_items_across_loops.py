@@ -105,6 +105,7 @@ def test_a_loop_under_an_if_keeps_its_located_note() -> None:
     names = [n for n, _ in model.Net().named_modules()]
     assert names == [n for n, _ in theirs.Net().named_modules()], names
 
+
 TWO_STEPS = """\
 model Stage(n, norm = relu):
     def forward(x):
@@ -137,3 +138,48 @@ def test_a_parameter_applied_at_two_steps_of_a_loop_counts_on() -> None:
     stage = block_class(gen, "Stage")
     assert stage.count("layer_norm_count = 0") == 2, stage  # __init__'s and forward's
     assert stage.count("layer_norm_count += 1") == 4, stage
+
+
+NO_LOOP = """\
+model Block(w, norm = relu):
+    def forward(x):
+        x -> dense(w) -> norm -> dense(w)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Block(8, layer_norm) as b1 -> Block(6) as b2 -> dense(2) as head
+"""
+
+
+def test_a_parameter_given_a_module_in_a_block_without_loops() -> None:
+    """A norm layer parameter outside loops (``x -> dense(w) -> norm``, a call giving
+    ``layer_norm``, another the default ``relu``): one class testing the class it was
+    given, as in a loop; it kept ``Block`` and ``Block_2`` ('a block without loops whose
+    calls write 'def __init__(self, in_features, w):' against ...')."""
+    gen, flat = against_per_call(NO_LOOP, "no_loop", torch.randn(3, 4))
+    assert CLASS.findall(flat) == ["Block", "Block_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Block", "Net"], gen.code
+    notes, _ = roll_notes(NO_LOOP)
+    assert notes == []
+    model, _, _ = build(NO_LOOP, "no_loop_modules")
+    theirs, _ = per_call(NO_LOOP, "no_loop_names")
+    names = [n for n, _ in model.Net().named_modules()]
+    assert names == [n for n, _ in theirs.Net().named_modules()], names
+    counts: Counter[str] = Counter()
+    assert check_source(NO_LOOP, counts) == []
+    assert counts["calls"] == 2, counts
+    block = block_class(gen, "Block")
+    assert (
+        "        if norm is nn.LayerNorm:\n"
+        "            layer_norm_count += 1\n"
+        '            setattr(self, f"layer_norm{layer_norm_count}", norm(w))\n'
+    ) in block, block
+    assert (
+        "        if self.norm_class is nn.LayerNorm:\n"
+        "            layer_norm_count += 1\n"
+        '            x = getattr(self, f"layer_norm{layer_norm_count}")(x)\n'
+        "        else:\n"
+        "            x = self.norm(x)\n"
+    ) in block, block

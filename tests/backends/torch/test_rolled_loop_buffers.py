@@ -152,6 +152,6 @@ def test_a_buffer_whose_contents_a_parameter_chooses_keeps_its_note() -> None:
     class built with another ``p1`` would register other contents; it keeps a class
     per call, located."""
     notes, _ = roll_notes(INIT_GIVEN)
-    assert notes == [
-        "block 'Loop0' at 1:7: the init 'p1' of the buffer at 4:18 is no literal"
-    ], notes
+    assert notes == ["block 'Loop0' at 1:7: the init 'p1' of the buffer at 4:18 is no literal"], (
+        notes
+    )

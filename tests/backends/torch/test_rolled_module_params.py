@@ -150,17 +150,18 @@ def test_a_norm_on_tokens_with_rms_norm() -> None:
     assert 'setattr(self, f"rms_norm{rms_norm_count}", norm(channels))' in stage, stage
 
 
-def test_a_norm_outside_the_loop_too_stays_located() -> None:
+def test_a_norm_outside_the_loop_too_counts_on() -> None:
     """``norm`` applied before the loop as well: its modules are numbered over the
-    instance, which a counter over the loop would not name: a located note, the calls'
-    classes kept."""
+    instance, which one counter started at the method's top names (``layer_norm1``
+    before the loop, ``layer_norm2``, ``layer_norm3`` in it); it kept a located note."""
     source = STAGE.replace(
         "        for i in range(n):", "        x -> norm\n        for i in range(n):"
     )
-    notes, code = roll_notes(source)
-    assert len(notes) == 1 and notes[0].startswith("block 'Stage' at 1:7: "), notes
-    assert "'norm'" in notes[0], notes
-    assert "class Stage_2(" in code
+    stage = _rolled(source, "norm_outside_too")
+    init, forward = stage.split("    def forward")
+    for method in (init, forward):
+        assert method.count("layer_norm_count = 0") == 1, method
+        assert method.count("layer_norm_count += 1") == 2, method
 
 
 def test_a_norm_in_nested_loops_stays_located() -> None:

@@ -88,9 +88,7 @@ def test_a_block_called_in_a_loop_after_the_rows_counts_with_them() -> None:
     the second's build ``unit21``: one count writes both."""
     fam = _rolled(ROWS_THEN_LOOP, "rows_then_loop")
     assert (
-        "        made = {}\n"
-        "        for c, b in rows0:\n"
-        "            made[b] = made.get(b, 0) + 1\n"
+        "        made = {}\n        for c, b in rows0:\n            made[b] = made.get(b, 0) + 1\n"
     ) in fam, fam
     assert (
         "        for c, a in rows1:\n"

@@ -325,11 +325,8 @@ class BlockWalk(_Walk):
         if not self.module_items or not isinstance(bound, OpValue) or bound.is_model:
             return None
         given = step.func in self.module_params  # norm given layer_norm or relu
-        if given and len(self.fors) != 1:  # a counter over one loop numbers its modules
-            raise Unsupported(
-                f"'{step.func}' applied at {step.span} outside a loop, or in loops nested"
-                " in each other"
-            )
+        if given and len(self.fors) > 1:  # a counter over one loop numbers its modules
+            raise Unsupported(f"'{step.func}' applied at {step.span} in loops nested in each other")
         if not given and not any(
             step.func == name for loop in self.fors for name, _ in loop.target.names()
         ):
@@ -337,7 +334,7 @@ class BlockWalk(_Walk):
         if step.layer is not None or self.collect is not None:
             return None  # named by the source (``as norm{i}``), not numbered per operation
         if made is not None:
-            if len(self.fors) != 1:
+            if len(self.fors) > 1:  # outside loops only a parameter (a target is in one)
                 raise Unsupported(
                     f"the '{node.op}' module that '{step.func}' builds at {step.span}"
                     " in loops nested in each other"

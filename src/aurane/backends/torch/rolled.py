@@ -1532,8 +1532,7 @@ class _Walk:
         for name, expr in given.items():
             if name != "shape" and not _literal(expr):
                 raise Unsupported(
-                    f"the {name} '{self.tr.text(expr)}' of the buffer at {step.span} is no"
-                    " literal"
+                    f"the {name} '{self.tr.text(expr)}' of the buffer at {step.span} is no literal"
                 )
         shape = given.get("shape")
         items = shape.items if isinstance(shape, ast.TupleExpr) else ()

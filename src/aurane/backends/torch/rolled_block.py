@@ -381,7 +381,7 @@ def _roll_block(
     if forward is None or not instances:
         raise Unsupported("a block without forward")
     _unnamed_layers_given([g for g, _ in instances])
-    if not _loops(forward.body):
+    if not _loops(forward.body) and not module_params([g for g, _ in instances]):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
     # a block's class never checks its input's dtype (only a top-level model's does), so a
@@ -907,8 +907,8 @@ def with_item_counters(lines: list[str], item_spans: Mapping[Span, set[str]]) ->
             ),
             None,
         )
-        if header is None:
-            raise Unsupported(f"the counter '{name}' outside a loop")
+        if header is None:  # outside loops (norm given layer_norm): from the method's top
+            header = next(k for k, line in enumerate(lines) if line.strip() and not _def(line))
         pad = lines[header][: len(lines[header]) - len(lines[header].lstrip())]
         first = started.setdefault(name, header)
         if first != header:  # counted on in a later loop: started once, before the first

@@ -512,6 +512,11 @@ class _ForwardWriter:
             outside = not self.loops  # at the top, or in an if there (``branch``)
             if outside:
                 self._not_folded(node, step, statement)
+            applier = _applier(stmt, node, set(self.module_params)) if outside else None
+            if applier is not None:  # norm given layer_norm outside loops: tested as in one
+                mine = [_indent(_bare(line), depth - TOP) for line in statement if _code(line)]
+                lines += self._module_param(mine, node, applier)
+                continue
             if outside and node.span not in self.counted:
                 written = self.skip.statement(list(statement)) if self.skip else list(statement)
                 if step is not None and step.layer_holes:  # fc{n}: as __init__ names it
