@@ -183,3 +183,43 @@ def test_a_parameter_given_a_module_in_a_block_without_loops() -> None:
         "        else:\n"
         "            x = self.norm(x)\n"
     ) in block, block
+
+
+NESTED = """\
+model Nest(cfg, m):
+    def forward(x):
+        for k in range(m):
+            for w, a in cfg:
+                x -> dense(w) -> a
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Nest([(4, layer_norm)], 2) as n1 -> Nest([(4, relu), (4, identity)], 1) as n2 -> dense(2) as head
+"""
+
+
+def test_items_in_loops_nested_in_each_other() -> None:
+    """``for k in range(m): for w, a in cfg``: the counters start before the outer loop
+    (``layer_norm1``, ``layer_norm2`` over ``k``); they kept a class per call ('the
+    'layer_norm' module that 'a' builds at 13:34 in loops nested in each other')."""
+    gen, flat = against_per_call(NESTED, "nested", torch.randn(3, 4))
+    assert CLASS.findall(flat) == ["Nest", "Nest_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["Nest", "Net"], gen.code
+    notes, _ = roll_notes(NESTED)
+    assert notes == []
+    model, _, _ = build(NESTED, "nested_modules")
+    theirs, _ = per_call(NESTED, "nested_names")
+    names = [n for n, _ in model.Net().named_modules()]
+    assert names == [n for n, _ in theirs.Net().named_modules()], names
+    assert "n1.layer_norm2" in names, names
+    counts: Counter[str] = Counter()
+    assert check_source(NESTED, counts) == []
+    nest = block_class(gen, "Nest")
+    assert (
+        "        identity_count = 0\n"
+        "        layer_norm_count = 0\n"
+        "        for k in range(m):\n"
+        "            for i, (w, a) in enumerate(cfg):\n"
+    ) in nest, nest

@@ -317,16 +317,16 @@ class BlockWalk(_Walk):
         The first walks collect the operations built at the step (``item_spans``); the
         last writes the test of each at every visit, the same lines whatever the item (an
         item building no module, ``relu``, runs none). ``Unsupported`` where the module
-        is not the item's class built from the running width (or alone), where another
-        step of the instance makes that operation's modules (their numbers would follow
-        the list), or in loops nested in each other. None where the step applies no such
+        is not the item's class built from the running width (or alone), or where
+        another step of the instance makes that operation's modules other than as an
+        item (their numbers would follow the list). Items of several steps, of several
+        loops or of loops nested in each other count on one counter, started once
+        (``rolled_block.with_item_counters``). None where the step applies no such
         target, or names its module (``as norm{i}``)."""
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if not self.module_items or not isinstance(bound, OpValue) or bound.is_model:
             return None
         given = step.func in self.module_params  # norm given layer_norm or relu
-        if given and len(self.fors) > 1:  # a counter over one loop numbers its modules
-            raise Unsupported(f"'{step.func}' applied at {step.span} in loops nested in each other")
         if not given and not any(
             step.func == name for loop in self.fors for name, _ in loop.target.names()
         ):
@@ -334,11 +334,6 @@ class BlockWalk(_Walk):
         if step.layer is not None or self.collect is not None:
             return None  # named by the source (``as norm{i}``), not numbered per operation
         if made is not None:
-            if len(self.fors) > 1:  # outside loops only a parameter (a target is in one)
-                raise Unsupported(
-                    f"the '{node.op}' module that '{step.func}' builds at {step.span}"
-                    " in loops nested in each other"
-                )
             known = self.module_items.get(node.op)
             if (
                 known is None

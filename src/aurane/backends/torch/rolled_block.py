@@ -881,48 +881,51 @@ def _module_items(
 
 def with_item_counters(lines: list[str], item_spans: Mapping[Span, set[str]]) -> list[str]:
     """``lines`` with each counter of a list's items' modules (``layer_norm_count += 1``,
-    ``block_walk._module_item``) started before the loop holding it (``layer_norm_count =
-    0``); one counted in several loops, as the IR numbers an operation over the instance
-    (``for c, a in rows0`` then ``for c, a in rows1``), before the first alone, where all
-    are the method's own loops (under an ``if`` or another loop a start could be skipped
-    or run again)."""
+    ``block_walk._module_item``) started once (``layer_norm_count = 0``) before the
+    statement of the method's body that first counts it: the loop holding it (the
+    outermost of nested loops), or the ``if`` testing a parameter outside loops. The IR
+    numbers an operation's modules over the instance, in the order they are made,
+    which one count from there writes: in loops nested in each other (``for k in
+    range(m): for w, a in cfg``), and in several loops (``for c, a in rows0`` then ``for
+    c, a in rows1``)."""
     counters = {f"{op}_count" for ops in item_spans.values() for op in ops}
     starts: dict[int, list[str]] = {}
-    started: dict[str, int] = {}  # each counter -> the loop it is started before
     top = min(  # the method's body, under forward's ``def`` line
-        (len(line) - len(line.lstrip()) for line in lines if line.strip() and not _def(line)),
+        (_indent_of(line) for line in lines if line.strip() and not _def(line)),
         default=0,
     )
+    started: set[str] = set()
     for at, line in enumerate(lines):
         name = line.strip().removesuffix(" += 1")
-        if name not in counters or not line.strip().endswith(" += 1"):
+        if name not in counters or not line.strip().endswith(" += 1") or name in started:
             continue
-        depth = len(line) - len(line.lstrip())
-        header = next(
-            (
-                k
-                for k in range(at - 1, -1, -1)
-                if lines[k].lstrip().startswith("for ")
-                and len(lines[k]) - len(lines[k].lstrip()) < depth - len(INDENT)
-            ),
-            None,
-        )
-        if header is None:  # outside loops (norm given layer_norm): from the method's top
-            header = next(k for k, line in enumerate(lines) if line.strip() and not _def(line))
-        pad = lines[header][: len(lines[header]) - len(lines[header].lstrip())]
-        first = started.setdefault(name, header)
-        if first != header:  # counted on in a later loop: started once, before the first
-            if len(pad) != top or len(lines[first]) - len(lines[first].lstrip()) != top:
-                raise Unsupported(
-                    f"the counter '{name}' in loops that are not all the method's own"
-                )
-            continue
-        if f"{pad}{name} = 0" not in starts.setdefault(header, []):
-            starts[header].append(f"{pad}{name} = 0")
+        header = _statement_at(lines, at, top)
+        if header is None:
+            raise Unsupported(f"the counter '{name}' outside a loop or an if")
+        started.add(name)
+        starts.setdefault(header, []).append(f"{' ' * top}{name} = 0")
     out: list[str] = []
     for at, line in enumerate(lines):
         out += [*starts.get(at, []), line]
     return out
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _statement_at(lines: list[str], at: int, top: int) -> int | None:
+    """The line of the ``for`` or ``if`` of the method's body (indented ``top``) that
+    holds line ``at`` (an ``elif`` or ``else`` of it: its ``if``); None where another."""
+    k = at - 1
+    while k >= 0:
+        stripped = lines[k].strip()
+        if stripped and _indent_of(lines[k]) == top and not stripped.startswith(("elif ", "else:")):
+            break
+        k -= 1
+    if k < 0 or not lines[k].lstrip().startswith(("for ", "if ")):
+        return None
+    return k
 
 
 def _def(line: str) -> bool:
