@@ -138,21 +138,24 @@ def test_a_norm_on_tokens_with_rms_norm() -> None:
     assert 'setattr(self, f"rms_norm{rms_norm_count}", norm(channels))' in stage, stage
 
 
-def test_a_norm_outside_the_loop_too_stays_located() -> None:
+def test_a_norm_outside_the_loop_too_counts_on() -> None:
     """``norm`` applied before the loop as well: its modules are numbered over the
-    instance, which a counter over the loop would not name: a located note, the calls'
-    classes kept."""
+    instance, which one counter started at the method's top names (``layer_norm1``
+    before the loop, ``layer_norm2``, ``layer_norm3`` in it); it kept a located note."""
     source = STAGE.replace(
         "        for i in range(n):", "        x -> norm\n        for i in range(n):"
     )
-    notes, code = roll_notes(source)
-    assert len(notes) == 1 and notes[0].startswith("block 'Stage' at 1:7: "), notes
-    assert "'norm'" in notes[0], notes
-    assert "class Stage_2(" in code
+    stage = _rolled(source, "norm_outside_too")
+    init, forward = stage.split("    def forward")
+    for method in (init, forward):
+        assert method.count("layer_norm_count = 0") == 1, method
+        assert method.count("layer_norm_count += 1") == 2, method
 
 
-def test_a_norm_in_nested_loops_stays_located() -> None:
-    """``norm`` applied in loops nested in each other: a located note."""
+def test_a_norm_in_nested_loops_counts_on() -> None:
+    """``norm`` applied in loops nested in each other: one counter started before the
+    outer loop numbers its modules in the order they are made, as the IR does; it kept
+    a located note."""
     source = """\
 model Stage(n, norm = relu):
     def forward(x):
@@ -166,9 +169,10 @@ model Net:
     def forward(x):
         x -> Stage(2, layer_norm) as s -> Stage(3, relu) as t -> dense(2) as head
 """
-    notes, code = roll_notes(source)
-    assert len(notes) == 1 and notes[0].startswith("block 'Stage' at 1:7: "), notes
-    assert "class Stage_2(" in code
+    stage = _rolled(source, "norm_nested")
+    assert (
+        "        layer_norm_count = 0\n        for i in range(n):\n            for j in range(2):\n"
+    ) in stage, stage
 
 
 def test_a_norm_whose_module_is_not_built_from_the_width_stays_located() -> None:

@@ -170,6 +170,8 @@ class BlockWalk(_Walk):
             steps = self._call_steps(value, source)
         if steps is not None and self._second_renamed(stmt):
             apart = stmt.target  # h2 = gelu(h1): the second tensor goes on as h2
+        if steps is None and isinstance(value, ast.Call) and value.func == "buffer":
+            return self._buffer_apart(stmt, value, depth)
         if stmt.target != apart or steps is None:
             raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
         if self.second is None and (self._unused(stmt) or stmt.target in self._dead()):
@@ -183,6 +185,19 @@ class BlockWalk(_Walk):
         for step in steps:
             lines += self.step(step, depth)
         return lines
+
+    def _buffer_apart(self, stmt: ast.Assign, value: ast.Call, depth: int) -> list[str]:
+        """``h2 = buffer(c0).tanh``: a second tensor made from no tensor (``buffer``),
+        after a dead one before it is dropped (``h1 = multiply(x, x)``); read by nothing
+        kept, it is dropped in turn at the end of the body."""
+        self._drop_unused()
+        if self.second is not None or stmt.target in (self.tensor, *self.inputs_):
+            raise Unsupported(f"an assignment to '{stmt.target}' the roller does not write")
+        if self._unused(stmt) or stmt.target in self._dead():
+            self.unused = stmt.target
+        self.grow = self.size  # the threaded tensor's width, for the join or the drop
+        self.second = stmt.target
+        return self.buffer(value, depth)
 
     def chain(self, chain: ast.Chain, depth: int) -> list[str]:
         """``x -> relu()`` while a second tensor is made apart: the local is the threaded
@@ -302,19 +317,16 @@ class BlockWalk(_Walk):
         The first walks collect the operations built at the step (``item_spans``); the
         last writes the test of each at every visit, the same lines whatever the item (an
         item building no module, ``relu``, runs none). ``Unsupported`` where the module
-        is not the item's class built from the running width (or alone), where another
-        step of the instance makes that operation's modules (their numbers would follow
-        the list), or in loops nested in each other. None where the step applies no such
+        is not the item's class built from the running width (or alone), or where
+        another step of the instance makes that operation's modules other than as an
+        item (their numbers would follow the list). Items of several steps, of several
+        loops or of loops nested in each other count on one counter, started once
+        (``rolled_block.with_item_counters``). None where the step applies no such
         target, or names its module (``as norm{i}``)."""
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if not self.module_items or not isinstance(bound, OpValue) or bound.is_model:
             return None
         given = step.func in self.module_params  # norm given layer_norm or relu
-        if given and len(self.fors) != 1:  # a counter over one loop numbers its modules
-            raise Unsupported(
-                f"'{step.func}' applied at {step.span} outside a loop, or in loops nested"
-                " in each other"
-            )
         if not given and not any(
             step.func == name for loop in self.fors for name, _ in loop.target.names()
         ):
@@ -322,11 +334,6 @@ class BlockWalk(_Walk):
         if step.layer is not None or self.collect is not None:
             return None  # named by the source (``as norm{i}``), not numbered per operation
         if made is not None:
-            if len(self.fors) != 1:
-                raise Unsupported(
-                    f"the '{node.op}' module that '{step.func}' builds at {step.span}"
-                    " in loops nested in each other"
-                )
             known = self.module_items.get(node.op)
             if (
                 known is None
@@ -337,8 +344,8 @@ class BlockWalk(_Walk):
                     f"the module '{node.id}' that '{step.func}' builds takes arguments"
                     f" other than the width ({made.text()})"
                 )
-            self._item_counts[step.span, node.op] += 1
-            if node.id != f"{node.op}{self._item_counts[step.span, node.op]}":
+            self._item_counts[node.op] += 1  # over the instance, as the IR numbers them
+            if node.id != f"{node.op}{self._item_counts[node.op]}":
                 raise Unsupported(
                     f"'{step.func}' builds '{node.id}', numbered on from other"
                     f" '{node.op}' modules of the block"
@@ -347,8 +354,17 @@ class BlockWalk(_Walk):
         if not self.strict:  # the first walks only collect the operations built here
             return []
         ops = sorted(self.item_spans.get(step.span, ()))
-        for op in ops:  # the IR numbers them over the instance, the class over the loop
-            other = next((n for n in self.graph.nodes if n.op == op and n.span != step.span), None)
+        for op in ops:  # the IR numbers them over the instance, and so does one counter
+            other = next(
+                (
+                    n
+                    for n in self.graph.nodes
+                    if n.op == op
+                    and n.span != step.span
+                    and op not in self.item_spans.get(n.span, ())  # another loop's item
+                ),
+                None,
+            )
             if other is not None:
                 raise Unsupported(
                     f"'{step.func}' builds '{op}' modules at {step.span} beside"
@@ -375,7 +391,10 @@ class BlockWalk(_Walk):
         the name adds theirs (``dense{a + j + 2}`` in a loop after ``range(a)``)."""
         if step.span in self.row_counters and self.collect is None:  # a row's block: b(...)
             self._no_branches_apart(step)
-            named = f"{{{step.func}.__name__.lower()}}{{{self.counter}[{step.func}]}}"
+            stem = f"{{{step.func}.__name__.lower()}}"  # a row's block: any class
+            if step.func not in self.tr.locals:  # a block by name counted beside the rows
+                stem = step.func.lower()
+            named = f"{stem}{{{self.counter}[{step.func}]}}"
             self.paths[step.span] = named
             counting = f"{INDENT * depth}{self.row_counters[step.span]}"
             return [counting, *_added_lines(depth, f'setattr(self, f"{named}", ', made, keep)]

@@ -31,7 +31,7 @@ from itertools import takewhile
 from typing import Any
 
 from aurane.backends.torch.emit import emitter
-from aurane.backends.torch.emit_common import Call, Site, lit
+from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit
 from aurane.backends.torch.folded_sizes import hidden_params, size_flags
 from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
@@ -62,6 +62,7 @@ from aurane.backends.torch.untaken import (
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
+from aurane.ops.shape import _ints
 from aurane.ops.spec import OpSpec
 from aurane.records import fields, is_record, record, replace
 from aurane.semantics.config import MODEL_TABLE
@@ -701,10 +702,20 @@ def _nested(depth: int, head: str, call: Call) -> list[str]:
 
 def _added_lines(depth: int, head: str, made: Call, keep: bool) -> list[str]:
     """``head(made)`` (``stage.append(``, ``setattr(self, f"layer{i + 1}", ``); with
-    ``keep`` the block is bound to ``layer`` first, so the width can be read from it."""
+    ``keep`` the block is bound to ``layer`` first, so the width can be read from it. A
+    buffer is registered under the name instead (``self.register_buffer(f"buffer{i +
+    1}", torch.zeros(c0))``), as the class of one call registers it."""
+    if made.func == REGISTER_BUFFER:
+        if not head.startswith(SETATTR) or keep:
+            raise Unsupported(f"a buffer added as {head.strip()}...)")
+        name = head.removeprefix(SETATTR).removesuffix(", ")
+        return wrap(depth, "", Call(REGISTER_BUFFER, (name, *made.args[1:])))
     if keep:
         return [*wrap(depth, f"{LAYER} = ", made), f"{INDENT * depth}{head}{LAYER})"]
     return _nested(depth, head, made)
+
+
+SETATTR = "setattr(self, "
 
 
 def _literal(expr: ast.Expr) -> bool:
@@ -1029,6 +1040,9 @@ class _Walk:
         self.row_classes: dict[str, list[str]] = {}
         self.counter = "made"
         self.row_nodes: set[str] = set()
+        # the node ids of blocks called by name in a loop, counted with the rows' blocks
+        # where there are any (``_numbered_beside_rows``)
+        self.beside_rows: set[str] = set()
         self._row_counts: Counter[str] = Counter()
         # a list's operation the class of one call builds as a module (``for w, a in cfg:
         # x -> dense(w) -> a`` given ``layer_norm``: ``self.layer_norm1``): each such
@@ -1037,7 +1051,7 @@ class _Walk:
         # their operations (shared by the walks and forward); this walk's count of each
         self.module_items: Mapping[str, tuple[str, bool]] = {}
         self.item_spans: dict[Span, set[str]] = {}
-        self._item_counts: Counter[tuple[Span, str]] = Counter()
+        self._item_counts: Counter[str] = Counter()
         # operation-valued parameters built as modules where applied, as those items
         # (``rolled_block.module_params``: ``norm`` given ``layer_norm``)
         self.module_params: frozenset[str] = frozenset()
@@ -1554,6 +1568,52 @@ class _Walk:
         writes them); None where the step applies none."""
         return None
 
+    def buffer(self, step: ast.Call, depth: int) -> list[str]:
+        """``h = buffer(c0, persistent=true).tanh``: a tensor made from no tensor, state
+        the class registers where the class of one call does (in a loop, per iteration:
+        ``self.register_buffer(f"buffer{i + 1}", torch.zeros(c0))``), its shape written
+        as the source's and its other arguments as written (literals: the contents are
+        computed where the class is written). The running width is the buffer's on the
+        walk's axis, a text of the shape (no line: the text holds in the loop)."""
+        self.depth = depth
+        node = self._node(step)
+        spec = lookup(node.op)
+        if node.op != "buffer" or spec is None or node.inputs:
+            raise Unsupported(f"'{step.func}' at {step.span} makes no buffer")
+        if step.layer is not None:
+            raise Unsupported(f"the named buffer at {step.span}")
+        given = _given(spec, step)
+        for name, expr in given.items():
+            if name != "shape" and not _literal(expr):
+                raise Unsupported(
+                    f"the {name} '{self.tr.text(expr)}' of the buffer at {step.span} is no literal"
+                )
+        shape = given.get("shape")
+        items = shape.items if isinstance(shape, ast.TupleExpr) else ()
+        if len(items) == 1 and isinstance(items[0], ast.TupleExpr):
+            items = items[0].items  # buffer((c0, 8)) as buffer(c0, 8)
+        values = tuple(plain(v) for v in _ints(node.args["shape"]))
+        if len(items) != len(values):
+            raise Unsupported(f"the shape of the buffer at {step.span}")
+        texts = [self.tr.text(expr) for expr in items]
+        for text, value in zip(texts, values, strict=True):
+            if evaluate(text, self.env) != value:
+                raise Unsupported(f"'{text}' is not the IR's size of '{node.id}'")
+        args = dict(node.args)
+        args["shape"] = tuple(_shown(v, t) for v, t in zip(values, texts, strict=True))
+        site = Site(replace(node, args=args), (), (), values, node.id, self.graph.param_dtype)
+        made = module_init(site)
+        if made is None or made.func != REGISTER_BUFFER:
+            raise Unsupported(f"the buffer at {step.span}")
+        lines = self._place(step, node, made, depth, False)
+        self._suffixes(node)
+        width = self._width(node.output)
+        at = self.axis - 1 if self.axis > 0 else len(values) + self.axis
+        if not 0 <= at < len(texts) or evaluate(texts[at], self.env) != width:
+            raise Unsupported(f"the buffer at {step.span} has no size on the walk's axis")
+        self.size = texts[at]
+        return lines
+
     def _follows_input(self, sub: Graph | None, width: int) -> bool:
         """Whether the width after the inner block ``sub`` is its input's (the probes';
         without them, wherever the numbers agree)."""
@@ -1763,6 +1823,8 @@ class _Walk:
                 raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
             if depth == TOP:  # one in an if: the calls taking other branches make others
                 self.unnamed.add(node.id)
+            if made.func == REGISTER_BUFFER:  # registered under its name, as node.id
+                return wrap(depth, "", made)
             if keep:  # the next width is read from it: bound to ``layer`` first
                 return [*wrap(depth, f"{LAYER} = ", made), f"{pad}self.{node.id} = {LAYER}"]
             return wrap(depth, f"self.{node.id} = ", made)
@@ -1976,6 +2038,7 @@ class _Walk:
             callee = step.func
         else:
             callee = self.class_of(sub)
+            self._numbered_beside_rows(step, node, callee)
         names = [p.name for p in model.params]
         given = dict(plain(sub.block_args))
         given.update({param: self.operation_of(sub, param) for param in sub.block_ops})
@@ -2039,6 +2102,32 @@ class _Walk:
         if bound.name not in classes:
             classes.append(bound.name)
         return True
+
+    def _numbered_beside_rows(self, step: ast.Call, node: Node, callee: str) -> None:
+        """Where the block has rows of blocks (``_row_block``), an unnamed call of a block
+        by name in one loop (``for w, a in cfg: x -> Inner(w, a)``) counted with them
+        (``made[Inner] = made.get(Inner, 0) + 1``, the module ``f"inner{made[Inner]}"``):
+        the IR numbers each block's modules over the instance, so rows giving ``Inner``
+        number these on, which the count alone writes for any rows."""
+        if self.blocks is None or self.loops_around != 1 or step.layer is not None:
+            return
+        if step.func != callee or node.subgraph is None:
+            return
+        if self.blocks.named(node.subgraph.name) != callee:
+            return
+        stem = callee.lower()
+        self._row_counts[stem] += 1  # also before a rows' loop the first walk finds
+        if node.id != f"{stem}{self._row_counts[stem]}":
+            raise Unsupported(
+                f"'{step.func}' builds '{node.id}', not '{stem}{self._row_counts[stem]}':"
+                " its numbering is not the rows' blocks' alone"
+            )
+        self.beside_rows.add(node.id)
+        if not self.row_counters:  # no rows (yet: the last walk knows): i + 1 names it
+            return
+        self.row_counters[step.span] = (
+            f"{self.counter}[{callee}] = {self.counter}.get({callee}, 0) + 1"
+        )
 
     def _loop_width_fixed(
         self, step: ast.Call, sub: Graph, model: ast.Model, passed: Mapping[str, str]

@@ -348,7 +348,7 @@ def _roll_block(
     if forward is None or not instances:
         raise Unsupported("a block without forward")
     _unnamed_layers_given([g for g, _ in instances])
-    if not _loops(forward.body):
+    if not _loops(forward.body) and not module_params([g for g, _ in instances]):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
     # a block's class never checks its input's dtype (only a top-level model's does), so a
@@ -685,7 +685,7 @@ def _walked_inits(
             left = [n for n in walk.pending if n.layer or _makes_module(n)]
             if left:
                 raise Unsupported(f"the layer '{left[0].id}' is not made by the rolled class")
-            _rows_numbered_alone(graph, walk.row_nodes, block_models)
+            _rows_numbered_alone(graph, walk.row_nodes, walk.beside_rows, block_models)
             for block, size in walk.out_sizes.items():
                 if out_sizes.setdefault(block, size) != size:
                     raise Unsupported(f"the instances of '{block}' write their width differently")
@@ -879,44 +879,71 @@ def _module_items(
 
 def with_item_counters(lines: list[str], item_spans: Mapping[Span, set[str]]) -> list[str]:
     """``lines`` with each counter of a list's items' modules (``layer_norm_count += 1``,
-    ``block_walk._module_item``) started before the loop holding it (``layer_norm_count =
-    0``)."""
+    ``block_walk._module_item``) started once (``layer_norm_count = 0``) before the
+    statement of the method's body that first counts it: the loop holding it (the
+    outermost of nested loops), or the ``if`` testing a parameter outside loops. The IR
+    numbers an operation's modules over the instance, in the order they are made,
+    which one count from there writes: in loops nested in each other (``for k in
+    range(m): for w, a in cfg``), and in several loops (``for c, a in rows0`` then ``for
+    c, a in rows1``)."""
     counters = {f"{op}_count" for ops in item_spans.values() for op in ops}
     starts: dict[int, list[str]] = {}
+    top = min(  # the method's body, under forward's ``def`` line
+        (_indent_of(line) for line in lines if line.strip() and not _def(line)),
+        default=0,
+    )
+    started: set[str] = set()
     for at, line in enumerate(lines):
         name = line.strip().removesuffix(" += 1")
-        if name not in counters or not line.strip().endswith(" += 1"):
+        if name not in counters or not line.strip().endswith(" += 1") or name in started:
             continue
-        depth = len(line) - len(line.lstrip())
-        header = next(
-            (
-                k
-                for k in range(at - 1, -1, -1)
-                if lines[k].lstrip().startswith("for ")
-                and len(lines[k]) - len(lines[k].lstrip()) < depth - len(INDENT)
-            ),
-            None,
-        )
+        header = _statement_at(lines, at, top)
         if header is None:
-            raise Unsupported(f"the counter '{name}' outside a loop")
-        pad = lines[header][: len(lines[header]) - len(lines[header].lstrip())]
-        if f"{pad}{name} = 0" not in starts.setdefault(header, []):
-            starts[header].append(f"{pad}{name} = 0")
+            raise Unsupported(f"the counter '{name}' outside a loop or an if")
+        started.add(name)
+        starts.setdefault(header, []).append(f"{' ' * top}{name} = 0")
     out: list[str] = []
     for at, line in enumerate(lines):
         out += [*starts.get(at, []), line]
     return out
 
 
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _statement_at(lines: list[str], at: int, top: int) -> int | None:
+    """The line of the ``for`` or ``if`` of the method's body (indented ``top``) that
+    holds line ``at`` (an ``elif`` or ``else`` of it: its ``if``); None where another."""
+    k = at - 1
+    while k >= 0:
+        stripped = lines[k].strip()
+        if stripped and _indent_of(lines[k]) == top and not stripped.startswith(("elif ", "else:")):
+            break
+        k -= 1
+    if k < 0 or not lines[k].lstrip().startswith(("for ", "if ")):
+        return None
+    return k
+
+
+def _def(line: str) -> bool:
+    return line.lstrip().startswith("def ")
+
+
 def _rows_numbered_alone(
-    graph: Graph, row_nodes: set[str], block_models: Mapping[str, ast.Model]
+    graph: Graph,
+    row_nodes: set[str],
+    beside: set[str],
+    block_models: Mapping[str, ast.Model],
 ) -> None:
     """``Unsupported`` where a name of the instance other than the rows' blocks' modules
     would take a block's numbering (``basic1`` from ``as basic1`` or a ``Basic`` called
-    by name): the class numbers the rows' blocks from 1 for any rows, which the IR does
-    only where no other name has such a block's name and a number."""
+    by name outside loops): the class numbers the rows' blocks from 1 for any rows, which
+    the IR does only where no other name has such a block's name and a number. Those of
+    ``beside``, blocks called by name in a loop, are counted with the rows' blocks."""
     if not row_nodes:
         return
+    row_nodes = row_nodes | beside
     lowered = [name.lower() for name in block_models]
     if len(set(lowered)) != len(lowered):  # Basic and BASIC: one numbering, two counts
         raise Unsupported("two blocks whose names differ only in case number as one")

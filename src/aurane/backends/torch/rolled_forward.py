@@ -512,6 +512,11 @@ class _ForwardWriter:
             outside = not self.loops  # at the top, or in an if there (``branch``)
             if outside:
                 self._not_folded(node, step, statement)
+            applier = _applier(stmt, node, set(self.module_params)) if outside else None
+            if applier is not None:  # norm given layer_norm outside loops: tested as in one
+                mine = [_indent(_bare(line), depth - TOP) for line in statement if _code(line)]
+                lines += self._module_param(mine, node, applier)
+                continue
             if outside and node.span not in self.counted:
                 written = self.skip.statement(list(statement)) if self.skip else list(statement)
                 if step is not None and step.layer_holes:  # fc{n}: as __init__ names it
@@ -754,6 +759,8 @@ class _ForwardWriter:
         if node.layer is None and node.span in self.paths:  # self.dense3: an unnamed one
             # a parameter is indexed (``self.positional_encoding1[:, : x.shape[1]]``)
             pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?![\w.])")
+            if node.op == "buffer":  # self.buffer1.expand(x.shape[0], -1)
+                pattern = re.compile(rf"\bself\.{re.escape(node.id)}(?!\w)")
             path = self.paths[node.span]
             nests = self.counted.get(node.span)
             if nests is not None:
@@ -1082,7 +1089,9 @@ class _ForwardWriter:
         for node in nodes:
             name = node.output
             local = re.compile(rf"(?<![\w.]){re.escape(name)}\b")
-            made = next((i for i, s in enumerate(lines) if s.lstrip().startswith(f"{name} = ")), -1)
+            # ``gru1, _ = self.gru1(x)`` too: a recurrent layer's output, its state dropped
+            bound = re.compile(rf"{re.escape(name)}(?:, _)? = ")
+            made = next((i for i, s in enumerate(lines) if bound.match(s.lstrip())), -1)
             if made < 0:
                 continue
             inside = sum(len(local.findall(line)) for line in lines)
