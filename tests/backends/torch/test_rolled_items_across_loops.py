@@ -22,11 +22,9 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
-    roll_notes,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
     per_call,
+    roll_notes,
+    twin,
 )
 
 TWO_LOOPS = """\
@@ -64,7 +62,8 @@ model Net:
 def test_items_of_two_loops_number_one_operation_on() -> None:
     """``f2`` builds ``layer_norm1`` in the first loop and ``layer_norm2``
     in the second; ``identity1``, ``identity2`` likewise. Both counters start once."""
-    gen, flat = against_per_call(TWO_LOOPS, "two_loops", torch.randn(3, 4))
+    checked = twin(TWO_LOOPS, "two_loops", torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Fam", "Fam_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Fam", "Net"], gen.code
     notes, _ = roll_notes(TWO_LOOPS)
@@ -125,7 +124,8 @@ def test_a_parameter_applied_at_two_steps_of_a_loop_counts_on() -> None:
     ``layer_norm1`` to ``layer_norm4`` over the visits of both, which one counter
     writes; it was 'norm' builds 'layer_norm2', numbered on from other 'layer_norm'
     modules of the block."""
-    gen, flat = against_per_call(TWO_STEPS, "two_steps", torch.randn(3, 4))
+    checked = twin(TWO_STEPS, "two_steps", torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Stage", "Stage_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Stage", "Net"], gen.code
     model, _, _ = build(TWO_STEPS, "two_steps_modules")
@@ -158,7 +158,8 @@ def test_a_parameter_given_a_module_in_a_block_without_loops() -> None:
     ``layer_norm``, another the default ``relu``): one class testing the class it was
     given, as in a loop; it kept ``Block`` and ``Block_2`` ('a block without loops whose
     calls write 'def __init__(self, in_features, w):' against ...')."""
-    gen, flat = against_per_call(NO_LOOP, "no_loop", torch.randn(3, 4))
+    checked = twin(NO_LOOP, "no_loop", torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Block", "Block_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Block", "Net"], gen.code
     notes, _ = roll_notes(NO_LOOP)
@@ -204,7 +205,8 @@ def test_items_in_loops_nested_in_each_other() -> None:
     """``for k in range(m): for w, a in cfg``: the counters start before the outer loop
     (``layer_norm1``, ``layer_norm2`` over ``k``); they kept a class per call ('the
     'layer_norm' module that 'a' builds at 13:34 in loops nested in each other')."""
-    gen, flat = against_per_call(NESTED, "nested", torch.randn(3, 4))
+    checked = twin(NESTED, "nested", torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Nest", "Nest_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Nest", "Net"], gen.code
     notes, _ = roll_notes(NESTED)

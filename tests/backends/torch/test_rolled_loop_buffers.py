@@ -23,11 +23,9 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
-    roll_notes,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
     per_call,
+    roll_notes,
+    twin,
 )
 
 UNREAD = """\
@@ -91,7 +89,8 @@ model Net:
 
 def _rolled(source: str, name: str) -> str:
     """The checks of the module docstring; the rolled ``Loop0``."""
-    gen, flat = against_per_call(source, name, torch.randn(2, 3))
+    checked = twin(source, name, torch.randn(2, 3))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Loop0", "Loop0_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Loop0", "Net"], gen.code
     notes, _ = roll_notes(source)

@@ -17,9 +17,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, block_class, roll_notes  # noqa: E402
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    roll_notes,
+    twin,
 )
 
 RESIDUAL_RNN = """\
@@ -44,7 +46,8 @@ def test_a_residual_recurrent_layer_in_a_loop_is_one_class(layer: str) -> None:
     source = RESIDUAL_RNN.replace("{layer}", layer)
     notes, _ = roll_notes(source)
     assert notes == []
-    gen, flat = against_per_call(source, f"residual_{layer}", torch.randn(2, 5, 8))
+    checked = twin(source, f"residual_{layer}", torch.randn(2, 5, 8))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Stack", "Stack_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Stack", "Net"], gen.code
     stack = block_class(gen, "Stack")

@@ -22,11 +22,9 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
-    roll_notes,
-)
-from tests.backends.torch.test_rolled_loop_operation_items import (  # noqa: E402
-    against_per_call,
     per_call,
+    roll_notes,
+    twin,
 )
 
 BLOCKS = """\
@@ -68,7 +66,8 @@ LOOP_THEN_ROWS = ROWS_THEN_LOOP.replace(
 
 def _rolled(source: str, name: str) -> str:
     """The checks of the module docstring; the rolled ``Fam``."""
-    gen, flat = against_per_call(source, name, torch.randn(3, 4))
+    checked = twin(source, name, torch.randn(3, 4))
+    gen, flat = checked.gen, checked.per_call
     assert CLASS.findall(flat) == ["Unit0", "Unit2", "Fam", "Fam_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Unit0", "Unit2", "Fam", "Net"], gen.code
     notes, _ = roll_notes(source)
@@ -88,7 +87,10 @@ def test_a_block_called_in_a_loop_after_the_rows_counts_with_them() -> None:
     the second's build ``unit21``: one count writes both."""
     fam = _rolled(ROWS_THEN_LOOP, "rows_then_loop")
     assert (
-        "        made = {}\n        for c, b in rows0:\n            made[b] = made.get(b, 0) + 1\n"
+        "        made = {}\n        for c, b in rows0:\n"
+        "            if b not in (Unit0, Unit2):  # the blocks the calls' rows give\n"
+        '                raise ValueError(f"Fam is written for b in (Unit0, Unit2), not {b}")\n'
+        "            made[b] = made.get(b, 0) + 1\n"
     ) in fam, fam
     assert (
         "        for c, a in rows1:\n"
