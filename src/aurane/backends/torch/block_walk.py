@@ -1408,3 +1408,45 @@ def _bound(stmt: object) -> set[str]:
 
 def _source(chain: ast.Chain) -> str | None:
     return chain.source.id if isinstance(chain.source, ast.Name) else None
+
+
+def numbered_after_branch_loops(
+    body: tuple[ast.ForwardStmt, ...], whole: tuple[ast.ForwardStmt, ...] | None = None
+) -> None:
+    """``Unsupported`` where an unnamed module comes after a loop in an if's branch
+    (outside loops) that makes modules of its operation: the IR numbers it on from the
+    loop's iterations, which only the branch taken runs (``if deep: for i in range(n):
+    x -> dense(w)``, then ``x -> dense(w)``: ``dense{n + 1}`` or ``dense2``), and no
+    count the class keeps says how many (``BranchCount`` counts branches without loops).
+    Another branch's modules (``else: x -> dense(w)``) are numbered apart. ``whole``:
+    the forward's body, searched for the later modules (``body`` itself at the top)."""
+    whole = body if whole is None else whole
+    steps = [
+        item
+        for item in syntax_items(whole)
+        if isinstance(item, ast.Call)
+        and item.layer is None
+        and lookup(item.func) is not None
+        and emitter(_operation(item.func)).init is not None
+    ]
+    for stmt in body:
+        if not isinstance(stmt, ast.If):
+            continue
+        for branch in stmt.branches:
+            numbered_after_branch_loops(branch.body, whole)  # an if in the branch
+            for loop in (s for s in branch.body if isinstance(s, ast.For)):
+                later = next(
+                    (
+                        step
+                        for step in steps
+                        if _before(loop.span, step.span)
+                        and (_before(stmt.span, step.span) or _within(step.span, branch.span))
+                        and _made(loop, step)
+                    ),
+                    None,
+                )
+                if later is not None:
+                    raise Unsupported(
+                        f"an unnamed '{later.func}' module at {later.span} numbered on from"
+                        f" the loop at {loop.span} in an if's branch: name it with 'as'"
+                    )

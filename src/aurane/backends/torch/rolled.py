@@ -426,7 +426,7 @@ def triangles(
     ``nested``: such a pair inside loops outside loops too (a block's, not a network's),
     one a loop outside loops."""
     found: list[tuple[ast.For, ast.For, ast.For | None]] = []
-    for stmt in body:
+    for stmt in _outside_loops(body):
         if not isinstance(stmt, ast.For):
             continue
         pair = _triangle_pair(stmt)
@@ -471,6 +471,19 @@ class BranchCount:
         """The modules of the operation ``branch`` makes outside the ifs in it (their
         branches count their own)."""
         return next((k for span, k in self.added if span == branch.span), 0)
+
+
+def _outside_loops(body: tuple[ast.ForwardStmt, ...]) -> list[ast.ForwardStmt]:
+    """The statements of ``body`` outside loops, in order, those in the branches of its
+    ifs too (a loop in an if's branch is a loop outside loops: ``if deep: for i in
+    range(n): ...``)."""
+    out: list[ast.ForwardStmt] = []
+    for stmt in body:
+        out.append(stmt)
+        if isinstance(stmt, ast.If):
+            for branch in stmt.branches:
+                out += _outside_loops(branch.body)
+    return out
 
 
 def zero_mark(depth: int, counted: BranchCount | None, stmt: object) -> list[str]:
@@ -663,10 +676,14 @@ def _items_count(iterable: str) -> str:
 
 
 def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
+    """The targets of ``body``'s loops, those in an if's branch too."""
     out: set[str] = set()
     for stmt in body:
         if isinstance(stmt, ast.For):
             out |= {name for name, _ in stmt.target.names()} | _loop_names(stmt.body)
+        elif isinstance(stmt, ast.If):
+            for branch in stmt.branches:
+                out |= _loop_names(branch.body)
     return out
 
 
@@ -1350,8 +1367,6 @@ class _Walk:
         return [f"{INDENT * depth}{SIZE} = {self.held}"]
 
     def loop(self, stmt: ast.For, depth: int) -> list[str]:
-        if depth > TOP and not self.loops_around:
-            raise Unsupported(f"a loop in an if outside loops at {stmt.span}")
         pad = INDENT * depth
         lines: list[str] = []
         for name, width in (self.widths or {}).items():
@@ -1364,7 +1379,8 @@ class _Walk:
             self.held = self.size
             self.size = SIZE
         held = self.held
-        if depth == TOP:  # a loop outside loops: its modules' sizes are collected afresh
+        if not self.loops_around:  # a loop outside loops (in an if's branch too): its
+            # modules' sizes are collected afresh
             self._loop_sizes = set()
         stage = self._stage(stmt)
         stage_call = self._stage_call

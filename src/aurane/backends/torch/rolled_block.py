@@ -39,6 +39,7 @@ from aurane.backends.torch.block_walk import (
     _makes_module,
     branch_count,
     ifs_outside_loops,
+    numbered_after_branch_loops,
 )
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inner_widths import InnerWidths
@@ -348,6 +349,7 @@ def _roll_block(
     if forward is None or not instances:
         raise Unsupported("a block without forward")
     _unnamed_layers_given([g for g, _ in instances])
+    numbered_after_branch_loops(forward.body)
     if not _loops(forward.body) and not module_params([g for g, _ in instances]):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
@@ -754,7 +756,12 @@ def _operation_of(
 
 
 def _loops(body: tuple[ast.ForwardStmt, ...]) -> bool:
-    return any(isinstance(s, ast.For) for s in body)
+    """Whether ``body`` holds a loop, one in an ``if``'s branch too."""
+    return any(
+        isinstance(s, ast.For)
+        or (isinstance(s, ast.If) and any(_loops(b.body) for b in s.branches))
+        for s in body
+    )
 
 
 def _environment(

@@ -1,0 +1,147 @@
+"""Issue 24 item 3: a loop inside an ``if`` outside loops (``if deep: for i in range(n):
+x -> dense(w).relu else: x -> dense(w)``), as torchvision's ``if downsample:`` around
+``for _ in range(n):``. Each call kept its class with the note 'a loop in an if outside
+loops'; the rolled class writes the loop inside the branch in ``__init__`` and
+``forward``, its modules named as the build with one class per call names them. Each
+program runs against its IR, builds the same modules in the same order as that build,
+strict-loads its weights and computes the same; ``roll_check`` rebuilds the class at
+arguments no call gives. An unnamed module after such a loop that the IR numbers on from
+its iterations (``dense{n + 1}`` or ``dense2``, as the branch taken decides) keeps a class
+per call with a located note."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import (  # noqa: E402
+    block_class,
+    program,
+    roll_notes,
+    twin,
+)
+
+STAGE = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu
+        else:
+            x -> dense(w)
+        return x
+"""
+
+
+def test_a_loop_in_one_branch_is_written_inside_it() -> None:
+    """``Stage(8, 2, true)`` takes the loop, ``Stage(8, 3, false)`` the other branch."""
+    checked = twin(
+        program(STAGE, "Stage(8, 2, true) -> Stage(8, 3, false)"), "loop_branch", torch.randn(2, 4)
+    )
+    text = block_class(checked.gen, "Stage")
+    assert (
+        "        channels = in_features\n"
+        "        if deep:\n"
+        "            for i in range(n):\n"
+        '                setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        "        else:\n"
+        "            self.dense1 = nn.Linear(channels, w)\n"
+    ) in text, text
+    assert (
+        "        if self.deep:\n"
+        "            for i in range(self.n):\n"
+        '                x = getattr(self, f"dense{i + 1}")(x)\n'
+        "                x = F.relu(x)\n"
+        "        else:\n"
+        "            x = self.dense1(x)\n"
+    ) in text, text
+
+
+def test_both_calls_taking_the_loop_at_different_counts() -> None:
+    checked = twin(
+        program(STAGE, "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 1, false)"),
+        "loop_branch_counts",
+        torch.randn(2, 4),
+    )
+    assert "class Stage_2" not in checked.code
+
+
+def test_a_loop_no_call_runs_is_read_from_a_phantom() -> None:
+    """No call takes the branch: the class writes its loop all the same."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu
+        return x -> layer_norm()
+"""
+    checked = twin(
+        program(source, "Stage(8, 2, false) -> Stage(6, 3, false)"),
+        "phantom_loop",
+        torch.randn(2, 4),
+    )
+    assert 'setattr(self, f"dense{i + 1}", nn.Linear(channels, w))' in checked.code
+
+
+def test_modules_before_and_a_named_one_after_the_if() -> None:
+    """The loop's ``dense`` number on from the one before the if (``dense{i + 2}``)."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        x -> dense(w)
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu -> layer_norm()
+        else:
+            x -> dense(w)
+        return x -> dense(w) as out
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 3, false)"
+    checked = twin(program(source, calls), "loop_branch_around", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert '                setattr(self, f"dense{i + 2}", nn.Linear(channels, w))\n' in text, text
+    assert "        self.out = nn.Linear(channels, w)\n" in text, text
+
+
+def test_a_triangle_in_a_branch_keeps_its_running_count_there() -> None:
+    """``for j in range(i + 1)`` in ``for i in range(n)`` under the ``if``: the running
+    count (``m``: ``n`` is a parameter) starts in the branch, before the loops."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                for j in range(i + 1):
+                    x -> dense(w).relu
+        else:
+            x -> dense(w)
+        return x
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 3, false)"
+    checked = twin(program(source, calls), "triangle_branch", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert (
+        "        if deep:\n"
+        "            m = 0\n"
+        "            for i in range(n):\n"
+        "                for j in range(i + 1):\n"
+        '                    setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n'
+        "                    channels = w\n"
+        "                    m += 1\n"
+    ) in text, text
+
+
+def test_an_unnamed_module_numbered_on_from_the_branch_loop_keeps_a_class_per_call() -> None:
+    """``dense`` after the if is ``dense{n + 1}`` where the loop ran, ``dense2`` where the
+    other branch did: no count of the class says which, so each call keeps its class."""
+    calls = "Stage(8, 2, true) -> Stage(6, 2, true) -> Stage(8, 3, false)"
+    source = program(STAGE.replace("        return x\n", "        return x -> dense(w)\n"), calls)
+    notes, code = roll_notes(source)
+    assert notes == [
+        "block 'Stage' at 1:7: an unnamed 'dense' module at 8:21 numbered on from the loop"
+        " at 4:13 in an if's branch: name it with 'as'"
+    ], notes
+    assert "class Stage_2(nn.Module):" in code
