@@ -6,7 +6,7 @@ the branch taken of the if``, ``... after a loop that makes them under an 'if'``
 rolled class now keeps a running count of the modules the branches taken made (``n = 0``
 before, ``n += 1`` ending each branch making one), which names them
 (``dense{n + i + 1}``), in ``__init__`` and forward alike (``rolled.BranchCount``,
-``block_walk.branch_count``, ``BlockWalk._numbered_on``).
+``block_walk.branch_counts``, ``BlockWalk._numbered_on``).
 
 Each program is built against the build with one class per call (``per_call=True``): one
 class for the block, the same modules in the same order, a strict load of random weights,

@@ -261,7 +261,7 @@ class BlockWalk(_Walk):
             self.fors = self.fors[:-1]
         # after the loop a skip is joined as a later input is (``_with_input``)
         self.inputs_ |= self.skips
-        return [*zero_mark(depth, self.tr.branch_count, stmt), *lines]
+        return [*zero_mark(depth, self.tr.branch_counts, stmt), *lines]
 
     def _counted_loop(self, stmt: ast.For, depth: int) -> list[str]:
         """A triangle's loops (``rolled.Triangle``): their headers marked for the counter,
@@ -642,13 +642,17 @@ class BlockWalk(_Walk):
     def _branch_counted(self, step: ast.Call) -> bool:
         """Whether ``step`` is an unnamed module numbered on from the modules of its
         operation that the branches taken of the ifs before it made (``BranchCount``)."""
-        counted = self.tr.branch_count
+        counted = self._branch_count_of(step)
         return (
             counted is not None
             and step.layer is None
-            and _operation(step.func) == counted.op
             and any(_before(span, step.span) for span in counted.differing)
         )
+
+    def _branch_count_of(self, step: ast.Call) -> BranchCount | None:
+        """The running count of ``step``'s operation (``tr.branch_counts``), if any."""
+        op = _operation(step.func)
+        return next((c for c in self.tr.branch_counts if c.op == op), None)
 
     def _numbered_on(
         self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool
@@ -660,7 +664,7 @@ class BlockWalk(_Walk):
         (``dense{n + i + 1}``, after a loop of ``range(a)`` ``dense{n + a + 1}``). Each
         visit's number less the count and the loops' modules outside ifs must follow one
         progression in the loop's count, as ``_place`` checks."""
-        counted = self.tr.branch_count
+        counted = self._branch_count_of(step)
         assert counted is not None
         found = numbered_stem(node, step)
         nests = self._earlier(self.fors[0].span if self.fors else step.span, step)
@@ -681,7 +685,7 @@ class BlockWalk(_Walk):
             target, count, per = index, value, _made_here(loop.body, step)
             if loop.span in self.indices:
                 self.indexed.add(loop.span)
-        before = self._made_by(nests, step, plain=True) + self.branch_made
+        before = self._made_by(nests, step, plain=True) + self.branch_made[counted.op]
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, before))
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
@@ -699,7 +703,7 @@ class BlockWalk(_Walk):
     def branch(self, stmt: ast.If, depth: int) -> list[str]:
         self._no_statement_between("an if")
         self._drop_unused()
-        start = zero_mark(depth, self.tr.branch_count, stmt)  # n = 0: a running count
+        start = zero_mark(depth, self.tr.branch_counts, stmt)  # n = 0: a running count
         if self.loops_around:
             return [*start, *super().branch(stmt, depth)]
         return [*start, *self._branch_outside_loops(stmt, depth)]
@@ -1247,13 +1251,15 @@ def _alike(found: ast.If, step: ast.Call) -> bool:
     return not _branches_differ(found, step) and not any(_made_in(i, step) for i in nested)
 
 
-def branch_count(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> BranchCount | None:
-    """The running count (``rolled.BranchCount``) of the first operation that an unnamed
+def branch_counts(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> tuple[BranchCount, ...]:
+    """The running counts (``rolled.BranchCount``), one for each operation that an unnamed
     module of ``body`` numbers on from an if before it whose branches make different
-    numbers of it (an ``if`` with no ``else`` makes none where no test holds), with the
-    modules each branch of every if makes outside the ifs in it, and its name: ``n``,
-    ``m``, ``count``, ``n2``, ..., the first no name of ``body`` nor ``taken`` is. None
-    where there is none, or a branch makes them in a loop."""
+    numbers of it (an ``if`` with no ``else`` makes none where no test holds; ``dense``
+    and ``layer_norm`` both after ``if flag: x -> dense(w) else: x -> layer_norm()``), in
+    the order of their first such modules, with the modules each branch of every if
+    makes outside the ifs in it, and their names: ``n``, ``m``, ``count``, ``n2``, ...,
+    the first no name of ``body``, of ``taken`` nor of a count before is. None for an
+    operation a branch makes in a loop (no number it adds), nor for any after it."""
     items = list(syntax_items(body))
     ifs = [item for item in items if isinstance(item, ast.If)]
     steps = [
@@ -1261,37 +1267,38 @@ def branch_count(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> BranchCo
         for item in items
         if isinstance(item, ast.Call) and item.layer is None and lookup(item.func) is not None
     ]
+    used = set(taken) | RESERVED
+    used |= {item for item in items if isinstance(item, str) and item.isidentifier()}
+    more = (f"n{k}" for k in range(2, len(used) + 3))
+    names = (n for n in ("n", "m", "count", *more) if n not in used)
+    counts: dict[str, BranchCount] = {}
     for step in steps:
-        if emitter(_operation(step.func)).init is None:
-            continue  # no module, no name (``relu()``)
+        op = _operation(step.func)
+        if op in counts or emitter(op).init is None:
+            continue  # counted already, or no module, no name (``relu()``)
         differing = tuple(
             found.span
             for found in ifs
             if _before(found.span, step.span)
             and (_branches_differ(found, step) or _looped(found, step, body))
         )
-        if differing:
-            break
-    else:
-        return None
-    added: list[tuple[Span, int]] = []
-    for found in ifs:
-        for branch in found.branches:
-            inner = [s for s in syntax_items(branch.body) if isinstance(s, ast.For)]
-            if any(_made(loop, step) for loop in inner):
-                return None  # a loop in the branch: no number it adds
-            made = _made_here(branch.body, step)
-            if made and not _alike(found, step):
-                added.append((branch.span, made))
-    first = next(
-        (stmt.span for stmt in body if any(_within(span, stmt.span) for span, _ in added)),
-        None,
-    )
-    used = set(taken) | RESERVED
-    used |= {item for item in items if isinstance(item, str) and item.isidentifier()}
-    more = (f"n{k}" for k in range(2, len(used) + 3))
-    name = next(n for n in ("n", "m", "count", *more) if n not in used)
-    return BranchCount(_operation(step.func), name, first, tuple(added), differing)
+        if not differing:
+            continue
+        added: list[tuple[Span, int]] = []
+        for found in ifs:
+            for branch in found.branches:
+                inner = [s for s in syntax_items(branch.body) if isinstance(s, ast.For)]
+                if any(_made(loop, step) for loop in inner):
+                    return tuple(counts.values())  # a loop in the branch: no number it adds
+                made = _made_here(branch.body, step)
+                if made and not _alike(found, step):
+                    added.append((branch.span, made))
+        first = next(
+            (stmt.span for stmt in body if any(_within(span, stmt.span) for span, _ in added)),
+            None,
+        )
+        counts[op] = BranchCount(op, next(names), first, tuple(added), differing)
+    return tuple(counts.values())
 
 
 def _looped(found: ast.If, step: ast.Call, body: tuple[ast.ForwardStmt, ...]) -> bool:

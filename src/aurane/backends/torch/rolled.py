@@ -221,9 +221,9 @@ class Translator:
         self.functions = {name: python for name, python in _CALLED.items() if name not in locals_}
         # the triangles of loops whose running counts name modules (``triangles``)
         self.triangles: tuple[Triangle, ...] = ()
-        # the running count of one operation's modules the ifs' branches taken made
-        # (``BranchCount``), where later unnamed modules of it are numbered on from it
-        self.branch_count: BranchCount | None = None
+        # the running counts of the modules the ifs' branches taken made, one for each
+        # operation whose later unnamed modules are numbered on from them (``BranchCount``)
+        self.branch_counts: tuple[BranchCount, ...] = ()
         # the parameters the calls give booleans and numbers (``pyexpr.kind_compare``)
         self.mixed: frozenset[str] = frozenset()
 
@@ -459,7 +459,7 @@ class BranchCount:
     a running count, ``name`` (``n = 0`` before the statement outside loops that holds
     the first such branch, ``start``; ``n += 1`` ending each branch making one, ``added``
     by the branch's span), which names them (``dense{n + i + 1}``), as a hand-written
-    class would (``block_walk.branch_count``)."""
+    class would (``block_walk.branch_counts``: one for each operation numbered on)."""
 
     op: str
     name: str
@@ -486,21 +486,21 @@ def _outside_loops(body: tuple[ast.ForwardStmt, ...]) -> list[ast.ForwardStmt]:
     return out
 
 
-def zero_mark(depth: int, counted: BranchCount | None, stmt: object) -> list[str]:
-    """The line setting ``counted``'s running count to 0 before ``stmt`` where it is the
-    statement its count starts at (written by ``_counters`` where a name reads it)."""
-    if counted is None or getattr(stmt, "span", None) != counted.start:
-        return []
-    return [f"{INDENT * depth}{COUNTER} zero {counted.name}"]
+def zero_mark(depth: int, counts: Sequence[BranchCount], stmt: object) -> list[str]:
+    """The lines setting each of ``counts``' running counts to 0 before ``stmt`` where it
+    is the statement that count starts at (written by ``_counters`` where a name reads
+    it)."""
+    span = getattr(stmt, "span", None)
+    return [f"{INDENT * depth}{COUNTER} zero {c.name}" for c in counts if span == c.start]
 
 
-def add_mark(depth: int, counted: BranchCount | None, branch: ast.Branch) -> list[str]:
-    """The line ending ``branch``'s body that adds the modules of ``counted``'s operation
-    it made (``n += 1``, written by ``_counters`` where a name reads the count)."""
-    made = counted.made(branch) if counted is not None else 0
-    if counted is None or not made:
-        return []
-    return [f"{INDENT * depth}{COUNTER} add {counted.name} {made}"]
+def add_mark(depth: int, counts: Sequence[BranchCount], branch: ast.Branch) -> list[str]:
+    """The lines ending ``branch``'s body that add the modules of each of ``counts``'
+    operations it made (``n += 1``, written by ``_counters`` where a name reads the
+    count)."""
+    return [
+        f"{INDENT * depth}{COUNTER} add {c.name} {c.made(branch)}" for c in counts if c.made(branch)
+    ]
 
 
 def _triangle_pair(loop: ast.For) -> ast.For | None:
@@ -1011,7 +1011,8 @@ class _Walk:
         self.empty_loops: set[str] = set()  # a block's loops whose visits built nothing (shared)
         self.collect: list[tuple[str, str]] | None = None  # a named chain's modules
         self.unnamed: set[str] = set()  # attributes of unnamed modules (forward reads them)
-        self.branch_made = 0  # the running count of ``tr.branch_count`` at this visit
+        # the running counts of ``tr.branch_counts`` at this visit, by operation
+        self.branch_made: Counter[str] = Counter()
         # an unnamed module in a loop (``block_walk.BlockWalk``): its step -> (its name's
         # prefix, the loop's count, its number, the modules of its operation the loops before
         # its own made) at every visit, and the path written; the
@@ -1335,9 +1336,9 @@ class _Walk:
                 chosen = index
                 body = self.body(branch.body, depth + 1)
                 # the branch's modules of a running count (``BranchCount``): n += 1
-                body += add_mark(depth + 1, self.tr.branch_count, branch)
-                if self.tr.branch_count is not None:
-                    self.branch_made += self.tr.branch_count.made(branch)
+                body += add_mark(depth + 1, self.tr.branch_counts, branch)
+                for counted in self.tr.branch_counts:
+                    self.branch_made[counted.op] += counted.made(branch)
                 known = self.branches.setdefault(key, body)
                 if self.strict and known != body:
                     raise Unsupported("a branch writes differently at two visits")

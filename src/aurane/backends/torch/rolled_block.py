@@ -37,7 +37,7 @@ from typing import Any
 from aurane.backends.torch.block_walk import (
     BlockWalk,
     _makes_module,
-    branch_count,
+    branch_counts,
     ifs_outside_loops,
     numbered_after_branch_loops,
 )
@@ -402,7 +402,7 @@ def _roll_block(
     )
     used = {*names, *constants, *block_models, *words, *indices.values()}
     # a running count of the modules the branches taken made (``n``), named apart too
-    tr.branch_count = branch_count(forward.body, {*used, *(t.name for t in tr.triangles)})
+    tr.branch_counts = branch_counts(forward.body, {*used, *(t.name for t in tr.triangles)})
     # a row's block's modules, numbered per block (``rolled._Walk._row_block``): the
     # counter's name, one no name of the block or its calls' classes is
     counter = next(c for c in ("made", "counts", "seen", "made_") if c not in used)
@@ -466,7 +466,7 @@ def _roll_block(
     }
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
     forward_tr.triangles = tr.triangles
-    forward_tr.branch_count = tr.branch_count
+    forward_tr.branch_counts = tr.branch_counts
     forward_tr.mixed = tr.mixed
 
     def forwards(one_by_one: bool) -> list[str]:

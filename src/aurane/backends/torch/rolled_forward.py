@@ -316,7 +316,7 @@ def rolled_forward(
         raise Unsupported("a forward that is not one statement per layer")
     text = "\n".join(rest)
     counters = [counted.name for counted in tr.triangles]
-    counters += [tr.branch_count.name] if tr.branch_count is not None else []
+    counters += [counted.name for counted in tr.branch_counts]
     for loop_name in [*tr.locals, *counters]:
         if re.search(rf"\b{re.escape(loop_name)}\b", text):
             raise Unsupported(f"the loop's name '{loop_name}' is a local of forward")
@@ -482,7 +482,7 @@ class _ForwardWriter:
     ) -> list[str]:
         lines: list[str] = []
         for stmt in stmts:
-            lines += zero_mark(depth, self.tr.branch_count, stmt)  # n = 0: a running count
+            lines += zero_mark(depth, self.tr.branch_counts, stmt)  # n = 0: a running count
             if isinstance(stmt, ast.For):
                 lines += self.loop(stmt, depth, frames)
             elif isinstance(stmt, ast.If):
@@ -1136,7 +1136,7 @@ class _ForwardWriter:
                 chosen = True
                 inner = (*frames, ("branch", branch.header_span, 0))
                 found = self.body(branch.body, depth + 1, inner)
-                found += add_mark(depth + 1, self.tr.branch_count, branch)  # n += 1
+                found += add_mark(depth + 1, self.tr.branch_counts, branch)  # n += 1
                 if self.branches.setdefault(key, found) != found:
                     raise Unsupported("a branch writes differently at two visits")
         return lines
