@@ -7,18 +7,23 @@ program runs against its IR, builds the same modules in the same order as that b
 strict-loads its weights and computes the same; ``roll_check`` rebuilds the class at
 arguments no call gives. An unnamed module after such a loop that the IR numbers on from
 its iterations (``dense{n + 1}`` or ``dense2``, as the branch taken decides) keeps a class
-per call with a located note."""
+per call with a located note. A network used through variants writes it alike.
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
+from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     block_class,
+    build,
     program,
     roll_notes,
+    rolls_exactly,
     twin,
 )
 
@@ -145,3 +150,51 @@ def test_an_unnamed_module_numbered_on_from_the_branch_loop_keeps_a_class_per_ca
         " at 4:13 in an if's branch: name it with 'as'"
     ], notes
     assert "class Stage_2(nn.Module):" in code
+
+
+NETWORK = """\
+model Net(w, n, deep):
+    def forward(x):
+        x -> dense(w) as stem
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu
+        else:
+            x -> dense(2 * w)
+        return x -> dense(2) as head
+
+model small = Net(6, 2, true):
+    input_shape = (4,)
+model big = Net(8, 3, false):
+    input_shape = (4,)
+model mid = Net(5, 1, true):
+    input_shape = (4,)
+"""
+
+
+def test_a_loop_in_a_network_branch_rolls() -> None:
+    """A network used through variants writes the loop in the branch as a block does;
+    each variant builds the modules of its class written out, strict-loads its weights and
+    computes the same, and ``roll_check`` builds it at the variants' arguments changed."""
+    code = rolls_exactly(NETWORK, "network_loop_branch", torch.randn(3, 4))
+    assert (
+        "        if deep:\n"
+        "            for i in range(n):\n"
+        '                setattr(self, f"dense{i + 2}", nn.Linear(channels, w))\n'
+        "        else:\n"
+        "            self.dense2 = nn.Linear(channels, 2 * w)\n"
+        "            channels = 2 * w\n"
+        "        self.head = nn.Linear(channels, 2)\n"
+    ) in code, code
+    counts: Counter[str] = Counter()
+    assert check_source(NETWORK, counts) == []
+    assert counts["network arguments"] > 0, counts
+
+
+def test_an_unnamed_module_after_a_network_branch_loop_keeps_a_class_per_variant() -> None:
+    source = NETWORK.replace("dense(2) as head", "dense(2)")
+    _, _, notes = build(source, "network_loop_branch_after")
+    assert notes == [
+        "network 'Net' at 1:7: an unnamed 'dense' module at 9:21 numbered on from the loop"
+        " at 5:13 in an if's branch: name it with 'as'"
+    ], notes

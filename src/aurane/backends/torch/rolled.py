@@ -2500,6 +2500,7 @@ def _roll_at(
     fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
     if any(name in MODEL_TABLE for name in fields):
         raise Unsupported("a network with its own input_shape or input_dtype")
+    numbered_after_branch_loops(forward.body)
     names = [*params, *loops, *fields]
     check_names(names, [*classes.values(), *constants])
     tr = Translator(frozenset(names), constants, classes)
@@ -3294,3 +3295,64 @@ def _shared_methods(texts: list[str], stored: _Stored | None = None) -> list[str
             raise Unsupported("the variants' forward methods differ")
         out.append(read)
     return out
+
+
+def numbered_after_branch_loops(
+    body: tuple[ast.ForwardStmt, ...], whole: tuple[ast.ForwardStmt, ...] | None = None
+) -> None:
+    """``Unsupported`` where an unnamed module comes after a loop in an if's branch
+    (outside loops) that makes modules of its operation: the IR numbers it on from the
+    loop's iterations, which only the branch taken runs (``if deep: for i in range(n):
+    x -> dense(w)``, then ``x -> dense(w)``: ``dense{n + 1}`` or ``dense2``), and no
+    count the class keeps says how many (``BranchCount`` counts branches without loops).
+    Another branch's modules (``else: x -> dense(w)``) are numbered apart. ``whole``:
+    the forward's body, searched for the later modules (``body`` itself at the top)."""
+    whole = body if whole is None else whole
+    steps = [
+        item
+        for item in syntax_items(whole)
+        if isinstance(item, ast.Call)
+        and item.layer is None
+        and (spec := lookup(item.func)) is not None
+        and emitter(spec.name).init is not None
+    ]
+    for stmt in body:
+        if not isinstance(stmt, ast.If):
+            continue
+        for branch in stmt.branches:
+            numbered_after_branch_loops(branch.body, whole)  # an if in the branch
+            for loop in (s for s in branch.body if isinstance(s, ast.For)):
+                later = next(
+                    (
+                        step
+                        for step in steps
+                        if _ends_before(loop.span, step.span)
+                        and (_ends_before(stmt.span, step.span) or _within(step.span, branch.span))
+                        and _operation_made(loop, step.func)
+                    ),
+                    None,
+                )
+                if later is not None:
+                    raise Unsupported(
+                        f"an unnamed '{later.func}' module at {later.span} numbered on from"
+                        f" the loop at {loop.span} in an if's branch: name it with 'as'"
+                    )
+
+
+def _ends_before(earlier: Span, later: Span) -> bool:
+    """Whether ``earlier`` ends before ``later`` starts."""
+    return (earlier.end_line, earlier.end_column) <= (later.line, later.column)
+
+
+def _operation_made(node: object, func: str) -> bool:
+    """Whether ``node`` makes a node of ``func``'s operation: a call or a suffix
+    (``.relu``), named or not (the IR numbers them all alike)."""
+    spec = lookup(func)
+    op = spec.name if spec is not None else func
+    for item in syntax_items(node):
+        if isinstance(item, ast.Call | ast.Suffix):
+            name = item.func if isinstance(item, ast.Call) else item.name
+            found = lookup(name)
+            if (found.name if found is not None else name) == op:
+                return True
+    return False

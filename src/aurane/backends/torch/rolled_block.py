@@ -39,7 +39,6 @@ from aurane.backends.torch.block_walk import (
     _makes_module,
     branch_counts,
     ifs_outside_loops,
-    numbered_after_branch_loops,
 )
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inner_widths import InnerWidths
@@ -80,6 +79,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     keyed_stages,
     loop_indices,
+    numbered_after_branch_loops,
     row_count,
     stages_in_order,
     starred_loops,
