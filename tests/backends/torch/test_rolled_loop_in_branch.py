@@ -7,7 +7,7 @@ program runs against its IR, builds the same modules in the same order as that b
 strict-loads its weights and computes the same; ``roll_check`` rebuilds the class at
 arguments no call gives. An unnamed module after such a loop that the IR numbers on from
 its iterations (``dense{n + 1}`` or ``dense2``, as the branch taken decides) keeps a class
-per call with a located note. A network used through variants writes it alike.
+per call with a located note. A network used through variants writes it alike."""
 
 from __future__ import annotations
 
