@@ -94,11 +94,16 @@ def test_items_of_two_loops_number_one_operation_on() -> None:
 
 def test_a_loop_under_an_if_keeps_its_located_note() -> None:
     """A counter started under the ``if`` would be unbound where it is not taken: the
-    block stays one class per call, located (the roller writes no loop under an ``if``
-    outside loops; ``with_item_counters`` refuses a shared counter's loops that are not
-    all the method's own), and builds the modules the per-call build does."""
+    block stays one class per call, located (the second loop's ``dense`` is numbered on
+    from the loop under the ``if``, which only the branch taken runs:
+    ``rolled.numbered_after_branch_loops``; ``with_item_counters`` refuses a shared
+    counter's loops that are not all the method's own), and builds the modules the
+    per-call build does."""
     notes, _ = roll_notes(UNDER_AN_IF)
-    assert notes == ["block 'Fam' at 1:7: a loop in an if outside loops at 4:13"], notes
+    assert notes == [
+        "block 'Fam' at 1:7: an unnamed 'dense' module at 7:18 numbered on from the loop"
+        " at 4:13 in an if's branch: name it with 'as'"
+    ], notes
     model, _, _ = build(UNDER_AN_IF, "under_an_if")
     theirs, _ = per_call(UNDER_AN_IF, "under_an_if_per_call")
     names = [n for n, _ in model.Net().named_modules()]
