@@ -1901,7 +1901,7 @@ class _Walk:
                 raise Unsupported(f"'{text}' is not the IR's {name} of '{node.id}'")
             if isinstance(value, tuple) and emitter(node.op).init is None:
                 continue  # permute(p - 1, 2, 1): forward writes the numbers, no module
-            args[name] = _shown(value, text)
+            args[name] = _shown_items(value, expr, self.tr)
             written[name] = (value, text)
         sizes_given = (
             set(_sizes_in(value for value, _ in written.values())) if self.depth > TOP else set()
@@ -2339,19 +2339,28 @@ def _written_as_given(site: Site, made: Call, written: Mapping[str, tuple[Any, s
     The argument is given another value shown as the same text: a constructor that only
     writes the text reads alike."""
     for name, (value, text) in written.items():
+        shown = site.node.args[name]
+        # a tuple's items one at a time (``(None, min(p, 8))``), each as its own text
+        others = [
+            (*shown[:at], _shown(other, str(item)), *shown[at + 1 :])
+            for at, item in enumerate(shown if isinstance(shown, tuple) else ())
+            if isinstance(item, ShownInt | ShownFloat)
+            and (other := perturbed(plain(item))) is not None
+        ]
         other = perturbed(value)
-        if other is None:
-            continue
-        args = {**site.node.args, name: _shown(other, text)}
-        try:
-            again = module_init(replace(site, node=replace(site.node, args=args)))
-        except Exception:  # noqa: BLE001 - the other value is no valid argument: it is read
-            again = None
-        if again is None or again.text() != made.text():
-            raise Unsupported(
-                f"the {name} '{text}' of '{site.node.id}' sets its module other than as "
-                "written (the calls' values folded in)"
-            )
+        if other is not None:
+            others.append(_shown(other, text))
+        for changed in others:
+            args = {**site.node.args, name: changed}
+            try:
+                again = module_init(replace(site, node=replace(site.node, args=args)))
+            except Exception:  # noqa: BLE001 - the other value is no valid argument: it is read
+                again = None
+            if again is None or again.text() != made.text():
+                raise Unsupported(
+                    f"the {name} '{text}' of '{site.node.id}' sets its module other than as "
+                    "written (the calls' values folded in)"
+                )
 
 
 def _sizes_in(values: Iterable[Any]) -> Iterator[int]:
@@ -2439,6 +2448,18 @@ def _shown(value: Any, text: str) -> Any:
         raise Unsupported(f"'{text}' is not a number")
     kind = ShownInt if isinstance(value, int) else ShownFloat
     return kind(value, lambda: text, 0)
+
+
+def _shown_items(value: Any, expr: ast.Expr, tr: Translator) -> Any:
+    """``value`` written as the source writes ``expr``: a tuple display item by item
+    (``nn.AdaptiveMaxPool2d((None, min(p, 8)))``), a literal item as its value."""
+    if isinstance(value, tuple) and isinstance(expr, ast.TupleExpr):
+        if len(expr.items) != len(value):
+            raise Unsupported(f"'{tr.text(expr)}' is not a number")
+        return tuple(_shown_items(v, e, tr) for v, e in zip(value, expr.items, strict=True))
+    if isinstance(value, tuple) or not _literal(expr):
+        return _shown(value, tr.text(expr))
+    return value
 
 
 def check_names(names: list[str], taken: Iterable[str]) -> None:
