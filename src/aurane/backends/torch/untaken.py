@@ -157,7 +157,10 @@ def _list_tries(
     """For a list parameter empty at every call (``rows=[]``) that a loop around the body
     iterates: one-item lists, the item's numbers each an integer the first call gives
     elsewhere (a width it builds with), else a small literal; unpacked as the loop's
-    target says (``((6, 6),)`` for ``for w, k in cfg``)."""
+    target says (``((6, 6),)`` for ``for w, k in cfg``). Last, a small odd number, where
+    none is among those: a kernel item that keeps the sizes (``conv2d(c, k, padding=k //
+    2)``), which an even one changes before a later call of a block whose class takes
+    the calls' sizes (fuzz seed 91000113)."""
     target = _item_target(model, key, param)
     if target is None:
         return []
@@ -167,11 +170,14 @@ def _list_tries(
         if isinstance(value, int) and not isinstance(value, bool) and value > 0
     ]
     tried = list(dict.fromkeys([*numbers, _SMALL_ITEM]))[:_MOST_ITEM_TRIES]
+    if all(number % 2 == 0 for number in tried):
+        tried.append(_SMALL_ODD_ITEM)
     kind = type(plain(given[0][param]))
     return [kind([_item(target, number)]) for number in tried]
 
 
 _SMALL_ITEM = 4  # an item's number where the calls give none elsewhere
+_SMALL_ODD_ITEM = 3  # tried last where every number tried is even (a kernel keeping sizes)
 _MOST_ITEM_TRIES = 3  # one-item lists tried for a list no call fills
 
 
