@@ -398,7 +398,7 @@ def test_a_child_of_a_named_stage_is_indexed_by_the_inner_loop() -> None:
     source = FORMS["zip_stages"][0]
     code = rolls_exactly(source, "zip_stages", torch.randn(2, 5))
     assert (
-        "        for i, (m, s) in enumerate(zip(self.layers, [1, 2])):\n"
+        "        for i, (m, _) in enumerate(zip(self.layers, [1, 2])):\n"
         "            for j in range(m):\n"
         '                x = getattr(self, f"layer{i + 1}")[j](x)\n'
         "                x = F.relu(x)\n"

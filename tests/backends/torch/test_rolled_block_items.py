@@ -229,7 +229,7 @@ def test_rows_holding_blocks() -> None:
     ) in stage, stage
     assert (
         "        made = {}\n"
-        "        for i, (w, b) in enumerate(self.cfg):\n"
+        "        for i, (_, b) in enumerate(self.cfg):\n"
         "            made[b] = made.get(b, 0) + 1\n"
         '            x = getattr(self, f"{b.__name__.lower()}{made[b]}")(x)\n'
     ) in stage, stage

@@ -299,7 +299,7 @@ def test_a_block_constant_built_from_an_operation_parameter(step: str) -> None:
     assert "        table = [(8, act), (6, nn.GELU)]\n" in stage, stage
     assert "        self.table = table\n" in stage and "        self.act = act()\n" in stage
     assert (
-        "        for j, (w, a) in enumerate(self.table):\n"
+        "        for j, (_, a) in enumerate(self.table):\n"
         '            x = getattr(self, f"dense{self.n + j + 1}")(x)\n'
         "            x = a()(x)\n"
     ) in stage, stage

@@ -54,11 +54,11 @@ def test_config_rows_with_operations_are_one_class() -> None:
     rows as they did; it was ``Stage`` and ``Stage_2``."""
     stage = _rolled(ROWS, "rows")
     assert (
-        "        for i, (w, a) in enumerate(cfg):\n"
+        "        for i, (w, _) in enumerate(cfg):\n"
         '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
     ) in stage, stage
     assert (
-        "        for i, (w, a) in enumerate(self.cfg):\n"
+        "        for i, (_, a) in enumerate(self.cfg):\n"
         '            x = getattr(self, f"dense{i + 1}")(x)\n'
         "            x = a()(x)\n"
     ) in stage, stage
@@ -126,7 +126,7 @@ model Net:
     stage = _rolled(source, "rows_constant")
     assert "        table = [(8, nn.ReLU), (6, nn.GELU)]\n" in stage, stage
     assert (
-        "        for j, (w, a) in enumerate(self.table):\n"
+        "        for j, (_, a) in enumerate(self.table):\n"
         '            x = getattr(self, f"dense{self.n + j + 1}")(x)\n'
         "            x = a()(x)\n"
     ) in stage, stage
@@ -141,7 +141,7 @@ def test_an_item_without_a_module_class_makes_the_items_functions() -> None:
     source = ROWS.replace("(4, tanh)", "(4, exp)")
     stage = _rolled(source, "rows_exp")
     assert (
-        "        for i, (w, a) in enumerate(self.cfg):\n"
+        "        for i, (_, a) in enumerate(self.cfg):\n"
         '            x = getattr(self, f"dense{i + 1}")(x)\n'
         "            x = a(x)\n"
     ) in stage, stage

@@ -81,7 +81,7 @@ def test_items_of_two_loops_number_one_operation_on() -> None:
     for method in (init, forward):
         assert method.count("identity_count = 0") == 1, method
         assert method.count("layer_norm_count = 0") == 1, method
-        assert method.index("identity_count = 0") < method.index("for i, (c, a) in enumerate(")
+        assert method.index("identity_count = 0") < method.index(" in enumerate(")
     assert (
         "            if a is nn.Identity:\n"
         "                identity_count += 1\n"

@@ -258,7 +258,7 @@ def test_a_loop_over_zip_applying_its_written_list() -> None:
     stage = block_class(gen, "Stage")
     assert "        self.act = act()\n" in stage and "self.act_2" not in stage, stage
     assert (
-        "        for i, (w, a) in enumerate(zip(self.widths, [self.act, F.gelu])):\n"
+        "        for i, (_, a) in enumerate(zip(self.widths, [self.act, F.gelu])):\n"
         '            x = getattr(self, f"dense{i + 1}")(x)\n'
         "            x = a(x)\n"
     ) in stage, stage

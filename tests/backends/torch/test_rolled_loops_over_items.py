@@ -137,11 +137,11 @@ def test_a_loop_over_tuples_whose_forward_reads_the_items() -> None:
     enumerates too."""
     text = _checked(TUPLES, "tuples")
     assert (
-        "        for i, (w, k) in enumerate(cfg):\n"
+        "        for i, (w, _) in enumerate(cfg):\n"
         '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
     ) in text, text
     assert (
-        "        for i, (w, k) in enumerate(self.cfg):\n"
+        "        for i, (_, k) in enumerate(self.cfg):\n"
         '            x = getattr(self, f"dense{i + 1}")(x)\n'
         "            x = F.relu(x)\n"
         "            x = x * k\n"
@@ -197,7 +197,7 @@ def test_loops_over_zip_and_enumerate_count_their_lists() -> None:
     len(scales))``, ``len(widths)``)."""
     text = _checked(ZIPPED, "zipped")
     assert (
-        "        for j, (w, s) in enumerate(zip(widths, scales)):\n"
+        "        for j, (w, _) in enumerate(zip(widths, scales)):\n"
         '            setattr(self, f"dense{j + 1}", nn.Linear(channels, w))\n'
     ) in text, text
     assert (
@@ -228,12 +228,12 @@ def test_loops_over_items_nested_in_each_other() -> None:
     text = _checked(NESTED, "nested_items")
     assert (
         "        for i in range(len(widths)):\n"
-        "            for j, (v, s) in enumerate(cfg):\n"
+        "            for j, (v, _) in enumerate(cfg):\n"
         '                setattr(self, f"dense{i * len(cfg) + j + 1}", nn.Linear(channels, v))\n'
     ) in text, text
     assert (
         "        for i in range(len(self.widths)):\n"
-        "            for j, (v, s) in enumerate(self.cfg):\n"
+        "            for j, (_, s) in enumerate(self.cfg):\n"
         '                x = getattr(self, f"dense{i * len(self.cfg) + j + 1}")(x)\n'
     ) in text, text
 

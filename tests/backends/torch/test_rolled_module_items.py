@@ -68,7 +68,7 @@ def test_rows_with_a_norm_build_it_counted_per_operation() -> None:
     ) in stage, stage
     assert (
         "        layer_norm_count = 0\n"
-        "        for i, (w, a) in enumerate(self.cfg):\n"
+        "        for i, (_, a) in enumerate(self.cfg):\n"
         '            x = getattr(self, f"dense{i + 1}")(x)\n'
         "            if a is nn.LayerNorm:\n"
         "                layer_norm_count += 1\n"

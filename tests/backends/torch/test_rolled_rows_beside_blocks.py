@@ -111,4 +111,4 @@ def test_a_block_called_in_a_loop_before_the_rows_counts_with_them() -> None:
     ``Unit2`` ``unit23``; the first walk of the calls finds the rows only after it."""
     fam = _rolled(LOOP_THEN_ROWS, "loop_then_rows")
     assert '            setattr(self, f"unit2{made[Unit2]}", Unit2(channels, c, a))\n' in fam
-    assert "        made = {}\n        for i, (c, a) in enumerate(rows1):\n" in fam, fam
+    assert "        made = {}\n        for c, a in rows1:\n" in fam, fam

@@ -170,7 +170,7 @@ def test_rows_whose_inner_count_is_a_column_read_a_running_count() -> None:
         '        setattr(self, f"dense{n + 1}", nn.Linear(channels, 3))\n'
     ) in text, text
     assert (
-        "        n = 0\n        for w, k in self.cfg:\n            for j in range(k):\n"
+        "        n = 0\n        for _, k in self.cfg:\n            for j in range(k):\n"
     ) in text, text
 
 
@@ -230,7 +230,7 @@ def test_a_stage_opening_module_numbers_on_by_the_outer_count_and_the_running_co
     ) in text, text
     assert (
         "        n = 0\n"
-        "        for i, (w, k) in enumerate(self.cfg):\n"
+        "        for i, (_, k) in enumerate(self.cfg):\n"
         '            x = getattr(self, f"dense{i + n + 1}")(x)\n'
         "            for j in range(k):\n"
         '                x = getattr(self, f"dense{i + n + 2}")(x)\n'
@@ -391,7 +391,7 @@ def test_a_network_of_stages_given_as_rows_numbers_by_both_counts() -> None:
     code = rolls_exactly(NETWORK_STAGES, "network_stages", torch.randn(2, 5))
     assert (
         "        n = 0\n"
-        "        for i, (w, k) in enumerate(self.cfg):\n"
+        "        for i, (_, k) in enumerate(self.cfg):\n"
         '            x = getattr(self, f"dense{i + n + 1}")(x)\n'
         "            for j in range(k):\n"
         '                x = getattr(self, f"dense{i + n + 2}")(x)\n'

@@ -191,6 +191,35 @@ class Untaken:
     together: bool = False  # branches of ifs outside one another, each taken apart
 
 
+def if_parents(conditions: Conditions) -> dict[int, tuple[int, int] | None]:
+    """Per ``if`` (its index in ``conditions.ifs``): the ``if`` and branch it is written
+    in, None for one outside every ``if``."""
+    parents: dict[int, tuple[int, int] | None] = {}
+    index = {id(stmt): i for i, stmt in enumerate(conditions.ifs)}
+
+    def walk(body: tuple[ast.ForwardStmt, ...], parent: tuple[int, int] | None) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.If):
+                parents[index[id(stmt)]] = parent
+                for number, branch in enumerate(stmt.branches):
+                    walk(branch.body, (index[id(stmt)], number))
+            elif isinstance(stmt, ast.For):
+                walk(stmt.body, parent)
+
+    walk(conditions.model.forward.body if conditions.model.forward is not None else (), None)
+    return parents
+
+
+def runs_if(
+    parents: Mapping[int, tuple[int, int] | None], decisions: tuple[int, ...], at: int
+) -> bool:
+    """Whether an instance deciding ``decisions`` runs the ``if`` ``at`` (``if_parents``)."""
+    parent = parents.get(at)
+    return parent is None or (
+        decisions[parent[0]] == parent[1] and runs_if(parents, decisions, parent[0])
+    )
+
+
 def untaken_ways(
     conditions: Conditions,
     decided: Sequence[tuple[int, ...]],
@@ -203,25 +232,10 @@ def untaken_ways(
     the arguments that take it. An ``if`` inside a branch counts the instances that reach
     it and is tested with the tests that lead there. None where a test cannot be written."""
     ifs = conditions.ifs
-    parents: dict[int, tuple[int, int] | None] = {}
-    index = {id(stmt): i for i, stmt in enumerate(ifs)}
-
-    def walk(body: tuple[ast.ForwardStmt, ...], parent: tuple[int, int] | None) -> None:
-        for stmt in body:
-            if isinstance(stmt, ast.If):
-                parents[index[id(stmt)]] = parent
-                for number, branch in enumerate(stmt.branches):
-                    walk(branch.body, (index[id(stmt)], number))
-            elif isinstance(stmt, ast.For):
-                walk(stmt.body, parent)
-
-    walk(conditions.model.forward.body if conditions.model.forward is not None else (), None)
+    parents = if_parents(conditions)
 
     def reaches(decisions: tuple[int, ...], at: int) -> bool:
-        parent = parents.get(at)
-        return parent is None or (
-            decisions[parent[0]] == parent[1] and reaches(decisions, parent[0])
-        )
+        return runs_if(parents, decisions, at)
 
     def way(at: int, number: int) -> list[str] | None:
         """The tests under which ``ifs[at]`` runs its branch ``number`` (none: past the last)."""
@@ -453,6 +467,9 @@ def _key(statement: tuple[str, ...]) -> tuple[str, ...]:
 def _bare(statement: tuple[str, ...]) -> tuple[str, ...]:
     """The statement without its shape comments (they differ between the instances)."""
     return _key(statement)
+
+
+uncommented = _bare  # a phantom's statement, whose shapes are no call's
 
 
 Member = tuple[tuple[int, ...], tuple[tuple[str, ...], ...]]  # decisions, statements

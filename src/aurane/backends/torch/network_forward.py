@@ -79,7 +79,10 @@ def looped_forward(
     if dropped:  # a loop or else left without its body goes with it
         body = without_empty_branches(body)
     body = _checked(body, list(checks.pop()))
-    stores = [f"{INDENT * 2}self.{attr} = {name}" for attr, name in sorted(tr.read.items())]
+    # a value read only by a body no variant runs (dropped above) is stored by no one
+    read = set(re.findall(r"\bself\.(\w+)", "\n".join(body)))
+    stored = sorted((attr, name) for attr, name in tr.read.items() if attr in read)
+    stores = [f"{INDENT * 2}self.{attr} = {name}" for attr, name in stored]
     return ["", *_shared_init_weights([text for _, text, _ in variants]), *body], stores
 
 

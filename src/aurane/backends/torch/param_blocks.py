@@ -29,10 +29,13 @@ from aurane.backends.torch.branches import (
     Untaken,
     cut,
     holds,
+    if_parents,
     join,
     middle,
     negation,
     nests_tests,
+    runs_if,
+    uncommented,
     untaken_ways,
 )
 from aurane.backends.torch.emit_common import lit
@@ -829,6 +832,10 @@ class ParamClasses:
                 self.by_graph[id(graph)] = final
             out[(str(index),)] = final
         self.classes[model] = out
+        for phantom in self._phantom_graphs:  # joined over, built by no call
+            self.by_graph.pop(id(phantom), None)
+        self._phantom_graphs.clear()
+        self._keep_phantom_blocks([line for cls in out.values() for line in cls.lines or ()])
 
     def _roll(self, model: str, roll: RollBlock) -> None:
         """The classes of one block as one class with the source's loops (issue 24 item 3),
@@ -1232,12 +1239,26 @@ class ParamClasses:
             return None
         dims = tuple(sorted({d for c in classes for d in c.dims} | scopes.used_inputs))
         more = _in_order({leaf for c in classes for leaf in c.more} | scopes.used_more)
-        attempt = self._join_with(
-            conditions, classes, tests, dims, more, frozenset(scopes.read), unused
-        )
+        # a branch no call takes is written where a phantom call takes it (the calls'
+        # arguments with a deciding one changed), else refused; joined without them
+        # where their classes do not line up with the calls'
+        phantoms = self._untaken_phantoms(conditions, graphs, decided, tests, scopes.inputs)
+        attempt = None
+        if phantoms:
+            attempt = self._join_with(
+                conditions, classes, tests, dims, more, frozenset(scopes.read), unused, phantoms
+            )
+        if attempt is None:
+            phantoms = []
+            attempt = self._join_with(
+                conditions, classes, tests, dims, more, frozenset(scopes.read), unused
+            )
         if attempt is None:
             self._refusals[model] = "their classes do not line up outside the if statements"
             return None
+        if phantoms:
+            decided = [*decided, *(conditions.decisions(graph) for graph in phantoms)]
+            untaken = untaken_ways(conditions, decided, lambda i, j: tests.get((i, j))) or []
         joined, used = attempt
         # store only what forward's tests read (self.stride, not a size only __init__ tests)
         needed = _Scopes(graphs[0], params, self._taken(classes))
@@ -1245,7 +1266,7 @@ class ParamClasses:
             conditions.test(i, j, needed.init, needed.kept)
         if needed.read != scopes.read:
             again = self._join_with(
-                conditions, classes, tests, dims, more, frozenset(needed.read), unused
+                conditions, classes, tests, dims, more, frozenset(needed.read), unused, phantoms
             )
             joined = again[0] if again is not None else joined
         # branches taken together that no call took need refusing only where the join
@@ -1254,6 +1275,43 @@ class ParamClasses:
         together = together or not _tests_each(joined.lines or [], conditions, decided, tests)
         joined.untaken = [way for way in untaken if together or not way.together]
         return joined
+
+    def _untaken_phantoms(
+        self,
+        conditions: Conditions,
+        graphs: Sequence[Graph],
+        decided: Sequence[tuple[int, ...]],
+        tests: Mapping[tuple[int, int], Test],
+        inputs: Sequence[str],
+    ) -> list[Graph]:
+        """Phantom calls (``_phantoms``) that take a branch of an ``if`` no call takes,
+        each deciding every ``if`` as the tests the class writes say (``_decided``) and
+        in a way no call or earlier phantom does; none where every branch is taken."""
+        model = self.models[graphs[0].name]
+        parents = if_parents(conditions)
+        seen = set(decided)
+        found: list[Graph] = []
+        for at, stmt in enumerate(conditions.ifs):
+            ways = set(range(len(stmt.branches)))
+            ways |= {-1} if stmt.branches[-1].test is not None else set()
+            if ways <= {d[at] for d in seen if runs_if(parents, d, at)}:
+                continue
+            # the phantom arguments change a parameter the if's tests read, whichever
+            # branch no call takes: the key names the if (``untaken.body_position``)
+            key = f"if {stmt.span.line}:{stmt.span.column}"
+            # each call's arguments changed, not only the first's (``if p: ... elif q:``
+            # at ``(true, 5)`` and ``(false, 2)``: ``(false, 0)`` takes the else)
+            for base in graphs[:_MOST_PHANTOM_BASES]:
+                others = [g for g in graphs if g is not base]
+                for phantom, _ in self._phantoms(model, [base, *others], key):
+                    decisions = conditions.decisions(phantom)
+                    if decisions in seen or not _decided(
+                        conditions, phantom, tests, inputs, reached_only=True
+                    ):
+                        continue
+                    seen.add(decisions)
+                    found.append(phantom)
+        return found
 
     def _join_with(
         self,
@@ -1264,21 +1322,30 @@ class ParamClasses:
         more: tuple[InputSize, ...],
         reads: frozenset[str],
         unused: Mapping[str, str | None],
+        phantoms: Sequence[Graph] = (),
     ) -> tuple[_Class, set[tuple[int, int]]] | None:
         """The joined class when forward stores ``reads``, and the tests forward uses; every
-        instance takes the ``unused`` operation-valued parameters some others apply."""
+        instance takes the ``unused`` operation-valued parameters some others apply. The
+        ``phantoms`` (``_untaken_phantoms``) are joined too, so the branches they take
+        are written, but the class writes none of them: their statements show no shapes
+        (no call's) where a call's differ."""
         graphs = [g for c in classes for g in c.graphs]
         ops = {**classes[0].ops, **unused}
         params = self._params(graphs[0], {**ops, **classes[0].functions})
         scopes = _Scopes(graphs[0], params, self._taken(classes))
         parts: list[Parts] = []
         members: list[Member] = []
-        for graph in graphs:
+        for graph in [*graphs, *phantoms]:
             plan, lines, _, _, _ = self._plan(graph, dims, reads, more, unused)
             cut_lines = cut(lines)
             if cut_lines is None:
                 return None
             parts.append(cut_lines)
+        parts = [_inputs_apart(p) for p in parts]
+        calls = len(graphs)
+        for index, cut_lines in enumerate(parts[calls:], calls):
+            parts[index] = _shown_as_calls(cut_lines, parts[:calls])
+        for graph, cut_lines in zip([*graphs, *phantoms], parts, strict=True):
             members.append((conditions.decisions(graph), cut_lines.init))
         first = parts[0]
         between = middle(parts)  # an _init_weights some instances have
@@ -1479,6 +1546,7 @@ RollBlock = Callable[
 ]
 
 _MOST_PHANTOMS = 3  # phantoms lowered for one body no call runs, tried one by one
+_MOST_PHANTOM_BASES = 4  # the calls whose arguments a joiner's phantoms change
 
 # (a block's instance graph, other arguments) -> the block lowered at them, or None
 LowerAt = Callable[[Graph, Mapping[str, Any]], "Graph | None"]
@@ -1775,6 +1843,32 @@ def _tests_each(
     return True
 
 
+def _inputs_apart(parts: Parts) -> Parts:
+    """The comments opening forward (``# x: (batch, 6)``, the inputs' shapes) a statement
+    of their own, so they stay first when the first layer's goes under an ``if``."""
+    if not parts.forward:
+        return parts
+    first = parts.forward[0]
+    comments = 0
+    while comments < len(first) - 1 and first[comments].lstrip().startswith("# "):
+        comments += 1
+    if not comments:
+        return parts
+    forward = (first[:comments], first[comments:], *parts.forward[1:])
+    return replace(parts, forward=forward)
+
+
+def _shown_as_calls(phantom: Parts, calls: Sequence[Parts]) -> Parts:
+    """A phantom's class with the shape comments of each statement no call's class has
+    as it is left out: they are the phantom's shapes, which no call has."""
+    known = {s for part in calls for s in (*part.init, *part.forward)}
+
+    def shown(statements: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+        return tuple(s if s in known else uncommented(s) for s in statements)
+
+    return replace(phantom, init=shown(phantom.init), forward=shown(phantom.forward))
+
+
 def _refusing_untaken(lines: list[str], name: str, untaken: list[Untaken]) -> list[str]:
     """The joined class ``lines`` with its constructor refusing the arguments that take a
     way through an ``if`` that no call takes: the class is written from the calls' branches
@@ -1837,9 +1931,16 @@ def _decided(
     graph: Graph,
     tests: Mapping[tuple[int, int], Test],
     inputs: Sequence[str],
+    reached_only: bool = False,
 ) -> bool:
-    """Whether the printed tests give, for this instance, the branches it took."""
-    for index, chosen in enumerate(conditions.decisions(graph)):
+    """Whether the printed tests give, for this instance, the branches it took;
+    ``reached_only``: of the ``if`` statements it runs (a phantom's: an ``if`` in a
+    branch it does not take is tested by the class under that branch only)."""
+    parents = if_parents(conditions)
+    decisions = conditions.decisions(graph)
+    for index, chosen in enumerate(decisions):
+        if reached_only and not runs_if(parents, decisions, index):
+            continue
         branches = conditions.ifs[index].branches
         last = chosen if chosen >= 0 else len(branches)
         for j in range(min(last + 1, len(branches))):

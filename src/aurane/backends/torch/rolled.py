@@ -646,20 +646,109 @@ def enumerated(lines: list[str]) -> list[str]:
         if found is None:
             continue
         pad, index, target, iterable = found.groups()
-        body = []
-        for later in lines[at + 1 :]:
-            code = later.partition("  # ")[0]
-            if code.strip() and not code.startswith(f"{pad}{INDENT}"):
-                break
-            body.append("" if code.strip().startswith("#") else code)
-        names = "|".join(re.findall(r"\w+", target))
-        read = re.compile(rf"(?<![\w.])(?:{names})\b")
-        reads = any(read.search(code) for code in body)
-        if reads:
+        body = _loop_body(lines, at, pad)
+        after = lines[at + 1 + len(body) :]
+        reads = any(_reads_name(name, pad, body, after) for name in re.findall(r"\w+", target))
+        counted = _reads_name(index, pad, body, after)
+        if reads and counted:
             out[at] = f"{pad}for {index}, {target} in enumerate({iterable}):"
-        else:
+        elif reads:  # the count names nothing here (a block called by name counts apart)
+            out[at] = f"{pad}for {_unparenthesized(target)} in {iterable}:"
+        elif counted:
             out[at] = f"{pad}for {index} in range({_items_count(iterable)}):"
+        else:  # once per item, reading neither: ``for _ in rows:``, ``for _ in range(2):``
+            count = _items_count(iterable)
+            over = f"range({count})" if count.isdigit() else iterable
+            out[at] = f"{pad}for _ in {over}:"
+    return _unread_targets(out)
+
+
+def _loop_body(lines: list[str], at: int, pad: str) -> list[str]:
+    """The body of the loop whose header is ``lines[at]`` (at ``pad``), comments blanked."""
+    body = []
+    for later in lines[at + 1 :]:
+        code = later.partition("  # ")[0]
+        if code.strip() and not code.startswith(f"{pad}{INDENT}"):
+            break
+        body.append("" if code.strip().startswith("#") else code)
+    return body
+
+
+def _reads_name(name: str, pad: str, body: list[str], after: list[str]) -> bool:
+    """Whether a loop's target or count ``name`` is read: in its ``body`` (comments
+    blanked), or after it (``after``, the method's later lines) before a loop at ``pad``
+    binds it again."""
+    read = re.compile(rf"(?<![\w.]){name}\b")
+    if any(read.search(code) for code in body):
+        return True
+    rebound = re.compile(rf"{pad}for (?:.*[^\w.])?{name}\b.* in ")
+    for line in after:
+        code = line.partition("  # ")[0]
+        if rebound.match(code):
+            return False
+        if read.search(code):
+            return True
+    return False
+
+
+# a loop header unpacking items (``for c, b in rows0:``, ``for i, (c, a) in enumerate(rows):``)
+_UNPACKING = re.compile(r"( *)for ([\w(), ]+?) in (.+):")
+
+
+def _unread_targets(lines: list[str]) -> list[str]:
+    """``lines`` (a method) with each name its loops unpack and never read written ``_``,
+    as by hand (``for _, b in self.rows0:``); a loop reading none of them ``for _ in
+    rows0:``."""
+    out = list(lines)
+    for at, line in enumerate(lines):
+        found = _UNPACKING.fullmatch(line)
+        if found is None or "," not in found[2]:
+            continue
+        pad, target, iterable = found.groups()
+        body, after = _loop_body(lines, at, pad), lines[at + 1 :]
+        after = after[len(body) :]
+        names = re.findall(r"\w+", target)
+        unread = {n for n in names if n != "_" and not _reads_name(n, pad, body, after)}
+        if not unread:
+            continue
+        if unread == set(names) - {"_"}:
+            out[at] = f"{pad}for _ in {iterable}:"
+            continue
+        kept = ", ".join(_blanked(part, unread) for part in target.split(", "))
+        out[at] = _without_enumerate(pad, kept, iterable) or f"{pad}for {kept} in {iterable}:"
     return out
+
+
+def _blanked(part: str, unread: set[str]) -> str:
+    """A piece of a target (``(c``, ``a)``) with an unread name ``_``."""
+    name = part.strip("()")
+    return part.replace(name, "_") if name in unread else part
+
+
+def _without_enumerate(pad: str, target: str, iterable: str) -> str | None:
+    """``for c, a in rows:`` for ``for _, (c, a) in enumerate(rows):``, whose count no
+    line reads; None for another loop."""
+    found = re.fullmatch(r"enumerate\(([^,]+)\)", iterable)
+    if found is None or not target.startswith("_, "):
+        return None
+    try:
+        pyast.parse(found[1], mode="eval")
+    except SyntaxError:  # ``enumerate(f(a), b)``: not one argument
+        return None
+    return f"{pad}for {_unparenthesized(target[3:])} in {found[1]}:"
+
+
+def _unparenthesized(target: str) -> str:
+    """A loop target written as the header's own (``c, a``, not ``(c, a)``)."""
+    if target.startswith("(") and target.endswith(")"):
+        inner = target[1:-1]
+        depth = 0
+        for char in inner:  # ``(a, b), (c, d)`` is not one parenthesised tuple
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth < 0:
+                return target
+        return inner
+    return target
 
 
 def _items_count(iterable: str) -> str:
@@ -2685,12 +2774,12 @@ def _roll_at(
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
     folded = _folded(network, forward.body, params, [*stores, *local_lines], methods, envs)
-    stores = [*stores, *_value_checks(folded, name, inits, envs)]
+    refusals = [line for lines in dropped.values() for line in lines]
+    stores = [*stores, *_value_checks(folded, name, inits, envs, refusals)]
     inits = keyed_stages(_by_name(inits, "\n".join(methods)), "\n".join(methods))
     init_call = (
         [f"{INDENT * 2}self._init_weights()"] if "_init_weights" in "\n".join(methods) else []
     )
-    refusals = [line for lines in dropped.values() for line in lines]
     network_lines = [
         f"class {name}(nn.Module):",
         *wrap(1, "", f"def __init__(self, {', '.join(head)})", tail=":"),
@@ -2703,10 +2792,12 @@ def _roll_at(
         *init_call,
         *methods,
     ]
-    said = tuple(
-        refused_reason(network, key, constants, unit="variant", phantoms=False)
-        for key, lines in dropped.items()
-        if lines
+    said = tuple(  # one note per if, however many of its branches no variant takes
+        dict.fromkeys(
+            refused_reason(network, key, constants, unit="variant", phantoms=False)
+            for key, lines in dropped.items()
+            if lines
+        )
     )
     return Rolled(network_lines, entries, out_sizes, frozenset(read_widths), said)
 
@@ -2826,16 +2917,22 @@ def _module_call(call: ast.Call) -> bool:
 
 
 def _value_checks(
-    folded: Mapping[str, bool], network: str, inits: list[str], envs: list[Mapping[str, Any]]
+    folded: Mapping[str, bool],
+    network: str,
+    inits: list[str],
+    envs: list[Mapping[str, Any]],
+    refusals: Sequence[str] = (),
 ) -> list[str]:
     """Lines of ``__init__`` that refuse a value of each ``folded`` parameter other than
     the variants', for which forward is written out (``if m != 2: raise ValueError(...)``),
     a class built by hand with another would silently compute the variants' forward.
     One the loop check already refuses is left out; an operation forward applies is
     compared with its module class (``if act is not nn.ReLU``). Unsupported where the
-    value has no Python literal."""
+    value has no Python literal. A test ``refusals`` (of a body no variant runs) already
+    makes is not made twice."""
     out: list[str] = []
     written = "\n".join(inits)
+    refused = "\n".join(refusals)
     for name, applied in folded.items():
         if re.search(rf"^ *if (?:len\()?{name}\)? != \d+:", written, re.M):
             continue  # the loop's count check
@@ -2856,6 +2953,8 @@ def _value_checks(
             raise Unsupported(
                 f"forward is written out for the variants' '{name}', which the class cannot check"
             )
+        if re.search(rf"^ *if {re.escape(test)}:", refused, re.M):
+            continue  # the refusal of an untaken body makes the same test
         out += refusal(
             network, test, f"for {name} == {shown}", "forward is written out for this value", name
         )
