@@ -1093,8 +1093,8 @@ class ParamClasses:
         # and one an ``if`` test reads that the calls give 0 or 1 alone: ``if k == 1:``
         # takes its other branch at ``true``, which ``k != 1`` lets through (counts and
         # sizes are left as written: the language refuses a boolean for them)
-        tested = branch_params(model)
-        mixed |= {p for p, values in guarded.items() if p in tested and flag_alike(values)}
+        if_tested = branch_params(model)
+        mixed |= {p for p, values in guarded.items() if p in if_tested and flag_alike(values)}
         joint = self._joint_guard(cls, guarded, mixed)
         if joint is not None:  # the calls' values of one are not free of the others'
             return joint
