@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import CLASS, block_class, twin  # noqa: E402
+from tests.backends.torch.one_class import CLASS, block_class, refusing, twin  # noqa: E402
 
 LAYER_NORM_BIAS = """\
 model Norm(n: int, p0: bool = true):
@@ -41,3 +41,43 @@ def test_a_boolean_parameter_given_to_layer_norms_bias_is_passed_through() -> No
     assert 'setattr(self, f"layer1_{i + 1}", nn.LayerNorm(channels, bias=p0))' in norm, norm
     keys = list(checked.gen.module.Net().state_dict())
     assert "b.layer1_1.bias" not in keys and "a.layer1_1.bias" in keys, keys
+
+
+INNER_FOLDED_WIDTH = """\
+model Unit0(w, act = relu):
+    def forward(x):
+        return x -> dense(w) -> act
+
+model Unit1(w, act = relu):
+    def forward(x):
+        return x -> dense(w) -> act
+
+model Fam(w0, n0, w1, n1):
+    def forward(x):
+        for i in range(n0):
+            x -> Unit0(w0) as u{i + 1}
+        for i in range(n1):
+            x -> Unit1(w1)
+        return x
+
+model Net:
+    input_shape = (1, 1, 5)
+    def forward(x):
+        x -> dense(1) as stem
+        x -> Fam(6, 1, 6, 1) as a
+        x -> Fam(8, 1, 2, 0) as b
+        return x
+"""
+
+
+def test_an_inner_class_written_for_its_calls_input_width_keeps_the_calls_classes() -> None:
+    """``Unit1``'s one call sees 6 features, so its class writes ``nn.Linear(6, w)``; the
+    rolled ``Fam`` built it as ``Unit1(w1)`` after ``w0`` features, and ``Fam(1, 7, 1,
+    6, 1)`` failed to load the build of its own call (``roll_check``, fuzz seed
+    112000053). ``Fam`` keeps a class per call, with a located note."""
+    _, code, notes = refusing(INNER_FOLDED_WIDTH, "inner_folded", torch.randn(3, 1, 1, 5))
+    assert notes == [
+        "block 'Fam' at 9:7: the class of 'Unit1' at 14:18 is written for its calls' "
+        "input width, which 'channels' may change"
+    ], notes
+    assert "nn.Linear(6, w)" in code, code

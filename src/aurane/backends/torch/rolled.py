@@ -2020,6 +2020,13 @@ class _Walk:
         # the class takes the walk's axis alone (``in_features`` threading the last axis)
         if dims is None or any(d != own for d in dims):
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
+        if not dims and not self.size.isdigit() and _builds_modules(sub):
+            # its class writes its calls' input width as a number (``nn.Linear(6, w)``),
+            # which the running width here need not be at other arguments
+            raise Unsupported(
+                f"the class of '{sub.name}' at {step.span} is written for its calls' input"
+                f" width, which '{self.size}' may change"
+            )
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
             if isinstance(bound, OpValue) and bound.is_model and self._row_block(step, node):
@@ -2282,6 +2289,15 @@ class _Width(int):
     @property
     def out_channels(self) -> int:
         return int(self)
+
+
+def _builds_modules(graph: Graph) -> bool:
+    """Whether the instance ``graph`` builds a module (a built-in operation's, or an inner
+    block's) that may read its input width."""
+    return any(
+        node.op in ("block", "repeat") or emitter(node.op).init is not None
+        for node in graph.nodes
+    )
 
 
 def _constructor_name(leaf: Any, inputs: tuple[str, ...]) -> str:
