@@ -2295,8 +2295,7 @@ def _builds_modules(graph: Graph) -> bool:
     """Whether the instance ``graph`` builds a module (a built-in operation's, or an inner
     block's) that may read its input width."""
     return any(
-        node.op in ("block", "repeat") or emitter(node.op).init is not None
-        for node in graph.nodes
+        node.op in ("block", "repeat") or emitter(node.op).init is not None for node in graph.nodes
     )
 
 
