@@ -1924,7 +1924,10 @@ class _Walk:
                 " on an axis the class does not track"
             )
         hidden = any(made.output in self.hidden for made in self.graph.ancestors(node.inputs))
-        if hidden and made != module_init(_other_sizes(site, -1)):  # any size it reads
+        # any size it reads, but the walked axis's where the walk writes an expression
+        # for it (``channels // 2`` after ``chunk(x, 2, index=1)``, ``piece_widths``)
+        threaded_folded = self.size.isdigit()
+        if hidden and made != module_init(_other_sizes(site, -1 if threaded_folded else at)):
             raise Unsupported(
                 f"the module of '{node.id}' reads a size that an integer a call before it"
                 " reads changes where no expression shows it"
