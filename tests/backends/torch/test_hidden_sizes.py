@@ -91,3 +91,61 @@ def test_a_rolled_class_reading_a_size_after_such_a_slice_falls_back() -> None:
         with pytest.raises(ValueError, match="P is written for w == 4, not 5"):
             module.P(6, 1, 1, 5)
     assert check_source(LOOPED) == []
+
+
+PLAIN_ONCE = """\
+model P(w: int):
+    def forward(x):
+        x -> dense(w)
+        x -> slice(dim=-1, start=2)
+        x -> dense(3)
+        return x
+
+model Net:
+    input_shape = (2, 6)
+    def forward(x):
+        x -> P(5)
+        return x
+"""
+
+PLAIN_LOOPED = """\
+model P(n, w: int):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w)
+        x -> slice(dim=-1, start=2)
+        x -> dense(w)
+        return x
+
+model Net:
+    input_shape = (2, 6)
+    def forward(x):
+        x -> P(1, 4) -> P(2, 4)
+        return x
+"""
+
+
+def test_a_slice_given_a_plain_number_refuses_its_inputs_width() -> None:
+    """``slice(start=2)`` of ``w`` features keeps ``w - 2``, a plain number: the class
+    wrote ``nn.Linear(3, 3)`` after it and took ``w=6`` (``hidden_params`` tried the input
+    sizes only where an argument read a parameter), failing in forward."""
+    module, code, _ = build(PLAIN_ONCE, "plain_once")
+    assert "        self.dense2 = nn.Linear(3, 3)\n" in code, code
+    with pytest.raises(ValueError, match="P is written for w == 5, not 6"):
+        module.P(4, 6)
+    assert check_source(PLAIN_ONCE) == []
+
+
+def test_a_rolled_class_reading_a_size_after_a_plain_slice_falls_back() -> None:
+    """The rolled class wrote ``nn.Linear(2, w)`` after the loop and ``slice(start=2)``
+    of ``w`` features: built with ``w=5`` it failed in forward."""
+    _, code, notes = build(PLAIN_LOOPED, "plain_looped")
+    assert notes == [
+        "block 'P' at 1:7: the module of 'dense2' reads a size that an integer a call "
+        "before it reads changes where no expression shows it"
+    ], notes
+    calls, _ = per_call(PLAIN_LOOPED, "plain_looped_per_call")
+    for module in (build(PLAIN_LOOPED, "plain_looped_other")[0], calls):
+        with pytest.raises(ValueError, match="P is written for w == 4, not 5"):
+            module.P(6, 1, 5)
+    assert check_source(PLAIN_LOOPED) == []

@@ -222,3 +222,36 @@ model wide = Net(6, true):
     assert "        if not isinstance(self.p, bool) and self.p == 0:\n" in code, code
     assert hasattr(module.Net(4, False), "b")
     assert check_source(source) == []
+
+
+NUMBERS_ONLY = """\
+model C(k):
+    def forward(x):
+        if k == 1:
+            x -> dense(4)
+        else:
+            x -> dense(4).relu
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> C(1) -> dense(2)
+        return x
+"""
+
+
+def test_a_guard_of_numbers_an_if_test_reads_refuses_a_boolean() -> None:
+    """The calls give ``k`` only 1: the class is written for the ``if k == 1:`` branch,
+    and ``k != 1`` let ``True`` through, where the language takes the other branch (its
+    ``true == 1`` is false: ``C(true)`` applies the relu). Counts and sizes keep their
+    plain guards (``n1 != 0``): the language refuses a boolean for them at the call."""
+    module, code, notes = build(NUMBERS_ONLY, "numbers_only")
+    assert notes == [], notes
+    assert "        if (k, type(k)) != (1, int):  # written out for this value\n" in code, code
+    with pytest.raises(ValueError, match="C is written for k == 1, not True"):
+        module.C(4, True)
+    module.C(4, 1)
+    _, other, _ = build(NUMBERS_ONLY.replace("C(1)", "C(true)"), "numbers_only_true")
+    assert "F.relu(x)" in other, other  # the branch ``true`` takes in the language
+    assert check_source(NUMBERS_ONLY) == []

@@ -41,6 +41,7 @@ from aurane.backends.torch.emit_common import (
     options,
 )
 from aurane.backends.torch.inline import inlined_source
+from aurane.backends.torch.shown import ShownBool
 from aurane.ops.layers import channel_first
 
 DROP_PATH_CLASS = "DropPath"
@@ -123,8 +124,10 @@ def normalized_shape(site: Site) -> str:
 def _layer_norm(site: Site) -> Call:
     a = site.args
     extra = options(a, {"eps": 1e-5, "elementwise_affine": True})
-    if a["elementwise_affine"] and not a["bias"]:
-        extra.append("bias=False")
+    # a block parameter's flag by its name whatever its value here (``bias=p0``): the
+    # block's one class then builds what another call asks for
+    if a["elementwise_affine"] and (isinstance(a["bias"], ShownBool) or not a["bias"]):
+        extra.append(kw("bias", a["bias"]))
     if channel_first(a.get("dim", -1), len(site.in_shape)):
         return Call(LAYER_NORM_2D_CLASS, (str(site.in_shape[0]), *extra, *dtype_arg(site)))
     return Call("nn.LayerNorm", (normalized_shape(site), *extra, *dtype_arg(site)))

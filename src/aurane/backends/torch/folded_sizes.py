@@ -11,7 +11,8 @@ as changing it.
 An integer parameter shows in the size's tree, except where a shape rule loses it
 (``slice(start=k)`` of ``w`` features: ``w - k``, written as a plain number):
 ``hidden_params`` tries each integer an operation's operands read at another value and
-compares the rule's shape with what its output sizes' trees say there.
+compares the rule's shape with what its output sizes' trees say there; its input sizes'
+integers too where it is given a number (``slice(start=2)`` of ``w``: ``w - 2``).
 """
 
 from __future__ import annotations
@@ -86,11 +87,12 @@ def hidden_params(graph: Graph, node: Node) -> set[str]:
     if len(shapes) != len(operands):
         return set()
     # the parameters its arguments read first: a rule that loses an argument's tree
-    # (``slice(start=k)``) may lose its input sizes' too (``w``); one that only picks
-    # between input sizes (matmul's broadcast of ``groups`` at 1) is left alone, where
-    # forward reads sizes from the tensors
+    # (``slice(start=k)``) may lose its input sizes' too (``w``), and so may one given
+    # plain numbers (``slice(start=2)`` of ``w``: ``w - 2``, a plain number); one given no
+    # number, which only picks between input sizes (matmul's broadcast of ``groups`` at
+    # 1), is left alone, where forward reads sizes from the tensors
     found = _hidden(graph, node, spec, _reads(tuple(node.args.values())))
-    if found:
+    if found or any(True for _ in _numbers(tuple(node.args.values()))):
         found |= _hidden(graph, node, spec, _reads(tuple(shapes)))
     return found
 

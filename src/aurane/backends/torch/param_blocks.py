@@ -63,6 +63,7 @@ from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import (
+    flag_alike,
     kinds_mixed,
     phantom_arguments,
     typed_subject,
@@ -1096,6 +1097,11 @@ class ParamClasses:
                 continue  # a partial equals no other, not even the call's own: unchecked
             guarded[param] = values
         mixed = self._mixed(model.name)  # compared with their types: True is not 1
+        # and one an ``if`` test reads that the calls give 0 or 1 alone: ``if k == 1:``
+        # takes its other branch at ``true``, which ``k != 1`` lets through (counts and
+        # sizes are left as written: the language refuses a boolean for them)
+        if_tested = branch_params(model)
+        mixed |= {p for p, values in guarded.items() if p in if_tested and flag_alike(values)}
         joint = self._joint_guard(cls, guarded, mixed)
         if joint is not None:  # the calls' values of one are not free of the others'
             return joint

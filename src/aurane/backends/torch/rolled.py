@@ -2030,7 +2030,10 @@ class _Walk:
                 " on an axis the class does not track"
             )
         hidden = any(made.output in self.hidden for made in self.graph.ancestors(node.inputs))
-        if hidden and made != module_init(_other_sizes(site, -1)):  # any size it reads
+        # any size it reads, but the walked axis's where the walk writes an expression
+        # for it (``channels // 2`` after ``chunk(x, 2, index=1)``, ``piece_widths``)
+        threaded_folded = self.size.isdigit()
+        if hidden and made != module_init(_other_sizes(site, -1 if threaded_folded else at)):
             raise Unsupported(
                 f"the module of '{node.id}' reads a size that an integer a call before it"
                 " reads changes where no expression shows it"
@@ -2126,6 +2129,13 @@ class _Walk:
         # the class takes the walk's axis alone (``in_features`` threading the last axis)
         if dims is None or any(d != own for d in dims):
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
+        if not dims and not self.size.isdigit() and _builds_modules(sub):
+            # its class writes its calls' input width as a number (``nn.Linear(6, w)``),
+            # which the running width here need not be at other arguments
+            raise Unsupported(
+                f"the class of '{sub.name}' at {step.span} is written for its calls' input"
+                f" width, which '{self.size}' may change"
+            )
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
             if isinstance(bound, OpValue) and bound.is_model and self._row_block(step, node):
@@ -2388,6 +2398,14 @@ class _Width(int):
     @property
     def out_channels(self) -> int:
         return int(self)
+
+
+def _builds_modules(graph: Graph) -> bool:
+    """Whether the instance ``graph`` builds a module (a built-in operation's, or an inner
+    block's) that may read its input width."""
+    return any(
+        node.op in ("block", "repeat") or emitter(node.op).init is not None for node in graph.nodes
+    )
 
 
 def _constructor_name(leaf: Any, inputs: tuple[str, ...]) -> str:

@@ -274,6 +274,14 @@ def kinds_mixed(values: Sequence[Any]) -> bool:
     return bool(numbers) and bool(flags) and len(numbers) + len(flags) == len(values)
 
 
+def flag_alike(values: Sequence[Any]) -> bool:
+    """Whether the calls' ``values`` of one parameter are plain numbers, one of them 0 or
+    1: Python's ``True == 1`` lets a boolean through a guard written for them, where the
+    language's ``==`` tells ``true`` from 1 (an ``if k == 1:`` takes its other branch)."""
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    return len(numbers) == len(values) > 0 and any(v in (0, 1) for v in numbers)
+
+
 def typed_subject(param: str) -> str:
     """A parameter as a guard of mixed values compares it: ``(p, type(p))``."""
     return f"({param}, type({param}))"

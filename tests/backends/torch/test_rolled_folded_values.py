@@ -1,0 +1,83 @@
+"""Issue 24 item 3: a value a block parameter gives a module's constructor, passed
+through as a PyTorch engineer writes it. ``layer_norm(bias=p0)`` with ``p0`` a boolean
+parameter was written ``nn.LayerNorm(6)`` at ``True`` and ``nn.LayerNorm(6, bias=False)``
+at ``False``, so the block kept a class per call ('the bias 'p0' of 'layer_norm1' sets its
+module other than as written', fuzz seed 94000268); the class now writes
+``nn.LayerNorm(channels, bias=p0)``. Each form is checked as ``one_class.twin`` checks a rolled
+block: one class, the modules of the build with a class per call in the same order, a
+strict state-dict load, equal outputs, and ``roll_check`` building it at other values."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import CLASS, block_class, refusing, twin  # noqa: E402
+
+LAYER_NORM_BIAS = """\
+model Norm(n: int, p0: bool = true):
+    def forward(x):
+        for i in range(n):
+            r = x
+            x -> layer_norm(bias=p0).sigmoid as layer1_{i + 1}
+            x = add(x, r)
+        return x
+
+model Net:
+    input_shape = (6,)
+    def forward(x):
+        x -> Norm(1, p0=true) as a -> Norm(2, p0=false) as b -> dense(2) as head
+"""
+
+
+def test_a_boolean_parameter_given_to_layer_norms_bias_is_passed_through() -> None:
+    """``nn.LayerNorm(channels, bias=p0)``, the calls giving ``True`` and ``False``: one class,
+    the bias-free norms holding only weights as the per-call build's do."""
+    checked = twin(LAYER_NORM_BIAS, "layer_norm_bias", torch.randn(3, 6))
+    assert CLASS.findall(checked.gen.code) == ["Norm", "Net"], checked.gen.code
+    norm = block_class(checked.gen, "Norm")
+    assert "def __init__(self, in_features, n, p0=True):" in norm, norm
+    assert 'setattr(self, f"layer1_{i + 1}", nn.LayerNorm(channels, bias=p0))' in norm, norm
+    keys = list(checked.gen.module.Net().state_dict())
+    assert "b.layer1_1.bias" not in keys and "a.layer1_1.bias" in keys, keys
+
+
+INNER_FOLDED_WIDTH = """\
+model Unit0(w, act = relu):
+    def forward(x):
+        return x -> dense(w) -> act
+
+model Unit1(w, act = relu):
+    def forward(x):
+        return x -> dense(w) -> act
+
+model Fam(w0, n0, w1, n1):
+    def forward(x):
+        for i in range(n0):
+            x -> Unit0(w0) as u{i + 1}
+        for i in range(n1):
+            x -> Unit1(w1)
+        return x
+
+model Net:
+    input_shape = (1, 1, 5)
+    def forward(x):
+        x -> dense(1) as stem
+        x -> Fam(6, 1, 6, 1) as a
+        x -> Fam(8, 1, 2, 0) as b
+        return x
+"""
+
+
+def test_an_inner_class_written_for_its_calls_input_width_keeps_the_calls_classes() -> None:
+    """``Unit1``'s one call sees 6 features, so its class writes ``nn.Linear(6, w)``; the
+    rolled ``Fam`` built it as ``Unit1(w1)`` after ``w0`` features, and ``Fam(1, 7, 1,
+    6, 1)`` failed to load the build of its own call (``roll_check``, fuzz seed
+    112000053). ``Fam`` keeps a class per call, with a located note."""
+    _, code, notes = refusing(INNER_FOLDED_WIDTH, "inner_folded", torch.randn(3, 1, 1, 5))
+    assert notes == [
+        "block 'Fam' at 9:7: the class of 'Unit1' at 14:18 is written for its calls' "
+        "input width, which 'channels' may change"
+    ], notes
+    assert "nn.Linear(6, w)" in code, code
