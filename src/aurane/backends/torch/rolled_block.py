@@ -443,7 +443,7 @@ def _roll_block(
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches, dropped))))
     inits = with_counters(inits, row_counters, counter)
-    inits = with_row_refusals(inits, row_classes, counter, name)
+    inits = with_row_refusals(inits, row_classes, row_counters, counter, name)
     inits = with_item_counters(inits, item_spans)
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
@@ -830,25 +830,35 @@ def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: s
 
 
 def with_row_refusals(
-    lines: list[str], row_classes: Mapping[str, Sequence[str]], counter: str, name: str
+    lines: list[str],
+    row_classes: Mapping[str, Sequence[str]],
+    row_counters: Mapping[Span, str],
+    counter: str,
+    name: str,
 ) -> list[str]:
-    """``__init__``'s ``lines`` refusing, in the loop over the rows, a row's block whose
-    class is none of those the calls' rows give (``if b not in (Basic, Wide):``): the
-    class reads the width after it from the module built (``layer.out_channels``), which
-    only those classes store, and calls it as they are called; another raised an
-    ``AttributeError`` or built with arguments of its own."""
-    out = list(lines)
-    for local, classes in row_classes.items():
-        counting = row_count(counter, local)
-        at = next((k for k, line in enumerate(out) if line.strip() == counting), None)
-        if at is None:
-            continue
-        depth = (len(out[at]) - len(out[at].lstrip())) // len(INDENT)
-        shown = f"({', '.join(classes)},)" if len(classes) == 1 else f"({', '.join(classes)})"
-        why = "the blocks the calls' rows give"
-        out[at:at] = refusal(
-            name, f"{local} not in {shown}", f"for {local} in {shown}", why, local, depth
-        )
+    """``__init__``'s ``lines`` refusing, in every loop over the rows, a row's block whose
+    class is none of those the calls' rows give (``if b not in (Basic, Wide):``; one
+    class: ``if b is not Basic:``): the class reads the width after it from the module
+    built (``layer.out_channels``), which only those classes store, and calls it as they
+    are called; another raised an ``AttributeError`` or built with arguments of its own.
+    The loops are those of the row steps the walk counted (``row_counters``): each has
+    its count line, before which the refusal goes (two loops over rows: two refusals)."""
+    counted = set(row_counters.values())
+    counting = {row_count(counter, b): b for b in row_classes if row_count(counter, b) in counted}
+    out: list[str] = []
+    for line in lines:
+        local = counting.get(line.strip())
+        if local is not None:
+            classes = row_classes[local]
+            depth = (len(line) - len(line.lstrip())) // len(INDENT)
+            if len(classes) == 1:
+                test, said = f"{local} is not {classes[0]}", f"for {local} is {classes[0]}"
+            else:
+                shown = f"({', '.join(classes)})"
+                test, said = f"{local} not in {shown}", f"for {local} in {shown}"
+            why = "the blocks the calls' rows give"
+            out += refusal(name, test, said, why, f"{local}.__name__", depth)
+        out.append(line)
     return out
 
 
