@@ -1052,6 +1052,12 @@ class _Walk:
         self.module_items: Mapping[str, tuple[str, bool]] = {}
         self.item_spans: dict[Span, set[str]] = {}
         self._item_counts: Counter[str] = Counter()
+        # a step applying a list's item as ``x = a()(x)`` (forward builds the module where
+        # it applies it): the classes the calls' items give there, in the calls' order
+        # (None: one no test can name, a ``functools.partial``); the class refuses another
+        # (``block_walk._item_refusal``), built with nothing in ``__init__``
+        self.item_classes: dict[Span, list[str | None]] = {}
+        self.class_name = ""  # the rolled class, as its refusals name it
         # operation-valued parameters built as modules where applied, as those items
         # (``rolled_block.module_params``: ``norm`` given ``layer_norm``)
         self.module_params: frozenset[str] = frozenset()

@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast as pyast
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from aurane.backends.torch.block_walk import (
     BlockWalk,
@@ -46,6 +46,7 @@ from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     function_value,
+    module_factory,
     module_item_class,
     operation_items,
     signature_default,
@@ -455,7 +456,7 @@ def _roll_block(
     stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), {*functions, *built})
     attrs.claim(stored)
     attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
-    built_params = _built_params(instances, built, attrs)
+    built_params = _built_params(instances, built, attrs, name)
     op_modules += [line for lines in built_params.values() for line in lines[1]]
     applied = {  # self.act = act, where the block applies it (not only passes it on)
         param: attrs.allocate(param)
@@ -652,6 +653,7 @@ def _walked_inits(
     loop_width = False  # the output width is what a loop leaves (the local, not a text)
     reads: set[str] = set()  # inner blocks' classes whose width is read from their module
     out_sizes: dict[str, str] = {}  # blocks built through a parameter or a row: their widths
+    item_classes: dict[Span, list[str | None]] = {}  # items applied as a()(x): their classes
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         unnamed: set[str] | None = None  # the unnamed modules outside loops, by the IR's name
@@ -674,6 +676,7 @@ def _walked_inits(
             walk.row_counters, walk.counter = row_counters, counter
             walk.row_classes = row_classes
             walk.module_items, walk.item_spans = module_items, item_spans
+            walk.item_classes, walk.class_name = item_classes, model.name
             walk.module_params = built
             # identity: built once as norm() by its class of one call, as relu is
             walk.params_built = frozenset(p for p in built if _module_of(graph, p) is None)
@@ -1047,16 +1050,22 @@ def _built_params(
     instances: Sequence[tuple[Graph, list[str]]],
     built: Mapping[str, str | None],
     attrs: Namespace,
+    name: str,
 ) -> dict[str, tuple[tuple[str, str, tuple[str, ...]], list[str]]]:
     """Per parameter of ``module_params``: the attribute keeping the class the call gave
     (``self.norm_class``, tested by forward), the module a call giving an argument-free
     one builds (``self.norm``, as its class of one call names it), the classes built where
     applied (``nn.LayerNorm``), and ``__init__``'s lines::
 
+        if norm not in (nn.LayerNorm, nn.ReLU):  # the operations the calls give
+            raise ValueError(...)
         self.norm_class = norm
         if norm is not nn.LayerNorm:
             self.norm = norm()
-    """
+
+    The refusal: another sized class (``nn.RMSNorm``, ``nn.BatchNorm1d``) failed in
+    ``norm()`` with a ``TypeError``; none where a call's class is a
+    ``functools.partial``, which no ``in`` test can name."""
     out: dict[str, tuple[tuple[str, str, tuple[str, ...]], list[str]]] = {}
     for param in built:
         made = {
@@ -1085,7 +1094,26 @@ def _built_params(
             if len(classes) == 1
             else f"{param} not in ({', '.join(classes)})"
         )
+        given: list[str | None] = []  # the classes the calls give, in the calls' order
+        for graph, _ in instances:
+            op = graph.block_ops[param].op
+            sized = module_item_class(op)
+            text = sized[0] if sized is not None else module_factory(op)
+            shown = text if text is not None and re.fullmatch(r"[\w.]+", text) else None
+            if shown not in given:
+                given.append(shown)
+        refused: list[str] = []
+        if None not in given:
+            names = cast("list[str]", given)
+            if len(names) == 1:
+                test_given, said = f"{param} is not {names[0]}", f"for {param} is {names[0]}"
+            else:
+                shown_all = f"({', '.join(names)})"
+                test_given, said = f"{param} not in {shown_all}", f"for {param} in {shown_all}"
+            why = "the operations the calls give"
+            refused = refusal(name, test_given, said, why, f"{param}.__name__")
         lines = [
+            *refused,
             f"{INDENT * 2}self.{kept} = {param}",
             f"{INDENT * 2}if {test}:",
             f"{INDENT * 3}self.{module} = {param}()",
