@@ -62,7 +62,7 @@ from aurane.backends.torch.untaken import (
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
-from aurane.ops.shape import _ints
+from aurane.ops.shape import int_items
 from aurane.ops.spec import OpSpec
 from aurane.records import fields, is_record, record, replace
 from aurane.semantics.config import MODEL_TABLE
@@ -1598,7 +1598,7 @@ class _Walk:
         items = shape.items if isinstance(shape, ast.TupleExpr) else ()
         if len(items) == 1 and isinstance(items[0], ast.TupleExpr):
             items = items[0].items  # buffer((c0, 8)) as buffer(c0, 8)
-        values = tuple(plain(v) for v in _ints(node.args["shape"]))
+        values = tuple(plain(v) for v in int_items(node.args["shape"]))
         if len(items) != len(values):
             raise Unsupported(f"the shape of the buffer at {step.span}")
         texts = [self.tr.text(expr) for expr in items]
