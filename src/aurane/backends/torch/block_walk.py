@@ -336,8 +336,8 @@ class BlockWalk(_Walk):
             return None  # named by the source (``as norm{i}``), not numbered per operation
         # forward applies the items as functions (``a(x)``) or builds their modules
         refused = [] if given or self.function_items else self._item_refusal(step, bound, depth)
-        if not self.module_items:
-            return refused or None if made is None else None
+        if not self.module_items:  # every item stateless: the refusal alone, if any
+            return (refused or None) if made is None else None
         if made is not None:
             known = self.module_items.get(node.op)
             if (
