@@ -212,7 +212,8 @@ class Broken(torch.utils.data.Dataset):
 def test_run_here_shows_an_uncaught_error_as_the_program_prints_it(tmp_path: Path) -> None:
     """The ``"Traceback" not in stderr`` check of the run_here tests fails when the
     program leaves an error uncaught: its traceback (with the ``.aur`` lines, as the
-    child's ``aurane.sourcemap`` hook prints it) is on stderr, and the status is 1, as
+    child's ``aurane.sourcemap`` hook prints it) opens run_here's stderr, which the
+    asserts below read, and the status is 1, as
     `aurane run` passes its program's on. (Before, the command's own "internal error in
     aurane" report, exit 123, stood in for the program's.)"""
     (tmp_path / "broken.py").write_text(BROKEN_DATA)
@@ -226,8 +227,6 @@ def test_run_here_shows_an_uncaught_error_as_the_program_prints_it(tmp_path: Pat
     assert "ValueError: a broken sample" in done.stderr, done.stderr
     assert "produced by " in done.stderr, done.stderr  # the .aur line of a generated frame
     assert "internal error" not in done.stderr, done.stderr
-    with pytest.raises(AssertionError):
-        assert "Traceback" not in done.stderr  # the check those tests make
 
 
 def test_a_second_run_into_one_folder_is_refused_and_a_stale_lock_is_taken_over(

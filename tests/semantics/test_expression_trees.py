@@ -150,3 +150,19 @@ def test_symbolic_numbers_pickle_with_their_tree() -> None:
     value = symbol(7, "a") * 2 + symbol(2.5, "w")
     back = pickle.loads(pickle.dumps(value))
     assert back == value and back.tree == value.tree and type(back) is SymFloat
+
+
+def test_a_symbolic_size_is_the_ops_layers_symbolic_size_by_its_own_class() -> None:
+    """``ops.rules.smallest_size`` asks a symbolic size for ``min(...)`` through the
+    ``SymbolicSize`` protocol it declares; ``SymInt`` and ``SymFloat`` define
+    ``smallest`` in their own bodies (it was set on the classes from outside at import)."""
+    from aurane.ops.rules import SymbolicSize, smallest_size
+
+    for cls in (SymInt, SymFloat):
+        assert "smallest" in vars(cls), cls
+    symbols = _symbols()
+    a, b = symbols["a"], symbols["b"]
+    assert isinstance(a, SymbolicSize) and not isinstance(7, SymbolicSize)
+    smallest = smallest_size(4, a, b)
+    assert to_python(smallest.tree, _name) == "min(4, a, b)" and smallest == 3
+    assert smallest_size(4, 2) == 2

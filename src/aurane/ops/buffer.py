@@ -27,7 +27,7 @@ from typing import Any
 
 from aurane.ops.index import CONSTRUCTOR, DTYPES, _fill_value, _sizes
 from aurane.ops.rules import FLOAT_DTYPES, PARAMETER_FREE, fmt_shape, make_spec
-from aurane.ops.shape import _ints
+from aurane.ops.shape import int_items
 from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
 
 BAD_BUFFER = "S132"
@@ -40,7 +40,7 @@ _DEFAULT_DTYPE = {
 
 
 def _window(value: Any) -> str | None:
-    items = _ints(value)
+    items = int_items(value)
     if len(items) != 2 or not all(isinstance(i, int) and i >= 1 for i in items):
         return "must be a pair of positive ints (height, width)"
     return None
@@ -87,7 +87,7 @@ def _check_contents(a: Any, shape: tuple[int, ...], dtype: str) -> None:
     if init == "sinusoid" and dtype not in FLOAT_DTYPES:
         raise _bad(f'buffer init="sinusoid" holds floats, not {dtype}', "dtype", "drop dtype=")
     if init == "relative_position_index":
-        height, width = _ints(a["window"])
+        height, width = int_items(a["window"])
         tokens = height * width
         if shape != (tokens, tokens):
             raise _bad(
@@ -111,7 +111,7 @@ def _buffer_infer(ctx: InferContext) -> TensorType:
             "buffer takes no input tensor: it is state of its own",
             hint='write it as a graph statement: idx = buffer((16,), init="arange")',
         )
-    shape = tuple(_ints(ctx.args["shape"]))
+    shape = tuple(int_items(ctx.args["shape"]))
     dtype = buffer_dtype(ctx.args, ctx.param_dtype)
     _check_contents(ctx.args, shape, dtype)
     return TensorType(shape, dtype)

@@ -39,7 +39,7 @@ from aurane.ops.rules import (
     require_min_rank,
     sample_axis,
 )
-from aurane.ops.shape import _ints
+from aurane.ops.shape import int_items
 from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorArg, TensorType
 
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", *sorted(FLOAT_DTYPES))
@@ -435,7 +435,7 @@ CUMSUM = make_spec(
 
 
 def _roll_infer(ctx: InferContext) -> TensorType:
-    shifts, dims = _ints(ctx.args["shifts"]), _ints(ctx.args["dims"])
+    shifts, dims = int_items(ctx.args["shifts"]), int_items(ctx.args["dims"])
     if not dims and len(shifts) != 1:
         raise OpError(
             "T002",
@@ -460,13 +460,13 @@ def _roll_infer(ctx: InferContext) -> TensorType:
 
 
 def _int_items(value: Any) -> str | None:
-    items = _ints(value)
+    items = int_items(value)
     return None if items and all(map(is_int, items)) else "must be an int or a tuple of ints"
 
 
 def _axis_items(value: Any) -> str | None:
     # torch.roll takes dims=() (or none) to mean the flattened tensor
-    items = _ints(value)
+    items = int_items(value)
     return None if all(map(is_int, items)) else "must be an int or a tuple of ints (() for none)"
 
 
@@ -505,7 +505,7 @@ def _no_input(op: str, ctx: InferContext) -> None:
 
 
 def _sizes(value: Any) -> str | None:
-    items = _ints(value)
+    items = int_items(value)
     if not items or not all(map(is_int, items)):
         return "must be one or more ints"
     if any(i < 1 for i in items):
@@ -592,7 +592,7 @@ def _fill_spec(name: str, fill: str | None) -> OpSpec:
 
     def infer(ctx: InferContext) -> TensorType:
         _no_input(name, ctx)
-        return TensorType(tuple(_ints(ctx.args["shape"])), ctx.args["dtype"] or ctx.param_dtype)
+        return TensorType(tuple(int_items(ctx.args["shape"])), ctx.args["dtype"] or ctx.param_dtype)
 
     samples: tuple[tuple[dict[str, Any], tuple[tuple[int, ...], ...]], ...] = (
         ({"shape": (2, 3)}, ()),

@@ -17,12 +17,12 @@ from aurane.ops.rules import (
     is_number,
     make_spec,
 )
-from aurane.ops.shape import _ints
+from aurane.ops.shape import int_items
 from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
 
 
 def _padding_check(value: Any) -> str | None:
-    items = _ints(value)
+    items = int_items(value)
     if not items or not all(map(is_int, items)):
         return "must be a tuple of ints"
     if len(items) % 2:
@@ -32,7 +32,7 @@ def _padding_check(value: Any) -> str | None:
 
 def _pad_infer(ctx: InferContext) -> TensorType:
     t, a = ctx.input, ctx.args
-    pads = _ints(a["padding"])
+    pads = int_items(a["padding"])
     axes = len(pads) // 2
     if axes > t.rank:
         raise OpError(

@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from aurane.ops.rules import PARAMETRIC, is_int, is_number, make_spec, numel
-from aurane.ops.shape import NO_INPUT, _ints
+from aurane.ops.shape import NO_INPUT, int_items
 from aurane.ops.spec import ArgKind, InferContext, OpError, OpSpec, Param, TensorType
 
 
 def _shape_check(value: Any) -> str | None:
-    items = _ints(value)
+    items = int_items(value)
     if value == () or items == ():  # a 0-d tensor (CLIP's logit scale), batch_axis=false
         return None
     if not items or not all(map(is_int, items)):
@@ -51,7 +51,7 @@ def _parameter_infer(ctx: InferContext) -> TensorType:
             blame="value",
             hint='drop value or use init="full"',
         )
-    shape = tuple(_ints(a["shape"]))
+    shape = tuple(int_items(a["shape"]))
     if not shape and a["batch_axis"]:
         raise OpError(
             "S004",
@@ -64,7 +64,7 @@ def _parameter_infer(ctx: InferContext) -> TensorType:
 
 def stored_shape(args: Any) -> tuple[int, ...]:
     """The shape of the ``nn.Parameter`` a parameter node stores."""
-    shape = tuple(_ints(args["shape"]))
+    shape = tuple(int_items(args["shape"]))
     return (1, *shape) if args["batch_axis"] else shape
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from aurane.ops.spec import InferContext, OpError, OpSpec, TensorType
 
@@ -154,16 +154,23 @@ def merged_size(sizes: Sequence[Any]) -> Any:
     return best
 
 
+@runtime_checkable
+class SymbolicSize(Protocol):
+    """A size that is an expression of the block's arguments (``semantics.symbolic``'s
+    ``SymInt`` and ``SymFloat``, which this layer does not import): it writes the smallest
+    of sizes as ``min(...)`` of their expressions."""
+
+    @staticmethod
+    def smallest(*sizes: Any) -> Any: ...
+
+
 def smallest_size(*sizes: Any) -> Any:
-    """The smallest of ``sizes``. The builtin ``min`` of symbolic sizes
-    (``semantics.symbolic``, which this layer does not import) returns the one smallest at
-    the call's values, its expression then wrong where another is smaller: a symbolic size
-    hands the choice to its own ``smallest``, which writes ``min(...)`` of their
-    expressions."""
+    """The smallest of ``sizes``. The builtin ``min`` of symbolic sizes returns the one
+    smallest at the call's values, its expression then wrong where another is smaller: a
+    ``SymbolicSize`` hands the choice to its own ``smallest``."""
     for size in sizes:
-        symbolic_min = getattr(size, "smallest", None)
-        if symbolic_min is not None:
-            return symbolic_min(*sizes)
+        if isinstance(size, SymbolicSize):
+            return size.smallest(*sizes)
     return min(sizes)
 
 

@@ -35,7 +35,9 @@ UNBOUND_PIECES = "T064"
 NO_INPUT = "T065"
 
 
-def _ints(value: Any) -> tuple[Any, ...]:
+def int_items(value: Any) -> tuple[Any, ...]:
+    """The items of a shape-like argument: ``(2, 1)`` of ``permute(2, 1)`` and of
+    ``permute((2, 1))``, ``(4,)`` of a lone ``4``."""
     items = tuple(value) if isinstance(value, tuple | list) else (value,)
     if len(items) == 1 and isinstance(items[0], tuple | list):
         items = tuple(items[0])  # permute((2, 1)) as well as permute(2, 1)
@@ -43,7 +45,7 @@ def _ints(value: Any) -> tuple[Any, ...]:
 
 
 def _int_list(value: Any) -> str | None:
-    items = _ints(value)
+    items = int_items(value)
     if not items or not all(map(is_int, items)):
         return "must be one or more ints"
     return None
@@ -74,7 +76,7 @@ def _without(t: TensorType, axis: int) -> TensorType:
 def _permute_order(ctx: InferContext) -> tuple[int, ...]:
     """The full permutation (batch axis 0 first) that ``dims`` asks for."""
     t = ctx.input
-    dims = _ints(ctx.args["dims"])
+    dims = int_items(ctx.args["dims"])
     if len(dims) == t.rank + 1 and dims[0] == 0:
         dims = dims[1:]  # permute(0, 2, 1): the batch axis written in place
     if len(dims) != t.rank:
@@ -272,7 +274,7 @@ SLICE = make_spec(
 
 
 def _expand_sizes(value: Any) -> str | None:
-    items = _ints(value)
+    items = int_items(value)
     if not items or not all(map(is_int, items)):
         return "must be one or more ints"
     if any(i < 1 and i != -1 for i in items):
@@ -282,7 +284,7 @@ def _expand_sizes(value: Any) -> str | None:
 
 def _expand_infer(ctx: InferContext) -> TensorType:
     t = ctx.input
-    sizes = _ints(ctx.args["sizes"])
+    sizes = int_items(ctx.args["sizes"])
     if len(sizes) != t.rank:
         raise OpError(
             "T002",

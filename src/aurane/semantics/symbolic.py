@@ -196,6 +196,13 @@ class SymInt(int):
         """How many of the block's input sizes the tree reads (``ops.rules.merged_size``)."""
         return input_reads(self.tree)
 
+    @staticmethod
+    def smallest(*sizes: Any) -> Any:
+        """The min of ``sizes`` as ``min(...)`` of their trees, right at any arguments
+        (``ops.rules.smallest_size``, whose ``SymbolicSize`` this is; the builtin ``min``
+        keeps the one smallest at the call's values)."""
+        return sym_min(*sizes)
+
 
 class SymFloat(float):
     """A float that remembers the expression it came from (``tree``)."""
@@ -213,6 +220,11 @@ class SymFloat(float):
     @property
     def input_reads(self) -> int:
         return input_reads(self.tree)
+
+    @staticmethod
+    def smallest(*sizes: Any) -> Any:
+        """As ``SymInt.smallest``."""
+        return sym_min(*sizes)
 
 
 def is_symbolic(value: Any) -> bool:
@@ -371,9 +383,6 @@ def _make_divisible(value: Any, divisor: int, min_value: Any = None) -> int:
 sym_min = _function("min", min)
 sym_max = _function("max", max)
 sym_abs = _function("abs", abs)
-# a shape rule's min of sizes (``ops.rules.smallest_size``, which cannot import this
-# module) asks a symbolic size for it: ``min(...)`` of their trees, right at any arguments
-SymInt.smallest = SymFloat.smallest = staticmethod(sym_min)  # type: ignore[attr-defined]
 
 # the pure functions a tree may call, by the name it prints (issue 24 item 3: a size that
 # rounds a parameter, ``int(planes * (base_width / 64)) * groups`` or torchvision's

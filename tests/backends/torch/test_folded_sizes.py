@@ -29,6 +29,7 @@ from tests.backends.torch.one_class import (  # noqa: E402
     build,
     built_alike,
     loads_and_computes_alike,
+    per_call,
     roll_notes,
 )
 
@@ -48,18 +49,6 @@ model Net:
 """
 
 
-def per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """``aurane compile --class-per-call``: the module and its code."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False, per_call=True).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
-
-
 def _built(module: types.ModuleType, text: str) -> torch.nn.Module:
     torch.manual_seed(0)
     return eval(text, {**vars(module), "nn": torch.nn})
@@ -77,7 +66,11 @@ def test_a_class_written_for_its_call_refuses_a_parameter_its_folded_size_reads(
     one_per_call: bool,
 ) -> None:
     source = SEL.format(calls="Sel(1, 0, 16)")
-    module, code = per_call(source, "sel_flat") if one_per_call else build(source, "sel")[:2]
+    module, code = (
+        per_call(source, "sel_flat", roll_networks=False)
+        if one_per_call
+        else build(source, "sel")[:2]
+    )
     assert CLASS.findall(code) == ["Sel", "Net"], code
     assert "nn.Linear(8, w, dtype=torch.float64)" in code, code
     assert (
@@ -210,7 +203,7 @@ def test_a_loop_keeping_the_size_still_rolls() -> None:
     assert CLASS.findall(code) == ["Grow", "Net"], code
     assert "for i in range(n):" in code and "nn.Linear(9, w)" in code, code
     rolled, _, _ = build(source, "kept")
-    flat, flat_code = per_call(source, "kept_flat")
+    flat, flat_code = per_call(source, "kept_flat", roll_networks=False)
     assert CLASS.findall(flat_code) == ["Grow", "Grow_2", "Net"], flat_code
     loads_and_computes_alike(*built_alike(rolled, flat, "Net"), torch.randn(2, 4, 9, 9))
     _checked(source)

@@ -12,15 +12,12 @@ that do.
 
 from __future__ import annotations
 
-import textwrap
-import types
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import build  # noqa: E402
+from tests.backends.torch.one_class import build, per_call  # noqa: E402
 
 ONCE = """\
 model P(k: int, w: int):
@@ -53,18 +50,6 @@ model Net:
 """
 
 
-def per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """``aurane compile --class-per-call``: the module and its code."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False, per_call=True).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
-
-
 def test_a_class_of_one_call_refuses_the_integer_a_slice_reads() -> None:
     module, code, _ = build(ONCE, "once")
     assert "        self.dense1 = nn.Linear(3, w)\n" in code, code
@@ -84,7 +69,7 @@ def test_a_rolled_class_reading_a_size_after_such_a_slice_falls_back() -> None:
         "block 'P' at 1:7: the module of 'dense2' reads a size that an integer a call "
         "before it reads changes where no expression shows it"
     ], notes
-    calls, _ = per_call(LOOPED, "looped_per_call")
+    calls, _ = per_call(LOOPED, "looped_per_call", roll_networks=False)
     for module in (build(LOOPED, "looped_other")[0], calls):
         with pytest.raises(ValueError, match="P is written for k == 1, not 2"):
             module.P(6, 1, 2, 4)

@@ -14,15 +14,12 @@ guards compare ``(p, type(p))``.
 
 from __future__ import annotations
 
-import textwrap
-import types
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, build, one_class_alike  # noqa: E402
+from tests.backends.torch.one_class import CLASS, build, one_class_alike, per_call  # noqa: E402
 
 JOINED = """\
 model P(p, w: int):
@@ -39,18 +36,6 @@ model Net:
         x -> {calls}
         return x
 """
-
-
-def per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """``aurane compile --class-per-call``: the module and its code."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False, per_call=True).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
 
 
 def _joined(test: str, calls: str) -> str:
@@ -114,7 +99,7 @@ model Net:
     assert "        if (p, type(p)) not in ((0, int), (True, bool)):  # a body" in code, code
     with pytest.raises(ValueError, match=r"P is written for p in \(0, True\), not False"):
         module.P(8, 1, False, 4)
-    calls, code = per_call(source, "one_value_per_call")
+    calls, code = per_call(source, "one_value_per_call", roll_networks=False)
     assert "        if (p, type(p)) != (0, int):  # written out for this value\n" in code, code
     with pytest.raises(ValueError, match="P is written for p == 0, not False"):
         calls.P(8, 1, False, 4)

@@ -105,16 +105,82 @@ def test_a_row_block_none_of_the_rows_give_is_refused_by_name() -> None:
     assert (
         "        for i, (w, b) in enumerate(cfg):\n"
         "            if b not in (Basic, Wide):  # the blocks the calls' rows give\n"
-        '                raise ValueError(f"Stage is written for b in (Basic, Wide), not {b}")\n'
+        '                raise ValueError(f"Stage is written for b in (Basic, Wide), not {b.__name__}")\n'
         "            made[b] = made.get(b, 0) + 1\n"
     ) in code, code
-    with pytest.raises(ValueError, match=r"Stage is written for b in \(Basic, Wide\), not "):
+    with pytest.raises(ValueError, match=r"Stage is written for b in \(Basic, Wide\), not Deep$"):
         module.Stage(5, ((4, module.Basic), (3, module.Deep)))
     built = module.Stage(5, ((4, module.Wide), (3, module.Basic)))
     assert [n for n, _ in built.named_children()] == ["wide1", "dense1", "basic1", "dense2"]
     counts: Counter[str] = Counter()
     assert check_source(source, counts) == []
     assert counts["other blocks"] > 0, counts
+
+
+TWO_ROW_LOOPS = """\
+model Unit0(w):
+    def forward(x):
+        return x -> dense(w).relu
+
+model Unit2(w, act = relu):
+    def forward(x):
+        return x -> dense(w) -> act
+
+model Unit3(w):
+    def forward(x):
+        return x -> dense(w + 1).tanh
+
+model Fam(rows0, rows1):
+    def forward(x):
+        for c, b in rows0:
+            x = b(x, c)
+        for c, b in rows1:
+            x = b(x, c)
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Fam([(4, Unit0), (3, Unit2)], [(3, Unit0), (8, Unit2)]) as f1 -> Fam([(5, Unit0)], [(4, Unit2)]) as f2 -> Unit3(3) as u -> dense(2) as head
+"""
+
+
+def test_every_loop_over_rows_refuses_a_block_none_of_the_rows_give() -> None:
+    """Two loops over rows (``for c, b in rows0`` then ``for c, b in rows1``): the
+    refusal was written before the first count line a text search found, so ``Unit3``
+    in the second loop's rows raised ``AttributeError: 'Unit3' object has no attribute
+    'out_channels'``. Each loop the walk counted a row's block in refuses it by name."""
+    module, code, notes = build(TWO_ROW_LOOPS, "two_row_loops")
+    assert notes == []
+    guard = (
+        "            if b not in (Unit0, Unit2):  # the blocks the calls' rows give\n"
+        '                raise ValueError(f"Fam is written for b in (Unit0, Unit2), not {b.__name__}")\n'
+        "            made[b] = made.get(b, 0) + 1\n"
+    )
+    assert code.count(guard) == 2, code
+    said = r"Fam is written for b in \(Unit0, Unit2\), not Unit3$"
+    for rows in (((4, module.Unit3),), ((4, module.Unit0), (3, module.Unit3))):
+        with pytest.raises(ValueError, match=said):
+            module.Fam(4, ((4, module.Unit0),), rows)
+        with pytest.raises(ValueError, match=said):
+            module.Fam(4, rows, ((4, module.Unit2),))
+    assert check_source(TWO_ROW_LOOPS, Counter()) == []
+
+
+def test_one_row_block_is_refused_as_one_writes_it() -> None:
+    """Rows giving one block: ``if b is not Basic:``, not ``b not in (Basic,)``."""
+    source = TWO_ROW_LOOPS.replace(
+        "(3, Unit2)], [(3, Unit0), (8, Unit2)]", "(3, Unit0)], [(8, Unit0)]"
+    )
+    source = source.replace("[(4, Unit2)]", "[(4, Unit0)]")
+    module, code, notes = build(source, "one_row_block")
+    assert notes == []
+    assert (
+        "            if b is not Unit0:  # the blocks the calls' rows give\n"
+        '                raise ValueError(f"Fam is written for b is Unit0, not {b.__name__}")\n'
+    ) in code, code
+    with pytest.raises(ValueError, match=r"Fam is written for b is Unit0, not Unit3$"):
+        module.Fam(4, ((4, module.Unit0),), ((3, module.Unit3),))
 
 
 def _twins(source: str, name: str) -> tuple[types.ModuleType, str]:

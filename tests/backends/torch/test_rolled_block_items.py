@@ -220,7 +220,7 @@ def test_rows_holding_blocks() -> None:
         "        made = {}\n"
         "        for i, (w, b) in enumerate(cfg):\n"
         "            if b not in (Basic, Wide):  # the blocks the calls' rows give\n"
-        '                raise ValueError(f"Stage is written for b in (Basic, Wide), not {b}")\n'
+        '                raise ValueError(f"Stage is written for b in (Basic, Wide), not {b.__name__}")\n'
         "            made[b] = made.get(b, 0) + 1\n"
         "            layer = b(channels, w)\n"
         '            setattr(self, f"{b.__name__.lower()}{made[b]}", layer)\n'

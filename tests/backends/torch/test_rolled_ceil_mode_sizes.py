@@ -12,9 +12,6 @@ which, one count where the kernel, stride and padding decide it whatever the siz
 
 from __future__ import annotations
 
-import textwrap
-import types
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -26,6 +23,7 @@ from tests.backends.torch.one_class import (  # noqa: E402
     build,
     built_alike,
     one_class_alike,
+    per_call,
 )
 
 STRIDED = """\
@@ -57,23 +55,11 @@ model Net:
 """
 
 
-def per_call(source: str, name: str) -> tuple[types.ModuleType, str]:
-    """``aurane compile --class-per-call``: the module and its code."""
-    from aurane.backends.torch import TorchCodeGenerator
-    from aurane.compile import prepare_program
-
-    program, graphs, _ = prepare_program(textwrap.dedent(source), filename=f"{name}.aur")
-    code = TorchCodeGenerator(program, graphs, roll_networks=False, per_call=True).generate()
-    module = types.ModuleType(name)
-    exec(compile(code, f"<{name}>", "exec"), module.__dict__)
-    return module, code
-
-
 def _like_per_call(source: str, name: str, x: torch.Tensor) -> None:
     """The rolled build and the build of one class per call: the same modules in the
     same order, a strict load and equal outputs."""
     rolled, _, _ = build(source, name)
-    calls, _ = per_call(source, f"{name}_per_call")
+    calls, _ = per_call(source, f"{name}_per_call", roll_networks=False)
     mine, theirs = built_alike(rolled, calls, "Net")
     mine.load_state_dict(theirs.state_dict(), strict=True)
     mine.eval()

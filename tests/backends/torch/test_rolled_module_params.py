@@ -58,6 +58,10 @@ def test_a_norm_given_a_module_op_at_one_call_and_a_function_at_another() -> Non
         "    def __init__(self, in_features, n, norm=nn.ReLU):\n"
         "        super().__init__()\n"
         "        self.n = n\n"
+        "        if norm not in (nn.LayerNorm, nn.ReLU):  # the operations the calls give\n"
+        "            raise ValueError(\n"
+        '                f"Stage is written for norm in (nn.LayerNorm, nn.ReLU), not {norm.__name__}"\n'
+        "            )\n"
         "        self.norm_class = norm\n"
         "        if norm is not nn.LayerNorm:\n"
         "            self.norm = norm()\n"

@@ -89,7 +89,7 @@ def test_a_block_called_in_a_loop_after_the_rows_counts_with_them() -> None:
     assert (
         "        made = {}\n        for c, b in rows0:\n"
         "            if b not in (Unit0, Unit2):  # the blocks the calls' rows give\n"
-        '                raise ValueError(f"Fam is written for b in (Unit0, Unit2), not {b}")\n'
+        '                raise ValueError(f"Fam is written for b in (Unit0, Unit2), not {b.__name__}")\n'
         "            made[b] = made.get(b, 0) + 1\n"
     ) in fam, fam
     assert (

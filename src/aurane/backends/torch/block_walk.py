@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.modules import INDENT
-from aurane.backends.torch.named import factory_call
+from aurane.backends.torch.named import factory_call, module_factory, module_item_class
+from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.rolled import (
     _ATOMIC,
     RESERVED,
@@ -324,7 +325,7 @@ class BlockWalk(_Walk):
         (``rolled_block.with_item_counters``). None where the step applies no such
         target, or names its module (``as norm{i}``)."""
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
-        if not self.module_items or not isinstance(bound, OpValue) or bound.is_model:
+        if not isinstance(bound, OpValue) or bound.is_model:
             return None
         given = step.func in self.module_params  # norm given layer_norm or relu
         if not given and not any(
@@ -333,6 +334,10 @@ class BlockWalk(_Walk):
             return None  # an operation-valued parameter: the class takes it (``act()``)
         if step.layer is not None or self.collect is not None:
             return None  # named by the source (``as norm{i}``), not numbered per operation
+        # forward applies the items as functions (``a(x)``) or builds their modules
+        refused = [] if given or self.function_items else self._item_refusal(step, bound, depth)
+        if not self.module_items:  # every item stateless: the refusal alone, if any
+            return (refused or None) if made is None else None
         if made is not None:
             known = self.module_items.get(node.op)
             if (
@@ -371,7 +376,7 @@ class BlockWalk(_Walk):
                     f" '{other.id}' at {other.span}, numbered together"
                 )
         pad = INDENT * depth
-        lines: list[str] = []
+        lines: list[str] = list(refused)
         for index, op in enumerate(ops):
             cls, sized = self.module_items[op]
             count = f"{op}_count"
@@ -382,6 +387,41 @@ class BlockWalk(_Walk):
                 f'{pad}{INDENT}setattr(self, f"{op}{{{count}}}", {built})',
             ]
         return lines
+
+    def _item_refusal(self, step: ast.Call, bound: OpValue, depth: int) -> list[str]:
+        """A list's item applied where forward builds its module (``x = a()(x)``: no
+        module of it in ``__init__``): the class refuses, by name, a class none of the
+        calls' items give (``if a not in (nn.ReLU, nn.LayerNorm):``). Another class built
+        there would have been a module with state (``nn.BatchNorm1d(channels)``, a
+        ``TypeError`` in forward) or a mode (a fresh ``nn.Dropout`` per forward drops in
+        ``eval``); the calls' items are stateless activations or the modules ``__init__``
+        counts. The first walks collect each call's item; the last writes the test (none
+        where an item is a ``functools.partial``, which no ``in`` test can name)."""
+        classes = self.item_classes.setdefault(step.span, [])
+        if not self.strict:
+            sized = module_item_class(bound.name)  # nn.LayerNorm: no factory alone
+            made = sized[0] if sized is not None else module_factory(bound.name)
+            shown = made if made is not None and re.fullmatch(r"[\w.]+", made) else None
+            if shown not in classes:
+                classes.append(shown)
+            return []
+        if not classes or None in classes:
+            return []
+        # a stateless activation any call gives at any step is built alike here; a module
+        # ``__init__`` counts (``nn.LayerNorm``) only where this step's test counts it
+        counted = {cls for cls, _ in self.module_items.values()}
+        stateless = [
+            c for found in self.item_classes.values() for c in found if c not in {*counted, None}
+        ]
+        names = list(dict.fromkeys(cast("list[str]", [*classes, *stateless])))
+        local = step.func
+        if len(names) == 1:
+            test, said = f"{local} is not {names[0]}", f"for {local} is {names[0]}"
+        else:
+            shown_all = f"({', '.join(names)})"
+            test, said = f"{local} not in {shown_all}", f"for {local} in {shown_all}"
+        why = "the operations the calls' items give"
+        return refusal(self.class_name, test, said, why, f"{local}.__name__", depth)
 
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
         """An unnamed module in a loop: ``setattr(self, f"dense{2 * i + 1}", ...)``, the

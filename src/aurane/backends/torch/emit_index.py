@@ -29,7 +29,7 @@ from aurane.backends.torch.emit_common import (
     lit,
 )
 from aurane.ops.index import fill_number
-from aurane.ops.shape import _ints
+from aurane.ops.shape import int_items
 
 _COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
@@ -80,7 +80,7 @@ def _arange(site: Site) -> Step:
 def _fill(func: str) -> OpEmitter:
     def forward(site: Site) -> Step:
         a = site.args
-        sizes = (f"{site.batch}.shape[0]", *map(str, _ints(a["shape"])))
+        sizes = (f"{site.batch}.shape[0]", *map(str, int_items(a["shape"])))
         value = [number(a["value"])] if func == "torch.full" else []
         if func == "torch.full":
             sizes = (f"({', '.join(sizes)})",)
@@ -145,7 +145,7 @@ def buffer_contents(args: Mapping[str, Any], dtype: str) -> str:
 
 def _contents(args: Mapping[str, Any], dtype: str) -> str:
     init = args["init"]
-    shape = tuple(_ints(args["shape"]))
+    shape = tuple(int_items(args["shape"]))
     if init == "arange":
         return Call("torch.arange", (str(shape[0]),)).text()
     if init == "causal_mask":
@@ -154,7 +154,7 @@ def _contents(args: Mapping[str, Any], dtype: str) -> str:
         table = Call("sinusoid_table", tuple(map(str, shape))).text()
         return table if dtype == "float32" else f"{table}.to(torch.{dtype})"
     if init == "relative_position_index":
-        return Call("relative_position_index", tuple(map(str, _ints(args["window"])))).text()
+        return Call("relative_position_index", tuple(map(str, int_items(args["window"])))).text()
     cast = [] if dtype == "float32" else [f"dtype=torch.{dtype}"]
     if init == "full" and not cast and not isinstance(fill_number(args["value"]), float):
         cast = ["dtype=torch.float32"]  # torch.full of an int is int64

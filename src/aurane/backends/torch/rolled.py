@@ -62,7 +62,7 @@ from aurane.backends.torch.untaken import (
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
-from aurane.ops.shape import _ints
+from aurane.ops.shape import int_items
 from aurane.ops.spec import OpSpec
 from aurane.records import fields, is_record, record, replace
 from aurane.semantics.config import MODEL_TABLE
@@ -1159,6 +1159,12 @@ class _Walk:
         self.module_items: Mapping[str, tuple[str, bool]] = {}
         self.item_spans: dict[Span, set[str]] = {}
         self._item_counts: Counter[str] = Counter()
+        # a step applying a list's item as ``x = a()(x)`` (forward builds the module where
+        # it applies it): the classes the calls' items give there, in the calls' order
+        # (None: one no test can name, a ``functools.partial``); the class refuses another
+        # (``block_walk._item_refusal``), built with nothing in ``__init__``
+        self.item_classes: dict[Span, list[str | None]] = {}
+        self.class_name = ""  # the rolled class, as its refusals name it
         # operation-valued parameters built as modules where applied, as those items
         # (``rolled_block.module_params``: ``norm`` given ``layer_norm``)
         self.module_params: frozenset[str] = frozenset()
@@ -1698,7 +1704,7 @@ class _Walk:
         items = shape.items if isinstance(shape, ast.TupleExpr) else ()
         if len(items) == 1 and isinstance(items[0], ast.TupleExpr):
             items = items[0].items  # buffer((c0, 8)) as buffer(c0, 8)
-        values = tuple(plain(v) for v in _ints(node.args["shape"]))
+        values = tuple(plain(v) for v in int_items(node.args["shape"]))
         if len(items) != len(values):
             raise Unsupported(f"the shape of the buffer at {step.span}")
         texts = [self.tr.text(expr) for expr in items]

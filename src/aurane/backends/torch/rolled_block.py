@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast as pyast
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from aurane.backends.torch.block_walk import (
     BlockWalk,
@@ -46,6 +46,7 @@ from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     function_value,
+    module_factory,
     module_item_class,
     operation_items,
     signature_default,
@@ -445,7 +446,7 @@ def _roll_block(
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches, dropped))))
     inits = with_counters(inits, row_counters, counter)
-    inits = with_row_refusals(inits, row_classes, counter, name)
+    inits = with_row_refusals(inits, row_classes, row_counters, counter, name)
     inits = with_item_counters(inits, item_spans)
     heads = {line.split("=")[0].strip() for line in inits if " = " in line}
     attrs = attribute_namespace()
@@ -457,7 +458,7 @@ def _roll_block(
     stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), {*functions, *built})
     attrs.claim(stored)
     attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
-    built_params = _built_params(instances, built, attrs)
+    built_params = _built_params(instances, built, attrs, name)
     op_modules += [line for lines in built_params.values() for line in lines[1]]
     applied = {  # self.act = act, where the block applies it (not only passes it on)
         param: attrs.allocate(param)
@@ -654,6 +655,7 @@ def _walked_inits(
     loop_width = False  # the output width is what a loop leaves (the local, not a text)
     reads: set[str] = set()  # inner blocks' classes whose width is read from their module
     out_sizes: dict[str, str] = {}  # blocks built through a parameter or a row: their widths
+    item_classes: dict[Span, list[str | None]] = {}  # items applied as a()(x): their classes
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         unnamed: set[str] | None = None  # the unnamed modules outside loops, by the IR's name
@@ -676,6 +678,7 @@ def _walked_inits(
             walk.row_counters, walk.counter = row_counters, counter
             walk.row_classes = row_classes
             walk.module_items, walk.item_spans = module_items, item_spans
+            walk.item_classes, walk.class_name = item_classes, model.name
             walk.module_params = built
             # identity: built once as norm() by its class of one call, as relu is
             walk.params_built = frozenset(p for p in built if _module_of(graph, p) is None)
@@ -837,25 +840,35 @@ def with_counters(lines: list[str], row_counters: Mapping[Span, str], counter: s
 
 
 def with_row_refusals(
-    lines: list[str], row_classes: Mapping[str, Sequence[str]], counter: str, name: str
+    lines: list[str],
+    row_classes: Mapping[str, Sequence[str]],
+    row_counters: Mapping[Span, str],
+    counter: str,
+    name: str,
 ) -> list[str]:
-    """``__init__``'s ``lines`` refusing, in the loop over the rows, a row's block whose
-    class is none of those the calls' rows give (``if b not in (Basic, Wide):``): the
-    class reads the width after it from the module built (``layer.out_channels``), which
-    only those classes store, and calls it as they are called; another raised an
-    ``AttributeError`` or built with arguments of its own."""
-    out = list(lines)
-    for local, classes in row_classes.items():
-        counting = row_count(counter, local)
-        at = next((k for k, line in enumerate(out) if line.strip() == counting), None)
-        if at is None:
-            continue
-        depth = (len(out[at]) - len(out[at].lstrip())) // len(INDENT)
-        shown = f"({', '.join(classes)},)" if len(classes) == 1 else f"({', '.join(classes)})"
-        why = "the blocks the calls' rows give"
-        out[at:at] = refusal(
-            name, f"{local} not in {shown}", f"for {local} in {shown}", why, local, depth
-        )
+    """``__init__``'s ``lines`` refusing, in every loop over the rows, a row's block whose
+    class is none of those the calls' rows give (``if b not in (Basic, Wide):``; one
+    class: ``if b is not Basic:``): the class reads the width after it from the module
+    built (``layer.out_channels``), which only those classes store, and calls it as they
+    are called; another raised an ``AttributeError`` or built with arguments of its own.
+    The loops are those of the row steps the walk counted (``row_counters``): each has
+    its count line, before which the refusal goes (two loops over rows: two refusals)."""
+    counted = set(row_counters.values())
+    counting = {row_count(counter, b): b for b in row_classes if row_count(counter, b) in counted}
+    out: list[str] = []
+    for line in lines:
+        local = counting.get(line.strip())
+        if local is not None:
+            classes = row_classes[local]
+            depth = (len(line) - len(line.lstrip())) // len(INDENT)
+            if len(classes) == 1:
+                test, said = f"{local} is not {classes[0]}", f"for {local} is {classes[0]}"
+            else:
+                shown = f"({', '.join(classes)})"
+                test, said = f"{local} not in {shown}", f"for {local} in {shown}"
+            why = "the blocks the calls' rows give"
+            out += refusal(name, test, said, why, f"{local}.__name__", depth)
+        out.append(line)
     return out
 
 
@@ -1044,16 +1057,22 @@ def _built_params(
     instances: Sequence[tuple[Graph, list[str]]],
     built: Mapping[str, str | None],
     attrs: Namespace,
+    name: str,
 ) -> dict[str, tuple[tuple[str, str, tuple[str, ...]], list[str]]]:
     """Per parameter of ``module_params``: the attribute keeping the class the call gave
     (``self.norm_class``, tested by forward), the module a call giving an argument-free
     one builds (``self.norm``, as its class of one call names it), the classes built where
     applied (``nn.LayerNorm``), and ``__init__``'s lines::
 
+        if norm not in (nn.LayerNorm, nn.ReLU):  # the operations the calls give
+            raise ValueError(...)
         self.norm_class = norm
         if norm is not nn.LayerNorm:
             self.norm = norm()
-    """
+
+    The refusal: another sized class (``nn.RMSNorm``, ``nn.BatchNorm1d``) failed in
+    ``norm()`` with a ``TypeError``; none where a call's class is a
+    ``functools.partial``, which no ``in`` test can name."""
     out: dict[str, tuple[tuple[str, str, tuple[str, ...]], list[str]]] = {}
     for param in built:
         made = {
@@ -1082,7 +1101,26 @@ def _built_params(
             if len(classes) == 1
             else f"{param} not in ({', '.join(classes)})"
         )
+        given: list[str | None] = []  # the classes the calls give, in the calls' order
+        for graph, _ in instances:
+            op = graph.block_ops[param].op
+            sized = module_item_class(op)
+            text = sized[0] if sized is not None else module_factory(op)
+            shown = text if text is not None and re.fullmatch(r"[\w.]+", text) else None
+            if shown not in given:
+                given.append(shown)
+        refused: list[str] = []
+        if None not in given:
+            names = cast("list[str]", given)
+            if len(names) == 1:
+                test_given, said = f"{param} is not {names[0]}", f"for {param} is {names[0]}"
+            else:
+                shown_all = f"({', '.join(names)})"
+                test_given, said = f"{param} not in {shown_all}", f"for {param} in {shown_all}"
+            why = "the operations the calls give"
+            refused = refusal(name, test_given, said, why, f"{param}.__name__")
         lines = [
+            *refused,
             f"{INDENT * 2}self.{kept} = {param}",
             f"{INDENT * 2}if {test}:",
             f"{INDENT * 3}self.{module} = {param}()",
