@@ -54,9 +54,11 @@ def test_config_rows_with_operations_are_one_class() -> None:
     rows as they did; it was ``Stage`` and ``Stage_2``."""
     stage = _rolled(ROWS, "rows")
     assert (
-        "        for i, (w, _) in enumerate(cfg):\n"
+        "        for i, (w, a) in enumerate(cfg):\n"
         '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
     ) in stage, stage
+    # the item read in __init__ by its refusal (an operation no call gives is refused)
+    assert "            if a not in (nn.ReLU, nn.GELU, nn.Tanh):" in stage, stage
     assert (
         "        for i, (_, a) in enumerate(self.cfg):\n"
         '            x = getattr(self, f"dense{i + 1}")(x)\n'
