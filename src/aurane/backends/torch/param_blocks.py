@@ -60,6 +60,7 @@ from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import (
+    kind_blind,
     kinds_mixed,
     phantom_arguments,
     typed_subject,
@@ -772,7 +773,8 @@ class ParamClasses:
             return
         ranks = {len(g.input_value.sample_shape or ()) for c in classes for g in c.graphs}
         rank = ranks.pop() if len(ranks) == 1 else None
-        conditions = Conditions(self.models[model], self.constants, rank, self._mixed(model))
+        kinded = kind_blind(self.models[model])  # True is not 1 in their tests
+        conditions = Conditions(self.models[model], self.constants, rank, kinded)
         if not conditions.supported or not conditions.ifs:
             return
         # each instance's class unrolls the loops, so a class joined over branches cannot

@@ -20,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
+from aurane import ops
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.loop_counts import names_read, through_constants
 from aurane.backends.torch.refusals import refusal
+from aurane.ops.spec import ArgKind
 from aurane.records import fields, is_record
 from aurane.semantics.symbolic import plain
 from aurane.source import Span
@@ -266,6 +268,64 @@ def kinds_mixed(values: Sequence[Any]) -> bool:
     numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     flags = [v for v in values if isinstance(v, bool)]
     return bool(numbers) and bool(flags) and len(numbers) + len(flags) == len(values)
+
+
+# the kinds of an operation's argument that refuse a boolean (``dense(true)``: S003)
+_NUMBER_KINDS = frozenset(
+    {
+        ArgKind.INT,
+        ArgKind.FLOAT,
+        ArgKind.INT_OR_PAIR,
+        ArgKind.INT_OR_TUPLE,
+        ArgKind.FLOAT_OR_TUPLE,
+        ArgKind.INT_OR_STR,
+        ArgKind.OPTIONAL_INT,
+        ArgKind.OPTIONAL_FLOAT,
+    }
+)
+
+
+def kind_blind(model: ast.Model) -> frozenset[str]:
+    """The parameters of ``model`` a boolean and a number may both reach, whatever its calls
+    give: Python's ``True == 1`` is not the language's for them, so a test compares their
+    kinds too (``pyexpr.kind_compare``). Not one annotated ``int``, ``float`` or ``str``
+    (T040 refuses a boolean), nor one given bare to an operation's number argument
+    (``conv2d(c, 3, stride=s)``: S003 refuses a boolean)."""
+    numbers: set[str] = set()
+    for call in _calls(model):
+        spec = ops.lookup(call.func)
+        if spec is None:
+            continue
+        positional = [p for p in spec.params if not p.keyword_only]
+        named = {p.name: p for p in spec.params}
+        bound = [
+            (positional[i] if i < len(positional) else None, a) for i, a in enumerate(call.args)
+        ]
+        bound += [(named.get(k.name), k.value) for k in call.keywords]
+        numbers |= {
+            a.id
+            for p, a in bound
+            if p is not None and p.kind in _NUMBER_KINDS and isinstance(a, ast.Name)
+        }
+    return frozenset(
+        p.name
+        for p in model.params
+        if p.annotation not in ("int", "float", "str") and p.name not in numbers
+    )
+
+
+def _calls(node: object) -> list[ast.Call]:
+    """Every call written in ``node``, nested ones too."""
+    found: list[ast.Call] = []
+    if isinstance(node, tuple | list):
+        for item in node:
+            found += _calls(item)
+    elif is_record(node) and not isinstance(node, type | Span):
+        if isinstance(node, ast.Call):
+            found.append(node)
+        for field in fields(node):  # type: ignore[arg-type]
+            found += _calls(getattr(node, field.name))
+    return found
 
 
 def typed_subject(param: str) -> str:
