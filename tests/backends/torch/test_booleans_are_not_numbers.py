@@ -145,3 +145,21 @@ model Net:
     assert "if s == 1 and k == 0:" in code, code
     assert "isinstance" not in code, code
     assert check_source(source) == []
+
+
+def test_a_guard_compares_the_kind_not_the_exact_type() -> None:
+    """F4: a class written out for ``P(false, 4)`` and ``P(1, 5)`` guarded ``(p,
+    type(p)) not in ((False, bool), (1, int))``, refusing NumPy's 1 and ``1.0`` (the
+    language's 1) as "written for p in (False, 1), not 1". It compares the kind: only a
+    boolean that is not ``False`` is refused."""
+    np = pytest.importorskip("numpy")
+    source = _program("p != true", "P(false, 4) -> P(1, 5)")
+    module, code, _ = build(source, "kind_guard")
+    guard = "        if (p, isinstance(p, bool)) not in ((False, True), (1, False)):\n"
+    assert f"        # written out for these values\n{guard}" in code, code
+    for one in (np.int64(1), 1.0):
+        assert module.P(8, one, 4).dense1.out_features == 4  # 1 != true: w
+    _as_called(source, "P(false, 4) -> P(1, 5)", "P(1.0, 4)", "kind_guard_float", 1.0, 4)
+    with pytest.raises(ValueError, match=r"P is written for p in \(False, 1\), not True"):
+        module.P(8, True, 4)
+    assert check_source(source) == []

@@ -1117,7 +1117,10 @@ class ParamClasses:
             else:
                 wanted = f"{param} in ({', '.join(texts)})"
                 test = f"{param} not in ({', '.join(texts)})"
-            out += refusal(cls.name, test, f"for {wanted}", "written out for this value", param)
+            written = (
+                "written out for this value" if len(texts) == 1 else "written out for these values"
+            )
+            out += refusal(cls.name, test, f"for {wanted}", written, param)
         return out
 
     def _joint_guard(

@@ -329,14 +329,16 @@ def _calls(node: object) -> list[ast.Call]:
 
 
 def typed_subject(param: str) -> str:
-    """A parameter as a guard of mixed values compares it: ``(p, type(p))``."""
-    return f"({param}, type({param}))"
+    """A parameter as a guard of mixed values compares it, its kind beside its value:
+    ``(p, isinstance(p, bool))``. The kind, not the exact type: ``1.0`` and NumPy's 1 are
+    the language's 1, as ``True`` is not."""
+    return f"({param}, isinstance({param}, bool))"
 
 
 def typed_text(value: Any, text: str) -> str:
     """A call's value of a parameter given booleans and numbers, as ``typed_subject``
-    compares it: ``(False, bool)``, ``(1, int)``."""
-    return f"({text}, {type(value).__name__})"
+    compares it: ``(False, True)`` for a boolean, ``(1, False)`` for a number."""
+    return f"({text}, {isinstance(value, bool)})"
 
 
 def _plain_literal(value: Any) -> bool:
