@@ -7,7 +7,8 @@ kinds and the other side was a literal number, so (review82 F0, F1) ``if p == ze
 constant), ``if p == 1 - 1``, and any ``if p == 1`` whose calls all gave numbers kept
 Python's ``==``: ``P(8, True, 4)`` took the branch of 1, where a program calling
 ``P(true, 4)`` builds the other one. Each test builds the class at the arguments by hand and
-compares it with the class of a program whose call gives them.
+compares it with the class of a program whose call gives them. Also review82's F4 (a guard
+compares kinds, not exact types) and F3 (an item a parameter indexes, folded to a number).
 """
 
 from __future__ import annotations
@@ -162,4 +163,33 @@ def test_a_guard_compares_the_kind_not_the_exact_type() -> None:
     _as_called(source, "P(false, 4) -> P(1, 5)", "P(1.0, 4)", "kind_guard_float", 1.0, 4)
     with pytest.raises(ValueError, match=r"P is written for p in \(False, 1\), not True"):
         module.P(8, True, 4)
+    assert check_source(source) == []
+
+
+def test_an_item_a_parameter_indexes_is_not_its_calls_number_at_another_value() -> None:
+    """F3: ``dense(sizes[k])`` under ``if k > 1`` with calls ``P(1, 4)`` and ``P(2, 5)``:
+    the class joined over the branch wrote ``nn.Linear(in_features, 16)``, ``sizes[2]``,
+    with no guard on ``k``, so ``P(8, 3, 5)`` built 16 where the source builds 32. The
+    item is the calls' number: each class refuses another ``k`` by name (the calls
+    disagree on it: a class per call, with the roller's located note)."""
+    source = """\
+model P(k: int, w: int):
+    sizes = [4, 8, 16, 32]
+    def forward(x):
+        if k > 1:
+            x -> dense(sizes[k])
+        x -> dense(w)
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(1, 4) -> P(2, 5)
+        return x
+"""
+    module, code, notes = build(source, "indexed")
+    assert "        if k != 2:  # written out for this value\n" in code, code
+    assert notes and notes[0].startswith("block 'P' at 1:7: "), notes
+    with pytest.raises(ValueError, match="P_2 is written for k == 2, not 3"):
+        module.P_2(8, 3, 5)
     assert check_source(source) == []

@@ -60,6 +60,7 @@ from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import (
+    indexed_params,
     kind_blind,
     kinds_mixed,
     phantom_arguments,
@@ -714,6 +715,9 @@ class ParamClasses:
         found.dropped |= scopes.dropped | self._changing(graph, scopes.folded_from)
         # and an integer whose size no tree shows: every size after it may be a number
         found.dropped |= self._hidden_numbers(graph)
+        # and one an item's index reads (``dense(sizes[k])``): the item is its number
+        if (model := self.models.get(graph.name)) is not None:
+            found.dropped |= indexed_params(model) & set(found.params)
         self.by_graph[id(graph)] = found
 
     def _hidden_numbers(self, graph: Graph) -> set[str]:

@@ -18,7 +18,7 @@ class per block:
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from aurane import ops
 from aurane.backends.torch.emit_common import lit
@@ -270,6 +270,8 @@ def kinds_mixed(values: Sequence[Any]) -> bool:
     return bool(numbers) and bool(flags) and len(numbers) + len(flags) == len(values)
 
 
+_Node = TypeVar("_Node")
+
 # the kinds of an operation's argument that refuse a boolean (``dense(true)``: S003)
 _NUMBER_KINDS = frozenset(
     {
@@ -314,17 +316,34 @@ def kind_blind(model: ast.Model) -> frozenset[str]:
     )
 
 
-def _calls(node: object) -> list[ast.Call]:
-    """Every call written in ``node``, nested ones too."""
-    found: list[ast.Call] = []
+def indexed_params(model: ast.Model) -> set[str]:
+    """The parameters of ``model`` the index of an item reads (``sizes[k]``, through the
+    block's constants too): the constant evaluator folds the item to the calls' number
+    (``nn.Linear(in_features, 16)``), which no size's tree shows, so a class written from
+    its calls is right at their values of them only."""
+    params = {p.name for p in model.params}
+    read: set[str] = set()
+    for item in _nodes(model, ast.Subscript):
+        read |= through_constants(model, names_read(item.index)) & params
+    return read
+
+
+def _calls(model: ast.Model) -> list[ast.Call]:
+    """Every call written in ``model``, nested ones too."""
+    return _nodes(model, ast.Call)
+
+
+def _nodes(node: object, kind: type[_Node]) -> list[_Node]:
+    """Every node of ``kind`` in ``node``, nested ones too."""
+    found: list[_Node] = []
     if isinstance(node, tuple | list):
         for item in node:
-            found += _calls(item)
+            found += _nodes(item, kind)
     elif is_record(node) and not isinstance(node, type | Span):
-        if isinstance(node, ast.Call):
+        if isinstance(node, kind):
             found.append(node)
         for field in fields(node):  # type: ignore[arg-type]
-            found += _calls(getattr(node, field.name))
+            found += _nodes(getattr(node, field.name), kind)
     return found
 
 
