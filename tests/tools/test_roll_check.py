@@ -92,3 +92,33 @@ def test_a_call_leaving_a_defaulted_parameter_out_pairs_its_arguments_right() ->
     calls = [i for i in syntax_items(entry.forward.body) if isinstance(i, ast.Call)]
     pairs = [[(p, v.value) for p, v in _param_arguments(c, block, steps)] for c in calls]
     assert pairs == [[("w", 3)], [("w", 5)]], pairs
+
+
+BOOLEAN_FOR_ONE = """\
+model P(p, w: int):
+    def forward(x):
+        if p == 1:
+            x -> dense(w)
+        else:
+            x -> dense(w + 1)
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(1, 4) -> P(2, 4)
+        return x
+"""
+
+
+def test_a_boolean_is_tried_where_the_calls_give_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check builds a class with ``True`` where a call gives 1 (and 1 where one gives
+    ``true``): a test written with Python's ``==`` (``True == 1``, review82 F1) is found,
+    where the language's ``true == 1`` is false. Here the kind tests are left out."""
+    from aurane.backends.torch import branches, rolled
+
+    assert check_source(BOOLEAN_FOR_ONE) == []
+    monkeypatch.setattr(rolled, "kind_compare", lambda *_: None)
+    monkeypatch.setattr(branches, "kind_compare", lambda *_: None)
+    problems = check_source(BOOLEAN_FOR_ONE)
+    assert problems and problems[0].startswith("P with p=true (at 'p1'): "), problems

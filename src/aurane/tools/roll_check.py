@@ -9,7 +9,8 @@ must then build and compute what the source says. For a program, this check:
   took different ``if`` branches keep their classes too): the same state-dict keys, a
   strict load, equal outputs on the input the call sees;
 - builds it with arguments no call gives (one boolean or integer argument of a call,
-  or an item of a list or of its rows, written as a literal, flipped or counted up, and
+  or an item of a list or of its rows, written as a literal, flipped or counted up, a
+  boolean as 0 or 1 and 0 or 1 as a boolean (``True == 1`` in Python only), and
   an integer a loop may count by also 0, its own or an inner block's it is passed on
   to) and compares it with the class of one call that a program calling it that way
   compiles to.
@@ -237,13 +238,21 @@ def _block_calls(program: Any, block: str) -> Iterator[tuple[ast.Call, ast.Model
 def _changed(value: ast.Expr, count: bool) -> list[tuple[str, bool | int]]:
     """Other literals, each its text and value, for a boolean or a small integer written
     as a literal; an integer that may be a loop's count (``count``) is tried at 0 too,
-    where a loop runs no iteration."""
+    where a loop runs no iteration. A boolean is tried as the number Python finds equal
+    to it and 0 or 1 as the boolean, where the language's ``==`` tells them apart (``true
+    == 1`` is false) and Python's does not (``True == 1``)."""
     if isinstance(value, ast.Bool):
-        return [("false", False) if value.value else ("true", True)]
+        return [("false", False) if value.value else ("true", True), _NUMBER_OF[value.value]]
     if isinstance(value, ast.Number) and isinstance(value.value, int) and 0 <= value.value < 8:
         zero = [("0", 0)] if count and value.value > 0 else []
-        return [(str(value.value + 1), value.value + 1), *zero]
+        boolean = [_BOOLEAN_OF[value.value]] if value.value in _BOOLEAN_OF else []
+        return [(str(value.value + 1), value.value + 1), *zero, *boolean]
     return []
+
+
+# the value of the other kind that Python's ``==`` finds equal to a boolean or to 0 and 1
+_NUMBER_OF: dict[bool, tuple[str, bool | int]] = {False: ("0", 0), True: ("1", 1)}
+_BOOLEAN_OF: dict[int, tuple[str, bool | int]] = {0: ("false", False), 1: ("true", True)}
 
 
 def _leaves(value: ast.Expr) -> Iterator[tuple[tuple[int, ...], ast.Expr]]:

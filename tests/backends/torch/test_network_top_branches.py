@@ -52,8 +52,8 @@ def test_ifs_outside_loops_in_a_network_roll() -> None:
         "            self.wide = nn.Linear(channels, 2 * w)\n"
         "            channels = 2 * w\n"
     ) in code, code
-    assert (
-        "        if mode == 1:\n"
+    assert (  # True is not 1 in the language (a boolean may reach mode)
+        "        if not isinstance(mode, bool) and mode == 1:\n"
         "            self.norm = nn.LayerNorm(channels)\n"
         "        elif mode == 2:\n"
         "            self.mixer = nn.Linear(channels, w)\n"

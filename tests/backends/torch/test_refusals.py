@@ -212,11 +212,12 @@ def test_a_network_branch_no_variant_takes_goes_with_its_test() -> None:
     module, code = _twins(source, "dead_elif")
     assert "pass" not in code, code
     assert (
-        "        if mode == 1:\n"
+        "        if not isinstance(mode, bool) and mode == 1:\n"  # True is not 1
         "            self.norm = nn.LayerNorm(channels)\n"
         "        self.head = nn.Linear(channels, 2)\n"
     ) in code, code
-    assert "        if self.mode == 1:\n            x = self.norm(x)\n        return" in code
+    norm = "        if not isinstance(self.mode, bool) and self.mode == 1:\n            x = self.norm(x)\n"
+    assert f"{norm}        return" in code, code
     with pytest.raises(ValueError, match=r"Net is written for mode in \(1, 3, 0\), not 2"):
         module.Net(6, 2, True, 2)
 

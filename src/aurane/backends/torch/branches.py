@@ -61,7 +61,7 @@ class Conditions:
     ) -> None:
         """``rank``: the rank of the block's input sample where every call gives it alike,
         so a test may read any axis of it (``x.shape[-1]``); else only ``x.shape[1]``.
-        ``mixed``: the parameters the calls give booleans and numbers (``kind_compare``)."""
+        ``mixed``: the parameters a boolean and a number may both reach (``kind_compare``)."""
         self.model = model
         self.rank = rank
         self.mixed = mixed

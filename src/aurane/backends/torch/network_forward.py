@@ -27,9 +27,8 @@ from aurane.backends.torch.rolled_forward import (
     rolled_forward,
     shared_forward,
 )
-from aurane.backends.torch.untaken import kinds_mixed
+from aurane.backends.torch.untaken import kind_blind
 from aurane.ir.graph import Graph
-from aurane.semantics.symbolic import plain
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -62,8 +61,8 @@ def looped_forward(
     attrs.claim(re.findall(r"self\.(\w+)", "\n".join(inits)))
     tr = SelfTranslator(frozenset(loops), constants, set(names), attrs, {})
     tr.triangles = counted_loops
-    # the parameters the variants give booleans and numbers (``pyexpr.kind_compare``)
-    tr.mixed = frozenset(n for n in names if kinds_mixed([plain(v.get(n)) for *_, v in variants]))
+    # the parameters a boolean and a number may both reach (``pyexpr.kind_compare``)
+    tr.mixed = kind_blind(network)
     branches: dict[str, list[str]] = {}  # each branch's body, from any variant
     methods = []
     checks: set[tuple[str, ...]] = set()

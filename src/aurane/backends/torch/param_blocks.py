@@ -64,6 +64,8 @@ from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import (
     flag_alike,
+    indexed_params,
+    kind_blind,
     kinds_mixed,
     phantom_arguments,
     typed_subject,
@@ -717,6 +719,9 @@ class ParamClasses:
         found.dropped |= scopes.dropped | self._changing(graph, scopes.folded_from)
         # and an integer whose size no tree shows: every size after it may be a number
         found.dropped |= self._hidden_numbers(graph)
+        # and one an item's index reads (``dense(sizes[k])``): the item is its number
+        if (model := self.models.get(graph.name)) is not None:
+            found.dropped |= indexed_params(model) & set(found.params)
         self.by_graph[id(graph)] = found
 
     def _hidden_numbers(self, graph: Graph) -> set[str]:
@@ -776,7 +781,8 @@ class ParamClasses:
             return
         ranks = {len(g.input_value.sample_shape or ()) for c in classes for g in c.graphs}
         rank = ranks.pop() if len(ranks) == 1 else None
-        conditions = Conditions(self.models[model], self.constants, rank, self._mixed(model))
+        kinded = kind_blind(self.models[model])  # True is not 1 in their tests
+        conditions = Conditions(self.models[model], self.constants, rank, kinded)
         if not conditions.supported or not conditions.ifs:
             return
         # each instance's class unrolls the loops, so a class joined over branches cannot
@@ -1128,7 +1134,10 @@ class ParamClasses:
             else:
                 wanted = f"{param} in ({', '.join(texts)})"
                 test = f"{param} not in ({', '.join(texts)})"
-            out += refusal(cls.name, test, f"for {wanted}", "written out for this value", param)
+            written = (
+                "written out for this value" if len(texts) == 1 else "written out for these values"
+            )
+            out += refusal(cls.name, test, f"for {wanted}", written, param)
         return out
 
     def _joint_guard(

@@ -104,25 +104,49 @@ class _Printer:
 
 
 def kind_compare(
-    expr: ast.Compare, text: Callable[[ast.Expr], Printed], mixed: frozenset[str]
+    expr: ast.Compare, text: Callable[[ast.Expr], Printed], kinded: frozenset[str]
 ) -> Printed | None:
-    """``p == true`` or ``p == 0`` for a parameter the calls give booleans and numbers, as
-    the language compares them: a boolean never equals a number, where Python's ``False
-    == 0`` holds (a class built with ``p=False`` beside calls ``p=0`` and ``p=true`` took
-    the branch of 0). None for any other comparison: Python's is the language's."""
+    """``p == 1`` or ``p == true`` as the language compares them, for a parameter a boolean
+    and a number may both reach (``untaken.kind_blind``): a boolean never equals a number,
+    where Python's ``True == 1`` holds (a class built with ``p=True`` took the branch of 1).
+    Decided by the value the other side has (a literal, a constant, ``1 - 1``), or the
+    kinds compared too where it is another such parameter. None for any other comparison:
+    Python's is the language's there (``p == 4``)."""
     if expr.op not in ("==", "!="):
         return None
+    equal = expr.op == "=="
     for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
-        if not (isinstance(side, ast.Name) and side.id in mixed):
+        if not (isinstance(side, ast.Name) and side.id in kinded):
             continue
         subject = text(side)[0]
-        if isinstance(other, ast.Bool):
-            word = "is" if expr.op == "==" else "is not"
-            return f"{subject} {word} {other.value!r}", PRECEDENCE["cmp"]
-        if isinstance(other, ast.Number) and other.value in (0, 1):
-            number = text(other)[0]
-            if expr.op == "==":
-                equal = f"not isinstance({subject}, bool) and {subject} == {number}"
-                return equal, PRECEDENCE["and"]
+        value = _constant_value(text(other)[0])
+        if isinstance(value, bool):  # p is True: True is neither 1 nor 1.0
+            return f"{subject} {'is' if equal else 'is not'} {value!r}", PRECEDENCE["cmp"]
+        if isinstance(value, int | float) and value in (0, 1):
+            number = _operand(text(other), PRECEDENCE["cmp"])
+            if equal:
+                typed = f"not isinstance({subject}, bool) and {subject} == {number}"
+                return typed, PRECEDENCE["and"]
             return f"isinstance({subject}, bool) or {subject} != {number}", PRECEDENCE["or"]
+        if isinstance(other, ast.Name) and other.id in kinded and other.id != side.id:
+            them = text(other)[0]  # two such parameters: equal kinds, then equal values
+            same = f"isinstance({subject}, bool) == isinstance({them}, bool)"
+            if equal:
+                return f"{same} and {subject} == {them}", PRECEDENCE["and"]
+            return f"not ({same}) or {subject} != {them}", PRECEDENCE["or"]
     return None
+
+
+def _constant_value(text: str) -> object:
+    """The value of a printed expression that reads no name (``1 - 1``), else None."""
+    if "**" in text:  # a power may take long to evaluate: not told
+        return None
+    try:
+        return eval(text, {"__builtins__": {}}, {})  # noqa: S307 (literals and operators only)
+    except Exception:  # a name, a function: not a constant here
+        return None
+
+
+def _operand(printed: Printed, binds: int) -> str:
+    text, tight = printed
+    return f"({text})" if tight <= binds else text

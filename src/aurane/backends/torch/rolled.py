@@ -55,7 +55,7 @@ from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownSt
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.untaken import (
     deciding_params,
-    kinds_mixed,
+    kind_blind,
     refusal_lines,
     refused_reason,
 )
@@ -224,7 +224,7 @@ class Translator:
         # the running counts of the modules the ifs' branches taken made, one for each
         # operation whose later unnamed modules are numbered on from them (``BranchCount``)
         self.branch_counts: tuple[BranchCount, ...] = ()
-        # the parameters the calls give booleans and numbers (``pyexpr.kind_compare``)
+        # the parameters a boolean and a number may both reach (``pyexpr.kind_compare``)
         self.mixed: frozenset[str] = frozenset()
 
     def triangle_of(self, loop: ast.For) -> Triangle | None:
@@ -2638,7 +2638,7 @@ def _roll_at(
     names = [*params, *loops, *fields]
     check_names(names, [*classes.values(), *constants])
     tr = Translator(frozenset(names), constants, classes)
-    tr.mixed = _mixed(network, variants, tr)
+    tr.mixed = kind_blind(network)  # True is not 1 in their tests
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in network.fields]
     head = []
     for param in network.params:
@@ -3203,20 +3203,6 @@ def _arguments(network: ast.Model, base: ast.Call, tr: Translator) -> dict[str, 
                 raise Unsupported(f"the parameter '{param.name}' has no value")
             env[param.name] = evaluate(tr.text(param.default), models)
     return env
-
-
-def _mixed(
-    network: ast.Model, variants: list[tuple[ast.Model, Graph, str]], tr: Translator
-) -> frozenset[str]:
-    """The network's parameters its variants give booleans and numbers, which its tests
-    compare as the language does (``pyexpr.kind_compare``); none where a variant's
-    arguments do not evaluate here (the walk says why)."""
-    try:
-        given = [_arguments(network, v.base, tr) for v, _, _ in variants if v.base is not None]
-    except Unsupported:
-        return frozenset()
-    params = [p.name for p in network.params]
-    return frozenset(p for p in params if kinds_mixed([plain(a.get(p)) for a in given]))
 
 
 def _whole(text: str, stages: set[str]) -> str:

@@ -99,7 +99,7 @@ from aurane.backends.torch.unread_locals import without_unread_locals
 from aurane.backends.torch.untaken import (
     deciding_params,
     is_loop,
-    kinds_mixed,
+    kind_blind,
     refusal_lines,
     refused_reason,
 )
@@ -382,8 +382,7 @@ def _roll_block(
     names = [*params, *loops, *fields, *([width] if width is not None else [])]
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
-    given = [{**g.block_defaults, **g.block_args} for g, _ in instances]
-    tr.mixed = frozenset(p for p in params if kinds_mixed([plain(a.get(p)) for a in given]))
+    tr.mixed = kind_blind(model)  # True is not 1 in their tests
     local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
     envs = [
         _environment(model, graph, width, axis, tr, resolved, set(functions), blocks, set(built))

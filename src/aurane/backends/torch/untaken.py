@@ -18,11 +18,13 @@ class per block:
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
+from aurane import ops
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.loop_counts import names_read, through_constants
 from aurane.backends.torch.refusals import refusal
+from aurane.ops.spec import ArgKind
 from aurane.records import fields, is_record
 from aurane.semantics.symbolic import plain
 from aurane.source import Span
@@ -282,15 +284,94 @@ def flag_alike(values: Sequence[Any]) -> bool:
     return len(numbers) == len(values) > 0 and any(v in (0, 1) for v in numbers)
 
 
+_Node = TypeVar("_Node")
+
+# the kinds of an operation's argument that refuse a boolean (``dense(true)``: S003)
+_NUMBER_KINDS = frozenset(
+    {
+        ArgKind.INT,
+        ArgKind.FLOAT,
+        ArgKind.INT_OR_PAIR,
+        ArgKind.INT_OR_TUPLE,
+        ArgKind.FLOAT_OR_TUPLE,
+        ArgKind.INT_OR_STR,
+        ArgKind.OPTIONAL_INT,
+        ArgKind.OPTIONAL_FLOAT,
+    }
+)
+
+
+def kind_blind(model: ast.Model) -> frozenset[str]:
+    """The parameters of ``model`` a boolean and a number may both reach, whatever its calls
+    give: Python's ``True == 1`` is not the language's for them, so a test compares their
+    kinds too (``pyexpr.kind_compare``). Not one annotated ``int``, ``float`` or ``str``
+    (T040 refuses a boolean), nor one given bare to an operation's number argument
+    (``conv2d(c, 3, stride=s)``: S003 refuses a boolean)."""
+    numbers: set[str] = set()
+    for call in _calls(model):
+        spec = ops.lookup(call.func)
+        if spec is None:
+            continue
+        positional = [p for p in spec.params if not p.keyword_only]
+        named = {p.name: p for p in spec.params}
+        bound = [
+            (positional[i] if i < len(positional) else None, a) for i, a in enumerate(call.args)
+        ]
+        bound += [(named.get(k.name), k.value) for k in call.keywords]
+        numbers |= {
+            a.id
+            for p, a in bound
+            if p is not None and p.kind in _NUMBER_KINDS and isinstance(a, ast.Name)
+        }
+    return frozenset(
+        p.name
+        for p in model.params
+        if p.annotation not in ("int", "float", "str") and p.name not in numbers
+    )
+
+
+def indexed_params(model: ast.Model) -> set[str]:
+    """The parameters of ``model`` the index of an item reads (``sizes[k]``, through the
+    block's constants too): the constant evaluator folds the item to the calls' number
+    (``nn.Linear(in_features, 16)``), which no size's tree shows, so a class written from
+    its calls is right at their values of them only."""
+    params = {p.name for p in model.params}
+    read: set[str] = set()
+    for item in _nodes(model, ast.Subscript):
+        read |= through_constants(model, names_read(item.index)) & params
+    return read
+
+
+def _calls(model: ast.Model) -> list[ast.Call]:
+    """Every call written in ``model``, nested ones too."""
+    return _nodes(model, ast.Call)
+
+
+def _nodes(node: object, kind: type[_Node]) -> list[_Node]:
+    """Every node of ``kind`` in ``node``, nested ones too."""
+    found: list[_Node] = []
+    if isinstance(node, tuple | list):
+        for item in node:
+            found += _nodes(item, kind)
+    elif is_record(node) and not isinstance(node, type | Span):
+        if isinstance(node, kind):
+            found.append(node)
+        for field in fields(node):  # type: ignore[arg-type]
+            found += _nodes(getattr(node, field.name), kind)
+    return found
+
+
 def typed_subject(param: str) -> str:
-    """A parameter as a guard of mixed values compares it: ``(p, type(p))``."""
-    return f"({param}, type({param}))"
+    """A parameter as a guard of mixed values compares it, its kind beside its value:
+    ``(p, isinstance(p, bool))``. The kind, not the exact type: ``1.0`` and NumPy's 1 are
+    the language's 1, as ``True`` is not."""
+    return f"({param}, isinstance({param}, bool))"
 
 
 def typed_text(value: Any, text: str) -> str:
     """A call's value of a parameter given booleans and numbers, as ``typed_subject``
-    compares it: ``(False, bool)``, ``(1, int)``."""
-    return f"({text}, {type(value).__name__})"
+    compares it: ``(False, True)`` for a boolean, ``(1, False)`` for a number."""
+    return f"({text}, {isinstance(value, bool)})"
 
 
 def _plain_literal(value: Any) -> bool:
