@@ -145,7 +145,7 @@ model Sel(p, q):
     def forward(x):
         if p:
             x -> dense(4)
-        elif not (not isinstance(q, bool) and q == 0 or q == 5):
+        elif not (q == 0 or q == 5):
             x -> dense(5)
         else:
             x -> dense(6)
