@@ -86,7 +86,8 @@ def test_a_value_only_refused_branches_read_is_not_stored() -> None:
     assert "self.mode" not in code, code
     assert (
         "        super().__init__()\n"
-        "        if mode not in (3, 0):  # a body no variant runs is not written\n"
+        "        # a body no variant runs is not written\n"
+        "        if (mode, isinstance(mode, bool)) not in ((3, False), (0, False)):\n"
         '            raise ValueError(f"Net is written for mode in (3, 0), not {mode}")\n'
         "        self.flag = flag\n"
         "        self.n = n\n"
@@ -98,10 +99,12 @@ def test_a_folded_value_refused_for_an_untaken_body_is_refused_once() -> None:
     """``mode == 1`` folded (forward applies ``self.norm`` unconditionally) and ``elif mode
     == 2`` untaken: both would refuse ``mode != 1``; the class says it once."""
     code, _ = _variants_alike(FOLDED_MODE, "folded_mode", ("small", "big"))
-    assert code.count("if mode != 1:") == 1, code
+    # True is not 1 in the language: the refusal compares the kind too, so True is refused
+    refused = "if (mode, isinstance(mode, bool)) != (1, False):"
+    assert code.count(refused) == 1 and "if mode != 1:" not in code, code
     assert (
         "        super().__init__()\n"
-        "        if mode != 1:  # a body no variant runs is not written\n"
+        f"        {refused}  # a body no variant runs is not written\n"
         '            raise ValueError(f"Net is written for mode == 1, not {mode}")\n'
         "        self.stem = nn.Linear(4, w)\n"
     ) in code, code
@@ -179,3 +182,14 @@ def test_an_unpacked_pair_reads_as_by_hand() -> None:
         "        for _ in range(2):",
         "            y = 1",
     ]
+
+
+@pytest.mark.parametrize("mode", [True, 2])
+def test_a_network_written_for_mode_1_refuses_true(mode: object) -> None:
+    """``mode != 1`` let ``True`` through (Python's ``True == 1``), and the class, built
+    without ``self.norm`` (``if not isinstance(mode, bool) and mode == 1``), failed in
+    forward; the language's ``if mode == 1:`` sends ``true`` elsewhere, so it is refused."""
+    module, _, _ = build(FOLDED_MODE, "folded_mode_true")
+    module.Net(6, 1)(torch.randn(2, 4))
+    with pytest.raises(ValueError, match=r"Net is written for mode == 1, not"):
+        module.Net(6, mode)

@@ -2837,7 +2837,7 @@ def _refusal(
     variant runs (``envs``: each variant's values); ``why`` again where they cannot be
     written (the network keeps a class per variant)."""
     params = deciding_params(network, why.key, constants)
-    lines = refusal_lines(name, params, envs, "variant") if params is not None else None
+    lines = refusal_lines(name, params, envs, "variant", network) if params is not None else None
     if lines is None:
         raise why
     return lines
@@ -2965,6 +2965,11 @@ def _value_checks(
             test, shown = f"{name} is not {value}", value
         elif isinstance(value, bool | ShownBool):
             test, shown = (f"not {name}" if value else name), repr(bool(value))
+        elif isinstance(value, int | float) and value in (0, 1):
+            # True is not 1 in the language (``if mode == 1:`` sends it elsewhere), but
+            # Python's ``True != 1`` is False: compare the kind too
+            shown = _plain(value)
+            test = f"({name}, isinstance({name}, bool)) != ({shown}, False)"
         elif isinstance(value, int | float | str):
             shown = _plain(value)
             test = f"{name} != {shown}"

@@ -290,7 +290,7 @@ def _refusal(
     argument runs it: the class never builds it); ``Untaken`` where they cannot be
     written (the roller then keeps a class per call)."""
     params = deciding_params(model, key, constants)
-    lines = refusal_lines(name, params, given) if params is not None else None
+    lines = refusal_lines(name, params, given, "call", model) if params is not None else None
     if lines is None:
         what = "a loop" if is_loop(key) else "an if branch"
         raise Untaken(what, key)

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from aurane import ops
 from aurane.backends.torch.emit_common import lit
-from aurane.backends.torch.loop_counts import names_read, through_constants
+from aurane.backends.torch.loop_counts import branch_params, names_read, through_constants
 from aurane.backends.torch.refusals import refusal
 from aurane.ops.spec import ArgKind
 from aurane.records import fields, is_record
@@ -223,7 +223,11 @@ def phantom_arguments(
 
 
 def refusal_lines(
-    block: str, params: tuple[str, ...], given: Sequence[Mapping[str, Any]], who: str = "call"
+    block: str,
+    params: tuple[str, ...],
+    given: Sequence[Mapping[str, Any]],
+    who: str = "call",
+    model: ast.Model | None = None,
 ) -> list[str] | None:
     """The lines at the top of ``__init__`` refusing values of ``params`` other than the
     calls' (``if n1 != 0: raise ValueError(...)``): the class is written without a body
@@ -231,7 +235,10 @@ def refusal_lines(
     (``(n, m)``: another pairing of the calls' values may run it). A list is compared as
     a tuple (``if tuple(rows) != ():``, as a class written out for its calls guards it).
     None where a value has no plain literal (an operation, a block). ``who``: what gives
-    the values (a network's ``variant``)."""
+    the values (a network's ``variant``). ``model``: the block, whose ``if``-tested
+    parameters a boolean may reach are compared with their kinds where the calls give
+    them 0 or 1 (``flag_alike``: ``mode != 1`` lets ``True`` through, which the
+    language's ``if mode == 1:`` sends elsewhere)."""
     if not params:
         return []
     rows: list[str] = []
@@ -239,6 +246,9 @@ def refusal_lines(
     listed: set[str] = set()  # the parameters given lists, compared as tuples
     # those given booleans and numbers, compared with their types (``kinds_mixed``)
     typed = {p for p in params if kinds_mixed([plain(call.get(p)) for call in given])}
+    if model is not None:
+        tested = branch_params(model) & kind_blind(model)
+        typed |= {p for p in params if p in tested and flag_alike([plain(c.get(p)) for c in given])}
     for call in given:
         values = [plain(call.get(p)) for p in params]
         if not all(_plain_literal(v) for v in values):
@@ -260,7 +270,7 @@ def refusal_lines(
         wanted = f"{shown} == {rows[0]}"
         test = f"not {subject}" if rows[0] == "True" else subject
     elif len(rows) == 1:
-        wanted, test = f"{shown} == {rows[0]}", f"{subject} != {rows[0]}"
+        wanted, test = f"{shown} == {said[0]}", f"{subject} != {rows[0]}"
     else:
         wanted = f"{shown} in ({', '.join(said)})"
         test = f"{subject} not in ({', '.join(rows)})"
