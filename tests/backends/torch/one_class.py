@@ -214,6 +214,25 @@ def refusing(
     return rolled_build, code, notes
 
 
+def variants_alike(
+    source: str, name: str, variants: Sequence[str], *inputs: torch.Tensor
+) -> tuple[types.ModuleType, str, list[str]]:
+    """Each network variant of the rolled build built as the build with one class per
+    variant (``roll=False``) builds it: strict-loading its weights and computing the same
+    on ``inputs``; ``roll_check`` finds no problem. The rolled module, code and notes."""
+    rolled_build, code, notes = build(source, name)
+    unrolled, _, _ = build(source, f"{name}_flat", roll=False)
+    for variant in variants:
+        mine, theirs = built_alike(rolled_build, unrolled, variant)
+        mine.load_state_dict(theirs.state_dict(), strict=True)
+        mine.eval()
+        theirs.eval()
+        with torch.no_grad():
+            torch.testing.assert_close(mine(*inputs), theirs(*inputs), rtol=0, atol=0)
+    assert check_source(source, Counter()) == []
+    return rolled_build, code, notes
+
+
 def loads_and_computes_alike(mine: nn.Module, theirs: nn.Module, *inputs: torch.Tensor) -> None:
     """``mine`` strict-loads ``theirs``'s weights, drawn at random (not the initial ones
     both were built with), and computes the same."""

@@ -9,15 +9,12 @@ problem."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from aurane.backends.torch.rolled import ENUMERATED, enumerated  # noqa: E402
-from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import block_class, build, built_alike, twin  # noqa: E402
+from tests.backends.torch.one_class import block_class, build, twin, variants_alike  # noqa: E402
 from tests.backends.torch.test_network_top_branches import BRANCHES  # noqa: E402
 from tests.backends.torch.test_rolled_rows_beside_blocks import LOOP_THEN_ROWS  # noqa: E402
 
@@ -58,20 +55,8 @@ model Net:
 
 
 def _variants_alike(source: str, name: str, variants: tuple[str, ...]) -> tuple[str, list[str]]:
-    """Each variant built as the build of one class per variant builds it, strict-loading
-    its weights and computing the same; ``roll_check`` finds no problem. The rolled code
-    and the rollers' notes."""
-    rolled, code, notes = build(source, name)
-    unrolled, _, _ = build(source, f"{name}_flat", roll=False)
-    x = torch.randn(3, 4)
-    for variant in variants:
-        mine, theirs = built_alike(rolled, unrolled, variant)
-        mine.load_state_dict(theirs.state_dict(), strict=True)
-        mine.eval()
-        theirs.eval()
-        with torch.no_grad():
-            torch.testing.assert_close(mine(x), theirs(x), rtol=0, atol=0)
-    assert check_source(source, Counter()) == []
+    """``variants_alike`` on a (3, 4) input: the rolled code and the rollers' notes."""
+    _, code, notes = variants_alike(source, name, variants, torch.randn(3, 4))
     return code, notes
 
 
