@@ -11,6 +11,7 @@ pytest.importorskip("torch")
 
 from aurane.tools.fuzz import generate  # noqa: E402
 from aurane.tools.roll_check import check_source, main  # noqa: E402
+from tests.backends.torch.one_class import choice  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", [68000233, 36000088])
@@ -94,21 +95,7 @@ def test_a_call_leaving_a_defaulted_parameter_out_pairs_its_arguments_right() ->
     assert pairs == [[("w", 3)], [("w", 5)]], pairs
 
 
-BOOLEAN_FOR_ONE = """\
-model P(p, w: int):
-    def forward(x):
-        if p == 1:
-            x -> dense(w)
-        else:
-            x -> dense(w + 1)
-        return x
-
-model Net:
-    input_shape = (3, 8)
-    def forward(x):
-        x -> P(1, 4) -> P(2, 4)
-        return x
-"""
+BOOLEAN_FOR_ONE = choice("p == 1", "P(1, 4) -> P(2, 4)")
 
 
 def test_a_boolean_is_tried_where_the_calls_give_1(monkeypatch: pytest.MonkeyPatch) -> None:

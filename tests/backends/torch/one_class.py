@@ -55,6 +55,29 @@ def program(block: str, calls: str) -> str:
     )
 
 
+CHOICE = """\
+model P(p, w: int):
+{fields}    def forward(x):
+        if {test}:
+            x -> dense(w)
+        else:
+            x -> dense(w + 1)
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> {calls}
+        return x
+"""
+
+
+def choice(test: str, calls: str, fields: str = "") -> str:
+    """A block ``P(p, w)`` choosing ``dense(w)`` or ``dense(w + 1)`` by ``test`` (its
+    constants ``fields`` before forward), called as ``calls`` on 8 features."""
+    return CHOICE.format(test=test, calls=calls, fields=fields)
+
+
 def roll_notes(source: str) -> tuple[list[str], str]:
     """The rollers' located notes on the program, and its code."""
     _, code, notes = build(source, "kept")

@@ -18,27 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import build, loads_and_computes_alike  # noqa: E402
-
-BLOCK = """\
-model P(p, w: int):
-{fields}    def forward(x):
-        if {test}:
-            x -> dense(w)
-        else:
-            x -> dense(w + 1)
-        return x
-
-model Net:
-    input_shape = (3, 8)
-    def forward(x):
-        x -> {calls}
-        return x
-"""
-
-
-def _program(test: str, calls: str, fields: str = "") -> str:
-    return BLOCK.format(test=test, calls=calls, fields=fields)
+from tests.backends.torch.one_class import build, choice, loads_and_computes_alike  # noqa: E402
 
 
 def _as_called(source: str, calls: str, call: str, name: str, *args: object) -> None:
@@ -61,7 +41,7 @@ def test_a_number_that_is_no_literal_is_compared_by_kind(
     fields: str, test: str, written: str
 ) -> None:
     """F0: the calls mix kinds, the other side is a constant or an expression."""
-    source = _program(test, "P(0, 4) -> P(true, 4)", fields)
+    source = choice(test, "P(0, 4) -> P(true, 4)", fields)
     _, code, notes = build(source, "no_literal")
     assert notes == [], notes
     assert f"        if {written}:\n" in code, code
@@ -74,7 +54,7 @@ def test_a_number_that_is_no_literal_is_compared_by_kind(
 def test_a_boolean_is_not_1_where_every_call_gives_a_number() -> None:
     """F1: calls ``P(1, 4)`` and ``P(2, 4)``: built with ``True``, the class took the
     ``p == 1`` branch (the language's ``true == 1`` is false)."""
-    source = _program("p == 1", "P(1, 4) -> P(2, 4)")
+    source = choice("p == 1", "P(1, 4) -> P(2, 4)")
     module, code, notes = build(source, "numbers_only")
     assert notes == [], notes
     assert "        if not isinstance(p, bool) and p == 1:\n" in code, code
@@ -86,7 +66,7 @@ def test_a_boolean_is_not_1_where_every_call_gives_a_number() -> None:
 def test_a_number_is_not_true_where_every_call_gives_a_boolean() -> None:
     """F1: ``if p == true`` with boolean calls was written ``if p == True:`` (``1 ==
     True``); an identity test reads as hand-written and tells 1 from ``True``."""
-    source = _program("p == true", "P(true, 4) -> P(false, 4)")
+    source = choice("p == true", "P(true, 4) -> P(false, 4)")
     module, code, notes = build(source, "booleans_only")
     assert notes == [], notes
     assert "        if p is True:\n" in code, code
@@ -154,7 +134,7 @@ def test_a_guard_compares_the_kind_not_the_exact_type() -> None:
     language's 1) as "written for p in (False, 1), not 1". It compares the kind: only a
     boolean that is not ``False`` is refused."""
     np = pytest.importorskip("numpy")
-    source = _program("p != true", "P(false, 4) -> P(1, 5)")
+    source = choice("p != true", "P(false, 4) -> P(1, 5)")
     module, code, _ = build(source, "kind_guard")
     guard = "        if (p, isinstance(p, bool)) not in ((False, True), (1, False)):\n"
     assert f"        # written out for these values\n{guard}" in code, code

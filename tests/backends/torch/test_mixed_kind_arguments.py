@@ -19,31 +19,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
-from tests.backends.torch.one_class import CLASS, build, one_class_alike, per_call  # noqa: E402
-
-JOINED = """\
-model P(p, w: int):
-    def forward(x):
-        if {test}:
-            x -> dense(w)
-        else:
-            x -> dense(w + 1)
-        return x
-
-model Net:
-    input_shape = (3, 8)
-    def forward(x):
-        x -> {calls}
-        return x
-"""
-
-
-def _joined(test: str, calls: str) -> str:
-    return JOINED.format(test=test, calls=calls)
+from tests.backends.torch.one_class import CLASS, build, choice, one_class_alike, per_call  # noqa: E402
 
 
 def test_a_joined_test_with_0_tells_false_from_it() -> None:
-    source = _joined("p == 0", "P(0, 4) -> P(true, 4)")
+    source = choice("p == 0", "P(0, 4) -> P(true, 4)")
     gen, _ = one_class_alike(source, "with_zero", torch.randn(2, 3, 8))
     assert CLASS.findall(gen.code) == ["P", "Net"], gen.code
     assert "        if not isinstance(p, bool) and p == 0:\n" in gen.code, gen.code
@@ -54,7 +34,7 @@ def test_a_joined_test_with_0_tells_false_from_it() -> None:
 
 
 def test_a_joined_test_with_true_is_an_identity_test() -> None:
-    source = _joined("p != true", "P(0, 4) -> P(true, 4)")
+    source = choice("p != true", "P(0, 4) -> P(true, 4)")
     gen, _ = one_class_alike(source, "with_true", torch.randn(2, 3, 8))
     assert "        if p is not True:\n" in gen.code, gen.code
     module, _, _ = build(source, "with_true_other")
@@ -65,7 +45,7 @@ def test_a_joined_test_with_true_is_an_identity_test() -> None:
 def test_a_guard_of_a_boolean_and_a_number_compares_their_types() -> None:
     """``p != true`` at ``false`` and at 1 takes one branch: one class written out for
     both, whose guard ``p not in (False, 1)`` let ``True`` through (``True == 1``)."""
-    source = _joined("p != true", "P(false, 4) -> P(1, 5)")
+    source = choice("p != true", "P(false, 4) -> P(1, 5)")
     _, code, _ = build(source, "guarded")
     assert "        if (p, isinstance(p, bool)) not in ((False, True), (1, False)):" in code, code
     module, _, _ = build(source, "guarded_other")
