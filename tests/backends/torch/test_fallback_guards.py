@@ -232,8 +232,10 @@ def test_values_the_calls_give_only_together_are_refused_apart() -> None:
 
 
 # review75: the child name ``norm=`` (and a keyword ``eps=0.001``) read as the parameter of
-# that name, so the folded normalised shape went unguarded: Fam(2, 2) built
-# nn.LayerNorm((2, 3, 8)) where the source normalises (3, 8)
+# that name, so the folded normalised shape went unguarded (Fam(2, 2) built
+# nn.LayerNorm((2, 3, 8)) where the source normalises (3, 8); on samples of several axes the
+# class now writes ``(in_channels, 3, 8)[-norm:]``, so the norm is folded on one axis here:
+# ``nn.LayerNorm(in_features)``, right at ``norm == 1`` only)
 NAMED_LIKE = """\
 model Fam(norm):
     def forward(x):
@@ -242,16 +244,16 @@ model Fam(norm):
         return x
 
 model Net:
-    input_shape = (2, 3, 8)
+    input_shape = (8,)
     def forward(x):
-        x -> Fam(3) -> flatten() -> dense(2) as head
+        x -> Fam(1) -> dense(2) as head
 """
 
 
 def test_a_parameter_named_like_a_child_or_keyword_is_still_refused() -> None:
     _, code = roll_notes(NAMED_LIKE)
-    assert "if norm != 3:  # written out for this value" in code, code
+    assert "if norm != 1:  # written out for this value" in code, code
     module = build(NAMED_LIKE, "named_like")[0]
-    with pytest.raises(ValueError, match="Fam is written for norm == 3, not 2"):
-        module.Fam(2, 2)
-    assert module.Fam(2, 3).layers.norm.normalized_shape == (2, 3, 8)
+    with pytest.raises(ValueError, match="Fam is written for norm == 1, not 2"):
+        module.Fam(8, 2)
+    assert module.Fam(8, 1).layers.norm.normalized_shape == (8,)

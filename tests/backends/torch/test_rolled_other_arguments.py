@@ -1,10 +1,10 @@
 """Issue 24 item 3: a rolled block class takes the block's parameters as constructor
 arguments, so it must compute what the source says at any arguments, not only at the
 program's calls. A flag a parameter gives (``causal=p1``, fuzz seed 68000233) is
-written as the parameter (``causal=self.p1``) and rolls; an argument the source gives as
-an expression of the parameters that the calls' classes write as its value
-(``nn.RMSNorm((8, 8))`` of ``rms_norm(x, axes=2 * p0)``, fuzz seed 36000088) keeps one
-class per call with a located note; a literal stays a literal and rolls. Each
+written as the parameter (``causal=self.p1``) and rolls; a norm's ``axes`` a parameter
+gives (``rms_norm(x, axes=p0)``, once ``nn.RMSNorm((8,))`` folded, fuzz seed 36000088's
+``axes=2 * p0``) is the input's sizes cut to the last ``p0`` and rolls; a literal stays a
+literal and rolls. Each
 program is also checked by ``aurane.tools.roll_check``: the rolled class built with the
 arguments of each call and with a literal argument of a call changed, against the class
 of one call of the program calling it that way."""
@@ -110,16 +110,15 @@ model Net:
 """
 
 
-def test_a_constructor_argument_folded_into_sizes_keeps_per_call_classes() -> None:
-    """``rms_norm(x, axes=p0)`` is ``nn.RMSNorm((8,))`` at these calls: the last ``p0``
-    sizes of the input, which the class does not take (was one class normalising one
-    axis at any ``p0``)."""
+def test_norm_axes_a_parameter_gives_roll_into_one_class() -> None:
+    """``rms_norm(x, axes=p0)`` is the last ``p0`` sizes of the input (``nn.RMSNorm(8)``
+    at these calls), which the class cuts from the input's sizes: one class, taking the
+    channels it reads (was a class per call: a rolled one normalised one axis at any
+    ``p0``). The twin checks are ``test_rolled_norm_axes.py``'s."""
     notes, code = roll_notes(AXES)
-    assert CLASS.findall(code) == ["Norms", "Norms_2", "Net"], code
-    assert any(
-        "at 1:7" in n and "the axes 'p0' of 'rms_norm1' sets its module other than" in n
-        for n in notes
-    ), notes
+    assert notes == [], notes
+    assert CLASS.findall(code) == ["Norms", "Net"], code
+    assert 'setattr(self, f"norms{i}", nn.RMSNorm((channels, 8, 8)[-p0:]))' in code, code
     generated(AXES, "axes.aur")
 
 

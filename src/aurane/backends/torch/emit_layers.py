@@ -9,7 +9,8 @@ knew, so existing programs compile byte-identically):
   when asked; ``nn.AdaptiveAvgPool1d/2d/3d`` and ``nn.AdaptiveMaxPool1d/2d/3d``;
   ``global_max_pool`` as ``x.amax(dim=...)``;
 - ``batchnorm`` on (C, D, H, W) as ``nn.BatchNorm3d``; ``layer_norm(axes=n)`` and
-  ``rms_norm`` with the trailing shape as a tuple; ``layer_norm(dim=1)`` as a
+  ``rms_norm`` with the trailing shape as a tuple (cut from the input's sizes where a
+  block parameter gives ``n``: ``(channels, 8, 8)[-p0:]``); ``layer_norm(dim=1)`` as a
   ``LayerNorm2d`` module (torchvision's: the channel axis normalized at each position),
   a helper class emitted once into each file that calls it; ``nn.GroupNorm``,
   ``nn.InstanceNorm1d/2d/3d``, ``nn.RMSNorm``;
@@ -41,7 +42,7 @@ from aurane.backends.torch.emit_common import (
     options,
 )
 from aurane.backends.torch.inline import inlined_source
-from aurane.backends.torch.shown import ShownBool
+from aurane.backends.torch.shown import ShownBool, ShownInt
 from aurane.ops.layers import channel_first
 
 DROP_PATH_CLASS = "DropPath"
@@ -114,8 +115,16 @@ def _batchnorm(site: Site) -> Call:
 
 
 def normalized_shape(site: Site) -> str:
-    """The trailing shape a LayerNorm/RMSNorm normalizes: ``64`` or ``(64, 8, 8)``."""
+    """The trailing shape a LayerNorm/RMSNorm normalizes: ``64`` or ``(64, 8, 8)``; for
+    ``axes`` a block parameter gives (``axes=p0``), the input's sizes cut to the last
+    ``p0`` (``(2, 8, channels)[-p0:]``), so a class built with another ``p0`` normalises
+    the axes the source's block would."""
     axes: int = site.args["axes"]
+    if isinstance(axes, ShownInt) and len(site.in_shape) > 1:
+        count = str(axes)
+        if not re.fullmatch(r"[\w.]+", count):  # ``-(p0 + 1)``
+            count = f"({count})"
+        return f"{lit(tuple(site.in_shape))}[-{count}:]"
     if axes == 1:
         return str(site.in_shape[-1])
     return lit(tuple(site.in_shape[len(site.in_shape) - axes :]))

@@ -2446,9 +2446,10 @@ def _given(spec: OpSpec, step: ast.Call) -> dict[str, ast.Expr]:
 
 def _written_as_given(site: Site, made: Call, written: Mapping[str, tuple[Any, str]]) -> None:
     """``Unsupported`` where an argument the source writes as an expression of the
-    parameters reaches the constructor other than as that text: ``rms_norm(axes=2 * p0)``
-    is ``nn.RMSNorm((8, 8))``, the last ``2 * p0`` sizes of the input at these calls, so a
-    class built with another ``p0`` would normalise the wrong axes (fuzz seed 36000088).
+    parameters reaches the constructor other than as that text: ``rms_norm(axes=p0)`` of a
+    sample of one axis is ``nn.RMSNorm(channels)``, right at ``p0 == 1`` only (of more
+    axes it is written ``(2, 8, channels)[-p0:]``; it was ``nn.RMSNorm((8, 8))`` for
+    ``axes=2 * p0``, fuzz seed 36000088).
     The argument is given another value shown as the same text: a constructor that only
     writes the text reads alike."""
     for name, (value, text) in written.items():

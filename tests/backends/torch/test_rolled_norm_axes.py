@@ -1,0 +1,218 @@
+"""Issue 24 item 3: a norm whose ``axes`` a block parameter gives rolls into one class.
+
+``rms_norm(x, axes=p0)`` normalises the last ``p0`` sample axes. The calls' classes
+wrote the trailing sizes as numbers (``nn.RMSNorm(8)`` at ``p0 = 1``), which a class
+built with another ``p0`` got wrong, so the block kept one class per call. The class now
+cuts the normalised shape from the input's sizes, ``nn.RMSNorm((channels, 8, 8)[-p0:])``,
+taking the sizes it reads as constructor arguments (``in_channels``; an axis a module
+before it changes, as that module's expression). Each form is checked as
+``one_class.twin`` checks a rolled block: one class, the same modules in the same order
+as the builds with one class per call, a strict load, equal outputs, and
+``roll_check`` building it at a ``p0`` no call gives. A literal ``axes`` stays a literal
+(``test_rolled_other_arguments.test_literal_axes_stay_a_literal_and_roll``); on a sample
+of one axis the norm stays folded (``nn.LayerNorm(in_features)``, written for ``p0 ==
+1``, the one count the source accepts there); a loop before the norm that changes a size
+the class does not track keeps the located note."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from aurane.tools.roll_check import check_source  # noqa: E402
+from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
+    block_class,
+    refusing,
+    rolls_exactly,
+    twin,
+)
+
+# p0 = 1 and 2 across the calls, the norm in a loop
+IN_A_LOOP = """\
+model Norms(p0, n: int):
+    def forward(x):
+        for i in range(n):
+            h1 = rms_norm(x, axes=p0) as norms{i}
+            x = add(x, h1)
+        return x
+
+model Net:
+    input_shape = (2, 8, 8)
+    def forward(x):
+        x -> Norms(1, 1) as a -> Norms(2, 2) as b
+        return x
+"""
+
+
+def test_a_norm_in_a_loop_cuts_its_shape_from_the_input_sizes() -> None:
+    built = twin(IN_A_LOOP, "axes_in_a_loop", torch.randn(2, 2, 8, 8))
+    assert CLASS.findall(built.code) == ["Norms", "Net"], built.code
+    norms = block_class(built.gen, "Norms")
+    assert "    def __init__(self, in_channels, p0, n):\n" in norms, norms
+    assert 'setattr(self, f"norms{i}", nn.RMSNorm((channels, 8, 8)[-p0:]))' in norms, norms
+    assert "self.a = Norms(2, 1, 1)\n" in built.code, built.code
+    assert "self.b = Norms(2, 2, 2)\n" in built.code, built.code
+    # built at a p0 no call gives, it normalises the axes the source's block would
+    module = built.gen.module
+    assert module.Norms(2, 3, 1).norms0.normalized_shape == (2, 8, 8)
+    assert module.Norms(4, 2, 1).norms0.normalized_shape == (8, 8)
+
+
+# outside a loop, between denses that change the last size the norm's shape covers
+BETWEEN_DENSES = """\
+model Mix(p0, w: int):
+    def forward(x):
+        x -> dense(w) -> rms_norm(axes=p0) -> dense(w)
+        return x
+
+model Net:
+    input_shape = (4, 8)
+    def forward(x):
+        x -> Mix(1, 6) as a -> Mix(2, 5) as b
+        return x
+"""
+
+
+def test_a_norm_after_a_dense_reads_its_width() -> None:
+    built = twin(BETWEEN_DENSES, "axes_between_denses", torch.randn(2, 4, 8))
+    mix = block_class(built.gen, "Mix")
+    assert "    def __init__(self, in_channels, in_features, p0, w):\n" in mix, mix
+    assert "        self.rms_norm1 = nn.RMSNorm((in_channels, w)[-p0:])\n" in mix, mix
+    assert built.gen.module.Mix(3, 8, 2, 7).rms_norm1.normalized_shape == (3, 7)
+
+
+# layer_norm, its axes an expression of the parameter
+EXPRESSION = """\
+model Mix(p0, w: int):
+    def forward(x):
+        x -> dense(w) -> layer_norm(axes=p0 + 1) -> dense(w)
+        return x
+
+model Net:
+    input_shape = (3, 4, 8)
+    def forward(x):
+        x -> Mix(0, 6) as a -> Mix(1, 5) as b
+        return x
+"""
+
+
+def test_layer_norm_axes_an_expression_of_the_parameter() -> None:
+    built = twin(EXPRESSION, "axes_expression", torch.randn(2, 3, 4, 8))
+    mix = block_class(built.gen, "Mix")
+    assert "self.layer_norm1 = nn.LayerNorm((in_channels, 4, w)[-(p0 + 1):])" in mix, mix
+    assert built.gen.module.Mix(3, 8, 2, 7).layer_norm1.normalized_shape == (3, 4, 7)
+
+
+# the channels a convolution makes, and spatial sizes a parameter's pool changes
+CONV = """\
+model Conv(p0, c: int):
+    def forward(x):
+        x -> conv2d(c, kernel=3, padding=1) -> rms_norm(axes=p0) -> relu()
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Conv(1, 4) as a -> Conv(2, 6) as b
+        return x
+"""
+
+POOLED = """\
+model Pooled(p0, k: int):
+    def forward(x):
+        x -> avgpool(k) -> rms_norm(axes=p0)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Pooled(1, 2) as a -> Pooled(2, 1) as b
+        return x
+"""
+
+
+def test_a_norm_after_a_convolution_reads_its_channels() -> None:
+    built = twin(CONV, "axes_conv", torch.randn(2, 3, 8, 8))
+    conv = block_class(built.gen, "Conv")
+    assert "        self.rms_norm1 = nn.RMSNorm((c, 8, 8)[-p0:])\n" in conv, conv
+
+
+def test_a_norm_after_a_pool_reads_the_pooled_sizes() -> None:
+    built = twin(POOLED, "axes_pooled", torch.randn(2, 3, 8, 8))
+    pooled = block_class(built.gen, "Pooled")
+    assert "    def __init__(self, in_channels, in_height, in_width, p0, k):\n" in pooled
+    assert "(in_channels, (in_height - k) // k + 1, (in_width - k) // k + 1)[-p0:]" in pooled
+    assert built.gen.module.Pooled(3, 8, 8, 3, 4).rms_norm1.normalized_shape == (3, 2, 2)
+
+
+# the loop's count gives the axes
+LOOP_COUNT = """\
+model Norms(n: int):
+    def forward(x):
+        for i in range(n):
+            h1 = layer_norm(x, axes=i + 1) as norms{i}
+            x = add(x, h1)
+        return x
+
+model Net:
+    input_shape = (2, 8, 8)
+    def forward(x):
+        x -> Norms(1) as a -> Norms(3) as b
+        return x
+"""
+
+
+def test_axes_the_loop_counts() -> None:
+    built = twin(LOOP_COUNT, "axes_loop_count", torch.randn(2, 2, 8, 8))
+    norms = block_class(built.gen, "Norms")
+    assert 'f"norms{i}", nn.LayerNorm((channels, 8, 8)[-(i + 1):])' in norms, norms
+
+
+# network variants giving the axes
+NETWORK = """\
+model Net(p, width):
+    def forward(x):
+        x -> dense(width) -> rms_norm(axes=p) -> mean(dim=1) -> dense(2) as head
+        return x
+
+model small = Net(1, 16):
+    input_shape = (5, 8)
+
+model large = Net(2, 32):
+    input_shape = (5, 8)
+"""
+
+
+def test_network_variants_of_other_axes_are_one_class() -> None:
+    code = rolls_exactly(NETWORK, "axes_network", torch.randn(2, 5, 8))
+    assert "        self.rms_norm1 = nn.RMSNorm((5, width)[-p:])\n" in code, code
+    assert check_source(NETWORK) == []
+
+
+# a loop before the norm changes the spatial sizes its shape covers, which the class
+# writes as the calls' numbers: one class per call, with the located note
+LOOP_BEFORE = """\
+model Down(p0, c: int, n: int):
+    def forward(x):
+        for i in range(n):
+            x -> conv2d(c, kernel=3, stride=2, padding=1)
+        x -> rms_norm(axes=p0)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> Down(1, 4, 1) as a -> Down(2, 6, 2) as b
+        return x
+"""
+
+
+def test_a_loop_changing_a_covered_size_keeps_the_located_note() -> None:
+    _, code, notes = refusing(LOOP_BEFORE, "axes_loop_before", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(code) == ["Down", "Down_2", "Net"], code
+    assert notes == [
+        "block 'Down' at 1:7: the module of 'rms_norm1' reads an input size that a loop"
+        " before it changes on an axis the class does not track"
+    ], notes
