@@ -10,9 +10,9 @@ before it changes, as that module's expression). Each form is checked as
 as the builds with one class per call, a strict load, equal outputs, and
 ``roll_check`` building it at a ``p0`` no call gives. A literal ``axes`` stays a literal
 (``test_rolled_other_arguments.test_literal_axes_stay_a_literal_and_roll``); on a sample
-of one axis the norm stays folded (``nn.LayerNorm(in_features)``, written for ``p0 ==
-1``, the one count the source accepts there); a loop before the norm that changes a size
-the class does not track keeps the located note."""
+of one axis the norm is its width (``nn.RMSNorm(channels)``: 1 is the one count the
+source accepts there); a loop before the norm that changes a size the class does not
+track keeps the located note."""
 
 from __future__ import annotations
 
@@ -216,3 +216,38 @@ def test_a_loop_changing_a_covered_size_keeps_the_located_note() -> None:
         "block 'Down' at 1:7: the module of 'rms_norm1' reads an input size that a loop"
         " before it changes on an axis the class does not track"
     ], notes
+
+
+# config rows give the axes (fuzz seed 85000136): ``a0 = 1`` is no size the loop's later
+# norms read, though the sample's last size is 1 too
+ROWS = """\
+model Loop0(cfg):
+    def forward(x):
+        for a0, in cfg:
+            x -> rms_norm(axes=a0)
+        return x
+
+model Net:
+    input_shape = (6, 1)
+    def forward(x):
+        x -> Loop0(cfg=[(1,), (2,), (1,)]) as a -> Loop0(cfg=[(2,), (1,)]) as b
+        return x
+"""
+
+
+def test_rows_give_the_axes() -> None:
+    built = twin(ROWS, "axes_rows", torch.randn(2, 6, 1))
+    loop = block_class(built.gen, "Loop0")
+    assert "        for i, (a0,) in enumerate(cfg):\n" in loop, loop
+    assert 'setattr(self, f"rms_norm{i + 1}", nn.RMSNorm((channels, 1)[-a0:]))' in loop, loop
+
+
+# a sample of one axis (fuzz seed 97000057): the norm's width, the one count the source
+# accepts there being 1
+ONE_AXIS = IN_A_LOOP.replace("(2, 8, 8)", "(8,)").replace("Norms(2, 2)", "Norms(1, 2)")
+
+
+def test_a_sample_of_one_axis_normalises_its_width() -> None:
+    built = twin(ONE_AXIS, "axes_one_axis", torch.randn(2, 8))
+    norms = block_class(built.gen, "Norms")
+    assert 'setattr(self, f"norms{i}", nn.RMSNorm(channels))' in norms, norms

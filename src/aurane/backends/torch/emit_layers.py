@@ -118,9 +118,12 @@ def normalized_shape(site: Site) -> str:
     """The trailing shape a LayerNorm/RMSNorm normalizes: ``64`` or ``(64, 8, 8)``; for
     ``axes`` a block parameter gives (``axes=p0``), the input's sizes cut to the last
     ``p0`` (``(2, 8, channels)[-p0:]``), so a class built with another ``p0`` normalises
-    the axes the source's block would."""
+    the axes the source's block would; of a sample of one axis, its width (``p0`` can
+    only be 1 there)."""
     axes: int = site.args["axes"]
-    if isinstance(axes, ShownInt) and len(site.in_shape) > 1:
+    if isinstance(axes, ShownInt) and len(site.in_shape) == 1:
+        return str(site.in_shape[0])
+    if isinstance(axes, ShownInt):
         count = str(axes)
         if not re.fullmatch(r"[\w.]+", count):  # ``-(p0 + 1)``
             count = f"({count})"

@@ -1998,9 +1998,10 @@ class _Walk:
                 continue  # permute(p - 1, 2, 1): forward writes the numbers, no module
             args[name] = _shown_items(value, expr, self.tr)
             written[name] = (value, text)
-        sizes_given = (
-            set(_sizes_in(value for value, _ in written.values())) if self.depth > TOP else set()
-        )
+        # a norm's ``axes`` counts axes, no size: ``rms_norm(axes=a0)`` at ``a0 = 1`` on a
+        # ``(6, 1)`` sample gives no 1 the loop's later modules could read (seed 85000136)
+        sizes = (value for name, (value, _) in written.items() if name != "axes")
+        sizes_given = set(_sizes_in(sizes)) if self.depth > TOP else set()
         value = self.values[node.inputs[0]]
         assert value.shape is not None
         in_shape = tuple(plain(value.shape[1:]))
@@ -2446,10 +2447,10 @@ def _given(spec: OpSpec, step: ast.Call) -> dict[str, ast.Expr]:
 
 def _written_as_given(site: Site, made: Call, written: Mapping[str, tuple[Any, str]]) -> None:
     """``Unsupported`` where an argument the source writes as an expression of the
-    parameters reaches the constructor other than as that text: ``rms_norm(axes=p0)`` of a
-    sample of one axis is ``nn.RMSNorm(channels)``, right at ``p0 == 1`` only (of more
-    axes it is written ``(2, 8, channels)[-p0:]``; it was ``nn.RMSNorm((8, 8))`` for
-    ``axes=2 * p0``, fuzz seed 36000088).
+    parameters reaches the constructor other than as that text, folded to the calls'
+    values: a class built with another value would build another module than the
+    source's (``rms_norm(axes=2 * p0)`` was ``nn.RMSNorm((8, 8))``, fuzz seed 36000088,
+    until the normalised shape was cut from the input's sizes: ``[-(2 * p0):]``).
     The argument is given another value shown as the same text: a constructor that only
     writes the text reads alike."""
     for name, (value, text) in written.items():
