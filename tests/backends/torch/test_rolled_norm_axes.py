@@ -251,3 +251,36 @@ def test_a_sample_of_one_axis_normalises_its_width() -> None:
     built = twin(ONE_AXIS, "axes_one_axis", torch.randn(2, 8))
     norms = block_class(built.gen, "Norms")
     assert 'setattr(self, f"norms{i}", nn.RMSNorm(channels))' in norms, norms
+
+
+# an inner block's norm reads every sample size at some p0, so its class takes them all
+# (``Inner(in_channels, in_features, p0)``), as for ``axes=2``; a loop of an outer block
+# passes its calls the walk's width alone: the outer block keeps its calls' classes, with
+# the located note (it rolled while ``Inner`` was written for ``p0 == 1``)
+NESTED_IN_A_LOOP = """\
+model Inner(p0):
+    def forward(x):
+        x -> rms_norm(axes=p0)
+        return x
+
+model Outer(p0, n: int):
+    def forward(x):
+        for i in range(n):
+            x -> Inner(p0) -> relu()
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> Outer(1, 1) as a -> Outer(2, 2) as b
+        return x
+"""
+
+
+def test_an_inner_norm_block_in_a_loop_keeps_the_located_note() -> None:
+    _, code, notes = refusing(NESTED_IN_A_LOOP, "axes_nested", torch.randn(2, 3, 8))
+    assert CLASS.findall(code) == ["Inner", "Outer", "Outer_2", "Net"], code
+    assert "        self.rms_norm1 = nn.RMSNorm((in_channels, in_features)[-p0:])\n" in code
+    assert notes == ["block 'Outer' at 6:7: the block 'Inner' takes sizes other than its width"], (
+        notes
+    )
