@@ -822,6 +822,10 @@ def _added_lines(depth: int, head: str, made: Call, keep: bool) -> list[str]:
 
 
 SETATTR = "setattr(self, "
+# the inits a parameter may choose a buffer's contents among: fills of one dtype and any
+# shape (the others' contents, dtype or shape differ: a class of one call each)
+_FILLS = ("zeros", "ones")
+_LONG_CHOICE = 60  # a longer choice of contents is written as a choice of fill function
 
 
 def _literal(expr: ast.Expr) -> bool:
@@ -1341,6 +1345,12 @@ class _Walk:
         node = next((n for n in inside if n.span == span and n.suffix_of is None), None)
         if node is None:
             raise Unsupported(f"no layer of the IR matches '{value.func}' at {span}")
+        if not node.inputs and isinstance(value, ast.Call):  # h = buffer(width): no tensor in
+            if self.tensor:  # the tensor threaded so far keeps its width for a later use
+                self.widths[self.tensor] = self.size
+            lines = self.buffer(value, depth)
+            self._rebind(targets, [self.size])
+            return lines
         sources = value.args[: len(node.inputs)]
         if not all(isinstance(a, ast.Name) for a in sources) or len(sources) != len(node.inputs):
             raise Unsupported(f"a call on other than named tensors at {span}")
@@ -1696,10 +1706,12 @@ class _Walk:
             raise Unsupported(f"the named buffer at {step.span}")
         given = _given(spec, step)
         for name, expr in given.items():
-            if name != "shape" and not _literal(expr):
+            if name not in ("shape", "init") and not _literal(expr):
                 raise Unsupported(
                     f"the {name} '{self.tr.text(expr)}' of the buffer at {step.span} is no literal"
                 )
+        init = given.get("init")
+        init_param = None if init is None or _literal(init) else self.tr.text(init)
         shape = given.get("shape")
         items = shape.items if isinstance(shape, ast.TupleExpr) else ()
         if len(items) == 1 and isinstance(items[0], ast.TupleExpr):
@@ -1717,7 +1729,10 @@ class _Walk:
         made = module_init(site)
         if made is None or made.func != REGISTER_BUFFER:
             raise Unsupported(f"the buffer at {step.span}")
-        lines = self._place(step, node, made, depth, False)
+        refused: list[str] = []
+        if init_param is not None:
+            made, refused = self._filled_by(init_param, site, made, step.span, depth)
+        lines = refused + self._place(step, node, made, depth, False)
         self._suffixes(node)
         width = self._width(node.output)
         at = self.axis - 1 if self.axis > 0 else len(values) + self.axis
@@ -1725,6 +1740,51 @@ class _Walk:
             raise Unsupported(f"the buffer at {step.span} has no size on the walk's axis")
         self.size = texts[at]
         return lines
+
+    def _filled_by(
+        self, param: str, site: Site, made: Call, span: Span, depth: int
+    ) -> tuple[Call, list[str]]:
+        """A buffer whose ``init`` a parameter gives (``buffer(p0, init=p1)``): its
+        contents chosen by the parameter among the fills of the buffer's dtype the language
+        allows with its other arguments (``torch.zeros(p0) if p1 == "zeros" else
+        torch.ones(p0)``; ``value=`` goes with ``"full"`` alone), and the lines refusing
+        any other init (``"arange"`` makes int64 contents, a mask or table wants its own
+        shape), which a class of one call would build otherwise. ``Unsupported`` where a
+        call gives one of those (its class is not written from the parameter)."""
+        value = site.node.args["init"]
+        if not param.isidentifier() or evaluate(param, self.env) != value:
+            raise Unsupported(f"the init '{param}' of the buffer at {span} is no parameter")
+        fills = ("full",) if site.node.args["value"] is not None else _FILLS
+        if value not in fills:
+            raise Unsupported(
+                f"the init '{param}' of the buffer at {span} gives {lit(value)}, not a fill"
+                " a parameter can choose"
+            )
+        contents: list[str] = []
+        for fill in fills:
+            other = module_init(
+                replace(site, node=replace(site.node, args={**site.node.args, "init": fill}))
+            )
+            if other is None or other.args[2:] != made.args[2:]:
+                raise Unsupported(f"the buffer at {span} filled with '{fill}'")
+            contents.append(other.args[1])
+        chosen = contents[0]
+        if len(fills) == 2:  # the chosen fill's contents, else the other's
+            chosen = f"{contents[0]} if {param} == {lit(fills[0])} else {contents[1]}"
+            rest = contents[0].removeprefix(f"torch.{fills[0]}")
+            if len(chosen) > _LONG_CHOICE and contents[1] == f"torch.{fills[1]}{rest}":
+                # too long for one line: the fill function chosen, its arguments once
+                chosen = (
+                    f"(torch.{fills[0]} if {param} == {lit(fills[0])} else torch.{fills[1]}){rest}"
+                )
+        if len(fills) == 1:
+            test, said = f"{param} != {lit(fills[0])}", f"for {param} == {lit(fills[0])}"
+        else:
+            shown = f"({', '.join(map(lit, fills))})"
+            test, said = f"{param} not in {shown}", f"for {param} in {shown}"
+        why = "the buffer's contents are written for these"
+        refused = refusal(self.class_name or "the class", test, said, why, param, depth)
+        return Call(made.func, (made.args[0], chosen, *made.args[2:])), refused
 
     def _follows_input(self, sub: Graph | None, width: int) -> bool:
         """Whether the width after the inner block ``sub`` is its input's (the probes';
