@@ -129,6 +129,18 @@ class Untaken(Unsupported):
         self.key = key  # the body's marker (``BRANCH``), naming the statement's position
 
 
+class InputWidthFolded(Unsupported):
+    """An inner block's class written for its calls' input width (``nn.Linear(6, w)``),
+    called by the rolled class at a running width on the sample axis ``axis``: the block
+    roller's caller may write that class taking the width (``param_blocks``) and roll
+    again."""
+
+    def __init__(self, message: str, block: str, axis: int) -> None:
+        super().__init__(message)
+        self.block = block
+        self.axis = axis
+
+
 @record(frozen=True)
 class Model:
     """A block class a model-valued argument names (``Bottleneck``), by the rolled class."""
@@ -2198,9 +2210,11 @@ class _Walk:
         if not dims and not self.size.isdigit() and _builds_modules(sub):
             # its class writes its calls' input width as a number (``nn.Linear(6, w)``),
             # which the running width here need not be at other arguments
-            raise Unsupported(
+            raise InputWidthFolded(
                 f"the class of '{sub.name}' at {step.span} is written for its calls' input"
-                f" width, which '{self.size}' may change"
+                f" width, which '{self.size}' may change",
+                sub.name,
+                own,
             )
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
