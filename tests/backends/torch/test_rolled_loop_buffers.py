@@ -131,6 +131,29 @@ model Net:
 
 INIT_ARANGE = INIT_GIVEN.replace('"ones"', '"arange"')
 
+# fuzz seed 91000176's form: one call, a sinusoid table of an even literal width
+INIT_SINUSOID = """\
+model Loop0(p0: int, p1: str, n):
+    c0 = max(1, p0 // 2)
+    def forward(x):
+        for i in range(n):
+            h2 = buffer(c0, 8, init=p1, value=none, persistent=false)
+        return x
+
+model Net:
+    input_shape = (3,)
+    def forward(x):
+        x -> Loop0(10, "sinusoid", 3) as a -> Loop0(6, "zeros", 2) as b -> dense(2) as head
+"""
+
+# a sinusoid table of a width a parameter gives: odd at other values, which the language
+# rejects, so the class is not written from the init
+INIT_SINUSOID_WIDTH = (
+    INIT_SINUSOID.replace("buffer(c0, 8,", "buffer(8, c0,")
+    .replace("Loop0(10,", "Loop0(8,")
+    .replace("Loop0(6,", "Loop0(12,")
+)
+
 NETWORK_BUFFER = """\
 use torch
 
@@ -270,13 +293,41 @@ def test_a_long_choice_of_fills_chooses_the_function() -> None:
     ) in loop, loop
 
 
-def test_an_init_a_parameter_gives_other_than_a_fill_keeps_its_note() -> None:
-    """A call giving ``"arange"`` (int64 contents, one axis): its class is not written
-    from the parameter; a class per call, located."""
+def test_inits_of_different_dtypes_keep_their_note() -> None:
+    """Calls giving ``"zeros"`` and ``"arange"`` (int64 contents): the IR of one is not
+    the other's; a class per call, located."""
     notes, _ = roll_notes(INIT_ARANGE)
     assert notes == [
-        "block 'Loop0' at 1:7: the init 'p1' of the buffer at 4:18 gives \"arange\", not a"
-        " fill a parameter can choose"
+        "block 'Loop0' at 1:7: the init 'p1' of the buffer at 4:18 gives \"zeros\" and"
+        ' "arange", of different dtypes'
+    ], notes
+
+
+def test_a_sinusoid_table_and_a_fill_a_parameter_chooses() -> None:
+    """Seed 91000176's form, called with ``"sinusoid"`` and ``"zeros"``: the class writes
+    the calls' two inits (``sinusoid_table``, the file's helper, at the even literal
+    width 8) and refuses another."""
+    loop = _rolled(INIT_SINUSOID, "init_sinusoid")
+    assert (
+        '            if p1 not in ("sinusoid", "zeros"):'
+        "  # the buffer's contents are written for these\n"
+    ) in loop, loop
+    assert (
+        "            self.register_buffer(\n"
+        '                f"buffer{i + 1}",\n'
+        '                sinusoid_table(c0, 8) if p1 == "sinusoid" else torch.zeros(c0, 8),\n'
+        "                persistent=False,\n"
+        "            )\n"
+    ) in loop, loop
+
+
+def test_a_sinusoid_table_of_a_parameters_width_keeps_its_note() -> None:
+    """``buffer(8, c0, init=p1)`` given ``"sinusoid"``: an odd ``c0`` the language
+    rejects, which a class built from the init would not; a class per call, located."""
+    notes, _ = roll_notes(INIT_SINUSOID_WIDTH)
+    assert notes == [
+        "block 'Loop0' at 1:7: the init 'p1' of the buffer at 5:18 gives \"sinusoid\", which"
+        " other values of the parameters may not fit"
     ], notes
 
 

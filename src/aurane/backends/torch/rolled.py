@@ -62,6 +62,8 @@ from aurane.backends.torch.untaken import (
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
+from aurane.ops.buffer import buffer_dtype
+from aurane.ops.rules import FLOAT_DTYPES
 from aurane.ops.shape import int_items
 from aurane.ops.spec import OpSpec
 from aurane.records import fields, is_record, record, replace
@@ -834,10 +836,32 @@ def _added_lines(depth: int, head: str, made: Call, keep: bool) -> list[str]:
 
 
 SETATTR = "setattr(self, "
-# the inits a parameter may choose a buffer's contents among: fills of one dtype and any
-# shape (the others' contents, dtype or shape differ: a class of one call each)
+# the fills of one dtype and any shape: a buffer whose init a parameter gives at the calls
+# as one of them is written for both
 _FILLS = ("zeros", "ones")
 _LONG_CHOICE = 60  # a longer choice of contents is written as a choice of fill function
+
+
+def _fits_any(args: Mapping[str, Any], texts: Sequence[str]) -> bool:
+    """Whether the language accepts ``buffer`` with ``args`` at any values of the
+    parameters its shape ``texts`` read (``ops/buffer.py``'s checks): a fill any shape,
+    ``"full"`` with its ``value=``, ``"arange"`` one axis, ``"causal_mask"`` a square
+    one (both sizes one text), ``"sinusoid"`` an even literal width of floats; not
+    ``"relative_position_index"``, whose shape its window's numbers fix."""
+    init, rank = args["init"], len(texts)
+    if args["window"] is not None or (init == "full") != (args["value"] is not None):
+        return False
+    if init in ("zeros", "ones", "full"):
+        return True
+    if init == "arange":
+        return rank == 1
+    if init == "causal_mask":
+        return rank == 2 and texts[0] == texts[1]
+    if init == "sinusoid":
+        width = texts[-1]
+        dtype = buffer_dtype(args)
+        return rank == 2 and width.isdigit() and int(width) % 2 == 0 and dtype in FLOAT_DTYPES
+    return False
 
 
 def _literal(expr: ast.Expr) -> bool:
@@ -1757,42 +1781,53 @@ class _Walk:
         self, param: str, site: Site, made: Call, span: Span, depth: int
     ) -> tuple[Call, list[str]]:
         """A buffer whose ``init`` a parameter gives (``buffer(p0, init=p1)``): its
-        contents chosen by the parameter among the fills of the buffer's dtype the language
-        allows with its other arguments (``torch.zeros(p0) if p1 == "zeros" else
-        torch.ones(p0)``; ``value=`` goes with ``"full"`` alone), and the lines refusing
-        any other init (``"arange"`` makes int64 contents, a mask or table wants its own
-        shape), which a class of one call would build otherwise. ``Unsupported`` where a
-        call gives one of those (its class is not written from the parameter)."""
+        contents chosen by the parameter among the inits the calls give, both fills where
+        they give fills (``torch.zeros(p0) if p1 == "zeros" else torch.ones(p0)``), and
+        the lines refusing any other init by name, which a class of one call would build
+        otherwise. Each init written must fit the buffer's shape texts at any values of
+        the parameters (``"arange"`` one axis, ``"causal_mask"`` a square, ``"sinusoid"``
+        an even literal width) and make the calls' dtype; ``Unsupported`` where one does
+        not, or where the calls give more than two (the first walks collect them)."""
         value = site.node.args["init"]
         if not param.isidentifier() or evaluate(param, self.env) != value:
             raise Unsupported(f"the init '{param}' of the buffer at {span} is no parameter")
-        fills = ("full",) if site.node.args["value"] is not None else _FILLS
-        if value not in fills:
-            raise Unsupported(
-                f"the init '{param}' of the buffer at {span} gives {lit(value)}, not a fill"
-                " a parameter can choose"
-            )
+        seen = self.choices.setdefault(("inits", span), [])
+        if value not in seen:
+            seen.append(value)
+        written = list(_FILLS) if set(seen) <= set(_FILLS) else seen
+        if len(written) > 2:
+            raise Unsupported(f"the init '{param}' of the buffer at {span} gives {len(seen)} inits")
+        texts = [str(size) for size in site.node.args["shape"]]
+        dtype = buffer_dtype(site.node.args, site.param_dtype)
         contents: list[str] = []
-        for fill in fills:
-            other = module_init(
-                replace(site, node=replace(site.node, args={**site.node.args, "init": fill}))
-            )
+        for init in written:
+            args = {**site.node.args, "init": init}
+            if buffer_dtype(args, site.param_dtype) != dtype:
+                raise Unsupported(
+                    f"the init '{param}' of the buffer at {span} gives"
+                    f" {' and '.join(map(lit, seen))}, of different dtypes"
+                )
+            if not _fits_any(args, texts):
+                raise Unsupported(
+                    f"the init '{param}' of the buffer at {span} gives {lit(init)}, which"
+                    " other values of the parameters may not fit"
+                )
+            other = module_init(replace(site, node=replace(site.node, args=args)))
             if other is None or other.args[2:] != made.args[2:]:
-                raise Unsupported(f"the buffer at {span} filled with '{fill}'")
+                raise Unsupported(f"the buffer at {span} filled with {lit(init)}")
             contents.append(other.args[1])
         chosen = contents[0]
-        if len(fills) == 2:  # the chosen fill's contents, else the other's
-            chosen = f"{contents[0]} if {param} == {lit(fills[0])} else {contents[1]}"
-            rest = contents[0].removeprefix(f"torch.{fills[0]}")
-            if len(chosen) > _LONG_CHOICE and contents[1] == f"torch.{fills[1]}{rest}":
+        if len(written) == 2:  # the first init's contents, else the other's
+            first, second = written
+            chosen = f"{contents[0]} if {param} == {lit(first)} else {contents[1]}"
+            rest = contents[0].removeprefix(f"torch.{first}")
+            if len(chosen) > _LONG_CHOICE and contents[1] == f"torch.{second}{rest}":
                 # too long for one line: the fill function chosen, its arguments once
-                chosen = (
-                    f"(torch.{fills[0]} if {param} == {lit(fills[0])} else torch.{fills[1]}){rest}"
-                )
-        if len(fills) == 1:
-            test, said = f"{param} != {lit(fills[0])}", f"for {param} == {lit(fills[0])}"
+                chosen = f"(torch.{first} if {param} == {lit(first)} else torch.{second}){rest}"
+        if len(written) == 1:
+            test, said = f"{param} != {lit(written[0])}", f"for {param} == {lit(written[0])}"
         else:
-            shown = f"({', '.join(map(lit, fills))})"
+            shown = f"({', '.join(map(lit, written))})"
             test, said = f"{param} not in {shown}", f"for {param} in {shown}"
         why = "the buffer's contents are written for these"
         refused = refusal(self.class_name or "the class", test, said, why, param, depth)
