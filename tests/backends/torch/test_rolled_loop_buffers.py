@@ -18,13 +18,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
+from aurane.tools.roll_check import check_networks, check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
     per_call,
     roll_notes,
+    rolls_exactly,
     twin,
 )
 
@@ -170,6 +171,25 @@ model small = Net(4, "zeros", 2):
     input_shape = (5,)
 
 model wide = Net(6, "ones", 2):
+    input_shape = (5,)
+"""
+
+NETWORK_LOOP_BUFFER = """\
+use torch
+
+model Net(width, fill, n):
+    def forward(x):
+        x -> dense(width) as stem
+        for i in range(n):
+            h = buffer(width, init=fill)
+            x = add(x, h)
+            x -> dense(width) as layers{i}
+        return x -> dense(3) as head
+
+model small = Net(4, "zeros", 2):
+    input_shape = (5,)
+
+model wide = Net(6, "ones", 3):
     input_shape = (5,)
 """
 
@@ -338,3 +358,22 @@ def test_a_network_making_a_buffer_keeps_its_variants() -> None:
     notes, code = roll_notes(NETWORK_BUFFER)
     assert notes == ["network 'Net' at 3:7: forward does not read the module 'buffer1'"], notes
     assert '        self.register_buffer("buffer1", torch.ones(6))\n' in code, code
+
+
+def test_a_network_loop_making_a_buffer_its_init_parameter_fills() -> None:
+    """In a network's loop the buffer is written as in a block's, the refusal naming the
+    network's class; each variant built as its own class (``rolls_exactly``) and
+    ``roll_check.check_networks`` finds nothing."""
+    code = rolls_exactly(NETWORK_LOOP_BUFFER, "network_loop_buffer", torch.randn(2, 5))
+    assert (
+        "        for i in range(n):\n"
+        '            if fill not in ("zeros", "ones"):  # the buffer\'s contents are written for'
+        " these\n"
+        '                raise ValueError(f\'Net is written for fill in ("zeros", "ones"),'
+        " not {fill}')\n"
+        "            self.register_buffer(\n"
+        '                f"buffer{i + 1}", torch.zeros(width) if fill == "zeros" else'
+        " torch.ones(width)\n"
+        "            )\n"
+    ) in code, code
+    assert check_networks(NETWORK_LOOP_BUFFER, Counter()) == []

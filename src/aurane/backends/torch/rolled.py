@@ -1830,7 +1830,7 @@ class _Walk:
             shown = f"({', '.join(map(lit, written))})"
             test, said = f"{param} not in {shown}", f"for {param} in {shown}"
         why = "the buffer's contents are written for these"
-        refused = refusal(self.class_name or "the class", test, said, why, param, depth)
+        refused = refusal(self.class_name, test, said, why, param, depth)
         return Call(made.func, (made.args[0], chosen, *made.args[2:])), refused
 
     def _follows_input(self, sub: Graph | None, width: int) -> bool:
@@ -2772,6 +2772,7 @@ def _roll_at(
     ) -> tuple[_Walk, list[str]]:
         walk = (walk_type or _Walk)(graph, {}, tr, class_of, dims_of, block_models, axis=axis)
         walk.choices, walk.strict = choices, strict
+        walk.class_name = name  # the rolled class, as its refusals name it
         walk.numbers, walk.paths = numbers, paths
         walk.counted = counted
         walk.indices, walk.indexed = indices, indexed
