@@ -262,7 +262,7 @@ def test_a_buffer_whose_contents_a_parameter_chooses_is_filled_by_it() -> None:
     assert (
         "        for i in range(n):\n"
         '            if p1 not in ("zeros", "ones"):  # the buffer\'s contents are written for'
-        " these\n"
+        " these inits\n"
         '                raise ValueError(f\'Loop0 is written for p1 in ("zeros", "ones"),'
         " not {p1}')\n"
         "            self.register_buffer(\n"
@@ -293,7 +293,7 @@ def test_a_full_buffer_whose_init_a_parameter_gives() -> None:
     refuses another init, which the language rejects (S132)."""
     loop = _rolled(INIT_FULL, "init_full")
     assert (
-        '            if p1 != "full":  # the buffer\'s contents are written for these\n'
+        '            if p1 != "full":  # the buffer\'s contents are written for this init\n'
         "                raise ValueError(f'Loop0 is written for p1 == \"full\", not {p1}')\n"
         '            self.register_buffer(f"buffer{i + 1}", torch.full((p0,), 0.5),'
         " persistent=False)\n"
@@ -330,7 +330,7 @@ def test_a_sinusoid_table_and_a_fill_a_parameter_chooses() -> None:
     loop = _rolled(INIT_SINUSOID, "init_sinusoid")
     assert (
         '            if p1 not in ("sinusoid", "zeros"):'
-        "  # the buffer's contents are written for these\n"
+        "  # the buffer's contents are written for these inits\n"
     ) in loop, loop
     assert (
         "            self.register_buffer(\n"
@@ -368,7 +368,7 @@ def test_a_network_loop_making_a_buffer_its_init_parameter_fills() -> None:
     assert (
         "        for i in range(n):\n"
         '            if fill not in ("zeros", "ones"):  # the buffer\'s contents are written for'
-        " these\n"
+        " these inits\n"
         '                raise ValueError(f\'Net is written for fill in ("zeros", "ones"),'
         " not {fill}')\n"
         "            self.register_buffer(\n"

@@ -1826,10 +1826,11 @@ class _Walk:
                 chosen = f"(torch.{first} if {param} == {lit(first)} else torch.{second}){rest}"
         if len(written) == 1:
             test, said = f"{param} != {lit(written[0])}", f"for {param} == {lit(written[0])}"
+            why = "the buffer's contents are written for this init"
         else:
             shown = f"({', '.join(map(lit, written))})"
             test, said = f"{param} not in {shown}", f"for {param} in {shown}"
-        why = "the buffer's contents are written for these"
+            why = "the buffer's contents are written for these inits"
         refused = refusal(self.class_name, test, said, why, param, depth)
         return Call(made.func, (made.args[0], chosen, *made.args[2:])), refused
 
