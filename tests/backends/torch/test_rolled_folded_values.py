@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tests.backends.torch.one_class import CLASS, block_class, refusing, twin  # noqa: E402
+from tests.backends.torch.one_class import CLASS, block_class, twin  # noqa: E402
 
 LAYER_NORM_BIAS = """\
 model Norm(n: int, p0: bool = true):
@@ -70,14 +70,27 @@ model Net:
 """
 
 
-def test_an_inner_class_written_for_its_calls_input_width_keeps_the_calls_classes() -> None:
-    """``Unit1``'s one call sees 6 features, so its class writes ``nn.Linear(6, w)``; the
-    rolled ``Fam`` built it as ``Unit1(w1)`` after ``w0`` features, and ``Fam(1, 7, 1,
-    6, 1)`` failed to load the build of its own call (``roll_check``, fuzz seed
-    112000053). ``Fam`` keeps a class per call, with a located note."""
-    _, code, notes = refusing(INNER_FOLDED_WIDTH, "inner_folded", torch.randn(3, 1, 1, 5))
-    assert notes == [
-        "block 'Fam' at 9:7: the class of 'Unit1' at 14:18 is written for its calls' "
-        "input width, which 'channels' may change"
-    ], notes
-    assert "nn.Linear(6, w)" in code, code
+def test_an_inner_class_called_at_a_running_width_takes_its_input_width() -> None:
+    """``Unit1``'s one call sees 6 features, so its class wrote ``nn.Linear(6, w)``, and
+    the rolled ``Fam``, building it after ``w0`` features, kept a class per call (fuzz
+    seed 112000053: ``Fam(1, 7, 1, 6, 1)`` failed to load its own call's build). Now the
+    class of ``Unit1`` takes its input width as a class serving calls at several widths
+    does (``Unit1(in_features, w)``) and ``Fam`` passes the running width; ``Unit0``,
+    called at two widths already, is as before."""
+    checked = twin(INNER_FOLDED_WIDTH, "inner_folded", torch.randn(3, 1, 1, 5))
+    code = checked.code
+    assert CLASS.findall(code) == ["Unit0", "Unit1", "Fam", "Net"], code
+    assert (
+        "class Unit1(nn.Module):\n"
+        "    def __init__(self, in_features, w, act=nn.ReLU):\n"
+        "        super().__init__()\n"
+        "        self.act = act()\n"
+        "        self.dense1 = nn.Linear(in_features, w)\n"
+    ) in code, code
+    assert (
+        "        for i in range(n1):\n"
+        '            setattr(self, f"unit1{i + 1}", Unit1(channels, w1))\n'
+        "            channels = w1\n"
+    ) in code, code
+    assert "nn.Linear(6, w)" in checked.per_call, checked.per_call
+    assert checked.counts["calls"] == 2, checked.counts

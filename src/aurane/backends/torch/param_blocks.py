@@ -403,27 +403,76 @@ class ParamClasses:
         # (and refuses another, ``_guards``), each with why the roller was not tried
         self.refused: list[tuple[str, str]] = []
         self.globals.allocate_all(instances)
+        self._order = order
+        self._join_branches = join_branches
+        # per block, the blocks whose instances call it (``_takes_width``)
+        self._callers: dict[str, set[str]] = {}
+        for caller, called in callees.items():
+            for callee in called:
+                self._callers.setdefault(callee, set()).add(caller)
+        self._rolling = ""  # the block being rolled
+        # the blocks written again taking an input width a rolled caller threads
+        self._width_taken: set[str] = set()
         # every instance of a block, then its classes joined, before any of its callers
         for name in TopologicalSorter(callees).static_order():
-            graphs = [graph for graph in order if graph.name == name]
-            self.functions[name] = self._function_params(graphs)
-            self.factories[name] = factory_params(graphs) if roll is not None else {}
+            self._write(name, roll)
+
+    def _write(self, name: str, roll: RollBlock | None) -> None:
+        """The classes of the block ``name``'s instances: each instance's, those reading
+        alike shared, joined over branches and rolled where they can be, each refusing
+        other values of what it folded."""
+        graphs = [graph for graph in self._order if graph.name == name]
+        self.functions[name] = self._function_params(graphs)
+        self.factories[name] = factory_params(graphs) if roll is not None else {}
+        for graph in graphs:
+            self._assign(graph)
+        while self._fold_unshared(name):
             for graph in graphs:
                 self._assign(graph)
-            while self._fold_unshared(name):
-                for graph in graphs:
-                    self._assign(graph)
-            if join_branches and name in self.models:
-                self._join(name)
-            if roll is not None and name in self.models:
-                self._roll(name, roll)
-            # every class written out for its calls refuses other values of what it
-            # folded: one for all its calls, and each of a block whose calls keep one
-            # class per call (the roller's note, or ``--class-per-call``), which a user
-            # may build by hand too
-            if name in self.models:
-                for written in self.classes.get(name, {}).values():
-                    written.guards = self._guards(written, self.models[name])
+        if self._join_branches and name in self.models:
+            self._join(name)
+        if roll is not None and name in self.models:
+            self._roll(name, roll)
+        # every class written out for its calls refuses other values of what it
+        # folded: one for all its calls, and each of a block whose calls keep one
+        # class per call (the roller's note, or ``--class-per-call``), which a user
+        # may build by hand too
+        if name in self.models:
+            for written in self.classes.get(name, {}).values():
+                written.guards = self._guards(written, self.models[name])
+
+    def _written_again(self, name: str, roll: RollBlock | None) -> None:
+        """The classes of ``name`` dropped, names and all, and written again (after a
+        block it calls changed its signature)."""
+        for written in self.classes.pop(name, {}).values():
+            if written.name != self.globals.allocate(name):
+                self.globals.used.discard(written.name)
+        self._write(name, roll)
+
+    def _takes_width(self, block: str, axis: int) -> bool:
+        """Whether the one class of ``block``, written for its calls' input size on the
+        sample axis ``axis`` (``nn.Linear(6, w)``: they all give 6), can take that size as
+        a constructor argument instead, for the rolled class of ``_rolling``, which calls
+        it at a running width (fuzz seed 112000053). Only where that block alone calls it
+        (no other caller's class is written already with the old signature), once."""
+        written = list(self.classes.get(block, {}).values())
+        if len(written) != 1 or written[0].lines is not None or written[0].phantom:
+            return False
+        rank = len(plain(written[0].graphs[0].input_value.sample_shape) or ())
+        return (
+            block in self.models
+            and block not in self._width_taken
+            and self._callers.get(block) == {self._rolling}
+            and 1 <= axis < rank
+            and axis not in self.unfolded.get(block, frozenset())
+        )
+
+    def _take_width(self, block: str, axis: int, roll: RollBlock | None) -> None:
+        """The class of ``block`` written again taking its input size on ``axis``
+        (``Unit1(in_features, w)``), as a class serving calls at several widths does."""
+        self._width_taken.add(block)
+        self.unfolded[block] = self.unfolded.get(block, frozenset()) | {axis}
+        self._written_again(block, roll)
 
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
@@ -865,20 +914,30 @@ class ParamClasses:
             self.refused.append((model, "an 'if' on a loop's iteration, at one count"))
             return
         instances = [(g, m) for c in classes for g, m in zip(c.graphs, c.members, strict=True)]
-        found = roll(
-            self.models[model],
-            instances,
-            classes[0].name,
-            self.class_of,
-            self.dims_of,
-            self.functions_of,
-            BlockClasses(self.blocks_taken, self.block_class_named, self.block_default),
-            lambda key: self._phantoms(self.models[model], [g for g, _ in instances], key),
-        )
+        self._rolling = model
+        wanted: InputWidthWanted | None = None
+        try:
+            found = roll(
+                self.models[model],
+                instances,
+                classes[0].name,
+                self.class_of,
+                self.dims_of,
+                self.functions_of,
+                BlockClasses(self.blocks_taken, self.block_class_named, self.block_default),
+                lambda key: self._phantoms(self.models[model], [g for g, _ in instances], key),
+                self._takes_width,
+            )
+        except InputWidthWanted as why:
+            found, wanted = None, why
         for phantom in self._phantom_graphs:  # read by the roller only
             del self.by_graph[id(phantom)]
         self._phantom_graphs.clear()
         self._keep_phantom_blocks(found[0] if found is not None else [])
+        if wanted is not None:  # the inner class takes the width; this block's again
+            self._take_width(wanted.block, wanted.axis, roll)
+            self._written_again(model, roll)
+            return
         if found is None:
             return
         lines, axis, classes_taken = found  # axis: the sample axis the roller threads
@@ -1556,9 +1615,23 @@ RollBlock = Callable[
         Callable[[Graph], Mapping[str, "str | None"]],
         BlockClasses,
         Callable[[str], "list[tuple[Graph, list[str]]]"],
+        Callable[[str, int], bool],
     ],
     "tuple[list[str], int | None, Mapping[str, str | None]] | None",
 ]
+
+
+class InputWidthWanted(Exception):
+    """Raised through ``RollBlock`` where the rolled class calls the one class of
+    ``block`` at a running width on the sample axis ``axis``, which that class writes as
+    its calls' number, and ``ParamClasses._takes_width`` said it can take it: the class
+    is written taking it and the caller's classes again, then rolled."""
+
+    def __init__(self, block: str, axis: int) -> None:
+        super().__init__(f"the class of '{block}' takes its input size on axis {axis}")
+        self.block = block
+        self.axis = axis
+
 
 _MOST_PHANTOMS = 3  # phantoms lowered for one body no call runs, tried one by one
 _MOST_PHANTOM_BASES = 4  # the calls whose arguments a joiner's phantoms change

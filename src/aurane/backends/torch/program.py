@@ -32,8 +32,13 @@ from aurane.backends.torch.named import function_items
 from aurane.backends.torch.names import KEYWORDS, RESERVED, Namespace
 from aurane.backends.torch.network_forward import looped_forward
 from aurane.backends.torch.network_walk import NetworkWalk
-from aurane.backends.torch.param_blocks import BlockClasses, ParamClasses, function_sources
-from aurane.backends.torch.rolled import LoopWidth, Unsupported, roll
+from aurane.backends.torch.param_blocks import (
+    BlockClasses,
+    InputWidthWanted,
+    ParamClasses,
+    function_sources,
+)
+from aurane.backends.torch.rolled import InputWidthFolded, LoopWidth, Unsupported, roll
 from aurane.backends.torch.rolled_block import RollOptions, roll_block, stored_width
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_block_at
@@ -339,6 +344,7 @@ class TorchCodeGenerator:
         functions_of: Callable[[Graph], Mapping[str, str | None]],
         blocks: BlockClasses,
         phantoms: Callable[[str], list[tuple[Graph, list[str]]]],
+        takes_width: Callable[[str, int], bool],
     ) -> tuple[list[str], int | None, Mapping[str, str | None]] | None:
         """One class for a parameterised block's instances that differ in loop counts
         (``rolled_block.py``), the sample axis it threads and the model-valued parameters
@@ -362,6 +368,9 @@ class TorchCodeGenerator:
                 if self._out_widths.setdefault(block, size) != size:
                     raise Unsupported(f"the callers of '{block}' read its width differently")
         except Unsupported as error:
+            if isinstance(error, InputWidthFolded) and takes_width(error.block, error.axis):
+                # the inner class is written taking that width, then this block rolled again
+                raise InputWidthWanted(error.block, error.axis) from error
             fallback = RollFallback("block", model.name, model.name_span, str(error))
             self.roll_fallbacks.append(fallback)
             return None

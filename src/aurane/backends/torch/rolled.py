@@ -62,6 +62,8 @@ from aurane.backends.torch.untaken import (
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
+from aurane.ops.buffer import buffer_dtype
+from aurane.ops.rules import FLOAT_DTYPES
 from aurane.ops.shape import int_items
 from aurane.ops.spec import OpSpec
 from aurane.records import fields, is_record, record, replace
@@ -127,6 +129,18 @@ class Untaken(Unsupported):
     def __init__(self, what: str, key: str) -> None:
         super().__init__(f"{what} that no variant takes")
         self.key = key  # the body's marker (``BRANCH``), naming the statement's position
+
+
+class InputWidthFolded(Unsupported):
+    """An inner block's class written for its calls' input width (``nn.Linear(6, w)``),
+    called by the rolled class at a running width on the sample axis ``axis``: the block
+    roller's caller may write that class taking the width (``param_blocks``) and roll
+    again."""
+
+    def __init__(self, message: str, block: str, axis: int) -> None:
+        super().__init__(message)
+        self.block = block
+        self.axis = axis
 
 
 @record(frozen=True)
@@ -822,6 +836,32 @@ def _added_lines(depth: int, head: str, made: Call, keep: bool) -> list[str]:
 
 
 SETATTR = "setattr(self, "
+# the fills of one dtype and any shape: a buffer whose init a parameter gives at the calls
+# as one of them is written for both
+_FILLS = ("zeros", "ones")
+_LONG_CHOICE = 60  # a longer choice of contents is written as a choice of fill function
+
+
+def _fits_any(args: Mapping[str, Any], texts: Sequence[str]) -> bool:
+    """Whether the language accepts ``buffer`` with ``args`` at any values of the
+    parameters its shape ``texts`` read (``ops/buffer.py``'s checks): a fill any shape,
+    ``"full"`` with its ``value=``, ``"arange"`` one axis, ``"causal_mask"`` a square
+    one (both sizes one text), ``"sinusoid"`` an even literal width of floats; not
+    ``"relative_position_index"``, whose shape its window's numbers fix."""
+    init, rank = args["init"], len(texts)
+    if args["window"] is not None or (init == "full") != (args["value"] is not None):
+        return False
+    if init in ("zeros", "ones", "full"):
+        return True
+    if init == "arange":
+        return rank == 1
+    if init == "causal_mask":
+        return rank == 2 and texts[0] == texts[1]
+    if init == "sinusoid":
+        width = texts[-1]
+        dtype = buffer_dtype(args)
+        return rank == 2 and width.isdigit() and int(width) % 2 == 0 and dtype in FLOAT_DTYPES
+    return False
 
 
 def _literal(expr: ast.Expr) -> bool:
@@ -1341,6 +1381,12 @@ class _Walk:
         node = next((n for n in inside if n.span == span and n.suffix_of is None), None)
         if node is None:
             raise Unsupported(f"no layer of the IR matches '{value.func}' at {span}")
+        if not node.inputs and isinstance(value, ast.Call):  # h = buffer(width): no tensor in
+            if self.tensor:  # the tensor threaded so far keeps its width for a later use
+                self.widths[self.tensor] = self.size
+            lines = self.buffer(value, depth)
+            self._rebind(targets, [self.size])
+            return lines
         sources = value.args[: len(node.inputs)]
         if not all(isinstance(a, ast.Name) for a in sources) or len(sources) != len(node.inputs):
             raise Unsupported(f"a call on other than named tensors at {span}")
@@ -1696,10 +1742,12 @@ class _Walk:
             raise Unsupported(f"the named buffer at {step.span}")
         given = _given(spec, step)
         for name, expr in given.items():
-            if name != "shape" and not _literal(expr):
+            if name not in ("shape", "init") and not _literal(expr):
                 raise Unsupported(
                     f"the {name} '{self.tr.text(expr)}' of the buffer at {step.span} is no literal"
                 )
+        init = given.get("init")
+        init_param = None if init is None or _literal(init) else self.tr.text(init)
         shape = given.get("shape")
         items = shape.items if isinstance(shape, ast.TupleExpr) else ()
         if len(items) == 1 and isinstance(items[0], ast.TupleExpr):
@@ -1717,7 +1765,10 @@ class _Walk:
         made = module_init(site)
         if made is None or made.func != REGISTER_BUFFER:
             raise Unsupported(f"the buffer at {step.span}")
-        lines = self._place(step, node, made, depth, False)
+        refused: list[str] = []
+        if init_param is not None:
+            made, refused = self._filled_by(init_param, site, made, step.span, depth)
+        lines = refused + self._place(step, node, made, depth, False)
         self._suffixes(node)
         width = self._width(node.output)
         at = self.axis - 1 if self.axis > 0 else len(values) + self.axis
@@ -1725,6 +1776,63 @@ class _Walk:
             raise Unsupported(f"the buffer at {step.span} has no size on the walk's axis")
         self.size = texts[at]
         return lines
+
+    def _filled_by(
+        self, param: str, site: Site, made: Call, span: Span, depth: int
+    ) -> tuple[Call, list[str]]:
+        """A buffer whose ``init`` a parameter gives (``buffer(p0, init=p1)``): its
+        contents chosen by the parameter among the inits the calls give, both fills where
+        they give fills (``torch.zeros(p0) if p1 == "zeros" else torch.ones(p0)``), and
+        the lines refusing any other init by name, which a class of one call would build
+        otherwise. Each init written must fit the buffer's shape texts at any values of
+        the parameters (``"arange"`` one axis, ``"causal_mask"`` a square, ``"sinusoid"``
+        an even literal width) and make the calls' dtype; ``Unsupported`` where one does
+        not, or where the calls give more than two (the first walks collect them)."""
+        value = site.node.args["init"]
+        if not param.isidentifier() or evaluate(param, self.env) != value:
+            raise Unsupported(f"the init '{param}' of the buffer at {span} is no parameter")
+        seen = self.choices.setdefault(("inits", span), [])
+        if value not in seen:
+            seen.append(value)
+        written = list(_FILLS) if set(seen) <= set(_FILLS) else seen
+        if len(written) > 2:
+            raise Unsupported(f"the init '{param}' of the buffer at {span} gives {len(seen)} inits")
+        texts = [str(size) for size in site.node.args["shape"]]
+        dtype = buffer_dtype(site.node.args, site.param_dtype)
+        contents: list[str] = []
+        for init in written:
+            args = {**site.node.args, "init": init}
+            if buffer_dtype(args, site.param_dtype) != dtype:
+                raise Unsupported(
+                    f"the init '{param}' of the buffer at {span} gives"
+                    f" {' and '.join(map(lit, seen))}, of different dtypes"
+                )
+            if not _fits_any(args, texts):
+                raise Unsupported(
+                    f"the init '{param}' of the buffer at {span} gives {lit(init)}, which"
+                    " other values of the parameters may not fit"
+                )
+            other = module_init(replace(site, node=replace(site.node, args=args)))
+            if other is None or other.args[2:] != made.args[2:]:
+                raise Unsupported(f"the buffer at {span} filled with {lit(init)}")
+            contents.append(other.args[1])
+        chosen = contents[0]
+        if len(written) == 2:  # the first init's contents, else the other's
+            first, second = written
+            chosen = f"{contents[0]} if {param} == {lit(first)} else {contents[1]}"
+            rest = contents[0].removeprefix(f"torch.{first}")
+            if len(chosen) > _LONG_CHOICE and contents[1] == f"torch.{second}{rest}":
+                # too long for one line: the fill function chosen, its arguments once
+                chosen = f"(torch.{first} if {param} == {lit(first)} else torch.{second}){rest}"
+        if len(written) == 1:
+            test, said = f"{param} != {lit(written[0])}", f"for {param} == {lit(written[0])}"
+            why = "the buffer's contents are written for this init"
+        else:
+            shown = f"({', '.join(map(lit, written))})"
+            test, said = f"{param} not in {shown}", f"for {param} in {shown}"
+            why = "the buffer's contents are written for these inits"
+        refused = refusal(self.class_name, test, said, why, param, depth)
+        return Call(made.func, (made.args[0], chosen, *made.args[2:])), refused
 
     def _follows_input(self, sub: Graph | None, width: int) -> bool:
         """Whether the width after the inner block ``sub`` is its input's (the probes';
@@ -2139,9 +2247,11 @@ class _Walk:
         if not dims and not self.size.isdigit() and _builds_modules(sub):
             # its class writes its calls' input width as a number (``nn.Linear(6, w)``),
             # which the running width here need not be at other arguments
-            raise Unsupported(
+            raise InputWidthFolded(
                 f"the class of '{sub.name}' at {step.span} is written for its calls' input"
-                f" width, which '{self.size}' may change"
+                f" width, which '{self.size}' may change",
+                sub.name,
+                own,
             )
         bound = self.env.get(step.func) if step.func in self.tr.locals else None
         if step.func in self.tr.locals:
@@ -2665,6 +2775,7 @@ def _roll_at(
     ) -> tuple[_Walk, list[str]]:
         walk = (walk_type or _Walk)(graph, {}, tr, class_of, dims_of, block_models, axis=axis)
         walk.choices, walk.strict = choices, strict
+        walk.class_name = name  # the rolled class, as its refusals name it
         walk.numbers, walk.paths = numbers, paths
         walk.counted = counted
         walk.indices, walk.indexed = indices, indexed
