@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
     block_class,
     build,
     program,
@@ -139,14 +140,154 @@ model Stage(w, n, deep: bool):
     ) in text, text
 
 
-def test_an_unnamed_module_numbered_on_from_the_branch_loop_keeps_a_class_per_call() -> None:
+def test_an_unnamed_module_numbered_on_from_the_branch_loop_rolls() -> None:
     """``dense`` after the if is ``dense{n + 1}`` where the loop ran, ``dense2`` where the
-    other branch did: no count of the class says which, so each call keeps its class."""
-    calls = "Stage(8, 2, true) -> Stage(6, 2, true) -> Stage(8, 3, false)"
+    other branch did: one running count (``m``: ``n`` is a parameter) that the loop's
+    iterations and the other branch add to names it, in ``__init__`` and forward alike."""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 3, false)"
     source = program(STAGE.replace("        return x\n", "        return x -> dense(w)\n"), calls)
-    notes, code = roll_notes(source)
+    checked = twin(source, "numbered_on_branch_loop", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert (
+        "        m = 0\n"
+        "        channels = in_features\n"
+        "        if deep:\n"
+        "            for i in range(n):\n"
+        '                setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        "                m += 1\n"
+        "        else:\n"
+        "            self.dense1 = nn.Linear(channels, w)\n"
+        "            channels = w\n"
+        "            m += 1\n"
+        '        setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n'
+    ) in text, text
+    assert (
+        "        m = 0\n"
+        "        if self.deep:\n"
+        "            for i in range(self.n):\n"
+        '                x = getattr(self, f"dense{i + 1}")(x)\n'
+        "                x = F.relu(x)\n"
+        "                m += 1\n"
+        "        else:\n"
+        "            x = self.dense1(x)\n"
+        "            m += 1\n"
+        '        return getattr(self, f"dense{m + 1}")(x)\n'
+    ) in text, text
+    assert {"stage2.dense4", "stage3.dense2"} <= set(checked.modules), checked.modules
+
+
+def test_modules_before_the_if_and_two_after_number_on_from_both() -> None:
+    """A ``dense`` before the if, the loop's ``dense{i + 2}``, then two unnamed ones, the
+    second in a later loop: ``dense{m + 2}`` and ``dense{m + i + 3}``."""
+    source = """\
+model Stage(w, n, k, deep: bool):
+    def forward(x):
+        x -> dense(w)
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu -> layer_norm()
+        else:
+            x -> dense(w) -> dense(w)
+        x -> dense(w)
+        for j in range(k):
+            x -> dense(w).gelu
+        return x
+"""
+    calls = "Stage(8, 2, 1, true) -> Stage(6, 3, 2, true) -> Stage(8, 3, 2, false)"
+    checked = twin(program(source, calls), "branch_loop_around", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert "            self.dense3 = nn.Linear(channels, w)\n" in text, text
+    assert "            m += 2\n" in text, text
+    assert '        setattr(self, f"dense{m + 2}", nn.Linear(channels, w))\n' in text, text
+    assert 'setattr(self, f"dense{m + j + 3}", nn.Linear(channels, w))' in text, text
+
+
+def test_a_triangle_in_the_branch_counts_its_inner_iterations() -> None:
+    """A triangle in the branch keeps its own count and adds each inner iteration's
+    module to the running count that names the ``dense`` after the if."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                for j in range(i + 1):
+                    x -> dense(w).relu
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 3, false)"
+    checked = twin(program(source, calls), "triangle_branch_after", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert CLASS.findall(checked.code) == ["Stage", "Net"], checked.code
+    assert 'setattr(self, f"dense{m + 1}", nn.Linear(channels, w))' in text, text
+    assert "class Stage_2" not in checked.code
+
+
+ELIF = """\
+model Stage(w, n, mode):
+    def forward(x):
+        if mode == 1:
+            for i in range(n):
+                x -> dense(w).relu
+        elif mode == 2:
+            x -> dense(w) -> dense(w)
+        elif mode == 3:
+            for i in range(n):
+                x -> dense(w) -> layer_norm() -> dense(w)
+        else:
+            x -> layer_norm()
+        return x -> dense(w)
+"""
+
+
+def test_an_elif_chain_of_loops_and_branches_without_loops() -> None:
+    """Each branch adds what it made: the loops each iteration's, the others theirs, the
+    last none (no ``n += 0``)."""
+    calls = "Stage(8, 2, 1) -> Stage(6, 3, 2) -> Stage(8, 2, 3) -> Stage(4, 3, 3) -> Stage(4, 1, 4)"
+    checked = twin(program(ELIF, calls), "elif_branch_loops", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert "                m += 2\n" in text, text  # two dense an iteration of mode 3
+    assert "+= 0" not in text, text
+    assert '        setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n' in text, text
+
+
+def test_an_if_with_no_else_adds_nothing_where_it_is_not_taken() -> None:
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        x -> dense(w)
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, false) -> Stage(8, 1, true)"
+    checked = twin(program(source, calls), "no_else_branch_loop", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert "        else:\n" not in text, text
+    assert '        setattr(self, f"dense{m + 2}", nn.Linear(channels, w))\n' in text, text
+
+
+def test_an_if_in_the_branch_loop_keeps_a_class_per_call() -> None:
+    """An if in the branch's loop making the operation: no count is kept for it, the
+    located note stays."""
+    source = """\
+model Stage(w, n, deep: bool, wide: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                if wide:
+                    x -> dense(w)
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true, true) -> Stage(6, 3, true, true) -> Stage(8, 3, false, false)"
+    notes, code = roll_notes(program(source, calls))
     assert notes == [
-        "block 'Stage' at 1:7: an unnamed 'dense' module at 8:21 numbered on from the loop"
+        "block 'Stage' at 1:7: an unnamed 'dense' module at 9:21 numbered on from the loop"
         " at 4:13 in an if's branch: name it with 'as'"
     ], notes
     assert "class Stage_2(nn.Module):" in code

@@ -708,7 +708,9 @@ class BlockWalk(_Walk):
         assert counted is not None
         found = numbered_stem(node, step)
         nests = self._earlier(self.fors[0].span if self.fors else step.span, step)
-        nested = len(self.fors) > 1 or any(_made(t.outer, step) for t in self.tr.triangles)
+        nested = len(self.fors) > 1 or any(
+            _made(t.outer, step) and not _counts_within(counted, t.outer) for t in self.tr.triangles
+        )  # a triangle in a branch adds its iterations to the count
         if found is None or nests is None or nested:
             raise Unsupported(
                 f"an unnamed '{step.func}' module at {step.span} numbered on across the branch"
@@ -1271,11 +1273,14 @@ def ifs_outside_loops(stmts: tuple[ast.ForwardStmt, ...]) -> list[ast.If]:
     return found
 
 
-def _made_here(stmts: tuple[ast.ForwardStmt, ...], step: ast.Call) -> int:
+def _made_here(stmts: tuple[ast.ForwardStmt, ...], step: ast.Call, loops: bool = True) -> int:
     """The nodes of ``step``'s operation ``stmts`` make outside their ifs, and in those
-    ifs whose every branch makes them alike (``_alike``)."""
+    ifs whose every branch makes them alike (``_alike``); ``loops``: those of their loops
+    too (not where each loop counts its own: ``branch_counts``)."""
     made = 0
     for stmt in stmts:
+        if isinstance(stmt, ast.For) and not loops:
+            continue
         if not isinstance(stmt, ast.If):
             made += _made_in(stmt, step)
         elif _alike(stmt, step):
@@ -1327,18 +1332,53 @@ def branch_counts(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> tuple[B
         added: list[tuple[Span, int]] = []
         for found in ifs:
             for branch in found.branches:
-                inner = [s for s in syntax_items(branch.body) if isinstance(s, ast.For)]
-                if any(_made(loop, step) for loop in inner):
-                    return tuple(counts.values())  # a loop in the branch: no number it adds
-                made = _made_here(branch.body, step)
+                made = _made_here(branch.body, step, loops=False)
                 if made and not _alike(found, step):
                     added.append((branch.span, made))
+        # a loop in an if's branch counts its own iterations (``n += 1`` ending each):
+        # the branch taken runs it as many times as that call's count says
+        for loop in _branch_loops(body, step):
+            if any(_made_in(inner, step) for inner in syntax_items(loop.body) if inner in ifs):
+                return tuple(counts.values())  # an if in it: its branches add in the loop
+            made = _made_here(loop.body, step, loops=False)
+            if made:
+                added.append((loop.span, made))
         first = next(
             (stmt.span for stmt in body if any(_within(span, stmt.span) for span, _ in added)),
             None,
         )
         counts[op] = BranchCount(op, next(names), first, tuple(added), differing)
     return tuple(counts.values())
+
+
+def _counts_within(counted: BranchCount, loop: ast.For) -> bool:
+    """Whether ``counted`` counts the iterations of a loop in ``loop`` (``_branch_loops``)."""
+    return any(_within(span, loop.span) for span, _ in counted.added)
+
+
+def _branch_loops(body: tuple[ast.ForwardStmt, ...], step: ast.Call) -> list[ast.For]:
+    """The loops in the branches of ``body``'s ifs outside loops (those nested in them
+    too) that make nodes of ``step``'s operation: only the branch taken runs them, so the
+    IR numbers the later ones on from as many as that call's counts made."""
+    return [
+        loop
+        for found in ifs_outside_loops(body)
+        for branch in found.branches
+        for loop in branch.body
+        if isinstance(loop, ast.For)
+        for loop in [loop, *(s for s in syntax_items(loop.body) if isinstance(s, ast.For))]
+        if _made(loop, step)
+    ]
+
+
+def _in_branch_loop(found: ast.If, step: ast.Call) -> bool:
+    """Whether a branch of ``found`` holds a loop making nodes of ``step``'s operation:
+    however alike its branches read, the number made is the branch's loop's count."""
+    return any(
+        isinstance(item, ast.For) and _made(item, step)
+        for branch in found.branches
+        for item in syntax_items(branch.body)
+    )
 
 
 def _looped(found: ast.If, step: ast.Call, body: tuple[ast.ForwardStmt, ...]) -> bool:
@@ -1355,6 +1395,8 @@ def _looped(found: ast.If, step: ast.Call, body: tuple[ast.ForwardStmt, ...]) ->
 
 def _branches_differ(found: ast.If, step: ast.Call) -> bool:
     """Whether the branches of ``found`` make different numbers of ``step``'s operation."""
+    if _in_branch_loop(found, step):
+        return True
     made = {_made_in(branch.body, step) for branch in found.branches}
     if found.branches[-1].test is not None:
         made.add(0)

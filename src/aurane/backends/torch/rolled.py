@@ -467,10 +467,10 @@ class BranchCount:
     added: tuple[tuple[Span, int], ...]
     differing: tuple[Span, ...]  # the ifs whose branches make different numbers of them
 
-    def made(self, branch: ast.Branch) -> int:
-        """The modules of the operation ``branch`` makes outside the ifs in it (their
-        branches count their own)."""
-        return next((k for span, k in self.added if span == branch.span), 0)
+    def made(self, part: ast.Branch | ast.For) -> int:
+        """The modules of the operation ``part`` makes outside the ifs and loops in it
+        (they count their own): a branch's, or an iteration's of a loop in a branch."""
+        return next((k for span, k in self.added if span == part.span), 0)
 
 
 def _outside_loops(body: tuple[ast.ForwardStmt, ...]) -> list[ast.ForwardStmt]:
@@ -494,12 +494,12 @@ def zero_mark(depth: int, counts: Sequence[BranchCount], stmt: object) -> list[s
     return [f"{INDENT * depth}{COUNTER} zero {c.name}" for c in counts if span == c.start]
 
 
-def add_mark(depth: int, counts: Sequence[BranchCount], branch: ast.Branch) -> list[str]:
-    """The lines ending ``branch``'s body that add the modules of each of ``counts``'
-    operations it made (``n += 1``, written by ``_counters`` where a name reads the
-    count)."""
+def add_mark(depth: int, counts: Sequence[BranchCount], part: ast.Branch | ast.For) -> list[str]:
+    """The lines ending the body of ``part`` (a branch, or a loop in a branch: each
+    iteration) that add the modules of each of ``counts``' operations it made (``n +=
+    1``, written by ``_counters`` where a name reads the count)."""
     return [
-        f"{INDENT * depth}{COUNTER} add {c.name} {c.made(branch)}" for c in counts if c.made(branch)
+        f"{INDENT * depth}{COUNTER} add {c.name} {c.made(part)}" for c in counts if c.made(part)
     ]
 
 
@@ -1509,6 +1509,10 @@ class _Walk:
                 found = self.body(stmt.body, depth + 1)
             finally:
                 self.loops_around -= 1
+            # a loop in a branch: each iteration adds its modules to a running count
+            found += add_mark(depth + 1, self.tr.branch_counts, stmt)
+            for running in self.tr.branch_counts:
+                self.branch_made[running.op] += running.made(stmt)
             if held is not None:
                 found = _steady(found, held)
             if self.strict and body is not None and found != body:
@@ -3433,7 +3437,9 @@ def _shared_methods(texts: list[str], stored: _Stored | None = None) -> list[str
 
 
 def numbered_after_branch_loops(
-    body: tuple[ast.ForwardStmt, ...], whole: tuple[ast.ForwardStmt, ...] | None = None
+    body: tuple[ast.ForwardStmt, ...],
+    whole: tuple[ast.ForwardStmt, ...] | None = None,
+    counts: Sequence[BranchCount] = (),
 ) -> None:
     """``Unsupported`` where an unnamed module comes after a loop in an if's branch
     (outside loops) that makes modules of its operation: the IR numbers it on from the
@@ -3441,7 +3447,9 @@ def numbered_after_branch_loops(
     x -> dense(w)``, then ``x -> dense(w)``: ``dense{n + 1}`` or ``dense2``), and no
     count the class keeps says how many (``BranchCount`` counts branches without loops).
     Another branch's modules (``else: x -> dense(w)``) are numbered apart. ``whole``:
-    the forward's body, searched for the later modules (``body`` itself at the top)."""
+    the forward's body, searched for the later modules (``body`` itself at the top).
+    ``counts``: a block's running counts, which number on from the loops whose
+    iterations they count (``block_walk.branch_counts``)."""
     whole = body if whole is None else whole
     steps = [
         item
@@ -3455,8 +3463,9 @@ def numbered_after_branch_loops(
         if not isinstance(stmt, ast.If):
             continue
         for branch in stmt.branches:
-            numbered_after_branch_loops(branch.body, whole)  # an if in the branch
+            numbered_after_branch_loops(branch.body, whole, counts)  # an if in the branch
             for loop in (s for s in branch.body if isinstance(s, ast.For)):
+                counted = {c.op for c in counts if any(_within(at, loop.span) for at, _ in c.added)}
                 later = next(
                     (
                         step
@@ -3464,6 +3473,7 @@ def numbered_after_branch_loops(
                         if _ends_before(loop.span, step.span)
                         and (_ends_before(stmt.span, step.span) or _within(step.span, branch.span))
                         and _operation_made(loop, step.func)
+                        and not (counted and _operation_counted(step.func, counted))
                     ),
                     None,
                 )
@@ -3472,6 +3482,12 @@ def numbered_after_branch_loops(
                         f"an unnamed '{later.func}' module at {later.span} numbered on from"
                         f" the loop at {loop.span} in an if's branch: name it with 'as'"
                     )
+
+
+def _operation_counted(func: str, ops: set[str]) -> bool:
+    """Whether ``func`` calls one of the operations ``ops`` (a running count's)."""
+    spec = lookup(func)
+    return (spec.name if spec is not None else func) in ops
 
 
 def _ends_before(earlier: Span, later: Span) -> bool:

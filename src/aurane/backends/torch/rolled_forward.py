@@ -999,6 +999,7 @@ class _ForwardWriter:
             found = self._temporaries(found, self.nodes[start : self.pos])
             if alias is not None and index == len(items) - 1:
                 found = self._last_iteration(found, alias)
+            found += add_mark(depth + 1, self.tr.branch_counts, stmt)  # a branch's loop: n += 1
             if body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
