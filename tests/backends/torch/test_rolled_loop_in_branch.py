@@ -6,7 +6,9 @@ loops'; the rolled class writes the loop inside the branch in ``__init__`` and
 program runs against its IR, builds the same modules in the same order as that build,
 strict-loads its weights and computes the same; ``roll_check`` rebuilds the class at
 arguments no call gives. An unnamed module after such a loop that the IR numbers on from
-its iterations (``dense{n + 1}`` or ``dense2``, as the branch taken decides) keeps a class
+its iterations (``dense{n + 1}`` or ``dense2``, as the branch taken decides) is named by a
+running count started before the if, which each iteration of the loop and the other
+branch add to (``dense{m + 1}``); an if in that loop making the operation keeps a class
 per call with a located note. A network used through variants writes it alike."""
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
-    build,
     program,
     roll_notes,
     rolls_exactly,
@@ -332,10 +333,25 @@ def test_a_loop_in_a_network_branch_rolls() -> None:
     assert counts["network arguments"] > 0, counts
 
 
-def test_an_unnamed_module_after_a_network_branch_loop_keeps_a_class_per_variant() -> None:
+def test_an_unnamed_module_after_a_network_branch_loop_rolls() -> None:
+    """The network's ``dense`` after the if (``dense{n + 2}`` or ``dense3``) is named by
+    the running count, as a block's; it kept a class per variant."""
     source = NETWORK.replace("dense(2) as head", "dense(2)")
-    _, _, notes = build(source, "network_loop_branch_after")
-    assert notes == [
-        "network 'Net' at 1:7: an unnamed 'dense' module at 9:21 numbered on from the loop"
-        " at 5:13 in an if's branch: name it with 'as'"
-    ], notes
+    code = rolls_exactly(source, "network_loop_branch_after", torch.randn(3, 4))
+    assert (
+        "        m = 0\n"
+        "        channels = w\n"
+        "        if deep:\n"
+        "            for i in range(n):\n"
+        '                setattr(self, f"dense{i + 2}", nn.Linear(channels, w))\n'
+        "                m += 1\n"
+        "        else:\n"
+        "            self.dense2 = nn.Linear(channels, 2 * w)\n"
+        "            channels = 2 * w\n"
+        "            m += 1\n"
+        '        setattr(self, f"dense{m + 2}", nn.Linear(channels, 2))\n'
+    ) in code, code
+    assert '        return getattr(self, f"dense{m + 2}")(x)\n' in code, code
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["network arguments"] > 0, counts

@@ -121,6 +121,12 @@ class BlockWalk(_Walk):
         super().__init__(*args, **kwargs)
         self.totals = {}
 
+    @staticmethod
+    def running_counts(
+        body: tuple[ast.ForwardStmt, ...], taken: set[str]
+    ) -> tuple[BranchCount, ...]:
+        return branch_counts(body, taken)
+
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
         if dead and self._no_module(stmt.value.span):

@@ -96,7 +96,8 @@ SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | Non
 # ``__init__``'s lines, the unnamed modules' names in loops (and the inner loop whose
 # count a name in nested loops reads), the module's constants and the counts of the loops
 # over items that name modules (``loop_indices``), and the triangles of loops whose running
-# counts name modules (``triangles``)
+# counts name modules (``triangles``), and the running counts of the modules the branches
+# taken made (``BranchCount``)
 LoopedForward = Callable[
     [
         ast.Model,
@@ -110,6 +111,7 @@ LoopedForward = Callable[
         Mapping[Span, str],
         "tuple[Triangle, ...]",
         Container[str],
+        "tuple[BranchCount, ...]",
     ],
     tuple[list[str], list[str]],
 ]
@@ -1057,6 +1059,14 @@ class _Walk:
     # a network's whole forward body, read for its ifs outside loops only (an unnamed
     # module after one is numbered on across the branch taken: ``BlockWalk``)
     network_statements: tuple[ast.ForwardStmt, ...] = ()
+
+    @staticmethod
+    def running_counts(
+        body: tuple[ast.ForwardStmt, ...], taken: set[str]
+    ) -> tuple[BranchCount, ...]:
+        """The running counts of the modules the branches taken made (``BranchCount``)
+        that a network's walk of this kind writes: none here (``BlockWalk``'s do)."""
+        return ()
 
     def __init__(
         self,
@@ -2638,7 +2648,6 @@ def _roll_at(
     fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
     if any(name in MODEL_TABLE for name in fields):
         raise Unsupported("a network with its own input_shape or input_dtype")
-    numbered_after_branch_loops(forward.body)
     names = [*params, *loops, *fields]
     check_names(names, [*classes.values(), *constants])
     tr = Translator(frozenset(names), constants, classes)
@@ -2659,6 +2668,11 @@ def _roll_at(
     indices = loop_indices(forward.body, {*names, *classes.values(), *constants, *RESERVED, *words})
     taken = {*names, *classes.values(), *constants, *words, *indices.values()}
     tr.triangles = triangles(forward.body, taken)  # their running counts name modules
+    # a running count of the modules the branches taken made (``n``), named apart too
+    tr.branch_counts = (walk_type or _Walk).running_counts(
+        forward.body, {*taken, *(t.name for t in tr.triangles)}
+    )
+    numbered_after_branch_loops(forward.body, counts=tr.branch_counts)
     indexed: set[Span] = set()
     untracked: dict[tuple[Span, str], int] = {}  # modules reading sizes the walk does not thread
 
@@ -2752,6 +2766,7 @@ def _roll_at(
             used,
             tr.triangles,
             frozenset(dropped),
+            tr.branch_counts,
         )
         return (whole_stages(methods) if one_by_one else methods), stores
 
