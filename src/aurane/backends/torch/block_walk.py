@@ -967,7 +967,10 @@ class BlockWalk(_Walk):
         modules apart from the threaded tensor (``h = x -> dense(width) as head{i}``,
         dropped at the end of each iteration: ``_drop_unused``), whose width text is then
         the block's output width. Checked against the IR at every visit; a loop of no
-        iteration leaves it unbound, which the compiler refuses for a call."""
+        iteration leaves it unbound, which the compiler refuses for a call. One made
+        without a module whose width is not the threaded tensor's (``h1 = glu(x)``: half
+        of it) has the width its last binding gave it, from the threaded tensor's then
+        (``_returned_width``)."""
         if name != _loop_result(self.statements, set())[1]:
             return False
         if name not in self.free:  # made by modules: ``h = x -> dense(width) as head{i}``
@@ -975,9 +978,26 @@ class BlockWalk(_Walk):
             if made != name:
                 return False
             self.size = text  # the block's output width: the returned tensor's
-        if self._width(self.graph.output) != self._concrete_size():
-            raise Unsupported(f"the returned '{name}' has a width the walk does not know")
+        width = self._width(self.graph.output)
+        if width != self._concrete_size():
+            if name not in self.free:
+                raise Unsupported(f"the returned '{name}' has a width the walk does not know")
+            self.size = self._returned_width(name, width)
         return True
+
+    def _returned_width(self, name: str, width: int) -> str:
+        """The width text of the returned ``name``, bound last in the loop's body from the
+        threaded tensor by operations that make no module (``h1 = global_avg_pool(x)``,
+        ``h1 -> glu()``): half or twice the threaded tensor's width there, else the IR's
+        number, the first that holds at every visit of every call. Nothing of ``__init__``
+        reads it: it tells the block's output width apart from the local a loop leaves
+        (``LoopWidths``), so an enclosing class reads the width from its own IR."""
+        size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
+        texts = [f"{size} // 2", f"2 * {size}", str(width)]
+        try:
+            return self._choose(("returned", name), texts, width, name)
+        except Unsupported:
+            raise Unsupported(f"the returned '{name}' has a width the walk does not know") from None
 
     def _feeds_module(self, stmt: ast.Assign) -> bool:
         """Whether a later statement of the body that reads what ``stmt`` binds makes a
