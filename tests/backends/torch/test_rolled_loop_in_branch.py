@@ -204,9 +204,10 @@ model Stage(w, n, k, deep: bool):
     assert 'setattr(self, f"dense{m + j + 3}", nn.Linear(channels, w))' in text, text
 
 
-def test_a_triangle_in_the_branch_counts_its_inner_iterations() -> None:
-    """A triangle in the branch keeps its own count and adds each inner iteration's
-    module to the running count that names the ``dense`` after the if."""
+def test_a_triangle_in_the_branch_adds_its_own_count() -> None:
+    """A triangle in the branch keeps its own count (``m``), which the running count
+    that names the ``dense`` after the if adds after the loops (``count += m``): no
+    second count of the same iterations."""
     source = """\
 model Stage(w, n, deep: bool):
     def forward(x):
@@ -222,8 +223,12 @@ model Stage(w, n, deep: bool):
     checked = twin(program(source, calls), "triangle_branch_after", torch.randn(2, 4))
     text = block_class(checked.gen, "Stage")
     assert CLASS.findall(checked.code) == ["Stage", "Net"], checked.code
-    assert 'setattr(self, f"dense{m + 1}", nn.Linear(channels, w))' in text, text
-    assert "class Stage_2" not in checked.code
+    init, forward = text.split("    def forward")
+    for method in (init, forward):
+        assert "            count += m\n        else:\n" in method, method
+        assert method.count("count += ") == 2, method  # the triangle's total, the else's 1
+    assert 'setattr(self, f"dense{count + 1}", nn.Linear(channels, w))' in init, init
+    assert 'return getattr(self, f"dense{count + 1}")(x)' in forward, forward
 
 
 ELIF = """\
@@ -355,3 +360,18 @@ def test_an_unnamed_module_after_a_network_branch_loop_rolls() -> None:
     counts: Counter[str] = Counter()
     assert check_source(source, counts) == []
     assert counts["network arguments"] > 0, counts
+
+
+def test_a_triangle_in_a_network_branch_adds_its_count() -> None:
+    """A network's triangle in the branch: ``count += m`` after it names the ``dense``
+    after the if, as in a block."""
+    source = NETWORK.replace(
+        "            for i in range(n):\n                x -> dense(w).relu\n",
+        "            for i in range(n):\n                for j in range(i + 1):\n"
+        "                    x -> dense(w).relu\n",
+    ).replace("dense(2) as head", "dense(2)")
+    code = rolls_exactly(source, "network_triangle_branch", torch.randn(3, 4))
+    assert "            count += m\n        else:\n" in code, code
+    assert 'setattr(self, f"dense{count + 2}", nn.Linear(channels, 2))' in code, code
+    assert 'return getattr(self, f"dense{count + 2}")(x)' in code, code
+    assert check_source(source, Counter()) == []

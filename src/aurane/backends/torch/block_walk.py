@@ -50,6 +50,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     numbered_stem,
     syntax_items,
+    total_mark,
     zero_mark,
 )
 from aurane.backends.torch.rolled_forward import count_mark, counted_path, fixed_count
@@ -123,9 +124,9 @@ class BlockWalk(_Walk):
 
     @staticmethod
     def running_counts(
-        body: tuple[ast.ForwardStmt, ...], taken: set[str]
+        body: tuple[ast.ForwardStmt, ...], taken: set[str], counted: tuple[Triangle, ...]
     ) -> tuple[BranchCount, ...]:
-        return branch_counts(body, taken)
+        return branch_counts(body, taken, counted)
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
@@ -266,6 +267,12 @@ class BlockWalk(_Walk):
             lines = self._counted_loop(stmt, depth)
         finally:
             self.fors = self.fors[:-1]
+        # a triangle in a branch: its running count added to the branch count after it
+        lines += total_mark(depth, self.tr.branch_counts, stmt)
+        for counted in self.tr.branch_counts:
+            found = counted.total(stmt)
+            if found is not None:
+                self.branch_made[counted.op] += found[1] * self.totals[stmt.span]
         # after the loop a skip is joined as a later input is (``_with_input``)
         self.inputs_ |= self.skips
         return [*zero_mark(depth, self.tr.branch_counts, stmt), *lines]
@@ -715,7 +722,7 @@ class BlockWalk(_Walk):
         found = numbered_stem(node, step)
         nests = self._earlier(self.fors[0].span if self.fors else step.span, step)
         nested = len(self.fors) > 1 or any(
-            _made(t.outer, step) and not _counts_within(counted, t.outer) for t in self.tr.triangles
+            _made(t.outer, step) and not counted.counts_in(t.outer) for t in self.tr.triangles
         )  # a triangle in a branch adds its iterations to the count
         if found is None or nests is None or nested:
             raise Unsupported(
@@ -1322,7 +1329,9 @@ def _alike(found: ast.If, step: ast.Call) -> bool:
     return not _branches_differ(found, step) and not any(_made_in(i, step) for i in nested)
 
 
-def branch_counts(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> tuple[BranchCount, ...]:
+def branch_counts(
+    body: tuple[ast.ForwardStmt, ...], taken: set[str], counted: tuple[Triangle, ...] = ()
+) -> tuple[BranchCount, ...]:
     """The running counts (``rolled.BranchCount``), one for each operation that an unnamed
     module of ``body`` numbers on from an if before it whose branches make different
     numbers of it (an ``if`` with no ``else`` makes none where no test holds; ``dense``
@@ -1330,7 +1339,9 @@ def branch_counts(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> tuple[B
     the order of their first such modules, with the modules each branch of every if
     makes outside the ifs in it, and their names: ``n``, ``m``, ``count``, ``n2``, ...,
     the first no name of ``body``, of ``taken`` nor of a count before is. None for an
-    operation a branch makes in a loop (no number it adds), nor for any after it."""
+    operation whose loop in a branch holds an if making it, nor for any after it. A
+    loop in a branch adds its modules each iteration; a triangle there (of ``counted``)
+    its running count after its outer loop, where only its inner loop makes them."""
     items = list(syntax_items(body))
     ifs = [item for item in items if isinstance(item, ast.If)]
     steps = [
@@ -1363,23 +1374,29 @@ def branch_counts(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> tuple[B
                     added.append((branch.span, made))
         # a loop in an if's branch counts its own iterations (``n += 1`` ending each):
         # the branch taken runs it as many times as that call's count says
+        totals: list[tuple[Span, Triangle, int]] = []
         for loop in _branch_loops(body, step):
             if any(_made_in(inner, step) for inner in syntax_items(loop.body) if inner in ifs):
                 return tuple(counts.values())  # an if in it: its branches add in the loop
+            triangle = next((t for t in counted if loop.span == t.inner.span), None)
+            if triangle is not None and triangle.top is None and not _in_loops(triangle, step):
+                totals.append((triangle.outer.span, triangle, _made(loop, step)))
+                continue  # n += m after the triangle: its own count counted them
             made = _made_here(loop.body, step, loops=False)
             if made:
                 added.append((loop.span, made))
+        spans = [span for span, _ in added] + [span for span, _, _ in totals]
         first = next(
-            (stmt.span for stmt in body if any(_within(span, stmt.span) for span, _ in added)),
-            None,
+            (stmt.span for stmt in body if any(_within(span, stmt.span) for span in spans)), None
         )
-        counts[op] = BranchCount(op, next(names), first, tuple(added), differing)
+        counts[op] = BranchCount(op, next(names), first, tuple(added), differing, tuple(totals))
     return tuple(counts.values())
 
 
-def _counts_within(counted: BranchCount, loop: ast.For) -> bool:
-    """Whether ``counted`` counts the iterations of a loop in ``loop`` (``_branch_loops``)."""
-    return any(_within(span, loop.span) for span, _ in counted.added)
+def _in_loops(triangle: Triangle, step: ast.Call) -> bool:
+    """Whether ``triangle``'s outer loop makes nodes of ``step``'s operation outside its
+    inner loop, which its running count does not count."""
+    return _made(triangle.outer, step) != _made(triangle.inner, step)
 
 
 def _branch_loops(body: tuple[ast.ForwardStmt, ...], step: ast.Call) -> list[ast.For]:

@@ -393,7 +393,7 @@ def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dic
 COUNTER = "\x00counter"
 _COUNTER = re.compile(rf"(.*){COUNTER} (start|step) (\w+)")
 # a line of its own: a branch count's start (``zero``) or a branch's modules (``add``)
-_COUNT_LINE = re.compile(rf"( *){COUNTER} (zero|add) (\w+)(?: (\d+))?")
+_COUNT_LINE = re.compile(rf"( *){COUNTER} (zero|add) (\w+)(?: (\d+|(?:\d+ \* )?\w+))?")
 
 
 @record(frozen=True)
@@ -468,11 +468,24 @@ class BranchCount:
     start: Span | None  # None where no branch adds to it (every if's branches alike)
     added: tuple[tuple[Span, int], ...]
     differing: tuple[Span, ...]  # the ifs whose branches make different numbers of them
+    # a triangle in a branch (``Triangle``): its outer loop, whose running count the
+    # count adds after it (``n += m``, each inner iteration making ``per``), by its span
+    totals: tuple[tuple[Span, Triangle, int], ...] = ()
 
     def made(self, part: ast.Branch | ast.For) -> int:
         """The modules of the operation ``part`` makes outside the ifs and loops in it
         (they count their own): a branch's, or an iteration's of a loop in a branch."""
         return next((k for span, k in self.added if span == part.span), 0)
+
+    def total(self, loop: ast.For) -> tuple[Triangle, int] | None:
+        """The triangle whose outer loop is ``loop`` and the modules of the operation each
+        inner iteration makes, where the count adds its running count after ``loop``."""
+        return next(((t, per) for span, t, per in self.totals if span == loop.span), None)
+
+    def counts_in(self, loop: ast.For) -> bool:
+        """Whether the count counts the modules of a loop in ``loop`` (``loop`` too)."""
+        spans = [span for span, _ in self.added] + [span for span, _, _ in self.totals]
+        return any(_within(span, loop.span) for span in spans)
 
 
 def _outside_loops(body: tuple[ast.ForwardStmt, ...]) -> list[ast.ForwardStmt]:
@@ -503,6 +516,19 @@ def add_mark(depth: int, counts: Sequence[BranchCount], part: ast.Branch | ast.F
     return [
         f"{INDENT * depth}{COUNTER} add {c.name} {c.made(part)}" for c in counts if c.made(part)
     ]
+
+
+def total_mark(depth: int, counts: Sequence[BranchCount], loop: ast.For) -> list[str]:
+    """The lines after a triangle's outer ``loop`` in a branch that add its running count
+    to each of ``counts`` counting it (``n += m``, ``n += 2 * m``; ``_counters``)."""
+    lines = []
+    for counted in counts:
+        found = counted.total(loop)
+        if found is not None:
+            triangle, per = found
+            added = triangle.name if per == 1 else f"{per} * {triangle.name}"
+            lines.append(f"{INDENT * depth}{COUNTER} add {counted.name} {added}")
+    return lines
 
 
 def _triangle_pair(loop: ast.For) -> ast.For | None:
@@ -1062,7 +1088,7 @@ class _Walk:
 
     @staticmethod
     def running_counts(
-        body: tuple[ast.ForwardStmt, ...], taken: set[str]
+        body: tuple[ast.ForwardStmt, ...], taken: set[str], counted: tuple[Triangle, ...]
     ) -> tuple[BranchCount, ...]:
         """The running counts of the modules the branches taken made (``BranchCount``)
         that a network's walk of this kind writes: none here (``BlockWalk``'s do)."""
@@ -2670,7 +2696,7 @@ def _roll_at(
     tr.triangles = triangles(forward.body, taken)  # their running counts name modules
     # a running count of the modules the branches taken made (``n``), named apart too
     tr.branch_counts = (walk_type or _Walk).running_counts(
-        forward.body, {*taken, *(t.name for t in tr.triangles)}
+        forward.body, {*taken, *(t.name for t in tr.triangles)}, tr.triangles
     )
     numbered_after_branch_loops(forward.body, counts=tr.branch_counts)
     indexed: set[Span] = set()
@@ -3480,7 +3506,7 @@ def numbered_after_branch_loops(
         for branch in stmt.branches:
             numbered_after_branch_loops(branch.body, whole, counts)  # an if in the branch
             for loop in (s for s in branch.body if isinstance(s, ast.For)):
-                counted = {c.op for c in counts if any(_within(at, loop.span) for at, _ in c.added)}
+                counted = {c.op for c in counts if c.counts_in(loop)}
                 later = next(
                     (
                         step

@@ -401,7 +401,9 @@ def _roll_block(
     )
     used = {*names, *constants, *block_models, *words, *indices.values()}
     # a running count of the modules the branches taken made (``n``), named apart too
-    tr.branch_counts = branch_counts(forward.body, {*used, *(t.name for t in tr.triangles)})
+    tr.branch_counts = branch_counts(
+        forward.body, {*used, *(t.name for t in tr.triangles)}, tr.triangles
+    )
     numbered_after_branch_loops(forward.body, counts=tr.branch_counts)
     # a row's block's modules, numbered per block (``rolled._Walk._row_block``): the
     # counter's name, one no name of the block or its calls' classes is
