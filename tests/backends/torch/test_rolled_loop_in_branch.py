@@ -231,6 +231,35 @@ model Stage(w, n, deep: bool):
     assert 'return getattr(self, f"dense{count + 1}")(x)' in forward, forward
 
 
+def test_an_unnamed_module_after_the_loop_in_its_own_branch() -> None:
+    """``x -> dense(w)`` after the loop, in the same branch: ``dense{m + 1}`` there too
+    (it kept a class per call with the note 'numbered on from the loop ... in an if's
+    branch'); the other branch's ``dense`` stays ``self.dense1``."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu
+            x -> dense(w)
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(5, 2, false)"
+    checked = twin(program(source, calls), "after_loop_in_branch", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert (
+        "                m += 1\n"
+        '            setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n'
+        "            channels = w\n"
+        "            m += 1\n"
+        "        else:\n"
+        "            self.dense1 = nn.Linear(channels, w)\n"
+    ) in text, text
+    assert '            x = getattr(self, f"dense{m + 1}")(x)\n' in text, text
+
+
 ELIF = """\
 model Stage(w, n, mode):
     def forward(x):

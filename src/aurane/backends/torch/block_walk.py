@@ -694,12 +694,24 @@ class BlockWalk(_Walk):
 
     def _branch_counted(self, step: ast.Call) -> bool:
         """Whether ``step`` is an unnamed module numbered on from the modules of its
-        operation that the branches taken of the ifs before it made (``BranchCount``)."""
+        operation that the branches taken of the ifs before it made (``BranchCount``),
+        or a loop in a branch before it (``x -> dense(w)`` after that loop, in the same
+        branch)."""
         counted = self._branch_count_of(step)
-        return (
-            counted is not None
-            and step.layer is None
-            and any(_before(span, step.span) for span in counted.differing)
+        if counted is None or step.layer is not None:
+            return False
+        if any(_before(span, step.span) for span in counted.differing):
+            return True
+        body = self.statements or self.top
+        looped = {item.span for item in syntax_items(body) if isinstance(item, ast.For)}
+        loops = [span for span, _ in counted.added if span in looped]
+        loops += [span for span, _, _ in counted.totals]
+        # in the branch holding the loop, after it (another branch names its own alike)
+        branches = [b.span for found in ifs_outside_loops(body) for b in found.branches]
+        return any(
+            _before(span, step.span)
+            and any(_within(span, b) and _within(step.span, b) for b in branches)
+            for span in loops
         )
 
     def _branch_count_of(self, step: ast.Call) -> BranchCount | None:
