@@ -68,16 +68,17 @@ def test_ifs_outside_loops_in_a_network_roll() -> None:
     assert counts["network arguments"] > 0, counts
 
 
-def test_an_unnamed_module_numbered_across_a_network_branch_falls_back() -> None:
+def test_an_unnamed_module_numbered_across_a_network_branch_rolls() -> None:
     """``dense(w).tanh`` unnamed after ``if flag: ... as wide``: the IR numbers it
-    ``dense4`` or ``dense5`` by the branch taken, which one name cannot write; a
-    located note, as in a block."""
+    ``dense4`` or ``dense5`` by the branch taken, which a running count the branches add
+    to names, as in a block (``block_walk.branch_counts``); it kept a class per variant."""
     source = BRANCHES.replace(".tanh as mixer", ".tanh")
-    _, _, notes = build(source, "numbered")
-    assert notes == [
-        "network 'Net' at 1:7: an unnamed 'dense' module at 11:18 numbered on across the"
-        " branch taken of the if at 4:9: name it with 'as'"
-    ], notes
+    code = rolls_exactly(source, "numbered", torch.randn(3, 4))
+    assert 'setattr(self, f"dense{m + n + 2}", nn.Linear(channels, w))' in code, code
+    assert 'x = getattr(self, f"dense{m + self.n + 2}")(x)' in code, code
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["network arguments"] > 0, counts
 
 
 def test_an_if_opening_the_forward_falls_back() -> None:

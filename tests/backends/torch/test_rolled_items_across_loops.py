@@ -92,22 +92,22 @@ def test_items_of_two_loops_number_one_operation_on() -> None:
     ) in init, init
 
 
-def test_a_loop_under_an_if_keeps_its_located_note() -> None:
-    """A counter started under the ``if`` would be unbound where it is not taken: the
-    block stays one class per call, located (the second loop's ``dense`` is numbered on
-    from the loop under the ``if``, which only the branch taken runs:
-    ``rolled.numbered_after_branch_loops``; ``with_item_counters`` refuses a shared
-    counter's loops that are not all the method's own), and builds the modules the
-    per-call build does."""
-    notes, _ = roll_notes(UNDER_AN_IF)
-    assert notes == [
-        "block 'Fam' at 1:7: an unnamed 'dense' module at 7:18 numbered on from the loop"
-        " at 4:13 in an if's branch: name it with 'as'"
-    ], notes
-    model, _, _ = build(UNDER_AN_IF, "under_an_if")
-    theirs, _ = per_call(UNDER_AN_IF, "under_an_if_per_call")
-    names = [n for n, _ in model.Net().named_modules()]
-    assert names == [n for n, _ in theirs.Net().named_modules()], names
+def test_a_loop_under_an_if_counts_its_iterations_for_the_loop_after() -> None:
+    """The second loop's ``dense`` are numbered on from the loop under the ``if``, which
+    only the branch taken runs: a running count started before the if, which each of
+    that loop's iterations adds to (``block_walk.branch_counts``), names them
+    (``dense{n + i + 1}``); the item counter starts before the if too. It kept a class
+    per call with the note 'numbered on from the loop in an if's branch'."""
+    checked = twin(UNDER_AN_IF, "under_an_if", torch.randn(3, 4))
+    assert CLASS.findall(checked.code) == ["Fam", "Net"], checked.code
+    fam = block_class(checked.gen, "Fam")
+    init, forward = fam.split("    def forward")
+    for method in (init, forward):
+        assert method.count("identity_count = 0") == 1, method
+        assert method.index("identity_count = 0") < method.index("if ")
+        assert "                n += 1\n" in method, method
+    assert 'setattr(self, f"dense{n + i + 1}", nn.Linear(channels, c))' in init, init
+    assert 'x = getattr(self, f"dense{n + i + 1}")(x)' in forward, forward
 
 
 TWO_STEPS = """\

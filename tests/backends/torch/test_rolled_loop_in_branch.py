@@ -6,7 +6,9 @@ loops'; the rolled class writes the loop inside the branch in ``__init__`` and
 program runs against its IR, builds the same modules in the same order as that build,
 strict-loads its weights and computes the same; ``roll_check`` rebuilds the class at
 arguments no call gives. An unnamed module after such a loop that the IR numbers on from
-its iterations (``dense{n + 1}`` or ``dense2``, as the branch taken decides) keeps a class
+its iterations (``dense{n + 1}`` or ``dense2``, as the branch taken decides) is named by a
+running count started before the if, which each iteration of the loop and the other
+branch add to (``dense{m + 1}``); an if in that loop making the operation keeps a class
 per call with a located note. A network used through variants writes it alike."""
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ torch = pytest.importorskip("torch")
 
 from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
+    CLASS,
     block_class,
-    build,
     program,
     roll_notes,
     rolls_exactly,
@@ -139,14 +141,188 @@ model Stage(w, n, deep: bool):
     ) in text, text
 
 
-def test_an_unnamed_module_numbered_on_from_the_branch_loop_keeps_a_class_per_call() -> None:
+def test_an_unnamed_module_numbered_on_from_the_branch_loop_rolls() -> None:
     """``dense`` after the if is ``dense{n + 1}`` where the loop ran, ``dense2`` where the
-    other branch did: no count of the class says which, so each call keeps its class."""
-    calls = "Stage(8, 2, true) -> Stage(6, 2, true) -> Stage(8, 3, false)"
+    other branch did: one running count (``m``: ``n`` is a parameter) that the loop's
+    iterations and the other branch add to names it, in ``__init__`` and forward alike."""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 3, false)"
     source = program(STAGE.replace("        return x\n", "        return x -> dense(w)\n"), calls)
-    notes, code = roll_notes(source)
+    checked = twin(source, "numbered_on_branch_loop", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert (
+        "        m = 0\n"
+        "        channels = in_features\n"
+        "        if deep:\n"
+        "            for i in range(n):\n"
+        '                setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        "                m += 1\n"
+        "        else:\n"
+        "            self.dense1 = nn.Linear(channels, w)\n"
+        "            channels = w\n"
+        "            m += 1\n"
+        '        setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n'
+    ) in text, text
+    assert (
+        "        m = 0\n"
+        "        if self.deep:\n"
+        "            for i in range(self.n):\n"
+        '                x = getattr(self, f"dense{i + 1}")(x)\n'
+        "                x = F.relu(x)\n"
+        "                m += 1\n"
+        "        else:\n"
+        "            x = self.dense1(x)\n"
+        "            m += 1\n"
+        '        return getattr(self, f"dense{m + 1}")(x)\n'
+    ) in text, text
+    assert {"stage2.dense4", "stage3.dense2"} <= set(checked.modules), checked.modules
+
+
+def test_modules_before_the_if_and_two_after_number_on_from_both() -> None:
+    """A ``dense`` before the if, the loop's ``dense{i + 2}``, then two unnamed ones, the
+    second in a later loop: ``dense{m + 2}`` and ``dense{m + i + 3}``."""
+    source = """\
+model Stage(w, n, k, deep: bool):
+    def forward(x):
+        x -> dense(w)
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu -> layer_norm()
+        else:
+            x -> dense(w) -> dense(w)
+        x -> dense(w)
+        for j in range(k):
+            x -> dense(w).gelu
+        return x
+"""
+    calls = "Stage(8, 2, 1, true) -> Stage(6, 3, 2, true) -> Stage(8, 3, 2, false)"
+    checked = twin(program(source, calls), "branch_loop_around", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert "            self.dense3 = nn.Linear(channels, w)\n" in text, text
+    assert "            m += 2\n" in text, text
+    assert '        setattr(self, f"dense{m + 2}", nn.Linear(channels, w))\n' in text, text
+    assert 'setattr(self, f"dense{m + j + 3}", nn.Linear(channels, w))' in text, text
+
+
+def test_a_triangle_in_the_branch_adds_its_own_count() -> None:
+    """A triangle in the branch keeps its own count (``m``), which the running count
+    that names the ``dense`` after the if adds after the loops (``count += m``): no
+    second count of the same iterations."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                for j in range(i + 1):
+                    x -> dense(w).relu
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 3, false)"
+    checked = twin(program(source, calls), "triangle_branch_after", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert CLASS.findall(checked.code) == ["Stage", "Net"], checked.code
+    init, forward = text.split("    def forward")
+    for method in (init, forward):
+        assert "            count += m\n        else:\n" in method, method
+        assert method.count("count += ") == 2, method  # the triangle's total, the else's 1
+    assert 'setattr(self, f"dense{count + 1}", nn.Linear(channels, w))' in init, init
+    assert 'return getattr(self, f"dense{count + 1}")(x)' in forward, forward
+
+
+def test_an_unnamed_module_after_the_loop_in_its_own_branch() -> None:
+    """``x -> dense(w)`` after the loop, in the same branch: ``dense{m + 1}`` there too
+    (it kept a class per call with the note 'numbered on from the loop ... in an if's
+    branch'); the other branch's ``dense`` stays ``self.dense1``."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu
+            x -> dense(w)
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(5, 2, false)"
+    checked = twin(program(source, calls), "after_loop_in_branch", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert (
+        "                m += 1\n"
+        '            setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n'
+        "            channels = w\n"
+        "            m += 1\n"
+        "        else:\n"
+        "            self.dense1 = nn.Linear(channels, w)\n"
+    ) in text, text
+    assert '            x = getattr(self, f"dense{m + 1}")(x)\n' in text, text
+
+
+ELIF = """\
+model Stage(w, n, mode):
+    def forward(x):
+        if mode == 1:
+            for i in range(n):
+                x -> dense(w).relu
+        elif mode == 2:
+            x -> dense(w) -> dense(w)
+        elif mode == 3:
+            for i in range(n):
+                x -> dense(w) -> layer_norm() -> dense(w)
+        else:
+            x -> layer_norm()
+        return x -> dense(w)
+"""
+
+
+def test_an_elif_chain_of_loops_and_branches_without_loops() -> None:
+    """Each branch adds what it made: the loops each iteration's, the others theirs, the
+    last none (no ``n += 0``)."""
+    calls = "Stage(8, 2, 1) -> Stage(6, 3, 2) -> Stage(8, 2, 3) -> Stage(4, 3, 3) -> Stage(4, 1, 4)"
+    checked = twin(program(ELIF, calls), "elif_branch_loops", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert "                m += 2\n" in text, text  # two dense an iteration of mode 3
+    assert "+= 0" not in text, text
+    assert '        setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n' in text, text
+
+
+def test_an_if_with_no_else_adds_nothing_where_it_is_not_taken() -> None:
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        x -> dense(w)
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, false) -> Stage(8, 1, true)"
+    checked = twin(program(source, calls), "no_else_branch_loop", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert "        else:\n" not in text, text
+    assert '        setattr(self, f"dense{m + 2}", nn.Linear(channels, w))\n' in text, text
+
+
+def test_an_if_in_the_branch_loop_keeps_a_class_per_call() -> None:
+    """An if in the branch's loop making the operation: no count is kept for it, the
+    located note stays."""
+    source = """\
+model Stage(w, n, deep: bool, wide: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                if wide:
+                    x -> dense(w)
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true, true) -> Stage(6, 3, true, true) -> Stage(8, 3, false, false)"
+    notes, code = roll_notes(program(source, calls))
     assert notes == [
-        "block 'Stage' at 1:7: an unnamed 'dense' module at 8:21 numbered on from the loop"
+        "block 'Stage' at 1:7: an unnamed 'dense' module at 9:21 numbered on from the loop"
         " at 4:13 in an if's branch: name it with 'as'"
     ], notes
     assert "class Stage_2(nn.Module):" in code
@@ -191,10 +367,40 @@ def test_a_loop_in_a_network_branch_rolls() -> None:
     assert counts["network arguments"] > 0, counts
 
 
-def test_an_unnamed_module_after_a_network_branch_loop_keeps_a_class_per_variant() -> None:
+def test_an_unnamed_module_after_a_network_branch_loop_rolls() -> None:
+    """The network's ``dense`` after the if (``dense{n + 2}`` or ``dense3``) is named by
+    the running count, as a block's; it kept a class per variant."""
     source = NETWORK.replace("dense(2) as head", "dense(2)")
-    _, _, notes = build(source, "network_loop_branch_after")
-    assert notes == [
-        "network 'Net' at 1:7: an unnamed 'dense' module at 9:21 numbered on from the loop"
-        " at 5:13 in an if's branch: name it with 'as'"
-    ], notes
+    code = rolls_exactly(source, "network_loop_branch_after", torch.randn(3, 4))
+    assert (
+        "        m = 0\n"
+        "        channels = w\n"
+        "        if deep:\n"
+        "            for i in range(n):\n"
+        '                setattr(self, f"dense{i + 2}", nn.Linear(channels, w))\n'
+        "                m += 1\n"
+        "        else:\n"
+        "            self.dense2 = nn.Linear(channels, 2 * w)\n"
+        "            channels = 2 * w\n"
+        "            m += 1\n"
+        '        setattr(self, f"dense{m + 2}", nn.Linear(channels, 2))\n'
+    ) in code, code
+    assert '        return getattr(self, f"dense{m + 2}")(x)\n' in code, code
+    counts: Counter[str] = Counter()
+    assert check_source(source, counts) == []
+    assert counts["network arguments"] > 0, counts
+
+
+def test_a_triangle_in_a_network_branch_adds_its_count() -> None:
+    """A network's triangle in the branch: ``count += m`` after it names the ``dense``
+    after the if, as in a block."""
+    source = NETWORK.replace(
+        "            for i in range(n):\n                x -> dense(w).relu\n",
+        "            for i in range(n):\n                for j in range(i + 1):\n"
+        "                    x -> dense(w).relu\n",
+    ).replace("dense(2) as head", "dense(2)")
+    code = rolls_exactly(source, "network_triangle_branch", torch.randn(3, 4))
+    assert "            count += m\n        else:\n" in code, code
+    assert 'setattr(self, f"dense{count + 2}", nn.Linear(channels, 2))' in code, code
+    assert 'return getattr(self, f"dense{count + 2}")(x)' in code, code
+    assert check_source(source, Counter()) == []

@@ -50,6 +50,7 @@ from aurane.backends.torch.rolled import (
     evaluate,
     numbered_stem,
     syntax_items,
+    total_mark,
     zero_mark,
 )
 from aurane.backends.torch.rolled_forward import count_mark, counted_path, fixed_count
@@ -120,6 +121,12 @@ class BlockWalk(_Walk):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.totals = {}
+
+    @staticmethod
+    def running_counts(
+        body: tuple[ast.ForwardStmt, ...], taken: set[str], counted: tuple[Triangle, ...]
+    ) -> tuple[BranchCount, ...]:
+        return branch_counts(body, taken, counted)
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         dead = _bound(stmt) <= self._dead() and not self._feeds_module(stmt)
@@ -260,6 +267,12 @@ class BlockWalk(_Walk):
             lines = self._counted_loop(stmt, depth)
         finally:
             self.fors = self.fors[:-1]
+        # a triangle in a branch: its running count added to the branch count after it
+        lines += total_mark(depth, self.tr.branch_counts, stmt)
+        for counted in self.tr.branch_counts:
+            found = counted.total(stmt)
+            if found is not None:
+                self.branch_made[counted.op] += found[1] * self.totals[stmt.span]
         # after the loop a skip is joined as a later input is (``_with_input``)
         self.inputs_ |= self.skips
         return [*zero_mark(depth, self.tr.branch_counts, stmt), *lines]
@@ -681,12 +694,24 @@ class BlockWalk(_Walk):
 
     def _branch_counted(self, step: ast.Call) -> bool:
         """Whether ``step`` is an unnamed module numbered on from the modules of its
-        operation that the branches taken of the ifs before it made (``BranchCount``)."""
+        operation that the branches taken of the ifs before it made (``BranchCount``),
+        or a loop in a branch before it (``x -> dense(w)`` after that loop, in the same
+        branch)."""
         counted = self._branch_count_of(step)
-        return (
-            counted is not None
-            and step.layer is None
-            and any(_before(span, step.span) for span in counted.differing)
+        if counted is None or step.layer is not None:
+            return False
+        if any(_before(span, step.span) for span in counted.differing):
+            return True
+        body = self.statements or self.top
+        looped = {item.span for item in syntax_items(body) if isinstance(item, ast.For)}
+        loops = [span for span, _ in counted.added if span in looped]
+        loops += [span for span, _, _ in counted.totals]
+        # in the branch holding the loop, after it (another branch names its own alike)
+        branches = [b.span for found in ifs_outside_loops(body) for b in found.branches]
+        return any(
+            _before(span, step.span)
+            and any(_within(span, b) and _within(step.span, b) for b in branches)
+            for span in loops
         )
 
     def _branch_count_of(self, step: ast.Call) -> BranchCount | None:
@@ -708,7 +733,9 @@ class BlockWalk(_Walk):
         assert counted is not None
         found = numbered_stem(node, step)
         nests = self._earlier(self.fors[0].span if self.fors else step.span, step)
-        nested = len(self.fors) > 1 or any(_made(t.outer, step) for t in self.tr.triangles)
+        nested = len(self.fors) > 1 or any(
+            _made(t.outer, step) and not counted.counts_in(t.outer) for t in self.tr.triangles
+        )  # a triangle in a branch adds its iterations to the count
         if found is None or nests is None or nested:
             raise Unsupported(
                 f"an unnamed '{step.func}' module at {step.span} numbered on across the branch"
@@ -959,7 +986,10 @@ class BlockWalk(_Walk):
         modules apart from the threaded tensor (``h = x -> dense(width) as head{i}``,
         dropped at the end of each iteration: ``_drop_unused``), whose width text is then
         the block's output width. Checked against the IR at every visit; a loop of no
-        iteration leaves it unbound, which the compiler refuses for a call."""
+        iteration leaves it unbound, which the compiler refuses for a call. One made
+        without a module whose width is not the threaded tensor's (``h1 = glu(x)``: half
+        of it) has the width its last binding gave it, from the threaded tensor's then
+        (``_returned_width``)."""
         if name != _loop_result(self.statements, set())[1]:
             return False
         if name not in self.free:  # made by modules: ``h = x -> dense(width) as head{i}``
@@ -967,9 +997,26 @@ class BlockWalk(_Walk):
             if made != name:
                 return False
             self.size = text  # the block's output width: the returned tensor's
-        if self._width(self.graph.output) != self._concrete_size():
-            raise Unsupported(f"the returned '{name}' has a width the walk does not know")
+        width = self._width(self.graph.output)
+        if width != self._concrete_size():
+            if name not in self.free:
+                raise Unsupported(f"the returned '{name}' has a width the walk does not know")
+            self.size = self._returned_width(name, width)
         return True
+
+    def _returned_width(self, name: str, width: int) -> str:
+        """The width text of the returned ``name``, bound last in the loop's body from the
+        threaded tensor by operations that make no module (``h1 = global_avg_pool(x)``,
+        ``h1 -> glu()``): half or twice the threaded tensor's width there, else the IR's
+        number, the first that holds at every visit of every call. Nothing of ``__init__``
+        reads it: it tells the block's output width apart from the local a loop leaves
+        (``LoopWidths``), so an enclosing class reads the width from its own IR."""
+        size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
+        texts = [f"{size} // 2", f"2 * {size}", str(width)]
+        try:
+            return self._choose(("returned", name), texts, width, name)
+        except Unsupported:
+            raise Unsupported(f"the returned '{name}' has a width the walk does not know") from None
 
     def _feeds_module(self, stmt: ast.Assign) -> bool:
         """Whether a later statement of the body that reads what ``stmt`` binds makes a
@@ -1271,11 +1318,14 @@ def ifs_outside_loops(stmts: tuple[ast.ForwardStmt, ...]) -> list[ast.If]:
     return found
 
 
-def _made_here(stmts: tuple[ast.ForwardStmt, ...], step: ast.Call) -> int:
+def _made_here(stmts: tuple[ast.ForwardStmt, ...], step: ast.Call, loops: bool = True) -> int:
     """The nodes of ``step``'s operation ``stmts`` make outside their ifs, and in those
-    ifs whose every branch makes them alike (``_alike``)."""
+    ifs whose every branch makes them alike (``_alike``); ``loops``: those of their loops
+    too (not where each loop counts its own: ``branch_counts``)."""
     made = 0
     for stmt in stmts:
+        if isinstance(stmt, ast.For) and not loops:
+            continue
         if not isinstance(stmt, ast.If):
             made += _made_in(stmt, step)
         elif _alike(stmt, step):
@@ -1291,7 +1341,9 @@ def _alike(found: ast.If, step: ast.Call) -> bool:
     return not _branches_differ(found, step) and not any(_made_in(i, step) for i in nested)
 
 
-def branch_counts(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> tuple[BranchCount, ...]:
+def branch_counts(
+    body: tuple[ast.ForwardStmt, ...], taken: set[str], counted: tuple[Triangle, ...] = ()
+) -> tuple[BranchCount, ...]:
     """The running counts (``rolled.BranchCount``), one for each operation that an unnamed
     module of ``body`` numbers on from an if before it whose branches make different
     numbers of it (an ``if`` with no ``else`` makes none where no test holds; ``dense``
@@ -1299,7 +1351,9 @@ def branch_counts(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> tuple[B
     the order of their first such modules, with the modules each branch of every if
     makes outside the ifs in it, and their names: ``n``, ``m``, ``count``, ``n2``, ...,
     the first no name of ``body``, of ``taken`` nor of a count before is. None for an
-    operation a branch makes in a loop (no number it adds), nor for any after it."""
+    operation whose loop in a branch holds an if making it, nor for any after it. A
+    loop in a branch adds its modules each iteration; a triangle there (of ``counted``)
+    its running count after its outer loop, where only its inner loop makes them."""
     items = list(syntax_items(body))
     ifs = [item for item in items if isinstance(item, ast.If)]
     steps = [
@@ -1327,18 +1381,59 @@ def branch_counts(body: tuple[ast.ForwardStmt, ...], taken: set[str]) -> tuple[B
         added: list[tuple[Span, int]] = []
         for found in ifs:
             for branch in found.branches:
-                inner = [s for s in syntax_items(branch.body) if isinstance(s, ast.For)]
-                if any(_made(loop, step) for loop in inner):
-                    return tuple(counts.values())  # a loop in the branch: no number it adds
-                made = _made_here(branch.body, step)
+                made = _made_here(branch.body, step, loops=False)
                 if made and not _alike(found, step):
                     added.append((branch.span, made))
+        # a loop in an if's branch counts its own iterations (``n += 1`` ending each):
+        # the branch taken runs it as many times as that call's count says
+        totals: list[tuple[Span, Triangle, int]] = []
+        for loop in _branch_loops(body, step):
+            if any(_made_in(inner, step) for inner in syntax_items(loop.body) if inner in ifs):
+                return tuple(counts.values())  # an if in it: its branches add in the loop
+            triangle = next((t for t in counted if loop.span == t.inner.span), None)
+            if triangle is not None and triangle.top is None and not _in_loops(triangle, step):
+                totals.append((triangle.outer.span, triangle, _made(loop, step)))
+                continue  # n += m after the triangle: its own count counted them
+            made = _made_here(loop.body, step, loops=False)
+            if made:
+                added.append((loop.span, made))
+        spans = [span for span, _ in added] + [span for span, _, _ in totals]
         first = next(
-            (stmt.span for stmt in body if any(_within(span, stmt.span) for span, _ in added)),
-            None,
+            (stmt.span for stmt in body if any(_within(span, stmt.span) for span in spans)), None
         )
-        counts[op] = BranchCount(op, next(names), first, tuple(added), differing)
+        counts[op] = BranchCount(op, next(names), first, tuple(added), differing, tuple(totals))
     return tuple(counts.values())
+
+
+def _in_loops(triangle: Triangle, step: ast.Call) -> bool:
+    """Whether ``triangle``'s outer loop makes nodes of ``step``'s operation outside its
+    inner loop, which its running count does not count."""
+    return _made(triangle.outer, step) != _made(triangle.inner, step)
+
+
+def _branch_loops(body: tuple[ast.ForwardStmt, ...], step: ast.Call) -> list[ast.For]:
+    """The loops in the branches of ``body``'s ifs outside loops (those nested in them
+    too) that make nodes of ``step``'s operation: only the branch taken runs them, so the
+    IR numbers the later ones on from as many as that call's counts made."""
+    return [
+        loop
+        for found in ifs_outside_loops(body)
+        for branch in found.branches
+        for loop in branch.body
+        if isinstance(loop, ast.For)
+        for loop in [loop, *(s for s in syntax_items(loop.body) if isinstance(s, ast.For))]
+        if _made(loop, step)
+    ]
+
+
+def _in_branch_loop(found: ast.If, step: ast.Call) -> bool:
+    """Whether a branch of ``found`` holds a loop making nodes of ``step``'s operation:
+    however alike its branches read, the number made is the branch's loop's count."""
+    return any(
+        isinstance(item, ast.For) and _made(item, step)
+        for branch in found.branches
+        for item in syntax_items(branch.body)
+    )
 
 
 def _looped(found: ast.If, step: ast.Call, body: tuple[ast.ForwardStmt, ...]) -> bool:
@@ -1355,6 +1450,8 @@ def _looped(found: ast.If, step: ast.Call, body: tuple[ast.ForwardStmt, ...]) ->
 
 def _branches_differ(found: ast.If, step: ast.Call) -> bool:
     """Whether the branches of ``found`` make different numbers of ``step``'s operation."""
+    if _in_branch_loop(found, step):
+        return True
     made = {_made_in(branch.body, step) for branch in found.branches}
     if found.branches[-1].test is not None:
         made.add(0)

@@ -15,6 +15,7 @@ from typing import Any
 
 from aurane.backends.torch.modules import INDENT, attribute_namespace
 from aurane.backends.torch.rolled import (
+    BranchCount,
     Counts,
     Triangle,
     Unsupported,
@@ -45,6 +46,7 @@ def looped_forward(
     indices: Mapping[Span, str],
     counted_loops: tuple[Triangle, ...] = (),
     dropped: Container[str] = (),
+    running_counts: tuple[BranchCount, ...] = (),
 ) -> tuple[list[str], list[str]]:
     """The shared forward (after a blank line, as ``rolled._shared_methods`` gives it) and
     the constructor's lines storing what it reads; ``variants``: each one's graph, class
@@ -54,13 +56,15 @@ def looped_forward(
     count of each loop over items whose count names a module (``for i, w in
     enumerate(self.widths)``); ``counted_loops``: the triangles of loops whose running
     counts name modules (``n``); ``dropped``: the bodies no variant runs, which the
-    class refuses to build (``rolled._fill``)."""
+    class refuses to build (``rolled._fill``); ``running_counts``: those of the modules
+    the branches taken made (``rolled.BranchCount``), which name later unnamed ones."""
     attrs = attribute_namespace()  # not a module's name, nor an nn.Module attribute
     attrs.claim(n.layer.split(".")[0] for g, _, _ in variants for n in g.nodes if n.layer)
     attrs.claim(n.id for g, _, _ in variants for n in g.nodes)
     attrs.claim(re.findall(r"self\.(\w+)", "\n".join(inits)))
     tr = SelfTranslator(frozenset(loops), constants, set(names), attrs, {})
     tr.triangles = counted_loops
+    tr.branch_counts = running_counts
     # the parameters a boolean and a number may both reach (``pyexpr.kind_compare``)
     tr.mixed = kind_blind(network)
     branches: dict[str, list[str]] = {}  # each branch's body, from any variant

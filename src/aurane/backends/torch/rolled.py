@@ -98,7 +98,8 @@ SizesOf = Callable[[Graph], "tuple[tuple[int, ...], tuple[InputSize, ...]] | Non
 # ``__init__``'s lines, the unnamed modules' names in loops (and the inner loop whose
 # count a name in nested loops reads), the module's constants and the counts of the loops
 # over items that name modules (``loop_indices``), and the triangles of loops whose running
-# counts name modules (``triangles``)
+# counts name modules (``triangles``), and the running counts of the modules the branches
+# taken made (``BranchCount``)
 LoopedForward = Callable[
     [
         ast.Model,
@@ -112,6 +113,7 @@ LoopedForward = Callable[
         Mapping[Span, str],
         "tuple[Triangle, ...]",
         Container[str],
+        "tuple[BranchCount, ...]",
     ],
     tuple[list[str], list[str]],
 ]
@@ -405,7 +407,7 @@ def loop_indices(body: tuple[ast.ForwardStmt, ...], taken: Iterable[str]) -> dic
 COUNTER = "\x00counter"
 _COUNTER = re.compile(rf"(.*){COUNTER} (start|step) (\w+)")
 # a line of its own: a branch count's start (``zero``) or a branch's modules (``add``)
-_COUNT_LINE = re.compile(rf"( *){COUNTER} (zero|add) (\w+)(?: (\d+))?")
+_COUNT_LINE = re.compile(rf"( *){COUNTER} (zero|add) (\w+)(?: (\d+|(?:\d+ \* )?\w+))?")
 
 
 @record(frozen=True)
@@ -480,11 +482,24 @@ class BranchCount:
     start: Span | None  # None where no branch adds to it (every if's branches alike)
     added: tuple[tuple[Span, int], ...]
     differing: tuple[Span, ...]  # the ifs whose branches make different numbers of them
+    # a triangle in a branch (``Triangle``): its outer loop, whose running count the
+    # count adds after it (``n += m``, each inner iteration making ``per``), by its span
+    totals: tuple[tuple[Span, Triangle, int], ...] = ()
 
-    def made(self, branch: ast.Branch) -> int:
-        """The modules of the operation ``branch`` makes outside the ifs in it (their
-        branches count their own)."""
-        return next((k for span, k in self.added if span == branch.span), 0)
+    def made(self, part: ast.Branch | ast.For) -> int:
+        """The modules of the operation ``part`` makes outside the ifs and loops in it
+        (they count their own): a branch's, or an iteration's of a loop in a branch."""
+        return next((k for span, k in self.added if span == part.span), 0)
+
+    def total(self, loop: ast.For) -> tuple[Triangle, int] | None:
+        """The triangle whose outer loop is ``loop`` and the modules of the operation each
+        inner iteration makes, where the count adds its running count after ``loop``."""
+        return next(((t, per) for span, t, per in self.totals if span == loop.span), None)
+
+    def counts_in(self, loop: ast.For) -> bool:
+        """Whether the count counts the modules of a loop in ``loop`` (``loop`` too)."""
+        spans = [span for span, _ in self.added] + [span for span, _, _ in self.totals]
+        return any(_within(span, loop.span) for span in spans)
 
 
 def _outside_loops(body: tuple[ast.ForwardStmt, ...]) -> list[ast.ForwardStmt]:
@@ -508,13 +523,26 @@ def zero_mark(depth: int, counts: Sequence[BranchCount], stmt: object) -> list[s
     return [f"{INDENT * depth}{COUNTER} zero {c.name}" for c in counts if span == c.start]
 
 
-def add_mark(depth: int, counts: Sequence[BranchCount], branch: ast.Branch) -> list[str]:
-    """The lines ending ``branch``'s body that add the modules of each of ``counts``'
-    operations it made (``n += 1``, written by ``_counters`` where a name reads the
-    count)."""
+def add_mark(depth: int, counts: Sequence[BranchCount], part: ast.Branch | ast.For) -> list[str]:
+    """The lines ending the body of ``part`` (a branch, or a loop in a branch: each
+    iteration) that add the modules of each of ``counts``' operations it made (``n +=
+    1``, written by ``_counters`` where a name reads the count)."""
     return [
-        f"{INDENT * depth}{COUNTER} add {c.name} {c.made(branch)}" for c in counts if c.made(branch)
+        f"{INDENT * depth}{COUNTER} add {c.name} {c.made(part)}" for c in counts if c.made(part)
     ]
+
+
+def total_mark(depth: int, counts: Sequence[BranchCount], loop: ast.For) -> list[str]:
+    """The lines after a triangle's outer ``loop`` in a branch that add its running count
+    to each of ``counts`` counting it (``n += m``, ``n += 2 * m``; ``_counters``)."""
+    lines = []
+    for counted in counts:
+        found = counted.total(loop)
+        if found is not None:
+            triangle, per = found
+            added = triangle.name if per == 1 else f"{per} * {triangle.name}"
+            lines.append(f"{INDENT * depth}{COUNTER} add {counted.name} {added}")
+    return lines
 
 
 def _triangle_pair(loop: ast.For) -> ast.For | None:
@@ -1098,6 +1126,14 @@ class _Walk:
     # module after one is numbered on across the branch taken: ``BlockWalk``)
     network_statements: tuple[ast.ForwardStmt, ...] = ()
 
+    @staticmethod
+    def running_counts(
+        body: tuple[ast.ForwardStmt, ...], taken: set[str], counted: tuple[Triangle, ...]
+    ) -> tuple[BranchCount, ...]:
+        """The running counts of the modules the branches taken made (``BranchCount``)
+        that a network's walk of this kind writes: none here (``BlockWalk``'s do)."""
+        return ()
+
     def __init__(
         self,
         graph: Graph,
@@ -1555,6 +1591,10 @@ class _Walk:
                 found = self.body(stmt.body, depth + 1)
             finally:
                 self.loops_around -= 1
+            # a loop in a branch: each iteration adds its modules to a running count
+            found += add_mark(depth + 1, self.tr.branch_counts, stmt)
+            for running in self.tr.branch_counts:
+                self.branch_made[running.op] += running.made(stmt)
             if held is not None:
                 found = _steady(found, held)
             if self.strict and body is not None and found != body:
@@ -2746,7 +2786,6 @@ def _roll_at(
     fields = [f.name for f in network.fields]  # the network's constants: locals of __init__
     if any(name in MODEL_TABLE for name in fields):
         raise Unsupported("a network with its own input_shape or input_dtype")
-    numbered_after_branch_loops(forward.body)
     names = [*params, *loops, *fields]
     check_names(names, [*classes.values(), *constants])
     tr = Translator(frozenset(names), constants, classes)
@@ -2767,6 +2806,11 @@ def _roll_at(
     indices = loop_indices(forward.body, {*names, *classes.values(), *constants, *RESERVED, *words})
     taken = {*names, *classes.values(), *constants, *words, *indices.values()}
     tr.triangles = triangles(forward.body, taken)  # their running counts name modules
+    # a running count of the modules the branches taken made (``n``), named apart too
+    tr.branch_counts = (walk_type or _Walk).running_counts(
+        forward.body, {*taken, *(t.name for t in tr.triangles)}, tr.triangles
+    )
+    numbered_after_branch_loops(forward.body, counts=tr.branch_counts)
     indexed: set[Span] = set()
     untracked: dict[tuple[Span, str], int] = {}  # modules reading sizes the walk does not thread
 
@@ -2861,6 +2905,7 @@ def _roll_at(
             used,
             tr.triangles,
             frozenset(dropped),
+            tr.branch_counts,
         )
         return (whole_stages(methods) if one_by_one else methods), stores
 
@@ -3546,15 +3591,20 @@ def _shared_methods(texts: list[str], stored: _Stored | None = None) -> list[str
 
 
 def numbered_after_branch_loops(
-    body: tuple[ast.ForwardStmt, ...], whole: tuple[ast.ForwardStmt, ...] | None = None
+    body: tuple[ast.ForwardStmt, ...],
+    whole: tuple[ast.ForwardStmt, ...] | None = None,
+    counts: Sequence[BranchCount] = (),
 ) -> None:
     """``Unsupported`` where an unnamed module comes after a loop in an if's branch
     (outside loops) that makes modules of its operation: the IR numbers it on from the
     loop's iterations, which only the branch taken runs (``if deep: for i in range(n):
-    x -> dense(w)``, then ``x -> dense(w)``: ``dense{n + 1}`` or ``dense2``), and no
-    count the class keeps says how many (``BranchCount`` counts branches without loops).
+    x -> dense(w)``, then ``x -> dense(w)``: ``dense{n + 1}`` or ``dense2``), unless a
+    running count adds that loop's modules (``BranchCount``: not where an if in the
+    loop makes them, which no count the class keeps then says).
     Another branch's modules (``else: x -> dense(w)``) are numbered apart. ``whole``:
-    the forward's body, searched for the later modules (``body`` itself at the top)."""
+    the forward's body, searched for the later modules (``body`` itself at the top).
+    ``counts``: a block's running counts, which number on from the loops whose
+    iterations they count (``block_walk.branch_counts``)."""
     whole = body if whole is None else whole
     steps = [
         item
@@ -3568,8 +3618,9 @@ def numbered_after_branch_loops(
         if not isinstance(stmt, ast.If):
             continue
         for branch in stmt.branches:
-            numbered_after_branch_loops(branch.body, whole)  # an if in the branch
+            numbered_after_branch_loops(branch.body, whole, counts)  # an if in the branch
             for loop in (s for s in branch.body if isinstance(s, ast.For)):
+                counted = {c.op for c in counts if c.counts_in(loop)}
                 later = next(
                     (
                         step
@@ -3577,6 +3628,7 @@ def numbered_after_branch_loops(
                         if _ends_before(loop.span, step.span)
                         and (_ends_before(stmt.span, step.span) or _within(step.span, branch.span))
                         and _operation_made(loop, step.func)
+                        and not (counted and _operation_counted(step.func, counted))
                     ),
                     None,
                 )
@@ -3585,6 +3637,12 @@ def numbered_after_branch_loops(
                         f"an unnamed '{later.func}' module at {later.span} numbered on from"
                         f" the loop at {loop.span} in an if's branch: name it with 'as'"
                     )
+
+
+def _operation_counted(func: str, ops: set[str]) -> bool:
+    """Whether ``func`` calls one of the operations ``ops`` (a running count's)."""
+    spec = lookup(func)
+    return (spec.name if spec is not None else func) in ops
 
 
 def _ends_before(earlier: Span, later: Span) -> bool:

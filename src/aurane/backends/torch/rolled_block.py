@@ -350,7 +350,6 @@ def _roll_block(
     if forward is None or not instances:
         raise Unsupported("a block without forward")
     _unnamed_layers_given([g for g, _ in instances])
-    numbered_after_branch_loops(forward.body)
     if not _loops(forward.body) and not module_params([g for g, _ in instances]):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
@@ -402,7 +401,10 @@ def _roll_block(
     )
     used = {*names, *constants, *block_models, *words, *indices.values()}
     # a running count of the modules the branches taken made (``n``), named apart too
-    tr.branch_counts = branch_counts(forward.body, {*used, *(t.name for t in tr.triangles)})
+    tr.branch_counts = branch_counts(
+        forward.body, {*used, *(t.name for t in tr.triangles)}, tr.triangles
+    )
+    numbered_after_branch_loops(forward.body, counts=tr.branch_counts)
     # a row's block's modules, numbered per block (``rolled._Walk._row_block``): the
     # counter's name, one no name of the block or its calls' classes is
     counter = next(c for c in ("made", "counts", "seen", "made_") if c not in used)

@@ -54,6 +54,7 @@ from aurane.backends.torch.rolled import (
     number_splits,
     perturbed,
     syntax_items,
+    total_mark,
     zero_mark,
 )
 from aurane.backends.torch.shown import show_named
@@ -899,10 +900,11 @@ class _ForwardWriter:
         self.targets.append(self.indices.get(stmt.span) or count_target(stmt))
         self.loops.append(stmt)
         try:
-            return self._loop(stmt, depth, frames)
+            lines = self._loop(stmt, depth, frames)
         finally:
             self.targets.pop()
             self.loops.pop()
+        return lines + total_mark(depth, self.tr.branch_counts, stmt)  # n += m: a triangle
 
     def _loop(self, stmt: ast.For, depth: int, frames: tuple[Frame, ...]) -> list[str]:
         written = isinstance(stmt.iterable, ast.ListExpr | ast.TupleExpr)
@@ -999,6 +1001,7 @@ class _ForwardWriter:
             found = self._temporaries(found, self.nodes[start : self.pos])
             if alias is not None and index == len(items) - 1:
                 found = self._last_iteration(found, alias)
+            found += add_mark(depth + 1, self.tr.branch_counts, stmt)  # a branch's loop: n += 1
             if body is not None and found != body:
                 raise Unsupported(f"the iterations of '{_target_text(stmt.target)}' differ")
             body = found
