@@ -181,3 +181,26 @@ def test_an_index_no_tree_follows_keeps_the_refusal() -> None:
     assert notes and notes[0].startswith("block 'P' at 1:7: "), notes
     with pytest.raises(ValueError, match="P_2 is written for k == 2, not 3"):
         module.P_2(8, 3, 5)
+
+
+def test_an_if_test_reading_an_item() -> None:
+    """``if sizes[k] > 8:``: the test reads the table by its name as the sizes do."""
+    source = BRANCH.replace("if k > 1:", "if sizes[k] > 8:")
+    code = twin(source, "table_test", torch.randn(2, 3, 8)).code
+    assert CLASS.findall(code) == ["P", "Net"], code
+    assert "        if SIZES[k] > 8:\n" in code, code
+    assert "        if SIZES[self.k] > 8:\n" in code, code
+
+
+def test_a_list_a_parameter_gives_stays_folded() -> None:
+    """``widths[k]`` of a list parameter: the list differs between calls, so the item is
+    the call's number and each class refuses other lists and indexes, as before."""
+    source = BRANCH.replace(
+        "model P(k: int, w: int):\n    sizes = [4, 8, 16, 32]", "model P(sizes, k: int, w: int):"
+    ).replace(
+        "P(1, 4) -> P(2, 5) -> P(3, 6)",
+        "P([4, 8, 16], 1, 4) -> P([4, 8, 16], 2, 5) -> P([5, 6, 7, 8], 3, 6)",
+    )
+    module, code, notes = refusing(source, "table_parameter", torch.randn(2, 3, 8))
+    assert "SIZES" not in code and "][k]" not in code, code
+    assert notes, notes
