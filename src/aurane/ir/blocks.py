@@ -134,7 +134,7 @@ def rebase(value: Any, env: Mapping[str, Any], inputs: tuple[tuple[Any, ...], ..
 
     try:
         found = evaluate(value.tree, value_of)
-    except (KeyError, ArithmeticError, TypeError, ValueError):
+    except (LookupError, ArithmeticError, TypeError, ValueError):  # an item out of range too
         return plain(value)
     return found if found == plain(value) else plain(value)
 

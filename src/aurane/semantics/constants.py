@@ -30,6 +30,7 @@ from aurane.semantics.functions import (
 from aurane.semantics.inits import INIT
 from aurane.semantics.suggest import did_you_mean
 from aurane.semantics.symbolic import FUNCTIONS, PRINTED, is_symbolic, plain
+from aurane.semantics.symbolic import item as table_item
 from aurane.semantics.tying import TIE
 from aurane.semantics.unroll import (
     ControlFlow,
@@ -356,7 +357,20 @@ class _Resolver(ControlFlow):
                 f"index {int(position)} is outside the {len(container)} items of {shown}",
                 index.span,
             )
+        if self.written_table(value, scope):
+            return table_item(container, position)
         return container[int(position)]
+
+    def written_table(self, value: ast.Expr, scope: _Scope) -> bool:
+        """Whether ``value`` (the subscripted expression) is a list or tuple the source
+        writes out, or an item of one (``cfg[k]`` of ``cfg[k][1]``): an item of it at a
+        parameter's index keeps its tree (``symbolic.item``), the table a constant of the
+        program. Not a list a parameter gives, which differs between calls."""
+        while isinstance(value, ast.Subscript):
+            value = value.value
+        if isinstance(value, ast.Name) and (owner := scope.find(value.id)) is not None:
+            value = _def_value(owner.definitions[value.id])
+        return isinstance(value, ast.ListExpr | ast.TupleExpr)
 
     def input_size(self, value: ast.Name, position: Any, index_span: Span, span: Span) -> Any:
         """``x.shape[k]``: axis k of the forward input (k = 0 is the batch axis)."""

@@ -76,7 +76,19 @@ class Apply:
     args: tuple[Expr, ...]
 
 
-Expr = Union[Ref, InputSize, Lit, BinOp, Neg, Apply]  # noqa: UP007 (a runtime alias)
+@record(frozen=True, slots=True)
+class Item:
+    """An item of a constant table of numbers (``sizes[k]``, ``cfg[k][1]``): ``table``
+    indexed by each of ``indices`` in turn, as Python indexes (a negative index counts from
+    the end, as the language's does; one out of range raises ``IndexError``). ``text``:
+    the table as Python, a list or tuple as the source wrote it."""
+
+    table: tuple[Any, ...]  # nested tuples of plain numbers
+    text: str
+    indices: tuple[Expr, ...]
+
+
+Expr = Union[Ref, InputSize, Lit, BinOp, Neg, Apply, Item]  # noqa: UP007 (a runtime alias)
 Leaf = Union[Ref, InputSize]  # noqa: UP007
 
 _OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
@@ -105,6 +117,8 @@ def evaluate(tree: Expr, value_of: Callable[[Leaf], Any]) -> Any:
             return -evaluate(operand, value_of)
         case Apply(func=func, args=args):
             return FUNCTIONS[func](*(evaluate(a, value_of) for a in args))
+        case Item(table=table, text=text, indices=indices):
+            return _item_at(table, text, [evaluate(i, value_of) for i in indices])
     raise TypeError(f"not an expression tree: {tree!r}")
 
 
@@ -118,7 +132,7 @@ def leaves(tree: Expr) -> Iterator[Leaf]:
             yield from leaves(right)
         case Neg(operand=operand):
             yield from leaves(operand)
-        case Apply(args=args):
+        case Apply(args=args) | Item(indices=args):
             for arg in args:
                 yield from leaves(arg)
 
@@ -161,6 +175,8 @@ def to_python(tree: Expr, name: Callable[[Leaf], str]) -> str:
             return f"-({inner})" if precedence(operand) <= UNARY else f"-{inner}"
         case Apply(func=func, args=args):
             return f"{func}({', '.join(to_python(a, name) for a in args)})"
+        case Item(text=text, indices=indices):
+            return text + "".join(f"[{to_python(i, name)}]" for i in indices)
         case BinOp(op=op, left=left, right=right):
             prec = precedence(tree)
             ltext, rtext = to_python(left, name), to_python(right, name)
@@ -378,6 +394,63 @@ def _make_divisible(value: Any, divisor: int, min_value: Any = None) -> int:
     floor = divisor if min_value is None else min_value
     rounded = max(floor, int(value + divisor / 2) // divisor * divisor)
     return rounded + divisor if rounded < 0.9 * value else rounded
+
+
+def _item_at(table: tuple[Any, ...], text: str, positions: list[Any]) -> Any:
+    """``table`` indexed by ``positions`` in turn, symbolic where a position is (its tree
+    an ``Item``). A position must be an int, not a bool (the language's rule: ``True`` is
+    no index), else ``TypeError``; one out of range raises ``IndexError``."""
+    found: Any = table
+    for position in positions:
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise TypeError(f"an index must be an integer, not {type(position).__name__}")
+        found = found[int(position)]
+    if not any(is_symbolic(p) for p in positions) or not _number(found):
+        return found
+    return symbol(found, Item(table, text, tuple(tree_of(p) for p in positions)))
+
+
+def table_of(container: Any) -> tuple[Any, ...] | None:
+    """A list or tuple of plain numbers, or of such lists and tuples each as long as the
+    others (a row's length is the same at every index), as nested tuples; None for any
+    other (a string, a boolean, a symbolic number among the items)."""
+    if not isinstance(container, list | tuple) or not container:
+        return None
+    if all(type(item) in (int, float) for item in container):
+        return tuple(container)
+    rows = [table_of(item) for item in container]
+    if any(row is None for row in rows) or len({_shape(row) for row in rows}) != 1:
+        return None
+    return tuple(rows)
+
+
+def _shape(table: Any) -> tuple[int, ...]:
+    """A table's lengths, outer first; an item's shape is ()."""
+    if isinstance(table, tuple):
+        return (len(table), *(_shape(table[0]) if table else ()))
+    return ()
+
+
+def item(container: Any, position: Any) -> Any:
+    """``container[position]`` as the constant evaluator reads an item (the position
+    checked an in-range int): where the position is symbolic and the container a table of
+    numbers (``table_of``), the item remembers the table and the position's tree (a row:
+    each of its numbers), so ``dense(sizes[k])`` is ``[4, 8, 16, 32][k]`` at every ``k``
+    rather than the call's number."""
+    found = container[int(position)]
+    if not is_symbolic(position):
+        return found
+    table = table_of(container)
+    if table is None:
+        return found
+    return _rows(found, table, repr(plain(container)), (tree_of(position),))
+
+
+def _rows(found: Any, table: tuple[Any, ...], text: str, indices: tuple[Expr, ...]) -> Any:
+    if isinstance(found, list | tuple):
+        items = [_rows(v, table, text, (*indices, Lit(j))) for j, v in enumerate(found)]
+        return type(found)(items)
+    return symbol(found, Item(table, text, indices))
 
 
 sym_min = _function("min", min)

@@ -149,9 +149,10 @@ def test_a_guard_compares_the_kind_not_the_exact_type() -> None:
 def test_an_item_a_parameter_indexes_is_not_its_calls_number_at_another_value() -> None:
     """F3: ``dense(sizes[k])`` under ``if k > 1`` with calls ``P(1, 4)`` and ``P(2, 5)``:
     the class joined over the branch wrote ``nn.Linear(in_features, 16)``, ``sizes[2]``,
-    with no guard on ``k``, so ``P(8, 3, 5)`` built 16 where the source builds 32. The
-    item is the calls' number: each class refuses another ``k`` by name (the calls
-    disagree on it: a class per call, with the roller's located note)."""
+    with no guard on ``k``, so ``P(8, 3, 5)`` built 16 where the source builds 32. Then
+    each call kept a class refusing another ``k``; now the item is the table indexed by
+    ``k`` (``SIZES[k]``, ``test_rolled_indexed_tables.py``): one class, 32 at ``k = 3``,
+    and an ``IndexError`` at ``k = 4`` where the source refuses the item."""
     source = """\
 model P(k: int, w: int):
     sizes = [4, 8, 16, 32]
@@ -168,8 +169,9 @@ model Net:
         return x
 """
     module, code, notes = build(source, "indexed")
-    assert "        if k != 2:  # written out for this value\n" in code, code
-    assert notes and notes[0].startswith("block 'P' at 1:7: "), notes
-    with pytest.raises(ValueError, match="P_2 is written for k == 2, not 3"):
-        module.P_2(8, 3, 5)
+    assert notes == [], notes
+    assert "            self.dense1 = nn.Linear(in_features, SIZES[k])\n" in code, code
+    assert module.P(8, 3, 5).dense1.out_features == 32
+    with pytest.raises(IndexError):
+        module.P(8, 4, 5)
     assert check_source(source) == []

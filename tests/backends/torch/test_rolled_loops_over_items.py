@@ -167,9 +167,10 @@ model Net:
 
 
 def test_a_loop_over_a_block_constant_list() -> None:
-    """The constant is a local of ``__init__``, stored for forward's count."""
+    """The constant is a local of ``__init__``, stored for forward's count; the global
+    table it indexes is a module constant (``tables.py``)."""
     text = _checked(CONSTANT, "constant_list", other=True)
-    assert "        widths = [[8, 6], [4, 4, 3]][k]\n        self.widths = widths\n" in text
+    assert "        widths = STAGES[k]\n        self.widths = widths\n" in text
     assert "        for i, w in enumerate(widths):\n" in text, text
     assert "        for i in range(len(self.widths)):\n" in text, text
 

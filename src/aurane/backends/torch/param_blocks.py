@@ -770,7 +770,7 @@ class ParamClasses:
         found.dropped |= self._hidden_numbers(graph)
         # and one an item's index reads (``dense(sizes[k])``): the item is its number
         if (model := self.models.get(graph.name)) is not None:
-            found.dropped |= indexed_params(model) & set(found.params)
+            found.dropped |= indexed_params(model, self.constants) & set(found.params)
         self.by_graph[id(graph)] = found
 
     def _hidden_numbers(self, graph: Graph) -> set[str]:

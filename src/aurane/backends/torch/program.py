@@ -40,6 +40,7 @@ from aurane.backends.torch.param_blocks import (
 )
 from aurane.backends.torch.rolled import InputWidthFolded, LoopWidth, Unsupported, roll
 from aurane.backends.torch.rolled_block import RollOptions, roll_block, stored_width
+from aurane.backends.torch.tables import named_tables, program_tables
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_block_at
 from aurane.records import record, replace
@@ -115,6 +116,7 @@ class TorchCodeGenerator:
         # private_ok=False: a model named _Progress must not shadow the jobs' private helpers
         self.globals = Namespace(RESERVED, private_ok=False)
         self.globals.claim(_bound_import_names(self.program) | _job_names(self.program) | taken)
+        self._table_names: dict[str, str] = {}  # a table's text -> its module constant
         self._graphs: dict[ClassKey, Graph] = {}
         self._top: set[ClassKey] = set()
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
@@ -292,6 +294,8 @@ class TorchCodeGenerator:
             if plan.name in self._out_widths:
                 classes[index] = with_out_width(classes[index], self._out_widths[plan.name])
         rolled = self._roll(plans, classes) if self.roll_networks else set()
+        # a table a parameter indexes, read by its module constant's name (``SIZES[k]``)
+        classes, tables = named_tables(classes, program_tables(self.program), self._table_name)
         # a rolled class's forward does not line up with one call's graph: no map
         mapped = [p for p in plans if p.name not in rolled | self._rolled_blocks]
         used_ops = {node.op for p in plans for node in p.graph.nodes}
@@ -305,6 +309,8 @@ class TorchCodeGenerator:
             + function_sources(joined)
             + buffer_helper_sources(joined)
         )
+        if tables:
+            classes.insert(0, "\n".join(tables))
         if any(p.attention for p in plans):
             classes.insert(0, inlined_source("functions", ATTENTION_HELPER))
         code = "\n\n\n".join(classes)
@@ -322,6 +328,14 @@ class TorchCodeGenerator:
         # the source-map table (issue 13): a compact comment block at the end, so a
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
         return with_table(code, [(p.name, p.graph) for p in mapped], self.filename, self.program)
+
+    def _table_name(self, table: str, name: str) -> str:
+        """The module constant of a table written ``table`` (``tables.py``), named after
+        the source's constant ``name`` in capitals; the same at every generation."""
+        found = self._table_names.get(table)
+        if found is None:
+            found = self._table_names[table] = self.globals.fresh(name.upper())
+        return found
 
     @property
     def rolled_blocks(self) -> frozenset[str]:

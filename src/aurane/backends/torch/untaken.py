@@ -26,7 +26,7 @@ from aurane.backends.torch.loop_counts import branch_params, names_read, through
 from aurane.backends.torch.refusals import refusal
 from aurane.ops.spec import ArgKind
 from aurane.records import fields, is_record
-from aurane.semantics.symbolic import plain
+from aurane.semantics.symbolic import PRINTED, plain
 from aurane.source import Span
 from aurane.syntax import ast
 
@@ -340,16 +340,90 @@ def kind_blind(model: ast.Model) -> frozenset[str]:
     )
 
 
-def indexed_params(model: ast.Model) -> set[str]:
+def indexed_params(model: ast.Model, constants: Mapping[str, ast.Expr] | None = None) -> set[str]:
     """The parameters of ``model`` the index of an item reads (``sizes[k]``, through the
-    block's constants too): the constant evaluator folds the item to the calls' number
-    (``nn.Linear(in_features, 16)``), which no size's tree shows, so a class written from
-    its calls is right at their values of them only."""
+    block's constants too) where the constant evaluator folds the item to the calls'
+    number, which no size's tree shows, so a class written from its calls is right at
+    their values of them only. An item of a table of numbers at an index of arithmetic
+    (``sizes[k - 1]``, ``cfg[min(k, 3)][1]``) is not: its tree is the table indexed by the
+    index's (``symbolic.Item``), written ``[4, 8, 16, 32][k]`` at every ``k``.
+    ``constants``: the program's."""
     params = {p.name for p in model.params}
+    fields_ = {f.name: f.value for f in model.fields}
     read: set[str] = set()
     for item in _nodes(model, ast.Subscript):
+        if _tracked_item(item, fields_, constants or {}, params):
+            continue
         read |= through_constants(model, names_read(item.index)) & params
     return read
+
+
+def _tracked_item(
+    item: ast.Subscript,
+    fields_: Mapping[str, ast.Expr],
+    constants: Mapping[str, ast.Expr],
+    params: Container[str],
+) -> bool:
+    """Whether ``item`` (with the subscripts it indexes, ``cfg[k][1]``) is an item of a
+    constant table of numbers at indices of arithmetic on parameters and numbers: the
+    constant evaluator keeps its tree wherever a parameter gives an index
+    (``symbolic.item``)."""
+    indices: list[ast.Expr] = []
+    base: ast.Expr = item
+    while isinstance(base, ast.Subscript):
+        indices.append(base.index)
+        base = base.value
+    if isinstance(base, ast.Name) and base.id not in params:
+        base = fields_.get(base.id, constants.get(base.id, base))
+    if _table_shape(base) is None:
+        return False
+    return all(_arithmetic(i, fields_, constants, params, set()) for i in indices)
+
+
+def _table_shape(expr: ast.Expr) -> tuple[int, ...] | None:
+    """The lengths of a list or tuple of numbers written out (its rows each as long as
+    the others), outer first; None for any other expression (``symbolic.table_of``)."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Number):
+        return ()
+    if isinstance(expr, ast.Number):
+        return () if not isinstance(expr.value, bool) else None
+    if not isinstance(expr, ast.ListExpr | ast.TupleExpr) or not expr.items:
+        return None
+    rows = {_table_shape(row) for row in expr.items}
+    if len(rows) != 1 or None in rows:
+        return None
+    return (len(expr.items), *next(iter(rows)))  # type: ignore[misc]
+
+
+def _arithmetic(
+    expr: ast.Expr,
+    fields_: Mapping[str, ast.Expr],
+    constants: Mapping[str, ast.Expr],
+    params: Container[str],
+    seen: set[str],
+) -> bool:
+    """Whether ``expr`` computes a number from parameters, numbers and the pure functions
+    a tree calls (``k - 1``, ``min(k, 3)``; a constant's value likewise): a parameter's
+    tree survives it, where ``0 if flag else k`` gives a plain number at one value."""
+    match expr:
+        case ast.Number():
+            return True
+        case ast.Name(id=name):
+            if name in params or name in seen:
+                return name in params
+            value = fields_.get(name)
+            return value is None or _arithmetic(value, fields_, constants, params, {*seen, name})
+        case ast.UnaryOp(operand=operand):
+            return _arithmetic(operand, fields_, constants, params, seen)
+        case ast.BinOp(left=left, right=right):
+            return all(_arithmetic(e, fields_, constants, params, seen) for e in (left, right))
+        case ast.Call(func=func, args=args, keywords=keywords) if (
+            func in PRINTED and not keywords and not expr.suffixes
+        ):
+            return all(_arithmetic(a, fields_, constants, params, seen) for a in args)
+        case ast.Subscript():
+            return _tracked_item(expr, fields_, constants, params)
+    return False
 
 
 def _calls(model: ast.Model) -> list[ast.Call]:
