@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from aurane.backends.torch.kinds import (
+    differs,
+    equal_text,
+    identity_text,
+    is_flag,
+    kinds_equal_text,
+)
 from aurane.syntax import ast
 
 
@@ -120,20 +127,15 @@ def kind_compare(
             continue
         subject = text(side)[0]
         value = _constant_value(text(other)[0])
-        if isinstance(value, bool):  # p is True: True is neither 1 nor 1.0
-            return f"{subject} {'is' if equal else 'is not'} {value!r}", PRECEDENCE["cmp"]
-        if isinstance(value, int | float) and value in (0, 1):
+        if is_flag(value):  # p is True: True is neither 1 nor 1.0
+            return identity_text(subject, value, equal), PRECEDENCE["cmp"]
+        if differs(value):  # 0 or 1, which False and True equal
             number = _operand(text(other), PRECEDENCE["cmp"])
-            if equal:
-                typed = f"not isinstance({subject}, bool) and {subject} == {number}"
-                return typed, PRECEDENCE["and"]
-            return f"isinstance({subject}, bool) or {subject} != {number}", PRECEDENCE["or"]
+            typed, joined = equal_text(subject, number, equal)
+            return typed, PRECEDENCE[joined]
         if isinstance(other, ast.Name) and other.id in kinded and other.id != side.id:
-            them = text(other)[0]  # two such parameters: equal kinds, then equal values
-            same = f"isinstance({subject}, bool) == isinstance({them}, bool)"
-            if equal:
-                return f"{same} and {subject} == {them}", PRECEDENCE["and"]
-            return f"not ({same}) or {subject} != {them}", PRECEDENCE["or"]
+            typed, joined = kinds_equal_text(subject, text(other)[0], equal)
+            return typed, PRECEDENCE[joined]
     return None
 
 

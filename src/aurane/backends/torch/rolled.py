@@ -34,6 +34,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit
 from aurane.backends.torch.folded_sizes import hidden_params, size_flags
 from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
+from aurane.backends.torch.kinds import differs, is_number, kind_subject, kind_text
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     FUNCTION_MODULES,
@@ -2965,17 +2966,15 @@ def _value_checks(
             test, shown = f"{name} is not {value}", value
         elif isinstance(value, bool | ShownBool):
             test, shown = (f"not {name}" if value else name), repr(bool(value))
-        elif isinstance(value, int | float) and value in (0, 1):
+        elif differs(value):
             # True is not 1 in the language (``if mode == 1:`` sends it elsewhere), but
             # Python's ``True != 1`` is False: compare the kind too
             shown = _plain(value)
-            test = f"({name}, isinstance({name}, bool)) != ({shown}, False)"
+            test = f"{kind_subject(name)} != {kind_text(value, shown)}"
         elif isinstance(value, int | float | str):
             shown = _plain(value)
             test = f"{name} != {shown}"
-        elif isinstance(value, list | tuple) and all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in value
-        ):
+        elif isinstance(value, list | tuple) and all(is_number(v) for v in value):
             shown = f"[{', '.join(_plain(v) for v in value)}]"
             test = f"list({name}) != {shown}"
         else:
