@@ -124,7 +124,7 @@ def _python(
 
     def leaf(e: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
         match e:
-            case ast.Compare() if (kinded := kind_compare(e, text, mixed)) is not None:
+            case ast.Compare() | ast.BoolOp() if kinded := kind_compare(e, text, mixed):
                 return kinded
             case ast.Name(id=ident) if ident in params:
                 return name(Ref(ident)), ATOM
@@ -565,18 +565,38 @@ _OPPOSITES: dict[type[pyast.cmpop], str] = {
 
 
 def negation(condition: str) -> str:
-    """``k not in [5, 1]`` for ``k in [5, 1]``, as one writes it; ``not (...)`` otherwise
-    (an order comparison keeps its ``not``: its operands need not be ordered numbers)."""
+    """``k not in [5, 1]`` for ``k in [5, 1]``, as one writes it; an ``and`` or ``or`` of
+    such tests each negated (``p != 1 or p is True`` for ``p == 1 and p is not True``,
+    ``kinds.equal_text``); ``not (...)`` otherwise (an order comparison keeps its
+    ``not``: its operands need not be ordered numbers)."""
     test = pyast.parse(condition, mode="eval").body
     if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
         return pyast.get_source_segment(condition, test.operand) or f"not ({condition})"
+    if isinstance(test, pyast.BoolOp):
+        parts = [pyast.get_source_segment(condition, value) or "" for value in test.values]
+        negated = [_flipped(part) for part in parts]
+        if all(negated):  # each an atom or a comparison: no parentheses needed
+            return (" or " if isinstance(test.op, pyast.And) else " and ").join(map(str, negated))
+        return f"not ({condition})"
+    return _flipped(condition) or f"not ({condition})"
+
+
+def _flipped(condition: str) -> str | None:
+    """``condition`` negated without ``not (...)`` and binding as tightly as a
+    comparison: a comparison flipped (``!=`` for ``==``), ``not f(x)`` for a name or
+    call, ``x`` for ``not x`` where ``x`` is such; None otherwise."""
+    test = pyast.parse(condition, mode="eval").body
+    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
+        if isinstance(test.operand, pyast.BoolOp | pyast.IfExp | pyast.Lambda):
+            return None
+        return pyast.get_source_segment(condition, test.operand)
     if isinstance(test, pyast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPPOSITES:
         left = pyast.get_source_segment(condition, test.left)
         right = pyast.get_source_segment(condition, test.comparators[0])
         return f"{left} {_OPPOSITES[type(test.ops[0])]} {right}"
     if isinstance(test, pyast.Name | pyast.Attribute | pyast.Call | pyast.Subscript):
         return f"not {condition}"
-    return f"not ({condition})"
+    return None
 
 
 def _built(

@@ -15,8 +15,11 @@ language has no NumPy values, and telling it apart would make generated code imp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any, TypeGuard
+
+from aurane.semantics.symbolic import plain
 
 
 def is_flag(value: Any) -> TypeGuard[bool]:
@@ -90,13 +93,37 @@ def identity_text(subject: str, flag: bool, equal: bool) -> str:
     return f"{subject} {'is' if equal else 'is not'} {flag!r}"
 
 
-def equal_text(subject: str, number: str, equal: bool) -> tuple[str, str]:
+def equal_text(subject: str, number: str, value: Any, equal: bool) -> tuple[str, str]:
     """``subject == number`` (``equal``, else ``!=``) as the language means it, where a
-    boolean may reach ``subject`` and ``number`` is one a boolean equals (``differs``),
-    with the operator it joins with (``and``, ``or``: for parentheses)."""
+    boolean may reach ``subject`` and ``value`` (``number``'s value) is 0 or 1, which a
+    boolean equals (``differs``): the comparison, then the one boolean it lets through
+    excluded (``p == 1 and p is not True``, ``p != 0 or p is False``), shorter than a
+    kind test before it and read as the rule it keeps; with the operator it joins with
+    (``and``, ``or``: for parentheses)."""
+    return _excluding(subject, f"{subject} {'==' if equal else '!='} {number}", [value], equal)
+
+
+def member_text(subject: str, numbers: Sequence[str], values: Sequence[Any]) -> tuple[str, str]:
+    """``subject == a or subject == b ...`` as the language means it, where a boolean may
+    reach ``subject`` and one of the ``values`` (``numbers`` as written) is 0 or 1: one
+    membership test, the booleans it lets through excluded (``p in (0, 5) and p is not
+    False``), where each equality apart would need its own; its negation reads as one
+    too (``p not in (0, 5) or p is False``, ``branches.negation``)."""
+    return _excluding(subject, f"{subject} in ({', '.join(numbers)})", values, True)
+
+
+def _excluding(subject: str, test: str, values: Sequence[Any], equal: bool) -> tuple[str, str]:
+    """``test`` (of ``subject`` against numbers ``values``), true for ``equal``, with the
+    booleans equal to one of them excluded: one by identity, both by their kind."""
+    flags = {bool(v) for v in values if differs(v)}
+    if len(flags) == 1:
+        flag = flags.pop()
+        return f"{test} {'and' if equal else 'or'} {identity_text(subject, flag, not equal)}", (
+            "and" if equal else "or"
+        )
     if equal:
-        return f"not isinstance({subject}, bool) and {subject} == {number}", "and"
-    return f"isinstance({subject}, bool) or {subject} != {number}", "or"
+        return f"{test} and not isinstance({subject}, bool)", "and"
+    return f"{test} or isinstance({subject}, bool)", "or"
 
 
 def kinds_equal_text(subject: str, other: str, equal: bool) -> tuple[str, str]:
@@ -106,3 +133,46 @@ def kinds_equal_text(subject: str, other: str, equal: bool) -> tuple[str, str]:
     if equal:
         return f"{same} and {subject} == {other}", "and"
     return f"not ({same}) or {subject} != {other}", "or"
+
+
+def refused_to_numbers(
+    params: Sequence[str], given: Sequence[Mapping[str, Any]], typed: Container[str]
+) -> frozenset[str]:
+    """The ``params`` a refusal of any values other than the calls' ``given`` leaves
+    only numbers to: those the calls give numbers alone, compared with their kinds
+    (``typed``: ``(p, isinstance(p, bool)) != (1, False)``), or none of them 0 or 1
+    (``p != 3``, which refuses ``True`` too)."""
+    return frozenset(
+        p
+        for p in params
+        if all(is_number(plain(call.get(p))) for call in given)
+        and (p in typed or not any(differs(plain(call.get(p))) for call in given))
+    )
+
+
+def without_kind_tests(lines: Sequence[str], numbers: Iterable[str]) -> list[str]:
+    """``lines`` of a class whose refusal leaves only numbers to the parameters
+    ``numbers`` (``refused_to_numbers``): their tests exclude no boolean, which can no
+    longer reach them (``if mode == 1:``, not ``if mode == 1 and mode is not True:``).
+    Each exclusion ``equal_text`` and ``member_text`` write is always true (after an
+    ``and``) or always false (after an ``or``) there, so dropping it keeps the test."""
+    out = list(lines)
+    for param in numbers:
+        for subject in (param, f"self.{param}"):
+            name = rf"(?<![\w.]){re.escape(subject)}"
+            ends = r"(?=$|\)|:| or |  #)"  # the clause is the last operand of its or
+            kept = rf"(?:{name} is not (?:True|False)|not isinstance\({name}, bool\))"
+            dropped = rf"(?:{name} is (?:True|False)|isinstance\({name}, bool\))"
+            pattern = re.compile(rf" and {kept}(?=$|\)|:| and | or |  #)| or {dropped}{ends}")
+            # and the parentheses a dropped exclusion left around one comparison
+            cmp = rf"{name} (?:==|!=) (?:(?! and | or )[^(),])+|{name} (?:not in|in) \([^()]*\)"
+            alone = re.compile(rf"(?<![\w)\]])\(({cmp})\)")
+            out = [_dropped(line, pattern, alone) for line in out]
+    return out
+
+
+def _dropped(line: str, exclusion: re.Pattern[str], alone: re.Pattern[str]) -> str:
+    """``line`` without its ``exclusion`` clauses, and where it held one, without the
+    parentheses ``alone`` finds around a comparison left by itself."""
+    kept = exclusion.sub("", line)
+    return alone.sub(r"\1", kept) if kept != line else line

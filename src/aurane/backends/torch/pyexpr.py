@@ -15,7 +15,9 @@ from aurane.backends.torch.kinds import (
     equal_text,
     identity_text,
     is_flag,
+    is_number,
     kinds_equal_text,
+    member_text,
 )
 from aurane.syntax import ast
 
@@ -30,6 +32,8 @@ PRECEDENCE = {"or": 3, "and": 4, "not": 5, "cmp": 6, "+": 11, "-": 11, "*": 12, 
 PRECEDENCE.update({"//": 12, "%": 12, "unary": 13, "**": 14})
 ATOM = 20
 CONDITIONAL = 1  # ``a if test else b``
+# the comparison ``not (a op b)`` is, written as one writes it (``q not in (0, 5)``)
+_FLIPPED = {"==": "!=", "!=": "==", "in": "not in", "not in": "in"}
 
 Printed = tuple[str, int]  # an expression's text and how tightly it binds
 # the caller's writing of ``expr`` (a name, ``x.shape[1]``), given the printer for the parts
@@ -84,6 +88,13 @@ class _Printer:
             right = self.operand(expr.right, binds, strict=True)
             return f"{left} {expr.op} {right}", binds
         if isinstance(expr, ast.Not):
+            flipped = (
+                _FLIPPED.get(expr.operand.op) if isinstance(expr.operand, ast.Compare) else None
+            )
+            if flipped is not None and isinstance(expr.operand, ast.Compare):  # q not in (0, 5)
+                return self.text(
+                    ast.Compare(flipped, expr.operand.left, expr.operand.right, expr.operand.span)
+                )
             binds = PRECEDENCE["not"]
             return f"not {self.operand(expr.operand, binds, strict=False)}", binds
         if isinstance(expr, ast.IfExp):
@@ -111,15 +122,18 @@ class _Printer:
 
 
 def kind_compare(
-    expr: ast.Compare, text: Callable[[ast.Expr], Printed], kinded: frozenset[str]
+    expr: ast.Expr, text: Callable[[ast.Expr], Printed], kinded: frozenset[str]
 ) -> Printed | None:
     """``p == 1`` or ``p == true`` as the language compares them, for a parameter a boolean
     and a number may both reach (``untaken.kind_blind``): a boolean never equals a number,
     where Python's ``True == 1`` holds (a class built with ``p=True`` took the branch of 1).
     Decided by the value the other side has (a literal, a constant, ``1 - 1``), or the
-    kinds compared too where it is another such parameter. None for any other comparison:
-    Python's is the language's there (``p == 4``)."""
-    if expr.op not in ("==", "!="):
+    kinds compared too where it is another such parameter; ``p == 0 or p == 5`` as one
+    membership test (``kinds.member_text``). None for any other expression: Python's
+    comparison is the language's there (``p == 4``). The texts are ``kinds``'s."""
+    if isinstance(expr, ast.BoolOp):
+        return _kind_member(expr, text, kinded)
+    if not isinstance(expr, ast.Compare) or expr.op not in ("==", "!="):
         return None
     equal = expr.op == "=="
     for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
@@ -131,12 +145,50 @@ def kind_compare(
             return identity_text(subject, value, equal), PRECEDENCE["cmp"]
         if differs(value):  # 0 or 1, which False and True equal
             number = _operand(text(other), PRECEDENCE["cmp"])
-            typed, joined = equal_text(subject, number, equal)
+            typed, joined = equal_text(subject, number, value, equal)
             return typed, PRECEDENCE[joined]
         if isinstance(other, ast.Name) and other.id in kinded and other.id != side.id:
             typed, joined = kinds_equal_text(subject, text(other)[0], equal)
             return typed, PRECEDENCE[joined]
     return None
+
+
+def _kind_member(
+    expr: ast.BoolOp, text: Callable[[ast.Expr], Printed], kinded: frozenset[str]
+) -> Printed | None:
+    """``p == 0 or p == 5`` (every operand an equality of one such parameter with a
+    number, one of them 0 or 1) as ``p in (0, 5) and p is not False``; else None."""
+    if expr.op != "or":
+        return None
+    operands: list[ast.Expr] = []
+    pending: list[ast.Expr] = [expr]
+    while pending:  # the or's operands, left to right
+        part = pending.pop()
+        if isinstance(part, ast.BoolOp) and part.op == "or":
+            pending += [part.right, part.left]
+        else:
+            operands.append(part)
+    subjects: dict[str, ast.Expr] = {}
+    numbers: list[str] = []
+    values: list[object] = []
+    for part in operands:
+        if not (isinstance(part, ast.Compare) and part.op == "=="):
+            return None
+        side, other = (
+            (part.left, part.right) if isinstance(part.left, ast.Name) else (part.right, part.left)
+        )
+        if not (isinstance(side, ast.Name) and side.id in kinded):
+            return None
+        value = _constant_value(text(other)[0])
+        if not is_number(value):
+            return None
+        subjects[side.id] = side
+        numbers.append(_operand(text(other), PRECEDENCE["cmp"]))
+        values.append(value)
+    if len(subjects) != 1 or not any(differs(v) for v in values):
+        return None
+    member, joined = member_text(text(next(iter(subjects.values())))[0], numbers, values)
+    return member, PRECEDENCE[joined]
 
 
 def _constant_value(text: str) -> object:

@@ -42,6 +42,7 @@ from aurane.backends.torch.block_walk import (
 )
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inner_widths import InnerWidths
+from aurane.backends.torch.kinds import without_kind_tests
 from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
@@ -100,6 +101,7 @@ from aurane.backends.torch.untaken import (
     deciding_params,
     is_loop,
     kind_blind,
+    numbers_after,
     refusal_lines,
     refused_reason,
 )
@@ -265,6 +267,13 @@ def roll_block(
             at = rolled.lines.index(f"{INDENT * 2}super().__init__()") + 1
             guards = [line for lines in refused.values() for line in lines]
             lines = [*rolled.lines[:at], *dict.fromkeys(guards), *rolled.lines[at:]]
+            # a parameter refused all but the calls' numbers is no boolean in later tests
+            numbers = [
+                numbers_after(deciding_params(model, key, constants), given, model)
+                for key, guard in refused.items()
+                if guard
+            ]
+            lines = without_kind_tests(lines, frozenset().union(*numbers))
             # a body that runs at no arguments at all is no refusal: nothing to say
             said = tuple(
                 refused_reason(model, key, constants, unit="call", phantoms=True)

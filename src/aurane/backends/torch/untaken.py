@@ -22,7 +22,14 @@ from typing import Any, TypeVar
 
 from aurane import ops
 from aurane.backends.torch.emit_common import lit
-from aurane.backends.torch.kinds import is_flag, is_number, kind_guarded, kind_subject, kind_text
+from aurane.backends.torch.kinds import (
+    is_flag,
+    is_number,
+    kind_guarded,
+    kind_subject,
+    kind_text,
+    refused_to_numbers,
+)
 from aurane.backends.torch.loop_counts import branch_params, names_read, through_constants
 from aurane.backends.torch.refusals import refusal
 from aurane.ops.spec import ArgKind
@@ -245,9 +252,7 @@ def refusal_lines(
     rows: list[str] = []
     said: list[str] = []  # the rows as the message says them: without their types
     listed: set[str] = set()  # the parameters given lists, compared as tuples
-    # those given booleans and numbers, or 0 or 1 where tested, compared with their kinds
-    tested = branch_params(model) & kind_blind(model) if model is not None else frozenset()
-    typed = {p for p in params if kind_guarded([plain(c.get(p)) for c in given], p in tested)}
+    typed = _typed(params, given, model)
     for call in given:
         values = [plain(call.get(p)) for p in params]
         if not all(_plain_literal(v) for v in values):
@@ -291,6 +296,28 @@ _NUMBER_KINDS = frozenset(
         ArgKind.OPTIONAL_FLOAT,
     }
 )
+
+
+def _typed(
+    params: Sequence[str], given: Sequence[Mapping[str, Any]], model: ast.Model | None
+) -> frozenset[str]:
+    """The ``params`` ``refusal_lines`` compares with their kinds: those given booleans
+    and numbers, or 0 or 1 alone where an ``if`` tests them (``kinds.kind_guarded``)."""
+    tested = branch_params(model) & kind_blind(model) if model is not None else frozenset()
+    return frozenset(
+        p for p in params if kind_guarded([plain(c.get(p)) for c in given], p in tested)
+    )
+
+
+def numbers_after(
+    params: Sequence[str] | None, given: Sequence[Mapping[str, Any]], model: ast.Model
+) -> frozenset[str]:
+    """The ``params`` that ``refusal_lines`` of them leaves only numbers to (none where
+    unknown): the class's tests of them need not exclude a boolean
+    (``kinds.without_kind_tests``)."""
+    if not params:
+        return frozenset()
+    return refused_to_numbers(params, given, _typed(params, given, model))
 
 
 def kind_blind(model: ast.Model) -> frozenset[str]:
