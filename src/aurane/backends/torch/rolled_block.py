@@ -63,7 +63,7 @@ from aurane.backends.torch.param_blocks import (
     operation_kinds,
     rolled_axis,
 )
-from aurane.backends.torch.refusals import refusal
+from aurane.backends.torch.refusals import refusal, refused_first
 from aurane.backends.torch.rolled import (
     RESERVED,
     SIZE,
@@ -453,6 +453,7 @@ def _roll_block(
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches, dropped))))
+    inits = refused_first(inits)  # a list's item refused once, before its loop builds
     inits = with_counters(inits, row_counters, counter)
     inits = with_row_refusals(inits, row_classes, row_counters, counter, name)
     inits = with_item_counters(inits, item_spans)
