@@ -169,3 +169,30 @@ def test_negation_of_an_and_or_an_or_of_comparisons() -> None:
     assert negation("a < 1 and b == 2") == "not (a < 1 and b == 2)"
     assert negation("a == 1 and (b or c)") == "not (a == 1 and (b or c))"
     assert negation("not (a or b)") == "a or b"
+
+
+def test_two_parameters_compared_by_kind_need_no_not() -> None:
+    """``p != q`` where a boolean and a number may reach each: ``not (isinstance(p, bool)
+    == isinstance(q, bool)) or p != q`` read as ``isinstance(p, bool) != isinstance(q,
+    bool) or p != q``."""
+    source = """\
+model P(p, q, w: int):
+    def forward(x):
+        if p != q:
+            x -> dense(w)
+        else:
+            x -> dense(w + 1)
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(0, true, 4) -> P(1, 1, 4)
+        return x
+"""
+    module, code, notes = build(source, "two_kinded")
+    assert notes == [], notes
+    assert "        if isinstance(p, bool) != isinstance(q, bool) or p != q:\n" in code, code
+    assert module.P(8, True, 1, 4).dense1.out_features == 4  # true != 1: the if branch
+    assert module.P(8, 1, 1.0, 4).dense1.out_features == 5
+    assert check_source(source) == []

@@ -115,24 +115,22 @@ def member_text(subject: str, numbers: Sequence[str], values: Sequence[Any]) -> 
 def _excluding(subject: str, test: str, values: Sequence[Any], equal: bool) -> tuple[str, str]:
     """``test`` (of ``subject`` against numbers ``values``), true for ``equal``, with the
     booleans equal to one of them excluded: one by identity, both by their kind."""
+    joined = "and" if equal else "or"
     flags = {bool(v) for v in values if differs(v)}
     if len(flags) == 1:
-        flag = flags.pop()
-        return f"{test} {'and' if equal else 'or'} {identity_text(subject, flag, not equal)}", (
-            "and" if equal else "or"
-        )
-    if equal:
-        return f"{test} and not isinstance({subject}, bool)", "and"
-    return f"{test} or isinstance({subject}, bool)", "or"
+        excluded = identity_text(subject, flags.pop(), not equal)
+    else:
+        excluded = f"{'not ' if equal else ''}isinstance({subject}, bool)"
+    return f"{test} {joined} {excluded}", joined
 
 
 def kinds_equal_text(subject: str, other: str, equal: bool) -> tuple[str, str]:
     """``subject == other`` for two parameters a boolean and a number may each reach:
     equal kinds, then equal values; with the operator it joins with."""
-    same = f"isinstance({subject}, bool) == isinstance({other}, bool)"
+    kinds = f"isinstance({subject}, bool) {{}} isinstance({other}, bool)"
     if equal:
-        return f"{same} and {subject} == {other}", "and"
-    return f"not ({same}) or {subject} != {other}", "or"
+        return f"{kinds.format('==')} and {subject} == {other}", "and"
+    return f"{kinds.format('!=')} or {subject} != {other}", "or"  # no not (...)
 
 
 def refused_to_numbers(
