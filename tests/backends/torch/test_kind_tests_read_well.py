@@ -12,7 +12,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.backends.torch.branches import negation  # noqa: E402
 from aurane.backends.torch.kinds import (  # noqa: E402
     differs,
     equal_text,
@@ -20,6 +19,7 @@ from aurane.backends.torch.kinds import (  # noqa: E402
     same_value,
     without_kind_tests,
 )
+from aurane.backends.torch.pyexpr import negation  # noqa: E402
 from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     build,
@@ -55,7 +55,7 @@ def test_a_negated_comparison_is_written_as_one(test: str, calls: str, written: 
 
 
 # the branch of ``dense(w)`` only: the joined class writes the other's module under the
-# negation of the test (``branches.negation``)
+# negation of the test (``pyexpr.negation``)
 ONE_SIDED = """\
 model P(p, w: int):
     def forward(x):
@@ -162,7 +162,7 @@ def test_a_refusal_leaving_numbers_drops_the_exclusions_alone() -> None:
 
 
 def test_negation_of_an_and_or_an_or_of_comparisons() -> None:
-    """``branches.negation``: De Morgan where each part negates to a comparison or an
+    """``pyexpr.negation``: De Morgan where each part negates to a comparison or an
     atom; ``not (...)`` where one does not (an order comparison, a nested ``or``)."""
     assert negation("p == 1 and p is not True") == "p != 1 or p is True"
     assert negation("a in (1, 2) or not f(x)") == "a not in (1, 2) and f(x)"

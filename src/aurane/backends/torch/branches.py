@@ -30,7 +30,14 @@ from typing import Any
 
 from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.modules import LINE_LIMIT, _parse_call, nested
-from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, kind_compare, python_text
+from aurane.backends.torch.pyexpr import (
+    ATOM,
+    NotPython,
+    Printed,
+    kind_compare,
+    negation,
+    python_text,
+)
 from aurane.ir.graph import Graph
 from aurane.records import record
 from aurane.semantics.symbolic import PRINTED, InputSize, Leaf, Ref, plain
@@ -346,10 +353,12 @@ def nests_tests(lines: Sequence[str]) -> bool:
 
 
 def _operand(text: str) -> str:
-    """``text`` as an operand of ``and``: in parentheses where it is an ``and``/``or`` (a
-    negated ``not (a or b)`` reads ``a or b``) or looser."""
+    """``text`` as an operand of ``and``: in parentheses where it is an ``or`` (a negated
+    ``not (a or b)`` reads ``a or b``) or looser; an ``and`` joins the others as it is."""
     tree = pyast.parse(text, mode="eval").body
-    loose = isinstance(tree, pyast.BoolOp | pyast.IfExp | pyast.Lambda | pyast.NamedExpr)
+    loose = isinstance(tree, pyast.IfExp | pyast.Lambda | pyast.NamedExpr) or (
+        isinstance(tree, pyast.BoolOp) and isinstance(tree.op, pyast.Or)
+    )
     return f"({text})" if loose else text
 
 
@@ -552,51 +561,6 @@ def _merge(
             lines += _indented(no)
         out.append(tuple(lines))
     return out
-
-
-_OPPOSITES: dict[type[pyast.cmpop], str] = {
-    pyast.Eq: "!=",
-    pyast.NotEq: "==",
-    pyast.In: "not in",
-    pyast.NotIn: "in",
-    pyast.Is: "is not",
-    pyast.IsNot: "is",
-}
-
-
-def negation(condition: str) -> str:
-    """``k not in [5, 1]`` for ``k in [5, 1]``, as one writes it; an ``and`` or ``or`` of
-    such tests each negated (``p != 1 or p is True`` for ``p == 1 and p is not True``,
-    ``kinds.equal_text``); ``not (...)`` otherwise (an order comparison keeps its
-    ``not``: its operands need not be ordered numbers)."""
-    test = pyast.parse(condition, mode="eval").body
-    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
-        return pyast.get_source_segment(condition, test.operand) or f"not ({condition})"
-    if isinstance(test, pyast.BoolOp):
-        parts = [pyast.get_source_segment(condition, value) or "" for value in test.values]
-        negated = [_flipped(part) for part in parts]
-        if all(negated):  # each an atom or a comparison: no parentheses needed
-            return (" or " if isinstance(test.op, pyast.And) else " and ").join(map(str, negated))
-        return f"not ({condition})"
-    return _flipped(condition) or f"not ({condition})"
-
-
-def _flipped(condition: str) -> str | None:
-    """``condition`` negated without ``not (...)`` and binding as tightly as a
-    comparison: a comparison flipped (``!=`` for ``==``), ``not f(x)`` for a name or
-    call, ``x`` for ``not x`` where ``x`` is such; None otherwise."""
-    test = pyast.parse(condition, mode="eval").body
-    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
-        if isinstance(test.operand, pyast.BoolOp | pyast.IfExp | pyast.Lambda):
-            return None
-        return pyast.get_source_segment(condition, test.operand)
-    if isinstance(test, pyast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPPOSITES:
-        left = pyast.get_source_segment(condition, test.left)
-        right = pyast.get_source_segment(condition, test.comparators[0])
-        return f"{left} {_OPPOSITES[type(test.ops[0])]} {right}"
-    if isinstance(test, pyast.Name | pyast.Attribute | pyast.Call | pyast.Subscript):
-        return f"not {condition}"
-    return None
 
 
 def _built(

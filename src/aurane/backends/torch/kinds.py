@@ -108,7 +108,7 @@ def member_text(subject: str, numbers: Sequence[str], values: Sequence[Any]) -> 
     reach ``subject`` and one of the ``values`` (``numbers`` as written) is 0 or 1: one
     membership test, the booleans it lets through excluded (``p in (0, 5) and p is not
     False``), where each equality apart would need its own; its negation reads as one
-    too (``p not in (0, 5) or p is False``, ``branches.negation``)."""
+    too (``p not in (0, 5) or p is False``, ``pyexpr.negation``)."""
     return _excluding(subject, f"{subject} in ({', '.join(numbers)})", values, True)
 
 

@@ -32,7 +32,6 @@ from aurane.backends.torch.branches import (
     if_parents,
     join,
     middle,
-    negation,
     nests_tests,
     runs_if,
     uncommented,
@@ -68,6 +67,7 @@ from aurane.backends.torch.named import (
     sized_module_class,
 )
 from aurane.backends.torch.names import Namespace
+from aurane.backends.torch.pyexpr import negation
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import indexed_params, kind_blind, phantom_arguments

@@ -8,6 +8,7 @@ can call; the operators, their parentheses and literals are written here once.
 
 from __future__ import annotations
 
+import ast as pyast
 from collections.abc import Callable, Mapping
 
 from aurane.backends.torch.kinds import (
@@ -96,6 +97,9 @@ class _Printer:
                     ast.Compare(flipped, expr.operand.left, expr.operand.right, expr.operand.span)
                 )
             binds = PRECEDENCE["not"]
+            if isinstance(expr.operand, ast.BoolOp):  # negated part by part where it reads so
+                negated = negation(self.text(expr.operand)[0])
+                return negated, _binding(negated)
             return f"not {self.operand(expr.operand, binds, strict=False)}", binds
         if isinstance(expr, ast.IfExp):
             body = self.operand(expr.body, CONDITIONAL + 1, strict=True)
@@ -204,3 +208,59 @@ def _constant_value(text: str) -> object:
 def _operand(printed: Printed, binds: int) -> str:
     text, tight = printed
     return f"({text})" if tight <= binds else text
+
+
+_OPPOSITES: dict[type[pyast.cmpop], str] = {
+    pyast.Eq: "!=",
+    pyast.NotEq: "==",
+    pyast.In: "not in",
+    pyast.NotIn: "in",
+    pyast.Is: "is not",
+    pyast.IsNot: "is",
+}
+
+
+def negation(condition: str) -> str:
+    """``k not in [5, 1]`` for ``k in [5, 1]``, as one writes it; an ``and`` or ``or`` of
+    such tests each negated (``p != 1 or p is True`` for ``p == 1 and p is not True``,
+    ``kinds.equal_text``); ``not (...)`` otherwise (an order comparison keeps its
+    ``not``: its operands need not be ordered numbers)."""
+    test = pyast.parse(condition, mode="eval").body
+    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
+        return pyast.get_source_segment(condition, test.operand) or f"not ({condition})"
+    if isinstance(test, pyast.BoolOp):
+        parts = [pyast.get_source_segment(condition, value) or "" for value in test.values]
+        negated = [_flipped(part) for part in parts]
+        if all(negated):  # each an atom or a comparison: no parentheses needed
+            return (" or " if isinstance(test.op, pyast.And) else " and ").join(map(str, negated))
+        return f"not ({condition})"
+    return _flipped(condition) or f"not ({condition})"
+
+
+def _flipped(condition: str) -> str | None:
+    """``condition`` negated without ``not (...)`` and binding as tightly as a
+    comparison: a comparison flipped (``!=`` for ``==``), ``not f(x)`` for a name or
+    call, ``x`` for ``not x`` where ``x`` is such; None otherwise."""
+    test = pyast.parse(condition, mode="eval").body
+    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
+        if isinstance(test.operand, pyast.BoolOp | pyast.IfExp | pyast.Lambda):
+            return None
+        return pyast.get_source_segment(condition, test.operand)
+    if isinstance(test, pyast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPPOSITES:
+        left = pyast.get_source_segment(condition, test.left)
+        right = pyast.get_source_segment(condition, test.comparators[0])
+        return f"{left} {_OPPOSITES[type(test.ops[0])]} {right}"
+    if isinstance(test, pyast.Name | pyast.Attribute | pyast.Call | pyast.Subscript):
+        return f"not {condition}"
+    return None
+
+
+def _binding(text: str) -> int:
+    """How tightly the Python expression ``text`` binds (``PRECEDENCE``): an ``or``, an
+    ``and``, a ``not``, a comparison, else an atom's."""
+    tree = pyast.parse(text, mode="eval").body
+    if isinstance(tree, pyast.BoolOp):
+        return PRECEDENCE["or" if isinstance(tree.op, pyast.Or) else "and"]
+    if isinstance(tree, pyast.UnaryOp) and isinstance(tree.op, pyast.Not):
+        return PRECEDENCE["not"]
+    return PRECEDENCE["cmp"] if isinstance(tree, pyast.Compare) else ATOM

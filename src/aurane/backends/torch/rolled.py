@@ -30,7 +30,6 @@ from functools import partial
 from itertools import takewhile
 from typing import Any
 
-from aurane.backends.torch.branches import negation
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit
 from aurane.backends.torch.folded_sizes import hidden_params, size_flags
@@ -57,7 +56,14 @@ from aurane.backends.torch.param_blocks import (
     loop_params,
 )
 from aurane.backends.torch.piece_widths import piece_width
-from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, kind_compare, python_text
+from aurane.backends.torch.pyexpr import (
+    ATOM,
+    NotPython,
+    Printed,
+    kind_compare,
+    negation,
+    python_text,
+)
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
