@@ -203,7 +203,7 @@ def test_a_layer_only_the_else_branch_builds_is_tested_as_one_would_write_it() -
     ],
 )
 def test_negated_conditions_mean_the_opposite(condition: str, negation: str) -> None:
-    from aurane.backends.torch.branches import negation as negated
+    from aurane.backends.torch.pyexpr import negation as negated
 
     assert negated(condition) == negation
     for k in (None, 0, 1, 3, 5) if "None" in condition else (0, 1, 3, 5):

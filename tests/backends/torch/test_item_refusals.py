@@ -106,3 +106,35 @@ def test_a_norm_parameter_given_another_sized_class_is_refused_by_name() -> None
         with pytest.raises(ValueError, match=said):
             module.Stage(4, 2, refused)
     assert len(list(module.Stage(4, 1, nn.LayerNorm).children())) == 6
+
+
+ITEM_TWICE = """\
+model Fam(cfg):
+    def forward(x):
+        for c, a in cfg:
+            x -> dense(c) -> a -> dense(c) -> a
+        return x
+
+model Net:
+    input_shape = (4,)
+    def forward(x):
+        x -> Fam([(8, relu), (3, gelu)]) as f1 -> Fam([(5, relu)]) as f2 -> dense(2) as head
+"""
+
+
+def test_an_item_applied_at_two_steps_is_refused_once_first_in_its_loop() -> None:
+    """``x -> dense(c) -> a -> dense(c) -> a``: the refusal of ``a`` was written after
+    each ``dense`` it follows; once, before the iteration builds anything, says it."""
+    checked = twin(ITEM_TWICE, "item_twice", torch.randn(3, 4))
+    assert CLASS.findall(checked.gen.code) == ["Fam", "Net"], checked.gen.code
+    init = block_class(checked.gen, "Fam").split("    def forward")[0]
+    assert (
+        "        for i, (c, a) in enumerate(cfg):\n"
+        "            if a not in (nn.ReLU, nn.GELU):  # the operations the calls' items give\n"
+        '                raise ValueError(f"Fam is written for a in (nn.ReLU, nn.GELU), not {a.__name__}")\n'
+        '            setattr(self, f"dense{2 * i + 1}", nn.Linear(channels, c))\n'
+    ) in init, init
+    assert init.count("if a not in") == 1, init
+    with pytest.raises(ValueError, match=r"Fam is written for a in \(nn\.ReLU, nn\.GELU\)"):
+        checked.gen.module.Fam(4, ((8, nn.ReLU), (3, nn.Dropout)))
+    assert check_source(ITEM_TWICE, Counter()) == []

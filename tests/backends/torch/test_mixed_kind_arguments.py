@@ -26,7 +26,7 @@ def test_a_joined_test_with_0_tells_false_from_it() -> None:
     source = choice("p == 0", "P(0, 4) -> P(true, 4)")
     gen, _ = one_class_alike(source, "with_zero", torch.randn(2, 3, 8))
     assert CLASS.findall(gen.code) == ["P", "Net"], gen.code
-    assert "        if not isinstance(p, bool) and p == 0:\n" in gen.code, gen.code
+    assert "        if p == 0 and p is not False:\n" in gen.code, gen.code
     module, _, _ = build(source, "with_zero_other")
     assert module.P(8, False, 4).dense1.out_features == 5  # false == 0 is false: w + 1
     assert module.P(8, 0, 4).dense1.out_features == 4
@@ -159,8 +159,8 @@ model Net:
 """
     gen, _ = one_class_alike(source, "rolled_zero", torch.randn(2, 3, 8))
     assert CLASS.findall(gen.code) == ["P", "Net"], gen.code
-    assert "        if not isinstance(p, bool) and p == 0:\n" in gen.code, gen.code
-    assert "        if not isinstance(self.p, bool) and self.p == 0:\n" in gen.code, gen.code
+    assert "        if p == 0 and p is not False:\n" in gen.code, gen.code
+    assert "        if self.p == 0 and self.p is not False:\n" in gen.code, gen.code
     module, _, _ = build(source, "rolled_zero_other")
     assert module.P(8, 1, False, 4).dense2.out_features == 6  # false == 0 is false: w + 2
     assert check_source(source) == []
@@ -188,8 +188,8 @@ model wide = Net(6, true):
 """
     module, code, notes = build(source, "variants")
     assert notes == [], notes
-    assert "        if not isinstance(p, bool) and p == 0:\n" in code, code
-    assert "        if not isinstance(self.p, bool) and self.p == 0:\n" in code, code
+    assert "        if p == 0 and p is not False:\n" in code, code
+    assert "        if self.p == 0 and self.p is not False:\n" in code, code
     assert hasattr(module.Net(4, False), "b")
     assert check_source(source) == []
 

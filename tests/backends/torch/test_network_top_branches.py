@@ -53,7 +53,7 @@ def test_ifs_outside_loops_in_a_network_roll() -> None:
         "            channels = 2 * w\n"
     ) in code, code
     assert (  # True is not 1 in the language (a boolean may reach mode)
-        "        if not isinstance(mode, bool) and mode == 1:\n"
+        "        if mode == 1 and mode is not True:\n"
         "            self.norm = nn.LayerNorm(channels)\n"
         "        elif mode == 2:\n"
         "            self.mixer = nn.Linear(channels, w)\n"

@@ -55,10 +55,11 @@ def test_config_rows_with_operations_are_one_class() -> None:
     stage = _rolled(ROWS, "rows")
     assert (
         "        for i, (w, a) in enumerate(cfg):\n"
-        '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
+        # the item read in __init__ by its refusal (an operation no call gives is
+        # refused), first in the loop: before the iteration builds anything
+        "            if a not in (nn.ReLU, nn.GELU, nn.Tanh):  # the operations the calls' items give\n"
     ) in stage, stage
-    # the item read in __init__ by its refusal (an operation no call gives is refused)
-    assert "            if a not in (nn.ReLU, nn.GELU, nn.Tanh):" in stage, stage
+    assert '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n' in stage, stage
     assert (
         "        for i, (_, a) in enumerate(self.cfg):\n"
         '            x = getattr(self, f"dense{i + 1}")(x)\n'

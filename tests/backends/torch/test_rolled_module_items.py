@@ -60,13 +60,13 @@ def test_rows_with_a_norm_build_it_counted_per_operation() -> None:
     assert (
         "        layer_norm_count = 0\n"
         "        for i, (w, a) in enumerate(cfg):\n"
-        '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
-        "            channels = w\n"
-        "            # the operations the calls' items give\n"
+        "            # the operations the calls' items give\n"  # refused before anything is built
         "            if a not in (nn.ReLU, nn.LayerNorm, nn.Tanh, nn.GELU):\n"
         "                raise ValueError(\n"
         '                    f"Stage is written for a in (nn.ReLU, nn.LayerNorm, nn.Tanh, nn.GELU), not {a.__name__}",\n'
         "                )\n"
+        '            setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
+        "            channels = w\n"
         "            if a is nn.LayerNorm:\n"
         "                layer_norm_count += 1\n"
         '                setattr(self, f"layer_norm{layer_norm_count}", a(channels))\n'

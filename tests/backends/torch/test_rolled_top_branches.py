@@ -196,7 +196,7 @@ def test_elif_comparisons_and_an_if_without_else() -> None:
     calls taking it do (``dense1`` in both of the first two)."""
     code = _one_class(ELIF, "elif", "Fam", torch.randn(2, 3))
     assert (  # True is not 1 in the language (a boolean may reach mode)
-        "        if not isinstance(mode, bool) and mode == 1 and not flag:\n"
+        "        if mode == 1 and mode is not True and not flag:\n"
         "            self.dense1 = nn.Linear(channels, 8)\n"
         "            channels = 8\n"
         "            self.layer_norm1 = nn.LayerNorm(channels)\n"
@@ -206,7 +206,7 @@ def test_elif_comparisons_and_an_if_without_else() -> None:
         "        else:\n"
         "            self.layer_norm1 = nn.LayerNorm(channels)\n"
     ) in code, code
-    tested = "not isinstance(self.mode, bool) and self.mode == 1 and not self.flag"
+    tested = "self.mode == 1 and self.mode is not True and not self.flag"
     assert f"        if {tested}:\n" in code, code
     assert "        elif self.mode == 2 or self.flag:\n" in code, code
     assert "        if flag:\n            self.head = nn.Linear(channels, 5)\n" in code, code

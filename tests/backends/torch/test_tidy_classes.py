@@ -93,6 +93,9 @@ def test_a_folded_value_refused_for_an_untaken_body_is_refused_once() -> None:
         '            raise ValueError(f"Net is written for mode == 1, not {mode}")\n'
         "        self.stem = nn.Linear(4, w)\n"
     ) in code, code
+    # after the refusal mode is a number: the test reads as written, no kind test
+    assert "        if mode == 1:\n            self.norm = nn.LayerNorm(channels)\n" in code, code
+    assert "isinstance(mode, bool) and" not in code, code
 
 
 def test_a_loop_whose_count_names_nothing_drops_enumerate() -> None:
@@ -172,7 +175,7 @@ def test_an_unpacked_pair_reads_as_by_hand() -> None:
 @pytest.mark.parametrize("mode", [True, 2])
 def test_a_network_written_for_mode_1_refuses_true(mode: object) -> None:
     """``mode != 1`` let ``True`` through (Python's ``True == 1``), and the class, built
-    without ``self.norm`` (``if not isinstance(mode, bool) and mode == 1``), failed in
+    without ``self.norm`` (``if mode == 1 and mode is not True``), failed in
     forward; the language's ``if mode == 1:`` sends ``true`` elsewhere, so it is refused."""
     module, _, _ = build(FOLDED_MODE, "folded_mode_true")
     module.Net(6, 1)(torch.randn(2, 4))

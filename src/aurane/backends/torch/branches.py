@@ -30,7 +30,14 @@ from typing import Any
 
 from aurane.backends.torch.emit_common import Call
 from aurane.backends.torch.modules import LINE_LIMIT, _parse_call, nested
-from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, kind_compare, python_text
+from aurane.backends.torch.pyexpr import (
+    ATOM,
+    NotPython,
+    Printed,
+    kind_compare,
+    negation,
+    python_text,
+)
 from aurane.ir.graph import Graph
 from aurane.records import record
 from aurane.semantics.symbolic import PRINTED, InputSize, Leaf, Ref, plain
@@ -124,7 +131,7 @@ def _python(
 
     def leaf(e: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
         match e:
-            case ast.Compare() if (kinded := kind_compare(e, text, mixed)) is not None:
+            case ast.Compare() | ast.BoolOp() if kinded := kind_compare(e, text, mixed):
                 return kinded
             case ast.Name(id=ident) if ident in params:
                 return name(Ref(ident)), ATOM
@@ -346,10 +353,12 @@ def nests_tests(lines: Sequence[str]) -> bool:
 
 
 def _operand(text: str) -> str:
-    """``text`` as an operand of ``and``: in parentheses where it is an ``and``/``or`` (a
-    negated ``not (a or b)`` reads ``a or b``) or looser."""
+    """``text`` as an operand of ``and``: in parentheses where it is an ``or`` (a negated
+    ``not (a or b)`` reads ``a or b``) or looser; an ``and`` joins the others as it is."""
     tree = pyast.parse(text, mode="eval").body
-    loose = isinstance(tree, pyast.BoolOp | pyast.IfExp | pyast.Lambda | pyast.NamedExpr)
+    loose = isinstance(tree, pyast.IfExp | pyast.Lambda | pyast.NamedExpr) or (
+        isinstance(tree, pyast.BoolOp) and isinstance(tree.op, pyast.Or)
+    )
     return f"({text})" if loose else text
 
 
@@ -552,31 +561,6 @@ def _merge(
             lines += _indented(no)
         out.append(tuple(lines))
     return out
-
-
-_OPPOSITES: dict[type[pyast.cmpop], str] = {
-    pyast.Eq: "!=",
-    pyast.NotEq: "==",
-    pyast.In: "not in",
-    pyast.NotIn: "in",
-    pyast.Is: "is not",
-    pyast.IsNot: "is",
-}
-
-
-def negation(condition: str) -> str:
-    """``k not in [5, 1]`` for ``k in [5, 1]``, as one writes it; ``not (...)`` otherwise
-    (an order comparison keeps its ``not``: its operands need not be ordered numbers)."""
-    test = pyast.parse(condition, mode="eval").body
-    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
-        return pyast.get_source_segment(condition, test.operand) or f"not ({condition})"
-    if isinstance(test, pyast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPPOSITES:
-        left = pyast.get_source_segment(condition, test.left)
-        right = pyast.get_source_segment(condition, test.comparators[0])
-        return f"{left} {_OPPOSITES[type(test.ops[0])]} {right}"
-    if isinstance(test, pyast.Name | pyast.Attribute | pyast.Call | pyast.Subscript):
-        return f"not {condition}"
-    return f"not ({condition})"
 
 
 def _built(

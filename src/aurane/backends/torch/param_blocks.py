@@ -32,7 +32,6 @@ from aurane.backends.torch.branches import (
     if_parents,
     join,
     middle,
-    negation,
     nests_tests,
     runs_if,
     uncommented,
@@ -41,6 +40,14 @@ from aurane.backends.torch.branches import (
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.folded_sizes import hidden_params, size_flags
 from aurane.backends.torch.inline import inlined_source
+from aurane.backends.torch.kinds import (
+    is_flag,
+    kind_guarded,
+    kind_subject,
+    kind_text,
+    kinds_mixed,
+    same_value,
+)
 from aurane.backends.torch.loop_counts import (
     branch_params,
     branches_on_iterations,
@@ -60,17 +67,10 @@ from aurane.backends.torch.named import (
     sized_module_class,
 )
 from aurane.backends.torch.names import Namespace
+from aurane.backends.torch.pyexpr import negation
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
-from aurane.backends.torch.untaken import (
-    flag_alike,
-    indexed_params,
-    kind_blind,
-    kinds_mixed,
-    phantom_arguments,
-    typed_subject,
-    typed_text,
-)
+from aurane.backends.torch.untaken import indexed_params, kind_blind, phantom_arguments
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, fields, is_record, record, replace
@@ -1116,7 +1116,7 @@ class ParamClasses:
 
     def _mixed(self, model: str) -> frozenset[str]:
         """The parameters of the block ``model`` its calls give booleans and numbers
-        (``untaken.kinds_mixed``): a test or guard of one tells ``True`` from 1."""
+        (``kinds.kinds_mixed``): a test or guard of one tells ``True`` from 1."""
         given = [
             {**graph.block_defaults, **graph.block_args}
             for cls in self.classes.get(model, {}).values()
@@ -1155,38 +1155,39 @@ class ParamClasses:
             values: list[Any] = []
             for graph in cls.graphs:
                 value = plain({**graph.block_defaults, **graph.block_args}.get(param))
-                if not any(_same_value(value, v) for v in values):  # True is not 1
+                if not any(same_value(value, v) for v in values):  # True is not 1
                     values.append(value)
             texts = [self._value_text(v, cls.function_items) for v in values]
             if any("functools.partial(" in text for text in texts):
                 continue  # a partial equals no other, not even the call's own: unchecked
             guarded[param] = values
-        mixed = self._mixed(model.name)  # compared with their types: True is not 1
-        # and one an ``if`` test reads that the calls give 0 or 1 alone: ``if k == 1:``
-        # takes its other branch at ``true``, which ``k != 1`` lets through (counts and
-        # sizes are left as written: the language refuses a boolean for them)
+        # compared with their kinds: True is not 1 (``kinds.kind_guarded``), given booleans
+        # and numbers, or 0 or 1 alone to an ``if`` test (counts and sizes are left as
+        # written: the language refuses a boolean for them)
         if_tested = branch_params(model)
-        mixed |= {p for p, values in guarded.items() if p in if_tested and flag_alike(values)}
+        mixed = self._mixed(model.name) | {
+            p for p, values in guarded.items() if kind_guarded(values, p in if_tested)
+        }
         joint = self._joint_guard(cls, guarded, mixed)
         if joint is not None:  # the calls' values of one are not free of the others'
             return joint
         for param, values in guarded.items():
             texts = [self._value_text(v, cls.function_items) for v in values]
             if param in mixed:
-                typed = [typed_text(v, t) for v, t in zip(values, texts, strict=True)]
+                typed = [kind_text(v, t) for v, t in zip(values, texts, strict=True)]
                 if len(typed) == 1:
                     wanted = f"{param} == {texts[0]}"
-                    test = f"{typed_subject(param)} != {typed[0]}"
+                    test = f"{kind_subject(param)} != {typed[0]}"
                 else:
                     wanted = f"{param} in ({', '.join(texts)})"
-                    test = f"{typed_subject(param)} not in ({', '.join(typed)})"
+                    test = f"{kind_subject(param)} not in ({', '.join(typed)})"
             elif len(texts) == 1:
                 wanted = f"{param} == {texts[0]}"
                 test = f"{param} != {texts[0]}"
                 if (counted := _count_guard(param, values[0])) is not None:
                     _, tested, shown = counted  # rows compare as tuples, as a join's do
                     wanted, test = f"{param} == {shown}", f"{tested} != {shown}"
-                elif isinstance(values[0], bool):  # if act: rather than if act != True:
+                elif is_flag(values[0]):  # if act: rather than if act != True:
                     test = param if not values[0] else f"not {param}"
                 elif values[0] is None:
                     wanted, test = f"{param} is None", f"{param} is not None"
@@ -1211,7 +1212,7 @@ class ParamClasses:
         for graph in cls.graphs:
             given = {**graph.block_defaults, **graph.block_args}
             combo = tuple(plain(given.get(param)) for param in guarded)
-            if not any(_same_value(combo, c) for c in combos):
+            if not any(same_value(combo, c) for c in combos):
                 combos.append(combo)
         every_mix = 1
         for values in guarded.values():
@@ -1228,7 +1229,7 @@ class ParamClasses:
             tested.append(
                 rows[0][1]
                 if as_rows and rows[0] is not None
-                else typed_subject(param)
+                else kind_subject(param)
                 if typed
                 else param
             )
@@ -1238,7 +1239,7 @@ class ParamClasses:
                     said_row.append(counted[2])
                 else:
                     text = self._value_text(combo[index], cls.function_items)
-                    row.append(typed_text(combo[index], text) if typed else text)
+                    row.append(kind_text(combo[index], text) if typed else text)
                     said_row.append(text)
         shown_rows = [f"({', '.join(row)})" for row in shown]
         names = f"({', '.join(guarded)})"
@@ -1586,18 +1587,6 @@ class ParamClasses:
             items = ", ".join(self._value_text(v, functions) for v in value)
             return f"({items},)" if len(value) == 1 else f"({items})"
         return lit(value)
-
-
-def _same_value(a: Any, b: Any) -> bool:
-    """Whether two arguments are one value as the language compares them: a boolean is
-    never a number (``True == 1`` in Python), items of lists and tuples alike."""
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return (
-            len(a) == len(b)
-            and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
-            and type(a) is type(b)
-        )
-    return isinstance(a, bool) == isinstance(b, bool) and a == b
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,

@@ -8,8 +8,18 @@ can call; the operators, their parentheses and literals are written here once.
 
 from __future__ import annotations
 
+import ast as pyast
 from collections.abc import Callable, Mapping
 
+from aurane.backends.torch.kinds import (
+    differs,
+    equal_text,
+    identity_text,
+    is_flag,
+    is_number,
+    kinds_equal_text,
+    member_text,
+)
 from aurane.syntax import ast
 
 
@@ -23,6 +33,8 @@ PRECEDENCE = {"or": 3, "and": 4, "not": 5, "cmp": 6, "+": 11, "-": 11, "*": 12, 
 PRECEDENCE.update({"//": 12, "%": 12, "unary": 13, "**": 14})
 ATOM = 20
 CONDITIONAL = 1  # ``a if test else b``
+# the comparison ``not (a op b)`` is, written as one writes it (``q not in (0, 5)``)
+_FLIPPED = {"==": "!=", "!=": "==", "in": "not in", "not in": "in"}
 
 Printed = tuple[str, int]  # an expression's text and how tightly it binds
 # the caller's writing of ``expr`` (a name, ``x.shape[1]``), given the printer for the parts
@@ -77,7 +89,17 @@ class _Printer:
             right = self.operand(expr.right, binds, strict=True)
             return f"{left} {expr.op} {right}", binds
         if isinstance(expr, ast.Not):
+            flipped = (
+                _FLIPPED.get(expr.operand.op) if isinstance(expr.operand, ast.Compare) else None
+            )
+            if flipped is not None and isinstance(expr.operand, ast.Compare):  # q not in (0, 5)
+                return self.text(
+                    ast.Compare(flipped, expr.operand.left, expr.operand.right, expr.operand.span)
+                )
             binds = PRECEDENCE["not"]
+            if isinstance(expr.operand, ast.BoolOp):  # negated part by part where it reads so
+                negated = negation(self.text(expr.operand)[0])
+                return negated, _binding(negated)
             return f"not {self.operand(expr.operand, binds, strict=False)}", binds
         if isinstance(expr, ast.IfExp):
             body = self.operand(expr.body, CONDITIONAL + 1, strict=True)
@@ -104,15 +126,18 @@ class _Printer:
 
 
 def kind_compare(
-    expr: ast.Compare, text: Callable[[ast.Expr], Printed], kinded: frozenset[str]
+    expr: ast.Expr, text: Callable[[ast.Expr], Printed], kinded: frozenset[str]
 ) -> Printed | None:
     """``p == 1`` or ``p == true`` as the language compares them, for a parameter a boolean
     and a number may both reach (``untaken.kind_blind``): a boolean never equals a number,
     where Python's ``True == 1`` holds (a class built with ``p=True`` took the branch of 1).
     Decided by the value the other side has (a literal, a constant, ``1 - 1``), or the
-    kinds compared too where it is another such parameter. None for any other comparison:
-    Python's is the language's there (``p == 4``)."""
-    if expr.op not in ("==", "!="):
+    kinds compared too where it is another such parameter; ``p == 0 or p == 5`` as one
+    membership test (``kinds.member_text``). None for any other expression: Python's
+    comparison is the language's there (``p == 4``). The texts are ``kinds``'s."""
+    if isinstance(expr, ast.BoolOp):
+        return _kind_member(expr, text, kinded)
+    if not isinstance(expr, ast.Compare) or expr.op not in ("==", "!="):
         return None
     equal = expr.op == "=="
     for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
@@ -120,21 +145,54 @@ def kind_compare(
             continue
         subject = text(side)[0]
         value = _constant_value(text(other)[0])
-        if isinstance(value, bool):  # p is True: True is neither 1 nor 1.0
-            return f"{subject} {'is' if equal else 'is not'} {value!r}", PRECEDENCE["cmp"]
-        if isinstance(value, int | float) and value in (0, 1):
+        if is_flag(value):  # p is True: True is neither 1 nor 1.0
+            return identity_text(subject, value, equal), PRECEDENCE["cmp"]
+        if differs(value):  # 0 or 1, which False and True equal
             number = _operand(text(other), PRECEDENCE["cmp"])
-            if equal:
-                typed = f"not isinstance({subject}, bool) and {subject} == {number}"
-                return typed, PRECEDENCE["and"]
-            return f"isinstance({subject}, bool) or {subject} != {number}", PRECEDENCE["or"]
+            typed, joined = equal_text(subject, number, value, equal)
+            return typed, PRECEDENCE[joined]
         if isinstance(other, ast.Name) and other.id in kinded and other.id != side.id:
-            them = text(other)[0]  # two such parameters: equal kinds, then equal values
-            same = f"isinstance({subject}, bool) == isinstance({them}, bool)"
-            if equal:
-                return f"{same} and {subject} == {them}", PRECEDENCE["and"]
-            return f"not ({same}) or {subject} != {them}", PRECEDENCE["or"]
+            typed, joined = kinds_equal_text(subject, text(other)[0], equal)
+            return typed, PRECEDENCE[joined]
     return None
+
+
+def _kind_member(
+    expr: ast.BoolOp, text: Callable[[ast.Expr], Printed], kinded: frozenset[str]
+) -> Printed | None:
+    """``p == 0 or p == 5`` (every operand an equality of one such parameter with a
+    number, one of them 0 or 1) as ``p in (0, 5) and p is not False``; else None."""
+    if expr.op != "or":
+        return None
+    operands: list[ast.Expr] = []
+    pending: list[ast.Expr] = [expr]
+    while pending:  # the or's operands, left to right
+        part = pending.pop()
+        if isinstance(part, ast.BoolOp) and part.op == "or":
+            pending += [part.right, part.left]
+        else:
+            operands.append(part)
+    subjects: dict[str, ast.Expr] = {}
+    numbers: list[str] = []
+    values: list[object] = []
+    for part in operands:
+        if not (isinstance(part, ast.Compare) and part.op == "=="):
+            return None
+        side, other = (
+            (part.left, part.right) if isinstance(part.left, ast.Name) else (part.right, part.left)
+        )
+        if not (isinstance(side, ast.Name) and side.id in kinded):
+            return None
+        value = _constant_value(text(other)[0])
+        if not is_number(value):
+            return None
+        subjects[side.id] = side
+        numbers.append(_operand(text(other), PRECEDENCE["cmp"]))
+        values.append(value)
+    if len(subjects) != 1 or not any(differs(v) for v in values):
+        return None
+    member, joined = member_text(text(next(iter(subjects.values())))[0], numbers, values)
+    return member, PRECEDENCE[joined]
 
 
 def _constant_value(text: str) -> object:
@@ -150,3 +208,59 @@ def _constant_value(text: str) -> object:
 def _operand(printed: Printed, binds: int) -> str:
     text, tight = printed
     return f"({text})" if tight <= binds else text
+
+
+_OPPOSITES: dict[type[pyast.cmpop], str] = {
+    pyast.Eq: "!=",
+    pyast.NotEq: "==",
+    pyast.In: "not in",
+    pyast.NotIn: "in",
+    pyast.Is: "is not",
+    pyast.IsNot: "is",
+}
+
+
+def negation(condition: str) -> str:
+    """``k not in [5, 1]`` for ``k in [5, 1]``, as one writes it; an ``and`` or ``or`` of
+    such tests each negated (``p != 1 or p is True`` for ``p == 1 and p is not True``,
+    ``kinds.equal_text``); ``not (...)`` otherwise (an order comparison keeps its
+    ``not``: its operands need not be ordered numbers)."""
+    test = pyast.parse(condition, mode="eval").body
+    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
+        return pyast.get_source_segment(condition, test.operand) or f"not ({condition})"
+    if isinstance(test, pyast.BoolOp):
+        parts = [pyast.get_source_segment(condition, value) or "" for value in test.values]
+        negated = [_flipped(part) for part in parts]
+        if all(negated):  # each an atom or a comparison: no parentheses needed
+            return (" or " if isinstance(test.op, pyast.And) else " and ").join(map(str, negated))
+        return f"not ({condition})"
+    return _flipped(condition) or f"not ({condition})"
+
+
+def _flipped(condition: str) -> str | None:
+    """``condition`` negated without ``not (...)`` and binding as tightly as a
+    comparison: a comparison flipped (``!=`` for ``==``), ``not f(x)`` for a name or
+    call, ``x`` for ``not x`` where ``x`` is such; None otherwise."""
+    test = pyast.parse(condition, mode="eval").body
+    if isinstance(test, pyast.UnaryOp) and isinstance(test.op, pyast.Not):
+        if isinstance(test.operand, pyast.BoolOp | pyast.IfExp | pyast.Lambda):
+            return None
+        return pyast.get_source_segment(condition, test.operand)
+    if isinstance(test, pyast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPPOSITES:
+        left = pyast.get_source_segment(condition, test.left)
+        right = pyast.get_source_segment(condition, test.comparators[0])
+        return f"{left} {_OPPOSITES[type(test.ops[0])]} {right}"
+    if isinstance(test, pyast.Name | pyast.Attribute | pyast.Call | pyast.Subscript):
+        return f"not {condition}"
+    return None
+
+
+def _binding(text: str) -> int:
+    """How tightly the Python expression ``text`` binds (``PRECEDENCE``): an ``or``, an
+    ``and``, a ``not``, a comparison, else an atom's."""
+    tree = pyast.parse(text, mode="eval").body
+    if isinstance(tree, pyast.BoolOp):
+        return PRECEDENCE["or" if isinstance(tree.op, pyast.Or) else "and"]
+    if isinstance(tree, pyast.UnaryOp) and isinstance(tree.op, pyast.Not):
+        return PRECEDENCE["not"]
+    return PRECEDENCE["cmp"] if isinstance(tree, pyast.Compare) else ATOM

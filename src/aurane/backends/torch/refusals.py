@@ -12,8 +12,11 @@ read alike and wrap as black wraps them."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection, Sequence
+
 from aurane.backends.torch.emit_common import Call
-from aurane.backends.torch.modules import wrap
+from aurane.backends.torch.modules import INDENT, wrap
 
 
 def refusal(
@@ -45,3 +48,63 @@ def _string(text: str, prefix: str = "") -> str:
     if "'" not in text:
         return f"{prefix}'{text}'"
     return prefix + '"' + text.replace('"', '\\"') + '"'
+
+
+def refused_first(lines: Sequence[str]) -> list[str]:
+    """``__init__``'s ``lines`` with each loop's refusals of its targets once, first in
+    its body (``hoisted``)."""
+    out = list(lines)
+    at = 0
+    while at < len(out):  # the lines after a loop's header change as it is done
+        found = re.match(r"( *)for (.+?) in ", out[at])
+        if found is not None:
+            depth = len(found[1]) // len(INDENT)
+            names = re.findall(r"[A-Za-z_]\w*", found[2])
+            out[at:] = hoisted(out[at:], depth, names)
+        at += 1
+    return out
+
+
+def hoisted(lines: Sequence[str], depth: int, names: Collection[str]) -> list[str]:
+    """The lines of a loop (its header ``for`` at ``depth``) with each refusal of its
+    body testing one of ``names``, the loop's targets (``if a not in (nn.ReLU,
+    nn.GELU):``, ``block_walk``'s of a list's item), written once, first in the body: the
+    item is refused before the iteration builds anything, and once however many steps
+    apply it. Unchanged where the body binds one of ``names`` again (an inner loop's
+    target: the refusal reads the value at its step)."""
+    out = list(lines)
+    at = next((k for k, line in enumerate(out) if line.startswith(f"{INDENT * depth}for ")), None)
+    if at is None:
+        return out
+    pad = INDENT * (depth + 1)
+    end = next(
+        (k for k in range(at + 1, len(out)) if out[k].strip() and not out[k].startswith(pad)),
+        len(out),
+    )
+    body = out[at + 1 : end]
+    tests = tuple(f"{pad}if {name} {op}" for name in names for op in ("not in (", "is not "))
+    if any(
+        line.lstrip().startswith("for ") and any(f" {name}" in line for name in names)
+        for line in body
+    ):
+        return out
+    refusals: list[list[str]] = []
+    kept: list[str] = []
+    k = 0
+    while k < len(body):
+        start = k + 1 if body[k].startswith(f"{pad}# ") else k  # the why on its own line
+        stop = start + 1
+        while stop < len(body) and body[stop].startswith(pad + INDENT):
+            stop += 1
+        raises = stop <= len(body) and stop > start + 1
+        raises = raises and body[start + 1].lstrip().startswith("raise ValueError(")
+        if raises and body[start].startswith(tests):
+            if body[k:stop] not in refusals:
+                refusals.append(body[k:stop])
+            k = stop
+            continue
+        kept.append(body[k])
+        k += 1
+    if not refusals:
+        return out
+    return [*out[: at + 1], *(line for block in refusals for line in block), *kept, *out[end:]]

@@ -34,6 +34,13 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit
 from aurane.backends.torch.folded_sizes import hidden_params, size_flags
 from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
+from aurane.backends.torch.kinds import (
+    differs,
+    is_number,
+    kind_subject,
+    kind_text,
+    without_kind_tests,
+)
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     FUNCTION_MODULES,
@@ -49,13 +56,21 @@ from aurane.backends.torch.param_blocks import (
     loop_params,
 )
 from aurane.backends.torch.piece_widths import piece_width
-from aurane.backends.torch.pyexpr import ATOM, NotPython, Printed, kind_compare, python_text
+from aurane.backends.torch.pyexpr import (
+    ATOM,
+    NotPython,
+    Printed,
+    kind_compare,
+    negation,
+    python_text,
+)
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import ShownBool, ShownFloat, ShownInt, ShownStr
 from aurane.backends.torch.stage_apply import children_one_by_one, whole_stages
 from aurane.backends.torch.untaken import (
     deciding_params,
     kind_blind,
+    numbers_after,
     refusal_lines,
     refused_reason,
 )
@@ -275,8 +290,8 @@ class Translator:
     def _leaf(self, expr: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
         """A name by scope: a local, a module constant (inlined, or a table when long), a
         model's class, an operation's module class (``relu`` given to a block: nn.ReLU)."""
-        if isinstance(expr, ast.Compare):  # p == 0 where p may be False: kinds told apart
-            return kind_compare(expr, text, self.mixed)
+        if isinstance(expr, ast.Compare | ast.BoolOp):  # p == 0 where p may be False: kinds
+            return kind_compare(expr, text, self.mixed)  # told apart (``kinds.equal_text``)
         if isinstance(expr, ast.Name):
             if expr.id in self.locals:
                 return expr.id, ATOM
@@ -1066,7 +1081,7 @@ def without_empty_branches(lines: list[str]) -> list[str]:
         if len(chain) == 2 and not chain[0][1] and chain[1][0].strip() == "else:":
             # ``if up: pass`` / ``else: ...`` reads as ``if not up: ...``
             test = chain[0][0].strip()[len("if ") : -1]
-            chain = [(f"{pad}if {_negated(test)}:", chain[1][1])]
+            chain = [(f"{pad}if {negation(test)}:", chain[1][1])]
         if any(body for _, body in chain):
             for header, body in chain:
                 out += [header, *(body or [f"{pad}{INDENT}pass"])]
@@ -1093,16 +1108,6 @@ def _taken_branches(
             return [], [line.removeprefix(INDENT) for line in body]
         taken[0] = (f"{pad}if {header.strip().removeprefix('elif ')}", body)
     return taken, None
-
-
-def _negated(test: str) -> str:
-    """The Python condition ``not test``, parenthesised where the test is no atom."""
-    tree = pyast.parse(test, mode="eval").body
-    if isinstance(tree, pyast.UnaryOp) and isinstance(tree.op, pyast.Not):
-        return pyast.unparse(tree.operand)
-    if isinstance(tree, pyast.Name | pyast.Attribute | pyast.Call | pyast.Subscript):
-        return f"not {test}"
-    return f"not ({test})"
 
 
 def _path_text(layer: str, holes: tuple[ast.Expr, ...], tr: Translator) -> tuple[str, bool]:
@@ -2974,6 +2979,13 @@ def _roll_at(
         *init_call,
         *methods,
     ]
+    # a parameter refused all but the variants' numbers is no boolean in later tests
+    refused_to_numbers = [
+        numbers_after(deciding_params(network, key, constants), envs, network)
+        for key, lines in dropped.items()
+        if lines
+    ]
+    network_lines = without_kind_tests(network_lines, frozenset().union(*refused_to_numbers))
     said = tuple(  # one note per if, however many of its branches no variant takes
         dict.fromkeys(
             refused_reason(network, key, constants, unit="variant", phantoms=False)
@@ -3123,17 +3135,15 @@ def _value_checks(
             test, shown = f"{name} is not {value}", value
         elif isinstance(value, bool | ShownBool):
             test, shown = (f"not {name}" if value else name), repr(bool(value))
-        elif isinstance(value, int | float) and value in (0, 1):
+        elif differs(value):
             # True is not 1 in the language (``if mode == 1:`` sends it elsewhere), but
             # Python's ``True != 1`` is False: compare the kind too
             shown = _plain(value)
-            test = f"({name}, isinstance({name}, bool)) != ({shown}, False)"
+            test = f"{kind_subject(name)} != {kind_text(value, shown)}"
         elif isinstance(value, int | float | str):
             shown = _plain(value)
             test = f"{name} != {shown}"
-        elif isinstance(value, list | tuple) and all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in value
-        ):
+        elif isinstance(value, list | tuple) and all(is_number(v) for v in value):
             shown = f"[{', '.join(_plain(v) for v in value)}]"
             test = f"list({name}) != {shown}"
         else:

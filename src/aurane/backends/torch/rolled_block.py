@@ -42,6 +42,7 @@ from aurane.backends.torch.block_walk import (
 )
 from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inner_widths import InnerWidths
+from aurane.backends.torch.kinds import without_kind_tests
 from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
@@ -62,7 +63,7 @@ from aurane.backends.torch.param_blocks import (
     operation_kinds,
     rolled_axis,
 )
-from aurane.backends.torch.refusals import refusal
+from aurane.backends.torch.refusals import refusal, refused_first
 from aurane.backends.torch.rolled import (
     RESERVED,
     SIZE,
@@ -100,6 +101,7 @@ from aurane.backends.torch.untaken import (
     deciding_params,
     is_loop,
     kind_blind,
+    numbers_after,
     refusal_lines,
     refused_reason,
 )
@@ -265,6 +267,13 @@ def roll_block(
             at = rolled.lines.index(f"{INDENT * 2}super().__init__()") + 1
             guards = [line for lines in refused.values() for line in lines]
             lines = [*rolled.lines[:at], *dict.fromkeys(guards), *rolled.lines[at:]]
+            # a parameter refused all but the calls' numbers is no boolean in later tests
+            numbers = [
+                numbers_after(deciding_params(model, key, constants), given, model)
+                for key, guard in refused.items()
+                if guard
+            ]
+            lines = without_kind_tests(lines, frozenset().union(*numbers))
             # a body that runs at no arguments at all is no refusal: nothing to say
             said = tuple(
                 refused_reason(model, key, constants, unit="call", phantoms=True)
@@ -446,6 +455,7 @@ def _roll_block(
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
     inits = stages_in_order(enumerated(without_empty_branches(_fill(inits, branches, dropped))))
+    inits = refused_first(inits)  # a list's item refused once, before its loop builds
     inits = with_counters(inits, row_counters, counter)
     inits = with_row_refusals(inits, row_classes, row_counters, counter, name)
     inits = with_item_counters(inits, item_spans)

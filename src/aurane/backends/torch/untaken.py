@@ -22,6 +22,14 @@ from typing import Any, TypeVar
 
 from aurane import ops
 from aurane.backends.torch.emit_common import lit
+from aurane.backends.torch.kinds import (
+    is_flag,
+    is_number,
+    kind_guarded,
+    kind_subject,
+    kind_text,
+    refused_to_numbers,
+)
 from aurane.backends.torch.loop_counts import branch_params, names_read, through_constants
 from aurane.backends.torch.refusals import refusal
 from aurane.ops.spec import ArgKind
@@ -169,7 +177,7 @@ def _list_tries(
     numbers = [
         value
         for value in (plain(v) for p, v in given[0].items() if p != param)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0
+        if isinstance(value, int) and is_number(value) and value > 0
     ]
     tried = list(dict.fromkeys([*numbers, _SMALL_ITEM]))[:_MOST_ITEM_TRIES]
     if all(number % 2 == 0 for number in tried):
@@ -201,12 +209,12 @@ def phantom_arguments(
         if any(v is None for v in values):
             continue
         tries: list[Any] = []
-        if all(isinstance(v, bool) for v in values):
+        if all(is_flag(v) for v in values):
             tries = [not v for v in values]
-        elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        elif all(isinstance(v, int) and is_number(v) for v in values):
             # a literal a test compares with, and either side of it (``if w > 8``: 9),
             # first: the roller reads only the first few phantoms
-            numbers = [t for t in tested if isinstance(t, int) and not isinstance(t, bool)]
+            numbers = [t for t in tested if isinstance(t, int) and is_number(t)]
             tries = [t + d for t in numbers for d in (0, 1, -1)]
             tries += [max(values) + 1, *(v + d for v in values for d in (1, -1))]
         elif all(isinstance(v, str) for v in values):
@@ -244,11 +252,7 @@ def refusal_lines(
     rows: list[str] = []
     said: list[str] = []  # the rows as the message says them: without their types
     listed: set[str] = set()  # the parameters given lists, compared as tuples
-    # those given booleans and numbers, compared with their types (``kinds_mixed``)
-    typed = {p for p in params if kinds_mixed([plain(call.get(p)) for call in given])}
-    if model is not None:
-        tested = branch_params(model) & kind_blind(model)
-        typed |= {p for p in params if p in tested and flag_alike([plain(c.get(p)) for c in given])}
+    typed = _typed(params, given, model)
     for call in given:
         values = [plain(call.get(p)) for p in params]
         if not all(_plain_literal(v) for v in values):
@@ -256,14 +260,14 @@ def refusal_lines(
         listed |= {p for p, v in zip(params, values, strict=True) if isinstance(v, tuple | list)}
         texts = [lit(v) for v in values]
         typed_texts = [
-            typed_text(v, t) if p in typed else t
+            kind_text(v, t) if p in typed else t
             for p, v, t in zip(params, values, texts, strict=True)
         ]
         row = typed_texts[0] if len(params) == 1 else f"({', '.join(typed_texts)})"
         if row not in rows:
             rows.append(row)
             said.append(texts[0] if len(params) == 1 else f"({', '.join(texts)})")
-    read = [f"tuple({p})" if p in listed else typed_subject(p) if p in typed else p for p in params]
+    read = [f"tuple({p})" if p in listed else kind_subject(p) if p in typed else p for p in params]
     subject = read[0] if len(params) == 1 else f"({', '.join(read)})"
     shown = params[0] if len(params) == 1 else f"({', '.join(params)})"
     if len(rows) == 1 and rows[0] in ("True", "False"):  # if flag: rather than != False
@@ -275,23 +279,6 @@ def refusal_lines(
         wanted = f"{shown} in ({', '.join(said)})"
         test = f"{subject} not in ({', '.join(rows)})"
     return refusal(block, test, f"for {wanted}", f"a body no {who} runs is not written", shown)
-
-
-def kinds_mixed(values: Sequence[Any]) -> bool:
-    """Whether the calls' ``values`` of one parameter are booleans and numbers, each a
-    plain one: the language's ``==`` tells ``true`` from 1, Python's does not (``True in
-    (False, 1)``), so a guard compares them with their types (``typed_subject``)."""
-    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-    flags = [v for v in values if isinstance(v, bool)]
-    return bool(numbers) and bool(flags) and len(numbers) + len(flags) == len(values)
-
-
-def flag_alike(values: Sequence[Any]) -> bool:
-    """Whether the calls' ``values`` of one parameter are plain numbers, one of them 0 or
-    1: Python's ``True == 1`` lets a boolean through a guard written for them, where the
-    language's ``==`` tells ``true`` from 1 (an ``if k == 1:`` takes its other branch)."""
-    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-    return len(numbers) == len(values) > 0 and any(v in (0, 1) for v in numbers)
 
 
 _Node = TypeVar("_Node")
@@ -309,6 +296,28 @@ _NUMBER_KINDS = frozenset(
         ArgKind.OPTIONAL_FLOAT,
     }
 )
+
+
+def _typed(
+    params: Sequence[str], given: Sequence[Mapping[str, Any]], model: ast.Model | None
+) -> frozenset[str]:
+    """The ``params`` ``refusal_lines`` compares with their kinds: those given booleans
+    and numbers, or 0 or 1 alone where an ``if`` tests them (``kinds.kind_guarded``)."""
+    tested = branch_params(model) & kind_blind(model) if model is not None else frozenset()
+    return frozenset(
+        p for p in params if kind_guarded([plain(c.get(p)) for c in given], p in tested)
+    )
+
+
+def numbers_after(
+    params: Sequence[str] | None, given: Sequence[Mapping[str, Any]], model: ast.Model
+) -> frozenset[str]:
+    """The ``params`` that ``refusal_lines`` of them leaves only numbers to (none where
+    unknown): the class's tests of them need not exclude a boolean
+    (``kinds.without_kind_tests``)."""
+    if not params:
+        return frozenset()
+    return refused_to_numbers(params, given, _typed(params, given, model))
 
 
 def kind_blind(model: ast.Model) -> frozenset[str]:
@@ -443,19 +452,6 @@ def _nodes(node: object, kind: type[_Node]) -> list[_Node]:
         for field in fields(node):  # type: ignore[arg-type]
             found += _nodes(getattr(node, field.name), kind)
     return found
-
-
-def typed_subject(param: str) -> str:
-    """A parameter as a guard of mixed values compares it, its kind beside its value:
-    ``(p, isinstance(p, bool))``. The kind, not the exact type: ``1.0`` and NumPy's 1 are
-    the language's 1, as ``True`` is not."""
-    return f"({param}, isinstance({param}, bool))"
-
-
-def typed_text(value: Any, text: str) -> str:
-    """A call's value of a parameter given booleans and numbers, as ``typed_subject``
-    compares it: ``(False, True)`` for a boolean, ``(1, False)`` for a number."""
-    return f"({text}, {isinstance(value, bool)})"
 
 
 def _plain_literal(value: Any) -> bool:
