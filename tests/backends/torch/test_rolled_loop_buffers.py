@@ -23,6 +23,7 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
+    built_alike,
     per_call,
     roll_notes,
     rolls_exactly,
@@ -351,13 +352,30 @@ def test_a_sinusoid_table_of_a_parameters_width_keeps_its_note() -> None:
     ], notes
 
 
-def test_a_network_making_a_buffer_keeps_its_variants() -> None:
-    """``h = buffer(width, init=fill)`` at the top of a network's forward: no tensor in,
-    which the network roller read as a call on its first input (an internal error); now
-    the buffer is registered and the located note says forward does not read it."""
-    notes, code = roll_notes(NETWORK_BUFFER)
-    assert notes == ["network 'Net' at 3:7: forward does not read the module 'buffer1'"], notes
-    assert '        self.register_buffer("buffer1", torch.ones(6))\n' in code, code
+def test_a_network_making_a_buffer_outside_loops_rolls() -> None:
+    """``h = buffer(width, init=fill)`` at the top of a network's forward: registered under
+    the IR's name and read as forward reads it (``self.buffer1.expand(...)``, no call), so
+    the variants roll into one ``Net``; each variant's buffer holds what its own class's
+    does (``strict`` loads copy buffers too, so it is compared before any load), and
+    ``roll_check`` finds nothing."""
+    code = rolls_exactly(NETWORK_BUFFER, "network_buffer", torch.randn(2, 5))
+    assert (
+        '        if fill not in ("zeros", "ones"):  # the buffer\'s contents are written for'
+        " these inits\n"
+        "            raise ValueError(f'Net is written for fill in (\"zeros\", \"ones\"),"
+        " not {fill}')\n"
+        "        self.register_buffer(\n"
+        '            "buffer1", torch.zeros(width) if fill == "zeros" else torch.ones(width)\n'
+        "        )\n"
+    ) in code, code
+    assert "        h = self.buffer1.expand(x.shape[0], -1)\n" in code, code
+    rolled, _, _ = build(NETWORK_BUFFER, "network_buffer_values")
+    unrolled, _, _ = build(NETWORK_BUFFER, "network_buffer_values_flat", roll=False)
+    for variant in ("small", "wide"):
+        mine, theirs = built_alike(rolled, unrolled, variant)
+        torch.testing.assert_close(mine.buffer1, theirs.buffer1, rtol=0, atol=0)
+    assert check_networks(NETWORK_BUFFER, Counter()) == []
+    assert check_source(NETWORK_BUFFER, Counter()) == []
 
 
 def test_a_network_loop_making_a_buffer_its_init_parameter_fills() -> None:

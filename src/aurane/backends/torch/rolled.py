@@ -3330,8 +3330,9 @@ def _reads(forward: str, attr: str) -> bool:
     """Whether ``forward`` applies the unnamed module ``attr`` (``conv2d3``): by its
     name, or in a loop by its numbered name (``getattr(self, f"conv2d{i + 2}")``, which
     the loop's writer checked against each iteration's node; ``unit01``, a block
-    ``Unit0``'s, as ``f"unit0{i + 1}"``)."""
-    if f"self.{attr}(" in forward:
+    ``Unit0``'s, as ``f"unit0{i + 1}"``); a buffer (``buffer1``) by reading it, not a
+    call (``self.buffer1.expand(...)``)."""
+    if re.search(rf"\bself\.{attr}\b(?!\s*=[^=])", forward):
         return True
     return any(f'getattr(self, f"{stem}{{' in forward for stem, _ in number_splits(attr))
 
