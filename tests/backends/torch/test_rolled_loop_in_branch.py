@@ -260,6 +260,42 @@ model Stage(w, n, deep: bool):
     assert '            x = getattr(self, f"dense{m + 1}")(x)\n' in text, text
 
 
+def test_an_increment_no_later_module_reads_is_not_written() -> None:
+    """A second if after the count's last reader adds to it in a branch: ``m += 1`` there
+    would be dead, in ``__init__`` and forward alike; the first if's, read by the
+    ``dense`` after it, stay."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                x -> dense(w).relu
+        else:
+            x -> dense(w)
+        x -> dense(w)
+        if deep:
+            x -> dense(w)
+        else:
+            x -> layer_norm()
+        return x
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(5, 2, false)"
+    checked = twin(program(source, calls), "dead_increment", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    init, forward = text.split("    def forward")
+    assert (
+        '            setattr(self, f"dense{m + 2}", nn.Linear(channels, w))\n'
+        "            channels = w\n"
+        "        else:\n"
+    ) in init, init
+    assert (
+        '            x = getattr(self, f"dense{m + 2}")(x)\n'
+        "        else:\n"
+    ) in forward, forward
+    for method in (init, forward):
+        assert method.count("m += 1") == 2, method
+
+
 ELIF = """\
 model Stage(w, n, mode):
     def forward(x):

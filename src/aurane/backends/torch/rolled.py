@@ -627,8 +627,9 @@ def _counters(lines: list[str]) -> list[str]:
     ends: dict[int, list[str]] = {}  # the line an inner body ends at -> the counts after it
     for at, line in enumerate(out):
         if at in added:  # n = 0, n += 1: where a name reads the count
-            _, name, text = added[at]
-            written += [text] if name in read else []
+            kind, name, text = added[at]
+            live = name in read and (kind == "zero" or _read_later(out, at, name, text))
+            written += [text] if live else []
             continue
         kind, name, pad = marks.get(at, ("", "", ""))
         if name in read and kind == "start":
@@ -645,6 +646,27 @@ def _counters(lines: list[str]) -> list[str]:
         written.append(line)
         written += ends.pop(at, [])
     return written
+
+
+def _read_later(lines: list[str], at: int, name: str, added: str) -> bool:
+    """Whether a line after ``at`` (where ``added``, ``n += 1``, goes) reads the count
+    ``name``, or any line of a loop around it (its next iteration reads what this one
+    added): an ``n += 1`` no later module reads is dead, and a hand-written class would
+    not write it."""
+    start = at + 1
+    pad = len(added) - len(added.lstrip())
+    for before in range(at - 1, -1, -1):
+        code = lines[before].partition("  # ")[0]
+        indent = len(code) - len(code.lstrip())
+        if not code.strip() or indent >= pad:
+            continue
+        pad = indent
+        if code.lstrip().startswith("for "):
+            start = before  # the outermost loop around it so far
+        if indent == 0 or code.lstrip().startswith("def "):
+            break
+    read = re.compile(rf"(?<![\w.]){name}\b")
+    return any(read.search(line) for i, line in enumerate(lines[start:], start) if i != at)
 
 
 def applied_target(loop: ast.For) -> str | None:
