@@ -341,9 +341,12 @@ model Stage(w, n, deep: bool):
     assert '        setattr(self, f"dense{m + 2}", nn.Linear(channels, w))\n' in text, text
 
 
-def test_an_if_in_the_branch_loop_keeps_a_class_per_call() -> None:
-    """An if in the branch's loop making the operation: no count is kept for it, the
-    located note stays."""
+def test_an_if_in_the_branch_loop_adds_in_its_branch() -> None:
+    """An if in the branch's loop making the operation: the running count adds in that
+    if's branch (``m += 1`` where it makes the module), so the ``dense`` after the outer
+    if is ``dense{m + 1}`` whichever branches ran (it kept a class per call with the note
+    'numbered on from the loop ... in an if's branch'); a call taking the loop but not
+    the inner branch (``Stage(5, 2, true, false)``) makes none in it."""
     source = """\
 model Stage(w, n, deep: bool, wide: bool):
     def forward(x):
@@ -355,12 +358,74 @@ model Stage(w, n, deep: bool, wide: bool):
             x -> dense(w)
         return x -> dense(w)
 """
-    calls = "Stage(8, 2, true, true) -> Stage(6, 3, true, true) -> Stage(8, 3, false, false)"
+    calls = (
+        "Stage(8, 2, true, true) -> Stage(6, 3, true, true) -> Stage(8, 3, false, false)"
+        " -> Stage(5, 2, true, false)"
+    )
+    checked = twin(program(source, calls), "if_in_branch_loop", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert CLASS.findall(checked.code) == ["Stage", "Net"], checked.code
+    assert (
+        "        if deep:\n"
+        "            for i in range(n):\n"
+        "                if wide:\n"
+        '                    setattr(self, f"dense{i + 1}", nn.Linear(channels, w))\n'
+        "                    channels = w\n"
+        "                    m += 1\n"
+    ) in text, text
+    assert '        setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n' in text, text
+    assert (
+        "                if self.wide:\n"
+        '                    x = getattr(self, f"dense{i + 1}")(x)\n'
+        "                    m += 1\n"
+    ) in text, text
+    assert '        return getattr(self, f"dense{m + 1}")(x)\n' in text, text
+    assert {"stage2.dense4", "stage3.dense2", "stage4.dense1"} <= set(checked.modules)
+
+
+def test_an_if_in_the_branch_loop_whose_branches_make_different_numbers() -> None:
+    """``if wide: dense else: dense -> dense`` in the branch's loop: each inner branch
+    adds what it made (``m += 1``, ``m += 2``), its modules numbered by the loop's count
+    as outside an if's branch (``dense{2 * i + 1}``)."""
+    source = """\
+model Stage(w, n, deep: bool, wide: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                if wide:
+                    x -> dense(w)
+                else:
+                    x -> dense(w) -> dense(w)
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true, true) -> Stage(6, 3, true, false) -> Stage(8, 3, false, false)"
+    checked = twin(program(source, calls), "if_else_in_branch_loop", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert CLASS.findall(checked.code) == ["Stage", "Net"], checked.code
+    for method in text.split("    def forward"):
+        assert "                    m += 1\n                else:\n" in method, method
+        assert "                    m += 2\n        else:\n" in method, method
+
+
+def test_an_if_on_the_loop_count_in_the_branch_loop_keeps_a_class_per_call() -> None:
+    """``if i > 0:`` in the branch's loop: the iterations make different modules, which
+    the roller writes nowhere (as outside an if's branch); the located note stays."""
+    source = """\
+model Stage(w, n, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                if i > 0:
+                    x -> dense(w)
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 3, false)"
     notes, code = roll_notes(program(source, calls))
-    assert notes == [
-        "block 'Stage' at 1:7: an unnamed 'dense' module at 9:21 numbered on from the loop"
-        " at 4:13 in an if's branch: name it with 'as'"
-    ], notes
+    assert notes == ["block 'Stage' at 1:7: an unnamed 'dense' module in a loop at 6:26"], notes
     assert "class Stage_2(nn.Module):" in code
 
 

@@ -1350,10 +1350,10 @@ def branch_counts(
     and ``layer_norm`` both after ``if flag: x -> dense(w) else: x -> layer_norm()``), in
     the order of their first such modules, with the modules each branch of every if
     makes outside the ifs in it, and their names: ``n``, ``m``, ``count``, ``n2``, ...,
-    the first no name of ``body``, of ``taken`` nor of a count before is. None for an
-    operation whose loop in a branch holds an if making it, nor for any after it. A
-    loop in a branch adds its modules each iteration; a triangle there (of ``counted``)
-    its running count after its outer loop, where only its inner loop makes them."""
+    the first no name of ``body``, of ``taken`` nor of a count before is. A loop in a
+    branch adds its modules each iteration, an if in that loop each of its branches' (as
+    any if's); a triangle there (of ``counted``) its running count after its outer loop,
+    where only its inner loop makes them."""
     items = list(syntax_items(body))
     ifs = [item for item in items if isinstance(item, ast.If)]
     steps = [
@@ -1388,8 +1388,6 @@ def branch_counts(
         # the branch taken runs it as many times as that call's count says
         totals: list[tuple[Span, Triangle, int]] = []
         for loop in _branch_loops(body, step):
-            if any(_made_in(inner, step) for inner in syntax_items(loop.body) if inner in ifs):
-                return tuple(counts.values())  # an if in it: its branches add in the loop
             triangle = next((t for t in counted if loop.span == t.inner.span), None)
             if triangle is not None and triangle.top is None and not _in_loops(triangle, step):
                 totals.append((triangle.outer.span, triangle, _made(loop, step)))

@@ -3632,8 +3632,8 @@ def numbered_after_branch_loops(
     (outside loops) that makes modules of its operation: the IR numbers it on from the
     loop's iterations, which only the branch taken runs (``if deep: for i in range(n):
     x -> dense(w)``, then ``x -> dense(w)``: ``dense{n + 1}`` or ``dense2``), unless a
-    running count adds that loop's modules (``BranchCount``: not where an if in the
-    loop makes them, which no count the class keeps then says).
+    running count adds that loop's modules (``BranchCount``, an if in the loop adding
+    in its branches).
     Another branch's modules (``else: x -> dense(w)``) are numbered apart. ``whole``:
     the forward's body, searched for the later modules (``body`` itself at the top).
     ``counts``: a block's running counts, which number on from the loops whose
