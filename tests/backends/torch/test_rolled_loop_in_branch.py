@@ -409,6 +409,66 @@ model Stage(w, n, deep: bool, wide: bool):
         assert "                    m += 2\n        else:\n" in method, method
 
 
+NESTED_BESIDE = """\
+model Stage(w, n, k, deep: bool):
+    def forward(x):
+        if deep:
+            for i in range(n):
+                x -> dense(w)
+                for j in range(k):
+                    x -> dense(w).relu
+        else:
+            x -> dense(w)
+        return x -> dense(w)
+"""
+
+
+def test_nested_loops_in_a_branch_whose_outer_body_makes_the_operation() -> None:
+    """``for i: dense; for j in range(k): dense`` in a branch: no step in ``i`` numbers
+    both loops' modules, so the inner loop keeps a running count (``m``, as a triangle's)
+    that names them (``dense{i + m + 1}``, ``dense{i + m + 2}``), and the branch count
+    adds both loops' (it kept a class per call with 'an unnamed 'dense' module in a
+    loop at 5:22')."""
+    calls = "Stage(8, 2, 2, true) -> Stage(6, 3, 1, true) -> Stage(8, 3, 2, false)"
+    checked = twin(program(NESTED_BESIDE, calls), "nested_beside_branch", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert CLASS.findall(checked.code) == ["Stage", "Net"], checked.code
+    assert (
+        "        if deep:\n"
+        "            m = 0\n"
+        "            for i in range(n):\n"
+        '                setattr(self, f"dense{i + m + 1}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        "                for j in range(k):\n"
+        '                    setattr(self, f"dense{i + m + 2}", nn.Linear(channels, w))\n'
+        "                    m += 1\n"
+        "                    count += 1\n"
+        "                count += 1\n"
+    ) in text, text
+    assert '        return getattr(self, f"dense{count + 1}")(x)\n' in text, text
+    assert {"stage1.dense7", "stage2.dense7", "stage3.dense2"} <= set(checked.modules)
+
+
+def test_nested_loops_whose_outer_body_makes_the_operation_outside_a_branch() -> None:
+    """The same loops outside any if, a ``dense`` after them: the inner loop's running
+    count names all three (it kept a class per call with 'an unnamed 'dense' module
+    after nested loops')."""
+    source = """\
+model Stage(w, n, k):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w)
+            for j in range(k):
+                x -> dense(w).relu
+        return x -> dense(w)
+"""
+    calls = "Stage(8, 2, 2) -> Stage(6, 3, 1) -> Stage(5, 1, 3)"
+    checked = twin(program(source, calls), "nested_beside", torch.randn(2, 4))
+    text = block_class(checked.gen, "Stage")
+    assert CLASS.findall(checked.code) == ["Stage", "Net"], checked.code
+    assert '        return getattr(self, f"dense{self.n + m + 1}")(x)\n' in text, text
+
+
 def test_an_if_on_the_loop_count_in_the_branch_loop_keeps_a_class_per_call() -> None:
     """``if i > 0:`` in the branch's loop: the iterations make different modules, which
     the roller writes nowhere (as outside an if's branch); the located note stays."""

@@ -451,7 +451,8 @@ def triangles(
     body: tuple[ast.ForwardStmt, ...], taken: Iterable[str], nested: bool = False
 ) -> tuple[Triangle, ...]:
     """Each loop of ``body`` outside loops around one loop (not under an ``if``, with no
-    loop in it) whose count reads the outer loop's target, with its counter's name: ``n``,
+    loop in it) whose count reads the outer loop's target, or beside which the outer
+    body makes its operation (``_triangle_pair``), with its counter's name: ``n``,
     ``m``, ``count``, ``n2``, ..., the first that no name of ``body``, of ``taken`` nor of
     a triangle before is (a later triangle's names read the earlier ones' totals).
     ``nested``: such a pair inside loops outside loops too (a block's, not a network's),
@@ -562,13 +563,29 @@ def total_mark(depth: int, counts: Sequence[BranchCount], loop: ast.For) -> list
 
 def _triangle_pair(loop: ast.For) -> ast.For | None:
     """The one loop in ``loop`` (not under an ``if``, with no loop in it) whose count
-    reads ``loop``'s target: the two a triangle (``triangles``)."""
+    reads ``loop``'s target, or whose unnamed modules' operation ``loop``'s body makes
+    outside it too (``for i in range(n): x -> dense(w); for j in range(k): x ->
+    dense(w)``: no one step in ``i`` numbers both, the running count does): the two a
+    triangle (``triangles``)."""
     loops = [item for item in syntax_items(loop.body) if isinstance(item, ast.For)]
     if len(loops) != 1 or loops[0] not in loop.body:
         return None
     targets = {name for name, _ in loop.target.names()}
     read = {item.id for item in syntax_items(loops[0].iterable) if isinstance(item, ast.Name)}
-    return loops[0] if targets & read else None
+    return loops[0] if targets & read or _made_beside(loop, loops[0]) else None
+
+
+def _made_beside(outer: ast.For, inner: ast.For) -> bool:
+    """Whether ``outer``'s body makes, outside ``inner``, an unnamed module of an
+    operation whose unnamed modules ``inner`` makes too."""
+
+    def unnamed_ops(stmts: Iterable[object]) -> set[str]:
+        calls = (item for item in stmts if isinstance(item, ast.Call) and item.layer is None)
+        specs = (lookup(call.func) for call in calls)
+        return {spec.name for spec in specs if spec is not None and emitter(spec.name).init}
+
+    beside = [stmt for stmt in outer.body if stmt is not inner]
+    return bool(unnamed_ops(syntax_items(tuple(beside))) & unnamed_ops(syntax_items(inner.body)))
 
 
 def _loop_chain(top: ast.For, loop: ast.For) -> bool:
