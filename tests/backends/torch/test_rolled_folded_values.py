@@ -94,3 +94,35 @@ def test_an_inner_class_called_at_a_running_width_takes_its_input_width() -> Non
     ) in code, code
     assert "nn.Linear(6, w)" in checked.per_call, checked.per_call
     assert checked.counts["calls"] == 2, checked.counts
+
+
+SHARED_INNER = INNER_FOLDED_WIDTH.replace(
+    "model Net:",
+    "model Solo(w):\n    def forward(x):\n        return x -> Unit1(w) -> dense(w)\n\nmodel Net:",
+).replace("        x -> Fam(8, 1, 2, 0) as b\n", "        x -> Solo(6) as c\n        x -> Fam(8, 1, 2, 0) as b\n")
+
+
+def test_an_inner_class_other_blocks_also_call_takes_its_input_width() -> None:
+    """``Unit1`` called by the rolled ``Fam`` and by ``Solo``, both at 6 features: its
+    class takes its input width, and ``Solo``'s class, written with the old signature
+    (``Unit1(w)``), is written again passing its calls' width (``Unit1(6, w)``); it kept
+    a class per call of ``Fam`` with 'the class of 'Unit1' at 14:18 is written for its
+    calls' input width, which 'channels' may change'."""
+    checked = twin(SHARED_INNER, "inner_shared", torch.randn(3, 1, 1, 5))
+    code = checked.code
+    assert CLASS.findall(code) == ["Unit0", "Unit1", "Fam", "Solo", "Net"], code
+    assert "    def __init__(self, in_features, w, act=nn.ReLU):\n" in code, code
+    assert '            setattr(self, f"unit1{i + 1}", Unit1(channels, w1))\n' in code, code
+    assert "        self.unit11 = Unit1(6, w)\n" in code, code
+
+
+def test_an_inner_class_the_network_also_calls_takes_its_input_width() -> None:
+    """The entry network calls ``Unit1`` itself (``Unit1(6) as c``): it builds
+    ``Unit1(6, 6)``."""
+    source = INNER_FOLDED_WIDTH.replace(
+        "        x -> Fam(8, 1, 2, 0) as b\n",
+        "        x -> Unit1(6) as c\n        x -> Fam(8, 1, 2, 0) as b\n",
+    )
+    checked = twin(source, "inner_shared_net", torch.randn(3, 1, 1, 5))
+    assert CLASS.findall(checked.code) == ["Unit0", "Unit1", "Fam", "Net"], checked.code
+    assert "        self.c = Unit1(6, 6)\n" in checked.code, checked.code

@@ -453,8 +453,8 @@ class ParamClasses:
         """Whether the one class of ``block``, written for its calls' input size on the
         sample axis ``axis`` (``nn.Linear(6, w)``: they all give 6), can take that size as
         a constructor argument instead, for the rolled class of ``_rolling``, which calls
-        it at a running width (fuzz seed 112000053). Only where that block alone calls it
-        (no other caller's class is written already with the old signature), once."""
+        it at a running width (fuzz seed 112000053). Once; the other callers' classes
+        written already with the old signature are written again (``_take_width``)."""
         written = list(self.classes.get(block, {}).values())
         if len(written) != 1 or written[0].lines is not None or written[0].phantom:
             return False
@@ -462,17 +462,23 @@ class ParamClasses:
         return (
             block in self.models
             and block not in self._width_taken
-            and self._callers.get(block) == {self._rolling}
+            and self._rolling in self._callers.get(block, set())
             and 1 <= axis < rank
             and axis not in self.unfolded.get(block, frozenset())
         )
 
     def _take_width(self, block: str, axis: int, roll: RollBlock | None) -> None:
         """The class of ``block`` written again taking its input size on ``axis``
-        (``Unit1(in_features, w)``), as a class serving calls at several widths does."""
+        (``Unit1(in_features, w)``), as a class serving calls at several widths does, and
+        so are the classes of its other callers written already (``Unit1(w)`` there):
+        each builds ``Unit1(6, w)`` now. The rolled caller is written again by
+        ``_roll``; callers not written yet see the new signature."""
         self._width_taken.add(block)
         self.unfolded[block] = self.unfolded.get(block, frozenset()) | {axis}
         self._written_again(block, roll)
+        for caller in sorted(self._callers.get(block, set()) - {self._rolling}):
+            if caller in self.classes:
+                self._written_again(caller, roll)
 
     def class_of(self, sub: Graph) -> str:
         found = self.by_graph.get(id(sub))
