@@ -99,7 +99,10 @@ def test_an_inner_class_called_at_a_running_width_takes_its_input_width() -> Non
 SHARED_INNER = INNER_FOLDED_WIDTH.replace(
     "model Net:",
     "model Solo(w):\n    def forward(x):\n        return x -> Unit1(w) -> dense(w)\n\nmodel Net:",
-).replace("        x -> Fam(8, 1, 2, 0) as b\n", "        x -> Solo(6) as c\n        x -> Fam(8, 1, 2, 0) as b\n")
+).replace(
+    "        x -> Fam(8, 1, 2, 0) as b\n",
+    "        x -> Solo(6) as c\n        x -> Fam(8, 1, 2, 0) as b\n",
+)
 
 
 def test_an_inner_class_other_blocks_also_call_takes_its_input_width() -> None:

@@ -362,7 +362,7 @@ def test_a_network_making_a_buffer_outside_loops_rolls() -> None:
     assert (
         '        if fill not in ("zeros", "ones"):  # the buffer\'s contents are written for'
         " these inits\n"
-        "            raise ValueError(f'Net is written for fill in (\"zeros\", \"ones\"),"
+        '            raise ValueError(f\'Net is written for fill in ("zeros", "ones"),'
         " not {fill}')\n"
         "        self.register_buffer(\n"
         '            "buffer1", torch.zeros(width) if fill == "zeros" else torch.ones(width)\n'

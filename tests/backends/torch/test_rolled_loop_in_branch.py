@@ -288,10 +288,9 @@ model Stage(w, n, deep: bool):
         "            channels = w\n"
         "        else:\n"
     ) in init, init
-    assert (
-        '            x = getattr(self, f"dense{m + 2}")(x)\n'
-        "        else:\n"
-    ) in forward, forward
+    assert ('            x = getattr(self, f"dense{m + 2}")(x)\n        else:\n') in forward, (
+        forward
+    )
     for method in (init, forward):
         assert method.count("m += 1") == 2, method
 
