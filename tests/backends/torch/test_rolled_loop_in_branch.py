@@ -288,9 +288,8 @@ model Stage(w, n, deep: bool):
         "            channels = w\n"
         "        else:\n"
     ) in init, init
-    assert ('            x = getattr(self, f"dense{m + 2}")(x)\n        else:\n') in forward, (
-        forward
-    )
+    read_last = '            x = getattr(self, f"dense{m + 2}")(x)\n        else:\n'
+    assert read_last in forward, forward
     for method in (init, forward):
         assert method.count("m += 1") == 2, method
 
