@@ -563,3 +563,39 @@ def test_a_triangle_in_a_network_branch_adds_its_count() -> None:
     assert 'setattr(self, f"dense{count + 2}", nn.Linear(channels, 2))' in code, code
     assert 'return getattr(self, f"dense{count + 2}")(x)' in code, code
     assert check_source(source, Counter()) == []
+
+
+def test_network_nested_loops_beside_in_a_branch_roll() -> None:
+    """A network's branch holding ``for i: dense; for j in range(k): dense``: the inner
+    running count names both loops' modules and the branch count the ``dense`` after
+    the if, as in a block."""
+    source = (
+        NETWORK.replace("model Net(w, n, deep):", "model Net(w, n, deep, k = 2):")
+        .replace(
+            "            for i in range(n):\n                x -> dense(w).relu\n",
+            "            for i in range(n):\n                x -> dense(w)\n"
+            "                for j in range(k):\n                    x -> dense(w).relu\n",
+        )
+        .replace("dense(2) as head", "dense(2)")
+    )
+    code = rolls_exactly(source, "network_nested_beside", torch.randn(3, 4))
+    assert '                setattr(self, f"dense{i + m + 2}", nn.Linear(channels, w))\n' in code
+    assert 'return getattr(self, f"dense{count + 2}")(x)' in code, code
+    assert check_source(source, Counter()) == []
+
+
+def test_an_if_in_a_network_branch_loop_adds_in_its_branch() -> None:
+    """A network's branch loop holding ``if wide:`` making the operation: the count adds
+    in that if's branch, as in a block."""
+    source = (
+        NETWORK.replace("model Net(w, n, deep):", "model Net(w, n, deep, wide = true):")
+        .replace(
+            "                x -> dense(w).relu\n",
+            "                if wide:\n                    x -> dense(w).relu\n",
+        )
+        .replace("dense(2) as head", "dense(2)")
+    )
+    code = rolls_exactly(source, "network_if_in_branch_loop", torch.randn(3, 4))
+    assert "                if self.wide:\n" in code, code
+    assert 'return getattr(self, f"dense{m + 2}")(x)' in code, code
+    assert check_source(source, Counter()) == []
