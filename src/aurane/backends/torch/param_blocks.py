@@ -46,6 +46,7 @@ from aurane.backends.torch.kinds import (
     kind_subject,
     kind_text,
     kinds_mixed,
+    refusing_text,
     same_value,
 )
 from aurane.backends.torch.loop_counts import (
@@ -1173,14 +1174,12 @@ class ParamClasses:
             return joint
         for param, values in guarded.items():
             texts = [self._value_text(v, cls.function_items) for v in values]
-            if param in mixed:
-                typed = [kind_text(v, t) for v, t in zip(values, texts, strict=True)]
-                if len(typed) == 1:
+            if param in mixed:  # True is not 1: p != 1 or p is True
+                test = refusing_text(param, values, texts)
+                if len(texts) == 1:
                     wanted = f"{param} == {texts[0]}"
-                    test = f"{kind_subject(param)} != {typed[0]}"
                 else:
                     wanted = f"{param} in ({', '.join(texts)})"
-                    test = f"{kind_subject(param)} not in ({', '.join(typed)})"
             elif len(texts) == 1:
                 wanted = f"{param} == {texts[0]}"
                 test = f"{param} != {texts[0]}"

@@ -37,8 +37,7 @@ from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.kinds import (
     differs,
     is_number,
-    kind_subject,
-    kind_text,
+    refusing_text,
     without_kind_tests,
 )
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
@@ -3137,9 +3136,9 @@ def _value_checks(
             test, shown = (f"not {name}" if value else name), repr(bool(value))
         elif differs(value):
             # True is not 1 in the language (``if mode == 1:`` sends it elsewhere), but
-            # Python's ``True != 1`` is False: compare the kind too
+            # Python's ``True != 1`` is False: refuse that boolean too
             shown = _plain(value)
-            test = f"{kind_subject(name)} != {kind_text(value, shown)}"
+            test = refusing_text(name, [value], [shown])  # m != 1 or m is True
         elif isinstance(value, int | float | str):
             shown = _plain(value)
             test = f"{name} != {shown}"
