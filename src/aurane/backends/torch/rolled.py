@@ -54,6 +54,9 @@ from aurane.backends.torch.param_blocks import (
     input_names,
     loop_params,
 )
+
+# re-exported: block_walk, rolled_forward and roll_check import it from here
+from aurane.backends.torch.param_blocks import syntax_items as syntax_items
 from aurane.backends.torch.piece_widths import piece_width
 from aurane.backends.torch.pyexpr import (
     ATOM,
@@ -932,18 +935,6 @@ def _flat_head(layer: str | None) -> str | None:
     if head.isidentifier() and (last == "*" or last.isdigit() or _named(last)):
         return head
     return None
-
-
-def syntax_items(node: object) -> Iterator[object]:
-    """``node`` and every record, tuple and value inside it, depth first in source order
-    (the AST's records are slotted; spans are positions, not syntax)."""
-    yield node
-    if isinstance(node, tuple):
-        for item in node:
-            yield from syntax_items(item)
-    elif hasattr(node, "__slots__") and not isinstance(node, Span):
-        for slot in node.__slots__:
-            yield from syntax_items(getattr(node, slot, None))
 
 
 def _stage_step(stmt: ast.For) -> ast.Call | None:

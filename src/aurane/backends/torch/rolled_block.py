@@ -57,6 +57,7 @@ from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.param_blocks import (
     BlockClasses,
     _module_of,
+    fills_by_parameter,
     input_names,
     loop_params,
     module_params,
@@ -359,7 +360,14 @@ def _roll_block(
     if forward is None or not instances:
         raise Unsupported("a block without forward")
     _unnamed_layers_given([g for g, _ in instances])
-    if not _loops(forward.body) and not module_params([g for g, _ in instances]):
+    # a block without loops rolls where its calls give operations to build, or the
+    # contents of a buffer (``buffer(p0, init=p1)``: one class choosing among them)
+    loopless = not _loops(forward.body)
+    if (
+        loopless
+        and not module_params([g for g, _ in instances])
+        and not fills_by_parameter(forward.body)
+    ):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
     # a block's class never checks its input's dtype (only a top-level model's does), so a
