@@ -550,7 +550,13 @@ def _roll_block(
             raise Unsupported(f"forward does not apply the '{op}' modules a list's items build")
     inits = keyed_stages(inits, "\n".join(body))
     keeps_width = width is not None  # the local ``channels``, for ``stored_width``
-    if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
+    # the lines besides inits and forward that may read the width: modules built from
+    # operation-valued parameters, and values the class stores
+    others = [*op_modules, *(f"{attr} = {value}" for attr, value in stored.items())]
+    if (
+        width is not None
+        and (unthreaded := _without_width(inits, [*body, *others], width)) is not None
+    ):
         inits, sizes, width = unthreaded, set(), None  # no layer reads it: not an argument
         keeps_width = False
     signature = [*sizes]
@@ -608,11 +614,17 @@ def stored_width(lines: list[str]) -> list[str]:
 
 def _without_width(inits: list[str], body: list[str], width: str) -> list[str] | None:
     """``inits`` without the running width's local (``channels = in_channels``, ``channels
-    = 6``) where no layer reads it (attention of a given ``dim``), or None where one does."""
+    = 6``) where no layer reads it (attention of a given ``dim``), or None where one does.
+    With no such local, ``inits`` as they are where no line reads the width either (a
+    block that only pools and gates, or fills a buffer): the width is no argument."""
     first = next((line for line in inits if line.strip() != ""), "")
     matched = re.fullmatch(rf"{INDENT * 2}(\w+) = {re.escape(width)}", first)
     if matched is None:
-        return None
+        read = re.compile(rf"\b{re.escape(width)}\b")
+        tracked = re.compile(rf"\s*{SIZE} = ")  # a running width of its own: kept for callers
+        if any(read.search(line) for line in [*inits, *body]) or any(map(tracked.match, inits)):
+            return None
+        return inits
     local = matched[1]
     assigned = re.compile(rf"\s*{re.escape(local)} = ")
     kept = [line for line in inits if not assigned.match(line)]
