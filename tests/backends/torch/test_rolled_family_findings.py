@@ -68,7 +68,7 @@ def test_an_operation_applied_at_every_call_beside_one_a_call_skips() -> None:
     is the only parameter, the class holds ``a`` as a function where ``Fam(1)``'s own
     class builds ``self.a = a()`` (a ReLU: no state, so the state dicts are alike)."""
     text = _twin(APPLIED_AND_SKIPPED, "applied_and_skipped", (3,), stateless=False)
-    assert "def __init__(self, in_features, n, a=F.relu, b=nn.ReLU):" in text, text
+    assert "def __init__(self, n, a=F.relu, b=nn.ReLU):" in text, text  # reads no width
     assert "            x = self.a(x)\n        return self.b(x)\n" in text, text
 
 

@@ -87,6 +87,32 @@ def kind_text(value: Any, text: str) -> str:
     return f"({text}, {is_flag(value)})"
 
 
+def refusing_text(subject: str, values: Sequence[Any], texts: Sequence[str]) -> str:
+    """The test refusing any value of ``subject`` but ``values`` (``texts`` as written),
+    where a boolean and a number may both reach it, as one writes it: ``p != 1 or p is
+    True`` (the one boolean ``p != 1`` lets through refused), ``p != 3`` (no boolean is
+    3), ``p is not True``, ``p not in (0, 5) or p is False``, ``not isinstance(p, bool)``
+    for both booleans; the kind beside the value (``kind_subject``) where the values are
+    booleans and numbers both, where that reads shorter than a clause per value."""
+    numbers = [(v, t) for v, t in zip(values, texts, strict=True) if not is_flag(v)]
+    flags = [v for v in values if is_flag(v)]
+    if not flags:
+        shown = [t for _, t in numbers]
+        if len(shown) == 1:
+            test = f"{subject} != {shown[0]}"
+        else:
+            test = f"{subject} not in ({', '.join(shown)})"
+        if not any(differs(v) for v, _ in numbers):
+            return test
+        return _excluding(subject, test, [v for v, _ in numbers], False)[0]
+    if not numbers:
+        if len(set(flags)) == 2:
+            return f"not isinstance({subject}, bool)"
+        return identity_text(subject, flags[0], False)
+    typed = [kind_text(v, t) for v, t in zip(values, texts, strict=True)]
+    return f"{kind_subject(subject)} not in ({', '.join(typed)})"
+
+
 def identity_text(subject: str, flag: bool, equal: bool) -> str:
     """``subject == flag`` as the language means it, where a number may reach
     ``subject``: ``p is True`` (or ``p is not True``), which tells 1 from ``True``."""
@@ -155,6 +181,8 @@ def without_kind_tests(lines: Sequence[str], numbers: Iterable[str]) -> list[str
     Each exclusion ``equal_text`` and ``member_text`` write is always true (after an
     ``and``) or always false (after an ``or``) there, so dropping it keeps the test."""
     out = list(lines)
+    # a refusal keeps its exclusion: it is what leaves the parameter numbers alone
+    refusals = _refusal_tests(out)
     for param in numbers:
         for subject in (param, f"self.{param}"):
             name = rf"(?<![\w.]){re.escape(subject)}"
@@ -165,8 +193,32 @@ def without_kind_tests(lines: Sequence[str], numbers: Iterable[str]) -> list[str
             # and the parentheses a dropped exclusion left around one comparison
             cmp = rf"{name} (?:==|!=) (?:(?! and | or )[^(),])+|{name} (?:not in|in) \([^()]*\)"
             alone = re.compile(rf"(?<![\w)\]])\(({cmp})\)")
-            out = [_dropped(line, pattern, alone) for line in out]
+            out = [
+                line if at in refusals else _dropped(line, pattern, alone)
+                for at, line in enumerate(out)
+            ]
     return out
+
+
+def _refusal_tests(lines: Sequence[str]) -> set[int]:
+    """The indices of the lines of each refusal's test (``if p != 1 or p is True:``, the
+    lines of a wrapped one too), the ``if`` whose body raises ``ValueError``."""
+    found: set[int] = set()
+    for at, line in enumerate(lines):
+        if not line.lstrip().startswith("raise ValueError("):
+            continue
+        depth = len(line) - len(line.lstrip())
+        test: list[int] = []
+        for back in range(at - 1, -1, -1):
+            head = lines[back]
+            indent = len(head) - len(head.lstrip())
+            test.append(back)
+            if indent < depth and head.lstrip().startswith("if "):
+                found.update(test)
+                break
+            if indent < depth and not head.lstrip().startswith(")"):
+                break  # no if of its own (an else's raise): no refusal's test
+    return found
 
 
 def _dropped(line: str, exclusion: re.Pattern[str], alone: re.Pattern[str]) -> str:

@@ -17,7 +17,7 @@ own class (``BasicBlock_2``). Shape comments that differ between the calls are l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from graphlib import TopologicalSorter
 from typing import Any
 
@@ -46,6 +46,7 @@ from aurane.backends.torch.kinds import (
     kind_subject,
     kind_text,
     kinds_mixed,
+    refusing_text,
     same_value,
 )
 from aurane.backends.torch.loop_counts import (
@@ -836,6 +837,9 @@ class ParamClasses:
             return
         ranks = {len(g.input_value.sample_shape or ()) for c in classes for g in c.graphs}
         rank = ranks.pop() if len(ranks) == 1 else None
+        forward = self.models[model].forward
+        if forward is not None and fills_by_parameter(forward.body):
+            return  # the buffer's contents by init: the roller chooses, or a class per call
         kinded = kind_blind(self.models[model])  # True is not 1 in their tests
         conditions = Conditions(self.models[model], self.constants, rank, kinded)
         if not conditions.supported or not conditions.ifs:
@@ -1179,14 +1183,12 @@ class ParamClasses:
             return joint
         for param, values in guarded.items():
             texts = [self._value_text(v, cls.function_items) for v in values]
-            if param in mixed:
-                typed = [kind_text(v, t) for v, t in zip(values, texts, strict=True)]
-                if len(typed) == 1:
+            if param in mixed:  # True is not 1: p != 1 or p is True
+                test = refusing_text(param, values, texts)
+                if len(texts) == 1:
                     wanted = f"{param} == {texts[0]}"
-                    test = f"{kind_subject(param)} != {typed[0]}"
                 else:
                     wanted = f"{param} in ({', '.join(texts)})"
-                    test = f"{kind_subject(param)} not in ({', '.join(typed)})"
             elif len(texts) == 1:
                 wanted = f"{param} == {texts[0]}"
                 test = f"{param} != {texts[0]}"
@@ -1808,6 +1810,32 @@ def operation_kinds(
                 default_function(found.default) if found.default is not None else None
             )
     return ops, functions
+
+
+def syntax_items(node: object) -> Iterator[object]:
+    """``node`` and every record, tuple and value inside it, depth first in source order
+    (the AST's records are slotted; spans are positions, not syntax)."""
+    yield node
+    if isinstance(node, tuple):
+        for item in node:
+            yield from syntax_items(item)
+    elif hasattr(node, "__slots__") and not isinstance(node, Span):
+        for slot in node.__slots__:
+            yield from syntax_items(getattr(node, slot, None))
+
+
+def fills_by_parameter(body: tuple[ast.ForwardStmt, ...]) -> bool:
+    """Whether ``body`` makes a buffer whose ``init`` (keyword-only) an expression gives,
+    not a string (``buffer(p0, init=p1)``): its calls' classes write their contents as
+    values (``torch.zeros(p0)``), right at their calls' init only, so no class joined
+    over branches may serve other values; the roller writes the choice among them
+    (``rolled._Walk._filled_by``), in a block without loops too."""
+    return any(
+        isinstance(node, ast.Call)
+        and node.func == "buffer"
+        and any(k.name == "init" and not isinstance(k.value, ast.String) for k in node.keywords)
+        for node in syntax_items(body)
+    )
 
 
 def module_params(graphs: Sequence[Graph]) -> dict[str, str | None]:

@@ -37,8 +37,7 @@ from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.kinds import (
     differs,
     is_number,
-    kind_subject,
-    kind_text,
+    refusing_text,
     without_kind_tests,
 )
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
@@ -55,6 +54,9 @@ from aurane.backends.torch.param_blocks import (
     input_names,
     loop_params,
 )
+
+# re-exported: block_walk, rolled_forward and roll_check import it from here
+from aurane.backends.torch.param_blocks import syntax_items as syntax_items
 from aurane.backends.torch.piece_widths import piece_width
 from aurane.backends.torch.pyexpr import (
     ATOM,
@@ -972,18 +974,6 @@ def _flat_head(layer: str | None) -> str | None:
     if head.isidentifier() and (last == "*" or last.isdigit() or _named(last)):
         return head
     return None
-
-
-def syntax_items(node: object) -> Iterator[object]:
-    """``node`` and every record, tuple and value inside it, depth first in source order
-    (the AST's records are slotted; spans are positions, not syntax)."""
-    yield node
-    if isinstance(node, tuple):
-        for item in node:
-            yield from syntax_items(item)
-    elif hasattr(node, "__slots__") and not isinstance(node, Span):
-        for slot in node.__slots__:
-            yield from syntax_items(getattr(node, slot, None))
 
 
 def _stage_step(stmt: ast.For) -> ast.Call | None:
@@ -3176,9 +3166,9 @@ def _value_checks(
             test, shown = (f"not {name}" if value else name), repr(bool(value))
         elif differs(value):
             # True is not 1 in the language (``if mode == 1:`` sends it elsewhere), but
-            # Python's ``True != 1`` is False: compare the kind too
+            # Python's ``True != 1`` is False: refuse that boolean too
             shown = _plain(value)
-            test = f"{kind_subject(name)} != {kind_text(value, shown)}"
+            test = refusing_text(name, [value], [shown])  # m != 1 or m is True
         elif isinstance(value, int | float | str):
             shown = _plain(value)
             test = f"{name} != {shown}"

@@ -57,6 +57,7 @@ from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.param_blocks import (
     BlockClasses,
     _module_of,
+    fills_by_parameter,
     input_names,
     loop_params,
     module_params,
@@ -359,7 +360,14 @@ def _roll_block(
     if forward is None or not instances:
         raise Unsupported("a block without forward")
     _unnamed_layers_given([g for g, _ in instances])
-    if not _loops(forward.body) and not module_params([g for g, _ in instances]):
+    # a block without loops rolls where its calls give operations to build, or the
+    # contents of a buffer (``buffer(p0, init=p1)``: one class choosing among them)
+    loopless = not _loops(forward.body)
+    if (
+        loopless
+        and not module_params([g for g, _ in instances])
+        and not fills_by_parameter(forward.body)
+    ):
         raise Unsupported(f"a block without loops whose calls write {_first_difference(instances)}")
     first = instances[0][0]
     # a block's class never checks its input's dtype (only a top-level model's does), so a
@@ -542,7 +550,13 @@ def _roll_block(
             raise Unsupported(f"forward does not apply the '{op}' modules a list's items build")
     inits = keyed_stages(inits, "\n".join(body))
     keeps_width = width is not None  # the local ``channels``, for ``stored_width``
-    if width is not None and (unthreaded := _without_width(inits, body, width)) is not None:
+    # the lines besides inits and forward that may read the width: modules built from
+    # operation-valued parameters, and values the class stores
+    others = [*op_modules, *(f"{attr} = {value}" for attr, value in stored.items())]
+    if (
+        width is not None
+        and (unthreaded := _without_width(inits, [*body, *others], width)) is not None
+    ):
         inits, sizes, width = unthreaded, set(), None  # no layer reads it: not an argument
         keeps_width = False
     signature = [*sizes]
@@ -600,11 +614,17 @@ def stored_width(lines: list[str]) -> list[str]:
 
 def _without_width(inits: list[str], body: list[str], width: str) -> list[str] | None:
     """``inits`` without the running width's local (``channels = in_channels``, ``channels
-    = 6``) where no layer reads it (attention of a given ``dim``), or None where one does."""
+    = 6``) where no layer reads it (attention of a given ``dim``), or None where one does.
+    With no such local, ``inits`` as they are where no line reads the width either (a
+    block that only pools and gates, or fills a buffer): the width is no argument."""
     first = next((line for line in inits if line.strip() != ""), "")
     matched = re.fullmatch(rf"{INDENT * 2}(\w+) = {re.escape(width)}", first)
     if matched is None:
-        return None
+        read = re.compile(rf"\b{re.escape(width)}\b")
+        tracked = re.compile(rf"\s*{SIZE} = ")  # a running width of its own: kept for callers
+        if any(read.search(line) for line in [*inits, *body]) or any(map(tracked.match, inits)):
+            return None
+        return inits
     local = matched[1]
     assigned = re.compile(rf"\s*{re.escape(local)} = ")
     kept = [line for line in inits if not assigned.match(line)]

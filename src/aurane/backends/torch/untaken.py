@@ -29,6 +29,8 @@ from aurane.backends.torch.kinds import (
     kind_subject,
     kind_text,
     refused_to_numbers,
+    refusing_text,
+    same_value,
 )
 from aurane.backends.torch.loop_counts import branch_params, names_read, through_constants
 from aurane.backends.torch.refusals import refusal
@@ -270,7 +272,16 @@ def refusal_lines(
     read = [f"tuple({p})" if p in listed else kind_subject(p) if p in typed else p for p in params]
     subject = read[0] if len(params) == 1 else f"({', '.join(read)})"
     shown = params[0] if len(params) == 1 else f"({', '.join(params)})"
-    if len(rows) == 1 and rows[0] in ("True", "False"):  # if flag: rather than != False
+    one = params[0] if len(params) == 1 and params[0] in typed else None
+    if one is not None:  # one parameter as one writes it: mode != 1 or mode is True
+        distinct: list[Any] = []
+        for call in given:
+            if not any(same_value(plain(call.get(one)), v) for v in distinct):
+                distinct.append(plain(call.get(one)))
+        texts = [lit(v) for v in distinct]
+        wanted = f"{one} == {texts[0]}" if len(texts) == 1 else f"{one} in ({', '.join(texts)})"
+        test = refusing_text(one, distinct, texts)
+    elif len(rows) == 1 and rows[0] in ("True", "False"):  # if flag: rather than != False
         wanted = f"{shown} == {rows[0]}"
         test = f"not {subject}" if rows[0] == "True" else subject
     elif len(rows) == 1:
