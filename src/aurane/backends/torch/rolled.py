@@ -2286,9 +2286,11 @@ class _Walk:
         more = self._later_sizes(sub, node) if self.axis == 1 else []
         if more:
             dims = (0,)
-        # the class takes the walk's axis alone (``in_features`` threading the last axis)
-        if dims is None or any(d != own for d in dims):
+        if dims is None:
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
+        # the class takes the walk's axis as the running width, any other as the number
+        # the IR gives (``Inner(channels, 8, p0)``, a norm's ``axes=p0`` reading them all)
+        others = self._other_block_sizes(step, node, [d for d in dims if d != own])
         if not dims and not self.size.isdigit() and _builds_modules(sub):
             # its class writes its calls' input width as a number (``nn.Linear(6, w)``),
             # which the running width here need not be at other arguments
@@ -2322,7 +2324,7 @@ class _Walk:
         given.update({param: self.operation_of(sub, param) for param in sub.block_ops})
         if self.blocks is not None:  # block=Basic: the inner class takes the block's class
             given.update({p: Model(cls) for p, cls in self.blocks.taken(sub).items()})
-        args = [self.size] * len(dims) + more
+        args = [self.size if d == own else others[d] for d in dims] + more
         passed: dict[str, str] = {}  # the block's arguments' texts, by its parameter
         for index, arg in enumerate(step.args):
             passed[names[index]] = self._checked(arg, given.get(names[index]), names[index])
@@ -2349,6 +2351,42 @@ class _Walk:
         if self._loop_width_fixed(step, sub, model, passed):
             return made, LAYER  # channels = layer.out_channels
         return made, self._inline_width(sub, model, step)
+
+    def _other_block_sizes(self, step: ast.Call, node: Node, axes: Sequence[int]) -> dict[int, str]:
+        """The numbers the inner block's class takes for its input's sample ``axes`` the
+        walk does not thread, by axis: the IR's sizes, checked as a module's reading them
+        (``_layer``) is: no parameter, flag or loop before the call changes them, and in
+        a loop some call visits the step twice (``untracked_sizes``), so the class built
+        at other arguments passes the sizes its calls' classes were given."""
+        if not axes:
+            return {}
+        value = self.values[node.inputs[0]]
+        shape = tuple(value.shape[1:]) if value.shape is not None else ()
+        name = node.subgraph.name if node.subgraph is not None else step.func
+        if any(axis >= len(shape) for axis in axes):
+            raise Unsupported(f"the block '{name}' takes sizes its input lacks")
+        sizes = {axis: plain(shape[axis]) for axis in axes}
+        if any(type(size) is not int or _reads_parameter(shape[a]) for a, size in sizes.items()):
+            raise Unsupported(
+                f"the block '{name}' takes an input size a parameter changes on an axis the"
+                " class does not track"
+            )
+        if self._loop_changed(node.inputs[0], node.origin) or self._flagged_before(node.inputs[0]):
+            raise Unsupported(
+                f"the block '{name}' takes an input size that a step before it may change on"
+                " an axis the class does not track"
+            )
+        if any(made.output in self.hidden for made in self.graph.ancestors(node.inputs)):
+            raise Unsupported(
+                f"the block '{name}' takes an input size that an integer a call before it"
+                " reads changes where no expression shows it"
+            )
+        if self.depth > TOP:  # written as this visit's numbers: ``untracked_sizes`` checks
+            key = (step.span, step.func)
+            if not set(sizes.values()) & self._loop_sizes:
+                self._untracked_visits[key] += 1
+            self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
+        return {axis: str(size) for axis, size in sizes.items()}
 
     def _row_block(self, step: ast.Call, node: Node) -> bool:
         """Whether the row's block ``step`` calls (``b`` of ``for w, b in cfg``) is built
