@@ -24,6 +24,7 @@ from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
+    build,
     refusing,
     rolls_exactly,
     twin,
@@ -354,3 +355,61 @@ def test_an_inner_block_size_a_parameter_changes_keeps_the_located_note() -> Non
         "block 'Outer' at 6:7: the block 'Inner' takes an input size a parameter changes"
         " on an axis the class does not track"
     ], notes
+
+
+# a count the source rejects (none, negative, more axes than the sample has, a boolean):
+# the slice would take it (``[-0:]`` is every axis), so the class raises, naming the count
+# and its range; in a loop, where the norm is built, so ``n = 0`` builds no norm and
+# refuses nothing, as the source
+@pytest.mark.parametrize("p0", [0, -1, 4, True])
+def test_a_count_the_source_rejects_raises(p0: object) -> None:
+    module = twin(IN_A_LOOP, "axes_refused", torch.randn(2, 2, 8, 8)).gen.module
+    with pytest.raises(ValueError, match=r"^Norms is written for 1 <= p0 <= 3, not "):
+        module.Norms(2, p0, 1)
+    assert len(module.Norms(2, p0, 0).state_dict()) == 0
+
+
+def test_the_refusal_reads_like_a_guard() -> None:
+    norms = block_class(twin(IN_A_LOOP, "axes_guard", torch.randn(2, 2, 8, 8)).gen, "Norms")
+    assert (
+        "        for i in range(n):\n"
+        "            if isinstance(p0, bool) or not 1 <= p0 <= 3:"
+        "  # a norm of the last 1 to 3 sample axes\n"
+        '                raise ValueError(f"Norms is written for 1 <= p0 <= 3, not {p0}")\n'
+        '            setattr(self, f"norms{i}", nn.RMSNorm((channels, 8, 8)[-p0:]))\n'
+    ) in norms, norms
+
+
+def test_an_annotated_count_and_an_expression_refuse_no_boolean() -> None:
+    """``p0: int`` is refused a boolean at the call; ``p0 + 1`` is a number whatever
+    Python adds: the test is the range alone. A class written without loops refuses
+    first in ``__init__``."""
+    module = twin(EXPRESSION, "axes_expression_refused", torch.randn(2, 3, 4, 8)).gen.module
+    for p0 in (-1, 3):
+        with pytest.raises(ValueError, match=r"^Mix is written for 1 <= p0 \+ 1 <= 3, not "):
+            module.Mix(3, 8, p0, 7)
+    code = twin(EXPRESSION, "axes_expression_guard", torch.randn(2, 3, 4, 8)).code
+    assert (
+        "        super().__init__()\n"
+        "        if not 1 <= p0 + 1 <= 3:  # a norm of the last 1 to 3 sample axes\n"
+    ) in code, code
+    typed = IN_A_LOOP.replace("model Norms(p0, n: int)", "model Norms(p0: int, n: int)")
+    norms = block_class(twin(typed, "axes_typed", torch.randn(2, 2, 8, 8)).gen, "Norms")
+    assert "            if not 1 <= p0 <= 3:  # a norm of the last 1 to 3 sample axes\n" in norms
+
+
+def test_rows_and_a_network_refuse_a_count_too() -> None:
+    module = twin(ROWS, "axes_rows_refused", torch.randn(2, 6, 1)).gen.module
+    for row in ((0,), (3,), (True,)):
+        with pytest.raises(ValueError, match=r"^Loop0 is written for 1 <= a0 <= 2, not "):
+            module.Loop0(6, [(1,), row])
+    network, _, _ = build(NETWORK, "axes_network_refused")
+    with pytest.raises(ValueError, match=r"^Net is written for 1 <= p <= 2, not 3$"):
+        network.Net(3, 16)
+
+
+def test_one_axis_takes_the_count_1_alone() -> None:
+    module = twin(ONE_AXIS, "axes_one_axis_refused", torch.randn(2, 8)).gen.module
+    for p0 in (0, 2, True):
+        with pytest.raises(ValueError, match=r"^Norms is written for p0 == 1, not "):
+            module.Norms(8, p0, 1)

@@ -49,6 +49,7 @@ from aurane.backends.torch.named import (
     module_init,
     operation_items,
 )
+from aurane.backends.torch.norm_axes import axes_refusal
 from aurane.backends.torch.param_blocks import (
     MAKE_DIVISIBLE,
     _module_of,
@@ -74,10 +75,12 @@ from aurane.backends.torch.untaken import (
     refusal_lines,
     refused_reason,
 )
+from aurane.backends.torch.whole_numbers import boolean_refusals, number_names
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.ops.buffer import buffer_dtype
+from aurane.ops.layers import channel_first
 from aurane.ops.rules import FLOAT_DTYPES
 from aurane.ops.shape import int_items
 from aurane.ops.spec import OpSpec
@@ -1246,6 +1249,9 @@ class _Walk:
         # (``block_walk._item_refusal``), built with nothing in ``__init__``
         self.item_classes: dict[Span, list[str | None]] = {}
         self.class_name = ""  # the rolled class, as its refusals name it
+        # the names no boolean reaches (``whole_numbers.number_names``): a norm's
+        # ``axes=p0`` refuses ``True`` where ``p0`` is none of them
+        self.number_names: frozenset[str] = frozenset()
         # operation-valued parameters built as modules where applied, as those items
         # (``rolled_block.module_params``: ``norm`` given ``layer_norm``)
         self.module_params: frozenset[str] = frozenset()
@@ -1743,7 +1749,7 @@ class _Walk:
             raise Unsupported(f"'{self.size}' is not the input width of '{node.id}'")
         is_block = node.op == "block"
         made, out = self._block(step, node) if is_block else self._layer(step, node)
-        lines: list[str] = []
+        lines: list[str] = [] if is_block else self._axes_refusal(step, node, depth)
         item = None if is_block else self._module_item(step, node, made, depth)
         if item is not None:  # a list's item that may build a module: built by its class
             lines += item
@@ -1763,6 +1769,25 @@ class _Walk:
             sub = node.subgraph if is_block else None
             text = self._width_text(step, width, out, flat, self._sets(step, node), sub)
         return lines + self._advance(text, width, depth)
+
+    def _axes_refusal(self, step: ast.Call, node: Node, depth: int) -> list[str]:
+        """The lines refusing a norm's ``axes`` that the source's expression gives and the
+        language rejects: none, or more axes than the sample has. The class cuts the
+        normalised shape as ``(channels, 8, 8)[-p0:]``, which at ``p0 = 0`` is all three
+        axes and at ``p0 = 4`` too, so it raises instead (``1 <= p0 <= 3``; on a sample of
+        one axis, or a ``layer_norm(dim=1)``, ``p0 == 1``); a boolean where one may reach
+        the name (``number_names``), which Python's slice takes for 1."""
+        if node.op not in ("rms_norm", "layer_norm"):
+            return []
+        spec = lookup(node.op)
+        expr = _given(spec, step).get("axes") if spec is not None else None
+        if expr is None or _literal(expr):
+            return []
+        text = self.tr.text(expr)
+        rank = len(self.values[node.inputs[0]].shape or ()) - 1
+        channel = node.op == "layer_norm" and channel_first(plain(node.args.get("dim", -1)), rank)
+        flags = text.isidentifier() and text not in self.number_names
+        return axes_refusal(self.class_name, text, 1 if channel else rank, flags, depth)
 
     def _module_item(
         self, step: ast.Call, node: Node, made: Call | None, depth: int
@@ -2863,6 +2888,7 @@ def _roll_at(
         walk = (walk_type or _Walk)(graph, {}, tr, class_of, dims_of, block_models, axis=axis)
         walk.choices, walk.strict = choices, strict
         walk.class_name = name  # the rolled class, as its refusals name it
+        walk.number_names = number_names(network)
         walk.numbers, walk.paths = numbers, paths
         walk.counted = counted
         walk.indices, walk.indexed = indices, indexed
@@ -3010,6 +3036,7 @@ def _roll_at(
         *wrap(1, "", f"def __init__(self, {', '.join(head)})", tail=":"),
         f"{INDENT * 2}super().__init__()",
         *dict.fromkeys(refusals),
+        *boolean_refusals(network, name, envs),
         *tr.table_lines(2),
         *local_lines,
         *stores,
