@@ -88,3 +88,33 @@ def test_a_network_refuses_a_boolean_index() -> None:
     assert "        if isinstance(k, bool):  # a table's index is no boolean\n" in code, code
     with pytest.raises(ValueError, match=r"^Net is written for a whole number k, not True$"):
         module.Net(True, 1)
+
+
+# a class written without loops (``param_blocks``): the index is its tree
+WRITTEN_OUT = """\
+SIZES = [4, 8, 16]
+
+model P(k, w: int):
+    def forward(x):
+        x -> dense(SIZES[k]) -> dense(w)
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> P(1, 4) as a -> P(2, 5) as b
+        return x
+"""
+
+
+def test_a_class_written_out_refuses_a_boolean_too() -> None:
+    built = twin(WRITTEN_OUT, "whole_written_out", torch.randn(2, 8))
+    p = block_class(built.gen, "P")
+    assert (
+        "        super().__init__()\n"
+        "        if isinstance(k, bool):  # a table's index is no boolean\n"
+        '            raise ValueError(f"P is written for a whole number k, not {k}")\n'
+        "        self.dense1 = nn.Linear(in_features, SIZES[k])\n"
+    ) in p, p
+    with pytest.raises(ValueError, match=r"^P is written for a whole number k, not True$"):
+        built.gen.module.P(8, True, 4)

@@ -72,7 +72,7 @@ from aurane.backends.torch.pyexpr import negation
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import indexed_params, kind_blind, phantom_arguments
-from aurane.backends.torch.whole_numbers import number_names
+from aurane.backends.torch.whole_numbers import boolean_refusals, number_names
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, fields, is_record, record, replace
@@ -1152,6 +1152,10 @@ class ParamClasses:
         # a norm's shape cut by a count the language rejects (``[-0:]``): refused
         flags = {p.name for p in model.params} - number_names(model)
         out: list[str] = cut_axes_refusals(cls.name, body.split(f"{INDENT}def forward(")[0], flags)
+        # and a boolean for an index or count it takes (``k=True`` would index item 1)
+        given = [{**graph.block_defaults, **graph.block_args} for graph in cls.graphs]
+        taken = [{p: v for p, v in args.items() if p in cls.params} for args in given]
+        out += boolean_refusals(model, cls.name, taken)
         guarded: dict[str, list[Any]] = {}  # each parameter refused, with its calls' values
         for param in cls.params:
             if param not in deciding or param in cls.ops or param in cls.functions:

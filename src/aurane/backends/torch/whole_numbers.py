@@ -76,13 +76,13 @@ def number_names(model: ast.Model) -> frozenset[str]:
 def boolean_refusals(
     model: ast.Model, class_name: str, given: Sequence[Mapping[str, Any]]
 ) -> list[str]:
-    """The lines refusing a boolean for each of ``counted_params``, where each of the
-    calls' (or variants') arguments ``given`` is a number (a parameter a call does not
-    give takes its default, a number where the source compiled)."""
+    """The lines refusing a boolean for each of ``counted_params`` the class takes,
+    where each of the calls' (or variants') arguments ``given`` is a number (none given:
+    the class does not take it)."""
     out: list[str] = []
     for name, why in counted_params(model).items():
         values = [plain(args[name]) for args in given if name in args]
-        if not all(is_number(value) for value in values):
+        if not values or not all(is_number(value) for value in values):
             continue
         test = f"isinstance({name}, bool)"
         out += refusal(class_name, test, f"for a whole number {name}", why, name)
