@@ -24,6 +24,7 @@ from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
+    build,
     refusing,
     rolls_exactly,
     twin,
@@ -254,9 +255,9 @@ def test_a_sample_of_one_axis_normalises_its_width() -> None:
 
 
 # an inner block's norm reads every sample size at some p0, so its class takes them all
-# (``Inner(in_channels, in_features, p0)``), as for ``axes=2``; a loop of an outer block
-# passes its calls the walk's width alone: the outer block keeps its calls' classes, with
-# the located note (it rolled while ``Inner`` was written for ``p0 == 1``)
+# (``Inner(in_channels, in_features, p0)``); a loop of an outer block passes it the
+# running width and the IR's other sizes, checked as a module reading them is (no
+# parameter or loop before the call changes them, a call visits the step twice)
 NESTED_IN_A_LOOP = """\
 model Inner(p0):
     def forward(x):
@@ -277,10 +278,138 @@ model Net:
 """
 
 
-def test_an_inner_norm_block_in_a_loop_keeps_the_located_note() -> None:
-    _, code, notes = refusing(NESTED_IN_A_LOOP, "axes_nested", torch.randn(2, 3, 8))
+def test_an_inner_norm_block_in_a_loop_takes_the_other_sizes_as_numbers() -> None:
+    built = twin(NESTED_IN_A_LOOP, "axes_nested", torch.randn(2, 3, 8))
+    assert CLASS.findall(built.code) == ["Inner", "Outer", "Net"], built.code
+    inner = block_class(built.gen, "Inner")
+    assert "        self.rms_norm1 = nn.RMSNorm((in_channels, in_features)[-p0:])\n" in inner
+    outer = block_class(built.gen, "Outer")
+    assert 'setattr(self, f"inner{i + 1}", Inner(channels, 8, p0))' in outer, outer
+    assert built.gen.module.Outer(3, 2, 3).inner3.rms_norm1.normalized_shape == (3, 8)
+
+
+def test_an_inner_literal_axes_block_in_a_loop_rolls_too() -> None:
+    source = NESTED_IN_A_LOOP.replace("axes=p0", "axes=2")
+    built = twin(source, "axes_nested_literal", torch.randn(2, 3, 8))
+    assert CLASS.findall(built.code) == ["Inner", "Outer", "Net"], built.code
+    outer = block_class(built.gen, "Outer")
+    assert 'setattr(self, f"inner{i + 1}", Inner(channels, 8, p0))' in outer, outer
+
+
+# a network's loop passes the inner class the same sizes
+NESTED_IN_A_NETWORK = """\
+model Inner(p0):
+    def forward(x):
+        x -> rms_norm(axes=p0)
+        return x
+
+model Net(p0, n):
+    def forward(x):
+        for i in range(n):
+            x -> Inner(p0) -> relu()
+        x -> mean(dim=1) -> dense(2) as head
+        return x
+
+model small = Net(1, 1):
+    input_shape = (3, 8)
+
+model large = Net(2, 2):
+    input_shape = (3, 8)
+"""
+
+
+def test_an_inner_norm_block_in_a_network_loop_is_one_class() -> None:
+    source, inputs = NESTED_IN_A_NETWORK, torch.randn(2, 3, 8)
+    code = rolls_exactly(source, "axes_nested_network", inputs, blocks=("Inner",))
+    assert 'setattr(self, f"inner{i + 1}", Inner(channels, 8, p0))' in code, code
+    assert check_source(NESTED_IN_A_NETWORK) == []
+
+
+# a parameter changes the size the inner class takes on an axis the walk does not thread:
+# written as the calls' number, a class built with another ``w`` would pass the wrong one
+PARAMETER_BEFORE = """\
+model Inner(p0):
+    def forward(x):
+        x -> rms_norm(axes=p0)
+        return x
+
+model Outer(p0, w: int, n: int):
+    def forward(x):
+        x -> dense(w)
+        for i in range(n):
+            x -> Inner(p0) -> relu()
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> Outer(1, 6, 1) as a -> Outer(2, 5, 2) as b
+        return x
+"""
+
+
+def test_an_inner_block_size_a_parameter_changes_keeps_the_located_note() -> None:
+    _, code, notes = refusing(PARAMETER_BEFORE, "axes_nested_param", torch.randn(2, 3, 8))
     assert CLASS.findall(code) == ["Inner", "Outer", "Outer_2", "Net"], code
-    assert "        self.rms_norm1 = nn.RMSNorm((in_channels, in_features)[-p0:])\n" in code
-    assert notes == ["block 'Outer' at 6:7: the block 'Inner' takes sizes other than its width"], (
-        notes
-    )
+    assert notes == [
+        "block 'Outer' at 6:7: the block 'Inner' takes an input size a parameter changes"
+        " on an axis the class does not track"
+    ], notes
+
+
+# a count the source rejects (none, negative, more axes than the sample has, a boolean):
+# the slice would take it (``[-0:]`` is every axis), so the class raises, naming the count
+# and its range; in a loop, where the norm is built, so ``n = 0`` builds no norm and
+# refuses nothing, as the source
+@pytest.mark.parametrize("p0", [0, -1, 4, True])
+def test_a_count_the_source_rejects_raises(p0: object) -> None:
+    module = twin(IN_A_LOOP, "axes_refused", torch.randn(2, 2, 8, 8)).gen.module
+    with pytest.raises(ValueError, match=r"^Norms is written for 1 <= p0 <= 3, not "):
+        module.Norms(2, p0, 1)
+    assert len(module.Norms(2, p0, 0).state_dict()) == 0
+
+
+def test_the_refusal_reads_like_a_guard() -> None:
+    norms = block_class(twin(IN_A_LOOP, "axes_guard", torch.randn(2, 2, 8, 8)).gen, "Norms")
+    assert (
+        "        for i in range(n):\n"
+        "            if isinstance(p0, bool) or not 1 <= p0 <= 3:"
+        "  # a norm of the last 1 to 3 sample axes\n"
+        '                raise ValueError(f"Norms is written for 1 <= p0 <= 3, not {p0}")\n'
+        '            setattr(self, f"norms{i}", nn.RMSNorm((channels, 8, 8)[-p0:]))\n'
+    ) in norms, norms
+
+
+def test_an_annotated_count_and_an_expression_refuse_no_boolean() -> None:
+    """``p0: int`` is refused a boolean at the call; ``p0 + 1`` is a number whatever
+    Python adds: the test is the range alone. A class written without loops refuses
+    first in ``__init__``."""
+    module = twin(EXPRESSION, "axes_expression_refused", torch.randn(2, 3, 4, 8)).gen.module
+    for p0 in (-1, 3):
+        with pytest.raises(ValueError, match=r"^Mix is written for 1 <= p0 \+ 1 <= 3, not "):
+            module.Mix(3, 8, p0, 7)
+    code = twin(EXPRESSION, "axes_expression_guard", torch.randn(2, 3, 4, 8)).code
+    assert (
+        "        super().__init__()\n"
+        "        if not 1 <= p0 + 1 <= 3:  # a norm of the last 1 to 3 sample axes\n"
+    ) in code, code
+    typed = IN_A_LOOP.replace("model Norms(p0, n: int)", "model Norms(p0: int, n: int)")
+    norms = block_class(twin(typed, "axes_typed", torch.randn(2, 2, 8, 8)).gen, "Norms")
+    assert "            if not 1 <= p0 <= 3:  # a norm of the last 1 to 3 sample axes\n" in norms
+
+
+def test_rows_and_a_network_refuse_a_count_too() -> None:
+    module = twin(ROWS, "axes_rows_refused", torch.randn(2, 6, 1)).gen.module
+    for row in ((0,), (3,), (True,)):
+        with pytest.raises(ValueError, match=r"^Loop0 is written for 1 <= a0 <= 2, not "):
+            module.Loop0(6, [(1,), row])
+    network, _, _ = build(NETWORK, "axes_network_refused")
+    with pytest.raises(ValueError, match=r"^Net is written for 1 <= p <= 2, not 3$"):
+        network.Net(3, 16)
+
+
+def test_one_axis_takes_the_count_1_alone() -> None:
+    module = twin(ONE_AXIS, "axes_one_axis_refused", torch.randn(2, 8)).gen.module
+    for p0 in (0, 2, True):
+        with pytest.raises(ValueError, match=r"^Norms is written for p0 == 1, not "):
+            module.Norms(8, p0, 1)

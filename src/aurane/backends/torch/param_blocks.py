@@ -68,10 +68,12 @@ from aurane.backends.torch.named import (
     sized_module_class,
 )
 from aurane.backends.torch.names import Namespace
+from aurane.backends.torch.norm_axes import cut_axes_refusals
 from aurane.backends.torch.pyexpr import negation
 from aurane.backends.torch.refusals import refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import indexed_params, kind_blind, phantom_arguments
+from aurane.backends.torch.whole_numbers import boolean_refusals, number_names
 from aurane.ir.blocks import with_plain_sizes
 from aurane.ir.graph import Graph, Node, OperationParam
 from aurane.records import field, fields, is_record, record, replace
@@ -1157,7 +1159,13 @@ class ParamClasses:
         # and one a number the constructor writes as its value reads (``nn.Linear(8, w)``,
         # the 8 the width after ``conv_transpose2d(16, kernel=k)``: right at this ``k`` only)
         deciding |= cls.dropped
-        out: list[str] = []
+        # a norm's shape cut by a count the language rejects (``[-0:]``): refused
+        flags = {p.name for p in model.params} - number_names(model)
+        out: list[str] = cut_axes_refusals(cls.name, body.split(f"{INDENT}def forward(")[0], flags)
+        # and a boolean for an index or count it takes (``k=True`` would index item 1)
+        given = [{**graph.block_defaults, **graph.block_args} for graph in cls.graphs]
+        taken = [{p: v for p, v in args.items() if p in cls.params} for args in given]
+        out += boolean_refusals(model, cls.name, taken)
         guarded: dict[str, list[Any]] = {}  # each parameter refused, with its calls' values
         for param in cls.params:
             if param not in deciding or param in cls.ops or param in cls.functions:
@@ -1180,7 +1188,7 @@ class ParamClasses:
         }
         joint = self._joint_guard(cls, guarded, mixed)
         if joint is not None:  # the calls' values of one are not free of the others'
-            return joint
+            return [*out, *joint]
         for param, values in guarded.items():
             texts = [self._value_text(v, cls.function_items) for v in values]
             if param in mixed:  # True is not 1: p != 1 or p is True

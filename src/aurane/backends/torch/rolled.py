@@ -48,6 +48,7 @@ from aurane.backends.torch.named import (
     module_init,
     operation_items,
 )
+from aurane.backends.torch.norm_axes import axes_refusal
 from aurane.backends.torch.param_blocks import (
     MAKE_DIVISIBLE,
     _module_of,
@@ -76,10 +77,12 @@ from aurane.backends.torch.untaken import (
     refusal_lines,
     refused_reason,
 )
+from aurane.backends.torch.whole_numbers import boolean_refusals, number_names
 from aurane.ir.blocks import first_input_terms
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.ops.buffer import buffer_dtype
+from aurane.ops.layers import channel_first
 from aurane.ops.rules import FLOAT_DTYPES
 from aurane.ops.shape import int_items
 from aurane.ops.spec import OpSpec
@@ -1275,6 +1278,9 @@ class _Walk:
         # (``block_walk._item_refusal``), built with nothing in ``__init__``
         self.item_classes: dict[Span, list[str | None]] = {}
         self.class_name = ""  # the rolled class, as its refusals name it
+        # the names no boolean reaches (``whole_numbers.number_names``): a norm's
+        # ``axes=p0`` refuses ``True`` where ``p0`` is none of them
+        self.number_names: frozenset[str] = frozenset()
         # operation-valued parameters built as modules where applied, as those items
         # (``rolled_block.module_params``: ``norm`` given ``layer_norm``)
         self.module_params: frozenset[str] = frozenset()
@@ -1772,7 +1778,7 @@ class _Walk:
             raise Unsupported(f"'{self.size}' is not the input width of '{node.id}'")
         is_block = node.op == "block"
         made, out = self._block(step, node) if is_block else self._layer(step, node)
-        lines: list[str] = []
+        lines: list[str] = [] if is_block else self._axes_refusal(step, node, depth)
         item = None if is_block else self._module_item(step, node, made, depth)
         if item is not None:  # a list's item that may build a module: built by its class
             lines += item
@@ -1792,6 +1798,25 @@ class _Walk:
             sub = node.subgraph if is_block else None
             text = self._width_text(step, width, out, flat, self._sets(step, node), sub)
         return lines + self._advance(text, width, depth)
+
+    def _axes_refusal(self, step: ast.Call, node: Node, depth: int) -> list[str]:
+        """The lines refusing a norm's ``axes`` that the source's expression gives and the
+        language rejects: none, or more axes than the sample has. The class cuts the
+        normalised shape as ``(channels, 8, 8)[-p0:]``, which at ``p0 = 0`` is all three
+        axes and at ``p0 = 4`` too, so it raises instead (``1 <= p0 <= 3``; on a sample of
+        one axis, or a ``layer_norm(dim=1)``, ``p0 == 1``); a boolean where one may reach
+        the name (``number_names``), which Python's slice takes for 1."""
+        if node.op not in ("rms_norm", "layer_norm"):
+            return []
+        spec = lookup(node.op)
+        expr = _given(spec, step).get("axes") if spec is not None else None
+        if expr is None or _literal(expr):
+            return []
+        text = self.tr.text(expr)
+        rank = len(self.values[node.inputs[0]].shape or ()) - 1
+        channel = node.op == "layer_norm" and channel_first(plain(node.args.get("dim", -1)), rank)
+        flags = text.isidentifier() and text not in self.number_names
+        return axes_refusal(self.class_name, text, 1 if channel else rank, flags, depth)
 
     def _module_item(
         self, step: ast.Call, node: Node, made: Call | None, depth: int
@@ -2315,9 +2340,11 @@ class _Walk:
         more = self._later_sizes(sub, node) if self.axis == 1 else []
         if more:
             dims = (0,)
-        # the class takes the walk's axis alone (``in_features`` threading the last axis)
-        if dims is None or any(d != own for d in dims):
+        if dims is None:
             raise Unsupported(f"the block '{sub.name}' takes sizes other than its width")
+        # the class takes the walk's axis as the running width, any other as the number
+        # the IR gives (``Inner(channels, 8, p0)``, a norm's ``axes=p0`` reading them all)
+        others = self._other_block_sizes(step, node, [d for d in dims if d != own])
         if not dims and not self.size.isdigit() and _builds_modules(sub):
             # its class writes its calls' input width as a number (``nn.Linear(6, w)``),
             # which the running width here need not be at other arguments
@@ -2351,7 +2378,7 @@ class _Walk:
         given.update({param: self.operation_of(sub, param) for param in sub.block_ops})
         if self.blocks is not None:  # block=Basic: the inner class takes the block's class
             given.update({p: Model(cls) for p, cls in self.blocks.taken(sub).items()})
-        args = [self.size] * len(dims) + more
+        args = [self.size if d == own else others[d] for d in dims] + more
         passed: dict[str, str] = {}  # the block's arguments' texts, by its parameter
         for index, arg in enumerate(step.args):
             passed[names[index]] = self._checked(arg, given.get(names[index]), names[index])
@@ -2378,6 +2405,42 @@ class _Walk:
         if self._loop_width_fixed(step, sub, model, passed):
             return made, LAYER  # channels = layer.out_channels
         return made, self._inline_width(sub, model, step)
+
+    def _other_block_sizes(self, step: ast.Call, node: Node, axes: Sequence[int]) -> dict[int, str]:
+        """The numbers the inner block's class takes for its input's sample ``axes`` the
+        walk does not thread, by axis: the IR's sizes, checked as a module's reading them
+        (``_layer``) is: no parameter, flag or loop before the call changes them, and in
+        a loop some call visits the step twice (``untracked_sizes``), so the class built
+        at other arguments passes the sizes its calls' classes were given."""
+        if not axes:
+            return {}
+        value = self.values[node.inputs[0]]
+        shape = tuple(value.shape[1:]) if value.shape is not None else ()
+        name = node.subgraph.name if node.subgraph is not None else step.func
+        if any(axis >= len(shape) for axis in axes):
+            raise Unsupported(f"the block '{name}' takes sizes its input lacks")
+        sizes = {axis: plain(shape[axis]) for axis in axes}
+        if any(type(size) is not int or _reads_parameter(shape[a]) for a, size in sizes.items()):
+            raise Unsupported(
+                f"the block '{name}' takes an input size a parameter changes on an axis the"
+                " class does not track"
+            )
+        if self._loop_changed(node.inputs[0], node.origin) or self._flagged_before(node.inputs[0]):
+            raise Unsupported(
+                f"the block '{name}' takes an input size that a step before it may change on"
+                " an axis the class does not track"
+            )
+        if any(made.output in self.hidden for made in self.graph.ancestors(node.inputs)):
+            raise Unsupported(
+                f"the block '{name}' takes an input size that an integer a call before it"
+                " reads changes where no expression shows it"
+            )
+        if self.depth > TOP:  # written as this visit's numbers: ``untracked_sizes`` checks
+            key = (step.span, step.func)
+            if not set(sizes.values()) & self._loop_sizes:
+                self._untracked_visits[key] += 1
+            self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
+        return {axis: str(size) for axis, size in sizes.items()}
 
     def _row_block(self, step: ast.Call, node: Node) -> bool:
         """Whether the row's block ``step`` calls (``b`` of ``for w, b in cfg``) is built
@@ -2854,6 +2917,7 @@ def _roll_at(
         walk = (walk_type or _Walk)(graph, {}, tr, class_of, dims_of, block_models, axis=axis)
         walk.choices, walk.strict = choices, strict
         walk.class_name = name  # the rolled class, as its refusals name it
+        walk.number_names = number_names(network)
         walk.numbers, walk.paths = numbers, paths
         walk.counted = counted
         walk.indices, walk.indexed = indices, indexed
@@ -3001,6 +3065,7 @@ def _roll_at(
         *wrap(1, "", f"def __init__(self, {', '.join(head)})", tail=":"),
         f"{INDENT * 2}super().__init__()",
         *dict.fromkeys(refusals),
+        *boolean_refusals(network, name, envs),
         *tr.table_lines(2),
         *local_lines,
         *stores,

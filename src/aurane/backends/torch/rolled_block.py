@@ -106,6 +106,11 @@ from aurane.backends.torch.untaken import (
     refusal_lines,
     refused_reason,
 )
+from aurane.backends.torch.whole_numbers import (
+    boolean_refusals,
+    number_names,
+    with_boolean_refusals,
+)
 from aurane.ir.graph import Graph
 from aurane.ops import lookup
 from aurane.records import field as record_field
@@ -282,7 +287,8 @@ def roll_block(
                 if guard
             )
             rolled = replace(rolled, lines=lines, refused=said)
-        return rolled
+        guards = boolean_refusals(model, name, given)  # k=True would index item 1
+        return replace(rolled, lines=with_boolean_refusals(rolled.lines, guards))
     raise Unsupported("too many bodies that no call runs")
 
 
@@ -710,6 +716,7 @@ def _walked_inits(
             walk.row_classes = row_classes
             walk.module_items, walk.item_spans = module_items, item_spans
             walk.item_classes, walk.class_name = item_classes, model.name
+            walk.number_names = number_names(model)
             walk.module_params = built
             # identity: built once as norm() by its class of one call, as relu is
             walk.params_built = frozenset(p for p in built if _module_of(graph, p) is None)
