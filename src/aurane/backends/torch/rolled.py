@@ -91,6 +91,8 @@ from aurane.semantics.symbolic import (
     is_symbolic,
     leaves,
     plain,
+    table_constants,
+    table_name,
     to_python,
     tree_of,
 )
@@ -297,6 +299,9 @@ class Translator:
                 return expr.id, ATOM
             if expr.id in self.constants:
                 inlined = text(self.constants[expr.id])
+                named = table_name(inlined[0])
+                if named != inlined[0] and len(inlined[0]) <= LONG_CONSTANT:
+                    return named, ATOM  # a table written once, a module constant: CFG
                 if len(inlined[0]) <= LONG_CONSTANT:
                     return inlined
                 self.tables.setdefault(expr.id, self.constants[expr.id])
@@ -323,7 +328,8 @@ class Translator:
 def evaluate(text: str, env: Mapping[str, Any]) -> Any:
     """The value of a translated expression: only names of ``env`` and ``_FUNCTIONS``."""
     try:
-        return eval(text, {"__builtins__": {}, **_FUNCTIONS, **_KIND_TESTS}, dict(env))  # noqa: S307
+        constants = {**_FUNCTIONS, **_KIND_TESTS, **table_constants()}  # SIZES[k]
+        return eval(text, {"__builtins__": {}, **constants}, dict(env))  # noqa: S307
     except Exception as error:  # an expression the variant's values cannot evaluate
         raise Unsupported(f"'{text}' does not evaluate: {error}") from error
 
