@@ -259,6 +259,9 @@ class Translator:
         self.branch_counts: tuple[BranchCount, ...] = ()
         # the parameters a boolean and a number may both reach (``pyexpr.kind_compare``)
         self.mixed: frozenset[str] = frozenset()
+        # a block's constants the file defines as module constants, read by their names
+        # (``sizes`` as ``SIZES``, ``tables.TableNames``)
+        self.aliases: dict[str, str] = {}
 
     def triangle_of(self, loop: ast.For) -> Triangle | None:
         """The triangle whose outer loop is ``loop`` (``triangles``), if any."""
@@ -295,6 +298,8 @@ class Translator:
         if isinstance(expr, ast.Compare | ast.BoolOp):  # p == 0 where p may be False: kinds
             return kind_compare(expr, text, self.mixed)  # told apart (``kinds.equal_text``)
         if isinstance(expr, ast.Name):
+            if expr.id in self.aliases:
+                return self.aliases[expr.id], ATOM
             if expr.id in self.locals:
                 return expr.id, ATOM
             if expr.id in self.constants:
