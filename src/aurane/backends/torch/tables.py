@@ -61,6 +61,7 @@ class TableNames(TableNamer):
         self.tables = tables  # a table's text -> the source's name for it (``program_tables``)
         self.allocate = allocate
         self.names: dict[str, str] = {}  # a table's text -> its constant, as first printed
+        self.values: dict[str, Any] = {}  # a constant -> its table's value, for evaluations
 
     def __call__(self, text: str) -> str:
         """The constant a table written ``text`` is read by, or ``text`` for a table the
@@ -71,10 +72,11 @@ class TableNames(TableNamer):
         found = self.names.get(text)
         if found is None:
             found = self.names[text] = self.allocate(source.upper())
+            self.values[found] = pyast.literal_eval(text)
         return found
 
     def constants(self) -> Mapping[str, Any]:
-        return {name: pyast.literal_eval(text) for text, name in self.names.items()}
+        return self.values
 
     def definitions(self, code: str) -> list[str]:
         """``SIZES = [4, 8, 16, 32]``: each constant ``code`` reads, in the order ``code``
