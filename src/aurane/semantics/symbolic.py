@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Union
 
 from aurane.records import record
@@ -161,6 +163,44 @@ def precedence(tree: Expr) -> int:
     return ATOM
 
 
+class TableNamer:
+    """How an item's table is written: the table itself (``[4, 8, 16, 32][k]``), as here;
+    while a file's classes are planned and written, the module constant the file defines
+    it as (``SIZES[k]``, ``tables.TableNames``)."""
+
+    def __call__(self, text: str) -> str:
+        return text
+
+    def constants(self) -> Mapping[str, Any]:
+        """The constants named so far, by name, with their values: what a check that
+        evaluates generated text needs (``SIZES[k] > 8``)."""
+        return {}
+
+
+_AS_WRITTEN = TableNamer()
+_TABLE_NAMER: ContextVar[TableNamer] = ContextVar("table_namer", default=_AS_WRITTEN)
+
+
+@contextmanager
+def tables_named(namer: TableNamer) -> Iterator[None]:
+    """Within the block, an ``Item`` prints its table as ``namer`` names it."""
+    token = _TABLE_NAMER.set(namer)
+    try:
+        yield
+    finally:
+        _TABLE_NAMER.reset(token)
+
+
+def table_name(text: str) -> str:
+    """How a table written ``text`` is read here (``TableNamer``): ``SIZES`` or ``text``."""
+    return _TABLE_NAMER.get()(text)
+
+
+def table_constants() -> Mapping[str, Any]:
+    """The module constants of tables printed so far (``TableNamer.constants``)."""
+    return _TABLE_NAMER.get().constants()
+
+
 def to_python(tree: Expr, name: Callable[[Leaf], str]) -> str:
     """``tree`` as a Python expression; ``name`` writes each reference (an atom, such as
     ``width`` or ``self.width``). Parentheses exactly where Python's precedence and
@@ -176,7 +216,8 @@ def to_python(tree: Expr, name: Callable[[Leaf], str]) -> str:
         case Apply(func=func, args=args):
             return f"{func}({', '.join(to_python(a, name) for a in args)})"
         case Item(text=text, indices=indices):
-            return text + "".join(f"[{to_python(i, name)}]" for i in indices)
+            table = _TABLE_NAMER.get()(text)
+            return table + "".join(f"[{to_python(i, name)}]" for i in indices)
         case BinOp(op=op, left=left, right=right):
             prec = precedence(tree)
             ltext, rtext = to_python(left, name), to_python(right, name)

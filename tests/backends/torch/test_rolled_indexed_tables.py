@@ -137,12 +137,17 @@ model Net:
 
 
 def test_an_item_in_a_loop_under_an_if() -> None:
-    """The loop roller writes the block's constant as a local of ``__init__`` and the
-    source's expression (``sizes[k] * (i + 1)``); the module after the loop is named (an
-    unnamed one numbered on from a loop in an ``if``'s branch keeps its own note)."""
+    """The loop roller reads the block's constant by its module constant, as a block
+    without loops does (review98 F6: it was a local of ``__init__``, ``sizes[k] * (i +
+    1)``), in the source's expression; the module after the loop is named (an unnamed one
+    numbered on from a loop in an ``if``'s branch keeps its own note)."""
     code = twin(LOOP, "table_loop", torch.randn(2, 3, 8)).code
     assert CLASS.findall(code) == ["P", "Net"], code
-    assert "sizes[k] * (i + 1)" in code, code
+    assert "\n\n\nSIZES = [4, 8, 16, 32]\n\n\n" in code, code
+    assert "sizes = " not in code, code
+    assert (
+        '                setattr(self, f"dense{i + 1}", nn.Linear(channels, SIZES[k] * (i + 1)))\n'
+    ) in code, code
 
 
 NETWORK = """\

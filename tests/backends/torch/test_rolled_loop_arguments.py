@@ -2,9 +2,9 @@
 (``x -> multiply(scales[i])``), the list a module constant or a parameter. Each
 iteration's own statement writes the number (``x = x * 0.5``, then ``x = x * 1.5``), so
 the iterations differed and the block kept a class per call, the network a class per
-variant; the rolled class reads the list from the module (``self.scales = [0.5, ...]``
-for a constant, ``self.scales = scales`` for a parameter) and indexes it in forward
-(``x = x * self.scales[i]``). Each program runs against its IR, strict-loads the build
+variant; the rolled class reads a constant's list by the file's module constant
+(``SCALES = [0.5, ...]``, ``x = x * SCALES[i]``) and a parameter's from the module
+(``self.scales = scales``, ``x = x * self.scales[i]``). Each program runs against its IR, strict-loads the build
 with one class per call (``roll_networks=False``) and computes the same."""
 
 from __future__ import annotations
@@ -38,13 +38,16 @@ model Net:
 """
 
 
-def test_a_module_constant_indexed_by_a_block_loop_is_an_attribute() -> None:
+def test_a_module_constant_indexed_by_a_block_loop_is_read_by_name() -> None:
     gen, flat = rolled(BLOCK_CONSTANT, "scales_constant", torch.randn(2, 8))
     assert CLASS.findall(flat) == ["Scale", "Scale_2", "Net"], flat
     assert CLASS.findall(gen.code) == ["Scale", "Net"], gen.code
     text = block_class(gen, "Scale")
-    assert "        self.scales = [0.5, 1.5, -2.0]\n" in text, text
-    assert "            x = x * self.scales[i]\n" in text, text
+    # the table is the file's constant, read where forward needs it (review98 F6: it was
+    # copied into ``self.scales``)
+    assert "\n\n\nSCALES = [0.5, 1.5, -2.0]\n\n\n" in gen.code, gen.code
+    assert "self.scales" not in text, text
+    assert "            x = x * SCALES[i]\n" in text, text
     one, _, _ = build(BLOCK_CONSTANT, "scales_constant_one")
     per_call, _, _ = build(BLOCK_CONSTANT, "scales_constant_flat", roll=False)
     built_alike(one, per_call, "Net")
@@ -101,12 +104,13 @@ def test_lists_indexed_by_a_network_loop_are_read_from_the_module() -> None:
     """A module constant and a parameter in one loop: the variants ran the loop two and
     three times, and each iteration wrote its numbers (a class per variant)."""
     code = rolls_exactly(NETWORK, "scales_network", torch.randn(2, 5))
-    stores = ["self.gains = gains", "self.n = n", "self.scales = [0.5, 1.0, 2.0]"]
+    stores = ["self.gains = gains", "self.n = n"]
     assert "".join(f"        {line}\n" for line in stores) in code, code
+    assert "\n\n\nSCALES = [0.5, 1.0, 2.0]\n\n\n" in code and "self.scales" not in code, code
     assert (
         "        for i in range(self.n):\n"
         '            x = getattr(self, f"fc{i}")(x)\n'
-        "            x = x * self.scales[i]\n"
+        "            x = x * SCALES[i]\n"
         "            x = x * self.gains[i]\n"
     ) in code, code
 

@@ -40,7 +40,15 @@ from aurane.backends.torch.pyexpr import (
 )
 from aurane.ir.graph import Graph
 from aurane.records import record
-from aurane.semantics.symbolic import PRINTED, InputSize, Leaf, Ref, plain
+from aurane.semantics.symbolic import (
+    PRINTED,
+    InputSize,
+    Leaf,
+    Ref,
+    plain,
+    table_constants,
+    table_name,
+)
 from aurane.semantics.symbolic import _make_divisible as make_divisible
 from aurane.syntax import ast
 
@@ -139,7 +147,8 @@ def _python(
                 expanding.add(ident)
                 found = text(local[ident])
                 expanding.discard(ident)
-                return found
+                named = table_name(found[0])  # a table written once, a module constant
+                return (named, ATOM) if named != found[0] else found
             case ast.Subscript(value=ast.Name(id=ident), index=index) if ident == f"{x}.shape":
                 axis = _input_axis(index, rank)
                 return (name(InputSize(axis)), ATOM) if axis is not None else None
@@ -175,7 +184,7 @@ def holds(test: str, graph: Graph, input_names: Sequence[str]) -> bool | None:
     for axis, input_name in enumerate(input_names):
         if axis < len(shape):
             env[input_name] = shape[axis]
-    functions = {"make_divisible": make_divisible, "math": math}
+    functions = {"make_divisible": make_divisible, "math": math, **table_constants()}
     try:
         value = eval(test, {"__builtins__": {}, **_BUILTINS, **functions}, env)  # noqa: S307
     except Exception:  # a name the instance does not give, an unsupported value

@@ -40,11 +40,12 @@ from aurane.backends.torch.param_blocks import (
 )
 from aurane.backends.torch.rolled import InputWidthFolded, LoopWidth, Unsupported, roll
 from aurane.backends.torch.rolled_block import RollOptions, roll_block, stored_width
-from aurane.backends.torch.tables import named_tables, program_tables
+from aurane.backends.torch.tables import TableNames, program_tables, source_identifiers
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_block_at
 from aurane.records import record, replace
 from aurane.semantics.constants import resolve_block
+from aurane.semantics.symbolic import tables_named
 from aurane.source import Span
 from aurane.sourcemap import PREFIX, class_maps, line_table, render_table
 from aurane.syntax import ast
@@ -108,7 +109,12 @@ class TorchCodeGenerator:
         self.graphs = _one_class_graphs(program, graphs)
         self.filename = filename if filename is not None else program.filename
         self.class_names: dict[str, str] = {}
-        self._plan(frozenset())
+        self._source_names: frozenset[str] | None = None
+        # the module constants of the tables the classes index (``SIZES[k]``), named as an
+        # item is first printed, while planning joins classes and while they are written
+        self._tables = TableNames(program_tables(program), self._table_name)
+        with tables_named(self._tables):
+            self._plan(frozenset())
 
     # -- planning ----------------------------------------------------------------------
 
@@ -116,7 +122,6 @@ class TorchCodeGenerator:
         # private_ok=False: a model named _Progress must not shadow the jobs' private helpers
         self.globals = Namespace(RESERVED, private_ok=False)
         self.globals.claim(_bound_import_names(self.program) | _job_names(self.program) | taken)
-        self._table_names: dict[str, str] = {}  # a table's text -> its module constant
         self._graphs: dict[ClassKey, Graph] = {}
         self._top: set[ClassKey] = set()
         self._instances: dict[str, list[Graph]] = {}  # parameterised blocks, per model
@@ -272,30 +277,31 @@ class TorchCodeGenerator:
                 *BUFFER_HELPER_NAMES,
             }:
                 # a job helper took a class's name: rename the classes, emit again
-                self._plan(frozenset(defined))
+                with tables_named(self._tables):
+                    self._plan(frozenset(defined))
                 jobs = _emit_jobs(self.program, self.graphs, self.class_names, self._unit_classes())
             if jobs is not None:
                 _refuse_hidden_uses(self.program, jobs)
         plans = self.plans()
         module_names = frozenset(self.globals.used)
-        classes = [
-            "\n".join(
-                self._blocks.text(p)
-                or self._blocks.guarded(
-                    p,
-                    self._blocks.merge_comments(
-                        p, emit_class(p, self._class_of, module_names, self._blocks.call_args)
-                    ),
+        tables = self._tables
+        with tables_named(tables):
+            classes = [
+                "\n".join(
+                    self._blocks.text(p)
+                    or self._blocks.guarded(
+                        p,
+                        self._blocks.merge_comments(
+                            p, emit_class(p, self._class_of, module_names, self._blocks.call_args)
+                        ),
+                    )
                 )
-            )
-            for p in plans
-        ]
-        for index, plan in enumerate(plans):
-            if plan.name in self._out_widths:
-                classes[index] = with_out_width(classes[index], self._out_widths[plan.name])
-        rolled = self._roll(plans, classes) if self.roll_networks else set()
-        # a table a parameter indexes, read by its module constant's name (``SIZES[k]``)
-        classes, tables = named_tables(classes, program_tables(self.program), self._table_name)
+                for p in plans
+            ]
+            for index, plan in enumerate(plans):
+                if plan.name in self._out_widths:
+                    classes[index] = with_out_width(classes[index], self._out_widths[plan.name])
+            rolled = self._roll(plans, classes) if self.roll_networks else set()
         # a rolled class's forward does not line up with one call's graph: no map
         mapped = [p for p in plans if p.name not in rolled | self._rolled_blocks]
         used_ops = {node.op for p in plans for node in p.graph.nodes}
@@ -309,8 +315,9 @@ class TorchCodeGenerator:
             + function_sources(joined)
             + buffer_helper_sources(joined)
         )
-        if tables:
-            classes.insert(0, "\n".join(tables))
+        definitions = tables.definitions(joined)
+        if definitions:
+            classes.insert(0, "\n".join(definitions))
         if any(p.attention for p in plans):
             classes.insert(0, inlined_source("functions", ATTENTION_HELPER))
         code = "\n\n\n".join(classes)
@@ -329,13 +336,20 @@ class TorchCodeGenerator:
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
         return with_table(code, [(p.name, p.graph) for p in mapped], self.filename, self.program)
 
-    def _table_name(self, table: str, name: str) -> str:
-        """The module constant of a table written ``table`` (``tables.py``), named after
-        the source's constant ``name`` in capitals; the same at every generation."""
-        found = self._table_names.get(table)
-        if found is None:
-            found = self._table_names[table] = self.globals.fresh(name.upper())
-        return found
+    def _table_name(self, stem: str) -> str:
+        """A module constant's name from ``stem`` (``SIZES``) that neither a module name nor
+        any identifier of the source takes: a class may bind any of those (a constructor
+        parameter ``SIZES``), and its own would hide the constant."""
+        if self._source_names is None:
+            self._source_names = source_identifiers(self.program)
+        taken = self._source_names
+        base = self.globals.candidate(stem)
+        text, count = base, 1
+        while text in taken or text in self.globals.used or text in self.globals.reserved:
+            count += 1
+            text = f"{base}_{count}"
+        self.globals.claim([text])
+        return text
 
     @property
     def rolled_blocks(self) -> frozenset[str]:

@@ -96,6 +96,8 @@ from aurane.semantics.symbolic import (
     is_symbolic,
     leaves,
     plain,
+    table_constants,
+    table_name,
     to_python,
     tree_of,
 )
@@ -262,6 +264,9 @@ class Translator:
         self.branch_counts: tuple[BranchCount, ...] = ()
         # the parameters a boolean and a number may both reach (``pyexpr.kind_compare``)
         self.mixed: frozenset[str] = frozenset()
+        # a block's constants the file defines as module constants, read by their names
+        # (``sizes`` as ``SIZES``, ``tables.TableNames``)
+        self.aliases: dict[str, str] = {}
 
     def triangle_of(self, loop: ast.For) -> Triangle | None:
         """The triangle whose outer loop is ``loop`` (``triangles``), if any."""
@@ -298,10 +303,15 @@ class Translator:
         if isinstance(expr, ast.Compare | ast.BoolOp):  # p == 0 where p may be False: kinds
             return kind_compare(expr, text, self.mixed)  # told apart (``kinds.equal_text``)
         if isinstance(expr, ast.Name):
+            if expr.id in self.aliases:
+                return self.aliases[expr.id], ATOM
             if expr.id in self.locals:
                 return expr.id, ATOM
             if expr.id in self.constants:
                 inlined = text(self.constants[expr.id])
+                named = table_name(inlined[0])
+                if named != inlined[0] and len(inlined[0]) <= LONG_CONSTANT:
+                    return named, ATOM  # a table written once, a module constant: CFG
                 if len(inlined[0]) <= LONG_CONSTANT:
                     return inlined
                 self.tables.setdefault(expr.id, self.constants[expr.id])
@@ -328,7 +338,8 @@ class Translator:
 def evaluate(text: str, env: Mapping[str, Any]) -> Any:
     """The value of a translated expression: only names of ``env`` and ``_FUNCTIONS``."""
     try:
-        return eval(text, {"__builtins__": {}, **_FUNCTIONS, **_KIND_TESTS}, dict(env))  # noqa: S307
+        constants = {**_FUNCTIONS, **_KIND_TESTS, **table_constants()}  # SIZES[k]
+        return eval(text, {"__builtins__": {}, **constants}, dict(env))  # noqa: S307
     except Exception as error:  # an expression the variant's values cannot evaluate
         raise Unsupported(f"'{text}' does not evaluate: {error}") from error
 

@@ -116,7 +116,7 @@ from aurane.ops import lookup
 from aurane.records import field as record_field
 from aurane.records import record, replace
 from aurane.semantics.config import MODEL_TABLE
-from aurane.semantics.symbolic import plain
+from aurane.semantics.symbolic import plain, table_name
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
@@ -405,7 +405,14 @@ def _roll_block(
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     tr.mixed = kind_blind(model)  # True is not 1 in their tests
-    local_lines = [f"{INDENT * 2}{f.name} = {tr.text(f.value)}" for f in model.fields]
+    local_lines: list[str] = []
+    for field in model.fields:
+        written = tr.text(field.value)
+        named = table_name(written)
+        if named != written:  # a table the file defines once (SIZES): read by that name
+            tr.aliases[field.name] = named
+        else:
+            local_lines.append(f"{INDENT * 2}{field.name} = {written}")
     envs = [
         _environment(model, graph, width, axis, tr, resolved, set(functions), blocks, set(built))
         for graph, _ in instances
@@ -491,6 +498,7 @@ def _roll_block(
         if any(g.block_ops[param].nodes for g, _ in instances)
     }
     forward_tr = SelfTranslator(frozenset(loops), constants, {*params, *fields}, attrs, stored)
+    forward_tr.aliases = tr.aliases
     forward_tr.triangles = tr.triangles
     forward_tr.branch_counts = tr.branch_counts
     forward_tr.mixed = tr.mixed

@@ -62,7 +62,7 @@ from aurane.backends.torch.stage_index import named_stage_indexed, stage_indexed
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup
 from aurane.records import replace
-from aurane.semantics.symbolic import plain
+from aurane.semantics.symbolic import plain, table_constants, table_name
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
@@ -233,6 +233,8 @@ class SelfTranslator(Translator):
         self.listed: dict[str, Any] = {}  # a module constant's list forward reads -> value
 
     def _leaf(self, expr: ast.Expr, text: Callable[[ast.Expr], Printed]) -> Printed | None:
+        if isinstance(expr, ast.Name) and expr.id in self.aliases and expr.id not in self.locals:
+            return self.aliases[expr.id], ATOM  # a module constant: no attribute
         if isinstance(expr, ast.Name) and expr.id in self.params and expr.id not in self.locals:
             attr = self.known.get(expr.id)
             if attr is None:
@@ -253,6 +255,9 @@ class SelfTranslator(Translator):
         if not isinstance(value, ast.ListExpr | ast.TupleExpr):
             return None
         written = text(value)[0]
+        named = table_name(written)
+        if named != written:  # a table the file defines once: forward reads it too
+            return named, ATOM
         if len(f"{INDENT * 2}self.{name}_ = {written}") > LINE_LIMIT:
             return None
         attr = self.known.get(name) or self.attrs.allocate(name)
@@ -688,6 +693,8 @@ class _ForwardWriter:
         nor an operation- or model-valued parameter."""
         names = re.findall(r"(?<![\w.])self\.(\w+)", iterable)
         held = {*self.graph.block_ops, *self.graph.block_models}
+        if not names and iterable in table_constants():  # a module constant: CFG
+            return True
         return bool(names) and "[" not in iterable and not held & set(names)
 
     def _not_folded(

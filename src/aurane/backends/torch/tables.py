@@ -6,15 +6,19 @@ tree (``symbolic.Item``), printed with the table written out: ``nn.Linear(in_fea
 [4, 8, 16, 32][k])``. Where the source names the table (a global constant or a block's),
 the file defines it once as a module constant, as a PyTorch engineer writes a
 configuration table, and the classes read it by that name: ``SIZES = [4, 8, 16, 32]``,
-``nn.Linear(in_features, SIZES[k])``.
+``nn.Linear(in_features, SIZES[k])``, ``enumerate(CFG)``. The name is given as an item
+(or the loop roller's name of the table) is printed (``TableNames``, through
+``symbolic.tables_named``), from the record, not by rewriting finished text.
 """
 
 from __future__ import annotations
 
-import re
+import ast as pyast
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from aurane import records
+from aurane.semantics.symbolic import TableNamer
 from aurane.syntax import ast
 
 
@@ -47,24 +51,57 @@ def _table(expr: ast.Expr) -> Any:
     return None
 
 
-def named_tables(
-    classes: list[str], tables: Mapping[str, str], allocate: Callable[[str, str], str]
-) -> tuple[list[str], list[str]]:
-    """``classes`` with each indexed table of ``tables`` (``[4, 8, 16, 32][k]``) read by
-    its module constant's name (``SIZES[k]``), and the lines defining the constants they
-    read (``SIZES = [4, 8, 16, 32]``), in the order first read; ``allocate`` gives a
-    table (its text and the source's name) its module name."""
-    defined: dict[str, str] = {}
-    written: list[str] = []
-    for index, text in enumerate(classes):
-        for table, name in tables.items():
-            # the table itself, not the tail of a call's arguments or a subscript
-            pattern = re.compile(r"(?<![\w\]).])" + re.escape(table) + r"(?=\[)")
-            if pattern.search(text) is None:
-                continue
-            if table not in defined:
-                defined[table] = allocate(table, name)
-                written.append(f"{defined[table]} = {table}")
-            text = pattern.sub(defined[table], text)
-        classes[index] = text
-    return classes, written
+class TableNames(TableNamer):
+    """The module constants of a file's tables, each named when an item first prints it
+    (``symbolic.tables_named``): ``SIZES`` for the source's ``sizes``, from ``allocate``,
+    which gives a name no class of the file binds (F2: a constructor parameter ``SIZES``
+    would hide the constant)."""
+
+    def __init__(self, tables: Mapping[str, str], allocate: Callable[[str], str]) -> None:
+        self.tables = tables  # a table's text -> the source's name for it (``program_tables``)
+        self.allocate = allocate
+        self.names: dict[str, str] = {}  # a table's text -> its constant, as first printed
+        self.values: dict[str, Any] = {}  # a constant -> its table's value, for evaluations
+
+    def __call__(self, text: str) -> str:
+        """The constant a table written ``text`` is read by, or ``text`` for a table the
+        source does not name."""
+        source = self.tables.get(text)
+        if source is None:
+            return text
+        found = self.names.get(text)
+        if found is None:
+            found = self.names[text] = self.allocate(source.upper())
+            self.values[found] = pyast.literal_eval(text)
+        return found
+
+    def constants(self) -> Mapping[str, Any]:
+        return self.values
+
+    def definitions(self, code: str) -> list[str]:
+        """``SIZES = [4, 8, 16, 32]``: each constant ``code`` reads, in the order ``code``
+        first reads them (a class tried and not kept may have named one it never reads)."""
+        by_name = {name: text for text, name in self.names.items()}
+        first: dict[str, tuple[int, int]] = {}
+        for node in pyast.walk(pyast.parse(code)):
+            if isinstance(node, pyast.Name) and node.id in by_name:
+                at = (node.lineno, node.col_offset)
+                first[node.id] = min(first.get(node.id, at), at)
+        return [f"{name} = {by_name[name]}" for name in sorted(first, key=first.__getitem__)]
+
+
+def source_identifiers(program: ast.AuraneProgram) -> frozenset[str]:
+    """Every identifier the source writes (a parameter, a local, a field, a model, a
+    loop's target...): a generated class may bind any of them, so no constant takes one."""
+    found: set[str] = set()
+    pending: list[Any] = [program]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, str):
+            if node.isidentifier():
+                found.add(node)
+        elif isinstance(node, list | tuple):
+            pending.extend(node)
+        elif records.is_record(node) and not isinstance(node, type):
+            pending.extend(getattr(node, f.name) for f in records.fields(node))
+    return frozenset(found)
