@@ -336,13 +336,19 @@ class TorchCodeGenerator:
         # run-time error maps to its .aur line with aurane run or aurane.sourcemap
         return with_table(code, [(p.name, p.graph) for p in mapped], self.filename, self.program)
 
-    def _table_name(self, stem: str) -> str:
+    def _table_name(self, stem: str, source: str) -> str:
         """A module constant's name from ``stem`` (``SIZES``) that neither a module name nor
         any identifier of the source takes: a class may bind any of those (a constructor
-        parameter ``SIZES``), and its own would hide the constant."""
+        parameter ``SIZES``), and its own would hide the constant. A global constant the
+        source already names ``stem`` keeps its name where no model binds it."""
         if self._source_names is None:
             self._source_names = source_identifiers(self.program)
         taken = self._source_names
+        if stem == source and any(c.name == source for c in self.program.constants):
+            bound = {p.name for m in self.program.models for p in m.params}
+            bound |= {f.name for m in self.program.models for f in m.fields}
+            if source not in bound:
+                taken = taken - {source}
         base = self.globals.candidate(stem)
         text, count = base, 1
         while text in taken or text in self.globals.used or text in self.globals.reserved:

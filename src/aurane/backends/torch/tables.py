@@ -57,7 +57,7 @@ class TableNames(TableNamer):
     which gives a name no class of the file binds (F2: a constructor parameter ``SIZES``
     would hide the constant)."""
 
-    def __init__(self, tables: Mapping[str, str], allocate: Callable[[str], str]) -> None:
+    def __init__(self, tables: Mapping[str, str], allocate: Callable[[str, str], str]) -> None:
         self.tables = tables  # a table's text -> the source's name for it (``program_tables``)
         self.allocate = allocate
         self.names: dict[str, str] = {}  # a table's text -> its constant, as first printed
@@ -71,7 +71,7 @@ class TableNames(TableNamer):
             return text
         found = self.names.get(text)
         if found is None:
-            found = self.names[text] = self.allocate(source.upper())
+            found = self.names[text] = self.allocate(source.upper(), source)
             self.values[found] = pyast.literal_eval(text)
         return found
 
