@@ -802,32 +802,53 @@ def draw_family(draw: Draw, new: bool = False, round_forms: bool = False) -> Out
     lines = [f"model {name}({header}):"]
     lines += ["    " + line for piece in pieces for line in piece.fields]
     lines.append("    def forward(x):")
+    # round 1's forms in a network used through variants too (``model Fam0V0 = Fam0(8,
+    # 2):`` with an ``input_shape``), the forward not calling it: the network roller's.
+    # A stem threads a tensor before any if, and the variants' loops run (a forward
+    # opening with an if, a loop no variant runs: located fallbacks of networks)
+    network = round_forms and rng.random() < 0.3
+    stem = rng.choice(WIDTHS) if network else 0
+    if network:
+        lines.append(f"        x -> {axis.layer(str(stem))} as stem")
     for piece in pieces:
         lines += ["        " + line for line in piece.lines]
     lines.append(f"        return {pieces[-1].returned or 'x'}")
     # after its inner blocks, which took their places as their pieces were drawn
     draw.blocks.append(Block(name, [(t, None) for t in lines], []))
-    body.blocks += [b.name for piece in pieces for b in piece.blocks] + [name]
+    inner = [b.name for piece in pieces for b in piece.blocks]
+    body.blocks += [*inner, name]
     seen: list[Env] = []
     shapes: set[Shape] = set()
     apart = any(piece.apart for piece in pieces)
     given = body.current
-    for _ in range(rng.randint(2, 3)):
-        if apart:  # a pooled output is no input of the next call: each takes the first's
+    if network:  # the forward calls no block of it: an empty one still makes a step
+        body.blocks = [b for b in body.blocks if b != name and b not in inner]
+    original = body.current
+    for turn in range(rng.randint(2, 3)):
+        if apart or network:  # a pooled output is no input of the next call
             body.current = given
         env: Env = {}
         for _try in range(10):
             env = {p.name: p.draw() for p in params}
-            if env not in seen:
+            idle = network and any(p.name[0] == "n" and env[p.name] == 0 for p in params)
+            if env not in seen and not idle:
                 break
         seen.append(env)
         current = body.current
         assert current is not None
         shapes.add(current.shape)
-        shape = current.shape
+        shape = axis.widened(current.shape, stem) if network else current.shape
         for piece in pieces:
             shape = piece.out(env, shape)
         args = _call_args(rng, params, env)
+        if network:
+            variant = f"{name}V{turn}"
+            lines = [f"model {variant} = {name}({', '.join(args)}):",
+                     f"    input_shape = {_text(tuple(current.shape))}"]  # fmt: skip
+            if current.dtype != "float32":
+                lines.append(f"    input_dtype = {current.dtype}")
+            draw.blocks.append(Block(variant, [(t, None) for t in lines], []))
+            continue  # each variant at the family's input: a network takes no input width
         label = ""
         if rng.random() < 0.3:
             body.layer_names += 1
@@ -837,6 +858,9 @@ def draw_family(draw: Draw, new: bool = False, round_forms: bool = False) -> Out
         body.define(current, not apart and rng.random() < 0.6, chained, assigned, None,
                     Value("", shape, current.dtype))  # fmt: skip
     features = [p.feature for p in pieces]
+    if network:
+        body.current = original
+        features.append("family network variants")
     if len(shapes) > 1:
         features.append("family input sizes differ")
     if axis.channel:
