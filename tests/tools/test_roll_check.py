@@ -5,6 +5,8 @@ runs over a few programs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytest.importorskip("torch")
@@ -109,3 +111,39 @@ def test_a_boolean_is_tried_where_the_calls_give_1(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(branches, "kind_compare", lambda *_: None)
     problems = check_source(BOOLEAN_FOR_ONE)
     assert problems and problems[0].startswith("P with p=true (at 'p1'): "), problems
+
+
+ONES_AT_TWO_COUNTS = """\
+model Loop0(p0: int, p1: str, n):
+    def forward(x):
+        for i in range(n):
+            h2 = buffer(p0, init=p1)
+            x = add(x, h2)
+        return x
+
+model Net:
+    input_shape = (3,)
+    def forward(x):
+        x -> Loop0(3, "ones", 2) as a -> Loop0(3, "ones", 3) as b -> dense(2) as head
+"""
+
+
+def test_a_buffer_fill_a_call_gives_is_tried_at_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``buffer(p0, init=p1)`` with calls giving ``"ones"``: the check builds the class at
+    ``"zeros"`` and ``"full"`` too (the campaign's families give buffer inits by
+    parameter), where a class folding the calls' fill would be silently wrong; strings
+    were never changed before."""
+    from aurane.tools import roll_check
+
+    tried: list[str] = []
+    compare = roll_check._one_other
+
+    def recording(
+        source: str, cls: type, path: str, bound: dict[str, Any], value: Any, text: str
+    ) -> str | None:
+        tried.append(text)
+        return compare(source, cls, path, bound, value, text)
+
+    monkeypatch.setattr(roll_check, "_one_other", recording)
+    assert check_source(ONES_AT_TWO_COUNTS) == []
+    assert '"zeros"' in tried and '"full"' in tried, tried

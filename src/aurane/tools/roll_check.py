@@ -12,7 +12,7 @@ must then build and compute what the source says. For a program, this check:
   or an item of a list or of its rows, written as a literal, flipped or counted up, a
   boolean as 0 or 1 and 0 or 1 as a boolean (``True == 1`` in Python only), and
   an integer a loop may count by also 0, its own or an inner block's it is passed on
-  to) and compares it with the class of one call that a program calling it that way
+  to, a string naming a buffer's fill the other fills) and compares it with the class of one call that a program calling it that way
   compiles to.
 
 The classes checked are the rollers' (``rolled_blocks``), every other block class
@@ -235,12 +235,17 @@ def _block_calls(program: Any, block: str) -> Iterator[tuple[ast.Call, ast.Model
             yield item, model
 
 
-def _changed(value: ast.Expr, count: bool) -> list[tuple[str, bool | int]]:
+def _changed(value: ast.Expr, count: bool) -> list[tuple[str, bool | int | str]]:
     """Other literals, each its text and value, for a boolean or a small integer written
     as a literal; an integer that may be a loop's count (``count``) is tried at 0 too,
     where a loop runs no iteration. A boolean is tried as the number Python finds equal
     to it and 0 or 1 as the boolean, where the language's ``==`` tells them apart (``true
-    == 1`` is false) and Python's does not (``True == 1``)."""
+    == 1`` is false) and Python's does not (``True == 1``). A string naming a buffer's
+    fill (``"zeros"``) is tried at the others (``buffer(p0, init=p1)``: a class filling by
+    ``p1`` must fill as the source does, or refuse the init by name)."""
+    if isinstance(value, ast.String):
+        fills = ("zeros", "ones", "full")
+        return [(f'"{f}"', f) for f in fills if f != value.value] if value.value in fills else []
     if isinstance(value, ast.Bool):
         return [("false", False) if value.value else ("true", True), _NUMBER_OF[value.value]]
     if isinstance(value, ast.Number) and isinstance(value.value, int) and 0 <= value.value < 8:
@@ -475,7 +480,7 @@ def _row_value(item: ast.Expr, blocks: dict[str, Any]) -> Any:
 
 
 def _value(expr: ast.Expr) -> Any:
-    return expr.value if isinstance(expr, ast.Bool | ast.Number) else None
+    return expr.value if isinstance(expr, ast.Bool | ast.Number | ast.String) else None
 
 
 def _changed_flat(source: str, value: Any, text: str) -> tuple[Any, types.ModuleType] | None:

@@ -752,7 +752,14 @@ class BlockWalk(_Walk):
             target, count, per = index, value, _made_here(loop.body, step)
             if loop.span in self.indices:
                 self.indexed.add(loop.span)
-        before = self._made_by(nests, step, plain=True) + self.branch_made[counted.op]
+            # a loop in a branch adds its iterations to the count (``m += 1``): the
+            # iterations before this one are the count's, not the target's (``dense{m +
+            # 1}``; ``dense{m + i + 1}`` counted them twice, fuzz seed 130000271)
+            looped = counted.made(loop) * count
+            per = 0 if counted.made(loop) else per
+        else:
+            looped = 0
+        before = self._made_by(nests, step, plain=True) + self.branch_made[counted.op] + looped
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, before))
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)

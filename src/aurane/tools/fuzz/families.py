@@ -49,7 +49,7 @@ from typing import Any
 from aurane.records import field, record
 from aurane.tools.fuzz.blocks import Block
 from aurane.tools.fuzz.constructs import Draw, Outcome, construct
-from aurane.tools.fuzz.loops import fresh_name, note
+from aurane.tools.fuzz.loops import fresh_name, global_constant, note
 from aurane.tools.fuzz.steps import FLOAT_DTYPES, Value, literal
 
 WIDTHS = (2, 3, 4, 6, 8)
@@ -132,6 +132,9 @@ class Piece:
     blocks: list[Block] = field(default_factory=list)  # inner blocks it calls
     # told the other pieces' lines once the body is drawn, before any call draws values
     settle: Callable[[list[str]], None] | None = None
+    fields: list[str] = field(default_factory=list)  # the block's constants, before forward
+    returned: str = ""  # the tensor the block returns where not ``x`` (the piece goes last)
+    apart: bool = False  # its output has another rank: each call takes the family's input
 
 
 def _applied(rng: random.Random, layer: str, name: str, act: str | None) -> str:
@@ -507,6 +510,226 @@ NEW_PIECES = (
 BLOCK_VALUES = (_block_parameter, _block_rows)
 
 
+# -- round 1's forms (axes88-idx92): tables a parameter indexes, norm axes, buffer inits,
+# loops in an if's branch, a tensor the loop binds last returned, an inner block once --
+
+TABLE = (4, 8, 16, 32)
+
+
+def _table_index(draw: Draw, axis: Axis, j: int) -> Piece:
+    """An item of a constant table a parameter indexes: ``dense(sizes[k])``, ``sizes[k -
+    1]``, ``sizes[min(k, 3)]``, ``cfg[k][1]`` of a table of rows; the table a block's
+    constant or a global one; the layer alone, under ``if`` or in a loop; the calls give
+    ``k`` in turn, so they disagree on it."""
+    rng = draw.rng
+    k, n = f"k{j}", f"n{j}"
+    rows = rng.random() < 0.3
+    table: list[Any] = (
+        [(rng.choice(WIDTHS), t) for t in rng.sample(TABLE, 3)] if rows else rng.sample(TABLE, 4)
+    )
+    size = len(table)
+    if rng.random() < 0.5:  # the block's constant
+        name = f"cfg{j}" if rows else f"sizes{j}"
+        fields = [f"{name} = {_text(table)}"]
+    else:
+        name = global_constant(draw, "TABLE", _text(table))
+        fields = []
+    form = rng.choice(("k", "k - 1", "min", "-k") if not rows else ("k", "k - 1"))
+    index: Callable[[int], int]  # the item's index at a value of ``k``
+    if form == "k":
+        item, index, ks = f"{name}[{k}]", (lambda v: v), list(range(size))
+    elif form == "k - 1":
+        item, index, ks = f"{name}[{k} - 1]", (lambda v: v - 1), list(range(1, size + 1))
+    elif form == "min":
+        item, index = f"{name}[min({k}, {size - 1})]", (lambda v: min(v, size - 1))
+        ks = list(range(size + 2))
+    else:  # a negative index counts from the end
+        item, index, ks = f"{name}[-{k}]", (lambda v: -v), list(range(1, size + 1))
+    if rows:
+        item += "[1]"
+
+    def width(env: Env) -> int:
+        picked = table[index(env[k])]
+        return int(picked[1] if rows else picked)
+
+    params = [Param(k, _alternating(rng, ks))]
+    layer = f"x -> {axis.layer(item)}{rng.choice(('', '.relu'))}"
+    where = rng.choice(("alone", "if", "loop"))
+    if where == "alone":
+        lines = [layer]
+
+        def out(env: Env, shape: Shape) -> Shape:
+            return axis.widened(shape, width(env))
+    elif where == "if":  # on the index itself or on a flag of its own
+        flag = f"flag{j}"
+        test = rng.choice((f"{k} > 1", flag))
+        if test == flag:
+            params.append(Param(flag, lambda: rng.random() < 0.5))
+        lines = [f"if {test}:", f"    {layer}"]
+
+        def out(env: Env, shape: Shape) -> Shape:
+            taken = env[flag] if test == flag else env[k] > 1
+            return axis.widened(shape, width(env)) if taken else shape
+    else:
+        params.append(Param(n, lambda: rng.randint(0, 2)))
+        lines = [f"for i in range({n}):", f"    {layer}"]
+
+        def out(env: Env, shape: Shape) -> Shape:
+            return axis.widened(shape, width(env)) if env[n] else shape
+
+    note(draw, f"table index {form}" + (" of rows" if rows else ""))
+    return Piece(lines, params, out, f"family table index ({where})", fields=fields)
+
+
+def _norm_axes(draw: Draw, axis: Axis, j: int) -> Piece:
+    """A norm whose ``axes`` a parameter gives (``rms_norm(x, axes=p0)``, ``layer_norm(axes=p0
+    + 1)``), the calls giving different valid values in turn, after a layer of ``w``."""
+    rng = draw.rng
+    w, p = f"w{j}", f"p{j}"
+    op = rng.choice(("rms_norm", "layer_norm"))
+    plus = rng.random() < 0.4 and axis.rank > 1
+    given = f"{p} + 1" if plus else p
+    values = list(range(1, axis.rank + 1 - plus))
+    params = [Param(w, lambda: rng.choice(WIDTHS)), Param(p, _alternating(rng, values))]
+    norm = rng.choice((f"x -> {op}(axes={given})", f"x = {op}(x, axes={given})"))
+    lines = [f"x -> {axis.layer(w)}", norm]
+    if rng.random() < 0.3:  # in a loop, the axes read there too
+        n = f"n{j}"
+        params.append(Param(n, lambda: rng.randint(0, 2)))
+        lines = [lines[0], f"for i in range({n}):", f"    {norm}"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[w])
+
+    return Piece(lines, params, out, f"family norm axes ({op})")
+
+
+def _buffer_init(draw: Draw, axis: Axis, j: int) -> Piece:
+    """A buffer whose ``init`` a parameter gives (``buffer(w, init=p1)``), the calls giving
+    ``"zeros"`` and ``"ones"`` in turn (and sometimes ``"arange"``, of another dtype: a
+    located fallback), added to the value on the last axis in float32 or made alone,
+    before a loop or in it."""
+    rng = draw.rng
+    w, init = f"w{j}", f"init{j}"
+    inits = ["zeros", "ones"] + (["arange"] if rng.random() < 0.15 else [])
+    params = [Param(w, lambda: rng.choice(WIDTHS)), Param(init, _alternating(rng, inits))]
+    # ``add`` takes equal shapes: the buffer joins a sample of one axis only
+    added = axis.rank == 1 and draw.body.param_dtype == "float32" and "arange" not in inits
+    persistent = rng.choice(("", ", persistent=true", ", persistent=false"))
+    made = [f"h{j} = buffer({w}, init={init}{persistent})"]
+    if added:
+        made.append(f"x = add(x, h{j})")
+    lines = [f"x -> {axis.layer(w)}"]
+    if rng.random() < 0.4:
+        n = f"n{j}"
+        params.append(Param(n, lambda: rng.randint(0, 2)))
+        lines += [f"for i in range({n}):", *("    " + line for line in made)]
+    else:
+        lines += made
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[w])
+
+    return Piece(lines, params, out, "family buffer init")
+
+
+def _loop_in_if(draw: Draw, axis: Axis, j: int) -> Piece:
+    """A loop in an ``if``'s branch, then an unnamed module of its operation after the
+    ``if`` (numbered on from the branches taken: ``dense{n + 1}`` or ``dense2``)."""
+    rng = draw.rng
+    deep, w, n, v = f"deep{j}", f"w{j}", f"n{j}", f"v{j}"
+    params = [
+        Param(deep, _alternating(rng, [True, False])),
+        Param(w, lambda: rng.choice(WIDTHS)),
+        Param(n, lambda: rng.randint(0, 3)),
+        Param(v, lambda: rng.choice(WIDTHS)),
+    ]
+    other = rng.choice(("", f"x -> {axis.layer(w)}", f"x -> {axis.norm()}"))
+    act = rng.choice(("", ".relu"))
+    lines = [f"if {deep}:", f"    for i in range({n}):", f"        x -> {axis.layer(w)}{act}"]
+    if rng.random() < 0.3:  # another module of it later in the branch
+        lines.append(f"    x -> {axis.layer(w)}")
+    if other:
+        lines += ["else:", f"    {other}"]
+    lines.append(f"x -> {axis.layer(v)}{rng.choice(('', '.relu'))}")
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[v])
+
+    return Piece(lines, params, out, "family loop in an if")
+
+
+def _returned_in_loop(draw: Draw, axis: Axis, j: int) -> Piece:
+    """A tensor the loop binds last returned by the block (``for i in range(n): h1 =
+    global_avg_pool(x)``, ``h1 -> glu()``, then ``return h1``); every call's count at
+    least 1, so it is bound."""
+    rng = draw.rng
+    w, n, h = f"w{j}", f"n{j}", f"h{j}"
+    even = [c for c in WIDTHS if c % 2 == 0]
+    params = [Param(w, lambda: rng.choice(even)), Param(n, _alternating(rng, [1, 2, 3]))]
+    pooled = axis.channel and axis.rank == 3
+    # glu halves the last axis: the channels only once pooled
+    halves = rng.random() < 0.5 and (pooled or not axis.channel)
+    made = "glu" if halves else "sigmoid"
+
+    def width(c: int) -> int:
+        return c // 2 if halves else c
+
+    source = "global_avg_pool(x)" if pooled else rng.choice(("x", "tanh(x)"))
+    first = f"{h} = {source}" if source != "x" else f"{h} = x -> {made}()"
+    body = [first] if source == "x" else [first, f"{h} -> {made}()"]
+    lines = [f"for i in range({n}):", f"    x -> {axis.layer(w)}.relu"]
+    lines += ["    " + text for text in body]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        c = env[w]
+        if pooled:
+            return (width(c),)
+        wide = axis.widened(shape, c)
+        return wide[:-1] + (width(wide[-1]),)
+
+    return Piece(lines, params, out, "family returned loop tensor", returned=h, apart=pooled)
+
+
+def _inner_once(draw: Draw, axis: Axis, j: int) -> Piece:
+    """An inner block called from one place in a loop, its count 1 at one call and 0 at
+    the others: the inner class sees one input width and is built at the running one."""
+    rng = draw.rng
+    unit = fresh_name(draw, "Unit")
+    made = Block(unit, [], [])
+    draw.blocks.append(made)
+    made.lines = [
+        (f"model {unit}(w, act = relu):", None),
+        ("    def forward(x):", None),
+        (f"        return x -> {axis.layer('w')}{rng.choice((' -> act', '.act'))}", None),
+    ]
+    w, n, v = f"w{j}", f"n{j}", f"v{j}"
+    params = [
+        Param(w, lambda: rng.choice(WIDTHS)),
+        Param(n, _alternating(rng, [1, 0])),
+        Param(v, lambda: rng.choice(WIDTHS)),
+    ]
+    name = rng.choice(("", " as u{i + 1}"))
+    lines = [f"x -> {axis.layer(w)}", f"for i in range({n}):", f"    x -> {unit}({v}){name}"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[v] if env[n] else env[w])
+
+    return Piece(lines, params, out, "family inner block once", [made])
+
+
+# drawn by the families past ``generator.NEW_FAMILIES`` (a share of their own)
+ROUND_PIECES = (
+    _table_index,
+    _table_index,
+    _norm_axes,
+    _buffer_init,
+    _loop_in_if,
+    _returned_in_loop,
+    _inner_once,
+)
+
+
 def _call_args(rng: random.Random, params: list[Param], env: Env) -> list[str]:
     """A call's arguments: positional in order, a default left out or given by keyword."""
     out: list[str] = []
@@ -535,9 +758,10 @@ def block_family(draw: Draw) -> Outcome:
     return draw_family(draw)
 
 
-def draw_family(draw: Draw, new: bool = False) -> Outcome:
+def draw_family(draw: Draw, new: bool = False, round_forms: bool = False) -> Outcome:
     """``block_family``; ``new``: its first piece one of this stop's (``NEW_PIECES``), a
-    second one, if any, drawn from all."""
+    second one, if any, drawn from all; ``round_forms``: one of round 1's
+    (``ROUND_PIECES``), with a piece drawn from all before it a third of the time."""
     body, rng = draw.body, draw.rng
     x = body.current
     assert x is not None
@@ -546,7 +770,15 @@ def draw_family(draw: Draw, new: bool = False) -> Outcome:
     if x.numel > 4096 or max(x.shape) > 64:
         return Outcome.SKIPPED
     axis = Axis(x.rank in (2, 3) and rng.random() < 0.5, x.rank)
-    if not new:
+    if round_forms:
+        # an older piece before it or after it (none after a returned tensor), so the
+        # form meets running widths and counts of others
+        chosen = rng.choice(ROUND_PIECES)
+        before = [rng.choice(PIECES)(draw, axis, 1)] if rng.random() < 1 / 3 else []
+        pieces = [*before, chosen(draw, axis, 0)]
+        if chosen is not _returned_in_loop and rng.random() < 1 / 4:
+            pieces.append(rng.choice(PIECES)(draw, axis, 2))
+    elif not new:
         pieces = [rng.choice(PIECES)(draw, axis, j) for j in range(rng.choice((1, 1, 2)))]
     else:
         first = rng.choice(NEW_PIECES)
@@ -567,38 +799,68 @@ def draw_family(draw: Draw, new: bool = False) -> Outcome:
     header = ", ".join(
         f"{p.name} = {_text(p.default)}" if p.default is not None else p.name for p in params
     )
-    lines = [f"model {name}({header}):", "    def forward(x):"]
+    lines = [f"model {name}({header}):"]
+    lines += ["    " + line for piece in pieces for line in piece.fields]
+    lines.append("    def forward(x):")
+    # round 1's forms in a network used through variants too (``model Fam0V0 = Fam0(8,
+    # 2):`` with an ``input_shape``), the forward not calling it: the network roller's.
+    # A stem threads a tensor before any if, and the variants' loops run (a forward
+    # opening with an if, a loop no variant runs: located fallbacks of networks)
+    network = round_forms and rng.random() < 0.3
+    stem = rng.choice(WIDTHS) if network else 0
+    if network:
+        lines.append(f"        x -> {axis.layer(str(stem))} as stem")
     for piece in pieces:
         lines += ["        " + line for line in piece.lines]
-    lines.append("        return x")
+    lines.append(f"        return {pieces[-1].returned or 'x'}")
     # after its inner blocks, which took their places as their pieces were drawn
     draw.blocks.append(Block(name, [(t, None) for t in lines], []))
-    body.blocks += [b.name for piece in pieces for b in piece.blocks] + [name]
+    inner = [b.name for piece in pieces for b in piece.blocks]
+    body.blocks += [*inner, name]
     seen: list[Env] = []
     shapes: set[Shape] = set()
-    for _ in range(rng.randint(2, 3)):
+    apart = any(piece.apart for piece in pieces)
+    given = body.current
+    if network:  # the forward calls no block of it: an empty one still makes a step
+        body.blocks = [b for b in body.blocks if b != name and b not in inner]
+    original = body.current
+    for turn in range(rng.randint(2, 3)):
+        if apart or network:  # a pooled output is no input of the next call
+            body.current = given
         env: Env = {}
         for _try in range(10):
             env = {p.name: p.draw() for p in params}
-            if env not in seen:
+            idle = network and any(p.name[0] == "n" and env[p.name] == 0 for p in params)
+            if env not in seen and not idle:
                 break
         seen.append(env)
         current = body.current
         assert current is not None
         shapes.add(current.shape)
-        shape = current.shape
+        shape = axis.widened(current.shape, stem) if network else current.shape
         for piece in pieces:
             shape = piece.out(env, shape)
         args = _call_args(rng, params, env)
+        if network:
+            variant = f"{name}V{turn}"
+            lines = [f"model {variant} = {name}({', '.join(args)}):",
+                     f"    input_shape = {_text(tuple(current.shape))}"]  # fmt: skip
+            if current.dtype != "float32":
+                lines.append(f"    input_dtype = {current.dtype}")
+            draw.blocks.append(Block(variant, [(t, None) for t in lines], []))
+            continue  # each variant at the family's input: a network takes no input width
         label = ""
         if rng.random() < 0.3:
             body.layer_names += 1
             label = f" as fam{body.layer_names}"
         chained = f"{name}({', '.join(args)}){label}"
         assigned = f"{name}({', '.join([current.name, *args])}){label}"
-        body.define(current, rng.random() < 0.6, chained, assigned, None,
+        body.define(current, not apart and rng.random() < 0.6, chained, assigned, None,
                     Value("", shape, current.dtype))  # fmt: skip
     features = [p.feature for p in pieces]
+    if network:
+        body.current = original
+        features.append("family network variants")
     if len(shapes) > 1:
         features.append("family input sizes differ")
     if axis.channel:

@@ -48,6 +48,11 @@ FAMILIES = 0.5
 # as values, module items, bodies no call runs, branch counts): a share of its own, so the
 # programs of the seeds below ``FAMILIES`` stay what they were
 NEW_FAMILIES = 0.25
+# past that, a family opening with one of round 1's forms (``families.ROUND_PIECES``:
+# tables a parameter indexes, norm axes and buffer inits parameters give, loops in an
+# if's branch, a returned tensor a loop binds, an inner block called once in a loop);
+# the seeds past it end with no family, as before
+ROUND_FAMILIES = 0.2
 
 
 def _second_input(rng: random.Random, x: Value, param_dtype: str) -> Value:
@@ -105,14 +110,16 @@ def generate(
     family = random.Random(f"family-{seed}")
     roll = family.random()
     if (
-        roll < FAMILIES + NEW_FAMILIES
+        roll < FAMILIES + NEW_FAMILIES + ROUND_FAMILIES
         and draw.culprit is None
         and body.current is not None
         and not any(text.strip().startswith("return") for text, _ in body.lines)
     ):
         ended = Draw(family, body, draw.blocks, tuple(focus), bad, stats=draw.stats)
         try:
-            added = draw_family(ended, new=roll >= FAMILIES) is Outcome.ADDED
+            round_forms = roll >= FAMILIES + NEW_FAMILIES
+            new = FAMILIES <= roll < FAMILIES + NEW_FAMILIES
+            added = draw_family(ended, new, round_forms) is Outcome.ADDED
         except Exception:  # a shape rule that crashes: the compiler run will report it
             added = False
         draw.stats["block family"] = draw.stats.get("block family", 0) + added
