@@ -1,13 +1,11 @@
 """``aurane.tools.roll_check`` at CI size: the fuzz programs whose rolled block classes
 were right only at the program's calls (seed 68000233's ``causal=True`` of ``causal=p1``,
 seed 36000088's ``nn.RMSNorm((8, 8))`` of ``axes=2 * p0``) check clean, and the command
-runs over a few programs.
-
-Some of these programs' classes still accept arguments the source refuses (68000233's
-``Loop0`` a boolean ``p1`` given as 1, 36000088's ``axes=4`` past the input's axes, the
-``Fam0`` of LEFT_OUT a count ``true``): review98 F5's check finds them, the generator is
-to refuse them (roll101's report); the tests of other findings skip it
-(``refused=False``) until then."""
+runs over a few programs. ``check_source(..., refused=True)`` (the command's default)
+also builds the classes at the arguments the source refuses (review98 F5): some of these
+programs' classes still accept them (68000233's ``Loop0`` a boolean ``p1`` given as 1,
+36000088's ``axes=4`` past the input's axes, the ``Fam0`` of LEFT_OUT a count ``true``),
+for the generator to refuse (roll101's report)."""
 
 from __future__ import annotations
 
@@ -22,12 +20,14 @@ from tests.backends.torch.one_class import choice  # noqa: E402
 
 @pytest.mark.parametrize("seed", [68000233, 36000088])
 def test_known_fuzz_programs_check_clean(seed: int) -> None:
-    assert check_source(generate(seed).text, refused=False) == []
+    assert check_source(generate(seed).text) == []
 
 
 def test_the_command_checks_a_few_programs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--programs", "3", "--seed", "68", "--skip-refused"]) == 0
-    assert ", 0 arguments the source refuses tried, 0 problems" in capsys.readouterr().out
+    assert ", 0 arguments the source refuses tried (0 run empty), 0 problems" in (
+        capsys.readouterr().out
+    )
 
 
 def test_a_class_joined_over_branches_is_checked() -> None:
@@ -84,7 +84,7 @@ def test_a_call_leaving_a_defaulted_parameter_out_pairs_its_arguments_right() ->
     from aurane.tools.roll_check import _chain_steps, _param_arguments
 
     counts: Counter[str] = Counter()
-    assert check_source(LEFT_OUT, counts, refused=False) == []
+    assert check_source(LEFT_OUT, counts) == []
     assert counts["other arguments"] > 0, counts
     source = (
         "model B(w, n = 2):\n    def forward(x):\n        return x\n\n"
@@ -177,10 +177,12 @@ def test_a_class_accepting_arguments_the_source_refuses_is_reported(
 
     _with_class(monkeypatch, ACCEPTING)
     counts: Counter[str] = Counter()
-    problems = check_source(NORM_AXES, counts)
+    problems = check_source(NORM_AXES, counts, refused=True)
     assert len(problems) == 1 and problems[0].startswith("P with p0="), problems
     assert "accepts what the source refuses: S003: argument 'axes'" in problems[0], problems
     assert counts["refused arguments"] == 1
+    # the tests of each form leave it out (the default) until the generator refuses all
+    assert check_source(NORM_AXES) == []
 
 
 def test_a_class_refusing_them_by_name_passes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -191,7 +193,7 @@ def test_a_class_refusing_them_by_name_passes(monkeypatch: pytest.MonkeyPatch) -
 
     _with_class(monkeypatch, REFUSING)
     counts: Counter[str] = Counter()
-    assert check_source(NORM_AXES, counts) == []
+    assert check_source(NORM_AXES, counts, refused=True) == []
     assert counts["refused arguments"] >= 5, counts
     assert counts["other arguments"] > 0, counts
 

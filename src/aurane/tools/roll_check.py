@@ -389,12 +389,15 @@ def _at_other_arguments(
     calls: dict[str, tuple[str, Any, Any]],
     seen: Inputs,
     counts: Counter[str],
+    *,
+    refused: bool = False,
 ) -> list[str]:
     """The problems of each rolled class (of ``rolled``, compiled from ``program``) built
     with a literal argument of one of its calls changed, against that call's class in the
     program so changed, or, where that program is rejected, run on the input the call
-    sees (``seen``; a call not in it: skipped), which it must refuse (the first problem
-    of each block; at most ``OTHER_ARGUMENTS_PER_BLOCK`` changed arguments each)."""
+    sees (``seen``), which it must refuse (``refused``: else skipped; the first problem
+    of each block; with ``refused``, which tries more values, at most
+    ``OTHER_ARGUMENTS_PER_BLOCK`` changed arguments each)."""
     problems: list[str] = []
     found: set[str] = set()  # blocks with a problem
     models = {m.name: m for m in program.models}
@@ -413,10 +416,11 @@ def _at_other_arguments(
         def other(
             path: str, changed: dict[str, Any], at: Any, text: str, name: str = name, cls: Any = cls
         ) -> str | None:
-            if tried[name] >= OTHER_ARGUMENTS_PER_BLOCK:
+            if refused and tried[name] >= OTHER_ARGUMENTS_PER_BLOCK:
                 return None
             tried[name] += 1
-            return _one_other(source, cls, path, changed, at, text, seen.get(path), counts)
+            given = seen.get(path) if refused else None
+            return _one_other(source, cls, path, changed, at, text, given, counts)
 
         for (path, args, kwargs), (call, model) in zip(paths, sources, strict=True):
             bound = inspect.signature(cls).bind(*args, **kwargs).arguments
@@ -445,7 +449,7 @@ def _at_other_arguments(
                 for place, leaf in _leaves(value):
                     count = param in counted if not place else "range(" in source
                     most = largest.get((param, place))
-                    for text, new in _changed(leaf, count, largest=most, refused=True):
+                    for text, new in _changed(leaf, count, largest=most, refused=refused):
                         if name in found or _at(bound.get(param), place) != _value(leaf):
                             continue
                         changed = {**bound, param: _put(bound[param], place, new)}
@@ -759,17 +763,21 @@ def _other_variant(
 
 
 def check_source(
-    source: str, counts: Counter[str] | None = None, *, refused: bool = True
+    source: str, counts: Counter[str] | None = None, *, refused: bool = False
 ) -> list[str]:
     """Every problem the rolled block and network classes of ``source`` have (none:
-    ``[]``); ``counts`` gains the calls and the other arguments compared. ``refused``:
-    a block class must also refuse the arguments the source refuses at its call
-    (``_refusal``); without, those are skipped, as before review98 F5."""
+    ``[]``); ``counts`` gains the calls and the other arguments compared. ``refused``
+    (the command's default): each integer is also tried at 0, -1, past the calls and
+    as a boolean, and a block class must refuse the arguments the source refuses at
+    its call (``_refusal``, review98 F5). Off for the tests of each form until the
+    generator refuses them all (roll101: booleans as counts, ``dense(0)`` before a
+    layer, ``cumsum(dim=0)``)."""
     counts = counts if counts is not None else Counter()
     problems, calls, program, rolled, seen = _at_calls(source, counts)
     if calls:
-        inputs = seen if refused else {}
-        problems += _at_other_arguments(source, program, rolled, calls, inputs, counts)
+        problems += _at_other_arguments(
+            source, program, rolled, calls, seen, counts, refused=refused
+        )
     if any(m.base is not None and m.base.func != m.name for m in program.models):
         problems += check_networks(source, counts)
     return problems
@@ -806,7 +814,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{counts['other block calls']} calls of other block classes taking parameters, "
         f"{counts['other arguments']} other arguments and {counts['network arguments']}"
         f" network arguments compared, {counts['refused arguments']} arguments the source"
-        f" refuses tried, {found} problems"
+        f" refuses tried ({counts['refused arguments run empty']} run empty), {found} problems"
     )
     return 1 if found else 0
 
