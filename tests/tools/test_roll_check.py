@@ -1,7 +1,11 @@
 """``aurane.tools.roll_check`` at CI size: the fuzz programs whose rolled block classes
 were right only at the program's calls (seed 68000233's ``causal=True`` of ``causal=p1``,
 seed 36000088's ``nn.RMSNorm((8, 8))`` of ``axes=2 * p0``) check clean, and the command
-runs over a few programs."""
+runs over a few programs. ``check_source(..., refused=True)`` (the command's default)
+also builds the classes at the arguments the source refuses (review98 F5): some of these
+programs' classes still accept them (68000233's ``Loop0`` a boolean ``p1`` given as 1,
+36000088's ``axes=4`` past the input's axes, the ``Fam0`` of LEFT_OUT a count ``true``),
+for the generator to refuse (roll101's report)."""
 
 from __future__ import annotations
 
@@ -22,8 +26,10 @@ def test_known_fuzz_programs_check_clean(seed: int) -> None:
 
 
 def test_the_command_checks_a_few_programs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--programs", "3", "--seed", "68"]) == 0
-    assert ", 0 problems" in capsys.readouterr().out
+    assert main(["--programs", "3", "--seed", "68", "--skip-refused"]) == 0
+    assert ", 0 arguments the source refuses tried (0 run empty), 0 problems" in (
+        capsys.readouterr().out
+    )
 
 
 def test_a_class_joined_over_branches_is_checked() -> None:
@@ -139,11 +145,130 @@ def test_a_buffer_fill_a_call_gives_is_tried_at_the_others(monkeypatch: pytest.M
     compare = roll_check._one_other
 
     def recording(
-        source: str, cls: type, path: str, bound: dict[str, Any], value: Any, text: str
+        source: str, cls: type, path: str, bound: dict[str, Any], value: Any, text: str, *rest: Any
     ) -> str | None:
         tried.append(text)
-        return compare(source, cls, path, bound, value, text)
+        return compare(source, cls, path, bound, value, text, *rest)
 
     monkeypatch.setattr(roll_check, "_one_other", recording)
     assert check_source(ONES_AT_TWO_COUNTS) == []
     assert '"zeros"' in tried and '"full"' in tried, tried
+
+
+NORM_AXES = """
+model P(p0):
+    def forward(x):
+        x -> conv2d(8, 3, padding=1) -> rms_norm(axes=p0)
+        return x
+
+model Net:
+    input_shape = (3, 8, 8)
+    def forward(x):
+        x -> P(1) -> P(2) -> P(3)
+        return x
+"""
+
+# hand-written ``P`` classes for NORM_AXES: the source refuses ``axes`` 0, -1, 4 (the
+# input has 3 sample axes) and ``true``; each class computes the source's at 1 to 3
+ACCEPTING = """
+class P(nn.Module):
+    def __init__(self, in_channels, p0):
+        super().__init__()
+        self.conv2d1 = nn.Conv2d(in_channels, 8, kernel_size=3, padding=1)
+        self.rms_norm1 = nn.RMSNorm((8, 8, 8)[-p0:])
+
+    def forward(self, x):
+        return self.rms_norm1(self.conv2d1(x))
+"""
+REFUSING = ACCEPTING.replace(
+    "        super().__init__()\n",
+    "        super().__init__()\n"
+    "        if isinstance(p0, bool) or not 1 <= p0 <= 3:\n"
+    "            raise ValueError(f'P normalises 1 to 3 axes, not {p0!r}')\n",
+)
+
+
+def _with_class(monkeypatch: pytest.MonkeyPatch, code: str) -> None:
+    """The rolled build's ``P`` replaced by the hand-written class ``code``: the check's
+    outcome is the class's, whatever the generator writes."""
+    from aurane.tools import roll_check
+
+    compiled = roll_check._compiled
+
+    def patched(source: str, *, roll: bool) -> tuple[object, object, object, object]:
+        program, graphs, module, rolled = compiled(source, roll=roll)
+        if roll:
+            exec(compile(code, "<hand-written>", "exec"), module.__dict__)
+        return program, graphs, module, rolled
+
+    monkeypatch.setattr(roll_check, "_compiled", patched)
+
+
+def test_a_class_accepting_arguments_the_source_refuses_is_reported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """review98 F5: where the program calling the block at the other arguments is
+    rejected (``rms_norm(axes=true)``, ``axes=0``), the class built there was not
+    checked at all; now it is built and run on the call's input, and one that builds
+    and runs (``nn.RMSNorm((8, 8, 8)[-p0:])`` at ``p0 = True``) is reported."""
+    from collections import Counter
+
+    _with_class(monkeypatch, ACCEPTING)
+    counts: Counter[str] = Counter()
+    problems = check_source(NORM_AXES, counts, refused=True)
+    assert len(problems) == 1 and problems[0].startswith("P with p0="), problems
+    assert "accepts what the source refuses: S003: argument 'axes'" in problems[0], problems
+    assert counts["refused arguments"] == 1
+    # the tests of each form leave it out (the default) until the generator refuses all
+    assert check_source(NORM_AXES) == []
+
+
+def test_a_class_refusing_them_by_name_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same class refusing ``p0`` outside 1 to 3 (``ValueError`` naming it) has no
+    problem: it is loud, not wrong; every refused value tried (``true``, ``0``, ``-1``,
+    ``4`` one past the calls' largest, ``false``) is counted."""
+    from collections import Counter
+
+    _with_class(monkeypatch, REFUSING)
+    counts: Counter[str] = Counter()
+    assert check_source(NORM_AXES, counts, refused=True) == []
+    assert counts["refused arguments"] >= 5, counts
+    assert counts["other arguments"] > 0, counts
+
+
+def test_integers_are_tried_where_the_source_often_refuses_them() -> None:
+    """Each integer literal a block call writes is tried at 0, -1, one past the largest
+    its calls give there (past a table or the input's axes) and as a boolean."""
+    from aurane.source import Span
+    from aurane.syntax import ast
+    from aurane.tools.roll_check import _changed
+
+    three = ast.Number(value=3, text="3", span=Span(1, 1, 1, 2))
+    texts = [text for text, _ in _changed(three, False, largest=5, refused=True)]
+    assert texts == ["4", "6", "0", "-1", "true", "false"], texts
+    assert [text for text, _ in _changed(three, False)] == ["4"]
+
+
+def test_only_a_refusal_at_the_changed_call_is_demanded() -> None:
+    """An error inside the changed call's instance (a label ``in the call W(0)``) is
+    demanded of the class; one the call only leads to (its wider output refused by the
+    caller's ``add``) is not: the class built there is not the one wrong."""
+    from aurane.compile import prepare_program
+    from aurane.source import Span
+    from aurane.stages import CompilationError
+    from aurane.tools.roll_check import _refusal
+
+    def rejection(width: int) -> CompilationError:
+        source = (
+            "model W(w):\n    def forward(x):\n        return x -> dense(w)\n\n"
+            "model Net:\n    input_shape = (4,)\n    def forward(x):\n"
+            f"        h = W(x, {width})\n        return add(h, x)\n"
+        )
+        with pytest.raises(CompilationError) as error:
+            prepare_program(source)
+        return error.value
+
+    literal = Span(8, 18, 8, 19)  # the width in ``h = W(x, 4)``
+    inside = _refusal(rejection(0), literal)
+    assert inside is not None and inside.code == "S004", inside
+    assert _refusal(rejection(5), literal) is None

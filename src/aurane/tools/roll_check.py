@@ -12,8 +12,16 @@ must then build and compute what the source says. For a program, this check:
   or an item of a list or of its rows, written as a literal, flipped or counted up, a
   boolean as 0 or 1 and 0 or 1 as a boolean (``True == 1`` in Python only), and
   an integer a loop may count by also 0, its own or an inner block's it is passed on
-  to, a string naming a buffer's fill the other fills) and compares it with the class of one call that a program calling it that way
-  compiles to.
+  to, a string naming a buffer's fill the other fills) and compares it with the class of
+  one call that a program calling it that way compiles to. Each integer is also tried at
+  0, -1, one past the largest its calls give and as a boolean
+  (``OTHER_ARGUMENTS_PER_BLOCK`` tries a block at most);
+- where that program is rejected at the call (review98 F5: ``rms_norm(axes=p0)`` at
+  ``p0 = 0`` or ``true``, ``sizes[k]`` at ``k = true``), builds the class at those
+  arguments and runs it on the call's input: it must raise, built or run (ideally
+  ``ValueError`` naming the class); one that builds and runs accepts what the source
+  refuses, a problem (``_refusal`` says which rejections are demanded, ``_refuses_too``
+  which results are let pass).
 
 The classes checked are the rollers' (``rolled_blocks``), every other block class
 that serves calls the per-call build writes as several classes (``Sel`` for ``Sel`` and
@@ -42,10 +50,18 @@ from collections import Counter
 from collections.abc import Container, Iterator
 from typing import Any
 
+from aurane.diagnostics import Diagnostic
 from aurane.stages import CompilationError
 from aurane.syntax import ast
 
 ENTRY = "Net"  # the fuzz programs' top-level model
+# the other arguments built per block (each compiles the program once): bounds the
+# campaign's work now that every integer is tried at 0, -1, past the calls and as a boolean
+OTHER_ARGUMENTS_PER_BLOCK = 16
+
+IN_CALL = "in the call "  # the label the checker gives an error inside a block's call
+
+Inputs = dict[str, tuple[Any, Any]]  # layer path -> the (positional, keyword) input it sees
 
 
 def _module(code: str, name: str) -> types.ModuleType:
@@ -157,15 +173,15 @@ def _same(
 
 def _at_calls(
     source: str, counts: Counter[str]
-) -> tuple[list[str], dict[str, tuple[str, Any, Any]], Any, types.ModuleType]:
+) -> tuple[list[str], dict[str, tuple[str, Any, Any]], Any, types.ModuleType, Inputs]:
     """The problems of the rolled classes at the program's own calls, each rolled call's
-    layer path -> (class, positional, keyword arguments), the program and its rolled
-    module."""
+    layer path -> (class, positional, keyword arguments), the program, its rolled
+    module and the input each call sees (path -> positional, keyword arguments)."""
     import torch
 
     program, graphs, rolled, names = _compiled(source, roll=True)
     if ENTRY not in graphs:
-        return [], {}, program, rolled
+        return [], {}, program, rolled, {}
     # blocks called at several argument or shape sets: one class may serve calls that the
     # per-call build writes as several (joined over branches), so it is checked too
     several = {
@@ -175,12 +191,12 @@ def _at_calls(
     }
     taken = _taking_params(program, rolled)
     if not names and not several and not taken:
-        return [], {}, program, rolled
+        return [], {}, program, rolled, {}
     _, _, flat, _ = _compiled(source, roll=False)
     several_classes = names | {name for name in several if hasattr(flat, f"{name}_2")}
     names = several_classes | taken
     if not names:
-        return [], {}, program, rolled
+        return [], {}, program, rolled, {}
     _recording(rolled, names)
     torch.manual_seed(0)
     mine = getattr(rolled, ENTRY)()
@@ -200,7 +216,7 @@ def _at_calls(
         counts["calls" if name in several_classes else "other block calls"] += 1
         if found is not None:
             problems.append(f"{name} at '{path}' ({_shown(args, kwargs)}): {found}")
-    return problems, calls, program, rolled
+    return problems, calls, program, rolled, seen
 
 
 def _taking_params(program: Any, module: types.ModuleType) -> frozenset[str]:
@@ -235,24 +251,42 @@ def _block_calls(program: Any, block: str) -> Iterator[tuple[ast.Call, ast.Model
             yield item, model
 
 
-def _changed(value: ast.Expr, count: bool) -> list[tuple[str, bool | int | str]]:
+def _changed(
+    value: ast.Expr, count: bool, *, largest: int | None = None, refused: bool = False
+) -> list[tuple[str, bool | int | str]]:
     """Other literals, each its text and value, for a boolean or a small integer written
     as a literal; an integer that may be a loop's count (``count``) is tried at 0 too,
     where a loop runs no iteration. A boolean is tried as the number Python finds equal
     to it and 0 or 1 as the boolean, where the language's ``==`` tells them apart (``true
     == 1`` is false) and Python's does not (``True == 1``). A string naming a buffer's
     fill (``"zeros"``) is tried at the others (``buffer(p0, init=p1)``: a class filling by
-    ``p1`` must fill as the source does, or refuse the init by name)."""
+    ``p1`` must fill as the source does, or refuse the init by name).
+
+    ``refused`` (blocks, whose class must refuse what the source refuses): every
+    integer is also tried at 0, at -1, one past ``largest`` (the largest value the
+    calls give there: past a table or the input's axes) and as a boolean, values the
+    source often rejects (``rms_norm(axes=0)``, ``sizes[true]``) and Python takes."""
     if isinstance(value, ast.String):
         fills = ("zeros", "ones", "full")
         return [(f'"{f}"', f) for f in fills if f != value.value] if value.value in fills else []
     if isinstance(value, ast.Bool):
         return [("false", False) if value.value else ("true", True), _NUMBER_OF[value.value]]
-    if isinstance(value, ast.Number) and isinstance(value.value, int) and 0 <= value.value < 8:
-        zero = [("0", 0)] if count and value.value > 0 else []
-        boolean = [_BOOLEAN_OF[value.value]] if value.value in _BOOLEAN_OF else []
-        return [(str(value.value + 1), value.value + 1), *zero, *boolean]
-    return []
+    if not isinstance(value, ast.Number) or not isinstance(value.value, int):
+        return []
+    number = value.value
+    found: list[tuple[str, bool | int | str]] = []
+    if 0 <= number < 8:
+        zero = [("0", 0)] if count and number > 0 else []
+        boolean = [_BOOLEAN_OF[number]] if number in _BOOLEAN_OF else []
+        found = [(str(number + 1), number + 1), *zero, *boolean]
+    if refused and number >= 0:
+        past = max(number, largest if largest is not None else number) + 1
+        more: list[tuple[str, bool | int]] = [(str(past), past), ("0", 0), ("-1", -1)]
+        more += [("true", True), ("false", False)]
+        # ``True == 1`` in Python: compare the texts, not the values, to keep both
+        found += [item for item in more if item[0] not in {text for text, _ in found}]
+        found = [(text, new) for text, new in found if text != str(number)]
+    return found
 
 
 # the value of the other kind that Python's ``==`` finds equal to a boolean or to 0 and 1
@@ -359,16 +393,23 @@ def _at_other_arguments(
     program: Any,
     rolled: types.ModuleType,
     calls: dict[str, tuple[str, Any, Any]],
+    seen: Inputs,
     counts: Counter[str],
+    *,
+    refused: bool = False,
 ) -> list[str]:
     """The problems of each rolled class (of ``rolled``, compiled from ``program``) built
     with a literal argument of one of its calls changed, against that call's class in the
-    program so changed (the first problem of each block)."""
+    program so changed, or, where that program is rejected, run on the input the call
+    sees (``seen``), which it must refuse (``refused``: else skipped; the first problem
+    of each block; with ``refused``, which tries more values, at most
+    ``OTHER_ARGUMENTS_PER_BLOCK`` changed arguments each)."""
     problems: list[str] = []
     found: set[str] = set()  # blocks with a problem
     models = {m.name: m for m in program.models}
     entry = models.get(ENTRY)
     steps = _chain_steps(entry.forward.body if entry is not None and entry.forward else ())
+    tried: Counter[str] = Counter()  # the other arguments built, per block
     for name in sorted({name for name, _, _ in calls.values()}):
         paths = [(path, a, k) for path, (n, a, k) in calls.items() if n == name]
         sources = list(_block_calls(program, name))
@@ -376,6 +417,17 @@ def _at_other_arguments(
             continue  # calls made other than in the entry's forward: not paired
         cls = getattr(rolled, name)
         given = _blocks_given(sources, steps)
+        largest = _largest_given(sources, steps)
+
+        def other(
+            path: str, changed: dict[str, Any], at: Any, text: str, name: str = name, cls: Any = cls
+        ) -> str | None:
+            if refused and tried[name] >= OTHER_ARGUMENTS_PER_BLOCK:
+                return None
+            tried[name] += 1
+            given = seen.get(path) if refused else None
+            return _one_other(source, cls, path, changed, at, text, given, counts)
+
         for (path, args, kwargs), (call, model) in zip(paths, sources, strict=True):
             bound = inspect.signature(cls).bind(*args, **kwargs).arguments
             counted = _counted(model, models)
@@ -389,7 +441,7 @@ def _at_other_arguments(
                         continue
                     changed = {**bound, param: _put(bound[param], swapped, new)}
                     at = value if not swapped else _leaf_at(value, swapped)
-                    problem = _one_other(source, cls, path, changed, at, text)
+                    problem = other(path, changed, at, text)
                     counts["other blocks"] += problem is not None
                     if problem:
                         found.add(name)
@@ -402,17 +454,33 @@ def _at_other_arguments(
                 # loop's targets (``for w, k in cfg: x -> Inner(w, k)``): each may be 0
                 for place, leaf in _leaves(value):
                     count = param in counted if not place else "range(" in source
-                    for other in _changed(leaf, count):
+                    most = largest.get((param, place))
+                    for text, new in _changed(leaf, count, largest=most, refused=refused):
                         if name in found or _at(bound.get(param), place) != _value(leaf):
                             continue
-                        changed = {**bound, param: _put(bound[param], place, other[1])}
-                        problem = _one_other(source, cls, path, changed, leaf, other[0])
+                        changed = {**bound, param: _put(bound[param], place, new)}
+                        problem = other(path, changed, leaf, text)
                         counts["other arguments"] += problem is not None
                         if problem:
                             found.add(name)
-                            shown = f"{param}{''.join(f'[{i}]' for i in place)}={other[0]}"
+                            shown = f"{param}{''.join(f'[{i}]' for i in place)}={text}"
                             problems.append(f"{name} with {shown} (at '{path}'): {problem}")
     return problems
+
+
+def _largest_given(
+    sources: list[tuple[ast.Call, ast.Model]], steps: Container[int]
+) -> dict[tuple[str, tuple[int, ...]], int]:
+    """The largest integer the calls of a block write at each parameter and place in it
+    (``P(1) -> P(2) -> P(3)``: 3 for ``p0``), the value one past which is tried."""
+    found: dict[tuple[str, tuple[int, ...]], int] = {}
+    for call, model in sources:
+        for param, value in _param_arguments(call, model, steps):
+            for place, leaf in _leaves(value):
+                number = _value(leaf)
+                if isinstance(number, int) and not isinstance(number, bool):
+                    found[param, place] = max(number, found.get((param, place), number))
+    return found
 
 
 def _blocks_given(sources: list[tuple[ast.Call, ast.Model]], steps: Container[int]) -> list[str]:
@@ -483,14 +551,16 @@ def _value(expr: ast.Expr) -> Any:
     return expr.value if isinstance(expr, ast.Bool | ast.Number | ast.String) else None
 
 
-def _changed_flat(source: str, value: Any, text: str) -> tuple[Any, types.ModuleType] | None:
+def _changed_flat(
+    source: str, value: Any, text: str
+) -> tuple[Any, types.ModuleType] | CompilationError:
     """The graphs and the module of one class per call that ``source`` with the literal
     ``value`` written as ``text`` compiles to, the torch seed set for building from it;
-    None where that program is rejected."""
+    the error where that program is rejected."""
     try:
         _, graphs, flat, _ = _compiled(_replaced(source, value.span, text), roll=False)
-    except CompilationError:
-        return None
+    except CompilationError as error:
+        return error
     import torch
 
     torch.manual_seed(0)
@@ -498,15 +568,27 @@ def _changed_flat(source: str, value: Any, text: str) -> tuple[Any, types.Module
 
 
 def _one_other(
-    source: str, cls: type, path: str, bound: dict[str, Any], value: Any, text: str
+    source: str,
+    cls: type,
+    path: str,
+    bound: dict[str, Any],
+    value: Any,
+    text: str,
+    given: tuple[Any, Any] | None,
+    counts: Counter[str],
 ) -> str | None:
     """ "" where the rolled class built with the arguments ``bound`` agrees with the class
     of one call compiled from the source with the literal ``value`` written as ``text``, a
     problem where not; None where the changed program is not one to compare against
-    (rejected, the path gone)."""
+    (the path gone). Where that program is rejected at the call (``_refusal``), the class
+    must refuse ``bound`` too, built or run on ``given``, the input the call sees."""
     compiled = _changed_flat(source, value, text)
-    if compiled is None:
-        return None
+    if isinstance(compiled, CompilationError):
+        refusal = _refusal(compiled, value.span)
+        if refusal is None or given is None:
+            return None
+        counts["refused arguments"] += 1
+        return _refuses_too(cls, bound, given, refusal, counts)
     graphs, flat = compiled
     try:
         theirs = getattr(flat, ENTRY)()
@@ -517,6 +599,80 @@ def _one_other(
     if path not in seen:
         return None
     return _same(cls, (), bound, target, seen[path], other=True) or ""
+
+
+def _refusal(error: CompilationError, literal: Any) -> Diagnostic | None:
+    """The error of a program rejected because of the literal changed at ``literal`` (its
+    span), which the class built at that argument must refuse too, or None.
+
+    Demanded: an error located at the literal, or one whose labels name the call the
+    literal is written in (``in the call P(0), input (8, 8, 8)``: an error inside that
+    call's instance of the block, at any depth of the calls it makes). The class is
+    given the same arguments and, in forward, the same input, so it can know all such
+    an error knows. Not demanded: warnings (a lint the source lets pass, or rejects only
+    under ``--strict``, is no refusal), and an error elsewhere the changed call only
+    leads to (its output's new shape refused by a later layer of the caller or another
+    block's call, whose class is not the one built here)."""
+    at = (literal.line, literal.column)
+    for diagnostic in error.diagnostics:
+        if not diagnostic.is_error:
+            continue
+        # an instance's labels, not those naming where a value came from (``(5,) from
+        # `W` at 8:13``: an error the call's output only leads to)
+        calls = [label.span for label in diagnostic.labels if label.message.startswith(IN_CALL)]
+        spans = [diagnostic.span, *calls]
+        for span in spans:
+            if span is not None and (span.line, span.column) <= at < (
+                span.end_line,
+                span.end_column,
+            ):
+                return diagnostic
+    return None
+
+
+def _refuses_too(
+    cls: type,
+    bound: dict[str, Any],
+    given: tuple[Any, Any],
+    refusal: Diagnostic,
+    counts: Counter[str],
+) -> str:
+    """ "" where ``cls(**bound)`` raises, built or run on ``given`` (the project's rule for
+    arguments the source refuses: ideally ``ValueError`` naming the class); where it
+    builds and runs, the problem: it accepts what the source refuses.
+
+    Not a problem: a class whose output is empty (``nn.Linear(4, 0)`` at ``dense(w)``,
+    ``w = 0``, which the source refuses as not positive). Torch defines such a layer,
+    and a ``(batch, 0)`` result holds no number to be taken for the source's; counted as
+    ``refused arguments run empty``, so a campaign shows how often."""
+    import torch
+
+    torch.manual_seed(0)
+    try:
+        built = cls(**bound)
+        built.eval()
+        with torch.no_grad():
+            out = built(*given[0], **given[1])
+    except Exception:  # noqa: BLE001 - any refusal is loud, not silently wrong
+        return ""
+    if any(tensor.numel() == 0 for tensor in _tensors(out)):
+        counts["refused arguments run empty"] += 1
+        return ""
+    return f"accepts what the source refuses: {refusal.code}: {refusal.message}"
+
+
+def _tensors(value: Any) -> Iterator[Any]:
+    """The tensors of a forward's result (one, or a tuple, list or dict of them)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _tensors(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item)
 
 
 def block_call_sets(graphs: dict[str, Any]) -> dict[str, set[str]]:
@@ -602,7 +758,7 @@ def _other_variant(
     the variant ``variant`` with ``value`` written as ``text`` compiles to, or refuses it
     (``ValueError``); a problem where not; None where the changed program is rejected."""
     compiled = _changed_flat(source, value, text)
-    if compiled is None:
+    if isinstance(compiled, CompilationError):
         return None
     graphs, flat = compiled
     theirs = getattr(flat, variant)()
@@ -612,13 +768,22 @@ def _other_variant(
     return "" if refused else problem
 
 
-def check_source(source: str, counts: Counter[str] | None = None) -> list[str]:
+def check_source(
+    source: str, counts: Counter[str] | None = None, *, refused: bool = False
+) -> list[str]:
     """Every problem the rolled block and network classes of ``source`` have (none:
-    ``[]``); ``counts`` gains the calls and the other arguments compared."""
+    ``[]``); ``counts`` gains the calls and the other arguments compared. ``refused``
+    (the command's default): each integer is also tried at 0, -1, past the calls and
+    as a boolean, and a block class must refuse the arguments the source refuses at
+    its call (``_refusal``, review98 F5). Off for the tests of each form until the
+    generator refuses them all (roll101: booleans as counts, ``dense(0)`` before a
+    layer, ``cumsum(dim=0)``)."""
     counts = counts if counts is not None else Counter()
-    problems, calls, program, rolled = _at_calls(source, counts)
+    problems, calls, program, rolled, seen = _at_calls(source, counts)
     if calls:
-        problems += _at_other_arguments(source, program, rolled, calls, counts)
+        problems += _at_other_arguments(
+            source, program, rolled, calls, seen, counts, refused=refused
+        )
     if any(m.base is not None and m.base.func != m.name for m in program.models):
         problems += check_networks(source, counts)
     return problems
@@ -630,13 +795,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--skip-refused",
+        action="store_true",
+        help="do not build block classes at the arguments the source refuses",
+    )
     options = parser.parse_args(argv)
     checked = found = 0
     counts: Counter[str] = Counter()
     for seed in range(options.seed * 10**6, options.seed * 10**6 + options.programs):
         source = generate(seed).text
         try:
-            problems = check_source(source, counts)
+            problems = check_source(source, counts, refused=not options.skip_refused)
         except CompilationError:
             continue
         except Exception as error:  # noqa: BLE001 - a crash is a finding, not the end
@@ -649,7 +819,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{checked} programs compiled, {counts['calls']} rolled block calls, "
         f"{counts['other block calls']} calls of other block classes taking parameters, "
         f"{counts['other arguments']} other arguments and {counts['network arguments']}"
-        f" network arguments compared, {found} problems"
+        f" network arguments compared, {counts['refused arguments']} arguments the source"
+        f" refuses tried ({counts['refused arguments run empty']} run empty), {found} problems"
     )
     return 1 if found else 0
 
