@@ -240,7 +240,7 @@ def _shown(args: Any, kwargs: Any) -> str:
 
 def _block_calls(program: Any, block: str) -> Iterator[tuple[ast.Call, ast.Model]]:
     """The calls of the block ``block`` in the entry model's forward."""
-    from aurane.backends.torch.rolled import syntax_items
+    from aurane.syntax.items import syntax_items
 
     models = {m.name: m for m in program.models}
     entry, model = models.get(ENTRY), models.get(block)
@@ -331,7 +331,7 @@ def _counted(
     no iteration): those the iterables of its loops read (``range(k)``), and those it
     passes on to such a parameter of an inner block (``x -> Inner(w, k)``)."""
     from aurane.backends.torch.param_blocks import loop_params
-    from aurane.backends.torch.rolled import syntax_items
+    from aurane.syntax.items import syntax_items
 
     found = set(loop_params(model))
     body = model.forward.body if model.forward is not None else ()
@@ -378,7 +378,7 @@ def _param_arguments(
 def _chain_steps(body: object) -> set[int]:
     """The ``id`` of every call in ``body`` that is a step of a chain (its first input the
     value before it), not its source."""
-    from aurane.backends.torch.rolled import syntax_items
+    from aurane.syntax.items import syntax_items
 
     return {
         id(step)

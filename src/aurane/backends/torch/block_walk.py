@@ -49,7 +49,6 @@ from aurane.backends.torch.rolled import (
     counter_marked,
     evaluate,
     numbered_stem,
-    syntax_items,
     total_mark,
     zero_mark,
 )
@@ -61,6 +60,7 @@ from aurane.semantics.symbolic import plain
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.items import syntax_items
 
 
 def _makes_module(node: Node) -> bool:

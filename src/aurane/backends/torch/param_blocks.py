@@ -17,7 +17,7 @@ own class (``BasicBlock_2``). Shape comments that differ between the calls are l
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from graphlib import TopologicalSorter
 from typing import Any
 
@@ -70,7 +70,7 @@ from aurane.backends.torch.named import (
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.norm_axes import cut_axes_refusals
 from aurane.backends.torch.pyexpr import negation
-from aurane.backends.torch.refusals import refusal
+from aurane.backends.torch.refusals import first_in_init, refusal
 from aurane.backends.torch.shown import Dropped, Naming, ShownStr, show, show_named
 from aurane.backends.torch.untaken import indexed_params, kind_blind, phantom_arguments
 from aurane.backends.torch.whole_numbers import boolean_refusals, number_names
@@ -81,6 +81,7 @@ from aurane.semantics.symbolic import InputSize, Leaf, Ref, is_symbolic, plain
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.items import syntax_items
 
 # told the parameters a number written as its value reads and the values it is a size of
 FoldedAt = Callable[[frozenset[str], tuple[str, ...]], None]
@@ -1269,8 +1270,7 @@ class ParamClasses:
         cls = next((c for c in self._all() if c.plan is plan), None)
         if cls is None or not cls.guards:
             return lines
-        at = lines.index(f"{INDENT * 2}super().__init__()") + 1
-        return [*lines[:at], *cls.guards, *lines[at:]]
+        return first_in_init(lines, cls.guards)
 
     def _values(self, graph: Graph, params: Iterable[str]) -> tuple[tuple[str, Any], ...] | None:
         """The values the call of the instance ``graph`` gives ``params`` (its arguments,
@@ -1820,18 +1820,6 @@ def operation_kinds(
     return ops, functions
 
 
-def syntax_items(node: object) -> Iterator[object]:
-    """``node`` and every record, tuple and value inside it, depth first in source order
-    (the AST's records are slotted; spans are positions, not syntax)."""
-    yield node
-    if isinstance(node, tuple):
-        for item in node:
-            yield from syntax_items(item)
-    elif hasattr(node, "__slots__") and not isinstance(node, Span):
-        for slot in node.__slots__:
-            yield from syntax_items(getattr(node, slot, None))
-
-
 def fills_by_parameter(body: tuple[ast.ForwardStmt, ...]) -> bool:
     """Whether ``body`` makes a buffer whose ``init`` (keyword-only) an expression gives,
     not a string (``buffer(p0, init=p1)``): its calls' classes write their contents as
@@ -1932,11 +1920,10 @@ def _guarded(
     than its calls' (``if n != 2: raise ValueError(...)``): its loops are unrolled, so
     the class takes the count only to say it builds no other (issue 24 item 3); or
     (``why``) another value it folded."""
-    start = lines.index(f"{INDENT * 2}super().__init__()") + 1
     checks: list[str] = []
     for param, test, shown in guards:
         checks += refusal(name, f"{test} != {shown}", f"for {param} == {shown}", why, param)
-    return [*lines[:start], *checks, *lines[start:]]
+    return first_in_init(lines, checks)
 
 
 def _tests_each(
@@ -1992,13 +1979,12 @@ def _refusing_untaken(lines: list[str], name: str, untaken: list[Untaken]) -> li
     """The joined class ``lines`` with its constructor refusing the arguments that take a
     way through an ``if`` that no call takes: the class is written from the calls' branches
     only, so another would build and compute what a branch taken does (issue 24 item 3)."""
-    start = lines.index(f"{INDENT * 2}super().__init__()") + 1
     checks: list[str] = []
     for way in untaken:
         # a way of one if says that no call takes it; ways together, the comment does
         said = way.what if way.what.endswith(" together") else f"{way.what}, which no call takes"
         checks += refusal(name, way.test, f"without {said}", "no call takes it: not written")
-    return [*lines[:start], *checks, *lines[start:]]
+    return first_in_init(lines, checks)
 
 
 def _count_names(expr: Any) -> set[str]:

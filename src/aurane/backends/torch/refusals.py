@@ -108,3 +108,12 @@ def hoisted(lines: Sequence[str], depth: int, names: Collection[str]) -> list[st
     if not refusals:
         return out
     return [*out[: at + 1], *(line for block in refusals for line in block), *kept, *out[end:]]
+
+
+def first_in_init(lines: list[str], checks: Sequence[str]) -> list[str]:
+    """A class's ``lines`` with ``checks`` first in ``__init__``, right after
+    ``super().__init__()``: a refusal runs before anything is built."""
+    if not checks:
+        return lines
+    at = lines.index(f"{INDENT * 2}super().__init__()") + 1
+    return [*lines[:at], *checks, *lines[at:]]

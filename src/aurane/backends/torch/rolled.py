@@ -57,7 +57,6 @@ from aurane.backends.torch.param_blocks import (
 )
 
 # re-exported: block_walk, rolled_forward and roll_check import it from here
-from aurane.backends.torch.param_blocks import syntax_items as syntax_items
 from aurane.backends.torch.piece_widths import piece_width
 from aurane.backends.torch.pyexpr import (
     ATOM,
@@ -104,6 +103,7 @@ from aurane.semantics.symbolic import (
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.items import syntax_items
 
 # per unnamed module whose name reads loop counts: each nest of loops (each nested in the
 # one before) whose count of iterations it reads, in the order of its name's count marks

@@ -64,7 +64,7 @@ from aurane.backends.torch.param_blocks import (
     operation_kinds,
     rolled_axis,
 )
-from aurane.backends.torch.refusals import refusal, refused_first
+from aurane.backends.torch.refusals import first_in_init, refusal, refused_first
 from aurane.backends.torch.rolled import (
     RESERVED,
     SIZE,
@@ -109,7 +109,6 @@ from aurane.backends.torch.untaken import (
 from aurane.backends.torch.whole_numbers import (
     boolean_refusals,
     number_names,
-    with_boolean_refusals,
 )
 from aurane.ir.graph import Graph
 from aurane.ops import lookup
@@ -270,9 +269,8 @@ def roll_block(
             next_phantom(list(chosen)[-1])
             continue
         if refused:
-            at = rolled.lines.index(f"{INDENT * 2}super().__init__()") + 1
             guards = [line for lines in refused.values() for line in lines]
-            lines = [*rolled.lines[:at], *dict.fromkeys(guards), *rolled.lines[at:]]
+            lines = first_in_init(rolled.lines, list(dict.fromkeys(guards)))
             # a parameter refused all but the calls' numbers is no boolean in later tests
             numbers = [
                 numbers_after(deciding_params(model, key, constants), given, model)
@@ -288,7 +286,7 @@ def roll_block(
             )
             rolled = replace(rolled, lines=lines, refused=said)
         guards = boolean_refusals(model, name, given)  # k=True would index item 1
-        return replace(rolled, lines=with_boolean_refusals(rolled.lines, guards))
+        return replace(rolled, lines=first_in_init(rolled.lines, guards))
     raise Unsupported("too many bodies that no call runs")
 
 

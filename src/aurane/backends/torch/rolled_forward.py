@@ -53,7 +53,6 @@ from aurane.backends.torch.rolled import (
     evaluate,
     number_splits,
     perturbed,
-    syntax_items,
     total_mark,
     zero_mark,
 )
@@ -66,6 +65,7 @@ from aurane.semantics.symbolic import plain, table_constants, table_name
 from aurane.semantics.values import OpValue
 from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.items import syntax_items
 
 _STRING = re.compile(r'f?"[^"]*"')  # a string in a statement (``f"avgpool{i + 1}"``)
 Frame = tuple[str, Span, int]  # a loop iteration or a branch, as a node's origin records it

@@ -17,9 +17,9 @@ import ast as pyast
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aurane import records
 from aurane.semantics.symbolic import TableNamer
 from aurane.syntax import ast
+from aurane.syntax.items import syntax_items
 
 
 def program_tables(program: ast.AuraneProgram) -> dict[str, str]:
@@ -93,15 +93,6 @@ class TableNames(TableNamer):
 def source_identifiers(program: ast.AuraneProgram) -> frozenset[str]:
     """Every identifier the source writes (a parameter, a local, a field, a model, a
     loop's target...): a generated class may bind any of them, so no constant takes one."""
-    found: set[str] = set()
-    pending: list[Any] = [program]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, str):
-            if node.isidentifier():
-                found.add(node)
-        elif isinstance(node, list | tuple):
-            pending.extend(node)
-        elif records.is_record(node) and not isinstance(node, type):
-            pending.extend(getattr(node, f.name) for f in records.fields(node))
-    return frozenset(found)
+    return frozenset(
+        item for item in syntax_items(program) if isinstance(item, str) and item.isidentifier()
+    )

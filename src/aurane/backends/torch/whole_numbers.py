@@ -19,15 +19,14 @@ class with a loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aurane.backends.torch.kinds import is_number
-from aurane.backends.torch.modules import INDENT
 from aurane.backends.torch.refusals import refusal
 from aurane.semantics.symbolic import plain
-from aurane.source import Span
 from aurane.syntax import ast
+from aurane.syntax.items import syntax_items
 
 _WHY = "a table's index is no boolean"
 
@@ -44,7 +43,7 @@ def indexing_params(model: ast.Model) -> list[str]:
         roots.append(model.forward.body)
     read: set[str] = set()
     bound: set[str] = set()
-    for node in (item for root in roots for item in _items(root)):
+    for node in syntax_items(tuple(roots)):
         if isinstance(node, ast.Subscript) and isinstance(node.index, ast.Name):
             read.add(node.index.id)
         elif isinstance(node, ast.Assign):
@@ -60,7 +59,7 @@ def number_names(model: ast.Model) -> frozenset[str]:
     over ``range``."""
     names = {p.name for p in model.params if p.annotation in ("int", "float")}
     if model.forward is not None:
-        for node in _items(model.forward.body):
+        for node in syntax_items(model.forward.body):
             if not isinstance(node, ast.For) or not isinstance(node.iterable, ast.Call):
                 continue
             if node.iterable.func == "range":
@@ -82,22 +81,3 @@ def boolean_refusals(
         test = f"isinstance({name}, bool)"
         out += refusal(class_name, test, f"for a whole number {name}", _WHY, name)
     return out
-
-
-def with_boolean_refusals(lines: list[str], refused: Sequence[str]) -> list[str]:
-    """``__init__``'s ``lines`` with ``refused`` first after ``super().__init__()``."""
-    if not refused:
-        return lines
-    at = lines.index(f"{INDENT * 2}super().__init__()") + 1
-    return [*lines[:at], *refused, *lines[at:]]
-
-
-def _items(node: object) -> Iterator[object]:
-    """``node`` and every syntax record, tuple and value inside it, depth first."""
-    yield node
-    if isinstance(node, tuple):
-        for item in node:
-            yield from _items(item)
-    elif hasattr(node, "__slots__") and not isinstance(node, Span):
-        for slot in node.__slots__:
-            yield from _items(getattr(node, slot, None))
