@@ -190,9 +190,23 @@ class NetworkWalk(BlockWalk):
             return []
         return super()._advance(text, width, depth)
 
+    def _returns_made_apart(self, name: str) -> bool:
+        """``return x`` of a tensor the network bound outside loops before another
+        statement threaded a tensor of its own (``h0 = buffer(w0)``, read by nothing, then
+        ``return x``): nothing more to build, ``x`` threaded again with its width kept."""
+        if super()._returns_made_apart(name):
+            return True
+        if self.loops_around or self.widths is None or name not in self.widths:
+            return False
+        self.switch(name, TOP)
+        return True
+
     def body(self, stmts: tuple[ast.ForwardStmt, ...], depth: int) -> list[str]:
         if depth == TOP and not self.top:  # the forward's: its loops number modules on
-            self.top = stmts
+            # and tell the tensors made in a loop that nothing reads (``h0 =
+            # buffer(w0)``, registered state; ``h0 = tanh(x)`` returned after the loop):
+            # dropped at the end of their iteration, as in a block
+            self.top = self.statements = stmts
         return super().body(stmts, depth)
 
     def _place(self, step: ast.Call, node: Node, made: Call, depth: int, keep: bool) -> list[str]:
