@@ -6,7 +6,11 @@ found by ``bench/one_class_per_block.py`` (seeds 134 and 152):
 - such a buffer made in a loop ('an assignment to 'h0' the roller does not write', 'the
   tensor 'h0' is not joined back'): registered per iteration, dropped at its end;
 - a tensor made without a module in a loop and returned after it (``h0 = tanh(x)``,
-  ``h0 -> sigmoid()``, ``return h0``: ''x' goes on before 'h0' is joined').
+  ``h0 -> sigmoid()``, ``return h0``: ''x' goes on before 'h0' is joined');
+- an operation-valued parameter the variants give differently (``op1=tanh``,
+  ``op1=gelu``), applied in a loop or not ('the iterations of 'i' differ', 'the
+  variants' forward methods differ'): stored as its module (``self.op1 = op1()``) and
+  applied from it, as a block's.
 
 Each is now one class per network: every variant builds the modules and buffers of its
 class written out (``roll_networks=False``) in the same order, persistent or not,
@@ -146,3 +150,67 @@ def test_a_tensor_made_without_a_module_in_a_loop_and_returned_after_it() -> Non
         "        return h0\n"
     ) in code, code
     assert check_source(RETURNED_AFTER_LOOP, Counter()) == []
+
+
+OPERATION = """\
+use torch
+
+sizes0 = [32, 16, 8, 4]
+
+model Net(w1, n1, k0, n0, op1 = relu):
+    def forward(x):
+        x -> dense(6) as stem
+        for i in range(n1):
+            x -> dense(w1) -> op1
+        for i in range(n0):
+            x -> dense(sizes0[k0]).relu
+        return x
+
+model V0 = Net(8, 2, k0=2, n0=1, op1=tanh):
+    input_shape = (2, 2, 6, 8)
+
+model V1 = Net(4, 3, 3, 2, op1=gelu):
+    input_shape = (2, 2, 6, 8)
+
+model V2 = Net(4, 1, 0, 1):
+    input_shape = (2, 2, 6, 8)
+"""
+
+
+def test_an_operation_the_variants_give_differently_in_a_loop() -> None:
+    """``op1`` applied in the first loop, a table's item sizing the second: the module
+    stored before the layers, applied as ``self.op1`` at every iteration."""
+    code = rolls_exactly(OPERATION, "operation", torch.randn(2, 2, 2, 6, 8))
+    assert "    def __init__(self, w1, n1, k0, n0, op1=nn.ReLU):\n" in code, code
+    assert "        self.op1 = op1()\n" in code, code
+    assert (
+        "        for i in range(self.n1):\n"
+        '            x = getattr(self, f"dense{i + 2}")(x)\n'
+        "            x = self.op1(x)\n"
+    ) in code, code
+    assert "        super().__init__(4, 1, 0, 1)\n" in code, code  # the default: nn.ReLU
+    assert check_source(OPERATION, Counter()) == []
+
+
+def test_an_operation_the_variants_give_differently_outside_loops() -> None:
+    """``x -> dense(w1) -> op1`` with no loop: forward reads ``self.op1``, not the
+    variants' ``torch.tanh`` and ``F.gelu``; no refusal of other operations."""
+    source = OPERATION.replace(
+        "        for i in range(n1):\n            x -> dense(w1) -> op1\n",
+        "        x -> dense(w1) -> op1\n",
+    )
+    code = rolls_exactly(source, "operation_top", torch.randn(2, 2, 2, 6, 8))
+    assert "        x = self.dense2(x)\n        x = self.op1(x)\n" in code, code
+    assert "is not nn." not in code, code
+    assert check_source(source, Counter()) == []
+
+
+def test_an_operation_the_variants_give_alike_stays_folded() -> None:
+    """Every variant giving ``tanh``: forward is written out for it, the class refusing
+    another operation (as before), with no module stored."""
+    source = OPERATION.replace("op1=gelu", "op1=tanh").replace(
+        "Net(4, 1, 0, 1)", "Net(4, 1, 0, 1, tanh)"
+    )
+    code = rolls_exactly(source, "operation_alike", torch.randn(2, 2, 2, 6, 8))
+    assert "self.op1 = op1()" not in code, code
+    assert "if op1 is not nn.Tanh:" in code, code

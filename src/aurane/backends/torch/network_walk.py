@@ -27,15 +27,21 @@ source's loops (``network_forward.py``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
 from aurane.backends.torch.emit_common import Call
-from aurane.backends.torch.modules import INDENT
+from aurane.backends.torch.modules import INDENT, attribute_namespace
+from aurane.backends.torch.named import module_class
 from aurane.backends.torch.names import Namespace
 from aurane.backends.torch.rolled import RESERVED, SIZE, TOP, Unsupported, _Walk, evaluate
-from aurane.ir.graph import Node
+from aurane.backends.torch.rolled_forward import with_applied
+from aurane.ir.blocks import operation_params
+from aurane.ir.graph import Graph, Node
+from aurane.ops import lookup
+from aurane.records import replace
+from aurane.semantics.values import OpValue
 from aurane.syntax import ast
 
 
@@ -54,6 +60,61 @@ class NetworkWalk(BlockWalk):
         # as mix{i}``: ``e_channels``), by name
         self.before: dict[str, str] = {}
         self.carried: dict[str, str] = {}
+
+    @staticmethod
+    def applied_operations(
+        network: ast.Model,
+        variants: Sequence[tuple[ast.Model, Graph]],
+        envs: Sequence[Mapping[str, Any]],
+        texts: Sequence[list[str]],
+        constants: Mapping[str, ast.Expr],
+    ) -> tuple[list[list[str]], list[str]]:
+        """An operation-valued parameter the variants give differently (``op1=tanh``,
+        ``op1=gelu``), applied by the network itself (``-> op1``): each variant's
+        statement of a node it applies written as a block's (``rolled_forward.with_applied``:
+        ``x = self.op1(x)``), the constructor storing the module (``self.op1 = op1()``).
+        Only where every such node is what the module class the variant passes computes
+        built with no argument (``module_class``: not ``softmax(dim=-1)``), so a class
+        built with another operation applies it as its own class would; a parameter the
+        network passes on to a block is left as it was (folded, the variants then differ)."""
+        given = [_operations(network, variant, constants) for variant, _ in variants]
+        differ = {
+            name
+            for name in set().union(*given)
+            if all(name in ops for ops in given) and len({ops[name] for ops in given}) > 1
+        }
+        graphs = []
+        for (_, graph), ops, env in zip(variants, given, envs, strict=True):
+            values = {name: OpValue(ops[name], False) for name in sorted(differ)}
+            found = operation_params(network, values, {}, graph, {})
+            for name in sorted(differ):
+                param = found.get(name)
+                nodes = graph.node_by_id
+                if (
+                    param is None
+                    or param.passed  # passed on to a block: its class takes it
+                    or any(
+                        module_class(nodes[n].op, nodes[n].args) != env[name] for n in param.nodes
+                    )
+                ):
+                    differ.discard(name)  # folded as before: the variants' forwards differ
+                    continue
+            graphs.append((graph, found))
+        if not differ:
+            return list(texts), []
+        attrs = attribute_namespace()  # no module's name, nor an nn.Module attribute
+        attrs.claim(n.layer.split(".")[0] for g, _ in graphs for n in g.nodes if n.layer)
+        attrs.claim(n.id for g, _ in graphs for n in g.nodes)
+        applied = {name: attrs.allocate(name) for name in sorted(differ)}
+        try:
+            written = [
+                with_applied(replace(g, block_ops={n: found[n] for n in applied}), lines, applied)
+                for (g, found), lines in zip(graphs, texts, strict=True)
+            ]
+        except Unsupported:  # a forward not of one statement per layer: as it was
+            return list(texts), []
+        stores = [f"{INDENT * 2}self.{attr} = {name}()" for name, attr in applied.items()]
+        return written, stores
 
     def assign(self, stmt: ast.Assign, depth: int) -> list[str]:
         if depth == TOP:
@@ -267,3 +328,26 @@ class NetworkWalk(BlockWalk):
             if text and stale(text, width):
                 self.choices[key] = [t for t in self.choices[key] if t != text]
                 self.widths[name] = ""
+
+
+def _operations(
+    network: ast.Model, variant: ast.Model, constants: Mapping[str, ast.Expr]
+) -> dict[str, str]:
+    """The operations ``variant`` gives the network's parameters (``op1=tanh``, or the
+    default, a constant naming one: ``act0``), by parameter."""
+    base = variant.base
+    assert base is not None
+    exprs: dict[str, ast.Expr] = {p.name: p.default for p in network.params if p.default}
+    exprs.update({p.name: arg for p, arg in zip(network.params, base.args, strict=False)})
+    exprs.update({k.name: k.value for k in base.keywords})
+    found: dict[str, str] = {}
+    for name, expr in exprs.items():
+        seen: set[str] = set()
+        while isinstance(expr, ast.Name) and expr.id in constants and expr.id not in seen:
+            seen.add(expr.id)
+            expr = constants[expr.id]
+        if isinstance(expr, ast.OpRef) and not expr.is_model:
+            found[name] = expr.name
+        elif isinstance(expr, ast.Name) and lookup(expr.id) is not None:
+            found[name] = expr.id
+    return found

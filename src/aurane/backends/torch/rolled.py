@@ -1182,6 +1182,20 @@ class _Walk:
         that a network's walk of this kind writes: none here (``BlockWalk``'s do)."""
         return ()
 
+    @staticmethod
+    def applied_operations(
+        network: ast.Model,
+        variants: Sequence[tuple[ast.Model, Graph]],
+        envs: Sequence[Mapping[str, Any]],
+        texts: Sequence[list[str]],
+        constants: Mapping[str, ast.Expr],
+    ) -> tuple[list[list[str]], list[str]]:
+        """The variants' class texts with each statement applying an operation-valued
+        parameter of the network that they give differently written ``x = self.act(x)``,
+        and the constructor's lines storing each (``self.act = act()``), which a
+        network's walk of this kind writes: none here (``NetworkWalk``'s do)."""
+        return list(texts), []
+
     def __init__(
         self,
         graph: Graph,
@@ -2948,11 +2962,11 @@ def _roll_at(
     inits: list[str] | None = None
     unnamed: set[str] = set()
     own: list[str] = []  # each variant's class, its forward for any class
-    texts: list[str] = []  # and with a container of one block applied whole
     out_sizes: dict[str, str] = {}
     read_widths: set[str] = set()
     entries: dict[str, list[str]] = {}
     envs: list[Mapping[str, Any]] = []  # each variant's values of the network's names
+    stages: list[set[str]] = []  # the containers each variant's loops filled
     for variant, graph, _ in variants:
         walk, found = walk_variant(variant, graph, True, branches)
         unnamed.update(walk.unnamed)
@@ -2961,7 +2975,7 @@ def _roll_at(
             raise Unsupported(f"the variant '{variant.name}' builds differently")
         inits = found
         own.append(_any_class(text_of[variant.name], classes[variant.name]))
-        texts.append(_whole(own[-1], walk.stages))
+        stages.append(walk.stages)
         for block, size in walk.out_sizes.items():
             if out_sizes.setdefault(block, size) != size:
                 raise Unsupported(f"the block '{block}' writes its width differently")
@@ -2975,6 +2989,18 @@ def _roll_at(
             *_super_call(given, tr),
         ]
     assert inits is not None
+    # an operation parameter the variants give differently: applied from the module
+    # (``x = self.act(x)``), so their forwards read alike
+    written_out, applied = (walk_type or _Walk).applied_operations(
+        network,
+        [(variant, graph) for variant, graph, _ in variants],
+        envs,
+        [text.split("\n") for text in own],
+        constants,
+    )
+    own = ["\n".join(lines) for lines in written_out]
+    # and with a container of one block applied whole
+    texts = [_whole(text, filled) for text, filled in zip(own, stages, strict=True)]
     untracked_sizes(untracked)
     # a body no variant runs has no IR to write it from: the class is written without it
     # and refuses the arguments that run it, as a block's is (``untaken.py``; no phantom
@@ -3064,6 +3090,7 @@ def _roll_at(
     missing = [attr for attr in sorted(unnamed) if not _reads("\n".join(methods), attr)]
     if missing:  # the variants' forward names the module otherwise
         raise Unsupported(f"forward does not read the module '{missing[0]}'")
+    stores = [*applied, *stores]
     folded = _folded(network, forward.body, params, [*stores, *local_lines], methods, envs)
     refusals = [line for lines in dropped.values() for line in lines]
     stores = [*stores, *_value_checks(folded, name, inits, envs, refusals)]
