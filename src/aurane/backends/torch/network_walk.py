@@ -14,7 +14,13 @@ loop body that threads a second tensor rolls as in a block:
   the loop changes that tensor's width, from a local of its own (``e_channels``);
 - a per-stage skip read after the loop only (``s = x``, ``s = x -> ... as
   laterals{i}``), its width its text or its own (``s_channels = channels``) where the
-  local changes after it.
+  local changes after it;
+- a tensor no line reads (a buffer, ``h0 = buffer(w0)``, registered per iteration) or one
+  made without a module and returned after the loop (``h0 = tanh(x)``, ``return h0``),
+  the walk told the forward's statements as a block's is (``BlockWalk.statements``).
+
+An operation-valued parameter the variants give differently is applied from the module
+it stores (``applied_operations``: ``self.op1 = op1()``, ``x = self.op1(x)``).
 
 A second tensor that the body reads again is joined back in it (else ``the tensor 'h'
 is not joined back``), as in a block; one no other statement of the loop reads is a skip.
