@@ -15,7 +15,8 @@ import pytest
 
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.slow  # about 20-40 s; CI runs it (the suite selects no markers out)
+# About 20-40 s, in the default run: the ``slow`` marker now selects the rest of the
+# exhaustive parametrizations out of it (tests/subset.py), not whole capabilities.
 
 
 _NOT_SOURCE = (".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")

@@ -20,6 +20,7 @@ from aurane.lift.pipeline import ImportResult, lift_module  # noqa: E402
 from aurane.tools.format import format_text  # noqa: E402
 from aurane.tools.lint import lint_source  # noqa: E402
 from tests.lift.cases import EXACT, Case, build_case, torchvision_cases  # noqa: E402
+from tests.subset import representative  # noqa: E402
 from tests.zoo.zoo_table import ZOO, code_lines  # noqa: E402
 
 CASES = torchvision_cases()
@@ -32,11 +33,30 @@ HAND_WRITTEN = {"resnet50": ("resnet50", 2), "vit_b_16": ("vit_b_16", 2)}
 
 
 def test_at_least_seventy_builders_are_expected_exact_in_ci() -> None:
+    # CI-sized cases (``Case.ci``): the default run lifts LIFTED_BY_DEFAULT, ``-m slow`` the rest
     exact = [c.name for c in CI if c.expected == EXACT]
     assert len(CASES) >= 80 and len(exact) >= 70, exact
 
 
-@pytest.mark.parametrize("case", [c for c in CI if c.expected == EXACT], ids=lambda c: c.name)
+# The default run lifts one builder of each architecture (the smallest), and the builders
+# whose checks differ: resnet50 and vit_b_16 (compared with the zoo's hand-written programs),
+# vgg11_bn (lint of the original), resnext50_32x4d (grouped convolutions), efficientnet_v2_s
+# (fused MBConv), regnet_x and regnet_y (with and without squeeze-excitation). The others
+# (``-m slow``) are the same code at other widths and depths.
+LIFTED_BY_DEFAULT = {
+    "alexnet", "convnext_tiny", "densenet121", "efficientnet_b0", "efficientnet_v2_s",
+    "googlenet", "inception_v3", "mnasnet0_5", "mobilenet_v2", "mobilenet_v3_small",
+    "regnet_x_400mf", "regnet_y_400mf", "resnet18", "resnet50", "resnext50_32x4d",
+    "shufflenet_v2_x0_5", "squeezenet1_0", "vgg11", "vgg11_bn", "vit_b_16",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "case",
+    representative(
+        [c for c in CI if c.expected == EXACT], LIFTED_BY_DEFAULT, lambda case: case.name
+    ),
+)
 def test_builder_imports_exactly(case: Case) -> None:
     torch.set_num_threads(1)
     model, recorder = build_case(case)

@@ -31,7 +31,7 @@ import torch
 
 from tests.training.helpers import python_here, run_python, write_program
 from tests.training.programs import CLASSIFIER, GAN
-from tests.training.test_resume import _assert_equal_runs, _load, _run
+from tests.training.test_resume import _assert_equal_runs, _load, _runs
 
 # Dropout, shuffling, a scheduler whose state matters (cosine annealing; a chainable
 # step_lr(step_size=1) would recompute the same rate from the optimizer's), AMP for a
@@ -382,25 +382,42 @@ def split_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+RESUMES = [
+    ("stepped", 1, 0.01),
+    ("stepped", 2, 0.007),
+    ("warmup", 1, 0.01 * 0.5 * (1 + math.cos(math.pi * 2 / 16))),
+]
+
+
+def _resume_from(name: str, k: int) -> str:
+    return f"{name}/run_0001/epoch_{k:04d}.pt"  # an epoch's file: a new run from it
+
+
+@pytest.fixture(scope="module")
+def fresh_resumes(split_runs: Path) -> Path:
+    """Every case's resume, each in a fresh forked process of one new interpreter (as
+    test_resume's runs): the runs under test share no state with the ones that wrote their
+    checkpoints, and pay one interpreter start, not one each."""
+    runs = []
+    for name, k, _ in RESUMES:
+        rest = f"{name}_rest{k}"
+        write_program(split_runs, SCHEDULED[name].format(epochs=FRESH_N, folder=rest), rest)
+        runs.append((rest, "train_net", _resume_from(name, k), rest + ".pt"))
+    _runs(split_runs, *runs)
+    return split_runs
+
+
 @pytest.mark.parametrize(
     ("name", "k", "lr"),
-    [
-        ("stepped", 1, 0.01),
-        ("stepped", 2, 0.007),
-        ("warmup", 1, 0.01 * 0.5 * (1 + math.cos(math.pi * 2 / 16))),
-    ],
+    RESUMES,
     ids=["epoch_boundary_k1", "right_after_epoch_scheduler_step", "after_per_step_scheduler"],
 )
-def test_resume_in_a_fresh_process(split_runs: Path, name: str, k: int, lr: float) -> None:
-    resume = f"{name}/run_0001/epoch_{k:04d}.pt"  # an epoch's file: a new run from it
-    checkpoint = _load(split_runs / resume)
+def test_resume_in_a_fresh_process(fresh_resumes: Path, name: str, k: int, lr: float) -> None:
+    checkpoint = _load(fresh_resumes / _resume_from(name, k))
     assert checkpoint["epoch"] == k
     steps = 6 * k if name == "warmup" else k  # 43 samples in batches of 8: 6 steps an epoch
     assert checkpoint["scheduler"]["last_epoch"] == steps
     assert checkpoint["optimizer"]["param_groups"][0]["lr"] == pytest.approx(lr)
-    rest = f"{name}_rest{k}"
-    write_program(split_runs, SCHEDULED[name].format(epochs=FRESH_N, folder=rest), rest)
-    _run(split_runs, rest, "train_net", rest + ".pt", resume=resume)
-    whole = _load(split_runs / f"{name}_whole.pt")
+    whole = _load(fresh_resumes / f"{name}_whole.pt")
     assert len(whole["history"]) == FRESH_N
-    _assert_equal_runs(_load(split_runs / f"{rest}.pt"), whole)
+    _assert_equal_runs(_load(fresh_resumes / f"{name}_rest{k}.pt"), whole)

@@ -9,6 +9,8 @@ cores; the tests share them where they can.
 
 from __future__ import annotations
 
+import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +22,7 @@ import torch
 
 from aurane.runtime.sharded import SHARDED_FOLDER, sharded_folder
 from tests.helpers import front
+from tests.shared_run import run_once
 from tests.training.helpers import compile_text, env, job_here, write_program
 from tests.training.programs import TINY_GPT
 
@@ -154,11 +157,15 @@ def test_blocks_finds_each_copy_and_checkpointing_keeps_names_and_gradients() ->
 
 # -- one process, DDP, FSDP, FSDP + activation checkpointing ---------------------------
 
+# One torchrun launch (after the killed one, below) trains for both tests that need two
+# processes: this test's jobs, then the SIGKILL test's uninterrupted and resumed runs.
+# tests/shared_run.py runs the two launches once per session.
 EQUAL_DRIVER = """
 import os
 import torch
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 import job_ddp, job_fsdp, job_fsdp_ac, job_fsdp_more, job_fsdp_bf16, job_fsdp3
+import job_whole, job_split
 whole = StateDictOptions(full_state_dict=True, cpu_offload=True)
 def keep(model, name):
     weights = get_model_state_dict(model, options=whole)  # gathered from the shards
@@ -168,6 +175,9 @@ for job in (job_ddp, job_fsdp, job_fsdp_ac, job_fsdp_more, job_fsdp_bf16):
     keep(job.train_gpt(), job.__name__)
 # an ordinary (DDP) checkpoint continued under FSDP: each process takes its shards
 keep(job_fsdp3.train_gpt(resume_from="ck_ddp/run_0001/last.pt"), "job_fsdp3")
+# the SIGKILL test's runs: uninterrupted, and resumed from the killed run's last.pt
+keep(job_whole.train_gpt(), "whole")
+keep(job_split.train_gpt(resume_from="ck_split"), "resumed")
 job_ddp.rt.finish_distributed()
 # the results are saved and the group is gone: leave without interpreter finalization, where
 # gloo's worker threads can still abort the process (SIGABRT, pytorch/pytorch#179291)
@@ -211,24 +221,67 @@ def _one_process() -> dict[str, Any]:
     return results
 
 
-@pytest.mark.slow
-def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _launches(folder: Path) -> None:
+    """The killed two-process run, then EQUAL_DRIVER's launch; each one's exit status and
+    output in a .json file, and what the kill left (last.pt, the shard folders) copied."""
     for name, extra in (
         ("ddp", ""),
         ("fsdp", FSDP),
         ("fsdp_ac", FSDP + CHECKPOINTING),
         ("fsdp_bf16", FSDP + '    fsdp_precision = "bf16"\n'),
     ):
-        write_program(tmp_path, _program(folder=f"ck_{name}", extra=extra), f"job_{name}")
+        write_program(folder, _program(folder=f"ck_{name}", extra=extra), f"job_{name}")
     # CPU offload (on the CPU: the same arithmetic) and accumulate = 2 batches of 2
     more = FSDP + CHECKPOINTING + "    cpu_offload = true\n    accumulate = 2\n"
-    write_program(tmp_path, _program(batch=2, folder="ck_fsdp_more", extra=more), "job_fsdp_more")
-    write_program(tmp_path, _program(epochs=3, folder="ck_fsdp3", extra=FSDP), "job_fsdp3")
-    (tmp_path / "driver.py").write_text(EQUAL_DRIVER)
-    done = _torchrun(tmp_path, "--standalone", "--nproc-per-node=2", "driver.py")
-    assert done.returncode == 0, done.stdout + done.stderr
+    write_program(folder, _program(batch=2, folder="ck_fsdp_more", extra=more), "job_fsdp_more")
+    write_program(folder, _program(epochs=3, folder="ck_fsdp3", extra=FSDP), "job_fsdp3")
+    every = FSDP + "    checkpoint_every_steps = 3\n"
+    write_program(folder, _program(folder="ck_whole", extra=every), "job_whole")
+    # the interrupted run is the --standalone program (the shards' code copied in): its
+    # checkpoints and weights are the default program's
+    split = _program(folder="ck_split", extra=every)
+    write_program(folder, split, "job_split", standalone=True)
+    # the third sharded save (step 4, epoch 1's end) is killed on both processes after
+    # their shards are written and before last.pt names them: last.pt stays at step 3
+    killed = _torchrun(
+        folder,
+        "--standalone",
+        "--nproc-per-node=2",
+        "job_split.py",
+        AURANE_KILL_AT="sharded:written@3",
+    )
+    _keep_outcome(folder / "killed.json", killed)
+    run = folder / "ck_split" / "run_0001"
+    if (run / "last.pt").is_file():  # as the kill left it, before the resume changes it
+        shutil.copyfile(run / "last.pt", folder / "killed_last.pt")
+        left = sorted(p.name for p in (run / SHARDED_FOLDER).iterdir())
+        (folder / "killed_left.json").write_text(json.dumps(left))
+    (folder / "driver.py").write_text(EQUAL_DRIVER)
+    done = _torchrun(folder, "--standalone", "--nproc-per-node=2", "driver.py")
+    _keep_outcome(folder / "driver.json", done)
+
+
+def _keep_outcome(path: Path, done: Any) -> None:
+    path.write_text(json.dumps([done.returncode, done.stdout, done.stderr]))
+
+
+def _outcome(path: Path) -> tuple[int, str]:
+    """A launch's exit status and its output, stdout then stderr."""
+    code, out, err = json.loads(path.read_text())
+    return code, out + err
+
+
+@pytest.fixture(scope="module")
+def launches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_once(tmp_path_factory, "fsdp_launches", _launches)
+
+
+def test_one_process_ddp_fsdp_and_checkpointing_train_equal_weights(
+    launches: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp_path = launches
+    code, output = _outcome(tmp_path / "driver.json")
+    assert code == 0, output
     # the sharded run keeps DCP folders beside a .pt file that names them
     run = tmp_path / "ck_fsdp" / "run_0001"
     last = torch.load(run / "last.pt", weights_only=True)
@@ -294,7 +347,6 @@ os._exit(0)
 """
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.device_count() < 2,
     reason="NCCL needs a CUDA device per process, two here (this machine has fewer)",
@@ -374,56 +426,22 @@ def test_a_metadata_file_naming_other_code_is_refused(tmp_path: Path) -> None:
 
 
 # -- a SIGKILL while the shards are written, then resume ---------------------------------
-
-KILL_DRIVER = """
-import os
-import torch
-from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
-import job_whole, job_split
-whole = StateDictOptions(full_state_dict=True, cpu_offload=True)
-for name, model in (
-    ("whole", job_whole.train_gpt()),
-    ("resumed", job_split.train_gpt(resume_from="ck_split")),
-):
-    weights = get_model_state_dict(model, options=whole)
-    if os.environ["RANK"] == "0":
-        torch.save({"weights": weights, "history": model.training_history}, name + ".pt")
-job_whole.rt.finish_distributed()
-# the results are saved and the group is gone: leave without interpreter finalization, where
-# gloo's worker threads can still abort the process (SIGABRT, pytorch/pytorch#179291)
-import sys
-sys.stdout.flush()
-sys.stderr.flush()
-os._exit(0)
-"""
+# Its launches are the fixture's (_launches): the killed run, then EQUAL_DRIVER's launch,
+# which trains the uninterrupted run (job_whole) and resumes the killed one (job_split).
 
 
-@pytest.mark.slow
-def test_fsdp_resume_after_sigkill_equals_the_uninterrupted_run(tmp_path: Path) -> None:
-    every = FSDP + "    checkpoint_every_steps = 3\n"
-    write_program(tmp_path, _program(folder="ck_whole", extra=every), "job_whole")
-    # the interrupted run is the --standalone program (the shards' code copied in): its
-    # checkpoints and weights are the default program's
-    split = _program(folder="ck_split", extra=every)
-    write_program(tmp_path, split, "job_split", standalone=True)
-    # the third sharded save (step 4, epoch 1's end) is killed on both processes after
-    # their shards are written and before last.pt names them: last.pt stays at step 3
-    killed = _torchrun(
-        tmp_path,
-        "--standalone",
-        "--nproc-per-node=2",
-        "job_split.py",
-        AURANE_KILL_AT="sharded:written@3",
-    )
-    assert killed.returncode != 0, killed.stdout + killed.stderr
+def test_fsdp_resume_after_sigkill_equals_the_uninterrupted_run(launches: Path) -> None:
+    tmp_path = launches
+    code, output = _outcome(tmp_path / "killed.json")
+    assert code != 0, output
     run = tmp_path / "ck_split" / "run_0001"
-    last = torch.load(run / "last.pt", weights_only=True)
+    assert (tmp_path / "killed_last.pt").is_file(), output  # copied as the kill left it
+    last = torch.load(tmp_path / "killed_last.pt", weights_only=True)
     assert last["steps"]["count"] == 3 and last["partial"] is not None
-    left = sorted(p.name for p in (run / SHARDED_FOLDER).iterdir())
+    left = json.loads((tmp_path / "killed_left.json").read_text())
     assert len(left) == 2 and left[1].startswith("step_00000004-s1-")  # unnamed, left over
-    (tmp_path / "driver.py").write_text(KILL_DRIVER)
-    done = _torchrun(tmp_path, "--standalone", "--nproc-per-node=2", "driver.py")
-    assert done.returncode == 0, done.stdout + done.stderr
+    code, output = _outcome(tmp_path / "driver.json")
+    assert code == 0, output
     whole, resumed = (torch.load(tmp_path / f"{name}.pt") for name in ("whole", "resumed"))
     assert resumed["history"] == whole["history"]
     for key, value in whole["weights"].items():
@@ -445,7 +463,6 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.mark.slow
 def test_the_generated_file_trains_on_two_nodes_as_in_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

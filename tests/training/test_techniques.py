@@ -23,6 +23,7 @@ from torch import nn
 from aurane.compile import compile_detailed
 from aurane.semantics.sizes import evaluate, example_sizes
 from tests.helpers import front
+from tests.subset import representative
 from tests.training.helpers import compile_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,11 +80,20 @@ def test_accumulating_4_batches_of_8_equals_batches_of_32() -> None:
     )
 
 
+# The default run traces these; the others (``-m slow``) repeat their forward code: the
+# efficientnet family's forward is efficientnet_b0's blocks in the loops the other rolled
+# families (resnet, densenet, convnext) trace, mobilenet_v2's operations are a subset of
+# mobilenet_v3's and efficientnet_b0's, convnext_tiny of convnext's, resnet50 of resnet18's
+# and resnet's. Every operation and every rolled form a zoo forward uses is traced here.
+TRACED_BY_DEFAULT = {
+    "bert", "clip", "convnext", "dcgan", "densenet", "efficientnet_b0", "gpt2", "llama",
+    "maxvit_t", "mobilenet_v3", "resnet", "resnet18", "t5", "unet", "unet2d", "vgg", "vit_b_16",
+}  # fmt: skip
+
+
 def _zoo_models() -> list[Any]:
-    cases = []
-    for path in sorted((REPO / "examples" / "zoo").glob("*.aur")):
-        cases.append(pytest.param(path, id=path.stem))
-    return cases
+    paths = sorted((REPO / "examples" / "zoo").glob("*.aur"))
+    return representative(paths, TRACED_BY_DEFAULT, lambda path: path.stem)
 
 
 # a model traced at fewer layers per stage than published (the same blocks, fewer copies):

@@ -260,7 +260,6 @@ def test_export_marks_symbolic_axes_dynamic() -> None:
     assert example_sizes(shape) == {"side": 17} and example_sizes(shape, 1) == {"side": 29}
 
 
-@pytest.mark.slow
 def test_pt2_export_runs_at_another_size(tmp_path: object) -> None:
     import torch
 

@@ -115,7 +115,6 @@ def _write_module(code: str, tmp_path: Path, name: str) -> Any:
     return module
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("source", "model"), [("tiny_cnn.aur", "TinyNet"), ("sequence_lm.aur", "TinyLM")]
 )
