@@ -146,7 +146,9 @@ model Tower(w, n, k):
 
 def test_an_else_making_as_many_needs_no_count() -> None:
     """Both branches make one ``dense``: the loop's count numbers them (as at main)."""
-    source = TOWER.replace("            x -> relu()\n", "            else:\n                x -> dense(2 * w)\n")
+    source = TOWER.replace(
+        "            x -> relu()\n", "            else:\n                x -> dense(2 * w)\n"
+    )
     tower = _one_class(source, "Tower(8, 2) -> Tower(8, 3)", "else_alike")
     assert '                setattr(self, f"dense{i + 1}", nn.Linear(channels, 2 * w))\n' in tower
     assert "m = 0" not in tower, tower
