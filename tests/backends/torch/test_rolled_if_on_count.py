@@ -69,6 +69,32 @@ def test_if_past_the_first_iteration_reads_the_target() -> None:
     ) in tower, tower
 
 
+def test_a_bound_every_earlier_iteration_passed_too() -> None:
+    """``if i <= k + 1:``: every iteration before took the branch, two modules each:
+    ``dense{2 * i + 1}``, ``dense{2 * i + 2}``; ``if i >= 2:`` after two without:
+    ``dense{i - 1}``."""
+    source = """\
+model Tower(w, n, k):
+    def forward(x):
+        for i in range(n):
+            if i <= k + 1:
+                x -> dense(w) -> dense(w)
+            x -> relu()
+        return x -> dense(4)
+"""
+    calls = "Tower(8, 3, 0) -> Tower(8, 4, 1) -> Tower(8, 1, 2)"
+    tower = _one_class(source, calls, "bound_below")
+    assert (
+        "            if i <= k + 1:\n"
+        '                setattr(self, f"dense{2 * i + 1}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        '                setattr(self, f"dense{2 * i + 2}", nn.Linear(channels, w))\n'
+    ) in tower, tower
+    later = TOWER.replace("if i > 0:", "if i >= 2:")
+    tower = _one_class(later, "Tower(8, 3) -> Tower(8, 4) -> Tower(8, 1)", "from_two")
+    assert '                setattr(self, f"dense{i - 1}", nn.Linear(channels, w))\n' in tower
+
+
 def test_no_module_after_the_loop_needs_no_count() -> None:
     source = TOWER.replace("return x -> dense(4)", "return x")
     tower = _one_class(source, "Tower(8, 2) -> Tower(8, 3) -> Tower(8, 1)", "no_after")
@@ -199,6 +225,32 @@ model Tower(w, a, b):
     ) in tower, tower
     outer = source.replace("if j > 0:", "if i > 0:")
     _one_class(outer, calls, "nested_outer_if")
+
+
+def test_a_triangle_with_the_if_in_its_inner_body() -> None:
+    """``for j in range(i + b)``: the branches' ``dense`` by their count (``dense{m +
+    2}`` after the named ``stem``), the ``layer_norm`` by the triangle's (``n``)."""
+    source = """\
+model Tower(w, a, b):
+    def forward(x):
+        x -> dense(w) as stem
+        for i in range(a):
+            for j in range(i + b):
+                if j > 0:
+                    x -> dense(w).relu
+                x -> layer_norm()
+        return x
+"""
+    tower = _one_class(source, "Tower(8, 1, 2) -> Tower(8, 2, 3)", "triangle_if")
+    assert (
+        "            for j in range(i + b):\n"
+        "                if j > 0:\n"
+        '                    setattr(self, f"dense{m + 2}", nn.Linear(channels, w))\n'
+        "                    channels = w\n"
+        "                    m += 1\n"
+        '                setattr(self, f"layer_norm{n + 1}", nn.LayerNorm(channels))\n'
+        "                n += 1\n"
+    ) in tower, tower
 
 
 def test_modules_before_and_a_loop_after() -> None:

@@ -774,7 +774,7 @@ class BlockWalk(_Walk):
             looped = 0
         before = self._made_by(nests, step, plain=True) + self.branch_made[counted.op] + looped
         closed = _closed_count(self.fors, step, counted)
-        if closed is not None and self.branch_made[counted.op] != closed[1] * (count - closed[2]):
+        if closed is not None and self.branch_made[counted.op] != closed[1] * count + closed[2]:
             self.open_counts.add(step.span)  # not the closed form's count: the running one
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, before))
         if not self.strict:
@@ -786,13 +786,13 @@ class BlockWalk(_Walk):
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
         closed = _closed_count(self.fors, step, counted)
-        if closed is not None and step.span not in self.open_counts:
+        if closed is not None and not per and step.span not in self.open_counts:
             # ``dense{i}``: in the branch of ``if i > 0:`` the count is ``i - 1``, so the
             # number is a step in ``i``, as a PyTorch engineer would write it
-            index, branch_made, first = closed
+            index, branch_made, constant = closed
             rest, _ = _offset(nests, step, 0, self.tr.triangles, plain=True)
             points = {
-                (stem, at, number, before - branch_made * (at - first))
+                (stem, at, number, before - branch_made * at - constant)
                 for stem, at, number, before in self.numbers[step.span]
             }
             path = _progression(points, index, branch_made + per, rest, fixed) or path
@@ -1460,13 +1460,16 @@ def _on_iterations(found: ast.If, step: ast.Call, body: tuple[ast.ForwardStmt, .
 def _closed_count(
     fors: tuple[ast.For, ...], step: ast.Call, counted: BranchCount
 ) -> tuple[str, int, int] | None:
-    """Where ``step`` is in the one branch of ``if i > c:`` or ``if i >= c:`` (``c`` a
-    whole number) straight in the body of ``for i in range(n)``, the one loop around it,
-    and the running count counts that branch's modules alone: the loop's target ``i``,
-    the modules of the operation the branch makes (``k``) and the first iteration taking
-    it (``c + 1`` or ``c``). The count there is ``k * (i - first)``, so the name can read
-    ``i`` alone (``dense{i}`` in ``if i > 0:``). None otherwise."""
-    if len(fors) != 1 or counted.totals or len(counted.added) != 1:
+    """Where ``step`` is in the first branch of an ``if`` straight in the body of ``for i
+    in range(n)``, the one loop around it, that tests ``i < e`` or ``i <= e`` (``e``
+    reading no target: every iteration before took the branch too) or ``i > c`` or ``i
+    >= c`` (``c`` a whole number: the first ``c + 1`` or ``c`` took none), the running
+    count counting that branch's modules alone (an ``else`` making none): the loop's
+    target ``i``, the modules of the operation the branch makes (``k``) and the count's
+    constant part, so that the count there is ``k * i + constant`` and the name can
+    read ``i`` alone (``dense{i}`` in ``if i > 0:``, ``dense{2 * i + 1}`` in ``if i <
+    k:``). None otherwise."""
+    if len(fors) != 1 or counted.totals:
         return None
     loop = fors[0]
     iterable, index = loop.iterable, count_target(loop)
@@ -1477,18 +1480,31 @@ def _closed_count(
     found = next(
         (s for s in loop.body if isinstance(s, ast.If) and _within(step.span, s.span)), None
     )
-    if found is None or len(found.branches) != 1:
+    if found is None or not _within(step.span, found.branches[0].span):
         return None
-    branch = found.branches[0]
-    test, (span, made) = branch.test, counted.added[0]
-    if span != branch.span or not isinstance(test, ast.Compare) or test.op not in (">", ">="):
+    if len(found.branches) > 2 or len(found.branches) == 2 and found.branches[1].test:
+        return None  # an if, and an else or none (an elif tests more)
+    made = dict(counted.added)
+    if len(made) != len(counted.added) or set(made) - {b.span for b in found.branches}:
+        return None  # the count counts other branches' modules too
+    taken = made.get(found.branches[0].span, 0)
+    if len(found.branches) == 2 and made.get(found.branches[1].span, 0):
+        return None  # an else making some: one count reads better than two forms
+    test = found.branches[0].test
+    if not isinstance(test, ast.Compare) or not isinstance(test.left, ast.Name):
         return None
-    left, right = test.left, test.right
-    if not isinstance(left, ast.Name) or left.id != index or not isinstance(right, ast.Number):
+    if test.left.id != index:
+        return None
+    targets = {name for name, _ in loop.target.names()}
+    if test.op in ("<", "<=") and not targets & _names(test.right):
+        return index, taken, 0  # every iteration before took this branch
+    right = test.right
+    if test.op not in (">", ">=") or not isinstance(right, ast.Number):
         return None
     if type(right.value) is not int or right.value < 0:
         return None
-    return index, made, right.value + (test.op == ">")
+    first = right.value + (test.op == ">")  # the iterations before it took no module
+    return index, taken, -taken * first
 
 
 def _uncounted(stmts: tuple[ast.ForwardStmt, ...], step: ast.Call) -> int:
