@@ -273,6 +273,39 @@ model Tower(w, n):
     assert '            setattr(self, f"dense{m + i + 2}", nn.Linear(channels, w))\n' in tower
 
 
+def test_two_loops_each_with_an_if_on_its_count() -> None:
+    """A count for each operation numbered on: ``m`` for the first loop's
+    ``layer_norm`` (``layer_norm{i}`` in its ``if i > 0:``, ``layer_norm{m + i + 1}`` in
+    the second loop), ``count`` for ``dense`` (after ``if up:`` and in the second loop's
+    ``if i % 2 == 1:``); the second loop's ``if`` is no count's first."""
+    source = """\
+model Tower(w, n, up: bool):
+    def forward(x):
+        if up:
+            x -> dense(w)
+        for i in range(n):
+            if i > 0:
+                x -> layer_norm()
+            x -> relu()
+        for i in range(n):
+            if i % 2 == 1:
+                x -> dense(w)
+            x -> layer_norm()
+        return x -> dense(4)
+"""
+    tower = _one_class(source, "Tower(8, 2, true) -> Tower(8, 3, false)", "two_loops")
+    assert (
+        "        for i in range(n):\n"
+        "            if i % 2 == 1:\n"
+        '                setattr(self, f"dense{count + 1}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        "                count += 1\n"
+        '            setattr(self, f"layer_norm{m + i + 1}", nn.LayerNorm(channels))\n'
+        '        setattr(self, f"dense{count + 1}", nn.Linear(channels, 4))\n'
+    ) in tower, tower
+    assert '                setattr(self, f"layer_norm{i}", nn.LayerNorm(channels))\n' in tower
+
+
 NETWORK = """\
 model Net(w, n):
     def forward(x):

@@ -706,9 +706,8 @@ class BlockWalk(_Walk):
             return True
         body = self.statements or self.top
         if any(
-            isinstance(item, ast.If) and item.span in counted.differing
+            isinstance(item, ast.If) and _on_iterations(item, step, body)
             for item in syntax_items(body)
-            if isinstance(item, ast.If) and _on_iterations(item, step, body)
         ):
             return True  # an if on the count in its loop: earlier iterations took it
         looped = {item.span for item in syntax_items(body) if isinstance(item, ast.For)}
