@@ -82,15 +82,24 @@ def test_branches_making_different_numbers_are_numbered_each_by_its_own() -> Non
     assert check_source(UNEVEN) == []
 
 
-def test_branches_a_loop_target_chooses_fall_back_where_they_make_different_numbers() -> None:
+def test_branches_a_loop_target_chooses_are_numbered_by_a_running_count() -> None:
     """``if i == 1:`` takes the longer branch at one iteration only: no progression in
-    ``i`` names the ``else`` branch's modules at every count; a located note."""
+    ``i`` names the ``else`` branch's modules at every count, so the running count of
+    the branches taken does (``dense{n + 1}``; it kept a class per call with 'an unnamed
+    'dense' module in a loop at 7:22'; ``test_rolled_if_on_count.py``)."""
     source = UNEVEN.replace("            if up:\n", "            if i == 1:\n").replace(
         "B(1, 8, false)", "B(2, 8, true)"
     )
-    notes, code = roll_notes(source)
-    assert notes == ["block 'B' at 1:7: an unnamed 'dense' module in a loop at 7:22"], notes
-    assert CLASS.findall(code) == ["B", "B_2", "Net"], code
+    gen, flat = one_class_alike(source, "loop_target_branches", torch.randn(3, 4))
+    assert CLASS.findall(flat) == ["B", "B_2", "Net"], flat
+    assert CLASS.findall(gen.code) == ["B", "Net"], gen.code
+    text = block_class(gen, "B")
+    assert (
+        "            else:\n"
+        '                setattr(self, f"dense{n + 1}", nn.Linear(channels, w))\n'
+        "                channels = w\n"
+        "                n += 1\n"
+    ) in text, text
     assert check_source(source) == []
 
 

@@ -24,7 +24,6 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     program,
-    roll_notes,
     rolls_exactly,
     twin,
 )
@@ -467,9 +466,11 @@ model Stage(w, n, k):
     assert '        return getattr(self, f"dense{self.n + m + 1}")(x)\n' in text, text
 
 
-def test_an_if_on_the_loop_count_in_the_branch_loop_keeps_a_class_per_call() -> None:
+def test_an_if_on_the_loop_count_in_the_branch_loop_adds_to_the_count() -> None:
     """``if i > 0:`` in the branch's loop: the iterations make different modules, which
-    the roller writes nowhere (as outside an if's branch); the located note stays."""
+    the running count numbers (``dense{m + 1}``), as outside an if's branch
+    (``test_rolled_if_on_count.py``); it kept a class per call with 'an unnamed 'dense'
+    module in a loop at 6:26'."""
     source = """\
 model Stage(w, n, deep: bool):
     def forward(x):
@@ -482,9 +483,17 @@ model Stage(w, n, deep: bool):
         return x -> dense(w)
 """
     calls = "Stage(8, 2, true) -> Stage(6, 3, true) -> Stage(8, 3, false)"
-    notes, code = roll_notes(program(source, calls))
-    assert notes == ["block 'Stage' at 1:7: an unnamed 'dense' module in a loop at 6:26"], notes
-    assert "class Stage_2(nn.Module):" in code
+    checked = twin(program(source, calls), "count_in_branch_loop", torch.randn(2, 4))
+    assert CLASS.findall(checked.code) == ["Stage", "Net"], checked.code
+    text = block_class(checked.gen, "Stage")
+    assert (
+        "        if deep:\n"
+        "            for i in range(n):\n"
+        "                if i > 0:\n"
+        '                    setattr(self, f"dense{m + 1}", nn.Linear(channels, w))\n'
+        "                    channels = w\n"
+        "                    m += 1\n"
+    ) in text, text
 
 
 NETWORK = """\

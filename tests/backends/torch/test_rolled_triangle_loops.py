@@ -403,12 +403,17 @@ def test_a_network_of_stages_given_as_rows_numbers_by_both_counts() -> None:
 
 def test_a_module_of_a_triangle_under_an_if_falls_back() -> None:
     """``if j > 0:`` in the inner loop: its iterations make different numbers of
-    ``dense``, which the running count of the iterations does not give."""
+    ``dense``, which the running count of the iterations does not give. The running
+    count of the branches taken numbers those in the loops (``dense{m + 2}``,
+    ``test_rolled_if_on_count.py``), but not the module after the triangle."""
     source = TOWER.replace(
         "                x -> dense(w).relu\n",
         "                if j > 0:\n                    x -> dense(w).relu\n"
         "                x -> layer_norm()\n",
     )
     notes, code = roll_notes(source)
-    assert notes == ["block 'Tower' at 1:7: an unnamed 'dense' module in a loop at 7:26"]
+    assert notes == [
+        "block 'Tower' at 1:7: an unnamed 'dense' module at 9:21 numbered on across the"
+        " branch taken of an if, in loops nested in each other: name it with 'as'"
+    ], notes
     assert "class Tower_2(" in code

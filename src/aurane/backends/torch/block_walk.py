@@ -121,6 +121,8 @@ class BlockWalk(_Walk):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.totals = {}
+        # the steps a visit numbered other than ``_closed_count`` says: the running count
+        self.open_counts: set[Span] = set()
 
     @staticmethod
     def running_counts(
@@ -703,6 +705,11 @@ class BlockWalk(_Walk):
         if any(_before(span, step.span) for span in counted.differing):
             return True
         body = self.statements or self.top
+        if any(
+            isinstance(item, ast.If) and _on_iterations(item, step, body)
+            for item in syntax_items(body)
+        ):
+            return True  # an if on the count in its loop: earlier iterations took it
         looped = {item.span for item in syntax_items(body) if isinstance(item, ast.For)}
         loops = [span for span, _ in counted.added if span in looped]
         loops += [span for span, _, _ in counted.totals]
@@ -733,7 +740,10 @@ class BlockWalk(_Walk):
         assert counted is not None
         found = numbered_stem(node, step)
         nests = self._earlier(self.fors[0].span if self.fors else step.span, step)
-        nested = len(self.fors) > 1 or any(
+        # in loops nested in each other only where the count counts every module of the
+        # operation there (``if j > 0:`` in the inner body): the loops' counts number none
+        whole = len(self.fors) > 1 and not _uncounted(self.fors[0].body, step)
+        nested = (len(self.fors) > 1 and not whole) or any(
             _made(t.outer, step) and not counted.counts_in(t.outer) for t in self.tr.triangles
         )  # a triangle in a branch adds its iterations to the count
         if found is None or nests is None or nested:
@@ -743,7 +753,9 @@ class BlockWalk(_Walk):
             )
         prefix, number = found
         target, count, per = "0", 0, 1  # outside loops: the count and loops' modules only
-        if self.fors:
+        if whole:  # the running count alone numbers them
+            per = 0
+        elif self.fors:
             loop = self.fors[0]
             index = self.indices.get(loop.span, count_target(loop))
             value = self.env.get(index) if index is not None else None
@@ -757,9 +769,12 @@ class BlockWalk(_Walk):
             # 1}``; ``dense{m + i + 1}`` counted them twice, fuzz seed 130000271)
             looped = counted.made(loop) * count
             per = 0 if counted.made(loop) else per
-        else:
+        if not self.fors or whole:
             looped = 0
         before = self._made_by(nests, step, plain=True) + self.branch_made[counted.op] + looped
+        closed = _closed_count(self.fors, step, counted)
+        if closed is not None and self.branch_made[counted.op] != closed[1] * count + closed[2]:
+            self.open_counts.add(step.span)  # not the closed form's count: the running one
         self.numbers.setdefault(step.span, set()).add((prefix, count, number, before))
         if not self.strict:
             return _added_lines(depth, f'setattr(self, f"{node.id}", ', made, keep)
@@ -769,6 +784,17 @@ class BlockWalk(_Walk):
         path = _progression(self.numbers[step.span], target, per, offset, fixed, level=True)
         if path is None:
             raise Unsupported(f"an unnamed '{step.func}' module in a loop at {step.span}")
+        closed = _closed_count(self.fors, step, counted)
+        if closed is not None and not per and step.span not in self.open_counts:
+            # ``dense{i}``: in the branch of ``if i > 0:`` the count is ``i - 1``, so the
+            # number is a step in ``i``, as a PyTorch engineer would write it
+            index, branch_made, constant = closed
+            rest, _ = _offset(nests, step, 0, self.tr.triangles, plain=True)
+            points = {
+                (stem, at, number, before - branch_made * at - constant)
+                for stem, at, number, before in self.numbers[step.span]
+            }
+            path = _progression(points, index, branch_made + per, rest, fixed) or path
         self.paths[step.span] = path
         self.counted[step.span] = nests
         init_path = counted_path(path, nests, self.tr)
@@ -1382,6 +1408,7 @@ def branch_counts(
             for found in ifs
             if _before(found.span, step.span)
             and (_branches_differ(found, step) or _looped(found, step, body))
+            or _on_iterations(found, step, body)
         )
         if not differing:
             continue
@@ -1408,6 +1435,93 @@ def branch_counts(
         )
         counts[op] = BranchCount(op, next(names), first, tuple(added), differing, tuple(totals))
     return tuple(counts.values())
+
+
+def _on_iterations(found: ast.If, step: ast.Call, body: tuple[ast.ForwardStmt, ...]) -> bool:
+    """Whether ``found``, in the innermost loop around ``step``, tests a target of the
+    loops around it (``if i > 0:``, ``if i % 2 == 0:``, an item of the loop's rows) and
+    its branches make different numbers of ``step``'s operation: the iterations before
+    took it a number of times no one step in the count gives, so the IR numbers
+    ``step`` on from the running count of the branches taken, wherever in the loop's
+    body ``step`` is (``dense{m + 1}``: ``m += 1`` ending the branch)."""
+    loops = [item for item in syntax_items(body) if isinstance(item, ast.For)]
+    around = [loop for loop in loops if _within(found.span, loop.span)]
+    holding = [loop for loop in loops if _within(step.span, loop.span)]
+    if not holding or holding[-1].span not in {loop.span for loop in around}:
+        return False
+    if _in_branch_loop(found, step):
+        return False  # a loop in a branch adds its iterations: counted in none here
+    targets = {name for loop in around for name, _ in loop.target.names()}
+    read = set().union(*(_names(b.test) for b in found.branches if b.test is not None))
+    return bool(targets & read) and _branches_differ(found, step)
+
+
+def _closed_count(
+    fors: tuple[ast.For, ...], step: ast.Call, counted: BranchCount
+) -> tuple[str, int, int] | None:
+    """Where ``step`` is in the first branch of an ``if`` straight in the body of ``for i
+    in range(n)``, the one loop around it, that tests ``i < e`` or ``i <= e`` (``e``
+    reading no target: every iteration before took the branch too) or ``i > c`` or ``i
+    >= c`` (``c`` a whole number: the first ``c + 1`` or ``c`` took none), the running
+    count counting that branch's modules alone (an ``else`` making none): the loop's
+    target ``i``, the modules of the operation the branch makes (``k``) and the count's
+    constant part, so that the count there is ``k * i + constant`` and the name can
+    read ``i`` alone (``dense{i}`` in ``if i > 0:``, ``dense{2 * i + 1}`` in ``if i <
+    k:``). None otherwise."""
+    if len(fors) != 1 or counted.totals:
+        return None
+    loop = fors[0]
+    iterable, index = loop.iterable, count_target(loop)
+    if index is None or not isinstance(iterable, ast.Call) or iterable.func != "range":
+        return None
+    if len(iterable.args) != 1 or iterable.keywords:
+        return None
+    found = next(
+        (s for s in loop.body if isinstance(s, ast.If) and _within(step.span, s.span)), None
+    )
+    if found is None or not _within(step.span, found.branches[0].span):
+        return None
+    if len(found.branches) > 2 or len(found.branches) == 2 and found.branches[1].test:
+        return None  # an if, and an else or none (an elif tests more)
+    made = dict(counted.added)
+    if len(made) != len(counted.added) or set(made) - {b.span for b in found.branches}:
+        return None  # the count counts other branches' modules too
+    taken = made.get(found.branches[0].span, 0)
+    if len(found.branches) == 2 and made.get(found.branches[1].span, 0):
+        return None  # an else making some: one count reads better than two forms
+    test = found.branches[0].test
+    if not isinstance(test, ast.Compare) or not isinstance(test.left, ast.Name):
+        return None
+    if test.left.id != index:
+        return None
+    targets = {name for name, _ in loop.target.names()}
+    if test.op in ("<", "<=") and not targets & _names(test.right):
+        return index, taken, 0  # every iteration before took this branch
+    right = test.right
+    if test.op not in (">", ">=") or not isinstance(right, ast.Number):
+        return None
+    if type(right.value) is not int or right.value < 0:
+        return None
+    first = right.value + (test.op == ">")  # the iterations before it took no module
+    return index, taken, -taken * first
+
+
+def _uncounted(stmts: tuple[ast.ForwardStmt, ...], step: ast.Call) -> int:
+    """The nodes of ``step``'s operation ``stmts`` make that no running count counts
+    (``branch_counts``): outside the ifs whose branches differ, and in the loops of
+    those branches (each iteration making them)."""
+    total = 0
+    for stmt in stmts:
+        if isinstance(stmt, ast.For):
+            total += _uncounted(stmt.body, step)
+        elif not isinstance(stmt, ast.If) or _alike(stmt, step):
+            total += _made_in(stmt, step)
+        else:
+            for branch in stmt.branches:
+                looped = [s for s in branch.body if isinstance(s, ast.For)]
+                total += sum(_made(loop, step) for loop in looped)
+                total += _uncounted(tuple(s for s in branch.body if isinstance(s, ast.If)), step)
+    return total
 
 
 def _in_loops(triangle: Triangle, step: ast.Call) -> bool:
