@@ -174,11 +174,6 @@ model Net:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="norm axes (axes96's emit_layers/rolled): a size a row's kernel changes is"
-    " written as the calls' number in the normalised shape",
-)
 @pytest.mark.parametrize("source", [NORM_AFTER_KERNEL_ROWS, NETWORK_NORM_AFTER_KERNEL_ROWS])
 def test_seed_130000162_a_norm_after_kernel_rows_reads_the_sizes_they_make(source: str) -> None:
     assert check_source(source) == []

@@ -32,7 +32,12 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit
-from aurane.backends.torch.folded_sizes import hidden_params, size_flags
+from aurane.backends.torch.folded_sizes import (
+    hidden_params,
+    passes_input_sizes,
+    resizing_args,
+    size_flags,
+)
 from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.kinds import (
     differs,
@@ -1310,6 +1315,9 @@ class _Walk:
         # the IR's values whose sizes an integer parameter changes where no tree shows it
         # (``slice(start=k)``: ``folded_sizes.hidden_params``)
         self.hidden: set[str] = set()
+        # the IR's values of steps whose source arguments (a loop's item ``k``) may
+        # change a size on an axis the walk does not thread (``_resized_axes``)
+        self.resized: set[str] = set()
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -2086,6 +2094,12 @@ class _Walk:
         shape = self.values[value].shape
         if shape is None or len(shape) < 3 or not size or self.axis != 1:
             return None
+        if self._resized_axes(value):
+            raise Unsupported(
+                f"the spatial sizes '{value}' flattens may change with an argument a step"
+                " before it is given (a parameter or a loop's item), which the class does"
+                " not track"
+            )
         if any(_reads_parameter(d) for d in shape[2:]) or self._loop_changed(value, origin):
             raise Unsupported(
                 f"the spatial sizes '{value}' flattens change with a parameter or a loop's"
@@ -2205,6 +2219,10 @@ class _Walk:
         given = _given(spec, step)
         args = dict(node.args)
         written: dict[str, tuple[Any, str]] = {}  # the arguments written as the source's
+        sourced = [name for name, expr in given.items() if name in args and not _literal(expr)]
+        threaded = self.axis - 1 if self.axis > 0 else self.axis  # of the sample's axes
+        if resizing_args(self.graph, node, sourced, threaded):
+            self.resized.add(node.output)
         for name, expr in given.items():
             if name not in args or _literal(expr):
                 continue
@@ -2263,6 +2281,12 @@ class _Walk:
                 f"the module of '{node.id}' reads a size that an integer a call before it"
                 " reads changes where no expression shows it"
             )
+        resized = {axis - 1 for axis in self._resized_axes(node.inputs[0])}
+        if resized and made != module_init(_other_sizes(site, at, resized)):
+            raise Unsupported(
+                f"the module of '{node.id}' reads an input size a parameter changes on an"
+                " axis the class does not track"
+            )
         if reads_other and self._flagged_before(node.inputs[0]):
             raise Unsupported(
                 f"the module of '{node.id}' reads an input size that a flag a call before it"
@@ -2281,6 +2305,48 @@ class _Walk:
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
         self._loop_sizes |= sizes_given
         return made, None
+
+    def _resized_axes(self, value: str) -> set[int]:
+        """The axes of the IR's value ``value``, other than the batch's and the threaded
+        one, whose sizes come from the block's input sizes through a step whose source
+        arguments may change them (``resizing_args``): the class writes those sizes as the
+        calls' numbers, right only where the arguments keep them (``conv1d(c, k,
+        padding=k // 2)`` at an odd ``k``). None where no such step comes before."""
+        if not self._resized_before(value):
+            return set()
+        shape = self.values[value].shape or ()
+        threaded = self.axis if self.axis > 0 else len(shape) + self.axis
+        # in a block, a size no input size reaches (a pool's ``(7, 7)``) is the class's
+        # own number; a network's sizes are all plain (``_resized_before`` stops there)
+        in_block = self.graph.block_params is not None
+        return {
+            axis
+            for axis, size in enumerate(shape)
+            if axis not in (0, threaded)
+            and (
+                not in_block
+                or is_symbolic(size)
+                and any(isinstance(leaf, InputSize) for leaf in leaves(tree_of(size)))
+            )
+        }
+
+    def _resized_before(self, value: str) -> bool:
+        """Whether a step in ``resized`` comes before the IR's value ``value`` through
+        steps whose sizes follow their inputs' (``passes_input_sizes``: not through an
+        ``adaptive_avg_pool((7, 7))``)."""
+        made_by = {node.output: node for node in self.graph.nodes}
+        threaded = self.axis - 1 if self.axis > 0 else self.axis
+        pending, seen = [value], set()
+        while pending:
+            node = made_by.get(pending.pop())
+            if node is None or node.output in seen:
+                continue
+            seen.add(node.output)
+            if node.output in self.resized:
+                return True
+            if passes_input_sizes(self.graph, node, threaded):
+                pending.extend(node.inputs)
+        return False
 
     def _flagged_before(self, value: str) -> bool:
         """Whether a step the IR's value ``value`` is computed from reads a boolean or
