@@ -122,17 +122,18 @@ def passes_input_sizes(graph: Graph, node: Node, threaded: int) -> bool:
     7))``'s sizes do not): a size an argument before it changed may reach the sizes after
     it. True where the rule cannot tell (a block's, a refused size)."""
     spec = lookup(node.op) if node.op not in ("block", "repeat") else None
+    if spec is None:
+        return True
     values = {v.name: v for v in graph.values}
     shapes = []
     for name in node.inputs:
         value = values.get(name)
-        if spec is None or value is None or value.shape is None:
+        if value is None or value.shape is None:
             return True
         shapes.append((tuple(plain(value.shape[1:])), value.dtype))
     given = bind_defaults(spec, {name: plain(value) for name, value in node.args.items()})
 
     def shape_at(step: int) -> tuple[Any, ...]:
-        assert spec is not None
         types = tuple(
             TensorType(
                 tuple(

@@ -1318,6 +1318,11 @@ class _Walk:
         # the IR's values of steps whose source arguments (a loop's item ``k``) may
         # change a size on an axis the walk does not thread (``_resized_axes``)
         self.resized: set[str] = set()
+        # the names of the input's sizes on the sample's axes the walk does not thread
+        # that the class may take as constructor arguments (``in_channels`` where it
+        # threads the last axis), by axis; empty: the calls' numbers are written
+        self.input_sizes: dict[int, str] = {}
+        self.sizes_read: set[int] = set()  # those a module or an inner block reads
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -2243,6 +2248,8 @@ class _Walk:
         in_shape = tuple(plain(value.shape[1:]))
         at = self.axis - 1 if self.axis > 0 else len(in_shape) + self.axis
         in_shape = (*in_shape[:at], _shown(in_shape[at], self.size), *in_shape[at + 1 :])
+        named = self._named_sizes(node.inputs[0], at)  # the input's own sizes, by name
+        in_shape = tuple(_shown(s, named[a]) if a in named else s for a, s in enumerate(in_shape))
         out = self.values[node.output].shape
         site = Site(
             replace(node, args=args),
@@ -2263,6 +2270,7 @@ class _Walk:
             self._loop_sizes |= sizes_given
             return None, None
         _written_as_given(site, made, written)
+        self._read_sizes(made, named)
         shape = tuple(value.shape[1:])
         reads_other = made != module_init(_other_sizes(site, at))  # an axis not threaded
         if self.depth == TOP:
@@ -2292,9 +2300,12 @@ class _Walk:
                 f"the module of '{node.id}' reads an input size that a flag a call before it"
                 " reads may change, on an axis the class does not track"
             )
+        numbered = [axis for axis in range(len(in_shape)) if axis != at and axis not in named]
+        if named and reads_other:  # of the sizes written as numbers, not by name
+            reads_other = made != module_init(_other_sizes(site, at, numbered))
         if self.depth > TOP and reads_other:
             key = (step.span, step.func)  # checked by ``untracked_sizes``
-            untracked = {size for axis, size in enumerate(in_shape) if axis != at}
+            untracked = {in_shape[axis] for axis in numbered}
             # a size the loop's modules were given (``nn.Linear(4, g)`` at g = 4, whose
             # second iteration reads the 4 the first made) shows no size the loop keeps
             if not untracked & self._loop_sizes:
@@ -2305,6 +2316,30 @@ class _Walk:
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
         self._loop_sizes |= sizes_given
         return made, None
+
+    def _named_sizes(self, value: str, threaded: int) -> dict[int, str]:
+        """The sample axes of the IR's value ``value`` other than ``threaded`` whose sizes
+        are the block's input's there (``InputSize``), by the name the class takes each as
+        (``in_channels`` of a walk threading the last axis; ``input_sizes``): a module
+        reading one writes the name, right for any input. None where the walk takes no
+        such sizes (the calls' numbers are written instead)."""
+        if not self.input_sizes:
+            return {}
+        shape = self.values[value].shape or ()
+        return {
+            axis: self.input_sizes[axis]
+            for axis, size in enumerate(shape[1:])
+            if axis != threaded
+            and axis in self.input_sizes
+            and is_symbolic(size)
+            and tree_of(size) == InputSize(axis)
+        }
+
+    def _read_sizes(self, made: Call, named: Mapping[int, str]) -> None:
+        """Marks the input sizes of ``named`` that the module ``made`` reads: the class
+        takes them as constructor arguments (``sizes_read``)."""
+        text = made.text()
+        self.sizes_read |= {a for a, name in named.items() if re.search(rf"\b{name}\b", text)}
 
     def _resized_axes(self, value: str) -> set[int]:
         """The axes of the IR's value ``value``, other than the batch's and the threaded
@@ -2497,6 +2532,7 @@ class _Walk:
         if any(axis >= len(shape) for axis in axes):
             raise Unsupported(f"the block '{name}' takes sizes its input lacks")
         sizes = {axis: plain(shape[axis]) for axis in axes}
+        named = self._named_sizes(node.inputs[0], 0 if self.axis == 1 else len(shape) - 1)
         if any(type(size) is not int or _reads_parameter(shape[a]) for a, size in sizes.items()):
             raise Unsupported(
                 f"the block '{name}' takes an input size a parameter changes on an axis the"
@@ -2507,17 +2543,25 @@ class _Walk:
                 f"the block '{name}' takes an input size that a step before it may change on"
                 " an axis the class does not track"
             )
+        if {axis + 1 for axis in axes} & self._resized_axes(node.inputs[0]):
+            raise Unsupported(
+                f"the block '{name}' takes an input size that an argument a step before it is"
+                " given (a parameter or a loop's item) may change, on an axis the class does"
+                " not track"
+            )
         if any(made.output in self.hidden for made in self.graph.ancestors(node.inputs)):
             raise Unsupported(
                 f"the block '{name}' takes an input size that an integer a call before it"
                 " reads changes where no expression shows it"
             )
-        if self.depth > TOP:  # written as this visit's numbers: ``untracked_sizes`` checks
+        numbers = {axis: size for axis, size in sizes.items() if axis not in named}
+        if self.depth > TOP and numbers:  # this visit's numbers: ``untracked_sizes`` checks
             key = (step.span, step.func)
-            if not set(sizes.values()) & self._loop_sizes:
+            if not set(numbers.values()) & self._loop_sizes:
                 self._untracked_visits[key] += 1
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
-        return {axis: str(size) for axis, size in sizes.items()}
+        self.sizes_read |= {axis for axis in sizes if axis in named}
+        return {axis: named.get(axis, str(size)) for axis, size in sizes.items()}
 
     def _row_block(self, step: ast.Call, node: Node) -> bool:
         """Whether the row's block ``step`` calls (``b`` of ``for w, b in cfg``) is built
