@@ -184,3 +184,31 @@ def test_an_inner_block_taking_a_size_a_loops_item_may_change_falls_back() -> No
         " before it is given (a parameter or a loop's item) may change, on an axis the class"
         " does not track"
     ], notes
+
+
+# a flatten of a length the calls' inputs give differently (8 and 4), which the loop's
+# convolutions keep at any arguments (a constant kernel 3 with ``padding=1``)
+FLATTEN_OF_INPUT_LENGTHS = """\
+model Head(n, w):
+    def forward(x):
+        for i in range(n):
+            x -> conv1d(w, 3, padding=1)
+        return x -> flatten() -> dense(4)
+
+model Net:
+    input_shape = (2, 8)
+    def forward(x):
+        a = Head(x, 2, 4) as a
+        r = reshape(x, 4, 4)
+        b = Head(r, 1, 6) as b
+        return add(a, b)
+"""
+
+
+def test_a_flatten_of_the_input_length_reads_it_by_name() -> None:
+    checked = twin(FLATTEN_OF_INPUT_LENGTHS, "flat_lengths", torch.randn(2, 2, 8))
+    assert CLASS.findall(checked.code) == ["Head", "Net"], checked.code
+    head = block_class(checked.gen, "Head")
+    assert "def __init__(self, in_channels, in_features, n, w):" in head, head
+    assert "self.dense1 = nn.Linear(channels * in_features, 4)" in head, head
+    assert "self.b = Head(4, 4, 1, 6)" in checked.code, checked.code

@@ -1322,7 +1322,6 @@ class _Walk:
         # that the class may take as constructor arguments (``in_channels`` where it
         # threads the last axis), by axis; empty: the calls' numbers are written
         self.input_sizes: dict[int, str] = {}
-        self.sizes_read: set[int] = set()  # those a module or an inner block reads
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -2111,7 +2110,9 @@ class _Walk:
                 " count, which the class does not track"
             )
         size = size if _ATOMIC.fullmatch(size) else f"({size})"
-        return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
+        named = self._named_sizes(value, 0)  # the input's own sizes, where taken by name
+        spatial = [named.get(axis, str(int(plain(d)))) for axis, d in enumerate(shape[2:], 1)]
+        return " * ".join([size, *spatial])
 
     def _choose(self, key: Any, texts: list[str], width: int, func: str) -> str:
         valid = []
@@ -2270,7 +2271,6 @@ class _Walk:
             self._loop_sizes |= sizes_given
             return None, None
         _written_as_given(site, made, written)
-        self._read_sizes(made, named)
         shape = tuple(value.shape[1:])
         reads_other = made != module_init(_other_sizes(site, at))  # an axis not threaded
         if self.depth == TOP:
@@ -2334,12 +2334,6 @@ class _Walk:
             and is_symbolic(size)
             and tree_of(size) == InputSize(axis)
         }
-
-    def _read_sizes(self, made: Call, named: Mapping[int, str]) -> None:
-        """Marks the input sizes of ``named`` that the module ``made`` reads: the class
-        takes them as constructor arguments (``sizes_read``)."""
-        text = made.text()
-        self.sizes_read |= {a for a, name in named.items() if re.search(rf"\b{name}\b", text)}
 
     def _resized_axes(self, value: str) -> set[int]:
         """The axes of the IR's value ``value``, other than the batch's and the threaded
@@ -2560,7 +2554,6 @@ class _Walk:
             if not set(numbers.values()) & self._loop_sizes:
                 self._untracked_visits[key] += 1
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
-        self.sizes_read |= {axis for axis in sizes if axis in named}
         return {axis: named.get(axis, str(size)) for axis, size in sizes.items()}
 
     def _row_block(self, step: ast.Call, node: Node) -> bool:

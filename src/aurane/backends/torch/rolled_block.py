@@ -188,7 +188,6 @@ class LoopWidths:
     own: bool
     reads: frozenset[str]
     out_sizes: Mapping[str, str] = record_field(default_factory=dict)
-    sizes: frozenset[int] = frozenset()  # the input sizes taken by name that a module reads
 
 
 def _first_difference(instances: Sequence[tuple[Graph, list[str]]]) -> str:
@@ -604,10 +603,16 @@ def _roll_block(
     ):
         inits, sizes, width = unthreaded, set(), None  # no layer reads it: not an argument
         keeps_width = False
-    if widths.sizes and width is None:
+    # the input's sizes on other axes that a module or an inner block reads by name
+    read = [
+        a
+        for a, size in other_sizes.items()
+        if any(re.search(rf"\b{size}\b", line) for line in [*inits, *others])
+    ]
+    if read and width is None:
         raise Unsupported("input sizes read where the running width is not")
     # the input's sizes the constructor takes, in the order of their axes
-    taken_sizes = {**{a: other_sizes[a] for a in widths.sizes}, **({axis: width} if width else {})}
+    taken_sizes = {**{a: other_sizes[a] for a in read}, **({axis: width} if width else {})}
     signature = [taken_sizes[a] for a in sorted(taken_sizes)]
     defaults = dict(first.block_defaults)
     for param in params:
@@ -650,7 +655,7 @@ def _roll_block(
         widths.reads,
         taken,
         widths.out_sizes,
-        sizes=tuple(sorted(widths.sizes)),
+        sizes=tuple(sorted(read)),
     )
 
 
@@ -743,7 +748,6 @@ def _walked_inits(
     reads: set[str] = set()  # inner blocks' classes whose width is read from their module
     out_sizes: dict[str, str] = {}  # blocks built through a parameter or a row: their widths
     item_classes: dict[Span, list[str | None]] = {}  # items applied as a()(x): their classes
-    sizes_read: set[int] = set()  # the input sizes taken by name that a module reads
     for strict in (False, True):  # the first walks only narrow the width texts
         inits = None
         unnamed: set[str] | None = None  # the unnamed modules outside loops, by the IR's name
@@ -792,13 +796,12 @@ def _walked_inits(
             unnamed = walk.unnamed
             loop_width |= walk.size == SIZE and walk.held is None
             reads |= walk.read_widths
-            sizes_read |= walk.sizes_read
             if strict and inits is not None and found != inits:
                 raise Unsupported(f"the calls of '{model.name}' build differently")
             inits = found
     assert inits is not None
     untracked_sizes(untracked)
-    widths = LoopWidths(loop_width, frozenset(reads), out_sizes, frozenset(sizes_read))
+    widths = LoopWidths(loop_width, frozenset(reads), out_sizes)
     return inits, branches, paths, counted, indexed, widths
 
 
