@@ -156,12 +156,14 @@ model Net:
 def test_a_second_iteration_reading_the_width_it_made_shows_no_size_kept() -> None:
     """review59 u1: at ``g = 4`` on a ``(3, 4)`` input both iterations build
     ``nn.Linear(4, 4)``; the class wrote ``nn.Linear(4, g)``, which ``G(8, 5, 2)``
-    cannot load. The second iteration's 4 is the ``g`` the first made: a located note."""
+    cannot load. The second iteration's 4 is the ``g`` the first made: the walk of the
+    channels falls back (``untracked_sizes``); the walk of the last axis threads the
+    features and takes the channels the convolution reads by name, as the calls' classes
+    do (``G(in_channels, in_features, c, g, k)``)."""
     notes, code = roll_notes(UNTRACKED)
-    assert notes == [
-        "block 'G' at 1:7: the 'dense' at 5:18 in a loop reads an input size the class"
-        " does not track, and no call shows the loop keeps it"
-    ], notes
-    assert CLASS.findall(code) == ["G", "G_2", "Net"], code
+    assert notes == [], notes
+    assert CLASS.findall(code) == ["G", "Net"], code
     assert "nn.Linear(4, g)" not in code
+    assert "nn.Conv1d(in_channels, c, kernel_size=1)" in code, code
+    assert 'setattr(self, f"dense{i + 1}", nn.Linear(channels, g))' in code, code
     assert check_source(UNTRACKED) == []

@@ -325,8 +325,10 @@ def test_an_inner_norm_block_in_a_network_loop_is_one_class() -> None:
     assert check_source(NESTED_IN_A_NETWORK) == []
 
 
-# a parameter changes the size the inner class takes on an axis the walk does not thread:
-# written as the calls' number, a class built with another ``w`` would pass the wrong one
+# a parameter changes the size the inner class takes on the last axis: written as the
+# calls' number, a class built with another ``w`` would pass the wrong one. The walk of
+# the last axis threads it (``channels = w``) and takes the channels, which no step
+# changes, by name (``Inner(in_channels, channels, p0)``)
 PARAMETER_BEFORE = """\
 model Inner(p0):
     def forward(x):
@@ -348,13 +350,12 @@ model Net:
 """
 
 
-def test_an_inner_block_size_a_parameter_changes_keeps_the_located_note() -> None:
-    _, code, notes = refusing(PARAMETER_BEFORE, "axes_nested_param", torch.randn(2, 3, 8))
-    assert CLASS.findall(code) == ["Inner", "Outer", "Outer_2", "Net"], code
-    assert notes == [
-        "block 'Outer' at 6:7: the block 'Inner' takes an input size a parameter changes"
-        " on an axis the class does not track"
-    ], notes
+def test_an_inner_block_size_a_parameter_changes_is_threaded() -> None:
+    checked = twin(PARAMETER_BEFORE, "axes_nested_param", torch.randn(2, 3, 8))
+    assert CLASS.findall(checked.code) == ["Inner", "Outer", "Net"], checked.code
+    outer = block_class(checked.gen, "Outer")
+    assert "def __init__(self, in_channels, in_features, p0, w, n):" in outer, outer
+    assert 'setattr(self, f"inner{i + 1}", Inner(in_channels, channels, p0))' in outer, outer
 
 
 # a count the source rejects (none, negative, more axes than the sample has, a boolean):

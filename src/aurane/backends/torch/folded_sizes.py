@@ -71,6 +71,111 @@ def _same_shape(graph: Graph, node: Node, spec: OpSpec, changed: dict[str, Any])
     return shapes[0] == shapes[1]
 
 
+def resizing_args(graph: Graph, node: Node, names: Iterable[str], threaded: int) -> set[str]:
+    """Of ``node``'s arguments ``names`` (those the source writes as expressions: a loop's
+    item ``k``, ``k // 2``), the whole numbers (or tuples of them) whose other values make
+    the operation's output another rank or another size on an axis of the sample other
+    than ``threaded`` (``conv1d(c, k, padding=k // 2)``: the length at an even ``k``). A
+    size after it that the class writes as the calls' number could then be wrong at other
+    arguments, though every call keeps it. Values the rule refuses are not counted: torch
+    refuses them too, loudly."""
+    spec = lookup(node.op) if node.op not in ("block", "repeat") else None
+    values = {v.name: v for v in graph.values}
+    types = []
+    for name in node.inputs:
+        value = values.get(name)
+        if spec is None or value is None or value.shape is None:
+            return set()
+        types.append(TensorType(tuple(plain(value.shape[1:])), value.dtype))
+    args = {name: plain(value) for name, value in node.args.items()}
+
+    def shape_at(changed: dict[str, Any]) -> tuple[Any, ...] | None:
+        assert spec is not None
+        given = bind_defaults(spec, {**args, **changed})
+        try:
+            context = InferContext.of_node(given, tuple(types), graph.param_dtype)
+            return tuple(spec.infer(context).shape)
+        except Exception:  # noqa: BLE001 - refused at those arguments
+            return None
+
+    base = shape_at({})
+    if base is None:
+        return set()
+    kept = threaded if threaded >= 0 else len(base) + threaded
+    found: set[str] = set()
+    for name in names:
+        for other in _others(args.get(name)):
+            shape = shape_at({name: other})
+            if shape is None:
+                continue
+            if len(shape) != len(base) or any(
+                a != b for axis, (a, b) in enumerate(zip(base, shape, strict=True)) if axis != kept
+            ):
+                found.add(name)
+                break
+    return found
+
+
+def passes_input_sizes(graph: Graph, node: Node, threaded: int) -> bool:
+    """Whether ``node``'s output sizes on the sample's axes other than ``threaded`` may
+    follow its inputs' sizes there (a convolution's length does; ``adaptive_avg_pool((7,
+    7))``'s sizes do not): a size an argument before it changed may reach the sizes after
+    it. True where the rule cannot tell (a block's, a refused size)."""
+    spec = lookup(node.op) if node.op not in ("block", "repeat") else None
+    if spec is None:
+        return True
+    values = {v.name: v for v in graph.values}
+    shapes = []
+    for name in node.inputs:
+        value = values.get(name)
+        if value is None or value.shape is None:
+            return True
+        shapes.append((tuple(plain(value.shape[1:])), value.dtype))
+    given = bind_defaults(spec, {name: plain(value) for name, value in node.args.items()})
+
+    def shape_at(step: int) -> tuple[Any, ...]:
+        types = tuple(
+            TensorType(
+                tuple(
+                    size + step
+                    if type(size) is int and axis != _index(threaded, len(shape))
+                    else size
+                    for axis, size in enumerate(shape)
+                ),
+                dtype,
+            )
+            for shape, dtype in shapes
+        )
+        return tuple(spec.infer(InferContext.of_node(given, types, graph.param_dtype)).shape)
+
+    try:
+        base, other = shape_at(0), shape_at(1)
+    except Exception:  # noqa: BLE001 - refused at other input sizes: cannot tell
+        return True
+    kept = _index(threaded, len(base))
+    return len(base) != len(other) or any(
+        a != b for axis, (a, b) in enumerate(zip(base, other, strict=True)) if axis != kept
+    )
+
+
+def _index(axis: int, rank: int) -> int:
+    return axis if axis >= 0 else rank + axis
+
+
+def _others(value: Any) -> list[Any]:
+    """A few other whole numbers (tuples too, item by item) than ``value``: what other
+    calls or loop items could give; none for another kind of value."""
+    if type(value) is int:
+        return [value + 1, value + 2, 2 * value + 1]
+    if isinstance(value, tuple) and value and all(type(v) is int for v in value):
+        return [
+            tuple(v + step if i == at else v for i, v in enumerate(value))
+            for at in range(len(value))
+            for step in (1, 2)
+        ]
+    return []
+
+
 def hidden_params(graph: Graph, node: Node) -> set[str]:
     """The integer block parameters ``node``'s operands read (its arguments, then its
     inputs' sizes, as trees) whose next value changes its output shape other than its

@@ -953,7 +953,7 @@ class ParamClasses:
             return
         if found is None:
             return
-        lines, axis, classes_taken = found  # axis: the sample axis the roller threads
+        lines, dims, classes_taken = found  # dims: the sample axes whose sizes it takes
         first = classes[0]
         # a model-valued parameter the rolled class calls or passes on takes the block's
         # class (``block=Basic``; ``classes_taken``, each with its default's class or
@@ -975,7 +975,6 @@ class ParamClasses:
         if any(p not in params for p in [*functions, *built]):  # a class that folded it
             taken = {*params, *functions, *built}
             params = tuple(p.name for p in self.models[model].params if p.name in taken)
-        dims = (axis,) if axis is not None else ()
         rolled = _Class(first.name, first.plan, dims, params, first.defaults, ops)
         rolled.functions = functions
         rolled.lines = lines
@@ -1622,7 +1621,7 @@ RollBlock = Callable[
         Callable[[str], "list[tuple[Graph, list[str]]]"],
         Callable[[str, int], bool],
     ],
-    "tuple[list[str], int | None, Mapping[str, str | None]] | None",
+    "tuple[list[str], tuple[int, ...], Mapping[str, str | None]] | None",
 ]
 
 

@@ -379,9 +379,9 @@ class TorchCodeGenerator:
         blocks: BlockClasses,
         phantoms: Callable[[str], list[tuple[Graph, list[str]]]],
         takes_width: Callable[[str, int], bool],
-    ) -> tuple[list[str], int | None, Mapping[str, str | None]] | None:
+    ) -> tuple[list[str], tuple[int, ...], Mapping[str, str | None]] | None:
         """One class for a parameterised block's instances that differ in loop counts
-        (``rolled_block.py``), the sample axis it threads and the model-valued parameters
+        (``rolled_block.py``), the sample axes whose input sizes it takes and the model-valued parameters
         it takes as block classes, or None to keep their classes."""
         try:
             options = RollOptions(
@@ -414,7 +414,7 @@ class TorchCodeGenerator:
         self._rolled_blocks.add(name)
         self._loop_widths[name] = rolled.width
         self._read_widths |= rolled.reads
-        return rolled.lines, rolled.axis, rolled.blocks
+        return rolled.lines, rolled.dims, rolled.blocks
 
     def _block_constants(self, model: ast.Model, values: Mapping[str, Any]) -> dict[str, ast.Expr]:
         """The block's constants at a call with ``values``, as the compiler resolves them."""

@@ -32,7 +32,12 @@ from typing import Any
 
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit
-from aurane.backends.torch.folded_sizes import hidden_params, size_flags
+from aurane.backends.torch.folded_sizes import (
+    hidden_params,
+    passes_input_sizes,
+    resizing_args,
+    size_flags,
+)
 from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.kinds import (
     differs,
@@ -1324,6 +1329,13 @@ class _Walk:
         # the IR's values whose sizes an integer parameter changes where no tree shows it
         # (``slice(start=k)``: ``folded_sizes.hidden_params``)
         self.hidden: set[str] = set()
+        # the IR's values of steps whose source arguments (a loop's item ``k``) may
+        # change a size on an axis the walk does not thread (``_resized_axes``)
+        self.resized: set[str] = set()
+        # the names of the input's sizes on the sample's axes the walk does not thread
+        # that the class may take as constructor arguments (``in_channels`` where it
+        # threads the last axis), by axis; empty: the calls' numbers are written
+        self.input_sizes: dict[int, str] = {}
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -2100,13 +2112,21 @@ class _Walk:
         shape = self.values[value].shape
         if shape is None or len(shape) < 3 or not size or self.axis != 1:
             return None
+        if self._resized_axes(value):
+            raise Unsupported(
+                f"the spatial sizes '{value}' flattens may change with an argument a step"
+                " before it is given (a parameter or a loop's item), which the class does"
+                " not track"
+            )
         if any(_reads_parameter(d) for d in shape[2:]) or self._loop_changed(value, origin):
             raise Unsupported(
                 f"the spatial sizes '{value}' flattens change with a parameter or a loop's"
                 " count, which the class does not track"
             )
         size = size if _ATOMIC.fullmatch(size) else f"({size})"
-        return " * ".join([size, *(str(int(plain(d))) for d in shape[2:])])
+        named = self._named_sizes(value, 0)  # the input's own sizes, where taken by name
+        spatial = [named.get(axis, str(int(plain(d)))) for axis, d in enumerate(shape[2:], 1)]
+        return " * ".join([size, *spatial])
 
     def _choose(self, key: Any, texts: list[str], width: int, func: str) -> str:
         valid = []
@@ -2219,6 +2239,10 @@ class _Walk:
         given = _given(spec, step)
         args = dict(node.args)
         written: dict[str, tuple[Any, str]] = {}  # the arguments written as the source's
+        sourced = [name for name, expr in given.items() if name in args and not _literal(expr)]
+        threaded = self.axis - 1 if self.axis > 0 else self.axis  # of the sample's axes
+        if resizing_args(self.graph, node, sourced, threaded):
+            self.resized.add(node.output)
         for name, expr in given.items():
             if name not in args or _literal(expr):
                 continue
@@ -2239,6 +2263,8 @@ class _Walk:
         in_shape = tuple(plain(value.shape[1:]))
         at = self.axis - 1 if self.axis > 0 else len(in_shape) + self.axis
         in_shape = (*in_shape[:at], _shown(in_shape[at], self.size), *in_shape[at + 1 :])
+        named = self._named_sizes(node.inputs[0], at)  # the input's own sizes, by name
+        in_shape = tuple(_shown(s, named[a]) if a in named else s for a, s in enumerate(in_shape))
         out = self.values[node.output].shape
         site = Site(
             replace(node, args=args),
@@ -2277,14 +2303,23 @@ class _Walk:
                 f"the module of '{node.id}' reads a size that an integer a call before it"
                 " reads changes where no expression shows it"
             )
+        resized = {axis - 1 for axis in self._resized_axes(node.inputs[0])}
+        if resized and made != module_init(_other_sizes(site, at, resized)):
+            raise Unsupported(
+                f"the module of '{node.id}' reads an input size a parameter changes on an"
+                " axis the class does not track"
+            )
         if reads_other and self._flagged_before(node.inputs[0]):
             raise Unsupported(
                 f"the module of '{node.id}' reads an input size that a flag a call before it"
                 " reads may change, on an axis the class does not track"
             )
+        numbered = [axis for axis in range(len(in_shape)) if axis != at and axis not in named]
+        if named and reads_other:  # of the sizes written as numbers, not by name
+            reads_other = made != module_init(_other_sizes(site, at, numbered))
         if self.depth > TOP and reads_other:
             key = (step.span, step.func)  # checked by ``untracked_sizes``
-            untracked = {size for axis, size in enumerate(in_shape) if axis != at}
+            untracked = {in_shape[axis] for axis in numbered}
             # a size the loop's modules were given (``nn.Linear(4, g)`` at g = 4, whose
             # second iteration reads the 4 the first made) shows no size the loop keeps
             if not untracked & self._loop_sizes:
@@ -2295,6 +2330,66 @@ class _Walk:
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
         self._loop_sizes |= sizes_given
         return made, None
+
+    def _named_sizes(self, value: str, threaded: int) -> dict[int, str]:
+        """The sample axes of the IR's value ``value`` other than ``threaded`` whose sizes
+        are the block's input's there (``InputSize``), by the name the class takes each as
+        (``in_channels`` of a walk threading the last axis; ``input_sizes``): a module
+        reading one writes the name, right for any input. None where the walk takes no
+        such sizes (the calls' numbers are written instead)."""
+        if not self.input_sizes:
+            return {}
+        shape = self.values[value].shape or ()
+        return {
+            axis: self.input_sizes[axis]
+            for axis, size in enumerate(shape[1:])
+            if axis != threaded
+            and axis in self.input_sizes
+            and is_symbolic(size)
+            and tree_of(size) == InputSize(axis)
+        }
+
+    def _resized_axes(self, value: str) -> set[int]:
+        """The axes of the IR's value ``value``, other than the batch's and the threaded
+        one, whose sizes come from the block's input sizes through a step whose source
+        arguments may change them (``resizing_args``): the class writes those sizes as the
+        calls' numbers, right only where the arguments keep them (``conv1d(c, k,
+        padding=k // 2)`` at an odd ``k``). None where no such step comes before."""
+        if not self._resized_before(value):
+            return set()
+        shape = self.values[value].shape or ()
+        threaded = self.axis if self.axis > 0 else len(shape) + self.axis
+        # in a block, a size no input size reaches (a pool's ``(7, 7)``) is the class's
+        # own number; a network's sizes are all plain (``_resized_before`` stops there)
+        in_block = self.graph.block_params is not None
+        return {
+            axis
+            for axis, size in enumerate(shape)
+            if axis not in (0, threaded)
+            and (
+                not in_block
+                or is_symbolic(size)
+                and any(isinstance(leaf, InputSize) for leaf in leaves(tree_of(size)))
+            )
+        }
+
+    def _resized_before(self, value: str) -> bool:
+        """Whether a step in ``resized`` comes before the IR's value ``value`` through
+        steps whose sizes follow their inputs' (``passes_input_sizes``: not through an
+        ``adaptive_avg_pool((7, 7))``)."""
+        made_by = {node.output: node for node in self.graph.nodes}
+        threaded = self.axis - 1 if self.axis > 0 else self.axis
+        pending, seen = [value], set()
+        while pending:
+            node = made_by.get(pending.pop())
+            if node is None or node.output in seen:
+                continue
+            seen.add(node.output)
+            if node.output in self.resized:
+                return True
+            if passes_input_sizes(self.graph, node, threaded):
+                pending.extend(node.inputs)
+        return False
 
     def _flagged_before(self, value: str) -> bool:
         """Whether a step the IR's value ``value`` is computed from reads a boolean or
@@ -2445,6 +2540,7 @@ class _Walk:
         if any(axis >= len(shape) for axis in axes):
             raise Unsupported(f"the block '{name}' takes sizes its input lacks")
         sizes = {axis: plain(shape[axis]) for axis in axes}
+        named = self._named_sizes(node.inputs[0], 0 if self.axis == 1 else len(shape) - 1)
         if any(type(size) is not int or _reads_parameter(shape[a]) for a, size in sizes.items()):
             raise Unsupported(
                 f"the block '{name}' takes an input size a parameter changes on an axis the"
@@ -2455,17 +2551,24 @@ class _Walk:
                 f"the block '{name}' takes an input size that a step before it may change on"
                 " an axis the class does not track"
             )
+        if {axis + 1 for axis in axes} & self._resized_axes(node.inputs[0]):
+            raise Unsupported(
+                f"the block '{name}' takes an input size that an argument a step before it is"
+                " given (a parameter or a loop's item) may change, on an axis the class does"
+                " not track"
+            )
         if any(made.output in self.hidden for made in self.graph.ancestors(node.inputs)):
             raise Unsupported(
                 f"the block '{name}' takes an input size that an integer a call before it"
                 " reads changes where no expression shows it"
             )
-        if self.depth > TOP:  # written as this visit's numbers: ``untracked_sizes`` checks
+        numbers = {axis: size for axis, size in sizes.items() if axis not in named}
+        if self.depth > TOP and numbers:  # this visit's numbers: ``untracked_sizes`` checks
             key = (step.span, step.func)
-            if not set(sizes.values()) & self._loop_sizes:
+            if not set(numbers.values()) & self._loop_sizes:
                 self._untracked_visits[key] += 1
             self.untracked[key] = max(self.untracked.get(key, 0), self._untracked_visits[key])
-        return {axis: str(size) for axis, size in sizes.items()}
+        return {axis: named.get(axis, str(size)) for axis, size in sizes.items()}
 
     def _row_block(self, step: ast.Call, node: Node) -> bool:
         """Whether the row's block ``step`` calls (``b`` of ``for w, b in cfg``) is built

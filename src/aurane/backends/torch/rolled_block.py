@@ -140,6 +140,14 @@ class RolledBlock:
     out_sizes: Mapping[str, str] = record_field(default_factory=dict)
     # the bodies no call runs that it refuses to build, each said as a note's reason
     refused: tuple[str, ...] = ()
+    # the input's sizes on other sample axes its constructor takes too (``in_channels``
+    # of a class threading the last axis), read by a module where no step changes them
+    sizes: tuple[int, ...] = ()
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The sample axes whose input sizes the constructor takes, in order."""
+        return tuple(sorted({*([] if self.axis is None else [self.axis]), *self.sizes}))
 
 
 @record(frozen=True)
@@ -320,19 +328,28 @@ def _roll_block_at_axes(
     """``roll_block`` for ``instances``: the channels' axis, else the last; ``dropped``:
     the bodies no call runs that the class refuses to build (``rolled._fill``)."""
 
-    def at(axis: int | None) -> RolledBlock:
-        return _roll_block(model, instances, axis, options, dropped)
+    def at(axis: int | None, by_name: bool = False) -> RolledBlock:
+        return _roll_block(model, instances, axis, options, dropped, by_name)
 
     try:
         return at(None)
     except Unsupported as error:
         last = _unsized_last_axis(instances, options.dims_of)
-        if last is None:
-            raise
-        try:
-            return at(last)
-        except Unsupported:
-            raise error from None  # the channels' reason, as before the retry
+        if last is not None:
+            try:
+                return at(last)
+            except Unsupported:
+                pass
+        # the input's sizes on the axes it does not thread taken as constructor arguments
+        # too (``in_channels``), where a module reads one the calls give differently or
+        # beside a size a parameter changes: the channels', then the last axis
+        rank = len(instances[0][0].input_value.shape or ()) - 1
+        for axis in dict.fromkeys([None, rank - 1] if rank >= 2 else []):
+            try:
+                return at(axis, by_name=True)
+            except Unsupported:
+                continue
+        raise error from None  # the channels' reason, as before the retries
 
 
 def _unsized_last_axis(
@@ -353,8 +370,11 @@ def _roll_block(
     axis: int | None,
     options: RollOptions,
     dropped: frozenset[str] = frozenset(),
+    by_name: bool = False,
 ) -> RolledBlock:
-    """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s)."""
+    """``roll_block`` threading the sample axis ``axis`` (None: ``rolled_axis``'s);
+    ``by_name``: the input's sizes on the other axes taken by name where a module reads
+    them (``in_channels``), else written as the calls' numbers."""
     name, constants, block_models = options.name, options.constants, options.block_models
     class_of, dims_of, resolved = options.class_of, options.dims_of, options.resolved
     functions_of = options.functions_of or (lambda sub: {})
@@ -399,7 +419,14 @@ def _roll_block(
     if width is None and any(n.layer or _makes_module(n) for g, _ in instances for n in g.nodes):
         raise Unsupported("a block input without a channel or feature axis")
     loops = _loop_names(forward.body)
+    all_sizes = input_names(rank, params) if rank >= 1 else ()
+    other_sizes = {
+        other: all_sizes[other]
+        for other in range(rank)
+        if by_name and width is not None and other != axis and other < len(all_sizes)
+    }
     names = [*params, *loops, *fields, *([width] if width is not None else [])]
+    names += list(other_sizes.values())
     check_names(names, [*constants, *block_models])
     tr = Translator(frozenset(names), constants, {})
     tr.mixed = kind_blind(model)  # True is not 1 in their tests
@@ -413,6 +440,10 @@ def _roll_block(
             local_lines.append(f"{INDENT * 2}{field.name} = {written}")
     envs = [
         _environment(model, graph, width, axis, tr, resolved, set(functions), blocks, set(built))
+        | {
+            name: int(plain((graph.input_value.shape or ())[a + 1]))
+            for a, name in other_sizes.items()
+        }
         for graph, _ in instances
     ]
     taken = _blocks_taken(model, [g for g, _ in instances], envs, blocks)
@@ -470,6 +501,7 @@ def _roll_block(
             item_spans=item_spans,
             inner_widths=inner_widths,
             built=frozenset(built),
+            other_sizes=other_sizes,
         )
         starred = starred_loops(forward.body)  # forward's self.stack[i]
         indices = {s: name for s, name in indices.items() if s in indexed | starred}
@@ -571,7 +603,17 @@ def _roll_block(
     ):
         inits, sizes, width = unthreaded, set(), None  # no layer reads it: not an argument
         keeps_width = False
-    signature = [*sizes]
+    # the input's sizes on other axes that a module or an inner block reads by name
+    read = [
+        a
+        for a, size in other_sizes.items()
+        if any(re.search(rf"\b{size}\b", line) for line in [*inits, *others])
+    ]
+    if read and width is None:
+        raise Unsupported("input sizes read where the running width is not")
+    # the input's sizes the constructor takes, in the order of their axes
+    taken_sizes = {**{a: other_sizes[a] for a in read}, **({axis: width} if width else {})}
+    signature = [taken_sizes[a] for a in sorted(taken_sizes)]
     defaults = dict(first.block_defaults)
     for param in params:
         if param in defaults:
@@ -607,7 +649,13 @@ def _roll_block(
     axis_taken = axis if width is not None else None
     own = LoopWidth(counts, keeps_width)
     return RolledBlock(
-        without_unread_locals(lines), axis_taken, own, widths.reads, taken, widths.out_sizes
+        without_unread_locals(lines),
+        axis_taken,
+        own,
+        widths.reads,
+        taken,
+        widths.out_sizes,
+        sizes=tuple(sorted(read)),
     )
 
 
@@ -676,6 +724,7 @@ def _walked_inits(
     item_spans: dict[Span, set[str]],
     inner_widths: InnerWidths | None = None,
     built: frozenset[str] = frozenset(),
+    other_sizes: Mapping[int, str] | None = None,
 ) -> tuple[
     list[str], dict[str, list[str]], dict[Span, str], dict[Span, Counts], set[Span], LoopWidths
 ]:
@@ -717,6 +766,7 @@ def _walked_inits(
             walk.loop_widths = loop_widths
             walk.inner_widths = inner_widths
             walk.untracked = untracked
+            walk.input_sizes = dict(other_sizes or {})
             walk.blocks = blocks
             walk.row_counters, walk.counter = row_counters, counter
             walk.row_classes = row_classes
