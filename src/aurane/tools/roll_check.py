@@ -16,6 +16,12 @@ must then build and compute what the source says. For a program, this check:
   one call that a program calling it that way compiles to. Each integer is also tried at
   0, -1, one past the largest its calls give and as a boolean
   (``OTHER_ARGUMENTS_PER_BLOCK`` tries a block at most);
+- builds a class taking its input's sizes (``in_features``, ``in_channels``: arguments
+  the block's parameters do not name) at input shapes no call gives: each size of the
+  entry's ``input_shape`` (a network variant's, for a network class taking sizes) one more
+  and one less, where the program so changed compiles, with the arguments the changed
+  program's rolled build gives the call, against the class of one call it compiles to
+  (``_at_other_sizes``; a size the roller folded in holds at the calls only);
 - where that program is rejected at the call (review98 F5: ``rms_norm(axes=p0)`` at
   ``p0 = 0`` or ``true``, ``sizes[k]`` at ``k = true``), builds the class at those
   arguments and runs it on the call's input: it must raise, built or run (ideally
