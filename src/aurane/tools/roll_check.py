@@ -591,6 +591,8 @@ def _one_other_size(
             continue
         counts["other input sizes"] += 1
         problem = _same(cls, bound.args, bound.kwargs, target, inputs[path], other=True)
+        if problem and _loud_at(cls, bound, inputs[path], problem, counts):
+            problem = None
         if problem:
             found.add(name)
             built_with = _shown(bound.args, bound.kwargs)
@@ -883,6 +885,35 @@ def check_networks(source: str, counts: Counter[str] | None = None) -> list[str]
     return problems
 
 
+def _loud_at(
+    cls: type,
+    bound: inspect.BoundArguments,
+    given: tuple[Any, Any],
+    problem: str,
+    counts: Counter[str],
+) -> bool:
+    """Whether a class whose modules are not the source's at an input no call gives
+    (``problem``: ``no strict load``, other state-dict keys) raises on that input, built
+    with its own weights: loud, not silently wrong (a per-call class taking
+    ``in_channels`` and written for its call's spatial sizes, ``nn.Linear(120, v0)``
+    after a ``flatten``, fails in torch's matmul). Counted as ``other input sizes
+    refused by torch``, as a campaign shows how often; one that runs is a problem."""
+    import torch
+
+    if not problem.startswith(("no strict load", "state-dict keys")):
+        return False
+    torch.manual_seed(0)
+    try:
+        built = cls(*bound.args, **bound.kwargs)
+        built.eval()
+        with torch.no_grad():
+            built(*given[0], **given[1])
+    except Exception:  # noqa: BLE001 - any failure is loud
+        counts["other input sizes refused by torch"] += 1
+        return True
+    return False
+
+
 def _network_sizes(
     source: str, program: Any, rolled: types.ModuleType, counts: Counter[str]
 ) -> list[str]:
@@ -945,6 +976,8 @@ def _other_network_size(
     seen = _run(theirs, flat_graphs[variant], [""])
     counts["other input sizes"] += 1
     problem = _same(cls, bound.args, bound.kwargs, theirs, seen[""], other=True)
+    if problem and _loud_at(cls, bound, seen[""], problem, counts):
+        problem = None
     return f"{problem} ({_shown(bound.args, bound.kwargs)})" if problem else ""
 
 
@@ -1018,7 +1051,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{checked} programs compiled, {counts['calls']} rolled block calls, "
         f"{counts['other block calls']} calls of other block classes taking parameters, "
         f"{counts['other arguments']} other arguments, {counts['other input sizes']} other"
-        f" input sizes ({counts['other input sizes not paired']} not paired) and"
+        f" input sizes ({counts['other input sizes not paired']} not paired,"
+        f" {counts['other input sizes refused by torch']} refused by torch) and"
         f" {counts['network arguments']} network arguments compared, {counts['refused arguments']} arguments the source"
         f" refuses tried ({counts['refused arguments run empty']} run empty), {found} problems"
     )
