@@ -506,7 +506,7 @@ def _sized(rolled: types.ModuleType, models: dict[str, ast.Model], names: set[st
 
 def _sample_shape(given: tuple[Any, Any]) -> tuple[int, ...] | None:
     """The shape of a call's first input, less the batch axis."""
-    first = given[0][0] if given[0] else None
+    first: Any = given[0][0] if given[0] else None
     return tuple(first.shape[1:]) if hasattr(first, "shape") else None
 
 
@@ -965,7 +965,8 @@ def _other_network_size(
         return ""  # the changed program keeps the variant's own class
     _recording(moved, frozenset({network}))
     torch.manual_seed(0)
-    args, kwargs = entry()._built_with
+    variant_built: Any = entry()
+    args, kwargs = variant_built._built_with
     cls = getattr(rolled, network)
     try:
         bound = inspect.signature(cls).bind(*args, **kwargs)
