@@ -276,3 +276,19 @@ def test_seed_37000471_a_drop_probability_of_one_is_a_deliberate_rejection() -> 
     message = "argument 'p' of drop_path must be in [0, 1), got 1.0"
     assert any(entry.matches("S004", "drop_path", message) for entry in DELIBERATE)
     assert not any(entry.matches("S004", "drop_path", message[:-3] + "1.5") for entry in DELIBERATE)
+
+
+def test_seed_131000080_select_writes_its_index() -> None:
+    """The generator dropped ``select``'s index as it does the piece of ``split`` and
+    ``chunk`` (drawn apart), writing ``select(x, 1)`` and claiming it valid; S005
+    refuses it. Each select it writes now gives the index, and that program compiles."""
+    from aurane.compile import prepare_program
+    from aurane.tools.fuzz import generate
+
+    program = generate(131000080)
+    assert "select(x, 1, " in program.text and program.expect_valid
+    prepare_program(program.text, filename="seed131000080.aur")
+    for seed in range(131000000, 131000300):
+        for step in generate(seed).steps:
+            if step.op == "select" and step.valid:
+                assert "index" in step.args, (seed, step)

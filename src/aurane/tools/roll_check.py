@@ -16,6 +16,12 @@ must then build and compute what the source says. For a program, this check:
   one call that a program calling it that way compiles to. Each integer is also tried at
   0, -1, one past the largest its calls give and as a boolean
   (``OTHER_ARGUMENTS_PER_BLOCK`` tries a block at most);
+- builds a class taking its input's sizes (``in_features``, ``in_channels``: arguments
+  the block's parameters do not name) at input shapes no call gives: each size of the
+  entry's ``input_shape`` (a network variant's, for a network class taking sizes) one more
+  and one less, where the program so changed compiles, with the arguments the changed
+  program's rolled build gives the call, against the class of one call it compiles to
+  (``_at_other_sizes``; a size the roller folded in holds at the calls only);
 - where that program is rejected at the call (review98 F5: ``rms_norm(axes=p0)`` at
   ``p0 = 0`` or ``true``, ``sizes[k]`` at ``k = true``), builds the class at those
   arguments and runs it on the call's input: it must raise, built or run (ideally
@@ -468,6 +474,134 @@ def _at_other_arguments(
     return problems
 
 
+def _input_size_literals(model: ast.Model | None) -> list[ast.Number]:
+    """The sizes of ``model``'s ``input_shape`` written as integer literals (one input's
+    tuple; none for the dict of several inputs)."""
+    fields = model.fields if model is not None else ()
+    for field in fields:
+        if field.name == "input_shape":
+            return [
+                leaf
+                for _, leaf in _leaves(field.value)
+                if isinstance(leaf, ast.Number)
+                and isinstance(leaf.value, int)
+                and not isinstance(leaf.value, bool)
+            ]
+    return []
+
+
+def _sized(rolled: types.ModuleType, models: dict[str, ast.Model], names: set[str]) -> set[str]:
+    """The classes among ``names`` whose constructor takes a size the block's parameters
+    do not name (``in_features``, ``in_channels``: its input's, given by the caller)."""
+    found = set()
+    for name in names:
+        cls, model = getattr(rolled, name, None), models.get(name)
+        if not isinstance(cls, type) or model is None:
+            continue
+        taken = set(inspect.signature(cls).parameters)
+        if taken - {param.name for param in model.params}:
+            found.add(name)
+    return found
+
+
+def _sample_shape(given: tuple[Any, Any]) -> tuple[int, ...] | None:
+    """The shape of a call's first input, less the batch axis."""
+    first: Any = given[0][0] if given[0] else None
+    return tuple(first.shape[1:]) if hasattr(first, "shape") else None
+
+
+def _at_other_sizes(
+    source: str,
+    program: Any,
+    rolled: types.ModuleType,
+    calls: dict[str, tuple[str, Any, Any]],
+    seen: Inputs,
+    counts: Counter[str],
+) -> list[str]:
+    """The problems of each rolled class taking its input's sizes (``in_features``) at
+    input shapes no call gives: each size of the entry's ``input_shape`` written one more
+    and one less, where the program so changed compiles (the source accepts it), the class
+    (of ``rolled``) built with the arguments the changed program's rolled build gives the
+    call, against the changed program's class of one call, as for other arguments (its
+    sizes are arguments too: a size the roller folded in holds at the calls only)."""
+    models = {m.name: m for m in program.models}
+    sized = _sized(rolled, models, {name for name, _, _ in calls.values()})
+    literals = _input_size_literals(models.get(ENTRY))
+    if not sized or not literals:
+        return []
+    given: dict[str, set[tuple[int, ...] | None]] = {}
+    for path, (name, _, _) in calls.items():
+        if path in seen:
+            given.setdefault(name, set()).add(_sample_shape(seen[path]))
+    problems: list[str] = []
+    found: set[str] = set()  # classes with a problem: the first of each is reported
+    for leaf in literals:
+        for size in (leaf.value + 1, leaf.value - 1):
+            if size < 1 or not sized - found:
+                continue
+            changed = _replaced(source, leaf.span, str(size))
+            shown = f"input_shape's {leaf.value} as {size}"
+            problems += _one_other_size(changed, shown, rolled, sized - found, given, counts, found)
+    return problems
+
+
+def _one_other_size(
+    source: str,
+    shown: str,
+    rolled: types.ModuleType,
+    names: set[str],
+    given: dict[str, set[tuple[int, ...] | None]],
+    counts: Counter[str],
+    found: set[str],
+) -> list[str]:
+    """``_at_other_sizes`` for one changed program ``source`` (described by ``shown``):
+    the problems of the classes ``names`` of ``rolled`` at the calls whose input shape no
+    call of the original program gives (``given``); ``found`` gains the classes found."""
+    import torch
+
+    try:
+        _, graphs, moved, _ = _compiled(source, roll=True)
+        _, flat_graphs, flat, _ = _compiled(source, roll=False)
+    except CompilationError:
+        return []  # the source refuses that input: no size to compare at
+    if ENTRY not in graphs:
+        return []
+    _recording(moved, frozenset(names))
+    torch.manual_seed(0)
+    mine, theirs = getattr(moved, ENTRY)(), getattr(flat, ENTRY)()
+    built = {
+        path: (type(module).__name__, *module._built_with)
+        for path, module in mine.named_modules()
+        if type(module).__name__ in names and hasattr(module, "_built_with")
+    }
+    inputs = _run(theirs, flat_graphs[ENTRY], list(built))
+    problems = []
+    for path, (name, args, kwargs) in built.items():
+        shape = _sample_shape(inputs[path]) if path in inputs else None
+        if shape is None or name in found or shape in given.get(name, set()):
+            continue  # a call forward does not reach, or a shape a call gave
+        cls = getattr(rolled, name)
+        try:
+            bound = inspect.signature(cls).bind(*args, **kwargs)
+            target = theirs.get_submodule(path)
+        except (TypeError, AttributeError):
+            # the changed program rolls the block another way (other arguments, or
+            # classes per call): nothing to build the class with
+            counts["other input sizes not paired"] += 1
+            continue
+        counts["other input sizes"] += 1
+        problem = _same(cls, bound.args, bound.kwargs, target, inputs[path], other=True)
+        if problem and _loud_at(cls, bound, inputs[path], problem, counts):
+            problem = None
+        if problem:
+            found.add(name)
+            built_with = _shown(bound.args, bound.kwargs)
+            problems.append(
+                f"{name} at input {shape} ({shown}; {built_with}, at '{path}'): {problem}"
+            )
+    return problems
+
+
 def _largest_given(
     sources: list[tuple[ast.Call, ast.Model]], steps: Container[int]
 ) -> dict[tuple[str, tuple[int, ...]], int]:
@@ -751,6 +885,103 @@ def check_networks(source: str, counts: Counter[str] | None = None) -> list[str]
     return problems
 
 
+def _loud_at(
+    cls: type,
+    bound: inspect.BoundArguments,
+    given: tuple[Any, Any],
+    problem: str,
+    counts: Counter[str],
+) -> bool:
+    """Whether a class whose modules are not the source's at an input no call gives
+    (``problem``: ``no strict load``, other state-dict keys) raises on that input, built
+    with its own weights: loud, not silently wrong (a per-call class taking
+    ``in_channels`` and written for its call's spatial sizes, ``nn.Linear(120, v0)``
+    after a ``flatten``, fails in torch's matmul). Counted as ``other input sizes
+    refused by torch``, as a campaign shows how often; one that runs is a problem."""
+    import torch
+
+    if not problem.startswith(("no strict load", "state-dict keys")):
+        return False
+    torch.manual_seed(0)
+    try:
+        built = cls(*bound.args, **bound.kwargs)
+        built.eval()
+        with torch.no_grad():
+            built(*given[0], **given[1])
+    except Exception:  # noqa: BLE001 - any failure is loud
+        counts["other input sizes refused by torch"] += 1
+        return True
+    return False
+
+
+def _network_sizes(
+    source: str, program: Any, rolled: types.ModuleType, counts: Counter[str]
+) -> list[str]:
+    """As ``_at_other_sizes`` for networks used through variants: each rolled network
+    class taking its input's sizes (``Fam0(in_features, w0, n0)``), built with the
+    arguments a variant's rolled class gives it where one size of that variant's
+    ``input_shape`` is written one more and one less (and the source accepts it), must
+    compute what that variant, so changed, computes as written out."""
+    models = {m.name: m for m in program.models}
+    bases = {m.base.func for m in program.models if m.base is not None} & models.keys()
+    sized = _sized(rolled, models, bases)
+    problems: list[str] = []
+    found: set[str] = set()
+    for variant in program.models:
+        network = variant.base.func if variant.base is not None else ""
+        if network not in sized or variant.name == network:
+            continue
+        for leaf in _input_size_literals(variant):
+            for size in (leaf.value + 1, leaf.value - 1):
+                if size < 1 or network in found:
+                    continue
+                changed = _replaced(source, leaf.span, str(size))
+                shown = f"'{variant.name}' input_shape's {leaf.value} as {size}"
+                problem = _other_network_size(changed, rolled, network, variant.name, counts)
+                if problem:
+                    found.add(network)
+                    problems.append(f"{network} at {shown}: {problem}")
+    return problems
+
+
+def _other_network_size(
+    source: str, rolled: types.ModuleType, network: str, variant: str, counts: Counter[str]
+) -> str:
+    """The problem of ``rolled``'s class ``network`` built as the variant ``variant`` of
+    the changed program ``source`` builds it, against that variant written out; "" where
+    none (or nothing to compare: the source refuses the input, the class is not used)."""
+    import torch
+
+    try:
+        _, graphs, moved, _ = _compiled(source, roll=True)
+        _, flat_graphs, flat, _ = _compiled(source, roll=False)
+    except CompilationError:
+        return ""
+    entry = getattr(moved, variant, None)
+    base = getattr(moved, network, None)
+    if not isinstance(entry, type) or not isinstance(base, type) or entry is base:
+        return ""
+    if not issubclass(entry, base):
+        return ""  # the changed program keeps the variant's own class
+    _recording(moved, frozenset({network}))
+    torch.manual_seed(0)
+    variant_built: Any = entry()
+    args, kwargs = variant_built._built_with
+    cls = getattr(rolled, network)
+    try:
+        bound = inspect.signature(cls).bind(*args, **kwargs)
+    except TypeError:
+        counts["other input sizes not paired"] += 1
+        return ""
+    theirs = getattr(flat, variant)()
+    seen = _run(theirs, flat_graphs[variant], [""])
+    counts["other input sizes"] += 1
+    problem = _same(cls, bound.args, bound.kwargs, theirs, seen[""], other=True)
+    if problem and _loud_at(cls, bound, seen[""], problem, counts):
+        problem = None
+    return f"{problem} ({_shown(bound.args, bound.kwargs)})" if problem else ""
+
+
 def _other_variant(
     source: str, cls: type, variant: str, bound: dict[str, Any], value: Any, text: str
 ) -> str | None:
@@ -784,8 +1015,10 @@ def check_source(
         problems += _at_other_arguments(
             source, program, rolled, calls, seen, counts, refused=refused
         )
+        problems += _at_other_sizes(source, program, rolled, calls, seen, counts)
     if any(m.base is not None and m.base.func != m.name for m in program.models):
         problems += check_networks(source, counts)
+        problems += _network_sizes(source, program, rolled, counts)
     return problems
 
 
@@ -818,8 +1051,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{checked} programs compiled, {counts['calls']} rolled block calls, "
         f"{counts['other block calls']} calls of other block classes taking parameters, "
-        f"{counts['other arguments']} other arguments and {counts['network arguments']}"
-        f" network arguments compared, {counts['refused arguments']} arguments the source"
+        f"{counts['other arguments']} other arguments, {counts['other input sizes']} other"
+        f" input sizes ({counts['other input sizes not paired']} not paired,"
+        f" {counts['other input sizes refused by torch']} refused by torch) and"
+        f" {counts['network arguments']} network arguments compared, {counts['refused arguments']} arguments the source"
         f" refuses tried ({counts['refused arguments run empty']} run empty), {found} problems"
     )
     return 1 if found else 0

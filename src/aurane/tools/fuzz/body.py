@@ -199,7 +199,10 @@ def add_step(body: Body, op: str, allow_bad: bool) -> bool:
         body.emit(f"return {name}", None)
         return True
     names = [v.name for v in inputs]
-    args.pop("index", None)
+    # the piece a split or chunk call takes is drawn below; select's index is its own
+    # argument, written (seed 131000080 wrote ``select(x, 1)``, which S005 refuses)
+    if op in ("split", "chunk"):
+        args.pop("index", None)
     if op in ("split", "chunk") and rng.random() < 0.7 and body.chained is None:
         pieces = _pieces(spec, args, x, body.param_dtype)
         if 1 < len(pieces) <= 4:

@@ -730,6 +730,180 @@ ROUND_PIECES = (
 )
 
 
+# -- round 2's forms: an if on the loop's count, sizes on another axis, network variants --
+
+
+# the tests an ``if`` in a ``range(n)`` loop makes of its target, each with the iterations
+# it takes (``k`` a parameter of its own, read by ``i < k`` only)
+COUNT_TESTS: dict[str, Callable[[int, int, int], bool]] = {
+    "i > 0": lambda i, n, k: i > 0,
+    "i % 2 == 0": lambda i, n, k: i % 2 == 0,
+    "i == n - 1": lambda i, n, k: i == n - 1,
+    "i < k": lambda i, n, k: i < k,
+}
+
+
+def _if_on_count(draw: Draw, axis: Axis, j: int) -> Piece:
+    """An unnamed module under an ``if`` whose test reads the loop's target (``for i in
+    range(n): if i > 0: x -> dense(w)``, also ``i % 2 == 0``, ``i == n - 1``, ``i < k``),
+    sometimes a step after the ``if`` in the loop: the module's count is the iterations
+    the test takes, which the rolled class has to count as the source does."""
+    rng = draw.rng
+    w, n, k = f"w{j}", f"n{j}", f"k{j}"
+    test = rng.choice(list(COUNT_TESTS))
+    taken = COUNT_TESTS[test]
+    params = [Param(w, lambda: rng.choice(WIDTHS)), Param(n, lambda: rng.randint(0, 3))]
+    written = test.replace("n - 1", f"{n} - 1").replace("< k", f"< {k}")
+    if test == "i < k":
+        params.append(Param(k, lambda: rng.randint(0, 3)))
+    lines = [
+        f"for i in range({n}):",
+        f"    if {written}:",
+        f"        x -> {axis.layer(w)}{rng.choice(('', '.relu'))}",
+    ]
+    after = rng.choice(("", "x -> relu()", f"x -> {axis.norm()}"))
+    if after:
+        lines.append(f"    {after}")
+
+    def out(env: Env, shape: Shape) -> Shape:
+        count = env[n]
+        runs = any(taken(i, count, env.get(k, 0)) for i in range(count))
+        return axis.widened(shape, env[w]) if runs else shape
+
+    note(draw, f"if on the count ({test})")
+    return Piece(lines, params, out, "family if on the loop count")
+
+
+# what follows kernel rows that change the spatial sizes (``_kernel_sizes``)
+SIZE_TAILS = ("flatten", "norm", "norm axes", "inner")
+
+
+def _kernel_sizes(draw: Draw, axis: Axis, j: int) -> Piece:
+    """Rows of kernels with ``padding=k // 2`` (even kernels too, each one position longer
+    on every spatial axis), so a parameter changes a size on an axis other than the
+    channels the rollers track; then a step reading those sizes: ``flatten() ->
+    dense(v)``, a norm over several axes (``layer_norm(axes=2)``), ``layer_norm(axes=p)``
+    a parameter gives, or an inner block whose norm reads all its input's sizes (its
+    calls at inputs of different lengths). On a channel axis only (``draw_family``)."""
+    rng = draw.rng
+    assert axis.channel
+    cfg, v, p = f"rows{j}", f"v{j}", f"p{j}"
+    tail = rng.choice(SIZE_TAILS)
+
+    def row() -> tuple[int, int]:
+        return (rng.choice(WIDTHS), rng.choice((1, 2, 3, 4)))
+
+    def rows() -> list[tuple[int, int]]:
+        made = [row() for _ in range(rng.randint(1, 3))]
+        if not any(k % 2 == 0 for _, k in made) and rng.random() < 0.7:  # a length changes
+            made[rng.randrange(len(made))] = (made[0][0], rng.choice((2, 4)))
+        return made
+
+    params = [Param(cfg, rows)]
+    lines = [f"for c, k in {cfg}:", f"    x -> {axis.layer('c', 'k')}{rng.choice(('', '.relu'))}"]
+    blocks: list[Block] = []
+    apart = False
+    if tail == "flatten":
+        params.append(Param(v, lambda: rng.choice(WIDTHS)))
+        lines.append(f"x -> flatten() -> dense({v})")
+        apart = True
+    elif tail == "norm":
+        lines.append(f"x -> layer_norm(axes={rng.randint(2, axis.rank)})")
+    elif tail == "norm axes":
+        params.append(Param(p, _alternating(rng, list(range(1, axis.rank + 1)))))
+        lines.append(rng.choice((f"x -> layer_norm(axes={p})", f"x = layer_norm(x, axes={p})")))
+    else:
+        unit = fresh_name(draw, "Unit")
+        made = Block(unit, [], [])
+        draw.blocks.append(made)
+        made.lines = [
+            (f"model {unit}(w):", None),
+            ("    def forward(x):", None),
+            (f"        return x -> layer_norm(axes={axis.rank}) -> {axis.layer('w')}", None),
+        ]
+        blocks.append(made)
+        params.append(Param(v, lambda: rng.choice(WIDTHS)))
+        lines.append(f"x -> {unit}({v})")
+
+    def out(env: Env, shape: Shape) -> Shape:
+        longer = sum(k % 2 == 0 for _, k in env[cfg])
+        made = (env[cfg][-1][0], *(size + longer for size in shape[1:]))
+        if tail == "flatten":
+            return (env[v],)
+        return axis.widened(made, env[v]) if tail == "inner" else made
+
+    note(draw, f"kernel sizes then {tail}")
+    return Piece(lines, params, out, "family kernel sizes", blocks, apart=apart)
+
+
+def _side_branch_returned(draw: Draw, axis: Axis, j: int) -> Piece:
+    """A tensor the loop binds after a side branch returned (``h0 = tanh(x)``, ``h0 ->
+    sigmoid()``, ``return h0``), every call's count at least 1."""
+    rng = draw.rng
+    w, n, h = f"w{j}", f"n{j}", f"h{j}"
+    params = [Param(w, lambda: rng.choice(WIDTHS)), Param(n, _alternating(rng, [1, 2, 3]))]
+    side = rng.choice(("tanh", "sigmoid", "relu"))
+    lines = [
+        f"for i in range({n}):",
+        f"    x -> {axis.layer(w)}.relu",
+        f"    {h} = {side}(x)",
+        f"    {h} -> {rng.choice(('sigmoid', 'tanh'))}()",
+    ]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[w])
+
+    return Piece(lines, params, out, "family side branch returned", returned=h)
+
+
+# the pieces whose loop counts by ``i``: two of them make a network with two loops over it
+LOOPED = (_count, _residual, _grow, _if_on_count)
+
+
+def _round2_pieces(draw: Draw, axis: Axis) -> tuple[list[Piece], Axis, bool]:
+    """Round 2's family: its pieces, its axis and whether it is a network used through
+    variants. Forms: an if on the loop's count (``_if_on_count``); kernel rows changing
+    the spatial sizes, then a step reading them (``_kernel_sizes``, on a channel axis:
+    where the sample has no such axis, an if on the count); networks through variants
+    with a buffer no step reads (in a loop or not), a loop tensor returned after a side
+    branch, or two loops over ``i``."""
+    rng = draw.rng
+    form = rng.choice(ROUND2_FORMS)
+    if form == "kernel sizes" and axis.rank in (2, 3):
+        axis = Axis(True, axis.rank)
+    elif form == "kernel sizes":
+        form = "if on the count"
+    network = form.startswith("network")
+    if form == "if on the count":
+        pieces = [_if_on_count(draw, axis, 0)]
+        if rng.random() < 1 / 3:
+            pieces.append(rng.choice(PIECES)(draw, axis, 1))
+        network = rng.random() < 0.2
+    elif form == "kernel sizes":
+        pieces = [_kernel_sizes(draw, axis, 0)]
+    elif form == "network buffer":
+        before = [rng.choice(LOOPED)(draw, axis, 1)] if rng.random() < 0.5 else []
+        pieces = [*before, _buffer_init(draw, axis, 0)]
+    elif form == "network side branch":
+        pieces = [_side_branch_returned(draw, axis, 0)]
+    else:  # two loops over ``i``
+        pieces = [rng.choice(LOOPED)(draw, axis, 0), rng.choice(LOOPED)(draw, axis, 1)]
+    if network:
+        note(draw, f"family network ({form.removeprefix('network ')})")
+    return pieces, axis, network
+
+
+ROUND2_FORMS = (
+    "if on the count",
+    "if on the count",
+    "kernel sizes",
+    "kernel sizes",
+    "network buffer",
+    "network side branch",
+    "network two loops",
+)
+
+
 def _call_args(rng: random.Random, params: list[Param], env: Env) -> list[str]:
     """A call's arguments: positional in order, a default left out or given by keyword."""
     out: list[str] = []
@@ -758,10 +932,13 @@ def block_family(draw: Draw) -> Outcome:
     return draw_family(draw)
 
 
-def draw_family(draw: Draw, new: bool = False, round_forms: bool = False) -> Outcome:
+def draw_family(
+    draw: Draw, new: bool = False, round_forms: bool = False, round2: bool = False
+) -> Outcome:
     """``block_family``; ``new``: its first piece one of this stop's (``NEW_PIECES``), a
     second one, if any, drawn from all; ``round_forms``: one of round 1's
-    (``ROUND_PIECES``), with a piece drawn from all before it a third of the time."""
+    (``ROUND_PIECES``), with a piece drawn from all before it a third of the time;
+    ``round2``: one of round 2's forms (``_round2_pieces``)."""
     body, rng = draw.body, draw.rng
     x = body.current
     assert x is not None
@@ -770,7 +947,10 @@ def draw_family(draw: Draw, new: bool = False, round_forms: bool = False) -> Out
     if x.numel > 4096 or max(x.shape) > 64:
         return Outcome.SKIPPED
     axis = Axis(x.rank in (2, 3) and rng.random() < 0.5, x.rank)
-    if round_forms:
+    network = False
+    if round2:
+        pieces, axis, network = _round2_pieces(draw, axis)
+    elif round_forms:
         # an older piece before it or after it (none after a returned tensor), so the
         # form meets running widths and counts of others
         chosen = rng.choice(ROUND_PIECES)
@@ -806,7 +986,7 @@ def draw_family(draw: Draw, new: bool = False, round_forms: bool = False) -> Out
     # 2):`` with an ``input_shape``), the forward not calling it: the network roller's.
     # A stem threads a tensor before any if, and the variants' loops run (a forward
     # opening with an if, a loop no variant runs: located fallbacks of networks)
-    network = round_forms and rng.random() < 0.3
+    network = network or round_forms and rng.random() < 0.3
     stem = rng.choice(WIDTHS) if network else 0
     if network:
         lines.append(f"        x -> {axis.layer(str(stem))} as stem")

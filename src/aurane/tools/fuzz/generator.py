@@ -50,9 +50,13 @@ FAMILIES = 0.5
 NEW_FAMILIES = 0.25
 # past that, a family opening with one of round 1's forms (``families.ROUND_PIECES``:
 # tables a parameter indexes, norm axes and buffer inits parameters give, loops in an
-# if's branch, a returned tensor a loop binds, an inner block called once in a loop);
-# the seeds past it end with no family, as before
+# if's branch, a returned tensor a loop binds, an inner block called once in a loop)
 ROUND_FAMILIES = 0.2
+# past that (the rest, which ended with no family), round 2's forms (``families.
+# _round2_pieces``: an if on the loop's count, kernel rows changing the spatial sizes,
+# networks with an unread buffer, a side branch returned, two loops): the seeds below
+# it draw the programs they drew before
+ROUND2_FAMILIES = 0.05
 
 
 def _second_input(rng: random.Random, x: Value, param_dtype: str) -> Value:
@@ -110,16 +114,17 @@ def generate(
     family = random.Random(f"family-{seed}")
     roll = family.random()
     if (
-        roll < FAMILIES + NEW_FAMILIES + ROUND_FAMILIES
+        roll < FAMILIES + NEW_FAMILIES + ROUND_FAMILIES + ROUND2_FAMILIES
         and draw.culprit is None
         and body.current is not None
         and not any(text.strip().startswith("return") for text, _ in body.lines)
     ):
         ended = Draw(family, body, draw.blocks, tuple(focus), bad, stats=draw.stats)
         try:
-            round_forms = roll >= FAMILIES + NEW_FAMILIES
+            round2 = roll >= FAMILIES + NEW_FAMILIES + ROUND_FAMILIES
+            round_forms = roll >= FAMILIES + NEW_FAMILIES and not round2
             new = FAMILIES <= roll < FAMILIES + NEW_FAMILIES
-            added = draw_family(ended, new, round_forms) is Outcome.ADDED
+            added = draw_family(ended, new, round_forms, round2) is Outcome.ADDED
         except Exception:  # a shape rule that crashes: the compiler run will report it
             added = False
         draw.stats["block family"] = draw.stats.get("block family", 0) + added
