@@ -211,6 +211,13 @@ def default_function(op: str) -> str | None:
     return function_of(op)
 
 
+def same_operation(one: str, other: str) -> bool:
+    """Whether the operations named ``one`` and ``other`` are one (an alias, swish, is its
+    operation, silu)."""
+    first, second = lookup(one), lookup(other)
+    return one == other or (first is not None and second is not None and first.name == second.name)
+
+
 def signature_default(default: str) -> str:
     """The text of a function default in a signature: None for a module's instance."""
     return "None" if default in _MODULE_FUNCTIONS.values() else default

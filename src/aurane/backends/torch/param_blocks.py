@@ -64,6 +64,7 @@ from aurane.backends.torch.named import (
     module_class,
     module_factory,
     module_item_class,
+    same_operation,
     signature_default,
     sized_module_class,
 )
@@ -614,7 +615,7 @@ class ParamClasses:
             if all(param in self._operations(g) or _applies_none(g, param) for g in graphs):
                 continue  # act=nn.ReLU
             given = {self._function_given(g, param) for g in graphs}
-            default = default_function(found.default) if found.default is not None else None
+            default = applied_default(graphs, param, function_value, default_function)
             if None in given or len(given) == 1 or (found.default and default is None):
                 continue  # folded: one class per operation given, or one for all
             out[param] = default
@@ -1685,6 +1686,48 @@ def _given(graph: Graph, param: str) -> OperationParam:
     return found if found is not None else graph.block_models[param]
 
 
+def applied_default(
+    graphs: Sequence[Graph],
+    param: str,
+    value_of: Callable[[Graph, str], str | None],
+    at_defaults: Callable[[str], str | None],
+) -> str | None:
+    """What the operation-valued ``param``'s default gives a class written for ``graphs``
+    (one block's), as ``value_of`` reads an instance's (``function_value``: ``act=F.relu``),
+    so the class built at its own default computes what the source's default call does.
+    The block applies the default with its own arguments (``act(0.2)``, leaky_relu's
+    slope): an instance given the default shows them; without one, the default at its
+    operation's defaults (``at_defaults``) only where every node applying the parameter
+    gives no argument. None: no default, or none known (a default applied with arguments
+    that no call gives, or applied nowhere), which the class then takes no default for."""
+    default = graphs[0].block_ops[param].default
+    if default is None:
+        return None
+    applying = [g for g in graphs if param in g.block_ops and not _applies_none(g, param)]
+    keeping = {
+        value_of(g, param) for g in applying if same_operation(g.block_ops[param].op, default)
+    }
+    if keeping:
+        return keeping.pop() if len(keeping) == 1 else None
+    if applying and all(_without_arguments(g, param) for g in applying):
+        return at_defaults(default)
+    return None
+
+
+def _without_arguments(graph: Graph, param: str) -> bool:
+    """Whether every node applying the operation-valued ``param`` in ``graph``, and in the
+    inner blocks it is given to, gives the operation no argument (``act()``, ``.act``)."""
+    found = graph.block_ops[param]
+    nodes = graph.node_by_id
+    if any(nodes[n].arg_spans for n in found.nodes):
+        return False
+    for node_id, inner in found.passed:
+        sub = nodes[node_id].subgraph
+        if sub is None or inner not in sub.block_ops or not _without_arguments(sub, inner):
+            return False
+    return True
+
+
 def _module_of(
     graph: Graph, param: str, block_class: Callable[[Graph | None], str | None] | None = None
 ) -> str | None:
@@ -1726,17 +1769,20 @@ def _factory_of(graph: Graph, param: str) -> str | None:
     return made.pop() if len(made) == 1 and None not in made else None
 
 
-def _default_factory(graph: Graph, param: str) -> str | None:
+def _default_factory(graphs: Sequence[Graph], param: str) -> str | None:
     """The factory of the operation-valued ``param``'s default (``nn.LayerNorm`` for
-    ``norm = layer_norm``), a layer's as built where ``graph`` applies the parameter."""
+    ``norm = layer_norm``), a layer's as built where the first of ``graphs`` applies the
+    parameter, with the arguments the block applies it with (``applied_default``)."""
+    graph = graphs[0]
     found = graph.block_ops[param]
-    if found.default is None:
-        return None
-    made = module_factory(found.default)
-    if made is not None or not found.nodes:
-        return made
-    node = graph.node_by_id[found.nodes[0]]
-    return layer_factory(graph, node, found.default)
+
+    def at_defaults(default: str) -> str | None:
+        made = module_factory(default)
+        if made is not None or not found.nodes:
+            return made
+        return layer_factory(graph, graph.node_by_id[found.nodes[0]], default)
+
+    return applied_default(graphs, param, _factory_of, at_defaults)
 
 
 def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
@@ -1752,7 +1798,7 @@ def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
         made = {_factory_of(g, param) for g in graphs}
         if None in made or len(made) == 1 or all(_module_of(g, param) for g in graphs):
             continue  # folded, or module classes: act=nn.ReLU
-        default = _default_factory(graphs[0], param)
+        default = _default_factory(graphs, param)
         if found.default is None or default is not None:
             out[param] = default
     return out
@@ -1808,15 +1854,13 @@ def operation_kinds(
     classes = [_operations(g) for g in graphs]
     ops: dict[str, str | None] = factory_params(graphs)
     functions: dict[str, str | None] = {}
-    for param, found in graphs[0].block_ops.items():
+    for param in graphs[0].block_ops:
         if param in ops:
             continue  # a module factory
         if all(param in c for c in classes) and len({c[param] for c in classes}) == 1:
             ops[param] = classes[0][param]
         else:
-            functions[param] = (
-                default_function(found.default) if found.default is not None else None
-            )
+            functions[param] = applied_default(graphs, param, function_value, default_function)
     return ops, functions
 
 
@@ -1878,7 +1922,7 @@ def _operations(graph: Graph) -> dict[str, str | None]:
     for param, found in graph.block_ops.items():
         if _module_of(graph, param) is None:
             continue
-        default = module_class(found.default) if found.default is not None else None
+        default = applied_default([graph], param, _module_of, module_class)
         if found.default is not None and default is None:
             continue
         out[param] = default

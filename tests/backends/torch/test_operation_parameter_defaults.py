@@ -1,0 +1,130 @@
+"""Operation-valued block parameters with defaults (hunt109 F1, F3). The class's signature
+writes the default as the source's default call applies it: ``act = leaky_relu`` applied
+``act(0.2)`` is ``act=functools.partial(F.leaky_relu, negative_slope=0.2)``, not
+``F.leaky_relu`` (slope 0.01), and a call keeping the default leaves it out. Each class
+built with the default left out computes what the per-call build of the source's default
+call computes."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tests.backends.torch.one_class import CLASS, build, per_call, roll_notes, twin  # noqa: E402
+
+LOOPED = """\
+model P(n: int, w: int, act = leaky_relu):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w) -> act(0.2)
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(1, 4) -> P(2, 5, elu)
+        return x
+"""
+
+PLAIN = """\
+model P(w: int, act = leaky_relu):
+    def forward(x):
+        x -> dense(w) -> act(0.2)
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(4) -> P(5, elu)
+        return x
+"""
+
+FACTORY = """\
+model P(n: int, w: int, act = softmax):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w) -> act(dim=1) as a{i}
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(1, 4) -> P(2, 5, log_softmax)
+        return x
+"""
+
+
+def _default_built_alike(source: str, name: str, args: tuple[int, ...]) -> None:
+    """The rolled ``P`` built at ``args`` with its operation's default left out loads the
+    weights of the per-call build of the source's first call (which keeps the default)
+    strictly and computes the same."""
+    rolled, _, _ = build(source, name)
+    separate, _ = per_call(source, f"{name}_per_call")
+    torch.manual_seed(0)
+    theirs = separate.Net().p1
+    mine = rolled.P(*args)
+    mine.load_state_dict(theirs.state_dict(), strict=True)
+    sample = torch.randn(2, 3, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(mine(sample), theirs(sample), rtol=0, atol=0)
+
+
+def _one_class(source: str, name: str) -> str:
+    checked = twin(source, name, torch.randn(2, 3, 8))
+    assert CLASS.findall(checked.gen.code) == ["P", "Net"], checked.gen.code
+    return checked.gen.code
+
+
+def test_looped_default_keeps_its_arguments() -> None:
+    """The roller's class: the default is leaky_relu with the slope the block gives."""
+    code = _one_class(LOOPED, "looped_default")
+    assert (
+        "def __init__(self, in_features, n, w, act=functools.partial(F.leaky_relu, "
+        "negative_slope=0.2)):" in code
+    ), code
+    assert "self.p1 = P(8, 1, 4)\n" in code, code  # the call keeping the default
+    assert "self.p2 = P(4, 2, 5, act=functools.partial(F.elu, alpha=0.2))" in code, code
+    _default_built_alike(LOOPED, "looped_default_built", (8, 1, 4))
+
+
+def test_default_without_loops_keeps_its_arguments() -> None:
+    """``param_blocks``' class of a block without loops, likewise."""
+    code = _one_class(PLAIN, "plain_default")
+    assert (
+        "def __init__(self, in_features, w, act=functools.partial(F.leaky_relu, "
+        "negative_slope=0.2)):" in code
+    ), code
+    assert "self.p1 = P(8, 4)\n" in code, code
+    _default_built_alike(PLAIN, "plain_default_built", (8, 4))
+
+
+def test_factory_default_keeps_its_arguments() -> None:
+    """A named step's module factory: ``nn.Softmax`` over the axis the block gives."""
+    code = _one_class(FACTORY, "factory_default")
+    assert "act=functools.partial(nn.Softmax, dim=1)):" in code, code
+    assert "dim=-1" not in code, code
+    assert "self.p1 = P(8, 1, 4)\n" in code, code
+    _default_built_alike(FACTORY, "factory_default_built", (8, 1, 4))
+
+
+def test_default_applied_without_arguments_is_the_bare_function() -> None:
+    """``act()``: the operation at its own defaults, as before."""
+    source = LOOPED.replace("act(0.2)", "act()").replace("P(2, 5, elu)", "P(2, 5, gelu)")
+    code = _one_class(source, "bare_default")
+    assert "act=nn.LeakyReLU):" in code or "act=F.leaky_relu):" in code, code
+    _default_built_alike(source, "bare_default_built", (8, 1, 4))
+
+
+def test_default_no_call_gives_with_arguments_is_not_guessed() -> None:
+    """No call keeps the default, which the block applies with an argument: the class
+    does not write the default at its operation's defaults (slope 0.01); the calls keep
+    their classes, with a located note where the roller was asked."""
+    source = LOOPED.replace("P(1, 4)", "P(1, 4, softplus)")
+    notes, code = roll_notes(source)
+    assert "act=F.leaky_relu" not in code, code
+    assert notes == ["block 'P' at 1:7: the default of 'act' is no function"]
+    module: types.ModuleType = build(source, "guessed")[0]
+    assert module.Net()(torch.randn(2, 3, 8)).shape == (2, 3, 5)
