@@ -128,3 +128,77 @@ def test_default_no_call_gives_with_arguments_is_not_guessed() -> None:
     assert notes == ["block 'P' at 1:7: the default of 'act' is no function"]
     module: types.ModuleType = build(source, "guessed")[0]
     assert module.Net()(torch.randn(2, 3, 8)).shape == (2, 3, 5)
+
+
+ROWS_DEFAULT = """\
+model P(w: int, cfg = ((4, relu), (6, tanh))):
+    def forward(x):
+        for c, a in cfg:
+            x -> dense(c) -> a()
+        x -> dense(w) as head
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(4) -> P(5, ((3, gelu),))
+        return x
+"""
+
+LIST_DEFAULT = """\
+model P(w: int, acts = [relu, tanh]):
+    def forward(x):
+        for a in acts:
+            x -> dense(w) -> a()
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(4) -> P(5)
+        return x
+"""
+
+BLOCK_ROWS_DEFAULT = """\
+model Unit(w):
+    def forward(x):
+        return x -> dense(w).relu
+
+model P(w: int, cfg = ((4, Unit), (6, Unit))):
+    def forward(x):
+        for c, b in cfg:
+            x = b(x, c)
+        x -> dense(w) as head
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(4) -> P(5, ((3, Unit),))
+        return x
+"""
+
+
+def test_rows_default_with_operations_is_written_as_calls_pass_them() -> None:
+    """F3: ``lit`` could not write an operation inside a default (``aurane compile``
+    crashed where ``aurane check`` passed); the signature writes the rows as a call passes
+    them, and the call keeping them leaves them out."""
+    code = _one_class(ROWS_DEFAULT, "rows_default")
+    assert "def __init__(self, in_features, w, cfg=((4, nn.ReLU), (6, nn.Tanh))):" in code, code
+    assert "self.p1 = P(8, 4)\n" in code, code
+    _default_built_alike(ROWS_DEFAULT, "rows_default_built", (8, 4))
+
+
+def test_list_default_with_operations_is_written_as_calls_pass_it() -> None:
+    code = _one_class(LIST_DEFAULT, "list_default")
+    assert "def __init__(self, in_features, w, acts=(nn.ReLU, nn.Tanh)):" in code, code
+    _default_built_alike(LIST_DEFAULT, "list_default_built", (8, 4))
+
+
+@pytest.mark.parametrize("roll", [True, False])
+def test_rows_default_with_blocks_compiles(roll: bool) -> None:
+    """Rows of blocks in a default: the classes of one call write them by the block's
+    class (``((4, Unit), (6, Unit))``) and the program builds and runs."""
+    module, code, _ = build(BLOCK_ROWS_DEFAULT, f"block_rows_{roll}", roll=roll)
+    assert "cfg=((4, Unit), (6, Unit))):" in code, code
+    assert module.Net()(torch.randn(2, 3, 8)).shape == (2, 3, 5)

@@ -674,8 +674,8 @@ class ParamClasses:
         names = [*(scopes.inputs[d] for d in dims), *(scopes.more[leaf] for leaf in more)]
         signature = [*names]
         for param in params:
-            if param in defaults:
-                signature.append(f"{param}={lit(plain(defaults[param]))}")
+            if param in defaults:  # rows of operations or blocks as a call passes them
+                signature.append(f"{param}={self._value_text(plain(defaults[param]))}")
             elif ops.get(param) is not None:
                 signature.append(f"{param}={ops[param]}")
             elif (default := functions.get(param)) is not None:  # act=F.relu: applied as is
@@ -1579,31 +1579,46 @@ class ParamClasses:
         return tuple(args)
 
     def _value_text(self, value: Any, functions: bool = False) -> str:
-        """``lit``, with an operation or block inside a list or table argument (``[(8,
-        relu), (4, gelu)]``) written as the class a call passes for it (``nn.ReLU``,
-        ``Basic``; ``functools.partial(nn.Softmax, dim=-1)`` where its module takes
-        keywords), else by its name as a string. A class of one call folds those values; a
-        rolled class builds the operations' modules where it applies them (``x = a()(x)``,
-        ``rolled_forward._ForwardWriter._given``). ``functions``: such operations as their
-        functions (``F.relu``, ``torch.exp``; ``named.function_items``), which the rolled
-        class applies (``x = a(x)``)."""
-        if isinstance(value, OpValue):
-            made = None
-            if value.is_model:
-                classes = list(self.classes.get(value.name, {}).values())
-                made = classes[0].name if len(classes) == 1 else None
-            elif functions:  # exp: torch.exp, which a rolled class applies as it is
-                # (layer_norm, identity: the module class it tests items by, and builds)
-                item_class = module_item_class(value.name)
-                made = item_class[0] if item_class is not None else function_of(value.name)
-            else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
-                # (layer_norm: nn.LayerNorm, which it builds from the width, ``a(channels)``)
-                made = module_factory(value.name) or sized_module_class(value.name)
-            return made or lit(value.name)
-        if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
-            items = ", ".join(self._value_text(v, functions) for v in value)
-            return f"({items},)" if len(value) == 1 else f"({items})"
-        return lit(value)
+        """``value_text`` with the blocks' one classes of this program."""
+
+        def block_class(name: str) -> str | None:
+            classes = list(self.classes.get(name, {}).values())
+            return classes[0].name if len(classes) == 1 else None
+
+        return value_text(value, functions, block_class)
+
+
+def value_text(
+    value: Any,
+    functions: bool,
+    block_class: Callable[[str], str | None],
+    unwritten: Callable[[OpValue], str] = lambda value: lit(value.name),
+) -> str:
+    """``lit``, with an operation or block inside a list or table argument (``[(8, relu),
+    (4, gelu)]``) written as the class a call passes for it (``nn.ReLU``, ``Basic``:
+    ``block_class``; ``functools.partial(nn.Softmax, dim=-1)`` where its module takes
+    keywords), else as ``unwritten`` writes it (by its name as a string). A class of one
+    call folds those values; a rolled class builds the operations' modules where it
+    applies them (``x = a()(x)``, ``rolled_forward._ForwardWriter._given``). ``functions``:
+    such operations as their functions (``F.relu``, ``torch.exp``;
+    ``named.function_items``), which the rolled class applies (``x = a(x)``). A signature
+    writes a default so too, which a call keeping it then leaves out."""
+    if isinstance(value, OpValue):
+        made = None
+        if value.is_model:
+            made = block_class(value.name)
+        elif functions:  # exp: torch.exp, which a rolled class applies as it is
+            # (layer_norm, identity: the module class it tests items by, and builds)
+            item_class = module_item_class(value.name)
+            made = item_class[0] if item_class is not None else function_of(value.name)
+        else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
+            # (layer_norm: nn.LayerNorm, which it builds from the width, ``a(channels)``)
+            made = module_factory(value.name) or sized_module_class(value.name)
+        return made or unwritten(value)
+    if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
+        items = ", ".join(value_text(v, functions, block_class, unwritten) for v in value)
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    return lit(value)
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,

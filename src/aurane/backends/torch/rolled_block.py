@@ -40,7 +40,6 @@ from aurane.backends.torch.block_walk import (
     branch_counts,
     ifs_outside_loops,
 )
-from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inner_widths import InnerWidths
 from aurane.backends.torch.kinds import without_kind_tests
 from aurane.backends.torch.loop_counts import params_tested
@@ -63,6 +62,7 @@ from aurane.backends.torch.param_blocks import (
     module_params,
     operation_kinds,
     rolled_axis,
+    value_text,
 )
 from aurane.backends.torch.refusals import first_in_init, refusal, refused_first
 from aurane.backends.torch.rolled import (
@@ -574,8 +574,8 @@ def _roll_block(
     signature = [*sizes]
     defaults = dict(first.block_defaults)
     for param in params:
-        if param in defaults:
-            signature.append(f"{param}={lit(plain(defaults[param]))}")
+        if param in defaults:  # rows of operations or blocks as a call passes them
+            signature.append(f"{param}={_default_text(defaults[param], function_items, blocks)}")
         elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
             signature.append(f"{param}={ops[param]}")
         elif (default := functions.get(param)) is not None:  # act=F.relu: applied as is
@@ -786,6 +786,24 @@ def operation_params(
         if first.block_ops[param].default is not None and default is None:
             raise Unsupported(f"the default of '{param}' is no function")
     return ops, functions
+
+
+def _default_text(value: Any, function_items: bool, blocks: BlockClasses | None) -> str:
+    """A parameter's default as its calls pass such a value (``param_blocks.value_text``:
+    ``cfg=((4, nn.ReLU), (6, nn.Tanh))``, ``((4, Unit),)``), so the class built at its
+    default is the source's default call; ``Unsupported`` for an operation or block in it
+    that no call could pass."""
+
+    def unwritten(item: OpValue) -> str:
+        raise Unsupported(f"the default of a parameter holds '{item.name}', which no call passes")
+
+    return value_text(
+        plain(value), function_items, blocks.named if blocks else _no_class, unwritten
+    )
+
+
+def _no_class(name: str) -> str | None:
+    return None
 
 
 def _operation_of(
