@@ -202,3 +202,45 @@ def test_rows_default_with_blocks_compiles(roll: bool) -> None:
     module, code, _ = build(BLOCK_ROWS_DEFAULT, f"block_rows_{roll}", roll=roll)
     assert "cfg=((4, Unit), (6, Unit))):" in code, code
     assert module.Net()(torch.randn(2, 3, 8)).shape == (2, 3, 5)
+
+
+PICKED_BLOCK = """\
+model Unit0(w):
+    def forward(x):
+        return x -> dense(w).relu
+
+model Unit1(w):
+    def forward(x):
+        return x -> dense(w, bias=false)
+
+model Pick0(w, block = Unit0):
+    def forward(x):
+        return x -> block(w) as b1 -> block(w) as b2
+
+model Net:
+    input_shape = (1, 2, 4)
+    def forward(x):
+        x -> Pick0(4)
+        x -> Pick0(4, Unit1)
+        return x
+"""
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_inner_block_takes_the_width_an_argument_of_its_caller_changes(given: bool) -> None:
+    """F6: on a ``(C, H, W)`` sample the last axis is a spatial one, which the class of a
+    block folds where every call gives it alike (4); but ``b2``'s input is the caller's
+    ``w`` wide, so ``Pick0(5)`` built ``nn.Linear(4, 5)`` and loaded no weights. The
+    inner block's class takes that size and the caller passes ``w``: a block given as a
+    parameter (``block(w, w)``) or called by name (``Unit0(w, w)``)."""
+    source = PICKED_BLOCK if given else PICKED_BLOCK.replace("block(w)", "Unit0(w)")
+    if not given:
+        source = source.replace("x -> Pick0(4, Unit1)", "x -> Pick0(4)")
+    checked = twin(source, f"picked_{given}", torch.randn(2, 1, 2, 4))
+    code = checked.gen.code
+    assert "class Unit0(nn.Module):\n    def __init__(self, in_features, w):" in code, code
+    callee = "block" if given else "Unit0"
+    assert f"self.b1 = {callee}(4, w)\n        self.b2 = {callee}(w, w)\n" in code, code
+    rolled, _, _ = build(source, f"picked_other_{given}")
+    other = rolled.Pick0(5)  # a width no call gives: the source's Pick0(5)
+    assert other(torch.randn(2, 1, 2, 4)).shape == (2, 1, 2, 5)

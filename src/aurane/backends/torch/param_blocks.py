@@ -392,7 +392,11 @@ class ParamClasses:
                 visit(graph)
         self.alike = _alike_sizes(order)
         self.varying = _varying_models(order)
-        self.unfolded = _shared_spatial(order, _varying_spatial(order), self.varying)
+        spatial = _varying_spatial(order)
+        if lower_at is not None:
+            for block, axes in _moved_spatial(order, lower_at).items():
+                spatial[block] = spatial.get(block, frozenset()) | axes
+        self.unfolded = _shared_spatial(order, spatial, self.varying)
         # (instance, parameter) whose block is folded after all: its class serves one block
         self.folded: set[tuple[int, str]] = set()
         # per block, the operation-valued parameters its classes take as functions, each
@@ -2155,6 +2159,58 @@ def _varying_spatial(graphs: Sequence[Graph]) -> dict[str, frozenset[int]]:
         name: frozenset(axis for axis, sizes in by_axis.items() if len(sizes) > 1)
         for name, by_axis in found.items()
     }
+
+
+def _moved_spatial(graphs: Sequence[Graph], lower_at: LowerAt) -> dict[str, frozenset[int]]:
+    """Per block, the spatial axes of its input that no two calls give differently but an
+    argument of the block calling it changes (hunt109 F6: ``Pick(w)`` calling ``Unit(w)``
+    after ``Unit(w)`` on a ``(C, H, W)`` sample, the second's last axis is ``w``, which
+    every call gave 4): its class takes that size too (``Unit(in_features, w)``), so the
+    caller's class passes ``w`` rather than the class folding 4 that ``Pick(5)`` breaks.
+    Found by lowering each calling instance again with its integer arguments changed."""
+    found: dict[str, set[int]] = {}
+    tried: set[tuple[str, str]] = set()
+    for graph in graphs:
+        inner = [
+            n for n in graph.nodes if n.subgraph is not None and n.subgraph.block_params is not None
+        ]
+        if graph.block_params is None or not inner:
+            continue
+        given = {**graph.block_defaults, **graph.block_args}
+        numbers = {p: v for p, v in given.items() if isinstance(v, int) and not isinstance(v, bool)}
+        key = (graph.name, repr((sorted(given.items()), graph.input_value.sample_shape)))
+        if not numbers or key in tried:
+            continue
+        tried.add(key)
+        operations = {p: OpValue(op.op, False) for p, op in graph.block_ops.items()}
+        operations.update({p: OpValue(op.op, True) for p, op in graph.block_models.items()})
+        changes = [dict(numbers)] + [{p: v} for p, v in numbers.items()]
+        for change in changes:
+            values = {
+                **{p: plain(v) for p, v in given.items()},
+                **{p: v + 1 for p, v in change.items()},
+                **operations,
+            }
+            again = lower_at(graph, values)
+            if again is None:
+                continue
+            by_id = again.node_by_id
+            for node in inner:
+                other = by_id.get(node.id)
+                sub = node.subgraph
+                if other is None or other.subgraph is None or sub is None:
+                    continue
+                if other.subgraph.name != sub.name:
+                    continue
+                shape = plain(sub.input_value.sample_shape or ())
+                moved = plain(other.subgraph.input_value.sample_shape or ())
+                if len(shape) != len(moved) or len(shape) - 1 not in SPATIAL_NAMES:
+                    continue
+                axes = {a for a in range(1, len(shape)) if shape[a] != moved[a]}
+                found.setdefault(sub.name, set()).update(axes)
+            if change == numbers:
+                break  # every argument changed at once lowers: enough
+    return {name: frozenset(axes) for name, axes in found.items() if axes}
 
 
 def _shared_spatial(
