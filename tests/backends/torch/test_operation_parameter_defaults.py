@@ -244,3 +244,38 @@ def test_inner_block_takes_the_width_an_argument_of_its_caller_changes(given: bo
     rolled, _, _ = build(source, f"picked_other_{given}")
     other = rolled.Pick0(5)  # a width no call gives: the source's Pick0(5)
     assert other(torch.randn(2, 1, 2, 4)).shape == (2, 1, 2, 5)
+
+
+KINDS = """\
+model P(k: int, w: int, a1, a2):
+    sizes = [4, 8, 16]
+    def forward(x):
+        for i in range(k):
+            if sizes[i] > 4:
+                x -> dense(sizes[i]) -> a1()
+            else:
+                x -> dense(sizes[i]) -> a2()
+        x -> dense(w) as head
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(1, 4, relu, tanh) -> P(3, 5, gelu, sigmoid)
+        return x
+"""
+
+
+def test_operation_kind_does_not_hang_on_which_calls_ran() -> None:
+    """F9: ``P(1, ...)`` never reaches ``a1()``, and the class took ``a1`` as a function
+    (``F.relu``) beside ``a2`` as a module class (``nn.Tanh``); a user passing
+    ``nn.GELU`` for both got ``nn.GELU(x)``. Both are module classes now, the rolled
+    class building ``a1()`` for a call that applies it nowhere as the other calls do (a
+    module without state, which only the named modules show: left out of that check)."""
+    checked = twin(KINDS, "kinds", torch.randn(2, 3, 8), stateless=False)
+    code = checked.gen.code
+    assert CLASS.findall(code) == ["P", "Net"], code
+    assert "        self.a2 = a2()\n        self.a1 = a1()\n" in code, code
+    assert "self.p1 = P(8, 1, 4, nn.ReLU, nn.Tanh)" in code, code
+    assert "self.p2 = P(4, 3, 5, nn.GELU, nn.Sigmoid)" in code, code
+    assert "F.relu" not in code, code

@@ -60,6 +60,7 @@ from aurane.backends.torch.named import (
     default_function,
     function_of,
     function_value,
+    holds_no_state,
     layer_factory,
     module_class,
     module_factory,
@@ -408,6 +409,9 @@ class ParamClasses:
         # per block, those it takes as module factories (applied by named steps only:
         # ``functools.partial(nn.LogSoftmax, dim=-1)`` beside ``nn.GELU``)
         self.factories: dict[str, dict[str, str | None]] = {}
+        # per block, the module-class parameters its instances that apply them nowhere
+        # take too (``unused_module_params``), so the kind does not hang on which ran
+        self.unused_ops: dict[str, dict[str, str | None]] = {}
         # the blocks whose one class for calls agreeing on a count is written out for it
         # (and refuses another, ``_guards``), each with why the roller was not tried
         self.refused: list[tuple[str, str]] = []
@@ -433,6 +437,7 @@ class ParamClasses:
         graphs = [graph for graph in self._order if graph.name == name]
         self.functions[name] = self._function_params(graphs)
         self.factories[name] = factory_params(graphs) if roll is not None else {}
+        self.unused_ops[name] = unused_module_params(graphs) if roll is not None else {}
         for graph in graphs:
             self._assign(graph)
         while self._fold_unshared(name):
@@ -574,6 +579,9 @@ class ParamClasses:
             if param not in functions and self._passes_modules(graph, param)
         }
         out.update(self.factories.get(graph.name, {}))
+        for param, default in self.unused_ops.get(graph.name, {}).items():
+            if _applies_none(graph, param) and param not in functions:
+                out[param] = default  # as the block's other instances take it
         order = list(self.models)
         for param, found in graph.block_models.items():
             if param not in self.varying.get(graph.name, ()) or (id(graph), param) in self.folded:
@@ -1848,6 +1856,31 @@ def _unused_module(graph: Graph, param: str) -> str | None:
     return module_class(found.op)
 
 
+def unused_module_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
+    """The operation-valued parameters that every one of ``graphs`` (one block's) applying
+    it takes as one module class (``_operations``, with one default), where others apply
+    it nowhere (a loop or branch their calls do not reach) and give an operation with a
+    module class (``_unused_module``): a class for them all takes it as a module class
+    too (``a1=nn.ReLU``), whichever calls ran the branch (hunt109 F9: it was ``F.relu``
+    beside ``nn.Tanh``). Each with its default's class."""
+    out: dict[str, str | None] = {}
+    for param in graphs[0].block_ops:
+        if any(param not in g.block_ops for g in graphs):
+            continue
+        unused = [g for g in graphs if _applies_none(g, param)]
+        taken = [_operations(g) for g in graphs if not _applies_none(g, param)]
+        if not unused or not taken or any(param not in ops for ops in taken):
+            continue
+        if any(
+            _unused_module(g, param) is None or not holds_no_state(g.block_ops[param].op)
+            for g in unused
+        ):
+            continue  # its class of one call builds no module for it: none with weights
+        if len({ops[param] for ops in taken}) == 1:
+            out[param] = taken[0][param]
+    return out
+
+
 def _unused_operations(classes: Sequence[_Class]) -> dict[str, str | None] | None:
     """The operation-valued parameters (with their defaults' classes) that some of one
     block's ``classes`` take and others not, every instance of those applying none of them
@@ -1871,7 +1904,7 @@ def operation_kinds(
     ``act=nn.ReLU``) or factories (``factory_params``), and the others, which it takes as
     functions (``act=F.relu``, or no default); each with its default."""
     classes = [_operations(g) for g in graphs]
-    ops: dict[str, str | None] = factory_params(graphs)
+    ops: dict[str, str | None] = {**factory_params(graphs), **unused_module_params(graphs)}
     functions: dict[str, str | None] = {}
     for param in graphs[0].block_ops:
         if param in ops:

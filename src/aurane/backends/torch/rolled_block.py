@@ -62,6 +62,7 @@ from aurane.backends.torch.param_blocks import (
     module_params,
     operation_kinds,
     rolled_axis,
+    unused_module_params,
     value_text,
 )
 from aurane.backends.torch.refusals import first_in_init, refusal, refused_first
@@ -485,7 +486,10 @@ def _roll_block(
     attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in item_spans)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
     sizes = {width} if width is not None else set()
-    stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), {*functions, *built})
+    unused = set(unused_module_params([g for g, _ in instances]))
+    stored, op_modules = _stored(
+        instances, {*sizes, *params}, set(ops), {*functions, *built}, unused
+    )
     attrs.claim(stored)
     attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
     built_params = _built_params(instances, built, attrs, name)
@@ -1087,12 +1091,16 @@ def _stored(
     names: set[str],
     ops: set[str],
     functions: set[str] = frozenset(),  # type: ignore[assignment]
+    unused: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[dict[str, str], list[str]]:
     """``self.width = width``: what each instance's constructor stores for its forward; and
     ``self.act = act()``: the module each operation-valued parameter makes, which follow
     (a class of one call builds ``act()`` where the rolled class takes a function: left
-    out, the rolled class stores the function)."""
+    out, the rolled class stores the function). A class of one call applying a parameter
+    of ``unused`` nowhere builds no module for it (``unused_module_params``: it holds no
+    state), which the rolled class builds as the others do."""
     found: tuple[dict[str, str], list[str]] | None = None
+    every: list[list[str]] = []
     for _, lines in instances:
         start = lines.index(f"{INDENT * 2}super().__init__()") + 1
         mine: dict[str, str] = {}
@@ -1109,10 +1117,18 @@ def _stored(
                 made.append(line)
             else:
                 break
-        if found is not None and made != found[1]:
-            raise Unsupported("the calls' forwards read different stored values")
+        every.append(made)
         found = (_merged(found[0] if found is not None else {}, mine), made)
-    return found or ({}, [])
+    if found is None:
+        return {}, []
+    built = max(every, key=len)
+    for made in every:
+        missing = [line for line in built if line not in made]
+        if [line for line in built if line in made] != made or any(
+            line.split(" = ")[1].removesuffix("()") not in unused for line in missing
+        ):
+            raise Unsupported("the calls' forwards read different stored values")
+    return found[0], built
 
 
 def _built_params(
