@@ -279,3 +279,28 @@ def test_operation_kind_does_not_hang_on_which_calls_ran() -> None:
     assert "self.p1 = P(8, 1, 4, nn.ReLU, nn.Tanh)" in code, code
     assert "self.p2 = P(4, 3, 5, nn.GELU, nn.Sigmoid)" in code, code
     assert "F.relu" not in code, code
+
+
+LAYER = """\
+model P(n: int, w: int, norm = layer_norm):
+    def forward(x):
+        for i in range(n):
+            x -> dense(w) -> norm(eps=0.1) as n{i}
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> P(1, 4) -> P(2, 5, rms_norm)
+        return x
+"""
+
+
+def test_layer_factory_default_keeps_the_steps_arguments_in_the_class() -> None:
+    """A layer's factory: the keyword arguments the step gives stay in the class's call
+    (``norm(channels, eps=0.1)``), so the default is the bare class."""
+    code = _one_class(LAYER, "layer_default")
+    assert "def __init__(self, in_features, n, w, norm=nn.LayerNorm):" in code, code
+    assert 'setattr(self, f"n{i}", norm(channels, eps=0.1))' in code, code
+    assert "self.p1 = P(8, 1, 4)\n" in code, code
+    _default_built_alike(LAYER, "layer_default_built", (8, 1, 4))

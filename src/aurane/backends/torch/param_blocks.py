@@ -1799,17 +1799,18 @@ def _factory_of(graph: Graph, param: str) -> str | None:
 def _default_factory(graphs: Sequence[Graph], param: str) -> str | None:
     """The factory of the operation-valued ``param``'s default (``nn.LayerNorm`` for
     ``norm = layer_norm``), a layer's as built where the first of ``graphs`` applies the
-    parameter, with the arguments the block applies it with (``applied_default``)."""
+    parameter: the keyword arguments its step gives stay in the class (``norm(width,
+    eps=e)``, ``named.factory_call``); a module factory's are bound in it, as the block
+    applies the default (``applied_default``: ``functools.partial(nn.Softmax, dim=1)``)."""
     graph = graphs[0]
     found = graph.block_ops[param]
-
-    def at_defaults(default: str) -> str | None:
-        made = module_factory(default)
-        if made is not None or not found.nodes:
-            return made
-        return layer_factory(graph, graph.node_by_id[found.nodes[0]], default)
-
-    return applied_default(graphs, param, _factory_of, at_defaults)
+    if found.default is None:
+        return None
+    if module_factory(found.default) is None:
+        if not found.nodes:
+            return None
+        return layer_factory(graph, graph.node_by_id[found.nodes[0]], found.default)
+    return applied_default(graphs, param, _factory_of, module_factory)
 
 
 def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
