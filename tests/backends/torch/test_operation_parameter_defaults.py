@@ -304,3 +304,32 @@ def test_layer_factory_default_keeps_the_steps_arguments_in_the_class() -> None:
     assert 'setattr(self, f"n{i}", norm(channels, eps=0.1))' in code, code
     assert "self.p1 = P(8, 1, 4)\n" in code, code
     _default_built_alike(LAYER, "layer_default_built", (8, 1, 4))
+
+
+APPLIED_BY_NO_CALL = """\
+model Fam(w, n, op = relu):
+    def forward(x):
+        x -> dense(w)
+        for i in range(n):
+            x -> dense(w).op as layers.{i}
+        return x
+
+model Net:
+    input_shape = (8,)
+    def forward(x):
+        x -> Fam(4, 0, op=silu) -> Fam(3, 0, op=gelu)
+        return x
+"""
+
+
+def test_default_no_call_applies_is_known_from_the_source() -> None:
+    """No call runs the loop applying ``op`` (fuzz seed 170000031): the source applies it
+    with no argument (``.op``: ``OperationParam.bare``), so the default is ``F.relu``;
+    the class reads it as the calls do (a function: ``self.op = op``), not as a module
+    class that a phantom at ``n = 1`` applies, which the calls would pass ``F.silu`` to."""
+    # (the rolled class's empty ``layers`` container holds no state: left out)
+    checked = twin(APPLIED_BY_NO_CALL, "applied_by_no_call", torch.randn(2, 8), stateless=False)
+    code = checked.gen.code
+    assert "def __init__(self, in_features, w, n, op=F.relu):" in code, code
+    assert "self.op = op\n" in code, code
+    assert "self.fam1 = Fam(8, 4, 0, op=F.silu)" in code, code

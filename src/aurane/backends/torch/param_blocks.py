@@ -1725,20 +1725,21 @@ def applied_default(
     The block applies the default with its own arguments (``act(0.2)``, leaky_relu's
     slope): an instance given the default shows them; without one, the default at its
     operation's defaults (``at_defaults``) only where every node applying the parameter
-    gives no argument. None: no default, or none known (a default applied with arguments
-    that no call gives, or applied nowhere), which the class then takes no default for."""
-    default = graphs[0].block_ops[param].default
-    if default is None:
+    gives no argument, or (no call applying it) the source names it with none
+    (``OperationParam.bare``). None: no default, or none known (a default applied with
+    arguments that no call gives), which the class then takes no default for."""
+    found = graphs[0].block_ops[param]
+    if found.default is None:
         return None
     applying = [g for g in graphs if param in g.block_ops and not _applies_none(g, param)]
     keeping = {
-        value_of(g, param) for g in applying if same_operation(g.block_ops[param].op, default)
+        value_of(g, param) for g in applying if same_operation(g.block_ops[param].op, found.default)
     }
     if keeping:
         return keeping.pop() if len(keeping) == 1 else None
     if applying and all(_without_arguments(g, param) for g in applying):
-        return at_defaults(default)
-    return None
+        return at_defaults(found.default)
+    return at_defaults(found.default) if not applying and found.bare else None
 
 
 def _without_arguments(graph: Graph, param: str) -> bool:
@@ -1898,14 +1899,18 @@ def _unused_operations(classes: Sequence[_Class]) -> dict[str, str | None] | Non
 
 
 def operation_kinds(
-    graphs: Sequence[Graph],
+    graphs: Sequence[Graph], calls: Sequence[Graph] | None = None
 ) -> tuple[dict[str, str | None], dict[str, str | None]]:
     """For one class written for all of ``graphs`` (a rolled block): the operation-valued
     parameters it takes as module classes (every instance takes one, with one default:
     ``act=nn.ReLU``) or factories (``factory_params``), and the others, which it takes as
-    functions (``act=F.relu``, or no default); each with its default."""
+    functions (``act=F.relu``, or no default); each with its default. ``calls``: those of
+    ``graphs`` that are the calls' (the others phantoms), which alone decide a parameter
+    some of them apply nowhere (``unused_module_params``), as their caller does."""
     classes = [_operations(g) for g in graphs]
-    ops: dict[str, str | None] = {**factory_params(graphs), **unused_module_params(graphs)}
+    # those some calls apply nowhere: as the calls (not phantoms, ``calls``) decide
+    unused = unused_module_params(calls if calls is not None else graphs)
+    ops: dict[str, str | None] = {**factory_params(graphs), **unused}
     functions: dict[str, str | None] = {}
     for param in graphs[0].block_ops:
         if param in ops:

@@ -170,6 +170,9 @@ class RollOptions:
     loop_widths: Mapping[str, LoopWidth] | None = None
     blocks: BlockClasses | None = None
     inner_widths: InnerWidths | None = None
+    # how many of the instances are the calls' (the others: phantoms, at arguments no
+    # call gives); None: all
+    calls: int | None = None
 
 
 @record(frozen=True)
@@ -256,7 +259,10 @@ def roll_block(
         # the calls' instances first: the signature's defaults are the first's
         try:
             rolled = _roll_block_at_axes(
-                model, [*instances, *chosen.values()], options, frozenset(refused)
+                model,
+                [*instances, *chosen.values()],
+                replace(options, calls=len(instances)),
+                frozenset(refused),
             )
         except Untaken as why:  # a body no call runs (or the phantom read did not run it)
             if why.key in refused:
@@ -379,7 +385,9 @@ def _roll_block(
     # program's declared input_dtype reaching the block's graph does not stop it
     if any(g.tied for g, _ in instances):
         raise Unsupported("tied weights")
-    ops, functions = operation_params([g for g, _ in instances], functions_of)
+    ops, functions = operation_params(
+        [g for g, _ in instances], functions_of, [g for g, _ in instances][: options.calls]
+    )
     built = module_params([g for g, _ in instances])
     for param in built:  # norm given layer_norm: taken as a class, not as a function
         functions.pop(param, None)
@@ -486,7 +494,12 @@ def _roll_block(
     attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in item_spans)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
     sizes = {width} if width is not None else set()
-    unused = set(unused_module_params([g for g, _ in instances]))
+    # the parameters some calls apply nowhere taken as module classes, as the caller's
+    # ParamClasses decides from the calls alone: a phantom that disagrees is no reading
+    calls = [g for g, _ in instances][: options.calls]
+    unused = set(unused_module_params(calls))
+    if unused != set(unused_module_params([g for g, _ in instances])) & unused:
+        raise Unsupported("a body no call runs applies an operation-valued parameter otherwise")
     stored, op_modules = _stored(
         instances, {*sizes, *params}, set(ops), {*functions, *built}, unused
     )
@@ -762,6 +775,7 @@ def _walked_inits(
 def operation_params(
     graphs: Sequence[Graph],
     functions_of: Callable[[Graph], Mapping[str, str | None]] = lambda sub: {},
+    calls: Sequence[Graph] | None = None,
 ) -> tuple[dict[str, str | None], dict[str, str | None]]:
     """The operation-valued parameters the class takes as module classes (``act=nn.ReLU``:
     every call gives an operation with an argument-free module class), and those it takes
@@ -772,7 +786,7 @@ def operation_params(
     first = graphs[0]
     if any(set(g.block_ops) != set(first.block_ops) for g in graphs):
         raise Unsupported("an operation-valued argument without a module class")
-    ops, functions = operation_kinds(graphs)
+    ops, functions = operation_kinds(graphs, calls)
     built = module_params(graphs)
     for param, default in functions.items():
         if param in built:
