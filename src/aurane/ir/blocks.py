@@ -421,8 +421,24 @@ def operation_params(
             if isinstance(default, OpValue) and default.is_model == of_models
             else None,
             tuple(passed.get(name, ())),
+            _applied_bare(model.forward, name),
         )
     return out
+
+
+def _applied_bare(forward: ast.Forward, name: str) -> bool:
+    """Whether ``forward`` applies the operation-valued parameter ``name`` with no argument
+    wherever it calls it (``act()``; a suffix ``.act`` takes none) and passes it to no
+    call (``Inner(8, act)``): ``OperationParam.bare``."""
+    for found in _records(forward):
+        if not isinstance(found, ast.Call):
+            continue
+        if found.func == name and (found.args or found.keywords):
+            return False
+        values = [*found.args, *(k.value for k in found.keywords)]
+        if any(isinstance(v, ast.Name) and v.id == name for v in values):
+            return False
+    return True
 
 
 def _inner_op(node: Node, param: str) -> str | None:

@@ -101,6 +101,9 @@ class OperationParam:
     default: str | None = None
     # the block calls it is given to (``Inner(8, act)``): (call node id, inner parameter)
     passed: tuple[tuple[str, str], ...] = ()
+    # whether the block's source applies it with no argument wherever it names it (``.act``,
+    # ``-> act()``) and gives it to no call, so its default computes at its own defaults
+    bare: bool = False
 
 
 @record(frozen=True)

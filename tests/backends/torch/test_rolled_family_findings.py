@@ -63,12 +63,13 @@ model Net:
 
 
 def test_an_operation_applied_at_every_call_beside_one_a_call_skips() -> None:
-    """``b`` (every call applies it) is the module class ``b=nn.ReLU``; ``a`` (``Fam(0)``
-    applies it no time) the function ``a=F.relu``; was ``KeyError: 'b'``. As where ``a``
-    is the only parameter, the class holds ``a`` as a function where ``Fam(1)``'s own
-    class builds ``self.a = a()`` (a ReLU: no state, so the state dicts are alike)."""
+    """``b`` (every call applies it) is the module class ``b=nn.ReLU``; was ``KeyError:
+    'b'``. ``a`` (``Fam(0)`` applies it no time) is a module class too (hunt109 F9: it was
+    the function ``a=F.relu``, its kind hanging on which calls ran the loop): the class
+    builds ``self.a = a()`` for ``Fam(0)`` too, whose own class builds none (a ReLU: no
+    state, so the state dicts are alike)."""
     text = _twin(APPLIED_AND_SKIPPED, "applied_and_skipped", (3,), stateless=False)
-    assert "def __init__(self, n, a=F.relu, b=nn.ReLU):" in text, text  # reads no width
+    assert "def __init__(self, n, a=nn.ReLU, b=nn.ReLU):" in text, text  # reads no width
     assert "            x = self.a(x)\n        return self.b(x)\n" in text, text
 
 

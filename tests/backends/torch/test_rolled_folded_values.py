@@ -92,7 +92,9 @@ def test_an_inner_class_called_at_a_running_width_takes_its_input_width() -> Non
         '            setattr(self, f"unit1{i + 1}", Unit1(channels, w1))\n'
         "            channels = w1\n"
     ) in code, code
-    assert "nn.Linear(6, w)" in checked.per_call, checked.per_call
+    # the per-call build's Unit1 takes it too: Fam's w0 changes it (hunt109 F6,
+    # param_blocks._moved_spatial), where it wrote nn.Linear(6, w)
+    assert "self.unit11 = Unit1(w0, w1)" in checked.per_call, checked.per_call
     assert checked.counts["calls"] == 2, checked.counts
 
 

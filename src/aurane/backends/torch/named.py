@@ -18,6 +18,7 @@ from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit, options
 from aurane.ir.graph import Graph, Node
 from aurane.ops import lookup, modules
+from aurane.ops.spec import OpSpec
 from aurane.records import field, record, replace
 from aurane.semantics.values import OpValue
 from aurane.source import Span
@@ -209,6 +210,20 @@ def default_function(op: str) -> str | None:
     share: the signature writes None (``signature_default``) and the constructor builds
     the module where it is None (``stored_function``)."""
     return function_of(op)
+
+
+def holds_no_state(op: str) -> bool:
+    """Whether the module of ``op`` holds no weights (its catalog entry counts none at any
+    input: ``relu``, not ``prelu``)."""
+    spec = lookup(op)
+    return spec is not None and spec.parameters is OpSpec.parameters
+
+
+def same_operation(one: str, other: str) -> bool:
+    """Whether the operations named ``one`` and ``other`` are one (an alias, swish, is its
+    operation, silu)."""
+    first, second = lookup(one), lookup(other)
+    return one == other or (first is not None and second is not None and first.name == second.name)
 
 
 def signature_default(default: str) -> str:

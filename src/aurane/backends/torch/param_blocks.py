@@ -60,10 +60,12 @@ from aurane.backends.torch.named import (
     default_function,
     function_of,
     function_value,
+    holds_no_state,
     layer_factory,
     module_class,
     module_factory,
     module_item_class,
+    same_operation,
     signature_default,
     sized_module_class,
 )
@@ -391,7 +393,11 @@ class ParamClasses:
                 visit(graph)
         self.alike = _alike_sizes(order)
         self.varying = _varying_models(order)
-        self.unfolded = _shared_spatial(order, _varying_spatial(order), self.varying)
+        spatial = _varying_spatial(order)
+        if lower_at is not None:
+            for block, axes in _moved_spatial(order, lower_at).items():
+                spatial[block] = spatial.get(block, frozenset()) | axes
+        self.unfolded = _shared_spatial(order, spatial, self.varying)
         # (instance, parameter) whose block is folded after all: its class serves one block
         self.folded: set[tuple[int, str]] = set()
         # per block, the operation-valued parameters its classes take as functions, each
@@ -403,6 +409,9 @@ class ParamClasses:
         # per block, those it takes as module factories (applied by named steps only:
         # ``functools.partial(nn.LogSoftmax, dim=-1)`` beside ``nn.GELU``)
         self.factories: dict[str, dict[str, str | None]] = {}
+        # per block, the module-class parameters its instances that apply them nowhere
+        # take too (``unused_module_params``), so the kind does not hang on which ran
+        self.unused_ops: dict[str, dict[str, str | None]] = {}
         # the blocks whose one class for calls agreeing on a count is written out for it
         # (and refuses another, ``_guards``), each with why the roller was not tried
         self.refused: list[tuple[str, str]] = []
@@ -428,6 +437,7 @@ class ParamClasses:
         graphs = [graph for graph in self._order if graph.name == name]
         self.functions[name] = self._function_params(graphs)
         self.factories[name] = factory_params(graphs) if roll is not None else {}
+        self.unused_ops[name] = unused_module_params(graphs) if roll is not None else {}
         for graph in graphs:
             self._assign(graph)
         while self._fold_unshared(name):
@@ -569,6 +579,9 @@ class ParamClasses:
             if param not in functions and self._passes_modules(graph, param)
         }
         out.update(self.factories.get(graph.name, {}))
+        for param, default in self.unused_ops.get(graph.name, {}).items():
+            if _applies_none(graph, param) and param not in functions:
+                out[param] = default  # as the block's other instances take it
         order = list(self.models)
         for param, found in graph.block_models.items():
             if param not in self.varying.get(graph.name, ()) or (id(graph), param) in self.folded:
@@ -614,7 +627,7 @@ class ParamClasses:
             if all(param in self._operations(g) or _applies_none(g, param) for g in graphs):
                 continue  # act=nn.ReLU
             given = {self._function_given(g, param) for g in graphs}
-            default = default_function(found.default) if found.default is not None else None
+            default = applied_default(graphs, param, function_value, default_function)
             if None in given or len(given) == 1 or (found.default and default is None):
                 continue  # folded: one class per operation given, or one for all
             out[param] = default
@@ -673,8 +686,8 @@ class ParamClasses:
         names = [*(scopes.inputs[d] for d in dims), *(scopes.more[leaf] for leaf in more)]
         signature = [*names]
         for param in params:
-            if param in defaults:
-                signature.append(f"{param}={lit(plain(defaults[param]))}")
+            if param in defaults:  # rows of operations or blocks as a call passes them
+                signature.append(f"{param}={self._value_text(plain(defaults[param]))}")
             elif ops.get(param) is not None:
                 signature.append(f"{param}={ops[param]}")
             elif (default := functions.get(param)) is not None:  # act=F.relu: applied as is
@@ -1577,31 +1590,46 @@ class ParamClasses:
         return tuple(args)
 
     def _value_text(self, value: Any, functions: bool = False) -> str:
-        """``lit``, with an operation or block inside a list or table argument (``[(8,
-        relu), (4, gelu)]``) written as the class a call passes for it (``nn.ReLU``,
-        ``Basic``; ``functools.partial(nn.Softmax, dim=-1)`` where its module takes
-        keywords), else by its name as a string. A class of one call folds those values; a
-        rolled class builds the operations' modules where it applies them (``x = a()(x)``,
-        ``rolled_forward._ForwardWriter._given``). ``functions``: such operations as their
-        functions (``F.relu``, ``torch.exp``; ``named.function_items``), which the rolled
-        class applies (``x = a(x)``)."""
-        if isinstance(value, OpValue):
-            made = None
-            if value.is_model:
-                classes = list(self.classes.get(value.name, {}).values())
-                made = classes[0].name if len(classes) == 1 else None
-            elif functions:  # exp: torch.exp, which a rolled class applies as it is
-                # (layer_norm, identity: the module class it tests items by, and builds)
-                item_class = module_item_class(value.name)
-                made = item_class[0] if item_class is not None else function_of(value.name)
-            else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
-                # (layer_norm: nn.LayerNorm, which it builds from the width, ``a(channels)``)
-                made = module_factory(value.name) or sized_module_class(value.name)
-            return made or lit(value.name)
-        if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
-            items = ", ".join(self._value_text(v, functions) for v in value)
-            return f"({items},)" if len(value) == 1 else f"({items})"
-        return lit(value)
+        """``value_text`` with the blocks' one classes of this program."""
+
+        def block_class(name: str) -> str | None:
+            classes = list(self.classes.get(name, {}).values())
+            return classes[0].name if len(classes) == 1 else None
+
+        return value_text(value, functions, block_class)
+
+
+def value_text(
+    value: Any,
+    functions: bool,
+    block_class: Callable[[str], str | None],
+    unwritten: Callable[[OpValue], str] = lambda value: lit(value.name),
+) -> str:
+    """``lit``, with an operation or block inside a list or table argument (``[(8, relu),
+    (4, gelu)]``) written as the class a call passes for it (``nn.ReLU``, ``Basic``:
+    ``block_class``; ``functools.partial(nn.Softmax, dim=-1)`` where its module takes
+    keywords), else as ``unwritten`` writes it (by its name as a string). A class of one
+    call folds those values; a rolled class builds the operations' modules where it
+    applies them (``x = a()(x)``, ``rolled_forward._ForwardWriter._given``). ``functions``:
+    such operations as their functions (``F.relu``, ``torch.exp``;
+    ``named.function_items``), which the rolled class applies (``x = a(x)``). A signature
+    writes a default so too, which a call keeping it then leaves out."""
+    if isinstance(value, OpValue):
+        made = None
+        if value.is_model:
+            made = block_class(value.name)
+        elif functions:  # exp: torch.exp, which a rolled class applies as it is
+            # (layer_norm, identity: the module class it tests items by, and builds)
+            item_class = module_item_class(value.name)
+            made = item_class[0] if item_class is not None else function_of(value.name)
+        else:  # softmax: functools.partial(nn.Softmax, dim=-1), a rolled class builds it
+            # (layer_norm: nn.LayerNorm, which it builds from the width, ``a(channels)``)
+            made = module_factory(value.name) or sized_module_class(value.name)
+        return made or unwritten(value)
+    if isinstance(value, tuple | list) and not isinstance(value, ShownStr):
+        items = ", ".join(value_text(v, functions, block_class, unwritten) for v in value)
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    return lit(value)
 
 
 # (block model, (instance graph, its class lines) each, class name, class_of, dims_of,
@@ -1684,6 +1712,49 @@ def _given(graph: Graph, param: str) -> OperationParam:
     return found if found is not None else graph.block_models[param]
 
 
+def applied_default(
+    graphs: Sequence[Graph],
+    param: str,
+    value_of: Callable[[Graph, str], str | None],
+    at_defaults: Callable[[str], str | None],
+) -> str | None:
+    """What the operation-valued ``param``'s default gives a class written for ``graphs``
+    (one block's), as ``value_of`` reads an instance's (``function_value``: ``act=F.relu``),
+    so the class built at its own default computes what the source's default call does.
+    The block applies the default with its own arguments (``act(0.2)``, leaky_relu's
+    slope): an instance given the default shows them; without one, the default at its
+    operation's defaults (``at_defaults``) only where every node applying the parameter
+    gives no argument, or (no call applying it) the source names it with none
+    (``OperationParam.bare``). None: no default, or none known (a default applied with
+    arguments that no call gives), which the class then takes no default for."""
+    found = graphs[0].block_ops[param]
+    if found.default is None:
+        return None
+    applying = [g for g in graphs if param in g.block_ops and not _applies_none(g, param)]
+    keeping = {
+        value_of(g, param) for g in applying if same_operation(g.block_ops[param].op, found.default)
+    }
+    if keeping:
+        return keeping.pop() if len(keeping) == 1 else None
+    if applying and all(_without_arguments(g, param) for g in applying):
+        return at_defaults(found.default)
+    return at_defaults(found.default) if not applying and found.bare else None
+
+
+def _without_arguments(graph: Graph, param: str) -> bool:
+    """Whether every node applying the operation-valued ``param`` in ``graph``, and in the
+    inner blocks it is given to, gives the operation no argument (``act()``, ``.act``)."""
+    found = graph.block_ops[param]
+    nodes = graph.node_by_id
+    if any(nodes[n].arg_spans for n in found.nodes):
+        return False
+    for node_id, inner in found.passed:
+        sub = nodes[node_id].subgraph
+        if sub is None or inner not in sub.block_ops or not _without_arguments(sub, inner):
+            return False
+    return True
+
+
 def _module_of(
     graph: Graph, param: str, block_class: Callable[[Graph | None], str | None] | None = None
 ) -> str | None:
@@ -1725,17 +1796,21 @@ def _factory_of(graph: Graph, param: str) -> str | None:
     return made.pop() if len(made) == 1 and None not in made else None
 
 
-def _default_factory(graph: Graph, param: str) -> str | None:
+def _default_factory(graphs: Sequence[Graph], param: str) -> str | None:
     """The factory of the operation-valued ``param``'s default (``nn.LayerNorm`` for
-    ``norm = layer_norm``), a layer's as built where ``graph`` applies the parameter."""
+    ``norm = layer_norm``), a layer's as built where the first of ``graphs`` applies the
+    parameter: the keyword arguments its step gives stay in the class (``norm(width,
+    eps=e)``, ``named.factory_call``); a module factory's are bound in it, as the block
+    applies the default (``applied_default``: ``functools.partial(nn.Softmax, dim=1)``)."""
+    graph = graphs[0]
     found = graph.block_ops[param]
     if found.default is None:
         return None
-    made = module_factory(found.default)
-    if made is not None or not found.nodes:
-        return made
-    node = graph.node_by_id[found.nodes[0]]
-    return layer_factory(graph, node, found.default)
+    if module_factory(found.default) is None:
+        if not found.nodes:
+            return None
+        return layer_factory(graph, graph.node_by_id[found.nodes[0]], found.default)
+    return applied_default(graphs, param, _factory_of, module_factory)
 
 
 def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
@@ -1751,7 +1826,7 @@ def factory_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
         made = {_factory_of(g, param) for g in graphs}
         if None in made or len(made) == 1 or all(_module_of(g, param) for g in graphs):
             continue  # folded, or module classes: act=nn.ReLU
-        default = _default_factory(graphs[0], param)
+        default = _default_factory(graphs, param)
         if found.default is None or default is not None:
             out[param] = default
     return out
@@ -1782,6 +1857,31 @@ def _unused_module(graph: Graph, param: str) -> str | None:
     return module_class(found.op)
 
 
+def unused_module_params(graphs: Sequence[Graph]) -> dict[str, str | None]:
+    """The operation-valued parameters that every one of ``graphs`` (one block's) applying
+    it takes as one module class (``_operations``, with one default), where others apply
+    it nowhere (a loop or branch their calls do not reach) and give an operation with a
+    module class (``_unused_module``): a class for them all takes it as a module class
+    too (``a1=nn.ReLU``), whichever calls ran the branch (hunt109 F9: it was ``F.relu``
+    beside ``nn.Tanh``). Each with its default's class."""
+    out: dict[str, str | None] = {}
+    for param in graphs[0].block_ops:
+        if any(param not in g.block_ops for g in graphs):
+            continue
+        unused = [g for g in graphs if _applies_none(g, param)]
+        taken = [_operations(g) for g in graphs if not _applies_none(g, param)]
+        if not unused or not taken or any(param not in ops for ops in taken):
+            continue
+        if any(
+            _unused_module(g, param) is None or not holds_no_state(g.block_ops[param].op)
+            for g in unused
+        ):
+            continue  # its class of one call builds no module for it: none with weights
+        if len({ops[param] for ops in taken}) == 1:
+            out[param] = taken[0][param]
+    return out
+
+
 def _unused_operations(classes: Sequence[_Class]) -> dict[str, str | None] | None:
     """The operation-valued parameters (with their defaults' classes) that some of one
     block's ``classes`` take and others not, every instance of those applying none of them
@@ -1798,24 +1898,26 @@ def _unused_operations(classes: Sequence[_Class]) -> dict[str, str | None] | Non
 
 
 def operation_kinds(
-    graphs: Sequence[Graph],
+    graphs: Sequence[Graph], calls: Sequence[Graph] | None = None
 ) -> tuple[dict[str, str | None], dict[str, str | None]]:
     """For one class written for all of ``graphs`` (a rolled block): the operation-valued
     parameters it takes as module classes (every instance takes one, with one default:
     ``act=nn.ReLU``) or factories (``factory_params``), and the others, which it takes as
-    functions (``act=F.relu``, or no default); each with its default."""
+    functions (``act=F.relu``, or no default); each with its default. ``calls``: those of
+    ``graphs`` that are the calls' (the others phantoms), which alone decide a parameter
+    some of them apply nowhere (``unused_module_params``), as their caller does."""
     classes = [_operations(g) for g in graphs]
-    ops: dict[str, str | None] = factory_params(graphs)
+    # those some calls apply nowhere: as the calls (not phantoms, ``calls``) decide
+    unused = unused_module_params(calls if calls is not None else graphs)
+    ops: dict[str, str | None] = {**factory_params(graphs), **unused}
     functions: dict[str, str | None] = {}
-    for param, found in graphs[0].block_ops.items():
+    for param in graphs[0].block_ops:
         if param in ops:
             continue  # a module factory
         if all(param in c for c in classes) and len({c[param] for c in classes}) == 1:
             ops[param] = classes[0][param]
         else:
-            functions[param] = (
-                default_function(found.default) if found.default is not None else None
-            )
+            functions[param] = applied_default(graphs, param, function_value, default_function)
     return ops, functions
 
 
@@ -1877,7 +1979,7 @@ def _operations(graph: Graph) -> dict[str, str | None]:
     for param, found in graph.block_ops.items():
         if _module_of(graph, param) is None:
             continue
-        default = module_class(found.default) if found.default is not None else None
+        default = applied_default([graph], param, _module_of, module_class)
         if found.default is not None and default is None:
             continue
         out[param] = default
@@ -2095,6 +2197,58 @@ def _varying_spatial(graphs: Sequence[Graph]) -> dict[str, frozenset[int]]:
         name: frozenset(axis for axis, sizes in by_axis.items() if len(sizes) > 1)
         for name, by_axis in found.items()
     }
+
+
+def _moved_spatial(graphs: Sequence[Graph], lower_at: LowerAt) -> dict[str, frozenset[int]]:
+    """Per block, the spatial axes of its input that no two calls give differently but an
+    argument of the block calling it changes (hunt109 F6: ``Pick(w)`` calling ``Unit(w)``
+    after ``Unit(w)`` on a ``(C, H, W)`` sample, the second's last axis is ``w``, which
+    every call gave 4): its class takes that size too (``Unit(in_features, w)``), so the
+    caller's class passes ``w`` rather than the class folding 4 that ``Pick(5)`` breaks.
+    Found by lowering each calling instance again with its integer arguments changed."""
+    found: dict[str, set[int]] = {}
+    tried: set[tuple[str, str]] = set()
+    for graph in graphs:
+        inner = [
+            n for n in graph.nodes if n.subgraph is not None and n.subgraph.block_params is not None
+        ]
+        if graph.block_params is None or not inner:
+            continue
+        given = {**graph.block_defaults, **graph.block_args}
+        numbers = {p: v for p, v in given.items() if isinstance(v, int) and not isinstance(v, bool)}
+        key = (graph.name, repr((sorted(given.items()), graph.input_value.sample_shape)))
+        if not numbers or key in tried:
+            continue
+        tried.add(key)
+        operations = {p: OpValue(op.op, False) for p, op in graph.block_ops.items()}
+        operations.update({p: OpValue(op.op, True) for p, op in graph.block_models.items()})
+        changes = [dict(numbers)] + [{p: v} for p, v in numbers.items()]
+        for change in changes:
+            values = {
+                **{p: plain(v) for p, v in given.items()},
+                **{p: v + 1 for p, v in change.items()},
+                **operations,
+            }
+            again = lower_at(graph, values)
+            if again is None:
+                continue
+            by_id = again.node_by_id
+            for node in inner:
+                other = by_id.get(node.id)
+                sub = node.subgraph
+                if other is None or other.subgraph is None or sub is None:
+                    continue
+                if other.subgraph.name != sub.name:
+                    continue
+                shape = plain(sub.input_value.sample_shape or ())
+                moved = plain(other.subgraph.input_value.sample_shape or ())
+                if len(shape) != len(moved) or len(shape) - 1 not in SPATIAL_NAMES:
+                    continue
+                axes = {a for a in range(1, len(shape)) if shape[a] != moved[a]}
+                found.setdefault(sub.name, set()).update(axes)
+            if change == numbers:
+                break  # every argument changed at once lowers: enough
+    return {name: frozenset(axes) for name, axes in found.items() if axes}
 
 
 def _shared_spatial(

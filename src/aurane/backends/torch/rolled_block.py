@@ -40,7 +40,6 @@ from aurane.backends.torch.block_walk import (
     branch_counts,
     ifs_outside_loops,
 )
-from aurane.backends.torch.emit_common import lit
 from aurane.backends.torch.inner_widths import InnerWidths
 from aurane.backends.torch.kinds import without_kind_tests
 from aurane.backends.torch.loop_counts import params_tested
@@ -63,6 +62,8 @@ from aurane.backends.torch.param_blocks import (
     module_params,
     operation_kinds,
     rolled_axis,
+    unused_module_params,
+    value_text,
 )
 from aurane.backends.torch.refusals import first_in_init, refusal, refused_first
 from aurane.backends.torch.rolled import (
@@ -177,6 +178,9 @@ class RollOptions:
     loop_widths: Mapping[str, LoopWidth] | None = None
     blocks: BlockClasses | None = None
     inner_widths: InnerWidths | None = None
+    # how many of the instances are the calls' (the others: phantoms, at arguments no
+    # call gives); None: all
+    calls: int | None = None
 
 
 @record(frozen=True)
@@ -263,7 +267,10 @@ def roll_block(
         # the calls' instances first: the signature's defaults are the first's
         try:
             rolled = _roll_block_at_axes(
-                model, [*instances, *chosen.values()], options, frozenset(refused)
+                model,
+                [*instances, *chosen.values()],
+                replace(options, calls=len(instances)),
+                frozenset(refused),
             )
         except Untaken as why:  # a body no call runs (or the phantom read did not run it)
             if why.key in refused:
@@ -398,7 +405,9 @@ def _roll_block(
     # program's declared input_dtype reaching the block's graph does not stop it
     if any(g.tied for g, _ in instances):
         raise Unsupported("tied weights")
-    ops, functions = operation_params([g for g, _ in instances], functions_of)
+    ops, functions = operation_params(
+        [g for g, _ in instances], functions_of, [g for g, _ in instances][: options.calls]
+    )
     built = module_params([g for g, _ in instances])
     for param in built:  # norm given layer_norm: taken as a class, not as a function
         functions.pop(param, None)
@@ -517,7 +526,15 @@ def _roll_block(
     attrs.claim(n.id for g, _ in instances for n in g.nodes if n.span in item_spans)
     attrs.claim(h.removeprefix("self.").split(".")[0] for h in heads if h.startswith("self."))
     sizes = {width} if width is not None else set()
-    stored, op_modules = _stored(instances, {*sizes, *params}, set(ops), {*functions, *built})
+    # the parameters some calls apply nowhere taken as module classes, as the caller's
+    # ParamClasses decides from the calls alone: a phantom that disagrees is no reading
+    calls = [g for g, _ in instances][: options.calls]
+    unused = set(unused_module_params(calls))
+    if unused != set(unused_module_params([g for g, _ in instances])) & unused:
+        raise Unsupported("a body no call runs applies an operation-valued parameter otherwise")
+    stored, op_modules = _stored(
+        instances, {*sizes, *params}, set(ops), {*functions, *built}, unused
+    )
     attrs.claim(stored)
     attrs.claim(line.split("=")[0].strip().removeprefix("self.") for line in op_modules)
     built_params = _built_params(instances, built, attrs, name)
@@ -616,8 +633,8 @@ def _roll_block(
     signature = [taken_sizes[a] for a in sorted(taken_sizes)]
     defaults = dict(first.block_defaults)
     for param in params:
-        if param in defaults:
-            signature.append(f"{param}={lit(plain(defaults[param]))}")
+        if param in defaults:  # rows of operations or blocks as a call passes them
+            signature.append(f"{param}={_default_text(defaults[param], function_items, blocks)}")
         elif ops.get(param) is not None:  # act=nn.ReLU, as a class of one call writes it
             signature.append(f"{param}={ops[param]}")
         elif (default := functions.get(param)) is not None:  # act=F.relu: applied as is
@@ -808,6 +825,7 @@ def _walked_inits(
 def operation_params(
     graphs: Sequence[Graph],
     functions_of: Callable[[Graph], Mapping[str, str | None]] = lambda sub: {},
+    calls: Sequence[Graph] | None = None,
 ) -> tuple[dict[str, str | None], dict[str, str | None]]:
     """The operation-valued parameters the class takes as module classes (``act=nn.ReLU``:
     every call gives an operation with an argument-free module class), and those it takes
@@ -818,7 +836,7 @@ def operation_params(
     first = graphs[0]
     if any(set(g.block_ops) != set(first.block_ops) for g in graphs):
         raise Unsupported("an operation-valued argument without a module class")
-    ops, functions = operation_kinds(graphs)
+    ops, functions = operation_kinds(graphs, calls)
     built = module_params(graphs)
     for param, default in functions.items():
         if param in built:
@@ -836,6 +854,24 @@ def operation_params(
         if first.block_ops[param].default is not None and default is None:
             raise Unsupported(f"the default of '{param}' is no function")
     return ops, functions
+
+
+def _default_text(value: Any, function_items: bool, blocks: BlockClasses | None) -> str:
+    """A parameter's default as its calls pass such a value (``param_blocks.value_text``:
+    ``cfg=((4, nn.ReLU), (6, nn.Tanh))``, ``((4, Unit),)``), so the class built at its
+    default is the source's default call; ``Unsupported`` for an operation or block in it
+    that no call could pass."""
+
+    def unwritten(item: OpValue) -> str:
+        raise Unsupported(f"the default of a parameter holds '{item.name}', which no call passes")
+
+    return value_text(
+        plain(value), function_items, blocks.named if blocks else _no_class, unwritten
+    )
+
+
+def _no_class(name: str) -> str | None:
+    return None
 
 
 def _operation_of(
@@ -1119,12 +1155,16 @@ def _stored(
     names: set[str],
     ops: set[str],
     functions: set[str] = frozenset(),  # type: ignore[assignment]
+    unused: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[dict[str, str], list[str]]:
     """``self.width = width``: what each instance's constructor stores for its forward; and
     ``self.act = act()``: the module each operation-valued parameter makes, which follow
     (a class of one call builds ``act()`` where the rolled class takes a function: left
-    out, the rolled class stores the function)."""
+    out, the rolled class stores the function). A class of one call applying a parameter
+    of ``unused`` nowhere builds no module for it (``unused_module_params``: it holds no
+    state), which the rolled class builds as the others do."""
     found: tuple[dict[str, str], list[str]] | None = None
+    every: list[list[str]] = []
     for _, lines in instances:
         start = lines.index(f"{INDENT * 2}super().__init__()") + 1
         mine: dict[str, str] = {}
@@ -1141,10 +1181,18 @@ def _stored(
                 made.append(line)
             else:
                 break
-        if found is not None and made != found[1]:
-            raise Unsupported("the calls' forwards read different stored values")
+        every.append(made)
         found = (_merged(found[0] if found is not None else {}, mine), made)
-    return found or ({}, [])
+    if found is None:
+        return {}, []
+    built = max(every, key=len)
+    for made in every:
+        missing = [line for line in built if line not in made]
+        if [line for line in built if line in made] != made or any(
+            line.split(" = ")[1].removesuffix("()") not in unused for line in missing
+        ):
+            raise Unsupported("the calls' forwards read different stored values")
+    return found[0], built
 
 
 def _built_params(
