@@ -766,10 +766,12 @@ def enumerated(lines: list[str]) -> list[str]:
             out[at] = f"{pad}for {index}, {target} in enumerate({iterable}):"
         elif reads:  # the count names nothing here (a block called by name counts apart)
             out[at] = f"{pad}for {_unparenthesized(target)} in {iterable}:"
+        elif counted and _is_zip(iterable):  # a zip has no ``len``: count its items as they come
+            out[at] = f"{pad}for {index}, _ in enumerate({iterable}):"
         elif counted:
-            out[at] = f"{pad}for {index} in range({_items_count(iterable)}):"
+            out[at] = f"{pad}for {index} in range({_count_text(iterable)}):"
         else:  # once per item, reading neither: ``for _ in rows:``, ``for _ in range(2):``
-            count = _items_count(iterable)
+            count = _count_text(iterable)
             over = f"range({count})" if count.isdigit() else iterable
             out[at] = f"{pad}for _ in {over}:"
     return _unread_targets(out)
@@ -827,6 +829,7 @@ def _unread_targets(lines: list[str]) -> list[str]:
             out[at] = f"{pad}for _ in {iterable}:"
             continue
         kept = ", ".join(_blanked(part, unread) for part in target.split(", "))
+        kept = re.sub(r"\(_(?:, _)+\)", "_", kept)  # ``i, _`` says ``i, (_, _)``
         out[at] = _without_enumerate(pad, kept, iterable) or f"{pad}for {kept} in {iterable}:"
     return out
 
@@ -863,17 +866,15 @@ def _unparenthesized(target: str) -> str:
     return target
 
 
-def _items_count(iterable: str) -> str:
-    """``len(widths)``; the number of a list or tuple written out (``[act, nn.Sigmoid]``)."""
+def _is_zip(iterable: str) -> bool:
+    """Whether ``iterable`` (Python) is a ``zip(...)`` call."""
     try:
         tree = pyast.parse(iterable, mode="eval").body
     except SyntaxError:
-        return f"len({iterable})"
-    if isinstance(tree, pyast.List | pyast.Tuple) and not any(
-        isinstance(item, pyast.Starred) for item in tree.elts
-    ):
-        return str(len(tree.elts))
-    return f"len({iterable})"
+        return False
+    return (
+        isinstance(tree, pyast.Call) and isinstance(tree.func, pyast.Name) and tree.func.id == "zip"
+    )
 
 
 def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
@@ -3356,15 +3357,22 @@ def _count_check(
 def _count_text(iterable: str) -> str:
     """How many items ``iterable`` (Python) gives, as Python: ``n`` of ``range(n)``,
     ``len(layers)`` of ``enumerate(layers)``."""
-    tree = pyast.parse(iterable, mode="eval").body
-    if isinstance(tree, pyast.Call) and isinstance(tree.func, pyast.Name) and not tree.keywords:
-        if tree.func.id == "range" and len(tree.args) == 1:
-            return pyast.unparse(tree.args[0])
-        if tree.func.id == "enumerate" and len(tree.args) == 1:
-            return _count_text(pyast.unparse(tree.args[0]))
-        if tree.func.id == "zip":
-            return f"min({', '.join(_count_text(pyast.unparse(a)) for a in tree.args)})"
-    if isinstance(tree, pyast.List | pyast.Tuple):
+    try:
+        tree = pyast.parse(iterable, mode="eval").body
+    except SyntaxError:
+        return f"len({iterable})"
+    if isinstance(tree, pyast.Call) and isinstance(tree.func, pyast.Name):
+        args = [pyast.unparse(arg) for arg in tree.args]
+        if tree.func.id == "range" and len(args) == 1 and not tree.keywords:
+            return args[0]
+        if tree.func.id == "enumerate" and len(args) in (1, 2) and not tree.keywords:
+            return _count_text(args[0])  # a start shifts the count, not the number of items
+        if tree.func.id == "zip" and args:  # a zip has no ``len``: its shortest input
+            counts = [_count_text(arg) for arg in args]
+            return counts[0] if len(counts) == 1 else f"min({', '.join(counts)})"
+    if isinstance(tree, pyast.List | pyast.Tuple) and not any(
+        isinstance(item, pyast.Starred) for item in tree.elts
+    ):
         return str(len(tree.elts))
     return f"len({iterable})"
 
