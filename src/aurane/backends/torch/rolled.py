@@ -40,6 +40,7 @@ from aurane.backends.torch.kinds import (
     refusing_text,
     without_kind_tests,
 )
+from aurane.backends.torch.layer_names import repeating_name
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     FUNCTION_MODULES,
@@ -3466,6 +3467,9 @@ def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
         walk.tensor = network.forward.param
     walk.later = tuple(p.name for p in network.forward.params[1:])
     walk.network_statements = network.forward.body
+    repeating = repeating_name(network.forward.body)
+    if repeating is not None:
+        raise Unsupported(repeating)
     found = walk.body(network.forward.body, TOP)
     left = [n for n in walk.pending if emitter(n.op).init is not None or n.layer]
     if left:
