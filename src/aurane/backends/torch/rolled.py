@@ -1807,9 +1807,11 @@ class _Walk:
         elif is_block and out is None and self.inner_widths is not None:
             text = self._followed_text(step, node, width)
         else:
-            flat = self._flattened(node) or self._piece(step, node)
+            flat = self._flattened(node) or self._piece(step, node) or self._reshaped(step, node)
             sub = node.subgraph if is_block else None
-            text = self._width_text(step, width, out, flat, self._sets(step, node), sub)
+            # a width a parameter changes is never the calls' number (hunt109 F4)
+            folds = not _reads_parameter((self.values[node.output].shape or ())[self.axis])
+            text = self._width_text(step, width, out, flat, self._sets(step, node), sub, folds)
         return lines + self._advance(text, width, depth)
 
     def _axes_refusal(self, step: ast.Call, node: Node, depth: int) -> list[str]:
@@ -2045,11 +2047,12 @@ class _Walk:
         flat: str | None = None,
         sets: str | None = None,
         block: Graph | None = None,
+        folds: bool = True,
     ) -> str:
         """The output width (``block``: the inner block's instance): the block's own expression, the input's, one of the step's
-        arguments, a flatten's (``channels * 7 * 7``), or (outside loops) a number; the
-        first that gives the IR's width at every visit of the step in every variant
-        (``choices``, narrowed by a first walk)."""
+        arguments, a flatten's (``channels * 7 * 7``), or (outside loops, where no
+        parameter changes it: ``folds``) a number; the first that gives the IR's width at
+        every visit of the step in every variant (``choices``, narrowed by a first walk)."""
         texts = [sets] if sets is not None else []  # the layer's own width argument
         if inline is not None:  # the block's own expression: what it computes at any call
             # or the input's where that is worth as much (unchanged: no line) and the block
@@ -2059,9 +2062,43 @@ class _Walk:
             return self._choose(step.span, [*texts, inline], width, step.func)
         texts += [self.size, *(self.tr.text(a) for a in step.args)]
         texts += [flat] if flat is not None else []
-        if self.depth == TOP:
+        if self.depth == TOP and folds:
             texts.append(str(width))
         return self._choose(step.span, texts, width, step.func)
+
+    def _reshaped(self, step: ast.Call, node: Node) -> str | None:
+        """The width after a step that changes it with no module, as the running width and
+        the step's own arguments give it: ``channels // 2`` after ``glu`` of the threaded
+        axis, ``channels + k + 1`` after ``pad((k, 1))`` of it, ``channels // (r * r)``
+        after ``pixel_shuffle(r)`` of the channels; None for another step, or one that
+        leaves the threaded axis alone (its width stays the input's)."""
+        spec = lookup(node.op) if node.op in ("glu", "pad", "pixel_shuffle") else None
+        shape = self.values[node.inputs[0]].shape if node.inputs else None
+        if spec is None or not self.size or shape is None:
+            return None
+        rank = len(shape)  # the batch axis counted, as glu's ``dim`` counts it
+        threaded = self.axis % rank
+        size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
+        given = _given(spec, step)
+        if node.op == "glu":
+            dim = plain(node.args.get("dim", -1))
+            return f"{size} // 2" if isinstance(dim, int) and dim % rank == threaded else None
+        if node.op == "pixel_shuffle":
+            factor = given.get("upscale_factor")
+            if threaded != rank - 3 or factor is None:
+                return None
+            if _literal(factor):
+                return f"{size} // {int(plain(node.args['upscale_factor'])) ** 2}"
+            r = self.tr.text(factor)
+            r = r if _ATOMIC.fullmatch(r) else f"({r})"
+            return f"{size} // ({r} * {r})"
+        padding = given.get("padding")  # pairs from the last axis backwards, as F.pad
+        pair = rank - 1 - threaded
+        if not isinstance(padding, ast.TupleExpr) or 2 * pair + 1 >= len(padding.items):
+            return None
+        pads = [self.tr.text(padding.items[2 * pair + side]) for side in (0, 1)]
+        shown = [f"({pad})" if not _ATOMIC.fullmatch(pad) else pad for pad in pads if pad != "0"]
+        return " + ".join([self.size, *shown])
 
     def _flattened(self, node: Node) -> str | None:
         """A flatten's width as the running width times its input's spatial sizes
