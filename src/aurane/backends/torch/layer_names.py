@@ -197,9 +197,11 @@ def _reaches(hole: ast.Expr, number: int, site: _Site) -> bool:
     """Whether ``hole`` may be ``number`` where ``site`` sits (its counter's least
     value, from its loop and the tests ``counter > k`` / ``counter >= k`` it is under)."""
     found = _affine(hole)
-    if found is None or found[0] is None or found[1] == 0:
-        return found is None or found[2] == number
+    if found is None:
+        return True
     counter, scale, shift = found
+    if counter is None or scale == 0:
+        return shift == number
     if (number - shift) % scale:
         return False
     value = (number - shift) // scale
