@@ -2082,7 +2082,9 @@ class _Walk:
         given = _given(spec, step)
         if node.op == "glu":
             dim = plain(node.args.get("dim", -1))
-            return f"{size} // 2" if isinstance(dim, int) and dim % rank == threaded else None
+            if not isinstance(dim, int) or dim % rank != threaded:
+                return None
+            return _undoubled(self.size, "2") or f"{size} // 2"  # ``w`` after ``2 * w``
         if node.op == "pixel_shuffle":
             factor = given.get("upscale_factor")
             if threaded != rank - 3 or factor is None:
@@ -2091,7 +2093,7 @@ class _Walk:
                 return f"{size} // {int(plain(node.args['upscale_factor'])) ** 2}"
             r = self.tr.text(factor)
             r = r if _ATOMIC.fullmatch(r) else f"({r})"
-            return f"{size} // ({r} * {r})"
+            return _undoubled(self.size, f"{r} * {r}") or f"{size} // ({r} * {r})"
         padding = given.get("padding")  # pairs from the last axis backwards, as F.pad
         pair = rank - 1 - threaded
         if not isinstance(padding, ast.TupleExpr) or 2 * pair + 1 >= len(padding.items):
@@ -2813,6 +2815,16 @@ def _other_sizes(site: Site, threaded: int, changed: Container[int] | None = Non
         for axis, size in enumerate(shape)
     )
     return replace(site, in_shapes=(other, *site.in_shapes[1:]))
+
+
+def _undoubled(size: str, factor: str) -> str | None:
+    """``w`` for ``2 * w`` divided by ``2``, ``c`` for ``c * r * r`` by ``r * r`` (exact
+    for whole numbers); None where ``size`` is no such product of one name."""
+    for pattern in (rf"{re.escape(factor)} \* (.+)", rf"(.+) \* {re.escape(factor)}"):
+        found = re.fullmatch(pattern, size)
+        if found is not None and _ATOMIC.fullmatch(found[1]):
+            return found[1]
+    return None
 
 
 def _reads_parameter(size: Any) -> bool:
