@@ -136,6 +136,17 @@ GUARDED_BESIDE_FIXED = _block(
     "P(1, 4) -> P(2, 5)",
 )
 
+DIGITS = _block(
+    "        for i in range(n):\n"
+    "            for j in range(2):\n"
+    "                x -> dense(w) as d{2 * i + j}",
+    "P(1, 4) -> P(2, 5)",
+)
+AFTER_THE_LOOP = _block(
+    "        for i in range(n):\n            x -> dense(w) as d{i}\n        x -> dense(w) as d{n}",
+    "P(1, 4) -> P(2, 5)",
+)
+
 
 @pytest.mark.parametrize(
     ("source", "name", "template"),
@@ -143,6 +154,8 @@ GUARDED_BESIDE_FIXED = _block(
         (APART, "apart", 'f"layer{i + 1}"'),
         (SCALED, "scaled", 'f"d{2 * i + 1}"'),
         (GUARDED_BESIDE_FIXED, "guarded", 'f"d{i}"'),
+        (DIGITS, "digits", 'f"d{2 * i + j}"'),
+        (AFTER_THE_LOOP, "after_loop", 'f"d{n}"'),
         (TWO_LOOPS, "two_loops", 'f"d{i}_{j}"'),
         (BOTH_BRANCHES, "branches", 'f"d{i}"'),
     ],

@@ -99,14 +99,64 @@ def _one_to_one(site: _Site) -> bool:
     a character no number starts with (``d{i}_{j}``, not ``d{i}{j}``)."""
     counted: set[str] = set()
     for hole in site.holes:
-        counter = _counter_of(hole)
-        if counter is None or counter in counted:
+        counters = _mixed_radix(hole, site.loops) if _counter_of(hole) is None else None
+        if counters is None:
+            counter = _counter_of(hole)
+            counters = [counter] if counter is not None else None
+        if counters is None or counted & set(counters):
             return False
-        counted.add(counter)
+        counted |= set(counters)
     for piece in site.layer.split("{}")[1:-1]:
         if not piece or piece[0].isdigit() or piece[0] == "-":
             return False
     return all(counter in counted for counter in map(_loop_counter, site.loops))
+
+
+def _mixed_radix(hole: ast.Expr, loops: tuple[ast.For, ...]) -> list[str] | None:
+    """The counters of a hole that counts several loops as digits (``2 * i + j`` in ``for
+    j in range(2)``: each coefficient at least the one below it times that loop's
+    written count); None for another hole."""
+    terms: list[tuple[int, str]] = []
+    for term in _terms(hole):
+        if term is None:
+            return None
+        terms.append(term)
+    terms = [(scale, name) for scale, name in terms if name]
+    if len(terms) < 2:
+        return None
+    terms.sort()
+    for (scale, name), (above, _) in zip(terms, terms[1:], strict=False):
+        count = next((_written_count(loop) for loop in loops if _loop_counter(loop) == name), None)
+        if scale <= 0 or count is None or above < scale * count:
+            return None
+    return [name for _, name in terms]
+
+
+def _terms(expr: ast.Expr) -> Iterator[tuple[int, str] | None]:
+    """``expr`` as a sum of ``scale * name`` (a whole number: name ``""``); None for a term
+    of another form."""
+    if isinstance(expr, ast.BinOp) and expr.op == "+":
+        yield from _terms(expr.left)
+        yield from _terms(expr.right)
+        return
+    found = _affine(expr)
+    if found is None or (found[0] is not None and found[2] != 0):
+        yield None
+    elif found[0] is None:
+        yield 0, ""
+    else:
+        yield found[1], found[0]
+
+
+def _written_count(loop: ast.For) -> int | None:
+    """The number of iterations of ``for j in range(2)`` (a written number alone)."""
+    iterable = loop.iterable
+    if isinstance(iterable, ast.Call) and iterable.func == "range" and len(iterable.args) == 1:
+        stop = iterable.args[0]
+        if _whole(stop) and not iterable.keywords:
+            assert isinstance(stop, ast.Number)
+            return int(stop.value)
+    return None
 
 
 def _loop_counter(loop: ast.For) -> str | None:
@@ -184,6 +234,8 @@ def _may_meet(site: _Site, other: _Site) -> bool:
         )
     if site.layer == other.layer:  # one spelling: apart where one hole never meets
         for mine, theirs in zip(site.holes, other.holes, strict=True):
+            if _past_the_loop(mine, theirs, site) or _past_the_loop(theirs, mine, other):
+                return False
             first, second = _affine(mine), _affine(theirs)
             if first is None or second is None or not (first[1] or second[1]):
                 continue
@@ -191,6 +243,34 @@ def _may_meet(site: _Site, other: _Site) -> bool:
                 return False
         return True
     return _may_spell_alike(_tokens(site.layer), _tokens(other.layer))
+
+
+def _past_the_loop(counted: ast.Expr, other: ast.Expr, site: _Site) -> bool:
+    """Whether the hole ``other`` (``n``, ``n + 1``, ``len(widths)``) is past every value
+    the hole ``counted`` (``i``, ``i + 1``) takes at ``site``, whose loop over ``i`` stops
+    there (``fc{n}`` beside ``fc{i}`` in ``for i in range(n)``: ``i < n``)."""
+    found = _affine(counted)
+    if found is None or found[0] is None or found[1] != 1:
+        return False
+    counter, _, shift = found
+    stop, beyond = other, 0
+    if isinstance(other, ast.BinOp) and other.op == "+" and _whole(other.right):
+        assert isinstance(other.right, ast.Number)
+        stop, beyond = other.left, int(other.right.value)
+    for loop in site.loops:
+        iterable = loop.iterable
+        if _loop_counter(loop) != counter or not isinstance(iterable, ast.Call):
+            continue
+        if iterable.keywords or not iterable.args:
+            return False
+        if iterable.func == "range" and len(iterable.args) in (1, 2):
+            end = _expr_text(iterable.args[-1])
+        elif iterable.func == "enumerate" and len(iterable.args) == 1:
+            end = f"len({_expr_text(iterable.args[0])})"
+        else:
+            return False
+        return "..." not in end and _expr_text(stop) == end and beyond >= shift
+    return False
 
 
 def _reaches(hole: ast.Expr, number: int, site: _Site) -> bool:
@@ -323,4 +403,6 @@ def _expr_text(expr: ast.Expr) -> str:
         return f"{_expr_text(expr.left)} {expr.op} {_expr_text(expr.right)}"
     if isinstance(expr, ast.UnaryOp):
         return f"{expr.op}{_expr_text(expr.operand)}"
+    if isinstance(expr, ast.Call) and not expr.keywords:
+        return f"{expr.func}({', '.join(map(_expr_text, expr.args))})"
     return "..."
