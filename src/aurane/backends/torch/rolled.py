@@ -45,6 +45,7 @@ from aurane.backends.torch.kinds import (
     refusing_text,
     without_kind_tests,
 )
+from aurane.backends.torch.layer_names import repeating_name
 from aurane.backends.torch.modules import INDENT, LINE_LIMIT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
     FUNCTION_MODULES,
@@ -771,10 +772,12 @@ def enumerated(lines: list[str]) -> list[str]:
             out[at] = f"{pad}for {index}, {target} in enumerate({iterable}):"
         elif reads:  # the count names nothing here (a block called by name counts apart)
             out[at] = f"{pad}for {_unparenthesized(target)} in {iterable}:"
+        elif counted and _is_zip(iterable):  # a zip has no ``len``: count its items as they come
+            out[at] = f"{pad}for {index}, _ in enumerate({iterable}):"
         elif counted:
-            out[at] = f"{pad}for {index} in range({_items_count(iterable)}):"
+            out[at] = f"{pad}for {index} in range({_count_text(iterable)}):"
         else:  # once per item, reading neither: ``for _ in rows:``, ``for _ in range(2):``
-            count = _items_count(iterable)
+            count = _count_text(iterable)
             over = f"range({count})" if count.isdigit() else iterable
             out[at] = f"{pad}for _ in {over}:"
     return _unread_targets(out)
@@ -832,6 +835,7 @@ def _unread_targets(lines: list[str]) -> list[str]:
             out[at] = f"{pad}for _ in {iterable}:"
             continue
         kept = ", ".join(_blanked(part, unread) for part in target.split(", "))
+        kept = re.sub(r"\(_(?:, _)+\)", "_", kept)  # ``i, _`` says ``i, (_, _)``
         out[at] = _without_enumerate(pad, kept, iterable) or f"{pad}for {kept} in {iterable}:"
     return out
 
@@ -868,17 +872,15 @@ def _unparenthesized(target: str) -> str:
     return target
 
 
-def _items_count(iterable: str) -> str:
-    """``len(widths)``; the number of a list or tuple written out (``[act, nn.Sigmoid]``)."""
+def _is_zip(iterable: str) -> bool:
+    """Whether ``iterable`` (Python) is a ``zip(...)`` call."""
     try:
         tree = pyast.parse(iterable, mode="eval").body
     except SyntaxError:
-        return f"len({iterable})"
-    if isinstance(tree, pyast.List | pyast.Tuple) and not any(
-        isinstance(item, pyast.Starred) for item in tree.elts
-    ):
-        return str(len(tree.elts))
-    return f"len({iterable})"
+        return False
+    return (
+        isinstance(tree, pyast.Call) and isinstance(tree.func, pyast.Name) and tree.func.id == "zip"
+    )
 
 
 def _loop_names(body: tuple[ast.ForwardStmt, ...]) -> set[str]:
@@ -1831,9 +1833,11 @@ class _Walk:
         elif is_block and out is None and self.inner_widths is not None:
             text = self._followed_text(step, node, width)
         else:
-            flat = self._flattened(node) or self._piece(step, node)
+            flat = self._flattened(node) or self._piece(step, node) or self._reshaped(step, node)
             sub = node.subgraph if is_block else None
-            text = self._width_text(step, width, out, flat, self._sets(step, node), sub)
+            # a width a parameter changes is never the calls' number (hunt109 F4)
+            folds = not _reads_parameter((self.values[node.output].shape or ())[self.axis])
+            text = self._width_text(step, width, out, flat, self._sets(step, node), sub, folds)
         return lines + self._advance(text, width, depth)
 
     def _axes_refusal(self, step: ast.Call, node: Node, depth: int) -> list[str]:
@@ -2069,11 +2073,12 @@ class _Walk:
         flat: str | None = None,
         sets: str | None = None,
         block: Graph | None = None,
+        folds: bool = True,
     ) -> str:
         """The output width (``block``: the inner block's instance): the block's own expression, the input's, one of the step's
-        arguments, a flatten's (``channels * 7 * 7``), or (outside loops) a number; the
-        first that gives the IR's width at every visit of the step in every variant
-        (``choices``, narrowed by a first walk)."""
+        arguments, a flatten's (``channels * 7 * 7``), or (outside loops, where no
+        parameter changes it: ``folds``) a number; the first that gives the IR's width at
+        every visit of the step in every variant (``choices``, narrowed by a first walk)."""
         texts = [sets] if sets is not None else []  # the layer's own width argument
         if inline is not None:  # the block's own expression: what it computes at any call
             # or the input's where that is worth as much (unchanged: no line) and the block
@@ -2083,9 +2088,45 @@ class _Walk:
             return self._choose(step.span, [*texts, inline], width, step.func)
         texts += [self.size, *(self.tr.text(a) for a in step.args)]
         texts += [flat] if flat is not None else []
-        if self.depth == TOP:
+        if self.depth == TOP and folds:
             texts.append(str(width))
         return self._choose(step.span, texts, width, step.func)
+
+    def _reshaped(self, step: ast.Call, node: Node) -> str | None:
+        """The width after a step that changes it with no module, as the running width and
+        the step's own arguments give it: ``channels // 2`` after ``glu`` of the threaded
+        axis, ``channels + k + 1`` after ``pad((k, 1))`` of it, ``channels // (r * r)``
+        after ``pixel_shuffle(r)`` of the channels; None for another step, or one that
+        leaves the threaded axis alone (its width stays the input's)."""
+        spec = lookup(node.op) if node.op in ("glu", "pad", "pixel_shuffle") else None
+        shape = self.values[node.inputs[0]].shape if node.inputs else None
+        if spec is None or not self.size or shape is None:
+            return None
+        rank = len(shape)  # the batch axis counted, as glu's ``dim`` counts it
+        threaded = self.axis % rank
+        size = self.size if _ATOMIC.fullmatch(self.size) else f"({self.size})"
+        given = _given(spec, step)
+        if node.op == "glu":
+            dim = plain(node.args.get("dim", -1))
+            if not isinstance(dim, int) or dim % rank != threaded:
+                return None
+            return _undoubled(self.size, "2") or f"{size} // 2"  # ``w`` after ``2 * w``
+        if node.op == "pixel_shuffle":
+            factor = given.get("upscale_factor")
+            if threaded != rank - 3 or factor is None:
+                return None
+            if _literal(factor):
+                return f"{size} // {int(plain(node.args['upscale_factor'])) ** 2}"
+            r = self.tr.text(factor)
+            r = r if _ATOMIC.fullmatch(r) else f"({r})"
+            return _undoubled(self.size, f"{r} * {r}") or f"{size} // ({r} * {r})"
+        padding = given.get("padding")  # pairs from the last axis backwards, as F.pad
+        pair = rank - 1 - threaded
+        if not isinstance(padding, ast.TupleExpr) or 2 * pair + 1 >= len(padding.items):
+            return None
+        pads = [self.tr.text(padding.items[2 * pair + side]) for side in (0, 1)]
+        shown = [f"({pad})" if not _ATOMIC.fullmatch(pad) else pad for pad in pads if pad != "0"]
+        return " + ".join([self.size, *shown])
 
     def _flattened(self, node: Node) -> str | None:
         """A flatten's width as the running width times its input's spatial sizes
@@ -2893,6 +2934,16 @@ def _other_sizes(site: Site, threaded: int, changed: Container[int] | None = Non
     return replace(site, in_shapes=(other, *site.in_shapes[1:]))
 
 
+def _undoubled(size: str, factor: str) -> str | None:
+    """``w`` for ``2 * w`` divided by ``2``, ``c`` for ``c * r * r`` by ``r * r`` (exact
+    for whole numbers); None where ``size`` is no such product of one name."""
+    for pattern in (rf"{re.escape(factor)} \* (.+)", rf"(.+) \* {re.escape(factor)}"):
+        found = re.fullmatch(pattern, size)
+        if found is not None and _ATOMIC.fullmatch(found[1]):
+            return found[1]
+    return None
+
+
 def _reads_parameter(size: Any) -> bool:
     """Whether the IR's size ``size`` is an expression of a block parameter."""
     return is_symbolic(size) and any(isinstance(leaf, Ref) for leaf in leaves(tree_of(size)))
@@ -3486,15 +3537,22 @@ def _count_check(
 def _count_text(iterable: str) -> str:
     """How many items ``iterable`` (Python) gives, as Python: ``n`` of ``range(n)``,
     ``len(layers)`` of ``enumerate(layers)``."""
-    tree = pyast.parse(iterable, mode="eval").body
-    if isinstance(tree, pyast.Call) and isinstance(tree.func, pyast.Name) and not tree.keywords:
-        if tree.func.id == "range" and len(tree.args) == 1:
-            return pyast.unparse(tree.args[0])
-        if tree.func.id == "enumerate" and len(tree.args) == 1:
-            return _count_text(pyast.unparse(tree.args[0]))
-        if tree.func.id == "zip":
-            return f"min({', '.join(_count_text(pyast.unparse(a)) for a in tree.args)})"
-    if isinstance(tree, pyast.List | pyast.Tuple):
+    try:
+        tree = pyast.parse(iterable, mode="eval").body
+    except SyntaxError:
+        return f"len({iterable})"
+    if isinstance(tree, pyast.Call) and isinstance(tree.func, pyast.Name):
+        args = [pyast.unparse(arg) for arg in tree.args]
+        if tree.func.id == "range" and len(args) == 1 and not tree.keywords:
+            return args[0]
+        if tree.func.id == "enumerate" and len(args) in (1, 2) and not tree.keywords:
+            return _count_text(args[0])  # a start shifts the count, not the number of items
+        if tree.func.id == "zip" and args:  # a zip has no ``len``: its shortest input
+            counts = [_count_text(arg) for arg in args]
+            return counts[0] if len(counts) == 1 else f"min({', '.join(counts)})"
+    if isinstance(tree, pyast.List | pyast.Tuple) and not any(
+        isinstance(item, pyast.Starred) for item in tree.elts
+    ):
         return str(len(tree.elts))
     return f"len({iterable})"
 
@@ -3588,6 +3646,9 @@ def _walk(network: ast.Model, variant: ast.Model, walk: _Walk) -> list[str]:
         walk.tensor = network.forward.param
     walk.later = tuple(p.name for p in network.forward.params[1:])
     walk.network_statements = network.forward.body
+    repeating = repeating_name(network.forward.body)
+    if repeating is not None:
+        raise Unsupported(repeating)
     found = walk.body(network.forward.body, TOP)
     left = [n for n in walk.pending if emitter(n.op).init is not None or n.layer]
     if left:

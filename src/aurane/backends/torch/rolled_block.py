@@ -42,6 +42,7 @@ from aurane.backends.torch.block_walk import (
 )
 from aurane.backends.torch.inner_widths import InnerWidths
 from aurane.backends.torch.kinds import without_kind_tests
+from aurane.backends.torch.layer_names import repeating_name
 from aurane.backends.torch.loop_counts import params_tested
 from aurane.backends.torch.modules import INDENT, attribute_namespace, wrap
 from aurane.backends.torch.named import (
@@ -795,6 +796,9 @@ def _walked_inits(
             walk.params_built = frozenset(p for p in built if _module_of(graph, p) is None)
             if strict:
                 walk.branches = branches
+            repeating = repeating_name(forward.body)
+            if repeating is not None:  # names the class would overwrite without a word
+                raise Unsupported(repeating)
             found = walk.body(forward.body, TOP)
             if walk.second is not None:
                 raise Unsupported(f"the tensor '{walk.second}' is not joined back")
