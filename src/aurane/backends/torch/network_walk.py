@@ -38,6 +38,7 @@ from typing import Any
 
 from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
 from aurane.backends.torch.emit_common import Call
+from aurane.backends.torch.folded_sizes import passes_input_sizes
 from aurane.backends.torch.modules import INDENT, attribute_namespace
 from aurane.backends.torch.named import module_class
 from aurane.backends.torch.names import Namespace
@@ -324,6 +325,49 @@ class NetworkWalk(BlockWalk):
                 self.widths[name] = own
                 lines.append(f"{INDENT * TOP}{own} = {text}")
         return lines
+
+    def _loop_changed(self, value: str, origin: tuple[ast.Origin, ...]) -> bool:
+        """A network's sizes are plain numbers (its variants' ``input_shape``), so the
+        block roller's test (a size reading the block's input sizes) never holds. Here:
+        ``Unsupported`` where a step the IR's value ``value`` comes from, made in a loop
+        or an ``if`` branch other than those of ``origin`` (where the reader was made),
+        changes a size on an axis the class does not thread (``maxpool(2)`` in ``for i in
+        range(n)``, then ``flatten() -> dense(4)``): the class would write the variants'
+        number there (``nn.Linear(channels * 8, 4)``), wrong at another count or
+        condition. Only through steps whose sizes follow their inputs' (not before an
+        ``adaptive_avg_pool((7, 7))``)."""
+        own = {frame.span for frame in origin}
+        threaded = self.axis - 1 if self.axis > 0 else self.axis  # of the sample's axes
+        made_by = {node.output: node for node in self.graph.nodes}
+        pending, seen = [value], set()
+        while pending:
+            node = made_by.get(pending.pop())
+            if node is None or node.output in seen:
+                continue
+            seen.add(node.output)
+            frames = [frame for frame in node.origin if frame.span not in own]
+            if frames and node.inputs and self._resizes(node):
+                frame = frames[0]
+                where = "the loop" if frame.kind == "loop" else "the if"
+                raise Unsupported(
+                    f"the sizes of '{value}' on an axis the class does not track change"
+                    f" with {where} at {frame.span.line}:{frame.span.column}: a module reading"
+                    " them would be built with the number each variant gives"
+                )
+            if passes_input_sizes(self.graph, node, threaded):
+                pending.extend(node.inputs)
+        return False
+
+    def _resizes(self, node: Node) -> bool:
+        """Whether ``node``'s output differs from its first input in rank or in a size
+        on an axis other than the batch's and the threaded one."""
+        before = self.values[node.inputs[0]].shape
+        after = self.values[node.output].shape
+        if before is None or after is None or len(before) != len(after):
+            return True
+        threaded = self.axis if self.axis > 0 else len(before) + self.axis
+        pairs = enumerate(zip(before, after, strict=True))
+        return any(a != b for axis, (a, b) in pairs if axis not in (0, threaded))
 
     def _narrow(self, stale: Callable[[str, int], bool]) -> None:
         """Each kept skip whose width text is ``stale`` here (given the skip's width):
