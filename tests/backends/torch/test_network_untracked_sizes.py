@@ -101,6 +101,15 @@ model Fam(p: bool, n: int, w: int):
         return x
 """
 
+CEIL_FLAG = """\
+model Fam(w: int, c: bool):
+    def forward(x):
+        x -> conv1d(w, 3, padding=1) as stem
+        x -> avgpool(2, ceil_mode=c)
+        x -> flatten() -> dense(4) as head
+        return x
+"""
+
 # (source, the located note's end): each read a number the variants agreed on by chance
 FALLING_BACK = {
     "pool_loop": (family(POOL_LOOP, "1, 4", "2, 6", ("3, 16", "3, 32")), "the loop at 3:9"),
@@ -119,6 +128,11 @@ FALLING_BACK = {
     "if_pool_after_loop": (
         family(IF_POOL_AFTER_LOOP, "false, 1, 4", "true, 2, 6", ("3, 8", "3, 16")),
         "the if at 5:9",
+    ),
+    # 15 rounded up and 16 halved: 8 both, which the class wrote whatever ``c``
+    "ceil_flag": (
+        family(CEIL_FLAG, "4, false", "6, true", ("3, 16", "3, 15")),
+        "the flag 'c' of 'avgpool' at 4:14",
     ),
 }
 
@@ -196,9 +210,23 @@ model Fam(p: bool, w: int):
         "true, 6",
         ("3, 16", "3, 16"),
     ),
+    # a flag that changes no shape (a bias)
+    "flag_keeps_sizes": family(
+        """\
+model Fam(b: bool, w: int):
+    def forward(x):
+        x -> conv1d(w, 3, padding=1, bias=b) as stem
+        x -> flatten() -> dense(4) as head
+        return x
+""",
+        "false, 4",
+        "true, 6",
+        ("3, 16", "3, 16"),
+    ),
 }
 
 HEADS = {
+    "flag_keeps_sizes": "        self.head = nn.Linear(w * 16, 4)\n",
     "length_kept": "        self.head = nn.Linear(channels * 16, 4)\n",
     "adaptive_after_loop": "        self.head = nn.Linear(channels * 2, 4)\n",
     "if_keeps_sizes": "        self.head = nn.Linear(channels * 16, 4)\n",

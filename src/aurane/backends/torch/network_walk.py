@@ -38,11 +38,19 @@ from typing import Any
 
 from aurane.backends.torch.block_walk import BlockWalk, _flat, _names, _steps_from
 from aurane.backends.torch.emit_common import Call
-from aurane.backends.torch.folded_sizes import passes_input_sizes
+from aurane.backends.torch.folded_sizes import _same_shape, passes_input_sizes
 from aurane.backends.torch.modules import INDENT, attribute_namespace
 from aurane.backends.torch.named import module_class
 from aurane.backends.torch.names import Namespace
-from aurane.backends.torch.rolled import RESERVED, SIZE, TOP, Unsupported, _Walk, evaluate
+from aurane.backends.torch.rolled import (
+    RESERVED,
+    SIZE,
+    TOP,
+    Unsupported,
+    _given,
+    _Walk,
+    evaluate,
+)
 from aurane.backends.torch.rolled_forward import with_applied
 from aurane.ir.blocks import operation_params
 from aurane.ir.graph import Graph, Node
@@ -50,6 +58,7 @@ from aurane.ops import lookup
 from aurane.records import replace
 from aurane.semantics.values import OpValue
 from aurane.syntax import ast
+from aurane.syntax.items import syntax_items
 
 
 class NetworkWalk(BlockWalk):
@@ -67,6 +76,9 @@ class NetworkWalk(BlockWalk):
         # as mix{i}``: ``e_channels``), by name
         self.before: dict[str, str] = {}
         self.carried: dict[str, str] = {}
+        # the IR's values of steps whose shape a boolean or string the network's
+        # arguments give may change (``avgpool(2, ceil_mode=c)``): the name and the step
+        self.flag_steps: dict[str, tuple[str, ast.Call]] = {}
 
     @staticmethod
     def applied_operations(
@@ -346,17 +358,54 @@ class NetworkWalk(BlockWalk):
                 continue
             seen.add(node.output)
             frames = [frame for frame in node.origin if frame.span not in own]
-            if frames and node.inputs and self._resizes(node):
-                frame = frames[0]
-                where = "the loop" if frame.kind == "loop" else "the if"
+            where = ""
+            if frames:
+                kind = "the loop" if frames[0].kind == "loop" else "the if"
+                where = f"{kind} at {frames[0].span.line}:{frames[0].span.column}"
+            elif node.output in self.flag_steps:
+                flag, step = self.flag_steps[node.output]
+                where = f"the flag '{flag}' of '{step.func}' at {step.span.line}:{step.span.column}"
+            if where and node.inputs and self._resizes(node):
                 raise Unsupported(
                     f"the sizes of '{value}' on an axis the class does not track change"
-                    f" with {where} at {frame.span.line}:{frame.span.column}: a module reading"
-                    " them would be built with the number each variant gives"
+                    f" with {where}: a module reading them would be built with the number"
+                    " each variant gives"
                 )
             if passes_input_sizes(self.graph, node, threaded):
                 pending.extend(node.inputs)
         return False
+
+    def _flags(self, step: ast.Call, node: Node) -> None:
+        """Also marks a step reading a boolean or string the network's arguments give
+        that may change its shape (``flag_steps``): a network's graph has no block
+        parameters, so the walk's own values tell them (``avgpool(2, ceil_mode=c)`` at
+        ``c = true`` on a length of 15 gives the 8 ``c = false`` gives on 16)."""
+        super()._flags(step, node)
+        spec = lookup(node.op) if node.op not in ("block", "repeat") else None
+        try:
+            given = _given(spec, step) if spec is not None else {}
+        except Unsupported:
+            given = {}
+        exprs = given or {str(i): arg for i, arg in enumerate(step.args)}
+        exprs |= {k.name: k.value for k in step.keywords}
+        for arg, expr in exprs.items():
+            read = [
+                item.id
+                for item in syntax_items(expr)
+                if isinstance(item, ast.Name) and isinstance(self.env.get(item.id), bool | str)
+            ]
+            if not read:
+                continue
+            value = self.env[read[0]]
+            flipped = isinstance(expr, ast.Name) and isinstance(value, bool) and arg in given
+            if (  # a bare boolean argument of an operation: its shape tells
+                flipped
+                and spec is not None
+                and _same_shape(self.graph, node, spec, {arg: not value})
+            ):
+                continue
+            self.flag_steps[node.output] = (read[0], step)
+            return
 
     def _resizes(self, node: Node) -> bool:
         """Whether ``node``'s output differs from its first input in rank or in a size
