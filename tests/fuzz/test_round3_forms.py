@@ -3,7 +3,8 @@ session's first round fixed, so the campaigns guard them: an operation parameter
 default applied with arguments (``act = leaky_relu``, ``act(0.2)``), a default holding
 operations (``rows0 = ((4, relu), (6, tanh))``), a ``zip`` loop whose item forward does
 not read, templated names (``as d{i + 1}``, ``as d{2 * i + 1}``) and ``glu``/``pad``/
-``pixel_shuffle`` before a norm. The shares of the earlier rounds fill every roll of the
+``pixel_shuffle`` before a norm, and a caller whose calls get inputs of different lengths
+(``reshape`` in ``Net``) calling an inner block that reads its length. The shares of the earlier rounds fill every roll of the
 family generator, so a generator of its own (``round3-{seed}``) appends a second family
 to ``ROUND3_FAMILIES`` of the programs: the rest of their text stays what it was, and
 every other seed's program is unchanged."""
@@ -29,6 +30,7 @@ ROUND3_FORMS = (
     "family glu before a norm",
     "family pad before a norm",
     "family pixel_shuffle before a norm",
+    "family lengths through a reshape",
 )
 
 
@@ -41,12 +43,12 @@ def _round3_seeds(start: int, count: int) -> list[int]:
 
 
 def test_the_round3_forms_appear_and_compile() -> None:
-    """Every form appears among 200 such seeds, and the programs expected valid compile
+    """Every form appears among 300 such seeds, and the programs expected valid compile
     (a third of them: the suite's time)."""
     from aurane.tools.roll_check import _compiled
 
     seen: Counter[str] = Counter()
-    for number, seed in enumerate(_round3_seeds(7_000_000, 200)):
+    for number, seed in enumerate(_round3_seeds(7_000_000, 300)):
         program = generate(seed)
         seen.update(form for form in ROUND3_FORMS if program.constructs.get(form))
         if number % 3 or not program.expect_valid or program.edge is not None:

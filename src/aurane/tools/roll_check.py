@@ -29,6 +29,25 @@ must then build and compute what the source says. For a program, this check:
   refuses, a problem (``_refusal`` says which rejections are demanded, ``_refuses_too``
   which results are let pass).
 
+- builds it with each parameter that has a default left out (its own default: the
+  rolled ``Net`` passes the value for a call that keeps it, hunt109 F1), against the class
+  of one call of the program whose call leaves it out (``_at_defaults``);
+- builds it with an operation-valued argument swapped for another of its kind
+  (``OPERATION_KINDS``), with the arguments the changed program's rolled ``Net`` gives
+  the call (``_at_other_operations``);
+- builds a network class, one taking no sizes too, on a variant's input with one size
+  changed (``_network_sizes``: hunt109 F5's classes were written for the variants' shapes).
+
+A block's first problem at accepted arguments ends its tries; a refused value it accepts
+is reported once and the tries go on (hunt109 F8), the accepted-argument problems first.
+
+It still never varies: arguments that are global constants (``P(WIDTH)``: the literal is
+not at the call), block calls made inside another block (only the entry's calls are
+paired with their classes), the arguments of calls the entry makes more than once in a
+loop, a block's input shapes beyond the sizes of the entry's single ``input_shape``
+(several inputs, a ``reshape`` before the call), and operations outside
+``OPERATION_KINDS``.
+
 The classes checked are the rollers' (``rolled_blocks``), every other block class
 that serves calls the per-call build writes as several classes (``Sel`` for ``Sel`` and
 ``Sel_2``: calls joined over their ``if`` branches, ``branches.py``), and every block class
@@ -95,17 +114,21 @@ def _recording(module: types.ModuleType, names: frozenset[str]) -> None:
     """Each instance of the classes ``names`` keeps the arguments it was built with."""
     for name in names:
         cls = getattr(module, name, None)
-        if not isinstance(cls, type) or "_built_with" in cls.__init__.__qualname__:
-            continue  # recorded already: wrapped once
+        if not isinstance(cls, type) or hasattr(vars(cls).get("__init__"), RECORDS):
+            continue  # recorded already: wrapped once, however often a check asks
         built = cls.__init__  # type: ignore[misc]
 
-        def init_built_with(self: Any, *args: Any, __built: Any = built, **kwargs: Any) -> None:
+        def init(self: Any, *args: Any, __built: Any = built, **kwargs: Any) -> None:
             object.__setattr__(self, "_built_with", (args, kwargs))
             __built(self, *args, **kwargs)
 
         # the class's signature stays its own: other arguments are bound by it
-        init_built_with.__name__ = init_built_with.__qualname__ = "__init___built_with"
-        cls.__init__ = functools.wraps(built, updated=())(init_built_with)  # type: ignore[misc]
+        wrapped = functools.wraps(built)(init)
+        setattr(wrapped, RECORDS, True)
+        cls.__init__ = wrapped  # type: ignore[misc]
+
+
+RECORDS = "_records_built_with"  # marks a constructor ``_recording`` wrapped
 
 
 def _run(net: Any, graph: Any, paths: list[str]) -> dict[str, tuple[Any, Any]]:

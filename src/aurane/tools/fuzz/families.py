@@ -1177,3 +1177,50 @@ def draw_family(
         features.append("family channel axis")
     note(draw, *features)
     return Outcome.ADDED
+
+
+def reshaped_lengths(draw: Draw) -> Outcome:
+    """Round 3's caller whose calls get inputs of different lengths (``reshape`` in
+    ``Net`` splits the same tensor as ``(4, 6)`` and ``(3, 8)``), calling an inner block
+    that reads its length (``layer_norm`` after a ``conv1d``): the inner class takes the
+    length its caller's input gives it."""
+    body, rng = draw.body, draw.rng
+    given = body.current
+    assert given is not None
+    numel = 1
+    for size in given.shape:
+        numel *= size
+    if given.dtype not in FLOAT_DTYPES or given.dtype != body.param_dtype or numel > 4096:
+        return Outcome.SKIPPED
+    splits = [(c, numel // c) for c in range(1, 17) if numel % c == 0 and numel // c >= 2]
+    if len(splits) < 2:
+        return Outcome.SKIPPED
+    unit = fresh_name(draw, "Unit")
+    draw.blocks.append(Block(unit, [], []))  # its place taken before the caller's name
+    name = fresh_name(draw, "Fam")
+    inner = rng.choice(("layer_norm()", "rms_norm()", "dense(w)"))
+    draw.blocks[-1].lines = [
+        (f"model {unit}(w):", None),
+        ("    def forward(x):", None),
+        (f"        return x -> conv1d(w, 3, padding=1) -> {inner}", None),
+    ]
+    lines = [
+        f"model {name}(w):",
+        "    def forward(x):",
+        f"        x -> conv1d(w, 3, padding=1).relu -> {unit}(w)",
+        "        return x",
+    ]
+    draw.blocks.append(Block(name, [(t, None) for t in lines], []))
+    body.blocks += [unit, name]
+    chosen = rng.sample(splits, min(len(splits), rng.randint(2, 3)))
+    for channels, length in chosen:
+        w = rng.choice(WIDTHS)
+        body.define(given, False, "", f"reshape({given.name}, {channels}, {length})", None,
+                    Value("", (channels, length), given.dtype))  # fmt: skip
+        current = body.current
+        assert current is not None
+        out = length if inner != "dense(w)" else w
+        body.define(current, False, "", f"{name}({current.name}, {w})", None,
+                    Value("", (w, out), given.dtype))  # fmt: skip
+    note(draw, "family lengths through a reshape")
+    return Outcome.ADDED

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import aurane.tools.fuzz.configurable  # noqa: F401  (issue 24's constructs register)
 from aurane.tools.fuzz.body import Body, add_step
 from aurane.tools.fuzz.constructs import Draw, Outcome, draw_construct
-from aurane.tools.fuzz.families import draw_family
+from aurane.tools.fuzz.families import draw_family, reshaped_lengths
 from aurane.tools.fuzz.steps import (
     FLOAT_DTYPES,
     HUGE,
@@ -74,8 +74,12 @@ def _round3_family(seed: int, draw: Draw, body: Body, focus: Sequence[str], bad:
     if any(text.strip().startswith("return") for text, _ in body.lines):
         return
     ended = Draw(round3, body, draw.blocks, tuple(focus), bad, stats=draw.stats)
+    # one in six: a caller whose calls get inputs of different lengths (not a family of
+    # pieces: its calls each take the input through their own reshape)
+    reshaped = round3.random() < 1 / 6
     try:
-        added = draw_family(ended, round3=True) is Outcome.ADDED
+        drawn = reshaped_lengths(ended) if reshaped else draw_family(ended, round3=True)
+        added = drawn is Outcome.ADDED
     except Exception:  # a shape rule that crashes: the compiler run will report it
         added = False
     draw.stats["round 3 family"] = draw.stats.get("round 3 family", 0) + added
@@ -150,7 +154,8 @@ def generate(
         except Exception:  # a shape rule that crashes: the compiler run will report it
             added = False
         draw.stats["block family"] = draw.stats.get("block family", 0) + added
-    _round3_family(seed, draw, body, focus, bad)
+    if y is None:  # a second input's names come after: they would be renumbered
+        _round3_family(seed, draw, body, focus, bad)
     culprit = draw.culprit
     if not body.steps and culprit is None and not body.blocks:
         body.emit("x -> identity()", Step("identity", {}, (x.shape,), x.dtype, model="Net"))
