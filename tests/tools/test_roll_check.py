@@ -218,7 +218,8 @@ def test_a_class_accepting_arguments_the_source_refuses_is_reported(
     problems = check_source(NORM_AXES, counts, refused=True)
     assert len(problems) == 1 and problems[0].startswith("P with p0="), problems
     assert "accepts what the source refuses: S003: argument 'axes'" in problems[0], problems
-    assert counts["refused arguments"] == 1
+    # reported once; the block's other values are still tried (hunt109 F8)
+    assert counts["refused arguments"] > 1, counts
     # the tests of each form leave it out (the default) until the generator refuses all
     assert check_source(NORM_AXES) == []
 

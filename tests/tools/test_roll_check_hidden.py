@@ -124,7 +124,7 @@ def test_a_wrong_default_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def wrong_default(source: str, *, roll: bool) -> Any:
         program, graphs, module, rolled = compiled(source, roll=roll)
-        if roll:
+        if roll and source == OPERATION_DEFAULT:  # the program's own class only
             init = module.P.__init__
             defaults = list(init.__defaults__)
             defaults[-1] = F.leaky_relu  # slope 0.01, not the source's 0.2
@@ -167,3 +167,28 @@ def test_networks_are_built_at_other_input_shapes() -> None:
     assert roll_check._network_sizes(NETWORK, program, rolled, counts) == []
     assert counts["other input sizes"] >= 4, counts
     assert counts["other input sizes refused by torch"] >= 1, counts
+
+
+FOLDED_WHEN_AGREEING = """\
+model Fam1(w0, n0, op0 = leaky_relu):
+    def forward(x):
+        for i in range(n0):
+            x -> dense(w0) -> op0(0.2)
+        return x
+
+model Net:
+    input_shape = (3, 8)
+    def forward(x):
+        x -> Fam1(2, 2, op0=leaky_relu) as fam3 -> Fam1(8, 1, op0=elu) as fam4
+        return x
+"""
+
+
+def test_an_operation_the_changed_class_folds_is_not_paired() -> None:
+    """Campaign seed 184000032: ``op0=leaky_relu`` swapped for ``elu`` makes both calls
+    agree, so the changed program's class folds ``elu`` in and its ``Net`` gives no
+    ``op0``; building this class with those arguments ran its own default, a
+    ``computes differently`` the class does not have. Such a swap is counted, not built."""
+    counts: Counter[str] = Counter()
+    assert check_source(FOLDED_WHEN_AGREEING, counts) == []
+    assert counts["other operations not paired"] >= 1, counts

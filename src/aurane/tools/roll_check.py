@@ -669,7 +669,12 @@ def _at_other_operations(
                         break
                     changed = _replaced(source, leaf.span, other)
                     bound = _built_by(changed, path, name, cls)
-                    problem = _against_flat(changed, cls, path, bound) if bound else None
+                    if bound is None or param not in bound:
+                        # the changed program's class folds the operation in (its calls
+                        # agree) or is built another way: no argument to give this one
+                        counts["other operations not paired"] += 1
+                        continue
+                    problem = _against_flat(changed, cls, path, bound)
                     counts["other operations"] += problem is not None
                     if problem:
                         found.add(name)
@@ -680,7 +685,9 @@ def _at_other_operations(
 
 def _built_by(source: str, path: str, name: str, cls: type) -> dict[str, Any] | None:
     """The arguments (by ``cls``'s parameters) the rolled ``Net`` of ``source`` builds its
-    class ``name`` with at ``path``; None where it is rejected or builds it another way."""
+    class ``name`` with at ``path``, those it gives only (not the defaults: a class of
+    ``source`` may fold a value ``cls`` takes); None where it is rejected or builds it
+    another way."""
     import torch
 
     try:
