@@ -624,10 +624,14 @@ def _at_defaults(
     return problems
 
 
-def _against_flat(source: str, cls: type, path: str, bound: dict[str, Any]) -> str | None:
+def _against_flat(
+    source: str, cls: type, path: str, bound: dict[str, Any], *, loud_passes: bool = False
+) -> str | None:
     """ "" where ``cls(**bound)`` agrees with the class of one call at ``path`` that
     ``source`` compiles to, a problem where not; None where nothing to compare (the
-    program rejected, the path gone)."""
+    program rejected, the path gone). ``loud_passes``: modules other than the source's
+    pass where the class, built with its own weights, then raises or returns no tensor
+    on that input (``_loud``)."""
     import torch
 
     try:
@@ -643,7 +647,25 @@ def _against_flat(source: str, cls: type, path: str, bound: dict[str, Any]) -> s
     seen = _run(theirs, graphs[ENTRY], [path])
     if path not in seen:
         return None
-    return _same(cls, (), bound, target, seen[path], other=True) or ""
+    problem = _same(cls, (), bound, target, seen[path], other=True) or ""
+    if loud_passes and problem.startswith(("no strict load", "state-dict keys")):
+        return "fails to run" if _loud(cls, bound, seen[path]) else problem
+    return problem
+
+
+def _loud(cls: type, bound: dict[str, Any], given: tuple[Any, Any]) -> bool:
+    """Whether ``cls(**bound)`` raises, built or run on ``given``, or returns no tensor."""
+    import torch
+
+    torch.manual_seed(0)
+    try:
+        built = cls(**bound)
+        built.eval()
+        with torch.no_grad():
+            out = built(*given[0], **given[1])
+    except Exception:  # noqa: BLE001 - any failure is loud
+        return True
+    return not any(True for _ in _tensors(out))
 
 
 def _at_other_operations(
@@ -658,9 +680,10 @@ def _at_other_operations(
     (``OPERATION_KINDS``): built with the arguments the changed program's rolled ``Net``
     gives the call (the operation as the rollers pass it: a module class, a function, a
     partial), against the changed program's class of one call. The first of each block.
-    A class that raises, built or run, is loud, not wrong: counted (``other operations
-    loud``), as the changed program's class may take the operation in a form this one
-    does not (``nn.Identity`` where the calls give functions, a case of its own there)."""
+    A class that raises, built or run, or returns no tensor (its modules then not the
+    source's too) is loud, not wrong: counted (``other operations loud``), as the changed
+    program's class may take the operation in a form this one does not (``nn.Identity``
+    or ``nn.RMSNorm`` where the calls give functions: a case of its own there)."""
     problems: list[str] = []
     found: set[str] = set()
     for name, path, call, model, steps in _paired_calls(program, calls):
@@ -679,7 +702,7 @@ def _at_other_operations(
                         # agree) or is built another way: no argument to give this one
                         counts["other operations not paired"] += 1
                         continue
-                    problem = _against_flat(changed, cls, path, bound)
+                    problem = _against_flat(changed, cls, path, bound, loud_passes=True)
                     if problem and problem.startswith(("fails to run", "cannot be built")):
                         # loud: the changed class may take the operation in another form
                         # (``nn.Identity`` among functions, a case of its own there)
