@@ -27,9 +27,9 @@ def test_known_fuzz_programs_check_clean(seed: int) -> None:
 
 def test_the_command_checks_a_few_programs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--programs", "3", "--seed", "68", "--skip-refused"]) == 0
-    assert ", 0 arguments the source refuses tried (0 run empty), 0 problems" in (
-        capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert ", 0 arguments the source refuses tried (0 run empty), " in out
+    assert ", 0 problems and 0 refused values accepted" in out
 
 
 def test_a_class_joined_over_branches_is_checked() -> None:
@@ -218,7 +218,8 @@ def test_a_class_accepting_arguments_the_source_refuses_is_reported(
     problems = check_source(NORM_AXES, counts, refused=True)
     assert len(problems) == 1 and problems[0].startswith("P with p0="), problems
     assert "accepts what the source refuses: S003: argument 'axes'" in problems[0], problems
-    assert counts["refused arguments"] == 1
+    # reported once; the block's other values are still tried (hunt109 F8)
+    assert counts["refused arguments"] > 1, counts
     # the tests of each form leave it out (the default) until the generator refuses all
     assert check_source(NORM_AXES) == []
 

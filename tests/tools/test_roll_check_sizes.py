@@ -119,9 +119,11 @@ def test_an_input_the_source_refuses_is_not_compared() -> None:
     assert counts["calls"] == 2 and counts["other input sizes"] == 0, counts
 
 
-def test_a_class_taking_no_input_size_is_not_tried() -> None:
-    """A network's class (``model Small = Fam(2, 2)``) writes the variants' input shape:
-    it takes no size, so none is tried."""
+def test_a_network_class_taking_no_input_size_is_tried_at_other_shapes() -> None:
+    """A network's class (``model Small = Fam(2, 2)``) writes the variants' input shape
+    and takes no size: built with a variant's arguments on that variant's input with a
+    size changed, it computes what the variant so changed computes, or fails loudly
+    (hunt109 F5's classes were written for the variants' shapes; never tried before)."""
     source = """\
 model Fam(w, n):
     def forward(x):
@@ -143,4 +145,4 @@ model Net:
 """
     counts: Counter[str] = Counter()
     assert check_source(source, counts) == []
-    assert counts["network arguments"] > 0 and counts["other input sizes"] == 0, counts
+    assert counts["network arguments"] > 0 and counts["other input sizes"] > 0, counts

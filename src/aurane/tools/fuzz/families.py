@@ -904,6 +904,129 @@ ROUND2_FORMS = (
 )
 
 
+# -- round 3's forms (``generator.ROUND3_FAMILIES``): the forms the first round of this
+# session fixed, so the campaigns guard them --
+
+
+def _operation_default(draw: Draw, axis: Axis, j: int) -> Piece:
+    """An operation parameter with a default, applied with arguments (``act =
+    leaky_relu``, ``act(0.2)``): a call leaving it out runs the default so applied."""
+    rng = draw.rng
+    w, n, act = f"w{j}", f"n{j}", f"op{j}"
+    params = [
+        Param(w, lambda: rng.choice(WIDTHS)),
+        Param(n, lambda: rng.randint(1, 3)),
+        Param(act, lambda: Op(rng.choice(("leaky_relu", "leaky_relu", "elu"))), Op("leaky_relu")),
+    ]
+    lines = [f"for i in range({n}):", f"    x -> {axis.layer(w)} -> {act}(0.2)"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[w])
+
+    return Piece(lines, params, out, "family operation default applied")
+
+
+def _operation_rows_default(draw: Draw, axis: Axis, j: int) -> Piece:
+    """A parameter whose default holds operations (``cfg = ((4, relu), (6, tanh))``),
+    the calls leaving it out or giving other rows."""
+    rng = draw.rng
+    cfg = f"rows{j}"
+
+    def rows() -> tuple[tuple[int, Op], ...]:
+        count = rng.randint(1, 3)
+        return tuple((rng.choice(WIDTHS), Op(rng.choice(ACTS))) for _ in range(count))
+
+    default = rows()
+    params = [Param(cfg, lambda: default if rng.random() < 0.5 else rows(), default)]
+    lines = [f"for c, a in {cfg}:", f"    x -> {axis.layer('c')} -> a"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[cfg][-1][0])
+
+    return Piece(lines, params, out, "family default holding operations")
+
+
+def _zip_unread(draw: Draw, axis: Axis, j: int) -> Piece:
+    """``for c, k in zip(ws, ks): x -> dense(c)``: an item forward does not read."""
+    rng = draw.rng
+    ws, ks = f"ws{j}", f"ks{j}"
+    length: list[int] = [1]
+
+    def widths() -> list[int]:
+        length[0] = rng.randint(1, 3)
+        return [rng.choice(WIDTHS) for _ in range(length[0])]
+
+    # the parameters are drawn in order: the items of ``ks`` as many as ``ws``'s
+    params = [
+        Param(ws, widths),
+        Param(ks, lambda: [rng.randint(1, 3) for _ in range(length[0])]),
+    ]
+    lines = [f"for c, k in zip({ws}, {ks}):", f"    x -> {axis.layer('c')}"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[ws][-1])
+
+    return Piece(lines, params, out, "family zip item unread")
+
+
+def _templated(draw: Draw, axis: Axis, j: int) -> Piece:
+    """Layers named by a template (``as d{i + 1}``, ``as d{2 * i + 1}``)."""
+    rng = draw.rng
+    w, n = f"w{j}", f"n{j}"
+    params = [Param(w, lambda: rng.choice(WIDTHS)), Param(n, lambda: rng.randint(0, 3))]
+    prefix = "d" if j == 0 else f"t{j}_"
+    name = rng.choice((f"{prefix}{{i + 1}}", f"{prefix}{{2 * i + 1}}"))
+    lines = [f"for i in range({n}):", f"    x -> {axis.layer(w)} as {name}"]
+
+    def out(env: Env, shape: Shape) -> Shape:
+        return axis.widened(shape, env[w]) if env[n] else shape
+
+    return Piece(lines, params, out, "family templated names")
+
+
+def _before_norm(draw: Draw, axis: Axis, j: int) -> Piece:
+    """``glu``, ``pad`` or ``pixel_shuffle`` before a norm, which normalises the size they
+    make from a parameter (``dense(2 * w) -> glu() -> layer_norm()``)."""
+    rng = draw.rng
+    w, p = f"w{j}", f"p{j}"
+    forms = ["pad"] if axis.channel else ["glu", "pad"]
+    if axis.channel and axis.rank == 3:
+        forms.append("pixel_shuffle")
+    form = rng.choice(forms)
+    if form == "glu":
+        params = [Param(w, lambda: rng.choice(WIDTHS))]
+        lines = [f"x -> dense(2 * {w}) -> glu() -> layer_norm()"]
+
+        def out(env: Env, shape: Shape) -> Shape:
+            return axis.widened(shape, env[w])
+    elif form == "pad":
+        params = [Param(p, lambda: rng.randint(1, 3))]
+        lines = [f"x -> pad((0, {p})) -> {axis.norm()}"]
+
+        def out(env: Env, shape: Shape) -> Shape:
+            return (*shape[:-1], shape[-1] + env[p])
+    else:
+        params = [Param(w, lambda: rng.choice((1, 2, 3)))]
+        lines = [f"x -> {axis.layer(f'4 * {w}')} -> pixel_shuffle(2) -> batchnorm()"]
+
+        def out(env: Env, shape: Shape) -> Shape:
+            return (env[w], 2 * shape[1], 2 * shape[2])
+
+    return Piece(lines, params, out, f"family {form} before a norm")
+
+
+ROUND3_PIECES = (_operation_default, _operation_rows_default, _zip_unread, _templated, _before_norm)
+
+
+def _round3_pieces(draw: Draw, axis: Axis) -> list[Piece]:
+    """Round 3's family: one of ``ROUND3_PIECES``, an older piece before it a third of
+    the time (running widths and counts of others meet it)."""
+    rng = draw.rng
+    chosen = rng.choice(ROUND3_PIECES)
+    before = [rng.choice(PIECES)(draw, axis, 1)] if rng.random() < 1 / 3 else []
+    return [*before, chosen(draw, axis, 0)]
+
+
 def _call_args(rng: random.Random, params: list[Param], env: Env) -> list[str]:
     """A call's arguments: positional in order, a default left out or given by keyword."""
     out: list[str] = []
@@ -933,12 +1056,17 @@ def block_family(draw: Draw) -> Outcome:
 
 
 def draw_family(
-    draw: Draw, new: bool = False, round_forms: bool = False, round2: bool = False
+    draw: Draw,
+    new: bool = False,
+    round_forms: bool = False,
+    round2: bool = False,
+    round3: bool = False,
 ) -> Outcome:
     """``block_family``; ``new``: its first piece one of this stop's (``NEW_PIECES``), a
     second one, if any, drawn from all; ``round_forms``: one of round 1's
     (``ROUND_PIECES``), with a piece drawn from all before it a third of the time;
-    ``round2``: one of round 2's forms (``_round2_pieces``)."""
+    ``round2``: one of round 2's forms (``_round2_pieces``); ``round3``: one of round 3's
+    (``_round3_pieces``)."""
     body, rng = draw.body, draw.rng
     x = body.current
     assert x is not None
@@ -948,7 +1076,9 @@ def draw_family(
         return Outcome.SKIPPED
     axis = Axis(x.rank in (2, 3) and rng.random() < 0.5, x.rank)
     network = False
-    if round2:
+    if round3:
+        pieces = _round3_pieces(draw, axis)
+    elif round2:
         pieces, axis, network = _round2_pieces(draw, axis)
     elif round_forms:
         # an older piece before it or after it (none after a returned tensor), so the
@@ -1046,4 +1176,51 @@ def draw_family(
     if axis.channel:
         features.append("family channel axis")
     note(draw, *features)
+    return Outcome.ADDED
+
+
+def reshaped_lengths(draw: Draw) -> Outcome:
+    """Round 3's caller whose calls get inputs of different lengths (``reshape`` in
+    ``Net`` splits the same tensor as ``(4, 6)`` and ``(3, 8)``), calling an inner block
+    that reads its length (``layer_norm`` after a ``conv1d``): the inner class takes the
+    length its caller's input gives it."""
+    body, rng = draw.body, draw.rng
+    given = body.current
+    assert given is not None
+    numel = 1
+    for size in given.shape:
+        numel *= size
+    if given.dtype not in FLOAT_DTYPES or given.dtype != body.param_dtype or numel > 4096:
+        return Outcome.SKIPPED
+    splits = [(c, numel // c) for c in range(1, 17) if numel % c == 0 and numel // c >= 2]
+    if len(splits) < 2:
+        return Outcome.SKIPPED
+    unit = fresh_name(draw, "Unit")
+    draw.blocks.append(Block(unit, [], []))  # its place taken before the caller's name
+    name = fresh_name(draw, "Fam")
+    inner = rng.choice(("layer_norm()", "rms_norm()", "dense(w)"))
+    draw.blocks[-1].lines = [
+        (f"model {unit}(w):", None),
+        ("    def forward(x):", None),
+        (f"        return x -> conv1d(w, 3, padding=1) -> {inner}", None),
+    ]
+    lines = [
+        f"model {name}(w):",
+        "    def forward(x):",
+        f"        x -> conv1d(w, 3, padding=1).relu -> {unit}(w)",
+        "        return x",
+    ]
+    draw.blocks.append(Block(name, [(t, None) for t in lines], []))
+    body.blocks += [unit, name]
+    chosen = rng.sample(splits, min(len(splits), rng.randint(2, 3)))
+    for channels, length in chosen:
+        w = rng.choice(WIDTHS)
+        body.define(given, False, "", f"reshape({given.name}, {channels}, {length})", None,
+                    Value("", (channels, length), given.dtype))  # fmt: skip
+        current = body.current
+        assert current is not None
+        out = length if inner != "dense(w)" else w
+        body.define(current, False, "", f"{name}({current.name}, {w})", None,
+                    Value("", (w, out), given.dtype))  # fmt: skip
+    note(draw, "family lengths through a reshape")
     return Outcome.ADDED

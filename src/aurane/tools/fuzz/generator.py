@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import aurane.tools.fuzz.configurable  # noqa: F401  (issue 24's constructs register)
 from aurane.tools.fuzz.body import Body, add_step
 from aurane.tools.fuzz.constructs import Draw, Outcome, draw_construct
-from aurane.tools.fuzz.families import draw_family
+from aurane.tools.fuzz.families import draw_family, reshaped_lengths
 from aurane.tools.fuzz.steps import (
     FLOAT_DTYPES,
     HUGE,
@@ -57,6 +57,32 @@ ROUND_FAMILIES = 0.2
 # networks with an unread buffer, a side branch returned, two loops): the seeds below
 # it draw the programs they drew before
 ROUND2_FAMILIES = 0.05
+# round 3's forms (``families.ROUND3_PIECES``: an operation default applied with
+# arguments, a default holding operations, a zip item forward does not read, templated
+# names, glu/pad/pixel_shuffle before a norm): the shares above fill every roll, so a
+# generator of its own (``round3-{seed}``) appends a second family to this share of the
+# programs, after all the rest; the others stay what they were, text for text
+ROUND3_FAMILIES = 0.2
+
+
+def _round3_family(seed: int, draw: Draw, body: Body, focus: Sequence[str], bad: float) -> None:
+    """A family of round 3's forms appended to ``ROUND3_FAMILIES`` of the programs, drawn
+    by a generator of its own after everything else (the rest of the text unchanged)."""
+    round3 = random.Random(f"round3-{seed}")
+    if round3.random() >= ROUND3_FAMILIES or draw.culprit is not None or body.current is None:
+        return
+    if any(text.strip().startswith("return") for text, _ in body.lines):
+        return
+    ended = Draw(round3, body, draw.blocks, tuple(focus), bad, stats=draw.stats)
+    # one in six: a caller whose calls get inputs of different lengths (not a family of
+    # pieces: its calls each take the input through their own reshape)
+    reshaped = round3.random() < 1 / 6
+    try:
+        drawn = reshaped_lengths(ended) if reshaped else draw_family(ended, round3=True)
+        added = drawn is Outcome.ADDED
+    except Exception:  # a shape rule that crashes: the compiler run will report it
+        added = False
+    draw.stats["round 3 family"] = draw.stats.get("round 3 family", 0) + added
 
 
 def _second_input(rng: random.Random, x: Value, param_dtype: str) -> Value:
@@ -128,6 +154,8 @@ def generate(
         except Exception:  # a shape rule that crashes: the compiler run will report it
             added = False
         draw.stats["block family"] = draw.stats.get("block family", 0) + added
+    if y is None:  # a second input's names come after: they would be renumbered
+        _round3_family(seed, draw, body, focus, bad)
     culprit = draw.culprit
     if not body.steps and culprit is None and not body.blocks:
         body.emit("x -> identity()", Step("identity", {}, (x.shape,), x.dtype, model="Net"))
