@@ -3,8 +3,9 @@ the channels), changed by a step's argument the source writes as an expression (
 item ``k`` in ``conv1d(c, k, padding=k // 2)``). Every call's kernels may keep the length
 (odd ``k``), yet a class built at an even kernel would make a longer one: a module after it
 that reads the length (a ``dense`` after ``flatten``, a norm's shape) cannot be written as
-the calls' number, so the block keeps one class per call with a located note (roll_check
-seed 130000162). A step whose arguments keep the length at any value (a constant kernel
+the calls' number: the block kept one class per call with a located note (roll_check
+seed 130000162); it now carries the length as a running local
+(``test_rolled_running_lengths``). A step whose arguments keep the length at any value (a constant kernel
 3 with ``padding=1``), or a pool that sets it (``adaptive_avg_pool(4)``), keeps the roll.
 """
 
@@ -14,12 +15,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     refusing,
-    roll_notes,
     twin,
 )
 
@@ -44,25 +43,23 @@ def kernel_rows(kernel: str = "k", padding: str = "k // 2", pool: str = "") -> s
     return KERNEL_ROWS.format(kernel=kernel, padding=padding, pool=pool)
 
 
-def test_a_dense_after_a_length_a_loops_kernel_may_change_falls_back() -> None:
-    """``nn.Linear(w0 * 8, ...)`` was right at the calls' odd kernels only: at
-    ``rows1=[(8, 4)]`` the length is 9 and the class could not load the per-call build's
-    weights. Now each call keeps its class, with the note, and roll_check finds nothing."""
-    source = kernel_rows()
-    _, code, notes = refusing(source, "kernel_rows", torch.randn(2, 1, 8))
-    assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
-    assert len(notes) == 1, notes
-    assert notes[0].startswith("block 'Fam' at 1:7: "), notes
-    assert "flattens may change with an argument a step before it is given" in notes[0]
+def test_a_dense_after_a_length_a_loops_kernel_may_change_rolls() -> None:
+    """``nn.Linear(w0 * 8, ...)`` was right at the calls' odd kernels only (at
+    ``rows1=[(8, 4)]`` the length is 9); it fell back to a class per call. The class now
+    carries the length as a running local (``test_rolled_running_lengths``)."""
+    checked = twin(kernel_rows(), "kernel_rows", torch.randn(2, 1, 8))
+    assert CLASS.findall(checked.code) == ["Fam", "Net"], checked.code
+    fam = block_class(checked.gen, "Fam")
+    assert "nn.Linear(w0 * length, p0 + 2)" in fam, fam
 
 
-def test_a_norm_after_a_length_a_loops_kernel_may_change_falls_back() -> None:
-    """The norm's shape (``(w0, 8)[-p0:]``) read the same length."""
+def test_a_norm_after_a_length_a_loops_kernel_may_change_rolls() -> None:
+    """The norm's shape (``(w0, 8)[-p0:]``) read the same length: now the local's."""
     source = kernel_rows(pool="rms_norm(axes=p0) -> ")
-    notes, code = roll_notes(source)
-    assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
-    assert notes and "reads an input size a parameter changes on an axis" in notes[0], notes
-    assert check_source(source) == []
+    checked = twin(source, "kernel_rows_norm", torch.randn(2, 1, 8))
+    assert CLASS.findall(checked.code) == ["Fam", "Net"], checked.code
+    fam = block_class(checked.gen, "Fam")
+    assert "nn.RMSNorm((w0, length)[-p0:])" in fam, fam
 
 
 def test_a_constant_kernel_keeps_the_length_and_the_roll() -> None:
