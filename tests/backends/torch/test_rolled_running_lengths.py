@@ -25,6 +25,7 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
+    refusing,
     twin,
 )
 
@@ -170,3 +171,49 @@ def test_a_loop_keeping_the_length_writes_no_local() -> None:
     checked = twin(source, "kept_length", torch.randn(2, 1, 8))
     fam = block_class(checked.gen, "Fam")
     assert "length" not in fam, fam
+
+
+def test_a_length_a_pool_set_starts_the_local_at_its_number() -> None:
+    """After ``adaptive_avg_pool(7)`` the loop's local starts at 7 (``length = 7``)."""
+    source = """\
+model Fam(rows1, w0, p0):
+    def forward(x):
+        x -> adaptive_avg_pool(7)
+        for c, k in rows1:
+            x -> conv1d(c, k, padding=k // 2)
+        return x -> flatten() -> dense(p0 + 2)
+
+model Net:
+    input_shape = (1, 8)
+    def forward(x):
+        a = Fam(x, [(8, 3)], 6, 1) as a
+        b = Fam(x, [(8, 4), (3, 2)], 6, 2) as b
+        return add(a, dense(b, 3))
+"""
+    checked = twin(source, "pooled_then_rows", torch.randn(2, 1, 8))
+    fam = block_class(checked.gen, "Fam")
+    assert "        length = 7\n" in fam, fam
+    assert "nn.Linear(channels * length, p0 + 2)" in fam, fam
+
+
+def test_a_side_tensor_a_loop_does_not_carry_keeps_the_fallback() -> None:
+    """``y = x -> conv1d(c, k)`` changes a length the loop's local does not carry (each
+    iteration would restart it): not tracked, and the block keeps a class per call."""
+    source = """\
+model Fam(rows1, w0, p0):
+    def forward(x):
+        for c, k in rows1:
+            x -> conv1d(c, k, padding=k // 2)
+            y = x -> conv1d(c, k)
+        return x -> flatten() -> dense(p0 + 2)
+
+model Net:
+    input_shape = (1, 8)
+    def forward(x):
+        a = Fam(x, [(8, 3)], 6, 1) as a
+        b = Fam(x, [(8, 4), (3, 2)], 6, 2) as b
+        return add(a, dense(b, 3))
+"""
+    _, code, notes = refusing(source, "side_tensor", torch.randn(2, 1, 8))
+    assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
+    assert "flattens may change with an argument a step before it is given" in notes[0], notes

@@ -1771,9 +1771,7 @@ class _Walk:
         if trees is None or names is None:
             return None
         carried = {
-            axis: names[axis - 1]
-            for axis, tree in trees.items()
-            if not isinstance(tree, Lit) and tree != Ref(names[axis - 1])
+            axis: names[axis - 1] for axis, tree in trees.items() if tree != Ref(names[axis - 1])
         }
         taken = (*self.tr.locals, *RESERVED, *self.tr.constants)
         if not carried or any(local in taken for local in carried.values()):
@@ -2513,11 +2511,21 @@ class _Walk:
         before = self._spatial_in(node.inputs[0]) if after is not None else None
         if after is None or before is None or after == before or depth == TOP:
             return []
+        changed = {
+            axis: tree
+            for axis, tree in after.items()
+            if before.get(axis) != tree and not isinstance(tree, Lit)
+        }
+        locals_ = {axis: self._running_local(node.output, axis) for axis in changed}
+        if any(local is None or before.get(axis) != Ref(local) for axis, local in locals_.items()):
+            # a size the loop does not carry (a tensor it did not start from): a line
+            # here would restart it at each iteration, so it is not tracked
+            del self.spatial[node.output]
+            return []
         lines = []
-        for axis, tree in after.items():
-            if before.get(axis) == tree or isinstance(tree, Lit):
-                continue
-            local = self._running_local(node.output, axis)
+        for axis, tree in changed.items():
+            local = locals_[axis]
+            assert local is not None
             lines.append(f"{INDENT * depth}{local} = {self._tree_text(tree)}")
             self.env[local] = int(plain((self.values[node.output].shape or ())[axis + 1]))
             # a value whose size the local held before holds it no more
@@ -2527,16 +2535,16 @@ class _Walk:
             after[axis] = Ref(local)
         return lines
 
-    def _running_local(self, value: str, axis: int) -> str:
+    def _running_local(self, value: str, axis: int) -> str | None:
         """The local carrying the spatial size on ``axis`` of the IR's value ``value``
-        (``length`` of a ``(channels, length)`` sample)."""
-        rank = len(self.values[value].shape or ()) - 1
-        names = RUNNING_SIZES.get(rank)
+        (``length`` of a ``(channels, length)`` sample); None where the block has no
+        such local (a sample of more axes) or takes its name already."""
+        names = RUNNING_SIZES.get(len(self.values[value].shape or ()) - 1)
         if names is None:
-            raise Unsupported(f"a running size of a sample of {rank} axes")
+            return None
         local = names[axis - 1]
         if local in self.tr.locals or local in RESERVED or local in self.tr.constants:
-            raise Unsupported(f"the running size's local '{local}' is a name of the block")
+            return None
         return local
 
     def _tree_text(self, tree: Expr) -> str:
