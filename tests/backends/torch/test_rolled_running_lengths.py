@@ -217,3 +217,29 @@ model Net:
     _, code, notes = refusing(source, "side_tensor", torch.randn(2, 1, 8))
     assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
     assert "flattens may change with an argument a step before it is given" in notes[0], notes
+
+
+def test_an_inner_block_takes_the_running_length() -> None:
+    """Bench seed 182000001: an inner block reading the length (``layer_norm(axes=2)``)
+    after kernel rows is passed the local (``Unit0(channels, length, v0)``)."""
+    source = """\
+model Unit0(w):
+    def forward(x):
+        return x -> layer_norm(axes=2) -> conv1d(w, 3, padding=1)
+
+model Fam0(rows0, v0):
+    def forward(x):
+        for c, k in rows0:
+            x -> conv1d(c, k, padding=k // 2)
+        x -> Unit0(v0)
+        return x
+
+model Net:
+    input_shape = (6, 3)
+    def forward(x):
+        x -> Fam0([(4, 2)], 8) -> Fam0([(6, 4), (6, 2)], 8) as fam1
+        return Fam0(x, [(2, 1), (2, 4), (3, 1)], 3) as fam2
+"""
+    checked = twin(source, "inner_length", torch.randn(2, 6, 3))
+    fam = block_class(checked.gen, "Fam0")
+    assert "        self.unit01 = Unit0(channels, length, v0)\n" in fam, fam

@@ -18,7 +18,6 @@ torch = pytest.importorskip("torch")
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
-    refusing,
     twin,
 )
 
@@ -150,7 +149,7 @@ def test_a_norm_reading_the_input_sizes_beside_a_parameters_width_rolls() -> Non
 
 
 # the length an inner block reads after kernel rows: ``Unit(channels, 8, w0)`` was right at
-# the calls' odd kernels only (a row ``(8, 4)`` makes a length of 9)
+# the calls' odd kernels only (a row ``(8, 4)`` makes a length of 9); it fell back
 INNER_AFTER_KERNEL_ROWS = """\
 model Unit(w):
     def forward(x):
@@ -171,16 +170,13 @@ model Net:
 """
 
 
-def test_an_inner_block_taking_a_size_a_loops_item_may_change_falls_back() -> None:
-    """Neither the calls' number nor the input's size by name: the block keeps one class
-    per call, noted."""
-    _, code, notes = refusing(INNER_AFTER_KERNEL_ROWS, "inner_kernel_rows", torch.randn(2, 1, 8))
-    assert CLASS.findall(code) == ["Unit", "Fam", "Fam_2", "Net"], code
-    assert notes == [
-        "block 'Fam' at 5:7: the block 'Unit' takes an input size that an argument a step"
-        " before it is given (a parameter or a loop's item) may change, on an axis the class"
-        " does not track"
-    ], notes
+def test_an_inner_block_taking_a_size_a_loops_item_may_change_gets_the_running_length() -> None:
+    """Neither the calls' number nor the input's size by name: the class passes the
+    length it carries (``test_rolled_running_lengths``)."""
+    checked = twin(INNER_AFTER_KERNEL_ROWS, "inner_kernel_rows", torch.randn(2, 1, 8))
+    assert CLASS.findall(checked.code) == ["Unit", "Fam", "Net"], checked.code
+    fam = block_class(checked.gen, "Fam")
+    assert "Unit(channels, length, w0)" in fam, fam
 
 
 # a flatten of a length the calls' inputs give differently (8 and 4), which the loop's

@@ -2493,6 +2493,11 @@ class _Walk:
         for axis, tree in after.items():
             if any(isinstance(leaf, InputSize) for leaf in leaves(tree)):
                 return
+            read = set(leaves(tree))
+            if read and not read & set(leaves(before[axis])):
+                # a size the step's arguments set (a dense's features on the last axis):
+                # a width, which the walk threading that axis writes better
+                return
             try:
                 size = evaluate(self._tree_text(tree), self.env)
             except Exception:  # noqa: BLE001 - a text the walk cannot evaluate here
@@ -2784,17 +2789,25 @@ class _Walk:
             raise Unsupported(f"the block '{name}' takes sizes its input lacks")
         sizes = {axis: plain(shape[axis]) for axis in axes}
         named = self._named_sizes(node.inputs[0], 0 if self.axis == 1 else len(shape) - 1)
-        if any(type(size) is not int or _reads_parameter(shape[a]) for a, size in sizes.items()):
+        # sizes the walk carries as trees (``spatial``): passed as their texts, right at
+        # any arguments, where a parameter, a loop or a step's argument changes them
+        tracked = self._tracked(node.inputs[0]) is not None
+        if any(
+            type(size) is not int or (not tracked and _reads_parameter(shape[a]))
+            for a, size in sizes.items()
+        ):
             raise Unsupported(
                 f"the block '{name}' takes an input size a parameter changes on an axis the"
                 " class does not track"
             )
-        if self._loop_changed(node.inputs[0], node.origin) or self._flagged_before(node.inputs[0]):
+        if (
+            not tracked and self._loop_changed(node.inputs[0], node.origin)
+        ) or self._flagged_before(node.inputs[0]):
             raise Unsupported(
                 f"the block '{name}' takes an input size that a step before it may change on"
                 " an axis the class does not track"
             )
-        if {axis + 1 for axis in axes} & self._resized_axes(node.inputs[0]):
+        if not tracked and {axis + 1 for axis in axes} & self._resized_axes(node.inputs[0]):
             raise Unsupported(
                 f"the block '{name}' takes an input size that an argument a step before it is"
                 " given (a parameter or a loop's item) may change, on an axis the class does"
