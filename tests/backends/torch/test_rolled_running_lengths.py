@@ -243,3 +243,26 @@ model Net:
     checked = twin(source, "inner_length", torch.randn(2, 6, 3))
     fam = block_class(checked.gen, "Fam0")
     assert "        self.unit01 = Unit0(channels, length, v0)\n" in fam, fam
+
+
+def test_a_rule_losing_an_arguments_tree_keeps_the_fallback() -> None:
+    """``slice(dim=2, start=k)``'s rule gives a plain number: a tree right at this visit
+    only (``folded_sizes.keeps_arguments`` tries ``k`` at other values), so the length is
+    not carried and the block keeps a class per call."""
+    source = """\
+model Fam(rows1, w0, p0):
+    def forward(x):
+        for c, k in rows1:
+            x -> conv2d(c, 3, padding=1) -> slice(dim=2, start=k)
+        return x -> flatten() -> dense(p0 + 2)
+
+model Net:
+    input_shape = (1, 8, 8)
+    def forward(x):
+        a = Fam(x, [(8, 1)], 6, 1) as a
+        b = Fam(x, [(8, 2), (3, 1)], 6, 2) as b
+        return add(a, dense(b, 3))
+"""
+    _, code, notes = refusing(source, "sliced_rows", torch.randn(2, 1, 8, 8))
+    assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
+    assert "flattens may change with an argument a step before it is given" in notes[0], notes

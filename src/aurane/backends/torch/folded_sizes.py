@@ -17,7 +17,7 @@ integers too where it is given a number (``slice(start=2)`` of ``w``: ``w - 2``)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aurane.ir.graph import Graph, Node
@@ -312,3 +312,49 @@ def spatial_trees(
     if len(out) != len(shape):
         return None
     return {axis: tree_of(out[axis]) for axis in sizes}
+
+
+def keeps_arguments(
+    graph: Graph,
+    node: Node,
+    trees: Mapping[int, Expr],
+    args: Mapping[str, Any],
+    value_of: Callable[[Ref], Any],
+) -> bool:
+    """Whether the spatial sizes' ``trees`` (``spatial_trees`` of ``node`` at the symbolic
+    ``args``) give what the shape rule gives at other values of each argument: a rule
+    that loses an argument's tree (``slice(start=k)``, a plain number) would leave a size
+    right at this visit only. ``value_of``: a leaf's value at this visit. Values the rule
+    refuses are not counted: torch refuses them too, loudly."""
+    spec = lookup(node.op)
+    value = {v.name: v for v in graph.values}[node.inputs[0]]
+    types = (TensorType(tuple(plain((value.shape or ())[1:])), value.dtype),)
+    given = {name: plain(v) for name, v in node.args.items()}
+    assert spec is not None
+    for name, arg in args.items():
+        items = arg if isinstance(arg, tuple) else (arg,)
+        for at, item in enumerate(items):
+            if not is_symbolic(item):
+                continue
+            leaf = item.tree
+            for other in (int(item) + 1, int(item) + 2, 2 * int(item) + 1):
+                changed = tuple(other if i == at else plain(v) for i, v in enumerate(items))
+                try:
+                    context = InferContext.of_node(
+                        bind_defaults(
+                            spec, {**given, name: changed if isinstance(arg, tuple) else other}
+                        ),
+                        types,
+                        graph.param_dtype,
+                    )
+                    shape = tuple(spec.infer(context).shape)
+                except Exception:  # noqa: BLE001 - refused at that value
+                    continue
+
+                def at_other(ref: Any, leaf: Any = leaf, other: int = other) -> Any:
+                    return other if ref == leaf else value_of(ref)
+
+                for axis, tree in trees.items():
+                    if axis >= len(shape) or evaluate(tree, at_other) != shape[axis]:
+                        return False
+    return True

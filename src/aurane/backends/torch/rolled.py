@@ -35,6 +35,7 @@ from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit
 from aurane.backends.torch.folded_sizes import (
     ARGUMENT,
     hidden_params,
+    keeps_arguments,
     passes_input_sizes,
     resizing_args,
     size_flags,
@@ -1748,8 +1749,8 @@ class _Walk:
     def _enter_loop(self, stmt: ast.For) -> tuple[dict[int, Expr], dict[int, str]] | None:
         """Where the loop starts from a tensor whose spatial sizes are tracked (``spatial``),
         those sizes are carried by locals through it (``length``, which a step changing it
-        updates): the IR's value the loop starts from and its trees before; None where
-        it does not, or the locals are taken already: the trees before and the locals."""
+        updates): the trees before and the locals, by axis; None where it does not, or
+        the locals are names of the block already."""
         first = next(
             (
                 node
@@ -2504,9 +2505,17 @@ class _Walk:
                 return
             if size != plain(shape[axis + 1]):
                 return
+        if not keeps_arguments(self.graph, node, after, args, self._leaf_value):
+            return  # the rule lost an argument's tree: right at this visit only
         if after != before and self.depth != TOP + self.loops_around:
             return
         self.spatial[node.output] = after
+
+    def _leaf_value(self, leaf: Ref) -> Any:
+        """A spatial tree's leaf at this visit: an argument's text or a name's value."""
+        if leaf.name.startswith(ARGUMENT):
+            return evaluate(leaf.name[len(ARGUMENT) :], self.env)
+        return self.env[leaf.name]
 
     def _running_sizes(self, node: Node, depth: int) -> list[str]:
         """In a loop, the lines updating the locals that carry the spatial sizes ``node``
