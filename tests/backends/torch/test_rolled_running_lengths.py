@@ -21,6 +21,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from aurane.backends.torch.folded_sizes import keeps_arguments, spatial_trees  # noqa: E402
+from aurane.semantics.symbolic import Lit, Ref, symbol  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
@@ -245,11 +247,7 @@ model Net:
     assert "        self.unit01 = Unit0(channels, length, v0)\n" in fam, fam
 
 
-def test_a_rule_losing_an_arguments_tree_keeps_the_fallback() -> None:
-    """``slice(dim=2, start=k)``'s rule gives a plain number: a tree right at this visit
-    only (``folded_sizes.keeps_arguments`` tries ``k`` at other values), so the length is
-    not carried and the block keeps a class per call."""
-    source = """\
+SLICED_ROWS = """\
 model Fam(rows1, w0, p0):
     def forward(x):
         for c, k in rows1:
@@ -257,12 +255,34 @@ model Fam(rows1, w0, p0):
         return x -> flatten() -> dense(p0 + 2)
 
 model Net:
-    input_shape = (1, 8, 8)
+    input_shape = (1, 8, 6)
     def forward(x):
         a = Fam(x, [(8, 1)], 6, 1) as a
         b = Fam(x, [(8, 2), (3, 1)], 6, 2) as b
         return add(a, dense(b, 3))
 """
-    _, code, notes = refusing(source, "sliced_rows", torch.randn(2, 1, 8, 8))
+
+
+def test_a_rule_losing_an_arguments_tree_is_not_carried() -> None:
+    """``slice(dim=2, start=k)``'s rule gives the height as a plain number (6 at ``k =
+    2``): a tree right at this visit only, which ``keeps_arguments`` finds by trying ``k``
+    at other values; the width's tree is kept."""
+    from aurane.compile import prepare_program
+
+    _, graphs, _ = prepare_program(SLICED_ROWS, filename="sliced.aur")
+    sub = [n for n in graphs["Net"].nodes if n.op == "block"][1].subgraph
+    assert sub is not None
+    node = next(n for n in sub.nodes if n.op == "slice")
+    start = {"start": symbol(2, Ref("k"))}
+    trees = spatial_trees(sub, node, {1: Ref("height"), 2: Ref("width")}, start)
+    assert trees == {1: Lit(6), 2: Ref("width")}
+    at_visit = {"k": 2, "height": 8, "width": 6}
+    assert not keeps_arguments(sub, node, trees, start, lambda leaf: at_visit[leaf.name])
+    assert keeps_arguments(sub, node, {2: Ref("width")}, start, lambda leaf: at_visit[leaf.name])
+
+
+def test_a_sliced_length_keeps_the_fallback() -> None:
+    """The block of that slice keeps a class per call, noted; never a wrong class."""
+    _, code, notes = refusing(SLICED_ROWS, "sliced_rows", torch.randn(2, 1, 8, 6))
     assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
     assert "flattens may change with an argument a step before it is given" in notes[0], notes
