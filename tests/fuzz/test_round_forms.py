@@ -132,8 +132,9 @@ def test_two_modules_an_iteration_in_a_branch_after_a_branch_count() -> None:
 # norm's shape read the length the calls' kernels keep (``nn.RMSNorm((w0, 8)[-(p0 +
 # 1):])``); a row of kernel 4 (``padding=k // 2``) makes a length of 9, and the class
 # built there cannot load the per-call build's weights (loud in forward, not silent).
-# Both now fall back, noted: the block to one class per call, the network to its
-# variants' classes (``folded_sizes.resizing_args``)
+# The block now rolls, its norm reading the length the class carries as a running local
+# (``length = length + 2 * (k // 2) - k + 1``); the network still falls back to its
+# variants' classes, noted (``folded_sizes.resizing_args``)
 NORM_AFTER_KERNEL_ROWS = """\
 model Fam(rows1, w0, p0):
     def forward(x):
@@ -176,10 +177,18 @@ model Net:
 """
 
 
-@pytest.mark.parametrize("source", [NORM_AFTER_KERNEL_ROWS, NETWORK_NORM_AFTER_KERNEL_ROWS])
-def test_seed_130000162_a_norm_after_kernel_rows_reads_the_sizes_they_make(source: str) -> None:
+def test_seed_130000162_a_norm_after_kernel_rows_reads_the_running_length() -> None:
+    checked = twin(NORM_AFTER_KERNEL_ROWS, "kernel_rows_norm", torch.randn(2, 1, 8))
+    assert CLASS.findall(checked.code) == ["Fam", "Net"], checked.code
+    fam = block_class(checked.gen, "Fam")
+    assert "nn.RMSNorm((w0, length)[-(p0 + 1):])" in fam, fam
+    assert "(w0, 8)" not in fam, fam  # the calls' length is written nowhere
+
+
+def test_seed_130000162_a_networks_norm_after_kernel_rows_falls_back() -> None:
+    source = NETWORK_NORM_AFTER_KERNEL_ROWS
     _, code, notes = build(source, "kernel_rows_norm")
     assert notes and "reads an input size a parameter changes on an axis" in notes[0], notes
     # the calls' length is written in no class built for other rows
-    assert "(w0, 8)" not in code and "(w0, 2, 8)" not in code, code
+    assert "(w0, 2, 8)" not in code, code
     assert check_source(source) == []

@@ -25,7 +25,6 @@ from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
     build,
-    refusing,
     rolls_exactly,
     twin,
 )
@@ -192,8 +191,9 @@ def test_network_variants_of_other_axes_are_one_class() -> None:
     assert check_source(NETWORK) == []
 
 
-# a loop before the norm changes the spatial sizes its shape covers, which the class
-# writes as the calls' numbers: one class per call, with the located note
+# a loop before the norm changes the spatial sizes its shape covers: the class carries
+# them as running locals (``height = (height - 1) // 2 + 1``; it kept one class per call,
+# noted, when it wrote them as the calls' numbers; ``test_rolled_running_lengths``)
 LOOP_BEFORE = """\
 model Down(p0, c: int, n: int):
     def forward(x):
@@ -210,13 +210,12 @@ model Net:
 """
 
 
-def test_a_loop_changing_a_covered_size_keeps_the_located_note() -> None:
-    _, code, notes = refusing(LOOP_BEFORE, "axes_loop_before", torch.randn(2, 3, 8, 8))
-    assert CLASS.findall(code) == ["Down", "Down_2", "Net"], code
-    assert notes == [
-        "block 'Down' at 1:7: the module of 'rms_norm1' reads an input size that a loop"
-        " before it changes on an axis the class does not track"
-    ], notes
+def test_a_loop_changing_a_covered_size_carries_it() -> None:
+    checked = twin(LOOP_BEFORE, "axes_loop_before", torch.randn(2, 3, 8, 8))
+    assert CLASS.findall(checked.code) == ["Down", "Net"], checked.code
+    down = block_class(checked.gen, "Down")
+    assert "            height = (height - 1) // 2 + 1\n" in down, down
+    assert "nn.RMSNorm((channels, height, width)[-p0:])" in down, down
 
 
 # config rows give the axes (fuzz seed 85000136): ``a0 = 1`` is no size the loop's later

@@ -3,8 +3,9 @@ the channels), changed by a step's argument the source writes as an expression (
 item ``k`` in ``conv1d(c, k, padding=k // 2)``). Every call's kernels may keep the length
 (odd ``k``), yet a class built at an even kernel would make a longer one: a module after it
 that reads the length (a ``dense`` after ``flatten``, a norm's shape) cannot be written as
-the calls' number, so the block keeps one class per call with a located note (roll_check
-seed 130000162). A step whose arguments keep the length at any value (a constant kernel
+the calls' number: the block kept one class per call with a located note (roll_check
+seed 130000162); it now carries the length as a running local
+(``test_rolled_running_lengths``). A step whose arguments keep the length at any value (a constant kernel
 3 with ``padding=1``), or a pool that sets it (``adaptive_avg_pool(4)``), keeps the roll.
 """
 
@@ -14,12 +15,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from aurane.tools.roll_check import check_source  # noqa: E402
 from tests.backends.torch.one_class import (  # noqa: E402
     CLASS,
     block_class,
-    refusing,
-    roll_notes,
     twin,
 )
 
@@ -44,25 +42,23 @@ def kernel_rows(kernel: str = "k", padding: str = "k // 2", pool: str = "") -> s
     return KERNEL_ROWS.format(kernel=kernel, padding=padding, pool=pool)
 
 
-def test_a_dense_after_a_length_a_loops_kernel_may_change_falls_back() -> None:
-    """``nn.Linear(w0 * 8, ...)`` was right at the calls' odd kernels only: at
-    ``rows1=[(8, 4)]`` the length is 9 and the class could not load the per-call build's
-    weights. Now each call keeps its class, with the note, and roll_check finds nothing."""
-    source = kernel_rows()
-    _, code, notes = refusing(source, "kernel_rows", torch.randn(2, 1, 8))
-    assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
-    assert len(notes) == 1, notes
-    assert notes[0].startswith("block 'Fam' at 1:7: "), notes
-    assert "flattens may change with an argument a step before it is given" in notes[0]
+def test_a_dense_after_a_length_a_loops_kernel_may_change_rolls() -> None:
+    """``nn.Linear(w0 * 8, ...)`` was right at the calls' odd kernels only (at
+    ``rows1=[(8, 4)]`` the length is 9); it fell back to a class per call. The class now
+    carries the length as a running local (``test_rolled_running_lengths``)."""
+    checked = twin(kernel_rows(), "kernel_rows", torch.randn(2, 1, 8))
+    assert CLASS.findall(checked.code) == ["Fam", "Net"], checked.code
+    fam = block_class(checked.gen, "Fam")
+    assert "nn.Linear(w0 * length, p0 + 2)" in fam, fam
 
 
-def test_a_norm_after_a_length_a_loops_kernel_may_change_falls_back() -> None:
-    """The norm's shape (``(w0, 8)[-p0:]``) read the same length."""
+def test_a_norm_after_a_length_a_loops_kernel_may_change_rolls() -> None:
+    """The norm's shape (``(w0, 8)[-p0:]``) read the same length: now the local's."""
     source = kernel_rows(pool="rms_norm(axes=p0) -> ")
-    notes, code = roll_notes(source)
-    assert CLASS.findall(code) == ["Fam", "Fam_2", "Net"], code
-    assert notes and "reads an input size a parameter changes on an axis" in notes[0], notes
-    assert check_source(source) == []
+    checked = twin(source, "kernel_rows_norm", torch.randn(2, 1, 8))
+    assert CLASS.findall(checked.code) == ["Fam", "Net"], checked.code
+    fam = block_class(checked.gen, "Fam")
+    assert "nn.RMSNorm((w0, length)[-p0:])" in fam, fam
 
 
 def test_a_constant_kernel_keeps_the_length_and_the_roll() -> None:
@@ -153,7 +149,7 @@ def test_a_norm_reading_the_input_sizes_beside_a_parameters_width_rolls() -> Non
 
 
 # the length an inner block reads after kernel rows: ``Unit(channels, 8, w0)`` was right at
-# the calls' odd kernels only (a row ``(8, 4)`` makes a length of 9)
+# the calls' odd kernels only (a row ``(8, 4)`` makes a length of 9); it fell back
 INNER_AFTER_KERNEL_ROWS = """\
 model Unit(w):
     def forward(x):
@@ -174,16 +170,13 @@ model Net:
 """
 
 
-def test_an_inner_block_taking_a_size_a_loops_item_may_change_falls_back() -> None:
-    """Neither the calls' number nor the input's size by name: the block keeps one class
-    per call, noted."""
-    _, code, notes = refusing(INNER_AFTER_KERNEL_ROWS, "inner_kernel_rows", torch.randn(2, 1, 8))
-    assert CLASS.findall(code) == ["Unit", "Fam", "Fam_2", "Net"], code
-    assert notes == [
-        "block 'Fam' at 5:7: the block 'Unit' takes an input size that an argument a step"
-        " before it is given (a parameter or a loop's item) may change, on an axis the class"
-        " does not track"
-    ], notes
+def test_an_inner_block_taking_a_size_a_loops_item_may_change_gets_the_running_length() -> None:
+    """Neither the calls' number nor the input's size by name: the class passes the
+    length it carries (``test_rolled_running_lengths``)."""
+    checked = twin(INNER_AFTER_KERNEL_ROWS, "inner_kernel_rows", torch.randn(2, 1, 8))
+    assert CLASS.findall(checked.code) == ["Unit", "Fam", "Net"], checked.code
+    fam = block_class(checked.gen, "Fam")
+    assert "Unit(channels, length, w0)" in fam, fam
 
 
 # a flatten of a length the calls' inputs give differently (8 and 4), which the loop's

@@ -17,13 +17,22 @@ integers too where it is given a number (``slice(start=2)`` of ``w``: ``w - 2``)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aurane.ir.graph import Graph, Node
 from aurane.ops import bind_defaults, lookup
 from aurane.ops.spec import InferContext, OpSpec, TensorType
-from aurane.semantics.symbolic import Ref, evaluate, is_symbolic, leaves, plain
+from aurane.semantics.symbolic import (
+    Expr,
+    Ref,
+    evaluate,
+    is_symbolic,
+    leaves,
+    plain,
+    symbol,
+    tree_of,
+)
 
 
 def size_flags(graph: Graph, node: Node, read: Iterable[str]) -> set[str]:
@@ -264,3 +273,88 @@ def _at(value: Any, value_of: Any) -> Any:
     if isinstance(value, dict):
         return {key: _at(item, value_of) for key, item in value.items()}
     return plain(value)
+
+
+# a leaf standing for an argument's source text (``k // 2``) in a size's tree
+ARGUMENT = "\x00argument "
+
+
+def spatial_trees(
+    graph: Graph, node: Node, sizes: Mapping[int, Expr], args: Mapping[str, Any]
+) -> dict[int, Expr] | None:
+    """The sizes of ``node``'s output on the sample's axes ``sizes`` names, as trees: the
+    operation catalog's shape rule run at symbolic sizes (each axis of ``sizes`` its tree,
+    each of ``args`` a symbolic argument), so a running size is updated as the rule
+    computes it (``length + 2 * (k // 2) - k + 1`` after ``conv1d(c, k, padding=k //
+    2)``), never by a formula written per operation. None where the rule refuses them,
+    changes the rank or takes more than one input."""
+    spec = lookup(node.op) if node.op not in ("block", "repeat") else None
+    values = {v.name: v for v in graph.values}
+    if spec is None or len(node.inputs) != 1:
+        return None
+    value = values.get(node.inputs[0])
+    if value is None or value.shape is None:
+        return None
+    shape = tuple(plain(value.shape[1:]))
+    if any(axis >= len(shape) for axis in sizes):
+        return None
+    symbolic = tuple(
+        symbol(size, sizes[axis]) if axis in sizes else size for axis, size in enumerate(shape)
+    )
+    given = {name: plain(v) for name, v in node.args.items()} | dict(args)
+    try:
+        context = InferContext.of_node(
+            bind_defaults(spec, given), (TensorType(symbolic, value.dtype),), graph.param_dtype
+        )
+        out = tuple(spec.infer(context).shape)
+    except Exception:  # noqa: BLE001 - refused at symbolic sizes: not tracked
+        return None
+    if len(out) != len(shape):
+        return None
+    return {axis: tree_of(out[axis]) for axis in sizes}
+
+
+def keeps_arguments(
+    graph: Graph,
+    node: Node,
+    trees: Mapping[int, Expr],
+    args: Mapping[str, Any],
+    value_of: Callable[[Ref], Any],
+) -> bool:
+    """Whether the spatial sizes' ``trees`` (``spatial_trees`` of ``node`` at the symbolic
+    ``args``) give what the shape rule gives at other values of each argument: a rule
+    that loses an argument's tree (``slice(start=k)``, a plain number) would leave a size
+    right at this visit only. ``value_of``: a leaf's value at this visit. Values the rule
+    refuses are not counted: torch refuses them too, loudly."""
+    spec = lookup(node.op)
+    value = {v.name: v for v in graph.values}[node.inputs[0]]
+    types = (TensorType(tuple(plain((value.shape or ())[1:])), value.dtype),)
+    given = {name: plain(v) for name, v in node.args.items()}
+    assert spec is not None
+    for name, arg in args.items():
+        items = arg if isinstance(arg, tuple) else (arg,)
+        for at, item in enumerate(items):
+            if not is_symbolic(item):
+                continue
+            leaf = item.tree
+            for other in (int(item) + 1, int(item) + 2, 2 * int(item) + 1):
+                changed = tuple(other if i == at else plain(v) for i, v in enumerate(items))
+                try:
+                    context = InferContext.of_node(
+                        bind_defaults(
+                            spec, {**given, name: changed if isinstance(arg, tuple) else other}
+                        ),
+                        types,
+                        graph.param_dtype,
+                    )
+                    shape = tuple(spec.infer(context).shape)
+                except Exception:  # noqa: BLE001 - refused at that value
+                    continue
+
+                def at_other(ref: Any, leaf: Any = leaf, other: int = other) -> Any:
+                    return other if ref == leaf else value_of(ref)
+
+                for axis, tree in trees.items():
+                    if axis >= len(shape) or evaluate(tree, at_other) != shape[axis]:
+                        return False
+    return True

@@ -33,10 +33,13 @@ from typing import Any
 from aurane.backends.torch.emit import emitter
 from aurane.backends.torch.emit_common import REGISTER_BUFFER, Call, Site, lit
 from aurane.backends.torch.folded_sizes import (
+    ARGUMENT,
     hidden_params,
+    keeps_arguments,
     passes_input_sizes,
     resizing_args,
     size_flags,
+    spatial_trees,
 )
 from aurane.backends.torch.inner_widths import CONSTANT, INPUT, InnerWidths
 from aurane.backends.torch.kinds import (
@@ -96,11 +99,14 @@ from aurane.semantics.config import MODEL_TABLE
 from aurane.semantics.functions import make_divisible
 from aurane.semantics.symbolic import (
     PRINTED,
+    Expr,
     InputSize,
+    Lit,
     Ref,
     is_symbolic,
     leaves,
     plain,
+    symbol,
     table_constants,
     table_name,
     to_python,
@@ -235,6 +241,12 @@ _ITERATION = ("range", "enumerate", "zip", "len", "list", "tuple")
 _CALLED = {**PRINTED, **{name: name for name in _ITERATION}}
 LONG_CONSTANT = 40  # a module constant written longer is a local table of __init__
 SIZE = "channels"  # the running width's local
+# the locals carrying the spatial sizes a loop changes, by the sample's rank
+RUNNING_SIZES: Mapping[int, tuple[str, ...]] = {
+    2: ("length",),
+    3: ("height", "width"),
+    4: ("depth", "height", "width"),
+}
 STAGE = "stage"  # a numbered container a loop fills
 LAYER = "layer"  # the block a loop iteration made
 # what a rolled class's own code reads: no parameter, loop target or constant may shadow it
@@ -1338,6 +1350,12 @@ class _Walk:
         # that the class may take as constructor arguments (``in_channels`` where it
         # threads the last axis), by axis; empty: the calls' numbers are written
         self.input_sizes: dict[int, str] = {}
+        # the sizes of the IR's values on the sample's spatial axes as trees over the
+        # input's sizes by name, the running locals (``length``) and the arguments' texts
+        # (``spatial_trees``), where the walk threads the channels: a size a loop's item
+        # changes is carried by a local; a value whose tree read a local since changed is
+        # dropped (the class writes its sizes as before)
+        self.spatial: dict[str, dict[int, Expr]] = {}
         self._untracked_visits: Counter[tuple[Span, str]] = Counter()
         # the sizes the modules of the loop being walked were given from the source's
         # texts (``dense(g)``'s g), since its first iteration: an untracked input size
@@ -1636,6 +1654,8 @@ class _Walk:
             self.held = self.size
             self.size = SIZE
         held = self.held
+        carried = self._enter_loop(stmt)  # the spatial sizes the loop's locals carry
+        carried_at = len(lines)
         if not self.loops_around:  # a loop outside loops (in an if's branch too): its
             # modules' sizes are collected afresh
             self._loop_sizes = set()
@@ -1681,6 +1701,8 @@ class _Walk:
             body = found
         if body is None and not self.block:
             raise Unsupported("a loop that runs no iteration in a variant")
+        if carried is not None:
+            lines[carried_at:carried_at] = self._leave_loop(carried, body or [], pad)
         # after the loop the local holds what it held before only where no line sets it
         self.held = held if body is not None and not _sets_size(body) else None
         key = f"{BRANCH}loop {stmt.span.line}:{stmt.span.column}"
@@ -1722,6 +1744,62 @@ class _Walk:
                     lines.append(f"{pad}self.{path} = {STAGE}")
                 else:
                     lines.append(f'{pad}setattr(self, "{path}", {STAGE})')
+        return lines
+
+    def _enter_loop(self, stmt: ast.For) -> tuple[dict[int, Expr], dict[int, str]] | None:
+        """Where the loop starts from a tensor whose spatial sizes are tracked (``spatial``),
+        those sizes are carried by locals through it (``length``, which a step changing it
+        updates): the trees before and the locals, by axis; None where it does not, or
+        the locals are names of the block already."""
+        first = next(
+            (
+                node
+                for node in self.pending
+                if any(
+                    frame.kind == "loop"
+                    and (frame.span.line, frame.span.column) == (stmt.span.line, stmt.span.column)
+                    for frame in node.origin
+                )
+            ),
+            None,
+        )
+        if first is None or not first.inputs:
+            return None
+        value = first.inputs[0]
+        trees = self._spatial_in(value)
+        shape = self.values[value].shape or ()
+        names = RUNNING_SIZES.get(len(shape) - 1)
+        if trees is None or names is None:
+            return None
+        carried = {
+            axis: names[axis - 1] for axis, tree in trees.items() if tree != Ref(names[axis - 1])
+        }
+        taken = (*self.tr.locals, *RESERVED, *self.tr.constants)
+        if not carried or any(local in taken for local in carried.values()):
+            return None
+        self.spatial[value] = {**trees, **{axis: Ref(local) for axis, local in carried.items()}}
+        for axis, local in carried.items():
+            self.env[local] = int(plain(shape[axis + 1]))
+        return trees, carried
+
+    def _leave_loop(
+        self, running: tuple[dict[int, Expr], dict[int, str]], body: list[str], pad: str
+    ) -> list[str]:
+        """The lines starting the locals ``_enter_loop`` made the loop's (``length =
+        in_length``) where its body reads one; where it reads none, the trees naming them
+        are the sizes before the loop again (no line for a local nothing reads)."""
+        before, carried = running
+        lines = []
+        for axis, name in carried.items():
+            if any(re.search(rf"\b{name}\b", line) for line in body):
+                lines.append(f"{pad}{name} = {self._tree_text(before[axis])}")
+                continue
+            local = Ref(name)
+            for other, trees in list(self.spatial.items()):
+                if trees.get(axis) == local:
+                    self.spatial[other] = {**trees, axis: before[axis]}
+                elif any(local in leaves(t) for t in trees.values()):
+                    del self.spatial[other]
         return lines
 
     def _stage(self, stmt: ast.For) -> tuple[str, bool] | None:
@@ -1825,6 +1903,8 @@ class _Walk:
             lines += self._place(step, node, made, depth, bool(is_block and out == LAYER))
         elif step.layer is not None:
             raise Unsupported(f"the named '{step.func}' makes no module")
+        if not is_block:  # a running spatial size the step changes, after its module
+            lines += self._running_sizes(node, depth)
         self._suffixes(node)  # after the step's own module: a named chain lists it first
         width = self._width(node.output)
         if out == LAYER:
@@ -2153,13 +2233,16 @@ class _Walk:
         shape = self.values[value].shape
         if shape is None or len(shape) < 3 or not size or self.axis != 1:
             return None
-        if self._resized_axes(value):
+        tracked = self._tracked(value)
+        if tracked is None and self._resized_axes(value):
             raise Unsupported(
                 f"the spatial sizes '{value}' flattens may change with an argument a step"
                 " before it is given (a parameter or a loop's item), which the class does"
                 " not track"
             )
-        if any(_reads_parameter(d) for d in shape[2:]) or self._loop_changed(value, origin):
+        if tracked is None and (
+            any(_reads_parameter(d) for d in shape[2:]) or self._loop_changed(value, origin)
+        ):
             raise Unsupported(
                 f"the spatial sizes '{value}' flattens change with a parameter or a loop's"
                 " count, which the class does not track"
@@ -2167,6 +2250,7 @@ class _Walk:
         size = size if _ATOMIC.fullmatch(size) else f"({size})"
         named = self._named_sizes(value, 0)  # the input's own sizes, where taken by name
         spatial = [named.get(axis, str(int(plain(d)))) for axis, d in enumerate(shape[2:], 1)]
+        spatial = [text if _ATOMIC.fullmatch(text) else f"({text})" for text in spatial]
         return " * ".join([size, *spatial])
 
     def _choose(self, key: Any, texts: list[str], width: int, func: str) -> str:
@@ -2284,6 +2368,8 @@ class _Walk:
         threaded = self.axis - 1 if self.axis > 0 else self.axis  # of the sample's axes
         if resizing_args(self.graph, node, sourced, threaded):
             self.resized.add(node.output)
+        self._spatial_out(node, given, sourced)
+        tracked = self._tracked(node.inputs[0]) is not None  # its sizes by running texts
         for name, expr in given.items():
             if name not in args or _literal(expr):
                 continue
@@ -2330,7 +2416,7 @@ class _Walk:
         reads_other = made != module_init(_other_sizes(site, at))  # an axis not threaded
         if self.depth == TOP:
             _no_parameter_sizes(site, made, shape, at)
-        if reads_other and self._loop_changed(node.inputs[0], node.origin):
+        if reads_other and not tracked and self._loop_changed(node.inputs[0], node.origin):
             raise Unsupported(
                 f"the module of '{node.id}' reads an input size that a loop before it changes"
                 " on an axis the class does not track"
@@ -2345,6 +2431,7 @@ class _Walk:
                 " reads changes where no expression shows it"
             )
         resized = {axis - 1 for axis in self._resized_axes(node.inputs[0])}
+        resized -= set(named)  # carried by the running sizes' texts
         if resized and made != module_init(_other_sizes(site, at, resized)):
             raise Unsupported(
                 f"the module of '{node.id}' reads an input size a parameter changes on an"
@@ -2372,6 +2459,131 @@ class _Walk:
         self._loop_sizes |= sizes_given
         return made, None
 
+    def _spatial_in(self, value: str) -> dict[int, Expr] | None:
+        """The spatial sizes of the IR's value ``value`` as trees (``spatial``): the block's
+        input's by the names the class takes them as; None where not tracked."""
+        if value in self.spatial:
+            return self.spatial[value]
+        if self.axis != 1 or value != self.graph.input_value.name or not self.input_sizes:
+            return None
+        shape = self.values[value].shape or ()
+        named = self._named_sizes(value, 0)
+        if len(named) != len(shape) - 2:
+            return None
+        return {axis: Ref(name) for axis, name in named.items()}
+
+    def _spatial_out(self, node: Node, given: Mapping[str, ast.Expr], sourced: list[str]) -> None:
+        """Records ``node``'s output's spatial sizes as trees (``spatial``): its input's
+        through the catalog's shape rule, each argument the source writes as an expression
+        a leaf of its text. Not recorded where a tree is not the IR's size at this visit,
+        or where a step in an if's branch changes one (the calls taking the other branch
+        would leave another local)."""
+        before = self._spatial_in(node.inputs[0]) if len(node.inputs) == 1 else None
+        if before is None:
+            return
+        args: dict[str, Any] = {}
+        for name in sourced:
+            leafed = _leafed(plain(node.args[name]), given[name], self.tr)
+            if leafed is None:
+                return  # a flag or a whole tuple a parameter gives: not a tree's leaf
+            args[name] = leafed
+        after = spatial_trees(self.graph, node, before, args)
+        if after is None:
+            return
+        shape = self.values[node.output].shape or ()
+        for axis, tree in after.items():
+            if any(isinstance(leaf, InputSize) for leaf in leaves(tree)):
+                return
+            read = set(leaves(tree))
+            if read and not read & set(leaves(before[axis])):
+                # a size the step's arguments set (a dense's features on the last axis):
+                # a width, which the walk threading that axis writes better
+                return
+            try:
+                size = evaluate(self._tree_text(tree), self.env)
+            except Exception:  # noqa: BLE001 - a text the walk cannot evaluate here
+                return
+            if size != plain(shape[axis + 1]):
+                return
+        if not keeps_arguments(self.graph, node, after, args, self._leaf_value):
+            return  # the rule lost an argument's tree: right at this visit only
+        if after != before and self.depth != TOP + self.loops_around:
+            return
+        self.spatial[node.output] = after
+
+    def _leaf_value(self, leaf: Ref) -> Any:
+        """A spatial tree's leaf at this visit: an argument's text or a name's value."""
+        if leaf.name.startswith(ARGUMENT):
+            return evaluate(leaf.name[len(ARGUMENT) :], self.env)
+        return self.env[leaf.name]
+
+    def _running_sizes(self, node: Node, depth: int) -> list[str]:
+        """In a loop, the lines updating the locals that carry the spatial sizes ``node``
+        changes (``length = length + 2 * (k // 2) - k + 1``); outside loops the tree is
+        the size's text and no line is written."""
+        after = self.spatial.get(node.output)
+        before = self._spatial_in(node.inputs[0]) if after is not None else None
+        if after is None or before is None or after == before or depth == TOP:
+            return []
+        changed = {
+            axis: tree
+            for axis, tree in after.items()
+            if before.get(axis) != tree and not isinstance(tree, Lit)
+        }
+        locals_ = {axis: self._running_local(node.output, axis) for axis in changed}
+        if any(local is None or before.get(axis) != Ref(local) for axis, local in locals_.items()):
+            # a size the loop does not carry (a tensor it did not start from): a line
+            # here would restart it at each iteration, so it is not tracked
+            del self.spatial[node.output]
+            return []
+        lines = []
+        for axis, tree in changed.items():
+            local = locals_[axis]
+            assert local is not None
+            lines.append(f"{INDENT * depth}{local} = {self._tree_text(tree)}")
+            self.env[local] = int(plain((self.values[node.output].shape or ())[axis + 1]))
+            # a value whose size the local held before holds it no more
+            for value, trees in list(self.spatial.items()):
+                if value != node.output and any(Ref(local) in leaves(t) for t in trees.values()):
+                    del self.spatial[value]
+            after[axis] = Ref(local)
+        return lines
+
+    def _running_local(self, value: str, axis: int) -> str | None:
+        """The local carrying the spatial size on ``axis`` of the IR's value ``value``
+        (``length`` of a ``(channels, length)`` sample); None where the block has no
+        such local (a sample of more axes) or takes its name already."""
+        names = RUNNING_SIZES.get(len(self.values[value].shape or ()) - 1)
+        if names is None:
+            return None
+        local = names[axis - 1]
+        if local in self.tr.locals or local in RESERVED or local in self.tr.constants:
+            return None
+        return local
+
+    def _tree_text(self, tree: Expr) -> str:
+        """A spatial size's tree as the class writes it (``spatial``)."""
+
+        def name(leaf: Any) -> str:
+            if not isinstance(leaf, Ref):
+                raise Unsupported("an input size the class does not name")
+            if leaf.name.startswith(ARGUMENT):
+                text = leaf.name[len(ARGUMENT) :]
+                return text if _ATOMIC.fullmatch(text) else f"({text})"
+            return leaf.name
+
+        return to_python(tree, name)
+
+    def _tracked(self, value: str) -> dict[int, Expr] | None:
+        """The spatial sizes of ``value`` as trees where one reads a running local or an
+        argument's text (the sizes a step before changed with its source arguments), None
+        where the class writes them as before (by name or as the calls' numbers)."""
+        trees = self._spatial_in(value)
+        own = {Ref(name) for name in self.input_sizes.values()}
+        if trees is None or all(tree in own or isinstance(tree, Lit) for tree in trees.values()):
+            return None
+        return trees
+
     def _named_sizes(self, value: str, threaded: int) -> dict[int, str]:
         """The sample axes of the IR's value ``value`` other than ``threaded`` whose sizes
         are the block's input's there (``InputSize``), by the name the class takes each as
@@ -2380,6 +2592,10 @@ class _Walk:
         such sizes (the calls' numbers are written instead)."""
         if not self.input_sizes:
             return {}
+        if value in self.spatial and (tracked := self._tracked(value)) is not None:
+            return {
+                axis: self._tree_text(tree) for axis, tree in tracked.items() if axis != threaded
+            }
         shape = self.values[value].shape or ()
         return {
             axis: self.input_sizes[axis]
@@ -2582,17 +2798,25 @@ class _Walk:
             raise Unsupported(f"the block '{name}' takes sizes its input lacks")
         sizes = {axis: plain(shape[axis]) for axis in axes}
         named = self._named_sizes(node.inputs[0], 0 if self.axis == 1 else len(shape) - 1)
-        if any(type(size) is not int or _reads_parameter(shape[a]) for a, size in sizes.items()):
+        # sizes the walk carries as trees (``spatial``): passed as their texts, right at
+        # any arguments, where a parameter, a loop or a step's argument changes them
+        tracked = self._tracked(node.inputs[0]) is not None
+        if any(
+            type(size) is not int or (not tracked and _reads_parameter(shape[a]))
+            for a, size in sizes.items()
+        ):
             raise Unsupported(
                 f"the block '{name}' takes an input size a parameter changes on an axis the"
                 " class does not track"
             )
-        if self._loop_changed(node.inputs[0], node.origin) or self._flagged_before(node.inputs[0]):
+        if (
+            not tracked and self._loop_changed(node.inputs[0], node.origin)
+        ) or self._flagged_before(node.inputs[0]):
             raise Unsupported(
                 f"the block '{name}' takes an input size that a step before it may change on"
                 " an axis the class does not track"
             )
-        if {axis + 1 for axis in axes} & self._resized_axes(node.inputs[0]):
+        if not tracked and {axis + 1 for axis in axes} & self._resized_axes(node.inputs[0]):
             raise Unsupported(
                 f"the block '{name}' takes an input size that an argument a step before it is"
                 " given (a parameter or a loop's item) may change, on an axis the class does"
@@ -2989,6 +3213,22 @@ def _shown(value: Any, text: str) -> Any:
         raise Unsupported(f"'{text}' is not a number")
     kind = ShownInt if isinstance(value, int) else ShownFloat
     return kind(value, lambda: text, 0)
+
+
+def _leafed(value: Any, expr: ast.Expr, tr: Translator) -> Any:
+    """An argument the source writes as ``expr`` as symbolic leaves of its texts for
+    ``spatial_trees`` (a tuple display item by item, a literal item as its value); None
+    for a value no tree holds (a flag, a tuple a name gives)."""
+    if isinstance(value, tuple) and isinstance(expr, ast.TupleExpr):
+        if len(expr.items) != len(value):
+            return None
+        items = [_leafed(v, e, tr) for v, e in zip(value, expr.items, strict=True)]
+        return None if any(item is None for item in items) else tuple(items)
+    if _literal(expr):
+        return value
+    if type(value) is not int:
+        return None
+    return symbol(value, Ref(ARGUMENT + tr.text(expr)))
 
 
 def _shown_items(value: Any, expr: ast.Expr, tr: Translator) -> Any:
