@@ -63,7 +63,7 @@ NETWORK = """\
 model Fam(n: int, w: int):
     def forward(x):
         for i in range(n):
-            x -> conv1d(w, 3, padding=1).relu -> maxpool(2)
+            x -> conv1d(w, 3, padding=1).relu
         x -> flatten() -> dense(4) as head
         return x
 
@@ -71,7 +71,7 @@ model small = Fam(1, 4):
     input_shape = (3, 16)
 
 model big = Fam(2, 6):
-    input_shape = (3, 32)
+    input_shape = (3, 16)
 """
 
 
@@ -163,7 +163,8 @@ def test_networks_are_built_at_other_input_shapes() -> None:
     changed computes, or fail loudly (torch refusing the input)."""
     counts: Counter[str] = Counter()
     program, _, rolled, _ = roll_check._compiled(NETWORK, roll=True)
-    # (its other arguments are hunt109 F5's, the network roller's: not checked here)
+    # one class for both variants (a loop keeping the length; hunt109 F5's pools before
+    # the flatten keep a class per variant since net113): written for their length 16
     assert roll_check._network_sizes(NETWORK, program, rolled, counts) == []
     assert counts["other input sizes"] >= 4, counts
     assert counts["other input sizes refused by torch"] >= 1, counts

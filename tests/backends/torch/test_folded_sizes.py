@@ -168,24 +168,24 @@ model Net:
 
 
 @pytest.mark.parametrize(
-    ("head", "why"),
+    ("head", "reader"),
     [
-        ("dense(w)", "the module of 'dense1' reads an input size that a loop before it changes"),
-        ("flatten() -> dense(w)", "the spatial sizes 'conv2d2' flattens change with a parameter"),
+        ("dense(w)", "self.dense1 = nn.Linear(width, w)"),
+        ("flatten() -> dense(w)", "self.dense1 = nn.Linear(channels * height * width, w)"),
     ],
     ids=["last_axis", "flatten"],
 )
-def test_a_size_an_earlier_loop_changes_keeps_the_count_written_out(head: str, why: str) -> None:
-    """``nn.Linear(5, w)``: the 5 is what two 3x3 convolutions leave of 9; the rolled class
-    wrote it for any ``n`` (``roll_check``: ``Grow with n=3: no strict load``)."""
+def test_a_size_an_earlier_loop_changes_is_carried_through_the_loop(head: str, reader: str) -> None:
+    """Two 3x3 convolutions leave 5 of 9: the rolled class once wrote ``nn.Linear(5, w)``
+    for any ``n`` (``roll_check``: ``Grow with n=3: no strict load``), then kept the count
+    written out; the sizes the loop changes are now running locals of ``__init__``
+    (``width = width - 2`` an iteration), and a class built at another ``n`` computes
+    what the source says."""
     source = GROW.format(padding="", head=head, calls="Grow(2, 5)")
     notes, code = roll_notes(source)
-    assert len(notes) == 1 and why in notes[0], notes
-    assert notes[0].startswith("block 'Grow' at 1:7"), notes
-    assert "for i in range(n)" not in code, code
-    module, _, _ = build(source, "grow")
-    with pytest.raises(ValueError, match="Grow is written for n == 2, not 3"):
-        _built(module, "Grow(4, 3, 5)")
+    assert notes == [], notes
+    assert "for i in range(n):" in code and "            width = width - 2\n" in code, code
+    assert reader in code, code
     _checked(source)
 
 
