@@ -227,6 +227,15 @@ def _shape(shape: tuple[int | str, ...] | None, names: Mapping[Leaf, str]) -> st
     return shape_text(tuple(dims))
 
 
+def _fitted(head: str, expr: Call | str, comment: str, sizes: Mapping[Leaf, str]) -> list[str]:
+    """``head + expr`` with its shape comment; in a class taking sizes, the comment left
+    out where it does not fit the statement's line (``_forward``)."""
+    written = wrap(2, head, expr, comment)
+    if sizes and comment and written[0].lstrip().startswith("# "):
+        return wrap(2, head, expr)
+    return written
+
+
 def _comment(shape: tuple[int | str, ...] | None, names: Mapping[Leaf, str]) -> str:
     """``# (batch, 3, w)``, or nothing where the shape has no comment (``_shape``)."""
     shown = _shape(shape, names)
@@ -544,7 +553,7 @@ def _forward(
             targets = ", ".join(names.names[index + 1 : index + 1 + pieces])
             shapes = {_shape(values[index + 1 + k].shape, sizes) for k in range(pieces)}
             comment = f"# {shapes.pop()} each" if len(shapes) == 1 and None not in shapes else ""
-            lines += wrap(2, f"{targets} = ", pieces_call(site), comment)
+            lines += _fitted(f"{targets} = ", pieces_call(site), comment, sizes)
             grouped = index + pieces
             continue
         run = sequential_run(plan.graph, sites, index, names.inputs, names.output)
@@ -555,7 +564,7 @@ def _forward(
             changed = sites[index + count - 1].out_shape != site.in_shapes[0]
             comment = _comment(values[index + count].shape, sizes) if changed else ""
             reach = access(path, dicts)
-            lines += wrap(2, f"{target} = ", Call(f"self.{reach}", (site.x,)), comment)
+            lines += _fitted(f"{target} = ", Call(f"self.{reach}", (site.x,)), comment, sizes)
             grouped = index + count
             continue
         target = names.names[index + 1]
@@ -572,7 +581,12 @@ def _forward(
             step = Step(Call(f"self.{site.attr}", (site.x,)))
         else:
             step = emitter(site.node.op).forward(site)
-        lines += _statement(step, target, site, comment)
+        written = _statement(step, target, site, comment)
+        if sizes and comment and written[0].lstrip().startswith("# "):
+            # a class taking sizes: a comment too long for its statement's line is left
+            # out, not put above it, so the calls' classes keep their lines aligned
+            written = _statement(step, target, site, "")
+        lines += written
     returned = ", ".join(names.names[slot] for slot in names.outputs or (names.output,))
     lines.append(f"{INDENT * 2}return {returned}")
     return lines
