@@ -231,9 +231,15 @@ def _fitted(head: str, expr: Call | str, comment: str, sizes: Mapping[Leaf, str]
     """``head + expr`` with its shape comment; in a class taking sizes, the comment left
     out where it does not fit the statement's line (``_forward``)."""
     written = wrap(2, head, expr, comment)
-    if sizes and comment and written[0].lstrip().startswith("# "):
+    if _named(comment, sizes) and written[0].lstrip().startswith("# "):
         return wrap(2, head, expr)
     return written
+
+
+def _named(comment: str, sizes: Mapping[Leaf, str]) -> bool:
+    """Whether the shape ``comment`` of a class taking ``sizes`` names one of them."""
+    shown = comment.replace("batch", "").removesuffix(" each")
+    return bool(sizes) and any(c.isalpha() or c == "_" for c in shown)
 
 
 def _comment(shape: tuple[int | str, ...] | None, names: Mapping[Leaf, str]) -> str:
@@ -582,9 +588,10 @@ def _forward(
         else:
             step = emitter(site.node.op).forward(site)
         written = _statement(step, target, site, comment)
-        if sizes and comment and written[0].lstrip().startswith("# "):
-            # a class taking sizes: a comment too long for its statement's line is left
-            # out, not put above it, so the calls' classes keep their lines aligned
+        if _named(comment, sizes) and written[0].lstrip().startswith("# "):
+            # a class taking sizes: a comment naming them too long for its statement's
+            # line is left out, not put above it, so the calls' classes keep their lines
+            # aligned where another call's number fits
             written = _statement(step, target, site, "")
         lines += written
     returned = ", ".join(names.names[slot] for slot in names.outputs or (names.output,))
