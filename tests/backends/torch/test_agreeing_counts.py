@@ -116,6 +116,7 @@ def test_a_count_agreeing_calls_give_is_the_class_s_loop() -> None:
         "            channels = width\n"
         "\n"
         "    def forward(self, x):\n"
+        "        # x: (batch, in_features)\n"
         "        for i in range(self.n):\n"
         '            x = getattr(self, f"dense{i + 1}")(x)\n'
         "            x = F.relu(x)\n"

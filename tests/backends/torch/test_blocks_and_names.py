@@ -209,7 +209,7 @@ def test_dense_can_tie_to_a_dense_layer_of_the_same_shape() -> None:
 
 def test_a_named_sequential_is_called_whole() -> None:
     _, _, code = generate(RESNET)
-    assert "s = self.downsample(x)  # (batch, 32, 8, 8)" in code
+    assert "s = self.downsample(x)  # (batch, width, 8, 8)" in code
     assert "x = self.layer2(x)" in code
     assert "self.downsample[0]" not in code and "self.layer2[1]" not in code
 

@@ -53,7 +53,8 @@ def test_a_token_network_of_two_widths_is_one_class() -> None:
     code = rolls_exactly(TOKENS, "tokens_last_axis", torch.randint(0, 100, (2, 5)))
     assert "        self.embedding1 = nn.Embedding(vocab, width)\n" in code, code
     assert "        self.head = nn.Linear(channels, 2)\n" in code, code
-    assert "        dense = x.mean(dim=1)\n        dense = self.head(dense)" in code, code
+    # the variants' dense3/dense4 go on as the input: no local named after a module
+    assert "        x = x.mean(dim=1)\n        x = self.head(x)" in code, code
 
 
 def test_a_features_last_network_of_two_widths_is_one_class() -> None:

@@ -56,6 +56,7 @@ def test_concat_join_that_grows_the_width_is_one_class() -> None:
                     channels = channels + growth
 
             def forward(self, x):
+                # x: (batch, in_channels, 8, 8)
                 for i in range(self.n):
                     h = getattr(self, f"norms{i}")(x)
                     h = getattr(self, f"convs{i}")(h)
@@ -498,7 +499,8 @@ def test_block_with_a_later_input_is_one_class() -> None:
     ) in text, text
     assert (
         "    def forward(self, x, c):\n"
-        "        # c: (batch, 16)\n"  # x's differs between the calls: left out
+        "        # x: (batch, in_features)\n"  # the class's name for its width
+        "        # c: (batch, 16)\n"
         "        for i in range(self.n):\n"
         '            x = getattr(self, f"fc{i}")(x)\n'
         "            x = F.relu(x)\n"
@@ -595,7 +597,7 @@ def test_block_with_a_defaulted_input_is_one_class() -> None:
     text = block_class(gen, "Stack")
     assert (
         "    def forward(self, x, mask=None):\n"
-        "        # x: (batch, 8)\n"
+        "        # x: (batch, in_features)\n"
         "        # mask: (batch, 8)\n"
         "        if mask is None:\n"
         "            mask = torch.ones_like(x, dtype=torch.float32)\n"

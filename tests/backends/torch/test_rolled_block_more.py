@@ -674,7 +674,8 @@ def test_shape_comment_above_a_statement_is_not_an_input_comment() -> None:
     assert CLASS.findall(flat) == ["Count", "Count_2", "Net"], flat
     text = block_class(gen, "Count")
     assert "# (batch, 1)" not in text, text
-    assert "        # x: (batch, 6)\n        for i in range(self.n):\n" in text, text
+    # the class takes the input's width: no input comment states the calls' 6
+    assert "    def forward(self, x):\n        for i in range(self.n):\n" in text, text
 
 
 # 17. a local whose name is a builtin's (``abs1 = x.abs()``) in a loop without modules

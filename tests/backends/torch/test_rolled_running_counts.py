@@ -75,6 +75,7 @@ def test_a_loop_after_a_branch_numbers_on_from_a_running_count() -> None:
     ) in code, code
     assert (
         "    def forward(self, x):\n"
+        "        # x: (batch, in_features)\n"
         "        n = 0\n"
         "        if self.flag:\n"
         "            x = self.dense1(x)\n"

@@ -74,6 +74,7 @@ def test_an_if_after_a_loop_numbers_its_module_on_from_the_loop() -> None:
     ) in code, code
     assert (
         "    def forward(self, x):\n"
+        "        # x: (batch, in_channels, 8)\n"
         "        for i in range(self.n):\n"
         '            x = getattr(self, f"conv1d{i + 1}")(x)\n'
         "        if self.flag:\n"

@@ -32,6 +32,7 @@ from aurane.backends.torch.sequential import applied_whole, sequential_run
 from aurane.ir.graph import Graph, Node, Value
 from aurane.ops.rules import fmt_shape as shape_text
 from aurane.records import record, replace
+from aurane.semantics.symbolic import InputSize, Leaf, leaves, to_python
 
 LINE_LIMIT = 100
 INDENT = "    "
@@ -61,6 +62,10 @@ class ClassPlan:
     # (axis, local) of each spatial size of the input forward reads: its first line reads
     # them (``height, width = x.shape[2:]``), so one class serves every resolution
     input_sizes: tuple[tuple[int, str], ...] = ()
+    # (leaf, constructor name) of each size the constructor takes (``Ref("w")``: ``w``,
+    # the input's last axis: ``in_features``): a shape comment writes a size computed from
+    # them by these names, since the class is built at other values of them too
+    size_names: tuple[tuple[Leaf, str], ...] = ()
 
     @property
     def attention(self) -> bool:
@@ -195,11 +200,52 @@ def plan_locals(graph: Graph, values: list[Value], ns: Namespace) -> Locals:
     )
 
 
-def _shape(shape: tuple[int | str, ...] | None) -> str:
-    """A shape comment: numbers, even in a parameterised block's class."""
+def _shape(shape: tuple[int | str, ...] | None, names: Mapping[Leaf, str]) -> str | None:
+    """A shape comment, or None where it has none. In a parameterised block's class a
+    size the constructor's arguments change is written by their names (``(batch, 3,
+    w)``): its number holds at the calls only; one read from something the constructor
+    does not take leaves the comment out. A number whose tree the class fixes (a folded
+    size, a loop count every call gives alike) stays a number."""
     if shape is None:
         return shape_text(shape)
-    return shape_text(tuple(int(d) if isinstance(d, int) else d for d in shape))
+    dims: list[int | str] = []
+    for d in shape:
+        tree = getattr(d, "tree", None)
+        read = set(leaves(tree)) if tree is not None else set()
+        # an input size the constructor does not take is its calls' (they give it alike)
+        taken = {leaf for leaf in read if leaf in names or not isinstance(leaf, InputSize)}
+        if not taken:
+            dims.append(int(d) if isinstance(d, int) else d)
+        elif read <= names.keys():
+            assert tree is not None  # it reads the names
+            text = to_python(tree, names.__getitem__)
+            if "-(-" in text:  # a ceiling division written out: reads as no size
+                return None
+            dims.append(text)
+        else:
+            return None
+    return shape_text(tuple(dims))
+
+
+def _fitted(head: str, expr: Call | str, comment: str, sizes: Mapping[Leaf, str]) -> list[str]:
+    """``head + expr`` with its shape comment; in a class taking sizes, the comment left
+    out where it does not fit the statement's line (``_forward``)."""
+    written = wrap(2, head, expr, comment)
+    if _named(comment, sizes) and written[0].lstrip().startswith("# "):
+        return wrap(2, head, expr)
+    return written
+
+
+def _named(comment: str, sizes: Mapping[Leaf, str]) -> bool:
+    """Whether the shape ``comment`` of a class taking ``sizes`` names one of them."""
+    shown = comment.replace("batch", "").removesuffix(" each")
+    return bool(sizes) and any(c.isalpha() or c == "_" for c in shown)
+
+
+def _comment(shape: tuple[int | str, ...] | None, names: Mapping[Leaf, str]) -> str:
+    """``# (batch, 3, w)``, or nothing where the shape has no comment (``_shape``)."""
+    shown = _shape(shape, names)
+    return "" if shown is None else f"# {shown}"
 
 
 # -- class emission -----------------------------------------------------------------------
@@ -497,8 +543,10 @@ def _forward(
     if plan.attention:
         params.append(f"{MASK}=None")
     lines = wrap(1, "def ", Call("forward", tuple(params)), tail=":")
+    sizes = dict(plan.size_names)
     for name, slot in zip(inputs, names.params or (0,), strict=True):
-        lines.append(f"{INDENT * 2}# {name}: {_shape(values[slot].shape)}")
+        if (shown := _shape(values[slot].shape, sizes)) is not None:
+            lines.append(f"{INDENT * 2}# {name}: {shown}")
     lines += _defaults(graph, names, values)
     lines += _prologue(plan, x, inputs)
     lines += _input_sizes(plan, x)
@@ -509,9 +557,9 @@ def _forward(
         pieces = split_group(sites, index)
         if pieces > 1:  # a, b = x.chunk(2, dim=-1)
             targets = ", ".join(names.names[index + 1 : index + 1 + pieces])
-            shapes = {_shape(values[index + 1 + k].shape) for k in range(pieces)}
-            comment = f"# {shapes.pop()} each" if len(shapes) == 1 else ""
-            lines += wrap(2, f"{targets} = ", pieces_call(site), comment)
+            shapes = {_shape(values[index + 1 + k].shape, sizes) for k in range(pieces)}
+            comment = f"# {shapes.pop()} each" if len(shapes) == 1 and None not in shapes else ""
+            lines += _fitted(f"{targets} = ", pieces_call(site), comment, sizes)
             grouped = index + pieces
             continue
         run = sequential_run(plan.graph, sites, index, names.inputs, names.output)
@@ -520,25 +568,32 @@ def _forward(
             path, count = run
             target = names.names[index + count]
             changed = sites[index + count - 1].out_shape != site.in_shapes[0]
-            comment = f"# {_shape(values[index + count].shape)}" if changed else ""
+            comment = _comment(values[index + count].shape, sizes) if changed else ""
             reach = access(path, dicts)
-            lines += wrap(2, f"{target} = ", Call(f"self.{reach}", (site.x,)), comment)
+            lines += _fitted(f"{target} = ", Call(f"self.{reach}", (site.x,)), comment, sizes)
             grouped = index + count
             continue
         target = names.names[index + 1]
         changed = site.out_shape != (site.in_shapes[0] if site.in_shapes else None)
-        comment = f"# {_shape(values[index + 1].shape)}" if changed else ""
+        comment = _comment(values[index + 1].shape, sizes) if changed else ""
         if names.node_outputs and len(names.node_outputs[index]) > 1:  # h, pooled = block
             slots = names.node_outputs[index]
             target = ", ".join(names.names[slot] for slot in slots)
-            comment = "# " + ", ".join(_shape(values[slot].shape) for slot in slots)
+            outputs = [_shape(values[slot].shape, sizes) for slot in slots]
+            comment = "" if None in outputs else "# " + ", ".join(map(str, outputs))
         if site.op_param and site.node.layer is None:  # act=nn.ReLU: self.act(x)
             step = Step(Call(f"self.{site.op_attr}", (site.x,)))
         elif site.op_param:  # a named step builds act(): its module, whichever act is
             step = Step(Call(f"self.{site.attr}", (site.x,)))
         else:
             step = emitter(site.node.op).forward(site)
-        lines += _statement(step, target, site, comment)
+        written = _statement(step, target, site, comment)
+        if _named(comment, sizes) and written[0].lstrip().startswith("# "):
+            # a class taking sizes: a comment naming them too long for its statement's
+            # line is left out, not put above it, so the calls' classes keep their lines
+            # aligned where another call's number fits
+            written = _statement(step, target, site, "")
+        lines += written
     returned = ", ".join(names.names[slot] for slot in names.outputs or (names.output,))
     lines.append(f"{INDENT * 2}return {returned}")
     return lines

@@ -695,6 +695,11 @@ class ParamClasses:
             else:
                 signature.append(param)
         stored = scopes.stored([*names, *params])
+        size_names: tuple[tuple[Leaf, str], ...] = (
+            *((InputSize(d), scopes.inputs[d]) for d in dims),
+            *((leaf, scopes.more[leaf]) for leaf in more),
+            *((Ref(param), param) for param in params),
+        )
         plan = ClassPlan(
             graph.name,
             shown,
@@ -708,6 +713,7 @@ class ParamClasses:
             function_defaults=tuple((p, d) for p, d in functions.items() if d is not None),
             class_params=class_params,
             input_sizes=scopes.input_sizes(),
+            size_names=size_names,
         )
         return plan, self._emit(plan), dims, more, scopes
 

@@ -40,6 +40,7 @@ from aurane.backends.torch.param_blocks import (
 )
 from aurane.backends.torch.rolled import InputWidthFolded, LoopWidth, Unsupported, roll
 from aurane.backends.torch.rolled_block import RollOptions, roll_block, stored_width
+from aurane.backends.torch.rolled_forward import without_statement_shapes
 from aurane.backends.torch.tables import TableNames, program_tables, source_identifiers
 from aurane.ir.graph import Graph
 from aurane.ir.lower import lower_block_at
@@ -483,7 +484,8 @@ class TorchCodeGenerator:
                     cls = self.class_names[variant.name]
                     entry = "\n".join(result.entries[variant.name])
                     if position == 0:
-                        entry = "\n".join(result.network) + "\n\n\n" + entry
+                        network_class = without_statement_shapes(result.network)
+                        entry = "\n".join(network_class) + "\n\n\n" + entry
                     classes[index[cls]] = entry
                     done.add(cls)
         return done

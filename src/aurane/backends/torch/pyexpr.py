@@ -112,7 +112,12 @@ class _Printer:
         if isinstance(expr, ast.Call) and not expr.suffixes and expr.layer is None:
             func = self.functions.get(expr.func)
             if func is None:
-                raise NotPython(f"the function '{expr.func}' is not written in Python here")
+                # repeat(Res(w), n + i): a block built inside an argument, not a number
+                raise NotPython(
+                    f"'{expr.func}(...)' at {expr.span} is called inside an argument, where"
+                    " only functions of numbers are written; call it in a chain of its own"
+                    f" ('x -> {expr.func}(...)'), in a loop to repeat it"
+                )
             args = [self.text(a)[0] for a in expr.args]
             args += [f"{k.name}={self.text(k.value)[0]}" for k in expr.keywords]
             return f"{func}({', '.join(args)})", ATOM

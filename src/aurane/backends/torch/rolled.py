@@ -340,6 +340,12 @@ class Translator:
             made = module_class(expr.id)
             if made is not None:  # gelu in a loop's list (for a in [act, gelu]): nn.GELU
                 return made, ATOM
+            factory = module_factory(expr.id)
+            if factory is not None:  # softmax: nn.Softmax needs its dim, no class alone
+                raise Unsupported(
+                    f"the operation '{expr.id}' has no module class built without"
+                    f" arguments to pass as a value ({factory})"
+                )
             raise Unsupported(f"the name '{expr.id}' has no Python value here")
         if isinstance(expr, ast.OpRef):
             if expr.name in self.locals:
@@ -2881,9 +2887,13 @@ class _Walk:
         stem = callee.lower()
         self._row_counts[stem] += 1  # also before a rows' loop the first walk finds
         if node.id != f"{stem}{self._row_counts[stem]}":
+            # the IR numbers the block's modules over the whole instance: a call outside
+            # the loop (before it, or in another loop) took the numbers the loop starts at
+            where = "beside the rows' blocks" if self.row_counters else "outside the loop"
             raise Unsupported(
-                f"'{step.func}' builds '{node.id}', not '{stem}{self._row_counts[stem]}':"
-                " its numbering is not the rows' blocks' alone"
+                f"'{step.func}' in the loop builds '{node.id}', not"
+                f" '{stem}{self._row_counts[stem]}': the block is also called {where}, which"
+                " numbers its modules on"
             )
         self.beside_rows.add(node.id)
         if not self.row_counters:  # no rows (yet: the last walk knows): i + 1 names it

@@ -386,6 +386,28 @@ class _Module:
         raise AttributeError(attr)
 
 
+# a statement's shape comment: after its code (``  # (batch, 4)``) or on a line of its own
+_SHAPE_AFTER = re.compile(r"  # \(batch\b.*\)(?: each)?$")
+_SHAPE_LINE = re.compile(r"\s*# \(batch\b.*\)(?: each)?$")
+
+
+def without_statement_shapes(lines: list[str]) -> list[str]:
+    """A rolled network's class with forward's statement shape comments left out (its
+    input comments kept): each is one variant's number, equal in all variants, which
+    the class's parameters may change (``x = F.glu(x)  # (batch, 4)`` for ``glu`` after
+    ``dense(2 * w)``, ``w`` a parameter every variant gives 4); the variants' graphs
+    have no tree to name the size by."""
+    out: list[str] = []
+    in_forward = False
+    for line in lines:
+        if line.startswith(f"{INDENT}def "):
+            in_forward = line.startswith(f"{INDENT}def forward(")
+        if in_forward and _SHAPE_LINE.fullmatch(line):
+            continue
+        out.append(_SHAPE_AFTER.sub("", line) if in_forward else line)
+    return out
+
+
 def _input_comment(line: str) -> bool:
     """``# x: (batch, 3, 4)`` at the top of forward, not a statement's shape comment on a
     line of its own (``# (batch, 1)`` above a long statement)."""
@@ -1424,8 +1446,17 @@ def _alike_locals(methods: list[list[str]]) -> list[list[str]]:
     for names in zip(*orders, strict=True):
         if len(set(names)) == 1:
             continue
+        if len({n.rstrip("0123456789") for n in names}) != 1:
+            return methods
+        threaded = _threaded_input(methods, names)
+        if threaded is not None and all(threaded not in r.values() for r in renames):
+            # dense3 = self.layer_norm1(x) / dense4 = ...: x = self.layer_norm1(x), not
+            # a local named after a module it is not
+            for rename, name in zip(renames, names, strict=True):
+                rename[name] = threaded
+            continue
         shared = _shared_name(names[0])
-        if len({n.rstrip("0123456789") for n in names}) != 1 or any(
+        if any(
             _reads(method, shared) or shared in rename.values()
             for method, rename in zip(methods, renames, strict=True)
         ):
@@ -1436,6 +1467,31 @@ def _alike_locals(methods: list[list[str]]) -> list[list[str]]:
         [_renamed(line, rename) for line in method] if rename else method
         for method, rename in zip(methods, renames, strict=True)
     ]
+
+
+_INPUT = re.compile(rf"{INDENT}def forward\(self, (\w+)")
+
+
+def _threaded_input(methods: list[list[str]], names: Sequence[str]) -> str | None:
+    """The forward's first input (``x``) where each method binds its local of ``names``
+    first at the top of forward and reads the input nowhere after that line: the local
+    then goes on with the tensor, under the input's name, as a hand-written chain does."""
+    found = {m[1] for method in methods if (m := _INPUT.match(method[0]))}
+    if len(found) != 1:
+        return None
+    threaded = found.pop()
+    for method, name in zip(methods, names, strict=True):
+        bound = next(
+            (i for i, line in enumerate(method) if (m := _BOUND.match(line)) and m[1] == name),
+            None,
+        )
+        if bound is None or not method[bound].startswith(INDENT * 2):
+            return None
+        if method[bound].startswith(INDENT * 3) or _reads(method[1:bound], name):
+            return None
+        if _reads(method[bound + 1 :], threaded):
+            return None
+    return threaded
 
 
 def _control(line: str) -> bool:

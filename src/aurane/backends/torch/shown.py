@@ -48,6 +48,10 @@ class _WithText:
 
 
 class _Shown(_WithText):
+    # the expression tree a number is printed from (None: a parameter's name): a shape
+    # comment writes it with names that call nothing (``modules.shape_comment``)
+    tree: Any = None
+
     def __repr__(self) -> str:
         return self.text
 
@@ -124,7 +128,9 @@ def show(
             folded = FoldedInt if isinstance(number, int) else FoldedFloat
             return folded(number, refs, dropped)
         kind = ShownInt if isinstance(value, SymInt) else ShownFloat
-        return kind(value, lambda: to_python(tree, name), precedence(tree))
+        shown = kind(value, lambda: to_python(tree, name), precedence(tree))
+        shown.tree = tree
+        return shown
     if isinstance(value, tuple):
         return tuple(show(v, name, folds, dropped) for v in value)
     if isinstance(value, list):
