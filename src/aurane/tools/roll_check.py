@@ -131,6 +131,21 @@ def _recording(module: types.ModuleType, names: frozenset[str]) -> None:
 RECORDS = "_records_built_with"  # marks a constructor ``_recording`` wrapped
 
 
+def _per_call_run(
+    flat: types.ModuleType, graphs: Any, path: str
+) -> tuple[Any, tuple[Any, Any]] | None:
+    """The module at ``path`` of the entry built with one class per call, and the inputs it
+    sees in a run of the entry; None where the build has no such module or the run does
+    not reach it (nothing to compare a class with there)."""
+    try:
+        theirs = getattr(flat, ENTRY)()
+        target = theirs.get_submodule(path)
+    except (AttributeError, RuntimeError):
+        return None
+    seen = _run(theirs, graphs[ENTRY], [path])
+    return (target, seen[path]) if path in seen else None
+
+
 def _run(net: Any, graph: Any, paths: list[str]) -> dict[str, tuple[Any, Any]]:
     """The inputs (positional, keywords) each module at ``paths`` sees in a run of ``net``."""
     import torch
@@ -639,17 +654,13 @@ def _against_flat(
     except CompilationError:
         return None
     torch.manual_seed(0)
-    try:
-        theirs = getattr(flat, ENTRY)()
-        target = theirs.get_submodule(path)
-    except (AttributeError, RuntimeError):
+    ran = _per_call_run(flat, graphs, path)
+    if ran is None:
         return None
-    seen = _run(theirs, graphs[ENTRY], [path])
-    if path not in seen:
-        return None
-    problem = _same(cls, (), bound, target, seen[path], other=True) or ""
+    target, seen = ran
+    problem = _same(cls, (), bound, target, seen, other=True) or ""
     if loud_passes and problem.startswith(("no strict load", "state-dict keys")):
-        return "fails to run" if _loud(cls, bound, seen[path]) else problem
+        return "fails to run" if _loud(cls, bound, seen) else problem
     return problem
 
 
@@ -989,15 +1000,11 @@ def _one_other(
         counts["refused arguments"] += 1
         return _refuses_too(cls, bound, given, refusal, counts)
     graphs, flat = compiled
-    try:
-        theirs = getattr(flat, ENTRY)()
-        target = theirs.get_submodule(path)
-    except (AttributeError, RuntimeError):
+    ran = _per_call_run(flat, graphs, path)
+    if ran is None:
         return None
-    seen = _run(theirs, graphs[ENTRY], [path])
-    if path not in seen:
-        return None
-    return _same(cls, (), bound, target, seen[path], other=True) or ""
+    target, seen = ran
+    return _same(cls, (), bound, target, seen, other=True) or ""
 
 
 def _refusal(error: CompilationError, literal: Any) -> Diagnostic | None:
