@@ -251,17 +251,23 @@ def _grow(draw: Draw, axis: Axis, j: int) -> Piece:
     return Piece(lines, params, out, "family growing width")
 
 
-def _inner(draw: Draw, axis: Axis, j: int) -> Piece:
-    rng = draw.rng
+def _acting_unit(draw: Draw, axis: Axis) -> tuple[str, Block]:
+    """A new inner block ``Unit(w, act = relu)`` of one layer and its activation, its name
+    and place taken now (the family's name is drawn after it)."""
     unit = fresh_name(draw, "Unit")
-    # its place taken now: the family's name is drawn after it
     made = Block(unit, [], [])
     draw.blocks.append(made)
     made.lines = [
         (f"model {unit}(w, act = relu):", None),
         ("    def forward(x):", None),
-        (f"        return x -> {axis.layer('w')}{rng.choice((' -> act', '.act'))}", None),
+        (f"        return x -> {axis.layer('w')}{draw.rng.choice((' -> act', '.act'))}", None),
     ]
+    return unit, made
+
+
+def _inner(draw: Draw, axis: Axis, j: int) -> Piece:
+    rng = draw.rng
+    unit, made = _acting_unit(draw, axis)
     if rng.random() < 0.5:
         cfg = f"rows{j}"
         params = [
@@ -695,14 +701,7 @@ def _inner_once(draw: Draw, axis: Axis, j: int) -> Piece:
     """An inner block called from one place in a loop, its count 1 at one call and 0 at
     the others: the inner class sees one input width and is built at the running one."""
     rng = draw.rng
-    unit = fresh_name(draw, "Unit")
-    made = Block(unit, [], [])
-    draw.blocks.append(made)
-    made.lines = [
-        (f"model {unit}(w, act = relu):", None),
-        ("    def forward(x):", None),
-        (f"        return x -> {axis.layer('w')}{rng.choice((' -> act', '.act'))}", None),
-    ]
+    unit, made = _acting_unit(draw, axis)
     w, n, v = f"w{j}", f"n{j}", f"v{j}"
     params = [
         Param(w, lambda: rng.choice(WIDTHS)),
